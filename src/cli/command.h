@@ -1,0 +1,25 @@
+#pragma once
+// Subcommands: each file cmd_<name>.cc defines one Add<Name>Command that
+// registers its options on a CLI11 sub-app and sets the exit code when run.
+// main.cc holds the table; only main decides the process exit code.
+
+#include <CLI/CLI.hpp>
+
+namespace ppsearch::cli {
+
+// Documented in the README ("Exit codes").
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,        // I/O or internal failure
+  kExitConfigError = 2,    // bad spec, model config, hardware profile or arguments
+  kExitIncomplete = 3,     // sweep incomplete (samples missing or interrupted)
+  kExitNoneQualifies = 4,  // no layout meets the decision policy
+};
+
+using AddCommandFn = void (*)(CLI::App& app, int& exit_code);
+
+void AddValidateCommand(CLI::App& app, int& exit_code);
+void AddPlanCommand(CLI::App& app, int& exit_code);
+void AddModelCommand(CLI::App& app, int& exit_code);
+
+}  // namespace ppsearch::cli

@@ -1,0 +1,51 @@
+#pragma once
+// A GPU and cluster kind as data: compute rates, memory, and the links that
+// collectives and pipeline transfers use. Loaded from data/hardware/*.toml.
+
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace ppsearch::hardware {
+
+// NCCL all-reduce inside one node for a group of `group_size` GPUs.
+struct IntraCollective {
+  int group_size = 0;
+  double busbw_gbps = 0;  // large-message bus bandwidth, GB/s (nccl-tests busbw)
+  double latency_us = 0;  // small-message floor, microseconds
+};
+
+struct HardwareProfile {
+  std::string name;       // profile id, e.g. "rtx-6000d"
+  std::string gpu_name;   // as nvidia-smi prints it
+  std::string source_path;
+  int sm_count = 0;
+  double memory_mib = 0;        // total per GPU as nvidia-smi reports it
+  double memory_bw_gbps = 0;    // DRAM bandwidth, GB/s
+  // Sustained dense tensor rates, TFLOPS.
+  double bf16_tflops = 0;
+  double fp8_tflops = 0;
+  double fp4_tflops = 0;
+  double w4a8_tflops = 0;  // MXFP4 weights x FP8 activations (MoE grouped GEMM path)
+  int gpus_per_node = 0;
+  // Intra-node links.
+  std::vector<IntraCollective> intra_allreduce;  // by group size, ascending
+  double p2p_gbps = 0;         // GPU-to-GPU unidirectional, GB/s
+  double p2p_latency_us = 0;
+  // Inter-node links.
+  double nic_gbps_per_gpu = 0;   // per-GPU share of the node's NICs, GB/s
+  double inter_latency_us = 0;   // small-message latency across nodes
+
+  // The all-reduce entry for a node-local group of `group_size` GPUs:
+  // exact match, else the nearest larger group (conservative).
+  const IntraCollective& IntraFor(int group_size) const;
+};
+
+// Loads data/hardware/<name>.toml (or a path to a .toml file).
+Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
+
+// Profile names shipped in data/hardware/.
+std::vector<std::string> ListHardwareProfiles();
+
+}  // namespace ppsearch::hardware

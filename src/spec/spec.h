@@ -1,0 +1,129 @@
+#pragma once
+// The experiment spec: one TOML file describing a whole search. Parsed by
+// ParseSpec (spec/spec_parser.h); every value keeps where it came from so
+// later checks (the planner's) can point at file:line:col and key.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/source_loc.h"
+
+namespace ppsearch::spec {
+
+struct LayoutSpec {
+  int pp = 1;
+  int tp = 1;
+  int ep = 1;
+  SourceLoc origin;  // where this layout was written (a tuple, or the list it expands from)
+
+  std::string Label() const;  // "PP2/TP16/EP4"
+  bool operator==(const LayoutSpec& o) const { return pp == o.pp && tp == o.tp && ep == o.ep; }
+};
+
+struct HostSpec {
+  std::string name;             // as the user names it, e.g. "601"
+  std::string address;          // where to reach it; defaults to name
+  std::string ssh_user;         // empty: current user
+  int ssh_port = 22;
+  std::string ssh_key;          // empty: ssh's default
+  SourceLoc origin;
+};
+
+struct ClusterSpec {
+  std::vector<HostSpec> hosts;
+  int gpus_per_node = 8;
+  std::string hardware = "rtx-6000d";  // profile name or path
+  std::string launcher = "local";      // local | ssh | slurm
+  SourceLoc origin;
+
+  int world_size() const { return static_cast<int>(hosts.size()) * gpus_per_node; }
+};
+
+// A server flag value as written in TOML (`chunked-prefill-size = 8192`,
+// `disable-radix-cache = true`). Booleans become bare switches when true.
+struct ArgValue {
+  enum class Kind { kString, kInt, kFloat, kBool } kind = Kind::kString;
+  std::string text;  // canonical text form
+  int64_t int_value = 0;
+  double float_value = 0;
+  bool bool_value = false;
+  SourceLoc origin;
+};
+
+struct EngineSpec {
+  std::string kind = "sglang";
+  std::string image;         // container image; empty: run on the host
+  std::string model_path;    // path the server loads
+  std::string model_config;  // config.json (or directory) for planning, resolved to absolute
+  std::string version;       // engine version, e.g. "0.5.18" (chooses flag spellings)
+  // Fixed server args (without leading dashes), in the order written.
+  std::vector<std::pair<std::string, ArgValue>> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  SourceLoc origin;
+
+  const ArgValue* FindArg(const std::string& flag) const;
+  std::optional<int64_t> ArgInt(const std::string& flag) const;
+  std::optional<std::string> ArgString(const std::string& flag) const;
+  bool ArgTrue(const std::string& flag) const;
+};
+
+struct SweepSpec {
+  std::vector<LayoutSpec> layouts;  // expanded, in spec order
+  std::vector<int> concurrency;
+  int repeats = 1;
+  SourceLoc origin;
+};
+
+struct WorkloadSpec {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 1;
+  int requests = 0;  // per sample
+  uint64_t seed = 1;
+  // "fixed": every prompt exactly input_tokens; "uniform": uniform on
+  // [input_tokens * range_ratio, input_tokens].
+  std::string input_distribution = "fixed";
+  double range_ratio = 1.0;
+  bool unique_prompts = true;  // false: prompts repeat across requests/repeats
+  int warmup_requests = 0;
+  double request_rate = 0;     // requests/s for open loop; 0 = closed loop
+  SourceLoc origin;
+};
+
+struct BaselineSpec {
+  std::optional<LayoutSpec> layout;  // which swept (or imported) layout is the baseline
+  std::string import_csv;            // CSV of medians (resolved absolute), optional
+  std::string import_run;            // earlier run directory (resolved absolute), optional
+  SourceLoc origin;
+};
+
+struct DecisionSpec {
+  std::string objective = "input_tps";  // input_tps | ttft_p50
+  double min_headroom_mib = 0;
+  double max_repeat_spread = 0.05;      // (max - min) / median
+  std::string failure_policy = "exclude";  // exclude | warn
+  SourceLoc origin;
+};
+
+struct ExperimentSpec {
+  std::string name;
+  std::string results_dir = "results";  // resolved relative to the spec file
+  SourceLoc origin;
+};
+
+struct Spec {
+  std::string path;      // the spec file as given
+  std::string base_dir;  // directory relative paths resolve against
+  ExperimentSpec experiment;
+  ClusterSpec cluster;
+  EngineSpec engine;
+  SweepSpec sweep;
+  WorkloadSpec workload;
+  BaselineSpec baseline;
+  DecisionSpec decision;
+};
+
+}  // namespace ppsearch::spec

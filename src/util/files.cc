@@ -1,0 +1,96 @@
+#include "util/files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ppsearch {
+namespace {
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+Status WriteAll(int fd, const std::string& data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("cannot write " + path + ": " + ErrnoText());
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError("cannot read " + path + ": " + ErrnoText());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Status MakeDirs(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return MakeError("cannot create directory " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+  PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return MakeError("cannot create " + tmp + ": " + ErrnoText());
+  Status written = WriteAll(fd, contents, tmp);
+  if (written.ok() && ::fsync(fd) != 0) written = MakeError("cannot fsync " + tmp + ": " + ErrnoText());
+  ::close(fd);
+  if (!written.ok()) {
+    ::unlink(tmp.c_str());
+    return written;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string message = "cannot rename " + tmp + " to " + path + ": " + ErrnoText();
+    ::unlink(tmp.c_str());
+    return MakeError(message);
+  }
+  return Status::Ok();
+}
+
+Status AppendLine(const std::string& path, const std::string& line) {
+  PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return MakeError("cannot open " + path + ": " + ErrnoText());
+  Status written = WriteAll(fd, line + "\n", path);
+  if (written.ok() && ::fsync(fd) != 0) written = MakeError("cannot fsync " + path + ": " + ErrnoText());
+  ::close(fd);
+  return written;
+}
+
+std::string DirName(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+std::string ResolvePath(const std::string& base_dir, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute() || base_dir.empty()) return p.lexically_normal().string();
+  return (std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+std::string DataDir() {
+  if (const char* env = std::getenv("PPSEARCH_DATA_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return std::string(PPSEARCH_SOURCE_DIR) + "/data";
+}
+
+}  // namespace ppsearch

@@ -1,0 +1,31 @@
+#pragma once
+// File I/O at the edge. Writes are atomic (temp file + fsync + rename) so an
+// interrupted run never leaves a half-written file where evidence belongs.
+
+#include <string>
+
+#include "util/result.h"
+
+namespace ppsearch {
+
+Result<std::string> ReadFile(const std::string& path);
+
+// Writes `contents` to `path` atomically: a reader sees the old file or the
+// new one, never a prefix. Creates missing parent directories.
+Status WriteFileAtomic(const std::string& path, const std::string& contents);
+
+// Appends one line (a '\n' is added) and fsyncs, for append-only logs.
+Status AppendLine(const std::string& path, const std::string& line);
+
+Status MakeDirs(const std::string& path);
+
+// Directory of `path` ("" for a bare file name).
+std::string DirName(const std::string& path);
+// `path` if absolute, else `base_dir`/`path`.
+std::string ResolvePath(const std::string& base_dir, const std::string& path);
+
+// The project's data directory (hardware profiles, model configs): the
+// PPSEARCH_DATA_DIR environment variable, else <source>/data.
+std::string DataDir();
+
+}  // namespace ppsearch
