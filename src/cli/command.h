@@ -21,5 +21,7 @@ using AddCommandFn = void (*)(CLI::App& app, int& exit_code);
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddPlanCommand(CLI::App& app, int& exit_code);
 void AddModelCommand(CLI::App& app, int& exit_code);
+void AddSimulateCommand(CLI::App& app, int& exit_code);
+void AddCalibrateCommand(CLI::App& app, int& exit_code);
 
 }  // namespace ppsearch::cli

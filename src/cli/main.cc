@@ -18,6 +18,8 @@ constexpr CommandEntry kCommands[] = {
     {"validate", ppsearch::cli::AddValidateCommand},
     {"plan", ppsearch::cli::AddPlanCommand},
     {"model", ppsearch::cli::AddModelCommand},
+    {"simulate", ppsearch::cli::AddSimulateCommand},
+    {"calibrate", ppsearch::cli::AddCalibrateCommand},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // A GPU and cluster kind as data: compute rates, memory, and the links that
-// collectives and pipeline transfers use. Loaded from data/hardware/*.toml.
+// collectives and pipeline transfers use. Loaded from data/hardware/*.toml;
+// data/hardware/README.md documents every field, its unit and its sources.
 
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 
 namespace ppsearch::hardware {
 
-// NCCL all-reduce inside one node for a group of `group_size` GPUs.
+// One NCCL collective inside one node for a group of `group_size` GPUs.
 struct IntraCollective {
   int group_size = 0;
   double busbw_gbps = 0;  // large-message bus bandwidth, GB/s (nccl-tests busbw)
@@ -17,35 +18,46 @@ struct IntraCollective {
 };
 
 struct HardwareProfile {
-  std::string name;       // profile id, e.g. "rtx-6000d"
-  std::string gpu_name;   // as nvidia-smi prints it
+  std::string name;      // profile id, e.g. "rtx-6000d"
+  std::string gpu_name;  // as nvidia-smi prints it
   std::string source_path;
   int sm_count = 0;
-  double memory_mib = 0;        // total per GPU as nvidia-smi reports it
-  double memory_bw_gbps = 0;    // DRAM bandwidth, GB/s
+  double memory_mib = 0;      // total per GPU as nvidia-smi reports it
+  double memory_bw_gbps = 0;  // DRAM bandwidth, GB/s
   // Sustained dense tensor rates, TFLOPS.
   double bf16_tflops = 0;
   double fp8_tflops = 0;
-  double fp4_tflops = 0;
-  double w4a8_tflops = 0;  // MXFP4 weights x FP8 activations (MoE grouped GEMM path)
+  double fp4_tflops = 0;  // FP4 x FP4; the FP8 rate where there are no FP4 tensor cores
+  // Effective MXFP4-weight MoE grouped GEMM at prefill token counts: x MXFP8
+  // activations on Blackwell SM120, x BF16 on Hopper.
+  double w4a8_tflops = 0;
+  bool fp4_tensor_cores = false;  // false: FP4 operands are widened (Hopper)
   int gpus_per_node = 0;
   // Intra-node links.
+  bool nvlink = false;  // false: GPUs talk over PCIe only
+  int pcie_gen = 0;
   std::vector<IntraCollective> intra_allreduce;  // by group size, ascending
-  double p2p_gbps = 0;         // GPU-to-GPU unidirectional, GB/s
+  std::vector<IntraCollective> intra_alltoall;   // by group size, ascending
+  double p2p_gbps = 0;                           // GPU-to-GPU unidirectional, GB/s
   double p2p_latency_us = 0;
   // Inter-node links.
-  double nic_gbps_per_gpu = 0;   // per-GPU share of the node's NICs, GB/s
-  double inter_latency_us = 0;   // small-message latency across nodes
+  double nic_gbps_per_gpu = 0;  // per-GPU share of the node's NICs, GB/s
+  double inter_latency_us = 0;  // small-message latency across nodes
 
   // The all-reduce entry for a node-local group of `group_size` GPUs:
-  // exact match, else the nearest larger group (conservative).
+  // exact match, else the nearest larger group (conservative), else the
+  // largest. Loaded profiles always have an entry for gpus_per_node.
   const IntraCollective& IntraFor(int group_size) const;
+  // The same lookup in the all-to-all table.
+  const IntraCollective& IntraAllToAllFor(int group_size) const;
 };
 
-// Loads data/hardware/<name>.toml (or a path to a .toml file).
+// Loads data/hardware/<name>.toml (DataDir()), or the file when
+// `name_or_path` ends in ".toml". Every key is required and unknown keys are
+// rejected, so a typo cannot silently leave a rate at zero.
 Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
 
-// Profile names shipped in data/hardware/.
+// Profile names shipped in DataDir()/hardware, sorted.
 std::vector<std::string> ListHardwareProfiles();
 
 }  // namespace ppsearch::hardware

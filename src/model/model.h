@@ -4,6 +4,7 @@
 // a Hugging Face config.json by LoadModel (model/hf_config.h); pure data.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,10 @@ enum class DType { kBf16, kFp8, kMxfp4, kInt4 };
 
 // Storage bytes per parameter, scales included: MXFP4 packs 32 4-bit values
 // with one 8-bit E8M0 scale, so 17 bytes per 32 weights; INT4 group-32 with a
-// bf16 scale is 18 bytes per 32.
+// bf16 scale is 18 bytes per 32; FP8 block-quantised (DeepSeek style) adds one
+// fp32 scale per 128x128 block, 1 + 4/16384 bytes.
 double BytesPerParam(DType dtype);
-const char* DTypeName(DType dtype);
+const char* DTypeName(DType dtype);  // "BF16", "FP8", "MXFP4", "INT4"
 
 // How a weight is split across the ranks of one pipeline stage.
 enum class Sharding {
@@ -29,11 +31,11 @@ enum class Sharding {
 
 // What a linear operator belongs to; the cost model and the breakdown group by it.
 enum class OpRole {
-  kAttention,    // attention projections (MLA, KDA, GQA)
-  kRouter,       // MoE gate
-  kRoutedExpert, // routed expert GEMMs (only top_k of num_experts run per token)
+  kAttention,     // attention projections (MLA, KDA, GQA)
+  kRouter,        // MoE gate
+  kRoutedExpert,  // routed expert GEMMs (only top_k of num_experts run per token)
   kSharedExpert,
-  kLatentProj,   // latent-MoE down/up projections around the routed experts
+  kLatentProj,  // latent-MoE down/up projections around the routed experts
   kDenseMlp,
   kEmbedding,
   kLmHead,
@@ -57,6 +59,12 @@ struct Linear {
 
 enum class AttentionKind { kMla, kKda, kGqa, kNone };
 enum class FfnKind { kDense, kMoe };
+
+// Short display names: "MLA", "KDA", "GQA", "none"; "dense", "MoE"; "column", ...
+const char* AttentionKindName(AttentionKind kind);
+const char* FfnKindName(FfnKind kind);
+const char* ShardingName(Sharding sharding);
+const char* OpRoleName(OpRole role);  // "attention", "router", "routed_expert", ...
 
 struct MlaShape {
   int num_heads = 0;
@@ -105,9 +113,10 @@ struct LayerDesc {
 };
 
 struct ModelDesc {
-  std::string name;          // e.g. "kimi-k3" (from the directory or config)
-  std::string family;        // "kimi_linear", "deepseek_v3", "qwen3_moe", "llama"
-  std::string source_path;   // config.json that was read
+  std::string name;         // e.g. "kimi-k3" (from the directory or config)
+  std::string family;       // "kimi_linear", "deepseek_v3", "qwen3_moe", "llama"
+  std::string model_type;   // as written in the config ("kimi_k3", "kimi_k2", ...)
+  std::string source_path;  // config.json that was read
   int hidden = 0;
   int vocab = 0;
   int num_layers = 0;
@@ -121,14 +130,26 @@ struct ModelDesc {
   std::vector<LayerDesc> layers;
   Linear embedding;  // vocab x hidden, kVocab
   Linear lm_head;    // hidden x vocab, kVocab
+  // The LM head reuses the embedding matrix: it still runs as a GEMM (active,
+  // FLOPs) but its weights are stored and counted once.
+  bool tie_word_embeddings = false;
   int64_t final_norm_params = 0;
 
   bool is_moe() const { return moe.num_experts > 0; }
+  int CountLayers(AttentionKind kind) const;
+  int CountLayers(FfnKind kind) const;
   int64_t total_params() const;
   // Parameters one token passes through, excluding the embedding lookup (a
   // gather, not a GEMM) and including the LM head: the usual "activated" figure.
   int64_t active_params() const;
   double weight_bytes() const;
+  // Stored bytes per dtype (embedding, LM head and norms included); dtypes
+  // with no weights are absent.
+  std::map<DType, double> weight_bytes_by_dtype() const;
+  // Sums over layers: KV cache bytes per token of context (MLA, GQA) and
+  // fixed recurrent state bytes per request (KDA).
+  int64_t kv_bytes_per_token() const;
+  int64_t state_bytes_per_request() const;
 };
 
 }  // namespace ppsearch::model

@@ -25,11 +25,11 @@ struct LayoutSpec {
 };
 
 struct HostSpec {
-  std::string name;             // as the user names it, e.g. "601"
-  std::string address;          // where to reach it; defaults to name
-  std::string ssh_user;         // empty: current user
+  std::string name;      // as the user names it, e.g. "601"
+  std::string address;   // where to reach it; defaults to name
+  std::string ssh_user;  // empty: current user
   int ssh_port = 22;
-  std::string ssh_key;          // empty: ssh's default
+  std::string ssh_key;  // empty: ssh's default
   SourceLoc origin;
 };
 
@@ -76,6 +76,11 @@ struct SweepSpec {
   std::vector<int> concurrency;
   int repeats = 1;
   SourceLoc origin;
+
+  // Benchmark samples the sweep holds: layouts x concurrency points x repeats.
+  int sample_count() const {
+    return static_cast<int>(layouts.size() * concurrency.size()) * repeats;
+  }
 };
 
 struct WorkloadSpec {
@@ -89,7 +94,7 @@ struct WorkloadSpec {
   double range_ratio = 1.0;
   bool unique_prompts = true;  // false: prompts repeat across requests/repeats
   int warmup_requests = 0;
-  double request_rate = 0;     // requests/s for open loop; 0 = closed loop
+  double request_rate = 0;  // requests/s for open loop; 0 = closed loop
   SourceLoc origin;
 };
 
@@ -103,7 +108,7 @@ struct BaselineSpec {
 struct DecisionSpec {
   std::string objective = "input_tps";  // input_tps | ttft_p50
   double min_headroom_mib = 0;
-  double max_repeat_spread = 0.05;      // (max - min) / median
+  double max_repeat_spread = 0.05;         // (max - min) / median
   std::string failure_policy = "exclude";  // exclude | warn
   SourceLoc origin;
 };
@@ -124,6 +129,13 @@ struct Spec {
   WorkloadSpec workload;
   BaselineSpec baseline;
   DecisionSpec decision;
+  // Where every key and array element was written, by dotted path
+  // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
+  // for checks that need to point at a value the structs above hold bare.
+  std::map<std::string, SourceLoc> origins;
+
+  // origins[key], or the spec file alone when the key was not written (a default).
+  SourceLoc Origin(const std::string& key) const;
 };
 
 }  // namespace ppsearch::spec

@@ -1,0 +1,26 @@
+#pragma once
+// The spec argument and --set overrides that every spec-reading command
+// (validate, plan, simulate, run) takes, registered the same way everywhere.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+
+namespace ppsearch::cli {
+
+struct SpecOptions {
+  std::string spec_path;
+  std::vector<std::string> overrides;  // "key.path=value", in command-line order
+};
+
+// Adds the positional SPEC and the repeatable `--set key.path=value`.
+void AddSpecOptions(CLI::App* sub, SpecOptions& opts);
+
+// Loads the spec with its overrides; on failure prints "error: <message>" to
+// stderr, sets exit_code to kExitConfigError and returns nullopt.
+std::optional<spec::Spec> LoadSpecOrReport(const SpecOptions& opts, int& exit_code);
+
+}  // namespace ppsearch::cli

@@ -1,0 +1,44 @@
+#include "cost/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsearch::cost {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count) {
+  GemmEfficiency e;
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return e;
+  const int64_t tiles_per_group = CeilDiv(s.m, kTileM) * CeilDiv(s.n, kTileN);
+  // Padded tiles compute the full 128x128 whatever the real edge.
+  e.tile = static_cast<double>(s.m * s.n) / static_cast<double>(tiles_per_group * kTileM * kTileN);
+  // A grouped GEMM schedules every group's tiles over the SMs together; the
+  // last wave runs partly empty.
+  const int64_t tiles = tiles_per_group * s.groups;
+  const int64_t waves = CeilDiv(tiles, sm_count);
+  e.wave = static_cast<double>(tiles) / static_cast<double>(waves * sm_count);
+  e.depth = static_cast<double>(s.k) / static_cast<double>(s.k + kDepthOverheadK);
+  return e;
+}
+
+GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_gbps, int sm_count,
+                      double scale) {
+  GemmTime t;
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return t;
+  t.efficiency = EstimateEfficiency(s, sm_count);
+  // 2 FLOPs (multiply, add) per m*n*k.
+  t.flops = 2.0 * s.m * s.n * s.k * s.groups;
+  // B read once, A read and C written once, bf16 activations.
+  t.bytes = s.groups * (s.n * s.k * s.weight_bytes_per_param + 2.0 * s.m * s.k + 2.0 * s.m * s.n);
+  const double compute_s = t.flops / (peak_tflops * 1e12 * t.efficiency.total() * scale);
+  const double memory_s = t.bytes / (memory_bw_gbps * 1e9);
+  t.memory_bound = memory_s > compute_s;
+  t.ns = static_cast<int64_t>(std::llround(std::max(compute_s, memory_s) * 1e9));
+  return t;
+}
+
+}  // namespace ppsearch::cost

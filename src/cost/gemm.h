@@ -1,0 +1,48 @@
+#pragma once
+// Time of a (grouped) GEMM on one GPU: a roofline over FLOPs and bytes whose
+// compute side is derated by how the work maps onto the GPU's tiles, waves
+// and K-loop, from first principles rather than a fitted table.
+
+#include <cstdint>
+
+namespace ppsearch::cost {
+
+struct GemmShape {
+  int64_t m = 0;       // rows per group (tokens)
+  int64_t n = 0;       // output features per rank
+  int64_t k = 0;       // input features per rank
+  int64_t groups = 1;  // independent GEMMs of this shape launched together (local experts)
+  double weight_bytes_per_param = 2;  // storage of B (scales included)
+};
+
+struct GemmEfficiency {
+  double tile = 1;  // useful fraction of the padded 128x128 output tiles
+  double wave = 1;  // useful fraction of the last wave of tiles over the SMs
+  double depth = 1; // K-loop steady state vs prologue/epilogue
+  double total() const { return tile * wave * depth; }
+};
+
+struct GemmTime {
+  int64_t ns = 0;
+  double flops = 0;
+  double bytes = 0;
+  GemmEfficiency efficiency;
+  bool memory_bound = false;
+};
+
+// Output tile of the SM120 mma.sync CUTLASS/FlashInfer kernels (128 x 128).
+constexpr int64_t kTileM = 128;
+constexpr int64_t kTileN = 128;
+// K-loop overhead expressed as equivalent K depth: filling the smem pipeline
+// (about 2 stages of 64-wide K blocks) and the epilogue cost roughly as much
+// as 128 extra K elements of steady-state MMA; an estimate, first-order only.
+constexpr int64_t kDepthOverheadK = 128;
+
+GemmEfficiency EstimateEfficiency(const GemmShape& shape, int sm_count);
+
+// `peak_tflops`: sustained dense rate for the GEMM's dtype; `scale`: the
+// calibrated compute-efficiency factor (1 = the profile's sustained rate).
+GemmTime EstimateGemm(const GemmShape& shape, double peak_tflops, double memory_bw_gbps,
+                      int sm_count, double scale);
+
+}  // namespace ppsearch::cost

@@ -1,0 +1,102 @@
+#pragma once
+// The performance model of one layout: what a micro-batch costs on each
+// pipeline stage (operators of its layers on one TP rank, the TP collectives
+// of its group, the hand-off to the next stage). Implements sim::CostModel.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "cost/calibration.h"
+#include "cost/collective.h"
+#include "hardware/hardware.h"
+#include "model/model.h"
+#include "sim/cost_model.h"
+
+namespace ppsearch::cost {
+
+// What the cost model needs of a planned layout (built from plan::LayoutPlan).
+struct StageShape {
+  int first_layer = 0;  // [first_layer, end_layer)
+  int end_layer = 0;
+  bool has_embedding = false;
+  bool has_lm_head = false;
+  int tp_nodes = 1;                 // nodes the stage's TP group spans
+  bool hop_crosses_nodes = false;   // the hand-off to the next stage leaves the node
+};
+
+struct LayoutShape {
+  int pp = 1;
+  int tp = 1;
+  int ep = 1;
+  std::vector<StageShape> stages;
+  int moe_tp() const { return tp / (ep > 0 ? ep : 1); }
+};
+
+// Estimates, not fitted; each is explained where it is defined.
+struct KernelConstants {
+  double attention_efficiency = 0.5;     // FA2-style prefill attention vs bf16 tensor peak
+  double kda_flops_per_token_head = 3.05e6;
+  double elementwise_passes = 12;        // hidden-size bf16 reads+writes per token per layer
+  double kernel_gap_us = 1.0;            // idle gap between dependent kernels
+  double ingest_us_per_token = 0.2;      // tokenizer manager / IPC per prompt token
+  double ingest_fixed_us = 1000;
+  double stream_out_us = 1000;           // detokenizer + HTTP chunk to the client
+};
+
+// A stage's time split by operator class, for the breakdown.
+struct StageBreakdown {
+  double gemm_ns = 0;
+  double attention_ns = 0;
+  double elementwise_ns = 0;
+  double gaps_ns = 0;
+  double allreduce_ns = 0;
+  int allreduce_calls = 0;
+  double recv_allgather_ns = 0;
+};
+
+class LayoutCostModel : public sim::CostModel {
+ public:
+  LayoutCostModel(const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                  const LayoutShape& layout, const Calibration& calibration,
+                  const KernelConstants& constants = {});
+
+  int num_stages() const override { return static_cast<int>(layout_.stages.size()); }
+  sim::StageTime StageCost(int stage, const sim::MicroBatch& batch) const override;
+  int64_t HopNs(int from_stage, const sim::MicroBatch& batch) const override;
+  int64_t OutputReturnNs(const sim::MicroBatch& batch) const override;
+  int64_t ScheduleNs(const sim::MicroBatch& batch) const override;
+  int64_t IngestNs(int64_t input_tokens) const override;
+  int64_t StreamOutNs() const override;
+
+  // The full split for one stage and batch (StageCost sums it).
+  StageBreakdown Breakdown(int stage, const sim::MicroBatch& batch) const;
+  const LinkParams& links() const { return links_; }
+
+ private:
+  // Token-count-dependent part of a stage (GEMMs, element-wise, collectives),
+  // cached: prefill batches repeat the same token counts.
+  StageBreakdown TokenPart(int stage, int64_t tokens, int64_t logit_rows) const;
+  double AttentionNs(int stage, const sim::MicroBatch& batch) const;
+  double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
+  double RateTflops(model::DType dtype) const;
+  GroupSpan TpGroup(int stage) const;
+
+  const model::ModelDesc& model_;
+  hardware::HardwareProfile hw_;
+  LayoutShape layout_;
+  Calibration calibration_;
+  KernelConstants k_;
+  LinkParams links_;
+  struct StageLayers {
+    int mla = 0, kda = 0, gqa = 0;
+    std::vector<const model::LayerDesc*> layers;
+  };
+  std::vector<StageLayers> stage_layers_;
+  mutable std::mutex cache_mu_;
+  mutable std::map<std::tuple<int, int64_t, int64_t>, StageBreakdown> cache_;
+};
+
+}  // namespace ppsearch::cost

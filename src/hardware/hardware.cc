@@ -1,0 +1,352 @@
+#include "hardware/hardware.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <string_view>
+#include <utility>
+
+#include "util/files.h"
+#include "util/source_loc.h"
+
+namespace ppsearch::hardware {
+namespace {
+
+constexpr std::string_view kTomlSuffix = ".toml";
+
+const std::vector<std::string> kProfileKeys = {"name",
+                                               "gpu_name",
+                                               "sm_count",
+                                               "memory_mib",
+                                               "memory_bw_gbps",
+                                               "bf16_tflops",
+                                               "fp8_tflops",
+                                               "fp4_tflops",
+                                               "w4a8_tflops",
+                                               "fp4_tensor_cores",
+                                               "gpus_per_node",
+                                               "nvlink",
+                                               "pcie_gen",
+                                               "p2p_gbps",
+                                               "p2p_latency_us",
+                                               "nic_gbps_per_gpu",
+                                               "inter_latency_us",
+                                               "intra_allreduce",
+                                               "intra_alltoall"};
+const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
+
+std::string HardwareDir() { return DataDir() + "/hardware"; }
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidate within two edits of `word`, for "did you mean" hints; "" if none.
+std::string Closest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = 3;
+  for (const auto& candidate : candidates) {
+    size_t distance = EditDistance(word, candidate);
+    // Within half the candidate's length, so "b200" is not taken for "h20".
+    if (distance < best_distance && 2 * distance < candidate.size()) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+std::string FormatNumber(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  if (ec != std::errc()) return std::to_string(value);
+  return std::string(buffer, end);
+}
+
+// The value as the user wrote it, for "expected X, got Y": scalars verbatim
+// (strings quoted), containers by kind.
+std::string ShowValue(const toml::node& node) {
+  if (const auto* s = node.as_string()) return "\"" + s->get() + "\"";
+  if (const auto* i = node.as_integer()) return std::to_string(i->get());
+  if (const auto* f = node.as_floating_point()) return FormatNumber(f->get());
+  if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
+  if (node.is_array()) return "an array";
+  if (node.is_table()) return "a table";
+  return "a date or time";
+}
+
+// One TOML table of a profile file: the root or one [[intra_*]] entry.
+// Every message starts with the file position and names the dotted key.
+class TableReader {
+ public:
+  TableReader(const std::string& path, const toml::table& table, std::string key_prefix)
+      : path_(path), table_(table), key_prefix_(std::move(key_prefix)) {}
+
+  // Rejects keys outside `known`, the first one written first.
+  Status CheckKeys(const std::vector<std::string>& known) const {
+    const toml::key* unknown = nullptr;
+    for (const auto& [key, node] : table_) {
+      if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
+      // toml++ iterates alphabetically; report what the user wrote first.
+      if (unknown == nullptr || Before(key.source(), unknown->source())) unknown = &key;
+    }
+    if (unknown == nullptr) return Status::Ok();
+    std::string message = "unknown key '" + Dotted(unknown->str()) + "'";
+    std::string suggestion = Closest(unknown->str(), known);
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    return MakeError(Locate(unknown->source(), "").Position() + ": " + message);
+  }
+
+  Result<double> PositiveNumber(std::string_view key) const {
+    PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
+    double value = 0;
+    if (const auto* i = node->as_integer()) value = static_cast<double>(i->get());
+    if (const auto* f = node->as_floating_point()) value = f->get();
+    // A non-number leaves value at 0; TOML's nan and inf fail here too.
+    if (!(value > 0) || !std::isfinite(value)) return Expected(key, "a positive number", *node);
+    return value;
+  }
+
+  Result<int> IntAtLeast(std::string_view key, int min) const {
+    PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
+    const auto* i = node->as_integer();
+    if (i == nullptr || i->get() < min || i->get() > INT_MAX) {
+      std::string what = min == 1 ? "a positive integer" : "an integer >= " + std::to_string(min);
+      return Expected(key, what, *node);
+    }
+    return static_cast<int>(i->get());
+  }
+
+  Result<std::string> NonEmptyString(std::string_view key) const {
+    PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
+    const auto* s = node->as_string();
+    if (s == nullptr || s->get().empty()) return Expected(key, "a non-empty string", *node);
+    return s->get();
+  }
+
+  Result<bool> Bool(std::string_view key) const {
+    PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
+    const auto* b = node->as_boolean();
+    if (b == nullptr) return Expected(key, "true or false", *node);
+    return b->get();
+  }
+
+  Result<const toml::node*> Require(std::string_view key) const {
+    const toml::node* node = table_.get(key);
+    if (node != nullptr) return node;
+    // The root table has no useful position; an [[entry]] points at its header.
+    std::string where = key_prefix_.empty() ? path_ : Locate(table_.source(), "").Position();
+    return MakeError(where + ": missing required key '" + Dotted(key) + "'");
+  }
+
+  // "<file:line:col>: key '<dotted>': <what>", positioned at the key.
+  Error KeyError(std::string_view key, const std::string& what) const {
+    auto it = table_.find(key);
+    toml::source_region region = it != table_.end() ? it->first.source() : table_.source();
+    return MakeError(Locate(region, Dotted(key)).Where() + ": " + what);
+  }
+
+  Error Expected(std::string_view key, const std::string& what, const toml::node& got) const {
+    return KeyError(key, "expected " + what + ", got " + ShowValue(got));
+  }
+
+  std::string Dotted(std::string_view key) const {
+    return key_prefix_.empty() ? std::string(key) : key_prefix_ + "." + std::string(key);
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  static bool Before(const toml::source_region& a, const toml::source_region& b) {
+    return std::pair(a.begin.line, a.begin.column) < std::pair(b.begin.line, b.begin.column);
+  }
+
+  SourceLoc Locate(const toml::source_region& region, std::string key) const {
+    SourceLoc loc;
+    loc.file = path_;
+    loc.line = static_cast<int>(region.begin.line);
+    loc.col = static_cast<int>(region.begin.column);
+    loc.key = std::move(key);
+    return loc;
+  }
+
+  const std::string& path_;
+  const toml::table& table_;
+  std::string key_prefix_;
+};
+
+Result<IntraCollective> ReadCollective(const TableReader& entry) {
+  PPS_RETURN_IF_ERROR(entry.CheckKeys(kCollectiveKeys));
+  IntraCollective out;
+  // A "group" of one GPU has no collective to cost.
+  PPS_ASSIGN_OR_RETURN(out.group_size, entry.IntAtLeast("group_size", 2));
+  PPS_ASSIGN_OR_RETURN(out.busbw_gbps, entry.PositiveNumber("busbw_gbps"));
+  PPS_ASSIGN_OR_RETURN(out.latency_us, entry.PositiveNumber("latency_us"));
+  return out;
+}
+
+// An [[intra_*]] array: entries ascending by group size, the largest being the
+// whole node, so IntraFor() never has to guess beyond what was measured.
+Result<std::vector<IntraCollective>> ReadCollectives(const TableReader& root, std::string_view key,
+                                                     int gpus_per_node) {
+  PPS_ASSIGN_OR_RETURN(const toml::node* node, root.Require(key));
+  const toml::array* array = node->as_array();
+  bool all_tables =
+      array != nullptr && !array->empty() &&
+      std::all_of(array->begin(), array->end(), [](const toml::node& e) { return e.is_table(); });
+  if (!all_tables) {
+    std::string got = array != nullptr && array->empty() ? "an empty array" : ShowValue(*node);
+    return root.KeyError(key,
+                         "expected one or more [[" + std::string(key) + "]] tables, got " + got);
+  }
+  std::vector<IntraCollective> out;
+  for (size_t i = 0; i < array->size(); ++i) {
+    std::string prefix = std::string(key) + "[" + std::to_string(i) + "]";
+    TableReader entry(root.path(), *array->at(i).as_table(), prefix);
+    PPS_ASSIGN_OR_RETURN(IntraCollective c, ReadCollective(entry));
+    if (!out.empty() && c.group_size <= out.back().group_size) {
+      return entry.KeyError("group_size", "expected group sizes in ascending order, got " +
+                                              std::to_string(c.group_size) + " after " +
+                                              std::to_string(out.back().group_size));
+    }
+    out.push_back(c);
+  }
+  if (out.back().group_size != gpus_per_node) {
+    std::string prefix = std::string(key) + "[" + std::to_string(out.size() - 1) + "]";
+    TableReader last(root.path(), *array->back().as_table(), prefix);
+    return last.KeyError("group_size", "expected the largest group to be gpus_per_node (" +
+                                           std::to_string(gpus_per_node) + "), got " +
+                                           std::to_string(out.back().group_size));
+  }
+  return out;
+}
+
+Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& root_table) {
+  TableReader root(path, root_table, "");
+  PPS_RETURN_IF_ERROR(root.CheckKeys(kProfileKeys));
+  HardwareProfile hw;
+  hw.source_path = path;
+  PPS_ASSIGN_OR_RETURN(hw.name, root.NonEmptyString("name"));
+  // Reports and evidence name the profile; a copied file that kept the old
+  // name would be reported as the wrong hardware.
+  std::string stem = std::filesystem::path(path).stem().string();
+  if (hw.name != stem) {
+    return root.KeyError(
+        "name", "expected \"" + stem + "\" (the file name without .toml), got \"" + hw.name + "\"");
+  }
+  PPS_ASSIGN_OR_RETURN(hw.gpu_name, root.NonEmptyString("gpu_name"));
+  PPS_ASSIGN_OR_RETURN(hw.sm_count, root.IntAtLeast("sm_count", 1));
+  PPS_ASSIGN_OR_RETURN(hw.memory_mib, root.PositiveNumber("memory_mib"));
+  PPS_ASSIGN_OR_RETURN(hw.memory_bw_gbps, root.PositiveNumber("memory_bw_gbps"));
+  PPS_ASSIGN_OR_RETURN(hw.bf16_tflops, root.PositiveNumber("bf16_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.fp8_tflops, root.PositiveNumber("fp8_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.fp4_tflops, root.PositiveNumber("fp4_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.w4a8_tflops, root.PositiveNumber("w4a8_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.fp4_tensor_cores, root.Bool("fp4_tensor_cores"));
+  PPS_ASSIGN_OR_RETURN(hw.gpus_per_node, root.IntAtLeast("gpus_per_node", 1));
+  PPS_ASSIGN_OR_RETURN(hw.nvlink, root.Bool("nvlink"));
+  PPS_ASSIGN_OR_RETURN(hw.pcie_gen, root.IntAtLeast("pcie_gen", 1));
+  PPS_ASSIGN_OR_RETURN(hw.p2p_gbps, root.PositiveNumber("p2p_gbps"));
+  PPS_ASSIGN_OR_RETURN(hw.p2p_latency_us, root.PositiveNumber("p2p_latency_us"));
+  PPS_ASSIGN_OR_RETURN(hw.nic_gbps_per_gpu, root.PositiveNumber("nic_gbps_per_gpu"));
+  PPS_ASSIGN_OR_RETURN(hw.inter_latency_us, root.PositiveNumber("inter_latency_us"));
+  PPS_ASSIGN_OR_RETURN(hw.intra_allreduce,
+                       ReadCollectives(root, "intra_allreduce", hw.gpus_per_node));
+  PPS_ASSIGN_OR_RETURN(hw.intra_alltoall,
+                       ReadCollectives(root, "intra_alltoall", hw.gpus_per_node));
+  return hw;
+}
+
+Result<HardwareProfile> LoadFile(const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    return MakeError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
+                     ": " + std::string(e.description()));
+  }
+  return ReadProfile(path, root);
+}
+
+std::vector<std::string> ProfilesIn(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == kTomlSuffix) {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Error UnknownProfile(const std::string& name) {
+  std::vector<std::string> available = ProfilesIn(HardwareDir());
+  std::string message = "unknown hardware profile '" + name + "'";
+  std::string suggestion = Closest(name, available);
+  if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+  message += available.empty() ? "; no profiles in " + HardwareDir()
+                               : "; available in " + HardwareDir() + ": " + Join(available);
+  return MakeError(message + "; or give a path to a .toml file");
+}
+
+// Exact match, else the nearest larger group, else the largest.
+const IntraCollective& NearestGroup(const std::vector<IntraCollective>& table, int group_size) {
+  static const IntraCollective kNone;
+  if (table.empty()) return kNone;  // only a hand-built profile; loaded ones are never empty
+  for (const auto& entry : table) {
+    if (entry.group_size >= group_size) return entry;
+  }
+  return table.back();
+}
+
+}  // namespace
+
+const IntraCollective& HardwareProfile::IntraFor(int group_size) const {
+  return NearestGroup(intra_allreduce, group_size);
+}
+
+const IntraCollective& HardwareProfile::IntraAllToAllFor(int group_size) const {
+  return NearestGroup(intra_alltoall, group_size);
+}
+
+Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
+  if (EndsWith(name_or_path, kTomlSuffix)) return LoadFile(name_or_path);
+  std::string path = HardwareDir() + "/" + name_or_path + std::string(kTomlSuffix);
+  // A name is one file name; anything else would escape the data directory.
+  bool plain_name = !name_or_path.empty() && name_or_path.find('/') == std::string::npos;
+  if (!plain_name || !std::filesystem::is_regular_file(path)) return UnknownProfile(name_or_path);
+  return LoadFile(path);
+}
+
+std::vector<std::string> ListHardwareProfiles() { return ProfilesIn(HardwareDir()); }
+
+}  // namespace ppsearch::hardware

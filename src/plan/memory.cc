@@ -1,0 +1,100 @@
+// What one TP rank of a stage holds: weights, KV cache per token, linear-
+// attention state per request (sglang.md 1.5 and 3.2).
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "plan/plan_internal.h"
+
+namespace ppsearch::plan {
+namespace {
+
+// Every sharded kind leaves 1/tp of the tensor on a rank. kExpert too: EP
+// splits the experts and MoE-TP (tp/ep) splits each expert's intermediate,
+// so a rank holds (1/ep) x (1/moe_tp) = 1/tp of all routed-expert weights.
+double LinearBytesPerRank(const model::Linear& linear, int tp) {
+  const double bytes = static_cast<double>(linear.params()) * model::BytesPerParam(linear.dtype);
+  return linear.sharding == model::Sharding::kReplicated ? bytes : bytes / tp;
+}
+
+}  // namespace
+
+bool LmHeadOnEveryStage(const model::ModelDesc& model) {
+  // llama.py and qwen3_moe.py construct ParallelLMHead unconditionally;
+  // deepseek_v2.py (and the Kimi classes built on it) only on the last rank.
+  return model.family == "llama" || model.family == "qwen3_moe";
+}
+
+double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+  double bytes = 0;
+  for (int i = stage.first_layer; i < stage.end_layer; ++i) {
+    if (i >= static_cast<int>(model.layers.size())) break;
+    const model::LayerDesc& layer = model.layers[i];
+    for (const model::Linear& linear : layer.linears) bytes += LinearBytesPerRank(linear, tp);
+    bytes += static_cast<double>(layer.norm_params) * kBf16Bytes;  // norms are replicated
+  }
+  if (stage.has_embedding) bytes += LinearBytesPerRank(model.embedding, tp);
+  // A tied LM head shares the embedding's storage only where both live on
+  // the same stage; the last stage of a pipeline loads its own copy.
+  const bool shares_embedding = model.tie_word_embeddings && stage.has_embedding;
+  if (stage.holds_lm_head_weights && !shares_embedding) {
+    bytes += LinearBytesPerRank(model.lm_head, tp);
+  }
+  if (stage.has_lm_head) bytes += static_cast<double>(model.final_norm_params) * kBf16Bytes;
+  return bytes;
+}
+
+int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+  int64_t bytes = 0;
+  for (int i = stage.first_layer; i < stage.end_layer; ++i) {
+    if (i >= static_cast<int>(model.layers.size())) break;
+    const model::LayerDesc& layer = model.layers[i];
+    if (layer.attention == model::AttentionKind::kGqa && model.gqa.num_kv_heads > 0) {
+      // K/V heads are split over TP; with fewer heads than ranks each rank
+      // keeps a replica of one head (at least one head per rank).
+      const int kv_heads = model.gqa.num_kv_heads;
+      const int heads_per_rank = std::max(1, kv_heads / tp);
+      bytes += layer.kv_bytes_per_token * heads_per_rank / kv_heads;
+    } else {
+      // MLA's compressed latent (kv_lora_rank + rope dim) is not split by head,
+      // so every TP rank caches all of it.
+      bytes += layer.kv_bytes_per_token;
+    }
+  }
+  return bytes;
+}
+
+int64_t StageStateBytesPerRequestPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                                         int tp) {
+  // KDA's recurrent and conv states are per head; heads are split over TP.
+  int64_t bytes = 0;
+  for (int i = stage.first_layer; i < stage.end_layer; ++i) {
+    if (i >= static_cast<int>(model.layers.size())) break;
+    bytes += model.layers[i].state_bytes_per_request / tp;
+  }
+  return bytes;
+}
+
+double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout, double gpu_mib) {
+  // An explicit mem-fraction-static fixes the split directly.
+  if (const spec::ArgValue* mfs = spec.engine.FindArg("mem-fraction-static")) {
+    const double fraction = mfs->kind == spec::ArgValue::Kind::kFloat ? mfs->float_value
+                            : mfs->kind == spec::ArgValue::Kind::kInt
+                                ? static_cast<double>(mfs->int_value)
+                                : std::strtod(mfs->text.c_str(), nullptr);
+    if (fraction > 0 && fraction <= 1) return gpu_mib * (1 - fraction);
+  }
+  // server_args.py _handle_gpu_memory_settings (sglang.md 3.1), without the
+  // CUDA-graph term, which depends on batch sizes the planner does not know:
+  // 512 + max(chunked_prefill_size, 2048) * 1.5 + tp * pp / 8 * 1024, at least
+  // 10 GiB on GPUs over 60 GiB. Unset or disabled chunking: 8192 (the
+  // default below 160 GB) or max-prefill-tokens' 16384.
+  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  const double activation_tokens = static_cast<double>(std::max<int64_t>(
+      chunk > 0 ? chunk : spec.engine.ArgInt("max-prefill-tokens").value_or(16384), 2048));
+  double reserved = 512 + activation_tokens * 1.5 + layout.tp * layout.pp / 8.0 * 1024;
+  if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+  return reserved;
+}
+
+}  // namespace ppsearch::plan

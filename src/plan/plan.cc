@@ -1,0 +1,99 @@
+// PlanLayout and PlanSearch: assemble the rank map, stages, boundaries and
+// checks of each layout (the pieces live in rank_map.cc, stages.cc, ...).
+
+#include "plan/plan.h"
+
+#include <algorithm>
+
+#include "plan/plan_internal.h"
+
+namespace ppsearch::plan {
+namespace {
+
+void SumForwardCollectives(LayoutPlan& plan) {
+  for (const StagePlan& stage : plan.stages) {
+    plan.allreduce_per_forward += stage.collectives.allreduce_count;
+    plan.allgather_per_forward += stage.collectives.allgather_count;
+    if (stage.collectives.crosses_nodes()) {
+      plan.cross_node_allreduce_per_forward += stage.collectives.allreduce_count;
+    }
+    plan.weight_mib_per_rank_max =
+        std::max(plan.weight_mib_per_rank_max, stage.weight_mib_per_rank);
+  }
+  for (const StageBoundary& hop : plan.boundaries) {
+    if (hop.crosses_nodes()) ++plan.cross_node_stage_boundaries;
+  }
+}
+
+ModelSummary SummarizeModel(const model::ModelDesc& model) {
+  ModelSummary m;
+  m.name = model.name;
+  m.family = model.family;
+  m.source_path = model.source_path;
+  m.total_params = model.total_params();
+  m.active_params = model.active_params();
+  m.num_layers = model.num_layers;
+  m.hidden = model.hidden;
+  m.vocab = model.vocab;
+  m.weight_mib = model.weight_bytes() / kBytesPerMib;
+  return m;
+}
+
+ClusterSummary SummarizeCluster(const spec::ClusterSpec& cluster,
+                                const hardware::HardwareProfile& hw) {
+  ClusterSummary c;
+  for (const spec::HostSpec& host : cluster.hosts) c.hosts.push_back(host.name);
+  c.gpus_per_node = cluster.gpus_per_node;
+  c.gpus = cluster.world_size();
+  c.hardware = hw.name;
+  c.gpu_name = hw.gpu_name;
+  c.gpu_memory_mib = hw.memory_mib;
+  return c;
+}
+
+}  // namespace
+
+bool Plan::all_valid() const {
+  return std::all_of(layouts.begin(), layouts.end(),
+                     [](const LayoutPlan& layout) { return layout.valid; });
+}
+
+LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                      const model::ModelDesc& model, const hardware::HardwareProfile& hw) {
+  LayoutPlan plan;
+  plan.layout = layout;
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1) {
+    // Nothing can be laid out; report the sizes and stop.
+    plan.errors = ValidateLayout(layout, spec, model, hw, plan);
+    plan.valid = false;
+    return plan;
+  }
+  plan.world_size = layout.pp * layout.tp;
+  plan.moe_tp = layout.tp % layout.ep == 0 ? layout.tp / layout.ep : 0;
+  const int gpus_per_node = std::max(1, spec.cluster.gpus_per_node);
+  plan.ranks = MapRanks(layout.pp, layout.tp, layout.ep, gpus_per_node);
+  plan.tp_groups = BuildTpGroups(plan.ranks, layout.pp);
+  plan.stages = BuildStages(model, layout, plan.tp_groups);
+  plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model.hidden);
+  SumForwardCollectives(plan);
+  plan.errors = ValidateLayout(layout, spec, model, hw, plan);
+  plan.warnings = LayoutWarnings(layout, spec, model, hw, plan);
+  plan.valid = plan.errors.empty();
+  return plan;
+}
+
+Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,
+                const hardware::HardwareProfile& hw) {
+  Plan plan;
+  plan.spec_path = spec.path;
+  plan.model = SummarizeModel(model);
+  plan.cluster = SummarizeCluster(spec.cluster, hw);
+  plan.moe_a2a_backend = MoeA2aBackend(spec.engine);
+  for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
+    plan.layouts.push_back(PlanLayout(layout, spec, model, hw));
+  }
+  plan.warnings = SpecWarnings(spec);
+  return plan;
+}
+
+}  // namespace ppsearch::plan

@@ -1,0 +1,99 @@
+#pragma once
+// The planner's building blocks, shared by its .cc files and unit tests; not
+// part of the planner's public interface (plan.h).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace ppsearch::plan {
+
+// --- rank_map.cc ---
+
+// Every rank of a pp x tp world on nodes of `gpus_per_node` GPUs. Matches
+// SGLang's _calculate_rank_ranges for shapes where stages or TP groups tile
+// the nodes (the only shapes it accepts without idle GPUs).
+std::vector<RankPlacement> MapRanks(int pp, int tp, int ep, int gpus_per_node);
+
+// One TP group per stage, from the rank map.
+std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int pp);
+
+// The pp - 1 hops between consecutive stages.
+std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
+                                                int tp, int hidden);
+
+// Host name of a node index, or "node<i>?" when the cluster has no such host
+// (a layout that needs more GPUs than the cluster has).
+std::string HostName(const spec::ClusterSpec& cluster, int node);
+
+// --- stages.cc ---
+
+// SGLang's get_pp_indices: [first, end) layers of stage `pp_rank`; the last
+// num_layers % pp stages get one extra layer.
+std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank);
+
+// Layer range, layer counts, nodes, memory and collectives of every stage.
+std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,
+                                   const std::vector<TpGroup>& tp_groups);
+
+// --- memory.cc ---
+
+// Whether SGLang's model class builds lm_head on every PP rank (sglang.md 1.5).
+bool LmHeadOnEveryStage(const model::ModelDesc& model);
+
+// Weight bytes one TP rank of `stage` holds.
+double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+
+// KV cache bytes per token of context one TP rank of `stage` holds.
+int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+
+// Linear-attention state bytes per request one TP rank of `stage` holds.
+int64_t StageStateBytesPerRequestPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                                         int tp);
+
+// --- validation.cc ---
+
+// Why SGLang would reject (or silently change) this layout on this cluster;
+// empty when it is fine. `planned` supplies the per-stage memory.
+std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw,
+                                       const LayoutPlan& planned);
+
+// The moe-a2a-backend engine arg, "none" when unset.
+std::string MoeA2aBackend(const spec::EngineSpec& engine);
+
+// --- warnings.cc ---
+
+// Spec settings that make measurements misleading (harmful flags, workload shapes).
+std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec);
+
+// Settings that are fine for some layouts but risky for this one; `planned`
+// supplies the per-stage memory.
+std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw,
+                                       const LayoutPlan& planned);
+
+// The memory SGLang keeps out of mem_fraction_static by default (activations,
+// CUDA graphs, NCCL), MiB: a lower bound of what weights and KV cannot use.
+double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout, double gpu_mib);
+
+// --- format.cc ---
+
+// 81355 -> "81,355".
+std::string FormatThousands(int64_t value);
+// MiB rounded to a whole number with thousands separators.
+std::string FormatMib(double mib);
+// Parameter counts as people quote them: "2.80T", "61.4B", "7.17M".
+std::string FormatParams(int64_t params);
+// Bytes as "14,336 B", "28.0 KiB", "3.50 MiB".
+std::string FormatBytes(int64_t bytes);
+
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
+constexpr int64_t kBf16Bytes = 2;
+
+}  // namespace ppsearch::plan

@@ -1,0 +1,216 @@
+// The mission's acceptance cases for the rank map, TP groups, stage split,
+// stage boundaries, collectives and per-rank memory.
+
+#include "plan/plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plan/plan_internal.h"
+#include "plan/plan_test_fixtures.h"
+
+namespace ppsearch::plan {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::KimiLikeModel;
+using testing::Layout;
+using testing::MissionSpec;
+using testing::Rtx6000d;
+using testing::TinyGqaModel;
+
+LayoutPlan PlanMission(int pp, int tp, int ep) {
+  return PlanLayout(Layout(pp, tp, ep), MissionSpec(), KimiLikeModel(), Rtx6000d());
+}
+
+std::vector<int> LayerCounts(const LayoutPlan& plan) {
+  std::vector<int> counts;
+  for (const StagePlan& s : plan.stages) counts.push_back(s.num_layers());
+  return counts;
+}
+
+TEST(StageLayerRange, LastRemainderStagesGetTheExtraLayer) {
+  std::vector<int> sizes;
+  for (int s = 0; s < 8; ++s) {
+    auto [first, end] = StageLayerRange(93, 8, s);
+    sizes.push_back(end - first);
+  }
+  EXPECT_THAT(sizes, ElementsAre(11, 11, 11, 12, 12, 12, 12, 12));
+  EXPECT_EQ(StageLayerRange(93, 8, 0), std::make_pair(0, 11));
+  EXPECT_EQ(StageLayerRange(93, 8, 3), std::make_pair(33, 45));
+  EXPECT_EQ(StageLayerRange(93, 8, 7), std::make_pair(81, 93));
+  EXPECT_EQ(StageLayerRange(93, 2, 0), std::make_pair(0, 46));
+  EXPECT_EQ(StageLayerRange(93, 2, 1), std::make_pair(46, 93));
+}
+
+TEST(PlanLayout, Pp1Tp32GroupSpansAllFourNodes) {
+  LayoutPlan plan = PlanMission(1, 32, 4);
+  EXPECT_TRUE(plan.valid);
+  ASSERT_EQ(plan.tp_groups.size(), 1u);
+  EXPECT_THAT(plan.tp_groups[0].nodes, ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(plan.tp_groups[0].ranks.size(), 32u);
+  EXPECT_EQ(plan.cross_node_stage_boundaries, 0);
+  EXPECT_EQ(plan.moe_tp, 8);
+  // 2 per layer + the embedding's; every one crosses nodes.
+  EXPECT_EQ(plan.allreduce_per_forward, 187);
+  EXPECT_EQ(plan.cross_node_allreduce_per_forward, 187);
+  EXPECT_EQ(plan.allgather_per_forward, 1);
+}
+
+TEST(PlanLayout, Pp2Tp16GroupsSpanTwoNodes) {
+  LayoutPlan plan = PlanMission(2, 16, 4);
+  EXPECT_TRUE(plan.valid);
+  ASSERT_EQ(plan.tp_groups.size(), 2u);
+  EXPECT_THAT(plan.tp_groups[0].nodes, ElementsAre(0, 1));
+  EXPECT_THAT(plan.tp_groups[1].nodes, ElementsAre(2, 3));
+  EXPECT_EQ(plan.cross_node_stage_boundaries, 1);
+  EXPECT_THAT(plan.boundaries[0].node_pairs, ElementsAre(std::pair(0, 2), std::pair(1, 3)));
+  EXPECT_EQ(plan.moe_tp, 4);
+  EXPECT_EQ(plan.allreduce_per_forward, 187);
+  EXPECT_EQ(plan.cross_node_allreduce_per_forward, 187);
+}
+
+TEST(PlanLayout, Pp4Tp8OneStagePerNode) {
+  LayoutPlan plan = PlanMission(4, 8, 4);
+  EXPECT_TRUE(plan.valid);
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_THAT(plan.tp_groups[s].nodes, ElementsAre(s));
+    EXPECT_THAT(plan.stages[s].nodes, ElementsAre(s));
+  }
+  EXPECT_EQ(plan.cross_node_stage_boundaries, 3);
+  EXPECT_THAT(LayerCounts(plan), ElementsAre(23, 23, 23, 24));
+  EXPECT_EQ(plan.cross_node_allreduce_per_forward, 0);
+  EXPECT_EQ(plan.moe_tp, 2);
+}
+
+TEST(PlanLayout, Pp8Tp4TwoStagesPerNode) {
+  LayoutPlan plan = PlanMission(8, 4, 4);
+  EXPECT_TRUE(plan.valid);
+  for (int s = 0; s < 8; ++s) {
+    EXPECT_FALSE(plan.tp_groups[s].crosses_nodes());
+    EXPECT_THAT(plan.stages[s].nodes, ElementsAre(s / 2));
+  }
+  EXPECT_THAT(LayerCounts(plan), ElementsAre(11, 11, 11, 12, 12, 12, 12, 12));
+  EXPECT_EQ(plan.cross_node_stage_boundaries, 3);
+  ASSERT_EQ(plan.boundaries.size(), 7u);
+  EXPECT_FALSE(plan.boundaries[0].crosses_nodes());  // 601 -> 601
+  EXPECT_TRUE(plan.boundaries[1].crosses_nodes());   // 601 -> 602
+  EXPECT_EQ(plan.boundaries[1].cross_node_rank_pairs, 4);
+  EXPECT_EQ(plan.moe_tp, 1);
+  EXPECT_EQ(plan.allreduce_per_forward, 187);
+  EXPECT_EQ(plan.cross_node_allreduce_per_forward, 0);
+}
+
+TEST(PlanLayout, RankMapFillsNodesInOrder) {
+  LayoutPlan plan = PlanMission(8, 4, 4);
+  const RankPlacement& r = plan.ranks[13];  // stage 3, tp rank 1
+  EXPECT_EQ(r.node, 1);
+  EXPECT_EQ(r.local_gpu, 5);
+  EXPECT_EQ(r.pp_rank, 3);
+  EXPECT_EQ(r.tp_rank, 1);
+  EXPECT_EQ(r.moe_ep_rank, 1);
+  EXPECT_EQ(r.moe_tp_rank, 0);
+  LayoutPlan pp1 = PlanMission(1, 32, 4);
+  EXPECT_EQ(pp1.ranks[13].moe_ep_rank, 1);  // moe_tp 8: tp ranks 8-15 are EP rank 1
+  EXPECT_EQ(pp1.ranks[13].moe_tp_rank, 5);
+}
+
+TEST(PlanLayout, StagesCountLayerKindsAndEnds) {
+  LayoutPlan plan = PlanMission(8, 4, 4);
+  const StagePlan& first = plan.stages[0];  // layers 0-10: MLA at 3, 7
+  EXPECT_EQ(first.mla_layers, 2);
+  EXPECT_EQ(first.kda_layers, 9);
+  EXPECT_EQ(first.dense_layers, 1);
+  EXPECT_EQ(first.moe_layers, 10);
+  EXPECT_TRUE(first.has_embedding);
+  EXPECT_FALSE(first.has_lm_head);
+  const StagePlan& last = plan.stages[7];  // layers 81-92: MLA at 83, 87, 91, 92
+  EXPECT_EQ(last.mla_layers, 4);
+  EXPECT_EQ(last.kda_layers, 8);
+  EXPECT_TRUE(last.has_lm_head);
+  EXPECT_FALSE(last.has_embedding);
+  // Stage 0: 11 layers x 2 + embedding; stage 7: 12 x 2, logits all-gathered.
+  EXPECT_EQ(first.collectives.allreduce_count, 23);
+  EXPECT_EQ(last.collectives.allreduce_count, 24);
+  EXPECT_EQ(last.collectives.allgather_count, 1);
+  EXPECT_EQ(first.collectives.allreduce_bytes_per_token, 7168 * 2);
+}
+
+TEST(PlanLayout, BoundaryBytesAreTwoBf16TensorsSplitOverTp) {
+  LayoutPlan plan = PlanMission(4, 8, 4);
+  EXPECT_EQ(plan.boundaries[0].bytes_per_token, 4 * 7168);
+  EXPECT_EQ(plan.boundaries[0].bytes_per_token_per_rank, 4 * 7168 / 8);
+}
+
+TEST(PlanLayout, TpOneHasNoCollectives) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  LayoutPlan plan = PlanLayout(Layout(4, 1, 1), spec, TinyGqaModel(), Rtx6000d());
+  EXPECT_EQ(plan.allreduce_per_forward, 0);
+  EXPECT_EQ(plan.allgather_per_forward, 0);
+}
+
+// Hand-worked from TinyGqaModel's comment: per layer and rank at TP2,
+// 3 + 1 + 0.125 + 34 MiB + 4 KiB of norms = 38.12890625 MiB.
+TEST(StageMemory, WeightsPerRankDivideShardedTensorsByTp) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  model::ModelDesc model = TinyGqaModel();
+  model.family = "deepseek_v3";  // lm_head on the last stage only
+  LayoutPlan plan = PlanLayout(Layout(2, 2, 2), spec, model, Rtx6000d());
+  ASSERT_EQ(plan.stages.size(), 2u);
+  // 2 layers + half the 64 MiB embedding.
+  EXPECT_DOUBLE_EQ(plan.stages[0].weight_mib_per_rank, 2 * 38.12890625 + 32);
+  // 2 layers + half the lm_head + the final norm (1024 x bf16).
+  EXPECT_DOUBLE_EQ(plan.stages[1].weight_mib_per_rank, 2 * 38.12890625 + 32 + 2048.0 / (1 << 20));
+  EXPECT_DOUBLE_EQ(plan.weight_mib_per_rank_max, plan.stages[1].weight_mib_per_rank);
+}
+
+TEST(StageMemory, LmHeadOnEveryStageForQwen3Moe) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  LayoutPlan plan = PlanLayout(Layout(2, 2, 2), spec, TinyGqaModel(), Rtx6000d());
+  EXPECT_TRUE(plan.stages[0].holds_lm_head_weights);
+  EXPECT_DOUBLE_EQ(plan.stages[0].weight_mib_per_rank, 2 * 38.12890625 + 32 + 32);
+}
+
+TEST(StageMemory, GqaKvHeadsSplitOverTpButKeepOneHead) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  model::ModelDesc model = TinyGqaModel();
+  // 4 KV heads: TP2 keeps 2 heads per rank, TP8 one head (replicated).
+  spec.cluster.gpus_per_node = 2;
+  EXPECT_EQ(
+      PlanLayout(Layout(1, 2, 2), spec, model, Rtx6000d()).stages[0].kv_bytes_per_token_per_rank,
+      4 * 1024 / 2);
+  spec.cluster.gpus_per_node = 8;
+  EXPECT_EQ(
+      PlanLayout(Layout(1, 8, 8), spec, model, Rtx6000d()).stages[0].kv_bytes_per_token_per_rank,
+      4 * 1024 / 4);
+}
+
+TEST(StageMemory, MlaLatentIsReplicatedAndKdaStateSplit) {
+  LayoutPlan plan = PlanMission(8, 4, 4);
+  // Stage 0: 2 MLA layers of 1,152 B/token, whole on every rank; 9 KDA
+  // layers whose per-request state splits over TP4.
+  EXPECT_EQ(plan.stages[0].kv_bytes_per_token_per_rank, 2 * 1152);
+  EXPECT_EQ(plan.stages[0].state_bytes_per_request_per_rank, 9 * (96LL * 128 * 128 * 4 / 4));
+}
+
+TEST(PlanSearch, PlansEveryLayoutWithModelTotals) {
+  model::ModelDesc model = KimiLikeModel();
+  Plan plan = PlanSearch(MissionSpec(), model, Rtx6000d());
+  ASSERT_EQ(plan.layouts.size(), 4u);
+  EXPECT_TRUE(plan.all_valid());
+  EXPECT_EQ(plan.model.total_params, model.total_params());
+  EXPECT_EQ(plan.model.active_params, model.active_params());
+  EXPECT_THAT(plan.cluster.hosts, ElementsAre("601", "602", "603", "604"));
+  EXPECT_EQ(plan.moe_a2a_backend, "none");
+  EXPECT_TRUE(plan.warnings.empty());
+}
+
+}  // namespace
+}  // namespace ppsearch::plan

@@ -1,0 +1,210 @@
+// The plan as people read it, in the spirit of nccl-tests: `#` header lines
+// with the model and cluster, then one block per layout whose tables have a
+// row of names and fit in 100 columns.
+
+#include <fmt/format.h>
+
+#include "plan/plan_internal.h"
+
+namespace ppsearch::plan {
+namespace {
+
+// "1 layout", "4 layouts".
+std::string Counted(size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// first..last inclusive: "3" or "0-7".
+std::string SpanOf(int first, int last) {
+  return first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);
+}
+
+// {0,1,2,3} -> "0-3"; {0,4,8} -> "0,4,8".
+std::string RangeText(const std::vector<int>& values) {
+  if (values.empty()) return "-";
+  bool contiguous = true;
+  for (size_t i = 1; i < values.size(); ++i) contiguous &= values[i] == values[i - 1] + 1;
+  if (values.size() == 1) return std::to_string(values[0]);
+  if (contiguous) return fmt::format("{}-{}", values.front(), values.back());
+  std::string out;
+  for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+std::string NodeNames(const Plan& plan, const std::vector<int>& nodes) {
+  std::string out;
+  for (int node : nodes) {
+    const bool known = node < static_cast<int>(plan.cluster.hosts.size());
+    out += (out.empty() ? "" : " ") +
+           (known ? plan.cluster.hosts[node] : "node" + std::to_string(node) + "?");
+  }
+  return out;
+}
+
+std::string SpanText(const Plan& plan, const std::vector<int>& nodes) {
+  if (nodes.size() <= 1) return "node-local (" + NodeNames(plan, nodes) + ")";
+  return fmt::format("spans {} nodes: {}", nodes.size(), NodeNames(plan, nodes));
+}
+
+std::string JoinHosts(const std::vector<std::string>& hosts) {
+  std::string out;
+  for (const std::string& host : hosts) out += (out.empty() ? "" : " ") + host;
+  return out;
+}
+
+void RenderHeader(const Plan& plan, std::string& out) {
+  const ModelSummary& m = plan.model;
+  const ClusterSummary& c = plan.cluster;
+  out += fmt::format("# ppsearch plan {}\n", plan.spec_path);
+  out += fmt::format("# model    {} ({}): {} layers, hidden {}, vocab {}\n", m.name, m.family,
+                     m.num_layers, FormatThousands(m.hidden), FormatThousands(m.vocab));
+  out += fmt::format("#          {} params total, {} active; {} MiB of weights in all\n",
+                     FormatParams(m.total_params), FormatParams(m.active_params),
+                     FormatMib(m.weight_mib));
+  out += fmt::format("# cluster  {} hosts x {} GPUs = {}: {}\n", c.hosts.size(), c.gpus_per_node,
+                     c.gpus, JoinHosts(c.hosts));
+  out += fmt::format("#          {} ({}), {} MiB per GPU\n", c.gpu_name, c.hardware,
+                     FormatMib(c.gpu_memory_mib));
+  out += fmt::format("# moe-a2a-backend {}\n", plan.moe_a2a_backend);
+  for (const Diagnostic& w : plan.warnings) out += "warning: " + w.message + "\n";
+}
+
+// One line per run of consecutive GPUs on a node that belong to one stage.
+void RenderRankMap(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  out += "  rank map        node  GPUs   ranks    stage  TP ranks\n";
+  size_t i = 0;
+  int last_node = -1;
+  while (i < layout.ranks.size()) {
+    size_t j = i;
+    while (j + 1 < layout.ranks.size() && layout.ranks[j + 1].node == layout.ranks[i].node &&
+           layout.ranks[j + 1].pp_rank == layout.ranks[i].pp_rank) {
+      ++j;
+    }
+    const RankPlacement& a = layout.ranks[i];
+    const RankPlacement& b = layout.ranks[j];
+    const std::string node = a.node == last_node ? "" : NodeNames(plan, {a.node});
+    out += fmt::format("                  {:<5} {:<6} {:<8} {:<6} {}\n", node,
+                       SpanOf(a.local_gpu, b.local_gpu), SpanOf(a.rank, b.rank), a.pp_rank,
+                       SpanOf(a.tp_rank, b.tp_rank));
+    last_node = a.node;
+    i = j + 1;
+  }
+}
+
+void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  out += "  TP groups       stage  ranks    nodes\n";
+  for (const TpGroup& group : layout.tp_groups) {
+    out += fmt::format("                  {:<6} {:<8} {}\n", group.pp_rank, RangeText(group.ranks),
+                       SpanText(plan, group.nodes));
+  }
+}
+
+void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  out += "  stages          stage  layers    count  MLA  KDA  GQA  dense  MoE  holds       nodes\n";
+  for (const StagePlan& s : layout.stages) {
+    std::string also = s.has_embedding ? "embed" : "";
+    if (s.holds_lm_head_weights) also += also.empty() ? "lm_head" : "+lm_head";
+    out +=
+        fmt::format("                  {:<6} {:<9} {:<6} {:<4} {:<4} {:<4} {:<6} {:<4} {:<11} {}\n",
+                    s.pp_rank, fmt::format("[{},{})", s.first_layer, s.end_layer), s.num_layers(),
+                    s.mla_layers, s.kda_layers, s.gqa_layers, s.dense_layers, s.moe_layers,
+                    also.empty() ? "-" : also, NodeNames(plan, s.nodes));
+  }
+}
+
+void RenderMemory(const LayoutPlan& layout, std::string& out) {
+  out += "  memory/rank     stage  weights MiB  KV cache B/token  KDA state B/request\n";
+  for (const StagePlan& s : layout.stages) {
+    out += fmt::format("                  {:<6} {:>11}  {:>16}  {:>19}\n", s.pp_rank,
+                       FormatMib(s.weight_mib_per_rank),
+                       FormatThousands(s.kv_bytes_per_token_per_rank),
+                       FormatThousands(s.state_bytes_per_request_per_rank));
+  }
+}
+
+void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  if (layout.boundaries.empty()) {
+    out += "  stage hops      none (one stage)\n";
+    return;
+  }
+  const StageBoundary& first = layout.boundaries.front();
+  out += fmt::format(
+      "  stage hops      hidden_states + residual, bf16: {} B/token, {} B/token "
+      "per TP rank\n",
+      FormatThousands(first.bytes_per_token), FormatThousands(first.bytes_per_token_per_rank));
+  for (const StageBoundary& hop : layout.boundaries) {
+    std::string where;
+    for (const auto& [from, to] : hop.node_pairs) {
+      if (from == to) continue;
+      where += (where.empty() ? "" : ", ") + NodeNames(plan, {from}) + "->" + NodeNames(plan, {to});
+    }
+    const std::string text =
+        hop.crosses_nodes() ? "crosses nodes " + where
+                            : "intra-node (" + NodeNames(plan, {hop.node_pairs[0].first}) + ")";
+    out +=
+        fmt::format("                  {} -> {}   {}\n", hop.from_stage, hop.from_stage + 1, text);
+  }
+}
+
+void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  const int64_t ar_bytes =
+      layout.stages.empty() ? 0 : layout.stages.front().collectives.allreduce_bytes_per_token;
+  out += fmt::format(
+      "  collectives     per forward pass, moe-a2a-backend {}; all-reduce {} "
+      "B/token\n",
+      plan.moe_a2a_backend, FormatThousands(ar_bytes));
+  out += "                  stage  all-reduce  all-gather  crosses nodes\n";
+  for (const StagePlan& s : layout.stages) {
+    const StageCollectives& c = s.collectives;
+    out += fmt::format("                  {:<6} {:<11} {:<11} {}\n", s.pp_rank, c.allreduce_count,
+                       c.allgather_count,
+                       c.allreduce_count == 0 ? "-"
+                       : c.crosses_nodes()    ? fmt::format("yes ({} nodes)", c.nodes_spanned)
+                                              : "no");
+  }
+  out += fmt::format(
+      "                  total  {} all-reduce ({} across nodes), {} logits "
+      "all-gather\n",
+      layout.allreduce_per_forward, layout.cross_node_allreduce_per_forward,
+      layout.allgather_per_forward);
+}
+
+void RenderLayout(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  const spec::LayoutSpec& l = layout.layout;
+  out += fmt::format("\n== PP{}/TP{}/EP{}  {}  ({})\n", l.pp, l.tp, l.ep,
+                     layout.valid ? "valid" : "INVALID", l.origin.Where());
+  for (const Diagnostic& e : layout.errors) out += "error: " + e.message + "\n";
+  for (const Diagnostic& w : layout.warnings) out += "warning: " + w.message + "\n";
+  if (layout.ranks.empty()) return;
+  out += fmt::format(
+      "  summary         {} ranks; MoE-TP {} (TP {} / EP {}); max weights {} MiB "
+      "per rank\n",
+      layout.world_size, layout.moe_tp, l.tp, l.ep, FormatMib(layout.weight_mib_per_rank_max));
+  out += fmt::format(
+      "                  {} of {} stage hops cross nodes; {} of {} all-reduces "
+      "per forward cross nodes\n",
+      layout.cross_node_stage_boundaries, layout.boundaries.size(),
+      layout.cross_node_allreduce_per_forward, layout.allreduce_per_forward);
+  RenderRankMap(plan, layout, out);
+  RenderTpGroups(plan, layout, out);
+  RenderStages(plan, layout, out);
+  RenderMemory(layout, out);
+  RenderBoundaries(plan, layout, out);
+  RenderCollectives(plan, layout, out);
+}
+
+}  // namespace
+
+std::string RenderPlanText(const Plan& plan) {
+  std::string out;
+  RenderHeader(plan, out);
+  for (const LayoutPlan& layout : plan.layouts) RenderLayout(plan, layout, out);
+  int invalid = 0;
+  for (const LayoutPlan& layout : plan.layouts) invalid += layout.valid ? 0 : 1;
+  out += fmt::format("\n# {}, {} valid, {} invalid; {}\n", Counted(plan.layouts.size(), "layout"),
+                     plan.layouts.size() - invalid, invalid,
+                     Counted(plan.warnings.size(), "spec warning"));
+  return out;
+}
+
+}  // namespace ppsearch::plan

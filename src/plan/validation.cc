@@ -1,0 +1,158 @@
+// Layout checks: what SGLang asserts, or silently changes, for a PP/TP/EP
+// layout on a given cluster and model (sglang.md 2.1). Each message starts
+// with the layout's file:line:col and key so an editor can jump to it.
+
+#include <set>
+
+#include "plan/plan_internal.h"
+
+namespace ppsearch::plan {
+namespace {
+
+// Backends whose dispatcher needs one expert shard per TP rank; SGLang
+// overrides ep_size to tp_size for them (overrides.py _a2a_ep_size).
+const std::set<std::string>& A2aBackendsForcingEpEqTp() {
+  static const std::set<std::string> kBackends = {"deepep",     "mooncake", "nixl", "ascend_fuseep",
+                                                  "flashinfer", "mori",     "pplx", "megamoe"};
+  return kBackends;
+}
+
+Diagnostic LayoutError(const spec::LayoutSpec& layout, const std::string& what) {
+  const std::string where = layout.origin.Where();
+  return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin};
+}
+
+void CheckWorld(const spec::LayoutSpec& layout, const spec::ClusterSpec& cluster,
+                std::vector<Diagnostic>& errors) {
+  const int world = layout.pp * layout.tp;
+  const int hosts = static_cast<int>(cluster.hosts.size());
+  if (world != cluster.world_size()) {
+    errors.push_back(LayoutError(
+        layout, "uses " + std::to_string(world) + " GPUs but the cluster has " +
+                    std::to_string(cluster.world_size()) + " (" + std::to_string(hosts) +
+                    " hosts x " + std::to_string(cluster.gpus_per_node) +
+                    "); TP x PP must equal the GPU count"));
+  }
+  if (hosts > 0 && world % hosts != 0) {
+    errors.push_back(
+        LayoutError(layout, "has " + std::to_string(world) + " ranks, which do not divide over " +
+                                std::to_string(hosts) +
+                                " nodes; SGLang asserts (tp_size * pp_size) % nnodes == 0"));
+  }
+}
+
+void CheckMoe(const spec::LayoutSpec& layout, const model::ModelDesc& model,
+              std::vector<Diagnostic>& errors) {
+  const std::string tp = std::to_string(layout.tp);
+  const std::string ep = std::to_string(layout.ep);
+  if (layout.tp % layout.ep != 0) {
+    errors.push_back(LayoutError(layout, "has TP " + tp + " not divisible by EP " + ep +
+                                             "; SGLang builds EP groups inside each TP group, "
+                                             "so EP must divide TP"));
+  }
+  if (!model.is_moe()) return;
+  if (model.moe.num_experts % layout.ep != 0) {
+    errors.push_back(LayoutError(layout, "splits " + std::to_string(model.moe.num_experts) +
+                                             " routed experts over EP " + ep +
+                                             "; the expert count must be a multiple of EP"));
+  }
+  if (layout.tp % layout.ep == 0 && model.moe.moe_intermediate % (layout.tp / layout.ep) != 0) {
+    errors.push_back(LayoutError(layout, "has MoE-TP " + std::to_string(layout.tp / layout.ep) +
+                                             " (TP/EP = " + tp + "/" + ep +
+                                             "), which does not divide moe_intermediate_size " +
+                                             std::to_string(model.moe.moe_intermediate)));
+  }
+}
+
+void CheckHeads(const spec::LayoutSpec& layout, const char* kind, int heads,
+                std::vector<Diagnostic>& errors) {
+  if (heads <= 0 || heads % layout.tp == 0) return;
+  const std::string kind_prefix = kind[0] == '\0' ? "" : std::string(kind) + " ";
+  errors.push_back(LayoutError(layout, "splits " + std::to_string(heads) + " " + kind_prefix +
+                                           "attention heads over TP " + std::to_string(layout.tp) +
+                                           "; the head count must be a multiple of TP"));
+}
+
+void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& model,
+                    std::vector<Diagnostic>& errors) {
+  CheckHeads(layout, "MLA", model.mla.num_heads, errors);
+  CheckHeads(layout, "KDA", model.kda.num_heads, errors);
+  CheckHeads(layout, "GQA", model.gqa.num_heads, errors);
+  if (model.mla.num_heads == 0 && model.kda.num_heads == 0 && model.gqa.num_heads == 0) {
+    CheckHeads(layout, "", model.num_attention_heads, errors);
+  }
+  const int kv = model.gqa.num_kv_heads;
+  if (kv <= 0) return;
+  // Fewer KV heads than ranks is allowed when each head is replicated on a
+  // whole number of ranks (tp % kv == 0); otherwise heads must split evenly.
+  const bool ok = kv >= layout.tp ? kv % layout.tp == 0 : layout.tp % kv == 0;
+  if (ok) return;
+  const std::string rule = kv >= layout.tp
+                               ? "the KV head count must be a multiple of TP"
+                               : "with fewer KV heads than TP ranks, TP must be a multiple of "
+                                 "the KV head count";
+  errors.push_back(LayoutError(layout, "splits " + std::to_string(kv) + " GQA KV heads over TP " +
+                                           std::to_string(layout.tp) + "; " + rule));
+}
+
+void CheckA2aBackend(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
+                     std::vector<Diagnostic>& errors) {
+  const std::string backend = MoeA2aBackend(engine);
+  if (!A2aBackendsForcingEpEqTp().count(backend) || layout.ep == layout.tp) return;
+  const spec::ArgValue* arg = engine.FindArg("moe-a2a-backend");
+  const std::string set_at =
+      arg != nullptr && !arg->origin.Position().empty() ? " (" + arg->origin.Position() + ")" : "";
+  errors.push_back(LayoutError(
+      layout, "sets EP " + std::to_string(layout.ep) + " but moe-a2a-backend = \"" + backend +
+                  "\"" + set_at + " forces EP = TP; SGLang would silently change ep from " +
+                  std::to_string(layout.ep) + " to " + std::to_string(layout.tp) +
+                  ". Set ep = " + std::to_string(layout.tp) + " or moe-a2a-backend = \"none\""));
+}
+
+void CheckWeightMemory(const spec::LayoutSpec& layout, const hardware::HardwareProfile& hw,
+                       const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
+  if (hw.memory_mib <= 0) return;
+  const StagePlan* heaviest = nullptr;
+  for (const StagePlan& stage : planned.stages) {
+    if (heaviest == nullptr || stage.weight_mib_per_rank > heaviest->weight_mib_per_rank) {
+      heaviest = &stage;
+    }
+  }
+  if (heaviest == nullptr || heaviest->weight_mib_per_rank <= hw.memory_mib) return;
+  errors.push_back(LayoutError(
+      layout, "needs " + FormatMib(heaviest->weight_mib_per_rank) +
+                  " MiB of weights per GPU on stage " + std::to_string(heaviest->pp_rank) +
+                  " but the GPU (" + (hw.gpu_name.empty() ? hw.name : hw.gpu_name) + ") has " +
+                  FormatMib(hw.memory_mib) + " MiB; use more GPUs per stage (larger TP)"));
+}
+
+}  // namespace
+
+std::string MoeA2aBackend(const spec::EngineSpec& engine) {
+  return engine.ArgString("moe-a2a-backend").value_or("none");
+}
+
+std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw,
+                                       const LayoutPlan& planned) {
+  std::vector<Diagnostic> errors;
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1) {
+    errors.push_back(LayoutError(layout, "has a size below 1; PP, TP and EP must be at least 1"));
+    return errors;
+  }
+  CheckWorld(layout, spec.cluster, errors);
+  if (model.num_layers < layout.pp) {
+    errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +
+                                             " pipeline stages but the model has only " +
+                                             std::to_string(model.num_layers) +
+                                             " layers; PP must not exceed the layer count"));
+  }
+  CheckMoe(layout, model, errors);
+  CheckAttention(layout, model, errors);
+  if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
+  CheckWeightMemory(layout, hw, planned, errors);
+  return errors;
+}
+
+}  // namespace ppsearch::plan

@@ -1,0 +1,285 @@
+// Every layout error and spec warning, with its exact message: users read
+// these, and editors jump to the file:line:col they start with.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plan/plan.h"
+#include "plan/plan_internal.h"
+#include "plan/plan_test_fixtures.h"
+
+namespace ppsearch::plan {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using testing::IntArg;
+using ::testing::IsEmpty;
+using testing::KimiLikeModel;
+using testing::Layout;
+using testing::Loc;
+using testing::MissionSpec;
+using testing::Rtx6000d;
+using testing::SetArg;
+using testing::StringArg;
+using testing::TinyGqaModel;
+
+std::vector<std::string> Messages(const std::vector<Diagnostic>& diagnostics) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : diagnostics) out.push_back(d.message);
+  return out;
+}
+
+std::vector<std::string> ErrorsOf(const spec::LayoutSpec& layout,
+                                  const model::ModelDesc& model = KimiLikeModel(),
+                                  const spec::Spec& spec = MissionSpec()) {
+  return Messages(PlanLayout(layout, spec, model, Rtx6000d()).errors);
+}
+
+constexpr char kAt[] = "examples/x.toml:31:10: key 'sweep.layouts[1]': ";
+
+TEST(ValidateLayout, MissionLayoutsAreValid) {
+  for (const auto& layout : MissionSpec().sweep.layouts) {
+    EXPECT_THAT(ErrorsOf(layout), IsEmpty()) << layout.Label();
+  }
+}
+
+TEST(ValidateLayout, GpuCountMustMatchTheCluster) {
+  EXPECT_THAT(ErrorsOf(Layout(3, 8, 4, 1)),
+              ElementsAre(std::string(kAt) +
+                          "PP3/TP8/EP4 uses 24 GPUs but the cluster has 32 (4 hosts x 8); "
+                          "TP x PP must equal the GPU count"));
+}
+
+TEST(ValidateLayout, WorldMustDivideOverNodes) {
+  EXPECT_THAT(ErrorsOf(Layout(1, 6, 1, 1)),
+              Contains(std::string(kAt) +
+                       "PP1/TP6/EP1 has 6 ranks, which do not divide over 4 nodes; SGLang "
+                       "asserts (tp_size * pp_size) % nnodes == 0"));
+}
+
+TEST(ValidateLayout, ExpertsMustDivideOverEp) {
+  model::ModelDesc model = KimiLikeModel();
+  model.moe.num_experts = 100;
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 8, 1), model),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP32/EP8 splits 100 routed experts over EP 8; the expert count "
+                          "must be a multiple of EP"));
+}
+
+TEST(ValidateLayout, MoeTpMustDivideMoeIntermediate) {
+  model::ModelDesc model = KimiLikeModel();
+  model.moe.moe_intermediate = 3076;
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), model),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP32/EP4 has MoE-TP 8 (TP/EP = 32/4), which does not divide "
+                          "moe_intermediate_size 3076"));
+}
+
+TEST(ValidateLayout, EpMustDivideTp) {
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 3, 1)),
+              Contains(std::string(kAt) +
+                       "PP1/TP32/EP3 has TP 32 not divisible by EP 3; SGLang builds EP groups "
+                       "inside each TP group, so EP must divide TP"));
+}
+
+TEST(ValidateLayout, AttentionHeadsMustDivideOverTp) {
+  model::ModelDesc model = KimiLikeModel();
+  model.kda.num_heads = 40;
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), model),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP32/EP4 splits 40 KDA attention heads over TP 32; the head "
+                          "count must be a multiple of TP"));
+  model = KimiLikeModel();
+  model.mla.num_heads = 100;
+  EXPECT_THAT(ErrorsOf(Layout(4, 8, 4, 1), model),
+              ElementsAre(std::string(kAt) +
+                          "PP4/TP8/EP4 splits 100 MLA attention heads over TP 8; the head count "
+                          "must be a multiple of TP"));
+}
+
+TEST(ValidateLayout, GqaKvHeadsMustTileTp) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  model::ModelDesc model = TinyGqaModel();
+  model.gqa.num_kv_heads = 6;  // fewer than 8 ranks, and 8 % 6 != 0
+  EXPECT_THAT(ErrorsOf(Layout(1, 8, 8, 1), model, spec),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP8/EP8 splits 6 GQA KV heads over TP 8; with fewer KV heads than "
+                          "TP ranks, TP must be a multiple of the KV head count"));
+  model.gqa.num_kv_heads = 12;  // more than 8 ranks, and 12 % 8 != 0
+  EXPECT_THAT(ErrorsOf(Layout(1, 8, 8, 1), model, spec),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP8/EP8 splits 12 GQA KV heads over TP 8; the KV head count must "
+                          "be a multiple of TP"));
+}
+
+TEST(ValidateLayout, A2aBackendForcesEpEqualTp) {
+  spec::Spec spec = MissionSpec();
+  SetArg(spec, "moe-a2a-backend", StringArg("deepep", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP32/EP4 sets EP 4 but moe-a2a-backend = \"deepep\" "
+                          "(examples/x.toml:20:1) forces EP = TP; SGLang would silently change "
+                          "ep from 4 to 32. Set ep = 32 or moe-a2a-backend = \"none\""));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec), IsEmpty());
+  SetArg(spec, "moe-a2a-backend", StringArg("none", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec), IsEmpty());
+}
+
+TEST(ValidateLayout, PipelineCannotExceedLayers) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 8;
+  EXPECT_THAT(ErrorsOf(Layout(8, 1, 1, 1), TinyGqaModel(), spec),
+              ElementsAre(std::string(kAt) +
+                          "PP8/TP1/EP1 has 8 pipeline stages but the model has only 4 layers; "
+                          "PP must not exceed the layer count"));
+}
+
+TEST(ValidateLayout, WeightsMustFitTheGpu) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  hardware::HardwareProfile hw = Rtx6000d();
+  hw.memory_mib = 100;  // TinyGqaModel at PP2/TP2 needs about 140 MiB per rank
+  LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
+  EXPECT_FALSE(plan.valid);
+  EXPECT_THAT(Messages(plan.errors),
+              ElementsAre(std::string(kAt) +
+                          "PP2/TP2/EP2 needs 140 MiB of weights per GPU on stage 0 but the GPU "
+                          "(NVIDIA RTX 6000D) has 100 MiB; use more GPUs per stage (larger TP)"));
+}
+
+TEST(ValidateLayout, NonPositiveSizesStopPlanning) {
+  LayoutPlan plan = PlanLayout(Layout(0, 32, 4, 1), MissionSpec(), KimiLikeModel(), Rtx6000d());
+  EXPECT_FALSE(plan.valid);
+  EXPECT_TRUE(plan.ranks.empty());
+  EXPECT_THAT(Messages(plan.errors),
+              ElementsAre(std::string(kAt) +
+                          "PP0/TP32/EP4 has a size below 1; PP, TP and EP must be at least 1"));
+}
+
+std::vector<std::string> SpecWarningsOf(const spec::Spec& spec) {
+  return Messages(PlanSearch(spec, KimiLikeModel(), Rtx6000d()).warnings);
+}
+
+TEST(SpecWarnings, MicroBatchSizeOne) {
+  spec::Spec spec = MissionSpec();
+  SetArg(spec, "pp-max-micro-batch-size",
+         IntArg(1, Loc(22, 1, "engine.args.pp-max-micro-batch-size")));
+  EXPECT_THAT(SpecWarningsOf(spec),
+              ElementsAre("examples/x.toml:22:1: key 'engine.args.pp-max-micro-batch-size': "
+                          "pp-max-micro-batch-size = 1 lets the scheduler admit only one new "
+                          "request per micro-batch, which serializes a concurrent load and "
+                          "exposes pipeline bubbles; SGLang's default is "
+                          "max(max_running_requests // pp_size, 1). Remove it to keep the "
+                          "default"));
+  SetArg(spec, "pp-max-micro-batch-size",
+         IntArg(4, Loc(22, 1, "engine.args.pp-max-micro-batch-size")));
+  EXPECT_THAT(SpecWarningsOf(spec), IsEmpty());
+}
+
+TEST(SpecWarnings, RequestsNotAMultipleOfConcurrency) {
+  spec::Spec spec = MissionSpec();
+  spec.workload.requests = 40;
+  spec.sweep.concurrency = {8, 16, 12};
+  EXPECT_THAT(SpecWarningsOf(spec),
+              ElementsAre("examples/x.toml:40:1: key 'workload.requests': 40 requests per "
+                          "sample is not a multiple of concurrency 16, 12: the last wave of "
+                          "each sample has fewer requests in flight, so its throughput mixes two "
+                          "load levels. Use a multiple of every concurrency (e.g. 48)"));
+}
+
+TEST(SpecWarnings, PromptLengthsNotFixed) {
+  spec::Spec spec = MissionSpec();
+  spec.workload.input_distribution = "uniform";
+  spec.workload.range_ratio = 0.5;
+  EXPECT_THAT(SpecWarningsOf(spec),
+              ElementsAre("examples/x.toml:40:1: key 'workload.input_distribution': prompt "
+                          "lengths are not fixed (input_distribution = \"uniform\", range_ratio "
+                          "= 0.5), so TTFT and input TPS depend on the lengths drawn and layouts "
+                          "are harder to compare. Use input_distribution = \"fixed\" and "
+                          "range_ratio = 1 (bench_serving: --random-range-ratio 1)"));
+}
+
+TEST(SpecWarnings, PrefixCacheWithRepeatedPromptsAndWarmup) {
+  spec::Spec spec = MissionSpec();
+  spec.engine.args.clear();  // radix cache on
+  spec.workload.unique_prompts = false;
+  spec.workload.warmup_requests = 1;
+  EXPECT_THAT(
+      SpecWarningsOf(spec),
+      ElementsAre("examples/x.toml:40:1: key 'workload.unique_prompts': prompts repeat "
+                  "(unique_prompts = false) while SGLang's radix (prefix) cache is on: repeated "
+                  "prompts hit the cache and skip most of their prefill, inflating input TPS. "
+                  "Set disable-radix-cache = true in the engine args",
+                  "examples/x.toml:40:1: key 'workload.warmup_requests': warmup_requests = 1 "
+                  "while SGLang's radix (prefix) cache is on: the warmup reuses request 0's "
+                  "prompt (as sglang.bench_serving does), so request 0 hits the cache and its "
+                  "TTFT is too short. Set disable-radix-cache = true in the engine args"));
+  spec = MissionSpec();  // radix cache disabled: no warning
+  spec.workload.unique_prompts = false;
+  spec.workload.warmup_requests = 1;
+  EXPECT_THAT(SpecWarningsOf(spec), IsEmpty());
+}
+
+TEST(LayoutWarnings, PpOnSglangVersionsWithPpBugs) {
+  spec::Spec spec = MissionSpec();
+  spec.engine.version = "0.5.9";
+  Plan plan = PlanSearch(spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(plan.layouts[0].warnings, IsEmpty());  // PP1
+  EXPECT_THAT(Messages(plan.layouts[1].warnings),
+              ElementsAre("examples/x.toml:31:10: key 'sweep.layouts[1]': PP2/TP16/EP4 runs "
+                          "pipeline parallelism on SGLang 0.5.9, whose inverted admission check "
+                          "can hang PP with chunked prefill (fixed in 0.5.11 by PR #23006); use "
+                          "0.5.11 or later",
+                          "examples/x.toml:31:10: key 'sweep.layouts[1]': PP2/TP16/EP4 runs "
+                          "pipeline parallelism on SGLang 0.5.9, which sizes the linear-attention "
+                          "state pool for the whole model on every stage (fixed in 0.5.17 by PR "
+                          "#33666); max_running_requests and pp_max_micro_batch_size come out "
+                          "far too small"));
+}
+
+TEST(LayoutWarnings, GqaKvHeadReplication) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  LayoutPlan plan = PlanLayout(Layout(1, 8, 8, 1), spec, TinyGqaModel(), Rtx6000d());
+  EXPECT_THAT(Messages(plan.warnings),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP8/EP8 replicates each of the 4 GQA KV heads on 2 TP ranks; the "
+                          "KV cache per token does not shrink beyond TP 4"));
+}
+
+// sglang.md 3.1: 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 MiB, at
+// least 10 GiB on GPUs over 60 GiB.
+TEST(SglangReservedMib, FollowsTheDefaultFormula) {
+  spec::Spec spec = MissionSpec();
+  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 32, 4), 85651), 512 + 12288 + 4096);
+  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 85651), 512 + 12288 + 1024);
+  SetArg(spec, "chunked-prefill-size", IntArg(1024, Loc(21, 1, "")));
+  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 85651), 10240);  // the 10 GiB floor
+  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 40000), 512 + 3072 + 1024);
+  SetArg(spec, "mem-fraction-static", StringArg("0.75", Loc(22, 1, "")));
+  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 40000), 10000);
+}
+
+TEST(LayoutWarnings, WeightsLeaveNoRoomForKvCache) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  SetArg(spec, "mem-fraction-static", StringArg("0.5", Loc(22, 1, "")));
+  hardware::HardwareProfile hw = Rtx6000d();
+  hw.memory_mib = 200;  // TinyGqaModel at PP2/TP2 holds about 140 MiB on stage 0
+  LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
+  EXPECT_TRUE(plan.valid);
+  EXPECT_THAT(Messages(plan.warnings),
+              ElementsAre(std::string(kAt) +
+                          "PP2/TP2/EP2 holds 140 MiB of weights per GPU on stage 0, but "
+                          "mem-fraction-static = 0.5 leaves 100 of the GPU's 200 MiB for weights "
+                          "and KV cache (100 MiB stay free for activations, CUDA graphs and "
+                          "NCCL); the KV cache gets no room"));
+}
+
+}  // namespace
+}  // namespace ppsearch::plan

@@ -1,0 +1,176 @@
+// Settings that do not stop a run but make its numbers misleading: flags
+// known to hurt PP, workloads that are not controlled, caches that let some
+// requests skip prefill, engine versions with PP bugs (sglang.md 1.3, 5.1, 6).
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "plan/plan_internal.h"
+
+namespace ppsearch::plan {
+namespace {
+
+Diagnostic At(SourceLoc loc, const std::string& key, const std::string& what) {
+  if (!key.empty()) loc.key = key;
+  const std::string where = loc.Where();
+  return {(where.empty() ? "" : where + ": ") + what, loc};
+}
+
+std::string JoinInts(const std::vector<int>& values) {
+  std::string out;
+  for (int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+std::string ShortDouble(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", value);
+  return buf;
+}
+
+void WarnMicroBatchSize(const spec::EngineSpec& engine, std::vector<Diagnostic>& out) {
+  const spec::ArgValue* arg = engine.FindArg("pp-max-micro-batch-size");
+  if (arg == nullptr || engine.ArgInt("pp-max-micro-batch-size").value_or(0) != 1) return;
+  out.push_back(At(arg->origin, "",
+                   "pp-max-micro-batch-size = 1 lets the scheduler admit only one new request "
+                   "per micro-batch, which serializes a concurrent load and exposes pipeline "
+                   "bubbles; SGLang's default is max(max_running_requests // pp_size, 1). "
+                   "Remove it to keep the default"));
+}
+
+void WarnPartialWaves(const spec::Spec& spec, std::vector<Diagnostic>& out) {
+  const int requests = spec.workload.requests;
+  if (requests <= 0) return;
+  std::vector<int> misfits;
+  int64_t lcm = 1;
+  for (int c : spec.sweep.concurrency) {
+    if (c <= 0) continue;
+    lcm = std::lcm(lcm, static_cast<int64_t>(c));
+    if (requests % c != 0) misfits.push_back(c);
+  }
+  if (misfits.empty()) return;
+  const int64_t suggestion = (requests + lcm - 1) / lcm * lcm;
+  out.push_back(
+      At(spec.workload.origin, "workload.requests",
+         std::to_string(requests) +
+             " requests per sample is not a multiple of "
+             "concurrency " +
+             JoinInts(misfits) +
+             ": the last wave of each sample has fewer requests in flight, so its "
+             "throughput mixes two load levels. Use a multiple of every concurrency (e.g. " +
+             std::to_string(suggestion) + ")"));
+}
+
+void WarnVariableLengths(const spec::WorkloadSpec& workload, std::vector<Diagnostic>& out) {
+  if (workload.input_distribution == "fixed" && workload.range_ratio == 1.0) return;
+  const std::string key = workload.input_distribution != "fixed" ? "workload.input_distribution"
+                                                                 : "workload.range_ratio";
+  out.push_back(At(workload.origin, key,
+                   "prompt lengths are not fixed (input_distribution = \"" +
+                       workload.input_distribution +
+                       "\", range_ratio = " + ShortDouble(workload.range_ratio) +
+                       "), so TTFT and input TPS depend on the lengths drawn and layouts are "
+                       "harder to compare. Use input_distribution = \"fixed\" and range_ratio = "
+                       "1 (bench_serving: --random-range-ratio 1)"));
+}
+
+void WarnPrefixCache(const spec::Spec& spec, std::vector<Diagnostic>& out) {
+  if (spec.engine.ArgTrue("disable-radix-cache")) return;
+  const spec::WorkloadSpec& workload = spec.workload;
+  if (!workload.unique_prompts) {
+    out.push_back(At(workload.origin, "workload.unique_prompts",
+                     "prompts repeat (unique_prompts = false) while SGLang's radix (prefix) "
+                     "cache is on: repeated prompts hit the cache and skip most of their "
+                     "prefill, inflating input TPS. Set disable-radix-cache = true in the "
+                     "engine args"));
+  }
+  if (workload.warmup_requests > 0) {
+    out.push_back(At(workload.origin, "workload.warmup_requests",
+                     "warmup_requests = " + std::to_string(workload.warmup_requests) +
+                         " while SGLang's radix (prefix) cache is on: the warmup reuses "
+                         "request 0's prompt (as sglang.bench_serving does), so request 0 hits "
+                         "the cache and its TTFT is too short. Set disable-radix-cache = true "
+                         "in the engine args"));
+  }
+}
+
+// "0.5.9" or "v0.5.9" -> 509 (minor * 100 + patch, major 0); -1 when unknown.
+int VersionCode(const std::string& version) {
+  std::string text = version;
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.erase(0, 1);
+  int major = 0, minor = 0, patch = 0;
+  if (std::sscanf(text.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) return -1;
+  return major * 10000 + minor * 100 + patch;
+}
+
+// Weights that fit the GPU can still leave SGLang's static pool no room for
+// the KV cache once its activation and graph reserve is taken out.
+void WarnKvHeadroom(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                    const hardware::HardwareProfile& hw, const LayoutPlan& planned,
+                    std::vector<Diagnostic>& out) {
+  if (hw.memory_mib <= 0 || planned.weight_mib_per_rank_max > hw.memory_mib) return;
+  const double reserved_mib = SglangReservedMib(spec, layout, hw.memory_mib);
+  const double pool_mib = std::max(0.0, hw.memory_mib - reserved_mib);
+  if (planned.weight_mib_per_rank_max < pool_mib) return;
+  int heaviest = 0;
+  for (const StagePlan& stage : planned.stages) {
+    if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;
+  }
+  const std::optional<std::string> mfs = spec.engine.ArgString("mem-fraction-static");
+  out.push_back(At(layout.origin, "",
+                   layout.Label() + " holds " + FormatMib(planned.weight_mib_per_rank_max) +
+                       " MiB of weights per GPU on stage " + std::to_string(heaviest) + ", but " +
+                       (mfs ? "mem-fraction-static = " + *mfs
+                            : std::string("SGLang's default mem-fraction-static")) +
+                       " leaves " + FormatMib(pool_mib) + " of the GPU's " +
+                       FormatMib(hw.memory_mib) + " MiB for weights and KV cache (" +
+                       FormatMib(reserved_mib) +
+                       " MiB stay free for activations, CUDA graphs and NCCL); the KV cache "
+                       "gets no room"));
+}
+
+}  // namespace
+
+std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec) {
+  std::vector<Diagnostic> out;
+  WarnMicroBatchSize(spec.engine, out);
+  WarnPartialWaves(spec, out);
+  WarnVariableLengths(spec.workload, out);
+  WarnPrefixCache(spec, out);
+  return out;
+}
+
+std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw,
+                                       const LayoutPlan& planned) {
+  std::vector<Diagnostic> out;
+  const std::string label = layout.Label();
+  const int version = VersionCode(spec.engine.version);
+  if (layout.pp > 1 && version >= 508 && version <= 510) {
+    out.push_back(At(layout.origin, "",
+                     label + " runs pipeline parallelism on SGLang " + spec.engine.version +
+                         ", whose inverted admission check can hang PP with chunked prefill "
+                         "(fixed in 0.5.11 by PR #23006); use 0.5.11 or later"));
+  }
+  if (layout.pp > 1 && version >= 0 && version < 517 && model.kda.num_heads > 0) {
+    out.push_back(At(layout.origin, "",
+                     label + " runs pipeline parallelism on SGLang " + spec.engine.version +
+                         ", which sizes the linear-attention state pool for the whole model on "
+                         "every stage (fixed in 0.5.17 by PR #33666); max_running_requests and "
+                         "pp_max_micro_batch_size come out far too small"));
+  }
+  const int kv = model.gqa.num_kv_heads;
+  if (kv > 0 && kv < layout.tp && layout.tp % kv == 0) {
+    out.push_back(At(layout.origin, "",
+                     label + " replicates each of the " + std::to_string(kv) + " GQA KV heads on " +
+                         std::to_string(layout.tp / kv) +
+                         " TP ranks; the KV cache per token does not shrink beyond TP " +
+                         std::to_string(kv)));
+  }
+  WarnKvHeadroom(layout, spec, hw, planned, out);
+  return out;
+}
+
+}  // namespace ppsearch::plan

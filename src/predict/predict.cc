@@ -1,0 +1,115 @@
+#include "predict/predict.h"
+
+#include <algorithm>
+
+namespace ppsearch::predict {
+
+cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
+  cost::LayoutShape shape;
+  shape.pp = plan.layout.pp;
+  shape.tp = plan.layout.tp;
+  shape.ep = plan.layout.ep;
+  for (const auto& st : plan.stages) {
+    cost::StageShape s;
+    s.first_layer = st.first_layer;
+    s.end_layer = st.end_layer;
+    s.has_embedding = st.has_embedding;
+    s.has_lm_head = st.has_lm_head;
+    s.tp_nodes = std::max(st.collectives.nodes_spanned, 1);
+    shape.stages.push_back(s);
+  }
+  for (const auto& b : plan.boundaries)
+    if (b.from_stage >= 0 && b.from_stage < static_cast<int>(shape.stages.size()))
+      shape.stages[b.from_stage].hop_crosses_nodes = b.crosses_nodes();
+  return shape;
+}
+
+memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                     const model::ModelDesc& model,
+                                     const hardware::HardwareProfile& hw) {
+  memory::MemoryInputs in;
+  in.gpu_total_mib = hw.memory_mib;
+  in.tp = plan.layout.tp;
+  in.pp = plan.layout.pp;
+  in.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  in.context_len = spec.engine.ArgInt("context-length").value_or(model.max_context);
+  if (auto v = spec.engine.FindArg("mem-fraction-static"))
+    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat ? v->float_value
+                                                                      : static_cast<double>(v->int_value);
+  if (auto v = spec.engine.ArgInt("max-running-requests")) in.max_running_requests = static_cast<int>(*v);
+  if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
+  for (const auto& st : plan.stages) {
+    memory::StageFootprint f;
+    f.weight_mib = st.weight_mib_per_rank;
+    f.kv_bytes_per_token = static_cast<double>(st.kv_bytes_per_token_per_rank);
+    f.state_bytes_per_request = static_cast<double>(st.state_bytes_per_request_per_rank);
+    in.stages.push_back(f);
+  }
+  return in;
+}
+
+sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                        const memory::MemoryPlan& memory, int mbs_override) {
+  sim::SchedulerConfig c;
+  c.pp_size = plan.layout.pp;
+  c.num_slots = plan.layout.pp + static_cast<int>(spec.engine.ArgInt("pp-async-batch-depth").value_or(0));
+  c.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  c.max_prefill_tokens = spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
+  c.max_running_requests = std::max(memory.max_running_requests, 1);
+  c.pp_max_micro_batch_size =
+      mbs_override > 0 ? mbs_override
+                       : static_cast<int>(spec.engine.ArgInt("pp-max-micro-batch-size").value_or(0));
+  c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
+  c.page_size = static_cast<int>(spec.engine.ArgInt("page-size").value_or(1));
+  return c;
+}
+
+workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed) {
+  workload::WorkloadParams w;
+  w.num_requests = spec.workload.requests;
+  w.concurrency = concurrency;
+  w.input_tokens = spec.workload.input_tokens;
+  w.output_tokens = spec.workload.output_tokens;
+  w.range_ratio = spec.workload.input_distribution == "fixed" ? 1.0 : spec.workload.range_ratio;
+  w.request_rate = spec.workload.request_rate;
+  w.seed = seed;
+  return w;
+}
+
+PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                             const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                             const cost::Calibration& calibration, const PointOptions& options) {
+  PointPrediction p;
+  p.layout = plan.layout;
+  p.concurrency = options.concurrency;
+  p.allreduce_per_forward = plan.allreduce_per_forward;
+  p.memory = memory::PlanMemory(MemoryInputsFor(plan, spec, model, hw));
+  cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
+  sim::SchedulerConfig config = SchedulerConfigFor(plan, spec, p.memory, options.pp_max_micro_batch_size);
+  workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
+  auto requests = workload::PlanRequests(w);
+  sim::SimOptions sim_options;
+  sim_options.keep_trace = options.keep_trace;
+  const int closed_loop = w.request_rate > 0 ? 0 : options.concurrency;
+  p.sim = sim::Simulate(config, cost, requests, closed_loop, sim_options);
+  p.metrics = stats::ComputeSampleMetrics(p.sim.records);
+  const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
+  for (const auto& s : p.sim.stages) {
+    StageShare share;
+    share.compute = s.compute_ns / window;
+    share.exposed_comm = s.comm_ns / window;
+    share.transfer = s.transfer_ns / window;
+    share.overhead = s.overhead_ns / window;
+    share.idle = s.idle_ns / window;
+    p.exposed_comm_share += share.exposed_comm + share.transfer;
+    p.bubble_share += share.idle;
+    p.stage_shares.push_back(share);
+  }
+  if (!p.stage_shares.empty()) {
+    p.exposed_comm_share /= static_cast<double>(p.stage_shares.size());
+    p.bubble_share /= static_cast<double>(p.stage_shares.size());
+  }
+  return p;
+}
+
+}  // namespace ppsearch::predict

@@ -1,0 +1,59 @@
+#pragma once
+// Predicting one point (layout x concurrency) of a search: the planner's
+// layout, the memory model, the cost model and the engine model put together.
+// Pure: the same inputs give the same prediction.
+
+#include <optional>
+#include <vector>
+
+#include "cost/calibration.h"
+#include "cost/layout_cost.h"
+#include "memory/memory_model.h"
+#include "plan/plan.h"
+#include "sim/engine.h"
+#include "spec/spec.h"
+#include "stats/stats.h"
+
+namespace ppsearch::predict {
+
+struct PointOptions {
+  int concurrency = 1;
+  uint64_t seed = 1;
+  bool keep_trace = false;
+  // Overrides the spec's pp-max-micro-batch-size (0: use the spec / default).
+  int pp_max_micro_batch_size = 0;
+};
+
+// Per-stage shares of the sample window.
+struct StageShare {
+  double compute = 0, exposed_comm = 0, transfer = 0, overhead = 0, idle = 0;
+};
+
+struct PointPrediction {
+  spec::LayoutSpec layout;
+  int concurrency = 0;
+  stats::SampleMetrics metrics;
+  sim::SimResult sim;
+  memory::MemoryPlan memory;
+  std::vector<StageShare> stage_shares;
+  // Mean over stages of (exposed collectives + activation all-gather) / window:
+  // the quantity an Nsight profile's "exposed NCCL share" measures.
+  double exposed_comm_share = 0;
+  double bubble_share = 0;  // mean idle share over stages
+  int allreduce_per_forward = 0;
+};
+
+cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan);
+memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                     const model::ModelDesc& model,
+                                     const hardware::HardwareProfile& hw);
+sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                        const memory::MemoryPlan& memory,
+                                        int pp_max_micro_batch_size_override);
+workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);
+
+PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                             const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                             const cost::Calibration& calibration, const PointOptions& options);
+
+}  // namespace ppsearch::predict

@@ -1,0 +1,43 @@
+#pragma once
+// The narrow interface between the engine model (scheduler and pipeline) and
+// the performance model of operators and links. The engine asks what a
+// micro-batch costs on each stage; it never sees layers or GPUs.
+
+#include <cstdint>
+
+#include "sim/batch.h"
+
+namespace ppsearch::sim {
+
+// Time one pipeline stage spends on a micro-batch. TP collectives run on the
+// compute stream in SGLang (no overlap), so the parts add up.
+struct StageTime {
+  int64_t compute_ns = 0;   // GEMMs, attention, MoE, element-wise work
+  int64_t comm_ns = 0;      // exposed TP collectives (all-reduce)
+  int64_t transfer_ns = 0;  // exposed part of receiving activations (intra-stage all-gather)
+  int64_t overhead_ns = 0;  // kernel launch gaps, host work on the critical path
+  int allreduce_calls = 0;
+
+  int64_t total_ns() const { return compute_ns + comm_ns + transfer_ns + overhead_ns; }
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual int num_stages() const = 0;
+  virtual StageTime StageCost(int stage, const MicroBatch& batch) const = 0;
+  // Latency from the end of `from_stage`'s compute until stage from_stage + 1
+  // holds the activations (point-to-point send of hidden states and residual).
+  virtual int64_t HopNs(int from_stage, const MicroBatch& batch) const = 0;
+  // next_token_ids from the last stage back to stage 0 (SGLang's output ring).
+  virtual int64_t OutputReturnNs(const MicroBatch& batch) const = 0;
+  // Host time of one scheduler loop iteration that forms and launches a batch.
+  virtual int64_t ScheduleNs(const MicroBatch& batch) const = 0;
+  // From a request's arrival at the server until the scheduler can see it
+  // (HTTP parsing, tokenizer manager, IPC).
+  virtual int64_t IngestNs(int64_t input_tokens) const = 0;
+  // From the scheduler's result processing until the client holds the token.
+  virtual int64_t StreamOutNs() const = 0;
+};
+
+}  // namespace ppsearch::sim

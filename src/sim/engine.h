@@ -1,0 +1,68 @@
+#pragma once
+// The simulated serving engine: SGLang's PP event loop over a CostModel,
+// driven by a benchmark client (closed loop with concurrency C, or an open
+// loop of planned arrivals). Deterministic: integer nanoseconds, one event
+// heap ordered by (time, push order).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cost_model.h"
+#include "sim/scheduler.h"
+#include "workload/request_record.h"
+#include "workload/workload.h"
+
+namespace ppsearch::sim {
+
+struct StageStats {
+  int64_t compute_ns = 0;
+  int64_t comm_ns = 0;
+  int64_t transfer_ns = 0;
+  int64_t overhead_ns = 0;
+  int64_t idle_ns = 0;  // window minus busy: pipeline bubbles and starvation
+  int64_t micro_batches = 0;
+  int64_t allreduce_calls = 0;
+
+  int64_t busy_ns() const { return compute_ns + comm_ns + transfer_ns + overhead_ns; }
+};
+
+// One slice of the timeline, for the Perfetto/Chrome trace.
+struct TraceSlice {
+  int stage = 0;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t micro_batch = 0;
+  int slot = 0;
+  bool is_prefill = true;
+  int64_t tokens = 0;
+  int requests = 0;
+  StageTime parts;
+};
+
+struct SimOptions {
+  bool keep_trace = false;
+  int64_t max_trace_slices = 200000;  // bounds memory for huge runs
+};
+
+struct SimResult {
+  std::vector<workload::RequestRecord> records;
+  std::vector<StageStats> stages;
+  std::vector<TraceSlice> trace;
+  int64_t window_ns = 0;  // first send to last completion
+  int64_t micro_batches = 0;
+  int64_t prefill_batches = 0;
+  int64_t decode_batches = 0;
+  int pp_max_micro_batch_size = 0;  // resolved admission cap
+  int64_t peak_kv_tokens = 0;
+  int64_t peak_running_requests = 0;
+};
+
+// Runs `planned` requests through the engine. `concurrency` > 0 runs a closed
+// loop (a new request is sent when one finishes); 0 sends each at its planned
+// arrival time (open loop).
+SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
+                   const std::vector<workload::PlannedRequest>& planned, int concurrency,
+                   const SimOptions& options = {});
+
+}  // namespace ppsearch::sim

@@ -1,0 +1,213 @@
+#include "sim/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ppsearch::sim {
+namespace {
+
+// schedule_policy.py CLIP_MAX_NEW_TOKENS: the decode growth PrefillAdder
+// reserves per request is clipped to this.
+constexpr int64_t kClipMaxNewTokens = 4096;
+// SGLang's --init-new-token-ratio default: the expected fraction of
+// max_new_tokens a running request still needs (decays over time in SGLang;
+// held constant here, a documented simplification).
+constexpr double kNewTokenRatio = 0.7;
+
+int64_t RoundDownToPage(int64_t tokens, int page) { return tokens / page * page; }
+
+}  // namespace
+
+int ResolvePpMaxMicroBatchSize(const SchedulerConfig& config) {
+  if (config.pp_max_micro_batch_size > 0) return config.pp_max_micro_batch_size;
+  // scheduler.py init_model_worker: max(max_running_requests // pp_size, 1).
+  return std::max(config.max_running_requests / std::max(config.pp_size, 1), 1);
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config)
+    : config_(config), pp_max_mbs_(ResolvePpMaxMicroBatchSize(config)), slots_(config.num_slots) {
+  assert(config.num_slots >= 1);
+}
+
+int Scheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens) {
+  SchedRequest r;
+  r.input_tokens = input_tokens;
+  r.max_new_tokens = std::max<int64_t>(max_new_tokens, 1);
+  requests_.push_back(r);
+  return static_cast<int>(requests_.size()) - 1;
+}
+
+void Scheduler::Enqueue(int request) { waiting_.push_back(request); }
+
+bool Scheduler::Idle() const {
+  if (!waiting_.empty() || chunked_ >= 0) return false;
+  for (const auto& s : slots_)
+    if (!s.running.empty()) return false;
+  return true;
+}
+
+int Scheduler::DropHeadWaiting() {
+  int r = waiting_.front();
+  waiting_.pop_front();
+  requests_[r].finished = true;
+  return r;
+}
+
+MicroBatch Scheduler::NextBatch(int slot_index) {
+  Slot& slot = slots_[slot_index];
+  MicroBatch batch = NextPrefill(slot);
+  if (!batch.empty()) return batch;  // "Run prefill first if possible"
+  return NextDecode(slot);
+}
+
+int64_t Scheduler::ReservedDecodeTokens() const {
+  // PrefillAdder reserves future decode growth only for the current slot's
+  // running batch; using all running requests is the conservative reading
+  // when KV is the binding constraint. Free KV is global either way.
+  double reserved = 0;
+  for (const auto& s : slots_)
+    for (int r : s.running) {
+      const SchedRequest& q = requests_[r];
+      reserved += std::min(q.max_new_tokens - q.output_tokens, kClipMaxNewTokens) * kNewTokenRatio;
+    }
+  return static_cast<int64_t>(reserved);
+}
+
+MicroBatch Scheduler::NextPrefill(Slot& slot) {
+  MicroBatch batch;
+  batch.is_prefill = true;
+  if ((slot.batch_is_full || waiting_.empty()) && chunked_ < 0) return batch;
+
+  const int running_bs = static_cast<int>(slot.running.size());
+  // get_num_allocatable_reqs: the per-micro-batch cap, bounded by the pool.
+  const int allocatable =
+      std::min(pp_max_mbs_ - running_bs, config_.max_running_requests - pool_used_);
+  if (allocatable <= 0 && chunked_ < 0) {
+    slot.batch_is_full = true;
+    return batch;
+  }
+
+  int64_t rem_chunk = config_.chunked_prefill_size > 0 ? config_.chunked_prefill_size : INT64_MAX;
+  int64_t rem_input = config_.max_prefill_tokens;
+  int64_t rem_total = config_.max_total_tokens - kv_used_ - ReservedDecodeTokens();
+
+  // add_chunked_req: the chunked request continues first, whatever the cap.
+  if (chunked_ >= 0) {
+    SchedRequest& q = requests_[chunked_];
+    int64_t left = q.input_tokens - q.scheduled_tokens;
+    int64_t take = std::min(left, rem_chunk);
+    batch.entries.push_back({chunked_, take, q.scheduled_tokens, take == left});
+    q.scheduled_tokens += take;
+    kv_used_ += take;
+    rem_chunk -= take;
+    rem_input -= take;
+    rem_total -= take;
+    if (take == left) chunked_ = -1;
+  }
+
+  while (!waiting_.empty()) {
+    if (static_cast<int>(batch.entries.size()) >= allocatable) {
+      slot.batch_is_full = true;
+      break;
+    }
+    if (rem_chunk <= 0 || rem_input <= 0) break;
+    int r = waiting_.front();
+    SchedRequest& q = requests_[r];
+    int64_t need = q.input_tokens + std::min(q.max_new_tokens, kClipMaxNewTokens);
+    if (need > rem_total) break;  // AddReqResult.NO_TOKEN
+    int64_t take = q.input_tokens;
+    bool last = true;
+    if (take > rem_chunk) {
+      take = RoundDownToPage(rem_chunk, config_.page_size);
+      if (take <= 0) break;
+      last = false;
+    }
+    waiting_.pop_front();
+    q.admitted = true;
+    ++pool_used_;
+    batch.entries.push_back({r, take, 0, last});
+    q.scheduled_tokens = take;
+    kv_used_ += take;
+    rem_chunk -= take;
+    rem_input -= take;
+    rem_total -= take;
+    if (!last) {
+      chunked_ = r;  // only one request is chunked at a time
+      break;
+    }
+  }
+  return batch;
+}
+
+MicroBatch Scheduler::NextDecode(Slot& slot) {
+  MicroBatch batch;
+  batch.is_prefill = false;
+  // An empty slot holds no decode work that could make it full; clearing the
+  // flag here keeps a slot from staying closed after the pool drained.
+  if (slot.running.empty()) slot.batch_is_full = false;
+  for (int r : slot.running) {
+    const SchedRequest& q = requests_[r];
+    batch.entries.push_back({r, 1, q.input_tokens + q.output_tokens - 1, false});
+    ++kv_used_;
+  }
+  return batch;
+}
+
+void Scheduler::Release(int request) {
+  SchedRequest& q = requests_[request];
+  q.finished = true;
+  if (q.admitted) {
+    --pool_used_;
+    q.admitted = false;
+  }
+  // The prompt and every generated token but the last were written to KV.
+  kv_used_ -= q.input_tokens + std::max<int64_t>(q.output_tokens - 1, 0);
+}
+
+void Scheduler::ApplyResult(int slot_index, const MicroBatch& batch, std::vector<int>* first_token,
+                            std::vector<int>* finished) {
+  Slot& slot = slots_[slot_index];
+  bool removed_any = false;
+  if (batch.is_prefill) {
+    for (const auto& e : batch.entries) {
+      if (!e.last_chunk) {
+        removed_any = true;  // the chunked request is filtered out of the last batch
+        continue;
+      }
+      SchedRequest& q = requests_[e.request];
+      q.output_tokens = 1;
+      first_token->push_back(e.request);
+      if (q.output_tokens >= q.max_new_tokens) {
+        Release(e.request);
+        finished->push_back(e.request);
+        removed_any = true;
+      } else {
+        slot.running.push_back(e.request);  // merge_batch into the slot's running batch
+      }
+    }
+  } else {
+    std::vector<int> still;
+    for (int r : slot.running) {
+      SchedRequest& q = requests_[r];
+      if (std::none_of(batch.entries.begin(), batch.entries.end(),
+                       [r](const BatchEntry& e) { return e.request == r; })) {
+        still.push_back(r);
+        continue;
+      }
+      ++q.output_tokens;
+      if (q.output_tokens >= q.max_new_tokens) {
+        Release(r);
+        finished->push_back(r);
+        removed_any = true;
+      } else {
+        still.push_back(r);
+      }
+    }
+    slot.running.swap(still);
+  }
+  // get_next_batch_to_run / update_running_batch reset batch_is_full when the
+  // slot's batch shrank.
+  if (removed_any) slot.batch_is_full = false;
+}
+
+}  // namespace ppsearch::sim

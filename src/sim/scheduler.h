@@ -1,0 +1,96 @@
+#pragma once
+// SGLang's scheduling policy under pipeline parallelism, as the v0.5.x code
+// does it (scheduler.py get_next_batch_to_run / _get_new_batch_prefill_raw,
+// schedule_policy.py PrefillAdder, scheduler_pp_mixin.py event_loop_pp):
+//  - pp_loop_size micro-batch slots, each with its own running (decode) batch;
+//  - one scheduler-wide chunked request whose next chunk may be scheduled
+//    into the next slot before the previous chunk's result is back;
+//  - prefill first, else decode the slot's running batch (no mixed chunks);
+//  - admission: at most pp_max_micro_batch_size - len(slot running batch)
+//    new requests per prefill batch, bounded by the request pool
+//    (max_running_requests) and free KV tokens;
+//  - requests that finish prefill and still decode join the slot's running batch.
+// PP = 1 is the same policy with one slot.
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/batch.h"
+
+namespace ppsearch::sim {
+
+struct SchedulerConfig {
+  int num_slots = 1;                 // pp_size + pp_async_batch_depth
+  int64_t chunked_prefill_size = 8192;  // <= 0: no chunking
+  int64_t max_prefill_tokens = 16384;
+  int max_running_requests = 4096;   // resolved value (req_to_token_pool size)
+  int pp_max_micro_batch_size = 0;   // 0: SGLang default max(max_running_requests // pp, 1)
+  int pp_size = 1;
+  int64_t max_total_tokens = 1 << 30;  // KV pool capacity, tokens
+  int page_size = 1;
+};
+
+// Resolved admission cap: the user's value, else SGLang's default.
+int ResolvePpMaxMicroBatchSize(const SchedulerConfig& config);
+
+struct SchedRequest {
+  int64_t input_tokens = 0;
+  int64_t max_new_tokens = 1;
+  int64_t scheduled_tokens = 0;  // prompt tokens already put into a batch
+  int64_t output_tokens = 0;     // tokens generated so far
+  bool admitted = false;         // holds a request-pool slot
+  bool finished = false;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(const SchedulerConfig& config);
+
+  // Adds a request (index into requests()) to the waiting queue.
+  int AddRequest(int64_t input_tokens, int64_t max_new_tokens);
+  void Enqueue(int request);
+
+  // get_next_batch_to_run for `slot`: a prefill batch if one can be formed,
+  // else a decode step of the slot's running batch; empty when neither.
+  MicroBatch NextBatch(int slot);
+
+  // Applies a finished micro-batch's result for `slot`. Appends requests that
+  // got their first token to `first_token` and requests that completed to
+  // `finished` (a request can be in both).
+  void ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,
+                   std::vector<int>* finished);
+
+  // Nothing waiting, no chunked request, no running request.
+  bool Idle() const;
+  bool HasWaiting() const { return !waiting_.empty() || chunked_ >= 0; }
+  // Fails the head of the waiting queue (it can never be admitted); returns it.
+  int DropHeadWaiting();
+
+  const SchedRequest& request(int i) const { return requests_[i]; }
+  int pp_max_micro_batch_size() const { return pp_max_mbs_; }
+  int64_t kv_tokens_used() const { return kv_used_; }
+  int running_requests() const { return pool_used_; }
+
+ private:
+  struct Slot {
+    std::vector<int> running;  // decoding requests that live in this slot
+    bool batch_is_full = false;
+  };
+
+  MicroBatch NextPrefill(Slot& slot);
+  MicroBatch NextDecode(Slot& slot);
+  int64_t ReservedDecodeTokens() const;
+  void Release(int request);
+
+  SchedulerConfig config_;
+  int pp_max_mbs_;
+  std::vector<SchedRequest> requests_;
+  std::deque<int> waiting_;
+  std::vector<Slot> slots_;
+  int chunked_ = -1;  // the one request being chunked, or -1
+  int64_t kv_used_ = 0;
+  int pool_used_ = 0;
+};
+
+}  // namespace ppsearch::sim

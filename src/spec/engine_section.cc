@@ -1,0 +1,148 @@
+// [engine]: what runs on every node, and the server flags every layout shares.
+
+#include <algorithm>
+#include <utility>
+
+#include "spec/sections.h"
+#include "util/files.h"
+
+namespace ppsearch::spec {
+namespace {
+
+struct OwnedFlag {
+  const char* flag;
+  const char* owner;
+};
+
+// Flags that differ per layout or per node. Each sample sets them itself; a
+// fixed value in [engine.args] would silently contradict the layout under test.
+constexpr OwnedFlag kOwnedFlags[] = {
+    {"tp-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"tensor-parallel-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"tp", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"pp-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"pipeline-parallel-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"pp", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"ep-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"expert-parallel-size", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"ep", "the sweep sets it from [sweep] (pp/tp/ep or layouts)"},
+    {"nnodes", "the launcher sets it from [cluster]"},
+    {"node-rank", "the launcher sets it from [cluster]"},
+    {"dist-init-addr", "the launcher sets it from [cluster]"},
+    {"nccl-init-addr", "the launcher sets it from [cluster]"},
+    {"host", "the launcher sets it from [cluster]"},
+    {"port", "the launcher sets it from [cluster]"},
+    {"model-path", "the launcher sets it from engine.model_path"},
+};
+
+Status CheckFlagName(const std::string& name, const SourceLoc& loc) {
+  if (!name.empty() && name.front() == '-') {
+    size_t first = name.find_first_not_of('-');
+    std::string bare = first == std::string::npos ? "" : name.substr(first);
+    return KeyError(loc, "write the flag without leading dashes ('" + bare + "')");
+  }
+  if (name.find('_') != std::string::npos) {
+    std::string dashed = name;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    return KeyError(loc, "SGLang flags are spelled with dashes ('" + dashed + "')");
+  }
+  for (const auto& owned : kOwnedFlags) {
+    if (name == owned.flag) {
+      return KeyError(loc, std::string(owned.owner) + "; remove it from [engine.args]");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<ArgValue> ToArgValue(const toml::node& node, const SourceLoc& loc) {
+  ArgValue arg;
+  arg.origin = loc;
+  if (const auto* s = node.as_string()) {
+    arg.kind = ArgValue::Kind::kString;
+    arg.text = s->get();
+  } else if (const auto* i = node.as_integer()) {
+    arg.kind = ArgValue::Kind::kInt;
+    arg.int_value = i->get();
+    arg.text = std::to_string(arg.int_value);
+  } else if (const auto* f = node.as_floating_point()) {
+    arg.kind = ArgValue::Kind::kFloat;
+    arg.float_value = f->get();
+    arg.text = FormatNumber(arg.float_value);
+  } else if (const auto* b = node.as_boolean()) {
+    arg.kind = ArgValue::Kind::kBool;
+    arg.bool_value = b->get();
+    arg.text = arg.bool_value ? "true" : "false";
+  } else {
+    return KeyError(loc, "expected a string, number or boolean, got " + DescribeType(node));
+  }
+  return arg;
+}
+
+// toml++ tables iterate alphabetically; flags and variables are kept in the
+// order written so the launched command line reads like the spec.
+std::vector<std::pair<const toml::key*, const toml::node*>> InWrittenOrder(
+    const TableReader& table) {
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (const auto& [key, node] : table.table()) entries.emplace_back(&key, &node);
+  std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+    return table.source().WrittenOrder(a.first->source()) <
+           table.source().WrittenOrder(b.first->source());
+  });
+  return entries;
+}
+
+Status ReadArgs(const TableReader& args, EngineSpec* out) {
+  for (const auto& [key, node] : InWrittenOrder(args)) {
+    const std::string name(key->str());
+    const std::string dotted = JoinKey(args.key_path(), name);
+    PPS_RETURN_IF_ERROR(CheckFlagName(name, args.source().Locate(key->source(), dotted)));
+    PPS_ASSIGN_OR_RETURN(ArgValue value,
+                         ToArgValue(*node, args.source().Locate(node->source(), dotted)));
+    out->args.emplace_back(name, std::move(value));
+  }
+  return Status::Ok();
+}
+
+Status ReadEnv(const TableReader& env, EngineSpec* out) {
+  for (const auto& [key, node] : InWrittenOrder(env)) {
+    const std::string name(key->str());
+    SourceLoc loc = env.source().Locate(node->source(), JoinKey(env.key_path(), name));
+    std::string value;
+    // Numbers are common in environment variables (NCCL_IB_DISABLE = 1).
+    if (const auto* i = node->as_integer()) {
+      value = std::to_string(i->get());
+    } else {
+      PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
+    }
+    out->env.emplace_back(name, std::move(value));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out) {
+  PPS_RETURN_IF_ERROR(
+      section.CheckKeys({"kind", "image", "model_path", "model_config", "version", "args", "env"}));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(section.Enum("kind", &out->kind, {"sglang"}));
+  PPS_RETURN_IF_ERROR(section.String("image", &out->image, Need::kOptional));
+  PPS_RETURN_IF_ERROR(section.String("model_path", &out->model_path, Need::kOptional));
+  PPS_RETURN_IF_ERROR(section.String("model_config", &out->model_config, Need::kRequired));
+  out->model_config = ResolvePath(base_dir, out->model_config);
+  PPS_RETURN_IF_ERROR(section.String("version", &out->version, Need::kOptional));
+
+  PPS_ASSIGN_OR_RETURN(const toml::table* args, section.Table("args", Need::kOptional));
+  if (args != nullptr) {
+    PPS_RETURN_IF_ERROR(
+        ReadArgs(TableReader(section.source(), *args, JoinKey(section.key_path(), "args")), out));
+  }
+  PPS_ASSIGN_OR_RETURN(const toml::table* env, section.Table("env", Need::kOptional));
+  if (env != nullptr) {
+    PPS_RETURN_IF_ERROR(
+        ReadEnv(TableReader(section.source(), *env, JoinKey(section.key_path(), "env")), out));
+  }
+  return Status::Ok();
+}
+
+}  // namespace ppsearch::spec

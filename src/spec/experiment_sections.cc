@@ -1,0 +1,93 @@
+// The sections around the sweep: [experiment] names it, [workload] fixes the
+// load every sample sends, [baseline] says what to compare against, and
+// [decision] how to pick a winner.
+
+#include <cfloat>
+
+#include "spec/sections.h"
+#include "util/files.h"
+
+namespace ppsearch::spec {
+namespace {
+
+// The name becomes part of run directory names, so it must be a safe path piece.
+bool IsSafeName(const std::string& name) {
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return !name.empty() && name != "." && name != "..";
+}
+
+}  // namespace
+
+Status ReadExperiment(const TableReader& section, const std::string& base_dir,
+                      ExperimentSpec* out) {
+  PPS_RETURN_IF_ERROR(section.CheckKeys({"name", "results_dir"}));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(section.String("name", &out->name, Need::kRequired));
+  if (!IsSafeName(out->name)) {
+    return KeyError(
+        section.KeyLoc("name"),
+        "expected letters, digits, '.', '_' or '-' (it names the run directory), got '" +
+            out->name + "'");
+  }
+  PPS_RETURN_IF_ERROR(section.String("results_dir", &out->results_dir, Need::kOptional));
+  if (out->results_dir.empty()) {
+    return KeyError(section.KeyLoc("results_dir"), "expected a non-empty path");
+  }
+  out->results_dir = ResolvePath(base_dir, out->results_dir);
+  return Status::Ok();
+}
+
+Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
+  PPS_RETURN_IF_ERROR(
+      section.CheckKeys({"input_tokens", "output_tokens", "requests", "seed", "input_distribution",
+                         "range_ratio", "unique_prompts", "warmup_requests", "request_rate"}));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(section.Int("input_tokens", &out->input_tokens, Need::kRequired, 1));
+  PPS_RETURN_IF_ERROR(section.Int("output_tokens", &out->output_tokens, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(section.Int("requests", &out->requests, Need::kRequired, 1));
+  int64_t seed = static_cast<int64_t>(out->seed);
+  PPS_RETURN_IF_ERROR(section.Int("seed", &seed, Need::kOptional, 0));
+  out->seed = static_cast<uint64_t>(seed);
+  PPS_RETURN_IF_ERROR(
+      section.Enum("input_distribution", &out->input_distribution, {"fixed", "uniform"}));
+  PPS_RETURN_IF_ERROR(section.Number("range_ratio", &out->range_ratio, 0, 1));
+  PPS_RETURN_IF_ERROR(section.Bool("unique_prompts", &out->unique_prompts));
+  PPS_RETURN_IF_ERROR(section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0));
+  PPS_RETURN_IF_ERROR(section.Number("request_rate", &out->request_rate, 0, DBL_MAX));
+  return Status::Ok();
+}
+
+Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out) {
+  PPS_RETURN_IF_ERROR(section.CheckKeys({"layout", "import_csv", "import_run"}));
+  out->origin = section.origin();
+  if (const toml::node* layout = section.Find("layout")) {
+    PPS_ASSIGN_OR_RETURN(out->layout,
+                         ReadLayoutTuple(section.source(), *layout, section.KeyLoc("layout")));
+  }
+  PPS_RETURN_IF_ERROR(section.String("import_csv", &out->import_csv, Need::kOptional));
+  PPS_RETURN_IF_ERROR(section.String("import_run", &out->import_run, Need::kOptional));
+  if (!out->import_csv.empty() && !out->import_run.empty()) {
+    return KeyError(section.KeyLoc("import_run"),
+                    "set either 'import_csv' or 'import_run', not both");
+  }
+  if (!out->import_csv.empty()) out->import_csv = ResolvePath(base_dir, out->import_csv);
+  if (!out->import_run.empty()) out->import_run = ResolvePath(base_dir, out->import_run);
+  return Status::Ok();
+}
+
+Status ReadDecision(const TableReader& section, DecisionSpec* out) {
+  PPS_RETURN_IF_ERROR(
+      section.CheckKeys({"objective", "min_headroom_mib", "max_repeat_spread", "failure_policy"}));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(section.Enum("objective", &out->objective, {"input_tps", "ttft_p50"}));
+  PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));
+  PPS_RETURN_IF_ERROR(section.Number("max_repeat_spread", &out->max_repeat_spread, 0, DBL_MAX));
+  PPS_RETURN_IF_ERROR(section.Enum("failure_policy", &out->failure_policy, {"exclude", "warn"}));
+  return Status::Ok();
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,30 @@
+#pragma once
+// One reader per top-level table of the spec, used by ParseSpec. Each checks
+// its keys, types and ranges and records origins; `base_dir` resolves the
+// relative paths a section holds.
+
+#include <toml++/toml.h>
+
+#include <string>
+
+#include "spec/spec.h"
+#include "spec/toml_access.h"
+#include "util/result.h"
+
+namespace ppsearch::spec {
+
+Status ReadExperiment(const TableReader& section, const std::string& base_dir, ExperimentSpec* out);
+Status ReadCluster(const TableReader& section, const std::string& base_dir, ClusterSpec* out);
+Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out);
+// `cluster` gives the world size that tp = "auto" divides.
+Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSpec* out);
+Status ReadWorkload(const TableReader& section, WorkloadSpec* out);
+Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
+Status ReadDecision(const TableReader& section, DecisionSpec* out);
+
+// {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`
+// (the tuple's position and dotted key) becomes the layout's origin.
+Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& node,
+                                   const SourceLoc& loc);
+
+}  // namespace ppsearch::spec

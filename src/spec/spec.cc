@@ -1,0 +1,67 @@
+#include "spec/spec.h"
+
+#include <charconv>
+#include <string_view>
+
+namespace ppsearch::spec {
+namespace {
+
+// Callers may spell a flag as on the command line ("--chunked-prefill-size")
+// or as in the spec ("chunked-prefill-size"); both name the same arg.
+std::string_view StripDashes(std::string_view flag) {
+  while (!flag.empty() && flag.front() == '-') flag.remove_prefix(1);
+  return flag;
+}
+
+}  // namespace
+
+std::string LayoutSpec::Label() const {
+  return "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);
+}
+
+const ArgValue* EngineSpec::FindArg(const std::string& flag) const {
+  std::string_view name = StripDashes(flag);
+  for (const auto& [arg_name, value] : args) {
+    if (arg_name == name) return &value;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> EngineSpec::ArgInt(const std::string& flag) const {
+  const ArgValue* arg = FindArg(flag);
+  if (arg == nullptr) return std::nullopt;
+  if (arg->kind == ArgValue::Kind::kInt) return arg->int_value;
+  // A number written as a string ("8192") still means 8192 to the server's argparse.
+  if (arg->kind == ArgValue::Kind::kString) {
+    int64_t parsed = 0;
+    const char* begin = arg->text.data();
+    const char* end = begin + arg->text.size();
+    auto [ptr, ec] = std::from_chars(begin, end, parsed);
+    if (ec == std::errc() && ptr == end && begin != end) return parsed;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> EngineSpec::ArgString(const std::string& flag) const {
+  const ArgValue* arg = FindArg(flag);
+  if (arg == nullptr) return std::nullopt;
+  return arg->text;
+}
+
+bool EngineSpec::ArgTrue(const std::string& flag) const {
+  const ArgValue* arg = FindArg(flag);
+  if (arg == nullptr) return false;
+  if (arg->kind == ArgValue::Kind::kBool) return arg->bool_value;
+  return arg->kind == ArgValue::Kind::kString && (arg->text == "true" || arg->text == "True");
+}
+
+SourceLoc Spec::Origin(const std::string& key) const {
+  auto it = origins.find(key);
+  if (it != origins.end()) return it->second;
+  SourceLoc loc;
+  loc.file = path;
+  loc.key = key;
+  return loc;
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,125 @@
+#include "spec/spec_parser.h"
+
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <map>
+#include <string_view>
+
+#include "spec/overrides.h"
+#include "spec/sections.h"
+#include "spec/toml_access.h"
+#include "util/files.h"
+
+namespace ppsearch::spec {
+namespace {
+
+// Relative paths in a spec mean "next to the spec file", wherever ppsearch
+// runs from, so they resolve against the file's absolute directory.
+std::string BaseDir(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path absolute =
+      std::filesystem::absolute(path.empty() ? std::string(".") : path, ec);
+  if (ec) return DirName(path);
+  return absolute.parent_path().lexically_normal().string();
+}
+
+// The top-level table `name`, or nullptr if it is absent and optional.
+Result<const toml::table*> Section(const TableReader& root, const std::string& name, Need need) {
+  if (root.Find(name) == nullptr && need == Need::kRequired) {
+    SourceLoc file;
+    file.file = root.source().path();
+    return PositionError(file, "missing required section [" + name + "]");
+  }
+  return root.Table(name, Need::kOptional);
+}
+
+// Reads section `name` with `read` (a Read* function bound to its output).
+template <typename ReadFn>
+Status ReadSection(const TableReader& root, const std::string& name, Need need, ReadFn read) {
+  PPS_ASSIGN_OR_RETURN(const toml::table* table, Section(root, name, need));
+  if (table == nullptr) return Status::Ok();
+  return read(TableReader(root.source(), *table, name));
+}
+
+void RecordOrigins(const SpecSource& source, const toml::node& node, const std::string& key,
+                   std::map<std::string, SourceLoc>* origins) {
+  if (!key.empty()) (*origins)[key] = source.Locate(node.source(), key);
+  if (const auto* table = node.as_table()) {
+    for (const auto& [child_key, child] : *table) {
+      RecordOrigins(source, child, JoinKey(key, child_key.str()), origins);
+    }
+  } else if (const auto* array = node.as_array()) {
+    for (size_t i = 0; i < array->size(); ++i) {
+      RecordOrigins(source, *array->get(i), key + "[" + std::to_string(i) + "]", origins);
+    }
+  }
+}
+
+Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table,
+                         const std::string& base_dir) {
+  Spec spec;
+  spec.path = source.path();
+  spec.base_dir = base_dir;
+  TableReader root(source, root_table, "");
+  PPS_RETURN_IF_ERROR(root.CheckKeys(
+      {"experiment", "cluster", "engine", "sweep", "workload", "baseline", "decision"}));
+  // Sections without a table keep a file-level origin so messages still name the file.
+  SourceLoc file_only;
+  file_only.file = source.path();
+  spec.baseline.origin = file_only;
+  spec.decision.origin = file_only;
+
+  PPS_RETURN_IF_ERROR(ReadSection(root, "experiment", Need::kRequired, [&](const TableReader& t) {
+    return ReadExperiment(t, base_dir, &spec.experiment);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "cluster", Need::kRequired, [&](const TableReader& t) {
+    return ReadCluster(t, base_dir, &spec.cluster);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "engine", Need::kRequired, [&](const TableReader& t) {
+    return ReadEngine(t, base_dir, &spec.engine);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "sweep", Need::kRequired, [&](const TableReader& t) {
+    return ReadSweep(t, spec.cluster, &spec.sweep);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "workload", Need::kRequired, [&](const TableReader& t) {
+    return ReadWorkload(t, &spec.workload);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "baseline", Need::kOptional, [&](const TableReader& t) {
+    return ReadBaseline(t, base_dir, &spec.baseline);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "decision", Need::kOptional, [&](const TableReader& t) {
+    return ReadDecision(t, &spec.decision);
+  }));
+  RecordOrigins(source, root_table, "", &spec.origins);
+  return spec;
+}
+
+}  // namespace
+
+Result<Spec> ParseSpec(const std::string& toml_text, const std::string& path,
+                       const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(toml_text), std::string_view(path));
+  } catch (const toml::parse_error& e) {
+    SourceLoc loc;
+    loc.file = path;
+    loc.line = static_cast<int>(e.source().begin.line);
+    loc.col = static_cast<int>(e.source().begin.column);
+    return PositionError(loc, std::string(e.description()));
+  }
+  std::vector<std::string> labels;
+  for (const auto& override_text : overrides) {
+    PPS_RETURN_IF_ERROR(ApplyOverride(override_text, &root));
+    labels.push_back(OverrideLabel(override_text));
+  }
+  return ConvertSpec(SpecSource(path, std::move(labels)), root, BaseDir(path));
+}
+
+Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& overrides) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseSpec(text, path, overrides);
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,342 @@
+#include "spec/spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spec/spec_parser.h"
+
+namespace ppsearch::spec {
+namespace {
+
+const std::string kExample = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
+
+// A small valid spec, lines 1-8; tests append a [sweep] and a [workload]
+// (or replace them) so line numbers in expected messages are easy to count.
+constexpr char kHead[] =
+    "[experiment]\n"               // 1
+    "name = \"t\"\n"               // 2
+    "[cluster]\n"                  // 3
+    "hosts = [\"a\", \"b\"]\n"     // 4
+    "gpus_per_node = 4\n"          // 5
+    "[engine]\n"                   // 6
+    "model_config = \"m.json\"\n"  // 7
+    "args = {}\n";                 // 8
+constexpr char kSweep[] =
+    "[sweep]\n"             // 9
+    "pp = [1, 2]\n"         // 10
+    "concurrency = [8]\n";  // 11
+constexpr char kWorkload[] =
+    "[workload]\n"          // 12
+    "input_tokens = 100\n"  // 13
+    "requests = 4\n";       // 14
+
+std::string Text(const std::string& sweep = kSweep, const std::string& workload = kWorkload,
+                 const std::string& extra = "") {
+  return std::string(kHead) + sweep + workload + extra;
+}
+
+// The error message of parsing `text` as /s/spec.toml, or "" if it parsed.
+std::string ErrorOf(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  Result<Spec> spec = ParseSpec(text, "/s/spec.toml", overrides);
+  return spec.ok() ? "" : spec.error().message;
+}
+
+Spec MustParse(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  Result<Spec> spec = ParseSpec(text, "/s/spec.toml", overrides);
+  EXPECT_TRUE(spec.ok()) << spec.error().message;
+  return spec.ok() ? spec.value() : Spec{};
+}
+
+std::vector<std::string> Labels(const Spec& spec) {
+  std::vector<std::string> labels;
+  for (const auto& layout : spec.sweep.layouts) labels.push_back(layout.Label());
+  return labels;
+}
+
+std::vector<std::string> ArgNames(const Spec& spec) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : spec.engine.args) names.push_back(name);
+  return names;
+}
+
+TEST(SpecExample, ParsesTheKimiK3Search) {
+  Result<Spec> loaded = LoadSpec(kExample);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const Spec& spec = loaded.value();
+  const std::string root = PPSEARCH_SOURCE_DIR;
+
+  EXPECT_EQ(spec.experiment.name, "kimi3-pp");
+  EXPECT_EQ(spec.experiment.results_dir, root + "/examples/results");
+  ASSERT_EQ(spec.cluster.hosts.size(), 4u);
+  EXPECT_EQ(spec.cluster.hosts[0].name, "601");
+  EXPECT_EQ(spec.cluster.hosts[3].address, "604");
+  EXPECT_EQ(spec.cluster.world_size(), 32);
+  EXPECT_EQ(spec.cluster.hardware, "rtx-6000d");
+  EXPECT_EQ(spec.cluster.launcher, "ssh");
+
+  EXPECT_EQ(spec.engine.kind, "sglang");
+  EXPECT_EQ(spec.engine.image, "local/sglang:kimi-k3-sm120-flashinfer-mxfp4-phase5");
+  EXPECT_EQ(spec.engine.model_path, "/models/kimi-k3");
+  EXPECT_EQ(spec.engine.model_config, root + "/data/models/kimi-k3/config.json");
+  EXPECT_TRUE(std::filesystem::exists(spec.engine.model_config));
+  EXPECT_EQ(ArgNames(spec), (std::vector<std::string>{"moe-runner-backend", "moe-a2a-backend",
+                                                      "chunked-prefill-size", "disable-radix-cache",
+                                                      "trust-remote-code", "watchdog-timeout"}));
+  EXPECT_EQ(spec.engine.ArgString("moe-runner-backend"), "flashinfer_mxfp4");
+  EXPECT_EQ(spec.engine.ArgString("moe-a2a-backend"), "none");
+  EXPECT_EQ(spec.engine.ArgInt("chunked-prefill-size"), 8192);
+  EXPECT_EQ(spec.engine.ArgInt("--watchdog-timeout"), 3600);
+  EXPECT_TRUE(spec.engine.ArgTrue("disable-radix-cache"));
+  EXPECT_TRUE(spec.engine.ArgTrue("trust-remote-code"));
+  EXPECT_EQ(spec.engine.FindArg("pp-max-micro-batch-size"), nullptr);
+
+  EXPECT_EQ(Labels(spec), (std::vector<std::string>{"PP1/TP32/EP4", "PP2/TP16/EP4", "PP4/TP8/EP4",
+                                                    "PP8/TP4/EP4"}));
+  EXPECT_EQ(spec.sweep.layouts[2].origin.key, "sweep.pp[2]");
+  EXPECT_EQ(spec.sweep.layouts[2].origin.file, kExample);
+  EXPECT_GT(spec.sweep.layouts[2].origin.line, 0);
+  EXPECT_EQ(spec.sweep.concurrency, (std::vector<int>{8, 16}));
+  EXPECT_EQ(spec.sweep.repeats, 3);
+  EXPECT_EQ(spec.sweep.sample_count(), 24);
+
+  EXPECT_EQ(spec.workload.input_tokens, 16000);
+  EXPECT_EQ(spec.workload.output_tokens, 1);
+  EXPECT_EQ(spec.workload.requests, 40);
+  EXPECT_EQ(spec.workload.input_distribution, "fixed");
+
+  ASSERT_TRUE(spec.baseline.layout.has_value());
+  EXPECT_EQ(spec.baseline.layout->Label(), "PP1/TP32/EP4");
+  EXPECT_EQ(spec.baseline.import_csv, root + "/data/baseline/pp1-tp32-ep4.csv");
+  EXPECT_TRUE(std::filesystem::exists(spec.baseline.import_csv));
+
+  EXPECT_EQ(spec.decision.objective, "input_tps");
+  EXPECT_EQ(spec.decision.min_headroom_mib, 2048);
+  EXPECT_DOUBLE_EQ(spec.decision.max_repeat_spread, 0.05);
+  EXPECT_EQ(spec.decision.failure_policy, "exclude");
+}
+
+TEST(SpecSweep, DefaultsAndOrigins) {
+  Spec spec = MustParse(Text());
+  EXPECT_EQ(Labels(spec), (std::vector<std::string>{"PP1/TP8/EP1", "PP2/TP4/EP1"}));
+  EXPECT_EQ(spec.sweep.layouts[1].origin.Where(), "/s/spec.toml:10:10: key 'sweep.pp[1]'");
+  EXPECT_EQ(spec.sweep.repeats, 1);
+  EXPECT_EQ(spec.workload.output_tokens, 1);
+  EXPECT_EQ(spec.cluster.launcher, "local");
+  EXPECT_EQ(spec.experiment.results_dir, "/s/results");
+  EXPECT_EQ(spec.engine.model_config, "/s/m.json");
+  EXPECT_EQ(spec.workload.origin.Where(), "/s/spec.toml:12:1: key 'workload'");
+  EXPECT_EQ(spec.Origin("workload.requests").Where(),
+            "/s/spec.toml:14:12: key 'workload.requests'");
+  EXPECT_EQ(spec.Origin("cluster.hosts[1]").Where(), "/s/spec.toml:4:15: key 'cluster.hosts[1]'");
+  EXPECT_EQ(spec.Origin("workload.seed").Where(), "/s/spec.toml: key 'workload.seed'");
+}
+
+TEST(SpecSweep, ExplicitTpListIsPpMajor) {
+  Spec spec =
+      MustParse(Text("[sweep]\npp = [1, 2]\ntp = [4, 8]\nep = [1, 4]\nconcurrency = [8]\n"));
+  EXPECT_EQ(Labels(spec),
+            (std::vector<std::string>{"PP1/TP4/EP1", "PP1/TP4/EP4", "PP1/TP8/EP1", "PP1/TP8/EP4",
+                                      "PP2/TP4/EP1", "PP2/TP4/EP4", "PP2/TP8/EP1", "PP2/TP8/EP4"}));
+}
+
+TEST(SpecSweep, ExplicitTuples) {
+  Spec spec =
+      MustParse(Text("[sweep]\n"
+                     "layouts = [{pp = 8, tp = 1, ep = 1},\n"
+                     "           {pp = 2, tp = 4}]\n"
+                     "concurrency = [8, 16]\n"
+                     "repeats = 2\n"));
+  EXPECT_EQ(Labels(spec), (std::vector<std::string>{"PP8/TP1/EP1", "PP2/TP4/EP1"}));
+  EXPECT_EQ(spec.sweep.layouts[1].origin.Where(), "/s/spec.toml:11:12: key 'sweep.layouts[1]'");
+  EXPECT_EQ(spec.sweep.sample_count(), 8);
+}
+
+TEST(SpecEngine, ArgsKeepFileOrderAndTypes) {
+  Spec spec = MustParse(Text(kSweep, kWorkload, "[engine.env]\nZ = \"1\"\nA = 2\n"));
+  EXPECT_EQ(spec.engine.env,
+            (std::vector<std::pair<std::string, std::string>>{{"Z", "1"}, {"A", "2"}}));
+  std::string text = std::string(kHead).substr(0, std::string(kHead).find("args")) +
+                     "[engine.args]\nz-flag = 0.85\nb-flag = \"x\"\na-flag = false\n" + kSweep +
+                     kWorkload;
+  spec = MustParse(text);
+  EXPECT_EQ(ArgNames(spec), (std::vector<std::string>{"z-flag", "b-flag", "a-flag"}));
+  EXPECT_EQ(spec.engine.FindArg("z-flag")->kind, ArgValue::Kind::kFloat);
+  EXPECT_EQ(spec.engine.ArgString("z-flag"), "0.85");
+  EXPECT_FALSE(spec.engine.ArgTrue("a-flag"));
+  EXPECT_EQ(spec.engine.ArgInt("b-flag"), std::nullopt);
+}
+
+TEST(SpecCluster, SshDefaultsAndPerHostSettings) {
+  std::string text = Text(kSweep, kWorkload,
+                          "[cluster.ssh]\nuser = \"ops\"\nport = 2222\n"
+                          "[cluster.ssh.b]\naddress = \"10.0.0.2\"\nuser = \"root\"\n");
+  Spec spec = MustParse(text);
+  EXPECT_EQ(spec.cluster.hosts[0].address, "a");
+  EXPECT_EQ(spec.cluster.hosts[0].ssh_user, "ops");
+  EXPECT_EQ(spec.cluster.hosts[0].ssh_port, 2222);
+  EXPECT_EQ(spec.cluster.hosts[1].address, "10.0.0.2");
+  EXPECT_EQ(spec.cluster.hosts[1].ssh_user, "root");
+  EXPECT_EQ(spec.cluster.hosts[1].ssh_port, 2222);
+}
+
+TEST(SpecOverrides, ApplyBeforeConversion) {
+  Spec spec = MustParse(
+      Text(), {"workload.requests=80", "sweep.pp=[2,4]", "engine.args.chunked-prefill-size=16384",
+               "decision.objective=\"ttft_p50\"", "engine.version=0.5.18", "cluster.launcher = ssh",
+               "workload.unique_prompts=false"});
+  EXPECT_EQ(spec.workload.requests, 80);
+  EXPECT_EQ(Labels(spec), (std::vector<std::string>{"PP2/TP4/EP1", "PP4/TP2/EP1"}));
+  EXPECT_EQ(spec.sweep.layouts[0].origin.Where(), "--set sweep.pp=[2,4]: key 'sweep.pp[0]'");
+  EXPECT_EQ(spec.engine.ArgInt("chunked-prefill-size"), 16384);
+  EXPECT_EQ(spec.Origin("engine.args.chunked-prefill-size").Position(),
+            "--set engine.args.chunked-prefill-size=16384");
+  EXPECT_EQ(spec.decision.objective, "ttft_p50");
+  EXPECT_EQ(spec.engine.version, "0.5.18");
+  EXPECT_EQ(spec.cluster.launcher, "ssh");
+  EXPECT_FALSE(spec.workload.unique_prompts);
+}
+
+TEST(SpecOverrides, ReplacedArgKeepsItsPlaceAndNewArgsGoLast) {
+  Spec spec = MustParse(Text(), {"engine.args.b-flag=1", "engine.args.a-flag=true"});
+  EXPECT_EQ(ArgNames(spec), (std::vector<std::string>{"b-flag", "a-flag"}));
+
+  Result<Spec> example = LoadSpec(
+      kExample, {"engine.args.chunked-prefill-size=16384", "engine.args.enable-mixed-chunk=true"});
+  ASSERT_TRUE(example.ok()) << example.error().message;
+  EXPECT_EQ(ArgNames(*example)[2], "chunked-prefill-size");
+  EXPECT_EQ(ArgNames(*example).back(), "enable-mixed-chunk");
+  EXPECT_EQ(example->engine.ArgInt("chunked-prefill-size"), 16384);
+}
+
+TEST(SpecErrors, TomlSyntax) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\ninput_tokens = = 100\n")),
+            "/s/spec.toml:13:16: Error while parsing value: could not determine value type");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload + std::string("requests = 5\n"))),
+            "/s/spec.toml:15:12: Error while parsing key-value pair: cannot redefine existing "
+            "integer 'requests'");
+}
+
+TEST(SpecErrors, UnknownKeySuggestsTheClosest) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\ninput_tokens = 100\nrequest = 4\n")),
+            "/s/spec.toml:14:1: unknown key 'workload.request' (did you mean 'requests'?)");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nfoo = 1\n")),
+            "/s/spec.toml:16:1: unknown key 'decision.foo'");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[worklaod]\n")),
+            "/s/spec.toml:15:2: unknown key 'worklaod' (did you mean 'workload'?)");
+}
+
+TEST(SpecErrors, WrongType) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\ninput_tokens = 100\nrequests = \"40\"\n")),
+            "/s/spec.toml:14:12: key 'workload.requests': expected an integer, got a string");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = 2\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:6: key 'sweep.pp': expected an array of positive integers, got an "
+            "integer");
+  EXPECT_EQ(ErrorOf("workload = 3\n" + Text(kSweep, "")),
+            "/s/spec.toml:1:12: key 'workload': expected a table, got an integer");
+}
+
+TEST(SpecErrors, MissingRequired) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\nrequests = 4\n")),
+            "/s/spec.toml:12:1: missing required key 'workload.input_tokens'");
+  EXPECT_EQ(ErrorOf(Text(kSweep, "")), "/s/spec.toml: missing required section [workload]");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\nconcurrency = [8]\n")),
+            "/s/spec.toml:9:1: missing required key 'sweep.pp' (or 'sweep.layouts')");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [{pp = 2}]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:12: missing required key 'sweep.layouts[0].tp'");
+}
+
+TEST(SpecErrors, OutOfRange) {
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8, 0]\n")),
+            "/s/spec.toml:11:19: key 'sweep.concurrency[1]': expected an integer >= 1, got 0");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = []\n")),
+            "/s/spec.toml:11:15: key 'sweep.concurrency': expected a non-empty array of positive "
+            "integers");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8]\nrepeats = 0\n")),
+            "/s/spec.toml:12:11: key 'sweep.repeats': expected an integer >= 1, got 0");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nobjective = \"throughput\"\n")),
+            "/s/spec.toml:16:13: key 'decision.objective': expected one of 'input_tps', "
+            "'ttft_p50', got 'throughput'");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nmax_repeat_spread = -0.1\n")),
+            "/s/spec.toml:16:21: key 'decision.max_repeat_spread': expected a number >= 0, got "
+            "-0.1");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[cluster.ssh]\nport = 0\n")),
+            "/s/spec.toml:16:8: key 'cluster.ssh.port': expected an integer in [1, 65535], got 0");
+}
+
+TEST(SpecErrors, ArgsTheSweepOrLauncherOwns) {
+  std::string head = std::string(kHead).substr(0, std::string(kHead).find("args"));
+  EXPECT_EQ(ErrorOf(head + "args = {tp-size = 8}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:9: key 'engine.args.tp-size': the sweep sets it from [sweep] "
+            "(pp/tp/ep or layouts); remove it from [engine.args]");
+  EXPECT_EQ(ErrorOf(head + "args = {port = 30000}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:9: key 'engine.args.port': the launcher sets it from [cluster]; "
+            "remove it from [engine.args]");
+  EXPECT_EQ(ErrorOf(head + "args = {\"--chunked-prefill-size\" = 8192}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:9: key 'engine.args.--chunked-prefill-size': write the flag without "
+            "leading dashes ('chunked-prefill-size')");
+  EXPECT_EQ(ErrorOf(head + "args = {chunked_prefill_size = 8192}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:9: key 'engine.args.chunked_prefill_size': SGLang flags are spelled "
+            "with dashes ('chunked-prefill-size')");
+  EXPECT_EQ(ErrorOf(head + "args = {cuda-graph-bs = [1, 2]}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:25: key 'engine.args.cuda-graph-bs': expected a string, number or "
+            "boolean, got an array");
+}
+
+TEST(SpecErrors, SweepShapes) {
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nlayouts = [{pp = 1, tp = 8}]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:6: key 'sweep.pp': set either 'layouts' or the pp/tp/ep lists, not "
+            "both");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [3]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:7: key 'sweep.pp[0]': tp = \"auto\" needs pp to divide the cluster's "
+            "8 GPUs, got pp = 3; list tp explicitly");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1, 1]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:10: key 'sweep.pp[1]': 1 is listed twice");
+  EXPECT_EQ(
+      ErrorOf(Text("[sweep]\nlayouts = [{pp = 2, tp = 4}, {pp = 2, tp = 4, ep = 1}]\n"
+                   "concurrency = [8]\n")),
+      "/s/spec.toml:10:30: key 'sweep.layouts[1]': layout PP2/TP4/EP1 is listed twice (first at "
+      "/s/spec.toml:10:12)");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [4]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:12: key 'sweep.layouts[0]': expected a table like {pp = 2, tp = 16, "
+            "ep = 4}, got an integer");
+}
+
+TEST(SpecErrors, SshHostsMustBeListed) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[cluster.ssh.c]\naddress = \"x\"\n")),
+            "/s/spec.toml:15:14: unknown key 'cluster.ssh.c' (not in cluster.hosts)");
+}
+
+TEST(SpecErrors, OverridesAreNamed) {
+  EXPECT_EQ(ErrorOf(Text(), {"workload.request=80"}),
+            "--set workload.request=80: unknown key 'workload.request' (did you mean "
+            "'requests'?)");
+  EXPECT_EQ(ErrorOf(Text(), {"workload.requests=many"}),
+            "--set workload.requests=many: key 'workload.requests': expected an integer, got a "
+            "string");
+  EXPECT_EQ(ErrorOf(Text(), {"sweep.pp=[2,4"}),
+            "--set sweep.pp=[2,4: invalid TOML value '[2,4': Error while parsing array: "
+            "encountered end-of-file");
+  EXPECT_EQ(ErrorOf(Text(), {"workload.requests.x=1"}),
+            "--set workload.requests.x=1: 'workload.requests' is an integer, not a table");
+  EXPECT_EQ(ErrorOf(Text(), {"workload.requests"}),
+            "--set workload.requests: expected key.path=value, e.g. workload.requests=80");
+  EXPECT_EQ(ErrorOf(Text(), {"workload..requests=1"}),
+            "--set workload..requests=1: invalid key path 'workload..requests' (expected dotted "
+            "names of letters, digits, '_' or '-')");
+  EXPECT_EQ(ErrorOf(Text(), {"workload.requests="}),
+            "--set workload.requests=: missing value after '='");
+  EXPECT_EQ(ErrorOf(Text(), {"baseline.layout={pp=1}"}),
+            "--set baseline.layout={pp=1}: missing required key 'baseline.layout.tp'");
+}
+
+TEST(SpecErrors, UnreadableFile) {
+  Result<Spec> spec = LoadSpec("/nonexistent/spec.toml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().message, "cannot read /nonexistent/spec.toml: No such file or directory");
+}
+
+}  // namespace
+}  // namespace ppsearch::spec

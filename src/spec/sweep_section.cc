@@ -1,0 +1,163 @@
+// [sweep]: the layouts to compare and the load points, in one of two shapes:
+//   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]     (cartesian product, pp-major)
+//   layouts = [{pp = 8, tp = 4, ep = 4}, ...]    (explicit tuples)
+
+#include <string>
+#include <vector>
+
+#include "spec/sections.h"
+
+namespace ppsearch::spec {
+namespace {
+
+constexpr const char* kTupleExample = "{pp = 2, tp = 16, ep = 4}";
+
+struct LocatedInt {
+  int value = 0;
+  SourceLoc loc;
+};
+
+SourceLoc ElementLoc(const TableReader& section, std::string_view key, size_t index,
+                     const toml::node& element) {
+  return section.source().Locate(
+      element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(index) + "]");
+}
+
+// A non-empty array of integers >= 1 with no repeats (a repeated value would
+// run the same samples twice under one name).
+Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key) {
+  PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                       ToArray(*section.Find(key), section.KeyLoc(key), "positive integers"));
+  std::vector<LocatedInt> out;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    SourceLoc loc = ElementLoc(section, key, i, element);
+    PPS_ASSIGN_OR_RETURN(int64_t value, ToInt(element, loc, 1, INT32_MAX));
+    for (const auto& seen : out) {
+      if (seen.value == value) {
+        return KeyError(loc, std::to_string(value) + " is listed twice");
+      }
+    }
+    out.push_back({static_cast<int>(value), loc});
+  }
+  return out;
+}
+
+// tp omitted or "auto" fills the cluster: tp = world_size / pp.
+Result<std::vector<LocatedInt>> ReadTpList(const TableReader& section, bool* auto_tp) {
+  const toml::node* node = section.Find("tp");
+  *auto_tp = node == nullptr;
+  if (node == nullptr) return std::vector<LocatedInt>{};
+  if (const auto* text = node->as_string()) {
+    if (text->get() == "auto") {
+      *auto_tp = true;
+      return std::vector<LocatedInt>{};
+    }
+    return KeyError(
+        section.KeyLoc("tp"),
+        "expected \"auto\" or an array of positive integers, got '" + text->get() + "'");
+  }
+  return ReadPositiveList(section, "tp");
+}
+
+Status ExpandLists(const TableReader& section, const ClusterSpec& cluster,
+                   std::vector<LayoutSpec>* layouts) {
+  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> pps, ReadPositiveList(section, "pp"));
+  bool auto_tp = false;
+  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> tps, ReadTpList(section, &auto_tp));
+  std::vector<LocatedInt> eps = {{1, section.origin()}};
+  if (section.Find("ep") != nullptr) {
+    PPS_ASSIGN_OR_RETURN(eps, ReadPositiveList(section, "ep"));
+  }
+  const int world = cluster.world_size();
+  for (const auto& pp : pps) {
+    std::vector<int> tp_values;
+    if (auto_tp) {
+      // Unlike the planner's checks, this one is needed to know the layout at all.
+      if (world % pp.value != 0) {
+        return KeyError(pp.loc,
+                        "tp = \"auto\" needs pp to divide the cluster's " + std::to_string(world) +
+                            " GPUs, got pp = " + std::to_string(pp.value) + "; list tp explicitly");
+      }
+      tp_values.push_back(world / pp.value);
+    } else {
+      for (const auto& tp : tps) tp_values.push_back(tp.value);
+    }
+    for (int tp : tp_values) {
+      for (const auto& ep : eps) {
+        // The pp entry is what a user edits to drop or change this layout.
+        layouts->push_back(LayoutSpec{pp.value, tp, ep.value, pp.loc});
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadLayoutList(const TableReader& section, std::vector<LayoutSpec>* layouts) {
+  PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                       ToArray(*section.Find("layouts"), section.KeyLoc("layouts"),
+                               std::string("tables like ") + kTupleExample));
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    PPS_ASSIGN_OR_RETURN(
+        LayoutSpec layout,
+        ReadLayoutTuple(section.source(), element, ElementLoc(section, "layouts", i, element)));
+    layouts->push_back(std::move(layout));
+  }
+  return Status::Ok();
+}
+
+Status CheckNoDuplicateLayouts(const std::vector<LayoutSpec>& layouts) {
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (layouts[i] == layouts[j]) {
+        return KeyError(layouts[i].origin, "layout " + layouts[i].Label() +
+                                               " is listed twice (first at " +
+                                               layouts[j].origin.Position() + ")");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& node,
+                                   const SourceLoc& loc) {
+  PPS_ASSIGN_OR_RETURN(const toml::table* table, ToTable(node, loc, kTupleExample));
+  TableReader tuple(source, *table, loc.key);
+  PPS_RETURN_IF_ERROR(tuple.CheckKeys({"pp", "tp", "ep"}));
+  LayoutSpec layout;
+  PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1));
+  PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1));
+  PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1));
+  layout.origin = loc;
+  return layout;
+}
+
+Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSpec* out) {
+  PPS_RETURN_IF_ERROR(section.CheckKeys({"pp", "tp", "ep", "layouts", "concurrency", "repeats"}));
+  out->origin = section.origin();
+  if (section.Find("layouts") != nullptr) {
+    for (const char* list : {"pp", "tp", "ep"}) {
+      if (section.Find(list) != nullptr) {
+        return KeyError(section.KeyLoc(list),
+                        "set either 'layouts' or the pp/tp/ep lists, not both");
+      }
+    }
+    PPS_RETURN_IF_ERROR(ReadLayoutList(section, &out->layouts));
+  } else {
+    if (section.Find("pp") == nullptr) return section.Missing("pp", " (or 'sweep.layouts')");
+    PPS_RETURN_IF_ERROR(ExpandLists(section, cluster, &out->layouts));
+  }
+  PPS_RETURN_IF_ERROR(CheckNoDuplicateLayouts(out->layouts));
+
+  if (section.Find("concurrency") == nullptr) return section.Missing("concurrency");
+  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> concurrency,
+                       ReadPositiveList(section, "concurrency"));
+  for (const auto& c : concurrency) out->concurrency.push_back(c.value);
+  PPS_RETURN_IF_ERROR(section.Int("repeats", &out->repeats, Need::kOptional, 1));
+  return Status::Ok();
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,45 @@
+#pragma once
+// The one definition of each statistic ppsearch reports.
+//  - Percentile: linear interpolation between closest ranks, numpy's default
+//    (np.percentile(x, q), method="linear"): sorted x, h = (n - 1) * q / 100,
+//    x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]).
+//  - Median: Percentile(x, 50).
+//  - Spread: (max - min) / median, the repeat-stability measure.
+//  - Input throughput: total intended input tokens of successful requests
+//    divided by the time from the first send to the last completion.
+
+#include <cstdint>
+#include <vector>
+
+#include "workload/request_record.h"
+
+namespace ppsearch::stats {
+
+double Percentile(std::vector<double> values, double q);
+double Median(const std::vector<double>& values);
+double Mean(const std::vector<double>& values);
+double Spread(const std::vector<double>& values);  // 0 for fewer than 2 values
+
+struct LatencySummary {
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+LatencySummary Summarize(const std::vector<double>& values);
+
+// Aggregates of one benchmark sample.
+struct SampleMetrics {
+  int requests_total = 0;
+  int requests_completed = 0;  // status ok
+  int request_errors = 0;      // sent but failed
+  int64_t input_tokens = 0;    // intended, of completed requests
+  int64_t output_tokens = 0;
+  double duration_s = 0;       // first send to last completion
+  double input_tps = 0;
+  double output_tps = 0;
+  double request_throughput = 0;
+  LatencySummary ttft_s;
+  LatencySummary e2e_s;
+};
+
+SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records);
+
+}  // namespace ppsearch::stats

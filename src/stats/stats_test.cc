@@ -1,0 +1,41 @@
+#include "stats/stats.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::stats {
+namespace {
+
+TEST(StatsTest, PercentileMatchesNumpyLinear) {
+  // np.percentile([1, 2, 3, 4], 95) = 3.85; [.., 50] = 2.5; [.., 0] = 1.
+  std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(Percentile(v, 95), 3.85);
+  EXPECT_DOUBLE_EQ(Percentile(v, 50), 2.5);
+  EXPECT_DOUBLE_EQ(Percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(Percentile(v, 100), 4);
+  // np.percentile([10, 20, 30, 40, 50], 99) = 49.6
+  EXPECT_NEAR(Percentile({10, 20, 30, 40, 50}, 99), 49.6, 1e-12);
+  EXPECT_DOUBLE_EQ(Percentile({7}, 95), 7);
+}
+
+TEST(StatsTest, SpreadIsRangeOverMedian) {
+  EXPECT_DOUBLE_EQ(Spread({99, 100, 101}), 0.02);
+  EXPECT_DOUBLE_EQ(Spread({5}), 0);
+}
+
+TEST(StatsTest, SampleMetricsCountErrorsAndUseFirstSendToLastEnd) {
+  std::vector<workload::RequestRecord> recs(3);
+  recs[0] = {0, 0, 1'000'000'000, 2'000'000'000, 1000, 1000, 1, 200, workload::RequestStatus::kOk, ""};
+  recs[1] = {1, 500'000'000, 3'000'000'000, 4'000'000'000, 1000, 1000, 1, 200,
+             workload::RequestStatus::kOk, ""};
+  recs[2] = {2, 600'000'000, -1, 700'000'000, 1000, -1, 0, 500,
+             workload::RequestStatus::kHttpError, "boom"};
+  SampleMetrics m = ComputeSampleMetrics(recs);
+  EXPECT_EQ(m.requests_completed, 2);
+  EXPECT_EQ(m.request_errors, 1);
+  EXPECT_DOUBLE_EQ(m.duration_s, 4.0);
+  EXPECT_DOUBLE_EQ(m.input_tps, 500.0);  // 2000 tokens / 4 s
+  EXPECT_DOUBLE_EQ(m.ttft_s.p50, 1.75);  // ttfts 1.0 and 2.5
+}
+
+}  // namespace
+}  // namespace ppsearch::stats

@@ -1,0 +1,14 @@
+#pragma once
+// Number formatting for tables people read: thousands separators, fixed
+// decimals, signed percentages.
+
+#include <cstdint>
+#include <string>
+
+namespace ppsearch {
+
+std::string FormatThousands(int64_t value);            // 1234567 -> "1,234,567"
+std::string FormatNumber(double value, int decimals);  // 3257.956, 2 -> "3,257.96"
+std::string FormatSignedPercent(double fraction, int decimals = 2);  // 0.1234 -> "+12.34%"
+
+}  // namespace ppsearch

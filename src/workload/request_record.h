@@ -1,0 +1,38 @@
+#pragma once
+// One request as a benchmark client sees it. The simulated engine and the real
+// HTTP client both produce these; analysis never knows which made them.
+
+#include <cstdint>
+#include <string>
+
+namespace ppsearch::workload {
+
+enum class RequestStatus {
+  kOk,
+  kHttpError,  // non-2xx answer
+  kTimeout,    // no completion within the per-request timeout
+  kStreamError,  // malformed stream, error chunk, connection reset
+  kNotSent,    // the sample ended (or was stopped) before it was sent
+};
+
+const char* RequestStatusName(RequestStatus status);
+
+struct RequestRecord {
+  int64_t id = 0;
+  // Times in nanoseconds since the sample's start (the first send is at >= 0).
+  int64_t send_ns = 0;
+  int64_t first_token_ns = -1;  // -1: no token arrived
+  int64_t end_ns = -1;
+  int64_t input_tokens = 0;           // intended prompt length
+  int64_t reported_input_tokens = -1; // as the server reported it; -1 unknown
+  int64_t output_tokens = 0;
+  int http_status = 0;  // 200 for a simulated success
+  RequestStatus status = RequestStatus::kOk;
+  std::string error;
+
+  bool ok() const { return status == RequestStatus::kOk; }
+  double ttft_s() const { return (first_token_ns - send_ns) * 1e-9; }
+  double e2e_s() const { return (end_ns - send_ns) * 1e-9; }
+};
+
+}  // namespace ppsearch::workload

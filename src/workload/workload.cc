@@ -1,0 +1,48 @@
+#include "workload/workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsearch::workload {
+
+uint64_t SplitMix64::Next() {
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double SplitMix64::NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+int64_t SplitMix64::UniformInt(int64_t lo, int64_t hi) {
+  if (hi <= lo) return lo;
+  uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  return lo + static_cast<int64_t>(Next() % span);
+}
+
+double SplitMix64::Exponential(double rate) { return -std::log1p(-NextUnit()) / rate; }
+
+std::vector<PlannedRequest> PlanRequests(const WorkloadParams& params) {
+  SplitMix64 rng(params.seed);
+  std::vector<PlannedRequest> out;
+  out.reserve(params.num_requests);
+  // bench_serving's compute_random_lens: randint(max(L * ratio, 1), L + 1).
+  int64_t min_len = std::max<int64_t>(static_cast<int64_t>(params.input_tokens * params.range_ratio), 1);
+  double t_s = 0;
+  for (int i = 0; i < params.num_requests; ++i) {
+    PlannedRequest r;
+    r.id = i;
+    r.input_tokens = params.range_ratio >= 1.0 ? params.input_tokens
+                                               : rng.UniformInt(min_len, params.input_tokens);
+    r.output_tokens = params.output_tokens;
+    if (params.request_rate > 0) {
+      // bench_serving yields a request, then sleeps an exponential interval.
+      r.arrival_ns = static_cast<int64_t>(std::llround(t_s * 1e9));
+      t_s += rng.Exponential(params.request_rate);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace ppsearch::workload
