@@ -1,8 +1,7 @@
 // `ppsearch plan` as a user runs it: the built binary (PPSEARCH_BIN) on the
 // shipped example spec and on temporary specs, from the repository root.
 
-#include <gtest/gtest.h>
-#include <sys/wait.h>
+#include "cli_runner.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,47 +16,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using ppsearch::testing::CliTest;
+using ppsearch::testing::CommandResult;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-class PlanE2e : public ::testing::Test {
+class PlanE2e : public CliTest {
  protected:
-  void SetUp() override {
-    const char* bin = std::getenv("PPSEARCH_BIN");
-    ASSERT_NE(bin, nullptr) << "PPSEARCH_BIN is set by CMake's test properties";
-    bin_ = bin;
-    dir_ = fs::temp_directory_path() /
-           ("ppsearch_plan_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `ppsearch <args>`; stdout and stderr are kept apart.
-  CommandResult Run(const std::string& args) {
-    const fs::path err_file = dir_ / "stderr.txt";
-    const std::string cmd = bin_ + " " + args + " 2>" + err_file.string();
-    CommandResult result;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), pipe)) > 0;) result.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = ReadFile(err_file);
-    return result;
-  }
-
   // A small spec on the mission's cluster whose [sweep] holds `layouts`.
   fs::path WriteSpec(const std::string& layouts, const std::string& model_config) {
     const fs::path path = dir_ / "spec.toml";
@@ -76,8 +39,6 @@ class PlanE2e : public ::testing::Test {
     return (fs::current_path() / "data/models/kimi-k3/config.json").string();
   }
 
-  std::string bin_;
-  fs::path dir_;
 };
 
 TEST_F(PlanE2e, ExampleSpecJson) {

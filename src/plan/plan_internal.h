@@ -27,7 +27,7 @@ std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>
 
 // Host name of a node index, or "node<i>?" when the cluster has no such host
 // (a layout that needs more GPUs than the cluster has).
-std::string HostName(const spec::ClusterSpec& cluster, int node);
+std::string HostName(const ClusterSummary& cluster, int node);
 
 // --- stages.cc ---
 

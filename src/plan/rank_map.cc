@@ -68,8 +68,8 @@ std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>
   return hops;
 }
 
-std::string HostName(const spec::ClusterSpec& cluster, int node) {
-  if (node >= 0 && node < static_cast<int>(cluster.hosts.size())) return cluster.hosts[node].name;
+std::string HostName(const ClusterSummary& cluster, int node) {
+  if (node >= 0 && node < static_cast<int>(cluster.hosts.size())) return cluster.hosts[node];
   return "node" + std::to_string(node) + "?";
 }
 

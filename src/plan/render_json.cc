@@ -25,9 +25,7 @@ json DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics) {
 json NodeNamesToJson(const Plan& plan, const std::vector<int>& nodes) {
   json out = json::array();
   for (int node : nodes) {
-    out.push_back(node < static_cast<int>(plan.cluster.hosts.size())
-                      ? plan.cluster.hosts[node]
-                      : "node" + std::to_string(node) + "?");
+    out.push_back(HostName(plan.cluster, node));
   }
   return out;
 }
@@ -36,7 +34,7 @@ json RanksToJson(const Plan& plan, const LayoutPlan& layout) {
   json out = json::array();
   for (const RankPlacement& r : layout.ranks) {
     out.push_back({{"rank", r.rank},
-                   {"node", NodeNamesToJson(plan, {r.node})[0]},
+                   {"node", HostName(plan.cluster, r.node)},
                    {"node_index", r.node},
                    {"gpu", r.local_gpu},
                    {"pp_rank", r.pp_rank},
@@ -87,7 +85,7 @@ json StageToJson(const Plan& plan, const StagePlan& s) {
 json BoundaryToJson(const Plan& plan, const StageBoundary& hop) {
   json pairs = json::array();
   for (const auto& [from, to] : hop.node_pairs) {
-    pairs.push_back({NodeNamesToJson(plan, {from})[0], NodeNamesToJson(plan, {to})[0]});
+    pairs.push_back({HostName(plan.cluster, from), HostName(plan.cluster, to)});
   }
   return {{"from_stage", hop.from_stage},
           {"to_stage", hop.from_stage + 1},

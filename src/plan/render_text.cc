@@ -34,9 +34,7 @@ std::string RangeText(const std::vector<int>& values) {
 std::string NodeNames(const Plan& plan, const std::vector<int>& nodes) {
   std::string out;
   for (int node : nodes) {
-    const bool known = node < static_cast<int>(plan.cluster.hosts.size());
-    out += (out.empty() ? "" : " ") +
-           (known ? plan.cluster.hosts[node] : "node" + std::to_string(node) + "?");
+    out += (out.empty() ? "" : " ") + HostName(plan.cluster, node);
   }
   return out;
 }
@@ -102,13 +100,13 @@ void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out
 void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) {
   out += "  stages          stage  layers    count  MLA  KDA  GQA  dense  MoE  holds       nodes\n";
   for (const StagePlan& s : layout.stages) {
-    std::string also = s.has_embedding ? "embed" : "";
-    if (s.holds_lm_head_weights) also += also.empty() ? "lm_head" : "+lm_head";
+    std::string holds = s.has_embedding ? "embed" : "";
+    if (s.holds_lm_head_weights) holds += holds.empty() ? "lm_head" : "+lm_head";
     out +=
         fmt::format("                  {:<6} {:<9} {:<6} {:<4} {:<4} {:<4} {:<6} {:<4} {:<11} {}\n",
                     s.pp_rank, fmt::format("[{},{})", s.first_layer, s.end_layer), s.num_layers(),
                     s.mla_layers, s.kda_layers, s.gqa_layers, s.dense_layers, s.moe_layers,
-                    also.empty() ? "-" : also, NodeNames(plan, s.nodes));
+                    holds.empty() ? "-" : holds, NodeNames(plan, s.nodes));
   }
 }
 

@@ -1,0 +1,93 @@
+// `ppsearch calibrate` and `ppsearch simulate` on the shipped example and
+// baseline, through the built binary.
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace ppsearch::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+
+class SimulateE2e : public CliTest {
+ protected:
+  std::string Calibrate() {
+    const std::string cal = (dir_ / "cal.json").string();
+    CommandResult r = Run(std::string("calibrate ") + kSpec +
+                          " --measured data/baseline/pp1-tp32-ep4.csv"
+                          " --profile-summary data/baseline/pp1-nsys-summary.json -o " + cal);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("compute_scale"), std::string::npos);
+    EXPECT_NE(r.out.find("fitted"), std::string::npos);
+    return cal;
+  }
+};
+
+TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
+  const std::string cal = Calibrate();
+  CommandResult r = Run(std::string("simulate ") + kSpec + " --calibration " + cal + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 8u);  // 4 layouts x 2 concurrency
+  const std::map<int, std::pair<double, double>> measured = {{8, {3257.96, 39.19}},
+                                                             {16, {3260.14, 78.39}}};
+  std::set<int> pps;
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"pp", "tp", "ep", "concurrency", "input_tps", "ttft_p50_s", "ttft_p95_s",
+                            "peak_gpu_mib", "exposed_comm_share", "allreduce_per_forward"})
+      ASSERT_TRUE(p.contains(key)) << key;
+    pps.insert(p["pp"].get<int>());
+    EXPECT_EQ(p["pp"].get<int>() * p["tp"].get<int>(), 32);
+    EXPECT_EQ(p["requests_completed"].get<int>(), 40);
+    if (p["pp"] == 1) {
+      auto [tps, ttft] = measured.at(p["concurrency"].get<int>());
+      EXPECT_NEAR(p["input_tps"].get<double>(), tps, 0.02 * tps);
+      EXPECT_NEAR(p["ttft_p50_s"].get<double>(), ttft, 0.05 * ttft);
+      EXPECT_NEAR(p["exposed_comm_share"].get<double>(), 0.5727, 0.01);
+      EXPECT_EQ(p["allreduce_per_forward"].get<int>(), 187);
+    }
+    EXPECT_LT(p["peak_gpu_mib"].get<double>(), 85651);
+  }
+  EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8}));
+}
+
+TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
+  const std::string trace = (dir_ / "trace.json").string();
+  CommandResult r = Run(std::string("simulate ") + kSpec + " --layout 4/8/4 --layout 1/32/4 --concurrency 8"
+                        " --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
+  EXPECT_NE(r.out.find("baseline"), std::string::npos);
+  EXPECT_NE(r.out.find("time breakdown"), std::string::npos);
+  EXPECT_NE(r.out.find("pp-max-micro-batch-size = 1"), std::string::npos);
+  EXPECT_NE(r.out.find("PP4/TP8/EP4  C=8  default cap"), std::string::npos);
+  json t = json::parse(ReadText(trace));
+  ASSERT_TRUE(t.contains("traceEvents"));
+  int slices = 0, names = 0;
+  for (const auto& e : t["traceEvents"]) {
+    slices += e["ph"] == "X";
+    names += e["ph"] == "M";
+  }
+  EXPECT_GT(slices, 100);
+  EXPECT_EQ(names, 2 + 5);  // two processes, 4 + 1 stage threads
+}
+
+TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
+  std::ofstream(dir_ / "bad.json") << "{\"parameters\": {\"compute_scale\": -1}}";
+  CommandResult r = Run(std::string("simulate ") + kSpec + " --calibration " + (dir_ / "bad.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("key 'compute_scale': expected a positive number, got -1"), std::string::npos) << r.err;
+}
+
+TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
+  std::ofstream(dir_ / "m.csv") << "pp,tp,ep,concurrency\n1,32,4,8\n";
+  CommandResult r = Run(std::string("calibrate ") + kSpec + " --measured " + (dir_ / "m.csv").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing column 'input_tps_median'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
