@@ -1,5 +1,6 @@
 // What one TP rank of a stage holds: weights, KV cache per token, linear-
-// attention state per request (sglang.md 1.5 and 3.2).
+// attention state per request. Follows SGLang v0.5.18, python/sglang/srt/:
+// models/*.py (lm_head placement) and mem_cache/kv_cache_configurator.py.
 
 #include <algorithm>
 #include <cstdlib>
@@ -84,7 +85,7 @@ double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout,
                                 : std::strtod(mfs->text.c_str(), nullptr);
     if (fraction > 0 && fraction <= 1) return gpu_mib * (1 - fraction);
   }
-  // server_args.py _handle_gpu_memory_settings (sglang.md 3.1), without the
+  // SGLang v0.5.18 python/sglang/srt/server_args.py _handle_gpu_memory_settings, without the
   // CUDA-graph term, which depends on batch sizes the planner does not know:
   // 512 + max(chunked_prefill_size, 2048) * 1.5 + tp * pp / 8 * 1024, at least
   // 10 GiB on GPUs over 60 GiB. Unset or disabled chunking: 8192 (the

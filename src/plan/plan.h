@@ -4,7 +4,8 @@
 // stage boundaries fall, which transfers and collectives cross nodes, what
 // each rank holds in memory, and whether SGLang would accept the layout.
 // Pure functions of (spec, model, hardware); rendering is in render_*.cc.
-// Facts about SGLang come from reference/sglang.md (sections 1.5, 1.6, 2.1, 3).
+// Facts about SGLang come from its v0.5.18 source (github.com/sgl-project/sglang,
+// python/sglang/srt/); each .cc file names the modules it follows.
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -71,7 +72,8 @@ struct StagePlan {
   bool has_embedding = false;  // stage 0
   bool has_lm_head = false;    // last stage computes the logits
   // Models whose SGLang class builds ParallelLMHead on every PP rank hold its
-  // weights on every stage (sglang.md 1.5: llama, qwen3_moe).
+  // weights on every stage (SGLang v0.5.18 models/llama.py, qwen3_moe.py;
+  // deepseek_v2.py builds it on the last stage only).
   bool holds_lm_head_weights = false;
   double weight_mib_per_rank = 0;
   int64_t kv_bytes_per_token_per_rank = 0;       // MLA latent + GQA K/V of this stage's layers

@@ -41,7 +41,8 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
 
 // --- memory.cc ---
 
-// Whether SGLang's model class builds lm_head on every PP rank (sglang.md 1.5).
+// Whether SGLang's model class builds lm_head on every PP rank (v0.5.18
+// models/llama.py, qwen3_moe.py: yes; deepseek_v2.py: last rank only).
 bool LmHeadOnEveryStage(const model::ModelDesc& model);
 
 // Weight bytes one TP rank of `stage` holds.

@@ -24,7 +24,7 @@ inline model::Linear MakeLinear(const std::string& name, int64_t in, int64_t out
   return l;
 }
 
-// Kimi K3's layer pattern (sglang.md, data/models/kimi-k3): 93 layers, MLA on
+// Kimi K3's layer pattern (data/models/kimi-k3): 93 layers, MLA on
 // 1-based layers 4, 8, ..., 92 and 93 (24), KDA elsewhere (69); layer 0 dense,
 // the rest MoE with 896 experts. Weights are simplified but of the right size.
 inline model::ModelDesc KimiLikeModel() {

@@ -1,4 +1,7 @@
-// Rank placement, TP groups and stage boundaries (sglang.md 1.6 and 2.1).
+// Rank placement, TP groups and stage boundaries. Follows SGLang v0.5.18,
+// python/sglang/srt/: entrypoints/engine.py _calculate_rank_ranges,
+// distributed/parallel_state.py (PP groups, rank = pp_rank * tp + tp_rank) and
+// managers/scheduler_pp_mixin.py _pp_send_dict_to_next_stage.
 
 #include <algorithm>
 #include <set>

@@ -1,5 +1,7 @@
 // Pipeline stages: layer split, what each stage holds, and the collectives
-// its TP group runs per forward pass (sglang.md 1.5, 1.6).
+// its TP group runs per forward pass. Follows SGLang v0.5.18, python/sglang/srt/:
+// distributed/utils.py get_pp_indices, models/*.py (lm_head placement) and
+// managers/scheduler_pp_mixin.py _pp_send_dict_to_next_stage (send-allgather).
 
 #include <tuple>
 

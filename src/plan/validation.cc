@@ -1,5 +1,7 @@
 // Layout checks: what SGLang asserts, or silently changes, for a PP/TP/EP
-// layout on a given cluster and model (sglang.md 2.1). Each message starts
+// layout on a given cluster and model (SGLang v0.5.18, python/sglang/srt/:
+// entrypoints/engine.py _calculate_rank_ranges, distributed/parallel_state.py
+// moe_tp_size = tp / ep, arg_groups/overrides.py _a2a_ep_size). Each message starts
 // with the layout's file:line:col and key so an editor can jump to it.
 
 #include <set>

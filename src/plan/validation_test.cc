@@ -251,8 +251,9 @@ TEST(LayoutWarnings, GqaKvHeadReplication) {
                           "KV cache per token does not shrink beyond TP 4"));
 }
 
-// sglang.md 3.1: 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 MiB, at
-// least 10 GiB on GPUs over 60 GiB.
+// SGLang v0.5.18 python/sglang/srt/server_args.py _handle_gpu_memory_settings:
+// 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 MiB, at least 10 GiB on
+// GPUs over 60 GiB.
 TEST(SglangReservedMib, FollowsTheDefaultFormula) {
   spec::Spec spec = MissionSpec();
   EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 32, 4), 85651), 512 + 12288 + 4096);

@@ -1,6 +1,9 @@
 // Settings that do not stop a run but make its numbers misleading: flags
 // known to hurt PP, workloads that are not controlled, caches that let some
-// requests skip prefill, engine versions with PP bugs (sglang.md 1.3, 5.1, 6).
+// requests skip prefill, engine versions with PP bugs. Sources: SGLang
+// v0.5.18 python/sglang/srt/managers/scheduler.py (pp_max_micro_batch_size,
+// get_num_allocatable_reqs), python/sglang/benchmark/serving.py
+// (bench_serving), and SGLang release notes / PRs (#23006, #33666).
 
 #include <algorithm>
 #include <cstdio>

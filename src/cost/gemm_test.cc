@@ -1,0 +1,129 @@
+// The GEMM roofline against hand-worked numbers: tile, wave and depth
+// efficiencies, FLOPs, bytes, and which side of the roofline wins.
+
+#include "cost/gemm.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::cost {
+namespace {
+
+// Kimi K3's routed-expert gate_up at EP4 / MoE-TP8 for an 8192-token chunk:
+// 8192 x top-16 / 896 experts = 146 rows per expert, 2 x 3072 / MoE-TP 8 = 768
+// outputs, latent width k = 3584, 896 / EP 4 = 224 local experts.
+GemmShape ExpertShape() {
+  GemmShape s;
+  s.m = 146;
+  s.n = 768;
+  s.k = 3584;
+  s.groups = 224;
+  s.weight_bytes_per_param = 17.0 / 32.0;  // MXFP4 with its E8M0 scales
+  return s;
+}
+
+TEST(EstimateEfficiency, GroupedExpertGemmOn156Sms) {
+  // tiles per group = ceil(146/128) * ceil(768/128) = 2 * 6 = 12
+  // tile  = 146 * 768 / (12 * 128 * 128) = 112128 / 196608 = 0.5703125
+  // tiles = 12 * 224 = 2688; waves = ceil(2688 / 156) = 18 (17 * 156 = 2652)
+  // wave  = 2688 / (18 * 156) = 2688 / 2808 = 0.957264957...
+  // depth = 3584 / (3584 + 128) = 28 / 29 = 0.965517241...
+  // total = 0.5703125 * 0.957264957 * 0.965517241 = 0.527114648
+  GemmEfficiency e = EstimateEfficiency(ExpertShape(), 156);
+  EXPECT_DOUBLE_EQ(e.tile, 0.5703125);
+  EXPECT_DOUBLE_EQ(e.wave, 2688.0 / 2808.0);
+  EXPECT_DOUBLE_EQ(e.depth, 28.0 / 29.0);
+  EXPECT_NEAR(e.total(), 0.527114648, 1e-9);
+}
+
+TEST(EstimateEfficiency, ExactTilesAndFullWavesLoseOnlyDepth) {
+  // 256 x 512 -> 2 * 4 = 8 tiles per group, 13 groups = 104 tiles on 104 SMs:
+  // tile = 1, wave = 104 / (1 * 104) = 1, depth = 896 / 1024 = 0.875.
+  GemmShape s{.m = 256, .n = 512, .k = 896, .groups = 13};
+  GemmEfficiency e = EstimateEfficiency(s, 104);
+  EXPECT_DOUBLE_EQ(e.tile, 1.0);
+  EXPECT_DOUBLE_EQ(e.wave, 1.0);
+  EXPECT_DOUBLE_EQ(e.depth, 0.875);
+  EXPECT_DOUBLE_EQ(e.total(), 0.875);
+}
+
+TEST(EstimateEfficiency, OneTileMoreThanTheSmsCostsAWholeWave) {
+  // 129 x 128 -> 2 tiles, 100 groups = 200 tiles on 199 SMs: 2 waves,
+  // wave = 200 / 398; tile = 129 * 128 / (2 * 16384) = 0.50390625.
+  GemmShape s{.m = 129, .n = 128, .k = 128, .groups = 100};
+  GemmEfficiency e = EstimateEfficiency(s, 199);
+  EXPECT_DOUBLE_EQ(e.tile, 0.50390625);
+  EXPECT_DOUBLE_EQ(e.wave, 200.0 / 398.0);
+  EXPECT_DOUBLE_EQ(e.depth, 0.5);  // 128 / (128 + 128)
+}
+
+TEST(EstimateEfficiency, EmptyShapeIsNeutral) {
+  for (GemmShape s : {GemmShape{.m = 0, .n = 1, .k = 1}, GemmShape{.m = 1, .n = 0, .k = 1},
+                      GemmShape{.m = 1, .n = 1, .k = 0},
+                      GemmShape{.m = 1, .n = 1, .k = 1, .groups = 0}}) {
+    GemmEfficiency e = EstimateEfficiency(s, 100);
+    EXPECT_EQ(e.total(), 1.0);
+  }
+}
+
+TEST(EstimateGemm, GroupedExpertGemmIsComputeBound) {
+  // flops = 2 * 146 * 768 * 3584 * 224 = 180,036,304,896
+  // bytes = 224 * (768 * 3584 * 17/32 + 2 * 146 * 3584 + 2 * 146 * 768)
+  //       = 224 * (1,462,272 + 1,046,528 + 224,256) = 224 * 2,733,056 = 612,204,544
+  // compute = 180,036,304,896 / (160e12 * 0.527114648 * 0.5) = 4,269,382.04 ns
+  // memory  = 612,204,544 / 1400e9 = 437,288.96 ns
+  GemmTime t = EstimateGemm(ExpertShape(), 160, 1400, 156, 0.5);
+  EXPECT_DOUBLE_EQ(t.flops, 180036304896.0);
+  EXPECT_DOUBLE_EQ(t.bytes, 612204544.0);
+  EXPECT_FALSE(t.memory_bound);
+  EXPECT_EQ(t.ns, 4269382);
+  EXPECT_NEAR(t.efficiency.total(), 0.527114648, 1e-9);
+}
+
+TEST(EstimateGemm, ComputeBoundTimeIsInverseInScale) {
+  // Same GEMM at scale 1: half of 4,269,382.04 ns = 2,134,691.02 ns.
+  EXPECT_EQ(EstimateGemm(ExpertShape(), 160, 1400, 156, 1.0).ns, 2134691);
+}
+
+TEST(EstimateGemm, SingleRowIsMemoryBound) {
+  // m = 1, n = 19968 = 156 x 128 (one full wave on 156 SMs), k = 4096, bf16.
+  // tile = 1 / 128, wave = 156 / 156 = 1, depth = 4096 / 4224 = 32 / 33
+  // flops = 2 * 19968 * 4096 = 163,577,856
+  // bytes = 19968 * 4096 * 2 + 2 * 4096 + 2 * 19968 = 163,577,856 + 8,192 + 39,936
+  //       = 163,625,984
+  // compute = 163,577,856 / (1000e12 / 128 * 32/33) = 21,591.28 ns
+  // memory  = 163,625,984 / 4000e9 = 40,906.50 ns -> memory bound, 40,906 ns
+  // (llround of 40,906.496).
+  GemmShape s{.m = 1, .n = 19968, .k = 4096};
+  GemmTime t = EstimateGemm(s, 1000, 4000, 156, 1.0);
+  EXPECT_DOUBLE_EQ(t.flops, 163577856.0);
+  EXPECT_DOUBLE_EQ(t.bytes, 163625984.0);
+  EXPECT_TRUE(t.memory_bound);
+  EXPECT_EQ(t.ns, 40906);
+  EXPECT_DOUBLE_EQ(t.efficiency.tile, 1.0 / 128.0);
+}
+
+TEST(EstimateGemm, MemoryBoundTimeIgnoresComputeScale) {
+  GemmShape s{.m = 1, .n = 19968, .k = 4096};
+  EXPECT_EQ(EstimateGemm(s, 1000, 4000, 156, 1.0).ns, EstimateGemm(s, 1000, 4000, 156, 1.5).ns);
+}
+
+TEST(EstimateGemm, MoreBandwidthOrComputeIsNeverSlower) {
+  for (int64_t m : {1, 7, 128, 146, 1000, 8192}) {
+    GemmShape s{.m = m, .n = 3072, .k = 7168, .groups = 4};
+    int64_t base = EstimateGemm(s, 145, 1400, 156, 1.0).ns;
+    EXPECT_LE(EstimateGemm(s, 290, 1400, 156, 1.0).ns, base) << m;
+    EXPECT_LE(EstimateGemm(s, 145, 2800, 156, 1.0).ns, base) << m;
+    EXPECT_LE(EstimateGemm(s, 145, 1400, 156, 2.0).ns, base) << m;
+  }
+}
+
+TEST(EstimateGemm, EmptyShapeTakesNoTime) {
+  GemmTime t = EstimateGemm(GemmShape{.m = 0, .n = 768, .k = 3584}, 160, 1400, 156, 1.0);
+  EXPECT_EQ(t.ns, 0);
+  EXPECT_EQ(t.flops, 0);
+  EXPECT_EQ(t.bytes, 0);
+  EXPECT_FALSE(t.memory_bound);
+}
+
+}  // namespace
+}  // namespace ppsearch::cost
