@@ -1,0 +1,571 @@
+// The layout cost model on a small hand-made model and GPU: hand-worked
+// stage costs, how a pipeline split divides them, which collectives run, and
+// the monotonicity a search relies on. Also the calibration file format.
+
+#include "cost/layout_cost.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cost/calibration.h"
+#include "cost/gemm.h"
+#include "util/files.h"
+
+namespace ppsearch::cost {
+namespace {
+
+using model::DType;
+using model::OpRole;
+using model::Sharding;
+
+model::Linear MakeLinear(const std::string& name, int64_t in, int64_t out, Sharding sharding,
+                         OpRole role, DType dtype = DType::kBf16, int64_t count = 1,
+                         int64_t active = 1) {
+  model::Linear l;
+  l.name = name;
+  l.in_features = in;
+  l.out_features = out;
+  l.sharding = sharding;
+  l.role = role;
+  l.dtype = dtype;
+  l.count = count;
+  l.active_count = active;
+  return l;
+}
+
+// 4 dense GQA layers, hidden 1024: 16 query heads, 4 KV heads of 64, a
+// SwiGLU MLP of width 4096, vocabulary 32768.
+model::ModelDesc TinyDenseModel() {
+  model::ModelDesc m;
+  m.name = "tiny-dense";
+  m.family = "llama";
+  m.hidden = 1024;
+  m.vocab = 32768;
+  m.num_layers = 4;
+  m.num_attention_heads = 16;
+  m.gqa = {16, 4, 64};
+  m.dense_intermediate = 4096;
+  for (int i = 0; i < m.num_layers; ++i) {
+    model::LayerDesc layer;
+    layer.index = i;
+    layer.attention = model::AttentionKind::kGqa;
+    layer.ffn = model::FfnKind::kDense;
+    // q 16 x 64 + k 4 x 64 + v 4 x 64 = 1536 outputs.
+    layer.linears.push_back(MakeLinear("qkv", 1024, 1536, Sharding::kColumn, OpRole::kAttention));
+    layer.linears.push_back(MakeLinear("o_proj", 1024, 1024, Sharding::kRow, OpRole::kAttention));
+    layer.linears.push_back(
+        MakeLinear("gate_up", 1024, 8192, Sharding::kColumn, OpRole::kDenseMlp));
+    layer.linears.push_back(MakeLinear("down", 4096, 1024, Sharding::kRow, OpRole::kDenseMlp));
+    layer.kv_bytes_per_token = 4 * 64 * 2 * 2;
+    m.layers.push_back(layer);
+  }
+  m.embedding = MakeLinear("embed_tokens", 32768, 1024, Sharding::kVocab, OpRole::kEmbedding);
+  m.lm_head = MakeLinear("lm_head", 1024, 32768, Sharding::kVocab, OpRole::kLmHead);
+  return m;
+}
+
+// Round numbers: 100 SMs, 100 TFLOPS bf16, 1000 GB/s, 4 GPUs per node,
+// PCIe P2P 50 GB/s / 5 us, NIC 25 GB/s per GPU / 10 us.
+hardware::HardwareProfile TinyGpu() {
+  hardware::HardwareProfile hw;
+  hw.name = "tiny-gpu";
+  hw.gpu_name = "NVIDIA Tiny";
+  hw.sm_count = 100;
+  hw.memory_mib = 80000;
+  hw.memory_bw_gbps = 1000;
+  hw.bf16_tflops = 100;
+  hw.fp8_tflops = 200;
+  hw.fp4_tflops = 400;
+  hw.w4a8_tflops = 150;
+  hw.gpus_per_node = 4;
+  hw.intra_allreduce = {{2, 40, 5}, {4, 30, 10}};
+  hw.intra_alltoall = hw.intra_allreduce;
+  hw.p2p_gbps = 50;
+  hw.p2p_latency_us = 5;
+  hw.nic_gbps_per_gpu = 25;
+  hw.inter_latency_us = 10;
+  return hw;
+}
+
+// `pp` stages of equal layer counts over `layers` layers, TP groups spanning
+// `tp_nodes` nodes, no stage hop crossing nodes.
+LayoutShape Layout(int pp, int tp, int layers = 4, int tp_nodes = 1, int ep = 1) {
+  LayoutShape l;
+  l.pp = pp;
+  l.tp = tp;
+  l.ep = ep;
+  for (int s = 0; s < pp; ++s) {
+    StageShape st;
+    st.first_layer = s * layers / pp;
+    st.end_layer = (s + 1) * layers / pp;
+    st.has_embedding = s == 0;
+    st.has_lm_head = s == pp - 1;
+    st.tp_nodes = tp_nodes;
+    l.stages.push_back(st);
+  }
+  return l;
+}
+
+sim::MicroBatch Prefill(std::vector<std::pair<int64_t, int64_t>> extend_and_prefix) {
+  sim::MicroBatch b;
+  b.is_prefill = true;
+  int r = 0;
+  for (auto [extend, prefix] : extend_and_prefix) b.entries.push_back({r++, extend, prefix, true});
+  return b;
+}
+
+sim::MicroBatch Decode(int sequences, int64_t prefix) {
+  sim::MicroBatch b;
+  for (int r = 0; r < sequences; ++r) b.entries.push_back({r, 1, prefix, false});
+  return b;
+}
+
+// Batches of every kind the scheduler forms.
+std::vector<sim::MicroBatch> SampleBatches() {
+  return {Prefill({{1024, 0}}),   Prefill({{8192, 0}}),
+          Prefill({{512, 4096}}), Prefill({{300, 0}, {700, 2000}}),
+          Decode(1, 4095),        Decode(16, 16000)};
+}
+
+TEST(LayoutCostModel, Tp1Pp1PrefillHandWorked) {
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  StageBreakdown b = cost.Breakdown(0, batch);
+  // GEMMs, m = 1024 tokens, 100 SMs, 100 TFLOPS, depth = k / (k + 128):
+  //   qkv     n 1536 k 1024: 8 x 12 = 96 tiles, wave 0.96, depth 8/9;
+  //           2 x 1024 x 1536 x 1024 = 3.2212e9 FLOP / 85.33 TFLOPS = 37,748.7 -> 37,749
+  //   o_proj  n 1024 k 1024: 64 tiles, wave 0.64, depth 8/9;
+  //           2.1475e9 / 56.89 TFLOPS = 37,748.7 -> 37,749
+  //   gate_up n 8192 k 1024: 512 tiles, 6 waves, wave 512/600, depth 8/9;
+  //           1.7180e10 / 75.85 TFLOPS = 226,492.4 -> 226,492
+  //   down    n 1024 k 4096: 64 tiles, wave 0.64, depth 32/33;
+  //           8.5899e9 / 62.06 TFLOPS = 138,412.0 -> 138,412
+  //   per layer 440,402, 4 layers 1,761,608
+  //   lm_head m 1 (one sequence's logits) n 32768 k 1024: 256 tiles, 3 waves,
+  //           tile 1/128, wave 256/300, depth 8/9; 6.7109e7 FLOP / 0.5926 TFLOPS
+  //           = 113,246.2 (bytes 6.7176e7 / 1000 GB/s = 67,176.4 loses) -> 113,246
+  //   embedding: gather 2 x 1024 x 1024 x 2 bytes / 1000 GB/s = 4,194.304
+  //   total 1,761,608 + 113,246 + 4,194.304 = 1,879,048.304
+  EXPECT_DOUBLE_EQ(b.gemm_ns, 1879048.304);
+  // Attention: causal ctx = 0 + (1024 + 1) / 2 = 512.5; 4 x 16 heads x 1024 x 512.5
+  // x 64 = 2.1496e9 FLOP at 100 TFLOPS x 0.5 = 42,991.616 per layer, x 4 layers.
+  EXPECT_NEAR(b.attention_ns, 171966.464, 1e-6);
+  // Element-wise: 12 passes x 1024 x 1024 x 2 bytes / 1000 GB/s = 25,165.824, x 4.
+  EXPECT_NEAR(b.elementwise_ns, 100663.296, 1e-6);
+  // Gaps: (4 GEMMs + 8 other kernels) x 1 us per layer, x 4.
+  EXPECT_DOUBLE_EQ(b.gaps_ns, 48000);
+  EXPECT_EQ(b.allreduce_calls, 0);
+  EXPECT_EQ(b.allreduce_ns, 0);
+  EXPECT_EQ(b.recv_allgather_ns, 0);
+
+  sim::StageTime t = cost.StageCost(0, batch);
+  // 1,879,048.304 + 171,966.464 + 100,663.296 = 2,151,678.064
+  EXPECT_EQ(t.compute_ns, 2151678);
+  EXPECT_EQ(t.overhead_ns, 48000);
+  EXPECT_EQ(t.comm_ns, 0);
+  EXPECT_EQ(t.transfer_ns, 0);
+  EXPECT_EQ(t.total_ns(), 2199678);
+}
+
+TEST(LayoutCostModel, ShardingFollowsTheLinearsSplit) {
+  // TP2: column linears halve n, row linears halve k, the LM head halves the
+  // vocabulary; the embedding gather is the same bytes.
+  const model::ModelDesc m = TinyDenseModel();
+  const hardware::HardwareProfile hw = TinyGpu();
+  LayoutCostModel cost(m, hw, Layout(1, 2), Calibration::Defaults());
+  auto ns = [&](int64_t rows, int64_t n, int64_t k) {
+    return EstimateGemm({.m = rows, .n = n, .k = k}, 100, 1000, 100, 1.0).ns;
+  };
+  const double per_layer = static_cast<double>(ns(1024, 768, 1024) + ns(1024, 1024, 512) +
+                                               ns(1024, 4096, 1024) + ns(1024, 1024, 2048));
+  const double expected = 4 * per_layer + static_cast<double>(ns(1, 16384, 1024)) + 4194.304;
+  EXPECT_DOUBLE_EQ(cost.Breakdown(0, Prefill({{1024, 0}})).gemm_ns, expected);
+  // GQA heads split too: 8 heads per rank halve the attention FLOPs.
+  EXPECT_NEAR(cost.Breakdown(0, Prefill({{1024, 0}})).attention_ns, 171966.464 / 2, 1e-6);
+}
+
+TEST(LayoutCostModel, Tp2CollectivesHandWorked) {
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
+  StageBreakdown b = cost.Breakdown(0, Prefill({{1024, 0}}));
+  // 2 all-reduces per layer x 4 + 1 for the vocab-parallel embedding.
+  EXPECT_EQ(b.allreduce_calls, 9);
+  // Each: 1024 x 1024 x 2 = 2,097,152 bytes on 2 GPUs of one node:
+  //   5 us + 2 x 1/2 x 2,097,152 / 40 GB/s = 5,000 + 52,428.8 -> 57,429 ns.
+  // LM head all-gather: 1 x 32768 x 2 = 65,536 bytes: 5,000 + 1/2 x 65,536 / 40
+  //   = 5,819.2 -> 5,819 ns.  9 x 57,429 + 5,819 = 522,680.
+  EXPECT_DOUBLE_EQ(b.allreduce_ns, 522680);
+  EXPECT_EQ(b.recv_allgather_ns, 0);  // stage 0 receives no activations
+  sim::StageTime t = cost.StageCost(0, Prefill({{1024, 0}}));
+  EXPECT_EQ(t.comm_ns, 522680);
+  EXPECT_EQ(t.allreduce_calls, 9);
+}
+
+TEST(LayoutCostModel, Tp1HasNoCommunication) {
+  const model::ModelDesc m = TinyDenseModel();
+  for (int pp : {1, 2, 4}) {
+    LayoutCostModel cost(m, TinyGpu(), Layout(pp, 1), Calibration::Defaults());
+    for (int s = 0; s < pp; ++s) {
+      for (const sim::MicroBatch& batch : SampleBatches()) {
+        sim::StageTime t = cost.StageCost(s, batch);
+        EXPECT_EQ(t.comm_ns, 0);
+        EXPECT_EQ(t.transfer_ns, 0);
+        EXPECT_EQ(t.allreduce_calls, 0);
+      }
+    }
+  }
+}
+
+TEST(LayoutCostModel, AllReduceCallsAreTwoPerLayerPlusTheEmbeddingStage) {
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  EXPECT_EQ(pp2.StageCost(0, batch).allreduce_calls, 2 * 2 + 1);
+  EXPECT_EQ(pp2.StageCost(1, batch).allreduce_calls, 2 * 2);
+  LayoutCostModel pp4(m, TinyGpu(), Layout(4, 2), Calibration::Defaults());
+  EXPECT_EQ(pp4.StageCost(0, batch).allreduce_calls, 3);
+  for (int s = 1; s < 4; ++s) EXPECT_EQ(pp4.StageCost(s, batch).allreduce_calls, 2);
+}
+
+TEST(LayoutCostModel, LaterStagesAllGatherTheirInput) {
+  // send-allgather: 2 x 2,097,152 bytes on 2 GPUs: 5,000 + 1/2 x 4,194,304 / 40
+  // = 5,000 + 52,428.8 -> 57,429 ns.
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel cost(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  EXPECT_EQ(cost.StageCost(0, batch).transfer_ns, 0);
+  EXPECT_EQ(cost.StageCost(1, batch).transfer_ns, 57429);
+}
+
+TEST(LayoutCostModel, PipelineStagesSumToTheUnsplitCost) {
+  const model::ModelDesc m = TinyDenseModel();
+  for (int tp : {1, 2}) {
+    LayoutCostModel whole(m, TinyGpu(), Layout(1, tp), Calibration::Defaults());
+    for (int pp : {2, 4}) {
+      LayoutCostModel split(m, TinyGpu(), Layout(pp, tp), Calibration::Defaults());
+      for (const sim::MicroBatch& batch : SampleBatches()) {
+        SCOPED_TRACE(testing::Message()
+                     << "tp " << tp << " pp " << pp << " tokens " << batch.extend_tokens());
+        sim::StageTime one = whole.StageCost(0, batch);
+        int64_t compute = 0, comm = 0, overhead = 0;
+        int calls = 0;
+        for (int s = 0; s < pp; ++s) {
+          sim::StageTime t = split.StageCost(s, batch);
+          compute += t.compute_ns;
+          comm += t.comm_ns;
+          overhead += t.overhead_ns;
+          calls += t.allreduce_calls;
+        }
+        // Each stage rounds its own sum to the nanosecond.
+        EXPECT_NEAR(static_cast<double>(compute), static_cast<double>(one.compute_ns), pp);
+        EXPECT_EQ(comm, one.comm_ns);
+        EXPECT_EQ(overhead, one.overhead_ns);
+        EXPECT_EQ(calls, one.allreduce_calls);
+      }
+    }
+  }
+}
+
+TEST(LayoutCostModel, FasterGpuIsNeverSlower) {
+  const model::ModelDesc m = TinyDenseModel();
+  const hardware::HardwareProfile base = TinyGpu();
+  hardware::HardwareProfile more_flops = base;
+  more_flops.bf16_tflops *= 2;
+  more_flops.fp8_tflops *= 2;
+  more_flops.w4a8_tflops *= 2;
+  hardware::HardwareProfile more_bw = base;
+  more_bw.memory_bw_gbps *= 2;
+  for (const LayoutShape& layout : {Layout(1, 1), Layout(2, 2), Layout(2, 4)}) {
+    LayoutCostModel slow(m, base, layout, Calibration::Defaults());
+    LayoutCostModel fast_compute(m, more_flops, layout, Calibration::Defaults());
+    LayoutCostModel fast_memory(m, more_bw, layout, Calibration::Defaults());
+    for (int s = 0; s < slow.num_stages(); ++s) {
+      for (const sim::MicroBatch& batch : SampleBatches()) {
+        const int64_t t = slow.StageCost(s, batch).total_ns();
+        EXPECT_LE(fast_compute.StageCost(s, batch).total_ns(), t);
+        EXPECT_LE(fast_memory.StageCost(s, batch).total_ns(), t);
+      }
+    }
+    // A large prefill is compute-bound: twice the FLOPS is strictly faster.
+    EXPECT_LT(fast_compute.StageCost(0, Prefill({{8192, 0}})).compute_ns,
+              slow.StageCost(0, Prefill({{8192, 0}})).compute_ns);
+  }
+}
+
+TEST(LayoutCostModel, MoreInterNodeBandwidthIsNeverSlowerForASpanningGroup) {
+  // TP8 on 4-GPU nodes: the group spans 2 nodes, 4 ranks on each. busbw =
+  // min(30 x scale, 4 x NIC): NIC-bound below 7.5 GB/s per GPU.
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{2048, 0}});
+  int64_t previous = INT64_MAX;
+  for (double nic : {0.5, 1.0, 2.0, 5.0, 7.5, 10.0, 25.0, 100.0}) {
+    Calibration c;
+    c.inter_gbps_per_gpu = nic;
+    LayoutCostModel cost(m, TinyGpu(), Layout(1, 8, 4, /*tp_nodes=*/2), c);
+    const int64_t comm = cost.StageCost(0, batch).comm_ns;
+    EXPECT_LE(comm, previous) << nic;
+    if (nic <= 7.5) {
+      EXPECT_LT(comm, previous) << nic;  // still NIC-bound: strictly faster
+    }
+    previous = comm;
+  }
+  // The profile's NIC figure is used when the calibration leaves it at 0.
+  hardware::HardwareProfile fast_nic = TinyGpu();
+  fast_nic.nic_gbps_per_gpu = 1;
+  hardware::HardwareProfile slow_nic = TinyGpu();
+  slow_nic.nic_gbps_per_gpu = 0.5;
+  LayoutCostModel fast(m, fast_nic, Layout(1, 8, 4, 2), Calibration::Defaults());
+  LayoutCostModel slow(m, slow_nic, Layout(1, 8, 4, 2), Calibration::Defaults());
+  EXPECT_LT(fast.StageCost(0, batch).comm_ns, slow.StageCost(0, batch).comm_ns);
+}
+
+TEST(LayoutCostModel, HopAcrossNodesOnASlowerNicCostsMore) {
+  // Hidden states and residual, 1/tp each: 2 x 1024 x 1024 x 2 / 2 = 2,097,152 bytes.
+  //   inside a node: 5 us + 2,097,152 / 50 GB/s = 5,000 + 41,943.04 -> 46,943 ns
+  //   across nodes: 10 us + 2,097,152 / 25 GB/s = 10,000 + 83,886.08 -> 93,886 ns
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutShape local = Layout(2, 2);
+  LayoutShape crossing = Layout(2, 2);
+  crossing.stages[0].hop_crosses_nodes = true;
+  LayoutCostModel inside(m, TinyGpu(), local, Calibration::Defaults());
+  LayoutCostModel across(m, TinyGpu(), crossing, Calibration::Defaults());
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  EXPECT_EQ(inside.HopNs(0, batch), 46943);
+  EXPECT_EQ(across.HopNs(0, batch), 93886);
+  EXPECT_GT(across.HopNs(0, batch), inside.HopNs(0, batch));
+}
+
+TEST(LayoutCostModel, OutputReturnIsLatencyBound) {
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{100, 0}, {100, 0}});
+  LayoutCostModel pp1(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
+  EXPECT_EQ(pp1.OutputReturnNs(batch), 0);  // nothing to return with one stage
+  // 4 bytes x 2 sequences: 5,000 + 8 / 50 = 5,000.16 -> 5,000 ns inside a node,
+  // 10,000 + 8 / 25 = 10,000.32 -> 10,000 ns when any hop crosses nodes.
+  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  EXPECT_EQ(pp2.OutputReturnNs(batch), 5000);
+  LayoutShape crossing = Layout(2, 2);
+  crossing.stages[0].hop_crosses_nodes = true;
+  LayoutCostModel pp2x(m, TinyGpu(), crossing, Calibration::Defaults());
+  EXPECT_EQ(pp2x.OutputReturnNs(batch), 10000);
+}
+
+TEST(LayoutCostModel, HostTimes) {
+  const model::ModelDesc m = TinyDenseModel();
+  Calibration c;
+  c.host_overhead_us = 1500;
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), c);
+  EXPECT_EQ(cost.ScheduleNs(Prefill({{10, 0}})), 1500000);
+  // (1000 us fixed + 0.2 us x 16,000 tokens) = 4,200 us.
+  EXPECT_EQ(cost.IngestNs(16000), 4200000);
+  EXPECT_EQ(cost.StreamOutNs(), 1000000);
+  EXPECT_EQ(cost.num_stages(), 1);
+}
+
+TEST(LayoutCostModel, LongerPrefixCostsMoreAttention) {
+  // Causal ctx = prefix + (1024 + 1) / 2: 512.5 without a prefix, 4608.5 with
+  // 4096 cached tokens; attention time is proportional to it.
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  const StageBreakdown fresh = cost.Breakdown(0, Prefill({{1024, 0}}));
+  const StageBreakdown cached = cost.Breakdown(0, Prefill({{1024, 4096}}));
+  EXPECT_GT(cached.attention_ns, fresh.attention_ns);
+  EXPECT_NEAR(cached.attention_ns, 171966.464 * 4608.5 / 512.5, 1e-3);
+  // Token-count work is the same: the prefix only adds attention.
+  EXPECT_DOUBLE_EQ(cached.gemm_ns, fresh.gemm_ns);
+  EXPECT_DOUBLE_EQ(cached.elementwise_ns, fresh.elementwise_ns);
+  EXPECT_GT(cost.StageCost(0, Prefill({{1024, 4096}})).total_ns(),
+            cost.StageCost(0, Prefill({{1024, 0}})).total_ns());
+}
+
+TEST(LayoutCostModel, GqaDecodeReadsTheKvCache) {
+  // One sequence, 4095 cached tokens: compute 4 x 16 x 1 x 4096 x 64 / 50 TFLOPS
+  // = 335.5 ns loses to reading K and V: 4096 x 4 KV heads x 64 x 2 x 2 bytes
+  // / 1000 GB/s = 4,194.304 ns per layer, x 4 layers.
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  EXPECT_NEAR(cost.Breakdown(0, Decode(1, 4095)).attention_ns, 16777.216, 1e-6);
+}
+
+// One MoE layer: 8 MXFP4 experts, top 2, intermediate 512 on hidden 1024.
+model::ModelDesc TinyMoeModel() {
+  model::ModelDesc m;
+  m.name = "tiny-moe";
+  m.hidden = 1024;
+  m.vocab = 32768;
+  m.num_layers = 1;
+  m.moe = {8, 2, 0, 512, 1024, DType::kMxfp4};
+  model::LayerDesc layer;
+  layer.attention = model::AttentionKind::kNone;
+  layer.ffn = model::FfnKind::kMoe;
+  layer.linears.push_back(MakeLinear("experts.gate_up_proj", 1024, 1024, Sharding::kExpert,
+                                     OpRole::kRoutedExpert, DType::kMxfp4, 8, 2));
+  layer.linears.push_back(MakeLinear("experts.down_proj", 512, 1024, Sharding::kExpert,
+                                     OpRole::kRoutedExpert, DType::kMxfp4, 8, 2));
+  m.layers.push_back(layer);
+  m.embedding = MakeLinear("embed_tokens", 32768, 1024, Sharding::kVocab, OpRole::kEmbedding);
+  m.lm_head = MakeLinear("lm_head", 1024, 32768, Sharding::kVocab, OpRole::kLmHead);
+  return m;
+}
+
+TEST(LayoutCostModel, RoutedExpertsHandWorked) {
+  // TP4 / EP2 -> MoE-TP 2; 1024 tokens x top 2 / 8 experts = 256 rows per
+  // expert, 8 / 2 = 4 local experts, at the W4A8 rate 150 TFLOPS.
+  //   gate_up n 1024 / 2 = 512, k 1024: 2 x 4 = 8 tiles x 4 = 32, wave 0.32,
+  //     depth 8/9; 2 x 256 x 512 x 1024 x 4 = 1.0737e9 / 42.67 TFLOPS
+  //     = 25,165.8 -> 25,166 (bytes 4,259,840 -> 4,259.8 loses)
+  //   down k 512 / 2 = 256, n 1024: 16 tiles x 4 = 64, wave 0.64, depth 2/3;
+  //     5.3687e8 / 64 TFLOPS = 8,388.6 -> 8,389 (bytes 3,178,496 -> 3,178.5)
+  const model::ModelDesc m = TinyMoeModel();
+  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/2);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  LayoutCostModel cost(m, TinyGpu(), layout, Calibration::Defaults());
+  StageBreakdown b = cost.Breakdown(0, Prefill({{1024, 0}}));
+  EXPECT_DOUBLE_EQ(b.gemm_ns, 25166 + 8389);
+  // Element-wise: 12 x 1024 x 1024 x 2 = 25,165,824 bytes plus permute/unpermute
+  // 4 x 1024 x top 2 x 1024 x 2 = 16,777,216 bytes: 41,943,040 / 1000 GB/s.
+  EXPECT_NEAR(b.elementwise_ns, 41943.04, 1e-6);
+  EXPECT_EQ(b.attention_ns, 0);
+}
+
+TEST(LayoutCostModel, IsDeterministic) {
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutCostModel a(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  LayoutCostModel b(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  for (int s = 0; s < 2; ++s) {
+    for (const sim::MicroBatch& batch : SampleBatches()) {
+      sim::StageTime first = a.StageCost(s, batch);
+      sim::StageTime again = a.StageCost(s, batch);  // from the token-count cache
+      sim::StageTime other = b.StageCost(s, batch);
+      for (const sim::StageTime& t : {again, other}) {
+        EXPECT_EQ(t.compute_ns, first.compute_ns);
+        EXPECT_EQ(t.comm_ns, first.comm_ns);
+        EXPECT_EQ(t.transfer_ns, first.transfer_ns);
+        EXPECT_EQ(t.overhead_ns, first.overhead_ns);
+        EXPECT_EQ(t.allreduce_calls, first.allreduce_calls);
+      }
+      EXPECT_EQ(a.HopNs(0, batch), b.HopNs(0, batch));
+    }
+  }
+}
+
+TEST(LayoutCostModel, CalibrationOverridesTheProfileLinks) {
+  const model::ModelDesc m = TinyDenseModel();
+  Calibration c;
+  c.inter_gbps_per_gpu = 3;
+  c.intra_bw_scale = 0.5;
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 2), c);
+  EXPECT_DOUBLE_EQ(cost.links().inter_gbps_per_gpu, 3);
+  EXPECT_DOUBLE_EQ(cost.links().intra_bw_scale, 0.5);
+  LayoutCostModel defaults(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
+  EXPECT_DOUBLE_EQ(defaults.links().inter_gbps_per_gpu, 25);
+  EXPECT_DOUBLE_EQ(defaults.links().intra_bw_scale, 1);
+}
+
+// ---- calibration files ----
+
+class CalibrationFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ppsearch_calibration_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& text) {
+    std::string path = dir_ + "/calibration.json";
+    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
+    return path;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
+  Calibration c;
+  c.compute_scale = 0.4375;
+  c.inter_gbps_per_gpu = 1.25;
+  c.intra_bw_scale = 0.8;
+  c.host_overhead_us = 1750;
+  const std::string path = dir_ + "/out/calibration.json";
+  ASSERT_TRUE(SaveCalibration(c, path, R"({"fit": {"layout": "PP1/TP32/EP4"}})").ok());
+  Result<Calibration> loaded = LoadCalibration(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_DOUBLE_EQ(loaded->compute_scale, 0.4375);
+  EXPECT_DOUBLE_EQ(loaded->inter_gbps_per_gpu, 1.25);
+  EXPECT_DOUBLE_EQ(loaded->intra_bw_scale, 0.8);
+  EXPECT_DOUBLE_EQ(loaded->host_overhead_us, 1750);
+  EXPECT_EQ(loaded->source, path);
+  Result<std::string> text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/1\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("\"layout\": \"PP1/TP32/EP4\""), std::string::npos) << *text;
+}
+
+TEST_F(CalibrationFileTest, MissingKeysKeepTheirDefaults) {
+  Result<Calibration> c = LoadCalibration(Write(R"({"parameters": {"compute_scale": 0.5}})"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->compute_scale, 0.5);
+  EXPECT_DOUBLE_EQ(c->inter_gbps_per_gpu, 0);
+  EXPECT_DOUBLE_EQ(c->intra_bw_scale, 1);
+  EXPECT_DOUBLE_EQ(c->host_overhead_us, 2000);
+}
+
+TEST_F(CalibrationFileTest, MissingParametersObject) {
+  const std::string path = Write(R"({"compute_scale": 0.5})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": expected a calibration file with a 'parameters' object "
+                                   "(written by 'ppsearch calibrate')");
+}
+
+TEST_F(CalibrationFileTest, NegativeValue) {
+  const std::string path = Write(R"({"parameters": {"intra_bw_scale": -0.5}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path + ": key 'intra_bw_scale': expected a positive number, got -0.5");
+}
+
+TEST_F(CalibrationFileTest, ZeroComputeScaleIsAnErrorZeroNicKeepsTheProfile) {
+  const std::string path = Write(R"({"parameters": {"compute_scale": 0}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path + ": key 'compute_scale': expected a positive number, got 0");
+  Result<Calibration> zero_nic =
+      LoadCalibration(Write(R"({"parameters": {"inter_gbps_per_gpu": 0}})"));
+  ASSERT_TRUE(zero_nic.ok()) << zero_nic.error().message;
+  EXPECT_DOUBLE_EQ(zero_nic->inter_gbps_per_gpu, 0);
+}
+
+TEST_F(CalibrationFileTest, NonNumberValue) {
+  const std::string path = Write(R"({"parameters": {"host_overhead_us": "fast"}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path + ": key 'host_overhead_us': expected a number, got string");
+}
+
+TEST_F(CalibrationFileTest, NotJson) {
+  const std::string path = Write("compute_scale = 0.5\n");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message.rfind(path + ": not valid JSON: ", 0), 0u) << c.error().message;
+}
+
+TEST_F(CalibrationFileTest, MissingFile) {
+  Result<Calibration> c = LoadCalibration(dir_ + "/absent.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(dir_ + "/absent.json"), std::string::npos) << c.error().message;
+}
+
+}  // namespace
+}  // namespace ppsearch::cost

@@ -1,0 +1,203 @@
+// SGLang's memory sizing rules against hand-worked numbers: the default
+// static fraction, the KV pool, max_running_requests and per-stage peaks.
+
+#include "memory/memory_model.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::memory {
+namespace {
+
+constexpr double kMib = 1024.0 * 1024.0;
+
+MemoryInputs Inputs(double gpu_mib, int tp, int pp, int64_t chunk) {
+  MemoryInputs in;
+  in.gpu_total_mib = gpu_mib;
+  in.tp = tp;
+  in.pp = pp;
+  in.chunked_prefill_size = chunk;
+  return in;
+}
+
+TEST(DefaultMemFractionStatic, RtxTp32Pp1Chunk8192) {
+  // reserved = 512 + 8192 x 1.5 + 32 x 1 / 8 x 1024 + 512 (graph bs, tp >= 4) x 2
+  //          = 512 + 12288 + 4096 + 1024 = 17920 MiB (above the 10 GiB floor)
+  // (85651 - 17920) / 85651 = 67731 / 85651 = 0.79078 -> 0.791
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(85651, 32, 1, 8192)), 0.791);
+}
+
+TEST(DefaultMemFractionStatic, TpTimesPpIsWhatCounts) {
+  // PP4 x TP8 reserves the same 4096 MiB for tp x pp = 32 as TP32: 0.791.
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(85651, 8, 4, 8192)), 0.791);
+  // PP8 x TP4: 512 + 12288 + 4096 + 1024 again (tp 4 still captures bs 512).
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(85651, 4, 8, 8192)), 0.791);
+}
+
+TEST(DefaultMemFractionStatic, TenGibFloorOnLargeGpus) {
+  // 512 + 2048 x 1.5 + 2 / 8 x 1024 + 256 x 2 = 512 + 3072 + 256 + 512 = 4352
+  // -> raised to 10240 on a > 60 GiB GPU: (85651 - 10240) / 85651 = 0.88044 -> 0.880
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(85651, 2, 1, 2048)), 0.88);
+  // A chunk below 2048 reserves for 2048 tokens: the same answer.
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(85651, 2, 1, 512)), 0.88);
+}
+
+TEST(DefaultMemFractionStatic, SmallGpuHasNoFloor) {
+  // 48 GiB = 49152 MiB: 512 + 4096 x 1.5 + 1 / 8 x 1024 + 256 x 2
+  //   = 512 + 6144 + 128 + 512 = 7296; (49152 - 7296) / 49152 = 0.85156 -> 0.852
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(49152, 1, 1, 4096)), 0.852);
+}
+
+TEST(DefaultMemFractionStatic, UserGraphBatchSize) {
+  // cuda_graph_max_bs 160: 512 + 12288 + 4096 + 320 = 17216;
+  // (85651 - 17216) / 85651 = 68435 / 85651 = 0.79899 -> 0.799
+  MemoryInputs in = Inputs(85651, 32, 1, 8192);
+  in.cuda_graph_max_bs = 160;
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(in), 0.799);
+}
+
+// Two stages on an 80000 MiB GPU with mem_fraction_static 0.8:
+//   pre-load free = 80000 - 1500 = 78500; slack = 78500 x 0.2 = 15700
+//   budget = 78500 - 40000 (heaviest stage) - 15700 = 22800 MiB
+//   stage 0: 22800 MiB / 100 KiB per token = 233,472 tokens
+//   stage 1: 22800 MiB / 50 KiB per token  = 466,944 tokens -> MIN 233,472
+MemoryInputs TwoStages() {
+  MemoryInputs in = Inputs(80000, 4, 2, 8192);
+  in.mem_fraction_static = 0.8;
+  in.context_len = 32768;
+  in.stages = {{40000, 102400, 0}, {38000, 51200, 0}};
+  return in;
+}
+
+TEST(PlanMemory, KvPoolIsTheMinOverStages) {
+  MemoryPlan plan = PlanMemory(TwoStages());
+  EXPECT_DOUBLE_EQ(plan.mem_fraction_static, 0.8);
+  EXPECT_DOUBLE_EQ(plan.pre_load_free_mib, 78500);
+  EXPECT_TRUE(plan.fits);
+  EXPECT_EQ(plan.max_total_tokens, 233472);
+  EXPECT_EQ(plan.state_slots, 0);
+}
+
+TEST(PlanMemory, PeaksPerStageHandWorked) {
+  MemoryPlan plan = PlanMemory(TwoStages());
+  ASSERT_EQ(plan.stages.size(), 2u);
+  // stage 0: runtime 1500 + weights 40000 + KV 233,472 x 100 KiB = 22800
+  //          + activations 8192 x 1.5 = 12288 + graphs 512 x 2 = 1024 -> 77612
+  // stage 1: 1500 + 38000 + 233,472 x 50 KiB = 11400 + 12288 + 1024 -> 64212
+  const StageMemory& s0 = plan.stages[0];
+  EXPECT_DOUBLE_EQ(s0.runtime_mib, 1500);
+  EXPECT_DOUBLE_EQ(s0.weight_mib, 40000);
+  EXPECT_DOUBLE_EQ(s0.kv_pool_mib, 22800);
+  EXPECT_DOUBLE_EQ(s0.state_pool_mib, 0);
+  EXPECT_DOUBLE_EQ(s0.activation_mib, 12288);
+  EXPECT_DOUBLE_EQ(s0.graph_mib, 1024);
+  EXPECT_DOUBLE_EQ(s0.peak_mib, 77612);
+  EXPECT_DOUBLE_EQ(s0.headroom_mib, 2388);
+  EXPECT_DOUBLE_EQ(plan.stages[1].kv_pool_mib, 11400);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 64212);
+  EXPECT_DOUBLE_EQ(plan.stages[1].headroom_mib, 15788);
+  EXPECT_DOUBLE_EQ(plan.peak_mib_max, 77612);
+  EXPECT_DOUBLE_EQ(plan.peak_spread_mib, 77612 - 64212);
+}
+
+TEST(PlanMemory, MaxRunningRequestsClampRule) {
+  // capacity / context x 512 = 233,472 x 512 / 32768 = 3648, inside [2048, 4096].
+  EXPECT_EQ(PlanMemory(TwoStages()).max_running_requests, 3648);
+  MemoryInputs long_context = TwoStages();
+  long_context.context_len = 1000000;  // 233,472 x 512 / 1e6 = 119 -> raised to 2048
+  EXPECT_EQ(PlanMemory(long_context).max_running_requests, 2048);
+  MemoryInputs short_context = TwoStages();
+  short_context.context_len = 1024;  // 116,736 -> capped at 4096
+  EXPECT_EQ(PlanMemory(short_context).max_running_requests, 4096);
+  MemoryInputs no_context = TwoStages();
+  no_context.context_len = 0;  // unknown context: 4096
+  EXPECT_EQ(PlanMemory(no_context).max_running_requests, 4096);
+}
+
+TEST(PlanMemory, UserMaxRunningRequestsIsCappedByHalfTheCapacity) {
+  MemoryInputs in = TwoStages();
+  in.max_running_requests = 10000;  // taken as is: 10000 < 233,472 / 2
+  EXPECT_EQ(PlanMemory(in).max_running_requests, 10000);
+  in.max_running_requests = 200000;  // capped at 233,472 / 2 = 116,736
+  EXPECT_EQ(PlanMemory(in).max_running_requests, 116736);
+}
+
+TEST(PlanMemory, SmallKvPoolCapsRequestsAtHalfItsTokens) {
+  // budget = 78500 - 40000 - 15700 = 22800 MiB; 8 MiB per token -> 2850 tokens;
+  // the clamp's 2048 is capped by 2850 / 2 = 1425.
+  MemoryInputs in = TwoStages();
+  in.stages = {{40000, 8 * kMib, 0}};
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.max_total_tokens, 2850);
+  EXPECT_EQ(plan.max_running_requests, 1425);
+}
+
+TEST(PlanMemory, LinearAttentionStateTakesHalfTheBudgetFirst) {
+  // state slots = 22800 MiB x 0.5 / 8 MiB = 1425 (under the 4096 cap);
+  // KV budget = 22800 - 1425 x 8 = 11400 MiB -> 11400 MiB / 100 KiB = 116,736 tokens
+  // (stage 1 at 50 KiB would hold 233,472). Requests: 116,736 x 512 / 32768 = 1824
+  // -> raised to 2048, then capped by the 1425 state slots.
+  MemoryInputs in = TwoStages();
+  in.stages[0].state_bytes_per_request = 8 * kMib;
+  in.stages[1].state_bytes_per_request = 4 * kMib;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.state_slots, 1425);
+  EXPECT_EQ(plan.max_total_tokens, 116736);
+  EXPECT_EQ(plan.max_running_requests, 1425);
+  EXPECT_DOUBLE_EQ(plan.stages[0].state_pool_mib, 11400);  // 1425 x 8 MiB
+  EXPECT_DOUBLE_EQ(plan.stages[1].state_pool_mib, 5700);   // 1425 x 4 MiB
+  EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 11400);     // 116,736 x 100 KiB
+  // 1500 + 40000 + 11400 + 11400 + 12288 + 1024 = 77612
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 77612);
+}
+
+TEST(PlanMemory, StateSlotsAreCappedAt4096) {
+  // 22800 MiB x 0.5 / 1 MiB = 11400 slots -> 4096; KV budget 22800 - 4096 = 18704 MiB.
+  MemoryInputs in = TwoStages();
+  in.stages[0].state_bytes_per_request = kMib;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.state_slots, 4096);
+  EXPECT_EQ(plan.max_total_tokens, 18704 * 1024 / 100);  // 18704 MiB / 100 KiB = 191,528.96
+}
+
+TEST(PlanMemory, DoesNotFitWhenWeightsExceedTheBudget) {
+  // budget = 78500 - 70000 - 15700 = -7200 MiB
+  MemoryInputs in = TwoStages();
+  in.stages[0].weight_mib = 70000;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_EQ(plan.max_total_tokens, 0);
+  EXPECT_EQ(plan.max_running_requests, 1);
+  EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 0);
+}
+
+TEST(PlanMemory, DefaultFractionWhenTheUserGivesNone) {
+  MemoryInputs in = TwoStages();
+  in.mem_fraction_static.reset();
+  // tp 4 x pp 2 = 8: 512 + 12288 + 1024 + 1024 = 14848; (80000 - 14848) / 80000
+  // = 0.8144 -> 0.814
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_DOUBLE_EQ(plan.mem_fraction_static, 0.814);
+  EXPECT_DOUBLE_EQ(plan.mem_fraction_static, DefaultMemFractionStatic(in));
+}
+
+TEST(PlanMemory, OneStageHasNoSpread) {
+  MemoryInputs in = TwoStages();
+  in.stages.resize(1);
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_DOUBLE_EQ(plan.peak_spread_mib, 0);
+  EXPECT_DOUBLE_EQ(plan.peak_mib_max, plan.stages[0].peak_mib);
+}
+
+TEST(PlanMemory, HigherFractionGrowsTheKvPool) {
+  int64_t previous = -1;
+  for (double f : {0.6, 0.7, 0.8, 0.85, 0.9}) {
+    MemoryInputs in = TwoStages();
+    in.mem_fraction_static = f;
+    const int64_t tokens = PlanMemory(in).max_total_tokens;
+    EXPECT_GT(tokens, previous) << f;
+    previous = tokens;
+  }
+}
+
+}  // namespace
+}  // namespace ppsearch::memory
