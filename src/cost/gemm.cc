@@ -10,12 +10,19 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
+int64_t TileM(int64_t m) {
+  int64_t t = kMinTileM;
+  while (t < m && t < kTileM) t *= 2;
+  return t;
+}
+
 GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count) {
   GemmEfficiency e;
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return e;
-  const int64_t tiles_per_group = CeilDiv(s.m, kTileM) * CeilDiv(s.n, kTileN);
-  // Padded tiles compute the full 128x128 whatever the real edge.
-  e.tile = static_cast<double>(s.m * s.n) / static_cast<double>(tiles_per_group * kTileM * kTileN);
+  const int64_t tile_m = TileM(s.m);
+  const int64_t tiles_per_group = CeilDiv(s.m, tile_m) * CeilDiv(s.n, kTileN);
+  // Padded tiles compute the full tile whatever the real edge.
+  e.tile = static_cast<double>(s.m * s.n) / static_cast<double>(tiles_per_group * tile_m * kTileN);
   // A grouped GEMM schedules every group's tiles over the SMs together; the
   // last wave runs partly empty.
   const int64_t tiles = tiles_per_group * s.groups;

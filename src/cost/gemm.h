@@ -31,7 +31,11 @@ struct GemmTime {
 };
 
 // Output tile of the SM120 mma.sync CUTLASS/FlashInfer kernels (128 x 128).
+// Thin GEMMs (decode, LM head rows) run kernels with a shorter M tile, down
+// to one 16-row MMA: the M tile is the next power of two >= m in [16, 128].
 constexpr int64_t kTileM = 128;
+constexpr int64_t kMinTileM = 16;
+int64_t TileM(int64_t m);
 constexpr int64_t kTileN = 128;
 // K-loop overhead expressed as equivalent K depth: filling the smem pipeline
 // (about 2 stages of 64-wide K blocks) and the epilogue cost roughly as much

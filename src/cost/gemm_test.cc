@@ -57,9 +57,9 @@ TEST(EstimateEfficiency, OneTileMoreThanTheSmsCostsAWholeWave) {
 }
 
 TEST(EstimateEfficiency, EmptyShapeIsNeutral) {
-  for (GemmShape s : {GemmShape{.m = 0, .n = 1, .k = 1}, GemmShape{.m = 1, .n = 0, .k = 1},
-                      GemmShape{.m = 1, .n = 1, .k = 0},
-                      GemmShape{.m = 1, .n = 1, .k = 1, .groups = 0}}) {
+  for (GemmShape s :
+       {GemmShape{.m = 0, .n = 1, .k = 1}, GemmShape{.m = 1, .n = 0, .k = 1},
+        GemmShape{.m = 1, .n = 1, .k = 0}, GemmShape{.m = 1, .n = 1, .k = 1, .groups = 0}}) {
     GemmEfficiency e = EstimateEfficiency(s, 100);
     EXPECT_EQ(e.total(), 1.0);
   }
@@ -86,11 +86,11 @@ TEST(EstimateGemm, ComputeBoundTimeIsInverseInScale) {
 
 TEST(EstimateGemm, SingleRowIsMemoryBound) {
   // m = 1, n = 19968 = 156 x 128 (one full wave on 156 SMs), k = 4096, bf16.
-  // tile = 1 / 128, wave = 156 / 156 = 1, depth = 4096 / 4224 = 32 / 33
+  // M tile 16 (thin GEMM): tile = 1 / 16, wave = 156 / 156 = 1, depth = 4096 / 4224 = 32 / 33
   // flops = 2 * 19968 * 4096 = 163,577,856
   // bytes = 19968 * 4096 * 2 + 2 * 4096 + 2 * 19968 = 163,577,856 + 8,192 + 39,936
   //       = 163,625,984
-  // compute = 163,577,856 / (1000e12 / 128 * 32/33) = 21,591.28 ns
+  // compute = 163,577,856 / (1000e12 / 16 * 32/33) = 2,698.91 ns
   // memory  = 163,625,984 / 4000e9 = 40,906.50 ns -> memory bound, 40,906 ns
   // (llround of 40,906.496).
   GemmShape s{.m = 1, .n = 19968, .k = 4096};
@@ -99,7 +99,7 @@ TEST(EstimateGemm, SingleRowIsMemoryBound) {
   EXPECT_DOUBLE_EQ(t.bytes, 163625984.0);
   EXPECT_TRUE(t.memory_bound);
   EXPECT_EQ(t.ns, 40906);
-  EXPECT_DOUBLE_EQ(t.efficiency.tile, 1.0 / 128.0);
+  EXPECT_DOUBLE_EQ(t.efficiency.tile, 1.0 / 16.0);
 }
 
 TEST(EstimateGemm, MemoryBoundTimeIgnoresComputeScale) {

@@ -92,10 +92,12 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
       g.groups = local;
       g.m = CeilDiv(tokens * l.active_count, l.count);
       const int moe_tp = std::max(layout_.moe_tp(), 1);
-      if (l.in_features == model_.moe.moe_intermediate)
-        g.k = CeilDiv(l.in_features, moe_tp);
-      else
+      // gate_up is column-parallel (n split), down row-parallel (k split);
+      // decided by the weight, not by sizes that can coincide.
+      if (l.name.find("gate_up") != std::string::npos)
         g.n = CeilDiv(l.out_features, moe_tp);
+      else
+        g.k = CeilDiv(l.in_features, moe_tp);
       break;
     }
     default:

@@ -1,5 +1,6 @@
 #include "util/csv.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "util/files.h"
@@ -100,7 +101,7 @@ Result<double> CsvNumber(const CsvTable& t, size_t row, const std::string& name)
   const std::string& s = t.rows[row][col];
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end == nullptr || *end != '\0')
+  if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
     return MakeError(t.path + ":" + std::to_string(t.row_lines[row]) + ": column '" + name +
                      "': expected a number, got \"" + s + "\"");
   return v;

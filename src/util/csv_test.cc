@@ -130,6 +130,15 @@ TEST(CsvNumber, NonNumberNamesFileLineAndColumn) {
   EXPECT_EQ(suffix.error().message, "data/m.csv:5: column 'tps': expected a number, got \"12x\"");
 }
 
+TEST(CsvNumber, NonFiniteIsNotANumber) {
+  Result<CsvTable> t = ParseCsv("pp,tps\n1,nan\n2,inf\n", "data/m.csv");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  Result<double> nan = CsvNumber(*t, 0, "tps");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.error().message, "data/m.csv:2: column 'tps': expected a number, got \"nan\"");
+  EXPECT_FALSE(CsvNumber(*t, 1, "tps").ok());
+}
+
 TEST(CsvNumber, MissingColumn) {
   Result<CsvTable> t = ParseCsv("pp,tps\n1,2\n", "data/m.csv");
   ASSERT_TRUE(t.ok()) << t.error().message;
