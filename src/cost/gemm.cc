@@ -17,12 +17,29 @@ int64_t TileM(int64_t m) {
 }
 
 GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count) {
+  return EstimateEfficiency(s, sm_count, TileConfig{TileM(s.m), kTileN, 1.0});
+}
+
+GemmEfficiency BestEfficiency(const GemmShape& s, int sm_count) {
+  const int64_t thin = TileM(s.m);  // 16..128
+  const TileConfig candidates[] = {
+      {thin, 128, 1.0}, {thin, 64, 0.9}, {std::min<int64_t>(thin, 64), 128, 0.9},
+      {std::min<int64_t>(thin, 64), 64, 0.75}};
+  GemmEfficiency best = EstimateEfficiency(s, sm_count, candidates[0]);
+  for (const auto& c : candidates) {
+    GemmEfficiency e = EstimateEfficiency(s, sm_count, c);
+    if (e.total() > best.total()) best = e;
+  }
+  return best;
+}
+
+GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count, const TileConfig& cfg) {
   GemmEfficiency e;
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return e;
-  const int64_t tile_m = TileM(s.m);
-  const int64_t tiles_per_group = CeilDiv(s.m, tile_m) * CeilDiv(s.n, kTileN);
+  e.per_tile = cfg.per_tile;
+  const int64_t tiles_per_group = CeilDiv(s.m, cfg.m) * CeilDiv(s.n, cfg.n);
   // Padded tiles compute the full tile whatever the real edge.
-  e.tile = static_cast<double>(s.m * s.n) / static_cast<double>(tiles_per_group * tile_m * kTileN);
+  e.tile = static_cast<double>(s.m * s.n) / static_cast<double>(tiles_per_group * cfg.m * cfg.n);
   // A grouped GEMM schedules every group's tiles over the SMs together; the
   // last wave runs partly empty.
   const int64_t tiles = tiles_per_group * s.groups;
@@ -36,7 +53,7 @@ GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_g
                       double scale) {
   GemmTime t;
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return t;
-  t.efficiency = EstimateEfficiency(s, sm_count);
+  t.efficiency = BestEfficiency(s, sm_count);
   // 2 FLOPs (multiply, add) per m*n*k.
   t.flops = 2.0 * s.m * s.n * s.k * s.groups;
   // B read once, A read and C written once, bf16 activations.

@@ -19,7 +19,8 @@ struct GemmEfficiency {
   double tile = 1;  // useful fraction of the padded 128x128 output tiles
   double wave = 1;  // useful fraction of the last wave of tiles over the SMs
   double depth = 1; // K-loop steady state vs prologue/epilogue
-  double total() const { return tile * wave * depth; }
+  double per_tile = 1;  // the tile configuration's own ceiling
+  double total() const { return tile * wave * depth * per_tile; }
 };
 
 struct GemmTime {
@@ -42,7 +43,23 @@ constexpr int64_t kTileN = 128;
 // as 128 extra K elements of steady-state MMA; an estimate, first-order only.
 constexpr int64_t kDepthOverheadK = 128;
 
+// Efficiency with the default 128 x 128 tile (M tile shortened for thin GEMMs).
 GemmEfficiency EstimateEfficiency(const GemmShape& shape, int sm_count);
+
+// One kernel tile configuration. Smaller tiles reuse each operand load over
+// fewer MMAs, so they run below peak even when full: `per_tile` is that
+// fraction (estimates: 64-wide tiles ~90%, 64 x 64 ~75% of a 128 x 128 tile).
+struct TileConfig {
+  int64_t m = 128;
+  int64_t n = 128;
+  double per_tile = 1.0;
+};
+
+GemmEfficiency EstimateEfficiency(const GemmShape& shape, int sm_count, const TileConfig& tile);
+
+// What a GEMM library's heuristic or autotuner does: of the usual tile
+// configurations, the one with the best tile x wave x per-tile efficiency.
+GemmEfficiency BestEfficiency(const GemmShape& shape, int sm_count);
 
 // `peak_tflops`: sustained dense rate for the GEMM's dtype; `scale`: the
 // calibrated compute-efficiency factor (1 = the profile's sustained rate).

@@ -127,10 +127,11 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
   for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) b.gemm_ns += LinearNs(l, tokens, logit_rows);
     // Memory-bound element-wise work over hidden-size activations; MoE adds
-    // permute/unpermute of top_k copies at the experts' width.
+    // permute/unpermute (read + write, each way) of the top_k copies routed
+    // to this rank's experts (1/ep of them) at the experts' width.
     double bytes = k_.elementwise_passes * act_bytes;
     if (layer->ffn == model::FfnKind::kMoe)
-      bytes += 4.0 * tokens * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes;
+      bytes += 4.0 * tokens * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes / layout_.ep;
     b.elementwise_ns += bytes / (hw_.memory_bw_gbps * 1e9) * 1e9;
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
     if (layout_.tp > 1) {
