@@ -113,6 +113,24 @@ struct DecisionSpec {
   SourceLoc origin;
 };
 
+// The simulated engine's knobs: per-repeat noise and injected failures, so a
+// simulated search exercises the same checks a real one needs.
+struct SimFault {
+  std::string sample;  // sample id, e.g. "pp2-tp16-ep4_c8_r2"
+  std::string fault;   // lose_requests | oom | nccl | traceback | engine_exit
+  int count = 1;       // lose_requests: how many requests fail
+  SourceLoc origin;
+};
+
+struct SimSpec {
+  // Coefficient of variation of a sample's throughput across repeats: every
+  // timestamp of a repeat is stretched by a seeded lognormal factor.
+  double noise_cv = 0.003;
+  uint64_t seed = 1;
+  std::vector<SimFault> inject;
+  SourceLoc origin;
+};
+
 struct ExperimentSpec {
   std::string name;
   std::string results_dir = "results";  // resolved relative to the spec file
@@ -129,6 +147,7 @@ struct Spec {
   WorkloadSpec workload;
   BaselineSpec baseline;
   DecisionSpec decision;
+  SimSpec sim;
   // Where every key and array element was written, by dotted path
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
   // for checks that need to point at a value the structs above hold bare.

@@ -63,7 +63,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   spec.base_dir = base_dir;
   TableReader root(source, root_table, "");
   PPS_RETURN_IF_ERROR(root.CheckKeys(
-      {"experiment", "cluster", "engine", "sweep", "workload", "baseline", "decision"}));
+      {"experiment", "cluster", "engine", "sweep", "workload", "baseline", "decision", "sim"}));
   // Sections without a table keep a file-level origin so messages still name the file.
   SourceLoc file_only;
   file_only.file = source.path();
@@ -90,6 +90,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "decision", Need::kOptional, [&](const TableReader& t) {
     return ReadDecision(t, &spec.decision);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional, [&](const TableReader& t) {
+    return ReadSim(t, &spec.sim);
   }));
   RecordOrigins(source, root_table, "", &spec.origins);
   return spec;

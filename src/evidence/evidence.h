@@ -1,0 +1,77 @@
+#pragma once
+// The evidence directory of one search, results/<RUN_ID>/, as both the
+// simulated and the real engines write it, and what analysis reads back:
+//
+//   manifest.jsonl            append-only, one line per sample state change
+//   metadata/spec.toml        the spec as given
+//   metadata/spec.resolved.json  the spec after defaults and --set overrides
+//   metadata/run.json         run id, tool version, git sha, engine, image,
+//                             hosts, seeds, noise model, calibration, command line
+//   metadata/commands.txt     the exact server and benchmark commands per sample
+//   metadata/calibration.json the calibration used (simulated engine)
+//   bench/<sample>.json       per-sample benchmark summary
+//   raw/<sample>.jsonl        per-request records
+//   gpu/<sample>/<host>.csv   nvidia-smi CSV after the sample, per node
+//   service/<sample>/<host>.log  server log of the sample, per node
+//   results.csv, summary.csv, summary.json, report.md   derived (ppsearch report)
+//
+// Sample ids look like "pp2-tp16-ep4_c8_r1" (repeat numbers start at 1).
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/spec.h"
+#include "util/result.h"
+#include "workload/request_record.h"
+
+namespace ppsearch::evidence {
+
+constexpr const char* kSchemaVersion = "1";
+
+struct SampleId {
+  spec::LayoutSpec layout;
+  int concurrency = 0;
+  int repeat = 1;  // 1-based
+
+  std::string str() const;  // "pp2-tp16-ep4_c8_r1"
+  bool operator==(const SampleId& o) const {
+    return layout == o.layout && concurrency == o.concurrency && repeat == o.repeat;
+  }
+};
+
+Result<SampleId> ParseSampleId(const std::string& text);
+
+// Paths inside a run directory.
+struct RunPaths {
+  std::string root;
+  std::string manifest() const { return root + "/manifest.jsonl"; }
+  std::string metadata(const std::string& name) const { return root + "/metadata/" + name; }
+  std::string bench(const SampleId& s) const { return root + "/bench/" + s.str() + ".json"; }
+  std::string raw(const SampleId& s) const { return root + "/raw/" + s.str() + ".jsonl"; }
+  std::string gpu(const SampleId& s, const std::string& host) const {
+    return root + "/gpu/" + s.str() + "/" + host + ".csv";
+  }
+  std::string service(const SampleId& s, const std::string& host) const {
+    return root + "/service/" + s.str() + "/" + host + ".log";
+  }
+  std::string file(const std::string& name) const { return root + "/" + name; }
+};
+
+// Per-request records as JSON lines.
+nlohmann::json RecordToJson(const workload::RequestRecord& r);
+Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const std::string& where);
+std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records);
+Result<std::vector<workload::RequestRecord>> ReadRecords(const std::string& path);
+
+// Manifest: {"sample": id, "state": "started"|"completed"|"failed"|"interrupted", "ts": ISO-8601, ...}
+enum class SampleState { kStarted, kCompleted, kFailed, kInterrupted };
+const char* SampleStateName(SampleState state);
+Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,
+                      const nlohmann::json& extra = nlohmann::json::object());
+// The last state of every sample named in the manifest (a torn last line from
+// a crash is ignored).
+Result<std::vector<std::pair<std::string, SampleState>>> ReadManifest(const RunPaths& paths);
+
+}  // namespace ppsearch::evidence
