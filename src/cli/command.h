@@ -22,6 +22,10 @@ void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddPlanCommand(CLI::App& app, int& exit_code);
 void AddModelCommand(CLI::App& app, int& exit_code);
 void AddSimulateCommand(CLI::App& app, int& exit_code);
+void AddRunCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
+void AddServeSimCommand(CLI::App& app, int& exit_code);
+void AddBenchCommand(CLI::App& app, int& exit_code);
 
 }  // namespace ppsearch::cli

@@ -19,7 +19,11 @@ constexpr CommandEntry kCommands[] = {
     {"plan", ppsearch::cli::AddPlanCommand},
     {"model", ppsearch::cli::AddModelCommand},
     {"simulate", ppsearch::cli::AddSimulateCommand},
+    {"run", ppsearch::cli::AddRunCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
+    {"report", ppsearch::cli::AddReportCommand},
+    {"serve-sim", ppsearch::cli::AddServeSimCommand},
+    {"bench", ppsearch::cli::AddBenchCommand},
 };
 
 }  // namespace

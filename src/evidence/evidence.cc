@@ -35,29 +35,36 @@ workload::RequestStatus StatusFromName(const std::string& name, bool* ok) {
 
 std::string SampleId::str() const {
   return "pp" + std::to_string(layout.pp) + "-tp" + std::to_string(layout.tp) + "-ep" +
-         std::to_string(layout.ep) + "_c" + std::to_string(concurrency) + "_r" + std::to_string(repeat);
+         std::to_string(layout.ep) + "_c" + std::to_string(concurrency) + "_r" +
+         std::to_string(repeat);
 }
 
 Result<SampleId> ParseSampleId(const std::string& text) {
   SampleId s;
   char rest = 0;
-  if (std::sscanf(text.c_str(), "pp%d-tp%d-ep%d_c%d_r%d%c", &s.layout.pp, &s.layout.tp, &s.layout.ep,
-                  &s.concurrency, &s.repeat, &rest) != 5)
+  if (std::sscanf(text.c_str(), "pp%d-tp%d-ep%d_c%d_r%d%c", &s.layout.pp, &s.layout.tp,
+                  &s.layout.ep, &s.concurrency, &s.repeat, &rest) != 5)
     return MakeError("'" + text + "' is not a sample id (expected e.g. pp2-tp16-ep4_c8_r1)");
   return s;
 }
 
 nlohmann::json RecordToJson(const workload::RequestRecord& r) {
-  return {{"id", r.id},
-          {"send_ns", r.send_ns},
-          {"first_token_ns", r.first_token_ns},
-          {"end_ns", r.end_ns},
-          {"input_tokens", r.input_tokens},
-          {"reported_input_tokens", r.reported_input_tokens},
-          {"output_tokens", r.output_tokens},
-          {"http_status", r.http_status},
-          {"status", workload::RequestStatusName(r.status)},
-          {"error", r.error}};
+  nlohmann::json j = {{"id", r.id},
+                      {"status", workload::RequestStatusName(r.status)},
+                      {"http_status", r.http_status},
+                      {"send_ns", r.send_ns},
+                      {"first_token_ns", r.first_token_ns},
+                      {"end_ns", r.end_ns},
+                      {"ttft_s", nullptr},
+                      {"e2e_s", nullptr},
+                      {"input_tokens", r.input_tokens},
+                      {"reported_input_tokens", r.reported_input_tokens},
+                      {"output_tokens", r.output_tokens},
+                      {"error", r.error}};
+  // Derived, for people reading the file; readers use the _ns fields.
+  if (r.first_token_ns >= 0) j["ttft_s"] = r.ttft_s();
+  if (r.end_ns >= 0) j["e2e_s"] = r.e2e_s();
+  return j;
 }
 
 Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const std::string& where) {
@@ -74,7 +81,9 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
     r.error = j.value("error", std::string());
     bool ok = false;
     r.status = StatusFromName(j.at("status").get<std::string>(), &ok);
-    if (!ok) return MakeError(where + ": unknown request status '" + j.at("status").get<std::string>() + "'");
+    if (!ok)
+      return MakeError(where + ": unknown request status '" + j.at("status").get<std::string>() +
+                       "'");
   } catch (const nlohmann::json::exception& e) {
     return MakeError(where + ": malformed request record: " + e.what());
   }
@@ -83,7 +92,10 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
 
 std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records) {
   std::string out;
-  for (const auto& r : records) out += RecordToJson(r).dump() + "\n";
+  for (const auto& r : records) {
+    // Server error text may hold invalid UTF-8; replace it rather than throw.
+    out += RecordToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
   return out;
 }
 
@@ -125,7 +137,8 @@ const char* SampleStateName(SampleState s) {
 
 Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,
                       const nlohmann::json& extra) {
-  nlohmann::json j = {{"ts", NowIso()}, {"sample", sample.str()}, {"state", SampleStateName(state)}};
+  nlohmann::json j = {
+      {"ts", NowIso()}, {"sample", sample.str()}, {"state", SampleStateName(state)}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   return AppendLine(paths.manifest(), j.dump());
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "util/edit_distance.h"
 #include "util/files.h"
 #include "util/source_loc.h"
 
@@ -43,22 +44,6 @@ std::string HardwareDir() { return DataDir() + "/hardware"; }
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // The candidate within two edits of `word`, for "did you mean" hints; "" if none.

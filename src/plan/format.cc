@@ -9,18 +9,6 @@
 
 namespace ppsearch::plan {
 
-std::string FormatThousands(int64_t value) {
-  const bool negative = value < 0;
-  std::string digits = std::to_string(negative ? -value : value);
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    if (i > 0 && (n - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
-}
-
 std::string FormatMib(double mib) { return FormatThousands(std::llround(mib)); }
 
 std::string FormatParams(int64_t params) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "util/format.h"
 
 namespace ppsearch::plan {
 
@@ -83,10 +84,8 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
 // CUDA graphs, NCCL), MiB: a lower bound of what weights and KV cannot use.
 double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout, double gpu_mib);
 
-// --- format.cc ---
+// --- format.cc (FormatThousands comes from util/format.h) ---
 
-// 81355 -> "81,355".
-std::string FormatThousands(int64_t value);
 // MiB rounded to a whole number with thousands separators.
 std::string FormatMib(double mib);
 // Parameter counts as people quote them: "2.80T", "61.4B", "7.17M".

@@ -18,16 +18,19 @@ struct ResultRow {
   double ttft_p50_s = 0;
   double ttft_p95_s = 0;
   double peak_gpu_mib = 0;  // 0: unknown
+  bool imported = false;    // from an earlier run or a CSV of medians; shown as "(imported)"
 };
 
 struct RowDelta {
   bool is_baseline = false;
-  std::optional<double> input_tps;   // fraction, +0.12 = 12% more throughput
-  std::optional<double> ttft_p50;    // fraction, -0.3 = 30% lower TTFT
+  std::optional<double> input_tps;  // fraction, +0.12 = 12% more throughput
+  std::optional<double> ttft_p50;   // fraction, -0.3 = 30% lower TTFT
 };
 
 // Deltas of `row` against the row of `baseline` at the same concurrency in
-// `rows` (nullopt when there is none).
+// `rows` (nullopt when there is none). When the baseline rows are imported,
+// only imported rows of the baseline layout are the baseline; this run's rows
+// of that layout are compared with them.
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline);
 

@@ -1,0 +1,45 @@
+#pragma once
+// The baseline a search is compared against: a layout of this run, or rows
+// imported from a CSV of medians (data/baseline/*.csv, or an earlier run's
+// summary.csv) or from an earlier run directory. An import is only useful if
+// it measured the same thing, so comparability is checked and every
+// difference becomes a warning.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/points.h"
+#include "spec/spec.h"
+#include "util/csv.h"
+#include "util/result.h"
+
+namespace ppsearch::analysis {
+
+// Rows of a CSV of medians. Required columns: pp, tp, ep, concurrency,
+// input_tps_median, ttft_p50_s_median; optional: repeats, requests_completed,
+// requests_total, ttft_p95_s_median, input_tps_spread, ttft_p50_s_spread,
+// peak_gpu_mib, gpu_total_mib, headroom_mib. Rows come back with imported = true.
+Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table);
+Result<std::vector<PointSummary>> ReadBaselineCsv(const std::string& path);
+
+// What a CSV can tell: whether it holds the baseline layout, every swept
+// concurrency level, and samples of workload.requests requests.
+std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& rows,
+                                               const spec::LayoutSpec& baseline,
+                                               const spec::Spec& spec, const std::string& source);
+
+// Two runs: workload, engine args (other than the swept sizes), environment,
+// image, model, engine version, cluster shape, and simulated vs measured.
+// `run_json`s are the runs' metadata/run.json (may be null).
+std::vector<std::string> CheckRunComparability(const spec::Spec& ours,
+                                               const nlohmann::json& our_run,
+                                               const spec::Spec& theirs,
+                                               const nlohmann::json& their_run,
+                                               const std::string& source);
+
+// Memory of the baseline layout as a CSV of medians states it (peak_gpu_mib,
+// gpu_total_mib); no stage split.
+LayoutMemory ImportedMemory(const std::vector<PointSummary>& rows, const spec::LayoutSpec& layout);
+
+}  // namespace ppsearch::analysis

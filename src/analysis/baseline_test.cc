@@ -1,0 +1,92 @@
+#include "analysis/baseline.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analysis_test_util.h"
+
+namespace ppsearch::analysis {
+namespace {
+
+using testing::Layout;
+using testing::SmallSweepSpec;
+
+const std::string kCsv = std::string(PPSEARCH_SOURCE_DIR) + "/data/baseline/pp1-tp32-ep4.csv";
+
+TEST(ReadBaselineCsv, ReadsTheShippedPp1Medians) {
+  Result<std::vector<PointSummary>> rows = ReadBaselineCsv(kCsv);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  const PointSummary& c8 = (*rows)[0];
+  EXPECT_EQ(c8.layout, Layout(1, 32, 4));
+  EXPECT_EQ(c8.concurrency, 8);
+  EXPECT_EQ(c8.repeats, 3);
+  EXPECT_EQ(c8.requests_total, 40);
+  EXPECT_DOUBLE_EQ(c8.input_tps_median, 3257.96);
+  EXPECT_DOUBLE_EQ(c8.ttft_p50_s_median, 39.19);
+  EXPECT_DOUBLE_EQ(c8.ttft_p95_s_median, 41.62);
+  EXPECT_DOUBLE_EQ(*c8.headroom_mib, 4296);
+  EXPECT_TRUE(c8.imported);
+  EXPECT_EQ((*rows)[1].concurrency, 16);
+
+  LayoutMemory m = ImportedMemory(*rows, Layout(1, 32, 4));
+  EXPECT_DOUBLE_EQ(*m.peak_gpu_mib, 81355);
+  EXPECT_DOUBLE_EQ(*m.remaining_mib, 4296);
+}
+
+TEST(CheckCsvComparability, WarnsWhenTheSampleSizeDiffers) {
+  Result<std::vector<PointSummary>> rows = ReadBaselineCsv(kCsv);
+  ASSERT_TRUE(rows.ok());
+  std::vector<std::string> warnings =
+      CheckCsvComparability(*rows, Layout(1, 32, 4), SmallSweepSpec(), "pp1.csv");
+  ASSERT_EQ(warnings.size(), 2u);  // C=8 and C=16 rows both hold 40-request samples
+  EXPECT_EQ(warnings[0],
+            "baseline CSV pp1.csv measured 40 requests per sample at C=8, this run sends 8 "
+            "(workload.requests): medians over different sample sizes are not directly comparable");
+}
+
+TEST(CheckCsvComparability, TheExampleSpecMatchesTheShippedCsvAndMissingLevelsAreNamed) {
+  Result<spec::Spec> spec = spec::LoadSpec(testing::ExampleSpecPath(),
+                                           {"workload.requests=40", "sweep.concurrency=[8,16]"});
+  ASSERT_TRUE(spec.ok());
+  Result<std::vector<PointSummary>> rows = ReadBaselineCsv(kCsv);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(CheckCsvComparability(*rows, Layout(1, 32, 4), *spec, "pp1.csv").empty());
+  spec->sweep.concurrency = {8, 32};
+  EXPECT_EQ(CheckCsvComparability(*rows, Layout(1, 32, 4), *spec, "pp1.csv"),
+            std::vector<std::string>{"baseline CSV pp1.csv has no PP1/TP32/EP4 row at concurrency "
+                                     "32: no deltas at C=32"});
+  EXPECT_EQ(CheckCsvComparability(*rows, Layout(2, 16, 4), *spec, "pp1.csv"),
+            std::vector<std::string>{
+                "baseline CSV pp1.csv has no row for the baseline layout PP2/TP16/EP4"});
+}
+
+TEST(ParseBaselineCsv, MissingColumnIsNamed) {
+  Result<CsvTable> table =
+      ParseCsv("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,3000\n", "b.csv");
+  ASSERT_TRUE(table.ok());
+  Result<std::vector<PointSummary>> rows = ParseBaselineCsv(*table);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.error().message,
+            "b.csv: missing column 'ttft_p50_s_median' (a baseline CSV needs pp, tp, ep, "
+            "concurrency, input_tps_median, ttft_p50_s_median)");
+}
+
+TEST(CheckRunComparability, NamesEveryConfounder) {
+  spec::Spec ours = SmallSweepSpec();
+  spec::Spec theirs = SmallSweepSpec({"engine.args.pp-max-micro-batch-size=1",
+                                      "engine.image=\"local/sglang:old\"", "workload.requests=40"});
+  std::vector<std::string> diffs =
+      CheckRunComparability(ours, {{"engine", "sim"}}, theirs, {{"engine", "sglang"}}, "old-run");
+  std::vector<std::string> expected = {
+      "baseline run old-run differs in workload.requests: '40' there, '8' here",
+      "baseline run old-run differs in engine.image: 'local/sglang:old' there, "
+      "'local/sglang:kimi-k3-sm120-flashinfer-mxfp4-phase5' here",
+      "baseline run old-run differs in engine arg 'pp-max-micro-batch-size': '1' there, 'unset' "
+      "here",
+      "baseline run old-run differs in engine (run.json): 'sglang' there, 'sim' here"};
+  EXPECT_EQ(diffs, expected);
+  EXPECT_TRUE(CheckRunComparability(ours, {}, SmallSweepSpec(), {}, "same").empty());
+}
+
+}  // namespace
+}  // namespace ppsearch::analysis

@@ -1,0 +1,237 @@
+#include "analysis/decision.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/format.h"
+
+namespace ppsearch::analysis {
+namespace {
+
+std::string Mib(double v) {
+  return FormatThousands(static_cast<int64_t>(std::llround(v))) + " MiB";
+}
+
+std::string Percent(double fraction) { return FormatNumber(fraction * 100, 2) + "%"; }
+
+const PointSummary* FindPoint(const std::vector<PointSummary>& points, const spec::LayoutSpec& l,
+                              int c) {
+  for (const PointSummary& p : points)
+    if (!p.imported && p.layout == l && p.concurrency == c) return &p;
+  return nullptr;
+}
+
+const SampleAnalysis* FindSample(const std::vector<SampleAnalysis>& samples,
+                                 const evidence::SampleId& id) {
+  for (const SampleAnalysis& s : samples)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+const LayoutMemory* FindMemory(const std::vector<LayoutMemory>& memory, const spec::LayoutSpec& l) {
+  for (const LayoutMemory& m : memory)
+    if (!m.imported && m.layout == l) return &m;
+  return nullptr;
+}
+
+// Why each sample of the layout does not count, and the findings to keep.
+void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
+                  LayoutVerdict& v) {
+  const std::string label = v.layout.Label();
+  const bool exclude_findings = spec.decision.failure_policy != "warn";
+  for (int c : spec.sweep.concurrency) {
+    for (int r = 1; r <= spec.sweep.repeats; ++r) {
+      evidence::SampleId id{v.layout, c, r};
+      const SampleAnalysis* s = FindSample(samples, id);
+      if (s == nullptr) {
+        v.exclusions.push_back(fmt::format("{}: sample {} was not run", label, id.str()));
+        continue;
+      }
+      if (!s->completed()) {
+        v.exclusions.push_back(fmt::format("{}: sample {} {} (manifest)", label, s->name,
+                                           evidence::SampleStateName(s->state)));
+      } else if (!s->all_requests_ok()) {
+        std::string errors = s->metrics.request_errors > 0
+                                 ? fmt::format(" ({} request errors)", s->metrics.request_errors)
+                                 : "";
+        v.exclusions.push_back(fmt::format("{}: sample {} completed {}/{} requests{}", label,
+                                           s->name, s->metrics.requests_completed,
+                                           s->requests_total(), errors));
+      }
+      for (const std::string& problem : s->problems)
+        v.exclusions.push_back(fmt::format("{}: sample {}: {}", label, s->name, problem));
+      if (const LogFinding* f = MostSevere(s->findings)) {
+        std::string text = fmt::format("{}: {} in {}", label, FindingKindName(f->kind), f->Where());
+        (exclude_findings ? v.exclusions : v.notes).push_back(text);
+      }
+      if (s->prompt_length_mismatches > 0)
+        v.notes.push_back(
+            fmt::format("{}: sample {}: {} requests whose prompt length the server "
+                        "reported differently from the one sent",
+                        label, s->name, s->prompt_length_mismatches));
+    }
+  }
+}
+
+void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                            const LayoutMemory* memory, LayoutVerdict& v) {
+  const std::string label = v.layout.Label();
+  for (int c : spec.sweep.concurrency) {
+    const PointSummary* p = FindPoint(points, v.layout, c);
+    if (p == nullptr) {
+      v.exclusions.push_back(fmt::format("{}: no completed sample at C={}", label, c));
+      continue;
+    }
+    if (p->input_tps_spread > spec.decision.max_repeat_spread)
+      v.exclusions.push_back(fmt::format(
+          "{}: input TPS varies by {} across repeats at C={} (max_repeat_spread {})", label,
+          Percent(p->input_tps_spread), c, Percent(spec.decision.max_repeat_spread)));
+  }
+  v.headroom_mib = memory != nullptr ? memory->headroom_mib : std::nullopt;
+  if (!v.headroom_mib) {
+    if (spec.decision.min_headroom_mib > 0)
+      v.exclusions.push_back(
+          fmt::format("{}: no GPU memory snapshot, so its headroom cannot be checked against {}",
+                      label, Mib(spec.decision.min_headroom_mib)));
+  } else if (*v.headroom_mib < spec.decision.min_headroom_mib) {
+    v.exclusions.push_back(
+        fmt::format("{}: worst-rank headroom {} at {} is below min_headroom_mib {}", label,
+                    Mib(*v.headroom_mib), memory->peak_where, Mib(spec.decision.min_headroom_mib)));
+  }
+}
+
+double Objective(const PointSummary& p, bool ttft) {
+  return ttft ? p.ttft_p50_s_median : p.input_tps_median;
+}
+
+void Score(const spec::Spec& spec, const std::vector<PointSummary>& points, bool ttft,
+           std::vector<LayoutVerdict>& verdicts) {
+  for (LayoutVerdict& v : verdicts) {
+    if (!v.qualifies) continue;
+    double log_sum = 0;
+    int n = 0;
+    for (int c : spec.sweep.concurrency) {
+      double best = 0;
+      for (const LayoutVerdict& other : verdicts) {
+        if (!other.qualifies) continue;
+        const double value = Objective(*FindPoint(points, other.layout, c), ttft);
+        if (best == 0 || (ttft ? value < best : value > best)) best = value;
+      }
+      const double value = Objective(*FindPoint(points, v.layout, c), ttft);
+      if (value <= 0 || best <= 0) continue;
+      log_sum += std::log(ttft ? best / value : value / best);
+      ++n;
+    }
+    v.score = n > 0 ? std::exp(log_sum / n) : 0;
+  }
+}
+
+// "+12.34% vs PP1 at C=8 and +11.00% at C=16".
+std::string BaselineDeltas(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                           const spec::LayoutSpec& layout, bool ttft) {
+  if (!spec.baseline.layout) return "";
+  std::vector<std::string> parts;
+  for (int c : spec.sweep.concurrency) {
+    const PointSummary* p = FindPoint(points, layout, c);
+    if (p == nullptr) continue;
+    const std::optional<double>& d = ttft ? p->ttft_p50_vs_baseline : p->input_tps_vs_baseline;
+    if (!d) continue;
+    parts.push_back(fmt::format(
+        "{} {}at C={}", FormatSignedPercent(*d),
+        parts.empty() ? "vs PP" + std::to_string(spec.baseline.layout->pp) + " " : "", c));
+  }
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
+std::string PrimaryReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                          const std::vector<LayoutVerdict>& ranked, bool ttft) {
+  const LayoutVerdict& best = ranked[0];
+  std::string reason = ranked.size() == 1 ? "the only layout that qualifies; " : "";
+  reason += ttft ? "best (lowest) TTFT p50" : "best input TPS";
+  const std::string deltas = BaselineDeltas(spec, points, best.layout, ttft);
+  if (!deltas.empty()) reason += " (" + deltas + ")";
+  if (!best.headroom_mib) return reason;
+  // Compared with the other qualifying layouts' worst-rank headroom.
+  const LayoutVerdict* roomiest = nullptr;
+  for (size_t i = 1; i < ranked.size(); ++i)
+    if (ranked[i].headroom_mib &&
+        (roomiest == nullptr || *ranked[i].headroom_mib > *roomiest->headroom_mib))
+      roomiest = &ranked[i];
+  const std::string mine = Mib(*best.headroom_mib);
+  if (roomiest == nullptr)
+    reason += " with worst-rank headroom " + mine;
+  else if (*best.headroom_mib > *roomiest->headroom_mib)
+    reason += " and best worst-rank headroom (" + mine + ")";
+  else if (*best.headroom_mib == *roomiest->headroom_mib)
+    reason += " and worst-rank headroom " + mine + " (tied for best)";
+  else
+    reason += " with worst-rank headroom " + mine + " (" + roomiest->layout.Label() + " keeps " +
+              Mib(*roomiest->headroom_mib) + ")";
+  return reason;
+}
+
+std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                           const std::vector<LayoutVerdict>& ranked, bool ttft) {
+  const LayoutVerdict& primary = ranked[0];
+  const LayoutVerdict& fb = ranked[1];
+  std::string reason =
+      fmt::format("runner-up: {} {} than {} (geometric mean over the concurrency levels)",
+                  Percent(std::abs(1 - fb.score / primary.score)),
+                  ttft ? "higher TTFT p50" : "less input TPS", primary.layout.Label());
+  const std::string deltas = BaselineDeltas(spec, points, fb.layout, ttft);
+  if (!deltas.empty()) reason += ", " + deltas;
+  if (fb.headroom_mib) reason += ", worst-rank headroom " + Mib(*fb.headroom_mib);
+  if (fb.layout.pp != primary.layout.pp || fb.layout.tp != primary.layout.tp)
+    reason += fmt::format(
+        "; a different PP/TP shape (PP{}/TP{}), so a problem specific to {} "
+        "does not take both down",
+        fb.layout.pp, fb.layout.tp, primary.layout.Label());
+  return reason;
+}
+
+}  // namespace
+
+Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
+                const std::vector<PointSummary>& points, const std::vector<LayoutMemory>& memory,
+                const std::vector<std::string>& flag_warnings) {
+  Decision d;
+  d.objective = spec.decision.objective;
+  d.flags_not_to_carry_forward = flag_warnings;
+  const bool ttft = d.objective == "ttft_p50";
+  for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
+    LayoutVerdict v;
+    v.layout = layout;
+    AuditSamples(spec, samples, v);
+    CheckSpreadAndHeadroom(spec, points, FindMemory(memory, layout), v);
+    v.qualifies = v.exclusions.empty();
+    d.verdicts.push_back(v);
+  }
+  Score(spec, points, ttft, d.verdicts);
+  std::vector<LayoutVerdict> ranked;
+  for (const LayoutVerdict& v : d.verdicts)
+    if (v.qualifies) ranked.push_back(v);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const LayoutVerdict& a, const LayoutVerdict& b) {
+                     if (a.score != b.score) return a.score > b.score;
+                     return a.headroom_mib.value_or(0) > b.headroom_mib.value_or(0);
+                   });
+  if (ranked.empty()) {
+    d.none_reason =
+        d.verdicts.empty() ? "the sweep holds no layout" : "no layout meets the decision policy";
+    return d;
+  }
+  d.primary = ranked[0].layout;
+  d.primary_reason = PrimaryReason(spec, points, ranked, ttft);
+  if (ranked.size() > 1) {
+    d.fallback = ranked[1].layout;
+    d.fallback_reason = FallbackReason(spec, points, ranked, ttft);
+  }
+  return d;
+}
+
+}  // namespace ppsearch::analysis

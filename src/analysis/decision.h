@@ -1,0 +1,61 @@
+#pragma once
+// The decision under a spec's [decision] policy: which layouts qualify, the
+// primary and the fallback with their reasons, or why none qualifies.
+//
+// A layout qualifies when
+//   - every sample of it in the sweep (layouts x concurrency x repeats)
+//     completed, with all of its requests ok and no missing evidence;
+//   - no server log of its samples holds a finding (failure_policy
+//     "exclude"; under "warn" findings are listed but do not exclude);
+//   - its input-TPS repeat spread ((max - min) / median) is at most
+//     max_repeat_spread at every concurrency level;
+//   - its worst-rank headroom (min over samples and GPUs of total - used) is
+//     at least min_headroom_mib.
+// Qualifying layouts are scored by the geometric mean, over the swept
+// concurrency levels, of their objective median relative to the best
+// qualifying layout at that level (input_tps: value / best; ttft_p50:
+// best / value), so 1.0 means best everywhere and a layout that wins one
+// level by 10% and loses the other by 10% scores about 0.995 against a
+// layout that is second at both. The highest score is the primary, the next
+// the fallback. Layouts imported as a baseline are not candidates: their
+// evidence is not in this run.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/points.h"
+#include "analysis/sample.h"
+#include "spec/spec.h"
+
+namespace ppsearch::analysis {
+
+struct LayoutVerdict {
+  spec::LayoutSpec layout;
+  bool qualifies = false;
+  std::vector<std::string> exclusions;  // why it does not qualify, one sentence each
+  std::vector<std::string> notes;       // kept findings (failure_policy "warn"), mismatches
+  double score = 0;                     // qualifying layouts only
+  std::optional<double> headroom_mib;
+};
+
+struct Decision {
+  std::string objective;                // "input_tps" | "ttft_p50"
+  std::vector<LayoutVerdict> verdicts;  // in sweep order
+  std::optional<spec::LayoutSpec> primary;
+  std::optional<spec::LayoutSpec> fallback;
+  std::string primary_reason;
+  std::string fallback_reason;
+  std::string none_reason;  // when nothing qualifies
+  std::vector<std::string> flags_not_to_carry_forward;
+
+  bool any_qualifies() const { return primary.has_value(); }
+};
+
+// `points` are this run's (not imported) summaries with baseline deltas
+// applied; `flag_warnings` are the planner's spec-level warnings.
+Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
+                const std::vector<PointSummary>& points, const std::vector<LayoutMemory>& memory,
+                const std::vector<std::string>& flag_warnings);
+
+}  // namespace ppsearch::analysis

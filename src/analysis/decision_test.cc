@@ -1,0 +1,158 @@
+#include "analysis/decision.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analysis_test_util.h"
+
+namespace ppsearch::analysis {
+namespace {
+
+using testing::Layout;
+using testing::MakeSample;
+using testing::SmallSweepSpec;
+
+const spec::LayoutSpec kPp4 = Layout(4, 8, 4);
+const spec::LayoutSpec kPp8 = Layout(8, 4, 4);
+
+struct Inputs {
+  spec::Spec spec;
+  std::vector<SampleAnalysis> samples;
+};
+
+// PP4 at 128,000 tokens / 10 s = 12,800 TPS; PP8 at / 8 s = 16,000 TPS.
+Inputs Healthy(std::vector<std::string> overrides = {}) {
+  Inputs in{SmallSweepSpec(std::move(overrides)), {}};
+  for (int r = 1; r <= 2; ++r) {
+    in.samples.push_back(MakeSample(kPp4, 8, r, 10.0));
+    in.samples.push_back(MakeSample(kPp8, 8, r, 8.0));
+  }
+  return in;
+}
+
+Decision DecideOn(const Inputs& in) {
+  std::vector<PointSummary> points =
+      AggregatePoints(in.samples, in.spec.sweep.layouts, in.spec.sweep.concurrency);
+  std::vector<LayoutMemory> memory;
+  for (const auto& l : in.spec.sweep.layouts)
+    memory.push_back(AnalyseLayoutMemory(l, in.samples, nullptr));
+  return Decide(in.spec, in.samples, points, memory, {"flag warning"});
+}
+
+SampleAnalysis& Find(Inputs& in, const spec::LayoutSpec& l, int r) {
+  for (auto& s : in.samples)
+    if (s.id.layout == l && s.id.repeat == r) return s;
+  throw std::logic_error("no sample");
+}
+
+const LayoutVerdict& Verdict(const Decision& d, const spec::LayoutSpec& l) {
+  for (const auto& v : d.verdicts)
+    if (v.layout == l) return v;
+  throw std::logic_error("no verdict");
+}
+
+TEST(Decide, PrimaryIsTheBestQualifyingLayoutAndFallbackTheRunnerUp) {
+  Decision d = DecideOn(Healthy());
+  ASSERT_TRUE(d.any_qualifies());
+  EXPECT_EQ(*d.primary, kPp8);
+  ASSERT_TRUE(d.fallback.has_value());
+  EXPECT_EQ(*d.fallback, kPp4);
+  EXPECT_DOUBLE_EQ(Verdict(d, kPp8).score, 1.0);
+  EXPECT_DOUBLE_EQ(Verdict(d, kPp4).score, 0.8);
+  EXPECT_EQ(d.primary_reason, "best input TPS and worst-rank headroom 5,651 MiB (tied for best)");
+  EXPECT_EQ(d.fallback_reason,
+            "runner-up: 20.00% less input TPS than PP8/TP4/EP4 (geometric mean over the "
+            "concurrency levels), worst-rank headroom 5,651 MiB; a different PP/TP shape "
+            "(PP4/TP8), so a problem specific to PP8/TP4/EP4 does not take both down");
+  EXPECT_EQ(d.flags_not_to_carry_forward, std::vector<std::string>{"flag warning"});
+}
+
+TEST(Decide, TtftObjectivePrefersTheLowerTtft) {
+  Inputs in = Healthy({"decision.objective=ttft_p50"});
+  Decision d = DecideOn(in);
+  EXPECT_EQ(*d.primary, kPp8);
+  EXPECT_NEAR(Verdict(d, kPp4).score, 0.8, 1e-12);  // TTFT p50 4.5 s vs 5.625 s
+}
+
+TEST(Decide, ReasonsNameHeadroomAgainstTheOtherQualifyingLayouts) {
+  Inputs in = Healthy();
+  Find(in, kPp4, 1) = MakeSample(kPp4, 8, 1, 10.0, 0, /*used_mib=*/75000);
+  Find(in, kPp4, 2) = MakeSample(kPp4, 8, 2, 10.0, 0, /*used_mib=*/75000);
+  Decision roomier_fallback = DecideOn(in);
+  EXPECT_EQ(roomier_fallback.primary_reason,
+            "best input TPS with worst-rank headroom 5,651 MiB (PP4/TP8/EP4 keeps 10,651 MiB)");
+  Find(in, kPp8, 1) = MakeSample(kPp8, 8, 1, 8.0, 0, /*used_mib=*/70000);
+  Find(in, kPp8, 2) = MakeSample(kPp8, 8, 2, 8.0, 0, /*used_mib=*/70000);
+  EXPECT_EQ(DecideOn(in).primary_reason,
+            "best input TPS and best worst-rank headroom (15,651 MiB)");
+}
+
+TEST(Decide, RepeatSpreadAboveTheLimitExcludes) {
+  Inputs in = Healthy();
+  in.samples[3] = MakeSample(kPp8, 8, 2, 9.0);  // 14,222 vs 16,000 TPS
+  Decision d = DecideOn(in);
+  EXPECT_EQ(*d.primary, kPp4);
+  EXPECT_FALSE(d.fallback.has_value());
+  ASSERT_EQ(Verdict(d, kPp8).exclusions.size(), 1u);
+  EXPECT_EQ(Verdict(d, kPp8).exclusions[0],
+            "PP8/TP4/EP4: input TPS varies by 11.76% across repeats at C=8 (max_repeat_spread "
+            "5.00%)");
+  EXPECT_EQ(d.primary_reason,
+            "the only layout that qualifies; best input TPS with worst-rank headroom 5,651 MiB");
+}
+
+TEST(Decide, HeadroomBelowTheMinimumExcludes) {
+  Inputs in = Healthy();
+  Find(in, kPp8, 2) = MakeSample(kPp8, 8, 2, 8.0, 0, /*used_mib=*/84651);
+  Decision d = DecideOn(in);
+  EXPECT_EQ(*d.primary, kPp4);
+  ASSERT_EQ(Verdict(d, kPp8).exclusions.size(), 1u);
+  EXPECT_EQ(Verdict(d, kPp8).exclusions[0],
+            "PP8/TP4/EP4: worst-rank headroom 1,000 MiB at host 601 GPU 0 is below "
+            "min_headroom_mib 2,048 MiB");
+}
+
+TEST(Decide, ASampleThatLostRequestsExcludesItsLayout) {
+  Inputs in = Healthy();
+  Find(in, kPp8, 2) = MakeSample(kPp8, 8, 2, 8.0, /*errors=*/3);
+  Decision d = DecideOn(in);
+  EXPECT_EQ(*d.primary, kPp4);
+  EXPECT_EQ(Verdict(d, kPp8).exclusions.front(),
+            "PP8/TP4/EP4: sample pp8-tp4-ep4_c8_r2 completed 5/8 requests (3 request errors)");
+}
+
+TEST(Decide, AnOomLineExcludesUnderExcludeAndIsNotedUnderWarn) {
+  const std::string oom =
+      "[2026-01-01 00:00:00] Load weight end.\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+  Inputs in = Healthy();
+  Find(in, kPp4, 1) = MakeSample(kPp4, 8, 1, 10.0, 0, 80000, oom);
+  Decision d = DecideOn(in);
+  EXPECT_EQ(*d.primary, kPp8);
+  EXPECT_FALSE(d.fallback.has_value());
+  EXPECT_EQ(Verdict(d, kPp4).exclusions,
+            std::vector<std::string>{
+                "PP4/TP8/EP4: CUDA out of memory in service/pp4-tp8-ep4_c8_r1/601.log:2"});
+
+  Inputs warn = Healthy({"decision.failure_policy=warn"});
+  Find(warn, kPp4, 1) = MakeSample(kPp4, 8, 1, 10.0, 0, 80000, oom);
+  Decision kept = DecideOn(warn);
+  EXPECT_TRUE(Verdict(kept, kPp4).qualifies);
+  EXPECT_EQ(Verdict(kept, kPp4).notes.size(), 1u);
+  EXPECT_EQ(*kept.fallback, kPp4);
+}
+
+TEST(Decide, MissingAndFailedSamplesExclude) {
+  Inputs in = Healthy();
+  in.samples.erase(in.samples.begin());  // pp4 r1 never ran
+  Find(in, kPp8, 1).state = evidence::SampleState::kFailed;
+  Decision d = DecideOn(in);
+  EXPECT_FALSE(d.any_qualifies());
+  EXPECT_EQ(d.none_reason, "no layout meets the decision policy");
+  EXPECT_EQ(Verdict(d, kPp4).exclusions.front(),
+            "PP4/TP8/EP4: sample pp4-tp8-ep4_c8_r1 was not run");
+  EXPECT_EQ(Verdict(d, kPp8).exclusions.front(),
+            "PP8/TP4/EP4: sample pp8-tp4-ep4_c8_r1 failed (manifest)");
+}
+
+}  // namespace
+}  // namespace ppsearch::analysis

@@ -1,0 +1,137 @@
+#include "analysis/points.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace ppsearch::analysis {
+namespace {
+
+template <typename F>
+std::vector<double> Collect(const std::vector<const SampleAnalysis*>& samples, F value) {
+  std::vector<double> out;
+  for (const SampleAnalysis* s : samples) out.push_back(value(*s));
+  return out;
+}
+
+PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
+                       const std::vector<const SampleAnalysis*>& samples) {
+  PointSummary p;
+  p.layout = layout;
+  p.concurrency = concurrency;
+  p.repeats = static_cast<int>(samples.size());
+  p.requests_completed = samples.empty() ? 0 : samples[0]->metrics.requests_completed;
+  for (const SampleAnalysis* s : samples) {
+    if (s->valid()) ++p.valid_repeats;
+    p.requests_completed = std::min(p.requests_completed, s->metrics.requests_completed);
+    p.requests_total = std::max(p.requests_total, s->requests_total());
+    if (s->peak_gpu_mib && (!p.peak_gpu_mib || *s->peak_gpu_mib > *p.peak_gpu_mib)) {
+      p.peak_gpu_mib = s->peak_gpu_mib;
+      p.gpu_total_mib = s->gpu_total_mib;
+    }
+    if (s->headroom_mib && (!p.headroom_mib || *s->headroom_mib < *p.headroom_mib))
+      p.headroom_mib = s->headroom_mib;
+  }
+  const auto tps = Collect(samples, [](const SampleAnalysis& s) { return s.metrics.input_tps; });
+  const auto p50 = Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p50; });
+  p.input_tps_median = stats::Median(tps);
+  p.input_tps_spread = stats::Spread(tps);
+  p.ttft_p50_s_median = stats::Median(p50);
+  p.ttft_p50_s_spread = stats::Spread(p50);
+  p.ttft_mean_s_median = stats::Median(
+      Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.mean; }));
+  p.ttft_p95_s_median =
+      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p95; }));
+  p.ttft_p99_s_median =
+      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p99; }));
+  p.e2e_p50_s_median =
+      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p50; }));
+  return p;
+}
+
+}  // namespace
+
+std::vector<PointSummary> AggregatePoints(const std::vector<SampleAnalysis>& samples,
+                                          const std::vector<spec::LayoutSpec>& layouts,
+                                          const std::vector<int>& concurrency) {
+  std::vector<PointSummary> out;
+  for (const spec::LayoutSpec& layout : layouts) {
+    for (int c : concurrency) {
+      std::vector<const SampleAnalysis*> point;
+      for (const SampleAnalysis& s : samples)
+        if (s.completed() && s.id.layout == layout && s.id.concurrency == c) point.push_back(&s);
+      if (!point.empty()) out.push_back(Summarize(layout, c, point));
+    }
+  }
+  return out;
+}
+
+void ApplyBaseline(std::vector<PointSummary>& points,
+                   const std::vector<PointSummary>& baseline_rows,
+                   const spec::LayoutSpec& baseline) {
+  const bool imported = std::any_of(baseline_rows.begin(), baseline_rows.end(),
+                                    [](const PointSummary& b) { return b.imported; });
+  for (PointSummary& p : points) {
+    if (p.layout == baseline && p.imported == imported) {
+      p.is_baseline = true;
+      continue;
+    }
+    for (const PointSummary& b : baseline_rows) {
+      if (!(b.layout == baseline) || b.concurrency != p.concurrency) continue;
+      if (b.input_tps_median > 0)
+        p.input_tps_vs_baseline = p.input_tps_median / b.input_tps_median - 1;
+      if (b.ttft_p50_s_median > 0)
+        p.ttft_p50_vs_baseline = p.ttft_p50_s_median / b.ttft_p50_s_median - 1;
+    }
+  }
+}
+
+LayoutMemory AnalyseLayoutMemory(const spec::LayoutSpec& layout,
+                                 const std::vector<SampleAnalysis>& samples,
+                                 const plan::LayoutPlan* plan) {
+  LayoutMemory m;
+  m.layout = layout;
+  std::map<int, double> stage_peak;
+  if (plan != nullptr)
+    for (const plan::TpGroup& g : plan->tp_groups) stage_peak[g.pp_rank] = 0;
+  auto stage_of = [&](const GpuPeak& g) -> int {
+    if (plan == nullptr) return -1;
+    for (const plan::RankPlacement& r : plan->ranks)
+      if (r.node == g.node && r.local_gpu == g.local_gpu) return r.pp_rank;
+    return -1;
+  };
+  for (const SampleAnalysis& s : samples) {
+    if (!(s.id.layout == layout) || !s.completed()) continue;
+    for (const GpuPeak& g : s.gpus) {
+      const int stage = stage_of(g);
+      if (stage >= 0) stage_peak[stage] = std::max(stage_peak[stage], g.used_mib);
+      if (!m.peak_gpu_mib || g.used_mib > *m.peak_gpu_mib) {
+        m.peak_gpu_mib = g.used_mib;
+        m.gpu_total_mib = g.total_mib;
+        m.peak_where = fmt::format("host {} GPU {}", g.host, g.local_gpu);
+        if (stage >= 0) m.peak_where += fmt::format(" (stage {})", stage);
+      }
+      if (g.total_mib > 0 && (!m.headroom_mib || g.total_mib - g.used_mib < *m.headroom_mib))
+        m.headroom_mib = g.total_mib - g.used_mib;
+    }
+  }
+  if (m.peak_gpu_mib && m.gpu_total_mib && *m.gpu_total_mib > 0)
+    m.remaining_mib = *m.gpu_total_mib - *m.peak_gpu_mib;
+  bool any_stage_seen = false;
+  for (const auto& [stage, peak] : stage_peak) {
+    m.stages.push_back({stage, peak});
+    any_stage_seen |= peak > 0;
+  }
+  if (!any_stage_seen) {
+    m.stages.clear();
+  } else {
+    auto [lo, hi] = std::minmax_element(
+        m.stages.begin(), m.stages.end(),
+        [](const StagePeak& a, const StagePeak& b) { return a.peak_mib < b.peak_mib; });
+    m.stage_spread_mib = hi->peak_mib - lo->peak_mib;
+  }
+  return m;
+}
+
+}  // namespace ppsearch::analysis

@@ -1,0 +1,109 @@
+#include "analysis/points.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analysis_test_util.h"
+
+namespace ppsearch::analysis {
+namespace {
+
+using testing::Layout;
+using testing::MakeSample;
+
+// Input TPS 128,000 / d for d = 8, 8.5, 7.5 s: 16,000, 15,058.82, 17,066.67;
+// median 16,000, spread (17,066.67 - 15,058.82) / 16,000 = 0.125490.
+// TTFT p50 = 4.5 d / 8: 4.5, 4.78125, 4.21875; median 4.5, spread 0.5625 / 4.5 = 0.125.
+TEST(AggregatePoints, MediansAndSpreadsOverRepeats) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.5),
+                                         MakeSample(l, 8, 3, 7.5, 0, 81000)};
+  std::vector<PointSummary> points = AggregatePoints(samples, {l, Layout(4, 8, 4)}, {8, 16});
+  ASSERT_EQ(points.size(), 1u);
+  const PointSummary& p = points[0];
+  EXPECT_EQ(p.repeats, 3);
+  EXPECT_EQ(p.valid_repeats, 3);
+  EXPECT_EQ(p.requests_completed, 8);
+  EXPECT_EQ(p.requests_total, 8);
+  EXPECT_NEAR(p.input_tps_median, 16000, 1e-6);
+  EXPECT_NEAR(p.input_tps_spread, (128000 / 7.5 - 128000 / 8.5) / 16000, 1e-12);
+  EXPECT_NEAR(p.input_tps_spread, 0.125490, 1e-6);
+  EXPECT_NEAR(p.ttft_p50_s_median, 4.5, 1e-9);
+  EXPECT_NEAR(p.ttft_p50_s_spread, 0.125, 1e-9);
+  EXPECT_DOUBLE_EQ(*p.peak_gpu_mib, 81000);
+  EXPECT_DOUBLE_EQ(*p.headroom_mib, 85651 - 81000);
+}
+
+TEST(AggregatePoints, OnlyCompletedSamplesCountAndInvalidOnesAreNotValid) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0, 2),
+                                         MakeSample(l, 8, 3, 4.0)};
+  samples[2].state = evidence::SampleState::kFailed;
+  std::vector<PointSummary> points = AggregatePoints(samples, {l}, {8});
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].repeats, 2);
+  EXPECT_EQ(points[0].valid_repeats, 1);
+  EXPECT_EQ(points[0].requests_completed, 6);
+}
+
+TEST(ApplyBaseline, DeltasAtTheSameConcurrencyAndImportedRowsAreTheBaseline) {
+  PointSummary base;
+  base.layout = Layout(1, 32, 4);
+  base.concurrency = 8;
+  base.input_tps_median = 12800;
+  base.ttft_p50_s_median = 5.0;
+  base.imported = true;
+  PointSummary mine = base;
+  mine.imported = false;  // this run's PP1: compared with the import, not marked
+  mine.input_tps_median = 16000;
+  mine.ttft_p50_s_median = 4.5;
+  PointSummary other = mine;
+  other.layout = Layout(8, 4, 4);
+  other.concurrency = 16;  // no baseline at C=16
+  std::vector<PointSummary> points = {mine, other};
+  std::vector<PointSummary> rows = {base};
+  ApplyBaseline(points, rows, base.layout);
+  ApplyBaseline(rows, rows, base.layout);
+  EXPECT_TRUE(rows[0].is_baseline);
+  EXPECT_FALSE(points[0].is_baseline);
+  EXPECT_NEAR(*points[0].input_tps_vs_baseline, 0.25, 1e-12);
+  EXPECT_NEAR(*points[0].ttft_p50_vs_baseline, -0.1, 1e-12);
+  EXPECT_FALSE(points[1].input_tps_vs_baseline.has_value());
+}
+
+// PP2 on 2 nodes x 2 GPUs: node 0 is stage 0, node 1 stage 1. Stage peaks
+// 71,000 and 75,000 MiB: spread 4,000.
+TEST(AnalyseLayoutMemory, StagePeaksThroughTheRankMap) {
+  const spec::LayoutSpec l = Layout(2, 2, 1);
+  plan::LayoutPlan lp;
+  lp.layout = l;
+  for (int rank = 0; rank < 4; ++rank) {
+    plan::RankPlacement r;
+    r.rank = rank;
+    r.node = rank / 2;
+    r.local_gpu = rank % 2;
+    r.pp_rank = rank / 2;
+    lp.ranks.push_back(r);
+  }
+  lp.tp_groups = {{0, {0, 1}, {0}}, {1, {2, 3}, {1}}};
+  SampleAnalysis s = MakeSample(l, 8, 1, 8.0);
+  s.gpus = {{"601", 0, 0, 70000, 85651},
+            {"601", 0, 1, 71000, 85651},
+            {"602", 1, 0, 75000, 85651},
+            {"602", 1, 1, 74000, 85651}};
+  LayoutMemory m = AnalyseLayoutMemory(l, {s}, &lp);
+  EXPECT_DOUBLE_EQ(*m.peak_gpu_mib, 75000);
+  EXPECT_DOUBLE_EQ(*m.remaining_mib, 10651);
+  EXPECT_DOUBLE_EQ(*m.headroom_mib, 10651);
+  EXPECT_EQ(m.peak_where, "host 602 GPU 0 (stage 1)");
+  ASSERT_EQ(m.stages.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.stages[0].peak_mib, 71000);
+  EXPECT_DOUBLE_EQ(m.stages[1].peak_mib, 75000);
+  EXPECT_DOUBLE_EQ(*m.stage_spread_mib, 4000);
+
+  LayoutMemory no_plan = AnalyseLayoutMemory(l, {s}, nullptr);
+  EXPECT_TRUE(no_plan.stages.empty());
+  EXPECT_FALSE(no_plan.stage_spread_mib.has_value());
+}
+
+}  // namespace
+}  // namespace ppsearch::analysis

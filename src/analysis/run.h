@@ -1,0 +1,69 @@
+#pragma once
+// A whole run directory analysed from its evidence alone (the reader at the
+// edge of this folder): metadata, manifest, every sample's records, logs and
+// GPU snapshots, the points, the baseline (this run's or imported), memory
+// per layout, the planner's view of each layout, and the decision.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/decision.h"
+#include "analysis/points.h"
+#include "analysis/sample.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::analysis {
+
+// A sample of the sweep that did not complete: state is "not run", "started",
+// "failed" or "interrupted".
+struct MissingSample {
+  std::string name;
+  std::string state;
+};
+
+// What a run directory holds, read and analysed sample by sample.
+struct RunEvidence {
+  std::string run_dir;
+  nlohmann::json run_json;
+  std::string run_id;        // run.json's run_id, else the directory's name
+  std::string engine;        // "sim" | "sglang" (run.json)
+  std::string command_line;  // the command that made the run (run.json), "" when unknown
+  spec::Spec spec;
+  bool simulated = false;
+  std::vector<SampleAnalysis> samples;  // every sample the manifest names, in its order
+  std::vector<MissingSample> missing;   // sweep samples whose last state is not completed
+  std::vector<PointSummary> points;     // this run's, no baseline applied
+  std::vector<std::string> warnings;    // evidence that could not be audited
+};
+
+// Reads `run_dir`. Errors (the directory, metadata/run.json or
+// metadata/spec.toml missing or invalid) name the path and what is missing.
+Result<RunEvidence> LoadRunEvidence(const std::string& run_dir);
+
+struct RunAnalysis {
+  RunEvidence evidence;
+  std::optional<spec::LayoutSpec> baseline_layout;
+  std::string baseline_source;  // "this run", or the imported CSV / run directory
+  bool baseline_imported = false;
+  std::vector<PointSummary> baseline_rows;  // rows deltas are taken against (is_baseline set)
+  std::vector<PointSummary> points;         // this run's, deltas applied
+  std::optional<plan::Plan> plan;           // absent when the model or hardware would not load
+  std::optional<plan::LayoutPlan> baseline_plan;  // an imported baseline layout not in the sweep
+  std::vector<LayoutMemory> memory;               // sweep layouts, then an imported baseline
+  Decision decision;
+  std::vector<std::string> spec_warnings;  // planner warnings about the workload, not flags
+  std::vector<std::string> comparability;  // baseline differences
+  std::vector<std::string> warnings;       // evidence and loading problems
+
+  const spec::Spec& spec() const { return evidence.spec; }
+  bool incomplete() const { return !evidence.missing.empty(); }
+};
+
+// LoadRunEvidence, then baseline, plan, memory and decision.
+Result<RunAnalysis> AnalyseRun(const std::string& run_dir);
+
+}  // namespace ppsearch::analysis

@@ -1,0 +1,98 @@
+#include "analysis/sample.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analysis_test_util.h"
+
+namespace ppsearch::analysis {
+namespace {
+
+using testing::EvenRecords;
+using testing::Layout;
+
+// TTFTs 1..8 s over 8 s, 8 x 16,000 tokens: numpy gives mean 4.5,
+// p50 4.5 (h = 3.5), p95 7.65 (h = 6.65), p99 7.93 (h = 6.93).
+TEST(AnalyseSample, StatisticsMatchHandComputedValues) {
+  SampleInputs in;
+  in.id = {Layout(8, 4, 4), 8, 1};
+  in.records = EvenRecords(8, 16000, 8.0);
+  in.requests_expected = 8;
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_EQ(s.name, "pp8-tp4-ep4_c8_r1");
+  EXPECT_EQ(s.metrics.requests_completed, 8);
+  EXPECT_EQ(s.requests_total(), 8);
+  EXPECT_DOUBLE_EQ(s.metrics.input_tps, 16000.0);
+  EXPECT_NEAR(s.metrics.ttft_s.mean, 4.5, 1e-9);
+  EXPECT_NEAR(s.metrics.ttft_s.p50, 4.5, 1e-9);
+  EXPECT_NEAR(s.metrics.ttft_s.p95, 7.65, 1e-9);
+  EXPECT_NEAR(s.metrics.ttft_s.p99, 7.93, 1e-9);
+  EXPECT_NEAR(s.metrics.e2e_s.p50, 4.5, 1e-9);
+  EXPECT_TRUE(s.all_requests_ok());
+  EXPECT_TRUE(s.valid());
+}
+
+// One failed request: 7 ok requests over the same 8 s window (the failed
+// one ended last), so 7 x 16,000 / 8 = 14,000 tokens/s and TTFT p50 = 4 s.
+TEST(AnalyseSample, RequestErrorsAreCountedAndInvalidateTheSample) {
+  SampleInputs in;
+  in.id = {Layout(8, 4, 4), 8, 1};
+  in.records = EvenRecords(8, 16000, 8.0, /*errors=*/1);
+  in.requests_expected = 8;
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_EQ(s.metrics.requests_completed, 7);
+  EXPECT_EQ(s.metrics.request_errors, 1);
+  EXPECT_DOUBLE_EQ(s.metrics.input_tps, 14000.0);
+  EXPECT_NEAR(s.metrics.ttft_s.p50, 4.0, 1e-9);
+  EXPECT_FALSE(s.all_requests_ok());
+  EXPECT_FALSE(s.valid());
+}
+
+TEST(AnalyseSample, FewerRecordsThanTheSpecAsksForIsAShortSample) {
+  SampleInputs in;
+  in.id = {Layout(8, 4, 4), 8, 1};
+  in.records = EvenRecords(6, 16000, 6.0);
+  in.requests_expected = 8;
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_EQ(s.metrics.requests_completed, 6);
+  EXPECT_EQ(s.requests_total(), 8);
+  EXPECT_FALSE(s.all_requests_ok());
+}
+
+TEST(AnalyseSample, PromptLengthMismatchesAreCounted) {
+  SampleInputs in;
+  in.id = {Layout(8, 4, 4), 8, 1};
+  in.records = EvenRecords(8, 16000, 8.0);
+  in.records[2].reported_input_tokens = 15999;
+  in.records[3].reported_input_tokens = -1;  // unknown: not a mismatch
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_EQ(s.prompt_length_mismatches, 1);
+}
+
+// Two snapshots in one node's CSV: each GPU keeps its highest reading.
+TEST(AnalyseSample, PeakGpuMemoryIsTheMaxOverSnapshotsAndHeadroomTheWorstRank) {
+  SampleInputs in;
+  in.id = {Layout(8, 4, 4), 8, 1};
+  Result<std::vector<gpu::GpuMemory>> first = gpu::ParseGpuMemoryCsv(
+      "0, GPU-a, NVIDIA RTX 6000D, 70000, 85651\n"
+      "1, GPU-b, NVIDIA RTX 6000D, 80000, 85651\n"
+      "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651\n"
+      "1, GPU-b, NVIDIA RTX 6000D, 79000, 85651\n");
+  ASSERT_TRUE(first.ok());
+  in.gpu.push_back({"601", 0, *first});
+  in.logs.push_back({"service/x/601.log", "ok\nNCCL WARN Net : Connection closed\n"});
+  SampleAnalysis s = AnalyseSample(in);
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.gpus[0].used_mib, 81355);
+  EXPECT_DOUBLE_EQ(s.gpus[1].used_mib, 80000);
+  EXPECT_DOUBLE_EQ(*s.peak_gpu_mib, 81355);
+  EXPECT_DOUBLE_EQ(*s.gpu_total_mib, 85651);
+  EXPECT_DOUBLE_EQ(*s.headroom_mib, 4296);
+  ASSERT_EQ(s.nodes.size(), 1u);
+  EXPECT_EQ(s.nodes[0].host, "601");
+  EXPECT_DOUBLE_EQ(s.nodes[0].used_mib, 81355);
+  ASSERT_EQ(s.findings.size(), 1u);
+  EXPECT_EQ(s.findings[0].Where(), "service/x/601.log:2");
+}
+
+}  // namespace
+}  // namespace ppsearch::analysis

@@ -1,0 +1,164 @@
+#include "bench/bench_client.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/load_loop.h"
+#include "workload/workload.h"
+
+namespace ppsearch::bench {
+namespace {
+
+using workload::RequestRecord;
+
+constexpr int64_t kProbeTimeoutMs = 5000;
+constexpr int kMaxRequests = 10'000'000;
+constexpr int64_t kMaxPromptTokens = 10'000'000;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string BaseUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t output_tokens) {
+  LoopConfig config;
+  config.endpoint = BaseUrl(o.url) + ApiPath(o.api);
+  config.api = o.api;
+  config.timeout_ns = static_cast<int64_t>(o.timeout_s * 1e9);
+  const PromptParams prompt = o.prompt;
+  const Api api = o.api;
+  const std::string model = o.model;
+  config.make_body = [=](const LoopRequest& r) {
+    const std::vector<int64_t> ids = MakePromptIds(prompt, stream, r.id, r.input_tokens);
+    return BuildRequestBody(api, ids, output_tokens, model);
+  };
+  return config;
+}
+
+// bench_serving's warm-up: the sample's shapes (output capped at 32 tokens),
+// all in flight at once up to the concurrency, but fresh prompts.
+Result<int> RunWarmup(const BenchOptions& o) {
+  LoopConfig config =
+      MakeLoopConfig(o, PromptStream::kWarmup, std::min<int64_t>(o.output_tokens, 32));
+  config.max_in_flight = std::max(o.concurrency, 1);
+  std::vector<LoopRequest> requests(static_cast<size_t>(o.warmup_requests));
+  for (size_t i = 0; i < requests.size(); ++i)
+    requests[i] = {static_cast<int64_t>(i), o.input_tokens, -1};
+  PPS_ASSIGN_OR_RETURN(LoopOutput out, RunLoop(config, requests));
+  int ok = 0;
+  const RequestRecord* first_failure = nullptr;
+  for (const auto& r : out.records) {
+    if (r.ok()) {
+      ++ok;
+    } else if (first_failure == nullptr) {
+      first_failure = &r;
+    }
+  }
+  if (ok == 0) {
+    return MakeError(
+        "all " + std::to_string(o.warmup_requests) + " warm-up requests failed; the first: " +
+        workload::RequestStatusName(first_failure->status) + ": " + first_failure->error);
+  }
+  return ok;
+}
+
+Status FlushCache(const BenchOptions& o) {
+  const std::string url = BaseUrl(o.url) + "/flush_cache";
+  PPS_ASSIGN_OR_RETURN(SimpleResponse response,
+                       PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000)));
+  if (response.http_status != 200) {
+    return MakeError("POST " + url + " answered HTTP " + std::to_string(response.http_status) +
+                     ": " + response.body + " (SGLang flushes only when no request is running)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateBenchOptions(const BenchOptions& o) {
+  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
+    return MakeError(
+        "--url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got '" + o.url +
+        "')");
+  }
+  if (o.num_requests < 1 || o.num_requests > kMaxRequests) {
+    return MakeError("--requests must be between 1 and " + std::to_string(kMaxRequests));
+  }
+  if (o.request_rate == 0 ? o.concurrency < 1 : o.concurrency < 0) {
+    return MakeError(o.request_rate == 0 ? "--concurrency must be at least 1"
+                                         : "--concurrency must be 0 (no cap) or more");
+  }
+  if (!(o.request_rate >= 0) || std::isinf(o.request_rate)) {
+    return MakeError("--request-rate must be a finite number of requests/s >= 0 (0: closed loop)");
+  }
+  if (o.input_tokens < 1 || o.input_tokens > kMaxPromptTokens) {
+    return MakeError("--input-tokens must be between 1 and " + std::to_string(kMaxPromptTokens));
+  }
+  if (o.output_tokens < 1) return MakeError("--output-tokens must be at least 1");
+  if (!(o.range_ratio > 0 && o.range_ratio <= 1))
+    return MakeError("--range-ratio must be in (0, 1]");
+  if (o.warmup_requests < 0) return MakeError("--warmup must be 0 or more");
+  if (!(o.timeout_s > 0) || o.timeout_s > 1e6)
+    return MakeError("--timeout-s must be in (0, 1e6] seconds");
+  if (o.prompt.min_token_id < 0 || o.prompt.vocab_size <= o.prompt.min_token_id) {
+    return MakeError(
+        "token ids are drawn from [--min-token-id, --vocab-size); it must not be empty");
+  }
+  if (o.prompt.shared_prefix_tokens < 0 || o.prompt.shared_prefix_tokens > o.input_tokens) {
+    return MakeError("--shared-prefix-tokens must be between 0 and --input-tokens");
+  }
+  return Status::Ok();
+}
+
+Result<BenchResult> RunBench(const BenchOptions& o) {
+  PPS_RETURN_IF_ERROR(ValidateBenchOptions(o));
+  PPS_RETURN_IF_ERROR(
+      ProbeConnect(BaseUrl(o.url), std::min<int64_t>(kProbeTimeoutMs, o.timeout_s * 1000)));
+  BenchResult result;
+  if (o.warmup_requests > 0) {
+    PPS_ASSIGN_OR_RETURN(result.warmup_ok, RunWarmup(o));
+  }
+  if (o.flush_cache) PPS_RETURN_IF_ERROR(FlushCache(o));
+
+  workload::WorkloadParams params;
+  params.num_requests = o.num_requests;
+  params.concurrency = o.concurrency;
+  params.input_tokens = o.input_tokens;
+  params.output_tokens = o.output_tokens;
+  params.range_ratio = o.range_ratio;
+  params.request_rate = o.request_rate;
+  params.seed = o.prompt.seed;
+  std::vector<LoopRequest> requests;
+  requests.reserve(static_cast<size_t>(o.num_requests));
+  for (const auto& p : workload::PlanRequests(params)) {
+    requests.push_back({p.id, p.input_tokens, o.request_rate > 0 ? p.arrival_ns : -1});
+  }
+  LoopConfig config = MakeLoopConfig(o, PromptStream::kSample, o.output_tokens);
+  config.max_in_flight = o.concurrency;
+  const double cpu_before = ThreadCpuSeconds();
+  PPS_ASSIGN_OR_RETURN(LoopOutput out, RunLoop(config, requests));
+  result.client_cpu_s = ThreadCpuSeconds() - cpu_before;
+  result.sample_start_steady_ns = out.start_steady_ns;
+  result.records = std::move(out.records);
+  for (RequestRecord& r : result.records) {
+    if (r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens) {
+      ++result.prompt_length_mismatches;
+      if (r.error.empty()) {
+        r.error = "note: the server counted " + std::to_string(r.reported_input_tokens) +
+                  " prompt tokens, " + std::to_string(r.input_tokens) + " were sent";
+      }
+    }
+  }
+  result.metrics = stats::ComputeSampleMetrics(result.records);
+  return result;
+}
+
+}  // namespace ppsearch::bench

@@ -1,0 +1,122 @@
+#include "bench/bench_report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "util/format.h"
+
+namespace ppsearch::bench {
+namespace {
+
+using workload::RequestRecord;
+
+std::string Ms(double s) { return FormatNumber(s * 1e3, 2); }
+
+std::string LoopDescription(const BenchOptions& o) {
+  if (o.request_rate <= 0) return fmt::format("closed loop, concurrency {}", o.concurrency);
+  return fmt::format("open loop, Poisson {} requests/s, {}", FormatNumber(o.request_rate, 2),
+                     o.concurrency > 0 ? "at most " + std::to_string(o.concurrency) + " in flight"
+                                       : std::string("no in-flight cap"));
+}
+
+// "3 timeout, 1 http_error" and the first error of the sample.
+std::string ErrorBreakdown(const BenchResult& r) {
+  std::map<std::string, int> counts;
+  const RequestRecord* first = nullptr;
+  for (const auto& rec : r.records) {
+    if (rec.ok()) continue;
+    ++counts[workload::RequestStatusName(rec.status)];
+    if (first == nullptr && rec.status != workload::RequestStatus::kNotSent) first = &rec;
+  }
+  std::string out;
+  for (const auto& [name, n] : counts)
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  if (first != nullptr) out += fmt::format("; first: request {}: {}", first->id, first->error);
+  return out;
+}
+
+}  // namespace
+
+std::string BenchVerdict(const BenchResult& r) {
+  const auto& m = r.metrics;
+  return fmt::format("{}/{} requests ok, {} errors, {} prompt-length mismatches",
+                     m.requests_completed, m.requests_total,
+                     m.requests_total - m.requests_completed, r.prompt_length_mismatches);
+}
+
+std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
+  const auto& m = r.metrics;
+  std::string out;
+  auto line = [&out](const std::string& s) { out += s + "\n"; };
+  line("# ppsearch bench");
+  line(fmt::format("# url: {}  api: {} (POST {})", o.url, ApiName(o.api), ApiPath(o.api)));
+  line(fmt::format("# {}; {} requests; warm-up {} ({} ok); cache flush: {}", LoopDescription(o),
+                   o.num_requests, o.warmup_requests, r.warmup_ok, o.flush_cache ? "yes" : "no"));
+  line(fmt::format("# input tokens: {}{}  output tokens: {}  timeout: {} s",
+                   FormatThousands(o.input_tokens),
+                   o.range_ratio < 1 ? fmt::format(" (uniform from x{})", o.range_ratio) : "",
+                   o.output_tokens, FormatNumber(o.timeout_s, 0)));
+  line(fmt::format("# seed: {}  token ids: [{}, {})  shared prefix: {} tokens", o.prompt.seed,
+                   o.prompt.min_token_id, o.prompt.vocab_size, o.prompt.shared_prefix_tokens));
+  constexpr const char* kRow =
+      "{:>9} {:>9} {:>7} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} "
+      "{:>10}";
+  line(fmt::format(kRow, "#requests", "ok", "errors", "duration", "req_rate", "input_tput",
+                   "output_tput", "ttft_mean", "ttft_p50", "ttft_p95", "ttft_p99", "ttft_max",
+                   "e2e_p50", "e2e_p99"));
+  std::string units = fmt::format(kRow, "", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)",
+                                  "(ms)", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)");
+  units[0] = '#';
+  line(units);
+  line(fmt::format(kRow, m.requests_total, m.requests_completed,
+                   m.requests_total - m.requests_completed, FormatNumber(m.duration_s, 3),
+                   FormatNumber(m.request_throughput, 2), FormatNumber(m.input_tps, 1),
+                   FormatNumber(m.output_tps, 1), Ms(m.ttft_s.mean), Ms(m.ttft_s.p50),
+                   Ms(m.ttft_s.p95), Ms(m.ttft_s.p99), Ms(m.ttft_s.max), Ms(m.e2e_s.p50),
+                   Ms(m.e2e_s.p99)));
+  if (m.requests_completed < m.requests_total) line("# errors: " + ErrorBreakdown(r));
+  line("# " + BenchVerdict(r));
+  return out;
+}
+
+nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
+  const auto& m = r.metrics;
+  auto latency = [](const stats::LatencySummary& s) {
+    return nlohmann::json{
+        {"mean", s.mean}, {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+  };
+  return {
+      {"url", o.url},
+      {"api", ApiName(o.api)},
+      {"concurrency", o.concurrency},
+      {"request_rate", o.request_rate},
+      {"requests", o.num_requests},
+      {"warmup_requests", o.warmup_requests},
+      {"warmup_ok", r.warmup_ok},
+      {"flush_cache", o.flush_cache},
+      {"input_tokens", o.input_tokens},
+      {"output_tokens", o.output_tokens},
+      {"range_ratio", o.range_ratio},
+      {"timeout_s", o.timeout_s},
+      {"seed", o.prompt.seed},
+      {"min_token_id", o.prompt.min_token_id},
+      {"vocab_size", o.prompt.vocab_size},
+      {"shared_prefix_tokens", o.prompt.shared_prefix_tokens},
+      {"requests_total", m.requests_total},
+      {"requests_completed", m.requests_completed},
+      {"request_errors", m.requests_total - m.requests_completed},
+      {"prompt_length_mismatches", r.prompt_length_mismatches},
+      {"total_input_tokens", m.input_tokens},
+      {"total_output_tokens", m.output_tokens},
+      {"duration_s", m.duration_s},
+      {"request_throughput", m.request_throughput},
+      {"input_tps", m.input_tps},
+      {"output_tps", m.output_tps},
+      {"ttft_s", latency(m.ttft_s)},
+      {"e2e_s", latency(m.e2e_s)},
+      {"client_cpu_s", r.client_cpu_s},
+  };
+}
+
+}  // namespace ppsearch::bench

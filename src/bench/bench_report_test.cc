@@ -1,0 +1,82 @@
+#include "bench/bench_report.h"
+
+#include <gtest/gtest.h>
+
+#include "evidence/evidence.h"
+
+namespace ppsearch::bench {
+namespace {
+
+using workload::RequestRecord;
+using workload::RequestStatus;
+
+BenchResult TwoRequests() {
+  BenchResult r;
+  RequestRecord ok;
+  ok.id = 0;
+  ok.send_ns = 0;
+  ok.first_token_ns = 200'000'000;
+  ok.end_ns = 250'000'000;
+  ok.input_tokens = 1000;
+  ok.reported_input_tokens = 1000;
+  ok.output_tokens = 1;
+  ok.http_status = 200;
+  RequestRecord bad;
+  bad.id = 1;
+  bad.send_ns = 10'000'000;
+  bad.end_ns = 500'000'000;
+  bad.input_tokens = 1000;
+  bad.status = RequestStatus::kTimeout;
+  bad.error = "no complete answer within 490 ms (no token arrived)";
+  r.records = {ok, bad};
+  r.metrics = stats::ComputeSampleMetrics(r.records);
+  return r;
+}
+
+TEST(BenchReportTest, TextHasMetadataTwoHeadersOneRowAndAVerdict) {
+  BenchOptions o;
+  o.url = "http://127.0.0.1:30000";
+  o.num_requests = 2;
+  o.concurrency = 2;
+  o.input_tokens = 1000;
+  const std::string text = RenderBenchText(o, TwoRequests());
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  ASSERT_EQ(lines.size(), 10u) << text;
+  EXPECT_EQ(lines[0], "# ppsearch bench");
+  EXPECT_EQ(lines[1], "# url: http://127.0.0.1:30000  api: native (POST /generate)");
+  EXPECT_EQ(lines[2],
+            "# closed loop, concurrency 2; 2 requests; warm-up 0 (0 ok); cache flush: no");
+  EXPECT_EQ(lines[5].substr(0, 19), "#requests        ok");
+  EXPECT_EQ(lines[6].substr(0, 9), "#        ");
+  EXPECT_NE(lines[7].find("  200.00  "), std::string::npos) << lines[7];  // TTFT 200 ms
+  EXPECT_EQ(
+      lines[8],
+      "# errors: 1 timeout; first: request 1: no complete answer within 490 ms (no token arrived)");
+  EXPECT_EQ(lines[9], "# 1/2 requests ok, 1 errors, 0 prompt-length mismatches");
+}
+
+TEST(BenchReportTest, JsonSummaryAndRecords) {
+  BenchOptions o;
+  o.url = "http://h:1";
+  const BenchResult r = TwoRequests();
+  const nlohmann::json j = BenchSummaryJson(o, r);
+  EXPECT_EQ(j["requests_completed"], 1);
+  EXPECT_EQ(j["request_errors"], 1);
+  EXPECT_DOUBLE_EQ(j["ttft_s"]["p50"].get<double>(), 0.2);
+  const std::string jsonl = evidence::RecordsToJsonl(r.records);
+  const size_t newline = jsonl.find('\n');
+  const auto first = nlohmann::json::parse(jsonl.substr(0, newline));
+  EXPECT_EQ(first["status"], "ok");
+  EXPECT_DOUBLE_EQ(first["ttft_s"].get<double>(), 0.2);
+  const auto second = nlohmann::json::parse(jsonl.substr(newline + 1));
+  EXPECT_EQ(second["status"], "timeout");
+  EXPECT_TRUE(second["ttft_s"].is_null());
+  EXPECT_EQ(second["first_token_ns"], -1);
+}
+
+}  // namespace
+}  // namespace ppsearch::bench

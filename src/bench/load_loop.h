@@ -1,0 +1,53 @@
+#pragma once
+// The event loop under RunBench: drives a batch of streamed POSTs through
+// libcurl's multi interface (curl_multi_socket_action on one epoll set), so
+// one thread keeps hundreds of requests in flight. Every transfer has a
+// deadline; the loop ends when every request has a record.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/api.h"
+#include "util/result.h"
+#include "workload/request_record.h"
+
+namespace ppsearch::bench {
+
+struct LoopRequest {
+  int64_t id = 0;
+  int64_t input_tokens = 0;
+  int64_t arrival_ns = -1;  // open loop: earliest send, since t = 0; -1: when a slot frees
+};
+
+struct LoopConfig {
+  std::string endpoint;  // full URL, e.g. http://host:port/generate
+  Api api = Api::kNative;
+  int max_in_flight = 1;  // 0: no cap
+  int64_t timeout_ns = 0;
+  // Builds the body of a request when it is sent.
+  std::function<std::string(const LoopRequest&)> make_body;
+};
+
+struct LoopOutput {
+  std::vector<workload::RequestRecord> records;  // in request order
+  int64_t start_steady_ns = 0;                   // t = 0 of the record times
+};
+
+Result<LoopOutput> RunLoop(const LoopConfig& config, const std::vector<LoopRequest>& requests);
+
+// Opens (and closes) a TCP connection to the host of `url`.
+Status ProbeConnect(const std::string& url, int64_t timeout_ms);
+
+// A small blocking POST with an empty body; returns the HTTP status and the
+// first bytes of the answer.
+struct SimpleResponse {
+  int http_status = 0;
+  std::string body;
+};
+Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms);
+
+int64_t SteadyNowNs();
+
+}  // namespace ppsearch::bench

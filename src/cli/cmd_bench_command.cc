@@ -1,0 +1,124 @@
+// ppsearch bench --url URL: the load generator. Streams requests to a
+// running SGLang-compatible server (a real engine or `ppsearch serve-sim`),
+// prints an nccl-tests style summary (or JSON) and optionally writes one JSON
+// line per request. Exit: 0 all requests ok, 1 any failed or the server could
+// not be used, 2 bad arguments. (Not named cmd_bench.cc: the build takes
+// every *_bench.cc for a benchmark.)
+
+#include <iostream>
+#include <memory>
+
+#include "bench/bench_client.h"
+#include "bench/bench_report.h"
+#include "cli/command.h"
+#include "evidence/evidence.h"
+#include "util/files.h"
+
+namespace ppsearch::cli {
+namespace {
+
+struct BenchCommandOptions {
+  bench::BenchOptions bench;
+  std::string api = "native";
+  bool json = false;
+  std::string records_path;
+  CLI::Option* concurrency_flag = nullptr;
+};
+
+void RunBenchCommand(BenchCommandOptions& opts, int& exit_code) {
+  const std::optional<bench::Api> api = bench::ParseApi(opts.api);
+  if (!api) {
+    std::cerr << "error: --api must be 'native' (POST /generate) or 'openai' (POST "
+                 "/v1/completions), got '"
+              << opts.api << "'\n";
+    exit_code = kExitConfigError;
+    return;
+  }
+  opts.bench.api = *api;
+  // An open loop has no in-flight cap unless one is asked for.
+  if (opts.bench.request_rate > 0 && opts.concurrency_flag->count() == 0)
+    opts.bench.concurrency = 0;
+  if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) {
+    std::cerr << "error: " << s.error().message << "\n";
+    exit_code = kExitConfigError;
+    return;
+  }
+  Result<bench::BenchResult> result = bench::RunBench(opts.bench);
+  if (!result.ok()) {
+    std::cerr << "error: " << result.error().message << "\n";
+    exit_code = kExitFailure;
+    return;
+  }
+  if (opts.json) {
+    std::cout << bench::BenchSummaryJson(opts.bench, *result)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  } else {
+    std::cout << bench::RenderBenchText(opts.bench, *result);
+  }
+  if (!opts.records_path.empty()) {
+    if (Status s = WriteFileAtomic(opts.records_path, evidence::RecordsToJsonl(result->records));
+        !s.ok()) {
+      std::cerr << "error: " << s.error().message << "\n";
+      exit_code = kExitFailure;
+      return;
+    }
+  }
+  const auto& m = result->metrics;
+  exit_code = m.requests_completed == m.requests_total ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<BenchCommandOptions>();
+  bench::BenchOptions& b = opts->bench;
+  CLI::App* sub = app.add_subcommand(
+      "bench",
+      "Load a running SGLang-compatible server with streamed requests and measure TTFT/throughput");
+  sub->add_option("--url", b.url, "Server base URL, e.g. http://127.0.0.1:30000")->required();
+  sub->add_option("--api", opts->api, "native (POST /generate) or openai (POST /v1/completions)")
+      ->capture_default_str();
+  sub->add_option("--model", b.model, "The \"model\" field of OpenAI requests")
+      ->capture_default_str();
+  sub->add_option("-n,--requests", b.num_requests, "Requests in the sample")->capture_default_str();
+  opts->concurrency_flag =
+      sub->add_option(
+             "-c,--concurrency", b.concurrency,
+             "Requests in flight (closed loop); with --request-rate, a cap (default: none)")
+          ->capture_default_str();
+  sub->add_option("--request-rate", b.request_rate,
+                  "Open loop: Poisson arrivals, requests/s (0: closed loop)")
+      ->capture_default_str();
+  sub->add_option("--input-tokens", b.input_tokens,
+                  "Prompt length in tokens (exact: token ids are sent)")
+      ->capture_default_str();
+  sub->add_option("--output-tokens", b.output_tokens, "Generated tokens per request (ignore_eos)")
+      ->capture_default_str();
+  sub->add_option(
+         "--range-ratio", b.range_ratio,
+         "Prompt lengths uniform on [L * ratio, L], as bench_serving's --random-range-ratio")
+      ->capture_default_str();
+  sub->add_option("--warmup", b.warmup_requests, "Warm-up requests before the sample, not counted")
+      ->capture_default_str();
+  sub->add_flag("--flush-cache", b.flush_cache,
+                "POST /flush_cache after warm-up, before the sample");
+  sub->add_option("--timeout-s", b.timeout_s,
+                  "Per-request timeout in seconds, send to end of stream")
+      ->capture_default_str();
+  sub->add_option("--seed", b.prompt.seed, "Seed of prompts and arrival times")
+      ->capture_default_str();
+  sub->add_option("--vocab-size", b.prompt.vocab_size, "Prompt ids are below this")
+      ->capture_default_str();
+  sub->add_option("--min-token-id", b.prompt.min_token_id,
+                  "Prompt ids are at least this (skips special tokens)")
+      ->capture_default_str();
+  sub->add_option("--shared-prefix-tokens", b.prompt.shared_prefix_tokens,
+                  "Identical leading tokens in every prompt, for prefix-cache hits on purpose")
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Print the summary as JSON");
+  sub->add_option("--records", opts->records_path, "Write one JSON line per request to this file");
+  sub->callback([opts, &exit_code] { RunBenchCommand(*opts, exit_code); });
+}
+
+}  // namespace ppsearch::cli

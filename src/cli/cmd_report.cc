@@ -1,0 +1,59 @@
+// ppsearch report RUN_DIR [--json]: rebuild results.csv, summary.csv,
+// summary.json and report.md of a run directory from its evidence alone, and
+// print the report (or summary.json).
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "report/build_report.h"
+
+namespace ppsearch::cli {
+namespace {
+
+static_assert(static_cast<int>(report::kReportOk) == kExitOk);
+static_assert(static_cast<int>(report::kReportIncomplete) == kExitIncomplete);
+static_assert(static_cast<int>(report::kReportNoneQualifies) == kExitNoneQualifies);
+
+struct ReportOptions {
+  std::string run_dir;
+  bool json = false;
+};
+
+void RunReport(const ReportOptions& opts, int& exit_code) {
+  Result<report::ReportOutcome> outcome = report::BuildReport(opts.run_dir);
+  if (!outcome.ok()) {
+    std::cerr << "error: " << outcome.error().message << "\n";
+    exit_code = kExitConfigError;
+    return;
+  }
+  for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
+  if (opts.json)
+    std::cout << outcome->summary.dump(2) << "\n";
+  else
+    std::cout << outcome->markdown;
+  if (outcome->exit_code == kExitIncomplete)
+    std::cerr << "error: the sweep is incomplete: "
+              << outcome->summary["checks"]["missing_samples"].size() << " of "
+              << outcome->summary["checks"]["samples_expected"]
+              << " samples are not completed in the manifest (exit " << kExitIncomplete << ")\n";
+  else if (outcome->exit_code == kExitNoneQualifies)
+    std::cerr << "error: no layout qualifies under the decision policy (exit " << kExitNoneQualifies
+              << ")\n";
+  exit_code = outcome->exit_code;
+}
+
+}  // namespace
+
+void AddReportCommand(CLI::App& app, int& exit_code) {
+  auto* sub = app.add_subcommand(
+      "report",
+      "Rebuild results.csv, summary.csv, summary.json and report.md of a run directory from its "
+      "evidence; exit 3 if the sweep is incomplete, 4 if no layout qualifies");
+  auto opts = std::make_shared<ReportOptions>();
+  sub->add_option("RUN_DIR", opts->run_dir, "The run directory, results/<RUN_ID>")->required();
+  sub->add_flag("--json", opts->json, "Print summary.json instead of the markdown report");
+  sub->callback([opts, &exit_code] { RunReport(*opts, exit_code); });
+}
+
+}  // namespace ppsearch::cli

@@ -1,0 +1,40 @@
+#pragma once
+// GPU memory snapshots as nvidia-smi reports them. One configurable command
+// per node prints CSV (kDefaultQueryCommand's format); ParseGpuMemoryCsv
+// reads it and FormatGpuMemoryCsv writes the same shape (serve-sim's
+// /gpu_memory), so a real node and a simulated one read alike.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace ppsearch::gpu {
+
+// The query whose output ParseGpuMemoryCsv reads: five columns, MiB units.
+inline constexpr const char* kDefaultQueryCommand =
+    "nvidia-smi --query-gpu=index,uuid,name,memory.used,memory.total "
+    "--format=csv,noheader,nounits";
+
+struct GpuMemory {
+  int index = 0;
+  std::string uuid;
+  std::string name;
+  std::optional<double> used_mib;   // absent when the driver says [N/A]
+  std::optional<double> total_mib;  // absent when the driver says [N/A]
+};
+
+// Parses `index, uuid, name, memory.used, memory.total` lines. Fields are
+// separated by commas and trimmed; `[N/A]` / `N/A` memory values become
+// nullopt; blank lines are skipped; a name may contain spaces (and, since it
+// is the only free-text column, commas: extra fields are joined into it).
+// Errors read "<source>:<line>: <what>: '<line text>'".
+Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
+                                                 const std::string& source = "nvidia-smi");
+
+// The inverse: one `index, uuid, name, used, total` line per GPU, values
+// rounded to whole MiB, [N/A] for unknown values.
+std::string FormatGpuMemoryCsv(const std::vector<GpuMemory>& gpus);
+
+}  // namespace ppsearch::gpu

@@ -1,0 +1,118 @@
+#include "gpu/gpu_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "gpu/snapshot.h"
+
+namespace ppsearch::gpu {
+namespace {
+
+TEST(GpuMemoryCsvTest, ParsesRealShapedOutput) {
+  const std::string text =
+      "0, GPU-5d2c1a7e-3f4b-8c9d-0e1f-2a3b4c5d6e7f, NVIDIA RTX 6000D, 81355, 85651\n"
+      "1, GPU-9a8b7c6d-5e4f-3a2b-1c0d-ef0123456789, NVIDIA RTX 6000D, 4, 85651   \n"
+      "\n";
+  auto gpus = ParseGpuMemoryCsv(text);
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0].index, 0);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-5d2c1a7e-3f4b-8c9d-0e1f-2a3b4c5d6e7f");
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA RTX 6000D");
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].used_mib, 81355);
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].total_mib, 85651);
+  EXPECT_DOUBLE_EQ(*(*gpus)[1].used_mib, 4);
+}
+
+TEST(GpuMemoryCsvTest, NotAvailableValuesAndCrlf) {
+  auto gpus = ParseGpuMemoryCsv("3, GPU-abc, NVIDIA H200, [N/A], N/A\r\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  EXPECT_EQ((*gpus)[0].index, 3);
+  EXPECT_FALSE((*gpus)[0].used_mib.has_value());
+  EXPECT_FALSE((*gpus)[0].total_mib.has_value());
+}
+
+TEST(GpuMemoryCsvTest, UnitsSuffixIsAccepted) {
+  auto gpus = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H20, 1024 MiB, 97871 MiB\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].total_mib, 97871);
+}
+
+TEST(GpuMemoryCsvTest, NameWithCommaIsJoined) {
+  auto gpus = ParseGpuMemoryCsv("0, GPU-a, Weird, Name, 1, 2\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  EXPECT_EQ((*gpus)[0].name, "Weird, Name");
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].used_mib, 1);
+}
+
+TEST(GpuMemoryCsvTest, ErrorsNameTheLine) {
+  auto short_line = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H200, 5, 6\n\n1, GPU-b, 5\n", "node1");
+  ASSERT_FALSE(short_line.ok());
+  EXPECT_EQ(short_line.error().message,
+            "node1:3: expected 5 comma-separated fields (index, uuid, name, memory.used, "
+            "memory.total), got 3: '1, GPU-b, 5'");
+
+  auto bad_used = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H200, lots, 6\n", "node0");
+  ASSERT_FALSE(bad_used.ok());
+  EXPECT_EQ(bad_used.error().message,
+            "node0:1: memory.used 'lots' is not a number of MiB or [N/A]: '0, GPU-a, NVIDIA H200, "
+            "lots, 6'");
+
+  auto bad_index = ParseGpuMemoryCsv("x, GPU-a, NVIDIA H200, 1, 6\n", "n");
+  ASSERT_FALSE(bad_index.ok());
+  EXPECT_EQ(bad_index.error().message,
+            "n:1: index 'x' is not a non-negative integer: 'x, GPU-a, NVIDIA H200, 1, 6'");
+
+  auto empty = ParseGpuMemoryCsv("\n  \n", "n");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().message, "n: no GPU lines in the output");
+}
+
+TEST(GpuMemoryCsvTest, FormatRoundTrips) {
+  std::vector<GpuMemory> gpus = {{0, "GPU-a", "NVIDIA RTX 6000D", 81355.4, 85651},
+                                 {1, "GPU-b", "NVIDIA RTX 6000D", std::nullopt, 85651}};
+  const std::string text = FormatGpuMemoryCsv(gpus);
+  EXPECT_EQ(text,
+            "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651\n"
+            "1, GPU-b, NVIDIA RTX 6000D, [N/A], 85651\n");
+  auto back = ParseGpuMemoryCsv(text);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ((*back)[1].name, "NVIDIA RTX 6000D");
+  EXPECT_FALSE((*back)[1].used_mib.has_value());
+}
+
+class FakeRunner : public CommandRunner {
+ public:
+  std::map<std::string, Result<std::string>> outputs;
+  Result<std::string> Run(const std::string& command) override {
+    auto it = outputs.find(command);
+    if (it == outputs.end()) return MakeError("unknown command " + command);
+    return it->second;
+  }
+};
+
+TEST(SnapshotTest, ParsesTheCommandsOutputAndNamesItInErrors) {
+  FakeRunner runner;
+  runner.outputs.emplace(kDefaultQueryCommand, std::string("0, GPU-a, NVIDIA RTX 6000D, 10, 20\n"));
+  runner.outputs.emplace("bad", std::string("garbage\n"));
+  auto ok = TakeSnapshot(runner, kDefaultQueryCommand);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->size(), 1u);
+  auto bad = TakeSnapshot(runner, "bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("bad:1: expected 5", 0), 0u) << bad.error().message;
+}
+
+TEST(SnapshotTest, ShellRunnerReportsExitStatus) {
+  ShellRunner shell;
+  auto out = shell.Run("printf '0, GPU-a, X Y, 1, 2\\n'");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "0, GPU-a, X Y, 1, 2\n");
+  auto fail = shell.Run("exit 3");
+  ASSERT_FALSE(fail.ok());
+  EXPECT_NE(fail.error().message.find("exit status 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsearch::gpu

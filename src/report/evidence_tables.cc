@@ -1,0 +1,255 @@
+#include "report/evidence_tables.h"
+
+#include <fmt/format.h>
+
+#include "util/csv.h"
+
+namespace ppsearch::report {
+namespace {
+
+std::string Num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+std::string Num(const std::optional<double>& v, int decimals) {
+  return v ? Num(*v, decimals) : std::string();
+}
+
+std::string Bool(bool v) { return v ? "true" : "false"; }
+
+nlohmann::json Opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"label", l.Label()}};
+}
+
+std::vector<std::string> SummaryRow(const analysis::PointSummary& p, bool simulated) {
+  return {std::to_string(kReportSchemaVersion),
+          std::to_string(p.layout.pp),
+          std::to_string(p.layout.tp),
+          std::to_string(p.layout.ep),
+          std::to_string(p.concurrency),
+          std::to_string(p.repeats),
+          std::to_string(p.valid_repeats),
+          std::to_string(p.requests_completed),
+          std::to_string(p.requests_total),
+          Num(p.input_tps_median, 2),
+          Num(p.input_tps_spread, 6),
+          Num(p.ttft_p50_s_median, 4),
+          Num(p.ttft_p50_s_spread, 6),
+          Num(p.ttft_p95_s_median, 4),
+          Num(p.peak_gpu_mib, 0),
+          Num(p.gpu_total_mib, 0),
+          Num(p.headroom_mib, 0),
+          Num(p.input_tps_vs_baseline, 6),
+          Num(p.ttft_p50_vs_baseline, 6),
+          Bool(simulated)};
+}
+
+nlohmann::json PointJson(const analysis::PointSummary& p) {
+  return {{"layout", LayoutJson(p.layout)},
+          {"concurrency", p.concurrency},
+          {"repeats", p.repeats},
+          {"valid_repeats", p.valid_repeats},
+          {"requests_completed", p.requests_completed},
+          {"requests_total", p.requests_total},
+          {"input_tps_median", p.input_tps_median},
+          {"input_tps_spread", p.input_tps_spread},
+          {"ttft_mean_s_median", p.ttft_mean_s_median},
+          {"ttft_p50_s_median", p.ttft_p50_s_median},
+          {"ttft_p50_s_spread", p.ttft_p50_s_spread},
+          {"ttft_p95_s_median", p.ttft_p95_s_median},
+          {"ttft_p99_s_median", p.ttft_p99_s_median},
+          {"e2e_p50_s_median", p.e2e_p50_s_median},
+          {"peak_gpu_mib", Opt(p.peak_gpu_mib)},
+          {"gpu_total_mib", Opt(p.gpu_total_mib)},
+          {"headroom_mib", Opt(p.headroom_mib)},
+          {"input_tps_vs_baseline", Opt(p.input_tps_vs_baseline)},
+          {"ttft_p50_vs_baseline", Opt(p.ttft_p50_vs_baseline)},
+          {"is_baseline", p.is_baseline},
+          {"imported", p.imported}};
+}
+
+nlohmann::json MemoryJson(const analysis::LayoutMemory& m) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : m.stages)
+    stages.push_back({{"pp_rank", s.pp_rank}, {"peak_mib", s.peak_mib}});
+  return {{"layout", LayoutJson(m.layout)},
+          {"peak_gpu_mib", Opt(m.peak_gpu_mib)},
+          {"gpu_total_mib", Opt(m.gpu_total_mib)},
+          {"remaining_mib", Opt(m.remaining_mib)},
+          {"headroom_mib", Opt(m.headroom_mib)},
+          {"peak_where", m.peak_where},
+          {"stages", stages},
+          {"stage_spread_mib", Opt(m.stage_spread_mib)},
+          {"imported", m.imported}};
+}
+
+nlohmann::json DecisionJson(const analysis::Decision& d) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : d.verdicts)
+    verdicts.push_back({{"layout", LayoutJson(v.layout)},
+                        {"qualifies", v.qualifies},
+                        {"score", v.score},
+                        {"headroom_mib", Opt(v.headroom_mib)},
+                        {"exclusions", v.exclusions},
+                        {"notes", v.notes}});
+  return {{"objective", d.objective},
+          {"primary", d.primary ? LayoutJson(*d.primary) : nlohmann::json()},
+          {"primary_reason", d.primary_reason},
+          {"fallback", d.fallback ? LayoutJson(*d.fallback) : nlohmann::json()},
+          {"fallback_reason", d.fallback_reason},
+          {"none_reason", d.none_reason},
+          {"verdicts", verdicts},
+          {"flags_not_to_carry_forward", d.flags_not_to_carry_forward}};
+}
+
+nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : s.nodes)
+    nodes.push_back({{"host", n.host}, {"peak_used_mib", n.used_mib}, {"total_mib", n.total_mib}});
+  return {{"sample", s.name},
+          {"state", evidence::SampleStateName(s.state)},
+          {"valid", s.valid()},
+          {"requests_completed", s.metrics.requests_completed},
+          {"requests_total", s.requests_total()},
+          {"request_errors", s.metrics.request_errors},
+          {"prompt_length_mismatches", s.prompt_length_mismatches},
+          {"input_tps", s.metrics.input_tps},
+          {"ttft_p50_s", s.metrics.ttft_s.p50},
+          {"findings", s.findings.size()},
+          {"peak_gpu_mib", Opt(s.peak_gpu_mib)},
+          {"headroom_mib", Opt(s.headroom_mib)},
+          {"nodes", nodes},
+          {"problems", s.problems}};
+}
+
+nlohmann::json ChecksJson(const analysis::RunAnalysis& a) {
+  nlohmann::json missing = nlohmann::json::array();
+  for (const auto& m : a.evidence.missing)
+    missing.push_back({{"sample", m.name}, {"state", m.state}});
+  nlohmann::json findings = nlohmann::json::array();
+  int request_errors = 0, mismatches = 0;
+  for (const auto& s : a.evidence.samples) {
+    request_errors += s.metrics.request_errors;
+    mismatches += s.prompt_length_mismatches;
+    for (const auto& f : s.findings)
+      findings.push_back({{"sample", s.name},
+                          {"kind", analysis::FindingKindName(f.kind)},
+                          {"file", f.file},
+                          {"line", f.line},
+                          {"text", f.text}});
+  }
+  nlohmann::json samples = nlohmann::json::array();
+  for (const auto& s : a.evidence.samples) samples.push_back(SampleJson(s));
+  return {{"samples_expected", a.spec().sweep.sample_count()},
+          {"samples", samples},
+          {"missing_samples", missing},
+          {"incomplete", a.incomplete()},
+          {"request_errors", request_errors},
+          {"prompt_length_mismatches", mismatches},
+          {"log_findings", findings},
+          {"baseline_comparability", a.comparability},
+          {"spec_warnings", a.spec_warnings},
+          {"warnings", a.warnings}};
+}
+
+}  // namespace
+
+std::string ResultsCsv(const analysis::RunAnalysis& a) {
+  std::string out = CsvRow({"schema_version",
+                            "sample",
+                            "pp",
+                            "tp",
+                            "ep",
+                            "concurrency",
+                            "repeat",
+                            "requests_completed",
+                            "requests_total",
+                            "request_errors",
+                            "input_tps",
+                            "ttft_mean_s",
+                            "ttft_p50_s",
+                            "ttft_p95_s",
+                            "ttft_p99_s",
+                            "e2e_p50_s",
+                            "peak_gpu_mib",
+                            "gpu_total_mib",
+                            "findings",
+                            "simulated"});
+  for (const analysis::SampleAnalysis& s : a.evidence.samples) {
+    if (!s.completed()) continue;
+    const auto& m = s.metrics;
+    out += CsvRow({std::to_string(kReportSchemaVersion),
+                   s.name,
+                   std::to_string(s.id.layout.pp),
+                   std::to_string(s.id.layout.tp),
+                   std::to_string(s.id.layout.ep),
+                   std::to_string(s.id.concurrency),
+                   std::to_string(s.id.repeat),
+                   std::to_string(m.requests_completed),
+                   std::to_string(s.requests_total()),
+                   std::to_string(m.request_errors),
+                   Num(m.input_tps, 2),
+                   Num(m.ttft_s.mean, 4),
+                   Num(m.ttft_s.p50, 4),
+                   Num(m.ttft_s.p95, 4),
+                   Num(m.ttft_s.p99, 4),
+                   Num(m.e2e_s.p50, 4),
+                   Num(s.peak_gpu_mib, 0),
+                   Num(s.gpu_total_mib, 0),
+                   std::to_string(s.findings.size()),
+                   Bool(a.evidence.simulated)});
+  }
+  return out;
+}
+
+std::string SummaryCsv(const analysis::RunAnalysis& a) {
+  std::string out = CsvRow({"schema_version",
+                            "pp",
+                            "tp",
+                            "ep",
+                            "concurrency",
+                            "repeats",
+                            "valid_repeats",
+                            "requests_completed",
+                            "requests_total",
+                            "input_tps_median",
+                            "input_tps_spread",
+                            "ttft_p50_s_median",
+                            "ttft_p50_s_spread",
+                            "ttft_p95_s_median",
+                            "peak_gpu_mib",
+                            "gpu_total_mib",
+                            "headroom_mib",
+                            "input_tps_vs_baseline",
+                            "ttft_p50_vs_baseline",
+                            "simulated"});
+  for (const analysis::PointSummary& p : a.points)
+    out += CsvRow(SummaryRow(p, a.evidence.simulated));
+  return out;
+}
+
+nlohmann::json SummaryJson(const analysis::RunAnalysis& a) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : a.points) points.push_back(PointJson(p));
+  nlohmann::json baseline_rows = nlohmann::json::array();
+  for (const auto& p : a.baseline_rows) baseline_rows.push_back(PointJson(p));
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& m : a.memory) memory.push_back(MemoryJson(m));
+  return {{"schema_version", kReportSchemaVersion},
+          {"run_id", a.evidence.run_id},
+          {"engine", a.evidence.engine},
+          {"simulated", a.evidence.simulated},
+          {"points", points},
+          {"baseline",
+           {{"layout", a.baseline_layout ? LayoutJson(*a.baseline_layout) : nlohmann::json()},
+            {"source", a.baseline_source},
+            {"imported", a.baseline_imported},
+            {"rows", baseline_rows}}},
+          {"memory", memory},
+          {"decision", DecisionJson(a.decision)},
+          {"checks", ChecksJson(a)}};
+}
+
+}  // namespace ppsearch::report

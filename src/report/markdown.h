@@ -1,0 +1,24 @@
+#pragma once
+// report.md: the report a team writes after a layout search, in the shape of
+// the mission's (result table, memory table, checks stated with numbers,
+// communication domains, decision with reasons, flags not to carry forward,
+// baseline comparability, how to reproduce). Pure: a function of the analysis.
+
+#include <string>
+#include <vector>
+
+#include "analysis/run.h"
+
+namespace ppsearch::report {
+
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a);
+
+// Sections, one sentence per line (no leading "- "), exposed for tests.
+std::vector<std::string> CheckLines(const analysis::RunAnalysis& a);
+std::vector<std::string> CommunicationLines(const analysis::RunAnalysis& a);
+
+// "varies by less than 0.7%": the smallest tenth of a percent strictly above
+// the spread (0.0063 -> "0.7%", 0.007 -> "0.8%").
+std::string LessThanPercent(double fraction);
+
+}  // namespace ppsearch::report

@@ -1,0 +1,46 @@
+#include "report/result_table.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::report {
+namespace {
+
+ResultRow Row(int pp, int tp, int c, double tps, double ttft, bool imported = false) {
+  ResultRow r;
+  r.layout.pp = pp;
+  r.layout.tp = tp;
+  r.layout.ep = 4;
+  r.concurrency = c;
+  r.input_tps = tps;
+  r.ttft_p50_s = ttft;
+  r.ttft_p95_s = ttft;
+  r.imported = imported;
+  return r;
+}
+
+TEST(RenderResultTable, ImportedBaselineRowsAreMarkedAndThisRunsRowsOfThatLayoutCompared) {
+  const ResultRow base = Row(1, 32, 8, 3200, 40, /*imported=*/true);
+  const ResultRow again = Row(1, 32, 8, 3520, 36);
+  const ResultRow pp8 = Row(8, 4, 8, 4000, 30);
+  std::optional<spec::LayoutSpec> baseline = base.layout;
+  EXPECT_TRUE(DeltaAgainst(base, {base}, baseline).is_baseline);
+  RowDelta d = DeltaAgainst(again, {base}, baseline);
+  EXPECT_FALSE(d.is_baseline);
+  EXPECT_NEAR(*d.input_tps, 0.1, 1e-12);
+  EXPECT_NEAR(*d.ttft_p50, -0.1, 1e-12);
+  const std::string table = RenderResultTable({base, again, pp8}, {base}, baseline, true);
+  EXPECT_EQ(table,
+            "| PP / TP / EP          |   C | Input TPS | TTFT p50 | TTFT p95 | Input TPS vs PP1 | "
+            "TTFT p50 vs PP1 |\n"
+            "| :-------------------- | --: | --------: | -------: | -------: | ---------------: | "
+            "--------------: |\n"
+            "| 1 / 32 / 4 (imported) |   8 |  3,200.00 |  40.00 s |  40.00 s |         baseline | "
+            "       baseline |\n"
+            "| 1 / 32 / 4            |   8 |  3,520.00 |  36.00 s |  36.00 s |          +10.00% | "
+            "        -10.00% |\n"
+            "| 8 / 4 / 4             |   8 |  4,000.00 |  30.00 s |  30.00 s |          +25.00% | "
+            "        -25.00% |\n");
+}
+
+}  // namespace
+}  // namespace ppsearch::report

@@ -1,0 +1,157 @@
+#include "run/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "spec/spec_parser.h"
+#include "util/files.h"
+
+namespace ppsearch::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Returns canned evidence and counts calls; fails the samples it is told to.
+class FakeEngine : public SampleEngine {
+ public:
+  const char* kind() const override { return "fake"; }
+  bool simulated() const override { return true; }
+  Result<SampleOutput> Run(const SampleContext& c) override {
+    ran.push_back(c.id.str());
+    if (c.id.str() == fail_sample) return MakeError("server never became ready");
+    SampleOutput out;
+    workload::RequestRecord r;
+    r.id = 0;
+    r.send_ns = 0;
+    r.first_token_ns = 10;
+    r.end_ns = 20;
+    r.input_tokens = 100;
+    r.output_tokens = 1;
+    r.http_status = 200;
+    out.records = {r};
+    out.nodes = {{"h1", "log\n", "0, GPU-x, G, 1, 2\n"}};
+    out.bench = {{"sample", c.id.str()}};
+    return out;
+  }
+  std::vector<std::string> ran;
+  std::string fail_sample;
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ppsearch_runner_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    spec_path_ = (dir_ / "spec.toml").string();
+    ASSERT_TRUE(WriteFileAtomic(spec_path_,
+                                "[experiment]\nname = \"t\"\nresults_dir = \"out\"\n"
+                                "[cluster]\nhosts = [\"h1\"]\ngpus_per_node = 4\n"
+                                "[engine]\nmodel_path = \"/m\"\nmodel_config = \"x.json\"\n"
+                                "[sweep]\nlayouts = [{pp = 1, tp = 4, ep = 1}, {pp = 2, tp = 2, ep = 1}]\n"
+                                "concurrency = [1, 2]\nrepeats = 2\n"
+                                "[workload]\ninput_tokens = 100\nrequests = 4\n")
+                    .ok());
+    auto spec = spec::LoadSpec(spec_path_);
+    ASSERT_TRUE(spec.ok()) << spec.error().message;
+    spec_ = *spec;
+    for (const auto& l : spec_.sweep.layouts) {
+      plan::LayoutPlan lp;
+      lp.layout = l;
+      plan_.layouts.push_back(lp);
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunOptions Options() {
+    RunOptions o;
+    o.spec_path = spec_path_;
+    o.command_line = "ppsearch run spec.toml";
+    return o;
+  }
+
+  fs::path dir_;
+  std::string spec_path_;
+  spec::Spec spec_;
+  plan::Plan plan_;
+};
+
+TEST_F(RunnerTest, RunsEverySampleAndWritesEvidence) {
+  FakeEngine engine;
+  int progress_calls = 0;
+  auto out = RunSamples(Options(), spec_, plan_, engine, [&](const RunProgress&) { ++progress_calls; });
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->total, 8);
+  EXPECT_EQ(out->completed, 8);
+  EXPECT_EQ(progress_calls, 8);
+  evidence::RunPaths paths{out->run_dir};
+  for (const char* f : {"run.json", "spec.toml", "spec.resolved.json", "commands.txt"})
+    EXPECT_TRUE(fs::exists(paths.metadata(f))) << f;
+  evidence::SampleId id{spec_.sweep.layouts[1], 2, 2};
+  EXPECT_EQ(id.str(), "pp2-tp2-ep1_c2_r2");
+  EXPECT_TRUE(fs::exists(paths.raw(id)));
+  EXPECT_TRUE(fs::exists(paths.bench(id)));
+  EXPECT_TRUE(fs::exists(paths.gpu(id, "h1")));
+  EXPECT_TRUE(fs::exists(paths.service(id, "h1")));
+  auto records = evidence::ReadRecords(paths.raw(id));
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(records->size(), 1u);
+  auto manifest = evidence::ReadManifest(paths);
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ(manifest->size(), 8u);
+}
+
+TEST_F(RunnerTest, ResumeRunsOnlyWhatIsNotCompleted) {
+  std::atomic<bool> stop{false};
+  FakeEngine first;
+  RunOptions o = Options();
+  o.stop = &stop;
+  int n = 0;
+  auto out = RunSamples(o, spec_, plan_, first, [&](const RunProgress&) {
+    if (++n == 4) stop = true;  // Ctrl-C while the 4th sample runs
+  });
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->interrupted);
+  EXPECT_EQ(out->completed, 4);
+  // A crash after "started" of the next sample leaves a torn manifest line too.
+  ASSERT_TRUE(AppendLine(evidence::RunPaths{out->run_dir}.manifest(), "{\"sample\": \"pp2-tp2").ok());
+
+  FakeEngine second;
+  RunOptions r = Options();
+  r.resume_dir = out->run_dir;
+  auto resumed = RunSamples(r, spec_, plan_, second, [](const RunProgress&) {});
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_EQ(resumed->skipped, 4);
+  EXPECT_EQ(resumed->completed, 4);
+  std::vector<std::string> all = first.ran;
+  all.insert(all.end(), second.ran.begin(), second.ran.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a sample ran twice";
+  EXPECT_EQ(all.size(), 8u);
+}
+
+TEST_F(RunnerTest, FailedSampleIsRecordedAndTheSweepGoesOn) {
+  FakeEngine engine;
+  engine.fail_sample = "pp1-tp4-ep1_c2_r1";
+  auto out = RunSamples(Options(), spec_, plan_, engine, [](const RunProgress&) {});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->completed, 7);
+  auto manifest = evidence::ReadManifest(evidence::RunPaths{out->run_dir});
+  ASSERT_TRUE(manifest.ok());
+  int failed = 0;
+  for (const auto& [s, st] : *manifest) failed += st == evidence::SampleState::kFailed;
+  EXPECT_EQ(failed, 1);
+}
+
+TEST_F(RunnerTest, ResumeOfANonRunDirectoryIsAnError) {
+  FakeEngine engine;
+  RunOptions o = Options();
+  o.resume_dir = dir_.string();
+  auto out = RunSamples(o, spec_, plan_, engine, [](const RunProgress&) {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message, dir_.string() + ": not a ppsearch run directory (no metadata/run.json)");
+}
+
+}  // namespace
+}  // namespace ppsearch::run

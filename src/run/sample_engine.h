@@ -1,0 +1,46 @@
+#pragma once
+// What runs one benchmark sample. The simulated engine and the real SGLang
+// engine implement it; the runner writes whatever they return into the same
+// evidence directory, so analysis never knows which made it.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evidence/evidence.h"
+#include "plan/plan.h"
+#include "util/result.h"
+#include "workload/request_record.h"
+
+namespace ppsearch::run {
+
+struct SampleContext {
+  evidence::SampleId id;
+  const plan::LayoutPlan* plan = nullptr;
+  uint64_t workload_seed = 1;  // differs per repeat: no prefix reuse across repeats
+};
+
+struct NodeEvidence {
+  std::string host;
+  std::string log;      // server log of the sample (SGLang format)
+  std::string gpu_csv;  // nvidia-smi CSV after the sample
+};
+
+struct SampleOutput {
+  std::vector<workload::RequestRecord> records;
+  std::vector<NodeEvidence> nodes;
+  nlohmann::json bench;  // per-sample benchmark summary
+};
+
+class SampleEngine {
+ public:
+  virtual ~SampleEngine() = default;
+  virtual const char* kind() const = 0;  // "sim", "sglang"
+  virtual bool simulated() const = 0;
+  // Expected failures of the engine (a server that never became ready) come
+  // back as errors; failures of requests are in the records.
+  virtual Result<SampleOutput> Run(const SampleContext& context) = 0;
+};
+
+}  // namespace ppsearch::run

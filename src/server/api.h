@@ -1,0 +1,83 @@
+#pragma once
+// The JSON of SGLang's HTTP API as serve-sim speaks it: parsing /generate and
+// /v1/completions bodies, and building the cumulative /generate chunks and
+// OpenAI text_completion chunks (sglang.md section 4). Pure functions.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "util/result.h"
+
+namespace ppsearch::server {
+
+// Deterministic stand-in for a tokenizer: each whitespace-separated word is
+// ceil(bytes / 4) tokens; any non-empty text is at least one token.
+int64_t CountTextTokens(const std::string& text);
+
+// The simulated model's output: token i of every request is id
+// kOutputTokenBase + i % 1000 and reads as " tok".
+inline constexpr int64_t kOutputTokenBase = 1000;
+std::string OutputText(int64_t tokens);
+
+struct GenerateRequest {
+  int64_t prompt_tokens = 0;
+  int64_t max_new_tokens = 128;
+  bool stream = false;
+  bool ignore_eos = false;
+  std::string rid;  // the client's id, or empty
+};
+
+// POST /generate. Errors are the message of SGLang's 400 answer.
+Result<GenerateRequest> ParseGenerateRequest(const std::string& body);
+
+struct CompletionRequest {
+  std::string model;
+  int64_t prompt_tokens = 0;
+  int64_t max_tokens = 16;
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// POST /v1/completions; `prompt` is a string or a list of token ids.
+Result<CompletionRequest> ParseCompletionRequest(const std::string& body);
+
+// Everything a /generate chunk reports about a request at one moment.
+struct GenerateState {
+  std::string id;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  bool finished = false;
+  double first_token_ts = 0;  // server Unix time of the first token (0: none yet)
+  double first_sent_ts = 0;   // response_sent_to_client_ts
+  double e2e_latency_s = 0;   // only on the last chunk
+  // Simulated request times (wall = simulated / --time-scale), last chunk only:
+  // what `ppsearch simulate` would record for this request.
+  double sim_ttft_s = 0;
+  double sim_e2e_latency_s = 0;
+};
+
+// SGLang's cumulative chunk: {"text", "output_ids", "meta_info": {...}}.
+nlohmann::json GenerateChunk(const GenerateState& s);
+
+// "data: <json>\n\n" and "data: [DONE]\n\n".
+std::string SseEvent(const nlohmann::json& j);
+inline constexpr const char* kSseDone = "data: [DONE]\n\n";
+
+// {"error": {"message", "type", "code", "retryable"}} as SGLang sends it.
+nlohmann::json ErrorJson(const std::string& message, int code);
+
+// text_completion chunk with a text delta; finish_reason "length" when `finished`.
+nlohmann::json CompletionChunk(const std::string& id, int64_t created, const std::string& model,
+                               const std::string& delta, bool finished);
+nlohmann::json CompletionUsage(int64_t prompt_tokens, int64_t completion_tokens);
+// The final `choices: []` chunk of stream_options.include_usage.
+nlohmann::json CompletionUsageChunk(const std::string& id, int64_t created,
+                                    const std::string& model, int64_t prompt_tokens,
+                                    int64_t completion_tokens);
+// The non-streaming answer.
+nlohmann::json CompletionResponse(const std::string& id, int64_t created, const std::string& model,
+                                  int64_t prompt_tokens, int64_t completion_tokens);
+
+}  // namespace ppsearch::server

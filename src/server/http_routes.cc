@@ -1,0 +1,315 @@
+// The HTTP endpoints of serve-sim (SGLang v0.5.18 http_server.py names and
+// answers; sglang.md section 4).
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/api.h"
+#include "server/sim_server.h"
+
+namespace ppsearch::server {
+namespace {
+
+constexpr const char* kVersion = "0.5.18";
+constexpr const char* kFlushText =
+    "Cache flushed.\nPlease check backend logs for more details. (When there are running or "
+    "waiting requests, the "
+    "operation will not be performed.)\n";
+constexpr auto kPoll = std::chrono::milliseconds(200);
+
+void SendJson(httplib::Response& res, int status, const nlohmann::json& j) {
+  res.status = status;
+  res.set_content(j.dump(), "application/json");
+}
+
+// splitmix64: the seeded draw of --fault-http500 for request `seq`.
+double UnitDraw(uint64_t seed, uint64_t seq) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + seq;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / static_cast<double>(1ull << 53);
+}
+
+// Counts a request as in flight (for /flush_cache) for as long as it lives.
+class ActiveGuard {
+ public:
+  explicit ActiveGuard(std::atomic<int>& n) : n_(n) { ++n_; }
+  ~ActiveGuard() { --n_; }
+  ActiveGuard(const ActiveGuard&) = delete;
+  ActiveGuard& operator=(const ActiveGuard&) = delete;
+
+ private:
+  std::atomic<int>& n_;
+};
+
+std::string RequestId(int seq) {
+  return fmt::format("{:032x}", 0x5151000000000000ull + static_cast<uint64_t>(seq));
+}
+
+}  // namespace
+
+void SimServer::AddLeaderRoutes() {
+  auto health = [this](const httplib::Request&, httplib::Response& res) {
+    res.status = ready_ && !shutting_down() ? 200 : 503;
+  };
+  http_->Get("/health", health);
+  http_->Get("/health_generate", health);
+  http_->Get("/ping", health);
+  http_->Get("/server_info", [this](const auto& q, auto& r) { HandleServerInfo(q, r); });
+  http_->Get("/get_server_info", [this](const auto& q, auto& r) {
+    log_->Info(
+        "Endpoint '/get_server_info' is deprecated and will be removed in a future version. Please "
+        "use "
+        "'/server_info' instead.");
+    HandleServerInfo(q, r);
+  });
+  http_->Get("/model_info", [this](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200,
+             {{"model_path", args_.model_path},
+              {"tokenizer_path", args_.model_path},
+              {"is_generation", true}});
+  });
+  http_->Post("/generate", [this](const auto& q, auto& r) { HandleGenerate(q, r); });
+  http_->Post("/v1/completions", [this](const auto& q, auto& r) { HandleCompletions(q, r); });
+  http_->Get("/flush_cache", [this](const auto& q, auto& r) { HandleFlushCache(q, r); });
+  http_->Post("/flush_cache", [this](const auto& q, auto& r) { HandleFlushCache(q, r); });
+  http_->Get("/gpu_memory", [this](const auto& q, auto& r) { HandleGpuMemory(q, r); });
+}
+
+void SimServer::AddFollowerRoutes() {
+  // launch_dummy_health_check_server: always 200 on nodes >= 1.
+  auto ok = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
+  http_->Get("/health", ok);
+  http_->Get("/health_generate", ok);
+  http_->Get("/ping", ok);
+  http_->Get("/gpu_memory", [this](const auto& q, auto& r) { HandleGpuMemory(q, r); });
+}
+
+void SimServer::HandleGpuMemory(const httplib::Request&, httplib::Response& res) {
+  res.status = 200;
+  res.set_content(gpu::FormatGpuMemoryCsv(NodeGpuMemory(*d_, args_.node_rank)), "text/csv");
+}
+
+void SimServer::HandleFlushCache(const httplib::Request&, httplib::Response& res) {
+  // The radix cache is flushed only when nothing is running or waiting.
+  const bool idle = active_requests_.load() == 0 && (!engine_ || engine_->in_flight() == 0);
+  res.status = idle ? 200 : 400;
+  res.set_content(kFlushText, "text/plain");
+}
+
+void SimServer::HandleServerInfo(const httplib::Request&, httplib::Response& res) {
+  constexpr double kGib = 1024.0;
+  const memory::StageMemory& s0 = d_->memory.stages.front();
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t i = 0; i < d_->memory.stages.size(); ++i) {
+    const auto& s = d_->memory.stages[i];
+    stages.push_back({{"stage", i},
+                      {"weight_mib", s.weight_mib},
+                      {"kv_pool_mib", s.kv_pool_mib},
+                      {"state_pool_mib", s.state_pool_mib},
+                      {"activation_mib", s.activation_mib},
+                      {"graph_mib", s.graph_mib},
+                      {"peak_mib", s.peak_mib},
+                      {"headroom_mib", s.headroom_mib}});
+  }
+  nlohmann::json internal = {
+      {"pp_max_micro_batch_size", d_->pp_max_micro_batch_size},
+      {"max_running_requests", d_->memory.max_running_requests},
+      {"effective_max_running_requests_per_dp", d_->memory.max_running_requests},
+      {"max_total_num_tokens", d_->memory.max_total_tokens},
+      {"chunked_prefill_size", d_->scheduler.chunked_prefill_size},
+      {"last_gen_throughput", last_gen_throughput_.load()},
+      {"memory_usage",
+       {{"weight", s0.weight_mib / kGib},
+        {"kvcache", (s0.kv_pool_mib + s0.state_pool_mib) / kGib},
+        {"startup_available", d_->memory.pre_load_free_mib / kGib},
+        {"token_capacity", d_->memory.max_total_tokens},
+        {"token_capacity_swa", nullptr},
+        {"graph", {{"decode", s0.graph_mib / kGib}}}}},
+  };
+  nlohmann::json j = ServerArgsJson(args_);
+  j["mem_fraction_static"] = d_->memory.mem_fraction_static;  // resolved, as SGLang reports it
+  j["max_running_requests"] = d_->memory.max_running_requests;
+  j["chunked_prefill_size"] = d_->scheduler.chunked_prefill_size;
+  j["max_total_num_tokens"] = d_->memory.max_total_tokens;
+  j["startup_time"] = startup_unix_s_;
+  j["internal_states"] = nlohmann::json::array({internal});
+  j["version"] = kVersion;
+  j["kv_events"] = nullptr;
+  j["ppsearch_simulated"] = {
+      {"layout", d_->plan.layout.Label()}, {"hardware", d_->hw.name},
+      {"gpu_name", d_->hw.gpu_name},       {"calibration", d_->calibration.source},
+      {"time_scale", args_.time_scale},    {"stages", stages}};
+  SendJson(res, 200, j);
+}
+
+bool SimServer::InjectRequestFault(int seq, httplib::Response& res) {
+  const FaultArgs& f = args_.fault;
+  if (f.hang_after_requests > 0 && seq == f.hang_after_requests + 1) {
+    // Never answers: held until the server shuts down, then the connection closes.
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return shutting_down(); });
+    res.status = 503;
+    return true;
+  }
+  if (f.http500_fraction > 0 && UnitDraw(f.seed, static_cast<uint64_t>(seq)) < f.http500_fraction) {
+    SendJson(res, 500, ErrorJson("Internal server error (injected by --fault-http500)", 500));
+    OnRequestDone();
+    return true;
+  }
+  return false;
+}
+
+void SimServer::OnRequestDone() {
+  const int done = ++requests_done_;
+  if (done == 1 && !args_.fault.log.empty() && !fault_log_written_.exchange(true))
+    log_->Raw(FaultLogText(args_.fault.log, *d_));
+  if (args_.fault.exit_after_requests > 0 && done == args_.fault.exit_after_requests) {
+    log_->Info(fmt::format("Exiting after {} requests (--fault-exit-after).", done));
+    Shutdown(ServeOutcome::kFaultExit, fmt::format("--fault-exit-after {} reached", done));
+  }
+}
+
+void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& res) {
+  auto guard = std::make_shared<ActiveGuard>(active_requests_);
+  if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
+  auto parsed = ParseGenerateRequest(req.body);
+  if (!parsed) return SendJson(res, 400, ErrorJson(parsed.error().message, 400));
+  const int seq = ++request_seq_;
+  if (InjectRequestFault(seq, res)) return;
+  const GenerateRequest g = *parsed;
+  auto handle = engine_->Submit(g.prompt_tokens, g.max_new_tokens);
+  GenerateState base;
+  base.id = g.rid.empty() ? RequestId(seq) : g.rid;
+  base.prompt_tokens = g.prompt_tokens;
+
+  auto state_of = [base](const RequestProgress& p, double first_sent) {
+    GenerateState s = base;
+    s.completion_tokens = p.output_tokens;
+    s.finished = p.finished && p.ok;
+    s.first_token_ts = p.first_token_unix_s;
+    s.first_sent_ts = first_sent;
+    if (s.finished) {
+      s.e2e_latency_s = p.finish_unix_s - p.submit_unix_s;
+      s.sim_ttft_s = (p.first_token_sim_ns - p.submit_sim_ns) * 1e-9;
+      s.sim_e2e_latency_s = (p.finish_sim_ns - p.submit_sim_ns) * 1e-9;
+    }
+    return s;
+  };
+
+  if (!g.stream) {
+    RequestProgress p;
+    do p = handle->WaitBeyond(INT64_MAX, kPoll);
+    while (!p.finished && !shutting_down());
+    if (!p.finished || !p.ok) {
+      SendJson(res, p.finished ? p.http_status : 503,
+               ErrorJson(p.finished ? p.error : "The server is shutting down.",
+                         p.finished ? p.http_status : 503));
+    } else {
+      SendJson(res, 200, GenerateChunk(state_of(p, UnixNowS())));
+    }
+    OnRequestDone();
+    return;
+  }
+
+  auto sent = std::make_shared<int64_t>(0);
+  auto first_sent = std::make_shared<double>(0);
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, handle, sent, first_sent, guard, state_of](size_t, httplib::DataSink& sink) {
+        for (;;) {
+          RequestProgress p = handle->WaitBeyond(*sent, kPoll);
+          if (!sink.is_writable()) return false;  // the client went away
+          if (p.finished && !p.ok) {
+            const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
+            sink.write(chunk.data(), chunk.size());
+            sink.write(kSseDone, std::strlen(kSseDone));
+            sink.done();
+            OnRequestDone();
+            return true;
+          }
+          if (p.output_tokens > *sent || p.finished) {
+            if (*first_sent == 0) *first_sent = UnixNowS();
+            *sent = p.output_tokens;
+            const std::string chunk = SseEvent(GenerateChunk(state_of(p, *first_sent)));
+            if (!sink.write(chunk.data(), chunk.size())) return false;
+          }
+          if (p.finished) {
+            sink.write(kSseDone, std::strlen(kSseDone));
+            sink.done();
+            OnRequestDone();
+            return true;
+          }
+          if (shutting_down()) return false;
+        }
+      });
+}
+
+void SimServer::HandleCompletions(const httplib::Request& req, httplib::Response& res) {
+  auto guard = std::make_shared<ActiveGuard>(active_requests_);
+  if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
+  auto parsed = ParseCompletionRequest(req.body);
+  if (!parsed) return SendJson(res, 400, ErrorJson(parsed.error().message, 400));
+  const int seq = ++request_seq_;
+  if (InjectRequestFault(seq, res)) return;
+  const CompletionRequest c = *parsed;
+  const std::string model = c.model.empty() ? args_.model_path : c.model;
+  const std::string id = "cmpl-" + RequestId(seq);
+  const auto created = static_cast<int64_t>(UnixNowS());
+  auto handle = engine_->Submit(c.prompt_tokens, c.max_tokens);
+
+  if (!c.stream) {
+    RequestProgress p;
+    do p = handle->WaitBeyond(INT64_MAX, kPoll);
+    while (!p.finished && !shutting_down());
+    if (!p.finished || !p.ok) {
+      const int status = p.finished ? p.http_status : 503;
+      SendJson(res, status,
+               ErrorJson(p.finished ? p.error : "The server is shutting down.", status));
+    } else {
+      SendJson(res, 200, CompletionResponse(id, created, model, c.prompt_tokens, p.output_tokens));
+    }
+    OnRequestDone();
+    return;
+  }
+
+  auto sent = std::make_shared<int64_t>(0);
+  res.set_chunked_content_provider("text/event-stream", [this, handle, sent, guard, c, id, created,
+                                                         model](size_t, httplib::DataSink& sink) {
+    for (;;) {
+      RequestProgress p = handle->WaitBeyond(*sent, kPoll);
+      if (!sink.is_writable()) return false;
+      if (p.finished && !p.ok) {
+        const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
+        sink.write(chunk.data(), chunk.size());
+        sink.write(kSseDone, std::strlen(kSseDone));
+        sink.done();
+        OnRequestDone();
+        return true;
+      }
+      if (p.output_tokens > *sent || p.finished) {
+        const std::string delta = OutputText(p.output_tokens - *sent);
+        *sent = p.output_tokens;
+        const std::string chunk = SseEvent(CompletionChunk(id, created, model, delta, p.finished));
+        if (!sink.write(chunk.data(), chunk.size())) return false;
+      }
+      if (p.finished) {
+        if (c.include_usage) {
+          const std::string usage =
+              SseEvent(CompletionUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens));
+          sink.write(usage.data(), usage.size());
+        }
+        sink.write(kSseDone, std::strlen(kSseDone));
+        sink.done();
+        OnRequestDone();
+        return true;
+      }
+      if (shutting_down()) return false;
+    }
+  });
+}
+
+}  // namespace ppsearch::server

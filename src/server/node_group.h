@@ -1,0 +1,60 @@
+#pragma once
+// The multi-node rendezvous of a serve-sim deployment, standing in for
+// torch.distributed's TCP store at --dist-init-addr: node 0 listens there,
+// every node k >= 1 connects and says "PPSEARCH-JOIN k nnodes", and each
+// keeps the connection open for the life of the server. A dropped
+// connection is how either side learns that the other died (as NCCL would
+// report a remote process exiting).
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/result.h"
+
+namespace ppsearch::server {
+
+class NodeGroupLeader {
+ public:
+  ~NodeGroupLeader();
+  // Binds and listens; `on_lost(rank)` is called (on a monitor thread) when a
+  // joined node's connection drops.
+  Status Listen(const std::string& host, int port, int nnodes, std::function<void(int)> on_lost);
+  int joined() const;
+  bool all_joined() const { return joined() == nnodes_ - 1; }
+  void Close();
+
+ private:
+  void AcceptLoop();
+  void Monitor(int fd, int rank);
+
+  int listen_fd_ = -1;
+  int nnodes_ = 1;
+  std::function<void(int)> on_lost_;
+  mutable std::mutex mu_;
+  std::set<int> ranks_;
+  std::vector<int> fds_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> closing_{false};
+};
+
+class NodeGroupFollower {
+ public:
+  ~NodeGroupFollower();
+  // Connects to node 0 (retrying until `timeout_s`, as nodes start in any
+  // order) and joins as `rank`; then calls `on_lost()` if the connection drops.
+  Status Join(const std::string& host, int port, int rank, int nnodes, double timeout_s,
+              std::function<void()> on_lost);
+  void Close();
+
+ private:
+  int fd_ = -1;
+  std::thread monitor_;
+  std::atomic<bool> closing_{false};
+};
+
+}  // namespace ppsearch::server

@@ -1,0 +1,144 @@
+#include "server/realtime_engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsearch::server {
+
+double UnixNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+RequestProgress RequestHandle::WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout,
+               [&] { return progress_.finished || progress_.output_tokens > seen_tokens; });
+  return progress_;
+}
+
+RequestProgress RequestHandle::Snapshot() {
+  std::lock_guard lock(mu_);
+  return progress_;
+}
+
+RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost,
+                               double time_scale, const Clock& clock)
+    : clock_(clock), time_scale_(time_scale), engine_(config, cost, this) {}
+
+RealtimeEngine::~RealtimeEngine() { Stop(); }
+
+void RealtimeEngine::Start() {
+  std::lock_guard lock(mu_);
+  if (started_) return;
+  started_ = true;
+  start_ns_ = clock_.NowNs();
+  driver_ = std::thread([this] { Drive(); });
+}
+
+void RealtimeEngine::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (driver_.joinable()) driver_.join();
+}
+
+int64_t RealtimeEngine::SimNowNs() const {
+  if (!started_) return 0;
+  return static_cast<int64_t>(
+      std::llround(static_cast<double>(clock_.NowNs() - start_ns_) * time_scale_));
+}
+
+int RealtimeEngine::in_flight() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(live_.size());
+}
+
+int RealtimeEngine::pp_max_micro_batch_size() const { return engine_.pp_max_micro_batch_size(); }
+
+std::shared_ptr<RequestHandle> RealtimeEngine::Submit(int64_t input_tokens,
+                                                      int64_t max_new_tokens) {
+  auto handle = std::make_shared<RequestHandle>();
+  std::lock_guard lock(mu_);
+  const int64_t now = std::max(SimNowNs(), engine_.now_ns());
+  handle->progress_.submit_sim_ns = now;
+  handle->progress_.submit_unix_s = UnixNowS();
+  if (!failure_.empty()) {
+    Finish(*handle, now, false, 500, failure_);
+    return handle;
+  }
+  const int ticket = engine_.Submit(now, input_tokens, max_new_tokens);
+  live_[ticket] = handle;
+  cv_.notify_all();
+  return handle;
+}
+
+void RealtimeEngine::FailAll(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  failure_ = reason;
+  for (auto& [ticket, h] : live_) Finish(*h, engine_.now_ns(), false, 500, reason);
+  live_.clear();
+}
+
+void RealtimeEngine::Drive() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    const int64_t now = SimNowNs();
+    engine_.RunUntil(now);
+    const auto next = engine_.NextEventNs();
+    if (!next) {
+      cv_.wait(lock);
+      continue;
+    }
+    const double wall_ns = static_cast<double>(*next - now) / time_scale_;
+    // Bounded so a clock that jumps (a fake, a suspended VM) is re-read soon.
+    const auto wait =
+        std::chrono::nanoseconds(static_cast<int64_t>(std::clamp(wall_ns, 0.0, 50e6)));
+    if (wait.count() > 0) cv_.wait_for(lock, wait);
+  }
+}
+
+void RealtimeEngine::OnBatchLaunched(const sim::BatchLaunch& launch) {
+  if (batch_observer_) batch_observer_(launch, engine_);
+}
+
+void RealtimeEngine::OnTokens(int request, int64_t output_tokens, int64_t client_ns) {
+  auto it = live_.find(request);
+  if (it == live_.end()) return;  // failed earlier
+  RequestHandle& h = *it->second;
+  {
+    std::lock_guard lock(h.mu_);
+    if (h.progress_.first_token_sim_ns < 0) {
+      h.progress_.first_token_sim_ns = client_ns;
+      h.progress_.first_token_unix_s = UnixNowS();
+    }
+    h.progress_.output_tokens = output_tokens;
+  }
+  h.cv_.notify_all();
+}
+
+void RealtimeEngine::OnFinished(int request, int64_t client_ns, bool ok) {
+  auto it = live_.find(request);
+  if (it == live_.end()) return;
+  Finish(*it->second, client_ns, ok, ok ? 200 : 400,
+         ok ? "" : "The input is longer than the KV cache pool can ever hold.");
+  live_.erase(it);
+}
+
+void RealtimeEngine::Finish(RequestHandle& h, int64_t sim_ns, bool ok, int status,
+                            const std::string& error) {
+  {
+    std::lock_guard lock(h.mu_);
+    if (h.progress_.finished) return;
+    h.progress_.finished = true;
+    h.progress_.ok = ok;
+    h.progress_.http_status = status;
+    h.progress_.error = error;
+    h.progress_.finish_sim_ns = sim_ns;
+    h.progress_.finish_unix_s = UnixNowS();
+  }
+  h.cv_.notify_all();
+}
+
+}  // namespace ppsearch::server

@@ -1,0 +1,113 @@
+#pragma once
+// The simulated engine run against a wall clock: a driver thread advances an
+// OnlineEngine so that simulated time = elapsed wall time x time_scale, and
+// hands each request's tokens to whoever waits on its RequestHandle (an HTTP
+// handler). The clock is an interface so tests can run it on a fake.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sim/online_engine.h"
+
+namespace ppsearch::server {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t NowNs() const = 0;  // monotonic
+};
+
+class SteadyClock : public Clock {
+ public:
+  int64_t NowNs() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+// Seconds since the Unix epoch, for timestamps clients compare with their own.
+double UnixNowS();
+
+struct RequestProgress {
+  int64_t output_tokens = 0;
+  bool finished = false;
+  bool ok = true;
+  int http_status = 200;  // when finished and !ok: 400 (never fits) or 500 (engine failed)
+  std::string error;
+  int64_t submit_sim_ns = 0;
+  int64_t first_token_sim_ns = -1;
+  int64_t finish_sim_ns = -1;
+  double submit_unix_s = 0;
+  double first_token_unix_s = 0;  // server wall time the first token was released
+  double finish_unix_s = 0;
+};
+
+class RequestHandle {
+ public:
+  // Waits until the request has more than `seen_tokens` tokens or finished,
+  // at most `timeout`; returns the progress either way.
+  RequestProgress WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout);
+  RequestProgress Snapshot();
+
+ private:
+  friend class RealtimeEngine;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  RequestProgress progress_;
+};
+
+class RealtimeEngine : private sim::EngineListener {
+ public:
+  // `config`, `cost` and `clock` must outlive the engine. The driver thread
+  // starts in Start(); simulated time 0 is that moment.
+  RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost, double time_scale,
+                 const Clock& clock);
+  ~RealtimeEngine() override;
+
+  // Called on the driver thread for every launched micro-batch (log lines).
+  void SetBatchObserver(std::function<void(const sim::BatchLaunch&, const sim::OnlineEngine&)> f) {
+    batch_observer_ = std::move(f);
+  }
+
+  void Start();
+  void Stop();
+
+  std::shared_ptr<RequestHandle> Submit(int64_t input_tokens, int64_t max_new_tokens);
+  // Fails every unfinished request with HTTP 500 and `reason`, and every later one.
+  void FailAll(const std::string& reason);
+
+  int in_flight() const;
+  int64_t SimNowNs() const;
+  int pp_max_micro_batch_size() const;
+
+ private:
+  void Drive();
+  void OnBatchLaunched(const sim::BatchLaunch& launch) override;
+  void OnTokens(int request, int64_t output_tokens, int64_t client_ns) override;
+  void OnFinished(int request, int64_t client_ns, bool ok) override;
+  static void Finish(RequestHandle& h, int64_t sim_ns, bool ok, int status,
+                     const std::string& error);
+
+  const Clock& clock_;
+  const double time_scale_;
+  int64_t start_ns_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  sim::OnlineEngine engine_;
+  std::map<int, std::shared_ptr<RequestHandle>> live_;
+  std::function<void(const sim::BatchLaunch&, const sim::OnlineEngine&)> batch_observer_;
+  std::string failure_;
+  bool stop_ = false;
+  bool started_ = false;
+  std::thread driver_;
+};
+
+}  // namespace ppsearch::server

@@ -1,0 +1,152 @@
+#include "server/realtime_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "sim/engine.h"
+#include "workload/workload.h"
+
+namespace ppsearch::server {
+namespace {
+
+// Stage time linear in tokens; fixed hop and host costs.
+class LinearCost : public sim::CostModel {
+ public:
+  LinearCost(int stages, int64_t per_token_ns, int64_t per_batch_ns)
+      : stages_(stages), per_token_ns_(per_token_ns), per_batch_ns_(per_batch_ns) {}
+  int num_stages() const override { return stages_; }
+  sim::StageTime StageCost(int, const sim::MicroBatch& b) const override {
+    sim::StageTime t;
+    t.compute_ns = per_batch_ns_ + per_token_ns_ * b.extend_tokens();
+    return t;
+  }
+  int64_t HopNs(int, const sim::MicroBatch&) const override { return 1000; }
+  int64_t OutputReturnNs(const sim::MicroBatch&) const override { return 1000; }
+  int64_t ScheduleNs(const sim::MicroBatch&) const override { return 500; }
+  int64_t IngestNs(int64_t) const override { return 2000; }
+  int64_t StreamOutNs() const override { return 300; }
+
+ private:
+  int stages_;
+  int64_t per_token_ns_, per_batch_ns_;
+};
+
+sim::SchedulerConfig Config(int pp) {
+  sim::SchedulerConfig c;
+  c.pp_size = pp;
+  c.num_slots = pp;
+  c.chunked_prefill_size = 4096;
+  c.max_running_requests = 64;
+  return c;
+}
+
+class Recorder : public sim::EngineListener {
+ public:
+  std::vector<int64_t> first_ns, end_ns;
+  std::vector<int64_t> tokens;
+  void OnTokens(int r, int64_t n, int64_t t) override {
+    Grow(r);
+    if (n == 1) first_ns[r] = t;
+    tokens[r] = n;
+  }
+  void OnFinished(int r, int64_t t, bool) override {
+    Grow(r);
+    end_ns[r] = t;
+  }
+
+ private:
+  void Grow(int r) {
+    if (static_cast<int>(first_ns.size()) <= r) {
+      first_ns.resize(r + 1, -1);
+      end_ns.resize(r + 1, -1);
+      tokens.resize(r + 1, 0);
+    }
+  }
+};
+
+// Submitting the planned arrivals into the online engine while advancing it in
+// small steps gives the same times as the offline Simulate.
+TEST(OnlineEngineTest, IncrementalRunMatchesOfflineSimulate) {
+  LinearCost cost(2, 200, 50'000);
+  workload::WorkloadParams w;
+  w.num_requests = 12;
+  w.input_tokens = 3000;
+  w.output_tokens = 5;
+  w.range_ratio = 0.5;
+  w.request_rate = 50;
+  w.seed = 3;
+  auto planned = workload::PlanRequests(w);
+  sim::SimResult offline = sim::Simulate(Config(2), cost, planned, 0);
+
+  Recorder rec;
+  sim::OnlineEngine engine(Config(2), cost, &rec);
+  size_t next = 0;
+  for (int64_t t = 0; next < planned.size() || engine.NextEventNs(); t += 1'000'000) {
+    engine.RunUntil(t);
+    while (next < planned.size() && planned[next].arrival_ns <= t + 1'000'000) {
+      // Submit in the step it arrives in, at its own time.
+      if (planned[next].arrival_ns < engine.now_ns()) break;
+      engine.Submit(planned[next].arrival_ns, planned[next].input_tokens,
+                    planned[next].output_tokens);
+      ++next;
+    }
+    ASSERT_LT(t, int64_t{100'000'000'000}) << "did not drain";
+  }
+  ASSERT_EQ(rec.end_ns.size(), planned.size());
+  for (size_t i = 0; i < planned.size(); ++i) {
+    EXPECT_EQ(rec.first_ns[i], offline.records[i].first_token_ns) << i;
+    EXPECT_EQ(rec.end_ns[i], offline.records[i].end_ns) << i;
+    EXPECT_EQ(rec.tokens[i], 5);
+  }
+  EXPECT_EQ(engine.counters().micro_batches, offline.micro_batches);
+}
+
+class FakeClock : public Clock {
+ public:
+  int64_t NowNs() const override { return now_ns.load(); }
+  std::atomic<int64_t> now_ns{1'000'000'000};
+};
+
+TEST(RealtimeEngineTest, TokensArriveWhenTheScaledClockReachesThem) {
+  LinearCost cost(1, 1000, 0);  // 1 us per token: 1000-token prefill = 1 ms simulated
+  FakeClock clock;
+  RealtimeEngine engine(Config(1), cost, /*time_scale=*/10.0, clock);
+  engine.Start();
+  auto h = engine.Submit(1000, 3);
+  EXPECT_EQ(engine.in_flight(), 1);
+  // Nothing can be done before the clock moves.
+  RequestProgress p = h->WaitBeyond(0, std::chrono::milliseconds(100));
+  EXPECT_EQ(p.output_tokens, 0);
+  EXPECT_FALSE(p.finished);
+  // 1 ms wall = 10 ms simulated: prefill and both decode steps are done.
+  clock.now_ns += 1'000'000;
+  for (int i = 0; i < 50 && !p.finished; ++i)
+    p = h->WaitBeyond(p.output_tokens, std::chrono::milliseconds(100));
+  ASSERT_TRUE(p.finished);
+  EXPECT_TRUE(p.ok);
+  EXPECT_EQ(p.output_tokens, 3);
+  // ingest 2 us + schedule 0.5 us + 1000 us + return 1 us + stream 0.3 us.
+  EXPECT_EQ(p.first_token_sim_ns, 2000 + 500 + 1'000'000 + 1000 + 300);
+  EXPECT_EQ(engine.in_flight(), 0);
+  engine.Stop();
+}
+
+TEST(RealtimeEngineTest, FailAllFailsInFlightAndLaterRequests) {
+  LinearCost cost(1, 1000, 0);
+  FakeClock clock;
+  RealtimeEngine engine(Config(1), cost, 1.0, clock);
+  engine.Start();
+  auto h = engine.Submit(100, 10);
+  engine.FailAll("node 1 left");
+  RequestProgress p = h->Snapshot();
+  EXPECT_TRUE(p.finished);
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.http_status, 500);
+  EXPECT_EQ(p.error, "node 1 left");
+  EXPECT_EQ(engine.Submit(5, 5)->Snapshot().http_status, 500);
+  engine.Stop();
+}
+
+}  // namespace
+}  // namespace ppsearch::server

@@ -1,0 +1,98 @@
+#pragma once
+// `ppsearch serve-sim`: a simulated SGLang server over real HTTP. Node 0
+// serves SGLang's API (http_routes.cc) with timings from the realtime
+// simulated engine; nodes >= 1 join node 0 at --dist-init-addr and serve
+// SGLang's dummy /health. Faults from --fault-* are injected here.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/deployment.h"
+#include "server/node_group.h"
+#include "server/realtime_engine.h"
+#include "server/server_args.h"
+#include "server/sglang_log.h"
+
+namespace httplib {
+class Server;
+class Request;
+class Response;
+}  // namespace httplib
+
+namespace ppsearch::server {
+
+enum class ServeOutcome {
+  kStopped,        // asked to stop (signal): a clean exit
+  kStartupFailed,  // port in use, node 0 unreachable: nothing served
+  kFaultExit,      // --fault-exit-after reached
+  kNodeLost,       // a peer node's connection dropped
+};
+
+struct ServeResult {
+  ServeOutcome outcome = ServeOutcome::kStopped;
+  std::string message;
+};
+
+class SimServer {
+ public:
+  SimServer(ServerArgs args, std::unique_ptr<Deployment> deployment, ServerLog* log);
+  ~SimServer();
+
+  // Serves until stopped, a fault exit or a lost node. `stop_requested` is
+  // polled (set it from a signal handler).
+  ServeResult Run(const std::atomic<bool>& stop_requested);
+
+  // Thread-safe; the first call decides the outcome.
+  void Shutdown(ServeOutcome outcome, const std::string& message);
+
+ private:
+  ServeResult RunLeader(const std::atomic<bool>& stop_requested);
+  ServeResult RunFollower(const std::atomic<bool>& stop_requested);
+  bool StartHttp();
+  void StopHttp();
+  // Waits until shutdown or `pred()`; polls stop_requested. False on shutdown.
+  template <typename Pred>
+  bool WaitFor(const std::atomic<bool>& stop_requested, double max_s, Pred pred);
+  bool shutting_down() const { return shutting_down_.load(); }
+
+  // http_routes.cc
+  void AddLeaderRoutes();
+  void AddFollowerRoutes();
+  void HandleGenerate(const httplib::Request& req, httplib::Response& res);
+  void HandleCompletions(const httplib::Request& req, httplib::Response& res);
+  void HandleFlushCache(const httplib::Request& req, httplib::Response& res);
+  void HandleServerInfo(const httplib::Request& req, httplib::Response& res);
+  void HandleGpuMemory(const httplib::Request& req, httplib::Response& res);
+  // Fault gate for request number `seq` (1-based): true when it answered already.
+  bool InjectRequestFault(int seq, httplib::Response& res);
+  void OnRequestDone();
+  void OnBatch(const sim::BatchLaunch& launch);
+
+  ServerArgs args_;
+  std::unique_ptr<Deployment> d_;
+  ServerLog* log_;
+  SteadyClock clock_;
+  std::unique_ptr<RealtimeEngine> engine_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread http_thread_;
+  NodeGroupLeader leader_;
+  NodeGroupFollower follower_;
+  BatchLogger batch_logger_;
+  double startup_unix_s_ = 0;
+
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int> request_seq_{0};
+  std::atomic<int> requests_done_{0};
+  std::atomic<int> active_requests_{0};
+  std::atomic<bool> fault_log_written_{false};
+  std::atomic<double> last_gen_throughput_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  ServeResult result_;
+};
+
+}  // namespace ppsearch::server

@@ -1,0 +1,192 @@
+#include "sim/online_engine.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ppsearch::sim {
+
+OnlineEngine::OnlineEngine(const SchedulerConfig& config, const CostModel& cost,
+                           EngineListener* listener, const SimOptions& options)
+    : config_(config),
+      cost_(cost),
+      listener_(listener),
+      options_(options),
+      scheduler_(config),
+      slots_(config.num_slots),
+      gpu_free_ns_(cost.num_stages(), 0) {
+  counters_.stages.resize(cost.num_stages());
+}
+
+int OnlineEngine::Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens) {
+  assert(send_ns >= now_);
+  const int ticket = static_cast<int>(pending_.size());
+  pending_.push_back({input_tokens, max_new_tokens});
+  events_.Push(send_ns, {EventKind::kSend, ticket});
+  return ticket;
+}
+
+std::optional<int64_t> OnlineEngine::NextEventNs() const {
+  if (events_.empty()) return std::nullopt;
+  return events_.Top().time_ns;
+}
+
+void OnlineEngine::RunUntil(int64_t t_ns) {
+  while (!events_.empty() && events_.Top().time_ns <= t_ns) Dispatch(events_.Pop());
+  now_ = std::max(now_, t_ns);
+}
+
+void OnlineEngine::RunToEnd() {
+  while (!events_.empty()) Dispatch(events_.Pop());
+}
+
+void OnlineEngine::Dispatch(const EventQueue<Event>::Event& e) {
+  now_ = e.time_ns;
+  switch (e.payload.kind) {
+    case EventKind::kSend:
+      OnSend(e.payload.index);
+      break;
+    case EventKind::kArrive:
+      OnArrive(e.payload.index);
+      break;
+    case EventKind::kLoop:
+      OnLoop();
+      break;
+    case EventKind::kProcess:
+      OnProcess(e.payload.index);
+      break;
+  }
+}
+
+void OnlineEngine::OnSend(int ticket) {
+  const Pending& p = pending_[ticket];
+  int r = scheduler_.AddRequest(p.input_tokens, p.max_new_tokens);
+  sched_to_ticket_.push_back(ticket);
+  events_.Push(now_ + cost_.IngestNs(p.input_tokens), {EventKind::kArrive, r});
+}
+
+void OnlineEngine::OnArrive(int request) {
+  scheduler_.Enqueue(request);
+  ++queued_;
+  if (sleeping_) {
+    sleeping_ = false;
+    events_.Push(now_, {EventKind::kLoop, -1});
+  }
+}
+
+// One pass of event_loop_pp for micro-batch `mb_counter_`: form and launch
+// the slot's batch, then wait for the next slot's outputs.
+void OnlineEngine::OnLoop() {
+  const int slot = static_cast<int>(mb_counter_ % config_.num_slots);
+  MicroBatch batch = scheduler_.NextBatch(slot);
+  int64_t t = now_;
+  if (!batch.empty()) {
+    t += cost_.ScheduleNs(batch);
+    Launch(slot, std::move(batch), t);
+    empty_passes_ = 0;
+  } else {
+    ++empty_passes_;
+  }
+  counters_.peak_kv_tokens = std::max(counters_.peak_kv_tokens, scheduler_.kv_tokens_used());
+  counters_.peak_running_requests =
+      std::max<int64_t>(counters_.peak_running_requests, scheduler_.running_requests());
+
+  const int next = static_cast<int>((mb_counter_ + 1) % config_.num_slots);
+  ++mb_counter_;
+  if (slots_[next].active) {
+    events_.Push(std::max(t, slots_[next].outputs_ready_ns), {EventKind::kProcess, next});
+    return;
+  }
+  ContinueOrSleep(t);
+}
+
+// Process the outputs of the micro-batch that last ran in `slot`.
+void OnlineEngine::OnProcess(int slot) {
+  InFlight& f = slots_[slot];
+  assert(f.active);
+  first_token_.clear();
+  finished_.clear();
+  scheduler_.ApplyResult(slot, f.batch, &first_token_, &finished_);
+  f.active = false;
+  const int64_t client_ns = now_ + cost_.StreamOutNs();
+  if (f.batch.is_prefill) {
+    for (int r : first_token_)
+      listener_->OnTokens(sched_to_ticket_[r], scheduler_.request(r).output_tokens, client_ns);
+  } else {
+    for (const auto& e : f.batch.entries)
+      listener_->OnTokens(sched_to_ticket_[e.request], scheduler_.request(e.request).output_tokens,
+                          client_ns);
+  }
+  for (int r : finished_) listener_->OnFinished(sched_to_ticket_[r], client_ns, /*ok=*/true);
+  ContinueOrSleep(now_);
+}
+
+void OnlineEngine::ContinueOrSleep(int64_t t) {
+  bool in_flight =
+      std::any_of(slots_.begin(), slots_.end(), [](const InFlight& f) { return f.active; });
+  if (!in_flight && scheduler_.Idle()) {
+    sleeping_ = true;  // woken by the next arrival
+    return;
+  }
+  if (!in_flight && empty_passes_ > config_.num_slots) {
+    // Waiting requests that no slot can admit with nothing running: SGLang
+    // rejects such a request (longer than the KV pool) up front.
+    int r = scheduler_.DropHeadWaiting();
+    --queued_;
+    listener_->OnFinished(sched_to_ticket_[r], t, /*ok=*/false);
+    empty_passes_ = 0;
+  }
+  events_.Push(t, {EventKind::kLoop, -1});
+}
+
+void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
+  BatchLaunch info;
+  info.launch_ns = launch_ns;
+  info.slot = slot;
+  info.is_prefill = batch.is_prefill;
+  for (const auto& e : batch.entries) {
+    info.new_tokens += e.extend_tokens;
+    if (batch.is_prefill && e.prefix_tokens == 0) ++info.new_seqs;
+    if (batch.is_prefill) info.cached_tokens += e.prefix_tokens;
+  }
+  queued_ -= info.new_seqs;
+  info.running_requests = scheduler_.running_requests();
+  info.queued_requests = queued_;
+  info.kv_tokens_used = scheduler_.kv_tokens_used();
+
+  const int stages = cost_.num_stages();
+  int64_t arrive = launch_ns;
+  int64_t end = launch_ns;
+  for (int s = 0; s < stages; ++s) {
+    StageTime st = cost_.StageCost(s, batch);
+    int64_t start = std::max(gpu_free_ns_[s], arrive);
+    end = start + st.total_ns();
+    gpu_free_ns_[s] = end;
+    Account(s, st, start, batch, slot);
+    if (s + 1 < stages) arrive = end + cost_.HopNs(s, batch);
+  }
+  ++counters_.micro_batches;
+  (batch.is_prefill ? counters_.prefill_batches : counters_.decode_batches)++;
+  slots_[slot].outputs_ready_ns = end + cost_.OutputReturnNs(batch);
+  slots_[slot].batch = std::move(batch);
+  slots_[slot].active = true;
+  listener_->OnBatchLaunched(info);
+}
+
+void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch,
+                           int slot) {
+  StageStats& s = counters_.stages[stage];
+  s.compute_ns += st.compute_ns;
+  s.comm_ns += st.comm_ns;
+  s.transfer_ns += st.transfer_ns;
+  s.overhead_ns += st.overhead_ns;
+  s.allreduce_calls += st.allreduce_calls;
+  ++s.micro_batches;
+  if (options_.keep_trace &&
+      static_cast<int64_t>(counters_.trace.size()) < options_.max_trace_slices) {
+    counters_.trace.push_back({stage, start, st.total_ns(), counters_.micro_batches, slot,
+                               batch.is_prefill, batch.extend_tokens(),
+                               static_cast<int>(batch.entries.size()), st});
+  }
+}
+
+}  // namespace ppsearch::sim

@@ -1,0 +1,125 @@
+#pragma once
+// The engine model driven incrementally: requests are submitted while the
+// simulation runs and results are reported through a listener as the
+// simulated clock reaches them. `Simulate` (engine.h) is a benchmark client
+// on top of this; `ppsearch serve-sim` advances it in step with a wall clock.
+// Deterministic: integer nanoseconds, one event heap ordered by
+// (time, push order); listener calls happen in simulated-time order.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+#include "sim/event_queue.h"
+#include "sim/scheduler.h"
+
+namespace ppsearch::sim {
+
+// What the scheduler launched, for SGLang-style per-batch log lines.
+struct BatchLaunch {
+  int64_t launch_ns = 0;
+  int slot = 0;
+  bool is_prefill = false;
+  int new_seqs = 0;            // requests admitted by this batch
+  int64_t new_tokens = 0;      // tokens the batch computes
+  int64_t cached_tokens = 0;   // prefix tokens of continued chunks
+  int running_requests = 0;    // holding a request-pool slot after the launch
+  int queued_requests = 0;     // arrived, not yet admitted
+  int64_t kv_tokens_used = 0;  // after the launch
+};
+
+// Receives results as simulated time reaches them. `request` is the ticket
+// Submit returned; times are when the client holds the result.
+class EngineListener {
+ public:
+  virtual ~EngineListener() = default;
+  virtual void OnBatchLaunched(const BatchLaunch& /*launch*/) {}
+  // The request now has `output_tokens` tokens (1 on its first token).
+  virtual void OnTokens(int /*request*/, int64_t /*output_tokens*/, int64_t /*client_ns*/) {}
+  // Finished: ok, or rejected (it can never fit the KV pool; SGLang answers 400).
+  virtual void OnFinished(int /*request*/, int64_t /*client_ns*/, bool /*ok*/) {}
+};
+
+// Engine-wide counters, the non-record part of SimResult.
+struct EngineCounters {
+  std::vector<StageStats> stages;
+  std::vector<TraceSlice> trace;
+  int64_t micro_batches = 0;
+  int64_t prefill_batches = 0;
+  int64_t decode_batches = 0;
+  int64_t peak_kv_tokens = 0;
+  int64_t peak_running_requests = 0;
+};
+
+class OnlineEngine {
+ public:
+  // `cost` and `listener` must outlive the engine.
+  OnlineEngine(const SchedulerConfig& config, const CostModel& cost, EngineListener* listener,
+               const SimOptions& options = {});
+
+  // A client sends a request at `send_ns` (>= now_ns()); returns its ticket
+  // (0, 1, 2, ... in submission order).
+  int Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens);
+
+  // Processes every event at or before `t_ns`, then sets now to t_ns.
+  void RunUntil(int64_t t_ns);
+  // Processes events until none is left.
+  void RunToEnd();
+  // Time of the next event, if any.
+  std::optional<int64_t> NextEventNs() const;
+
+  int64_t now_ns() const { return now_; }
+  int pp_max_micro_batch_size() const { return scheduler_.pp_max_micro_batch_size(); }
+  int64_t kv_tokens_used() const { return scheduler_.kv_tokens_used(); }
+  int running_requests() const { return scheduler_.running_requests(); }
+  int queued_requests() const { return queued_; }
+  const EngineCounters& counters() const { return counters_; }
+
+ private:
+  enum class EventKind { kSend, kArrive, kLoop, kProcess };
+  struct Event {
+    EventKind kind;
+    int index;  // kSend: ticket; kArrive: scheduler index; kProcess: slot
+  };
+  struct Pending {  // a submitted request not yet sent
+    int64_t input_tokens = 0;
+    int64_t max_new_tokens = 0;
+  };
+  // A micro-batch launched into a slot and not yet processed.
+  struct InFlight {
+    MicroBatch batch;
+    int64_t outputs_ready_ns = 0;  // next_token_ids back on stage 0
+    bool active = false;
+  };
+
+  void Dispatch(const EventQueue<Event>::Event& e);
+  void OnSend(int ticket);
+  void OnArrive(int request);
+  void OnLoop();
+  void OnProcess(int slot);
+  void ContinueOrSleep(int64_t t);
+  void Launch(int slot, MicroBatch batch, int64_t launch_ns);
+  void Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch, int slot);
+
+  const SchedulerConfig config_;
+  const CostModel& cost_;
+  EngineListener* listener_;
+  const SimOptions options_;
+  Scheduler scheduler_;
+  std::vector<InFlight> slots_;
+  std::vector<int64_t> gpu_free_ns_;
+  EventQueue<Event> events_;
+  EngineCounters counters_;
+  std::vector<Pending> pending_;
+  std::vector<int> sched_to_ticket_;
+  std::vector<int> first_token_, finished_;
+  int64_t now_ = 0;
+  int64_t mb_counter_ = 0;
+  int empty_passes_ = 0;
+  int queued_ = 0;
+  bool sleeping_ = true;
+};
+
+}  // namespace ppsearch::sim

@@ -1,0 +1,204 @@
+// `ppsearch bench` against `ppsearch serve-sim`, both real processes on
+// 127.0.0.1: exact prompt lengths (the server's reported prompt tokens), both
+// APIs, records, exit codes. Every wait is bounded; TearDown kills the
+// server this test started.
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "cli_runner.h"
+
+namespace ppsearch::testing {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kModel = "data/models/qwen3-235b-a22b";
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::vector<json> ReadJsonl(const std::filesystem::path& path) {
+  std::vector<json> lines;
+  std::istringstream in(ReadText(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+class BenchE2e : public CliTest {
+ protected:
+  void TearDown() override {
+    if (server_ > 0) {
+      ::kill(server_, SIGKILL);
+      ::waitpid(server_, nullptr, 0);
+    }
+    CliTest::TearDown();
+  }
+
+  // Starts serve-sim and waits (bounded) for /health to answer 200.
+  void StartServer(const std::string& extra_args = "") {
+    port_ = FreePort();
+    const std::string cmd = "exec " + bin_ + " serve-sim --model-path " + kModel +
+                            " --tp-size 8 --time-scale 100 --host 127.0.0.1 --port " +
+                            std::to_string(port_) + " " + extra_args + " --log-file " +
+                            (dir_ / "server.log").string() + " >" + (dir_ / "server.out").string() +
+                            " 2>&1";
+    server_ = ::fork();
+    if (server_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (Clock::now() < deadline) {
+      httplib::Client c("127.0.0.1", port_);
+      c.set_connection_timeout(1, 0);
+      c.set_read_timeout(2, 0);
+      if (auto res = c.Get("/health"); res && res->status == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "serve-sim did not become ready in 30 s: " << ReadText(dir_ / "server.out");
+  }
+
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  pid_t server_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(BenchE2e, NativeApiSendsExactPromptLengths) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const auto records = dir_ / "records.jsonl";
+  CommandResult r = Run("bench --url " + Url() +
+                        " --input-tokens 1000 --output-tokens 4 -c 4 -n 12 --warmup 2 --flush-cache"
+                        " --timeout-s 60 --records " +
+                        records.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# url: " + Url() + "  api: native (POST /generate)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# 12/12 requests ok, 0 errors, 0 prompt-length mismatches\n"),
+            std::string::npos)
+      << r.out;
+  const std::vector<json> lines = ReadJsonl(records);
+  ASSERT_EQ(lines.size(), 12u);
+  for (const json& rec : lines) {
+    EXPECT_EQ(rec["status"], "ok") << rec.dump();
+    EXPECT_EQ(rec["input_tokens"], 1000);
+    EXPECT_EQ(rec["reported_input_tokens"], 1000);
+    EXPECT_EQ(rec["output_tokens"], 4);
+    EXPECT_EQ(rec["http_status"], 200);
+    EXPECT_GT(rec["ttft_s"].get<double>(), 0);
+    EXPECT_LE(rec["ttft_s"].get<double>(), rec["e2e_s"].get<double>());
+  }
+}
+
+TEST_F(BenchE2e, OpenAiApiOpenLoopWithVaryingLengths) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const auto records = dir_ / "records.jsonl";
+  CommandResult r = Run("bench --url " + Url() +
+                        " --api openai --input-tokens 600 --range-ratio 0.5 --output-tokens 2"
+                        " --request-rate 40 -n 10 --timeout-s 60 --json --records " +
+                        records.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["api"], "openai");
+  EXPECT_EQ(summary["requests_completed"], 10);
+  EXPECT_EQ(summary["prompt_length_mismatches"], 0);
+  int64_t total = 0;
+  for (const json& rec : ReadJsonl(records)) {
+    EXPECT_EQ(rec["reported_input_tokens"], rec["input_tokens"]) << rec.dump();
+    EXPECT_GE(rec["input_tokens"].get<int64_t>(), 300);
+    EXPECT_LE(rec["input_tokens"].get<int64_t>(), 600);
+    EXPECT_EQ(rec["output_tokens"], 2);
+    total += rec["input_tokens"].get<int64_t>();
+  }
+  EXPECT_EQ(summary["total_input_tokens"], total);
+}
+
+TEST_F(BenchE2e, FailedRequestsExitOne) {
+  ASSERT_NO_FATAL_FAILURE(StartServer("--fault-http500 0.5"));
+  const auto records = dir_ / "records.jsonl";
+  CommandResult r =
+      Run("bench --url " + Url() + " --input-tokens 100 -c 2 -n 10 --timeout-s 60 --records " +
+          records.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  int http_errors = 0;
+  for (const json& rec : ReadJsonl(records)) {
+    if (rec["status"] == "http_error") {
+      ++http_errors;
+      EXPECT_EQ(rec["http_status"], 500);
+    }
+  }
+  EXPECT_GT(http_errors, 0);
+  EXPECT_NE(r.out.find("/10 requests ok, " + std::to_string(http_errors) + " errors"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(BenchE2e, HungRequestTimesOutAndTheSampleGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(StartServer("--fault-hang-after 1"));
+  const auto records = dir_ / "records.jsonl";
+  const auto start = Clock::now();
+  CommandResult r =
+      Run("bench --url " + Url() + " --input-tokens 100 -c 2 -n 6 --timeout-s 1 --records " +
+          records.string());
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 10);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::vector<json> lines = ReadJsonl(records);
+  ASSERT_EQ(lines.size(), 6u);
+  int timeouts = 0, ok = 0;
+  for (const json& rec : lines) {
+    timeouts += rec["status"] == "timeout" ? 1 : 0;
+    ok += rec["status"] == "ok" ? 1 : 0;
+  }
+  EXPECT_EQ(timeouts, 1) << r.out;
+  EXPECT_EQ(ok, 5) << r.out;
+  // Which client request the server saw second depends on the race of the first two sends.
+  EXPECT_NE(r.out.find("# errors: 1 timeout; first: request "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": no complete answer within 1000 ms (no token arrived)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(BenchE2e, ArgumentAndConnectionErrors) {
+  CommandResult bad_url = Run("bench --url 127.0.0.1:30000");
+  EXPECT_EQ(bad_url.exit_code, 2);
+  EXPECT_EQ(bad_url.err,
+            "error: --url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got "
+            "'127.0.0.1:30000')\n");
+  CommandResult bad_api = Run("bench --url http://127.0.0.1:1 --api grpc");
+  EXPECT_EQ(bad_api.exit_code, 2);
+  EXPECT_EQ(
+      bad_api.err,
+      "error: --api must be 'native' (POST /generate) or 'openai' (POST /v1/completions), got "
+      "'grpc'\n");
+  CommandResult not_a_number = Run("bench --url http://127.0.0.1:1 --input-tokens many");
+  EXPECT_EQ(not_a_number.exit_code, 2);
+  const std::string url = "http://127.0.0.1:" + std::to_string(FreePort());
+  CommandResult unreachable = Run("bench --url " + url);
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_EQ(unreachable.err.rfind("error: cannot connect to " + url + ": ", 0), 0u)
+      << unreachable.err;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing

@@ -1,0 +1,141 @@
+// `ppsearch run` and `ppsearch report` on the simulated engine, through the
+// built binary: the evidence directory, kill -9 and resume, injected
+// failures, and "none qualifies".
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli_runner.h"
+
+namespace ppsearch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+
+class RunE2e : public CliTest {
+ protected:
+  std::string Results(const std::string& name) { return (dir_ / name).string(); }
+
+  // The only run directory under `results`.
+  fs::path RunDir(const std::string& results) {
+    fs::path found;
+    for (const auto& e : fs::directory_iterator(results)) found = e.path();
+    return found;
+  }
+
+  int CountCompleted(const fs::path& run_dir) {
+    std::string m = ReadText(run_dir / "manifest.jsonl");
+    int n = 0;
+    for (size_t p = m.find("\"completed\""); p != std::string::npos; p = m.find("\"completed\"", p + 1)) ++n;
+    return n;
+  }
+};
+
+TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
+  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("a") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = RunDir(Results("a"));
+  EXPECT_EQ(run.filename().string().rfind("kimi3-pp-", 0), 0u) << run;
+  for (const char* f : {"summary.csv", "results.csv", "summary.json", "report.md", "manifest.jsonl",
+                        "metadata/run.json", "metadata/spec.toml", "metadata/commands.txt"})
+    EXPECT_TRUE(fs::exists(run / f)) << f;
+  const std::string sample = "pp8-tp4-ep4_c16_r3";
+  EXPECT_TRUE(fs::exists(run / "raw" / (sample + ".jsonl")));
+  EXPECT_TRUE(fs::exists(run / "bench" / (sample + ".json")));
+  for (const char* host : {"601", "602", "603", "604"}) {
+    EXPECT_TRUE(fs::exists(run / "gpu" / sample / (std::string(host) + ".csv"))) << host;
+    EXPECT_TRUE(fs::exists(run / "service" / sample / (std::string(host) + ".log"))) << host;
+  }
+  EXPECT_NE(ReadText(run / "service" / sample / "601.log").find("The server is fired up and ready to roll!"),
+            std::string::npos);
+  EXPECT_EQ(CountCompleted(run), 24);
+  EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
+  EXPECT_NE(ReadText(run / "report.md").find("simulated"), std::string::npos);
+
+  // `report` rebuilds the derived files from the evidence alone.
+  const std::string before = ReadText(run / "summary.csv");
+  fs::remove(run / "summary.csv");
+  fs::remove(run / "report.md");
+  CommandResult rep = Run("report " + run.string());
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_EQ(ReadText(run / "summary.csv"), before);
+  EXPECT_TRUE(fs::exists(run / "report.md"));
+}
+
+TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
+  CommandResult full = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("full") + "'");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+
+  const std::string results = Results("killed");
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::freopen("/dev/null", "w", stdout);
+    ::freopen("/dev/null", "w", stderr);
+    std::string set = "experiment.results_dir='" + results + "'";
+    ::execl(bin_.c_str(), bin_.c_str(), "run", kSpec, "--set", set.c_str(), "--pace-ms", "200",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Bounded wait until a few samples are complete, then SIGKILL mid-run.
+  fs::path run;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(results) && !fs::is_empty(results)) {
+      run = RunDir(results);
+      if (fs::exists(run / "manifest.jsonl") && CountCompleted(run) >= 5) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_FALSE(run.empty());
+  const int done_before = CountCompleted(run);
+  ASSERT_GE(done_before, 5);
+  ASSERT_LT(done_before, 24);
+
+  CommandResult resumed = Run(std::string("run ") + kSpec + " --resume " + run.string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(CountCompleted(run), 24) << "every sample completed exactly once";
+  EXPECT_EQ(ReadText(run / "summary.csv"), ReadText(RunDir(Results("full")) / "summary.csv"));
+}
+
+TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
+  const std::string inject =
+      "sim.inject=[{sample=\"pp2-tp16-ep4_c8_r2\", fault=\"lose_requests\", count=3}, "
+      "{sample=\"pp4-tp8-ep4_c16_r1\", fault=\"oom\"}]";
+  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("f") +
+                        "' --set '" + inject + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // PP8 and PP1 still qualify
+  const std::string report = ReadText(RunDir(Results("f")) / "report.md");
+  EXPECT_NE(report.find("37/40"), std::string::npos) << report;
+  EXPECT_NE(report.find("out of memory"), std::string::npos) << report;
+  EXPECT_NE(report.find("PP2/TP16/EP4"), std::string::npos);
+  EXPECT_NE(report.find("PP4/TP8/EP4"), std::string::npos);
+}
+
+TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
+  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("n") +
+                        "' --set decision.min_headroom_mib=60000");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(ReadText(RunDir(Results("n")) / "report.md").find("one qualifies"), std::string::npos);
+}
+
+TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
+  CommandResult r = Run(std::string("run ") + kSpec + " --dry-run --set experiment.results_dir='" + Results("d") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 samples"), std::string::npos);
+  EXPECT_NE(r.out.find("pp1-tp32-ep4_c8_r1"), std::string::npos);
+  EXPECT_NE(r.out.find("--tp-size 4 --pp-size 8 --ep-size 4 --nnodes 4 --node-rank 3"), std::string::npos);
+  EXPECT_NE(r.out.find("local/sglang:kimi-k3-sm120-flashinfer-mxfp4-phase5"), std::string::npos);
+  EXPECT_FALSE(fs::exists(Results("d")));
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
