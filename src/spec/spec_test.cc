@@ -69,7 +69,7 @@ TEST(SpecExample, ParsesTheKimiK3Search) {
   const std::string root = PPSEARCH_SOURCE_DIR;
 
   EXPECT_EQ(spec.experiment.name, "kimi3-pp");
-  EXPECT_EQ(spec.experiment.results_dir, root + "/examples/results");
+  EXPECT_EQ(spec.experiment.results_dir, root + "/results");
   ASSERT_EQ(spec.cluster.hosts.size(), 4u);
   EXPECT_EQ(spec.cluster.hosts[0].name, "601");
   EXPECT_EQ(spec.cluster.hosts[3].address, "604");
