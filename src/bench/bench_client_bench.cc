@@ -6,7 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_client.h"
-#include "bench/stub_server.h"
+#include "bench/scripted_server.h"
 
 namespace ppsearch::bench {
 namespace {
@@ -17,8 +17,8 @@ constexpr const char kOneTokenAnswer[] =
     "\"cached_tokens\":0}}\n\ndata: [DONE]\n\n";
 
 void BM_ClientOneTokenRequests(benchmark::State& state) {
-  auto server = StubServer::Start([](const StubRequest&) {
-    StubResponse r;
+  auto server = ScriptedServer::Start([](const ScriptedRequest&) {
+    ScriptedResponse r;
     r.pieces.push_back({0, kOneTokenAnswer, false});
     return r;
   });

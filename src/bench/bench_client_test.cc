@@ -12,7 +12,7 @@
 
 #include "bench/captured_streams_test.h"
 #include "bench/load_loop.h"
-#include "bench/stub_server.h"
+#include "bench/scripted_server.h"
 #include "workload/workload.h"
 
 namespace ppsearch::bench {
@@ -37,7 +37,7 @@ std::string NativeChunk(int64_t prompt_tokens, int64_t completion_tokens, bool f
   return "data: " + chunk.dump() + "\n\n";
 }
 
-int64_t PromptLength(const StubRequest& req) {
+int64_t PromptLength(const ScriptedRequest& req) {
   const auto j = nlohmann::json::parse(req.body, nullptr, false);
   if (j.contains("input_ids")) return static_cast<int64_t>(j["input_ids"].size());
   if (j.contains("prompt")) return static_cast<int64_t>(j["prompt"].size());
@@ -46,17 +46,17 @@ int64_t PromptLength(const StubRequest& req) {
 
 // A native answer: an empty chunk at once (not a token), the first token
 // after `first_token_delay_ns`, the last chunk and [DONE] 5 ms later.
-StubResponse NativeAnswer(const StubRequest& req, int64_t first_token_delay_ns,
-                          int64_t prompt_delta = 0) {
+ScriptedResponse NativeAnswer(const ScriptedRequest& req, int64_t first_token_delay_ns,
+                              int64_t prompt_delta = 0) {
   const int64_t prompt = PromptLength(req) + prompt_delta;
-  StubResponse r;
+  ScriptedResponse r;
   r.pieces.push_back({0, NativeChunk(prompt, 0, false), false});
   r.pieces.push_back({first_token_delay_ns, NativeChunk(prompt, 1, false), true});
   r.pieces.push_back({5 * kMs, NativeChunk(prompt, 2, true) + "data: [DONE]\n\n", false});
   return r;
 }
 
-BenchOptions Options(const StubServer& server, int requests, int concurrency) {
+BenchOptions Options(const ScriptedServer& server, int requests, int concurrency) {
   BenchOptions o;
   o.url = server.url();
   o.num_requests = requests;
@@ -67,8 +67,8 @@ BenchOptions Options(const StubServer& server, int requests, int concurrency) {
   return o;
 }
 
-std::unique_ptr<StubServer> StartServer(StubServer::Handler handler) {
-  auto server = StubServer::Start(std::move(handler));
+std::unique_ptr<ScriptedServer> StartServer(ScriptedServer::Handler handler) {
+  auto server = ScriptedServer::Start(std::move(handler));
   EXPECT_TRUE(server.ok());
   return std::move(server).value();
 }
@@ -76,7 +76,7 @@ std::unique_ptr<StubServer> StartServer(StubServer::Handler handler) {
 // Largest gap between the server writing a first token and the client
 // recording it, over one sample of 8 requests.
 int64_t WorstFirstTokenLagNs() {
-  auto server = StartServer([](const StubRequest& req) { return NativeAnswer(req, 30 * kMs); });
+  auto server = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, 30 * kMs); });
   Result<BenchResult> result = RunBench(Options(*server, 8, 2));
   EXPECT_TRUE(result.ok()) << result.error().message;
   if (!result.ok()) return INT64_MAX;
@@ -113,11 +113,11 @@ TEST(BenchClientTest, TtftWithinOneMillisecondOfTheServersFirstTokenSend) {
 }
 
 TEST(BenchClientTest, OpenAiTtftSkipsTheEmptyFirstChunk) {
-  auto server = StartServer([](const StubRequest& req) {
+  auto server = StartServer([](const ScriptedRequest& req) {
     EXPECT_EQ(req.path, "/v1/completions");
     const std::string stream = testdata::kOpenAiCompletion;
     const size_t second = stream.find("data: ", 1);
-    StubResponse r;
+    ScriptedResponse r;
     r.pieces.push_back({0, stream.substr(0, second), false});
     r.pieces.push_back({20 * kMs, stream.substr(second), true});
     return r;
@@ -142,8 +142,8 @@ TEST(BenchClientTest, OpenAiTtftSkipsTheEmptyFirstChunk) {
 }
 
 TEST(BenchClientTest, StreamSplitIntoSingleBytes) {
-  auto server = StartServer([](const StubRequest&) {
-    StubResponse r;
+  auto server = StartServer([](const ScriptedRequest&) {
+    ScriptedResponse r;
     for (char c : std::string(testdata::kNativeCumulative))
       r.pieces.push_back({50'000, std::string(1, c), false});
     return r;
@@ -161,10 +161,10 @@ TEST(BenchClientTest, StreamSplitIntoSingleBytes) {
 TEST(BenchClientTest, FaultsBecomeTheRightStatus) {
   std::mutex mu;
   int n = 0;
-  auto server = StartServer([&](const StubRequest& req) {
+  auto server = StartServer([&](const ScriptedRequest& req) {
     std::lock_guard<std::mutex> lock(mu);
     const int i = n++;
-    StubResponse r = NativeAnswer(req, 1 * kMs);
+    ScriptedResponse r = NativeAnswer(req, 1 * kMs);
     switch (i) {
       case 1:  // HTTP error
         r = {};
@@ -177,11 +177,11 @@ TEST(BenchClientTest, FaultsBecomeTheRightStatus) {
         break;
       case 3:  // connection cut after the first token
         r.pieces.resize(2);
-        r.end = StubResponse::End::kReset;
+        r.end = ScriptedResponse::End::kReset;
         break;
       case 4:  // hangs after the first token
         r.pieces.resize(2);
-        r.end = StubResponse::End::kHang;
+        r.end = ScriptedResponse::End::kHang;
         break;
       case 5:  // clean end without [DONE]
         r.pieces.resize(2);
@@ -222,12 +222,12 @@ TEST(BenchClientTest, FaultsBecomeTheRightStatus) {
 TEST(BenchClientTest, ServerThatNeverAnswersTimesOutAndTheLoopGoesOn) {
   std::mutex mu;
   int n = 0;
-  auto server = StartServer([&](const StubRequest& req) {
+  auto server = StartServer([&](const ScriptedRequest& req) {
     std::lock_guard<std::mutex> lock(mu);
-    StubResponse r = NativeAnswer(req, 1 * kMs);
+    ScriptedResponse r = NativeAnswer(req, 1 * kMs);
     if (n++ % 2 == 0) {
       r.pieces.clear();
-      r.end = StubResponse::End::kHang;
+      r.end = ScriptedResponse::End::kHang;
     }
     return r;
   });
@@ -251,7 +251,7 @@ TEST(BenchClientTest, ServerThatNeverAnswersTimesOutAndTheLoopGoesOn) {
 }
 
 TEST(BenchClientTest, PromptLengthMismatchIsFlaggedNotFailed) {
-  auto server = StartServer([](const StubRequest& req) { return NativeAnswer(req, 0, -1); });
+  auto server = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, 0, -1); });
   Result<BenchResult> result = RunBench(Options(*server, 3, 3));
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(result->prompt_length_mismatches, 3);
@@ -263,11 +263,11 @@ TEST(BenchClientTest, ServerSeesExactDistinctPromptsWarmupThenFlush) {
   std::mutex mu;
   std::vector<std::string> paths;
   std::set<std::string> bodies;
-  auto server = StartServer([&](const StubRequest& req) {
+  auto server = StartServer([&](const ScriptedRequest& req) {
     std::lock_guard<std::mutex> lock(mu);
     paths.push_back(req.method + " " + req.path);
     if (req.path == "/flush_cache") {
-      StubResponse r;
+      ScriptedResponse r;
       r.content_type = "text/plain";
       r.pieces.push_back({0, "Cache flushed.", false});
       return r;
@@ -291,7 +291,7 @@ TEST(BenchClientTest, ServerSeesExactDistinctPromptsWarmupThenFlush) {
 }
 
 TEST(BenchClientTest, OpenLoopSendsAtPlannedArrivals) {
-  auto server = StartServer([](const StubRequest& req) { return NativeAnswer(req, 0); });
+  auto server = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, 0); });
   BenchOptions o = Options(*server, 10, 0);
   o.request_rate = 50;
   Result<BenchResult> result = RunBench(o);
@@ -314,7 +314,7 @@ TEST(BenchClientTest, ServerErrors) {
   // Nothing listens on the port of a stopped server.
   std::string url;
   {
-    auto server = StartServer([](const StubRequest& req) { return NativeAnswer(req, 0); });
+    auto server = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, 0); });
     url = server->url();
   }
   BenchOptions o;
@@ -323,8 +323,8 @@ TEST(BenchClientTest, ServerErrors) {
   ASSERT_FALSE(unreachable.ok());
   EXPECT_EQ(unreachable.error().message.substr(0, 18 + url.size()), "cannot connect to " + url);
 
-  auto server = StartServer([](const StubRequest& req) {
-    StubResponse r;
+  auto server = StartServer([](const ScriptedRequest& req) {
+    ScriptedResponse r;
     r.status = req.path == "/flush_cache" ? 400 : 503;
     r.content_type = "text/plain";
     r.pieces.push_back({0, "busy", false});

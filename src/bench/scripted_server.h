@@ -18,13 +18,13 @@
 
 namespace ppsearch::bench {
 
-struct StubRequest {
+struct ScriptedRequest {
   std::string method;
   std::string path;
   std::string body;
 };
 
-struct StubResponse {
+struct ScriptedResponse {
   struct Piece {
     int64_t delay_ns = 0;  // after the previous piece (or the headers)
     std::string bytes;
@@ -36,16 +36,16 @@ struct StubResponse {
   enum class End { kFinish, kHang, kReset } end = End::kFinish;
 };
 
-class StubServer {
+class ScriptedServer {
  public:
-  using Handler = std::function<StubResponse(const StubRequest&)>;
+  using Handler = std::function<ScriptedResponse(const ScriptedRequest&)>;
 
   // Listens on an ephemeral port of 127.0.0.1; the handler runs on the
   // server's thread.
-  static Result<std::unique_ptr<StubServer>> Start(Handler handler);
-  ~StubServer();
-  StubServer(const StubServer&) = delete;
-  StubServer& operator=(const StubServer&) = delete;
+  static Result<std::unique_ptr<ScriptedServer>> Start(Handler handler);
+  ~ScriptedServer();
+  ScriptedServer(const ScriptedServer&) = delete;
+  ScriptedServer& operator=(const ScriptedServer&) = delete;
 
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -54,7 +54,7 @@ class StubServer {
   std::vector<int64_t> first_token_times_ns() const;
 
  private:
-  StubServer(int listen_fd, int wake_fd, int port, Handler handler);
+  ScriptedServer(int listen_fd, int wake_fd, int port, Handler handler);
   void Serve();
 
   int listen_fd_;

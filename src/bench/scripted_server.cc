@@ -1,4 +1,4 @@
-#include "bench/stub_server.h"
+#include "bench/scripted_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,9 +26,9 @@ struct Connection {
   int fd = -1;
   std::string in;
   std::string out;  // bytes accepted for sending, not yet written
-  std::deque<StubResponse::Piece> pending;
+  std::deque<ScriptedResponse::Piece> pending;
   int64_t next_due_ns = 0;
-  StubResponse::End end = StubResponse::End::kFinish;
+  ScriptedResponse::End end = ScriptedResponse::End::kFinish;
   bool responding = false;
   bool hanging = false;
   bool closing = false;  // close once `out` is written
@@ -57,7 +57,7 @@ std::string Lower(std::string s) {
 }
 
 // A complete request at the front of `in`, or false if more bytes are needed.
-bool TakeRequest(std::string& in, StubRequest& req) {
+bool TakeRequest(std::string& in, ScriptedRequest& req) {
   const size_t head_end = in.find("\r\n\r\n");
   if (head_end == std::string::npos) return false;
   const std::string head = Lower(in.substr(0, head_end));
@@ -102,9 +102,9 @@ bool Flush(Connection& c) {
 
 }  // namespace
 
-Result<std::unique_ptr<StubServer>> StubServer::Start(Handler handler) {
+Result<std::unique_ptr<ScriptedServer>> ScriptedServer::Start(Handler handler) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return MakeError(std::string("stub server: socket: ") + std::strerror(errno));
+  if (fd < 0) return MakeError(std::string("scripted server: socket: ") + std::strerror(errno));
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
@@ -116,19 +116,19 @@ Result<std::unique_ptr<StubServer>> StubServer::Start(Handler handler) {
       ::listen(fd, 1024) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     const std::string err = std::strerror(errno);
     ::close(fd);
-    return MakeError("stub server: cannot listen on 127.0.0.1: " + err);
+    return MakeError("scripted server: cannot listen on 127.0.0.1: " + err);
   }
   const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  return std::unique_ptr<StubServer>(
-      new StubServer(fd, wake, ntohs(addr.sin_port), std::move(handler)));
+  return std::unique_ptr<ScriptedServer>(
+      new ScriptedServer(fd, wake, ntohs(addr.sin_port), std::move(handler)));
 }
 
-StubServer::StubServer(int listen_fd, int wake_fd, int port, Handler handler)
+ScriptedServer::ScriptedServer(int listen_fd, int wake_fd, int port, Handler handler)
     : listen_fd_(listen_fd), wake_fd_(wake_fd), port_(port), handler_(std::move(handler)) {
   thread_ = std::thread([this] { Serve(); });
 }
 
-StubServer::~StubServer() {
+ScriptedServer::~ScriptedServer() {
   stop_ = true;
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
@@ -137,12 +137,12 @@ StubServer::~StubServer() {
   ::close(wake_fd_);
 }
 
-std::vector<int64_t> StubServer::first_token_times_ns() const {
+std::vector<int64_t> ScriptedServer::first_token_times_ns() const {
   std::lock_guard<std::mutex> lock(mu_);
   return first_token_times_ns_;
 }
 
-void StubServer::Serve() {
+void ScriptedServer::Serve() {
   std::map<int, Connection> conns;
   std::vector<pollfd> fds;
   while (!stop_) {
@@ -189,10 +189,10 @@ void StubServer::Serve() {
     }
     dead.clear();
     for (auto& [fd, c] : conns) {
-      StubRequest req;
+      ScriptedRequest req;
       if (!c.responding && !c.hanging && TakeRequest(c.in, req)) {
         ++requests_;
-        StubResponse resp = handler_(req);
+        ScriptedResponse resp = handler_(req);
         c.out += "HTTP/1.1 " + std::to_string(resp.status) + " " + Reason(resp.status) +
                  "\r\nContent-Type: " + resp.content_type +
                  "\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -203,7 +203,7 @@ void StubServer::Serve() {
       }
       const int64_t t = SteadyNowNs();
       while (c.responding && !c.pending.empty() && t >= c.next_due_ns) {
-        StubResponse::Piece piece = std::move(c.pending.front());
+        ScriptedResponse::Piece piece = std::move(c.pending.front());
         c.pending.pop_front();
         if (!piece.bytes.empty()) AppendChunk(c.out, piece.bytes);
         if (piece.first_token) {  // just before the write: the client cannot see it earlier
@@ -215,9 +215,9 @@ void StubServer::Serve() {
       }
       if (c.responding && c.pending.empty()) {
         c.responding = false;
-        if (c.end == StubResponse::End::kFinish) c.out += "0\r\n\r\n";
-        if (c.end == StubResponse::End::kHang) c.hanging = true;
-        if (c.end == StubResponse::End::kReset) c.closing = true;
+        if (c.end == ScriptedResponse::End::kFinish) c.out += "0\r\n\r\n";
+        if (c.end == ScriptedResponse::End::kHang) c.hanging = true;
+        if (c.end == ScriptedResponse::End::kReset) c.closing = true;
       }
       if (!Flush(c) || (c.closing && c.out.empty())) dead.push_back(fd);
     }
