@@ -1,8 +1,6 @@
 // `ppsearch plan` as a user runs it: the built binary (PPSEARCH_BIN) on the
 // shipped example spec and on temporary specs, from the repository root.
 
-#include "cli_runner.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include "cli_runner.h"
 
 namespace {
 
@@ -38,7 +38,6 @@ class PlanE2e : public CliTest {
   std::string KimiConfig() const {
     return (fs::current_path() / "data/models/kimi-k3/config.json").string();
   }
-
 };
 
 TEST_F(PlanE2e, ExampleSpecJson) {

@@ -31,13 +31,16 @@ class RunE2e : public CliTest {
   int CountCompleted(const fs::path& run_dir) {
     std::string m = ReadText(run_dir / "manifest.jsonl");
     int n = 0;
-    for (size_t p = m.find("\"completed\""); p != std::string::npos; p = m.find("\"completed\"", p + 1)) ++n;
+    for (size_t p = m.find("\"completed\""); p != std::string::npos;
+         p = m.find("\"completed\"", p + 1))
+      ++n;
     return n;
   }
 };
 
 TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("a") + "'");
+  CommandResult r =
+      Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("a") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run = RunDir(Results("a"));
   EXPECT_EQ(run.filename().string().rfind("kimi3-pp-", 0), 0u) << run;
@@ -51,7 +54,8 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
     EXPECT_TRUE(fs::exists(run / "gpu" / sample / (std::string(host) + ".csv"))) << host;
     EXPECT_TRUE(fs::exists(run / "service" / sample / (std::string(host) + ".log"))) << host;
   }
-  EXPECT_NE(ReadText(run / "service" / sample / "601.log").find("The server is fired up and ready to roll!"),
+  EXPECT_NE(ReadText(run / "service" / sample / "601.log")
+                .find("The server is fired up and ready to roll!"),
             std::string::npos);
   EXPECT_EQ(CountCompleted(run), 24);
   EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
@@ -68,7 +72,8 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
 }
 
 TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
-  CommandResult full = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("full") + "'");
+  CommandResult full =
+      Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("full") + "'");
   ASSERT_EQ(full.exit_code, 0) << full.err;
 
   const std::string results = Results("killed");
@@ -110,8 +115,8 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
   const std::string inject =
       "sim.inject=[{sample=\"pp2-tp16-ep4_c8_r2\", fault=\"lose_requests\", count=3}, "
       "{sample=\"pp4-tp8-ep4_c16_r1\", fault=\"oom\"}]";
-  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("f") +
-                        "' --set '" + inject + "'");
+  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" +
+                        Results("f") + "' --set '" + inject + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;  // PP8 and PP1 still qualify
   const std::string report = ReadText(RunDir(Results("f")) / "report.md");
   EXPECT_NE(report.find("37/40"), std::string::npos) << report;
@@ -121,18 +126,20 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
 }
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("n") +
-                        "' --set decision.min_headroom_mib=60000");
+  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" +
+                        Results("n") + "' --set decision.min_headroom_mib=60000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(ReadText(RunDir(Results("n")) / "report.md").find("one qualifies"), std::string::npos);
 }
 
 TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --dry-run --set experiment.results_dir='" + Results("d") + "'");
+  CommandResult r = Run(std::string("run ") + kSpec + " --dry-run --set experiment.results_dir='" +
+                        Results("d") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 samples"), std::string::npos);
   EXPECT_NE(r.out.find("pp1-tp32-ep4_c8_r1"), std::string::npos);
-  EXPECT_NE(r.out.find("--tp-size 4 --pp-size 8 --ep-size 4 --nnodes 4 --node-rank 3"), std::string::npos);
+  EXPECT_NE(r.out.find("--tp-size 4 --pp-size 8 --ep-size 4 --nnodes 4 --node-rank 3"),
+            std::string::npos);
   EXPECT_NE(r.out.find("local/sglang:kimi-k3-sm120-flashinfer-mxfp4-phase5"), std::string::npos);
   EXPECT_FALSE(fs::exists(Results("d")));
 }

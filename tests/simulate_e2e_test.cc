@@ -18,7 +18,8 @@ class SimulateE2e : public CliTest {
     const std::string cal = (dir_ / "cal.json").string();
     CommandResult r = Run(std::string("calibrate ") + kSpec +
                           " --measured data/baseline/pp1-tp32-ep4.csv"
-                          " --profile-summary data/baseline/pp1-nsys-summary.json -o " + cal);
+                          " --profile-summary data/baseline/pp1-nsys-summary.json -o " +
+                          cal);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("compute_scale"), std::string::npos);
     EXPECT_NE(r.out.find("fitted"), std::string::npos);
@@ -36,8 +37,9 @@ TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
                                                              {16, {3260.14, 78.39}}};
   std::set<int> pps;
   for (const auto& p : j["points"]) {
-    for (const char* key : {"pp", "tp", "ep", "concurrency", "input_tps", "ttft_p50_s", "ttft_p95_s",
-                            "peak_gpu_mib", "exposed_comm_share", "allreduce_per_forward"})
+    for (const char* key :
+         {"pp", "tp", "ep", "concurrency", "input_tps", "ttft_p50_s", "ttft_p95_s", "peak_gpu_mib",
+          "exposed_comm_share", "allreduce_per_forward"})
       ASSERT_TRUE(p.contains(key)) << key;
     pps.insert(p["pp"].get<int>());
     EXPECT_EQ(p["pp"].get<int>() * p["tp"].get<int>(), 32);
@@ -56,8 +58,10 @@ TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
 
 TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   const std::string trace = (dir_ / "trace.json").string();
-  CommandResult r = Run(std::string("simulate ") + kSpec + " --layout 4/8/4 --layout 1/32/4 --concurrency 8"
-                        " --trace " + trace);
+  CommandResult r = Run(std::string("simulate ") + kSpec +
+                        " --layout 4/8/4 --layout 1/32/4 --concurrency 8"
+                        " --trace " +
+                        trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
   EXPECT_NE(r.out.find("baseline"), std::string::npos);
@@ -77,14 +81,18 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
 
 TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
   std::ofstream(dir_ / "bad.json") << "{\"parameters\": {\"compute_scale\": -1}}";
-  CommandResult r = Run(std::string("simulate ") + kSpec + " --calibration " + (dir_ / "bad.json").string());
+  CommandResult r =
+      Run(std::string("simulate ") + kSpec + " --calibration " + (dir_ / "bad.json").string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("key 'compute_scale': expected a positive number, got -1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("key 'compute_scale': expected a positive number, got -1"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
   std::ofstream(dir_ / "m.csv") << "pp,tp,ep,concurrency\n1,32,4,8\n";
-  CommandResult r = Run(std::string("calibrate ") + kSpec + " --measured " + (dir_ / "m.csv").string());
+  CommandResult r =
+      Run(std::string("calibrate ") + kSpec + " --measured " + (dir_ / "m.csv").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("missing column 'input_tps_median'"), std::string::npos) << r.err;
 }

@@ -29,7 +29,8 @@ std::string FitJson(const calibrate::FitResult& fit, const calibrate::Measuremen
   j["fit"]["fitted"] = fit.fitted;
   j["fit"]["kept"] = fit.kept;
   j["fit"]["warnings"] = fit.warnings;
-  if (fit.measured_exposed_share) j["fit"]["exposed_comm_share_measured"] = *fit.measured_exposed_share;
+  if (fit.measured_exposed_share)
+    j["fit"]["exposed_comm_share_measured"] = *fit.measured_exposed_share;
   j["fit"]["exposed_comm_share_predicted"] = fit.predicted_exposed_share;
   for (const auto& r : fit.residuals)
     j["fit"]["points"].push_back({{"concurrency", r.concurrency},
@@ -47,38 +48,50 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
     std::cerr << "error: " << message << "\n";
     exit_code = code;
   };
-  Result<calibrate::Measurement> m = calibrate::LoadMeasurement(opts.measured, opts.profile_summary);
+  Result<calibrate::Measurement> m =
+      calibrate::LoadMeasurement(opts.measured, opts.profile_summary);
   if (!m.ok()) return fail(m.error().message);
   // Plan the measured layout against this spec's cluster and model.
   const plan::LayoutPlan lp = plan::PlanLayout(m->layout, in->spec, in->model, in->hardware);
-  Result<calibrate::FitResult> fit = calibrate::FitCalibration(*m, lp, in->spec, in->model, in->hardware);
+  Result<calibrate::FitResult> fit =
+      calibrate::FitCalibration(*m, lp, in->spec, in->model, in->hardware);
   if (!fit.ok()) return fail(fit.error().message);
   const auto& c = fit->calibration;
-  std::cout << fmt::format("# ppsearch calibrate: {} measured in {}\n", m->layout.Label(), m->source);
+  std::cout << fmt::format("# ppsearch calibrate: {} measured in {}\n", m->layout.Label(),
+                           m->source);
   std::cout << "parameter            value        status\n";
   auto fitted = [&](const std::string& n) {
-    return std::find(fit->fitted.begin(), fit->fitted.end(), n) != fit->fitted.end() ? "fitted" : "kept (profile/default)";
+    return std::find(fit->fitted.begin(), fit->fitted.end(), n) != fit->fitted.end()
+               ? "fitted"
+               : "kept (profile/default)";
   };
-  std::cout << fmt::format("compute_scale        {:<12.4f} {}\n", c.compute_scale, fitted("compute_scale"));
-  std::cout << fmt::format("inter_gbps_per_gpu   {:<12.4f} {}\n",
-                           c.inter_gbps_per_gpu > 0 ? c.inter_gbps_per_gpu : in->hardware.nic_gbps_per_gpu,
-                           fitted("inter_gbps_per_gpu"));
-  std::cout << fmt::format("intra_bw_scale       {:<12.4f} {}\n", c.intra_bw_scale, fitted("intra_bw_scale"));
-  std::cout << fmt::format("host_overhead_us     {:<12.1f} {}\n", c.host_overhead_us, fitted("host_overhead_us"));
-  std::cout << "\nresiduals\n   C   input TPS measured   predicted   error     TTFT p50 measured   predicted   error\n";
+  std::cout << fmt::format("compute_scale        {:<12.4f} {}\n", c.compute_scale,
+                           fitted("compute_scale"));
+  std::cout << fmt::format(
+      "inter_gbps_per_gpu   {:<12.4f} {}\n",
+      c.inter_gbps_per_gpu > 0 ? c.inter_gbps_per_gpu : in->hardware.nic_gbps_per_gpu,
+      fitted("inter_gbps_per_gpu"));
+  std::cout << fmt::format("intra_bw_scale       {:<12.4f} {}\n", c.intra_bw_scale,
+                           fitted("intra_bw_scale"));
+  std::cout << fmt::format("host_overhead_us     {:<12.1f} {}\n", c.host_overhead_us,
+                           fitted("host_overhead_us"));
+  std::cout << "\nresiduals\n   C   input TPS measured   predicted   error     TTFT p50 measured   "
+               "predicted   error\n";
   for (const auto& r : fit->residuals) {
-    std::cout << fmt::format("{:>4}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}\n", r.concurrency,
-                             FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
-                             FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
-                             r.measured_ttft_p50_s > 0 ? FormatNumber(r.measured_ttft_p50_s, 2) + " s" : "-",
-                             FormatNumber(r.predicted_ttft_p50_s, 2) + " s",
-                             r.measured_ttft_p50_s > 0
-                                 ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
-                                 : "-");
+    std::cout << fmt::format(
+        "{:>4}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}\n", r.concurrency,
+        FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
+        FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
+        r.measured_ttft_p50_s > 0 ? FormatNumber(r.measured_ttft_p50_s, 2) + " s" : "-",
+        FormatNumber(r.predicted_ttft_p50_s, 2) + " s",
+        r.measured_ttft_p50_s > 0
+            ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
+            : "-");
   }
   if (fit->measured_exposed_share)
     std::cout << fmt::format("exposed communication share: measured {:.2f}%, predicted {:.2f}%\n",
-                             *fit->measured_exposed_share * 100, fit->predicted_exposed_share * 100);
+                             *fit->measured_exposed_share * 100,
+                             fit->predicted_exposed_share * 100);
   for (const auto& k : fit->kept) std::cout << "kept: " << k << "\n";
   for (const auto& w : fit->warnings) std::cout << "warning: " << w << "\n";
   cost::Calibration to_save = c;

@@ -67,20 +67,23 @@ Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_pat
   if (run.is_discarded() || !run.contains("spec_path"))
     return MakeError(paths.metadata("run.json") + ": not a valid run description (no 'spec_path')");
   *spec_path = run["spec_path"].get<std::string>();
-  for (const auto& o : run.value("overrides", nlohmann::json::array())) overrides->push_back(o.get<std::string>());
+  for (const auto& o : run.value("overrides", nlohmann::json::array()))
+    overrides->push_back(o.get<std::string>());
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(paths.metadata("spec.toml")));
   return spec::ParseSpec(spec_text, *spec_path, *overrides);
 }
 
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan) {
   auto samples = run::ExpandSamples(spec, plan);
-  std::cout << fmt::format("# dry run: {} samples ({} layouts x {} concurrency x {} repeats); nothing is started\n",
-                           samples.size(), samples.size() / std::max<size_t>(1, spec.sweep.concurrency.size() *
-                                                                                    spec.sweep.repeats),
-                           spec.sweep.concurrency.size(), spec.sweep.repeats);
+  std::cout << fmt::format(
+      "# dry run: {} samples ({} layouts x {} concurrency x {} repeats); nothing is started\n",
+      samples.size(),
+      samples.size() / std::max<size_t>(1, spec.sweep.concurrency.size() * spec.sweep.repeats),
+      spec.sweep.concurrency.size(), spec.sweep.repeats);
   for (const auto& s : samples) {
     std::cout << "\n" << s.str() << "\n";
-    for (const auto& c : run::SampleCommands(spec, s, run::SampleSeed(spec, s))) std::cout << "  " << c << "\n";
+    for (const auto& c : run::SampleCommands(spec, s, run::SampleSeed(spec, s)))
+      std::cout << "  " << c << "\n";
   }
 }
 
@@ -138,10 +141,11 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   Result<run::RunOutcome> out = run::RunSamples(ro, in->spec, in->plan, engine, ShowProgress);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return fail(out.error().message, kExitFailure);
-  std::cerr << fmt::format("run directory: {} ({} samples run, {} already complete, {} total)\n", out->run_dir,
-                           out->completed, out->skipped, out->total);
+  std::cerr << fmt::format("run directory: {} ({} samples run, {} already complete, {} total)\n",
+                           out->run_dir, out->completed, out->skipped, out->total);
   if (out->interrupted) {
-    std::cerr << fmt::format("interrupted; resume with: ppsearch run {} --resume {}\n", ro.spec_path, out->run_dir);
+    std::cerr << fmt::format("interrupted; resume with: ppsearch run {} --resume {}\n",
+                             ro.spec_path, out->run_dir);
     exit_code = kExitIncomplete;
     return;
   }
@@ -156,14 +160,16 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
 
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunCliOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "run", "Run every sample of a search, write results/<RUN_ID>/ with all evidence, the report and the decision");
+  CLI::App* sub = app.add_subcommand("run",
+                                     "Run every sample of a search, write results/<RUN_ID>/ with "
+                                     "all evidence, the report and the decision");
   AddSpecOptions(sub, opts->spec);
   sub->add_option("--engine", opts->engine,
                   "Engine that runs each sample: sim (the calibrated simulator, the default)")
       ->check(CLI::IsMember({"sim"}))
       ->capture_default_str();
-  sub->add_option("--resume", opts->resume, "Continue an interrupted run: runs only samples not completed");
+  sub->add_option("--resume", opts->resume,
+                  "Continue an interrupted run: runs only samples not completed");
   sub->add_option("--calibration", opts->calibration, "Calibration file for the simulated engine");
   sub->add_flag("--dry-run", opts->dry_run, "Print every sample and its commands; run nothing");
   sub->add_option("--pace-ms", opts->pace_ms, "Pause after each sample (demos, interruption tests)")

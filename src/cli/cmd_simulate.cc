@@ -42,27 +42,39 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
     const auto& sh = p.stage_shares[s];
     const auto& mem = p.memory.stages[s];
-    stages.push_back({{"stage", s}, {"compute_share", sh.compute}, {"exposed_comm_share", sh.exposed_comm},
-                      {"pp_transfer_share", sh.transfer}, {"overhead_share", sh.overhead},
-                      {"idle_share", sh.idle}, {"peak_gpu_mib", mem.peak_mib},
-                      {"headroom_mib", mem.headroom_mib}, {"weight_mib", mem.weight_mib},
+    stages.push_back({{"stage", s},
+                      {"compute_share", sh.compute},
+                      {"exposed_comm_share", sh.exposed_comm},
+                      {"pp_transfer_share", sh.transfer},
+                      {"overhead_share", sh.overhead},
+                      {"idle_share", sh.idle},
+                      {"peak_gpu_mib", mem.peak_mib},
+                      {"headroom_mib", mem.headroom_mib},
+                      {"weight_mib", mem.weight_mib},
                       {"kv_pool_mib", mem.kv_pool_mib}});
   }
-  nlohmann::json j = {{"pp", p.layout.pp}, {"tp", p.layout.tp}, {"ep", p.layout.ep},
-                      {"concurrency", p.concurrency}, {"input_tps", p.metrics.input_tps},
-                      {"ttft_mean_s", p.metrics.ttft_s.mean}, {"ttft_p50_s", p.metrics.ttft_s.p50},
-                      {"ttft_p95_s", p.metrics.ttft_s.p95}, {"ttft_p99_s", p.metrics.ttft_s.p99},
+  nlohmann::json j = {{"pp", p.layout.pp},
+                      {"tp", p.layout.tp},
+                      {"ep", p.layout.ep},
+                      {"concurrency", p.concurrency},
+                      {"input_tps", p.metrics.input_tps},
+                      {"ttft_mean_s", p.metrics.ttft_s.mean},
+                      {"ttft_p50_s", p.metrics.ttft_s.p50},
+                      {"ttft_p95_s", p.metrics.ttft_s.p95},
+                      {"ttft_p99_s", p.metrics.ttft_s.p99},
                       {"e2e_p50_s", p.metrics.e2e_s.p50},
                       {"requests_completed", p.metrics.requests_completed},
                       {"requests_total", p.metrics.requests_total},
                       {"peak_gpu_mib", p.memory.peak_mib_max},
                       {"peak_spread_mib", p.memory.peak_spread_mib},
-                      {"exposed_comm_share", p.exposed_comm_share}, {"bubble_share", p.bubble_share},
+                      {"exposed_comm_share", p.exposed_comm_share},
+                      {"bubble_share", p.bubble_share},
                       {"allreduce_per_forward", p.allreduce_per_forward},
                       {"max_total_tokens", p.memory.max_total_tokens},
                       {"max_running_requests", p.memory.max_running_requests},
                       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
-                      {"micro_batches", p.sim.micro_batches}, {"stages", stages}};
+                      {"micro_batches", p.sim.micro_batches},
+                      {"stages", stages}};
   if (sp.cap1_input_tps > 0) j["input_tps_with_pp_max_micro_batch_size_1"] = sp.cap1_input_tps;
   return j;
 }
@@ -73,33 +85,35 @@ void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
   for (const auto& sp : points) {
     const auto& p = sp.prediction;
     const plan::LayoutPlan& lp = *sp.plan;
-    std::cout << fmt::format("{}  C={}  all-reduce/forward {} ({} across nodes)  exposed comm {}  bubble {}\n",
-                             p.layout.Label(), p.concurrency, lp.allreduce_per_forward,
-                             lp.cross_node_allreduce_per_forward, Pct(p.exposed_comm_share),
-                             Pct(p.bubble_share));
+    std::cout << fmt::format(
+        "{}  C={}  all-reduce/forward {} ({} across nodes)  exposed comm {}  bubble {}\n",
+        p.layout.Label(), p.concurrency, lp.allreduce_per_forward,
+        lp.cross_node_allreduce_per_forward, Pct(p.exposed_comm_share), Pct(p.bubble_share));
     for (size_t s = 0; s < p.stage_shares.size(); ++s) {
       const auto& sh = p.stage_shares[s];
       const auto& st = lp.stages[s];
-      std::cout << fmt::format("  stage {}  layers [{},{})  TP group {:<11} compute {:>6}  comm {:>6}  "
-                               "pp-recv {:>6}  gaps {:>5}  idle {:>6}  peak {} MiB\n",
-                               s, st.first_layer, st.end_layer,
-                               st.collectives.crosses_nodes()
-                                   ? fmt::format("{} nodes", st.collectives.nodes_spanned)
-                                   : std::string("node-local"),
-                               Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead),
-                               Pct(sh.idle), FormatNumber(p.memory.stages[s].peak_mib, 0));
+      std::cout << fmt::format(
+          "  stage {}  layers [{},{})  TP group {:<11} compute {:>6}  comm {:>6}  "
+          "pp-recv {:>6}  gaps {:>5}  idle {:>6}  peak {} MiB\n",
+          s, st.first_layer, st.end_layer,
+          st.collectives.crosses_nodes() ? fmt::format("{} nodes", st.collectives.nodes_spanned)
+                                         : std::string("node-local"),
+          Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead), Pct(sh.idle),
+          FormatNumber(p.memory.stages[s].peak_mib, 0));
     }
   }
 }
 
 void PrintCapCheck(const std::vector<SimulatedPoint>& points) {
-  std::cout << "\n# pp-max-micro-batch-size = 1 (the older tests' flag) vs SGLang's default, this workload\n";
+  std::cout << "\n# pp-max-micro-batch-size = 1 (the older tests' flag) vs SGLang's default, this "
+               "workload\n";
   for (const auto& sp : points) {
     if (sp.cap1_input_tps <= 0) continue;
     const auto& p = sp.prediction;
     std::cout << fmt::format("  {}  C={}  default cap {}: {} tok/s   cap 1: {} tok/s   change {}\n",
                              p.layout.Label(), p.concurrency, p.sim.pp_max_micro_batch_size,
-                             FormatNumber(p.metrics.input_tps, 2), FormatNumber(sp.cap1_input_tps, 2),
+                             FormatNumber(p.metrics.input_tps, 2),
+                             FormatNumber(sp.cap1_input_tps, 2),
                              FormatSignedPercent(sp.cap1_input_tps / p.metrics.input_tps - 1));
   }
 }
@@ -129,12 +143,14 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       po.concurrency = c;
       po.seed = in->spec.workload.seed;
       po.keep_trace = !opts.trace_path.empty();
-      SimulatedPoint sp{predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po), 0, &lp};
+      SimulatedPoint sp{
+          predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po), 0, &lp};
       if (!opts.skip_cap_check && lp.layout.pp > 1) {
         po.keep_trace = false;
         po.pp_max_micro_batch_size = 1;
         sp.cap1_input_tps =
-            predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po).metrics.input_tps;
+            predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po)
+                .metrics.input_tps;
       }
       points.push_back(std::move(sp));
     }
@@ -146,17 +162,19 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
                     p.metrics.ttft_s.p95, p.memory.peak_mib_max});
   }
   if (opts.json) {
-    nlohmann::json j = {{"simulated", true}, {"calibration", calibration.source}, {"points", nlohmann::json::array()}};
+    nlohmann::json j = {{"simulated", true},
+                        {"calibration", calibration.source},
+                        {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
     std::cout << j.dump(2) << "\n";
   } else {
     const auto& w = in->spec.workload;
-    std::cout << fmt::format("# ppsearch simulate {} (predicted values; calibration: {})\n", opts.spec.spec_path,
-                             calibration.source);
-    std::cout << fmt::format("# {} on {} x {} {}; {} requests x {} input / {} output tokens per sample\n",
-                             in->model.name, in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node,
-                             in->hardware.gpu_name, w.requests, FormatThousands(w.input_tokens),
-                             w.output_tokens);
+    std::cout << fmt::format("# ppsearch simulate {} (predicted values; calibration: {})\n",
+                             opts.spec.spec_path, calibration.source);
+    std::cout << fmt::format(
+        "# {} on {} x {} {}; {} requests x {} input / {} output tokens per sample\n",
+        in->model.name, in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node,
+        in->hardware.gpu_name, w.requests, FormatThousands(w.input_tokens), w.output_tokens);
     std::cout << report::RenderResultTable(rows, rows, in->spec.baseline.layout, false);
     PrintBreakdown(points);
     PrintCapCheck(points);
@@ -164,8 +182,10 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   if (!opts.trace_path.empty()) {
     std::vector<sim::TracePoint> tps;
     for (const auto& sp : points) {
-      sim::TracePoint tp{sp.prediction.layout.Label() + " C=" + std::to_string(sp.prediction.concurrency), {},
-                         &sp.prediction.sim};
+      sim::TracePoint tp{
+          sp.prediction.layout.Label() + " C=" + std::to_string(sp.prediction.concurrency),
+          {},
+          &sp.prediction.sim};
       for (const auto& st : sp.plan->stages) {
         std::string nodes;
         for (int n : st.nodes) nodes += (nodes.empty() ? "" : " ") + in->plan.cluster.hosts[n];
@@ -190,8 +210,10 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
       "simulate", "Predict every layout x concurrency point with the calibrated performance model");
   AddSpecOptions(sub, opts->spec);
   AddPointSelection(sub, opts->selection);
-  sub->add_option("--calibration", opts->calibration_path, "Calibration file written by 'ppsearch calibrate'");
-  sub->add_option("--trace", opts->trace_path, "Write a Chrome/Perfetto trace JSON of the simulated timelines");
+  sub->add_option("--calibration", opts->calibration_path,
+                  "Calibration file written by 'ppsearch calibrate'");
+  sub->add_option("--trace", opts->trace_path,
+                  "Write a Chrome/Perfetto trace JSON of the simulated timelines");
   sub->add_flag("--json", opts->json, "Print points[] as JSON");
   sub->add_flag("--no-cap-check", opts->skip_cap_check,
                 "Skip the extra run with pp-max-micro-batch-size = 1 for PP > 1 layouts");

@@ -29,10 +29,11 @@ constexpr CommandEntry kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ppsearch: find the best pipeline/tensor/expert parallel layout for serving an "
-               "MoE model with SGLang, by measurement or by calibrated simulation"};
-  app.set_version_flag("--version", std::string("ppsearch ") + PPSEARCH_VERSION + " (" +
-                                        PPSEARCH_GIT_SHA + ")");
+  CLI::App app{
+      "ppsearch: find the best pipeline/tensor/expert parallel layout for serving an "
+      "MoE model with SGLang, by measurement or by calibrated simulation"};
+  app.set_version_flag("--version",
+                       std::string("ppsearch ") + PPSEARCH_VERSION + " (" + PPSEARCH_GIT_SHA + ")");
   app.require_subcommand(1);
   int exit_code = ppsearch::cli::kExitOk;
   for (const auto& command : kCommands) command.add(app, exit_code);

@@ -19,12 +19,13 @@ Result<spec::LayoutSpec> ParseLayoutArg(const std::string& text) {
   spec::LayoutSpec layout;
   char p[3] = {}, t[3] = {}, e[3] = {};
   char rest = 0;
-  const bool labelled = std::sscanf(text.c_str(), "%2[pP]%d/%2[tT]%d/%2[eE]%d%c", p, &layout.pp,
-                                    t, &layout.tp, e, &layout.ep, &rest) == 6;
+  const bool labelled = std::sscanf(text.c_str(), "%2[pP]%d/%2[tT]%d/%2[eE]%d%c", p, &layout.pp, t,
+                                    &layout.tp, e, &layout.ep, &rest) == 6;
   const bool bare =
       std::sscanf(text.c_str(), "%d/%d/%d%c", &layout.pp, &layout.tp, &layout.ep, &rest) == 3;
   if (!labelled && !bare) {
-    return MakeError("--layout " + text + ": expected PP/TP/EP, e.g. --layout 8/4/4 or --layout "
+    return MakeError("--layout " + text +
+                     ": expected PP/TP/EP, e.g. --layout 8/4/4 or --layout "
                      "PP8/TP4/EP4");
   }
   layout.origin.file = "--layout " + text;
@@ -48,7 +49,8 @@ Status ApplySelection(const PointSelection& selection, spec::Spec& spec) {
   }
   if (!selection.concurrency.empty()) {
     for (int c : selection.concurrency)
-      if (c <= 0) return MakeError("--concurrency " + std::to_string(c) + ": expected a positive integer");
+      if (c <= 0)
+        return MakeError("--concurrency " + std::to_string(c) + ": expected a positive integer");
     spec.sweep.concurrency = selection.concurrency;
   }
   return Status::Ok();

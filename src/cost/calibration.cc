@@ -12,7 +12,8 @@ Result<double> PositiveNumber(const nlohmann::json& j, const std::string& key,
   if (!j.contains(key)) return fallback;
   const auto& v = j.at(key);
   if (!v.is_number())
-    return MakeError(path + ": key '" + key + "': expected a number, got " + std::string(v.type_name()));
+    return MakeError(path + ": key '" + key + "': expected a number, got " +
+                     std::string(v.type_name()));
   double x = v.get<double>();
   if (x < 0 || (!allow_zero && x == 0))
     return MakeError(path + ": key '" + key + "': expected a positive number, got " + v.dump());
@@ -30,12 +31,14 @@ Result<Calibration> LoadCalibration(const std::string& path) {
     return MakeError(path + ": not valid JSON: " + e.what());
   }
   if (!j.is_object() || !j.contains("parameters") || !j["parameters"].is_object())
-    return MakeError(path + ": expected a calibration file with a 'parameters' object (written by "
-                            "'ppsearch calibrate')");
+    return MakeError(path +
+                     ": expected a calibration file with a 'parameters' object (written by "
+                     "'ppsearch calibrate')");
   const auto& p = j["parameters"];
   Calibration c;
   PPS_ASSIGN_OR_RETURN(c.compute_scale, PositiveNumber(p, "compute_scale", path, 1.0, false));
-  PPS_ASSIGN_OR_RETURN(c.inter_gbps_per_gpu, PositiveNumber(p, "inter_gbps_per_gpu", path, 0, true));
+  PPS_ASSIGN_OR_RETURN(c.inter_gbps_per_gpu,
+                       PositiveNumber(p, "inter_gbps_per_gpu", path, 0, true));
   PPS_ASSIGN_OR_RETURN(c.intra_bw_scale, PositiveNumber(p, "intra_bw_scale", path, 1.0, false));
   PPS_ASSIGN_OR_RETURN(c.host_overhead_us, PositiveNumber(p, "host_overhead_us", path, 2000, true));
   c.source = path;

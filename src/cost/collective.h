@@ -12,8 +12,8 @@ namespace ppsearch::cost {
 
 struct LinkParams {
   std::vector<hardware::IntraCollective> intra;  // by group size, ascending
-  double intra_bw_scale = 1;       // calibration factor on intra-node busbw
-  double inter_gbps_per_gpu = 0;   // effective NIC bandwidth per GPU, GB/s
+  double intra_bw_scale = 1;                     // calibration factor on intra-node busbw
+  double inter_gbps_per_gpu = 0;                 // effective NIC bandwidth per GPU, GB/s
   double inter_latency_us = 0;
   double p2p_gbps = 0;
   double p2p_latency_us = 0;

@@ -22,9 +22,10 @@ GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count) {
 
 GemmEfficiency BestEfficiency(const GemmShape& s, int sm_count) {
   const int64_t thin = TileM(s.m);  // 16..128
-  const TileConfig candidates[] = {
-      {thin, 128, 1.0}, {thin, 64, 0.9}, {std::min<int64_t>(thin, 64), 128, 0.9},
-      {std::min<int64_t>(thin, 64), 64, 0.75}};
+  const TileConfig candidates[] = {{thin, 128, 1.0},
+                                   {thin, 64, 0.9},
+                                   {std::min<int64_t>(thin, 64), 128, 0.9},
+                                   {std::min<int64_t>(thin, 64), 64, 0.75}};
   GemmEfficiency best = EstimateEfficiency(s, sm_count, candidates[0]);
   for (const auto& c : candidates) {
     GemmEfficiency e = EstimateEfficiency(s, sm_count, c);

@@ -16,9 +16,9 @@ struct GemmShape {
 };
 
 struct GemmEfficiency {
-  double tile = 1;  // useful fraction of the padded 128x128 output tiles
-  double wave = 1;  // useful fraction of the last wave of tiles over the SMs
-  double depth = 1; // K-loop steady state vs prologue/epilogue
+  double tile = 1;      // useful fraction of the padded 128x128 output tiles
+  double wave = 1;      // useful fraction of the last wave of tiles over the SMs
+  double depth = 1;     // K-loop steady state vs prologue/epilogue
   double per_tile = 1;  // the tile configuration's own ceiling
   double total() const { return tile * wave * depth * per_tile; }
 };

@@ -22,9 +22,9 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-LayoutCostModel::LayoutCostModel(const model::ModelDesc& model,
-                                 const hardware::HardwareProfile& hw, const LayoutShape& layout,
-                                 const Calibration& calibration, const KernelConstants& constants)
+LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                                 const LayoutShape& layout, const Calibration& calibration,
+                                 const KernelConstants& constants)
     : model_(model),
       hw_(hw),
       layout_(layout),
@@ -32,10 +32,12 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model,
       k_(constants),
       links_(LinkParams::FromProfile(hw)) {
   links_.intra_bw_scale = calibration.intra_bw_scale;
-  if (calibration.inter_gbps_per_gpu > 0) links_.inter_gbps_per_gpu = calibration.inter_gbps_per_gpu;
+  if (calibration.inter_gbps_per_gpu > 0)
+    links_.inter_gbps_per_gpu = calibration.inter_gbps_per_gpu;
   for (const auto& st : layout_.stages) {
     StageLayers sl;
-    for (int i = st.first_layer; i < st.end_layer && i < static_cast<int>(model.layers.size()); ++i) {
+    for (int i = st.first_layer; i < st.end_layer && i < static_cast<int>(model.layers.size());
+         ++i) {
       const auto& layer = model.layers[i];
       sl.layers.push_back(&layer);
       sl.mla += layer.attention == AttentionKind::kMla;
@@ -208,8 +210,7 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
       const double heads = std::max(1.0, static_cast<double>(g.num_heads) / tp);
       const double kv_heads = std::max(1.0, static_cast<double>(g.num_kv_heads) / tp);
       double t = 4.0 * heads * n * ctx * g.head_dim / att_rate;
-      if (!batch.is_prefill)
-        t = std::max(t, (p + 1) * kv_heads * g.head_dim * 2 * kBf16Bytes / bw);
+      if (!batch.is_prefill) t = std::max(t, (p + 1) * kv_heads * g.head_dim * 2 * kBf16Bytes / bw);
       ns += sl.gqa * t * 1e9;
     }
   }

@@ -23,8 +23,8 @@ struct StageShape {
   int end_layer = 0;
   bool has_embedding = false;
   bool has_lm_head = false;
-  int tp_nodes = 1;                 // nodes the stage's TP group spans
-  bool hop_crosses_nodes = false;   // the hand-off to the next stage leaves the node
+  int tp_nodes = 1;                // nodes the stage's TP group spans
+  bool hop_crosses_nodes = false;  // the hand-off to the next stage leaves the node
 };
 
 struct LayoutShape {
@@ -37,13 +37,13 @@ struct LayoutShape {
 
 // Estimates, not fitted; each is explained where it is defined.
 struct KernelConstants {
-  double attention_efficiency = 0.5;     // FA2-style prefill attention vs bf16 tensor peak
+  double attention_efficiency = 0.5;  // FA2-style prefill attention vs bf16 tensor peak
   double kda_flops_per_token_head = 3.05e6;
-  double elementwise_passes = 12;        // hidden-size bf16 reads+writes per token per layer
-  double kernel_gap_us = 1.0;            // idle gap between dependent kernels
-  double ingest_us_per_token = 0.2;      // tokenizer manager / IPC per prompt token
+  double elementwise_passes = 12;    // hidden-size bf16 reads+writes per token per layer
+  double kernel_gap_us = 1.0;        // idle gap between dependent kernels
+  double ingest_us_per_token = 0.2;  // tokenizer manager / IPC per prompt token
   double ingest_fixed_us = 1000;
-  double stream_out_us = 1000;           // detokenizer + HTTP chunk to the client
+  double stream_out_us = 1000;  // detokenizer + HTTP chunk to the client
 };
 
 // A stage's time split by operator class, for the breakdown.

@@ -17,10 +17,9 @@
 //
 // Sample ids look like "pp2-tp16-ep4_c8_r1" (repeat numbers start at 1).
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spec/spec.h"
 #include "util/result.h"
@@ -65,7 +64,8 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
 std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records);
 Result<std::vector<workload::RequestRecord>> ReadRecords(const std::string& path);
 
-// Manifest: {"sample": id, "state": "started"|"completed"|"failed"|"interrupted", "ts": ISO-8601, ...}
+// Manifest: {"sample": id, "state": "started"|"completed"|"failed"|"interrupted", "ts": ISO-8601,
+// ...}
 enum class SampleState { kStarted, kCompleted, kFailed, kInterrupted };
 const char* SampleStateName(SampleState state);
 Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,

@@ -25,8 +25,8 @@ double DefaultMemFractionStatic(const MemoryInputs& in) {
   // 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph reserve,
   // at least 10 GiB on GPUs above 60 GiB.
   const double activation_tokens = std::max<double>(in.chunked_prefill_size, 2048);
-  double reserved = 512 + activation_tokens * 1.5 + in.tp * in.pp / 8.0 * 1024 +
-                    DecodeGraphMaxBs(in) * 2.0;
+  double reserved =
+      512 + activation_tokens * 1.5 + in.tp * in.pp / 8.0 * 1024 + DecodeGraphMaxBs(in) * 2.0;
   if (in.gpu_total_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
   return std::round((in.gpu_total_mib - reserved) / in.gpu_total_mib * 1000) / 1000;
 }
@@ -60,7 +60,8 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   int64_t tokens = INT64_MAX;
   for (const auto& s : in.stages)
     if (s.kv_bytes_per_token > 0)
-      tokens = std::min<int64_t>(tokens, static_cast<int64_t>(kv_budget_mib * kMib / s.kv_bytes_per_token));
+      tokens = std::min<int64_t>(tokens,
+                                 static_cast<int64_t>(kv_budget_mib * kMib / s.kv_bytes_per_token));
   if (tokens == INT64_MAX) tokens = 0;
   plan.max_total_tokens = tokens;
 

@@ -12,9 +12,9 @@ namespace ppsearch::memory {
 
 // What one pipeline stage's ranks hold (from the planner).
 struct StageFootprint {
-  double weight_mib = 0;                 // per rank
-  double kv_bytes_per_token = 0;         // per rank, this stage's layers
-  double state_bytes_per_request = 0;    // per rank, linear-attention state of this stage's layers
+  double weight_mib = 0;               // per rank
+  double kv_bytes_per_token = 0;       // per rank, this stage's layers
+  double state_bytes_per_request = 0;  // per rank, linear-attention state of this stage's layers
 };
 
 struct MemoryInputs {
@@ -22,10 +22,10 @@ struct MemoryInputs {
   int tp = 1;
   int pp = 1;
   int64_t chunked_prefill_size = 8192;
-  int64_t context_len = 0;                         // model max context (or --context-length)
-  std::optional<double> mem_fraction_static;       // user's value; else SGLang's rule
-  std::optional<int> max_running_requests;         // user's value; else derived
-  int cuda_graph_max_bs = 0;                       // 0: SGLang's default for the GPU class
+  int64_t context_len = 0;                    // model max context (or --context-length)
+  std::optional<double> mem_fraction_static;  // user's value; else SGLang's rule
+  std::optional<int> max_running_requests;    // user's value; else derived
+  int cuda_graph_max_bs = 0;                  // 0: SGLang's default for the GPU class
   std::vector<StageFootprint> stages;
 };
 
@@ -37,7 +37,7 @@ struct StageMemory {
   double activation_mib = 0;  // chunk activations and workspace at their peak
   double graph_mib = 0;
   double peak_mib = 0;
-  double headroom_mib = 0;    // gpu total - peak
+  double headroom_mib = 0;  // gpu total - peak
 };
 
 struct MemoryPlan {

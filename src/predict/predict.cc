@@ -34,9 +34,11 @@ memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::S
   in.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
   in.context_len = spec.engine.ArgInt("context-length").value_or(model.max_context);
   if (auto v = spec.engine.FindArg("mem-fraction-static"))
-    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat ? v->float_value
-                                                                      : static_cast<double>(v->int_value);
-  if (auto v = spec.engine.ArgInt("max-running-requests")) in.max_running_requests = static_cast<int>(*v);
+    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat
+                                 ? v->float_value
+                                 : static_cast<double>(v->int_value);
+  if (auto v = spec.engine.ArgInt("max-running-requests"))
+    in.max_running_requests = static_cast<int>(*v);
   if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;
@@ -52,13 +54,15 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
                                         const memory::MemoryPlan& memory, int mbs_override) {
   sim::SchedulerConfig c;
   c.pp_size = plan.layout.pp;
-  c.num_slots = plan.layout.pp + static_cast<int>(spec.engine.ArgInt("pp-async-batch-depth").value_or(0));
+  c.num_slots =
+      plan.layout.pp + static_cast<int>(spec.engine.ArgInt("pp-async-batch-depth").value_or(0));
   c.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
   c.max_prefill_tokens = spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
   c.max_running_requests = std::max(memory.max_running_requests, 1);
   c.pp_max_micro_batch_size =
-      mbs_override > 0 ? mbs_override
-                       : static_cast<int>(spec.engine.ArgInt("pp-max-micro-batch-size").value_or(0));
+      mbs_override > 0
+          ? mbs_override
+          : static_cast<int>(spec.engine.ArgInt("pp-max-micro-batch-size").value_or(0));
   c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
   c.page_size = static_cast<int>(spec.engine.ArgInt("page-size").value_or(1));
   return c;
@@ -85,7 +89,8 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   p.allreduce_per_forward = plan.allreduce_per_forward;
   p.memory = memory::PlanMemory(MemoryInputsFor(plan, spec, model, hw));
   cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
-  sim::SchedulerConfig config = SchedulerConfigFor(plan, spec, p.memory, options.pp_max_micro_batch_size);
+  sim::SchedulerConfig config =
+      SchedulerConfigFor(plan, spec, p.memory, options.pp_max_micro_batch_size);
   workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;

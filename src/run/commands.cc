@@ -36,7 +36,8 @@ std::string LaunchCommand(const spec::Spec& spec, const spec::LayoutSpec& layout
          " --ep-size " + std::to_string(layout.ep);
   if (nnodes > 1) {
     cmd += " --nnodes " + std::to_string(nnodes) + " --node-rank " + std::to_string(node) +
-           " --dist-init-addr " + Quote(HostAddress(spec.cluster, 0) + ":" + std::to_string(kDistInitPort));
+           " --dist-init-addr " +
+           Quote(HostAddress(spec.cluster, 0) + ":" + std::to_string(kDistInitPort));
   }
   cmd += " --host 0.0.0.0 --port " + std::to_string(kServerPort);
   for (const auto& [flag, value] : spec.engine.args) {
@@ -52,9 +53,9 @@ std::string LaunchCommand(const spec::Spec& spec, const spec::LayoutSpec& layout
 std::string BenchCommand(const spec::Spec& spec, const evidence::SampleId& s, uint64_t seed) {
   const auto& w = spec.workload;
   std::string cmd = "ppsearch bench --url http://" + HostAddress(spec.cluster, 0) + ":" +
-                    std::to_string(kServerPort) + " --concurrency " + std::to_string(s.concurrency) +
-                    " --requests " + std::to_string(w.requests) + " --input-tokens " +
-                    std::to_string(w.input_tokens) + " --output-tokens " +
+                    std::to_string(kServerPort) + " --concurrency " +
+                    std::to_string(s.concurrency) + " --requests " + std::to_string(w.requests) +
+                    " --input-tokens " + std::to_string(w.input_tokens) + " --output-tokens " +
                     std::to_string(w.output_tokens) + " --seed " + std::to_string(seed);
   if (w.warmup_requests > 0) cmd += " --warmup " + std::to_string(w.warmup_requests);
   if (w.request_rate > 0) cmd += " --request-rate " + std::to_string(w.request_rate);
@@ -65,7 +66,8 @@ std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::
                                         uint64_t seed) {
   std::vector<std::string> out;
   for (size_t n = 0; n < spec.cluster.hosts.size(); ++n)
-    out.push_back(spec.cluster.hosts[n].name + ": " + LaunchCommand(spec, sample.layout, static_cast<int>(n)));
+    out.push_back(spec.cluster.hosts[n].name + ": " +
+                  LaunchCommand(spec, sample.layout, static_cast<int>(n)));
   out.push_back(spec.cluster.hosts[0].name + ": " + BenchCommand(spec, sample, seed));
   return out;
 }

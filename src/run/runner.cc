@@ -18,25 +18,43 @@ using evidence::SampleState;
 
 nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
   nlohmann::json layouts = nlohmann::json::array();
-  for (const auto& l : spec.sweep.layouts) layouts.push_back({{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}});
+  for (const auto& l : spec.sweep.layouts)
+    layouts.push_back({{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}});
   nlohmann::json args = nlohmann::json::object();
   for (const auto& [k, v] : spec.engine.args) args[k] = v.text;
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : spec.cluster.hosts) hosts.push_back(h.name);
-  return {{"experiment", {{"name", spec.experiment.name}, {"results_dir", spec.experiment.results_dir}}},
-          {"cluster", {{"hosts", hosts}, {"gpus_per_node", spec.cluster.gpus_per_node},
-                       {"hardware", spec.cluster.hardware}, {"launcher", spec.cluster.launcher}}},
-          {"engine", {{"kind", spec.engine.kind}, {"image", spec.engine.image},
-                      {"model_path", spec.engine.model_path}, {"model_config", spec.engine.model_config},
-                      {"version", spec.engine.version}, {"args", args}}},
-          {"sweep", {{"layouts", layouts}, {"concurrency", spec.sweep.concurrency}, {"repeats", spec.sweep.repeats}}},
-          {"workload", {{"input_tokens", spec.workload.input_tokens}, {"output_tokens", spec.workload.output_tokens},
-                        {"requests", spec.workload.requests}, {"seed", spec.workload.seed},
-                        {"input_distribution", spec.workload.input_distribution},
-                        {"range_ratio", spec.workload.range_ratio}, {"request_rate", spec.workload.request_rate}}},
-          {"decision", {{"objective", spec.decision.objective}, {"min_headroom_mib", spec.decision.min_headroom_mib},
-                        {"max_repeat_spread", spec.decision.max_repeat_spread},
-                        {"failure_policy", spec.decision.failure_policy}}},
+  return {{"experiment",
+           {{"name", spec.experiment.name}, {"results_dir", spec.experiment.results_dir}}},
+          {"cluster",
+           {{"hosts", hosts},
+            {"gpus_per_node", spec.cluster.gpus_per_node},
+            {"hardware", spec.cluster.hardware},
+            {"launcher", spec.cluster.launcher}}},
+          {"engine",
+           {{"kind", spec.engine.kind},
+            {"image", spec.engine.image},
+            {"model_path", spec.engine.model_path},
+            {"model_config", spec.engine.model_config},
+            {"version", spec.engine.version},
+            {"args", args}}},
+          {"sweep",
+           {{"layouts", layouts},
+            {"concurrency", spec.sweep.concurrency},
+            {"repeats", spec.sweep.repeats}}},
+          {"workload",
+           {{"input_tokens", spec.workload.input_tokens},
+            {"output_tokens", spec.workload.output_tokens},
+            {"requests", spec.workload.requests},
+            {"seed", spec.workload.seed},
+            {"input_distribution", spec.workload.input_distribution},
+            {"range_ratio", spec.workload.range_ratio},
+            {"request_rate", spec.workload.request_rate}}},
+          {"decision",
+           {{"objective", spec.decision.objective},
+            {"min_headroom_mib", spec.decision.min_headroom_mib},
+            {"max_repeat_spread", spec.decision.max_repeat_spread},
+            {"failure_policy", spec.decision.failure_policy}}},
           {"sim", {{"noise_cv", spec.sim.noise_cv}, {"seed", spec.sim.seed}}}};
 }
 
@@ -53,7 +71,8 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
                      const std::vector<evidence::SampleId>& samples, const SampleEngine& engine) {
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), spec_text));
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.resolved.json"), SpecSummaryJson(spec).dump(2) + "\n"));
+  PPS_RETURN_IF_ERROR(
+      WriteFileAtomic(paths.metadata("spec.resolved.json"), SpecSummaryJson(spec).dump(2) + "\n"));
   std::string commands;
   for (const auto& s : samples) {
     commands += "# " + s.str() + "\n";
@@ -67,26 +86,30 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   }
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : spec.cluster.hosts) hosts.push_back(h.name);
-  nlohmann::json run = {{"schema", evidence::kSchemaVersion},
-                        {"run_id", std::filesystem::path(paths.root).filename().string()},
-                        {"engine", engine.kind()},
-                        {"simulated", engine.simulated()},
-                        {"tool_version", PPSEARCH_VERSION},
-                        {"git_sha", PPSEARCH_GIT_SHA},
-                        {"spec_path", std::filesystem::absolute(o.spec_path).lexically_normal().string()},
-                        {"overrides", o.overrides},
-                        {"hosts", hosts},
-                        {"image", spec.engine.image},
-                        {"calibration", calibration},
-                        {"seeds", {{"workload", spec.workload.seed}}},
-                        {"noise", {{"model", "lognormal time stretch per repeat"}, {"cv", spec.sim.noise_cv},
-                                   {"seed", spec.sim.seed}}},
-                        {"command_line", o.command_line},
-                        {"started_at", NowIso()}};
+  nlohmann::json run = {
+      {"schema", evidence::kSchemaVersion},
+      {"run_id", std::filesystem::path(paths.root).filename().string()},
+      {"engine", engine.kind()},
+      {"simulated", engine.simulated()},
+      {"tool_version", PPSEARCH_VERSION},
+      {"git_sha", PPSEARCH_GIT_SHA},
+      {"spec_path", std::filesystem::absolute(o.spec_path).lexically_normal().string()},
+      {"overrides", o.overrides},
+      {"hosts", hosts},
+      {"image", spec.engine.image},
+      {"calibration", calibration},
+      {"seeds", {{"workload", spec.workload.seed}}},
+      {"noise",
+       {{"model", "lognormal time stretch per repeat"},
+        {"cv", spec.sim.noise_cv},
+        {"seed", spec.sim.seed}}},
+      {"command_line", o.command_line},
+      {"started_at", NowIso()}};
   return WriteFileAtomic(paths.metadata("run.json"), run.dump(2) + "\n");
 }
 
-Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id, const SampleOutput& out) {
+Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id,
+                   const SampleOutput& out) {
   for (const auto& node : out.nodes) {
     PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.service(id, node.host), node.log));
     PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
@@ -121,7 +144,8 @@ std::string NewRunDir(const std::string& results_dir, const std::string& name) {
 }
 
 Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const plan::Plan& plan,
-                              SampleEngine& engine, const std::function<void(const RunProgress&)>& progress) {
+                              SampleEngine& engine,
+                              const std::function<void(const RunProgress&)>& progress) {
   RunOutcome outcome;
   const std::vector<evidence::SampleId> samples = ExpandSamples(spec, plan);
   outcome.total = static_cast<int>(samples.size());
@@ -164,7 +188,8 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     Result<SampleOutput> out = engine.Run(SampleContext{id, lp, SampleSeed(spec, id)});
     if (!out.ok()) {
       // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
-      PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed, {{"error", out.error().message}}));
+      PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
+                                                   {{"error", out.error().message}}));
       continue;
     }
     PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out));

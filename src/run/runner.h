@@ -17,27 +17,27 @@
 namespace ppsearch::run {
 
 struct RunOptions {
-  std::string spec_path;                 // as the user gave it
-  std::vector<std::string> overrides;    // --set values
-  std::string command_line;              // recorded for "how to reproduce"
-  std::string calibration_json;          // the calibration file's text ("" for none)
-  std::string resume_dir;                // "" for a new run
-  int pace_ms = 0;                       // sleep after each sample (demos, interruption tests)
+  std::string spec_path;                    // as the user gave it
+  std::vector<std::string> overrides;       // --set values
+  std::string command_line;                 // recorded for "how to reproduce"
+  std::string calibration_json;             // the calibration file's text ("" for none)
+  std::string resume_dir;                   // "" for a new run
+  int pace_ms = 0;                          // sleep after each sample (demos, interruption tests)
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM
 };
 
 struct RunProgress {
-  int done = 0;        // completed, including those found on resume
+  int done = 0;  // completed, including those found on resume
   int total = 0;
   std::string sample;  // the one starting now
   double elapsed_s = 0;
-  double eta_s = -1;   // -1 unknown
+  double eta_s = -1;  // -1 unknown
 };
 
 struct RunOutcome {
   std::string run_dir;
   int completed = 0;
-  int skipped = 0;      // already completed before a resume
+  int skipped = 0;  // already completed before a resume
   int total = 0;
   bool interrupted = false;
 };
@@ -48,7 +48,8 @@ std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan
 // "<name>-YYYYMMDD-HHMMSS" (UTC); a suffix -2, -3, ... when taken.
 std::string NewRunDir(const std::string& results_dir, const std::string& name);
 
-Result<RunOutcome> RunSamples(const RunOptions& options, const spec::Spec& spec, const plan::Plan& plan,
-                              SampleEngine& engine, const std::function<void(const RunProgress&)>& progress);
+Result<RunOutcome> RunSamples(const RunOptions& options, const spec::Spec& spec,
+                              const plan::Plan& plan, SampleEngine& engine,
+                              const std::function<void(const RunProgress&)>& progress);
 
 }  // namespace ppsearch::run

@@ -41,18 +41,20 @@ class FakeEngine : public SampleEngine {
 class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ppsearch_runner_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("ppsearch_runner_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     spec_path_ = (dir_ / "spec.toml").string();
-    ASSERT_TRUE(WriteFileAtomic(spec_path_,
-                                "[experiment]\nname = \"t\"\nresults_dir = \"out\"\n"
-                                "[cluster]\nhosts = [\"h1\"]\ngpus_per_node = 4\n"
-                                "[engine]\nmodel_path = \"/m\"\nmodel_config = \"x.json\"\n"
-                                "[sweep]\nlayouts = [{pp = 1, tp = 4, ep = 1}, {pp = 2, tp = 2, ep = 1}]\n"
-                                "concurrency = [1, 2]\nrepeats = 2\n"
-                                "[workload]\ninput_tokens = 100\nrequests = 4\n")
-                    .ok());
+    ASSERT_TRUE(
+        WriteFileAtomic(spec_path_,
+                        "[experiment]\nname = \"t\"\nresults_dir = \"out\"\n"
+                        "[cluster]\nhosts = [\"h1\"]\ngpus_per_node = 4\n"
+                        "[engine]\nmodel_path = \"/m\"\nmodel_config = \"x.json\"\n"
+                        "[sweep]\nlayouts = [{pp = 1, tp = 4, ep = 1}, {pp = 2, tp = 2, ep = 1}]\n"
+                        "concurrency = [1, 2]\nrepeats = 2\n"
+                        "[workload]\ninput_tokens = 100\nrequests = 4\n")
+            .ok());
     auto spec = spec::LoadSpec(spec_path_);
     ASSERT_TRUE(spec.ok()) << spec.error().message;
     spec_ = *spec;
@@ -80,7 +82,8 @@ class RunnerTest : public ::testing::Test {
 TEST_F(RunnerTest, RunsEverySampleAndWritesEvidence) {
   FakeEngine engine;
   int progress_calls = 0;
-  auto out = RunSamples(Options(), spec_, plan_, engine, [&](const RunProgress&) { ++progress_calls; });
+  auto out =
+      RunSamples(Options(), spec_, plan_, engine, [&](const RunProgress&) { ++progress_calls; });
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->total, 8);
   EXPECT_EQ(out->completed, 8);
@@ -115,7 +118,8 @@ TEST_F(RunnerTest, ResumeRunsOnlyWhatIsNotCompleted) {
   EXPECT_TRUE(out->interrupted);
   EXPECT_EQ(out->completed, 4);
   // A crash after "started" of the next sample leaves a torn manifest line too.
-  ASSERT_TRUE(AppendLine(evidence::RunPaths{out->run_dir}.manifest(), "{\"sample\": \"pp2-tp2").ok());
+  ASSERT_TRUE(
+      AppendLine(evidence::RunPaths{out->run_dir}.manifest(), "{\"sample\": \"pp2-tp2").ok());
 
   FakeEngine second;
   RunOptions r = Options();
@@ -150,7 +154,8 @@ TEST_F(RunnerTest, ResumeOfANonRunDirectoryIsAnError) {
   o.resume_dir = dir_.string();
   auto out = RunSamples(o, spec_, plan_, engine, [](const RunProgress&) {});
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error().message, dir_.string() + ": not a ppsearch run directory (no metadata/run.json)");
+  EXPECT_EQ(out.error().message,
+            dir_.string() + ": not a ppsearch run directory (no metadata/run.json)");
 }
 
 }  // namespace

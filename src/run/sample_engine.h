@@ -3,10 +3,9 @@
 // engine implement it; the runner writes whatever they return into the same
 // evidence directory, so analysis never knows which made it.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "evidence/evidence.h"
 #include "plan/plan.h"

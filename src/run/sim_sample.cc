@@ -39,69 +39,88 @@ std::string Scope(int pp_rank, int pp, int tp_rank, int tp) {
 
 std::string FaultText(const std::string& fault, std::time_t t, const std::string& scope) {
   if (fault == "oom")
-    return Stamp(t, scope) + "Scheduler hit an exception: Traceback (most recent call last):\n"
-           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2901, in run_scheduler_process\n"
-           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
+    return Stamp(t, scope) +
+           "Scheduler hit an exception: Traceback (most recent call last):\n"
+           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2901, "
+           "in run_scheduler_process\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+           "total capacity of "
            "83.64 GiB of which 1.12 GiB is free.\n";
   if (fault == "nccl")
-    return Stamp(t, scope) + "[rank5]:[E] ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation "
-           "timeout: WorkNCCL(SeqNum=88231, OpType=ALLREDUCE, NumelIn=58720256) ran for 600000 milliseconds before "
+    return Stamp(t, scope) +
+           "[rank5]:[E] ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation "
+           "timeout: WorkNCCL(SeqNum=88231, OpType=ALLREDUCE, NumelIn=58720256) ran for 600000 "
+           "milliseconds before "
            "timing out.\n";
   if (fault == "traceback")
-    return Stamp(t, scope) + "Scheduler hit an exception: Traceback (most recent call last):\n"
-           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler_pp_mixin.py\", line 171, in event_loop_pp\n"
+    return Stamp(t, scope) +
+           "Scheduler hit an exception: Traceback (most recent call last):\n"
+           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler_pp_mixin.py\", "
+           "line 171, in event_loop_pp\n"
            "RuntimeError: shape mismatch in pp_proxy_tensors\n";
-  if (fault == "engine_exit") return Stamp(t, scope) + "Received sigquit from a child process. It usually means the child failed.\n";
+  if (fault == "engine_exit")
+    return Stamp(t, scope) +
+           "Received sigquit from a child process. It usually means the child failed.\n";
   return "";
 }
 
 // Per-node server log: startup lines of every stage on the node, then the
 // stage-0 batch lines the simulated sample produced.
-std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan, const predict::PointPrediction& p,
-                    int node, std::time_t t0) {
+std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
+                    const predict::PointPrediction& p, int node, std::time_t t0) {
   const auto& l = plan.layout;
   std::string out;
   if (node == 0) {
-    out += Stamp(t0, "") + fmt::format("server_args=ServerArgs(model_path='{}', tp_size={}, pp_size={}, ep_size={}, "
-                                       "nnodes={}, node_rank=0, chunked_prefill_size={}, pp_max_micro_batch_size={})\n",
-                                       spec.engine.model_path, l.tp, l.pp, l.ep, spec.cluster.hosts.size(),
-                                       spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
-                                       p.sim.pp_max_micro_batch_size);
+    out += Stamp(t0, "") +
+           fmt::format(
+               "server_args=ServerArgs(model_path='{}', tp_size={}, pp_size={}, ep_size={}, "
+               "nnodes={}, node_rank=0, chunked_prefill_size={}, pp_max_micro_batch_size={})\n",
+               spec.engine.model_path, l.tp, l.pp, l.ep, spec.cluster.hosts.size(),
+               spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
+               p.sim.pp_max_micro_batch_size);
   }
   for (const auto& st : plan.stages) {
     if (std::find(st.nodes.begin(), st.nodes.end(), node) == st.nodes.end()) continue;
     const std::string scope = Scope(st.pp_rank, l.pp, 0, l.tp);
     const auto& mem = p.memory.stages[st.pp_rank];
-    out += Stamp(t0, scope) + fmt::format("Load weight end. elapsed=300.00 s, type=KimiK3ForConditionalGeneration, "
-                                          "avail mem={:.2f} GB, mem usage={:.2f} GB.\n",
-                                          (p.memory.pre_load_free_mib - mem.weight_mib) / kGiB, mem.weight_mib / kGiB);
-    out += Stamp(t0, scope) + fmt::format("KV Cache is allocated. dtype: bfloat16, #tokens: {}, KV size: {:.2f} GB\n",
-                                          p.memory.max_total_tokens, mem.kv_pool_mib / kGiB);
-    out += Stamp(t0, scope) + fmt::format("max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "
-                                          "max_running_requests={}, context_len={}, available_gpu_mem={:.2f} GB\n",
-                                          p.memory.max_total_tokens,
-                                          spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
-                                          p.memory.max_running_requests, 0, mem.headroom_mib / kGiB);
+    out += Stamp(t0, scope) +
+           fmt::format(
+               "Load weight end. elapsed=300.00 s, type=KimiK3ForConditionalGeneration, "
+               "avail mem={:.2f} GB, mem usage={:.2f} GB.\n",
+               (p.memory.pre_load_free_mib - mem.weight_mib) / kGiB, mem.weight_mib / kGiB);
+    out += Stamp(t0, scope) +
+           fmt::format("KV Cache is allocated. dtype: bfloat16, #tokens: {}, KV size: {:.2f} GB\n",
+                       p.memory.max_total_tokens, mem.kv_pool_mib / kGiB);
+    out += Stamp(t0, scope) +
+           fmt::format(
+               "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "
+               "max_running_requests={}, context_len={}, available_gpu_mem={:.2f} GB\n",
+               p.memory.max_total_tokens, spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
+               p.memory.max_running_requests, 0, mem.headroom_mib / kGiB);
   }
   if (node == 0) out += Stamp(t0, "") + "The server is fired up and ready to roll!\n";
   // Batch lines come from stage 0's first TP rank, on the first node of stage 0.
-  const bool prints_batches = !plan.stages.empty() && !plan.stages[0].nodes.empty() &&
-                              plan.stages[0].nodes[0] == node;
+  const bool prints_batches =
+      !plan.stages.empty() && !plan.stages[0].nodes.empty() && plan.stages[0].nodes[0] == node;
   for (const auto& slice : p.sim.trace) {
     if (slice.stage != 0 || !prints_batches) continue;
     std::time_t t = t0 + static_cast<std::time_t>(slice.start_ns / 1000000000);
     if (slice.is_prefill) {
-      out += Stamp(t, Scope(0, l.pp, 0, l.tp)) +
-             fmt::format("Prefill batch, #new-seq: {}, #new-token: {}, #cached-token: 0, token usage: 0.00, "
-                         "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): 0.00\n",
-                         slice.requests, slice.tokens);
+      out +=
+          Stamp(t, Scope(0, l.pp, 0, l.tp)) +
+          fmt::format(
+              "Prefill batch, #new-seq: {}, #new-token: {}, #cached-token: 0, token usage: 0.00, "
+              "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): "
+              "0.00\n",
+              slice.requests, slice.tokens);
     }
   }
   return out;
 }
 
-std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan, const predict::PointPrediction& p,
-                       int node, const hardware::HardwareProfile& hw) {
+std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
+                       const predict::PointPrediction& p, int node,
+                       const hardware::HardwareProfile& hw) {
   std::vector<gpu::GpuMemory> gpus;
   const int per_node = spec.cluster.gpus_per_node;
   for (int g = 0; g < per_node; ++g) {
@@ -109,8 +128,9 @@ std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan, con
     const int stage = rank / plan.layout.tp;
     gpu::GpuMemory m;
     m.index = g;
-    m.uuid = fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[node].name) & 0xffffffff,
-                         spec.cluster.hosts[node].name, g);
+    m.uuid =
+        fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[node].name) & 0xffffffff,
+                    spec.cluster.hosts[node].name, g);
     m.name = hw.gpu_name;
     m.used_mib = std::round(p.memory.stages[stage].peak_mib);
     m.total_mib = hw.memory_mib;
@@ -147,7 +167,8 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
   po.concurrency = ctx.id.concurrency;
   po.seed = ctx.workload_seed;
   po.keep_trace = true;
-  predict::PointPrediction p = predict::PredictPoint(*ctx.plan, spec_, model_, hw_, calibration_, po);
+  predict::PointPrediction p =
+      predict::PredictPoint(*ctx.plan, spec_, model_, hw_, calibration_, po);
   SampleOutput out;
   // A slower repeat stretches every timestamp: throughput scales by 1/f.
   const double f = NoiseFactor(spec_.sim, ctx.id);
@@ -160,8 +181,10 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
   std::vector<std::string> faults;
   for (const auto& fault : spec_.sim.inject) {
     if (fault.sample != ctx.id.str()) continue;
-    if (fault.fault == "lose_requests") InjectLostRequests(fault.count, out.records);
-    else faults.push_back(fault.fault);
+    if (fault.fault == "lose_requests")
+      InjectLostRequests(fault.count, out.records);
+    else
+      faults.push_back(fault.fault);
   }
   const std::time_t t0 = std::time(nullptr);
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
@@ -170,13 +193,18 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
     ne.log = NodeLog(spec_, *ctx.plan, p, static_cast<int>(n), t0);
     // Failures surface on the node of the first stage, as a real crash would there.
     if (n == 0)
-      for (const auto& fault : faults) ne.log += FaultText(fault, t0 + 1, Scope(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp));
+      for (const auto& fault : faults)
+        ne.log += FaultText(fault, t0 + 1, Scope(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp));
     ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, p, static_cast<int>(n), hw_);
     out.nodes.push_back(std::move(ne));
   }
-  out.bench = {{"sample", ctx.id.str()}, {"simulated", true}, {"noise_factor", f},
-               {"seed", ctx.workload_seed}, {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
-               {"micro_batches", p.sim.micro_batches}, {"exposed_comm_share", p.exposed_comm_share},
+  out.bench = {{"sample", ctx.id.str()},
+               {"simulated", true},
+               {"noise_factor", f},
+               {"seed", ctx.workload_seed},
+               {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
+               {"micro_batches", p.sim.micro_batches},
+               {"exposed_comm_share", p.exposed_comm_share},
                {"bubble_share", p.bubble_share}};
   return out;
 }

@@ -11,7 +11,10 @@ namespace {
 class LinearCost : public CostModel {
  public:
   LinearCost(int stages, int64_t per_token_ns, int64_t per_batch_ns = 0, int64_t hop_ns = 0)
-      : stages_(stages), per_token_ns_(per_token_ns), per_batch_ns_(per_batch_ns), hop_ns_(hop_ns) {}
+      : stages_(stages),
+        per_token_ns_(per_token_ns),
+        per_batch_ns_(per_batch_ns),
+        hop_ns_(hop_ns) {}
   int num_stages() const override { return stages_; }
   StageTime StageCost(int, const MicroBatch& b) const override {
     StageTime t;

@@ -21,11 +21,11 @@
 namespace ppsearch::sim {
 
 struct SchedulerConfig {
-  int num_slots = 1;                 // pp_size + pp_async_batch_depth
+  int num_slots = 1;                    // pp_size + pp_async_batch_depth
   int64_t chunked_prefill_size = 8192;  // <= 0: no chunking
   int64_t max_prefill_tokens = 16384;
-  int max_running_requests = 4096;   // resolved value (req_to_token_pool size)
-  int pp_max_micro_batch_size = 0;   // 0: SGLang default max(max_running_requests // pp, 1)
+  int max_running_requests = 4096;  // resolved value (req_to_token_pool size)
+  int pp_max_micro_batch_size = 0;  // 0: SGLang default max(max_running_requests // pp, 1)
   int pp_size = 1;
   int64_t max_total_tokens = 1 << 30;  // KV pool capacity, tokens
   int page_size = 1;

@@ -7,8 +7,8 @@ namespace {
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 nlohmann::json Slice(const std::string& name, int pid, int tid, int64_t start_ns, int64_t dur_ns) {
-  return {{"name", name}, {"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", Us(start_ns)},
-          {"dur", Us(dur_ns)}};
+  return {{"name", name}, {"ph", "X"},          {"pid", pid},
+          {"tid", tid},   {"ts", Us(start_ns)}, {"dur", Us(dur_ns)}};
 }
 
 }  // namespace
@@ -18,13 +18,18 @@ nlohmann::json TraceToJson(const std::vector<TracePoint>& points) {
   for (size_t pid = 0; pid < points.size(); ++pid) {
     const TracePoint& point = points[pid];
     const int p = static_cast<int>(pid);
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", point.label}}}});
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", point.label}}}});
     for (size_t s = 0; s < point.stage_names.size(); ++s) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", p}, {"tid", static_cast<int>(s)},
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", p},
+                        {"tid", static_cast<int>(s)},
                         {"args", {{"name", point.stage_names[s]}}}});
     }
     for (const TraceSlice& t : point.result->trace) {
-      std::string name = (t.is_prefill ? "prefill mb " : "decode mb ") + std::to_string(t.micro_batch);
+      std::string name =
+          (t.is_prefill ? "prefill mb " : "decode mb ") + std::to_string(t.micro_batch);
       nlohmann::json slice = Slice(name, p, t.stage, t.start_ns, t.dur_ns);
       slice["args"] = {{"slot", t.slot},
                        {"tokens", t.tokens},
@@ -48,7 +53,8 @@ nlohmann::json TraceToJson(const std::vector<TracePoint>& points) {
                                t.stage, at, t.parts.comm_ns));
         at += t.parts.comm_ns;
       }
-      if (t.parts.overhead_ns > 0) events.push_back(Slice("kernel gaps", p, t.stage, at, t.parts.overhead_ns));
+      if (t.parts.overhead_ns > 0)
+        events.push_back(Slice("kernel gaps", p, t.stage, at, t.parts.overhead_ns));
     }
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};

@@ -4,10 +4,9 @@
 // point, one thread per pipeline stage, one slice per micro-batch with its
 // compute, collective and transfer parts nested inside.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/engine.h"
 

@@ -30,8 +30,8 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
   if (!LooksLikeSampleId(f.sample))
     return KeyError(t.KeyLoc("sample"),
                     "expected a sample id like \"pp2-tp16-ep4_c8_r2\", got \"" + f.sample + "\"");
-  PPS_RETURN_IF_ERROR(t.Enum("fault", &f.fault,
-                             {"lose_requests", "oom", "nccl", "traceback", "engine_exit"}));
+  PPS_RETURN_IF_ERROR(
+      t.Enum("fault", &f.fault, {"lose_requests", "oom", "nccl", "traceback", "engine_exit"}));
   if (t.Find("fault") == nullptr) return t.Missing("fault");
   PPS_RETURN_IF_ERROR(t.Int("count", &f.count, Need::kOptional, 1));
   return f;

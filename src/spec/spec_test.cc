@@ -345,10 +345,11 @@ namespace ppsearch::spec {
 namespace {
 
 TEST(SpecSim, NoiseSeedAndInjectedFaults) {
-  Spec spec = MustParse(Text(kSweep, kWorkload,
-                             "[sim]\nnoise_cv = 0.01\nseed = 9\n"
-                             "inject = [{sample = \"pp2-tp4-ep1_c8_r1\", fault = \"lose_requests\", "
-                             "count = 3}, {sample = \"pp1-tp8-ep1_c8_r2\", fault = \"oom\"}]\n"));
+  Spec spec =
+      MustParse(Text(kSweep, kWorkload,
+                     "[sim]\nnoise_cv = 0.01\nseed = 9\n"
+                     "inject = [{sample = \"pp2-tp4-ep1_c8_r1\", fault = \"lose_requests\", "
+                     "count = 3}, {sample = \"pp1-tp8-ep1_c8_r2\", fault = \"oom\"}]\n"));
   EXPECT_DOUBLE_EQ(spec.sim.noise_cv, 0.01);
   EXPECT_EQ(spec.sim.seed, 9u);
   ASSERT_EQ(spec.sim.inject.size(), 2u);
@@ -360,13 +361,15 @@ TEST(SpecSim, NoiseSeedAndInjectedFaults) {
 }
 
 TEST(SpecSim, Errors) {
-  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[sim]\ninject = [{sample = \"x\", fault = \"oom\"}]\n")),
-            "/s/spec.toml:16:21: key 'sim.inject[0].sample': expected a sample id like "
-            "\"pp2-tp16-ep4_c8_r2\", got \"x\"");
-  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload,
-                         "[sim]\ninject = [{sample = \"pp1-tp8-ep1_c8_r1\", fault = \"fire\"}]\n")),
-            "/s/spec.toml:16:50: key 'sim.inject[0].fault': expected one of 'lose_requests', 'oom', "
-            "'nccl', 'traceback', 'engine_exit', got 'fire'");
+  EXPECT_EQ(
+      ErrorOf(Text(kSweep, kWorkload, "[sim]\ninject = [{sample = \"x\", fault = \"oom\"}]\n")),
+      "/s/spec.toml:16:21: key 'sim.inject[0].sample': expected a sample id like "
+      "\"pp2-tp16-ep4_c8_r2\", got \"x\"");
+  EXPECT_EQ(
+      ErrorOf(Text(kSweep, kWorkload,
+                   "[sim]\ninject = [{sample = \"pp1-tp8-ep1_c8_r1\", fault = \"fire\"}]\n")),
+      "/s/spec.toml:16:50: key 'sim.inject[0].fault': expected one of 'lose_requests', 'oom', "
+      "'nccl', 'traceback', 'engine_exit', got 'fire'");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[sim]\nnoise_cb = 0.1\n")),
             "/s/spec.toml:16:1: unknown key 'sim.noise_cb' (did you mean 'noise_cv'?)");
 }

@@ -59,7 +59,8 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
     ttft.push_back(r.ttft_s());
     e2e.push_back(r.e2e_s());
   }
-  if (first_send != INT64_MAX && last_end > first_send) m.duration_s = (last_end - first_send) * 1e-9;
+  if (first_send != INT64_MAX && last_end > first_send)
+    m.duration_s = (last_end - first_send) * 1e-9;
   if (m.duration_s > 0) {
     m.input_tps = m.input_tokens / m.duration_s;
     m.output_tps = m.output_tokens / m.duration_s;

@@ -32,7 +32,7 @@ struct SampleMetrics {
   int request_errors = 0;      // sent but failed
   int64_t input_tokens = 0;    // intended, of completed requests
   int64_t output_tokens = 0;
-  double duration_s = 0;       // first send to last completion
+  double duration_s = 0;  // first send to last completion
   double input_tps = 0;
   double output_tps = 0;
   double request_throughput = 0;

@@ -24,11 +24,21 @@ TEST(StatsTest, SpreadIsRangeOverMedian) {
 
 TEST(StatsTest, SampleMetricsCountErrorsAndUseFirstSendToLastEnd) {
   std::vector<workload::RequestRecord> recs(3);
-  recs[0] = {0, 0, 1'000'000'000, 2'000'000'000, 1000, 1000, 1, 200, workload::RequestStatus::kOk, ""};
-  recs[1] = {1, 500'000'000, 3'000'000'000, 4'000'000'000, 1000, 1000, 1, 200,
-             workload::RequestStatus::kOk, ""};
-  recs[2] = {2, 600'000'000, -1, 700'000'000, 1000, -1, 0, 500,
-             workload::RequestStatus::kHttpError, "boom"};
+  recs[0] = {0, 0, 1'000'000'000, 2'000'000'000, 1000, 1000, 1, 200, workload::RequestStatus::kOk,
+             ""};
+  recs[1] = {1,
+             500'000'000,
+             3'000'000'000,
+             4'000'000'000,
+             1000,
+             1000,
+             1,
+             200,
+             workload::RequestStatus::kOk,
+             ""};
+  recs[2] = {
+      2,     600'000'000, -1, 700'000'000, 1000, -1, 0, 500, workload::RequestStatus::kHttpError,
+      "boom"};
   SampleMetrics m = ComputeSampleMetrics(recs);
   EXPECT_EQ(m.requests_completed, 2);
   EXPECT_EQ(m.request_errors, 1);

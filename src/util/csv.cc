@@ -78,7 +78,8 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& path) {
       any = true;
     }
   }
-  if (quoted) return MakeError(path + ":" + std::to_string(row_line) + ": unterminated quoted field");
+  if (quoted)
+    return MakeError(path + ":" + std::to_string(row_line) + ": unterminated quoted field");
   if (any || !field.empty()) end_row();
   if (table.header.empty()) return MakeError(path + ": empty CSV (expected a header row)");
   for (size_t r = 0; r < table.rows.size(); ++r) {

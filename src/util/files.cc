@@ -52,7 +52,8 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return MakeError("cannot create " + tmp + ": " + ErrnoText());
   Status written = WriteAll(fd, contents, tmp);
-  if (written.ok() && ::fsync(fd) != 0) written = MakeError("cannot fsync " + tmp + ": " + ErrnoText());
+  if (written.ok() && ::fsync(fd) != 0)
+    written = MakeError("cannot fsync " + tmp + ": " + ErrnoText());
   ::close(fd);
   if (!written.ok()) {
     ::unlink(tmp.c_str());
@@ -71,7 +72,8 @@ Status AppendLine(const std::string& path, const std::string& line) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return MakeError("cannot open " + path + ": " + ErrnoText());
   Status written = WriteAll(fd, line + "\n", path);
-  if (written.ok() && ::fsync(fd) != 0) written = MakeError("cannot fsync " + path + ": " + ErrnoText());
+  if (written.ok() && ::fsync(fd) != 0)
+    written = MakeError("cannot fsync " + path + ": " + ErrnoText());
   ::close(fd);
   return written;
 }

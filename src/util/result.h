@@ -22,8 +22,8 @@ inline Error MakeError(std::string message) { return Error{std::move(message)}; 
 template <typename T>
 class Result {
  public:
-  Result(T value) : data_(std::move(value)) {}            // NOLINT: implicit by design
-  Result(Error error) : data_(std::move(error)) {}        // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : data_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   explicit operator bool() const { return ok(); }
@@ -75,9 +75,9 @@ class Status {
 }  // namespace ppsearch
 
 // Propagates an error from an expression returning Status or Result<T>.
-#define PPS_RETURN_IF_ERROR(expr)                   \
-  do {                                              \
-    auto pps_status_ = (expr);                      \
+#define PPS_RETURN_IF_ERROR(expr)                      \
+  do {                                                 \
+    auto pps_status_ = (expr);                         \
     if (!pps_status_.ok()) return pps_status_.error(); \
   } while (0)
 

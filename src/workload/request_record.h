@@ -9,10 +9,10 @@ namespace ppsearch::workload {
 
 enum class RequestStatus {
   kOk,
-  kHttpError,  // non-2xx answer
-  kTimeout,    // no completion within the per-request timeout
+  kHttpError,    // non-2xx answer
+  kTimeout,      // no completion within the per-request timeout
   kStreamError,  // malformed stream, error chunk, connection reset
-  kNotSent,    // the sample ended (or was stopped) before it was sent
+  kNotSent,      // the sample ended (or was stopped) before it was sent
 };
 
 const char* RequestStatusName(RequestStatus status);
@@ -23,8 +23,8 @@ struct RequestRecord {
   int64_t send_ns = 0;
   int64_t first_token_ns = -1;  // -1: no token arrived
   int64_t end_ns = -1;
-  int64_t input_tokens = 0;           // intended prompt length
-  int64_t reported_input_tokens = -1; // as the server reported it; -1 unknown
+  int64_t input_tokens = 0;            // intended prompt length
+  int64_t reported_input_tokens = -1;  // as the server reported it; -1 unknown
   int64_t output_tokens = 0;
   int http_status = 0;  // 200 for a simulated success
   RequestStatus status = RequestStatus::kOk;

@@ -27,7 +27,8 @@ std::vector<PlannedRequest> PlanRequests(const WorkloadParams& params) {
   std::vector<PlannedRequest> out;
   out.reserve(params.num_requests);
   // bench_serving's compute_random_lens: randint(max(L * ratio, 1), L + 1).
-  int64_t min_len = std::max<int64_t>(static_cast<int64_t>(params.input_tokens * params.range_ratio), 1);
+  int64_t min_len =
+      std::max<int64_t>(static_cast<int64_t>(params.input_tokens * params.range_ratio), 1);
   double t_s = 0;
   for (int i = 0; i < params.num_requests; ++i) {
     PlannedRequest r;

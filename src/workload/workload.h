@@ -32,7 +32,7 @@ class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
   uint64_t Next();
-  double NextUnit();  // uniform in [0, 1)
+  double NextUnit();                           // uniform in [0, 1)
   int64_t UniformInt(int64_t lo, int64_t hi);  // inclusive
   double Exponential(double rate);
 
