@@ -13,6 +13,7 @@
 
 #include "cost/calibration.h"
 #include "cost/gemm.h"
+#include "model/model_test_util.h"
 #include "util/files.h"
 
 namespace ppsearch::cost {
@@ -22,20 +23,7 @@ using model::DType;
 using model::OpRole;
 using model::Sharding;
 
-model::Linear MakeLinear(const std::string& name, int64_t in, int64_t out, Sharding sharding,
-                         OpRole role, DType dtype = DType::kBf16, int64_t count = 1,
-                         int64_t active = 1) {
-  model::Linear l;
-  l.name = name;
-  l.in_features = in;
-  l.out_features = out;
-  l.sharding = sharding;
-  l.role = role;
-  l.dtype = dtype;
-  l.count = count;
-  l.active_count = active;
-  return l;
-}
+using model::testing::MakeLinear;
 
 // 4 dense GQA layers, hidden 1024: 16 query heads, 4 KV heads of 64, a
 // SwiGLU MLP of width 4096, vocabulary 32768.

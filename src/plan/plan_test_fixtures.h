@@ -6,23 +6,12 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "model/model_test_util.h"
 #include "spec/spec.h"
 
 namespace ppsearch::plan::testing {
 
-inline model::Linear MakeLinear(const std::string& name, int64_t in, int64_t out,
-                                model::Sharding sharding, model::DType dtype = model::DType::kBf16,
-                                int64_t count = 1, int64_t active = 1) {
-  model::Linear l;
-  l.name = name;
-  l.in_features = in;
-  l.out_features = out;
-  l.sharding = sharding;
-  l.dtype = dtype;
-  l.count = count;
-  l.active_count = active;
-  return l;
-}
+using model::testing::MakeLinear;
 
 // Kimi K3's layer pattern (data/models/kimi-k3): 93 layers, MLA on
 // 1-based layers 4, 8, ..., 92 and 93 (24), KDA elsewhere (69); layer 0 dense,
@@ -59,8 +48,9 @@ inline model::ModelDesc KimiLikeModel() {
       layer.linears.push_back(MakeLinear("down", 33792, 7168, Sharding::kRow));
     } else {
       layer.linears.push_back(MakeLinear("gate", 7168, 896, Sharding::kReplicated));
-      layer.linears.push_back(
-          MakeLinear("experts", 3584, 3 * 3072, Sharding::kExpert, model::DType::kMxfp4, 896, 16));
+      layer.linears.push_back(MakeLinear("experts", 3584, 3 * 3072, Sharding::kExpert,
+                                         model::OpRole::kRoutedExpert, model::DType::kMxfp4, 896,
+                                         16));
     }
     layer.norm_params = 2 * 7168;
     m.layers.push_back(layer);
@@ -93,8 +83,8 @@ inline model::ModelDesc TinyGqaModel() {
     layer.linears.push_back(MakeLinear("qkv", 1024, 3072, Sharding::kColumn));
     layer.linears.push_back(MakeLinear("o_proj", 1024, 1024, Sharding::kRow));
     layer.linears.push_back(MakeLinear("gate", 1024, 64, Sharding::kReplicated));
-    layer.linears.push_back(
-        MakeLinear("experts", 1024, 2048, Sharding::kExpert, model::DType::kMxfp4, 64, 4));
+    layer.linears.push_back(MakeLinear("experts", 1024, 2048, Sharding::kExpert,
+                                       model::OpRole::kRoutedExpert, model::DType::kMxfp4, 64, 4));
     layer.norm_params = 2048;
     layer.kv_bytes_per_token = 4 * 64 * 2 * 2;  // 4 KV heads x head_dim x (K, V) x bf16
     m.layers.push_back(layer);
