@@ -10,4 +10,4 @@ mkdir -p results
 ./build/ppsearch calibrate "$SPEC" --measured data/baseline/pp1-tp32-ep4.csv \
   --profile-summary data/baseline/pp1-nsys-summary.json -o results/calibration.json
 ./build/ppsearch simulate "$SPEC" --calibration results/calibration.json --trace results/trace.json
-./build/ppsearch run "$SPEC" --calibration results/calibration.json
+./build/ppsearch run "$SPEC" --engine sim --calibration results/calibration.json

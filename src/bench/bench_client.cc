@@ -32,6 +32,7 @@ LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t ou
   LoopConfig config;
   config.endpoint = BaseUrl(o.url) + ApiPath(o.api);
   config.api = o.api;
+  config.abort_check = o.abort_check;
   config.timeout_ns = static_cast<int64_t>(o.timeout_s * 1e9);
   const PromptParams prompt = o.prompt;
   const Api api = o.api;

@@ -9,6 +9,7 @@
 // (workload::PlanRequests, the simulator's plan for the same seed).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct BenchOptions {
   bool flush_cache = false;  // POST /flush_cache after warm-up, before the sample
   double timeout_s = 600;    // per request, from send to the end of the stream
   PromptParams prompt;       // seed and id range of the prompts
+  // Polled during the sample; a non-empty reason stops it at once (a node
+  // died, the sample's deadline passed). Requests in flight become stream
+  // errors "aborted: <reason>", the rest stay not_sent.
+  std::function<std::string()> abort_check;
 };
 
 struct BenchResult {

@@ -174,6 +174,8 @@ class MultiLoop {
   void Start(const LoopRequest& request, RequestRecord& record);
   void Finish(CURL* easy, CURLcode code);
   void DrainFinished();
+  // Ends every transfer in flight and marks the unsent requests (abort_check).
+  void AbortAll(const std::string& why, std::vector<RequestRecord>& records, size_t next);
   void EnforceDeadlines();
 
   const LoopConfig& config_;
@@ -229,6 +231,19 @@ void MultiLoop::Finish(CURL* easy, CURLcode code) {
   active_.erase(it);
 }
 
+void MultiLoop::AbortAll(const std::string& why, std::vector<RequestRecord>& records, size_t next) {
+  const int64_t now = SteadyNowNs() - t0_ns_;
+  for (auto& [easy, t] : active_) {
+    curl_multi_remove_handle(multi_, easy);
+    t->record->status = RequestStatus::kStreamError;
+    t->record->end_ns = now;
+    t->record->error = "aborted: " + why;
+    idle_easy_.push_back(std::move(t->easy));
+  }
+  active_.clear();
+  for (size_t i = next; i < records.size(); ++i) records[i].error = "not sent: " + why;
+}
+
 void MultiLoop::DrainFinished() {
   int queued = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
@@ -262,6 +277,13 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
   std::vector<epoll_event> events(256);
   int running = 0;
   while (next < requests.size() || !active_.empty()) {
+    if (config_.abort_check) {
+      const std::string why = config_.abort_check();
+      if (!why.empty()) {
+        AbortAll(why, out.records, next);
+        break;
+      }
+    }
     const int64_t now_rel = SteadyNowNs() - t0_ns_;
     while (next < requests.size() && active_.size() < cap && requests[next].arrival_ns <= now_rel) {
       Start(requests[next], out.records[next]);
@@ -293,6 +315,40 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
     DrainFinished();
   }
   return out;
+}
+
+Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool post) {
+  InitCurlOnce();
+  EasyHandle easy(curl_easy_init());
+  SimpleResponse response;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  auto collect = +[](char* data, size_t size, size_t count, void* user) -> size_t {
+    auto* body = static_cast<std::string*>(user);
+    body->append(data,
+                 std::min(size * count, kErrorBodyBytes - std::min(kErrorBodyBytes, body->size())));
+    return size * count;
+  };
+  curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
+  if (post) {
+    curl_easy_setopt(easy.get(), CURLOPT_POST, 1L);
+    curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE, 0L);
+  }
+  curl_easy_setopt(easy.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &response.body);
+  const CURLcode code = curl_easy_perform(easy.get());
+  if (code != CURLE_OK) {
+    return MakeError(std::string(post ? "POST " : "GET ") + url + " failed: " +
+                     (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code)));
+  }
+  long status = 0;
+  curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
+  response.http_status = static_cast<int>(status);
+  response.body = Trimmed(std::move(response.body));
+  return response;
 }
 
 }  // namespace
@@ -328,35 +384,11 @@ Status ProbeConnect(const std::string& url, int64_t timeout_ms) {
 }
 
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms) {
-  InitCurlOnce();
-  EasyHandle easy(curl_easy_init());
-  SimpleResponse response;
-  char errbuf[CURL_ERROR_SIZE] = {};
-  auto collect = +[](char* data, size_t size, size_t count, void* user) -> size_t {
-    auto* body = static_cast<std::string*>(user);
-    body->append(data,
-                 std::min(size * count, kErrorBodyBytes - std::min(kErrorBodyBytes, body->size())));
-    return size * count;
-  };
-  curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy.get(), CURLOPT_POST, 1L);
-  curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDS, "");
-  curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE, 0L);
-  curl_easy_setopt(easy.get(), CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
-  curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &response.body);
-  const CURLcode code = curl_easy_perform(easy.get());
-  if (code != CURLE_OK) {
-    return MakeError("POST " + url + " failed: " +
-                     (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code)));
-  }
-  long status = 0;
-  curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
-  response.http_status = static_cast<int>(status);
-  response.body = Trimmed(std::move(response.body));
-  return response;
+  return Simple(url, timeout_ms, /*post=*/true);
+}
+
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms) {
+  return Simple(url, timeout_ms, /*post=*/false);
 }
 
 }  // namespace ppsearch::bench

@@ -28,6 +28,10 @@ struct LoopConfig {
   int64_t timeout_ns = 0;
   // Builds the body of a request when it is sent.
   std::function<std::string(const LoopRequest&)> make_body;
+  // Polled between events (at least every 100 ms); a non-empty answer stops
+  // the sample at once: transfers in flight end as stream errors with that
+  // reason and requests not yet sent stay not_sent.
+  std::function<std::string()> abort_check;
 };
 
 struct LoopOutput {
@@ -47,6 +51,8 @@ struct SimpleResponse {
   std::string body;
 };
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms);
+// A small blocking GET; an Error when no HTTP answer came (refused, timeout).
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms);
 
 int64_t SteadyNowNs();
 

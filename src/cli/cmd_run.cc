@@ -1,22 +1,28 @@
-// ppsearch run SPEC [--engine sim] [--resume RUN_DIR] [--dry-run]: run every
-// sample of a search, leave the evidence directory, then analyse it, write
-// the report and print the decision.
+// ppsearch run SPEC [--engine sim|sglang] [--run-id ID] [--resume RUN_DIR]
+// [--dry-run] [--slurm-submit]: run every sample of a search, leave the
+// evidence directory, then analyse it, write the report and print the decision.
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "cli/slurm_submit.h"
 #include "cost/calibration.h"
+#include "launch/launcher.h"
 #include "report/build_report.h"
 #include "run/commands.h"
+#include "run/redact.h"
 #include "run/runner.h"
+#include "run/sglang_engine.h"
 #include "run/sim_sample.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -30,10 +36,12 @@ void OnRunStopSignal(int) { g_run_stop = true; }
 
 struct RunCliOptions {
   SpecOptions spec;
-  std::string engine = "sim";
+  std::string engine;  // "" = from the spec
   std::string resume;
+  std::string run_id;
   std::string calibration;
   bool dry_run = false;
+  bool slurm_submit = false;
   int pace_ms = 0;
   std::string command_line;
 };
@@ -58,32 +66,55 @@ void ShowProgress(const run::RunProgress& p) {
 
 // The spec of a run being resumed: the copy in its metadata, resolved as the
 // original was (same path, same --set overrides), so a resumed run cannot
-// silently change what it measures.
+// silently change what it measures. Secrets come back from the environment.
 Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_path,
                                std::vector<std::string>* overrides) {
   evidence::RunPaths paths{run_dir};
-  PPS_ASSIGN_OR_RETURN(std::string run_text, ReadFile(paths.metadata("run.json")));
+  const std::string where = paths.metadata("run.json");
+  PPS_ASSIGN_OR_RETURN(std::string run_text, ReadFile(where));
   nlohmann::json run = nlohmann::json::parse(run_text, nullptr, false);
-  if (run.is_discarded() || !run.contains("spec_path"))
-    return MakeError(paths.metadata("run.json") + ": not a valid run description (no 'spec_path')");
+  if (run.is_discarded() || !run.is_object() || !run.contains("spec_path") ||
+      !run["spec_path"].is_string())
+    return MakeError(where + ": not a valid run description (no 'spec_path' string)");
   *spec_path = run["spec_path"].get<std::string>();
-  for (const auto& o : run.value("overrides", nlohmann::json::array()))
+  for (const auto& o : run.value("overrides", nlohmann::json::array())) {
+    if (!o.is_string()) return MakeError(where + ": 'overrides' must hold strings");
     overrides->push_back(o.get<std::string>());
+  }
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(paths.metadata("spec.toml")));
-  return spec::ParseSpec(spec_text, *spec_path, *overrides);
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::ParseSpec(spec_text, *spec_path, *overrides));
+  PPS_RETURN_IF_ERROR(run::RestoreSecrets(spec));
+  return spec;
 }
 
-void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan) {
+// The engine the user asked for, else the one the spec implies: a spec that
+// names a launcher for an SGLang engine means a real run.
+std::string ChooseEngine(const RunCliOptions& opts, const spec::Spec& spec) {
+  if (!opts.engine.empty()) return opts.engine;
+  if (spec.engine.kind == "sglang" && spec.origins.count("cluster.launcher")) return "sglang";
+  return "sim";
+}
+
+std::string ControlDir() {
+  const std::string dir = "/tmp/ppsearch-ssh-" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
+                 const std::string& engine) {
+  const run::Redactor redact(spec);
   auto samples = run::ExpandSamples(spec, plan);
   std::cout << fmt::format(
-      "# dry run: {} samples ({} layouts x {} concurrency x {} repeats); nothing is started\n",
+      "# dry run: {} samples ({} layouts x {} concurrency x {} repeats), engine {}, launcher {}; "
+      "nothing is started\n",
       samples.size(),
       samples.size() / std::max<size_t>(1, spec.sweep.concurrency.size() * spec.sweep.repeats),
-      spec.sweep.concurrency.size(), spec.sweep.repeats);
+      spec.sweep.concurrency.size(), spec.sweep.repeats, engine, spec.cluster.launcher);
   for (const auto& s : samples) {
     std::cout << "\n" << s.str() << "\n";
-    for (const auto& c : run::SampleCommands(spec, s, run::SampleSeed(spec, s)))
-      std::cout << "  " << c << "\n";
+    for (const auto& c : run::SampleCommands(spec, s, run::SampleSeed(spec, s), launcher))
+      std::cout << "  " << redact.Apply(c) << "\n";
   }
 }
 
@@ -97,12 +128,29 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   ro.pace_ms = opts.pace_ms;
   ro.spec_path = opts.spec.spec_path;
   ro.overrides = opts.spec.overrides;
+  ro.run_id = opts.run_id;
+  if (ro.run_id.empty())
+    if (const char* env = std::getenv("RUN_ID"); env != nullptr && *env != '\0') ro.run_id = env;
+  if (!ro.run_id.empty() &&
+      (ro.run_id.find('/') != std::string::npos || ro.run_id == "." || ro.run_id == ".." ||
+       evidence::SafePathComponent(ro.run_id) != ro.run_id))
+    return fail("--run-id/RUN_ID '" + ro.run_id +
+                "' must be letters, digits, '.', '_' or '-' (it names the run directory)");
   std::optional<SearchInputs> in;
   if (!opts.resume.empty()) {
     std::string recorded_path;
     std::vector<std::string> overrides;
     Result<spec::Spec> spec = LoadRunSpec(opts.resume, &recorded_path, &overrides);
     if (!spec.ok()) return fail(spec.error().message);
+    if (!opts.spec.overrides.empty())
+      return fail("--resume runs the recorded spec with its recorded --set values; drop --set (" +
+                  opts.spec.overrides[0] + ") or start a new run");
+    if (!opts.spec.spec_path.empty() &&
+        std::filesystem::absolute(opts.spec.spec_path).lexically_normal().string() != recorded_path)
+      return fail("--resume runs the spec recorded in " + opts.resume + " (" + recorded_path +
+                  "), not " + opts.spec.spec_path + "; drop SPEC or start a new run");
+    if (!ro.run_id.empty() && !opts.run_id.empty())
+      return fail("--run-id names a new run; --resume continues " + opts.resume);
     SpecOptions so{recorded_path, overrides};
     in = LoadSearchInputs(so, {}, exit_code);  // loads model and hardware for the recorded spec
     if (!in) return;
@@ -110,9 +158,14 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     in->plan = plan::PlanSearch(in->spec, in->model, in->hardware);
     ro.resume_dir = opts.resume;
     ro.spec_path = recorded_path;
+    ro.overrides = overrides;
+    ro.run_id.clear();
     if (std::filesystem::exists(evidence::RunPaths{opts.resume}.metadata("calibration.json")))
       opts.calibration = evidence::RunPaths{opts.resume}.metadata("calibration.json");
+    std::cerr << "resuming " << opts.resume << " with its recorded spec (" << recorded_path
+              << ")\n";
   } else {
+    if (opts.spec.spec_path.empty()) return fail("give SPEC, or --resume RUN_DIR");
     in = LoadSearchInputs(opts.spec, {}, exit_code);
     if (!in) return;
   }
@@ -124,7 +177,19 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
       invalid = true;
     }
   if (invalid) return fail("the spec has invalid layouts; fix them or remove them from [sweep]");
-  if (opts.dry_run) return PrintDryRun(in->spec, in->plan);
+  const std::string engine_kind = ChooseEngine(opts, in->spec);
+
+  const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
+  Result<std::unique_ptr<launch::Launcher>> launcher =
+      launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
+  if (!launcher.ok()) return fail(launcher.error().message);
+  if (opts.dry_run) return PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+  if (opts.slurm_submit) {
+    Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
+    if (!submitted.ok()) return fail(submitted.error().message, kExitFailure);
+    std::cout << *submitted;
+    return;
+  }
 
   cost::Calibration calibration;
   if (!opts.calibration.empty()) {
@@ -134,18 +199,29 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     Result<std::string> text = ReadFile(opts.calibration);
     if (text.ok()) ro.calibration_json = *text;
   }
-  run::SimSampleEngine engine(in->spec, in->model, in->hardware, calibration);
+  std::unique_ptr<run::SampleEngine> engine;
+  if (engine_kind == "sglang") {
+    engine = std::make_unique<run::SglangSampleEngine>(in->spec, **launcher);
+    ro.launcher = launcher->get();
+  } else {
+    engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
+  }
+  ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, OnRunStopSignal);
   std::signal(SIGTERM, OnRunStopSignal);
+  std::signal(SIGPIPE, SIG_IGN);
   ro.stop = &g_run_stop;
-  Result<run::RunOutcome> out = run::RunSamples(ro, in->spec, in->plan, engine, ShowProgress);
+  Result<run::RunOutcome> out = run::RunSamples(ro, in->spec, in->plan, *engine, ShowProgress);
+  engine.reset();
+  (*launcher)->Close();
+  if (!control_dir.empty()) std::filesystem::remove_all(control_dir);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return fail(out.error().message, kExitFailure);
-  std::cerr << fmt::format("run directory: {} ({} samples run, {} already complete, {} total)\n",
-                           out->run_dir, out->completed, out->skipped, out->total);
+  std::cerr << fmt::format(
+      "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n",
+      out->run_dir, out->completed, out->not_ok, out->skipped, out->total);
   if (out->interrupted) {
-    std::cerr << fmt::format("interrupted; resume with: ppsearch run {} --resume {}\n",
-                             ro.spec_path, out->run_dir);
+    std::cerr << fmt::format("interrupted; resume with: ppsearch run --resume {}\n", out->run_dir);
     exit_code = kExitIncomplete;
     return;
   }
@@ -163,22 +239,31 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("run",
                                      "Run every sample of a search, write results/<RUN_ID>/ with "
                                      "all evidence, the report and the decision");
-  AddSpecOptions(sub, opts->spec);
-  sub->add_option("--engine", opts->engine,
-                  "Engine that runs each sample: sim (the calibrated simulator, the default)")
-      ->check(CLI::IsMember({"sim"}))
-      ->capture_default_str();
+  AddSpecOptions(sub, opts->spec, /*spec_required=*/false);
+  sub->add_option(
+         "--engine", opts->engine,
+         "sglang (real servers through the spec's launcher; the default when the spec "
+         "names cluster.launcher) or sim (the calibrated simulator; the default otherwise)")
+      ->check(CLI::IsMember({"sim", "sglang"}));
+  sub->add_option("--run-id", opts->run_id,
+                  "Name of the run directory under results_dir (default: $RUN_ID, else "
+                  "<name>-<UTC time>)");
   sub->add_option("--resume", opts->resume,
-                  "Continue an interrupted run: runs only samples not completed");
+                  "Continue an interrupted run: stops what it left running, then runs only the "
+                  "samples not completed");
   sub->add_option("--calibration", opts->calibration, "Calibration file for the simulated engine");
-  sub->add_flag("--dry-run", opts->dry_run, "Print every sample and its commands; run nothing");
+  sub->add_flag("--dry-run", opts->dry_run,
+                "Print every sample and each node's exact command; run nothing");
+  sub->add_flag("--slurm-submit", opts->slurm_submit,
+                "Write a job script that runs this search inside a Slurm allocation and sbatch it");
   sub->add_option("--pace-ms", opts->pace_ms, "Pause after each sample (demos, interruption tests)")
       ->check(CLI::NonNegativeNumber);
-  sub->callback([opts, sub, &exit_code] {
-    opts->command_line = "ppsearch run " + opts->spec.spec_path;
+  sub->callback([opts, &exit_code] {
+    opts->command_line = "ppsearch run";
+    if (!opts->spec.spec_path.empty()) opts->command_line += " " + opts->spec.spec_path;
     for (const auto& o : opts->spec.overrides) opts->command_line += " --set '" + o + "'";
+    if (!opts->engine.empty()) opts->command_line += " --engine " + opts->engine;
     if (!opts->calibration.empty()) opts->command_line += " --calibration " + opts->calibration;
-    (void)sub;
     RunRun(*opts, exit_code);
   });
 }

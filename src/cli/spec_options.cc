@@ -7,10 +7,10 @@
 
 namespace ppsearch::cli {
 
-void AddSpecOptions(CLI::App* sub, SpecOptions& opts) {
+void AddSpecOptions(CLI::App* sub, SpecOptions& opts, bool spec_required) {
   sub->add_option("spec", opts.spec_path,
                   "Experiment spec (TOML), e.g. examples/kimi-k3-pp-search.toml")
-      ->required();
+      ->required(spec_required);
   // One value per --set: a vector option would otherwise also swallow the
   // positional SPEC that follows it.
   sub->add_option("--set", opts.overrides,

@@ -17,7 +17,8 @@ struct SpecOptions {
 };
 
 // Adds the positional SPEC and the repeatable `--set key.path=value`.
-void AddSpecOptions(CLI::App* sub, SpecOptions& opts);
+// `spec_required` false: SPEC may be left out (run --resume takes the recorded one).
+void AddSpecOptions(CLI::App* sub, SpecOptions& opts, bool spec_required = true);
 
 // Loads the spec with its overrides; on failure prints "error: <message>" to
 // stderr, sets exit_code to kExitConfigError and returns nullopt.

@@ -33,6 +33,17 @@ workload::RequestStatus StatusFromName(const std::string& name, bool* ok) {
 
 }  // namespace
 
+std::string SafePathComponent(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out = "_" + out;
+  return out;
+}
+
 std::string SampleId::str() const {
   return "pp" + std::to_string(layout.pp) + "-tp" + std::to_string(layout.tp) + "-ep" +
          std::to_string(layout.ep) + "_c" + std::to_string(concurrency) + "_r" +
@@ -140,7 +151,8 @@ Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState
   nlohmann::json j = {
       {"ts", NowIso()}, {"sample", sample.str()}, {"state", SampleStateName(state)}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
-  return AppendLine(paths.manifest(), j.dump());
+  return AppendLine(paths.manifest(),
+                    j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 Result<std::vector<std::pair<std::string, SampleState>>> ReadManifest(const RunPaths& paths) {

@@ -42,6 +42,11 @@ struct SampleId {
 
 Result<SampleId> ParseSampleId(const std::string& text);
 
+// A host name as a single path component: validated spec names pass
+// unchanged; anything that could leave the directory ('/', "..", a leading
+// '.') is replaced, so no value can write outside the run directory.
+std::string SafePathComponent(const std::string& name);
+
 // Paths inside a run directory.
 struct RunPaths {
   std::string root;
@@ -50,11 +55,22 @@ struct RunPaths {
   std::string bench(const SampleId& s) const { return root + "/bench/" + s.str() + ".json"; }
   std::string raw(const SampleId& s) const { return root + "/raw/" + s.str() + ".jsonl"; }
   std::string gpu(const SampleId& s, const std::string& host) const {
-    return root + "/gpu/" + s.str() + "/" + host + ".csv";
+    return root + "/gpu/" + s.str() + "/" + SafePathComponent(host) + ".csv";
   }
   std::string service(const SampleId& s, const std::string& host) const {
-    return root + "/service/" + s.str() + "/" + host + ".log";
+    return root + "/service/" + s.str() + "/" + SafePathComponent(host) + ".log";
   }
+  // A real server's output while it runs; moved into service/ when the sample ends.
+  std::string live_log(const SampleId& s, const std::string& host) const {
+    return root + "/live/" + s.str() + "/" + SafePathComponent(host) + ".log";
+  }
+  std::string live_dir() const { return root + "/live"; }
+  // One file per server a run started and has not yet seen stop (resume stops them).
+  std::string server_state(const std::string& tag) const {
+    return root + "/state/servers/" + SafePathComponent(tag) + ".json";
+  }
+  std::string server_state_dir() const { return root + "/state/servers"; }
+  std::string lock() const { return root + "/.lock"; }
   std::string file(const std::string& name) const { return root + "/" + name; }
 };
 

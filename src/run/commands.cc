@@ -1,74 +1,209 @@
 #include "run/commands.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "launch/launchers.h"
+#include "launch/process.h"
+
 namespace ppsearch::run {
 namespace {
 
-// Shell-quotes a word when it holds anything but safe characters.
-std::string Quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                              "0123456789-_./:=,@%+") == std::string::npos)
-    return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// SGLang renamed these flags in 0.5.14 (server_args.py keeps the old names as
+// deprecated aliases); a spec written either way gets the spelling its
+// version expects.
+bool AtLeast(const std::string& version, std::vector<int> min) {
+  auto v = spec::ParseVersion(version);
+  if (!v) return true;
+  std::vector<int> have = *v;
+  have.resize(std::max(have.size(), min.size()), 0);
+  min.resize(have.size(), 0);
+  return have >= min;
 }
 
-std::string HostAddress(const spec::ClusterSpec& cluster, int node) {
-  const auto& h = cluster.hosts[node];
-  return h.address.empty() ? h.name : h.address;
+std::string Fill(std::string word, const std::vector<std::pair<std::string, std::string>>& vars) {
+  for (const auto& [key, value] : vars) {
+    for (size_t at = word.find(key); at != std::string::npos;
+         at = word.find(key, at + value.size()))
+      word.replace(at, key.size(), value);
+  }
+  return word;
+}
+
+std::string HostPort(const std::string& address, int port) {
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch::EnvList& env,
+                                        const std::string& name) {
+  const std::string mount = e.model_path + ":" + e.model_path;
+  std::vector<std::string> w;
+  if (e.container == "docker" || e.container == "podman") {
+    w = {e.container, "run", "--rm", "--name", name, "--network", "host", "--ipc", "host"};
+    if (e.container == "docker") {
+      w.insert(w.end(), {"--gpus", "all"});
+    } else {
+      w.insert(w.end(), {"--device", "nvidia.com/gpu=all"});
+    }
+    w.insert(w.end(), {"--shm-size", "32g", "-v", mount});
+    // Values stay in the client's environment (set by the launcher), out of argv.
+    for (const auto& [k, v] : env) w.insert(w.end(), {"-e", k});
+  } else if (e.container == "apptainer") {
+    w = {"apptainer", "exec", "--nv", "--bind", mount};
+    for (const auto& [k, v] : env) w.insert(w.end(), {"--env", k + "=" + v});
+  } else {  // enroot
+    w = {"enroot", "start", "--rw", "--mount", mount};
+    for (const auto& [k, v] : env) w.insert(w.end(), {"--env", k});
+  }
+  w.insert(w.end(), e.container_args.begin(), e.container_args.end());
+  w.push_back(e.image);
+  return w;
 }
 
 }  // namespace
 
-std::string LaunchCommand(const spec::Spec& spec, const spec::LayoutSpec& layout, int node) {
-  const int nnodes = static_cast<int>(spec.cluster.hosts.size());
-  std::string cmd;
-  if (!spec.engine.image.empty()) {
-    cmd = "docker run --rm --gpus all --network host --ipc host --shm-size 32g";
-    for (const auto& [k, v] : spec.engine.env) cmd += " -e " + Quote(k + "=" + v);
-    cmd += " -v " + Quote(spec.engine.model_path + ":" + spec.engine.model_path) + " " +
-           Quote(spec.engine.image) + " ";
-  } else {
-    for (const auto& [k, v] : spec.engine.env) cmd += Quote(k + "=" + v) + " ";
-  }
-  cmd += "python3 -m sglang.launch_server --model-path " + Quote(spec.engine.model_path) +
-         " --tp-size " + std::to_string(layout.tp) + " --pp-size " + std::to_string(layout.pp) +
-         " --ep-size " + std::to_string(layout.ep);
-  if (nnodes > 1) {
-    cmd += " --nnodes " + std::to_string(nnodes) + " --node-rank " + std::to_string(node) +
-           " --dist-init-addr " +
-           Quote(HostAddress(spec.cluster, 0) + ":" + std::to_string(kDistInitPort));
-  }
-  cmd += " --host 0.0.0.0 --port " + std::to_string(kServerPort);
-  for (const auto& [flag, value] : spec.engine.args) {
-    if (value.kind == spec::ArgValue::Kind::kBool) {
-      if (value.bool_value) cmd += " --" + flag;
-    } else {
-      cmd += " --" + flag + " " + Quote(value.text);
-    }
-  }
-  return cmd;
+std::string SelfExecutable() {
+  char self[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  return n > 0 ? std::string(self, static_cast<size_t>(n)) : "ppsearch";
 }
 
-std::string BenchCommand(const spec::Spec& spec, const evidence::SampleId& s, uint64_t seed) {
+std::string FillHostWords(const std::string& word, const spec::Spec& spec, int node) {
+  return Fill(word, {{"{host}", spec.cluster.hosts[node].name},
+                     {"{spec_dir}", spec.base_dir},
+                     {"{ppsearch}", SelfExecutable()}});
+}
+
+std::vector<std::string> EngineArgWords(const spec::EngineSpec& engine) {
+  const bool renamed = !engine.version.empty() && AtLeast(engine.version, {0, 5, 14});
+  const bool old = !engine.version.empty() && !renamed;
+  std::vector<std::string> out;
+  for (const auto& [flag, value] : engine.args) {
+    std::string name = flag;
+    if (renamed && name == "cuda-graph-max-bs") name = "cuda-graph-max-bs-decode";
+    if (old && name == "cuda-graph-max-bs-decode") name = "cuda-graph-max-bs";
+    if (value.kind == spec::ArgValue::Kind::kBool) {
+      if (!value.bool_value) continue;
+      if (renamed && name == "disable-cuda-graph") {
+        out.insert(out.end(), {"--cuda-graph-backend-decode", "disabled",
+                               "--cuda-graph-backend-prefill", "disabled"});
+        continue;
+      }
+      out.push_back("--" + name);
+    } else {
+      out.push_back("--" + name);
+      out.push_back(value.text);
+    }
+  }
+  return out;
+}
+
+std::string NodeUrl(const spec::Spec& spec, int node) {
+  return "http://" + HostPort(spec.cluster.Address(node), spec.cluster.ServerPort(node));
+}
+
+std::string ServerTag(const std::string& run_id, const evidence::SampleId& sample,
+                      const std::string& host) {
+  return "ppsearch-" + run_id + "-" + sample.str() + "-" + host;
+}
+
+NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node) {
+  const spec::EngineSpec& e = spec.engine;
+  const int nnodes = static_cast<int>(spec.cluster.hosts.size());
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"{host}", spec.cluster.hosts[node].name},
+      {"{node_rank}", std::to_string(node)},
+      {"{sample}", sample.str()},
+      {"{port}", std::to_string(spec.cluster.ServerPort(node))},
+      {"{spec_dir}", spec.base_dir},
+      {"{ppsearch}", SelfExecutable()}};
+  NodeCommand c;
+  for (const auto& [k, v] : e.env) c.env.emplace_back(k, Fill(v, vars));
+  std::vector<std::string> server;
+  for (const auto& w : e.command) server.push_back(Fill(w, vars));
+  const spec::LayoutSpec& l = sample.layout;
+  server.insert(server.end(),
+                {"--model-path", e.model_path, "--tp-size", std::to_string(l.tp), "--pp-size",
+                 std::to_string(l.pp), "--ep-size", std::to_string(l.ep)});
+  if (nnodes > 1)
+    server.insert(server.end(), {"--nnodes", std::to_string(nnodes), "--node-rank",
+                                 std::to_string(node), "--dist-init-addr",
+                                 HostPort(spec.cluster.Address(0), spec.cluster.dist_init_port)});
+  server.insert(server.end(), {"--host", spec.cluster.Address(node), "--port",
+                               std::to_string(spec.cluster.ServerPort(node))});
+  for (const auto& w : EngineArgWords(e)) server.push_back(Fill(w, vars));
+  if (e.image.empty()) {
+    c.argv = server;
+    return c;
+  }
+  // The container's name, so what outlives a killed client can be removed.
+  const std::string name = "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name;
+  c.argv = ContainerWords(e, c.env, name);
+  c.argv.insert(c.argv.end(), server.begin(), server.end());
+  if (e.container == "docker" || e.container == "podman")
+    c.cleanup = {e.container, "rm", "-f", name};
+  return c;
+}
+
+bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& s,
+                                    uint64_t seed) {
   const auto& w = spec.workload;
-  std::string cmd = "ppsearch bench --url http://" + HostAddress(spec.cluster, 0) + ":" +
-                    std::to_string(kServerPort) + " --concurrency " +
-                    std::to_string(s.concurrency) + " --requests " + std::to_string(w.requests) +
-                    " --input-tokens " + std::to_string(w.input_tokens) + " --output-tokens " +
-                    std::to_string(w.output_tokens) + " --seed " + std::to_string(seed);
-  if (w.warmup_requests > 0) cmd += " --warmup " + std::to_string(w.warmup_requests);
-  if (w.request_rate > 0) cmd += " --request-rate " + std::to_string(w.request_rate);
-  return cmd + " --flush-cache";
+  bench::BenchOptions o;
+  o.url = NodeUrl(spec, 0);
+  o.num_requests = w.requests;
+  o.concurrency = s.concurrency;
+  o.request_rate = w.request_rate;
+  o.input_tokens = w.input_tokens;
+  o.output_tokens = w.output_tokens;
+  o.range_ratio = w.input_distribution == "uniform" ? w.range_ratio : 1.0;
+  o.warmup_requests = w.warmup_requests;
+  o.flush_cache = spec.lifecycle.flush_cache;
+  o.timeout_s = spec.lifecycle.request_timeout_s;
+  o.prompt.seed = seed;
+  return o;
+}
+
+std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
+  auto num = [](double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  };
+  std::vector<std::string> a = {"ppsearch",        "bench",
+                                "--url",           o.url,
+                                "--api",           bench::ApiName(o.api),
+                                "--concurrency",   std::to_string(o.concurrency),
+                                "--requests",      std::to_string(o.num_requests),
+                                "--input-tokens",  std::to_string(o.input_tokens),
+                                "--output-tokens", std::to_string(o.output_tokens),
+                                "--seed",          std::to_string(o.prompt.seed),
+                                "--timeout-s",     num(o.timeout_s)};
+  if (o.range_ratio != 1.0) a.insert(a.end(), {"--range-ratio", num(o.range_ratio)});
+  if (o.warmup_requests > 0) a.insert(a.end(), {"--warmup", std::to_string(o.warmup_requests)});
+  if (o.request_rate > 0) a.insert(a.end(), {"--request-rate", num(o.request_rate)});
+  if (o.flush_cache) a.push_back("--flush-cache");
+  return a;
 }
 
 std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::SampleId& sample,
-                                        uint64_t seed) {
+                                        uint64_t seed, const launch::Launcher* launcher) {
   std::vector<std::string> out;
-  for (size_t n = 0; n < spec.cluster.hosts.size(); ++n)
-    out.push_back(spec.cluster.hosts[n].name + ": " +
-                  LaunchCommand(spec, sample.layout, static_cast<int>(n)));
-  out.push_back(spec.cluster.hosts[0].name + ": " + BenchCommand(spec, sample, seed));
+  for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
+    const int node = static_cast<int>(n);
+    NodeCommand c = ServerCommand(spec, sample, node);
+    launch::ServerLaunch l;
+    l.node = node;
+    l.argv = c.argv;
+    l.env = c.env;
+    const std::vector<std::string> argv =
+        launcher != nullptr ? launcher->WrapServer(node, l) : launch::WithEnv(c.env, c.argv);
+    out.push_back(spec.cluster.hosts[n].name + ": " + launch::ShellJoin(argv));
+  }
+  out.push_back(spec.cluster.hosts[0].name + " (bench, built in): " +
+                launch::ShellJoin(BenchArgv(BenchOptionsFor(spec, sample, seed))));
   return out;
 }
 

@@ -1,31 +1,68 @@
 #pragma once
 // The exact commands a sample runs on a real cluster: one SGLang launch per
-// node (inside the container image when the spec names one) and the
-// benchmark client. Dry runs print them; every run records them.
+// node (inside the container image when the spec names one), as an argv
+// vector with its environment, and the benchmark the built-in client runs,
+// as options and as the equivalent `ppsearch bench` command line. Dry runs
+// print them; every run records them (secrets redacted, run/redact.h).
 
 #include <string>
 #include <vector>
 
+#include "bench/bench_client.h"
 #include "evidence/evidence.h"
+#include "launch/launcher.h"
 #include "spec/spec.h"
 
 namespace ppsearch::run {
 
-constexpr int kServerPort = 30000;
-constexpr int kDistInitPort = 5000;
+struct NodeCommand {
+  std::vector<std::string> argv;  // container runtime (if any), then the server and its flags
+  launch::EnvList env;            // [engine.env], placeholders filled
+  // Run on the node after the server is killed, to remove what outlives its
+  // process tree (a container); empty when nothing does.
+  std::vector<std::string> cleanup;
+};
 
-// `python3 -m sglang.launch_server ...` for node `node` of the layout.
-std::string LaunchCommand(const spec::Spec& spec, const spec::LayoutSpec& layout, int node);
+// The launch of `node` for `sample`: [engine] command, SGLang's flags
+// (--model-path, --tp-size, --pp-size, --ep-size, --nnodes, --node-rank,
+// --dist-init-addr, --host, --port), then [engine.args] spelled for
+// [engine] version; {host}, {node_rank}, {sample}, {port}, {spec_dir} (the
+// spec's directory) and {ppsearch} (this binary) filled in.
+NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node);
 
-// `ppsearch bench ...` against node 0 for the sample.
-std::string BenchCommand(const spec::Spec& spec, const evidence::SampleId& sample, uint64_t seed);
+// `[engine.args]` as SGLang flags for `version` ("" = as written): flags
+// renamed in 0.5.14 (cuda-graph-max-bs -> cuda-graph-max-bs-decode,
+// disable-cuda-graph -> cuda-graph-backend-{decode,prefill} disabled).
+std::vector<std::string> EngineArgWords(const spec::EngineSpec& engine);
 
-// Every command of a sample, one per line, prefixed with the host.
+// The benchmark of a sample against node 0.
+bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& sample,
+                                    uint64_t seed);
+// The `ppsearch bench` command that runs the same benchmark.
+std::vector<std::string> BenchArgv(const bench::BenchOptions& options);
+
+// Every command of a sample as one display line each ("<host>: <command>"),
+// the launcher's wrapper included when one is given, then the benchmark.
+// Not redacted: callers pass the lines through a Redactor.
 std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::SampleId& sample,
-                                        uint64_t seed);
+                                        uint64_t seed, const launch::Launcher* launcher);
 
 // The seed of a sample's workload: the spec's seed, varied per repeat so
 // repeats never share prompts.
 uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample);
+
+// http://<node 0 address>:<port>, brackets around an IPv6 address.
+std::string NodeUrl(const spec::Spec& spec, int node);
+
+// This ppsearch binary's absolute path ({ppsearch} in commands).
+std::string SelfExecutable();
+
+// `word` with {host}, {spec_dir} and {ppsearch} filled in for `node`
+// ([cluster] nvidia_smi words).
+std::string FillHostWords(const std::string& word, const spec::Spec& spec, int node);
+
+// A name for a node's server unique within a run (Slurm step, container).
+std::string ServerTag(const std::string& run_id, const evidence::SampleId& sample,
+                      const std::string& host);
 
 }  // namespace ppsearch::run

@@ -9,6 +9,9 @@
 
 #include "ppsearch_version.h"
 #include "run/commands.h"
+#include "run/redact.h"
+#include "run/server_state.h"
+#include "run/verdict.h"
 #include "util/files.h"
 
 namespace ppsearch::run {
@@ -16,28 +19,175 @@ namespace {
 
 using evidence::SampleState;
 
-nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
-  nlohmann::json layouts = nlohmann::json::array();
-  for (const auto& l : spec.sweep.layouts)
-    layouts.push_back({{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}});
-  nlohmann::json args = nlohmann::json::object();
-  for (const auto& [k, v] : spec.engine.args) args[k] = v.text;
+std::string NowIso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
+}
+
+Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
+                     const std::vector<evidence::SampleId>& samples, const SampleEngine& engine) {
+  const Redactor redact(spec);
+  PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), redact.Apply(spec_text)));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.resolved.json"),
+                                      redact.Apply(SpecSummaryJson(spec).dump(2)) + "\n"));
+  std::string commands =
+      "# launcher: " +
+      std::string(o.launcher ? o.launcher->kind()
+                             : "none (" + std::string(engine.kind()) + " engine)") +
+      "\n";
+  for (const auto& s : samples) {
+    commands += "# " + s.str() + "\n";
+    for (const auto& c : SampleCommands(spec, s, SampleSeed(spec, s), o.launcher))
+      commands += redact.Apply(c) + "\n";
+  }
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
+  nlohmann::json calibration = nullptr;
+  if (!o.calibration_json.empty()) {
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("calibration.json"), o.calibration_json));
+    calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
+  }
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : spec.cluster.hosts) hosts.push_back(h.name);
+  std::vector<std::string> overrides;
+  for (const auto& v : o.overrides) overrides.push_back(redact.Apply(v));
+  nlohmann::json run = {
+      {"schema", evidence::kSchemaVersion},
+      {"run_id", std::filesystem::path(paths.root).filename().string()},
+      {"engine", engine.kind()},
+      {"simulated", engine.simulated()},
+      {"launcher", o.launcher ? o.launcher->kind() : ""},
+      {"tool_version", PPSEARCH_VERSION},
+      {"git_sha", PPSEARCH_GIT_SHA},
+      {"spec_path", std::filesystem::absolute(o.spec_path).lexically_normal().string()},
+      {"overrides", overrides},
+      {"hosts", hosts},
+      {"image", spec.engine.image},
+      {"calibration", calibration},
+      {"seeds", {{"workload", spec.workload.seed}}},
+      {"noise",
+       {{"model", "lognormal time stretch per repeat"},
+        {"cv", spec.sim.noise_cv},
+        {"seed", spec.sim.seed}}},
+      {"command_line", redact.Apply(o.command_line)},
+      {"started_at", NowIso()}};
+  return WriteFileAtomic(paths.metadata("run.json"),
+                         run.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id,
+                   const SampleOutput& out) {
+  for (const auto& node : out.nodes) {
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.service(id, node.host), node.log));
+    // No snapshot file when the query failed: analysis names the missing node.
+    if (!node.gpu_csv.empty())
+      PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
+  }
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.raw(id), evidence::RecordsToJsonl(out.records)));
+  // The bench summary is written last: its presence means the sample's files are whole.
+  return WriteFileAtomic(
+      paths.bench(id),
+      out.bench.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// Before a resumed run does anything: stop the servers an earlier process
+// left running, keep the logs of interrupted samples, drop torn temp files.
+Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec) {
+  auto say = [&](const std::string& line) {
+    if (o.notice) o.notice(line);
+  };
+  if (o.launcher != nullptr) {
+    PPS_ASSIGN_OR_RETURN(std::vector<std::string> stopped,
+                         StopLeftoverServers(paths, *o.launcher, spec.lifecycle.stop_grace_s,
+                                             spec.lifecycle.host_timeout_s));
+    for (const auto& line : stopped) say(line);
+  } else {
+    PPS_ASSIGN_OR_RETURN(auto left, LoadServerStates(paths));
+    if (!left.empty())
+      return MakeError(paths.server_state_dir() + " lists servers of a real engine (" +
+                       left[0].Describe() + "); resume with the same engine");
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(paths.live_dir(), ec) &&
+      !std::filesystem::is_empty(paths.live_dir(), ec)) {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
+    const std::string kept = paths.root + "/interrupted/" + buf;
+    PPS_RETURN_IF_ERROR(MakeDirs(DirName(kept)));
+    std::filesystem::rename(paths.live_dir(), kept, ec);
+    if (ec)
+      return MakeError("cannot move " + paths.live_dir() + " to " + kept + ": " + ec.message());
+    say("kept the server logs of the interrupted sample under " + kept);
+  }
+  const int removed = RemoveStrayTempFiles(paths.root);
+  if (removed > 0) say("removed " + std::to_string(removed) + " unfinished temporary file(s)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
+  nlohmann::json layouts = nlohmann::json::array();
+  for (const auto& l : spec.sweep.layouts) layouts.push_back(LayoutJson(l));
+  nlohmann::json args = nlohmann::json::object();
+  for (const auto& [k, v] : spec.engine.args) args[k] = v.text;
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : spec.engine.env)
+    env[k] = IsSecretEnvName(k, spec.engine) ? std::string(kRedacted) : v;
+  nlohmann::json hosts = nlohmann::json::array();
+  for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
+    const auto& h = spec.cluster.hosts[n];
+    hosts.push_back({{"name", h.name},
+                     {"address", spec.cluster.Address(static_cast<int>(n))},
+                     {"server_port", spec.cluster.ServerPort(static_cast<int>(n))},
+                     {"ssh_user", h.ssh_user},
+                     {"ssh_port", h.ssh_port},
+                     {"ssh_key", h.ssh_key}});
+  }
+  const auto& lc = spec.lifecycle;
+  nlohmann::json baseline = {{"layout", nullptr},
+                             {"import_csv", spec.baseline.import_csv},
+                             {"import_run", spec.baseline.import_run}};
+  if (spec.baseline.layout) baseline["layout"] = LayoutJson(*spec.baseline.layout);
   return {{"experiment",
            {{"name", spec.experiment.name}, {"results_dir", spec.experiment.results_dir}}},
           {"cluster",
            {{"hosts", hosts},
             {"gpus_per_node", spec.cluster.gpus_per_node},
             {"hardware", spec.cluster.hardware},
-            {"launcher", spec.cluster.launcher}}},
+            {"launcher", spec.cluster.launcher},
+            {"dist_init_port", spec.cluster.dist_init_port},
+            {"nvidia_smi", spec.cluster.nvidia_smi},
+            {"ssh", {{"options", spec.cluster.ssh_options}, {"config", spec.cluster.ssh_config}}},
+            {"slurm",
+             {{"srun_args", spec.cluster.slurm.srun_args},
+              {"sbatch_args", spec.cluster.slurm.sbatch_args},
+              {"partition", spec.cluster.slurm.partition},
+              {"account", spec.cluster.slurm.account},
+              {"time_limit", spec.cluster.slurm.time_limit}}}}},
           {"engine",
            {{"kind", spec.engine.kind},
+            {"command", spec.engine.command},
             {"image", spec.engine.image},
+            {"container", spec.engine.container},
+            {"container_args", spec.engine.container_args},
             {"model_path", spec.engine.model_path},
             {"model_config", spec.engine.model_config},
             {"version", spec.engine.version},
-            {"args", args}}},
+            {"args", args},
+            {"env", env},
+            {"secret_env", spec.engine.secret_env}}},
           {"sweep",
            {{"layouts", layouts},
             {"concurrency", spec.sweep.concurrency},
@@ -49,77 +199,30 @@ nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
             {"seed", spec.workload.seed},
             {"input_distribution", spec.workload.input_distribution},
             {"range_ratio", spec.workload.range_ratio},
+            {"unique_prompts", spec.workload.unique_prompts},
+            {"warmup_requests", spec.workload.warmup_requests},
             {"request_rate", spec.workload.request_rate}}},
+          {"baseline", baseline},
           {"decision",
            {{"objective", spec.decision.objective},
             {"min_headroom_mib", spec.decision.min_headroom_mib},
             {"max_repeat_spread", spec.decision.max_repeat_spread},
             {"failure_policy", spec.decision.failure_policy}}},
+          {"lifecycle",
+           {{"host_timeout_s", lc.host_timeout_s},
+            {"start_timeout_s", lc.start_timeout_s},
+            {"poll_interval_s", lc.poll_interval_s},
+            {"request_timeout_s", lc.request_timeout_s},
+            {"bench_timeout_s", lc.bench_timeout_s},
+            {"stop_grace_s", lc.stop_grace_s},
+            {"memory_release_timeout_s", lc.memory_release_timeout_s},
+            {"memory_release_mib", lc.memory_release_mib},
+            {"preflight_gpu_mib", lc.preflight_gpu_mib},
+            {"min_window_s", lc.min_window_s},
+            {"reuse_server", lc.reuse_server},
+            {"flush_cache", lc.flush_cache}}},
           {"sim", {{"noise_cv", spec.sim.noise_cv}, {"seed", spec.sim.seed}}}};
 }
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
-                     const std::vector<evidence::SampleId>& samples, const SampleEngine& engine) {
-  PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), spec_text));
-  PPS_RETURN_IF_ERROR(
-      WriteFileAtomic(paths.metadata("spec.resolved.json"), SpecSummaryJson(spec).dump(2) + "\n"));
-  std::string commands;
-  for (const auto& s : samples) {
-    commands += "# " + s.str() + "\n";
-    for (const auto& c : SampleCommands(spec, s, SampleSeed(spec, s))) commands += c + "\n";
-  }
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
-  nlohmann::json calibration = nullptr;
-  if (!o.calibration_json.empty()) {
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("calibration.json"), o.calibration_json));
-    calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
-  }
-  nlohmann::json hosts = nlohmann::json::array();
-  for (const auto& h : spec.cluster.hosts) hosts.push_back(h.name);
-  nlohmann::json run = {
-      {"schema", evidence::kSchemaVersion},
-      {"run_id", std::filesystem::path(paths.root).filename().string()},
-      {"engine", engine.kind()},
-      {"simulated", engine.simulated()},
-      {"tool_version", PPSEARCH_VERSION},
-      {"git_sha", PPSEARCH_GIT_SHA},
-      {"spec_path", std::filesystem::absolute(o.spec_path).lexically_normal().string()},
-      {"overrides", o.overrides},
-      {"hosts", hosts},
-      {"image", spec.engine.image},
-      {"calibration", calibration},
-      {"seeds", {{"workload", spec.workload.seed}}},
-      {"noise",
-       {{"model", "lognormal time stretch per repeat"},
-        {"cv", spec.sim.noise_cv},
-        {"seed", spec.sim.seed}}},
-      {"command_line", o.command_line},
-      {"started_at", NowIso()}};
-  return WriteFileAtomic(paths.metadata("run.json"), run.dump(2) + "\n");
-}
-
-Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id,
-                   const SampleOutput& out) {
-  for (const auto& node : out.nodes) {
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.service(id, node.host), node.log));
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
-  }
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.raw(id), evidence::RecordsToJsonl(out.records)));
-  // The bench summary is written last: its presence means the sample's files are whole.
-  return WriteFileAtomic(paths.bench(id), out.bench.dump(2) + "\n");
-}
-
-}  // namespace
 
 std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan) {
   std::vector<evidence::SampleId> out;
@@ -154,18 +257,33 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     outcome.run_dir = o.resume_dir;
     if (!std::filesystem::exists(evidence::RunPaths{o.resume_dir}.metadata("run.json")))
       return MakeError(o.resume_dir + ": not a ppsearch run directory (no metadata/run.json)");
-    PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(evidence::RunPaths{o.resume_dir}));
-    for (const auto& [sample, state] : states)
-      if (state == SampleState::kCompleted) done.insert(sample);
+  } else if (!o.run_id.empty()) {
+    outcome.run_dir = spec.experiment.results_dir + "/" + o.run_id;
+    if (std::filesystem::exists(outcome.run_dir))
+      return MakeError("run directory " + outcome.run_dir +
+                       " already exists; continue it with --resume " + outcome.run_dir +
+                       " or choose another --run-id");
   } else {
     outcome.run_dir = NewRunDir(spec.experiment.results_dir, spec.experiment.name);
   }
   const evidence::RunPaths paths{outcome.run_dir};
-  if (o.resume_dir.empty()) PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine));
+  // One process per run directory: a second one would run samples twice.
+  PPS_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                       LockExclusive(paths.lock(), "run directory " + outcome.run_dir));
+  if (!o.resume_dir.empty()) {
+    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec));
+    PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
+    for (const auto& [sample, state] : states)
+      if (state == SampleState::kCompleted) done.insert(sample);
+  } else {
+    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine));
+  }
+  const std::string run_id = std::filesystem::path(outcome.run_dir).filename().string();
 
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;
-  for (const auto& id : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const evidence::SampleId& id = samples[i];
     if (done.count(id.str())) {
       ++outcome.skipped;
       continue;
@@ -185,7 +303,13 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     const plan::LayoutPlan* lp = nullptr;
     for (const auto& l : plan.layouts)
       if (l.layout == id.layout) lp = &l;
-    Result<SampleOutput> out = engine.Run(SampleContext{id, lp, SampleSeed(spec, id)});
+    SampleContext ctx{id, lp, SampleSeed(spec, id), &paths, run_id, false};
+    for (size_t j = i + 1; j < samples.size(); ++j) {
+      if (done.count(samples[j].str())) continue;
+      ctx.next_same_layout = samples[j].layout == id.layout;
+      break;
+    }
+    Result<SampleOutput> out = engine.Run(ctx);
     if (!out.ok()) {
       // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
       PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
@@ -193,10 +317,19 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       continue;
     }
     PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out));
-    PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kCompleted));
+    const Verdict v = DecideVerdict(spec, id, *out);
+    if (v.name != kVerdictOk) ++outcome.not_ok;
+    PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kCompleted,
+                                                 {{"verdict", v.name}, {"detail", v.detail}}));
     ++outcome.completed;
     ++ran;
     if (o.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
+  }
+  engine.Finish();
+  // Every log is in service/ now; the streamed copies are no longer needed.
+  if (!outcome.interrupted) {
+    std::error_code ec;
+    std::filesystem::remove_all(paths.live_dir(), ec);
   }
   return outcome;
 }

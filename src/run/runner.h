@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "launch/launcher.h"
 #include "plan/plan.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
@@ -22,8 +23,13 @@ struct RunOptions {
   std::string command_line;                 // recorded for "how to reproduce"
   std::string calibration_json;             // the calibration file's text ("" for none)
   std::string resume_dir;                   // "" for a new run
+  std::string run_id;                       // "" for <name>-<UTC time>; ignored with resume_dir
   int pace_ms = 0;                          // sleep after each sample (demos, interruption tests)
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM
+  // The real engine's launcher: a resume first stops what an earlier
+  // process left running through it. nullptr for the simulated engine.
+  launch::Launcher* launcher = nullptr;
+  std::function<void(const std::string&)> notice;  // one line for the user (stderr)
 };
 
 struct RunProgress {
@@ -37,6 +43,7 @@ struct RunProgress {
 struct RunOutcome {
   std::string run_dir;
   int completed = 0;
+  int not_ok = 0;   // completed with a verdict other than ok
   int skipped = 0;  // already completed before a resume
   int total = 0;
   bool interrupted = false;
@@ -47,6 +54,10 @@ std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan
 
 // "<name>-YYYYMMDD-HHMMSS" (UTC); a suffix -2, -3, ... when taken.
 std::string NewRunDir(const std::string& results_dir, const std::string& name);
+
+// Everything the run directory records about the spec (spec.resolved.json),
+// secrets redacted.
+nlohmann::json SpecSummaryJson(const spec::Spec& spec);
 
 Result<RunOutcome> RunSamples(const RunOptions& options, const spec::Spec& spec,
                               const plan::Plan& plan, SampleEngine& engine,

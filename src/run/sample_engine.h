@@ -17,7 +17,10 @@ namespace ppsearch::run {
 struct SampleContext {
   evidence::SampleId id;
   const plan::LayoutPlan* plan = nullptr;
-  uint64_t workload_seed = 1;  // differs per repeat: no prefix reuse across repeats
+  uint64_t workload_seed = 1;                 // differs per repeat: no prefix reuse across repeats
+  const evidence::RunPaths* paths = nullptr;  // the run directory (live logs, server state)
+  std::string run_id;
+  bool next_same_layout = false;  // the sample after this one uses the same layout
 };
 
 struct NodeEvidence {
@@ -26,10 +29,21 @@ struct NodeEvidence {
   std::string gpu_csv;  // nvidia-smi CSV after the sample
 };
 
+// The engine's own verdict of a sample, from what it saw of the servers
+// (the evidence adds requests_failed and log_findings, analysis/sample.h).
+// Names as the manifest records them.
+inline constexpr const char* kVerdictOk = "ok";
+inline constexpr const char* kVerdictFailedToStart = "engine_failed_to_start";
+inline constexpr const char* kVerdictDied = "engine_died";
+inline constexpr const char* kVerdictTimeout = "timeout";
+inline constexpr const char* kVerdictPreflight = "preflight_failed";
+
 struct SampleOutput {
   std::vector<workload::RequestRecord> records;
   std::vector<NodeEvidence> nodes;
   nlohmann::json bench;  // per-sample benchmark summary
+  std::string verdict = kVerdictOk;
+  std::string detail;  // a sentence: what went wrong, on which node
 };
 
 class SampleEngine {
@@ -40,6 +54,8 @@ class SampleEngine {
   // Expected failures of the engine (a server that never became ready) come
   // back as errors; failures of requests are in the records.
   virtual Result<SampleOutput> Run(const SampleContext& context) = 0;
+  // After the last sample (or an interruption): stop whatever is still running.
+  virtual void Finish() {}
 };
 
 }  // namespace ppsearch::run

@@ -1,10 +1,15 @@
 // [cluster]: the hosts, their GPUs, and how to reach them.
 //
+// A host is a name, or an inline table that also gives its address and HTTP
+// port (several "nodes" on one machine for a rehearsal):
+//   hosts = ["601", "602"]
+//   hosts = [{name = "n0", address = "127.0.0.1"}, {name = "n1", address = "127.0.0.2"}]
 // Per-host SSH settings live under [cluster.ssh]: its user/port/key keys are
 // defaults for every host, and a sub-table per host name overrides them and
 // may set the address:
 //   [cluster.ssh]
 //   user = "serving"
+//   options = ["StrictHostKeyChecking=yes"]
 //   [cluster.ssh.601]
 //   address = "10.0.6.1"
 
@@ -12,6 +17,7 @@
 
 #include "spec/sections.h"
 #include "util/files.h"
+#include "util/host_name.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -22,11 +28,64 @@ struct SshSettings {
   std::string key;
 };
 
+// The user name reaches ssh's command line as `-l USER`; keep it to what
+// POSIX allows in a login name.
+bool IsSafeUser(const std::string& user) {
+  if (user.empty() || user.front() == '-') return false;
+  for (char c : user)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
+  return true;
+}
+
 Status ReadSshSettings(const TableReader& table, SshSettings* out) {
   PPS_RETURN_IF_ERROR(table.String("user", &out->user, Need::kOptional));
+  if (table.Find("user") != nullptr && !IsSafeUser(out->user))
+    return KeyError(
+        table.KeyLoc("user"),
+        "expected a login name (letters, digits, '.', '_', '-'), got '" + out->user + "'");
   PPS_RETURN_IF_ERROR(table.Int("port", &out->port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(table.String("key", &out->key, Need::kOptional));
   return Status::Ok();
+}
+
+Status CheckAddress(const std::string& address, const SourceLoc& loc) {
+  if (!IsValidHostAddress(address))
+    return KeyError(loc, "expected " + HostAddressRule() + ", got '" + address + "'");
+  return Status::Ok();
+}
+
+Result<HostSpec> ReadHostEntry(const TableReader& section, const toml::node& entry,
+                               const SourceLoc& loc) {
+  HostSpec host;
+  host.origin = loc;
+  if (const toml::table* t = entry.as_table()) {
+    TableReader table(section.source(), *t, loc.key);
+    PPS_RETURN_IF_ERROR(table.CheckKeys({"name", "address", "server_port"}));
+    PPS_RETURN_IF_ERROR(table.String("name", &host.name, Need::kRequired));
+    PPS_RETURN_IF_ERROR(table.String("address", &host.address, Need::kOptional));
+    PPS_RETURN_IF_ERROR(table.Int("server_port", &host.server_port, Need::kOptional, 1, 65535));
+    if (table.Find("address") != nullptr)
+      PPS_RETURN_IF_ERROR(CheckAddress(host.address, table.KeyLoc("address")));
+    host.origin = table.KeyLoc("name");
+  } else if (entry.is_string()) {
+    host.name = entry.as_string()->get();
+  } else {
+    return KeyError(loc, "expected a host name or {name = \"...\", address = \"...\"}, got " +
+                             DescribeType(entry));
+  }
+  // Host names become evidence file names and command words.
+  if (!IsValidHostName(host.name))
+    return KeyError(host.origin, "expected " + HostNameRule() + ", got '" + host.name + "'");
+  if (host.address.empty()) {
+    host.address = host.name;
+    if (!IsValidHostAddress(host.address))
+      return KeyError(host.origin, "'" + host.name +
+                                       "' is not a reachable address; give "
+                                       "{name = \"" +
+                                       host.name + "\", address = \"...\"}");
+  }
+  return host;
 }
 
 Status ReadHosts(const TableReader& section, std::vector<HostSpec>* hosts) {
@@ -38,16 +97,11 @@ Status ReadHosts(const TableReader& section, std::vector<HostSpec>* hosts) {
     const toml::node& entry = *list->get(i);
     SourceLoc loc = section.source().Locate(
         entry.source(), section.KeyLoc("hosts").key + "[" + std::to_string(i) + "]");
-    PPS_ASSIGN_OR_RETURN(std::string name, ToString(entry, loc));
-    if (name.empty()) return KeyError(loc, "expected a non-empty host name");
-    auto same = [&](const HostSpec& h) { return h.name == name; };
+    PPS_ASSIGN_OR_RETURN(HostSpec host, ReadHostEntry(section, entry, loc));
+    auto same = [&](const HostSpec& h) { return h.name == host.name; };
     if (std::any_of(hosts->begin(), hosts->end(), same)) {
-      return KeyError(loc, "host '" + name + "' is listed twice");
+      return KeyError(host.origin, "host '" + host.name + "' is listed twice");
     }
-    HostSpec host;
-    host.name = name;
-    host.address = name;
-    host.origin = loc;
     hosts->push_back(std::move(host));
   }
   return Status::Ok();
@@ -55,11 +109,12 @@ Status ReadHosts(const TableReader& section, std::vector<HostSpec>* hosts) {
 
 // Host names are keys of [cluster.ssh] next to the defaults, so the set of
 // known keys depends on cluster.hosts.
-Status ReadSsh(const TableReader& section, std::vector<HostSpec>* hosts) {
+Status ReadSsh(const TableReader& section, const std::string& base_dir, ClusterSpec* cluster) {
+  std::vector<HostSpec>* hosts = &cluster->hosts;
   PPS_ASSIGN_OR_RETURN(const toml::table* ssh, section.Table("ssh", Need::kOptional));
   if (ssh == nullptr) return Status::Ok();
   TableReader ssh_table(section.source(), *ssh, JoinKey(section.key_path(), "ssh"));
-  std::vector<std::string> known = {"user", "port", "key"};
+  std::vector<std::string> known = {"user", "port", "key", "options", "config"};
   for (const auto& host : *hosts) known.push_back(host.name);
   // A per-host table for a host the cluster does not list is a stale or
   // misspelt name; say so rather than just "unknown key".
@@ -71,9 +126,22 @@ Status ReadSsh(const TableReader& section, std::vector<HostSpec>* hosts) {
     }
   }
   PPS_RETURN_IF_ERROR(ssh_table.CheckKeys(known));
+  PPS_RETURN_IF_ERROR(ssh_table.StringList("options", &cluster->ssh_options, false));
+  for (size_t i = 0; i < cluster->ssh_options.size(); ++i) {
+    const std::string& o = cluster->ssh_options[i];
+    if (o.find('=') == std::string::npos || o.front() == '-')
+      return KeyError(ssh_table.KeyLoc("options"),
+                      "expected ssh options as Name=value (e.g. \"StrictHostKeyChecking=yes\"), "
+                      "got '" +
+                          o + "'");
+  }
+  PPS_RETURN_IF_ERROR(ssh_table.String("config", &cluster->ssh_config, Need::kOptional));
+  if (!cluster->ssh_config.empty())
+    cluster->ssh_config = ResolvePath(base_dir, cluster->ssh_config);
 
   SshSettings defaults;
   PPS_RETURN_IF_ERROR(ReadSshSettings(ssh_table, &defaults));
+  if (!defaults.key.empty()) defaults.key = ResolvePath(base_dir, defaults.key);
   for (auto& host : *hosts) {
     SshSettings settings = defaults;
     PPS_ASSIGN_OR_RETURN(const toml::table* per_host,
@@ -81,11 +149,12 @@ Status ReadSsh(const TableReader& section, std::vector<HostSpec>* hosts) {
     if (per_host != nullptr) {
       TableReader host_table(section.source(), *per_host, JoinKey(ssh_table.key_path(), host.name));
       PPS_RETURN_IF_ERROR(host_table.CheckKeys({"address", "user", "port", "key"}));
-      PPS_RETURN_IF_ERROR(host_table.String("address", &host.address, Need::kOptional));
-      PPS_RETURN_IF_ERROR(ReadSshSettings(host_table, &settings));
-      if (host.address.empty()) {
-        return KeyError(host_table.KeyLoc("address"), "expected a non-empty address");
+      if (host_table.Find("address") != nullptr) {
+        PPS_RETURN_IF_ERROR(host_table.String("address", &host.address, Need::kRequired));
+        PPS_RETURN_IF_ERROR(CheckAddress(host.address, host_table.KeyLoc("address")));
       }
+      PPS_RETURN_IF_ERROR(ReadSshSettings(host_table, &settings));
+      if (host_table.Find("key") != nullptr) settings.key = ResolvePath(base_dir, settings.key);
     }
     host.ssh_user = settings.user;
     host.ssh_port = settings.port;
@@ -94,10 +163,33 @@ Status ReadSsh(const TableReader& section, std::vector<HostSpec>* hosts) {
   return Status::Ok();
 }
 
+Status ReadSlurm(const TableReader& section, SlurmSpec* out) {
+  PPS_ASSIGN_OR_RETURN(const toml::table* t, section.Table("slurm", Need::kOptional));
+  if (t == nullptr) return Status::Ok();
+  TableReader slurm(section.source(), *t, JoinKey(section.key_path(), "slurm"));
+  PPS_RETURN_IF_ERROR(
+      slurm.CheckKeys({"srun_args", "sbatch_args", "partition", "account", "time_limit"}));
+  out->origin = slurm.origin();
+  PPS_RETURN_IF_ERROR(slurm.StringList("srun_args", &out->srun_args, false));
+  PPS_RETURN_IF_ERROR(slurm.StringList("sbatch_args", &out->sbatch_args, false));
+  PPS_RETURN_IF_ERROR(slurm.String("partition", &out->partition, Need::kOptional));
+  PPS_RETURN_IF_ERROR(slurm.String("account", &out->account, Need::kOptional));
+  PPS_RETURN_IF_ERROR(slurm.String("time_limit", &out->time_limit, Need::kOptional));
+  for (const std::string* v : {&out->partition, &out->account, &out->time_limit})
+    if (v->find('\n') != std::string::npos)
+      return KeyError(slurm.origin(), "values must be one line (they become #SBATCH lines)");
+  for (const auto& a : out->sbatch_args)
+    if (a.find('\n') != std::string::npos)
+      return KeyError(slurm.KeyLoc("sbatch_args"),
+                      "values must be one line (they become #SBATCH lines)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadCluster(const TableReader& section, const std::string& base_dir, ClusterSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"hosts", "gpus_per_node", "hardware", "launcher", "ssh"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys({"hosts", "gpus_per_node", "hardware", "launcher", "ssh",
+                                         "slurm", "server_port", "dist_init_port", "nvidia_smi"}));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(ReadHosts(section, &out->hosts));
   PPS_RETURN_IF_ERROR(section.Int("gpus_per_node", &out->gpus_per_node, Need::kOptional, 1));
@@ -111,7 +203,12 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
     out->hardware = ResolvePath(base_dir, out->hardware);
   }
   PPS_RETURN_IF_ERROR(section.Enum("launcher", &out->launcher, {"local", "ssh", "slurm"}));
-  return ReadSsh(section, &out->hosts);
+  PPS_RETURN_IF_ERROR(section.Int("server_port", &out->server_port, Need::kOptional, 1, 65535));
+  PPS_RETURN_IF_ERROR(
+      section.Int("dist_init_port", &out->dist_init_port, Need::kOptional, 1, 65535));
+  PPS_RETURN_IF_ERROR(section.StringList("nvidia_smi", &out->nvidia_smi, true));
+  PPS_RETURN_IF_ERROR(ReadSlurm(section, &out->slurm));
+  return ReadSsh(section, base_dir, out);
 }
 
 }  // namespace ppsearch::spec

@@ -1,6 +1,7 @@
 // [engine]: what runs on every node, and the server flags every layout shares.
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "spec/sections.h"
@@ -103,10 +104,21 @@ Status ReadArgs(const TableReader& args, EngineSpec* out) {
   return Status::Ok();
 }
 
+bool IsEnvName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 Status ReadEnv(const TableReader& env, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(env)) {
     const std::string name(key->str());
     SourceLoc loc = env.source().Locate(node->source(), JoinKey(env.key_path(), name));
+    if (!IsEnvName(name))
+      return PositionError(loc, "'" + JoinKey(env.key_path(), name) +
+                                    "' is not an environment variable name (letters, digits "
+                                    "and '_', not starting with a digit)");
     std::string value;
     // Numbers are common in environment variables (NCCL_IB_DISABLE = 1).
     if (const auto* i = node->as_integer()) {
@@ -119,18 +131,46 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
   return Status::Ok();
 }
 
+// The placeholders a command word may hold; anything else in braces is a typo.
+Status CheckPlaceholders(const std::vector<std::string>& words, const SourceLoc& loc) {
+  static const std::vector<std::string> known = {"{host}", "{node_rank}", "{sample}",
+                                                 "{port}", "{spec_dir}",  "{ppsearch}"};
+  for (const std::string& w : words) {
+    for (size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
+      const size_t close = w.find('}', open);
+      if (close == std::string::npos) continue;
+      const std::string p = w.substr(open, close - open + 1);
+      if (std::find(known.begin(), known.end(), p) == known.end())
+        return KeyError(
+            loc, "unknown placeholder '" + p +
+                     "' (known: {host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out) {
   PPS_RETURN_IF_ERROR(
-      section.CheckKeys({"kind", "image", "model_path", "model_config", "version", "args", "env"}));
+      section.CheckKeys({"kind", "command", "image", "container", "container_args", "secret_env",
+                         "model_path", "model_config", "version", "args", "env"}));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Enum("kind", &out->kind, {"sglang"}));
+  PPS_RETURN_IF_ERROR(section.StringList("command", &out->command, true));
+  PPS_RETURN_IF_ERROR(CheckPlaceholders(out->command, section.KeyLoc("command")));
   PPS_RETURN_IF_ERROR(section.String("image", &out->image, Need::kOptional));
+  PPS_RETURN_IF_ERROR(
+      section.Enum("container", &out->container, {"docker", "podman", "apptainer", "enroot"}));
+  PPS_RETURN_IF_ERROR(section.StringList("container_args", &out->container_args, false));
+  PPS_RETURN_IF_ERROR(section.StringList("secret_env", &out->secret_env, false));
   PPS_RETURN_IF_ERROR(section.String("model_path", &out->model_path, Need::kOptional));
   PPS_RETURN_IF_ERROR(section.String("model_config", &out->model_config, Need::kRequired));
   out->model_config = ResolvePath(base_dir, out->model_config);
   PPS_RETURN_IF_ERROR(section.String("version", &out->version, Need::kOptional));
+  if (!out->version.empty() && !ParseVersion(out->version))
+    return KeyError(section.KeyLoc("version"),
+                    "expected an SGLang version such as \"0.5.18\", got '" + out->version + "'");
 
   PPS_ASSIGN_OR_RETURN(const toml::table* args, section.Table("args", Need::kOptional));
   if (args != nullptr) {

@@ -22,6 +22,7 @@ Status ReadWorkload(const TableReader& section, WorkloadSpec* out);
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
 Status ReadDecision(const TableReader& section, DecisionSpec* out);
 Status ReadSim(const TableReader& section, SimSpec* out);
+Status ReadLifecycle(const TableReader& section, LifecycleSpec* out);
 
 // {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`
 // (the tuple's position and dotted key) becomes the layout's origin.

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <cctype>
 #include <charconv>
 #include <string_view>
 
@@ -14,6 +15,23 @@ std::string_view StripDashes(std::string_view flag) {
 }
 
 }  // namespace
+
+std::optional<std::vector<int>> ParseVersion(const std::string& text) {
+  std::string_view v = text;
+  if (!v.empty() && (v.front() == 'v' || v.front() == 'V')) v.remove_prefix(1);
+  std::vector<int> parts;
+  while (!v.empty() && std::isdigit(static_cast<unsigned char>(v.front()))) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc()) return std::nullopt;
+    parts.push_back(n);
+    v.remove_prefix(static_cast<size_t>(ptr - v.data()));
+    if (v.empty() || v.front() != '.') break;
+    v.remove_prefix(1);
+  }
+  if (parts.empty()) return std::nullopt;
+  return parts;
+}
 
 std::string LayoutSpec::Label() const {
   return "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);

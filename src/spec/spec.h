@@ -25,11 +25,22 @@ struct LayoutSpec {
 };
 
 struct HostSpec {
-  std::string name;      // as the user names it, e.g. "601"
-  std::string address;   // where to reach it; defaults to name
+  std::string name;      // as the user names it, e.g. "601"; a host name, safe as a file name
+  std::string address;   // where to reach it (host name or IP address); defaults to name
+  int server_port = 0;   // this node's HTTP port; 0: cluster.server_port
   std::string ssh_user;  // empty: current user
   int ssh_port = 22;
   std::string ssh_key;  // empty: ssh's default
+  SourceLoc origin;
+};
+
+// [cluster.slurm]: how the slurm launcher runs inside (or submits) an allocation.
+struct SlurmSpec {
+  std::vector<std::string> srun_args;    // extra srun words, e.g. ["--mpi=none"]
+  std::vector<std::string> sbatch_args;  // extra #SBATCH lines for --slurm-submit
+  std::string partition;
+  std::string account;
+  std::string time_limit;  // sbatch --time, e.g. "04:00:00"
   SourceLoc origin;
 };
 
@@ -38,9 +49,23 @@ struct ClusterSpec {
   int gpus_per_node = 8;
   std::string hardware = "rtx-6000d";  // profile name or path
   std::string launcher = "local";      // local | ssh | slurm
+  int server_port = 30000;             // HTTP port of every node's server
+  int dist_init_port = 5000;           // node 0's --dist-init-addr port
+  // The GPU query program on every host, before nvidia-smi's own flags
+  // (a rehearsal names `ppsearch smi-sim ...` here).
+  std::vector<std::string> nvidia_smi = {"nvidia-smi"};
+  std::vector<std::string> ssh_options;  // extra `ssh -o` options, e.g. "StrictHostKeyChecking=yes"
+  std::string ssh_config;                // `ssh -F` file, resolved absolute; empty: ssh's default
+  SlurmSpec slurm;
   SourceLoc origin;
 
   int world_size() const { return static_cast<int>(hosts.size()) * gpus_per_node; }
+  int ServerPort(int node) const {
+    return hosts[node].server_port > 0 ? hosts[node].server_port : server_port;
+  }
+  const std::string& Address(int node) const {
+    return hosts[node].address.empty() ? hosts[node].name : hosts[node].address;
+  }
 };
 
 // A server flag value as written in TOML (`chunked-prefill-size = 8192`,
@@ -54,9 +79,21 @@ struct ArgValue {
   SourceLoc origin;
 };
 
+// "0.5.18" (a leading 'v' and a suffix such as ".post1" or "rc2" allowed) as
+// {0, 5, 18}; nullopt when it does not start with numbers.
+std::optional<std::vector<int>> ParseVersion(const std::string& text);
+
 struct EngineSpec {
   std::string kind = "sglang";
-  std::string image;         // container image; empty: run on the host
+  // The server program; SGLang's launch flags follow it. Words may hold
+  // {host}, {node_rank}, {sample} and {port}, filled per node and sample.
+  std::vector<std::string> command = {"python3", "-m", "sglang.launch_server"};
+  std::string image;                        // container image; empty: run on the host
+  std::string container = "docker";         // docker | podman | apptainer | enroot (with image)
+  std::vector<std::string> container_args;  // extra words for the container runtime
+  // Environment variables whose values are secrets, on top of every name
+  // holding TOKEN, KEY, SECRET or PASSWORD: redacted wherever ppsearch writes.
+  std::vector<std::string> secret_env;
   std::string model_path;    // path the server loads
   std::string model_config;  // config.json (or directory) for planning, resolved to absolute
   std::string version;       // engine version, e.g. "0.5.18" (chooses flag spellings)
@@ -131,6 +168,24 @@ struct SimSpec {
   SourceLoc origin;
 };
 
+// [lifecycle]: the timeouts and thresholds of each real sample (see README,
+// "Lifecycle of a sample"). Seconds and MiB.
+struct LifecycleSpec {
+  double host_timeout_s = 30;             // one command on a host (ssh, nvidia-smi, kill)
+  double start_timeout_s = 1800;          // launch to ready (MoE weights load slowly)
+  double poll_interval_s = 2;             // readiness and memory polls
+  double request_timeout_s = 3600;        // one benchmark request, send to last byte
+  double bench_timeout_s = 0;             // the whole benchmark; 0: derived from the workload
+  double stop_grace_s = 30;               // SIGTERM to SIGKILL
+  double memory_release_timeout_s = 180;  // after stop, until every GPU is under the threshold
+  double memory_release_mib = 1024;       // "released": used memory per GPU at most this
+  double preflight_gpu_mib = 1024;        // another process holding more fails preflight
+  double min_window_s = 0;                // a shorter measured window is not a valid sample
+  bool reuse_server = false;              // one server per layout, cache flushed between samples
+  bool flush_cache = true;                // POST /flush_cache before each sample
+  SourceLoc origin;
+};
+
 struct ExperimentSpec {
   std::string name;
   std::string results_dir = "results";  // resolved relative to the spec file
@@ -147,6 +202,7 @@ struct Spec {
   WorkloadSpec workload;
   BaselineSpec baseline;
   DecisionSpec decision;
+  LifecycleSpec lifecycle;
   SimSpec sim;
   // Where every key and array element was written, by dotted path
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),

@@ -62,13 +62,14 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   spec.path = source.path();
   spec.base_dir = base_dir;
   TableReader root(source, root_table, "");
-  PPS_RETURN_IF_ERROR(root.CheckKeys(
-      {"experiment", "cluster", "engine", "sweep", "workload", "baseline", "decision", "sim"}));
+  PPS_RETURN_IF_ERROR(root.CheckKeys({"experiment", "cluster", "engine", "sweep", "workload",
+                                      "baseline", "decision", "lifecycle", "sim"}));
   // Sections without a table keep a file-level origin so messages still name the file.
   SourceLoc file_only;
   file_only.file = source.path();
   spec.baseline.origin = file_only;
   spec.decision.origin = file_only;
+  spec.lifecycle.origin = file_only;
 
   PPS_RETURN_IF_ERROR(ReadSection(root, "experiment", Need::kRequired, [&](const TableReader& t) {
     return ReadExperiment(t, base_dir, &spec.experiment);
@@ -90,6 +91,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "decision", Need::kOptional, [&](const TableReader& t) {
     return ReadDecision(t, &spec.decision);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "lifecycle", Need::kOptional, [&](const TableReader& t) {
+    return ReadLifecycle(t, &spec.lifecycle);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional,
                                   [&](const TableReader& t) { return ReadSim(t, &spec.sim); }));

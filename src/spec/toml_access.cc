@@ -236,6 +236,26 @@ Status TableReader::Bool(std::string_view key, bool* out) const {
   return Status::Ok();
 }
 
+Status TableReader::StringList(std::string_view key, std::vector<std::string>* out,
+                               bool non_empty) const {
+  const toml::node* node = Find(key);
+  if (node == nullptr) return Status::Ok();
+  const auto* array = node->as_array();
+  if (array == nullptr) {
+    return KeyError(KeyLoc(key), "expected an array of strings, got " + DescribeType(*node));
+  }
+  if (non_empty && array->empty()) return KeyError(KeyLoc(key), "expected a non-empty array");
+  std::vector<std::string> values;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const SourceLoc loc = source_.Locate(array->get(i)->source(),
+                                         JoinKey(key_path_, key) + "[" + std::to_string(i) + "]");
+    PPS_ASSIGN_OR_RETURN(std::string value, ToString(*array->get(i), loc));
+    values.push_back(std::move(value));
+  }
+  *out = std::move(values);
+  return Status::Ok();
+}
+
 Status TableReader::Enum(std::string_view key, std::string* out,
                          const std::vector<std::string>& allowed) const {
   std::string value = *out;

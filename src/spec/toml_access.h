@@ -94,6 +94,8 @@ class TableReader {
   // Required strings must also be non-empty.
   Status String(std::string_view key, std::string* out, Need need) const;
   Status Bool(std::string_view key, bool* out) const;
+  // An array of strings (a command, a list of names); `non_empty` rejects [].
+  Status StringList(std::string_view key, std::vector<std::string>* out, bool non_empty) const;
   Status Enum(std::string_view key, std::string* out,
               const std::vector<std::string>& allowed) const;
   // The sub-table at `key`, or nullptr when it is absent and optional.

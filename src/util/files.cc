@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,6 +77,51 @@ Status AppendLine(const std::string& path, const std::string& line) {
     written = MakeError("cannot fsync " + path + ": " + ErrnoText());
   ::close(fd);
   return written;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const std::string& what) {
+  PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return MakeError("cannot open lock file " + path + ": " + ErrnoText());
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+      while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+      return MakeError(what + " is in use by another ppsearch process (pid " + pid +
+                       "); wait for it to finish or stop it first");
+    }
+    return MakeError("cannot lock " + path + ": " + std::strerror(err));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    ::close(fd);
+    return MakeError("cannot write lock file " + path + ": " + ErrnoText());
+  }
+  return std::make_unique<FileLock>(fd);
+}
+
+int RemoveStrayTempFiles(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string name = it->path().filename().string();
+    const size_t at = name.rfind(".tmp.");
+    if (at == std::string::npos || at + 5 >= name.size()) continue;
+    if (name.find_first_not_of("0123456789", at + 5) != std::string::npos) continue;
+    std::error_code rm_ec;
+    if (std::filesystem::remove(it->path(), rm_ec)) ++removed;
+  }
+  return removed;
 }
 
 std::string DirName(const std::string& path) {

@@ -2,6 +2,7 @@
 // File I/O at the edge. Writes are atomic (temp file + fsync + rename) so an
 // interrupted run never leaves a half-written file where evidence belongs.
 
+#include <memory>
 #include <string>
 
 #include "util/result.h"
@@ -18,6 +19,27 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents);
 Status AppendLine(const std::string& path, const std::string& line);
 
 Status MakeDirs(const std::string& path);
+
+// An exclusive advisory lock (flock) on a file, held until destroyed; the
+// file holds the owner's pid so a second process can name it.
+class FileLock {
+ public:
+  explicit FileLock(int fd) : fd_(fd) {}
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// Takes the lock at `path` without waiting. `what` names the locked thing in
+// the error: "<what> is in use by another ppsearch process (pid N)".
+Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const std::string& what);
+
+// Removes the temporary files an interrupted WriteFileAtomic left under
+// `dir` ("<name>.tmp.<pid>"); returns how many.
+int RemoveStrayTempFiles(const std::string& dir);
 
 // Directory of `path` ("" for a bare file name).
 std::string DirName(const std::string& path);

@@ -1,0 +1,80 @@
+#pragma once
+// Where a server runs: one small interface with a launcher per way of
+// reaching the nodes (local, ssh, slurm). A launcher starts a command on a
+// node with its output streamed into a local file, signals its whole process
+// tree, tells when and how it exited, runs short commands on a node
+// (nvidia-smi, kill), and can stop a server that an earlier ppsearch process
+// started, from what that process recorded (resume after a crash).
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/process.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::launch {
+
+struct ServerLaunch {
+  int node = 0;
+  std::vector<std::string> argv;  // the server command, container wrapper included
+  EnvList env;                    // set for the server (and the container runtime)
+  std::string log_path;           // local file the output is appended to
+  std::string tag;                // unique per run, sample and node: names Slurm steps
+};
+
+// What identifies a running server across ppsearch processes (the state file).
+struct ServerRecord {
+  std::string launcher;  // "local" | "ssh" | "slurm"
+  std::string host;      // node's host name
+  int node = 0;
+  int64_t pid = 0;           // local: the server's pid (= its process group); ssh: remote pid
+  uint64_t start_ticks = 0;  // the process's start time, against pid reuse (0: unknown)
+  int64_t client_pid = 0;    // ssh/slurm: the local ssh or srun client
+  std::string tag;           // slurm: the step name
+  std::string slurm_job;     // slurm: the job id
+  std::vector<std::string> cleanup;  // run on the host after a kill (remove a container)
+
+  nlohmann::json ToJson() const;
+  static Result<ServerRecord> FromJson(const nlohmann::json& j, const std::string& where);
+  std::string Describe() const;  // "pid 1234 on n1", for messages
+};
+
+class ServerProcess {
+ public:
+  virtual ~ServerProcess() = default;
+  // The exit, once it has exited (the local client's exit for ssh/slurm).
+  virtual std::optional<ExitInfo> Poll() = 0;
+  // `sig` to the server's whole process tree on its host.
+  virtual Status Signal(int sig) = 0;
+  virtual ServerRecord Record() const = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual const char* kind() const = 0;
+  // The exact command this launcher executes locally to run `argv` on `node`
+  // (the ssh or srun wrapper included): dry runs and commands.txt print it.
+  virtual std::vector<std::string> WrapServer(int node, const ServerLaunch& launch) const = 0;
+  virtual Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) = 0;
+  // Runs a short command on `node` and captures its output.
+  virtual Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
+                                     double timeout_s) = 0;
+  // Stops a server recorded by an earlier process: SIGTERM to its tree, then
+  // SIGKILL after `grace_s`. Ok when it is not running (any more).
+  virtual Status StopRecorded(const ServerRecord& record, double grace_s) = 0;
+  // Releases per-run resources (ssh control connections).
+  virtual void Close() {}
+};
+
+// The launcher the spec's cluster.launcher names. `control_dir` holds ssh's
+// control sockets (short path).
+Result<std::unique_ptr<Launcher>> MakeLauncher(const spec::Spec& spec,
+                                               const std::string& control_dir,
+                                               double host_timeout_s);
+
+}  // namespace ppsearch::launch

@@ -1,0 +1,113 @@
+// The local launcher: every node is this machine (a single-node cluster, or
+// a rehearsal with several "nodes" on distinct loopback addresses or ports).
+// The server runs in its own session, so its pid is its process group and a
+// signal to -pid reaches everything it started.
+
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "launch/launchers.h"
+
+namespace ppsearch::launch {
+namespace {
+
+// A zombie (exited, not yet reaped by its new parent) counts as gone.
+bool AliveAndSame(int64_t pid, uint64_t start_ticks) {
+  if (!ProcessExists(static_cast<pid_t>(pid))) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') return false;
+  if (start_ticks == 0) return true;
+  auto ticks = ProcessStartTicks(static_cast<pid_t>(pid));
+  return ticks && *ticks == start_ticks;
+}
+
+class LocalProcess : public ServerProcess {
+ public:
+  LocalProcess(pid_t pid, ServerRecord record) : pid_(pid), record_(std::move(record)) {}
+  std::optional<ExitInfo> Poll() override {
+    if (!exit_) exit_ = PollExit(pid_);
+    return exit_;
+  }
+  Status Signal(int sig) override {
+    // The group may outlive its leader (a child that ignored SIGTERM).
+    if (::kill(-pid_, sig) != 0 && errno != ESRCH)
+      return MakeError("cannot signal process group " + std::to_string(pid_) + ": " +
+                       strerror(errno));
+    return Status::Ok();
+  }
+  ServerRecord Record() const override { return record_; }
+
+ private:
+  pid_t pid_;
+  ServerRecord record_;
+  std::optional<ExitInfo> exit_;
+};
+
+class LocalLauncher : public Launcher {
+ public:
+  explicit LocalLauncher(const spec::Spec& spec) : spec_(spec) {}
+  const char* kind() const override { return "local"; }
+
+  std::vector<std::string> WrapServer(int, const ServerLaunch& launch) const override {
+    return WithEnv(launch.env, launch.argv);
+  }
+
+  Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override {
+    SpawnSpec s;
+    s.argv = WrapServer(launch.node, launch);
+    s.output_path = launch.log_path;
+    PPS_ASSIGN_OR_RETURN(pid_t pid, Spawn(s));
+    ServerRecord r;
+    r.launcher = kind();
+    r.host = spec_.cluster.hosts[launch.node].name;
+    r.node = launch.node;
+    r.pid = pid;
+    r.start_ticks = ProcessStartTicks(pid).value_or(0);
+    r.tag = launch.tag;
+    return std::unique_ptr<ServerProcess>(new LocalProcess(pid, r));
+  }
+
+  Result<Captured> RunOnHost(int, const std::vector<std::string>& argv, double timeout_s) override {
+    return RunCaptured(argv, timeout_s);
+  }
+
+  Status StopRecorded(const ServerRecord& r, double grace_s) override {
+    if (!AliveAndSame(r.pid, r.start_ticks)) return Status::Ok();
+    ::kill(-static_cast<pid_t>(r.pid), SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+    while (AliveAndSame(r.pid, r.start_ticks) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (AliveAndSame(r.pid, r.start_ticks)) ::kill(-static_cast<pid_t>(r.pid), SIGKILL);
+    for (int i = 0; i < 250 && AliveAndSame(r.pid, r.start_ticks); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (AliveAndSame(r.pid, r.start_ticks))
+      return MakeError("server " + r.Describe() + " survived SIGKILL");
+    return Status::Ok();
+  }
+
+ private:
+  const spec::Spec& spec_;
+};
+
+}  // namespace
+
+std::vector<std::string> WithEnv(const EnvList& env, const std::vector<std::string>& argv) {
+  if (env.empty()) return argv;
+  std::vector<std::string> out = {"env"};
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::unique_ptr<Launcher> MakeLocalLauncher(const spec::Spec& spec) {
+  return std::make_unique<LocalLauncher>(spec);
+}
+
+}  // namespace ppsearch::launch

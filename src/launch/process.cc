@@ -1,0 +1,233 @@
+#include "launch/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace ppsearch::launch {
+namespace {
+
+// The environment a child gets: ours with `extra` set on top, built before
+// fork because only async-signal-safe calls are allowed between fork and exec.
+std::vector<std::string> ChildEnvironment(const EnvList& extra) {
+  std::map<std::string, std::string> vars;
+  std::vector<std::string> order;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    if (!vars.count(name)) order.push_back(name);
+    vars[name] = entry.substr(eq + 1);
+  }
+  for (const auto& [name, value] : extra) {
+    if (!vars.count(name)) order.push_back(name);
+    vars[name] = value;
+  }
+  std::vector<std::string> out;
+  for (const auto& name : order) out.push_back(name + "=" + vars[name]);
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& words) {
+  std::vector<char*> out;
+  for (auto& w : words) out.push_back(w.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+ExitInfo FromStatus(int status) {
+  ExitInfo e;
+  if (WIFSIGNALED(status)) {
+    e.signaled = true;
+    e.signal = WTERMSIG(status);
+  } else {
+    e.code = WEXITSTATUS(status);
+  }
+  return e;
+}
+
+// In the child after fork: only async-signal-safe calls until exec.
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, int out_fd, int err_fd,
+                            bool new_session) {
+  if (new_session) ::setsid();
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  ::execvpe(argv[0], argv, envp);
+  const char* prefix = "ppsearch: cannot execute ";
+  ::write(STDERR_FILENO, prefix, strlen(prefix));
+  ::write(STDERR_FILENO, argv[0], strlen(argv[0]));
+  ::write(STDERR_FILENO, ": ", 2);
+  const char* why = strerror(errno);
+  ::write(STDERR_FILENO, why, strlen(why));
+  ::write(STDERR_FILENO, "\n", 1);
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::string SignalName(int sig) {
+  switch (sig) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGINT:
+      return "SIGINT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(sig);
+  }
+}
+
+std::string ExitInfo::Describe() const {
+  if (signaled)
+    return "was killed by signal " + std::to_string(signal) + " (" + SignalName(signal) + ")";
+  return "exited with status " + std::to_string(code);
+}
+
+Result<pid_t> Spawn(const SpawnSpec& spec) {
+  if (spec.argv.empty()) return MakeError("no command to start");
+  const std::string out_path = spec.output_path.empty() ? "/dev/null" : spec.output_path;
+  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return MakeError("cannot open " + out_path + ": " + strerror(errno));
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> env = ChildEnvironment(spec.env);
+  std::vector<char*> argv_p = Pointers(argv);
+  std::vector<char*> env_p = Pointers(env);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fd);
+    return MakeError(std::string("fork failed: ") + strerror(errno));
+  }
+  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), fd, fd, spec.new_session);
+  ::close(fd);
+  return pid;
+}
+
+std::optional<ExitInfo> PollExit(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == pid) return FromStatus(status);
+  if (r < 0 && errno == ECHILD) return ExitInfo{};  // reaped elsewhere: gone
+  return std::nullopt;
+}
+
+std::optional<ExitInfo> WaitExit(pid_t pid, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    if (auto e = PollExit(pid)) return e;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double timeout_s,
+                             const EnvList& extra_env) {
+  if (argv_in.empty()) return MakeError("no command to run");
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return MakeError("pipe failed");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return MakeError("pipe failed");
+  }
+  std::vector<std::string> argv = argv_in;
+  std::vector<std::string> env = ChildEnvironment(extra_env);
+  std::vector<char*> argv_p = Pointers(argv);
+  std::vector<char*> env_p = Pointers(env);
+  const pid_t pid = ::fork();
+  if (pid < 0) return MakeError(std::string("fork failed: ") + strerror(errno));
+  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), out_pipe[1], err_pipe[1], true);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  Captured c;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      c.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    if (::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 100))) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n > 0) {
+        (i == 0 ? c.out : c.err).append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  c.exit = FromStatus(status);
+  return c;
+}
+
+std::optional<uint64_t> ProcessStartTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name (field 2) is in parentheses and may hold spaces.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {
+    if (!(rest >> field)) return std::nullopt;
+  }
+  return std::strtoull(field.c_str(), nullptr, 10);
+}
+
+bool ProcessExists(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789-_./:=,@%+") == std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string ShellJoin(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& w : argv) out += (out.empty() ? "" : " ") + ShellQuote(w);
+  return out;
+}
+
+}  // namespace ppsearch::launch

@@ -1,0 +1,206 @@
+#include "run/server_group.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bench/bench_client.h"
+#include "bench/load_loop.h"
+#include "run/commands.h"
+#include "run/server_state.h"
+#include "util/files.h"
+
+namespace ppsearch::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsLeft(Clock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - Clock::now()).count();
+}
+
+void SleepUntilOr(Clock::time_point deadline, double seconds) {
+  const auto until = std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(seconds)));
+  std::this_thread::sleep_until(until);
+}
+
+}  // namespace
+
+std::string ServerGroup::NodeName(int node) const {
+  return fmt::format("node {} ({})", node, spec_.cluster.hosts[node].name);
+}
+
+Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& run_id) {
+  Stop();
+  layout_ = sample.layout;
+  log_paths_.clear();
+  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    const int node = static_cast<int>(n);
+    const std::string& host = spec_.cluster.hosts[n].name;
+    NodeCommand c = ServerCommand(spec_, sample, node);
+    launch::ServerLaunch l;
+    l.node = node;
+    l.argv = c.argv;
+    l.env = c.env;
+    l.log_path = paths_.live_log(sample, host);
+    l.tag = ServerTag(run_id, sample, host);
+    PPS_RETURN_IF_ERROR(MakeDirs(DirName(l.log_path)));
+    log_paths_.push_back(l.log_path);
+    Result<std::unique_ptr<launch::ServerProcess>> p = launcher_.StartServer(l);
+    if (!p.ok()) {
+      Stop();
+      return MakeError("cannot start the server on " + NodeName(node) + ": " + p.error().message);
+    }
+    Server s;
+    s.node = node;
+    s.process = std::move(p).value();
+    s.record = s.process->Record();
+    s.record.cleanup = c.cleanup;
+    s.log_path = l.log_path;
+    // Written before waiting on anything: a crash from here on leaves a record to stop.
+    Status saved = SaveServerState(paths_, s.record);
+    servers_.push_back(std::move(s));
+    if (!saved.ok()) {
+      Stop();
+      return saved;
+    }
+  }
+  return Status::Ok();
+}
+
+std::optional<std::string> ServerGroup::FirstExited() {
+  for (Server& s : servers_) {
+    if (!s.exit) s.exit = s.process->Poll();
+    if (s.exit) return NodeName(s.node) + " " + s.exit->Describe();
+  }
+  return std::nullopt;
+}
+
+Status ServerGroup::WaitReady() {
+  const auto& lc = spec_.lifecycle;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(lc.start_timeout_s));
+  const std::string url = NodeUrl(spec_, 0);
+  std::string last = "no answer yet";
+  while (true) {
+    if (auto exited = FirstExited()) {
+      size_t node = 0;
+      for (size_t i = 0; i < servers_.size(); ++i)
+        if (servers_[i].exit) node = i;
+      return MakeError(*exited + " before the server was ready; the last lines of its log (" +
+                       servers_[node].log_path + "):\n" + LogTail(node, 15));
+    }
+    const double left = SecondsLeft(deadline);
+    if (left <= 0) break;
+    const int64_t probe_ms = static_cast<int64_t>(std::clamp(left, 0.1, 10.0) * 1000);
+    Result<bench::SimpleResponse> health = bench::Get(url + "/health_generate", probe_ms);
+    if (!health.ok()) {
+      last = health.error().message;
+    } else if (health->http_status != 200) {
+      last = fmt::format("/health_generate answered HTTP {}", health->http_status);
+    } else {
+      // Proven with a real generation: one request, one token.
+      bench::BenchOptions probe;
+      probe.url = url;
+      probe.num_requests = 1;
+      probe.input_tokens = 16;
+      probe.output_tokens = 1;
+      probe.timeout_s = std::clamp(left, 1.0, 600.0);
+      probe.prompt.seed = 7;
+      Result<bench::BenchResult> r = bench::RunBench(probe);
+      if (r.ok() && !r->records.empty() && r->records[0].ok()) return Status::Ok();
+      last = r.ok() ? "the 1-token request failed: " + r->records[0].error : r.error().message;
+    }
+    SleepUntilOr(deadline, lc.poll_interval_s);
+  }
+  return MakeError(fmt::format("the server did not become ready within {} s ({}: {})",
+                               lc.start_timeout_s, url, last));
+}
+
+std::vector<std::string> ServerGroup::Stop() {
+  std::vector<std::string> notes;
+  if (servers_.empty()) return notes;
+  const auto& lc = spec_.lifecycle;
+  for (Server& s : servers_) {
+    if (!s.exit) s.exit = s.process->Poll();
+    if (!s.exit) s.process->Signal(SIGTERM);
+  }
+  const auto grace = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(lc.stop_grace_s));
+  auto all_exited = [&] {
+    bool all = true;
+    for (Server& s : servers_) {
+      if (!s.exit) s.exit = s.process->Poll();
+      all = all && s.exit.has_value();
+    }
+    return all;
+  };
+  while (!all_exited() && Clock::now() < grace)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (Server& s : servers_) {
+    if (s.exit) continue;
+    notes.push_back(fmt::format("{} ignored SIGTERM for {} s and was killed", NodeName(s.node),
+                                lc.stop_grace_s));
+    s.process->Signal(SIGKILL);
+    if (!s.record.cleanup.empty()) launcher_.RunOnHost(s.node, s.record.cleanup, lc.host_timeout_s);
+  }
+  const auto hard = Clock::now() + std::chrono::seconds(10);
+  while (!all_exited() && Clock::now() < hard)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<Server> left;
+  for (Server& s : servers_) {
+    if (s.exit) {
+      RemoveServerState(paths_, s.record);
+    } else {
+      notes.push_back(NodeName(s.node) + " did not exit after SIGKILL; its state file stays");
+    }
+  }
+  servers_.clear();
+  return notes;
+}
+
+std::vector<uintmax_t> ServerGroup::LogEnds() const {
+  std::vector<uintmax_t> out;
+  for (const std::string& path : log_paths_) {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    out.push_back(ec ? 0 : size);
+  }
+  return out;
+}
+
+std::string ServerGroup::LogSince(size_t node, uintmax_t offset) const {
+  if (node >= log_paths_.size()) return "";
+  std::ifstream in(log_paths_[node], std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string ServerGroup::LogTail(size_t node, int lines) const {
+  const std::string text = LogSince(node, 0);
+  size_t at = text.size();
+  for (int i = 0; i <= lines && at > 0; ++i) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) {
+      at = 0;
+      break;
+    }
+  }
+  std::string tail = text.substr(at == 0 ? 0 : at + 1);
+  std::string indented;
+  size_t start = 0;
+  while (start < tail.size()) {
+    const size_t end = tail.find('\n', start);
+    indented += "    " + tail.substr(start, end - start) + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return indented.empty() ? "    (empty)\n" : indented;
+}
+
+}  // namespace ppsearch::run

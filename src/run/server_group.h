@@ -1,0 +1,71 @@
+#pragma once
+// The servers of one layout, one per node, while they run: started through
+// the launcher with their state files written, watched for an early exit,
+// judged ready on node 0 (`/health_generate`, then one 1-token request), and
+// stopped on every node (SIGTERM to each process tree, SIGKILL after the
+// grace period, the cleanup command, state files removed).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evidence/evidence.h"
+#include "launch/launcher.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::run {
+
+class ServerGroup {
+ public:
+  ServerGroup(const spec::Spec& spec, launch::Launcher& launcher, const evidence::RunPaths& paths)
+      : spec_(spec), launcher_(launcher), paths_(paths) {}
+  ~ServerGroup() { Stop(); }
+
+  // Starts every node's server for `sample` of `run_id`, logs streamed into
+  // live/<sample>/<host>.log. An error (with the servers already started
+  // stopped again) when one cannot be started.
+  Status Start(const evidence::SampleId& sample, const std::string& run_id);
+
+  // Waits until node 0 answers /health_generate with 200 and a 1-token
+  // request succeeds, bounded by lifecycle.start_timeout_s. The error says
+  // why: a node exited (with its status and the tail of its log) or time ran out.
+  Status WaitReady();
+
+  // The first node whose server has exited, as "node 2 (n2) exited with status 1".
+  std::optional<std::string> FirstExited();
+
+  // Stops every server. Returns notes for the record (servers that needed
+  // SIGKILL); never fails: what could not be stopped keeps its state file.
+  std::vector<std::string> Stop();
+
+  bool running() const { return !servers_.empty(); }
+  const spec::LayoutSpec& layout() const { return layout_; }
+
+  // Each node's log from `offsets` (bytes) to its end now, and the current ends.
+  std::vector<uintmax_t> LogEnds() const;
+  std::string LogSince(size_t node, uintmax_t offset) const;
+  // The last `lines` lines of a node's log, for error messages.
+  std::string LogTail(size_t node, int lines) const;
+
+ private:
+  struct Server {
+    int node = 0;
+    std::unique_ptr<launch::ServerProcess> process;
+    launch::ServerRecord record;
+    std::string log_path;
+    std::optional<launch::ExitInfo> exit;
+  };
+
+  std::string NodeName(int node) const;
+
+  const spec::Spec& spec_;
+  launch::Launcher& launcher_;
+  const evidence::RunPaths& paths_;
+  spec::LayoutSpec layout_;
+  std::vector<Server> servers_;
+  std::vector<std::string> log_paths_;  // per node, kept after Stop until the next Start
+};
+
+}  // namespace ppsearch::run

@@ -1,0 +1,208 @@
+#include "run/sglang_engine.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "bench/bench_report.h"
+#include "launch/net.h"
+#include "run/commands.h"
+#include "run/node_gpus.h"
+
+namespace ppsearch::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point After(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The benchmark's own deadline: every wave of requests may take the whole
+// per-request timeout, plus warm-up and slack.
+double BenchDeadlineS(const spec::Spec& spec, int concurrency) {
+  if (spec.lifecycle.bench_timeout_s > 0) return spec.lifecycle.bench_timeout_s;
+  const auto& w = spec.workload;
+  const int waves = (w.requests + w.warmup_requests + concurrency - 1) / std::max(1, concurrency);
+  return spec.lifecycle.request_timeout_s * std::max(1, waves) + 60;
+}
+
+void SetVerdict(SampleOutput& out, const char* verdict, std::string detail) {
+  if (out.verdict != kVerdictOk) {
+    out.detail += "; " + detail;  // the first failure decides; later ones are noted
+    return;
+  }
+  out.verdict = verdict;
+  out.detail = std::move(detail);
+}
+
+}  // namespace
+
+std::string SglangSampleEngine::Preflight() {
+  const auto& cluster = spec_.cluster;
+  std::vector<std::string> problems;
+  for (size_t n = 0; n < cluster.hosts.size(); ++n) {
+    const int node = static_cast<int>(n);
+    const std::string& host = cluster.hosts[n].name;
+    const std::string& address = cluster.Address(node);
+    if (launch::AcceptsConnections(address, cluster.ServerPort(node), 1000))
+      problems.push_back(fmt::format("{}: port {} on {} is already in use", host,
+                                     cluster.ServerPort(node), address));
+    if (node == 0 && cluster.hosts.size() > 1 &&
+        launch::AcceptsConnections(address, cluster.dist_init_port, 1000))
+      problems.push_back(fmt::format("{}: --dist-init-addr port {} on {} is already in use", host,
+                                     cluster.dist_init_port, address));
+    Result<std::vector<ComputeApp>> apps = QueryComputeApps(launcher_, spec_, node);
+    if (!apps.ok()) {
+      problems.push_back(host + ": " + apps.error().message);
+      continue;
+    }
+    for (const ComputeApp& app : *apps)
+      if (app.used_mib && *app.used_mib > spec_.lifecycle.preflight_gpu_mib)
+        problems.push_back(fmt::format(
+            "{}: GPU memory is held by another process: pid {} ({}) uses {:.0f} MiB (more than "
+            "lifecycle.preflight_gpu_mib = {:.0f})",
+            host, app.pid, app.name, *app.used_mib, spec_.lifecycle.preflight_gpu_mib));
+    Result<std::vector<std::string>> held =
+        GpusAbove(launcher_, spec_, node, spec_.lifecycle.preflight_gpu_mib);
+    if (!held.ok()) {
+      problems.push_back(host + ": " + held.error().message);
+    } else if (!held->empty() && apps->empty()) {
+      for (const auto& g : *held) problems.push_back(host + ": " + g + " with no process listed");
+    }
+  }
+  std::string out;
+  for (const auto& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+std::string SglangSampleEngine::WaitMemoryReleased() {
+  const auto& lc = spec_.lifecycle;
+  const auto deadline = After(lc.memory_release_timeout_s);
+  std::string held;
+  while (true) {
+    held.clear();
+    for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+      Result<std::vector<std::string>> above =
+          GpusAbove(launcher_, spec_, static_cast<int>(n), lc.memory_release_mib);
+      const std::string& host = spec_.cluster.hosts[n].name;
+      if (!above.ok()) {
+        held += (held.empty() ? "" : "; ") + host + ": " + above.error().message;
+        continue;
+      }
+      for (const auto& g : *above) held += (held.empty() ? "" : "; ") + host + " " + g;
+    }
+    if (held.empty() || Clock::now() >= deadline) break;
+    std::this_thread::sleep_until(std::min(deadline, After(lc.poll_interval_s)));
+  }
+  if (held.empty()) return "";
+  return fmt::format("GPU memory not released within {} s after the servers stopped: {}",
+                     lc.memory_release_timeout_s, held);
+}
+
+void SglangSampleEngine::Snapshot(SampleOutput& out) {
+  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    Result<std::string> csv = QueryGpuCsv(launcher_, spec_, static_cast<int>(n));
+    // A failed query leaves no snapshot; analysis names the missing file.
+    out.nodes[n].gpu_csv = csv.ok() ? *csv : "";
+    if (!csv.ok()) out.bench["snapshot_errors"].push_back(csv.error().message);
+  }
+}
+
+void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, SampleOutput& out) {
+  for (size_t n = 0; n < out.nodes.size(); ++n)
+    out.nodes[n].log = group_->LogSince(n, n < from.size() ? from[n] : 0);
+}
+
+Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
+  SampleOutput out;
+  for (const auto& h : spec_.cluster.hosts) out.nodes.push_back({h.name, "", ""});
+  out.bench = {{"sample", ctx.id.str()}, {"simulated", false}, {"seed", ctx.workload_seed}};
+  if (!paths_) paths_ = *ctx.paths;
+  if (!group_) group_.emplace(spec_, launcher_, *paths_);
+
+  const auto started = Clock::now();
+  const bool reuse = spec_.lifecycle.reuse_server && group_->running() &&
+                     group_->layout() == ctx.id.layout && !group_->FirstExited();
+  std::vector<uintmax_t> log_from;
+  if (reuse) {
+    log_from = group_->LogEnds();
+  } else {
+    for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+    const std::string busy = Preflight();
+    if (!busy.empty()) {
+      SetVerdict(out, kVerdictPreflight, busy);
+      Snapshot(out);
+      return out;
+    }
+    Status st = group_->Start(ctx.id, ctx.run_id);
+    if (st.ok()) st = group_->WaitReady();
+    if (!st.ok()) {
+      SetVerdict(out, kVerdictFailedToStart, st.error().message);
+      Snapshot(out);
+      for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+      CollectLogs({}, out);
+      return out;
+    }
+    log_from.assign(spec_.cluster.hosts.size(), 0);
+  }
+  out.bench["ready_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+
+  bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
+  const auto deadline = After(BenchDeadlineS(spec_, ctx.id.concurrency));
+  std::string died, late;
+  options.abort_check = [&]() -> std::string {
+    if (auto exited = group_->FirstExited()) {
+      died = *exited + " during the benchmark";
+      return died;
+    }
+    if (Clock::now() >= deadline) {
+      late = fmt::format("the benchmark passed its {:.0f} s deadline",
+                         BenchDeadlineS(spec_, ctx.id.concurrency));
+      return late;
+    }
+    return "";
+  };
+  Result<bench::BenchResult> result = bench::RunBench(options);
+  if (result.ok()) {
+    out.records = result->records;
+    out.bench.update(bench::BenchSummaryJson(options, *result));
+    out.bench["sample"] = ctx.id.str();
+    out.bench["simulated"] = false;
+  }
+  if (!died.empty()) {
+    SetVerdict(out, kVerdictDied, died);
+  } else if (!late.empty()) {
+    SetVerdict(out, kVerdictTimeout, late);
+  } else if (!result.ok()) {
+    if (auto exited = group_->FirstExited())
+      SetVerdict(out, kVerdictDied, *exited + " during the benchmark: " + result.error().message);
+    else
+      SetVerdict(out, "requests_failed", "the benchmark failed: " + result.error().message);
+  } else {
+    for (const auto& r : out.records)
+      if (r.status == workload::RequestStatus::kTimeout) {
+        SetVerdict(out, kVerdictTimeout, fmt::format("request {} timed out: {}", r.id, r.error));
+        break;
+      }
+  }
+  Snapshot(out);
+  const bool keep = spec_.lifecycle.reuse_server && ctx.next_same_layout &&
+                    out.verdict == kVerdictOk && !group_->FirstExited();
+  if (!keep) {
+    for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+    const std::string held = WaitMemoryReleased();
+    if (!held.empty()) SetVerdict(out, kVerdictTimeout, held);
+  }
+  CollectLogs(log_from, out);
+  out.bench["sample_wall_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+  return out;
+}
+
+void SglangSampleEngine::Finish() {
+  if (group_) group_->Stop();
+}
+
+}  // namespace ppsearch::run

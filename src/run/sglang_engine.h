@@ -1,0 +1,57 @@
+#pragma once
+// The real engine behind `ppsearch run --engine sglang`: each sample runs
+// the whole lifecycle of SGLang servers across the cluster's nodes through a
+// launcher (local, ssh, slurm):
+//
+//   preflight  every host answers, the ports are free, no other process holds
+//              more than lifecycle.preflight_gpu_mib of GPU memory
+//   start      every node's server, its output streamed into live/
+//   ready      node 0's /health_generate, then one 1-token request
+//   bench      the built-in client (bench::RunBench), stopped at once when a
+//              node's process exits or the benchmark's deadline passes
+//   snapshot   nvidia-smi on every node
+//   stop       SIGTERM to every process tree, SIGKILL after the grace period
+//   release    wait until every GPU is back under lifecycle.memory_release_mib
+//
+// and returns the evidence with its verdict: ok, engine_failed_to_start,
+// engine_died, requests_failed, timeout or preflight_failed (the log scan adds
+// log_findings). With lifecycle.reuse_server one server runs per layout across
+// its concurrency points and repeats.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/launcher.h"
+#include "run/sample_engine.h"
+#include "run/server_group.h"
+#include "spec/spec.h"
+
+namespace ppsearch::run {
+
+class SglangSampleEngine : public SampleEngine {
+ public:
+  SglangSampleEngine(const spec::Spec& spec, launch::Launcher& launcher)
+      : spec_(spec), launcher_(launcher) {}
+  ~SglangSampleEngine() override { Finish(); }
+
+  const char* kind() const override { return "sglang"; }
+  bool simulated() const override { return false; }
+  Result<SampleOutput> Run(const SampleContext& context) override;
+  void Finish() override;
+
+ private:
+  // "" when every host is ready for a new server; else what is wrong.
+  std::string Preflight();
+  // Polls until every GPU is released; "" or what is still held.
+  std::string WaitMemoryReleased();
+  void Snapshot(SampleOutput& out);
+  void CollectLogs(const std::vector<uintmax_t>& from, SampleOutput& out);
+
+  const spec::Spec& spec_;
+  launch::Launcher& launcher_;
+  std::optional<ServerGroup> group_;
+  std::optional<evidence::RunPaths> paths_;
+};
+
+}  // namespace ppsearch::run

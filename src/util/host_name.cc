@@ -1,0 +1,56 @@
+#include "util/host_name.h"
+
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <string>
+
+namespace ppsearch {
+namespace {
+
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+bool IsDnsName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('.', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view label = name.substr(start, end - start);
+    if (label.empty() || label.size() > 63) return false;
+    if (label.front() == '-' || label.back() == '-') return false;
+    for (char c : label)
+      if (!IsAlnum(c) && c != '-') return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsValidHostName(std::string_view name) {
+  if (name.empty() || name.size() > 253 || !IsAlnum(name.front())) return false;
+  for (char c : name)
+    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+bool IsValidHostAddress(std::string_view address) {
+  const std::string text(address);
+  unsigned char buf[sizeof(struct in6_addr)];
+  if (text.find(':') != std::string::npos) return inet_pton(AF_INET6, text.c_str(), buf) == 1;
+  if (inet_pton(AF_INET, text.c_str(), buf) == 1) return true;
+  // All-digit dotted text that is not a valid IPv4 address (999.1.1.1) is a typo.
+  bool numeric = true;
+  for (char c : text)
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') numeric = false;
+  return !numeric && IsDnsName(address);
+}
+
+std::string HostNameRule() {
+  return "a host name: letters, digits, '.', '_' or '-', starting with a letter or digit";
+}
+
+std::string HostAddressRule() { return "a host name, an IPv4 address or an IPv6 address"; }
+
+}  // namespace ppsearch
