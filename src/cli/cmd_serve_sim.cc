@@ -1,24 +1,83 @@
 // `ppsearch serve-sim --model-path M --tp-size T --pp-size P ...`: a simulated
 // SGLang server over real HTTP, for testing the harness without GPUs.
-// Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a fault exit (--fault-exit-after),
-// a lost peer node or a port that cannot be bound; 2 bad arguments, model,
-// hardware profile, calibration or a layout SGLang rejects.
+// SGLang flags it does not model are accepted and shown in server_args.
+// Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a fault exit (--fault-exit-after,
+// --fault-exit-during-start, --fault-die-after-s), a lost peer node or a port
+// that cannot be bound; 2 bad arguments, fault plan, model, hardware profile,
+// calibration or a layout SGLang rejects.
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/command.h"
 #include "server/deployment.h"
+#include "server/fault_plan.h"
 #include "server/sim_server.h"
+#include "util/files.h"
 
 namespace ppsearch::cli {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<bool> g_ignore_sigterm{false};
+std::atomic<int> g_sigterms_ignored{0};
 
-// Async-signal-safe: only sets a lock-free atomic the server polls.
-void OnServeSimStopSignal(int) { g_stop_requested = true; }
+// Async-signal-safe: only sets lock-free atomics the server polls.
+void OnServeSimStopSignal(int sig) {
+  if (sig == SIGTERM && g_ignore_sigterm) {
+    ++g_sigterms_ignored;
+  } else {
+    g_stop_requested = true;
+  }
+}
+
+void AddFaultOptions(CLI::App* c, server::FaultArgs& f) {
+  c->add_option("--fault-exit-after", f.exit_after_requests,
+                "exit (status 1) after N answered requests");
+  c->add_flag("--fault-never-ready", f.never_ready, "/health stays 503");
+  c->add_option("--fault-log", f.log,
+                "print an oom|nccl|traceback failure into the log after request 1");
+  c->add_option("--fault-http500", f.http500_fraction,
+                "answer this seeded fraction of requests with 500");
+  c->add_option("--fault-seed", f.seed, "seed of --fault-http500")->capture_default_str();
+  c->add_option("--fault-hang-after", f.hang_after_requests, "request N+1 never answers");
+  c->add_option("--fault-slow-start-s", f.slow_start_s, "extra wall seconds before ready");
+  c->add_flag("--fault-exit-during-start", f.exit_during_start,
+              "a model-loading traceback, then exit 1 before ready");
+  c->add_option("--fault-die-after-s", f.die_after_s,
+                "exit abruptly (status 1) S wall seconds after ready (node 0) or joined");
+  c->add_flag("--fault-ignore-sigterm", f.ignore_sigterm, "log and ignore SIGTERM");
+  c->add_option("--fault-leak-gpu-s", f.leak_gpu_s,
+                "keep the --gpu-state-dir registration S seconds after exit");
+}
+
+// Adds the fault flags of FILE's line KEY; errors read "FILE:LINE: ...".
+Status ApplyFaultPlan(const std::string& file, const std::string& key, server::FaultArgs& f) {
+  if (key.empty()) return MakeError("--fault-plan needs --fault-key KEY");
+  auto text = ReadFile(file);
+  if (!text.ok())
+    return MakeError(file + ":0: cannot read the fault plan: " + text.error().message);
+  auto line = server::FindFaultPlanLine(*text, file, key);
+  if (!line.ok()) return line.error();
+  if (line->line == 0) return Status::Ok();
+  CLI::App plan("fault plan");
+  AddFaultOptions(&plan, f);
+  // CLI11 reads a vector of arguments from the back.
+  std::vector<std::string> args(line->words.rbegin(), line->words.rend());
+  try {
+    plan.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return MakeError(fmt::format("{}:{}: {}", file, line->line, e.what()));
+  }
+  return Status::Ok();
+}
 
 struct ServeSimOptions {
   server::ServerArgs args;
@@ -26,10 +85,24 @@ struct ServeSimOptions {
   int max_running_requests = 0;
   int pp_max_micro_batch_size = 0;
   double mem_fraction_static = 0;
+  std::string fault_plan;
+  std::string fault_key;
 };
 
-int RunServeSim(ServeSimOptions o) {
+int RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
   server::ServerArgs& a = o.args;
+  auto extra_flags = server::ParseExtraFlags(extras);
+  if (!extra_flags.ok()) {
+    std::cerr << "error: " << extra_flags.error().message << "\n";
+    return kExitConfigError;
+  }
+  a.extra_flags = std::move(*extra_flags);
+  if (!o.fault_plan.empty()) {
+    if (Status st = ApplyFaultPlan(o.fault_plan, o.fault_key, a.fault); !st.ok()) {
+      std::cerr << "error: " << st.error().message << "\n";
+      return kExitConfigError;
+    }
+  }
   if (o.chunked_prefill_size != 0) a.chunked_prefill_size = o.chunked_prefill_size;
   if (o.max_running_requests > 0) a.max_running_requests = o.max_running_requests;
   if (o.pp_max_micro_batch_size > 0) a.pp_max_micro_batch_size = o.pp_max_micro_batch_size;
@@ -55,13 +128,34 @@ int RunServeSim(ServeSimOptions o) {
     log = std::move(opened.value());
   }
   std::signal(SIGPIPE, SIG_IGN);
+  g_ignore_sigterm = a.fault.ignore_sigterm;
   std::signal(SIGTERM, OnServeSimStopSignal);
   std::signal(SIGINT, OnServeSimStopSignal);
+  std::atomic<bool> served{false};
+  std::thread sigterm_logger;
+  if (a.fault.ignore_sigterm) {
+    sigterm_logger = std::thread([&] {
+      int logged = 0;
+      while (!served) {
+        for (; logged < g_sigterms_ignored; ++logged)
+          log->Info("Received SIGTERM; ignoring it (--fault-ignore-sigterm).");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
   server::SimServer sim(a, std::move(deployment.value()), log.get());
   const server::ServeResult r = sim.Run(g_stop_requested);
-  if (r.outcome == server::ServeOutcome::kStopped) return kExitOk;
-  std::cerr << "error: " << r.message << "\n";
-  return kExitFailure;
+  served = true;
+  if (sigterm_logger.joinable()) sigterm_logger.join();
+  const int code = r.outcome == server::ServeOutcome::kStopped ? kExitOk : kExitFailure;
+  if (code != kExitOk) std::cerr << "error: " << r.message << "\n";
+  if (r.outcome == server::ServeOutcome::kDied || !r.drained) {
+    // Abrupt (a died node), or HTTP workers still hold connections: exit
+    // without unwinding a server they still use.
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace
@@ -101,17 +195,15 @@ void AddServeSimCommand(CLI::App& app, int& exit_code) {
   c->add_option("--log-file", a.log_file, "append the server log here instead of stdout");
   c->add_option("--decode-log-interval", a.decode_log_interval, "decode batches per log line")
       ->capture_default_str();
-  c->add_option("--fault-exit-after", a.fault.exit_after_requests,
-                "exit (status 1) after N answered requests");
-  c->add_flag("--fault-never-ready", a.fault.never_ready, "/health stays 503");
-  c->add_option("--fault-log", a.fault.log,
-                "print an oom|nccl|traceback failure into the log after request 1");
-  c->add_option("--fault-http500", a.fault.http500_fraction,
-                "answer this seeded fraction of requests with 500");
-  c->add_option("--fault-seed", a.fault.seed, "seed of --fault-http500")->capture_default_str();
-  c->add_option("--fault-hang-after", a.fault.hang_after_requests, "request N+1 never answers");
-  c->add_option("--fault-slow-start-s", a.fault.slow_start_s, "extra wall seconds before ready");
-  c->callback([o, &exit_code] { exit_code = RunServeSim(*o); });
+  c->add_option("--gpu-state-dir", a.gpu_state_dir,
+                "register this node's GPU memory here for `ppsearch smi-sim`");
+  AddFaultOptions(c, a.fault);
+  c->add_option("--fault-plan", o->fault_plan,
+                "file of `KEY --fault-flag [value] ...` lines; the --fault-key line applies");
+  c->add_option("--fault-key", o->fault_key, "this node's key in --fault-plan");
+  // SGLang flags serve-sim does not model are kept for server_args.
+  c->allow_extras();
+  c->callback([o, c, &exit_code] { exit_code = RunServeSim(*o, c->remaining()); });
 }
 
 }  // namespace ppsearch::cli

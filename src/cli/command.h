@@ -27,5 +27,6 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
 void AddServeSimCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
+void AddSmiSimCommand(CLI::App& app, int& exit_code);
 
 }  // namespace ppsearch::cli

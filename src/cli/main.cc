@@ -24,6 +24,7 @@ constexpr CommandEntry kCommands[] = {
     {"report", ppsearch::cli::AddReportCommand},
     {"serve-sim", ppsearch::cli::AddServeSimCommand},
     {"bench", ppsearch::cli::AddBenchCommand},
+    {"smi-sim", ppsearch::cli::AddSmiSimCommand},
 };
 
 }  // namespace

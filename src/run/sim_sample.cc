@@ -8,12 +8,11 @@
 
 #include "gpu/gpu_memory.h"
 #include "predict/predict.h"
+#include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
 
 namespace ppsearch::run {
 namespace {
-
-constexpr double kGiB = 1024.0;  // MiB per GiB
 
 uint64_t HashString(const std::string& s) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -21,84 +20,28 @@ uint64_t HashString(const std::string& s) {
   return h;
 }
 
-// "[YYYY-mm-dd HH:MM:SS PP1 TP0] " as SGLang's logger prints it.
-std::string Stamp(std::time_t t, const std::string& scope) {
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return "[" + std::string(buf) + scope + "] ";
-}
-
-std::string Scope(int pp_rank, int pp, int tp_rank, int tp) {
-  std::string s;
-  if (pp > 1) s += " PP" + std::to_string(pp_rank);
-  if (tp > 1) s += " TP" + std::to_string(tp_rank);
-  return s;
-}
-
-std::string FaultText(const std::string& fault, std::time_t t, const std::string& scope) {
-  if (fault == "oom")
-    return Stamp(t, scope) +
-           "Scheduler hit an exception: Traceback (most recent call last):\n"
-           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2901, "
-           "in run_scheduler_process\n"
-           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
-           "total capacity of "
-           "83.64 GiB of which 1.12 GiB is free.\n";
-  if (fault == "nccl")
-    return Stamp(t, scope) +
-           "[rank5]:[E] ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation "
-           "timeout: WorkNCCL(SeqNum=88231, OpType=ALLREDUCE, NumelIn=58720256) ran for 600000 "
-           "milliseconds before "
-           "timing out.\n";
-  if (fault == "traceback")
-    return Stamp(t, scope) +
-           "Scheduler hit an exception: Traceback (most recent call last):\n"
-           "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler_pp_mixin.py\", "
-           "line 171, in event_loop_pp\n"
-           "RuntimeError: shape mismatch in pp_proxy_tensors\n";
-  if (fault == "engine_exit")
-    return Stamp(t, scope) +
-           "Received sigquit from a child process. It usually means the child failed.\n";
-  return "";
-}
-
 // Per-node server log: startup lines of every stage on the node, then the
-// stage-0 batch lines the simulated sample produced.
+// stage-0 batch lines the simulated sample produced. Texts come from the
+// shared SGLang log writer (sglang_log/), as serve-sim's do.
 std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
-                    const predict::PointPrediction& p, int node, std::time_t t0) {
+                    const predict::PointPrediction& p, const sglang_log::LogSetup& setup, int node,
+                    std::time_t t0) {
   const auto& l = plan.layout;
   std::string out;
   if (node == 0) {
-    out += Stamp(t0, "") +
-           fmt::format(
-               "server_args=ServerArgs(model_path='{}', tp_size={}, pp_size={}, ep_size={}, "
-               "nnodes={}, node_rank=0, chunked_prefill_size={}, pp_max_micro_batch_size={})\n",
-               spec.engine.model_path, l.tp, l.pp, l.ep, spec.cluster.hosts.size(),
-               spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
-               p.sim.pp_max_micro_batch_size);
+    out += sglang_log::Line(
+        t0, "",
+        fmt::format("server_args=ServerArgs(model_path='{}', tp_size={}, pp_size={}, ep_size={}, "
+                    "nnodes={}, node_rank=0, chunked_prefill_size={}, pp_max_micro_batch_size={})",
+                    spec.engine.model_path, l.tp, l.pp, l.ep, spec.cluster.hosts.size(),
+                    setup.chunked_prefill_size, p.sim.pp_max_micro_batch_size));
   }
   for (const auto& st : plan.stages) {
     if (std::find(st.nodes.begin(), st.nodes.end(), node) == st.nodes.end()) continue;
-    const std::string scope = Scope(st.pp_rank, l.pp, 0, l.tp);
-    const auto& mem = p.memory.stages[st.pp_rank];
-    out += Stamp(t0, scope) +
-           fmt::format(
-               "Load weight end. elapsed=300.00 s, type=KimiK3ForConditionalGeneration, "
-               "avail mem={:.2f} GB, mem usage={:.2f} GB.\n",
-               (p.memory.pre_load_free_mib - mem.weight_mib) / kGiB, mem.weight_mib / kGiB);
-    out += Stamp(t0, scope) +
-           fmt::format("KV Cache is allocated. dtype: bfloat16, #tokens: {}, KV size: {:.2f} GB\n",
-                       p.memory.max_total_tokens, mem.kv_pool_mib / kGiB);
-    out += Stamp(t0, scope) +
-           fmt::format(
-               "max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "
-               "max_running_requests={}, context_len={}, available_gpu_mem={:.2f} GB\n",
-               p.memory.max_total_tokens, spec.engine.ArgInt("chunked-prefill-size").value_or(8192),
-               p.memory.max_running_requests, 0, mem.headroom_mib / kGiB);
+    for (const auto& line : sglang_log::StageStartupLines(setup, st.pp_rank))
+      out += sglang_log::Line(t0, line.prefix, line.message);
   }
-  if (node == 0) out += Stamp(t0, "") + "The server is fired up and ready to roll!\n";
+  if (node == 0) out += sglang_log::Line(t0, "", "The server is fired up and ready to roll!");
   // Batch lines come from stage 0's first TP rank, on the first node of stage 0.
   const bool prints_batches =
       !plan.stages.empty() && !plan.stages[0].nodes.empty() && plan.stages[0].nodes[0] == node;
@@ -106,13 +49,13 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
     if (slice.stage != 0 || !prints_batches) continue;
     std::time_t t = t0 + static_cast<std::time_t>(slice.start_ns / 1000000000);
     if (slice.is_prefill) {
-      out +=
-          Stamp(t, Scope(0, l.pp, 0, l.tp)) +
+      out += sglang_log::Line(
+          t, sglang_log::ScopePrefix(0, l.pp, 0, l.tp),
           fmt::format(
               "Prefill batch, #new-seq: {}, #new-token: {}, #cached-token: 0, token usage: 0.00, "
               "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): "
-              "0.00\n",
-              slice.requests, slice.tokens);
+              "0.00",
+              slice.requests, slice.tokens));
     }
   }
   return out;
@@ -187,14 +130,20 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       faults.push_back(fault.fault);
   }
   const std::time_t t0 = std::time(nullptr);
+  const sim::SchedulerConfig sched = predict::SchedulerConfigFor(*ctx.plan, spec_, p.memory, 0);
+  const sglang_log::LogSetup setup = sglang_log::MakeLogSetup(
+      model_, hw_, p.memory, ctx.plan->layout.tp, ctx.plan->layout.pp, sched.chunked_prefill_size,
+      sched.max_prefill_tokens, p.sim.pp_max_micro_batch_size);
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
     NodeEvidence ne;
     ne.host = spec_.cluster.hosts[n].name;
-    ne.log = NodeLog(spec_, *ctx.plan, p, static_cast<int>(n), t0);
+    ne.log = NodeLog(spec_, *ctx.plan, p, setup, static_cast<int>(n), t0);
     // Failures surface on the node of the first stage, as a real crash would there.
     if (n == 0)
       for (const auto& fault : faults)
-        ne.log += FaultText(fault, t0 + 1, Scope(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp));
+        ne.log += sglang_log::FaultText(
+            fault, setup, t0 + 1,
+            sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp));
     ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, p, static_cast<int>(n), hw_);
     out.nodes.push_back(std::move(ne));
   }

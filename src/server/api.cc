@@ -108,6 +108,42 @@ Result<CompletionRequest> ParseCompletionRequest(const std::string& body) {
   return r;
 }
 
+Result<ChatRequest> ParseChatRequest(const std::string& body) {
+  auto j = ParseObject(body);
+  if (!j) return j.error();
+  ChatRequest r;
+  if (j->contains("model") && (*j)["model"].is_string()) r.model = (*j)["model"].get<std::string>();
+  if (!j->contains("messages") || !(*j)["messages"].is_array() || (*j)["messages"].empty())
+    return MakeError("messages must be a non-empty list of {role, content}");
+  for (const auto& m : (*j)["messages"]) {
+    if (!m.is_object() || !m.contains("content")) return MakeError("each message needs a content");
+    const auto& content = m["content"];
+    if (content.is_string()) {
+      r.prompt_tokens += CountTextTokens(content.get<std::string>());
+    } else if (content.is_array()) {
+      for (const auto& part : content)
+        if (part.is_object() && part.contains("text") && part["text"].is_string())
+          r.prompt_tokens += CountTextTokens(part["text"].get<std::string>());
+    } else if (!content.is_null()) {
+      return MakeError("message content must be a string or a list of parts");
+    }
+  }
+  if (r.prompt_tokens <= 0) return MakeError("The input is empty.");
+  const char* key = j->contains("max_completion_tokens") && !(*j)["max_completion_tokens"].is_null()
+                        ? "max_completion_tokens"
+                        : "max_tokens";
+  auto max_tokens = PositiveInt(*j, key, 128);
+  if (!max_tokens) return max_tokens.error();
+  r.max_tokens = *max_tokens;
+  if (j->contains("stream") && (*j)["stream"].is_boolean()) r.stream = (*j)["stream"].get<bool>();
+  if (j->contains("stream_options") && (*j)["stream_options"].is_object()) {
+    const auto& so = (*j)["stream_options"];
+    r.include_usage = so.contains("include_usage") && so["include_usage"].is_boolean() &&
+                      so["include_usage"].get<bool>();
+  }
+  return r;
+}
+
 nlohmann::json GenerateChunk(const GenerateState& s) {
   nlohmann::json ids = nlohmann::json::array();
   for (int64_t i = 0; i < s.completion_tokens; ++i) ids.push_back(kOutputTokenBase + i % 1000);
@@ -155,7 +191,64 @@ nlohmann::json CompletionChunk(const std::string& id, int64_t created, const std
              {"text", delta},
              {"logprobs", nullptr},
              {"finish_reason", finished ? nlohmann::json("length") : nlohmann::json(nullptr)},
-             {"matched_stop", nullptr}}}}};
+             {"matched_stop", nullptr}}}},
+          {"usage", nullptr}};
+}
+
+nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::string& model,
+                         bool role_chunk, const std::string& content, bool finished) {
+  nlohmann::json delta = {{"role", role_chunk ? nlohmann::json("assistant") : nlohmann::json()},
+                          {"content", content},
+                          {"reasoning_content", nullptr},
+                          {"tool_calls", nullptr}};
+  return {{"id", id},
+          {"object", "chat.completion.chunk"},
+          {"created", created},
+          {"model", model},
+          {"choices",
+           {{{"index", 0},
+             {"delta", delta},
+             {"logprobs", nullptr},
+             {"finish_reason", finished ? nlohmann::json("length") : nlohmann::json(nullptr)},
+             {"matched_stop", nullptr}}}},
+          {"usage", nullptr}};
+}
+
+nlohmann::json ChatUsageChunk(const std::string& id, int64_t created, const std::string& model,
+                              int64_t prompt_tokens, int64_t completion_tokens) {
+  nlohmann::json j = CompletionUsageChunk(id, created, model, prompt_tokens, completion_tokens);
+  j["object"] = "chat.completion.chunk";
+  return j;
+}
+
+nlohmann::json ChatResponse(const std::string& id, int64_t created, const std::string& model,
+                            int64_t prompt_tokens, int64_t completion_tokens) {
+  return {{"id", id},
+          {"object", "chat.completion"},
+          {"created", created},
+          {"model", model},
+          {"choices",
+           {{{"index", 0},
+             {"message",
+              {{"role", "assistant"},
+               {"content", OutputText(completion_tokens)},
+               {"reasoning_content", nullptr},
+               {"tool_calls", nullptr}}},
+             {"logprobs", nullptr},
+             {"finish_reason", "length"},
+             {"matched_stop", nullptr}}}},
+          {"usage", CompletionUsage(prompt_tokens, completion_tokens)}};
+}
+
+nlohmann::json ModelList(const std::string& model_path, int64_t created, int64_t max_model_len) {
+  return {{"object", "list"},
+          {"data",
+           {{{"id", model_path},
+             {"object", "model"},
+             {"created", created},
+             {"owned_by", "sglang"},
+             {"root", model_path},
+             {"max_model_len", max_model_len}}}}};
 }
 
 nlohmann::json CompletionUsage(int64_t prompt_tokens, int64_t completion_tokens) {

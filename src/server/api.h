@@ -43,6 +43,18 @@ struct CompletionRequest {
 // POST /v1/completions; `prompt` is a string or a list of token ids.
 Result<CompletionRequest> ParseCompletionRequest(const std::string& body);
 
+struct ChatRequest {
+  std::string model;
+  int64_t prompt_tokens = 0;  // the messages' text, no chat template
+  int64_t max_tokens = 128;   // max_completion_tokens, else max_tokens
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// POST /v1/chat/completions: `messages` of {role, content}, content a string
+// or a list of {"type": "text", "text"} parts.
+Result<ChatRequest> ParseChatRequest(const std::string& body);
+
 // Everything a /generate chunk reports about a request at one moment.
 struct GenerateState {
   std::string id;
@@ -68,7 +80,8 @@ inline constexpr const char* kSseDone = "data: [DONE]\n\n";
 // {"error": {"message", "type", "code", "retryable"}} as SGLang sends it.
 nlohmann::json ErrorJson(const std::string& message, int code);
 
-// text_completion chunk with a text delta; finish_reason "length" when `finished`.
+// text_completion chunk with a text delta; finish_reason "length" when
+// `finished`; "usage": null (the usage chunk comes last, on its own).
 nlohmann::json CompletionChunk(const std::string& id, int64_t created, const std::string& model,
                                const std::string& delta, bool finished);
 nlohmann::json CompletionUsage(int64_t prompt_tokens, int64_t completion_tokens);
@@ -76,6 +89,20 @@ nlohmann::json CompletionUsage(int64_t prompt_tokens, int64_t completion_tokens)
 nlohmann::json CompletionUsageChunk(const std::string& id, int64_t created,
                                     const std::string& model, int64_t prompt_tokens,
                                     int64_t completion_tokens);
+// chat.completion.chunk: the first carries delta {"role": "assistant", "content": ""},
+// later ones the content delta; finish_reason "length" on the last; "usage": null.
+nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::string& model,
+                         bool role_chunk, const std::string& content, bool finished);
+// The final `choices: []` chunk of stream_options.include_usage.
+nlohmann::json ChatUsageChunk(const std::string& id, int64_t created, const std::string& model,
+                              int64_t prompt_tokens, int64_t completion_tokens);
+// The non-streaming chat.completion.
+nlohmann::json ChatResponse(const std::string& id, int64_t created, const std::string& model,
+                            int64_t prompt_tokens, int64_t completion_tokens);
+
+// GET /v1/models: the OpenAI list with one model, id = the served model path.
+nlohmann::json ModelList(const std::string& model_path, int64_t created, int64_t max_model_len);
+
 // The non-streaming answer.
 nlohmann::json CompletionResponse(const std::string& id, int64_t created, const std::string& model,
                                   int64_t prompt_tokens, int64_t completion_tokens);

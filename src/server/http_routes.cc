@@ -45,6 +45,37 @@ class ActiveGuard {
   std::atomic<int>& n_;
 };
 
+// Progress beyond `sent` tokens, reported as at most `cap` tokens (the
+// engine runs a max_new_tokens = 0 request as one prefill token). Once `cap`
+// tokens are out it waits for the finish that comes with the last of them,
+// so the last tokens and the finish go out in one chunk, as SGLang's do.
+RequestProgress NextProgress(RequestHandle& h, int64_t sent, int64_t cap,
+                             const std::atomic<bool>& stopping) {
+  RequestProgress p = h.WaitBeyond(sent, kPoll);
+  while (!p.finished && p.output_tokens >= cap && !stopping)
+    p = h.WaitBeyond(p.output_tokens, kPoll);
+  p.output_tokens = std::min(p.output_tokens, cap);
+  if (cap == 0) p.first_token_unix_s = 0;  // prefill only: no output token
+  return p;
+}
+
+// The final progress of a non-streaming request (or unfinished at shutdown).
+RequestProgress FinalProgress(RequestHandle& h, int64_t cap, const std::atomic<bool>& stopping) {
+  RequestProgress p;
+  do p = h.WaitBeyond(INT64_MAX, kPoll);
+  while (!p.finished && !stopping);
+  p.output_tokens = std::min(p.output_tokens, cap);
+  if (cap == 0) p.first_token_unix_s = 0;
+  return p;
+}
+
+// POST bodies are read only when the client says how long they are: a POST
+// without Content-Length (curl -X POST, requests.post(url)) has no body, and
+// reading one would wait for the client to close.
+bool HasBody(const httplib::Request& req) {
+  return req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked";
+}
+
 std::string RequestId(int seq) {
   return fmt::format("{:032x}", 0x5151000000000000ull + static_cast<uint64_t>(seq));
 }
@@ -66,16 +97,24 @@ void SimServer::AddLeaderRoutes() {
         "'/server_info' instead.");
     HandleServerInfo(q, r);
   });
-  http_->Get("/model_info", [this](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, 200,
-             {{"model_path", args_.model_path},
-              {"tokenizer_path", args_.model_path},
-              {"is_generation", true}});
+  http_->Get("/model_info", [this](const auto& q, auto& r) { HandleModelInfo(q, r); });
+  http_->Get("/get_model_info", [this](const auto& q, auto& r) {
+    log_->Info(
+        "Endpoint '/get_model_info' is deprecated and will be removed in a future version. Please "
+        "use '/model_info' instead.");
+    HandleModelInfo(q, r);
   });
+  http_->Get("/v1/models", [this](const auto& q, auto& r) { HandleModels(q, r); });
   http_->Post("/generate", [this](const auto& q, auto& r) { HandleGenerate(q, r); });
   http_->Post("/v1/completions", [this](const auto& q, auto& r) { HandleCompletions(q, r); });
+  http_->Post("/v1/chat/completions",
+              [this](const auto& q, auto& r) { HandleChatCompletions(q, r); });
   http_->Get("/flush_cache", [this](const auto& q, auto& r) { HandleFlushCache(q, r); });
-  http_->Post("/flush_cache", [this](const auto& q, auto& r) { HandleFlushCache(q, r); });
+  http_->Post("/flush_cache", [this](const httplib::Request& q, httplib::Response& r,
+                                     const httplib::ContentReader& read) {
+    if (HasBody(q)) read([](const char*, size_t) { return true; });  // discarded
+    HandleFlushCache(q, r);
+  });
   http_->Get("/gpu_memory", [this](const auto& q, auto& r) { HandleGpuMemory(q, r); });
 }
 
@@ -91,6 +130,25 @@ void SimServer::AddFollowerRoutes() {
 void SimServer::HandleGpuMemory(const httplib::Request&, httplib::Response& res) {
   res.status = 200;
   res.set_content(gpu::FormatGpuMemoryCsv(NodeGpuMemory(*d_, args_.node_rank)), "text/csv");
+}
+
+void SimServer::HandleModels(const httplib::Request&, httplib::Response& res) {
+  SendJson(
+      res, 200,
+      ModelList(args_.model_path, static_cast<int64_t>(startup_unix_s_), d_->model.max_context));
+}
+
+void SimServer::HandleModelInfo(const httplib::Request&, httplib::Response& res) {
+  SendJson(res, 200,
+           {{"model_path", args_.model_path},
+            {"tokenizer_path", args_.model_path},
+            {"is_generation", true},
+            {"preferred_sampling_params", nullptr},
+            {"weight_version", "default"},
+            {"has_image_understanding", false},
+            {"has_audio_understanding", false},
+            {"model_type", d_->model.model_type},
+            {"architectures", nlohmann::json::array({sglang_log::ModelClassName(d_->model)})}});
 }
 
 void SimServer::HandleFlushCache(const httplib::Request&, httplib::Response& res) {
@@ -181,7 +239,8 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   const int seq = ++request_seq_;
   if (InjectRequestFault(seq, res)) return;
   const GenerateRequest g = *parsed;
-  auto handle = engine_->Submit(g.prompt_tokens, g.max_new_tokens);
+  const int64_t cap = g.max_new_tokens;
+  auto handle = engine_->Submit(g.prompt_tokens, std::max<int64_t>(cap, 1));
   GenerateState base;
   base.id = g.rid.empty() ? RequestId(seq) : g.rid;
   base.prompt_tokens = g.prompt_tokens;
@@ -201,9 +260,7 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   };
 
   if (!g.stream) {
-    RequestProgress p;
-    do p = handle->WaitBeyond(INT64_MAX, kPoll);
-    while (!p.finished && !shutting_down());
+    const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
     if (!p.finished || !p.ok) {
       SendJson(res, p.finished ? p.http_status : 503,
                ErrorJson(p.finished ? p.error : "The server is shutting down.",
@@ -219,93 +276,109 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   auto first_sent = std::make_shared<double>(0);
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, handle, sent, first_sent, guard, state_of](size_t, httplib::DataSink& sink) {
+      [this, handle, sent, first_sent, guard, state_of, cap](size_t, httplib::DataSink& sink) {
         for (;;) {
-          RequestProgress p = handle->WaitBeyond(*sent, kPoll);
+          const RequestProgress p = NextProgress(*handle, *sent, cap, shutting_down_);
           if (!sink.is_writable()) return false;  // the client went away
-          if (p.finished && !p.ok) {
-            const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
-            sink.write(chunk.data(), chunk.size());
-            sink.write(kSseDone, std::strlen(kSseDone));
-            sink.done();
-            OnRequestDone();
-            return true;
-          }
+          if (p.finished && !p.ok) return SendStreamError(sink, p);
           if (p.output_tokens > *sent || p.finished) {
             if (*first_sent == 0) *first_sent = UnixNowS();
             *sent = p.output_tokens;
             const std::string chunk = SseEvent(GenerateChunk(state_of(p, *first_sent)));
             if (!sink.write(chunk.data(), chunk.size())) return false;
           }
-          if (p.finished) {
-            sink.write(kSseDone, std::strlen(kSseDone));
-            sink.done();
-            OnRequestDone();
-            return true;
-          }
+          if (p.finished) return EndStream(sink);
           if (shutting_down()) return false;
         }
       });
 }
 
+bool SimServer::SendStreamError(httplib::DataSink& sink, const RequestProgress& p) {
+  const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
+  sink.write(chunk.data(), chunk.size());
+  return EndStream(sink);
+}
+
+bool SimServer::EndStream(httplib::DataSink& sink) {
+  sink.write(kSseDone, std::strlen(kSseDone));
+  sink.done();
+  OnRequestDone();
+  return true;
+}
+
 void SimServer::HandleCompletions(const httplib::Request& req, httplib::Response& res) {
+  auto parsed = ParseCompletionRequest(req.body);
+  if (!parsed) return ServeOpenAi(req, res, parsed.error().message, {}, false);
+  OpenAiRequest r{parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
+                  parsed->include_usage};
+  ServeOpenAi(req, res, "", r, false);
+}
+
+void SimServer::HandleChatCompletions(const httplib::Request& req, httplib::Response& res) {
+  auto parsed = ParseChatRequest(req.body);
+  if (!parsed) return ServeOpenAi(req, res, parsed.error().message, {}, true);
+  OpenAiRequest r{parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
+                  parsed->include_usage};
+  ServeOpenAi(req, res, "", r, true);
+}
+
+void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
+                            const std::string& parse_error, const OpenAiRequest& c, bool chat) {
   auto guard = std::make_shared<ActiveGuard>(active_requests_);
   if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
-  auto parsed = ParseCompletionRequest(req.body);
-  if (!parsed) return SendJson(res, 400, ErrorJson(parsed.error().message, 400));
+  if (!parse_error.empty()) return SendJson(res, 400, ErrorJson(parse_error, 400));
   const int seq = ++request_seq_;
   if (InjectRequestFault(seq, res)) return;
-  const CompletionRequest c = *parsed;
   const std::string model = c.model.empty() ? args_.model_path : c.model;
-  const std::string id = "cmpl-" + RequestId(seq);
+  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + RequestId(seq);
   const auto created = static_cast<int64_t>(UnixNowS());
-  auto handle = engine_->Submit(c.prompt_tokens, c.max_tokens);
+  const int64_t cap = c.max_tokens;
+  auto handle = engine_->Submit(c.prompt_tokens, std::max<int64_t>(cap, 1));
 
   if (!c.stream) {
-    RequestProgress p;
-    do p = handle->WaitBeyond(INT64_MAX, kPoll);
-    while (!p.finished && !shutting_down());
+    const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
     if (!p.finished || !p.ok) {
       const int status = p.finished ? p.http_status : 503;
       SendJson(res, status,
                ErrorJson(p.finished ? p.error : "The server is shutting down.", status));
     } else {
-      SendJson(res, 200, CompletionResponse(id, created, model, c.prompt_tokens, p.output_tokens));
+      SendJson(res, 200,
+               chat ? ChatResponse(id, created, model, c.prompt_tokens, p.output_tokens)
+                    : CompletionResponse(id, created, model, c.prompt_tokens, p.output_tokens));
     }
     OnRequestDone();
     return;
   }
 
   auto sent = std::make_shared<int64_t>(0);
-  res.set_chunked_content_provider("text/event-stream", [this, handle, sent, guard, c, id, created,
-                                                         model](size_t, httplib::DataSink& sink) {
+  auto role_sent = std::make_shared<bool>(false);
+  res.set_chunked_content_provider("text/event-stream", [this, handle, sent, role_sent, guard, c,
+                                                         id, created, model, cap,
+                                                         chat](size_t, httplib::DataSink& sink) {
     for (;;) {
-      RequestProgress p = handle->WaitBeyond(*sent, kPoll);
+      const RequestProgress p = NextProgress(*handle, *sent, cap, shutting_down_);
       if (!sink.is_writable()) return false;
-      if (p.finished && !p.ok) {
-        const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
-        sink.write(chunk.data(), chunk.size());
-        sink.write(kSseDone, std::strlen(kSseDone));
-        sink.done();
-        OnRequestDone();
-        return true;
-      }
+      if (p.finished && !p.ok) return SendStreamError(sink, p);
       if (p.output_tokens > *sent || p.finished) {
+        std::string chunk;
+        if (chat && !*role_sent) {  // SGLang's first chat chunk: the role, empty content
+          *role_sent = true;
+          chunk += SseEvent(ChatChunk(id, created, model, true, "", false));
+        }
         const std::string delta = OutputText(p.output_tokens - *sent);
         *sent = p.output_tokens;
-        const std::string chunk = SseEvent(CompletionChunk(id, created, model, delta, p.finished));
+        chunk += SseEvent(chat ? ChatChunk(id, created, model, false, delta, p.finished)
+                               : CompletionChunk(id, created, model, delta, p.finished));
         if (!sink.write(chunk.data(), chunk.size())) return false;
       }
       if (p.finished) {
         if (c.include_usage) {
-          const std::string usage =
-              SseEvent(CompletionUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens));
+          const std::string usage = SseEvent(
+              chat ? ChatUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens)
+                   : CompletionUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens));
           sink.write(usage.data(), usage.size());
         }
-        sink.write(kSseDone, std::strlen(kSseDone));
-        sink.done();
-        OnRequestDone();
-        return true;
+        return EndStream(sink);
       }
       if (shutting_down()) return false;
     }

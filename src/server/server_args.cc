@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 namespace ppsearch::server {
@@ -47,12 +49,18 @@ Status ValidateServerArgs(const ServerArgs& a) {
   if (!(a.time_scale > 0)) return MakeError("--time-scale must be positive");
   if (a.mem_fraction_static && !(*a.mem_fraction_static > 0 && *a.mem_fraction_static < 1))
     return MakeError("--mem-fraction-static must be in (0, 1)");
-  if (a.fault.http500_fraction < 0 || a.fault.http500_fraction > 1)
-    return MakeError("--fault-http500 must be a fraction in [0, 1]");
+  if (!(a.fault.http500_fraction >= 0 && a.fault.http500_fraction <= 1))  // NaN fails too
+    return MakeError(fmt::format("--fault-http500 must be a fraction in [0, 1] (got {})",
+                                 a.fault.http500_fraction));
   if (!a.fault.log.empty() && a.fault.log != "oom" && a.fault.log != "nccl" &&
       a.fault.log != "traceback")
     return MakeError("--fault-log must be one of oom, nccl, traceback (got '" + a.fault.log + "')");
-  if (a.fault.slow_start_s < 0) return MakeError("--fault-slow-start-s must not be negative");
+  if (!(a.fault.slow_start_s >= 0))
+    return MakeError("--fault-slow-start-s must be a non-negative number of seconds");
+  if (!(a.fault.die_after_s >= 0))
+    return MakeError("--fault-die-after-s must be a non-negative number of seconds");
+  if (!(a.fault.leak_gpu_s >= 0))
+    return MakeError("--fault-leak-gpu-s must be a non-negative number of seconds");
   return Status::Ok();
 }
 
@@ -69,42 +77,119 @@ Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr) {
   return std::make_pair(addr.substr(0, colon), port);
 }
 
+namespace {
+
+// The fields of ServerArgs(...) in SGLang's order, each as a Python repr and a JSON value.
+struct Field {
+  std::string key;
+  std::string repr;
+  nlohmann::json json;
+};
+
+bool LooksNumeric(const std::string& v) {
+  if (v.empty()) return false;
+  char* end = nullptr;
+  std::strtod(v.c_str(), &end);
+  return end == v.c_str() + v.size() && v.find_first_of("0123456789") != std::string::npos;
+}
+
+Field ExtraField(const ExtraFlag& f) {
+  std::string key = f.name;
+  std::replace(key.begin(), key.end(), '-', '_');
+  if (!f.value) return {key, "True", true};
+  if (LooksNumeric(*f.value))
+    return {key, *f.value, nlohmann::json::parse(*f.value, nullptr, false)};
+  return {key, "'" + *f.value + "'", *f.value};
+}
+
+template <typename T>
+Field Opt(const std::string& key, const std::optional<T>& v) {
+  return {key, PyOptional(v), JsonOptional(v)};
+}
+
+Field Str(const std::string& key, const std::string& v) {
+  return {key, PyString(v), JsonString(v)};
+}
+
+template <typename T>
+Field Num(const std::string& key, T v) {
+  return {key, fmt::format("{}", v), v};
+}
+
+std::vector<Field> Fields(const ServerArgs& a) {
+  std::vector<Field> f = {
+      Str("model_path", a.model_path),
+      Str("tokenizer_path", a.model_path),
+      {"host", "'" + a.host + "'", a.host},
+      Num("port", a.port),
+      Opt("mem_fraction_static", a.mem_fraction_static),
+      Opt("max_running_requests", a.max_running_requests),
+      Opt("chunked_prefill_size", a.chunked_prefill_size),
+      Num("max_prefill_tokens", 16384),
+      Num("tp_size", a.tp_size),
+      Num("pp_size", a.pp_size),
+      Opt("pp_max_micro_batch_size", a.pp_max_micro_batch_size),
+      Num("ep_size", a.ep_size),
+      {"moe_a2a_backend", "'none'", "none"},
+      Num("nnodes", a.nnodes),
+      Num("node_rank", a.node_rank),
+      Str("dist_init_addr", a.dist_init_addr),
+      Num("decode_log_interval", a.decode_log_interval),
+      {"disable_overlap_schedule", a.pp_size > 1 ? "True" : "False", a.pp_size > 1},
+      {"load_format", "'dummy'", "dummy"},
+      {"ppsearch_hardware", "'" + a.hardware + "'", a.hardware},
+      Num("ppsearch_time_scale", a.time_scale),
+  };
+  // Flags serve-sim does not model: shown as given, replacing a default of the same name.
+  for (const ExtraFlag& e : a.extra_flags) {
+    Field x = ExtraField(e);
+    auto same = std::find_if(f.begin(), f.end(), [&](const Field& y) { return y.key == x.key; });
+    if (same != f.end()) {
+      *same = x;
+    } else {
+      f.push_back(x);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+Result<std::vector<ExtraFlag>> ParseExtraFlags(const std::vector<std::string>& words) {
+  std::vector<ExtraFlag> flags;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.rfind("--", 0) != 0 || w.size() == 2)
+      return MakeError("unexpected argument '" + w + "': SGLang flags start with --");
+    ExtraFlag f;
+    const size_t eq = w.find('=');
+    if (eq != std::string::npos) {
+      f.name = w.substr(2, eq - 2);
+      f.value = w.substr(eq + 1);
+    } else {
+      f.name = w.substr(2);
+      if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) f.value = words[++i];
+    }
+    flags.push_back(std::move(f));
+  }
+  return flags;
+}
+
 std::string ServerArgsRepr(const ServerArgs& a) {
-  return fmt::format(
-      "ServerArgs(model_path={}, tokenizer_path={}, host='{}', port={}, mem_fraction_static={}, "
-      "max_running_requests={}, chunked_prefill_size={}, max_prefill_tokens=16384, tp_size={}, "
-      "pp_size={}, pp_max_micro_batch_size={}, ep_size={}, moe_a2a_backend='none', nnodes={}, "
-      "node_rank={}, dist_init_addr={}, decode_log_interval={}, disable_overlap_schedule={}, "
-      "load_format='dummy', ppsearch_hardware='{}', ppsearch_time_scale={})",
-      PyString(a.model_path), PyString(a.model_path), a.host, a.port,
-      PyOptional(a.mem_fraction_static), PyOptional(a.max_running_requests),
-      PyOptional(a.chunked_prefill_size), a.tp_size, a.pp_size,
-      PyOptional(a.pp_max_micro_batch_size), a.ep_size, a.nnodes, a.node_rank,
-      PyString(a.dist_init_addr), a.decode_log_interval, a.pp_size > 1 ? "True" : "False",
-      a.hardware, a.time_scale);
+  std::string out = "ServerArgs(";
+  bool first = true;
+  for (const Field& f : Fields(a)) {
+    if (!first) out += ", ";
+    first = false;
+    out += f.key + "=" + f.repr;
+  }
+  return out + ")";
 }
 
 nlohmann::json ServerArgsJson(const ServerArgs& a) {
-  return {{"model_path", JsonString(a.model_path)},
-          {"tokenizer_path", JsonString(a.model_path)},
-          {"host", a.host},
-          {"port", a.port},
-          {"mem_fraction_static", JsonOptional(a.mem_fraction_static)},
-          {"max_running_requests", JsonOptional(a.max_running_requests)},
-          {"chunked_prefill_size", JsonOptional(a.chunked_prefill_size)},
-          {"max_prefill_tokens", 16384},
-          {"tp_size", a.tp_size},
-          {"pp_size", a.pp_size},
-          {"pp_max_micro_batch_size", JsonOptional(a.pp_max_micro_batch_size)},
-          {"ep_size", a.ep_size},
-          {"moe_a2a_backend", "none"},
-          {"nnodes", a.nnodes},
-          {"node_rank", a.node_rank},
-          {"dist_init_addr", JsonString(a.dist_init_addr)},
-          {"decode_log_interval", a.decode_log_interval},
-          {"load_format", "dummy"},
-          {"ppsearch_hardware", a.hardware},
-          {"ppsearch_time_scale", a.time_scale}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const Field& f : Fields(a)) j[f.key] = f.json;
+  return j;
 }
 
 }  // namespace ppsearch::server

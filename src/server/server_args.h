@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -19,7 +20,24 @@ struct FaultArgs {
   uint64_t seed = 1;            // for http500_fraction
   int hang_after_requests = 0;  // > 0: request N+1 never answers
   double slow_start_s = 0;      // extra wall seconds before the server is ready
+  bool exit_during_start = false;  // a model-loading traceback, exit 1, never ready
+  double die_after_s = 0;          // > 0: exit 1 this many wall seconds after ready/joined
+  bool ignore_sigterm = false;     // SIGTERM is logged and ignored
+  double leak_gpu_s = 0;           // GPU registration kept this long after exit
 };
+
+// A launch flag serve-sim does not model, kept as given: "--name value" or a
+// switch "--name" (no value).
+struct ExtraFlag {
+  std::string name;  // without the leading "--", e.g. "moe-runner-backend"
+  std::optional<std::string> value;
+};
+
+// SGLang flags serve-sim does not model, from the words CLI parsing left
+// over: a word after "--name" that does not start with "--" is its value,
+// otherwise "--name" is a switch; "--name=value" is one word. Errors name a
+// word that is not a flag.
+Result<std::vector<ExtraFlag>> ParseExtraFlags(const std::vector<std::string>& words);
 
 struct ServerArgs {
   std::string model_path;    // what --model-path said (config.json or a model directory)
@@ -41,6 +59,8 @@ struct ServerArgs {
   double time_scale = 1.0;  // simulated seconds per wall second
   std::string log_file;     // empty: stdout
   int decode_log_interval = 40;
+  std::string gpu_state_dir;           // register this node's GPU memory here (smi-sim)
+  std::vector<ExtraFlag> extra_flags;  // in the order given
   FaultArgs fault;
 
   // The config.json (or directory) to load: model_config when given, else model_path.

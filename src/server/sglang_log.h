@@ -1,8 +1,7 @@
 #pragma once
 // SGLang's log format (python/sglang/srt/utils/common.py configure_logger:
-// "[%Y-%m-%d %H:%M:%S{prefix}] message") and the lines serve-sim prints:
-// startup memory lines, the scheduler summary, per-batch lines and the
-// injected failures. Line texts are pure functions; ServerLog writes them.
+// "[%Y-%m-%d %H:%M:%S{prefix}] message"): ServerLog writes the lines; their
+// texts come from the shared writer in sglang_log/.
 
 #include <cstdio>
 #include <memory>
@@ -11,7 +10,7 @@
 #include <vector>
 
 #include "server/deployment.h"
-#include "sim/online_engine.h"
+#include "sglang_log/sglang_log.h"
 #include "util/result.h"
 
 namespace ppsearch::server {
@@ -35,40 +34,20 @@ class ServerLog {
   bool owned_ = false;
 };
 
-// SGLang's scheduler prefix: " PP{pp}" and " TP{tp}", each only when that size > 1.
-std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size);
+using sglang_log::BatchLogger;
+using sglang_log::LogLine;
+using sglang_log::ScopePrefix;
+
+// The shared log writer's inputs for this deployment.
+sglang_log::LogSetup LogSetupFor(const Deployment& d);
 
 // The startup lines a node prints for the stages it holds, after
-// `server_args=...` and once distributed init is done, in SGLang's order
-// (distributed init, weights, KV pool, memory pool end, scheduler summary),
-// each with its scope prefix.
-struct LogLine {
-  std::string prefix;
-  std::string message;
-};
+// `server_args=...` and once distributed init is done (sglang_log::StageStartupLines
+// for each of its stages, ascending).
 std::vector<LogLine> StartupLines(const ServerArgs& args, const Deployment& d, int node);
 
-// Tracks throughput between per-batch lines and formats them as SGLang's
-// metrics_reporter does.
-class BatchLogger {
- public:
-  BatchLogger(int64_t max_total_tokens, int decode_log_interval)
-      : max_total_tokens_(max_total_tokens), decode_log_interval_(decode_log_interval) {}
-  // The line to print for this launch, or "" (decode lines every
-  // decode_log_interval decode batches).
-  std::string Line(const sim::BatchLaunch& launch);
-
- private:
-  int64_t max_total_tokens_;
-  int decode_log_interval_;
-  int64_t decode_batches_ = 0;
-  int64_t last_prefill_ns_ = -1;
-  int64_t last_decode_log_ns_ = -1;
-  int64_t decode_tokens_since_log_ = 0;
-};
-
-// A realistic failure block for --fault-log: "oom" (CUDA out of memory),
-// "nccl" (NCCL watchdog timeout), "traceback" (a scheduler exception).
+// A realistic failure block (sglang_log::FaultText) stamped now: "oom",
+// "nccl", "traceback", "engine_exit" or "start".
 std::string FaultLogText(const std::string& kind, const Deployment& d);
 
 }  // namespace ppsearch::server

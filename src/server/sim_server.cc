@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -12,8 +16,31 @@ namespace {
 // How long a node >= 1 keeps retrying node 0 at --dist-init-addr.
 constexpr double kJoinTimeoutS = 300;
 // Worker threads answering HTTP: every open keep-alive connection and every
-// request being answered holds one, so this bounds a benchmark's concurrency.
-constexpr size_t kHttpThreads = 512;
+// request being answered holds one, so this bounds a benchmark's concurrency
+// (a few hundred streaming requests plus idle keep-alive connections).
+constexpr size_t kHttpThreads = 1024;
+// Pending connections the kernel queues before accept(). Debian's
+// libcpp-httplib is compiled with CPPHTTPLIB_LISTEN_BACKLOG 5 (a macro in the
+// .so, so defining it here changes nothing); at 8+ simultaneous connects the
+// rest are dropped and retried by the client kernel ~1 s later. Linux lets
+// listen() on a listening socket change its backlog (capped by somaxconn).
+constexpr int kListenBacklog = 4096;
+// Requests per keep-alive connection (cpp-httplib's default is 5, which
+// forces a reconnect every 5 requests; uvicorn has no such limit).
+constexpr size_t kKeepAliveMaxRequests = 1000000;
+// After a stop, how long HTTP workers get to finish (idle keep-alive
+// connections otherwise hold them for their 5 s timeout).
+constexpr double kHttpDrainS = 0.7;
+
+// SO_REUSEADDR only: cpp-httplib's default sets SO_REUSEPORT, which lets two
+// servers listen on one port and split its connections. TCP_NODELAY on the
+// listening socket is inherited by accepted sockets on Linux; without it the
+// first chunk after the headers waits for the client's delayed ACK (~40 ms).
+void ListenSocketOptions(int fd) {
+  int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+}
 
 }  // namespace
 
@@ -21,10 +48,11 @@ SimServer::SimServer(ServerArgs args, std::unique_ptr<Deployment> deployment, Se
     : args_(std::move(args)),
       d_(std::move(deployment)),
       log_(log),
+      gpu_registry_(args_.gpu_state_dir, static_cast<int>(::getpid())),
       batch_logger_(d_->memory.max_total_tokens, std::max(args_.decode_log_interval, 1)) {}
 
 SimServer::~SimServer() {
-  StopHttp();
+  StopHttp(1e9);
   leader_.Close();
   follower_.Close();
   if (engine_) engine_->Stop();
@@ -61,6 +89,12 @@ bool SimServer::WaitFor(const std::atomic<bool>& stop_requested, double max_s, P
 bool SimServer::StartHttp() {
   http_ = std::make_unique<httplib::Server>();
   http_->new_task_queue = [] { return new httplib::ThreadPool(kHttpThreads); };
+  http_->set_socket_options([this](socket_t fd) {
+    ListenSocketOptions(fd);
+    if (listen_fd_ < 0) listen_fd_ = fd;
+  });
+  http_->set_tcp_nodelay(true);
+  http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
   if (args_.node_rank == 0) {
     AddLeaderRoutes();
   } else {
@@ -68,23 +102,62 @@ bool SimServer::StartHttp() {
   }
   if (!http_->bind_to_port(args_.host, args_.port)) {
     Shutdown(ServeOutcome::kStartupFailed,
-             fmt::format("cannot listen on {}:{}; is another server using the port?", args_.host,
-                         args_.port));
+             fmt::format("cannot listen on {}:{}: the address is in use (another server on the "
+                         "port?) or not an address of this host",
+                         args_.host, args_.port));
     return false;
   }
-  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);
+  http_thread_ = std::thread([this] {
+    http_->listen_after_bind();
+    http_done_ = true;
+  });
   return true;
 }
 
-void SimServer::StopHttp() {
+bool SimServer::StopHttp(double max_s) {
   if (http_) http_->stop();
-  if (http_thread_.joinable()) http_thread_.join();
+  if (!http_thread_.joinable()) return true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_s);
+  while (!http_done_ && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!http_done_) return false;
+  http_thread_.join();
+  return true;
+}
+
+void SimServer::RegisterGpus() {
+  if (args_.gpu_state_dir.empty()) return;
+  GpuRegistration r;
+  r.pid = static_cast<int>(::getpid());
+  r.process_name = "ppsearch serve-sim";
+  r.node_rank = args_.node_rank;
+  r.gpus = NodeGpuMemory(*d_, args_.node_rank);
+  if (Status st = gpu_registry_.Register(r); !st.ok())
+    log_->Info("Cannot register GPU memory in --gpu-state-dir: " + st.error().message);
 }
 
 ServeResult SimServer::Run(const std::atomic<bool>& stop_requested) {
   startup_unix_s_ = UnixNowS();
   log_->Info("server_args=" + ServerArgsRepr(args_));
-  return args_.node_rank == 0 ? RunLeader(stop_requested) : RunFollower(stop_requested);
+  ServeResult r;
+  if (args_.fault.exit_during_start) {
+    // The weights start loading (memory is taken), then loading fails.
+    RegisterGpus();
+    const auto stages = StagesOnNode(*d_, args_.node_rank);
+    const auto lines = sglang_log::StageStartupLines(LogSetupFor(*d_), stages.front());
+    for (size_t i = 0; i < 3 && i < lines.size(); ++i)
+      log_->Info(lines[i].message, lines[i].prefix);
+    log_->Raw(FaultLogText("start", *d_));
+    r = {ServeOutcome::kFaultExit, "model loading failed (--fault-exit-during-start)"};
+  } else {
+    r = args_.node_rank == 0 ? RunLeader(stop_requested) : RunFollower(stop_requested);
+  }
+  const double leak_s = args_.fault.leak_gpu_s;
+  if (leak_s > 0 && !args_.gpu_state_dir.empty())
+    log_->Info(fmt::format("GPU memory stays held {} s after exit (--fault-leak-gpu-s).", leak_s));
+  gpu_registry_.Release(leak_s > 0 ? UnixNowS() + leak_s : 0);
+  return r;
 }
 
 ServeResult SimServer::RunLeader(const std::atomic<bool>& stop_requested) {
@@ -112,6 +185,7 @@ ServeResult SimServer::RunLeader(const std::atomic<bool>& stop_requested) {
     }
   }
   if (!shutting_down()) {
+    RegisterGpus();
     for (const auto& line : StartupLines(args_, *d_, 0)) log_->Info(line.message, line.prefix);
     if (args_.fault.slow_start_s > 0)
       WaitFor(stop_requested, args_.fault.slow_start_s, [] { return false; });
@@ -122,17 +196,27 @@ ServeResult SimServer::RunLeader(const std::atomic<bool>& stop_requested) {
       ready_ = true;
       log_->Info("The server is fired up and ready to roll!");
     }
-    WaitFor(stop_requested, 1e12, [] { return false; });
+    WaitUntilDeath(stop_requested);
   }
   ready_ = false;
+  if (result_.outcome == ServeOutcome::kDied) return result_;  // abrupt: nothing answered
   if (result_.outcome != ServeOutcome::kStopped)
     engine_->FailAll("The server is shutting down: " + result_.message);
   // Let handlers that were just answered flush their last bytes.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  StopHttp();
+  result_.drained = StopHttp(kHttpDrainS);
   leader_.Close();
-  engine_->Stop();
+  if (result_.drained) engine_->Stop();
   return result_;
+}
+
+void SimServer::WaitUntilDeath(const std::atomic<bool>& stop_requested) {
+  const double die_s = args_.fault.die_after_s;
+  WaitFor(stop_requested, die_s > 0 ? die_s : 1e12, [] { return false; });
+  if (die_s > 0 && !shutting_down())
+    Shutdown(ServeOutcome::kDied, fmt::format("node {} died --fault-die-after-s {} after it became "
+                                              "ready",
+                                              args_.node_rank, die_s));
 }
 
 ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
@@ -156,17 +240,22 @@ ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
   });
   WaitFor(stop_requested, 1e9, [&] { return joined.load(); });
   if (!shutting_down()) {
+    RegisterGpus();
     for (const auto& line : StartupLines(args_, *d_, args_.node_rank))
       log_->Info(line.message, line.prefix);
     // SGLang's launch_dummy_health_check_server, once the schedulers are up.
     if (StartHttp()) {
       ready_ = true;
-      WaitFor(stop_requested, 1e12, [] { return false; });
+      WaitUntilDeath(stop_requested);
     }
+  }
+  if (result_.outcome == ServeOutcome::kDied) {
+    join_thread.join();  // done: it joined
+    return result_;
   }
   follower_.Close();  // also ends a join still retrying
   join_thread.join();
-  StopHttp();
+  result_.drained = StopHttp(kHttpDrainS);
   return result_;
 }
 

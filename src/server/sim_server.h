@@ -11,6 +11,7 @@
 #include <string>
 
 #include "server/deployment.h"
+#include "server/gpu_registry.h"
 #include "server/node_group.h"
 #include "server/realtime_engine.h"
 #include "server/server_args.h"
@@ -20,6 +21,7 @@ namespace httplib {
 class Server;
 class Request;
 class Response;
+class DataSink;
 }  // namespace httplib
 
 namespace ppsearch::server {
@@ -29,11 +31,16 @@ enum class ServeOutcome {
   kStartupFailed,  // port in use, node 0 unreachable: nothing served
   kFaultExit,      // --fault-exit-after reached
   kNodeLost,       // a peer node's connection dropped
+  kDied,           // --fault-die-after-s: the caller should exit at once, without cleanup
 };
 
 struct ServeResult {
   ServeOutcome outcome = ServeOutcome::kStopped;
   std::string message;
+  // False when HTTP worker threads were still busy after the stop deadline
+  // (idle keep-alive connections, clients not reading): the caller must
+  // exit the process without destroying the server.
+  bool drained = true;
 };
 
 class SimServer {
@@ -42,7 +49,8 @@ class SimServer {
   ~SimServer();
 
   // Serves until stopped, a fault exit or a lost node. `stop_requested` is
-  // polled (set it from a signal handler).
+  // polled (set it from a signal handler). The GPU registration
+  // (--gpu-state-dir) is released (or held, --fault-leak-gpu-s) before it returns.
   ServeResult Run(const std::atomic<bool>& stop_requested);
 
   // Thread-safe; the first call decides the outcome.
@@ -52,10 +60,15 @@ class SimServer {
   ServeResult RunLeader(const std::atomic<bool>& stop_requested);
   ServeResult RunFollower(const std::atomic<bool>& stop_requested);
   bool StartHttp();
-  void StopHttp();
+  // Stops accepting and waits at most `max_s` for the workers; false if they are still busy.
+  bool StopHttp(double max_s);
+  // Puts this node's GPU memory into --gpu-state-dir (weights are loading).
+  void RegisterGpus();
   // Waits until shutdown or `pred()`; polls stop_requested. False on shutdown.
   template <typename Pred>
   bool WaitFor(const std::atomic<bool>& stop_requested, double max_s, Pred pred);
+  // Serves until shutdown; with --fault-die-after-s, until that many seconds passed (kDied).
+  void WaitUntilDeath(const std::atomic<bool>& stop_requested);
   bool shutting_down() const { return shutting_down_.load(); }
 
   // http_routes.cc
@@ -66,6 +79,22 @@ class SimServer {
   void HandleFlushCache(const httplib::Request& req, httplib::Response& res);
   void HandleServerInfo(const httplib::Request& req, httplib::Response& res);
   void HandleGpuMemory(const httplib::Request& req, httplib::Response& res);
+  void HandleModels(const httplib::Request& req, httplib::Response& res);
+  void HandleModelInfo(const httplib::Request& req, httplib::Response& res);
+  void HandleChatCompletions(const httplib::Request& req, httplib::Response& res);
+  // /v1/completions and /v1/chat/completions alike; `parse_error` non-empty: a 400.
+  struct OpenAiRequest {
+    std::string model;
+    int64_t prompt_tokens = 0;
+    int64_t max_tokens = 16;
+    bool stream = false;
+    bool include_usage = false;
+  };
+  void ServeOpenAi(const httplib::Request& req, httplib::Response& res,
+                   const std::string& parse_error, const OpenAiRequest& c, bool chat);
+  // An error event and [DONE]; and [DONE] alone. Both count the request as done.
+  bool SendStreamError(httplib::DataSink& sink, const RequestProgress& p);
+  bool EndStream(httplib::DataSink& sink);
   // Fault gate for request number `seq` (1-based): true when it answered already.
   bool InjectRequestFault(int seq, httplib::Response& res);
   void OnRequestDone();
@@ -78,6 +107,9 @@ class SimServer {
   std::unique_ptr<RealtimeEngine> engine_;
   std::unique_ptr<httplib::Server> http_;
   std::thread http_thread_;
+  std::atomic<bool> http_done_{false};
+  int listen_fd_ = -1;
+  GpuRegistry gpu_registry_;
   NodeGroupLeader leader_;
   NodeGroupFollower follower_;
   BatchLogger batch_logger_;

@@ -1,0 +1,66 @@
+// `ppsearch smi-sim --state-dir DIR [--gpus N] [--total-mib M] [--name NAME]
+// <nvidia-smi flags>`: answers the nvidia-smi queries a harness uses from the
+// GPU memory serve-sim registers in DIR (--gpu-state-dir), so a rehearsal
+// without GPUs sees memory taken at load and freed at exit as on a cluster:
+//   --query-gpu=index,uuid,name,memory.used,memory.total --format=csv,noheader,nounits
+//   --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
+// Exit codes: 0 answered; 2 a query smi-sim (or nvidia-smi) does not support.
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "server/gpu_registry.h"
+#include "server/realtime_engine.h"
+
+namespace ppsearch::cli {
+namespace {
+
+struct SmiSimOptions {
+  std::string state_dir;
+  server::SmiGpus gpus;
+};
+
+// "--query-gpu index,..." as "--query-gpu=index,...".
+std::vector<std::string> JoinValues(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool takes_value = w == "--query-gpu" || w == "--query-compute-apps" || w == "--format";
+    if (takes_value && i + 1 < words.size()) {
+      out.push_back(w + "=" + words[++i]);
+    } else {
+      out.push_back(w);
+    }
+  }
+  return out;
+}
+
+int RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
+  auto query = server::ParseSmiArgs(JoinValues(smi_args));
+  if (!query.ok()) {
+    std::cerr << query.error().message << "\n";
+    return kExitConfigError;
+  }
+  o.gpus.uuid_seed = o.state_dir;
+  const auto live = server::ReadLiveRegistrations(o.state_dir, server::UnixNowS());
+  std::cout << server::AnswerSmiQuery(*query, o.gpus, live);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddSmiSimCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SmiSimOptions>();
+  CLI::App* c = app.add_subcommand(
+      "smi-sim", "Answer nvidia-smi memory queries from serve-sim's --gpu-state-dir registrations");
+  c->add_option("--state-dir", o->state_dir, "the directory serve-sim --gpu-state-dir writes")
+      ->required();
+  c->add_option("--gpus", o->gpus.count, "GPUs listed")->capture_default_str();
+  c->add_option("--total-mib", o->gpus.total_mib, "memory.total per GPU")->capture_default_str();
+  c->add_option("--name", o->gpus.name, "GPU name")->capture_default_str();
+  c->allow_extras();  // nvidia-smi's own flags
+  c->callback([o, c, &exit_code] { exit_code = RunSmiSim(*o, c->remaining()); });
+}
+
+}  // namespace ppsearch::cli

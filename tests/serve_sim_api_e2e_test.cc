@@ -1,0 +1,254 @@
+// serve-sim as SGLang's clients see it: a port in use, TTFT under load on
+// reused connections (listen backlog, TCP_NODELAY, keep-alive), the request
+// shapes SGLang's bench_serving sends (sglang, sglang-oai, sglang-oai-chat),
+// prefill-only and one-token requests, /flush_cache without a body, the
+// model endpoints. Loopback only; every wait bounded.
+
+#include <algorithm>
+
+#include "bench/bench_client.h"
+#include "serve_sim_fixture.h"
+
+namespace ppsearch::testing {
+namespace {
+
+class ServeSimApiE2e : public ServeSimE2e {
+ protected:
+  int StartReady(const std::string& extra = " --time-scale 100") {
+    const int port = FreePort();
+    Start(Common(port) + extra);
+    EXPECT_TRUE(WaitHealthy(port, 20)) << Log();
+    return port;
+  }
+};
+
+TEST_F(ServeSimApiE2e, APortInUseExitsOneNamingHostAndPort) {
+  const int port = StartReady();
+  pid_t second = Start(Common(port), "second");
+  std::optional<int> code = WaitExit(second, 20);
+  ASSERT_TRUE(code.has_value()) << "a second server kept running on the same port";
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(
+      ReadText(dir_ / "second.out").find("cannot listen on 127.0.0.1:" + std::to_string(port)),
+      std::string::npos)
+      << ReadText(dir_ / "second.out");
+  EXPECT_EQ(Status(port, "/health"), 200);
+}
+
+// p99 of the client's TTFT over a closed loop of `concurrency`, 4 requests
+// per connection. At --time-scale 1e5 the simulated TTFT is far below 1 ms,
+// so the TTFT is the HTTP path's: a dropped SYN (backlog 5) costs 1 s, a
+// delayed ACK behind Nagle 40 ms.
+double P99TtftS(int port, int concurrency) {
+  bench::BenchOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(port);
+  o.concurrency = concurrency;
+  o.num_requests = concurrency * 4;
+  o.input_tokens = 16;
+  o.output_tokens = 4;
+  o.timeout_s = 30;
+  auto r = bench::RunBench(o);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  if (!r.ok()) return 1e9;
+  std::vector<double> ttft;
+  for (const auto& rec : r->records) {
+    EXPECT_TRUE(rec.ok()) << rec.error;
+    if (rec.ok()) ttft.push_back(rec.ttft_s());
+  }
+  std::sort(ttft.begin(), ttft.end());
+  return ttft.empty() ? 1e9 : ttft[static_cast<size_t>(0.99 * (ttft.size() - 1))];
+}
+
+TEST_F(ServeSimApiE2e, TtftUnderLoadHasNoConnectOrNagleStalls) {
+  const int port = StartReady(" --time-scale 100000");
+  EXPECT_LT(P99TtftS(port, 8), 0.030);
+  EXPECT_LT(P99TtftS(port, 256), 0.300);
+  // Keep-alive is not capped at 5 requests: 4 x 256 requests did not reconnect into a
+  // full backlog (a reconnect storm shows up in the TTFT above).
+}
+
+TEST_F(ServeSimApiE2e, BenchServingSglangNativeShape) {
+  const int port = StartReady();
+  // bench_serving --backend sglang (--tokenize-prompt): input_ids, greedy, ignore_eos.
+  auto res =
+      Post(port, "/generate",
+           {{"input_ids", {101, 102, 103, 104}},
+            {"sampling_params", {{"max_new_tokens", 3}, {"temperature", 0}, {"ignore_eos", true}}},
+            {"stream", true}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  auto events = SseData(res->body);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  json last = json::parse(events[events.size() - 2]);
+  EXPECT_EQ(last["meta_info"]["completion_tokens"], 3);
+  EXPECT_EQ(last["text"], " tok tok tok");
+}
+
+TEST_F(ServeSimApiE2e, BenchServingSglangOaiShape) {
+  const int port = StartReady();
+  // bench_serving --backend sglang-oai: /v1/completions with a token-id prompt.
+  auto res = Post(port, "/v1/completions",
+                  {{"model", "data/models/qwen3-235b-a22b"},
+                   {"prompt", {11, 12, 13}},
+                   {"temperature", 0},
+                   {"max_tokens", 3},
+                   {"stream", true},
+                   {"stream_options", {{"include_usage", true}}},
+                   {"ignore_eos", true}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  auto events = SseData(res->body);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    json c = json::parse(events[i]);
+    EXPECT_EQ(c["object"], "text_completion");
+    ASSERT_TRUE(c.contains("usage"));
+    EXPECT_TRUE(c["usage"].is_null()) << "non-final chunks carry usage: null";
+    text += c["choices"][0]["text"].get<std::string>();
+    EXPECT_EQ(c["choices"][0]["finish_reason"].is_null(), i + 3 < events.size());
+  }
+  EXPECT_EQ(text, " tok tok tok");
+  json usage = json::parse(events[events.size() - 2]);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], 3);
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 3);
+}
+
+TEST_F(ServeSimApiE2e, BenchServingSglangOaiChatShape) {
+  const int port = StartReady();
+  // bench_serving --backend sglang-oai-chat: one user message, max_completion_tokens.
+  auto res = Post(port, "/v1/chat/completions",
+                  {{"model", "data/models/qwen3-235b-a22b"},
+                   {"messages", {{{"role", "user"}, {"content", "the cat sat here"}}}},
+                   {"temperature", 0},
+                   {"max_completion_tokens", 2},
+                   {"stream", true},
+                   {"stream_options", {{"include_usage", true}}},
+                   {"ignore_eos", true}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto events = SseData(res->body);
+  ASSERT_GE(events.size(), 4u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  json first = json::parse(events[0]);
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(first["choices"][0]["delta"]["content"], "");
+  EXPECT_TRUE(first["usage"].is_null());
+  std::string content;
+  for (size_t i = 1; i + 2 < events.size(); ++i) {
+    json c = json::parse(events[i]);
+    EXPECT_TRUE(c["usage"].is_null());
+    content += c["choices"][0]["delta"]["content"].get<std::string>();
+  }
+  EXPECT_EQ(content, " tok tok");
+  EXPECT_EQ(json::parse(events[events.size() - 3])["choices"][0]["finish_reason"], "length");
+  json usage = json::parse(events[events.size() - 2]);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], 4);
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 2);
+
+  auto plain = Post(port, "/v1/chat/completions",
+                    {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 3}});
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->status, 200);
+  json pj = json::parse(plain->body);
+  EXPECT_EQ(pj["object"], "chat.completion");
+  EXPECT_EQ(pj["choices"][0]["message"]["content"], " tok tok tok");
+  EXPECT_EQ(pj["usage"]["completion_tokens"], 3);
+}
+
+TEST_F(ServeSimApiE2e, MaxNewTokensZeroIsPrefillOnly) {
+  const int port = StartReady();
+  auto res = Post(
+      port, "/generate",
+      {{"input_ids", {1, 2, 3}}, {"sampling_params", {{"max_new_tokens", 0}}}, {"stream", true}});
+  ASSERT_TRUE(res);
+  auto events = SseData(res->body);
+  ASSERT_EQ(events.size(), 2u) << res->body;
+  json only = json::parse(events[0]);
+  EXPECT_EQ(only["meta_info"]["completion_tokens"], 0);
+  EXPECT_TRUE(only["output_ids"].empty());
+  EXPECT_EQ(only["text"], "");
+  EXPECT_EQ(only["meta_info"]["finish_reason"], json({{"type", "length"}, {"length", 0}}));
+  auto plain = Post(port, "/v1/completions", {{"prompt", {1, 2}}, {"max_tokens", 0}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(json::parse(plain->body)["usage"]["completion_tokens"], 0);
+}
+
+TEST_F(ServeSimApiE2e, OneTokenRequestsGetOneChunk) {
+  const int port = StartReady(" --time-scale 1");
+  for (int i = 0; i < 3; ++i) {
+    auto gen = Post(
+        port, "/generate",
+        {{"input_ids", {1, 2, 3}}, {"sampling_params", {{"max_new_tokens", 1}}}, {"stream", true}});
+    ASSERT_TRUE(gen);
+    auto events = SseData(gen->body);
+    ASSERT_EQ(events.size(), 2u) << gen->body;
+    EXPECT_EQ(json::parse(events[0])["meta_info"]["completion_tokens"], 1);
+    auto comp =
+        Post(port, "/v1/completions", {{"prompt", {1, 2, 3}}, {"max_tokens", 1}, {"stream", true}});
+    ASSERT_TRUE(comp);
+    auto cev = SseData(comp->body);
+    ASSERT_EQ(cev.size(), 2u) << comp->body;
+    EXPECT_EQ(json::parse(cev[0])["choices"][0]["finish_reason"], "length");
+  }
+}
+
+TEST_F(ServeSimApiE2e, FlushCacheWithoutContentLengthAnswers) {
+  const int port = StartReady();
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval tv{3, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const std::string req = "POST /flush_cache HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  char buf[512] = {};
+  const ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0) << "no answer within 3 s";
+  EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 200", 0), 0u) << buf;
+}
+
+TEST_F(ServeSimApiE2e, ModelEndpointsAndDeprecatedAliases) {
+  const int port = StartReady();
+  httplib::Client c("127.0.0.1", port);
+  auto models = c.Get("/v1/models");
+  ASSERT_TRUE(models);
+  ASSERT_EQ(models->status, 200);
+  json m = json::parse(models->body);
+  EXPECT_EQ(m["object"], "list");
+  EXPECT_EQ(m["data"][0]["id"], kModel);
+  EXPECT_EQ(m["data"][0]["object"], "model");
+  for (const char* path : {"/model_info", "/get_model_info"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(json::parse(r->body)["model_path"], kModel);
+  }
+  for (const char* path : {"/server_info", "/get_server_info"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(json::parse(r->body)["tp_size"], 8) << path;
+  }
+  EXPECT_NE(Log().find("Endpoint '/get_model_info' is deprecated"), std::string::npos);
+}
+
+TEST_F(ServeSimApiE2e, Http500FractionMustBeAFraction) {
+  for (const char* bad : {"nan", "-0.5", "1.5"}) {
+    CommandResult r = Run("serve-sim " + Common(FreePort()) + " --fault-http500 " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--fault-http500 must be a fraction in [0, 1]"), std::string::npos)
+        << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
