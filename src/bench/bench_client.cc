@@ -3,7 +3,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "bench/load_loop.h"
 #include "workload/workload.h"
@@ -71,10 +73,21 @@ Result<int> RunWarmup(const BenchOptions& o) {
   return ok;
 }
 
+// SGLang refuses to flush (HTTP 400) while a request is still in its
+// scheduler, which a just-finished warm-up or readiness request can be for a
+// moment after its stream closed: retry for up to kFlushRetryS seconds.
+constexpr double kFlushRetryS = 5;
+constexpr int kFlushRetryMs = 100;
+
 Status FlushCache(const BenchOptions& o) {
   const std::string url = BaseUrl(o.url) + "/flush_cache";
-  PPS_ASSIGN_OR_RETURN(SimpleResponse response,
-                       PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000)));
+  SimpleResponse response;
+  for (int attempt = 0; attempt <= static_cast<int>(kFlushRetryS * 1000 / kFlushRetryMs);
+       ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFlushRetryMs));
+    PPS_ASSIGN_OR_RETURN(response, PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000)));
+    if (response.http_status != 400) break;
+  }
   if (response.http_status != 200) {
     return MakeError("POST " + url + " answered HTTP " + std::to_string(response.http_status) +
                      ": " + response.body + " (SGLang flushes only when no request is running)");
