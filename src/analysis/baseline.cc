@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "util/files.h"
+
 namespace ppsearch::analysis {
 namespace {
 
@@ -166,6 +168,26 @@ std::vector<std::string> CheckRunComparability(const spec::Spec& ours,
   differ("engine (run.json)", Str(our_run, "engine"), Str(their_run, "engine"));
   differ("image (run.json)", Str(our_run, "image"), Str(their_run, "image"));
   return out;
+}
+
+Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir) {
+  std::string from, to;
+  if (!spec.baseline.import_csv.empty()) {
+    from = spec.baseline.import_csv;
+    to = run_dir + "/metadata/" + kBaselineCsvCopy;
+  } else if (!spec.baseline.import_run.empty()) {
+    from = spec.baseline.import_run + "/summary.csv";
+    to = run_dir + "/metadata/" + kBaselineRunSummaryCopy;
+  } else {
+    return Status::Ok();
+  }
+  Result<std::string> text = ReadFile(from);
+  if (!text.ok())
+    return MakeError("baseline not copied into " + to + ": " + text.error().message +
+                     (spec.baseline.import_csv.empty()
+                          ? " (run `ppsearch report " + spec.baseline.import_run + "` to write it)"
+                          : ""));
+  return WriteFileAtomic(to, *text);
 }
 
 LayoutMemory ImportedMemory(const std::vector<PointSummary>& rows, const spec::LayoutSpec& layout) {

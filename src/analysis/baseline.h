@@ -38,6 +38,20 @@ std::vector<std::string> CheckRunComparability(const spec::Spec& ours,
                                                const nlohmann::json& their_run,
                                                const std::string& source);
 
+// The copies of an imported baseline a run keeps in its metadata/, so that
+// moving or editing the original later does not change what the run is
+// compared against: baseline.import_csv as metadata/baseline.csv, an
+// imported run directory's summary.csv as metadata/baseline-run-summary.csv.
+constexpr const char* kBaselineCsvCopy = "baseline.csv";
+constexpr const char* kBaselineRunSummaryCopy = "baseline-run-summary.csv";
+
+// Copies what `spec` imports as its baseline into `run_dir`/metadata/
+// (atomically); nothing to do when it imports none. The runner calls it at
+// run start. Errors name the file that could not be read or written (an
+// imported run directory without a summary.csv is one: run `ppsearch report`
+// on it first); the caller decides whether that stops the run.
+Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir);
+
 // Memory of the baseline layout as a CSV of medians states it (peak_gpu_mib,
 // gpu_total_mib); no stage split.
 LayoutMemory ImportedMemory(const std::vector<PointSummary>& rows, const spec::LayoutSpec& layout);

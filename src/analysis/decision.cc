@@ -49,9 +49,16 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
         v.exclusions.push_back(fmt::format("{}: sample {} was not run", label, id.str()));
         continue;
       }
+      const bool engine_failed = !s->engine_verdict.empty() && s->engine_verdict == s->verdict &&
+                                 s->verdict != "ok" && s->verdict != "requests_failed" &&
+                                 s->verdict != "log_findings";
       if (!s->completed()) {
-        v.exclusions.push_back(fmt::format("{}: sample {} {} (manifest)", label, s->name,
-                                           evidence::SampleStateName(s->state)));
+        v.exclusions.push_back(fmt::format(
+            "{}: sample {} {} (manifest){}", label, s->name, evidence::SampleStateName(s->state),
+            engine_failed ? ": " + s->verdict + ": " + s->detail : std::string()));
+      } else if (engine_failed) {
+        v.exclusions.push_back(
+            fmt::format("{}: sample {} {}: {}", label, s->name, s->verdict, s->detail));
       } else if (!s->all_requests_ok()) {
         std::string errors = s->metrics.request_errors > 0
                                  ? fmt::format(" ({} request errors)", s->metrics.request_errors)
@@ -66,11 +73,9 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
         std::string text = fmt::format("{}: {} in {}", label, FindingKindName(f->kind), f->Where());
         (exclude_findings ? v.exclusions : v.notes).push_back(text);
       }
-      if (s->prompt_length_mismatches > 0)
-        v.notes.push_back(
-            fmt::format("{}: sample {}: {} requests whose prompt length the server "
-                        "reported differently from the one sent",
-                        label, s->name, s->prompt_length_mismatches));
+      if (s->completed() && !engine_failed && s->all_requests_ok() && !s->passes_validity_gate())
+        v.exclusions.push_back(fmt::format(
+            "{}: sample {} did not measure the intended workload: {}", label, s->name, s->detail));
     }
   }
 }

@@ -17,7 +17,7 @@ struct PointSummary {
   spec::LayoutSpec layout;
   int concurrency = 0;
   int repeats = 0;        // completed samples aggregated
-  int valid_repeats = 0;  // of those, every request ok and no log finding
+  int valid_repeats = 0;  // of those, verdict "ok" and no evidence problem
   // Per sample: the fewest completed requests over the repeats, and the
   // requests each sample should have sent.
   int requests_completed = 0;

@@ -1,5 +1,7 @@
 #include "analysis/run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -10,6 +12,7 @@
 #include "model/hf_config.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
+#include "util/json_text.h"
 
 namespace ppsearch::analysis {
 namespace {
@@ -33,52 +36,142 @@ int NodeIndex(const spec::Spec& spec, const std::string& host) {
   return -1;
 }
 
-SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
-                        const evidence::SampleId& id, evidence::SampleState state,
-                        std::vector<std::string>& warnings) {
-  SampleInputs in;
-  in.id = id;
-  in.state = state;
-  in.requests_expected = spec.workload.requests;
-  const bool completed = state == evidence::SampleState::kCompleted;
-  const std::string name = id.str();
-  Result<std::vector<workload::RequestRecord>> records = evidence::ReadRecords(paths.raw(id));
-  if (records.ok()) {
-    in.records = std::move(records).value();
-  } else if (completed) {
-    std::error_code ec;
-    in.problems.push_back(fs::exists(paths.raw(id), ec) ? records.error().message
-                                                        : "raw/" + name + ".jsonl is missing");
+// `path` relative to the run directory, for messages a user can follow.
+std::string Relative(const evidence::RunPaths& paths, const std::string& text) {
+  const std::string prefix = paths.root + "/";
+  std::string out = text;
+  for (size_t at; (at = out.find(prefix)) != std::string::npos;) out.erase(at, prefix.size());
+  return out;
+}
+
+// Distinct GPU indices of a snapshot (a file may repeat the GPUs per snapshot).
+size_t DistinctGpus(const std::vector<gpu::GpuMemory>& gpus) {
+  std::vector<int> seen;
+  for (const gpu::GpuMemory& g : gpus)
+    if (std::find(seen.begin(), seen.end(), g.index) == seen.end()) seen.push_back(g.index);
+  return seen.size();
+}
+
+void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
+                    const evidence::SampleId& id, bool completed, SampleInputs& in) {
+  const std::string rel = "raw/" + name + ".jsonl";
+  std::error_code ec;
+  if (!fs::exists(paths.raw(id), ec)) {
+    if (completed) in.problems.push_back(rel + " is missing: the sample has no request record");
+    return;
   }
-  const std::vector<fs::path> logs = FilesIn(paths.root + "/service/" + name, ".log");
+  Result<std::vector<workload::RequestRecord>> records = evidence::ReadRecords(paths.raw(id));
+  if (!records.ok()) {
+    if (completed) in.problems.push_back(Relative(paths, records.error().message));
+    return;
+  }
+  in.records = std::move(records).value();
+  if (completed && in.records.empty())
+    in.problems.push_back(rel + " is empty: the sample has no request record");
+}
+
+// Every host of the cluster leaves a server log per sample; files of other
+// hosts found there are scanned too.
+void ReadLogs(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
+              const evidence::SampleId& id, bool completed, SampleInputs& in) {
+  std::vector<fs::path> logs = FilesIn(paths.root + "/service/" + name, ".log");
+  for (const spec::HostSpec& host : spec.cluster.hosts) {
+    std::error_code ec;
+    if (fs::exists(paths.service(id, host.name), ec)) continue;
+    if (!completed) continue;
+    ++in.logs_missing;
+    in.problems.push_back("service/" + name + "/" + host.name + ".log is missing: node " +
+                          host.name + "'s failures could not be audited");
+  }
   for (const fs::path& log : logs) {
-    Result<std::string> text = ReadFile(log.string());
     const std::string rel = "service/" + name + "/" + log.filename().string();
+    Result<std::string> text = ReadFile(log.string());
     if (text.ok())
       in.logs.push_back({rel, *text});
-    else
-      warnings.push_back(rel + ": " + text.error().message);
+    else if (completed)
+      in.problems.push_back(rel + ": " + Relative(paths, text.error().message));
   }
-  if (completed && logs.empty())
-    warnings.push_back("sample " + name + " has no server log under service/" + name +
-                       "/: its failures could not be audited");
-  const std::vector<fs::path> csvs = FilesIn(paths.root + "/gpu/" + name, ".csv");
+}
+
+// Every host of the cluster leaves an nvidia-smi snapshot of all its GPUs.
+void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
+                   const evidence::SampleId& id, bool completed, SampleInputs& in) {
+  std::vector<fs::path> csvs = FilesIn(paths.root + "/gpu/" + name, ".csv");
+  for (const spec::HostSpec& host : spec.cluster.hosts) {
+    std::error_code ec;
+    if (!completed || fs::exists(paths.gpu(id, host.name), ec)) continue;
+    in.problems.push_back("gpu/" + name + "/" + host.name + ".csv is missing: node " + host.name +
+                          "'s memory is not in the headroom check");
+  }
   for (const fs::path& csv : csvs) {
     const std::string rel = "gpu/" + name + "/" + csv.filename().string();
+    const std::string host = csv.stem().string();
     Result<std::string> text = ReadFile(csv.string());
     Result<std::vector<gpu::GpuMemory>> gpus =
         text.ok() ? gpu::ParseGpuMemoryCsv(*text, rel)
                   : Result<std::vector<gpu::GpuMemory>>(text.error());
     if (!gpus.ok()) {
-      warnings.push_back(gpus.error().message);
+      if (completed) in.problems.push_back(Relative(paths, gpus.error().message));
       continue;
     }
-    const std::string host = csv.stem().string();
-    in.gpu.push_back({host, NodeIndex(spec, host), std::move(gpus).value()});
+    const int node = NodeIndex(spec, host);
+    const size_t found = DistinctGpus(*gpus);
+    if (completed && node >= 0 && found < static_cast<size_t>(spec.cluster.gpus_per_node))
+      in.problems.push_back(fmt::format(
+          "{}: holds {} of the node's {} GPUs (cluster.gpus_per_node): a truncated snapshot; "
+          "the missing GPUs are not in the headroom check",
+          rel, found, spec.cluster.gpus_per_node));
+    in.gpu.push_back({host, node, std::move(gpus).value()});
   }
-  if (completed && csvs.empty())
-    warnings.push_back("sample " + name + " has no GPU memory snapshot under gpu/" + name + "/");
+}
+
+SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
+                        const evidence::ManifestEntry& entry, const evidence::SampleId& id) {
+  SampleInputs in;
+  in.id = id;
+  in.state = entry.state;
+  in.requests_expected = spec.workload.requests;
+  in.output_tokens_asked = spec.workload.output_tokens;
+  in.engine_verdict = entry.verdict;
+  in.engine_detail = entry.detail;
+  const bool completed = entry.state == evidence::SampleState::kCompleted;
+  const std::string name = id.str();
+  ReadRawRecords(paths, name, id, completed, in);
+  ReadLogs(paths, spec, name, id, completed, in);
+  ReadSnapshots(paths, spec, name, id, completed, in);
   return in;
+}
+
+// run.json's string `key`, `fallback` when absent or null; another type is an error.
+Result<std::string> RunString(const nlohmann::json& j, const char* key, const std::string& fallback,
+                              const std::string& file) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_string())
+    return MakeError(file + ": key '" + key + "': expected a string, got " +
+                     std::string(it->type_name()) + " " + JsonText(*it));
+  return it->get<std::string>();
+}
+
+// run.json's keys, checked for their types before anything reads them.
+Status CheckRunJsonTypes(const nlohmann::json& j, const std::string& file) {
+  for (const char* key : {"run_id", "engine", "command_line", "spec_path", "image"})
+    PPS_RETURN_IF_ERROR(RunString(j, key, "", file));
+  const auto simulated = j.find("simulated");
+  if (simulated != j.end() && !simulated->is_boolean() && !simulated->is_null())
+    return MakeError(file + ": key 'simulated': expected true or false, got " +
+                     std::string(simulated->type_name()) + " " + JsonText(*simulated));
+  const auto overrides = j.find("overrides");
+  if (overrides != j.end() && !overrides->is_null()) {
+    bool ok = overrides->is_array();
+    if (ok)
+      for (const auto& o : *overrides) ok = ok && o.is_string();
+    if (!ok)
+      return MakeError(file +
+                       ": key 'overrides': expected an array of strings (the --set values), got " +
+                       JsonText(*overrides));
+  }
+  return Status::Ok();
 }
 
 std::string StringOr(const nlohmann::json& j, const char* key, const std::string& fallback) {
@@ -137,6 +230,13 @@ void ApplyResolvedSweep(const evidence::RunPaths& paths, spec::Spec& spec) {
     spec.sweep.repeats = sweep["repeats"].get<int>();
 }
 
+bool InSweep(const spec::SweepSpec& sweep, const evidence::SampleId& id) {
+  return std::find(sweep.layouts.begin(), sweep.layouts.end(), id.layout) != sweep.layouts.end() &&
+         std::find(sweep.concurrency.begin(), sweep.concurrency.end(), id.concurrency) !=
+             sweep.concurrency.end() &&
+         id.repeat >= 1 && id.repeat <= sweep.repeats;
+}
+
 }  // namespace
 
 Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
@@ -154,6 +254,7 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
   ev.run_json = nlohmann::json::parse(*run_text, nullptr, /*allow_exceptions=*/false);
   if (ev.run_json.is_discarded() || !ev.run_json.is_object())
     return MakeError(paths.metadata("run.json") + ": not a JSON object");
+  PPS_RETURN_IF_ERROR(CheckRunJsonTypes(ev.run_json, paths.metadata("run.json")));
   const auto simulated = ev.run_json.find("simulated");
   ev.simulated =
       simulated != ev.run_json.end() && simulated->is_boolean() && simulated->get<bool>();
@@ -165,17 +266,26 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
   ev.command_line = StringOr(ev.run_json, "command_line", "");
   PPS_ASSIGN_OR_RETURN(ev.spec, LoadRunSpec(paths, ev.run_json));
   ApplyResolvedSweep(paths, ev.spec);
-  PPS_ASSIGN_OR_RETURN(auto manifest, evidence::ReadManifest(paths));
-  std::error_code exists_ec;
-  if (!fs::exists(paths.manifest(), exists_ec))
+  PPS_ASSIGN_OR_RETURN(evidence::Manifest manifest, evidence::ReadManifestEntries(paths));
+  if (!manifest.exists)
     ev.warnings.push_back(paths.manifest() + " is missing: no sample is recorded as completed");
-  for (const auto& [name, state] : manifest) {
-    Result<evidence::SampleId> id = evidence::ParseSampleId(name);
+  ev.problems = manifest.problems;
+  ev.warnings.insert(ev.warnings.end(), manifest.warnings.begin(), manifest.warnings.end());
+  for (const evidence::ManifestEntry& entry : manifest.entries) {
+    const std::string where = "manifest.jsonl:" + std::to_string(entry.line);
+    Result<evidence::SampleId> id = evidence::ParseSampleId(entry.sample);
     if (!id.ok()) {
-      ev.warnings.push_back(paths.manifest() + ": " + id.error().message);
+      ev.problems.push_back(where + ": " + id.error().message + "; the sample was skipped");
       continue;
     }
-    ev.samples.push_back(AnalyseSample(ReadSample(paths, ev.spec, *id, state, ev.warnings)));
+    if (!InSweep(ev.spec.sweep, *id)) {
+      ev.problems.push_back(where + ": sample " + entry.sample +
+                            " is not in the sweep of metadata/spec.toml (" +
+                            std::to_string(ev.spec.sweep.sample_count()) +
+                            " samples); it was left out of the results");
+      continue;
+    }
+    ev.samples.push_back(AnalyseSample(ReadSample(paths, ev.spec, entry, *id)));
   }
   for (const spec::LayoutSpec& layout : ev.spec.sweep.layouts)
     for (int c : ev.spec.sweep.concurrency)
@@ -205,48 +315,121 @@ std::vector<PointSummary> RowsOf(const std::vector<PointSummary>& rows,
   return out;
 }
 
-void ImportBaseline(RunAnalysis& a) {
+// metadata/<name> of the run when the runner copied the baseline there.
+std::optional<std::string> BaselineCopy(const RunAnalysis& a, const char* name) {
+  const std::string path = evidence::RunPaths{a.evidence.run_dir}.metadata(name);
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  return std::nullopt;
+}
+
+void ImportBaselineCsv(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
-  std::vector<PointSummary> rows;
-  if (!spec.baseline.import_csv.empty()) {
-    a.baseline_source = spec.baseline.import_csv;
-    Result<std::vector<PointSummary>> read = ReadBaselineCsv(spec.baseline.import_csv);
-    if (!read.ok()) {
-      a.comparability.push_back("baseline CSV not imported: " + read.error().message);
-      return;
-    }
-    rows = RowsOf(*read, a.baseline_layout);
-    if (!a.baseline_layout) {
-      a.comparability.push_back("baseline CSV " + a.baseline_source + " holds no row");
-      return;
-    }
-    a.comparability = CheckCsvComparability(*read, *a.baseline_layout, spec, a.baseline_source);
+  a.baseline_source = spec.baseline.import_csv;
+  a.baseline_file = spec.baseline.import_csv;
+  if (std::optional<std::string> copy = BaselineCopy(a, kBaselineCsvCopy)) {
+    a.baseline_file = *copy;
+    a.baseline_note = std::string("baseline rows read from metadata/") + kBaselineCsvCopy +
+                      ", the copy of " + spec.baseline.import_csv + " made at run start";
   } else {
-    a.baseline_source = spec.baseline.import_run;
-    Result<RunEvidence> other = LoadRunEvidence(spec.baseline.import_run);
-    if (!other.ok()) {
-      a.comparability.push_back("baseline run not imported: " + other.error().message);
+    a.baseline_note = "baseline rows read from " + spec.baseline.import_csv +
+                      " (baseline.import_csv; the run holds no copy in metadata/)";
+  }
+  Result<std::vector<PointSummary>> read = ReadBaselineCsv(a.baseline_file);
+  if (!read.ok()) {
+    a.comparability.push_back("baseline CSV not imported: " + read.error().message);
+    return;
+  }
+  std::vector<PointSummary> rows = RowsOf(*read, a.baseline_layout);
+  if (!a.baseline_layout) {
+    a.comparability.push_back("baseline CSV " + a.baseline_source + " holds no row");
+    return;
+  }
+  a.comparability = CheckCsvComparability(*read, *a.baseline_layout, spec, a.baseline_source);
+  a.baseline_imported = true;
+  a.baseline_rows = rows;
+}
+
+void ImportBaselineRun(RunAnalysis& a) {
+  const spec::Spec& spec = a.spec();
+  a.baseline_source = spec.baseline.import_run;
+  const std::optional<std::string> copy = BaselineCopy(a, kBaselineRunSummaryCopy);
+  Result<RunEvidence> other = LoadRunEvidence(spec.baseline.import_run);
+  if (!other.ok() && !copy) {
+    a.comparability.push_back("baseline run not imported: " + other.error().message);
+    return;
+  }
+  std::vector<PointSummary> all;
+  if (copy) {
+    a.baseline_file = *copy;
+    a.baseline_note = std::string("baseline rows read from metadata/") + kBaselineRunSummaryCopy +
+                      ", the copy of " + spec.baseline.import_run +
+                      "/summary.csv made at run start";
+    Result<std::vector<PointSummary>> read = ReadBaselineCsv(*copy);
+    if (!read.ok()) {
+      a.comparability.push_back("baseline run not imported: " + read.error().message);
       return;
     }
-    std::vector<PointSummary> all = other->points;
-    Result<std::vector<PointSummary>> summary =
-        ReadBaselineCsv(evidence::RunPaths{spec.baseline.import_run}.file("summary.csv"));
-    if (summary.ok()) all = *summary;
-    for (PointSummary& p : all) p.imported = true;
-    rows = RowsOf(all, a.baseline_layout);
-    if (!a.baseline_layout) {
-      a.comparability.push_back("baseline run " + a.baseline_source + " holds no completed sample");
-      return;
-    }
-    if (rows.empty())
-      a.comparability.push_back("baseline run " + a.baseline_source +
-                                " has no completed sample of " + a.baseline_layout->Label());
+    all = *read;
+  } else {
+    const std::string summary = evidence::RunPaths{spec.baseline.import_run}.file("summary.csv");
+    Result<std::vector<PointSummary>> read = ReadBaselineCsv(summary);
+    all = read.ok() ? *read : other->points;
+    a.baseline_file = read.ok() ? summary : spec.baseline.import_run;
+    a.baseline_note = read.ok() ? "baseline rows read from " + summary +
+                                      " (baseline.import_run; the run holds no copy in metadata/)"
+                                : "baseline rows re-analysed from the evidence of " +
+                                      spec.baseline.import_run + " (it has no summary.csv)";
+  }
+  for (PointSummary& p : all) p.imported = true;
+  std::vector<PointSummary> rows = RowsOf(all, a.baseline_layout);
+  if (!a.baseline_layout) {
+    a.comparability.push_back("baseline run " + a.baseline_source + " holds no completed sample");
+    return;
+  }
+  if (rows.empty())
+    a.comparability.push_back("baseline run " + a.baseline_source + " has no completed sample of " +
+                              a.baseline_layout->Label());
+  if (other.ok()) {
     std::vector<std::string> diffs = CheckRunComparability(spec, a.evidence.run_json, other->spec,
                                                            other->run_json, a.baseline_source);
     a.comparability.insert(a.comparability.end(), diffs.begin(), diffs.end());
+  } else {
+    a.comparability.push_back("baseline run " + a.baseline_source + " could not be read (" +
+                              other.error().message + "): its rows come from metadata/" +
+                              kBaselineRunSummaryCopy +
+                              ", and the two runs' settings were not compared");
   }
   a.baseline_imported = true;
   a.baseline_rows = rows;
+}
+
+// A baseline of this run: its rows of the baseline layout.
+void BaselineOfThisRun(RunAnalysis& a) {
+  a.baseline_source = "this run";
+  for (const PointSummary& p : a.points)
+    if (p.layout == *a.baseline_layout) a.baseline_rows.push_back(p);
+}
+
+// Says plainly when the baseline gives no row to compare with.
+void NoteMissingBaseline(RunAnalysis& a) {
+  if (!a.baseline_layout || !a.baseline_rows.empty()) return;
+  const spec::Spec& spec = a.spec();
+  const std::string label = a.baseline_layout->Label();
+  std::string why;
+  if (a.baseline_imported || !spec.baseline.import_csv.empty() ||
+      !spec.baseline.import_run.empty()) {
+    why = "the import (" + a.baseline_source + ") holds no row of it";
+  } else if (std::find(spec.sweep.layouts.begin(), spec.sweep.layouts.end(), *a.baseline_layout) ==
+             spec.sweep.layouts.end()) {
+    why =
+        "it is not in this run's sweep and no baseline is imported (set baseline.import_csv or "
+        "baseline.import_run, or sweep it)";
+  } else {
+    why = "no sample of it completed in this run";
+  }
+  a.baseline_note = "the baseline " + label + " has no rows: " + why + "; every delta is '-'";
+  a.comparability.push_back(a.baseline_note);
 }
 
 void PlanLayouts(RunAnalysis& a) {
@@ -274,13 +457,13 @@ Result<RunAnalysis> AnalyseRun(const std::string& run_dir) {
   const spec::Spec& spec = a.spec();
   a.baseline_layout = spec.baseline.layout;
   a.points = a.evidence.points;
-  if (!spec.baseline.import_csv.empty() || !spec.baseline.import_run.empty()) {
-    ImportBaseline(a);
-  } else if (a.baseline_layout) {
-    a.baseline_source = "this run";
-    for (const PointSummary& p : a.points)
-      if (p.layout == *a.baseline_layout) a.baseline_rows.push_back(p);
-  }
+  if (!spec.baseline.import_csv.empty())
+    ImportBaselineCsv(a);
+  else if (!spec.baseline.import_run.empty())
+    ImportBaselineRun(a);
+  else if (a.baseline_layout)
+    BaselineOfThisRun(a);
+  NoteMissingBaseline(a);
   if (a.baseline_layout) {
     ApplyBaseline(a.points, a.baseline_rows, *a.baseline_layout);
     ApplyBaseline(a.baseline_rows, a.baseline_rows, *a.baseline_layout);

@@ -37,7 +37,10 @@ struct RunEvidence {
   std::vector<SampleAnalysis> samples;  // every sample the manifest names, in its order
   std::vector<MissingSample> missing;   // sweep samples whose last state is not completed
   std::vector<PointSummary> points;     // this run's, no baseline applied
-  std::vector<std::string> warnings;    // evidence that could not be audited
+  // Evidence that is damaged and belongs to no sample: manifest lines that
+  // could not be read or name a sample outside the sweep ("manifest.jsonl:LINE: ...").
+  std::vector<std::string> problems;
+  std::vector<std::string> warnings;  // evidence that could not be audited
 };
 
 // Reads `run_dir`. Errors (the directory, metadata/run.json or
@@ -48,6 +51,11 @@ struct RunAnalysis {
   RunEvidence evidence;
   std::optional<spec::LayoutSpec> baseline_layout;
   std::string baseline_source;  // "this run", or the imported CSV / run directory
+  // The file the baseline rows were read from: the copy in metadata/ when the
+  // run made one, else the spec's path; "" for a baseline of this run.
+  std::string baseline_file;
+  // One plain sentence about where the rows came from, or why there are none.
+  std::string baseline_note;
   bool baseline_imported = false;
   std::vector<PointSummary> baseline_rows;  // rows deltas are taken against (is_baseline set)
   std::vector<PointSummary> points;         // this run's, deltas applied

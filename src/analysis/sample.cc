@@ -1,5 +1,7 @@
 #include "analysis/sample.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -14,8 +16,67 @@ bool SampleAnalysis::all_requests_ok() const {
          metrics.request_errors == 0;
 }
 
-bool SampleAnalysis::valid() const {
-  return completed() && all_requests_ok() && findings.empty() && problems.empty();
+bool SampleAnalysis::passes_validity_gate() const {
+  return empty_outputs == 0 && prompt_length_mismatches == 0 &&
+         !(min_window_s > 0 && metrics.duration_s < min_window_s);
+}
+
+bool SampleAnalysis::valid() const { return completed() && verdict == "ok" && problems.empty(); }
+
+namespace {
+
+bool IsEngineVerdict(const std::string& v) {
+  return v == "engine_failed_to_start" || v == "engine_died" || v == "timeout" ||
+         v == "preflight_failed";
+}
+
+std::string Plural(int n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace
+
+std::string SampleVerdict(const SampleAnalysis& s) {
+  if (IsEngineVerdict(s.engine_verdict)) return s.engine_verdict;
+  if (!s.all_requests_ok() || !s.passes_validity_gate()) return "requests_failed";
+  if (!s.findings.empty()) return "log_findings";
+  return "ok";
+}
+
+std::string SampleVerdictDetail(const SampleAnalysis& s) {
+  const std::string verdict = SampleVerdict(s);
+  if (IsEngineVerdict(verdict))
+    return s.engine_detail.empty() ? "the engine reported " + verdict : s.engine_detail;
+  std::vector<std::string> why;
+  if (!s.all_requests_ok()) {
+    std::string text = fmt::format("{} of {} requests completed", s.metrics.requests_completed,
+                                   s.requests_total());
+    if (s.metrics.request_errors > 0)
+      text += " (" + Plural(s.metrics.request_errors, "request error", "request errors") + ")";
+    if (s.metrics.requests_total < s.requests_total())
+      text += fmt::format(" ({} without a record)", s.requests_total() - s.metrics.requests_total);
+    why.push_back(text);
+  }
+  if (s.empty_outputs > 0)
+    why.push_back(fmt::format("{} returned no generated token (asked for {})",
+                              Plural(s.empty_outputs, "ok request", "ok requests"),
+                              s.output_tokens_asked));
+  if (s.prompt_length_mismatches > 0)
+    why.push_back(fmt::format("{} a server-reported prompt length different from the one sent",
+                              Plural(s.prompt_length_mismatches, "request had", "requests had")));
+  if (s.min_window_s > 0 && s.metrics.duration_s < s.min_window_s)
+    why.push_back(fmt::format("the measured window of {:.3f} s is shorter than the {} s minimum",
+                              s.metrics.duration_s, s.min_window_s));
+  if (verdict == "log_findings") {
+    const LogFinding* f = MostSevere(s.findings);
+    why.push_back(
+        fmt::format("{} in {}", FindingKindName(f->kind), f->Where()) +
+        (s.findings.size() > 1 ? fmt::format(" ({} log findings)", s.findings.size()) : ""));
+  }
+  if (why.empty()) return "every request ok, no log finding";
+  std::string out;
+  for (const std::string& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
 }
 
 SampleAnalysis AnalyseSample(const SampleInputs& in) {
@@ -24,11 +85,17 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
   out.name = in.id.str();
   out.state = in.state;
   out.requests_expected = in.requests_expected;
+  out.output_tokens_asked = in.output_tokens_asked;
+  out.min_window_s = in.min_window_s;
+  out.engine_verdict = in.engine_verdict;
+  out.engine_detail = in.engine_detail;
+  out.logs_missing = in.logs_missing;
   out.problems = in.problems;
   out.metrics = stats::ComputeSampleMetrics(in.records);
   for (const auto& r : in.records) {
     if (r.ok() && r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens)
       ++out.prompt_length_mismatches;
+    if (r.ok() && in.output_tokens_asked >= 1 && r.output_tokens == 0) ++out.empty_outputs;
   }
   for (const LogText& log : in.logs) {
     std::vector<LogFinding> found = ScanLog(log.text, log.file);
@@ -69,6 +136,8 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
       if (!out.headroom_mib || headroom < *out.headroom_mib) out.headroom_mib = headroom;
     }
   }
+  out.verdict = SampleVerdict(out);
+  out.detail = SampleVerdictDetail(out);
   return out;
 }
 

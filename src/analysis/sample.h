@@ -32,8 +32,17 @@ struct SampleInputs {
   evidence::SampleId id;
   evidence::SampleState state = evidence::SampleState::kCompleted;
   std::vector<workload::RequestRecord> records;
-  int requests_expected = 0;  // workload.requests of the spec
+  int requests_expected = 0;        // workload.requests of the spec
+  int64_t output_tokens_asked = 0;  // workload.output_tokens; 0 = not checked
+  // The shortest measured window (first send to last completion) a sample
+  // may have to count; 0 = no minimum.
+  double min_window_s = 0;
+  // What the engine said about the sample (the manifest's "verdict" and
+  // "detail"); "" when it said nothing.
+  std::string engine_verdict;
+  std::string engine_detail;
   std::vector<LogText> logs;
+  int logs_missing = 0;  // nodes of the cluster whose server log is absent
   std::vector<NodeGpuSnapshot> gpu;
   std::vector<std::string> problems;  // evidence that is missing or unreadable
 };
@@ -60,7 +69,13 @@ struct SampleAnalysis {
   evidence::SampleState state = evidence::SampleState::kCompleted;
   stats::SampleMetrics metrics;
   int requests_expected = 0;
+  int64_t output_tokens_asked = 0;
+  double min_window_s = 0;
+  std::string engine_verdict;
+  std::string engine_detail;
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
+  int empty_outputs = 0;  // ok requests that returned no generated token although asked for one
+  int logs_missing = 0;
   std::vector<LogFinding> findings;
   std::vector<GpuPeak> gpus;
   std::vector<NodePeak> nodes;          // in the order the node CSVs were given
@@ -68,15 +83,34 @@ struct SampleAnalysis {
   std::optional<double> gpu_total_mib;  // total of the GPU with the peak
   std::optional<double> headroom_mib;   // worst rank: min over GPUs of total - used
   std::vector<std::string> problems;
+  std::string verdict;  // SampleVerdict(*this), set by AnalyseSample
+  std::string detail;   // SampleVerdictDetail(*this)
 
   bool completed() const { return state == evidence::SampleState::kCompleted; }
   // Requests the sample should have sent: the larger of records and the spec's count.
   int requests_total() const;
   bool all_requests_ok() const;
-  // Completed, every request ok, no log finding, no missing evidence.
+  // The validity gate on ok requests: every one generated a token (when the
+  // workload asks for one), the server saw the prompt length sent, and the
+  // window is at least min_window_s.
+  bool passes_validity_gate() const;
+  // Completed, verdict "ok" and no missing evidence.
   bool valid() const;
 };
 
 SampleAnalysis AnalyseSample(const SampleInputs& in);
+
+// The sample's verdict (evidence::SampleVerdictNames()), one definition for
+// the runner (which writes it on the manifest) and the report:
+//   1. an engine verdict other than ok / "" (engine_failed_to_start,
+//      engine_died, timeout, preflight_failed) stands;
+//   2. requests_failed: a request failed or is missing, or the validity gate
+//      fails (passes_validity_gate);
+//   3. log_findings: a server log holds a failure line;
+//   4. ok.
+std::string SampleVerdict(const SampleAnalysis& s);
+// One sentence saying why: the engine's detail for an engine verdict, else
+// what the evidence shows ("3 of 40 requests failed (3 request errors)").
+std::string SampleVerdictDetail(const SampleAnalysis& s);
 
 }  // namespace ppsearch::analysis

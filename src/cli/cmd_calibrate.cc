@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/fit.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "util/files.h"
 #include "util/format.h"
 
 namespace ppsearch::cli {
@@ -41,13 +43,24 @@ std::string FitJson(const calibrate::FitResult& fit, const calibrate::Measuremen
   return j.dump();
 }
 
+// The output's directory must exist: a typo in -o should not create a tree.
+Status CheckOutputDirectory(const std::string& output) {
+  const std::string dir = DirName(output);
+  std::error_code ec;
+  if (std::filesystem::is_directory(output, ec))
+    return MakeError("-o " + output + ": is a directory, expected a file name");
+  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  return MakeError("-o " + output + ": the directory " + dir + " does not exist");
+}
+
 void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {}, exit_code);
-  if (!in) return;
   auto fail = [&exit_code](const std::string& message, int code = kExitConfigError) {
     std::cerr << "error: " << message << "\n";
     exit_code = code;
   };
+  if (Status s = CheckOutputDirectory(opts.output); !s.ok()) return fail(s.error().message);
+  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {}, exit_code);
+  if (!in) return;
   Result<calibrate::Measurement> m =
       calibrate::LoadMeasurement(opts.measured, opts.profile_summary);
   if (!m.ok()) return fail(m.error().message);

@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "report/build_report.h"
+#include "util/json_text.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -29,7 +30,7 @@ void RunReport(const ReportOptions& opts, int& exit_code) {
   }
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
   if (opts.json)
-    std::cout << outcome->summary.dump(2) << "\n";
+    std::cout << JsonText(outcome->summary, 2) << "\n";
   else
     std::cout << outcome->markdown;
   if (outcome->exit_code == kExitIncomplete)

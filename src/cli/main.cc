@@ -1,10 +1,13 @@
 // ppsearch: find the best PP/TP/EP layout for an MoE model on a GPU cluster.
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <iostream>
+#include <string>
 
 #include "cli/command.h"
 #include "ppsearch_version.h"
+#include "util/edit_distance.h"
 
 namespace {
 
@@ -27,9 +30,27 @@ constexpr CommandEntry kCommands[] = {
     {"smi-sim", ppsearch::cli::AddSmiSimCommand},
 };
 
-}  // namespace
+// "error: unknown command 'valdate' (did you mean 'validate'?)" for a first
+// argument that names no subcommand; "" when it names one (or is an option).
+std::string UnknownCommandMessage(const std::string& word) {
+  if (word.empty() || word[0] == '-') return "";
+  std::string best, names;
+  size_t best_distance = 3;  // suggest only within 2 edits
+  for (const auto& command : kCommands) {
+    if (word == command.name) return "";
+    names += (names.empty() ? "" : ", ") + std::string(command.name);
+    const size_t d = ppsearch::EditDistance(word, command.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = command.name;
+    }
+  }
+  return "error: unknown command '" + word + "'" +
+         (best.empty() ? "" : " (did you mean '" + best + "'?)") + "; commands: " + names +
+         " (ppsearch --help)";
+}
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{
       "ppsearch: find the best pipeline/tensor/expert parallel layout for serving an "
       "MoE model with SGLang, by measurement or by calibrated simulation"};
@@ -38,6 +59,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = ppsearch::cli::kExitOk;
   for (const auto& command : kCommands) command.add(app, exit_code);
+  if (argc > 1) {
+    const std::string unknown = UnknownCommandMessage(argv[1]);
+    if (!unknown.empty()) {
+      std::cerr << unknown << "\n";
+      return ppsearch::cli::kExitConfigError;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,4 +73,19 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : ppsearch::cli::kExitConfigError;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Expected failures are returned values; an exception reaching here is a
+  // bug, reported instead of an abort.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "internal error: unknown exception\n";
+  }
+  return ppsearch::cli::kExitFailure;
 }

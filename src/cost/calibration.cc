@@ -1,7 +1,10 @@
 #include "cost/calibration.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
+#include "util/edit_distance.h"
 #include "util/files.h"
 
 namespace ppsearch::cost {
@@ -35,6 +38,22 @@ Result<Calibration> LoadCalibration(const std::string& path) {
                      ": expected a calibration file with a 'parameters' object (written by "
                      "'ppsearch calibrate')");
   const auto& p = j["parameters"];
+  static const std::vector<std::string> known = {"compute_scale", "inter_gbps_per_gpu",
+                                                 "intra_bw_scale", "host_overhead_us"};
+  for (const auto& [key, value] : p.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string best;
+    size_t best_distance = 3;
+    for (const std::string& k : known)
+      if (const size_t d = EditDistance(key, k); d < best_distance) {
+        best_distance = d;
+        best = k;
+      }
+    return MakeError(path + ": unknown key 'parameters." + key + "'" +
+                     (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+                     "; known: compute_scale, inter_gbps_per_gpu, intra_bw_scale, "
+                     "host_overhead_us");
+  }
   Calibration c;
   PPS_ASSIGN_OR_RETURN(c.compute_scale, PositiveNumber(p, "compute_scale", path, 1.0, false));
   PPS_ASSIGN_OR_RETURN(c.inter_gbps_per_gpu,

@@ -111,5 +111,21 @@ TEST_F(CalibrationFileTest, MissingFile) {
   EXPECT_NE(c.error().message.find(dir_ + "/absent.json"), std::string::npos) << c.error().message;
 }
 
+TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
+  const std::string path = Write(R"({"parameters": {"compute_scal": 0.5}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path +
+                ": unknown key 'parameters.compute_scal' (did you mean 'compute_scale'?); known: "
+                "compute_scale, inter_gbps_per_gpu, intra_bw_scale, host_overhead_us");
+}
+
+TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {
+  Result<Calibration> c = LoadCalibration(dir_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "cannot read " + dir_ + ": is a directory, expected a file");
+}
+
 }  // namespace
 }  // namespace ppsearch::cost

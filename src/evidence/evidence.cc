@@ -1,12 +1,16 @@
 #include "evidence/evidence.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
+#include "util/edit_distance.h"
 #include "util/files.h"
+#include "util/json_text.h"
 
 namespace ppsearch::evidence {
 namespace {
@@ -105,7 +109,7 @@ std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records) 
   std::string out;
   for (const auto& r : records) {
     // Server error text may hold invalid UTF-8; replace it rather than throw.
-    out += RecordToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    out += JsonText(RecordToJson(r)) + "\n";
   }
   return out;
 }
@@ -151,34 +155,130 @@ Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState
   nlohmann::json j = {
       {"ts", NowIso()}, {"sample", sample.str()}, {"state", SampleStateName(state)}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
-  return AppendLine(paths.manifest(),
-                    j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return AppendLine(paths.manifest(), JsonText(j));
+}
+
+const std::vector<std::string>& SampleVerdictNames() {
+  static const std::vector<std::string> names = {
+      "ok",      "engine_failed_to_start", "engine_died", "requests_failed", "log_findings",
+      "timeout", "preflight_failed"};
+  return names;
+}
+
+namespace {
+
+// "(did you mean 'x'?)" for the closest of `names` within 2 edits, else "".
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& n : names) {
+    const size_t d = EditDistance(word, n);
+    if (d < best_distance) {
+      best_distance = d;
+      best = n;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// One manifest line; "" and fills `entry` when it is good, else what is wrong.
+std::string ParseManifestLine(const nlohmann::json& j, ManifestEntry& entry) {
+  static const std::vector<std::string> states = {"started", "completed", "failed", "interrupted"};
+  if (!j.is_object()) return "expected a JSON object, got " + std::string(j.type_name());
+  if (!j.contains("sample") || !j["sample"].is_string())
+    return "expected a string 'sample' (a sample id such as pp2-tp16-ep4_c8_r1)";
+  entry.sample = j["sample"].get<std::string>();
+  if (!j.contains("state") || !j["state"].is_string())
+    return "sample " + entry.sample + ": expected a string 'state' (" + JoinNames(states) + ")";
+  const std::string state = j["state"].get<std::string>();
+  bool known = false;
+  for (SampleState s : {SampleState::kStarted, SampleState::kCompleted, SampleState::kFailed,
+                        SampleState::kInterrupted})
+    if (state == SampleStateName(s)) {
+      entry.state = s;
+      known = true;
+    }
+  if (!known)
+    return "sample " + entry.sample + ": unknown state '" + state + "'" +
+           DidYouMean(state, states) + "; expected one of " + JoinNames(states);
+  if (j.contains("verdict")) {
+    if (!j["verdict"].is_string())
+      return "sample " + entry.sample + ": expected a string 'verdict'";
+    const std::string verdict = j["verdict"].get<std::string>();
+    const auto& names = SampleVerdictNames();
+    if (std::find(names.begin(), names.end(), verdict) == names.end())
+      return "sample " + entry.sample + ": unknown verdict '" + verdict + "'" +
+             DidYouMean(verdict, names) + "; expected one of " + JoinNames(names);
+    entry.verdict = verdict;
+    entry.detail = j.contains("detail") && j["detail"].is_string() ? j["detail"].get<std::string>()
+                                                                   : std::string();
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<Manifest> ReadManifestEntries(const RunPaths& paths) {
+  Manifest out;
+  Result<std::string> text = ReadFile(paths.manifest());
+  if (!text.ok()) {
+    std::error_code ec;
+    if (std::filesystem::exists(paths.manifest(), ec)) return text.error();
+    return out;  // no manifest yet: nothing done
+  }
+  out.exists = true;
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const std::string where = "manifest.jsonl:" + std::to_string(i + 1);
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      if (i + 1 == lines.size()) {
+        out.warnings.push_back(where +
+                               ": the last line is torn (a crash mid-write?) and was skipped");
+      } else {
+        out.problems.push_back(where + ": not valid JSON; the line was skipped");
+      }
+      continue;
+    }
+    ManifestEntry entry;
+    entry.line = static_cast<int>(i + 1);
+    if (std::string what = ParseManifestLine(j, entry); !what.empty()) {
+      out.problems.push_back(where + ": " + what + "; the line was skipped");
+      continue;
+    }
+    auto it = index.find(entry.sample);
+    if (it == index.end()) {
+      index[entry.sample] = out.entries.size();
+      out.entries.push_back(entry);
+      continue;
+    }
+    ManifestEntry& last = out.entries[it->second];
+    // A later line without a verdict (a "started" of a rerun) clears the old one.
+    last.state = entry.state;
+    last.line = entry.line;
+    last.verdict = entry.verdict;
+    last.detail = entry.detail;
+  }
+  return out;
 }
 
 Result<std::vector<std::pair<std::string, SampleState>>> ReadManifest(const RunPaths& paths) {
+  PPS_ASSIGN_OR_RETURN(Manifest manifest, ReadManifestEntries(paths));
   std::vector<std::pair<std::string, SampleState>> out;
-  Result<std::string> text = ReadFile(paths.manifest());
-  if (!text.ok()) return out;  // no manifest yet: nothing done
-  std::map<std::string, size_t> index;
-  std::istringstream in(*text);
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.contains("sample") || !j.contains("state")) continue;  // torn line
-    const std::string sample = j["sample"].get<std::string>();
-    const std::string state = j["state"].get<std::string>();
-    SampleState s = SampleState::kStarted;
-    for (SampleState c : {SampleState::kStarted, SampleState::kCompleted, SampleState::kFailed,
-                          SampleState::kInterrupted})
-      if (state == SampleStateName(c)) s = c;
-    auto it = index.find(sample);
-    if (it == index.end()) {
-      index[sample] = out.size();
-      out.push_back({sample, s});
-    } else {
-      out[it->second].second = s;
-    }
-  }
+  for (const ManifestEntry& e : manifest.entries) out.push_back({e.sample, e.state});
   return out;
 }
 

@@ -86,8 +86,35 @@ enum class SampleState { kStarted, kCompleted, kFailed, kInterrupted };
 const char* SampleStateName(SampleState state);
 Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,
                       const nlohmann::json& extra = nlohmann::json::object());
-// The last state of every sample named in the manifest (a torn last line from
-// a crash is ignored).
+// The verdicts a runner writes on the manifest line that ends a sample
+// ("verdict", with a sentence in "detail"); analysis::SampleVerdict decides them.
+const std::vector<std::string>& SampleVerdictNames();
+
+// The last state of one sample named in the manifest.
+struct ManifestEntry {
+  std::string sample;
+  SampleState state = SampleState::kStarted;
+  std::string verdict;  // of the last line that carries one; "" when none does
+  std::string detail;
+  int line = 0;  // 1-based manifest line of the last state change
+};
+
+struct Manifest {
+  bool exists = false;
+  std::vector<ManifestEntry> entries;  // in the order samples first appear
+  // Lines that could not be read, "manifest.jsonl:LINE: what"; the line is skipped.
+  std::vector<std::string> problems;
+  // A torn last line (a crash mid-write): skipped, and named here.
+  std::vector<std::string> warnings;
+};
+
+// Reads manifest.jsonl line by line. A missing manifest is an empty one
+// (exists = false). Every line that is not a JSON object with a string
+// "sample" and a known "state" (and, when present, a known "verdict") is a
+// problem naming its line, except an unparseable last line, a warning.
+Result<Manifest> ReadManifestEntries(const RunPaths& paths);
+
+// The last state of every sample named in the manifest, from ReadManifestEntries.
 Result<std::vector<std::pair<std::string, SampleState>>> ReadManifest(const RunPaths& paths);
 
 }  // namespace ppsearch::evidence

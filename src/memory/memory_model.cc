@@ -62,8 +62,11 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     if (s.kv_bytes_per_token > 0)
       tokens = std::min<int64_t>(tokens,
                                  static_cast<int64_t>(kv_budget_mib * kMib / s.kv_bytes_per_token));
-  if (tokens == INT64_MAX) tokens = 0;
+  const bool caches_tokens = tokens != INT64_MAX;
+  if (!caches_tokens) tokens = 0;
   plan.max_total_tokens = tokens;
+  // A pool of no token is no pool: SGLang refuses to start.
+  if (caches_tokens && tokens <= 0) plan.fits = false;
 
   int64_t estimated = in.context_len > 0 ? tokens * 512 / in.context_len : 4096;
   estimated = std::clamp<int64_t>(estimated, 2048, 4096);

@@ -49,7 +49,7 @@ struct MemoryPlan {
   std::vector<StageMemory> stages;
   double peak_mib_max = 0;
   double peak_spread_mib = 0;  // max - min peak over stages
-  bool fits = true;            // weights leave room for a KV pool
+  bool fits = true;            // weights leave room for a KV pool of at least one token
 };
 
 // CUDA context plus NCCL communicator buffers per rank before weights load:

@@ -98,4 +98,36 @@ double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout,
   return reserved;
 }
 
+memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw) {
+  memory::MemoryInputs in;
+  in.gpu_total_mib = hw.memory_mib;
+  in.tp = plan.layout.tp;
+  in.pp = plan.layout.pp;
+  in.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  in.context_len = ContextLength(spec, model);
+  // SGLang's argparse reads "0.85" as 0.85, however the spec wrote it.
+  if (auto v = spec.engine.FindArg("mem-fraction-static"))
+    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat ? v->float_value
+                             : v->kind == spec::ArgValue::Kind::kInt
+                                 ? static_cast<double>(v->int_value)
+                                 : std::strtod(v->text.c_str(), nullptr);
+  if (auto v = spec.engine.ArgInt("max-running-requests"))
+    in.max_running_requests = static_cast<int>(*v);
+  if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
+  for (const auto& st : plan.stages) {
+    memory::StageFootprint f;
+    f.weight_mib = st.weight_mib_per_rank;
+    f.kv_bytes_per_token = static_cast<double>(st.kv_bytes_per_token_per_rank);
+    f.state_bytes_per_request = static_cast<double>(st.state_bytes_per_request_per_rank);
+    in.stages.push_back(f);
+  }
+  return in;
+}
+
+int64_t ContextLength(const spec::Spec& spec, const model::ModelDesc& model) {
+  return spec.engine.ArgInt("context-length").value_or(model.max_context);
+}
+
 }  // namespace ppsearch::plan

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hardware/hardware.h"
+#include "memory/memory_model.h"
 #include "model/model.h"
 #include "spec/spec.h"
 #include "util/source_loc.h"
@@ -149,6 +150,16 @@ struct Plan {
 // whatever can still be computed (rank map, stages) is filled in.
 LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const model::ModelDesc& model, const hardware::HardwareProfile& hw);
+
+// What the memory model (memory/memory_model.h) needs of a planned layout:
+// the GPU, the engine args that size memory, and each stage's footprint.
+memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec& spec,
+                                       const model::ModelDesc& model,
+                                       const hardware::HardwareProfile& hw);
+
+// The context length SGLang serves: [engine.args] context-length, else the
+// model config's max_position_embeddings (0 when neither says).
+int64_t ContextLength(const spec::Spec& spec, const model::ModelDesc& model);
 
 // Plans every layout of spec.sweep.layouts and collects the spec-level warnings.
 Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,

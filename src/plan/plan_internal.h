@@ -73,8 +73,8 @@ std::string MoeA2aBackend(const spec::EngineSpec& engine);
 // Spec settings that make measurements misleading (harmful flags, workload shapes).
 std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec);
 
-// Settings that are fine for some layouts but risky for this one; `planned`
-// supplies the per-stage memory.
+// Settings that are fine for some layouts but risky for this one (weights
+// that leave no KV room are an error, ValidateLayout's).
 std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
                                        const hardware::HardwareProfile& hw,

@@ -4,6 +4,9 @@
 // moe_tp_size = tp / ep, arg_groups/overrides.py _a2a_ep_size). Each message starts
 // with the layout's file:line:col and key so an editor can jump to it.
 
+#include <fmt/format.h>
+
+#include <optional>
 #include <set>
 
 #include "plan/plan_internal.h"
@@ -128,6 +131,62 @@ void CheckWeightMemory(const spec::LayoutSpec& layout, const hardware::HardwareP
                   FormatMib(hw.memory_mib) + " MiB; use more GPUs per stage (larger TP)"));
 }
 
+// SGLang's tokenizer manager rejects a request whose input is not shorter
+// than the context length, and one whose input plus max_new_tokens reaches
+// it (tokenizer_manager.py _validate_one_request); every request would fail.
+void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                        const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
+  const int64_t context = ContextLength(spec, model);
+  const int64_t input = spec.workload.input_tokens;
+  const int64_t total = input + spec.workload.output_tokens;
+  if (context <= 0 || total < context) return;
+  const bool overridden = spec.engine.FindArg("context-length") != nullptr;
+  const std::string source = overridden ? "[engine.args] context-length"
+                                        : "the model's max_position_embeddings; [engine.args] "
+                                          "context-length can raise it";
+  const SourceLoc loc = spec.Origin("workload.input_tokens");
+  const std::string where = loc.Where();
+  errors.push_back(
+      {(where.empty() ? "" : where + ": ") + layout.Label() + " cannot serve requests of " +
+           FormatThousands(input) + " input + " + FormatThousands(spec.workload.output_tokens) +
+           " output tokens: the context length is " + FormatThousands(context) + " (" + source +
+           "), and SGLang rejects a request whose input + output tokens reach it",
+       loc});
+}
+
+// SGLang sizes the KV pool from what mem_fraction_static leaves after the
+// weights and refuses to start when that is nothing ("Not enough memory.
+// Please try to increase --mem-fraction-static"); the memory model computes
+// the same pool.
+void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                 const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                 const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
+  if (hw.memory_mib <= 0 || planned.stages.empty() ||
+      planned.weight_mib_per_rank_max > hw.memory_mib)
+    return;  // no GPU size, or CheckWeightMemory already says the weights do not fit
+  const memory::MemoryPlan m = memory::PlanMemory(StageMemoryInputs(planned, spec, model, hw));
+  if (m.fits) return;
+  int heaviest = 0;
+  for (const StagePlan& stage : planned.stages)
+    if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;
+  const std::optional<std::string> mfs = spec.engine.ArgString("mem-fraction-static");
+  const double weights = planned.weight_mib_per_rank_max;
+  const double pool_mib = m.mem_fraction_static * m.pre_load_free_mib - weights;
+  errors.push_back(LayoutError(
+      layout,
+      "holds " + FormatMib(weights) + " MiB of weights per GPU on stage " +
+          std::to_string(heaviest) + ", but " +
+          (mfs ? "mem-fraction-static = " + *mfs
+               : fmt::format("SGLang's default mem-fraction-static {:g}", m.mem_fraction_static)) +
+          " leaves no room for the KV cache: mem_fraction_static x (GPU - CUDA context and NCCL) "
+          "- weights = " +
+          fmt::format("{:g}", m.mem_fraction_static) + " x (" + FormatMib(hw.memory_mib) + " - " +
+          FormatMib(memory::kRuntimeMib) + ") - " + FormatMib(weights) + " = " +
+          FormatMib(pool_mib) +
+          " MiB; SGLang refuses to start. Use more GPUs per stage (larger TP) or a larger "
+          "mem-fraction-static"));
+}
+
 }  // namespace
 
 std::string MoeA2aBackend(const spec::EngineSpec& engine) {
@@ -154,6 +213,8 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
   CheckAttention(layout, model, errors);
   if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
   CheckWeightMemory(layout, hw, planned, errors);
+  CheckKvRoom(layout, spec, model, hw, planned, errors);
+  CheckContextLength(layout, spec, model, errors);
   return errors;
 }
 

@@ -265,21 +265,51 @@ TEST(SglangReservedMib, FollowsTheDefaultFormula) {
   EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 40000), 10000);
 }
 
-TEST(LayoutWarnings, WeightsLeaveNoRoomForKvCache) {
+// SGLang refuses to start when the weights leave its static pool no KV
+// token; the memory model computes that pool (memory/memory_model.h).
+TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
   spec::Spec spec = MissionSpec();
   spec.cluster.hosts.resize(1);
   spec.cluster.gpus_per_node = 4;
   SetArg(spec, "mem-fraction-static", StringArg("0.5", Loc(22, 1, "")));
   hardware::HardwareProfile hw = Rtx6000d();
-  hw.memory_mib = 200;  // TinyGqaModel at PP2/TP2 holds about 140 MiB on stage 0
+  hw.memory_mib = 1700;  // TinyGqaModel at PP2/TP2 holds about 140 MiB on stage 0
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
-  EXPECT_TRUE(plan.valid);
-  EXPECT_THAT(Messages(plan.warnings),
+  EXPECT_FALSE(plan.valid);
+  EXPECT_THAT(Messages(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP2/TP2/EP2 holds 140 MiB of weights per GPU on stage 0, but "
-                          "mem-fraction-static = 0.5 leaves 100 of the GPU's 200 MiB for weights "
-                          "and KV cache (100 MiB stay free for activations, CUDA graphs and "
-                          "NCCL); the KV cache gets no room"));
+                          "mem-fraction-static = 0.5 leaves no room for the KV cache: "
+                          "mem_fraction_static x (GPU - CUDA context and NCCL) - weights = "
+                          "0.5 x (1,700 - 1,500) - 140 = -40 MiB; SGLang refuses to start. Use "
+                          "more GPUs per stage (larger TP) or a larger mem-fraction-static"));
+  EXPECT_THAT(Messages(plan.warnings), IsEmpty());
+  SetArg(spec, "mem-fraction-static", StringArg("0.9", Loc(22, 1, "")));
+  EXPECT_TRUE(PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw).valid);
+}
+
+// SGLang rejects every request whose input + output tokens reach the context
+// length, unless [engine.args] context-length raises it.
+TEST(ValidateLayout, PromptsLongerThanTheContextLengthAreAnError) {
+  spec::Spec spec = MissionSpec();
+  spec.workload.input_tokens = 50000;
+  spec.origins["workload.input_tokens"] = Loc(41, 16, "workload.input_tokens");
+  model::ModelDesc model = KimiLikeModel();
+  model.max_context = 40960;
+  EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec),
+              ElementsAre("examples/x.toml:41:16: key 'workload.input_tokens': PP8/TP4/EP4 cannot "
+                          "serve requests of 50,000 input + 1 output tokens: the context length is "
+                          "40,960 (the model's max_position_embeddings; [engine.args] "
+                          "context-length can raise it), and SGLang rejects a request whose input "
+                          "+ output tokens reach it"));
+  SetArg(spec, "context-length", IntArg(65536, Loc(23, 1, "engine.args.context-length")));
+  EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec), IsEmpty());
+  SetArg(spec, "context-length", IntArg(32768, Loc(23, 1, "engine.args.context-length")));
+  EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec),
+              ElementsAre("examples/x.toml:41:16: key 'workload.input_tokens': PP8/TP4/EP4 cannot "
+                          "serve requests of 50,000 input + 1 output tokens: the context length is "
+                          "32,768 ([engine.args] context-length), and SGLang rejects a request "
+                          "whose input + output tokens reach it"));
 }
 
 }  // namespace

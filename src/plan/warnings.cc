@@ -107,32 +107,6 @@ int VersionCode(const std::string& version) {
   return major * 10000 + minor * 100 + patch;
 }
 
-// Weights that fit the GPU can still leave SGLang's static pool no room for
-// the KV cache once its activation and graph reserve is taken out.
-void WarnKvHeadroom(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                    const hardware::HardwareProfile& hw, const LayoutPlan& planned,
-                    std::vector<Diagnostic>& out) {
-  if (hw.memory_mib <= 0 || planned.weight_mib_per_rank_max > hw.memory_mib) return;
-  const double reserved_mib = SglangReservedMib(spec, layout, hw.memory_mib);
-  const double pool_mib = std::max(0.0, hw.memory_mib - reserved_mib);
-  if (planned.weight_mib_per_rank_max < pool_mib) return;
-  int heaviest = 0;
-  for (const StagePlan& stage : planned.stages) {
-    if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;
-  }
-  const std::optional<std::string> mfs = spec.engine.ArgString("mem-fraction-static");
-  out.push_back(At(layout.origin, "",
-                   layout.Label() + " holds " + FormatMib(planned.weight_mib_per_rank_max) +
-                       " MiB of weights per GPU on stage " + std::to_string(heaviest) + ", but " +
-                       (mfs ? "mem-fraction-static = " + *mfs
-                            : std::string("SGLang's default mem-fraction-static")) +
-                       " leaves " + FormatMib(pool_mib) + " of the GPU's " +
-                       FormatMib(hw.memory_mib) + " MiB for weights and KV cache (" +
-                       FormatMib(reserved_mib) +
-                       " MiB stay free for activations, CUDA graphs and NCCL); the KV cache "
-                       "gets no room"));
-}
-
 }  // namespace
 
 std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec) {
@@ -146,8 +120,8 @@ std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec) {
 
 std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
-                                       const hardware::HardwareProfile& hw,
-                                       const LayoutPlan& planned) {
+                                       const hardware::HardwareProfile& /*hw*/,
+                                       const LayoutPlan& /*planned*/) {
   std::vector<Diagnostic> out;
   const std::string label = layout.Label();
   const int version = VersionCode(spec.engine.version);
@@ -172,7 +146,6 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                          " TP ranks; the KV cache per token does not shrink beyond TP " +
                          std::to_string(kv)));
   }
-  WarnKvHeadroom(layout, spec, hw, planned, out);
   return out;
 }
 

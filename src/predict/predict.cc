@@ -27,27 +27,7 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
 memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
                                      const model::ModelDesc& model,
                                      const hardware::HardwareProfile& hw) {
-  memory::MemoryInputs in;
-  in.gpu_total_mib = hw.memory_mib;
-  in.tp = plan.layout.tp;
-  in.pp = plan.layout.pp;
-  in.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
-  in.context_len = spec.engine.ArgInt("context-length").value_or(model.max_context);
-  if (auto v = spec.engine.FindArg("mem-fraction-static"))
-    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat
-                                 ? v->float_value
-                                 : static_cast<double>(v->int_value);
-  if (auto v = spec.engine.ArgInt("max-running-requests"))
-    in.max_running_requests = static_cast<int>(*v);
-  if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
-  for (const auto& st : plan.stages) {
-    memory::StageFootprint f;
-    f.weight_mib = st.weight_mib_per_rank;
-    f.kv_bytes_per_token = static_cast<double>(st.kv_bytes_per_token_per_rank);
-    f.state_bytes_per_request = static_cast<double>(st.state_bytes_per_request_per_rank);
-    in.stages.push_back(f);
-  }
-  return in;
+  return plan::StageMemoryInputs(plan, spec, model, hw);
 }
 
 sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
@@ -63,6 +43,9 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
       mbs_override > 0
           ? mbs_override
           : static_cast<int>(spec.engine.ArgInt("pp-max-micro-batch-size").value_or(0));
+  // Only a model that caches nothing per token has no pool limit; a layout
+  // that leaves no room for its KV pool is rejected by the planner
+  // (plan/validation.cc CheckKvRoom), as SGLang refuses to start it.
   c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
   c.page_size = static_cast<int>(spec.engine.ArgInt("page-size").value_or(1));
   return c;

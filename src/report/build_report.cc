@@ -5,6 +5,7 @@
 #include "report/evidence_tables.h"
 #include "report/markdown.h"
 #include "util/files.h"
+#include "util/json_text.h"
 
 namespace ppsearch::report {
 
@@ -20,7 +21,7 @@ Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {paths.file("results.csv"), ResultsCsv(a)},
       {paths.file("summary.csv"), SummaryCsv(a)},
-      {paths.file("summary.json"), out.summary.dump(2) + "\n"},
+      {paths.file("summary.json"), JsonText(out.summary, 2) + "\n"},
       {paths.file("report.md"), out.markdown},
   };
   for (const auto& [path, contents] : files) {

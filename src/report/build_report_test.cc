@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "analysis/analysis_test_util.h"
+#include "analysis/baseline.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
 #include "report/markdown.h"
@@ -133,7 +134,8 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   EXPECT_DOUBLE_EQ(Cell(*results, 0, "input_tps"), 12800.00);  // 8 x 16,000 / 10 s
   EXPECT_DOUBLE_EQ(Cell(*results, 0, "ttft_p50_s"), 5.625);    // 4.5 x 10 / 8
   EXPECT_DOUBLE_EQ(Cell(*results, 0, "peak_gpu_mib"), 80300);  // stage 3 of PP4
-  EXPECT_EQ(results->rows[0].back(), "true");
+  EXPECT_EQ(results->rows[0][results->Column("simulated")], "true");
+  EXPECT_EQ(results->rows[0].back(), "ok");  // verdict, the last column
 
   Result<CsvTable> summary = ReadCsv(dir_ + "/summary.csv");
   ASSERT_TRUE(summary.ok());
@@ -301,6 +303,232 @@ TEST_F(BuildReportTest, AnInvalidSpecIsReportedWithItsFile) {
   EXPECT_NE(out.error().message.find(dir_ + "/metadata/spec.toml (as " + ExampleSpecPath() + "): "),
             std::string::npos)
       << out.error().message;
+}
+
+bool Has(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+std::vector<std::string> Strings(const nlohmann::json& array) {
+  std::vector<std::string> out;
+  for (const auto& v : array) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// Bytes that are not UTF-8 in a server log and in a raw record: the report
+// is written (invalid bytes replaced), and the finding keeps its file:line.
+TEST_F(BuildReportTest, InvalidUtf8InTheEvidenceIsReplacedNotFatal) {
+  WriteMetadata();
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2);
+  WriteSample(kPp8, 1, 8.0, "ready\nNCCL error: bad \xff\xfe bytes\n");
+  WriteSample(kPp8, 2, 8.1);
+  const evidence::RunPaths paths{dir_};
+  const evidence::SampleId pp4_r2{kPp4, 8, 2};
+  ASSERT_TRUE(AppendLine(paths.service(pp4_r2, "601"), "\xff\xfe").ok());
+  Result<std::string> raw = ReadFile(paths.raw(pp4_r2));
+  ASSERT_TRUE(raw.ok());
+  std::string broken = *raw;
+  broken.replace(broken.find("\"error\":\"\""), 10, "\"error\":\"\xff\"");
+  ASSERT_TRUE(WriteFileAtomic(paths.raw(pp4_r2), broken).ok());
+
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->exit_code, kReportNoneQualifies);
+  Result<std::string> json_text = ReadFile(dir_ + "/summary.json");
+  ASSERT_TRUE(json_text.ok());
+  const nlohmann::json json = nlohmann::json::parse(*json_text);  // valid UTF-8 again
+  const nlohmann::json& finding = json["checks"]["log_findings"][0];
+  EXPECT_EQ(finding["file"], "service/pp8-tp4-ep4_c8_r1/603.log");
+  EXPECT_EQ(finding["line"], 2);
+  EXPECT_EQ(finding["text"], "NCCL error: bad \xef\xbf\xbd\xef\xbf\xbd bytes");
+  const std::string problem = json["checks"]["samples"][1]["problems"][0];
+  EXPECT_EQ(problem.rfind("raw/pp4-tp8-ep4_c8_r2.jsonl:1: not valid JSON: ", 0), 0u) << problem;
+}
+
+// Every host of cluster.hosts leaves a log and a snapshot per sample; one
+// missing or truncated is a named problem and makes the sample not valid.
+TEST_F(BuildReportTest, MissingOrTruncatedNodeEvidenceIsAProblem) {
+  WriteHealthyRun();
+  const evidence::RunPaths paths{dir_};
+  fs::remove(paths.service({kPp8, 8, 1}, "602"));
+  fs::remove(paths.gpu({kPp8, 8, 2}, "604"));
+  Result<std::string> csv = ReadFile(paths.gpu({kPp4, 8, 1}, "601"));
+  ASSERT_TRUE(csv.ok());
+  ASSERT_TRUE(WriteFileAtomic(paths.gpu({kPp4, 8, 1}, "601"), csv->substr(0, 120)).ok());
+
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->exit_code, kReportNoneQualifies);
+  const nlohmann::json& samples = out->summary["checks"]["samples"];
+  EXPECT_EQ(Strings(samples[2]["problems"]),
+            std::vector<std::string>{"service/pp8-tp4-ep4_c8_r1/602.log is missing: node 602's "
+                                     "failures could not be audited"});
+  EXPECT_FALSE(samples[2]["valid"].get<bool>());
+  EXPECT_EQ(Strings(samples[3]["problems"]),
+            std::vector<std::string>{"gpu/pp8-tp4-ep4_c8_r2/604.csv is missing: node 604's "
+                                     "memory is not in the headroom check"});
+  ASSERT_EQ(samples[0]["problems"].size(), 1u);
+  const std::string truncated = samples[0]["problems"][0];
+  EXPECT_EQ(truncated.rfind("gpu/pp4-tp8-ep4_c8_r1/601.csv", 0), 0u) << truncated;
+  const std::string& md = out->markdown;
+  EXPECT_NE(md.find("- Evidence problem in pp8-tp4-ep4_c8_r1: service/pp8-tp4-ep4_c8_r1/602.log "
+                    "is missing: node 602's failures could not be audited.\n"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("every node's log scanned"), std::string::npos) << md;
+  EXPECT_NE(md.find("but 1 node log of completed samples is missing"), std::string::npos) << md;
+}
+
+TEST_F(BuildReportTest, ManifestDamageIsNamedByLineAndForeignSamplesAreLeftOut) {
+  WriteHealthyRun();
+  const evidence::RunPaths paths{dir_};
+  ASSERT_TRUE(AppendLine(paths.manifest(), "{not json").ok());  // line 9
+  ASSERT_TRUE(AppendLine(paths.manifest(),                      // line 10
+                         R"({"sample": "pp8-tp4-ep4_c8_r1", "state": "complete"})")
+                  .ok());
+  ASSERT_TRUE(AppendLine(paths.manifest(),  // line 11
+                         R"({"sample": "pp2-tp16-ep4_c8_r1", "state": "completed"})")
+                  .ok());
+  ASSERT_TRUE(AppendLine(paths.manifest(), R"({"sample": "pp4-tp8-ep4_c8_r2", "st)").ok());
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(Strings(out->summary["checks"]["evidence_problems"]),
+            (std::vector<std::string>{
+                "manifest.jsonl:9: not valid JSON; the line was skipped",
+                "manifest.jsonl:10: sample pp8-tp4-ep4_c8_r1: unknown state 'complete' (did you "
+                "mean 'completed'?); expected one of started, completed, failed, interrupted; "
+                "the line was skipped",
+                "manifest.jsonl:11: sample pp2-tp16-ep4_c8_r1 is not in the sweep of "
+                "metadata/spec.toml (4 samples); it was left out of the results"}));
+  EXPECT_TRUE(Has(out->warnings,
+                  "manifest.jsonl:12: the last line is torn (a crash mid-write?) and was skipped"));
+  Result<CsvTable> results = ReadCsv(dir_ + "/results.csv");
+  ASSERT_TRUE(results.ok());
+  EXPECT_EQ(results->rows.size(), 4u);
+  EXPECT_NE(out->markdown.find("- Evidence problem: manifest.jsonl:9: not valid JSON; the line "
+                               "was skipped.\n"),
+            std::string::npos)
+      << out->markdown;
+}
+
+TEST_F(BuildReportTest, AnEmptyRawFileIsAProblemNotZeroCompletedRequests) {
+  WriteHealthyRun();
+  ASSERT_TRUE(WriteFileAtomic(evidence::RunPaths{dir_}.raw({kPp8, 8, 2}), "").ok());
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const nlohmann::json& sample = out->summary["checks"]["samples"][3];
+  EXPECT_EQ(Strings(sample["problems"]),
+            std::vector<std::string>{
+                "raw/pp8-tp4-ep4_c8_r2.jsonl is empty: the sample has no request record"});
+  EXPECT_EQ(sample["verdict"], "requests_failed");
+  EXPECT_EQ(sample["detail"], "0 of 8 requests completed (8 without a record)");
+}
+
+// The runner's verdict on the manifest stands; the evidence decides the rest.
+TEST_F(BuildReportTest, VerdictsAppearInEveryOutput) {
+  WriteMetadata();
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2, "ready\n", /*errors=*/2);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 8.1, "ready\n", 0, /*completed=*/false);
+  ASSERT_TRUE(
+      evidence::AppendManifest(
+          evidence::RunPaths{dir_}, {kPp8, 8, 2}, evidence::SampleState::kFailed,
+          {{"verdict", "engine_died"}, {"detail", "node 603 exited with code 1 after 12 s"}})
+          .ok());
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  Result<CsvTable> results = ReadCsv(dir_ + "/results.csv");
+  ASSERT_TRUE(results.ok());
+  EXPECT_EQ(results->header.back(), "verdict");
+  ASSERT_EQ(results->rows.size(), 3u);
+  EXPECT_EQ(results->rows[0].back(), "ok");
+  EXPECT_EQ(results->rows[1].back(), "requests_failed");
+  const nlohmann::json& samples = out->summary["checks"]["samples"];
+  EXPECT_EQ(samples[3]["verdict"], "engine_died");
+  EXPECT_EQ(samples[3]["detail"], "node 603 exited with code 1 after 12 s");
+  EXPECT_EQ(samples[1]["detail"], "6 of 8 requests completed (2 request errors)");
+  const std::string& md = out->markdown;
+  EXPECT_NE(md.find("- Verdicts: 2 ok, 1 engine_died, 1 requests_failed.\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- pp4-tp8-ep4_c8_r2: requests_failed: 6 of 8 requests completed (2 request "
+                    "errors).\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("- pp8-tp4-ep4_c8_r2: engine_died: node 603 exited with code 1 after 12 s.\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("- PP8/TP4/EP4: sample pp8-tp4-ep4_c8_r2 failed (manifest): engine_died: node "
+                    "603 exited with code 1 after 12 s"),
+            std::string::npos)
+      << md;
+}
+
+// A PP1 baseline neither swept nor imported: said plainly, not silent dashes.
+TEST_F(BuildReportTest, ABaselineWithNoRowsIsSaidPlainly) {
+  WriteMetadata({"baseline.import_csv=\"\""});
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 8.1);
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::string note =
+      "the baseline PP1/TP32/EP4 has no rows: it is not in this run's sweep and no baseline is "
+      "imported (set baseline.import_csv or baseline.import_run, or sweep it); every delta is "
+      "'-'";
+  EXPECT_EQ(out->summary["baseline"]["note"], note);
+  EXPECT_EQ(out->summary["baseline"]["rows"].size(), 0u);
+  EXPECT_TRUE(Has(out->warnings, note));
+  EXPECT_NE(out->markdown.find("**No baseline rows**: " + note + "."), std::string::npos)
+      << out->markdown;
+}
+
+// The copy the runner made at run start wins over the spec's path, which may
+// have moved since.
+TEST_F(BuildReportTest, TheBaselineCopyInMetadataIsPreferred) {
+  WriteMetadata({"baseline.import_csv=\"" + dir_ + "_moved/pp1.csv\""});
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/baseline.csv",
+                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
+                              "1,32,4,8,4000,30\n")
+                  .ok());
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 8.1);
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const nlohmann::json& baseline = out->summary["baseline"];
+  ASSERT_EQ(baseline["rows"].size(), 1u);
+  EXPECT_EQ(baseline["rows"][0]["input_tps_median"], 4000.0);
+  EXPECT_EQ(baseline["file"], dir_ + "/metadata/baseline.csv");
+  EXPECT_EQ(baseline["note"], "baseline rows read from metadata/baseline.csv, the copy of " + dir_ +
+                                  "_moved/pp1.csv made at run start");
+  EXPECT_NE(out->markdown.find("Baseline rows read from metadata/baseline.csv"), std::string::npos);
+}
+
+TEST_F(BuildReportTest, CopyBaselineIntoCopiesTheImportIntoMetadata) {
+  spec::Spec spec = analysis::testing::SmallSweepSpec();
+  ASSERT_TRUE(analysis::CopyBaselineInto(spec, dir_).ok());
+  EXPECT_EQ(*ReadFile(dir_ + "/metadata/baseline.csv"), *ReadFile(spec.baseline.import_csv));
+  spec.baseline.import_csv = dir_ + "/none.csv";
+  Result<std::string> none = ReadFile(dir_ + "/none.csv");
+  Status s = analysis::CopyBaselineInto(spec, dir_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "baseline not copied into " + dir_ + "/metadata/baseline.csv: " + none.error().message);
+}
+
+TEST_F(BuildReportTest, ATypeMismatchInRunJsonIsAnErrorNamingTheFile) {
+  WriteHealthyRun();
+  Result<std::string> text = ReadFile(dir_ + "/metadata/run.json");
+  ASSERT_TRUE(text.ok());
+  nlohmann::json run = nlohmann::json::parse(*text);
+  run["run_id"] = 7;
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/run.json", run.dump()).ok());
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message,
+            dir_ + "/metadata/run.json: key 'run_id': expected a string, got number 7");
 }
 
 TEST(LessThanPercent, RoundsUpToATenthOfAPercent) {

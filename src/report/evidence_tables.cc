@@ -121,7 +121,9 @@ nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
           {"peak_gpu_mib", Opt(s.peak_gpu_mib)},
           {"headroom_mib", Opt(s.headroom_mib)},
           {"nodes", nodes},
-          {"problems", s.problems}};
+          {"problems", s.problems},
+          {"verdict", s.verdict},
+          {"detail", s.detail}};
 }
 
 nlohmann::json ChecksJson(const analysis::RunAnalysis& a) {
@@ -149,6 +151,7 @@ nlohmann::json ChecksJson(const analysis::RunAnalysis& a) {
           {"request_errors", request_errors},
           {"prompt_length_mismatches", mismatches},
           {"log_findings", findings},
+          {"evidence_problems", a.evidence.problems},
           {"baseline_comparability", a.comparability},
           {"spec_warnings", a.spec_warnings},
           {"warnings", a.warnings}};
@@ -176,7 +179,8 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                             "peak_gpu_mib",
                             "gpu_total_mib",
                             "findings",
-                            "simulated"});
+                            "simulated",
+                            "verdict"});
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
     if (!s.completed()) continue;
     const auto& m = s.metrics;
@@ -199,7 +203,8 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                    Num(s.peak_gpu_mib, 0),
                    Num(s.gpu_total_mib, 0),
                    std::to_string(s.findings.size()),
-                   Bool(a.evidence.simulated)});
+                   Bool(a.evidence.simulated),
+                   s.verdict});
   }
   return out;
 }
@@ -245,6 +250,8 @@ nlohmann::json SummaryJson(const analysis::RunAnalysis& a) {
           {"baseline",
            {{"layout", a.baseline_layout ? LayoutJson(*a.baseline_layout) : nlohmann::json()},
             {"source", a.baseline_source},
+            {"file", a.baseline_file},
+            {"note", a.baseline_note},
             {"imported", a.baseline_imported},
             {"rows", baseline_rows}}},
           {"memory", memory},

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "report/result_table.h"
 #include "util/format.h"
+#include "util/json_text.h"
 
 namespace ppsearch::report {
 namespace {
@@ -53,10 +55,10 @@ std::string SimulationNote(const nlohmann::json& run) {
   const auto noise = run.find("noise");
   if (noise != run.end() && noise->is_object() && noise->contains("model")) {
     const nlohmann::json& n = *noise;
-    out += fmt::format(" Repeat noise: {}, cv {}, seed {}.",
-                       n["model"].is_string() ? n["model"].get<std::string>() : n["model"].dump(),
-                       n.contains("cv") ? n["cv"].dump() : "?",
-                       n.contains("seed") ? n["seed"].dump() : "?");
+    out += fmt::format(
+        " Repeat noise: {}, cv {}, seed {}.",
+        n["model"].is_string() ? n["model"].get<std::string>() : JsonText(n["model"]),
+        n.contains("cv") ? JsonText(n["cv"]) : "?", n.contains("seed") ? JsonText(n["seed"]) : "?");
   }
   return out;
 }
@@ -85,10 +87,17 @@ void RenderResults(const analysis::RunAnalysis& a, std::string& out) {
   out += "\n## Results\n\n";
   out +=
       fmt::format("Medians of the completed repeats (up to {} per point).", a.spec().sweep.repeats);
-  if (a.baseline_layout)
+  if (a.baseline_layout && a.baseline_rows.empty())
+    out += " **No baseline rows**: " + a.baseline_note + ".";
+  else if (a.baseline_layout)
     out +=
         fmt::format(" Deltas are against {} at the same concurrency{}.", a.baseline_layout->Label(),
                     a.baseline_imported ? ", imported from `" + a.baseline_source + "`" : "");
+  if (a.baseline_imported && !a.baseline_rows.empty() && !a.baseline_note.empty()) {
+    std::string note = a.baseline_note;
+    note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
+    out += " " + note + ".";
+  }
   out += "\n\n";
   std::vector<ResultRow> rows, baseline;
   for (const auto& p : a.baseline_rows)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "evidence/evidence.h"
 #include "report/markdown.h"
 #include "util/format.h"
 
@@ -59,12 +60,22 @@ std::string FindingsLine(const analysis::RunAnalysis& a) {
       found.push_back(fmt::format("{} in {} (`{}`)", analysis::FindingKindName(f.kind), f.Where(),
                                   f.text.substr(0, 120)));
   }
-  for (const auto& s : a.evidence.samples) logs += s.completed() ? 1 : 0;
-  if (found.empty() && request_errors == 0)
+  int logs_missing = 0;
+  for (const auto& s : a.evidence.samples) {
+    logs += s.completed() ? 1 : 0;
+    logs_missing += s.completed() ? s.logs_missing : 0;
+  }
+  if (found.empty() && request_errors == 0 && logs_missing == 0)
     return fmt::format(
         "No OOM, traceback, NCCL failure, CUDA error, request error or engine failure was found "
         "in any log ({} completed samples, every node's log scanned).",
         logs);
+  if (found.empty() && request_errors == 0)
+    return fmt::format(
+        "No OOM, traceback, NCCL failure, CUDA error, request error or engine failure was found "
+        "in the logs present, but {} node log{} of completed samples {} missing, so those nodes "
+        "were not audited (see the evidence problems).",
+        logs_missing, logs_missing == 1 ? "" : "s", logs_missing == 1 ? "is" : "are");
   std::string line =
       fmt::format("{} request error{}; {} log finding{}", request_errors,
                   request_errors == 1 ? "" : "s", found.size(), found.size() == 1 ? "" : "s");
@@ -72,6 +83,45 @@ std::string FindingsLine(const analysis::RunAnalysis& a) {
   if (found.size() > 20)
     line += fmt::format("; and {} more (summary.json lists all)", found.size() - 20);
   return line + ".";
+}
+
+// "Verdicts: 22 ok, 1 requests_failed, 1 log_findings." over the completed
+// and failed samples, in evidence::SampleVerdictNames() order.
+std::string VerdictLine(const analysis::RunAnalysis& a) {
+  std::string counts;
+  for (const std::string& verdict : evidence::SampleVerdictNames()) {
+    const auto n =
+        std::count_if(a.evidence.samples.begin(), a.evidence.samples.end(),
+                      [&](const analysis::SampleAnalysis& s) { return s.verdict == verdict; });
+    if (n > 0) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, verdict);
+  }
+  if (counts.empty()) return "Verdicts: no sample was analysed.";
+  return "Verdicts: " + counts + ".";
+}
+
+std::vector<std::string> NonOkSampleLines(const analysis::RunAnalysis& a) {
+  // Samples that did not complete and carry no engine verdict are listed
+  // with the missing samples instead.
+  std::vector<std::string> out;
+  size_t more = 0;
+  for (const auto& s : a.evidence.samples) {
+    if (s.verdict == "ok" || (!s.completed() && s.engine_verdict.empty())) continue;
+    if (out.size() < 20)
+      out.push_back(fmt::format("{}: {}: {}.", s.name, s.verdict, s.detail));
+    else
+      ++more;
+  }
+  if (more > 0) out.push_back(fmt::format("And {} more (summary.json lists all).", more));
+  return out;
+}
+
+std::vector<std::string> ProblemLines(const analysis::RunAnalysis& a) {
+  std::vector<std::string> out;
+  for (const std::string& p : a.evidence.problems) out.push_back("Evidence problem: " + p + ".");
+  for (const auto& s : a.evidence.samples)
+    for (const std::string& p : s.problems)
+      out.push_back(fmt::format("Evidence problem in {}: {}.", s.name, p));
+  return out;
 }
 
 std::string MismatchLine(const analysis::RunAnalysis& a) {
@@ -166,7 +216,11 @@ std::string LessThanPercent(double fraction) {
 }
 
 std::vector<std::string> CheckLines(const analysis::RunAnalysis& a) {
-  std::vector<std::string> out = {CompletionLine(a), FindingsLine(a), MismatchLine(a)};
+  std::vector<std::string> out = {CompletionLine(a), VerdictLine(a)};
+  for (const std::string& line : NonOkSampleLines(a)) out.push_back(line);
+  for (const std::string& line : ProblemLines(a)) out.push_back(line);
+  out.push_back(FindingsLine(a));
+  out.push_back(MismatchLine(a));
   for (const std::string& line : StabilityLines(a)) out.push_back(line);
   for (const auto& m : a.memory)
     if (!m.imported && !m.stages.empty()) out.push_back(StageBalanceLine(m));

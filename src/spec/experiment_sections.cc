@@ -55,6 +55,12 @@ Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
   PPS_RETURN_IF_ERROR(
       section.Enum("input_distribution", &out->input_distribution, {"fixed", "uniform"}));
   PPS_RETURN_IF_ERROR(section.Number("range_ratio", &out->range_ratio, 0, 1));
+  // A prompt of 0 tokens cannot be sent; bench's --range-ratio takes (0, 1] too.
+  if (out->range_ratio <= 0)
+    return KeyError(section.KeyLoc("range_ratio"),
+                    "expected a number in (0, 1] (prompts are uniform on [input_tokens x "
+                    "range_ratio, input_tokens]), got " +
+                        FormatNumber(out->range_ratio));
   PPS_RETURN_IF_ERROR(section.Bool("unique_prompts", &out->unique_prompts));
   PPS_RETURN_IF_ERROR(section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0));
   PPS_RETURN_IF_ERROR(section.Number("request_rate", &out->request_rate, 0, DBL_MAX));

@@ -21,7 +21,8 @@ Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSp
 Status ReadWorkload(const TableReader& section, WorkloadSpec* out);
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
 Status ReadDecision(const TableReader& section, DecisionSpec* out);
-Status ReadSim(const TableReader& section, SimSpec* out);
+// `sweep` holds the samples an inject entry may name.
+Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out);
 Status ReadLifecycle(const TableReader& section, LifecycleSpec* out);
 
 // {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`

@@ -4,7 +4,10 @@
 //   inject = [{sample = "pp2-tp16-ep4_c8_r2", fault = "lose_requests", count = 3},
 //             {sample = "pp4-tp8-ep4_c8_r1", fault = "oom"}]
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "spec/sections.h"
 
@@ -17,7 +20,30 @@ bool LooksLikeSampleId(const std::string& s) {
   return std::sscanf(s.c_str(), "pp%d-tp%d-ep%d_c%d_r%d%c", &a, &b, &c, &d, &e, &rest) == 5;
 }
 
-Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, size_t index) {
+// The sweep's sample ids, in run order (layout, then concurrency, then repeat).
+std::vector<std::string> SweepSampleIds(const SweepSpec& sweep) {
+  std::vector<std::string> out;
+  for (const LayoutSpec& l : sweep.layouts)
+    for (int c : sweep.concurrency)
+      for (int r = 1; r <= sweep.repeats; ++r)
+        out.push_back("pp" + std::to_string(l.pp) + "-tp" + std::to_string(l.tp) + "-ep" +
+                      std::to_string(l.ep) + "_c" + std::to_string(c) + "_r" + std::to_string(r));
+  return out;
+}
+
+// "did you mean" the closest sample id, else the first and last ids of the sweep.
+std::string SampleHint(const std::string& sample, const std::vector<std::string>& ids) {
+  const std::string closest = ClosestKey(sample, ids);
+  if (!closest.empty()) return " (did you mean \"" + closest + "\"?)";
+  if (ids.empty()) return " (the sweep holds no sample)";
+  std::string list;
+  for (size_t i = 0; i < ids.size() && i < 6; ++i) list += (i ? ", " : "") + ids[i];
+  if (ids.size() > 6) list += ", ..., " + ids.back();
+  return " (the sweep's " + std::to_string(ids.size()) + " samples: " + list + ")";
+}
+
+Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, size_t index,
+                           const std::vector<std::string>& sample_ids) {
   SourceLoc loc = section.source().Locate(
       node.source(), JoinKey(section.key_path(), "inject") + "[" + std::to_string(index) + "]");
   PPS_ASSIGN_OR_RETURN(const toml::table* table,
@@ -30,6 +56,9 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
   if (!LooksLikeSampleId(f.sample))
     return KeyError(t.KeyLoc("sample"),
                     "expected a sample id like \"pp2-tp16-ep4_c8_r2\", got \"" + f.sample + "\"");
+  if (std::find(sample_ids.begin(), sample_ids.end(), f.sample) == sample_ids.end())
+    return KeyError(t.KeyLoc("sample"), "no sample \"" + f.sample + "\" in the sweep" +
+                                            SampleHint(f.sample, sample_ids));
   PPS_RETURN_IF_ERROR(
       t.Enum("fault", &f.fault, {"lose_requests", "oom", "nccl", "traceback", "engine_exit"}));
   if (t.Find("fault") == nullptr) return t.Missing("fault");
@@ -39,7 +68,7 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
 
 }  // namespace
 
-Status ReadSim(const TableReader& section, SimSpec* out) {
+Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys({"noise_cv", "seed", "inject"}));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Number("noise_cv", &out->noise_cv, 0, 1));
@@ -49,8 +78,9 @@ Status ReadSim(const TableReader& section, SimSpec* out) {
   if (const toml::node* inject = section.Find("inject")) {
     PPS_ASSIGN_OR_RETURN(const toml::array* array,
                          ToArray(*inject, section.KeyLoc("inject"), "fault tables"));
+    const std::vector<std::string> sample_ids = SweepSampleIds(sweep);
     for (size_t i = 0; i < array->size(); ++i) {
-      PPS_ASSIGN_OR_RETURN(SimFault f, ReadFault(section, *array->get(i), i));
+      PPS_ASSIGN_OR_RETURN(SimFault f, ReadFault(section, *array->get(i), i, sample_ids));
       out->inject.push_back(std::move(f));
     }
   }

@@ -95,8 +95,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   PPS_RETURN_IF_ERROR(ReadSection(root, "lifecycle", Need::kOptional, [&](const TableReader& t) {
     return ReadLifecycle(t, &spec.lifecycle);
   }));
-  PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional,
-                                  [&](const TableReader& t) { return ReadSim(t, &spec.sim); }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional, [&](const TableReader& t) {
+    return ReadSim(t, spec.sweep, &spec.sim);
+  }));
   RecordOrigins(source, root_table, "", &spec.origins);
   return spec;
 }

@@ -349,13 +349,13 @@ TEST(SpecSim, NoiseSeedAndInjectedFaults) {
       MustParse(Text(kSweep, kWorkload,
                      "[sim]\nnoise_cv = 0.01\nseed = 9\n"
                      "inject = [{sample = \"pp2-tp4-ep1_c8_r1\", fault = \"lose_requests\", "
-                     "count = 3}, {sample = \"pp1-tp8-ep1_c8_r2\", fault = \"oom\"}]\n"));
+                     "count = 3}, {sample = \"pp1-tp8-ep1_c8_r1\", fault = \"oom\"}]\n"));
   EXPECT_DOUBLE_EQ(spec.sim.noise_cv, 0.01);
   EXPECT_EQ(spec.sim.seed, 9u);
   ASSERT_EQ(spec.sim.inject.size(), 2u);
   EXPECT_EQ(spec.sim.inject[0].fault, "lose_requests");
   EXPECT_EQ(spec.sim.inject[0].count, 3);
-  EXPECT_EQ(spec.sim.inject[1].sample, "pp1-tp8-ep1_c8_r2");
+  EXPECT_EQ(spec.sim.inject[1].sample, "pp1-tp8-ep1_c8_r1");
   EXPECT_EQ(spec.sim.inject[1].count, 1);
   EXPECT_DOUBLE_EQ(MustParse(Text()).sim.noise_cv, 0.003);
 }
@@ -372,6 +372,27 @@ TEST(SpecSim, Errors) {
       "'nccl', 'traceback', 'engine_exit', got 'fire'");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[sim]\nnoise_cb = 0.1\n")),
             "/s/spec.toml:16:1: unknown key 'sim.noise_cb' (did you mean 'noise_cv'?)");
+}
+
+// A fault for a sample the sweep does not hold would never fire.
+TEST(SpecSim, InjectNamingASampleOutsideTheSweepIsAnError) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload,
+                         "[sim]\ninject = [{sample = \"pp2-tp4-ep1_c8_r2\", fault = \"oom\"}]\n")),
+            "/s/spec.toml:16:21: key 'sim.inject[0].sample': no sample \"pp2-tp4-ep1_c8_r2\" in "
+            "the sweep (did you mean \"pp2-tp4-ep1_c8_r1\"?)");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload,
+                         "[sim]\ninject = [{sample = \"pp8-tp1-ep1_c64_r9\", fault = \"oom\"}]\n")),
+            "/s/spec.toml:16:21: key 'sim.inject[0].sample': no sample \"pp8-tp1-ep1_c64_r9\" in "
+            "the sweep (the sweep's 2 samples: pp1-tp8-ep1_c8_r1, pp2-tp4-ep1_c8_r1)");
+}
+
+TEST(SpecWorkload, RangeRatioZeroIsRejectedAsBenchRejectsIt) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, std::string(kWorkload) + "range_ratio = 0\n")),
+            "/s/spec.toml:15:15: key 'workload.range_ratio': expected a number in (0, 1] "
+            "(prompts are uniform on [input_tokens x range_ratio, input_tokens]), got 0");
+  EXPECT_DOUBLE_EQ(
+      MustParse(Text(kSweep, std::string(kWorkload) + "range_ratio = 0.5\n")).workload.range_ratio,
+      0.5);
 }
 
 }  // namespace

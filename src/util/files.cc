@@ -32,6 +32,10 @@ Status WriteAll(int fd, const std::string& data, const std::string& path) {
 }  // namespace
 
 Result<std::string> ReadFile(const std::string& path) {
+  // An ifstream opens a directory and reads nothing; say what it is.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return MakeError("cannot read " + path + ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return MakeError("cannot read " + path + ": " + ErrnoText());
   std::ostringstream buffer;

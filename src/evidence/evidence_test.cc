@@ -1,0 +1,133 @@
+// The manifest reader: every line it cannot use is named by its line number,
+// a torn last line (a crash mid-write) is only a warning, and the runner's
+// verdicts come back per sample.
+
+#include "evidence/evidence.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "util/files.h"
+
+namespace ppsearch::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ManifestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() /
+            ("ppsearch_manifest_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Manifest Read(const std::string& text) {
+    EXPECT_TRUE(WriteFileAtomic(dir_ + "/manifest.jsonl", text).ok());
+    Result<Manifest> m = ReadManifestEntries(RunPaths{dir_});
+    EXPECT_TRUE(m.ok()) << m.error().message;
+    return m.ok() ? *m : Manifest{};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ManifestTest, LastStateVerdictAndLineOfEverySample) {
+  Manifest m = Read(
+      R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "started"})"
+      "\n"
+      R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "started"})"
+      "\n"
+      R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "ok", "detail": "fine"})"
+      "\n"
+      R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "failed", "verdict": "engine_died", )"
+      R"("detail": "node 603 exited with code 1"})"
+      "\n");
+  EXPECT_TRUE(m.exists);
+  EXPECT_TRUE(m.problems.empty());
+  EXPECT_TRUE(m.warnings.empty());
+  ASSERT_EQ(m.entries.size(), 2u);
+  EXPECT_EQ(m.entries[0].sample, "pp1-tp32-ep4_c8_r1");
+  EXPECT_EQ(m.entries[0].state, SampleState::kCompleted);
+  EXPECT_EQ(m.entries[0].verdict, "ok");
+  EXPECT_EQ(m.entries[0].line, 3);
+  EXPECT_EQ(m.entries[1].state, SampleState::kFailed);
+  EXPECT_EQ(m.entries[1].verdict, "engine_died");
+  EXPECT_EQ(m.entries[1].detail, "node 603 exited with code 1");
+  EXPECT_EQ(m.entries[1].line, 4);
+}
+
+TEST_F(ManifestTest, GarbageAndMisspelledLinesAreProblemsNamingTheirLine) {
+  Manifest m = Read(R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "started"})"
+                    "\n"
+                    "garbage\n"
+                    R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "complted"})"
+                    "\n"
+                    R"({"sample": 7, "state": "completed"})"
+                    "\n"
+                    R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "fine"})"
+                    "\n"
+                    R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "completed"})"
+                    "\n");
+  ASSERT_EQ(m.problems.size(), 4u);
+  EXPECT_EQ(m.problems[0], "manifest.jsonl:2: not valid JSON; the line was skipped");
+  EXPECT_EQ(m.problems[1],
+            "manifest.jsonl:3: sample pp1-tp32-ep4_c8_r1: unknown state 'complted' (did you mean "
+            "'completed'?); expected one of started, completed, failed, interrupted; the line was "
+            "skipped");
+  EXPECT_EQ(m.problems[2],
+            "manifest.jsonl:4: expected a string 'sample' (a sample id such as "
+            "pp2-tp16-ep4_c8_r1); the line was skipped");
+  EXPECT_EQ(m.problems[3],
+            "manifest.jsonl:5: sample pp1-tp32-ep4_c8_r1: unknown verdict 'fine'; expected one "
+            "of ok, engine_failed_to_start, engine_died, requests_failed, log_findings, timeout, "
+            "preflight_failed; the line was skipped");
+  ASSERT_EQ(m.entries.size(), 2u);
+  EXPECT_EQ(m.entries[0].state, SampleState::kStarted);  // its "completed" lines were unreadable
+}
+
+TEST_F(ManifestTest, ATornLastLineIsAWarningNamingItsLine) {
+  Manifest m = Read(R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed"})"
+                    "\n"
+                    R"({"sample": "pp1-tp32-ep4_c8_r2", "sta)");
+  EXPECT_TRUE(m.problems.empty());
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0],
+            "manifest.jsonl:2: the last line is torn (a crash mid-write?) and was skipped");
+  ASSERT_EQ(m.entries.size(), 1u);
+}
+
+TEST_F(ManifestTest, ReadManifestKeepsItsShapeForTheRunner) {
+  Read(R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "started"})"
+       "\n"
+       R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed"})"
+       "\n");
+  Result<std::vector<std::pair<std::string, SampleState>>> m = ReadManifest(RunPaths{dir_});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 1u);
+  EXPECT_EQ((*m)[0].first, "pp1-tp32-ep4_c8_r1");
+  EXPECT_EQ((*m)[0].second, SampleState::kCompleted);
+}
+
+TEST_F(ManifestTest, NoManifestIsAnEmptyOne) {
+  Result<Manifest> m = ReadManifestEntries(RunPaths{dir_ + "/none"});
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->exists);
+  EXPECT_TRUE(m->entries.empty());
+}
+
+TEST(Records, InvalidUtf8InAnErrorStringIsReplacedNotThrown) {
+  workload::RequestRecord r;
+  r.error = std::string("bad \xff\xfe bytes");
+  const std::string line = RecordsToJsonl({r});
+  EXPECT_NE(line.find("bad \xef\xbf\xbd\xef\xbf\xbd bytes"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence
