@@ -32,7 +32,12 @@ struct LogFinding {
 //   Python traceback:   "Traceback (most recent call last)"
 //   engine exit:        "Received sigquit", "exited with code", "Scheduler hit an exception",
 //                       "server process exited"
+// Lines after the runner's stop marker (a line starting with kStopMarker,
+// which the real engine appends to each node's log just before it sends
+// SIGTERM) are not scanned.
 std::vector<LogFinding> ScanLog(const std::string& text, const std::string& file);
+
+inline constexpr const char* kStopMarker = "[ppsearch] stopping the server";
 
 // The most severe finding (lowest kind, then earliest), or nullptr.
 const LogFinding* MostSevere(const std::vector<LogFinding>& findings);

@@ -132,6 +132,7 @@ SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
   in.state = entry.state;
   in.requests_expected = spec.workload.requests;
   in.output_tokens_asked = spec.workload.output_tokens;
+  in.min_window_s = spec.lifecycle.min_window_s;
   in.engine_verdict = entry.verdict;
   in.engine_detail = entry.detail;
   const bool completed = entry.state == evidence::SampleState::kCompleted;

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "analysis/baseline.h"
 #include "ppsearch_version.h"
 #include "run/commands.h"
 #include "run/redact.h"
@@ -277,6 +278,8 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       if (state == SampleState::kCompleted) done.insert(sample);
   } else {
     PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine));
+    // What is imported travels with the run: moving the CSV later loses nothing.
+    PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, outcome.run_dir));
   }
   const std::string run_id = std::filesystem::path(outcome.run_dir).filename().string();
 

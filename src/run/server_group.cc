@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "analysis/log_scan.h"
 #include "bench/bench_client.h"
 #include "bench/load_loop.h"
 #include "run/commands.h"
@@ -128,7 +129,10 @@ std::vector<std::string> ServerGroup::Stop() {
   const auto& lc = spec_.lifecycle;
   for (Server& s : servers_) {
     if (!s.exit) s.exit = s.process->Poll();
-    if (!s.exit) s.process->Signal(SIGTERM);
+    if (s.exit) continue;
+    // Marks where the sample ends in the log: the log scan stops here.
+    AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
+    s.process->Signal(SIGTERM);
   }
   const auto grace = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(lc.stop_grace_s));
