@@ -146,8 +146,8 @@ TEST_F(RealRunTest, PreflightNamesTheBusyPortAndTheProcessHoldingGpuMemory) {
 }
 
 TEST_F(RealRunTest, KilledRunnerIsResumedWithoutOrphansOrDuplicates) {
-  const std::string spec = WriteSpec("pp = [4, 8]\nconcurrency = [8]\nrepeats = 2", "", "",
-                                     "local", "", 8);
+  const std::string spec =
+      WriteSpec("pp = [4, 8]\nconcurrency = [8]\nrepeats = 2", "", "", "local", "", 8);
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -191,8 +191,8 @@ TEST_F(RealRunTest, KilledRunnerIsResumedWithoutOrphansOrDuplicates) {
     EXPECT_TRUE(stat.empty() || (close != std::string::npos && stat[close + 2] == 'Z'))
         << "pid " << p << " still runs";
   }
-  for (const char* s : {"pp4-tp8-ep4_c8_r1", "pp4-tp8-ep4_c8_r2", "pp8-tp4-ep4_c8_r1",
-                        "pp8-tp4-ep4_c8_r2"})
+  for (const char* s :
+       {"pp4-tp8-ep4_c8_r1", "pp4-tp8-ep4_c8_r2", "pp8-tp4-ep4_c8_r1", "pp8-tp4-ep4_c8_r2"})
     EXPECT_EQ(CountState(run, s, "completed"), 1) << s;
   EXPECT_TRUE(fs::is_empty(run / "state" / "servers"));
   EXPECT_TRUE(fs::exists(run / "interrupted")) << "the interrupted sample's logs are kept";
@@ -220,9 +220,9 @@ TEST_F(RealRunTest, ASecondProcessOnTheSameRunDirectoryIsRefused) {
   ASSERT_FALSE(run.empty());
   CommandResult second = Run("run --resume " + run.string());
   EXPECT_NE(second.exit_code, 0);
-  EXPECT_NE(second.err.find("is in use by another ppsearch process (pid " + std::to_string(pid) +
-                            ")"),
-            std::string::npos)
+  EXPECT_NE(
+      second.err.find("is in use by another ppsearch process (pid " + std::to_string(pid) + ")"),
+      std::string::npos)
       << second.err;
   int status = 0;
   ::waitpid(pid, &status, 0);

@@ -32,7 +32,8 @@ class RealRunTest : public CliTest {
   // The spec: `sweep` and `extra` are TOML lines added to their sections;
   // `command_extra` words go after serve-sim (before SGLang's flags).
   std::string WriteSpec(const std::string& sweep, const std::string& lifecycle,
-                        const std::string& command_extra = "", const std::string& launcher = "local",
+                        const std::string& command_extra = "",
+                        const std::string& launcher = "local",
                         const std::string& extra_sections = "", int time_scale = 100) {
     const std::string repo = std::filesystem::current_path().string();
     std::ostringstream s;
@@ -45,15 +46,16 @@ class RealRunTest : public CliTest {
       << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", \"" << gpu_dir_
       << "/{host}\"]\n"
       << "[engine]\nkind = \"sglang\"\n"
-      << "command = [\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \""
-      << time_scale << "\", \"--model-config\", \""
-      << repo << "/data/models/kimi-k3/config.json\", \"--gpu-state-dir\", \"" << gpu_dir_
-      << "/{host}\"" << command_extra << "]\n"
+      << "command = [\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \"" << time_scale
+      << "\", \"--model-config\", \"" << repo
+      << "/data/models/kimi-k3/config.json\", \"--gpu-state-dir\", \"" << gpu_dir_ << "/{host}\""
+      << command_extra << "]\n"
       << "model_path = \"/models/kimi-k3\"\nmodel_config = \"" << repo
       << "/data/models/kimi-k3/config.json\"\n"
       << "[engine.args]\nchunked-prefill-size = 8192\nmoe-a2a-backend = \"none\"\n"
       << "disable-radix-cache = true\n"
-      << "[sweep]\n" << sweep << "\ntp = \"auto\"\nep = [4]\n"
+      << "[sweep]\n"
+      << sweep << "\ntp = \"auto\"\nep = [4]\n"
       << "[workload]\ninput_tokens = 16000\noutput_tokens = 1\nrequests = 16\nseed = 7\n"
       << "[decision]\nmin_headroom_mib = 1024\n"
       << "[lifecycle]\n";
@@ -117,7 +119,8 @@ class RealRunTest : public CliTest {
       std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
       std::string stat = ReadText(e.path() / "stat");
       const size_t close = stat.rfind(')');
-      const bool zombie = close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+      const bool zombie =
+          close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
       if (!zombie && cmdline.find("serve-sim") != std::string::npos &&
           cmdline.find(gpu_dir_) != std::string::npos)
         pids.push_back(std::stoi(name));

@@ -40,7 +40,7 @@ class RunE2e : public CliTest {
 
 TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
   CommandResult r =
-      Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("a") + "'");
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" + Results("a") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run = RunDir(Results("a"));
   EXPECT_EQ(run.filename().string().rfind("kimi3-pp-", 0), 0u) << run;
@@ -73,7 +73,7 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
 
 TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
   CommandResult full =
-      Run(std::string("run ") + kSpec + " --set experiment.results_dir='" + Results("full") + "'");
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" + Results("full") + "'");
   ASSERT_EQ(full.exit_code, 0) << full.err;
 
   const std::string results = Results("killed");
@@ -83,7 +83,8 @@ TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
     ::freopen("/dev/null", "w", stdout);
     ::freopen("/dev/null", "w", stderr);
     std::string set = "experiment.results_dir='" + results + "'";
-    ::execl(bin_.c_str(), bin_.c_str(), "run", kSpec, "--set", set.c_str(), "--pace-ms", "200",
+    ::execl(bin_.c_str(), bin_.c_str(), "run", kSpec, "--engine", "sim", "--set", set.c_str(),
+            "--pace-ms", "200",
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -115,7 +116,7 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
   const std::string inject =
       "sim.inject=[{sample=\"pp2-tp16-ep4_c8_r2\", fault=\"lose_requests\", count=3}, "
       "{sample=\"pp4-tp8-ep4_c16_r1\", fault=\"oom\"}]";
-  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" +
+  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
                         Results("f") + "' --set '" + inject + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;  // PP8 and PP1 still qualify
   const std::string report = ReadText(RunDir(Results("f")) / "report.md");
@@ -126,14 +127,14 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
 }
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --set experiment.results_dir='" +
+  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
                         Results("n") + "' --set decision.min_headroom_mib=60000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(ReadText(RunDir(Results("n")) / "report.md").find("one qualifies"), std::string::npos);
 }
 
 TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --dry-run --set experiment.results_dir='" +
+  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --dry-run --set experiment.results_dir='" +
                         Results("d") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 samples"), std::string::npos);

@@ -68,7 +68,7 @@ void ShowProgress(const run::RunProgress& p) {
 // original was (same path, same --set overrides), so a resumed run cannot
 // silently change what it measures. Secrets come back from the environment.
 Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_path,
-                               std::vector<std::string>* overrides) {
+                               std::vector<std::string>* overrides, std::string* engine) {
   evidence::RunPaths paths{run_dir};
   const std::string where = paths.metadata("run.json");
   PPS_ASSIGN_OR_RETURN(std::string run_text, ReadFile(where));
@@ -77,6 +77,8 @@ Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_pat
       !run["spec_path"].is_string())
     return MakeError(where + ": not a valid run description (no 'spec_path' string)");
   *spec_path = run["spec_path"].get<std::string>();
+  if (run.contains("engine") && run["engine"].is_string())
+    *engine = run["engine"].get<std::string>();
   for (const auto& o : run.value("overrides", nlohmann::json::array())) {
     if (!o.is_string()) return MakeError(where + ": 'overrides' must hold strings");
     overrides->push_back(o.get<std::string>());
@@ -140,8 +142,15 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   if (!opts.resume.empty()) {
     std::string recorded_path;
     std::vector<std::string> overrides;
-    Result<spec::Spec> spec = LoadRunSpec(opts.resume, &recorded_path, &overrides);
+    std::string recorded_engine;
+    Result<spec::Spec> spec =
+        LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine);
     if (!spec.ok()) return fail(spec.error().message);
+    // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
+    if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
+      return fail(opts.resume + " was run with --engine " + recorded_engine +
+                  "; resume it with the same engine");
+    if (opts.engine.empty()) opts.engine = recorded_engine;
     if (!opts.spec.overrides.empty())
       return fail("--resume runs the recorded spec with its recorded --set values; drop --set (" +
                   opts.spec.overrides[0] + ") or start a new run");
@@ -184,6 +193,12 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return fail(launcher.error().message);
   if (opts.dry_run) return PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+  if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
+      std::getenv("SLURM_JOB_ID") == nullptr)
+    return fail(
+        "the slurm launcher runs inside an allocation, but SLURM_JOB_ID is not set: run "
+        "ppsearch inside salloc/sbatch, or let `ppsearch run SPEC --slurm-submit` submit the "
+        "whole search as a job");
   if (opts.slurm_submit) {
     Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
     if (!submitted.ok()) return fail(submitted.error().message, kExitFailure);

@@ -40,11 +40,13 @@ bool IsValidHostAddress(std::string_view address) {
   unsigned char buf[sizeof(struct in6_addr)];
   if (text.find(':') != std::string::npos) return inet_pton(AF_INET6, text.c_str(), buf) == 1;
   if (inet_pton(AF_INET, text.c_str(), buf) == 1) return true;
-  // All-digit dotted text that is not a valid IPv4 address (999.1.1.1) is a typo.
+  // Dotted digits that are not a valid IPv4 address (999.1.1.1) are a typo;
+  // a bare number ("601") is a name an ssh config or /etc/hosts resolves.
   bool numeric = true;
   for (char c : text)
     if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') numeric = false;
-  return !numeric && IsDnsName(address);
+  if (numeric && text.find('.') != std::string::npos) return false;
+  return IsDnsName(address);
 }
 
 std::string HostNameRule() {
