@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "launch/launchers.h"
+#include "launch/process.h"
+#include "spec/spec_parser.h"
+
+namespace ppsearch::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path Scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("ppsearch_launch_" + std::to_string(::getpid()) + name);
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(ShellQuote, SafeWordsStayAndTheRestIsSingleQuoted) {
+  EXPECT_EQ(ShellQuote("--tp-size"), "--tp-size");
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+  EXPECT_EQ(ShellJoin({"echo", "$(id)", "x;y"}), "echo '$(id)' 'x;y'");
+}
+
+TEST(Spawn, OutputGoesToTheFileAndTheExitIsReported) {
+  const fs::path dir = Scratch("spawn");
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", "echo out; echo err >&2; echo \"$PPS_X\"; exit 3"};
+  s.env = {{"PPS_X", "a b;c"}};
+  s.output_path = (dir / "log").string();
+  Result<pid_t> pid = Spawn(s);
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  auto exit = WaitExit(*pid, 10);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->Describe(), "exited with status 3");
+  EXPECT_EQ(ReadAll(s.output_path), "out\nerr\na b;c\n");
+  s.argv = {"/nonexistent/program"};
+  pid = Spawn(s);
+  ASSERT_TRUE(pid.ok());
+  EXPECT_EQ(WaitExit(*pid, 10)->code, 127);
+  EXPECT_NE(ReadAll(s.output_path).find("cannot execute /nonexistent/program"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(RunCaptured, KillsTheWholeGroupAtTheDeadline) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<Captured> c = RunCaptured({"/bin/sh", "-c", "echo hi; sleep 30 & sleep 30"}, 0.3);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->timed_out);
+  EXPECT_EQ(c->out, "hi\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
+      << "the background sleep holding the pipe was killed too";
+}
+
+spec::Spec LocalSpec() {
+  Result<spec::Spec> s = spec::ParseSpec(
+      "[experiment]\nname = \"t\"\n[cluster]\nhosts = [\"n0\"]\n[engine]\nmodel_config = "
+      "\"m.json\"\n[sweep]\npp = [1]\nconcurrency = [1]\n[workload]\ninput_tokens = 1\nrequests "
+      "= 1\n",
+      "/s/spec.toml", {});
+  EXPECT_TRUE(s.ok());
+  return *s;
+}
+
+TEST(LocalLauncher, ASignalReachesTheWholeTreeAndARecordedServerIsStopped) {
+  const fs::path dir = Scratch("local");
+  const spec::Spec spec = LocalSpec();
+  auto launcher = MakeLocalLauncher(spec);
+  ServerLaunch l;
+  l.argv = {"/bin/sh", "-c", "sleep 60 & echo child $!; wait"};
+  l.log_path = (dir / "log").string();
+  l.tag = "t";
+  auto p = launcher->StartServer(l);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  pid_t child = 0;
+  for (int i = 0; i < 200 && child == 0; ++i) {
+    std::istringstream in(ReadAll(l.log_path));
+    std::string word;
+    in >> word >> child;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(child, 0);
+  ServerRecord r = (*p)->Record();
+  EXPECT_EQ(r.launcher, "local");
+  EXPECT_GT(r.start_ticks, 0u);
+  // A second process stops it from the record alone, child included.
+  ASSERT_TRUE(launcher->StopRecorded(r, 5).ok());
+  for (int i = 0; i < 200 && ProcessExists(child); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (*p)->Poll();
+  EXPECT_FALSE(ProcessExists(child));
+  // A record whose pid now belongs to another process (different start time) is left alone.
+  ServerRecord stale = r;
+  stale.pid = ::getpid();
+  stale.start_ticks = 1;
+  EXPECT_TRUE(launcher->StopRecorded(stale, 1).ok());
+  EXPECT_TRUE(ProcessExists(::getpid()));
+  fs::remove_all(dir);
+}
+
+TEST(ServerRecord, RoundTripsAndNamesBadFiles) {
+  ServerRecord r;
+  r.launcher = "ssh";
+  r.host = "n2";
+  r.node = 2;
+  r.pid = 4242;
+  r.start_ticks = 99;
+  r.cleanup = {"docker", "rm", "-f", "x"};
+  auto back = ServerRecord::FromJson(r.ToJson(), "f.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->pid, 4242);
+  EXPECT_EQ(back->cleanup.size(), 4u);
+  EXPECT_EQ(back->Describe(), "pid 4242 on n2");
+  auto bad = ServerRecord::FromJson({{"launcher", "pbs"}, {"host", "a"}, {"pid", 1}}, "f.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "f.json: unknown launcher 'pbs'");
+}
+
+}  // namespace
+}  // namespace ppsearch::launch

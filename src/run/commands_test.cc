@@ -1,0 +1,144 @@
+#include "run/commands.h"
+
+#include <gtest/gtest.h>
+
+#include "launch/launchers.h"
+#include "launch/process.h"
+#include "run/redact.h"
+#include "spec/spec_parser.h"
+
+namespace ppsearch::run {
+namespace {
+
+spec::Spec Parse(const std::string& engine, const std::string& cluster_extra = "",
+                 const std::string& workload_extra = "") {
+  const std::string text =
+      "[experiment]\nname = \"t\"\n[cluster]\nhosts = [{name = \"n0\", address = \"10.0.0.1\"}, "
+      "\"n1\"]\ngpus_per_node = 4\n" +
+      cluster_extra + "\n[engine]\nmodel_config = \"m.json\"\nmodel_path = \"/models/k3\"\n" +
+      engine +
+      "\n[sweep]\npp = [2]\nconcurrency = [8]\n[workload]\ninput_tokens = 100\nrequests = 4\n" +
+      workload_extra;
+  Result<spec::Spec> s = spec::ParseSpec(text, "/s/spec.toml", {});
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return s.ok() ? *s : spec::Spec{};
+}
+
+evidence::SampleId MakeSample() {
+  evidence::SampleId id;
+  id.layout.pp = 2;
+  id.layout.tp = 4;
+  id.layout.ep = 2;
+  id.concurrency = 8;
+  id.repeat = 1;
+  return id;
+}
+const evidence::SampleId kSample = MakeSample();
+
+TEST(ServerCommand, SglangFlagsPerNodeThenTheFixedArgs) {
+  spec::Spec s = Parse("[engine.args]\nchunked-prefill-size = 8192\ndisable-radix-cache = true\n"
+                       "enable-mixed-chunk = false");
+  NodeCommand c = ServerCommand(s, kSample, 1);
+  EXPECT_EQ(launch::ShellJoin(c.argv),
+            "python3 -m sglang.launch_server --model-path /models/k3 --tp-size 4 --pp-size 2 "
+            "--ep-size 2 --nnodes 2 --node-rank 1 --dist-init-addr 10.0.0.1:5000 --host n1 "
+            "--port 30000 --chunked-prefill-size 8192 --disable-radix-cache");
+  EXPECT_TRUE(c.cleanup.empty());
+}
+
+TEST(ServerCommand, FlagSpellingsFollowTheEngineVersion) {
+  const std::string args = "[engine.args]\ncuda-graph-max-bs = 64\ndisable-cuda-graph = true";
+  auto words = [](const spec::Spec& s) { return launch::ShellJoin(EngineArgWords(s.engine)); };
+  EXPECT_EQ(words(Parse("version = \"0.5.13\"\n" + args)),
+            "--cuda-graph-max-bs 64 --disable-cuda-graph");
+  EXPECT_EQ(words(Parse("version = \"0.5.14\"\n" + args)),
+            "--cuda-graph-max-bs-decode 64 --cuda-graph-backend-decode disabled "
+            "--cuda-graph-backend-prefill disabled");
+  EXPECT_EQ(words(Parse("version = \"0.5.9\"\n[engine.args]\ncuda-graph-max-bs-decode = 64")),
+            "--cuda-graph-max-bs 64");
+  EXPECT_EQ(words(Parse(args)), "--cuda-graph-max-bs 64 --disable-cuda-graph") << "as written";
+}
+
+TEST(ServerCommand, ContainerWrappersKeepSecretsOutOfArgv) {
+  spec::Spec s = Parse("image = \"local/sglang:k3\"\n[engine.env]\nHF_TOKEN = \"hf_abc\"");
+  NodeCommand c = ServerCommand(s, kSample, 0);
+  const std::string line = launch::ShellJoin(c.argv);
+  EXPECT_EQ(line.rfind("docker run --rm --name ppsearch-pp2-tp4-ep2_c8_r1-n0 --network host --ipc "
+                       "host --gpus all --shm-size 32g -v /models/k3:/models/k3 -e HF_TOKEN "
+                       "local/sglang:k3 python3 -m sglang.launch_server",
+                       0),
+            0u)
+      << line;
+  EXPECT_EQ(line.find("hf_abc"), std::string::npos) << "the value travels in the environment";
+  EXPECT_EQ(c.env, (launch::EnvList{{"HF_TOKEN", "hf_abc"}}));
+  EXPECT_EQ(c.cleanup, (std::vector<std::string>{"docker", "rm", "-f",
+                                                 "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
+  s = Parse("image = \"/img/k3.sif\"\ncontainer = \"apptainer\"");
+  EXPECT_EQ(launch::ShellJoin(ServerCommand(s, kSample, 0).argv)
+                .rfind("apptainer exec --nv --bind /models/k3:/models/k3 /img/k3.sif python3", 0),
+            0u);
+}
+
+TEST(ServerCommand, PlaceholdersAreFilledPerNodeAndSample) {
+  spec::Spec s = Parse(
+      "command = [\"srv\", \"--log\", \"/logs/{sample}/{host}-{node_rank}.log\", \"{port}\"]");
+  NodeCommand c = ServerCommand(s, kSample, 1);
+  EXPECT_EQ(c.argv[2], "/logs/pp2-tp4-ep2_c8_r1/n1-1.log");
+  EXPECT_EQ(c.argv[3], "30000");
+}
+
+TEST(BenchCommand, ReproducesTheSampleQuoted) {
+  spec::Spec s = Parse("", "", "input_distribution = \"uniform\"\nrange_ratio = 0.5\n"
+                               "warmup_requests = 2");
+  const std::string line = launch::ShellJoin(BenchArgv(BenchOptionsFor(s, kSample, 99)));
+  EXPECT_EQ(line,
+            "ppsearch bench --url http://10.0.0.1:30000 --api native --concurrency 8 --requests 4 "
+            "--input-tokens 100 --output-tokens 1 --seed 99 --timeout-s 3600 --range-ratio 0.5 "
+            "--warmup 2 --flush-cache");
+  s.cluster.hosts[0].address = "::1";
+  EXPECT_EQ(NodeUrl(s, 0), "http://[::1]:30000");
+}
+
+TEST(SampleCommands, EveryWordIsQuotedForTheShell) {
+  spec::Spec s = Parse("[engine.args]\nserved-model-name = \"k3; touch /tmp/x\"");
+  auto lines = SampleCommands(s, kSample, 1, nullptr);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("--served-model-name 'k3; touch /tmp/x'"), std::string::npos)
+      << lines[0];
+  auto ssh = launch::MakeSshLauncher(s, "/tmp/c", 30);
+  lines = SampleCommands(s, kSample, 1, ssh.get());
+  EXPECT_EQ(lines[1].rfind("n1: ssh -n -T -o BatchMode=yes -o ConnectTimeout=30", 0), 0u);
+  // The remote command is one word; inside it each spec value is quoted again.
+  EXPECT_NE(lines[1].find("-p 22 -- n1 'exec /bin/sh -c '\\''echo ppsearch-pid"), std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[1].find("--served-model-name '\\''k3; touch /tmp/x'\\''"), std::string::npos)
+      << lines[1];
+}
+
+TEST(Redactor, SecretValuesNeverReachTheText) {
+  spec::Spec s = Parse(
+      "secret_env = [\"MY_CREDS\"]\n[engine.env]\nHF_TOKEN = \"hf_abc123\"\nAPI_KEY = \"k-9\"\n"
+      "MY_CREDS = \"hunter2\"\nNCCL_DEBUG = \"WARN\"");
+  Redactor r(s);
+  EXPECT_EQ(r.Apply("HF_TOKEN=hf_abc123 x=k-9 p=hunter2 d=WARN"),
+            "HF_TOKEN=<redacted> x=<redacted> p=<redacted> d=WARN");
+  EXPECT_TRUE(IsSecretEnvName("aws_secret_access_key", s.engine));
+  EXPECT_FALSE(IsSecretEnvName("NCCL_DEBUG", s.engine));
+}
+
+TEST(Redactor, AResumedRunTakesRedactedValuesFromTheEnvironment) {
+  spec::Spec s = Parse("[engine.env]\nPPS_TEST_TOKEN = \"<redacted>\"");
+  ::unsetenv("PPS_TEST_TOKEN");
+  Status missing = RestoreSecrets(s);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "engine.env.PPS_TEST_TOKEN is a secret and the run's copy of the spec holds it "
+            "redacted; export PPS_TEST_TOKEN in the environment of `ppsearch run --resume`");
+  ::setenv("PPS_TEST_TOKEN", "tok", 1);
+  ASSERT_TRUE(RestoreSecrets(s).ok());
+  EXPECT_EQ(s.engine.env[0].second, "tok");
+  ::unsetenv("PPS_TEST_TOKEN");
+}
+
+}  // namespace
+}  // namespace ppsearch::run

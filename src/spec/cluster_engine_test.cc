@@ -1,0 +1,133 @@
+// The sections the real-cluster engine reads: hosts as names or tables and
+// their validation, [cluster.ssh] options, [cluster.slurm], the engine's
+// command, container and secrets, and [lifecycle].
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "spec/spec_parser.h"
+
+namespace ppsearch::spec {
+namespace {
+
+std::string Spec(const std::string& cluster, const std::string& engine = "",
+                 const std::string& extra = "") {
+  return "[experiment]\nname = \"t\"\n"        // 1-2
+         "[cluster]\ngpus_per_node = 4\n" +  // 3-4
+         cluster +                             // 5...
+         "\n[engine]\nmodel_config = \"m.json\"\n" + engine +
+         "\n[sweep]\npp = [1]\nconcurrency = [8]\n[workload]\ninput_tokens = 100\nrequests = 4\n" +
+         extra;
+}
+
+std::string ErrorOf(const std::string& text) {
+  Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
+  return s.ok() ? "" : s.error().message;
+}
+
+ppsearch::spec::Spec MustParse(const std::string& text) {
+  Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return s.ok() ? *s : ppsearch::spec::Spec{};
+}
+
+TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
+  auto s = MustParse(Spec(
+      "hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
+      "server_port = 31000\ndist_init_port = 31500"));
+  ASSERT_EQ(s.cluster.hosts.size(), 2u);
+  EXPECT_EQ(s.cluster.Address(0), "a");
+  EXPECT_EQ(s.cluster.ServerPort(0), 31000);
+  EXPECT_EQ(s.cluster.Address(1), "127.0.0.2");
+  EXPECT_EQ(s.cluster.ServerPort(1), 31001);
+  EXPECT_EQ(s.cluster.dist_init_port, 31500);
+  EXPECT_EQ(s.cluster.nvidia_smi, std::vector<std::string>{"nvidia-smi"});
+}
+
+TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected) {
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"../../../../escaped\", \"nb\"]")),
+            "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit, got '../../../../escaped'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"node-a; touch /tmp/x\"]")),
+            "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit, got 'node-a; touch /tmp/x'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"10.0.0.1;id\"}]")),
+            "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
+            "address or an IPv6 address, got '10.0.0.1;id'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"999.1.1.1\"}]")),
+            "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
+            "address or an IPv6 address, got '999.1.1.1'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh.a]\naddress = \"$(id)\"")),
+            "/s/spec.toml:7:11: key 'cluster.ssh.a.address': expected a host name, an IPv4 "
+            "address or an IPv6 address, got '$(id)'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
+            "/s/spec.toml:7:8: key 'cluster.ssh.user': expected a login name (letters, digits, "
+            "'.', '_', '-'), got '-oProxyCommand=x'");
+  // IPv6 and a bare number (an ssh alias such as the team's "601") are fine.
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")), "");
+}
+
+TEST(SpecCluster, SshOptionsAndSlurmSettings) {
+  auto s = MustParse(Spec(
+      "hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
+      "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
+      "srun_args = [\"--mpi=none\"]"));
+  EXPECT_EQ(s.cluster.ssh_options, std::vector<std::string>{"StrictHostKeyChecking=yes"});
+  EXPECT_EQ(s.cluster.hosts[0].ssh_key, "/s/keys/id");
+  EXPECT_EQ(s.cluster.slurm.partition, "gpu");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\noptions = [\"-oProxyCommand=x\"]")),
+            "/s/spec.toml:7:11: key 'cluster.ssh.options': expected ssh options as Name=value "
+            "(e.g. \"StrictHostKeyChecking=yes\"), got '-oProxyCommand=x'");
+}
+
+TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
+  auto s = MustParse(Spec("hosts = [\"a\"]",
+                          "command = [\"{ppsearch}\", \"serve-sim\", \"--log\", \"/x/{host}\"]\n"
+                          "container = \"apptainer\"\nsecret_env = [\"MY_CREDS\"]\n"
+                          "version = \"v0.5.14.post1\""));
+  EXPECT_EQ(s.engine.command.size(), 4u);
+  EXPECT_EQ(s.engine.container, "apptainer");
+  EXPECT_EQ(s.engine.secret_env, std::vector<std::string>{"MY_CREDS"});
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "command = [\"x\", \"{hots}\"]")),
+            "/s/spec.toml:8:11: key 'engine.command': unknown placeholder '{hots}' (known: "
+            "{host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "version = \"latest\"")),
+            "/s/spec.toml:8:11: key 'engine.version': expected an SGLang version such as "
+            "\"0.5.18\", got 'latest'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "container = \"lxc\"")),
+            "/s/spec.toml:8:13: key 'engine.container': expected one of 'docker', 'podman', "
+            "'apptainer', 'enroot', got 'lxc'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "[engine.env]\n\"A B\" = \"1\"")),
+            "/s/spec.toml:9:9: 'engine.env.A B' is not an environment variable name (letters, "
+            "digits and '_', not starting with a digit)");
+}
+
+TEST(SpecLifecycle, DefaultsAndBounds) {
+  auto d = MustParse(Spec("hosts = [\"a\"]"));
+  EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);
+  EXPECT_EQ(d.lifecycle.stop_grace_s, 30);
+  EXPECT_FALSE(d.lifecycle.reuse_server);
+  auto s = MustParse(Spec("hosts = [\"a\"]", "",
+                          "[lifecycle]\nstart_timeout_s = 60\nreuse_server = true\n"
+                          "memory_release_mib = 512"));
+  EXPECT_EQ(s.lifecycle.start_timeout_s, 60);
+  EXPECT_TRUE(s.lifecycle.reuse_server);
+  EXPECT_EQ(s.lifecycle.memory_release_mib, 512);
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "", "[lifecycle]\nstart_timout_s = 60")),
+            "/s/spec.toml:16:1: unknown key 'lifecycle.start_timout_s' (did you mean "
+            "'start_timeout_s'?)");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "", "[lifecycle]\nstop_grace_s = -1")),
+            "/s/spec.toml:16:16: key 'lifecycle.stop_grace_s': expected a number in [0, 3600], "
+            "got -1");
+}
+
+TEST(SpecVersion, ParsesReleaseTags) {
+  EXPECT_EQ(*ParseVersion("0.5.18"), (std::vector<int>{0, 5, 18}));
+  EXPECT_EQ(*ParseVersion("v0.5.14.post1"), (std::vector<int>{0, 5, 14}));
+  EXPECT_EQ(*ParseVersion("0.5.9rc2"), (std::vector<int>{0, 5, 9}));
+  EXPECT_FALSE(ParseVersion("main").has_value());
+}
+
+}  // namespace
+}  // namespace ppsearch::spec
