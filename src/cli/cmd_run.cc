@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -97,11 +98,9 @@ std::string ChooseEngine(const RunCliOptions& opts, const spec::Spec& spec) {
   return "sim";
 }
 
-std::string ControlDir() {
-  const std::string dir = "/tmp/ppsearch-ssh-" + std::to_string(::getpid());
-  ::mkdir(dir.c_str(), 0700);
-  return dir;
-}
+// ssh's control sockets: a private directory with a short path (a Unix
+// socket path holds at most 108 bytes).
+std::string ControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid()); }
 
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
                  const std::string& engine) {
@@ -193,6 +192,8 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return fail(launcher.error().message);
   if (opts.dry_run) return PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+  if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return fail("cannot create " + control_dir + " for ssh's control sockets", kExitFailure);
   if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
       std::getenv("SLURM_JOB_ID") == nullptr)
     return fail(

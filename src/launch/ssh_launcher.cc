@@ -26,7 +26,7 @@ constexpr const char* kPidMarker = "ppsearch-pid ";
 
 // Prints the marker, then becomes the server.
 constexpr const char* kStartScript =
-    "echo ppsearch-pid $$ $(cut -d' ' -f22 /proc/$$/stat 2>/dev/null || echo 0); exec \"$@\"";
+    "echo ppsearch-pid $$ $(cut -d\" \" -f22 /proc/$$/stat 2>/dev/null || echo 0); exec \"$@\"";
 
 // Signals process group PID when its leader still has start time TICKS (0: unchecked).
 std::string KillScript(int sig, int64_t pid, uint64_t ticks) {

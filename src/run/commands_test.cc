@@ -36,8 +36,9 @@ evidence::SampleId MakeSample() {
 const evidence::SampleId kSample = MakeSample();
 
 TEST(ServerCommand, SglangFlagsPerNodeThenTheFixedArgs) {
-  spec::Spec s = Parse("[engine.args]\nchunked-prefill-size = 8192\ndisable-radix-cache = true\n"
-                       "enable-mixed-chunk = false");
+  spec::Spec s = Parse(
+      "[engine.args]\nchunked-prefill-size = 8192\ndisable-radix-cache = true\n"
+      "enable-mixed-chunk = false");
   NodeCommand c = ServerCommand(s, kSample, 1);
   EXPECT_EQ(launch::ShellJoin(c.argv),
             "python3 -m sglang.launch_server --model-path /models/k3 --tp-size 4 --pp-size 2 "
@@ -71,8 +72,8 @@ TEST(ServerCommand, ContainerWrappersKeepSecretsOutOfArgv) {
       << line;
   EXPECT_EQ(line.find("hf_abc"), std::string::npos) << "the value travels in the environment";
   EXPECT_EQ(c.env, (launch::EnvList{{"HF_TOKEN", "hf_abc"}}));
-  EXPECT_EQ(c.cleanup, (std::vector<std::string>{"docker", "rm", "-f",
-                                                 "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
+  EXPECT_EQ(c.cleanup,
+            (std::vector<std::string>{"docker", "rm", "-f", "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
   s = Parse("image = \"/img/k3.sif\"\ncontainer = \"apptainer\"");
   EXPECT_EQ(launch::ShellJoin(ServerCommand(s, kSample, 0).argv)
                 .rfind("apptainer exec --nv --bind /models/k3:/models/k3 /img/k3.sif python3", 0),
@@ -88,8 +89,9 @@ TEST(ServerCommand, PlaceholdersAreFilledPerNodeAndSample) {
 }
 
 TEST(BenchCommand, ReproducesTheSampleQuoted) {
-  spec::Spec s = Parse("", "", "input_distribution = \"uniform\"\nrange_ratio = 0.5\n"
-                               "warmup_requests = 2");
+  spec::Spec s = Parse("", "",
+                       "input_distribution = \"uniform\"\nrange_ratio = 0.5\n"
+                       "warmup_requests = 2");
   const std::string line = launch::ShellJoin(BenchArgv(BenchOptionsFor(s, kSample, 99)));
   EXPECT_EQ(line,
             "ppsearch bench --url http://10.0.0.1:30000 --api native --concurrency 8 --requests 4 "
@@ -103,8 +105,7 @@ TEST(SampleCommands, EveryWordIsQuotedForTheShell) {
   spec::Spec s = Parse("[engine.args]\nserved-model-name = \"k3; touch /tmp/x\"");
   auto lines = SampleCommands(s, kSample, 1, nullptr);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_NE(lines[0].find("--served-model-name 'k3; touch /tmp/x'"), std::string::npos)
-      << lines[0];
+  EXPECT_NE(lines[0].find("--served-model-name 'k3; touch /tmp/x'"), std::string::npos) << lines[0];
   auto ssh = launch::MakeSshLauncher(s, "/tmp/c", 30);
   lines = SampleCommands(s, kSample, 1, ssh.get());
   EXPECT_EQ(lines[1].rfind("n1: ssh -n -T -o BatchMode=yes -o ConnectTimeout=30", 0), 0u);

@@ -6,8 +6,8 @@ namespace ppsearch::run {
 namespace {
 
 TEST(ComputeApps, ParsesNvidiaSmiIncludingNamesWithCommasAndNa) {
-  auto apps = ParseComputeApps(
-      "4242, python3, 40000\n\n 77 , /usr/bin/a,b , [N/A]\n", "nvidia-smi on n0");
+  auto apps =
+      ParseComputeApps("4242, python3, 40000\n\n 77 , /usr/bin/a,b , [N/A]\n", "nvidia-smi on n0");
   ASSERT_TRUE(apps.ok()) << apps.error().message;
   ASSERT_EQ(apps->size(), 2u);
   EXPECT_EQ((*apps)[0].pid, 4242);

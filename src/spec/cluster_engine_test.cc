@@ -13,10 +13,11 @@ namespace {
 
 std::string Spec(const std::string& cluster, const std::string& engine = "",
                  const std::string& extra = "") {
-  return "[experiment]\nname = \"t\"\n"        // 1-2
+  return "[experiment]\nname = \"t\"\n"      // 1-2
          "[cluster]\ngpus_per_node = 4\n" +  // 3-4
-         cluster +                             // 5...
-         "\n[engine]\nmodel_config = \"m.json\"\n" + engine +
+         cluster +                           // 5...
+         "\n[engine]\nmodel_config = \"m.json\"\n" +
+         engine +
          "\n[sweep]\npp = [1]\nconcurrency = [8]\n[workload]\ninput_tokens = 100\nrequests = 4\n" +
          extra;
 }
@@ -33,9 +34,9 @@ ppsearch::spec::Spec MustParse(const std::string& text) {
 }
 
 TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
-  auto s = MustParse(Spec(
-      "hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
-      "server_port = 31000\ndist_init_port = 31500"));
+  auto s = MustParse(
+      Spec("hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
+           "server_port = 31000\ndist_init_port = 31500"));
   ASSERT_EQ(s.cluster.hosts.size(), 2u);
   EXPECT_EQ(s.cluster.Address(0), "a");
   EXPECT_EQ(s.cluster.ServerPort(0), 31000);
@@ -69,10 +70,10 @@ TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected
 }
 
 TEST(SpecCluster, SshOptionsAndSlurmSettings) {
-  auto s = MustParse(Spec(
-      "hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
-      "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
-      "srun_args = [\"--mpi=none\"]"));
+  auto s = MustParse(
+      Spec("hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
+           "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
+           "srun_args = [\"--mpi=none\"]"));
   EXPECT_EQ(s.cluster.ssh_options, std::vector<std::string>{"StrictHostKeyChecking=yes"});
   EXPECT_EQ(s.cluster.hosts[0].ssh_key, "/s/keys/id");
   EXPECT_EQ(s.cluster.slurm.partition, "gpu");
