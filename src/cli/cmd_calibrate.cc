@@ -110,7 +110,7 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   cost::Calibration to_save = c;
   if (to_save.inter_gbps_per_gpu <= 0) to_save.inter_gbps_per_gpu = in->hardware.nic_gbps_per_gpu;
   if (Status s = cost::SaveCalibration(to_save, opts.output, FitJson(*fit, *m)); !s.ok())
-    return fail(s.error().message, kExitFailure);
+    return ReportError(s.error(), exit_code);
   std::cout << "calibration written to " << opts.output << "\n";
 }
 

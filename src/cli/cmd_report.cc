@@ -23,11 +23,7 @@ struct ReportOptions {
 
 void RunReport(const ReportOptions& opts, int& exit_code) {
   Result<report::ReportOutcome> outcome = report::BuildReport(opts.run_dir);
-  if (!outcome.ok()) {
-    std::cerr << "error: " << outcome.error().message << "\n";
-    exit_code = kExitConfigError;
-    return;
-  }
+  if (!outcome.ok()) return ReportError(outcome.error(), exit_code);
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
   if (opts.json)
     std::cout << JsonText(outcome->summary, 2) << "\n";

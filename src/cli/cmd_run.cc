@@ -120,9 +120,8 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
 }
 
 void RunRun(RunCliOptions& opts, int& exit_code) {
-  auto fail = [&exit_code](const std::string& message, int code = kExitConfigError) {
-    std::cerr << "error: " << message << "\n";
-    exit_code = code;
+  auto fail = [&exit_code](const std::string& message) {
+    ReportError(MakeError(message), exit_code);
   };
   run::RunOptions ro;
   ro.command_line = opts.command_line;
@@ -144,7 +143,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     std::string recorded_engine;
     Result<spec::Spec> spec =
         LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine);
-    if (!spec.ok()) return fail(spec.error().message);
+    if (!spec.ok()) return ReportError(spec.error(), exit_code);
     // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
     if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
       return fail(opts.resume + " was run with --engine " + recorded_engine +
@@ -190,10 +189,11 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
-  if (!launcher.ok()) return fail(launcher.error().message);
+  if (!launcher.ok()) return ReportError(launcher.error(), exit_code);
   if (opts.dry_run) return PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return fail("cannot create " + control_dir + " for ssh's control sockets", kExitFailure);
+    return ReportError(IoError("cannot create " + control_dir + " for ssh's control sockets"),
+                       exit_code);
   if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
       std::getenv("SLURM_JOB_ID") == nullptr)
     return fail(
@@ -202,7 +202,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
         "whole search as a job");
   if (opts.slurm_submit) {
     Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
-    if (!submitted.ok()) return fail(submitted.error().message, kExitFailure);
+    if (!submitted.ok()) return ReportError(submitted.error(), exit_code);
     std::cout << *submitted;
     return;
   }
@@ -210,7 +210,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   cost::Calibration calibration;
   if (!opts.calibration.empty()) {
     Result<cost::Calibration> c = cost::LoadCalibration(opts.calibration);
-    if (!c.ok()) return fail(c.error().message);
+    if (!c.ok()) return ReportError(c.error(), exit_code);
     calibration = *c;
     Result<std::string> text = ReadFile(opts.calibration);
     if (text.ok()) ro.calibration_json = *text;
@@ -232,7 +232,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   (*launcher)->Close();
   if (!control_dir.empty()) std::filesystem::remove_all(control_dir);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
-  if (!out.ok()) return fail(out.error().message, kExitFailure);
+  if (!out.ok()) return ReportError(out.error(), exit_code);
   std::cerr << fmt::format(
       "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n",
       out->run_dir, out->completed, out->not_ok, out->skipped, out->total);
@@ -242,7 +242,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     return;
   }
   Result<report::ReportOutcome> report = report::BuildReport(out->run_dir);
-  if (!report.ok()) return fail(report.error().message, kExitFailure);
+  if (!report.ok()) return ReportError(report.error(), exit_code);
   for (const auto& w : report->warnings) std::cerr << "warning: " << w << "\n";
   std::cout << report->markdown;
   exit_code = report->exit_code;

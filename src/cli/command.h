@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/result.h"
+
 namespace ppsearch::cli {
 
 // Documented in the README ("Exit codes").
@@ -15,6 +17,11 @@ enum ExitCode : int {
   kExitIncomplete = 3,     // sweep incomplete (samples missing or interrupted)
   kExitNoneQualifies = 4,  // no layout meets the decision policy
 };
+
+// The exit code of an error, by its kind: the one mapping of kinds to codes.
+int ExitCodeFor(const Error& error);
+// Prints "error: <message>" to stderr and sets `exit_code` from its kind.
+void ReportError(const Error& error, int& exit_code);
 
 using AddCommandFn = void (*)(CLI::App& app, int& exit_code);
 

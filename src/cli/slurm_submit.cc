@@ -64,8 +64,8 @@ Result<std::string> SubmitSlurmJob(const spec::Spec& spec, const run::RunOptions
   PPS_RETURN_IF_ERROR(WriteFileAtomic(path, SlurmJobScript(spec, o, engine, run_id, bin)));
   PPS_ASSIGN_OR_RETURN(launch::Captured c, launch::RunCaptured({"sbatch", path}, 60));
   if (!c.exit.ok())
-    return MakeError("sbatch " + path + " " + c.exit.Describe() + ": " +
-                     c.err.substr(0, c.err.find('\n')));
+    return IoError("sbatch " + path + " " + c.exit.Describe() + ": " +
+                   c.err.substr(0, c.err.find('\n')));
   return c.out + "job script: " + path + "\nrun directory: " + spec.experiment.results_dir + "/" +
          run_id + "\n";
 }

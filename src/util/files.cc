@@ -22,7 +22,7 @@ Status WriteAll(int fd, const std::string& data, const std::string& path) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return MakeError("cannot write " + path + ": " + ErrnoText());
+      return IoError("cannot write " + path + ": " + ErrnoText());
     }
     done += static_cast<size_t>(n);
   }
@@ -47,7 +47,7 @@ Status MakeDirs(const std::string& path) {
   if (path.empty()) return Status::Ok();
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return MakeError("cannot create directory " + path + ": " + ec.message());
+  if (ec) return IoError("cannot create directory " + path + ": " + ec.message());
   return Status::Ok();
 }
 
@@ -55,10 +55,10 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot create " + tmp + ": " + ErrnoText());
+  if (fd < 0) return IoError("cannot create " + tmp + ": " + ErrnoText());
   Status written = WriteAll(fd, contents, tmp);
   if (written.ok() && ::fsync(fd) != 0)
-    written = MakeError("cannot fsync " + tmp + ": " + ErrnoText());
+    written = IoError("cannot fsync " + tmp + ": " + ErrnoText());
   ::close(fd);
   if (!written.ok()) {
     ::unlink(tmp.c_str());
@@ -67,7 +67,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string message = "cannot rename " + tmp + " to " + path + ": " + ErrnoText();
     ::unlink(tmp.c_str());
-    return MakeError(message);
+    return IoError(message);
   }
   return Status::Ok();
 }
@@ -75,10 +75,10 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
 Status AppendLine(const std::string& path, const std::string& line) {
   PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot open " + path + ": " + ErrnoText());
+  if (fd < 0) return IoError("cannot open " + path + ": " + ErrnoText());
   Status written = WriteAll(fd, line + "\n", path);
   if (written.ok() && ::fsync(fd) != 0)
-    written = MakeError("cannot fsync " + path + ": " + ErrnoText());
+    written = IoError("cannot fsync " + path + ": " + ErrnoText());
   ::close(fd);
   return written;
 }
@@ -90,7 +90,7 @@ FileLock::~FileLock() {
 Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const std::string& what) {
   PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot open lock file " + path + ": " + ErrnoText());
+  if (fd < 0) return IoError("cannot open lock file " + path + ": " + ErrnoText());
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char buf[32] = {};
@@ -102,12 +102,12 @@ Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const s
       return MakeError(what + " is in use by another ppsearch process (pid " + pid +
                        "); wait for it to finish or stop it first");
     }
-    return MakeError("cannot lock " + path + ": " + std::strerror(err));
+    return IoError("cannot lock " + path + ": " + std::strerror(err));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     ::close(fd);
-    return MakeError("cannot write lock file " + path + ": " + ErrnoText());
+    return IoError("cannot write lock file " + path + ": " + ErrnoText());
   }
   return std::make_unique<FileLock>(fd);
 }

@@ -10,13 +10,27 @@
 
 namespace ppsearch {
 
+// What kind of failure an Error is; cli/ alone maps kinds to exit codes
+// (README, "Exit codes"), so a failure exits the same from every command.
+enum class ErrorKind {
+  kConfig,       // the user's input: spec, config, profile, arguments, a run directory in use
+  kIo,           // the machine: a file or directory that cannot be written
+  kIncomplete,   // a sweep with samples missing
+  kNoQualifier,  // no layout meets the decision policy
+  kInternal,     // a bug
+};
+
 // A user-facing failure. `message` is a complete sentence that names what was
 // wrong and where (file:line:col, key, host) and, where possible, what to do.
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kConfig;
 };
 
-inline Error MakeError(std::string message) { return Error{std::move(message)}; }
+inline Error MakeError(std::string message, ErrorKind kind = ErrorKind::kConfig) {
+  return Error{std::move(message), kind};
+}
+inline Error IoError(std::string message) { return MakeError(std::move(message), ErrorKind::kIo); }
 
 // Either a value or an Error; a small stand-in for std::expected (not in g++ 12).
 template <typename T>
