@@ -179,10 +179,16 @@ class SshE2e : public CliTest {
   }
 
   void TearDown() override {
-    // The runner's servers, ssh clients and control masters all name a path
-    // under dir_ (state directories, the client key); sshd names its config.
+    // The runner's servers and ssh clients name a path under dir_ (state
+    // directories, the client key), sshd names its config, and the control
+    // masters of a killed runner its control directory ("ssh: PATH [mux]").
+    std::vector<std::string> marks = {dir_.string()};
+    for (pid_t runner : runners_)
+      marks.push_back("/tmp/ppsearch-ssh-" + std::to_string(runner) + "/");
     for (int round = 0; round < 20; ++round) {
-      std::vector<pid_t> left = ProcessesMentioning({dir_.string()});
+      std::vector<pid_t> left;
+      for (const auto& m : marks)
+        for (pid_t p : ProcessesMentioning({m})) left.push_back(p);
       if (left.empty()) break;
       for (pid_t p : left) ::kill(p, SIGKILL);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -274,6 +280,14 @@ class SshE2e : public CliTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     } while (Clock::now() < deadline);
     return left;
+  }
+
+  // /tmp/ppsearch-ssh-PID: the control directories of ppsearch runs.
+  static std::set<fs::path> ControlDirs() {
+    std::set<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator("/tmp"))
+      if (e.path().filename().string().rfind("ppsearch-ssh-", 0) == 0) dirs.insert(e.path());
+    return dirs;
   }
 
   std::string unique_;
@@ -369,7 +383,14 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
   const std::string spec = WriteSpec(p);
   const std::string set = " --set engine.env.API_KEY=" + key;
 
+  const std::set<fs::path> control_dirs = ControlDirs();
   CommandResult dry = Run("run " + spec + " --dry-run" + set);
+  // A dry run leaves its (empty) ssh control directory behind: remove what it left.
+  // (Only a dead process's: another test's runner may have just made its own.)
+  for (const fs::path& d : ControlDirs()) {
+    const std::string pid = d.filename().string().substr(std::string("ppsearch-ssh-").size());
+    if (!control_dirs.count(d) && !fs::exists("/proc/" + pid) && fs::is_empty(d)) fs::remove(d);
+  }
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_NE(dry.out.find("HF_TOKEN="), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find(token), std::string::npos) << dry.out;
