@@ -54,18 +54,40 @@ class SshProcess : public ServerProcess {
  public:
   SshProcess(SshLauncher* launcher, pid_t client, ServerRecord record)
       : launcher_(launcher), client_(client), record_(std::move(record)) {}
+  ~SshProcess() override { ReapSignallers(5); }
   std::optional<ExitInfo> Poll() override {
+    ReapSignallers(0);
     if (!exit_) exit_ = PollExit(client_);
     return exit_;
   }
+  // Starts the remote kill and returns without waiting for it: a deployment's
+  // nodes are signalled one after another, and an ssh round trip per node
+  // (a fifth of a second even over the control connection) let the nodes
+  // signalled first exit before the last were told, so those logged a lost
+  // peer (an NCCL error) instead of stopping cleanly.
   Status Signal(int sig) override;
   ServerRecord Record() const override { return record_; }
 
  private:
+  // Reaps the finished kill commands; waits up to `wait_s` (then kills them).
+  void ReapSignallers(double wait_s) {
+    std::vector<pid_t> running;
+    for (pid_t p : signallers_) {
+      if (wait_s <= 0) {
+        if (!PollExit(p)) running.push_back(p);
+      } else if (!WaitExit(p, wait_s)) {
+        ::kill(-p, SIGKILL);
+        WaitExit(p, 1);
+      }
+    }
+    signallers_ = std::move(running);
+  }
+
   SshLauncher* launcher_;
   pid_t client_;
   ServerRecord record_;
   std::optional<ExitInfo> exit_;
+  std::vector<pid_t> signallers_;  // ssh clients running a kill on the host
 };
 
 class SshLauncher : public Launcher {
@@ -177,6 +199,13 @@ class SshLauncher : public Launcher {
     return Status::Ok();
   }
 
+  // SignalRemote started in the background; its ssh client's pid.
+  Result<pid_t> StartSignal(int node, int sig, int64_t pid, uint64_t ticks) {
+    SpawnSpec s;
+    s.argv = SshArgv(node, KillScript(sig, pid, ticks));
+    return Spawn(s);
+  }
+
   Result<bool> RemoteAlive(int node, int64_t pid, uint64_t ticks) {
     PPS_ASSIGN_OR_RETURN(Captured c,
                          RunCaptured(SshArgv(node, AliveScript(pid, ticks)), connect_timeout_s_));
@@ -244,7 +273,10 @@ class SshLauncher : public Launcher {
 };
 
 Status SshProcess::Signal(int sig) {
-  return launcher_->SignalRemote(record_.node, sig, record_.pid, record_.start_ticks);
+  PPS_ASSIGN_OR_RETURN(pid_t p,
+                       launcher_->StartSignal(record_.node, sig, record_.pid, record_.start_ticks));
+  signallers_.push_back(p);
+  return Status::Ok();
 }
 
 }  // namespace

@@ -1,0 +1,496 @@
+// The ssh launcher against a real OpenSSH server: the fixture starts Debian's
+// /usr/sbin/sshd as a non-daemon child on a free port, listening on
+// 127.0.0.1..127.0.0.4 (the rehearsal's four "nodes" n0..n3), with its own
+// host key and a client key authorized for the current user. The spec is the
+// rehearsal example (examples/kimi-k3-rehearsal.toml) with cluster.launcher =
+// "ssh", private ports, state directories and results directory, and a
+// smaller sweep. Every wait is bounded; TearDown kills what the test left.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "cli_runner.h"
+
+namespace ppsearch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSshd = "/usr/sbin/sshd";
+const char* const kHosts[] = {"n0", "n1", "n2", "n3"};
+
+// `n` distinct free TCP ports on 127.0.0.1 (all bound at once, then released).
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    fds.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
+
+bool CanConnect(const std::string& address, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string ReadBinary(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A TOML basic string holding `s` exactly.
+std::string Toml(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Running (not a zombie) processes.
+bool IsZombie(pid_t pid) {
+  const std::string stat = ReadBinary("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z';
+}
+
+bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0 && !IsZombie(pid); }
+
+// Live processes (not this one) whose command line contains every one of `needles`.
+std::vector<pid_t> ProcessesMentioning(const std::vector<std::string>& needles) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid()) continue;
+    std::string cmdline = ReadBinary(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    bool all = !cmdline.empty();
+    for (const auto& n : needles) all = all && cmdline.find(n) != std::string::npos;
+    if (all && Alive(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+struct SpecParts {
+  std::string hosts;  // the cluster.hosts array; empty: n0..n3 on 127.0.0.1..4
+  std::string pp = "[4, 8]";
+  std::string concurrency = "[8]";
+  int repeats = 1;
+  int requests = 16;
+  int time_scale = 100;
+  std::string command_prefix;  // TOML array items before "{ppsearch}"
+  std::string command_suffix;  // TOML array items after serve-sim's own flags
+  std::string engine_env;      // lines of [engine.env]
+  std::string engine_args;     // extra lines of [engine.args]
+};
+
+class SshE2e : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    if (!fs::exists(kSshd))
+      GTEST_SKIP() << kSshd << " is missing: install openssh-server (scripts/setup.sh)";
+    if (std::system("command -v ssh >/dev/null && command -v ssh-keygen >/dev/null") != 0)
+      GTEST_SKIP() << "the OpenSSH client (ssh, ssh-keygen) is missing";
+    unique_ = dir_.filename().string();
+    const std::vector<int> ports = FreePorts(3);
+    ssh_port_ = ports[0];
+    server_port_ = ports[1];
+    dist_port_ = ports[2];
+    std::error_code ec;  // sshd's privilege separation directory
+    fs::create_directories("/run/sshd", ec);
+    for (const char* h : kHosts) fs::create_directories(dir_ / "gpu" / h);
+    const std::string d = dir_.string();
+    ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/host_key").c_str()), 0);
+    ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/client_key").c_str()), 0);
+    fs::copy_file(dir_ / "client_key.pub", dir_ / "authorized_keys");
+    {
+      std::ofstream c(dir_ / "sshd_config");
+      c << "Port " << ssh_port_ << "\n";
+      for (int i = 1; i <= 4; ++i) c << "ListenAddress 127.0.0." << i << ":" << ssh_port_ << "\n";
+      c << "HostKey " << d << "/host_key\n"
+        << "AuthorizedKeysFile " << d << "/authorized_keys\n"
+        << "PidFile " << d << "/sshd.pid\n"
+        << "StrictModes no\n"
+           "PasswordAuthentication no\n"
+           "KbdInteractiveAuthentication no\n"
+           "PermitRootLogin prohibit-password\n"
+           "UsePAM no\n"
+           "LogLevel ERROR\n"
+           "PermitUserEnvironment no\n"
+           "PrintMotd no\n";
+    }
+    sshd_ = ::fork();
+    ASSERT_GE(sshd_, 0);
+    if (sshd_ == 0) {
+      ::setpgid(0, 0);
+      const int fd = ::open((d + "/sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const std::string cfg = d + "/sshd_config";
+      // sshd re-executes itself: argv[0] must be its absolute path.
+      ::execl(kSshd, kSshd, "-D", "-e", "-f", cfg.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    bool up = false;
+    while (!up && Clock::now() < deadline) {
+      up = true;
+      for (int i = 1; i <= 4; ++i) up = up && CanConnect("127.0.0." + std::to_string(i), ssh_port_);
+      if (::waitpid(sshd_, nullptr, WNOHANG) == sshd_) {
+        sshd_ = -1;
+        FAIL() << "sshd exited: " << ReadText(dir_ / "sshd.log");
+      }
+      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(up) << "sshd did not listen on port " << ssh_port_
+                    << " within 10 s: " << ReadText(dir_ / "sshd.log");
+  }
+
+  void TearDown() override {
+    // The runner's servers and ssh clients name a path under dir_ (state
+    // directories, the client key), sshd names its config, and the control
+    // masters of a killed runner its control directory ("ssh: PATH [mux]").
+    std::vector<std::string> marks = {dir_.string()};
+    for (pid_t runner : runners_)
+      marks.push_back("/tmp/ppsearch-ssh-" + std::to_string(runner) + "/");
+    for (int round = 0; round < 20; ++round) {
+      std::vector<pid_t> left;
+      for (const auto& m : marks)
+        for (pid_t p : ProcessesMentioning({m})) left.push_back(p);
+      if (left.empty()) break;
+      for (pid_t p : left) ::kill(p, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (sshd_ > 0) {
+      ::kill(-sshd_, SIGKILL);
+      ::kill(sshd_, SIGKILL);
+      ::waitpid(sshd_, nullptr, 0);
+    }
+    for (pid_t runner : runners_) fs::remove_all("/tmp/ppsearch-ssh-" + std::to_string(runner));
+    for (const auto& p : fs::directory_iterator("/tmp"))
+      if (p.path().filename().string().rfind(unique_ + "-", 0) == 0 && !unique_.empty())
+        fs::remove_all(p.path());
+    CliTest::TearDown();
+  }
+
+  std::string Results() const { return (dir_ / "results").string(); }
+
+  // The rehearsal example, reaching its nodes over ssh through this sshd.
+  std::string WriteSpec(const SpecParts& p, const std::string& file = "spec.toml") {
+    const std::string cwd = fs::current_path().string();
+    const std::string d = dir_.string();
+    std::string hosts = p.hosts;
+    if (hosts.empty())
+      hosts =
+          "[\n  {name = \"n0\", address = \"127.0.0.1\"},\n  {name = \"n1\", address = "
+          "\"127.0.0.2\"},\n  {name = \"n2\", address = \"127.0.0.3\"},\n  {name = \"n3\", "
+          "address = \"127.0.0.4\"},\n]";
+    std::ostringstream s;
+    s << "[experiment]\nname = \"kimi3-pp-rehearsal\"\nresults_dir = " << Toml(Results())
+      << "\n\n[cluster]\nhosts = " << hosts
+      << "\ngpus_per_node = 8\nhardware = \"rtx-6000d\"\nlauncher = \"ssh\"\n"
+      << "server_port = " << server_port_ << "\ndist_init_port = " << dist_port_ << "\n"
+      << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", " << Toml(d + "/gpu/{host}")
+      << "]\n\n[cluster.ssh]\nkey = " << Toml(d + "/client_key") << "\nport = " << ssh_port_
+      << "\noptions = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", "
+         "\"LogLevel=ERROR\"]\n\n"
+      << "[engine]\nkind = \"sglang\"\ncommand = [" << p.command_prefix
+      << "\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \"" << p.time_scale
+      << "\", \"--model-config\", " << Toml(cwd + "/data/models/kimi-k3/config.json")
+      << ", \"--hardware\", \"rtx-6000d\", \"--gpu-state-dir\", " << Toml(d + "/gpu/{host}")
+      << p.command_suffix << "]\nmodel_path = \"/models/kimi-k3\"\nmodel_config = "
+      << Toml(cwd + "/data/models/kimi-k3/config.json") << "\n\n"
+      << "[engine.args]\nmoe-runner-backend = \"flashinfer_mxfp4\"\nmoe-a2a-backend = \"none\"\n"
+         "chunked-prefill-size = 8192\ndisable-radix-cache = true\ntrust-remote-code = true\n"
+         "watchdog-timeout = 3600\n"
+      << p.engine_args << "\n";
+    if (!p.engine_env.empty()) s << "[engine.env]\n" << p.engine_env << "\n";
+    s << "[sweep]\npp = " << p.pp << "\ntp = \"auto\"\nep = [4]\nconcurrency = " << p.concurrency
+      << "\nrepeats = " << p.repeats << "\n\n"
+      << "[workload]\ninput_tokens = 16000\noutput_tokens = 1\nrequests = " << p.requests
+      << "\nseed = 20240601\n\n"
+      << "[baseline]\nlayout = {pp = 1, tp = 32, ep = 4}\nimport_csv = "
+      << Toml(cwd + "/data/baseline/pp1-tp32-ep4-x100.csv") << "\n\n"
+      << "[decision]\nobjective = \"input_tps\"\nmin_headroom_mib = 2048\n"
+         "max_repeat_spread = 0.05\nfailure_policy = \"exclude\"\n\n"
+      << "[lifecycle]\nstart_timeout_s = 60\npoll_interval_s = 0.1\nrequest_timeout_s = 120\n"
+         "stop_grace_s = 10\nmemory_release_timeout_s = 20\n";
+    const fs::path path = dir_ / file;
+    std::ofstream(path) << s.str();
+    return path.string();
+  }
+
+  // The only run directory under results/ (empty if none yet).
+  fs::path RunDir() const {
+    fs::path found;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(Results(), ec)) found = e.path();
+    return found;
+  }
+
+  static std::vector<nlohmann::json> Manifest(const fs::path& run) {
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(ReadText(run / "manifest.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded()) lines.push_back(j);
+    }
+    return lines;
+  }
+
+  // The serve-sim processes this test's servers left (they name its state directory).
+  std::vector<pid_t> ServeSimsLeft(double wait_s) const {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(wait_s);
+    std::vector<pid_t> left;
+    do {
+      left = ProcessesMentioning({"serve-sim", (dir_ / "gpu").string()});
+      if (left.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } while (Clock::now() < deadline);
+    return left;
+  }
+
+  // /tmp/ppsearch-ssh-PID: the control directories of ppsearch runs.
+  static std::set<fs::path> ControlDirs() {
+    std::set<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator("/tmp"))
+      if (e.path().filename().string().rfind("ppsearch-ssh-", 0) == 0) dirs.insert(e.path());
+    return dirs;
+  }
+
+  std::string unique_;
+  int ssh_port_ = 0;
+  int server_port_ = 0;
+  int dist_port_ = 0;
+  pid_t sshd_ = -1;
+  std::vector<pid_t> runners_;
+};
+
+TEST_F(SshE2e, WholeSearchOverSshLeavesTheSameEvidence) {
+  const std::string spec = WriteSpec({});
+  CommandResult r = Run("run " + spec);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const fs::path run = RunDir();
+  ASSERT_FALSE(run.empty());
+  std::map<std::string, std::string> verdicts;
+  for (const auto& j : Manifest(run))
+    if (j.value("state", "") == "completed")
+      verdicts[j.value("sample", "")] = j.value("verdict", "");
+  ASSERT_EQ(verdicts.size(), 2u) << ReadText(run / "manifest.jsonl");
+  for (const auto& [sample, verdict] : verdicts) {
+    EXPECT_EQ(verdict, "ok") << sample << ": " << ReadText(run / "manifest.jsonl");
+    EXPECT_TRUE(fs::exists(run / "raw" / (sample + ".jsonl"))) << sample;
+    EXPECT_TRUE(fs::exists(run / "bench" / (sample + ".json"))) << sample;
+    for (const char* host : kHosts) {
+      EXPECT_TRUE(fs::exists(run / "service" / sample / (std::string(host) + ".log")))
+          << sample << " " << host;
+      EXPECT_TRUE(fs::exists(run / "gpu" / sample / (std::string(host) + ".csv")))
+          << sample << " " << host;
+    }
+    EXPECT_NE(ReadText(run / "service" / sample / "n0.log")
+                  .find("The server is fired up and ready to roll!"),
+              std::string::npos)
+        << sample;
+  }
+  EXPECT_TRUE(fs::exists(run / "report.md"));
+  const std::string commands = ReadText(run / "metadata" / "commands.txt");
+  EXPECT_NE(commands.find("# launcher: ssh"), std::string::npos) << commands;
+  EXPECT_NE(commands.find("n0: ssh -n -T"), std::string::npos) << commands;
+  EXPECT_NE(commands.find("-p " + std::to_string(ssh_port_) + " -- 127.0.0.4"), std::string::npos)
+      << commands;
+  EXPECT_TRUE(ServeSimsLeft(5).empty()) << "serve-sim processes outlived the run";
+}
+
+TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
+  const std::string pwned = "/tmp/" + unique_ + "-pwned";
+  const std::string value = "a b;touch " + pwned + ";$(id)'\"`x`";
+  SpecParts p;
+  p.pp = "[8]";
+  // The remote shell prints the variable, then becomes serve-sim.
+  p.command_prefix = "\"/bin/sh\", \"-c\", " +
+                     Toml("printf 'ENV=%s\\n' \"$PPS_TEST_VALUE\"; exec \"$0\" \"$@\"") + ", ";
+  p.command_suffix = ", \"--cmd-flag\", " + Toml(value);
+  p.engine_args = "some-flag = " + Toml(value) + "\n";
+  p.engine_env = "PPS_TEST_VALUE = " + Toml(value) + "\n";
+  const std::string spec = WriteSpec(p);
+  CommandResult r = Run("run " + spec);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_FALSE(fs::exists(pwned)) << "a spec value was run by a shell";
+  const fs::path run = RunDir();
+  ASSERT_FALSE(run.empty());
+  const std::string sample = "pp8-tp4-ep4_c8_r1";
+  for (const char* host : kHosts) {
+    const std::string log = ReadText(run / "service" / sample / (std::string(host) + ".log"));
+    EXPECT_NE(log.find("\nENV=" + value + "\n"), std::string::npos) << host << ":\n" << log;
+    EXPECT_NE(log.find("server_args=ServerArgs("), std::string::npos) << host;
+    EXPECT_NE(log.find("some_flag='" + value + "'"), std::string::npos) << host << ":\n" << log;
+    EXPECT_NE(log.find("cmd_flag='" + value + "'"), std::string::npos) << host << ":\n" << log;
+  }
+  EXPECT_TRUE(ServeSimsLeft(5).empty());
+
+  // A host name with shell metacharacters never reaches a command line.
+  const std::string alias = "/tmp/" + unique_ + "-alias";
+  SpecParts bad;
+  bad.hosts = "[{name = " + Toml("n0;touch " + alias) +
+              ", address = \"127.0.0.1\"}, {name = \"n1\", address = \"127.0.0.2\"}]";
+  const std::string bad_spec = WriteSpec(bad, "bad-host.toml");
+  for (const std::string cmd : {"validate ", "run "}) {
+    CommandResult v = Run(cmd + bad_spec);
+    EXPECT_EQ(v.exit_code, 2) << cmd << v.err;
+    EXPECT_NE(v.err.find("key 'cluster.hosts[0].name'"), std::string::npos) << cmd << v.err;
+  }
+  EXPECT_FALSE(fs::exists(alias));
+}
+
+TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
+  const std::string token = "hf_secret_" + std::to_string(::getpid()) + "x7Qz";
+  const std::string key = "key_" + std::to_string(::getpid()) + "k9Wv";
+  SpecParts p;
+  p.pp = "[8]";
+  p.engine_env = "HF_TOKEN = " + Toml(token) + "\n";
+  const std::string spec = WriteSpec(p);
+  const std::string set = " --set engine.env.API_KEY=" + key;
+
+  const std::set<fs::path> control_dirs = ControlDirs();
+  CommandResult dry = Run("run " + spec + " --dry-run" + set);
+  // A dry run leaves its (empty) ssh control directory behind: remove what it left.
+  // (Only a dead process's: another test's runner may have just made its own.)
+  for (const fs::path& d : ControlDirs()) {
+    const std::string pid = d.filename().string().substr(std::string("ppsearch-ssh-").size());
+    if (!control_dirs.count(d) && !fs::exists("/proc/" + pid) && fs::is_empty(d)) fs::remove(d);
+  }
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("HF_TOKEN="), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find(token), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find(key), std::string::npos) << dry.out;
+
+  CommandResult r = Run("run " + spec + set);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out.find(token), std::string::npos);
+  EXPECT_EQ(r.out.find(key), std::string::npos);
+  const fs::path run = RunDir();
+  ASSERT_FALSE(run.empty());
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(run)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    const std::string text = ReadBinary(e.path());
+    EXPECT_EQ(text.find(token), std::string::npos) << e.path();
+    EXPECT_EQ(text.find(key), std::string::npos) << e.path();
+  }
+  EXPECT_GT(files, 10);
+  for (const char* f : {"run.json", "commands.txt", "spec.toml", "spec.resolved.json"})
+    EXPECT_NE(ReadText(run / "metadata" / f).find("<redacted>"), std::string::npos) << f;
+}
+
+TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
+  SpecParts p;
+  p.pp = "[8]";
+  p.repeats = 3;
+  p.requests = 8;
+  p.time_scale = 20;  // a sample takes a few seconds
+  const std::string spec = WriteSpec(p);
+  const fs::path out_file = dir_ / "killed.out";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::freopen(out_file.c_str(), "w", stdout);
+    ::freopen(out_file.c_str(), "a", stderr);
+    ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  runners_.push_back(pid);
+  // Bounded wait: one sample done, a later one started, its servers recorded.
+  fs::path run;
+  auto state_files = [&] {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run / "state" / "servers", ec))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    return files;
+  };
+  bool ready = false;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!ready && Clock::now() < deadline) {
+    run = RunDir();
+    if (!run.empty()) {
+      const std::vector<nlohmann::json> lines = Manifest(run);
+      int completed = 0;
+      for (const auto& j : lines) completed += j.value("state", "") == "completed" ? 1 : 0;
+      const bool in_progress = !lines.empty() && lines.back().value("state", "") == "started";
+      ready = completed >= 1 && in_progress && state_files().size() == 4;
+    }
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+      pid = -1;
+      break;
+    }
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (pid > 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  ASSERT_TRUE(ready) << "the runner ended or stalled before a second sample started:\n"
+                     << ReadText(out_file);
+
+  std::vector<pid_t> recorded;
+  for (const auto& f : state_files()) {
+    nlohmann::json j = nlohmann::json::parse(ReadText(f), nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("pid")) << f;
+    recorded.push_back(j["pid"].get<pid_t>());
+  }
+  ASSERT_EQ(recorded.size(), 4u);
+  int alive = 0;
+  for (pid_t r : recorded) alive += Alive(r) ? 1 : 0;
+  EXPECT_GE(alive, 1) << "the killed runner's servers should still run on their hosts";
+
+  CommandResult resumed = Run("run --resume " + run.string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.err.find("stopped pid"), std::string::npos) << resumed.err;
+  for (pid_t r : recorded) EXPECT_FALSE(Alive(r)) << "pid " << r << " outlived the resume";
+  std::error_code ec;
+  EXPECT_TRUE(!fs::exists(run / "state" / "servers") || fs::is_empty(run / "state" / "servers"))
+      << "state/servers is not empty";
+  std::map<std::string, int> completed;
+  for (const auto& j : Manifest(run))
+    if (j.value("state", "") == "completed") ++completed[j.value("sample", "")];
+  EXPECT_EQ(completed.size(), 3u) << ReadText(run / "manifest.jsonl");
+  for (const auto& [sample, n] : completed) EXPECT_EQ(n, 1) << sample;
+  EXPECT_TRUE(ServeSimsLeft(5).empty());
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
