@@ -161,6 +161,12 @@ Result<BenchResult> RunBench(const BenchOptions& o) {
   PPS_ASSIGN_OR_RETURN(LoopOutput out, RunLoop(config, requests));
   result.client_cpu_s = ThreadCpuSeconds() - cpu_before;
   result.sample_start_steady_ns = out.start_steady_ns;
+  {
+    const auto wall = std::chrono::system_clock::now().time_since_epoch();
+    const int64_t since_start_ns = SteadyNowNs() - out.start_steady_ns;
+    result.sample_start_unix_s =
+        std::chrono::duration<double>(wall).count() - static_cast<double>(since_start_ns) * 1e-9;
+  }
   result.records = std::move(out.records);
   for (RequestRecord& r : result.records) {
     if (r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens) {

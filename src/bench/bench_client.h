@@ -54,6 +54,9 @@ struct BenchResult {
   // steady_clock time (ns since its epoch) of the sample's t = 0, to compare
   // record times with another clock reading in the same process.
   int64_t sample_start_steady_ns = 0;
+  // The same t = 0 as a Unix time (system clock), to compare record times
+  // with a server's own timestamps.
+  double sample_start_unix_s = 0;
   // CPU time the calling thread spent in the sample (the client's whole cost).
   double client_cpu_s = 0;
 };

@@ -93,6 +93,7 @@ void Classify(Transfer& t, CURLcode code, int64_t now_ns, int64_t timeout_ns) {
   r.end_ns = t.done_event_ns >= 0 ? t.done_event_ns : now_ns;
   r.output_tokens = t.decoder.completion_tokens();
   r.reported_input_tokens = t.decoder.prompt_tokens();
+  r.server_first_token_unix_s = t.decoder.server_first_token_unix_s();
   auto fail = [&](RequestStatus status, std::string error) {
     r.status = status;
     r.error = std::move(error);

@@ -95,6 +95,10 @@ bool StreamDecoder::OnNative(const json& chunk) {
   int64_t completion = -1;
   if (meta != nullptr) {
     if (int64_t p = IntField(*meta, "prompt_tokens"); p >= 0) prompt_tokens_ = p;
+    if (auto ts = meta->find("first_token_ts"); server_first_token_unix_s_ < 0 &&
+                                                ts != meta->end() && ts->is_number() &&
+                                                ts->get<double>() > 0)
+      server_first_token_unix_s_ = ts->get<double>();
     completion = IntField(*meta, "completion_tokens");
     if (completion >= 0) {
       reported_completion_tokens_ = std::max(reported_completion_tokens_, completion);

@@ -34,6 +34,9 @@ class StreamDecoder {
   const std::string& error() const { return error_; }       // first error; "" if none
   int64_t prompt_tokens() const { return prompt_tokens_; }  // -1: not reported
   int64_t completion_tokens() const;
+  // meta_info.first_token_ts: the server's own Unix time of the first token
+  // (serve-sim reports it), to check a client's TTFT against; -1: not given.
+  double server_first_token_unix_s() const { return server_first_token_unix_s_; }
 
  private:
   bool OnNative(const nlohmann::json& chunk);
@@ -46,6 +49,7 @@ class StreamDecoder {
   std::string error_;
   int64_t prompt_tokens_ = -1;
   int64_t reported_completion_tokens_ = -1;  // from meta_info or usage
+  double server_first_token_unix_s_ = -1;
   // Fallback count when the server reports none: output ids (native; summed
   // while chunks look incremental, the last length once they look
   // cumulative) or non-empty text chunks (openai).

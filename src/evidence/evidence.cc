@@ -79,6 +79,8 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
   // Derived, for people reading the file; readers use the _ns fields.
   if (r.first_token_ns >= 0) j["ttft_s"] = r.ttft_s();
   if (r.end_ns >= 0) j["e2e_s"] = r.e2e_s();
+  if (r.server_first_token_unix_s >= 0)
+    j["server_first_token_unix_s"] = r.server_first_token_unix_s;
   return j;
 }
 
@@ -91,6 +93,7 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
     r.end_ns = j.at("end_ns").get<int64_t>();
     r.input_tokens = j.at("input_tokens").get<int64_t>();
     r.reported_input_tokens = j.value("reported_input_tokens", int64_t{-1});
+    r.server_first_token_unix_s = j.value("server_first_token_unix_s", -1.0);
     r.output_tokens = j.at("output_tokens").get<int64_t>();
     r.http_status = j.value("http_status", 0);
     r.error = j.value("error", std::string());

@@ -29,6 +29,9 @@ struct RequestRecord {
   int http_status = 0;  // 200 for a simulated success
   RequestStatus status = RequestStatus::kOk;
   std::string error;
+  // The server's own Unix time of the first token, where it reports one
+  // (serve-sim's meta_info.first_token_ts); -1 unknown.
+  double server_first_token_unix_s = -1;
 
   bool ok() const { return status == RequestStatus::kOk; }
   double ttft_s() const { return (first_token_ns - send_ns) * 1e-9; }
