@@ -1,23 +1,82 @@
 #!/usr/bin/env bash
-# Builds the SSE fuzz target with clang++ (libFuzzer + ASan + UBSan) into
-# BUILD_DIR and runs it for a bounded time. Exits 77 (ctest: skipped) when
-# clang++ or libFuzzer is missing; non-zero when the fuzzer finds a crash.
-# Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [SECONDS]
+# Builds one fuzz target with clang++ (libFuzzer + ASan + UBSan) into
+# BUILD_DIR/fuzz and runs it for a bounded time. Exits 77 (ctest: skipped)
+# when clang++ or libFuzzer is missing; non-zero when the fuzzer finds a crash.
+# Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR TARGET [SECONDS]
+#   TARGET: sse (SSE parser + stream decoder), spec (spec parser + --set),
+#           evidence (manifest, request records, nvidia-smi CSV readers)
 set -euo pipefail
 src=$1
 out=$2/fuzz
-seconds=${3:-20}
+name=$3
+seconds=${4:-20}
 CXX=${FUZZ_CXX:-clang++}
 if ! command -v "$CXX" >/dev/null 2>&1; then
   echo "run_fuzz: $CXX not found; install clang (scripts/setup.sh) to fuzz" >&2
   exit 77
 fi
-mkdir -p "$out/corpus"
-bin=$out/sse_fuzz
-sources=("$src/fuzz/sse_fuzz.cc" "$src/src/bench/sse_parser.cc" "$src/src/bench/stream_decoder.cc")
+corpus=$out/corpus-$name
+mkdir -p "$corpus"
+
+# The library .cc files (no tests) of the given src/ folders.
+lib_sources() {
+  for dir in "$@"; do
+    for f in "$src/src/$dir"/*.cc; do
+      case $f in *_test.cc | *_bench.cc) ;; *) echo "$f" ;; esac
+    done
+  done
+}
+util=("$src/src/util/edit_distance.cc" "$src/src/util/files.cc" "$src/src/util/host_name.cc")
+defines=(-DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 "-DPPSEARCH_SOURCE_DIR=\"$src\""
+  '-DPPSEARCH_DATA_DIR_FROM_BIN="../share/ppsearch/data"')
+libs=()
+case $name in
+  sse)
+    sources=("$src/fuzz/sse_fuzz.cc" "$src/src/bench/sse_parser.cc" "$src/src/bench/stream_decoder.cc")
+    # Seeds: real SGLang stream shapes; the first byte picks the piece size.
+    printf '\x05data: {"text": "Hi", "output_ids": [9], "meta_info": {"id": "a", "finish_reason": {"type": "length", "length": 1}, "prompt_tokens": 4, "completion_tokens": 1, "cached_tokens": 0}}\n\ndata: [DONE]\n\n' \
+      >"$corpus/native"
+    printf '\x03data: {"id":"c","object":"text_completion","choices":[{"index":0,"text":"Hi","finish_reason":null}]}\r\n\r\ndata: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":1}}\n\ndata: [DONE]\n\n' \
+      >"$corpus/openai"
+    printf '\x01: comment\ndata: {"error": {"message": "bad", "code": 400}}\n\n' >"$corpus/error"
+    ;;
+  spec)
+    mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec; printf '%s\n' "${util[@]}")
+    libs=(-ltomlplusplus)
+    # Seeds: the shipped examples, alone and with an override line.
+    for f in "$src"/examples/*.toml; do
+      cp "$f" "$corpus/$(basename "$f")"
+      { echo '@sweep.pp=[2,4]'; cat "$f"; } >"$corpus/set-$(basename "$f")"
+    done
+    ;;
+  evidence)
+    mapfile -t sources < <(echo "$src/fuzz/evidence_fuzz.cc"; lib_sources evidence
+      echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
+      printf '%s\n' "${util[@]}")
+    libs=(-lfmt)
+    printf '%s\n' '{"sample": "pp1-tp32-ep4_c8_r1", "state": "started"}' \
+      '{"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "ok", "detail": "fine"}' \
+      '{"sample": "pp2-tp16-ep4_c8_r1", "state": "failed", "verdict": "engine_died", "detail": "x"}' \
+      '{"sample": "pp2-tp16-ep4_c8_r1", "sta' >"$corpus/manifest"
+    printf '0, GPU-0a1b, NVIDIA RTX 6000D, 61234, 85651\n1, GPU-2c3d, NVIDIA RTX 6000D, [N/A], 85651\n' \
+      >"$corpus/gpu-csv"
+    printf '%s\n' '{"id": 0, "status": "ok", "http_status": 200, "send_ns": 10, "first_token_ns": 90, "end_ns": 95, "ttft_s": 8e-08, "e2e_s": 8.5e-08, "input_tokens": 16000, "reported_input_tokens": 16000, "output_tokens": 1, "error": ""}' \
+      '{"id": 1, "status": "http_error", "http_status": 503, "send_ns": 10, "first_token_ns": -1, "end_ns": 40, "ttft_s": null, "e2e_s": 3e-08, "input_tokens": 16000, "reported_input_tokens": -1, "output_tokens": 0, "error": "busy"}' \
+      >"$corpus/records"
+    ;;
+  *)
+    echo "run_fuzz: unknown target '$name' (sse, spec, evidence)" >&2
+    exit 2
+    ;;
+esac
+
+bin=$out/${name}_fuzz
 rebuild=0
 [ -x "$bin" ] || rebuild=1
-for f in "${sources[@]}" "$src/src/bench/sse_parser.h" "$src/src/bench/stream_decoder.h" "$0"; do
+for f in "${sources[@]}" "$0"; do
+  [ "$f" -nt "$bin" ] && rebuild=1
+done
+for f in "$src"/src/*/*.h; do
   [ "$f" -nt "$bin" ] && rebuild=1
 done
 if [ "$rebuild" = 1 ]; then
@@ -27,16 +86,10 @@ if [ "$rebuild" = 1 ]; then
     exit 77
   fi
   "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I "$src/src" "${sources[@]}" -o "$bin.tmp"
+    "${defines[@]}" -I "$src/src" "${sources[@]}" "${libs[@]}" -o "$bin.tmp"
   mv "$bin.tmp" "$bin"
 fi
-# Seeds: real SGLang stream shapes.
-printf '\x05data: {"text": "Hi", "output_ids": [9], "meta_info": {"id": "a", "finish_reason": {"type": "length", "length": 1}, "prompt_tokens": 4, "completion_tokens": 1, "cached_tokens": 0}}\n\ndata: [DONE]\n\n' \
-  >"$out/corpus/native"
-printf '\x03data: {"id":"c","object":"text_completion","choices":[{"index":0,"text":"Hi","finish_reason":null}]}\r\n\r\ndata: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":1}}\n\ndata: [DONE]\n\n' \
-  >"$out/corpus/openai"
-printf '\x01: comment\ndata: {"error": {"message": "bad", "code": 400}}\n\n' >"$out/corpus/error"
 # libFuzzer's default crash exit code is 77, ctest's "skipped": report 1.
 exec "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
   -error_exitcode=1 -timeout_exitcode=1 \
-  -artifact_prefix="$out/" "$out/corpus"
+  -artifact_prefix="$out/$name-" "$corpus"

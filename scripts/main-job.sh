@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+BIN=./${BUILD_DIR:-build}/ppsearch
 SPEC=examples/kimi-k3-pp-search.toml
 mkdir -p results
-./build/ppsearch calibrate "$SPEC" --measured data/baseline/pp1-tp32-ep4.csv \
+"$BIN" calibrate "$SPEC" --measured data/baseline/pp1-tp32-ep4.csv \
   --profile-summary data/baseline/pp1-nsys-summary.json -o results/calibration.json
-./build/ppsearch simulate "$SPEC" --calibration results/calibration.json --trace results/trace.json
-./build/ppsearch run "$SPEC" --engine sim --calibration results/calibration.json
+"$BIN" simulate "$SPEC" --calibration results/calibration.json --trace results/trace.json
+"$BIN" run "$SPEC" --engine sim --calibration results/calibration.json

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ppsearch needs to build and test.
+# Installs the Debian packages ppsearch needs to build and test, no more.
 # Idempotent: runs apt-get update/install only when a package is missing.
 set -euo pipefail
 
 PACKAGES=(
+  # build: compiler, CMake + ninja, git for the sha recorded in evidence
   build-essential cmake ninja-build pkg-config git
-  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
-  libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcurl4-openssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openssh-server openssh-client clang libclang-rt-14-dev procps
+  # tests: the ssh e2e test starts an sshd; the fuzz tests need clang's libFuzzer
+  openssh-server openssh-client clang libclang-rt-14-dev
 )
 
 missing=()

@@ -226,7 +226,10 @@ std::string ShellQuote(const std::string& word) {
 
 std::string ShellJoin(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& w : argv) out += (out.empty() ? "" : " ") + ShellQuote(w);
+  for (const auto& w : argv) {
+    if (!out.empty()) out += ' ';
+    out += ShellQuote(w);
+  }
   return out;
 }
 

@@ -27,14 +27,18 @@ std::string RangeText(const std::vector<int>& values) {
   if (values.size() == 1) return std::to_string(values[0]);
   if (contiguous) return fmt::format("{}-{}", values.front(), values.back());
   std::string out;
-  for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (int v : values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
   return out;
 }
 
 std::string NodeNames(const Plan& plan, const std::vector<int>& nodes) {
   std::string out;
   for (int node : nodes) {
-    out += (out.empty() ? "" : " ") + HostName(plan.cluster, node);
+    if (!out.empty()) out += ' ';
+    out += HostName(plan.cluster, node);
   }
   return out;
 }

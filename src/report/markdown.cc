@@ -119,17 +119,17 @@ std::string AlignedTable(const std::vector<std::string>& header,
   auto left = [&](size_t i) { return i == 0 || i + 1 == header.size(); };
   auto line = [&](const std::vector<std::string>& row) {
     std::string s = "|";
-    for (size_t i = 0; i < row.size(); ++i)
-      s += " " +
-           (left(i) ? fmt::format("{:<{}}", row[i], width[i])
-                    : fmt::format("{:>{}}", row[i], width[i])) +
-           " |";
+    for (size_t i = 0; i < row.size(); ++i) {
+      s += left(i) ? fmt::format(" {:<{}} |", row[i], width[i])
+                   : fmt::format(" {:>{}} |", row[i], width[i]);
+    }
     return s + "\n";
   };
   std::string out = line(header) + "|";
-  for (size_t i = 0; i < width.size(); ++i)
-    out += left(i) ? " :" + std::string(width[i] - 1, '-') + " |"
-                   : " " + std::string(width[i] - 1, '-') + ": |";
+  for (size_t i = 0; i < width.size(); ++i) {
+    const std::string dashes(width[i] - 1, '-');
+    out += left(i) ? fmt::format(" :{} |", dashes) : fmt::format(" {}: |", dashes);
+  }
   out += "\n";
   for (const auto& row : rows) out += line(row);
   return out;

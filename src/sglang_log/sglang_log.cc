@@ -49,7 +49,7 @@ std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size) {
 }
 
 std::string Line(std::time_t t, const std::string& prefix, const std::string& message) {
-  return "[" + FormatTime(t) + prefix + "] " + message + "\n";
+  return fmt::format("[{}{}] {}\n", FormatTime(t), prefix, message);
 }
 
 std::string ModelClassName(const model::ModelDesc& m) {
@@ -159,7 +159,7 @@ int64_t NcclTimeoutNumel(const LogSetup& s) {
 
 std::string FaultText(const std::string& kind, const LogSetup& s, std::time_t t,
                       const std::string& prefix) {
-  const std::string stamp = "[" + FormatTime(t) + prefix + "] ";
+  const std::string stamp = fmt::format("[{}{}] ", FormatTime(t), prefix);
   const double total_gib = s.gpu_total_mib / kMibPerGib;
   if (kind == "oom") {
     // 2 GiB requested with 1.12 GiB free, 1.31 GiB reserved but unallocated: an observed OOM's
@@ -204,8 +204,9 @@ std::string FaultText(const std::string& kind, const LogSetup& s, std::time_t t,
                        s.pp_max_micro_batch_size);
   }
   if (kind == "engine_exit") {
-    return "[" + FormatTime(t) +
-           "] Received sigquit from a child process. It usually means the child failed.\n";
+    return fmt::format(
+        "[{}] Received sigquit from a child process. It usually means the child failed.\n",
+        FormatTime(t));
   }
   if (kind == "start") {
     return stamp + "Scheduler hit an exception: Traceback (most recent call last):\n" +

@@ -116,7 +116,7 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
     const std::string name(key->str());
     SourceLoc loc = env.source().Locate(node->source(), JoinKey(env.key_path(), name));
     if (!IsEnvName(name))
-      return PositionError(loc, "'" + JoinKey(env.key_path(), name) +
+      return PositionError(loc, std::string("'").append(JoinKey(env.key_path(), name)) +
                                     "' is not an environment variable name (letters, digits "
                                     "and '_', not starting with a digit)");
     std::string value;

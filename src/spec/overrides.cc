@@ -51,7 +51,10 @@ std::string QuoteTomlString(std::string_view text) {
 Result<toml::table> ParseOverrideDocument(const std::vector<std::string>& segments,
                                           const std::string& value, const std::string& label) {
   std::string keys;
-  for (const auto& segment : segments) keys += (keys.empty() ? "" : ".") + QuoteTomlString(segment);
+  for (const auto& segment : segments) {
+    if (!keys.empty()) keys += '.';
+    keys += QuoteTomlString(segment);
+  }
   try {
     return toml::parse(std::string_view(keys + " = " + value), std::string_view(label));
   } catch (const toml::parse_error& e) {

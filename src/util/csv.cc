@@ -19,7 +19,10 @@ std::string CsvField(const std::string& v) {
 
 std::string CsvRow(const std::vector<std::string>& fields) {
   std::string out;
-  for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + CsvField(fields[i]);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += ',';
+    out += CsvField(fields[i]);
+  }
   return out + "\n";
 }
 

@@ -138,11 +138,29 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
 
-std::string DataDir() {
-  if (const char* env = std::getenv("PPSEARCH_DATA_DIR"); env != nullptr && *env != '\0') {
-    return env;
+std::string ChooseDataDir(const std::string& env_dir, const std::string& exe_path,
+                          const std::string& source_data_dir) {
+  if (!env_dir.empty()) return env_dir;
+  std::error_code ec;
+  std::string installed;
+  if (!exe_path.empty()) {
+    installed = (std::filesystem::path(exe_path).parent_path() / PPSEARCH_DATA_DIR_FROM_BIN)
+                    .lexically_normal()
+                    .string();
+    if (std::filesystem::is_directory(installed, ec)) return installed;
   }
-  return std::string(PPSEARCH_SOURCE_DIR) + "/data";
+  if (std::filesystem::is_directory(source_data_dir, ec) || installed.empty()) {
+    return source_data_dir;
+  }
+  return installed;
+}
+
+std::string DataDir() {
+  const char* env = std::getenv("PPSEARCH_DATA_DIR");
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ChooseDataDir(env != nullptr ? env : "", ec ? "" : exe.string(),
+                       std::string(PPSEARCH_SOURCE_DIR) + "/data");
 }
 
 }  // namespace ppsearch

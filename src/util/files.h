@@ -46,8 +46,17 @@ std::string DirName(const std::string& path);
 // `path` if absolute, else `base_dir`/`path`.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);
 
-// The project's data directory (hardware profiles, model configs): the
-// PPSEARCH_DATA_DIR environment variable, else <source>/data.
+// The project's data directory (hardware profiles, model configs, baseline),
+// the first of: the PPSEARCH_DATA_DIR environment variable; the installed
+// tree beside the executable, <exe dir>/../share/ppsearch/data (found via
+// /proc/self/exe, so a moved install still works); the source tree's data/
+// when it exists (a development build). With none of them, the installed
+// location, so errors name where the data was expected.
 std::string DataDir();
+
+// DataDir()'s choice from its inputs: `env_dir` ("" when unset), the
+// executable's path ("" when unknown) and the source tree's data directory.
+std::string ChooseDataDir(const std::string& env_dir, const std::string& exe_path,
+                          const std::string& source_data_dir);
 
 }  // namespace ppsearch

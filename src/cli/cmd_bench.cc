@@ -2,8 +2,7 @@
 // running SGLang-compatible server (a real engine or `ppsearch serve-sim`),
 // prints an nccl-tests style summary (or JSON) and optionally writes one JSON
 // line per request. Exit: 0 all requests ok, 1 any failed or the server could
-// not be used, 2 bad arguments. (Not named cmd_bench.cc: the build takes
-// every *_bench.cc for a benchmark.)
+// not be used, 2 bad arguments.
 
 #include <iostream>
 #include <memory>

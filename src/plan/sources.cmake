@@ -1,0 +1,12 @@
+# Sources of src/plan/; CMakeLists.txt includes this file. Every .cc under src/
+# other than *_test.cc must be in one list, or configure fails.
+list(APPEND PPSEARCH_LIB_SOURCES
+  src/plan/format.cc
+  src/plan/memory.cc
+  src/plan/plan.cc
+  src/plan/rank_map.cc
+  src/plan/render_json.cc
+  src/plan/render_text.cc
+  src/plan/stages.cc
+  src/plan/validation.cc
+  src/plan/warnings.cc)

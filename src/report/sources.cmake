@@ -1,0 +1,8 @@
+# Sources of src/report/; CMakeLists.txt includes this file. Every .cc under src/
+# other than *_test.cc must be in one list, or configure fails.
+list(APPEND PPSEARCH_LIB_SOURCES
+  src/report/build_report.cc
+  src/report/evidence_tables.cc
+  src/report/markdown.cc
+  src/report/markdown_checks.cc
+  src/report/result_table.cc)

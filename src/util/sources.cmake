@@ -1,0 +1,8 @@
+# Sources of src/util/; CMakeLists.txt includes this file. Every .cc under src/
+# other than *_test.cc must be in one list, or configure fails.
+list(APPEND PPSEARCH_LIB_SOURCES
+  src/util/csv.cc
+  src/util/edit_distance.cc
+  src/util/files.cc
+  src/util/format.cc
+  src/util/host_name.cc)
