@@ -96,8 +96,9 @@ TEST_F(ChecksE2e, CalibrateDoesNotCreateTheOutputDirectory) {
 // the exit code is the usual one.
 TEST_F(ChecksE2e, ReportSurvivesInvalidUtf8AndNamesMissingEvidence) {
   const fs::path results = dir_ / "r";
-  CommandResult run = Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
-                          results.string() + "' --set sweep.pp=[8]");
+  CommandResult run =
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+          results.string() + "' --set sweep.pp=[8]");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const fs::path dir = RunDir(results);
   Append(dir / "service/pp8-tp4-ep4_c8_r1/601.log", "NCCL error \xff\xfe\n");

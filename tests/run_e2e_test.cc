@@ -39,8 +39,8 @@ class RunE2e : public CliTest {
 };
 
 TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
-  CommandResult r =
-      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" + Results("a") + "'");
+  CommandResult r = Run(std::string("run ") + kSpec +
+                        " --engine sim --set experiment.results_dir='" + Results("a") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run = RunDir(Results("a"));
   EXPECT_EQ(run.filename().string().rfind("kimi3-pp-", 0), 0u) << run;
@@ -72,8 +72,8 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
 }
 
 TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
-  CommandResult full =
-      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" + Results("full") + "'");
+  CommandResult full = Run(std::string("run ") + kSpec +
+                           " --engine sim --set experiment.results_dir='" + Results("full") + "'");
   ASSERT_EQ(full.exit_code, 0) << full.err;
 
   const std::string results = Results("killed");
@@ -84,8 +84,7 @@ TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
     ::freopen("/dev/null", "w", stderr);
     std::string set = "experiment.results_dir='" + results + "'";
     ::execl(bin_.c_str(), bin_.c_str(), "run", kSpec, "--engine", "sim", "--set", set.c_str(),
-            "--pace-ms", "200",
-            static_cast<char*>(nullptr));
+            "--pace-ms", "200", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Bounded wait until a few samples are complete, then SIGKILL mid-run.
@@ -116,8 +115,9 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
   const std::string inject =
       "sim.inject=[{sample=\"pp2-tp16-ep4_c8_r2\", fault=\"lose_requests\", count=3}, "
       "{sample=\"pp4-tp8-ep4_c16_r1\", fault=\"oom\"}]";
-  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
-                        Results("f") + "' --set '" + inject + "'");
+  CommandResult r =
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+          Results("f") + "' --set '" + inject + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;  // PP8 and PP1 still qualify
   const std::string report = ReadText(RunDir(Results("f")) / "report.md");
   EXPECT_NE(report.find("37/40"), std::string::npos) << report;
@@ -127,15 +127,17 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
 }
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
-                        Results("n") + "' --set decision.min_headroom_mib=60000");
+  CommandResult r =
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+          Results("n") + "' --set decision.min_headroom_mib=60000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(ReadText(RunDir(Results("n")) / "report.md").find("one qualifies"), std::string::npos);
 }
 
 TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --dry-run --set experiment.results_dir='" +
-                        Results("d") + "'");
+  CommandResult r =
+      Run(std::string("run ") + kSpec + " --engine sim --dry-run --set experiment.results_dir='" +
+          Results("d") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 samples"), std::string::npos);
   EXPECT_NE(r.out.find("pp1-tp32-ep4_c8_r1"), std::string::npos);

@@ -11,6 +11,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cli/cmd_simulate.cc
   src/cli/cmd_smi_sim.cc
   src/cli/cmd_validate.cc
+  src/cli/exit_codes.cc
   src/cli/search_inputs.cc
   src/cli/slurm_submit.cc
   src/cli/spec_options.cc)

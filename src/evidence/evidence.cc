@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "util/edit_distance.h"
@@ -84,18 +86,44 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
   return j;
 }
 
+namespace {
+
+// An integer field as int64: a float, or an integer past int64's range,
+// would be an undefined conversion in nlohmann's get<int64_t>().
+Result<int64_t> IntField(const nlohmann::json& j, const char* key, const std::string& where,
+                         std::optional<int64_t> fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (fallback) return *fallback;
+    return MakeError(where + ": malformed request record: missing '" + key + "'");
+  }
+  if (!it->is_number_integer() ||
+      (it->is_number_unsigned() &&
+       it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+    return MakeError(where + ": malformed request record: '" + key + "' must be an integer, got " +
+                     it->dump());
+  return it->get<int64_t>();
+}
+
+}  // namespace
+
 Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const std::string& where) {
   workload::RequestRecord r;
+  if (!j.is_object()) return MakeError(where + ": malformed request record: not a JSON object");
+  PPS_ASSIGN_OR_RETURN(r.id, IntField(j, "id", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(r.send_ns, IntField(j, "send_ns", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(r.first_token_ns, IntField(j, "first_token_ns", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(r.end_ns, IntField(j, "end_ns", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(r.input_tokens, IntField(j, "input_tokens", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(r.reported_input_tokens, IntField(j, "reported_input_tokens", where, -1));
+  PPS_ASSIGN_OR_RETURN(r.output_tokens, IntField(j, "output_tokens", where, std::nullopt));
+  PPS_ASSIGN_OR_RETURN(int64_t http, IntField(j, "http_status", where, 0));
+  if (http < 0 || http > 999)
+    return MakeError(where + ": malformed request record: 'http_status' " + std::to_string(http) +
+                     " is not an HTTP status");
+  r.http_status = static_cast<int>(http);
   try {
-    r.id = j.at("id").get<int64_t>();
-    r.send_ns = j.at("send_ns").get<int64_t>();
-    r.first_token_ns = j.at("first_token_ns").get<int64_t>();
-    r.end_ns = j.at("end_ns").get<int64_t>();
-    r.input_tokens = j.at("input_tokens").get<int64_t>();
-    r.reported_input_tokens = j.value("reported_input_tokens", int64_t{-1});
     r.server_first_token_unix_s = j.value("server_first_token_unix_s", -1.0);
-    r.output_tokens = j.at("output_tokens").get<int64_t>();
-    r.http_status = j.value("http_status", 0);
     r.error = j.value("error", std::string());
     bool ok = false;
     r.status = StatusFromName(j.at("status").get<std::string>(), &ok);

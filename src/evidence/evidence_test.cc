@@ -131,3 +131,31 @@ TEST(Records, InvalidUtf8InAnErrorStringIsReplacedNotThrown) {
 
 }  // namespace
 }  // namespace ppsearch::evidence
+
+namespace ppsearch::evidence {
+namespace {
+
+// Found by fuzz/evidence_fuzz.cc: nlohmann's get<int64_t>() on 4.4e19 is an
+// undefined conversion.
+TEST(Records, NumbersThatAreNotInt64AreErrorsNamingTheField) {
+  const nlohmann::json base = {
+      {"id", 1},     {"status", "ok"},    {"send_ns", 0},      {"first_token_ns", 5},
+      {"end_ns", 6}, {"input_tokens", 8}, {"output_tokens", 1}};
+  ASSERT_TRUE(RecordFromJson(base, "raw/x.jsonl:1").ok());
+  nlohmann::json big = base;
+  big["id"] = nlohmann::json::parse("44444444444444444440");
+  auto r = RecordFromJson(big, "raw/x.jsonl:1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "raw/x.jsonl:1: malformed request record: 'id' must be an integer, got "
+            "4.444444444444444e+19");
+  nlohmann::json fractional = base;
+  fractional["send_ns"] = 1.5;
+  EXPECT_FALSE(RecordFromJson(fractional, "raw/x.jsonl:2").ok());
+  nlohmann::json unsigned_big = base;
+  unsigned_big["end_ns"] = nlohmann::json::parse("18446744073709551615");
+  EXPECT_FALSE(RecordFromJson(unsigned_big, "raw/x.jsonl:3").ok());
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence

@@ -150,7 +150,10 @@ TEST(FaultTextTest, EveryKindEndsInANewlineAndUnknownIsEmpty) {
 
 TEST(LineTest, SglangFormat) {
   const std::string line = Line(0, " PP1", "hello");
-  EXPECT_EQ(line, "[" + FormatTime(0) + " PP1] hello\n");
+  std::string expected = "[";
+  expected += FormatTime(0);
+  expected += " PP1] hello\n";
+  EXPECT_EQ(line, expected);
   EXPECT_EQ(FormatTime(0).size(), 19u);
 }
 
