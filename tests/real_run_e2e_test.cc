@@ -160,14 +160,8 @@ TEST_F(RealRunTest, PreflightNamesTheBusyPortAndTheProcessHoldingGpuMemory) {
 TEST_F(RealRunTest, KilledRunnerIsResumedWithoutOrphansOrDuplicates) {
   const std::string spec =
       WriteSpec("pp = [4, 8]\nconcurrency = [8]\nrepeats = 2", "", "", "local", "", 8);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::freopen("/dev/null", "w", stdout);
-    ::freopen("/dev/null", "w", stderr);
-    ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = StartRunInBackground(spec);
+  ASSERT_GT(pid, 0);
   // Bounded wait: one sample completed and the next one's servers recorded.
   fs::path run;
   std::vector<std::pair<int64_t, uint64_t>> recorded;  // pid, start time
@@ -217,14 +211,8 @@ TEST_F(RealRunTest, KilledRunnerIsResumedWithoutOrphansOrDuplicates) {
 TEST_F(RealRunTest, ASecondProcessOnTheSameRunDirectoryIsRefused) {
   const std::string spec =
       WriteSpec("pp = [4]\nconcurrency = [8]\nrepeats = 2", "", "", "local", "", 10);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::freopen("/dev/null", "w", stdout);
-    ::freopen("/dev/null", "w", stderr);
-    ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = StartRunInBackground(spec);
+  ASSERT_GT(pid, 0);
   fs::path run;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {

@@ -128,6 +128,18 @@ class RealRunTest : public CliTest {
     return pids;
   }
 
+  // `ppsearch run SPEC` as a child of the test, its output discarded.
+  pid_t StartRunInBackground(const std::string& spec) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::freopen("/dev/null", "w", stdout);
+      ::freopen("/dev/null", "w", stderr);
+      ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  }
+
   void TearDown() override {
     for (int pid : LeftoverServers()) ::kill(pid, SIGKILL);
     CliTest::TearDown();

@@ -158,7 +158,7 @@ Result<Measurement> LoadMeasurement(const std::string& csv_path, const std::stri
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       return MakeError(profile_path + ": not valid JSON: " + e.what());
     }
     const char* key = "exposed_nccl_share_of_prefill_window_median";

@@ -30,7 +30,7 @@ Result<Calibration> LoadCalibration(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     return MakeError(path + ": not valid JSON: " + e.what());
   }
   if (!j.is_object() || !j.contains("parameters") || !j["parameters"].is_object())

@@ -158,7 +158,7 @@ Result<std::vector<workload::RequestRecord>> ReadRecords(const std::string& path
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       return MakeError(where + ": not valid JSON: " + e.what());
     }
     PPS_ASSIGN_OR_RETURN(workload::RequestRecord r, RecordFromJson(j, where));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "util/files.h"
 
@@ -152,6 +153,13 @@ TEST(Records, NumbersThatAreNotInt64AreErrorsNamingTheField) {
   nlohmann::json fractional = base;
   fractional["send_ns"] = 1.5;
   EXPECT_FALSE(RecordFromJson(fractional, "raw/x.jsonl:2").ok());
+  // A number past double's range fails while parsing, as a named line.
+  const std::string path = ::testing::TempDir() + "overflow.jsonl";
+  std::ofstream(path) << "{\"id\": 0, \"e2e_s\": 8.5e308}\n";
+  auto read = ReadRecords(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message.rfind(path + ":1: not valid JSON: ", 0), 0u)
+      << read.error().message;
   nlohmann::json unsigned_big = base;
   unsigned_big["end_ns"] = nlohmann::json::parse("18446744073709551615");
   EXPECT_FALSE(RecordFromJson(unsigned_big, "raw/x.jsonl:3").ok());

@@ -158,6 +158,8 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
     root = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     return JsonSyntaxError(source_path, json_text, e);
+  } catch (const nlohmann::json::exception& e) {  // a number out of range
+    return MakeError(source_path + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) {
     return MakeError(source_path + ": expected a JSON object at the top level, got " +
