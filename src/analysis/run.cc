@@ -127,12 +127,8 @@ void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, cons
 
 SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
                         const evidence::ManifestEntry& entry, const evidence::SampleId& id) {
-  SampleInputs in;
-  in.id = id;
+  SampleInputs in = SampleInputsFor(spec, id);
   in.state = entry.state;
-  in.requests_expected = spec.workload.requests;
-  in.output_tokens_asked = spec.workload.output_tokens;
-  in.min_window_s = spec.lifecycle.min_window_s;
   in.engine_verdict = entry.verdict;
   in.engine_detail = entry.detail;
   const bool completed = entry.state == evidence::SampleState::kCompleted;

@@ -79,6 +79,15 @@ std::string SampleVerdictDetail(const SampleAnalysis& s) {
   return out;
 }
 
+SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& id) {
+  SampleInputs in;
+  in.id = id;
+  in.requests_expected = spec.workload.requests;
+  in.output_tokens_asked = spec.workload.output_tokens;
+  in.min_window_s = spec.lifecycle.min_window_s;
+  return in;
+}
+
 SampleAnalysis AnalyseSample(const SampleInputs& in) {
   SampleAnalysis out;
   out.id = in.id;

@@ -11,6 +11,7 @@
 #include "analysis/log_scan.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
+#include "spec/spec.h"
 #include "stats/stats.h"
 #include "workload/request_record.h"
 
@@ -99,6 +100,10 @@ struct SampleAnalysis {
 };
 
 SampleAnalysis AnalyseSample(const SampleInputs& in);
+
+// What the spec says about every sample (requests expected, output tokens
+// asked, the minimum window), for `report` and for the runner's verdict alike.
+SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& id);
 
 // The sample's verdict (evidence::SampleVerdictNames()), one definition for
 // the runner (which writes it on the manifest) and the report:

@@ -195,11 +195,8 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     return ReportError(IoError("cannot create " + control_dir + " for ssh's control sockets"),
                        exit_code);
   if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
-      std::getenv("SLURM_JOB_ID") == nullptr)
-    return fail(
-        "the slurm launcher runs inside an allocation, but SLURM_JOB_ID is not set: run "
-        "ppsearch inside salloc/sbatch, or let `ppsearch run SPEC --slurm-submit` submit the "
-        "whole search as a job");
+      !launch::SlurmAllocationProblem().empty())
+    return fail(launch::SlurmAllocationProblem());
   if (opts.slurm_submit) {
     Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
     if (!submitted.ok()) return ReportError(submitted.error(), exit_code);

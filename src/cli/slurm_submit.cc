@@ -1,10 +1,9 @@
 #include "cli/slurm_submit.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "launch/process.h"
+#include "run/commands.h"
 #include "run/redact.h"
 #include "util/files.h"
 
@@ -57,9 +56,7 @@ Result<std::string> SubmitSlurmJob(const spec::Spec& spec, const run::RunOptions
             .filename()
             .string();
   }
-  char self[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  const std::string bin = n > 0 ? std::string(self, static_cast<size_t>(n)) : "ppsearch";
+  const std::string bin = run::SelfExecutable();
   const std::string path = spec.experiment.results_dir + "/" + run_id + ".sbatch";
   PPS_RETURN_IF_ERROR(WriteFileAtomic(path, SlurmJobScript(spec, o, engine, run_id, bin)));
   PPS_ASSIGN_OR_RETURN(launch::Captured c, launch::RunCaptured({"sbatch", path}, 60));

@@ -17,16 +17,6 @@
 namespace ppsearch::evidence {
 namespace {
 
-std::string NowIso() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 workload::RequestStatus StatusFromName(const std::string& name, bool* ok) {
   using workload::RequestStatus;
   *ok = true;
@@ -183,8 +173,9 @@ const char* SampleStateName(SampleState s) {
 
 Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,
                       const nlohmann::json& extra) {
-  nlohmann::json j = {
-      {"ts", NowIso()}, {"sample", sample.str()}, {"state", SampleStateName(state)}};
+  nlohmann::json j = {{"ts", UtcNow("%Y-%m-%dT%H:%M:%SZ")},
+                      {"sample", sample.str()},
+                      {"state", SampleStateName(state)}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   return AppendLine(paths.manifest(), JsonText(j));
 }

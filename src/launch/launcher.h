@@ -71,6 +71,10 @@ class Launcher {
   virtual void Close() {}
 };
 
+// The slurm launcher outside an allocation: what is wrong and what to do.
+// Empty when SLURM_JOB_ID is set.
+std::string SlurmAllocationProblem();
+
 // The launcher the spec's cluster.launcher names. `control_dir` holds ssh's
 // control sockets (short path).
 Result<std::unique_ptr<Launcher>> MakeLauncher(const spec::Spec& spec,

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "launch/launchers.h"
@@ -18,36 +17,21 @@ namespace {
 
 // A zombie (exited, not yet reaped by its new parent) counts as gone.
 bool AliveAndSame(int64_t pid, uint64_t start_ticks) {
-  if (!ProcessExists(static_cast<pid_t>(pid))) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') return false;
-  if (start_ticks == 0) return true;
-  auto ticks = ProcessStartTicks(static_cast<pid_t>(pid));
-  return ticks && *ticks == start_ticks;
+  const std::optional<ProcStat> stat = ReadProcStat(static_cast<pid_t>(pid));
+  if (!stat || stat->state == 'Z') return false;
+  return start_ticks == 0 || stat->start_ticks == start_ticks;
 }
 
-class LocalProcess : public ServerProcess {
+class LocalProcess : public ChildProcess {
  public:
-  LocalProcess(pid_t pid, ServerRecord record) : pid_(pid), record_(std::move(record)) {}
-  std::optional<ExitInfo> Poll() override {
-    if (!exit_) exit_ = PollExit(pid_);
-    return exit_;
-  }
+  using ChildProcess::ChildProcess;
   Status Signal(int sig) override {
     // The group may outlive its leader (a child that ignored SIGTERM).
-    if (::kill(-pid_, sig) != 0 && errno != ESRCH)
-      return MakeError("cannot signal process group " + std::to_string(pid_) + ": " +
+    if (::kill(-child_, sig) != 0 && errno != ESRCH)
+      return MakeError("cannot signal process group " + std::to_string(child_) + ": " +
                        strerror(errno));
     return Status::Ok();
   }
-  ServerRecord Record() const override { return record_; }
-
- private:
-  pid_t pid_;
-  ServerRecord record_;
-  std::optional<ExitInfo> exit_;
 };
 
 class LocalLauncher : public Launcher {

@@ -199,18 +199,27 @@ Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double tim
   return c;
 }
 
-std::optional<uint64_t> ProcessStartTicks(pid_t pid) {
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // The command name (field 2) is in parentheses and may hold spaces.
   const size_t close = stat.rfind(')');
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(stat.substr(close + 1));
+  ProcStat out;
   std::string field;
   for (int i = 3; i <= 22; ++i) {
     if (!(rest >> field)) return std::nullopt;
+    if (i == 3) out.state = field[0];
   }
-  return std::strtoull(field.c_str(), nullptr, 10);
+  out.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+  return out;
+}
+
+std::optional<uint64_t> ProcessStartTicks(pid_t pid) {
+  auto stat = ReadProcStat(pid);
+  if (!stat) return std::nullopt;
+  return stat->start_ticks;
 }
 
 bool ProcessExists(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }

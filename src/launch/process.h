@@ -61,6 +61,13 @@ Result<Captured> RunCaptured(const std::vector<std::string>& argv, double timeou
 // field 22): with the pid it identifies a process across pid reuse.
 std::optional<uint64_t> ProcessStartTicks(pid_t pid);
 
+// The process `pid` as /proc/<pid>/stat shows it; nullopt when it is gone.
+struct ProcStat {
+  char state = '?';  // 'R', 'S', 'Z' (exited, not yet reaped), ...
+  uint64_t start_ticks = 0;
+};
+std::optional<ProcStat> ReadProcStat(pid_t pid);
+
 // kill(pid, 0) succeeds or fails with EPERM.
 bool ProcessExists(pid_t pid);
 

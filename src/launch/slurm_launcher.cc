@@ -17,25 +17,15 @@
 namespace ppsearch::launch {
 namespace {
 
-class SlurmProcess : public ServerProcess {
+class SlurmProcess : public ChildProcess {
  public:
-  SlurmProcess(pid_t client, ServerRecord record) : client_(client), record_(std::move(record)) {}
-  std::optional<ExitInfo> Poll() override {
-    if (!exit_) exit_ = PollExit(client_);
-    return exit_;
-  }
+  using ChildProcess::ChildProcess;
   Status Signal(int sig) override {
     // srun forwards SIGTERM; SIGKILL to srun makes Slurm kill the step.
-    if (!exit_ && ::kill(client_, sig) != 0 && errno != ESRCH)
-      return MakeError("cannot signal srun (pid " + std::to_string(client_) + ")");
+    if (!exit_ && ::kill(child_, sig) != 0 && errno != ESRCH)
+      return MakeError("cannot signal srun (pid " + std::to_string(child_) + ")");
     return Status::Ok();
   }
-  ServerRecord Record() const override { return record_; }
-
- private:
-  pid_t client_;
-  ServerRecord record_;
-  std::optional<ExitInfo> exit_;
 };
 
 class SlurmLauncher : public Launcher {
@@ -62,10 +52,7 @@ class SlurmLauncher : public Launcher {
   }
 
   Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override {
-    if (job_.empty())
-      return MakeError(
-          "the slurm launcher runs inside an allocation, but SLURM_JOB_ID is not set: run "
-          "ppsearch inside salloc/sbatch, or use `ppsearch run SPEC --slurm-submit`");
+    if (job_.empty()) return MakeError(SlurmAllocationProblem());
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
@@ -122,6 +109,13 @@ class SlurmLauncher : public Launcher {
 };
 
 }  // namespace
+
+std::string SlurmAllocationProblem() {
+  if (std::getenv("SLURM_JOB_ID") != nullptr) return "";
+  return "the slurm launcher runs inside an allocation, but SLURM_JOB_ID is not set: run "
+         "ppsearch inside salloc/sbatch, or let `ppsearch run SPEC --slurm-submit` submit the "
+         "whole search as a job";
+}
 
 std::unique_ptr<Launcher> MakeSlurmLauncher(const spec::Spec& spec, double host_timeout_s) {
   return std::make_unique<SlurmLauncher>(spec, host_timeout_s);

@@ -50,15 +50,14 @@ std::string AliveScript(int64_t pid, uint64_t ticks) {
 
 class SshLauncher;
 
-class SshProcess : public ServerProcess {
+class SshProcess : public ChildProcess {
  public:
   SshProcess(SshLauncher* launcher, pid_t client, ServerRecord record)
-      : launcher_(launcher), client_(client), record_(std::move(record)) {}
+      : ChildProcess(client, std::move(record)), launcher_(launcher) {}
   ~SshProcess() override { ReapSignallers(5); }
   std::optional<ExitInfo> Poll() override {
     ReapSignallers(0);
-    if (!exit_) exit_ = PollExit(client_);
-    return exit_;
+    return ChildProcess::Poll();
   }
   // Starts the remote kill and returns without waiting for it: a deployment's
   // nodes are signalled one after another, and an ssh round trip per node
@@ -66,7 +65,6 @@ class SshProcess : public ServerProcess {
   // signalled first exit before the last were told, so those logged a lost
   // peer (an NCCL error) instead of stopping cleanly.
   Status Signal(int sig) override;
-  ServerRecord Record() const override { return record_; }
 
  private:
   // Reaps the finished kill commands; waits up to `wait_s` (then kills them).
@@ -84,9 +82,6 @@ class SshProcess : public ServerProcess {
   }
 
   SshLauncher* launcher_;
-  pid_t client_;
-  ServerRecord record_;
-  std::optional<ExitInfo> exit_;
   std::vector<pid_t> signallers_;  // ssh clients running a kill on the host
 };
 

@@ -1,11 +1,10 @@
 #include "run/commands.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "launch/launchers.h"
 #include "launch/process.h"
+#include "util/files.h"
 
 namespace ppsearch::run {
 namespace {
@@ -65,9 +64,8 @@ std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch:
 }  // namespace
 
 std::string SelfExecutable() {
-  char self[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  return n > 0 ? std::string(self, static_cast<size_t>(n)) : "ppsearch";
+  const std::string self = ExecutablePath();
+  return self.empty() ? "ppsearch" : self;
 }
 
 std::string FillHostWords(const std::string& word, const spec::Spec& spec, int node) {

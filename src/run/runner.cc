@@ -20,15 +20,6 @@ namespace {
 
 using evidence::SampleState;
 
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
   return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
 }
@@ -79,7 +70,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
         {"cv", spec.sim.noise_cv},
         {"seed", spec.sim.seed}}},
       {"command_line", redact.Apply(o.command_line)},
-      {"started_at", NowIso()}};
+      {"started_at", UtcNow("%Y-%m-%dT%H:%M:%SZ")}};
   return WriteFileAtomic(paths.metadata("run.json"),
                          run.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
@@ -119,12 +110,7 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
   std::error_code ec;
   if (std::filesystem::is_directory(paths.live_dir(), ec) &&
       !std::filesystem::is_empty(paths.live_dir(), ec)) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
-    const std::string kept = paths.root + "/interrupted/" + buf;
+    const std::string kept = paths.root + "/interrupted/" + UtcNow("%Y%m%d-%H%M%S");
     PPS_RETURN_IF_ERROR(MakeDirs(DirName(kept)));
     std::filesystem::rename(paths.live_dir(), kept, ec);
     if (ec)
@@ -236,12 +222,7 @@ std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan
 }
 
 std::string NewRunDir(const std::string& results_dir, const std::string& name) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
-  std::string base = results_dir + "/" + name + "-" + buf;
+  std::string base = results_dir + "/" + name + "-" + UtcNow("%Y%m%d-%H%M%S");
   std::string dir = base;
   for (int i = 2; std::filesystem::exists(dir); ++i) dir = base + "-" + std::to_string(i);
   return dir;

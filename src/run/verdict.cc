@@ -8,12 +8,8 @@ Verdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id,
                       const SampleOutput& out) {
   // The same inputs `ppsearch report` reads back from the files, so the
   // manifest's verdict and the report's cannot disagree.
-  analysis::SampleInputs in;
-  in.id = id;
+  analysis::SampleInputs in = analysis::SampleInputsFor(spec, id);
   in.records = out.records;
-  in.requests_expected = spec.workload.requests;
-  in.output_tokens_asked = spec.workload.output_tokens;
-  in.min_window_s = spec.lifecycle.min_window_s;
   in.engine_verdict = out.verdict;
   in.engine_detail = out.detail;
   for (const auto& node : out.nodes)

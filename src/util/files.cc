@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -155,11 +156,24 @@ std::string ChooseDataDir(const std::string& env_dir, const std::string& exe_pat
   return installed;
 }
 
-std::string DataDir() {
-  const char* env = std::getenv("PPSEARCH_DATA_DIR");
+std::string ExecutablePath() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ChooseDataDir(env != nullptr ? env : "", ec ? "" : exe.string(),
+  return ec ? "" : exe.string();
+}
+
+std::string UtcNow(const char* strftime_format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), strftime_format, &tm);
+  return buf;
+}
+
+std::string DataDir() {
+  const char* env = std::getenv("PPSEARCH_DATA_DIR");
+  return ChooseDataDir(env != nullptr ? env : "", ExecutablePath(),
                        std::string(PPSEARCH_SOURCE_DIR) + "/data");
 }
 

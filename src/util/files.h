@@ -54,6 +54,12 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path);
 // location, so errors name where the data was expected.
 std::string DataDir();
 
+// This process's executable (/proc/self/exe), "" when it cannot be read.
+std::string ExecutablePath();
+
+// The current UTC time as `strftime_format` writes it ("%Y%m%d-%H%M%S").
+std::string UtcNow(const char* strftime_format);
+
 // DataDir()'s choice from its inputs: `env_dir` ("" when unset), the
 // executable's path ("" when unknown) and the source tree's data directory.
 std::string ChooseDataDir(const std::string& env_dir, const std::string& exe_path,
