@@ -12,6 +12,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "bench/body_prefetch.h"
 #include "bench/sse_parser.h"
 #include "bench/stream_decoder.h"
 
@@ -26,6 +27,10 @@ constexpr size_t kErrorBodyBytes = 2048;  // kept from a non-2xx answer
 // normally reports the timeout first).
 constexpr int64_t kBackstopGraceNs = 2'000'000'000;
 constexpr int kMaxWaitMs = 100;
+// Request bodies built ahead (body_prefetch.h): twice the concurrency (for an
+// open loop, twice this), within this many bytes.
+constexpr size_t kOpenLoopAhead = 64;
+constexpr size_t kPrefetchBytes = size_t{256} << 20;
 
 void InitCurlOnce() {
   static std::once_flag once;
@@ -172,7 +177,7 @@ class MultiLoop {
     return 0;
   }
 
-  void Start(const LoopRequest& request, RequestRecord& record);
+  void Start(RequestRecord& record, std::string body);
   void Finish(CURL* easy, CURLcode code);
   void DrainFinished();
   // Ends every transfer in flight and marks the unsent requests (abort_check).
@@ -189,9 +194,9 @@ class MultiLoop {
   std::vector<EasyHandle> idle_easy_;  // reused: fewer allocations, same connection cache
 };
 
-void MultiLoop::Start(const LoopRequest& request, RequestRecord& record) {
+void MultiLoop::Start(RequestRecord& record, std::string body) {
   auto t = std::make_unique<Transfer>(config_.api, &record);
-  t->body = config_.make_body(request);
+  t->body = std::move(body);
   if (!idle_easy_.empty()) {
     t->easy = std::move(idle_easy_.back());
     idle_easy_.pop_back();
@@ -270,10 +275,13 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
     out.records[i].input_tokens = requests[i].input_tokens;
     out.records[i].status = RequestStatus::kNotSent;
   }
-  t0_ns_ = SteadyNowNs();
-  out.start_steady_ns = t0_ns_;
   const size_t cap =
       config_.max_in_flight > 0 ? static_cast<size_t>(config_.max_in_flight) : SIZE_MAX;
+  BodyPrefetch bodies(config_.make_body, requests, 2 * (cap == SIZE_MAX ? kOpenLoopAhead : cap),
+                      kPrefetchBytes);
+  bodies.WaitFilled();
+  t0_ns_ = SteadyNowNs();
+  out.start_steady_ns = t0_ns_;
   size_t next = 0;
   std::vector<epoll_event> events(256);
   int running = 0;
@@ -287,7 +295,7 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
     }
     const int64_t now_rel = SteadyNowNs() - t0_ns_;
     while (next < requests.size() && active_.size() < cap && requests[next].arrival_ns <= now_rel) {
-      Start(requests[next], out.records[next]);
+      Start(out.records[next], bodies.TakeNext());
       ++next;
     }
     if (timer_due_ns_ >= 0 && SteadyNowNs() >= timer_due_ns_) {

@@ -26,7 +26,7 @@ struct LoopConfig {
   Api api = Api::kNative;
   int max_in_flight = 1;  // 0: no cap
   int64_t timeout_ns = 0;
-  // Builds the body of a request when it is sent.
+  // Builds the body of a request; called ahead of its send, on another thread.
   std::function<std::string(const LoopRequest&)> make_body;
   // Polled between events (at least every 100 ms); a non-empty answer stops
   // the sample at once: transfers in flight end as stream errors with that

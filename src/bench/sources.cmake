@@ -3,6 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/bench/bench_client.cc
   src/bench/bench_report.cc
+  src/bench/body_prefetch.cc
   src/bench/load_loop.cc
   src/bench/request_builder.cc
   src/bench/sse_parser.cc

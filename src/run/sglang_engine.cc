@@ -166,6 +166,11 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     return "";
   };
   Result<bench::BenchResult> result = bench::RunBench(options);
+  // A node that died can end the benchmark before a poll saw it: its peers
+  // fail every request at once (SGLang's do too), so look once more.
+  if (died.empty() && late.empty()) {
+    if (auto exited = group_->FirstExited()) died = *exited + " during the benchmark";
+  }
   if (result.ok()) {
     out.records = result->records;
     out.bench.update(bench::BenchSummaryJson(options, *result));
@@ -173,14 +178,11 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     out.bench["simulated"] = false;
   }
   if (!died.empty()) {
-    SetVerdict(out, kVerdictDied, died);
+    SetVerdict(out, kVerdictDied, result.ok() ? died : died + ": " + result.error().message);
   } else if (!late.empty()) {
     SetVerdict(out, kVerdictTimeout, late);
   } else if (!result.ok()) {
-    if (auto exited = group_->FirstExited())
-      SetVerdict(out, kVerdictDied, *exited + " during the benchmark: " + result.error().message);
-    else
-      SetVerdict(out, "requests_failed", "the benchmark failed: " + result.error().message);
+    SetVerdict(out, "requests_failed", "the benchmark failed: " + result.error().message);
   } else {
     for (const auto& r : out.records)
       if (r.status == workload::RequestStatus::kTimeout) {

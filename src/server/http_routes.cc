@@ -8,6 +8,7 @@
 
 #include "server/api.h"
 #include "server/sim_server.h"
+#include "server/stream_pump.h"
 
 namespace ppsearch::server {
 namespace {
@@ -45,18 +46,25 @@ class ActiveGuard {
   std::atomic<int>& n_;
 };
 
-// Progress beyond `sent` tokens, reported as at most `cap` tokens (the
-// engine runs a max_new_tokens = 0 request as one prefill token). Once `cap`
-// tokens are out it waits for the finish that comes with the last of them,
-// so the last tokens and the finish go out in one chunk, as SGLang's do.
-RequestProgress NextProgress(RequestHandle& h, int64_t sent, int64_t cap,
-                             const std::atomic<bool>& stopping) {
-  RequestProgress p = h.WaitBeyond(sent, kPoll);
-  while (!p.finished && p.output_tokens >= cap && !stopping)
-    p = h.WaitBeyond(p.output_tokens, kPoll);
+// The progress a client sees: at most `cap` tokens (the engine runs a
+// max_new_tokens = 0 request as one prefill token, which is not an output).
+RequestProgress Capped(RequestProgress p, int64_t cap) {
   p.output_tokens = std::min(p.output_tokens, cap);
   if (cap == 0) p.first_token_unix_s = 0;  // prefill only: no output token
   return p;
+}
+
+// Whether a stream has an event to write for `p` after `sent` tokens. Once
+// `cap` tokens are out it waits for the finish that comes with the last of
+// them, so the last tokens and the finish go out in one chunk, as SGLang's do.
+bool HasNews(const RequestProgress& p, int64_t sent, int64_t cap) {
+  if (p.finished) return true;
+  return p.output_tokens > sent && p.output_tokens < cap;
+}
+
+// A failed request's stream: SGLang's error event, then [DONE].
+StreamEvents StreamErrorEvents(const RequestProgress& p) {
+  return {SseEvent(ErrorJson(p.error, p.http_status)) + kSseDone, true};
 }
 
 // The final progress of a non-streaming request (or unfinished at shutdown).
@@ -64,9 +72,7 @@ RequestProgress FinalProgress(RequestHandle& h, int64_t cap, const std::atomic<b
   RequestProgress p;
   do p = h.WaitBeyond(INT64_MAX, kPoll);
   while (!p.finished && !stopping);
-  p.output_tokens = std::min(p.output_tokens, cap);
-  if (cap == 0) p.first_token_unix_s = 0;
-  return p;
+  return Capped(p, cap);
 }
 
 // POST bodies are read only when the client says how long they are: a POST
@@ -240,7 +246,6 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   if (InjectRequestFault(seq, res)) return;
   const GenerateRequest g = *parsed;
   const int64_t cap = g.max_new_tokens;
-  auto handle = engine_->Submit(g.prompt_tokens, std::max<int64_t>(cap, 1));
   GenerateState base;
   base.id = g.rid.empty() ? RequestId(seq) : g.rid;
   base.prompt_tokens = g.prompt_tokens;
@@ -260,6 +265,7 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   };
 
   if (!g.stream) {
+    auto handle = engine_->Submit(g.prompt_tokens, std::max<int64_t>(cap, 1));
     const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
     if (!p.finished || !p.ok) {
       SendJson(res, p.finished ? p.http_status : 503,
@@ -272,38 +278,35 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
     return;
   }
 
-  auto sent = std::make_shared<int64_t>(0);
-  auto first_sent = std::make_shared<double>(0);
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [this, handle, sent, first_sent, guard, state_of, cap](size_t, httplib::DataSink& sink) {
-        for (;;) {
-          const RequestProgress p = NextProgress(*handle, *sent, cap, shutting_down_);
-          if (!sink.is_writable()) return false;  // the client went away
-          if (p.finished && !p.ok) return SendStreamError(sink, p);
-          if (p.output_tokens > *sent || p.finished) {
-            if (*first_sent == 0) *first_sent = UnixNowS();
-            *sent = p.output_tokens;
-            const std::string chunk = SseEvent(GenerateChunk(state_of(p, *first_sent)));
-            if (!sink.write(chunk.data(), chunk.size())) return false;
-          }
-          if (p.finished) return EndStream(sink);
-          if (shutting_down()) return false;
-        }
-      });
+  int64_t sent = 0;
+  double first_sent = 0;
+  StreamRenderer render = [state_of, cap, sent, first_sent](const RequestProgress& raw) mutable {
+    const RequestProgress p = Capped(raw, cap);
+    if (p.finished && !p.ok) return StreamErrorEvents(p);
+    if (!HasNews(p, sent, cap)) return StreamEvents{};
+    if (first_sent == 0) first_sent = UnixNowS();
+    sent = p.output_tokens;
+    StreamEvents e{SseEvent(GenerateChunk(state_of(p, first_sent))), p.finished};
+    if (e.last) e.text += kSseDone;
+    return e;
+  };
+  Stream(res, g.prompt_tokens, cap, render, guard);
 }
 
-bool SimServer::SendStreamError(httplib::DataSink& sink, const RequestProgress& p) {
-  const std::string chunk = SseEvent(ErrorJson(p.error, p.http_status));
-  sink.write(chunk.data(), chunk.size());
-  return EndStream(sink);
-}
-
-bool SimServer::EndStream(httplib::DataSink& sink) {
-  sink.write(kSseDone, std::strlen(kSseDone));
-  sink.done();
-  OnRequestDone();
-  return true;
+void SimServer::Stream(httplib::Response& res, int64_t prompt_tokens, int64_t cap,
+                       StreamRenderer render, std::shared_ptr<void> guard) {
+  // The request reaches the engine only once this thread is ready to stream
+  // it, as SGLang's scheduler sees a request only after its HTTP layer took
+  // it in: submitted earlier, a first token released while this thread waits
+  // for a core would be stamped before it could be written.
+  res.set_chunked_content_provider("text/event-stream", [this, prompt_tokens, cap, render, guard](
+                                                            size_t, httplib::DataSink& sink) {
+    auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+    if (!PumpStream(*handle, sink, render, shutting_down_)) return false;  // closes
+    sink.done();
+    OnRequestDone();
+    return true;
+  });
 }
 
 void SimServer::HandleCompletions(const httplib::Request& req, httplib::Response& res) {
@@ -333,9 +336,8 @@ void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
   const std::string id = (chat ? "chatcmpl-" : "cmpl-") + RequestId(seq);
   const auto created = static_cast<int64_t>(UnixNowS());
   const int64_t cap = c.max_tokens;
-  auto handle = engine_->Submit(c.prompt_tokens, std::max<int64_t>(cap, 1));
-
   if (!c.stream) {
+    auto handle = engine_->Submit(c.prompt_tokens, std::max<int64_t>(cap, 1));
     const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
     if (!p.finished || !p.ok) {
       const int status = p.finished ? p.http_status : 503;
@@ -350,39 +352,30 @@ void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
     return;
   }
 
-  auto sent = std::make_shared<int64_t>(0);
-  auto role_sent = std::make_shared<bool>(false);
-  res.set_chunked_content_provider("text/event-stream", [this, handle, sent, role_sent, guard, c,
-                                                         id, created, model, cap,
-                                                         chat](size_t, httplib::DataSink& sink) {
-    for (;;) {
-      const RequestProgress p = NextProgress(*handle, *sent, cap, shutting_down_);
-      if (!sink.is_writable()) return false;
-      if (p.finished && !p.ok) return SendStreamError(sink, p);
-      if (p.output_tokens > *sent || p.finished) {
-        std::string chunk;
-        if (chat && !*role_sent) {  // SGLang's first chat chunk: the role, empty content
-          *role_sent = true;
-          chunk += SseEvent(ChatChunk(id, created, model, true, "", false));
-        }
-        const std::string delta = OutputText(p.output_tokens - *sent);
-        *sent = p.output_tokens;
-        chunk += SseEvent(chat ? ChatChunk(id, created, model, false, delta, p.finished)
-                               : CompletionChunk(id, created, model, delta, p.finished));
-        if (!sink.write(chunk.data(), chunk.size())) return false;
-      }
-      if (p.finished) {
-        if (c.include_usage) {
-          const std::string usage = SseEvent(
-              chat ? ChatUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens)
-                   : CompletionUsageChunk(id, created, model, c.prompt_tokens, p.output_tokens));
-          sink.write(usage.data(), usage.size());
-        }
-        return EndStream(sink);
-      }
-      if (shutting_down()) return false;
+  int64_t sent = 0;
+  bool role_sent = false;
+  StreamRenderer render = [c, id, created, model, cap, chat, sent,
+                           role_sent](const RequestProgress& raw) mutable {
+    const RequestProgress p = Capped(raw, cap);
+    if (p.finished && !p.ok) return StreamErrorEvents(p);
+    if (!HasNews(p, sent, cap)) return StreamEvents{};
+    StreamEvents e{"", p.finished};
+    if (chat && !role_sent) {  // SGLang's first chat chunk: the role, empty content
+      role_sent = true;
+      e.text += SseEvent(ChatChunk(id, created, model, true, "", false));
     }
-  });
+    const std::string delta = OutputText(p.output_tokens - sent);
+    sent = p.output_tokens;
+    e.text += SseEvent(chat ? ChatChunk(id, created, model, false, delta, p.finished)
+                            : CompletionChunk(id, created, model, delta, p.finished));
+    if (!e.last) return e;
+    if (c.include_usage)
+      e.text += SseEvent(chat ? ChatUsageChunk(id, created, model, c.prompt_tokens, sent)
+                              : CompletionUsageChunk(id, created, model, c.prompt_tokens, sent));
+    e.text += kSseDone;
+    return e;
+  };
+  Stream(res, c.prompt_tokens, cap, render, guard);
 }
 
 }  // namespace ppsearch::server

@@ -21,6 +21,27 @@ RequestProgress RequestHandle::Snapshot() {
   return progress_;
 }
 
+void RequestHandle::SetObserver(Observer f) {
+  std::lock_guard lock(mu_);
+  observer_ = std::move(f);
+  if (observer_) observer_(progress_);
+}
+
+void RequestHandle::ClearObserver() {
+  std::lock_guard lock(mu_);
+  observer_ = nullptr;
+}
+
+template <typename Update>
+void RequestHandle::Change(Update update) {
+  {
+    std::lock_guard lock(mu_);
+    if (!update(progress_)) return;
+    if (observer_) observer_(progress_);
+  }
+  cv_.notify_all();
+}
+
 RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost,
                                double time_scale, const Clock& clock)
     : clock_(clock), time_scale_(time_scale), engine_(config, cost, this) {}
@@ -106,16 +127,14 @@ void RealtimeEngine::OnBatchLaunched(const sim::BatchLaunch& launch) {
 void RealtimeEngine::OnTokens(int request, int64_t output_tokens, int64_t client_ns) {
   auto it = live_.find(request);
   if (it == live_.end()) return;  // failed earlier
-  RequestHandle& h = *it->second;
-  {
-    std::lock_guard lock(h.mu_);
-    if (h.progress_.first_token_sim_ns < 0) {
-      h.progress_.first_token_sim_ns = client_ns;
-      h.progress_.first_token_unix_s = UnixNowS();
+  it->second->Change([&](RequestProgress& p) {
+    if (p.first_token_sim_ns < 0) {
+      p.first_token_sim_ns = client_ns;
+      p.first_token_unix_s = UnixNowS();
     }
-    h.progress_.output_tokens = output_tokens;
-  }
-  h.cv_.notify_all();
+    p.output_tokens = output_tokens;
+    return true;
+  });
 }
 
 void RealtimeEngine::OnFinished(int request, int64_t client_ns, bool ok) {
@@ -128,17 +147,16 @@ void RealtimeEngine::OnFinished(int request, int64_t client_ns, bool ok) {
 
 void RealtimeEngine::Finish(RequestHandle& h, int64_t sim_ns, bool ok, int status,
                             const std::string& error) {
-  {
-    std::lock_guard lock(h.mu_);
-    if (h.progress_.finished) return;
-    h.progress_.finished = true;
-    h.progress_.ok = ok;
-    h.progress_.http_status = status;
-    h.progress_.error = error;
-    h.progress_.finish_sim_ns = sim_ns;
-    h.progress_.finish_unix_s = UnixNowS();
-  }
-  h.cv_.notify_all();
+  h.Change([&](RequestProgress& p) {
+    if (p.finished) return false;
+    p.finished = true;
+    p.ok = ok;
+    p.http_status = status;
+    p.error = error;
+    p.finish_sim_ns = sim_ns;
+    p.finish_unix_s = UnixNowS();
+    return true;
+  });
 }
 
 }  // namespace ppsearch::server

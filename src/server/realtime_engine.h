@@ -52,16 +52,32 @@ struct RequestProgress {
 
 class RequestHandle {
  public:
+  using Observer = std::function<void(const RequestProgress&)>;
+
   // Waits until the request has more than `seen_tokens` tokens or finished,
   // at most `timeout`; returns the progress either way.
   RequestProgress WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout);
   RequestProgress Snapshot();
 
+  // `f` is called with the progress at once and then on the engine's thread
+  // the moment tokens are released or the request finishes, so a stream's
+  // events are written by one thread as SGLang's single event loop writes
+  // them, not by one woken thread per request (which on a small machine
+  // would add scheduling delay to every first token). Calls are serialised
+  // with each other and with ClearObserver, after which none is in flight.
+  void SetObserver(Observer f);
+  void ClearObserver();
+
  private:
   friend class RealtimeEngine;
+  // Updates progress under the lock, then tells the waiters and the observer.
+  template <typename Update>
+  void Change(Update update);
+
   std::mutex mu_;
   std::condition_variable cv_;
   RequestProgress progress_;
+  Observer observer_;
 };
 
 class RealtimeEngine : private sim::EngineListener {

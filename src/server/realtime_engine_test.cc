@@ -4,42 +4,16 @@
 
 #include <atomic>
 
+#include "server/engine_test_util.h"
 #include "sim/engine.h"
 #include "workload/workload.h"
 
 namespace ppsearch::server {
 namespace {
 
-// Stage time linear in tokens; fixed hop and host costs.
-class LinearCost : public sim::CostModel {
- public:
-  LinearCost(int stages, int64_t per_token_ns, int64_t per_batch_ns)
-      : stages_(stages), per_token_ns_(per_token_ns), per_batch_ns_(per_batch_ns) {}
-  int num_stages() const override { return stages_; }
-  sim::StageTime StageCost(int, const sim::MicroBatch& b) const override {
-    sim::StageTime t;
-    t.compute_ns = per_batch_ns_ + per_token_ns_ * b.extend_tokens();
-    return t;
-  }
-  int64_t HopNs(int, const sim::MicroBatch&) const override { return 1000; }
-  int64_t OutputReturnNs(const sim::MicroBatch&) const override { return 1000; }
-  int64_t ScheduleNs(const sim::MicroBatch&) const override { return 500; }
-  int64_t IngestNs(int64_t) const override { return 2000; }
-  int64_t StreamOutNs() const override { return 300; }
-
- private:
-  int stages_;
-  int64_t per_token_ns_, per_batch_ns_;
-};
-
-sim::SchedulerConfig Config(int pp) {
-  sim::SchedulerConfig c;
-  c.pp_size = pp;
-  c.num_slots = pp;
-  c.chunked_prefill_size = 4096;
-  c.max_running_requests = 64;
-  return c;
-}
+using testutil::Config;
+using testutil::FakeClock;
+using testutil::LinearCost;
 
 class Recorder : public sim::EngineListener {
  public:
@@ -101,12 +75,6 @@ TEST(OnlineEngineTest, IncrementalRunMatchesOfflineSimulate) {
   }
   EXPECT_EQ(engine.counters().micro_batches, offline.micro_batches);
 }
-
-class FakeClock : public Clock {
- public:
-  int64_t NowNs() const override { return now_ns.load(); }
-  std::atomic<int64_t> now_ns{1'000'000'000};
-};
 
 TEST(RealtimeEngineTest, TokensArriveWhenTheScaledClockReachesThem) {
   LinearCost cost(1, 1000, 0);  // 1 us per token: 1000-token prefill = 1 ms simulated

@@ -16,6 +16,7 @@
 #include "server/realtime_engine.h"
 #include "server/server_args.h"
 #include "server/sglang_log.h"
+#include "server/stream_pump.h"
 
 namespace httplib {
 class Server;
@@ -92,9 +93,10 @@ class SimServer {
   };
   void ServeOpenAi(const httplib::Request& req, httplib::Response& res,
                    const std::string& parse_error, const OpenAiRequest& c, bool chat);
-  // An error event and [DONE]; and [DONE] alone. Both count the request as done.
-  bool SendStreamError(httplib::DataSink& sink, const RequestProgress& p);
-  bool EndStream(httplib::DataSink& sink);
+  // Answers with a stream of `render`'s events for a request of
+  // `prompt_tokens` and at most `cap` output tokens; `guard` lives as long.
+  void Stream(httplib::Response& res, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
+              std::shared_ptr<void> guard);
   // Fault gate for request number `seq` (1-based): true when it answered already.
   bool InjectRequestFault(int seq, httplib::Response& res);
   void OnRequestDone();

@@ -10,4 +10,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/server/realtime_engine.cc
   src/server/server_args.cc
   src/server/sglang_log.cc
-  src/server/sim_server.cc)
+  src/server/sim_server.cc
+  src/server/stream_pump.cc)
