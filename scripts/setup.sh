@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ppsearch needs to build and test, no more.
 # Idempotent: runs apt-get update/install only when a package is missing.
+# --tests adds what only the tests run (a browser for report.html), which the
+# main job does not need.
 set -euo pipefail
 
 PACKAGES=(
@@ -9,9 +11,16 @@ PACKAGES=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libcurl4-openssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # test support: libpng decodes the screenshots of the report.html check
+  libpng-dev
   # tests: the ssh e2e test starts an sshd; the fuzz tests need clang's libFuzzer
   openssh-server openssh-client clang libclang-rt-14-dev
 )
+
+if [ "${1:-}" = "--tests" ]; then
+  # report.html is opened in headless Chromium (the browser e2e test, the page benchmark)
+  PACKAGES+=(chromium)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,6 @@
-// ppsearch report RUN_DIR [--json]: rebuild results.csv, summary.csv,
-// summary.json and report.md of a run directory from its evidence alone, and
-// print the report (or summary.json).
+// ppsearch report RUN_DIR [--json | --html]: rebuild results.csv, summary.csv,
+// summary.json, report.md and report.html of a run directory from its
+// evidence alone, and print the report (or summary.json, or the page).
 
 #include <iostream>
 #include <memory>
@@ -19,6 +19,7 @@ static_assert(static_cast<int>(report::kReportNoneQualifies) == kExitNoneQualifi
 struct ReportOptions {
   std::string run_dir;
   bool json = false;
+  bool html = false;
 };
 
 void RunReport(const ReportOptions& opts, int& exit_code) {
@@ -27,6 +28,8 @@ void RunReport(const ReportOptions& opts, int& exit_code) {
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
   if (opts.json)
     std::cout << JsonText(outcome->summary, 2) << "\n";
+  else if (opts.html)
+    std::cout << outcome->html;
   else
     std::cout << outcome->markdown;
   if (outcome->exit_code == kExitIncomplete)
@@ -45,11 +48,17 @@ void RunReport(const ReportOptions& opts, int& exit_code) {
 void AddReportCommand(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand(
       "report",
-      "Rebuild results.csv, summary.csv, summary.json and report.md of a run directory from its "
+      "Rebuild results.csv, summary.csv, summary.json, report.md and report.html of a run "
+      "directory from its "
       "evidence; exit 3 if the sweep is incomplete, 4 if no layout qualifies");
   auto opts = std::make_shared<ReportOptions>();
   sub->add_option("RUN_DIR", opts->run_dir, "The run directory, results/<RUN_ID>")->required();
-  sub->add_flag("--json", opts->json, "Print summary.json instead of the markdown report");
+  auto* json =
+      sub->add_flag("--json", opts->json, "Print summary.json instead of the markdown report");
+  sub->add_flag("--html", opts->html,
+                "Print report.html (the self-contained page with charts) instead of the markdown "
+                "report")
+      ->excludes(json);
   sub->callback([opts, &exit_code] { RunReport(*opts, exit_code); });
 }
 

@@ -12,6 +12,7 @@
 #include "cost/calibration.h"
 #include "predict/predict.h"
 #include "report/result_table.h"
+#include "report/simulation_page.h"
 #include "sim/trace.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -24,6 +25,7 @@ struct SimulateOptions {
   PointSelection selection;
   std::string calibration_path;
   std::string trace_path;
+  std::string html_path;
   bool json = false;
   bool skip_cap_check = false;
 };
@@ -179,6 +181,28 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
     PrintBreakdown(points);
     PrintCapCheck(points);
   }
+  if (!opts.html_path.empty()) {
+    const auto& w = in->spec.workload;
+    report::SimulationPage page;
+    page.spec_path = opts.spec.spec_path;
+    page.calibration_source = calibration.source;
+    page.setup = fmt::format(
+        "{} on {} x {} {}; {} requests x {} input / {} output tokens per sample", in->model.name,
+        in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node, in->hardware.gpu_name,
+        w.requests, FormatThousands(w.input_tokens), w.output_tokens);
+    page.gpu_total_mib = in->hardware.memory_mib;
+    for (const auto& sp : points) {
+      page.points.push_back(sp.prediction);
+      page.cap1_input_tps.push_back(sp.cap1_input_tps);
+    }
+    if (Status s = WriteFileAtomic(opts.html_path, report::RenderSimulationHtml(in->spec, page));
+        !s.ok()) {
+      std::cerr << "error: " << s.error().message << "\n";
+      exit_code = kExitFailure;
+      return;
+    }
+    std::cerr << "page written to " << opts.html_path << " (open it in a browser)\n";
+  }
   if (!opts.trace_path.empty()) {
     std::vector<sim::TracePoint> tps;
     for (const auto& sp : points) {
@@ -214,6 +238,8 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
                   "Calibration file written by 'ppsearch calibrate'");
   sub->add_option("--trace", opts->trace_path,
                   "Write a Chrome/Perfetto trace JSON of the simulated timelines");
+  sub->add_option("--html", opts->html_path,
+                  "Write a self-contained HTML page of the prediction (tables and charts)");
   sub->add_flag("--json", opts->json, "Print points[] as JSON");
   sub->add_flag("--no-cap-check", opts->skip_cap_check,
                 "Skip the extra run with pp-max-micro-batch-size = 1 for PP > 1 layouts");

@@ -2,7 +2,9 @@
 
 #include "analysis/run.h"
 #include "evidence/evidence.h"
+#include "report/charts.h"
 #include "report/evidence_tables.h"
+#include "report/html.h"
 #include "report/markdown.h"
 #include "util/files.h"
 #include "util/json_text.h"
@@ -12,7 +14,10 @@ namespace ppsearch::report {
 Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(run_dir));
   ReportOutcome out;
-  out.markdown = RenderReportMarkdown(a);
+  const RunPrediction prediction = PredictRun(a);
+  const Document doc = ReportDocument(a, prediction);
+  out.markdown = RenderMarkdown(doc);
+  out.html = RenderHtml(doc, RenderCharts(ChartInputsFromRun(a, prediction)));
   out.summary = SummaryJson(a);
   out.decision = a.decision;
   out.warnings = a.comparability;
@@ -23,6 +28,7 @@ Result<ReportOutcome> BuildReport(const std::string& run_dir) {
       {paths.file("summary.csv"), SummaryCsv(a)},
       {paths.file("summary.json"), JsonText(out.summary, 2) + "\n"},
       {paths.file("report.md"), out.markdown},
+      {paths.file("report.html"), out.html},
   };
   for (const auto& [path, contents] : files) {
     PPS_RETURN_IF_ERROR(WriteFileAtomic(path, contents));

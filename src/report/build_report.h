@@ -1,7 +1,7 @@
 #pragma once
 // `ppsearch report` as a library call: analyse a run directory from its
 // evidence alone and (re)write its derived files, results.csv, summary.csv,
-// summary.json and report.md. `ppsearch run` calls it when a sweep ends.
+// summary.json, report.md and report.html. `ppsearch run` calls it when a sweep ends.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +21,7 @@ enum ReportExit : int {
 
 struct ReportOutcome {
   std::string markdown;    // report.md
+  std::string html;        // report.html: the same document, with charts
   nlohmann::json summary;  // summary.json
   analysis::Decision decision;
   std::vector<std::string> warnings;  // comparability and evidence warnings, for stderr

@@ -122,8 +122,8 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   Result<ReportOutcome> out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->exit_code, kReportOk);
-  ASSERT_EQ(out->written.size(), 4u);
-  for (const char* f : {"results.csv", "summary.csv", "summary.json", "report.md"})
+  ASSERT_EQ(out->written.size(), 5u);
+  for (const char* f : {"results.csv", "summary.csv", "summary.json", "report.md", "report.html"})
     EXPECT_TRUE(fs::exists(dir_ + "/" + f)) << f;
 
   Result<CsvTable> results = ReadCsv(dir_ + "/results.csv");

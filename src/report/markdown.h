@@ -2,15 +2,22 @@
 // report.md: the report a team writes after a layout search, in the shape of
 // the mission's (result table, memory table, checks stated with numbers,
 // communication domains, decision with reasons, flags not to carry forward,
-// baseline comparability, how to reproduce). Pure: a function of the analysis.
+// baseline comparability, how to reproduce), plus the simulator's prediction
+// and time breakdown. Pure: a function of the analysis and the prediction.
+// report.html renders the same Document (report/html.h).
 
 #include <string>
 #include <vector>
 
 #include "analysis/run.h"
+#include "report/document.h"
+#include "report/prediction.h"
 
 namespace ppsearch::report {
 
+Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction);
+
+// RenderMarkdown(ReportDocument(a, PredictRun(a))).
 std::string RenderReportMarkdown(const analysis::RunAnalysis& a);
 
 // Sections, one sentence per line (no leading "- "), exposed for tests.

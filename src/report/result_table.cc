@@ -9,13 +9,15 @@
 namespace ppsearch::report {
 namespace {
 
-std::string LayoutCell(const ResultRow& r) {
-  const spec::LayoutSpec& l = r.layout;
-  return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep) +
-         (r.imported ? " (imported)" : "");
+std::string RowLabel(const ResultRow& r) {
+  return LayoutCell(r.layout) + (r.imported ? " (imported)" : "");
 }
 
 }  // namespace
+
+std::string LayoutCell(const spec::LayoutSpec& l) {
+  return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
+}
 
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline) {
@@ -36,14 +38,14 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
   return d;
 }
 
-std::string RenderResultTable(const std::vector<ResultRow>& rows,
-                              const std::vector<ResultRow>& baseline_rows,
-                              const std::optional<spec::LayoutSpec>& baseline, bool markdown) {
+Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRow>& baseline_rows,
+                  const std::optional<spec::LayoutSpec>& baseline) {
   const std::string base = baseline ? "PP" + std::to_string(baseline->pp) : "baseline";
-  std::vector<std::string> header = {"PP / TP / EP",       "C",        "Input TPS",
-                                     "TTFT p50",           "TTFT p95", "Input TPS vs " + base,
-                                     "TTFT p50 vs " + base};
-  std::vector<std::vector<std::string>> cells;
+  Table t;
+  t.header = {"PP / TP / EP",       "C",        "Input TPS",
+              "TTFT p50",           "TTFT p95", "Input TPS vs " + base,
+              "TTFT p50 vs " + base};
+  t.left = {true, false, false, false, false, false, false};
   for (const auto& r : rows) {
     RowDelta d = DeltaAgainst(r, baseline_rows, baseline);
     auto delta = [&](const std::optional<double>& v) {
@@ -51,36 +53,35 @@ std::string RenderResultTable(const std::vector<ResultRow>& rows,
              : v           ? FormatSignedPercent(*v)
                            : std::string("-");
     };
-    cells.push_back({LayoutCell(r), std::to_string(r.concurrency), FormatNumber(r.input_tps, 2),
-                     FormatNumber(r.ttft_p50_s, 2) + " s", FormatNumber(r.ttft_p95_s, 2) + " s",
-                     delta(d.input_tps), delta(d.ttft_p50)});
+    t.rows.push_back({RowLabel(r), std::to_string(r.concurrency), FormatNumber(r.input_tps, 2),
+                      FormatNumber(r.ttft_p50_s, 2) + " s", FormatNumber(r.ttft_p95_s, 2) + " s",
+                      delta(d.input_tps), delta(d.ttft_p50)});
   }
-  std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) {
-    // A markdown delimiter cell needs a hyphen besides its colon (GFM).
-    width[i] = std::max(header[i].size(), markdown ? size_t{3} : size_t{1});
-    for (const auto& row : cells) width[i] = std::max(width[i], row[i].size());
+  return t;
+}
+
+std::string RenderResultTable(const std::vector<ResultRow>& rows,
+                              const std::vector<ResultRow>& baseline_rows,
+                              const std::optional<spec::LayoutSpec>& baseline, bool markdown) {
+  const Table t = ResultTable(rows, baseline_rows, baseline);
+  if (markdown) return RenderMarkdownTable(t);
+  std::vector<size_t> width(t.header.size());
+  for (size_t i = 0; i < t.header.size(); ++i) {
+    width[i] = t.header[i].size();
+    for (const auto& row : t.rows) width[i] = std::max(width[i], row[i].size());
   }
   std::string out;
   auto line = [&](const std::vector<std::string>& row) {
-    std::string s = markdown ? "|" : "";
+    std::string s;
     for (size_t i = 0; i < row.size(); ++i) {
       // Numbers right-aligned, labels left-aligned.
-      bool left = i == 0;
-      std::string cell =
-          left ? fmt::format("{:<{}}", row[i], width[i]) : fmt::format("{:>{}}", row[i], width[i]);
-      s += markdown ? " " + cell + " |" : (i ? "   " : "") + cell;
+      s += (i ? "   " : "") + (t.left[i] ? fmt::format("{:<{}}", row[i], width[i])
+                                         : fmt::format("{:>{}}", row[i], width[i]));
     }
     out += s + "\n";
   };
-  line(header);
-  if (markdown) {
-    std::string sep = "|";
-    for (size_t i = 0; i < header.size(); ++i)
-      sep += (i == 0 ? " :" : " ") + std::string(width[i] - 1, '-') + (i == 0 ? "" : ":") + " |";
-    out += sep + "\n";
-  }
-  for (const auto& row : cells) line(row);
+  line(t.header);
+  for (const auto& row : t.rows) line(row);
   return out;
 }
 

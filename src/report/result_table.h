@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report/document.h"
 #include "spec/spec.h"
 
 namespace ppsearch::report {
@@ -33,6 +34,13 @@ struct RowDelta {
 // of that layout are compared with them.
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline);
+
+// "2 / 16 / 4", the first cell of every layout table.
+std::string LayoutCell(const spec::LayoutSpec& l);
+
+// The table's cells: the layout, C, the medians and the deltas, formatted.
+Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRow>& baseline_rows,
+                  const std::optional<spec::LayoutSpec>& baseline);
 
 // Fixed-width text (markdown = false) or a markdown table.
 std::string RenderResultTable(const std::vector<ResultRow>& rows,

@@ -1,8 +1,19 @@
 # Sources of src/report/; CMakeLists.txt includes this file. Every .cc under src/
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
+  src/report/breakdown.cc
   src/report/build_report.cc
+  src/report/charts.cc
+  src/report/document.cc
   src/report/evidence_tables.cc
+  src/report/html.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
-  src/report/result_table.cc)
+  src/report/prediction.cc
+  src/report/result_table.cc
+  src/report/simulation_page.cc
+  src/report/svg_chart.cc)
+list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
+  src/report/headless_browser.cc)
+list(APPEND PPSEARCH_BENCH_SOURCES
+  src/report/html_bench.cc)

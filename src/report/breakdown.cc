@@ -1,0 +1,80 @@
+#include "report/breakdown.h"
+
+#include <fmt/format.h>
+
+#include "report/charts.h"
+#include "report/result_table.h"
+#include "util/format.h"
+
+namespace ppsearch::report {
+namespace {
+
+std::string Share(double fraction) { return FormatNumber(fraction * 100, 1) + "%"; }
+
+const analysis::PointSummary* FindMeasured(const std::vector<analysis::PointSummary>& measured,
+                                           const PredictedPoint& p) {
+  for (const auto& m : measured)
+    if (!m.imported && m.layout == p.layout && m.concurrency == p.concurrency) return &m;
+  return nullptr;
+}
+
+Table PredictedTable(const RunPrediction& prediction,
+                     const std::vector<analysis::PointSummary>& measured) {
+  Table t;
+  t.header = {"PP / TP / EP", "C", "Predicted input TPS", "Predicted TTFT p50",
+              "Predicted TTFT p95"};
+  if (!measured.empty()) {
+    t.header.push_back("Measured input TPS");
+    t.header.push_back("Measured vs predicted");
+  }
+  t.left.assign(t.header.size(), false);
+  t.left[0] = true;
+  for (const PredictedPoint& p : prediction.points) {
+    std::vector<std::string> row = {
+        LayoutCell(p.layout), std::to_string(p.concurrency), FormatNumber(p.input_tps, 2),
+        FormatNumber(p.ttft_p50_s, 2) + " s", FormatNumber(p.ttft_p95_s, 2) + " s"};
+    if (!measured.empty()) {
+      const analysis::PointSummary* m = FindMeasured(measured, p);
+      row.push_back(m ? FormatNumber(m->input_tps_median, 2) : "-");
+      row.push_back(
+          m && p.input_tps > 0 ? FormatSignedPercent(m->input_tps_median / p.input_tps - 1) : "-");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace
+
+Table BreakdownTable(const RunPrediction& prediction) {
+  Table t;
+  t.header = {"PP / TP / EP",      "C",           "Stage",         "Compute", "Exposed TP comm",
+              "Pipeline transfer", "Kernel gaps", "Bubble (idle)", "Peak MiB"};
+  t.left = {true, false, false, false, false, false, false, false, false};
+  for (const PredictedPoint& p : prediction.points)
+    for (size_t s = 0; s < p.stages.size(); ++s) {
+      const predict::StageShare& sh = p.stages[s];
+      t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency), std::to_string(s),
+                        Share(sh.compute), Share(sh.exposed_comm), Share(sh.transfer),
+                        Share(sh.overhead), Share(sh.idle),
+                        s < p.stage_peak_mib.size() ? FormatNumber(p.stage_peak_mib[s], 0) : "-"});
+    }
+  return t;
+}
+
+Section PredictionSection(const RunPrediction& prediction,
+                          const std::vector<analysis::PointSummary>& measured) {
+  Section s{"Prediction and time breakdown", {Block::Paragraph(prediction.note + ".")}};
+  if (prediction.points.empty()) return s;
+  s.blocks.push_back(Block::TableBlock(PredictedTable(prediction, measured)));
+  s.blocks.push_back(Block::Paragraph(
+      "Each stage's share of the sample window (first send to last completion): compute, "
+      "exposed TP collectives (communication not hidden behind compute), pipeline transfer "
+      "(receiving the previous stage's activations), kernel gaps (host overhead between "
+      "kernels) and idle, the pipeline bubble (waiting for another stage or for work)."));
+  s.blocks.push_back(Block::Figure(kFigureBreakdown));
+  s.blocks.push_back(Block::TableBlock(BreakdownTable(prediction)));
+  return s;
+}
+
+}  // namespace ppsearch::report

@@ -1,0 +1,275 @@
+#include "report/charts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/svg_chart.h"
+
+namespace ppsearch::report {
+namespace {
+
+// "2/16/4": short enough to sit under a bar.
+std::string Short(const spec::LayoutSpec& l) { return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep); }
+
+std::string PointName(const ChartPoint& p) {
+  return fmt::format("{}{} C={}", p.layout.Label(), p.imported ? " (imported)" : "", p.concurrency);
+}
+
+// One colour per layout, in order of first appearance, shared by every chart.
+struct LayoutColors {
+  std::vector<spec::LayoutSpec> layouts;
+  size_t Index(const spec::LayoutSpec& l) {
+    for (size_t i = 0; i < layouts.size(); ++i)
+      if (layouts[i] == l) return i;
+    layouts.push_back(l);
+    return layouts.size() - 1;
+  }
+  std::vector<Series> AsSeries() const {
+    std::vector<Series> out;
+    for (size_t i = 0; i < layouts.size(); ++i)
+      out.push_back({layouts[i].Label(), PaletteColor(i)});
+    return out;
+  }
+};
+
+std::vector<int> Concurrencies(const ChartInputs& in) {
+  std::vector<int> out;
+  for (const ChartPoint& p : in.points)
+    if (std::find(out.begin(), out.end(), p.concurrency) == out.end()) out.push_back(p.concurrency);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Bands grouped by concurrency, one per point, in the table's order.
+template <typename F>
+std::vector<Band> PointBands(const ChartInputs& in, F slots) {
+  std::vector<Band> bands;
+  for (int c : Concurrencies(in))
+    for (const ChartPoint& p : in.points) {
+      if (p.concurrency != c) continue;
+      Band b;
+      b.label = Short(p.layout) + (p.imported ? " imp" : "");
+      b.group = fmt::format("C = {}", c);
+      b.emphasized = p.baseline;
+      b.tag = "baseline";
+      b.slots = slots(p);
+      bands.push_back(std::move(b));
+    }
+  return bands;
+}
+
+std::string InputTpsChart(const ChartInputs& in, LayoutColors& colors) {
+  BandChart c;
+  c.id = kFigureInputTps;
+  c.title = in.measured ? "Input throughput per layout and concurrency (bar: median of the repeats)"
+                        : "Predicted input throughput per layout and concurrency";
+  c.x_label = "layout (PP / TP / EP), grouped by concurrency C";
+  c.y_label = "input TPS (tokens/s)";
+  bool any_prediction = false, any_repeat = false;
+  c.bands = PointBands(in, [&](const ChartPoint& p) {
+    Slot s;
+    s.what = PointName(p);
+    s.bars.push_back({static_cast<int>(colors.Index(p.layout)), 0, p.input_tps,
+                      s.what + (in.measured && !p.imported ? " median" : "")});
+    s.dots = p.input_tps_repeats;
+    s.marker = p.predicted_input_tps;
+    any_prediction |= s.marker.has_value();
+    any_repeat |= !s.dots.empty();
+    return std::vector<Slot>{s};
+  });
+  c.series = colors.AsSeries();
+  c.dots_legend = any_repeat ? "one repeat" : "";
+  c.marker_legend = any_prediction ? "predicted" : "";
+  c.emphasis_legend = "baseline";
+  return RenderBandChart(c);
+}
+
+std::string TtftChart(const ChartInputs& in) {
+  BandChart c;
+  c.id = kFigureTtft;
+  c.title = in.measured ? "Time to first token, p50 and p95 (medians of the repeats)"
+                        : "Predicted time to first token, p50 and p95";
+  c.x_label = "layout (PP / TP / EP), grouped by concurrency C";
+  c.y_label = "TTFT (s)";
+  c.series = {{"TTFT p50", PaletteColor(0)}, {"TTFT p95", PaletteColor(1)}};
+  bool any_repeat = false;
+  c.bands = PointBands(in, [&](const ChartPoint& p) {
+    Slot p50, p95;
+    p50.what = PointName(p) + " TTFT p50";
+    p95.what = PointName(p) + " TTFT p95";
+    p50.bars.push_back({0, 0, p.ttft_p50_s, p50.what});
+    p95.bars.push_back({1, 0, p.ttft_p95_s, p95.what});
+    p50.dots = p.ttft_p50_repeats;
+    any_repeat |= !p50.dots.empty();
+    return std::vector<Slot>{p50, p95};
+  });
+  c.dots_legend = any_repeat ? "TTFT p50 of one repeat" : "";
+  c.emphasis_legend = "baseline";
+  return RenderBandChart(c);
+}
+
+// A point is Pareto-optimal when no other has at least its throughput and at
+// most its TTFT p50, and is better in one of them.
+bool Dominated(const ChartPoint& p, const std::vector<ChartPoint>& all) {
+  for (const ChartPoint& q : all) {
+    const bool no_worse = q.input_tps >= p.input_tps && q.ttft_p50_s <= p.ttft_p50_s;
+    const bool better = q.input_tps > p.input_tps || q.ttft_p50_s < p.ttft_p50_s;
+    if (no_worse && better) return true;
+  }
+  return false;
+}
+
+std::string TradeoffChart(const ChartInputs& in, LayoutColors& colors) {
+  ScatterChart c;
+  c.id = kFigureTradeoff;
+  c.title = in.measured ? "Throughput against TTFT p50, every point (medians of the repeats)"
+                        : "Predicted throughput against TTFT p50, every point";
+  c.x_label = "TTFT p50 (s)";
+  c.y_label = "input TPS (tokens/s)";
+  const std::vector<int> levels = Concurrencies(in);
+  for (int level : levels) c.shapes.push_back(fmt::format("C = {}", level));
+  for (const ChartPoint& p : in.points) {
+    ScatterPoint s;
+    s.x = p.ttft_p50_s;
+    s.y = p.input_tps;
+    s.series = static_cast<int>(colors.Index(p.layout));
+    s.shape =
+        static_cast<int>(std::find(levels.begin(), levels.end(), p.concurrency) - levels.begin());
+    s.emphasized = !Dominated(p, in.points);
+    s.what = PointName(p);
+    c.points.push_back(s);
+  }
+  c.series = colors.AsSeries();
+  c.emphasis_legend = "Pareto-optimal (no point has more TPS at a lower TTFT)";
+  return RenderScatterChart(c);
+}
+
+std::string MemoryChart(const ChartInputs& in) {
+  BandChart c;
+  c.id = kFigureMemory;
+  c.title = in.measured ? "Peak GPU memory per layout and PP stage"
+                        : "Predicted peak GPU memory per layout and PP stage";
+  c.x_label = "layout (PP / TP / EP); one bar per PP stage, stage 0 first";
+  c.y_label = "GPU memory (MiB)";
+  c.value_decimals = 0;
+  c.series = {{"peak used on the stage's GPUs", PaletteColor(0)},
+              {"peak used (no per-stage data)", PaletteColor(4)}};
+  for (const ChartMemory& m : in.memory) {
+    Band b;
+    b.label = Short(m.layout) + (m.imported ? " imp" : "");
+    const bool per_stage =
+        !m.imported && m.stage_peak_mib.size() == static_cast<size_t>(m.layout.pp);
+    for (size_t s = 0; s < m.stage_peak_mib.size(); ++s) {
+      Slot slot;
+      slot.what = per_stage ? fmt::format("{} stage {}", m.layout.Label(), s)
+                            : m.layout.Label() + (m.imported ? " (imported)" : "");
+      slot.bars.push_back({per_stage ? 0 : 1, 0, m.stage_peak_mib[s], slot.what + " peak"});
+      b.slots.push_back(std::move(slot));
+    }
+    c.bands.push_back(std::move(b));
+  }
+  if (in.gpu_total_mib) {
+    c.lines.push_back({*in.gpu_total_mib, "GPU total", "#111"});
+    if (in.min_headroom_mib > 0)
+      c.lines.push_back({*in.gpu_total_mib - in.min_headroom_mib,
+                         "GPU total minus the decision's minimum headroom", "#D55E00"});
+  }
+  return RenderBandChart(c);
+}
+
+std::string BreakdownChart(const RunPrediction& prediction) {
+  BandChart c;
+  c.id = kFigureBreakdown;
+  c.title = "Predicted time per pipeline stage (share of the sample window)";
+  c.x_label = "concurrency C, grouped by layout; one stacked bar per PP stage, stage 0 first";
+  c.y_label = "share of the window (%)";
+  c.value_decimals = 1;
+  c.series = {{"compute", PaletteColor(0)},
+              {"exposed TP communication", PaletteColor(1)},
+              {"pipeline transfer", PaletteColor(2)},
+              {"kernel gaps", PaletteColor(4)},
+              {"bubble (idle)", "#c8c8c8"}};
+  for (const PredictedPoint& p : prediction.points) {
+    Band b;
+    b.label = fmt::format("C={}", p.concurrency);
+    b.group = p.layout.Label();
+    for (size_t s = 0; s < p.stages.size(); ++s) {
+      const predict::StageShare& sh = p.stages[s];
+      Slot slot;
+      slot.what = fmt::format("{} C={} stage {}", p.layout.Label(), p.concurrency, s);
+      double y = 0;
+      const double parts[] = {sh.compute, sh.exposed_comm, sh.transfer, sh.overhead, sh.idle};
+      for (size_t k = 0; k < 5; ++k) {
+        slot.bars.push_back(
+            {static_cast<int>(k), y, y + parts[k] * 100, slot.what + " " + c.series[k].name});
+        y += parts[k] * 100;
+      }
+      b.slots.push_back(std::move(slot));
+    }
+    c.bands.push_back(std::move(b));
+  }
+  return RenderBandChart(c);
+}
+
+}  // namespace
+
+ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPrediction& prediction) {
+  ChartInputs in;
+  in.prediction = &prediction;
+  in.min_headroom_mib = a.spec().decision.min_headroom_mib;
+  auto add = [&](const analysis::PointSummary& p) {
+    ChartPoint cp;
+    cp.layout = p.layout;
+    cp.concurrency = p.concurrency;
+    cp.input_tps = p.input_tps_median;
+    cp.ttft_p50_s = p.ttft_p50_s_median;
+    cp.ttft_p95_s = p.ttft_p95_s_median;
+    cp.baseline = p.is_baseline;
+    cp.imported = p.imported;
+    if (!p.imported) {
+      for (const analysis::SampleAnalysis& s : a.evidence.samples)
+        if (s.completed() && s.id.layout == p.layout && s.id.concurrency == p.concurrency) {
+          cp.input_tps_repeats.push_back(s.metrics.input_tps);
+          cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
+        }
+      if (const PredictedPoint* pp = prediction.Find(p.layout, p.concurrency))
+        cp.predicted_input_tps = pp->input_tps;
+    }
+    in.points.push_back(std::move(cp));
+  };
+  // The order of the result table: imported baseline rows first.
+  for (const auto& p : a.baseline_rows)
+    if (p.imported) add(p);
+  for (const auto& p : a.points) add(p);
+  for (const analysis::LayoutMemory& m : a.memory) {
+    if (!in.gpu_total_mib && m.gpu_total_mib) in.gpu_total_mib = m.gpu_total_mib;
+    ChartMemory cm;
+    cm.layout = m.layout;
+    cm.imported = m.imported;
+    for (const analysis::StagePeak& s : m.stages) cm.stage_peak_mib.push_back(s.peak_mib);
+    if (cm.stage_peak_mib.empty() && m.peak_gpu_mib) cm.stage_peak_mib.push_back(*m.peak_gpu_mib);
+    if (!cm.stage_peak_mib.empty()) in.memory.push_back(std::move(cm));
+  }
+  // Imported first, as in the memory table.
+  std::stable_partition(in.memory.begin(), in.memory.end(),
+                        [](const ChartMemory& m) { return m.imported; });
+  return in;
+}
+
+std::map<std::string, std::string> RenderCharts(const ChartInputs& in) {
+  std::map<std::string, std::string> out;
+  LayoutColors colors;
+  for (const ChartPoint& p : in.points) colors.Index(p.layout);
+  if (!in.points.empty()) {
+    out[kFigureInputTps] = InputTpsChart(in, colors);
+    out[kFigureTtft] = TtftChart(in);
+    out[kFigureTradeoff] = TradeoffChart(in, colors);
+  }
+  if (!in.memory.empty()) out[kFigureMemory] = MemoryChart(in);
+  if (in.prediction && !in.prediction->points.empty())
+    out[kFigureBreakdown] = BreakdownChart(*in.prediction);
+  return out;
+}
+
+}  // namespace ppsearch::report

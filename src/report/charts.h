@@ -1,0 +1,60 @@
+#pragma once
+// The charts of report.html and of `ppsearch simulate --html`, from the
+// numbers the tables show: input TPS per layout and concurrency (repeats as
+// dots, the median as a bar, the baseline outlined, the predicted value as a
+// diamond), TTFT p50 and p95, throughput against TTFT p50 with the
+// Pareto-optimal points ringed, peak memory per PP stage against the GPU
+// total and the decision's headroom limit, and the simulator's time
+// breakdown per stage as stacked bars.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/run.h"
+#include "report/prediction.h"
+
+namespace ppsearch::report {
+
+// Figure names (Block::Figure) and the ids of their svg elements.
+inline constexpr const char* kFigureInputTps = "input-tps";
+inline constexpr const char* kFigureTtft = "ttft";
+inline constexpr const char* kFigureTradeoff = "tradeoff";
+inline constexpr const char* kFigureMemory = "memory";
+inline constexpr const char* kFigureBreakdown = "breakdown";
+
+struct ChartPoint {
+  spec::LayoutSpec layout;
+  int concurrency = 0;
+  double input_tps = 0;  // the median of the repeats, or the prediction
+  double ttft_p50_s = 0;
+  double ttft_p95_s = 0;
+  std::vector<double> input_tps_repeats;  // measured samples; empty for a prediction
+  std::vector<double> ttft_p50_repeats;
+  std::optional<double> predicted_input_tps;
+  bool baseline = false;
+  bool imported = false;
+};
+
+struct ChartMemory {
+  spec::LayoutSpec layout;
+  std::vector<double> stage_peak_mib;  // by pp_rank; one entry (the peak) without a rank map
+  bool imported = false;
+};
+
+struct ChartInputs {
+  bool measured = true;  // false: every value is a prediction (simulate)
+  std::vector<ChartPoint> points;
+  std::vector<ChartMemory> memory;
+  std::optional<double> gpu_total_mib;
+  double min_headroom_mib = 0;
+  const RunPrediction* prediction = nullptr;  // breakdown; null or empty: no breakdown chart
+};
+
+ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPrediction& prediction);
+
+// Figure name -> svg; a chart without data is left out.
+std::map<std::string, std::string> RenderCharts(const ChartInputs& in);
+
+}  // namespace ppsearch::report

@@ -1,0 +1,112 @@
+#include "report/simulation_page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/breakdown.h"
+#include "report/charts.h"
+#include "report/html.h"
+#include "report/result_table.h"
+#include "util/format.h"
+
+namespace ppsearch::report {
+namespace {
+
+Section Results(const spec::Spec& spec, const SimulationPage& page) {
+  std::vector<ResultRow> rows;
+  for (const auto& p : page.points)
+    rows.push_back({p.layout, p.concurrency, p.metrics.input_tps, p.metrics.ttft_s.p50,
+                    p.metrics.ttft_s.p95, p.memory.peak_mib_max});
+  return {
+      "Results",
+      {Block::Paragraph(fmt::format(
+           "One simulated sample per point, without repeat noise; deltas are against {} at "
+           "the same concurrency.",
+           spec.baseline.layout ? spec.baseline.layout->Label() : std::string("no baseline"))),
+       Block::TableBlock(ResultTable(rows, rows, spec.baseline.layout)),
+       Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff)}};
+}
+
+Section Memory(const SimulationPage& page) {
+  Table t;
+  t.header = {"PP / TP / EP", "Peak GPU memory MiB", "GPU total MiB", "Remaining MiB",
+              "Stage spread MiB"};
+  t.left = {true, false, false, false, false};
+  std::vector<spec::LayoutSpec> seen;
+  for (const auto& p : page.points) {
+    if (std::find(seen.begin(), seen.end(), p.layout) != seen.end()) continue;
+    seen.push_back(p.layout);
+    t.rows.push_back({LayoutCell(p.layout), FormatNumber(p.memory.peak_mib_max, 0),
+                      FormatNumber(page.gpu_total_mib, 0),
+                      FormatNumber(page.gpu_total_mib - p.memory.peak_mib_max, 0),
+                      FormatNumber(p.memory.peak_spread_mib, 0)});
+  }
+  return {"Memory",
+          {Block::Paragraph("The memory model's peak per GPU (weights, KV pool, activations and "
+                            "runtime) at each PP stage; remaining is the GPU total minus the "
+                            "highest stage peak."),
+           Block::TableBlock(std::move(t)), Block::Figure(kFigureMemory)}};
+}
+
+std::optional<Section> CapCheck(const SimulationPage& page) {
+  Table t;
+  t.header = {"PP / TP / EP", "C", "Default cap", "Input TPS", "Input TPS with cap 1", "Change"};
+  t.left = {true, false, false, false, false, false};
+  for (size_t i = 0; i < page.points.size() && i < page.cap1_input_tps.size(); ++i) {
+    const auto& p = page.points[i];
+    const double cap1 = page.cap1_input_tps[i];
+    if (cap1 <= 0) continue;
+    t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency),
+                      std::to_string(p.sim.pp_max_micro_batch_size),
+                      FormatNumber(p.metrics.input_tps, 2), FormatNumber(cap1, 2),
+                      FormatSignedPercent(cap1 / p.metrics.input_tps - 1)});
+  }
+  if (t.rows.empty()) return std::nullopt;
+  return Section{"pp-max-micro-batch-size = 1",
+                 {Block::Paragraph("Every PP > 1 point simulated again with "
+                                   "`--pp-max-micro-batch-size 1` (the older tests' flag) against "
+                                   "SGLang's default cap, for this workload."),
+                  Block::TableBlock(std::move(t))}};
+}
+
+}  // namespace
+
+std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& page) {
+  RunPrediction prediction;
+  for (const auto& p : page.points) prediction.points.push_back(FromPointPrediction(p));
+  prediction.note = "Predicted by the simulator (calibration: " + page.calibration_source + ")";
+
+  Document doc;
+  doc.title = "ppsearch simulate: " + spec.experiment.name + " (predicted)";
+  doc.intro.push_back(Block::Paragraph(
+      fmt::format("Spec `{}`: {}. Every number on this page was **predicted by the simulator** "
+                  "(calibration: {}); nothing was measured.",
+                  page.spec_path, page.setup, page.calibration_source)));
+  doc.sections.push_back(Results(spec, page));
+  doc.sections.push_back(Memory(page));
+  doc.sections.push_back(PredictionSection(prediction, {}));
+  if (std::optional<Section> s = CapCheck(page)) doc.sections.push_back(std::move(*s));
+
+  ChartInputs in;
+  in.measured = false;
+  in.prediction = &prediction;
+  in.gpu_total_mib = page.gpu_total_mib;
+  in.min_headroom_mib = spec.decision.min_headroom_mib;
+  for (const PredictedPoint& p : prediction.points) {
+    ChartPoint cp;
+    cp.layout = p.layout;
+    cp.concurrency = p.concurrency;
+    cp.input_tps = p.input_tps;
+    cp.ttft_p50_s = p.ttft_p50_s;
+    cp.ttft_p95_s = p.ttft_p95_s;
+    cp.baseline = spec.baseline.layout && p.layout == *spec.baseline.layout;
+    in.points.push_back(cp);
+    if (std::none_of(in.memory.begin(), in.memory.end(),
+                     [&](const ChartMemory& m) { return m.layout == p.layout; }))
+      in.memory.push_back({p.layout, p.stage_peak_mib, false});
+  }
+  return RenderHtml(doc, RenderCharts(in));
+}
+
+}  // namespace ppsearch::report
