@@ -4,6 +4,7 @@
 #include "evidence/evidence.h"
 #include "report/evidence_tables.h"
 #include "report/markdown.h"
+#include "report/profile_evidence.h"
 #include "util/files.h"
 #include "util/json_text.h"
 
@@ -12,7 +13,8 @@ namespace ppsearch::report {
 Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(run_dir));
   ReportOutcome out;
-  out.markdown = RenderReportMarkdown(a);
+  PPS_ASSIGN_OR_RETURN(std::vector<std::string> profile_lines, ProfileEvidenceLines(run_dir));
+  out.markdown = RenderReportMarkdown(a, profile_lines);
   out.summary = SummaryJson(a);
   out.decision = a.decision;
   out.warnings = a.comparability;

@@ -215,7 +215,8 @@ void RenderReproduce(const analysis::RunAnalysis& a, std::string& out) {
 
 }  // namespace
 
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a) {
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const std::vector<std::string>& profile_lines) {
   std::string out;
   RenderHeader(a, out);
   RenderResults(a, out);
@@ -229,6 +230,13 @@ std::string RenderReportMarkdown(const analysis::RunAnalysis& a) {
         "From the planner's rank map (two TP all-reduces per layer plus the embedding's; "
         "moe-a2a-backend none).\n\n";
     Bullets(comm, out);
+  }
+  if (!profile_lines.empty()) {
+    out += "\n## Profile evidence\n\n";
+    out +=
+        "Nsight Systems analyses (`ppsearch nsys`) of the profiled samples, each beside the "
+        "simulator's breakdown of the same layout.\n\n";
+    Bullets(profile_lines, out);
   }
   RenderDecision(a, out);
   RenderBaseline(a, out);

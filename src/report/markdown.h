@@ -11,7 +11,9 @@
 
 namespace ppsearch::report {
 
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a);
+// `profile_lines`: the "Profile evidence" section (report/profile_evidence.h).
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const std::vector<std::string>& profile_lines = {});
 
 // Sections, one sentence per line (no leading "- "), exposed for tests.
 std::vector<std::string> CheckLines(const analysis::RunAnalysis& a);

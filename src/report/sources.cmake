@@ -5,4 +5,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/evidence_tables.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
+  src/report/profile_evidence.cc
   src/report/result_table.cc)
