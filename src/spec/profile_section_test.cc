@@ -32,17 +32,20 @@ TEST(ProfileSection, DefaultsAndValues) {
 
 TEST(ProfileSection, ErrorsNameTheKey) {
   EXPECT_EQ(WithProfile("window = \"prefill\"\n").error().message,
-            "/s/spec.toml:16:10: profile.window: expected \"forward\" or \"nvtx:REGEX\", got "
+            "/s/spec.toml:16:10: key 'profile.window': expected \"forward\" or \"nvtx:REGEX\", got "
             "\"prefill\"");
-  EXPECT_EQ(WithProfile("file = \"a.sqlite\"\nlayout = \"pp4-tp2-ep1\"\n").error().message,
-            "/s/spec.toml:17:10: profile.layout: no layout \"pp4-tp2-ep1\" in the sweep (layouts: "
-            "pp1-tp8-ep1, pp2-tp4-ep1)");
-  EXPECT_EQ(WithProfile("nsys = true\nfile = \"a.sqlite\"\n").error().message,
-            "/s/spec.toml:17:8: profile.file: give either nsys = true (profile every sample) or "
-            "file (attach an existing export), not both");
-  EXPECT_EQ(WithProfile("output_dir = \"rel\"\n").error().message,
-            "/s/spec.toml:16:14: profile.output_dir: expected an absolute directory on every node, "
-            "got \"rel\"");
+  EXPECT_EQ(
+      WithProfile("file = \"a.sqlite\"\nlayout = \"pp4-tp2-ep1\"\n").error().message,
+      "/s/spec.toml:17:10: key 'profile.layout': no layout \"pp4-tp2-ep1\" in the sweep (layouts: "
+      "pp1-tp8-ep1, pp2-tp4-ep1)");
+  EXPECT_EQ(
+      WithProfile("nsys = true\nfile = \"a.sqlite\"\n").error().message,
+      "/s/spec.toml:17:8: key 'profile.file': give either nsys = true (profile every sample) or "
+      "file (attach an existing export), not both");
+  EXPECT_EQ(
+      WithProfile("output_dir = \"rel\"\n").error().message,
+      "/s/spec.toml:16:14: key 'profile.output_dir': expected an absolute directory on every node, "
+      "got \"rel\"");
 }
 
 }  // namespace
