@@ -21,6 +21,7 @@
 #include "launch/launcher.h"
 #include "report/build_report.h"
 #include "run/commands.h"
+#include "run/nsys_profile.h"
 #include "run/redact.h"
 #include "run/runner.h"
 #include "run/sglang_engine.h"
@@ -219,6 +220,10 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   } else {
     engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
   }
+  if (in->spec.profile.enabled())
+    ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
+      return run::PredictedBreakdownJson(ctx, in->spec, in->model, in->hardware, calibration);
+    };
   ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, OnRunStopSignal);
   std::signal(SIGTERM, OnRunStopSignal);

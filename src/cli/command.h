@@ -31,6 +31,7 @@ void AddModelCommand(CLI::App& app, int& exit_code);
 void AddSimulateCommand(CLI::App& app, int& exit_code);
 void AddRunCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
+void AddNsysCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
 void AddServeSimCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);

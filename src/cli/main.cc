@@ -24,6 +24,7 @@ constexpr CommandEntry kCommands[] = {
     {"simulate", ppsearch::cli::AddSimulateCommand},
     {"run", ppsearch::cli::AddRunCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
+    {"nsys", ppsearch::cli::AddNsysCommand},
     {"report", ppsearch::cli::AddReportCommand},
     {"serve-sim", ppsearch::cli::AddServeSimCommand},
     {"bench", ppsearch::cli::AddBenchCommand},

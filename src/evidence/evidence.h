@@ -13,6 +13,9 @@
 //   raw/<sample>.jsonl        per-request records
 //   gpu/<sample>/<host>.csv   nvidia-smi CSV after the sample, per node
 //   service/<sample>/<host>.log  server log of the sample, per node
+//   profile/<sample>/<name>.json  Nsight Systems analysis (ppsearch nsys) per
+//                             node or given export, and predicted.json, the
+//                             simulator's breakdown of the same layout
 //   results.csv, summary.csv, summary.json, report.md   derived (ppsearch report)
 //
 // Sample ids look like "pp2-tp16-ep4_c8_r1" (repeat numbers start at 1).
@@ -60,6 +63,10 @@ struct RunPaths {
   std::string service(const SampleId& s, const std::string& host) const {
     return root + "/service/" + s.str() + "/" + SafePathComponent(host) + ".log";
   }
+  std::string profile(const SampleId& s, const std::string& name) const {
+    return root + "/profile/" + s.str() + "/" + SafePathComponent(name) + ".json";
+  }
+  std::string profile_dir() const { return root + "/profile"; }
   // A real server's output while it runs; moved into service/ when the sample ends.
   std::string live_log(const SampleId& s, const std::string& host) const {
     return root + "/live/" + s.str() + "/" + SafePathComponent(host) + ".log";

@@ -6,6 +6,7 @@
 #include "report/evidence_tables.h"
 #include "report/html.h"
 #include "report/markdown.h"
+#include "report/profile_evidence.h"
 #include "util/files.h"
 #include "util/json_text.h"
 
@@ -14,8 +15,9 @@ namespace ppsearch::report {
 Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(run_dir));
   ReportOutcome out;
+  PPS_ASSIGN_OR_RETURN(std::vector<std::string> profile_lines, ProfileEvidenceLines(run_dir));
   const RunPrediction prediction = PredictRun(a);
-  const Document doc = ReportDocument(a, prediction);
+  const Document doc = ReportDocument(a, prediction, profile_lines);
   out.markdown = RenderMarkdown(doc);
   out.html = RenderHtml(doc, RenderCharts(ChartInputsFromRun(a, prediction)));
   out.summary = SummaryJson(a);

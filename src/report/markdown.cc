@@ -185,7 +185,8 @@ Section Reproduce(const analysis::RunAnalysis& a) {
 
 }  // namespace
 
-Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction) {
+Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
+                        const std::vector<std::string>& profile_lines) {
   Document doc;
   doc.title =
       "ppsearch report: " + a.evidence.run_id + (a.evidence.simulated ? " (simulated)" : "");
@@ -200,6 +201,12 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
          {Block::Paragraph("From the planner's rank map (two TP all-reduces per layer plus the "
                            "embedding's; moe-a2a-backend none)."),
           Block::Bullets(comm)}});
+  if (!profile_lines.empty())
+    doc.sections.push_back(
+        {"Profile evidence",
+         {Block::Paragraph("Nsight Systems analyses (`ppsearch nsys`) of the profiled samples, "
+                           "each beside the simulator's breakdown of the same layout."),
+          Block::Bullets(profile_lines)}});
   doc.sections.push_back(PredictionSection(prediction, a.points));
   doc.sections.push_back(Decision(a));
   if (std::optional<Section> s = Baseline(a)) doc.sections.push_back(std::move(*s));
@@ -209,8 +216,9 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
   return doc;
 }
 
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a) {
-  return RenderMarkdown(ReportDocument(a, PredictRun(a)));
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const std::vector<std::string>& profile_lines) {
+  return RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines));
 }
 
 }  // namespace ppsearch::report

@@ -15,10 +15,13 @@
 
 namespace ppsearch::report {
 
-Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction);
+// `profile_lines`: the "Profile evidence" section (report/profile_evidence.h).
+Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
+                        const std::vector<std::string>& profile_lines = {});
 
-// RenderMarkdown(ReportDocument(a, PredictRun(a))).
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a);
+// RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines)).
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const std::vector<std::string>& profile_lines = {});
 
 // Sections, one sentence per line (no leading "- "), exposed for tests.
 std::vector<std::string> CheckLines(const analysis::RunAnalysis& a);

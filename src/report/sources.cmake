@@ -10,6 +10,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/markdown.cc
   src/report/markdown_checks.cc
   src/report/prediction.cc
+  src/report/profile_evidence.cc
   src/report/result_table.cc
   src/report/simulation_page.cc
   src/report/svg_chart.cc)

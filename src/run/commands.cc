@@ -4,6 +4,7 @@
 
 #include "launch/launchers.h"
 #include "launch/process.h"
+#include "run/nsys_profile.h"
 #include "util/files.h"
 
 namespace ppsearch::run {
@@ -36,8 +37,10 @@ std::string HostPort(const std::string& address, int port) {
 }
 
 std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch::EnvList& env,
-                                        const std::string& name) {
+                                        const std::string& name, const std::string& profile_dir) {
   const std::string mount = e.model_path + ":" + e.model_path;
+  // A profiled server writes its report where the host's export step finds it.
+  const std::string profile_mount = profile_dir.empty() ? "" : profile_dir + ":" + profile_dir;
   std::vector<std::string> w;
   if (e.container == "docker" || e.container == "podman") {
     w = {e.container, "run", "--rm", "--name", name, "--network", "host", "--ipc", "host"};
@@ -47,13 +50,16 @@ std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch:
       w.insert(w.end(), {"--device", "nvidia.com/gpu=all"});
     }
     w.insert(w.end(), {"--shm-size", "32g", "-v", mount});
+    if (!profile_mount.empty()) w.insert(w.end(), {"-v", profile_mount});
     // Values stay in the client's environment (set by the launcher), out of argv.
     for (const auto& [k, v] : env) w.insert(w.end(), {"-e", k});
   } else if (e.container == "apptainer") {
     w = {"apptainer", "exec", "--nv", "--bind", mount};
+    if (!profile_mount.empty()) w.insert(w.end(), {"--bind", profile_mount});
     for (const auto& [k, v] : env) w.insert(w.end(), {"--env", k + "=" + v});
   } else {  // enroot
     w = {"enroot", "start", "--rw", "--mount", mount};
+    if (!profile_mount.empty()) w.insert(w.end(), {"--mount", profile_mount});
     for (const auto& [k, v] : env) w.insert(w.end(), {"--env", k});
   }
   w.insert(w.end(), e.container_args.begin(), e.container_args.end());
@@ -132,13 +138,18 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   server.insert(server.end(), {"--host", spec.cluster.Address(node), "--port",
                                std::to_string(spec.cluster.ServerPort(node))});
   for (const auto& w : EngineArgWords(e)) server.push_back(Fill(w, vars));
+  if (spec.profile.nsys) {
+    std::vector<std::string> profiled =
+        NsysProfileWords(spec.profile, NsysReportBase(spec, sample, node));
+    server.insert(server.begin(), profiled.begin(), profiled.end());
+  }
   if (e.image.empty()) {
     c.argv = server;
     return c;
   }
   // The container's name, so what outlives a killed client can be removed.
   const std::string name = "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name;
-  c.argv = ContainerWords(e, c.env, name);
+  c.argv = ContainerWords(e, c.env, name, spec.profile.nsys ? spec.profile.output_dir : "");
   c.argv.insert(c.argv.end(), server.begin(), server.end());
   if (e.container == "docker" || e.container == "podman")
     c.cleanup = {e.container, "rm", "-f", name};

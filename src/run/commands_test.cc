@@ -4,6 +4,7 @@
 
 #include "launch/launchers.h"
 #include "launch/process.h"
+#include "run/nsys_profile.h"
 #include "run/redact.h"
 #include "spec/spec_parser.h"
 
@@ -139,6 +140,38 @@ TEST(Redactor, AResumedRunTakesRedactedValuesFromTheEnvironment) {
   ASSERT_TRUE(RestoreSecrets(s).ok());
   EXPECT_EQ(s.engine.env[0].second, "tok");
   ::unsetenv("PPS_TEST_TOKEN");
+}
+
+}  // namespace
+}  // namespace ppsearch::run
+
+namespace ppsearch::run {
+namespace {
+
+TEST(ServerCommand, ProfiledServersRunUnderNsysWithTheReportMounted) {
+  spec::Spec s = Parse("", "", "[profile]\nnsys = true\noutput_dir = \"/scratch/nsys\"");
+  NodeCommand c = ServerCommand(s, kSample, 1);
+  EXPECT_EQ(launch::ShellJoin(c.argv).rfind(
+                "nsys profile --trace=cuda,nvtx --trace-fork-before-exec=true "
+                "--cuda-graph-trace=node --force-overwrite=true "
+                "--output=/scratch/nsys/pp2-tp4-ep2_c8_r1-n1 python3 -m sglang.launch_server ",
+                0),
+            0u)
+      << launch::ShellJoin(c.argv);
+  spec::Spec image = Parse("image = \"sglang:dev\"", "", "[profile]\nnsys = true");
+  const std::string in_image = launch::ShellJoin(ServerCommand(image, kSample, 0).argv);
+  EXPECT_NE(in_image.find("-v /tmp/ppsearch-nsys:/tmp/ppsearch-nsys"), std::string::npos)
+      << in_image;
+  EXPECT_NE(in_image.find("sglang:dev nsys profile "), std::string::npos) << in_image;
+  EXPECT_EQ(launch::ShellJoin(NsysExportArgv(s.profile, "/scratch/nsys/x")),
+            "nsys export --type=sqlite --force-overwrite=true --output=/scratch/nsys/x.sqlite "
+            "/scratch/nsys/x.nsys-rep");
+}
+
+TEST(ServerCommand, UnprofiledServersRunBare) {
+  spec::Spec s = Parse("", "", "[profile]\nfile = \"p.sqlite\"");
+  EXPECT_EQ(ServerCommand(s, kSample, 0).argv.front(), "python3");
+  EXPECT_EQ(s.profile.file, "/s/p.sqlite");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "analysis/baseline.h"
 #include "ppsearch_version.h"
 #include "run/commands.h"
+#include "run/nsys_profile.h"
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "run/verdict.h"
@@ -84,10 +85,29 @@ Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id
       PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
   }
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.raw(id), evidence::RecordsToJsonl(out.records)));
+  for (const auto& p : out.profiles)
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.profile(id, p.name), p.analysis.dump(2) + "\n"));
   // The bench summary is written last: its presence means the sample's files are whole.
   return WriteFileAtomic(
       paths.bench(id),
       out.bench.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// The export the spec names ([profile] file), analysed once, for the
+// samples of its layout; then the simulator's breakdown beside any profile.
+Status AttachProfiles(const RunOptions& o, const spec::Spec& spec, const SampleContext& ctx,
+                      std::optional<nlohmann::json>& file_analysis, SampleOutput& out) {
+  const spec::ProfileSpec& p = spec.profile;
+  const std::string sample = ctx.id.str();
+  if (!p.file.empty() && (p.layout.empty() || sample.substr(0, sample.find('_')) == p.layout)) {
+    if (!file_analysis) {
+      PPS_ASSIGN_OR_RETURN(file_analysis, AnalyseExportFile(p, *ctx.plan));
+    }
+    out.profiles.push_back({"file", *file_analysis});
+  }
+  if (!out.profiles.empty() && o.predicted_breakdown)
+    out.profiles.push_back({"predicted", o.predicted_breakdown(ctx)});
+  return Status::Ok();
 }
 
 // Before a resumed run does anything: stop the servers an earlier process
@@ -266,6 +286,8 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
 
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;
+  // [profile] file: one export, analysed on first use, for every sample of its layout.
+  std::optional<nlohmann::json> file_analysis;
   for (size_t i = 0; i < samples.size(); ++i) {
     const evidence::SampleId& id = samples[i];
     if (done.count(id.str())) {
@@ -300,6 +322,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
                                                    {{"error", out.error().message}}));
       continue;
     }
+    PPS_RETURN_IF_ERROR(AttachProfiles(o, spec, ctx, file_analysis, *out));
     PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out));
     const Verdict v = DecideVerdict(spec, id, *out);
     if (v.name != kVerdictOk) ++outcome.not_ok;

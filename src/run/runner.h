@@ -30,6 +30,9 @@ struct RunOptions {
   // process left running through it. nullptr for the simulated engine.
   launch::Launcher* launcher = nullptr;
   std::function<void(const std::string&)> notice;  // one line for the user (stderr)
+  // The simulator's time breakdown of a sample's layout, written beside its
+  // profile evidence (profile/<sample>/predicted.json); unset: none.
+  std::function<nlohmann::json(const SampleContext&)> predicted_breakdown;
 };
 
 struct RunProgress {

@@ -38,9 +38,17 @@ inline constexpr const char* kVerdictDied = "engine_died";
 inline constexpr const char* kVerdictTimeout = "timeout";
 inline constexpr const char* kVerdictPreflight = "preflight_failed";
 
+// One Nsight Systems analysis of a sample (nsys/analysis_json.h's JSON):
+// per node for a profiled real server, or of the export the spec names.
+struct ProfileEvidence {
+  std::string name;  // the host, or "file"
+  nlohmann::json analysis;
+};
+
 struct SampleOutput {
   std::vector<workload::RequestRecord> records;
   std::vector<NodeEvidence> nodes;
+  std::vector<ProfileEvidence> profiles;
   nlohmann::json bench;  // per-sample benchmark summary
   std::string verdict = kVerdictOk;
   std::string detail;  // a sentence: what went wrong, on which node

@@ -9,6 +9,7 @@
 #include "launch/net.h"
 #include "run/commands.h"
 #include "run/node_gpus.h"
+#include "run/nsys_profile.h"
 
 namespace ppsearch::run {
 namespace {
@@ -138,6 +139,7 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
       return out;
     }
     Status st = group_->Start(ctx.id, ctx.run_id);
+    server_sample_ = ctx.id;
     if (st.ok()) st = group_->WaitReady();
     if (!st.ok()) {
       SetVerdict(out, kVerdictFailedToStart, st.error().message);
@@ -197,6 +199,10 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
     const std::string held = WaitMemoryReleased();
     if (!held.empty()) SetVerdict(out, kVerdictTimeout, held);
+    // nsys writes its report when the profiled server exits; a reused
+    // server's report covers every sample it served.
+    if (spec_.profile.nsys && server_sample_)
+      out.profiles = CollectNsysProfiles(launcher_, spec_, *ctx.plan, *server_sample_);
   }
   CollectLogs(log_from, out);
   out.bench["sample_wall_s"] = std::chrono::duration<double>(Clock::now() - started).count();

@@ -52,6 +52,7 @@ class SglangSampleEngine : public SampleEngine {
   launch::Launcher& launcher_;
   std::optional<ServerGroup> group_;
   std::optional<evidence::RunPaths> paths_;
+  std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
 };
 
 }  // namespace ppsearch::run

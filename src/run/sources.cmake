@@ -3,6 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/run/commands.cc
   src/run/node_gpus.cc
+  src/run/nsys_profile.cc
   src/run/redact.cc
   src/run/runner.cc
   src/run/server_group.cc

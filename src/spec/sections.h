@@ -24,6 +24,9 @@ Status ReadDecision(const TableReader& section, DecisionSpec* out);
 // `sweep` holds the samples an inject entry may name.
 Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out);
 Status ReadLifecycle(const TableReader& section, LifecycleSpec* out);
+// `sweep` holds the layouts `layout` may name.
+Status ReadProfile(const TableReader& section, const std::string& base_dir, const SweepSpec& sweep,
+                   ProfileSpec* out);
 
 // {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`
 // (the tuple's position and dotted key) becomes the layout's origin.

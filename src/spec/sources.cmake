@@ -6,6 +6,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/experiment_sections.cc
   src/spec/lifecycle_section.cc
   src/spec/overrides.cc
+  src/spec/profile_section.cc
   src/spec/sim_section.cc
   src/spec/spec.cc
   src/spec/spec_parser.cc

@@ -186,6 +186,23 @@ struct LifecycleSpec {
   SourceLoc origin;
 };
 
+// [profile]: Nsight Systems evidence attached to samples (README, "Profile
+// evidence"). nsys = true wraps every node's server of the real engine in
+// `nsys profile` and analyses each node's export after the sample; `file`
+// attaches an existing export (a rehearsal, the simulated engine) instead.
+struct ProfileSpec {
+  bool nsys = false;
+  std::vector<std::string> nsys_command = {"nsys"};  // the profiler program on every node
+  std::string output_dir = "/tmp/ppsearch-nsys";     // where each node writes its report
+  std::string file;    // an existing SQLite export, resolved absolute; empty: none
+  std::string layout;  // the layout `file` profiled ("pp1-tp32-ep4"); empty: every layout
+  std::string window = "forward";  // forward | nvtx:REGEX (as `ppsearch nsys --window`)
+  int gap_us = 1000;               // forward windows: idle gap that ends a pass
+  SourceLoc origin;
+
+  bool enabled() const { return nsys || !file.empty(); }
+};
+
 struct ExperimentSpec {
   std::string name;
   std::string results_dir = "results";  // resolved relative to the spec file
@@ -204,6 +221,7 @@ struct Spec {
   DecisionSpec decision;
   LifecycleSpec lifecycle;
   SimSpec sim;
+  ProfileSpec profile;
   // Where every key and array element was written, by dotted path
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
   // for checks that need to point at a value the structs above hold bare.

@@ -63,13 +63,14 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   spec.base_dir = base_dir;
   TableReader root(source, root_table, "");
   PPS_RETURN_IF_ERROR(root.CheckKeys({"experiment", "cluster", "engine", "sweep", "workload",
-                                      "baseline", "decision", "lifecycle", "sim"}));
+                                      "baseline", "decision", "lifecycle", "sim", "profile"}));
   // Sections without a table keep a file-level origin so messages still name the file.
   SourceLoc file_only;
   file_only.file = source.path();
   spec.baseline.origin = file_only;
   spec.decision.origin = file_only;
   spec.lifecycle.origin = file_only;
+  spec.profile.origin = file_only;
 
   PPS_RETURN_IF_ERROR(ReadSection(root, "experiment", Need::kRequired, [&](const TableReader& t) {
     return ReadExperiment(t, base_dir, &spec.experiment);
@@ -97,6 +98,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional, [&](const TableReader& t) {
     return ReadSim(t, spec.sweep, &spec.sim);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "profile", Need::kOptional, [&](const TableReader& t) {
+    return ReadProfile(t, base_dir, spec.sweep, &spec.profile);
   }));
   RecordOrigins(source, root_table, "", &spec.origins);
   return spec;

@@ -1,0 +1,88 @@
+// ppsearch nsys PROFILE.sqlite... [--json] [--window nvtx:REGEX|forward]:
+// the exposed-communication share of Nsight Systems exports, per GPU and
+// window, with collectives by kind; writes nsys_analysis.json, which
+// `ppsearch calibrate --profile-summary` reads.
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <optional>
+#include <regex>
+
+#include "cli/command.h"
+#include "nsys/analysis_json.h"
+#include "nsys/analyze.h"
+#include "util/files.h"
+
+namespace ppsearch::cli {
+namespace {
+
+struct NsysOptions {
+  std::vector<std::string> profiles;
+  bool json = false;
+  std::string window = "forward";
+  int64_t gap_us = 1000;
+  std::string layout;  // "PP/TP/EP"
+  int tp_span_nodes = 0;
+  std::string output = "nsys_analysis.json";
+};
+
+Result<nsys::ProfileContext> ContextFrom(const NsysOptions& o) {
+  nsys::ProfileContext c;
+  if (!o.layout.empty()) {
+    std::smatch m;
+    static const std::regex kLayout(R"((\d+)/(\d+)/(\d+))");
+    if (!std::regex_match(o.layout, m, kLayout))
+      return MakeError("--layout '" + o.layout + "': expected PP/TP/EP, e.g. 1/32/4");
+    c.pp = std::stoi(m[1]);
+    c.tp = std::stoi(m[2]);
+    c.ep = std::stoi(m[3]);
+  }
+  if (o.tp_span_nodes > 0) c.tp_span_nodes = o.tp_span_nodes;
+  return c;
+}
+
+void RunNsys(const NsysOptions& opts, int& exit_code) {
+  Result<nsys::ProfileContext> context = ContextFrom(opts);
+  if (!context.ok()) return ReportError(context.error(), exit_code);
+  Result<nsys::WindowChoice> window = nsys::ParseWindowChoice(opts.window, opts.gap_us);
+  if (!window.ok()) return ReportError(window.error(), exit_code);
+  Result<nsys::ProfileAnalysis> analysis = nsys::AnalyzeProfiles(opts.profiles, *window);
+  if (!analysis.ok()) return ReportError(analysis.error(), exit_code);
+  const std::string json = nsys::AnalysisJson(*analysis, *context).dump(2) + "\n";
+  if (Status s = WriteFileAtomic(opts.output, json); !s.ok())
+    return ReportError(s.error(), exit_code);
+  if (opts.json) {
+    std::cout << json;
+    return;
+  }
+  std::cout << nsys::AnalysisTable(*analysis);
+  std::cout << "analysis written to " << opts.output << "\n";
+}
+
+}  // namespace
+
+void AddNsysCommand(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<NsysOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "nsys",
+      "Exposed-communication share of Nsight Systems SQLite exports (nsys export --type sqlite)");
+  sub->add_option("profiles", opts->profiles, "SQLite exports, one per node of the same run")
+      ->required();
+  sub->add_flag("--json", opts->json, "Print nsys_analysis.json instead of the table");
+  sub->add_option("--window", opts->window,
+                  "Analysis windows: 'forward' (busy periods between idle gaps) or "
+                  "'nvtx:REGEX' (NVTX ranges whose text matches)")
+      ->capture_default_str();
+  sub->add_option("--gap-us", opts->gap_us,
+                  "forward windows: an idle gap this long (microseconds) ends a forward pass")
+      ->capture_default_str();
+  sub->add_option("--layout", opts->layout,
+                  "The profiled layout as PP/TP/EP, recorded in the JSON");
+  sub->add_option("--tp-span-nodes", opts->tp_span_nodes,
+                  "How many nodes each TP group spans, recorded in the JSON");
+  sub->add_option("-o,--output", opts->output, "Analysis file to write")->capture_default_str();
+  sub->callback([opts, &exit_code] { RunNsys(*opts, exit_code); });
+}
+
+}  // namespace ppsearch::cli

@@ -1,0 +1,181 @@
+#include "nsys/analysis_json.h"
+
+#include <fmt/format.h>
+
+#include "util/format.h"
+
+namespace ppsearch::nsys {
+namespace {
+
+nlohmann::ordered_json DistributionJson(const Distribution& d) {
+  return {{"median", d.median}, {"min", d.min}, {"max", d.max}, {"spread", d.spread}};
+}
+
+nlohmann::ordered_json OrNull(const std::optional<int>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json WindowJson(const WindowBreakdown& w, const std::string& label) {
+  nlohmann::ordered_json j = {{"label", label},
+                              {"start_ns", w.window.start_ns},
+                              {"end_ns", w.window.end_ns},
+                              {"duration_ns", w.duration_ns()},
+                              {"exposed_ns", w.exposed_ns},
+                              {"overlapped_ns", w.overlapped_ns},
+                              {"compute_only_ns", w.compute_only_ns},
+                              {"idle_ns", w.idle_ns},
+                              {"exposed_share", w.Share(w.exposed_ns)},
+                              {"kernels", w.kernels}};
+  nlohmann::ordered_json c = nlohmann::ordered_json::object();
+  for (Collective kind : kAllCollectives) {
+    const int k = static_cast<int>(kind);
+    if (w.calls[k] > 0)
+      c[CollectiveName(kind)] = {{"calls", w.calls[k]}, {"time_ns", w.time_ns[k]}};
+  }
+  j["collectives"] = c;
+  return j;
+}
+
+nlohmann::ordered_json GpuJson(const GpuWindows& g) {
+  const ProfileSummary s = Summarize({g});
+  nlohmann::ordered_json j = {{"source", g.source},
+                              {"device_id", g.device_id},
+                              {"gpu_name", g.gpu_name},
+                              {"windows", g.windows.size()},
+                              {"exposed_share", DistributionJson(s.exposed_share)},
+                              {"overlapped_share", DistributionJson(s.overlapped_share)},
+                              {"compute_only_share", DistributionJson(s.compute_only_share)},
+                              {"idle_share", DistributionJson(s.idle_share)}};
+  nlohmann::ordered_json windows = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < g.windows.size(); ++i)
+    windows.push_back(WindowJson(g.windows[i], g.labels[i]));
+  j["per_window"] = windows;
+  return j;
+}
+
+std::string Percent(double share) { return FormatNumber(share * 100, 2); }
+
+}  // namespace
+
+nlohmann::ordered_json AnalysisJson(const ProfileAnalysis& a, const ProfileContext& context) {
+  const ProfileSummary& s = a.summary;
+  const int allreduce = static_cast<int>(Collective::kAllReduce);
+  nlohmann::ordered_json j;
+  if (context.pp && context.tp && context.ep) {
+    j["layout"] = {{"pp", *context.pp}, {"tp", *context.tp}, {"ep", *context.ep}};
+  } else {
+    j["layout"] = nullptr;
+  }
+  j["what"] = "Nsight Systems profile of the prefill, summarised by ppsearch nsys";
+  j["exposed_nccl_share_of_prefill_window_median"] = s.exposed_share.median;
+  j["allreduce_calls_in_window"] = s.calls_per_window[allreduce].median;
+  j["compute_communication_overlap"] = OverlapWords(s.comm_overlapped_fraction.median);
+  j["tp_collectives_span_nodes"] = OrNull(context.tp_span_nodes);
+  nlohmann::ordered_json window = {{"choice", a.window.Describe()}};
+  if (a.window.mode == WindowChoice::Mode::kNvtx) {
+    window["mode"] = "nvtx";
+    window["pattern"] = a.window.pattern;
+  } else {
+    window["mode"] = "forward";
+    window["gap_us"] = a.window.gap_ns / 1000;
+  }
+  j["window"] = window;
+  j["definitions"] = {
+      {"exposed", "communication kernels running while no compute kernel runs on the GPU"},
+      {"overlapped", "communication and compute kernels running at once"},
+      {"compute_only", "compute kernels and no communication kernel"},
+      {"idle", "no kernel on the GPU"},
+      {"statistics", "medians and spreads ((max - min) / median) over every window of every GPU"}};
+  nlohmann::ordered_json sources = nlohmann::ordered_json::array();
+  nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+  for (const ExportAnalysis& e : a.exports) {
+    sources.push_back({{"path", e.path},
+                       {"product_version", e.product_version},
+                       {"schema_version", e.schema_version},
+                       {"kernel_rows", e.kernel_rows},
+                       {"gpus", e.gpus.size()}});
+    for (const auto& n : e.notes) notes.push_back(n);
+  }
+  j["sources"] = sources;
+  j["gpus"] = s.gpus;
+  j["windows"] = s.windows;
+  j["window_ms"] = DistributionJson(s.window_ms);
+  j["exposed_share"] = DistributionJson(s.exposed_share);
+  j["overlapped_share"] = DistributionJson(s.overlapped_share);
+  j["compute_only_share"] = DistributionJson(s.compute_only_share);
+  j["idle_share"] = DistributionJson(s.idle_share);
+  j["communication_overlapped_fraction"] = DistributionJson(s.comm_overlapped_fraction);
+  nlohmann::ordered_json collectives = nlohmann::ordered_json::object();
+  for (Collective kind : kAllCollectives) {
+    const int k = static_cast<int>(kind);
+    if (s.total_calls[k] == 0 && kind != Collective::kAllReduce) continue;
+    collectives[CollectiveName(kind)] = {
+        {"calls_per_window", DistributionJson(s.calls_per_window[k])},
+        {"time_ms_per_window", DistributionJson(s.time_ms_per_window[k])},
+        {"calls_total", s.total_calls[k]},
+        {"time_ms_total", static_cast<double>(s.total_time_ns[k]) / 1e6}};
+  }
+  j["collectives"] = collectives;
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (const ExportAnalysis& e : a.exports)
+    for (const GpuWindows& g : e.gpus) gpus.push_back(GpuJson(g));
+  j["per_gpu"] = gpus;
+  j["notes"] = notes;
+  return j;
+}
+
+std::string AnalysisTable(const ProfileAnalysis& a) {
+  const ProfileSummary& s = a.summary;
+  std::string out;
+  for (const ExportAnalysis& e : a.exports)
+    out +=
+        fmt::format("# ppsearch nsys: {} ({} kernels{})\n", e.path, FormatThousands(e.kernel_rows),
+                    e.product_version.empty() ? "" : ", Nsight Systems " + e.product_version);
+  out +=
+      fmt::format("# windows: {}; {} windows on {} GPUs\n", a.window.Describe(), s.windows, s.gpus);
+  out += "#\n";
+  static constexpr char row[] = "{:<28} {:>7} {:>10} {:>8} {:>10} {:>8} {:>8} {:>10}\n";
+  out += fmt::format(row, "gpu", "windows", "window", "exposed", "overlapped", "compute", "idle",
+                     "AllReduce");
+  out += fmt::format(row, "", "", "(ms, p50)", "(%, p50)", "(%, p50)", "(%, p50)", "(%, p50)",
+                     "(calls)");
+  for (const ExportAnalysis& e : a.exports) {
+    for (const GpuWindows& g : e.gpus) {
+      const ProfileSummary gs = Summarize({g});
+      const std::string name =
+          fmt::format("{}{}", g.device_id, g.gpu_name.empty() ? "" : " " + g.gpu_name);
+      out += fmt::format(
+          row, name.substr(0, 28), g.windows.size(), FormatNumber(gs.window_ms.median, 3),
+          Percent(gs.exposed_share.median), Percent(gs.overlapped_share.median),
+          Percent(gs.compute_only_share.median), Percent(gs.idle_share.median),
+          FormatNumber(gs.calls_per_window[static_cast<int>(Collective::kAllReduce)].median, 1));
+    }
+  }
+  out += "#\n";
+  static constexpr char kinds[] = "{:<14} {:>12} {:>14} {:>12} {:>14}\n";
+  out += fmt::format(kinds, "collective", "calls", "time", "calls total", "time total");
+  out += fmt::format(kinds, "", "(per window)", "(ms/window)", "", "(ms)");
+  for (Collective kind : kAllCollectives) {
+    const int k = static_cast<int>(kind);
+    if (s.total_calls[k] == 0) continue;
+    out += fmt::format(kinds, CollectiveName(kind), FormatNumber(s.calls_per_window[k].median, 1),
+                       FormatNumber(s.time_ms_per_window[k].median, 3),
+                       FormatThousands(s.total_calls[k]),
+                       FormatNumber(static_cast<double>(s.total_time_ns[k]) / 1e6, 3));
+  }
+  out += "#\n";
+  out += fmt::format(
+      "# exposed communication: {}% of the window (median over {} windows, spread {}%); "
+      "overlapped {}%, compute only {}%, idle {}%\n",
+      Percent(s.exposed_share.median), s.windows, Percent(s.exposed_share.spread),
+      Percent(s.overlapped_share.median), Percent(s.compute_only_share.median),
+      Percent(s.idle_share.median));
+  out += fmt::format("# compute/communication overlap: {} ({}% of communication time overlapped)\n",
+                     OverlapWords(s.comm_overlapped_fraction.median),
+                     Percent(s.comm_overlapped_fraction.median));
+  for (const ExportAnalysis& e : a.exports)
+    for (const auto& n : e.notes) out += "# note: " + n + "\n";
+  return out;
+}
+
+}  // namespace ppsearch::nsys

@@ -1,0 +1,216 @@
+#include "nsys/analyze.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "nsys/export_reader.h"
+
+namespace ppsearch::nsys {
+namespace {
+
+constexpr const char* kNvtxPrefix = "nvtx:";
+
+struct LabelledWindow {
+  Interval span;
+  std::string label;
+};
+
+// NVTX windows per device: a range applies to the GPUs its process launched
+// kernels on, or to every GPU when that is unknown.
+struct NvtxWindows {
+  std::map<int, std::vector<LabelledWindow>> by_device;
+  std::vector<LabelledWindow> every_device;
+
+  std::vector<LabelledWindow> For(int device) const {
+    std::vector<LabelledWindow> w = every_device;
+    if (auto it = by_device.find(device); it != by_device.end())
+      w.insert(w.end(), it->second.begin(), it->second.end());
+    std::stable_sort(w.begin(), w.end(), [](const LabelledWindow& a, const LabelledWindow& b) {
+      return a.span.start_ns < b.span.start_ns;
+    });
+    return w;
+  }
+};
+
+std::string SomeNames(const std::vector<NvtxRange>& ranges) {
+  std::set<std::string> names;
+  for (const auto& r : ranges) {
+    names.insert(r.text);
+    if (names.size() == 5) break;
+  }
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out;
+}
+
+Result<NvtxWindows> ChooseNvtxWindows(const ExportReader& reader, const WindowChoice& choice,
+                                      std::vector<std::string>& notes) {
+  PPS_ASSIGN_OR_RETURN(std::vector<NvtxRange> ranges, reader.NvtxRanges());
+  if (ranges.empty())
+    return MakeError(reader.path() +
+                     ": no NVTX ranges (table NVTX_EVENTS absent or empty): profile with "
+                     "`--trace=cuda,nvtx` and annotate the prefill, or use --window forward");
+  const std::regex re(choice.pattern);
+  PPS_ASSIGN_OR_RETURN(const auto devices_of, reader.ProcessDevices());
+  NvtxWindows out;
+  int matched = 0, unattributed = 0;
+  for (const NvtxRange& r : ranges) {
+    if (!std::regex_search(r.text, re)) continue;
+    ++matched;
+    const LabelledWindow w{r.span, r.text};
+    auto it = devices_of.find(r.global_pid);
+    if (it == devices_of.end()) {
+      ++unattributed;
+      out.every_device.push_back(w);
+      continue;
+    }
+    for (int d : it->second) out.by_device[d].push_back(w);
+  }
+  if (matched == 0)
+    return MakeError(fmt::format("{}: no NVTX range matches '{}' ({} ranges, named {}{})",
+                                 reader.path(), choice.pattern, ranges.size(), SomeNames(ranges),
+                                 ranges.size() > 5 ? ", ..." : ""));
+  if (unattributed > 0)
+    notes.push_back(fmt::format(
+        "{} of {} matching NVTX ranges come from processes that launched no kernel; they "
+        "apply to every GPU",
+        unattributed, matched));
+  return out;
+}
+
+// One device's windows as the analyzer takes them.
+class DeviceSweep {
+ public:
+  virtual ~DeviceSweep() = default;
+  virtual void Add(const Kernel& k) = 0;
+  virtual GpuWindows Finish() = 0;
+};
+
+class NvtxDeviceSweep : public DeviceSweep {
+ public:
+  explicit NvtxDeviceSweep(std::vector<LabelledWindow> windows)
+      : windows_(std::move(windows)), analyzer_(Spans(windows_)) {}
+  void Add(const Kernel& k) override { analyzer_.AddKernel(k); }
+  GpuWindows Finish() override {
+    GpuWindows g;
+    g.windows = analyzer_.Finish();
+    for (const auto& w : windows_) g.labels.push_back(w.label);
+    return g;
+  }
+
+ private:
+  static std::vector<Interval> Spans(const std::vector<LabelledWindow>& w) {
+    std::vector<Interval> out;
+    for (const auto& x : w) out.push_back(x.span);
+    return out;
+  }
+  std::vector<LabelledWindow> windows_;
+  GpuWindowAnalyzer analyzer_;
+};
+
+class ForwardDeviceSweep : public DeviceSweep {
+ public:
+  explicit ForwardDeviceSweep(int64_t gap_ns) : splitter_(gap_ns) {}
+  void Add(const Kernel& k) override {
+    if (auto w = splitter_.AddKernel(k)) Keep(*w);
+  }
+  GpuWindows Finish() override {
+    if (auto w = splitter_.Finish()) Keep(*w);
+    return std::move(out_);
+  }
+
+ private:
+  void Keep(const WindowBreakdown& w) {
+    out_.windows.push_back(w);
+    out_.labels.push_back("forward");
+  }
+  ForwardWindowSplitter splitter_;
+  GpuWindows out_;
+};
+
+}  // namespace
+
+std::string WindowChoice::Describe() const {
+  if (mode == Mode::kNvtx) return kNvtxPrefix + pattern;
+  return fmt::format("forward (gap {} us)", gap_ns / 1000);
+}
+
+Result<WindowChoice> ParseWindowChoice(const std::string& text, int64_t gap_us) {
+  WindowChoice c;
+  if (gap_us <= 0)
+    return MakeError(
+        fmt::format("--gap-us: expected a positive number of microseconds, got {}", gap_us));
+  c.gap_ns = gap_us * 1000;
+  if (text == "forward") return c;
+  if (text.rfind(kNvtxPrefix, 0) != 0 || text.size() == std::string(kNvtxPrefix).size())
+    return MakeError("--window '" + text +
+                     "': expected 'forward' or 'nvtx:REGEX' (e.g. nvtx:prefill)");
+  c.mode = WindowChoice::Mode::kNvtx;
+  c.pattern = text.substr(std::string(kNvtxPrefix).size());
+  try {
+    std::regex check(c.pattern);
+  } catch (const std::regex_error& e) {
+    return MakeError("--window '" + text + "': not a valid regular expression: " + e.what());
+  }
+  return c;
+}
+
+Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice& window) {
+  PPS_ASSIGN_OR_RETURN(std::unique_ptr<ExportReader> reader, ExportReader::Open(path));
+  ExportAnalysis a;
+  a.path = path;
+  a.product_version = reader->product_version();
+  a.schema_version = reader->schema_version();
+  PPS_ASSIGN_OR_RETURN(const auto names, reader->GpuNames());
+  NvtxWindows nvtx;
+  if (window.mode == WindowChoice::Mode::kNvtx) {
+    PPS_ASSIGN_OR_RETURN(nvtx, ChooseNvtxWindows(*reader, window, a.notes));
+  }
+  std::unique_ptr<DeviceSweep> sweep;
+  int device = -1;
+  auto finish = [&] {
+    if (!sweep) return;
+    GpuWindows g = sweep->Finish();
+    g.source = path;
+    g.device_id = device;
+    if (auto it = names.find(device); it != names.end()) g.gpu_name = it->second;
+    a.gpus.push_back(std::move(g));
+  };
+  PPS_ASSIGN_OR_RETURN(a.kernel_rows, reader->ForEachKernel([&](const KernelRow& row) {
+    if (!sweep || row.device_id != device) {
+      finish();
+      device = row.device_id;
+      if (window.mode == WindowChoice::Mode::kNvtx) {
+        sweep = std::make_unique<NvtxDeviceSweep>(nvtx.For(device));
+      } else {
+        sweep = std::make_unique<ForwardDeviceSweep>(window.gap_ns);
+      }
+    }
+    sweep->Add(row.kernel);
+    return true;
+  }));
+  finish();
+  if (a.kernel_rows == 0) a.notes.push_back(path + ": the kernel table is empty");
+  return a;
+}
+
+Result<ProfileAnalysis> AnalyzeProfiles(const std::vector<std::string>& paths,
+                                        const WindowChoice& window) {
+  ProfileAnalysis p;
+  p.window = window;
+  std::vector<GpuWindows> all;
+  for (const std::string& path : paths) {
+    PPS_ASSIGN_OR_RETURN(ExportAnalysis a, AnalyzeExport(path, window));
+    all.insert(all.end(), a.gpus.begin(), a.gpus.end());
+    p.exports.push_back(std::move(a));
+  }
+  p.summary = Summarize(all);
+  return p;
+}
+
+}  // namespace ppsearch::nsys

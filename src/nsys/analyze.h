@@ -1,0 +1,43 @@
+#pragma once
+// `ppsearch nsys`'s analysis: one or more exports (one per node) read through
+// ExportReader, windows chosen, every GPU's kernels streamed through the pure
+// analyzers, then summarised.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nsys/summary.h"
+#include "util/result.h"
+
+namespace ppsearch::nsys {
+
+struct WindowChoice {
+  enum class Mode { kForward, kNvtx } mode = Mode::kForward;
+  std::string pattern;           // kNvtx: ECMAScript regex searched in the range's text
+  int64_t gap_ns = 1'000'000;    // kForward: an idle gap this long ends a forward pass
+  std::string Describe() const;  // "nvtx:prefill" or "forward (gap 1000 us)"
+};
+
+// "forward" or "nvtx:REGEX"; the regex must compile.
+Result<WindowChoice> ParseWindowChoice(const std::string& text, int64_t gap_us);
+
+struct ExportAnalysis {
+  std::string path;
+  std::string product_version, schema_version;  // "" when the export does not say
+  int64_t kernel_rows = 0;
+  std::vector<GpuWindows> gpus;  // by device id
+  std::vector<std::string> notes;
+};
+
+struct ProfileAnalysis {
+  WindowChoice window;
+  std::vector<ExportAnalysis> exports;
+  ProfileSummary summary;
+};
+
+Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice& window);
+Result<ProfileAnalysis> AnalyzeProfiles(const std::vector<std::string>& paths,
+                                        const WindowChoice& window);
+
+}  // namespace ppsearch::nsys

@@ -1,0 +1,85 @@
+#pragma once
+// Reading an Nsight Systems SQLite export (`nsys export --type sqlite`) at
+// the edge: prepared statements that stream rows, never a table in memory.
+//
+// Schema followed: Nsight Systems 2024.6.2 (META_DATA_EXPORT
+// EXPORT_SCHEMA_VERSION 3.16.1), from its `.schema` dump and the SQLite
+// Schema Reference of the Nsight Systems Analysis Guide. Columns read:
+//   CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, globalPid,
+//     shortName, demangledName)   names are StringIds(id) references
+//   StringIds(id, value)
+//   NVTX_EVENTS(start, end, eventType, text, textId, globalTid)   eventType
+//     59 NvtxPushPopRange, 60 NvtxStartEndRange (ENUM_NSYS_EVENT_TYPE); text
+//     holds an unregistered string, textId a registered one
+//   TARGET_INFO_GPU(id, name), META_DATA_EXPORT(name, value)   optional
+// Timestamps are nanoseconds on the session's one timeline, so NVTX ranges
+// (CPU) and kernels (GPU) compare directly. Serialized global ids keep the
+// process id in bits 24..47 (the exporter's own recipes compute
+// globalTid / 0x1000000 % 0x1000000), so a thread's process is its id with
+// the low 24 bits cleared.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nsys/window_analysis.h"
+#include "util/result.h"
+
+struct sqlite3;
+
+namespace ppsearch::nsys {
+
+inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+
+struct NvtxRange {
+  Interval span;
+  std::string text;
+  int64_t global_pid = -1;  // the range's process, -1 when the export does not say
+};
+
+struct KernelRow {
+  int device_id = 0;
+  int64_t global_pid = -1;
+  Kernel kernel;
+};
+
+class ExportReader {
+ public:
+  // Opens `path` read-only and checks it is an export with a kernel table.
+  static Result<std::unique_ptr<ExportReader>> Open(const std::string& path);
+  ~ExportReader();
+  ExportReader(const ExportReader&) = delete;
+  ExportReader& operator=(const ExportReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  // META_DATA_EXPORT's EXPORT_PRODUCT_VERSION / EXPORT_SCHEMA_VERSION, "" when absent.
+  const std::string& product_version() const { return product_version_; }
+  const std::string& schema_version() const { return schema_version_; }
+  // TARGET_INFO_GPU: device id -> name (empty when the table is absent).
+  Result<std::map<int, std::string>> GpuNames() const;
+  // NVTX ranges (push/pop and start/end) with a positive duration, by start;
+  // empty when the export has no NVTX_EVENTS table.
+  Result<std::vector<NvtxRange>> NvtxRanges() const;
+  // Each process's GPUs, from the kernels it launched.
+  Result<std::map<int64_t, std::vector<int>>> ProcessDevices() const;
+  // Every kernel, ordered by device then start; `on_row` returning false stops.
+  Result<int64_t> ForEachKernel(const std::function<bool(const KernelRow&)>& on_row) const;
+
+ private:
+  ExportReader(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Result<bool> HasTable(const std::string& table) const;
+  Status RequireColumns(const std::string& table, const std::vector<std::string>& columns) const;
+  // StringIds ids whose text names a communication kernel, with its kind.
+  Result<std::unordered_map<int64_t, Collective>> CommunicationNames() const;
+  Error SqlError(const std::string& what) const;
+
+  std::string path_;
+  sqlite3* db_;
+  std::string product_version_, schema_version_;
+};
+
+}  // namespace ppsearch::nsys

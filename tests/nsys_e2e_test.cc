@@ -1,0 +1,79 @@
+// `ppsearch nsys` as a user runs it: an export written with the real schema,
+// the table, --json, the analysis file calibrate reads, and named errors.
+
+#include <gmock/gmock.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "nsys/test_export.h"
+
+namespace ppsearch::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class NsysCliTest : public CliTest {
+ protected:
+  // One GPU, two prefill windows: 60% exposed AllReduce, then 40% compute.
+  std::string WriteExport() {
+    const std::string path = (dir_ / "profile.sqlite").string();
+    auto w = nsys::TestExportWriter::Create(path);
+    EXPECT_TRUE(w.ok());
+    (*w)->AddGpu(0, "NVIDIA RTX 6000D");
+    for (int i = 0; i < 2; ++i) {
+      const int64_t t0 = i * 10'000'000;
+      (*w)->AddNvtxRange(t0, t0 + 1'000'000, "prefill");
+      (*w)->AddKernel(0, 7, t0, t0 + 400'000, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n");
+      (*w)->AddKernel(0, 8, t0 + 400'000, t0 + 1'000'000,
+                      "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+    }
+    EXPECT_TRUE((*w)->Close().ok());
+    return path;
+  }
+};
+
+TEST_F(NsysCliTest, TableAndAnalysisFile) {
+  const std::string profile = WriteExport();
+  const std::string out = (dir_ / "nsys_analysis.json").string();
+  CommandResult r = Run("nsys " + profile + " --window nvtx:prefill --layout 1/32/4 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# windows: nvtx:prefill; 2 windows on 1 GPUs"));
+  EXPECT_THAT(r.out, HasSubstr("# exposed communication: 60.00% of the window"));
+  const auto j = nlohmann::json::parse(ReadText(out));
+  EXPECT_DOUBLE_EQ(j["exposed_nccl_share_of_prefill_window_median"].get<double>(), 0.6);
+  EXPECT_EQ(j["allreduce_calls_in_window"], 1.0);
+  EXPECT_EQ(j["layout"]["tp"], 32);
+}
+
+TEST_F(NsysCliTest, JsonGoesToStdout) {
+  const std::string profile = WriteExport();
+  CommandResult r =
+      Run("nsys " + profile + " --json --window forward -o " + (dir_ / "a.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["windows"], 2);
+  EXPECT_EQ(j["window"]["mode"], "forward");
+}
+
+TEST_F(NsysCliTest, ErrorsNameTheFileTableAndPattern) {
+  const std::string text = (dir_ / "notes.txt").string();
+  {
+    std::ofstream f(text);
+    f << "not a database at all, just some words in a text file\n";
+  }
+  CommandResult r = Run("nsys " + text);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(text + ": not an SQLite database"));
+  const std::string profile = WriteExport();
+  r = Run("nsys " + profile + " --window nvtx:^decode$ -o " + (dir_ / "x.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(profile + ": no NVTX range matches '^decode$' (2 ranges, named "
+                                         "'prefill')"));
+  r = Run("nsys " + profile + " --window prefill");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--window 'prefill': expected 'forward' or 'nvtx:REGEX'"));
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
