@@ -7,7 +7,7 @@ PACKAGES=(
   # build: compiler, CMake + ninja, git for the sha recorded in evidence
   build-essential cmake ninja-build pkg-config git
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  libcurl4-openssl-dev libcpp-httplib-dev
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # tests: the ssh e2e test starts an sshd; the fuzz tests need clang's libFuzzer
   openssh-server openssh-client clang libclang-rt-14-dev

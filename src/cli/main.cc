@@ -25,6 +25,7 @@ constexpr CommandEntry kCommands[] = {
     {"run", ppsearch::cli::AddRunCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
     {"report", ppsearch::cli::AddReportCommand},
+    {"compare", ppsearch::cli::AddCompareCommand},
     {"serve-sim", ppsearch::cli::AddServeSimCommand},
     {"bench", ppsearch::cli::AddBenchCommand},
     {"smi-sim", ppsearch::cli::AddSmiSimCommand},

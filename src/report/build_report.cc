@@ -1,6 +1,7 @@
 #include "report/build_report.h"
 
 #include "analysis/run.h"
+#include "compare/load.h"
 #include "evidence/evidence.h"
 #include "report/evidence_tables.h"
 #include "report/markdown.h"
@@ -8,14 +9,36 @@
 #include "util/json_text.h"
 
 namespace ppsearch::report {
+namespace {
+
+// The confounder check `ppsearch compare` makes, of this run (A) against its
+// imported baseline (B): the baseline run's own metadata when it can still
+// be read, else the rows of the CSV (or of the run's copied summary.csv).
+std::optional<compare::ConfounderReport> BaselineConfounders(const analysis::RunAnalysis& a) {
+  if (!a.baseline_imported) return std::nullopt;
+  const compare::RunDescription ours = compare::DescribeEvidence(a.evidence, a.evidence.run_dir);
+  const std::string& import_run = a.spec().baseline.import_run;
+  if (!import_run.empty()) {
+    Result<analysis::RunEvidence> other = analysis::LoadRunEvidence(import_run);
+    if (other.ok())
+      return compare::FindConfounders(ours, compare::DescribeEvidence(*other, import_run));
+  }
+  return compare::FindConfounders(
+      ours, compare::DescribeCsv(a.baseline_rows, std::nullopt, a.baseline_source));
+}
+
+}  // namespace
 
 Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(run_dir));
+  const std::optional<compare::ConfounderReport> check = BaselineConfounders(a);
   ReportOutcome out;
-  out.markdown = RenderReportMarkdown(a);
-  out.summary = SummaryJson(a);
+  out.markdown = RenderReportMarkdown(a, check ? &*check : nullptr);
+  out.summary = SummaryJson(a, check ? &*check : nullptr);
   out.decision = a.decision;
   out.warnings = a.comparability;
+  if (check && !check->comparable)
+    out.warnings.push_back("baseline " + a.baseline_source + ": " + check->verdict);
   out.warnings.insert(out.warnings.end(), a.warnings.begin(), a.warnings.end());
   const evidence::RunPaths paths{run_dir};
   const std::vector<std::pair<std::string, std::string>> files = {

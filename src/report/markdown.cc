@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "report/compare_render.h"
 #include "report/result_table.h"
 #include "util/format.h"
 #include "util/json_text.h"
@@ -195,15 +196,22 @@ void RenderDecision(const analysis::RunAnalysis& a, std::string& out) {
     Bullets(d.flags_not_to_carry_forward, out);
 }
 
-void RenderBaseline(const analysis::RunAnalysis& a, std::string& out) {
+void RenderBaseline(const analysis::RunAnalysis& a, const compare::ConfounderReport* check,
+                    std::string& out) {
   if (!a.baseline_imported && a.comparability.empty()) return;
   out += "\n## Baseline comparability\n\n";
-  if (a.comparability.empty()) {
+  if (a.comparability.empty() && check == nullptr) {
     out += fmt::format("The imported baseline `{}` matches this run in everything checked.\n",
                        a.baseline_source);
     return;
   }
   for (const std::string& w : a.comparability) out += "- warning: " + w + "\n";
+  if (check == nullptr) return;
+  out += fmt::format(
+      "{}Confounders: this run (A) against the imported baseline `{}` (B), every recorded "
+      "setting besides layout and concurrency:\n\n",
+      a.comparability.empty() ? "" : "\n", a.baseline_source);
+  out += RenderConfounders(*check, true);
 }
 
 void RenderReproduce(const analysis::RunAnalysis& a, std::string& out) {
@@ -215,7 +223,8 @@ void RenderReproduce(const analysis::RunAnalysis& a, std::string& out) {
 
 }  // namespace
 
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a) {
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const compare::ConfounderReport* baseline_check) {
   std::string out;
   RenderHeader(a, out);
   RenderResults(a, out);
@@ -231,7 +240,7 @@ std::string RenderReportMarkdown(const analysis::RunAnalysis& a) {
     Bullets(comm, out);
   }
   RenderDecision(a, out);
-  RenderBaseline(a, out);
+  RenderBaseline(a, baseline_check, out);
   if (!a.warnings.empty()) {
     out += "\n## Evidence warnings\n\n";
     Bullets(a.warnings, out);

@@ -8,10 +8,14 @@
 #include <vector>
 
 #include "analysis/run.h"
+#include "compare/confounders.h"
 
 namespace ppsearch::report {
 
-std::string RenderReportMarkdown(const analysis::RunAnalysis& a);
+// `baseline_check`: the confounder check of an imported baseline (null when
+// none is imported), rendered under "Baseline comparability".
+std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
+                                 const compare::ConfounderReport* baseline_check = nullptr);
 
 // Sections, one sentence per line (no leading "- "), exposed for tests.
 std::vector<std::string> CheckLines(const analysis::RunAnalysis& a);

@@ -17,6 +17,39 @@ std::string LayoutCell(const ResultRow& r) {
 
 }  // namespace
 
+std::string RenderColumns(const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& cells, bool markdown,
+                          const std::vector<bool>& left_aligned) {
+  auto left = [&](size_t i) { return i < left_aligned.size() && left_aligned[i]; };
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) {
+    // A markdown delimiter cell needs a hyphen besides its colon (GFM).
+    width[i] = std::max(header[i].size(), markdown ? size_t{3} : size_t{1});
+    for (const auto& row : cells) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s = markdown ? "|" : "";
+    for (size_t i = 0; i < row.size(); ++i) {
+      // Numbers right-aligned, labels left-aligned.
+      std::string cell = left(i) ? fmt::format("{:<{}}", row[i], width[i])
+                                 : fmt::format("{:>{}}", row[i], width[i]);
+      s += markdown ? " " + cell + " |" : (i ? "   " : "") + cell;
+    }
+    if (!markdown) s.erase(s.find_last_not_of(' ') + 1);  // a padded last label column
+    out += s + "\n";
+  };
+  line(header);
+  if (markdown) {
+    std::string sep = "|";
+    for (size_t i = 0; i < header.size(); ++i)
+      sep += (left(i) ? " :" : " ") + std::string(width[i] - 1, '-') + (left(i) ? "" : ":") + " |";
+    out += sep + "\n";
+  }
+  for (const auto& row : cells) line(row);
+  return out;
+}
+
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline) {
   RowDelta d;
@@ -55,33 +88,7 @@ std::string RenderResultTable(const std::vector<ResultRow>& rows,
                      FormatNumber(r.ttft_p50_s, 2) + " s", FormatNumber(r.ttft_p95_s, 2) + " s",
                      delta(d.input_tps), delta(d.ttft_p50)});
   }
-  std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) {
-    // A markdown delimiter cell needs a hyphen besides its colon (GFM).
-    width[i] = std::max(header[i].size(), markdown ? size_t{3} : size_t{1});
-    for (const auto& row : cells) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string s = markdown ? "|" : "";
-    for (size_t i = 0; i < row.size(); ++i) {
-      // Numbers right-aligned, labels left-aligned.
-      bool left = i == 0;
-      std::string cell =
-          left ? fmt::format("{:<{}}", row[i], width[i]) : fmt::format("{:>{}}", row[i], width[i]);
-      s += markdown ? " " + cell + " |" : (i ? "   " : "") + cell;
-    }
-    out += s + "\n";
-  };
-  line(header);
-  if (markdown) {
-    std::string sep = "|";
-    for (size_t i = 0; i < header.size(); ++i)
-      sep += (i == 0 ? " :" : " ") + std::string(width[i] - 1, '-') + (i == 0 ? "" : ":") + " |";
-    out += sep + "\n";
-  }
-  for (const auto& row : cells) line(row);
-  return out;
+  return RenderColumns(header, cells, markdown);
 }
 
 }  // namespace ppsearch::report

@@ -34,6 +34,14 @@ struct RowDelta {
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline);
 
+// The table style of every ppsearch table: fixed-width columns three spaces
+// apart (markdown = false) or a GFM table; labels left-aligned (column i
+// when left_aligned[i]), numbers right-aligned. Every row of `cells` has
+// header.size() cells.
+std::string RenderColumns(const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& cells, bool markdown,
+                          const std::vector<bool>& left_aligned = {true});
+
 // Fixed-width text (markdown = false) or a markdown table.
 std::string RenderResultTable(const std::vector<ResultRow>& rows,
                               const std::vector<ResultRow>& baseline_rows,

@@ -2,6 +2,7 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/report/build_report.cc
+  src/report/compare_render.cc
   src/report/evidence_tables.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc

@@ -52,6 +52,7 @@ class SglangSampleEngine : public SampleEngine {
   launch::Launcher& launcher_;
   std::optional<ServerGroup> group_;
   std::optional<evidence::RunPaths> paths_;
+  std::string server_version_;  // reported by the running servers; "" when unknown
 };
 
 }  // namespace ppsearch::run
