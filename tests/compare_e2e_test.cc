@@ -104,6 +104,13 @@ TEST_F(CompareE2e, TheOlderPp4RunIsNotComparableForExactlyItsThreeFlags) {
   EXPECT_EQ(j["points"][0]["concurrency"], 8);
   EXPECT_TRUE(j["points"][0]["metrics"]["input_tps"]["rel"].is_number());
 
+  // A run's summary.csv is described by the run it sits in: the same verdict.
+  CommandResult csv = Run("compare " + old_dir + "/summary.csv " + new_dir + "/summary.csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("(summary.csv of run old, simulated, 2 points)"), std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find("verdict: " + verdict + "\n"), std::string::npos) << csv.out;
+
   // The import: report.md and summary.json carry the same check, stderr the verdict.
   const std::string report = ReadText(fs::path(new_dir) / "report.md");
   EXPECT_NE(report.find("**Verdict:** not comparable because of chunked-prefill-size (8192 vs "

@@ -40,8 +40,9 @@ void SetVerdict(SampleOutput& out, const char* verdict, std::string detail) {
 }
 
 // The version the server reports of itself: `version` of /server_info
-// (SGLang >= 0.4.7; older servers answer /get_server_info only). An error
-// says what the servers answered; the sample goes on without it.
+// (older SGLang releases answer only /get_server_info, which newer ones
+// keep as a deprecated alias). An error says what the servers answered;
+// the sample goes on without it.
 Result<std::string> ReportedVersion(const std::string& url, double timeout_s) {
   std::string why;
   for (const char* route : {"/server_info", "/get_server_info"}) {
