@@ -40,9 +40,8 @@ struct Observed {
   std::set<std::string> gpu_names;        // snapshot "name" column
   std::set<std::string> driver_versions;  // snapshot "driver_version" column
   std::set<std::string> server_versions;  // bench/<sample>.json "server_version"
-  std::string model_config_sha256;        // "" when the file could not be read
-  std::string
-      model_quantization;  // config.json quantization_config.quant_method; "none"; "" unknown
+  std::string model_config_sha256;        // "" when the config could not be read
+  std::string model_quantization;         // model::ModelDesc::quantization; "" unknown
 };
 
 // A run directory's settings: spec (as the run re-reads it from

@@ -5,6 +5,7 @@
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
+#include "model/hf_config.h"
 #include "util/csv.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -14,25 +15,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The model config's digest and quantization method; empty when unreadable
-// (moved since the run): then those settings are not recorded.
+// The model config's digest and quantization (as the model reader describes
+// it); empty when unreadable (moved since the run): then those settings are
+// not recorded.
 void ObserveModel(const std::string& model_config, Observed& seen) {
-  std::error_code ec;
-  const std::string file = fs::is_directory(model_config, ec)
-                               ? (fs::path(model_config) / "config.json").string()
-                               : model_config;
-  Result<std::string> text = ReadFile(file);
-  if (!text.ok()) return;
-  seen.model_config_sha256 = Sha256Hex(*text);
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return;
-  seen.model_quantization = "none";
-  const auto q = j.find("quantization_config");
-  if (q != j.end() && q->is_object()) {
-    const auto method = q->find("quant_method");
-    seen.model_quantization =
-        method != q->end() && method->is_string() ? method->get<std::string>() : "unnamed";
-  }
+  Result<model::ModelDesc> model = model::LoadModel(model_config);
+  if (!model.ok()) return;
+  seen.model_quantization = model->quantization;
+  Result<std::string> text = ReadFile(model->source_path);
+  if (text.ok()) seen.model_config_sha256 = Sha256Hex(*text);
 }
 
 Observed ObserveEvidence(const analysis::RunEvidence& ev) {
