@@ -97,6 +97,16 @@ RunDescription DescribeEvidence(const analysis::RunEvidence& ev, const std::stri
   return d;
 }
 
+RunDescription DescribeImport(const spec::BaselineSpec& baseline,
+                              const std::vector<analysis::PointSummary>& rows,
+                              const std::string& source) {
+  if (!baseline.import_run.empty()) {
+    Result<analysis::RunEvidence> ev = analysis::LoadRunEvidence(baseline.import_run);
+    if (ev.ok()) return DescribeEvidence(*ev, baseline.import_run);
+  }
+  return DescribeCsv(rows, std::nullopt, source);
+}
+
 Result<Side> LoadSide(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);

@@ -25,4 +25,11 @@ Result<Side> LoadSide(const std::string& path);
 // plus what its GPU snapshots, benchmark summaries and model config say.
 RunDescription DescribeEvidence(const analysis::RunEvidence& ev, const std::string& source);
 
+// The baseline a spec imports, as the other side of a confounder check:
+// baseline.import_run's own description while that run can be read, else
+// `rows` (what was imported) as a CSV of medians named `source`.
+RunDescription DescribeImport(const spec::BaselineSpec& baseline,
+                              const std::vector<analysis::PointSummary>& rows,
+                              const std::string& source);
+
 }  // namespace ppsearch::compare

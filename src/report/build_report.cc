@@ -16,15 +16,9 @@ namespace {
 // be read, else the rows of the CSV (or of the run's copied summary.csv).
 std::optional<compare::ConfounderReport> BaselineConfounders(const analysis::RunAnalysis& a) {
   if (!a.baseline_imported) return std::nullopt;
-  const compare::RunDescription ours = compare::DescribeEvidence(a.evidence, a.evidence.run_dir);
-  const std::string& import_run = a.spec().baseline.import_run;
-  if (!import_run.empty()) {
-    Result<analysis::RunEvidence> other = analysis::LoadRunEvidence(import_run);
-    if (other.ok())
-      return compare::FindConfounders(ours, compare::DescribeEvidence(*other, import_run));
-  }
   return compare::FindConfounders(
-      ours, compare::DescribeCsv(a.baseline_rows, std::nullopt, a.baseline_source));
+      compare::DescribeEvidence(a.evidence, a.evidence.run_dir),
+      compare::DescribeImport(a.spec().baseline, a.baseline_rows, a.baseline_source));
 }
 
 }  // namespace
