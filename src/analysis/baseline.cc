@@ -23,31 +23,15 @@ std::optional<double> OptionalNumber(const CsvTable& table, size_t row, const st
   return *v;
 }
 
-std::string ArgText(const spec::EngineSpec& engine, const std::string& key) {
-  const spec::ArgValue* v = engine.FindArg(key);
-  return v == nullptr ? std::string("unset") : v->text;
-}
-
-bool IsSweptArg(const std::string& key) {
-  static const std::set<std::string> swept = {"tp-size", "tp", "tensor-parallel-size",
-                                              "pp-size", "pp", "pipeline-parallel-size",
-                                              "ep-size", "ep", "expert-parallel-size"};
-  return swept.count(key) > 0;
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 }  // namespace
 
 Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table) {
   for (const char* col : {"pp", "tp", "ep", "concurrency", "input_tps_median", "ttft_p50_s_median"})
     if (table.Column(col) < 0)
-      return MakeError(table.path + ": missing column '" + col +
-                       "' (a baseline CSV needs pp, tp, ep, concurrency, input_tps_median, "
-                       "ttft_p50_s_median)");
+      return MakeError(
+          table.path + ":1: missing column '" + col +
+          "' in the header (a CSV of medians needs pp, tp, ep, concurrency, input_tps_median, "
+          "ttft_p50_s_median)");
   std::vector<PointSummary> out;
   for (size_t i = 0; i < table.rows.size(); ++i) {
     PointSummary p;
@@ -116,57 +100,6 @@ std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& 
           "(workload.requests): medians over different sample sizes are not directly comparable",
           source, r->requests_total, r->concurrency, spec.workload.requests));
   }
-  return out;
-}
-
-std::vector<std::string> CheckRunComparability(const spec::Spec& ours,
-                                               const nlohmann::json& our_run,
-                                               const spec::Spec& theirs,
-                                               const nlohmann::json& their_run,
-                                               const std::string& source) {
-  std::vector<std::string> out;
-  auto differ = [&](const std::string& what, const std::string& here, const std::string& there) {
-    if (here != there)
-      out.push_back(fmt::format("baseline run {} differs in {}: '{}' there, '{}' here", source,
-                                what, there, here));
-  };
-  const spec::WorkloadSpec& a = ours.workload;
-  const spec::WorkloadSpec& b = theirs.workload;
-  differ("workload.input_tokens", std::to_string(a.input_tokens), std::to_string(b.input_tokens));
-  differ("workload.output_tokens", std::to_string(a.output_tokens),
-         std::to_string(b.output_tokens));
-  differ("workload.requests", std::to_string(a.requests), std::to_string(b.requests));
-  differ("workload.input_distribution", a.input_distribution, b.input_distribution);
-  differ("workload.range_ratio", fmt::format("{}", a.range_ratio),
-         fmt::format("{}", b.range_ratio));
-  differ("workload.unique_prompts", a.unique_prompts ? "true" : "false",
-         b.unique_prompts ? "true" : "false");
-  differ("workload.request_rate", fmt::format("{}", a.request_rate),
-         fmt::format("{}", b.request_rate));
-  differ("engine.image", ours.engine.image, theirs.engine.image);
-  differ("engine.model_path", ours.engine.model_path, theirs.engine.model_path);
-  differ("engine.version", ours.engine.version, theirs.engine.version);
-  differ("cluster.hardware", ours.cluster.hardware, theirs.cluster.hardware);
-  differ("cluster.gpus_per_node", std::to_string(ours.cluster.gpus_per_node),
-         std::to_string(theirs.cluster.gpus_per_node));
-  std::set<std::string> keys;
-  for (const auto& [key, value] : ours.engine.args) keys.insert(key);
-  for (const auto& [key, value] : theirs.engine.args) keys.insert(key);
-  for (const std::string& key : keys)
-    if (!IsSweptArg(key))
-      differ("engine arg '" + key + "'", ArgText(ours.engine, key), ArgText(theirs.engine, key));
-  std::set<std::string> env_keys;
-  auto env = [](const spec::EngineSpec& e, const std::string& key) {
-    for (const auto& [k, v] : e.env)
-      if (k == key) return v;
-    return std::string("unset");
-  };
-  for (const auto& [key, value] : ours.engine.env) env_keys.insert(key);
-  for (const auto& [key, value] : theirs.engine.env) env_keys.insert(key);
-  for (const std::string& key : env_keys)
-    differ("engine env '" + key + "'", env(ours.engine, key), env(theirs.engine, key));
-  differ("engine (run.json)", Str(our_run, "engine"), Str(their_run, "engine"));
-  differ("image (run.json)", Str(our_run, "image"), Str(their_run, "image"));
   return out;
 }
 

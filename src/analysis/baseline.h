@@ -2,8 +2,8 @@
 // The baseline a search is compared against: a layout of this run, or rows
 // imported from a CSV of medians (data/baseline/*.csv, or an earlier run's
 // summary.csv) or from an earlier run directory. An import is only useful if
-// it measured the same thing, so comparability is checked and every
-// difference becomes a warning.
+// it measured the same thing: what a CSV's rows can tell is checked here;
+// two runs' settings are compared by compare/ (the report's confounder check).
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,15 +28,6 @@ Result<std::vector<PointSummary>> ReadBaselineCsv(const std::string& path);
 std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& rows,
                                                const spec::LayoutSpec& baseline,
                                                const spec::Spec& spec, const std::string& source);
-
-// Two runs: workload, engine args (other than the swept sizes), environment,
-// image, model, engine version, cluster shape, and simulated vs measured.
-// `run_json`s are the runs' metadata/run.json (may be null).
-std::vector<std::string> CheckRunComparability(const spec::Spec& ours,
-                                               const nlohmann::json& our_run,
-                                               const spec::Spec& theirs,
-                                               const nlohmann::json& their_run,
-                                               const std::string& source);
 
 // The copies of an imported baseline a run keeps in its metadata/, so that
 // moving or editing the original later does not change what the run is

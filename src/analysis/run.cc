@@ -387,11 +387,8 @@ void ImportBaselineRun(RunAnalysis& a) {
   if (rows.empty())
     a.comparability.push_back("baseline run " + a.baseline_source + " has no completed sample of " +
                               a.baseline_layout->Label());
-  if (other.ok()) {
-    std::vector<std::string> diffs = CheckRunComparability(spec, a.evidence.run_json, other->spec,
-                                                           other->run_json, a.baseline_source);
-    a.comparability.insert(a.comparability.end(), diffs.begin(), diffs.end());
-  } else {
+  // The two runs' settings are compared by the confounder check of the report (compare/).
+  if (!other.ok()) {
     a.comparability.push_back("baseline run " + a.baseline_source + " could not be read (" +
                               other.error().message + "): its rows come from metadata/" +
                               kBaselineRunSummaryCopy +

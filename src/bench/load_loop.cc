@@ -326,15 +326,19 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
   return out;
 }
 
-Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool post) {
+Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool post,
+                              size_t max_body_bytes) {
   InitCurlOnce();
   EasyHandle easy(curl_easy_init());
   SimpleResponse response;
   char errbuf[CURL_ERROR_SIZE] = {};
+  struct Sink {
+    std::string* body;
+    size_t limit;
+  } sink{&response.body, max_body_bytes};
   auto collect = +[](char* data, size_t size, size_t count, void* user) -> size_t {
-    auto* body = static_cast<std::string*>(user);
-    body->append(data,
-                 std::min(size * count, kErrorBodyBytes - std::min(kErrorBodyBytes, body->size())));
+    auto* s = static_cast<Sink*>(user);
+    s->body->append(data, std::min(size * count, s->limit - std::min(s->limit, s->body->size())));
     return size * count;
   };
   curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
@@ -347,7 +351,7 @@ Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool p
   curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
   const CURLcode code = curl_easy_perform(easy.get());
   if (code != CURLE_OK) {
     return MakeError(std::string(post ? "POST " : "GET ") + url + " failed: " +
@@ -393,11 +397,11 @@ Status ProbeConnect(const std::string& url, int64_t timeout_ms) {
 }
 
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms) {
-  return Simple(url, timeout_ms, /*post=*/true);
+  return Simple(url, timeout_ms, /*post=*/true, kErrorBodyBytes);
 }
 
-Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms) {
-  return Simple(url, timeout_ms, /*post=*/false);
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes) {
+  return Simple(url, timeout_ms, /*post=*/false, max_body_bytes);
 }
 
 }  // namespace ppsearch::bench

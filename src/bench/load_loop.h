@@ -52,7 +52,9 @@ struct SimpleResponse {
 };
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms);
 // A small blocking GET; an Error when no HTTP answer came (refused, timeout).
-Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms);
+// The body is kept up to `max_body_bytes`.
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms,
+                           size_t max_body_bytes = 2048);
 
 int64_t SteadyNowNs();
 

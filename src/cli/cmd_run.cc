@@ -14,9 +14,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/baseline.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cli/slurm_submit.h"
+#include "compare/confounders.h"
+#include "compare/load.h"
 #include "cost/calibration.h"
 #include "launch/launcher.h"
 #include "report/build_report.h"
@@ -120,6 +123,27 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
   }
 }
 
+// Before any sample: the confounder check the report makes against the
+// baseline the spec imports, so a search whose baseline it cannot be compared
+// with is known before it spends GPU hours. An import that cannot be read is
+// the report's to name.
+void WarnIfBaselineNotComparable(const spec::Spec& spec, const std::string& engine_kind) {
+  const spec::BaselineSpec& b = spec.baseline;
+  if (b.import_csv.empty() && b.import_run.empty()) return;
+  std::vector<analysis::PointSummary> rows;
+  if (!b.import_csv.empty()) {
+    Result<std::vector<analysis::PointSummary>> read = analysis::ReadBaselineCsv(b.import_csv);
+    if (!read.ok()) return;
+    rows = *read;
+  }
+  const std::string source = b.import_csv.empty() ? b.import_run : b.import_csv;
+  const compare::RunDescription ours = compare::DescribeRun(
+      spec, {{"engine", engine_kind}, {"simulated", engine_kind == "sim"}}, {}, "this run");
+  const compare::ConfounderReport r =
+      compare::FindConfounders(ours, compare::DescribeImport(b, rows, source));
+  if (!r.comparable) std::cerr << "warning: baseline " << source << ": " << r.verdict << "\n";
+}
+
 void RunRun(RunCliOptions& opts, int& exit_code) {
   auto fail = [&exit_code](const std::string& message) {
     ReportError(MakeError(message), exit_code);
@@ -186,6 +210,7 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     }
   if (invalid) return fail("the spec has invalid layouts; fix them or remove them from [sweep]");
   const std::string engine_kind = ChooseEngine(opts, in->spec);
+  WarnIfBaselineNotComparable(in->spec, engine_kind);
 
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =

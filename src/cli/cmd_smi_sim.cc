@@ -1,8 +1,9 @@
 // `ppsearch smi-sim --state-dir DIR [--gpus N] [--total-mib M] [--name NAME]
-// <nvidia-smi flags>`: answers the nvidia-smi queries a harness uses from the
+// [--driver-version V] <nvidia-smi flags>`: answers the nvidia-smi queries a harness uses from the
 // GPU memory serve-sim registers in DIR (--gpu-state-dir), so a rehearsal
 // without GPUs sees memory taken at load and freed at exit as on a cluster:
-//   --query-gpu=index,uuid,name,memory.used,memory.total --format=csv,noheader,nounits
+//   --query-gpu=index,uuid,name,memory.used,memory.total,driver_version
+//   --format=csv,noheader,nounits
 //   --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
 // Exit codes: 0 answered; 2 a query smi-sim (or nvidia-smi) does not support.
 
@@ -59,6 +60,8 @@ void AddSmiSimCommand(CLI::App& app, int& exit_code) {
   c->add_option("--gpus", o->gpus.count, "GPUs listed")->capture_default_str();
   c->add_option("--total-mib", o->gpus.total_mib, "memory.total per GPU")->capture_default_str();
   c->add_option("--name", o->gpus.name, "GPU name")->capture_default_str();
+  c->add_option("--driver-version", o->gpus.driver_version, "driver_version")
+      ->capture_default_str();
   c->allow_extras();  // nvidia-smi's own flags
   c->callback([o, c, &exit_code] { exit_code = RunSmiSim(*o, c->remaining()); });
 }

@@ -33,6 +33,7 @@ void AddRunCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
 void AddNsysCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
+void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddServeSimCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddSmiSimCommand(CLI::App& app, int& exit_code);

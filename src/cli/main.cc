@@ -26,6 +26,7 @@ constexpr CommandEntry kCommands[] = {
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
     {"nsys", ppsearch::cli::AddNsysCommand},
     {"report", ppsearch::cli::AddReportCommand},
+    {"compare", ppsearch::cli::AddCompareCommand},
     {"serve-sim", ppsearch::cli::AddServeSimCommand},
     {"bench", ppsearch::cli::AddBenchCommand},
     {"smi-sim", ppsearch::cli::AddSmiSimCommand},

@@ -3,6 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/cli/cmd_bench.cc
   src/cli/cmd_calibrate.cc
+  src/cli/cmd_compare.cc
   src/cli/cmd_model.cc
   src/cli/cmd_nsys.cc
   src/cli/cmd_plan.cc

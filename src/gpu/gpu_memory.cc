@@ -79,7 +79,18 @@ Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
           fmt::format("expected 5 comma-separated fields (index, uuid, name, memory.used, "
                       "memory.total), got {}",
                       f.size()));
-    // Only the name is free text: fields beyond five belong to it.
+    // Only the name is free text: fields beyond the fixed ones belong to it.
+    // A sixth column is the driver version when the two before it are
+    // memory values (a comma in a five-column line's name leaves a name
+    // part there instead).
+    std::optional<double> unused;
+    const bool has_driver =
+        f.size() >= 6 && ParseMib(f[f.size() - 3], &unused) && ParseMib(f[f.size() - 2], &unused);
+    std::string driver;
+    if (has_driver) {
+      driver = IsNotAvailable(f.back()) ? "" : f.back();
+      f.pop_back();
+    }
     while (f.size() > 5) {
       f[2] += ", " + f[3];
       f.erase(f.begin() + 3);
@@ -89,6 +100,7 @@ Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
       return fail("index '" + f[0] + "' is not a non-negative integer");
     g.uuid = f[1];
     g.name = f[2];
+    g.driver_version = driver;
     if (g.uuid.empty()) return fail("empty uuid");
     if (!ParseMib(f[3], &g.used_mib))
       return fail("memory.used '" + f[3] + "' is not a number of MiB or [N/A]");
@@ -106,8 +118,8 @@ std::string FormatGpuMemoryCsv(const std::vector<GpuMemory>& gpus) {
   };
   std::string out;
   for (const auto& g : gpus)
-    out += fmt::format("{}, {}, {}, {}, {}\n", g.index, g.uuid, g.name, value(g.used_mib),
-                       value(g.total_mib));
+    out += fmt::format("{}, {}, {}, {}, {}, {}\n", g.index, g.uuid, g.name, value(g.used_mib),
+                       value(g.total_mib), g.driver_version.empty() ? "[N/A]" : g.driver_version);
   return out;
 }
 

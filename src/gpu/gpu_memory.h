@@ -12,9 +12,13 @@
 
 namespace ppsearch::gpu {
 
-// The query whose output ParseGpuMemoryCsv reads: five columns, MiB units.
+// The query whose output ParseGpuMemoryCsv reads: six columns, MiB units.
+// The driver version rides along so a comparison of two runs can tell
+// whether they ran on the same driver.
+inline constexpr const char* kGpuQueryFields =
+    "index,uuid,name,memory.used,memory.total,driver_version";
 inline constexpr const char* kDefaultQueryCommand =
-    "nvidia-smi --query-gpu=index,uuid,name,memory.used,memory.total "
+    "nvidia-smi --query-gpu=index,uuid,name,memory.used,memory.total,driver_version "
     "--format=csv,noheader,nounits";
 
 struct GpuMemory {
@@ -23,9 +27,11 @@ struct GpuMemory {
   std::string name;
   std::optional<double> used_mib;   // absent when the driver says [N/A]
   std::optional<double> total_mib;  // absent when the driver says [N/A]
+  std::string driver_version;       // "" when not reported ([N/A], or a five-column snapshot)
 };
 
-// Parses `index, uuid, name, memory.used, memory.total` lines. Fields are
+// Parses `index, uuid, name, memory.used, memory.total[, driver_version]`
+// lines (snapshots of older runs have no driver column). Fields are
 // separated by commas and trimmed; `[N/A]` / `N/A` memory values become
 // nullopt; blank lines are skipped; a name may contain spaces (and, since it
 // is the only free-text column, commas: extra fields are joined into it).
@@ -33,8 +39,8 @@ struct GpuMemory {
 Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
                                                  const std::string& source = "nvidia-smi");
 
-// The inverse: one `index, uuid, name, used, total` line per GPU, values
-// rounded to whole MiB, [N/A] for unknown values.
+// The inverse: one `index, uuid, name, used, total, driver_version` line per
+// GPU, values rounded to whole MiB, [N/A] for unknown values.
 std::string FormatGpuMemoryCsv(const std::vector<GpuMemory>& gpus);
 
 }  // namespace ppsearch::gpu

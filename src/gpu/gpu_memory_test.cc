@@ -46,6 +46,30 @@ TEST(GpuMemoryCsvTest, NameWithCommaIsJoined) {
   EXPECT_DOUBLE_EQ(*(*gpus)[0].used_mib, 1);
 }
 
+TEST(GpuMemoryCsvTest, DriverVersionColumn) {
+  auto gpus = ParseGpuMemoryCsv(
+      "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651, 575.57.08\n"
+      "1, GPU-b, Weird, Name, 1, 2, [N/A]\n"
+      "2, GPU-c, NVIDIA H200, 5, 6\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  EXPECT_EQ((*gpus)[0].driver_version, "575.57.08");
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA RTX 6000D");
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].total_mib, 85651);
+  EXPECT_EQ((*gpus)[1].name, "Weird, Name");
+  EXPECT_EQ((*gpus)[1].driver_version, "");
+  EXPECT_DOUBLE_EQ(*(*gpus)[1].used_mib, 1);
+  EXPECT_EQ((*gpus)[2].driver_version, "");  // a five-column snapshot of an older run
+  GpuMemory g;
+  g.uuid = "GPU-d";
+  g.name = "NVIDIA H20";
+  g.used_mib = 1;
+  g.total_mib = 2;
+  g.driver_version = "570.124.06";
+  auto back = ParseGpuMemoryCsv(FormatGpuMemoryCsv({g}));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ((*back)[0].driver_version, "570.124.06");
+}
+
 TEST(GpuMemoryCsvTest, ErrorsNameTheLine) {
   auto short_line = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H200, 5, 6\n\n1, GPU-b, 5\n", "node1");
   ASSERT_FALSE(short_line.ok());
@@ -70,12 +94,12 @@ TEST(GpuMemoryCsvTest, ErrorsNameTheLine) {
 }
 
 TEST(GpuMemoryCsvTest, FormatRoundTrips) {
-  std::vector<GpuMemory> gpus = {{0, "GPU-a", "NVIDIA RTX 6000D", 81355.4, 85651},
-                                 {1, "GPU-b", "NVIDIA RTX 6000D", std::nullopt, 85651}};
+  std::vector<GpuMemory> gpus = {{0, "GPU-a", "NVIDIA RTX 6000D", 81355.4, 85651, "575.57.08"},
+                                 {1, "GPU-b", "NVIDIA RTX 6000D", std::nullopt, 85651, ""}};
   const std::string text = FormatGpuMemoryCsv(gpus);
   EXPECT_EQ(text,
-            "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651\n"
-            "1, GPU-b, NVIDIA RTX 6000D, [N/A], 85651\n");
+            "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651, 575.57.08\n"
+            "1, GPU-b, NVIDIA RTX 6000D, [N/A], 85651, [N/A]\n");
   auto back = ParseGpuMemoryCsv(text);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ((*back)[1].name, "NVIDIA RTX 6000D");

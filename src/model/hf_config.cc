@@ -185,6 +185,7 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
       std::optional<ConfigReader> quant_config,
       Holder(config, top, "quantization_config").OptionalObject("quantization_config"));
   PPS_ASSIGN_OR_RETURN(Quantization quant, Quantization::Parse(quant_config));
+  model.quantization = quant.description();
 
   switch (family) {
     case Family::kKimiLinear:

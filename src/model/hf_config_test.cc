@@ -218,6 +218,9 @@ TEST(QuantizationTest, CompressedTensorsInt4Experts) {
   // 60 MoE layers x 384 experts x 3 x 7168 x 2048 at 18/32 B.
   EXPECT_DOUBLE_EQ(bytes.at(DType::kInt4), 60.0 * 384 * 3 * 7168 * 2048 * 18 / 32);
   EXPECT_EQ(model->layers[0].linears[0].dtype, DType::kBf16);  // dense layer attention
+  // What a comparison of two runs records of the model.
+  EXPECT_EQ(base->quantization, "fp8");
+  EXPECT_EQ(model->quantization.rfind("compressed-tensors ", 0), 0u) << model->quantization;
 }
 
 TEST(QuantizationTest, Mxfp4MethodQuantisesOnlyRoutedExperts) {

@@ -113,10 +113,11 @@ struct LayerDesc {
 };
 
 struct ModelDesc {
-  std::string name;         // e.g. "kimi-k3" (from the directory or config)
-  std::string family;       // "kimi_linear", "deepseek_v3", "qwen3_moe", "llama"
-  std::string model_type;   // as written in the config ("kimi_k3", "kimi_k2", ...)
-  std::string source_path;  // config.json that was read
+  std::string name;                   // e.g. "kimi-k3" (from the directory or config)
+  std::string family;                 // "kimi_linear", "deepseek_v3", "qwen3_moe", "llama"
+  std::string model_type;             // as written in the config ("kimi_k3", "kimi_k2", ...)
+  std::string source_path;            // config.json that was read
+  std::string quantization = "none";  // quantization_config as "compressed-tensors MXFP4", ...
   int hidden = 0;
   int vocab = 0;
   int num_layers = 0;

@@ -1,6 +1,7 @@
 #include "report/build_report.h"
 
 #include "analysis/run.h"
+#include "compare/load.h"
 #include "evidence/evidence.h"
 #include "report/charts.h"
 #include "report/evidence_tables.h"
@@ -11,18 +12,34 @@
 #include "util/json_text.h"
 
 namespace ppsearch::report {
+namespace {
+
+// The confounder check `ppsearch compare` makes, of this run (A) against its
+// imported baseline (B): the baseline run's own metadata when it can still
+// be read, else the rows of the CSV (or of the run's copied summary.csv).
+std::optional<compare::ConfounderReport> BaselineConfounders(const analysis::RunAnalysis& a) {
+  if (!a.baseline_imported) return std::nullopt;
+  return compare::FindConfounders(
+      compare::DescribeEvidence(a.evidence, a.evidence.run_dir),
+      compare::DescribeImport(a.spec().baseline, a.baseline_rows, a.baseline_source));
+}
+
+}  // namespace
 
 Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(run_dir));
+  const std::optional<compare::ConfounderReport> check = BaselineConfounders(a);
   ReportOutcome out;
   PPS_ASSIGN_OR_RETURN(std::vector<std::string> profile_lines, ProfileEvidenceLines(run_dir));
   const RunPrediction prediction = PredictRun(a);
-  const Document doc = ReportDocument(a, prediction, profile_lines);
+  const Document doc = ReportDocument(a, prediction, profile_lines, check ? &*check : nullptr);
   out.markdown = RenderMarkdown(doc);
   out.html = RenderHtml(doc, RenderCharts(ChartInputsFromRun(a, prediction)));
-  out.summary = SummaryJson(a);
+  out.summary = SummaryJson(a, check ? &*check : nullptr);
   out.decision = a.decision;
   out.warnings = a.comparability;
+  if (check && !check->comparable)
+    out.warnings.push_back("baseline " + a.baseline_source + ": " + check->verdict);
   out.warnings.insert(out.warnings.end(), a.warnings.begin(), a.warnings.end());
   const evidence::RunPaths paths{run_dir};
   const std::vector<std::pair<std::string, std::string>> files = {

@@ -87,7 +87,7 @@ class BuildReportTest : public ::testing::Test {
       for (int g = 0; g < 8; ++g) {
         const int stage = (h * 8 + g) / layout.tp;
         gpus.push_back({g, "GPU-" + host + std::to_string(g), "NVIDIA RTX 6000D",
-                        80000.0 + 100 * stage, 85651.0});
+                        80000.0 + 100 * stage, 85651.0, "575.57.08"});
       }
       ASSERT_TRUE(WriteFileAtomic(paths.gpu(id, host), gpu::FormatGpuMemoryCsv(gpus)).ok());
       ASSERT_TRUE(WriteFileAtomic(paths.service(id, host),
@@ -218,11 +218,18 @@ TEST_F(BuildReportTest, ImportedRunIsReanalysedAndItsConfoundersWarned) {
   const double pp8_tps = (16000 + 128000 / 8.1) / 2;
   EXPECT_NEAR(out->summary["points"][1]["input_tps_vs_baseline"].get<double>(),
               pp8_tps / base_tps - 1, 1e-9);
-  const std::string warning = "baseline run " + old +
-                              " differs in engine arg 'pp-max-micro-batch-size': '1' there, "
-                              "'unset' here";
+  // The confounder check of `ppsearch compare`: this run (A) against the import (B).
+  const std::string verdict = "not comparable because of pp-max-micro-batch-size (unset vs 1)";
+  const std::string warning = "baseline " + old + ": " + verdict;
   EXPECT_NE(std::find(out->warnings.begin(), out->warnings.end(), warning), out->warnings.end());
-  EXPECT_NE(out->markdown.find("- warning: " + warning), std::string::npos) << out->markdown;
+  EXPECT_NE(out->markdown.find("**Verdict:** " + verdict + "\n"), std::string::npos)
+      << out->markdown;
+  EXPECT_NE(out->markdown.find("| harmful | server flag | pp-max-micro-batch-size | unset | 1 "),
+            std::string::npos)
+      << out->markdown;
+  const nlohmann::json& check = out->summary["checks"]["baseline_confounders"];
+  EXPECT_FALSE(check["comparable"].get<bool>());
+  EXPECT_EQ(check["verdict"], verdict);
   EXPECT_NE(out->markdown.find("| 1 / 32 / 4 (imported) |   8 |  3,184.16 |"), std::string::npos)
       << out->markdown;
 }

@@ -43,6 +43,10 @@ struct Document {
 
 // A markdown table whose columns line up in a terminal too.
 std::string RenderMarkdownTable(const Table& table);
+// The terminal form of every ppsearch table: fixed-width columns three spaces apart.
+std::string RenderTextTable(const Table& table);
+// RenderMarkdownTable or RenderTextTable.
+std::string RenderTable(const Table& table, bool markdown);
 
 // report.md's text: "# title", the intro, then "## section" per section;
 // blocks are separated by a blank line and figures are left out.

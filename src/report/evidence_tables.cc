@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/compare_render.h"
 #include "util/csv.h"
 
 namespace ppsearch::report {
@@ -126,7 +127,8 @@ nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
           {"detail", s.detail}};
 }
 
-nlohmann::json ChecksJson(const analysis::RunAnalysis& a) {
+nlohmann::json ChecksJson(const analysis::RunAnalysis& a,
+                          const compare::ConfounderReport* baseline_check) {
   nlohmann::json missing = nlohmann::json::array();
   for (const auto& m : a.evidence.missing)
     missing.push_back({{"sample", m.name}, {"state", m.state}});
@@ -153,6 +155,8 @@ nlohmann::json ChecksJson(const analysis::RunAnalysis& a) {
           {"log_findings", findings},
           {"evidence_problems", a.evidence.problems},
           {"baseline_comparability", a.comparability},
+          {"baseline_confounders",
+           baseline_check ? ConfoundersJson(*baseline_check) : nlohmann::json(nullptr)},
           {"spec_warnings", a.spec_warnings},
           {"warnings", a.warnings}};
 }
@@ -235,7 +239,8 @@ std::string SummaryCsv(const analysis::RunAnalysis& a) {
   return out;
 }
 
-nlohmann::json SummaryJson(const analysis::RunAnalysis& a) {
+nlohmann::json SummaryJson(const analysis::RunAnalysis& a,
+                           const compare::ConfounderReport* baseline_check) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : a.points) points.push_back(PointJson(p));
   nlohmann::json baseline_rows = nlohmann::json::array();
@@ -256,7 +261,7 @@ nlohmann::json SummaryJson(const analysis::RunAnalysis& a) {
             {"rows", baseline_rows}}},
           {"memory", memory},
           {"decision", DecisionJson(a.decision)},
-          {"checks", ChecksJson(a)}};
+          {"checks", ChecksJson(a, baseline_check)}};
 }
 
 }  // namespace ppsearch::report

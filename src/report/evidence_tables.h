@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/run.h"
+#include "compare/confounders.h"
 
 namespace ppsearch::report {
 
@@ -16,6 +17,8 @@ inline constexpr int kReportSchemaVersion = 1;
 
 std::string ResultsCsv(const analysis::RunAnalysis& a);
 std::string SummaryCsv(const analysis::RunAnalysis& a);
-nlohmann::json SummaryJson(const analysis::RunAnalysis& a);
+// `baseline_check` as in RenderReportMarkdown: checks.baseline_confounders.
+nlohmann::json SummaryJson(const analysis::RunAnalysis& a,
+                           const compare::ConfounderReport* baseline_check = nullptr);
 
 }  // namespace ppsearch::report

@@ -8,6 +8,7 @@
 
 #include "report/breakdown.h"
 #include "report/charts.h"
+#include "report/compare_render.h"
 #include "report/result_table.h"
 #include "util/format.h"
 #include "util/json_text.h"
@@ -164,16 +165,27 @@ Section Decision(const analysis::RunAnalysis& a) {
   return s;
 }
 
-std::optional<Section> Baseline(const analysis::RunAnalysis& a) {
+std::optional<Section> Baseline(const analysis::RunAnalysis& a,
+                                const compare::ConfounderReport* check) {
   if (!a.baseline_imported && a.comparability.empty()) return std::nullopt;
-  if (a.comparability.empty())
-    return Section{"Baseline comparability",
-                   {Block::Paragraph(fmt::format(
-                       "The imported baseline `{}` matches this run in everything checked.",
-                       a.baseline_source))}};
-  std::vector<std::string> items;
-  for (const std::string& w : a.comparability) items.push_back("warning: " + w);
-  return Section{"Baseline comparability", {Block::Bullets(std::move(items))}};
+  Section s{"Baseline comparability", {}};
+  if (a.comparability.empty() && check == nullptr) {
+    s.blocks.push_back(Block::Paragraph(fmt::format(
+        "The imported baseline `{}` matches this run in everything checked.", a.baseline_source)));
+    return s;
+  }
+  if (!a.comparability.empty()) {
+    std::vector<std::string> items;
+    for (const std::string& w : a.comparability) items.push_back("warning: " + w);
+    s.blocks.push_back(Block::Bullets(std::move(items)));
+  }
+  if (check == nullptr) return s;
+  s.blocks.push_back(Block::Paragraph(fmt::format(
+      "Confounders: this run (A) against the imported baseline `{}` (B), every recorded setting "
+      "besides layout and concurrency:",
+      a.baseline_source)));
+  for (Block& b : ConfounderBlocks(*check)) s.blocks.push_back(std::move(b));
+  return s;
 }
 
 Section Reproduce(const analysis::RunAnalysis& a) {
@@ -186,7 +198,8 @@ Section Reproduce(const analysis::RunAnalysis& a) {
 }  // namespace
 
 Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
-                        const std::vector<std::string>& profile_lines) {
+                        const std::vector<std::string>& profile_lines,
+                        const compare::ConfounderReport* baseline_check) {
   Document doc;
   doc.title =
       "ppsearch report: " + a.evidence.run_id + (a.evidence.simulated ? " (simulated)" : "");
@@ -209,7 +222,7 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
           Block::Bullets(profile_lines)}});
   doc.sections.push_back(PredictionSection(prediction, a.points));
   doc.sections.push_back(Decision(a));
-  if (std::optional<Section> s = Baseline(a)) doc.sections.push_back(std::move(*s));
+  if (std::optional<Section> s = Baseline(a, baseline_check)) doc.sections.push_back(std::move(*s));
   if (!a.warnings.empty())
     doc.sections.push_back({"Evidence warnings", {Block::Bullets(a.warnings)}});
   doc.sections.push_back(Reproduce(a));
@@ -217,8 +230,9 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
 }
 
 std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
-                                 const std::vector<std::string>& profile_lines) {
-  return RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines));
+                                 const std::vector<std::string>& profile_lines,
+                                 const compare::ConfounderReport* baseline_check) {
+  return RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines, baseline_check));
 }
 
 }  // namespace ppsearch::report

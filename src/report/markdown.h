@@ -10,18 +10,23 @@
 #include <vector>
 
 #include "analysis/run.h"
+#include "compare/confounders.h"
 #include "report/document.h"
 #include "report/prediction.h"
 
 namespace ppsearch::report {
 
 // `profile_lines`: the "Profile evidence" section (report/profile_evidence.h).
+// `baseline_check`: the confounder check of an imported baseline (null when
+// none is imported), rendered under "Baseline comparability".
 Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
-                        const std::vector<std::string>& profile_lines = {});
+                        const std::vector<std::string>& profile_lines = {},
+                        const compare::ConfounderReport* baseline_check = nullptr);
 
-// RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines)).
+// RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines, baseline_check)).
 std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
-                                 const std::vector<std::string>& profile_lines = {});
+                                 const std::vector<std::string>& profile_lines = {},
+                                 const compare::ConfounderReport* baseline_check = nullptr);
 
 // Sections, one sentence per line (no leading "- "), exposed for tests.
 std::vector<std::string> CheckLines(const analysis::RunAnalysis& a);

@@ -63,26 +63,7 @@ Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRo
 std::string RenderResultTable(const std::vector<ResultRow>& rows,
                               const std::vector<ResultRow>& baseline_rows,
                               const std::optional<spec::LayoutSpec>& baseline, bool markdown) {
-  const Table t = ResultTable(rows, baseline_rows, baseline);
-  if (markdown) return RenderMarkdownTable(t);
-  std::vector<size_t> width(t.header.size());
-  for (size_t i = 0; i < t.header.size(); ++i) {
-    width[i] = t.header[i].size();
-    for (const auto& row : t.rows) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string s;
-    for (size_t i = 0; i < row.size(); ++i) {
-      // Numbers right-aligned, labels left-aligned.
-      s += (i ? "   " : "") + (t.left[i] ? fmt::format("{:<{}}", row[i], width[i])
-                                         : fmt::format("{:>{}}", row[i], width[i]));
-    }
-    out += s + "\n";
-  };
-  line(t.header);
-  for (const auto& row : t.rows) line(row);
-  return out;
+  return RenderTable(ResultTable(rows, baseline_rows, baseline), markdown);
 }
 
 }  // namespace ppsearch::report

@@ -4,6 +4,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/breakdown.cc
   src/report/build_report.cc
   src/report/charts.cc
+  src/report/compare_render.cc
   src/report/document.cc
   src/report/evidence_tables.cc
   src/report/html.cc

@@ -44,7 +44,7 @@ std::string Trim(std::string s) {
 }  // namespace
 
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node) {
-  return RunSmi(launcher, spec, node, "--query-gpu=index,uuid,name,memory.used,memory.total");
+  return RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields);
 }
 
 Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,

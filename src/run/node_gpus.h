@@ -16,7 +16,7 @@
 
 namespace ppsearch::run {
 
-// --query-gpu=index,uuid,name,memory.used,memory.total --format=csv,noheader,nounits
+// --query-gpu=gpu::kGpuQueryFields --format=csv,noheader,nounits
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node);
 
 struct ComputeApp {

@@ -15,6 +15,7 @@
 #include "run/server_state.h"
 #include "run/verdict.h"
 #include "util/files.h"
+#include "util/sha256.h"
 
 namespace ppsearch::run {
 namespace {
@@ -25,8 +26,29 @@ nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
   return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
 }
 
+// engine.patches as run.json records them: path, size and SHA-256, so a
+// comparison can tell the same patch from an edited one. An unreadable file
+// stops the run before any sample, pointing at the spec line that names it.
+Result<nlohmann::json> PatchRecords(const spec::Spec& spec) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < spec.engine.patches.size(); ++i) {
+    const std::string& path = spec.engine.patches[i];
+    Result<std::string> bytes = ReadFile(path);
+    if (!bytes.ok()) {
+      std::string key = "engine.patches[";
+      key += std::to_string(i);
+      key += ']';
+      return MakeError(spec.Origin(key).Where() +
+                       ": cannot hash the file it names: " + bytes.error().message);
+    }
+    out.push_back({{"path", path}, {"bytes", bytes->size()}, {"sha256", Sha256Hex(*bytes)}});
+  }
+  return out;
+}
+
 Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
-                     const std::vector<evidence::SampleId>& samples, const SampleEngine& engine) {
+                     const std::vector<evidence::SampleId>& samples, const SampleEngine& engine,
+                     const nlohmann::json& patches) {
   const Redactor redact(spec);
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), redact.Apply(spec_text)));
@@ -64,6 +86,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
       {"overrides", overrides},
       {"hosts", hosts},
       {"image", spec.engine.image},
+      {"patches", patches},
       {"calibration", calibration},
       {"seeds", {{"workload", spec.workload.seed}}},
       {"noise",
@@ -192,6 +215,7 @@ nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
             {"model_path", spec.engine.model_path},
             {"model_config", spec.engine.model_config},
             {"version", spec.engine.version},
+            {"patches", spec.engine.patches},
             {"args", args},
             {"env", env},
             {"secret_env", spec.engine.secret_env}}},
@@ -268,6 +292,11 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
   } else {
     outcome.run_dir = NewRunDir(spec.experiment.results_dir, spec.experiment.name);
   }
+  // Hashed before the run directory exists: a patch that cannot be read leaves nothing behind.
+  nlohmann::json patches;
+  if (o.resume_dir.empty()) {
+    PPS_ASSIGN_OR_RETURN(patches, PatchRecords(spec));
+  }
   const evidence::RunPaths paths{outcome.run_dir};
   // One process per run directory: a second one would run samples twice.
   PPS_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
@@ -278,7 +307,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     for (const auto& [sample, state] : states)
       if (state == SampleState::kCompleted) done.insert(sample);
   } else {
-    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine));
+    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine, patches));
     // What is imported travels with the run: moving the CSV later loses nothing.
     PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, outcome.run_dir));
   }

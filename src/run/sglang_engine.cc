@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bench/bench_report.h"
+#include "bench/load_loop.h"
 #include "launch/net.h"
 #include "run/commands.h"
 #include "run/node_gpus.h"
@@ -37,6 +38,28 @@ void SetVerdict(SampleOutput& out, const char* verdict, std::string detail) {
   }
   out.verdict = verdict;
   out.detail = std::move(detail);
+}
+
+// The version the server reports of itself: `version` of /server_info
+// (older SGLang releases answer only /get_server_info, which newer ones
+// keep as a deprecated alias). An error says what the servers answered;
+// the sample goes on without it.
+Result<std::string> ReportedVersion(const std::string& url, double timeout_s) {
+  std::string why;
+  for (const char* route : {"/server_info", "/get_server_info"}) {
+    // The whole answer: server args and internal states run to several KiB.
+    Result<bench::SimpleResponse> r =
+        bench::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20);
+    if (!r.ok()) {
+      why = r.error().message;
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+    if (r->http_status == 200 && j.is_object() && j.contains("version") && j["version"].is_string())
+      return j["version"].get<std::string>();
+    why = fmt::format("{} answered HTTP {} without a string \"version\"", route, r->http_status);
+  }
+  return MakeError("no server version: " + why);
 }
 
 }  // namespace
@@ -149,7 +172,14 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
       return out;
     }
     log_from.assign(spec_.cluster.hosts.size(), 0);
+    Result<std::string> version =
+        ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s);
+    server_version_ = version.ok() ? *version : "";
+    if (!version.ok()) out.bench["server_version_error"] = version.error().message;
   }
+  // What a comparison of two runs checks besides the spec's engine.version.
+  out.bench["server_version"] =
+      server_version_.empty() ? nlohmann::json(nullptr) : nlohmann::json(server_version_);
   out.bench["ready_s"] = std::chrono::duration<double>(Clock::now() - started).count();
 
   bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);

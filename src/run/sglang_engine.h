@@ -53,6 +53,7 @@ class SglangSampleEngine : public SampleEngine {
   std::optional<ServerGroup> group_;
   std::optional<evidence::RunPaths> paths_;
   std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
+  std::string server_version_;  // reported by the running servers; "" when unknown
 };
 
 }  // namespace ppsearch::run

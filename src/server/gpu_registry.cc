@@ -27,8 +27,9 @@ std::string Mib(double v, bool units) {
 }
 
 const std::vector<std::string>& GpuFields() {
-  static const std::vector<std::string> f = {"index",       "uuid",         "name",       "count",
-                                             "memory.used", "memory.total", "memory.free"};
+  static const std::vector<std::string> f = {"index",       "uuid",          "name",
+                                             "count",       "memory.used",   "memory.total",
+                                             "memory.free", "driver_version"};
   return f;
 }
 
@@ -183,6 +184,7 @@ std::string AnswerSmiQuery(const SmiQuery& q, const SmiGpus& gpus,
     if (f == "uuid" || f == "gpu_uuid") return SimGpuUuid(gpus.uuid_seed, i);
     if (f == "name" || f == "gpu_name") return gpus.name;
     if (f == "count") return std::to_string(gpus.count);
+    if (f == "driver_version") return gpus.driver_version;
     const double u = std::min(used[i], gpus.total_mib);
     if (f == "memory.used") return Mib(u, q.units);
     if (f == "memory.total") return Mib(gpus.total_mib, q.units);

@@ -36,11 +36,13 @@ Result<GpuRegistration> ParseRegistration(const std::string& text, const std::st
 
 bool IsLive(const GpuRegistration& r, double now_unix_s, const std::function<bool(int)>& pid_alive);
 
-// The GPUs smi-sim lists: indices 0..count-1, one name and total.
+// The GPUs smi-sim lists: indices 0..count-1, one name, total and driver
+// version ("smi-sim" unless told: no real driver is behind it).
 struct SmiGpus {
   int count = 8;
   double total_mib = 85651;
   std::string name = "NVIDIA RTX 6000D";
+  std::string driver_version = "smi-sim";
   std::string uuid_seed;  // the state directory: GPU uuids are stable per directory
 };
 

@@ -84,6 +84,14 @@ TEST(SmiQueryTest, GpuQuerySumsLiveRegistrations) {
   EXPECT_EQ(u0.size(), std::string("GPU-5151a000-0000-4000-8000-000000000000").size());
 }
 
+TEST(SmiQueryTest, AnswersTheDriverVersion) {
+  SmiGpus gpus;
+  gpus.count = 1;
+  gpus.driver_version = "580.65.06";
+  const SmiQuery q = Query({"--query-gpu=index,driver_version", "--format=csv,noheader"});
+  EXPECT_EQ(AnswerSmiQuery(q, gpus, {}), "0, 580.65.06\n");
+}
+
 TEST(SmiQueryTest, HeaderUnitsAndFieldOrder) {
   SmiGpus gpus;
   gpus.count = 1;

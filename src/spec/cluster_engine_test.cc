@@ -104,6 +104,18 @@ TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
             "digits and '_', not starting with a digit)");
 }
 
+TEST(SpecEngine, PatchesResolveAgainstTheSpecAndAreNamedOnce) {
+  auto s = MustParse(Spec("hosts = [\"a\"]", "patches = [\"p/pp.patch\", \"/opt/extra.py\"]"));
+  EXPECT_EQ(s.engine.patches, (std::vector<std::string>{"/s/p/pp.patch", "/opt/extra.py"}));
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [\"a.patch\", \"\"]")),
+            "/s/spec.toml:8:23: key 'engine.patches[1]': expected the path of a patch or extra "
+            "file, got \"\"");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [\"a.patch\", \"./a.patch\"]")),
+            "/s/spec.toml:8:23: key 'engine.patches[1]': './a.patch' is named twice");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [3]")),
+            "/s/spec.toml:8:12: key 'engine.patches[0]': expected a string, got an integer");
+}
+
 TEST(SpecLifecycle, DefaultsAndBounds) {
   auto d = MustParse(Spec("hosts = [\"a\"]"));
   EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);

@@ -149,12 +149,34 @@ Status CheckPlaceholders(const std::vector<std::string>& words, const SourceLoc&
   return Status::Ok();
 }
 
+// engine.patches: non-empty paths, each named once. Whether the files exist
+// is checked when a run hashes them (run.json), not here: an old run's
+// metadata/spec.toml must still parse after its patch files moved.
+Status ReadPatches(const TableReader& section, const std::string& base_dir, EngineSpec* out) {
+  std::vector<std::string> paths;
+  PPS_RETURN_IF_ERROR(section.StringList("patches", &paths, false));
+  if (paths.empty()) return Status::Ok();
+  const toml::array& array = *section.Find("patches")->as_array();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const SourceLoc loc =
+        section.source().Locate(array.get(i)->source(), JoinKey(section.key_path(), "patches") +
+                                                            "[" + std::to_string(i) + "]");
+    if (paths[i].empty())
+      return KeyError(loc, "expected the path of a patch or extra file, got \"\"");
+    const std::string resolved = ResolvePath(base_dir, paths[i]);
+    if (std::find(out->patches.begin(), out->patches.end(), resolved) != out->patches.end())
+      return KeyError(loc, "'" + paths[i] + "' is named twice");
+    out->patches.push_back(resolved);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out) {
   PPS_RETURN_IF_ERROR(
       section.CheckKeys({"kind", "command", "image", "container", "container_args", "secret_env",
-                         "model_path", "model_config", "version", "args", "env"}));
+                         "model_path", "model_config", "version", "patches", "args", "env"}));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Enum("kind", &out->kind, {"sglang"}));
   PPS_RETURN_IF_ERROR(section.StringList("command", &out->command, true));
@@ -171,6 +193,8 @@ Status ReadEngine(const TableReader& section, const std::string& base_dir, Engin
   if (!out->version.empty() && !ParseVersion(out->version))
     return KeyError(section.KeyLoc("version"),
                     "expected an SGLang version such as \"0.5.18\", got '" + out->version + "'");
+
+  PPS_RETURN_IF_ERROR(ReadPatches(section, base_dir, out));
 
   PPS_ASSIGN_OR_RETURN(const toml::table* args, section.Table("args", Need::kOptional));
   if (args != nullptr) {

@@ -97,6 +97,9 @@ struct EngineSpec {
   std::string model_path;    // path the server loads
   std::string model_config;  // config.json (or directory) for planning, resolved to absolute
   std::string version;       // engine version, e.g. "0.5.18" (chooses flag spellings)
+  // Files the engine runs with besides its image or install: patches, extra
+  // modules (resolved absolute). A run records their SHA-256 in run.json.
+  std::vector<std::string> patches;
   // Fixed server args (without leading dashes), in the order written.
   std::vector<std::pair<std::string, ArgValue>> args;
   std::vector<std::pair<std::string, std::string>> env;

@@ -5,4 +5,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/util/edit_distance.cc
   src/util/files.cc
   src/util/format.cc
-  src/util/host_name.cc)
+  src/util/host_name.cc
+  src/util/sha256.cc)

@@ -1,0 +1,129 @@
+#include "compare/description.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "util/sha256.h"
+
+namespace ppsearch::compare {
+namespace {
+
+std::string Bool(bool v) { return v ? "true" : "false"; }
+
+std::string Words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::string JsonText(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+// A digest short enough for a table and long enough to tell files apart.
+std::string ShortDigest(const std::string& sha256) {
+  std::string out = "sha256:";
+  out += sha256.substr(0, 16);
+  return out;
+}
+
+std::string PatchKey(const std::string& path) {
+  std::string key = kPatchPrefix;
+  key += std::filesystem::path(path).filename().string();
+  return key;
+}
+
+}  // namespace
+
+std::string JoinValues(const std::set<std::string>& values) {
+  std::string out;
+  for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+
+RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_json,
+                           const Observed& seen, const std::string& source) {
+  RunDescription d;
+  d.source = source;
+  d.what = "run directory";
+  d.has_metadata = true;
+  if (run_json.is_object() && run_json.contains("simulated") && run_json["simulated"].is_boolean())
+    d.simulated = run_json["simulated"].get<bool>();
+  auto& s = d.settings;
+  if (d.simulated) s["engine.kind"] = *d.simulated ? "simulated" : "measured";
+  const spec::EngineSpec& e = spec.engine;
+  s["engine.image"] = e.image.empty() ? "none (on the host)" : e.image;
+  if (!e.image.empty()) s["engine.container"] = e.container;
+  s["engine.version"] = e.version.empty() ? kUnset : e.version;
+  if (!seen.server_versions.empty()) s["server.version"] = JoinValues(seen.server_versions);
+  s["engine.command"] = Words(e.command);
+  s["engine.model_path"] = e.model_path.empty() ? kUnset : e.model_path;
+  if (!seen.model_config_sha256.empty()) s["model.config"] = ShortDigest(seen.model_config_sha256);
+  if (!seen.model_quantization.empty()) s["model.quantization"] = seen.model_quantization;
+  for (const auto& [flag, value] : e.args) s[kArgPrefix + flag] = value.text;
+  for (const auto& [name, value] : e.env) s[kEnvPrefix + name] = value;
+  // The hashes the run took at its start; the spec's list when run.json has none.
+  if (run_json.is_object() && run_json.contains("patches") && run_json["patches"].is_array()) {
+    for (const auto& p : run_json["patches"])
+      if (p.is_object() && p.contains("path") && p.contains("sha256") && p["path"].is_string() &&
+          p["sha256"].is_string())
+        s[PatchKey(p["path"].get<std::string>())] = ShortDigest(p["sha256"].get<std::string>());
+  } else {
+    for (const std::string& p : e.patches) s[PatchKey(p)] = "sha256 not recorded";
+  }
+  const spec::WorkloadSpec& w = spec.workload;
+  s["workload.input_tokens"] = std::to_string(w.input_tokens);
+  s["workload.output_tokens"] = std::to_string(w.output_tokens);
+  s["workload.input_distribution"] = w.input_distribution;
+  if (w.input_distribution != "fixed") s["workload.range_ratio"] = fmt::format("{}", w.range_ratio);
+  s["workload.requests"] = std::to_string(w.requests);
+  s["workload.request_rate"] =
+      w.request_rate > 0 ? fmt::format("{}", w.request_rate) : "closed loop";
+  s["workload.warmup_requests"] = std::to_string(w.warmup_requests);
+  s["workload.unique_prompts"] = Bool(w.unique_prompts);
+  s["workload.seed"] = std::to_string(w.seed);
+  s["sweep.repeats"] = std::to_string(spec.sweep.repeats);
+  std::string hosts;
+  for (const auto& h : spec.cluster.hosts) hosts += (hosts.empty() ? "" : ", ") + h.name;
+  s["cluster.hosts"] = hosts;
+  s["cluster.gpus"] = std::to_string(spec.cluster.world_size());
+  s["cluster.gpus_per_node"] = std::to_string(spec.cluster.gpus_per_node);
+  s["cluster.hardware"] = std::filesystem::path(spec.cluster.hardware).stem().string();
+  const std::string launcher = JsonText(run_json, "launcher");
+  s["cluster.launcher"] = launcher.empty() ? spec.cluster.launcher : launcher;
+  if (!seen.gpu_names.empty()) s["gpu.name"] = JoinValues(seen.gpu_names);
+  if (!seen.driver_versions.empty()) s["gpu.driver"] = JoinValues(seen.driver_versions);
+  s["lifecycle.reuse_server"] = Bool(spec.lifecycle.reuse_server);
+  s["lifecycle.flush_cache"] = Bool(spec.lifecycle.flush_cache);
+  s["experiment.name"] = spec.experiment.name;
+  if (d.simulated.value_or(false)) {
+    s["sim.noise_cv"] = fmt::format("{}", spec.sim.noise_cv);
+    s["sim.seed"] = std::to_string(spec.sim.seed);
+    const nlohmann::json& cal = run_json.is_object() && run_json.contains("calibration")
+                                    ? run_json["calibration"]
+                                    : nlohmann::json();
+    s["sim.calibration"] = cal.is_null() ? "none" : ShortDigest(Sha256Hex(cal.dump()));
+  }
+  return d;
+}
+
+RunDescription DescribeCsv(const std::vector<analysis::PointSummary>& rows,
+                           std::optional<bool> simulated, const std::string& source) {
+  RunDescription d;
+  d.source = source;
+  d.what = "CSV of medians";
+  d.simulated = simulated;
+  if (simulated) d.settings["engine.kind"] = *simulated ? "simulated" : "measured";
+  std::set<std::string> requests, repeats;
+  for (const analysis::PointSummary& r : rows) {
+    if (r.requests_total > 0) requests.insert(std::to_string(r.requests_total));
+    if (r.repeats > 0) repeats.insert(std::to_string(r.repeats));
+  }
+  if (!requests.empty()) d.settings["workload.requests"] = JoinValues(requests);
+  if (!repeats.empty()) d.settings["sweep.repeats"] = JoinValues(repeats);
+  return d;
+}
+
+}  // namespace ppsearch::compare

@@ -1,0 +1,129 @@
+#include "compare/match.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "stats/stats.h"
+
+namespace ppsearch::compare {
+namespace {
+
+std::string PointLabel(const analysis::PointSummary& p) {
+  return fmt::format("{} C={}", p.layout.Label(), p.concurrency);
+}
+
+const analysis::PointSummary* FindPoint(const SidePoints& side, const spec::LayoutSpec& layout,
+                                        int concurrency) {
+  for (const auto& p : side.points)
+    if (p.layout == layout && p.concurrency == concurrency) return &p;
+  return nullptr;
+}
+
+std::optional<double> KnownSpread(const SidePoints& side, const analysis::PointSummary& p,
+                                  double spread) {
+  if (!side.spreads_recorded || p.repeats < 2) return std::nullopt;
+  return spread;
+}
+
+MetricDiff Diff(const std::string& name, double a, double b, std::optional<double> spread_a,
+                std::optional<double> spread_b) {
+  MetricDiff d;
+  d.name = name;
+  d.a = a;
+  d.b = b;
+  d.abs = b - a;
+  if (a != 0) d.rel = b / a - 1;
+  if (spread_a || spread_b) d.noise = std::max(spread_a.value_or(0), spread_b.value_or(0));
+  d.within_noise = d.rel && d.noise && std::fabs(*d.rel) <= *d.noise;
+  return d;
+}
+
+std::optional<double> Error(double predicted, double measured) {
+  if (measured == 0) return std::nullopt;
+  return predicted / measured - 1;
+}
+
+}  // namespace
+
+PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
+  PointMatch m;
+  for (const auto& pa : a.points) {
+    const analysis::PointSummary* pb = FindPoint(b, pa.layout, pa.concurrency);
+    if (pb == nullptr) {
+      m.only_a.push_back(PointLabel(pa));
+      continue;
+    }
+    MatchedPoint mp;
+    mp.layout = pa.layout;
+    mp.concurrency = pa.concurrency;
+    mp.metrics.push_back(Diff("input_tps", pa.input_tps_median, pb->input_tps_median,
+                              KnownSpread(a, pa, pa.input_tps_spread),
+                              KnownSpread(b, *pb, pb->input_tps_spread)));
+    mp.metrics.push_back(Diff("ttft_p50_s", pa.ttft_p50_s_median, pb->ttft_p50_s_median,
+                              KnownSpread(a, pa, pa.ttft_p50_s_spread),
+                              KnownSpread(b, *pb, pb->ttft_p50_s_spread)));
+    // No repeat spread of p95 is kept: its noise is unknown.
+    mp.metrics.push_back(Diff("ttft_p95_s", pa.ttft_p95_s_median, pb->ttft_p95_s_median,
+                              std::nullopt, std::nullopt));
+    if (pa.peak_gpu_mib && pb->peak_gpu_mib)
+      mp.metrics.push_back(
+          Diff("peak_gpu_mib", *pa.peak_gpu_mib, *pb->peak_gpu_mib, std::nullopt, std::nullopt));
+    m.matched.push_back(std::move(mp));
+  }
+  for (const auto& pb : b.points)
+    if (FindPoint(a, pb.layout, pb.concurrency) == nullptr) m.only_b.push_back(PointLabel(pb));
+  return m;
+}
+
+PredictionCheck CheckPrediction(const PointMatch& match, bool a_simulated) {
+  PredictionCheck c;
+  c.predicted_side = a_simulated ? 'A' : 'B';
+  // Per concurrency: (measured tps, predicted tps, label) of every matched layout.
+  std::map<int, std::vector<std::tuple<double, double, std::string>>> by_c;
+  std::vector<double> abs_errors;
+  for (const MatchedPoint& mp : match.matched) {
+    auto values = [&](const std::string& name) -> std::pair<double, double> {
+      for (const MetricDiff& d : mp.metrics)
+        if (d.name == name) return a_simulated ? std::pair(d.a, d.b) : std::pair(d.b, d.a);
+      return {0, 0};
+    };
+    PredictionPoint p;
+    p.layout = mp.layout;
+    p.concurrency = mp.concurrency;
+    const auto [tps_pred, tps_meas] = values("input_tps");
+    const auto [p50_pred, p50_meas] = values("ttft_p50_s");
+    const auto [p95_pred, p95_meas] = values("ttft_p95_s");
+    p.input_tps_error = Error(tps_pred, tps_meas);
+    p.ttft_p50_error = Error(p50_pred, p50_meas);
+    p.ttft_p95_error = Error(p95_pred, p95_meas);
+    if (p.input_tps_error) abs_errors.push_back(std::fabs(*p.input_tps_error));
+    c.points.push_back(p);
+    by_c[mp.concurrency].emplace_back(tps_meas, tps_pred, mp.layout.Label());
+  }
+  if (!abs_errors.empty()) c.median_abs_input_tps_error = stats::Median(abs_errors);
+  for (auto& [concurrency, rows] : by_c) {
+    if (rows.size() < 2) continue;
+    RankingCheck r;
+    r.concurrency = concurrency;
+    auto order = [&](bool measured) {
+      std::vector<std::tuple<double, double, std::string>> sorted = rows;
+      std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& x, const auto& y) {
+        return measured ? std::get<0>(x) > std::get<0>(y) : std::get<1>(x) > std::get<1>(y);
+      });
+      std::vector<std::string> labels;
+      for (const auto& row : sorted) labels.push_back(std::get<2>(row));
+      return labels;
+    };
+    r.measured = order(true);
+    r.predicted = order(false);
+    r.agrees = r.measured == r.predicted;
+    c.ranking_agrees = c.ranking_agrees && r.agrees;
+    c.rankings.push_back(std::move(r));
+  }
+  return c;
+}
+
+}  // namespace ppsearch::compare

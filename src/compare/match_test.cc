@@ -1,0 +1,162 @@
+// Point matching, the noise rule, the prediction check, and the errors of
+// loading a side and of a comparison without a common point.
+
+#include "compare/match.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/analysis_test_util.h"
+#include "compare/comparison.h"
+#include "compare/load.h"
+
+namespace ppsearch::compare {
+namespace {
+
+using analysis::PointSummary;
+using analysis::testing::Layout;
+
+PointSummary Point(int pp, int c, double tps, double p50, int repeats = 3, double spread = 0.01) {
+  PointSummary p;
+  p.layout = Layout(pp, 32 / pp, 4);
+  p.concurrency = c;
+  p.repeats = repeats;
+  p.input_tps_median = tps;
+  p.input_tps_spread = spread;
+  p.ttft_p50_s_median = p50;
+  p.ttft_p50_s_spread = spread;
+  p.ttft_p95_s_median = p50 * 1.1;
+  return p;
+}
+
+const MetricDiff& Metric(const MatchedPoint& p, const std::string& name) {
+  for (const MetricDiff& d : p.metrics)
+    if (d.name == name) return d;
+  ADD_FAILURE() << "no metric " << name;
+  return p.metrics.front();
+}
+
+TEST(MatchPointsTest, MatchesByLayoutAndConcurrencyAndMarksNoise) {
+  SidePoints a{{Point(4, 8, 1000, 10), Point(4, 16, 1000, 20), Point(2, 8, 800, 12)}, true};
+  SidePoints b{{Point(4, 8, 1005, 12, 3, 0.002), Point(4, 16, 1100, 20, 1), Point(8, 8, 900, 9)},
+               true};
+  const PointMatch m = MatchPoints(a, b);
+  ASSERT_EQ(m.matched.size(), 2u);
+  EXPECT_EQ(m.only_a, std::vector<std::string>{"PP2/TP16/EP4 C=8"});
+  EXPECT_EQ(m.only_b, std::vector<std::string>{"PP8/TP4/EP4 C=8"});
+  const MetricDiff& tps = Metric(m.matched[0], "input_tps");
+  EXPECT_DOUBLE_EQ(tps.abs, 5);
+  EXPECT_NEAR(*tps.rel, 0.005, 1e-12);
+  EXPECT_DOUBLE_EQ(*tps.noise, 0.01);  // the larger of the two spreads
+  EXPECT_TRUE(tps.within_noise);
+  const MetricDiff& p50 = Metric(m.matched[0], "ttft_p50_s");
+  EXPECT_NEAR(*p50.rel, 0.2, 1e-12);
+  EXPECT_FALSE(p50.within_noise);
+  EXPECT_FALSE(Metric(m.matched[0], "ttft_p95_s").noise.has_value());
+  // One repeat on B: only A's spread is known; 10% is beyond it.
+  const MetricDiff& tps16 = Metric(m.matched[1], "input_tps");
+  EXPECT_DOUBLE_EQ(*tps16.noise, 0.01);
+  EXPECT_FALSE(tps16.within_noise);
+}
+
+TEST(MatchPointsTest, SpreadsACsvDoesNotRecordAreUnknown) {
+  SidePoints a{{Point(4, 8, 1000, 10)}, false};
+  SidePoints b{{Point(4, 8, 1001, 10, 1)}, true};
+  const MetricDiff& tps = Metric(MatchPoints(a, b).matched[0], "input_tps");
+  EXPECT_FALSE(tps.noise.has_value());
+  EXPECT_FALSE(tps.within_noise);
+}
+
+TEST(CheckPredictionTest, PerPointErrorsAndRanking) {
+  // A simulated: PP8 predicted best, but measured PP4 is best at C=8.
+  SidePoints a{{Point(4, 8, 1100, 9), Point(8, 8, 1200, 8), Point(4, 16, 1000, 20)}, true};
+  SidePoints b{{Point(4, 8, 1000, 10), Point(8, 8, 900, 11), Point(4, 16, 1000, 25)}, true};
+  const PredictionCheck c = CheckPrediction(MatchPoints(a, b), /*a_simulated=*/true);
+  EXPECT_EQ(c.predicted_side, 'A');
+  ASSERT_EQ(c.points.size(), 3u);
+  EXPECT_NEAR(*c.points[0].input_tps_error, 0.1, 1e-12);
+  EXPECT_NEAR(*c.points[0].ttft_p50_error, -0.1, 1e-12);
+  EXPECT_NEAR(*c.points[1].input_tps_error, 1200.0 / 900 - 1, 1e-12);
+  ASSERT_EQ(c.rankings.size(), 1u);  // C=16 holds one layout
+  EXPECT_EQ(c.rankings[0].measured, (std::vector<std::string>{"PP4/TP8/EP4", "PP8/TP4/EP4"}));
+  EXPECT_EQ(c.rankings[0].predicted, (std::vector<std::string>{"PP8/TP4/EP4", "PP4/TP8/EP4"}));
+  EXPECT_FALSE(c.ranking_agrees);
+  EXPECT_NEAR(*c.median_abs_input_tps_error, 0.1, 1e-12);  // of 0.1, 0.333, 0
+  // Seen from the other side, B is the prediction and the errors invert.
+  const PredictionCheck back = CheckPrediction(MatchPoints(b, a), /*a_simulated=*/false);
+  EXPECT_EQ(back.predicted_side, 'B');
+  EXPECT_NEAR(*back.points[0].input_tps_error, 0.1, 1e-12);
+}
+
+class LoadSideTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("ppsearch-compare-" + std::to_string(::getpid())))
+               .string();
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(LoadSideTest, ErrorsNameTheFileAndLine) {
+  Result<Side> missing = LoadSide(dir_ + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            dir_ +
+                "/nope: no such file or directory (expected a run directory, its summary.csv "
+                "or a CSV of medians)");
+  const std::string header = Write("h.csv", "pp,tp,ep,c,input_tps_median\n1,32,4,8,3000\n");
+  Result<Side> bad = LoadSide(header);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind(header + ":1: missing column 'concurrency' in the header", 0),
+            0u)
+      << bad.error().message;
+  const std::string number =
+      Write("n.csv", "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n1,32,4,8,fast,39\n");
+  Result<Side> nan = LoadSide(number);
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().message.find(number + ":2"), std::string::npos) << nan.error().message;
+  Result<Side> empty = LoadSide(Write("e.csv",
+                                      "pp,tp,ep,concurrency,input_tps_median,"
+                                      "ttft_p50_s_median\n"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("no rows below the header"), std::string::npos);
+  Result<Side> not_a_run = LoadSide(dir_);
+  ASSERT_FALSE(not_a_run.ok());
+  EXPECT_NE(not_a_run.error().message.find(dir_), std::string::npos);
+}
+
+TEST_F(LoadSideTest, CsvSidesAndNoMatchingPoint) {
+  Result<Side> a = LoadSide(std::string(PPSEARCH_SOURCE_DIR) + "/data/baseline/pp1-tp32-ep4.csv");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_FALSE(a->description.has_metadata);
+  EXPECT_FALSE(a->points.spreads_recorded);
+  EXPECT_EQ(a->description.settings.at("workload.requests"), "40");
+  const std::string other =
+      Write("pp4.csv",
+            "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median,simulated\n"
+            "4,8,4,8,4000,30,true\n");
+  Result<Side> b = LoadSide(other);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->description.simulated, std::optional<bool>(true));
+  Result<Comparison> c = Compare(*a, *b);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            "no matching points: A (" + std::string(PPSEARCH_SOURCE_DIR) +
+                "/data/baseline/pp1-tp32-ep4.csv) holds PP1/TP32/EP4 at C = 8 16; B (" + other +
+                ") holds PP4/TP8/EP4 at C = 8; points are matched by layout (PP/TP/EP) and "
+                "concurrency");
+}
+
+}  // namespace
+}  // namespace ppsearch::compare
