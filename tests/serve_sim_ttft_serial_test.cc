@@ -3,6 +3,7 @@
 // reused connections. A latency check, so it runs alone (RUN_SERIAL).
 
 #include <algorithm>
+#include <iostream>
 
 #include "bench/bench_client.h"
 #include "serve_sim_fixture.h"
@@ -50,7 +51,12 @@ std::vector<double> FirstTokenGapsS(int port, int concurrency) {
 }
 
 TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) {
-  const int port = StartReady(" --time-scale 100");
+  // x20: a decode step of 256 streams then lasts long enough for the client
+  // to read its 256 chunks before the next first tokens come. At x100 (20 s
+  // of wall time less) this 2-core machine's client is still reading the
+  // last burst when they do, which measures its CPU rather than the HTTP
+  // path: p99 0.55-1.9 ms there, against 0.39-0.63 ms at x20.
+  const int port = StartReady(" --time-scale 20");
   for (int c : {8, 16, 256}) {
     // Before serve-sim wrote every stream from the engine's thread and the
     // client built its bodies ahead, C=256 reached p99 6-17 ms here (256
@@ -67,6 +73,8 @@ TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) 
       best_p90 = std::min(best_p90, stats::Percentile(gaps, 90));
       best_p99 = std::min(best_p99, stats::Percentile(gaps, 99));
     }
+    std::cout << "C=" << c << ": best p90 " << best_p90 * 1e3 << " ms, best p99 " << best_p99 * 1e3
+              << " ms\n";  // the measured margin, in the test log
     EXPECT_LT(best_p99, p99_bound) << "C=" << c;
     EXPECT_LT(best_p90, 0.001) << "C=" << c;
   }
