@@ -41,6 +41,29 @@ std::vector<const Difference*> ConfounderReport::harmful() const {
   return out;
 }
 
+namespace {
+
+// Harmful first, then relevant, then cosmetic; the verdict from the harmful ones.
+void Conclude(ConfounderReport& r) {
+  std::stable_sort(r.differences.begin(), r.differences.end(),
+                   [](const Difference& x, const Difference& y) {
+                     return static_cast<int>(x.what.severity) < static_cast<int>(y.what.severity);
+                   });
+  const std::vector<const Difference*> harmful = r.harmful();
+  r.comparable = harmful.empty();
+  if (r.comparable) {
+    r.verdict = "comparable";
+    if (!r.unchecked.empty()) r.verdict += " in what could be checked";
+  } else {
+    r.verdict = "not comparable because of ";
+    for (size_t i = 0; i < harmful.size(); ++i)
+      r.verdict += (i ? ", " : "") + harmful[i]->what.label + " (" + harmful[i]->a + " vs " +
+                   harmful[i]->b + ")";
+  }
+}
+
+}  // namespace
+
 ConfounderReport FindConfounders(const RunDescription& a, const RunDescription& b) {
   ConfounderReport r;
   std::set<std::string> keys;
@@ -73,22 +96,14 @@ ConfounderReport FindConfounders(const RunDescription& a, const RunDescription& 
     if (*va == *vb) continue;
     r.differences.push_back({key, ClassifySetting(key), *va, *vb});
   }
-  std::stable_sort(r.differences.begin(), r.differences.end(),
-                   [](const Difference& x, const Difference& y) {
-                     return static_cast<int>(x.what.severity) < static_cast<int>(y.what.severity);
-                   });
-  const std::vector<const Difference*> harmful = r.harmful();
-  r.comparable = harmful.empty();
-  if (r.comparable) {
-    r.verdict = "comparable";
-    if (!r.unchecked.empty()) r.verdict += " in what could be checked";
-  } else {
-    r.verdict = "not comparable because of ";
-    for (size_t i = 0; i < harmful.size(); ++i)
-      r.verdict += (i ? ", " : "") + harmful[i]->what.label + " (" + harmful[i]->a + " vs " +
-                   harmful[i]->b + ")";
-  }
+  Conclude(r);
   return r;
+}
+
+void AddDifference(ConfounderReport& r, const std::string& key, const std::string& a,
+                   const std::string& b) {
+  r.differences.push_back({key, ClassifySetting(key), a, b});
+  Conclude(r);
 }
 
 }  // namespace ppsearch::compare

@@ -2,8 +2,9 @@
 // The confounder check: every difference between two sides' recorded
 // settings, classed by the one table (known_settings.h), what could not be
 // checked because a side did not record it, and the verdict. Layout and
-// concurrency are the compared axes: they are matched, not diffed, so EP
-// sizes differ only between points that are not compared at all. Pure.
+// concurrency are the compared axes: they are matched, not diffed; points
+// matched across another EP size add the EP size as a difference
+// (AddDifference). Pure.
 
 #include <string>
 #include <vector>
@@ -30,5 +31,10 @@ struct ConfounderReport {
 };
 
 ConfounderReport FindConfounders(const RunDescription& a, const RunDescription& b);
+
+// Adds a difference found outside the recorded settings (the EP size of
+// matched points, key "layout.ep") and renews the order and the verdict.
+void AddDifference(ConfounderReport& r, const std::string& key, const std::string& a,
+                   const std::string& b);
 
 }  // namespace ppsearch::compare

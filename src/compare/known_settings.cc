@@ -146,6 +146,9 @@ constexpr Entry kSettings[] = {
     {"lifecycle.reuse_server", kR, "lifecycle",
      "a reused server keeps warm caches and graphs between samples"},
     {"lifecycle.flush_cache", kR, "lifecycle", "prefix caches flushed or kept between samples"},
+    {"layout.ep", kH, "EP size",
+     "another expert-parallel size: which GPUs hold which experts, the MoE communication of "
+     "every layer and the per-GPU expert memory (so the KV pool) all change"},
     {"experiment.name", kC, "other", "a name only"},
     {"sim.noise_cv", kR, "simulation", "the simulated repeat noise"},
     {"sim.seed", kC, "simulation", "which noise draws the repeats get"},

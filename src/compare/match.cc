@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "stats/stats.h"
 
@@ -49,15 +50,36 @@ std::optional<double> Error(double predicted, double measured) {
 }  // namespace
 
 PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
+  // For each A point, its B point: the same layout, else (second pass) the
+  // same PP/TP/C with another EP among the B points still free.
+  std::vector<const analysis::PointSummary*> partner(a.points.size(), nullptr);
+  std::set<const analysis::PointSummary*> taken;
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    partner[i] = FindPoint(b, a.points[i].layout, a.points[i].concurrency);
+    if (partner[i] != nullptr) taken.insert(partner[i]);
+  }
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    if (partner[i] != nullptr) continue;
+    const analysis::PointSummary& pa = a.points[i];
+    for (const auto& pb : b.points)
+      if (!taken.count(&pb) && pb.layout.pp == pa.layout.pp && pb.layout.tp == pa.layout.tp &&
+          pb.concurrency == pa.concurrency) {
+        partner[i] = &pb;
+        taken.insert(&pb);
+        break;
+      }
+  }
   PointMatch m;
-  for (const auto& pa : a.points) {
-    const analysis::PointSummary* pb = FindPoint(b, pa.layout, pa.concurrency);
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    const analysis::PointSummary& pa = a.points[i];
+    const analysis::PointSummary* pb = partner[i];
     if (pb == nullptr) {
       m.only_a.push_back(PointLabel(pa));
       continue;
     }
     MatchedPoint mp;
     mp.layout = pa.layout;
+    mp.b_layout = pb->layout;
     mp.concurrency = pa.concurrency;
     mp.metrics.push_back(Diff("input_tps", pa.input_tps_median, pb->input_tps_median,
                               KnownSpread(a, pa, pa.input_tps_spread),
@@ -74,8 +96,25 @@ PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
     m.matched.push_back(std::move(mp));
   }
   for (const auto& pb : b.points)
-    if (FindPoint(a, pb.layout, pb.concurrency) == nullptr) m.only_b.push_back(PointLabel(pb));
+    if (!taken.count(&pb)) m.only_b.push_back(PointLabel(pb));
   return m;
+}
+
+std::optional<std::pair<std::string, std::string>> ExpertParallelDifference(const PointMatch& m) {
+  std::set<int> ep_a, ep_b;
+  bool differs = false;
+  for (const MatchedPoint& mp : m.matched) {
+    ep_a.insert(mp.layout.ep);
+    ep_b.insert(mp.b_layout.ep);
+    differs = differs || mp.layout.ep != mp.b_layout.ep;
+  }
+  if (!differs) return std::nullopt;
+  auto list = [](const std::set<int>& eps) {
+    std::string out;
+    for (int ep : eps) out += (out.empty() ? "" : ", ") + std::to_string(ep);
+    return out;
+  };
+  return std::pair(list(ep_a), list(ep_b));
 }
 
 PredictionCheck CheckPrediction(const PointMatch& match, bool a_simulated) {

@@ -34,7 +34,8 @@ struct MetricDiff {
 };
 
 struct MatchedPoint {
-  spec::LayoutSpec layout;
+  spec::LayoutSpec layout;    // A's
+  spec::LayoutSpec b_layout;  // B's: the same, or another EP size (see MatchPoints)
   int concurrency = 0;
   std::vector<MetricDiff> metrics;
 };
@@ -45,7 +46,15 @@ struct PointMatch {
   std::vector<std::string> only_b;
 };
 
+// Points with the same layout and concurrency first; then each point left on
+// A with one left on B of the same PP, TP and concurrency but another EP size
+// (an older EP8 run against a new EP4 one): EP is then a confounder of the
+// comparison (ExpertParallelDifference), not a reason to compare nothing.
 PointMatch MatchPoints(const SidePoints& a, const SidePoints& b);
+
+// "EP8" vs "EP4" when matched points differ in EP size: each side's EP sizes
+// among them, e.g. {"8", "4"}; nullopt when every matched point has one EP.
+std::optional<std::pair<std::string, std::string>> ExpertParallelDifference(const PointMatch& m);
 
 struct PredictionPoint {
   spec::LayoutSpec layout;

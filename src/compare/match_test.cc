@@ -62,6 +62,41 @@ TEST(MatchPointsTest, MatchesByLayoutAndConcurrencyAndMarksNoise) {
   EXPECT_FALSE(tps16.within_noise);
 }
 
+// An older EP8 run against a new EP4 one: the same PP/TP/C are compared and
+// the EP size is named as a harmful difference.
+TEST(MatchPointsTest, PointsLeftOverAreMatchedAcrossEpSizes) {
+  PointSummary a8 = Point(4, 8, 1000, 10), a16 = Point(4, 16, 1000, 20);
+  a8.layout.ep = a16.layout.ep = 8;
+  SidePoints a{{a8, a16, Point(2, 8, 800, 12)}, true};
+  SidePoints b{{Point(4, 8, 1100, 9), Point(2, 8, 810, 12), Point(8, 8, 900, 9)}, true};
+  const PointMatch m = MatchPoints(a, b);
+  ASSERT_EQ(m.matched.size(), 2u);
+  EXPECT_EQ(m.matched[0].layout.ep, 8);
+  EXPECT_EQ(m.matched[0].b_layout.ep, 4);
+  EXPECT_NEAR(*Metric(m.matched[0], "input_tps").rel, 0.1, 1e-12);
+  EXPECT_EQ(m.matched[1].layout.pp, 2) << "the exact match is kept";
+  EXPECT_EQ(m.matched[1].b_layout.ep, 4);
+  EXPECT_EQ(m.only_a, std::vector<std::string>{"PP4/TP8/EP8 C=16"});
+  EXPECT_EQ(m.only_b, std::vector<std::string>{"PP8/TP4/EP4 C=8"});
+  const auto ep = ExpertParallelDifference(m);
+  ASSERT_TRUE(ep.has_value());
+  EXPECT_EQ(ep->first, "4, 8");
+  EXPECT_EQ(ep->second, "4");
+  EXPECT_FALSE(ExpertParallelDifference(MatchPoints(b, b)).has_value());
+
+  Side sa, sb;
+  sa.points = a;
+  sb.points = b;
+  sa.description.source = "old";
+  sb.description.source = "new";
+  Result<Comparison> c = Compare(sa, sb);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->confounders.harmful().size(), 1u);
+  EXPECT_EQ(c->confounders.harmful()[0]->key, "layout.ep");
+  EXPECT_FALSE(c->confounders.comparable);
+  EXPECT_EQ(c->confounders.verdict, "not comparable because of layout.ep (EP4, 8 vs EP4)");
+}
+
 TEST(MatchPointsTest, SpreadsACsvDoesNotRecordAreUnknown) {
   SidePoints a{{Point(4, 8, 1000, 10)}, false};
   SidePoints b{{Point(4, 8, 1001, 10, 1)}, true};
@@ -154,8 +189,8 @@ TEST_F(LoadSideTest, CsvSidesAndNoMatchingPoint) {
   EXPECT_EQ(c.error().message,
             "no matching points: A (" + std::string(PPSEARCH_SOURCE_DIR) +
                 "/data/baseline/pp1-tp32-ep4.csv) holds PP1/TP32/EP4 at C = 8 16; B (" + other +
-                ") holds PP4/TP8/EP4 at C = 8; points are matched by layout (PP/TP/EP) and "
-                "concurrency");
+                ") holds PP4/TP8/EP4 at C = 8; points are matched by PP, TP and concurrency "
+                "(EP too where both sides have it)");
 }
 
 }  // namespace

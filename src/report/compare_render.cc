@@ -57,12 +57,19 @@ std::string SideLine(const char* name, const compare::Side& s) {
                      s.points.points.size());
 }
 
+// A's layout; B's EP size too where the point was matched across EP sizes.
+std::string MatchedLayoutCell(const compare::MatchedPoint& p) {
+  std::string cell = LayoutCell(p.layout);
+  if (p.b_layout.ep != p.layout.ep) cell += " (B: EP" + std::to_string(p.b_layout.ep) + ")";
+  return cell;
+}
+
 std::string PointTable(const compare::PointMatch& m) {
   std::vector<std::vector<std::string>> cells;
   for (const compare::MatchedPoint& p : m.matched)
     for (const MetricDiff& d : p.metrics) {
       const MetricStyle s = Style(d.name);
-      cells.push_back({LayoutCell(p.layout), std::to_string(p.concurrency), s.label, Value(d.a, s),
+      cells.push_back({MatchedLayoutCell(p), std::to_string(p.concurrency), s.label, Value(d.a, s),
                        Value(d.b, s), Signed(d.abs, s), Percent(d.rel), NoiseCell(d),
                        WithinCell(d)});
     }
@@ -207,7 +214,8 @@ std::string RenderComparisonText(const compare::Comparison& c) {
   std::string out = "# ppsearch compare\n";
   out += SideLine("A", c.a);
   out += SideLine("B", c.b);
-  out += fmt::format("# {} points matched by layout and concurrency", c.match.matched.size());
+  out += fmt::format("# {} points matched by layout and concurrency{}", c.match.matched.size(),
+                     compare::ExpertParallelDifference(c.match) ? " (across EP sizes)" : "");
   if (!c.match.only_a.empty()) out += fmt::format("; only in A: {}", Join(c.match.only_a, ", "));
   if (!c.match.only_b.empty()) out += fmt::format("; only in B: {}", Join(c.match.only_b, ", "));
   out +=
@@ -231,8 +239,10 @@ nlohmann::json ComparisonJson(const compare::Comparison& c) {
                          {"rel", Optional(d.rel)},
                          {"noise", Optional(d.noise)},
                          {"within_noise", d.within_noise}};
-    points.push_back(
-        {{"layout", LayoutJson(p.layout)}, {"concurrency", p.concurrency}, {"metrics", metrics}});
+    points.push_back({{"layout", LayoutJson(p.layout)},
+                      {"b_layout", LayoutJson(p.b_layout)},
+                      {"concurrency", p.concurrency},
+                      {"metrics", metrics}});
   }
   return {{"a", SideJson(c.a)},
           {"b", SideJson(c.b)},
