@@ -245,7 +245,9 @@ class SshE2e : public CliTest {
       << "[baseline]\nlayout = {pp = 1, tp = 32, ep = 4}\nimport_csv = "
       << Toml(cwd + "/data/baseline/pp1-tp32-ep4-x100.csv") << "\n\n"
       << "[decision]\nobjective = \"input_tps\"\nmin_headroom_mib = 2048\n"
-         "max_repeat_spread = 0.05\nfailure_policy = \"exclude\"\n\n"
+         // About the lifecycle over ssh: serve-sim's throughput on a busy
+         // 2-core machine varies more between repeats than 5%.
+         "max_repeat_spread = 1.0\nfailure_policy = \"exclude\"\n\n"
       << "[lifecycle]\nstart_timeout_s = 60\npoll_interval_s = 0.1\nrequest_timeout_s = 120\n"
          "stop_grace_s = 10\nmemory_release_timeout_s = 20\n";
     const fs::path path = dir_ / file;

@@ -257,7 +257,13 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   Result<run::RunOutcome> out = run::RunSamples(ro, in->spec, in->plan, *engine, ShowProgress);
   engine.reset();
   (*launcher)->Close();
-  if (!control_dir.empty()) std::filesystem::remove_all(control_dir);
+  if (!control_dir.empty()) {
+    // The ssh masters remove their own sockets as they exit, perhaps while
+    // this walks the directory: a socket that vanished is not an error.
+    std::error_code ec;
+    for (int attempt = 0; attempt < 3 && std::filesystem::exists(control_dir, ec); ++attempt)
+      std::filesystem::remove_all(control_dir, ec);
+  }
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return ReportError(out.error(), exit_code);
   std::cerr << fmt::format(
