@@ -14,8 +14,6 @@ std::string Mib(double v) {
   return FormatThousands(static_cast<int64_t>(std::llround(v))) + " MiB";
 }
 
-std::string Percent(double fraction) { return FormatNumber(fraction * 100, 2) + "%"; }
-
 const PointSummary* FindPoint(const std::vector<PointSummary>& points, const spec::LayoutSpec& l,
                               int c) {
   for (const PointSummary& p : points)
@@ -92,7 +90,7 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
     if (p->input_tps_spread > spec.decision.max_repeat_spread)
       v.exclusions.push_back(fmt::format(
           "{}: input TPS varies by {} across repeats at C={} (max_repeat_spread {})", label,
-          Percent(p->input_tps_spread), c, Percent(spec.decision.max_repeat_spread)));
+          FormatPercent(p->input_tps_spread), c, FormatPercent(spec.decision.max_repeat_spread)));
   }
   v.headroom_mib = memory != nullptr ? memory->headroom_mib : std::nullopt;
   if (!v.headroom_mib) {
@@ -186,7 +184,7 @@ std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummar
   const LayoutVerdict& fb = ranked[1];
   std::string reason =
       fmt::format("runner-up: {} {} than {} (geometric mean over the concurrency levels)",
-                  Percent(std::abs(1 - fb.score / primary.score)),
+                  FormatPercent(std::abs(1 - fb.score / primary.score)),
                   ttft ? "higher TTFT p50" : "less input TPS", primary.layout.Label());
   const std::string deltas = BaselineDeltas(spec, points, fb.layout, ttft);
   if (!deltas.empty()) reason += ", " + deltas;

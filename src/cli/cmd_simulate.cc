@@ -36,7 +36,7 @@ struct SimulatedPoint {
   const plan::LayoutPlan* plan = nullptr;
 };
 
-std::string Pct(double share) { return FormatNumber(share * 100, 1) + "%"; }
+std::string Pct(double share) { return FormatPercent(share, 1); }
 
 nlohmann::json PointJson(const SimulatedPoint& sp) {
   const auto& p = sp.prediction;

@@ -8,6 +8,7 @@
 
 #include "evidence/evidence.h"
 #include "util/files.h"
+#include "util/format.h"
 
 namespace ppsearch::report {
 namespace {
@@ -27,17 +28,16 @@ double Number(const nlohmann::json& j, const char* key, const char* field = null
   return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
 }
 
-std::string Pct(double share) { return fmt::format("{:.2f}%", share * 100); }
-
 std::string MeasuredText(const nlohmann::json& a) {
   return fmt::format(
       "exposed communication {} of the window (median over {} windows on {} GPUs, spread {}), "
       "overlapped {}, compute only {}, idle {}; {} AllReduce calls per window; compute/"
       "communication overlap {}",
-      Pct(Number(a, "exposed_nccl_share_of_prefill_window_median")), Number(a, "windows"),
-      Number(a, "gpus"), Pct(Number(a, "exposed_share", "spread")),
-      Pct(Number(a, "overlapped_share", "median")), Pct(Number(a, "compute_only_share", "median")),
-      Pct(Number(a, "idle_share", "median")), Number(a, "allreduce_calls_in_window"),
+      FormatPercent(Number(a, "exposed_nccl_share_of_prefill_window_median")), Number(a, "windows"),
+      Number(a, "gpus"), FormatPercent(Number(a, "exposed_share", "spread")),
+      FormatPercent(Number(a, "overlapped_share", "median")),
+      FormatPercent(Number(a, "compute_only_share", "median")),
+      FormatPercent(Number(a, "idle_share", "median")), Number(a, "allreduce_calls_in_window"),
       a.value("compute_communication_overlap", std::string("unknown")));
 }
 
@@ -46,7 +46,7 @@ std::string PredictedText(const nlohmann::json& p) {
       "the simulator predicts for {} at C={}: exposed communication {}, pipeline bubble {}, {} "
       "all-reduces per forward",
       p.value("layout", std::string("?")), Number(p, "concurrency"),
-      Pct(Number(p, "exposed_comm_share")), Pct(Number(p, "bubble_share")),
+      FormatPercent(Number(p, "exposed_comm_share")), FormatPercent(Number(p, "bubble_share")),
       Number(p, "allreduce_per_forward"));
 }
 

@@ -37,4 +37,8 @@ std::string FormatSignedPercent(double fraction, int decimals) {
   return body + "%";
 }
 
+std::string FormatPercent(double fraction, int decimals) {
+  return FormatNumber(fraction * 100, decimals) + "%";
+}
+
 }  // namespace ppsearch

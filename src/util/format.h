@@ -10,5 +10,6 @@ namespace ppsearch {
 std::string FormatThousands(int64_t value);                          // 1234567 -> "1,234,567"
 std::string FormatNumber(double value, int decimals);                // 3257.956, 2 -> "3,257.96"
 std::string FormatSignedPercent(double fraction, int decimals = 2);  // 0.1234 -> "+12.34%"
+std::string FormatPercent(double fraction, int decimals = 2);        // 0.1234 -> "12.34%"
 
 }  // namespace ppsearch
