@@ -2,208 +2,447 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "predict/predict.h"
 #include "util/csv.h"
 #include "util/files.h"
+#include "util/matrix.h"
 
 namespace ppsearch::calibrate {
 namespace {
 
-constexpr double kScaleLo = 0.02, kScaleHi = 4.0;
-constexpr int kBisections = 40;
+using cost::AllParams;
+using cost::Param;
+constexpr int kN = cost::kParamCount;
+constexpr int kMaxIterations = 40;
+constexpr double kStep = 0.01;  // finite-difference step in log space (1%)
+// A parameter is "determined" when the data shrank its spread to under
+// half the prior's.
+constexpr double kDeterminedRatio = 0.5;
+// Residuals (in noise units) beyond which a fit at a bound is infeasible.
+constexpr double kMisfit = 2.0;
 
-struct Eval {
-  double tps_ratio = 0;  // mean predicted / measured input TPS
-  double exposed = 0;
+struct Space {
+  std::array<double, kN> lo{}, hi{}, x0{}, sigma{};
 };
 
-Eval Evaluate(const cost::Calibration& c, const Measurement& m, const plan::LayoutPlan& plan,
-              const spec::Spec& spec, const model::ModelDesc& model,
-              const hardware::HardwareProfile& hw,
-              std::vector<PointResidual>* residuals = nullptr) {
-  Eval e;
-  for (const auto& mp : m.points) {
-    predict::PointOptions po;
-    po.concurrency = mp.concurrency;
-    po.seed = spec.workload.seed;
-    auto p = predict::PredictPoint(plan, spec, model, hw, c, po);
-    e.tps_ratio += p.metrics.input_tps / mp.input_tps;
-    e.exposed += p.exposed_comm_share;
-    if (residuals)
-      residuals->push_back({mp.concurrency, mp.input_tps, p.metrics.input_tps, mp.ttft_p50_s,
-                            p.metrics.ttft_s.p50, p.memory.peak_mib_max, mp.peak_gpu_mib});
+Space MakeSpace(const hardware::HardwareProfile& hw) {
+  Space s;
+  for (const auto& p : AllParams()) {
+    const int i = cost::Index(p.param);
+    const cost::Range b = cost::Bounds(p.param, hw);
+    const cost::Range prior = cost::Prior(p.param, hw);
+    s.lo[i] = std::log(std::max(b.lo, prior.lo * 0.01));
+    s.hi[i] = std::log(b.hi);
+    s.x0[i] = std::log(std::clamp(p.nominal, std::exp(s.lo[i]), b.hi));
+    s.sigma[i] = cost::PriorLogSigma(p.param, hw);
   }
-  e.tps_ratio /= static_cast<double>(m.points.size());
-  e.exposed /= static_cast<double>(m.points.size());
-  return e;
+  return s;
 }
 
-// Throughput rises with compute_scale: bisection for predicted == measured.
-double FitComputeScale(cost::Calibration c, const Measurement& m, const plan::LayoutPlan& plan,
-                       const spec::Spec& spec, const model::ModelDesc& model,
-                       const hardware::HardwareProfile& hw) {
-  double lo = std::log(kScaleLo), hi = std::log(kScaleHi);
-  for (int i = 0; i < kBisections; ++i) {
-    double mid = (lo + hi) / 2;
-    c.compute_scale = std::exp(mid);
-    (Evaluate(c, m, plan, spec, model, hw).tps_ratio < 1 ? lo : hi) = mid;
-  }
-  return std::exp((lo + hi) / 2);
+cost::Calibration FromLog(const std::array<double, kN>& x) {
+  cost::Calibration c;
+  for (int i = 0; i < kN; ++i) c.value[i] = std::exp(x[i]);
+  return c;
 }
 
-bool NearBound(double v, double lo, double hi) { return v < lo * 1.02 || v > hi * 0.98; }
+struct Evaluation {
+  std::vector<double> data;  // residuals in noise units
+  std::vector<PointResidual> points;
+  std::vector<ShareResidual> shares;
+};
 
-// Which link bounds the measured layout's TP collectives, by the profile's
-// own numbers: the intra-node busbw of its per-node part, or its NIC share.
-// Only that link's bandwidth is identifiable from one exposed share.
-bool InterNodeBounds(const plan::LayoutPlan& plan, const hardware::HardwareProfile& hw) {
-  const auto links = cost::LinkParams::FromProfile(hw);
-  for (const auto& st : plan.stages) {
-    const int nodes = st.collectives.nodes_spanned;
-    if (nodes <= 1) continue;
-    cost::GroupSpan g{plan.layout.tp, nodes};
-    const auto* intra = g.ranks_per_node() > 1 ? &hw.IntraFor(g.ranks_per_node()) : nullptr;
-    if (intra == nullptr || links.inter_gbps_per_gpu * g.ranks_per_node() < intra->busbw_gbps)
-      return true;
+class Problem {
+ public:
+  Problem(const FitInputs& in, std::vector<int> use) : in_(in), use_(std::move(use)) {}
+
+  Evaluation Evaluate(const cost::Calibration& c) {
+    ++evaluations_;
+    Evaluation e;
+    for (int m : use_) e = Append(std::move(e), m, c, true);
+    return e;
   }
-  return false;
+
+  // Predictions for measurement `m` without adding residuals for fitting.
+  std::vector<PointResidual> Predict(int m, const cost::Calibration& c) {
+    return Append(Evaluation{}, m, c, false).points;
+  }
+  int evaluations() const { return evaluations_; }
+
+ private:
+  Evaluation Append(Evaluation e, int m, const cost::Calibration& c, bool residuals) {
+    const Measurement& meas = in_.measurements[m];
+    const plan::LayoutPlan& plan = in_.plans[m];
+    double share = 0;
+    for (const auto& mp : meas.points) {
+      predict::PointOptions po;
+      po.concurrency = mp.concurrency;
+      po.seed = in_.spec->workload.seed;
+      auto p = predict::PredictPoint(plan, *in_.spec, *in_.model, *in_.hw, c, po);
+      const double tps = std::max(p.metrics.input_tps, 1e-9);
+      e.points.push_back({meas.layout, mp.concurrency, mp.input_tps, tps, mp.ttft_p50_s,
+                          p.metrics.ttft_s.p50, p.memory.peak_mib_max, mp.peak_gpu_mib});
+      share += p.exposed_comm_share / static_cast<double>(meas.points.size());
+      if (!residuals) continue;
+      e.data.push_back(std::log(tps / mp.input_tps) / in_.noise.input_tps_rel);
+      if (mp.ttft_p50_s > 0 && p.metrics.ttft_s.p50 > 0)
+        e.data.push_back(std::log(p.metrics.ttft_s.p50 / mp.ttft_p50_s) / in_.noise.ttft_rel);
+    }
+    if (meas.exposed_comm_share) {
+      e.shares.push_back({meas.layout, *meas.exposed_comm_share, share});
+      if (residuals)
+        e.data.push_back((share - *meas.exposed_comm_share) / in_.noise.exposed_share_abs);
+    }
+    return e;
+  }
+
+  const FitInputs& in_;
+  std::vector<int> use_;
+  int evaluations_ = 0;
+};
+
+double SumSquares(const std::vector<double>& r) {
+  double s = 0;
+  for (double v : r) s += v * v;
+  return s;
 }
 
-// Exposed share falls as bandwidth rises; for each bandwidth the compute
-// scale is refitted so throughput stays matched.
-void FitBottleneckBandwidth(const Measurement& m, const plan::LayoutPlan& plan,
-                            const spec::Spec& spec, const model::ModelDesc& model,
-                            const hardware::HardwareProfile& hw, cost::Calibration& c,
-                            FitResult& fit) {
-  const bool inter = InterNodeBounds(plan, hw);
-  double& param = inter ? c.inter_gbps_per_gpu : c.intra_bw_scale;
-  const double center = inter ? hw.nic_gbps_per_gpu : 1.0;
-  const double lo_bw = center * 0.01, hi_bw = center * 20;
-  double lo = std::log(lo_bw), hi = std::log(hi_bw);
-  for (int i = 0; i < kBisections; ++i) {
-    double mid = (lo + hi) / 2;
-    param = std::exp(mid);
-    c.compute_scale = FitComputeScale(c, m, plan, spec, model, hw);
-    (Evaluate(c, m, plan, spec, model, hw).exposed > *m.exposed_comm_share ? lo : hi) = mid;
+// Data residuals followed by the prior's (x - x0) / sigma.
+std::vector<double> AllResiduals(const std::vector<double>& data, const std::array<double, kN>& x,
+                                 const Space& s) {
+  std::vector<double> r = data;
+  for (int i = 0; i < kN; ++i) r.push_back((x[i] - s.x0[i]) / s.sigma[i]);
+  return r;
+}
+
+struct Solution {
+  std::array<double, kN> x{};
+  Evaluation eval;
+  std::vector<double> jacobian;  // rows = residuals (data then prior), cols = kN
+  int rows = 0, data_rows = 0;
+};
+
+// Finite-difference Jacobian of all residuals at x (steps stay inside bounds).
+std::vector<double> Jacobian(Problem& problem, const std::array<double, kN>& x,
+                             const std::vector<double>& r0, const Space& s) {
+  const int rows = static_cast<int>(r0.size());
+  std::vector<double> j(static_cast<size_t>(rows) * kN, 0.0);
+  for (int i = 0; i < kN; ++i) {
+    std::array<double, kN> xs = x;
+    const double h = x[i] + kStep <= s.hi[i] ? kStep : -kStep;
+    xs[i] += h;
+    auto r = AllResiduals(problem.Evaluate(FromLog(xs)).data, xs, s);
+    for (int k = 0; k < rows; ++k) j[k * kN + i] = (r[k] - r0[k]) / h;
   }
-  param = std::exp((lo + hi) / 2);
-  const std::string name = inter ? "inter_gbps_per_gpu" : "intra_bw_scale";
-  fit.fitted.push_back(name);
-  if (NearBound(param, lo_bw, hi_bw))
-    fit.warnings.push_back(name + " hit its search bound: the exposed share cannot be matched");
-  if (inter && param < 0.1 * hw.nic_gbps_per_gpu)
-    fit.warnings.push_back(
-        fmt::format("inter_gbps_per_gpu = {:.3f} GB/s is under 10% of the profile's {:.1f} GB/s "
-                    "NIC share: cross-node "
-                    "collectives behave like {:.0f} Gb/s per node (TCP sockets, no GPUDirect RDMA, "
-                    "or a shared NIC)",
-                    param, hw.nic_gbps_per_gpu, param * 8 * hw.gpus_per_node));
-  if (!inter && (param < 0.5 || param > 2.0))
-    fit.warnings.push_back(
-        fmt::format("intra_bw_scale = {:.3f} puts intra-node collective bandwidth far "
-                    "from the profile's measured figures",
-                    param));
-  fit.kept.push_back(
-      inter ? "intra_bw_scale: the measured layout's collectives are bounded by the NICs, "
-              "so intra-node bandwidth is not identifiable"
-            : "inter_gbps_per_gpu: the measured layout's collectives are bounded by the "
-              "intra-node links (the profile's NIC share is higher), so only a lower bound "
-              "on NIC bandwidth is known; the profile's value is kept");
+  return j;
+}
+
+// Bounded Levenberg-Marquardt: a parameter on a bound that the gradient
+// pushes outward is held there for the step (projected steps).
+Solution Minimize(Problem& problem, const Space& s) {
+  Solution sol;
+  sol.x = s.x0;
+  sol.eval = problem.Evaluate(FromLog(sol.x));
+  std::vector<double> r = AllResiduals(sol.eval.data, sol.x, s);
+  double cost = SumSquares(r);
+  double lambda = 1e-2;
+  for (int it = 0; it < kMaxIterations; ++it) {
+    const auto j = Jacobian(problem, sol.x, r, s);
+    const int rows = static_cast<int>(r.size());
+    std::vector<double> a(kN * kN, 0.0), g(kN, 0.0);
+    for (int k = 0; k < rows; ++k)
+      for (int p = 0; p < kN; ++p) {
+        g[p] += j[k * kN + p] * r[k];
+        for (int q = 0; q < kN; ++q) a[p * kN + q] += j[k * kN + p] * j[k * kN + q];
+      }
+    std::vector<bool> held(kN, false);
+    for (int p = 0; p < kN; ++p)
+      held[p] =
+          (sol.x[p] >= s.hi[p] - 1e-9 && g[p] < 0) || (sol.x[p] <= s.lo[p] + 1e-9 && g[p] > 0);
+    bool improved = false;
+    for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
+      std::vector<double> m(kN * kN, 0.0), b(kN, 0.0);
+      for (int p = 0; p < kN; ++p) {
+        for (int q = 0; q < kN; ++q) m[p * kN + q] = held[p] || held[q] ? 0.0 : a[p * kN + q];
+        m[p * kN + p] = held[p] ? 1.0 : a[p * kN + p] * (1 + lambda) + 1e-12;
+        b[p] = held[p] ? 0.0 : -g[p];
+      }
+      auto step = SolveSpd(m, kN, b);
+      if (!step) {
+        lambda *= 4;
+        continue;
+      }
+      std::array<double, kN> xn = sol.x;
+      for (int p = 0; p < kN; ++p) xn[p] = std::clamp(sol.x[p] + (*step)[p], s.lo[p], s.hi[p]);
+      Evaluation en = problem.Evaluate(FromLog(xn));
+      auto rn = AllResiduals(en.data, xn, s);
+      const double cn = SumSquares(rn);
+      if (cn < cost) {
+        const double gain = (cost - cn) / std::max(cost, 1e-12);
+        sol.x = xn;
+        sol.eval = std::move(en);
+        r = std::move(rn);
+        cost = cn;
+        lambda = std::max(lambda / 3, 1e-7);
+        improved = true;
+        if (gain < 1e-7) it = kMaxIterations;  // converged
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  sol.jacobian = Jacobian(problem, sol.x, r, s);
+  sol.rows = static_cast<int>(r.size());
+  sol.data_rows = static_cast<int>(sol.eval.data.size());
+  return sol;
+}
+
+std::string Percent(double log_sigma) {
+  return fmt::format("{:.0f}%", (std::exp(log_sigma) - 1) * 100);
+}
+
+// Why the fit's curvature leaves parameter p at its prior.
+std::string UnidentifiedReason(int p, const Solution& sol, const Space& s,
+                               const std::vector<double>& cov) {
+  double sensitivity = 0;
+  for (int k = 0; k < sol.data_rows; ++k)
+    sensitivity += sol.jacobian[k * kN + p] * sol.jacobian[k * kN + p];
+  sensitivity = std::sqrt(sensitivity) * s.sigma[p];
+  if (sensitivity < 0.5)
+    return "not identifiable from this data: moving it across its prior range changes the "
+           "measured figures by less than half their noise";
+  int partner = -1;
+  double best = 0;
+  for (int q = 0; q < kN; ++q) {
+    if (q == p) continue;
+    const double corr =
+        cov[p * kN + q] / std::sqrt(std::max(cov[p * kN + p] * cov[q * kN + q], 1e-300));
+    if (std::abs(corr) > std::abs(best)) {
+      best = corr;
+      partner = q;
+    }
+  }
+  return fmt::format(
+      "not identifiable from this data: it moves the measured figures the way {} does "
+      "(posterior correlation {:+.2f}); another layout or a profile would separate them",
+      partner >= 0 ? std::string(AllParams()[partner].name) : "another parameter", best);
+}
+
+// What has to give when parameter p sits on its bound and the data pulls it beyond.
+std::string Assumption(Param p) {
+  switch (p) {
+    case Param::kDenseGemm:
+    case Param::kFp8Gemm:
+    case Param::kMoeGemm:
+    case Param::kAttention:
+    case Param::kLinearAttention:
+    case Param::kMemory:
+      return "the measured layout ran faster than its operators allow at the profile's "
+             "sustained rates: either the profile's rate for this operator class is low for "
+             "this GPU, or the model counts work the runtime does not do (fused, sharded or "
+             "skipped operators)";
+    case Param::kIntraLink:
+    case Param::kInterLink:
+      return "the collectives finished faster than the link's line rate allows: the profile's "
+             "link figures, or the ring algorithm the model assumes, do not hold here";
+    case Param::kExpertSkew:
+    case Param::kRankJitter:
+      return "the data asks for less waiting than perfectly balanced ranks: the measured time "
+             "is below what the model's transfers alone take";
+    case Param::kHostOverhead:
+      return "the host's per-iteration time cannot be negative: the model's GPU time alone "
+             "exceeds the measured time";
+  }
+  return "";
+}
+
+std::string WorstMisfit(const Evaluation& e) {
+  const PointResidual* worst = nullptr;
+  for (const auto& p : e.points)
+    if (worst == nullptr || std::abs(std::log(p.predicted_tps / p.measured_tps)) >
+                                std::abs(std::log(worst->predicted_tps / worst->measured_tps)))
+      worst = &p;
+  std::string s;
+  if (worst != nullptr)
+    s = fmt::format("{} C={} input TPS predicted {:.0f} vs measured {:.0f} ({:+.1f}%)",
+                    worst->layout.Label(), worst->concurrency, worst->predicted_tps,
+                    worst->measured_tps, (worst->predicted_tps / worst->measured_tps - 1) * 100);
+  for (const auto& sh : e.shares)
+    s += fmt::format("{}{} exposed communication predicted {:.1f}% vs measured {:.1f}%",
+                     s.empty() ? "" : "; ", sh.layout.Label(), sh.predicted * 100,
+                     sh.measured * 100);
+  return s;
+}
+
+void Classify(const Solution& sol, const Space& s, FitResult& fit) {
+  cost::Calibration& c = fit.calibration;
+  std::vector<double> a(kN * kN, 0.0);
+  for (int k = 0; k < sol.rows; ++k)
+    for (int p = 0; p < kN; ++p)
+      for (int q = 0; q < kN; ++q)
+        a[p * kN + q] += sol.jacobian[k * kN + p] * sol.jacobian[k * kN + q];
+  auto cov = InverseSpd(a, kN);
+  if (!cov) {  // cannot happen with the prior rows; keep the prior if it does
+    cov = std::vector<double>(kN * kN, 0.0);
+    for (int p = 0; p < kN; ++p) (*cov)[p * kN + p] = s.sigma[p] * s.sigma[p];
+  }
+  c.log_covariance = *cov;
+  double misfit = 0;
+  for (double r : sol.eval.data) misfit = std::max(misfit, std::abs(r));
+  for (int p = 0; p < kN; ++p) {
+    const auto& info = AllParams()[p];
+    fit.prior_sigma[p] = s.sigma[p];
+    fit.posterior_sigma[p] = std::sqrt(std::max((*cov)[p * kN + p], 0.0));
+    double gdata = 0;  // d(data cost)/dx_p
+    for (int k = 0; k < sol.data_rows; ++k) gdata += sol.jacobian[k * kN + p] * sol.eval.data[k];
+    const bool at_hi = sol.x[p] >= s.hi[p] - 1e-6, at_lo = sol.x[p] <= s.lo[p] + 1e-6;
+    if ((at_hi && gdata < 0) || (at_lo && gdata > 0)) {
+      c.status[p] = cost::ParamStatus::kAtBound;
+      c.note[p] = fmt::format("held at its {} bound {:.4g} ({})", at_hi ? "upper" : "lower",
+                              c.value[p], info.bound_why);
+      if (misfit > kMisfit)
+        c.infeasible.push_back(fmt::format(
+            "{} = {:.4g} is at its physical bound ({}) and the data pulls it further; the fit "
+            "still misses: {}. What has to give: {}.",
+            info.name, c.value[p], info.bound_why, WorstMisfit(sol.eval), Assumption(info.param)));
+    } else if (fit.posterior_sigma[p] < kDeterminedRatio * s.sigma[p]) {
+      c.status[p] = cost::ParamStatus::kDetermined;
+      c.note[p] = fmt::format("determined: the data narrowed it from +-{} to +-{} (1 sigma)",
+                              Percent(s.sigma[p]), Percent(fit.posterior_sigma[p]));
+    } else {
+      c.status[p] = cost::ParamStatus::kPrior;
+      c.note[p] = UnidentifiedReason(p, sol, s, *cov);
+    }
+  }
+}
+
+Result<double> PositiveColumn(const CsvTable& t, size_t r, const std::string& path,
+                              const std::string& column) {
+  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
+  if (!(v > 0))
+    return MakeError(path + ":" + std::to_string(t.row_lines[r]) + ": column '" + column +
+                     "': expected a positive number");
+  return v;
 }
 
 }  // namespace
 
-Result<Measurement> LoadMeasurement(const std::string& csv_path, const std::string& profile_path) {
-  PPS_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(csv_path));
-  Measurement m;
-  m.source = csv_path;
-  if (t.rows.empty()) return MakeError(csv_path + ": no measured rows");
+Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in) {
+  std::string path = path_in;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    path = (std::filesystem::path(path) / "summary.csv").string();
+    if (!std::filesystem::exists(path, ec))
+      return MakeError(path_in + ": a directory without summary.csv (expected a run directory)");
+  }
+  PPS_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
+  if (t.rows.empty()) return MakeError(path + ": no measured rows");
+  std::vector<Measurement> out;
   for (size_t r = 0; r < t.rows.size(); ++r) {
-    PPS_ASSIGN_OR_RETURN(double pp, CsvNumber(t, r, "pp"));
-    PPS_ASSIGN_OR_RETURN(double tp, CsvNumber(t, r, "tp"));
-    PPS_ASSIGN_OR_RETURN(double ep, CsvNumber(t, r, "ep"));
     spec::LayoutSpec l;
+    PPS_ASSIGN_OR_RETURN(double pp, PositiveColumn(t, r, path, "pp"));
+    PPS_ASSIGN_OR_RETURN(double tp, PositiveColumn(t, r, path, "tp"));
+    PPS_ASSIGN_OR_RETURN(double ep, PositiveColumn(t, r, path, "ep"));
     l.pp = static_cast<int>(pp);
     l.tp = static_cast<int>(tp);
     l.ep = static_cast<int>(ep);
-    if (r == 0) m.layout = l;
-    if (!(l == m.layout))
-      return MakeError(csv_path + ":" + std::to_string(t.row_lines[r]) +
-                       ": calibration takes one layout; "
-                       "row has " +
-                       l.Label() + " but the first row has " + m.layout.Label());
     MeasuredPoint p;
-    PPS_ASSIGN_OR_RETURN(double c, CsvNumber(t, r, "concurrency"));
+    PPS_ASSIGN_OR_RETURN(double c, PositiveColumn(t, r, path, "concurrency"));
     p.concurrency = static_cast<int>(c);
-    PPS_ASSIGN_OR_RETURN(p.input_tps, CsvNumber(t, r, "input_tps_median"));
-    if (p.input_tps <= 0)
-      return MakeError(csv_path + ":" + std::to_string(t.row_lines[r]) +
-                       ": column 'input_tps_median': expected a positive number");
-    if (t.Column("ttft_p50_s_median") >= 0) {
-      PPS_ASSIGN_OR_RETURN(p.ttft_p50_s, CsvNumber(t, r, "ttft_p50_s_median"));
+    PPS_ASSIGN_OR_RETURN(p.input_tps, PositiveColumn(t, r, path, "input_tps_median"));
+    for (auto [column, field] : {std::pair{"ttft_p50_s_median", &p.ttft_p50_s},
+                                 std::pair{"ttft_p95_s_median", &p.ttft_p95_s},
+                                 std::pair{"peak_gpu_mib", &p.peak_gpu_mib}})
+      if (t.Column(column) >= 0) {
+        PPS_ASSIGN_OR_RETURN(*field, CsvNumber(t, r, column));
+      }
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const Measurement& m) { return m.layout == l; });
+    if (it == out.end()) {
+      out.push_back(Measurement{l, {}, std::nullopt, path});
+      it = out.end() - 1;
     }
-    if (t.Column("ttft_p95_s_median") >= 0) {
-      PPS_ASSIGN_OR_RETURN(p.ttft_p95_s, CsvNumber(t, r, "ttft_p95_s_median"));
-    }
-    if (t.Column("peak_gpu_mib") >= 0) {
-      PPS_ASSIGN_OR_RETURN(p.peak_gpu_mib, CsvNumber(t, r, "peak_gpu_mib"));
-    }
-    m.points.push_back(p);
+    it->points.push_back(p);
   }
-  if (!profile_path.empty()) {
-    PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(profile_path));
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      return MakeError(profile_path + ": not valid JSON: " + e.what());
-    }
-    const char* key = "exposed_nccl_share_of_prefill_window_median";
-    if (!j.contains(key) || !j[key].is_number())
-      return MakeError(profile_path + ": missing number '" + std::string(key) + "'");
-    double share = j[key].get<double>();
-    if (share <= 0 || share >= 1)
-      return MakeError(profile_path + ": key '" + std::string(key) +
-                       "': expected a share in (0, 1), got " + j[key].dump());
-    m.exposed_comm_share = share;
-  }
-  return m;
+  return out;
 }
 
-Result<FitResult> FitCalibration(const Measurement& m, const plan::LayoutPlan& plan,
-                                 const spec::Spec& spec, const model::ModelDesc& model,
-                                 const hardware::HardwareProfile& hw) {
-  if (!plan.valid)
-    return MakeError("measured layout " + m.layout.Label() + " is not valid for this spec");
-  FitResult fit;
-  cost::Calibration c;
-  c.source = "fitted to " + m.source;
-  if (m.exposed_comm_share && m.layout.tp > 1) {
-    FitBottleneckBandwidth(m, plan, spec, model, hw, c, fit);
-  } else {
-    fit.kept.push_back(
-        "inter_gbps_per_gpu and intra_bw_scale: no profile summary (exposed communication "
-        "share) to separate communication from compute");
+Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(path + ": not valid JSON: " + e.what());
   }
-  c.compute_scale = FitComputeScale(c, m, plan, spec, model, hw);
-  fit.fitted.insert(fit.fitted.begin(), "compute_scale");
-  fit.kept.push_back(
-      "host_overhead_us: per-iteration host time is not identifiable from prefill "
-      "throughput (estimate kept)");
-  if (NearBound(c.compute_scale, kScaleLo, kScaleHi))
-    fit.warnings.push_back("compute_scale hit its search bound");
-  if (c.compute_scale < 0.15 || c.compute_scale > 2.0)
-    fit.warnings.push_back(
-        fmt::format("compute_scale = {:.3f} is physically implausible (kernels reaching "
-                    "outside 15-200% of the profile's sustained rates)",
-                    c.compute_scale));
-  Eval e = Evaluate(c, m, plan, spec, model, hw, &fit.residuals);
-  fit.measured_exposed_share = m.exposed_comm_share;
-  fit.predicted_exposed_share = e.exposed;
-  fit.calibration = c;
+  const char* key = "exposed_nccl_share_of_prefill_window_median";
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number())
+    return MakeError(path + ": missing number '" + std::string(key) + "'");
+  const double share = j[key].get<double>();
+  if (share <= 0 || share >= 1)
+    return MakeError(path + ": key '" + std::string(key) + "': expected a share in (0, 1), got " +
+                     j[key].dump());
+  Measurement* target = nullptr;
+  if (j.contains("layout") && j["layout"].is_object()) {
+    spec::LayoutSpec l;
+    for (auto [name, field] :
+         {std::pair{"pp", &l.pp}, std::pair{"tp", &l.tp}, std::pair{"ep", &l.ep}}) {
+      if (!j["layout"].contains(name) || !j["layout"][name].is_number_integer())
+        return MakeError(path + ": key 'layout." + std::string(name) + "': expected an integer");
+      *field = j["layout"][name].get<int>();
+    }
+    for (auto& m : measurements)
+      if (m.layout == l) target = &m;
+    if (target == nullptr)
+      return MakeError(path + ": profiles " + l.Label() + ", which no --measured file has");
+  } else if (measurements.size() == 1) {
+    target = &measurements.front();
+  } else {
+    return MakeError(
+        path + ": no 'layout' key, and " + std::to_string(measurements.size()) +
+        " layouts were measured: add \"layout\": {\"pp\": .., \"tp\": .., \"ep\": ..}");
+  }
+  if (target->exposed_comm_share)
+    return MakeError(path + ": a second profile summary for " + target->layout.Label());
+  target->exposed_comm_share = share;
+  return Status::Ok();
+}
+
+Result<FitResult> FitCalibration(const FitInputs& in) {
+  if (in.measurements.empty()) return MakeError("no measured layouts to calibrate on");
+  for (size_t m = 0; m < in.measurements.size(); ++m)
+    if (!in.plans[m].valid)
+      return MakeError("measured layout " + in.measurements[m].layout.Label() + " (from " +
+                       in.measurements[m].source + ") is not valid for this spec");
+  const Space space = MakeSpace(*in.hw);
+  std::vector<int> all;
+  for (size_t m = 0; m < in.measurements.size(); ++m) all.push_back(static_cast<int>(m));
+  Problem problem(in, all);
+  Solution sol = Minimize(problem, space);
+  FitResult fit;
+  fit.calibration = FromLog(sol.x);
+  Classify(sol, space, fit);
+  fit.residuals = sol.eval.points;
+  fit.shares = sol.eval.shares;
+  fit.evaluations = problem.evaluations();
+  if (in.measurements.size() >= 2) {
+    for (int held : all) {
+      std::vector<int> rest;
+      for (int m : all)
+        if (m != held) rest.push_back(m);
+      Problem sub(in, rest);
+      Solution s = Minimize(sub, space);
+      auto predicted = sub.Predict(held, FromLog(s.x));
+      fit.held_out.insert(fit.held_out.end(), predicted.begin(), predicted.end());
+      fit.evaluations += sub.evaluations();
+    }
+  }
   return fit;
 }
 

@@ -1,7 +1,11 @@
 #pragma once
-// Fitting the calibration parameters to one measured layout: its input
-// throughput at each concurrency and, when a profile summary is given, the
-// exposed-communication share. Pure: inputs in, fitted values out.
+// Fitting the performance model's physical parameters (cost/parameters.h) to
+// measured layouts: input throughput and TTFT per concurrency, and, where a
+// profile summary is given, the exposed-communication share. A bounded
+// maximum-a-posteriori fit in log-parameter space: every parameter stays in
+// its physical bounds, a weak prior holds the ones the data does not reach,
+// and the Gauss-Newton curvature at the optimum says which ones the data
+// determined and how much uncertainty is left. Pure: inputs in, values out.
 
 #include <optional>
 #include <string>
@@ -24,6 +28,7 @@ struct MeasuredPoint {
   double peak_gpu_mib = 0;
 };
 
+// One measured layout.
 struct Measurement {
   spec::LayoutSpec layout;
   std::vector<MeasuredPoint> points;
@@ -31,30 +36,60 @@ struct Measurement {
   std::string source;
 };
 
+// Measurement noise each residual is divided by (README, "Calibration").
+struct Noise {
+  double input_tps_rel = 0.02;      // repeats of one point agree within about 2%
+  double ttft_rel = 0.05;           // TTFT also carries queueing order
+  double exposed_share_abs = 0.03;  // a profile's prefill windows differ by a few points
+};
+
 struct PointResidual {
+  spec::LayoutSpec layout;
   int concurrency = 0;
   double measured_tps = 0, predicted_tps = 0;
   double measured_ttft_p50_s = 0, predicted_ttft_p50_s = 0;
   double predicted_peak_mib = 0, measured_peak_mib = 0;
 };
 
-struct FitResult {
-  cost::Calibration calibration;
-  std::vector<PointResidual> residuals;
-  std::optional<double> measured_exposed_share;
-  double predicted_exposed_share = 0;
-  std::vector<std::string> fitted;    // parameter names the measurement identified
-  std::vector<std::string> kept;      // parameters left at the profile's values, with why
-  std::vector<std::string> warnings;  // bounds hit, implausible values
+struct ShareResidual {
+  spec::LayoutSpec layout;
+  double measured = 0, predicted = 0;
 };
 
-// Reads a CSV of medians (columns pp, tp, ep, concurrency, input_tps_median,
-// ttft_p50_s_median, ...; see data/baseline/) and optionally a profile
-// summary JSON with exposed_nccl_share_of_prefill_window_median.
-Result<Measurement> LoadMeasurement(const std::string& csv_path, const std::string& profile_path);
+struct FitResult {
+  cost::Calibration calibration;  // values, statuses, notes, covariance, infeasible
+  std::vector<PointResidual> residuals;
+  std::vector<ShareResidual> shares;
+  // Leave-one-layout-out: each layout predicted by a fit to the others
+  // (only when two or more layouts were measured).
+  std::vector<PointResidual> held_out;
+  double posterior_sigma[cost::kParamCount] = {};  // log-space, after the fit
+  double prior_sigma[cost::kParamCount] = {};
+  int evaluations = 0;
+};
 
-Result<FitResult> FitCalibration(const Measurement& measured, const plan::LayoutPlan& plan,
-                                 const spec::Spec& spec, const model::ModelDesc& model,
-                                 const hardware::HardwareProfile& hw);
+// Reads measured layouts from `path`: a CSV of medians with columns pp, tp,
+// ep, concurrency, input_tps_median (ttft_p50_s_median, ttft_p95_s_median,
+// peak_gpu_mib optional; rows of several layouts allowed), a run's
+// summary.csv, or a run directory (its summary.csv).
+Result<std::vector<Measurement>> LoadMeasurements(const std::string& path);
+
+// Attaches a profile summary JSON (exposed_nccl_share_of_prefill_window_median;
+// "layout": {pp, tp, ep} names the layout it profiles, required when more
+// than one layout was measured).
+Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements);
+
+struct FitInputs {
+  std::vector<Measurement> measurements;
+  std::vector<plan::LayoutPlan> plans;  // one per measurement, same order
+  const spec::Spec* spec = nullptr;
+  const model::ModelDesc* model = nullptr;
+  const hardware::HardwareProfile* hw = nullptr;
+  Noise noise;
+};
+
+// Fits all measured points together; with two or more layouts, also the
+// leave-one-layout-out predictions.
+Result<FitResult> FitCalibration(const FitInputs& inputs);
 
 }  // namespace ppsearch::calibrate

@@ -1,9 +1,11 @@
-// ppsearch calibrate SPEC --measured CSV [--profile-summary JSON] [-o FILE]:
-// fit the performance model's named physical parameters to one measured
-// layout and write a calibration file that simulate and run take.
+// ppsearch calibrate SPEC --measured PATH... [--profile-summary JSON...] [-o FILE]:
+// fit the performance model's named physical parameters to one or more
+// measured layouts, within their physical bounds, and write a calibration
+// file that simulate and run take.
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -19,27 +21,37 @@ namespace {
 
 struct CalibrateOptions {
   SpecOptions spec;
-  std::string measured;
-  std::string profile_summary;
+  std::vector<std::string> measured;
+  std::vector<std::string> profile_summaries;
   std::string output = "calibration.json";
 };
 
-std::string FitJson(const calibrate::FitResult& fit, const calibrate::Measurement& m) {
+nlohmann::ordered_json PointsJson(const std::vector<calibrate::PointResidual>& points) {
+  auto a = nlohmann::ordered_json::array();
+  for (const auto& r : points)
+    a.push_back({{"pp", r.layout.pp},
+                 {"tp", r.layout.tp},
+                 {"ep", r.layout.ep},
+                 {"concurrency", r.concurrency},
+                 {"input_tps_measured", r.measured_tps},
+                 {"input_tps_predicted", r.predicted_tps},
+                 {"ttft_p50_s_measured", r.measured_ttft_p50_s},
+                 {"ttft_p50_s_predicted", r.predicted_ttft_p50_s}});
+  return a;
+}
+
+std::string FitJson(const calibrate::FitResult& fit,
+                    const std::vector<calibrate::Measurement>& measured) {
   nlohmann::ordered_json j;
-  j["fit"]["layout"] = m.layout.Label();
-  j["fit"]["measured"] = m.source;
-  j["fit"]["fitted"] = fit.fitted;
-  j["fit"]["kept"] = fit.kept;
-  j["fit"]["warnings"] = fit.warnings;
-  if (fit.measured_exposed_share)
-    j["fit"]["exposed_comm_share_measured"] = *fit.measured_exposed_share;
-  j["fit"]["exposed_comm_share_predicted"] = fit.predicted_exposed_share;
-  for (const auto& r : fit.residuals)
-    j["fit"]["points"].push_back({{"concurrency", r.concurrency},
-                                  {"input_tps_measured", r.measured_tps},
-                                  {"input_tps_predicted", r.predicted_tps},
-                                  {"ttft_p50_s_measured", r.measured_ttft_p50_s},
-                                  {"ttft_p50_s_predicted", r.predicted_ttft_p50_s}});
+  for (const auto& m : measured) {
+    j["fit"]["layouts"].push_back(m.layout.Label());
+    j["fit"]["measured"].push_back(m.source);
+  }
+  j["fit"]["points"] = PointsJson(fit.residuals);
+  for (const auto& s : fit.shares)
+    j["fit"]["exposed_comm_share"].push_back(
+        {{"layout", s.layout.Label()}, {"measured", s.measured}, {"predicted", s.predicted}});
+  if (!fit.held_out.empty()) j["fit"]["leave_one_layout_out"] = PointsJson(fit.held_out);
   return j.dump();
 }
 
@@ -53,6 +65,48 @@ Status CheckOutputDirectory(const std::string& output) {
   return MakeError("-o " + output + ": the directory " + dir + " does not exist");
 }
 
+std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds, 2) + " s" : "-"; }
+
+void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
+  std::cout << "layout          C   input TPS measured   predicted   error     "
+               "TTFT p50 measured   predicted   error\n";
+  for (const auto& r : points)
+    std::cout << fmt::format(
+        "{:<14} {:>3}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}\n", r.layout.Label(),
+        r.concurrency, FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
+        FormatSignedPercent(r.predicted_tps / r.measured_tps - 1), TtftCell(r.measured_ttft_p50_s),
+        TtftCell(r.predicted_ttft_p50_s),
+        r.measured_ttft_p50_s > 0
+            ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
+            : "-");
+}
+
+void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {
+  const auto& c = fit.calibration;
+  std::cout << "parameter              value      bounds           prior            status\n";
+  for (const auto& p : cost::AllParams()) {
+    const int i = cost::Index(p.param);
+    const cost::Range b = cost::Bounds(p.param, hw), prior = cost::Prior(p.param, hw);
+    std::cout << fmt::format("{:<22} {:<10.4g} [{:.4g}, {:.4g}]{:<4} [{:.4g}, {:.4g}]{:<4} {}\n",
+                             p.name, c.value[i], b.lo, b.hi, "", prior.lo, prior.hi, "",
+                             cost::ParamStatusName(c.status[i]));
+  }
+  std::cout << "\n";
+  for (const auto& p : cost::AllParams())
+    std::cout << p.name << ": " << c.note[cost::Index(p.param)] << "\n";
+  std::cout << "\nresiduals (fitted points)\n";
+  PrintPoints(fit.residuals);
+  for (const auto& s : fit.shares)
+    std::cout << fmt::format("{} exposed communication share: measured {}, predicted {}\n",
+                             s.layout.Label(), FormatPercent(s.measured),
+                             FormatPercent(s.predicted));
+  if (!fit.held_out.empty()) {
+    std::cout << "\nleave-one-layout-out (each layout predicted by a fit to the others)\n";
+    PrintPoints(fit.held_out);
+  }
+  for (const auto& s : c.infeasible) std::cout << "\ninfeasible: " << s << "\n";
+}
+
 void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   auto fail = [&exit_code](const std::string& message, int code = kExitConfigError) {
     std::cerr << "error: " << message << "\n";
@@ -61,55 +115,36 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   if (Status s = CheckOutputDirectory(opts.output); !s.ok()) return fail(s.error().message);
   std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {}, exit_code);
   if (!in) return;
-  Result<calibrate::Measurement> m =
-      calibrate::LoadMeasurement(opts.measured, opts.profile_summary);
-  if (!m.ok()) return fail(m.error().message);
-  // Plan the measured layout against this spec's cluster and model.
-  const plan::LayoutPlan lp = plan::PlanLayout(m->layout, in->spec, in->model, in->hardware);
-  Result<calibrate::FitResult> fit =
-      calibrate::FitCalibration(*m, lp, in->spec, in->model, in->hardware);
-  if (!fit.ok()) return fail(fit.error().message);
-  const auto& c = fit->calibration;
-  std::cout << fmt::format("# ppsearch calibrate: {} measured in {}\n", m->layout.Label(),
-                           m->source);
-  std::cout << "parameter            value        status\n";
-  auto fitted = [&](const std::string& n) {
-    return std::find(fit->fitted.begin(), fit->fitted.end(), n) != fit->fitted.end()
-               ? "fitted"
-               : "kept (profile/default)";
-  };
-  std::cout << fmt::format("compute_scale        {:<12.4f} {}\n", c.compute_scale,
-                           fitted("compute_scale"));
-  std::cout << fmt::format(
-      "inter_gbps_per_gpu   {:<12.4f} {}\n",
-      c.inter_gbps_per_gpu > 0 ? c.inter_gbps_per_gpu : in->hardware.nic_gbps_per_gpu,
-      fitted("inter_gbps_per_gpu"));
-  std::cout << fmt::format("intra_bw_scale       {:<12.4f} {}\n", c.intra_bw_scale,
-                           fitted("intra_bw_scale"));
-  std::cout << fmt::format("host_overhead_us     {:<12.1f} {}\n", c.host_overhead_us,
-                           fitted("host_overhead_us"));
-  std::cout << "\nresiduals\n   C   input TPS measured   predicted   error     TTFT p50 measured   "
-               "predicted   error\n";
-  for (const auto& r : fit->residuals) {
-    std::cout << fmt::format(
-        "{:>4}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}\n", r.concurrency,
-        FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
-        FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
-        r.measured_ttft_p50_s > 0 ? FormatNumber(r.measured_ttft_p50_s, 2) + " s" : "-",
-        FormatNumber(r.predicted_ttft_p50_s, 2) + " s",
-        r.measured_ttft_p50_s > 0
-            ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
-            : "-");
+  calibrate::FitInputs fi;
+  for (const auto& path : opts.measured) {
+    auto m = calibrate::LoadMeasurements(path);
+    if (!m.ok()) return fail(m.error().message);
+    for (auto& one : *m) {
+      for (const auto& seen : fi.measurements)
+        if (seen.layout == one.layout)
+          return fail(path + ": " + one.layout.Label() + " is also measured in " + seen.source);
+      fi.measurements.push_back(std::move(one));
+    }
   }
-  if (fit->measured_exposed_share)
-    std::cout << fmt::format("exposed communication share: measured {:.2f}%, predicted {:.2f}%\n",
-                             *fit->measured_exposed_share * 100,
-                             fit->predicted_exposed_share * 100);
-  for (const auto& k : fit->kept) std::cout << "kept: " << k << "\n";
-  for (const auto& w : fit->warnings) std::cout << "warning: " << w << "\n";
-  cost::Calibration to_save = c;
-  if (to_save.inter_gbps_per_gpu <= 0) to_save.inter_gbps_per_gpu = in->hardware.nic_gbps_per_gpu;
-  if (Status s = cost::SaveCalibration(to_save, opts.output, FitJson(*fit, *m)); !s.ok())
+  for (const auto& path : opts.profile_summaries)
+    if (Status s = calibrate::AttachProfileSummary(path, fi.measurements); !s.ok())
+      return fail(s.error().message);
+  // Plan each measured layout against this spec's cluster and model.
+  for (const auto& m : fi.measurements)
+    fi.plans.push_back(plan::PlanLayout(m.layout, in->spec, in->model, in->hardware));
+  fi.spec = &in->spec;
+  fi.model = &in->model;
+  fi.hw = &in->hardware;
+  Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
+  if (!fit.ok()) return fail(fit.error().message);
+  std::string layouts;
+  for (const auto& m : fi.measurements) layouts += (layouts.empty() ? "" : ", ") + m.layout.Label();
+  std::cout << fmt::format("# ppsearch calibrate: {} on {}\n", layouts, in->hardware.name);
+  PrintFit(*fit, in->hardware);
+  cost::Calibration to_save = fit->calibration;
+  to_save.source = opts.output;
+  if (Status s = cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements));
+      !s.ok())
     return ReportError(s.error(), exit_code);
   std::cout << "calibration written to " << opts.output << "\n";
 }
@@ -119,14 +154,18 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
 void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
-      "calibrate", "Fit the performance model to one measured layout and write a calibration file");
+      "calibrate",
+      "Fit the performance model's physical parameters to measured layouts and write a "
+      "calibration file");
   AddSpecOptions(sub, opts->spec);
   sub->add_option("--measured", opts->measured,
-                  "CSV of per-concurrency medians of one layout (columns pp,tp,ep,concurrency,"
-                  "input_tps_median,...)")
+                  "Measured medians: a CSV (columns pp,tp,ep,concurrency,input_tps_median,...; "
+                  "rows of several layouts allowed), a run's summary.csv or a run directory; "
+                  "repeatable")
       ->required();
-  sub->add_option("--profile-summary", opts->profile_summary,
-                  "JSON with exposed_nccl_share_of_prefill_window_median from an Nsight profile");
+  sub->add_option("--profile-summary", opts->profile_summaries,
+                  "JSON with exposed_nccl_share_of_prefill_window_median (and \"layout\" when "
+                  "several layouts are measured); repeatable");
   sub->add_option("-o,--output", opts->output, "Calibration file to write")->capture_default_str();
   sub->callback([opts, &exit_code] { RunCalibrate(*opts, exit_code); });
 }

@@ -1,8 +1,7 @@
 #include "cost/calibration.h"
 
-#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "util/edit_distance.h"
 #include "util/files.h"
@@ -10,20 +9,84 @@
 namespace ppsearch::cost {
 namespace {
 
-Result<double> PositiveNumber(const nlohmann::json& j, const std::string& key,
-                              const std::string& path, double fallback, bool allow_zero) {
-  if (!j.contains(key)) return fallback;
-  const auto& v = j.at(key);
-  if (!v.is_number())
-    return MakeError(path + ": key '" + key + "': expected a number, got " +
-                     std::string(v.type_name()));
-  double x = v.get<double>();
-  if (x < 0 || (!allow_zero && x == 0))
-    return MakeError(path + ": key '" + key + "': expected a positive number, got " + v.dump());
-  return x;
+constexpr const char* kSchema = "ppsearch.calibration/2";
+
+std::string KnownNames() {
+  std::string s;
+  for (const auto& p : AllParams()) s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+std::string ClosestName(const std::string& key) {
+  std::string best;
+  size_t best_distance = 4;
+  for (const auto& p : AllParams())
+    if (const size_t d = EditDistance(key, std::string(p.name)); d < best_distance) {
+      best_distance = d;
+      best = p.name;
+    }
+  return best;
+}
+
+Error UnknownKey(const std::string& path, const std::string& key) {
+  if (key == "compute_scale")
+    return MakeError(path +
+                     ": key 'parameters.compute_scale' is from an older calibration "
+                     "format (one factor for every kernel); run 'ppsearch calibrate' "
+                     "again to fit the per-operator efficiencies");
+  const std::string best = ClosestName(key);
+  return MakeError(path + ": unknown key 'parameters." + key + "'" +
+                   (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+                   "; known: " + KnownNames());
+}
+
+Result<ParamStatus> ParseStatus(const std::string& path, const std::string& key,
+                                const nlohmann::json& v) {
+  const std::string s = v.is_string() ? v.get<std::string>() : "";
+  for (ParamStatus st : {ParamStatus::kPrior, ParamStatus::kDetermined, ParamStatus::kAtBound})
+    if (s == ParamStatusName(st)) return st;
+  return MakeError(path + ": key 'status." + key +
+                   "': expected \"prior\", \"determined\" or \"at bound\", got " + v.dump());
 }
 
 }  // namespace
+
+const char* ParamStatusName(ParamStatus s) {
+  switch (s) {
+    case ParamStatus::kPrior:
+      return "prior";
+    case ParamStatus::kDetermined:
+      return "determined";
+    case ParamStatus::kAtBound:
+      return "at bound";
+  }
+  return "prior";
+}
+
+Calibration::Calibration() {
+  for (const auto& p : AllParams()) {
+    value[Index(p.param)] = p.nominal;
+    status[Index(p.param)] = ParamStatus::kPrior;
+  }
+}
+
+double PriorLogSigma(Param p, const hardware::HardwareProfile& hw) {
+  const Range r = Prior(p, hw);
+  // A prior touching zero (jitter) is spread in log space from 1% of its top.
+  const double lo = std::max(r.lo, r.hi * 0.01);
+  return std::max(std::log(r.hi / lo) / 4, 1e-6);
+}
+
+std::vector<double> LogCovariance(const Calibration& c, const hardware::HardwareProfile& hw) {
+  constexpr size_t n = kParamCount;
+  if (c.log_covariance.size() == n * n) return c.log_covariance;
+  std::vector<double> cov(n * n, 0.0);
+  for (const auto& p : AllParams()) {
+    const double s = PriorLogSigma(p.param, hw);
+    cov[Index(p.param) * n + Index(p.param)] = s * s;
+  }
+  return cov;
+}
 
 Result<Calibration> LoadCalibration(const std::string& path) {
   PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
@@ -37,29 +100,52 @@ Result<Calibration> LoadCalibration(const std::string& path) {
     return MakeError(path +
                      ": expected a calibration file with a 'parameters' object (written by "
                      "'ppsearch calibrate')");
-  const auto& p = j["parameters"];
-  static const std::vector<std::string> known = {"compute_scale", "inter_gbps_per_gpu",
-                                                 "intra_bw_scale", "host_overhead_us"};
-  for (const auto& [key, value] : p.items()) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string best;
-    size_t best_distance = 3;
-    for (const std::string& k : known)
-      if (const size_t d = EditDistance(key, k); d < best_distance) {
-        best_distance = d;
-        best = k;
-      }
-    return MakeError(path + ": unknown key 'parameters." + key + "'" +
-                     (best.empty() ? "" : " (did you mean '" + best + "'?)") +
-                     "; known: compute_scale, inter_gbps_per_gpu, intra_bw_scale, "
-                     "host_overhead_us");
+  Calibration c = Calibration::Defaults();
+  for (const auto& [key, v] : j["parameters"].items()) {
+    const ParamInfo* info = FindParam(key);
+    if (info == nullptr) return UnknownKey(path, key);
+    if (!v.is_number())
+      return MakeError(path + ": key 'parameters." + key + "': expected a number, got " +
+                       std::string(v.type_name()));
+    const double x = v.get<double>();
+    // Profile-dependent bounds are checked where the profile is known (the
+    // cost model caps links at line rate); these are the fixed ones.
+    const double hi = info->param == Param::kIntraLink ? 1e6 : info->bound_hi;
+    if (!(x >= info->bound_lo && x <= hi))
+      return MakeError(path + ": key 'parameters." + key + "': expected a value in [" +
+                       nlohmann::json(info->bound_lo).dump() + ", " + nlohmann::json(hi).dump() +
+                       "] (" + std::string(info->unit) +
+                       "; bound: " + std::string(info->bound_why) + "), got " + v.dump());
+    c.Set(info->param, x);
+    c.status[Index(info->param)] = ParamStatus::kDetermined;
   }
-  Calibration c;
-  PPS_ASSIGN_OR_RETURN(c.compute_scale, PositiveNumber(p, "compute_scale", path, 1.0, false));
-  PPS_ASSIGN_OR_RETURN(c.inter_gbps_per_gpu,
-                       PositiveNumber(p, "inter_gbps_per_gpu", path, 0, true));
-  PPS_ASSIGN_OR_RETURN(c.intra_bw_scale, PositiveNumber(p, "intra_bw_scale", path, 1.0, false));
-  PPS_ASSIGN_OR_RETURN(c.host_overhead_us, PositiveNumber(p, "host_overhead_us", path, 2000, true));
+  if (j.contains("status") && j["status"].is_object())
+    for (const auto& [key, v] : j["status"].items()) {
+      const ParamInfo* info = FindParam(key);
+      if (info == nullptr) return UnknownKey(path, key);
+      PPS_ASSIGN_OR_RETURN(c.status[Index(info->param)], ParseStatus(path, key, v));
+    }
+  if (j.contains("notes") && j["notes"].is_object())
+    for (const auto& [key, v] : j["notes"].items())
+      if (const ParamInfo* info = FindParam(key); info != nullptr && v.is_string())
+        c.note[Index(info->param)] = v.get<std::string>();
+  if (j.contains("log_covariance")) {
+    const auto& m = j["log_covariance"];
+    const std::string what = path + ": key 'log_covariance': expected a " +
+                             std::to_string(kParamCount) + " x " + std::to_string(kParamCount) +
+                             " array of numbers in parameter order";
+    if (!m.is_array() || m.size() != kParamCount) return MakeError(what);
+    for (const auto& row : m) {
+      if (!row.is_array() || row.size() != kParamCount) return MakeError(what);
+      for (const auto& x : row) {
+        if (!x.is_number()) return MakeError(what);
+        c.log_covariance.push_back(x.get<double>());
+      }
+    }
+  }
+  if (j.contains("infeasible") && j["infeasible"].is_array())
+    for (const auto& s : j["infeasible"])
+      if (s.is_string()) c.infeasible.push_back(s.get<std::string>());
   c.source = path;
   return c;
 }
@@ -67,11 +153,21 @@ Result<Calibration> LoadCalibration(const std::string& path) {
 Status SaveCalibration(const Calibration& c, const std::string& path,
                        const std::string& extra_json_fields) {
   nlohmann::ordered_json j;
-  j["schema"] = "ppsearch.calibration/1";
-  j["parameters"] = {{"compute_scale", c.compute_scale},
-                     {"inter_gbps_per_gpu", c.inter_gbps_per_gpu},
-                     {"intra_bw_scale", c.intra_bw_scale},
-                     {"host_overhead_us", c.host_overhead_us}};
+  j["schema"] = kSchema;
+  for (const auto& p : AllParams()) {
+    j["parameters"][std::string(p.name)] = c.Get(p.param);
+    j["status"][std::string(p.name)] = ParamStatusName(c.Status(p.param));
+    if (!c.note[Index(p.param)].empty()) j["notes"][std::string(p.name)] = c.note[Index(p.param)];
+  }
+  if (c.log_covariance.size() == static_cast<size_t>(kParamCount * kParamCount)) {
+    j["log_covariance"] = nlohmann::ordered_json::array();
+    for (int r = 0; r < kParamCount; ++r) {
+      auto row = nlohmann::ordered_json::array();
+      for (int k = 0; k < kParamCount; ++k) row.push_back(c.log_covariance[r * kParamCount + k]);
+      j["log_covariance"].push_back(row);
+    }
+  }
+  j["infeasible"] = c.infeasible;
   if (!extra_json_fields.empty()) {
     auto extra = nlohmann::ordered_json::parse(extra_json_fields);
     for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();

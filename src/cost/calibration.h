@@ -1,28 +1,54 @@
 #pragma once
-// The small, named set of physical parameters ppsearch fits to a measured
-// run. Everything else comes from the hardware profile and the model.
+// A calibration: a value for every named physical parameter (parameters.h),
+// how each was obtained, and what the data left uncertain. Uncertainty is a
+// Gaussian in log-parameter space (the fit's Laplace approximation: prior
+// narrowed by the data) kept inside the physical bounds; a parameter the data
+// did not touch keeps its prior's spread.
 
+#include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "cost/parameters.h"
+#include "hardware/hardware.h"
 #include "util/result.h"
 
 namespace ppsearch::cost {
 
+enum class ParamStatus {
+  kPrior,       // no data: the prior's centre and range
+  kDetermined,  // the data narrowed it (posterior spread well under the prior's)
+  kAtBound,     // the data pushed it onto a physical bound (see Calibration::infeasible)
+};
+const char* ParamStatusName(ParamStatus s);  // "prior", "determined", "at bound"
+
 struct Calibration {
-  // Multiplies every compute rate (GEMMs, attention): the profile's sustained
-  // rates are large-GEMM figures; real kernels in a serving engine reach less.
-  double compute_scale = 1.0;
-  // Effective NIC bandwidth per GPU for traffic between nodes, GB/s; 0 keeps
-  // the profile's value.
-  double inter_gbps_per_gpu = 0;
-  // Multiplies the profile's intra-node collective bandwidths.
-  double intra_bw_scale = 1.0;
-  // Host time per scheduler loop iteration that launches a batch, microseconds.
-  double host_overhead_us = 2000;
+  Calibration();  // every parameter at its prior's centre
+
+  std::array<double, kParamCount> value{};
+  std::array<ParamStatus, kParamCount> status{};
+  std::array<std::string, kParamCount> note{};  // why determined / kept / at bound
+  // Covariance of log(value), row-major kParamCount x kParamCount; empty: the
+  // parameters are independent with their priors' spreads.
+  std::vector<double> log_covariance;
+  // Set when the fit needed a value beyond a bound: which assumption has to give.
+  std::vector<std::string> infeasible;
   std::string source = "defaults";  // where these values came from
+
+  double Get(Param p) const { return value[Index(p)]; }
+  void Set(Param p, double v) { value[Index(p)] = v; }
+  ParamStatus Status(Param p) const { return status[Index(p)]; }
 
   static Calibration Defaults() { return Calibration(); }
 };
+
+// One standard deviation of log(p) under its prior: the prior range spans
+// +-2 sigma, so 95% of draws fall inside it.
+double PriorLogSigma(Param p, const hardware::HardwareProfile& hw);
+
+// The covariance to propagate: the stored one, else the priors' (diagonal).
+std::vector<double> LogCovariance(const Calibration& c, const hardware::HardwareProfile& hw);
 
 Result<Calibration> LoadCalibration(const std::string& path);
 Status SaveCalibration(const Calibration& calibration, const std::string& path,

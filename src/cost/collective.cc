@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "stats/stats.h"
+
 namespace ppsearch::cost {
 namespace {
 
@@ -15,25 +17,50 @@ const hardware::IntraCollective* IntraEntry(const LinkParams& links, int group_s
 
 int64_t ToNs(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
 
+// The table's busbw for a node-local group of `local` ranks, scaled and
+// capped at the line rate.
+double IntraBusBw(const LinkParams& links, int local) {
+  const auto* e = IntraEntry(links, local);
+  if (e == nullptr) return std::numeric_limits<double>::infinity();
+  double bw = e->busbw_gbps * links.intra_bw_scale;
+  if (links.intra_line_gbps > 0) bw = std::min(bw, links.intra_line_gbps);
+  return bw;
+}
+
 }  // namespace
 
 LinkParams LinkParams::FromProfile(const hardware::HardwareProfile& hw) {
   LinkParams p;
   p.intra = hw.intra_allreduce;
-  p.inter_gbps_per_gpu = hw.nic_gbps_per_gpu;
+  double best = 0;
+  for (const auto& e : hw.intra_allreduce) best = std::max(best, e.busbw_gbps);
+  p.intra_line_gbps = std::max(hw.p2p_gbps, best);
+  p.gpus_per_node = hw.gpus_per_node;
+  p.nic_line_gbps_per_gpu = hw.nic_gbps_per_gpu;
   p.inter_latency_us = hw.inter_latency_us;
   p.p2p_gbps = hw.p2p_gbps;
   p.p2p_latency_us = hw.p2p_latency_us;
   return p;
 }
 
+double RingSpanEfficiency(int nodes) {
+  if (nodes <= 2) return 1.0;
+  return 1.0 / (1.0 + 0.1 * std::log2(nodes / 2.0));
+}
+
 double GroupBusBwGbps(const GroupSpan& group, const LinkParams& links) {
   double bw = std::numeric_limits<double>::infinity();
   const int local = group.ranks_per_node();
   if (local > 1) {
-    if (const auto* e = IntraEntry(links, local)) bw = e->busbw_gbps * links.intra_bw_scale;
+    bw = IntraBusBw(links, local);
+    // Groups that run at once share what the whole node's fabric carries:
+    // the full-node all-reduce's busbw on each of its GPUs.
+    const int busy = local * std::max(group.concurrent_groups, 1);
+    if (group.concurrent_groups > 1 && links.gpus_per_node > 0 && busy > local)
+      bw = std::min(bw, IntraBusBw(links, links.gpus_per_node) * links.gpus_per_node / busy);
   }
-  if (group.nodes > 1) bw = std::min(bw, links.inter_gbps_per_gpu * local);
+  if (group.nodes > 1)
+    bw = std::min(bw, links.inter_gbps_per_gpu() * local * RingSpanEfficiency(group.nodes));
   return bw;
 }
 
@@ -45,6 +72,10 @@ double GroupLatencyUs(const GroupSpan& group, const LinkParams& links) {
   }
   if (group.nodes > 1) us += 2.0 * (group.nodes - 1) * links.inter_latency_us;
   return us;
+}
+
+double ArrivalWaitUs(const GroupSpan& group, const LinkParams& links) {
+  return links.rank_jitter_us * stats::ExpectedMaxOfNormals(group.ranks);
 }
 
 int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& links) {
@@ -66,7 +97,7 @@ int64_t AllGatherNs(double total_bytes, const GroupSpan& group, const LinkParams
 int64_t PointToPointNs(double bytes, bool crosses_nodes, const LinkParams& links) {
   if (bytes <= 0) return 0;
   if (crosses_nodes)
-    return ToNs(links.inter_latency_us * 1e-6 + bytes / (links.inter_gbps_per_gpu * 1e9));
+    return ToNs(links.inter_latency_us * 1e-6 + bytes / (links.inter_gbps_per_gpu() * 1e9));
   return ToNs(links.p2p_latency_us * 1e-6 + bytes / (links.p2p_gbps * 1e9));
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Alpha-beta costs of the collectives and point-to-point transfers a layout
 // performs, with the bandwidth of the slowest path the group uses: PCIe (or
-// NVLink) inside a node, the NICs between nodes.
+// NVLink) inside a node, the NICs between nodes, and the wait for the last
+// rank to arrive.
 
 #include <cstdint>
 #include <vector>
@@ -13,33 +14,53 @@ namespace ppsearch::cost {
 struct LinkParams {
   std::vector<hardware::IntraCollective> intra;  // by group size, ascending
   double intra_bw_scale = 1;                     // calibration factor on intra-node busbw
-  double inter_gbps_per_gpu = 0;                 // effective NIC bandwidth per GPU, GB/s
+  double intra_line_gbps = 0;        // line rate per GPU: no ring busbw exceeds it (0: no cap)
+  int gpus_per_node = 0;             // for the fabric every group on a node shares
+  double nic_line_gbps_per_gpu = 0;  // the NICs' line rate per GPU, GB/s
+  double inter_bw_eff = 1;           // fraction of it a two-node ring reaches
   double inter_latency_us = 0;
   double p2p_gbps = 0;
   double p2p_latency_us = 0;
+  double rank_jitter_us = 0;  // one sigma of ranks' arrival at a collective
 
   static LinkParams FromProfile(const hardware::HardwareProfile& hw);
+  // Effective NIC bandwidth per GPU of a two-node ring, GB/s.
+  double inter_gbps_per_gpu() const { return nic_line_gbps_per_gpu * inter_bw_eff; }
 };
 
 // Where a collective group's ranks sit.
 struct GroupSpan {
   int ranks = 1;
   int nodes = 1;
+  // Groups of this shape on one node that run their collectives at the same
+  // time (PP8/TP4 on 8-GPU nodes: two stages' TP groups), sharing the fabric.
+  int concurrent_groups = 1;
   int ranks_per_node() const { return ranks / (nodes > 0 ? nodes : 1); }
 };
 
+// A ring crossing n > 2 nodes reaches less of the NICs' rate than a
+// two-node one: every step waits for the slowest of n node-to-node edges
+// (congestion on shared spine links). An estimate: -10% per doubling, from
+// the usual multi-node nccl-tests all_reduce falloff; not fitted.
+double RingSpanEfficiency(int nodes);
+
 // Bus bandwidth (nccl-tests definition) a group reaches for large messages:
-// the intra-node figure for its per-node part, capped by its share of the
-// NICs (ranks_per_node x per-GPU NIC bandwidth: NCCL runs one ring channel
-// per NIC, so a multi-node ring's busbw approaches the node's aggregate NIC
-// bandwidth available to the group) when it spans nodes.
+// the intra-node figure for its per-node part (capped by the line rate, and
+// by its share of the node's fabric when other groups run at once), capped
+// by its share of the NICs (ranks_per_node x per-GPU NIC bandwidth x the
+// ring's span efficiency) when it spans nodes.
 double GroupBusBwGbps(const GroupSpan& group, const LinkParams& links);
 
 // Startup latency of one collective on the group: the intra-node floor plus
 // one inter-node latency per node crossing of the ring, both directions.
 double GroupLatencyUs(const GroupSpan& group, const LinkParams& links);
 
+// Expected wait for the last of the group's ranks to arrive: jitter sigma x
+// the expected maximum of `ranks` normals (grows like sqrt(2 ln n)).
+double ArrivalWaitUs(const GroupSpan& group, const LinkParams& links);
+
 // Ring all-reduce of `bytes` (per rank): alpha + 2(n-1)/n * bytes / busbw.
+// Transfer only; the arrival wait is separate (ArrivalWaitUs).
 int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& links);
 
 // All-gather producing `total_bytes` on every rank: alpha + (n-1)/n * total / busbw.

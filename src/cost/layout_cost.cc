@@ -31,9 +31,9 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
       calibration_(calibration),
       k_(constants),
       links_(LinkParams::FromProfile(hw)) {
-  links_.intra_bw_scale = calibration.intra_bw_scale;
-  if (calibration.inter_gbps_per_gpu > 0)
-    links_.inter_gbps_per_gpu = calibration.inter_gbps_per_gpu;
+  links_.intra_bw_scale = calibration.Get(Param::kIntraLink);
+  links_.inter_bw_eff = calibration.Get(Param::kInterLink);
+  links_.rank_jitter_us = calibration.Get(Param::kRankJitter);
   for (const auto& st : layout_.stages) {
     StageLayers sl;
     for (int i = st.first_layer; i < st.end_layer && i < static_cast<int>(model.layers.size());
@@ -65,8 +65,39 @@ double LayoutCostModel::RateTflops(DType dtype) const {
   return hw_.bf16_tflops;
 }
 
+double LayoutCostModel::Efficiency(const model::Linear& l) const {
+  if (l.role == OpRole::kRoutedExpert) return calibration_.Get(Param::kMoeGemm);
+  switch (l.dtype) {
+    case DType::kFp8:
+    case DType::kMxfp4:
+      return calibration_.Get(Param::kFp8Gemm);
+    case DType::kBf16:
+    case DType::kInt4:
+      return calibration_.Get(Param::kDenseGemm);
+  }
+  return calibration_.Get(Param::kDenseGemm);
+}
+
+double LayoutCostModel::MemoryBw() const {
+  return hw_.memory_bw_gbps * 1e9 * calibration_.Get(Param::kMemory);
+}
+
+double LayoutCostModel::ExpertSkew() const {
+  // The parameter is the busiest rank's load over the mean at EP8; the
+  // maximum of more ranks' loads lies further out, roughly with log2(EP)
+  // (the expected maximum of EP draws), and one rank has no imbalance.
+  if (layout_.ep <= 1) return 1.0;
+  return 1.0 + (calibration_.Get(Param::kExpertSkew) - 1.0) * std::log2(layout_.ep) / 3.0;
+}
+
+int LayoutCostModel::BoundaryVectors(int stage) const {
+  if (stage <= 0 || stage >= static_cast<int>(layout_.stages.size())) return 2;
+  return 1 + model_.ResidualVectorsAt(layout_.stages[stage].first_layer);
+}
+
 GroupSpan LayoutCostModel::TpGroup(int stage) const {
-  return GroupSpan{layout_.tp, layout_.stages[stage].tp_nodes};
+  const StageShape& st = layout_.stages[stage];
+  return GroupSpan{layout_.tp, st.tp_nodes, st.groups_per_node};
 }
 
 double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows) const {
@@ -80,7 +111,7 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
     case OpRole::kEmbedding: {
       // A gather of `tokens` rows of this rank's vocabulary shard: memory only.
       double bytes = 2.0 * tokens * model_.hidden * kBf16Bytes;
-      return bytes / (hw_.memory_bw_gbps * 1e9) * 1e9;
+      return bytes / MemoryBw() * 1e9;
     }
     case OpRole::kLmHead:
       g.m = logit_rows;  // logits only for each sequence's last position
@@ -110,9 +141,8 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
       g.groups = l.count;
       break;
   }
-  return static_cast<double>(EstimateGemm(g, RateTflops(l.dtype), hw_.memory_bw_gbps, hw_.sm_count,
-                                          calibration_.compute_scale)
-                                 .ns);
+  return static_cast<double>(
+      EstimateGemm(g, RateTflops(l.dtype), MemoryBw() / 1e9, hw_.sm_count, Efficiency(l)).ns);
 }
 
 StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows) const {
@@ -126,20 +156,38 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
   const GroupSpan group = TpGroup(stage);
   const double act_bytes = static_cast<double>(tokens) * model_.hidden * kBf16Bytes;
   const double allreduce_ns = static_cast<double>(AllReduceNs(act_bytes, group, links_));
+  const double arrival_ns = ArrivalWaitUs(group, links_) * 1e3;
+  const double skew = ExpertSkew();
   for (const auto* layer : stage_layers_[stage].layers) {
-    for (const auto& l : layer->linears) b.gemm_ns += LinearNs(l, tokens, logit_rows);
+    for (const auto& l : layer->linears) {
+      const double ns = LinearNs(l, tokens, logit_rows);
+      b.gemm_ns += ns;
+      // Every rank waits, inside the next all-reduce, for the busiest EP
+      // rank's experts: the mean rank computes `ns`, the slowest skew x ns.
+      if (l.role == OpRole::kRoutedExpert) b.imbalance_wait_ns += (skew - 1.0) * ns;
+    }
     // Memory-bound element-wise work over hidden-size activations; MoE adds
     // permute/unpermute (read + write, each way) of the top_k copies routed
     // to this rank's experts (1/ep of them) at the experts' width.
     double bytes = k_.elementwise_passes * act_bytes;
     if (layer->ffn == model::FfnKind::kMoe)
       bytes += 4.0 * tokens * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes / layout_.ep;
-    b.elementwise_ns += bytes / (hw_.memory_bw_gbps * 1e9) * 1e9;
+    // Block attention residuals: before the attention and before the FFN,
+    // each token's input is a softmax-weighted sum over the completed block
+    // summaries and the running block sum (read, scored, summed: memory-bound).
+    if (model_.attn_res_block_size > 0) {
+      const double vectors = model_.ResidualVectorsAt(layer->index);
+      const double res_ns = 2.0 * vectors * act_bytes / MemoryBw() * 1e9;
+      b.attn_res_ns += res_ns;
+      b.elementwise_ns += res_ns;
+    }
+    b.elementwise_ns += bytes / MemoryBw() * 1e9;
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
     if (layout_.tp > 1) {
       // A2A disabled: one all-reduce after attention, one after the MLP/MoE.
       b.allreduce_ns += 2 * allreduce_ns;
       b.allreduce_calls += 2;
+      b.jitter_wait_ns += 2 * arrival_ns;
     }
   }
   if (st.has_embedding) {
@@ -147,6 +195,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     if (layout_.tp > 1) {  // VocabParallelEmbedding sums its shards
       b.allreduce_ns += allreduce_ns;
       b.allreduce_calls += 1;
+      b.jitter_wait_ns += arrival_ns;
     }
   }
   if (st.has_lm_head) {
@@ -155,9 +204,10 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
         AllGatherNs(static_cast<double>(logit_rows) * model_.vocab * kBf16Bytes, group, links_));
   }
   if (stage > 0 && layout_.tp > 1) {
-    // send-allgather: each rank received 1/tp of hidden states and residual;
-    // the stage all-gathers them before its first layer.
-    b.recv_allgather_ns = static_cast<double>(AllGatherNs(2 * act_bytes, group, links_));
+    // send-allgather: each rank received 1/tp of what crosses the boundary;
+    // the stage all-gathers it before its first layer.
+    b.recv_allgather_ns =
+        static_cast<double>(AllGatherNs(BoundaryVectors(stage) * act_bytes, group, links_));
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_.emplace(std::make_tuple(stage, tokens, logit_rows), b);
@@ -167,9 +217,9 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
 double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) const {
   const StageLayers& sl = stage_layers_[stage];
   const int tp = layout_.tp;
-  const double scale = calibration_.compute_scale;
-  const double att_rate = hw_.bf16_tflops * 1e12 * k_.attention_efficiency * scale;
-  const double bw = hw_.memory_bw_gbps * 1e9;
+  const double att_rate = hw_.attention_tflops * 1e12 * calibration_.Get(Param::kAttention);
+  const double kda_rate = hw_.bf16_tflops * 1e12 * calibration_.Get(Param::kLinearAttention);
+  const double bw = MemoryBw();
   double ns = 0;
   for (const auto& e : batch.entries) {
     const double n = static_cast<double>(e.extend_tokens);
@@ -200,7 +250,7 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
       // Chunkwise delta rule, linear in tokens: anchored on 0.70 us/token/layer
       // at 96 heads measured on an RTX PRO 6000 (~418 TFLOPS sustained bf16),
       // i.e. ~3.05 MFLOP-equivalent per token per head at the bf16 rate.
-      double t = n * heads * k_.kda_flops_per_token_head / (hw_.bf16_tflops * 1e12 * scale);
+      double t = n * heads * k_.kda_flops_per_token_head / kda_rate;
       if (!batch.is_prefill)  // decode reads and writes the fp32 state
         t = std::max(t, 2.0 * heads * kd.head_dim * kd.head_dim * 4 / bw);
       ns += sl.kda * t * 1e9;
@@ -228,7 +278,7 @@ sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batc
   StageBreakdown b = Breakdown(stage, batch);
   sim::StageTime t;
   t.compute_ns = std::llround(b.gemm_ns + b.attention_ns + b.elementwise_ns);
-  t.comm_ns = std::llround(b.allreduce_ns);
+  t.comm_ns = std::llround(b.allreduce_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
   t.transfer_ns = std::llround(b.recv_allgather_ns);
   t.overhead_ns = std::llround(b.gaps_ns);
   t.allreduce_calls = b.allreduce_calls;
@@ -236,8 +286,10 @@ sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batc
 }
 
 int64_t LayoutCostModel::HopNs(int from_stage, const sim::MicroBatch& batch) const {
-  // Hidden states and residual in bf16; each TP rank sends its 1/tp slice.
-  double bytes = 2.0 * batch.extend_tokens() * model_.hidden * kBf16Bytes / layout_.tp;
+  // Hidden states and the residual stream in bf16; each TP rank sends its
+  // 1/tp slice.
+  double bytes = static_cast<double>(BoundaryVectors(from_stage + 1)) * batch.extend_tokens() *
+                 model_.hidden * kBf16Bytes / layout_.tp;
   return PointToPointNs(bytes, layout_.stages[from_stage].hop_crosses_nodes, links_);
 }
 
@@ -250,7 +302,7 @@ int64_t LayoutCostModel::OutputReturnNs(const sim::MicroBatch& batch) const {
 }
 
 int64_t LayoutCostModel::ScheduleNs(const sim::MicroBatch&) const {
-  return std::llround(calibration_.host_overhead_us * 1e3);
+  return std::llround(calibration_.Get(Param::kHostOverhead) * 1e3);
 }
 
 int64_t LayoutCostModel::IngestNs(int64_t input_tokens) const {

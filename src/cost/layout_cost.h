@@ -25,6 +25,9 @@ struct StageShape {
   bool has_lm_head = false;
   int tp_nodes = 1;                // nodes the stage's TP group spans
   bool hop_crosses_nodes = false;  // the hand-off to the next stage leaves the node
+  // TP groups of busy stages on the stage's node(s), itself included: they
+  // share the node's PCIe/NVLink fabric (PP8/TP4 on 8-GPU nodes: 2).
+  int groups_per_node = 1;
 };
 
 struct LayoutShape {
@@ -37,7 +40,6 @@ struct LayoutShape {
 
 // Estimates, not fitted; each is explained where it is defined.
 struct KernelConstants {
-  double attention_efficiency = 0.5;  // FA2-style prefill attention vs bf16 tensor peak
   double kda_flops_per_token_head = 3.05e6;
   double elementwise_passes = 12;    // hidden-size bf16 reads+writes per token per layer
   double kernel_gap_us = 1.0;        // idle gap between dependent kernels
@@ -52,8 +54,13 @@ struct StageBreakdown {
   double attention_ns = 0;
   double elementwise_ns = 0;
   double gaps_ns = 0;
-  double allreduce_ns = 0;
+  double allreduce_ns = 0;  // transfer of the TP collectives
   int allreduce_calls = 0;
+  // Waits inside the collectives (exposed like them): for the busiest EP
+  // rank's experts, and for the last rank to arrive.
+  double imbalance_wait_ns = 0;
+  double jitter_wait_ns = 0;
+  double attn_res_ns = 0;  // block attention residuals (memory-bound), in elementwise_ns too
   double recv_allgather_ns = 0;
 };
 
@@ -82,7 +89,16 @@ class LayoutCostModel : public sim::CostModel {
   double AttentionNs(int stage, const sim::MicroBatch& batch) const;
   double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
   double RateTflops(model::DType dtype) const;
+  // The calibrated efficiency of a linear's operator class.
+  double Efficiency(const model::Linear& linear) const;
+  double MemoryBw() const;  // bytes/s memory-bound kernels reach
+  // Routed load of the busiest EP rank over the mean at this layout's EP size.
+  double ExpertSkew() const;
   GroupSpan TpGroup(int stage) const;
+  // Hidden-size vectors per token that enter `stage` from the one before:
+  // the hidden state plus the residual stream (with block attention
+  // residuals, every completed block summary and the running sum).
+  int BoundaryVectors(int stage) const;
 
   const model::ModelDesc& model_;
   hardware::HardwareProfile hw_;

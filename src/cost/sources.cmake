@@ -4,4 +4,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cost/calibration.cc
   src/cost/collective.cc
   src/cost/gemm.cc
-  src/cost/layout_cost.cc)
+  src/cost/layout_cost.cc
+  src/cost/parameters.cc)

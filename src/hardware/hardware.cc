@@ -28,6 +28,7 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "fp8_tflops",
                                                "fp4_tflops",
                                                "w4a8_tflops",
+                                               "attention_tflops",
                                                "fp4_tensor_cores",
                                                "gpus_per_node",
                                                "nvlink",
@@ -253,6 +254,7 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
   PPS_ASSIGN_OR_RETURN(hw.fp8_tflops, root.PositiveNumber("fp8_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.fp4_tflops, root.PositiveNumber("fp4_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.w4a8_tflops, root.PositiveNumber("w4a8_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.attention_tflops, root.PositiveNumber("attention_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.fp4_tensor_cores, root.Bool("fp4_tensor_cores"));
   PPS_ASSIGN_OR_RETURN(hw.gpus_per_node, root.IntAtLeast("gpus_per_node", 1));
   PPS_ASSIGN_OR_RETURN(hw.nvlink, root.Bool("nvlink"));

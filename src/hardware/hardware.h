@@ -31,6 +31,9 @@ struct HardwareProfile {
   // Effective MXFP4-weight MoE grouped GEMM at prefill token counts: x MXFP8
   // activations on Blackwell SM120, x BF16 on Hopper.
   double w4a8_tflops = 0;
+  // Sustained prefill attention (QK^T and PV) rate of the profile's attention
+  // backend, TFLOPS: below the BF16 GEMM rate (softmax, masking, small tiles).
+  double attention_tflops = 0;
   bool fp4_tensor_cores = false;  // false: FP4 operands are widened (Hopper)
   int gpus_per_node = 0;
   // Intra-node links.

@@ -114,6 +114,8 @@ LayerDesc& NewLayer(ModelDesc& model) {
 Status BuildKimiLinear(const ConfigReader& config, const Quantization& quant, ModelDesc& model) {
   PPS_ASSIGN_OR_RETURN(model.mla, ReadMla(config, model.num_attention_heads));
   PPS_ASSIGN_OR_RETURN(bool mla_output_gate, config.BoolOr("mla_use_output_gate", false));
+  PPS_ASSIGN_OR_RETURN(model.attn_res_block_size,
+                       config.NonNegativeIntOr("attn_res_block_size", 0));
 
   std::vector<bool> is_kda(model.num_layers, false);
   bool full_rank_gate = false;

@@ -173,4 +173,9 @@ int64_t ModelDesc::state_bytes_per_request() const {
   return total;
 }
 
+int ModelDesc::ResidualVectorsAt(int layer) const {
+  if (attn_res_block_size <= 0) return 1;
+  return layer / attn_res_block_size + 1;
+}
+
 }  // namespace ppsearch::model

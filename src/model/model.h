@@ -128,6 +128,11 @@ struct ModelDesc {
   GqaShape gqa;                 // zero when the model has no GQA layers
   MoeShape moe;                 // num_experts == 0 for dense models
   int dense_intermediate = 0;
+  // Block attention residuals (Kimi K3, attn_res_block_size): the residual
+  // stream is replaced by attention over one summary per completed block of
+  // this many layers plus the running sum of the current block. 0: ordinary
+  // residuals.
+  int attn_res_block_size = 0;
   std::vector<LayerDesc> layers;
   Linear embedding;  // vocab x hidden, kVocab
   Linear lm_head;    // hidden x vocab, kVocab
@@ -151,6 +156,11 @@ struct ModelDesc {
   // fixed recurrent state bytes per request (KDA).
   int64_t kv_bytes_per_token() const;
   int64_t state_bytes_per_request() const;
+  // Hidden-size vectors per token the residual stream carries into layer
+  // `layer` (0-based): 1 (the residual) for ordinary models; with block
+  // attention residuals, the completed blocks' summaries plus the running
+  // block sum.
+  int ResidualVectorsAt(int layer) const;
 };
 
 }  // namespace ppsearch::model

@@ -16,6 +16,9 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
     s.has_embedding = st.has_embedding;
     s.has_lm_head = st.has_lm_head;
     s.tp_nodes = std::max(st.collectives.nodes_spanned, 1);
+    // Stages whose TP groups sit on the same node(s) share its fabric.
+    for (const auto& other : plan.stages)
+      if (&other != &st && other.nodes == st.nodes) ++s.groups_per_node;
     shape.stages.push_back(s);
   }
   for (const auto& b : plan.boundaries)

@@ -20,6 +20,13 @@ double Median(const std::vector<double>& values);
 double Mean(const std::vector<double>& values);
 double Spread(const std::vector<double>& values);  // 0 for fewer than 2 values
 
+// The standard normal quantile: x with Phi(x) = p, for p in (0, 1). Acklam's
+// rational approximation refined by one Halley step (|error| < 1e-12).
+double NormalQuantile(double p);
+// Expected maximum of n independent standard normals, by Blom's formula
+// Phi^-1((n - 0.375) / (n + 0.25)) (within 1% for n >= 2); 0 for n < 2.
+double ExpectedMaxOfNormals(int n);
+
 struct LatencySummary {
   double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
 };

@@ -6,4 +6,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/util/files.cc
   src/util/format.cc
   src/util/host_name.cc
+  src/util/matrix.cc
   src/util/sha256.cc)
