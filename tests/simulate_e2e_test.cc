@@ -21,12 +21,16 @@ class SimulateE2e : public CliTest {
                           " --profile-summary data/baseline/pp1-nsys-summary.json -o " +
                           cal);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("compute_scale"), std::string::npos);
-    EXPECT_NE(r.out.find("fitted"), std::string::npos);
+    for (const char* text : {"dense_gemm_eff", "intra_bw_scale", "determined", "prior", "at bound",
+                             "infeasible: ", "residuals (fitted points)"})
+      EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
     return cal;
   }
 };
 
+// The fit stays inside physical bounds, so on the shipped baseline (which
+// the model cannot reach at the profile's rates: the calibration says so)
+// PP1 is reproduced within a few per cent, not exactly.
 TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
   const std::string cal = Calibrate();
   CommandResult r = Run(std::string("simulate ") + kSpec + " --calibration " + cal + " --json");
@@ -46,9 +50,9 @@ TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
     EXPECT_EQ(p["requests_completed"].get<int>(), 40);
     if (p["pp"] == 1) {
       auto [tps, ttft] = measured.at(p["concurrency"].get<int>());
-      EXPECT_NEAR(p["input_tps"].get<double>(), tps, 0.02 * tps);
-      EXPECT_NEAR(p["ttft_p50_s"].get<double>(), ttft, 0.05 * ttft);
-      EXPECT_NEAR(p["exposed_comm_share"].get<double>(), 0.5727, 0.01);
+      EXPECT_NEAR(p["input_tps"].get<double>(), tps, 0.05 * tps);
+      EXPECT_NEAR(p["ttft_p50_s"].get<double>(), ttft, 0.08 * ttft);
+      EXPECT_GT(p["exposed_comm_share"].get<double>(), 0.3);
       EXPECT_EQ(p["allreduce_per_forward"].get<int>(), 187);
     }
     EXPECT_LT(p["peak_gpu_mib"].get<double>(), 85651);
@@ -80,11 +84,11 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
 }
 
 TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
-  std::ofstream(dir_ / "bad.json") << "{\"parameters\": {\"compute_scale\": -1}}";
+  std::ofstream(dir_ / "bad.json") << "{\"parameters\": {\"moe_gemm_eff\": 1.5}}";
   CommandResult r =
       Run(std::string("simulate ") + kSpec + " --calibration " + (dir_ / "bad.json").string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("key 'compute_scale': expected a positive number, got -1"),
+  EXPECT_NE(r.err.find("key 'parameters.moe_gemm_eff': expected a value in [0.05, 1.0]"),
             std::string::npos)
       << r.err;
 }

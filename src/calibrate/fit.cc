@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cost/layout_cost.h"
 #include "predict/predict.h"
 #include "util/csv.h"
 #include "util/files.h"
@@ -234,6 +235,11 @@ std::string UnidentifiedReason(int p, const Solution& sol, const Space& s,
       partner >= 0 ? std::string(AllParams()[partner].name) : "another parameter", best);
 }
 
+bool IsCompute(Param p) {
+  return p == Param::kDenseGemm || p == Param::kFp8Gemm || p == Param::kMoeGemm ||
+         p == Param::kAttention || p == Param::kLinearAttention || p == Param::kMemory;
+}
+
 // What has to give when parameter p sits on its bound and the data pulls it beyond.
 std::string Assumption(Param p) {
   switch (p) {
@@ -280,7 +286,28 @@ std::string WorstMisfit(const Evaluation& e) {
   return s;
 }
 
-void Classify(const Solution& sol, const Space& s, FitResult& fit) {
+// The operators that take most of a measured layout's compute at the fitted
+// values, for the infeasibility message: where the model's work count would
+// have to be wrong.
+std::string LargestOperators(const FitInputs& in, const cost::Calibration& c) {
+  if (in.measurements.empty()) return "";
+  const plan::LayoutPlan& plan = in.plans.front();
+  cost::LayoutCostModel model(*in.model, *in.hw, predict::ShapeFromPlan(plan), c);
+  const int64_t chunk =
+      std::max<int64_t>(in.spec->engine.ArgInt("chunked-prefill-size").value_or(8192), 1);
+  auto ops = model.OperatorTimes(0, chunk);
+  double total = 0;
+  for (const auto& o : ops) total += o.ns;
+  std::string s;
+  for (size_t i = 0; i < ops.size() && i < 3 && total > 0; ++i)
+    s += fmt::format("{}{} {:.0f}%{}", s.empty() ? "" : ", ", ops[i].name, ops[i].ns / total * 100,
+                     ops[i].replicated ? " (replicated on every TP rank)" : "");
+  if (s.empty()) return s;
+  return fmt::format(" At {} stage 0 the largest GEMMs per rank are {} of the GEMM time.",
+                     in.measurements.front().layout.Label(), s);
+}
+
+void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResult& fit) {
   cost::Calibration& c = fit.calibration;
   std::vector<double> a(kN * kN, 0.0);
   for (int k = 0; k < sol.rows; ++k)
@@ -295,6 +322,7 @@ void Classify(const Solution& sol, const Space& s, FitResult& fit) {
   c.log_covariance = *cov;
   double misfit = 0;
   for (double r : sol.eval.data) misfit = std::max(misfit, std::abs(r));
+  std::map<std::string, std::pair<std::string, bool>> pinned;  // assumption -> params, compute?
   for (int p = 0; p < kN; ++p) {
     const auto& info = AllParams()[p];
     fit.prior_sigma[p] = s.sigma[p];
@@ -306,11 +334,14 @@ void Classify(const Solution& sol, const Space& s, FitResult& fit) {
       c.status[p] = cost::ParamStatus::kAtBound;
       c.note[p] = fmt::format("held at its {} bound {:.4g} ({})", at_hi ? "upper" : "lower",
                               c.value[p], info.bound_why);
-      if (misfit > kMisfit)
-        c.infeasible.push_back(fmt::format(
-            "{} = {:.4g} is at its physical bound ({}) and the data pulls it further; the fit "
-            "still misses: {}. What has to give: {}.",
-            info.name, c.value[p], info.bound_why, WorstMisfit(sol.eval), Assumption(info.param)));
+      if (misfit > kMisfit) {
+        // One message per assumption, naming every parameter it holds back.
+        const std::string assumption = Assumption(info.param);
+        auto& names = pinned[assumption];
+        names.first += fmt::format("{}{} = {:.4g} ({})", names.first.empty() ? "" : ", ", info.name,
+                                   c.value[p], info.bound_why);
+        names.second |= IsCompute(info.param);
+      }
     } else if (fit.posterior_sigma[p] < kDeterminedRatio * s.sigma[p]) {
       c.status[p] = cost::ParamStatus::kDetermined;
       c.note[p] = fmt::format("determined: the data narrowed it from +-{} to +-{} (1 sigma)",
@@ -320,6 +351,12 @@ void Classify(const Solution& sol, const Space& s, FitResult& fit) {
       c.note[p] = UnidentifiedReason(p, sol, s, *cov);
     }
   }
+  for (const auto& [assumption, names] : pinned)
+    c.infeasible.push_back(fmt::format(
+        "{} {} at the physical bound and the data pulls further; the fit still misses: {}. "
+        "What has to give: {}.{}",
+        names.first, names.first.find(',') == std::string::npos ? "is" : "are",
+        WorstMisfit(sol.eval), assumption, names.second ? LargestOperators(in, c) : ""));
 }
 
 Result<double> PositiveColumn(const CsvTable& t, size_t r, const std::string& path,
@@ -427,7 +464,7 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   Solution sol = Minimize(problem, space);
   FitResult fit;
   fit.calibration = FromLog(sol.x);
-  Classify(sol, space, fit);
+  Classify(sol, space, in, fit);
   fit.residuals = sol.eval.points;
   fit.shares = sol.eval.shares;
   fit.evaluations = problem.evaluations();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -35,36 +36,49 @@ class CalibrationFileTest : public ::testing::Test {
 
 TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
   Calibration c;
-  c.compute_scale = 0.4375;
-  c.inter_gbps_per_gpu = 1.25;
-  c.intra_bw_scale = 0.8;
-  c.host_overhead_us = 1750;
+  c.Set(Param::kDenseGemm, 0.8125);
+  c.Set(Param::kInterLink, 0.25);
+  c.Set(Param::kHostOverhead, 1750);
+  c.status[Index(Param::kDenseGemm)] = ParamStatus::kDetermined;
+  c.status[Index(Param::kMoeGemm)] = ParamStatus::kAtBound;
+  c.note[Index(Param::kDenseGemm)] = "determined: the data narrowed it";
+  c.log_covariance.assign(kParamCount * kParamCount, 0.0);
+  for (int i = 0; i < kParamCount; ++i) c.log_covariance[i * kParamCount + i] = 0.01 * (i + 1);
+  c.log_covariance[1] = c.log_covariance[kParamCount] = -0.002;
+  c.infeasible.push_back("moe_gemm_eff = 1 is at its physical bound");
   const std::string path = dir_ + "/out/calibration.json";
-  ASSERT_TRUE(SaveCalibration(c, path, R"({"fit": {"layout": "PP1/TP32/EP4"}})").ok());
+  ASSERT_TRUE(SaveCalibration(c, path, R"({"fit": {"layouts": ["PP1/TP32/EP4"]}})").ok());
   Result<Calibration> loaded = LoadCalibration(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  EXPECT_DOUBLE_EQ(loaded->compute_scale, 0.4375);
-  EXPECT_DOUBLE_EQ(loaded->inter_gbps_per_gpu, 1.25);
-  EXPECT_DOUBLE_EQ(loaded->intra_bw_scale, 0.8);
-  EXPECT_DOUBLE_EQ(loaded->host_overhead_us, 1750);
+  for (int i = 0; i < kParamCount; ++i) {
+    EXPECT_DOUBLE_EQ(loaded->value[i], c.value[i]) << AllParams()[i].name;
+    EXPECT_EQ(loaded->status[i], c.status[i]) << AllParams()[i].name;
+    EXPECT_EQ(loaded->note[i], c.note[i]) << AllParams()[i].name;
+  }
+  EXPECT_EQ(loaded->log_covariance, c.log_covariance);
+  EXPECT_EQ(loaded->infeasible, c.infeasible);
   EXPECT_EQ(loaded->source, path);
   Result<std::string> text = ReadFile(path);
   ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/1\""), std::string::npos) << *text;
-  EXPECT_NE(text->find("\"layout\": \"PP1/TP32/EP4\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/2\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("\"PP1/TP32/EP4\""), std::string::npos) << *text;
 }
 
-TEST_F(CalibrationFileTest, MissingKeysKeepTheirDefaults) {
-  Result<Calibration> c = LoadCalibration(Write(R"({"parameters": {"compute_scale": 0.5}})"));
+TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
+  Result<Calibration> c = LoadCalibration(Write(R"({"parameters": {"dense_gemm_eff": 0.5}})"));
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_DOUBLE_EQ(c->compute_scale, 0.5);
-  EXPECT_DOUBLE_EQ(c->inter_gbps_per_gpu, 0);
-  EXPECT_DOUBLE_EQ(c->intra_bw_scale, 1);
-  EXPECT_DOUBLE_EQ(c->host_overhead_us, 2000);
+  EXPECT_DOUBLE_EQ(c->Get(Param::kDenseGemm), 0.5);
+  EXPECT_EQ(c->Status(Param::kDenseGemm), ParamStatus::kDetermined);
+  for (const auto& p : AllParams()) {
+    if (p.param == Param::kDenseGemm) continue;
+    EXPECT_DOUBLE_EQ(c->Get(p.param), p.nominal) << p.name;
+    EXPECT_EQ(c->Status(p.param), ParamStatus::kPrior) << p.name;
+  }
+  EXPECT_TRUE(c->log_covariance.empty());
 }
 
 TEST_F(CalibrationFileTest, MissingParametersObject) {
-  const std::string path = Write(R"({"compute_scale": 0.5})");
+  const std::string path = Write(R"({"dense_gemm_eff": 0.5})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
@@ -72,34 +86,64 @@ TEST_F(CalibrationFileTest, MissingParametersObject) {
                                    "(written by 'ppsearch calibrate')");
 }
 
-TEST_F(CalibrationFileTest, NegativeValue) {
-  const std::string path = Write(R"({"parameters": {"intra_bw_scale": -0.5}})");
+TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
+  const std::string path = Write(R"({"parameters": {"dense_gemm_eff": 1.4}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
-            path + ": key 'intra_bw_scale': expected a positive number, got -0.5");
+            path +
+                ": key 'parameters.dense_gemm_eff': expected a value in [0.05, 1.0] (fraction "
+                "of bf16_tflops; bound: the profile's measured sustained BF16 GEMM rate), got "
+                "1.4");
+  const std::string negative = Write(R"({"parameters": {"rank_jitter_us": -1}})");
+  Result<Calibration> n = LoadCalibration(negative);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find("key 'parameters.rank_jitter_us': expected a value in [0.0, "),
+            std::string::npos)
+      << n.error().message;
 }
 
-TEST_F(CalibrationFileTest, ZeroComputeScaleIsAnErrorZeroNicKeepsTheProfile) {
-  const std::string path = Write(R"({"parameters": {"compute_scale": 0}})");
+TEST_F(CalibrationFileTest, OlderSingleFactorFormatSaysToRecalibrate) {
+  const std::string path = Write(R"({"parameters": {"compute_scale": 1.42}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, path + ": key 'compute_scale': expected a positive number, got 0");
-  Result<Calibration> zero_nic =
-      LoadCalibration(Write(R"({"parameters": {"inter_gbps_per_gpu": 0}})"));
-  ASSERT_TRUE(zero_nic.ok()) << zero_nic.error().message;
-  EXPECT_DOUBLE_EQ(zero_nic->inter_gbps_per_gpu, 0);
+  EXPECT_EQ(c.error().message,
+            path +
+                ": key 'parameters.compute_scale' is from an older calibration format (one "
+                "factor for every kernel); run 'ppsearch calibrate' again to fit the "
+                "per-operator efficiencies");
+}
+
+TEST_F(CalibrationFileTest, BadCovarianceShape) {
+  const std::string path = Write(R"({"parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'log_covariance': expected a 11 x 11 array of "
+                                   "numbers in parameter order");
+}
+
+TEST(CalibrationPrior, CovarianceDefaultsToThePriorsDiagonal) {
+  hardware::HardwareProfile hw;
+  Calibration c;
+  const auto cov = LogCovariance(c, hw);
+  ASSERT_EQ(cov.size(), static_cast<size_t>(kParamCount * kParamCount));
+  // dense_gemm_eff's prior [0.70, 1.00] spans +-2 sigma in log space.
+  const int d = Index(Param::kDenseGemm);
+  EXPECT_NEAR(std::sqrt(cov[d * kParamCount + d]), std::log(1.0 / 0.7) / 4, 1e-12);
+  EXPECT_DOUBLE_EQ(cov[d * kParamCount + d + 1], 0.0);
 }
 
 TEST_F(CalibrationFileTest, NonNumberValue) {
   const std::string path = Write(R"({"parameters": {"host_overhead_us": "fast"}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, path + ": key 'host_overhead_us': expected a number, got string");
+  EXPECT_EQ(c.error().message,
+            path + ": key 'parameters.host_overhead_us': expected a number, got string");
 }
 
 TEST_F(CalibrationFileTest, NotJson) {
-  const std::string path = Write("compute_scale = 0.5\n");
+  const std::string path = Write("dense_gemm_eff = 0.5\n");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message.rfind(path + ": not valid JSON: ", 0), 0u) << c.error().message;
@@ -112,13 +156,15 @@ TEST_F(CalibrationFileTest, MissingFile) {
 }
 
 TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
-  const std::string path = Write(R"({"parameters": {"compute_scal": 0.5}})");
+  const std::string path = Write(R"({"parameters": {"dense_gem_eff": 0.5}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
             path +
-                ": unknown key 'parameters.compute_scal' (did you mean 'compute_scale'?); known: "
-                "compute_scale, inter_gbps_per_gpu, intra_bw_scale, host_overhead_us");
+                ": unknown key 'parameters.dense_gem_eff' (did you mean 'dense_gemm_eff'?); "
+                "known: dense_gemm_eff, fp8_gemm_eff, moe_gemm_eff, attention_eff, "
+                "linear_attention_eff, memory_bw_eff, intra_bw_scale, inter_bw_eff, "
+                "expert_skew, rank_jitter_us, host_overhead_us");
 }
 
 TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {

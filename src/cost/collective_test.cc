@@ -15,7 +15,7 @@ namespace {
 LinkParams Links() {
   LinkParams p;
   p.intra = {{2, 38.6, 6.2}, {4, 26.4, 12.9}, {8, 24.7, 24.2}};
-  p.inter_gbps_per_gpu = 50;
+  p.nic_line_gbps_per_gpu = 50;
   p.inter_latency_us = 10;
   p.p2p_gbps = 50;
   p.p2p_latency_us = 5.9;
@@ -26,14 +26,59 @@ LinkParams Links() {
 constexpr double kChunkBytes = 117440512;
 
 TEST(GroupBusBw, MultiNodeGroupIsCappedByTheSlowerOfIntraAndNic) {
-  // 32 ranks on 4 nodes: 8 per node -> intra 24.7 GB/s, NIC share 8 x 50 = 400.
+  // 32 ranks on 4 nodes: 8 per node -> intra 24.7 GB/s, NIC share 8 x 50 x
+  // the 4-node ring's span efficiency 1 / (1 + 0.1 log2(4 / 2)) = 363.64.
   EXPECT_DOUBLE_EQ(GroupBusBwGbps({32, 4}, Links()), 24.7);
   LinkParams fast_intra = Links();
-  fast_intra.intra_bw_scale = 20;  // 24.7 x 20 = 494 > 400: the NICs bound it
-  EXPECT_DOUBLE_EQ(GroupBusBwGbps({32, 4}, fast_intra), 400);
+  fast_intra.intra_bw_scale = 20;  // 24.7 x 20 = 494 > 363.64: the NICs bound it
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({32, 4}, fast_intra), 400 / 1.1);
   LinkParams slow_nic = Links();
-  slow_nic.inter_gbps_per_gpu = 2;  // 8 x 2 = 16 < 24.7
-  EXPECT_DOUBLE_EQ(GroupBusBwGbps({32, 4}, slow_nic), 16);
+  slow_nic.inter_bw_eff = 0.04;  // 8 x 50 x 0.04 / 1.1 = 14.55 < 24.7
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({32, 4}, slow_nic), 16 / 1.1);
+  // Two nodes: no span loss.
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({16, 2}, slow_nic), 16);
+}
+
+TEST(GroupBusBw, ConcurrentGroupsShareTheNodeFabric) {
+  // PP8/TP4 on 8-GPU nodes: two TP4 groups all-reduce at once, and together
+  // get what the full node's fabric carries: 24.7 GB/s per GPU (the 8-GPU
+  // all-reduce), under the 26.4 a lone TP4 group reaches.
+  LinkParams links = Links();
+  links.gpus_per_node = 8;
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({4, 1, 1}, links), 26.4);
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({4, 1, 2}, links), 24.7);
+  // Four TP2 groups: 24.7 x 8 / 8 = 24.7 < 38.6; two TP2 groups: 24.7 x 8 / 4
+  // = 49.4 > 38.6, so the pair's own figure holds.
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({2, 1, 4}, links), 24.7);
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({2, 1, 2}, links), 38.6);
+}
+
+TEST(GroupBusBw, NoScaleLiftsALinkAboveItsLineRate) {
+  LinkParams links = Links();
+  links.intra_line_gbps = 50;
+  links.intra_bw_scale = 2;  // 38.6 x 2 = 77.2 > 50; 24.7 x 2 = 49.4 < 50
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({2, 1}, links), 50);
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({8, 1}, links), 49.4);
+}
+
+TEST(RingSpan, WiderRingsLoseAFractionPerDoubling) {
+  EXPECT_DOUBLE_EQ(RingSpanEfficiency(1), 1);
+  EXPECT_DOUBLE_EQ(RingSpanEfficiency(2), 1);
+  EXPECT_DOUBLE_EQ(RingSpanEfficiency(4), 1 / 1.1);
+  EXPECT_DOUBLE_EQ(RingSpanEfficiency(8), 1 / 1.2);
+}
+
+TEST(ArrivalWait, GrowsWithTheGroupLikeTheMaximumOfNormals) {
+  LinkParams links = Links();
+  links.rank_jitter_us = 1;
+  // E[max of 2 standard normals] = 1 / sqrt(pi) = 0.5642; of 8 = 1.4236
+  // (tables of normal order statistics); Blom's formula is within 5%.
+  EXPECT_NEAR(ArrivalWaitUs({2, 1}, links), 0.5642, 0.5642 * 0.05);
+  EXPECT_NEAR(ArrivalWaitUs({8, 1}, links), 1.4236, 1.4236 * 0.02);
+  EXPECT_GT(ArrivalWaitUs({32, 4}, links), ArrivalWaitUs({8, 1}, links));
+  EXPECT_DOUBLE_EQ(ArrivalWaitUs({1, 1}, links), 0);
+  links.rank_jitter_us = 0;
+  EXPECT_DOUBLE_EQ(ArrivalWaitUs({32, 4}, links), 0);
 }
 
 TEST(GroupBusBw, NodeLocalGroupUsesTheNearestLargerEntry) {
@@ -46,8 +91,8 @@ TEST(GroupBusBw, NodeLocalGroupUsesTheNearestLargerEntry) {
 }
 
 TEST(GroupBusBw, OneRankPerNodeIsBoundByOneNic) {
-  // 8 ranks on 8 nodes: no intra part, 1 x 50 GB/s.
-  EXPECT_DOUBLE_EQ(GroupBusBwGbps({8, 8}, Links()), 50);
+  // 8 ranks on 8 nodes: no intra part, 1 x 50 GB/s / (1 + 0.1 log2(8 / 2)).
+  EXPECT_DOUBLE_EQ(GroupBusBwGbps({8, 8}, Links()), 50 / 1.2);
 }
 
 TEST(GroupLatency, IntraFloorPlusTwoNicLatenciesPerNodeCrossing) {
@@ -69,18 +114,19 @@ TEST(AllReduce, Tp32AcrossFourNodes) {
 }
 
 TEST(AllReduce, Tp32BoundByTheNicsWhenIntraIsFast) {
-  // busbw = min(24.7 x 20, 8 x 50) = 400 GB/s
-  // 84,200 + 227,540,992 / 400 = 84,200 + 568,852.48 = 653,052.48 ns
+  // busbw = min(24.7 x 20, 8 x 50 / 1.1) = 363.64 GB/s
+  // 84,200 + 227,540,992 x 1.1 / 400 = 84,200 + 625,737.73 = 709,937.73 ns
   LinkParams links = Links();
   links.intra_bw_scale = 20;
-  EXPECT_EQ(AllReduceNs(kChunkBytes, {32, 4}, links), 653052);
+  EXPECT_EQ(AllReduceNs(kChunkBytes, {32, 4}, links), 709938);
 }
 
 TEST(AllReduce, Tp32BoundByASlowNic) {
-  // busbw = min(24.7, 8 x 2) = 16 GB/s: 84,200 + 227,540,992 / 16 = 14,305,512 ns
+  // busbw = min(24.7, 8 x 50 x 0.04 / 1.1) = 14.545 GB/s:
+  // 84,200 + 227,540,992 x 1.1 / 16 = 84,200 + 15,643,443.2 = 15,727,643.2 ns
   LinkParams links = Links();
-  links.inter_gbps_per_gpu = 2;
-  EXPECT_EQ(AllReduceNs(kChunkBytes, {32, 4}, links), 14305512);
+  links.inter_bw_eff = 0.04;
+  EXPECT_EQ(AllReduceNs(kChunkBytes, {32, 4}, links), 15727643);
 }
 
 TEST(AllReduce, Tp8InsideOneNode) {
@@ -89,8 +135,9 @@ TEST(AllReduce, Tp8InsideOneNode) {
 }
 
 TEST(AllReduce, OneRankPerNode) {
-  // 140,000 + 2 x 7/8 x 117,440,512 / 50 = 140,000 + 4,110,417.92 = 4,250,417.92 ns
-  EXPECT_EQ(AllReduceNs(kChunkBytes, {8, 8}, Links()), 4250418);
+  // busbw 50 / 1.2: 140,000 + 2 x 7/8 x 117,440,512 x 1.2 / 50
+  // = 140,000 + 4,932,501.50 = 5,072,501.50 ns
+  EXPECT_EQ(AllReduceNs(kChunkBytes, {8, 8}, Links()), 5072502);
 }
 
 TEST(AllReduce, OneRankOrNoBytesCostsNothing) {
@@ -125,7 +172,10 @@ TEST(LinkParamsFromProfile, CopiesTheProfileLinks) {
   EXPECT_EQ(p.intra[1].group_size, 4);
   EXPECT_DOUBLE_EQ(p.intra[1].busbw_gbps, 25);
   EXPECT_DOUBLE_EQ(p.intra_bw_scale, 1);
-  EXPECT_DOUBLE_EQ(p.inter_gbps_per_gpu, 25);
+  EXPECT_DOUBLE_EQ(p.intra_line_gbps, 55);  // the P2P rate, above every busbw
+  EXPECT_DOUBLE_EQ(p.nic_line_gbps_per_gpu, 25);
+  EXPECT_DOUBLE_EQ(p.inter_bw_eff, 1);
+  EXPECT_DOUBLE_EQ(p.inter_gbps_per_gpu(), 25);
   EXPECT_DOUBLE_EQ(p.inter_latency_us, 12);
   EXPECT_DOUBLE_EQ(p.p2p_gbps, 55);
   EXPECT_DOUBLE_EQ(p.p2p_latency_us, 4);
@@ -149,8 +199,8 @@ TEST(CollectiveProperties, MoreBandwidthIsNeverSlower) {
       }
       for (double nic : {1.0, 5.0, 12.5, 25.0, 50.0, 100.0}) {
         LinkParams slow = Links(), fast = Links();
-        slow.inter_gbps_per_gpu = nic;
-        fast.inter_gbps_per_gpu = nic * 2;
+        slow.inter_bw_eff = nic / 100;
+        fast.inter_bw_eff = nic / 50;
         EXPECT_LE(AllReduceNs(bytes, g, fast), AllReduceNs(bytes, g, slow));
         EXPECT_LE(AllGatherNs(bytes, g, fast), AllGatherNs(bytes, g, slow));
         EXPECT_LE(PointToPointNs(bytes, true, fast), PointToPointNs(bytes, true, slow));
@@ -161,7 +211,7 @@ TEST(CollectiveProperties, MoreBandwidthIsNeverSlower) {
 
 TEST(CollectiveProperties, NodeLocalGroupNeverPaysNicCosts) {
   LinkParams awful_nic = Links();
-  awful_nic.inter_gbps_per_gpu = 0.001;
+  awful_nic.inter_bw_eff = 0.00002;
   awful_nic.inter_latency_us = 1e6;
   for (int ranks : {2, 4, 8}) {
     const GroupSpan local{ranks, 1};

@@ -267,6 +267,24 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
   return ns;
 }
 
+std::vector<LayoutCostModel::OperatorTime> LayoutCostModel::OperatorTimes(int stage,
+                                                                          int64_t tokens) const {
+  std::vector<OperatorTime> out;
+  for (const auto* layer : stage_layers_[stage].layers)
+    for (const auto& l : layer->linears) {
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const OperatorTime& o) { return o.name == l.name; });
+      if (it == out.end()) {
+        out.push_back({l.name, 0, l.sharding == Sharding::kReplicated && layout_.tp > 1});
+        it = out.end() - 1;
+      }
+      it->ns += LinearNs(l, tokens, 1);
+    }
+  std::sort(out.begin(), out.end(),
+            [](const OperatorTime& a, const OperatorTime& b) { return a.ns > b.ns; });
+  return out;
+}
+
 StageBreakdown LayoutCostModel::Breakdown(int stage, const sim::MicroBatch& batch) const {
   StageBreakdown b =
       TokenPart(stage, batch.extend_tokens(), static_cast<int64_t>(batch.entries.size()));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -77,6 +78,15 @@ class LayoutCostModel : public sim::CostModel {
   int64_t ScheduleNs(const sim::MicroBatch& batch) const override;
   int64_t IngestNs(int64_t input_tokens) const override;
   int64_t StreamOutNs() const override;
+
+  // Time of each named linear summed over the stage's layers for a prefill
+  // of `tokens`, largest first; `replicated`: every TP rank runs it whole.
+  struct OperatorTime {
+    std::string name;
+    double ns = 0;
+    bool replicated = false;
+  };
+  std::vector<OperatorTime> OperatorTimes(int stage, int64_t tokens) const;
 
   // The full split for one stage and batch (StageCost sums it).
   StageBreakdown Breakdown(int stage, const sim::MicroBatch& batch) const;

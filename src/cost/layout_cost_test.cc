@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@ hardware::HardwareProfile TinyGpu() {
   hw.fp8_tflops = 200;
   hw.fp4_tflops = 400;
   hw.w4a8_tflops = 150;
+  hw.attention_tflops = 50;
   hw.gpus_per_node = 4;
   hw.intra_allreduce = {{2, 40, 5}, {4, 30, 10}};
   hw.intra_alltoall = hw.intra_allreduce;
@@ -77,6 +79,19 @@ hardware::HardwareProfile TinyGpu() {
   hw.nic_gbps_per_gpu = 25;
   hw.inter_latency_us = 10;
   return hw;
+}
+
+// Every efficiency at its physical bound (1.0 of the profile's rates), no
+// waits: the hand-worked numbers below are the profile's own rates.
+Calibration Ideal() {
+  Calibration c;
+  for (Param p : {Param::kDenseGemm, Param::kFp8Gemm, Param::kMoeGemm, Param::kAttention,
+                  Param::kLinearAttention, Param::kMemory, Param::kIntraLink, Param::kInterLink,
+                  Param::kExpertSkew})
+    c.Set(p, 1.0);
+  c.Set(Param::kRankJitter, 0);
+  c.Set(Param::kHostOverhead, 2000);
+  return c;
 }
 
 // `pp` stages of equal layer counts over `layers` layers, TP groups spanning
@@ -121,7 +136,7 @@ std::vector<sim::MicroBatch> SampleBatches() {
 
 TEST(LayoutCostModel, Tp1Pp1PrefillHandWorked) {
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Ideal());
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   StageBreakdown b = cost.Breakdown(0, batch);
   // GEMMs, m = 1024 tokens, 100 SMs, 100 TFLOPS, depth = k / (k + 128):
@@ -166,7 +181,7 @@ TEST(LayoutCostModel, ShardingFollowsTheLinearsSplit) {
   // vocabulary; the embedding gather is the same bytes.
   const model::ModelDesc m = TinyDenseModel();
   const hardware::HardwareProfile hw = TinyGpu();
-  LayoutCostModel cost(m, hw, Layout(1, 2), Calibration::Defaults());
+  LayoutCostModel cost(m, hw, Layout(1, 2), Ideal());
   auto ns = [&](int64_t rows, int64_t n, int64_t k) {
     return EstimateGemm({.m = rows, .n = n, .k = k}, 100, 1000, 100, 1.0).ns;
   };
@@ -180,7 +195,7 @@ TEST(LayoutCostModel, ShardingFollowsTheLinearsSplit) {
 
 TEST(LayoutCostModel, Tp2CollectivesHandWorked) {
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel cost(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 2), Ideal());
   StageBreakdown b = cost.Breakdown(0, Prefill({{1024, 0}}));
   // 2 all-reduces per layer x 4 + 1 for the vocab-parallel embedding.
   EXPECT_EQ(b.allreduce_calls, 9);
@@ -198,7 +213,7 @@ TEST(LayoutCostModel, Tp2CollectivesHandWorked) {
 TEST(LayoutCostModel, Tp1HasNoCommunication) {
   const model::ModelDesc m = TinyDenseModel();
   for (int pp : {1, 2, 4}) {
-    LayoutCostModel cost(m, TinyGpu(), Layout(pp, 1), Calibration::Defaults());
+    LayoutCostModel cost(m, TinyGpu(), Layout(pp, 1), Ideal());
     for (int s = 0; s < pp; ++s) {
       for (const sim::MicroBatch& batch : SampleBatches()) {
         sim::StageTime t = cost.StageCost(s, batch);
@@ -212,11 +227,11 @@ TEST(LayoutCostModel, Tp1HasNoCommunication) {
 
 TEST(LayoutCostModel, AllReduceCallsAreTwoPerLayerPlusTheEmbeddingStage) {
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Ideal());
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   EXPECT_EQ(pp2.StageCost(0, batch).allreduce_calls, 2 * 2 + 1);
   EXPECT_EQ(pp2.StageCost(1, batch).allreduce_calls, 2 * 2);
-  LayoutCostModel pp4(m, TinyGpu(), Layout(4, 2), Calibration::Defaults());
+  LayoutCostModel pp4(m, TinyGpu(), Layout(4, 2), Ideal());
   EXPECT_EQ(pp4.StageCost(0, batch).allreduce_calls, 3);
   for (int s = 1; s < 4; ++s) EXPECT_EQ(pp4.StageCost(s, batch).allreduce_calls, 2);
 }
@@ -225,7 +240,7 @@ TEST(LayoutCostModel, LaterStagesAllGatherTheirInput) {
   // send-allgather: 2 x 2,097,152 bytes on 2 GPUs: 5,000 + 1/2 x 4,194,304 / 40
   // = 5,000 + 52,428.8 -> 57,429 ns.
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel cost(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), Layout(2, 2), Ideal());
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   EXPECT_EQ(cost.StageCost(0, batch).transfer_ns, 0);
   EXPECT_EQ(cost.StageCost(1, batch).transfer_ns, 57429);
@@ -234,9 +249,9 @@ TEST(LayoutCostModel, LaterStagesAllGatherTheirInput) {
 TEST(LayoutCostModel, PipelineStagesSumToTheUnsplitCost) {
   const model::ModelDesc m = TinyDenseModel();
   for (int tp : {1, 2}) {
-    LayoutCostModel whole(m, TinyGpu(), Layout(1, tp), Calibration::Defaults());
+    LayoutCostModel whole(m, TinyGpu(), Layout(1, tp), Ideal());
     for (int pp : {2, 4}) {
-      LayoutCostModel split(m, TinyGpu(), Layout(pp, tp), Calibration::Defaults());
+      LayoutCostModel split(m, TinyGpu(), Layout(pp, tp), Ideal());
       for (const sim::MicroBatch& batch : SampleBatches()) {
         SCOPED_TRACE(testing::Message()
                      << "tp " << tp << " pp " << pp << " tokens " << batch.extend_tokens());
@@ -270,9 +285,9 @@ TEST(LayoutCostModel, FasterGpuIsNeverSlower) {
   hardware::HardwareProfile more_bw = base;
   more_bw.memory_bw_gbps *= 2;
   for (const LayoutShape& layout : {Layout(1, 1), Layout(2, 2), Layout(2, 4)}) {
-    LayoutCostModel slow(m, base, layout, Calibration::Defaults());
-    LayoutCostModel fast_compute(m, more_flops, layout, Calibration::Defaults());
-    LayoutCostModel fast_memory(m, more_bw, layout, Calibration::Defaults());
+    LayoutCostModel slow(m, base, layout, Ideal());
+    LayoutCostModel fast_compute(m, more_flops, layout, Ideal());
+    LayoutCostModel fast_memory(m, more_bw, layout, Ideal());
     for (int s = 0; s < slow.num_stages(); ++s) {
       for (const sim::MicroBatch& batch : SampleBatches()) {
         const int64_t t = slow.StageCost(s, batch).total_ns();
@@ -292,9 +307,9 @@ TEST(LayoutCostModel, MoreInterNodeBandwidthIsNeverSlowerForASpanningGroup) {
   const model::ModelDesc m = TinyDenseModel();
   const sim::MicroBatch batch = Prefill({{2048, 0}});
   int64_t previous = INT64_MAX;
-  for (double nic : {0.5, 1.0, 2.0, 5.0, 7.5, 10.0, 25.0, 100.0}) {
-    Calibration c;
-    c.inter_gbps_per_gpu = nic;
+  for (double nic : {0.5, 1.0, 2.0, 5.0, 7.5, 10.0, 25.0}) {
+    Calibration c = Ideal();
+    c.Set(Param::kInterLink, nic / 25);  // the profile's line rate is 25 GB/s per GPU
     LayoutCostModel cost(m, TinyGpu(), Layout(1, 8, 4, /*tp_nodes=*/2), c);
     const int64_t comm = cost.StageCost(0, batch).comm_ns;
     EXPECT_LE(comm, previous) << nic;
@@ -303,13 +318,13 @@ TEST(LayoutCostModel, MoreInterNodeBandwidthIsNeverSlowerForASpanningGroup) {
     }
     previous = comm;
   }
-  // The profile's NIC figure is used when the calibration leaves it at 0.
+  // The calibrated efficiency applies to the profile's NIC line rate.
   hardware::HardwareProfile fast_nic = TinyGpu();
   fast_nic.nic_gbps_per_gpu = 1;
   hardware::HardwareProfile slow_nic = TinyGpu();
   slow_nic.nic_gbps_per_gpu = 0.5;
-  LayoutCostModel fast(m, fast_nic, Layout(1, 8, 4, 2), Calibration::Defaults());
-  LayoutCostModel slow(m, slow_nic, Layout(1, 8, 4, 2), Calibration::Defaults());
+  LayoutCostModel fast(m, fast_nic, Layout(1, 8, 4, 2), Ideal());
+  LayoutCostModel slow(m, slow_nic, Layout(1, 8, 4, 2), Ideal());
   EXPECT_LT(fast.StageCost(0, batch).comm_ns, slow.StageCost(0, batch).comm_ns);
 }
 
@@ -321,8 +336,8 @@ TEST(LayoutCostModel, HopAcrossNodesOnASlowerNicCostsMore) {
   LayoutShape local = Layout(2, 2);
   LayoutShape crossing = Layout(2, 2);
   crossing.stages[0].hop_crosses_nodes = true;
-  LayoutCostModel inside(m, TinyGpu(), local, Calibration::Defaults());
-  LayoutCostModel across(m, TinyGpu(), crossing, Calibration::Defaults());
+  LayoutCostModel inside(m, TinyGpu(), local, Ideal());
+  LayoutCostModel across(m, TinyGpu(), crossing, Ideal());
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   EXPECT_EQ(inside.HopNs(0, batch), 46943);
   EXPECT_EQ(across.HopNs(0, batch), 93886);
@@ -332,22 +347,22 @@ TEST(LayoutCostModel, HopAcrossNodesOnASlowerNicCostsMore) {
 TEST(LayoutCostModel, OutputReturnIsLatencyBound) {
   const model::ModelDesc m = TinyDenseModel();
   const sim::MicroBatch batch = Prefill({{100, 0}, {100, 0}});
-  LayoutCostModel pp1(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
+  LayoutCostModel pp1(m, TinyGpu(), Layout(1, 2), Ideal());
   EXPECT_EQ(pp1.OutputReturnNs(batch), 0);  // nothing to return with one stage
   // 4 bytes x 2 sequences: 5,000 + 8 / 50 = 5,000.16 -> 5,000 ns inside a node,
   // 10,000 + 8 / 25 = 10,000.32 -> 10,000 ns when any hop crosses nodes.
-  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Ideal());
   EXPECT_EQ(pp2.OutputReturnNs(batch), 5000);
   LayoutShape crossing = Layout(2, 2);
   crossing.stages[0].hop_crosses_nodes = true;
-  LayoutCostModel pp2x(m, TinyGpu(), crossing, Calibration::Defaults());
+  LayoutCostModel pp2x(m, TinyGpu(), crossing, Ideal());
   EXPECT_EQ(pp2x.OutputReturnNs(batch), 10000);
 }
 
 TEST(LayoutCostModel, HostTimes) {
   const model::ModelDesc m = TinyDenseModel();
-  Calibration c;
-  c.host_overhead_us = 1500;
+  Calibration c = Ideal();
+  c.Set(Param::kHostOverhead, 1500);
   LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), c);
   EXPECT_EQ(cost.ScheduleNs(Prefill({{10, 0}})), 1500000);
   // (1000 us fixed + 0.2 us x 16,000 tokens) = 4,200 us.
@@ -360,7 +375,7 @@ TEST(LayoutCostModel, LongerPrefixCostsMoreAttention) {
   // Causal ctx = prefix + (1024 + 1) / 2: 512.5 without a prefix, 4608.5 with
   // 4096 cached tokens; attention time is proportional to it.
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Ideal());
   const StageBreakdown fresh = cost.Breakdown(0, Prefill({{1024, 0}}));
   const StageBreakdown cached = cost.Breakdown(0, Prefill({{1024, 4096}}));
   EXPECT_GT(cached.attention_ns, fresh.attention_ns);
@@ -377,7 +392,7 @@ TEST(LayoutCostModel, GqaDecodeReadsTheKvCache) {
   // = 335.5 ns loses to reading K and V: 4096 x 4 KV heads x 64 x 2 x 2 bytes
   // / 1000 GB/s = 4,194.304 ns per layer, x 4 layers.
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), Layout(1, 1), Ideal());
   EXPECT_NEAR(cost.Breakdown(0, Decode(1, 4095)).attention_ns, 16777.216, 1e-6);
 }
 
@@ -415,7 +430,7 @@ TEST(LayoutCostModel, RoutedExpertsHandWorked) {
   LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/2);
   layout.stages[0].has_embedding = false;
   layout.stages[0].has_lm_head = false;
-  LayoutCostModel cost(m, TinyGpu(), layout, Calibration::Defaults());
+  LayoutCostModel cost(m, TinyGpu(), layout, Ideal());
   StageBreakdown b = cost.Breakdown(0, Prefill({{1024, 0}}));
   EXPECT_DOUBLE_EQ(b.gemm_ns, 13981 + 8389);
   // Element-wise: 12 x 1024 x 1024 x 2 = 25,165,824 bytes plus permute/unpermute
@@ -426,8 +441,8 @@ TEST(LayoutCostModel, RoutedExpertsHandWorked) {
 
 TEST(LayoutCostModel, IsDeterministic) {
   const model::ModelDesc m = TinyDenseModel();
-  LayoutCostModel a(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
-  LayoutCostModel b(m, TinyGpu(), Layout(2, 2), Calibration::Defaults());
+  LayoutCostModel a(m, TinyGpu(), Layout(2, 2), Ideal());
+  LayoutCostModel b(m, TinyGpu(), Layout(2, 2), Ideal());
   for (int s = 0; s < 2; ++s) {
     for (const sim::MicroBatch& batch : SampleBatches()) {
       sim::StageTime first = a.StageCost(s, batch);
@@ -447,15 +462,144 @@ TEST(LayoutCostModel, IsDeterministic) {
 
 TEST(LayoutCostModel, CalibrationOverridesTheProfileLinks) {
   const model::ModelDesc m = TinyDenseModel();
-  Calibration c;
-  c.inter_gbps_per_gpu = 3;
-  c.intra_bw_scale = 0.5;
+  Calibration c = Ideal();
+  c.Set(Param::kInterLink, 0.12);
+  c.Set(Param::kIntraLink, 0.5);
+  c.Set(Param::kRankJitter, 7);
   LayoutCostModel cost(m, TinyGpu(), Layout(1, 2), c);
-  EXPECT_DOUBLE_EQ(cost.links().inter_gbps_per_gpu, 3);
+  EXPECT_DOUBLE_EQ(cost.links().inter_gbps_per_gpu(), 3);  // 0.12 x 25
   EXPECT_DOUBLE_EQ(cost.links().intra_bw_scale, 0.5);
-  LayoutCostModel defaults(m, TinyGpu(), Layout(1, 2), Calibration::Defaults());
-  EXPECT_DOUBLE_EQ(defaults.links().inter_gbps_per_gpu, 25);
+  EXPECT_DOUBLE_EQ(cost.links().rank_jitter_us, 7);
+  LayoutCostModel defaults(m, TinyGpu(), Layout(1, 2), Ideal());
+  EXPECT_DOUBLE_EQ(defaults.links().inter_gbps_per_gpu(), 25);
   EXPECT_DOUBLE_EQ(defaults.links().intra_bw_scale, 1);
+}
+
+TEST(LayoutCostModel, EachOperatorClassHasItsOwnEfficiency) {
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{8192, 4096}});
+  // Without the embedding gather and the one-row LM head (memory-bound).
+  LayoutShape layers_only = Layout(1, 1);
+  layers_only.stages[0].has_embedding = false;
+  layers_only.stages[0].has_lm_head = false;
+  LayoutCostModel ideal(m, TinyGpu(), layers_only, Ideal());
+  const StageBreakdown base = ideal.Breakdown(0, batch);
+  Calibration half_attention = Ideal();
+  half_attention.Set(Param::kAttention, 0.5);
+  const StageBreakdown a =
+      LayoutCostModel(m, TinyGpu(), layers_only, half_attention).Breakdown(0, batch);
+  EXPECT_NEAR(a.attention_ns, 2 * base.attention_ns, 1e-6 * base.attention_ns);
+  EXPECT_DOUBLE_EQ(a.gemm_ns, base.gemm_ns);  // the GEMMs keep their rate
+  Calibration half_memory = Ideal();
+  half_memory.Set(Param::kMemory, 0.5);
+  const StageBreakdown mem =
+      LayoutCostModel(m, TinyGpu(), layers_only, half_memory).Breakdown(0, batch);
+  EXPECT_NEAR(mem.elementwise_ns, 2 * base.elementwise_ns, 1e-6 * base.elementwise_ns);
+  EXPECT_DOUBLE_EQ(mem.attention_ns, base.attention_ns);  // compute-bound at 8192 tokens
+  Calibration half_dense = Ideal();
+  half_dense.Set(Param::kDenseGemm, 0.5);
+  const StageBreakdown d =
+      LayoutCostModel(m, TinyGpu(), layers_only, half_dense).Breakdown(0, batch);
+  // Every BF16 GEMM of 8192 rows is compute-bound: twice the time, within
+  // the nanosecond rounding of each GEMM.
+  EXPECT_NEAR(d.gemm_ns, 2 * base.gemm_ns, 40);
+  Calibration half_moe = Ideal();
+  half_moe.Set(Param::kMoeGemm, 0.5);
+  EXPECT_DOUBLE_EQ(LayoutCostModel(m, TinyGpu(), layers_only, half_moe).Breakdown(0, batch).gemm_ns,
+                   base.gemm_ns);  // no experts in a dense model
+}
+
+TEST(LayoutCostModel, BusiestExpertRankIsWaitedForHandWorked) {
+  // RoutedExpertsHandWorked's experts take 13,981 + 8,389 = 22,370 ns on the
+  // mean rank. expert_skew 1.3 at EP8 means 1 + 0.3 x log2(EP) / 3: at EP2
+  // 1.1, so the others wait 0.1 x 22,370 = 2,237 ns in the next all-reduce.
+  const model::ModelDesc m = TinyMoeModel();
+  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/2);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  Calibration c = Ideal();
+  c.Set(Param::kExpertSkew, 1.3);
+  const StageBreakdown b =
+      LayoutCostModel(m, TinyGpu(), layout, c).Breakdown(0, Prefill({{1024, 0}}));
+  EXPECT_NEAR(b.imbalance_wait_ns, 2237, 1e-6);
+  const sim::StageTime t =
+      LayoutCostModel(m, TinyGpu(), layout, c).StageCost(0, Prefill({{1024, 0}}));
+  EXPECT_EQ(t.comm_ns, std::llround(b.allreduce_ns + 2237));  // exposed like the collective
+  // EP8 (one expert per rank): the full 0.3.
+  LayoutShape ep8 = Layout(1, 8, 1, 1, /*ep=*/8);
+  ep8.stages[0].has_embedding = false;
+  ep8.stages[0].has_lm_head = false;
+  LayoutCostModel wide(m, TinyGpu(), ep8, c);
+  const StageBreakdown w = wide.Breakdown(0, Prefill({{1024, 0}}));
+  EXPECT_NEAR(w.imbalance_wait_ns, 0.3 * w.gemm_ns, 1e-6 * w.gemm_ns);
+  // One EP rank has nobody to wait for.
+  LayoutShape ep1 = Layout(1, 4, 1, 1, /*ep=*/1);
+  ep1.stages[0].has_embedding = false;
+  ep1.stages[0].has_lm_head = false;
+  EXPECT_EQ(
+      LayoutCostModel(m, TinyGpu(), ep1, c).Breakdown(0, Prefill({{1024, 0}})).imbalance_wait_ns,
+      0);
+}
+
+TEST(LayoutCostModel, EveryCollectiveWaitsForTheLastRankHandWorked) {
+  // TP2, 4 layers: 2 all-reduces per layer + the embedding's = 9 calls, each
+  // waiting jitter x E[max of 2 normals] (Blom: Phi^-1(1.625 / 2.25) = 0.5895).
+  const model::ModelDesc m = TinyDenseModel();
+  Calibration c = Ideal();
+  c.Set(Param::kRankJitter, 10);
+  const StageBreakdown b =
+      LayoutCostModel(m, TinyGpu(), Layout(1, 2), c).Breakdown(0, Prefill({{1024, 0}}));
+  EXPECT_EQ(b.allreduce_calls, 9);
+  EXPECT_NEAR(b.jitter_wait_ns, 9 * 10 * 0.5895 * 1e3, 9 * 10 * 1.0);
+  EXPECT_EQ(LayoutCostModel(m, TinyGpu(), Layout(1, 1), c)
+                .Breakdown(0, Prefill({{1024, 0}}))
+                .jitter_wait_ns,
+            0);  // no collectives at TP1
+}
+
+TEST(LayoutCostModel, GroupsSharingANodeShareItsFabricHandWorked) {
+  // TP2 on 4-GPU nodes: alone 40 GB/s; with the other stage's TP2 group busy
+  // on the same node, the node carries 30 GB/s x 4 GPUs = 120 GB/s, 30 each.
+  // One all-reduce of 1024 x 1024 x 2 = 2,097,152 bytes:
+  //   alone:  5,000 + 2,097,152 / 40 = 57,428.8 ns
+  //   shared: 5,000 + 2,097,152 / 30 = 74,905.07 ns
+  const model::ModelDesc m = TinyDenseModel();
+  LayoutShape alone = Layout(2, 2);
+  LayoutShape shared = Layout(2, 2);
+  for (auto& st : shared.stages) st.groups_per_node = 2;
+  // Stage 1 without the LM head's logit all-gather: only the layers' 4.
+  alone.stages[1].has_lm_head = shared.stages[1].has_lm_head = false;
+  hardware::HardwareProfile hw = TinyGpu();
+  const auto batch = Prefill({{1024, 0}});
+  const StageBreakdown a = LayoutCostModel(m, hw, alone, Ideal()).Breakdown(1, batch);
+  const StageBreakdown b = LayoutCostModel(m, hw, shared, Ideal()).Breakdown(1, batch);
+  ASSERT_EQ(a.allreduce_calls, 4);
+  EXPECT_NEAR(a.allreduce_ns, 4 * 57429, 4);
+  EXPECT_NEAR(b.allreduce_ns, 4 * 74905, 4);
+}
+
+TEST(LayoutCostModel, BlockAttentionResidualsHandWorked) {
+  // attn_res_block_size 2 over 4 layers: layers 0-1 carry 1 residual vector,
+  // layers 2-3 carry 2 (one completed block summary + the running sum).
+  const model::ModelDesc plain = TinyDenseModel();
+  model::ModelDesc m = plain;
+  m.attn_res_block_size = 2;
+  const auto batch = Prefill({{1024, 0}});
+  // Each layer reads its vectors twice (before attention, before the MLP):
+  // 2 x (1 + 1 + 2 + 2) x 1024 x 1024 x 2 bytes = 25,165,824 / 1000 GB/s.
+  const StageBreakdown b = LayoutCostModel(m, TinyGpu(), Layout(1, 1), Ideal()).Breakdown(0, batch);
+  const StageBreakdown p =
+      LayoutCostModel(plain, TinyGpu(), Layout(1, 1), Ideal()).Breakdown(0, batch);
+  EXPECT_NEAR(b.attn_res_ns, 25165.824, 1e-6);
+  EXPECT_NEAR(b.elementwise_ns - p.elementwise_ns, 25165.824, 1e-6);
+  EXPECT_EQ(p.attn_res_ns, 0);
+  // PP2 boundary before layer 2: hidden + 1 summary + running sum = 3
+  // vectors, 1/tp each: 3 x 1024 x 1024 x 2 / 2 = 3,145,728 bytes:
+  // 5 us + 3,145,728 / 50 GB/s = 5,000 + 62,914.56 = 67,914.56 ns
+  // (plain: hidden + residual, 46,943 ns).
+  LayoutCostModel pp2(m, TinyGpu(), Layout(2, 2), Ideal());
+  EXPECT_EQ(pp2.HopNs(0, batch), 67915);
+  EXPECT_EQ(LayoutCostModel(plain, TinyGpu(), Layout(2, 2), Ideal()).HopNs(0, batch), 46943);
 }
 
 }  // namespace

@@ -218,10 +218,12 @@ TEST_F(ExportTest, CalibrateReadsTheAnalysis) {
                               "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median,ttft_p95_s_"
                               "median\n1,32,4,8,3257.96,39.19,41.62\n")
                   .ok());
-  auto m = calibrate::LoadMeasurement(csv, summary);
+  auto m = calibrate::LoadMeasurements(csv);
   ASSERT_TRUE(m.ok()) << m.error().message;
-  ASSERT_TRUE(m->exposed_comm_share);
-  EXPECT_DOUBLE_EQ(*m->exposed_comm_share, 0.6);
+  Status attached = calibrate::AttachProfileSummary(summary, *m);
+  ASSERT_TRUE(attached.ok()) << attached.error().message;
+  ASSERT_TRUE(m->front().exposed_comm_share);
+  EXPECT_DOUBLE_EQ(*m->front().exposed_comm_share, 0.6);
 }
 
 TEST_F(ExportTest, TableNamesTheGpusAndTheMedians) {

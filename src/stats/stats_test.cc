@@ -47,5 +47,21 @@ TEST(StatsTest, SampleMetricsCountErrorsAndUseFirstSendToLastEnd) {
   EXPECT_DOUBLE_EQ(m.ttft_s.p50, 1.75);  // ttfts 1.0 and 2.5
 }
 
+TEST(NormalQuantile, MatchesTables) {
+  EXPECT_DOUBLE_EQ(NormalQuantile(0.5), 0);
+  EXPECT_NEAR(NormalQuantile(0.975), 1.959963984540054, 1e-12);
+  EXPECT_NEAR(NormalQuantile(0.1), -1.2815515655446004, 1e-12);
+  EXPECT_NEAR(NormalQuantile(0.001), -3.090232306167813, 1e-11);
+  EXPECT_NEAR(NormalQuantile(0.999999), 4.753424308822899, 1e-9);
+}
+
+TEST(ExpectedMaxOfNormals, CloseToTheExactOrderStatistic) {
+  EXPECT_DOUBLE_EQ(ExpectedMaxOfNormals(1), 0);
+  EXPECT_NEAR(ExpectedMaxOfNormals(2), 0.5642, 0.5642 * 0.05);  // 1 / sqrt(pi)
+  EXPECT_NEAR(ExpectedMaxOfNormals(4), 1.0294, 1.0294 * 0.02);
+  EXPECT_NEAR(ExpectedMaxOfNormals(32), 2.0697, 2.0697 * 0.01);
+}
+
 }  // namespace
+
 }  // namespace ppsearch::stats
