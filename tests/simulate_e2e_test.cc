@@ -93,6 +93,28 @@ TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
       << r.err;
 }
 
+// The spec's attention backend selects the profile's rate for it: Triton's
+// MLA prefill is far slower on this GPU than FlashInfer's.
+TEST_F(SimulateE2e, AttentionBackendSelectsTheProfilesRate) {
+  auto tps = [&](const std::string& backend) {
+    CommandResult r =
+        Run(std::string("simulate ") + kSpec + " --layout 8/4/4 --concurrency 8 --json" +
+            (backend.empty() ? "" : " --set engine.args.attention-backend=" + backend));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? json::parse(r.out)["points"][0]["input_tps"].get<double>() : 0.0;
+  };
+  const double standard = tps(""), flashinfer = tps("flashinfer"), triton = tps("triton");
+  EXPECT_DOUBLE_EQ(flashinfer, standard);  // the profile's own backend
+  EXPECT_LT(triton, 0.8 * standard);
+  CommandResult r =
+      Run(std::string("simulate ") + kSpec + " --set engine.args.attention-backend=fa3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("engine.args: attention backend 'fa3': hardware profile rtx-6000d"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(known: flashinfer, triton)"), std::string::npos) << r.err;
+}
+
 TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
   std::ofstream(dir_ / "m.csv") << "pp,tp,ep,concurrency\n1,32,4,8\n";
   CommandResult r =

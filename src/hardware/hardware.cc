@@ -29,6 +29,8 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "fp4_tflops",
                                                "w4a8_tflops",
                                                "attention_tflops",
+                                               "attention_backend",
+                                               "attention_backends",
                                                "fp4_tensor_cores",
                                                "gpus_per_node",
                                                "nvlink",
@@ -255,6 +257,17 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
   PPS_ASSIGN_OR_RETURN(hw.fp4_tflops, root.PositiveNumber("fp4_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.w4a8_tflops, root.PositiveNumber("w4a8_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.attention_tflops, root.PositiveNumber("attention_tflops"));
+  PPS_ASSIGN_OR_RETURN(hw.attention_backend, root.NonEmptyString("attention_backend"));
+  if (const toml::node* other = root_table.get("attention_backends")) {
+    const toml::table* t = other->as_table();
+    if (t == nullptr)
+      return root.Expected("attention_backends", "a table of backend = TFLOPS", *other);
+    TableReader backends(path, *t, "attention_backends");
+    for (const auto& [key, value] : *t) {
+      PPS_ASSIGN_OR_RETURN(double rate, backends.PositiveNumber(key.str()));
+      hw.attention_backends[std::string(key.str())] = rate;
+    }
+  }
   PPS_ASSIGN_OR_RETURN(hw.fp4_tensor_cores, root.Bool("fp4_tensor_cores"));
   PPS_ASSIGN_OR_RETURN(hw.gpus_per_node, root.IntAtLeast("gpus_per_node", 1));
   PPS_ASSIGN_OR_RETURN(hw.nvlink, root.Bool("nvlink"));
@@ -269,6 +282,27 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
                        ReadCollectives(root, "intra_alltoall", hw.gpus_per_node));
   return hw;
 }
+
+}  // namespace
+
+Status SelectAttentionBackend(HardwareProfile& hw, const std::string& backend) {
+  if (backend.empty() || backend == hw.attention_backend) return Status::Ok();
+  auto it = hw.attention_backends.find(backend);
+  if (it != hw.attention_backends.end()) {
+    hw.attention_backends[hw.attention_backend] = hw.attention_tflops;
+    hw.attention_tflops = it->second;
+    hw.attention_backend = backend;
+    return Status::Ok();
+  }
+  std::string known = hw.attention_backend;
+  for (const auto& [name, rate] : hw.attention_backends)
+    if (name != hw.attention_backend) known += ", " + name;
+  return MakeError("attention backend '" + backend + "': hardware profile " + hw.name + " (" +
+                   hw.source_path + ") has no attention rate for it (known: " + known +
+                   "); add it under [attention_backends]");
+}
+
+namespace {
 
 Result<HardwareProfile> LoadFile(const std::string& path) {
   PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));

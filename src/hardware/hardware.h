@@ -3,6 +3,7 @@
 // collectives and pipeline transfers use. Loaded from data/hardware/*.toml;
 // data/hardware/README.md documents every field, its unit and its sources.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ struct HardwareProfile {
   // Sustained prefill attention (QK^T and PV) rate of the profile's attention
   // backend, TFLOPS: below the BF16 GEMM rate (softmax, masking, small tiles).
   double attention_tflops = 0;
+  // The backend attention_tflops was measured with (SGLang's
+  // --attention-backend name), and other backends' rates where the profile
+  // knows them ([attention_backends] table, optional).
+  std::string attention_backend;
+  std::map<std::string, double> attention_backends;
   bool fp4_tensor_cores = false;  // false: FP4 operands are widened (Hopper)
   int gpus_per_node = 0;
   // Intra-node links.
@@ -54,6 +60,11 @@ struct HardwareProfile {
   // The same lookup in the all-to-all table.
   const IntraCollective& IntraAllToAllFor(int group_size) const;
 };
+
+// Makes attention_tflops the rate of `backend` (the spec's
+// --prefill-attention-backend or --attention-backend; empty: the profile's
+// own). A backend the profile has no rate for is an error naming the known ones.
+Status SelectAttentionBackend(HardwareProfile& hw, const std::string& backend);
 
 // Loads data/hardware/<name>.toml (DataDir()), or the file when
 // `name_or_path` ends in ".toml". Every key is required and unknown keys are

@@ -26,6 +26,7 @@ fp8_tflops = 200
 fp4_tflops = 400
 w4a8_tflops = 150
 attention_tflops = 60
+attention_backend = "fa3"
 fp4_tensor_cores = true
 gpus_per_node = 4
 nvlink = false
@@ -167,6 +168,8 @@ TEST_F(HardwareFileTest, ValidProfileLoadsEveryField) {
   EXPECT_EQ(hw->fp4_tflops, 400);
   EXPECT_EQ(hw->w4a8_tflops, 150);
   EXPECT_EQ(hw->attention_tflops, 60);
+  EXPECT_EQ(hw->attention_backend, "fa3");
+  EXPECT_TRUE(hw->attention_backends.empty());
   EXPECT_TRUE(hw->fp4_tensor_cores);
   EXPECT_EQ(hw->gpus_per_node, 4);
   EXPECT_FALSE(hw->nvlink);
@@ -195,7 +198,7 @@ TEST_F(HardwareFileTest, MissingKeyIsNamed) {
 
 TEST_F(HardwareFileTest, MissingKeyInCollectiveEntryPointsAtItsHeader) {
   EXPECT_EQ(ErrorFor(Replace("latency_us = 13", "")),
-            dir_ + "/x.toml:25:1: missing required key 'intra_allreduce[1].latency_us'");
+            dir_ + "/x.toml:26:1: missing required key 'intra_allreduce[1].latency_us'");
 }
 
 TEST_F(HardwareFileTest, WrongTypeShowsTheValue) {
@@ -204,7 +207,7 @@ TEST_F(HardwareFileTest, WrongTypeShowsTheValue) {
   EXPECT_EQ(ErrorFor(Replace("sm_count = 100", "sm_count = 2.5")),
             dir_ + "/x.toml:3:1: key 'sm_count': expected a positive integer, got 2.5");
   EXPECT_EQ(ErrorFor(Replace("nvlink = false", "nvlink = \"no\"")),
-            dir_ + "/x.toml:13:1: key 'nvlink': expected true or false, got \"no\"");
+            dir_ + "/x.toml:14:1: key 'nvlink': expected true or false, got \"no\"");
   EXPECT_EQ(ErrorFor(Replace("gpu_name = \"Test GPU\"", "gpu_name = 3")),
             dir_ + "/x.toml:2:1: key 'gpu_name': expected a non-empty string, got 3");
   std::string scalar_alltoall =
@@ -212,7 +215,7 @@ TEST_F(HardwareFileTest, WrongTypeShowsTheValue) {
   EXPECT_EQ(ErrorFor(Replace("inter_latency_us = 10", "inter_latency_us = 10\nintra_alltoall = 3",
                              scalar_alltoall)),
             dir_ +
-                "/x.toml:19:1: key 'intra_alltoall': expected one or more [[intra_alltoall]] "
+                "/x.toml:20:1: key 'intra_alltoall': expected one or more [[intra_alltoall]] "
                 "tables, got 3");
 }
 
@@ -220,16 +223,16 @@ TEST_F(HardwareFileTest, NonPositiveValuesAreRejected) {
   EXPECT_EQ(ErrorFor(Replace("bf16_tflops = 100", "bf16_tflops = 0")),
             dir_ + "/x.toml:6:1: key 'bf16_tflops': expected a positive number, got 0");
   EXPECT_EQ(ErrorFor(Replace("nic_gbps_per_gpu = 50", "nic_gbps_per_gpu = -2.5")),
-            dir_ + "/x.toml:17:1: key 'nic_gbps_per_gpu': expected a positive number, got -2.5");
+            dir_ + "/x.toml:18:1: key 'nic_gbps_per_gpu': expected a positive number, got -2.5");
   EXPECT_EQ(ErrorFor(Replace("gpus_per_node = 4", "gpus_per_node = 0")),
-            dir_ + "/x.toml:12:1: key 'gpus_per_node': expected a positive integer, got 0");
+            dir_ + "/x.toml:13:1: key 'gpus_per_node': expected a positive integer, got 0");
   EXPECT_EQ(ErrorFor(Replace("busbw_gbps = 40", "busbw_gbps = 0.0")),
             dir_ +
-                "/x.toml:22:1: key 'intra_allreduce[0].busbw_gbps': expected a positive "
+                "/x.toml:23:1: key 'intra_allreduce[0].busbw_gbps': expected a positive "
                 "number, got 0");
   EXPECT_EQ(ErrorFor(Replace("group_size = 2", "group_size = 1")),
             dir_ +
-                "/x.toml:21:1: key 'intra_allreduce[0].group_size': expected an integer >= 2, "
+                "/x.toml:22:1: key 'intra_allreduce[0].group_size': expected an integer >= 2, "
                 "got 1");
 }
 
@@ -238,21 +241,46 @@ TEST_F(HardwareFileTest, UnknownKeyIsCaughtWithASuggestion) {
             dir_ + "/x.toml:4:1: unknown key 'memroy_mib' (did you mean 'memory_mib'?)");
   EXPECT_EQ(ErrorFor(Replace("busbw_gbps = 25", "busbw_gbs = 25")),
             dir_ +
-                "/x.toml:27:1: unknown key 'intra_allreduce[1].busbw_gbs' (did you mean "
+                "/x.toml:28:1: unknown key 'intra_allreduce[1].busbw_gbs' (did you mean "
                 "'busbw_gbps'?)");
   // Of two unknown keys the first written is reported, though toml++ sorts them.
   EXPECT_EQ(ErrorFor(Replace("nvlink = false", "zeta = 1\nalpha = 2")),
-            dir_ + "/x.toml:13:1: unknown key 'zeta'");
+            dir_ + "/x.toml:14:1: unknown key 'zeta'");
+}
+
+TEST_F(HardwareFileTest, AttentionBackendsSelectTheirRate) {
+  const std::string text = Replace("inter_latency_us = 10",
+                                   "inter_latency_us = 10\n[attention_backends]\ntriton = 9.5") +
+                           "\n";
+  Result<HardwareProfile> hw = LoadHardwareProfile(Write(text));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->attention_backends.at("triton"), 9.5);
+  HardwareProfile chosen = *hw;
+  ASSERT_TRUE(SelectAttentionBackend(chosen, "").ok());
+  EXPECT_DOUBLE_EQ(chosen.attention_tflops, 60);  // the profile's own backend
+  ASSERT_TRUE(SelectAttentionBackend(chosen, "fa3").ok());
+  EXPECT_DOUBLE_EQ(chosen.attention_tflops, 60);
+  ASSERT_TRUE(SelectAttentionBackend(chosen, "triton").ok());
+  EXPECT_DOUBLE_EQ(chosen.attention_tflops, 9.5);
+  EXPECT_EQ(chosen.attention_backend, "triton");
+  ASSERT_TRUE(SelectAttentionBackend(chosen, "fa3").ok());  // and back
+  EXPECT_DOUBLE_EQ(chosen.attention_tflops, 60);
+  Status unknown = SelectAttentionBackend(chosen, "flashmla");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "attention backend 'flashmla': hardware profile x (" + chosen.source_path +
+                ") has no attention rate for it (known: fa3, triton); add it under "
+                "[attention_backends]");
 }
 
 TEST_F(HardwareFileTest, CollectiveTablesMustAscendToTheWholeNode) {
   EXPECT_EQ(ErrorFor(Replace("group_size = 4\nbusbw_gbps = 25", "group_size = 2\nbusbw_gbps = 25")),
             dir_ +
-                "/x.toml:26:1: key 'intra_allreduce[1].group_size': expected group sizes in "
+                "/x.toml:27:1: key 'intra_allreduce[1].group_size': expected group sizes in "
                 "ascending order, got 2 after 2");
   EXPECT_EQ(ErrorFor(Replace("gpus_per_node = 4", "gpus_per_node = 8")),
             dir_ +
-                "/x.toml:26:1: key 'intra_allreduce[1].group_size': expected the largest group "
+                "/x.toml:27:1: key 'intra_allreduce[1].group_size': expected the largest group "
                 "to be gpus_per_node (8), got 4");
 }
 
