@@ -229,10 +229,14 @@ std::string UnidentifiedReason(int p, const Solution& sol, const Space& s,
       partner = q;
     }
   }
+  if (partner >= 0 && std::abs(best) >= 0.5)
+    return fmt::format(
+        "not identifiable from this data: it moves the measured figures the way {} does "
+        "(posterior correlation {:+.2f}); another layout or a profile would separate them",
+        AllParams()[partner].name, best);
   return fmt::format(
-      "not identifiable from this data: it moves the measured figures the way {} does "
-      "(posterior correlation {:+.2f}); another layout or a profile would separate them",
-      partner >= 0 ? std::string(AllParams()[partner].name) : "another parameter", best);
+      "kept near its prior: the data narrows its spread only from +-{} to +-{} (1 sigma)",
+      Percent(s.sigma[p]), Percent(std::sqrt(std::max(cov[p * kN + p], 0.0))));
 }
 
 bool IsCompute(Param p) {

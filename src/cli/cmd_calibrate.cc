@@ -83,12 +83,13 @@ void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
 
 void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {
   const auto& c = fit.calibration;
-  std::cout << "parameter              value      bounds           prior            status\n";
+  std::cout << "parameter              value      bounds            prior             status\n";
   for (const auto& p : cost::AllParams()) {
     const int i = cost::Index(p.param);
     const cost::Range b = cost::Bounds(p.param, hw), prior = cost::Prior(p.param, hw);
-    std::cout << fmt::format("{:<22} {:<10.4g} [{:.4g}, {:.4g}]{:<4} [{:.4g}, {:.4g}]{:<4} {}\n",
-                             p.name, c.value[i], b.lo, b.hi, "", prior.lo, prior.hi, "",
+    std::cout << fmt::format("{:<22} {:<10.4g} {:<17} {:<17} {}\n", p.name, c.value[i],
+                             fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi),
+                             fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
                              cost::ParamStatusName(c.status[i]));
   }
   std::cout << "\n";
