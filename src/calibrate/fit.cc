@@ -313,16 +313,32 @@ std::string LargestOperators(const FitInputs& in, const cost::Calibration& c) {
 
 void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResult& fit) {
   cost::Calibration& c = fit.calibration;
+  // A parameter the data presses against its bound has its posterior piled
+  // up at the bound: it is held there, and the others' covariance is the
+  // curvature's inverse on the parameters still free (Laplace approximation
+  // on the constrained set), so draws do not all fall on one side.
+  std::vector<bool> pressed(kN, false);
+  for (int p = 0; p < kN; ++p) {
+    double gdata = 0;  // d(data cost)/dx_p
+    for (int k = 0; k < sol.data_rows; ++k) gdata += sol.jacobian[k * kN + p] * sol.eval.data[k];
+    const bool at_hi = sol.x[p] >= s.hi[p] - 1e-6, at_lo = sol.x[p] <= s.lo[p] + 1e-6;
+    pressed[p] = (at_hi && gdata < 0) || (at_lo && gdata > 0);
+  }
   std::vector<double> a(kN * kN, 0.0);
   for (int k = 0; k < sol.rows; ++k)
     for (int p = 0; p < kN; ++p)
       for (int q = 0; q < kN; ++q)
         a[p * kN + q] += sol.jacobian[k * kN + p] * sol.jacobian[k * kN + q];
+  for (int p = 0; p < kN; ++p)
+    if (pressed[p])
+      for (int q = 0; q < kN; ++q) a[p * kN + q] = a[q * kN + p] = p == q ? 1.0 : 0.0;
   auto cov = InverseSpd(a, kN);
   if (!cov) {  // cannot happen with the prior rows; keep the prior if it does
     cov = std::vector<double>(kN * kN, 0.0);
     for (int p = 0; p < kN; ++p) (*cov)[p * kN + p] = s.sigma[p] * s.sigma[p];
   }
+  for (int p = 0; p < kN; ++p)
+    if (pressed[p]) (*cov)[p * kN + p] = 0.0;
   c.log_covariance = *cov;
   double misfit = 0;
   for (double r : sol.eval.data) misfit = std::max(misfit, std::abs(r));
@@ -331,10 +347,8 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
     const auto& info = AllParams()[p];
     fit.prior_sigma[p] = s.sigma[p];
     fit.posterior_sigma[p] = std::sqrt(std::max((*cov)[p * kN + p], 0.0));
-    double gdata = 0;  // d(data cost)/dx_p
-    for (int k = 0; k < sol.data_rows; ++k) gdata += sol.jacobian[k * kN + p] * sol.eval.data[k];
-    const bool at_hi = sol.x[p] >= s.hi[p] - 1e-6, at_lo = sol.x[p] <= s.lo[p] + 1e-6;
-    if ((at_hi && gdata < 0) || (at_lo && gdata > 0)) {
+    const bool at_hi = sol.x[p] >= s.hi[p] - 1e-6;
+    if (pressed[p]) {
       c.status[p] = cost::ParamStatus::kAtBound;
       c.note[p] = fmt::format("held at its {} bound {:.4g} ({})", at_hi ? "upper" : "lower",
                               c.value[p], info.bound_why);
