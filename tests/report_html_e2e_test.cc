@@ -295,9 +295,14 @@ TEST_F(ReportHtmlE2e, OpensInChromiumWithNoErrorNoRequestAndEveryChartDrawn) {
   // The browser shows the data the file holds.
   std::multiset<std::pair<std::string, double>> in_file, in_browser;
   for (const auto& m : Marks(html)) in_file.insert(m);
-  for (const auto& m : page->marks)
+  int interval_caps = 0;
+  for (const auto& m : page->marks) {
     in_browser.insert({m["key"].get<std::string>(), m["value"].get<double>()});
+    interval_caps += m["key"].get<std::string>().find(" predicted interval ") != std::string::npos;
+  }
   EXPECT_EQ(in_browser, in_file);
+  // Each point's predicted interval is drawn: two caps per point.
+  EXPECT_EQ(interval_caps, 2 * 8);
 }
 
 }  // namespace

@@ -90,6 +90,19 @@ TEST_F(SimulateIntervalsE2e, TextShowsIntervalsSensitivityAndTheNextMeasurement)
   EXPECT_NE(Run(std::string("simulate ") + kSpec + " --samples -1").exit_code, 0);
 }
 
+TEST_F(SimulateIntervalsE2e, ThePredictionPageShowsTheIntervalsAndTheUncertaintySection) {
+  const std::string page = (dir_ / "predicted.html").string();
+  CommandResult r = Run(std::string("simulate ") + kSpec + " --no-cap-check --html " + page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadText(page);
+  EXPECT_NE(html.find("<h2>Uncertainty</h2>"), std::string::npos);
+  EXPECT_NE(html.find("data-key=\"PP8/TP4/EP4 C=16 predicted interval high\""), std::string::npos);
+  EXPECT_NE(html.find(" next: it explains "), std::string::npos);
+  const size_t results = html.find("<h2>Results</h2>");
+  ASSERT_NE(results, std::string::npos);
+  EXPECT_NE(html.find("\u2013", results), std::string::npos);  // "7,739.31 [7,309–8,126]"
+}
+
 TEST_F(SimulateIntervalsE2e, ACalibratedLayoutIsNotTheNextMeasurement) {
   const std::string cal = (dir_ / "cal.json").string();
   CommandResult c = Run(std::string("calibrate ") + kSpec +
@@ -104,6 +117,18 @@ TEST_F(SimulateIntervalsE2e, ACalibratedLayoutIsNotTheNextMeasurement) {
   for (const auto& l : j["uncertainty"]["sensitivity"])
     for (const auto& p : l["parameters"]) any_fitted |= p["status"] != "prior";
   EXPECT_TRUE(any_fitted);
+}
+
+TEST_F(SimulateIntervalsE2e, ASimulatedRunsReportShowsTheIntervalsAndTheirOverlap) {
+  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --run-id ex --set " +
+                        "experiment.results_dir='" + dir_.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string md = ReadText(dir_ / "ex" / "report.md");
+  EXPECT_NE(md.find("in brackets, the 10th\u201390th percentile over 32 draws"), std::string::npos);
+  EXPECT_NE(md.find("Inside the interval"), std::string::npos);
+  EXPECT_NE(md.find("Uncertainty of the prediction behind these samples: the intervals of "),
+            std::string::npos);
+  EXPECT_EQ(r.out, md);  // run prints the report, this sentence included
 }
 
 }  // namespace
