@@ -218,6 +218,46 @@ void PrintUncertainty(const uncertainty::UncertaintySummary& s,
   for (const std::string& line : lines) std::cout << "  " << line << "\n";
 }
 
+// The points' intervals: each point again under every ensemble member, and
+// what they say about the choice.
+struct PointSpread {
+  std::vector<uncertainty::PointUncertainty> points;  // empty: no intervals
+  uncertainty::UncertaintySummary summary;
+};
+
+PointSpread PropagateToPoints(const SimulateOptions& opts, const SearchInputs& in,
+                              const cost::Calibration& calibration,
+                              std::vector<SimulatedPoint>& points) {
+  PointSpread out;
+  const uncertainty::Ensemble ensemble =
+      uncertainty::DrawEnsemble(calibration, in.hardware, opts.ensemble);
+  if (ensemble.members.empty()) return out;
+  std::vector<uncertainty::PointJob> jobs;
+  for (const auto& sp : points) {
+    predict::PointOptions po;
+    po.concurrency = sp.prediction.concurrency;
+    po.seed = in.spec.workload.seed;
+    jobs.push_back({sp.plan, po, uncertainty::ValuesOf(sp.prediction)});
+  }
+  const int threads =
+      static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  out.points = uncertainty::Propagate(jobs, {&in.spec, &in.model, &in.hardware}, ensemble, threads);
+  uncertainty::SummaryInputs si;
+  si.levels = in.spec.sweep.concurrency;
+  si.ttft = in.spec.decision.objective == "ttft_p50";
+  // The decision's headroom rule, on the predicted peak.
+  for (const auto& lp : in.plan.layouts) {
+    const auto it = std::find_if(points.begin(), points.end(),
+                                 [&](const SimulatedPoint& sp) { return sp.plan == &lp; });
+    if (it != points.end() && in.hardware.memory_mib - it->prediction.memory.peak_mib_max >=
+                                  in.spec.decision.min_headroom_mib)
+      si.candidates.push_back(lp.layout);
+  }
+  si.measured = MeasuredLayouts(opts.calibration_path, in.plan);
+  out.summary = uncertainty::Summarize(out.points, ensemble, si);
+  return out;
+}
+
 void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection, exit_code);
   if (!in) return;
@@ -255,39 +295,9 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       points.push_back(std::move(sp));
     }
   }
-  // Every point again under each ensemble member.
-  const uncertainty::Ensemble ensemble =
-      uncertainty::DrawEnsemble(calibration, in->hardware, opts.ensemble);
-  std::vector<uncertainty::PointJob> jobs;
-  for (const auto& sp : points) {
-    predict::PointOptions po;
-    po.concurrency = sp.prediction.concurrency;
-    po.seed = in->spec.workload.seed;
-    jobs.push_back({sp.plan, po, uncertainty::ValuesOf(sp.prediction)});
-  }
-  const std::vector<uncertainty::PointUncertainty> spread =
-      ensemble.members.empty()
-          ? std::vector<uncertainty::PointUncertainty>{}
-          : uncertainty::Propagate(
-                jobs, {&in->spec, &in->model, &in->hardware}, ensemble,
-                static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency()))));
-  for (size_t i = 0; i < spread.size(); ++i) points[i].spread = &spread[i];
-  uncertainty::UncertaintySummary summary;
-  if (!spread.empty()) {
-    uncertainty::SummaryInputs si;
-    si.levels = in->spec.sweep.concurrency;
-    si.ttft = in->spec.decision.objective == "ttft_p50";
-    // The decision's headroom rule, on the predicted peak.
-    for (const auto& lp : in->plan.layouts) {
-      const auto it = std::find_if(points.begin(), points.end(),
-                                   [&](const SimulatedPoint& sp) { return sp.plan == &lp; });
-      if (it != points.end() && in->hardware.memory_mib - it->prediction.memory.peak_mib_max >=
-                                    in->spec.decision.min_headroom_mib)
-        si.candidates.push_back(lp.layout);
-    }
-    si.measured = MeasuredLayouts(opts.calibration_path, in->plan);
-    summary = uncertainty::Summarize(spread, ensemble, si);
-  }
+  const PointSpread spread = PropagateToPoints(opts, *in, calibration, points);
+  const uncertainty::UncertaintySummary& summary = spread.summary;
+  for (size_t i = 0; i < spread.points.size(); ++i) points[i].spread = &spread.points[i];
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
     const auto& p = sp.prediction;
@@ -309,7 +319,7 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
                         {"calibration", calibration.source},
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
-    if (!spread.empty())
+    if (!spread.points.empty())
       j["uncertainty"] =
           UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);
     std::cout << j.dump(2) << "\n";
@@ -321,13 +331,13 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
         "# {} on {} x {} {}; {} requests x {} input / {} output tokens per sample\n",
         in->model.name, in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node,
         in->hardware.gpu_name, w.requests, FormatThousands(w.input_tokens), w.output_tokens);
-    if (!spread.empty())
+    if (!spread.points.empty())
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
                 << "\n";
     std::cout << report::RenderResultTable(rows, rows, in->spec.baseline.layout, false);
     PrintBreakdown(points);
     PrintCapCheck(points);
-    if (!spread.empty()) PrintUncertainty(summary, calibration, in->spec.decision.objective);
+    if (!spread.points.empty()) PrintUncertainty(summary, calibration, in->spec.decision.objective);
   }
   if (!opts.html_path.empty()) {
     const auto& w = in->spec.workload;
@@ -343,7 +353,7 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       page.points.push_back(sp.prediction);
       page.cap1_input_tps.push_back(sp.cap1_input_tps);
     }
-    page.intervals = spread;
+    page.intervals = spread.points;
     page.uncertainty = summary;
     page.calibration = &calibration;
     page.interval_members = opts.ensemble.members;
