@@ -200,6 +200,37 @@ TEST_F(ReportHtmlE2e, ChartsCarryTheNumbersOfSummaryJson) {
   EXPECT_NE(html.find("GPU total minus the decision"), std::string::npos);
 }
 
+// The throughput chart draws each prediction's interval as a whisker whose
+// caps hold the values `simulate --json` gives for the same calibration.
+TEST_F(ReportHtmlE2e, ThroughputChartDrawsThePredictedIntervals) {
+  const fs::path run = RunExample();
+  const std::string html = ReadText(run / "report.html");
+  const auto marks = Marks(html);
+  CommandResult r = Run(std::string("simulate ") + kSpec + " --json --no-cap-check --calibration " +
+                        (dir_ / "calibration.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json predicted = nlohmann::json::parse(r.out);
+  int whiskers = 0;
+  for (const auto& p : predicted["points"]) {
+    const std::string name = "PP" + std::to_string(p["pp"].get<int>()) + "/TP" +
+                             std::to_string(p["tp"].get<int>()) + "/EP" +
+                             std::to_string(p["ep"].get<int>()) +
+                             " C=" + std::to_string(p["concurrency"].get<int>());
+    SCOPED_TRACE(name);
+    ASSERT_EQ(marks.count(name + " predicted interval low"), 1u);
+    ASSERT_EQ(marks.count(name + " predicted interval high"), 1u);
+    EXPECT_DOUBLE_EQ(marks.find(name + " predicted interval low")->second,
+                     Round(p["input_tps_low"].get<double>(), 2));
+    EXPECT_DOUBLE_EQ(marks.find(name + " predicted interval high")->second,
+                     Round(p["input_tps_high"].get<double>(), 2));
+    EXPECT_LT(p["input_tps_low"].get<double>(), p["input_tps_high"].get<double>());
+    ++whiskers;
+  }
+  EXPECT_EQ(whiskers, 8);
+  EXPECT_NE(html.find("predicted 10th\u201390th percentile</text>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"interval\""), std::string::npos);
+}
+
 TEST_F(ReportHtmlE2e, ReportHtmlPrintsThePageItRebuilds) {
   const fs::path run = RunExample();
   const std::string before = ReadText(run / "report.html");
@@ -264,9 +295,14 @@ TEST_F(ReportHtmlE2e, OpensInChromiumWithNoErrorNoRequestAndEveryChartDrawn) {
   // The browser shows the data the file holds.
   std::multiset<std::pair<std::string, double>> in_file, in_browser;
   for (const auto& m : Marks(html)) in_file.insert(m);
-  for (const auto& m : page->marks)
+  int interval_caps = 0;
+  for (const auto& m : page->marks) {
     in_browser.insert({m["key"].get<std::string>(), m["value"].get<double>()});
+    interval_caps += m["key"].get<std::string>().find(" predicted interval ") != std::string::npos;
+  }
   EXPECT_EQ(in_browser, in_file);
+  // Each point's predicted interval is drawn: two caps per point.
+  EXPECT_EQ(interval_caps, 2 * 8);
 }
 
 }  // namespace

@@ -111,24 +111,17 @@ double Objective(const PointSummary& p, bool ttft) {
 
 void Score(const spec::Spec& spec, const std::vector<PointSummary>& points, bool ttft,
            std::vector<LayoutVerdict>& verdicts) {
-  for (LayoutVerdict& v : verdicts) {
+  std::vector<std::vector<double>> values;
+  for (const LayoutVerdict& v : verdicts) {
     if (!v.qualifies) continue;
-    double log_sum = 0;
-    int n = 0;
-    for (int c : spec.sweep.concurrency) {
-      double best = 0;
-      for (const LayoutVerdict& other : verdicts) {
-        if (!other.qualifies) continue;
-        const double value = Objective(*FindPoint(points, other.layout, c), ttft);
-        if (best == 0 || (ttft ? value < best : value > best)) best = value;
-      }
-      const double value = Objective(*FindPoint(points, v.layout, c), ttft);
-      if (value <= 0 || best <= 0) continue;
-      log_sum += std::log(ttft ? best / value : value / best);
-      ++n;
-    }
-    v.score = n > 0 ? std::exp(log_sum / n) : 0;
+    values.emplace_back();
+    for (int c : spec.sweep.concurrency)
+      values.back().push_back(Objective(*FindPoint(points, v.layout, c), ttft));
   }
+  const std::vector<double> scores = RelativeScores(values, ttft);
+  size_t i = 0;
+  for (LayoutVerdict& v : verdicts)
+    if (v.qualifies) v.score = scores[i++];
 }
 
 // "+12.34% vs PP1 at C=8 and +11.00% at C=16".
@@ -198,6 +191,29 @@ std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummar
 }
 
 }  // namespace
+
+std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
+                                   bool lower_is_better) {
+  std::vector<double> scores(values.size(), 0.0);
+  const size_t levels = values.empty() ? 0 : values.front().size();
+  for (size_t l = 0; l < values.size(); ++l) {
+    double log_sum = 0;
+    int n = 0;
+    for (size_t c = 0; c < levels; ++c) {
+      double best = 0;
+      for (const std::vector<double>& other : values) {
+        const double value = other[c];
+        if (best == 0 || (lower_is_better ? value < best : value > best)) best = value;
+      }
+      const double value = values[l][c];
+      if (value <= 0 || best <= 0) continue;
+      log_sum += std::log(lower_is_better ? best / value : value / best);
+      ++n;
+    }
+    scores[l] = n > 0 ? std::exp(log_sum / n) : 0;
+  }
+  return scores;
+}
 
 Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
                 const std::vector<PointSummary>& points, const std::vector<LayoutMemory>& memory,

@@ -52,6 +52,13 @@ struct Decision {
   bool any_qualifies() const { return primary.has_value(); }
 };
 
+// The score above from each layout's objective value per concurrency level
+// (values[layout][level], every layout with the same levels): the geometric
+// mean of value / best (lower_is_better: best / value); a level where the
+// value is not positive is left out of that layout's mean.
+std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
+                                   bool lower_is_better);
+
 // `points` are this run's (not imported) summaries with baseline deltas
 // applied; `flag_warnings` are the planner's spec-level warnings.
 Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,

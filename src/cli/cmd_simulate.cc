@@ -1,11 +1,15 @@
 // ppsearch simulate SPEC: predict every point (layout x concurrency) of a
 // search with the calibrated performance model, print the result table, the
 // per-layout time breakdown, memory, and what pp-max-micro-batch-size = 1
-// would cost.
+// would cost; each predicted value with its interval over the calibration's
+// uncertainty, the parameters behind it, and the measurement that would
+// narrow the choice most.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
@@ -13,7 +17,9 @@
 #include "predict/predict.h"
 #include "report/result_table.h"
 #include "report/simulation_page.h"
+#include "report/uncertainty_tables.h"
 #include "sim/trace.h"
+#include "uncertainty/summary.h"
 #include "util/files.h"
 #include "util/format.h"
 
@@ -28,12 +34,14 @@ struct SimulateOptions {
   std::string html_path;
   bool json = false;
   bool skip_cap_check = false;
+  uncertainty::EnsembleOptions ensemble;  // members 0: no intervals
 };
 
 struct SimulatedPoint {
   predict::PointPrediction prediction;
   double cap1_input_tps = 0;  // with pp-max-micro-batch-size = 1 (0: not run)
   const plan::LayoutPlan* plan = nullptr;
+  const uncertainty::PointUncertainty* spread = nullptr;  // null: no intervals
 };
 
 std::string Pct(double share) { return FormatPercent(share, 1); }
@@ -78,7 +86,85 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
                       {"micro_batches", p.sim.micro_batches},
                       {"stages", stages}};
   if (sp.cap1_input_tps > 0) j["input_tps_with_pp_max_micro_batch_size_1"] = sp.cap1_input_tps;
+  if (const uncertainty::PointUncertainty* u = sp.spread) {
+    const std::pair<const char*, const uncertainty::Interval*> fields[] = {
+        {"input_tps", &u->input_tps},
+        {"ttft_p50_s", &u->ttft_p50_s},
+        {"ttft_p95_s", &u->ttft_p95_s},
+        {"peak_gpu_mib", &u->peak_gpu_mib}};
+    for (const auto& [name, interval] : fields) {
+      j[std::string(name) + "_low"] = interval->low;
+      j[std::string(name) + "_high"] = interval->high;
+    }
+  }
   return j;
+}
+
+nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"label", l.Label()}};
+}
+
+nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
+                               const cost::Calibration& calibration,
+                               const uncertainty::EnsembleOptions& eo,
+                               const std::string& objective) {
+  nlohmann::json j = {{"samples", eo.members},
+                      {"seed", eo.seed},
+                      {"low_percentile", uncertainty::kIntervalLowPercentile},
+                      {"high_percentile", uncertainty::kIntervalHighPercentile},
+                      {"sensitivity", nlohmann::json::array()}};
+  for (const auto& l : s.sensitivity) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& p : l.top)
+      params.push_back({{"name", cost::Info(p.param).name},
+                        {"share", p.share},
+                        {"rank_correlation", p.correlation},
+                        {"status", cost::ParamStatusName(calibration.Status(p.param))}});
+    nlohmann::json e = LayoutJson(l.layout);
+    e["parameters"] = params;
+    j["sensitivity"].push_back(e);
+  }
+  if (s.ranking.size() >= 2) {
+    nlohmann::json d = {{"objective", objective},
+                        {"primary", LayoutJson(s.ranking[0].layout)},
+                        {"runner_up", LayoutJson(s.ranking[1].layout)},
+                        {"primary_score", s.ranking[0].score},
+                        {"runner_up_score", s.ranking[1].score},
+                        {"intervals_overlap", s.overlap},
+                        {"overlap_note", s.overlap_note}};
+    if (s.next) {
+      d["runner_up_first_in"] = s.next->flips;
+      d["members"] = s.next->members;
+      nlohmann::json n = {{"line", uncertainty::NextMeasurementLine(*s.next)},
+                          {"explained", s.next->explained}};
+      if (s.next->layout) {
+        n["layout"] = LayoutJson(*s.next->layout);
+        n["concurrency"] = s.next->concurrency;
+      }
+      d["next_measurement"] = n;
+    }
+    j["decision"] = d;
+  }
+  return j;
+}
+
+// The layouts a calibration file says it was fitted to (its fit.layouts, as
+// `ppsearch calibrate` writes them); none when it has no such list.
+std::vector<spec::LayoutSpec> MeasuredLayouts(const std::string& calibration_path,
+                                              const plan::Plan& plan) {
+  std::vector<spec::LayoutSpec> out;
+  if (calibration_path.empty()) return out;
+  Result<std::string> text = ReadFile(calibration_path);
+  if (!text.ok()) return out;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object() ||
+      !j["fit"].contains("layouts") || !j["fit"]["layouts"].is_array())
+    return out;
+  for (const auto& label : j["fit"]["layouts"])
+    for (const auto& lp : plan.layouts)
+      if (label.is_string() && label.get<std::string>() == lp.layout.Label())
+        out.push_back(lp.layout);
+  return out;
 }
 
 void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
@@ -120,6 +206,58 @@ void PrintCapCheck(const std::vector<SimulatedPoint>& points) {
   }
 }
 
+void PrintUncertainty(const uncertainty::UncertaintySummary& s,
+                      const cost::Calibration& calibration, const std::string& objective) {
+  std::cout << "\n# sensitivity: each parameter's share of the variance of a layout's predicted "
+               "input TPS it explains alone (squared rank correlation across the draws; + when "
+               "TPS rises with it), and its calibration status\n";
+  std::cout << report::RenderTextTable(report::SensitivityTable(s, calibration));
+  const std::vector<std::string> lines = report::DecisionUncertaintyLines(s, objective);
+  if (lines.empty()) return;
+  std::cout << "\n# decision under uncertainty (predicted)\n";
+  for (const std::string& line : lines) std::cout << "  " << line << "\n";
+}
+
+// The points' intervals: each point again under every ensemble member, and
+// what they say about the choice.
+struct PointSpread {
+  std::vector<uncertainty::PointUncertainty> points;  // empty: no intervals
+  uncertainty::UncertaintySummary summary;
+};
+
+PointSpread PropagateToPoints(const SimulateOptions& opts, const SearchInputs& in,
+                              const cost::Calibration& calibration,
+                              std::vector<SimulatedPoint>& points) {
+  PointSpread out;
+  const uncertainty::Ensemble ensemble =
+      uncertainty::DrawEnsemble(calibration, in.hardware, opts.ensemble);
+  if (ensemble.members.empty()) return out;
+  std::vector<uncertainty::PointJob> jobs;
+  for (const auto& sp : points) {
+    predict::PointOptions po;
+    po.concurrency = sp.prediction.concurrency;
+    po.seed = in.spec.workload.seed;
+    jobs.push_back({sp.plan, po, uncertainty::ValuesOf(sp.prediction)});
+  }
+  const int threads =
+      static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  out.points = uncertainty::Propagate(jobs, {&in.spec, &in.model, &in.hardware}, ensemble, threads);
+  uncertainty::SummaryInputs si;
+  si.levels = in.spec.sweep.concurrency;
+  si.ttft = in.spec.decision.objective == "ttft_p50";
+  // The decision's headroom rule, on the predicted peak.
+  for (const auto& lp : in.plan.layouts) {
+    const auto it = std::find_if(points.begin(), points.end(),
+                                 [&](const SimulatedPoint& sp) { return sp.plan == &lp; });
+    if (it != points.end() && in.hardware.memory_mib - it->prediction.memory.peak_mib_max >=
+                                  in.spec.decision.min_headroom_mib)
+      si.candidates.push_back(lp.layout);
+  }
+  si.measured = MeasuredLayouts(opts.calibration_path, in.plan);
+  out.summary = uncertainty::Summarize(out.points, ensemble, si);
+  return out;
+}
+
 void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection, exit_code);
   if (!in) return;
@@ -157,17 +295,33 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       points.push_back(std::move(sp));
     }
   }
+  const PointSpread spread = PropagateToPoints(opts, *in, calibration, points);
+  const uncertainty::UncertaintySummary& summary = spread.summary;
+  for (size_t i = 0; i < spread.points.size(); ++i) points[i].spread = &spread.points[i];
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
     const auto& p = sp.prediction;
-    rows.push_back({p.layout, p.concurrency, p.metrics.input_tps, p.metrics.ttft_s.p50,
-                    p.metrics.ttft_s.p95, p.memory.peak_mib_max});
+    report::ResultRow row{p.layout,
+                          p.concurrency,
+                          p.metrics.input_tps,
+                          p.metrics.ttft_s.p50,
+                          p.metrics.ttft_s.p95,
+                          p.memory.peak_mib_max};
+    if (sp.spread) {
+      row.input_tps_interval = sp.spread->input_tps;
+      row.ttft_p50_interval = sp.spread->ttft_p50_s;
+      row.ttft_p95_interval = sp.spread->ttft_p95_s;
+    }
+    rows.push_back(row);
   }
   if (opts.json) {
     nlohmann::json j = {{"simulated", true},
                         {"calibration", calibration.source},
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
+    if (!spread.points.empty())
+      j["uncertainty"] =
+          UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);
     std::cout << j.dump(2) << "\n";
   } else {
     const auto& w = in->spec.workload;
@@ -177,9 +331,13 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
         "# {} on {} x {} {}; {} requests x {} input / {} output tokens per sample\n",
         in->model.name, in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node,
         in->hardware.gpu_name, w.requests, FormatThousands(w.input_tokens), w.output_tokens);
+    if (!spread.points.empty())
+      std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
+                << "\n";
     std::cout << report::RenderResultTable(rows, rows, in->spec.baseline.layout, false);
     PrintBreakdown(points);
     PrintCapCheck(points);
+    if (!spread.points.empty()) PrintUncertainty(summary, calibration, in->spec.decision.objective);
   }
   if (!opts.html_path.empty()) {
     const auto& w = in->spec.workload;
@@ -195,6 +353,11 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       page.points.push_back(sp.prediction);
       page.cap1_input_tps.push_back(sp.cap1_input_tps);
     }
+    page.intervals = spread.points;
+    page.uncertainty = summary;
+    page.calibration = &calibration;
+    page.interval_members = opts.ensemble.members;
+    page.interval_seed = opts.ensemble.seed;
     if (Status s = WriteFileAtomic(opts.html_path, report::RenderSimulationHtml(in->spec, page));
         !s.ok()) {
       std::cerr << "error: " << s.error().message << "\n";
@@ -243,6 +406,14 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
   sub->add_flag("--json", opts->json, "Print points[] as JSON");
   sub->add_flag("--no-cap-check", opts->skip_cap_check,
                 "Skip the extra run with pp-max-micro-batch-size = 1 for PP > 1 layouts");
+  sub->add_option("--samples", opts->ensemble.members,
+                  "Draws of the calibration's uncertain parameters behind each interval (0: no "
+                  "intervals)")
+      ->default_val(opts->ensemble.members)
+      ->check(CLI::Range(0, 4096));
+  sub->add_option("--interval-seed", opts->ensemble.seed,
+                  "Seed of the draws (the same seed gives the same intervals)")
+      ->default_val(opts->ensemble.seed);
   sub->callback([opts, &exit_code] { RunSimulate(*opts, exit_code); });
 }
 

@@ -1,35 +1,20 @@
 // Speed of the simulator (reported in the README): the whole example search,
-// and a long PP8 run whose memory must stay flat beyond the kept records.
+// the example's 8 points with their intervals as `ppsearch simulate` makes
+// them (central + 32 ensemble members, 2 threads), and a long PP8 run whose memory must stay flat
+// beyond the kept records.
 
 #include <benchmark/benchmark.h>
 
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
-#include "plan/plan.h"
+#include "predict/example_inputs.h"
 #include "predict/predict.h"
-#include "spec/spec_parser.h"
+#include "uncertainty/ensemble.h"
+#include "uncertainty/propagate.h"
 
 namespace ppsearch {
 namespace {
 
-struct Inputs {
-  spec::Spec spec;
-  model::ModelDesc model;
-  hardware::HardwareProfile hw;
-  plan::Plan plan;
-};
-
-const Inputs& Example() {
-  static const Inputs in = [] {
-    Inputs i;
-    i.spec = *spec::LoadSpec(std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml");
-    i.model = *model::LoadModel(i.spec.engine.model_config);
-    i.hw = *hardware::LoadHardwareProfile(i.spec.cluster.hardware);
-    i.plan = plan::PlanSearch(i.spec, i.model, i.hw);
-    return i;
-  }();
-  return in;
-}
+using predict::Example;
+using Inputs = predict::ExampleInputs;
 
 // 4 layouts x 2 concurrencies x 3 repeats, as `ppsearch run` on the simulated engine does.
 void BM_ExampleSearch(benchmark::State& state) {
@@ -49,6 +34,30 @@ void BM_ExampleSearch(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ExampleSearch)->Unit(benchmark::kMillisecond);
+
+// `ppsearch simulate` of the example with intervals: each point's central
+// prediction and its 32 members (no pp-max-micro-batch-size = 1 check).
+void BM_ExampleIntervals(benchmark::State& state) {
+  const Inputs& in = Example();
+  const cost::Calibration cal;
+  for (auto _ : state) {
+    const uncertainty::Ensemble e = uncertainty::DrawEnsemble(cal, in.hw, {});
+    std::vector<uncertainty::PointJob> jobs;
+    for (const auto& lp : in.plan.layouts)
+      for (int c : in.spec.sweep.concurrency) {
+        predict::PointOptions po;
+        po.concurrency = c;
+        po.seed = in.spec.workload.seed;
+        jobs.push_back(
+            {&lp, po,
+             uncertainty::ValuesOf(predict::PredictPoint(lp, in.spec, in.model, in.hw, cal, po))});
+      }
+    const auto u = uncertainty::Propagate(jobs, {&in.spec, &in.model, &in.hw}, e,
+                                          static_cast<int>(state.range(0)));
+    benchmark::DoNotOptimize(u.front().input_tps.low);
+  }
+}
+BENCHMARK(BM_ExampleIntervals)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // N requests of 16K prefill at PP8/TP4/EP4, closed loop C = 16.
 void BM_Pp8LongRun(benchmark::State& state) {

@@ -23,21 +23,31 @@ Table PredictedTable(const RunPrediction& prediction,
   Table t;
   t.header = {"PP / TP / EP", "C", "Predicted input TPS", "Predicted TTFT p50",
               "Predicted TTFT p95"};
+  const bool intervals = prediction.interval_members > 0;
   if (!measured.empty()) {
     t.header.push_back("Measured input TPS");
     t.header.push_back("Measured vs predicted");
+    if (intervals) t.header.push_back("Inside the interval");
   }
   t.left.assign(t.header.size(), false);
   t.left[0] = true;
   for (const PredictedPoint& p : prediction.points) {
-    std::vector<std::string> row = {
-        LayoutCell(p.layout), std::to_string(p.concurrency), FormatNumber(p.input_tps, 2),
-        FormatNumber(p.ttft_p50_s, 2) + " s", FormatNumber(p.ttft_p95_s, 2) + " s"};
+    std::vector<std::string> row = {LayoutCell(p.layout), std::to_string(p.concurrency),
+                                    TpsCell(p.input_tps, p.input_tps_interval),
+                                    SecondsCell(p.ttft_p50_s, p.ttft_p50_interval),
+                                    SecondsCell(p.ttft_p95_s, p.ttft_p95_interval)};
     if (!measured.empty()) {
       const analysis::PointSummary* m = FindMeasured(measured, p);
       row.push_back(m ? FormatNumber(m->input_tps_median, 2) : "-");
       row.push_back(
           m && p.input_tps > 0 ? FormatSignedPercent(m->input_tps_median / p.input_tps - 1) : "-");
+      if (intervals) {
+        const auto& i = p.input_tps_interval;
+        row.push_back(!m || !i                        ? "-"
+                      : m->input_tps_median < i->low  ? "below"
+                      : m->input_tps_median > i->high ? "above"
+                                                      : "yes");
+      }
     }
     t.rows.push_back(std::move(row));
   }

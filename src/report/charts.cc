@@ -66,7 +66,7 @@ std::string InputTpsChart(const ChartInputs& in, LayoutColors& colors) {
                         : "Predicted input throughput per layout and concurrency";
   c.x_label = "layout (PP / TP / EP), grouped by concurrency C";
   c.y_label = "input TPS (tokens/s)";
-  bool any_prediction = false, any_repeat = false;
+  bool any_prediction = false, any_repeat = false, any_interval = false;
   c.bands = PointBands(in, [&](const ChartPoint& p) {
     Slot s;
     s.what = PointName(p);
@@ -74,6 +74,10 @@ std::string InputTpsChart(const ChartInputs& in, LayoutColors& colors) {
                       s.what + (in.measured && !p.imported ? " median" : "")});
     s.dots = p.input_tps_repeats;
     s.marker = p.predicted_input_tps;
+    if (const auto& i = p.predicted_input_tps_interval) {
+      s.whisker = Whisker{i->low, i->high};
+      any_interval = true;
+    }
     any_prediction |= s.marker.has_value();
     any_repeat |= !s.dots.empty();
     return std::vector<Slot>{s};
@@ -81,6 +85,8 @@ std::string InputTpsChart(const ChartInputs& in, LayoutColors& colors) {
   c.series = colors.AsSeries();
   c.dots_legend = any_repeat ? "one repeat" : "";
   c.marker_legend = any_prediction ? "predicted" : "";
+  c.whisker_legend = any_interval ? "predicted 10th\u201390th percentile" : "";
+  c.whisker_key = "predicted interval";
   c.emphasis_legend = "baseline";
   return RenderBandChart(c);
 }
@@ -233,8 +239,10 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPredicti
           cp.input_tps_repeats.push_back(s.metrics.input_tps);
           cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
         }
-      if (const PredictedPoint* pp = prediction.Find(p.layout, p.concurrency))
+      if (const PredictedPoint* pp = prediction.Find(p.layout, p.concurrency)) {
         cp.predicted_input_tps = pp->input_tps;
+        cp.predicted_input_tps_interval = pp->input_tps_interval;
+      }
     }
     in.points.push_back(std::move(cp));
   };

@@ -2,7 +2,7 @@
 // The charts of report.html and of `ppsearch simulate --html`, from the
 // numbers the tables show: input TPS per layout and concurrency (repeats as
 // dots, the median as a bar, the baseline outlined, the predicted value as a
-// diamond), TTFT p50 and p95, throughput against TTFT p50 with the
+// diamond with its interval as a whisker), TTFT p50 and p95, throughput against TTFT p50 with the
 // Pareto-optimal points ringed, peak memory per PP stage against the GPU
 // total and the decision's headroom limit, and the simulator's time
 // breakdown per stage as stacked bars.
@@ -33,6 +33,7 @@ struct ChartPoint {
   std::vector<double> input_tps_repeats;  // measured samples; empty for a prediction
   std::vector<double> ttft_p50_repeats;
   std::optional<double> predicted_input_tps;
+  std::optional<uncertainty::Interval> predicted_input_tps_interval{};
   bool baseline = false;
   bool imported = false;
 };

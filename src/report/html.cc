@@ -22,7 +22,7 @@ svg .grid{stroke:#e6e6e6}svg .axisline{stroke:#555}svg .sep{stroke:#bbb;stroke-d
 svg .dot{fill:#fff;stroke:#222;stroke-width:1.2}svg .predicted{fill:#fff;stroke:#D55E00;stroke-width:2}
 svg .emphasis{stroke:#111;stroke-width:2}svg rect.emphasis{fill-opacity:.85}svg .tag{font-size:11px;font-style:italic}
 svg .refline{stroke-width:1.6;stroke-dasharray:6 4}svg .ring{fill:none;stroke:#111;stroke-width:1.5}
-svg .shape{fill:#888}svg .point{stroke:#fff;stroke-width:.8}
+svg .shape{fill:#888}svg .point{stroke:#fff;stroke-width:.8}svg .interval{stroke:#D55E00;stroke-width:2}
 )";
 
 std::string TableHtml(const Table& t) {

@@ -123,7 +123,7 @@ Section Memory(const analysis::RunAnalysis& a) {
            Block::TableBlock(std::move(t)), Block::Figure(kFigureMemory)}};
 }
 
-Section Decision(const analysis::RunAnalysis& a) {
+Section Decision(const analysis::RunAnalysis& a, const RunPrediction& prediction) {
   const analysis::Decision& d = a.decision;
   const spec::DecisionSpec& policy = a.spec().decision;
   Section s{"Decision", {}};
@@ -140,6 +140,13 @@ Section Decision(const analysis::RunAnalysis& a) {
         d.fallback ? fmt::format("**Fallback: {}**: {}.", d.fallback->Label(), d.fallback_reason)
                    : std::string("**Fallback: none**: no other layout qualifies."));
     s.blocks.push_back(Block::Bullets(std::move(items)));
+    // A simulated run's samples are predictions: say whether the
+    // calibration's uncertainty could swap the two.
+    if (a.evidence.simulated && d.fallback)
+      if (std::optional<std::string> note =
+              OverlapNote(prediction, *d.primary, *d.fallback, policy.objective == "ttft_p50"))
+        s.blocks.push_back(Block::Paragraph(
+            fmt::format("Uncertainty of the prediction behind these samples: {}.", *note)));
   } else {
     s.blocks.push_back(Block::Paragraph(fmt::format("**None qualifies**: {}.", d.none_reason)));
   }
@@ -221,7 +228,7 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
                            "each beside the simulator's breakdown of the same layout."),
           Block::Bullets(profile_lines)}});
   doc.sections.push_back(PredictionSection(prediction, a.points));
-  doc.sections.push_back(Decision(a));
+  doc.sections.push_back(Decision(a, prediction));
   if (std::optional<Section> s = Baseline(a, baseline_check)) doc.sections.push_back(std::move(*s));
   if (!a.warnings.empty())
     doc.sections.push_back({"Evidence warnings", {Block::Bullets(a.warnings)}});

@@ -1,11 +1,16 @@
 #include "report/prediction.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "cost/calibration.h"
 #include "evidence/evidence.h"
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
+#include "uncertainty/ensemble.h"
+#include "uncertainty/overlap.h"
+#include "uncertainty/summary.h"
 
 namespace ppsearch::report {
 
@@ -25,6 +30,34 @@ PredictedPoint FromPointPrediction(const predict::PointPrediction& p) {
   out.stages = p.stage_shares;
   for (const auto& s : p.memory.stages) out.stage_peak_mib.push_back(s.peak_mib);
   return out;
+}
+
+void AttachIntervals(const std::vector<uncertainty::PointUncertainty>& spread,
+                     std::vector<PredictedPoint>& points) {
+  for (PredictedPoint& p : points)
+    for (const uncertainty::PointUncertainty& u : spread)
+      if (u.layout == p.layout && u.concurrency == p.concurrency && !u.members.empty()) {
+        p.input_tps_interval = u.input_tps;
+        p.ttft_p50_interval = u.ttft_p50_s;
+        p.ttft_p95_interval = u.ttft_p95_s;
+        p.peak_gpu_mib_interval = u.peak_gpu_mib;
+      }
+}
+
+std::optional<std::string> OverlapNote(const RunPrediction& prediction,
+                                       const spec::LayoutSpec& primary,
+                                       const spec::LayoutSpec& runner_up, bool ttft) {
+  auto levels = [&](const spec::LayoutSpec& layout) {
+    std::vector<uncertainty::LevelInterval> out;
+    for (const PredictedPoint& p : prediction.points) {
+      const auto& i = ttft ? p.ttft_p50_interval : p.input_tps_interval;
+      if (p.layout == layout && i) out.push_back({p.concurrency, *i});
+    }
+    return out;
+  };
+  const auto a = levels(primary), b = levels(runner_up);
+  if (a.empty() || b.empty()) return std::nullopt;
+  return uncertainty::OverlapNote(primary, a, runner_up, b, uncertainty::ObjectiveName(ttft));
 }
 
 RunPrediction PredictRun(const analysis::RunAnalysis& a) {
@@ -57,22 +90,34 @@ RunPrediction PredictRun(const analysis::RunAnalysis& a) {
     out.note = "No prediction: " + (model.ok() ? hw.error().message : model.error().message);
     return out;
   }
+  std::vector<uncertainty::PointJob> jobs;
   for (const plan::LayoutPlan& lp : a.plan->layouts) {
     if (!lp.valid) continue;
     for (int c : spec.sweep.concurrency) {
       predict::PointOptions po;
       po.concurrency = c;
       po.seed = spec.workload.seed;
-      out.points.push_back(
-          FromPointPrediction(predict::PredictPoint(lp, spec, *model, *hw, calibration, po)));
+      const predict::PointPrediction p =
+          predict::PredictPoint(lp, spec, *model, *hw, calibration, po);
+      out.points.push_back(FromPointPrediction(p));
+      jobs.push_back({&lp, po, uncertainty::ValuesOf(p)});
     }
   }
+  const uncertainty::EnsembleOptions eo;
+  AttachIntervals(uncertainty::Propagate(jobs, {&spec, &*model, &*hw},
+                                         uncertainty::DrawEnsemble(calibration, *hw, eo)),
+                  out.points);
+  out.interval_members = eo.members;
   out.note = std::string("Predicted by the simulator from this run's spec") +
              (calibrated ? " and calibration (`metadata/calibration.json`)"
                          : " with the hardware profile as shipped (no calibration)") +
              (a.evidence.simulated
                   ? ", without repeat noise: the central value the repeats scatter around"
-                  : ": what the calibrated model expects, to set against the measured medians");
+                  : ": what the calibrated model expects, to set against the measured medians") +
+             fmt::format(
+                 "; in brackets, the 10th\u201390th percentile over {} draws of the parameters "
+                 "the calibration left uncertain (not measurement noise)",
+                 eo.members);
   return out;
 }
 

@@ -19,6 +19,23 @@ std::string LayoutCell(const spec::LayoutSpec& l) {
   return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
 }
 
+std::string WithInterval(double value, const std::optional<uncertainty::Interval>& interval,
+                         int decimals, int interval_decimals, const std::string& unit) {
+  std::string out = FormatNumber(value, decimals) + unit;
+  if (interval)
+    out += " [" + FormatNumber(interval->low, interval_decimals) + "\u2013" +
+           FormatNumber(interval->high, interval_decimals) + "]";
+  return out;
+}
+
+std::string TpsCell(double value, const std::optional<uncertainty::Interval>& interval) {
+  return WithInterval(value, interval, 2, 0);
+}
+
+std::string SecondsCell(double value, const std::optional<uncertainty::Interval>& interval) {
+  return WithInterval(value, interval, 2, 2, " s");
+}
+
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline) {
   RowDelta d;
@@ -53,9 +70,10 @@ Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRo
              : v           ? FormatSignedPercent(*v)
                            : std::string("-");
     };
-    t.rows.push_back({RowLabel(r), std::to_string(r.concurrency), FormatNumber(r.input_tps, 2),
-                      FormatNumber(r.ttft_p50_s, 2) + " s", FormatNumber(r.ttft_p95_s, 2) + " s",
-                      delta(d.input_tps), delta(d.ttft_p50)});
+    t.rows.push_back(
+        {RowLabel(r), std::to_string(r.concurrency), TpsCell(r.input_tps, r.input_tps_interval),
+         SecondsCell(r.ttft_p50_s, r.ttft_p50_interval),
+         SecondsCell(r.ttft_p95_s, r.ttft_p95_interval), delta(d.input_tps), delta(d.ttft_p50)});
   }
   return t;
 }

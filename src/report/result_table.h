@@ -9,6 +9,7 @@
 
 #include "report/document.h"
 #include "spec/spec.h"
+#include "uncertainty/propagate.h"
 
 namespace ppsearch::report {
 
@@ -20,6 +21,9 @@ struct ResultRow {
   double ttft_p95_s = 0;
   double peak_gpu_mib = 0;  // 0: unknown
   bool imported = false;    // from an earlier run or a CSV of medians; shown as "(imported)"
+  // A prediction's 10th-90th percentile intervals, shown after the values.
+  std::optional<uncertainty::Interval> input_tps_interval{}, ttft_p50_interval{},
+      ttft_p95_interval{};
 };
 
 struct RowDelta {
@@ -37,6 +41,14 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
 
 // "2 / 16 / 4", the first cell of every layout table.
 std::string LayoutCell(const spec::LayoutSpec& l);
+
+// "8,892.12 [7,951–9,610]": a value with its interval, when there is one
+// (the interval with `interval_decimals`), then `unit` ("8.12 s [7.90–8.40]").
+std::string WithInterval(double value, const std::optional<uncertainty::Interval>& interval,
+                         int decimals, int interval_decimals, const std::string& unit = "");
+// The input TPS and TTFT cells of every table that shows predictions.
+std::string TpsCell(double value, const std::optional<uncertainty::Interval>& interval);
+std::string SecondsCell(double value, const std::optional<uncertainty::Interval>& interval);
 
 // The table's cells: the layout, C, the medians and the deltas, formatted.
 Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRow>& baseline_rows,

@@ -8,22 +8,27 @@
 #include "report/charts.h"
 #include "report/html.h"
 #include "report/result_table.h"
+#include "report/uncertainty_tables.h"
 #include "util/format.h"
 
 namespace ppsearch::report {
 namespace {
 
-Section Results(const spec::Spec& spec, const SimulationPage& page) {
+Section Results(const spec::Spec& spec, const SimulationPage& page,
+                const RunPrediction& prediction) {
   std::vector<ResultRow> rows;
-  for (const auto& p : page.points)
-    rows.push_back({p.layout, p.concurrency, p.metrics.input_tps, p.metrics.ttft_s.p50,
-                    p.metrics.ttft_s.p95, p.memory.peak_mib_max});
+  for (const auto& p : prediction.points)
+    rows.push_back({p.layout, p.concurrency, p.input_tps, p.ttft_p50_s, p.ttft_p95_s, 0, false,
+                    p.input_tps_interval, p.ttft_p50_interval, p.ttft_p95_interval});
   return {
       "Results",
       {Block::Paragraph(fmt::format(
            "One simulated sample per point, without repeat noise; deltas are against {} at "
-           "the same concurrency.",
-           spec.baseline.layout ? spec.baseline.layout->Label() : std::string("no baseline"))),
+           "the same concurrency{}.",
+           spec.baseline.layout ? spec.baseline.layout->Label() : std::string("no baseline"),
+           page.intervals.empty()
+               ? std::string()
+               : "; " + IntervalMeaning(page.interval_members, page.interval_seed))),
        Block::TableBlock(ResultTable(rows, rows, spec.baseline.layout)),
        Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff)}};
 }
@@ -75,6 +80,8 @@ std::optional<Section> CapCheck(const SimulationPage& page) {
 std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& page) {
   RunPrediction prediction;
   for (const auto& p : page.points) prediction.points.push_back(FromPointPrediction(p));
+  AttachIntervals(page.intervals, prediction.points);
+  prediction.interval_members = page.intervals.empty() ? 0 : page.interval_members;
   prediction.note = "Predicted by the simulator (calibration: " + page.calibration_source + ")";
 
   Document doc;
@@ -83,9 +90,13 @@ std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& p
       fmt::format("Spec `{}`: {}. Every number on this page was **predicted by the simulator** "
                   "(calibration: {}); nothing was measured.",
                   page.spec_path, page.setup, page.calibration_source)));
-  doc.sections.push_back(Results(spec, page));
+  doc.sections.push_back(Results(spec, page, prediction));
   doc.sections.push_back(Memory(page));
   doc.sections.push_back(PredictionSection(prediction, {}));
+  if (!page.intervals.empty() && page.calibration != nullptr)
+    doc.sections.push_back(UncertaintySection(page.uncertainty, *page.calibration,
+                                              spec.decision.objective, page.interval_members,
+                                              page.interval_seed));
   if (std::optional<Section> s = CapCheck(page)) doc.sections.push_back(std::move(*s));
 
   ChartInputs in;
@@ -100,6 +111,7 @@ std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& p
     cp.input_tps = p.input_tps;
     cp.ttft_p50_s = p.ttft_p50_s;
     cp.ttft_p95_s = p.ttft_p95_s;
+    cp.predicted_input_tps_interval = p.input_tps_interval;
     cp.baseline = spec.baseline.layout && p.layout == *spec.baseline.layout;
     in.points.push_back(cp);
     if (std::none_of(in.memory.begin(), in.memory.end(),

@@ -14,7 +14,8 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/profile_evidence.cc
   src/report/result_table.cc
   src/report/simulation_page.cc
-  src/report/svg_chart.cc)
+  src/report/svg_chart.cc
+  src/report/uncertainty_tables.cc)
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
   src/report/headless_browser.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "report/html.h"
 #include "util/format.h"
@@ -126,6 +127,7 @@ double BandMax(const BandChart& c) {
       for (const Bar& bar : s.bars) m = std::max({m, bar.from, bar.to});
       for (double d : s.dots) m = std::max(m, d);
       if (s.marker) m = std::max(m, *s.marker);
+      if (s.whisker) m = std::max(m, s.whisker->high);
     }
   for (const RefLine& l : c.lines) m = std::max(m, l.y);
   return m;
@@ -164,6 +166,8 @@ std::string RenderBandChart(const BandChart& c) {
   if (!c.marker_legend.empty())
     legend.push_back(
         {"<path d=\"" + Diamond(6, 6, 6) + "\" class=\"predicted\"/>", c.marker_legend});
+  if (!c.whisker_legend.empty())
+    legend.push_back({"<path d=\"M3 0H9M6 0V12M3 12H9\" class=\"interval\"/>", c.whisker_legend});
   if (!c.emphasis_legend.empty())
     legend.push_back({"<rect width=\"12\" height=\"12\" class=\"emphasis\"/>", c.emphasis_legend});
   for (const RefLine& l : c.lines)
@@ -215,6 +219,21 @@ std::string RenderBandChart(const BandChart& c) {
                            MarkAttrs("dot", what, slot.dots[di], c.value_decimals),
                            Tooltip(what, slot.dots[di], c.value_decimals));
         band_top = std::min(band_top, y.At(slot.dots[di]));
+      }
+      if (slot.whisker) {
+        // The stem, then each cap as a mark holding its value.
+        const double lo = y.At(slot.whisker->low), hi = y.At(slot.whisker->high);
+        out += fmt::format("<line class=\"interval\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
+                           Num(cx), Num(cx), Num(lo), Num(hi));
+        for (const auto& [end, value, py] : {std::tuple{"low", slot.whisker->low, lo},
+                                             std::tuple{"high", slot.whisker->high, hi}}) {
+          const std::string what = slot.what + " " + c.whisker_key + " " + end;
+          out += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" {}>{}</line>",
+                             Num(cx - 5), Num(cx + 5), Num(py), Num(py),
+                             MarkAttrs("interval", what, value, c.value_decimals),
+                             Tooltip(what, value, c.value_decimals));
+        }
+        band_top = std::min(band_top, hi - 2);
       }
       if (slot.marker) {
         const std::string what = slot.what + " " + c.marker_legend;

@@ -26,14 +26,20 @@ struct Bar {
   std::string what;  // tooltip and data-key, e.g. "PP2/TP16/EP4 C=8 median"
 };
 
+// A vertical whisker from `low` to `high` (e.g. a prediction's interval).
+struct Whisker {
+  double low = 0, high = 0;
+};
+
 // One x position inside a band: its bars are drawn over each other (stack
-// them by chaining from/to); dots (e.g. repeats) and a marker (e.g. the
-// predicted value) sit on it.
+// them by chaining from/to); dots (e.g. repeats), a marker (e.g. the
+// predicted value) and a whisker through the marker sit on it.
 struct Slot {
   std::vector<Bar> bars;
   std::vector<double> dots;
   std::optional<double> marker;
-  std::string what;  // names the dots and the marker in tooltips
+  std::string what;  // names the dots, the marker and the whisker in tooltips
+  std::optional<Whisker> whisker{};
 };
 
 struct Band {
@@ -58,6 +64,9 @@ struct BandChart {
   std::vector<RefLine> lines;
   std::string dots_legend;    // "" leaves dots out of the legend
   std::string marker_legend;  // "" leaves the marker out of the legend
+  // The whisker's legend; its two caps are marks keyed "<slot what> <whisker_key> low|high".
+  std::string whisker_legend;
+  std::string whisker_key = "interval";
   std::string emphasis_legend;
   int value_decimals = 2;  // data-value precision
 };

@@ -56,6 +56,27 @@ TEST(RenderBandChart, EveryDatumIsAMarkWithItsValue) {
   EXPECT_EQ(svg, RenderBandChart(TwoBands()));              // deterministic
 }
 
+TEST(RenderBandChart, AWhiskerIsAStemWithTwoMarkedCapsAndALegendEntry) {
+  BandChart c = TwoBands();
+  c.bands[0].slots[0].whisker = Whisker{3100.25, 3400.5};
+  c.whisker_legend = "predicted 10th-90th percentile";
+  c.whisker_key = "predicted interval";
+  c.lines.clear();
+  const std::string svg = RenderBandChart(c);
+  EXPECT_EQ(Count(svg, "class=\"mark "), 2 + 2 + 1 + 2);  // bars, repeats, predicted, caps
+  EXPECT_NE(svg.find("data-key=\"PP1 C=8 predicted interval low\" data-value=\"3100.25\""),
+            std::string::npos);
+  EXPECT_NE(svg.find("data-key=\"PP1 C=8 predicted interval high\" data-value=\"3400.50\""),
+            std::string::npos);
+  EXPECT_EQ(Count(svg, "<line class=\"interval\""), 1);
+  EXPECT_NE(svg.find(">predicted 10th-90th percentile</text>"), std::string::npos);
+  // Without a whisker legend and whiskers, neither is drawn.
+  EXPECT_EQ(RenderBandChart(TwoBands()).find("interval"), std::string::npos);
+  // The axis reaches the whisker's top.
+  c.bands[0].slots[0].whisker = Whisker{3000, 9100};
+  EXPECT_NE(RenderBandChart(c).find(">10,000</text>"), std::string::npos);
+}
+
 TEST(RenderScatterChart, EmphasizedPointsAreRingedAndMarked) {
   ScatterChart c;
   c.id = "tradeoff";

@@ -29,6 +29,44 @@ double Spread(const std::vector<double>& v) {
   return median == 0 ? 0 : (*hi - *lo) / median;
 }
 
+double Correlation(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return 0;
+  const double mx = Mean(x), my = Mean(y);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  // Constant within rounding: no correlation to speak of.
+  if (sxx <= 1e-300 || syy <= 1e-300) return 0;
+  return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+}
+
+namespace {
+
+// 1-based ranks; tied values share the mean of their ranks.
+std::vector<double> Ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) rank[order[k]] = (i + j) / 2.0 + 1;
+    i = j + 1;
+  }
+  return rank;
+}
+
+}  // namespace
+
+double RankCorrelation(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) return 0;
+  return Correlation(Ranks(x), Ranks(y));
+}
+
 double NormalQuantile(double p) {
   static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};

@@ -5,6 +5,8 @@
 //    x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]).
 //  - Median: Percentile(x, 50).
 //  - Spread: (max - min) / median, the repeat-stability measure.
+//  - Correlation: Pearson's r of paired values; RankCorrelation is
+//    Spearman's rho, Pearson's r of the ranks (ties take their mean rank).
 //  - Input throughput: total intended input tokens of successful requests
 //    divided by the time from the first send to the last completion.
 
@@ -19,6 +21,9 @@ double Percentile(std::vector<double> values, double q);
 double Median(const std::vector<double>& values);
 double Mean(const std::vector<double>& values);
 double Spread(const std::vector<double>& values);  // 0 for fewer than 2 values
+// 0 when the sizes differ, there are fewer than 2 pairs or either side is constant.
+double Correlation(const std::vector<double>& x, const std::vector<double>& y);
+double RankCorrelation(const std::vector<double>& x, const std::vector<double>& y);
 
 // The standard normal quantile: x with Phi(x) = p, for p in (0, 1). Acklam's
 // rational approximation refined by one Halley step (|error| < 1e-12).

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace ppsearch::stats {
 namespace {
 
@@ -20,6 +22,21 @@ TEST(StatsTest, PercentileMatchesNumpyLinear) {
 TEST(StatsTest, SpreadIsRangeOverMedian) {
   EXPECT_DOUBLE_EQ(Spread({99, 100, 101}), 0.02);
   EXPECT_DOUBLE_EQ(Spread({5}), 0);
+}
+
+TEST(StatsTest, CorrelationIsPearsonAndRankCorrelationSpearmanWithMeanRanksForTies) {
+  const std::vector<double> x = {1, 2, 3, 4, 5}, y = {2, 4, 5, 4, 5};
+  EXPECT_NEAR(Correlation(x, y), 6 / std::sqrt(60.0), 1e-12);
+  // Ranks of y: 1, 2.5, 4.5, 2.5, 4.5.
+  EXPECT_NEAR(RankCorrelation(x, y), 7 / std::sqrt(90.0), 1e-12);
+  // Monotone but not linear: rank correlation 1, Pearson below it.
+  const std::vector<double> cubes = {1, 8, 27, 64, 125};
+  EXPECT_DOUBLE_EQ(RankCorrelation(x, cubes), 1.0);
+  EXPECT_LT(Correlation(x, cubes), 0.99);
+  EXPECT_NEAR(Correlation(x, {10, 8, 6, 4, 2}), -1.0, 1e-12);
+  EXPECT_EQ(Correlation(x, {3, 3, 3, 3, 3}), 0.0);
+  EXPECT_EQ(Correlation({1}, {2}), 0.0);
+  EXPECT_EQ(Correlation(x, {1, 2}), 0.0);
 }
 
 TEST(StatsTest, SampleMetricsCountErrorsAndUseFirstSendToLastEnd) {

@@ -1,0 +1,57 @@
+#include "report/prediction.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::report {
+namespace {
+
+PredictedPoint Point(int pp, int c, double tps, uncertainty::Interval tps_i, double ttft,
+                     uncertainty::Interval ttft_i) {
+  return {.layout = {pp, 32 / pp, 4, {}},
+          .concurrency = c,
+          .input_tps = tps,
+          .ttft_p50_s = ttft,
+          .stages = {},
+          .stage_peak_mib = {},
+          .input_tps_interval = tps_i,
+          .ttft_p50_interval = ttft_i};
+}
+
+TEST(PredictionOverlap, ComparesTheObjectivesIntervalsAtEachLevel) {
+  RunPrediction r;
+  r.points = {Point(8, 8, 9500, {9000, 9900}, 12, {11, 13}),
+              Point(8, 16, 9500, {9000, 9900}, 24, {22, 26}),
+              Point(4, 8, 7400, {7000, 9100}, 17, {16, 18}),
+              Point(4, 16, 7400, {7000, 8000}, 33, {31, 35})};
+  const spec::LayoutSpec pp8 = r.points[0].layout, pp4 = r.points[2].layout;
+  EXPECT_EQ(OverlapNote(r, pp8, pp4, false),
+            "the intervals of PP8/TP4/EP4 and PP4/TP8/EP4 overlap (input TPS at C=8): the ranking "
+            "is not certain at this calibration");
+  // By TTFT p50 they are apart at both levels.
+  EXPECT_NE(OverlapNote(r, pp8, pp4, true)->find("do not overlap (TTFT p50 at every"),
+            std::string::npos);
+  // A layout without intervals: nothing to say.
+  r.points[2].input_tps_interval.reset();
+  r.points[3].input_tps_interval.reset();
+  EXPECT_FALSE(OverlapNote(r, pp8, pp4, false));
+}
+
+TEST(PredictionOverlap, AttachIntervalsMatchesLayoutAndConcurrency) {
+  std::vector<PredictedPoint> points = {Point(8, 8, 1, {}, 1, {}), Point(8, 16, 1, {}, 1, {})};
+  points[0].input_tps_interval.reset();
+  points[1].input_tps_interval.reset();
+  uncertainty::PointUncertainty u;
+  u.layout = points[1].layout;
+  u.concurrency = 16;
+  u.members.resize(4);
+  u.input_tps = {10, 20};
+  u.peak_gpu_mib = {70000, 70000};
+  AttachIntervals({u}, points);
+  EXPECT_FALSE(points[0].input_tps_interval);
+  ASSERT_TRUE(points[1].input_tps_interval);
+  EXPECT_EQ(points[1].input_tps_interval->high, 20);
+  EXPECT_EQ(points[1].peak_gpu_mib_interval->low, 70000);
+}
+
+}  // namespace
+}  // namespace ppsearch::report

@@ -1,0 +1,68 @@
+#include "uncertainty/propagate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "stats/stats.h"
+
+namespace ppsearch::uncertainty {
+
+MemberValues ValuesOf(const predict::PointPrediction& p) {
+  return {p.metrics.input_tps, p.metrics.ttft_s.p50, p.metrics.ttft_s.p95, p.memory.peak_mib_max};
+}
+
+Interval IntervalOf(const std::vector<double>& values) {
+  if (values.empty()) return {};
+  return {stats::Percentile(values, kIntervalLowPercentile),
+          stats::Percentile(values, kIntervalHighPercentile)};
+}
+
+std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const PredictInputs& in,
+                                        const Ensemble& ensemble, int threads) {
+  const size_t members = ensemble.members.size();
+  const size_t tasks = jobs.size() * members;
+  std::vector<MemberValues> values(tasks);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    // Each task index is claimed once; the loop ends when all are claimed.
+    for (size_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
+      const PointJob& job = jobs[t / members];
+      predict::PointOptions po = job.options;
+      po.keep_trace = false;
+      const predict::PointPrediction p = predict::PredictPoint(
+          *job.plan, *in.spec, *in.model, *in.hw, ensemble.members[t % members], po);
+      values[t] = ValuesOf(p);
+    }
+  };
+  const int n_threads =
+      static_cast<int>(std::max<size_t>(std::min<size_t>(std::max(threads, 1), tasks), 1));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < n_threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+
+  std::vector<PointUncertainty> out;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    PointUncertainty u;
+    u.layout = jobs[j].plan->layout;
+    u.concurrency = jobs[j].options.concurrency;
+    u.central = jobs[j].central;
+    u.members.assign(values.begin() + j * members, values.begin() + (j + 1) * members);
+    std::vector<double> tps, p50, p95, mem;
+    for (const MemberValues& m : u.members) {
+      tps.push_back(m.input_tps);
+      p50.push_back(m.ttft_p50_s);
+      p95.push_back(m.ttft_p95_s);
+      mem.push_back(m.peak_gpu_mib);
+    }
+    u.input_tps = IntervalOf(tps);
+    u.ttft_p50_s = IntervalOf(p50);
+    u.ttft_p95_s = IntervalOf(p95);
+    u.peak_gpu_mib = IntervalOf(mem);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+}  // namespace ppsearch::uncertainty
