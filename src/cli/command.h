@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitConfigError = 2,    // bad spec, model config, hardware profile or arguments
   kExitIncomplete = 3,     // sweep incomplete (samples missing or interrupted)
   kExitNoneQualifies = 4,  // no layout meets the decision policy
+  kExitCheckFailed = 5,    // a check against reference figures failed (backtest)
 };
 
 // The exit code of an error, by its kind: the one mapping of kinds to codes.
@@ -31,6 +32,7 @@ void AddModelCommand(CLI::App& app, int& exit_code);
 void AddSimulateCommand(CLI::App& app, int& exit_code);
 void AddRunCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
+void AddBacktestCommand(CLI::App& app, int& exit_code);
 void AddNsysCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
 void AddCompareCommand(CLI::App& app, int& exit_code);

@@ -24,6 +24,7 @@ constexpr CommandEntry kCommands[] = {
     {"simulate", ppsearch::cli::AddSimulateCommand},
     {"run", ppsearch::cli::AddRunCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
+    {"backtest", ppsearch::cli::AddBacktestCommand},
     {"nsys", ppsearch::cli::AddNsysCommand},
     {"report", ppsearch::cli::AddReportCommand},
     {"compare", ppsearch::cli::AddCompareCommand},

@@ -88,9 +88,10 @@ class HardwareFileTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST(ShippedProfilesTest, ListsTheFourShippedProfiles) {
+TEST(ShippedProfilesTest, ListsTheShippedProfiles) {
   EXPECT_EQ(ListHardwareProfiles(),
-            (std::vector<std::string>{"h20", "h200", "rtx-6000d", "rtx-pro-6000-server"}));
+            (std::vector<std::string>{"h20", "h20-141g", "h200", "rtx-6000d",
+                                      "rtx-pro-6000-server"}));
 }
 
 TEST(ShippedProfilesTest, EveryShippedProfileLoadsAndIsPlausible) {

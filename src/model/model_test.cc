@@ -213,5 +213,20 @@ TEST(PublicTotalsTest, Qwen3Moe) {
   EXPECT_EQ(qwen.kv_bytes_per_token(), 94 * 4 * 128 * 2 * 2);
 }
 
+// The FP8 checkpoint: the same shapes, block-FP8 decoder linears, so about
+// half the BF16 weight bytes (scales add 4 B per 128 x 128 block).
+TEST(PublicTotalsTest, Qwen3MoeFp8) {
+  ModelDesc bf16 = LoadReference("qwen3-235b-a22b");
+  ModelDesc fp8 = LoadReference("qwen3-235b-a22b-fp8");
+  EXPECT_EQ(fp8.quantization, "fp8");
+  EXPECT_EQ(fp8.total_params(), bf16.total_params());
+  const LayerDesc& layer = fp8.layers.at(0);
+  EXPECT_EQ(FindLinear(layer, "experts.down_proj")->dtype, DType::kFp8);
+  EXPECT_EQ(FindLinear(layer, "q_proj")->dtype, DType::kFp8);
+  EXPECT_EQ(FindLinear(layer, "router")->dtype, DType::kBf16);
+  EXPECT_EQ(fp8.lm_head.dtype, DType::kBf16);
+  EXPECT_EQ(fp8.kv_bytes_per_token(), bf16.kv_bytes_per_token());  // the KV cache stays BF16
+}
+
 }  // namespace
 }  // namespace ppsearch::model

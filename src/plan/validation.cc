@@ -154,6 +154,24 @@ void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
        loc});
 }
 
+// Dynamic chunking grows a request's chunks from chunked-prefill-size (its
+// profile and first chunk); without chunked prefill there is nothing to size
+// and the simulator does not model what SGLang would do instead.
+void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                          std::vector<Diagnostic>& errors) {
+  if (layout.pp <= 1 || !spec.engine.ArgTrue("enable-dynamic-chunking")) return;
+  const std::optional<int64_t> chunk = spec.engine.ArgInt("chunked-prefill-size");
+  if (!chunk || *chunk > 0) return;
+  const SourceLoc loc = spec.Origin("engine.args.chunked-prefill-size");
+  const std::string where = loc.Where();
+  errors.push_back({(where.empty() ? "" : where + ": ") + layout.Label() +
+                        ": [engine.args] enable-dynamic-chunking with chunked-prefill-size = " +
+                        std::to_string(*chunk) +
+                        " (chunked prefill off) is not modelled; dynamic chunking needs a "
+                        "positive chunked-prefill-size as its initial chunk",
+                    loc});
+}
+
 // SGLang sizes the KV pool from what mem_fraction_static leaves after the
 // weights and refuses to start when that is nothing ("Not enough memory.
 // Please try to increase --mem-fraction-static"); the memory model computes
@@ -215,6 +233,7 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
   CheckWeightMemory(layout, hw, planned, errors);
   CheckKvRoom(layout, spec, model, hw, planned, errors);
   CheckContextLength(layout, spec, model, errors);
+  CheckDynamicChunking(layout, spec, errors);
   return errors;
 }
 

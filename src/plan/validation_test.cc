@@ -312,5 +312,26 @@ TEST(ValidateLayout, PromptsLongerThanTheContextLengthAreAnError) {
                           "whose input + output tokens reach it"));
 }
 
+// Dynamic chunking starts from chunked-prefill-size; with chunked prefill off
+// there is no initial chunk, which the simulator does not model.
+TEST(ValidateLayout, DynamicChunkingWithoutChunkedPrefillIsNotModelled) {
+  spec::Spec spec = MissionSpec();
+  model::ModelDesc model = KimiLikeModel();
+  SetArg(spec, "enable-dynamic-chunking", StringArg("true", Loc(24, 1, "")));
+  SetArg(spec, "chunked-prefill-size", IntArg(-1, Loc(25, 1, "engine.args.chunked-prefill-size")));
+  spec.origins["engine.args.chunked-prefill-size"] = Loc(25, 1, "engine.args.chunked-prefill-size");
+  EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec),
+              ElementsAre("examples/x.toml:25:1: key 'engine.args.chunked-prefill-size': "
+                          "PP8/TP4/EP4: [engine.args] enable-dynamic-chunking with "
+                          "chunked-prefill-size = -1 (chunked prefill off) is not modelled; "
+                          "dynamic chunking needs a positive chunked-prefill-size as its initial "
+                          "chunk"));
+  // PP1 never runs dynamic chunking (SGLang enables it only with PP > 1).
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), model, spec), IsEmpty());
+  SetArg(spec, "chunked-prefill-size",
+         IntArg(8192, Loc(25, 1, "engine.args.chunked-prefill-size")));
+  EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec), IsEmpty());
+}
+
 }  // namespace
 }  // namespace ppsearch::plan

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "spec/engine_env.h"
+
 namespace ppsearch::predict {
 
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
@@ -34,6 +36,7 @@ memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::S
 }
 
 sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                        const model::ModelDesc& model,
                                         const memory::MemoryPlan& memory, int mbs_override) {
   sim::SchedulerConfig c;
   c.pp_size = plan.layout.pp;
@@ -51,6 +54,9 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
   // (plan/validation.cc CheckKvRoom), as SGLang refuses to start it.
   c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
   c.page_size = static_cast<int>(spec.engine.ArgInt("page-size").value_or(1));
+  c.context_len = plan::ContextLength(spec, model);
+  c.dynamic_chunking.enabled = spec.engine.ArgTrue("enable-dynamic-chunking");
+  c.dynamic_chunking.smooth_factor = spec::DynamicChunkSmoothFactor(spec.engine);
   return c;
 }
 
@@ -76,7 +82,7 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   p.memory = memory::PlanMemory(MemoryInputsFor(plan, spec, model, hw));
   cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
   sim::SchedulerConfig config =
-      SchedulerConfigFor(plan, spec, p.memory, options.pp_max_micro_batch_size);
+      SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);
   workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;

@@ -48,6 +48,7 @@ memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::S
                                      const model::ModelDesc& model,
                                      const hardware::HardwareProfile& hw);
 sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                        const model::ModelDesc& model,
                                         const memory::MemoryPlan& memory,
                                         int pp_max_micro_batch_size_override);
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);

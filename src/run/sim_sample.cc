@@ -130,10 +130,12 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       faults.push_back(fault.fault);
   }
   const std::time_t t0 = std::time(nullptr);
-  const sim::SchedulerConfig sched = predict::SchedulerConfigFor(*ctx.plan, spec_, p.memory, 0);
-  const sglang_log::LogSetup setup = sglang_log::MakeLogSetup(
+  const sim::SchedulerConfig sched =
+      predict::SchedulerConfigFor(*ctx.plan, spec_, model_, p.memory, 0);
+  sglang_log::LogSetup setup = sglang_log::MakeLogSetup(
       model_, hw_, p.memory, ctx.plan->layout.tp, ctx.plan->layout.pp, sched.chunked_prefill_size,
       sched.max_prefill_tokens, p.sim.pp_max_micro_batch_size);
+  setup.context_len = sched.context_len;  // --context-length when the spec overrides it
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
     NodeEvidence ne;
     ne.host = spec_.cluster.hosts[n].name;

@@ -90,7 +90,7 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
                     d->memory.mem_fraction_static));
   d->cost = std::make_unique<cost::LayoutCostModel>(
       d->model, d->hw, predict::ShapeFromPlan(d->plan), d->calibration);
-  d->scheduler = predict::SchedulerConfigFor(d->plan, d->spec, d->memory, 0);
+  d->scheduler = predict::SchedulerConfigFor(d->plan, d->spec, d->model, d->memory, 0);
   d->pp_max_micro_batch_size = sim::ResolvePpMaxMicroBatchSize(d->scheduler);
   return d;
 }

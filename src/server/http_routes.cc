@@ -139,9 +139,9 @@ void SimServer::HandleGpuMemory(const httplib::Request&, httplib::Response& res)
 }
 
 void SimServer::HandleModels(const httplib::Request&, httplib::Response& res) {
-  SendJson(
-      res, 200,
-      ModelList(args_.model_path, static_cast<int64_t>(startup_unix_s_), d_->model.max_context));
+  SendJson(res, 200,
+           ModelList(args_.model_path, static_cast<int64_t>(startup_unix_s_),
+                     d_->scheduler.context_len));
 }
 
 void SimServer::HandleModelInfo(const httplib::Request&, httplib::Response& res) {

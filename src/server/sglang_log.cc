@@ -33,9 +33,11 @@ void ServerLog::Raw(const std::string& text) {
 }
 
 sglang_log::LogSetup LogSetupFor(const Deployment& d) {
-  return sglang_log::MakeLogSetup(d.model, d.hw, d.memory, d.plan.layout.tp, d.plan.layout.pp,
-                                  d.scheduler.chunked_prefill_size, d.scheduler.max_prefill_tokens,
-                                  d.pp_max_micro_batch_size);
+  sglang_log::LogSetup setup = sglang_log::MakeLogSetup(
+      d.model, d.hw, d.memory, d.plan.layout.tp, d.plan.layout.pp, d.scheduler.chunked_prefill_size,
+      d.scheduler.max_prefill_tokens, d.pp_max_micro_batch_size);
+  setup.context_len = d.scheduler.context_len;  // --context-length when the spec overrides it
+  return setup;
 }
 
 std::vector<LogLine> StartupLines(const ServerArgs&, const Deployment& d, int node) {

@@ -102,6 +102,7 @@ SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
   result.peak_kv_tokens = counters.peak_kv_tokens;
   result.peak_running_requests = counters.peak_running_requests;
   result.pp_max_micro_batch_size = engine.pp_max_micro_batch_size();
+  result.dynamic_chunking = engine.dynamic_chunking();
   for (auto& s : result.stages) s.idle_ns = std::max<int64_t>(result.window_ns - s.busy_ns(), 0);
   return result;
 }

@@ -54,6 +54,9 @@ struct SimResult {
   int64_t prefill_batches = 0;
   int64_t decode_batches = 0;
   int pp_max_micro_batch_size = 0;  // resolved admission cap
+  // Dynamic chunking ran: asked for, PP > 1, and the profiled prefill curve
+  // was convex (otherwise SGLang, and this engine, fall back to fixed chunks).
+  bool dynamic_chunking = false;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
 };

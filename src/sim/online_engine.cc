@@ -4,6 +4,17 @@
 #include <cassert>
 
 namespace ppsearch::sim {
+namespace {
+
+// scheduler.py: dynamic chunking acts only with pipeline parallelism.
+std::optional<ChunkSizePredictor> PredictorFor(const SchedulerConfig& config,
+                                               const CostModel& cost) {
+  if (!config.dynamic_chunking.enabled || config.pp_size <= 1) return std::nullopt;
+  return MakeChunkSizePredictor(cost, config.chunked_prefill_size, config.dynamic_chunking,
+                                config.page_size, config.context_len, config.max_prefill_tokens);
+}
+
+}  // namespace
 
 OnlineEngine::OnlineEngine(const SchedulerConfig& config, const CostModel& cost,
                            EngineListener* listener, const SimOptions& options)
@@ -11,7 +22,7 @@ OnlineEngine::OnlineEngine(const SchedulerConfig& config, const CostModel& cost,
       cost_(cost),
       listener_(listener),
       options_(options),
-      scheduler_(config),
+      scheduler_(config, PredictorFor(config, cost)),
       slots_(config.num_slots),
       gpu_free_ns_(cost.num_stages(), 0) {
   counters_.stages.resize(cost.num_stages());

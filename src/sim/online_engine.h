@@ -72,6 +72,7 @@ class OnlineEngine {
 
   int64_t now_ns() const { return now_; }
   int pp_max_micro_batch_size() const { return scheduler_.pp_max_micro_batch_size(); }
+  bool dynamic_chunking() const { return scheduler_.dynamic_chunking(); }
   int64_t kv_tokens_used() const { return scheduler_.kv_tokens_used(); }
   int running_requests() const { return scheduler_.running_requests(); }
   int queued_requests() const { return queued_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace ppsearch::sim {
 namespace {
@@ -24,8 +25,12 @@ int ResolvePpMaxMicroBatchSize(const SchedulerConfig& config) {
   return std::max(config.max_running_requests / std::max(config.pp_size, 1), 1);
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config)
-    : config_(config), pp_max_mbs_(ResolvePpMaxMicroBatchSize(config)), slots_(config.num_slots) {
+Scheduler::Scheduler(const SchedulerConfig& config,
+                     std::optional<ChunkSizePredictor> chunk_predictor)
+    : config_(config),
+      chunk_predictor_(std::move(chunk_predictor)),
+      pp_max_mbs_(ResolvePpMaxMicroBatchSize(config)),
+      slots_(config.num_slots) {
   assert(config.num_slots >= 1);
 }
 
@@ -88,6 +93,11 @@ MicroBatch Scheduler::NextPrefill(Slot& slot) {
   }
 
   int64_t rem_chunk = config_.chunked_prefill_size > 0 ? config_.chunked_prefill_size : INT64_MAX;
+  // Dynamic chunking sizes the whole batch's chunk budget from the chunked
+  // request's prefix (_get_new_batch_prefill_raw); a new request's first
+  // chunk keeps chunked_prefill_size.
+  if (chunk_predictor_ && chunked_ >= 0)
+    rem_chunk = NextChunkSize(*chunk_predictor_, requests_[chunked_].scheduled_tokens);
   int64_t rem_input = config_.max_prefill_tokens;
   int64_t rem_total = config_.max_total_tokens - kv_used_ - ReservedDecodeTokens();
 

@@ -14,9 +14,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "sim/batch.h"
+#include "sim/dynamic_chunk.h"
 
 namespace ppsearch::sim {
 
@@ -29,6 +31,8 @@ struct SchedulerConfig {
   int pp_size = 1;
   int64_t max_total_tokens = 1 << 30;  // KV pool capacity, tokens
   int page_size = 1;
+  int64_t context_len = 0;  // --context-length, else the model's; 0: no limit
+  DynamicChunkingConfig dynamic_chunking;
 };
 
 // Resolved admission cap: the user's value, else SGLang's default.
@@ -45,7 +49,10 @@ struct SchedRequest {
 
 class Scheduler {
  public:
-  explicit Scheduler(const SchedulerConfig& config);
+  // `chunk_predictor`: dynamic chunking's next-chunk rule (nullopt: every
+  // chunk is chunked_prefill_size).
+  explicit Scheduler(const SchedulerConfig& config,
+                     std::optional<ChunkSizePredictor> chunk_predictor = std::nullopt);
 
   // Adds a request (index into requests()) to the waiting queue.
   int AddRequest(int64_t input_tokens, int64_t max_new_tokens);
@@ -69,6 +76,7 @@ class Scheduler {
 
   const SchedRequest& request(int i) const { return requests_[i]; }
   int pp_max_micro_batch_size() const { return pp_max_mbs_; }
+  bool dynamic_chunking() const { return chunk_predictor_.has_value(); }
   int64_t kv_tokens_used() const { return kv_used_; }
   int running_requests() const { return pool_used_; }
 
@@ -84,6 +92,7 @@ class Scheduler {
   void Release(int request);
 
   SchedulerConfig config_;
+  std::optional<ChunkSizePredictor> chunk_predictor_;
   int pp_max_mbs_;
   std::vector<SchedRequest> requests_;
   std::deque<int> waiting_;

@@ -1,9 +1,12 @@
 // [engine]: what runs on every node, and the server flags every layout shares.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <utility>
 
+#include "spec/engine_env.h"
 #include "spec/sections.h"
 #include "util/files.h"
 
@@ -79,19 +82,6 @@ Result<ArgValue> ToArgValue(const toml::node& node, const SourceLoc& loc) {
   return arg;
 }
 
-// toml++ tables iterate alphabetically; flags and variables are kept in the
-// order written so the launched command line reads like the spec.
-std::vector<std::pair<const toml::key*, const toml::node*>> InWrittenOrder(
-    const TableReader& table) {
-  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
-  for (const auto& [key, node] : table.table()) entries.emplace_back(&key, &node);
-  std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
-    return table.source().WrittenOrder(a.first->source()) <
-           table.source().WrittenOrder(b.first->source());
-  });
-  return entries;
-}
-
 Status ReadArgs(const TableReader& args, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(args)) {
     const std::string name(key->str());
@@ -123,9 +113,16 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
     // Numbers are common in environment variables (NCCL_IB_DISABLE = 1).
     if (const auto* i = node->as_integer()) {
       value = std::to_string(i->get());
+    } else if (const auto* f = node->as_floating_point()) {
+      value = fmt::format("{}", f->get());  // shortest text that reads back the same
     } else {
       PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
     }
+    if (name == kDynamicChunkSmoothEnv && !ParseSmoothFactor(value))
+      return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
+                                    "': expected a number from 0 (fixed chunks) to 1 (strict), "
+                                    "got \"" +
+                                    value + "\"");
     out->env.emplace_back(name, std::move(value));
   }
   return Status::Ok();

@@ -110,16 +110,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
 
 Result<Spec> ParseSpec(const std::string& toml_text, const std::string& path,
                        const std::vector<std::string>& overrides) {
-  toml::table root;
-  try {
-    root = toml::parse(std::string_view(toml_text), std::string_view(path));
-  } catch (const toml::parse_error& e) {
-    SourceLoc loc;
-    loc.file = path;
-    loc.line = static_cast<int>(e.source().begin.line);
-    loc.col = static_cast<int>(e.source().begin.column);
-    return PositionError(loc, std::string(e.description()));
-  }
+  PPS_ASSIGN_OR_RETURN(toml::table root, ParseToml(toml_text, path));
   std::vector<std::string> labels;
   for (const auto& override_text : overrides) {
     PPS_RETURN_IF_ERROR(ApplyOverride(override_text, &root));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/engine_env.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {
@@ -167,6 +168,24 @@ TEST(SpecEngine, ArgsKeepFileOrderAndTypes) {
   EXPECT_EQ(spec.engine.ArgString("z-flag"), "0.85");
   EXPECT_FALSE(spec.engine.ArgTrue("a-flag"));
   EXPECT_EQ(spec.engine.ArgInt("b-flag"), std::nullopt);
+}
+
+// Dynamic chunking's smoothing factor is read from [engine.env] as SGLang
+// does; a float is accepted as the variable's text, anything outside [0, 1]
+// is an error at the key.
+TEST(SpecEngine, DynamicChunkSmoothFactor) {
+  EXPECT_DOUBLE_EQ(DynamicChunkSmoothFactor(MustParse(Text()).engine), 0.75);
+  Spec spec = MustParse(
+      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR = 0.65\n"));
+  EXPECT_EQ(*FindEnv(spec.engine, "SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR"), "0.65");
+  EXPECT_DOUBLE_EQ(DynamicChunkSmoothFactor(spec.engine), 0.65);
+  const std::string error = ErrorOf(
+      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR = \"1.5\"\n"));
+  EXPECT_NE(error.find("key 'engine.env.SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR': expected a number "
+                       "from 0 (fixed chunks) to 1 (strict), got \"1.5\""),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.rfind("/s/spec.toml:", 0), 0u) << error;
 }
 
 TEST(SpecCluster, SshDefaultsAndPerHostSettings) {

@@ -279,4 +279,27 @@ Result<const toml::table*> TableReader::Table(std::string_view key, Need need,
   return ToTable(*node, KeyLoc(key), example);
 }
 
+std::vector<std::pair<const toml::key*, const toml::node*>> InWrittenOrder(
+    const TableReader& table) {
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (const auto& [key, node] : table.table()) entries.emplace_back(&key, &node);
+  std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+    return table.source().WrittenOrder(a.first->source()) <
+           table.source().WrittenOrder(b.first->source());
+  });
+  return entries;
+}
+
+Result<toml::table> ParseToml(const std::string& text, const std::string& path) {
+  try {
+    return toml::parse(std::string_view(text), std::string_view(path));
+  } catch (const toml::parse_error& e) {
+    SourceLoc loc;
+    loc.file = path;
+    loc.line = static_cast<int>(e.source().begin.line);
+    loc.col = static_cast<int>(e.source().begin.column);
+    return PositionError(loc, std::string(e.description()));
+  }
+}
+
 }  // namespace ppsearch::spec

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
@@ -55,6 +56,9 @@ Error KeyError(const SourceLoc& loc, const std::string& what);
 // "<pos>: <what>" for messages that name the key themselves.
 Error PositionError(const SourceLoc& loc, const std::string& what);
 
+// Parses `text` as the TOML file `path`; a syntax error reads "path:line:col: ...".
+Result<toml::table> ParseToml(const std::string& text, const std::string& path);
+
 // Checked conversions of one node; `loc` names it in messages.
 Result<int64_t> ToInt(const toml::node& node, const SourceLoc& loc, int64_t min, int64_t max);
 Result<double> ToNumber(const toml::node& node, const SourceLoc& loc, double min, double max);
@@ -66,6 +70,12 @@ Result<const toml::array*> ToArray(const toml::node& node, const SourceLoc& loc,
                                    const std::string& what);
 
 enum class Need { kOptional, kRequired };
+
+class TableReader;
+// toml++ tables iterate alphabetically; this lists a table's entries in the
+// order written (flags, variables, named configurations).
+std::vector<std::pair<const toml::key*, const toml::node*>> InWrittenOrder(
+    const TableReader& table);
 
 // One TOML table read as one spec section, or a sub-table such as a layout
 // tuple. Getters leave `out` untouched when an optional key is absent, so the

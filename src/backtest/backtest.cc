@@ -1,0 +1,182 @@
+#include "backtest/backtest.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "calibrate/fit.h"
+#include "hardware/hardware.h"
+#include "model/hf_config.h"
+#include "plan/plan.h"
+#include "predict/predict.h"
+#include "spec/spec_parser.h"
+
+namespace ppsearch::backtest {
+namespace {
+
+// One configuration with everything it is planned and predicted from.
+struct Loaded {
+  const Configuration* config = nullptr;
+  spec::Spec spec;
+  model::ModelDesc model;
+  hardware::HardwareProfile hw;
+  plan::LayoutPlan plan;
+};
+
+Error AtConfiguration(const Configuration& c, const std::string& message) {
+  return MakeError(c.origin.Where() + ": " + message);
+}
+
+Result<Loaded> LoadConfiguration(const Case& c, const Configuration& config) {
+  Loaded l;
+  l.config = &config;
+  Result<spec::Spec> spec = spec::LoadSpec(c.spec_path, config.overrides);
+  if (!spec.ok()) return AtConfiguration(config, spec.error().message);
+  l.spec = std::move(spec).value();
+  l.spec.sweep.layouts = {config.layout};
+  l.spec.sweep.concurrency = {config.concurrency};
+  Result<model::ModelDesc> model = model::LoadModel(l.spec.engine.model_config);
+  if (!model.ok()) return AtConfiguration(config, model.error().message);
+  l.model = std::move(model).value();
+  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(l.spec.cluster.hardware);
+  if (!hw.ok()) return AtConfiguration(config, hw.error().message);
+  l.hw = std::move(hw).value();
+  l.plan = plan::PlanLayout(config.layout, l.spec, l.model, l.hw);
+  if (!l.plan.valid) {
+    std::string errors;
+    for (const auto& d : l.plan.errors) errors += "\n  " + d.message;
+    return AtConfiguration(config, config.layout.Label() + " is not a valid layout:" + errors);
+  }
+  return l;
+}
+
+Result<calibrate::Measurement> MeasurementOf(const Configuration& config) {
+  std::vector<calibrate::Measurement> found;
+  if (!config.measured_csv.empty()) {
+    Result<std::vector<calibrate::Measurement>> csv =
+        calibrate::LoadMeasurements(config.measured_csv);
+    if (!csv.ok()) return AtConfiguration(config, csv.error().message);
+    for (auto& m : *csv)
+      if (m.layout == config.layout) found.push_back(std::move(m));
+    if (found.empty())
+      return AtConfiguration(config, "measured_csv " + config.measured_csv + " has no row for " +
+                                         config.layout.Label());
+  } else {
+    calibrate::Measurement m;
+    m.layout = config.layout;
+    m.points = config.measured;
+    m.source = config.origin.Position();
+    found.push_back(std::move(m));
+  }
+  if (!config.profile_summary.empty())
+    if (Status s = calibrate::AttachProfileSummary(config.profile_summary, found); !s.ok())
+      return AtConfiguration(config, s.error().message);
+  return std::move(found.front());
+}
+
+// The calibration of one model family: a fit to its calibration
+// configurations, which must share one spec (FitInputs holds one).
+Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string& model,
+                            double tolerance, std::vector<FigureResult>* residuals) {
+  FamilyFit fit;
+  fit.model = model;
+  calibrate::FitInputs in;
+  const Loaded* first = nullptr;
+  for (const Loaded& l : loaded) {
+    if (l.spec.engine.model_config != model || !l.config->calibrate) continue;
+    if (first == nullptr) {
+      first = &l;
+    } else if (l.config->overrides != first->config->overrides) {
+      return AtConfiguration(
+          *l.config, "calibration configurations '" + first->config->name + "' and '" +
+                         l.config->name + "' of " + model +
+                         " have different overrides; one fit takes one spec, so give each its "
+                         "own case or the same overrides");
+    }
+    PPS_ASSIGN_OR_RETURN(calibrate::Measurement m, MeasurementOf(*l.config));
+    in.measurements.push_back(std::move(m));
+    in.plans.push_back(l.plan);
+    fit.configurations.push_back(l.config->name);
+  }
+  if (first == nullptr) return MakeError("no calibration configuration for " + model);
+  in.spec = &first->spec;
+  in.model = &first->model;
+  in.hw = &first->hw;
+  Result<calibrate::FitResult> result = calibrate::FitCalibration(in);
+  if (!result.ok()) return AtConfiguration(*first->config, result.error().message);
+  fit.calibration = result->calibration;
+  std::vector<std::string> names;
+  for (const auto& r : result->residuals) {
+    std::string name = r.layout.Label();
+    for (size_t i = 0; i < in.measurements.size(); ++i)
+      if (in.measurements[i].layout == r.layout) name = fit.configurations[i];
+    names.push_back(name);
+  }
+  for (auto& f : ResidualFigures(result->residuals, names, tolerance))
+    residuals->push_back(std::move(f));
+  return fit;
+}
+
+}  // namespace
+
+int CaseResult::figures_within() const {
+  return static_cast<int>(std::count_if(figures.begin(), figures.end(),
+                                        [](const FigureResult& f) { return f.within; }));
+}
+
+int CaseResult::signs_right() const {
+  return static_cast<int>(
+      std::count_if(signs.begin(), signs.end(), [](const SignResult& s) { return s.right; }));
+}
+
+Result<CaseResult> RunCase(const Case& c) {
+  CaseResult out;
+  out.path = c.path;
+  out.name = c.name;
+  out.tolerance = c.tolerance;
+  std::vector<Loaded> loaded;
+  std::vector<std::string> models;  // families in the order first written
+  for (const Configuration& config : c.configurations) {
+    PPS_ASSIGN_OR_RETURN(Loaded l, LoadConfiguration(c, config));
+    if (std::find(models.begin(), models.end(), l.spec.engine.model_config) == models.end())
+      models.push_back(l.spec.engine.model_config);
+    loaded.push_back(std::move(l));
+  }
+  for (const std::string& model : models) {
+    Result<FamilyFit> fit = FitFamily(loaded, model, c.tolerance, &out.figures);
+    if (!fit.ok()) return MakeError(c.path + ": " + fit.error().message);
+    out.fits.push_back(std::move(fit).value());
+  }
+  std::vector<ConfigurationPrediction> predictions;
+  for (const Loaded& l : loaded) {
+    const FamilyFit& fit = *std::find_if(out.fits.begin(), out.fits.end(), [&](const FamilyFit& f) {
+      return f.model == l.spec.engine.model_config;
+    });
+    predict::PointOptions options;
+    options.concurrency = l.config->concurrency;
+    const predict::PointPrediction p =
+        predict::PredictPoint(l.plan, l.spec, l.model, l.hw, fit.calibration, options);
+    if (p.metrics.requests_completed < p.metrics.requests_total)
+      return AtConfiguration(*l.config, std::to_string(p.metrics.request_errors) + " of " +
+                                            std::to_string(p.metrics.requests_total) +
+                                            " simulated requests failed (they do not fit the KV "
+                                            "cache pool)");
+    ConfigurationResult r;
+    r.name = l.config->name;
+    r.layout = l.config->layout;
+    r.hardware = l.hw.name;
+    r.model = l.spec.engine.model_config;
+    r.concurrency = l.config->concurrency;
+    r.calibrated_on = l.config->calibrate;
+    r.dynamic_chunking = p.sim.dynamic_chunking;
+    r.chunked_prefill_size =
+        predict::SchedulerConfigFor(l.plan, l.spec, l.model, p.memory, 0).chunked_prefill_size;
+    r.prediction = {r.name, p.metrics.input_tps, p.metrics.ttft_s.p50};
+    predictions.push_back(r.prediction);
+    out.configurations.push_back(std::move(r));
+  }
+  for (auto& f : ReferenceFigures(c, predictions)) out.figures.push_back(std::move(f));
+  out.signs = ImpliedSigns(c, predictions);
+  return out;
+}
+
+}  // namespace ppsearch::backtest

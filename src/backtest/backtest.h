@@ -1,0 +1,56 @@
+#pragma once
+// Running a backtest case: every configuration's spec is the base spec with
+// its overrides; each model family (configurations with the same model
+// config) is calibrated on its calibration configurations alone, then every
+// configuration is predicted with its family's calibration and checked
+// against the case's reference figures (backtest/evaluate.h).
+
+#include <string>
+#include <vector>
+
+#include "backtest/case_file.h"
+#include "backtest/evaluate.h"
+#include "cost/calibration.h"
+#include "util/result.h"
+
+namespace ppsearch::backtest {
+
+struct ConfigurationResult {
+  std::string name;
+  spec::LayoutSpec layout;
+  std::string hardware;  // profile name
+  std::string model;     // model config path
+  int concurrency = 1;
+  bool calibrated_on = false;
+  bool dynamic_chunking = false;  // the simulated engine ran it
+  int64_t chunked_prefill_size = 0;
+  ConfigurationPrediction prediction;
+};
+
+struct FamilyFit {
+  std::string model;                        // model config path
+  std::vector<std::string> configurations;  // the calibration configurations
+  cost::Calibration calibration;
+};
+
+struct CaseResult {
+  std::string path, name;
+  double tolerance = 0;
+  std::vector<FamilyFit> fits;
+  std::vector<ConfigurationResult> configurations;
+  std::vector<FigureResult> figures;  // fit residuals first, then the references
+  std::vector<SignResult> signs;
+
+  int figures_within() const;
+  int signs_right() const;
+  bool passed() const {
+    return figures_within() == static_cast<int>(figures.size()) &&
+           signs_right() == static_cast<int>(signs.size());
+  }
+};
+
+// Loads every configuration's spec, model and hardware, fits, predicts and
+// checks. Errors name the case file, the configuration and the key.
+Result<CaseResult> RunCase(const Case& c);
+
+}  // namespace ppsearch::backtest

@@ -1,0 +1,216 @@
+#include "backtest/case_file.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+
+#include "spec/sections.h"
+#include "spec/toml_access.h"
+#include "util/files.h"
+
+namespace ppsearch::backtest {
+namespace {
+
+using spec::Need;
+using spec::TableReader;
+
+constexpr char kCaseFile[] = "case.toml";
+constexpr int kMaxCaseDepth = 4;
+
+SourceLoc ElementLoc(const TableReader& t, std::string_view key, size_t i, const toml::node& n) {
+  return t.source().Locate(n.source(),
+                           spec::JoinKey(t.key_path(), key) + "[" + std::to_string(i) + "]");
+}
+
+Result<std::vector<calibrate::MeasuredPoint>> ReadMeasured(const TableReader& config) {
+  std::vector<calibrate::MeasuredPoint> points;
+  const toml::node* node = config.Find("measured");
+  if (node == nullptr) return points;
+  PPS_ASSIGN_OR_RETURN(
+      const toml::array* array,
+      spec::ToArray(*node, config.KeyLoc("measured"),
+                    "tables {concurrency = 1, input_tps = ..., ttft_p50_s = ...}"));
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    const SourceLoc loc = ElementLoc(config, "measured", i, element);
+    PPS_ASSIGN_OR_RETURN(const toml::table* table,
+                         spec::ToTable(element, loc, "{concurrency = 1, input_tps = 2702.5}"));
+    TableReader point(config.source(), *table, loc.key);
+    PPS_RETURN_IF_ERROR(point.CheckKeys({"concurrency", "input_tps", "ttft_p50_s", "ttft_p95_s"}));
+    calibrate::MeasuredPoint p;
+    PPS_RETURN_IF_ERROR(point.Int("concurrency", &p.concurrency, Need::kRequired, 1));
+    if (point.Find("input_tps") == nullptr) return point.Missing("input_tps");
+    PPS_RETURN_IF_ERROR(point.Number("input_tps", &p.input_tps, 1e-9, 1e12));
+    PPS_RETURN_IF_ERROR(point.Number("ttft_p50_s", &p.ttft_p50_s, 1e-9, 1e9));
+    PPS_RETURN_IF_ERROR(point.Number("ttft_p95_s", &p.ttft_p95_s, 1e-9, 1e9));
+    points.push_back(p);
+  }
+  return points;
+}
+
+Result<Configuration> ReadConfiguration(const TableReader& parent, const std::string& name,
+                                        const toml::node& node, const std::string& base_dir) {
+  const SourceLoc loc = parent.KeyLoc(name);
+  PPS_ASSIGN_OR_RETURN(const toml::table* table,
+                       spec::ToTable(node, loc, "{layout = {pp = 4, tp = 8}, set = [...]}"));
+  TableReader config(parent.source(), *table, loc.key);
+  PPS_RETURN_IF_ERROR(config.CheckKeys({"layout", "set", "concurrency", "calibrate", "measured",
+                                        "measured_csv", "profile_summary"}));
+  Configuration c;
+  c.name = name;
+  c.origin = loc;
+  const toml::node* layout = config.Find("layout");
+  if (layout == nullptr) return config.Missing("layout", " (e.g. layout = {pp = 4, tp = 8})");
+  PPS_ASSIGN_OR_RETURN(c.layout,
+                       spec::ReadLayoutTuple(parent.source(), *layout, config.KeyLoc("layout")));
+  PPS_RETURN_IF_ERROR(config.StringList("set", &c.overrides, false));
+  PPS_RETURN_IF_ERROR(config.Int("concurrency", &c.concurrency, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(config.Bool("calibrate", &c.calibrate));
+  PPS_ASSIGN_OR_RETURN(c.measured, ReadMeasured(config));
+  PPS_RETURN_IF_ERROR(config.String("measured_csv", &c.measured_csv, Need::kOptional));
+  PPS_RETURN_IF_ERROR(config.String("profile_summary", &c.profile_summary, Need::kOptional));
+  if (!c.measured_csv.empty()) c.measured_csv = ResolvePath(base_dir, c.measured_csv);
+  if (!c.profile_summary.empty()) c.profile_summary = ResolvePath(base_dir, c.profile_summary);
+  if (!c.measured.empty() && !c.measured_csv.empty())
+    return spec::KeyError(config.KeyLoc("measured_csv"),
+                          "give the measured points inline ('measured') or as a CSV, not both");
+  const bool has_measurement = !c.measured.empty() || !c.measured_csv.empty();
+  if (c.calibrate && !has_measurement)
+    return spec::KeyError(config.KeyLoc("calibrate"),
+                          "a calibration configuration needs 'measured' points or 'measured_csv'");
+  if (!c.calibrate && (has_measurement || !c.profile_summary.empty()))
+    return spec::KeyError(
+        config.KeyLoc(has_measurement ? (c.measured.empty() ? "measured_csv" : "measured")
+                                      : "profile_summary"),
+        "measured figures are used only for calibration; set calibrate = true "
+        "or give the figure as a [[reference]]");
+  return c;
+}
+
+// Exactly one of ratio / ttft_p50_s / beats names the figure's configurations.
+Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
+  PPS_RETURN_IF_ERROR(ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "value", "what"}));
+  Reference r;
+  r.origin = ref.origin();
+  int kinds = 0;
+  for (const char* key : {"ratio", "ttft_p50_s", "beats"}) kinds += ref.Find(key) != nullptr;
+  if (kinds != 1)
+    return spec::PositionError(
+        ref.origin(), "reference '" + ref.key_path() +
+                          "': expected exactly one of ratio = [\"a\", \"b\"], ttft_p50_s = \"a\" "
+                          "or beats = [\"a\", \"b\"]");
+  std::string key = "ttft_p50_s";
+  if (ref.Find("ttft_p50_s") != nullptr) {
+    r.kind = FigureKind::kTtftP50;
+    PPS_RETURN_IF_ERROR(ref.String("ttft_p50_s", &r.a, Need::kRequired));
+  } else {
+    key = ref.Find("ratio") != nullptr ? "ratio" : "beats";
+    r.kind = key == "ratio" ? FigureKind::kTpsRatio : FigureKind::kBeats;
+    std::vector<std::string> pair;
+    PPS_RETURN_IF_ERROR(ref.StringList(key, &pair, true));
+    if (pair.size() != 2 || pair[0] == pair[1])
+      return spec::KeyError(ref.KeyLoc(key), "expected two different configuration names");
+    r.a = pair[0];
+    r.b = pair[1];
+  }
+  for (const std::string* name : {&r.a, &r.b}) {
+    if (name->empty() || c.Find(*name) != nullptr) continue;
+    std::vector<std::string> names;
+    for (const auto& config : c.configurations) names.push_back(config.name);
+    const std::string near = spec::ClosestKey(*name, names);
+    return spec::KeyError(ref.KeyLoc(key),
+                          "no configuration named '" + *name + "'" +
+                              (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+  if (r.kind == FigureKind::kBeats) {
+    if (ref.Find("value") != nullptr)
+      return spec::KeyError(ref.KeyLoc("value"), "a 'beats' reference is sign-only; remove value");
+  } else {
+    if (ref.Find("value") == nullptr) return ref.Missing("value");
+    PPS_RETURN_IF_ERROR(ref.Number("value", &r.value, 1e-9, 1e12));
+  }
+  PPS_RETURN_IF_ERROR(ref.String("what", &r.what, Need::kOptional));
+  return r;
+}
+
+}  // namespace
+
+const Configuration* Case::Find(const std::string& config_name) const {
+  for (const auto& c : configurations)
+    if (c.name == config_name) return &c;
+  return nullptr;
+}
+
+Result<Case> ParseCase(const std::string& text, const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(toml::table root, spec::ParseToml(text, path));
+  const spec::SpecSource source(path, {});
+  const std::string base_dir = DirName(path);
+  TableReader top(source, root, "");
+  PPS_RETURN_IF_ERROR(top.CheckKeys({"case", "configurations", "reference"}));
+  Case c;
+  c.path = path;
+  PPS_ASSIGN_OR_RETURN(const toml::table* head, top.Table("case", Need::kRequired));
+  TableReader header(source, *head, "case");
+  PPS_RETURN_IF_ERROR(header.CheckKeys({"name", "spec", "tolerance"}));
+  PPS_RETURN_IF_ERROR(header.String("name", &c.name, Need::kRequired));
+  PPS_RETURN_IF_ERROR(header.String("spec", &c.spec_path, Need::kRequired));
+  c.spec_path = ResolvePath(base_dir, c.spec_path);
+  if (header.Find("tolerance") == nullptr) return header.Missing("tolerance", " (e.g. 0.15)");
+  PPS_RETURN_IF_ERROR(header.Number("tolerance", &c.tolerance, 1e-6, 10));
+
+  PPS_ASSIGN_OR_RETURN(const toml::table* configs,
+                       top.Table("configurations", Need::kRequired,
+                                 "[configurations.pp1-tp8] layout = {pp = 1, tp = 8}"));
+  TableReader config_table(source, *configs, "configurations");
+  for (const auto& [key, node] : spec::InWrittenOrder(config_table)) {
+    PPS_ASSIGN_OR_RETURN(Configuration config,
+                         ReadConfiguration(config_table, std::string(key->str()), *node, base_dir));
+    c.configurations.push_back(std::move(config));
+  }
+  if (c.configurations.empty())
+    return spec::KeyError(top.KeyLoc("configurations"), "expected at least one configuration");
+  if (std::none_of(c.configurations.begin(), c.configurations.end(),
+                   [](const Configuration& x) { return x.calibrate; }))
+    return spec::KeyError(top.KeyLoc("configurations"),
+                          "expected at least one configuration with calibrate = true");
+
+  if (const toml::node* refs = top.Find("reference")) {
+    PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                         spec::ToArray(*refs, top.KeyLoc("reference"), "[[reference]] tables"));
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const SourceLoc loc = ElementLoc(top, "reference", i, element);
+      PPS_ASSIGN_OR_RETURN(const toml::table* table, spec::ToTable(element, loc));
+      PPS_ASSIGN_OR_RETURN(Reference r, ReadReference(c, TableReader(source, *table, loc.key)));
+      c.references.push_back(std::move(r));
+    }
+  }
+  return c;
+}
+
+Result<Case> LoadCase(const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseCase(text, path);
+}
+
+Result<std::vector<std::string>> FindCases(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return MakeError(dir + ": not a directory (expected a case folder or a folder of cases)");
+  const fs::path own = fs::path(dir) / kCaseFile;
+  if (fs::is_regular_file(own, ec)) return std::vector<std::string>{own.string()};
+  std::vector<std::string> found;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() >= kMaxCaseDepth) it.disable_recursion_pending();
+    if (it->is_regular_file(ec) && it->path().filename() == kCaseFile)
+      found.push_back(it->path().string());
+  }
+  if (ec) return IoError(dir + ": " + ec.message());
+  if (found.empty()) return MakeError(dir + ": no " + std::string(kCaseFile) + " in it or below");
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace ppsearch::backtest

@@ -1,0 +1,65 @@
+#pragma once
+// A backtest case (`case.toml`): a base spec, named configurations (a layout
+// plus --set overrides of the spec), which of them are measured and used for
+// calibration, the published reference figures to check, and the tolerance.
+// The format is documented in the README ("Backtesting against published
+// numbers"); every mistake is reported as file:line:col with the key.
+
+#include <string>
+#include <vector>
+
+#include "calibrate/fit.h"
+#include "spec/spec.h"
+#include "util/result.h"
+#include "util/source_loc.h"
+
+namespace ppsearch::backtest {
+
+struct Configuration {
+  std::string name;  // the table's key, e.g. "pp4-tp8"
+  spec::LayoutSpec layout;
+  // --set overrides of the base spec, applied in order ("cluster.hardware=h20-141g").
+  std::vector<std::string> overrides;
+  int concurrency = 1;  // the point every reference figure of this configuration is at
+  bool calibrate = false;
+  std::vector<calibrate::MeasuredPoint> measured;  // inline measured points
+  std::string measured_csv;     // or a CSV of medians (calibrate::LoadMeasurements), absolute
+  std::string profile_summary;  // optional profile summary JSON, absolute
+  SourceLoc origin;
+};
+
+enum class FigureKind {
+  kTpsRatio,  // input TPS of a / input TPS of b
+  kTtftP50,   // TTFT p50 of a, seconds
+  kBeats,     // sign only: a's input TPS exceeds b's
+};
+
+struct Reference {
+  FigureKind kind = FigureKind::kTpsRatio;
+  std::string a, b;  // configuration names (b empty for kTtftP50)
+  double value = 0;  // the published ratio or seconds (unused for kBeats)
+  std::string what;  // what the source says, for the table
+  SourceLoc origin;
+};
+
+struct Case {
+  std::string path;  // the case.toml as found
+  std::string name;
+  std::string spec_path;  // base spec, absolute
+  double tolerance = 0.15;
+  std::vector<Configuration> configurations;  // in the order written
+  std::vector<Reference> references;
+
+  const Configuration* Find(const std::string& name) const;
+};
+
+// Parses `text` as the case file `path` (relative paths resolve against its directory).
+Result<Case> ParseCase(const std::string& text, const std::string& path);
+Result<Case> LoadCase(const std::string& path);
+
+// The case files under `dir`: dir/case.toml when there is one, else every
+// case.toml in its subdirectories (up to four levels), sorted by path.
+// An error when there is none.
+Result<std::vector<std::string>> FindCases(const std::string& dir);
+
+}  // namespace ppsearch::backtest

@@ -1,0 +1,109 @@
+// Reading case.toml: the shape, written order, and the messages of the
+// common mistakes (file:line:col, key, what was expected).
+
+#include "backtest/case_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ppsearch::backtest {
+namespace {
+
+constexpr char kCase[] = R"([case]
+name = "toy"
+spec = "spec.toml"
+tolerance = 0.15
+
+[configurations.pp1]
+layout = {pp = 1, tp = 8}
+calibrate = true
+measured = [{concurrency = 1, input_tps = 2702.5, ttft_p50_s = 48.5}]
+
+[configurations.pp4]
+layout = {pp = 4, tp = 8}
+set = ['cluster.hardware="h20"', "engine.args.chunked-prefill-size=12288"]
+
+[[reference]]
+ratio = ["pp4", "pp1"]
+value = 3.2
+what = "3.20x"
+
+[[reference]]
+ttft_p50_s = "pp4"
+value = 15.5
+
+[[reference]]
+beats = ["pp4", "pp1"]
+)";
+
+std::string ErrorOf(const std::string& text) {
+  Result<Case> c = ParseCase(text, "/c/case.toml");
+  return c.ok() ? "" : c.error().message;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TEST(CaseFile, ReadsConfigurationsInWrittenOrderAndReferences) {
+  Result<Case> c = ParseCase(kCase, "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->spec_path, "/c/spec.toml");
+  ASSERT_EQ(c->configurations.size(), 2u);
+  EXPECT_EQ(c->configurations[0].name, "pp1");  // written order, not alphabetical
+  EXPECT_TRUE(c->configurations[0].calibrate);
+  ASSERT_EQ(c->configurations[0].measured.size(), 1u);
+  EXPECT_DOUBLE_EQ(c->configurations[0].measured[0].ttft_p50_s, 48.5);
+  EXPECT_EQ(c->configurations[1].layout.pp, 4);
+  EXPECT_EQ(c->configurations[1].overrides,
+            (std::vector<std::string>{"cluster.hardware=\"h20\"",
+                                      "engine.args.chunked-prefill-size=12288"}));
+  ASSERT_EQ(c->references.size(), 3u);
+  EXPECT_EQ(c->references[0].kind, FigureKind::kTpsRatio);
+  EXPECT_EQ(c->references[0].what, "3.20x");
+  EXPECT_EQ(c->references[1].kind, FigureKind::kTtftP50);
+  EXPECT_EQ(c->references[1].a, "pp4");
+  EXPECT_EQ(c->references[2].kind, FigureKind::kBeats);
+}
+
+TEST(CaseFile, MistakesNameTheFileLineAndKey) {
+  EXPECT_EQ(ErrorOf(Replace(kCase, "ratio = [\"pp4\", \"pp1\"]", "ratio = [\"pp4\", \"pp2\"]")),
+            "/c/case.toml:16:9: key 'reference[0].ratio': no configuration named 'pp2' (did you "
+            "mean 'pp1'?)");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "tolerance = 0.15", "tolerence = 0.15")),
+            "/c/case.toml:4:1: unknown key 'case.tolerence' (did you mean 'tolerance'?)");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "value = 15.5\n", "")),
+            "/c/case.toml:20:1: missing required key 'reference[1].value'");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "calibrate = true\n", "")),
+            "/c/case.toml:8:12: key 'configurations.pp1.measured': measured figures are used "
+            "only for calibration; set calibrate = true or give the figure as a [[reference]]");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "beats = [\"pp4\", \"pp1\"]",
+                            "beats = [\"pp4\", \"pp1\"]\nvalue = 1")),
+            "/c/case.toml:26:9: key 'reference[2].value': a 'beats' reference is sign-only; "
+            "remove value");
+}
+
+TEST(CaseFile, FindsOneCaseOrEveryCaseBelow) {
+  const std::filesystem::path root = std::filesystem::path(testing::TempDir()) / "bt_find";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "b" / "deep");
+  std::filesystem::create_directories(root / "a");
+  std::ofstream(root / "a" / "case.toml") << kCase;
+  std::ofstream(root / "b" / "deep" / "case.toml") << kCase;
+  Result<std::vector<std::string>> all = FindCases(root.string());
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(*all, (std::vector<std::string>{(root / "a" / "case.toml").string(),
+                                            (root / "b" / "deep" / "case.toml").string()}));
+  Result<std::vector<std::string>> one = FindCases((root / "a").string());
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->size(), 1u);
+  EXPECT_EQ(FindCases((root / "b" / "deep" / "none").string()).error().message,
+            (root / "b" / "deep" / "none").string() +
+                ": not a directory (expected a case folder or a folder of cases)");
+}
+
+}  // namespace
+}  // namespace ppsearch::backtest

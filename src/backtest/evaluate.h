@@ -1,0 +1,57 @@
+#pragma once
+// Checking predictions against a case's reference figures: each figure's
+// error and whether it is within the case's tolerance, and the sign of every
+// pairwise comparison the references imply. Pure: predictions in, verdicts out.
+
+#include <string>
+#include <vector>
+
+#include "backtest/case_file.h"
+#include "calibrate/fit.h"
+
+namespace ppsearch::backtest {
+
+// What the model predicts for one configuration at its concurrency.
+struct ConfigurationPrediction {
+  std::string name;
+  double input_tps = 0;
+  double ttft_p50_s = 0;
+};
+
+struct FigureResult {
+  std::string label;  // "input TPS pp4-tp8 / pp1-tp8", "fit pp1-tp8 input TPS (c=1)"
+  std::string what;   // the source's words, when the case gives them
+  std::string unit;   // "x", "s", "tok/s"
+  double reference = 0, predicted = 0;
+  double error = 0;  // predicted / reference - 1
+  bool within = false;
+};
+
+// "better beats worse" in `metric`, as the references imply and as predicted.
+struct SignResult {
+  std::string better, worse;  // by the references
+  std::string metric;         // "input TPS" (higher is better) or "TTFT p50" (lower is better)
+  std::string implied_by;     // which references imply it
+  bool right = false;         // the prediction orders them the same way
+};
+
+FigureResult MakeFigure(std::string label, std::string unit, double reference, double predicted,
+                        double tolerance);
+
+// One figure per reference of kind ratio or ttft_p50_s (beats are signs only).
+std::vector<FigureResult> ReferenceFigures(const Case& c,
+                                           const std::vector<ConfigurationPrediction>& predictions);
+
+// Fit residuals of the calibration configurations as figures: measured input
+// TPS (and TTFT p50 where measured) against the fitted model.
+std::vector<FigureResult> ResidualFigures(const std::vector<calibrate::PointResidual>& residuals,
+                                          const std::vector<std::string>& names, double tolerance);
+
+// Every pairwise comparison the references imply: input TPS between any two
+// configurations joined by a chain of ratios (the chain's product orders
+// them), each `beats`, and TTFT p50 between any two configurations with a
+// TTFT reference. Ties (equal implied values) imply nothing.
+std::vector<SignResult> ImpliedSigns(const Case& c,
+                                     const std::vector<ConfigurationPrediction>& predictions);
+
+}  // namespace ppsearch::backtest

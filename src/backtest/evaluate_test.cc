@@ -1,0 +1,97 @@
+// Figures and implied signs, worked by hand on made-up predictions.
+
+#include "backtest/evaluate.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::backtest {
+namespace {
+
+Case ThreeConfigurations() {
+  Case c;
+  c.tolerance = 0.15;
+  for (const char* name : {"pp1", "pp4", "tp32"}) {
+    Configuration x;
+    x.name = name;
+    c.configurations.push_back(x);
+  }
+  auto ref = [&](FigureKind kind, std::string a, std::string b, double value) {
+    Reference r;
+    r.kind = kind;
+    r.a = std::move(a);
+    r.b = std::move(b);
+    r.value = value;
+    c.references.push_back(r);
+  };
+  ref(FigureKind::kTpsRatio, "pp4", "pp1", 3.20);   // pp4 = 3.20 pp1
+  ref(FigureKind::kTpsRatio, "tp32", "pp1", 2.54);  // tp32 = 2.54 pp1, so pp4 > tp32
+  ref(FigureKind::kTtftP50, "pp1", "", 48.5);
+  ref(FigureKind::kTtftP50, "pp4", "", 15.5);
+  return c;
+}
+
+TEST(Evaluate, FiguresAreRatiosAndTtftWithTheirErrors) {
+  std::vector<ConfigurationPrediction> p = {
+      {"pp1", 1000, 50}, {"pp4", 2800, 17}, {"tp32", 2700, 19}};
+  std::vector<FigureResult> f = ReferenceFigures(ThreeConfigurations(), p);
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0].label, "input TPS pp4 / pp1");
+  EXPECT_DOUBLE_EQ(f[0].predicted, 2.8);
+  EXPECT_NEAR(f[0].error, 2.8 / 3.2 - 1, 1e-12);  // -12.5%: within 15%
+  EXPECT_TRUE(f[0].within);
+  EXPECT_NEAR(f[1].error, 2.7 / 2.54 - 1, 1e-12);  // +6.3%
+  EXPECT_TRUE(f[1].within);
+  EXPECT_EQ(f[2].label, "TTFT p50 pp1");
+  EXPECT_TRUE(f[2].within);                       // 50 / 48.5: +3.1%
+  EXPECT_NEAR(f[3].error, 17 / 15.5 - 1, 1e-12);  // +9.7%
+}
+
+TEST(Evaluate, RatioChainsAndTtftImplyEveryPair) {
+  // tp32 predicted above pp4: the ratio chain (3.20 > 2.54) says otherwise.
+  std::vector<ConfigurationPrediction> p = {
+      {"pp1", 1000, 50}, {"pp4", 2600, 17}, {"tp32", 2700, 19}};
+  std::vector<SignResult> s = ImpliedSigns(ThreeConfigurations(), p);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].better, "pp4");
+  EXPECT_EQ(s[0].worse, "pp1");
+  EXPECT_TRUE(s[0].right);
+  EXPECT_EQ(s[1].better, "tp32");
+  EXPECT_EQ(s[1].worse, "pp1");
+  EXPECT_EQ(s[2].better, "pp4");
+  EXPECT_EQ(s[2].worse, "tp32");
+  EXPECT_FALSE(s[2].right);
+  EXPECT_EQ(s[3].metric, "TTFT p50");
+  EXPECT_EQ(s[3].better, "pp4");
+  EXPECT_TRUE(s[3].right);
+}
+
+TEST(Evaluate, BeatsAddsOnlyPairsNotAlreadyImplied) {
+  Case c = ThreeConfigurations();
+  Reference beats;
+  beats.kind = FigureKind::kBeats;
+  beats.a = "pp4";
+  beats.b = "pp1";  // the ratios imply it already
+  c.references.push_back(beats);
+  std::vector<ConfigurationPrediction> p = {
+      {"pp1", 1000, 50}, {"pp4", 2600, 17}, {"tp32", 2700, 19}};
+  EXPECT_EQ(ImpliedSigns(c, p).size(), 4u);
+  EXPECT_TRUE(ReferenceFigures(c, p).size() == 4u);  // beats is no figure
+}
+
+TEST(Evaluate, ResidualsBecomeFigures) {
+  calibrate::PointResidual r;
+  r.concurrency = 8;
+  r.measured_tps = 3257.96;
+  r.predicted_tps = 3300;
+  r.measured_ttft_p50_s = 39.19;
+  r.predicted_ttft_p50_s = 47;  // +19.9%
+  std::vector<FigureResult> f = ResidualFigures({r}, {"pp1-tp32-ep4"}, 0.15);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].label, "pp1-tp32-ep4 input TPS (fit, c=8)");
+  EXPECT_TRUE(f[0].within);
+  EXPECT_EQ(f[1].label, "pp1-tp32-ep4 TTFT p50 (fit, c=8)");
+  EXPECT_FALSE(f[1].within);
+}
+
+}  // namespace
+}  // namespace ppsearch::backtest

@@ -1,0 +1,166 @@
+#include "backtest/render.h"
+
+#include <fmt/format.h>
+
+#include "cost/calibration.h"
+#include "cost/parameters.h"
+#include "util/files.h"
+#include "util/format.h"
+
+namespace ppsearch::backtest {
+namespace {
+
+std::string Value(double v, const std::string& unit) {
+  if (unit == "x") return FormatNumber(v, 2) + " x";
+  if (unit == "s") return FormatNumber(v, 2) + " s";
+  return FormatNumber(v, 1);
+}
+
+std::string Tolerance(double t) { return FormatPercent(t, 0); }
+
+// "deepseek-v3" for .../deepseek-v3/config.json: the folder names the model.
+std::string ModelName(const std::string& config_path) {
+  const std::string dir = DirName(config_path);
+  const bool json = config_path.size() > 5 && config_path.ends_with(".json");
+  const std::string& path = json && !dir.empty() ? dir : config_path;
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+struct Totals {
+  int figures = 0, within = 0, signs = 0, right = 0;
+};
+
+Totals Sum(const std::vector<CaseResult>& cases) {
+  Totals t;
+  for (const CaseResult& c : cases) {
+    t.figures += static_cast<int>(c.figures.size());
+    t.within += c.figures_within();
+    t.signs += static_cast<int>(c.signs.size());
+    t.right += c.signs_right();
+  }
+  return t;
+}
+
+void RenderCase(const CaseResult& c, std::string& out) {
+  out += fmt::format("# case {} ({}), tolerance {}\n", c.name, c.path, Tolerance(c.tolerance));
+  for (const FamilyFit& f : c.fits) {
+    std::string names;
+    for (const auto& n : f.configurations) names += (names.empty() ? "" : ", ") + n;
+    out += fmt::format("# calibrated {} on {}\n", ModelName(f.model), names);
+    // The fit's own account of what it could not reach (cost::Calibration::infeasible).
+    for (const std::string& s : f.calibration.infeasible) out += "#   fit: " + s + "\n";
+  }
+  out += fmt::format("{:<22} {:<13} {:<10} {:>7} {:>8} {:>4} {:>11} {:>10}\n", "configuration",
+                     "layout", "hardware", "chunk", "dynamic", "C", "input TPS", "TTFT p50");
+  for (const ConfigurationResult& r : c.configurations)
+    out +=
+        fmt::format("{:<22} {:<13} {:<10} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
+                    r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware,
+                    r.chunked_prefill_size, r.dynamic_chunking ? "yes" : "no", r.concurrency,
+                    FormatNumber(r.prediction.input_tps, 1), Value(r.prediction.ttft_p50_s, "s"));
+  out += "(* calibration configuration)\n\n";
+  out += fmt::format("{:<46} {:>12} {:>12} {:>9}  {}\n", "figure", "reference", "predicted",
+                     "error", "within " + Tolerance(c.tolerance));
+  for (const FigureResult& f : c.figures)
+    out += fmt::format("{:<46} {:>12} {:>12} {:>9}  {}\n", f.label, Value(f.reference, f.unit),
+                       Value(f.predicted, f.unit), FormatSignedPercent(f.error, 1),
+                       f.within ? "yes" : "NO");
+  if (!c.signs.empty()) {
+    out += fmt::format("\n{:<62} {}\n", "comparison (implied by the references)", "predicted");
+    for (const SignResult& s : c.signs)
+      out += fmt::format(
+          "{:<62} {}\n",
+          s.better + " beats " + s.worse + " in " + s.metric + " (" + s.implied_by + ")",
+          s.right ? "right" : "WRONG");
+  }
+  out += fmt::format("# {}: {}/{} figures within {}, {}/{} signs right\n\n", c.name,
+                     c.figures_within(), c.figures.size(), Tolerance(c.tolerance), c.signs_right(),
+                     c.signs.size());
+}
+
+}  // namespace
+
+bool AllPassed(const std::vector<CaseResult>& cases) {
+  for (const auto& c : cases)
+    if (!c.passed()) return false;
+  return true;
+}
+
+std::string RenderText(const std::vector<CaseResult>& cases) {
+  std::string out;
+  for (const CaseResult& c : cases) RenderCase(c, out);
+  const Totals t = Sum(cases);
+  out += fmt::format(
+      "# backtest: {} cases, {}/{} figures within tolerance, {}/{} signs right: {}\n", cases.size(),
+      t.within, t.figures, t.right, t.signs, AllPassed(cases) ? "PASS" : "FAIL");
+  return out;
+}
+
+nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
+  nlohmann::ordered_json j;
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const CaseResult& c : cases) {
+    nlohmann::ordered_json cj;
+    cj["name"] = c.name;
+    cj["path"] = c.path;
+    cj["tolerance"] = c.tolerance;
+    cj["calibrations"] = nlohmann::ordered_json::array();
+    for (const FamilyFit& f : c.fits) {
+      nlohmann::ordered_json params;
+      for (const auto& p : cost::AllParams())
+        params[p.name] = f.calibration.value[cost::Index(p.param)];
+      nlohmann::ordered_json status;
+      for (const auto& p : cost::AllParams())
+        status[p.name] = cost::ParamStatusName(f.calibration.status[cost::Index(p.param)]);
+      cj["calibrations"].push_back({{"model", f.model},
+                                    {"configurations", f.configurations},
+                                    {"parameters", params},
+                                    {"status", status},
+                                    {"infeasible", f.calibration.infeasible}});
+    }
+    cj["configurations"] = nlohmann::ordered_json::array();
+    for (const ConfigurationResult& r : c.configurations)
+      cj["configurations"].push_back({{"name", r.name},
+                                      {"pp", r.layout.pp},
+                                      {"tp", r.layout.tp},
+                                      {"ep", r.layout.ep},
+                                      {"hardware", r.hardware},
+                                      {"model", r.model},
+                                      {"concurrency", r.concurrency},
+                                      {"calibration", r.calibrated_on},
+                                      {"chunked_prefill_size", r.chunked_prefill_size},
+                                      {"dynamic_chunking", r.dynamic_chunking},
+                                      {"input_tps", r.prediction.input_tps},
+                                      {"ttft_p50_s", r.prediction.ttft_p50_s}});
+    cj["figures"] = nlohmann::ordered_json::array();
+    for (const FigureResult& f : c.figures)
+      cj["figures"].push_back({{"figure", f.label},
+                               {"what", f.what},
+                               {"unit", f.unit},
+                               {"reference", f.reference},
+                               {"predicted", f.predicted},
+                               {"error", f.error},
+                               {"within_tolerance", f.within}});
+    cj["signs"] = nlohmann::ordered_json::array();
+    for (const SignResult& s : c.signs)
+      cj["signs"].push_back({{"better", s.better},
+                             {"worse", s.worse},
+                             {"metric", s.metric},
+                             {"implied_by", s.implied_by},
+                             {"right", s.right}});
+    cj["figures_within"] = c.figures_within();
+    cj["signs_right"] = c.signs_right();
+    cj["passed"] = c.passed();
+    j["cases"].push_back(std::move(cj));
+  }
+  const Totals t = Sum(cases);
+  j["figures"] = t.figures;
+  j["figures_within"] = t.within;
+  j["signs"] = t.signs;
+  j["signs_right"] = t.right;
+  j["passed"] = AllPassed(cases);
+  return j;
+}
+
+}  // namespace ppsearch::backtest

@@ -1,0 +1,29 @@
+#include "spec/engine_env.h"
+
+#include <cstdlib>
+
+namespace ppsearch::spec {
+
+const std::string* FindEnv(const EngineSpec& engine, const std::string& name) {
+  for (const auto& [key, value] : engine.env)
+    if (key == name) return &value;
+  return nullptr;
+}
+
+std::optional<double> ParseSmoothFactor(const std::string& text) {
+  // Python's float() reads what strtod reads, and SGLang takes it unchecked;
+  // a factor outside [0, 1] would push chunks away from the ideal.
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !(v >= 0 && v <= 1)) return std::nullopt;
+  return v;
+}
+
+double DynamicChunkSmoothFactor(const EngineSpec& engine) {
+  const std::string* text = FindEnv(engine, kDynamicChunkSmoothEnv);
+  if (text == nullptr) return 0.75;
+  return ParseSmoothFactor(*text).value_or(0.75);
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,112 @@
+// `ppsearch backtest` through the built binary: the shipped validation cases
+// run and report well-formed results whose exit status matches their
+// verdict; a synthetic case built from the simulator's own predictions
+// passes; a broken case file is a configuration error naming file and key.
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace ppsearch::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitCheckFailed = 5;
+
+int CountCaseFiles(const std::filesystem::path& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    n += e.path().filename() == "case.toml";
+  return n;
+}
+
+void ExpectWellFormed(const json& j) {
+  for (const char* key : {"cases", "figures", "figures_within", "signs", "signs_right", "passed"})
+    ASSERT_TRUE(j.contains(key)) << key;
+  int figures = 0, within = 0;
+  for (const auto& c : j["cases"]) {
+    for (const char* key : {"name", "path", "tolerance", "calibrations", "configurations",
+                            "figures", "signs", "passed"})
+      ASSERT_TRUE(c.contains(key)) << key;
+    EXPECT_FALSE(c["figures"].empty()) << c["name"];
+    EXPECT_FALSE(c["calibrations"].empty()) << c["name"];
+    for (const auto& p : c["configurations"]) {
+      EXPECT_GT(p["input_tps"].get<double>(), 0) << p["name"];
+      EXPECT_GT(p["ttft_p50_s"].get<double>(), 0) << p["name"];
+    }
+    bool all_within = true;
+    for (const auto& f : c["figures"]) {
+      for (const char* key : {"figure", "reference", "predicted", "error", "within_tolerance"})
+        ASSERT_TRUE(f.contains(key)) << key;
+      const double ref = f["reference"], pred = f["predicted"], err = f["error"];
+      EXPECT_NEAR(err, pred / ref - 1, 1e-9) << f["figure"];
+      EXPECT_EQ(f["within_tolerance"].get<bool>(), std::abs(err) <= c["tolerance"].get<double>())
+          << f["figure"];
+      all_within = all_within && f["within_tolerance"].get<bool>();
+      ++figures;
+      within += f["within_tolerance"].get<bool>();
+    }
+    bool all_right = true;
+    for (const auto& s : c["signs"]) all_right = all_right && s["right"].get<bool>();
+    EXPECT_EQ(c["passed"].get<bool>(), all_within && all_right) << c["name"];
+  }
+  EXPECT_EQ(j["figures"].get<int>(), figures);
+  EXPECT_EQ(j["figures_within"].get<int>(), within);
+}
+
+class BacktestE2e : public CliTest {};
+
+TEST_F(BacktestE2e, ShippedCasesRunAndTheExitStatusMatchesTheVerdict) {
+  CommandResult r = Run("backtest validation --json");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == kExitCheckFailed) << r.exit_code << r.err;
+  json j = json::parse(r.out);
+  ExpectWellFormed(j);
+  EXPECT_EQ(static_cast<int>(j["cases"].size()), CountCaseFiles("validation"));
+  std::set<std::string> names;
+  for (const auto& c : j["cases"]) names.insert(c["name"]);
+  EXPECT_EQ(names, (std::set<std::string>{"kimi-k3-pp1", "lmsys-h20/deepseek-v3.1",
+                                          "lmsys-h20/qwen3-235b-a22b-fp8"}));
+  EXPECT_EQ(r.exit_code, j["passed"].get<bool>() ? 0 : kExitCheckFailed);
+  // The mixed-memory case: PP1/TP8 on the 141 GB card, the rest on the 96 GB one.
+  for (const auto& c : j["cases"]) {
+    if (c["name"] != "lmsys-h20/deepseek-v3.1") continue;
+    for (const auto& p : c["configurations"])
+      EXPECT_EQ(p["hardware"], p["name"] == "pp1-tp8" ? "h20-141g" : "h20") << p["name"];
+  }
+}
+
+TEST_F(BacktestE2e, SyntheticCaseFromTheSimulatorsOwnPredictionsPasses) {
+  CommandResult r = Run("backtest tests/data/backtest-synthetic --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  json j = json::parse(r.out);
+  ExpectWellFormed(j);
+  ASSERT_EQ(j["cases"].size(), 1u);
+  EXPECT_TRUE(j["passed"].get<bool>());
+  EXPECT_EQ(j["figures_within"], j["figures"]);
+  EXPECT_EQ(j["signs_right"], j["signs"]);
+  EXPECT_GT(j["signs"].get<int>(), 0);
+  CommandResult text = Run("backtest tests/data/backtest-synthetic");
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("# backtest: 1 cases"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("PASS"), std::string::npos);
+}
+
+TEST_F(BacktestE2e, BrokenCaseIsAConfigurationErrorNamingFileLineAndKey) {
+  const std::filesystem::path dir = dir_ / "broken";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "case.toml") << "[case]\nname = \"x\"\nspec = \"s.toml\"\ntolerance = 0.15\n"
+                                      "[configurations.a]\nlayout = {pp = 1, tp = 8}\n"
+                                      "calibrate = true\nmesured = []\n";
+  CommandResult r = Run("backtest " + dir.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find((dir / "case.toml").string() +
+                       ":8:1: unknown key 'configurations.a.mesured' (did you mean 'measured'?)"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
