@@ -76,6 +76,8 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   plan.stages = BuildStages(model, layout, plan.tp_groups);
   plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model.hidden);
   SumForwardCollectives(plan);
+  if (hw.memory_mib > 0 && !plan.stages.empty())
+    plan.memory = memory::PlanMemory(StageMemoryInputs(plan, spec, model, hw));
   plan.errors = ValidateLayout(layout, spec, model, hw, plan);
   plan.warnings = LayoutWarnings(layout, spec, model, hw, plan);
   plan.valid = plan.errors.empty();

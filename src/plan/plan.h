@@ -112,6 +112,10 @@ struct LayoutPlan {
   int cross_node_allreduce_per_forward = 0;  // of those, in TP groups spanning nodes
   int allgather_per_forward = 0;
   double weight_mib_per_rank_max = 0;
+  // SGLang's memory sizing of this layout (memory/memory_model.h): KV pool,
+  // per-stage activations, peaks, the tightest stage. Empty `stages` when the
+  // GPU size is unknown or nothing could be laid out.
+  memory::MemoryPlan memory;
 };
 
 struct ModelSummary {

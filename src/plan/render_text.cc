@@ -122,6 +122,25 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
                        FormatThousands(s.kv_bytes_per_token_per_rank),
                        FormatThousands(s.state_bytes_per_request_per_rank));
   }
+  const memory::MemoryPlan& m = layout.memory;
+  if (m.stages.empty()) return;
+  // SGLang's sizing: the static pools fill mem_fraction_static; activations
+  // (this stage's largest live set for one chunk) and graphs sit outside it.
+  out += fmt::format(
+      "  memory plan     mem_fraction_static {:g}; KV pool {} tokens; max_running_requests {}\n",
+      m.mem_fraction_static, FormatThousands(m.max_total_tokens), m.max_running_requests);
+  out +=
+      "  memory MiB      stage  KV pool    state  activations    peak  headroom  activations "
+      "peak at\n";
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    const memory::StageMemory& s = m.stages[i];
+    out += fmt::format("                  {:<6} {:>7}  {:>7}  {:>11}  {:>6}  {:>8}  {}\n", i,
+                       FormatMib(s.kv_pool_mib), FormatMib(s.state_pool_mib),
+                       FormatMib(s.activation_mib), FormatMib(s.peak_mib),
+                       FormatMib(s.headroom_mib), s.activation_peak);
+  }
+  out += fmt::format("                  tightest: stage {} ({})\n", m.tightest_stage,
+                     m.tightest_reason);
 }
 
 void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& out) {
