@@ -24,7 +24,8 @@ std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int 
 
 // The pp - 1 hops between consecutive stages.
 std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
-                                                int tp, int hidden);
+                                                int tp, const model::ModelDesc& model,
+                                                const std::vector<StagePlan>& stages);
 
 // Host name of a node index, or "node<i>?" when the cluster has no such host
 // (a layout that needs more GPUs than the cluster has).

@@ -149,10 +149,21 @@ void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& o
     return;
   }
   const StageBoundary& first = layout.boundaries.front();
-  out += fmt::format(
-      "  stage hops      hidden_states + residual, bf16: {} B/token, {} B/token "
-      "per TP rank\n",
-      FormatThousands(first.bytes_per_token), FormatThousands(first.bytes_per_token_per_rank));
+  // With block attention residuals each hop carries the blocks done so far,
+  // so the bytes grow with depth and each hop says its own.
+  bool uniform = true;  // two hidden-size tensors on every hop
+  for (const StageBoundary& hop : layout.boundaries)
+    uniform &= hop.bytes_per_token == 2 * int64_t{plan.model.hidden} * kBf16Bytes;
+  if (uniform) {
+    out += fmt::format(
+        "  stage hops      hidden_states + residual, bf16: {} B/token, {} B/token "
+        "per TP rank\n",
+        FormatThousands(first.bytes_per_token), FormatThousands(first.bytes_per_token_per_rank));
+  } else {
+    out +=
+        "  stage hops      hidden_states + block attention residuals, bf16 (B/token, per TP "
+        "rank)\n";
+  }
   for (const StageBoundary& hop : layout.boundaries) {
     std::string where;
     for (const auto& [from, to] : hop.node_pairs) {
@@ -162,8 +173,12 @@ void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& o
     const std::string text =
         hop.crosses_nodes() ? "crosses nodes " + where
                             : "intra-node (" + NodeNames(plan, {hop.node_pairs[0].first}) + ")";
-    out +=
-        fmt::format("                  {} -> {}   {}\n", hop.from_stage, hop.from_stage + 1, text);
+    const std::string bytes = uniform
+                                  ? ""
+                                  : fmt::format("  {} / {}", FormatThousands(hop.bytes_per_token),
+                                                FormatThousands(hop.bytes_per_token_per_rank));
+    out += fmt::format("                  {} -> {}   {}{}\n", hop.from_stage, hop.from_stage + 1,
+                       text, bytes);
   }
 }
 
