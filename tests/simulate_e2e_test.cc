@@ -72,6 +72,11 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   EXPECT_NE(r.out.find("time breakdown"), std::string::npos);
   EXPECT_NE(r.out.find("pp-max-micro-batch-size = 1"), std::string::npos);
   EXPECT_NE(r.out.find("PP4/TP8/EP4  C=8  default cap"), std::string::npos);
+  // Each layout's tightest stage under its breakdown: PP4's last stage holds
+  // one layer more than the others (93 = 23 + 23 + 23 + 24).
+  EXPECT_NE(r.out.find("  tightest: stage 3 (layer weights, 24 layers: +"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  tightest: stage 0 (the only stage); headroom "), std::string::npos);
   json t = json::parse(ReadText(trace));
   ASSERT_TRUE(t.contains("traceEvents"));
   int slices = 0, names = 0;

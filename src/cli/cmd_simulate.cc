@@ -61,7 +61,9 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
                       {"peak_gpu_mib", mem.peak_mib},
                       {"headroom_mib", mem.headroom_mib},
                       {"weight_mib", mem.weight_mib},
-                      {"kv_pool_mib", mem.kv_pool_mib}});
+                      {"kv_pool_mib", mem.kv_pool_mib},
+                      {"activation_mib", mem.activation_mib},
+                      {"activation_peak", mem.activation_peak}});
   }
   nlohmann::json j = {{"pp", p.layout.pp},
                       {"tp", p.layout.tp},
@@ -82,6 +84,8 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
                       {"allreduce_per_forward", p.allreduce_per_forward},
                       {"max_total_tokens", p.memory.max_total_tokens},
                       {"max_running_requests", p.memory.max_running_requests},
+                      {"tightest_stage", p.memory.tightest_stage},
+                      {"tightest_reason", p.memory.tightest_reason},
                       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
                       {"micro_batches", p.sim.micro_batches},
                       {"stages", stages}};
@@ -188,6 +192,12 @@ void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
                                          : std::string("node-local"),
           Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead), Pct(sh.idle),
           FormatNumber(p.memory.stages[s].peak_mib, 0));
+    }
+    if (!p.memory.stages.empty()) {
+      const auto& tight = p.memory.stages[p.memory.tightest_stage];
+      std::cout << fmt::format("  tightest: stage {} ({}); headroom {} MiB\n",
+                               p.memory.tightest_stage, p.memory.tightest_reason,
+                               FormatNumber(tight.headroom_mib, 0));
     }
   }
 }

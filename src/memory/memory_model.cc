@@ -1,7 +1,14 @@
 #include "memory/memory_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "util/format.h"
 
 namespace ppsearch::memory {
 namespace {
@@ -18,17 +25,73 @@ int DecodeGraphMaxBs(const MemoryInputs& in) {
   return in.tp < 4 ? 256 : 512;
 }
 
+// One named share of a stage's peak, MiB.
+struct Share {
+  std::string label;
+  double mib = 0;
+};
+
+std::vector<Share> SharesOf(const StageFootprint& f, const StageMemory& m) {
+  return {
+      {"embedding", f.embedding_mib},
+      {"LM head weights", f.lm_head_mib},
+      {fmt::format("layer weights, {} layers", f.num_layers),
+       f.weight_mib - f.embedding_mib - f.lm_head_mib},
+      {"KV cache", m.kv_pool_mib},
+      {"linear-attention state", m.state_pool_mib},
+      {m.activation_peak.empty() ? "activations" : "activations, " + m.activation_peak,
+       m.activation_mib},
+  };
+}
+
+// The stage with the least headroom, and why it is tighter than the next
+// tightest stage: the share of its peak that exceeds the same share there by
+// the most (more layers, the LM head, a larger KV share, its activations).
+void FindTightestStage(const MemoryInputs& in, MemoryPlan& plan) {
+  if (plan.stages.empty() || plan.stages.size() != in.stages.size()) return;
+  const size_t n = plan.stages.size();
+  size_t tight = 0;
+  for (size_t s = 1; s < n; ++s)
+    if (plan.stages[s].headroom_mib < plan.stages[tight].headroom_mib) tight = s;
+  plan.tightest_stage = static_cast<int>(tight);
+  if (n == 1) {
+    plan.tightest_reason = "the only stage";
+    return;
+  }
+  size_t next = tight == 0 ? 1 : 0;
+  for (size_t s = 0; s < n; ++s)
+    if (s != tight && plan.stages[s].headroom_mib < plan.stages[next].headroom_mib) next = s;
+  const std::vector<Share> mine = SharesOf(in.stages[tight], plan.stages[tight]);
+  const std::vector<Share> theirs = SharesOf(in.stages[next], plan.stages[next]);
+  double best_excess = 0.5;  // below half a MiB the stages are alike
+  for (size_t k = 0; k < mine.size(); ++k) {
+    const double excess = mine[k].mib - theirs[k].mib;
+    if (excess <= best_excess) continue;
+    best_excess = excess;
+    plan.tightest_reason =
+        fmt::format("{}: +{} MiB over stage {}", mine[k].label,
+                    FormatThousands(static_cast<int64_t>(std::llround(excess))), next);
+  }
+  if (plan.tightest_reason.empty()) plan.tightest_reason = "all stages alike";
+}
+
 }  // namespace
 
-double DefaultMemFractionStatic(const MemoryInputs& in) {
+double DefaultReservedMib(const MemoryInputs& in) {
   // _handle_gpu_memory_settings (v0.5.18), in MB of the device capacity:
   // 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph reserve,
-  // at least 10 GiB on GPUs above 60 GiB.
+  // at least 10 GiB on GPUs above 60 GiB. SGLang's 1.5 MB per token is its
+  // allowance for any model; the stage peaks below use this model's own
+  // activations (memory/activation.h).
   const double activation_tokens = std::max<double>(in.chunked_prefill_size, 2048);
   double reserved =
       512 + activation_tokens * 1.5 + in.tp * in.pp / 8.0 * 1024 + DecodeGraphMaxBs(in) * 2.0;
   if (in.gpu_total_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
-  return std::round((in.gpu_total_mib - reserved) / in.gpu_total_mib * 1000) / 1000;
+  return reserved;
+}
+
+double DefaultMemFractionStatic(const MemoryInputs& in) {
+  return std::round((in.gpu_total_mib - DefaultReservedMib(in)) / in.gpu_total_mib * 1000) / 1000;
 }
 
 MemoryPlan PlanMemory(const MemoryInputs& in) {
@@ -44,7 +107,11 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   double max_weight = 0;
   for (const auto& s : in.stages) max_weight = std::max(max_weight, s.weight_mib);
   const double budget_mib = plan.pre_load_free_mib - max_weight - slack_mib;
-  plan.fits = budget_mib > 0;
+  if (budget_mib <= 0) {
+    plan.fits = false;
+    plan.sglang_refuses = true;
+    plan.refusal = NoKvRoomMessage(plan.mem_fraction_static, plan.pre_load_free_mib, max_weight);
+  }
 
   double max_state = 0;
   for (const auto& s : in.stages) max_state = std::max(max_state, s.state_bytes_per_request);
@@ -65,8 +132,15 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   const bool caches_tokens = tokens != INT64_MAX;
   if (!caches_tokens) tokens = 0;
   plan.max_total_tokens = tokens;
-  // A pool of no token is no pool: SGLang refuses to start.
-  if (caches_tokens && tokens <= 0) plan.fits = false;
+  // A pool of no token is no pool: pool_configurator.py refuses it too.
+  if (caches_tokens && tokens <= 0 && plan.fits) {
+    plan.fits = false;
+    plan.sglang_refuses = true;
+    plan.refusal = fmt::format(
+        "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+        "mem_fraction_static={:g}",
+        plan.mem_fraction_static);
+  }
 
   int64_t estimated = in.context_len > 0 ? tokens * 512 / in.context_len : 4096;
   estimated = std::clamp<int64_t>(estimated, 2048, 4096);
@@ -83,9 +157,10 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     m.kv_pool_mib = tokens * s.kv_bytes_per_token / kMib;
     m.state_pool_mib = plan.state_slots * s.state_bytes_per_request / kMib;
     m.runtime_mib = kRuntimeMib;
-    // SGLang reserves 1.5 MB per chunk token for activations; the caching
-    // allocator keeps the peak of what a chunk really used, of that order.
-    m.activation_mib = std::max<double>(in.chunked_prefill_size, 2048) * 1.5;
+    // This stage's own chunk activations and workspace at their peak (the
+    // caching allocator keeps the peak of what a chunk used).
+    m.activation_mib = s.activation.bytes / kMib;
+    m.activation_peak = s.activation.peak;
     m.graph_mib = DecodeGraphMaxBs(in) * 2.0;
     m.peak_mib = m.runtime_mib + m.weight_mib + m.kv_pool_mib + m.state_pool_mib +
                  m.activation_mib + m.graph_mib;
@@ -95,7 +170,60 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     plan.stages.push_back(m);
   }
   plan.peak_spread_mib = plan.stages.empty() ? 0 : plan.peak_mib_max - lo;
+  FindTightestStage(in, plan);
+  // mem_fraction_static may leave SGLang a pool, yet a stage's weights,
+  // activations, graphs and runtime may already fill the GPU: then no
+  // fraction leaves room for a KV cache there.
+  for (size_t i = 0; i < plan.stages.size() && plan.fits; ++i) {
+    const StageMemory& t = plan.stages[i];
+    const double without_pools = t.runtime_mib + t.weight_mib + t.activation_mib + t.graph_mib;
+    if (without_pools < in.gpu_total_mib) continue;
+    plan.fits = false;
+    plan.refusal = fmt::format(
+        "stage {} needs {:.0f} MiB without any KV cache (weights {:.0f}, activations {:.0f}, "
+        "CUDA graphs {:.0f}, CUDA context and NCCL {:.0f}) of the GPU's {:.0f} MiB; no "
+        "--mem-fraction-static leaves room for the KV cache",
+        i, without_pools, t.weight_mib, t.activation_mib, t.graph_mib, t.runtime_mib,
+        in.gpu_total_mib);
+  }
   return plan;
+}
+
+nlohmann::json StageMemoryToJson(const StageMemory& s) {
+  return {{"weight_mib", s.weight_mib},         {"kv_pool_mib", s.kv_pool_mib},
+          {"state_pool_mib", s.state_pool_mib}, {"runtime_mib", s.runtime_mib},
+          {"activation_mib", s.activation_mib}, {"activation_peak", s.activation_peak},
+          {"graph_mib", s.graph_mib},           {"peak_mib", s.peak_mib},
+          {"headroom_mib", s.headroom_mib}};
+}
+
+nlohmann::json MemoryPlanToJson(const MemoryPlan& plan) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageMemory& s : plan.stages) stages.push_back(StageMemoryToJson(s));
+  return {{"mem_fraction_static", plan.mem_fraction_static},
+          {"pre_load_free_mib", plan.pre_load_free_mib},
+          {"max_total_tokens", plan.max_total_tokens},
+          {"max_running_requests", plan.max_running_requests},
+          {"state_slots", plan.state_slots},
+          {"peak_mib_max", plan.peak_mib_max},
+          {"peak_spread_mib", plan.peak_spread_mib},
+          {"fits", plan.fits},
+          {"refusal", plan.refusal},
+          {"tightest_stage", plan.tightest_stage},
+          {"tightest_reason", plan.tightest_reason},
+          {"stages", stages}};
+}
+
+std::string NoKvRoomMessage(double mem_fraction_static, double pre_load_free_mib,
+                            double weight_mib) {
+  // kv_cache_configurator.py _profile_available_bytes: available is the free
+  // memory after the weights loaded (MIN over ranks), pre the free memory
+  // before; the smallest fraction that leaves a positive pool is 1 - available / pre.
+  const double minimum = pre_load_free_mib > 0 ? weight_mib / pre_load_free_mib : 1;
+  return fmt::format(
+      "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={:g}. "
+      "Raise --mem-fraction-static above {:.3f} (minimum viable = 1 - available/pre = {:.4f}).",
+      mem_fraction_static, std::ceil(minimum * 1000) / 1000, minimum);
 }
 
 }  // namespace ppsearch::memory

@@ -2,11 +2,17 @@
 // Predicted GPU memory per rank, sized the way SGLang sizes it
 // (server_args.py _handle_gpu_memory_settings, kv_cache_configurator.py):
 // a static fraction of the memory free after NCCL init holds the weights and
-// the KV/state pools; the rest is left for activations and CUDA graphs.
+// the KV/state pools; the rest is left for activations and CUDA graphs. The
+// activations are this model's, per stage (memory/activation.h), not SGLang's
+// flat allowance, so a stage's peak and headroom follow its layers.
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include "memory/activation.h"
 
 namespace ppsearch::memory {
 
@@ -15,6 +21,12 @@ struct StageFootprint {
   double weight_mib = 0;               // per rank
   double kv_bytes_per_token = 0;       // per rank, this stage's layers
   double state_bytes_per_request = 0;  // per rank, linear-attention state of this stage's layers
+  // Of weight_mib: the embedding (stage 0) and the LM head with the final
+  // norm (the stages that build it), to say why a stage is the tightest.
+  double embedding_mib = 0;
+  double lm_head_mib = 0;
+  int num_layers = 0;
+  StageActivation activation;  // per rank, one prefill chunk at its peak
 };
 
 struct MemoryInputs {
@@ -33,8 +45,9 @@ struct StageMemory {
   double weight_mib = 0;
   double kv_pool_mib = 0;
   double state_pool_mib = 0;
-  double runtime_mib = 0;     // CUDA context, NCCL buffers
-  double activation_mib = 0;  // chunk activations and workspace at their peak
+  double runtime_mib = 0;       // CUDA context, NCCL buffers
+  double activation_mib = 0;    // chunk activations and workspace at their peak
+  std::string activation_peak;  // what sets it (StageActivation::peak)
   double graph_mib = 0;
   double peak_mib = 0;
   double headroom_mib = 0;  // gpu total - peak
@@ -49,16 +62,43 @@ struct MemoryPlan {
   std::vector<StageMemory> stages;
   double peak_mib_max = 0;
   double peak_spread_mib = 0;  // max - min peak over stages
-  bool fits = true;            // weights leave room for a KV pool of at least one token
+  // The weights leave a KV pool of at least one token under
+  // mem_fraction_static, and on every stage the weights, activations, CUDA
+  // graphs and runtime leave the GPU room for one. When false, `refusal`
+  // says why in SGLang's words.
+  bool fits = true;
+  std::string refusal;
+  bool sglang_refuses = false;  // SGLang itself refuses to start (else it would run out of memory)
+  // The stage with the least headroom (with no pool: the least room for
+  // one), and what makes it so ("LM head weights", "KDA state", ...).
+  int tightest_stage = 0;
+  std::string tightest_reason;
 };
 
 // CUDA context plus NCCL communicator buffers per rank before weights load:
 // an estimate (about 1.5 GiB is typical for a multi-node NCCL job).
 constexpr double kRuntimeMib = 1500;
 
+// What SGLang keeps out of mem_fraction_static by default, MiB: its own
+// activation, NCCL and CUDA-graph allowance (not this model's activations).
+double DefaultReservedMib(const MemoryInputs& in);
+
 // SGLang's default mem_fraction_static for the GPU and layout.
 double DefaultMemFractionStatic(const MemoryInputs& in);
 
 MemoryPlan PlanMemory(const MemoryInputs& in);
+
+// Machine-readable forms; key names are a contract (plan --json, serve-sim's
+// /server_info). A stage: weight_mib, kv_pool_mib, state_pool_mib,
+// runtime_mib, activation_mib, activation_peak, graph_mib, peak_mib,
+// headroom_mib.
+nlohmann::json StageMemoryToJson(const StageMemory& stage);
+nlohmann::json MemoryPlanToJson(const MemoryPlan& plan);
+
+// SGLang's refusal when the heaviest rank's weights leave mem_fraction_static
+// no KV pool (v0.5.18 mem_cache/kv_cache_configurator.py, a ValueError at
+// startup), with the smallest fraction that would leave one.
+std::string NoKvRoomMessage(double mem_fraction_static, double pre_load_free_mib,
+                            double weight_mib);
 
 }  // namespace ppsearch::memory

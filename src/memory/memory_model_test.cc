@@ -10,6 +10,20 @@ namespace {
 
 constexpr double kMib = 1024.0 * 1024.0;
 
+// A stage's footprint. Its activations are given as 12,288 MiB (SGLang's own
+// 1.5 MiB x 8192-token allowance, a round number for the hand-worked peaks);
+// the real ones come from the model (activation_test.cc).
+StageFootprint Stage(double weight_mib, double kv_bytes_per_token, double state_bytes,
+                     double activation_mib = 12288) {
+  StageFootprint f;
+  f.weight_mib = weight_mib;
+  f.kv_bytes_per_token = kv_bytes_per_token;
+  f.state_bytes_per_request = state_bytes;
+  f.activation.bytes = activation_mib * kMib;
+  f.activation.peak = "MoE experts (layer 1)";
+  return f;
+}
+
 MemoryInputs Inputs(double gpu_mib, int tp, int pp, int64_t chunk) {
   MemoryInputs in;
   in.gpu_total_mib = gpu_mib;
@@ -64,7 +78,7 @@ MemoryInputs TwoStages() {
   MemoryInputs in = Inputs(80000, 4, 2, 8192);
   in.mem_fraction_static = 0.8;
   in.context_len = 32768;
-  in.stages = {{40000, 102400, 0}, {38000, 51200, 0}};
+  in.stages = {Stage(40000, 102400, 0), Stage(38000, 51200, 0)};
   return in;
 }
 
@@ -81,7 +95,7 @@ TEST(PlanMemory, PeaksPerStageHandWorked) {
   MemoryPlan plan = PlanMemory(TwoStages());
   ASSERT_EQ(plan.stages.size(), 2u);
   // stage 0: runtime 1500 + weights 40000 + KV 233,472 x 100 KiB = 22800
-  //          + activations 8192 x 1.5 = 12288 + graphs 512 x 2 = 1024 -> 77612
+  //          + activations 12288 (the stage's own) + graphs 512 x 2 = 1024 -> 77612
   // stage 1: 1500 + 38000 + 233,472 x 50 KiB = 11400 + 12288 + 1024 -> 64212
   const StageMemory& s0 = plan.stages[0];
   EXPECT_DOUBLE_EQ(s0.runtime_mib, 1500);
@@ -125,7 +139,7 @@ TEST(PlanMemory, SmallKvPoolCapsRequestsAtHalfItsTokens) {
   // budget = 78500 - 40000 - 15700 = 22800 MiB; 8 MiB per token -> 2850 tokens;
   // the clamp's 2048 is capped by 2850 / 2 = 1425.
   MemoryInputs in = TwoStages();
-  in.stages = {{40000, 8 * kMib, 0}};
+  in.stages = {Stage(40000, 8 * kMib, 0)};
   MemoryPlan plan = PlanMemory(in);
   EXPECT_EQ(plan.max_total_tokens, 2850);
   EXPECT_EQ(plan.max_running_requests, 1425);
@@ -168,6 +182,101 @@ TEST(PlanMemory, DoesNotFitWhenWeightsExceedTheBudget) {
   EXPECT_EQ(plan.max_total_tokens, 0);
   EXPECT_EQ(plan.max_running_requests, 1);
   EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 0);
+}
+
+// kv_cache_configurator.py: minimum viable = 1 - available / pre = weights /
+// pre = 70000 / 78500 = 0.89172 -> "above 0.892".
+TEST(PlanMemory, NoKvRoomIsRefusedInSglangsWords) {
+  MemoryInputs in = TwoStages();
+  in.stages[0].weight_mib = 70000;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_TRUE(plan.sglang_refuses);
+  EXPECT_EQ(plan.refusal,
+            "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.8. "
+            "Raise --mem-fraction-static above 0.892 (minimum viable = 1 - available/pre = "
+            "0.8917).");
+  // Headroom 80000 - (1500 + 70000 + 12288 + 1024) = -4812 on stage 0.
+  EXPECT_EQ(plan.tightest_stage, 0);
+  EXPECT_DOUBLE_EQ(plan.stages[0].headroom_mib, -4812);
+}
+
+// A budget of 22,800 MiB holds no token of 30,000 MiB: pool_configurator.py's
+// RuntimeError.
+TEST(PlanMemory, APoolOfNoTokenIsRefused) {
+  MemoryInputs in = TwoStages();
+  in.stages = {Stage(40000, 30000 * kMib, 0)};
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_TRUE(plan.sglang_refuses);
+  EXPECT_EQ(plan.refusal,
+            "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+            "mem_fraction_static=0.8");
+}
+
+// mem_fraction_static 0.99 leaves SGLang 78500 x 0.99 - 40000 = 37,715 MiB of
+// pool, but stage 0's 1500 + 40000 + 40000 (activations) + 1024 = 82,524 MiB
+// exceed the 80,000 MiB GPU before any KV cache.
+TEST(PlanMemory, ActivationsThatFillTheGpuLeaveNoKvRoom) {
+  MemoryInputs in = TwoStages();
+  in.mem_fraction_static = 0.99;
+  in.stages[0] = Stage(40000, 102400, 0, 40000);
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_FALSE(plan.sglang_refuses);
+  EXPECT_EQ(plan.refusal,
+            "stage 0 needs 82524 MiB without any KV cache (weights 40000, activations 40000, CUDA "
+            "graphs 1024, CUDA context and NCCL 1500) of the GPU's 80000 MiB; no "
+            "--mem-fraction-static leaves room for the KV cache");
+  in.stages[0] = Stage(40000, 102400, 0, 30000);  // 72,524 MiB: room is left
+  EXPECT_TRUE(PlanMemory(in).fits);
+}
+
+// TwoStages: headroom 2388 (stage 0) and 15788 (stage 1). Against stage 1,
+// stage 0 has 2000 MiB more layer weights and 22800 - 11400 = 11,400 MiB more
+// KV cache (twice the bytes per token for the same token count).
+TEST(PlanMemory, TightestStageAndWhy) {
+  MemoryPlan plan = PlanMemory(TwoStages());
+  EXPECT_EQ(plan.tightest_stage, 0);
+  EXPECT_EQ(plan.tightest_reason, "KV cache: +11,400 MiB over stage 1");
+  // Equal KV; stage 1 builds the LM head (3000 MiB of its 43000): its layer
+  // weights match stage 0's 40000, the LM head is the difference.
+  MemoryInputs in = TwoStages();
+  in.stages = {Stage(40000, 51200, 0), Stage(43000, 51200, 0)};
+  in.stages[0].num_layers = in.stages[1].num_layers = 10;
+  in.stages[1].lm_head_mib = 3000;
+  plan = PlanMemory(in);
+  EXPECT_EQ(plan.tightest_stage, 1);
+  EXPECT_EQ(plan.tightest_reason, "LM head weights: +3,000 MiB over stage 0");
+  // Alike but for stage 1's activations (14000 MiB, set by its logits).
+  in.stages = {Stage(40000, 51200, 0), Stage(40000, 51200, 0, 14000)};
+  in.stages[1].activation.peak = "LM head logits";
+  plan = PlanMemory(in);
+  EXPECT_EQ(plan.tightest_stage, 1);
+  EXPECT_EQ(plan.tightest_reason, "activations, LM head logits: +1,712 MiB over stage 0");
+  in.stages = {Stage(40000, 51200, 0), Stage(40000, 51200, 0)};
+  EXPECT_EQ(PlanMemory(in).tightest_reason, "all stages alike");
+  in.stages.resize(1);
+  EXPECT_EQ(PlanMemory(in).tightest_reason, "the only stage");
+}
+
+TEST(PlanMemory, ActivationsAreEachStagesOwn) {
+  MemoryInputs in = TwoStages();
+  in.stages[1] = Stage(38000, 51200, 0, 3000);
+  in.stages[1].activation.peak = "KDA attention (layer 5)";
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_DOUBLE_EQ(plan.stages[0].activation_mib, 12288);
+  EXPECT_DOUBLE_EQ(plan.stages[1].activation_mib, 3000);
+  EXPECT_EQ(plan.stages[1].activation_peak, "KDA attention (layer 5)");
+  // 1500 + 38000 + 11400 + 3000 + 1024 = 54924
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 54924);
+}
+
+TEST(DefaultReservedMib, SglangsAllowanceNotTheModels) {
+  // 512 + 8192 x 1.5 + 32 / 8 x 1024 + 512 x 2 = 17920 MiB
+  EXPECT_DOUBLE_EQ(DefaultReservedMib(Inputs(85651, 32, 1, 8192)), 17920);
+  // 512 + 3072 + 128 + 512 = 4224 on a 40,000 MiB GPU (no 10 GiB floor)
+  EXPECT_DOUBLE_EQ(DefaultReservedMib(Inputs(40000, 1, 1, 1024)), 4224);
 }
 
 TEST(PlanMemory, DefaultFractionWhenTheUserGivesNone) {

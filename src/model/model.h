@@ -161,6 +161,10 @@ struct ModelDesc {
   // attention residuals, the completed blocks' summaries plus the running
   // block sum.
   int ResidualVectorsAt(int layer) const;
+  // Hidden-size vectors per token live at `layer`: the hidden states plus
+  // ResidualVectorsAt(layer). What crosses a PP boundary into `layer`, and
+  // what a stage keeps for the residual stream while it runs it.
+  int StreamVectorsAt(int layer) const { return 1 + ResidualVectorsAt(layer); }
 };
 
 }  // namespace ppsearch::model

@@ -18,6 +18,25 @@ double LinearBytesPerRank(const model::Linear& linear, int tp) {
   return linear.sharding == model::Sharding::kReplicated ? bytes : bytes / tp;
 }
 
+int64_t PrefillBatchTokens(const spec::Spec& spec) {
+  // Chunked prefill caps a prefill batch at chunked-prefill-size (8192, the
+  // default below 160 GB); with chunking disabled (<= 0) max-prefill-tokens
+  // (16384) caps it.
+  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  return chunk > 0 ? chunk : spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
+}
+
+int64_t PrefillLogitRows(const spec::Spec& spec, int64_t chunk_tokens) {
+  // A chunk ends the prompts that finish inside it: with prompts of at least
+  // `shortest` tokens, at most chunk / shortest + 1 of them (one may finish
+  // at its start), and never more than the chunk's tokens.
+  const spec::WorkloadSpec& w = spec.workload;
+  const double ratio = w.input_distribution == "fixed" ? 1.0 : w.range_ratio;
+  const int64_t shortest =
+      std::max<int64_t>(static_cast<int64_t>(static_cast<double>(w.input_tokens) * ratio), 1);
+  return std::clamp<int64_t>(chunk_tokens / shortest + 1, 1, std::max<int64_t>(chunk_tokens, 1));
+}
+
 }  // namespace
 
 bool LmHeadOnEveryStage(const model::ModelDesc& model) {
@@ -34,15 +53,8 @@ double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& s
     for (const model::Linear& linear : layer.linears) bytes += LinearBytesPerRank(linear, tp);
     bytes += static_cast<double>(layer.norm_params) * kBf16Bytes;  // norms are replicated
   }
-  if (stage.has_embedding) bytes += LinearBytesPerRank(model.embedding, tp);
-  // A tied LM head shares the embedding's storage only where both live on
-  // the same stage; the last stage of a pipeline loads its own copy.
-  const bool shares_embedding = model.tie_word_embeddings && stage.has_embedding;
-  if (stage.holds_lm_head_weights && !shares_embedding) {
-    bytes += LinearBytesPerRank(model.lm_head, tp);
-  }
-  if (stage.has_lm_head) bytes += static_cast<double>(model.final_norm_params) * kBf16Bytes;
-  return bytes;
+  return bytes + StageEmbeddingBytesPerRank(model, stage, tp) +
+         StageLmHeadBytesPerRank(model, stage, tp);
 }
 
 int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
@@ -76,26 +88,18 @@ int64_t StageStateBytesPerRequestPerRank(const model::ModelDesc& model, const St
   return bytes;
 }
 
-double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout, double gpu_mib) {
-  // An explicit mem-fraction-static fixes the split directly.
-  if (const spec::ArgValue* mfs = spec.engine.FindArg("mem-fraction-static")) {
-    const double fraction = mfs->kind == spec::ArgValue::Kind::kFloat ? mfs->float_value
-                            : mfs->kind == spec::ArgValue::Kind::kInt
-                                ? static_cast<double>(mfs->int_value)
-                                : std::strtod(mfs->text.c_str(), nullptr);
-    if (fraction > 0 && fraction <= 1) return gpu_mib * (1 - fraction);
-  }
-  // SGLang v0.5.18 python/sglang/srt/server_args.py _handle_gpu_memory_settings, without the
-  // CUDA-graph term, which depends on batch sizes the planner does not know:
-  // 512 + max(chunked_prefill_size, 2048) * 1.5 + tp * pp / 8 * 1024, at least
-  // 10 GiB on GPUs over 60 GiB. Unset or disabled chunking: 8192 (the
-  // default below 160 GB) or max-prefill-tokens' 16384.
-  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
-  const double activation_tokens = static_cast<double>(std::max<int64_t>(
-      chunk > 0 ? chunk : spec.engine.ArgInt("max-prefill-tokens").value_or(16384), 2048));
-  double reserved = 512 + activation_tokens * 1.5 + layout.tp * layout.pp / 8.0 * 1024;
-  if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
-  return reserved;
+double StageEmbeddingBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+  return stage.has_embedding ? LinearBytesPerRank(model.embedding, tp) : 0;
+}
+
+double StageLmHeadBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+  // A tied LM head shares the embedding's storage only where both live on
+  // the same stage; the last stage of a pipeline loads its own copy.
+  double bytes = 0;
+  if (stage.holds_lm_head_weights && !(model.tie_word_embeddings && stage.has_embedding))
+    bytes += LinearBytesPerRank(model.lm_head, tp);
+  if (stage.has_lm_head) bytes += static_cast<double>(model.final_norm_params) * kBf16Bytes;
+  return bytes;
 }
 
 memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec& spec,
@@ -105,7 +109,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   in.gpu_total_mib = hw.memory_mib;
   in.tp = plan.layout.tp;
   in.pp = plan.layout.pp;
-  in.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  in.chunked_prefill_size = PrefillBatchTokens(spec);
   in.context_len = ContextLength(spec, model);
   // SGLang's argparse reads "0.85" as 0.85, however the spec wrote it.
   if (auto v = spec.engine.FindArg("mem-fraction-static"))
@@ -116,11 +120,25 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   if (auto v = spec.engine.ArgInt("max-running-requests"))
     in.max_running_requests = static_cast<int>(*v);
   if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
+  const int tp = std::max(plan.layout.tp, 1);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;
     f.weight_mib = st.weight_mib_per_rank;
     f.kv_bytes_per_token = static_cast<double>(st.kv_bytes_per_token_per_rank);
     f.state_bytes_per_request = static_cast<double>(st.state_bytes_per_request_per_rank);
+    f.embedding_mib = StageEmbeddingBytesPerRank(model, st, tp) / kBytesPerMib;
+    f.lm_head_mib = StageLmHeadBytesPerRank(model, st, tp) / kBytesPerMib;
+    f.num_layers = st.num_layers();
+    memory::ActivationShape shape;
+    shape.first_layer = st.first_layer;
+    shape.end_layer = st.end_layer;
+    shape.has_lm_head = st.has_lm_head;
+    shape.receives = st.pp_rank > 0;
+    shape.tp = tp;
+    shape.ep = std::max(plan.layout.ep, 1);
+    shape.chunk_tokens = in.chunked_prefill_size;
+    shape.logit_rows = PrefillLogitRows(spec, in.chunked_prefill_size);
+    f.activation = memory::EstimateStageActivation(model, shape);
     in.stages.push_back(f);
   }
   return in;

@@ -74,8 +74,10 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   plan.ranks = MapRanks(layout.pp, layout.tp, layout.ep, gpus_per_node);
   plan.tp_groups = BuildTpGroups(plan.ranks, layout.pp);
   plan.stages = BuildStages(model, layout, plan.tp_groups);
-  plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model.hidden);
+  plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model, plan.stages);
   SumForwardCollectives(plan);
+  if (hw.memory_mib > 0 && !plan.stages.empty())
+    plan.memory = memory::PlanMemory(StageMemoryInputs(plan, spec, model, hw));
   plan.errors = ValidateLayout(layout, spec, model, hw, plan);
   plan.warnings = LayoutWarnings(layout, spec, model, hw, plan);
   plan.valid = plan.errors.empty();

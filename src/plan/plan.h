@@ -91,7 +91,8 @@ struct StageBoundary {
   // Distinct (sender node, receiver node) pairs over the tp rank pairs.
   std::vector<std::pair<int, int>> node_pairs;
   int cross_node_rank_pairs = 0;         // how many of the tp rank pairs cross nodes
-  int64_t bytes_per_token = 0;           // 2 tensors x hidden x bf16 = 4 x hidden
+  int64_t bytes_per_token = 0;           // stream vectors x hidden x bf16 (4 x hidden without
+                                         // block attention residuals)
   int64_t bytes_per_token_per_rank = 0;  // bytes_per_token / tp
   bool crosses_nodes() const { return cross_node_rank_pairs > 0; }
 };
@@ -112,6 +113,10 @@ struct LayoutPlan {
   int cross_node_allreduce_per_forward = 0;  // of those, in TP groups spanning nodes
   int allgather_per_forward = 0;
   double weight_mib_per_rank_max = 0;
+  // SGLang's memory sizing of this layout (memory/memory_model.h): KV pool,
+  // per-stage activations, peaks, the tightest stage. Empty `stages` when the
+  // GPU size is unknown or nothing could be laid out.
+  memory::MemoryPlan memory;
 };
 
 struct ModelSummary {

@@ -24,7 +24,8 @@ std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int 
 
 // The pp - 1 hops between consecutive stages.
 std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
-                                                int tp, int hidden);
+                                                int tp, const model::ModelDesc& model,
+                                                const std::vector<StagePlan>& stages);
 
 // Host name of a node index, or "node<i>?" when the cluster has no such host
 // (a layout that needs more GPUs than the cluster has).
@@ -48,6 +49,10 @@ bool LmHeadOnEveryStage(const model::ModelDesc& model);
 
 // Weight bytes one TP rank of `stage` holds.
 double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+
+// Of those, the embedding (stage 0) and the LM head with the final norm.
+double StageEmbeddingBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+double StageLmHeadBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
 
 // KV cache bytes per token of context one TP rank of `stage` holds.
 int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
@@ -79,10 +84,6 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                                        const model::ModelDesc& model,
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned);
-
-// The memory SGLang keeps out of mem_fraction_static by default (activations,
-// CUDA graphs, NCCL), MiB: a lower bound of what weights and KV cannot use.
-double SglangReservedMib(const spec::Spec& spec, const spec::LayoutSpec& layout, double gpu_mib);
 
 // --- format.cc (FormatThousands comes from util/format.h) ---
 

@@ -142,6 +142,27 @@ TEST(PlanLayout, BoundaryBytesAreTwoBf16TensorsSplitOverTp) {
   EXPECT_EQ(plan.boundaries[0].bytes_per_token_per_rank, 4 * 7168 / 8);
 }
 
+// With block attention residuals (block size 12) a hop carries the hidden
+// states, the blocks completed before the next stage's first layer and the
+// running block sum: PP8 stage 1 starts at layer 11 (1 + 0 + 1 = 2 vectors,
+// 28,672 B), stage 2 at 22 (1 + 1 + 1 = 3, 43,008 B), stage 7 at 81
+// (1 + 6 + 1 = 8, 114,688 B); each of the 4 TP ranks sends a quarter.
+TEST(PlanLayout, BoundaryBytesCarryTheBlockResiduals) {
+  model::ModelDesc model = KimiLikeModel();
+  model.attn_res_block_size = 12;
+  LayoutPlan plan = PlanLayout(Layout(8, 4, 4), MissionSpec(), model, Rtx6000d());
+  ASSERT_EQ(plan.boundaries.size(), 7u);
+  EXPECT_EQ(plan.boundaries[0].bytes_per_token, 2 * 7168 * 2);
+  EXPECT_EQ(plan.boundaries[1].bytes_per_token, 3 * 7168 * 2);
+  EXPECT_EQ(plan.boundaries[1].bytes_per_token_per_rank, 3 * 7168 * 2 / 4);
+  EXPECT_EQ(plan.boundaries[6].bytes_per_token, 8 * 7168 * 2);
+  Plan search = PlanSearch(MissionSpec(), model, Rtx6000d());
+  const std::string text = RenderPlanText(search);
+  EXPECT_NE(text.find("hidden_states + block attention residuals, bf16 (B/token, per TP rank)"),
+            std::string::npos);
+  EXPECT_NE(text.find("  6 -> 7   intra-node (604)  114,688 / 28,672\n"), std::string::npos);
+}
+
 TEST(PlanLayout, TpOneHasNoCollectives) {
   spec::Spec spec = MissionSpec();
   spec.cluster.hosts.resize(1);

@@ -47,13 +47,20 @@ std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int 
 }
 
 std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
-                                                int tp, int hidden) {
-  // Each hop carries hidden_states and residual in bf16; with send-allgather
-  // each sender ships only its 1/tp slice and the receiver all-gathers
-  // inside its stage (parallel_state.py send_tensor_dict).
-  const int64_t bytes_per_token = 2 * static_cast<int64_t>(hidden) * kBf16Bytes;
+                                                int tp, const model::ModelDesc& model,
+                                                const std::vector<StagePlan>& stages) {
+  // Each hop carries hidden_states and the residual stream in bf16 (with
+  // block attention residuals, the block summaries so far and the running
+  // block sum: ModelDesc::StreamVectorsAt the next stage's first layer); with
+  // send-allgather each sender ships only its 1/tp slice and the receiver
+  // all-gathers inside its stage (parallel_state.py send_tensor_dict).
   std::vector<StageBoundary> hops;
   for (int s = 0; s + 1 < pp; ++s) {
+    const int next_layer = s + 1 < static_cast<int>(stages.size())
+                               ? stages[static_cast<size_t>(s) + 1].first_layer
+                               : 0;
+    const int64_t bytes_per_token =
+        static_cast<int64_t>(model.StreamVectorsAt(next_layer)) * model.hidden * kBf16Bytes;
     StageBoundary hop;
     hop.from_stage = s;
     hop.bytes_per_token = bytes_per_token;

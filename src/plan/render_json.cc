@@ -120,7 +120,9 @@ json LayoutToJson(const Plan& plan, const LayoutPlan& layout) {
           {"allreduce_per_forward", layout.allreduce_per_forward},
           {"cross_node_allreduce_per_forward", layout.cross_node_allreduce_per_forward},
           {"allgather_per_forward", layout.allgather_per_forward},
-          {"weight_mib_per_rank_max", layout.weight_mib_per_rank_max}};
+          {"weight_mib_per_rank_max", layout.weight_mib_per_rank_max},
+          {"memory",
+           layout.memory.stages.empty() ? json(nullptr) : memory::MemoryPlanToJson(layout.memory)}};
 }
 
 }  // namespace

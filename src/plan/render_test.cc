@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "plan/plan.h"
 #include "plan/plan_test_fixtures.h"
+#include "util/format.h"
 
 namespace ppsearch::plan {
 namespace {
@@ -55,6 +57,28 @@ TEST(RenderPlanText, InvalidLayoutShowsItsErrors) {
                               "uses 24 GPUs"));
 }
 
+// Every layout's memory plan names its tightest stage. PP1 has one stage; in
+// PP8 the last stage [81, 93) has as many layers as stages 3-6 (which tie,
+// the model having no block residuals; the first is named) but four MLA
+// layers to their three: 1,152 B more KV cache per pool token, more than
+// its 560 MiB of LM head weights.
+TEST(RenderPlanText, NamesTheTightestStage) {
+  const Plan plan = MissionPlan();
+  const std::string text = RenderPlanText(plan);
+  EXPECT_THAT(text, HasSubstr("  memory MiB      stage  KV pool    state  activations    peak  "
+                              "headroom  activations peak at\n"));
+  EXPECT_THAT(text, HasSubstr("                  tightest: stage 0 (the only stage)\n"));
+  const memory::MemoryPlan& pp8 = plan.layouts[3].memory;
+  ASSERT_EQ(pp8.stages.size(), 8u);
+  EXPECT_EQ(pp8.tightest_stage, 7);
+  EXPECT_THAT(text,
+              HasSubstr("                  tightest: stage 7 (" + pp8.tightest_reason + ")\n"));
+  const double extra_kv_mib = static_cast<double>(pp8.max_total_tokens) * 1152 / (1024.0 * 1024);
+  EXPECT_GT(extra_kv_mib, 560);
+  EXPECT_EQ(pp8.tightest_reason,
+            "KV cache: +" + FormatThousands(std::llround(extra_kv_mib)) + " MiB over stage 3");
+}
+
 TEST(PlanToJson, HasTheContractKeys) {
   const nlohmann::json j = PlanToJson(MissionPlan());
   const model::ModelDesc model = KimiLikeModel();
@@ -74,6 +98,9 @@ TEST(PlanToJson, HasTheContractKeys) {
   EXPECT_EQ(pp1["allreduce_per_forward"], 187);
   EXPECT_EQ(pp1["cross_node_stage_boundaries"], 0);
   EXPECT_GT(pp1["weight_mib_per_rank_max"].get<double>(), 0);
+  EXPECT_EQ(pp1["memory"]["tightest_stage"], 0);
+  EXPECT_EQ(pp1["memory"]["fits"], true);
+  EXPECT_GT(pp1["memory"]["stages"][0]["activation_mib"].get<double>(), 0);
   const nlohmann::json& pp8 = j["layouts"][3];
   EXPECT_EQ(pp8["stages"][3]["layers"], nlohmann::json({33, 45}));
   EXPECT_EQ(pp8["stages"][3]["nodes"], nlohmann::json({"602"}));

@@ -122,6 +122,25 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
                        FormatThousands(s.kv_bytes_per_token_per_rank),
                        FormatThousands(s.state_bytes_per_request_per_rank));
   }
+  const memory::MemoryPlan& m = layout.memory;
+  if (m.stages.empty()) return;
+  // SGLang's sizing: the static pools fill mem_fraction_static; activations
+  // (this stage's largest live set for one chunk) and graphs sit outside it.
+  out += fmt::format(
+      "  memory plan     mem_fraction_static {:g}; KV pool {} tokens; max_running_requests {}\n",
+      m.mem_fraction_static, FormatThousands(m.max_total_tokens), m.max_running_requests);
+  out +=
+      "  memory MiB      stage  KV pool    state  activations    peak  headroom  activations "
+      "peak at\n";
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    const memory::StageMemory& s = m.stages[i];
+    out += fmt::format("                  {:<6} {:>7}  {:>7}  {:>11}  {:>6}  {:>8}  {}\n", i,
+                       FormatMib(s.kv_pool_mib), FormatMib(s.state_pool_mib),
+                       FormatMib(s.activation_mib), FormatMib(s.peak_mib),
+                       FormatMib(s.headroom_mib), s.activation_peak);
+  }
+  out += fmt::format("                  tightest: stage {} ({})\n", m.tightest_stage,
+                     m.tightest_reason);
 }
 
 void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& out) {
@@ -130,10 +149,21 @@ void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& o
     return;
   }
   const StageBoundary& first = layout.boundaries.front();
-  out += fmt::format(
-      "  stage hops      hidden_states + residual, bf16: {} B/token, {} B/token "
-      "per TP rank\n",
-      FormatThousands(first.bytes_per_token), FormatThousands(first.bytes_per_token_per_rank));
+  // With block attention residuals each hop carries the blocks done so far,
+  // so the bytes grow with depth and each hop says its own.
+  bool uniform = true;  // two hidden-size tensors on every hop
+  for (const StageBoundary& hop : layout.boundaries)
+    uniform &= hop.bytes_per_token == 2 * int64_t{plan.model.hidden} * kBf16Bytes;
+  if (uniform) {
+    out += fmt::format(
+        "  stage hops      hidden_states + residual, bf16: {} B/token, {} B/token "
+        "per TP rank\n",
+        FormatThousands(first.bytes_per_token), FormatThousands(first.bytes_per_token_per_rank));
+  } else {
+    out +=
+        "  stage hops      hidden_states + block attention residuals, bf16 (B/token, per TP "
+        "rank)\n";
+  }
   for (const StageBoundary& hop : layout.boundaries) {
     std::string where;
     for (const auto& [from, to] : hop.node_pairs) {
@@ -143,8 +173,12 @@ void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& o
     const std::string text =
         hop.crosses_nodes() ? "crosses nodes " + where
                             : "intra-node (" + NodeNames(plan, {hop.node_pairs[0].first}) + ")";
-    out +=
-        fmt::format("                  {} -> {}   {}\n", hop.from_stage, hop.from_stage + 1, text);
+    const std::string bytes = uniform
+                                  ? ""
+                                  : fmt::format("  {} / {}", FormatThousands(hop.bytes_per_token),
+                                                FormatThousands(hop.bytes_per_token_per_rank));
+    out += fmt::format("                  {} -> {}   {}{}\n", hop.from_stage, hop.from_stage + 1,
+                       text, bytes);
   }
 }
 

@@ -173,23 +173,32 @@ void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec
 }
 
 // SGLang sizes the KV pool from what mem_fraction_static leaves after the
-// weights and refuses to start when that is nothing ("Not enough memory.
-// Please try to increase --mem-fraction-static"); the memory model computes
-// the same pool.
+// weights and refuses to start when that is nothing; the memory model
+// computes the same pool and says, in SGLang's words, why there is none. It
+// also refuses a stage whose weights, activations and CUDA graphs fill the
+// GPU by themselves: SGLang would start there only to run out of memory.
 void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                 const model::ModelDesc& model, const hardware::HardwareProfile& hw,
-                 const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
-  if (hw.memory_mib <= 0 || planned.stages.empty() ||
+                 const hardware::HardwareProfile& hw, const LayoutPlan& planned,
+                 std::vector<Diagnostic>& errors) {
+  if (hw.memory_mib <= 0 || planned.stages.empty() || planned.memory.stages.empty() ||
       planned.weight_mib_per_rank_max > hw.memory_mib)
     return;  // no GPU size, or CheckWeightMemory already says the weights do not fit
-  const memory::MemoryPlan m = memory::PlanMemory(StageMemoryInputs(planned, spec, model, hw));
+  const memory::MemoryPlan& m = planned.memory;
   if (m.fits) return;
+  const double weights = planned.weight_mib_per_rank_max;
+  const double pool_mib = m.mem_fraction_static * m.pre_load_free_mib - weights;
+  if (!m.sglang_refuses) {
+    errors.push_back(LayoutError(
+        layout, "leaves no room for the KV cache: " + m.refusal +
+                    ". SGLang would run out of memory capturing CUDA graphs or on the first "
+                    "full chunk. Use more GPUs per stage (larger TP) or a smaller "
+                    "chunked-prefill-size"));
+    return;
+  }
   int heaviest = 0;
   for (const StagePlan& stage : planned.stages)
     if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;
   const std::optional<std::string> mfs = spec.engine.ArgString("mem-fraction-static");
-  const double weights = planned.weight_mib_per_rank_max;
-  const double pool_mib = m.mem_fraction_static * m.pre_load_free_mib - weights;
   errors.push_back(LayoutError(
       layout,
       "holds " + FormatMib(weights) + " MiB of weights per GPU on stage " +
@@ -200,9 +209,8 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
           "- weights = " +
           fmt::format("{:g}", m.mem_fraction_static) + " x (" + FormatMib(hw.memory_mib) + " - " +
           FormatMib(memory::kRuntimeMib) + ") - " + FormatMib(weights) + " = " +
-          FormatMib(pool_mib) +
-          " MiB; SGLang refuses to start. Use more GPUs per stage (larger TP) or a larger "
-          "mem-fraction-static"));
+          FormatMib(pool_mib) + " MiB. SGLang refuses to start: \"" + m.refusal +
+          "\" Use more GPUs per stage (larger TP) or a larger mem-fraction-static"));
 }
 
 }  // namespace
@@ -231,7 +239,7 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
   CheckAttention(layout, model, errors);
   if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
   CheckWeightMemory(layout, hw, planned, errors);
-  CheckKvRoom(layout, spec, model, hw, planned, errors);
+  CheckKvRoom(layout, spec, hw, planned, errors);
   CheckContextLength(layout, spec, model, errors);
   CheckDynamicChunking(layout, spec, errors);
   return errors;

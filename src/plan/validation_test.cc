@@ -251,27 +251,19 @@ TEST(LayoutWarnings, GqaKvHeadReplication) {
                           "KV cache per token does not shrink beyond TP 4"));
 }
 
-// SGLang v0.5.18 python/sglang/srt/server_args.py _handle_gpu_memory_settings:
-// 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 MiB, at least 10 GiB on
-// GPUs over 60 GiB.
-TEST(SglangReservedMib, FollowsTheDefaultFormula) {
-  spec::Spec spec = MissionSpec();
-  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 32, 4), 85651), 512 + 12288 + 4096);
-  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 85651), 512 + 12288 + 1024);
-  SetArg(spec, "chunked-prefill-size", IntArg(1024, Loc(21, 1, "")));
-  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 85651), 10240);  // the 10 GiB floor
-  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 40000), 512 + 3072 + 1024);
-  SetArg(spec, "mem-fraction-static", StringArg("0.75", Loc(22, 1, "")));
-  EXPECT_DOUBLE_EQ(SglangReservedMib(spec, Layout(1, 8, 4), 40000), 10000);
-}
-
 // SGLang refuses to start when the weights leave its static pool no KV
-// token; the memory model computes that pool (memory/memory_model.h).
+// token; the memory model computes that pool (memory/memory_model.h) and
+// quotes SGLang's refusal: the smallest viable fraction is weights / (GPU -
+// runtime) = 140.26 / 200 = 0.7013. A 256-token chunk and decode graphs up
+// to batch 8 keep the activations (7.5 MiB) and graphs (16 MiB) inside the
+// tiny GPU, so that 0.9 fits.
 TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
   spec::Spec spec = MissionSpec();
   spec.cluster.hosts.resize(1);
   spec.cluster.gpus_per_node = 4;
   SetArg(spec, "mem-fraction-static", StringArg("0.5", Loc(22, 1, "")));
+  SetArg(spec, "chunked-prefill-size", IntArg(256, Loc(23, 1, "")));
+  SetArg(spec, "cuda-graph-max-bs", IntArg(8, Loc(24, 1, "")));
   hardware::HardwareProfile hw = Rtx6000d();
   hw.memory_mib = 1700;  // TinyGqaModel at PP2/TP2 holds about 140 MiB on stage 0
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
@@ -281,11 +273,84 @@ TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
                           "PP2/TP2/EP2 holds 140 MiB of weights per GPU on stage 0, but "
                           "mem-fraction-static = 0.5 leaves no room for the KV cache: "
                           "mem_fraction_static x (GPU - CUDA context and NCCL) - weights = "
-                          "0.5 x (1,700 - 1,500) - 140 = -40 MiB; SGLang refuses to start. Use "
-                          "more GPUs per stage (larger TP) or a larger mem-fraction-static"));
+                          "0.5 x (1,700 - 1,500) - 140 = -40 MiB. SGLang refuses to start: "
+                          "\"Loaded weights leave no GPU memory for the KV cache under "
+                          "--mem-fraction-static=0.5. Raise --mem-fraction-static above 0.702 "
+                          "(minimum viable = 1 - available/pre = 0.7013).\" Use more GPUs per "
+                          "stage (larger TP) or a larger mem-fraction-static"));
   EXPECT_THAT(Messages(plan.warnings), IsEmpty());
   SetArg(spec, "mem-fraction-static", StringArg("0.9", Loc(22, 1, "")));
   EXPECT_TRUE(PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw).valid);
+}
+
+// With SGLang's default 8192-token chunk the same GPU cannot hold stage 0's
+// activations beside its weights, whatever mem-fraction-static says. Per
+// token at TP2 / EP2: hidden states + residual 4,096 B; the MoE sublayer
+// (4 routed pairs x (1024 dispatch + 2048 gate_up) + 1024 combine) x 2 B +
+// 4 x 8 B of top-k = 26,656 B (above attention's 6,272): 30,752 B x 8192 =
+// 240.25 MiB. Graphs: 256 (TP < 4) x 2 = 512 MiB. 1500 + 140.26 + 240.25 +
+// 512 = 2,393 MiB > 1,700.
+TEST(ValidateLayout, ActivationsThatLeaveNoRoomForKvCacheAreAnError) {
+  spec::Spec spec = MissionSpec();
+  spec.cluster.hosts.resize(1);
+  spec.cluster.gpus_per_node = 4;
+  SetArg(spec, "mem-fraction-static", StringArg("0.9", Loc(22, 1, "")));
+  hardware::HardwareProfile hw = Rtx6000d();
+  hw.memory_mib = 1700;
+  LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
+  EXPECT_FALSE(plan.valid);
+  EXPECT_DOUBLE_EQ(plan.memory.stages[0].activation_mib, 30752.0 * 8192 / kBytesPerMib);
+  EXPECT_THAT(Messages(plan.errors),
+              ElementsAre(std::string(kAt) +
+                          "PP2/TP2/EP2 leaves no room for the KV cache: stage 0 needs 2393 MiB "
+                          "without any KV cache (weights 140, activations 240, CUDA graphs 512, "
+                          "CUDA context and NCCL 1500) of the GPU's 1700 MiB; no "
+                          "--mem-fraction-static leaves room for the KV cache. SGLang would run "
+                          "out of memory capturing CUDA graphs or on the first full chunk. Use "
+                          "more GPUs per stage (larger TP) or a smaller chunked-prefill-size"));
+}
+
+// mem-fraction-static 0.97 on the 85,651 MiB GPU gives weights and pools up
+// to 0.97 x 84,151 = 81,626 MiB; with 1,500 MiB of runtime and 1,024 of
+// graphs at most 1,501 MiB are left for a stage's chunk activations, fewer
+// than PP8/TP4 needs: SGLang starts, but a full chunk may not fit.
+TEST(LayoutWarnings, PoolsThatLeaveActivationsTooLittleRoom) {
+  spec::Spec spec = MissionSpec();
+  EXPECT_THAT(Messages(PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d()).warnings),
+              IsEmpty());
+  SetArg(spec, "mem-fraction-static", StringArg("0.97", Loc(22, 1, "")));
+  const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d());
+  ASSERT_TRUE(plan.valid);
+  const memory::StageMemory& last = plan.memory.stages[plan.memory.tightest_stage];
+  EXPECT_GT(last.activation_mib, 1501);
+  EXPECT_GT(last.peak_mib, 85651);
+  EXPECT_THAT(
+      Messages(plan.warnings),
+      ElementsAre(::testing::StartsWith(
+          std::string(kAt) + "PP8/TP4/EP4 is predicted to peak at " + FormatMib(last.peak_mib) +
+          " MiB on stage " + std::to_string(plan.memory.tightest_stage) +
+          ", above the GPU's 85,651 MiB: the pools that mem_fraction_static 0.97 sizes "
+          "leave too little room for its activations (")));
+  EXPECT_EQ(plan.memory.stages.size(), 8u);
+}
+
+// The prefill batch that sizes the activations: chunked-prefill-size, or
+// with chunking disabled max-prefill-tokens (16384 unless set).
+TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
+  spec::Spec spec = MissionSpec();
+  const model::ModelDesc model = KimiLikeModel();
+  const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, model, Rtx6000d());
+  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).chunked_prefill_size, 8192);
+  SetArg(spec, "chunked-prefill-size", IntArg(-1, Loc(21, 1, "")));
+  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).chunked_prefill_size, 16384);
+  SetArg(spec, "max-prefill-tokens", IntArg(4096, Loc(22, 1, "")));
+  const memory::MemoryInputs in = StageMemoryInputs(plan, spec, model, Rtx6000d());
+  EXPECT_EQ(in.chunked_prefill_size, 4096);
+  // Stage 0 holds the embedding (163840 x 7168 bf16 / 4), the last stage the
+  // LM head: 560 MiB each per rank.
+  EXPECT_DOUBLE_EQ(in.stages.front().embedding_mib, 560);
+  EXPECT_DOUBLE_EQ(in.stages.back().lm_head_mib, 560 + 7168 * 2 / (1024.0 * 1024));
+  EXPECT_EQ(in.stages.back().num_layers, 12);
 }
 
 // SGLang rejects every request whose input + output tokens reach the context

@@ -5,6 +5,8 @@
 // get_num_allocatable_reqs), python/sglang/benchmark/serving.py
 // (bench_serving), and SGLang release notes / PRs (#23006, #33666).
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -120,8 +122,8 @@ std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec) {
 
 std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
-                                       const hardware::HardwareProfile& /*hw*/,
-                                       const LayoutPlan& /*planned*/) {
+                                       const hardware::HardwareProfile& hw,
+                                       const LayoutPlan& planned) {
   std::vector<Diagnostic> out;
   const std::string label = layout.Label();
   const int version = VersionCode(spec.engine.version);
@@ -145,6 +147,22 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                          std::to_string(layout.tp / kv) +
                          " TP ranks; the KV cache per token does not shrink beyond TP " +
                          std::to_string(kv)));
+  }
+  // SGLang sizes the pools from mem_fraction_static, not from this model's
+  // activations: a pool that fits can still leave a chunk too little.
+  const memory::MemoryPlan& m = planned.memory;
+  if (m.fits && !m.stages.empty() && m.stages[m.tightest_stage].headroom_mib < 0) {
+    const memory::StageMemory& t = m.stages[m.tightest_stage];
+    out.push_back(At(
+        layout.origin, "",
+        label + fmt::format(" is predicted to peak at {} MiB on stage {}, above the GPU's {} MiB: "
+                            "the pools that mem_fraction_static {:g} sizes leave too little room "
+                            "for its activations ({} MiB, {}) and CUDA graphs ({} MiB); SGLang "
+                            "may run out of memory on a full chunk. Lower mem-fraction-static or "
+                            "chunked-prefill-size",
+                            FormatMib(t.peak_mib), m.tightest_stage, FormatMib(hw.memory_mib),
+                            m.mem_fraction_static, FormatMib(t.activation_mib), t.activation_peak,
+                            FormatMib(t.graph_mib))));
   }
   return out;
 }

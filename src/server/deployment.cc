@@ -83,11 +83,7 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
     return MakeError(msg);
   }
   d->memory = memory::PlanMemory(predict::MemoryInputsFor(d->plan, d->spec, d->model, d->hw));
-  if (!d->memory.fits)
-    return MakeError(
-        fmt::format("Loaded weights leave no GPU memory for the KV cache under "
-                    "--mem-fraction-static={:.3f}; use more GPUs or raise --mem-fraction-static",
-                    d->memory.mem_fraction_static));
+  if (!d->memory.fits) return MakeError(d->memory.refusal);
   d->cost = std::make_unique<cost::LayoutCostModel>(
       d->model, d->hw, predict::ShapeFromPlan(d->plan), d->calibration);
   d->scheduler = predict::SchedulerConfigFor(d->plan, d->spec, d->model, d->memory, 0);

@@ -169,15 +169,9 @@ void SimServer::HandleServerInfo(const httplib::Request&, httplib::Response& res
   const memory::StageMemory& s0 = d_->memory.stages.front();
   nlohmann::json stages = nlohmann::json::array();
   for (size_t i = 0; i < d_->memory.stages.size(); ++i) {
-    const auto& s = d_->memory.stages[i];
-    stages.push_back({{"stage", i},
-                      {"weight_mib", s.weight_mib},
-                      {"kv_pool_mib", s.kv_pool_mib},
-                      {"state_pool_mib", s.state_pool_mib},
-                      {"activation_mib", s.activation_mib},
-                      {"graph_mib", s.graph_mib},
-                      {"peak_mib", s.peak_mib},
-                      {"headroom_mib", s.headroom_mib}});
+    nlohmann::json stage = memory::StageMemoryToJson(d_->memory.stages[i]);
+    stage["stage"] = i;
+    stages.push_back(std::move(stage));
   }
   nlohmann::json internal = {
       {"pp_max_micro_batch_size", d_->pp_max_micro_batch_size},
