@@ -93,6 +93,8 @@ class Problem {
       e.data.push_back(std::log(tps / mp.input_tps) / in_.noise.input_tps_rel);
       if (mp.ttft_p50_s > 0 && p.metrics.ttft_s.p50 > 0)
         e.data.push_back(std::log(p.metrics.ttft_s.p50 / mp.ttft_p50_s) / in_.noise.ttft_rel);
+      if (mp.peak_gpu_mib > 0 && p.memory.peak_mib_max > 0)
+        e.data.push_back(std::log(p.memory.peak_mib_max / mp.peak_gpu_mib) / in_.noise.peak_rel);
     }
     if (meas.exposed_comm_share) {
       e.shares.push_back({meas.layout, *meas.exposed_comm_share, share});
@@ -268,6 +270,9 @@ std::string Assumption(Param p) {
     case Param::kHostOverhead:
       return "the host's per-iteration time cannot be negative: the model's GPU time alone "
              "exceeds the measured time";
+    case Param::kWorkspace:
+      return "the measured peak is below what the model's pools, weights and activations "
+             "alone take, or above the GPU: the memory model's terms do not hold here";
   }
   return "";
 }

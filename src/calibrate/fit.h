@@ -40,6 +40,7 @@ struct Measurement {
 struct Noise {
   double input_tps_rel = 0.02;      // repeats of one point agree within about 2%
   double ttft_rel = 0.05;           // TTFT also carries queueing order
+  double peak_rel = 0.02;           // a post-run memory snapshot's peak
   double exposed_share_abs = 0.03;  // a profile's prefill windows differ by a few points
 };
 

@@ -290,6 +290,7 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
   truth.Set(cost::Param::kMoeGemm, 0.72);
   truth.Set(cost::Param::kIntraLink, 0.85);
   truth.Set(cost::Param::kExpertSkew, 1.3);
+  truth.Set(cost::Param::kWorkspace, 7000);
   std::vector<Measurement> measured;
   for (int pp : {1, 2, 4, 8}) {
     Measurement m;
@@ -303,7 +304,7 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
     po.concurrency = 8;
     po.seed = b.spec.workload.seed;
     auto p = predict::PredictPoint(plan, b.spec, b.model, b.hw, truth, po);
-    m.points.push_back({8, p.metrics.input_tps, p.metrics.ttft_s.p50, 0, 0});
+    m.points.push_back({8, p.metrics.input_tps, p.metrics.ttft_s.p50, 0, p.memory.peak_mib_max});
     m.exposed_comm_share = p.exposed_comm_share;
     measured.push_back(m);
   }
@@ -326,6 +327,9 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
   }
   EXPECT_EQ(c.Status(cost::Param::kIntraLink), cost::ParamStatus::kDetermined);
   EXPECT_NEAR(c.Get(cost::Param::kIntraLink), 0.85, 0.85 * 0.08);
+  // The measured peaks determine the memory nothing else accounts for.
+  EXPECT_EQ(c.Status(cost::Param::kWorkspace), cost::ParamStatus::kDetermined);
+  EXPECT_NEAR(c.Get(cost::Param::kWorkspace), 7000, 7000 * 0.03);
   ASSERT_EQ(fit->held_out.size(), 4u);
   for (const PointResidual& r : fit->held_out)
     EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.05) << r.layout.Label();

@@ -36,7 +36,9 @@ nlohmann::ordered_json PointsJson(const std::vector<calibrate::PointResidual>& p
                  {"input_tps_measured", r.measured_tps},
                  {"input_tps_predicted", r.predicted_tps},
                  {"ttft_p50_s_measured", r.measured_ttft_p50_s},
-                 {"ttft_p50_s_predicted", r.predicted_ttft_p50_s}});
+                 {"ttft_p50_s_predicted", r.predicted_ttft_p50_s},
+                 {"peak_gpu_mib_measured", r.measured_peak_mib},
+                 {"peak_gpu_mib_predicted", r.predicted_peak_mib}});
   return a;
 }
 
@@ -69,16 +71,18 @@ std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds
 
 void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
   std::cout << "layout          C   input TPS measured   predicted   error     "
-               "TTFT p50 measured   predicted   error\n";
+               "TTFT p50 measured   predicted   error     peak MiB measured   predicted\n";
   for (const auto& r : points)
     std::cout << fmt::format(
-        "{:<14} {:>3}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}\n", r.layout.Label(),
-        r.concurrency, FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
-        FormatSignedPercent(r.predicted_tps / r.measured_tps - 1), TtftCell(r.measured_ttft_p50_s),
-        TtftCell(r.predicted_ttft_p50_s),
+        "{:<14} {:>3}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}   {:>17}   {:>9}\n",
+        r.layout.Label(), r.concurrency, FormatNumber(r.measured_tps, 2),
+        FormatNumber(r.predicted_tps, 2), FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
+        TtftCell(r.measured_ttft_p50_s), TtftCell(r.predicted_ttft_p50_s),
         r.measured_ttft_p50_s > 0
             ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
-            : "-");
+            : "-",
+        r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
+        FormatNumber(r.predicted_peak_mib, 0));
 }
 
 void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {

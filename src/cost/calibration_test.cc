@@ -119,7 +119,7 @@ TEST_F(CalibrationFileTest, BadCovarianceShape) {
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
-                                   ": key 'log_covariance': expected a 11 x 11 array of "
+                                   ": key 'log_covariance': expected a 12 x 12 array of "
                                    "numbers in parameter order");
 }
 
@@ -164,7 +164,7 @@ TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
                 ": unknown key 'parameters.dense_gem_eff' (did you mean 'dense_gemm_eff'?); "
                 "known: dense_gemm_eff, fp8_gemm_eff, moe_gemm_eff, attention_eff, "
                 "linear_attention_eff, memory_bw_eff, intra_bw_scale, inter_bw_eff, "
-                "expert_skew, rank_jitter_us, host_overhead_us");
+                "expert_skew, rank_jitter_us, host_overhead_us, runtime_workspace_mib");
 }
 
 TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {

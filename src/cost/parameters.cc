@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "memory/memory_model.h"
+
 namespace ppsearch::cost {
 namespace {
 
@@ -44,6 +46,10 @@ const std::array<ParamInfo, kParamCount> kParams = {{
      "with the group size"},
     {Param::kHostOverhead, "host_overhead_us", "us per scheduler iteration", 2000, 1000, 4000, 0,
      100000, "none below zero", "scheduler, batch building and launch time per micro-batch"},
+    {Param::kWorkspace, "runtime_workspace_mib", "MiB per GPU", memory::kDefaultWorkspaceMib, 1000,
+     12000, 0, 65536, "none below zero",
+     "GPU memory in use beyond the static pools and the computed chunk activations (allocator "
+     "cache and fragmentation, NCCL buffers, graph pools); only a measured peak determines it"},
 }};
 
 }  // namespace

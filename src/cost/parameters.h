@@ -24,8 +24,9 @@ enum class Param {
   kExpertSkew,       // slowest EP rank's routed load over the mean, at EP8
   kRankJitter,       // spread of ranks' arrival at a collective, microseconds (1 sigma)
   kHostOverhead,     // host time per scheduler iteration, microseconds
+  kWorkspace,        // GPU memory in use beyond the pools and computed activations, MiB
 };
-constexpr int kParamCount = 11;
+constexpr int kParamCount = 12;
 
 struct ParamInfo {
   Param param;

@@ -162,8 +162,9 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     m.activation_mib = s.activation.bytes / kMib;
     m.activation_peak = s.activation.peak;
     m.graph_mib = DecodeGraphMaxBs(in) * 2.0;
+    m.workspace_mib = in.workspace_mib;
     m.peak_mib = m.runtime_mib + m.weight_mib + m.kv_pool_mib + m.state_pool_mib +
-                 m.activation_mib + m.graph_mib;
+                 m.activation_mib + m.graph_mib + m.workspace_mib;
     m.headroom_mib = in.gpu_total_mib - m.peak_mib;
     plan.peak_mib_max = std::max(plan.peak_mib_max, m.peak_mib);
     lo = std::min(lo, m.peak_mib);
@@ -190,10 +191,15 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
 }
 
 nlohmann::json StageMemoryToJson(const StageMemory& s) {
-  return {{"weight_mib", s.weight_mib},         {"kv_pool_mib", s.kv_pool_mib},
-          {"state_pool_mib", s.state_pool_mib}, {"runtime_mib", s.runtime_mib},
-          {"activation_mib", s.activation_mib}, {"activation_peak", s.activation_peak},
-          {"graph_mib", s.graph_mib},           {"peak_mib", s.peak_mib},
+  return {{"weight_mib", s.weight_mib},
+          {"kv_pool_mib", s.kv_pool_mib},
+          {"state_pool_mib", s.state_pool_mib},
+          {"runtime_mib", s.runtime_mib},
+          {"activation_mib", s.activation_mib},
+          {"activation_peak", s.activation_peak},
+          {"graph_mib", s.graph_mib},
+          {"workspace_mib", s.workspace_mib},
+          {"peak_mib", s.peak_mib},
           {"headroom_mib", s.headroom_mib}};
 }
 

@@ -38,6 +38,7 @@ struct MemoryInputs {
   std::optional<double> mem_fraction_static;  // user's value; else SGLang's rule
   std::optional<int> max_running_requests;    // user's value; else derived
   int cuda_graph_max_bs = 0;                  // 0: SGLang's default for the GPU class
+  double workspace_mib = 0;  // see kDefaultWorkspaceMib; plan::StageMemoryInputs sets it
   std::vector<StageFootprint> stages;
 };
 
@@ -49,6 +50,7 @@ struct StageMemory {
   double activation_mib = 0;    // chunk activations and workspace at their peak
   std::string activation_peak;  // what sets it (StageActivation::peak)
   double graph_mib = 0;
+  double workspace_mib = 0;  // runtime memory beyond the computed terms (calibrated)
   double peak_mib = 0;
   double headroom_mib = 0;  // gpu total - peak
 };
@@ -78,6 +80,12 @@ struct MemoryPlan {
 // CUDA context plus NCCL communicator buffers per rank before weights load:
 // an estimate (about 1.5 GiB is typical for a multi-node NCCL job).
 constexpr double kRuntimeMib = 1500;
+// Memory in use beyond the static pools and the computed chunk activations:
+// the caching allocator's held blocks and fragmentation, NCCL channel
+// buffers per communicator, graph pools beyond their estimate. No formula
+// gives it; this is the prior's centre of the calibration parameter
+// runtime_workspace_mib, which a measured peak determines.
+constexpr double kDefaultWorkspaceMib = 4000;
 
 // What SGLang keeps out of mem_fraction_static by default, MiB: its own
 // activation, NCCL and CUDA-graph allowance (not this model's activations).

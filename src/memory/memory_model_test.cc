@@ -91,6 +91,22 @@ TEST(PlanMemory, KvPoolIsTheMinOverStages) {
   EXPECT_EQ(plan.state_slots, 0);
 }
 
+TEST(PlanMemory, WorkspaceAddsToEveryPeakNotToThePools) {
+  MemoryInputs in = TwoStages();
+  const MemoryPlan without = PlanMemory(in);
+  in.workspace_mib = 6500;
+  const MemoryPlan with = PlanMemory(in);
+  EXPECT_EQ(with.max_total_tokens,
+            without.max_total_tokens);  // pools come from mem_fraction_static
+  ASSERT_EQ(with.stages.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(with.stages[i].workspace_mib, 6500);
+    EXPECT_DOUBLE_EQ(with.stages[i].peak_mib, without.stages[i].peak_mib + 6500);
+    EXPECT_DOUBLE_EQ(with.stages[i].headroom_mib, without.stages[i].headroom_mib - 6500);
+  }
+  EXPECT_DOUBLE_EQ(with.peak_mib_max, without.peak_mib_max + 6500);
+}
+
 TEST(PlanMemory, PeaksPerStageHandWorked) {
   MemoryPlan plan = PlanMemory(TwoStages());
   ASSERT_EQ(plan.stages.size(), 2u);

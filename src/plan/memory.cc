@@ -110,6 +110,8 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   in.tp = plan.layout.tp;
   in.pp = plan.layout.pp;
   in.chunked_prefill_size = PrefillBatchTokens(spec);
+  // The calibration parameter's prior centre; a prediction sets the calibrated value.
+  in.workspace_mib = memory::kDefaultWorkspaceMib;
   in.context_len = ContextLength(spec, model);
   // SGLang's argparse reads "0.85" as 0.85, however the spec wrote it.
   if (auto v = spec.engine.FindArg("mem-fraction-static"))

@@ -79,7 +79,9 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   p.layout = plan.layout;
   p.concurrency = options.concurrency;
   p.allreduce_per_forward = plan.allreduce_per_forward;
-  p.memory = memory::PlanMemory(MemoryInputsFor(plan, spec, model, hw));
+  memory::MemoryInputs memory_inputs = MemoryInputsFor(plan, spec, model, hw);
+  memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
+  p.memory = memory::PlanMemory(memory_inputs);
   cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
   sim::SchedulerConfig config =
       SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);
