@@ -42,7 +42,7 @@ case $name in
     ;;
   spec)
     mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec; printf '%s\n' "${util[@]}")
-    libs=(-ltomlplusplus)
+    libs=(-ltomlplusplus -lfmt)
     # Seeds: the shipped examples, alone and with an override line.
     for f in "$src"/examples/*.toml; do
       cp "$f" "$corpus/$(basename "$f")"

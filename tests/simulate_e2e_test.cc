@@ -37,6 +37,13 @@ TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["points"].size(), 8u);  // 4 layouts x 2 concurrency
+  ASSERT_TRUE(j["calibration_infeasible"].is_array());
+  EXPECT_FALSE(j["calibration_infeasible"].empty());  // the fit says it hit physical bounds
+  CommandResult text = Run(std::string("simulate ") + kSpec + " --calibration " + cal +
+                           " --layout 1/32/4 --concurrency 8");
+  EXPECT_NE(text.out.find("# the calibration is infeasible: 1 finding(s) in " + cal),
+            std::string::npos)
+      << text.out;
   const std::map<int, std::pair<double, double>> measured = {{8, {3257.96, 39.19}},
                                                              {16, {3260.14, 78.39}}};
   std::set<int> pps;

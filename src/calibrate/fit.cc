@@ -12,6 +12,7 @@
 #include "predict/predict.h"
 #include "util/csv.h"
 #include "util/files.h"
+#include "util/json_file.h"
 #include "util/matrix.h"
 
 namespace ppsearch::calibrate {
@@ -434,13 +435,7 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in) {
 }
 
 Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements) {
-  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(path + ": not valid JSON: " + e.what());
-  }
+  PPS_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(path));
   const char* key = "exposed_nccl_share_of_prefill_window_median";
   if (!j.is_object() || !j.contains(key) || !j[key].is_number())
     return MakeError(path + ": missing number '" + std::string(key) + "'");

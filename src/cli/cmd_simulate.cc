@@ -327,6 +327,7 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   if (opts.json) {
     nlohmann::json j = {{"simulated", true},
                         {"calibration", calibration.source},
+                        {"calibration_infeasible", calibration.infeasible},
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
     if (!spread.points.empty())
@@ -341,6 +342,13 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
         "# {} on {} x {} {}; {} requests x {} input / {} output tokens per sample\n",
         in->model.name, in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node,
         in->hardware.gpu_name, w.requests, FormatThousands(w.input_tokens), w.output_tokens);
+    // A fit that hit a physical bound still predicts, but the user must know
+    // the model could not reach the measurement.
+    if (!calibration.infeasible.empty())
+      std::cout << "# the calibration is infeasible: " << calibration.infeasible.size()
+                << " finding(s) in " << calibration.source
+                << " (parameters held at physical bounds while the data pulls further; see "
+                   "its \"infeasible\" list)\n";
     if (!spread.points.empty())
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
                 << "\n";

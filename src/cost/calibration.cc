@@ -5,6 +5,7 @@
 
 #include "util/edit_distance.h"
 #include "util/files.h"
+#include "util/json_file.h"
 
 namespace ppsearch::cost {
 namespace {
@@ -89,13 +90,7 @@ std::vector<double> LogCovariance(const Calibration& c, const hardware::Hardware
 }
 
 Result<Calibration> LoadCalibration(const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(path + ": not valid JSON: " + e.what());
-  }
+  PPS_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(path));
   if (!j.is_object() || !j.contains("parameters") || !j["parameters"].is_object())
     return MakeError(path +
                      ": expected a calibration file with a 'parameters' object (written by "

@@ -92,7 +92,7 @@ double LayoutCostModel::ExpertSkew() const {
 
 int LayoutCostModel::BoundaryVectors(int stage) const {
   if (stage <= 0 || stage >= static_cast<int>(layout_.stages.size())) return 2;
-  return 1 + model_.ResidualVectorsAt(layout_.stages[stage].first_layer);
+  return model_.StreamVectorsAt(layout_.stages[stage].first_layer);
 }
 
 GroupSpan LayoutCostModel::TpGroup(int stage) const {
