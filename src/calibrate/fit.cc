@@ -394,7 +394,18 @@ Result<double> PositiveColumn(const CsvTable& t, size_t r, const std::string& pa
 
 }  // namespace
 
-Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in) {
+namespace {
+
+// The cell of row `r` in `column`, "" when the column is absent.
+std::string CellOf(const CsvTable& t, size_t r, const std::string& column) {
+  const int c = t.Column(column);
+  return c >= 0 && static_cast<size_t>(c) < t.rows[r].size() ? t.rows[r][c] : "";
+}
+
+}  // namespace
+
+Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in,
+                                                  std::vector<std::string>* notes) {
   std::string path = path_in;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -416,11 +427,21 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in) {
     MeasuredPoint p;
     PPS_ASSIGN_OR_RETURN(double c, PositiveColumn(t, r, path, "concurrency"));
     p.concurrency = static_cast<int>(c);
+    // A run's point whose every repeat failed has no medians: it says
+    // nothing about speed, and the rest of the run still calibrates.
+    if (CellOf(t, r, "valid_repeats") == "0" ||
+        (t.Column("input_tps_median") >= 0 && CellOf(t, r, "input_tps_median").empty())) {
+      if (notes != nullptr)
+        notes->push_back(path + ":" + std::to_string(t.row_lines[r]) + ": " + l.Label() +
+                         " C=" + std::to_string(p.concurrency) +
+                         " has no valid repeats; left out of the fit");
+      continue;
+    }
     PPS_ASSIGN_OR_RETURN(p.input_tps, PositiveColumn(t, r, path, "input_tps_median"));
     for (auto [column, field] : {std::pair{"ttft_p50_s_median", &p.ttft_p50_s},
                                  std::pair{"ttft_p95_s_median", &p.ttft_p95_s},
                                  std::pair{"peak_gpu_mib", &p.peak_gpu_mib}})
-      if (t.Column(column) >= 0) {
+      if (!CellOf(t, r, column).empty()) {  // an empty cell: not measured
         PPS_ASSIGN_OR_RETURN(*field, CsvNumber(t, r, column));
       }
     auto it =
@@ -431,6 +452,11 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in) {
     }
     it->points.push_back(p);
   }
+  if (out.empty()) return MakeError(path + ": no measured point with valid repeats");
+  if (notes != nullptr && CellOf(t, 0, "simulated") == "true")
+    notes->push_back(path +
+                     ": these medians come from the simulated engine, not from hardware: a fit "
+                     "to them recovers the calibration that produced them");
   return out;
 }
 

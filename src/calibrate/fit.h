@@ -73,7 +73,10 @@ struct FitResult {
 // ep, concurrency, input_tps_median (ttft_p50_s_median, ttft_p95_s_median,
 // peak_gpu_mib optional; rows of several layouts allowed), a run's
 // summary.csv, or a run directory (its summary.csv).
-Result<std::vector<Measurement>> LoadMeasurements(const std::string& path);
+// Points without valid repeats (every repeat failed) are left out, with a
+// line in `notes` saying so; so is a note when the medians are simulated.
+Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
+                                                  std::vector<std::string>* notes = nullptr);
 
 // Attaches a profile summary JSON (exposed_nccl_share_of_prefill_window_median;
 // "layout": {pp, tp, ep} names the layout it profiles, required when more

@@ -141,6 +141,40 @@ TEST_F(MeasurementFileTest, RunDirectoryMeansItsSummary) {
             dir_ + "/empty: a directory without summary.csv (expected a run directory)");
 }
 
+TEST_F(MeasurementFileTest, PointsWithoutValidRepeatsAreLeftOutAndSaid) {
+  // A run's summary.csv: PP2 C=8 lost every repeat (OOM), so its medians are empty.
+  const std::string csv =
+      Write("summary.csv",
+            "schema_version,pp,tp,ep,concurrency,repeats,valid_repeats,input_tps_median,"
+            "ttft_p50_s_median,peak_gpu_mib,simulated\n"
+            "1,1,32,4,8,3,3,3257.96,39.19,81355,false\n"
+            "1,2,16,4,8,3,0,,,,false\n"
+            "1,2,16,4,16,3,2,5100.5,48.2,,false\n");
+  std::vector<std::string> notes;
+  Result<std::vector<Measurement>> m = LoadMeasurements(csv, &notes);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->size(), 2u);
+  ASSERT_EQ((*m)[1].points.size(), 1u);
+  EXPECT_EQ((*m)[1].points[0].concurrency, 16);
+  EXPECT_DOUBLE_EQ((*m)[1].points[0].peak_gpu_mib, 0);  // empty cell: not measured
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], csv + ":3: PP2/TP16/EP4 C=8 has no valid repeats; left out of the fit");
+  const std::string none = Write("none.csv",
+                                 "pp,tp,ep,concurrency,valid_repeats,input_tps_median\n"
+                                 "2,16,4,8,0,\n");
+  EXPECT_EQ(ErrorFor(none), none + ": no measured point with valid repeats");
+}
+
+TEST_F(MeasurementFileTest, SimulatedMediansAreSaidToBeSo) {
+  const std::string csv = Write("s.csv",
+                                "pp,tp,ep,concurrency,input_tps_median,simulated\n"
+                                "8,4,4,8,9500,true\n");
+  std::vector<std::string> notes;
+  ASSERT_TRUE(LoadMeasurements(csv, &notes).ok());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("come from the simulated engine"), std::string::npos) << notes[0];
+}
+
 TEST_F(MeasurementFileTest, NoRows) {
   const std::string csv = Write("m.csv", kHeader);
   EXPECT_EQ(ErrorFor(csv), csv + ": no measured rows");

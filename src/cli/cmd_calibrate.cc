@@ -122,7 +122,9 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   if (!in) return;
   calibrate::FitInputs fi;
   for (const auto& path : opts.measured) {
-    auto m = calibrate::LoadMeasurements(path);
+    std::vector<std::string> notes;
+    auto m = calibrate::LoadMeasurements(path, &notes);
+    for (const auto& n : notes) std::cerr << "note: " << n << "\n";
     if (!m.ok()) return fail(m.error().message);
     for (auto& one : *m) {
       for (const auto& seen : fi.measurements)
