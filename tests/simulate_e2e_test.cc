@@ -125,6 +125,12 @@ TEST_F(SimulateE2e, AttentionBackendSelectsTheProfilesRate) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("(known: flashinfer, triton)"), std::string::npos) << r.err;
+  // validate and plan load the profile the same way, so they say it too.
+  CommandResult v =
+      Run(std::string("validate ") + kSpec + " --set engine.args.attention-backend=fa3");
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE((v.out + v.err).find("engine.args: attention backend 'fa3'"), std::string::npos)
+      << v.out << v.err;
 }
 
 TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {

@@ -10,6 +10,7 @@
 #include "gpu/gpu_memory.h"
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
+#include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 #include "util/json_text.h"
@@ -429,7 +430,7 @@ void NoteMissingBaseline(RunAnalysis& a) {
 void PlanLayouts(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   Result<model::ModelDesc> model = model::LoadModel(spec.engine.model_config);
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(spec.cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
   if (!model.ok() || !hw.ok()) {
     a.warnings.push_back("communication-domain analysis and per-stage memory skipped: " +
                          (model.ok() ? hw.error().message : model.error().message));

@@ -7,6 +7,7 @@
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
 #include "plan/plan.h"
+#include "plan/spec_hardware.h"
 #include "predict/predict.h"
 #include "spec/spec_parser.h"
 
@@ -37,7 +38,7 @@ Result<Loaded> LoadConfiguration(const Case& c, const Configuration& config) {
   Result<model::ModelDesc> model = model::LoadModel(l.spec.engine.model_config);
   if (!model.ok()) return AtConfiguration(config, model.error().message);
   l.model = std::move(model).value();
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(l.spec.cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(l.spec);
   if (!hw.ok()) return AtConfiguration(config, hw.error().message);
   l.hw = std::move(hw).value();
   l.plan = plan::PlanLayout(config.layout, l.spec, l.model, l.hw);

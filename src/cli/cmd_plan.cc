@@ -16,6 +16,7 @@
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
 #include "plan/plan.h"
+#include "plan/spec_hardware.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -95,7 +96,7 @@ void RunPlan(const PlanOptions& opts, int& exit_code) {
   }
   Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
   if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(spec->cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
   if (!hw.ok()) return fail(hw.error());
 
   const plan::Plan result = plan::PlanSearch(*spec, *model, *hw);

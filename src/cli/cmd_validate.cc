@@ -12,6 +12,7 @@
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
 #include "plan/plan.h"
+#include "plan/spec_hardware.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -21,7 +22,7 @@ std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
   std::vector<std::string> errors;
   Result<model::ModelDesc> model = model::LoadModel(spec.engine.model_config);
   if (!model.ok()) errors.push_back(model.error().message);
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(spec.cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
   if (!hw.ok()) errors.push_back(hw.error().message);
   if (!model.ok() || !hw.ok()) return errors;
   const plan::Plan plan = plan::PlanSearch(spec, *model, *hw);

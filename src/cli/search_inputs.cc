@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "model/hf_config.h"
+#include "plan/spec_hardware.h"
 
 namespace ppsearch::cli {
 
@@ -70,14 +71,8 @@ std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
   if (Status s = ApplySelection(selection, *spec); !s.ok()) return fail(s.error());
   Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
   if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(spec->cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
   if (!hw.ok()) return fail(hw.error());
-  // SGLang's prefill runs the prefill backend when one is named.
-  const std::string backend =
-      spec->engine.ArgString("prefill-attention-backend")
-          .value_or(spec->engine.ArgString("attention-backend").value_or(""));
-  if (Status s = hardware::SelectAttentionBackend(*hw, backend); !s.ok())
-    return fail(MakeError("engine.args: " + s.error().message));
   SearchInputs in{std::move(*spec), std::move(model).value(), std::move(hw).value(), {}};
   in.plan = plan::PlanSearch(in.spec, in.model, in.hardware);
   return in;

@@ -8,6 +8,7 @@
 #include "evidence/evidence.h"
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
+#include "plan/spec_hardware.h"
 #include "uncertainty/ensemble.h"
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
@@ -85,7 +86,7 @@ RunPrediction PredictRun(const analysis::RunAnalysis& a) {
   }
   const spec::Spec& spec = a.spec();
   Result<model::ModelDesc> model = model::LoadModel(spec.engine.model_config);
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(spec.cluster.hardware);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
   if (!model.ok() || !hw.ok()) {
     out.note = "No prediction: " + (model.ok() ? hw.error().message : model.error().message);
     return out;
