@@ -59,10 +59,15 @@ void ExpectWellFormed(const json& j) {
 
 class BacktestE2e : public CliTest {};
 
-TEST_F(BacktestE2e, ShippedCasesRunAndTheExitStatusMatchesTheVerdict) {
+// The shipped cases are the model's acceptance: every published figure within
+// its case's tolerance and every implied sign right, each family calibrated
+// on its PP1 point alone. A change to the model that breaks one fails here.
+TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
   CommandResult r = Run("backtest validation --json");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == kExitCheckFailed) << r.exit_code << r.err;
+  EXPECT_EQ(r.exit_code, 0) << Run("backtest validation").out;
   json j = json::parse(r.out);
+  EXPECT_TRUE(j["passed"].get<bool>());
   ExpectWellFormed(j);
   EXPECT_EQ(static_cast<int>(j["cases"].size()), CountCaseFiles("validation"));
   std::set<std::string> names;
@@ -75,6 +80,21 @@ TEST_F(BacktestE2e, ShippedCasesRunAndTheExitStatusMatchesTheVerdict) {
     if (c["name"] != "lmsys-h20/deepseek-v3.1") continue;
     for (const auto& p : c["configurations"])
       EXPECT_EQ(p["hardware"], p["name"] == "pp1-tp8" ? "h20-141g" : "h20") << p["name"];
+    // TP32 ran unquantized (SGLang refuses the FP8 checkpoint there), predicted
+    // with the FP8 PP1 point's fit: one calibration for the whole case.
+    EXPECT_EQ(c["calibrations"].size(), 1u);
+    for (const auto& p : c["configurations"]) {
+      const bool tp32 = p["name"] == "pp1-tp32";
+      EXPECT_EQ(p["weights"], tp32 ? "none" : "fp8") << p["name"];
+      EXPECT_EQ(p["calibration_from"], tp32 ? "pp1-tp8" : "") << p["name"];
+    }
+    bool named_comparison = false;
+    for (const auto& s : c["signs"]) {
+      if (s["better"] != "pp4-tp8-c12288" || s["worse"] != "pp1-tp32") continue;
+      named_comparison = true;
+      EXPECT_TRUE(s["right"].get<bool>()) << s.dump();
+    }
+    EXPECT_TRUE(named_comparison) << c["signs"].dump();
   }
 }
 

@@ -74,6 +74,15 @@ Result<calibrate::Measurement> MeasurementOf(const Configuration& config) {
   return std::move(found.front());
 }
 
+// The model config whose fit predicts `l`: its own, or that of the
+// calibration configuration it names in calibration_from.
+std::string FamilyOf(const std::vector<Loaded>& loaded, const Loaded& l) {
+  if (l.config->calibration_from.empty()) return l.spec.engine.model_config;
+  for (const Loaded& other : loaded)
+    if (other.config->name == l.config->calibration_from) return other.spec.engine.model_config;
+  return l.spec.engine.model_config;  // ParseCase checked the name exists
+}
+
 // The calibration of one model family: a fit to its calibration
 // configurations, which must share one spec (FitInputs holds one).
 Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string& model,
@@ -135,12 +144,14 @@ Result<CaseResult> RunCase(const Case& c) {
   out.name = c.name;
   out.tolerance = c.tolerance;
   std::vector<Loaded> loaded;
-  std::vector<std::string> models;  // families in the order first written
   for (const Configuration& config : c.configurations) {
     PPS_ASSIGN_OR_RETURN(Loaded l, LoadConfiguration(c, config));
-    if (std::find(models.begin(), models.end(), l.spec.engine.model_config) == models.end())
-      models.push_back(l.spec.engine.model_config);
     loaded.push_back(std::move(l));
+  }
+  std::vector<std::string> models;  // families in the order first written
+  for (const Loaded& l : loaded) {
+    const std::string family = FamilyOf(loaded, l);
+    if (std::find(models.begin(), models.end(), family) == models.end()) models.push_back(family);
   }
   for (const std::string& model : models) {
     Result<FamilyFit> fit = FitFamily(loaded, model, c.tolerance, &out.figures);
@@ -149,9 +160,9 @@ Result<CaseResult> RunCase(const Case& c) {
   }
   std::vector<ConfigurationPrediction> predictions;
   for (const Loaded& l : loaded) {
-    const FamilyFit& fit = *std::find_if(out.fits.begin(), out.fits.end(), [&](const FamilyFit& f) {
-      return f.model == l.spec.engine.model_config;
-    });
+    const std::string family = FamilyOf(loaded, l);
+    const FamilyFit& fit = *std::find_if(out.fits.begin(), out.fits.end(),
+                                         [&](const FamilyFit& f) { return f.model == family; });
     predict::PointOptions options;
     options.concurrency = l.config->concurrency;
     const predict::PointPrediction p =
@@ -166,6 +177,8 @@ Result<CaseResult> RunCase(const Case& c) {
     r.layout = l.config->layout;
     r.hardware = l.hw.name;
     r.model = l.spec.engine.model_config;
+    r.weights = l.model.quantization;
+    r.calibration_from = l.config->calibration_from;
     r.concurrency = l.config->concurrency;
     r.calibrated_on = l.config->calibrate;
     r.dynamic_chunking = p.sim.dynamic_chunking;

@@ -18,8 +18,10 @@ namespace ppsearch::backtest {
 struct ConfigurationResult {
   std::string name;
   spec::LayoutSpec layout;
-  std::string hardware;  // profile name
-  std::string model;     // model config path
+  std::string hardware;          // profile name
+  std::string model;             // model config path
+  std::string weights;           // the checkpoint's quantization ("fp8", "none", ...)
+  std::string calibration_from;  // the configuration whose fit predicts it, when not its own
   int concurrency = 1;
   bool calibrated_on = false;
   bool dynamic_chunking = false;  // the simulated engine ran it

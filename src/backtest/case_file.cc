@@ -55,7 +55,7 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
                        spec::ToTable(node, loc, "{layout = {pp = 4, tp = 8}, set = [...]}"));
   TableReader config(parent.source(), *table, loc.key);
   PPS_RETURN_IF_ERROR(config.CheckKeys({"layout", "set", "concurrency", "calibrate", "measured",
-                                        "measured_csv", "profile_summary"}));
+                                        "measured_csv", "profile_summary", "calibration_from"}));
   Configuration c;
   c.name = name;
   c.origin = loc;
@@ -69,6 +69,12 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   PPS_ASSIGN_OR_RETURN(c.measured, ReadMeasured(config));
   PPS_RETURN_IF_ERROR(config.String("measured_csv", &c.measured_csv, Need::kOptional));
   PPS_RETURN_IF_ERROR(config.String("profile_summary", &c.profile_summary, Need::kOptional));
+  PPS_RETURN_IF_ERROR(config.String("calibration_from", &c.calibration_from, Need::kOptional));
+  c.calibration_from_loc = config.KeyLoc("calibration_from");
+  if (c.calibrate && !c.calibration_from.empty())
+    return spec::KeyError(config.KeyLoc("calibration_from"),
+                          "a calibration configuration is fitted itself; remove calibration_from "
+                          "or calibrate = true");
   if (!c.measured_csv.empty()) c.measured_csv = ResolvePath(base_dir, c.measured_csv);
   if (!c.profile_summary.empty()) c.profile_summary = ResolvePath(base_dir, c.profile_summary);
   if (!c.measured.empty() && !c.measured_csv.empty())
@@ -173,6 +179,22 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
                    [](const Configuration& x) { return x.calibrate; }))
     return spec::KeyError(top.KeyLoc("configurations"),
                           "expected at least one configuration with calibrate = true");
+
+  for (const Configuration& config : c.configurations) {
+    if (config.calibration_from.empty()) continue;
+    const Configuration* from = c.Find(config.calibration_from);
+    if (from != nullptr && from->calibrate) continue;
+    std::vector<std::string> names;
+    for (const auto& x : c.configurations)
+      if (x.calibrate) names.push_back(x.name);
+    const std::string near = spec::ClosestKey(config.calibration_from, names);
+    return spec::KeyError(config.calibration_from_loc,
+                          from == nullptr
+                              ? "no configuration named '" + config.calibration_from + "'" +
+                                    (near.empty() ? "" : " (did you mean '" + near + "'?)")
+                              : "'" + config.calibration_from +
+                                    "' is not a calibration configuration (calibrate = true)");
+  }
 
   if (const toml::node* refs = top.Find("reference")) {
     PPS_ASSIGN_OR_RETURN(const toml::array* array,

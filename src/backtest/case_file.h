@@ -25,6 +25,11 @@ struct Configuration {
   std::vector<calibrate::MeasuredPoint> measured;  // inline measured points
   std::string measured_csv;     // or a CSV of medians (calibrate::LoadMeasurements), absolute
   std::string profile_summary;  // optional profile summary JSON, absolute
+  // A calibration configuration whose family's fit this one is predicted
+  // with, when its own model config differs (a variant checkpoint of the same
+  // model run on the same kernels); empty: the fit of its own model config.
+  std::string calibration_from;
+  SourceLoc calibration_from_loc;
   SourceLoc origin;
 };
 

@@ -86,6 +86,30 @@ TEST(CaseFile, MistakesNameTheFileLineAndKey) {
             "remove value");
 }
 
+TEST(CaseFile, CalibrationFromNamesACalibrationConfiguration) {
+  const std::string pp4 = "layout = {pp = 4, tp = 8}\n";
+  Result<Case> c =
+      ParseCase(Replace(kCase, pp4, pp4 + "calibration_from = \"pp1\"\n"), "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->configurations[1].calibration_from, "pp1");
+  EXPECT_EQ(c->configurations[0].calibration_from, "");
+  EXPECT_EQ(ErrorOf(Replace(kCase, pp4, pp4 + "calibration_from = \"pp2\"\n")),
+            "/c/case.toml:13:20: key 'configurations.pp4.calibration_from': no configuration "
+            "named 'pp2' (did you mean 'pp1'?)");
+  // A configuration cannot borrow a fit that is not one, nor a fitted one borrow another's.
+  const std::string calibrate = "calibrate = true\n";
+  std::string two = Replace(kCase, pp4, pp4 + "calibration_from = \"pp1\"\n");
+  two = Replace(two, "[configurations.pp4]",
+                "[configurations.pp2]\nlayout = {pp = 2, tp = 8}\ncalibration_from = \"pp4\"\n\n"
+                "[configurations.pp4]");
+  EXPECT_EQ(ErrorOf(two),
+            "/c/case.toml:13:20: key 'configurations.pp2.calibration_from': 'pp4' is not a "
+            "calibration configuration (calibrate = true)");
+  EXPECT_EQ(ErrorOf(Replace(kCase, calibrate, calibrate + "calibration_from = \"pp4\"\n")),
+            "/c/case.toml:9:20: key 'configurations.pp1.calibration_from': a calibration "
+            "configuration is fitted itself; remove calibration_from or calibrate = true");
+}
+
 TEST(CaseFile, FindsOneCaseOrEveryCaseBelow) {
   const std::filesystem::path root = std::filesystem::path(testing::TempDir()) / "bt_find";
   std::filesystem::remove_all(root);

@@ -51,12 +51,17 @@ void RenderCase(const CaseResult& c, std::string& out) {
     // The fit's own account of what it could not reach (cost::Calibration::infeasible).
     for (const std::string& s : f.calibration.infeasible) out += "#   fit: " + s + "\n";
   }
-  out += fmt::format("{:<22} {:<13} {:<10} {:>7} {:>8} {:>4} {:>11} {:>10}\n", "configuration",
-                     "layout", "hardware", "chunk", "dynamic", "C", "input TPS", "TTFT p50");
+  for (const ConfigurationResult& r : c.configurations)
+    if (!r.calibration_from.empty())
+      out += fmt::format("# {} ({}, quantization {}) is predicted with the fit of {}\n", r.name,
+                         ModelName(r.model), r.weights, r.calibration_from);
+  out += fmt::format("{:<22} {:<13} {:<10} {:<8} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
+                     "configuration", "layout", "hardware", "weights", "chunk", "dynamic", "C",
+                     "input TPS", "TTFT p50");
   for (const ConfigurationResult& r : c.configurations)
     out +=
-        fmt::format("{:<22} {:<13} {:<10} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
-                    r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware,
+        fmt::format("{:<22} {:<13} {:<10} {:<8} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
+                    r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware, r.weights,
                     r.chunked_prefill_size, r.dynamic_chunking ? "yes" : "no", r.concurrency,
                     FormatNumber(r.prediction.input_tps, 1), Value(r.prediction.ttft_p50_s, "s"));
   out += "(* calibration configuration)\n\n";
@@ -127,6 +132,8 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
                                       {"ep", r.layout.ep},
                                       {"hardware", r.hardware},
                                       {"model", r.model},
+                                      {"weights", r.weights},
+                                      {"calibration_from", r.calibration_from},
                                       {"concurrency", r.concurrency},
                                       {"calibration", r.calibrated_on},
                                       {"chunked_prefill_size", r.chunked_prefill_size},

@@ -186,6 +186,7 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
       Holder(config, top, "quantization_config").OptionalObject("quantization_config"));
   PPS_ASSIGN_OR_RETURN(Quantization quant, Quantization::Parse(quant_config));
   model.quantization = quant.description();
+  model.fp8_block = quant.weight_block();
 
   switch (family) {
     case Family::kKimiLinear:

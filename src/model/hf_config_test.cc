@@ -168,6 +168,35 @@ TEST(ConfigErrorTest, UnknownQuantMethod) {
             "\"fp8\", \"compressed-tensors\" or \"mxfp4\", got \"awq\"");
 }
 
+TEST(QuantizationTest, Fp8WeightBlockSize) {
+  // DeepSeek-V3's block FP8: one scale per 128 x 128 block.
+  Result<ModelDesc> deepseek = LoadModel(DataDir() + "/models/deepseek-v3");
+  ASSERT_TRUE(deepseek.ok()) << deepseek.error().message;
+  EXPECT_EQ(deepseek->fp8_block.n, 128);
+  EXPECT_EQ(deepseek->fp8_block.k, 128);
+  // Per-tensor FP8 (no weight_block_size) and unquantized checkpoints have none.
+  nlohmann::json config = TinyDense();
+  config["quantization_config"] = {{"quant_method", "fp8"}};
+  Result<ModelDesc> per_tensor = ParseModelConfig(config.dump(), kPath, "x");
+  ASSERT_TRUE(per_tensor.ok()) << per_tensor.error().message;
+  EXPECT_FALSE(per_tensor->fp8_block.any());
+  Result<ModelDesc> plain = ParseModelConfig(TinyDense().dump(), kPath, "x");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->fp8_block.any());
+}
+
+TEST(ConfigErrorTest, Fp8WeightBlockSizeNeedsTwoPositiveSizes) {
+  nlohmann::json config = TinyDense();
+  config["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128}}};
+  EXPECT_EQ(ParseError(config.dump()),
+            "data/models/x/config.json: key 'quantization_config.weight_block_size': expected two "
+            "positive integers [block_n, block_k], e.g. [128, 128]");
+  config["quantization_config"]["weight_block_size"] = {128, 0};
+  EXPECT_EQ(ParseError(config.dump()),
+            "data/models/x/config.json: key 'quantization_config.weight_block_size': expected two "
+            "positive integers [block_n, block_k], e.g. [128, 128]");
+}
+
 TEST(FamilyTest, UnknownDenseModelTypeLoadsAsLlama) {
   nlohmann::json config = TinyDense();
   config["model_type"] = "some_new_dense";

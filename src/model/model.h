@@ -112,12 +112,22 @@ struct LayerDesc {
   double weight_bytes() const;
 };
 
+// quantization_config.weight_block_size of a block-FP8 checkpoint: one scale
+// per block_n output x block_k input features. SGLang needs every TP shard of
+// such a weight to hold whole blocks.
+struct WeightBlock {
+  int n = 0;  // 0: not block-quantized
+  int k = 0;
+  bool any() const { return n > 0 && k > 0; }
+};
+
 struct ModelDesc {
   std::string name;                   // e.g. "kimi-k3" (from the directory or config)
   std::string family;                 // "kimi_linear", "deepseek_v3", "qwen3_moe", "llama"
   std::string model_type;             // as written in the config ("kimi_k3", "kimi_k2", ...)
   std::string source_path;            // config.json that was read
   std::string quantization = "none";  // quantization_config as "compressed-tensors MXFP4", ...
+  WeightBlock fp8_block;              // block-FP8 weights' block, {0, 0} otherwise
   int hidden = 0;
   int vocab = 0;
   int num_layers = 0;

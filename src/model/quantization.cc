@@ -51,6 +51,14 @@ Result<Quantization> Quantization::Parse(const std::optional<ConfigReader>& conf
     quant.scope_ = Scope::kAllLinears;
     quant.dtype_ = DType::kFp8;
     quant.description_ = "fp8";
+    PPS_ASSIGN_OR_RETURN(std::vector<int> block, config->IntListOr("weight_block_size"));
+    if (!block.empty()) {
+      if (block.size() != 2 || block[0] <= 0 || block[1] <= 0)
+        return config->Invalid(
+            "weight_block_size",
+            "expected two positive integers [block_n, block_k], e.g. [128, 128]");
+      quant.weight_block_ = {block[0], block[1]};
+    }
     return quant;
   }
   if (method == "mxfp4") {

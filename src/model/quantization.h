@@ -27,6 +27,9 @@ class Quantization {
   DType DTypeFor(const std::string& module, OpRole role) const;
   // For messages and the model summary: "none", "fp8", "compressed-tensors MXFP4", ...
   const std::string& description() const { return description_; }
+  // FP8 block quantization's weight_block_size [block_n, block_k] (output,
+  // input features per scale); {0, 0} when the weights are not block-quantized.
+  const WeightBlock& weight_block() const { return weight_block_; }
 
  private:
   // A `targets` or `ignore` entry: "re:<regex>" matched from the start of the
@@ -59,6 +62,7 @@ class Quantization {
   // Plain-name exclusions (modules_to_not_convert), matched as substrings.
   std::vector<std::string> not_converted_;
   std::string description_ = "none";
+  WeightBlock weight_block_;
 };
 
 }  // namespace ppsearch::model

@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/hf_config.h"
 #include "plan/plan.h"
 #include "plan/plan_internal.h"
 #include "plan/plan_test_fixtures.h"
+#include "util/files.h"
 
 namespace ppsearch::plan {
 namespace {
@@ -74,6 +76,64 @@ TEST(ValidateLayout, MoeTpMustDivideMoeIntermediate) {
               ElementsAre(std::string(kAt) +
                           "PP1/TP32/EP4 has MoE-TP 8 (TP/EP = 32/4), which does not divide "
                           "moe_intermediate_size 3076"));
+}
+
+model::ModelDesc ShippedModel(const std::string& dir) {
+  Result<model::ModelDesc> m = model::LoadModel(DataDir() + "/models/" + dir);
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return m.ok() ? *m : model::ModelDesc{};
+}
+
+std::string BlockRefusalOf(const spec::LayoutSpec& layout, const model::ModelDesc& model) {
+  for (const std::string& e : ErrorsOf(layout, model))
+    if (e.find("block-FP8") != std::string::npos) return e;
+  return "";
+}
+
+// SGLang's fp8.py refuses a TP shard of a block-FP8 weight that holds part of
+// a 128 x 128 block: DeepSeek-V3 at TP32 (sglang issues #3345, #3491, #10641)
+// and Qwen3-235B-A22B-FP8 at TP8, as the LMSYS PP blog found for both.
+TEST(ValidateLayout, BlockFp8ShardsMustHoldWholeBlocks) {
+  const model::ModelDesc deepseek = ShippedModel("deepseek-v3");
+  const std::string refusal = BlockRefusalOf(Layout(1, 32, 1, 1), deepseek);
+  EXPECT_EQ(refusal.rfind(std::string(kAt) +
+                              "PP1/TP32/EP1 shards block-FP8 weights (weight_block_size [128, "
+                              "128] in " +
+                              deepseek.source_path +
+                              ") into partial blocks, and SGLang refuses to load them: \"Weight "
+                              "output_partition_size = 576 is not divisible by weight quantization "
+                              "block_n = 128.\" (gate_proj, up_proj: 18,432 output features / 32 "
+                              "(TP)); \"Weight input_partition_size = 576 is not divisible by "
+                              "weight quantization block_k = 128.\" (down_proj: 18,432 input "
+                              "features / 32 (TP)); \"The output_size of gate's and up's weight = "
+                              "64 is not divisible by weight quantization block_n = 128.\" "
+                              "(experts.gate_up_proj: 2,048 moe_intermediate_size / 32 (MoE-TP)); ",
+                          0),
+            0u)
+      << refusal;
+  EXPECT_NE(refusal.find("Use a smaller TP, EP so that each expert keeps whole blocks, or an "
+                         "unquantized checkpoint"),
+            std::string::npos);
+  // TP8 and TP16 shards hold whole blocks (2,048 / 16 = 128).
+  EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 1, 1), deepseek), "");
+  // The same weights unquantized load at TP32.
+  model::ModelDesc unquantized = deepseek;
+  unquantized.fp8_block = {};
+  EXPECT_EQ(BlockRefusalOf(Layout(1, 32, 1, 1), unquantized), "");
+
+  // Qwen3-235B-A22B-FP8: 1,536 expert columns / 8 = 192; EP2 keeps 384 per rank.
+  const model::ModelDesc qwen = ShippedModel("qwen3-235b-a22b-fp8");
+  const std::string qwen_tp8 = BlockRefusalOf(Layout(4, 8, 1, 1), qwen);
+  EXPECT_NE(qwen_tp8.find("\"The output_size of gate's and up's weight = 192 is not divisible "
+                          "by weight quantization block_n = 128.\" (experts.gate_up_proj: 1,536 "
+                          "moe_intermediate_size / 8 (MoE-TP)); \"The input_size of down's "
+                          "weight = 192 is not divisible by weight quantization block_k = 128.\""),
+            std::string::npos)
+      << qwen_tp8;
+  // Four KV heads over TP8: each rank holds one whole 128-wide head, no refusal for K and V.
+  EXPECT_EQ(qwen_tp8.find("k_proj"), std::string::npos) << qwen_tp8;
+  EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 2, 1), qwen), "");
+  EXPECT_EQ(BlockRefusalOf(Layout(8, 4, 1, 1), qwen), "");
 }
 
 TEST(ValidateLayout, EpMustDivideTp) {
