@@ -96,6 +96,16 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
     }
     EXPECT_TRUE(named_comparison) << c["signs"].dump();
   }
+  // The blog could not run DeepSeek-V3.1 FP8 at TP32 nor Qwen3-235B-A22B-FP8
+  // at TP8; the planner refuses both, with SGLang's block-FP8 message.
+  EXPECT_EQ(j["refusals"], 2);
+  EXPECT_EQ(j["refusals_right"], 2);
+  for (const auto& c : j["cases"])
+    for (const auto& refusal : c["refusals"])
+      EXPECT_NE(refusal["reason"].get<std::string>().find("is not divisible by weight "
+                                                          "quantization block_n = 128"),
+                std::string::npos)
+          << refusal.dump();
 }
 
 TEST_F(BacktestE2e, SyntheticCaseFromTheSimulatorsOwnPredictionsPasses) {
@@ -112,6 +122,44 @@ TEST_F(BacktestE2e, SyntheticCaseFromTheSimulatorsOwnPredictionsPasses) {
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("# backtest: 1 cases"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PASS"), std::string::npos);
+}
+
+// A configuration the source says cannot run must be refused by the planner
+// too; one ppsearch would plan fails the case (exit 5) and says so.
+TEST_F(BacktestE2e, RefusedConfigurationThatPlansFailsTheCase) {
+  const std::filesystem::path dir = dir_ / "refused";
+  std::filesystem::create_directories(dir);
+  const std::string spec =
+      (std::filesystem::current_path() / "tests" / "data" / "backtest-synthetic" / "spec.toml")
+          .string();
+  std::ofstream(dir / "case.toml")
+      << "[case]\nname = \"refusals\"\nspec = \"" << spec << "\"\ntolerance = 0.15\n"
+      << "[configurations.pp1]\nlayout = {pp = 1, tp = 32, ep = 4}\nconcurrency = 4\n"
+         "calibrate = true\n"
+         "measured = [{concurrency = 4, input_tps = 2343.08, ttft_p50_s = 27.31}]\n"
+         "[configurations.pp4]\nlayout = {pp = 4, tp = 8, ep = 4}\n"
+         "[configurations.pp3]\nlayout = {pp = 3, tp = 8, ep = 4}\n"
+         "[[reference]]\nrefused = \"pp4\"\nwhat = \"said not to run\"\n"
+         "[[reference]]\nrefused = \"pp3\"\n";
+  CommandResult r = Run("backtest " + dir.string() + " --json");
+  EXPECT_EQ(r.exit_code, kExitCheckFailed) << r.err << r.out;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 1u);
+  const json& refusals = j["cases"][0]["refusals"];
+  ASSERT_EQ(refusals.size(), 2u);
+  EXPECT_EQ(refusals[0]["configuration"], "pp4");
+  EXPECT_FALSE(refusals[0]["refused"].get<bool>());  // PP4/TP8/EP4 is a valid layout
+  EXPECT_EQ(refusals[0]["what"], "said not to run");
+  EXPECT_TRUE(refusals[1]["refused"].get<bool>());  // 24 GPUs on a 32-GPU cluster
+  EXPECT_NE(refusals[1]["reason"].get<std::string>().find("uses 24 GPUs but the cluster has 32"),
+            std::string::npos)
+      << refusals[1].dump();
+  EXPECT_EQ(j["refusals"], 2);
+  EXPECT_EQ(j["refusals_right"], 1);
+  EXPECT_FALSE(j["passed"].get<bool>());
+  CommandResult text = Run("backtest " + dir.string());
+  EXPECT_NE(text.out.find("PLANS IT"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1/2 refusals right: FAIL"), std::string::npos) << text.out;
 }
 
 TEST_F(BacktestE2e, BrokenCaseIsAConfigurationErrorNamingFileLineAndKey) {

@@ -42,7 +42,7 @@ Result<Loaded> LoadConfiguration(const Case& c, const Configuration& config) {
   if (!hw.ok()) return AtConfiguration(config, hw.error().message);
   l.hw = std::move(hw).value();
   l.plan = plan::PlanLayout(config.layout, l.spec, l.model, l.hw);
-  if (!l.plan.valid) {
+  if (!l.plan.valid && !c.Refused(config.name)) {
     std::string errors;
     for (const auto& d : l.plan.errors) errors += "\n  " + d.message;
     return AtConfiguration(config, config.layout.Label() + " is not a valid layout:" + errors);
@@ -72,6 +72,17 @@ Result<calibrate::Measurement> MeasurementOf(const Configuration& config) {
     if (Status s = calibrate::AttachProfileSummary(config.profile_summary, found); !s.ok())
       return AtConfiguration(config, s.error().message);
   return std::move(found.front());
+}
+
+RefusalResult RefusalOf(const Case& c, const Loaded& l) {
+  RefusalResult r;
+  r.configuration = l.config->name;
+  r.layout = l.config->layout;
+  for (const Reference& ref : c.references)
+    if (ref.kind == FigureKind::kRefused && ref.a == r.configuration) r.what = ref.what;
+  r.refused = !l.plan.valid;
+  for (const auto& d : l.plan.errors) r.reason += (r.reason.empty() ? "" : "\n") + d.message;
+  return r;
 }
 
 // The model config whose fit predicts `l`: its own, or that of the
@@ -133,6 +144,11 @@ int CaseResult::figures_within() const {
                                         [](const FigureResult& f) { return f.within; }));
 }
 
+int CaseResult::refusals_right() const {
+  return static_cast<int>(std::count_if(refusals.begin(), refusals.end(),
+                                        [](const RefusalResult& r) { return r.refused; }));
+}
+
 int CaseResult::signs_right() const {
   return static_cast<int>(
       std::count_if(signs.begin(), signs.end(), [](const SignResult& s) { return s.right; }));
@@ -146,7 +162,10 @@ Result<CaseResult> RunCase(const Case& c) {
   std::vector<Loaded> loaded;
   for (const Configuration& config : c.configurations) {
     PPS_ASSIGN_OR_RETURN(Loaded l, LoadConfiguration(c, config));
-    loaded.push_back(std::move(l));
+    if (c.Refused(config.name))
+      out.refusals.push_back(RefusalOf(c, l));
+    else
+      loaded.push_back(std::move(l));
   }
   std::vector<std::string> models;  // families in the order first written
   for (const Loaded& l : loaded) {

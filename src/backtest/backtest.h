@@ -29,6 +29,16 @@ struct ConfigurationResult {
   ConfigurationPrediction prediction;
 };
 
+// A configuration the source says SGLang cannot run: right when ppsearch's
+// planner refuses its layout too.
+struct RefusalResult {
+  std::string configuration;
+  spec::LayoutSpec layout;
+  std::string what;      // the source's words
+  bool refused = false;  // the planner rejects the layout
+  std::string reason;    // the planner's errors (empty when it plans the layout)
+};
+
 struct FamilyFit {
   std::string model;                        // model config path
   std::vector<std::string> configurations;  // the calibration configurations
@@ -42,12 +52,15 @@ struct CaseResult {
   std::vector<ConfigurationResult> configurations;
   std::vector<FigureResult> figures;  // fit residuals first, then the references
   std::vector<SignResult> signs;
+  std::vector<RefusalResult> refusals;
 
   int figures_within() const;
   int signs_right() const;
+  int refusals_right() const;
   bool passed() const {
     return figures_within() == static_cast<int>(figures.size()) &&
-           signs_right() == static_cast<int>(signs.size());
+           signs_right() == static_cast<int>(signs.size()) &&
+           refusals_right() == static_cast<int>(refusals.size());
   }
 };
 

@@ -93,22 +93,28 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   return c;
 }
 
-// Exactly one of ratio / ttft_p50_s / beats names the figure's configurations.
+// Exactly one of ratio / ttft_p50_s / beats / refused names the figure's
+// configurations.
 Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
-  PPS_RETURN_IF_ERROR(ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "value", "what"}));
+  PPS_RETURN_IF_ERROR(ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "refused", "value", "what"}));
   Reference r;
   r.origin = ref.origin();
   int kinds = 0;
-  for (const char* key : {"ratio", "ttft_p50_s", "beats"}) kinds += ref.Find(key) != nullptr;
+  for (const char* key : {"ratio", "ttft_p50_s", "beats", "refused"})
+    kinds += ref.Find(key) != nullptr;
   if (kinds != 1)
     return spec::PositionError(
         ref.origin(), "reference '" + ref.key_path() +
-                          "': expected exactly one of ratio = [\"a\", \"b\"], ttft_p50_s = \"a\" "
-                          "or beats = [\"a\", \"b\"]");
+                          "': expected exactly one of ratio = [\"a\", \"b\"], ttft_p50_s = \"a\", "
+                          "beats = [\"a\", \"b\"] or refused = \"a\"");
   std::string key = "ttft_p50_s";
   if (ref.Find("ttft_p50_s") != nullptr) {
     r.kind = FigureKind::kTtftP50;
     PPS_RETURN_IF_ERROR(ref.String("ttft_p50_s", &r.a, Need::kRequired));
+  } else if (ref.Find("refused") != nullptr) {
+    key = "refused";
+    r.kind = FigureKind::kRefused;
+    PPS_RETURN_IF_ERROR(ref.String("refused", &r.a, Need::kRequired));
   } else {
     key = ref.Find("ratio") != nullptr ? "ratio" : "beats";
     r.kind = key == "ratio" ? FigureKind::kTpsRatio : FigureKind::kBeats;
@@ -128,15 +134,53 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
                           "no configuration named '" + *name + "'" +
                               (near.empty() ? "" : " (did you mean '" + near + "'?)"));
   }
-  if (r.kind == FigureKind::kBeats) {
+  if (r.kind == FigureKind::kBeats || r.kind == FigureKind::kRefused) {
     if (ref.Find("value") != nullptr)
-      return spec::KeyError(ref.KeyLoc("value"), "a 'beats' reference is sign-only; remove value");
+      return spec::KeyError(ref.KeyLoc("value"),
+                            r.kind == FigureKind::kBeats
+                                ? "a 'beats' reference is sign-only; remove value"
+                                : "a 'refused' reference has no value; remove it");
   } else {
     if (ref.Find("value") == nullptr) return ref.Missing("value");
     PPS_RETURN_IF_ERROR(ref.Number("value", &r.value, 1e-9, 1e12));
   }
   PPS_RETURN_IF_ERROR(ref.String("what", &r.what, Need::kOptional));
   return r;
+}
+
+}  // namespace
+
+bool Case::Refused(const std::string& config_name) const {
+  return std::any_of(references.begin(), references.end(), [&](const Reference& r) {
+    return r.kind == FigureKind::kRefused && r.a == config_name;
+  });
+}
+
+namespace {
+
+// A configuration the source says cannot run has nothing to calibrate on,
+// lend its fit to, or compare.
+Status CheckRefusedUse(const Case& c) {
+  for (const Reference& r : c.references) {
+    if (r.kind == FigureKind::kRefused) continue;
+    for (const std::string* name : {&r.a, &r.b})
+      if (!name->empty() && c.Refused(*name))
+        return spec::PositionError(r.origin, "reference compares '" + *name +
+                                                 "', which a 'refused' reference says cannot "
+                                                 "run; a refused configuration has no figures");
+  }
+  for (const Configuration& config : c.configurations) {
+    if (!c.Refused(config.name)) continue;
+    if (config.calibrate)
+      return spec::KeyError(config.origin, "configuration '" + config.name +
+                                               "' is calibrated on, but a 'refused' reference "
+                                               "says it cannot run");
+    for (const Configuration& other : c.configurations)
+      if (other.calibration_from == config.name)
+        return spec::KeyError(other.calibration_from_loc,
+                              "'" + config.name + "' cannot run (a 'refused' reference)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -207,6 +251,7 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
       c.references.push_back(std::move(r));
     }
   }
+  PPS_RETURN_IF_ERROR(CheckRefusedUse(c));
   return c;
 }
 

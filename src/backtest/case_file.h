@@ -37,11 +37,12 @@ enum class FigureKind {
   kTpsRatio,  // input TPS of a / input TPS of b
   kTtftP50,   // TTFT p50 of a, seconds
   kBeats,     // sign only: a's input TPS exceeds b's
+  kRefused,   // the source says SGLang cannot run a: ppsearch must refuse its layout too
 };
 
 struct Reference {
   FigureKind kind = FigureKind::kTpsRatio;
-  std::string a, b;  // configuration names (b empty for kTtftP50)
+  std::string a, b;  // configuration names (b empty for kTtftP50 and kRefused)
   double value = 0;  // the published ratio or seconds (unused for kBeats)
   std::string what;  // what the source says, for the table
   SourceLoc origin;
@@ -56,6 +57,9 @@ struct Case {
   std::vector<Reference> references;
 
   const Configuration* Find(const std::string& name) const;
+  // A `refused` reference names this configuration: it is checked to be
+  // invalid, never predicted.
+  bool Refused(const std::string& name) const;
 };
 
 // Parses `text` as the case file `path` (relative paths resolve against its directory).

@@ -110,6 +110,30 @@ TEST(CaseFile, CalibrationFromNamesACalibrationConfiguration) {
             "configuration is fitted itself; remove calibration_from or calibrate = true");
 }
 
+TEST(CaseFile, RefusedConfigurationsHaveNoFigures) {
+  const std::string refused = "\n[[reference]]\nrefused = \"pp4\"\nwhat = \"cannot load\"\n";
+  // Without the other references naming pp4 the case reads.
+  std::string only = kCase;
+  only = only.substr(0, only.find("[[reference]]")) + refused.substr(1);
+  Result<Case> c = ParseCase(only, "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->references.size(), 1u);
+  EXPECT_EQ(c->references[0].kind, FigureKind::kRefused);
+  EXPECT_EQ(c->references[0].what, "cannot load");
+  EXPECT_TRUE(c->Refused("pp4"));
+  EXPECT_FALSE(c->Refused("pp1"));
+  // A ratio over a configuration that cannot run compares nothing.
+  EXPECT_EQ(ErrorOf(kCase + refused),
+            "/c/case.toml:15:1: reference compares 'pp4', which a 'refused' reference says "
+            "cannot run; a refused configuration has no figures");
+  EXPECT_EQ(ErrorOf(Replace(only, "refused = \"pp4\"", "refused = \"pp1\"")),
+            "/c/case.toml:6:1: key 'configurations.pp1': configuration 'pp1' is calibrated on, "
+            "but a 'refused' reference says it cannot run");
+  EXPECT_EQ(ErrorOf(Replace(only, "what = \"cannot load\"", "value = 1")),
+            "/c/case.toml:17:9: key 'reference[0].value': a 'refused' reference has no value; "
+            "remove it");
+}
+
 TEST(CaseFile, FindsOneCaseOrEveryCaseBelow) {
   const std::filesystem::path root = std::filesystem::path(testing::TempDir()) / "bt_find";
   std::filesystem::remove_all(root);

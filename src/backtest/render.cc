@@ -28,8 +28,13 @@ std::string ModelName(const std::string& config_path) {
 }
 
 struct Totals {
-  int figures = 0, within = 0, signs = 0, right = 0;
+  int figures = 0, within = 0, signs = 0, right = 0, refusals = 0, refused = 0;
 };
+
+// ", 2/2 refusals right" when the cases check any.
+std::string RefusalCount(int right, int total) {
+  return total == 0 ? "" : fmt::format(", {}/{} refusals right", right, total);
+}
 
 Totals Sum(const std::vector<CaseResult>& cases) {
   Totals t;
@@ -38,6 +43,8 @@ Totals Sum(const std::vector<CaseResult>& cases) {
     t.within += c.figures_within();
     t.signs += static_cast<int>(c.signs.size());
     t.right += c.signs_right();
+    t.refusals += static_cast<int>(c.refusals.size());
+    t.refused += c.refusals_right();
   }
   return t;
 }
@@ -79,9 +86,18 @@ void RenderCase(const CaseResult& c, std::string& out) {
           s.better + " beats " + s.worse + " in " + s.metric + " (" + s.implied_by + ")",
           s.right ? "right" : "WRONG");
   }
-  out += fmt::format("# {}: {}/{} figures within {}, {}/{} signs right\n\n", c.name,
+  if (!c.refusals.empty()) {
+    out += fmt::format("\n{:<62} {}\n", "cannot run (the source says so)", "ppsearch");
+    for (const RefusalResult& r : c.refusals) {
+      out += fmt::format("{:<62} {}\n", r.configuration + " " + r.layout.Label(),
+                         r.refused ? "refuses it" : "PLANS IT");
+      if (!r.what.empty()) out += "  source: " + r.what + "\n";
+      if (r.refused) out += "  ppsearch: " + r.reason + "\n";
+    }
+  }
+  out += fmt::format("# {}: {}/{} figures within {}, {}/{} signs right{}\n\n", c.name,
                      c.figures_within(), c.figures.size(), Tolerance(c.tolerance), c.signs_right(),
-                     c.signs.size());
+                     c.signs.size(), RefusalCount(c.refusals_right(), c.refusals.size()));
 }
 
 }  // namespace
@@ -96,9 +112,10 @@ std::string RenderText(const std::vector<CaseResult>& cases) {
   std::string out;
   for (const CaseResult& c : cases) RenderCase(c, out);
   const Totals t = Sum(cases);
-  out += fmt::format(
-      "# backtest: {} cases, {}/{} figures within tolerance, {}/{} signs right: {}\n", cases.size(),
-      t.within, t.figures, t.right, t.signs, AllPassed(cases) ? "PASS" : "FAIL");
+  out +=
+      fmt::format("# backtest: {} cases, {}/{} figures within tolerance, {}/{} signs right{}: {}\n",
+                  cases.size(), t.within, t.figures, t.right, t.signs,
+                  RefusalCount(t.refused, t.refusals), AllPassed(cases) ? "PASS" : "FAIL");
   return out;
 }
 
@@ -156,8 +173,18 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
                              {"metric", s.metric},
                              {"implied_by", s.implied_by},
                              {"right", s.right}});
+    cj["refusals"] = nlohmann::ordered_json::array();
+    for (const RefusalResult& r : c.refusals)
+      cj["refusals"].push_back({{"configuration", r.configuration},
+                                {"pp", r.layout.pp},
+                                {"tp", r.layout.tp},
+                                {"ep", r.layout.ep},
+                                {"what", r.what},
+                                {"refused", r.refused},
+                                {"reason", r.reason}});
     cj["figures_within"] = c.figures_within();
     cj["signs_right"] = c.signs_right();
+    cj["refusals_right"] = c.refusals_right();
     cj["passed"] = c.passed();
     j["cases"].push_back(std::move(cj));
   }
@@ -166,6 +193,8 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
   j["figures_within"] = t.within;
   j["signs"] = t.signs;
   j["signs_right"] = t.right;
+  j["refusals"] = t.refusals;
+  j["refusals_right"] = t.refused;
   j["passed"] = AllPassed(cases);
   return j;
 }

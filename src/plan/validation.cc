@@ -81,7 +81,7 @@ struct BlockShard {
 };
 
 BlockShard ShardOfBlocks(const model::Linear& l, const model::ModelDesc& model,
-                         const spec::LayoutSpec& layout) {
+                         const spec::LayoutSpec& layout, int dense_tp) {
   const model::WeightBlock& block = model.fp8_block;
   auto fails = [](int64_t size, int ways, int b) { return ways > 1 && (size / ways) % b != 0; };
   auto split = [](int64_t size, const char* what, int ways) {
@@ -100,27 +100,31 @@ BlockShard ShardOfBlocks(const model::Linear& l, const model::ModelDesc& model,
                 (gate_up ? "n" : "k") + " = " + std::to_string(b) + ".",
             split(inter, "moe_intermediate_size", moe_tp) + " (MoE-TP)"};
   }
+  // --moe-dense-tp-size splits the dense MLP layers over its own group.
+  const int tp = l.role == model::OpRole::kDenseMlp ? dense_tp : layout.tp;
+  const std::string group = tp != layout.tp ? " (moe-dense-tp-size)" : " (TP)";
   if (l.sharding == model::Sharding::kColumn) {
     // GQA K and V with fewer KV heads than ranks: each rank holds one whole head.
     const bool kv = l.name == "k_proj" || l.name == "v_proj";
-    if (kv && model.gqa.num_kv_heads > 0 && model.gqa.num_kv_heads < layout.tp) return {};
-    if (!fails(l.out_features, layout.tp, block.n)) return {};
-    return {"Weight output_partition_size = " + std::to_string(l.out_features / layout.tp) +
+    if (kv && model.gqa.num_kv_heads > 0 && model.gqa.num_kv_heads < tp) return {};
+    if (!fails(l.out_features, tp, block.n)) return {};
+    return {"Weight output_partition_size = " + std::to_string(l.out_features / tp) +
                 " is not divisible by weight quantization block_n = " + std::to_string(block.n) +
                 ".",
-            split(l.out_features, "output features", layout.tp) + " (TP)"};
+            split(l.out_features, "output features", tp) + group};
   }
-  if (l.sharding == model::Sharding::kRow && fails(l.in_features, layout.tp, block.k))
-    return {"Weight input_partition_size = " + std::to_string(l.in_features / layout.tp) +
+  if (l.sharding == model::Sharding::kRow && fails(l.in_features, tp, block.k))
+    return {"Weight input_partition_size = " + std::to_string(l.in_features / tp) +
                 " is not divisible by weight quantization block_k = " + std::to_string(block.k) +
                 ".",
-            split(l.in_features, "input features", layout.tp) + " (TP)"};
+            split(l.in_features, "input features", tp) + group};
   return {};
 }
 
-void CheckWeightBlocks(const spec::LayoutSpec& layout, const model::ModelDesc& model,
-                       std::vector<Diagnostic>& errors) {
+void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
+                       const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
   if (!model.fp8_block.any()) return;
+  const int dense_tp = static_cast<int>(engine.ArgInt("moe-dense-tp-size").value_or(layout.tp));
   // Each refusal once, with the weights it stops and how they were split.
   struct Refusal {
     std::string text, names, split;
@@ -130,7 +134,7 @@ void CheckWeightBlocks(const spec::LayoutSpec& layout, const model::ModelDesc& m
   for (const auto& layer : model.layers)
     for (const auto& l : layer.linears) {
       if (l.dtype != model::DType::kFp8 || !seen.insert(l.name).second) continue;
-      const BlockShard shard = ShardOfBlocks(l, model, layout);
+      const BlockShard shard = ShardOfBlocks(l, model, layout, dense_tp);
       if (shard.refusal.empty()) continue;
       auto it = std::find_if(refusals.begin(), refusals.end(),
                              [&](const Refusal& r) { return r.text == shard.refusal; });
@@ -317,7 +321,7 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                              " layers; PP must not exceed the layer count"));
   }
   CheckMoe(layout, model, errors);
-  CheckWeightBlocks(layout, model, errors);
+  CheckWeightBlocks(layout, spec.engine, model, errors);
   CheckAttention(layout, model, errors);
   if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
   CheckWeightMemory(layout, hw, planned, errors);

@@ -116,6 +116,19 @@ TEST(ValidateLayout, BlockFp8ShardsMustHoldWholeBlocks) {
             std::string::npos);
   // TP8 and TP16 shards hold whole blocks (2,048 / 16 = 128).
   EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 1, 1), deepseek), "");
+  // --moe-dense-tp-size 1 keeps the dense MLP whole; EP4 leaves each expert
+  // 2,048 / 8 = 256 columns; the shared experts still split over TP32.
+  spec::Spec dense_whole = MissionSpec();
+  SetArg(dense_whole, "moe-dense-tp-size", IntArg(1, Loc(20, 1, "engine.args.moe-dense-tp-size")));
+  std::string with_ep;
+  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_whole))
+    if (e.find("block-FP8") != std::string::npos) with_ep = e;
+  EXPECT_EQ(with_ep.find("gate_proj, up_proj"), std::string::npos) << with_ep;
+  EXPECT_EQ(with_ep.find("experts.gate_up_proj"), std::string::npos) << with_ep;
+  EXPECT_NE(with_ep.find("(shared_experts.gate_proj, shared_experts.up_proj: 2,048 output "
+                         "features / 32 (TP))"),
+            std::string::npos)
+      << with_ep;
   // The same weights unquantized load at TP32.
   model::ModelDesc unquantized = deepseek;
   unquantized.fp8_block = {};
