@@ -139,14 +139,16 @@ TEST_F(BacktestE2e, RefusedConfigurationThatPlansFailsTheCase) {
          "measured = [{concurrency = 4, input_tps = 2343.08, ttft_p50_s = 27.31}]\n"
          "[configurations.pp4]\nlayout = {pp = 4, tp = 8, ep = 4}\n"
          "[configurations.pp3]\nlayout = {pp = 3, tp = 8, ep = 4}\n"
+         "[configurations.pp3-blocks]\nlayout = {pp = 3, tp = 8, ep = 4}\n"
          "[[reference]]\nrefused = \"pp4\"\nwhat = \"said not to run\"\n"
-         "[[reference]]\nrefused = \"pp3\"\n";
+         "[[reference]]\nrefused = \"pp3\"\n"
+         "[[reference]]\nrefused = \"pp3-blocks\"\nbecause = \"block-FP8\"\n";
   CommandResult r = Run("backtest " + dir.string() + " --json");
   EXPECT_EQ(r.exit_code, kExitCheckFailed) << r.err << r.out;
   json j = json::parse(r.out);
   ASSERT_EQ(j["cases"].size(), 1u);
   const json& refusals = j["cases"][0]["refusals"];
-  ASSERT_EQ(refusals.size(), 2u);
+  ASSERT_EQ(refusals.size(), 3u);
   EXPECT_EQ(refusals[0]["configuration"], "pp4");
   EXPECT_FALSE(refusals[0]["refused"].get<bool>());  // PP4/TP8/EP4 is a valid layout
   EXPECT_EQ(refusals[0]["what"], "said not to run");
@@ -154,12 +156,16 @@ TEST_F(BacktestE2e, RefusedConfigurationThatPlansFailsTheCase) {
   EXPECT_NE(refusals[1]["reason"].get<std::string>().find("uses 24 GPUs but the cluster has 32"),
             std::string::npos)
       << refusals[1].dump();
-  EXPECT_EQ(j["refusals"], 2);
+  // Refused, but not for the reason the case expects: not a match.
+  EXPECT_FALSE(refusals[2]["refused"].get<bool>());
+  EXPECT_EQ(refusals[2]["because"], "block-FP8");
+  EXPECT_EQ(j["refusals"], 3);
   EXPECT_EQ(j["refusals_right"], 1);
   EXPECT_FALSE(j["passed"].get<bool>());
   CommandResult text = Run("backtest " + dir.string());
   EXPECT_NE(text.out.find("PLANS IT"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("1/2 refusals right: FAIL"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("REFUSES IT FOR ANOTHER REASON"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1/3 refusals right: FAIL"), std::string::npos) << text.out;
 }
 
 TEST_F(BacktestE2e, BrokenCaseIsAConfigurationErrorNamingFileLineAndKey) {

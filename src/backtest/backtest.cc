@@ -79,9 +79,13 @@ RefusalResult RefusalOf(const Case& c, const Loaded& l) {
   r.configuration = l.config->name;
   r.layout = l.config->layout;
   for (const Reference& ref : c.references)
-    if (ref.kind == FigureKind::kRefused && ref.a == r.configuration) r.what = ref.what;
-  r.refused = !l.plan.valid;
+    if (ref.kind == FigureKind::kRefused && ref.a == r.configuration) {
+      r.what = ref.what;
+      r.because = ref.because;
+    }
   for (const auto& d : l.plan.errors) r.reason += (r.reason.empty() ? "" : "\n") + d.message;
+  // Refused for another reason than the source's is not a match.
+  r.refused = !l.plan.valid && r.reason.find(r.because) != std::string::npos;
   return r;
 }
 

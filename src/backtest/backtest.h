@@ -35,7 +35,8 @@ struct RefusalResult {
   std::string configuration;
   spec::LayoutSpec layout;
   std::string what;      // the source's words
-  bool refused = false;  // the planner rejects the layout
+  std::string because;   // text the planner's reason must contain (empty: any)
+  bool refused = false;  // the planner rejects the layout, for `because` when given
   std::string reason;    // the planner's errors (empty when it plans the layout)
 };
 

@@ -96,7 +96,8 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
 // Exactly one of ratio / ttft_p50_s / beats / refused names the figure's
 // configurations.
 Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
-  PPS_RETURN_IF_ERROR(ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "refused", "value", "what"}));
+  PPS_RETURN_IF_ERROR(
+      ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "refused", "because", "value", "what"}));
   Reference r;
   r.origin = ref.origin();
   int kinds = 0;
@@ -115,6 +116,7 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
     key = "refused";
     r.kind = FigureKind::kRefused;
     PPS_RETURN_IF_ERROR(ref.String("refused", &r.a, Need::kRequired));
+    PPS_RETURN_IF_ERROR(ref.String("because", &r.because, Need::kOptional));
   } else {
     key = ref.Find("ratio") != nullptr ? "ratio" : "beats";
     r.kind = key == "ratio" ? FigureKind::kTpsRatio : FigureKind::kBeats;
@@ -144,6 +146,9 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
     if (ref.Find("value") == nullptr) return ref.Missing("value");
     PPS_RETURN_IF_ERROR(ref.Number("value", &r.value, 1e-9, 1e12));
   }
+  if (r.kind != FigureKind::kRefused && ref.Find("because") != nullptr)
+    return spec::KeyError(ref.KeyLoc("because"),
+                          "'because' belongs to a 'refused' reference (the planner's reason)");
   PPS_RETURN_IF_ERROR(ref.String("what", &r.what, Need::kOptional));
   return r;
 }
@@ -158,8 +163,8 @@ bool Case::Refused(const std::string& config_name) const {
 
 namespace {
 
-// A configuration the source says cannot run has nothing to calibrate on,
-// lend its fit to, or compare.
+// A configuration the source says cannot run has nothing to calibrate on or
+// compare.
 Status CheckRefusedUse(const Case& c) {
   for (const Reference& r : c.references) {
     if (r.kind == FigureKind::kRefused) continue;
@@ -171,14 +176,12 @@ Status CheckRefusedUse(const Case& c) {
   }
   for (const Configuration& config : c.configurations) {
     if (!c.Refused(config.name)) continue;
+    // (calibration_from names calibration configurations only, so a refused
+    // configuration cannot lend its fit either.)
     if (config.calibrate)
       return spec::KeyError(config.origin, "configuration '" + config.name +
                                                "' is calibrated on, but a 'refused' reference "
                                                "says it cannot run");
-    for (const Configuration& other : c.configurations)
-      if (other.calibration_from == config.name)
-        return spec::KeyError(other.calibration_from_loc,
-                              "'" + config.name + "' cannot run (a 'refused' reference)");
   }
   return Status::Ok();
 }

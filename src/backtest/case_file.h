@@ -45,6 +45,8 @@ struct Reference {
   std::string a, b;  // configuration names (b empty for kTtftP50 and kRefused)
   double value = 0;  // the published ratio or seconds (unused for kBeats)
   std::string what;  // what the source says, for the table
+  // kRefused: text the planner's refusal must contain (empty: any refusal).
+  std::string because;
   SourceLoc origin;
 };
 

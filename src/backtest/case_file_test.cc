@@ -129,6 +129,9 @@ TEST(CaseFile, RefusedConfigurationsHaveNoFigures) {
   EXPECT_EQ(ErrorOf(Replace(only, "refused = \"pp4\"", "refused = \"pp1\"")),
             "/c/case.toml:6:1: key 'configurations.pp1': configuration 'pp1' is calibrated on, "
             "but a 'refused' reference says it cannot run");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "value = 15.5", "value = 15.5\nbecause = \"x\"")),
+            "/c/case.toml:23:11: key 'reference[1].because': 'because' belongs to a 'refused' "
+            "reference (the planner's reason)");
   EXPECT_EQ(ErrorOf(Replace(only, "what = \"cannot load\"", "value = 1")),
             "/c/case.toml:17:9: key 'reference[0].value': a 'refused' reference has no value; "
             "remove it");

@@ -89,10 +89,14 @@ void RenderCase(const CaseResult& c, std::string& out) {
   if (!c.refusals.empty()) {
     out += fmt::format("\n{:<62} {}\n", "cannot run (the source says so)", "ppsearch");
     for (const RefusalResult& r : c.refusals) {
+      const bool planned = r.reason.empty();
       out += fmt::format("{:<62} {}\n", r.configuration + " " + r.layout.Label(),
-                         r.refused ? "refuses it" : "PLANS IT");
+                         r.refused ? "refuses it"
+                         : planned ? "PLANS IT"
+                                   : "REFUSES IT FOR ANOTHER REASON");
       if (!r.what.empty()) out += "  source: " + r.what + "\n";
-      if (r.refused) out += "  ppsearch: " + r.reason + "\n";
+      if (!r.because.empty()) out += "  expected reason: " + r.because + "\n";
+      if (!planned) out += "  ppsearch: " + r.reason + "\n";
     }
   }
   out += fmt::format("# {}: {}/{} figures within {}, {}/{} signs right{}\n\n", c.name,
@@ -180,6 +184,7 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
                                 {"tp", r.layout.tp},
                                 {"ep", r.layout.ep},
                                 {"what", r.what},
+                                {"because", r.because},
                                 {"refused", r.refused},
                                 {"reason", r.reason}});
     cj["figures_within"] = c.figures_within();

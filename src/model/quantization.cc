@@ -10,6 +10,15 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// [block_n, block_k] of a block-quantized checkpoint.
+Result<WeightBlock> ReadBlock(const ConfigReader& config, std::string_view key) {
+  PPS_ASSIGN_OR_RETURN(std::vector<int> block, config.IntListOr(key));
+  if (block.size() != 2 || block[0] <= 0 || block[1] <= 0)
+    return config.Invalid(key,
+                          "expected two positive integers [block_n, block_k], e.g. [128, 128]");
+  return WeightBlock{block[0], block[1]};
+}
+
 }  // namespace
 
 bool Quantization::Matcher::Matches(const std::string& module) const {
@@ -51,13 +60,8 @@ Result<Quantization> Quantization::Parse(const std::optional<ConfigReader>& conf
     quant.scope_ = Scope::kAllLinears;
     quant.dtype_ = DType::kFp8;
     quant.description_ = "fp8";
-    PPS_ASSIGN_OR_RETURN(std::vector<int> block, config->IntListOr("weight_block_size"));
-    if (!block.empty()) {
-      if (block.size() != 2 || block[0] <= 0 || block[1] <= 0)
-        return config->Invalid(
-            "weight_block_size",
-            "expected two positive integers [block_n, block_k], e.g. [128, 128]");
-      quant.weight_block_ = {block[0], block[1]};
+    if (config->Has("weight_block_size")) {
+      PPS_ASSIGN_OR_RETURN(quant.weight_block_, ReadBlock(*config, "weight_block_size"));
     }
     return quant;
   }
@@ -104,6 +108,17 @@ Result<Quantization> Quantization::ParseCompressedTensors(const ConfigReader& co
       entry.dtype = DType::kInt4;
     } else if (num_bits == 8 && type == "float") {
       entry.dtype = DType::kFp8;
+      // Block FP8 ("strategy": "block"): one scale per block_structure
+      // [block_n, block_k], as the native fp8 method's weight_block_size.
+      PPS_ASSIGN_OR_RETURN(std::string strategy, weights->StringOr("strategy", ""));
+      if (strategy == "block") {
+        PPS_ASSIGN_OR_RETURN(WeightBlock block, ReadBlock(*weights, "block_structure"));
+        if (quant.weight_block_.any() &&
+            (quant.weight_block_.n != block.n || quant.weight_block_.k != block.k))
+          return weights->Invalid("block_structure",
+                                  "expected the same block structure in every FP8 group");
+        quant.weight_block_ = block;
+      }
     } else {
       return weights->Invalid("num_bits",
                               "expected 4-bit float group-32 (MXFP4), 4-bit int (INT4) or 8-bit "

@@ -73,6 +73,29 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
 // The moe-a2a-backend engine arg, "none" when unset.
 std::string MoeA2aBackend(const spec::EngineSpec& engine);
 
+// --- weight_blocks.cc ---
+
+// A block-FP8 weight whose shard on one rank holds part of a block.
+struct PartialBlock {
+  std::string weight;  // "experts.gate_up_proj"
+  model::OpRole role = model::OpRole::kAttention;
+  int64_t per_rank = 0;  // the shard's size along the blocked dimension
+  std::string how;       // "2,048 moe_intermediate_size / MoE-TP 32"
+  std::string refusal;   // SGLang's message for it
+};
+
+// Every distinct block-FP8 weight this layout shards into partial blocks, in
+// the order SGLang builds them; empty when the checkpoint is not
+// block-quantized or every shard holds whole blocks.
+std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout,
+                                        const spec::EngineSpec& engine,
+                                        const model::ModelDesc& model);
+
+// The layout error for a non-empty PartialBlocks(): SGLang's message for the
+// first, the others' per-rank sizes, and the changes that would load.
+std::string PartialBlockError(const spec::LayoutSpec& layout, const model::ModelDesc& model,
+                              const std::vector<PartialBlock>& partial);
+
 // --- warnings.cc ---
 
 // Spec settings that make measurements misleading (harmful flags, workload shapes).

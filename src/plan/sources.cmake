@@ -10,4 +10,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/plan/spec_hardware.cc
   src/plan/stages.cc
   src/plan/validation.cc
-  src/plan/warnings.cc)
+  src/plan/warnings.cc
+  src/plan/weight_blocks.cc)

@@ -70,88 +70,11 @@ void CheckMoe(const spec::LayoutSpec& layout, const model::ModelDesc& model,
   }
 }
 
-// Block-FP8 weights carry one scale per block_n x block_k tile, so SGLang
-// refuses a layout whose TP (or MoE-TP) shard of such a weight holds part of
-// a block (layers/quantization/fp8.py, Fp8LinearMethod and Fp8MoEMethod
-// create_weights). `refusal` quotes SGLang's message, `split` says how the
-// shard came about; empty when the shard holds whole blocks.
-struct BlockShard {
-  std::string refusal;
-  std::string split;
-};
-
-BlockShard ShardOfBlocks(const model::Linear& l, const model::ModelDesc& model,
-                         const spec::LayoutSpec& layout, int dense_tp) {
-  const model::WeightBlock& block = model.fp8_block;
-  auto fails = [](int64_t size, int ways, int b) { return ways > 1 && (size / ways) % b != 0; };
-  auto split = [](int64_t size, const char* what, int ways) {
-    return FormatThousands(size) + " " + what + " / " + std::to_string(ways);
-  };
-  if (l.role == model::OpRole::kRoutedExpert) {
-    const int moe_tp = std::max(layout.tp / std::max(layout.ep, 1), 1);
-    const int64_t inter = model.moe.moe_intermediate;
-    const bool gate_up = l.name.find("gate_up") != std::string::npos;
-    const int b = gate_up ? block.n : block.k;
-    if (!fails(inter, moe_tp, b)) return {};
-    return {std::string("The ") +
-                (gate_up ? "output_size of gate's and up's weight = "
-                         : "input_size of down's weight = ") +
-                std::to_string(inter / moe_tp) + " is not divisible by weight quantization block_" +
-                (gate_up ? "n" : "k") + " = " + std::to_string(b) + ".",
-            split(inter, "moe_intermediate_size", moe_tp) + " (MoE-TP)"};
-  }
-  // --moe-dense-tp-size splits the dense MLP layers over its own group.
-  const int tp = l.role == model::OpRole::kDenseMlp ? dense_tp : layout.tp;
-  const std::string group = tp != layout.tp ? " (moe-dense-tp-size)" : " (TP)";
-  if (l.sharding == model::Sharding::kColumn) {
-    // GQA K and V with fewer KV heads than ranks: each rank holds one whole head.
-    const bool kv = l.name == "k_proj" || l.name == "v_proj";
-    if (kv && model.gqa.num_kv_heads > 0 && model.gqa.num_kv_heads < tp) return {};
-    if (!fails(l.out_features, tp, block.n)) return {};
-    return {"Weight output_partition_size = " + std::to_string(l.out_features / tp) +
-                " is not divisible by weight quantization block_n = " + std::to_string(block.n) +
-                ".",
-            split(l.out_features, "output features", tp) + group};
-  }
-  if (l.sharding == model::Sharding::kRow && fails(l.in_features, tp, block.k))
-    return {"Weight input_partition_size = " + std::to_string(l.in_features / tp) +
-                " is not divisible by weight quantization block_k = " + std::to_string(block.k) +
-                ".",
-            split(l.in_features, "input features", tp) + group};
-  return {};
-}
-
 void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
                        const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
-  if (!model.fp8_block.any()) return;
-  const int dense_tp = static_cast<int>(engine.ArgInt("moe-dense-tp-size").value_or(layout.tp));
-  // Each refusal once, with the weights it stops and how they were split.
-  struct Refusal {
-    std::string text, names, split;
-  };
-  std::vector<Refusal> refusals;
-  std::set<std::string> seen;
-  for (const auto& layer : model.layers)
-    for (const auto& l : layer.linears) {
-      if (l.dtype != model::DType::kFp8 || !seen.insert(l.name).second) continue;
-      const BlockShard shard = ShardOfBlocks(l, model, layout, dense_tp);
-      if (shard.refusal.empty()) continue;
-      auto it = std::find_if(refusals.begin(), refusals.end(),
-                             [&](const Refusal& r) { return r.text == shard.refusal; });
-      if (it == refusals.end())
-        refusals.push_back({shard.refusal, l.name, shard.split});
-      else
-        it->names += ", " + l.name;
-    }
-  if (refusals.empty()) return;
-  std::string list;
-  for (const Refusal& r : refusals)
-    list += (list.empty() ? "" : "; ") + ("\"" + r.text + "\" (" + r.names + ": " + r.split + ")");
-  errors.push_back(LayoutError(
-      layout, fmt::format("shards block-FP8 weights (weight_block_size [{}, {}] in {}) into "
-                          "partial blocks, and SGLang refuses to load them: {}. Use a smaller TP, "
-                          "EP so that each expert keeps whole blocks, or an unquantized checkpoint",
-                          model.fp8_block.n, model.fp8_block.k, model.source_path, list)));
+  const std::vector<PartialBlock> partial = PartialBlocks(layout, engine, model);
+  if (!partial.empty())
+    errors.push_back(LayoutError(layout, PartialBlockError(layout, model, partial)));
 }
 
 void CheckHeads(const spec::LayoutSpec& layout, const char* kind, int heads,

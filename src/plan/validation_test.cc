@@ -95,58 +95,99 @@ std::string BlockRefusalOf(const spec::LayoutSpec& layout, const model::ModelDes
 // and Qwen3-235B-A22B-FP8 at TP8, as the LMSYS PP blog found for both.
 TEST(ValidateLayout, BlockFp8ShardsMustHoldWholeBlocks) {
   const model::ModelDesc deepseek = ShippedModel("deepseek-v3");
-  const std::string refusal = BlockRefusalOf(Layout(1, 32, 1, 1), deepseek);
-  EXPECT_EQ(refusal.rfind(std::string(kAt) +
-                              "PP1/TP32/EP1 shards block-FP8 weights (weight_block_size [128, "
-                              "128] in " +
-                              deepseek.source_path +
-                              ") into partial blocks, and SGLang refuses to load them: \"Weight "
-                              "output_partition_size = 576 is not divisible by weight quantization "
-                              "block_n = 128.\" (gate_proj, up_proj: 18,432 output features / 32 "
-                              "(TP)); \"Weight input_partition_size = 576 is not divisible by "
-                              "weight quantization block_k = 128.\" (down_proj: 18,432 input "
-                              "features / 32 (TP)); \"The output_size of gate's and up's weight = "
-                              "64 is not divisible by weight quantization block_n = 128.\" "
-                              "(experts.gate_up_proj: 2,048 moe_intermediate_size / 32 (MoE-TP)); ",
-                          0),
-            0u)
-      << refusal;
-  EXPECT_NE(refusal.find("Use a smaller TP, EP so that each expert keeps whole blocks, or an "
-                         "unquantized checkpoint"),
-            std::string::npos);
+  EXPECT_EQ(BlockRefusalOf(Layout(1, 32, 1, 1), deepseek),
+            std::string(kAt) +
+                "PP1/TP32/EP1 splits block-FP8 weights (quantization_config.weight_block_size "
+                "[128, 128] in " +
+                deepseek.source_path +
+                ") into partial blocks, and SGLang refuses to load it: \"Weight "
+                "output_partition_size = 576 is not divisible by weight quantization block_n = "
+                "128.\" (gate_proj: 18,432 output features / TP 32); also partial per rank: "
+                "up_proj 576, down_proj 576, experts.gate_up_proj 64, experts.down_proj 64, "
+                "shared_experts.gate_proj 64, shared_experts.up_proj 64, shared_experts.down_proj "
+                "64. Use ep = 2 for the experts (MoE-TP 16 keeps whole blocks), "
+                "moe-dense-tp-size = 1 for the dense MLP, a smaller TP, or an unquantized "
+                "checkpoint");
   // TP8 and TP16 shards hold whole blocks (2,048 / 16 = 128).
   EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 1, 1), deepseek), "");
-  // --moe-dense-tp-size 1 keeps the dense MLP whole; EP4 leaves each expert
-  // 2,048 / 8 = 256 columns; the shared experts still split over TP32.
-  spec::Spec dense_whole = MissionSpec();
-  SetArg(dense_whole, "moe-dense-tp-size", IntArg(1, Loc(20, 1, "engine.args.moe-dense-tp-size")));
-  std::string with_ep;
-  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_whole))
-    if (e.find("block-FP8") != std::string::npos) with_ep = e;
-  EXPECT_EQ(with_ep.find("gate_proj, up_proj"), std::string::npos) << with_ep;
-  EXPECT_EQ(with_ep.find("experts.gate_up_proj"), std::string::npos) << with_ep;
-  EXPECT_NE(with_ep.find("(shared_experts.gate_proj, shared_experts.up_proj: 2,048 output "
-                         "features / 32 (TP))"),
-            std::string::npos)
-      << with_ep;
   // The same weights unquantized load at TP32.
   model::ModelDesc unquantized = deepseek;
   unquantized.fp8_block = {};
   EXPECT_EQ(BlockRefusalOf(Layout(1, 32, 1, 1), unquantized), "");
 
-  // Qwen3-235B-A22B-FP8: 1,536 expert columns / 8 = 192; EP2 keeps 384 per rank.
+  // Qwen3-235B-A22B-FP8: 1,536 expert columns / 8 = 192; EP2 keeps 384 per
+  // rank. Four KV heads over TP8: each rank holds one whole 128-wide head.
   const model::ModelDesc qwen = ShippedModel("qwen3-235b-a22b-fp8");
-  const std::string qwen_tp8 = BlockRefusalOf(Layout(4, 8, 1, 1), qwen);
-  EXPECT_NE(qwen_tp8.find("\"The output_size of gate's and up's weight = 192 is not divisible "
-                          "by weight quantization block_n = 128.\" (experts.gate_up_proj: 1,536 "
-                          "moe_intermediate_size / 8 (MoE-TP)); \"The input_size of down's "
-                          "weight = 192 is not divisible by weight quantization block_k = 128.\""),
-            std::string::npos)
-      << qwen_tp8;
-  // Four KV heads over TP8: each rank holds one whole 128-wide head, no refusal for K and V.
-  EXPECT_EQ(qwen_tp8.find("k_proj"), std::string::npos) << qwen_tp8;
+  EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 1, 1), qwen),
+            std::string(kAt) +
+                "PP4/TP8/EP1 splits block-FP8 weights (quantization_config.weight_block_size "
+                "[128, 128] in " +
+                qwen.source_path +
+                ") into partial blocks, and SGLang refuses to load it: \"The output_size of "
+                "gate's and up's weight = 192 is not divisible by weight quantization block_n = "
+                "128.\" (experts.gate_up_proj: 1,536 moe_intermediate_size / MoE-TP 8); also "
+                "partial per rank: experts.down_proj 192. Use ep = 2 for the experts (MoE-TP 4 "
+                "keeps whole blocks), or an unquantized checkpoint");
   EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 2, 1), qwen), "");
   EXPECT_EQ(BlockRefusalOf(Layout(8, 4, 1, 1), qwen), "");
+}
+
+// Where SGLang builds a weight over another group than TP, its shard is
+// checked over that group; merged GEMMs are checked even where TP does not
+// split them; replicated KV heads are checked one head per rank.
+TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
+  const model::ModelDesc deepseek = ShippedModel("deepseek-v3");
+  // --moe-dense-tp-size 1 keeps the dense MLP whole; EP4 leaves each expert
+  // 2,048 / 8 = 256 columns; the shared experts still split over TP32.
+  spec::Spec dense_whole = MissionSpec();
+  SetArg(dense_whole, "moe-dense-tp-size", IntArg(1, Loc(20, 1, "engine.args.moe-dense-tp-size")));
+  std::string shared;
+  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_whole))
+    if (e.find("block-FP8") != std::string::npos) shared = e;
+  EXPECT_NE(shared.find("\"Weight output_partition_size = 64 is not divisible by weight "
+                        "quantization block_n = 128.\" (shared_experts.gate_proj: 2,048 output "
+                        "features / TP 32); also partial per rank: shared_experts.up_proj 64, "
+                        "shared_experts.down_proj 64. Use a smaller TP, or an unquantized "
+                        "checkpoint"),
+            std::string::npos)
+      << shared;
+  // DeepEP dispatches tokens to whole shared experts on every rank
+  // (deepseek_v2.py builds them with tp_size = 1): the large-EP layout loads.
+  spec::Spec deepep = dense_whole;
+  SetArg(deepep, "moe-a2a-backend", StringArg("deepep", Loc(21, 1, "engine.args.moe-a2a-backend")));
+  for (const std::string& e : ErrorsOf(Layout(1, 32, 32, 1), deepseek, deepep))
+    EXPECT_EQ(e.find("block-FP8"), std::string::npos) << e;
+
+  // A merged gate/up GEMM whose part is not whole blocks is refused at TP 1.
+  model::ModelDesc odd = deepseek;
+  for (auto& layer : odd.layers)
+    for (auto& l : layer.linears)
+      if (l.name == "gate_proj" || l.name == "up_proj") l.out_features = 18432 + 64;
+  spec::Spec one_node = MissionSpec();
+  one_node.cluster.hosts.resize(1);
+  one_node.cluster.gpus_per_node = 1;
+  std::string merged;
+  for (const std::string& e :
+       Messages(PlanLayout(Layout(1, 1, 1, 1), one_node, odd, Rtx6000d()).errors))
+    if (e.find("block-FP8") != std::string::npos) merged = e;
+  EXPECT_NE(merged.find("\"Weight output_partition_size = 18496 is not divisible by weight "
+                        "quantization block_n = 128.\" (gate_proj: 18,496 output features / TP "
+                        "1); also partial per rank: up_proj 18496."),
+            std::string::npos)
+      << merged;
+
+  // 64-wide KV heads, four of them over TP8: each rank holds one 64-wide head.
+  model::ModelDesc narrow = ShippedModel("qwen3-235b-a22b-fp8");
+  narrow.gqa.head_dim = 64;
+  for (auto& layer : narrow.layers)
+    for (auto& l : layer.linears)
+      if (l.name == "k_proj" || l.name == "v_proj") l.out_features = 4 * 64;
+  EXPECT_NE(BlockRefusalOf(Layout(4, 8, 2, 1), narrow)
+                .find("\"Weight output_partition_size = 64 is not divisible by weight "
+                      "quantization block_n = 128.\" (k_proj: one 64-wide KV head per rank (4 KV "
+                      "heads / TP 8)); also partial per rank: v_proj 64."),
+            std::string::npos)
+      << BlockRefusalOf(Layout(4, 8, 2, 1), narrow);
 }
 
 TEST(ValidateLayout, EpMustDivideTp) {
