@@ -185,6 +185,34 @@ TEST(QuantizationTest, Fp8WeightBlockSize) {
   EXPECT_FALSE(plain->fp8_block.any());
 }
 
+TEST(QuantizationTest, CompressedTensorsBlockFp8) {
+  nlohmann::json config = TinyDense();
+  nlohmann::json weights = {
+      {"num_bits", 8}, {"type", "float"}, {"strategy", "block"}, {"block_structure", {128, 64}}};
+  config["quantization_config"] = {
+      {"quant_method", "compressed-tensors"},
+      {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}}}}},
+      {"ignore", {"lm_head"}}};
+  Result<ModelDesc> model = ParseModelConfig(config.dump(), kPath, "x");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(model->fp8_block.n, 128);
+  EXPECT_EQ(model->fp8_block.k, 64);
+  EXPECT_EQ(model->layers[0].linears[0].dtype, DType::kFp8);
+  // Channel-wise FP8 has no blocks; a block strategy needs its structure.
+  weights["strategy"] = "channel";
+  config["quantization_config"]["config_groups"]["group_0"]["weights"] = weights;
+  Result<ModelDesc> channel = ParseModelConfig(config.dump(), kPath, "x");
+  ASSERT_TRUE(channel.ok()) << channel.error().message;
+  EXPECT_FALSE(channel->fp8_block.any());
+  weights["strategy"] = "block";
+  weights.erase("block_structure");
+  config["quantization_config"]["config_groups"]["group_0"]["weights"] = weights;
+  EXPECT_EQ(ParseError(config.dump()),
+            "data/models/x/config.json: key "
+            "'quantization_config.config_groups.group_0.weights.block_structure': expected two "
+            "positive integers [block_n, block_k], e.g. [128, 128]");
+}
+
 TEST(ConfigErrorTest, Fp8WeightBlockSizeNeedsTwoPositiveSizes) {
   nlohmann::json config = TinyDense();
   config["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128}}};
