@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
 #include "spec/sections.h"
@@ -166,6 +167,11 @@ namespace {
 // A configuration the source says cannot run has nothing to calibrate on or
 // compare.
 Status CheckRefusedUse(const Case& c) {
+  std::set<std::string> refused;
+  for (const Reference& r : c.references)
+    if (r.kind == FigureKind::kRefused && !refused.insert(r.a).second)
+      return spec::PositionError(
+          r.origin, "a second 'refused' reference for '" + r.a + "'; give one, with one 'because'");
   for (const Reference& r : c.references) {
     if (r.kind == FigureKind::kRefused) continue;
     for (const std::string* name : {&r.a, &r.b})

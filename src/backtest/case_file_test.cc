@@ -132,6 +132,9 @@ TEST(CaseFile, RefusedConfigurationsHaveNoFigures) {
   EXPECT_EQ(ErrorOf(Replace(kCase, "value = 15.5", "value = 15.5\nbecause = \"x\"")),
             "/c/case.toml:23:11: key 'reference[1].because': 'because' belongs to a 'refused' "
             "reference (the planner's reason)");
+  EXPECT_EQ(ErrorOf(only + refused.substr(1)),
+            "/c/case.toml:18:1: a second 'refused' reference for 'pp4'; give one, with one "
+            "'because'");
   EXPECT_EQ(ErrorOf(Replace(only, "what = \"cannot load\"", "value = 1")),
             "/c/case.toml:17:9: key 'reference[0].value': a 'refused' reference has no value; "
             "remove it");

@@ -72,6 +72,8 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
 
 // The moe-a2a-backend engine arg, "none" when unset.
 std::string MoeA2aBackend(const spec::EngineSpec& engine);
+// Whether that backend makes SGLang set ep_size = tp_size whatever the spec says.
+bool A2aForcesEpEqTp(const spec::EngineSpec& engine);
 
 // --- weight_blocks.cc ---
 
@@ -80,9 +82,18 @@ struct PartialBlock {
   std::string weight;  // "experts.gate_up_proj"
   model::OpRole role = model::OpRole::kAttention;
   int64_t per_rank = 0;  // the shard's size along the blocked dimension
+  int ways = 1;          // the ranks it is split over (1: the whole width is not whole blocks)
   std::string how;       // "2,048 moe_intermediate_size / MoE-TP 32"
   std::string refusal;   // SGLang's message for it
 };
+
+// MoE-TP as SGLang runs it: TP / EP, with EP = TP under the backends that force it.
+int MoeTpOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine);
+// How many ranks SGLang splits a (non-expert) weight over: TP, or 1 for the
+// dense MLP of an MoE model under moe-dense-tp-size = 1 and for the shared
+// experts under the dispatching moe-a2a backends.
+int GroupOf(const model::Linear& l, const model::ModelDesc& model, const spec::LayoutSpec& layout,
+            const spec::EngineSpec& engine);
 
 // Every distinct block-FP8 weight this layout shards into partial blocks, in
 // the order SGLang builds them; empty when the checkpoint is not

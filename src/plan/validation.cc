@@ -15,14 +15,6 @@
 namespace ppsearch::plan {
 namespace {
 
-// Backends whose dispatcher needs one expert shard per TP rank; SGLang
-// overrides ep_size to tp_size for them (overrides.py _a2a_ep_size).
-const std::set<std::string>& A2aBackendsForcingEpEqTp() {
-  static const std::set<std::string> kBackends = {"deepep",     "mooncake", "nixl", "ascend_fuseep",
-                                                  "flashinfer", "mori",     "pplx", "megamoe"};
-  return kBackends;
-}
-
 Diagnostic LayoutError(const spec::LayoutSpec& layout, const std::string& what) {
   const std::string where = layout.origin.Where();
   return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin};
@@ -70,6 +62,28 @@ void CheckMoe(const spec::LayoutSpec& layout, const model::ModelDesc& model,
   }
 }
 
+// SGLang's linear layers divide their width over their group
+// (distributed/utils.py divide, "{} is not divisible by {}"); attention heads
+// and expert widths have their own checks above and below.
+void CheckEvenSplits(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
+                     const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
+  std::set<std::string> seen;
+  for (const auto& layer : model.layers)
+    for (const auto& l : layer.linears) {
+      if (l.role != model::OpRole::kDenseMlp && l.role != model::OpRole::kSharedExpert) continue;
+      const bool column = l.sharding == model::Sharding::kColumn;
+      if (!column && l.sharding != model::Sharding::kRow) continue;
+      const int ways = GroupOf(l, model, layout, engine);
+      const int64_t width = column ? l.out_features : l.in_features;
+      if (ways <= 1 || width % ways == 0 || !seen.insert(l.name).second) continue;
+      errors.push_back(LayoutError(
+          layout, fmt::format("splits {}'s {} {} features over TP {}, which does not divide them; "
+                              "SGLang's loader asserts \"{} is not divisible by {}\"",
+                              l.name, FormatThousands(width), column ? "output" : "input", ways,
+                              width, ways)));
+    }
+}
+
 void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
                        const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
   const std::vector<PartialBlock> partial = PartialBlocks(layout, engine, model);
@@ -111,7 +125,7 @@ void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& mode
 void CheckA2aBackend(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
                      std::vector<Diagnostic>& errors) {
   const std::string backend = MoeA2aBackend(engine);
-  if (!A2aBackendsForcingEpEqTp().count(backend) || layout.ep == layout.tp) return;
+  if (!A2aForcesEpEqTp(engine) || layout.ep == layout.tp) return;
   const spec::ArgValue* arg = engine.FindArg("moe-a2a-backend");
   const std::string set_at =
       arg != nullptr && !arg->origin.Position().empty() ? " (" + arg->origin.Position() + ")" : "";
@@ -227,6 +241,14 @@ std::string MoeA2aBackend(const spec::EngineSpec& engine) {
   return engine.ArgString("moe-a2a-backend").value_or("none");
 }
 
+bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
+  // Backends whose dispatcher needs one expert shard per TP rank; SGLang
+  // overrides ep_size to tp_size for them (overrides.py _a2a_ep_size).
+  static const std::set<std::string> kBackends = {"deepep",     "mooncake", "nixl", "ascend_fuseep",
+                                                  "flashinfer", "mori",     "pplx", "megamoe"};
+  return kBackends.count(MoeA2aBackend(engine)) > 0;
+}
+
 std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
                                        const hardware::HardwareProfile& hw,
@@ -244,6 +266,7 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                              " layers; PP must not exceed the layer count"));
   }
   CheckMoe(layout, model, errors);
+  CheckEvenSplits(layout, spec.engine, model, errors);
   CheckWeightBlocks(layout, spec.engine, model, errors);
   CheckAttention(layout, model, errors);
   if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);

@@ -105,9 +105,9 @@ TEST(ValidateLayout, BlockFp8ShardsMustHoldWholeBlocks) {
                 "128.\" (gate_proj: 18,432 output features / TP 32); also partial per rank: "
                 "up_proj 576, down_proj 576, experts.gate_up_proj 64, experts.down_proj 64, "
                 "shared_experts.gate_proj 64, shared_experts.up_proj 64, shared_experts.down_proj "
-                "64. Use ep = 2 for the experts (MoE-TP 16 keeps whole blocks), "
-                "moe-dense-tp-size = 1 for the dense MLP, a smaller TP, or an unquantized "
-                "checkpoint");
+                "64. Use moe-a2a-backend = \"deepep\" with ep = 32 (whole shared experts, one "
+                "MoE-TP rank per expert) and moe-dense-tp-size = 1 (the dense MLP whole on every "
+                "rank); or a smaller TP, or an unquantized checkpoint");
   // TP8 and TP16 shards hold whole blocks (2,048 / 16 = 128).
   EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 1, 1), deepseek), "");
   // The same weights unquantized load at TP32.
@@ -126,8 +126,8 @@ TEST(ValidateLayout, BlockFp8ShardsMustHoldWholeBlocks) {
                 ") into partial blocks, and SGLang refuses to load it: \"The output_size of "
                 "gate's and up's weight = 192 is not divisible by weight quantization block_n = "
                 "128.\" (experts.gate_up_proj: 1,536 moe_intermediate_size / MoE-TP 8); also "
-                "partial per rank: experts.down_proj 192. Use ep = 2 for the experts (MoE-TP 4 "
-                "keeps whole blocks), or an unquantized checkpoint");
+                "partial per rank: experts.down_proj 192. Use ep = 2 (MoE-TP 4 keeps whole "
+                "blocks); or a smaller TP, or an unquantized checkpoint");
   EXPECT_EQ(BlockRefusalOf(Layout(4, 8, 2, 1), qwen), "");
   EXPECT_EQ(BlockRefusalOf(Layout(8, 4, 1, 1), qwen), "");
 }
@@ -147,8 +147,9 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
   EXPECT_NE(shared.find("\"Weight output_partition_size = 64 is not divisible by weight "
                         "quantization block_n = 128.\" (shared_experts.gate_proj: 2,048 output "
                         "features / TP 32); also partial per rank: shared_experts.up_proj 64, "
-                        "shared_experts.down_proj 64. Use a smaller TP, or an unquantized "
-                        "checkpoint"),
+                        "shared_experts.down_proj 64. Use moe-a2a-backend = \"deepep\" with ep "
+                        "= 32 (whole shared experts, one MoE-TP rank per expert); or a smaller "
+                        "TP, or an unquantized checkpoint"),
             std::string::npos)
       << shared;
   // DeepEP dispatches tokens to whole shared experts on every rank
@@ -157,6 +158,18 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
   SetArg(deepep, "moe-a2a-backend", StringArg("deepep", Loc(21, 1, "engine.args.moe-a2a-backend")));
   for (const std::string& e : ErrorsOf(Layout(1, 32, 32, 1), deepseek, deepep))
     EXPECT_EQ(e.find("block-FP8"), std::string::npos) << e;
+
+  // Under a backend that forces EP = TP each expert is whole (MoE-TP 1), and
+  // moe-dense-tp-size other than 1 (which SGLang rejects) changes nothing.
+  for (const std::string& e : ErrorsOf(Layout(1, 32, 1, 1), deepseek, deepep))
+    EXPECT_EQ(e.find("block-FP8"), std::string::npos) << e;
+  spec::Spec dense_32 = MissionSpec();
+  SetArg(dense_32, "moe-dense-tp-size", IntArg(32, Loc(20, 1, "engine.args.moe-dense-tp-size")));
+  std::string dense_split;
+  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_32))
+    if (e.find("block-FP8") != std::string::npos) dense_split = e;
+  EXPECT_NE(dense_split.find("(gate_proj: 18,432 output features / TP 32)"), std::string::npos)
+      << dense_split;
 
   // A merged gate/up GEMM whose part is not whole blocks is refused at TP 1.
   model::ModelDesc odd = deepseek;
@@ -171,8 +184,9 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
        Messages(PlanLayout(Layout(1, 1, 1, 1), one_node, odd, Rtx6000d()).errors))
     if (e.find("block-FP8") != std::string::npos) merged = e;
   EXPECT_NE(merged.find("\"Weight output_partition_size = 18496 is not divisible by weight "
-                        "quantization block_n = 128.\" (gate_proj: 18,496 output features / TP "
-                        "1); also partial per rank: up_proj 18496."),
+                        "quantization block_n = 128.\" (gate_proj: 18,496 output features, "
+                        "merged); also partial per rank: up_proj 18496. Use an unquantized "
+                        "checkpoint (no layout makes these widths whole blocks)"),
             std::string::npos)
       << merged;
 
@@ -188,6 +202,50 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
                       "heads / TP 8)); also partial per rank: v_proj 64."),
             std::string::npos)
       << BlockRefusalOf(Layout(4, 8, 2, 1), narrow);
+}
+
+// block_n bounds output features, block_k input features: with [64, 128]
+// blocks DeepSeek-V3's TP32 column shards (576, 64) are whole and its row
+// shards are not.
+TEST(ValidateLayout, BlockFp8RowShardsFollowBlockK) {
+  model::ModelDesc deepseek = ShippedModel("deepseek-v3");
+  deepseek.fp8_block = {64, 128};
+  const std::string e = BlockRefusalOf(Layout(1, 32, 1, 1), deepseek);
+  EXPECT_NE(e.find("SGLang refuses to load it: \"Weight input_size_per_partition = 576 is not "
+                   "divisible by weight quantization block_k = 128.\" (down_proj: 18,432 input "
+                   "features / TP 32); also partial per rank: experts.down_proj 64, "
+                   "shared_experts.down_proj 64."),
+            std::string::npos)
+      << e;
+  model::ModelDesc qwen = ShippedModel("qwen3-235b-a22b-fp8");
+  qwen.fp8_block = {64, 128};
+  EXPECT_NE(BlockRefusalOf(Layout(4, 8, 1, 1), qwen)
+                .find("\"The input_size of down's weight = 192 is not divisible by weight "
+                      "quantization block_k = 128.\" (experts.down_proj: 1,536 "
+                      "moe_intermediate_size / MoE-TP 8)."),
+            std::string::npos)
+      << BlockRefusalOf(Layout(4, 8, 1, 1), qwen);
+}
+
+// A width that does not divide over TP at all fails SGLang's divide(), whatever the dtype.
+TEST(ValidateLayout, MlpWidthsMustDivideOverTp) {
+  model::ModelDesc odd = ShippedModel("deepseek-v3");
+  odd.fp8_block = {};
+  for (auto& layer : odd.layers)
+    for (auto& l : layer.linears) {
+      if (l.name == "gate_proj" || l.name == "up_proj") l.out_features = 16400;
+      if (l.name == "down_proj") l.in_features = 16400;
+    }
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), odd),
+              Contains(std::string(kAt) +
+                       "PP1/TP32/EP4 splits gate_proj's 16,400 output features over TP 32, which "
+                       "does not divide them; SGLang's loader asserts \"16400 is not divisible by "
+                       "32\""));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), odd),
+              Contains(std::string(kAt) +
+                       "PP1/TP32/EP4 splits down_proj's 16,400 input features over TP 32, which "
+                       "does not divide them; SGLang's loader asserts \"16400 is not divisible by "
+                       "32\""));
 }
 
 TEST(ValidateLayout, EpMustDivideTp) {
