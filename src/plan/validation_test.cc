@@ -84,8 +84,10 @@ model::ModelDesc ShippedModel(const std::string& dir) {
   return m.ok() ? *m : model::ModelDesc{};
 }
 
-std::string BlockRefusalOf(const spec::LayoutSpec& layout, const model::ModelDesc& model) {
-  for (const std::string& e : ErrorsOf(layout, model))
+// The layout's block-FP8 error, "" when it has none.
+std::string BlockRefusalOf(const spec::LayoutSpec& layout, const model::ModelDesc& model,
+                           const spec::Spec& spec = MissionSpec()) {
+  for (const std::string& e : ErrorsOf(layout, model, spec))
     if (e.find("block-FP8") != std::string::npos) return e;
   return "";
 }
@@ -141,9 +143,7 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
   // 2,048 / 8 = 256 columns; the shared experts still split over TP32.
   spec::Spec dense_whole = MissionSpec();
   SetArg(dense_whole, "moe-dense-tp-size", IntArg(1, Loc(20, 1, "engine.args.moe-dense-tp-size")));
-  std::string shared;
-  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_whole))
-    if (e.find("block-FP8") != std::string::npos) shared = e;
+  const std::string shared = BlockRefusalOf(Layout(1, 32, 4, 1), deepseek, dense_whole);
   EXPECT_NE(shared.find("\"Weight output_partition_size = 64 is not divisible by weight "
                         "quantization block_n = 128.\" (shared_experts.gate_proj: 2,048 output "
                         "features / TP 32); also partial per rank: shared_experts.up_proj 64, "
@@ -156,18 +156,14 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
   // (deepseek_v2.py builds them with tp_size = 1): the large-EP layout loads.
   spec::Spec deepep = dense_whole;
   SetArg(deepep, "moe-a2a-backend", StringArg("deepep", Loc(21, 1, "engine.args.moe-a2a-backend")));
-  for (const std::string& e : ErrorsOf(Layout(1, 32, 32, 1), deepseek, deepep))
-    EXPECT_EQ(e.find("block-FP8"), std::string::npos) << e;
+  EXPECT_EQ(BlockRefusalOf(Layout(1, 32, 32, 1), deepseek, deepep), "");
 
   // Under a backend that forces EP = TP each expert is whole (MoE-TP 1), and
   // moe-dense-tp-size other than 1 (which SGLang rejects) changes nothing.
-  for (const std::string& e : ErrorsOf(Layout(1, 32, 1, 1), deepseek, deepep))
-    EXPECT_EQ(e.find("block-FP8"), std::string::npos) << e;
+  EXPECT_EQ(BlockRefusalOf(Layout(1, 32, 1, 1), deepseek, deepep), "");
   spec::Spec dense_32 = MissionSpec();
   SetArg(dense_32, "moe-dense-tp-size", IntArg(32, Loc(20, 1, "engine.args.moe-dense-tp-size")));
-  std::string dense_split;
-  for (const std::string& e : ErrorsOf(Layout(1, 32, 4, 1), deepseek, dense_32))
-    if (e.find("block-FP8") != std::string::npos) dense_split = e;
+  const std::string dense_split = BlockRefusalOf(Layout(1, 32, 4, 1), deepseek, dense_32);
   EXPECT_NE(dense_split.find("(gate_proj: 18,432 output features / TP 32)"), std::string::npos)
       << dense_split;
 
@@ -179,10 +175,7 @@ TEST(ValidateLayout, BlockFp8ChecksFollowTheGroupSglangBuildsEachWeightOver) {
   spec::Spec one_node = MissionSpec();
   one_node.cluster.hosts.resize(1);
   one_node.cluster.gpus_per_node = 1;
-  std::string merged;
-  for (const std::string& e :
-       Messages(PlanLayout(Layout(1, 1, 1, 1), one_node, odd, Rtx6000d()).errors))
-    if (e.find("block-FP8") != std::string::npos) merged = e;
+  const std::string merged = BlockRefusalOf(Layout(1, 1, 1, 1), odd, one_node);
   EXPECT_NE(merged.find("\"Weight output_partition_size = 18496 is not divisible by weight "
                         "quantization block_n = 128.\" (gate_proj: 18,496 output features, "
                         "merged); also partial per rank: up_proj 18496. Use an unquantized "

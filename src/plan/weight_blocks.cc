@@ -43,14 +43,11 @@ bool SharedExpertsWhole(const spec::EngineSpec& engine) {
 // them. MLA and KDA projections are separate linears.
 bool Merged(const model::Linear& l, model::AttentionKind attention) {
   const std::string& n = l.name;
-  auto ends = [&](const std::string& suffix) {
-    return n.size() >= suffix.size() &&
-           n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
   if (l.role == model::OpRole::kAttention)
     return attention == model::AttentionKind::kGqa &&
            (n == "q_proj" || n == "k_proj" || n == "v_proj");
-  return l.sharding == model::Sharding::kColumn && (ends("gate_proj") || ends("up_proj"));
+  return l.sharding == model::Sharding::kColumn &&
+         (n.ends_with("gate_proj") || n.ends_with("up_proj"));
 }
 
 std::string How(int64_t size, const char* what, const char* group, int ways) {
