@@ -86,7 +86,7 @@ if [ "$rebuild" = 1 ]; then
     exit 77
   fi
   "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "${defines[@]}" -I "$src/src" "${sources[@]}" "${libs[@]}" -o "$bin.tmp"
+    "${defines[@]}" -I "$src/src" -I "$2/generated" "${sources[@]}" "${libs[@]}" -o "$bin.tmp"
   mv "$bin.tmp" "$bin"
 fi
 # libFuzzer's default crash exit code is 77, ctest's "skipped": report 1.

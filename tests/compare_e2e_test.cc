@@ -4,6 +4,7 @@
 // baseline; a simulated run against a rehearsal (serve-sim processes
 // measured over HTTP) of the same spec; and bad input.
 
+#include "ppsearch_source_dir.h"
 #include <algorithm>
 #include <nlohmann/json.hpp>
 

@@ -3,6 +3,7 @@
 // (server/) carry the same lines for the same model, GPU and layout, since
 // both come from sglang_log/.
 
+#include "ppsearch_source_dir.h"
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 // Test helpers shared by analysis_test and report_test: specs from the
 // shipped example, synthetic request records and samples.
 
+#include "ppsearch_source_dir.h"
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,3 +1,4 @@
+#include "ppsearch_source_dir.h"
 #include "analysis/baseline.h"
 
 #include <gtest/gtest.h>

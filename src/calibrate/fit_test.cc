@@ -1,6 +1,7 @@
 // Reading a measurement (CSV of medians, Nsight summary) with exact messages
 // for the common mistakes, and the fit end to end on the shipped baseline.
 
+#include "ppsearch_source_dir.h"
 #include "calibrate/fit.h"
 
 #include <gmock/gmock.h>

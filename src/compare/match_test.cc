@@ -1,6 +1,7 @@
 // Point matching, the noise rule, the prediction check, and the errors of
 // loading a side and of a comparison without a common point.
 
+#include "ppsearch_source_dir.h"
 #include "compare/match.h"
 
 #include <gtest/gtest.h>

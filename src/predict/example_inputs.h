@@ -2,6 +2,7 @@
 // The shipped example search (examples/kimi-k3-pp-search.toml: Kimi K3 on
 // 4 x 8 RTX 6000D), loaded once, for the tests and benchmarks that predict it.
 
+#include "ppsearch_source_dir.h"
 #include <string>
 
 #include "hardware/hardware.h"

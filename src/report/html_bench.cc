@@ -3,6 +3,7 @@
 // render a page (the example's simulation page, or the file named by
 // $PPSEARCH_BENCH_HTML, e.g. a run's report.html).
 
+#include "ppsearch_source_dir.h"
 #include <benchmark/benchmark.h>
 
 #include <filesystem>

@@ -1,3 +1,4 @@
+#include "ppsearch_source_dir.h"
 #include "server/deployment.h"
 
 #include <fmt/format.h>

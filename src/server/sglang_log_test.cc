@@ -1,3 +1,4 @@
+#include "ppsearch_source_dir.h"
 #include "server/sglang_log.h"
 
 #include <gtest/gtest.h>

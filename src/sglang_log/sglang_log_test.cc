@@ -1,3 +1,4 @@
+#include "ppsearch_source_dir.h"
 #include "sglang_log/sglang_log.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,7 @@
 #include "util/files.h"
 
+#include "ppsearch_source_dir.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
