@@ -12,7 +12,7 @@
 #include <set>
 
 #include "cli_runner.h"
-#include "report/headless_browser.h"
+#include "testkit/headless_browser.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -262,14 +262,14 @@ TEST_F(ReportHtmlE2e, SimulateWritesAPredictionPage) {
 }
 
 TEST_F(ReportHtmlE2e, OpensInChromiumWithNoErrorNoRequestAndEveryChartDrawn) {
-  const std::string chromium = report::FindChromium();
+  const std::string chromium = testkit::FindChromium();
   ASSERT_FALSE(chromium.empty()) << "chromium is not on PATH: bash scripts/setup.sh --tests "
                                     "installs it";
   const fs::path run = RunExample();
   const std::string html = ReadText(run / "report.html");
-  auto browser = report::HeadlessBrowser::Start(chromium, (dir_ / "profile").string());
+  auto browser = testkit::HeadlessBrowser::Start(chromium, (dir_ / "profile").string());
   ASSERT_TRUE(browser.ok()) << browser.error().message;
-  Result<report::PageReport> page = (*browser)->Open((run / "report.html").string(), 1000, 60);
+  Result<testkit::PageReport> page = (*browser)->Open((run / "report.html").string(), 1000, 60);
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_TRUE(page->errors.empty()) << ::testing::PrintToString(page->errors);
   EXPECT_TRUE(page->requests.empty()) << ::testing::PrintToString(page->requests);
@@ -278,7 +278,7 @@ TEST_F(ReportHtmlE2e, OpensInChromiumWithNoErrorNoRequestAndEveryChartDrawn) {
   // A bound for a loaded 2-core CI machine; the benchmark measures it (README).
   EXPECT_LT(page->load_ms, 10000);
   std::vector<std::string> ids;
-  for (const report::RenderedChart& c : page->charts) {
+  for (const testkit::RenderedChart& c : page->charts) {
     ids.push_back(c.id);
     SCOPED_TRACE(c.id);
     EXPECT_FALSE(c.title.empty());

@@ -1,9 +1,9 @@
-#include "ppsearch_source_dir.h"
 #include "analysis/baseline.h"
 
 #include <gtest/gtest.h>
 
 #include "analysis/analysis_test_util.h"
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch::analysis {
 namespace {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
+#include "decide/rules.h"
 #include "util/format.h"
 
 namespace ppsearch::analysis {
@@ -47,16 +47,16 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
         v.exclusions.push_back(fmt::format("{}: sample {} was not run", label, id.str()));
         continue;
       }
-      const bool engine_failed = !s->engine_verdict.empty() && s->engine_verdict == s->verdict &&
-                                 s->verdict != "ok" && s->verdict != "requests_failed" &&
-                                 s->verdict != "log_findings";
+      const bool engine_failed =
+          s->engine_verdict == s->verdict && evidence::IsEngineVerdict(s->verdict);
       if (!s->completed()) {
         v.exclusions.push_back(fmt::format(
             "{}: sample {} {} (manifest){}", label, s->name, evidence::SampleStateName(s->state),
-            engine_failed ? ": " + s->verdict + ": " + s->detail : std::string()));
+            engine_failed ? std::string(": ") + evidence::VerdictName(s->verdict) + ": " + s->detail
+                          : std::string()));
       } else if (engine_failed) {
-        v.exclusions.push_back(
-            fmt::format("{}: sample {} {}: {}", label, s->name, s->verdict, s->detail));
+        v.exclusions.push_back(fmt::format("{}: sample {} {}: {}", label, s->name,
+                                           evidence::VerdictName(s->verdict), s->detail));
       } else if (!s->all_requests_ok()) {
         std::string errors = s->metrics.request_errors > 0
                                  ? fmt::format(" ({} request errors)", s->metrics.request_errors)
@@ -98,7 +98,7 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
       v.exclusions.push_back(
           fmt::format("{}: no GPU memory snapshot, so its headroom cannot be checked against {}",
                       label, Mib(spec.decision.min_headroom_mib)));
-  } else if (*v.headroom_mib < spec.decision.min_headroom_mib) {
+  } else if (!decide::MeetsHeadroom(*v.headroom_mib, spec.decision.min_headroom_mib)) {
     v.exclusions.push_back(
         fmt::format("{}: worst-rank headroom {} at {} is below min_headroom_mib {}", label,
                     Mib(*v.headroom_mib), memory->peak_where, Mib(spec.decision.min_headroom_mib)));
@@ -118,7 +118,7 @@ void Score(const spec::Spec& spec, const std::vector<PointSummary>& points, bool
     for (int c : spec.sweep.concurrency)
       values.back().push_back(Objective(*FindPoint(points, v.layout, c), ttft));
   }
-  const std::vector<double> scores = RelativeScores(values, ttft);
+  const std::vector<double> scores = decide::RelativeScores(values, ttft);
   size_t i = 0;
   for (LayoutVerdict& v : verdicts)
     if (v.qualifies) v.score = scores[i++];
@@ -191,29 +191,6 @@ std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummar
 }
 
 }  // namespace
-
-std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
-                                   bool lower_is_better) {
-  std::vector<double> scores(values.size(), 0.0);
-  const size_t levels = values.empty() ? 0 : values.front().size();
-  for (size_t l = 0; l < values.size(); ++l) {
-    double log_sum = 0;
-    int n = 0;
-    for (size_t c = 0; c < levels; ++c) {
-      double best = 0;
-      for (const std::vector<double>& other : values) {
-        const double value = other[c];
-        if (best == 0 || (lower_is_better ? value < best : value > best)) best = value;
-      }
-      const double value = values[l][c];
-      if (value <= 0 || best <= 0) continue;
-      log_sum += std::log(lower_is_better ? best / value : value / best);
-      ++n;
-    }
-    scores[l] = n > 0 ? std::exp(log_sum / n) : 0;
-  }
-  return scores;
-}
 
 Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
                 const std::vector<PointSummary>& points, const std::vector<LayoutMemory>& memory,

@@ -11,12 +11,9 @@
 //     max_repeat_spread at every concurrency level;
 //   - its worst-rank headroom (min over samples and GPUs of total - used) is
 //     at least min_headroom_mib.
-// Qualifying layouts are scored by the geometric mean, over the swept
-// concurrency levels, of their objective median relative to the best
-// qualifying layout at that level (input_tps: value / best; ttft_p50:
-// best / value), so 1.0 means best everywhere and a layout that wins one
-// level by 10% and loses the other by 10% scores about 0.995 against a
-// layout that is second at both. The highest score is the primary, the next
+// Qualifying layouts are scored by decide::RelativeScores of their objective
+// medians over the swept concurrency levels (input_tps: higher is better;
+// ttft_p50: lower), 1.0 meaning best everywhere. The highest score is the primary, the next
 // the fallback. Layouts imported as a baseline are not candidates: their
 // evidence is not in this run.
 
@@ -51,13 +48,6 @@ struct Decision {
 
   bool any_qualifies() const { return primary.has_value(); }
 };
-
-// The score above from each layout's objective value per concurrency level
-// (values[layout][level], every layout with the same levels): the geometric
-// mean of value / best (lower_is_better: best / value); a level where the
-// value is not positive is left out of that layout's mean.
-std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
-                                   bool lower_is_better);
 
 // `points` are this run's (not imported) summaries with baseline deltas
 // applied; `flag_warnings` are the planner's spec-level warnings.

@@ -8,9 +8,6 @@
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
-#include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 #include "util/json_text.h"
@@ -429,18 +426,18 @@ void NoteMissingBaseline(RunAnalysis& a) {
 
 void PlanLayouts(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
-  Result<model::ModelDesc> model = model::LoadModel(spec.engine.model_config);
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
-  if (!model.ok() || !hw.ok()) {
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(spec);
+  if (!in.ok()) {
     a.warnings.push_back("communication-domain analysis and per-stage memory skipped: " +
-                         (model.ok() ? hw.error().message : model.error().message));
+                         in.error().message);
     return;
   }
-  a.plan = plan::PlanSearch(spec, *model, *hw);
+  a.inputs = std::move(in).value();
   if (a.baseline_imported && a.baseline_layout &&
       std::find(spec.sweep.layouts.begin(), spec.sweep.layouts.end(), *a.baseline_layout) ==
           spec.sweep.layouts.end())
-    a.baseline_plan = plan::PlanLayout(*a.baseline_layout, spec, *model, *hw);
+    a.baseline_plan =
+        plan::PlanLayout(*a.baseline_layout, spec, a.inputs->model, a.inputs->hardware);
 }
 
 }  // namespace
@@ -466,9 +463,7 @@ Result<RunAnalysis> AnalyseRun(const std::string& run_dir) {
   PlanLayouts(a);
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
     const plan::LayoutPlan* lp = nullptr;
-    if (a.plan)
-      for (const plan::LayoutPlan& candidate : a.plan->layouts)
-        if (candidate.layout == layout) lp = &candidate;
+    if (a.inputs) lp = a.inputs->Find(layout);
     a.memory.push_back(AnalyseLayoutMemory(layout, a.evidence.samples, lp));
   }
   if (a.baseline_imported && a.baseline_layout)
@@ -476,10 +471,13 @@ Result<RunAnalysis> AnalyseRun(const std::string& run_dir) {
   // Warnings about engine settings (args, env, version) are the flags not to
   // carry into the next run; the rest are about this spec's workload.
   std::vector<std::string> flags;
-  if (a.plan)
-    for (const plan::Diagnostic& w : a.plan->warnings)
+  if (a.inputs)
+    for (const plan::Diagnostic& w : a.inputs->plan.warnings)
       (w.location.key.rfind("engine.", 0) == 0 ? flags : a.spec_warnings).push_back(w.message);
   a.decision = Decide(spec, a.evidence.samples, a.points, a.memory, flags);
+  const std::string calibration = evidence::RunPaths{run_dir}.metadata("calibration.json");
+  a.prediction = PredictRun(a.inputs ? &*a.inputs : nullptr, a.evidence.simulated,
+                            std::filesystem::exists(calibration) ? calibration : "");
   return a;
 }
 

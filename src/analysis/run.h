@@ -11,8 +11,10 @@
 
 #include "analysis/decision.h"
 #include "analysis/points.h"
+#include "analysis/prediction.h"
 #include "analysis/sample.h"
 #include "plan/plan.h"
+#include "plan/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -59,19 +61,22 @@ struct RunAnalysis {
   bool baseline_imported = false;
   std::vector<PointSummary> baseline_rows;  // rows deltas are taken against (is_baseline set)
   std::vector<PointSummary> points;         // this run's, deltas applied
-  std::optional<plan::Plan> plan;           // absent when the model or hardware would not load
+  // The spec copy's model, hardware and plan; absent when they would not load.
+  std::optional<plan::SearchInputs> inputs;
   std::optional<plan::LayoutPlan> baseline_plan;  // an imported baseline layout not in the sweep
   std::vector<LayoutMemory> memory;               // sweep layouts, then an imported baseline
   Decision decision;
+  RunPrediction prediction;  // the simulator's view of the sweep, or why there is none
   std::vector<std::string> spec_warnings;  // planner warnings about the workload, not flags
   std::vector<std::string> comparability;  // baseline differences
   std::vector<std::string> warnings;       // evidence and loading problems
 
   const spec::Spec& spec() const { return evidence.spec; }
+  const plan::Plan* plan() const { return inputs ? &inputs->plan : nullptr; }
   bool incomplete() const { return !evidence.missing.empty(); }
 };
 
-// LoadRunEvidence, then baseline, plan, memory and decision.
+// LoadRunEvidence, then baseline, plan, memory, decision and prediction.
 Result<RunAnalysis> AnalyseRun(const std::string& run_dir);
 
 }  // namespace ppsearch::analysis

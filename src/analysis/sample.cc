@@ -21,14 +21,11 @@ bool SampleAnalysis::passes_validity_gate() const {
          !(min_window_s > 0 && metrics.duration_s < min_window_s);
 }
 
-bool SampleAnalysis::valid() const { return completed() && verdict == "ok" && problems.empty(); }
+bool SampleAnalysis::valid() const {
+  return completed() && verdict == evidence::Verdict::kOk && problems.empty();
+}
 
 namespace {
-
-bool IsEngineVerdict(const std::string& v) {
-  return v == "engine_failed_to_start" || v == "engine_died" || v == "timeout" ||
-         v == "preflight_failed";
-}
 
 std::string Plural(int n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -36,17 +33,19 @@ std::string Plural(int n, const char* one, const char* many) {
 
 }  // namespace
 
-std::string SampleVerdict(const SampleAnalysis& s) {
-  if (IsEngineVerdict(s.engine_verdict)) return s.engine_verdict;
-  if (!s.all_requests_ok() || !s.passes_validity_gate()) return "requests_failed";
-  if (!s.findings.empty()) return "log_findings";
-  return "ok";
+evidence::Verdict SampleVerdict(const SampleAnalysis& s) {
+  if (s.engine_verdict && evidence::IsEngineVerdict(*s.engine_verdict)) return *s.engine_verdict;
+  if (!s.all_requests_ok() || !s.passes_validity_gate()) return evidence::Verdict::kRequestsFailed;
+  if (!s.findings.empty()) return evidence::Verdict::kLogFindings;
+  return evidence::Verdict::kOk;
 }
 
 std::string SampleVerdictDetail(const SampleAnalysis& s) {
-  const std::string verdict = SampleVerdict(s);
-  if (IsEngineVerdict(verdict))
-    return s.engine_detail.empty() ? "the engine reported " + verdict : s.engine_detail;
+  const evidence::Verdict verdict = SampleVerdict(s);
+  if (evidence::IsEngineVerdict(verdict))
+    return s.engine_detail.empty()
+               ? std::string("the engine reported ") + evidence::VerdictName(verdict)
+               : s.engine_detail;
   std::vector<std::string> why;
   if (!s.all_requests_ok()) {
     std::string text = fmt::format("{} of {} requests completed", s.metrics.requests_completed,
@@ -67,7 +66,7 @@ std::string SampleVerdictDetail(const SampleAnalysis& s) {
   if (s.min_window_s > 0 && s.metrics.duration_s < s.min_window_s)
     why.push_back(fmt::format("the measured window of {:.3f} s is shorter than the {} s minimum",
                               s.metrics.duration_s, s.min_window_s));
-  if (verdict == "log_findings") {
+  if (verdict == evidence::Verdict::kLogFindings) {
     const LogFinding* f = MostSevere(s.findings);
     why.push_back(
         fmt::format("{} in {}", FindingKindName(f->kind), f->Where()) +

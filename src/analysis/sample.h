@@ -39,8 +39,8 @@ struct SampleInputs {
   // may have to count; 0 = no minimum.
   double min_window_s = 0;
   // What the engine said about the sample (the manifest's "verdict" and
-  // "detail"); "" when it said nothing.
-  std::string engine_verdict;
+  // "detail"); none when it said nothing.
+  std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
   std::vector<LogText> logs;
   int logs_missing = 0;  // nodes of the cluster whose server log is absent
@@ -72,7 +72,7 @@ struct SampleAnalysis {
   int requests_expected = 0;
   int64_t output_tokens_asked = 0;
   double min_window_s = 0;
-  std::string engine_verdict;
+  std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one
@@ -84,8 +84,8 @@ struct SampleAnalysis {
   std::optional<double> gpu_total_mib;  // total of the GPU with the peak
   std::optional<double> headroom_mib;   // worst rank: min over GPUs of total - used
   std::vector<std::string> problems;
-  std::string verdict;  // SampleVerdict(*this), set by AnalyseSample
-  std::string detail;   // SampleVerdictDetail(*this)
+  evidence::Verdict verdict = evidence::Verdict::kOk;  // SampleVerdict(*this), set by AnalyseSample
+  std::string detail;                                  // SampleVerdictDetail(*this)
 
   bool completed() const { return state == evidence::SampleState::kCompleted; }
   // Requests the sample should have sent: the larger of records and the spec's count.
@@ -105,15 +105,15 @@ SampleAnalysis AnalyseSample(const SampleInputs& in);
 // asked, the minimum window), for `report` and for the runner's verdict alike.
 SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& id);
 
-// The sample's verdict (evidence::SampleVerdictNames()), one definition for
+// The sample's verdict (evidence::Verdict), one definition for
 // the runner (which writes it on the manifest) and the report:
-//   1. an engine verdict other than ok / "" (engine_failed_to_start,
+//   1. an engine verdict other than ok (engine_failed_to_start,
 //      engine_died, timeout, preflight_failed) stands;
 //   2. requests_failed: a request failed or is missing, or the validity gate
 //      fails (passes_validity_gate);
 //   3. log_findings: a server log holds a failure line;
 //   4. ok.
-std::string SampleVerdict(const SampleAnalysis& s);
+evidence::Verdict SampleVerdict(const SampleAnalysis& s);
 // One sentence saying why: the engine's detail for an engine verdict, else
 // what the evidence shows ("3 of 40 requests failed (3 request errors)").
 std::string SampleVerdictDetail(const SampleAnalysis& s);

@@ -106,8 +106,8 @@ SampleInputs HealthyInputs() {
 
 TEST(SampleVerdict, OkWhenEveryRequestIsOkAndNoLogFinding) {
   SampleAnalysis s = AnalyseSample(HealthyInputs());
-  EXPECT_EQ(SampleVerdict(s), "ok");
-  EXPECT_EQ(s.verdict, "ok");
+  EXPECT_STREQ(evidence::VerdictName(SampleVerdict(s)), "ok");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "ok");
   EXPECT_EQ(s.detail, "every request ok, no log finding");
   EXPECT_TRUE(s.valid());
 }
@@ -116,18 +116,18 @@ TEST(SampleVerdict, AnEngineVerdictOtherThanOkStands) {
   for (const char* verdict :
        {"engine_failed_to_start", "engine_died", "timeout", "preflight_failed"}) {
     SampleInputs in = HealthyInputs();
-    in.engine_verdict = verdict;
+    in.engine_verdict = evidence::ParseVerdict(verdict);
     in.engine_detail = "node 603: no /health after 600 s";
     SampleAnalysis s = AnalyseSample(in);
-    EXPECT_EQ(s.verdict, verdict);
+    EXPECT_STREQ(evidence::VerdictName(s.verdict), verdict);
     EXPECT_EQ(s.detail, "node 603: no /health after 600 s");
     EXPECT_FALSE(s.valid());
   }
   SampleInputs in = HealthyInputs();
-  in.engine_verdict = "ok";
-  EXPECT_EQ(AnalyseSample(in).verdict, "ok");
-  in.engine_verdict = "log_findings";  // the evidence decides the rest
-  EXPECT_EQ(AnalyseSample(in).verdict, "ok");
+  in.engine_verdict = evidence::ParseVerdict("ok");
+  EXPECT_STREQ(evidence::VerdictName(AnalyseSample(in).verdict), "ok");
+  in.engine_verdict = evidence::ParseVerdict("log_findings");  // the evidence decides the rest
+  EXPECT_STREQ(evidence::VerdictName(AnalyseSample(in).verdict), "ok");
 }
 
 TEST(SampleVerdict, FailedRequestsBeatLogFindings) {
@@ -135,7 +135,7 @@ TEST(SampleVerdict, FailedRequestsBeatLogFindings) {
   in.records = EvenRecords(8, 16000, 8.0, /*errors=*/3);
   in.logs.push_back({"service/x/603.log", "ok\ntorch.OutOfMemoryError: CUDA out of memory\n"});
   SampleAnalysis s = AnalyseSample(in);
-  EXPECT_EQ(s.verdict, "requests_failed");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "requests_failed");
   EXPECT_EQ(s.detail, "5 of 8 requests completed (3 request errors)");
 }
 
@@ -143,7 +143,7 @@ TEST(SampleVerdict, LogFindingsWhenRequestsAreFine) {
   SampleInputs in = HealthyInputs();
   in.logs.push_back({"service/x/603.log", "ok\ntorch.OutOfMemoryError: CUDA out of memory\n"});
   SampleAnalysis s = AnalyseSample(in);
-  EXPECT_EQ(s.verdict, "log_findings");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "log_findings");
   EXPECT_EQ(s.detail, "CUDA out of memory in service/x/603.log:2");
   EXPECT_FALSE(s.valid());
 }
@@ -154,31 +154,31 @@ TEST(SampleVerdict, TheValidityGateFailsTheSample) {
   empty.records[0].output_tokens = 0;
   empty.records[1].output_tokens = 0;
   SampleAnalysis s = AnalyseSample(empty);
-  EXPECT_EQ(s.verdict, "requests_failed");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "requests_failed");
   EXPECT_EQ(s.detail, "2 ok requests returned no generated token (asked for 1)");
   empty.output_tokens_asked = 0;  // the workload asked for none: nothing to check
-  EXPECT_EQ(AnalyseSample(empty).verdict, "ok");
+  EXPECT_STREQ(evidence::VerdictName(AnalyseSample(empty).verdict), "ok");
 
   SampleInputs mismatch = HealthyInputs();
   mismatch.records[2].reported_input_tokens = 15999;
   s = AnalyseSample(mismatch);
-  EXPECT_EQ(s.verdict, "requests_failed");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "requests_failed");
   EXPECT_EQ(s.detail, "1 request had a server-reported prompt length different from the one sent");
 
   SampleInputs short_window = HealthyInputs();
   short_window.min_window_s = 10;
   s = AnalyseSample(short_window);
-  EXPECT_EQ(s.verdict, "requests_failed");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "requests_failed");
   EXPECT_EQ(s.detail, "the measured window of 8.000 s is shorter than the 10 s minimum");
   short_window.min_window_s = 8;
-  EXPECT_EQ(AnalyseSample(short_window).verdict, "ok");
+  EXPECT_STREQ(evidence::VerdictName(AnalyseSample(short_window).verdict), "ok");
 }
 
 TEST(SampleVerdict, MissingRecordsAreFailedRequests) {
   SampleInputs in = HealthyInputs();
   in.records.clear();
   SampleAnalysis s = AnalyseSample(in);
-  EXPECT_EQ(s.verdict, "requests_failed");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "requests_failed");
   EXPECT_EQ(s.detail, "0 of 8 requests completed (8 without a record)");
 }
 
@@ -186,7 +186,7 @@ TEST(SampleVerdict, EvidenceProblemsInvalidateAnOkSample) {
   SampleInputs in = HealthyInputs();
   in.problems.push_back("gpu/x/602.csv is missing");
   SampleAnalysis s = AnalyseSample(in);
-  EXPECT_EQ(s.verdict, "ok");
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "ok");
   EXPECT_FALSE(s.valid());
 }
 

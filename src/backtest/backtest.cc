@@ -4,23 +4,19 @@
 #include <utility>
 
 #include "calibrate/fit.h"
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
-#include "plan/plan.h"
-#include "plan/spec_hardware.h"
+#include "plan/search_inputs.h"
 #include "predict/predict.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::backtest {
 namespace {
 
-// One configuration with everything it is planned and predicted from.
+// One configuration with everything it is planned and predicted from: the
+// case's spec narrowed to this configuration's layout and concurrency.
 struct Loaded {
   const Configuration* config = nullptr;
-  spec::Spec spec;
-  model::ModelDesc model;
-  hardware::HardwareProfile hw;
-  plan::LayoutPlan plan;
+  plan::SearchInputs in;
+  const plan::LayoutPlan& plan() const { return in.plan.layouts.front(); }
 };
 
 Error AtConfiguration(const Configuration& c, const std::string& message) {
@@ -28,23 +24,15 @@ Error AtConfiguration(const Configuration& c, const std::string& message) {
 }
 
 Result<Loaded> LoadConfiguration(const Case& c, const Configuration& config) {
-  Loaded l;
-  l.config = &config;
   Result<spec::Spec> spec = spec::LoadSpec(c.spec_path, config.overrides);
   if (!spec.ok()) return AtConfiguration(config, spec.error().message);
-  l.spec = std::move(spec).value();
-  l.spec.sweep.layouts = {config.layout};
-  l.spec.sweep.concurrency = {config.concurrency};
-  Result<model::ModelDesc> model = model::LoadModel(l.spec.engine.model_config);
-  if (!model.ok()) return AtConfiguration(config, model.error().message);
-  l.model = std::move(model).value();
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(l.spec);
-  if (!hw.ok()) return AtConfiguration(config, hw.error().message);
-  l.hw = std::move(hw).value();
-  l.plan = plan::PlanLayout(config.layout, l.spec, l.model, l.hw);
-  if (!l.plan.valid && !c.Refused(config.name)) {
+  Result<plan::SearchInputs> in =
+      plan::LoadSearchInputs(std::move(spec).value(), {config.layout}, {config.concurrency});
+  if (!in.ok()) return AtConfiguration(config, in.error().message);
+  Loaded l{&config, std::move(in).value()};
+  if (!l.plan().valid && !c.Refused(config.name)) {
     std::string errors;
-    for (const auto& d : l.plan.errors) errors += "\n  " + d.message;
+    for (const auto& d : l.plan().errors) errors += "\n  " + d.message;
     return AtConfiguration(config, config.layout.Label() + " is not a valid layout:" + errors);
   }
   return l;
@@ -83,19 +71,19 @@ RefusalResult RefusalOf(const Case& c, const Loaded& l) {
       r.what = ref.what;
       r.because = ref.because;
     }
-  for (const auto& d : l.plan.errors) r.reason += (r.reason.empty() ? "" : "\n") + d.message;
+  for (const auto& d : l.plan().errors) r.reason += (r.reason.empty() ? "" : "\n") + d.message;
   // Refused for another reason than the source's is not a match.
-  r.refused = !l.plan.valid && r.reason.find(r.because) != std::string::npos;
+  r.refused = !l.plan().valid && r.reason.find(r.because) != std::string::npos;
   return r;
 }
 
 // The model config whose fit predicts `l`: its own, or that of the
 // calibration configuration it names in calibration_from.
 std::string FamilyOf(const std::vector<Loaded>& loaded, const Loaded& l) {
-  if (l.config->calibration_from.empty()) return l.spec.engine.model_config;
+  if (l.config->calibration_from.empty()) return l.in.spec.engine.model_config;
   for (const Loaded& other : loaded)
-    if (other.config->name == l.config->calibration_from) return other.spec.engine.model_config;
-  return l.spec.engine.model_config;  // ParseCase checked the name exists
+    if (other.config->name == l.config->calibration_from) return other.in.spec.engine.model_config;
+  return l.in.spec.engine.model_config;  // ParseCase checked the name exists
 }
 
 // The calibration of one model family: a fit to its calibration
@@ -107,7 +95,7 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
   calibrate::FitInputs in;
   const Loaded* first = nullptr;
   for (const Loaded& l : loaded) {
-    if (l.spec.engine.model_config != model || !l.config->calibrate) continue;
+    if (l.in.spec.engine.model_config != model || !l.config->calibrate) continue;
     if (first == nullptr) {
       first = &l;
     } else if (l.config->overrides != first->config->overrides) {
@@ -119,13 +107,13 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
     }
     PPS_ASSIGN_OR_RETURN(calibrate::Measurement m, MeasurementOf(*l.config));
     in.measurements.push_back(std::move(m));
-    in.plans.push_back(l.plan);
+    in.plans.push_back(l.plan());
     fit.configurations.push_back(l.config->name);
   }
   if (first == nullptr) return MakeError("no calibration configuration for " + model);
-  in.spec = &first->spec;
-  in.model = &first->model;
-  in.hw = &first->hw;
+  in.spec = &first->in.spec;
+  in.model = &first->in.model;
+  in.hw = &first->in.hardware;
   Result<calibrate::FitResult> result = calibrate::FitCalibration(in);
   if (!result.ok()) return AtConfiguration(*first->config, result.error().message);
   fit.calibration = result->calibration;
@@ -188,8 +176,8 @@ Result<CaseResult> RunCase(const Case& c) {
                                          [&](const FamilyFit& f) { return f.model == family; });
     predict::PointOptions options;
     options.concurrency = l.config->concurrency;
-    const predict::PointPrediction p =
-        predict::PredictPoint(l.plan, l.spec, l.model, l.hw, fit.calibration, options);
+    const predict::PointPrediction p = predict::PredictPoint(
+        l.plan(), l.in.spec, l.in.model, l.in.hardware, fit.calibration, options);
     if (p.metrics.requests_completed < p.metrics.requests_total)
       return AtConfiguration(*l.config, std::to_string(p.metrics.request_errors) + " of " +
                                             std::to_string(p.metrics.requests_total) +
@@ -198,15 +186,16 @@ Result<CaseResult> RunCase(const Case& c) {
     ConfigurationResult r;
     r.name = l.config->name;
     r.layout = l.config->layout;
-    r.hardware = l.hw.name;
-    r.model = l.spec.engine.model_config;
-    r.weights = l.model.quantization;
+    r.hardware = l.in.hardware.name;
+    r.model = l.in.spec.engine.model_config;
+    r.weights = l.in.model.quantization;
     r.calibration_from = l.config->calibration_from;
     r.concurrency = l.config->concurrency;
     r.calibrated_on = l.config->calibrate;
     r.dynamic_chunking = p.sim.dynamic_chunking;
     r.chunked_prefill_size =
-        predict::SchedulerConfigFor(l.plan, l.spec, l.model, p.memory, 0).chunked_prefill_size;
+        predict::SchedulerConfigFor(l.plan(), l.in.spec, l.in.model, p.memory, 0)
+            .chunked_prefill_size;
     r.prediction = {r.name, p.metrics.input_tps, p.metrics.ttft_s.p50};
     predictions.push_back(r.prediction);
     out.configurations.push_back(std::move(r));

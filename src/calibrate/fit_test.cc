@@ -1,7 +1,6 @@
 // Reading a measurement (CSV of medians, Nsight summary) with exact messages
 // for the common mistakes, and the fit end to end on the shipped baseline.
 
-#include "ppsearch_source_dir.h"
 #include "calibrate/fit.h"
 
 #include <gmock/gmock.h>
@@ -15,6 +14,8 @@
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
 #include "plan/plan.h"
+#include "plan/search_inputs.h"
+#include "ppsearch_source_dir.h"
 #include "predict/predict.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -237,16 +238,13 @@ struct Baseline {
 
 Baseline LoadBaseline() {
   Baseline b;
-  Result<spec::Spec> spec = spec::LoadSpec(kRoot + "/examples/kimi-k3-pp-search.toml");
-  EXPECT_TRUE(spec.ok()) << spec.error().message;
-  if (!spec.ok()) return b;
-  b.spec = *spec;
-  Result<model::ModelDesc> model = model::LoadModel(b.spec.engine.model_config);
-  EXPECT_TRUE(model.ok()) << model.error().message;
-  if (model.ok()) b.model = *model;
-  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile(b.spec.cluster.hardware);
-  EXPECT_TRUE(hw.ok()) << hw.error().message;
-  if (hw.ok()) b.hw = *hw;
+  Result<plan::SearchInputs> in =
+      plan::LoadSpecFileInputs(kRoot + "/examples/kimi-k3-pp-search.toml");
+  EXPECT_TRUE(in.ok()) << in.error().message;
+  if (!in.ok()) return b;
+  b.spec = in->spec;
+  b.model = in->model;
+  b.hw = in->hardware;
   return b;
 }
 

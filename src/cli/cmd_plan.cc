@@ -2,21 +2,13 @@
 // every layout of a spec against the model and the cluster, and print its
 // rank map, TP groups, stage split, node-crossing transfers and memory.
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <string_view>
 
 #include "cli/command.h"
-#include "cli/spec_options.h"
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
+#include "cli/search_inputs.h"
 #include "plan/plan.h"
-#include "plan/spec_hardware.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -27,79 +19,10 @@ struct PlanOptions {
   std::vector<std::string> layouts;  // as typed: "8/4/4" or "PP8/TP4/EP4"
 };
 
-// One part of "PP8/TP4/EP4" or "8/4/4": an optional prefix ("PP", any case) and a number.
-std::optional<int> ParseLayoutPart(std::string_view part, std::string_view prefix) {
-  if (part.size() >= prefix.size() &&
-      std::equal(prefix.begin(), prefix.end(), part.begin(),
-                 [](char a, char b) { return a == std::toupper(static_cast<unsigned char>(b)); })) {
-    part.remove_prefix(prefix.size());
-  }
-  int value = 0;
-  auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-  if (ec != std::errc() || end != part.data() + part.size() || part.empty()) return std::nullopt;
-  return value;
-}
-
-// "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4" -> {8, 4, 4}.
-Result<spec::LayoutSpec> ParseLayoutArg(const std::string& text) {
-  std::vector<std::string_view> parts;
-  std::string_view rest = text;
-  for (size_t slash; (slash = rest.find('/')) != std::string_view::npos;) {
-    parts.push_back(rest.substr(0, slash));
-    rest.remove_prefix(slash + 1);
-  }
-  parts.push_back(rest);
-  std::optional<int> pp, tp, ep;
-  if (parts.size() == 3) {
-    pp = ParseLayoutPart(parts[0], "PP");
-    tp = ParseLayoutPart(parts[1], "TP");
-    ep = ParseLayoutPart(parts[2], "EP");
-  }
-  if (!pp || !tp || !ep) {
-    return MakeError("--layout " + text +
-                     ": expected PP/TP/EP, e.g. --layout 8/4/4 or --layout PP8/TP4/EP4");
-  }
-  spec::LayoutSpec layout;
-  layout.pp = *pp;
-  layout.tp = *tp;
-  layout.ep = *ep;
-  layout.origin.file = "--layout " + text;
-  return layout;
-}
-
-// The spec's own entry when --layout names one of its layouts (so messages
-// point into the file), else an ad-hoc layout that points at the argument.
-Result<std::vector<spec::LayoutSpec>> SelectLayouts(const spec::Spec& spec,
-                                                    const std::vector<std::string>& wanted) {
-  std::vector<spec::LayoutSpec> out;
-  for (const std::string& text : wanted) {
-    PPS_ASSIGN_OR_RETURN(spec::LayoutSpec layout, ParseLayoutArg(text));
-    for (const spec::LayoutSpec& candidate : spec.sweep.layouts) {
-      if (candidate == layout) layout = candidate;
-    }
-    out.push_back(layout);
-  }
-  return out;
-}
-
 void RunPlan(const PlanOptions& opts, int& exit_code) {
-  std::optional<spec::Spec> spec = LoadSpecOrReport(opts.spec, exit_code);
-  if (!spec) return;
-  auto fail = [&exit_code](const Error& error) {
-    std::cerr << "error: " << error.message << "\n";
-    exit_code = kExitConfigError;
-  };
-  if (!opts.layouts.empty()) {
-    Result<std::vector<spec::LayoutSpec>> selected = SelectLayouts(*spec, opts.layouts);
-    if (!selected.ok()) return fail(selected.error());
-    spec->sweep.layouts = std::move(selected).value();
-  }
-  Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
-  if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
-  if (!hw.ok()) return fail(hw.error());
-
-  const plan::Plan result = plan::PlanSearch(*spec, *model, *hw);
+  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {opts.layouts, {}}, exit_code);
+  if (!in) return;
+  const plan::Plan& result = in->plan;
   if (opts.json) {
     std::cout << plan::PlanToJson(result).dump(2) << "\n";
   } else {

@@ -183,11 +183,9 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
                   "), not " + opts.spec.spec_path + "; drop SPEC or start a new run");
     if (!ro.run_id.empty() && !opts.run_id.empty())
       return fail("--run-id names a new run; --resume continues " + opts.resume);
-    SpecOptions so{recorded_path, overrides};
-    in = LoadSearchInputs(so, {}, exit_code);  // loads model and hardware for the recorded spec
-    if (!in) return;
-    in->spec = *spec;
-    in->plan = plan::PlanSearch(in->spec, in->model, in->hardware);
+    Result<SearchInputs> loaded = plan::LoadSearchInputs(*spec);
+    if (!loaded.ok()) return ReportError(loaded.error(), exit_code);
+    in = std::move(loaded).value();
     ro.resume_dir = opts.resume;
     ro.spec_path = recorded_path;
     ro.overrides = overrides;

@@ -11,10 +11,11 @@
 #include <iostream>
 #include <thread>
 
+#include "analysis/prediction.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
-#include "predict/predict.h"
+#include "predict/search.h"
 #include "report/result_table.h"
 #include "report/simulation_page.h"
 #include "report/uncertainty_tables.h"
@@ -37,17 +38,16 @@ struct SimulateOptions {
   uncertainty::EnsembleOptions ensemble;  // members 0: no intervals
 };
 
+// A predicted point and its interval (null: no intervals).
 struct SimulatedPoint {
-  predict::PointPrediction prediction;
-  double cap1_input_tps = 0;  // with pp-max-micro-batch-size = 1 (0: not run)
-  const plan::LayoutPlan* plan = nullptr;
-  const uncertainty::PointUncertainty* spread = nullptr;  // null: no intervals
+  const predict::SearchPoint& point;
+  const uncertainty::PointUncertainty* spread;
 };
 
 std::string Pct(double share) { return FormatPercent(share, 1); }
 
 nlohmann::json PointJson(const SimulatedPoint& sp) {
-  const auto& p = sp.prediction;
+  const auto& p = sp.point.prediction;
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
     const auto& sh = p.stage_shares[s];
@@ -89,7 +89,8 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
                       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
                       {"micro_batches", p.sim.micro_batches},
                       {"stages", stages}};
-  if (sp.cap1_input_tps > 0) j["input_tps_with_pp_max_micro_batch_size_1"] = sp.cap1_input_tps;
+  if (sp.point.cap1_input_tps > 0)
+    j["input_tps_with_pp_max_micro_batch_size_1"] = sp.point.cap1_input_tps;
   if (const uncertainty::PointUncertainty* u = sp.spread) {
     const std::pair<const char*, const uncertainty::Interval*> fields[] = {
         {"input_tps", &u->input_tps},
@@ -152,26 +153,17 @@ nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
   return j;
 }
 
-// The layouts a calibration file says it was fitted to (its fit.layouts, as
-// `ppsearch calibrate` writes them); none when it has no such list.
-std::vector<spec::LayoutSpec> MeasuredLayouts(const std::string& calibration_path,
+// The layouts of the plan the calibration says it was fitted to.
+std::vector<spec::LayoutSpec> MeasuredLayouts(const cost::Calibration& calibration,
                                               const plan::Plan& plan) {
   std::vector<spec::LayoutSpec> out;
-  if (calibration_path.empty()) return out;
-  Result<std::string> text = ReadFile(calibration_path);
-  if (!text.ok()) return out;
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("fit") || !j["fit"].is_object() ||
-      !j["fit"].contains("layouts") || !j["fit"]["layouts"].is_array())
-    return out;
-  for (const auto& label : j["fit"]["layouts"])
+  for (const std::string& label : calibration.fitted_layouts)
     for (const auto& lp : plan.layouts)
-      if (label.is_string() && label.get<std::string>() == lp.layout.Label())
-        out.push_back(lp.layout);
+      if (label == lp.layout.Label()) out.push_back(lp.layout);
   return out;
 }
 
-void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
+void PrintBreakdown(const std::vector<predict::SearchPoint>& points) {
   std::cout << "\n# time breakdown: share of the sample window per stage (compute | exposed TP "
                "collectives | PP receive all-gather | kernel gaps | idle = bubble)\n";
   for (const auto& sp : points) {
@@ -202,7 +194,7 @@ void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
   }
 }
 
-void PrintCapCheck(const std::vector<SimulatedPoint>& points) {
+void PrintCapCheck(const std::vector<predict::SearchPoint>& points) {
   std::cout << "\n# pp-max-micro-batch-size = 1 (the older tests' flag) vs SGLang's default, this "
                "workload\n";
   for (const auto& sp : points) {
@@ -228,46 +220,6 @@ void PrintUncertainty(const uncertainty::UncertaintySummary& s,
   for (const std::string& line : lines) std::cout << "  " << line << "\n";
 }
 
-// The points' intervals: each point again under every ensemble member, and
-// what they say about the choice.
-struct PointSpread {
-  std::vector<uncertainty::PointUncertainty> points;  // empty: no intervals
-  uncertainty::UncertaintySummary summary;
-};
-
-PointSpread PropagateToPoints(const SimulateOptions& opts, const SearchInputs& in,
-                              const cost::Calibration& calibration,
-                              std::vector<SimulatedPoint>& points) {
-  PointSpread out;
-  const uncertainty::Ensemble ensemble =
-      uncertainty::DrawEnsemble(calibration, in.hardware, opts.ensemble);
-  if (ensemble.members.empty()) return out;
-  std::vector<uncertainty::PointJob> jobs;
-  for (const auto& sp : points) {
-    predict::PointOptions po;
-    po.concurrency = sp.prediction.concurrency;
-    po.seed = in.spec.workload.seed;
-    jobs.push_back({sp.plan, po, uncertainty::ValuesOf(sp.prediction)});
-  }
-  const int threads =
-      static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
-  out.points = uncertainty::Propagate(jobs, {&in.spec, &in.model, &in.hardware}, ensemble, threads);
-  uncertainty::SummaryInputs si;
-  si.levels = in.spec.sweep.concurrency;
-  si.ttft = in.spec.decision.objective == "ttft_p50";
-  // The decision's headroom rule, on the predicted peak.
-  for (const auto& lp : in.plan.layouts) {
-    const auto it = std::find_if(points.begin(), points.end(),
-                                 [&](const SimulatedPoint& sp) { return sp.plan == &lp; });
-    if (it != points.end() && in.hardware.memory_mib - it->prediction.memory.peak_mib_max >=
-                                  in.spec.decision.min_headroom_mib)
-      si.candidates.push_back(lp.layout);
-  }
-  si.measured = MeasuredLayouts(opts.calibration_path, in.plan);
-  out.summary = uncertainty::Summarize(out.points, ensemble, si);
-  return out;
-}
-
 void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection, exit_code);
   if (!in) return;
@@ -281,36 +233,26 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
     }
     calibration = *loaded;
   }
-  std::vector<SimulatedPoint> points;
   for (const auto& lp : in->plan.layouts) {
-    if (!lp.valid) {
-      for (const auto& e : lp.errors) std::cerr << "error: " << e.message << "\n";
-      exit_code = kExitConfigError;
-      continue;
-    }
-    for (int c : in->spec.sweep.concurrency) {
-      predict::PointOptions po;
-      po.concurrency = c;
-      po.seed = in->spec.workload.seed;
-      po.keep_trace = !opts.trace_path.empty();
-      SimulatedPoint sp{
-          predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po), 0, &lp};
-      if (!opts.skip_cap_check && lp.layout.pp > 1) {
-        po.keep_trace = false;
-        po.pp_max_micro_batch_size = 1;
-        sp.cap1_input_tps =
-            predict::PredictPoint(lp, in->spec, in->model, in->hardware, calibration, po)
-                .metrics.input_tps;
-      }
-      points.push_back(std::move(sp));
-    }
+    if (lp.valid) continue;
+    for (const auto& e : lp.errors) std::cerr << "error: " << e.message << "\n";
+    exit_code = kExitConfigError;
   }
-  const PointSpread spread = PropagateToPoints(opts, *in, calibration, points);
-  const uncertainty::UncertaintySummary& summary = spread.summary;
-  for (size_t i = 0; i < spread.points.size(); ++i) points[i].spread = &spread.points[i];
+  predict::SearchOptions so;
+  so.cap_check = !opts.skip_cap_check;
+  so.keep_trace = !opts.trace_path.empty();
+  so.ensemble = opts.ensemble;
+  so.measured = MeasuredLayouts(calibration, in->plan);
+  so.threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  const predict::SearchPrediction prediction = predict::PredictSearch(*in, calibration, so);
+  const uncertainty::UncertaintySummary& summary = prediction.summary;
+  const bool intervals = !prediction.intervals.empty();
+  std::vector<SimulatedPoint> points;
+  for (size_t i = 0; i < prediction.points.size(); ++i)
+    points.push_back({prediction.points[i], prediction.IntervalOf(i)});
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
-    const auto& p = sp.prediction;
+    const auto& p = sp.point.prediction;
     report::ResultRow row{p.layout,
                           p.concurrency,
                           p.metrics.input_tps,
@@ -330,7 +272,7 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
                         {"calibration_infeasible", calibration.infeasible},
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
-    if (!spread.points.empty())
+    if (intervals)
       j["uncertainty"] =
           UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);
     std::cout << j.dump(2) << "\n";
@@ -349,13 +291,13 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
                 << " finding(s) in " << calibration.source
                 << " (parameters held at physical bounds while the data pulls further; see "
                    "its \"infeasible\" list)\n";
-    if (!spread.points.empty())
+    if (intervals)
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
                 << "\n";
     std::cout << report::RenderResultTable(rows, rows, in->spec.baseline.layout, false);
-    PrintBreakdown(points);
-    PrintCapCheck(points);
-    if (!spread.points.empty()) PrintUncertainty(summary, calibration, in->spec.decision.objective);
+    PrintBreakdown(prediction.points);
+    PrintCapCheck(prediction.points);
+    if (intervals) PrintUncertainty(summary, calibration, in->spec.decision.objective);
   }
   if (!opts.html_path.empty()) {
     const auto& w = in->spec.workload;
@@ -367,14 +309,11 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
         in->spec.cluster.hosts.size(), in->spec.cluster.gpus_per_node, in->hardware.gpu_name,
         w.requests, FormatThousands(w.input_tokens), w.output_tokens);
     page.gpu_total_mib = in->hardware.memory_mib;
-    for (const auto& sp : points) {
-      page.points.push_back(sp.prediction);
-      page.cap1_input_tps.push_back(sp.cap1_input_tps);
-    }
-    page.intervals = spread.points;
+    page.prediction.points = analysis::PredictedPoints(prediction);
+    page.prediction.interval_members = intervals ? opts.ensemble.members : 0;
+    page.prediction.note = "Predicted by the simulator (calibration: " + calibration.source + ")";
     page.uncertainty = summary;
     page.calibration = &calibration;
-    page.interval_members = opts.ensemble.members;
     page.interval_seed = opts.ensemble.seed;
     if (Status s = WriteFileAtomic(opts.html_path, report::RenderSimulationHtml(in->spec, page));
         !s.ok()) {
@@ -386,7 +325,7 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
   }
   if (!opts.trace_path.empty()) {
     std::vector<sim::TracePoint> tps;
-    for (const auto& sp : points) {
+    for (const auto& sp : prediction.points) {
       sim::TracePoint tp{
           sp.prediction.layout.Label() + " C=" + std::to_string(sp.prediction.concurrency),
           {},

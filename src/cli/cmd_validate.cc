@@ -9,10 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/spec_options.h"
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
-#include "plan/plan.h"
-#include "plan/spec_hardware.h"
+#include "plan/search_inputs.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -20,13 +17,11 @@ namespace {
 // The errors `plan` and `run` would stop on, in the order they would meet them.
 std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
   std::vector<std::string> errors;
-  Result<model::ModelDesc> model = model::LoadModel(spec.engine.model_config);
-  if (!model.ok()) errors.push_back(model.error().message);
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
-  if (!hw.ok()) errors.push_back(hw.error().message);
-  if (!model.ok() || !hw.ok()) return errors;
-  const plan::Plan plan = plan::PlanSearch(spec, *model, *hw);
-  for (const plan::LayoutPlan& layout : plan.layouts)
+  for (const Error& e : plan::InputErrors(spec)) errors.push_back(e.message);
+  if (!errors.empty()) return errors;
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(spec);
+  if (!in.ok()) return {in.error().message};
+  for (const plan::LayoutPlan& layout : in->plan.layouts)
     for (const plan::Diagnostic& e : layout.errors) errors.push_back(e.message);
   return errors;
 }

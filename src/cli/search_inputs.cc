@@ -1,11 +1,9 @@
 #include "cli/search_inputs.h"
 
-#include <cstdio>
 #include <iostream>
 
 #include "cli/command.h"
-#include "model/hf_config.h"
-#include "plan/spec_hardware.h"
+#include "spec/layout_text.h"
 
 namespace ppsearch::cli {
 
@@ -16,66 +14,23 @@ void AddPointSelection(CLI::App* sub, PointSelection& selection) {
                   "Only these concurrency levels (repeatable)");
 }
 
-Result<spec::LayoutSpec> ParseLayoutArg(const std::string& text) {
-  spec::LayoutSpec layout;
-  char p[3] = {}, t[3] = {}, e[3] = {};
-  char rest = 0;
-  const bool labelled = std::sscanf(text.c_str(), "%2[pP]%d/%2[tT]%d/%2[eE]%d%c", p, &layout.pp, t,
-                                    &layout.tp, e, &layout.ep, &rest) == 6;
-  const bool bare =
-      std::sscanf(text.c_str(), "%d/%d/%d%c", &layout.pp, &layout.tp, &layout.ep, &rest) == 3;
-  if (!labelled && !bare) {
-    return MakeError("--layout " + text +
-                     ": expected PP/TP/EP, e.g. --layout 8/4/4 or --layout "
-                     "PP8/TP4/EP4");
-  }
-  layout.origin.file = "--layout " + text;
-  return layout;
-}
-
-namespace {
-
-// The spec's own entry when --layout names one of its layouts (so messages
-// point into the file), else an ad-hoc layout that points at the argument.
-Status ApplySelection(const PointSelection& selection, spec::Spec& spec) {
-  if (!selection.layouts.empty()) {
-    std::vector<spec::LayoutSpec> out;
-    for (const std::string& text : selection.layouts) {
-      PPS_ASSIGN_OR_RETURN(spec::LayoutSpec layout, ParseLayoutArg(text));
-      for (const spec::LayoutSpec& candidate : spec.sweep.layouts)
-        if (candidate == layout) layout = candidate;
-      out.push_back(layout);
-    }
-    spec.sweep.layouts = std::move(out);
-  }
-  if (!selection.concurrency.empty()) {
-    for (int c : selection.concurrency)
-      if (c <= 0)
-        return MakeError("--concurrency " + std::to_string(c) + ": expected a positive integer");
-    spec.sweep.concurrency = selection.concurrency;
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
                                              const PointSelection& selection, int& exit_code) {
-  std::optional<spec::Spec> spec = LoadSpecOrReport(spec_options, exit_code);
-  if (!spec) return std::nullopt;
   auto fail = [&exit_code](const Error& error) -> std::optional<SearchInputs> {
     std::cerr << "error: " << error.message << "\n";
     exit_code = kExitConfigError;
     return std::nullopt;
   };
-  if (Status s = ApplySelection(selection, *spec); !s.ok()) return fail(s.error());
-  Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
-  if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
-  if (!hw.ok()) return fail(hw.error());
-  SearchInputs in{std::move(*spec), std::move(model).value(), std::move(hw).value(), {}};
-  in.plan = plan::PlanSearch(in.spec, in.model, in.hardware);
-  return in;
+  plan::InputsOptions options{
+      spec_options.spec_path, spec_options.overrides, {}, selection.concurrency};
+  for (const std::string& text : selection.layouts) {
+    Result<spec::LayoutSpec> layout = spec::ParseLayoutText(text);
+    if (!layout.ok()) return fail(layout.error());
+    options.layouts.push_back(*layout);
+  }
+  Result<SearchInputs> loaded = plan::LoadSearchInputs(options);
+  if (!loaded.ok()) return fail(loaded.error());
+  return std::move(loaded).value();
 }
 
 }  // namespace ppsearch::cli

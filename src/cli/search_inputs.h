@@ -9,20 +9,13 @@
 #include <vector>
 
 #include "cli/spec_options.h"
-#include "hardware/hardware.h"
-#include "model/model.h"
-#include "plan/plan.h"
+#include "plan/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::cli {
 
-struct SearchInputs {
-  spec::Spec spec;
-  model::ModelDesc model;
-  hardware::HardwareProfile hardware;
-  plan::Plan plan;
-};
+using plan::SearchInputs;
 
 struct PointSelection {
   std::vector<std::string> layouts;  // "8/4/4" or "PP8/TP4/EP4"
@@ -31,11 +24,8 @@ struct PointSelection {
 
 void AddPointSelection(CLI::App* sub, PointSelection& selection);
 
-// "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4" -> {8, 4, 4}.
-Result<spec::LayoutSpec> ParseLayoutArg(const std::string& text);
-
-// Loads spec, model and hardware, narrows to the selection and plans. On
-// failure prints "error: ..." and sets exit_code to kExitConfigError.
+// plan::LoadSearchInputs with the selection's layouts parsed. On failure
+// prints "error: ..." and sets exit_code to kExitConfigError.
 std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
                                              const PointSelection& selection, int& exit_code);
 

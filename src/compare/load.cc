@@ -5,7 +5,7 @@
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
-#include "model/hf_config.h"
+#include "plan/search_inputs.h"
 #include "util/csv.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 // The model config's digest and quantization (as the model reader describes
 // it); empty when unreadable (moved since the run): then those settings are
 // not recorded.
-void ObserveModel(const std::string& model_config, Observed& seen) {
-  Result<model::ModelDesc> model = model::LoadModel(model_config);
+void ObserveModel(const spec::Spec& spec, Observed& seen) {
+  Result<model::ModelDesc> model = plan::LoadSpecModel(spec);
   if (!model.ok()) return;
   seen.model_quantization = model->quantization;
   Result<std::string> text = ReadFile(model->source_path);
@@ -47,7 +47,7 @@ Observed ObserveEvidence(const analysis::RunEvidence& ev) {
     if (j.is_object() && j.contains("server_version") && j["server_version"].is_string())
       seen.server_versions.insert(j["server_version"].get<std::string>());
   }
-  ObserveModel(ev.spec.engine.model_config, seen);
+  ObserveModel(ev.spec, seen);
   return seen;
 }
 

@@ -1,7 +1,6 @@
 // Point matching, the noise rule, the prediction check, and the errors of
 // loading a side and of a comparison without a common point.
 
-#include "ppsearch_source_dir.h"
 #include "compare/match.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include "analysis/analysis_test_util.h"
 #include "compare/comparison.h"
 #include "compare/load.h"
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch::compare {
 namespace {

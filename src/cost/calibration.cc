@@ -141,6 +141,11 @@ Result<Calibration> LoadCalibration(const std::string& path) {
   if (j.contains("infeasible") && j["infeasible"].is_array())
     for (const auto& s : j["infeasible"])
       if (s.is_string()) c.infeasible.push_back(s.get<std::string>());
+  // What `ppsearch calibrate` fitted to; other writers may leave it out.
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("layouts") &&
+      j["fit"]["layouts"].is_array())
+    for (const auto& label : j["fit"]["layouts"])
+      if (label.is_string()) c.fitted_layouts.push_back(label.get<std::string>());
   c.source = path;
   return c;
 }

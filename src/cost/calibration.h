@@ -35,6 +35,9 @@ struct Calibration {
   // Set when the fit needed a value beyond a bound: which assumption has to give.
   std::vector<std::string> infeasible;
   std::string source = "defaults";  // where these values came from
+  // The layouts the fit used ("PP1/TP32/EP4"), as the file's fit.layouts
+  // lists them; empty when it lists none.
+  std::vector<std::string> fitted_layouts;
 
   double Get(Param p) const { return value[Index(p)]; }
   void Set(Param p, double v) { value[Index(p)] = v; }

@@ -180,13 +180,6 @@ Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState
   return AppendLine(paths.manifest(), JsonText(j));
 }
 
-const std::vector<std::string>& SampleVerdictNames() {
-  static const std::vector<std::string> names = {
-      "ok",      "engine_failed_to_start", "engine_died", "requests_failed", "log_findings",
-      "timeout", "preflight_failed"};
-  return names;
-}
-
 namespace {
 
 // "(did you mean 'x'?)" for the closest of `names` within 2 edits, else "".
@@ -233,11 +226,12 @@ std::string ParseManifestLine(const nlohmann::json& j, ManifestEntry& entry) {
     if (!j["verdict"].is_string())
       return "sample " + entry.sample + ": expected a string 'verdict'";
     const std::string verdict = j["verdict"].get<std::string>();
-    const auto& names = SampleVerdictNames();
-    if (std::find(names.begin(), names.end(), verdict) == names.end())
+    entry.verdict = ParseVerdict(verdict);
+    if (!entry.verdict) {
+      const auto& names = VerdictNames();
       return "sample " + entry.sample + ": unknown verdict '" + verdict + "'" +
              DidYouMean(verdict, names) + "; expected one of " + JoinNames(names);
-    entry.verdict = verdict;
+    }
     entry.detail = j.contains("detail") && j["detail"].is_string() ? j["detail"].get<std::string>()
                                                                    : std::string();
   }

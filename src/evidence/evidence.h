@@ -21,9 +21,11 @@
 // Sample ids look like "pp2-tp16-ep4_c8_r1" (repeat numbers start at 1).
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "evidence/verdict.h"
 #include "spec/spec.h"
 #include "util/result.h"
 #include "workload/request_record.h"
@@ -93,15 +95,12 @@ enum class SampleState { kStarted, kCompleted, kFailed, kInterrupted };
 const char* SampleStateName(SampleState state);
 Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState state,
                       const nlohmann::json& extra = nlohmann::json::object());
-// The verdicts a runner writes on the manifest line that ends a sample
-// ("verdict", with a sentence in "detail"); analysis::SampleVerdict decides them.
-const std::vector<std::string>& SampleVerdictNames();
 
 // The last state of one sample named in the manifest.
 struct ManifestEntry {
   std::string sample;
   SampleState state = SampleState::kStarted;
-  std::string verdict;  // of the last line that carries one; "" when none does
+  std::optional<Verdict> verdict;  // of the last line that carries one; none when none does
   std::string detail;
   int line = 0;  // 1-based manifest line of the last state change
 };

@@ -56,10 +56,10 @@ TEST_F(ManifestTest, LastStateVerdictAndLineOfEverySample) {
   ASSERT_EQ(m.entries.size(), 2u);
   EXPECT_EQ(m.entries[0].sample, "pp1-tp32-ep4_c8_r1");
   EXPECT_EQ(m.entries[0].state, SampleState::kCompleted);
-  EXPECT_EQ(m.entries[0].verdict, "ok");
+  EXPECT_STREQ(VerdictName(*m.entries[0].verdict), "ok");
   EXPECT_EQ(m.entries[0].line, 3);
   EXPECT_EQ(m.entries[1].state, SampleState::kFailed);
-  EXPECT_EQ(m.entries[1].verdict, "engine_died");
+  EXPECT_STREQ(VerdictName(*m.entries[1].verdict), "engine_died");
   EXPECT_EQ(m.entries[1].detail, "node 603 exited with code 1");
   EXPECT_EQ(m.entries[1].line, 4);
 }

@@ -9,7 +9,6 @@
 
 #include <filesystem>
 
-#include "calibrate/fit.h"
 #include "nsys/analysis_json.h"
 #include "nsys/test_export.h"
 #include "util/files.h"
@@ -192,40 +191,6 @@ TEST(WindowChoiceTest, ParsesAndRejects) {
 }
 
 // The written analysis is a profile summary `ppsearch calibrate` reads.
-TEST_F(ExportTest, CalibrateReadsTheAnalysis) {
-  auto w = Writer("cal.sqlite");
-  w->AddNvtxRange(0, 1000, "prefill");
-  w->AddKernel(0, 7, 0, 400, kGemm);
-  w->AddKernel(0, 8, 400, 1000, kAllReduce);
-  ASSERT_TRUE(w->Close().ok());
-  const ProfileAnalysis a = Analyze("cal.sqlite");
-  ProfileContext ctx;
-  ctx.pp = 1;
-  ctx.tp = 32;
-  ctx.ep = 4;
-  ctx.tp_span_nodes = 4;
-  const nlohmann::ordered_json j = AnalysisJson(a, ctx);
-  EXPECT_EQ(j["layout"]["tp"], 32);
-  EXPECT_DOUBLE_EQ(j["exposed_nccl_share_of_prefill_window_median"].get<double>(), 0.6);
-  EXPECT_EQ(j["allreduce_calls_in_window"], 1.0);
-  EXPECT_EQ(j["compute_communication_overlap"], "effectively none");
-  EXPECT_EQ(j["tp_collectives_span_nodes"], 4);
-  EXPECT_EQ(j["per_gpu"][0]["per_window"][0]["exposed_ns"], 600);
-  const std::string summary = Path("nsys_analysis.json");
-  ASSERT_TRUE(WriteFileAtomic(summary, j.dump(2)).ok());
-  const std::string csv = Path("m.csv");
-  ASSERT_TRUE(WriteFileAtomic(csv,
-                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median,ttft_p95_s_"
-                              "median\n1,32,4,8,3257.96,39.19,41.62\n")
-                  .ok());
-  auto m = calibrate::LoadMeasurements(csv);
-  ASSERT_TRUE(m.ok()) << m.error().message;
-  Status attached = calibrate::AttachProfileSummary(summary, *m);
-  ASSERT_TRUE(attached.ok()) << attached.error().message;
-  ASSERT_TRUE(m->front().exposed_comm_share);
-  EXPECT_DOUBLE_EQ(*m->front().exposed_comm_share, 0.6);
-}
-
 TEST_F(ExportTest, TableNamesTheGpusAndTheMedians) {
   auto w = Writer("t.sqlite");
   w->AddGpu(0, "NVIDIA RTX 6000D");

@@ -5,16 +5,15 @@
 
 #include <benchmark/benchmark.h>
 
-#include "predict/example_inputs.h"
 #include "predict/predict.h"
-#include "uncertainty/ensemble.h"
-#include "uncertainty/propagate.h"
+#include "predict/search.h"
+#include "testkit/example_search.h"
 
 namespace ppsearch {
 namespace {
 
-using predict::Example;
-using Inputs = predict::ExampleInputs;
+using testkit::Example;
+using Inputs = testkit::ExampleInputs;
 
 // 4 layouts x 2 concurrencies x 3 repeats, as `ppsearch run` on the simulated engine does.
 void BM_ExampleSearch(benchmark::State& state) {
@@ -28,7 +27,8 @@ void BM_ExampleSearch(benchmark::State& state) {
           predict::PointOptions po;
           po.concurrency = c;
           po.seed = in.spec.workload.seed + r;
-          sum += predict::PredictPoint(lp, in.spec, in.model, in.hw, cal, po).metrics.input_tps;
+          sum +=
+              predict::PredictPoint(lp, in.spec, in.model, in.hardware, cal, po).metrics.input_tps;
         }
     benchmark::DoNotOptimize(sum);
   }
@@ -40,21 +40,11 @@ BENCHMARK(BM_ExampleSearch)->Unit(benchmark::kMillisecond);
 void BM_ExampleIntervals(benchmark::State& state) {
   const Inputs& in = Example();
   const cost::Calibration cal;
+  predict::SearchOptions options;
+  options.threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    const uncertainty::Ensemble e = uncertainty::DrawEnsemble(cal, in.hw, {});
-    std::vector<uncertainty::PointJob> jobs;
-    for (const auto& lp : in.plan.layouts)
-      for (int c : in.spec.sweep.concurrency) {
-        predict::PointOptions po;
-        po.concurrency = c;
-        po.seed = in.spec.workload.seed;
-        jobs.push_back(
-            {&lp, po,
-             uncertainty::ValuesOf(predict::PredictPoint(lp, in.spec, in.model, in.hw, cal, po))});
-      }
-    const auto u = uncertainty::Propagate(jobs, {&in.spec, &in.model, &in.hw}, e,
-                                          static_cast<int>(state.range(0)));
-    benchmark::DoNotOptimize(u.front().input_tps.low);
+    const predict::SearchPrediction p = predict::PredictSearch(in, cal, options);
+    benchmark::DoNotOptimize(p.intervals.front().input_tps.low);
   }
 }
 BENCHMARK(BM_ExampleIntervals)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -70,7 +60,7 @@ void BM_Pp8LongRun(benchmark::State& state) {
   for (auto _ : state) {
     predict::PointOptions po;
     po.concurrency = 16;
-    auto p = predict::PredictPoint(*pp8, in.spec, in.model, in.hw, cal, po);
+    auto p = predict::PredictPoint(*pp8, in.spec, in.model, in.hardware, cal, po);
     benchmark::DoNotOptimize(p.metrics.input_tps);
     state.counters["micro_batches"] = static_cast<double>(p.sim.micro_batches);
   }

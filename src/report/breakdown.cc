@@ -12,13 +12,13 @@ namespace {
 std::string Share(double fraction) { return FormatNumber(fraction * 100, 1) + "%"; }
 
 const analysis::PointSummary* FindMeasured(const std::vector<analysis::PointSummary>& measured,
-                                           const PredictedPoint& p) {
+                                           const analysis::PredictedPoint& p) {
   for (const auto& m : measured)
     if (!m.imported && m.layout == p.layout && m.concurrency == p.concurrency) return &m;
   return nullptr;
 }
 
-Table PredictedTable(const RunPrediction& prediction,
+Table PredictedTable(const analysis::RunPrediction& prediction,
                      const std::vector<analysis::PointSummary>& measured) {
   Table t;
   t.header = {"PP / TP / EP", "C", "Predicted input TPS", "Predicted TTFT p50",
@@ -31,7 +31,7 @@ Table PredictedTable(const RunPrediction& prediction,
   }
   t.left.assign(t.header.size(), false);
   t.left[0] = true;
-  for (const PredictedPoint& p : prediction.points) {
+  for (const analysis::PredictedPoint& p : prediction.points) {
     std::vector<std::string> row = {LayoutCell(p.layout), std::to_string(p.concurrency),
                                     TpsCell(p.input_tps, p.input_tps_interval),
                                     SecondsCell(p.ttft_p50_s, p.ttft_p50_interval),
@@ -56,12 +56,12 @@ Table PredictedTable(const RunPrediction& prediction,
 
 }  // namespace
 
-Table BreakdownTable(const RunPrediction& prediction) {
+Table BreakdownTable(const analysis::RunPrediction& prediction) {
   Table t;
   t.header = {"PP / TP / EP",      "C",           "Stage",         "Compute", "Exposed TP comm",
               "Pipeline transfer", "Kernel gaps", "Bubble (idle)", "Peak MiB"};
   t.left = {true, false, false, false, false, false, false, false, false};
-  for (const PredictedPoint& p : prediction.points)
+  for (const analysis::PredictedPoint& p : prediction.points)
     for (size_t s = 0; s < p.stages.size(); ++s) {
       const predict::StageShare& sh = p.stages[s];
       t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency), std::to_string(s),
@@ -72,7 +72,7 @@ Table BreakdownTable(const RunPrediction& prediction) {
   return t;
 }
 
-Section PredictionSection(const RunPrediction& prediction,
+Section PredictionSection(const analysis::RunPrediction& prediction,
                           const std::vector<analysis::PointSummary>& measured) {
   Section s{"Prediction and time breakdown", {Block::Paragraph(prediction.note + ".")}};
   if (prediction.points.empty()) return s;

@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "analysis/points.h"
+#include "analysis/prediction.h"
 #include "report/document.h"
-#include "report/prediction.h"
 
 namespace ppsearch::report {
 
 // `measured` (this run's points; empty for a prediction alone) adds the
 // measured median and its difference from the prediction.
-Section PredictionSection(const RunPrediction& prediction,
+Section PredictionSection(const analysis::RunPrediction& prediction,
                           const std::vector<analysis::PointSummary>& measured);
 
 // Per stage of each predicted point: the five shares and the peak memory.
-Table BreakdownTable(const RunPrediction& prediction);
+Table BreakdownTable(const analysis::RunPrediction& prediction);
 
 }  // namespace ppsearch::report

@@ -31,10 +31,9 @@ Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   const std::optional<compare::ConfounderReport> check = BaselineConfounders(a);
   ReportOutcome out;
   PPS_ASSIGN_OR_RETURN(std::vector<std::string> profile_lines, ProfileEvidenceLines(run_dir));
-  const RunPrediction prediction = PredictRun(a);
-  const Document doc = ReportDocument(a, prediction, profile_lines, check ? &*check : nullptr);
+  const Document doc = ReportDocument(a, a.prediction, profile_lines, check ? &*check : nullptr);
   out.markdown = RenderMarkdown(doc);
-  out.html = RenderHtml(doc, RenderCharts(ChartInputsFromRun(a, prediction)));
+  out.html = RenderHtml(doc, RenderCharts(ChartInputsFromRun(a, a.prediction)));
   out.summary = SummaryJson(a, check ? &*check : nullptr);
   out.decision = a.decision;
   out.warnings = a.comparability;

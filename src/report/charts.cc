@@ -184,7 +184,7 @@ std::string MemoryChart(const ChartInputs& in) {
   return RenderBandChart(c);
 }
 
-std::string BreakdownChart(const RunPrediction& prediction) {
+std::string BreakdownChart(const analysis::RunPrediction& prediction) {
   BandChart c;
   c.id = kFigureBreakdown;
   c.title = "Predicted time per pipeline stage (share of the sample window)";
@@ -196,7 +196,7 @@ std::string BreakdownChart(const RunPrediction& prediction) {
               {"pipeline transfer", PaletteColor(2)},
               {"kernel gaps", PaletteColor(4)},
               {"bubble (idle)", "#c8c8c8"}};
-  for (const PredictedPoint& p : prediction.points) {
+  for (const analysis::PredictedPoint& p : prediction.points) {
     Band b;
     b.label = fmt::format("C={}", p.concurrency);
     b.group = p.layout.Label();
@@ -220,7 +220,8 @@ std::string BreakdownChart(const RunPrediction& prediction) {
 
 }  // namespace
 
-ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPrediction& prediction) {
+ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
+                               const analysis::RunPrediction& prediction) {
   ChartInputs in;
   in.prediction = &prediction;
   in.min_headroom_mib = a.spec().decision.min_headroom_mib;
@@ -239,7 +240,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPredicti
           cp.input_tps_repeats.push_back(s.metrics.input_tps);
           cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
         }
-      if (const PredictedPoint* pp = prediction.Find(p.layout, p.concurrency)) {
+      if (const analysis::PredictedPoint* pp = prediction.Find(p.layout, p.concurrency)) {
         cp.predicted_input_tps = pp->input_tps;
         cp.predicted_input_tps_interval = pp->input_tps_interval;
       }

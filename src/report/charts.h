@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/prediction.h"
 #include "analysis/run.h"
-#include "report/prediction.h"
 
 namespace ppsearch::report {
 
@@ -50,10 +50,12 @@ struct ChartInputs {
   std::vector<ChartMemory> memory;
   std::optional<double> gpu_total_mib;
   double min_headroom_mib = 0;
-  const RunPrediction* prediction = nullptr;  // breakdown; null or empty: no breakdown chart
+  const analysis::RunPrediction* prediction =
+      nullptr;  // breakdown; null or empty: no breakdown chart
 };
 
-ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a, const RunPrediction& prediction);
+ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
+                               const analysis::RunPrediction& prediction);
 
 // Figure name -> svg; a chart without data is left out.
 std::map<std::string, std::string> RenderCharts(const ChartInputs& in);

@@ -123,7 +123,7 @@ nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
           {"headroom_mib", Opt(s.headroom_mib)},
           {"nodes", nodes},
           {"problems", s.problems},
-          {"verdict", s.verdict},
+          {"verdict", evidence::VerdictName(s.verdict)},
           {"detail", s.detail}};
 }
 
@@ -208,7 +208,7 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                    Num(s.gpu_total_mib, 0),
                    std::to_string(s.findings.size()),
                    Bool(a.evidence.simulated),
-                   s.verdict});
+                   evidence::VerdictName(s.verdict)});
   }
   return out;
 }

@@ -123,7 +123,7 @@ Section Memory(const analysis::RunAnalysis& a) {
            Block::TableBlock(std::move(t)), Block::Figure(kFigureMemory)}};
 }
 
-Section Decision(const analysis::RunAnalysis& a, const RunPrediction& prediction) {
+Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& prediction) {
   const analysis::Decision& d = a.decision;
   const spec::DecisionSpec& policy = a.spec().decision;
   Section s{"Decision", {}};
@@ -143,8 +143,8 @@ Section Decision(const analysis::RunAnalysis& a, const RunPrediction& prediction
     // A simulated run's samples are predictions: say whether the
     // calibration's uncertainty could swap the two.
     if (a.evidence.simulated && d.fallback)
-      if (std::optional<std::string> note =
-              OverlapNote(prediction, *d.primary, *d.fallback, policy.objective == "ttft_p50"))
+      if (std::optional<std::string> note = analysis::OverlapNote(
+              prediction, *d.primary, *d.fallback, policy.objective == "ttft_p50"))
         s.blocks.push_back(Block::Paragraph(
             fmt::format("Uncertainty of the prediction behind these samples: {}.", *note)));
   } else {
@@ -204,7 +204,7 @@ Section Reproduce(const analysis::RunAnalysis& a) {
 
 }  // namespace
 
-Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
+Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPrediction& prediction,
                         const std::vector<std::string>& profile_lines,
                         const compare::ConfounderReport* baseline_check) {
   Document doc;
@@ -239,7 +239,7 @@ Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& pre
 std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
                                  const std::vector<std::string>& profile_lines,
                                  const compare::ConfounderReport* baseline_check) {
-  return RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines, baseline_check));
+  return RenderMarkdown(ReportDocument(a, a.prediction, profile_lines, baseline_check));
 }
 
 }  // namespace ppsearch::report

@@ -9,21 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "analysis/prediction.h"
 #include "analysis/run.h"
 #include "compare/confounders.h"
 #include "report/document.h"
-#include "report/prediction.h"
 
 namespace ppsearch::report {
 
 // `profile_lines`: the "Profile evidence" section (report/profile_evidence.h).
 // `baseline_check`: the confounder check of an imported baseline (null when
 // none is imported), rendered under "Baseline comparability".
-Document ReportDocument(const analysis::RunAnalysis& a, const RunPrediction& prediction,
+Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPrediction& prediction,
                         const std::vector<std::string>& profile_lines = {},
                         const compare::ConfounderReport* baseline_check = nullptr);
 
-// RenderMarkdown(ReportDocument(a, PredictRun(a), profile_lines, baseline_check)).
+// RenderMarkdown(ReportDocument(a, a.prediction, profile_lines, baseline_check)).
 std::string RenderReportMarkdown(const analysis::RunAnalysis& a,
                                  const std::vector<std::string>& profile_lines = {},
                                  const compare::ConfounderReport* baseline_check = nullptr);

@@ -86,14 +86,16 @@ std::string FindingsLine(const analysis::RunAnalysis& a) {
 }
 
 // "Verdicts: 22 ok, 1 requests_failed, 1 log_findings." over the completed
-// and failed samples, in evidence::SampleVerdictNames() order.
+// and failed samples, in evidence::kVerdicts order.
 std::string VerdictLine(const analysis::RunAnalysis& a) {
   std::string counts;
-  for (const std::string& verdict : evidence::SampleVerdictNames()) {
+  for (const evidence::Verdict verdict : evidence::kVerdicts) {
     const auto n =
         std::count_if(a.evidence.samples.begin(), a.evidence.samples.end(),
                       [&](const analysis::SampleAnalysis& s) { return s.verdict == verdict; });
-    if (n > 0) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, verdict);
+    if (n > 0)
+      counts +=
+          fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, evidence::VerdictName(verdict));
   }
   if (counts.empty()) return "Verdicts: no sample was analysed.";
   return "Verdicts: " + counts + ".";
@@ -105,9 +107,9 @@ std::vector<std::string> NonOkSampleLines(const analysis::RunAnalysis& a) {
   std::vector<std::string> out;
   size_t more = 0;
   for (const auto& s : a.evidence.samples) {
-    if (s.verdict == "ok" || (!s.completed() && s.engine_verdict.empty())) continue;
+    if (s.verdict == evidence::Verdict::kOk || (!s.completed() && !s.engine_verdict)) continue;
     if (out.size() < 20)
-      out.push_back(fmt::format("{}: {}: {}.", s.name, s.verdict, s.detail));
+      out.push_back(fmt::format("{}: {}: {}.", s.name, evidence::VerdictName(s.verdict), s.detail));
     else
       ++more;
   }
@@ -231,8 +233,8 @@ std::vector<std::string> CheckLines(const analysis::RunAnalysis& a) {
 std::vector<std::string> CommunicationLines(const analysis::RunAnalysis& a) {
   std::vector<std::string> out;
   if (a.baseline_plan) out.push_back(CommunicationLine(a, *a.baseline_plan, " (baseline)"));
-  if (!a.plan) return out;
-  for (const plan::LayoutPlan& lp : a.plan->layouts) {
+  if (!a.plan()) return out;
+  for (const plan::LayoutPlan& lp : a.plan()->layouts) {
     const bool base = a.baseline_layout && lp.layout == *a.baseline_layout;
     out.push_back(CommunicationLine(a, lp, base ? " (baseline)" : ""));
   }

@@ -15,7 +15,7 @@ namespace ppsearch::report {
 namespace {
 
 Section Results(const spec::Spec& spec, const SimulationPage& page,
-                const RunPrediction& prediction) {
+                const analysis::RunPrediction& prediction) {
   std::vector<ResultRow> rows;
   for (const auto& p : prediction.points)
     rows.push_back({p.layout, p.concurrency, p.input_tps, p.ttft_p50_s, p.ttft_p95_s, 0, false,
@@ -26,9 +26,9 @@ Section Results(const spec::Spec& spec, const SimulationPage& page,
            "One simulated sample per point, without repeat noise; deltas are against {} at "
            "the same concurrency{}.",
            spec.baseline.layout ? spec.baseline.layout->Label() : std::string("no baseline"),
-           page.intervals.empty()
+           prediction.interval_members == 0
                ? std::string()
-               : "; " + IntervalMeaning(page.interval_members, page.interval_seed))),
+               : "; " + IntervalMeaning(prediction.interval_members, page.interval_seed))),
        Block::TableBlock(ResultTable(rows, rows, spec.baseline.layout)),
        Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff)}};
 }
@@ -39,13 +39,12 @@ Section Memory(const SimulationPage& page) {
               "Stage spread MiB"};
   t.left = {true, false, false, false, false};
   std::vector<spec::LayoutSpec> seen;
-  for (const auto& p : page.points) {
+  for (const auto& p : page.prediction.points) {
     if (std::find(seen.begin(), seen.end(), p.layout) != seen.end()) continue;
     seen.push_back(p.layout);
-    t.rows.push_back({LayoutCell(p.layout), FormatNumber(p.memory.peak_mib_max, 0),
-                      FormatNumber(page.gpu_total_mib, 0),
-                      FormatNumber(page.gpu_total_mib - p.memory.peak_mib_max, 0),
-                      FormatNumber(p.memory.peak_spread_mib, 0)});
+    t.rows.push_back(
+        {LayoutCell(p.layout), FormatNumber(p.peak_gpu_mib, 0), FormatNumber(page.gpu_total_mib, 0),
+         FormatNumber(page.gpu_total_mib - p.peak_gpu_mib, 0), FormatNumber(p.peak_spread_mib, 0)});
   }
   return {"Memory",
           {Block::Paragraph("The memory model's peak per GPU (weights, KV pool, activations and "
@@ -58,14 +57,12 @@ std::optional<Section> CapCheck(const SimulationPage& page) {
   Table t;
   t.header = {"PP / TP / EP", "C", "Default cap", "Input TPS", "Input TPS with cap 1", "Change"};
   t.left = {true, false, false, false, false, false};
-  for (size_t i = 0; i < page.points.size() && i < page.cap1_input_tps.size(); ++i) {
-    const auto& p = page.points[i];
-    const double cap1 = page.cap1_input_tps[i];
+  for (const auto& p : page.prediction.points) {
+    const double cap1 = p.cap1_input_tps;
     if (cap1 <= 0) continue;
     t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency),
-                      std::to_string(p.sim.pp_max_micro_batch_size),
-                      FormatNumber(p.metrics.input_tps, 2), FormatNumber(cap1, 2),
-                      FormatSignedPercent(cap1 / p.metrics.input_tps - 1)});
+                      std::to_string(p.pp_max_micro_batch_size), FormatNumber(p.input_tps, 2),
+                      FormatNumber(cap1, 2), FormatSignedPercent(cap1 / p.input_tps - 1)});
   }
   if (t.rows.empty()) return std::nullopt;
   return Section{"pp-max-micro-batch-size = 1",
@@ -78,11 +75,7 @@ std::optional<Section> CapCheck(const SimulationPage& page) {
 }  // namespace
 
 std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& page) {
-  RunPrediction prediction;
-  for (const auto& p : page.points) prediction.points.push_back(FromPointPrediction(p));
-  AttachIntervals(page.intervals, prediction.points);
-  prediction.interval_members = page.intervals.empty() ? 0 : page.interval_members;
-  prediction.note = "Predicted by the simulator (calibration: " + page.calibration_source + ")";
+  const analysis::RunPrediction& prediction = page.prediction;
 
   Document doc;
   doc.title = "ppsearch simulate: " + spec.experiment.name + " (predicted)";
@@ -93,9 +86,9 @@ std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& p
   doc.sections.push_back(Results(spec, page, prediction));
   doc.sections.push_back(Memory(page));
   doc.sections.push_back(PredictionSection(prediction, {}));
-  if (!page.intervals.empty() && page.calibration != nullptr)
+  if (prediction.interval_members > 0 && page.calibration != nullptr)
     doc.sections.push_back(UncertaintySection(page.uncertainty, *page.calibration,
-                                              spec.decision.objective, page.interval_members,
+                                              spec.decision.objective, prediction.interval_members,
                                               page.interval_seed));
   if (std::optional<Section> s = CapCheck(page)) doc.sections.push_back(std::move(*s));
 
@@ -104,7 +97,7 @@ std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& p
   in.prediction = &prediction;
   in.gpu_total_mib = page.gpu_total_mib;
   in.min_headroom_mib = spec.decision.min_headroom_mib;
-  for (const PredictedPoint& p : prediction.points) {
+  for (const analysis::PredictedPoint& p : prediction.points) {
     ChartPoint cp;
     cp.layout = p.layout;
     cp.concurrency = p.concurrency;

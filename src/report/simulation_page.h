@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/prediction.h"
 #include "cost/calibration.h"
-#include "predict/predict.h"
 #include "spec/spec.h"
 #include "uncertainty/summary.h"
 
@@ -19,14 +19,11 @@ struct SimulationPage {
   std::string calibration_source;  // "uncalibrated" or the calibration file
   std::string setup;               // "Kimi K3 on 4 x 8 RTX 6000D; 40 requests x ..."
   double gpu_total_mib = 0;
-  std::vector<predict::PointPrediction> points;
-  // Per point (same order): input TPS with pp-max-micro-batch-size = 1; 0 = not run.
-  std::vector<double> cap1_input_tps;
-  // Empty: no intervals. Else one per point, any order, and what they imply.
-  std::vector<uncertainty::PointUncertainty> intervals;
-  uncertainty::UncertaintySummary uncertainty;
+  // Every point with its intervals (interval_members 0: none) and its
+  // pp-max-micro-batch-size = 1 figure when it was simulated.
+  analysis::RunPrediction prediction;
+  uncertainty::UncertaintySummary uncertainty;     // what the intervals imply
   const cost::Calibration* calibration = nullptr;  // statuses in the sensitivity table
-  int interval_members = 0;
   uint64_t interval_seed = 0;
 };
 

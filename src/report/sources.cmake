@@ -10,13 +10,8 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/html.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
-  src/report/prediction.cc
   src/report/profile_evidence.cc
   src/report/result_table.cc
   src/report/simulation_page.cc
   src/report/svg_chart.cc
   src/report/uncertainty_tables.cc)
-list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
-  src/report/headless_browser.cc)
-list(APPEND PPSEARCH_BENCH_SOURCES
-  src/report/html_bench.cc)

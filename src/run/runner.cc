@@ -353,10 +353,11 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     }
     PPS_RETURN_IF_ERROR(AttachProfiles(o, spec, ctx, file_analysis, *out));
     PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out));
-    const Verdict v = DecideVerdict(spec, id, *out);
-    if (v.name != kVerdictOk) ++outcome.not_ok;
-    PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kCompleted,
-                                                 {{"verdict", v.name}, {"detail", v.detail}}));
+    const SampleVerdict v = DecideVerdict(spec, id, *out);
+    if (v.verdict != evidence::Verdict::kOk) ++outcome.not_ok;
+    PPS_RETURN_IF_ERROR(evidence::AppendManifest(
+        paths, id, SampleState::kCompleted,
+        {{"verdict", evidence::VerdictName(v.verdict)}, {"detail", v.detail}}));
     ++outcome.completed;
     ++ran;
     if (o.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));

@@ -29,15 +29,6 @@ struct NodeEvidence {
   std::string gpu_csv;  // nvidia-smi CSV after the sample
 };
 
-// The engine's own verdict of a sample, from what it saw of the servers
-// (the evidence adds requests_failed and log_findings, analysis/sample.h).
-// Names as the manifest records them.
-inline constexpr const char* kVerdictOk = "ok";
-inline constexpr const char* kVerdictFailedToStart = "engine_failed_to_start";
-inline constexpr const char* kVerdictDied = "engine_died";
-inline constexpr const char* kVerdictTimeout = "timeout";
-inline constexpr const char* kVerdictPreflight = "preflight_failed";
-
 // One Nsight Systems analysis of a sample (nsys/analysis_json.h's JSON):
 // per node for a profiled real server, or of the export the spec names.
 struct ProfileEvidence {
@@ -50,7 +41,9 @@ struct SampleOutput {
   std::vector<NodeEvidence> nodes;
   std::vector<ProfileEvidence> profiles;
   nlohmann::json bench;  // per-sample benchmark summary
-  std::string verdict = kVerdictOk;
+  // The engine's own verdict, from what it saw of the servers (the evidence
+  // adds requests_failed and log_findings, analysis/sample.h).
+  evidence::Verdict verdict = evidence::Verdict::kOk;
   std::string detail;  // a sentence: what went wrong, on which node
 };
 

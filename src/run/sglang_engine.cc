@@ -31,8 +31,8 @@ double BenchDeadlineS(const spec::Spec& spec, int concurrency) {
   return spec.lifecycle.request_timeout_s * std::max(1, waves) + 60;
 }
 
-void SetVerdict(SampleOutput& out, const char* verdict, std::string detail) {
-  if (out.verdict != kVerdictOk) {
+void SetVerdict(SampleOutput& out, evidence::Verdict verdict, std::string detail) {
+  if (out.verdict != evidence::Verdict::kOk) {
     out.detail += "; " + detail;  // the first failure decides; later ones are noted
     return;
   }
@@ -157,7 +157,7 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
     const std::string busy = Preflight();
     if (!busy.empty()) {
-      SetVerdict(out, kVerdictPreflight, busy);
+      SetVerdict(out, evidence::Verdict::kPreflightFailed, busy);
       Snapshot(out);
       return out;
     }
@@ -165,7 +165,7 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     server_sample_ = ctx.id;
     if (st.ok()) st = group_->WaitReady();
     if (!st.ok()) {
-      SetVerdict(out, kVerdictFailedToStart, st.error().message);
+      SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
       Snapshot(out);
       for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
       CollectLogs({}, out);
@@ -210,25 +210,28 @@ Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
     out.bench["simulated"] = false;
   }
   if (!died.empty()) {
-    SetVerdict(out, kVerdictDied, result.ok() ? died : died + ": " + result.error().message);
+    SetVerdict(out, evidence::Verdict::kEngineDied,
+               result.ok() ? died : died + ": " + result.error().message);
   } else if (!late.empty()) {
-    SetVerdict(out, kVerdictTimeout, late);
+    SetVerdict(out, evidence::Verdict::kTimeout, late);
   } else if (!result.ok()) {
-    SetVerdict(out, "requests_failed", "the benchmark failed: " + result.error().message);
+    SetVerdict(out, evidence::Verdict::kRequestsFailed,
+               "the benchmark failed: " + result.error().message);
   } else {
     for (const auto& r : out.records)
       if (r.status == workload::RequestStatus::kTimeout) {
-        SetVerdict(out, kVerdictTimeout, fmt::format("request {} timed out: {}", r.id, r.error));
+        SetVerdict(out, evidence::Verdict::kTimeout,
+                   fmt::format("request {} timed out: {}", r.id, r.error));
         break;
       }
   }
   Snapshot(out);
   const bool keep = spec_.lifecycle.reuse_server && ctx.next_same_layout &&
-                    out.verdict == kVerdictOk && !group_->FirstExited();
+                    out.verdict == evidence::Verdict::kOk && !group_->FirstExited();
   if (!keep) {
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
     const std::string held = WaitMemoryReleased();
-    if (!held.empty()) SetVerdict(out, kVerdictTimeout, held);
+    if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
     // nsys writes its report when the profiled server exits; a reused
     // server's report covers every sample it served.
     if (spec_.profile.nsys && server_sample_)

@@ -4,8 +4,8 @@
 
 namespace ppsearch::run {
 
-Verdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id,
-                      const SampleOutput& out) {
+SampleVerdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id,
+                            const SampleOutput& out) {
   // The same inputs `ppsearch report` reads back from the files, so the
   // manifest's verdict and the report's cannot disagree.
   analysis::SampleInputs in = analysis::SampleInputsFor(spec, id);

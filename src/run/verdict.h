@@ -12,12 +12,12 @@
 
 namespace ppsearch::run {
 
-struct Verdict {
-  std::string name;  // ok | engine_failed_to_start | engine_died | requests_failed | ...
+struct SampleVerdict {
+  evidence::Verdict verdict = evidence::Verdict::kOk;
   std::string detail;
 };
 
-Verdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id,
-                      const SampleOutput& out);
+SampleVerdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id,
+                            const SampleOutput& out);
 
 }  // namespace ppsearch::run

@@ -1,9 +1,9 @@
-#include "ppsearch_source_dir.h"
 #include "server/deployment.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "ppsearch_source_dir.h"
 #include "server/sglang_log.h"
 
 namespace ppsearch::server {

@@ -1,10 +1,11 @@
-#include "ppsearch_source_dir.h"
 #include "server/sglang_log.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <regex>
+
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch::server {
 namespace {

@@ -1,10 +1,10 @@
-#include "ppsearch_source_dir.h"
 #include "sglang_log/sglang_log.h"
 
 #include <gtest/gtest.h>
 
 #include "hardware/hardware.h"
 #include "model/hf_config.h"
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch::sglang_log {
 namespace {

@@ -1,4 +1,3 @@
-#include "ppsearch_source_dir.h"
 #include "spec/spec.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch_source_dir.h"
 #include "spec/engine_env.h"
 #include "spec/spec_parser.h"
 

@@ -14,7 +14,7 @@ namespace {
 constexpr int n = cost::kParamCount;
 
 TEST(EnsembleTest, SameSeedSameDrawsOtherSeedOtherDraws) {
-  const auto& hw = Example().hw;
+  const auto& hw = ExampleHardware();
   const cost::Calibration c;
   const Ensemble a = DrawEnsemble(c, hw, {32, 7}), b = DrawEnsemble(c, hw, {32, 7}),
                  other = DrawEnsemble(c, hw, {32, 8});
@@ -30,7 +30,7 @@ TEST(EnsembleTest, SameSeedSameDrawsOtherSeedOtherDraws) {
 }
 
 TEST(EnsembleTest, EveryDrawStaysInsideThePhysicalBoundsAndSomeReachThem) {
-  const auto& hw = Example().hw;
+  const auto& hw = ExampleHardware();
   const Ensemble e = DrawEnsemble(cost::Calibration(), hw, {256, 3});
   int at_upper = 0;
   for (const cost::Calibration& m : e.members)
@@ -47,7 +47,7 @@ TEST(EnsembleTest, EveryDrawStaysInsideThePhysicalBoundsAndSomeReachThem) {
 }
 
 TEST(EnsembleTest, EachParameterTakesEveryStratumOnce) {
-  const auto& hw = Example().hw;
+  const auto& hw = ExampleHardware();
   const int members = 32;
   const Ensemble e = DrawEnsemble(cost::Calibration(), hw, {members, 11});
   // host_overhead_us: prior 1000-4000 us around 2000, bounds 0-100000: never clipped.
@@ -62,7 +62,7 @@ TEST(EnsembleTest, EachParameterTakesEveryStratumOnce) {
 }
 
 TEST(EnsembleTest, IndependentParametersAreNotCorrelatedByChance) {
-  const auto& hw = Example().hw;
+  const auto& hw = ExampleHardware();
   for (uint64_t seed : {1, 2, 3}) {
     const Ensemble e = DrawEnsemble(cost::Calibration(), hw, {32, seed});
     std::array<std::vector<double>, n> x;
@@ -79,7 +79,7 @@ TEST(EnsembleTest, IndependentParametersAreNotCorrelatedByChance) {
 }
 
 TEST(EnsembleTest, DrawsFollowTheCovarianceAndAFixedParameterKeepsItsValue) {
-  const auto& hw = Example().hw;
+  const auto& hw = ExampleHardware();
   cost::Calibration c;
   c.log_covariance.assign(n * n, 0.0);
   const int a = cost::Index(cost::Param::kHostOverhead), b = cost::Index(cost::Param::kRankJitter);

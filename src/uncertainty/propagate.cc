@@ -8,18 +8,14 @@
 
 namespace ppsearch::uncertainty {
 
-MemberValues ValuesOf(const predict::PointPrediction& p) {
-  return {p.metrics.input_tps, p.metrics.ttft_s.p50, p.metrics.ttft_s.p95, p.memory.peak_mib_max};
-}
-
 Interval IntervalOf(const std::vector<double>& values) {
   if (values.empty()) return {};
   return {stats::Percentile(values, kIntervalLowPercentile),
           stats::Percentile(values, kIntervalHighPercentile)};
 }
 
-std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const PredictInputs& in,
-                                        const Ensemble& ensemble, int threads) {
+std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const Ensemble& ensemble,
+                                        const EvaluateFn& evaluate, int threads) {
   const size_t members = ensemble.members.size();
   const size_t tasks = jobs.size() * members;
   std::vector<MemberValues> values(tasks);
@@ -27,12 +23,7 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
   auto work = [&] {
     // Each task index is claimed once; the loop ends when all are claimed.
     for (size_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
-      const PointJob& job = jobs[t / members];
-      predict::PointOptions po = job.options;
-      po.keep_trace = false;
-      const predict::PointPrediction p = predict::PredictPoint(
-          *job.plan, *in.spec, *in.model, *in.hw, ensemble.members[t % members], po);
-      values[t] = ValuesOf(p);
+      values[t] = evaluate(t / members, ensemble.members[t % members]);
     }
   };
   const int n_threads =
@@ -45,8 +36,8 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
   std::vector<PointUncertainty> out;
   for (size_t j = 0; j < jobs.size(); ++j) {
     PointUncertainty u;
-    u.layout = jobs[j].plan->layout;
-    u.concurrency = jobs[j].options.concurrency;
+    u.layout = jobs[j].layout;
+    u.concurrency = jobs[j].concurrency;
     u.central = jobs[j].central;
     u.members.assign(values.begin() + j * members, values.begin() + (j + 1) * members);
     std::vector<double> tps, p50, p95, mem;

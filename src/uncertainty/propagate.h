@@ -1,13 +1,16 @@
 #pragma once
-// Carrying a calibration's uncertainty through the predictor: every point
-// (layout x concurrency) is predicted once per ensemble member, and its
+// Carrying a calibration's uncertainty through a predictor: every point
+// (layout x concurrency) is evaluated once per ensemble member, and its
 // interval is the 10th to 90th percentile of the members' values. The
 // interval says what the parameters the calibration left uncertain allow;
-// it is not measurement noise (the simulator has none per point).
+// it is not measurement noise (the simulator has none per point). The
+// predictor is passed in (predict::PredictSearch passes the simulator), so
+// this layer knows ensembles and percentiles, not how a point is predicted.
 
+#include <functional>
 #include <vector>
 
-#include "predict/predict.h"
+#include "spec/spec.h"
 #include "uncertainty/ensemble.h"
 
 namespace ppsearch::uncertainty {
@@ -30,7 +33,6 @@ struct MemberValues {
   double ttft_p95_s = 0;
   double peak_gpu_mib = 0;
 };
-MemberValues ValuesOf(const predict::PointPrediction& p);
 
 struct PointUncertainty {
   spec::LayoutSpec layout;
@@ -40,23 +42,22 @@ struct PointUncertainty {
   Interval input_tps, ttft_p50_s, ttft_p95_s, peak_gpu_mib;
 };
 
-// A point to propagate: its layout plan and the options of its central prediction.
+// A point to propagate: which point it is and its central prediction.
 struct PointJob {
-  const plan::LayoutPlan* plan = nullptr;
-  predict::PointOptions options;
-  MemberValues central;  // ValuesOf(its central prediction), carried into the result
+  spec::LayoutSpec layout;
+  int concurrency = 0;
+  MemberValues central;  // the calibration's own prediction, carried into the result
 };
 
-struct PredictInputs {
-  const spec::Spec* spec = nullptr;
-  const model::ModelDesc* model = nullptr;
-  const hardware::HardwareProfile* hw = nullptr;
-};
+// What the predictor gives for job `job` (an index into the jobs) under one
+// member's parameters. Called concurrently from several threads: it must
+// not share mutable state between calls.
+using EvaluateFn = std::function<MemberValues(size_t job, const cost::Calibration& member)>;
 
-// One PointUncertainty per job, in job order. Members are predicted on up to
-// `threads` threads; each prediction lands in its own slot, so the result
-// does not depend on the thread count. Traces are never kept.
-std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const PredictInputs& in,
-                                        const Ensemble& ensemble, int threads = 2);
+// One PointUncertainty per job, in job order. Members are evaluated on up to
+// `threads` threads; each value lands in its own slot, so the result does
+// not depend on the thread count.
+std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const Ensemble& ensemble,
+                                        const EvaluateFn& evaluate, int threads = 2);
 
 }  // namespace ppsearch::uncertainty

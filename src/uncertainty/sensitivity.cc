@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analysis/decision.h"
+#include "decide/rules.h"
 #include "stats/stats.h"
 #include "util/format.h"
 
@@ -42,7 +42,7 @@ std::vector<double> Scores(const std::vector<PointUncertainty>& points,
       values.back().push_back(p ? value(*p) : 0.0);
     }
   }
-  return analysis::RelativeScores(values, ttft);
+  return decide::RelativeScores(values, ttft);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 //    members, normalised so the shares sum to 1 (a share of the variance the
 //    parameters explain one at a time; correlated parameters share credit);
 //  - the predicted ranking of the layouts under the decision's score
-//    (analysis::RelativeScores) and, for the best and the runner-up, the
+//    (decide::RelativeScores) and, for the best and the runner-up, the
 //    margin log(score_best / score_runner_up) in every member;
 //  - for each point not yet measured, the squared Pearson correlation
 //    between its predicted log objective value and that margin: under a
@@ -45,7 +45,7 @@ double ObjectiveValue(const MemberValues& v, bool ttft);
 
 struct LayoutScore {
   spec::LayoutSpec layout;
-  double score = 0;  // analysis::RelativeScores of the central predictions
+  double score = 0;  // decide::RelativeScores of the central predictions
 };
 
 // `candidates` (layouts with a point at every level of `levels`) ranked by

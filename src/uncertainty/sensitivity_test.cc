@@ -43,7 +43,7 @@ double Log(const std::array<double, cost::kParamCount>& logs, cost::Param p) {
 class SensitivityTest : public ::testing::Test {
  protected:
   // Every parameter uncertain with its prior's spread.
-  const Ensemble e = DrawEnsemble(cost::Calibration(), Example().hw, {64, 9});
+  const Ensemble e = DrawEnsemble(cost::Calibration(), ExampleHardware(), {64, 9});
   const std::vector<int> levels = {8, 16};
   // A (PP8): rides on the expert GEMM at C=8 and a little on memory at C=16;
   // B (PP4): fixed at 900; C (PP2): slower, on the inter-node link.

@@ -1,16 +1,14 @@
 #pragma once
-// For the uncertainty tests: the example search, and a calibration whose
-// only uncertain parameter is one chosen by the test.
-
-#include <string>
+// For the uncertainty tests: the example's hardware profile, and a
+// calibration whose only uncertain parameter is one chosen by the test.
 
 #include "cost/calibration.h"
-#include "predict/example_inputs.h"
+#include "testkit/example_search.h"
 
 namespace ppsearch::uncertainty {
 
-using predict::Example;
-using predict::ExampleInputs;
+// The example search's hardware profile (RTX 6000D).
+inline const hardware::HardwareProfile& ExampleHardware() { return testkit::Example().hardware; }
 
 // Default values; log-space variance sigma^2 on `p` alone.
 inline cost::Calibration OneUncertain(cost::Param p, double sigma) {

@@ -17,7 +17,7 @@
 
 #include "util/result.h"
 
-namespace ppsearch::report {
+namespace ppsearch::testkit {
 
 struct RenderedChart {
   std::string id;
@@ -79,4 +79,4 @@ class HeadlessBrowser {
   std::vector<nlohmann::json> events_;
 };
 
-}  // namespace ppsearch::report
+}  // namespace ppsearch::testkit

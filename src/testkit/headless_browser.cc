@@ -1,4 +1,4 @@
-#include "report/headless_browser.h"
+#include "testkit/headless_browser.h"
 
 #include <fcntl.h>
 #include <png.h>
@@ -14,7 +14,7 @@
 #include "launch/process.h"
 #include "util/files.h"
 
-namespace ppsearch::report {
+namespace ppsearch::testkit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -339,4 +339,4 @@ Result<PageReport> HeadlessBrowser::Open(const std::string& path, int width_px, 
   return report;
 }
 
-}  // namespace ppsearch::report
+}  // namespace ppsearch::testkit

@@ -1,8 +1,8 @@
-#include "report/prediction.h"
+#include "analysis/prediction.h"
 
 #include <gtest/gtest.h>
 
-namespace ppsearch::report {
+namespace ppsearch::analysis {
 namespace {
 
 PredictedPoint Point(int pp, int c, double tps, uncertainty::Interval tps_i, double ttft,
@@ -36,17 +36,34 @@ TEST(PredictionOverlap, ComparesTheObjectivesIntervalsAtEachLevel) {
   EXPECT_FALSE(OverlapNote(r, pp8, pp4, false));
 }
 
-TEST(PredictionOverlap, AttachIntervalsMatchesLayoutAndConcurrency) {
-  std::vector<PredictedPoint> points = {Point(8, 8, 1, {}, 1, {}), Point(8, 16, 1, {}, 1, {})};
-  points[0].input_tps_interval.reset();
-  points[1].input_tps_interval.reset();
+TEST(PredictedPoints, CarryEachPointsFiguresAndItsOwnInterval) {
+  predict::SearchPrediction s;
+  for (int c : {8, 16}) {
+    predict::SearchPoint p;
+    p.prediction.layout = {8, 4, 4, {}};
+    p.prediction.concurrency = c;
+    p.prediction.metrics.input_tps = 100.0 * c;
+    p.prediction.memory.peak_mib_max = 70000;
+    p.prediction.memory.peak_spread_mib = 900;
+    p.prediction.sim.pp_max_micro_batch_size = 2;
+    p.cap1_input_tps = c == 16 ? 1000 : 0;
+    s.points.push_back(p);
+  }
+  std::vector<PredictedPoint> none = PredictedPoints(s);
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_FALSE(none[1].input_tps_interval);
+  EXPECT_EQ(none[1].input_tps, 1600);
+  EXPECT_EQ(none[1].cap1_input_tps, 1000);
+  EXPECT_EQ(none[0].peak_spread_mib, 900);
+  EXPECT_EQ(none[0].pp_max_micro_batch_size, 2);
   uncertainty::PointUncertainty u;
-  u.layout = points[1].layout;
+  u.layout = {8, 4, 4, {}};
   u.concurrency = 16;
   u.members.resize(4);
   u.input_tps = {10, 20};
   u.peak_gpu_mib = {70000, 70000};
-  AttachIntervals({u}, points);
+  s.intervals = {uncertainty::PointUncertainty{}, u};  // the first drew no members
+  const std::vector<PredictedPoint> points = PredictedPoints(s);
   EXPECT_FALSE(points[0].input_tps_interval);
   ASSERT_TRUE(points[1].input_tps_interval);
   EXPECT_EQ(points[1].input_tps_interval->high, 20);
@@ -54,4 +71,4 @@ TEST(PredictionOverlap, AttachIntervalsMatchesLayoutAndConcurrency) {
 }
 
 }  // namespace
-}  // namespace ppsearch::report
+}  // namespace ppsearch::analysis

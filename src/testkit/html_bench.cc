@@ -3,17 +3,15 @@
 // render a page (the example's simulation page, or the file named by
 // $PPSEARCH_BENCH_HTML, e.g. a run's report.html).
 
-#include "ppsearch_source_dir.h"
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
 
-#include "hardware/hardware.h"
-#include "model/hf_config.h"
-#include "plan/plan.h"
-#include "report/headless_browser.h"
+#include "analysis/prediction.h"
+#include "predict/search.h"
 #include "report/simulation_page.h"
-#include "spec/spec_parser.h"
+#include "testkit/example_search.h"
+#include "testkit/headless_browser.h"
 #include "util/files.h"
 
 namespace ppsearch {
@@ -26,22 +24,15 @@ struct Example {
 
 const Example& ExamplePage() {
   static const Example ex = [] {
+    const testkit::ExampleInputs& in = testkit::Example();
     Example e;
-    e.spec = *spec::LoadSpec(std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml");
-    const model::ModelDesc model = *model::LoadModel(e.spec.engine.model_config);
-    const hardware::HardwareProfile hw = *hardware::LoadHardwareProfile(e.spec.cluster.hardware);
-    const plan::Plan plan = plan::PlanSearch(e.spec, model, hw);
+    e.spec = in.spec;
     e.page.spec_path = "examples/kimi-k3-pp-search.toml";
     e.page.calibration_source = "uncalibrated";
     e.page.setup = "the example search";
-    e.page.gpu_total_mib = hw.memory_mib;
-    for (const auto& lp : plan.layouts)
-      for (int c : e.spec.sweep.concurrency) {
-        predict::PointOptions po;
-        po.concurrency = c;
-        e.page.points.push_back(predict::PredictPoint(lp, e.spec, model, hw, {}, po));
-        e.page.cap1_input_tps.push_back(0);
-      }
+    e.page.gpu_total_mib = in.hardware.memory_mib;
+    e.page.prediction.points = analysis::PredictedPoints(
+        predict::PredictSearch(in, {}, predict::SearchOptions::CentralOnly()));
     return e;
   }();
   return ex;
@@ -61,7 +52,7 @@ BENCHMARK(BM_SimulationPageHtml)->Unit(benchmark::kMillisecond);
 
 // Manual time: navigation start to the end of the load event, as the page reports it.
 void BM_ChromiumLoad(benchmark::State& state) {
-  const std::string chromium = report::FindChromium();
+  const std::string chromium = testkit::FindChromium();
   if (chromium.empty()) {
     state.SkipWithError("chromium is not installed (bash scripts/setup.sh --tests)");
     return;
@@ -76,14 +67,14 @@ void BM_ChromiumLoad(benchmark::State& state) {
     const Example& ex = ExamplePage();
     (void)WriteFileAtomic(page, report::RenderSimulationHtml(ex.spec, ex.page));
   }
-  auto browser = report::HeadlessBrowser::Start(chromium, (dir / "profile").string());
+  auto browser = testkit::HeadlessBrowser::Start(chromium, (dir / "profile").string());
   if (!browser.ok()) {
     state.SkipWithError(browser.error().message.c_str());
     return;
   }
   double wall = 0;
   for (auto _ : state) {
-    Result<report::PageReport> r = (*browser)->Open(page, 1000, 60);
+    Result<testkit::PageReport> r = (*browser)->Open(page, 1000, 60);
     if (!r.ok()) {
       state.SkipWithError(r.error().message.c_str());
       break;

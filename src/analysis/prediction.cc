@@ -1,0 +1,100 @@
+#include "analysis/prediction.h"
+
+#include <fmt/format.h>
+
+#include "cost/calibration.h"
+#include "uncertainty/overlap.h"
+#include "uncertainty/summary.h"
+
+namespace ppsearch::analysis {
+
+const PredictedPoint* RunPrediction::Find(const spec::LayoutSpec& layout, int concurrency) const {
+  for (const PredictedPoint& p : points)
+    if (p.layout == layout && p.concurrency == concurrency) return &p;
+  return nullptr;
+}
+
+std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& prediction) {
+  std::vector<PredictedPoint> out;
+  for (size_t i = 0; i < prediction.points.size(); ++i) {
+    const predict::PointPrediction& p = prediction.points[i].prediction;
+    PredictedPoint pp;
+    pp.layout = p.layout;
+    pp.concurrency = p.concurrency;
+    pp.input_tps = p.metrics.input_tps;
+    pp.ttft_p50_s = p.metrics.ttft_s.p50;
+    pp.ttft_p95_s = p.metrics.ttft_s.p95;
+    pp.stages = p.stage_shares;
+    for (const auto& s : p.memory.stages) pp.stage_peak_mib.push_back(s.peak_mib);
+    pp.peak_gpu_mib = p.memory.peak_mib_max;
+    pp.peak_spread_mib = p.memory.peak_spread_mib;
+    pp.pp_max_micro_batch_size = p.sim.pp_max_micro_batch_size;
+    pp.cap1_input_tps = prediction.points[i].cap1_input_tps;
+    if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i);
+        u != nullptr && !u->members.empty()) {
+      pp.input_tps_interval = u->input_tps;
+      pp.ttft_p50_interval = u->ttft_p50_s;
+      pp.ttft_p95_interval = u->ttft_p95_s;
+      pp.peak_gpu_mib_interval = u->peak_gpu_mib;
+    }
+    out.push_back(std::move(pp));
+  }
+  return out;
+}
+
+std::optional<std::string> OverlapNote(const RunPrediction& prediction,
+                                       const spec::LayoutSpec& primary,
+                                       const spec::LayoutSpec& runner_up, bool ttft) {
+  auto levels = [&](const spec::LayoutSpec& layout) {
+    std::vector<uncertainty::LevelInterval> out;
+    for (const PredictedPoint& p : prediction.points) {
+      const auto& i = ttft ? p.ttft_p50_interval : p.input_tps_interval;
+      if (p.layout == layout && i) out.push_back({p.concurrency, *i});
+    }
+    return out;
+  };
+  const auto a = levels(primary), b = levels(runner_up);
+  if (a.empty() || b.empty()) return std::nullopt;
+  return uncertainty::OverlapNote(primary, a, runner_up, b, uncertainty::ObjectiveName(ttft));
+}
+
+RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
+                         const std::string& calibration_path) {
+  RunPrediction out;
+  const bool calibrated = !calibration_path.empty();
+  if (!simulated && !calibrated) {
+    out.note =
+        "No prediction: this run was measured and holds no calibration in metadata/; `ppsearch "
+        "simulate SPEC --calibration FILE --html FILE` shows the simulator's view of it";
+    return out;
+  }
+  if (inputs == nullptr) {
+    out.note = "No prediction: the model config or hardware profile did not load";
+    return out;
+  }
+  cost::Calibration calibration;
+  if (calibrated) {
+    Result<cost::Calibration> loaded = cost::LoadCalibration(calibration_path);
+    if (!loaded.ok()) {
+      out.note = "No prediction: " + loaded.error().message;
+      return out;
+    }
+    calibration = *loaded;
+  }
+  predict::SearchOptions options;  // the default draws
+  out.points = PredictedPoints(predict::PredictSearch(*inputs, calibration, options));
+  out.interval_members = options.ensemble.members;
+  out.note =
+      std::string("Predicted by the simulator from this run's spec") +
+      (calibrated ? " and calibration (`metadata/calibration.json`)"
+                  : " with the hardware profile as shipped (no calibration)") +
+      (simulated ? ", without repeat noise: the central value the repeats scatter around"
+                 : ": what the calibrated model expects, to set against the measured medians") +
+      fmt::format(
+          "; in brackets, the 10th\u201390th percentile over {} draws of the parameters "
+          "the calibration left uncertain (not measurement noise)",
+          options.ensemble.members);
+  return out;
+}
+
+}  // namespace ppsearch::analysis

@@ -1,0 +1,30 @@
+#include "decide/rules.h"
+
+#include <cmath>
+
+namespace ppsearch::decide {
+
+std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
+                                   bool lower_is_better) {
+  std::vector<double> scores(values.size(), 0.0);
+  const size_t levels = values.empty() ? 0 : values.front().size();
+  for (size_t l = 0; l < values.size(); ++l) {
+    double log_sum = 0;
+    int n = 0;
+    for (size_t c = 0; c < levels; ++c) {
+      double best = 0;
+      for (const std::vector<double>& other : values) {
+        const double value = other[c];
+        if (best == 0 || (lower_is_better ? value < best : value > best)) best = value;
+      }
+      const double value = values[l][c];
+      if (value <= 0 || best <= 0) continue;
+      log_sum += std::log(lower_is_better ? best / value : value / best);
+      ++n;
+    }
+    scores[l] = n > 0 ? std::exp(log_sum / n) : 0;
+  }
+  return scores;
+}
+
+}  // namespace ppsearch::decide

@@ -1,0 +1,30 @@
+#pragma once
+// The decision's rules on plain numbers, shared by the decision on measured
+// evidence (analysis/) and the ranking of predictions (uncertainty/,
+// predict/): one definition of the score and of the headroom test, whoever
+// holds the numbers.
+
+#include <vector>
+
+namespace ppsearch::decide {
+
+// Each layout's score from its objective value per concurrency level
+// (values[layout][level], every layout with the same levels): the geometric
+// mean over the levels of value / best (lower_is_better: best / value),
+// where best is the best value of any layout at that level; a level where
+// the value is not positive is left out of that layout's mean. 1.0 means
+// best everywhere; a layout that wins one level by 10% and loses the other
+// by 10% scores about 0.995 against one that is second at both.
+std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
+                                   bool lower_is_better);
+
+// The decision's headroom rule: a layout keeps enough memory when its
+// worst rank leaves at least `min_headroom_mib` of the GPU's total.
+inline double HeadroomMib(double gpu_total_mib, double peak_mib) {
+  return gpu_total_mib - peak_mib;
+}
+inline bool MeetsHeadroom(double headroom_mib, double min_headroom_mib) {
+  return headroom_mib >= min_headroom_mib;
+}
+
+}  // namespace ppsearch::decide

@@ -1,0 +1,40 @@
+#include "decide/rules.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ppsearch::decide {
+namespace {
+
+TEST(RelativeScores, GeometricMeanOfValueOverBestPerLevel) {
+  // Layout 0 wins level 0 by 10% and loses level 1 by 10%; layout 1 the reverse.
+  const std::vector<std::vector<double>> tps = {{110, 100}, {100, 110}, {105, 105}};
+  const std::vector<double> s = RelativeScores(tps, /*lower_is_better=*/false);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_NEAR(s[0], std::sqrt(1.0 * (100.0 / 110.0)), 1e-12);
+  EXPECT_NEAR(s[1], s[0], 1e-12);
+  EXPECT_NEAR(s[2], 105.0 / 110.0, 1e-12);
+}
+
+TEST(RelativeScores, LowerIsBetterUsesBestOverValue) {
+  const std::vector<double> s = RelativeScores({{2.0}, {4.0}}, /*lower_is_better=*/true);
+  EXPECT_DOUBLE_EQ(s[0], 1.0);
+  EXPECT_DOUBLE_EQ(s[1], 0.5);
+}
+
+TEST(RelativeScores, NonPositiveLevelsAreLeftOut) {
+  const std::vector<double> s = RelativeScores({{100, 0}, {50, 80}}, false);
+  EXPECT_DOUBLE_EQ(s[0], 1.0);                     // only level 0 counts
+  EXPECT_NEAR(s[1], std::sqrt(0.5 * 1.0), 1e-12);  // 80 is best at level 1
+  EXPECT_DOUBLE_EQ(RelativeScores({{0}}, false)[0], 0.0);
+}
+
+TEST(Headroom, AtLeastTheMinimumQualifies) {
+  EXPECT_DOUBLE_EQ(HeadroomMib(85651, 81355), 4296);
+  EXPECT_TRUE(MeetsHeadroom(4296, 4296));
+  EXPECT_FALSE(MeetsHeadroom(4295.5, 4296));
+}
+
+}  // namespace
+}  // namespace ppsearch::decide

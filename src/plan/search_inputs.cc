@@ -1,0 +1,81 @@
+#include "plan/search_inputs.h"
+
+#include "model/hf_config.h"
+#include "plan/spec_hardware.h"
+#include "spec/spec_parser.h"
+
+namespace ppsearch::plan {
+namespace {
+
+Status ApplySelection(const std::vector<spec::LayoutSpec>& layouts,
+                      const std::vector<int>& concurrency, spec::Spec& spec) {
+  if (!layouts.empty()) {
+    std::vector<spec::LayoutSpec> out;
+    for (spec::LayoutSpec layout : layouts) {
+      for (const spec::LayoutSpec& candidate : spec.sweep.layouts)
+        if (candidate == layout) layout = candidate;
+      out.push_back(layout);
+    }
+    spec.sweep.layouts = std::move(out);
+  }
+  if (!concurrency.empty()) {
+    for (int c : concurrency)
+      if (c <= 0)
+        return MakeError("--concurrency " + std::to_string(c) + ": expected a positive integer");
+    spec.sweep.concurrency = concurrency;
+  }
+  return Status::Ok();
+}
+
+// Whatever keeps a spec's inputs from loading (an unreadable model config
+// included) is a configuration error: the user fixes the spec or its files.
+Error AsConfigError(Error e) {
+  e.kind = ErrorKind::kConfig;
+  return e;
+}
+
+}  // namespace
+
+const LayoutPlan* SearchInputs::Find(const spec::LayoutSpec& layout) const {
+  for (const LayoutPlan& lp : plan.layouts)
+    if (lp.layout == layout) return &lp;
+  return nullptr;
+}
+
+Result<SearchInputs> LoadSearchInputs(const InputsOptions& options) {
+  Result<spec::Spec> spec = spec::LoadSpec(options.spec_path, options.overrides);
+  if (!spec.ok()) return AsConfigError(spec.error());
+  return LoadSearchInputs(std::move(spec).value(), options.layouts, options.concurrency);
+}
+
+Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path) {
+  InputsOptions options;
+  options.spec_path = spec_path;
+  return LoadSearchInputs(options);
+}
+
+Result<SearchInputs> LoadSearchInputs(spec::Spec spec, const std::vector<spec::LayoutSpec>& layouts,
+                                      const std::vector<int>& concurrency) {
+  PPS_RETURN_IF_ERROR(ApplySelection(layouts, concurrency, spec));
+  Result<model::ModelDesc> model = LoadSpecModel(spec);
+  if (!model.ok()) return AsConfigError(model.error());
+  Result<hardware::HardwareProfile> hw = LoadSpecHardware(spec);
+  if (!hw.ok()) return AsConfigError(hw.error());
+  SearchInputs in{std::move(spec), std::move(model).value(), std::move(hw).value(), {}};
+  in.plan = PlanSearch(in.spec, in.model, in.hardware);
+  return in;
+}
+
+Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec) {
+  return model::LoadModel(spec.engine.model_config);
+}
+
+std::vector<Error> InputErrors(const spec::Spec& spec) {
+  std::vector<Error> errors;
+  if (Result<model::ModelDesc> m = LoadSpecModel(spec); !m.ok()) errors.push_back(m.error());
+  if (Result<hardware::HardwareProfile> h = LoadSpecHardware(spec); !h.ok())
+    errors.push_back(h.error());
+  return errors;
+}
+
+}  // namespace ppsearch::plan

@@ -1,0 +1,55 @@
+#pragma once
+// The one way in: a search's inputs (the spec with its --set overrides, the
+// model config it names, the hardware profile with the spec's attention
+// backend applied, and the plan of every layout), loaded the same way by
+// every command, the run analysis, the backtest, the benchmarks and the
+// tests. No command-line parsing and no exit codes here: errors are returned.
+
+#include <string>
+#include <vector>
+
+#include "hardware/hardware.h"
+#include "model/model.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::plan {
+
+struct SearchInputs {
+  spec::Spec spec;
+  model::ModelDesc model;
+  hardware::HardwareProfile hardware;
+  Plan plan;  // planned after the selection below was applied
+
+  // The planned layout with this PP/TP/EP, or nullptr.
+  const LayoutPlan* Find(const spec::LayoutSpec& layout) const;
+};
+
+struct InputsOptions {
+  std::string spec_path;
+  std::vector<std::string> overrides;  // "key.path=value", in command-line order
+  // Narrow the search: only these layouts (the spec's own entry when one of
+  // its layouts matches, so messages point into the file), these levels.
+  std::vector<spec::LayoutSpec> layouts;
+  std::vector<int> concurrency;
+};
+
+// Reads the spec, then LoadSearchInputs(spec, ...).
+Result<SearchInputs> LoadSearchInputs(const InputsOptions& options);
+// The spec file as it is, every layout and level.
+Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path);
+// For a spec already in hand (a run's recorded spec, a backtest case).
+Result<SearchInputs> LoadSearchInputs(spec::Spec spec,
+                                      const std::vector<spec::LayoutSpec>& layouts = {},
+                                      const std::vector<int>& concurrency = {});
+
+// The model config a spec names, alone (what a run's description records of
+// it when the hardware profile no longer matters).
+Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec);
+
+// The model config and hardware profile a spec names, each error kept: what
+// `validate` lists all at once. Empty when both load.
+std::vector<Error> InputErrors(const spec::Spec& spec);
+
+}  // namespace ppsearch::plan

@@ -1,0 +1,77 @@
+#include "predict/search.h"
+
+#include "decide/rules.h"
+
+namespace ppsearch::predict {
+namespace {
+
+PointOptions OptionsAt(const plan::SearchInputs& in, int concurrency) {
+  PointOptions po;
+  po.concurrency = concurrency;
+  po.seed = in.spec.workload.seed;
+  return po;
+}
+
+// The layouts the decision may pick, by the headroom rule on the predicted peak.
+std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
+                                                 const std::vector<SearchPoint>& points) {
+  std::vector<spec::LayoutSpec> out;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    for (const SearchPoint& sp : points)
+      if (sp.plan == &lp) {
+        const double headroom =
+            decide::HeadroomMib(in.hardware.memory_mib, sp.prediction.memory.peak_mib_max);
+        if (decide::MeetsHeadroom(headroom, in.spec.decision.min_headroom_mib))
+          out.push_back(lp.layout);
+        break;
+      }
+  return out;
+}
+
+}  // namespace
+
+uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
+  return {p.metrics.input_tps, p.metrics.ttft_s.p50, p.metrics.ttft_s.p95, p.memory.peak_mib_max};
+}
+
+SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                               const SearchOptions& options) {
+  SearchPrediction out;
+  out.ensemble = options.ensemble;
+  for (const plan::LayoutPlan& lp : in.plan.layouts) {
+    if (!lp.valid) continue;
+    for (int c : in.spec.sweep.concurrency) {
+      PointOptions po = OptionsAt(in, c);
+      po.keep_trace = options.keep_trace;
+      SearchPoint sp{PredictPoint(lp, in.spec, in.model, in.hardware, calibration, po), &lp, 0};
+      if (options.cap_check && lp.layout.pp > 1) {
+        po.keep_trace = false;
+        po.pp_max_micro_batch_size = 1;
+        sp.cap1_input_tps =
+            PredictPoint(lp, in.spec, in.model, in.hardware, calibration, po).metrics.input_tps;
+      }
+      out.points.push_back(std::move(sp));
+    }
+  }
+  const uncertainty::Ensemble ensemble =
+      uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble);
+  if (ensemble.members.empty()) return out;
+  std::vector<uncertainty::PointJob> jobs;
+  for (const SearchPoint& sp : out.points)
+    jobs.push_back({sp.plan->layout, sp.prediction.concurrency, ValuesOf(sp.prediction)});
+  const auto evaluate = [&](size_t job, const cost::Calibration& member) {
+    const SearchPoint& sp = out.points[job];
+    return ValuesOf(PredictPoint(*sp.plan, in.spec, in.model, in.hardware, member,
+                                 OptionsAt(in, sp.prediction.concurrency)));
+  };
+  out.intervals = uncertainty::Propagate(jobs, ensemble, evaluate, options.threads);
+  uncertainty::SummaryInputs si;
+  si.levels = in.spec.sweep.concurrency;
+  si.ttft = in.spec.decision.objective == "ttft_p50";
+  si.candidates = HeadroomCandidates(in, out.points);
+  si.measured = options.measured;
+  out.summary = uncertainty::Summarize(out.intervals, ensemble, si);
+  return out;
+}
+
+}  // namespace ppsearch::predict

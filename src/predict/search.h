@@ -1,0 +1,62 @@
+#pragma once
+// Predicting a whole search: every point (valid layout x concurrency) of the
+// inputs' sweep, what pp-max-micro-batch-size = 1 would cost there when
+// asked, and each point's interval over the calibration's uncertainty with
+// what the intervals say about the choice. The one predictor of a search:
+// `simulate`, the run analysis behind `report`, and the benchmarks call it.
+// Pure: the same inputs, calibration and options give the same prediction.
+
+#include <cstdint>
+#include <vector>
+
+#include "cost/calibration.h"
+#include "plan/search_inputs.h"
+#include "predict/predict.h"
+#include "uncertainty/summary.h"
+
+namespace ppsearch::predict {
+
+struct SearchOptions {
+  // Also predict every PP > 1 point with pp-max-micro-batch-size = 1.
+  bool cap_check = false;
+  bool keep_trace = false;
+  // Draws behind the intervals; members 0: no intervals and no summary.
+  uncertainty::EnsembleOptions ensemble;
+  // The layouts the calibration was fitted to (where the next-measurement
+  // advice starts from); empty when it names none.
+  std::vector<spec::LayoutSpec> measured;
+  int threads = 2;  // the result does not depend on it
+
+  // Central values only: no intervals.
+  static SearchOptions CentralOnly() {
+    SearchOptions o;
+    o.ensemble.members = 0;
+    return o;
+  }
+};
+
+struct SearchPoint {
+  PointPrediction prediction;
+  const plan::LayoutPlan* plan = nullptr;  // into the inputs' plan
+  double cap1_input_tps = 0;               // with pp-max-micro-batch-size = 1; 0: not run
+};
+
+struct SearchPrediction {
+  std::vector<SearchPoint> points;  // valid layouts in plan order, then concurrency
+  // One per point, same order; empty when no intervals were drawn.
+  std::vector<uncertainty::PointUncertainty> intervals;
+  uncertainty::UncertaintySummary summary;
+  uncertainty::EnsembleOptions ensemble;  // what the intervals were drawn with
+
+  const uncertainty::PointUncertainty* IntervalOf(size_t point) const {
+    return point < intervals.size() ? &intervals[point] : nullptr;
+  }
+};
+
+// What the intervals carry of one prediction.
+uncertainty::MemberValues ValuesOf(const PointPrediction& p);
+
+SearchPrediction PredictSearch(const plan::SearchInputs& inputs,
+                               const cost::Calibration& calibration, const SearchOptions& options);
+
+}  // namespace ppsearch::predict

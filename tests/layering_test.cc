@@ -1,0 +1,177 @@
+// The source map is a test: src/README.md states the folders in floors, and
+// every #include between folders must point to a lower floor. An arrow
+// sideways or upwards (which is how a folder cycle starts) fails here, the
+// way configure fails on a source that is in no list.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ppsearch_source_dir.h"
+
+namespace ppsearch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Test support (tests, benchmarks and the helpers they share) may include
+// this top folder; product code may not.
+constexpr const char* kTestKit = "testkit";
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// "floor 3: cost plan" lines of README.md -> folder -> floor. A folder named
+// twice is reported through `problems`.
+std::map<std::string, int> ReadFloors(const fs::path& readme, std::vector<std::string>& problems) {
+  std::map<std::string, int> floors;
+  std::istringstream in(Slurp(readme));
+  const std::regex line_re(R"(^\s*floor\s+(\d+):\s*(.*)$)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re)) continue;
+    std::istringstream names(m[2].str());
+    for (std::string name; names >> name;) {
+      if (floors.count(name))
+        problems.push_back(readme.string() + ": folder " + name + " is on two floors");
+      floors[name] = std::stoi(m[1].str());
+    }
+  }
+  return floors;
+}
+
+bool IsTestSupport(const fs::path& file) {
+  const std::string name = file.filename().string();
+  return name.find("_test") != std::string::npos || name.find("_bench") != std::string::npos ||
+         name.find("_testing") != std::string::npos || name == "test_export.cc" ||
+         name == "test_export.h" || name == "scripted_server.cc" || name == "scripted_server.h";
+}
+
+// Every arrow that breaks the floors under `src`, as "FILE:LINE: A (floor
+// a) includes B (floor b): ..."; empty when the map holds.
+std::vector<std::string> LayeringViolations(const fs::path& src) {
+  std::vector<std::string> out;
+  const std::map<std::string, int> floors = ReadFloors(src / "README.md", out);
+  if (floors.empty()) return {(src / "README.md").string() + ": no 'floor N: folders' lines"};
+  const std::regex include_re(R"re(^\s*#\s*include\s+"([^/"]+)/[^"]+")re");
+  for (const fs::directory_entry& dir : fs::directory_iterator(src)) {
+    if (!dir.is_directory()) continue;
+    const std::string from = dir.path().filename().string();
+    const auto from_floor = floors.find(from);
+    if (from_floor == floors.end()) {
+      out.push_back(dir.path().string() + ": folder " + from +
+                    " is on no floor of src/README.md's map");
+      continue;
+    }
+    for (const fs::directory_entry& file : fs::directory_iterator(dir.path())) {
+      const std::string ext = file.path().extension().string();
+      if (ext != ".cc" && ext != ".h") continue;
+      std::istringstream text(Slurp(file.path()));
+      int line_no = 0;
+      for (std::string line; std::getline(text, line);) {
+        ++line_no;
+        std::smatch m;
+        if (!std::regex_search(line, m, include_re)) continue;
+        const std::string to = m[1].str();
+        if (to == from || !fs::is_directory(src / to)) continue;
+        if (to == kTestKit && (from == kTestKit || IsTestSupport(file.path()))) continue;
+        const auto to_floor = floors.find(to);
+        const std::string where = file.path().string() + ":" + std::to_string(line_no) + ": ";
+        if (to == kTestKit) {
+          out.push_back(where + "product code includes " + to + "/ (test support only)");
+        } else if (to_floor == floors.end()) {
+          out.push_back(where + "includes " + to + "/, which is on no floor");
+        } else if (to_floor->second >= from_floor->second) {
+          out.push_back(where + from + " (floor " + std::to_string(from_floor->second) +
+                        ") includes " + to + " (floor " + std::to_string(to_floor->second) +
+                        "): a folder may include only folders on lower floors");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+class LayeringTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ =
+        fs::temp_directory_path() /
+        ("ppsearch_layering_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    Write("README.md", "    floor 2: run\n    floor 1: plan sim\n    floor 0: util\n");
+    Write("util/result.h", "#pragma once\n");
+    Write("plan/plan.cc", "#include \"plan/plan.h\"\n#include \"util/result.h\"\n");
+    Write("sim/engine.cc", "#include <vector>\n#include \"util/result.h\"\n");
+    Write("run/runner.cc", "#include \"plan/plan.h\"\n#include \"sim/engine.h\"\n");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void Write(const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text;
+  }
+  fs::path root_;
+};
+
+TEST(Layering, TheSourceTreeKeepsItsMap) {
+  const std::vector<std::string> v = LayeringViolations(fs::path(PPSEARCH_SOURCE_DIR) / "src");
+  std::string all;
+  for (const std::string& s : v) all += s + "\n";
+  EXPECT_TRUE(v.empty()) << all;
+}
+
+TEST_F(LayeringTest, DownwardArrowsPass) { EXPECT_TRUE(LayeringViolations(root_).empty()); }
+
+TEST_F(LayeringTest, AnUpwardIncludeFailsWithFileLineAndFloors) {
+  Write("plan/plan.cc", "#include \"plan/plan.h\"\n\n#include \"run/runner.h\"\n");
+  const std::vector<std::string> v = LayeringViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "plan/plan.cc").string() +
+                      ":3: plan (floor 1) includes run (floor 2): a folder may include only "
+                      "folders on lower floors");
+}
+
+TEST_F(LayeringTest, ASidewaysIncludeFailsSoNoCycleCanForm) {
+  Write("sim/engine.cc", "#include \"plan/plan.h\"\n");
+  const std::vector<std::string> v = LayeringViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("sim (floor 1) includes plan (floor 1)"), std::string::npos) << v[0];
+}
+
+TEST_F(LayeringTest, TestsObeyTheFloorsToo) {
+  Write("sim/engine_test.cc", "#include \"run/runner.h\"\n");
+  EXPECT_EQ(LayeringViolations(root_).size(), 1u);
+}
+
+TEST_F(LayeringTest, TestKitIsForTestsOnly) {
+  Write("README.md", "floor 3: testkit\nfloor 2: run\nfloor 1: plan sim\nfloor 0: util\n");
+  Write("testkit/example.h", "#include \"run/runner.h\"\n");
+  Write("plan/plan_test.cc", "#include \"testkit/example.h\"\n");
+  EXPECT_TRUE(LayeringViolations(root_).empty());
+  Write("plan/plan.cc", "#include \"testkit/example.h\"\n");
+  const std::vector<std::string> v = LayeringViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("product code includes testkit/"), std::string::npos) << v[0];
+}
+
+TEST_F(LayeringTest, AFolderOffTheMapFails) {
+  Write("newthing/x.cc", "#include \"util/result.h\"\n");
+  const std::vector<std::string> v = LayeringViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("folder newthing is on no floor"), std::string::npos) << v[0];
+}
+
+}  // namespace
+}  // namespace ppsearch
