@@ -5,64 +5,30 @@
 #include <algorithm>
 #include <set>
 
+#include "evidence/medians_csv.h"
 #include "util/files.h"
 
 namespace ppsearch::analysis {
-namespace {
-
-std::optional<double> OptionalNumber(const CsvTable& table, size_t row, const std::string& name,
-                                     Error* error) {
-  if (table.Column(name) < 0) return std::nullopt;
-  const std::string& cell = table.rows[row][static_cast<size_t>(table.Column(name))];
-  if (cell.empty()) return std::nullopt;
-  Result<double> v = CsvNumber(table, row, name);
-  if (!v.ok()) {
-    *error = v.error();
-    return std::nullopt;
-  }
-  return *v;
-}
-
-}  // namespace
-
 Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table) {
-  for (const char* col : {"pp", "tp", "ep", "concurrency", "input_tps_median", "ttft_p50_s_median"})
-    if (table.Column(col) < 0)
-      return MakeError(
-          table.path + ":1: missing column '" + col +
-          "' in the header (a CSV of medians needs pp, tp, ep, concurrency, input_tps_median, "
-          "ttft_p50_s_median)");
+  PPS_ASSIGN_OR_RETURN(evidence::MediansCsv csv, evidence::ParseMediansCsv(table));
   std::vector<PointSummary> out;
-  for (size_t i = 0; i < table.rows.size(); ++i) {
+  for (const evidence::MedianRow& row : csv.rows) {
+    if (!row.measured) continue;  // no valid repeat: nothing to take deltas against
     PointSummary p;
-    PPS_ASSIGN_OR_RETURN(double pp, CsvNumber(table, i, "pp"));
-    PPS_ASSIGN_OR_RETURN(double tp, CsvNumber(table, i, "tp"));
-    PPS_ASSIGN_OR_RETURN(double ep, CsvNumber(table, i, "ep"));
-    PPS_ASSIGN_OR_RETURN(double c, CsvNumber(table, i, "concurrency"));
-    PPS_ASSIGN_OR_RETURN(p.input_tps_median, CsvNumber(table, i, "input_tps_median"));
-    PPS_ASSIGN_OR_RETURN(p.ttft_p50_s_median, CsvNumber(table, i, "ttft_p50_s_median"));
-    p.layout.pp = static_cast<int>(pp);
-    p.layout.tp = static_cast<int>(tp);
-    p.layout.ep = static_cast<int>(ep);
-    p.layout.origin.file = table.path;
-    p.layout.origin.line = table.row_lines[i];
-    p.concurrency = static_cast<int>(c);
-    Error error;
-    p.repeats = static_cast<int>(OptionalNumber(table, i, "repeats", &error).value_or(0));
-    p.valid_repeats = p.repeats;
-    p.requests_completed =
-        static_cast<int>(OptionalNumber(table, i, "requests_completed", &error).value_or(0));
-    p.requests_total =
-        static_cast<int>(OptionalNumber(table, i, "requests_total", &error).value_or(0));
-    p.ttft_p95_s_median = OptionalNumber(table, i, "ttft_p95_s_median", &error).value_or(0);
-    p.input_tps_spread = OptionalNumber(table, i, "input_tps_spread", &error).value_or(0);
-    p.ttft_p50_s_spread = OptionalNumber(table, i, "ttft_p50_s_spread", &error).value_or(0);
-    p.peak_gpu_mib = OptionalNumber(table, i, "peak_gpu_mib", &error);
-    p.gpu_total_mib = OptionalNumber(table, i, "gpu_total_mib", &error);
-    p.headroom_mib = OptionalNumber(table, i, "headroom_mib", &error);
-    if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib)
-      p.headroom_mib = *p.gpu_total_mib - *p.peak_gpu_mib;
-    if (!error.message.empty()) return error;
+    p.layout = row.layout;
+    p.concurrency = row.concurrency;
+    p.repeats = row.repeats.value_or(0);
+    p.valid_repeats = row.valid_repeats.value_or(p.repeats);
+    p.requests_completed = row.requests_completed.value_or(0);
+    p.requests_total = row.requests_total.value_or(0);
+    p.input_tps_median = row.input_tps_median;
+    p.ttft_p50_s_median = row.ttft_p50_s_median.value_or(0);
+    p.ttft_p95_s_median = row.ttft_p95_s_median.value_or(0);
+    p.input_tps_spread = row.input_tps_spread.value_or(0);
+    p.ttft_p50_s_spread = row.ttft_p50_s_spread.value_or(0);
+    p.peak_gpu_mib = row.peak_gpu_mib;
+    p.gpu_total_mib = row.gpu_total_mib;
+    p.headroom_mib = row.headroom_mib;
     p.imported = true;
     out.push_back(p);
   }

@@ -16,10 +16,9 @@
 
 namespace ppsearch::analysis {
 
-// Rows of a CSV of medians. Required columns: pp, tp, ep, concurrency,
-// input_tps_median, ttft_p50_s_median; optional: repeats, requests_completed,
-// requests_total, ttft_p95_s_median, input_tps_spread, ttft_p50_s_spread,
-// peak_gpu_mib, gpu_total_mib, headroom_mib. Rows come back with imported = true.
+// The measured rows of a CSV of medians (evidence::ParseMediansCsv, whose
+// rule leaves out a point without valid repeats), as imported points
+// (imported = true).
 Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table);
 Result<std::vector<PointSummary>> ReadBaselineCsv(const std::string& path);
 

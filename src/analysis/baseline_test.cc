@@ -60,14 +60,28 @@ TEST(CheckCsvComparability, TheExampleSpecMatchesTheShippedCsvAndMissingLevelsAr
 
 TEST(ParseBaselineCsv, MissingColumnIsNamed) {
   Result<CsvTable> table =
-      ParseCsv("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,3000\n", "b.csv");
+      ParseCsv("pp,tp,ep,concurrency,ttft_p50_s_median\n1,32,4,8,30\n", "b.csv");
   ASSERT_TRUE(table.ok());
   Result<std::vector<PointSummary>> rows = ParseBaselineCsv(*table);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().message,
-            "b.csv:1: missing column 'ttft_p50_s_median' in the header (a CSV of medians needs "
-            "pp, tp, ep, "
-            "concurrency, input_tps_median, ttft_p50_s_median)");
+            "b.csv:1: missing column 'input_tps_median' in the header (a CSV of medians needs "
+            "pp, tp, ep, concurrency, input_tps_median)");
+}
+
+// A point whose every repeat failed has no medians to take deltas against:
+// the same rule as calibrate's.
+TEST(ParseBaselineCsv, APointWithoutValidRepeatsIsLeftOut) {
+  Result<CsvTable> table = ParseCsv(
+      "pp,tp,ep,concurrency,valid_repeats,input_tps_median,ttft_p50_s_median\n"
+      "1,32,4,8,3,3000,39\n1,32,4,16,0,,\n",
+      "b.csv");
+  ASSERT_TRUE(table.ok());
+  Result<std::vector<PointSummary>> rows = ParseBaselineCsv(*table);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].concurrency, 8);
+  EXPECT_EQ((*rows)[0].layout.origin.line, 2);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/layout_cost.h"
+#include "evidence/medians_csv.h"
 #include "predict/predict.h"
-#include "util/csv.h"
 #include "util/files.h"
 #include "util/json_file.h"
 #include "util/matrix.h"
@@ -383,78 +383,42 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
         WorstMisfit(sol.eval), assumption, names.second ? LargestOperators(in, c) : ""));
 }
 
-Result<double> PositiveColumn(const CsvTable& t, size_t r, const std::string& path,
-                              const std::string& column) {
-  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
-  if (!(v > 0))
-    return MakeError(path + ":" + std::to_string(t.row_lines[r]) + ": column '" + column +
-                     "': expected a positive number");
-  return v;
-}
-
 }  // namespace
 
-namespace {
-
-// The cell of row `r` in `column`, "" when the column is absent.
-std::string CellOf(const CsvTable& t, size_t r, const std::string& column) {
-  const int c = t.Column(column);
-  return c >= 0 && static_cast<size_t>(c) < t.rows[r].size() ? t.rows[r][c] : "";
-}
-
-}  // namespace
-
-Result<std::vector<Measurement>> LoadMeasurements(const std::string& path_in,
+Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
                                                   std::vector<std::string>* notes) {
-  std::string path = path_in;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    path = (std::filesystem::path(path) / "summary.csv").string();
-    if (!std::filesystem::exists(path, ec))
-      return MakeError(path_in + ": a directory without summary.csv (expected a run directory)");
-  }
-  PPS_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(path));
-  if (t.rows.empty()) return MakeError(path + ": no measured rows");
+  PPS_ASSIGN_OR_RETURN(evidence::MediansCsv csv, evidence::ReadMediansCsv(path));
+  if (csv.rows.empty()) return MakeError(csv.path + ": no measured rows");
   std::vector<Measurement> out;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    spec::LayoutSpec l;
-    PPS_ASSIGN_OR_RETURN(double pp, PositiveColumn(t, r, path, "pp"));
-    PPS_ASSIGN_OR_RETURN(double tp, PositiveColumn(t, r, path, "tp"));
-    PPS_ASSIGN_OR_RETURN(double ep, PositiveColumn(t, r, path, "ep"));
-    l.pp = static_cast<int>(pp);
-    l.tp = static_cast<int>(tp);
-    l.ep = static_cast<int>(ep);
-    MeasuredPoint p;
-    PPS_ASSIGN_OR_RETURN(double c, PositiveColumn(t, r, path, "concurrency"));
-    p.concurrency = static_cast<int>(c);
+  for (const evidence::MedianRow& row : csv.rows) {
     // A run's point whose every repeat failed has no medians: it says
     // nothing about speed, and the rest of the run still calibrates.
-    if (CellOf(t, r, "valid_repeats") == "0" ||
-        (t.Column("input_tps_median") >= 0 && CellOf(t, r, "input_tps_median").empty())) {
+    if (!row.measured) {
       if (notes != nullptr)
-        notes->push_back(path + ":" + std::to_string(t.row_lines[r]) + ": " + l.Label() +
-                         " C=" + std::to_string(p.concurrency) +
+        notes->push_back(csv.path + ":" + std::to_string(row.line()) + ": " + row.layout.Label() +
+                         " C=" + std::to_string(row.concurrency) +
                          " has no valid repeats; left out of the fit");
       continue;
     }
-    PPS_ASSIGN_OR_RETURN(p.input_tps, PositiveColumn(t, r, path, "input_tps_median"));
-    for (auto [column, field] : {std::pair{"ttft_p50_s_median", &p.ttft_p50_s},
-                                 std::pair{"ttft_p95_s_median", &p.ttft_p95_s},
-                                 std::pair{"peak_gpu_mib", &p.peak_gpu_mib}})
-      if (!CellOf(t, r, column).empty()) {  // an empty cell: not measured
-        PPS_ASSIGN_OR_RETURN(*field, CsvNumber(t, r, column));
-      }
-    auto it =
-        std::find_if(out.begin(), out.end(), [&](const Measurement& m) { return m.layout == l; });
+    MeasuredPoint p;
+    p.concurrency = row.concurrency;
+    p.input_tps = row.input_tps_median;
+    p.ttft_p50_s = row.ttft_p50_s_median.value_or(0);  // unset: not measured
+    p.ttft_p95_s = row.ttft_p95_s_median.value_or(0);
+    p.peak_gpu_mib = row.peak_gpu_mib.value_or(0);
+    spec::LayoutSpec layout = row.layout;
+    layout.origin = {};
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const Measurement& m) { return m.layout == layout; });
     if (it == out.end()) {
-      out.push_back(Measurement{l, {}, std::nullopt, path});
+      out.push_back(Measurement{layout, {}, std::nullopt, csv.path});
       it = out.end() - 1;
     }
     it->points.push_back(p);
   }
-  if (out.empty()) return MakeError(path + ": no measured point with valid repeats");
-  if (notes != nullptr && CellOf(t, 0, "simulated") == "true")
-    notes->push_back(path +
+  if (out.empty()) return MakeError(csv.path + ": no measured point with valid repeats");
+  if (notes != nullptr && csv.rows.front().simulated.value_or(false))
+    notes->push_back(csv.path +
                      ": these medians come from the simulated engine, not from hardware: a fit "
                      "to them recovers the calibration that produced them");
   return out;

@@ -93,12 +93,16 @@ TEST_F(MeasurementFileTest, OptionalColumnsAndProfile) {
 
 TEST_F(MeasurementFileTest, MissingColumn) {
   const std::string csv = Write("m.csv", "pp,tp,concurrency,input_tps_median\n1,32,8,3257.96\n");
-  EXPECT_EQ(ErrorFor(csv), csv + ": missing column 'ep'");
+  EXPECT_EQ(ErrorFor(csv), csv +
+                               ":1: missing column 'ep' in the header (a CSV of medians needs "
+                               "pp, tp, ep, concurrency, input_tps_median)");
 }
 
 TEST_F(MeasurementFileTest, MissingThroughputColumn) {
   const std::string csv = Write("m.csv", "pp,tp,ep,concurrency\n1,32,4,8\n");
-  EXPECT_EQ(ErrorFor(csv), csv + ": missing column 'input_tps_median'");
+  EXPECT_EQ(ErrorFor(csv), csv +
+                               ":1: missing column 'input_tps_median' in the header (a CSV of "
+                               "medians needs pp, tp, ep, concurrency, input_tps_median)");
 }
 
 TEST_F(MeasurementFileTest, SeveralLayoutsInOneCsv) {

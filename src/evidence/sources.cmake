@@ -2,4 +2,5 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/evidence.cc
+  src/evidence/medians_csv.cc
   src/evidence/verdict.cc)

@@ -1,0 +1,107 @@
+#include "evidence/medians_csv.h"
+
+#include <cmath>
+#include <filesystem>
+
+namespace ppsearch::evidence {
+namespace {
+
+std::string At(const CsvTable& t, size_t r) {
+  return t.path + ":" + std::to_string(t.row_lines[r]);
+}
+
+// The cell of row `r` in `column`, "" when the column is absent.
+std::string Cell(const CsvTable& t, size_t r, const std::string& column) {
+  const int c = t.Column(column);
+  return c >= 0 && static_cast<size_t>(c) < t.rows[r].size() ? t.rows[r][c] : "";
+}
+
+Result<int> PositiveInt(const CsvTable& t, size_t r, const std::string& column) {
+  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
+  if (!(v >= 1 && v <= 1e9 && v == std::floor(v)))
+    return MakeError(At(t, r) + ": column '" + column + "': expected a positive integer, got " +
+                     Cell(t, r, column));
+  return static_cast<int>(v);
+}
+
+// An optional number: unset when the column is absent or the cell empty.
+Result<std::optional<double>> Optional(const CsvTable& t, size_t r, const std::string& column) {
+  if (Cell(t, r, column).empty()) return std::optional<double>();
+  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
+  return std::optional<double>(v);
+}
+
+Result<std::optional<int>> OptionalCount(const CsvTable& t, size_t r, const std::string& column) {
+  PPS_ASSIGN_OR_RETURN(std::optional<double> v, Optional(t, r, column));
+  if (!v) return std::optional<int>();
+  if (!(*v >= 0 && *v <= 1e9 && *v == std::floor(*v)))
+    return MakeError(At(t, r) + ": column '" + column + "': expected a count, got " +
+                     Cell(t, r, column));
+  return std::optional<int>(static_cast<int>(*v));
+}
+
+Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
+  PPS_ASSIGN_OR_RETURN(row.layout.pp, PositiveInt(t, r, "pp"));
+  PPS_ASSIGN_OR_RETURN(row.layout.tp, PositiveInt(t, r, "tp"));
+  PPS_ASSIGN_OR_RETURN(row.layout.ep, PositiveInt(t, r, "ep"));
+  row.layout.origin.file = t.path;
+  row.layout.origin.line = t.row_lines[r];
+  PPS_ASSIGN_OR_RETURN(row.concurrency, PositiveInt(t, r, "concurrency"));
+  PPS_ASSIGN_OR_RETURN(row.repeats, OptionalCount(t, r, "repeats"));
+  PPS_ASSIGN_OR_RETURN(row.valid_repeats, OptionalCount(t, r, "valid_repeats"));
+  PPS_ASSIGN_OR_RETURN(row.requests_completed, OptionalCount(t, r, "requests_completed"));
+  PPS_ASSIGN_OR_RETURN(row.requests_total, OptionalCount(t, r, "requests_total"));
+  const std::string simulated = Cell(t, r, "simulated");
+  if (simulated == "true" || simulated == "false") row.simulated = simulated == "true";
+  row.measured = row.valid_repeats != 0 && !Cell(t, r, "input_tps_median").empty();
+  if (!row.measured) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(row.input_tps_median, CsvNumber(t, r, "input_tps_median"));
+  if (!(row.input_tps_median > 0))
+    return MakeError(At(t, r) + ": column 'input_tps_median': expected a positive number");
+  const std::pair<const char*, std::optional<double>*> optional[] = {
+      {"input_tps_spread", &row.input_tps_spread},
+      {"ttft_p50_s_median", &row.ttft_p50_s_median},
+      {"ttft_p50_s_spread", &row.ttft_p50_s_spread},
+      {"ttft_p95_s_median", &row.ttft_p95_s_median},
+      {"peak_gpu_mib", &row.peak_gpu_mib},
+      {"gpu_total_mib", &row.gpu_total_mib},
+      {"headroom_mib", &row.headroom_mib}};
+  for (const auto& [column, field] : optional) {
+    PPS_ASSIGN_OR_RETURN(*field, Optional(t, r, column));
+  }
+  if (!row.headroom_mib && row.peak_gpu_mib && row.gpu_total_mib)
+    row.headroom_mib = *row.gpu_total_mib - *row.peak_gpu_mib;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
+  for (const char* col : {"pp", "tp", "ep", "concurrency", "input_tps_median"})
+    if (table.Column(col) < 0)
+      return MakeError(table.path + ":1: missing column '" + col +
+                       "' in the header (a CSV of medians needs pp, tp, ep, concurrency, "
+                       "input_tps_median)");
+  MediansCsv out;
+  out.path = table.path;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    MedianRow row;
+    PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+Result<MediansCsv> ReadMediansCsv(const std::string& path) {
+  std::string file = path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    file = (std::filesystem::path(path) / "summary.csv").string();
+    if (!std::filesystem::exists(file, ec))
+      return MakeError(path + ": a directory without summary.csv (expected a run directory)");
+  }
+  PPS_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(file));
+  return ParseMediansCsv(table);
+}
+
+}  // namespace ppsearch::evidence

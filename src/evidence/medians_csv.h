@@ -1,0 +1,47 @@
+#pragma once
+// A CSV of medians: one row per layout x concurrency, as a run's summary.csv
+// holds them and as a measured baseline is kept (data/baseline/*.csv). The
+// one reader of the format, with one rule for every caller (the baseline
+// import, calibrate, compare, backtest):
+//   - required columns: pp, tp, ep, concurrency (positive integers) and
+//     input_tps_median;
+//   - a row without medians (valid_repeats = 0, or an empty
+//     input_tps_median: every repeat of that point failed) says nothing
+//     about speed: it is read with `measured` false and its figures unset;
+//   - a measured row's input_tps_median is a positive number; the other
+//     columns are optional, and an empty cell is "not recorded".
+// Column meanings: docs/formats.md.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+#include "util/csv.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+struct MedianRow {
+  spec::LayoutSpec layout;  // origin: the file and the row's line
+  int concurrency = 0;
+  bool measured = true;  // false: no valid repeat, no medians
+  std::optional<int> repeats, valid_repeats, requests_completed, requests_total;
+  double input_tps_median = 0;  // positive when measured
+  std::optional<double> input_tps_spread, ttft_p50_s_median, ttft_p50_s_spread, ttft_p95_s_median,
+      peak_gpu_mib, gpu_total_mib, headroom_mib;
+  std::optional<bool> simulated;  // the `simulated` column, when present
+
+  int line() const { return layout.origin.line; }
+};
+
+struct MediansCsv {
+  std::string path;  // the file read (a run directory's summary.csv)
+  std::vector<MedianRow> rows;
+};
+
+Result<MediansCsv> ParseMediansCsv(const CsvTable& table);
+// `path` is the CSV, or a run directory whose summary.csv is read.
+Result<MediansCsv> ReadMediansCsv(const std::string& path);
+
+}  // namespace ppsearch::evidence
