@@ -19,6 +19,7 @@
 #include "report/simulation_page.h"
 #include "report/uncertainty_tables.h"
 #include "sim/trace.h"
+#include "text/table.h"
 #include "uncertainty/summary.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -221,7 +222,7 @@ void PrintUncertainty(const uncertainty::UncertaintySummary& s,
   std::cout << "\n# sensitivity: each parameter's share of the variance of a layout's predicted "
                "input TPS it explains alone (squared rank correlation across the draws; + when "
                "TPS rises with it), and its calibration status\n";
-  std::cout << report::RenderTextTable(report::SensitivityTable(s, calibration));
+  std::cout << text::RenderTextTable(report::SensitivityTable(s, calibration));
   const std::vector<std::string> lines = report::DecisionUncertaintyLines(s, objective);
   if (lines.empty()) return;
   std::cout << "\n# decision under uncertainty (predicted)\n";

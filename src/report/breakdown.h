@@ -18,6 +18,6 @@ Section PredictionSection(const RunPrediction& prediction,
                           const std::vector<analysis::PointSummary>& measured);
 
 // Per stage of each predicted point: the five shares and the peak memory.
-Table BreakdownTable(const RunPrediction& prediction);
+text::Table BreakdownTable(const RunPrediction& prediction);
 
 }  // namespace ppsearch::report

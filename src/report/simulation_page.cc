@@ -34,7 +34,7 @@ Section Results(const spec::Spec& spec, const SimulationPage& page,
 }
 
 Section Memory(const SimulationPage& page) {
-  Table t;
+  text::Table t;
   t.header = {"PP / TP / EP", "Peak GPU memory MiB", "GPU total MiB", "Remaining MiB",
               "Stage spread MiB"};
   t.left = {true, false, false, false, false};
@@ -55,7 +55,7 @@ Section Memory(const SimulationPage& page) {
 }
 
 std::optional<Section> CapCheck(const SimulationPage& page) {
-  Table t;
+  text::Table t;
   t.header = {"PP / TP / EP", "C", "Default cap", "Input TPS", "Input TPS with cap 1", "Change"};
   t.left = {true, false, false, false, false, false};
   for (size_t i = 0; i < page.points.size() && i < page.cap1_input_tps.size(); ++i) {
