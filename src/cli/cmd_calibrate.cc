@@ -13,6 +13,7 @@
 #include "calibrate/fit.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "text/table.h"
 #include "util/files.h"
 #include "util/format.h"
 
@@ -70,33 +71,36 @@ Status CheckOutputDirectory(const std::string& output) {
 std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds, 2) + " s" : "-"; }
 
 void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
-  std::cout << "layout          C   input TPS measured   predicted   error     "
-               "TTFT p50 measured   predicted   error     peak MiB measured   predicted\n";
+  text::Table t{{"layout", "C", "input TPS measured", "predicted", "error", "TTFT p50 measured",
+                 "predicted", "error", "peak MiB measured", "predicted"},
+                {},
+                {true}};
   for (const auto& r : points)
-    std::cout << fmt::format(
-        "{:<14} {:>3}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}   {:>17}   {:>9}\n",
-        r.layout.Label(), r.concurrency, FormatNumber(r.measured_tps, 2),
-        FormatNumber(r.predicted_tps, 2), FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
-        TtftCell(r.measured_ttft_p50_s), TtftCell(r.predicted_ttft_p50_s),
-        r.measured_ttft_p50_s > 0
-            ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
-            : "-",
-        r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
-        FormatNumber(r.predicted_peak_mib, 0));
+    t.rows.push_back({r.layout.Label(), std::to_string(r.concurrency),
+                      FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
+                      FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
+                      TtftCell(r.measured_ttft_p50_s), TtftCell(r.predicted_ttft_p50_s),
+                      r.measured_ttft_p50_s > 0
+                          ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
+                          : "-",
+                      r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
+                      FormatNumber(r.predicted_peak_mib, 0)});
+  std::cout << text::RenderTextTable(t);
 }
 
 void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {
   const auto& c = fit.calibration;
-  std::cout << "parameter              value      bounds            prior             status\n";
+  text::Table params{
+      {"parameter", "value", "bounds", "prior", "status"}, {}, {true, true, true, true, true}};
   for (const auto& p : cost::AllParams()) {
     const int i = cost::Index(p.param);
     const cost::Range b = cost::Bounds(p.param, hw), prior = cost::Prior(p.param, hw);
-    std::cout << fmt::format("{:<22} {:<10.4g} {:<17} {:<17} {}\n", p.name, c.value[i],
-                             fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi),
-                             fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
-                             cost::ParamStatusName(c.status[i]));
+    params.rows.push_back({std::string(p.name), fmt::format("{:.4g}", c.value[i]),
+                           fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi),
+                           fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
+                           cost::ParamStatusName(c.status[i])});
   }
-  std::cout << "\n";
+  std::cout << text::RenderTextTable(params) << "\n";
   for (const auto& p : cost::AllParams())
     std::cout << p.name << ": " << c.note[cost::Index(p.param)] << "\n";
   std::cout << "\nresiduals (fitted points)\n";

@@ -182,18 +182,21 @@ void PrintBreakdown(const std::vector<SimulatedPoint>& points) {
         "{}  C={}  all-reduce/forward {} ({} across nodes)  exposed comm {}  bubble {}\n",
         p.layout.Label(), p.concurrency, lp.allreduce_per_forward,
         lp.cross_node_allreduce_per_forward, Pct(p.exposed_comm_share), Pct(p.bubble_share));
+    text::Table t{
+        {"stage", "layers", "TP group", "compute", "comm", "pp-recv", "gaps", "idle", "peak"},
+        {},
+        {false, true, true, false, false, false, false, false, false}};
     for (size_t s = 0; s < p.stage_shares.size(); ++s) {
       const auto& sh = p.stage_shares[s];
       const auto& st = lp.stages[s];
-      std::cout << fmt::format(
-          "  stage {}  layers [{},{})  TP group {:<11} compute {:>6}  comm {:>6}  "
-          "pp-recv {:>6}  gaps {:>5}  idle {:>6}  peak {} MiB\n",
-          s, st.first_layer, st.end_layer,
-          st.collectives.crosses_nodes() ? fmt::format("{} nodes", st.collectives.nodes_spanned)
-                                         : std::string("node-local"),
-          Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead), Pct(sh.idle),
-          FormatNumber(p.memory.stages[s].peak_mib, 0));
+      t.rows.push_back({std::to_string(s), fmt::format("[{},{})", st.first_layer, st.end_layer),
+                        st.collectives.crosses_nodes()
+                            ? fmt::format("{} nodes", st.collectives.nodes_spanned)
+                            : std::string("node-local"),
+                        Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead),
+                        Pct(sh.idle), FormatNumber(p.memory.stages[s].peak_mib, 0) + " MiB"});
     }
+    std::cout << text::Indent(text::RenderTextTable(t), 2);
     if (!p.memory.stages.empty()) {
       const auto& tight = p.memory.stages[p.memory.tightest_stage];
       std::cout << fmt::format("  tightest: stage {} ({}); headroom {} MiB\n",
