@@ -116,30 +116,26 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
   for (const auto& s : c.infeasible) std::cout << "\ninfeasible: " << s << "\n";
 }
 
-void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
-  auto fail = [&exit_code](const std::string& message, int code = kExitConfigError) {
-    std::cerr << "error: " << message << "\n";
-    exit_code = code;
-  };
-  if (Status s = CheckOutputDirectory(opts.output); !s.ok()) return fail(s.error().message);
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {}, exit_code);
-  if (!in) return;
+Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
+  PPS_RETURN_IF_ERROR(CheckOutputDirectory(opts.output));
+  Result<SearchInputs> in = LoadSearchInputs(opts.spec, {});
+  if (!in.ok()) return in.error();
   calibrate::FitInputs fi;
   for (const auto& path : opts.measured) {
     std::vector<std::string> notes;
     auto m = calibrate::LoadMeasurements(path, &notes);
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-    if (!m.ok()) return fail(m.error().message);
+    if (!m.ok()) return m.error();
     for (auto& one : *m) {
       for (const auto& seen : fi.measurements)
         if (seen.layout == one.layout)
-          return fail(path + ": " + one.layout.Label() + " is also measured in " + seen.source);
+          return MakeError(path + ": " + one.layout.Label() + " is also measured in " +
+                           seen.source);
       fi.measurements.push_back(std::move(one));
     }
   }
   for (const auto& path : opts.profile_summaries)
-    if (Status s = calibrate::AttachProfileSummary(path, fi.measurements); !s.ok())
-      return fail(s.error().message);
+    PPS_RETURN_IF_ERROR(calibrate::AttachProfileSummary(path, fi.measurements));
   // Plan each measured layout against this spec's cluster and model.
   for (const auto& m : fi.measurements)
     fi.plans.push_back(plan::PlanLayout(m.layout, in->spec, in->model, in->hardware));
@@ -147,22 +143,21 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   fi.model = &in->model;
   fi.hw = &in->hardware;
   Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
-  if (!fit.ok()) return fail(fit.error().message);
+  if (!fit.ok()) return fit.error();
   std::string layouts;
   for (const auto& m : fi.measurements) layouts += (layouts.empty() ? "" : ", ") + m.layout.Label();
   std::cout << fmt::format("# ppsearch calibrate: {} on {}\n", layouts, in->hardware.name);
   PrintFit(*fit, in->hardware);
   cost::Calibration to_save = fit->calibration;
   to_save.source = opts.output;
-  if (Status s = cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements));
-      !s.ok())
-    return ReportError(s.error(), exit_code);
+  PPS_RETURN_IF_ERROR(cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements)));
   std::cout << "calibration written to " << opts.output << "\n";
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddCalibrateCommand(CLI::App& app, int& exit_code) {
+Runner AddCalibrateCommand(CLI::App& app) {
   auto opts = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
       "calibrate",
@@ -178,7 +173,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                   "JSON with exposed_nccl_share_of_prefill_window_median (and \"layout\" when "
                   "several layouts are measured); repeatable");
   sub->add_option("-o,--output", opts->output, "Calibration file to write")->capture_default_str();
-  sub->callback([opts, &exit_code] { RunCalibrate(*opts, exit_code); });
+  return [opts] { return RunCalibrate(*opts); };
 }
 
 }  // namespace ppsearch::cli

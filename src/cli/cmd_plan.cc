@@ -82,24 +82,15 @@ Result<std::vector<spec::LayoutSpec>> SelectLayouts(const spec::Spec& spec,
   return out;
 }
 
-void RunPlan(const PlanOptions& opts, int& exit_code) {
-  std::optional<spec::Spec> spec = LoadSpecOrReport(opts.spec, exit_code);
-  if (!spec) return;
-  auto fail = [&exit_code](const Error& error) {
-    std::cerr << "error: " << error.message << "\n";
-    exit_code = kExitConfigError;
-  };
+Result<ExitCode> RunPlan(const PlanOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, LoadSpec(opts.spec));
   if (!opts.layouts.empty()) {
-    Result<std::vector<spec::LayoutSpec>> selected = SelectLayouts(*spec, opts.layouts);
-    if (!selected.ok()) return fail(selected.error());
-    spec->sweep.layouts = std::move(selected).value();
+    PPS_ASSIGN_OR_RETURN(spec.sweep.layouts, SelectLayouts(spec, opts.layouts));
   }
-  Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
-  if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
-  if (!hw.ok()) return fail(hw.error());
+  PPS_ASSIGN_OR_RETURN(const model::ModelDesc model, model::LoadModel(spec.engine.model_config));
+  PPS_ASSIGN_OR_RETURN(const hardware::HardwareProfile hw, plan::LoadSpecHardware(spec));
 
-  const plan::Plan result = plan::PlanSearch(*spec, *model, *hw);
+  const plan::Plan result = plan::PlanSearch(spec, model, hw);
   if (opts.json) {
     std::cout << plan::PlanToJson(result).dump(2) << "\n";
   } else {
@@ -107,12 +98,12 @@ void RunPlan(const PlanOptions& opts, int& exit_code) {
   }
   // Invalid layouts are a config error even though the plan was printed:
   // scripts gate a sweep on this exit code.
-  if (!result.all_valid()) exit_code = kExitConfigError;
+  return result.all_valid() ? kExitOk : kExitConfigError;
 }
 
 }  // namespace
 
-void AddPlanCommand(CLI::App& app, int& exit_code) {
+Runner AddPlanCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "plan",
       "Check each layout against the model and cluster; print rank maps, TP groups, pipeline "
@@ -126,7 +117,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       ->type_name("PP/TP/EP")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->callback([opts, &exit_code] { RunPlan(*opts, exit_code); });
+  return [opts] { return RunPlan(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -272,24 +272,24 @@ PointSpread PropagateToPoints(const SimulateOptions& opts, const SearchInputs& i
   return out;
 }
 
-void RunSimulate(const SimulateOptions& opts, int& exit_code) {
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection, exit_code);
-  if (!in) return;
+Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
+  Result<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection);
+  if (!in.ok()) return in.error();
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     Result<cost::Calibration> loaded = cost::LoadCalibration(opts.calibration_path);
-    if (!loaded.ok()) {
-      std::cerr << "error: " << loaded.error().message << "\n";
-      exit_code = kExitConfigError;
-      return;
-    }
+    if (!loaded.ok()) return loaded.error();
     calibration = *loaded;
   }
+  // The valid layouts are still predicted and printed; the invalid ones make
+  // the outcome an error, reported after them.
+  std::vector<std::string> errors;
+  bool invalid = false;
   std::vector<SimulatedPoint> points;
   for (const auto& lp : in->plan.layouts) {
     if (!lp.valid) {
-      for (const auto& e : lp.errors) std::cerr << "error: " << e.message << "\n";
-      exit_code = kExitConfigError;
+      for (const auto& e : lp.errors) errors.push_back(e.message);
+      invalid = true;
       continue;
     }
     for (int c : in->spec.sweep.concurrency) {
@@ -382,9 +382,8 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
     page.interval_seed = opts.ensemble.seed;
     if (Status s = WriteFileAtomic(opts.html_path, report::RenderSimulationHtml(in->spec, page));
         !s.ok()) {
-      std::cerr << "error: " << s.error().message << "\n";
-      exit_code = kExitFailure;
-      return;
+      errors.push_back(s.error().message);
+      return ErrorLines(errors, ErrorKind::kIo);
     }
     std::cerr << "page written to " << opts.html_path << " (open it in a browser)\n";
   }
@@ -403,17 +402,18 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       tps.push_back(std::move(tp));
     }
     if (Status s = WriteFileAtomic(opts.trace_path, sim::TraceToJson(tps).dump() + "\n"); !s.ok()) {
-      std::cerr << "error: " << s.error().message << "\n";
-      exit_code = kExitFailure;
-      return;
+      errors.push_back(s.error().message);
+      return ErrorLines(errors, ErrorKind::kIo);
     }
     std::cerr << "trace written to " << opts.trace_path << " (open in ui.perfetto.dev)\n";
   }
+  if (invalid) return ErrorLines(errors);
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, int& exit_code) {
+Runner AddSimulateCommand(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* sub = app.add_subcommand(
       "simulate", "Predict every layout x concurrency point with the calibrated performance model");
@@ -436,7 +436,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--interval-seed", opts->ensemble.seed,
                   "Seed of the draws (the same seed gives the same intervals)")
       ->default_val(opts->ensemble.seed);
-  sub->callback([opts, &exit_code] { RunSimulate(*opts, exit_code); });
+  return [opts] { return RunSimulate(*opts); };
 }
 
 }  // namespace ppsearch::cli

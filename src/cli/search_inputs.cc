@@ -1,9 +1,7 @@
 #include "cli/search_inputs.h"
 
 #include <cstdio>
-#include <iostream>
 
-#include "cli/command.h"
 #include "model/hf_config.h"
 #include "plan/spec_hardware.h"
 
@@ -59,21 +57,13 @@ Status ApplySelection(const PointSelection& selection, spec::Spec& spec) {
 
 }  // namespace
 
-std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
-                                             const PointSelection& selection, int& exit_code) {
-  std::optional<spec::Spec> spec = LoadSpecOrReport(spec_options, exit_code);
-  if (!spec) return std::nullopt;
-  auto fail = [&exit_code](const Error& error) -> std::optional<SearchInputs> {
-    std::cerr << "error: " << error.message << "\n";
-    exit_code = kExitConfigError;
-    return std::nullopt;
-  };
-  if (Status s = ApplySelection(selection, *spec); !s.ok()) return fail(s.error());
-  Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
-  if (!model.ok()) return fail(model.error());
-  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(*spec);
-  if (!hw.ok()) return fail(hw.error());
-  SearchInputs in{std::move(*spec), std::move(model).value(), std::move(hw).value(), {}};
+Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
+                                      const PointSelection& selection) {
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, LoadSpec(spec_options));
+  PPS_RETURN_IF_ERROR(ApplySelection(selection, spec));
+  PPS_ASSIGN_OR_RETURN(model::ModelDesc model, model::LoadModel(spec.engine.model_config));
+  PPS_ASSIGN_OR_RETURN(hardware::HardwareProfile hw, plan::LoadSpecHardware(spec));
+  SearchInputs in{std::move(spec), std::move(model), std::move(hw), {}};
   in.plan = plan::PlanSearch(in.spec, in.model, in.hardware);
   return in;
 }

@@ -4,7 +4,6 @@
 // the --layout / --concurrency selectors that narrow a search to some points.
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +33,8 @@ void AddPointSelection(CLI::App* sub, PointSelection& selection);
 // "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4" -> {8, 4, 4}.
 Result<spec::LayoutSpec> ParseLayoutArg(const std::string& text);
 
-// Loads spec, model and hardware, narrows to the selection and plans. On
-// failure prints "error: ..." and sets exit_code to kExitConfigError.
-std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
-                                             const PointSelection& selection, int& exit_code);
+// Loads spec, model and hardware, narrows to the selection and plans.
+Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
+                                      const PointSelection& selection);
 
 }  // namespace ppsearch::cli
