@@ -4,6 +4,7 @@
 
 #include "cost/calibration.h"
 #include "cost/parameters.h"
+#include "text/table.h"
 #include "util/files.h"
 #include "util/format.h"
 
@@ -25,6 +26,13 @@ std::string ModelName(const std::string& config_path) {
   const std::string& path = json && !dir.empty() ? dir : config_path;
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  return lines;
 }
 
 struct Totals {
@@ -62,41 +70,52 @@ void RenderCase(const CaseResult& c, std::string& out) {
     if (!r.calibration_from.empty())
       out += fmt::format("# {} ({}, quantization {}) is predicted with the fit of {}\n", r.name,
                          ModelName(r.model), r.weights, r.calibration_from);
-  out += fmt::format("{:<22} {:<13} {:<10} {:<8} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
-                     "configuration", "layout", "hardware", "weights", "chunk", "dynamic", "C",
-                     "input TPS", "TTFT p50");
+  text::Table configurations{{"configuration", "layout", "hardware", "weights", "chunk", "dynamic",
+                              "C", "input TPS", "TTFT p50"},
+                             {},
+                             {true, true, true, true, false, false, false, false, false}};
   for (const ConfigurationResult& r : c.configurations)
-    out +=
-        fmt::format("{:<22} {:<13} {:<10} {:<8} {:>7} {:>8} {:>4} {:>11} {:>10}\n",
-                    r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware, r.weights,
-                    r.chunked_prefill_size, r.dynamic_chunking ? "yes" : "no", r.concurrency,
-                    FormatNumber(r.prediction.input_tps, 1), Value(r.prediction.ttft_p50_s, "s"));
+    configurations.rows.push_back({r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(),
+                                   r.hardware, r.weights, std::to_string(r.chunked_prefill_size),
+                                   r.dynamic_chunking ? "yes" : "no", std::to_string(r.concurrency),
+                                   FormatNumber(r.prediction.input_tps, 1),
+                                   Value(r.prediction.ttft_p50_s, "s")});
+  out += text::RenderTextTable(configurations);
   out += "(* calibration configuration)\n\n";
-  out += fmt::format("{:<46} {:>12} {:>12} {:>9}  {}\n", "figure", "reference", "predicted",
-                     "error", "within " + Tolerance(c.tolerance));
+  text::Table figures{
+      {"figure", "reference", "predicted", "error", "within " + Tolerance(c.tolerance)},
+      {},
+      {true, false, false, false, true}};
   for (const FigureResult& f : c.figures)
-    out += fmt::format("{:<46} {:>12} {:>12} {:>9}  {}\n", f.label, Value(f.reference, f.unit),
-                       Value(f.predicted, f.unit), FormatSignedPercent(f.error, 1),
-                       f.within ? "yes" : "NO");
+    figures.rows.push_back({f.label, Value(f.reference, f.unit), Value(f.predicted, f.unit),
+                            FormatSignedPercent(f.error, 1), f.within ? "yes" : "NO"});
+  out += text::RenderTextTable(figures);
   if (!c.signs.empty()) {
-    out += fmt::format("\n{:<62} {}\n", "comparison (implied by the references)", "predicted");
+    text::Table signs{{"comparison (implied by the references)", "predicted"}, {}, {true, true}};
     for (const SignResult& s : c.signs)
-      out += fmt::format(
-          "{:<62} {}\n",
-          s.better + " beats " + s.worse + " in " + s.metric + " (" + s.implied_by + ")",
-          s.right ? "right" : "WRONG");
+      signs.rows.push_back(
+          {s.better + " beats " + s.worse + " in " + s.metric + " (" + s.implied_by + ")",
+           s.right ? "right" : "WRONG"});
+    out += '\n';
+    out += text::RenderTextTable(signs);
   }
   if (!c.refusals.empty()) {
-    out += fmt::format("\n{:<62} {}\n", "cannot run (the source says so)", "ppsearch");
-    for (const RefusalResult& r : c.refusals) {
-      const bool planned = r.reason.empty();
-      out += fmt::format("{:<62} {}\n", r.configuration + " " + r.layout.Label(),
-                         r.refused ? "refuses it"
-                         : planned ? "PLANS IT"
-                                   : "REFUSES IT FOR ANOTHER REASON");
+    text::Table refusals{{"cannot run (the source says so)", "ppsearch"}, {}, {true, true}};
+    for (const RefusalResult& r : c.refusals)
+      refusals.rows.push_back({r.configuration + " " + r.layout.Label(),
+                               r.refused          ? "refuses it"
+                               : r.reason.empty() ? "PLANS IT"
+                                                  : "REFUSES IT FOR ANOTHER REASON"});
+    // Each refusal's row, then the sentences behind it.
+    const std::vector<std::string> lines = Lines(text::RenderTextTable(refusals));
+    out += '\n';
+    out += lines[0] + "\n";
+    for (size_t i = 0; i < c.refusals.size(); ++i) {
+      const RefusalResult& r = c.refusals[i];
+      out += lines[i + 1] + "\n";
       if (!r.what.empty()) out += "  source: " + r.what + "\n";
       if (!r.because.empty()) out += "  expected reason: " + r.because + "\n";
-      if (!planned) out += "  ppsearch: " + r.reason + "\n";
+      if (!r.reason.empty()) out += "  ppsearch: " + r.reason + "\n";
     }
   }
   out += fmt::format("# {}: {}/{} figures within {}, {}/{} signs right{}\n\n", c.name,

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "text/table.h"
 #include "util/format.h"
 
 namespace ppsearch::bench {
@@ -59,22 +60,20 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
                    o.output_tokens, FormatNumber(o.timeout_s, 0)));
   line(fmt::format("# seed: {}  token ids: [{}, {})  shared prefix: {} tokens", o.prompt.seed,
                    o.prompt.min_token_id, o.prompt.vocab_size, o.prompt.shared_prefix_tokens));
-  constexpr const char* kRow =
-      "{:>9} {:>9} {:>7} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} "
-      "{:>10}";
-  line(fmt::format(kRow, "#requests", "ok", "errors", "duration", "req_rate", "input_tput",
-                   "output_tput", "ttft_mean", "ttft_p50", "ttft_p95", "ttft_p99", "ttft_max",
-                   "e2e_p50", "e2e_p99"));
-  std::string units = fmt::format(kRow, "", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)",
-                                  "(ms)", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)");
-  units[0] = '#';
-  line(units);
-  line(fmt::format(kRow, m.requests_total, m.requests_completed,
-                   m.requests_total - m.requests_completed, FormatNumber(m.duration_s, 3),
-                   FormatNumber(m.request_throughput, 2), FormatNumber(m.input_tps, 1),
-                   FormatNumber(m.output_tps, 1), Ms(m.ttft_s.mean), Ms(m.ttft_s.p50),
-                   Ms(m.ttft_s.p95), Ms(m.ttft_s.p99), Ms(m.ttft_s.max), Ms(m.e2e_s.p50),
-                   Ms(m.e2e_s.p99)));
+  text::Table t{{"requests", "ok", "errors", "duration", "req_rate", "input_tput", "output_tput",
+                 "ttft_mean", "ttft_p50", "ttft_p95", "ttft_p99", "ttft_max", "e2e_p50", "e2e_p99"},
+                {},
+                {},
+                {"", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)", "(ms)", "(ms)", "(ms)",
+                 "(ms)", "(ms)", "(ms)"},
+                /*commented_header=*/true};
+  t.rows.push_back({std::to_string(m.requests_total), std::to_string(m.requests_completed),
+                    std::to_string(m.requests_total - m.requests_completed),
+                    FormatNumber(m.duration_s, 3), FormatNumber(m.request_throughput, 2),
+                    FormatNumber(m.input_tps, 1), FormatNumber(m.output_tps, 1), Ms(m.ttft_s.mean),
+                    Ms(m.ttft_s.p50), Ms(m.ttft_s.p95), Ms(m.ttft_s.p99), Ms(m.ttft_s.max),
+                    Ms(m.e2e_s.p50), Ms(m.e2e_s.p99)});
+  out += text::RenderTextTable(t);
   if (m.requests_completed < m.requests_total) line("# errors: " + ErrorBreakdown(r));
   line("# " + BenchVerdict(r));
   return out;

@@ -50,8 +50,9 @@ TEST(BenchReportTest, TextHasMetadataTwoHeadersOneRowAndAVerdict) {
   EXPECT_EQ(lines[1], "# url: http://127.0.0.1:30000  api: native (POST /generate)");
   EXPECT_EQ(lines[2],
             "# closed loop, concurrency 2; 2 requests; warm-up 0 (0 ok); cache flush: no");
-  EXPECT_EQ(lines[5].substr(0, 19), "#requests        ok");
-  EXPECT_EQ(lines[6].substr(0, 9), "#        ");
+  EXPECT_EQ(lines[5].substr(0, 24), "# requests   ok   errors");
+  EXPECT_EQ(lines[6].substr(0, 35), "#" + std::string(31, ' ') + "(s)") << lines[6];
+  EXPECT_EQ(lines[7].substr(0, 24), "         2    1        1") << lines[7];
   EXPECT_NE(lines[7].find("  200.00  "), std::string::npos) << lines[7];  // TTFT 200 ms
   EXPECT_EQ(
       lines[8],

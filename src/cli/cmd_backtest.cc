@@ -17,28 +17,25 @@ struct BacktestOptions {
   bool json = false;
 };
 
-void RunBacktest(const BacktestOptions& opts, int& exit_code) {
-  Result<std::vector<std::string>> paths = backtest::FindCases(opts.dir);
-  if (!paths.ok()) return ReportError(paths.error(), exit_code);
+Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(const std::vector<std::string> paths, backtest::FindCases(opts.dir));
   std::vector<backtest::CaseResult> results;
-  for (const std::string& path : *paths) {
-    Result<backtest::Case> c = backtest::LoadCase(path);
-    if (!c.ok()) return ReportError(c.error(), exit_code);
-    Result<backtest::CaseResult> r = backtest::RunCase(*c);
-    if (!r.ok()) return ReportError(r.error(), exit_code);
-    results.push_back(std::move(r).value());
+  for (const std::string& path : paths) {
+    PPS_ASSIGN_OR_RETURN(const backtest::Case c, backtest::LoadCase(path));
+    PPS_ASSIGN_OR_RETURN(backtest::CaseResult r, backtest::RunCase(c));
+    results.push_back(std::move(r));
   }
   if (opts.json)
     std::cout << backtest::RenderJson(results).dump(2) << "\n";
   else
     std::cout << backtest::RenderText(results);
   // Not an error: the report is complete, and the code says a check failed.
-  exit_code = backtest::AllPassed(results) ? kExitOk : kExitCheckFailed;
+  return backtest::AllPassed(results) ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace
 
-void AddBacktestCommand(CLI::App& app, int& exit_code) {
+Runner AddBacktestCommand(CLI::App& app) {
   auto opts = std::make_shared<BacktestOptions>();
   CLI::App* sub = app.add_subcommand(
       "backtest",
@@ -47,7 +44,7 @@ void AddBacktestCommand(CLI::App& app, int& exit_code) {
   sub->add_option("DIR", opts->dir, "A case folder (with case.toml) or a folder of cases")
       ->required();
   sub->add_flag("--json", opts->json, "Print the results as JSON");
-  sub->callback([opts, &exit_code] { RunBacktest(*opts, exit_code); });
+  return [opts] { return RunBacktest(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -24,30 +24,21 @@ struct BenchCommandOptions {
   CLI::Option* concurrency_flag = nullptr;
 };
 
-void RunBenchCommand(BenchCommandOptions& opts, int& exit_code) {
+Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
   const std::optional<bench::Api> api = bench::ParseApi(opts.api);
   if (!api) {
-    std::cerr << "error: --api must be 'native' (POST /generate) or 'openai' (POST "
-                 "/v1/completions), got '"
-              << opts.api << "'\n";
-    exit_code = kExitConfigError;
-    return;
+    return MakeError(
+        "--api must be 'native' (POST /generate) or 'openai' (POST /v1/completions), got '" +
+        opts.api + "'");
   }
   opts.bench.api = *api;
   // An open loop has no in-flight cap unless one is asked for.
   if (opts.bench.request_rate > 0 && opts.concurrency_flag->count() == 0)
     opts.bench.concurrency = 0;
-  if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) {
-    std::cerr << "error: " << s.error().message << "\n";
-    exit_code = kExitConfigError;
-    return;
-  }
+  if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) return s.error();
   Result<bench::BenchResult> result = bench::RunBench(opts.bench);
-  if (!result.ok()) {
-    std::cerr << "error: " << result.error().message << "\n";
-    exit_code = kExitFailure;
-    return;
-  }
+  // A server that cannot be used is the machine's failure, not the arguments' (exit 1).
+  if (!result.ok()) return MakeError(result.error().message, ErrorKind::kIo);
   if (opts.json) {
     std::cout << bench::BenchSummaryJson(opts.bench, *result)
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
@@ -57,19 +48,17 @@ void RunBenchCommand(BenchCommandOptions& opts, int& exit_code) {
   }
   if (!opts.records_path.empty()) {
     if (Status s = WriteFileAtomic(opts.records_path, evidence::RecordsToJsonl(result->records));
-        !s.ok()) {
-      std::cerr << "error: " << s.error().message << "\n";
-      exit_code = kExitFailure;
-      return;
-    }
+        !s.ok())
+      return MakeError(s.error().message, ErrorKind::kIo);
   }
+  // Failed requests are measurements, printed above; the code says some failed.
   const auto& m = result->metrics;
-  exit_code = m.requests_completed == m.requests_total ? kExitOk : kExitFailure;
+  return m.requests_completed == m.requests_total ? kExitOk : kExitFailure;
 }
 
 }  // namespace
 
-void AddBenchCommand(CLI::App& app, int& exit_code) {
+Runner AddBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchCommandOptions>();
   bench::BenchOptions& b = opts->bench;
   CLI::App* sub = app.add_subcommand(
@@ -117,7 +106,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print the summary as JSON");
   sub->add_option("--records", opts->records_path, "Write one JSON line per request to this file");
-  sub->callback([opts, &exit_code] { RunBenchCommand(*opts, exit_code); });
+  return [opts] { return RunBenchCommand(*opts); };
 }
 
 }  // namespace ppsearch::cli

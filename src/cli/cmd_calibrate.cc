@@ -13,6 +13,7 @@
 #include "calibrate/fit.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "text/table.h"
 #include "util/files.h"
 #include "util/format.h"
 
@@ -70,33 +71,36 @@ Status CheckOutputDirectory(const std::string& output) {
 std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds, 2) + " s" : "-"; }
 
 void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
-  std::cout << "layout          C   input TPS measured   predicted   error     "
-               "TTFT p50 measured   predicted   error     peak MiB measured   predicted\n";
+  text::Table t{{"layout", "C", "input TPS measured", "predicted", "error", "TTFT p50 measured",
+                 "predicted", "error", "peak MiB measured", "predicted"},
+                {},
+                {true}};
   for (const auto& r : points)
-    std::cout << fmt::format(
-        "{:<14} {:>3}   {:>18}   {:>9}   {:>7}   {:>17}   {:>9}   {:>7}   {:>17}   {:>9}\n",
-        r.layout.Label(), r.concurrency, FormatNumber(r.measured_tps, 2),
-        FormatNumber(r.predicted_tps, 2), FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
-        TtftCell(r.measured_ttft_p50_s), TtftCell(r.predicted_ttft_p50_s),
-        r.measured_ttft_p50_s > 0
-            ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
-            : "-",
-        r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
-        FormatNumber(r.predicted_peak_mib, 0));
+    t.rows.push_back({r.layout.Label(), std::to_string(r.concurrency),
+                      FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),
+                      FormatSignedPercent(r.predicted_tps / r.measured_tps - 1),
+                      TtftCell(r.measured_ttft_p50_s), TtftCell(r.predicted_ttft_p50_s),
+                      r.measured_ttft_p50_s > 0
+                          ? FormatSignedPercent(r.predicted_ttft_p50_s / r.measured_ttft_p50_s - 1)
+                          : "-",
+                      r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
+                      FormatNumber(r.predicted_peak_mib, 0)});
+  std::cout << text::RenderTextTable(t);
 }
 
 void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {
   const auto& c = fit.calibration;
-  std::cout << "parameter              value      bounds            prior             status\n";
+  text::Table params{
+      {"parameter", "value", "bounds", "prior", "status"}, {}, {true, true, true, true, true}};
   for (const auto& p : cost::AllParams()) {
     const int i = cost::Index(p.param);
     const cost::Range b = cost::Bounds(p.param, hw), prior = cost::Prior(p.param, hw);
-    std::cout << fmt::format("{:<22} {:<10.4g} {:<17} {:<17} {}\n", p.name, c.value[i],
-                             fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi),
-                             fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
-                             cost::ParamStatusName(c.status[i]));
+    params.rows.push_back({std::string(p.name), fmt::format("{:.4g}", c.value[i]),
+                           fmt::format("[{:.4g}, {:.4g}]", b.lo, b.hi),
+                           fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
+                           cost::ParamStatusName(c.status[i])});
   }
-  std::cout << "\n";
+  std::cout << text::RenderTextTable(params) << "\n";
   for (const auto& p : cost::AllParams())
     std::cout << p.name << ": " << c.note[cost::Index(p.param)] << "\n";
   std::cout << "\nresiduals (fitted points)\n";
@@ -112,30 +116,26 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
   for (const auto& s : c.infeasible) std::cout << "\ninfeasible: " << s << "\n";
 }
 
-void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
-  auto fail = [&exit_code](const std::string& message, int code = kExitConfigError) {
-    std::cerr << "error: " << message << "\n";
-    exit_code = code;
-  };
-  if (Status s = CheckOutputDirectory(opts.output); !s.ok()) return fail(s.error().message);
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {}, exit_code);
-  if (!in) return;
+Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
+  PPS_RETURN_IF_ERROR(CheckOutputDirectory(opts.output));
+  Result<SearchInputs> in = LoadSearchInputs(opts.spec, {});
+  if (!in.ok()) return in.error();
   calibrate::FitInputs fi;
   for (const auto& path : opts.measured) {
     std::vector<std::string> notes;
     auto m = calibrate::LoadMeasurements(path, &notes);
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-    if (!m.ok()) return fail(m.error().message);
+    if (!m.ok()) return m.error();
     for (auto& one : *m) {
       for (const auto& seen : fi.measurements)
         if (seen.layout == one.layout)
-          return fail(path + ": " + one.layout.Label() + " is also measured in " + seen.source);
+          return MakeError(path + ": " + one.layout.Label() + " is also measured in " +
+                           seen.source);
       fi.measurements.push_back(std::move(one));
     }
   }
   for (const auto& path : opts.profile_summaries)
-    if (Status s = calibrate::AttachProfileSummary(path, fi.measurements); !s.ok())
-      return fail(s.error().message);
+    PPS_RETURN_IF_ERROR(calibrate::AttachProfileSummary(path, fi.measurements));
   // Plan each measured layout against this spec's cluster and model.
   for (const auto& m : fi.measurements)
     fi.plans.push_back(plan::PlanLayout(m.layout, in->spec, in->model, in->hardware));
@@ -143,22 +143,21 @@ void RunCalibrate(const CalibrateOptions& opts, int& exit_code) {
   fi.model = &in->model;
   fi.hw = &in->hardware;
   Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
-  if (!fit.ok()) return fail(fit.error().message);
+  if (!fit.ok()) return fit.error();
   std::string layouts;
   for (const auto& m : fi.measurements) layouts += (layouts.empty() ? "" : ", ") + m.layout.Label();
   std::cout << fmt::format("# ppsearch calibrate: {} on {}\n", layouts, in->hardware.name);
   PrintFit(*fit, in->hardware);
   cost::Calibration to_save = fit->calibration;
   to_save.source = opts.output;
-  if (Status s = cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements));
-      !s.ok())
-    return ReportError(s.error(), exit_code);
+  PPS_RETURN_IF_ERROR(cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements)));
   std::cout << "calibration written to " << opts.output << "\n";
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddCalibrateCommand(CLI::App& app, int& exit_code) {
+Runner AddCalibrateCommand(CLI::App& app) {
   auto opts = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
       "calibrate",
@@ -174,7 +173,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                   "JSON with exposed_nccl_share_of_prefill_window_median (and \"layout\" when "
                   "several layouts are measured); repeatable");
   sub->add_option("-o,--output", opts->output, "Calibration file to write")->capture_default_str();
-  sub->callback([opts, &exit_code] { RunCalibrate(*opts, exit_code); });
+  return [opts] { return RunCalibrate(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -22,23 +22,23 @@ struct CompareOptions {
   bool json = false;
 };
 
-void RunCompare(const CompareOptions& o, int& exit_code) {
+Result<ExitCode> RunCompare(const CompareOptions& o) {
   Result<compare::Side> a = compare::LoadSide(o.a);
-  if (!a.ok()) return ReportError(MakeError("A: " + a.error().message, a.error().kind), exit_code);
+  if (!a.ok()) return MakeError("A: " + a.error().message, a.error().kind);
   Result<compare::Side> b = compare::LoadSide(o.b);
-  if (!b.ok()) return ReportError(MakeError("B: " + b.error().message, b.error().kind), exit_code);
+  if (!b.ok()) return MakeError("B: " + b.error().message, b.error().kind);
   Result<compare::Comparison> c = compare::Compare(std::move(a).value(), std::move(b).value());
-  if (!c.ok()) return ReportError(c.error(), exit_code);
+  if (!c.ok()) return c.error();
   if (o.json)
     std::cout << JsonText(report::ComparisonJson(*c), 2) << "\n";
   else
     std::cout << report::RenderComparisonText(*c);
-  exit_code = kExitOk;
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddCompareCommand(CLI::App& app, int& exit_code) {
+Runner AddCompareCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compare",
       "Compare two runs (run directories, summary.csv files or CSVs of medians): metric "
@@ -48,7 +48,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       ->required();
   sub->add_option("B", o->b, "The second side, the same kinds")->required();
   sub->add_flag("--json", o->json, "Print the comparison as JSON");
-  sub->callback([o, &exit_code] { RunCompare(*o, exit_code); });
+  return [o] { return RunCompare(*o); };
 }
 
 }  // namespace ppsearch::cli

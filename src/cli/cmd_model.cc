@@ -21,13 +21,8 @@ struct ModelOptions {
   bool layers = false;
 };
 
-int RunModel(const ModelOptions& options) {
-  Result<model::ModelDesc> loaded = model::LoadModel(options.config_path);
-  if (!loaded.ok()) {
-    std::cerr << "error: " << loaded.error().message << "\n";
-    return kExitConfigError;
-  }
-  const model::ModelDesc& desc = loaded.value();
+Result<ExitCode> RunModel(const ModelOptions& options) {
+  PPS_ASSIGN_OR_RETURN(const model::ModelDesc desc, model::LoadModel(options.config_path));
   if (options.json) {
     std::cout << model::ModelToJson(desc, options.layers).dump(2) << "\n";
     return kExitOk;
@@ -39,7 +34,7 @@ int RunModel(const ModelOptions& options) {
 
 }  // namespace
 
-void AddModelCommand(CLI::App& app, int& exit_code) {
+Runner AddModelCommand(CLI::App& app) {
   auto options = std::make_shared<ModelOptions>();
   CLI::App* command = app.add_subcommand(
       "model", "Describe a model config: layers, shapes, parameters, weight bytes, KV and state");
@@ -50,7 +45,7 @@ void AddModelCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--json", options->json, "Print JSON instead of text");
   command->add_flag("--layers", options->layers,
                     "Add a per-layer table (with --json: each layer's weight matrices)");
-  command->callback([options, &exit_code] { exit_code = RunModel(*options); });
+  return [options] { return RunModel(*options); };
 }
 
 }  // namespace ppsearch::cli

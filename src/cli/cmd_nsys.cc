@@ -42,27 +42,26 @@ Result<nsys::ProfileContext> ContextFrom(const NsysOptions& o) {
   return c;
 }
 
-void RunNsys(const NsysOptions& opts, int& exit_code) {
-  Result<nsys::ProfileContext> context = ContextFrom(opts);
-  if (!context.ok()) return ReportError(context.error(), exit_code);
-  Result<nsys::WindowChoice> window = nsys::ParseWindowChoice(opts.window, opts.gap_us);
-  if (!window.ok()) return ReportError(window.error(), exit_code);
-  Result<nsys::ProfileAnalysis> analysis = nsys::AnalyzeProfiles(opts.profiles, *window);
-  if (!analysis.ok()) return ReportError(analysis.error(), exit_code);
-  const std::string json = nsys::AnalysisJson(*analysis, *context).dump(2) + "\n";
-  if (Status s = WriteFileAtomic(opts.output, json); !s.ok())
-    return ReportError(s.error(), exit_code);
+Result<ExitCode> RunNsys(const NsysOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(const nsys::ProfileContext context, ContextFrom(opts));
+  PPS_ASSIGN_OR_RETURN(const nsys::WindowChoice window,
+                       nsys::ParseWindowChoice(opts.window, opts.gap_us));
+  PPS_ASSIGN_OR_RETURN(const nsys::ProfileAnalysis analysis,
+                       nsys::AnalyzeProfiles(opts.profiles, window));
+  const std::string json = nsys::AnalysisJson(analysis, context).dump(2) + "\n";
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(opts.output, json));
   if (opts.json) {
     std::cout << json;
-    return;
+    return kExitOk;
   }
-  std::cout << nsys::AnalysisTable(*analysis);
+  std::cout << nsys::AnalysisTable(analysis);
   std::cout << "analysis written to " << opts.output << "\n";
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddNsysCommand(CLI::App& app, int& exit_code) {
+Runner AddNsysCommand(CLI::App& app) {
   auto opts = std::make_shared<NsysOptions>();
   CLI::App* sub = app.add_subcommand(
       "nsys",
@@ -82,7 +81,7 @@ void AddNsysCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--tp-span-nodes", opts->tp_span_nodes,
                   "How many nodes each TP group spans, recorded in the JSON");
   sub->add_option("-o,--output", opts->output, "Analysis file to write")->capture_default_str();
-  sub->callback([opts, &exit_code] { RunNsys(*opts, exit_code); });
+  return [opts] { return RunNsys(*opts); };
 }
 
 }  // namespace ppsearch::cli

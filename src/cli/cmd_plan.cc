@@ -19,10 +19,9 @@ struct PlanOptions {
   std::vector<std::string> layouts;  // as typed: "8/4/4" or "PP8/TP4/EP4"
 };
 
-void RunPlan(const PlanOptions& opts, int& exit_code) {
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, {opts.layouts, {}}, exit_code);
-  if (!in) return;
-  const plan::Plan& result = in->plan;
+Result<ExitCode> RunPlan(const PlanOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {opts.layouts, {}}));
+  const plan::Plan& result = in.plan;
   if (opts.json) {
     std::cout << plan::PlanToJson(result).dump(2) << "\n";
   } else {
@@ -30,12 +29,12 @@ void RunPlan(const PlanOptions& opts, int& exit_code) {
   }
   // Invalid layouts are a config error even though the plan was printed:
   // scripts gate a sweep on this exit code.
-  if (!result.all_valid()) exit_code = kExitConfigError;
+  return result.all_valid() ? kExitOk : kExitConfigError;
 }
 
 }  // namespace
 
-void AddPlanCommand(CLI::App& app, int& exit_code) {
+Runner AddPlanCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "plan",
       "Check each layout against the model and cluster; print rank maps, TP groups, pipeline "
@@ -49,7 +48,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       ->type_name("PP/TP/EP")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->callback([opts, &exit_code] { RunPlan(*opts, exit_code); });
+  return [opts] { return RunPlan(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -2,6 +2,8 @@
 // summary.json, report.md and report.html of a run directory from its
 // evidence alone, and print the report (or summary.json, or the page).
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
@@ -22,9 +24,9 @@ struct ReportOptions {
   bool html = false;
 };
 
-void RunReport(const ReportOptions& opts, int& exit_code) {
+Result<ExitCode> RunReport(const ReportOptions& opts) {
   Result<report::ReportOutcome> outcome = report::BuildReport(opts.run_dir);
-  if (!outcome.ok()) return ReportError(outcome.error(), exit_code);
+  if (!outcome.ok()) return outcome.error();
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
   if (opts.json)
     std::cout << JsonText(outcome->summary, 2) << "\n";
@@ -32,20 +34,24 @@ void RunReport(const ReportOptions& opts, int& exit_code) {
     std::cout << outcome->html;
   else
     std::cout << outcome->markdown;
+  // The report is printed either way; these outcomes are still errors.
   if (outcome->exit_code == kExitIncomplete)
-    std::cerr << "error: the sweep is incomplete: "
-              << outcome->summary["checks"]["missing_samples"].size() << " of "
-              << outcome->summary["checks"]["samples_expected"]
-              << " samples are not completed in the manifest (exit " << kExitIncomplete << ")\n";
-  else if (outcome->exit_code == kExitNoneQualifies)
-    std::cerr << "error: no layout qualifies under the decision policy (exit " << kExitNoneQualifies
-              << ")\n";
-  exit_code = outcome->exit_code;
+    return MakeError(fmt::format("the sweep is incomplete: {} of {} samples are not completed in "
+                                 "the manifest (exit {})",
+                                 outcome->summary["checks"]["missing_samples"].size(),
+                                 outcome->summary["checks"]["samples_expected"].dump(),
+                                 static_cast<int>(kExitIncomplete)),
+                     ErrorKind::kIncomplete);
+  if (outcome->exit_code == kExitNoneQualifies)
+    return MakeError(fmt::format("no layout qualifies under the decision policy (exit {})",
+                                 static_cast<int>(kExitNoneQualifies)),
+                     ErrorKind::kNoQualifier);
+  return static_cast<ExitCode>(outcome->exit_code);
 }
 
 }  // namespace
 
-void AddReportCommand(CLI::App& app, int& exit_code) {
+Runner AddReportCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "report",
       "Rebuild results.csv, summary.csv, summary.json, report.md and report.html of a run "
@@ -59,7 +65,7 @@ void AddReportCommand(CLI::App& app, int& exit_code) {
                 "Print report.html (the self-contained page with charts) instead of the markdown "
                 "report")
       ->excludes(json);
-  sub->callback([opts, &exit_code] { RunReport(*opts, exit_code); });
+  return [opts] { return RunReport(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -144,10 +144,7 @@ void WarnIfBaselineNotComparable(const spec::Spec& spec, const std::string& engi
   if (!r.comparable) std::cerr << "warning: baseline " << source << ": " << r.verdict << "\n";
 }
 
-void RunRun(RunCliOptions& opts, int& exit_code) {
-  auto fail = [&exit_code](const std::string& message) {
-    ReportError(MakeError(message), exit_code);
-  };
+Result<ExitCode> RunRun(RunCliOptions& opts) {
   run::RunOptions ro;
   ro.command_line = opts.command_line;
   ro.pace_ms = opts.pace_ms;
@@ -159,8 +156,8 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
   if (!ro.run_id.empty() &&
       (ro.run_id.find('/') != std::string::npos || ro.run_id == "." || ro.run_id == ".." ||
        evidence::SafePathComponent(ro.run_id) != ro.run_id))
-    return fail("--run-id/RUN_ID '" + ro.run_id +
-                "' must be letters, digits, '.', '_' or '-' (it names the run directory)");
+    return MakeError("--run-id/RUN_ID '" + ro.run_id +
+                     "' must be letters, digits, '.', '_' or '-' (it names the run directory)");
   std::optional<SearchInputs> in;
   if (!opts.resume.empty()) {
     std::string recorded_path;
@@ -168,24 +165,23 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     std::string recorded_engine;
     Result<spec::Spec> spec =
         LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine);
-    if (!spec.ok()) return ReportError(spec.error(), exit_code);
+    if (!spec.ok()) return spec.error();
     // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
     if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
-      return fail(opts.resume + " was run with --engine " + recorded_engine +
-                  "; resume it with the same engine");
+      return MakeError(opts.resume + " was run with --engine " + recorded_engine +
+                       "; resume it with the same engine");
     if (opts.engine.empty()) opts.engine = recorded_engine;
     if (!opts.spec.overrides.empty())
-      return fail("--resume runs the recorded spec with its recorded --set values; drop --set (" +
-                  opts.spec.overrides[0] + ") or start a new run");
+      return MakeError(
+          "--resume runs the recorded spec with its recorded --set values; drop --set (" +
+          opts.spec.overrides[0] + ") or start a new run");
     if (!opts.spec.spec_path.empty() &&
         std::filesystem::absolute(opts.spec.spec_path).lexically_normal().string() != recorded_path)
-      return fail("--resume runs the spec recorded in " + opts.resume + " (" + recorded_path +
-                  "), not " + opts.spec.spec_path + "; drop SPEC or start a new run");
+      return MakeError("--resume runs the spec recorded in " + opts.resume + " (" + recorded_path +
+                       "), not " + opts.spec.spec_path + "; drop SPEC or start a new run");
     if (!ro.run_id.empty() && !opts.run_id.empty())
-      return fail("--run-id names a new run; --resume continues " + opts.resume);
-    Result<SearchInputs> loaded = plan::LoadSearchInputs(*spec);
-    if (!loaded.ok()) return ReportError(loaded.error(), exit_code);
-    in = std::move(loaded).value();
+      return MakeError("--run-id names a new run; --resume continues " + opts.resume);
+    PPS_ASSIGN_OR_RETURN(in, plan::LoadSearchInputs(*spec));
     ro.resume_dir = opts.resume;
     ro.spec_path = recorded_path;
     ro.overrides = overrides;
@@ -195,43 +191,46 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
     std::cerr << "resuming " << opts.resume << " with its recorded spec (" << recorded_path
               << ")\n";
   } else {
-    if (opts.spec.spec_path.empty()) return fail("give SPEC, or --resume RUN_DIR");
-    in = LoadSearchInputs(opts.spec, {}, exit_code);
-    if (!in) return;
+    if (opts.spec.spec_path.empty()) return MakeError("give SPEC, or --resume RUN_DIR");
+    Result<SearchInputs> loaded = LoadSearchInputs(opts.spec, {});
+    if (!loaded.ok()) return loaded.error();
+    in = std::move(loaded).value();
   }
   for (const auto& w : in->plan.warnings) std::cerr << "warning: " << w.message << "\n";
-  bool invalid = false;
+  std::vector<std::string> errors;
   for (const auto& lp : in->plan.layouts)
-    for (const auto& e : lp.errors) {
-      std::cerr << "error: " << e.message << "\n";
-      invalid = true;
-    }
-  if (invalid) return fail("the spec has invalid layouts; fix them or remove them from [sweep]");
+    for (const auto& e : lp.errors) errors.push_back(e.message);
+  if (!errors.empty()) {
+    errors.push_back("the spec has invalid layouts; fix them or remove them from [sweep]");
+    return ErrorLines(errors);
+  }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
   WarnIfBaselineNotComparable(in->spec, engine_kind);
 
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
-  if (!launcher.ok()) return ReportError(launcher.error(), exit_code);
-  if (opts.dry_run) return PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+  if (!launcher.ok()) return launcher.error();
+  if (opts.dry_run) {
+    PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+    return kExitOk;
+  }
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return ReportError(IoError("cannot create " + control_dir + " for ssh's control sockets"),
-                       exit_code);
+    return IoError("cannot create " + control_dir + " for ssh's control sockets");
   if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
       !launch::SlurmAllocationProblem().empty())
-    return fail(launch::SlurmAllocationProblem());
+    return MakeError(launch::SlurmAllocationProblem());
   if (opts.slurm_submit) {
     Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
-    if (!submitted.ok()) return ReportError(submitted.error(), exit_code);
+    if (!submitted.ok()) return submitted.error();
     std::cout << *submitted;
-    return;
+    return kExitOk;
   }
 
   cost::Calibration calibration;
   if (!opts.calibration.empty()) {
     Result<cost::Calibration> c = cost::LoadCalibration(opts.calibration);
-    if (!c.ok()) return ReportError(c.error(), exit_code);
+    if (!c.ok()) return c.error();
     calibration = *c;
     Result<std::string> text = ReadFile(opts.calibration);
     if (text.ok()) ro.calibration_json = *text;
@@ -263,25 +262,25 @@ void RunRun(RunCliOptions& opts, int& exit_code) {
       std::filesystem::remove_all(control_dir, ec);
   }
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
-  if (!out.ok()) return ReportError(out.error(), exit_code);
+  if (!out.ok()) return out.error();
   std::cerr << fmt::format(
       "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n",
       out->run_dir, out->completed, out->not_ok, out->skipped, out->total);
   if (out->interrupted) {
     std::cerr << fmt::format("interrupted; resume with: ppsearch run --resume {}\n", out->run_dir);
-    exit_code = kExitIncomplete;
-    return;
+    return kExitIncomplete;
   }
   Result<report::ReportOutcome> report = report::BuildReport(out->run_dir);
-  if (!report.ok()) return ReportError(report.error(), exit_code);
+  if (!report.ok()) return report.error();
   for (const auto& w : report->warnings) std::cerr << "warning: " << w << "\n";
   std::cout << report->markdown;
-  exit_code = report->exit_code;
+  // The decision is printed; the code says whether the sweep is complete and a layout qualifies.
+  return static_cast<ExitCode>(report->exit_code);
 }
 
 }  // namespace
 
-void AddRunCommand(CLI::App& app, int& exit_code) {
+Runner AddRunCommand(CLI::App& app) {
   auto opts = std::make_shared<RunCliOptions>();
   CLI::App* sub = app.add_subcommand("run",
                                      "Run every sample of a search, write results/<RUN_ID>/ with "
@@ -305,14 +304,14 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                 "Write a job script that runs this search inside a Slurm allocation and sbatch it");
   sub->add_option("--pace-ms", opts->pace_ms, "Pause after each sample (demos, interruption tests)")
       ->check(CLI::NonNegativeNumber);
-  sub->callback([opts, &exit_code] {
+  return [opts] {
     opts->command_line = "ppsearch run";
     if (!opts->spec.spec_path.empty()) opts->command_line += " " + opts->spec.spec_path;
     for (const auto& o : opts->spec.overrides) opts->command_line += " --set '" + o + "'";
     if (!opts->engine.empty()) opts->command_line += " --engine " + opts->engine;
     if (!opts->calibration.empty()) opts->command_line += " --calibration " + opts->calibration;
-    RunRun(*opts, exit_code);
-  });
+    return RunRun(*opts);
+  };
 }
 
 }  // namespace ppsearch::cli

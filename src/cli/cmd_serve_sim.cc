@@ -89,42 +89,26 @@ struct ServeSimOptions {
   std::string fault_key;
 };
 
-int RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
+Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
   server::ServerArgs& a = o.args;
   auto extra_flags = server::ParseExtraFlags(extras);
-  if (!extra_flags.ok()) {
-    std::cerr << "error: " << extra_flags.error().message << "\n";
-    return kExitConfigError;
-  }
+  if (!extra_flags.ok()) return extra_flags.error();
   a.extra_flags = std::move(*extra_flags);
-  if (!o.fault_plan.empty()) {
-    if (Status st = ApplyFaultPlan(o.fault_plan, o.fault_key, a.fault); !st.ok()) {
-      std::cerr << "error: " << st.error().message << "\n";
-      return kExitConfigError;
-    }
-  }
+  if (!o.fault_plan.empty())
+    PPS_RETURN_IF_ERROR(ApplyFaultPlan(o.fault_plan, o.fault_key, a.fault));
   if (o.chunked_prefill_size != 0) a.chunked_prefill_size = o.chunked_prefill_size;
   if (o.max_running_requests > 0) a.max_running_requests = o.max_running_requests;
   if (o.pp_max_micro_batch_size > 0) a.pp_max_micro_batch_size = o.pp_max_micro_batch_size;
   if (o.mem_fraction_static > 0) a.mem_fraction_static = o.mem_fraction_static;
-  if (Status st = server::ValidateServerArgs(a); !st.ok()) {
-    std::cerr << "error: " << st.error().message << "\n";
-    return kExitConfigError;
-  }
+  PPS_RETURN_IF_ERROR(server::ValidateServerArgs(a));
   auto deployment = server::BuildDeployment(a);
-  if (!deployment.ok()) {
-    std::cerr << "error: " << deployment.error().message << "\n";
-    return kExitConfigError;
-  }
+  if (!deployment.ok()) return deployment.error();
   std::unique_ptr<server::ServerLog> log;
   if (a.log_file.empty()) {
     log = std::make_unique<server::ServerLog>();
   } else {
     auto opened = server::ServerLog::Open(a.log_file);
-    if (!opened.ok()) {
-      std::cerr << "error: " << opened.error().message << "\n";
-      return kExitConfigError;
-    }
+    if (!opened.ok()) return opened.error();
     log = std::move(opened.value());
   }
   std::signal(SIGPIPE, SIG_IGN);
@@ -143,24 +127,26 @@ int RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
       }
     });
   }
-  server::SimServer sim(a, std::move(deployment.value()), log.get());
-  const server::ServeResult r = sim.Run(g_stop_requested);
+  auto sim = std::make_unique<server::SimServer>(a, std::move(deployment.value()), log.get());
+  const server::ServeResult r = sim->Run(g_stop_requested);
   served = true;
   if (sigterm_logger.joinable()) sigterm_logger.join();
-  const int code = r.outcome == server::ServeOutcome::kStopped ? kExitOk : kExitFailure;
-  if (code != kExitOk) std::cerr << "error: " << r.message << "\n";
   if (r.outcome == server::ServeOutcome::kDied || !r.drained) {
-    // Abrupt (a died node), or HTTP workers still hold connections: exit
-    // without unwinding a server they still use.
-    std::fflush(nullptr);
-    std::_Exit(code);
+    // Abrupt (a died node), or HTTP workers still hold connections: the
+    // server and its log stay alive for them, and the process ends without
+    // unwinding (main, std::_Exit) once the outcome is reported.
+    static_cast<void>(sim.release());
+    static_cast<void>(log.release());
+    EndProcessWithoutUnwinding();
   }
-  return code;
+  // A fault exit, a lost peer node or a port that cannot be bound: exit 1.
+  if (r.outcome != server::ServeOutcome::kStopped) return MakeError(r.message, ErrorKind::kIo);
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddServeSimCommand(CLI::App& app, int& exit_code) {
+Runner AddServeSimCommand(CLI::App& app) {
   auto o = std::make_shared<ServeSimOptions>();
   server::ServerArgs& a = o->args;
   CLI::App* c = app.add_subcommand(
@@ -203,7 +189,7 @@ void AddServeSimCommand(CLI::App& app, int& exit_code) {
   c->add_option("--fault-key", o->fault_key, "this node's key in --fault-plan");
   // SGLang flags serve-sim does not model are kept for server_args.
   c->allow_extras();
-  c->callback([o, c, &exit_code] { exit_code = RunServeSim(*o, c->remaining()); });
+  return [o, c] { return RunServeSim(*o, c->remaining()); };
 }
 
 }  // namespace ppsearch::cli

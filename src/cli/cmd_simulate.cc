@@ -11,15 +11,16 @@
 #include <iostream>
 #include <thread>
 
-#include "analysis/prediction.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "analysis/prediction.h"
 #include "cost/calibration.h"
 #include "predict/search.h"
 #include "report/result_table.h"
 #include "report/simulation_page.h"
 #include "report/uncertainty_tables.h"
 #include "sim/trace.h"
+#include "text/table.h"
 #include "uncertainty/summary.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -173,18 +174,21 @@ void PrintBreakdown(const std::vector<predict::SearchPoint>& points) {
         "{}  C={}  all-reduce/forward {} ({} across nodes)  exposed comm {}  bubble {}\n",
         p.layout.Label(), p.concurrency, lp.allreduce_per_forward,
         lp.cross_node_allreduce_per_forward, Pct(p.exposed_comm_share), Pct(p.bubble_share));
+    text::Table t{
+        {"stage", "layers", "TP group", "compute", "comm", "pp-recv", "gaps", "idle", "peak"},
+        {},
+        {false, true, true, false, false, false, false, false, false}};
     for (size_t s = 0; s < p.stage_shares.size(); ++s) {
       const auto& sh = p.stage_shares[s];
       const auto& st = lp.stages[s];
-      std::cout << fmt::format(
-          "  stage {}  layers [{},{})  TP group {:<11} compute {:>6}  comm {:>6}  "
-          "pp-recv {:>6}  gaps {:>5}  idle {:>6}  peak {} MiB\n",
-          s, st.first_layer, st.end_layer,
-          st.collectives.crosses_nodes() ? fmt::format("{} nodes", st.collectives.nodes_spanned)
-                                         : std::string("node-local"),
-          Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead), Pct(sh.idle),
-          FormatNumber(p.memory.stages[s].peak_mib, 0));
+      t.rows.push_back({std::to_string(s), fmt::format("[{},{})", st.first_layer, st.end_layer),
+                        st.collectives.crosses_nodes()
+                            ? fmt::format("{} nodes", st.collectives.nodes_spanned)
+                            : std::string("node-local"),
+                        Pct(sh.compute), Pct(sh.exposed_comm), Pct(sh.transfer), Pct(sh.overhead),
+                        Pct(sh.idle), FormatNumber(p.memory.stages[s].peak_mib, 0) + " MiB"});
     }
+    std::cout << text::Indent(text::RenderTextTable(t), 2);
     if (!p.memory.stages.empty()) {
       const auto& tight = p.memory.stages[p.memory.tightest_stage];
       std::cout << fmt::format("  tightest: stage {} ({}); headroom {} MiB\n",
@@ -213,30 +217,30 @@ void PrintUncertainty(const uncertainty::UncertaintySummary& s,
   std::cout << "\n# sensitivity: each parameter's share of the variance of a layout's predicted "
                "input TPS it explains alone (squared rank correlation across the draws; + when "
                "TPS rises with it), and its calibration status\n";
-  std::cout << report::RenderTextTable(report::SensitivityTable(s, calibration));
+  std::cout << text::RenderTextTable(report::SensitivityTable(s, calibration));
   const std::vector<std::string> lines = report::DecisionUncertaintyLines(s, objective);
   if (lines.empty()) return;
   std::cout << "\n# decision under uncertainty (predicted)\n";
   for (const std::string& line : lines) std::cout << "  " << line << "\n";
 }
 
-void RunSimulate(const SimulateOptions& opts, int& exit_code) {
-  std::optional<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection, exit_code);
-  if (!in) return;
+Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
+  Result<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection);
+  if (!in.ok()) return in.error();
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     Result<cost::Calibration> loaded = cost::LoadCalibration(opts.calibration_path);
-    if (!loaded.ok()) {
-      std::cerr << "error: " << loaded.error().message << "\n";
-      exit_code = kExitConfigError;
-      return;
-    }
+    if (!loaded.ok()) return loaded.error();
     calibration = *loaded;
   }
+  // The valid layouts are still predicted and printed; the invalid ones make
+  // the outcome an error, reported after them.
+  std::vector<std::string> errors;
+  bool invalid = false;
   for (const auto& lp : in->plan.layouts) {
     if (lp.valid) continue;
-    for (const auto& e : lp.errors) std::cerr << "error: " << e.message << "\n";
-    exit_code = kExitConfigError;
+    for (const auto& e : lp.errors) errors.push_back(e.message);
+    invalid = true;
   }
   predict::SearchOptions so;
   so.cap_check = !opts.skip_cap_check;
@@ -317,9 +321,8 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
     page.interval_seed = opts.ensemble.seed;
     if (Status s = WriteFileAtomic(opts.html_path, report::RenderSimulationHtml(in->spec, page));
         !s.ok()) {
-      std::cerr << "error: " << s.error().message << "\n";
-      exit_code = kExitFailure;
-      return;
+      errors.push_back(s.error().message);
+      return ErrorLines(errors, ErrorKind::kIo);
     }
     std::cerr << "page written to " << opts.html_path << " (open it in a browser)\n";
   }
@@ -338,17 +341,18 @@ void RunSimulate(const SimulateOptions& opts, int& exit_code) {
       tps.push_back(std::move(tp));
     }
     if (Status s = WriteFileAtomic(opts.trace_path, sim::TraceToJson(tps).dump() + "\n"); !s.ok()) {
-      std::cerr << "error: " << s.error().message << "\n";
-      exit_code = kExitFailure;
-      return;
+      errors.push_back(s.error().message);
+      return ErrorLines(errors, ErrorKind::kIo);
     }
     std::cerr << "trace written to " << opts.trace_path << " (open in ui.perfetto.dev)\n";
   }
+  if (invalid) return ErrorLines(errors);
+  return kExitOk;
 }
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, int& exit_code) {
+Runner AddSimulateCommand(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* sub = app.add_subcommand(
       "simulate", "Predict every layout x concurrency point with the calibrated performance model");
@@ -371,7 +375,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--interval-seed", opts->ensemble.seed,
                   "Seed of the draws (the same seed gives the same intervals)")
       ->default_val(opts->ensemble.seed);
-  sub->callback([opts, &exit_code] { RunSimulate(*opts, exit_code); });
+  return [opts] { return RunSimulate(*opts); };
 }
 
 }  // namespace ppsearch::cli

@@ -37,9 +37,11 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& words) {
   return out;
 }
 
-int RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
+Result<ExitCode> RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
   auto query = server::ParseSmiArgs(JoinValues(smi_args));
   if (!query.ok()) {
+    // nvidia-smi's own answer to a query it does not support, in its words
+    // and without ppsearch's error prefix: harnesses match on it.
     std::cerr << query.error().message << "\n";
     return kExitConfigError;
   }
@@ -51,7 +53,7 @@ int RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
 
 }  // namespace
 
-void AddSmiSimCommand(CLI::App& app, int& exit_code) {
+Runner AddSmiSimCommand(CLI::App& app) {
   auto o = std::make_shared<SmiSimOptions>();
   CLI::App* c = app.add_subcommand(
       "smi-sim", "Answer nvidia-smi memory queries from serve-sim's --gpu-state-dir registrations");
@@ -63,7 +65,7 @@ void AddSmiSimCommand(CLI::App& app, int& exit_code) {
   c->add_option("--driver-version", o->gpus.driver_version, "driver_version")
       ->capture_default_str();
   c->allow_extras();  // nvidia-smi's own flags
-  c->callback([o, c, &exit_code] { exit_code = RunSmiSim(*o, c->remaining()); });
+  return [o, c] { return RunSmiSim(*o, c->remaining()); };
 }
 
 }  // namespace ppsearch::cli

@@ -28,29 +28,29 @@ std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
 
 }  // namespace
 
-void AddValidateCommand(CLI::App& app, int& exit_code) {
+Runner AddValidateCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "validate",
       "Check a spec's syntax, keys, types and values, its model config and hardware profile, "
       "and every layout of its sweep; print the samples it holds");
   auto opts = std::make_shared<SpecOptions>();
   AddSpecOptions(sub, *opts);
-  sub->callback([opts, &exit_code] {
-    std::optional<spec::Spec> spec = LoadSpecOrReport(*opts, exit_code);
-    if (!spec) return;
-    const std::vector<std::string> errors = PlanningErrors(*spec);
-    for (const std::string& e : errors) std::cerr << "error: " << e << "\n";
+  return [opts]() -> Result<ExitCode> {
+    PPS_ASSIGN_OR_RETURN(const spec::Spec spec, LoadSpec(*opts));
+    const std::vector<std::string> errors = PlanningErrors(spec);
     if (!errors.empty()) {
-      std::cerr << opts->spec_path << ": " << errors.size() << " error"
-                << (errors.size() == 1 ? "" : "s") << "\n";
-      exit_code = kExitConfigError;
-      return;
+      // One error line each, then how many on a line of its own, without the prefix.
+      Error all = ErrorLines(errors);
+      all.message += "\n" + opts->spec_path + ": " + std::to_string(errors.size()) + " error" +
+                     (errors.size() == 1 ? "" : "s");
+      return all;
     }
-    const spec::SweepSpec& sweep = spec->sweep;
+    const spec::SweepSpec& sweep = spec.sweep;
     std::cout << opts->spec_path << ": ok (" << sweep.layouts.size() << " layouts x "
               << sweep.concurrency.size() << " concurrency x " << sweep.repeats
               << " repeats = " << sweep.sample_count() << " samples)\n";
-  });
+    return kExitOk;
+  };
 }
 
 }  // namespace ppsearch::cli

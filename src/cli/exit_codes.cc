@@ -1,10 +1,10 @@
-#include <iostream>
+#include <atomic>
 
 #include "cli/command.h"
 
 namespace ppsearch::cli {
 
-int ExitCodeFor(const Error& error) {
+ExitCode ExitCodeFor(const Error& error) {
   switch (error.kind) {
     case ErrorKind::kConfig:
       return kExitConfigError;
@@ -19,9 +19,21 @@ int ExitCodeFor(const Error& error) {
   return kExitFailure;
 }
 
-void ReportError(const Error& error, int& exit_code) {
-  std::cerr << "error: " << error.message << "\n";
-  exit_code = ExitCodeFor(error);
+Error ErrorLines(const std::vector<std::string>& messages, ErrorKind kind) {
+  std::string text;
+  // main prefixes the first line; the others get the same prefix here.
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) text += "\nerror: ";
+    text += messages[i];
+  }
+  return MakeError(text, kind);
 }
+
+namespace {
+std::atomic<bool> g_end_without_unwinding{false};
+}  // namespace
+
+void EndProcessWithoutUnwinding() { g_end_without_unwinding = true; }
+bool ProcessEndsWithoutUnwinding() { return g_end_without_unwinding; }
 
 }  // namespace ppsearch::cli

@@ -14,6 +14,13 @@ TEST(ExitCodes, OneMappingFromErrorKinds) {
   EXPECT_EQ(ExitCodeFor(MakeError("x", ErrorKind::kInternal)), kExitFailure);
 }
 
+TEST(ExitCodes, SeveralErrorsAreOneErrorWhoseLinesMainPrefixesAlike) {
+  const Error e = ErrorLines({"a.toml:3:1: bad", "PP3 does not divide 61 layers"});
+  EXPECT_EQ("error: " + e.message, "error: a.toml:3:1: bad\nerror: PP3 does not divide 61 layers");
+  EXPECT_EQ(ExitCodeFor(e), kExitConfigError);
+  EXPECT_EQ(ExitCodeFor(ErrorLines({"x", "cannot write y"}, ErrorKind::kIo)), kExitFailure);
+}
+
 TEST(ExitCodes, WritingFailuresAreIoErrorsAndReadingABadPathIsTheUsers) {
   Status w = WriteFileAtomic("/proc/ppsearch-cannot/x.json", "{}");
   ASSERT_FALSE(w.ok());

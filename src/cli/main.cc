@@ -1,8 +1,11 @@
 // ppsearch: find the best PP/TP/EP layout for an MoE model on a GPU cluster.
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "cli/command.h"
@@ -53,6 +56,14 @@ std::string UnknownCommandMessage(const std::string& word) {
          " (ppsearch --help)";
 }
 
+// The one place a command's outcome becomes the exit code: an error is
+// printed once, its kind decides the code.
+int Finish(const ppsearch::Result<ppsearch::cli::ExitCode>& outcome) {
+  if (outcome.ok()) return *outcome;
+  std::cerr << "error: " << outcome.error().message << "\n";
+  return ppsearch::cli::ExitCodeFor(outcome.error());
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "ppsearch: find the best pipeline/tensor/expert parallel layout for serving an "
@@ -60,8 +71,8 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("ppsearch ") + PPSEARCH_VERSION + " (" + PPSEARCH_GIT_SHA + ")");
   app.require_subcommand(1);
-  int exit_code = ppsearch::cli::kExitOk;
-  for (const auto& command : kCommands) command.add(app, exit_code);
+  ppsearch::cli::Runner runners[std::size(kCommands)];
+  for (size_t i = 0; i < std::size(kCommands); ++i) runners[i] = kCommands[i].add(app);
   if (argc > 1) {
     const std::string unknown = UnknownCommandMessage(argv[1]);
     if (!unknown.empty()) {
@@ -75,7 +86,16 @@ int Main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : ppsearch::cli::kExitConfigError;
   }
-  return exit_code;
+  for (size_t i = 0; i < std::size(kCommands); ++i) {
+    if (!app.got_subcommand(kCommands[i].name)) continue;
+    const int code = Finish(runners[i]());
+    if (ppsearch::cli::ProcessEndsWithoutUnwinding()) {
+      std::fflush(nullptr);
+      std::_Exit(code);
+    }
+    return code;
+  }
+  return ppsearch::cli::kExitOk;  // unreachable: parse requires one subcommand
 }
 
 }  // namespace

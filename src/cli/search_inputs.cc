@@ -1,8 +1,5 @@
 #include "cli/search_inputs.h"
 
-#include <iostream>
-
-#include "cli/command.h"
 #include "spec/layout_text.h"
 
 namespace ppsearch::cli {
@@ -14,23 +11,15 @@ void AddPointSelection(CLI::App* sub, PointSelection& selection) {
                   "Only these concurrency levels (repeatable)");
 }
 
-std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
-                                             const PointSelection& selection, int& exit_code) {
-  auto fail = [&exit_code](const Error& error) -> std::optional<SearchInputs> {
-    std::cerr << "error: " << error.message << "\n";
-    exit_code = kExitConfigError;
-    return std::nullopt;
-  };
+Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
+                                      const PointSelection& selection) {
   plan::InputsOptions options{
       spec_options.spec_path, spec_options.overrides, {}, selection.concurrency};
   for (const std::string& text : selection.layouts) {
-    Result<spec::LayoutSpec> layout = spec::ParseLayoutText(text);
-    if (!layout.ok()) return fail(layout.error());
-    options.layouts.push_back(*layout);
+    PPS_ASSIGN_OR_RETURN(spec::LayoutSpec layout, spec::ParseLayoutText(text));
+    options.layouts.push_back(layout);
   }
-  Result<SearchInputs> loaded = plan::LoadSearchInputs(options);
-  if (!loaded.ok()) return fail(loaded.error());
-  return std::move(loaded).value();
+  return plan::LoadSearchInputs(options);
 }
 
 }  // namespace ppsearch::cli

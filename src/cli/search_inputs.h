@@ -4,7 +4,6 @@
 // the --layout / --concurrency selectors that narrow a search to some points.
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +23,8 @@ struct PointSelection {
 
 void AddPointSelection(CLI::App* sub, PointSelection& selection);
 
-// plan::LoadSearchInputs with the selection's layouts parsed. On failure
-// prints "error: ..." and sets exit_code to kExitConfigError.
-std::optional<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
-                                             const PointSelection& selection, int& exit_code);
+// plan::LoadSearchInputs with the selection's layouts parsed.
+Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
+                                      const PointSelection& selection);
 
 }  // namespace ppsearch::cli

@@ -1,8 +1,5 @@
 #include "cli/spec_options.h"
 
-#include <iostream>
-
-#include "cli/command.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::cli {
@@ -22,14 +19,8 @@ void AddSpecOptions(CLI::App* sub, SpecOptions& opts, bool spec_required) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
-std::optional<spec::Spec> LoadSpecOrReport(const SpecOptions& opts, int& exit_code) {
-  Result<spec::Spec> loaded = spec::LoadSpec(opts.spec_path, opts.overrides);
-  if (!loaded.ok()) {
-    std::cerr << "error: " << loaded.error().message << "\n";
-    exit_code = kExitConfigError;
-    return std::nullopt;
-  }
-  return std::move(loaded).value();
+Result<spec::Spec> LoadSpec(const SpecOptions& opts) {
+  return spec::LoadSpec(opts.spec_path, opts.overrides);
 }
 
 }  // namespace ppsearch::cli

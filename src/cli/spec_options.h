@@ -3,11 +3,11 @@
 // (validate, plan, simulate, run) takes, registered the same way everywhere.
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "spec/spec.h"
+#include "util/result.h"
 
 namespace ppsearch::cli {
 
@@ -20,8 +20,7 @@ struct SpecOptions {
 // `spec_required` false: SPEC may be left out (run --resume takes the recorded one).
 void AddSpecOptions(CLI::App* sub, SpecOptions& opts, bool spec_required = true);
 
-// Loads the spec with its overrides; on failure prints "error: <message>" to
-// stderr, sets exit_code to kExitConfigError and returns nullopt.
-std::optional<spec::Spec> LoadSpecOrReport(const SpecOptions& opts, int& exit_code);
+// Loads the spec with its overrides.
+Result<spec::Spec> LoadSpec(const SpecOptions& opts);
 
 }  // namespace ppsearch::cli

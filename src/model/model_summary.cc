@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "text/table.h"
 #include "util/format.h"
 
 namespace ppsearch::model {
@@ -88,10 +89,10 @@ std::string FormatParams(int64_t params) {
 std::string FormatGiB(double bytes) { return FormatNumber(bytes / kGiB, 1) + " GiB"; }
 
 std::string DescribeModel(const ModelDesc& model) {
-  std::string out;
-  auto line = [&out](const char* key, const std::string& value) {
-    out += fmt::format("{:<11}{}\n", key, value);
-  };
+  text::Table t;  // key and value, no header
+  t.left = {true, true};
+  t.gap = 2;
+  auto line = [&t](const char* key, const std::string& value) { t.rows.push_back({key, value}); };
   line("model", model.name);
   line("family", fmt::format("{} (model_type {})", model.family, model.model_type));
   line("source", model.source_path);
@@ -120,23 +121,24 @@ std::string DescribeModel(const ModelDesc& model) {
   line("kv cache", fmt::format("{} B/token (bf16)", FormatThousands(model.kv_bytes_per_token())));
   line("state", fmt::format("{} MiB/request (linear-attention recurrent and conv state)",
                             FormatNumber(model.state_bytes_per_request() / kMiB, 1)));
-  return out;
+  return text::RenderTextTable(t);
 }
 
 // nccl-tests layout: '#' header lines with names, then units, then one row per layer.
 std::string DescribeLayers(const ModelDesc& model) {
-  constexpr const char* kRow = "{:1}{:>6}  {:<9}  {:<5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>9}\n";
-  std::string out = fmt::format(kRow, "#", "layer", "attention", "ffn", "params", "active",
-                                "weights", "kv_cache", "state");
-  out += fmt::format(kRow, "#", "", "", "", "(M)", "(M)", "(MiB)", "(B/token)", "(MiB/req)");
+  text::Table t{{"layer", "attention", "ffn", "params", "active", "weights", "kv_cache", "state"},
+                {},
+                {false, true, true, false, false, false, false, false},
+                {"", "", "", "(M)", "(M)", "(MiB)", "(B/token)", "(MiB/req)"},
+                /*commented_header=*/true};
   for (const LayerDesc& layer : model.layers) {
-    out += fmt::format(
-        kRow, "", layer.index, AttentionKindName(layer.attention), FfnKindName(layer.ffn),
-        FormatNumber(layer.params() / 1e6, 1), FormatNumber(layer.active_params() / 1e6, 1),
-        FormatNumber(layer.weight_bytes() / kMiB, 1), FormatThousands(layer.kv_bytes_per_token),
-        FormatNumber(layer.state_bytes_per_request / kMiB, 2));
+    t.rows.push_back(
+        {std::to_string(layer.index), AttentionKindName(layer.attention), FfnKindName(layer.ffn),
+         FormatNumber(layer.params() / 1e6, 1), FormatNumber(layer.active_params() / 1e6, 1),
+         FormatNumber(layer.weight_bytes() / kMiB, 1), FormatThousands(layer.kv_bytes_per_token),
+         FormatNumber(layer.state_bytes_per_request / kMiB, 2)});
   }
-  return out;
+  return text::RenderTextTable(t);
 }
 
 nlohmann::ordered_json ModelToJson(const ModelDesc& model, bool with_linears) {

@@ -49,8 +49,8 @@ TEST(DescribeModelTest, KimiK3Summary) {
 TEST(DescribeLayersTest, HeaderUnitsAndRows) {
   std::string table = DescribeLayers(LoadK3());
   EXPECT_EQ(table.substr(0, table.find('\n')),
-            "# layer  attention  ffn        params      active     weights   kv_cache      state");
-  EXPECT_NE(table.find("\n      3  MLA        MoE      30,017.1       950.6"), std::string::npos)
+            "# layer   attention   ffn       params    active    weights    kv_cache       state");
+  EXPECT_NE(table.find("\n      3   MLA         MoE     30,017.1     950.6"), std::string::npos)
       << table;
   // Two header lines and 93 rows.
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 95);

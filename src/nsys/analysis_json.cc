@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "text/table.h"
 #include "util/format.h"
 
 namespace ppsearch::nsys {
@@ -134,35 +135,39 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   out +=
       fmt::format("# windows: {}; {} windows on {} GPUs\n", a.window.Describe(), s.windows, s.gpus);
   out += "#\n";
-  static constexpr char row[] = "{:<28} {:>7} {:>10} {:>8} {:>10} {:>8} {:>8} {:>10}\n";
-  out += fmt::format(row, "gpu", "windows", "window", "exposed", "overlapped", "compute", "idle",
-                     "AllReduce");
-  out += fmt::format(row, "", "", "(ms, p50)", "(%, p50)", "(%, p50)", "(%, p50)", "(%, p50)",
-                     "(calls)");
+  text::Table gpus{
+      {"gpu", "windows", "window", "exposed", "overlapped", "compute", "idle", "AllReduce"},
+      {},
+      {true, false, false, false, false, false, false, false},
+      {"", "", "(ms, p50)", "(%, p50)", "(%, p50)", "(%, p50)", "(%, p50)", "(calls)"}};
   for (const ExportAnalysis& e : a.exports) {
     for (const GpuWindows& g : e.gpus) {
       const ProfileSummary gs = Summarize({g});
       const std::string name =
           fmt::format("{}{}", g.device_id, g.gpu_name.empty() ? "" : " " + g.gpu_name);
-      out += fmt::format(
-          row, name.substr(0, 28), g.windows.size(), FormatNumber(gs.window_ms.median, 3),
-          Percent(gs.exposed_share.median), Percent(gs.overlapped_share.median),
-          Percent(gs.compute_only_share.median), Percent(gs.idle_share.median),
-          FormatNumber(gs.calls_per_window[static_cast<int>(Collective::kAllReduce)].median, 1));
+      gpus.rows.push_back(
+          {name.substr(0, 28), std::to_string(g.windows.size()),
+           FormatNumber(gs.window_ms.median, 3), Percent(gs.exposed_share.median),
+           Percent(gs.overlapped_share.median), Percent(gs.compute_only_share.median),
+           Percent(gs.idle_share.median),
+           FormatNumber(gs.calls_per_window[static_cast<int>(Collective::kAllReduce)].median, 1)});
     }
   }
+  out += text::RenderTextTable(gpus);
   out += "#\n";
-  static constexpr char kinds[] = "{:<14} {:>12} {:>14} {:>12} {:>14}\n";
-  out += fmt::format(kinds, "collective", "calls", "time", "calls total", "time total");
-  out += fmt::format(kinds, "", "(per window)", "(ms/window)", "", "(ms)");
+  text::Table kinds{{"collective", "calls", "time", "calls total", "time total"},
+                    {},
+                    {true, false, false, false, false},
+                    {"", "(per window)", "(ms/window)", "", "(ms)"}};
   for (Collective kind : kAllCollectives) {
     const int k = static_cast<int>(kind);
     if (s.total_calls[k] == 0) continue;
-    out += fmt::format(kinds, CollectiveName(kind), FormatNumber(s.calls_per_window[k].median, 1),
-                       FormatNumber(s.time_ms_per_window[k].median, 3),
-                       FormatThousands(s.total_calls[k]),
-                       FormatNumber(static_cast<double>(s.total_time_ns[k]) / 1e6, 3));
+    kinds.rows.push_back({CollectiveName(kind), FormatNumber(s.calls_per_window[k].median, 1),
+                          FormatNumber(s.time_ms_per_window[k].median, 3),
+                          FormatThousands(s.total_calls[k]),
+                          FormatNumber(static_cast<double>(s.total_time_ns[k]) / 1e6, 3)});
   }
+  out += text::RenderTextTable(kinds);
   out += "#\n";
   out += fmt::format(
       "# exposed communication: {}% of the window (median over {} windows, spread {}%); "

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "plan/plan_internal.h"
+#include "text/table.h"
 
 namespace ppsearch::plan {
 namespace {
@@ -54,6 +55,23 @@ std::string JoinHosts(const std::vector<std::string>& hosts) {
   return out;
 }
 
+// Every line of a layout's block starts with a 16-column gutter that names
+// its part ("  rank map        ..."); a table sits right of the gutter, its
+// header on the named line.
+constexpr size_t kGutter = 18;
+
+// The plan's tables are two spaces apart, so a layout's block fits in 100 columns.
+text::Table PlanTable(std::vector<std::string> header, std::vector<bool> left) {
+  text::Table t{std::move(header), {}, std::move(left)};
+  t.gap = 2;
+  return t;
+}
+
+void AppendSection(const std::string& name, const text::Table& table, std::string& out) {
+  const std::string lines = text::Indent(text::RenderTextTable(table), kGutter);
+  out += "  " + name + lines.substr(2 + name.size());
+}
+
 void RenderHeader(const Plan& plan, std::string& out) {
   const ModelSummary& m = plan.model;
   const ClusterSummary& c = plan.cluster;
@@ -73,7 +91,8 @@ void RenderHeader(const Plan& plan, std::string& out) {
 
 // One line per run of consecutive GPUs on a node that belong to one stage.
 void RenderRankMap(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  out += "  rank map        node  GPUs   ranks    stage  TP ranks\n";
+  text::Table t =
+      PlanTable({"node", "GPUs", "ranks", "stage", "TP ranks"}, std::vector<bool>(5, true));
   size_t i = 0;
   int last_node = -1;
   while (i < layout.ranks.size()) {
@@ -85,43 +104,48 @@ void RenderRankMap(const Plan& plan, const LayoutPlan& layout, std::string& out)
     const RankPlacement& a = layout.ranks[i];
     const RankPlacement& b = layout.ranks[j];
     const std::string node = a.node == last_node ? "" : NodeNames(plan, {a.node});
-    out += fmt::format("                  {:<5} {:<6} {:<8} {:<6} {}\n", node,
-                       SpanOf(a.local_gpu, b.local_gpu), SpanOf(a.rank, b.rank), a.pp_rank,
-                       SpanOf(a.tp_rank, b.tp_rank));
+    t.rows.push_back({node, SpanOf(a.local_gpu, b.local_gpu), SpanOf(a.rank, b.rank),
+                      std::to_string(a.pp_rank), SpanOf(a.tp_rank, b.tp_rank)});
     last_node = a.node;
     i = j + 1;
   }
+  AppendSection("rank map", t, out);
 }
 
 void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  out += "  TP groups       stage  ranks    nodes\n";
-  for (const TpGroup& group : layout.tp_groups) {
-    out += fmt::format("                  {:<6} {:<8} {}\n", group.pp_rank, RangeText(group.ranks),
-                       SpanText(plan, group.nodes));
-  }
+  text::Table t = PlanTable({"stage", "ranks", "nodes"}, {true, true, true});
+  for (const TpGroup& group : layout.tp_groups)
+    t.rows.push_back(
+        {std::to_string(group.pp_rank), RangeText(group.ranks), SpanText(plan, group.nodes)});
+  AppendSection("TP groups", t, out);
 }
 
 void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  out += "  stages          stage  layers    count  MLA  KDA  GQA  dense  MoE  holds       nodes\n";
+  text::Table t =
+      PlanTable({"stage", "layers", "count", "MLA", "KDA", "GQA", "dense", "MoE", "holds", "nodes"},
+                std::vector<bool>(10, true));
   for (const StagePlan& s : layout.stages) {
     std::string holds = s.has_embedding ? "embed" : "";
     if (s.holds_lm_head_weights) holds += holds.empty() ? "lm_head" : "+lm_head";
-    out +=
-        fmt::format("                  {:<6} {:<9} {:<6} {:<4} {:<4} {:<4} {:<6} {:<4} {:<11} {}\n",
-                    s.pp_rank, fmt::format("[{},{})", s.first_layer, s.end_layer), s.num_layers(),
-                    s.mla_layers, s.kda_layers, s.gqa_layers, s.dense_layers, s.moe_layers,
-                    holds.empty() ? "-" : holds, NodeNames(plan, s.nodes));
+    t.rows.push_back({std::to_string(s.pp_rank), fmt::format("[{},{})", s.first_layer, s.end_layer),
+                      std::to_string(s.num_layers()), std::to_string(s.mla_layers),
+                      std::to_string(s.kda_layers), std::to_string(s.gqa_layers),
+                      std::to_string(s.dense_layers), std::to_string(s.moe_layers),
+                      holds.empty() ? "-" : holds, NodeNames(plan, s.nodes)});
   }
+  AppendSection("stages", t, out);
 }
 
 void RenderMemory(const LayoutPlan& layout, std::string& out) {
-  out += "  memory/rank     stage  weights MiB  KV cache B/token  KDA state B/request\n";
+  text::Table per_rank =
+      PlanTable({"stage", "weights MiB", "KV cache B/token", "KDA state B/request"},
+                {true, false, false, false});
   for (const StagePlan& s : layout.stages) {
-    out += fmt::format("                  {:<6} {:>11}  {:>16}  {:>19}\n", s.pp_rank,
-                       FormatMib(s.weight_mib_per_rank),
-                       FormatThousands(s.kv_bytes_per_token_per_rank),
-                       FormatThousands(s.state_bytes_per_request_per_rank));
+    per_rank.rows.push_back({std::to_string(s.pp_rank), FormatMib(s.weight_mib_per_rank),
+                             FormatThousands(s.kv_bytes_per_token_per_rank),
+                             FormatThousands(s.state_bytes_per_request_per_rank)});
   }
+  AppendSection("memory/rank", per_rank, out);
   const memory::MemoryPlan& m = layout.memory;
   if (m.stages.empty()) return;
   // SGLang's sizing: the static pools fill mem_fraction_static; activations
@@ -129,16 +153,16 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
   out += fmt::format(
       "  memory plan     mem_fraction_static {:g}; KV pool {} tokens; max_running_requests {}\n",
       m.mem_fraction_static, FormatThousands(m.max_total_tokens), m.max_running_requests);
-  out +=
-      "  memory MiB      stage  KV pool    state  activations    peak  headroom  activations "
-      "peak at\n";
+  text::Table mib = PlanTable(
+      {"stage", "KV pool", "state", "activations", "peak", "headroom", "activations peak at"},
+      {true, false, false, false, false, false, true});
   for (size_t i = 0; i < m.stages.size(); ++i) {
     const memory::StageMemory& s = m.stages[i];
-    out += fmt::format("                  {:<6} {:>7}  {:>7}  {:>11}  {:>6}  {:>8}  {}\n", i,
-                       FormatMib(s.kv_pool_mib), FormatMib(s.state_pool_mib),
-                       FormatMib(s.activation_mib), FormatMib(s.peak_mib),
-                       FormatMib(s.headroom_mib), s.activation_peak);
+    mib.rows.push_back({std::to_string(i), FormatMib(s.kv_pool_mib), FormatMib(s.state_pool_mib),
+                        FormatMib(s.activation_mib), FormatMib(s.peak_mib),
+                        FormatMib(s.headroom_mib), s.activation_peak});
   }
+  AppendSection("memory MiB", mib, out);
   out += fmt::format("                  tightest: stage {} ({})\n", m.tightest_stage,
                      m.tightest_reason);
 }
@@ -189,15 +213,17 @@ void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& 
       "  collectives     per forward pass, moe-a2a-backend {}; all-reduce {} "
       "B/token\n",
       plan.moe_a2a_backend, FormatThousands(ar_bytes));
-  out += "                  stage  all-reduce  all-gather  crosses nodes\n";
+  text::Table t =
+      PlanTable({"stage", "all-reduce", "all-gather", "crosses nodes"}, {true, true, true, true});
   for (const StagePlan& s : layout.stages) {
     const StageCollectives& c = s.collectives;
-    out += fmt::format("                  {:<6} {:<11} {:<11} {}\n", s.pp_rank, c.allreduce_count,
-                       c.allgather_count,
-                       c.allreduce_count == 0 ? "-"
-                       : c.crosses_nodes()    ? fmt::format("yes ({} nodes)", c.nodes_spanned)
-                                              : "no");
+    t.rows.push_back({std::to_string(s.pp_rank), std::to_string(c.allreduce_count),
+                      std::to_string(c.allgather_count),
+                      c.allreduce_count == 0 ? "-"
+                      : c.crosses_nodes()    ? fmt::format("yes ({} nodes)", c.nodes_spanned)
+                                             : "no"});
   }
+  out += text::Indent(text::RenderTextTable(t), kGutter);
   out += fmt::format(
       "                  total  {} all-reduce ({} across nodes), {} logits "
       "all-gather\n",

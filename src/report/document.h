@@ -8,24 +8,20 @@
 #include <string>
 #include <vector>
 
-namespace ppsearch::report {
+#include "text/table.h"
 
-struct Table {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<bool> left;  // per column: left-aligned (labels) or right-aligned (numbers)
-};
+namespace ppsearch::report {
 
 struct Block {
   enum class Kind { kParagraph, kBullets, kTable, kCode, kFigure };
   Kind kind = Kind::kParagraph;
   std::string text;                // paragraph; code; the figure's name
   std::vector<std::string> items;  // bullets
-  Table table;
+  text::Table table;
 
   static Block Paragraph(std::string text);
   static Block Bullets(std::vector<std::string> items);
-  static Block TableBlock(Table table);
+  static Block TableBlock(text::Table table);
   static Block Code(std::string text);
   static Block Figure(std::string name);
 };
@@ -40,13 +36,6 @@ struct Document {
   std::vector<Block> intro;  // under the title, before the first section
   std::vector<Section> sections;
 };
-
-// A markdown table whose columns line up in a terminal too.
-std::string RenderMarkdownTable(const Table& table);
-// The terminal form of every ppsearch table: fixed-width columns three spaces apart.
-std::string RenderTextTable(const Table& table);
-// RenderMarkdownTable or RenderTextTable.
-std::string RenderTable(const Table& table, bool markdown);
 
 // report.md's text: "# title", the intro, then "## section" per section;
 // blocks are separated by a blank line and figures are left out.

@@ -102,7 +102,7 @@ Section Results(const analysis::RunAnalysis& a) {
 }
 
 Section Memory(const analysis::RunAnalysis& a) {
-  Table t;
+  text::Table t;
   t.header = {"PP / TP / EP",  "Peak GPU memory MiB", "GPU total MiB",
               "Remaining MiB", "Stage spread MiB",    "Peak on"};
   t.left = {true, false, false, false, false, true};

@@ -55,10 +55,11 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
   return d;
 }
 
-Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRow>& baseline_rows,
-                  const std::optional<spec::LayoutSpec>& baseline) {
+text::Table ResultTable(const std::vector<ResultRow>& rows,
+                        const std::vector<ResultRow>& baseline_rows,
+                        const std::optional<spec::LayoutSpec>& baseline) {
   const std::string base = baseline ? "PP" + std::to_string(baseline->pp) : "baseline";
-  Table t;
+  text::Table t;
   t.header = {"PP / TP / EP",       "C",        "Input TPS",
               "TTFT p50",           "TTFT p95", "Input TPS vs " + base,
               "TTFT p50 vs " + base};
@@ -81,7 +82,7 @@ Table ResultTable(const std::vector<ResultRow>& rows, const std::vector<ResultRo
 std::string RenderResultTable(const std::vector<ResultRow>& rows,
                               const std::vector<ResultRow>& baseline_rows,
                               const std::optional<spec::LayoutSpec>& baseline, bool markdown) {
-  return RenderTable(ResultTable(rows, baseline_rows, baseline), markdown);
+  return text::RenderTable(ResultTable(rows, baseline_rows, baseline), markdown);
 }
 
 }  // namespace ppsearch::report

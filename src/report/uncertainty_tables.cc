@@ -7,9 +7,9 @@
 
 namespace ppsearch::report {
 
-Table SensitivityTable(const uncertainty::UncertaintySummary& s,
-                       const cost::Calibration& calibration) {
-  Table t;
+text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
+                             const cost::Calibration& calibration) {
+  text::Table t;
   t.header = {"PP / TP / EP", "Moves input TPS most", "Second", "Third"};
   t.left = {true, true, true, true};
   for (const uncertainty::LayoutSensitivity& l : s.sensitivity) {
