@@ -1,6 +1,6 @@
 // [lifecycle]: how long each step of a real sample may take, and the
 // thresholds its checks use. Every key is optional; the defaults suit a large
-// MoE model (see README, "Lifecycle of a sample").
+// MoE model (see docs/cluster.md, "Lifecycle of a sample").
 
 #include <cfloat>
 
