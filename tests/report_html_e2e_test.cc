@@ -275,7 +275,7 @@ TEST_F(ReportHtmlE2e, OpensInChromiumWithNoErrorNoRequestAndEveryChartDrawn) {
   EXPECT_TRUE(page->requests.empty()) << ::testing::PrintToString(page->requests);
   std::cout << "report.html: " << fs::file_size(run / "report.html") << " bytes, load event after "
             << page->load_ms << " ms (" << page->wall_ms << " ms from navigate)\n";
-  // A bound for a loaded 2-core CI machine; the benchmark measures it (README).
+  // A bound for a loaded 2-core CI machine; the benchmark measures it (docs/formats.md).
   EXPECT_LT(page->load_ms, 10000);
   std::vector<std::string> ids;
   for (const testkit::RenderedChart& c : page->charts) {

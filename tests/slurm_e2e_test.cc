@@ -2,7 +2,7 @@
 // stand-ins on PATH that log their arguments and do what Slurm would do on
 // one machine (srun runs its command as the single task on the named node;
 // sbatch answers "Submitted batch job N"). Debian's slurm-wlm daemons are not
-// started here (see README, "Slurm").
+// started here (see docs/cluster.md, "Launchers").
 
 #include <cstdlib>
 

@@ -2,8 +2,8 @@
 // A backtest case (`case.toml`): a base spec, named configurations (a layout
 // plus --set overrides of the spec), which of them are measured and used for
 // calibration, the published reference figures to check, and the tolerance.
-// The format is documented in the README ("Backtesting against published
-// numbers"); every mistake is reported as file:line:col with the key.
+// The format is documented in docs/model.md ("The case file"); every
+// mistake is reported as file:line:col with the key.
 
 #include <string>
 #include <vector>

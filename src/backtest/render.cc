@@ -123,6 +123,52 @@ void RenderCase(const CaseResult& c, std::string& out) {
                      c.signs.size(), RefusalCount(c.refusals_right(), c.refusals.size()));
 }
 
+// A markdown cell: a '|' inside would end it.
+std::string MdCell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += '\\';
+    out += ch == '\n' ? ' ' : ch;
+  }
+  return out;
+}
+
+// "attention_eff 1 (at bound), ...": what the data determined or pushed
+// onto a bound; every other parameter keeps its prior.
+std::string MovedParameters(const cost::Calibration& calibration) {
+  std::string out;
+  for (const auto& p : cost::AllParams()) {
+    const cost::ParamStatus status = calibration.status[cost::Index(p.param)];
+    if (status == cost::ParamStatus::kPrior) continue;
+    out += fmt::format("{}{} {:.4g} ({})", out.empty() ? "" : ", ", p.name,
+                       calibration.value[cost::Index(p.param)], cost::ParamStatusName(status));
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The planner's reason quotes SGLang's own message; the rest of it names
+// local paths, which a document cannot hold.
+std::string QuotedMessage(const std::string& reason) {
+  const size_t open = reason.find('"');
+  const size_t close = open == std::string::npos ? open : reason.find('"', open + 1);
+  return close == std::string::npos ? "" : reason.substr(open, close - open + 1);
+}
+
+std::string RefusalVerdict(const RefusalResult& r) {
+  if (r.refused) {
+    const std::string quoted = QuotedMessage(r.reason);
+    return quoted.empty() ? "refuses it" : "refuses it: " + quoted;
+  }
+  return r.reason.empty() ? "PLANS IT" : "REFUSES IT FOR ANOTHER REASON";
+}
+
+std::string TotalsLine(const std::vector<CaseResult>& cases) {
+  const Totals t = Sum(cases);
+  return fmt::format("{} cases, {}/{} figures within tolerance, {}/{} signs right{}: {}",
+                     cases.size(), t.within, t.figures, t.right, t.signs,
+                     RefusalCount(t.refused, t.refusals), AllPassed(cases) ? "PASS" : "FAIL");
+}
+
 }  // namespace
 
 bool AllPassed(const std::vector<CaseResult>& cases) {
@@ -134,11 +180,45 @@ bool AllPassed(const std::vector<CaseResult>& cases) {
 std::string RenderText(const std::vector<CaseResult>& cases) {
   std::string out;
   for (const CaseResult& c : cases) RenderCase(c, out);
-  const Totals t = Sum(cases);
-  out +=
-      fmt::format("# backtest: {} cases, {}/{} figures within tolerance, {}/{} signs right{}: {}\n",
-                  cases.size(), t.within, t.figures, t.right, t.signs,
-                  RefusalCount(t.refused, t.refusals), AllPassed(cases) ? "PASS" : "FAIL");
+  out += "# backtest: " + TotalsLine(cases) + "\n";
+  return out;
+}
+
+std::string RenderMarkdown(const std::vector<CaseResult>& cases) {
+  text::Table fits{{"case", "model", "calibrated on", "parameters off their prior", "fit"},
+                     {},
+                     {true, true, true, true, true}};
+  text::Table figures{{"case", "figure", "reference", "predicted", "error", "within"},
+                        {},
+                        {true, true, false, false, false, true}};
+  text::Table signs{
+      {"case", "comparison implied by the references", "predicted"}, {}, {true, true, true}};
+  text::Table refusals{
+      {"case", "cannot run (the source says so)", "ppsearch"}, {}, {true, true, true}};
+  for (const CaseResult& c : cases) {
+    for (const FamilyFit& f : c.fits) {
+      std::string names;
+      for (const auto& n : f.configurations) names += (names.empty() ? "" : ", ") + n;
+      fits.rows.push_back({MdCell(c.name), MdCell(ModelName(f.model)), MdCell(names),
+                           MovedParameters(f.calibration),
+                           f.calibration.infeasible.empty() ? "feasible" : "infeasible"});
+    }
+    for (const FigureResult& f : c.figures)
+      figures.rows.push_back({MdCell(c.name), MdCell(f.label), Value(f.reference, f.unit),
+                              Value(f.predicted, f.unit), FormatSignedPercent(f.error, 1),
+                              (f.within ? "yes (" : "NO (") + Tolerance(c.tolerance) + ")"});
+    for (const SignResult& s : c.signs)
+      signs.rows.push_back({MdCell(c.name),
+                            MdCell(s.better + " beats " + s.worse + " in " + s.metric),
+                            s.right ? "right" : "WRONG"});
+    for (const RefusalResult& r : c.refusals)
+      refusals.rows.push_back({MdCell(c.name), MdCell(r.configuration + " " + r.layout.Label()),
+                               MdCell(RefusalVerdict(r))});
+  }
+  std::string out = text::RenderMarkdownTable(fits) + "\n" + text::RenderMarkdownTable(figures);
+  if (!signs.rows.empty()) out += "\n" + text::RenderMarkdownTable(signs);
+  if (!refusals.rows.empty()) out += "\n" + text::RenderMarkdownTable(refusals);
+  out += "\nTotals: " + TotalsLine(cases) + ".\n";
   return out;
 }
 

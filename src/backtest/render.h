@@ -1,6 +1,7 @@
 #pragma once
 // The backtest's outputs: a table per case (configurations, figures,
-// comparisons) with a verdict footer, and the same as JSON.
+// comparisons) with a verdict footer, the same as JSON, and its tables as
+// markdown.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,11 @@
 namespace ppsearch::backtest {
 
 std::string RenderText(const std::vector<CaseResult>& cases);
+
+// The same results as markdown tables (figures, implied comparisons,
+// refusals) and a totals line: what validation/README.md shows, regenerated
+// by scripts/docs.sh rather than copied by hand.
+std::string RenderMarkdown(const std::vector<CaseResult>& cases);
 
 // {"cases": [...], "figures", "figures_within", "signs", "signs_right", "passed"};
 // key names are a contract (the end-to-end test reads them).

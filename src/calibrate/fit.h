@@ -36,7 +36,7 @@ struct Measurement {
   std::string source;
 };
 
-// Measurement noise each residual is divided by (README, "Calibration").
+// Measurement noise each residual is divided by (docs/model.md, "Calibration parameters").
 struct Noise {
   double input_tps_rel = 0.02;      // repeats of one point agree within about 2%
   double ttft_rel = 0.05;           // TTFT also carries queueing order

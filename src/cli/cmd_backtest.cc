@@ -1,4 +1,4 @@
-// ppsearch backtest DIR [--json]: calibrate on each case's measured
+// ppsearch backtest DIR [--json | --markdown]: calibrate on each case's measured
 // configurations, predict every configuration and check the predictions
 // against the case's published reference figures (backtest/).
 
@@ -15,6 +15,7 @@ namespace {
 struct BacktestOptions {
   std::string dir;
   bool json = false;
+  bool markdown = false;
 };
 
 Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
@@ -27,6 +28,8 @@ Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
   }
   if (opts.json)
     std::cout << backtest::RenderJson(results).dump(2) << "\n";
+  else if (opts.markdown)
+    std::cout << backtest::RenderMarkdown(results);
   else
     std::cout << backtest::RenderText(results);
   // Not an error: the report is complete, and the code says a check failed.
@@ -44,6 +47,7 @@ Runner AddBacktestCommand(CLI::App& app) {
   sub->add_option("DIR", opts->dir, "A case folder (with case.toml) or a folder of cases")
       ->required();
   sub->add_flag("--json", opts->json, "Print the results as JSON");
+  sub->add_flag("--markdown", opts->markdown, "Print the results as markdown tables");
   return [opts] { return RunBacktest(*opts); };
 }
 

@@ -199,8 +199,8 @@ void PrintBreakdown(const std::vector<predict::SearchPoint>& points) {
 }
 
 void PrintCapCheck(const std::vector<predict::SearchPoint>& points) {
-  std::cout << "\n# pp-max-micro-batch-size = 1 (the older tests' flag) vs SGLang's default, this "
-               "workload\n";
+  std::cout << "\n# pp-max-micro-batch-size = 1 (one request per micro-batch) vs SGLang's default, "
+               "this workload\n";
   for (const auto& sp : points) {
     if (sp.cap1_input_tps <= 0) continue;
     const auto& p = sp.prediction;

@@ -16,7 +16,7 @@
 
 namespace ppsearch::cli {
 
-// Documented in the README ("Exit codes").
+// Documented in README.md ("Exit codes").
 enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,        // I/O or internal failure

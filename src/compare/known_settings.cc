@@ -114,7 +114,7 @@ constexpr Entry kSettings[] = {
     {"engine.kind", kR, "engine kind",
      "one side is simulated: its differences are prediction errors, not a change of setup"},
     {"engine.image", kH, "engine image and version",
-     "another image can hold another SGLang, kernels, CUDA and NCCL (older images were slower)"},
+     "another image can hold another SGLang, kernels, CUDA and NCCL"},
     {"engine.container", kC, "engine image and version", "the container runtime only"},
     {"engine.version", kH, "engine image and version",
      "another SGLang release: scheduler and kernels change between releases"},

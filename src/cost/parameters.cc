@@ -7,7 +7,7 @@
 namespace ppsearch::cost {
 namespace {
 
-// Priors are estimates with reasons (README "Calibration parameters"):
+// Priors are estimates with reasons (docs/model.md, "Calibration parameters"):
 // serving kernels run below the large-GEMM sustained rates the profiles
 // state; the MoE rate in a profile is already an effective grouped rate.
 const std::array<ParamInfo, kParamCount> kParams = {{

@@ -33,7 +33,7 @@ struct ParamInfo {
   std::string_view name;  // the key in calibration files and reports
   std::string_view unit;
   double nominal;              // the prior's centre
-  double prior_lo, prior_hi;   // documented prior range (README, "Calibration")
+  double prior_lo, prior_hi;   // documented prior range (docs/model.md)
   double bound_lo, bound_hi;   // physical bounds; see Bounds() for profile-dependent ones
   std::string_view bound_why;  // what the upper bound is
   std::string_view meaning;

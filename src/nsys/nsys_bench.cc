@@ -1,4 +1,4 @@
-// Speed of `ppsearch nsys` (reported in the README): an export of a million
+// Speed of `ppsearch nsys` (reported in docs/tools.md): an export of a million
 // or more kernel rows, 8 GPUs, a forward pass of 1,000 kernels every 12 ms,
 // streamed through the analysis with forward and NVTX windows.
 

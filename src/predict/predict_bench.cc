@@ -1,4 +1,4 @@
-// Speed of the simulator (reported in the README): the whole example search,
+// Speed of the simulator (reported in docs/model.md): the whole example search,
 // the example's 8 points with their intervals as `ppsearch simulate` makes
 // them (central + 32 ensemble members, 2 threads), and a long PP8 run whose memory must stay flat
 // beyond the kept records.

@@ -2,7 +2,7 @@
 // The derived files of a run directory that tools read: results.csv (one
 // row per sample), summary.csv (one row per layout x concurrency) and
 // summary.json (the same plus the decision and the checks). Columns and
-// units are listed in src/report/README.md; schema_version is the first
+// units are listed in docs/formats.md; schema_version is the first
 // column of every CSV row and a key of the JSON.
 
 #include <nlohmann/json.hpp>

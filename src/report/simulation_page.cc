@@ -67,8 +67,8 @@ std::optional<Section> CapCheck(const SimulationPage& page) {
   if (t.rows.empty()) return std::nullopt;
   return Section{"pp-max-micro-batch-size = 1",
                  {Block::Paragraph("Every PP > 1 point simulated again with "
-                                   "`--pp-max-micro-batch-size 1` (the older tests' flag) against "
-                                   "SGLang's default cap, for this workload."),
+                                   "`--pp-max-micro-batch-size 1` (one request per micro-batch) "
+                                   "against SGLang's default cap, for this workload."),
                   Block::TableBlock(std::move(t))}};
 }
 

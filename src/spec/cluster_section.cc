@@ -61,7 +61,7 @@ Result<HostSpec> ReadHostEntry(const TableReader& section, const toml::node& ent
   host.origin = loc;
   if (const toml::table* t = entry.as_table()) {
     TableReader table(section.source(), *t, loc.key);
-    PPS_RETURN_IF_ERROR(table.CheckKeys({"name", "address", "server_port"}));
+    PPS_RETURN_IF_ERROR(table.CheckKeys(kHostTableKeys));
     PPS_RETURN_IF_ERROR(table.String("name", &host.name, Need::kRequired));
     PPS_RETURN_IF_ERROR(table.String("address", &host.address, Need::kOptional));
     PPS_RETURN_IF_ERROR(table.Int("server_port", &host.server_port, Need::kOptional, 1, 65535));
@@ -114,7 +114,7 @@ Status ReadSsh(const TableReader& section, const std::string& base_dir, ClusterS
   PPS_ASSIGN_OR_RETURN(const toml::table* ssh, section.Table("ssh", Need::kOptional));
   if (ssh == nullptr) return Status::Ok();
   TableReader ssh_table(section.source(), *ssh, JoinKey(section.key_path(), "ssh"));
-  std::vector<std::string> known = {"user", "port", "key", "options", "config"};
+  std::vector<std::string> known = kSshKeys;
   for (const auto& host : *hosts) known.push_back(host.name);
   // A per-host table for a host the cluster does not list is a stale or
   // misspelt name; say so rather than just "unknown key".
@@ -148,7 +148,7 @@ Status ReadSsh(const TableReader& section, const std::string& base_dir, ClusterS
                          ssh_table.Table(host.name, Need::kOptional, "{address = \"10.0.0.1\"}"));
     if (per_host != nullptr) {
       TableReader host_table(section.source(), *per_host, JoinKey(ssh_table.key_path(), host.name));
-      PPS_RETURN_IF_ERROR(host_table.CheckKeys({"address", "user", "port", "key"}));
+      PPS_RETURN_IF_ERROR(host_table.CheckKeys(kSshHostKeys));
       if (host_table.Find("address") != nullptr) {
         PPS_RETURN_IF_ERROR(host_table.String("address", &host.address, Need::kRequired));
         PPS_RETURN_IF_ERROR(CheckAddress(host.address, host_table.KeyLoc("address")));
@@ -167,8 +167,7 @@ Status ReadSlurm(const TableReader& section, SlurmSpec* out) {
   PPS_ASSIGN_OR_RETURN(const toml::table* t, section.Table("slurm", Need::kOptional));
   if (t == nullptr) return Status::Ok();
   TableReader slurm(section.source(), *t, JoinKey(section.key_path(), "slurm"));
-  PPS_RETURN_IF_ERROR(
-      slurm.CheckKeys({"srun_args", "sbatch_args", "partition", "account", "time_limit"}));
+  PPS_RETURN_IF_ERROR(slurm.CheckKeys(kSlurmKeys));
   out->origin = slurm.origin();
   PPS_RETURN_IF_ERROR(slurm.StringList("srun_args", &out->srun_args, false));
   PPS_RETURN_IF_ERROR(slurm.StringList("sbatch_args", &out->sbatch_args, false));
@@ -188,8 +187,7 @@ Status ReadSlurm(const TableReader& section, SlurmSpec* out) {
 }  // namespace
 
 Status ReadCluster(const TableReader& section, const std::string& base_dir, ClusterSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"hosts", "gpus_per_node", "hardware", "launcher", "ssh",
-                                         "slurm", "server_port", "dist_init_port", "nvidia_smi"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kClusterKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(ReadHosts(section, &out->hosts));
   PPS_RETURN_IF_ERROR(section.Int("gpus_per_node", &out->gpus_per_node, Need::kOptional, 1));

@@ -171,9 +171,7 @@ Status ReadPatches(const TableReader& section, const std::string& base_dir, Engi
 }  // namespace
 
 Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out) {
-  PPS_RETURN_IF_ERROR(
-      section.CheckKeys({"kind", "command", "image", "container", "container_args", "secret_env",
-                         "model_path", "model_config", "version", "patches", "args", "env"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kEngineKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Enum("kind", &out->kind, {"sglang"}));
   PPS_RETURN_IF_ERROR(section.StringList("command", &out->command, true));

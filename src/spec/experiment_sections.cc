@@ -24,7 +24,7 @@ bool IsSafeName(const std::string& name) {
 
 Status ReadExperiment(const TableReader& section, const std::string& base_dir,
                       ExperimentSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"name", "results_dir"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kExperimentKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.String("name", &out->name, Need::kRequired));
   if (!IsSafeName(out->name)) {
@@ -42,9 +42,7 @@ Status ReadExperiment(const TableReader& section, const std::string& base_dir,
 }
 
 Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
-  PPS_RETURN_IF_ERROR(
-      section.CheckKeys({"input_tokens", "output_tokens", "requests", "seed", "input_distribution",
-                         "range_ratio", "unique_prompts", "warmup_requests", "request_rate"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kWorkloadKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Int("input_tokens", &out->input_tokens, Need::kRequired, 1));
   PPS_RETURN_IF_ERROR(section.Int("output_tokens", &out->output_tokens, Need::kOptional, 1));
@@ -68,7 +66,7 @@ Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
 }
 
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"layout", "import_csv", "import_run"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kBaselineKeys));
   out->origin = section.origin();
   if (const toml::node* layout = section.Find("layout")) {
     PPS_ASSIGN_OR_RETURN(out->layout,
@@ -86,8 +84,7 @@ Status ReadBaseline(const TableReader& section, const std::string& base_dir, Bas
 }
 
 Status ReadDecision(const TableReader& section, DecisionSpec* out) {
-  PPS_RETURN_IF_ERROR(
-      section.CheckKeys({"objective", "min_headroom_mib", "max_repeat_spread", "failure_policy"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kDecisionKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Enum("objective", &out->objective, {"input_tps", "ttft_p50"}));
   PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));

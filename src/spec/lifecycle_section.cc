@@ -1,6 +1,6 @@
 // [lifecycle]: how long each step of a real sample may take, and the
 // thresholds its checks use. Every key is optional; the defaults suit a large
-// MoE model (see README, "Lifecycle of a sample").
+// MoE model (see docs/cluster.md, "Lifecycle of a sample").
 
 #include <cfloat>
 
@@ -9,10 +9,7 @@
 namespace ppsearch::spec {
 
 Status ReadLifecycle(const TableReader& section, LifecycleSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys(
-      {"host_timeout_s", "start_timeout_s", "poll_interval_s", "request_timeout_s",
-       "bench_timeout_s", "stop_grace_s", "memory_release_timeout_s", "memory_release_mib",
-       "preflight_gpu_mib", "min_window_s", "reuse_server", "flush_cache"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kLifecycleKeys));
   out->origin = section.origin();
   constexpr double kDay = 86400;
   PPS_RETURN_IF_ERROR(section.Number("host_timeout_s", &out->host_timeout_s, 0.1, kDay));

@@ -24,8 +24,7 @@ std::string LayoutId(const LayoutSpec& l) {
 
 Status ReadProfile(const TableReader& section, const std::string& base_dir, const SweepSpec& sweep,
                    ProfileSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys(
-      {"nsys", "nsys_command", "output_dir", "file", "layout", "window", "gap_us"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kProfileKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Bool("nsys", &out->nsys));
   PPS_RETURN_IF_ERROR(section.StringList("nsys_command", &out->nsys_command, true));

@@ -1,12 +1,13 @@
 #pragma once
 // One reader per top-level table of the spec, used by ParseSpec. Each checks
-// its keys, types and ranges and records origins; `base_dir` resolves the
-// relative paths a section holds.
+// its keys (against the lists in spec/keys.h), types and ranges and records
+// origins; `base_dir` resolves the relative paths a section holds.
 
 #include <toml++/toml.h>
 
 #include <string>
 
+#include "spec/keys.h"
 #include "spec/spec.h"
 #include "spec/toml_access.h"
 #include "util/result.h"

@@ -49,7 +49,7 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
   PPS_ASSIGN_OR_RETURN(const toml::table* table,
                        ToTable(node, loc, "{sample = \"pp2-tp16-ep4_c8_r2\", fault = \"oom\"}"));
   TableReader t(section.source(), *table, loc.key);
-  PPS_RETURN_IF_ERROR(t.CheckKeys({"sample", "fault", "count"}));
+  PPS_RETURN_IF_ERROR(t.CheckKeys(kSimFaultKeys));
   SimFault f;
   f.origin = loc;
   PPS_RETURN_IF_ERROR(t.String("sample", &f.sample, Need::kRequired));
@@ -69,7 +69,7 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
 }  // namespace
 
 Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"noise_cv", "seed", "inject"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kSimKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Number("noise_cv", &out->noise_cv, 0, 1));
   int64_t seed = static_cast<int64_t>(out->seed);

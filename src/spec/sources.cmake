@@ -5,6 +5,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/engine_env.cc
   src/spec/engine_section.cc
   src/spec/experiment_sections.cc
+  src/spec/keys.cc
   src/spec/layout_text.cc
   src/spec/lifecycle_section.cc
   src/spec/overrides.cc

@@ -171,8 +171,8 @@ struct SimSpec {
   SourceLoc origin;
 };
 
-// [lifecycle]: the timeouts and thresholds of each real sample (see README,
-// "Lifecycle of a sample"). Seconds and MiB.
+// [lifecycle]: the timeouts and thresholds of each real sample (see
+// docs/cluster.md, "Lifecycle of a sample"). Seconds and MiB.
 struct LifecycleSpec {
   double host_timeout_s = 30;             // one command on a host (ssh, nvidia-smi, kill)
   double start_timeout_s = 1800;          // launch to ready (MoE weights load slowly)
@@ -189,10 +189,11 @@ struct LifecycleSpec {
   SourceLoc origin;
 };
 
-// [profile]: Nsight Systems evidence attached to samples (README, "Profile
-// evidence"). nsys = true wraps every node's server of the real engine in
-// `nsys profile` and analyses each node's export after the sample; `file`
-// attaches an existing export (a rehearsal, the simulated engine) instead.
+// [profile]: Nsight Systems evidence attached to samples (docs/tools.md,
+// "[profile] in the spec"). nsys = true wraps every node's server of the real
+// engine in `nsys profile` and analyses each node's export after the sample;
+// `file` attaches an existing export (a rehearsal, the simulated engine)
+// instead.
 struct ProfileSpec {
   bool nsys = false;
   std::vector<std::string> nsys_command = {"nsys"};  // the profiler program on every node

@@ -62,8 +62,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   spec.path = source.path();
   spec.base_dir = base_dir;
   TableReader root(source, root_table, "");
-  PPS_RETURN_IF_ERROR(root.CheckKeys({"experiment", "cluster", "engine", "sweep", "workload",
-                                      "baseline", "decision", "lifecycle", "sim", "profile"}));
+  PPS_RETURN_IF_ERROR(root.CheckKeys(kSpecSections));
   // Sections without a table keep a file-level origin so messages still name the file.
   SourceLoc file_only;
   file_only.file = source.path();

@@ -126,7 +126,7 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
                                    const SourceLoc& loc) {
   PPS_ASSIGN_OR_RETURN(const toml::table* table, ToTable(node, loc, kTupleExample));
   TableReader tuple(source, *table, loc.key);
-  PPS_RETURN_IF_ERROR(tuple.CheckKeys({"pp", "tp", "ep"}));
+  PPS_RETURN_IF_ERROR(tuple.CheckKeys(kLayoutKeys));
   LayoutSpec layout;
   PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1));
   PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1));
@@ -136,7 +136,7 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
 }
 
 Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSpec* out) {
-  PPS_RETURN_IF_ERROR(section.CheckKeys({"pp", "tp", "ep", "layouts", "concurrency", "repeats"}));
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kSweepKeys));
   out->origin = section.origin();
   if (section.Find("layouts") != nullptr) {
     for (const char* list : {"pp", "tp", "ep"}) {

@@ -1,4 +1,4 @@
-// Size and speed of the HTML pages (reported in the README): writing the
+// Size and speed of the HTML pages (reported in docs/formats.md): writing the
 // example search's prediction page, and how long Chromium takes to load and
 // render a page (the example's simulation page, or the file named by
 // $PPSEARCH_BENCH_HTML, e.g. a run's report.html).

@@ -11,7 +11,7 @@
 namespace ppsearch {
 
 // What kind of failure an Error is; cli/ alone maps kinds to exit codes
-// (README, "Exit codes"), so a failure exits the same from every command.
+// (README.md, "Exit codes"), so a failure exits the same from every command.
 enum class ErrorKind {
   kConfig,       // the user's input: spec, config, profile, arguments, a run directory in use
   kIo,           // the machine: a file or directory that cannot be written
