@@ -137,60 +137,6 @@ SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
   return in;
 }
 
-// run.json's string `key`, `fallback` when absent or null; another type is an error.
-Result<std::string> RunString(const nlohmann::json& j, const char* key, const std::string& fallback,
-                              const std::string& file) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_string())
-    return MakeError(file + ": key '" + key + "': expected a string, got " +
-                     std::string(it->type_name()) + " " + JsonText(*it));
-  return it->get<std::string>();
-}
-
-// run.json's keys, checked for their types before anything reads them.
-Status CheckRunJsonTypes(const nlohmann::json& j, const std::string& file) {
-  for (const char* key : {"run_id", "engine", "command_line", "spec_path", "image"})
-    PPS_RETURN_IF_ERROR(RunString(j, key, "", file));
-  const auto simulated = j.find("simulated");
-  if (simulated != j.end() && !simulated->is_boolean() && !simulated->is_null())
-    return MakeError(file + ": key 'simulated': expected true or false, got " +
-                     std::string(simulated->type_name()) + " " + JsonText(*simulated));
-  const auto overrides = j.find("overrides");
-  if (overrides != j.end() && !overrides->is_null()) {
-    bool ok = overrides->is_array();
-    if (ok)
-      for (const auto& o : *overrides) ok = ok && o.is_string();
-    if (!ok)
-      return MakeError(file +
-                       ": key 'overrides': expected an array of strings (the --set values), got " +
-                       JsonText(*overrides));
-  }
-  return Status::Ok();
-}
-
-std::string StringOr(const nlohmann::json& j, const char* key, const std::string& fallback) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
-}
-
-Result<spec::Spec> LoadRunSpec(const evidence::RunPaths& paths, const nlohmann::json& run_json) {
-  const std::string spec_file = paths.metadata("spec.toml");
-  Result<std::string> text = ReadFile(spec_file);
-  if (!text.ok())
-    return MakeError(paths.root +
-                     ": not a complete run directory: metadata/spec.toml is missing (" +
-                     text.error().message + ")");
-  std::vector<std::string> overrides;
-  if (run_json.contains("overrides") && run_json["overrides"].is_array())
-    for (const auto& o : run_json["overrides"])
-      if (o.is_string()) overrides.push_back(o.get<std::string>());
-  // The original path, so relative paths in the spec resolve as they did in the run.
-  const std::string spec_path = StringOr(run_json, "spec_path", spec_file);
-  Result<spec::Spec> spec = spec::ParseSpec(*text, spec_path, overrides);
-  if (!spec.ok()) return MakeError(spec_file + " (as " + spec_path + "): " + spec.error().message);
-  return spec;
-}
-
 // The sweep the run actually ran, when metadata/spec.resolved.json records it
 // (a run narrowed with --layout or --concurrency); else the spec's own.
 void ApplyResolvedSweep(const evidence::RunPaths& paths, spec::Spec& spec) {
@@ -243,23 +189,15 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
   RunEvidence ev;
   ev.run_dir = run_dir;
   const evidence::RunPaths paths{run_dir};
-  Result<std::string> run_text = ReadFile(paths.metadata("run.json"));
-  if (!run_text.ok())
-    return MakeError(run_dir + ": not a ppsearch run directory: metadata/run.json is missing");
-  ev.run_json = nlohmann::json::parse(*run_text, nullptr, /*allow_exceptions=*/false);
-  if (ev.run_json.is_discarded() || !ev.run_json.is_object())
-    return MakeError(paths.metadata("run.json") + ": not a JSON object");
-  PPS_RETURN_IF_ERROR(CheckRunJsonTypes(ev.run_json, paths.metadata("run.json")));
-  const auto simulated = ev.run_json.find("simulated");
-  ev.simulated =
-      simulated != ev.run_json.end() && simulated->is_boolean() && simulated->get<bool>();
-  ev.run_id =
-      StringOr(ev.run_json, "run_id", fs::path(run_dir).lexically_normal().filename().string());
+  PPS_ASSIGN_OR_RETURN(ev.metadata, evidence::ReadRunMetadata(paths));
+  ev.simulated = ev.metadata.simulated.value_or(false);
+  ev.run_id = ev.metadata.run_id.empty() ? fs::path(run_dir).lexically_normal().filename().string()
+                                         : ev.metadata.run_id;
   if (ev.run_id.empty())
     ev.run_id = fs::path(run_dir).lexically_normal().parent_path().filename().string();
-  ev.engine = StringOr(ev.run_json, "engine", "");
-  ev.command_line = StringOr(ev.run_json, "command_line", "");
-  PPS_ASSIGN_OR_RETURN(ev.spec, LoadRunSpec(paths, ev.run_json));
+  ev.engine = ev.metadata.engine;
+  ev.command_line = ev.metadata.command_line;
+  PPS_ASSIGN_OR_RETURN(ev.spec, evidence::ReadRunSpec(paths, ev.metadata));
   ApplyResolvedSweep(paths, ev.spec);
   PPS_ASSIGN_OR_RETURN(evidence::Manifest manifest, evidence::ReadManifestEntries(paths));
   if (!manifest.exists)

@@ -13,6 +13,7 @@
 #include "analysis/points.h"
 #include "analysis/prediction.h"
 #include "analysis/sample.h"
+#include "evidence/run_metadata.h"
 #include "plan/plan.h"
 #include "plan/search_inputs.h"
 #include "spec/spec.h"
@@ -30,7 +31,7 @@ struct MissingSample {
 // What a run directory holds, read and analysed sample by sample.
 struct RunEvidence {
   std::string run_dir;
-  nlohmann::json run_json;
+  evidence::RunMetadata metadata;  // metadata/run.json
   std::string run_id;        // run.json's run_id, else the directory's name
   std::string engine;        // "sim" | "sglang" (run.json)
   std::string command_line;  // the command that made the run (run.json), "" when unknown

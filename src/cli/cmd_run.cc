@@ -74,22 +74,15 @@ void ShowProgress(const run::RunProgress& p) {
 // silently change what it measures. Secrets come back from the environment.
 Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_path,
                                std::vector<std::string>* overrides, std::string* engine) {
-  evidence::RunPaths paths{run_dir};
-  const std::string where = paths.metadata("run.json");
-  PPS_ASSIGN_OR_RETURN(std::string run_text, ReadFile(where));
-  nlohmann::json run = nlohmann::json::parse(run_text, nullptr, false);
-  if (run.is_discarded() || !run.is_object() || !run.contains("spec_path") ||
-      !run["spec_path"].is_string())
-    return MakeError(where + ": not a valid run description (no 'spec_path' string)");
-  *spec_path = run["spec_path"].get<std::string>();
-  if (run.contains("engine") && run["engine"].is_string())
-    *engine = run["engine"].get<std::string>();
-  for (const auto& o : run.value("overrides", nlohmann::json::array())) {
-    if (!o.is_string()) return MakeError(where + ": 'overrides' must hold strings");
-    overrides->push_back(o.get<std::string>());
-  }
-  PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(paths.metadata("spec.toml")));
-  PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::ParseSpec(spec_text, *spec_path, *overrides));
+  const evidence::RunPaths paths{run_dir};
+  PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
+  if (run.spec_path.empty())
+    return MakeError(paths.metadata("run.json") +
+                     ": not a valid run description (no 'spec_path' string)");
+  *spec_path = run.spec_path;
+  *engine = run.engine;
+  *overrides = run.overrides;
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(run::RestoreSecrets(spec));
   return spec;
 }
@@ -137,8 +130,10 @@ void WarnIfBaselineNotComparable(const spec::Spec& spec, const std::string& engi
     rows = *read;
   }
   const std::string source = b.import_csv.empty() ? b.import_run : b.import_csv;
-  const compare::RunDescription ours = compare::DescribeRun(
-      spec, {{"engine", engine_kind}, {"simulated", engine_kind == "sim"}}, {}, "this run");
+  evidence::RunMetadata run;  // what this run will record of itself
+  run.engine = engine_kind;
+  run.simulated = engine_kind == "sim";
+  const compare::RunDescription ours = compare::DescribeRun(spec, run, {}, "this run");
   const compare::ConfounderReport r =
       compare::FindConfounders(ours, compare::DescribeImport(b, rows, source));
   if (!r.comparable) std::cerr << "warning: baseline " << source << ": " << r.verdict << "\n";

@@ -13,11 +13,16 @@ namespace {
 
 using analysis::testing::SmallSweepSpec;
 
+evidence::RunMetadata Engine(bool simulated) {
+  evidence::RunMetadata run;
+  run.engine = simulated ? "sim" : "sglang";
+  run.simulated = simulated;
+  return run;
+}
+
 RunDescription Described(std::vector<std::string> overrides, const Observed& seen = {},
                          bool simulated = true) {
-  return DescribeRun(SmallSweepSpec(std::move(overrides)),
-                     {{"engine", simulated ? "sim" : "sglang"}, {"simulated", simulated}}, seen,
-                     "run");
+  return DescribeRun(SmallSweepSpec(std::move(overrides)), Engine(simulated), seen, "run");
 }
 
 TEST(ClassifySettingTest, TheTableNamesHarmfulFlagsWithReasons) {
@@ -88,12 +93,11 @@ TEST(FindConfoundersTest, PatchesEnvAndDriversAreCompared) {
   Observed a_seen, b_seen;
   a_seen.driver_versions = {"570.124.06"};
   b_seen.driver_versions = {"575.57.08"};
-  nlohmann::json run = {{"engine", "sglang"},
-                        {"simulated", false},
-                        {"patches", {{{"path", "/p/pp.patch"}, {"sha256", std::string(64, 'a')}}}}};
+  evidence::RunMetadata run = Engine(false);
+  run.patches = {{"/p/pp.patch", 10, std::string(64, 'a')}};
   const RunDescription a =
       DescribeRun(SmallSweepSpec({"engine.env.NCCL_ALGO=\"Ring\""}), run, a_seen, "a");
-  run["patches"] = nlohmann::json::array();
+  run.patches.emplace();
   const RunDescription b = DescribeRun(SmallSweepSpec(), run, b_seen, "b");
   const ConfounderReport r = FindConfounders(a, b);
   ASSERT_EQ(r.harmful().size(), 2u);

@@ -17,11 +17,6 @@ std::string Words(const std::vector<std::string>& words) {
   return out;
 }
 
-std::string JsonText(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 // A digest short enough for a table and long enough to tell files apart.
 std::string ShortDigest(const std::string& sha256) {
   std::string out = "sha256:";
@@ -43,14 +38,13 @@ std::string JoinValues(const std::set<std::string>& values) {
   return out;
 }
 
-RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_json,
+RunDescription DescribeRun(const spec::Spec& spec, const evidence::RunMetadata& run,
                            const Observed& seen, const std::string& source) {
   RunDescription d;
   d.source = source;
   d.what = "run directory";
   d.has_metadata = true;
-  if (run_json.is_object() && run_json.contains("simulated") && run_json["simulated"].is_boolean())
-    d.simulated = run_json["simulated"].get<bool>();
+  d.simulated = run.simulated;
   auto& s = d.settings;
   if (d.simulated) s["engine.kind"] = *d.simulated ? "simulated" : "measured";
   const spec::EngineSpec& e = spec.engine;
@@ -65,11 +59,8 @@ RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_jso
   for (const auto& [flag, value] : e.args) s[kArgPrefix + flag] = value.text;
   for (const auto& [name, value] : e.env) s[kEnvPrefix + name] = value;
   // The hashes the run took at its start; the spec's list when run.json has none.
-  if (run_json.is_object() && run_json.contains("patches") && run_json["patches"].is_array()) {
-    for (const auto& p : run_json["patches"])
-      if (p.is_object() && p.contains("path") && p.contains("sha256") && p["path"].is_string() &&
-          p["sha256"].is_string())
-        s[PatchKey(p["path"].get<std::string>())] = ShortDigest(p["sha256"].get<std::string>());
+  if (run.patches) {
+    for (const evidence::RunPatch& p : *run.patches) s[PatchKey(p.path)] = ShortDigest(p.sha256);
   } else {
     for (const std::string& p : e.patches) s[PatchKey(p)] = "sha256 not recorded";
   }
@@ -91,8 +82,7 @@ RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_jso
   s["cluster.gpus"] = std::to_string(spec.cluster.world_size());
   s["cluster.gpus_per_node"] = std::to_string(spec.cluster.gpus_per_node);
   s["cluster.hardware"] = std::filesystem::path(spec.cluster.hardware).stem().string();
-  const std::string launcher = JsonText(run_json, "launcher");
-  s["cluster.launcher"] = launcher.empty() ? spec.cluster.launcher : launcher;
+  s["cluster.launcher"] = run.launcher.empty() ? spec.cluster.launcher : run.launcher;
   if (!seen.gpu_names.empty()) s["gpu.name"] = JoinValues(seen.gpu_names);
   if (!seen.driver_versions.empty()) s["gpu.driver"] = JoinValues(seen.driver_versions);
   s["lifecycle.reuse_server"] = Bool(spec.lifecycle.reuse_server);
@@ -101,10 +91,8 @@ RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_jso
   if (d.simulated.value_or(false)) {
     s["sim.noise_cv"] = fmt::format("{}", spec.sim.noise_cv);
     s["sim.seed"] = std::to_string(spec.sim.seed);
-    const nlohmann::json& cal = run_json.is_object() && run_json.contains("calibration")
-                                    ? run_json["calibration"]
-                                    : nlohmann::json();
-    s["sim.calibration"] = cal.is_null() ? "none" : ShortDigest(Sha256Hex(cal.dump()));
+    s["sim.calibration"] =
+        run.calibration.is_null() ? "none" : ShortDigest(Sha256Hex(run.calibration.dump()));
   }
   return d;
 }

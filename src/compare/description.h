@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/points.h"
+#include "evidence/run_metadata.h"
 #include "spec/spec.h"
 
 namespace ppsearch::compare {
@@ -47,7 +48,7 @@ struct Observed {
 // A run directory's settings: spec (as the run re-reads it from
 // metadata/spec.toml), run.json (engine kind, image, patch hashes,
 // calibration) and `seen`.
-RunDescription DescribeRun(const spec::Spec& spec, const nlohmann::json& run_json,
+RunDescription DescribeRun(const spec::Spec& spec, const evidence::RunMetadata& run,
                            const Observed& seen, const std::string& source);
 
 // A CSV of medians: only what its columns say (requests per sample,

@@ -10,6 +10,13 @@
 namespace ppsearch::compare {
 namespace {
 
+evidence::RunMetadata Sglang() {
+  evidence::RunMetadata run;
+  run.engine = "sglang";
+  run.simulated = false;
+  return run;
+}
+
 using analysis::testing::SmallSweepSpec;
 
 TEST(DescribeRunTest, SpecRunJsonAndObservations) {
@@ -21,8 +28,7 @@ TEST(DescribeRunTest, SpecRunJsonAndObservations) {
   seen.driver_versions = {"570.124.06", "575.57.08"};
   seen.model_quantization = "fp8";
   // run.json without "patches": an older run; the spec's list is all there is.
-  const RunDescription d =
-      DescribeRun(spec, {{"engine", "sglang"}, {"simulated", false}}, seen, "results/x");
+  const RunDescription d = DescribeRun(spec, Sglang(), seen, "results/x");
   EXPECT_TRUE(d.has_metadata);
   EXPECT_EQ(d.simulated, std::optional<bool>(false));
   const auto& s = d.settings;

@@ -92,7 +92,7 @@ Result<Side> LoadCsvSide(const std::string& path) {
 }  // namespace
 
 RunDescription DescribeEvidence(const analysis::RunEvidence& ev, const std::string& source) {
-  RunDescription d = DescribeRun(ev.spec, ev.run_json, ObserveEvidence(ev), source);
+  RunDescription d = DescribeRun(ev.spec, ev.metadata, ObserveEvidence(ev), source);
   d.what = "run " + ev.run_id;
   return d;
 }

@@ -33,13 +33,13 @@ ResultRow ToRow(const analysis::PointSummary& p) {
 }
 
 // The calibration and noise model a simulated run used, as run.json records them.
-std::string SimulationNote(const nlohmann::json& run) {
+std::string SimulationNote(const evidence::RunMetadata& run) {
   std::string out;
-  const auto calibration = run.find("calibration");
-  if (calibration != run.end() && calibration->is_object() && calibration->contains("parameters") &&
-      (*calibration)["parameters"].is_object()) {
+  const nlohmann::json& calibration = run.calibration;
+  if (calibration.is_object() && calibration.contains("parameters") &&
+      calibration["parameters"].is_object()) {
     std::string params;
-    for (const auto& [key, value] : (*calibration)["parameters"].items())
+    for (const auto& [key, value] : calibration["parameters"].items())
       if (value.is_number())
         params +=
             fmt::format("{}{} = {:.4g}", params.empty() ? "" : ", ", key, value.get<double>());
@@ -47,14 +47,9 @@ std::string SimulationNote(const nlohmann::json& run) {
   } else {
     out += " Uncalibrated (hardware profile as shipped).";
   }
-  const auto noise = run.find("noise");
-  if (noise != run.end() && noise->is_object() && noise->contains("model")) {
-    const nlohmann::json& n = *noise;
-    out += fmt::format(
-        " Repeat noise: {}, cv {}, seed {}.",
-        n["model"].is_string() ? n["model"].get<std::string>() : JsonText(n["model"]),
-        n.contains("cv") ? JsonText(n["cv"]) : "?", n.contains("seed") ? JsonText(n["seed"]) : "?");
-  }
+  if (run.noise)
+    out += fmt::format(" Repeat noise: {}, cv {}, seed {}.", run.noise->model,
+                       JsonText(nlohmann::json(run.noise->cv)), run.noise->seed);
   return out;
 }
 
@@ -71,7 +66,7 @@ Block Header(const analysis::RunAnalysis& a) {
       spec.workload.output_tokens == 1 ? "token" : "tokens");
   if (a.evidence.simulated) {
     out += " Every number below was **predicted by the simulator**, not measured.";
-    out += SimulationNote(a.evidence.run_json);
+    out += SimulationNote(a.evidence.metadata);
   }
   return Block::Paragraph(out);
 }

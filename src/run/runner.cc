@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "analysis/baseline.h"
+#include "evidence/run_metadata.h"
 #include "ppsearch_version.h"
 #include "run/commands.h"
 #include "run/nsys_profile.h"
@@ -29,8 +30,8 @@ nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
 // engine.patches as run.json records them: path, size and SHA-256, so a
 // comparison can tell the same patch from an edited one. An unreadable file
 // stops the run before any sample, pointing at the spec line that names it.
-Result<nlohmann::json> PatchRecords(const spec::Spec& spec) {
-  nlohmann::json out = nlohmann::json::array();
+Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec) {
+  std::vector<evidence::RunPatch> out;
   for (size_t i = 0; i < spec.engine.patches.size(); ++i) {
     const std::string& path = spec.engine.patches[i];
     Result<std::string> bytes = ReadFile(path);
@@ -41,14 +42,14 @@ Result<nlohmann::json> PatchRecords(const spec::Spec& spec) {
       return MakeError(spec.Origin(key).Where() +
                        ": cannot hash the file it names: " + bytes.error().message);
     }
-    out.push_back({{"path", path}, {"bytes", bytes->size()}, {"sha256", Sha256Hex(*bytes)}});
+    out.push_back({path, bytes->size(), Sha256Hex(*bytes)});
   }
   return out;
 }
 
 Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
                      const std::vector<evidence::SampleId>& samples, const SampleEngine& engine,
-                     const nlohmann::json& patches) {
+                     const std::vector<evidence::RunPatch>& patches) {
   const Redactor redact(spec);
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), redact.Apply(spec_text)));
@@ -65,38 +66,28 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
       commands += redact.Apply(c) + "\n";
   }
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
-  nlohmann::json calibration = nullptr;
+  evidence::RunMetadata run;
   if (!o.calibration_json.empty()) {
     PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("calibration.json"), o.calibration_json));
-    calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
+    run.calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
   }
-  nlohmann::json hosts = nlohmann::json::array();
-  for (const auto& h : spec.cluster.hosts) hosts.push_back(h.name);
-  std::vector<std::string> overrides;
-  for (const auto& v : o.overrides) overrides.push_back(redact.Apply(v));
-  nlohmann::json run = {
-      {"schema", evidence::kSchemaVersion},
-      {"run_id", std::filesystem::path(paths.root).filename().string()},
-      {"engine", engine.kind()},
-      {"simulated", engine.simulated()},
-      {"launcher", o.launcher ? o.launcher->kind() : ""},
-      {"tool_version", PPSEARCH_VERSION},
-      {"git_sha", PPSEARCH_GIT_SHA},
-      {"spec_path", std::filesystem::absolute(o.spec_path).lexically_normal().string()},
-      {"overrides", overrides},
-      {"hosts", hosts},
-      {"image", spec.engine.image},
-      {"patches", patches},
-      {"calibration", calibration},
-      {"seeds", {{"workload", spec.workload.seed}}},
-      {"noise",
-       {{"model", "lognormal time stretch per repeat"},
-        {"cv", spec.sim.noise_cv},
-        {"seed", spec.sim.seed}}},
-      {"command_line", redact.Apply(o.command_line)},
-      {"started_at", UtcNow("%Y-%m-%dT%H:%M:%SZ")}};
-  return WriteFileAtomic(paths.metadata("run.json"),
-                         run.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  for (const auto& h : spec.cluster.hosts) run.hosts.push_back(h.name);
+  for (const auto& v : o.overrides) run.overrides.push_back(redact.Apply(v));
+  run.run_id = std::filesystem::path(paths.root).filename().string();
+  run.engine = engine.kind();
+  run.simulated = engine.simulated();
+  run.launcher = o.launcher ? o.launcher->kind() : "";
+  run.tool_version = PPSEARCH_VERSION;
+  run.git_sha = PPSEARCH_GIT_SHA;
+  run.spec_path = std::filesystem::absolute(o.spec_path).lexically_normal().string();
+  run.image = spec.engine.image;
+  run.patches = patches;
+  run.workload_seed = spec.workload.seed;
+  run.noise =
+      evidence::NoiseModel{"lognormal time stretch per repeat", spec.sim.noise_cv, spec.sim.seed};
+  run.command_line = redact.Apply(o.command_line);
+  run.started_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
+  return evidence::WriteRunMetadata(paths, run);
 }
 
 Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id,
@@ -293,7 +284,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     outcome.run_dir = NewRunDir(spec.experiment.results_dir, spec.experiment.name);
   }
   // Hashed before the run directory exists: a patch that cannot be read leaves nothing behind.
-  nlohmann::json patches;
+  std::vector<evidence::RunPatch> patches;
   if (o.resume_dir.empty()) {
     PPS_ASSIGN_OR_RETURN(patches, PatchRecords(spec));
   }

@@ -1,0 +1,71 @@
+#pragma once
+// metadata/run.json: what made a run (tool, engine, launcher, the spec's
+// path and --set values, hosts, image, patch hashes, calibration, seeds,
+// noise model, command line). One writer (the runner) and one reader for
+// every consumer (the run analysis, resume, compare, the report), so a key
+// means the same everywhere. Keys: docs/formats.md.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evidence/evidence.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+// A patch file the spec names, hashed at run start.
+struct RunPatch {
+  std::string path;
+  uint64_t bytes = 0;
+  std::string sha256;
+};
+
+// The simulated engine's repeat noise.
+struct NoiseModel {
+  std::string model;
+  double cv = 0;
+  uint64_t seed = 0;
+};
+
+struct RunMetadata {
+  std::string schema = kSchemaVersion;
+  std::string run_id;
+  std::string engine;             // "sim" | "sglang"
+  std::optional<bool> simulated;  // unset: not recorded
+  std::string launcher;           // "" for the simulated engine
+  std::string tool_version, git_sha;
+  std::string spec_path;               // absolute, as the run resolved it
+  std::vector<std::string> overrides;  // the --set values, secrets redacted
+  std::vector<std::string> hosts;
+  std::string image;
+  // The hashes taken at start; unset when run.json has no list (older runs).
+  std::optional<std::vector<RunPatch>> patches;
+  // The calibration file the run used, as written (cost/calibration.h owns
+  // its keys); null when none.
+  nlohmann::json calibration;
+  uint64_t workload_seed = 0;
+  std::optional<NoiseModel> noise;
+  std::string command_line;
+  std::string started_at;  // ISO-8601 UTC
+};
+
+nlohmann::json RunMetadataToJson(const RunMetadata& m);
+// Every key checked for its type; an absent or null key keeps its default.
+// Errors name `file` and the key.
+Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::string& file);
+
+Status WriteRunMetadata(const RunPaths& paths, const RunMetadata& m);
+// Errors: the directory is no run directory, run.json is no JSON object, a
+// key has the wrong type.
+Result<RunMetadata> ReadRunMetadata(const RunPaths& paths);
+
+// The run's spec as it ran: metadata/spec.toml parsed at the recorded
+// spec_path (so its relative paths resolve as they did) with the recorded
+// --set values. Secrets stay redacted.
+Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m);
+
+}  // namespace ppsearch::evidence
