@@ -1,6 +1,7 @@
 // libFuzzer target: the readers of a run's evidence on arbitrary bytes: the
 // manifest (manifest.jsonl in a scratch run directory), raw request records
-// (a JSONL file and one JSON record), and an nvidia-smi memory CSV. Damaged
+// (a JSONL file and one JSON record), run.json, a CSV of medians, and an
+// nvidia-smi memory CSV. Damaged
 // evidence must come back as problems or errors, never as a crash.
 
 #include <unistd.h>
@@ -14,6 +15,8 @@
 #include <string>
 
 #include "evidence/evidence.h"
+#include "evidence/medians_csv.h"
+#include "evidence/run_metadata.h"
 #include "gpu/gpu_memory.h"
 
 namespace {
@@ -58,7 +61,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ppsearch::evidence::ReadRecords(records_path);
 
   const nlohmann::json j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_discarded()) (void)ppsearch::evidence::RecordFromJson(j, "fuzz:1");
+  if (!j.is_discarded()) {
+    (void)ppsearch::evidence::RecordFromJson(j, "fuzz:1");
+    ppsearch::Result<ppsearch::evidence::RunMetadata> run =
+        ppsearch::evidence::RunMetadataFromJson(j, "run.json");
+    // What was read must write back as a run.json that reads the same.
+    if (run.ok())
+      Check(ppsearch::evidence::RunMetadataFromJson(ppsearch::evidence::RunMetadataToJson(*run),
+                                                    "run.json")
+                .ok());
+  }
+
+  ppsearch::Result<ppsearch::CsvTable> table = ppsearch::ParseCsv(bytes, "medians.csv");
+  if (table.ok()) {
+    ppsearch::Result<ppsearch::evidence::MediansCsv> medians =
+        ppsearch::evidence::ParseMediansCsv(*table);
+    if (medians.ok())
+      for (const auto& row : medians->rows)
+        Check(row.layout.pp >= 1 && row.concurrency >= 1 &&
+              (!row.measured || row.input_tps_median > 0));
+  }
 
   (void)ppsearch::gpu::ParseGpuMemoryCsv(bytes, "fuzz.csv");
   return 0;

@@ -50,10 +50,10 @@ case $name in
     done
     ;;
   evidence)
-    mapfile -t sources < <(echo "$src/fuzz/evidence_fuzz.cc"; lib_sources evidence
+    mapfile -t sources < <(echo "$src/fuzz/evidence_fuzz.cc"; lib_sources evidence spec
       echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
-      printf '%s\n' "${util[@]}")
-    libs=(-lfmt)
+      echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
+    libs=(-ltomlplusplus -lfmt)
     printf '%s\n' '{"sample": "pp1-tp32-ep4_c8_r1", "state": "started"}' \
       '{"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "ok", "detail": "fine"}' \
       '{"sample": "pp2-tp16-ep4_c8_r1", "state": "failed", "verdict": "engine_died", "detail": "x"}' \
