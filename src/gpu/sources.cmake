@@ -3,6 +3,6 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/gpu/gpu_memory.cc)
 # snapshot.cc is used only by tests (serve-sim e2e); runs query GPUs through
-# run/node_gpus.
+# sglang/node_gpus.
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
   src/gpu/snapshot.cc)
