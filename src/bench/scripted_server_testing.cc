@@ -1,4 +1,4 @@
-#include "bench/scripted_server.h"
+#include "bench/scripted_server_testing.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
