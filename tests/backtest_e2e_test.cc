@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace ppsearch::testing {
 namespace {

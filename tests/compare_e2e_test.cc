@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace ppsearch::testing {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 #include "ppsearch_source_dir.h"
 
 namespace ppsearch::testing {

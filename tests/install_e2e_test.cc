@@ -11,7 +11,7 @@
 #include <regex>
 #include <string>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace {
 

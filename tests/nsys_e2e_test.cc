@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
-#include "nsys/test_export.h"
+#include "cli_fixture.h"
+#include "nsys/export_testing.h"
 
 namespace ppsearch::testing {
 namespace {

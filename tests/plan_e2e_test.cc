@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace {
 

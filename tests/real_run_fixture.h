@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {

@@ -11,7 +11,7 @@
 #include <regex>
 #include <set>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 #include "testkit/headless_browser.h"
 
 namespace ppsearch::testing {

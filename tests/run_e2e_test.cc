@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace ppsearch::testing {
 namespace {

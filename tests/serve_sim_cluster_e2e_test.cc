@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "gpu/snapshot.h"
+#include "gpu/snapshot_testing.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/snapshot.h"
+#include "gpu/snapshot_testing.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {

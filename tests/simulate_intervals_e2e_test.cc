@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace ppsearch::testing {
 namespace {

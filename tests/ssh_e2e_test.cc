@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli_runner.h"
+#include "cli_fixture.h"
 
 namespace ppsearch::testing {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/analysis_test_util.h"
+#include "analysis/analysis_testing.h"
 #include "ppsearch_source_dir.h"
 
 namespace ppsearch::analysis {

@@ -6,7 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_client.h"
-#include "bench/scripted_server.h"
+#include "bench/scripted_server_testing.h"
 
 namespace ppsearch::bench {
 namespace {

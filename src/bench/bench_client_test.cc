@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bench/captured_streams_test.h"
+#include "bench/captured_streams_testing.h"
 #include "bench/load_loop.h"
-#include "bench/scripted_server.h"
+#include "bench/scripted_server_testing.h"
 #include "workload/workload.h"
 
 namespace ppsearch::bench {

@@ -10,6 +10,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/bench/stream_decoder.cc)
 # The scripted HTTP server that the client tests and benchmarks talk to.
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
-  src/bench/scripted_server.cc)
+  src/bench/scripted_server_testing.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES
   src/bench/bench_client_bench.cc)

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/captured_streams_test.h"
+#include "bench/captured_streams_testing.h"
 
 namespace ppsearch::bench {
 namespace {

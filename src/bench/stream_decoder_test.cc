@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/captured_streams_test.h"
+#include "bench/captured_streams_testing.h"
 #include "bench/sse_parser.h"
 
 namespace ppsearch::bench {

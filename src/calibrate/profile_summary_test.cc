@@ -10,7 +10,7 @@
 #include "calibrate/fit.h"
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
-#include "nsys/test_export.h"
+#include "nsys/export_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::calibrate {

@@ -23,12 +23,12 @@
 #include "cost/calibration.h"
 #include "launch/launcher.h"
 #include "report/build_report.h"
-#include "run/commands.h"
-#include "run/nsys_profile.h"
+#include "run/profile_evidence.h"
 #include "run/redact.h"
 #include "run/runner.h"
-#include "run/sglang_engine.h"
 #include "run/sim_sample.h"
+#include "sglang/commands.h"
+#include "sglang/sglang_engine.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 
@@ -111,7 +111,7 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
       spec.sweep.concurrency.size(), spec.sweep.repeats, engine, spec.cluster.launcher);
   for (const auto& s : samples) {
     std::cout << "\n" << s.str() << "\n";
-    for (const auto& c : run::SampleCommands(spec, s, run::SampleSeed(spec, s), launcher))
+    for (const auto& c : sglang::SampleCommands(spec, s, run::SampleSeed(spec, s), launcher))
       std::cout << "  " << redact.Apply(c) << "\n";
   }
 }
@@ -232,11 +232,14 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   }
   std::unique_ptr<run::SampleEngine> engine;
   if (engine_kind == "sglang") {
-    engine = std::make_unique<run::SglangSampleEngine>(in->spec, **launcher);
+    engine = std::make_unique<sglang::SglangSampleEngine>(in->spec, **launcher);
     ro.launcher = launcher->get();
   } else {
     engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
   }
+  ro.sample_commands = [&in, launcher = ro.launcher](const evidence::SampleId& s) {
+    return sglang::SampleCommands(in->spec, s, run::SampleSeed(in->spec, s), launcher);
+  };
   if (in->spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
       return run::PredictedBreakdownJson(ctx, in->spec, in->model, in->hardware, calibration);

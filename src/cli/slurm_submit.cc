@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "launch/process.h"
-#include "run/commands.h"
 #include "run/redact.h"
+#include "sglang/commands.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -56,7 +56,7 @@ Result<std::string> SubmitSlurmJob(const spec::Spec& spec, const run::RunOptions
             .filename()
             .string();
   }
-  const std::string bin = run::SelfExecutable();
+  const std::string bin = sglang::SelfExecutable();
   const std::string path = spec.experiment.results_dir + "/" + run_id + ".sbatch";
   PPS_RETURN_IF_ERROR(WriteFileAtomic(path, SlurmJobScript(spec, o, engine, run_id, bin)));
   PPS_ASSIGN_OR_RETURN(launch::Captured c, launch::RunCaptured({"sbatch", path}, 60));

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/analysis_test_util.h"
+#include "analysis/analysis_testing.h"
 #include "compare/description.h"
 
 namespace ppsearch::compare {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/analysis_test_util.h"
+#include "analysis/analysis_testing.h"
 
 namespace ppsearch::compare {
 namespace {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis/analysis_test_util.h"
+#include "analysis/analysis_testing.h"
 #include "compare/comparison.h"
 #include "compare/load.h"
 #include "ppsearch_source_dir.h"

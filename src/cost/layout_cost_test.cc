@@ -14,7 +14,7 @@
 
 #include "cost/calibration.h"
 #include "cost/gemm.h"
-#include "model/model_test_util.h"
+#include "model/model_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::cost {

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "gpu/snapshot.h"
+#include "gpu/snapshot_testing.h"
 
 namespace ppsearch::gpu {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "model/hf_config.h"
-#include "model/model_test_util.h"
+#include "model/model_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::memory {

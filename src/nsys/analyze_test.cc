@@ -1,5 +1,5 @@
 // `ppsearch nsys`'s analysis on SQLite files written with the export's own
-// schema (test_export.h), with answers worked out by hand.
+// schema (export_testing.h), with answers worked out by hand.
 
 #include "nsys/analyze.h"
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "nsys/analysis_json.h"
-#include "nsys/test_export.h"
+#include "nsys/export_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::nsys {

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "nsys/analyze.h"
-#include "nsys/test_export.h"
+#include "nsys/export_testing.h"
 
 namespace ppsearch::nsys {
 namespace {

@@ -9,6 +9,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/nsys/summary.cc
   src/nsys/window_analysis.cc)
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
-  src/nsys/test_export.cc)
+  src/nsys/export_testing.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES
   src/nsys/nsys_bench.cc)

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/plan_internal.h"
-#include "plan/plan_test_fixtures.h"
+#include "plan/plan_testing.h"
 
 namespace ppsearch::plan {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "plan/plan.h"
-#include "plan/plan_test_fixtures.h"
+#include "plan/plan_testing.h"
 #include "util/format.h"
 
 namespace ppsearch::plan {

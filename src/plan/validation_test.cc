@@ -7,7 +7,7 @@
 #include "model/hf_config.h"
 #include "plan/plan.h"
 #include "plan/plan_internal.h"
-#include "plan/plan_test_fixtures.h"
+#include "plan/plan_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::plan {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis/analysis_test_util.h"
+#include "analysis/analysis_testing.h"
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"

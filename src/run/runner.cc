@@ -10,8 +10,7 @@
 #include "analysis/baseline.h"
 #include "evidence/run_metadata.h"
 #include "ppsearch_version.h"
-#include "run/commands.h"
-#include "run/nsys_profile.h"
+#include "run/profile_evidence.h"
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "run/verdict.h"
@@ -62,8 +61,8 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
       "\n";
   for (const auto& s : samples) {
     commands += "# " + s.str() + "\n";
-    for (const auto& c : SampleCommands(spec, s, SampleSeed(spec, s), o.launcher))
-      commands += redact.Apply(c) + "\n";
+    if (o.sample_commands)
+      for (const auto& c : o.sample_commands(s)) commands += redact.Apply(c) + "\n";
   }
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
   evidence::RunMetadata run;
@@ -254,6 +253,10 @@ std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan
       for (int r = 1; r <= spec.sweep.repeats; ++r) out.push_back({lp.layout, c, r});
   }
   return out;
+}
+
+uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample) {
+  return spec.workload.seed + 1000003ull * static_cast<uint64_t>(sample.repeat - 1);
 }
 
 std::string NewRunDir(const std::string& results_dir, const std::string& name) {

@@ -33,6 +33,9 @@ struct RunOptions {
   // The simulator's time breakdown of a sample's layout, written beside its
   // profile evidence (profile/<sample>/predicted.json); unset: none.
   std::function<nlohmann::json(const SampleContext&)> predicted_breakdown;
+  // The commands a sample stands for, one display line each (the SGLang
+  // servers and the benchmark, sglang/commands.h), for commands.txt; unset: none.
+  std::function<std::vector<std::string>(const evidence::SampleId&)> sample_commands;
 };
 
 struct RunProgress {
@@ -54,6 +57,10 @@ struct RunOutcome {
 
 // All samples of the spec's valid layouts in run order.
 std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan);
+
+// The seed of a sample's workload: the spec's seed, varied per repeat so
+// repeats never share prompts.
+uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample);
 
 // "<name>-YYYYMMDD-HHMMSS" (UTC); a suffix -2, -3, ... when taken.
 std::string NewRunDir(const std::string& results_dir, const std::string& name);

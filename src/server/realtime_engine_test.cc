@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "server/engine_test_util.h"
+#include "server/engine_testing.h"
 #include "sim/engine.h"
 #include "workload/workload.h"
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "server/engine_test_util.h"
+#include "server/engine_testing.h"
 
 namespace ppsearch::server {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "stats/stats.h"
-#include "uncertainty/uncertainty_test_util.h"
+#include "uncertainty/uncertainty_testing.h"
 
 namespace ppsearch::uncertainty {
 namespace {

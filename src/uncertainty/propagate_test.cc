@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "uncertainty/uncertainty_test_util.h"
+#include "uncertainty/uncertainty_testing.h"
 
 namespace ppsearch::uncertainty {
 namespace {

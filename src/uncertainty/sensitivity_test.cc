@@ -6,7 +6,7 @@
 
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
-#include "uncertainty/uncertainty_test_util.h"
+#include "uncertainty/uncertainty_testing.h"
 #include "util/format.h"
 
 namespace ppsearch::uncertainty {

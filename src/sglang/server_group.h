@@ -15,7 +15,7 @@
 #include "spec/spec.h"
 #include "util/result.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 
 class ServerGroup {
  public:
@@ -68,4 +68,4 @@ class ServerGroup {
   std::vector<std::string> log_paths_;  // per node, kept after Stop until the next Start
 };
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -13,7 +13,7 @@
 #include "launch/launcher.h"
 #include "spec/spec.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 
 struct NodeCommand {
   std::vector<std::string> argv;  // container runtime (if any), then the server and its flags
@@ -47,10 +47,6 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& options);
 std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::SampleId& sample,
                                         uint64_t seed, const launch::Launcher* launcher);
 
-// The seed of a sample's workload: the spec's seed, varied per repeat so
-// repeats never share prompts.
-uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample);
-
 // http://<node 0 address>:<port>, brackets around an IPv6 address.
 std::string NodeUrl(const spec::Spec& spec, int node);
 
@@ -65,4 +61,4 @@ std::string FillHostWords(const std::string& word, const spec::Spec& spec, int n
 std::string ServerTag(const std::string& run_id, const evidence::SampleId& sample,
                       const std::string& host);
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,19 +1,12 @@
-#include "run/nsys_profile.h"
+#include "sglang/nsys_profile.h"
 
-#include "nsys/analysis_json.h"
-#include "nsys/analyze.h"
-#include "predict/predict.h"
-#include "run/commands.h"
+#include <algorithm>
 
-namespace ppsearch::run {
+#include "run/profile_evidence.h"
+#include "sglang/commands.h"
+
+namespace ppsearch::sglang {
 namespace {
-
-// The most nodes any TP group of the layout spans.
-int TpSpanNodes(const plan::LayoutPlan& plan) {
-  size_t span = 0;
-  for (const auto& g : plan.tp_groups) span = std::max(span, g.nodes.size());
-  return static_cast<int>(span);
-}
 
 std::string LayoutArg(const spec::LayoutSpec& l) {
   return std::to_string(l.pp) + "/" + std::to_string(l.tp) + "/" + std::to_string(l.ep);
@@ -56,21 +49,22 @@ std::vector<std::string> NsysAnalyseArgv(const spec::Spec& spec, const plan::Lay
           "--layout",
           LayoutArg(plan.layout),
           "--tp-span-nodes",
-          std::to_string(TpSpanNodes(plan)),
+          std::to_string(run::TpSpanNodes(plan)),
           "-o",
           report_base + ".json"};
 }
 
-std::vector<ProfileEvidence> CollectNsysProfiles(launch::Launcher& launcher, const spec::Spec& spec,
-                                                 const plan::LayoutPlan& plan,
-                                                 const evidence::SampleId& server_sample) {
-  std::vector<ProfileEvidence> out;
+std::vector<run::ProfileEvidence> CollectNsysProfiles(launch::Launcher& launcher,
+                                                      const spec::Spec& spec,
+                                                      const plan::LayoutPlan& plan,
+                                                      const evidence::SampleId& server_sample) {
+  std::vector<run::ProfileEvidence> out;
   // Exporting a long server profile takes minutes, beyond a short host command.
   const double timeout_s = std::max(600.0, spec.lifecycle.host_timeout_s);
   for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
     const int node = static_cast<int>(n);
     const std::string base = NsysReportBase(spec, server_sample, node);
-    ProfileEvidence e{spec.cluster.hosts[n].name, nlohmann::json::object()};
+    run::ProfileEvidence e{spec.cluster.hosts[n].name, nlohmann::json::object()};
     auto fail = [&](const std::vector<std::string>& argv, const std::string& what) {
       std::string command;
       for (const auto& w : argv) command += (command.empty() ? "" : " ") + w;
@@ -104,43 +98,4 @@ std::vector<ProfileEvidence> CollectNsysProfiles(launch::Launcher& launcher, con
   return out;
 }
 
-nlohmann::json PredictedBreakdownJson(const SampleContext& context, const spec::Spec& spec,
-                                      const model::ModelDesc& model,
-                                      const hardware::HardwareProfile& hw,
-                                      const cost::Calibration& calibration) {
-  predict::PointOptions po;
-  po.concurrency = context.id.concurrency;
-  po.seed = context.workload_seed;
-  const predict::PointPrediction p =
-      predict::PredictPoint(*context.plan, spec, model, hw, calibration, po);
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& s : p.stage_shares)
-    stages.push_back({{"compute", s.compute},
-                      {"exposed_comm", s.exposed_comm},
-                      {"transfer", s.transfer},
-                      {"overhead", s.overhead},
-                      {"idle", s.idle}});
-  return {{"what", "the simulator's breakdown of this sample's layout and concurrency"},
-          {"layout", context.plan->layout.Label()},
-          {"concurrency", context.id.concurrency},
-          {"exposed_comm_share", p.exposed_comm_share},
-          {"bubble_share", p.bubble_share},
-          {"allreduce_per_forward", p.allreduce_per_forward},
-          {"stages", stages}};
-}
-
-Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,
-                                         const plan::LayoutPlan& plan) {
-  PPS_ASSIGN_OR_RETURN(nsys::WindowChoice window,
-                       nsys::ParseWindowChoice(profile.window, profile.gap_us));
-  PPS_ASSIGN_OR_RETURN(nsys::ProfileAnalysis a, nsys::AnalyzeProfiles({profile.file}, window));
-  nsys::ProfileContext c;
-  c.pp = plan.layout.pp;
-  c.tp = plan.layout.tp;
-  c.ep = plan.layout.ep;
-  c.tp_span_nodes = TpSpanNodes(plan);
-  // Round-trip through text: nlohmann's ordered and plain JSON are distinct types.
-  return nlohmann::json::parse(nsys::AnalysisJson(a, c).dump());
-}
-
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,14 +1,13 @@
-#include "run/commands.h"
+#include "sglang/commands.h"
 
 #include <gtest/gtest.h>
 
 #include "launch/launchers.h"
 #include "launch/process.h"
-#include "run/nsys_profile.h"
-#include "run/redact.h"
+#include "sglang/nsys_profile.h"
 #include "spec/spec_parser.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 spec::Spec Parse(const std::string& engine, const std::string& cluster_extra = "",
@@ -117,35 +116,10 @@ TEST(SampleCommands, EveryWordIsQuotedForTheShell) {
       << lines[1];
 }
 
-TEST(Redactor, SecretValuesNeverReachTheText) {
-  spec::Spec s = Parse(
-      "secret_env = [\"MY_CREDS\"]\n[engine.env]\nHF_TOKEN = \"hf_abc123\"\nAPI_KEY = \"k-9\"\n"
-      "MY_CREDS = \"hunter2\"\nNCCL_DEBUG = \"WARN\"");
-  Redactor r(s);
-  EXPECT_EQ(r.Apply("HF_TOKEN=hf_abc123 x=k-9 p=hunter2 d=WARN"),
-            "HF_TOKEN=<redacted> x=<redacted> p=<redacted> d=WARN");
-  EXPECT_TRUE(IsSecretEnvName("aws_secret_access_key", s.engine));
-  EXPECT_FALSE(IsSecretEnvName("NCCL_DEBUG", s.engine));
-}
-
-TEST(Redactor, AResumedRunTakesRedactedValuesFromTheEnvironment) {
-  spec::Spec s = Parse("[engine.env]\nPPS_TEST_TOKEN = \"<redacted>\"");
-  ::unsetenv("PPS_TEST_TOKEN");
-  Status missing = RestoreSecrets(s);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message,
-            "engine.env.PPS_TEST_TOKEN is a secret and the run's copy of the spec holds it "
-            "redacted; export PPS_TEST_TOKEN in the environment of `ppsearch run --resume`");
-  ::setenv("PPS_TEST_TOKEN", "tok", 1);
-  ASSERT_TRUE(RestoreSecrets(s).ok());
-  EXPECT_EQ(s.engine.env[0].second, "tok");
-  ::unsetenv("PPS_TEST_TOKEN");
-}
-
 }  // namespace
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 TEST(ServerCommand, ProfiledServersRunUnderNsysWithTheReportMounted) {
@@ -175,4 +149,4 @@ TEST(ServerCommand, UnprofiledServersRunBare) {
 }
 
 }  // namespace
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

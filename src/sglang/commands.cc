@@ -1,13 +1,13 @@
-#include "run/commands.h"
+#include "sglang/commands.h"
 
 #include <algorithm>
 
 #include "launch/launchers.h"
 #include "launch/process.h"
-#include "run/nsys_profile.h"
+#include "sglang/nsys_profile.h"
 #include "util/files.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 // SGLang renamed these flags in 0.5.14 (server_args.py keeps the old names as
@@ -216,8 +216,4 @@ std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::
   return out;
 }
 
-uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample) {
-  return spec.workload.seed + 1000003ull * static_cast<uint64_t>(sample.repeat - 1);
-}
-
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

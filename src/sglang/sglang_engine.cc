@@ -1,4 +1,4 @@
-#include "run/sglang_engine.h"
+#include "sglang/sglang_engine.h"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include "bench/bench_report.h"
 #include "bench/load_loop.h"
 #include "launch/net.h"
-#include "run/commands.h"
-#include "run/node_gpus.h"
-#include "run/nsys_profile.h"
+#include "sglang/commands.h"
+#include "sglang/node_gpus.h"
+#include "sglang/nsys_profile.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -31,7 +31,7 @@ double BenchDeadlineS(const spec::Spec& spec, int concurrency) {
   return spec.lifecycle.request_timeout_s * std::max(1, waves) + 60;
 }
 
-void SetVerdict(SampleOutput& out, evidence::Verdict verdict, std::string detail) {
+void SetVerdict(run::SampleOutput& out, evidence::Verdict verdict, std::string detail) {
   if (out.verdict != evidence::Verdict::kOk) {
     out.detail += "; " + detail;  // the first failure decides; later ones are noted
     return;
@@ -126,7 +126,7 @@ std::string SglangSampleEngine::WaitMemoryReleased() {
                      lc.memory_release_timeout_s, held);
 }
 
-void SglangSampleEngine::Snapshot(SampleOutput& out) {
+void SglangSampleEngine::Snapshot(run::SampleOutput& out) {
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
     Result<std::string> csv = QueryGpuCsv(launcher_, spec_, static_cast<int>(n));
     // A failed query leaves no snapshot; analysis names the missing file.
@@ -135,13 +135,13 @@ void SglangSampleEngine::Snapshot(SampleOutput& out) {
   }
 }
 
-void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, SampleOutput& out) {
+void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, run::SampleOutput& out) {
   for (size_t n = 0; n < out.nodes.size(); ++n)
     out.nodes[n].log = group_->LogSince(n, n < from.size() ? from[n] : 0);
 }
 
-Result<SampleOutput> SglangSampleEngine::Run(const SampleContext& ctx) {
-  SampleOutput out;
+Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx) {
+  run::SampleOutput out;
   for (const auto& h : spec_.cluster.hosts) out.nodes.push_back({h.name, "", ""});
   out.bench = {{"sample", ctx.id.str()}, {"simulated", false}, {"seed", ctx.workload_seed}};
   if (!paths_) paths_ = *ctx.paths;
@@ -246,4 +246,4 @@ void SglangSampleEngine::Finish() {
   if (group_) group_->Stop();
 }
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -14,7 +14,7 @@
 #include "spec/spec.h"
 #include "util/result.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 
 // --query-gpu=gpu::kGpuQueryFields --format=csv,noheader,nounits
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node);
@@ -37,4 +37,4 @@ Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
 Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spec::Spec& spec,
                                            int node, double threshold_mib);
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,4 +1,4 @@
-#include "nsys/test_export.h"
+#include "nsys/export_testing.h"
 
 #include <sqlite3.h>
 

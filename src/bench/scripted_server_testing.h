@@ -40,9 +40,9 @@ class ScriptedServer {
  public:
   using Handler = std::function<ScriptedResponse(const ScriptedRequest&)>;
 
-  // Listens on an ephemeral port of 127.0.0.1; the handler runs on the
-  // server's thread.
-  static Result<std::unique_ptr<ScriptedServer>> Start(Handler handler);
+  // Listens on `port` of 127.0.0.1 (0: an ephemeral one); the handler runs
+  // on the server's thread.
+  static Result<std::unique_ptr<ScriptedServer>> Start(Handler handler, int port = 0);
   ~ScriptedServer();
   ScriptedServer(const ScriptedServer&) = delete;
   ScriptedServer& operator=(const ScriptedServer&) = delete;

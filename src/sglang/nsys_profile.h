@@ -2,23 +2,21 @@
 // Nsight Systems evidence of a sample ([profile] in the spec): the `nsys
 // profile` words around a real server, the commands each node runs after the
 // server stops (export to SQLite, then `ppsearch nsys` on the node, whose JSON
-// comes back over the launcher), and the analysis of an export the spec names.
+// comes back over the launcher). An export the spec names is analysed for any
+// engine, run/profile_evidence.h.
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "cost/calibration.h"
 #include "evidence/evidence.h"
-#include "hardware/hardware.h"
 #include "launch/launcher.h"
-#include "model/model.h"
 #include "plan/plan.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 
 // The node's report path without extension: <output_dir>/<sample>-<host>.
 std::string NsysReportBase(const spec::Spec& spec, const evidence::SampleId& sample, int node);
@@ -38,20 +36,9 @@ std::vector<std::string> NsysAnalyseArgv(const spec::Spec& spec, const plan::Lay
 
 // Runs both on every node; a node whose export or analysis fails gets an
 // evidence entry with "error" naming the command and its output.
-std::vector<ProfileEvidence> CollectNsysProfiles(launch::Launcher& launcher, const spec::Spec& spec,
-                                                 const plan::LayoutPlan& plan,
-                                                 const evidence::SampleId& server_sample);
+std::vector<run::ProfileEvidence> CollectNsysProfiles(launch::Launcher& launcher,
+                                                      const spec::Spec& spec,
+                                                      const plan::LayoutPlan& plan,
+                                                      const evidence::SampleId& server_sample);
 
-// The simulator's breakdown of `context`'s layout and concurrency, the numbers
-// a profile of that sample is read against: exposed communication, bubble
-// and per-stage shares, all-reduces per forward.
-nlohmann::json PredictedBreakdownJson(const SampleContext& context, const spec::Spec& spec,
-                                      const model::ModelDesc& model,
-                                      const hardware::HardwareProfile& hw,
-                                      const cost::Calibration& calibration);
-
-// The spec's export ([profile] file) analysed for `plan`'s layout.
-Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,
-                                         const plan::LayoutPlan& plan);
-
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,12 +1,12 @@
-#include "run/node_gpus.h"
+#include "sglang/node_gpus.h"
 
 #include <fmt/format.h>
 
 #include <sstream>
 
-#include "run/commands.h"
+#include "sglang/commands.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 std::vector<std::string> SmiArgv(const spec::Spec& spec, int node) {
@@ -100,4 +100,4 @@ Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spe
   return out;
 }
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,4 +1,4 @@
-#include "gpu/snapshot.h"
+#include "gpu/snapshot_testing.h"
 
 #include <sys/wait.h>
 

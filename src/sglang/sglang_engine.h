@@ -24,12 +24,12 @@
 
 #include "launch/launcher.h"
 #include "run/sample_engine.h"
-#include "run/server_group.h"
+#include "sglang/server_group.h"
 #include "spec/spec.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 
-class SglangSampleEngine : public SampleEngine {
+class SglangSampleEngine : public run::SampleEngine {
  public:
   SglangSampleEngine(const spec::Spec& spec, launch::Launcher& launcher)
       : spec_(spec), launcher_(launcher) {}
@@ -37,7 +37,7 @@ class SglangSampleEngine : public SampleEngine {
 
   const char* kind() const override { return "sglang"; }
   bool simulated() const override { return false; }
-  Result<SampleOutput> Run(const SampleContext& context) override;
+  Result<run::SampleOutput> Run(const run::SampleContext& context) override;
   void Finish() override;
 
  private:
@@ -45,8 +45,8 @@ class SglangSampleEngine : public SampleEngine {
   std::string Preflight();
   // Polls until every GPU is released; "" or what is still held.
   std::string WaitMemoryReleased();
-  void Snapshot(SampleOutput& out);
-  void CollectLogs(const std::vector<uintmax_t>& from, SampleOutput& out);
+  void Snapshot(run::SampleOutput& out);
+  void CollectLogs(const std::vector<uintmax_t>& from, run::SampleOutput& out);
 
   const spec::Spec& spec_;
   launch::Launcher& launcher_;
@@ -56,4 +56,4 @@ class SglangSampleEngine : public SampleEngine {
   std::string server_version_;  // reported by the running servers; "" when unknown
 };
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -6,7 +6,7 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
-#include "model/model_test_util.h"
+#include "model/model_testing.h"
 #include "spec/spec.h"
 
 namespace ppsearch::plan::testing {

@@ -1,4 +1,4 @@
-#include "bench/scripted_server.h"
+#include "bench/scripted_server_testing.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -102,7 +102,7 @@ bool Flush(Connection& c) {
 
 }  // namespace
 
-Result<std::unique_ptr<ScriptedServer>> ScriptedServer::Start(Handler handler) {
+Result<std::unique_ptr<ScriptedServer>> ScriptedServer::Start(Handler handler, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return MakeError(std::string("scripted server: socket: ") + std::strerror(errno));
   const int one = 1;
@@ -110,7 +110,7 @@ Result<std::unique_ptr<ScriptedServer>> ScriptedServer::Start(Handler handler) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::listen(fd, 1024) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {

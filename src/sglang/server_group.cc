@@ -1,4 +1,4 @@
-#include "run/server_group.h"
+#include "sglang/server_group.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -11,11 +11,11 @@
 #include "analysis/log_scan.h"
 #include "bench/bench_client.h"
 #include "bench/load_loop.h"
-#include "run/commands.h"
 #include "run/server_state.h"
+#include "sglang/commands.h"
 #include "util/files.h"
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -64,7 +64,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
     s.record.cleanup = c.cleanup;
     s.log_path = l.log_path;
     // Written before waiting on anything: a crash from here on leaves a record to stop.
-    Status saved = SaveServerState(paths_, s.record);
+    Status saved = run::SaveServerState(paths_, s.record);
     servers_.push_back(std::move(s));
     if (!saved.ok()) {
       Stop();
@@ -159,7 +159,7 @@ std::vector<std::string> ServerGroup::Stop() {
   std::vector<Server> left;
   for (Server& s : servers_) {
     if (s.exit) {
-      RemoveServerState(paths_, s.record);
+      run::RemoveServerState(paths_, s.record);
     } else {
       notes.push_back(NodeName(s.node) + " did not exit after SIGKILL; its state file stays");
     }
@@ -207,4 +207,4 @@ std::string ServerGroup::LogTail(size_t node, int lines) const {
   return indented.empty() ? "    (empty)\n" : indented;
 }
 
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,8 +1,8 @@
-#include "run/node_gpus.h"
+#include "sglang/node_gpus.h"
 
 #include <gtest/gtest.h>
 
-namespace ppsearch::run {
+namespace ppsearch::sglang {
 namespace {
 
 TEST(ComputeApps, ParsesNvidiaSmiIncludingNamesWithCommasAndNa) {
@@ -23,4 +23,4 @@ TEST(ComputeApps, ParsesNvidiaSmiIncludingNamesWithCommasAndNa) {
 }
 
 }  // namespace
-}  // namespace ppsearch::run
+}  // namespace ppsearch::sglang

@@ -1,0 +1,56 @@
+#include "run/profile_evidence.h"
+
+#include <algorithm>
+
+#include "nsys/analysis_json.h"
+#include "nsys/analyze.h"
+#include "predict/predict.h"
+
+namespace ppsearch::run {
+
+int TpSpanNodes(const plan::LayoutPlan& plan) {
+  size_t span = 0;
+  for (const auto& g : plan.tp_groups) span = std::max(span, g.nodes.size());
+  return static_cast<int>(span);
+}
+
+nlohmann::json PredictedBreakdownJson(const SampleContext& context, const spec::Spec& spec,
+                                      const model::ModelDesc& model,
+                                      const hardware::HardwareProfile& hw,
+                                      const cost::Calibration& calibration) {
+  predict::PointOptions po;
+  po.concurrency = context.id.concurrency;
+  po.seed = context.workload_seed;
+  const predict::PointPrediction p =
+      predict::PredictPoint(*context.plan, spec, model, hw, calibration, po);
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : p.stage_shares)
+    stages.push_back({{"compute", s.compute},
+                      {"exposed_comm", s.exposed_comm},
+                      {"transfer", s.transfer},
+                      {"overhead", s.overhead},
+                      {"idle", s.idle}});
+  return {{"what", "the simulator's breakdown of this sample's layout and concurrency"},
+          {"layout", context.plan->layout.Label()},
+          {"concurrency", context.id.concurrency},
+          {"exposed_comm_share", p.exposed_comm_share},
+          {"bubble_share", p.bubble_share},
+          {"allreduce_per_forward", p.allreduce_per_forward},
+          {"stages", stages}};
+}
+
+Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,
+                                         const plan::LayoutPlan& plan) {
+  PPS_ASSIGN_OR_RETURN(nsys::WindowChoice window,
+                       nsys::ParseWindowChoice(profile.window, profile.gap_us));
+  PPS_ASSIGN_OR_RETURN(nsys::ProfileAnalysis a, nsys::AnalyzeProfiles({profile.file}, window));
+  nsys::ProfileContext c;
+  c.pp = plan.layout.pp;
+  c.tp = plan.layout.tp;
+  c.ep = plan.layout.ep;
+  c.tp_span_nodes = TpSpanNodes(plan);
+  // Round-trip through text: nlohmann's ordered and plain JSON are distinct types.
+  return nlohmann::json::parse(nsys::AnalysisJson(a, c).dump());
+}
+
+}  // namespace ppsearch::run

@@ -1,0 +1,325 @@
+// The SGLang engine's lifecycle through the fake launcher (no processes):
+// the order in which a sample checks the hosts, starts every node, probes,
+// benchmarks, snapshots, stops and waits for the GPUs, and the verdict each
+// failure gets. Node 0 "serves" through a loopback HTTP stub that answers as
+// SGLang does while its fake server runs; node 1's address has nothing on it.
+
+#include "sglang/sglang_engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bench/scripted_server_testing.h"
+#include "evidence/verdict.h"
+#include "launch/fake_launcher_testing.h"
+#include "spec/spec_parser.h"
+
+namespace ppsearch::sglang {
+namespace {
+
+namespace fs = std::filesystem;
+using launch::FakeCall;
+using launch::FakeLauncher;
+using launch::FakeOutput;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kIdleGpus =
+    "0, GPU-0, NVIDIA H200, 1, 143771, 570.86\n1, GPU-1, NVIDIA H200, 1, 143771, 570.86\n";
+constexpr const char* kBusyGpus =
+    "0, GPU-0, NVIDIA H200, 120000, 143771, 570.86\n"
+    "1, GPU-1, NVIDIA H200, 120000, 143771, 570.86\n";
+
+std::string GenerateChunk(int64_t prompt_tokens, int64_t completion_tokens, bool final) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (int64_t i = 0; i < completion_tokens; ++i) ids.push_back(100 + i);
+  nlohmann::json finish = final ? nlohmann::json{{"type", "length"}, {"length", completion_tokens}}
+                                : nlohmann::json(nullptr);
+  nlohmann::json chunk = {{"text", std::string(static_cast<size_t>(completion_tokens), 'x')},
+                          {"output_ids", ids},
+                          {"meta_info",
+                           {{"id", "r"},
+                            {"finish_reason", finish},
+                            {"prompt_tokens", prompt_tokens},
+                            {"completion_tokens", completion_tokens},
+                            {"cached_tokens", 0}}}};
+  return "data: " + chunk.dump() + "\n\n";
+}
+
+// What the engine asks of node 0, answered as SGLang does: health, version,
+// cache flush, and /generate streamed in two tokens.
+bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
+  bench::ScriptedResponse r;
+  r.content_type = "application/json";
+  if (req.path == "/health_generate" || req.path == "/flush_cache") return r;
+  if (req.path == "/server_info") {
+    r.pieces = {{0, R"({"version": "0.5.9"})", false}};
+    return r;
+  }
+  if (req.path != "/generate") {
+    r.status = 404;
+    return r;
+  }
+  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  const int64_t prompt =
+      body.contains("input_ids") ? static_cast<int64_t>(body["input_ids"].size()) : 0;
+  r.content_type = "text/event-stream";
+  r.pieces = {{0, GenerateChunk(prompt, 1, false), true},
+              {0, GenerateChunk(prompt, 2, true) + "data: [DONE]\n\n", false}};
+  return r;
+}
+
+// The verdict as the manifest names it.
+std::string VerdictOf(const run::SampleOutput& out) { return evidence::VerdictName(out.verdict); }
+
+// A port of 127.0.0.1 free now (the stub binds it again when node 0 starts).
+int FreePort() {
+  auto probe = bench::ScriptedServer::Start(AsSglang);
+  EXPECT_TRUE(probe.ok()) << probe.error().message;
+  return probe.ok() ? (*probe)->port() : 0;
+}
+
+class SglangEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ppsearch_sglang_engine_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    paths_.root = dir_.string();
+    port_ = FreePort();
+    dist_port_ = FreePort();
+    sample_.layout.pp = 2;
+    sample_.layout.tp = 2;
+    sample_.layout.ep = 1;
+    sample_.concurrency = 2;
+    // Node 0 serves HTTP while its server runs, as SGLang's HTTP server does.
+    launch::FakeServerScript node0;
+    node0.log = "The server is fired up and ready to roll!\n";
+    node0.on_start = [this] {
+      auto stub = bench::ScriptedServer::Start(
+          [this](const bench::ScriptedRequest& req) {
+            if (req.path == "/generate" && ++generate_requests_ == die_at_generate_)
+              launcher_.ExitServer(1, 1);
+            return AsSglang(req);
+          },
+          port_);
+      ASSERT_TRUE(stub.ok()) << stub.error().message;
+      http_ = std::move(stub).value();
+    };
+    node0.on_exit = [this] { http_.reset(); };
+    launcher_.ScriptServer(0, node0);
+    launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-compute-apps", {FakeOutput("")});
+    launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-gpu", {FakeOutput(kIdleGpus)});
+  }
+
+  void TearDown() override {
+    engine_.reset();
+    http_.reset();
+    fs::remove_all(dir_);
+  }
+
+  spec::Spec MakeSpec(const std::string& lifecycle_extra = "",
+                      const std::string& engine_extra = "") {
+    const std::string text =
+        "[experiment]\nname = \"t\"\n[cluster]\nhosts = [{name = \"n0\", address = "
+        "\"127.0.0.1\"}, {name = \"n1\", address = \"127.0.0.2\"}]\ngpus_per_node = 2\n"
+        "server_port = " +
+        std::to_string(port_) + "\ndist_init_port = " + std::to_string(dist_port_) +
+        "\n[engine]\nmodel_config = \"m.json\"\nmodel_path = \"/models/k3\"\n" + engine_extra +
+        "\n[sweep]\npp = [2]\nconcurrency = [2]\n[workload]\ninput_tokens = 16\n"
+        "output_tokens = 2\nrequests = 4\n[lifecycle]\nstart_timeout_s = 10\n"
+        "poll_interval_s = 0.01\nrequest_timeout_s = 10\nstop_grace_s = 0.2\n"
+        "memory_release_timeout_s = 5\n" +
+        lifecycle_extra;
+    Result<spec::Spec> s = spec::ParseSpec(text, (dir_ / "spec.toml").string(), {});
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return s.ok() ? *s : spec::Spec{};
+  }
+
+  run::SampleOutput RunSample(const spec::Spec& spec, bool next_same_layout = false) {
+    if (!engine_) engine_ = std::make_unique<SglangSampleEngine>(spec, launcher_);
+    run::SampleContext ctx;
+    ctx.id = sample_;
+    ctx.paths = &paths_;
+    ctx.run_id = "t";
+    ctx.next_same_layout = next_same_layout;
+    Result<run::SampleOutput> out = engine_->Run(ctx);
+    EXPECT_TRUE(out.ok()) << out.error().message;
+    return out.ok() ? *out : run::SampleOutput{};
+  }
+
+  // The launcher's calls in short: "apps 0" and "gpus 0" (nvidia-smi's
+  // process and memory queries), "start 1", "SIGTERM 0", "run 1 <command>".
+  std::vector<std::string> Steps() const {
+    std::vector<std::string> out;
+    for (const FakeCall& c : launcher_.calls()) {
+      const std::string node = std::to_string(c.node);
+      std::string command;
+      for (const auto& w : c.argv) command += (command.empty() ? "" : " ") + w;
+      switch (c.kind) {
+        case FakeCall::Kind::kStart:
+          out.push_back("start " + node);
+          break;
+        case FakeCall::Kind::kSignal:
+          out.push_back(launch::SignalName(c.signal) + " " + node);
+          break;
+        case FakeCall::Kind::kRunOnHost:
+          if (command.find("--query-compute-apps") != std::string::npos) {
+            out.push_back("apps " + node);
+          } else if (command.find("--query-gpu") != std::string::npos) {
+            out.push_back("gpus " + node);
+          } else {
+            out.push_back("run " + node + " " + command);
+          }
+          break;
+        case FakeCall::Kind::kStopRecorded:
+          out.push_back("stop-recorded " + node);
+          break;
+      }
+    }
+    return out;
+  }
+
+  bool NoServerStateLeft() const {
+    std::error_code ec;
+    return !fs::exists(paths_.server_state_dir(), ec) || fs::is_empty(paths_.server_state_dir());
+  }
+
+  fs::path dir_;
+  evidence::RunPaths paths_;
+  evidence::SampleId sample_;
+  int port_ = 0;
+  int dist_port_ = 0;
+  std::atomic<int> generate_requests_{0};
+  int die_at_generate_ = -1;  // the /generate request during which node 1 exits
+  FakeLauncher launcher_{{"n0", "n1"}};
+  std::unique_ptr<bench::ScriptedServer> http_;
+  std::unique_ptr<SglangSampleEngine> engine_;
+};
+
+TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) {
+  // Node 0's GPUs: idle at preflight, held by the server at the snapshot and
+  // at the first poll after the stop, released at the second.
+  launcher_.ScriptCommand(
+      0, "--query-gpu",
+      {FakeOutput(kIdleGpus), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus), FakeOutput(kIdleGpus)});
+  const spec::Spec spec = MakeSpec();
+  const run::SampleOutput out = RunSample(spec);
+  EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
+  EXPECT_EQ(out.records.size(), 4u);
+  EXPECT_EQ(out.bench["server_version"], "0.5.9");
+  EXPECT_THAT(Steps(), ElementsAre(
+                           // preflight: nobody else holds GPU memory
+                           "apps 0", "gpus 0", "apps 1", "gpus 1",
+                           // every node's server
+                           "start 0", "start 1",
+                           // after the benchmark: the memory snapshot
+                           "gpus 0", "gpus 1",
+                           // stop, then poll until every GPU is released
+                           "SIGTERM 0", "SIGTERM 1", "gpus 0", "gpus 1", "gpus 0", "gpus 1"));
+  ASSERT_EQ(out.nodes.size(), 2u);
+  EXPECT_EQ(out.nodes[0].gpu_csv, kBusyGpus);
+  EXPECT_EQ(out.nodes[1].gpu_csv, kIdleGpus);
+  EXPECT_THAT(out.nodes[0].log, HasSubstr("ready to roll"));
+  EXPECT_THAT(out.nodes[0].log, HasSubstr("[ppsearch] stopping the server"));
+  // Each node is launched with its own rank, its output streamed to live/.
+  const std::vector<FakeCall> calls = launcher_.calls();
+  EXPECT_THAT(calls[5].argv, ::testing::Contains("--node-rank"));
+  EXPECT_EQ(calls[5].log_path, paths_.live_log(sample_, "n1"));
+  EXPECT_TRUE(NoServerStateLeft());
+  engine_->Finish();
+  EXPECT_EQ(launcher_.calls().size(), calls.size()) << "nothing is left to stop";
+}
+
+TEST_F(SglangEngineTest, AServerThatExitsDuringStartFailsTheSampleNamingItsNode) {
+  launch::FakeServerScript crash;
+  crash.exit_code_at_start = 1;
+  crash.log = "Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory\n";
+  launcher_.ScriptServer(1, crash);
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_failed_to_start");
+  EXPECT_THAT(out.detail,
+              StartsWith("node 1 (n1) exited with status 1 before the server was ready; the last "
+                         "lines of its log (" +
+                         paths_.live_log(sample_, "n1") + "):\n"));
+  EXPECT_THAT(out.detail, HasSubstr("    RuntimeError: CUDA error: out of memory\n"));
+  // The node that did start is stopped; the one that exited is not signalled.
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "gpus 0", "gpus 1", "SIGTERM 0"));
+  EXPECT_THAT(out.nodes[1].log, HasSubstr("Traceback"));
+  EXPECT_TRUE(NoServerStateLeft());
+}
+
+TEST_F(SglangEngineTest, AServerThatIgnoresSigtermIsKilledAfterTheGraceAndCleanedUp) {
+  launch::FakeServerScript stubborn;
+  stubborn.ignores_sigterm = true;
+  launcher_.ScriptServer(1, stubborn);
+  launcher_.ScriptCommand(1, "docker rm", {FakeOutput("")});
+  // In a container, so what outlives the killed client is removed.
+  const spec::Spec spec = MakeSpec("", "image = \"lmsysorg/sglang:v0.5.9\"");
+  const run::SampleOutput out = RunSample(spec);
+  EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "gpus 0", "gpus 1", "SIGTERM 0", "SIGTERM 1", "SIGKILL 1",
+                                   "run 1 docker rm -f ppsearch-" + sample_.str() + "-n1", "gpus 0",
+                                   "gpus 1"));
+  ASSERT_TRUE(out.bench.contains("stop_notes")) << out.bench.dump();
+  EXPECT_EQ(out.bench["stop_notes"],
+            nlohmann::json::array({"node 1 (n1) ignored SIGTERM for 0.2 s and was killed"}));
+  EXPECT_TRUE(NoServerStateLeft());
+}
+
+TEST_F(SglangEngineTest, GpuMemoryHeldByAnotherProcessFailsPreflightAndStartsNothing) {
+  launcher_.ScriptCommand(1, "--query-compute-apps", {FakeOutput("4242, python3, 40000\n")});
+  launcher_.ScriptCommand(1, "--query-gpu", {FakeOutput(kBusyGpus)});
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "preflight_failed");
+  EXPECT_EQ(out.detail,
+            "n1: GPU memory is held by another process: pid 4242 (python3) uses 40000 MiB (more "
+            "than lifecycle.preflight_gpu_mib = 1024)");
+  // Checked on every node, then only the snapshot: no server was started.
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "gpus 0", "gpus 1"));
+}
+
+TEST_F(SglangEngineTest, GpuMemoryHeldWithNoProcessListedFailsPreflight) {
+  launcher_.ScriptCommand(1, "--query-gpu", {FakeOutput(kBusyGpus)});
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "preflight_failed");
+  EXPECT_EQ(out.detail,
+            "n1: GPU 0 holds 120000 MiB with no process listed; n1: GPU 1 holds 120000 MiB with "
+            "no process listed");
+  EXPECT_THAT(Steps(), ::testing::Not(::testing::Contains("start 0")));
+}
+
+TEST_F(SglangEngineTest, ANodeThatDiesDuringTheBenchmarkEndsItWithEngineDied) {
+  die_at_generate_ = 2;  // the readiness probe is the first /generate
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_died");
+  EXPECT_THAT(out.detail, StartsWith("node 1 (n1) exited with status 1 during the benchmark"));
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "gpus 0", "gpus 1", "SIGTERM 0", "gpus 0", "gpus 1"));
+}
+
+TEST_F(SglangEngineTest, ReuseServerKeepsTheServersAcrossSamplesOfALayout) {
+  const spec::Spec spec = MakeSpec("reuse_server = true\n");
+  EXPECT_EQ(VerdictOf(RunSample(spec, /*next_same_layout=*/true)), "ok");
+  sample_.repeat = 2;
+  EXPECT_EQ(VerdictOf(RunSample(spec, /*next_same_layout=*/false)), "ok");
+  // One start per node; no preflight and no stop between the two samples.
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "gpus 0", "gpus 1",  // the first sample's snapshot
+                                   "gpus 0", "gpus 1",  // the second's
+                                   "SIGTERM 0", "SIGTERM 1", "gpus 0", "gpus 1"));
+}
+
+}  // namespace
+}  // namespace ppsearch::sglang
