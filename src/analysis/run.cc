@@ -7,6 +7,7 @@
 
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
+#include "evidence/spec_json.h"
 #include "gpu/gpu_memory.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -137,40 +138,6 @@ SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
   return in;
 }
 
-// The sweep the run actually ran, when metadata/spec.resolved.json records it
-// (a run narrowed with --layout or --concurrency); else the spec's own.
-void ApplyResolvedSweep(const evidence::RunPaths& paths, spec::Spec& spec) {
-  Result<std::string> text = ReadFile(paths.metadata("spec.resolved.json"));
-  if (!text.ok()) return;
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("sweep") || !j["sweep"].is_object()) return;
-  const nlohmann::json& sweep = j["sweep"];
-  if (sweep.contains("layouts") && sweep["layouts"].is_array() && !sweep["layouts"].empty()) {
-    std::vector<spec::LayoutSpec> layouts;
-    for (const auto& l : sweep["layouts"]) {
-      for (const char* key : {"pp", "tp", "ep"})
-        if (!l.is_object() || !l.contains(key) || !l[key].is_number_integer()) return;
-      spec::LayoutSpec layout;
-      layout.pp = l["pp"].get<int>();
-      layout.tp = l["tp"].get<int>();
-      layout.ep = l["ep"].get<int>();
-      for (const spec::LayoutSpec& written : spec.sweep.layouts)
-        if (written == layout) layout = written;  // keep where it was written
-      layouts.push_back(layout);
-    }
-    spec.sweep.layouts = layouts;
-  }
-  if (sweep.contains("concurrency") && sweep["concurrency"].is_array() &&
-      !sweep["concurrency"].empty()) {
-    std::vector<int> levels;
-    for (const auto& c : sweep["concurrency"])
-      if (c.is_number_integer()) levels.push_back(c.get<int>());
-    if (!levels.empty()) spec.sweep.concurrency = levels;
-  }
-  if (sweep.contains("repeats") && sweep["repeats"].is_number_integer())
-    spec.sweep.repeats = sweep["repeats"].get<int>();
-}
-
 bool InSweep(const spec::SweepSpec& sweep, const evidence::SampleId& id) {
   return std::find(sweep.layouts.begin(), sweep.layouts.end(), id.layout) != sweep.layouts.end() &&
          std::find(sweep.concurrency.begin(), sweep.concurrency.end(), id.concurrency) !=
@@ -198,7 +165,7 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
   ev.engine = ev.metadata.engine;
   ev.command_line = ev.metadata.command_line;
   PPS_ASSIGN_OR_RETURN(ev.spec, evidence::ReadRunSpec(paths, ev.metadata));
-  ApplyResolvedSweep(paths, ev.spec);
+  evidence::ApplyRecordedSweep(paths, ev.spec);
   PPS_ASSIGN_OR_RETURN(evidence::Manifest manifest, evidence::ReadManifestEntries(paths));
   if (!manifest.exists)
     ev.warnings.push_back(paths.manifest() + " is missing: no sample is recorded as completed");

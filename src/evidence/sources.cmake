@@ -4,4 +4,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/evidence.cc
   src/evidence/medians_csv.cc
   src/evidence/run_metadata.cc
+  src/evidence/spec_json.cc
   src/evidence/verdict.cc)

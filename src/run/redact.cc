@@ -6,15 +6,6 @@
 
 namespace ppsearch::run {
 
-bool IsSecretEnvName(const std::string& name, const spec::EngineSpec& engine) {
-  std::string upper = name;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD"})
-    if (upper.find(word) != std::string::npos) return true;
-  return std::find(engine.secret_env.begin(), engine.secret_env.end(), name) !=
-         engine.secret_env.end();
-}
-
 Redactor::Redactor(const spec::Spec& spec) {
   for (const auto& [name, value] : spec.engine.env)
     if (!value.empty() && value != kRedacted && IsSecretEnvName(name, spec.engine))

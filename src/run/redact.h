@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "spec/secrets.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::run {
 
-inline constexpr const char* kRedacted = "<redacted>";
-
-bool IsSecretEnvName(const std::string& name, const spec::EngineSpec& engine);
+using spec::IsSecretEnvName;
+using spec::kRedacted;
 
 class Redactor {
  public:

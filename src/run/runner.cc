@@ -9,6 +9,7 @@
 
 #include "analysis/baseline.h"
 #include "evidence/run_metadata.h"
+#include "evidence/spec_json.h"
 #include "ppsearch_version.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
@@ -21,10 +22,6 @@ namespace ppsearch::run {
 namespace {
 
 using evidence::SampleState;
-
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
-}
 
 // engine.patches as run.json records them: path, size and SHA-256, so a
 // comparison can tell the same patch from an edited one. An unreadable file
@@ -53,7 +50,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), redact.Apply(spec_text)));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.resolved.json"),
-                                      redact.Apply(SpecSummaryJson(spec).dump(2)) + "\n"));
+                                      redact.Apply(evidence::SpecToJson(spec).dump(2)) + "\n"));
   std::string commands =
       "# launcher: " +
       std::string(o.launcher ? o.launcher->kind()
@@ -156,94 +153,6 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
 }
 
 }  // namespace
-
-nlohmann::json SpecSummaryJson(const spec::Spec& spec) {
-  nlohmann::json layouts = nlohmann::json::array();
-  for (const auto& l : spec.sweep.layouts) layouts.push_back(LayoutJson(l));
-  nlohmann::json args = nlohmann::json::object();
-  for (const auto& [k, v] : spec.engine.args) args[k] = v.text;
-  nlohmann::json env = nlohmann::json::object();
-  for (const auto& [k, v] : spec.engine.env)
-    env[k] = IsSecretEnvName(k, spec.engine) ? std::string(kRedacted) : v;
-  nlohmann::json hosts = nlohmann::json::array();
-  for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
-    const auto& h = spec.cluster.hosts[n];
-    hosts.push_back({{"name", h.name},
-                     {"address", spec.cluster.Address(static_cast<int>(n))},
-                     {"server_port", spec.cluster.ServerPort(static_cast<int>(n))},
-                     {"ssh_user", h.ssh_user},
-                     {"ssh_port", h.ssh_port},
-                     {"ssh_key", h.ssh_key}});
-  }
-  const auto& lc = spec.lifecycle;
-  nlohmann::json baseline = {{"layout", nullptr},
-                             {"import_csv", spec.baseline.import_csv},
-                             {"import_run", spec.baseline.import_run}};
-  if (spec.baseline.layout) baseline["layout"] = LayoutJson(*spec.baseline.layout);
-  return {{"experiment",
-           {{"name", spec.experiment.name}, {"results_dir", spec.experiment.results_dir}}},
-          {"cluster",
-           {{"hosts", hosts},
-            {"gpus_per_node", spec.cluster.gpus_per_node},
-            {"hardware", spec.cluster.hardware},
-            {"launcher", spec.cluster.launcher},
-            {"dist_init_port", spec.cluster.dist_init_port},
-            {"nvidia_smi", spec.cluster.nvidia_smi},
-            {"ssh", {{"options", spec.cluster.ssh_options}, {"config", spec.cluster.ssh_config}}},
-            {"slurm",
-             {{"srun_args", spec.cluster.slurm.srun_args},
-              {"sbatch_args", spec.cluster.slurm.sbatch_args},
-              {"partition", spec.cluster.slurm.partition},
-              {"account", spec.cluster.slurm.account},
-              {"time_limit", spec.cluster.slurm.time_limit}}}}},
-          {"engine",
-           {{"kind", spec.engine.kind},
-            {"command", spec.engine.command},
-            {"image", spec.engine.image},
-            {"container", spec.engine.container},
-            {"container_args", spec.engine.container_args},
-            {"model_path", spec.engine.model_path},
-            {"model_config", spec.engine.model_config},
-            {"version", spec.engine.version},
-            {"patches", spec.engine.patches},
-            {"args", args},
-            {"env", env},
-            {"secret_env", spec.engine.secret_env}}},
-          {"sweep",
-           {{"layouts", layouts},
-            {"concurrency", spec.sweep.concurrency},
-            {"repeats", spec.sweep.repeats}}},
-          {"workload",
-           {{"input_tokens", spec.workload.input_tokens},
-            {"output_tokens", spec.workload.output_tokens},
-            {"requests", spec.workload.requests},
-            {"seed", spec.workload.seed},
-            {"input_distribution", spec.workload.input_distribution},
-            {"range_ratio", spec.workload.range_ratio},
-            {"unique_prompts", spec.workload.unique_prompts},
-            {"warmup_requests", spec.workload.warmup_requests},
-            {"request_rate", spec.workload.request_rate}}},
-          {"baseline", baseline},
-          {"decision",
-           {{"objective", spec.decision.objective},
-            {"min_headroom_mib", spec.decision.min_headroom_mib},
-            {"max_repeat_spread", spec.decision.max_repeat_spread},
-            {"failure_policy", spec.decision.failure_policy}}},
-          {"lifecycle",
-           {{"host_timeout_s", lc.host_timeout_s},
-            {"start_timeout_s", lc.start_timeout_s},
-            {"poll_interval_s", lc.poll_interval_s},
-            {"request_timeout_s", lc.request_timeout_s},
-            {"bench_timeout_s", lc.bench_timeout_s},
-            {"stop_grace_s", lc.stop_grace_s},
-            {"memory_release_timeout_s", lc.memory_release_timeout_s},
-            {"memory_release_mib", lc.memory_release_mib},
-            {"preflight_gpu_mib", lc.preflight_gpu_mib},
-            {"min_window_s", lc.min_window_s},
-            {"reuse_server", lc.reuse_server},
-            {"flush_cache", lc.flush_cache}}},
-          {"sim", {{"noise_cv", spec.sim.noise_cv}, {"seed", spec.sim.seed}}}};
-}
 
 std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan) {
   std::vector<evidence::SampleId> out;

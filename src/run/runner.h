@@ -65,10 +65,6 @@ uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample);
 // "<name>-YYYYMMDD-HHMMSS" (UTC); a suffix -2, -3, ... when taken.
 std::string NewRunDir(const std::string& results_dir, const std::string& name);
 
-// Everything the run directory records about the spec (spec.resolved.json),
-// secrets redacted.
-nlohmann::json SpecSummaryJson(const spec::Spec& spec);
-
 Result<RunOutcome> RunSamples(const RunOptions& options, const spec::Spec& spec,
                               const plan::Plan& plan, SampleEngine& engine,
                               const std::function<void(const RunProgress&)>& progress);
