@@ -1,5 +1,7 @@
 #include "evidence/medians_csv.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 
@@ -65,7 +67,9 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
       {"ttft_p95_s_median", &row.ttft_p95_s_median},
       {"peak_gpu_mib", &row.peak_gpu_mib},
       {"gpu_total_mib", &row.gpu_total_mib},
-      {"headroom_mib", &row.headroom_mib}};
+      {"headroom_mib", &row.headroom_mib},
+      {"input_tps_vs_baseline", &row.input_tps_vs_baseline},
+      {"ttft_p50_vs_baseline", &row.ttft_p50_vs_baseline}};
   for (const auto& [column, field] : optional) {
     PPS_ASSIGN_OR_RETURN(*field, Optional(t, r, column));
   }
@@ -89,6 +93,55 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
     out.rows.push_back(std::move(row));
   }
+  return out;
+}
+
+std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
+  auto num = [](double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); };
+  auto opt = [&](const std::optional<double>& v, int decimals) {
+    return v ? num(*v, decimals) : std::string();
+  };
+  std::string out = CsvRow({"schema_version",
+                            "pp",
+                            "tp",
+                            "ep",
+                            "concurrency",
+                            "repeats",
+                            "valid_repeats",
+                            "requests_completed",
+                            "requests_total",
+                            "input_tps_median",
+                            "input_tps_spread",
+                            "ttft_p50_s_median",
+                            "ttft_p50_s_spread",
+                            "ttft_p95_s_median",
+                            "peak_gpu_mib",
+                            "gpu_total_mib",
+                            "headroom_mib",
+                            "input_tps_vs_baseline",
+                            "ttft_p50_vs_baseline",
+                            "simulated"});
+  for (const MedianRow& r : rows)
+    out += CsvRow({"1",
+                   std::to_string(r.layout.pp),
+                   std::to_string(r.layout.tp),
+                   std::to_string(r.layout.ep),
+                   std::to_string(r.concurrency),
+                   std::to_string(r.repeats.value_or(0)),
+                   std::to_string(r.valid_repeats.value_or(0)),
+                   std::to_string(r.requests_completed.value_or(0)),
+                   std::to_string(r.requests_total.value_or(0)),
+                   num(r.input_tps_median, 2),
+                   num(r.input_tps_spread.value_or(0), 6),
+                   num(r.ttft_p50_s_median.value_or(0), 4),
+                   num(r.ttft_p50_s_spread.value_or(0), 6),
+                   num(r.ttft_p95_s_median.value_or(0), 4),
+                   opt(r.peak_gpu_mib, 0),
+                   opt(r.gpu_total_mib, 0),
+                   opt(r.headroom_mib, 0),
+                   opt(r.input_tps_vs_baseline, 6),
+                   opt(r.ttft_p50_vs_baseline, 6),
+                   r.simulated.value_or(false) ? "true" : "false"});
   return out;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // A CSV of medians: one row per layout x concurrency, as a run's summary.csv
 // holds them and as a measured baseline is kept (data/baseline/*.csv). The
-// one reader of the format, with one rule for every caller (the baseline
-// import, calibrate, compare, backtest):
+// writer of summary.csv and the one reader of the format, with one rule for
+// every caller (the baseline import, calibrate, compare, backtest):
 //   - required columns: pp, tp, ep, concurrency (positive integers) and
 //     input_tps_median;
 //   - a row without medians (valid_repeats = 0, or an empty
@@ -30,6 +30,8 @@ struct MedianRow {
   double input_tps_median = 0;  // positive when measured
   std::optional<double> input_tps_spread, ttft_p50_s_median, ttft_p50_s_spread, ttft_p95_s_median,
       peak_gpu_mib, gpu_total_mib, headroom_mib;
+  // Against the run's baseline at the same concurrency: value / baseline - 1.
+  std::optional<double> input_tps_vs_baseline, ttft_p50_vs_baseline;
   std::optional<bool> simulated;  // the `simulated` column, when present
 
   int line() const { return layout.origin.line; }
@@ -41,6 +43,11 @@ struct MediansCsv {
 };
 
 Result<MediansCsv> ParseMediansCsv(const CsvTable& table);
+
+// summary.csv's text (schema version 1): the header, then one row per
+// element of `rows`, every column written (an unset figure as an empty
+// cell, an unset count or median as 0).
+std::string SummaryCsvText(const std::vector<MedianRow>& rows);
 // `path` is the CSV, or a run directory whose summary.csv is read.
 Result<MediansCsv> ReadMediansCsv(const std::string& path);
 

@@ -62,5 +62,53 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
       "m.csv:2: column 'repeats': expected a count, got -2");
 }
 
+// summary.csv as the runner writes it reads back as the same rows: the
+// writer and the reader of the format agree on every column.
+TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
+  MedianRow a;
+  a.layout = {8, 4, 4, {}};
+  a.concurrency = 16;
+  a.repeats = 3;
+  a.valid_repeats = 3;
+  a.requests_completed = 40;
+  a.requests_total = 40;
+  a.input_tps_median = 9641.63;
+  a.input_tps_spread = 0.0012;
+  a.ttft_p50_s_median = 24.5;
+  a.ttft_p50_s_spread = 0.001;
+  a.ttft_p95_s_median = 26.25;
+  a.peak_gpu_mib = 80000;
+  a.gpu_total_mib = 85651;
+  a.headroom_mib = 5651;
+  a.input_tps_vs_baseline = 1.95;
+  a.ttft_p50_vs_baseline = -0.66;
+  a.simulated = true;
+  MedianRow failed = a;  // every repeat failed: no medians
+  failed.concurrency = 8;
+  failed.valid_repeats = 0;
+  failed.input_tps_median = 0;
+  const std::string text = SummaryCsvText({a, failed});
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "schema_version,pp,tp,ep,concurrency,repeats,valid_repeats,requests_completed,"
+            "requests_total,input_tps_median,input_tps_spread,ttft_p50_s_median,"
+            "ttft_p50_s_spread,ttft_p95_s_median,peak_gpu_mib,gpu_total_mib,headroom_mib,"
+            "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated");
+  Result<CsvTable> table = ParseCsv(text, "summary.csv");
+  ASSERT_TRUE(table.ok());
+  Result<MediansCsv> back = ParseMediansCsv(*table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->rows.size(), 2u);
+  const MedianRow& r = back->rows[0];
+  EXPECT_EQ(r.layout, a.layout);
+  EXPECT_EQ(r.concurrency, 16);
+  EXPECT_DOUBLE_EQ(r.input_tps_median, 9641.63);
+  EXPECT_EQ(r.ttft_p95_s_median, 26.25);
+  EXPECT_EQ(r.headroom_mib, 5651);
+  EXPECT_EQ(r.input_tps_vs_baseline, 1.95);
+  EXPECT_EQ(r.ttft_p50_vs_baseline, -0.66);
+  EXPECT_EQ(r.simulated, true);
+  EXPECT_FALSE(back->rows[1].measured);
+}
+
 }  // namespace
 }  // namespace ppsearch::evidence

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "evidence/medians_csv.h"
 #include "report/compare_render.h"
 #include "util/csv.h"
 
@@ -24,27 +25,27 @@ nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
   return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"label", l.Label()}};
 }
 
-std::vector<std::string> SummaryRow(const analysis::PointSummary& p, bool simulated) {
-  return {std::to_string(kReportSchemaVersion),
-          std::to_string(p.layout.pp),
-          std::to_string(p.layout.tp),
-          std::to_string(p.layout.ep),
-          std::to_string(p.concurrency),
-          std::to_string(p.repeats),
-          std::to_string(p.valid_repeats),
-          std::to_string(p.requests_completed),
-          std::to_string(p.requests_total),
-          Num(p.input_tps_median, 2),
-          Num(p.input_tps_spread, 6),
-          Num(p.ttft_p50_s_median, 4),
-          Num(p.ttft_p50_s_spread, 6),
-          Num(p.ttft_p95_s_median, 4),
-          Num(p.peak_gpu_mib, 0),
-          Num(p.gpu_total_mib, 0),
-          Num(p.headroom_mib, 0),
-          Num(p.input_tps_vs_baseline, 6),
-          Num(p.ttft_p50_vs_baseline, 6),
-          Bool(simulated)};
+// summary.csv's row of a point (evidence/medians_csv owns the format).
+evidence::MedianRow SummaryRow(const analysis::PointSummary& p, bool simulated) {
+  evidence::MedianRow r;
+  r.layout = p.layout;
+  r.concurrency = p.concurrency;
+  r.repeats = p.repeats;
+  r.valid_repeats = p.valid_repeats;
+  r.requests_completed = p.requests_completed;
+  r.requests_total = p.requests_total;
+  r.input_tps_median = p.input_tps_median;
+  r.input_tps_spread = p.input_tps_spread;
+  r.ttft_p50_s_median = p.ttft_p50_s_median;
+  r.ttft_p50_s_spread = p.ttft_p50_s_spread;
+  r.ttft_p95_s_median = p.ttft_p95_s_median;
+  r.peak_gpu_mib = p.peak_gpu_mib;
+  r.gpu_total_mib = p.gpu_total_mib;
+  r.headroom_mib = p.headroom_mib;
+  r.input_tps_vs_baseline = p.input_tps_vs_baseline;
+  r.ttft_p50_vs_baseline = p.ttft_p50_vs_baseline;
+  r.simulated = simulated;
+  return r;
 }
 
 nlohmann::json PointJson(const analysis::PointSummary& p) {
@@ -214,29 +215,10 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
 }
 
 std::string SummaryCsv(const analysis::RunAnalysis& a) {
-  std::string out = CsvRow({"schema_version",
-                            "pp",
-                            "tp",
-                            "ep",
-                            "concurrency",
-                            "repeats",
-                            "valid_repeats",
-                            "requests_completed",
-                            "requests_total",
-                            "input_tps_median",
-                            "input_tps_spread",
-                            "ttft_p50_s_median",
-                            "ttft_p50_s_spread",
-                            "ttft_p95_s_median",
-                            "peak_gpu_mib",
-                            "gpu_total_mib",
-                            "headroom_mib",
-                            "input_tps_vs_baseline",
-                            "ttft_p50_vs_baseline",
-                            "simulated"});
+  std::vector<evidence::MedianRow> rows;
   for (const analysis::PointSummary& p : a.points)
-    out += CsvRow(SummaryRow(p, a.evidence.simulated));
-  return out;
+    rows.push_back(SummaryRow(p, a.evidence.simulated));
+  return evidence::SummaryCsvText(rows);
 }
 
 nlohmann::json SummaryJson(const analysis::RunAnalysis& a,
