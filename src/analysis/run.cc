@@ -7,6 +7,7 @@
 
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
+#include "evidence/run_spec.h"
 #include "evidence/spec_json.h"
 #include "gpu/gpu_memory.h"
 #include "spec/spec_parser.h"

@@ -21,6 +21,8 @@
 #include "compare/confounders.h"
 #include "compare/load.h"
 #include "cost/calibration.h"
+#include "evidence/run_metadata.h"
+#include "evidence/run_spec.h"
 #include "launch/launcher.h"
 #include "report/build_report.h"
 #include "run/profile_evidence.h"

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "evidence/evidence.h"
-#include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::evidence {
@@ -62,10 +61,5 @@ Status WriteRunMetadata(const RunPaths& paths, const RunMetadata& m);
 // Errors: the directory is no run directory, run.json is no JSON object, a
 // key has the wrong type.
 Result<RunMetadata> ReadRunMetadata(const RunPaths& paths);
-
-// The run's spec as it ran: metadata/spec.toml parsed at the recorded
-// spec_path (so its relative paths resolve as they did) with the recorded
-// --set values. Secrets stay redacted.
-Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m);
 
 }  // namespace ppsearch::evidence

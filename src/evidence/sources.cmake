@@ -4,5 +4,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/evidence.cc
   src/evidence/medians_csv.cc
   src/evidence/run_metadata.cc
+  src/evidence/run_spec.cc
   src/evidence/spec_json.cc
   src/evidence/verdict.cc)

@@ -1,0 +1,22 @@
+#include "evidence/run_spec.h"
+
+#include "spec/spec_parser.h"
+#include "util/files.h"
+
+namespace ppsearch::evidence {
+
+Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m) {
+  const std::string spec_file = paths.metadata("spec.toml");
+  Result<std::string> text = ReadFile(spec_file);
+  if (!text.ok())
+    return MakeError(paths.root +
+                     ": not a complete run directory: metadata/spec.toml is missing (" +
+                     text.error().message + ")");
+  // The original path, so relative paths in the spec resolve as they did in the run.
+  const std::string spec_path = m.spec_path.empty() ? spec_file : m.spec_path;
+  Result<spec::Spec> spec = spec::ParseSpec(*text, spec_path, m.overrides);
+  if (!spec.ok()) return MakeError(spec_file + " (as " + spec_path + "): " + spec.error().message);
+  return spec;
+}
+
+}  // namespace ppsearch::evidence

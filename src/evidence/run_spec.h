@@ -1,0 +1,18 @@
+#pragma once
+// A run's spec read back from its directory, as the run resolved it. Apart
+// from run_metadata so the readers of the evidence alone (and their fuzzer)
+// do not need the spec parser.
+
+#include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+// The run's spec as it ran: metadata/spec.toml parsed at the recorded
+// spec_path (so its relative paths resolve as they did) with the recorded
+// --set values. Secrets stay redacted.
+Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m);
+
+}  // namespace ppsearch::evidence
