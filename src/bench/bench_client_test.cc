@@ -21,22 +21,6 @@ namespace {
 using workload::RequestStatus;
 constexpr int64_t kMs = 1'000'000;
 
-std::string NativeChunk(int64_t prompt_tokens, int64_t completion_tokens, bool final) {
-  nlohmann::json ids = nlohmann::json::array();
-  for (int64_t i = 0; i < completion_tokens; ++i) ids.push_back(100 + i);
-  nlohmann::json finish = final ? nlohmann::json{{"type", "length"}, {"length", completion_tokens}}
-                                : nlohmann::json(nullptr);
-  nlohmann::json chunk = {{"text", std::string(static_cast<size_t>(completion_tokens), 'x')},
-                          {"output_ids", ids},
-                          {"meta_info",
-                           {{"id", "r"},
-                            {"finish_reason", finish},
-                            {"prompt_tokens", prompt_tokens},
-                            {"completion_tokens", completion_tokens},
-                            {"cached_tokens", 0}}}};
-  return "data: " + chunk.dump() + "\n\n";
-}
-
 int64_t PromptLength(const ScriptedRequest& req) {
   const auto j = nlohmann::json::parse(req.body, nullptr, false);
   if (j.contains("input_ids")) return static_cast<int64_t>(j["input_ids"].size());

@@ -14,10 +14,28 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "bench/load_loop.h"
 
 namespace ppsearch::bench {
+
+std::string NativeChunk(int64_t prompt_tokens, int64_t completion_tokens, bool final) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (int64_t i = 0; i < completion_tokens; ++i) ids.push_back(100 + i);
+  nlohmann::json finish = final ? nlohmann::json{{"type", "length"}, {"length", completion_tokens}}
+                                : nlohmann::json(nullptr);
+  nlohmann::json chunk = {{"text", std::string(static_cast<size_t>(completion_tokens), 'x')},
+                          {"output_ids", ids},
+                          {"meta_info",
+                           {{"id", "r"},
+                            {"finish_reason", finish},
+                            {"prompt_tokens", prompt_tokens},
+                            {"completion_tokens", completion_tokens},
+                            {"cached_tokens", 0}}}};
+  return "data: " + chunk.dump() + "\n\n";
+}
+
 namespace {
 
 constexpr size_t kMaxRequestBytes = size_t{256} << 20;

@@ -18,6 +18,10 @@
 
 namespace ppsearch::bench {
 
+// One chunk of SGLang's native /generate stream, as a scripted server sends
+// it: `completion_tokens` tokens so far, the finish reason on the final one.
+std::string NativeChunk(int64_t prompt_tokens, int64_t completion_tokens, bool final);
+
 struct ScriptedRequest {
   std::string method;
   std::string path;

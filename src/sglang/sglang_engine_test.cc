@@ -37,22 +37,6 @@ constexpr const char* kBusyGpus =
     "0, GPU-0, NVIDIA H200, 120000, 143771, 570.86\n"
     "1, GPU-1, NVIDIA H200, 120000, 143771, 570.86\n";
 
-std::string GenerateChunk(int64_t prompt_tokens, int64_t completion_tokens, bool final) {
-  nlohmann::json ids = nlohmann::json::array();
-  for (int64_t i = 0; i < completion_tokens; ++i) ids.push_back(100 + i);
-  nlohmann::json finish = final ? nlohmann::json{{"type", "length"}, {"length", completion_tokens}}
-                                : nlohmann::json(nullptr);
-  nlohmann::json chunk = {{"text", std::string(static_cast<size_t>(completion_tokens), 'x')},
-                          {"output_ids", ids},
-                          {"meta_info",
-                           {{"id", "r"},
-                            {"finish_reason", finish},
-                            {"prompt_tokens", prompt_tokens},
-                            {"completion_tokens", completion_tokens},
-                            {"cached_tokens", 0}}}};
-  return "data: " + chunk.dump() + "\n\n";
-}
-
 // What the engine asks of node 0, answered as SGLang does: health, version,
 // cache flush, and /generate streamed in two tokens.
 bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
@@ -71,8 +55,8 @@ bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
   const int64_t prompt =
       body.contains("input_ids") ? static_cast<int64_t>(body["input_ids"].size()) : 0;
   r.content_type = "text/event-stream";
-  r.pieces = {{0, GenerateChunk(prompt, 1, false), true},
-              {0, GenerateChunk(prompt, 2, true) + "data: [DONE]\n\n", false}};
+  r.pieces = {{0, bench::NativeChunk(prompt, 1, false), true},
+              {0, bench::NativeChunk(prompt, 2, true) + "data: [DONE]\n\n", false}};
   return r;
 }
 
