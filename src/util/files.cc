@@ -1,9 +1,8 @@
 #include "util/files.h"
 
-#include "ppsearch_source_dir.h"
-
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,8 +10,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch {
 namespace {
@@ -34,16 +33,77 @@ Status WriteAll(int fd, const std::string& data, const std::string& path) {
 
 }  // namespace
 
-Result<std::string> ReadFile(const std::string& path) {
-  // An ifstream opens a directory and reads nothing; say what it is.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return MakeError("cannot read " + path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError("cannot read " + path + ": " + ErrnoText());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+namespace {
+
+// What a non-regular file is, for the error that refuses it.
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+std::string LimitText(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path, const ReadOptions& options) {
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then
+  // refuses it before any read.
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  if (!options.follow_links) flags |= O_NOFOLLOW;
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ELOOP && !options.follow_links)
+      return MakeError("cannot read " + path + ": is a symbolic link, expected a regular file");
+    return MakeError("cannot read " + path + ": " + ErrnoText());
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string message = "cannot read " + path + ": " + ErrnoText();
+    ::close(fd);
+    return MakeError(message);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return MakeError("cannot read " + path + ": is " + FileKind(st.st_mode) +
+                     ", expected a regular file");
+  }
+  const auto too_big = [&] {
+    return MakeError("cannot read " + path + ": larger than " + LimitText(options.max_bytes) +
+                     ", the most ppsearch reads from one file");
+  };
+  if (static_cast<uint64_t>(st.st_size) > options.max_bytes) {
+    ::close(fd);
+    return too_big();
+  }
+  // The file may grow while it is read: stop one byte past the limit.
+  std::string text;
+  text.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string message = "cannot read " + path + ": " + ErrnoText();
+      ::close(fd);
+      return MakeError(message);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > options.max_bytes) {
+      ::close(fd);
+      return too_big();
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 Status MakeDirs(const std::string& path) {
@@ -57,7 +117,14 @@ Status MakeDirs(const std::string& path) {
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int create = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), create, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    // A temporary file left by a killed process with this pid, or anything
+    // planted at the path: remove the entry (a link, not its target), retry.
+    ::unlink(tmp.c_str());
+    fd = ::open(tmp.c_str(), create, 0644);
+  }
   if (fd < 0) return IoError("cannot create " + tmp + ": " + ErrnoText());
   Status written = WriteAll(fd, contents, tmp);
   if (written.ok() && ::fsync(fd) != 0)

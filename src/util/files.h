@@ -2,6 +2,7 @@
 // File I/O at the edge. Writes are atomic (temp file + fsync + rename) so an
 // interrupted run never leaves a half-written file where evidence belongs.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,10 +10,29 @@
 
 namespace ppsearch {
 
-Result<std::string> ReadFile(const std::string& path);
+// The most a read takes in unless told otherwise. ppsearch's inputs (specs,
+// model configs, CSVs, calibrations, evidence) are kilobytes to a few hundred
+// megabytes; /dev/zero or a multi-gigabyte file named by mistake must fail
+// with an error, not exhaust memory.
+inline constexpr uint64_t kDefaultReadLimitBytes = uint64_t{512} << 20;
+
+struct ReadOptions {
+  uint64_t max_bytes = kDefaultReadLimitBytes;
+  // Evidence readers pass false: a symbolic link inside a run directory is not
+  // evidence the run wrote, and following it would quote another file.
+  bool follow_links = true;
+};
+
+// Reads a regular file whole. A directory, FIFO, device or socket, a link
+// when `follow_links` is false, or a file over `max_bytes` is an error that
+// names the path and what it is; a FIFO never blocks the read.
+Result<std::string> ReadFile(const std::string& path, const ReadOptions& options = {});
 
 // Writes `contents` to `path` atomically: a reader sees the old file or the
-// new one, never a prefix. Creates missing parent directories.
+// new one, never a prefix. Creates missing parent directories. The temporary
+// file is created exclusively and never through a link, so whatever sits at
+// the temporary path (a symbolic link planted there, say) is replaced, not
+// written through.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 
 // Appends one line (a '\n' is added) and fsyncs, for append-only logs.
