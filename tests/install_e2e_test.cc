@@ -79,6 +79,16 @@ TEST_F(InstallE2e, MovedInstallFindsItsOwnData) {
                   root_ / "elsewhere"),
             0)
       << Output();
+  // A shipped model by its name, as a shipped hardware profile.
+  EXPECT_EQ(Shell(bin + " model kimi-k3", root_ / "elsewhere"), 0) << Output();
+  EXPECT_NE(Output().find("kimi-k3"), std::string::npos) << Output();
+  EXPECT_EQ(Shell(bin + " model kimi-k9", root_ / "elsewhere"), 2) << Output();
+  EXPECT_NE(Output().find("no shipped model of that name (shipped: deepseek-v3, kimi-k2, kimi-k3"),
+            std::string::npos)
+      << Output();
+  // The shipped backtest cases travel with the install.
+  EXPECT_EQ(Shell(bin + " backtest", root_ / "elsewhere"), 0) << Output();
+  EXPECT_NE(Output().find("lmsys-h20"), std::string::npos) << Output();
 
   // Without its data the binary says where it looked.
   fs::remove_all(moved / "share/ppsearch/data/hardware");

@@ -418,6 +418,65 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
     EXPECT_NE(ReadText(run / "metadata" / f).find("<redacted>"), std::string::npos) << f;
 }
 
+// The cluster check before the first sample: one host refuses the ssh
+// connection, one refuses the key, one has its server port taken and a GPU
+// held by another process. The run stops at once, before any sample and
+// before a run directory exists, naming each host and why.
+TEST_F(SshE2e, ClusterNotReadyStopsTheRunBeforeAnySampleNamingEachHost) {
+  const int closed_port = FreePorts(1)[0];  // nothing listens there
+  const std::string d = dir_.string();
+  ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/stranger_key").c_str()), 0);
+  // n3's server port is held by this process, and its GPU 0 by "python3" (this pid).
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // ppsearch must not inherit it
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_port_));
+  ::inet_pton(AF_INET, "127.0.0.4", &addr.sin_addr);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  const nlohmann::json reg = {{"pid", ::getpid()},
+                              {"process_name", "python3"},
+                              {"node_rank", 3},
+                              {"held_until_unix_s", nullptr},
+                              {"gpus",
+                               {{{"index", 0},
+                                 {"uuid", "GPU-t"},
+                                 {"name", "NVIDIA RTX 6000D"},
+                                 {"used_mib", 40000},
+                                 {"total_mib", 85651}}}}};
+  std::ofstream(dir_ / "gpu" / "n3" / ("serve-sim-" + std::to_string(::getpid()) + ".json"))
+      << reg.dump();
+  SpecParts p;
+  p.pp = "[8]";
+  std::string spec_text = ReadText(WriteSpec(p));
+  spec_text += "\n[cluster.ssh.n1]\nport = " + std::to_string(closed_port) +
+               "\n\n[cluster.ssh.n2]\nkey = " + Toml(d + "/stranger_key") + "\n";
+  std::ofstream(dir_ / "spec.toml") << spec_text;
+
+  const auto start = Clock::now();
+  CommandResult r = Run("run " + (dir_ / "spec.toml").string());
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_LT(took, 30) << r.err;
+  EXPECT_NE(r.err.find("n1: reach: ssh to n1 (127.0.0.2): connection refused"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("n2: reach: ssh to n2 (127.0.0.3): authentication failed"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("n3: port: server port " + std::to_string(server_port_) +
+                       " on 127.0.0.4 is already in use by pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("n3: gpu: GPU memory is held by another process: pid " +
+                       std::to_string(::getpid()) + " (python3) uses 40000 MiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("n0:"), std::string::npos) << "n0 is ready: " << r.err;
+  EXPECT_NE(r.err.find("the cluster is not ready, so no sample ran"), std::string::npos) << r.err;
+  EXPECT_TRUE(RunDir().empty()) << "no run directory before the cluster is ready";
+}
+
 TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
   SpecParts p;
   p.pp = "[8]";

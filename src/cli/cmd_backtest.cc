@@ -1,13 +1,16 @@
-// ppsearch backtest DIR [--json | --markdown]: calibrate on each case's measured
-// configurations, predict every configuration and check the predictions
-// against the case's published reference figures (backtest/).
+// ppsearch backtest [DIR] [--json | --markdown]: calibrate on each case's
+// measured configurations, predict every configuration and check the
+// predictions against the case's published reference figures (backtest/).
+// Without DIR, the shipped cases: validation/ beside the data directory.
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "backtest/backtest.h"
 #include "backtest/render.h"
 #include "cli/command.h"
+#include "util/files.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -19,7 +22,12 @@ struct BacktestOptions {
 };
 
 Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
-  PPS_ASSIGN_OR_RETURN(const std::vector<std::string> paths, backtest::FindCases(opts.dir));
+  const std::string dir = opts.dir.empty()
+                              ? (std::filesystem::path(DataDir()).parent_path() / "validation")
+                                    .lexically_normal()
+                                    .string()
+                              : opts.dir;
+  PPS_ASSIGN_OR_RETURN(const std::vector<std::string> paths, backtest::FindCases(dir));
   std::vector<backtest::CaseResult> results;
   for (const std::string& path : paths) {
     PPS_ASSIGN_OR_RETURN(const backtest::Case c, backtest::LoadCase(path));
@@ -44,8 +52,9 @@ Runner AddBacktestCommand(CLI::App& app) {
       "backtest",
       "Check the model against published measurements: calibrate on each case's measured "
       "configurations, predict the others, compare with the reference figures");
-  sub->add_option("DIR", opts->dir, "A case folder (with case.toml) or a folder of cases")
-      ->required();
+  sub->add_option("DIR", opts->dir,
+                  "A case folder (with case.toml) or a folder of cases (default: the shipped "
+                  "cases, validation/)");
   sub->add_flag("--json", opts->json, "Print the results as JSON");
   sub->add_flag("--markdown", opts->markdown, "Print the results as markdown tables");
   return [opts] { return RunBacktest(*opts); };

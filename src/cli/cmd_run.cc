@@ -30,6 +30,7 @@
 #include "run/runner.h"
 #include "run/sim_sample.h"
 #include "sglang/commands.h"
+#include "sglang/host_check.h"
 #include "sglang/sglang_engine.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -103,7 +104,7 @@ std::string ControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid
 
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
                  const std::string& engine) {
-  const run::Redactor redact(spec);
+  const spec::Spec shown = spec::WithoutSecrets(spec);
   auto samples = run::ExpandSamples(spec, plan);
   std::cout << fmt::format(
       "# dry run: {} samples ({} layouts x {} concurrency x {} repeats), engine {}, launcher {}; "
@@ -113,8 +114,8 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
       spec.sweep.concurrency.size(), spec.sweep.repeats, engine, spec.cluster.launcher);
   for (const auto& s : samples) {
     std::cout << "\n" << s.str() << "\n";
-    for (const auto& c : sglang::SampleCommands(spec, s, run::SampleSeed(spec, s), launcher))
-      std::cout << "  " << redact.Apply(c) << "\n";
+    for (const auto& c : sglang::SampleCommands(shown, s, run::SampleSeed(spec, s), launcher))
+      std::cout << "  " << c << "\n";
   }
 }
 
@@ -232,6 +233,25 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     Result<std::string> text = ReadFile(opts.calibration);
     if (text.ok()) ro.calibration_json = *text;
   }
+  if (engine_kind == "sglang") {
+    // Once, before the run directory exists: what fails here would fail
+    // every sample, each after its own timeouts. A resume checks reach and
+    // nvidia-smi only: its own leftover servers hold the ports and GPUs
+    // until it stops them (each sample's preflight checks them again).
+    std::vector<sglang::HostProblem> problems =
+        sglang::CheckCluster(**launcher, in->spec, in->spec.lifecycle.check_timeout_s,
+                             /*check_busy=*/opts.resume.empty());
+    if (!problems.empty()) {
+      (*launcher)->Close();
+      std::vector<std::string> lines;
+      for (const auto& p : problems) lines.push_back(p.Describe());
+      lines.push_back(fmt::format(
+          "the cluster is not ready, so no sample ran (every host checked with a {:g} s "
+          "timeout, lifecycle.check_timeout_s)",
+          in->spec.lifecycle.check_timeout_s));
+      return ErrorLines(lines);
+    }
+  }
   std::unique_ptr<run::SampleEngine> engine;
   if (engine_kind == "sglang") {
     engine = std::make_unique<sglang::SglangSampleEngine>(in->spec, **launcher);
@@ -239,8 +259,10 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   } else {
     engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
   }
-  ro.sample_commands = [&in, launcher = ro.launcher](const evidence::SampleId& s) {
-    return sglang::SampleCommands(in->spec, s, run::SampleSeed(in->spec, s), launcher);
+  // commands.txt is written from the spec without its secrets.
+  ro.sample_commands = [shown = spec::WithoutSecrets(in->spec),
+                        launcher = ro.launcher](const evidence::SampleId& s) {
+    return sglang::SampleCommands(shown, s, run::SampleSeed(shown, s), launcher);
   };
   if (in->spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {

@@ -86,6 +86,7 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
             {"failure_policy", spec.decision.failure_policy}}},
           {"lifecycle",
            {{"host_timeout_s", lc.host_timeout_s},
+            {"check_timeout_s", lc.check_timeout_s},
             {"start_timeout_s", lc.start_timeout_s},
             {"poll_interval_s", lc.poll_interval_s},
             {"request_timeout_s", lc.request_timeout_s},

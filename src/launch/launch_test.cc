@@ -10,6 +10,7 @@
 
 #include "launch/launchers.h"
 #include "launch/process.h"
+#include "launch/ssh_failure.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::launch {
@@ -130,6 +131,36 @@ TEST(ServerRecord, RoundTripsAndNamesBadFiles) {
   auto bad = ServerRecord::FromJson({{"launcher", "pbs"}, {"host", "a"}, {"pid", 1}}, "f.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "f.json: unknown launcher 'pbs'");
+}
+
+// ssh's own failures, by kind, from what OpenSSH prints.
+TEST(SshFailure, EachKindIsNamedWithTheLineThatSaysSo) {
+  EXPECT_EQ(DescribeSshFailure("ssh: connect to host 601 port 22: Connection timed out\n"),
+            "unreachable: ssh: connect to host 601 port 22: Connection timed out");
+  EXPECT_EQ(DescribeSshFailure("ssh: connect to host 10.0.6.1 port 22: No route to host\n"),
+            "unreachable: ssh: connect to host 10.0.6.1 port 22: No route to host");
+  EXPECT_EQ(DescribeSshFailure("ssh: connect to host n1 port 2222: Connection refused\n"),
+            "connection refused: ssh: connect to host n1 port 2222: Connection refused");
+  EXPECT_EQ(DescribeSshFailure("ssh: Could not resolve hostname 605: Name or service not known\n"),
+            "unknown host name: ssh: Could not resolve hostname 605: Name or service not known");
+  EXPECT_EQ(DescribeSshFailure("root@n2: Permission denied (publickey).\n"),
+            "authentication failed: root@n2: Permission denied (publickey).");
+  // A changed host key: the first lines are a banner of '@', and the key
+  // problem wins over the refusal that follows it.
+  EXPECT_EQ(DescribeSshFailure("@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+                               "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
+                               "Host key verification failed.\n"),
+            "host key not accepted: WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!");
+  EXPECT_EQ(DescribeSshFailure("No ED25519 host key is known for n3 and you have requested "
+                               "strict checking.\nHost key verification failed.\n"),
+            "host key not accepted: Host key verification failed.");
+  EXPECT_EQ(DescribeSshFailure("kex_exchange_identification: Connection closed by remote host\n"),
+            "connection closed by the host: kex_exchange_identification: Connection closed by "
+            "remote host");
+  EXPECT_EQ(DescribeSshFailure("Warning: Permanently added 'n0' (ED25519) to the list of known "
+                               "hosts.\nsomething else\n"),
+            "ssh failed: something else");
+  EXPECT_EQ(DescribeSshFailure(""), "ssh failed without a message");
 }
 
 }  // namespace

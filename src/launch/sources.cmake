@@ -6,6 +6,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/launch/process.cc
   src/launch/server_record.cc
   src/launch/slurm_launcher.cc
+  src/launch/ssh_failure.cc
   src/launch/ssh_launcher.cc)
 # The in-memory launcher that the engines' lifecycle tests script.
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "launch/launchers.h"
+#include "launch/ssh_failure.h"
 
 namespace ppsearch::launch {
 namespace {
@@ -181,7 +182,7 @@ class SshLauncher : public Launcher {
     PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, ShellJoin(argv)), timeout_s));
     if (!c.exit.signaled && c.exit.code == 255)
       return MakeError("ssh to " + spec_.cluster.hosts[node].name + " (" +
-                       spec_.cluster.Address(node) + ") failed: " + FirstLine(c.err));
+                       spec_.cluster.Address(node) + "): " + DescribeSshFailure(c.err));
     return c;
   }
 

@@ -18,9 +18,33 @@ namespace fs = std::filesystem;
 
 constexpr char kExpectedPath[] = "expected a config.json file or a model directory containing one";
 
+// The names of the shipped models (data/models/<name>/config.json).
+std::string ShippedModelNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(DataDir() + "/models", ec))
+    if (fs::exists(e.path() / "config.json", ec)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none found in " + DataDir() + "/models" : out;
+}
+
 Result<std::string> ResolveConfigPath(const std::string& path) {
   std::error_code ec;
   fs::file_status status = fs::status(path, ec);
+  // A bare name that is no file here names a shipped model, as a bare
+  // hardware name names a shipped profile.
+  const bool bare =
+      !path.empty() && path.find('/') == std::string::npos && path != "." && path != "..";
+  if (!fs::exists(status) && bare) {
+    const std::string shipped = DataDir() + "/models/" + path;
+    if (fs::exists(shipped + "/config.json", ec)) return shipped + "/config.json";
+    return MakeError(path +
+                     ": no such file or directory, and no shipped model of that name "
+                     "(shipped: " +
+                     ShippedModelNames() + ")");
+  }
   if (!fs::exists(status)) {
     return MakeError(path + ": no such file or directory (" + kExpectedPath + ")");
   }

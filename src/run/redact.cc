@@ -5,21 +5,73 @@
 #include <cstdlib>
 
 namespace ppsearch::run {
+namespace {
+
+bool WordChar(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) || c == '_' || c == '-' || c == '.' || c == '/' || c == '+';
+}
+
+// Whether `value` stands at `at` of `text` as a whole word.
+bool WholeWordAt(const std::string& text, size_t at, const std::string& value) {
+  if (text.compare(at, value.size(), value) != 0) return false;
+  const size_t end = at + value.size();
+  return (at == 0 || !WordChar(text[at - 1])) && (end >= text.size() || !WordChar(text[end]));
+}
+
+// Replaces `value` where it directly follows `name` and a separator
+// (=, space, colon, quotes): the assignment, however the program spelled it.
+void RedactAssignments(std::string& text, const std::string& name, const std::string& value) {
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    if (at > 0 && WordChar(text[at - 1]) && text[at - 1] != '-') continue;
+    size_t v = at + name.size();
+    int separators = 0;
+    while (
+        v < text.size() && separators < 4 &&
+        (text[v] == '=' || text[v] == ' ' || text[v] == ':' || text[v] == '\'' || text[v] == '"')) {
+      ++v;
+      ++separators;
+    }
+    if (separators == 0 || !WholeWordAt(text, v, value)) continue;
+    text.replace(v, value.size(), kRedacted);
+  }
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
 
 Redactor::Redactor(const spec::Spec& spec) {
   for (const auto& [name, value] : spec.engine.env)
     if (!value.empty() && value != kRedacted && IsSecretEnvName(name, spec.engine))
-      values_.push_back(value);
-  std::sort(values_.begin(), values_.end(),
-            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+      secrets_.push_back({{name}, value});
+  for (const auto& [flag, value] : spec.engine.args)
+    if (!value.text.empty() && value.text != kRedacted && spec::IsSecretFlag(flag)) {
+      std::string attribute = flag;  // SGLang prints its arguments as api_key='...'
+      std::replace(attribute.begin(), attribute.end(), '-', '_');
+      secrets_.push_back({{"--" + flag, attribute}, value.text});
+    }
+  std::sort(secrets_.begin(), secrets_.end(),
+            [](const Secret& a, const Secret& b) { return a.value.size() > b.value.size(); });
 }
 
 std::string Redactor::Apply(std::string text) const {
-  for (const std::string& v : values_) {
-    for (size_t at = text.find(v); at != std::string::npos; at = text.find(v, at))
-      text.replace(at, v.size(), kRedacted);
+  for (const Secret& s : secrets_) {
+    for (const std::string& name : s.names) RedactAssignments(text, name, s.value);
+    if (s.value.size() < kMinWordSecret) continue;
+    for (size_t at = text.find(s.value); at != std::string::npos; at = text.find(s.value, at + 1))
+      if (WholeWordAt(text, at, s.value)) text.replace(at, s.value.size(), kRedacted);
   }
   return text;
+}
+
+std::string SecretArgVariable(const std::string& flag) {
+  std::string name = Upper(flag);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return "PPSEARCH_SECRET_" + name;
 }
 
 Status RestoreSecrets(spec::Spec& spec) {
@@ -31,6 +83,16 @@ Status RestoreSecrets(spec::Spec& spec) {
                        " is a secret and the run's copy of the spec holds it redacted; export " +
                        name + " in the environment of `ppsearch run --resume`");
     value = from_env;
+  }
+  for (auto& [flag, value] : spec.engine.args) {
+    if (value.text != kRedacted) continue;
+    const std::string variable = SecretArgVariable(flag);
+    const char* from_env = std::getenv(variable.c_str());
+    if (from_env == nullptr)
+      return MakeError("engine.args." + flag +
+                       " is a secret and the run's copy of the spec holds it redacted; export " +
+                       variable + " in the environment of `ppsearch run --resume`");
+    value.text = from_env;
   }
   return Status::Ok();
 }

@@ -1,9 +1,13 @@
 #pragma once
-// Secrets in what ppsearch writes and prints. An [engine.env] variable is a
-// secret when its name holds TOKEN, KEY, SECRET or PASSWORD (any case) or
-// [engine] secret_env lists it; its value is replaced by "<redacted>" in
-// commands.txt, dry runs, run.json, the copy of the spec, spec.resolved.json
-// and the report. A resumed run takes the real values from the environment.
+// Secrets in the free text ppsearch writes: server logs and the recorded
+// command line. (Structured files are redacted by structure, from the spec:
+// spec/secrets.h.) Which values are secrets is spec::IsSecretEnvName and
+// spec::IsSecretFlag; see docs/cluster.md, "Secrets".
+//
+// In free text a secret's own assignment is redacted (HF_TOKEN=..., --api-key
+// ..., api_key='...'), and a value of at least kMinWordSecret characters
+// wherever it stands as a whole word. A shorter value is not searched for on
+// its own: "16" or "true" would rewrite unrelated text.
 
 #include <string>
 #include <vector>
@@ -17,20 +21,30 @@ namespace ppsearch::run {
 using spec::IsSecretEnvName;
 using spec::kRedacted;
 
+inline constexpr size_t kMinWordSecret = 8;
+
 class Redactor {
  public:
   Redactor() = default;
   explicit Redactor(const spec::Spec& spec);
-  // `text` with every secret value replaced by kRedacted.
   std::string Apply(std::string text) const;
-  bool empty() const { return values_.empty(); }
+  bool empty() const { return secrets_.empty(); }
 
  private:
-  std::vector<std::string> values_;  // longest first, so no secret is cut by a shorter one
+  struct Secret {
+    std::vector<std::string> names;  // how its assignment is spelled
+    std::string value;
+  };
+  std::vector<Secret> secrets_;  // longest value first
 };
 
+// The variable a redacted [engine.args] flag is restored from on resume:
+// api-key -> PPSEARCH_SECRET_API_KEY.
+std::string SecretArgVariable(const std::string& flag);
+
 // The run's own spec copy holds kRedacted for secret values; a resume fills
-// them from this process's environment, or fails naming the variable.
+// them from this process's environment ([engine.env] names, and
+// SecretArgVariable for flags), or fails naming the variable.
 Status RestoreSecrets(spec::Spec& spec);
 
 }  // namespace ppsearch::run

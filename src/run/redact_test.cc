@@ -20,15 +20,92 @@ spec::Spec Parse(const std::string& engine) {
   return s.ok() ? *s : spec::Spec{};
 }
 
-TEST(Redactor, SecretValuesNeverReachTheText) {
+TEST(Secrets, NamesAreSecretByWholeWordsNotSubstrings) {
+  spec::Spec s = Parse("secret_env = [\"MY_CREDS_X\"]");
+  for (const char* name :
+       {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "aws_secret_access_key",
+        "DB_PASSWORD", "WANDB_APIKEY", "MY_CREDS_X", "GOOGLE_APPLICATION_CREDENTIALS"})
+    EXPECT_TRUE(IsSecretEnvName(name, s.engine)) << name;
+  for (const char* name :
+       {"TOKENIZERS_PARALLELISM", "NCCL_DEBUG", "MAX_TOKENS", "MONKEY_PATCH", "SGLANG_KEYRING_OFF"})
+    EXPECT_FALSE(IsSecretEnvName(name, s.engine)) << name;
+  for (const char* flag : {"api-key", "admin-api-key", "ssl-keyfile-password"})
+    EXPECT_TRUE(spec::IsSecretFlag(flag)) << flag;
+  for (const char* flag : {"max-total-tokens", "ssl-keyfile", "chunked-prefill-size"})
+    EXPECT_FALSE(spec::IsSecretFlag(flag)) << flag;
+}
+
+TEST(Redactor, FreeTextLosesEachSecretsAssignmentAndLongValuesAnywhere) {
   spec::Spec s = Parse(
-      "secret_env = [\"MY_CREDS\"]\n[engine.env]\nHF_TOKEN = \"hf_abc123\"\nAPI_KEY = \"k-9\"\n"
-      "MY_CREDS = \"hunter2\"\nNCCL_DEBUG = \"WARN\"");
+      "secret_env = [\"MY_CREDS\"]\n[engine.args]\napi-key = \"sk-abcdefgh123\"\n"
+      "admin-api-key = \"16\"\n[engine.env]\nHF_TOKEN = \"true\"\nMY_CREDS = \"hunter2\"\n"
+      "NCCL_DEBUG = \"WARN\"");
   Redactor r(s);
-  EXPECT_EQ(r.Apply("HF_TOKEN=hf_abc123 x=k-9 p=hunter2 d=WARN"),
-            "HF_TOKEN=<redacted> x=<redacted> p=<redacted> d=WARN");
-  EXPECT_TRUE(IsSecretEnvName("aws_secret_access_key", s.engine));
-  EXPECT_FALSE(IsSecretEnvName("NCCL_DEBUG", s.engine));
+  // A short secret is redacted in its own assignment only: the other "true"
+  // and "16" stay.
+  EXPECT_EQ(r.Apply("HF_TOKEN=true trust_remote_code=true MY_CREDS='hunter2' d=WARN"),
+            "HF_TOKEN=<redacted> trust_remote_code=true MY_CREDS='<redacted>' d=WARN");
+  EXPECT_EQ(r.Apply("server_args=ServerArgs(tp_size=16, admin_api_key='16', "
+                    "api_key='sk-abcdefgh123')"),
+            "server_args=ServerArgs(tp_size=16, admin_api_key='<redacted>', "
+            "api_key='<redacted>')");
+  EXPECT_EQ(r.Apply("python3 -m sglang.launch_server --api-key sk-abcdefgh123 --port 16"),
+            "python3 -m sglang.launch_server --api-key <redacted> --port 16");
+  // A long value wherever it stands as a word, and not inside another word.
+  EXPECT_EQ(r.Apply("echo sk-abcdefgh123; x=sk-abcdefgh1234"),
+            "echo <redacted>; x=sk-abcdefgh1234");
+}
+
+TEST(Secrets, TheSpecCopyKeepsEveryOtherByteAndStillParses) {
+  const std::string text =
+      "# my spec\n[experiment]\nname = \"t\"  # the name\n[cluster]\nhosts = [\"n0\"]\n"
+      "gpus_per_node = 16\n[engine]\nmodel_config = \"m.json\"\nmodel_path = \"/m\"\n"
+      "env = { HF_TOKEN = 'true', NCCL_DEBUG = \"WARN\" }\n"
+      "[engine.args]\napi-key = \"16\"  # short on purpose\ntrust-remote-code = true\n"
+      "chunked-prefill-size = 16\n[sweep]\npp = [1]\nconcurrency = [16]\n[workload]\n"
+      "input_tokens = 16\nrequests = 16\n";
+  Result<spec::Spec> original = spec::ParseSpec(text, "/s/spec.toml", {});
+  ASSERT_TRUE(original.ok()) << original.error().message;
+  Result<std::string> copy = spec::RedactSpecText(text, "/s/spec.toml", original->engine);
+  ASSERT_TRUE(copy.ok()) << copy.error().message;
+  std::string expected = text;
+  expected.replace(expected.find("'true'"), 6, "\"<redacted>\"");
+  expected.replace(expected.find("\"16\""), 4, "\"<redacted>\"");
+  EXPECT_EQ(*copy, expected);
+  Result<spec::Spec> reread = spec::ParseSpec(*copy, "/s/spec.toml", {});
+  ASSERT_TRUE(reread.ok()) << reread.error().message;
+  EXPECT_EQ(reread->cluster.gpus_per_node, 16);
+  EXPECT_TRUE(reread->engine.ArgTrue("trust-remote-code"));
+  EXPECT_EQ(reread->engine.ArgInt("chunked-prefill-size"), 16);
+  EXPECT_EQ(reread->engine.ArgString("api-key"), std::string(kRedacted));
+}
+
+TEST(Secrets, TheResolvedSpecAndOverridesHoldNoSecret) {
+  spec::Spec s = Parse("[engine.args]\napi-key = \"true\"\n[engine.env]\nHF_TOKEN = \"16\"");
+  const spec::Spec shown = spec::WithoutSecrets(s);
+  EXPECT_EQ(shown.engine.env[0].second, kRedacted);
+  EXPECT_EQ(shown.engine.ArgString("api-key"), std::string(kRedacted));
+  EXPECT_EQ(spec::RedactOverride("engine.env.HF_TOKEN=hf_x=y", s.engine),
+            "engine.env.HF_TOKEN=<redacted>");
+  EXPECT_EQ(spec::RedactOverride("engine.args.api-key = k", s.engine),
+            "engine.args.api-key =<redacted>");
+  EXPECT_EQ(spec::RedactOverride("workload.requests=16", s.engine), "workload.requests=16");
+  EXPECT_EQ(spec::RedactOverride("engine.env.TOKENIZERS_PARALLELISM=true", s.engine),
+            "engine.env.TOKENIZERS_PARALLELISM=true");
+}
+
+TEST(Redactor, AResumedRunTakesARedactedFlagFromItsVariable) {
+  spec::Spec s = Parse("[engine.args]\napi-key = \"<redacted>\"");
+  ::unsetenv("PPSEARCH_SECRET_API_KEY");
+  Status missing = RestoreSecrets(s);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "engine.args.api-key is a secret and the run's copy of the spec holds it redacted; "
+            "export PPSEARCH_SECRET_API_KEY in the environment of `ppsearch run --resume`");
+  ::setenv("PPSEARCH_SECRET_API_KEY", "sk-1", 1);
+  ASSERT_TRUE(RestoreSecrets(s).ok());
+  EXPECT_EQ(s.engine.ArgString("api-key"), std::string("sk-1"));
+  ::unsetenv("PPSEARCH_SECRET_API_KEY");
 }
 
 TEST(Redactor, AResumedRunTakesRedactedValuesFromTheEnvironment) {

@@ -48,9 +48,12 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
                      const std::vector<evidence::RunPatch>& patches) {
   const Redactor redact(spec);
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), redact.Apply(spec_text)));
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.resolved.json"),
-                                      redact.Apply(evidence::SpecToJson(spec).dump(2)) + "\n"));
+  PPS_ASSIGN_OR_RETURN(std::string spec_copy,
+                       spec::RedactSpecText(spec_text, o.spec_path, spec.engine));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), spec_copy));
+  PPS_RETURN_IF_ERROR(
+      WriteFileAtomic(paths.metadata("spec.resolved.json"),
+                      evidence::SpecToJson(spec::WithoutSecrets(spec)).dump(2) + "\n"));
   std::string commands =
       "# launcher: " +
       std::string(o.launcher ? o.launcher->kind()
@@ -59,7 +62,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   for (const auto& s : samples) {
     commands += "# " + s.str() + "\n";
     if (o.sample_commands)
-      for (const auto& c : o.sample_commands(s)) commands += redact.Apply(c) + "\n";
+      for (const auto& c : o.sample_commands(s)) commands += c + "\n";
   }
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
   evidence::RunMetadata run;
@@ -68,7 +71,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
     run.calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
   }
   for (const auto& h : spec.cluster.hosts) run.hosts.push_back(h.name);
-  for (const auto& v : o.overrides) run.overrides.push_back(redact.Apply(v));
+  for (const auto& v : o.overrides) run.overrides.push_back(spec::RedactOverride(v, spec.engine));
   run.run_id = std::filesystem::path(paths.root).filename().string();
   run.engine = engine.kind();
   run.simulated = engine.simulated();
@@ -87,9 +90,9 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
 }
 
 Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id,
-                   const SampleOutput& out) {
+                   const SampleOutput& out, const Redactor& redact) {
   for (const auto& node : out.nodes) {
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.service(id, node.host), node.log));
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.service(id, node.host), redact.Apply(node.log)));
     // No snapshot file when the query failed: analysis names the missing node.
     if (!node.gpu_csv.empty())
       PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
@@ -120,6 +123,43 @@ Status AttachProfiles(const RunOptions& o, const spec::Spec& spec, const SampleC
   return Status::Ok();
 }
 
+// The streamed logs in live/ of the samples an interrupted run did not
+// complete, moved to interrupted/<time>/ (secrets redacted); a completed
+// sample's are dropped, its service/ copy is the evidence.
+Status KeepInterruptedLogs(const evidence::RunPaths& paths, const spec::Spec& spec,
+                           const std::function<void(const std::string&)>& say) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(paths.live_dir(), ec)) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
+  std::set<std::string> completed;
+  for (const auto& [sample, state] : states)
+    if (state == SampleState::kCompleted) completed.insert(sample);
+  const Redactor redact(spec);
+  const std::string kept = paths.root + "/interrupted/" + UtcNow("%Y%m%d-%H%M%S");
+  std::vector<std::string> moved;
+  for (const auto& sample_dir : fs::directory_iterator(paths.live_dir(), ec)) {
+    const std::string sample = sample_dir.path().filename().string();
+    if (completed.count(sample) || !sample_dir.is_directory(ec)) continue;
+    for (const auto& log : fs::directory_iterator(sample_dir.path(), ec)) {
+      ReadOptions evidence_file;
+      evidence_file.follow_links = false;
+      PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(log.path().string(), evidence_file));
+      PPS_RETURN_IF_ERROR(WriteFileAtomic(
+          kept + "/" + sample + "/" + log.path().filename().string(), redact.Apply(text)));
+    }
+    moved.push_back(sample);
+  }
+  fs::remove_all(paths.live_dir(), ec);
+  if (ec) return IoError("cannot remove " + paths.live_dir() + ": " + ec.message());
+  if (!moved.empty()) {
+    std::string list;
+    for (const auto& s : moved) list += (list.empty() ? "" : ", ") + s;
+    say("kept the server logs of the interrupted sample (" + list + ") under " + kept);
+  }
+  return Status::Ok();
+}
+
 // Before a resumed run does anything: stop the servers an earlier process
 // left running, keep the logs of interrupted samples, drop torn temp files.
 Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec) {
@@ -137,16 +177,7 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
       return MakeError(paths.server_state_dir() + " lists servers of a real engine (" +
                        left[0].Describe() + "); resume with the same engine");
   }
-  std::error_code ec;
-  if (std::filesystem::is_directory(paths.live_dir(), ec) &&
-      !std::filesystem::is_empty(paths.live_dir(), ec)) {
-    const std::string kept = paths.root + "/interrupted/" + UtcNow("%Y%m%d-%H%M%S");
-    PPS_RETURN_IF_ERROR(MakeDirs(DirName(kept)));
-    std::filesystem::rename(paths.live_dir(), kept, ec);
-    if (ec)
-      return MakeError("cannot move " + paths.live_dir() + " to " + kept + ": " + ec.message());
-    say("kept the server logs of the interrupted sample under " + kept);
-  }
+  PPS_RETURN_IF_ERROR(KeepInterruptedLogs(paths, spec, say));
   const int removed = RemoveStrayTempFiles(paths.root);
   if (removed > 0) say("removed " + std::to_string(removed) + " unfinished temporary file(s)");
   return Status::Ok();
@@ -202,8 +233,9 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
   }
   const evidence::RunPaths paths{outcome.run_dir};
   // One process per run directory: a second one would run samples twice.
-  PPS_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
-                       LockExclusive(paths.lock(), "run directory " + outcome.run_dir));
+  PPS_ASSIGN_OR_RETURN(
+      std::unique_ptr<DirLock> lock,
+      LockDirectory(outcome.run_dir, paths.lock(), "run directory " + outcome.run_dir));
   if (!o.resume_dir.empty()) {
     PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec));
     PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
@@ -215,17 +247,23 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, outcome.run_dir));
   }
   const std::string run_id = std::filesystem::path(outcome.run_dir).filename().string();
+  const Redactor redact(spec);
 
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;
   // [profile] file: one export, analysed on first use, for every sample of its layout.
   std::optional<nlohmann::json> file_analysis;
+  // The cause of the last sample's failed preflight ("" after any other
+  // outcome): the same cause twice in a row will not go away by itself.
+  std::string preflight_cause;
+  std::string preflight_sample;
   for (size_t i = 0; i < samples.size(); ++i) {
     const evidence::SampleId& id = samples[i];
     if (done.count(id.str())) {
       ++outcome.skipped;
       continue;
     }
+    PPS_RETURN_IF_ERROR(lock->StillThere());
     if (o.stop != nullptr && o.stop->load()) {
       outcome.interrupted = true;
       break;
@@ -248,6 +286,9 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       break;
     }
     Result<SampleOutput> out = engine.Run(ctx);
+    // A run directory deleted during the sample: stop rather than recreate it.
+    PPS_RETURN_IF_ERROR(lock->StillThere());
+    if (out.ok()) out->detail = redact.Apply(out->detail);  // quotes server logs
     if (!out.ok()) {
       // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
       PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
@@ -255,7 +296,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       continue;
     }
     PPS_RETURN_IF_ERROR(AttachProfiles(o, spec, ctx, file_analysis, *out));
-    PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out));
+    PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out, redact));
     const SampleVerdict v = DecideVerdict(spec, id, *out);
     if (v.verdict != evidence::Verdict::kOk) ++outcome.not_ok;
     PPS_RETURN_IF_ERROR(evidence::AppendManifest(
@@ -263,6 +304,17 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
         {{"verdict", evidence::VerdictName(v.verdict)}, {"detail", v.detail}}));
     ++outcome.completed;
     ++ran;
+    if (v.verdict == evidence::Verdict::kPreflightFailed && v.detail == preflight_cause)
+      return MakeError(preflight_sample + " and " + id.str() +
+                           " failed preflight for the same cause, which will not go away by "
+                           "itself: " +
+                           v.detail +
+                           ". The run stopped there; fix the cause, then "
+                           "resume with: ppsearch run --resume " +
+                           outcome.run_dir,
+                       ErrorKind::kIncomplete);
+    preflight_cause = v.verdict == evidence::Verdict::kPreflightFailed ? v.detail : "";
+    preflight_sample = id.str();
     if (o.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
   }
   engine.Finish();

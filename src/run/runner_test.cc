@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -19,8 +21,16 @@ class FakeEngine : public SampleEngine {
   bool simulated() const override { return true; }
   Result<SampleOutput> Run(const SampleContext& c) override {
     ran.push_back(c.id.str());
+    if (during_run) during_run(c);
     if (c.id.str() == fail_sample) return MakeError("server never became ready");
     SampleOutput out;
+    if (auto p = preflight.find(c.id.str()); p != preflight.end()) {
+      out.verdict = evidence::Verdict::kPreflightFailed;
+      out.detail = p->second;
+      out.nodes = {{"h1", "", ""}};
+      out.bench = {{"sample", c.id.str()}};
+      return out;
+    }
     workload::RequestRecord r;
     r.id = 0;
     r.send_ns = 0;
@@ -36,6 +46,8 @@ class FakeEngine : public SampleEngine {
   }
   std::vector<std::string> ran;
   std::string fail_sample;
+  std::map<std::string, std::string> preflight;  // sample -> why its preflight failed
+  std::function<void(const SampleContext&)> during_run;
 };
 
 class RunnerTest : public ::testing::Test {
@@ -156,6 +168,70 @@ TEST_F(RunnerTest, ResumeOfANonRunDirectoryIsAnError) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().message,
             dir_.string() + ": not a ppsearch run directory (no metadata/run.json)");
+}
+
+// The same preflight cause twice in a row stops the run with that cause;
+// what was collected stays, and the run can be resumed.
+TEST_F(RunnerTest, TheSameFailedPreflightTwiceInARowStopsTheRun) {
+  FakeEngine engine;
+  const std::string busy = "h1: GPU memory is held by another process: pid 7 (python3)";
+  engine.preflight = {{"pp1-tp4-ep1_c1_r2", "h1: port 30000 is already in use"},
+                      {"pp1-tp4-ep1_c2_r1", busy},
+                      {"pp1-tp4-ep1_c2_r2", busy}};
+  auto out = RunSamples(Options(), spec_, plan_, engine, [](const RunProgress&) {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::kIncomplete);
+  EXPECT_NE(out.error().message.find("pp1-tp4-ep1_c2_r1 and pp1-tp4-ep1_c2_r2 failed preflight "
+                                     "for the same cause, which will not go away by itself: " +
+                                     busy),
+            std::string::npos)
+      << out.error().message;
+  // A different cause in between did not stop it; nothing ran after the second.
+  EXPECT_EQ(engine.ran, (std::vector<std::string>{"pp1-tp4-ep1_c1_r1", "pp1-tp4-ep1_c1_r2",
+                                                  "pp1-tp4-ep1_c2_r1", "pp1-tp4-ep1_c2_r2"}));
+  fs::path run;
+  for (const auto& e : fs::directory_iterator(dir_ / "out")) run = e.path();
+  auto manifest = evidence::ReadManifest(evidence::RunPaths{run.string()});
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ(manifest->size(), 4u);
+}
+
+// Deleting the lock file does not release the run directory: the lock is on
+// the directory itself.
+TEST_F(RunnerTest, DeletingTheLockFileDoesNotLetASecondProcessIn) {
+  FakeEngine engine;
+  Result<RunOutcome> second = MakeError("not run");
+  engine.during_run = [&](const SampleContext& c) {
+    if (c.id.str() != "pp1-tp4-ep1_c1_r2") return;
+    fs::remove(c.paths->lock());
+    FakeEngine other;
+    RunOptions r = Options();
+    r.resume_dir = c.paths->root;
+    second = RunSamples(r, spec_, plan_, other, [](const RunProgress&) {});
+    EXPECT_TRUE(other.ran.empty()) << "the second process ran samples";
+  };
+  auto out = RunSamples(Options(), spec_, plan_, engine, [](const RunProgress&) {});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->completed, 8);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("is in use by another ppsearch process"), std::string::npos)
+      << second.error().message;
+}
+
+// A run directory deleted during a sample: the run stops with an I/O error
+// instead of recreating the directory and running on.
+TEST_F(RunnerTest, ARunDirectoryDeletedMidRunStopsTheRun) {
+  FakeEngine engine;
+  engine.during_run = [&](const SampleContext& c) {
+    if (c.id.str() == "pp1-tp4-ep1_c1_r2") fs::remove_all(c.paths->root);
+  };
+  auto out = RunSamples(Options(), spec_, plan_, engine, [](const RunProgress&) {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::kIo);
+  EXPECT_NE(out.error().message.find("was deleted or replaced"), std::string::npos)
+      << out.error().message;
+  EXPECT_EQ(engine.ran.size(), 2u);
+  EXPECT_TRUE(fs::is_empty(dir_ / "out")) << "the run directory was recreated";
 }
 
 }  // namespace

@@ -54,9 +54,10 @@ std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch:
     // Values stay in the client's environment (set by the launcher), out of argv.
     for (const auto& [k, v] : env) w.insert(w.end(), {"-e", k});
   } else if (e.container == "apptainer") {
+    // The values travel as APPTAINERENV_<name> in the client's environment
+    // (ServerCommand renames them), never as --env K=V on its command line.
     w = {"apptainer", "exec", "--nv", "--bind", mount};
     if (!profile_mount.empty()) w.insert(w.end(), {"--bind", profile_mount});
-    for (const auto& [k, v] : env) w.insert(w.end(), {"--env", k + "=" + v});
   } else {  // enroot
     w = {"enroot", "start", "--rw", "--mount", mount};
     if (!profile_mount.empty()) w.insert(w.end(), {"--mount", profile_mount});
@@ -151,6 +152,8 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   const std::string name = "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name;
   c.argv = ContainerWords(e, c.env, name, spec.profile.nsys ? spec.profile.output_dir : "");
   c.argv.insert(c.argv.end(), server.begin(), server.end());
+  if (e.container == "apptainer")
+    for (auto& [k, v] : c.env) k = "APPTAINERENV_" + k;
   if (e.container == "docker" || e.container == "podman")
     c.cleanup = {e.container, "rm", "-f", name};
   return c;

@@ -74,10 +74,16 @@ TEST(ServerCommand, ContainerWrappersKeepSecretsOutOfArgv) {
   EXPECT_EQ(c.env, (launch::EnvList{{"HF_TOKEN", "hf_abc"}}));
   EXPECT_EQ(c.cleanup,
             (std::vector<std::string>{"docker", "rm", "-f", "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
-  s = Parse("image = \"/img/k3.sif\"\ncontainer = \"apptainer\"");
-  EXPECT_EQ(launch::ShellJoin(ServerCommand(s, kSample, 0).argv)
-                .rfind("apptainer exec --nv --bind /models/k3:/models/k3 /img/k3.sif python3", 0),
-            0u);
+  // apptainer: the value goes in as APPTAINERENV_<name>, not --env K=V.
+  s = Parse(
+      "image = \"/img/k3.sif\"\ncontainer = \"apptainer\"\n[engine.env]\nHF_TOKEN = \"hf_abc\"");
+  c = ServerCommand(s, kSample, 0);
+  EXPECT_EQ(launch::ShellJoin(c.argv).rfind(
+                "apptainer exec --nv --bind /models/k3:/models/k3 /img/k3.sif python3", 0),
+            0u)
+      << launch::ShellJoin(c.argv);
+  EXPECT_EQ(launch::ShellJoin(c.argv).find("hf_abc"), std::string::npos);
+  EXPECT_EQ(c.env, (launch::EnvList{{"APPTAINERENV_HF_TOKEN", "hf_abc"}}));
 }
 
 TEST(ServerCommand, PlaceholdersAreFilledPerNodeAndSample) {

@@ -16,16 +16,15 @@ std::vector<std::string> SmiArgv(const spec::Spec& spec, int node) {
 }
 
 Result<std::string> RunSmi(launch::Launcher& launcher, const spec::Spec& spec, int node,
-                           const std::string& query) {
+                           const std::string& query, std::optional<double> timeout) {
+  const double timeout_s = timeout.value_or(spec.lifecycle.host_timeout_s);
   std::vector<std::string> argv = SmiArgv(spec, node);
   argv.push_back(query);
   argv.push_back("--format=csv,noheader,nounits");
   const std::string& host = spec.cluster.hosts[node].name;
-  PPS_ASSIGN_OR_RETURN(launch::Captured c,
-                       launcher.RunOnHost(node, argv, spec.lifecycle.host_timeout_s));
+  PPS_ASSIGN_OR_RETURN(launch::Captured c, launcher.RunOnHost(node, argv, timeout_s));
   if (c.timed_out)
-    return MakeError(fmt::format("{} on {} did not answer within {} s", argv[0], host,
-                                 spec.lifecycle.host_timeout_s));
+    return MakeError(fmt::format("{} on {} did not answer within {} s", argv[0], host, timeout_s));
   if (!c.exit.ok()) {
     std::string why = c.err.empty() ? c.out : c.err;
     why = why.substr(0, why.find('\n'));
@@ -44,7 +43,8 @@ std::string Trim(std::string s) {
 }  // namespace
 
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node) {
-  return RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields);
+  return RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields,
+                std::nullopt);
 }
 
 Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
@@ -79,17 +79,20 @@ Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
 }
 
 Result<std::vector<ComputeApp>> QueryComputeApps(launch::Launcher& launcher, const spec::Spec& spec,
-                                                 int node) {
+                                                 int node, std::optional<double> timeout_s) {
   PPS_ASSIGN_OR_RETURN(
       std::string text,
-      RunSmi(launcher, spec, node, "--query-compute-apps=pid,process_name,used_memory"));
+      RunSmi(launcher, spec, node, "--query-compute-apps=pid,process_name,used_memory", timeout_s));
   return ParseComputeApps(text,
                           spec.cluster.nvidia_smi[0] + " on " + spec.cluster.hosts[node].name);
 }
 
 Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spec::Spec& spec,
-                                           int node, double threshold_mib) {
-  PPS_ASSIGN_OR_RETURN(std::string csv, QueryGpuCsv(launcher, spec, node));
+                                           int node, double threshold_mib,
+                                           std::optional<double> timeout_s) {
+  PPS_ASSIGN_OR_RETURN(
+      std::string csv,
+      RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields, timeout_s));
   PPS_ASSIGN_OR_RETURN(std::vector<gpu::GpuMemory> gpus,
                        gpu::ParseGpuMemoryCsv(csv, spec.cluster.nvidia_smi[0] + " on " +
                                                        spec.cluster.hosts[node].name));

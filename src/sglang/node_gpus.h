@@ -17,6 +17,7 @@
 namespace ppsearch::sglang {
 
 // --query-gpu=gpu::kGpuQueryFields --format=csv,noheader,nounits
+// Each query waits `timeout_s` for nvidia-smi (unset: lifecycle.host_timeout_s).
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node);
 
 struct ComputeApp {
@@ -27,7 +28,8 @@ struct ComputeApp {
 
 // --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
 Result<std::vector<ComputeApp>> QueryComputeApps(launch::Launcher& launcher, const spec::Spec& spec,
-                                                 int node);
+                                                 int node,
+                                                 std::optional<double> timeout_s = std::nullopt);
 // Parses that query's output; errors name the line.
 Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
                                                  const std::string& source);
@@ -35,6 +37,7 @@ Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
 // The GPUs of `node` using more than `threshold_mib`, as "GPU 3 holds 41234 MiB"
 // (empty: every GPU is at or under it). Errors when nvidia-smi fails.
 Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spec::Spec& spec,
-                                           int node, double threshold_mib);
+                                           int node, double threshold_mib,
+                                           std::optional<double> timeout_s = std::nullopt);
 
 }  // namespace ppsearch::sglang

@@ -63,6 +63,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
     s.record = s.process->Record();
     s.record.cleanup = c.cleanup;
     s.log_path = l.log_path;
+    s.kept_log_path = paths_.service(sample, host);
     // Written before waiting on anything: a crash from here on leaves a record to stop.
     Status saved = run::SaveServerState(paths_, s.record);
     servers_.push_back(std::move(s));
@@ -93,8 +94,9 @@ Status ServerGroup::WaitReady() {
       size_t node = 0;
       for (size_t i = 0; i < servers_.size(); ++i)
         if (servers_[i].exit) node = i;
+      // The copy the sample keeps: the streamed one in live/ is removed.
       return MakeError(*exited + " before the server was ready; the last lines of its log (" +
-                       servers_[node].log_path + "):\n" + LogTail(node, 15));
+                       servers_[node].kept_log_path + "):\n" + LogTail(node, 15));
     }
     const double left = SecondsLeft(deadline);
     if (left <= 0) break;

@@ -55,6 +55,7 @@ class ServerGroup {
     std::unique_ptr<launch::ServerProcess> process;
     launch::ServerRecord record;
     std::string log_path;
+    std::string kept_log_path;  // where the sample keeps the log (service/): live/ goes
     std::optional<launch::ExitInfo> exit;
   };
 

@@ -7,8 +7,8 @@
 
 #include "bench/bench_report.h"
 #include "bench/load_loop.h"
-#include "launch/net.h"
 #include "sglang/commands.h"
+#include "sglang/host_check.h"
 #include "sglang/node_gpus.h"
 #include "sglang/nsys_profile.h"
 
@@ -65,40 +65,11 @@ Result<std::string> ReportedVersion(const std::string& url, double timeout_s) {
 }  // namespace
 
 std::string SglangSampleEngine::Preflight() {
-  const auto& cluster = spec_.cluster;
-  std::vector<std::string> problems;
-  for (size_t n = 0; n < cluster.hosts.size(); ++n) {
-    const int node = static_cast<int>(n);
-    const std::string& host = cluster.hosts[n].name;
-    const std::string& address = cluster.Address(node);
-    if (launch::AcceptsConnections(address, cluster.ServerPort(node), 1000))
-      problems.push_back(fmt::format("{}: port {} on {} is already in use", host,
-                                     cluster.ServerPort(node), address));
-    if (node == 0 && cluster.hosts.size() > 1 &&
-        launch::AcceptsConnections(address, cluster.dist_init_port, 1000))
-      problems.push_back(fmt::format("{}: --dist-init-addr port {} on {} is already in use", host,
-                                     cluster.dist_init_port, address));
-    Result<std::vector<ComputeApp>> apps = QueryComputeApps(launcher_, spec_, node);
-    if (!apps.ok()) {
-      problems.push_back(host + ": " + apps.error().message);
-      continue;
-    }
-    for (const ComputeApp& app : *apps)
-      if (app.used_mib && *app.used_mib > spec_.lifecycle.preflight_gpu_mib)
-        problems.push_back(fmt::format(
-            "{}: GPU memory is held by another process: pid {} ({}) uses {:.0f} MiB (more than "
-            "lifecycle.preflight_gpu_mib = {:.0f})",
-            host, app.pid, app.name, *app.used_mib, spec_.lifecycle.preflight_gpu_mib));
-    Result<std::vector<std::string>> held =
-        GpusAbove(launcher_, spec_, node, spec_.lifecycle.preflight_gpu_mib);
-    if (!held.ok()) {
-      problems.push_back(host + ": " + held.error().message);
-    } else if (!held->empty() && apps->empty()) {
-      for (const auto& g : *held) problems.push_back(host + ": " + g + " with no process listed");
-    }
-  }
   std::string out;
-  for (const auto& p : problems) out += (out.empty() ? "" : "; ") + p;
+  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n)
+    for (const HostProblem& p : CheckHost(launcher_, spec_, static_cast<int>(n),
+                                          spec_.lifecycle.host_timeout_s, /*check_reach=*/false))
+      out += (out.empty() ? "" : "; ") + p.host + ": " + p.detail;
   return out;
 }
 
@@ -155,6 +126,11 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     log_from = group_->LogEnds();
   } else {
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+    if (release_pending_) {
+      const std::string still_held = WaitMemoryReleased();
+      if (!still_held.empty()) out.bench["release_wait"] = still_held;
+      release_pending_ = false;
+    }
     const std::string busy = Preflight();
     if (!busy.empty()) {
       SetVerdict(out, evidence::Verdict::kPreflightFailed, busy);
@@ -231,6 +207,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   if (!keep) {
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
     const std::string held = WaitMemoryReleased();
+    release_pending_ = !held.empty();
     if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
     // nsys writes its report when the profiled server exits; a reused
     // server's report covers every sample it served.

@@ -54,6 +54,10 @@ class SglangSampleEngine : public run::SampleEngine {
   std::optional<evidence::RunPaths> paths_;
   std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
   std::string server_version_;  // reported by the running servers; "" when unknown
+  // The last stop's GPU memory was not released in time: the next sample
+  // waits for it (up to memory_release_timeout_s again) before its preflight,
+  // rather than failing at once on what is only slow.
+  bool release_pending_ = false;
 };
 
 }  // namespace ppsearch::sglang

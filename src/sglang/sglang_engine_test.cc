@@ -122,8 +122,8 @@ class SglangEngineTest : public ::testing::Test {
         "\n[sweep]\npp = [2]\nconcurrency = [2]\n[workload]\ninput_tokens = 16\n"
         "output_tokens = 2\nrequests = 4\n[lifecycle]\nstart_timeout_s = 10\n"
         "poll_interval_s = 0.01\nrequest_timeout_s = 10\nstop_grace_s = 0.2\n"
-        "memory_release_timeout_s = 5\n" +
-        lifecycle_extra;
+        "memory_release_timeout_s = " +
+        std::to_string(release_timeout_s_) + "\n" + lifecycle_extra;
     Result<spec::Spec> s = spec::ParseSpec(text, (dir_ / "spec.toml").string(), {});
     EXPECT_TRUE(s.ok()) << s.error().message;
     return s.ok() ? *s : spec::Spec{};
@@ -185,6 +185,7 @@ class SglangEngineTest : public ::testing::Test {
   int dist_port_ = 0;
   std::atomic<int> generate_requests_{0};
   int die_at_generate_ = -1;  // the /generate request during which node 1 exits
+  int release_timeout_s_ = 5;
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<bench::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -224,6 +225,31 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
   EXPECT_EQ(launcher_.calls().size(), calls.size()) << "nothing is left to stop";
 }
 
+// GPU memory that was not released in time after one sample: the next one
+// waits for it again before its preflight, so memory that is only slow to
+// go does not fail a second sample.
+TEST_F(SglangEngineTest, AfterAReleaseTimeoutTheNextSampleWaitsForTheGpusBeforeItsPreflight) {
+  release_timeout_s_ = 0;  // every wait polls exactly once
+  // Node 0: idle at the first preflight; held at the snapshot, at the
+  // release poll and at the next sample's wait; released at its preflight.
+  launcher_.ScriptCommand(0, "--query-gpu",
+                          {FakeOutput(kIdleGpus), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus),
+                           FakeOutput(kBusyGpus), FakeOutput(kIdleGpus)});
+  const spec::Spec spec = MakeSpec();
+  const run::SampleOutput first = RunSample(spec);
+  EXPECT_EQ(VerdictOf(first), "timeout");
+  EXPECT_THAT(first.detail, HasSubstr("GPU memory not released within 0 s"));
+  const size_t first_calls = Steps().size();
+  const run::SampleOutput second = RunSample(spec);
+  EXPECT_EQ(VerdictOf(second), "ok") << second.detail;
+  const std::vector<std::string> steps = Steps();
+  ASSERT_GT(steps.size(), first_calls + 6);
+  EXPECT_THAT(
+      std::vector<std::string>(steps.begin() + first_calls, steps.begin() + first_calls + 6),
+      ElementsAre("gpus 0", "gpus 1", "apps 0", "gpus 0", "apps 1", "gpus 1"));
+  EXPECT_THAT(second.bench["release_wait"].get<std::string>(), HasSubstr("n0 GPU 0 holds"));
+}
+
 TEST_F(SglangEngineTest, AServerThatExitsDuringStartFailsTheSampleNamingItsNode) {
   launch::FakeServerScript crash;
   crash.exit_code_at_start = 1;
@@ -234,7 +260,7 @@ TEST_F(SglangEngineTest, AServerThatExitsDuringStartFailsTheSampleNamingItsNode)
   EXPECT_THAT(out.detail,
               StartsWith("node 1 (n1) exited with status 1 before the server was ready; the last "
                          "lines of its log (" +
-                         paths_.live_log(sample_, "n1") + "):\n"));
+                         paths_.service(sample_, "n1") + "):\n"));
   EXPECT_THAT(out.detail, HasSubstr("    RuntimeError: CUDA error: out of memory\n"));
   // The node that did start is stopped; the one that exited is not signalled.
   EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",

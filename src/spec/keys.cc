@@ -25,18 +25,11 @@ const KeyList kWorkloadKeys = {"input_tokens",   "output_tokens",      "requests
 const KeyList kBaselineKeys = {"layout", "import_csv", "import_run"};
 const KeyList kDecisionKeys = {"objective", "min_headroom_mib", "max_repeat_spread",
                                "failure_policy"};
-const KeyList kLifecycleKeys = {"host_timeout_s",
-                                "start_timeout_s",
-                                "poll_interval_s",
-                                "request_timeout_s",
-                                "bench_timeout_s",
-                                "stop_grace_s",
-                                "memory_release_timeout_s",
-                                "memory_release_mib",
-                                "preflight_gpu_mib",
-                                "min_window_s",
-                                "reuse_server",
-                                "flush_cache"};
+const KeyList kLifecycleKeys = {
+    "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
+    "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",
+    "memory_release_mib", "preflight_gpu_mib", "min_window_s",    "reuse_server",
+    "flush_cache"};
 const KeyList kSimKeys = {"noise_cv", "seed", "inject"};
 const KeyList kSimFaultKeys = {"sample", "fault", "count"};
 const KeyList kProfileKeys = {"nsys",   "nsys_command", "output_dir", "file",

@@ -13,6 +13,7 @@ Status ReadLifecycle(const TableReader& section, LifecycleSpec* out) {
   out->origin = section.origin();
   constexpr double kDay = 86400;
   PPS_RETURN_IF_ERROR(section.Number("host_timeout_s", &out->host_timeout_s, 0.1, kDay));
+  PPS_RETURN_IF_ERROR(section.Number("check_timeout_s", &out->check_timeout_s, 0.1, 3600));
   PPS_RETURN_IF_ERROR(section.Number("start_timeout_s", &out->start_timeout_s, 0.1, kDay));
   PPS_RETURN_IF_ERROR(section.Number("poll_interval_s", &out->poll_interval_s, 0.01, 600));
   PPS_RETURN_IF_ERROR(section.Number("request_timeout_s", &out->request_timeout_s, 0.1, kDay));

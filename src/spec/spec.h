@@ -175,6 +175,7 @@ struct SimSpec {
 // docs/cluster.md, "Lifecycle of a sample"). Seconds and MiB.
 struct LifecycleSpec {
   double host_timeout_s = 30;             // one command on a host (ssh, nvidia-smi, kill)
+  double check_timeout_s = 10;            // each command of the cluster check before a run
   double start_timeout_s = 1800;          // launch to ready (MoE weights load slowly)
   double poll_interval_s = 2;             // readiness and memory polls
   double request_timeout_s = 3600;        // one benchmark request, send to last byte

@@ -153,33 +153,46 @@ Status AppendLine(const std::string& path, const std::string& line) {
   return written;
 }
 
-FileLock::~FileLock() {
+DirLock::~DirLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const std::string& what) {
-  PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot open lock file " + path + ": " + ErrnoText());
+Status DirLock::StillThere() const {
+  struct stat held {};
+  struct stat now {};
+  if (::fstat(fd_, &held) != 0)
+    return IoError("cannot stat the locked " + dir_ + ": " + ErrnoText());
+  if (::stat(dir_.c_str(), &now) != 0 || now.st_ino != held.st_ino || now.st_dev != held.st_dev ||
+      held.st_nlink == 0)
+    return IoError(dir_ +
+                   " was deleted or replaced while this process was using it; stopping "
+                   "without writing further");
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<DirLock>> LockDirectory(const std::string& dir, const std::string& pid_file,
+                                               const std::string& what) {
+  PPS_RETURN_IF_ERROR(MakeDirs(dir));
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open " + dir + " to lock it: " + ErrnoText());
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    char buf[32] = {};
-    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+      ReadOptions small;
+      small.max_bytes = 64;
+      small.follow_links = false;
+      Result<std::string> text = ReadFile(pid_file, small);
+      std::string pid = text.ok() && !text->empty() ? *text : "unknown";
       while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
       return MakeError(what + " is in use by another ppsearch process (pid " + pid +
                        "); wait for it to finish or stop it first");
     }
-    return IoError("cannot lock " + path + ": " + std::strerror(err));
+    return IoError("cannot lock " + dir + ": " + std::strerror(err));
   }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    ::close(fd);
-    return IoError("cannot write lock file " + path + ": " + ErrnoText());
-  }
-  return std::make_unique<FileLock>(fd);
+  auto lock = std::make_unique<DirLock>(fd, dir);
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(pid_file, std::to_string(::getpid()) + "\n"));
+  return lock;
 }
 
 int RemoveStrayTempFiles(const std::string& dir) {

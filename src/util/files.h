@@ -40,22 +40,32 @@ Status AppendLine(const std::string& path, const std::string& line);
 
 Status MakeDirs(const std::string& path);
 
-// An exclusive advisory lock (flock) on a file, held until destroyed; the
-// file holds the owner's pid so a second process can name it.
-class FileLock {
+// An exclusive advisory lock (flock) on a directory itself, held until
+// destroyed. Locking the directory, not a file in it, means that deleting a
+// file cannot release the lock for a second process; a pid file beside it
+// names the owner in the second process's error.
+class DirLock {
  public:
-  explicit FileLock(int fd) : fd_(fd) {}
-  ~FileLock();
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
+  DirLock(int fd, std::string dir) : fd_(fd), dir_(std::move(dir)) {}
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+  // Ok while the locked directory is still the one at its path; an I/O error
+  // once it was deleted, moved away or replaced (writing on would recreate
+  // an empty copy and scatter the evidence).
+  Status StillThere() const;
 
  private:
   int fd_;
+  std::string dir_;
 };
 
-// Takes the lock at `path` without waiting. `what` names the locked thing in
-// the error: "<what> is in use by another ppsearch process (pid N)".
-Result<std::unique_ptr<FileLock>> LockExclusive(const std::string& path, const std::string& what);
+// Creates `dir` if needed and locks it without waiting, writing this
+// process's pid to `pid_file`. `what` names the locked thing in the error:
+// "<what> is in use by another ppsearch process (pid N)".
+Result<std::unique_ptr<DirLock>> LockDirectory(const std::string& dir, const std::string& pid_file,
+                                               const std::string& what);
 
 // Removes the temporary files an interrupted WriteFileAtomic left under
 // `dir` ("<name>.tmp.<pid>"); returns how many.
