@@ -74,6 +74,16 @@ TEST(ServerCommand, ContainerWrappersKeepSecretsOutOfArgv) {
   EXPECT_EQ(c.env, (launch::EnvList{{"HF_TOKEN", "hf_abc"}}));
   EXPECT_EQ(c.cleanup,
             (std::vector<std::string>{"docker", "rm", "-f", "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
+  s = Parse("image = \"local/sglang:k3\"\ncontainer = \"podman\"");
+  c = ServerCommand(s, kSample, 0);
+  EXPECT_EQ(launch::ShellJoin(c.argv).rfind(
+                "podman run --rm --name ppsearch-pp2-tp4-ep2_c8_r1-n0 --network host --ipc host "
+                "--device nvidia.com/gpu=all -v /models/k3:/models/k3 local/sglang:k3 python3",
+                0),
+            0u)
+      << "podman refuses --shm-size in the host's IPC namespace: " << launch::ShellJoin(c.argv);
+  EXPECT_EQ(c.cleanup,
+            (std::vector<std::string>{"podman", "rm", "-f", "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
   s = Parse("image = \"/img/k3.sif\"\ncontainer = \"apptainer\"");
   EXPECT_EQ(launch::ShellJoin(ServerCommand(s, kSample, 0).argv)
                 .rfind("apptainer exec --nv --bind /models/k3:/models/k3 /img/k3.sif python3", 0),
