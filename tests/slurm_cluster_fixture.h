@@ -169,6 +169,7 @@ class LocalSlurmCluster {
       << "SchedulerType=sched/builtin\nMpiDefault=none\nReturnToService=2\n"
       // The nodes share this machine: what slurm.conf says of them is taken as is.
       << "SlurmdParameters=config_overrides\nPropagateResourceLimits=NONE\n"
+      // A cancelled step's SIGKILL follows its SIGTERM after 2 s (30 by default).
       << "KillWait=2\nMailProg=/bin/true\nGresTypes=gpu\n";
     for (size_t i = 0; i < nodes_.size(); ++i)
       c << "NodeName=" << nodes_[i].name << " NodeAddr=" << nodes_[i].address

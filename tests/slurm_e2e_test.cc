@@ -45,6 +45,7 @@ class SlurmClusterTest : public SlurmTest {
  protected:
   void SetUp() override {
     SlurmTest::SetUp();
+    ::unsetenv("SLURM_JOB_ID");  // an allocation this test runs in belongs to another cluster
     std::vector<SlurmNode> nodes;
     for (int i = 0; i < 4; ++i) nodes.push_back({kHosts[i], "127.0.0." + std::to_string(i + 1)});
     const std::string why = cluster_.Start(nodes);
