@@ -18,8 +18,9 @@ PACKAGES=(
 )
 
 if [ "${1:-}" = "--tests" ]; then
-  # report.html is opened in headless Chromium (the browser e2e test, the page benchmark)
-  PACKAGES+=(chromium)
+  # report.html is opened in headless Chromium (the browser e2e test, the page benchmark);
+  # the slurm e2e test starts a Slurm cluster on this machine (munged, slurmctld, slurmd)
+  PACKAGES+=(chromium slurmctld slurmd slurm-client munge)
 fi
 
 missing=()

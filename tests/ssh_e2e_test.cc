@@ -6,11 +6,7 @@
 // "ssh", private ports, state directories and results directory, and a
 // smaller sweep. Every wait is bounded; TearDown kills what the test left.
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +19,7 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "process_fixture.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -33,40 +30,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kSshd = "/usr/sbin/sshd";
 const char* const kHosts[] = {"n0", "n1", "n2", "n3"};
 
-// `n` distinct free TCP ports on 127.0.0.1 (all bound at once, then released).
-std::vector<int> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
-}
-
-bool CanConnect(const std::string& address, int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-std::string ReadBinary(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // A TOML basic string holding `s` exactly.
 std::string Toml(const std::string& s) {
   std::string out = "\"";
@@ -75,32 +38,6 @@ std::string Toml(const std::string& s) {
     out += c;
   }
   return out + "\"";
-}
-
-// Running (not a zombie) processes.
-bool IsZombie(pid_t pid) {
-  const std::string stat = ReadBinary("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z';
-}
-
-bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0 && !IsZombie(pid); }
-
-// Live processes (not this one) whose command line contains every one of `needles`.
-std::vector<pid_t> ProcessesMentioning(const std::vector<std::string>& needles) {
-  std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = std::stoi(name);
-    if (pid == ::getpid()) continue;
-    std::string cmdline = ReadBinary(e.path() / "cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    bool all = !cmdline.empty();
-    for (const auto& n : needles) all = all && cmdline.find(n) != std::string::npos;
-    if (all && Alive(pid)) out.push_back(pid);
-  }
-  return out;
 }
 
 struct SpecParts {
@@ -152,18 +89,9 @@ class SshE2e : public CliTest {
            "PermitUserEnvironment no\n"
            "PrintMotd no\n";
     }
-    sshd_ = ::fork();
+    // sshd re-executes itself: argv[0] must be its absolute path.
+    sshd_ = StartDaemon({kSshd, "-D", "-e", "-f", d + "/sshd_config"}, d + "/sshd.log");
     ASSERT_GE(sshd_, 0);
-    if (sshd_ == 0) {
-      ::setpgid(0, 0);
-      const int fd = ::open((d + "/sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      const std::string cfg = d + "/sshd_config";
-      // sshd re-executes itself: argv[0] must be its absolute path.
-      ::execl(kSshd, kSshd, "-D", "-e", "-f", cfg.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
     const auto deadline = Clock::now() + std::chrono::seconds(10);
     bool up = false;
     while (!up && Clock::now() < deadline) {
@@ -186,19 +114,13 @@ class SshE2e : public CliTest {
     std::vector<std::string> marks = {dir_.string()};
     for (pid_t runner : runners_)
       marks.push_back("/tmp/ppsearch-ssh-" + std::to_string(runner) + "/");
-    for (int round = 0; round < 20; ++round) {
+    KillAll([&] {
       std::vector<pid_t> left;
       for (const auto& m : marks)
         for (pid_t p : ProcessesMentioning({m})) left.push_back(p);
-      if (left.empty()) break;
-      for (pid_t p : left) ::kill(p, SIGKILL);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (sshd_ > 0) {
-      ::kill(-sshd_, SIGKILL);
-      ::kill(sshd_, SIGKILL);
-      ::waitpid(sshd_, nullptr, 0);
-    }
+      return left;
+    });
+    StopDaemons({sshd_}, 0);
     for (pid_t runner : runners_) fs::remove_all("/tmp/ppsearch-ssh-" + std::to_string(runner));
     for (const auto& p : fs::directory_iterator("/tmp"))
       if (p.path().filename().string().rfind(unique_ + "-", 0) == 0 && !unique_.empty())

@@ -45,11 +45,14 @@ std::vector<std::string> ContainerWords(const spec::EngineSpec& e, const launch:
   if (e.container == "docker" || e.container == "podman") {
     w = {e.container, "run", "--rm", "--name", name, "--network", "host", "--ipc", "host"};
     if (e.container == "docker") {
-      w.insert(w.end(), {"--gpus", "all"});
+      // SGLang's documented docker command (which also says --ipc=host).
+      w.insert(w.end(), {"--gpus", "all", "--shm-size", "32g"});
     } else {
+      // podman refuses --shm-size with --ipc host ("cannot set shmsize when
+      // running in the host IPC Namespace"): the host's /dev/shm is shared.
       w.insert(w.end(), {"--device", "nvidia.com/gpu=all"});
     }
-    w.insert(w.end(), {"--shm-size", "32g", "-v", mount});
+    w.insert(w.end(), {"-v", mount});
     if (!profile_mount.empty()) w.insert(w.end(), {"-v", profile_mount});
     // Values stay in the client's environment (set by the launcher), out of argv.
     for (const auto& [k, v] : env) w.insert(w.end(), {"-e", k});

@@ -84,6 +84,16 @@ TEST(ServerCommand, ContainerWrappersKeepSecretsOutOfArgv) {
       << launch::ShellJoin(c.argv);
   EXPECT_EQ(launch::ShellJoin(c.argv).find("hf_abc"), std::string::npos);
   EXPECT_EQ(c.env, (launch::EnvList{{"APPTAINERENV_HF_TOKEN", "hf_abc"}}));
+  s = Parse("image = \"local/sglang:k3\"\ncontainer = \"podman\"");
+  c = ServerCommand(s, kSample, 0);
+  EXPECT_EQ(launch::ShellJoin(c.argv).rfind(
+                "podman run --rm --name ppsearch-pp2-tp4-ep2_c8_r1-n0 --network host --ipc host "
+                "--device nvidia.com/gpu=all -v /models/k3:/models/k3 local/sglang:k3 python3",
+                0),
+            0u)
+      << "podman refuses --shm-size in the host's IPC namespace: " << launch::ShellJoin(c.argv);
+  EXPECT_EQ(c.cleanup,
+            (std::vector<std::string>{"podman", "rm", "-f", "ppsearch-pp2-tp4-ep2_c8_r1-n0"}));
 }
 
 TEST(ServerCommand, PlaceholdersAreFilledPerNodeAndSample) {
