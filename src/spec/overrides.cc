@@ -78,9 +78,10 @@ Result<toml::table> ParseOverrideDocument(const std::vector<std::string>& segmen
 
 }  // namespace
 
-// The whole text would make every message about a pasted value as long as it.
+// Every message about an override starts with its label: a pasted megabyte
+// is cut, while a long path (a few hundred bytes) is kept whole.
 std::string OverrideLabel(const std::string& override_text) {
-  return "--set " + Excerpt(override_text);
+  return "--set " + Excerpt(override_text, 4 * kExcerptBytes);
 }
 
 Status ApplyOverride(const std::string& override_text, toml::table* root) {
