@@ -37,7 +37,7 @@ Error UnknownKey(const std::string& path, const std::string& key) {
                      "format (one factor for every kernel); run 'ppsearch calibrate' "
                      "again to fit the per-operator efficiencies");
   const std::string best = ClosestName(key);
-  return MakeError(path + ": unknown key 'parameters." + key + "'" +
+  return MakeError(path + ": unknown key 'parameters." + Excerpt(key) + "'" +
                    (best.empty() ? "" : " (did you mean '" + best + "'?)") +
                    "; known: " + KnownNames());
 }
@@ -48,7 +48,8 @@ Result<ParamStatus> ParseStatus(const std::string& path, const std::string& key,
   for (ParamStatus st : {ParamStatus::kPrior, ParamStatus::kDetermined, ParamStatus::kAtBound})
     if (s == ParamStatusName(st)) return st;
   return MakeError(path + ": key 'status." + key +
-                   "': expected \"prior\", \"determined\" or \"at bound\", got " + v.dump());
+                   "': expected \"prior\", \"determined\" or \"at bound\", got " +
+                   Excerpt(v.dump()));
 }
 
 }  // namespace

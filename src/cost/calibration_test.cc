@@ -185,6 +185,19 @@ TEST_F(CalibrationFileTest, NonNumberValue) {
             path + ": key 'parameters.host_overhead_us': expected a number, got string");
 }
 
+// A value pasted by mistake is quoted in part, with its size.
+TEST_F(CalibrationFileTest, AHugeBadValueIsQuotedInPart) {
+  const std::string path = Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "status": {"dense_gemm_eff": ")" +
+      std::string(1 << 20, 'x') + "\"}}");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'status.dense_gemm_eff': expected \"prior\", "
+                                   "\"determined\" or \"at bound\", got \"" +
+                                   std::string(79, 'x') + "... (1048578 bytes)");
+}
+
 TEST_F(CalibrationFileTest, NotJson) {
   const std::string path = Write("dense_gemm_eff = 0.5\n");
   Result<Calibration> c = LoadCalibration(path);
