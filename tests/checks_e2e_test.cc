@@ -3,7 +3,11 @@
 // commands get a suggestion, directories are called directories, damaged
 // evidence never aborts `report`.
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <fstream>
+#include <utility>
 
 #include "cli_fixture.h"
 
@@ -25,6 +29,15 @@ class ChecksE2e : public CliTest {
   void Append(const fs::path& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::app | std::ios::binary);
     out << bytes;
+  }
+  // Run(), stopped after `seconds` (coreutils' timeout): a command that
+  // would block gives exit code 124 instead of hanging the test.
+  CommandResult RunWithin(int seconds, const std::string& args) {
+    const std::string bin = bin_;
+    bin_ = "timeout -k 5 " + std::to_string(seconds) + " " + bin;
+    CommandResult result = Run(args);
+    bin_ = bin;
+    return result;
   }
 };
 
@@ -75,11 +88,73 @@ TEST_F(ChecksE2e, ADirectoryGivenAsAFileIsSaidToBeOne) {
   CommandResult spec = Run("validate " + dir_.string());
   EXPECT_EQ(spec.exit_code, 2);
   EXPECT_EQ(spec.err,
-            "error: cannot read " + dir_.string() + ": is a directory, expected a file\n");
+            "error: cannot read " + dir_.string() + ": is a directory, expected a regular file\n");
   CommandResult calibration =
       Run(std::string("simulate ") + kSpec + " --calibration " + dir_.string());
   EXPECT_EQ(calibration.exit_code, 2);
   EXPECT_NE(calibration.err.find("is a directory"), std::string::npos) << calibration.err;
+}
+
+// Inputs named by mistake: a device that never ends, a FIFO nobody writes
+// to, a file far larger than any input. Each is refused at once, saying what
+// it is; none is read into memory and none blocks (each command is stopped
+// after 30 s, which reads as exit code 124).
+TEST_F(ChecksE2e, InputsThatAreNotRegularFilesOrTooLargeAreRefusedAtOnce) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = (dir_ / "big.csv").string();
+  std::ofstream(big) << "pp,tp,ep,concurrency,input_tps_median\n";
+  fs::resize_file(big, (uint64_t{512} << 20) + 1);  // sparse: no disk space used
+  const std::pair<std::string, std::string> inputs[] = {
+      {"/dev/zero", "is a character device, expected a regular file"},
+      {fifo, "is a FIFO, expected a regular file"},
+      {big, "larger than 512 MiB, the most ppsearch reads from one file"}};
+  const fs::path results = dir_ / "results";
+  for (const auto& [path, what] : inputs) {
+    const std::string cannot = "cannot read " + path + ": " + what;
+    CommandResult calibration =
+        RunWithin(30, std::string("simulate ") + kSpec + " --calibration " + path);
+    EXPECT_EQ(calibration.exit_code, 2) << path;
+    EXPECT_EQ(calibration.err, "error: " + cannot + "\n");
+
+    const std::string baseline = " --set baseline.import_csv='" + path + "'";
+    CommandResult validate = RunWithin(30, std::string("validate ") + kSpec + baseline);
+    EXPECT_EQ(validate.exit_code, 2) << path;
+    EXPECT_NE(validate.err.find("key 'baseline.import_csv': " + cannot), std::string::npos)
+        << validate.err;
+    CommandResult run =
+        RunWithin(30, std::string("run ") + kSpec + " --engine sim" + baseline +
+                          " --set experiment.results_dir='" + results.string() + "'");
+    EXPECT_EQ(run.exit_code, 2) << path;
+    EXPECT_NE(run.err.find("error: --set baseline.import_csv=" + path +
+                           ": key 'baseline.import_csv': " + cannot + "\n"),
+              std::string::npos)
+        << run.err;
+    EXPECT_FALSE(fs::exists(results)) << "refused before a run directory exists";
+
+    CommandResult compare = RunWithin(30, "compare data/baseline/pp1-tp32-ep4.csv " + path);
+    EXPECT_EQ(compare.exit_code, 2) << path;
+    EXPECT_EQ(compare.err, "error: B: " + cannot + "\n");
+  }
+}
+
+// A run id names a directory and is a word of a job script's command line:
+// one that reads as an option, or too long for a file name with the suffixes
+// a run adds, is refused before anything is written.
+TEST_F(ChecksE2e, RunIdIsAShortNameThatIsNoOption) {
+  const std::string results = " --set experiment.results_dir='" + (dir_ / "r").string() + "'";
+  const std::string rule =
+      "' must be letters, digits, '.', '_' or '-', starting with a letter or digit, at most 128 "
+      "characters (it names the run directory)\n";
+  CommandResult option = Run(std::string("run ") + kSpec + " --engine sim --run-id=-rf" + results);
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_EQ(option.err, "error: --run-id/RUN_ID '-rf" + rule);
+  CommandResult long_id = Run(std::string("run ") + kSpec + " --engine sim --run-id " +
+                              std::string(300, 'a') + results);
+  EXPECT_EQ(long_id.exit_code, 2);
+  EXPECT_EQ(long_id.err,
+            "error: --run-id/RUN_ID '" + std::string(80, 'a') + "... (300 bytes)" + rule);
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
 }
 
 TEST_F(ChecksE2e, CalibrateDoesNotCreateTheOutputDirectory) {

@@ -4,11 +4,13 @@
 // baseline; a simulated run against a rehearsal (serve-sim processes
 // measured over HTTP) of the same spec; and bad input.
 
-#include "ppsearch_source_dir.h"
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include "cli_fixture.h"
+#include "ppsearch_source_dir.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -276,6 +278,31 @@ TEST_F(CompareE2e, BadInputNamesTheFileAndLine) {
   CommandResult none = Run("compare " + Source("data/baseline/pp1-tp32-ep4.csv") + " " + other);
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("error: no matching points: A ("), std::string::npos) << none.err;
+}
+
+// A CSV that could be read two ways (a point twice, a column twice) or that
+// holds a throughput no run measures is refused, not compared.
+TEST_F(CompareE2e, AmbiguousOrImpossibleCsvRowsAreRefused) {
+  const std::string header = "pp,tp,ep,concurrency,input_tps_median";
+  // The CSV's text and the message after "error: B: <file>".
+  const std::pair<std::string, std::string> cases[] = {
+      {header + "\n1,32,4,8,3000\n1,32,4,8,3600\n",
+       ":3: PP1/TP32/EP4 at concurrency 8 appears twice (first at line 2); expected one row per "
+       "layout and concurrency\n"},
+      {header + ",input_tps_median\n1,32,4,8,3000,3600\n",
+       ":1: column 'input_tps_median' appears twice (5 and 6); expected each column once\n"},
+      {header + "\n1,32,4,8,0\n",
+       ":2: column 'input_tps_median': expected a positive number (tokens/s), got 0 (a point "
+       "without valid repeats has valid_repeats = 0 or an empty cell)\n"},
+      {header + "\n1,32,4,8,-3000\n",
+       ":2: column 'input_tps_median': expected a positive number (tokens/s), got -3000 (a point "
+       "without valid repeats has valid_repeats = 0 or an empty cell)\n"}};
+  for (const auto& [text, message] : cases) {
+    const std::string b = WriteSpec("b.csv", text);
+    CommandResult r = Run("compare " + Source("data/baseline/pp1-tp32-ep4.csv") + " " + b);
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_EQ(r.err, "error: B: " + b + message);
+  }
 }
 
 }  // namespace

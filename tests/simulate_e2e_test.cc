@@ -96,7 +96,8 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
 }
 
 TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
-  std::ofstream(dir_ / "bad.json") << "{\"parameters\": {\"moe_gemm_eff\": 1.5}}";
+  std::ofstream(dir_ / "bad.json")
+      << "{\"schema\": \"ppsearch.calibration/2\", \"parameters\": {\"moe_gemm_eff\": 1.5}}";
   CommandResult r =
       Run(std::string("simulate ") + kSpec + " --calibration " + (dir_ / "bad.json").string());
   EXPECT_EQ(r.exit_code, 2);

@@ -7,6 +7,7 @@
 
 #include "spec/sections.h"
 #include "spec/toml_access.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch::backtest {
@@ -39,7 +40,8 @@ Result<std::vector<calibrate::MeasuredPoint>> ReadMeasured(const TableReader& co
     TableReader point(config.source(), *table, loc.key);
     PPS_RETURN_IF_ERROR(point.CheckKeys({"concurrency", "input_tps", "ttft_p50_s", "ttft_p95_s"}));
     calibrate::MeasuredPoint p;
-    PPS_RETURN_IF_ERROR(point.Int("concurrency", &p.concurrency, Need::kRequired, 1));
+    PPS_RETURN_IF_ERROR(
+        point.Int("concurrency", &p.concurrency, Need::kRequired, 1, spec::kMaxConcurrency));
     if (point.Find("input_tps") == nullptr) return point.Missing("input_tps");
     PPS_RETURN_IF_ERROR(point.Number("input_tps", &p.input_tps, 1e-9, 1e12));
     PPS_RETURN_IF_ERROR(point.Number("ttft_p50_s", &p.ttft_p50_s, 1e-9, 1e9));
@@ -65,7 +67,8 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   PPS_ASSIGN_OR_RETURN(c.layout,
                        spec::ReadLayoutTuple(parent.source(), *layout, config.KeyLoc("layout")));
   PPS_RETURN_IF_ERROR(config.StringList("set", &c.overrides, false));
-  PPS_RETURN_IF_ERROR(config.Int("concurrency", &c.concurrency, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(
+      config.Int("concurrency", &c.concurrency, Need::kOptional, 1, spec::kMaxConcurrency));
   PPS_RETURN_IF_ERROR(config.Bool("calibrate", &c.calibrate));
   PPS_ASSIGN_OR_RETURN(c.measured, ReadMeasured(config));
   PPS_RETURN_IF_ERROR(config.String("measured_csv", &c.measured_csv, Need::kOptional));
@@ -192,6 +195,51 @@ Status CheckRefusedUse(const Case& c) {
   return Status::Ok();
 }
 
+// A reference as written, for messages that set two side by side.
+std::string Written(const Reference& r) {
+  const std::string pair = "[\"" + Excerpt(r.a) + "\", \"" + Excerpt(r.b) + "\"]";
+  if (r.kind == FigureKind::kBeats) return "beats = " + pair;
+  return "ratio = " + pair + ", value = " + spec::FormatNumber(r.value);
+}
+
+// Whether `r` says `faster`'s input TPS exceeds `slower`'s: a 'beats' that
+// names them in that order, or a ratio of them above 1 (below 1 reversed).
+bool SaysFaster(const Reference& r, const std::string& faster, const std::string& slower) {
+  if (r.kind == FigureKind::kBeats) return r.a == faster && r.b == slower;
+  if (r.kind != FigureKind::kTpsRatio) return false;
+  return (r.a == faster && r.b == slower && r.value > 1) ||
+         (r.a == slower && r.b == faster && r.value < 1);
+}
+
+// Two 'beats' references of one pair, or one against a ratio of the same
+// pair: the evaluation would keep the first and drop the other without a
+// word, so the case is refused naming both.
+Status CheckBeatsAgree(const Case& c) {
+  for (size_t i = 0; i < c.references.size(); ++i) {
+    const Reference& later = c.references[i];
+    for (size_t j = 0; j < i; ++j) {
+      const Reference& first = c.references[j];
+      const Reference* beats = later.kind == FigureKind::kBeats   ? &later
+                               : first.kind == FigureKind::kBeats ? &first
+                                                                  : nullptr;
+      if (beats == nullptr) continue;
+      const Reference& other = beats == &later ? first : later;
+      std::string what;
+      if (other.kind == FigureKind::kBeats && other.a == beats->a && other.b == beats->b)
+        what = "repeats";
+      else if (SaysFaster(other, beats->b, beats->a))
+        what = "contradicts";
+      if (what.empty()) continue;
+      return spec::PositionError(
+          later.origin,
+          "reference '" + later.origin.key + "': " + Written(later) + " " + what + " " +
+              Written(first) + " at " + first.origin.Position() +
+              (what == "repeats" ? "; give it once" : "; keep the one the source supports"));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const Configuration* Case::Find(const std::string& config_name) const {
@@ -261,6 +309,7 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
     }
   }
   PPS_RETURN_IF_ERROR(CheckRefusedUse(c));
+  PPS_RETURN_IF_ERROR(CheckBeatsAgree(c));
   return c;
 }
 

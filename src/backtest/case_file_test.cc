@@ -86,6 +86,29 @@ TEST(CaseFile, MistakesNameTheFileLineAndKey) {
             "remove value");
 }
 
+// The signs implied by a case are checked once per pair: a second 'beats'
+// of the same pair, reversed or not, would be dropped without a word.
+TEST(CaseFile, BeatsReferencesThatDisagreeOrRepeatAreRefusedNamingBoth) {
+  // A ratio of 1 says neither is faster: only the two 'beats' disagree.
+  const std::string tie = Replace(kCase, "value = 3.2", "value = 1");
+  EXPECT_EQ(ErrorOf(tie + "\n[[reference]]\nbeats = [\"pp1\", \"pp4\"]\n"),
+            "/c/case.toml:27:1: reference 'reference[3]': beats = [\"pp1\", \"pp4\"] "
+            "contradicts beats = [\"pp4\", \"pp1\"] at /c/case.toml:24:1; keep the one the "
+            "source supports");
+  EXPECT_EQ(ErrorOf(tie + "\n[[reference]]\nbeats = [\"pp4\", \"pp1\"]\n"),
+            "/c/case.toml:27:1: reference 'reference[3]': beats = [\"pp4\", \"pp1\"] repeats "
+            "beats = [\"pp4\", \"pp1\"] at /c/case.toml:24:1; give it once");
+  // A ratio of the same pair says which is faster too: pp4 / pp1 = 3.2.
+  EXPECT_EQ(ErrorOf(Replace(kCase, "beats = [\"pp4\", \"pp1\"]", "beats = [\"pp1\", \"pp4\"]")),
+            "/c/case.toml:24:1: reference 'reference[2]': beats = [\"pp1\", \"pp4\"] contradicts "
+            "ratio = [\"pp4\", \"pp1\"], value = 3.2 at /c/case.toml:15:1; keep the one the source "
+            "supports");
+  EXPECT_EQ(ErrorOf(Replace(kCase, "value = 3.2", "value = 0.5")),
+            "/c/case.toml:24:1: reference 'reference[2]': beats = [\"pp4\", \"pp1\"] "
+            "contradicts ratio = [\"pp4\", \"pp1\"], value = 0.5 at /c/case.toml:15:1; keep "
+            "the one the source supports");
+}
+
 TEST(CaseFile, CalibrationFromNamesACalibrationConfiguration) {
   const std::string pp4 = "layout = {pp = 4, tp = 8}\n";
   Result<Case> c =

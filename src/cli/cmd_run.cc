@@ -33,7 +33,9 @@
 #include "sglang/host_check.h"
 #include "sglang/sglang_engine.h"
 #include "spec/spec_parser.h"
+#include "util/excerpt.h"
 #include "util/files.h"
+#include "util/safe_name.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -121,25 +123,24 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
 
 // Before any sample: the confounder check the report makes against the
 // baseline the spec imports, so a search whose baseline it cannot be compared
-// with is known before it spends GPU hours. An import that cannot be read is
-// the report's to name.
-void WarnIfBaselineNotComparable(const spec::Spec& spec, const std::string& engine_kind) {
+// with is known before it spends GPU hours. A new run copies an imported CSV
+// into its evidence, so one that cannot be read (missing, not a regular file,
+// too large, malformed) fails here, before a run directory exists; a resumed
+// run has its copy, and an import that cannot be read is the report's to name.
+Status CheckBaseline(const spec::Spec& spec, const std::string& engine_kind, bool resuming) {
   const spec::BaselineSpec& b = spec.baseline;
-  if (b.import_csv.empty() && b.import_run.empty()) return;
-  std::vector<analysis::PointSummary> rows;
-  if (!b.import_csv.empty()) {
-    Result<std::vector<analysis::PointSummary>> read = analysis::ReadBaselineCsv(b.import_csv);
-    if (!read.ok()) return;
-    rows = *read;
-  }
+  if (b.import_csv.empty() && b.import_run.empty()) return Status::Ok();
+  Result<std::vector<analysis::PointSummary>> rows = ReadImportedCsv(spec);
+  if (!rows.ok()) return resuming ? Status::Ok() : Status(rows.error());
   const std::string source = b.import_csv.empty() ? b.import_run : b.import_csv;
   evidence::RunMetadata run;  // what this run will record of itself
   run.engine = engine_kind;
   run.simulated = engine_kind == "sim";
   const compare::RunDescription ours = compare::DescribeRun(spec, run, {}, "this run");
   const compare::ConfounderReport r =
-      compare::FindConfounders(ours, compare::DescribeImport(b, rows, source));
+      compare::FindConfounders(ours, compare::DescribeImport(b, *rows, source));
   if (!r.comparable) std::cerr << "warning: baseline " << source << ": " << r.verdict << "\n";
+  return Status::Ok();
 }
 
 Result<ExitCode> RunRun(RunCliOptions& opts) {
@@ -151,11 +152,9 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   ro.run_id = opts.run_id;
   if (ro.run_id.empty())
     if (const char* env = std::getenv("RUN_ID"); env != nullptr && *env != '\0') ro.run_id = env;
-  if (!ro.run_id.empty() &&
-      (ro.run_id.find('/') != std::string::npos || ro.run_id == "." || ro.run_id == ".." ||
-       evidence::SafePathComponent(ro.run_id) != ro.run_id))
-    return MakeError("--run-id/RUN_ID '" + ro.run_id +
-                     "' must be letters, digits, '.', '_' or '-' (it names the run directory)");
+  if (!ro.run_id.empty() && !IsSafeName(ro.run_id))
+    return MakeError("--run-id/RUN_ID '" + Excerpt(ro.run_id) + "' must be " + SafeNameRule() +
+                     " (it names the run directory)");
   std::optional<SearchInputs> in;
   if (!opts.resume.empty()) {
     std::string recorded_path;
@@ -203,7 +202,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     return ErrorLines(errors);
   }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
-  WarnIfBaselineNotComparable(in->spec, engine_kind);
+  PPS_RETURN_IF_ERROR(CheckBaseline(in->spec, engine_kind, !opts.resume.empty()));
 
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =

@@ -1,13 +1,15 @@
 // ppsearch validate SPEC [--set k=v ...]: every check that needs no network:
 // parse the spec, load the model config and the hardware profile it names,
-// and plan every layout of the sweep, reporting all errors at once (so a spec
-// that validates is one `plan`, `simulate` and `run` accept).
+// plan every layout of the sweep and read the baseline CSV it imports,
+// reporting all errors at once (so a spec that validates is one `plan`,
+// `simulate` and `run` accept).
 
 #include <iostream>
 #include <memory>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/search_inputs.h"
 #include "cli/spec_options.h"
 #include "plan/search_inputs.h"
 
@@ -23,6 +25,8 @@ std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
   if (!in.ok()) return {in.error().message};
   for (const plan::LayoutPlan& layout : in->plan.layouts)
     for (const plan::Diagnostic& e : layout.errors) errors.push_back(e.message);
+  if (Result<std::vector<analysis::PointSummary>> baseline = ReadImportedCsv(spec); !baseline.ok())
+    errors.push_back(baseline.error().message);
   return errors;
 }
 

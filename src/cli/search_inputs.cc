@@ -1,5 +1,6 @@
 #include "cli/search_inputs.h"
 
+#include "analysis/baseline.h"
 #include "spec/layout_text.h"
 
 namespace ppsearch::cli {
@@ -20,6 +21,15 @@ Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
     options.layouts.push_back(layout);
   }
   return plan::LoadSearchInputs(options);
+}
+
+Result<std::vector<analysis::PointSummary>> ReadImportedCsv(const spec::Spec& spec) {
+  if (spec.baseline.import_csv.empty()) return std::vector<analysis::PointSummary>{};
+  Result<std::vector<analysis::PointSummary>> rows =
+      analysis::ReadBaselineCsv(spec.baseline.import_csv);
+  if (!rows.ok())
+    return MakeError(spec.Origin("baseline.import_csv").Where() + ": " + rows.error().message);
+  return rows;
 }
 
 }  // namespace ppsearch::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/points.h"
 #include "cli/spec_options.h"
 #include "plan/search_inputs.h"
 #include "spec/spec.h"
@@ -22,6 +23,12 @@ struct PointSelection {
 };
 
 void AddPointSelection(CLI::App* sub, PointSelection& selection);
+
+// The rows of the CSV of medians the spec imports as its baseline
+// (baseline.import_csv; none without one). A file that cannot be read or
+// parsed is an error at the spec's key: `validate` and a new `run` refuse it
+// before anything is written.
+Result<std::vector<analysis::PointSummary>> ReadImportedCsv(const spec::Spec& spec);
 
 // plan::LoadSearchInputs with the selection's layouts parsed.
 Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/edit_distance.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 #include "util/json_file.h"
 
@@ -36,7 +37,7 @@ Error UnknownKey(const std::string& path, const std::string& key) {
                      "format (one factor for every kernel); run 'ppsearch calibrate' "
                      "again to fit the per-operator efficiencies");
   const std::string best = ClosestName(key);
-  return MakeError(path + ": unknown key 'parameters." + key + "'" +
+  return MakeError(path + ": unknown key 'parameters." + Excerpt(key) + "'" +
                    (best.empty() ? "" : " (did you mean '" + best + "'?)") +
                    "; known: " + KnownNames());
 }
@@ -47,7 +48,8 @@ Result<ParamStatus> ParseStatus(const std::string& path, const std::string& key,
   for (ParamStatus st : {ParamStatus::kPrior, ParamStatus::kDetermined, ParamStatus::kAtBound})
     if (s == ParamStatusName(st)) return st;
   return MakeError(path + ": key 'status." + key +
-                   "': expected \"prior\", \"determined\" or \"at bound\", got " + v.dump());
+                   "': expected \"prior\", \"determined\" or \"at bound\", got " +
+                   Excerpt(v.dump()));
 }
 
 }  // namespace
@@ -89,9 +91,34 @@ std::vector<double> LogCovariance(const Calibration& c, const hardware::Hardware
   return cov;
 }
 
+namespace {
+
+// A file of another schema (an older calibration, another tool's JSON) would
+// be read key by key into wrong meanings, or silently into defaults.
+Status CheckSchema(const std::string& path, const nlohmann::json& j) {
+  if (!j.is_object())
+    return MakeError(path +
+                     ": expected a JSON object (a calibration written by 'ppsearch "
+                     "calibrate'), got " +
+                     std::string(j.type_name()));
+  const auto it = j.find("schema");
+  if (it != j.end() && it->is_string() && it->get<std::string>() == kSchema) return Status::Ok();
+  const std::string found = it == j.end()     ? "no 'schema' key"
+                            : it->is_string() ? "schema \"" + Excerpt(it->get<std::string>()) + "\""
+                                              : "schema " + Excerpt(it->dump());
+  const bool older = it != j.end() && it->is_string() &&
+                     it->get<std::string>().rfind("ppsearch.calibration/", 0) == 0;
+  return MakeError(path + ": " + found + ", expected schema \"" + kSchema +
+                   "\" (a calibration written by 'ppsearch calibrate'" +
+                   (older ? "; run it again to write this version" : "") + ")");
+}
+
+}  // namespace
+
 Result<Calibration> LoadCalibration(const std::string& path) {
   PPS_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(path));
-  if (!j.is_object() || !j.contains("parameters") || !j["parameters"].is_object())
+  PPS_RETURN_IF_ERROR(CheckSchema(path, j));
+  if (!j.contains("parameters") || !j["parameters"].is_object())
     return MakeError(path +
                      ": expected a calibration file with a 'parameters' object (written by "
                      "'ppsearch calibrate')");

@@ -65,7 +65,8 @@ TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
 }
 
 TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
-  Result<Calibration> c = LoadCalibration(Write(R"({"parameters": {"dense_gemm_eff": 0.5}})"));
+  Result<Calibration> c = LoadCalibration(
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})"));
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_DOUBLE_EQ(c->Get(Param::kDenseGemm), 0.5);
   EXPECT_EQ(c->Status(Param::kDenseGemm), ParamStatus::kDetermined);
@@ -78,7 +79,7 @@ TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
 }
 
 TEST_F(CalibrationFileTest, MissingParametersObject) {
-  const std::string path = Write(R"({"dense_gemm_eff": 0.5})");
+  const std::string path = Write(R"({"schema": "ppsearch.calibration/2", "dense_gemm_eff": 0.5})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
@@ -87,7 +88,8 @@ TEST_F(CalibrationFileTest, MissingParametersObject) {
 }
 
 TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
-  const std::string path = Write(R"({"parameters": {"dense_gemm_eff": 1.4}})");
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 1.4}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
@@ -95,7 +97,8 @@ TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
                 ": key 'parameters.dense_gemm_eff': expected a value in [0.05, 1.0] (fraction "
                 "of bf16_tflops; bound: the profile's measured sustained BF16 GEMM rate), got "
                 "1.4");
-  const std::string negative = Write(R"({"parameters": {"rank_jitter_us": -1}})");
+  const std::string negative =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"rank_jitter_us": -1}})");
   Result<Calibration> n = LoadCalibration(negative);
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().message.find("key 'parameters.rank_jitter_us': expected a value in [0.0, "),
@@ -104,7 +107,8 @@ TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
 }
 
 TEST_F(CalibrationFileTest, OlderSingleFactorFormatSaysToRecalibrate) {
-  const std::string path = Write(R"({"parameters": {"compute_scale": 1.42}})");
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"compute_scale": 1.42}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
@@ -112,10 +116,48 @@ TEST_F(CalibrationFileTest, OlderSingleFactorFormatSaysToRecalibrate) {
                 ": key 'parameters.compute_scale' is from an older calibration format (one "
                 "factor for every kernel); run 'ppsearch calibrate' again to fit the "
                 "per-operator efficiencies");
+  const std::string v1 =
+      Write(R"({"schema": "ppsearch.calibration/1", "parameters": {"compute_scale": 1.42}})");
+  Result<Calibration> old = LoadCalibration(v1);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().message,
+            v1 + ": schema \"ppsearch.calibration/1\", expected schema "
+                 "\"ppsearch.calibration/2\" (a calibration written by 'ppsearch calibrate'; "
+                 "run it again to write this version)");
+}
+
+// Without the schema a file is another tool's JSON, or a calibration of a
+// format whose keys may mean something else: it is not read as this one.
+TEST_F(CalibrationFileTest, MissingOrUnknownSchemaIsRefusedNamingBoth) {
+  const std::string none = Write(R"({"parameters": {"dense_gemm_eff": 0.5}})");
+  Result<Calibration> c = LoadCalibration(none);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, none +
+                                   ": no 'schema' key, expected schema "
+                                   "\"ppsearch.calibration/2\" (a calibration written by "
+                                   "'ppsearch calibrate')");
+  const std::string other = Write(R"({"schema": "acme.tuning/7", "parameters": {}})");
+  c = LoadCalibration(other);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, other +
+                                   ": schema \"acme.tuning/7\", expected schema "
+                                   "\"ppsearch.calibration/2\" (a calibration written by "
+                                   "'ppsearch calibrate')");
+  const std::string number = Write(R"({"schema": 2, "parameters": {}})");
+  c = LoadCalibration(number);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(": schema 2, expected schema"), std::string::npos)
+      << c.error().message;
+  const std::string array = Write("[1, 2]");
+  c = LoadCalibration(array);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(": expected a JSON object"), std::string::npos)
+      << c.error().message;
 }
 
 TEST_F(CalibrationFileTest, BadCovarianceShape) {
-  const std::string path = Write(R"({"parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
+  const std::string path = Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
@@ -135,11 +177,25 @@ TEST(CalibrationPrior, CovarianceDefaultsToThePriorsDiagonal) {
 }
 
 TEST_F(CalibrationFileTest, NonNumberValue) {
-  const std::string path = Write(R"({"parameters": {"host_overhead_us": "fast"}})");
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"host_overhead_us": "fast"}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
             path + ": key 'parameters.host_overhead_us': expected a number, got string");
+}
+
+// A value pasted by mistake is quoted in part, with its size.
+TEST_F(CalibrationFileTest, AHugeBadValueIsQuotedInPart) {
+  const std::string path = Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "status": {"dense_gemm_eff": ")" +
+      std::string(1 << 20, 'x') + "\"}}");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'status.dense_gemm_eff': expected \"prior\", "
+                                   "\"determined\" or \"at bound\", got \"" +
+                                   std::string(79, 'x') + "... (1048578 bytes)");
 }
 
 TEST_F(CalibrationFileTest, NotJson) {
@@ -156,7 +212,8 @@ TEST_F(CalibrationFileTest, MissingFile) {
 }
 
 TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
-  const std::string path = Write(R"({"parameters": {"dense_gem_eff": 0.5}})");
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gem_eff": 0.5}})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
@@ -170,7 +227,7 @@ TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
 TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {
   Result<Calibration> c = LoadCalibration(dir_);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "cannot read " + dir_ + ": is a directory, expected a file");
+  EXPECT_EQ(c.error().message, "cannot read " + dir_ + ": is a directory, expected a regular file");
 }
 
 }  // namespace

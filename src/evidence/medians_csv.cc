@@ -4,6 +4,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "util/excerpt.h"
 
 namespace ppsearch::evidence {
 namespace {
@@ -22,7 +26,7 @@ Result<int> PositiveInt(const CsvTable& t, size_t r, const std::string& column) 
   PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
   if (!(v >= 1 && v <= 1e9 && v == std::floor(v)))
     return MakeError(At(t, r) + ": column '" + column + "': expected a positive integer, got " +
-                     Cell(t, r, column));
+                     Excerpt(Cell(t, r, column)));
   return static_cast<int>(v);
 }
 
@@ -38,7 +42,7 @@ Result<std::optional<int>> OptionalCount(const CsvTable& t, size_t r, const std:
   if (!v) return std::optional<int>();
   if (!(*v >= 0 && *v <= 1e9 && *v == std::floor(*v)))
     return MakeError(At(t, r) + ": column '" + column + "': expected a count, got " +
-                     Cell(t, r, column));
+                     Excerpt(Cell(t, r, column)));
   return std::optional<int>(static_cast<int>(*v));
 }
 
@@ -59,7 +63,10 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   if (!row.measured) return Status::Ok();
   PPS_ASSIGN_OR_RETURN(row.input_tps_median, CsvNumber(t, r, "input_tps_median"));
   if (!(row.input_tps_median > 0))
-    return MakeError(At(t, r) + ": column 'input_tps_median': expected a positive number");
+    return MakeError(At(t, r) +
+                     ": column 'input_tps_median': expected a positive number (tokens/s), got " +
+                     Excerpt(Cell(t, r, "input_tps_median")) +
+                     " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
   const std::pair<const char*, std::optional<double>*> optional[] = {
       {"input_tps_spread", &row.input_tps_spread},
       {"ttft_p50_s_median", &row.ttft_p50_s_median},
@@ -88,9 +95,18 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
                        "input_tps_median)");
   MediansCsv out;
   out.path = table.path;
+  std::map<std::tuple<int, int, int, int>, int> first_line;  // (pp, tp, ep, concurrency)
   for (size_t r = 0; r < table.rows.size(); ++r) {
     MedianRow row;
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
+    // Two rows for one point would leave which medians count to the reader.
+    const auto [seen, added] = first_line.emplace(
+        std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep, row.concurrency), row.line());
+    if (!added)
+      return MakeError(At(table, r) + ": " + row.layout.Label() + " at concurrency " +
+                       std::to_string(row.concurrency) + " appears twice (first at line " +
+                       std::to_string(seen->second) +
+                       "); expected one row per layout and concurrency");
     out.rows.push_back(std::move(row));
   }
   return out;

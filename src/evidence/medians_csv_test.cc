@@ -56,10 +56,29 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
   EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1.5,32,4,8,3000\n").error().message,
             "m.csv:2: column 'pp': expected a positive integer, got 1.5");
   EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,-1\n").error().message,
-            "m.csv:2: column 'input_tps_median': expected a positive number");
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s), got -1 "
+            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,0\n").error().message,
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s), got 0 "
+            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
   EXPECT_EQ(
       Parse("pp,tp,ep,concurrency,input_tps_median,repeats\n1,32,4,8,30,-2\n").error().message,
       "m.csv:2: column 'repeats': expected a count, got -2");
+}
+
+// Two rows for one point: which one a reader took (the first, the last)
+// would decide a comparison; neither is taken.
+TEST(MediansCsv, ADuplicatePointIsRefusedNamingBothLines) {
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,3000\n1,32,4,16,3100\n"
+                  "1,32,4,8,3600\n")
+                .error()
+                .message,
+            "m.csv:4: PP1/TP32/EP4 at concurrency 8 appears twice (first at line 2); expected "
+            "one row per layout and concurrency");
+  // Other EP or concurrency: other points.
+  EXPECT_TRUE(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,3000\n1,32,8,8,3000\n"
+                    "1,32,4,16,3000\n")
+                  .ok());
 }
 
 // summary.csv as the runner writes it reads back as the same rows: the

@@ -9,6 +9,7 @@
 #include "model/config_reader.h"
 #include "model/families.h"
 #include "model/quantization.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch::model {
@@ -77,8 +78,9 @@ Error JsonSyntaxError(const std::string& file, const std::string& text,
       reason = reason.substr(colon + 2);
     }
   }
+  // The reason quotes the token the parser stopped in, which can be most of the file.
   return MakeError(file + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                   ": invalid JSON: " + reason);
+                   ": invalid JSON: " + Excerpt(reason, 3 * kExcerptBytes));
 }
 
 enum class Family { kKimiLinear, kDeepseekV3, kQwen3Moe, kDenseGqa };
@@ -183,7 +185,7 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
   } catch (const nlohmann::json::parse_error& e) {
     return JsonSyntaxError(source_path, json_text, e);
   } catch (const nlohmann::json::exception& e) {  // a number out of range
-    return MakeError(source_path + ": not valid JSON: " + e.what());
+    return MakeError(source_path + ": not valid JSON: " + Excerpt(e.what(), 3 * kExcerptBytes));
   }
   if (!root.is_object()) {
     return MakeError(source_path + ": expected a JSON object at the top level, got " +

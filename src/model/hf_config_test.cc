@@ -89,6 +89,14 @@ TEST(ConfigErrorTest, InvalidJsonPointsAtLineAndColumn) {
             "unexpected ','; expected '[', '{', or a literal");
 }
 
+// The parser quotes the token it stopped in: a megabyte string is cut.
+TEST(ConfigErrorTest, InvalidJsonQuotesAnExcerptOfALongToken) {
+  const std::string message = ParseError("{\"name\": \"" + std::string(1 << 20, 'x') + "\x01\"}");
+  EXPECT_EQ(message.rfind("data/models/x/config.json:1:", 0), 0u) << message.substr(0, 200);
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+  EXPECT_NE(message.find(" bytes)"), std::string::npos) << message.substr(0, 400);
+}
+
 TEST(ConfigErrorTest, TopLevelMustBeObject) {
   EXPECT_EQ(ParseError("[1]"),
             "data/models/x/config.json: expected a JSON object at the top level, got [1]");

@@ -68,6 +68,14 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
     plan.valid = false;
     return plan;
   }
+  if (layout.pp * layout.tp > spec.cluster.world_size()) {
+    // More ranks than the cluster has GPUs: they would map to nodes that do
+    // not exist, and a typo (pp = 4096, tp = 4096) would build millions of
+    // them. The errors say why; nothing is laid out.
+    plan.errors = ValidateLayout(layout, spec, model, hw, plan);
+    plan.valid = false;
+    return plan;
+  }
   plan.world_size = layout.pp * layout.tp;
   plan.moe_tp = layout.tp % layout.ep == 0 ? layout.tp / layout.ep : 0;
   const int gpus_per_node = std::max(1, spec.cluster.gpus_per_node);

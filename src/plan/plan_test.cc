@@ -101,6 +101,20 @@ TEST(PlanLayout, Pp8Tp4TwoStagesPerNode) {
   EXPECT_EQ(plan.cross_node_allreduce_per_forward, 0);
 }
 
+// More ranks than the cluster has GPUs cannot be mapped onto its nodes; a
+// typo of that size must not build millions of ranks before saying so.
+TEST(PlanLayout, ALayoutLargerThanTheClusterIsRefusedWithoutMappingRanks) {
+  LayoutPlan plan = PlanMission(4096, 4096, 1);
+  EXPECT_FALSE(plan.valid);
+  EXPECT_TRUE(plan.ranks.empty());
+  EXPECT_TRUE(plan.stages.empty());
+  ASSERT_FALSE(plan.errors.empty());
+  EXPECT_NE(plan.errors[0].message.find("PP4096/TP4096/EP1 uses 16777216 GPUs but the cluster "
+                                        "has 32"),
+            std::string::npos)
+      << plan.errors[0].message;
+}
+
 TEST(PlanLayout, RankMapFillsNodesInOrder) {
   LayoutPlan plan = PlanMission(8, 4, 4);
   const RankPlacement& r = plan.ranks[13];  // stage 3, tp rank 1

@@ -49,10 +49,12 @@ TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
 TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected) {
   EXPECT_EQ(ErrorOf(Spec("hosts = [\"../../../../escaped\", \"nb\"]")),
             "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
-            "'.', '_' or '-', starting with a letter or digit, got '../../../../escaped'");
+            "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got "
+            "'../../../../escaped'");
   EXPECT_EQ(ErrorOf(Spec("hosts = [\"node-a; touch /tmp/x\"]")),
             "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
-            "'.', '_' or '-', starting with a letter or digit, got 'node-a; touch /tmp/x'");
+            "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got "
+            "'node-a; touch /tmp/x'");
   EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"10.0.0.1;id\"}]")),
             "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
             "address or an IPv6 address, got '10.0.0.1;id'");
@@ -65,6 +67,11 @@ TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected
   EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
             "/s/spec.toml:7:8: key 'cluster.ssh.user': expected a login name (letters, digits, "
             "'.', '_', '-'), got '-oProxyCommand=x'");
+  // A host name becomes a file name with suffixes: a long DNS name is an address.
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"" + std::string(200, 'h') + "\"]")),
+            "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got '" +
+                std::string(80, 'h') + "... (200 bytes)'");
   // IPv6 and a bare number (an ssh alias such as the team's "601") are fine.
   EXPECT_EQ(ErrorOf(Spec("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")), "");
 }
@@ -114,6 +121,65 @@ TEST(SpecEngine, PatchesResolveAgainstTheSpecAndAreNamedOnce) {
             "/s/spec.toml:8:23: key 'engine.patches[1]': './a.patch' is named twice");
   EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [3]")),
             "/s/spec.toml:8:12: key 'engine.patches[0]': expected a string, got an integer");
+}
+
+// Two listeners on one port of one host: the second server cannot bind, and
+// nothing says so until a sample starts.
+TEST(SpecCluster, PortsOneHostListensOnMustDiffer) {
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\nserver_port = 5000")),
+            "/s/spec.toml:6:15: key 'cluster.server_port': port 5000 is the HTTP port of host 'a' "
+            "and also node 0's --dist-init-addr port (cluster.dist_init_port, by default), both "
+            "on a; the ports one host listens on must differ");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\", \"b\"]\nserver_port = 31000\ndist_init_port = 31000")),
+            "/s/spec.toml:7:18: key 'cluster.dist_init_port': port 31000 is node 0's "
+            "--dist-init-addr port and also the HTTP port of host 'a' (/s/spec.toml:6:15: key "
+            "'cluster.server_port'), both on a; the ports one host listens on must differ");
+  // Several nodes on one machine (a rehearsal) need a port each.
+  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+                         "= \"127.0.0.1\", server_port = 30000}]")),
+            "/s/spec.toml:5:97: key 'cluster.hosts[1].server_port': port 30000 is the HTTP port "
+            "of host 'b' and also the HTTP port of host 'a' (cluster.server_port, by default), "
+            "both on 127.0.0.1; the ports one host listens on must differ");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+                         "= \"127.0.0.1\", server_port = 30001}]")),
+            "");
+  // sshd listens on the host too, when the launcher is ssh.
+  const std::string ssh_on_http =
+      "hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nport = 30000";
+  EXPECT_EQ(ErrorOf(Spec(ssh_on_http)),
+            "/s/spec.toml:8:8: key 'cluster.ssh.port': port 30000 is the ssh port of host 'a' and "
+            "also the HTTP port of host 'a' (cluster.server_port, by default), both on a; the "
+            "ports one host listens on must differ");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\nport = 30000")), "");
+  // The same ports on different hosts are the usual multi-node case.
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\", \"b\"]\nlauncher = \"ssh\"")), "");
+}
+
+// mem-fraction-static is the share of each GPU SGLang takes; nan or inf
+// anywhere in the engine's values would reach the planner's arithmetic and
+// the server's command line.
+TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = 2.0}")),
+            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 2");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"0\"}")),
+            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 0");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = nan}")),
+            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a finite number, "
+            "got nan");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"nan\"}")),
+            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got "
+            "nan");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {watchdog-timeout = inf}")),
+            "/s/spec.toml:8:28: key 'engine.args.watchdog-timeout': expected a finite number, got "
+            "inf");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "env = {NCCL_TIMEOUT = -inf}")),
+            "/s/spec.toml:8:23: key 'engine.env.NCCL_TIMEOUT': expected a finite number, got "
+            "-inf");
+  auto s = MustParse(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"0.85\"}"));
+  EXPECT_EQ(s.engine.ArgString("mem-fraction-static"), "0.85");
 }
 
 TEST(SpecLifecycle, DefaultsAndBounds) {

@@ -14,8 +14,10 @@
 //   address = "10.0.6.1"
 
 #include <algorithm>
+#include <set>
 
 #include "spec/sections.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 #include "util/host_name.h"
 
@@ -43,7 +45,7 @@ Status ReadSshSettings(const TableReader& table, SshSettings* out) {
   if (table.Find("user") != nullptr && !IsSafeUser(out->user))
     return KeyError(
         table.KeyLoc("user"),
-        "expected a login name (letters, digits, '.', '_', '-'), got '" + out->user + "'");
+        "expected a login name (letters, digits, '.', '_', '-'), got '" + Excerpt(out->user) + "'");
   PPS_RETURN_IF_ERROR(table.Int("port", &out->port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(table.String("key", &out->key, Need::kOptional));
   return Status::Ok();
@@ -51,7 +53,7 @@ Status ReadSshSettings(const TableReader& table, SshSettings* out) {
 
 Status CheckAddress(const std::string& address, const SourceLoc& loc) {
   if (!IsValidHostAddress(address))
-    return KeyError(loc, "expected " + HostAddressRule() + ", got '" + address + "'");
+    return KeyError(loc, "expected " + HostAddressRule() + ", got '" + Excerpt(address) + "'");
   return Status::Ok();
 }
 
@@ -76,7 +78,8 @@ Result<HostSpec> ReadHostEntry(const TableReader& section, const toml::node& ent
   }
   // Host names become evidence file names and command words.
   if (!IsValidHostName(host.name))
-    return KeyError(host.origin, "expected " + HostNameRule() + ", got '" + host.name + "'");
+    return KeyError(host.origin,
+                    "expected " + HostNameRule() + ", got '" + Excerpt(host.name) + "'");
   if (host.address.empty()) {
     host.address = host.name;
     if (!IsValidHostAddress(host.address))
@@ -100,7 +103,7 @@ Status ReadHosts(const TableReader& section, std::vector<HostSpec>* hosts) {
     PPS_ASSIGN_OR_RETURN(HostSpec host, ReadHostEntry(section, entry, loc));
     auto same = [&](const HostSpec& h) { return h.name == host.name; };
     if (std::any_of(hosts->begin(), hosts->end(), same)) {
-      return KeyError(host.origin, "host '" + host.name + "' is listed twice");
+      return KeyError(host.origin, "host '" + Excerpt(host.name) + "' is listed twice");
     }
     hosts->push_back(std::move(host));
   }
@@ -133,7 +136,7 @@ Status ReadSsh(const TableReader& section, const std::string& base_dir, ClusterS
       return KeyError(ssh_table.KeyLoc("options"),
                       "expected ssh options as Name=value (e.g. \"StrictHostKeyChecking=yes\"), "
                       "got '" +
-                          o + "'");
+                          Excerpt(o) + "'");
   }
   PPS_RETURN_IF_ERROR(ssh_table.String("config", &cluster->ssh_config, Need::kOptional));
   if (!cluster->ssh_config.empty())
@@ -184,13 +187,96 @@ Status ReadSlurm(const TableReader& section, SlurmSpec* out) {
   return Status::Ok();
 }
 
+struct PortUse {
+  std::string address;
+  int port = 0;
+  std::string what;  // "the HTTP port of host 'n1'"
+  SourceLoc loc;     // where it was written, or the table that leaves it at its default
+  bool written = false;
+};
+
+// The ssh port's table for `host`: its own [cluster.ssh.<host>] when that
+// sets one, else [cluster.ssh]; nullptr without [cluster.ssh].
+const toml::table* SshPortTable(const TableReader& section, const std::string& host,
+                                std::string* key_path) {
+  const toml::node* ssh_node = section.Find("ssh");
+  const toml::table* ssh = ssh_node != nullptr ? ssh_node->as_table() : nullptr;
+  if (ssh == nullptr) return nullptr;
+  *key_path = JoinKey(section.key_path(), "ssh");
+  const toml::node* per_host = ssh->get(host);
+  if (per_host != nullptr && per_host->is_table() && per_host->as_table()->get("port") != nullptr) {
+    *key_path = JoinKey(*key_path, host);
+    return per_host->as_table();
+  }
+  return ssh;
+}
+
+PortUse Use(const TableReader& table, std::string_view key, std::string address, int port,
+            std::string what) {
+  return {std::move(address), port, std::move(what), table.KeyLoc(key), table.Find(key) != nullptr};
+}
+
+// A host listens on its nodes' HTTP ports, node 0's --dist-init-addr port
+// and, with the ssh launcher, sshd's port: two of them equal on one address
+// is a server that cannot bind, found only when a sample starts.
+std::vector<PortUse> PortUses(const TableReader& section, const ClusterSpec& cluster) {
+  std::vector<PortUse> uses;
+  const toml::array& hosts = *section.Find("hosts")->as_array();
+  std::set<std::string> sshd_listed;  // nodes on one machine share its sshd
+  for (size_t n = 0; n < cluster.hosts.size(); ++n) {
+    const HostSpec& host = cluster.hosts[n];
+    const std::string& address = cluster.Address(static_cast<int>(n));
+    const std::string http = "the HTTP port of host '" + host.name + "'";
+    const toml::table* entry = hosts.get(n)->as_table();
+    if (entry != nullptr && entry->get("server_port") != nullptr) {
+      const TableReader t(section.source(), *entry,
+                          JoinKey(section.key_path(), "hosts") + "[" + std::to_string(n) + "]");
+      uses.push_back(Use(t, "server_port", address, host.server_port, http));
+    } else {
+      uses.push_back(Use(section, "server_port", address, cluster.server_port, http));
+    }
+    if (n == 0)
+      uses.push_back(Use(section, "dist_init_port", address, cluster.dist_init_port,
+                         "node 0's --dist-init-addr port"));
+    if (cluster.launcher != "ssh" || !sshd_listed.insert(address).second) continue;
+    std::string key_path;
+    const std::string sshd = "the ssh port of host '" + host.name + "'";
+    if (const toml::table* t = SshPortTable(section, host.name, &key_path))
+      uses.push_back(
+          Use(TableReader(section.source(), *t, key_path), "port", address, host.ssh_port, sshd));
+    else
+      uses.push_back({address, host.ssh_port, sshd,
+                      section.source().Locate(section.table().source(),
+                                              JoinKey(section.key_path(), "ssh.port")),
+                      false});
+  }
+  return uses;
+}
+
+Status CheckPorts(const TableReader& section, const ClusterSpec& cluster) {
+  const std::vector<PortUse> uses = PortUses(section, cluster);
+  for (size_t i = 0; i < uses.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      if (uses[i].address != uses[j].address || uses[i].port != uses[j].port) continue;
+      // Point at a value the user wrote: a default is not where to fix it.
+      const PortUse& at = uses[i].written || !uses[j].written ? uses[i] : uses[j];
+      const PortUse& other = &at == &uses[i] ? uses[j] : uses[i];
+      return KeyError(
+          at.loc, "port " + std::to_string(at.port) + " is " + at.what + " and also " + other.what +
+                      " (" + (other.written ? other.loc.Where() : other.loc.key + ", by default") +
+                      "), both on " + at.address + "; the ports one host listens on must differ");
+    }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadCluster(const TableReader& section, const std::string& base_dir, ClusterSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kClusterKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(ReadHosts(section, &out->hosts));
-  PPS_RETURN_IF_ERROR(section.Int("gpus_per_node", &out->gpus_per_node, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(
+      section.Int("gpus_per_node", &out->gpus_per_node, Need::kOptional, 1, kMaxGpusPerNode));
   PPS_RETURN_IF_ERROR(section.String("hardware", &out->hardware, Need::kOptional));
   if (out->hardware.empty()) {
     return KeyError(section.KeyLoc("hardware"), "expected a profile name or a path");
@@ -206,7 +292,8 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
       section.Int("dist_init_port", &out->dist_init_port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(section.StringList("nvidia_smi", &out->nvidia_smi, true));
   PPS_RETURN_IF_ERROR(ReadSlurm(section, &out->slurm));
-  return ReadSsh(section, base_dir, out);
+  PPS_RETURN_IF_ERROR(ReadSsh(section, base_dir, out));
+  return CheckPorts(section, *out);
 }
 
 }  // namespace ppsearch::spec

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
 #include <utility>
 
 #include "spec/engine_env.h"
 #include "spec/sections.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch::spec {
@@ -43,12 +47,12 @@ Status CheckFlagName(const std::string& name, const SourceLoc& loc) {
   if (!name.empty() && name.front() == '-') {
     size_t first = name.find_first_not_of('-');
     std::string bare = first == std::string::npos ? "" : name.substr(first);
-    return KeyError(loc, "write the flag without leading dashes ('" + bare + "')");
+    return KeyError(loc, "write the flag without leading dashes ('" + Excerpt(bare) + "')");
   }
   if (name.find('_') != std::string::npos) {
     std::string dashed = name;
     std::replace(dashed.begin(), dashed.end(), '_', '-');
-    return KeyError(loc, "SGLang flags are spelled with dashes ('" + dashed + "')");
+    return KeyError(loc, "SGLang flags are spelled with dashes ('" + Excerpt(dashed) + "')");
   }
   for (const auto& owned : kOwnedFlags) {
     if (name == owned.flag) {
@@ -68,9 +72,9 @@ Result<ArgValue> ToArgValue(const toml::node& node, const SourceLoc& loc) {
     arg.kind = ArgValue::Kind::kInt;
     arg.int_value = i->get();
     arg.text = std::to_string(arg.int_value);
-  } else if (const auto* f = node.as_floating_point()) {
+  } else if (node.is_floating_point()) {
     arg.kind = ArgValue::Kind::kFloat;
-    arg.float_value = f->get();
+    PPS_ASSIGN_OR_RETURN(arg.float_value, ToFiniteFloat(node, loc));
     arg.text = FormatNumber(arg.float_value);
   } else if (const auto* b = node.as_boolean()) {
     arg.kind = ArgValue::Kind::kBool;
@@ -82,6 +86,35 @@ Result<ArgValue> ToArgValue(const toml::node& node, const SourceLoc& loc) {
   return arg;
 }
 
+// A float, an integer or a string that is wholly a finite number ("0.85"),
+// as SGLang's argparse reads it; nullopt otherwise.
+std::optional<double> ArgNumber(const ArgValue& arg) {
+  if (arg.kind == ArgValue::Kind::kFloat) return arg.float_value;
+  if (arg.kind == ArgValue::Kind::kInt) return static_cast<double>(arg.int_value);
+  if (arg.kind != ArgValue::Kind::kString) return std::nullopt;
+  double parsed = 0;
+  const char* begin = arg.text.data();
+  const char* end = begin + arg.text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, parsed);
+  if (ec != std::errc() || ptr != end || begin == end || !std::isfinite(parsed))
+    return std::nullopt;
+  return parsed;
+}
+
+// Flags whose value the planner reads as a number, with the range SGLang
+// gives it meaning in; written as a float, an integer or a numeric string.
+Status CheckNumericArgs(const EngineSpec& engine) {
+  const ArgValue* fraction = engine.FindArg("mem-fraction-static");
+  if (fraction == nullptr) return Status::Ok();
+  const std::optional<double> v = ArgNumber(*fraction);
+  if (!v || !(*v > 0 && *v < 1))
+    return KeyError(fraction->origin,
+                    "expected a number in (0, 1) (the share of each GPU's memory SGLang "
+                    "takes for weights and the KV cache), got " +
+                        Excerpt(fraction->text));
+  return Status::Ok();
+}
+
 Status ReadArgs(const TableReader& args, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(args)) {
     const std::string name(key->str());
@@ -91,7 +124,7 @@ Status ReadArgs(const TableReader& args, EngineSpec* out) {
                          ToArgValue(*node, args.source().Locate(node->source(), dotted)));
     out->args.emplace_back(name, std::move(value));
   }
-  return Status::Ok();
+  return CheckNumericArgs(*out);
 }
 
 bool IsEnvName(const std::string& name) {
@@ -113,8 +146,9 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
     // Numbers are common in environment variables (NCCL_IB_DISABLE = 1).
     if (const auto* i = node->as_integer()) {
       value = std::to_string(i->get());
-    } else if (const auto* f = node->as_floating_point()) {
-      value = fmt::format("{}", f->get());  // shortest text that reads back the same
+    } else if (node->is_floating_point()) {
+      PPS_ASSIGN_OR_RETURN(double f, ToFiniteFloat(*node, loc));
+      value = fmt::format("{}", f);  // shortest text that reads back the same
     } else {
       PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
     }
@@ -122,7 +156,7 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
       return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
                                     "': expected a number from 0 (fixed chunks) to 1 (strict), "
                                     "got \"" +
-                                    value + "\"");
+                                    Excerpt(value) + "\"");
     out->env.emplace_back(name, std::move(value));
   }
   return Status::Ok();
@@ -186,8 +220,9 @@ Status ReadEngine(const TableReader& section, const std::string& base_dir, Engin
   out->model_config = ResolvePath(base_dir, out->model_config);
   PPS_RETURN_IF_ERROR(section.String("version", &out->version, Need::kOptional));
   if (!out->version.empty() && !ParseVersion(out->version))
-    return KeyError(section.KeyLoc("version"),
-                    "expected an SGLang version such as \"0.5.18\", got '" + out->version + "'");
+    return KeyError(
+        section.KeyLoc("version"),
+        "expected an SGLang version such as \"0.5.18\", got '" + Excerpt(out->version) + "'");
 
   PPS_RETURN_IF_ERROR(ReadPatches(section, base_dir, out));
 

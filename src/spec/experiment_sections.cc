@@ -5,33 +5,21 @@
 #include <cfloat>
 
 #include "spec/sections.h"
+#include "util/excerpt.h"
 #include "util/files.h"
+#include "util/safe_name.h"
 
 namespace ppsearch::spec {
-namespace {
-
-// The name becomes part of run directory names, so it must be a safe path piece.
-bool IsSafeName(const std::string& name) {
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return !name.empty() && name != "." && name != "..";
-}
-
-}  // namespace
-
 Status ReadExperiment(const TableReader& section, const std::string& base_dir,
                       ExperimentSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kExperimentKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.String("name", &out->name, Need::kRequired));
+  // The name becomes part of run directory names: a safe, short path piece.
   if (!IsSafeName(out->name)) {
-    return KeyError(
-        section.KeyLoc("name"),
-        "expected letters, digits, '.', '_' or '-' (it names the run directory), got '" +
-            out->name + "'");
+    return KeyError(section.KeyLoc("name"), "expected " + SafeNameRule() +
+                                                " (it names the run directory), got '" +
+                                                Excerpt(out->name) + "'");
   }
   PPS_RETURN_IF_ERROR(section.String("results_dir", &out->results_dir, Need::kOptional));
   if (out->results_dir.empty()) {
@@ -44,9 +32,11 @@ Status ReadExperiment(const TableReader& section, const std::string& base_dir,
 Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kWorkloadKeys));
   out->origin = section.origin();
-  PPS_RETURN_IF_ERROR(section.Int("input_tokens", &out->input_tokens, Need::kRequired, 1));
-  PPS_RETURN_IF_ERROR(section.Int("output_tokens", &out->output_tokens, Need::kOptional, 1));
-  PPS_RETURN_IF_ERROR(section.Int("requests", &out->requests, Need::kRequired, 1));
+  PPS_RETURN_IF_ERROR(
+      section.Int("input_tokens", &out->input_tokens, Need::kRequired, 1, kMaxTokens));
+  PPS_RETURN_IF_ERROR(
+      section.Int("output_tokens", &out->output_tokens, Need::kOptional, 1, kMaxTokens));
+  PPS_RETURN_IF_ERROR(section.Int("requests", &out->requests, Need::kRequired, 1, kMaxRequests));
   int64_t seed = static_cast<int64_t>(out->seed);
   PPS_RETURN_IF_ERROR(section.Int("seed", &seed, Need::kOptional, 0));
   out->seed = static_cast<uint64_t>(seed);
@@ -60,7 +50,8 @@ Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
                     "range_ratio, input_tokens]), got " +
                         FormatNumber(out->range_ratio));
   PPS_RETURN_IF_ERROR(section.Bool("unique_prompts", &out->unique_prompts));
-  PPS_RETURN_IF_ERROR(section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0));
+  PPS_RETURN_IF_ERROR(
+      section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0, kMaxRequests));
   PPS_RETURN_IF_ERROR(section.Number("request_rate", &out->request_rate, 0, DBL_MAX));
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "spec/toml_access.h"
+#include "util/excerpt.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -62,7 +63,7 @@ Result<toml::table> ParseOverrideDocument(const std::vector<std::string>& segmen
     // anything else (ttft_p50, 0.5.18, ssh) is a bare word, taken as a string.
     char first = value.front();
     if (first == '[' || first == '{' || first == '"' || first == '\'') {
-      return MakeError(label + ": invalid TOML value '" + value +
+      return MakeError(label + ": invalid TOML value '" + Excerpt(value) +
                        "': " + std::string(e.description()));
     }
   }
@@ -70,13 +71,18 @@ Result<toml::table> ParseOverrideDocument(const std::vector<std::string>& segmen
     return toml::parse(std::string_view(keys + " = " + QuoteTomlString(value)),
                        std::string_view(label));
   } catch (const toml::parse_error& e) {
-    return MakeError(label + ": invalid value '" + value + "': " + std::string(e.description()));
+    return MakeError(label + ": invalid value '" + Excerpt(value) +
+                     "': " + std::string(e.description()));
   }
 }
 
 }  // namespace
 
-std::string OverrideLabel(const std::string& override_text) { return "--set " + override_text; }
+// Every message about an override starts with its label: a pasted megabyte
+// is cut, while a long path (a few hundred bytes) is kept whole.
+std::string OverrideLabel(const std::string& override_text) {
+  return "--set " + Excerpt(override_text, 4 * kExcerptBytes);
+}
 
 Status ApplyOverride(const std::string& override_text, toml::table* root) {
   const std::string label = OverrideLabel(override_text);

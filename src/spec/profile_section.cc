@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spec/sections.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch::spec {
@@ -32,7 +33,7 @@ Status ReadProfile(const TableReader& section, const std::string& base_dir, cons
   if (out->output_dir.empty() || out->output_dir[0] != '/')
     return KeyError(
         section.KeyLoc("output_dir"),
-        "expected an absolute directory on every node, got \"" + out->output_dir + "\"");
+        "expected an absolute directory on every node, got \"" + Excerpt(out->output_dir) + "\"");
   PPS_RETURN_IF_ERROR(section.String("file", &out->file, Need::kOptional));
   if (!out->file.empty()) out->file = ResolvePath(base_dir, out->file);
   if (out->nsys && !out->file.empty())
@@ -48,14 +49,14 @@ Status ReadProfile(const TableReader& section, const std::string& base_dir, cons
     if (!found) {
       std::string list;
       for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
-      return KeyError(section.KeyLoc("layout"),
-                      "no layout \"" + out->layout + "\" in the sweep (layouts: " + list + ")");
+      return KeyError(section.KeyLoc("layout"), "no layout \"" + Excerpt(out->layout) +
+                                                    "\" in the sweep (layouts: " + list + ")");
     }
   }
   PPS_RETURN_IF_ERROR(section.String("window", &out->window, Need::kOptional));
   if (out->window != "forward" && (out->window.rfind("nvtx:", 0) != 0 || out->window.size() == 5))
     return KeyError(section.KeyLoc("window"),
-                    "expected \"forward\" or \"nvtx:REGEX\", got \"" + out->window + "\"");
+                    "expected \"forward\" or \"nvtx:REGEX\", got \"" + Excerpt(out->window) + "\"");
   PPS_RETURN_IF_ERROR(section.Int("gap_us", &out->gap_us, Need::kOptional, 1));
   return Status::Ok();
 }

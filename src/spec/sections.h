@@ -8,6 +8,7 @@
 #include <string>
 
 #include "spec/keys.h"
+#include "spec/limits.h"
 #include "spec/spec.h"
 #include "spec/toml_access.h"
 #include "util/result.h"

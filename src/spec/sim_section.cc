@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec/sections.h"
+#include "util/excerpt.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -54,15 +55,15 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
   f.origin = loc;
   PPS_RETURN_IF_ERROR(t.String("sample", &f.sample, Need::kRequired));
   if (!LooksLikeSampleId(f.sample))
-    return KeyError(t.KeyLoc("sample"),
-                    "expected a sample id like \"pp2-tp16-ep4_c8_r2\", got \"" + f.sample + "\"");
+    return KeyError(t.KeyLoc("sample"), "expected a sample id like \"pp2-tp16-ep4_c8_r2\", got \"" +
+                                            Excerpt(f.sample) + "\"");
   if (std::find(sample_ids.begin(), sample_ids.end(), f.sample) == sample_ids.end())
-    return KeyError(t.KeyLoc("sample"), "no sample \"" + f.sample + "\" in the sweep" +
+    return KeyError(t.KeyLoc("sample"), "no sample \"" + Excerpt(f.sample) + "\" in the sweep" +
                                             SampleHint(f.sample, sample_ids));
   PPS_RETURN_IF_ERROR(
       t.Enum("fault", &f.fault, {"lose_requests", "oom", "nccl", "traceback", "engine_exit"}));
   if (t.Find("fault") == nullptr) return t.Missing("fault");
-  PPS_RETURN_IF_ERROR(t.Int("count", &f.count, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(t.Int("count", &f.count, Need::kOptional, 1, kMaxRequests));
   return f;
 }
 

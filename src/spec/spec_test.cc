@@ -52,6 +52,11 @@ Spec MustParse(const std::string& text, const std::vector<std::string>& override
   return spec.ok() ? spec.value() : Spec{};
 }
 
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
 std::vector<std::string> Labels(const Spec& spec) {
   std::vector<std::string> labels;
   for (const auto& layout : spec.sweep.layouts) labels.push_back(layout.Label());
@@ -269,13 +274,15 @@ TEST(SpecErrors, MissingRequired) {
 }
 
 TEST(SpecErrors, OutOfRange) {
-  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8, 0]\n")),
-            "/s/spec.toml:11:19: key 'sweep.concurrency[1]': expected an integer >= 1, got 0");
+  EXPECT_EQ(
+      ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8, 0]\n")),
+      "/s/spec.toml:11:19: key 'sweep.concurrency[1]': expected an integer in [1, 65536], got "
+      "0");
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = []\n")),
             "/s/spec.toml:11:15: key 'sweep.concurrency': expected a non-empty array of positive "
             "integers");
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8]\nrepeats = 0\n")),
-            "/s/spec.toml:12:11: key 'sweep.repeats': expected an integer >= 1, got 0");
+            "/s/spec.toml:12:11: key 'sweep.repeats': expected an integer in [1, 100], got 0");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nobjective = \"throughput\"\n")),
             "/s/spec.toml:16:13: key 'decision.objective': expected one of 'input_tps', "
             "'ttft_p50', got 'throughput'");
@@ -322,6 +329,69 @@ TEST(SpecErrors, SweepShapes) {
   EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [4]\nconcurrency = [8]\n")),
             "/s/spec.toml:10:12: key 'sweep.layouts[0]': expected a table like {pp = 2, tp = 16, "
             "ep = 4}, got an integer");
+}
+
+// Counts that multiply into the number of samples, requests or ranks are
+// bounded, and so is their product: a typo must not print a wrapped-around
+// sample count or run out of memory.
+TEST(SpecLimits, CountsThatMultiplyIntoASearchAreBounded) {
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8]\nrepeats = 2147483647\n")),
+            "/s/spec.toml:12:11: key 'sweep.repeats': expected an integer in [1, 100], got "
+            "2147483647");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nconcurrency = [8, 100000]\n")),
+            "/s/spec.toml:11:19: key 'sweep.concurrency[1]': expected an integer in [1, 65536], "
+            "got 100000");
+  EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\ninput_tokens = 100\nrequests = 2000000000\n")),
+            "/s/spec.toml:14:12: key 'workload.requests': expected an integer in [1, 1000000], "
+            "got 2000000000");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload + std::string("warmup_requests = 9999999\n"))),
+            "/s/spec.toml:15:19: key 'workload.warmup_requests': expected an integer in [0, "
+            "1000000], got 9999999");
+  EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [{pp = 65536, tp = 1}]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:18: key 'sweep.layouts[0].pp': expected an integer in [1, 32768], "
+            "got 65536");
+  std::string many;
+  for (int c = 1; c <= 1000; ++c) many += (c > 1 ? ", " : "") + std::to_string(c);
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1, 2]\nconcurrency = [" + many + "]\nrepeats = 100\n")),
+            "/s/spec.toml:12:11: key 'sweep.repeats': 2 layouts x 1000 concurrency levels x 100 "
+            "repeats = 200000 samples, more than the 100000 a search may hold; sweep fewer "
+            "layouts, concurrency levels or repeats");
+  std::string hundred;
+  for (int v = 1; v <= 100; ++v) hundred += (v > 1 ? ", " : "") + std::to_string(v);
+  EXPECT_EQ(
+      ErrorOf(Text("[sweep]\npp = [" + hundred + "]\ntp = [" + hundred + "]\nconcurrency = [8]\n")),
+      "/s/spec.toml:10:6: key 'sweep.pp': the pp x tp x ep lists expand to 10000 layouts, "
+      "more than the 4096 a sweep may hold");
+  // At the bound the count is exact.
+  Spec at = MustParse(Text("[sweep]\npp = [1, 2]\nconcurrency = [" + many + "]\nrepeats = 50\n"));
+  EXPECT_EQ(at.sweep.sample_count(), 100000);
+}
+
+// The name becomes a directory name and a word of commands: it may not read
+// as an option, and stays short enough for the suffixes a run adds.
+TEST(SpecErrors, ExperimentNameIsAShortNameThatIsNoOption) {
+  const std::string rule =
+      "/s/spec.toml:2:8: key 'experiment.name': expected letters, digits, '.', '_' or '-', "
+      "starting with a letter or digit, at most 128 characters (it names the run directory), "
+      "got '";
+  std::string text = Text();
+  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"-rf\"")), rule + "-rf'");
+  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(300, 'a') + "\"")),
+            rule + std::string(80, 'a') + "... (300 bytes)'");
+  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(128, 'a') + "\"")), "");
+}
+
+// A value pasted by mistake (a whole file in one key) is quoted in part.
+TEST(SpecErrors, QuotedValuesAreCutToAnExcerpt) {
+  const std::string huge(1 << 20, 'x');
+  const std::string message =
+      ErrorOf(Text(kSweep, kWorkload, "[decision]\nobjective = \"" + huge + "\"\n"));
+  EXPECT_EQ(message,
+            "/s/spec.toml:16:13: key 'decision.objective': expected one of "
+            "'input_tps', 'ttft_p50', got '" +
+                std::string(80, 'x') + "... (1048576 bytes)'");
+  const std::string override_message = ErrorOf(Text(), {"decision.objective=[" + huge});
+  EXPECT_LT(override_message.size(), 2000u) << override_message.substr(0, 300);
 }
 
 TEST(SpecErrors, SshHostsMustBeListed) {

@@ -2,10 +2,12 @@
 //   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]     (cartesian product, pp-major)
 //   layouts = [{pp = 8, tp = 4, ep = 4}, ...]    (explicit tuples)
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "spec/sections.h"
+#include "util/excerpt.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -23,20 +25,20 @@ SourceLoc ElementLoc(const TableReader& section, std::string_view key, size_t in
       element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(index) + "]");
 }
 
-// A non-empty array of integers >= 1 with no repeats (a repeated value would
-// run the same samples twice under one name).
-Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key) {
+// A non-empty array of integers in [1, max] with no repeats (a repeated value
+// would run the same samples twice under one name).
+Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key,
+                                                 int max) {
   PPS_ASSIGN_OR_RETURN(const toml::array* array,
                        ToArray(*section.Find(key), section.KeyLoc(key), "positive integers"));
   std::vector<LocatedInt> out;
+  std::map<int64_t, size_t> seen;  // value -> index: a long list stays linear
   for (size_t i = 0; i < array->size(); ++i) {
     const toml::node& element = *array->get(i);
     SourceLoc loc = ElementLoc(section, key, i, element);
-    PPS_ASSIGN_OR_RETURN(int64_t value, ToInt(element, loc, 1, INT32_MAX));
-    for (const auto& seen : out) {
-      if (seen.value == value) {
-        return KeyError(loc, std::to_string(value) + " is listed twice");
-      }
+    PPS_ASSIGN_OR_RETURN(int64_t value, ToInt(element, loc, 1, max));
+    if (!seen.emplace(value, i).second) {
+      return KeyError(loc, std::to_string(value) + " is listed twice");
     }
     out.push_back({static_cast<int>(value), loc});
   }
@@ -55,20 +57,29 @@ Result<std::vector<LocatedInt>> ReadTpList(const TableReader& section, bool* aut
     }
     return KeyError(
         section.KeyLoc("tp"),
-        "expected \"auto\" or an array of positive integers, got '" + text->get() + "'");
+        "expected \"auto\" or an array of positive integers, got '" + Excerpt(text->get()) + "'");
   }
-  return ReadPositiveList(section, "tp");
+  return ReadPositiveList(section, "tp", kMaxParallelSize);
 }
 
 Status ExpandLists(const TableReader& section, const ClusterSpec& cluster,
                    std::vector<LayoutSpec>* layouts) {
-  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> pps, ReadPositiveList(section, "pp"));
+  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> pps,
+                       ReadPositiveList(section, "pp", kMaxParallelSize));
   bool auto_tp = false;
   PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> tps, ReadTpList(section, &auto_tp));
   std::vector<LocatedInt> eps = {{1, section.origin()}};
   if (section.Find("ep") != nullptr) {
-    PPS_ASSIGN_OR_RETURN(eps, ReadPositiveList(section, "ep"));
+    PPS_ASSIGN_OR_RETURN(eps, ReadPositiveList(section, "ep", kMaxParallelSize));
   }
+  // Counted before expanding: long lists multiply into more layouts than memory holds.
+  const int64_t count = static_cast<int64_t>(pps.size()) *
+                        static_cast<int64_t>(auto_tp ? 1 : tps.size()) *
+                        static_cast<int64_t>(eps.size());
+  if (count > kMaxLayouts)
+    return KeyError(section.KeyLoc("pp"), "the pp x tp x ep lists expand to " +
+                                              std::to_string(count) + " layouts, more than the " +
+                                              std::to_string(kMaxLayouts) + " a sweep may hold");
   const int world = cluster.world_size();
   for (const auto& pp : pps) {
     std::vector<int> tp_values;
@@ -97,6 +108,10 @@ Status ReadLayoutList(const TableReader& section, std::vector<LayoutSpec>* layou
   PPS_ASSIGN_OR_RETURN(const toml::array* array,
                        ToArray(*section.Find("layouts"), section.KeyLoc("layouts"),
                                std::string("tables like ") + kTupleExample));
+  if (array->size() > static_cast<size_t>(kMaxLayouts))
+    return KeyError(section.KeyLoc("layouts"), "expected at most " + std::to_string(kMaxLayouts) +
+                                                   " layouts, got " +
+                                                   std::to_string(array->size()));
   for (size_t i = 0; i < array->size(); ++i) {
     const toml::node& element = *array->get(i);
     PPS_ASSIGN_OR_RETURN(
@@ -128,9 +143,9 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
   TableReader tuple(source, *table, loc.key);
   PPS_RETURN_IF_ERROR(tuple.CheckKeys(kLayoutKeys));
   LayoutSpec layout;
-  PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1));
-  PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1));
-  PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1, kMaxParallelSize));
   layout.origin = loc;
   return layout;
 }
@@ -154,9 +169,21 @@ Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSp
 
   if (section.Find("concurrency") == nullptr) return section.Missing("concurrency");
   PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> concurrency,
-                       ReadPositiveList(section, "concurrency"));
+                       ReadPositiveList(section, "concurrency", kMaxConcurrency));
   for (const auto& c : concurrency) out->concurrency.push_back(c.value);
-  PPS_RETURN_IF_ERROR(section.Int("repeats", &out->repeats, Need::kOptional, 1));
+  PPS_RETURN_IF_ERROR(section.Int("repeats", &out->repeats, Need::kOptional, 1, kMaxRepeats));
+  // 64-bit: the product of the bounds above still overflows an int.
+  const int64_t samples = static_cast<int64_t>(out->layouts.size()) *
+                          static_cast<int64_t>(out->concurrency.size()) * out->repeats;
+  if (samples > kMaxSamples) {
+    const char* key = section.Find("repeats") != nullptr ? "repeats" : "concurrency";
+    return KeyError(section.KeyLoc(key),
+                    std::to_string(out->layouts.size()) + " layouts x " +
+                        std::to_string(out->concurrency.size()) + " concurrency levels x " +
+                        std::to_string(out->repeats) + " repeats = " + std::to_string(samples) +
+                        " samples, more than the " + std::to_string(kMaxSamples) +
+                        " a search may hold; sweep fewer layouts, concurrency levels or repeats");
+  }
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "util/edit_distance.h"
+#include "util/excerpt.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -135,6 +136,14 @@ Result<double> ToNumber(const toml::node& node, const SourceLoc& loc, double min
   return v;
 }
 
+Result<double> ToFiniteFloat(const toml::node& node, const SourceLoc& loc) {
+  const auto* f = node.as_floating_point();
+  if (f == nullptr) return KeyError(loc, "expected a float, got " + DescribeType(node));
+  if (!std::isfinite(f->get()))
+    return KeyError(loc, "expected a finite number, got " + FormatNumber(f->get()));
+  return f->get();
+}
+
 Result<std::string> ToString(const toml::node& node, const SourceLoc& loc) {
   const auto* value = node.as_string();
   if (value == nullptr) return KeyError(loc, "expected a string, got " + DescribeType(node));
@@ -182,7 +191,7 @@ Status TableReader::CheckKeys(const std::vector<std::string>& known) const {
     }
   }
   if (first_unknown == nullptr) return Status::Ok();
-  std::string message = "unknown key '" + JoinKey(key_path_, first_unknown->str()) + "'";
+  std::string message = "unknown key '" + Excerpt(JoinKey(key_path_, first_unknown->str())) + "'";
   std::string suggestion = ClosestKey(first_unknown->str(), known);
   if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
   return PositionError(source_.Locate(first_unknown->source(), ""), message);
@@ -263,7 +272,7 @@ Status TableReader::Enum(std::string_view key, std::string* out,
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
     std::string choices;
     for (const auto& choice : allowed) choices += (choices.empty() ? "'" : ", '") + choice + "'";
-    return KeyError(KeyLoc(key), "expected one of " + choices + ", got '" + value + "'");
+    return KeyError(KeyLoc(key), "expected one of " + choices + ", got '" + Excerpt(value) + "'");
   }
   *out = std::move(value);
   return Status::Ok();

@@ -62,6 +62,9 @@ Result<toml::table> ParseToml(const std::string& text, const std::string& path);
 // Checked conversions of one node; `loc` names it in messages.
 Result<int64_t> ToInt(const toml::node& node, const SourceLoc& loc, int64_t min, int64_t max);
 Result<double> ToNumber(const toml::node& node, const SourceLoc& loc, double min, double max);
+// A TOML float as written (nan and inf are TOML floats too), refused unless
+// finite: the one check for values that take no range (engine args and env).
+Result<double> ToFiniteFloat(const toml::node& node, const SourceLoc& loc);
 Result<std::string> ToString(const toml::node& node, const SourceLoc& loc);
 Result<const toml::table*> ToTable(const toml::node& node, const SourceLoc& loc,
                                    const std::string& example = "");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch {
@@ -85,6 +86,13 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& path) {
     return MakeError(path + ":" + std::to_string(row_line) + ": unterminated quoted field");
   if (any || !field.empty()) end_row();
   if (table.header.empty()) return MakeError(path + ": empty CSV (expected a header row)");
+  // A repeated name would leave which column a reader takes to its order.
+  for (size_t c = 0; c < table.header.size(); ++c)
+    for (size_t d = 0; d < c; ++d)
+      if (table.header[c] == table.header[d])
+        return MakeError(path + ":1: column '" + Excerpt(table.header[c]) + "' appears twice (" +
+                         std::to_string(d + 1) + " and " + std::to_string(c + 1) +
+                         "); expected each column once");
   for (size_t r = 0; r < table.rows.size(); ++r) {
     if (table.rows[r].size() != table.header.size())
       return MakeError(path + ":" + std::to_string(table.row_lines[r]) + ": expected " +
@@ -107,7 +115,7 @@ Result<double> CsvNumber(const CsvTable& t, size_t row, const std::string& name)
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
     return MakeError(t.path + ":" + std::to_string(t.row_lines[row]) + ": column '" + name +
-                     "': expected a number, got \"" + s + "\"");
+                     "': expected a number, got \"" + Excerpt(s) + "\"");
   return v;
 }
 

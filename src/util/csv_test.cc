@@ -105,6 +105,27 @@ TEST(ParseCsv, HeaderOnlyHasNoRows) {
   EXPECT_EQ(t->Column("c"), -1);
 }
 
+// A column named twice would be read from whichever copy Column() meets
+// first; the file is refused instead.
+TEST(ParseCsv, ARepeatedColumnNameIsRefused) {
+  Result<CsvTable> t =
+      ParseCsv("pp,tp,input_tps_median,ep,input_tps_median\n1,32,3000,4,9000\n", "data/m.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message,
+            "data/m.csv:1: column 'input_tps_median' appears twice (3 and 5); expected each "
+            "column once");
+}
+
+// A cell pasted with a whole file in it is quoted in part, with its size.
+TEST(CsvNumber, AHugeCellIsQuotedInPart) {
+  Result<CsvTable> t = ParseCsv("tps\n" + std::string(1 << 20, 'x') + "\n", "data/m.csv");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  Result<double> v = CsvNumber(*t, 0, "tps");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().message, "data/m.csv:2: column 'tps': expected a number, got \"" +
+                                   std::string(80, 'x') + "... (1048576 bytes)\"");
+}
+
 TEST(CsvNumber, ParsesNumbers) {
   Result<CsvTable> t = ParseCsv("pp,tps\n1,3257.96\n2,1.5e3\n", "m.csv");
   ASSERT_TRUE(t.ok()) << t.error().message;

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "util/safe_name.h"
+
 namespace ppsearch {
 namespace {
 
@@ -28,12 +30,7 @@ bool IsDnsName(std::string_view name) {
 
 }  // namespace
 
-bool IsValidHostName(std::string_view name) {
-  if (name.empty() || name.size() > 253 || !IsAlnum(name.front())) return false;
-  for (char c : name)
-    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-') return false;
-  return true;
-}
+bool IsValidHostName(std::string_view name) { return IsSafeName(name); }
 
 bool IsValidHostAddress(std::string_view address) {
   const std::string text(address);
@@ -49,9 +46,7 @@ bool IsValidHostAddress(std::string_view address) {
   return IsDnsName(address);
 }
 
-std::string HostNameRule() {
-  return "a host name: letters, digits, '.', '_' or '-', starting with a letter or digit";
-}
+std::string HostNameRule() { return "a host name: " + SafeNameRule(); }
 
 std::string HostAddressRule() { return "a host name, an IPv4 address or an IPv6 address"; }
 

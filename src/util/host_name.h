@@ -9,8 +9,10 @@
 
 namespace ppsearch {
 
-// Letters, digits, '.', '_' and '-', starting with a letter or digit, at most
-// 253 characters: a safe single path component ("601", "gpu-node.1").
+// A safe name (util/safe_name.h: letters, digits, '.', '_' and '-', starting
+// with a letter or digit, short enough for the suffixes evidence file names
+// add): "601", "gpu-node.1". A longer DNS name is a host's address, not its
+// name.
 bool IsValidHostName(std::string_view name);
 
 // A DNS name (labels of letters, digits and '-', separated by '.'), a dotted

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace ppsearch {
 namespace {
 
@@ -10,6 +12,9 @@ TEST(HostName, SafeAsAFileNameAndACommandWord) {
   for (const char* bad :
        {"", ".", "..", "../x", "a/b", "-x", ".hidden", "a b", "a;b", "a$b", "a\nb"})
     EXPECT_FALSE(IsValidHostName(bad)) << bad;
+  // It names evidence files ("<host>.csv.tmp.<pid>"): a long DNS name is an address.
+  EXPECT_TRUE(IsValidHostName(std::string(128, 'h')));
+  EXPECT_FALSE(IsValidHostName(std::string(200, 'h')));
 }
 
 TEST(HostAddress, DnsNamesAndIpAddressesOnly) {

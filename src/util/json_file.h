@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "util/excerpt.h"
 #include "util/files.h"
 #include "util/result.h"
 
@@ -14,7 +15,8 @@ inline Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return MakeError(path + ": not valid JSON: " + e.what());
+    // The parser's message quotes the token it stopped in, which can be most of the file.
+    return MakeError(path + ": not valid JSON: " + Excerpt(e.what(), 3 * kExcerptBytes));
   }
 }
 

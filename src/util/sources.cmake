@@ -3,8 +3,10 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/util/csv.cc
   src/util/edit_distance.cc
+  src/util/excerpt.cc
   src/util/files.cc
   src/util/format.cc
   src/util/host_name.cc
   src/util/matrix.cc
+  src/util/safe_name.cc
   src/util/sha256.cc)

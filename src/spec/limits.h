@@ -1,0 +1,20 @@
+#pragma once
+// Bounds on the counts that multiply into a search's size (docs/spec.md,
+// "Limits"). Past them a value is a typo, and the samples, request plans and
+// rank maps it implies would not fit in memory or in anyone's time. The
+// section readers refuse a value past its bound at its key.
+
+#include <cstdint>
+
+namespace ppsearch::spec {
+
+inline constexpr int kMaxRepeats = 100;         // sweep.repeats
+inline constexpr int kMaxConcurrency = 65536;   // each sweep.concurrency value
+inline constexpr int kMaxLayouts = 4096;        // layouts a sweep expands to
+inline constexpr int64_t kMaxSamples = 100000;  // layouts x concurrency points x repeats
+inline constexpr int kMaxRequests = 1000000;    // workload.requests, warmup_requests
+inline constexpr int64_t kMaxTokens = 1 << 24;  // workload.input_tokens, output_tokens
+inline constexpr int kMaxGpusPerNode = 256;     // cluster.gpus_per_node
+inline constexpr int kMaxParallelSize = 32768;  // each of pp, tp, ep: pp x tp fits an int
+
+}  // namespace ppsearch::spec
