@@ -42,9 +42,12 @@ class CliTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs `ppsearch <args>`; stdout and stderr are kept apart.
-  CommandResult Run(const std::string& args) {
+  CommandResult Run(const std::string& args) { return RunShell(bin_ + " " + args); }
+
+  // Runs a shell command line; stdout and stderr are kept apart.
+  CommandResult RunShell(const std::string& command) {
     const std::filesystem::path err_file = dir_ / "stderr.txt";
-    const std::string cmd = bin_ + " " + args + " 2>" + err_file.string();
+    const std::string cmd = "(" + command + ") 2>" + err_file.string();
     CommandResult result;
     FILE* pipe = ::popen(cmd.c_str(), "r");
     if (pipe == nullptr) return result;

@@ -1,9 +1,12 @@
 // Evidence that cannot be true, end to end: each damage makes its sample
 // invalid with a named problem (verdict invalid_evidence), shows in every
 // output with its reason, and never becomes a number in a table, a median
-// or the decision.
+// or the decision. And a run directory that cannot be written is still
+// reported.
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -272,6 +275,42 @@ TEST_F(EvidenceChecksTest, ACorruptBenchSummaryIsNamed) {
   WriteHealthyRun();
   ASSERT_TRUE(WriteFileAtomic(paths().bench(kDamaged), "{\"sample\": \"pp8-tp4").ok());
   ExpectInvalid(Report(), "bench/pp8-tp4-ep4_c8_r1.json: bench_summary_corrupt: not valid JSON");
+}
+
+// An archived run: the report is built and returned, nothing is written, and
+// the outcome says why. As root, chmod does not stop writes, so the run
+// directory is bind-mounted read-only in a mount namespace of this process.
+TEST_F(EvidenceChecksTest, AReadOnlyRunIsReportedWithoutWriting) {
+  WriteHealthyRun();
+  const fs::perms kWrite =
+      fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+  if (::geteuid() != 0) {
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      fs::permissions(e.path(), kWrite, fs::perm_options::remove);
+    fs::permissions(dir_, kWrite, fs::perm_options::remove);
+  } else if (::unshare(CLONE_NEWNS) != 0 ||
+             ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+             ::mount(dir_.c_str(), dir_.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+             ::mount(nullptr, dir_.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) !=
+                 0) {
+    GTEST_SKIP() << "cannot make a read-only bind mount here (" << std::strerror(errno)
+                 << "): no way to make a directory read-only for root";
+  }
+  Result<ReportOutcome> out = BuildReport(dir_);
+  const bool wrote = fs::exists(dir_ + "/report.md");
+  if (::geteuid() == 0) {
+    ::umount2(dir_.c_str(), MNT_DETACH);
+  } else {
+    fs::permissions(dir_, fs::perms::owner_write, fs::perm_options::add);
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  }
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_FALSE(wrote);
+  EXPECT_TRUE(out->written.empty());
+  EXPECT_EQ(out->not_written, ::geteuid() == 0 ? "Read-only file system" : "Permission denied");
+  EXPECT_EQ(out->exit_code, kReportOk);
+  EXPECT_NE(out->markdown.find(kPp4.Label()), std::string::npos);
 }
 
 }  // namespace
