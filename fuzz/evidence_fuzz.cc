@@ -1,23 +1,29 @@
 // libFuzzer target: the readers of a run's evidence on arbitrary bytes: the
 // manifest (manifest.jsonl in a scratch run directory), raw request records
 // (a JSONL file and one JSON record), run.json, a CSV of medians, and an
-// nvidia-smi memory CSV. Damaged
-// evidence must come back as problems or errors, never as a crash.
+// nvidia-smi memory CSV; and the checks of evidence that cannot be true
+// (evidence/validation) on what the readers accept. Damaged evidence must
+// come back as problems or errors, never as a crash, and what the checks
+// pass must give finite, ordered numbers.
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "evidence/evidence.h"
 #include "evidence/medians_csv.h"
 #include "evidence/run_metadata.h"
+#include "evidence/validation.h"
 #include "gpu/gpu_memory.h"
+#include "stats/stats.h"
 
 namespace {
 
@@ -43,6 +49,28 @@ const std::string& ScratchDir() {
   return dir;
 }
 
+// Records the checks pass: unique ids, at most the requests sent, every
+// time within the window and in order, so the metrics are finite and not
+// negative (an ok request without a first token is the validity gate's to
+// catch, not a time).
+void CheckPassedRecords(const std::vector<ppsearch::workload::RequestRecord>& records,
+                        const ppsearch::evidence::RecordLimits& limits) {
+  if (!ppsearch::evidence::CheckRecords(records, limits, "raw/fuzz.jsonl").empty()) return;
+  Check(records.size() <= static_cast<size_t>(limits.requests_expected));
+  std::set<int64_t> ids;
+  for (const auto& r : records) {
+    Check(ids.insert(r.id).second);
+    if (r.status == ppsearch::workload::RequestStatus::kNotSent) continue;
+    Check(r.send_ns >= 0 && r.send_ns <= limits.window_ns);
+    Check(r.end_ns == -1 || (r.end_ns >= r.send_ns && r.end_ns <= limits.window_ns));
+    Check(r.first_token_ns == -1 || r.first_token_ns >= r.send_ns);
+  }
+  const ppsearch::stats::SampleMetrics m = ppsearch::stats::ComputeSampleMetrics(records);
+  Check(std::isfinite(m.duration_s) && m.duration_s >= 0);
+  Check(std::isfinite(m.input_tps) && m.input_tps >= 0);
+  Check(m.requests_completed <= limits.requests_expected);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -58,7 +86,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::string records_path = ScratchDir() + "/records.jsonl";
   Write(records_path, bytes);
-  (void)ppsearch::evidence::ReadRecords(records_path);
+  ppsearch::Result<std::vector<ppsearch::workload::RequestRecord>> records =
+      ppsearch::evidence::ReadRecords(records_path);
+  if (records.ok()) CheckPassedRecords(*records, {8, int64_t{3600} * 1'000'000'000});
 
   const nlohmann::json j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) {
@@ -82,6 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               (!row.measured || row.input_tps_median > 0));
   }
 
-  (void)ppsearch::gpu::ParseGpuMemoryCsv(bytes, "fuzz.csv");
+  ppsearch::Result<std::vector<ppsearch::gpu::GpuMemory>> gpus =
+      ppsearch::gpu::ParseGpuMemoryCsv(bytes, "fuzz.csv");
+  if (gpus.ok() && ppsearch::evidence::CheckGpuSnapshot(*gpus, "fuzz.csv").empty())
+    for (const auto& g : *gpus)
+      Check(!g.used_mib ||
+            (*g.used_mib >= 0 && *g.used_mib <= ppsearch::evidence::kMaxGpuMemoryMib &&
+             (!g.total_mib || *g.used_mib <= *g.total_mib)));
   return 0;
 }

@@ -4,7 +4,8 @@
 # when clang++ or libFuzzer is missing; non-zero when the fuzzer finds a crash.
 # Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR TARGET [SECONDS]
 #   TARGET: sse (SSE parser + stream decoder), spec (spec parser + --set),
-#           evidence (manifest, request records, nvidia-smi CSV readers)
+#           evidence (manifest, request records, nvidia-smi CSV readers, and the
+#           checks of impossible evidence)
 set -euo pipefail
 src=$1
 out=$2/fuzz
@@ -57,6 +58,7 @@ case $name in
       grep -v '/run_spec\.cc$'
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
       echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
+      echo "$src/src/stats/stats.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
     libs=(-lfmt)
     printf '%s\n' '{"sample": "pp1-tp32-ep4_c8_r1", "state": "started"}' \
@@ -68,6 +70,8 @@ case $name in
     printf '%s\n' '{"id": 0, "status": "ok", "http_status": 200, "send_ns": 10, "first_token_ns": 90, "end_ns": 95, "ttft_s": 8e-08, "e2e_s": 8.5e-08, "input_tokens": 16000, "reported_input_tokens": 16000, "output_tokens": 1, "error": ""}' \
       '{"id": 1, "status": "http_error", "http_status": 503, "send_ns": 10, "first_token_ns": -1, "end_ns": 40, "ttft_s": null, "e2e_s": 3e-08, "input_tokens": 16000, "reported_input_tokens": -1, "output_tokens": 0, "error": "busy"}' \
       >"$corpus/records"
+    # The same file appended to itself: what the records checks must name.
+    cat "$corpus/records" "$corpus/records" >"$corpus/records-doubled"
     ;;
   *)
     echo "run_fuzz: unknown target '$name' (sse, spec, evidence)" >&2

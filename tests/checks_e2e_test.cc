@@ -1,7 +1,10 @@
 // The checks a new user (or a hostile evidence directory) meets first,
 // through the built binary: validate runs every offline check, unknown
 // commands get a suggestion, directories are called directories, damaged
-// evidence never aborts `report`.
+// evidence never aborts `report`, an archived (read-only) run is still
+// reported.
+
+#include <unistd.h>
 
 #include <sys/stat.h>
 
@@ -185,6 +188,38 @@ TEST_F(ChecksE2e, ReportSurvivesInvalidUtf8AndNamesMissingEvidence) {
   EXPECT_NE(md.find("NCCL failure in service/pp8-tp4-ep4_c8_r1/601.log:"), std::string::npos) << md;
   EXPECT_NE(md.find("gpu/pp8-tp4-ep4_c16_r2/603.csv is missing"), std::string::npos) << md;
   EXPECT_NE(ReadText(dir / "results.csv").find(",log_findings\n"), std::string::npos);
+}
+
+// An archived run on a read-only mount: `report` prints the report, writes
+// nothing, says so in one line on stderr and exits as the report would. As
+// root chmod does not stop writes, so the run directory is bind-mounted
+// read-only in a mount namespace of its own (unshare -m); elsewhere it is
+// made read-only with chmod.
+TEST_F(ChecksE2e, ReportOnAReadOnlyRunPrintsWithoutWriting) {
+  const fs::path results = dir_ / "r";
+  CommandResult run =
+      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+          results.string() + "' --set sweep.pp=[8] --set sweep.repeats=1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string dir = RunDir(results).string();
+  fs::remove(dir + "/report.md");
+  const std::string report = bin_ + " report " + dir;
+  const CommandResult r =
+      RunCommand(::geteuid() == 0
+                   ? "unshare -m sh -c 'mount --bind " + dir + " " + dir +
+                         " && mount -o remount,bind,ro " + dir + " || exit 97; exec " + report + "'"
+                   : "chmod -R a-w " + dir + " && " + report + "; rc=$?; chmod -R u+w " + dir +
+                         "; exit $rc");
+  if (r.exit_code == 97)
+    GTEST_SKIP() << "no read-only bind mount here (unshare -m, mount): " << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos) << r.out;
+  const std::string note = "note: " + dir + " cannot be written (" +
+                           (::geteuid() == 0 ? "Read-only file system" : "Permission denied") +
+                           "): results.csv, summary.csv, summary.json, report.md and report.html "
+                           "were not rewritten\n";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
 }
 
 }  // namespace

@@ -44,10 +44,11 @@ class CliTest : public ::testing::Test {
   // Runs `ppsearch <args>`; stdout and stderr are kept apart.
   CommandResult Run(const std::string& args) { return RunCommand(bin_ + " " + args); }
 
-  // Runs a shell command line (ppsearch inside a wrapper such as salloc).
+  // Runs a shell command line (ppsearch inside a wrapper such as salloc);
+  // stdout and stderr are kept apart.
   CommandResult RunCommand(const std::string& command) {
     const std::filesystem::path err_file = dir_ / "stderr.txt";
-    const std::string cmd = command + " 2>" + err_file.string();
+    const std::string cmd = "(" + command + ") 2>" + err_file.string();
     CommandResult result;
     FILE* pipe = ::popen(cmd.c_str(), "r");
     if (pipe == nullptr) return result;

@@ -142,4 +142,33 @@ inline void StopDaemons(const std::vector<pid_t>& pids, double grace_s) {
   }
 }
 
+// A socket of this process listening on address:port, as another program
+// holding a node's port would; close it when done. CLOEXEC: the ppsearch the
+// test runs must not inherit it, or it would be named as the holder.
+inline int ListenOn(const std::string& address, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 4) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Registers this process with smi-sim's state directory of one node as
+// "python3" holding `used_mib` on GPU 0, as a stray process would.
+inline void HoldGpuMemory(const std::filesystem::path& node_state_dir, int node_rank,
+                          int used_mib) {
+  std::filesystem::create_directories(node_state_dir);
+  std::ofstream(node_state_dir / ("serve-sim-" + std::to_string(::getpid()) + ".json"))
+      << "{\"pid\": " << ::getpid() << ", \"process_name\": \"python3\", \"node_rank\": "
+      << node_rank
+      << ", \"held_until_unix_s\": null, \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-held\", "
+         "\"name\": \"NVIDIA RTX 6000D\", \"used_mib\": "
+      << used_mib << ", \"total_mib\": 85651}]}";
+}
+
 }  // namespace ppsearch::testing

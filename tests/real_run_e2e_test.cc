@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "process_fixture.h"
 #include "real_run_fixture.h"
 
 namespace ppsearch::testing {
@@ -117,28 +118,11 @@ TEST_F(RealRunTest, EveryFaultGetsItsVerdictAndTheSweepGoesOn) {
 }
 
 TEST_F(RealRunTest, PreflightNamesTheBusyPortAndTheProcessHoldingGpuMemory) {
-  // Something already listens on n1's server port.
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // ppsearch must not inherit it
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_port_));
-  ::inet_pton(AF_INET, "127.0.0.2", &addr.sin_addr);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  // And this test process holds 40 GB on n3's GPU 0.
-  fs::create_directories(fs::path(gpu_dir_) / "n3");
-  const nlohmann::json reg = {{"pid", ::getpid()},
-                              {"process_name", "python3"},
-                              {"node_rank", 3},
-                              {"held_until_unix_s", nullptr},
-                              {"gpus",
-                               {{{"index", 0},
-                                 {"uuid", "GPU-test"},
-                                 {"name", "NVIDIA RTX 6000D"},
-                                 {"used_mib", 40000},
-                                 {"total_mib", 85651}}}}};
-  std::ofstream(fs::path(gpu_dir_) / "n3" / ("serve-sim-" + std::to_string(::getpid()) + ".json"))
-      << reg.dump();
+  // Something already listens on n1's server port, and this test process
+  // holds 40 GB on n3's GPU 0.
+  const int fd = ListenOn("127.0.0.2", server_port_);
+  ASSERT_GE(fd, 0);
+  HoldGpuMemory(fs::path(gpu_dir_) / "n3", 3, 40000);
   const std::string spec = WriteSpec("pp = [8]\nconcurrency = [8]\nrepeats = 1", "");
   CommandResult r = Run("run " + spec);
   ::close(fd);

@@ -349,25 +349,9 @@ TEST_F(SshE2e, ClusterNotReadyStopsTheRunBeforeAnySampleNamingEachHost) {
   const std::string d = dir_.string();
   ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/stranger_key").c_str()), 0);
   // n3's server port is held by this process, and its GPU 0 by "python3" (this pid).
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // ppsearch must not inherit it
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_port_));
-  ::inet_pton(AF_INET, "127.0.0.4", &addr.sin_addr);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  const nlohmann::json reg = {{"pid", ::getpid()},
-                              {"process_name", "python3"},
-                              {"node_rank", 3},
-                              {"held_until_unix_s", nullptr},
-                              {"gpus",
-                               {{{"index", 0},
-                                 {"uuid", "GPU-t"},
-                                 {"name", "NVIDIA RTX 6000D"},
-                                 {"used_mib", 40000},
-                                 {"total_mib", 85651}}}}};
-  std::ofstream(dir_ / "gpu" / "n3" / ("serve-sim-" + std::to_string(::getpid()) + ".json"))
-      << reg.dump();
+  const int fd = ListenOn("127.0.0.4", server_port_);
+  ASSERT_GE(fd, 0);
+  HoldGpuMemory(dir_ / "gpu" / "n3", 3, 40000);
   SpecParts p;
   p.pp = "[8]";
   std::string spec_text = ReadText(WriteSpec(p));

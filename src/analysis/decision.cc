@@ -57,7 +57,7 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
       } else if (engine_failed) {
         v.exclusions.push_back(fmt::format("{}: sample {} {}: {}", label, s->name,
                                            evidence::VerdictName(s->verdict), s->detail));
-      } else if (!s->all_requests_ok()) {
+      } else if (s->trustworthy() && !s->all_requests_ok()) {  // else its problems say why
         std::string errors = s->metrics.request_errors > 0
                                  ? fmt::format(" ({} request errors)", s->metrics.request_errors)
                                  : "";
@@ -71,7 +71,8 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
         std::string text = fmt::format("{}: {} in {}", label, FindingKindName(f->kind), f->Where());
         (exclude_findings ? v.exclusions : v.notes).push_back(text);
       }
-      if (s->completed() && !engine_failed && s->all_requests_ok() && !s->passes_validity_gate())
+      if (s->completed() && !engine_failed && s->trustworthy() && s->all_requests_ok() &&
+          !s->passes_validity_gate())
         v.exclusions.push_back(fmt::format(
             "{}: sample {} did not measure the intended workload: {}", label, s->name, s->detail));
     }

@@ -60,7 +60,8 @@ std::vector<PointSummary> AggregatePoints(const std::vector<SampleAnalysis>& sam
     for (int c : concurrency) {
       std::vector<const SampleAnalysis*> point;
       for (const SampleAnalysis& s : samples)
-        if (s.completed() && s.id.layout == layout && s.id.concurrency == c) point.push_back(&s);
+        if (s.completed() && s.trustworthy() && s.id.layout == layout && s.id.concurrency == c)
+          point.push_back(&s);
       if (!point.empty()) out.push_back(Summarize(layout, c, point));
     }
   }

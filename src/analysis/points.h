@@ -16,7 +16,7 @@ namespace ppsearch::analysis {
 struct PointSummary {
   spec::LayoutSpec layout;
   int concurrency = 0;
-  int repeats = 0;        // completed samples aggregated
+  int repeats = 0;        // completed samples aggregated (none with impossible evidence)
   int valid_repeats = 0;  // of those, verdict "ok" and no evidence problem
   // Per sample: the fewest completed requests over the repeats, and the
   // requests each sample should have sent.
@@ -42,7 +42,8 @@ struct PointSummary {
 };
 
 // One summary per (layout, concurrency) that has at least one completed
-// sample, in the order of `layouts` then `concurrency`.
+// sample, in the order of `layouts` then `concurrency`. A sample with
+// impossible evidence (SampleAnalysis::trustworthy) is in no summary.
 std::vector<PointSummary> AggregatePoints(const std::vector<SampleAnalysis>& samples,
                                           const std::vector<spec::LayoutSpec>& layouts,
                                           const std::vector<int>& concurrency);

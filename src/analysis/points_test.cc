@@ -45,6 +45,17 @@ TEST(AggregatePoints, OnlyCompletedSamplesCountAndInvalidOnesAreNotValid) {
   EXPECT_EQ(points[0].requests_completed, 6);
 }
 
+TEST(AggregatePoints, ASampleWithImpossibleEvidenceIsInNoMedian) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 4.0)};
+  samples[1].invalid_evidence.push_back(
+      {"duplicate_request_id", "raw/pp8-tp4-ep4_c8_r2.jsonl", "8 records repeat"});
+  std::vector<PointSummary> points = AggregatePoints(samples, {l}, {8});
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].repeats, 1);
+  EXPECT_NEAR(points[0].input_tps_median, 16000, 1e-6);  // not the 32,000 of repeat 2
+}
+
 TEST(ApplyBaseline, DeltasAtTheSameConcurrencyAndImportedRowsAreTheBaseline) {
   PointSummary base;
   base.layout = Layout(1, 32, 4);

@@ -19,29 +19,62 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Files directly in `dir` ending with `ext`, sorted by name.
-std::vector<fs::path> FilesIn(const std::string& dir, const std::string& ext) {
+// Entries directly in `dir` whose names end with `ext`, sorted by name:
+// every kind of entry, so a directory, link or FIFO named like evidence is
+// refused when read rather than passed over in silence.
+std::vector<fs::path> EntriesIn(const std::string& dir, const std::string& ext) {
   std::vector<fs::path> out;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return out;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_regular_file() && entry.path().extension() == ext) out.push_back(entry.path());
+    if (entry.path().extension() == ext) out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The folders a sample's files sit in must be folders of the run, not links
+// to elsewhere: a read opens a file's last component without following a
+// link, but would pass through a linked folder. False when one is not: the
+// sample's files are then not read (and, completed, it is invalid evidence).
+bool OwnFolders(const evidence::RunPaths& paths, const std::string& name, SampleInputs& in) {
+  bool own = true;
+  for (const std::string& rel : std::vector<std::string>{"raw", "bench", "gpu", "service",
+                                                         "gpu/" + name, "service/" + name}) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(paths.file(rel), ec);
+    if (!fs::exists(st) || fs::is_directory(st)) continue;
+    own = false;
+    if (in.state == evidence::SampleState::kCompleted)
+      in.invalid_evidence.push_back(
+          {evidence::kNotARegularFile, rel + "/",
+           std::string(fs::is_symlink(st) ? "is a symbolic link" : "is not a directory") +
+               ", expected a directory of the run; nothing in it is read"});
+  }
+  return own;
+}
+
+// Whether anything (a dangling link included) is at `path`.
+bool Present(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
+// One evidence file of a sample, read as evidence is read
+// (evidence::ReadEvidenceFile); a file that is there but cannot be read is
+// invalid evidence of a completed sample, and nullopt comes back.
+std::optional<std::string> ReadSampleFile(const std::string& path, const std::string& rel,
+                                          SampleInputs& in) {
+  Result<std::string> text = evidence::ReadEvidenceFile(path);
+  if (text.ok()) return std::move(text).value();
+  if (in.state == evidence::SampleState::kCompleted)
+    in.invalid_evidence.push_back(evidence::UnreadableEvidence(path, rel, text.error().message));
+  return std::nullopt;
 }
 
 int NodeIndex(const spec::Spec& spec, const std::string& host) {
   for (size_t i = 0; i < spec.cluster.hosts.size(); ++i)
     if (spec.cluster.hosts[i].name == host) return static_cast<int>(i);
   return -1;
-}
-
-// `path` relative to the run directory, for messages a user can follow.
-std::string Relative(const evidence::RunPaths& paths, const std::string& text) {
-  const std::string prefix = paths.root + "/";
-  std::string out = text;
-  for (size_t at; (at = out.find(prefix)) != std::string::npos;) out.erase(at, prefix.size());
-  return out;
 }
 
 // Distinct GPU indices of a snapshot (a file may repeat the GPUs per snapshot).
@@ -55,14 +88,15 @@ size_t DistinctGpus(const std::vector<gpu::GpuMemory>& gpus) {
 void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
                     const evidence::SampleId& id, bool completed, SampleInputs& in) {
   const std::string rel = "raw/" + name + ".jsonl";
-  std::error_code ec;
-  if (!fs::exists(paths.raw(id), ec)) {
+  if (!Present(paths.raw(id))) {
     if (completed) in.problems.push_back(rel + " is missing: the sample has no request record");
     return;
   }
-  Result<std::vector<workload::RequestRecord>> records = evidence::ReadRecords(paths.raw(id));
+  std::optional<std::string> text = ReadSampleFile(paths.raw(id), rel, in);
+  if (!text) return;
+  Result<std::vector<workload::RequestRecord>> records = evidence::ParseRecords(*text, rel);
   if (!records.ok()) {
-    if (completed) in.problems.push_back(Relative(paths, records.error().message));
+    if (completed) in.problems.push_back(records.error().message);
     return;
   }
   in.records = std::move(records).value();
@@ -70,48 +104,59 @@ void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
     in.problems.push_back(rel + " is empty: the sample has no request record");
 }
 
+// The benchmark's summary is written last: a completed sample without a
+// whole one has evidence that is not whole either.
+void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
+                      const evidence::SampleId& id, SampleInputs& in) {
+  const std::string rel = "bench/" + name + ".json";
+  if (!Present(paths.bench(id))) {
+    in.invalid_evidence.push_back(
+        {evidence::kBenchSummaryMissing, rel,
+         "the sample is recorded as completed, but its benchmark summary, written last, is not "
+         "there"});
+    return;
+  }
+  std::optional<std::string> text = ReadSampleFile(paths.bench(id), rel, in);
+  if (!text) return;
+  for (auto& p : evidence::CheckBenchSummary(*text, name, rel))
+    in.invalid_evidence.push_back(std::move(p));
+}
+
 // Every host of the cluster leaves a server log per sample; files of other
 // hosts found there are scanned too.
 void ReadLogs(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
               const evidence::SampleId& id, bool completed, SampleInputs& in) {
-  std::vector<fs::path> logs = FilesIn(paths.root + "/service/" + name, ".log");
   for (const spec::HostSpec& host : spec.cluster.hosts) {
-    std::error_code ec;
-    if (fs::exists(paths.service(id, host.name), ec)) continue;
-    if (!completed) continue;
+    if (!completed || Present(paths.service(id, host.name))) continue;
     ++in.logs_missing;
     in.problems.push_back("service/" + name + "/" + host.name + ".log is missing: node " +
                           host.name + "'s failures could not be audited");
   }
-  for (const fs::path& log : logs) {
+  for (const fs::path& log : EntriesIn(paths.root + "/service/" + name, ".log")) {
     const std::string rel = "service/" + name + "/" + log.filename().string();
-    Result<std::string> text = ReadFile(log.string());
-    if (text.ok())
-      in.logs.push_back({rel, *text});
+    if (std::optional<std::string> text = ReadSampleFile(log.string(), rel, in))
+      in.logs.push_back({rel, std::move(*text)});
     else if (completed)
-      in.problems.push_back(rel + ": " + Relative(paths, text.error().message));
+      ++in.logs_missing;  // not scanned: the checks must not say every log was
   }
 }
 
 // Every host of the cluster leaves an nvidia-smi snapshot of all its GPUs.
 void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
                    const evidence::SampleId& id, bool completed, SampleInputs& in) {
-  std::vector<fs::path> csvs = FilesIn(paths.root + "/gpu/" + name, ".csv");
   for (const spec::HostSpec& host : spec.cluster.hosts) {
-    std::error_code ec;
-    if (!completed || fs::exists(paths.gpu(id, host.name), ec)) continue;
+    if (!completed || Present(paths.gpu(id, host.name))) continue;
     in.problems.push_back("gpu/" + name + "/" + host.name + ".csv is missing: node " + host.name +
                           "'s memory is not in the headroom check");
   }
-  for (const fs::path& csv : csvs) {
+  for (const fs::path& csv : EntriesIn(paths.root + "/gpu/" + name, ".csv")) {
     const std::string rel = "gpu/" + name + "/" + csv.filename().string();
     const std::string host = csv.stem().string();
-    Result<std::string> text = ReadFile(csv.string());
-    Result<std::vector<gpu::GpuMemory>> gpus =
-        text.ok() ? gpu::ParseGpuMemoryCsv(*text, rel)
-                  : Result<std::vector<gpu::GpuMemory>>(text.error());
+    std::optional<std::string> text = ReadSampleFile(csv.string(), rel, in);
+    if (!text) continue;
+    Result<std::vector<gpu::GpuMemory>> gpus = gpu::ParseGpuMemoryCsv(*text, rel);
     if (!gpus.ok()) {
-      if (completed) in.problems.push_back(Relative(paths, gpus.error().message));
+      if (completed) in.problems.push_back(gpus.error().message);
       continue;
     }
     const int node = NodeIndex(spec, host);
@@ -131,9 +176,13 @@ SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
   in.state = entry.state;
   in.engine_verdict = entry.verdict;
   in.engine_detail = entry.detail;
+  for (const std::string& conflict : entry.conflicts)
+    in.invalid_evidence.push_back({evidence::kConflictingVerdicts, "manifest.jsonl", conflict});
   const bool completed = entry.state == evidence::SampleState::kCompleted;
   const std::string name = id.str();
+  if (!OwnFolders(paths, name, in)) return in;
   ReadRawRecords(paths, name, id, completed, in);
+  if (completed) ReadBenchSummary(paths, name, id, in);
   ReadLogs(paths, spec, name, id, completed, in);
   ReadSnapshots(paths, spec, name, id, completed, in);
   return in;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace ppsearch::analysis {
@@ -34,6 +35,7 @@ std::string Plural(int n, const char* one, const char* many) {
 }  // namespace
 
 evidence::Verdict SampleVerdict(const SampleAnalysis& s) {
+  if (!s.trustworthy()) return evidence::Verdict::kInvalidEvidence;
   if (s.engine_verdict && evidence::IsEngineVerdict(*s.engine_verdict)) return *s.engine_verdict;
   if (!s.all_requests_ok() || !s.passes_validity_gate()) return evidence::Verdict::kRequestsFailed;
   if (!s.findings.empty()) return evidence::Verdict::kLogFindings;
@@ -42,6 +44,12 @@ evidence::Verdict SampleVerdict(const SampleAnalysis& s) {
 
 std::string SampleVerdictDetail(const SampleAnalysis& s) {
   const evidence::Verdict verdict = SampleVerdict(s);
+  if (verdict == evidence::Verdict::kInvalidEvidence) {
+    std::string kinds;
+    for (const evidence::EvidenceProblem& p : s.invalid_evidence)
+      if (kinds.find(p.kind) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + p.kind;
+    return "the evidence cannot be true (" + kinds + "); its numbers are left out";
+  }
   if (evidence::IsEngineVerdict(verdict))
     return s.engine_detail.empty()
                ? std::string("the engine reported ") + evidence::VerdictName(verdict)
@@ -84,30 +92,32 @@ SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& i
   in.requests_expected = spec.workload.requests;
   in.output_tokens_asked = spec.workload.output_tokens;
   in.min_window_s = spec.lifecycle.min_window_s;
+  in.deadline_s = evidence::SampleDeadlineS(spec, id.concurrency);
   return in;
 }
 
-SampleAnalysis AnalyseSample(const SampleInputs& in) {
-  SampleAnalysis out;
-  out.id = in.id;
-  out.name = in.id.str();
-  out.state = in.state;
-  out.requests_expected = in.requests_expected;
-  out.output_tokens_asked = in.output_tokens_asked;
-  out.min_window_s = in.min_window_s;
-  out.engine_verdict = in.engine_verdict;
-  out.engine_detail = in.engine_detail;
-  out.logs_missing = in.logs_missing;
-  out.problems = in.problems;
+namespace {
+
+std::vector<evidence::EvidenceProblem> CheckEvidence(const SampleInputs& in) {
+  std::vector<evidence::EvidenceProblem> out;
+  const std::string name = in.id.str();
+  const evidence::RecordLimits limits{in.requests_expected,
+                                      static_cast<int64_t>(std::llround(in.deadline_s * 1e9))};
+  for (auto& p : evidence::CheckRecords(in.records, limits, "raw/" + name + ".jsonl"))
+    out.push_back(std::move(p));
+  for (const NodeGpuSnapshot& node : in.gpu)
+    for (auto& p : evidence::CheckGpuSnapshot(node.gpus, "gpu/" + name + "/" + node.host + ".csv"))
+      out.push_back(std::move(p));
+  return out;
+}
+
+// Request metrics and GPU peaks, from evidence that passed CheckEvidence.
+void Measure(const SampleInputs& in, SampleAnalysis& out) {
   out.metrics = stats::ComputeSampleMetrics(in.records);
   for (const auto& r : in.records) {
     if (r.ok() && r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens)
       ++out.prompt_length_mismatches;
     if (r.ok() && in.output_tokens_asked >= 1 && r.output_tokens == 0) ++out.empty_outputs;
-  }
-  for (const LogText& log : in.logs) {
-    std::vector<LogFinding> found = ScanLog(log.text, log.file);
-    out.findings.insert(out.findings.end(), found.begin(), found.end());
   }
   // A node's CSV may hold several snapshots: keep each GPU's highest reading.
   std::map<std::pair<std::string, int>, size_t> index;
@@ -144,6 +154,35 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
       if (!out.headroom_mib || headroom < *out.headroom_mib) out.headroom_mib = headroom;
     }
   }
+}
+
+}  // namespace
+
+SampleAnalysis AnalyseSample(const SampleInputs& in) {
+  SampleAnalysis out;
+  out.id = in.id;
+  out.name = in.id.str();
+  out.state = in.state;
+  out.requests_expected = in.requests_expected;
+  out.output_tokens_asked = in.output_tokens_asked;
+  out.min_window_s = in.min_window_s;
+  out.engine_verdict = in.engine_verdict;
+  out.engine_detail = in.engine_detail;
+  out.logs_missing = in.logs_missing;
+  out.problems = in.problems;
+  out.invalid_evidence = in.invalid_evidence;
+  // Only a completed sample's evidence is held to account (as its missing
+  // files are); a failed one's impossible numbers are still not computed.
+  std::vector<evidence::EvidenceProblem> impossible = CheckEvidence(in);
+  const bool measurable = impossible.empty() && in.invalid_evidence.empty();
+  if (out.completed())
+    out.invalid_evidence.insert(out.invalid_evidence.end(), impossible.begin(), impossible.end());
+  for (const evidence::EvidenceProblem& p : out.invalid_evidence) out.problems.push_back(p.Text());
+  for (const LogText& log : in.logs) {
+    std::vector<LogFinding> found = ScanLog(log.text, log.file);
+    out.findings.insert(out.findings.end(), found.begin(), found.end());
+  }
+  if (measurable) Measure(in, out);
   out.verdict = SampleVerdict(out);
   out.detail = SampleVerdictDetail(out);
   return out;

@@ -10,6 +10,7 @@
 
 #include "analysis/log_scan.h"
 #include "evidence/evidence.h"
+#include "evidence/validation.h"
 #include "gpu/gpu_memory.h"
 #include "spec/spec.h"
 #include "stats/stats.h"
@@ -38,14 +39,21 @@ struct SampleInputs {
   // The shortest measured window (first send to last completion) a sample
   // may have to count; 0 = no minimum.
   double min_window_s = 0;
+  // The longest a sample may run (evidence::SampleDeadlineS): no request
+  // time lies past it; 0 = not checked.
+  double deadline_s = 0;
   // What the engine said about the sample (the manifest's "verdict" and
   // "detail"); none when it said nothing.
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
   std::vector<LogText> logs;
-  int logs_missing = 0;  // nodes of the cluster whose server log is absent
+  int logs_missing = 0;  // nodes of the cluster whose server log is absent or unreadable
   std::vector<NodeGpuSnapshot> gpu;
   std::vector<std::string> problems;  // evidence that is missing or unreadable
+  // Evidence found impossible while reading (a link or FIFO where a file
+  // belongs, a corrupt bench summary, conflicting manifest verdicts);
+  // AnalyseSample adds what the records and snapshots show.
+  std::vector<evidence::EvidenceProblem> invalid_evidence;
 };
 
 // Highest used memory of one GPU over its node's snapshots.
@@ -83,7 +91,11 @@ struct SampleAnalysis {
   std::optional<double> peak_gpu_mib;   // highest used over all GPUs
   std::optional<double> gpu_total_mib;  // total of the GPU with the peak
   std::optional<double> headroom_mib;   // worst rank: min over GPUs of total - used
+  // Every problem: the inputs' strings, then each invalid_evidence's Text().
   std::vector<std::string> problems;
+  // Evidence that cannot be true (evidence/validation.h): the sample's
+  // numbers are not computed, and it is in no median, memory peak or decision.
+  std::vector<evidence::EvidenceProblem> invalid_evidence;
   evidence::Verdict verdict = evidence::Verdict::kOk;  // SampleVerdict(*this), set by AnalyseSample
   std::string detail;                                  // SampleVerdictDetail(*this)
 
@@ -97,6 +109,9 @@ struct SampleAnalysis {
   bool passes_validity_gate() const;
   // Completed, verdict "ok" and no missing evidence.
   bool valid() const;
+  // No impossible evidence: its numbers mean something (they may still be
+  // the numbers of a failed sample).
+  bool trustworthy() const { return invalid_evidence.empty(); }
 };
 
 SampleAnalysis AnalyseSample(const SampleInputs& in);
@@ -107,6 +122,8 @@ SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& i
 
 // The sample's verdict (evidence::Verdict), one definition for
 // the runner (which writes it on the manifest) and the report:
+//   0. invalid_evidence: evidence that cannot be true (even an engine
+//      verdict, which conflicting manifest lines make unknowable);
 //   1. an engine verdict other than ok (engine_failed_to_start,
 //      engine_died, timeout, preflight_failed) stands;
 //   2. requests_failed: a request failed or is missing, or the validity gate

@@ -190,5 +190,49 @@ TEST(SampleVerdict, EvidenceProblemsInvalidateAnOkSample) {
   EXPECT_FALSE(s.valid());
 }
 
+// The runner's verdict comes from the records in memory, through the same
+// checks the report applies to the file: a doubled file is not 16 requests.
+TEST(SampleVerdict, ImpossibleRecordsAreInvalidEvidenceAndMeasureNothing) {
+  SampleInputs in = HealthyInputs();
+  in.deadline_s = 100;
+  const std::vector<workload::RequestRecord> again = in.records;
+  in.records.insert(in.records.end(), again.begin(), again.end());
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "invalid_evidence");
+  EXPECT_EQ(s.detail,
+            "the evidence cannot be true (duplicate_request_id, more_records_than_requests); its "
+            "numbers are left out");
+  ASSERT_EQ(s.invalid_evidence.size(), 2u);
+  EXPECT_EQ(s.invalid_evidence[0].file, "raw/pp8-tp4-ep4_c8_r1.jsonl");
+  EXPECT_EQ(s.problems.size(), 2u);
+  EXPECT_FALSE(s.trustworthy());
+  EXPECT_FALSE(s.valid());
+  EXPECT_EQ(s.metrics.requests_completed, 0);  // not the 16 of the doubled file
+  EXPECT_DOUBLE_EQ(s.metrics.input_tps, 0);
+}
+
+TEST(SampleVerdict, ATimePastTheDeadlineIsInvalidEvidenceAndAFailedSampleIsNotHeldToIt) {
+  SampleInputs in = HealthyInputs();
+  in.deadline_s = 5;  // the records end at up to 8 s
+  EXPECT_STREQ(evidence::VerdictName(AnalyseSample(in).verdict), "invalid_evidence");
+  in.state = evidence::SampleState::kFailed;
+  in.engine_verdict = evidence::Verdict::kEngineDied;
+  SampleAnalysis failed = AnalyseSample(in);
+  EXPECT_STREQ(evidence::VerdictName(failed.verdict), "engine_died");
+  EXPECT_TRUE(failed.problems.empty());
+  EXPECT_DOUBLE_EQ(failed.metrics.input_tps, 0);  // its impossible numbers are not computed
+}
+
+TEST(SampleVerdict, ImpossibleGpuMemoryIsNoPeak) {
+  SampleInputs in = HealthyInputs();
+  in.gpu.push_back({"601", 0, {{0, "GPU-0", "NVIDIA RTX 6000D", 1e308, 85651.0, "575"}}});
+  SampleAnalysis s = AnalyseSample(in);
+  EXPECT_STREQ(evidence::VerdictName(s.verdict), "invalid_evidence");
+  ASSERT_EQ(s.invalid_evidence.size(), 1u);
+  EXPECT_EQ(s.invalid_evidence[0].Text().substr(0, 41),
+            "gpu/pp8-tp4-ep4_c8_r1/601.csv: gpu_memory");
+  EXPECT_FALSE(s.peak_gpu_mib.has_value());
+}
+
 }  // namespace
 }  // namespace ppsearch::analysis

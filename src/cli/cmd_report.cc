@@ -1,6 +1,8 @@
 // ppsearch report RUN_DIR [--json | --html]: rebuild results.csv, summary.csv,
 // summary.json, report.md and report.html of a run directory from its
-// evidence alone, and print the report (or summary.json, or the page).
+// evidence alone, and print the report (or summary.json, or the page). A
+// run directory that cannot be written (an archive) is printed all the
+// same, with one line on stderr saying nothing was rewritten.
 
 #include <fmt/format.h>
 
@@ -28,6 +30,10 @@ Result<ExitCode> RunReport(const ReportOptions& opts) {
   Result<report::ReportOutcome> outcome = report::BuildReport(opts.run_dir);
   if (!outcome.ok()) return outcome.error();
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
+  if (!outcome->not_written.empty())
+    std::cerr << "note: " << opts.run_dir << " cannot be written (" << outcome->not_written
+              << "): results.csv, summary.csv, summary.json, report.md and report.html were not "
+                 "rewritten\n";
   if (opts.json)
     std::cout << JsonText(outcome->summary, 2) << "\n";
   else if (opts.html)

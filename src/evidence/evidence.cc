@@ -1,5 +1,7 @@
 #include "evidence/evidence.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -135,8 +137,17 @@ std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records) 
   return out;
 }
 
+Result<std::string> ReadEvidenceFile(const std::string& path) {
+  return ReadFile(path, kEvidenceReadOptions);
+}
+
 Result<std::vector<workload::RequestRecord>> ReadRecords(const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadEvidenceFile(path));
+  return ParseRecords(text, path);
+}
+
+Result<std::vector<workload::RequestRecord>> ParseRecords(const std::string& text,
+                                                          const std::string& path) {
   std::vector<workload::RequestRecord> out;
   std::istringstream in(text);
   std::string line;
@@ -242,7 +253,7 @@ std::string ParseManifestLine(const nlohmann::json& j, ManifestEntry& entry) {
 
 Result<Manifest> ReadManifestEntries(const RunPaths& paths) {
   Manifest out;
-  Result<std::string> text = ReadFile(paths.manifest());
+  Result<std::string> text = ReadEvidenceFile(paths.manifest());
   if (!text.ok()) {
     std::error_code ec;
     if (std::filesystem::exists(paths.manifest(), ec)) return text.error();
@@ -282,6 +293,12 @@ Result<Manifest> ReadManifestEntries(const RunPaths& paths) {
       continue;
     }
     ManifestEntry& last = out.entries[it->second];
+    if (entry.state == SampleState::kStarted) last.conflicts.clear();  // a rerun starts afresh
+    if (entry.verdict && last.verdict && *entry.verdict != *last.verdict)
+      last.conflicts.push_back(
+          fmt::format("manifest.jsonl:{} says {}/{}, line {} says {}/{}", last.line,
+                      SampleStateName(last.state), VerdictName(*last.verdict), entry.line,
+                      SampleStateName(entry.state), VerdictName(*entry.verdict)));
     // A later line without a verdict (a "started" of a rerun) clears the old one.
     last.state = entry.state;
     last.line = entry.line;

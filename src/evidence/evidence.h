@@ -27,6 +27,7 @@
 
 #include "evidence/verdict.h"
 #include "spec/spec.h"
+#include "util/files.h"
 #include "util/result.h"
 #include "workload/request_record.h"
 
@@ -83,11 +84,21 @@ struct RunPaths {
   std::string file(const std::string& name) const { return root + "/" + name; }
 };
 
+// How every file of a run directory is read: a regular file only, never
+// through a symbolic link (a link is not evidence the run wrote, and
+// following it would quote another file into the report), a FIFO refused
+// without blocking.
+inline constexpr ReadOptions kEvidenceReadOptions{.follow_links = false};
+Result<std::string> ReadEvidenceFile(const std::string& path);
+
 // Per-request records as JSON lines.
 nlohmann::json RecordToJson(const workload::RequestRecord& r);
 Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const std::string& where);
 std::string RecordsToJsonl(const std::vector<workload::RequestRecord>& records);
+// ParseRecords on ReadEvidenceFile(path); errors name path:line.
 Result<std::vector<workload::RequestRecord>> ReadRecords(const std::string& path);
+Result<std::vector<workload::RequestRecord>> ParseRecords(const std::string& text,
+                                                          const std::string& path);
 
 // Manifest: {"sample": id, "state": "started"|"completed"|"failed"|"interrupted", "ts": ISO-8601,
 // ...}
@@ -103,6 +114,10 @@ struct ManifestEntry {
   std::optional<Verdict> verdict;  // of the last line that carries one; none when none does
   std::string detail;
   int line = 0;  // 1-based manifest line of the last state change
+  // Lines that end the sample with another verdict than an earlier line
+  // since its last "started" ("manifest.jsonl:3 says completed/ok, line 5
+  // says completed/requests_failed"): the last does not silently win.
+  std::vector<std::string> conflicts;
 };
 
 struct Manifest {

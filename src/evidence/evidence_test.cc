@@ -64,6 +64,32 @@ TEST_F(ManifestTest, LastStateVerdictAndLineOfEverySample) {
   EXPECT_EQ(m.entries[1].line, 4);
 }
 
+TEST_F(ManifestTest, ASecondVerdictThatDiffersIsAConflictUnlessARerunStartedBetween) {
+  Manifest m =
+      Read(R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "started"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "ok"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "requests_failed"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "failed", "verdict": "engine_died"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "started"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "completed", "verdict": "ok"})"
+           "\n"
+           R"({"sample": "pp1-tp32-ep4_c8_r2", "state": "completed", "verdict": "ok"})"
+           "\n");
+  EXPECT_TRUE(m.problems.empty());
+  ASSERT_EQ(m.entries.size(), 2u);
+  EXPECT_EQ(m.entries[0].conflicts,
+            std::vector<std::string>{
+                "manifest.jsonl:2 says completed/ok, line 3 says completed/requests_failed"});
+  EXPECT_STREQ(VerdictName(*m.entries[0].verdict), "requests_failed");
+  // A rerun after a failure, and the same verdict twice, are no conflict.
+  EXPECT_TRUE(m.entries[1].conflicts.empty());
+}
+
 TEST_F(ManifestTest, GarbageAndMisspelledLinesAreProblemsNamingTheirLine) {
   Manifest m = Read(R"({"sample": "pp1-tp32-ep4_c8_r1", "state": "started"})"
                     "\n"
@@ -88,7 +114,7 @@ TEST_F(ManifestTest, GarbageAndMisspelledLinesAreProblemsNamingTheirLine) {
   EXPECT_EQ(m.problems[3],
             "manifest.jsonl:5: sample pp1-tp32-ep4_c8_r1: unknown verdict 'fine'; expected one "
             "of ok, engine_failed_to_start, engine_died, requests_failed, log_findings, timeout, "
-            "preflight_failed; the line was skipped");
+            "preflight_failed, invalid_evidence; the line was skipped");
   ASSERT_EQ(m.entries.size(), 2u);
   EXPECT_EQ(m.entries[0].state, SampleState::kStarted);  // its "completed" lines were unreadable
 }

@@ -136,9 +136,14 @@ Status WriteRunMetadata(const RunPaths& paths, const RunMetadata& m) {
 
 Result<RunMetadata> ReadRunMetadata(const RunPaths& paths) {
   const std::string file = paths.metadata("run.json");
-  Result<std::string> text = ReadFile(file);
-  if (!text.ok())
+  Result<std::string> text = ReadEvidenceFile(file);
+  if (!text.ok()) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(file, ec)))
+      return MakeError(paths.root + ": metadata/run.json cannot be read (" + text.error().message +
+                       ")");
     return MakeError(paths.root + ": not a ppsearch run directory: metadata/run.json is missing");
+  }
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError(file + ": not a JSON object");
   return RunMetadataFromJson(j, file);

@@ -7,7 +7,7 @@ namespace ppsearch::evidence {
 
 Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m) {
   const std::string spec_file = paths.metadata("spec.toml");
-  Result<std::string> text = ReadFile(spec_file);
+  Result<std::string> text = ReadEvidenceFile(spec_file);
   if (!text.ok())
     return MakeError(paths.root +
                      ": not a complete run directory: metadata/spec.toml is missing (" +

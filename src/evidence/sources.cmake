@@ -6,4 +6,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/run_metadata.cc
   src/evidence/run_spec.cc
   src/evidence/spec_json.cc
+  src/evidence/validation.cc
   src/evidence/verdict.cc)

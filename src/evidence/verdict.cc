@@ -18,6 +18,8 @@ const char* VerdictName(Verdict verdict) {
       return "timeout";
     case Verdict::kPreflightFailed:
       return "preflight_failed";
+    case Verdict::kInvalidEvidence:
+      return "invalid_evidence";
   }
   return "ok";
 }

@@ -20,6 +20,7 @@ enum class Verdict {
   kLogFindings,          // a server log holds a failure (OOM, traceback, NCCL, ...)
   kTimeout,              // the benchmark or a request ran past its limit
   kPreflightFailed,      // a node was not ready for the sample (port, GPUs, reachability)
+  kInvalidEvidence,      // the sample's evidence cannot be true (evidence/validation.h)
 };
 
 // Every verdict, in the order reports list them.
@@ -29,7 +30,8 @@ inline constexpr Verdict kVerdicts[] = {Verdict::kOk,
                                         Verdict::kRequestsFailed,
                                         Verdict::kLogFindings,
                                         Verdict::kTimeout,
-                                        Verdict::kPreflightFailed};
+                                        Verdict::kPreflightFailed,
+                                        Verdict::kInvalidEvidence};
 
 // "ok", "engine_failed_to_start", ...: the manifest's spelling.
 const char* VerdictName(Verdict verdict);

@@ -1,5 +1,10 @@
 #include "report/build_report.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "analysis/run.h"
 #include "compare/load.h"
 #include "evidence/evidence.h"
@@ -22,6 +27,16 @@ std::optional<compare::ConfounderReport> BaselineConfounders(const analysis::Run
   return compare::FindConfounders(
       compare::DescribeEvidence(a.evidence, a.evidence.run_dir),
       compare::DescribeImport(a.spec().baseline, a.baseline_rows, a.baseline_source));
+}
+
+// Why `dir` cannot take the rebuilt files, "" when it can. access(2) says
+// EROFS for a read-only mount even to root, and EACCES to a user without
+// write permission: an archived run either way.
+std::string NotWritable(const std::string& dir) {
+  if (::access(dir.c_str(), W_OK) == 0) return "";
+  const int error = errno;
+  if (error != EROFS && error != EACCES && error != EPERM) return "";
+  return std::strerror(error);
 }
 
 }  // namespace
@@ -48,7 +63,9 @@ Result<ReportOutcome> BuildReport(const std::string& run_dir) {
       {paths.file("report.md"), out.markdown},
       {paths.file("report.html"), out.html},
   };
+  out.not_written = NotWritable(run_dir);
   for (const auto& [path, contents] : files) {
+    if (!out.not_written.empty()) break;
     PPS_RETURN_IF_ERROR(WriteFileAtomic(path, contents));
     out.written.push_back(path);
   }

@@ -26,12 +26,17 @@ struct ReportOutcome {
   analysis::Decision decision;
   std::vector<std::string> warnings;  // comparability and evidence warnings, for stderr
   std::vector<std::string> written;   // paths of the files written
-  int exit_code = kReportOk;          // incomplete wins over none qualifies
+  // Why none was written ("Read-only file system"): the run directory
+  // cannot be written, as an archived run; "" when they were.
+  std::string not_written;
+  int exit_code = kReportOk;  // incomplete wins over none qualifies
 };
 
 // Errors (exit code 2 for a caller): the run directory or its metadata is
 // missing or invalid; the message names the path and what is missing. A
-// failure to write a derived file is also an error.
+// run directory that cannot be written (read-only, no permission) is not an
+// error: the outcome says so in not_written and nothing is written. Any
+// other failure to write a derived file is an error.
 Result<ReportOutcome> BuildReport(const std::string& run_dir);
 
 }  // namespace ppsearch::report

@@ -236,7 +236,8 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     cp.imported = p.imported;
     if (!p.imported) {
       for (const analysis::SampleAnalysis& s : a.evidence.samples)
-        if (s.completed() && s.id.layout == p.layout && s.id.concurrency == p.concurrency) {
+        if (s.completed() && s.trustworthy() && s.id.layout == p.layout &&
+            s.id.concurrency == p.concurrency) {
           cp.input_tps_repeats.push_back(s.metrics.input_tps);
           cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
         }

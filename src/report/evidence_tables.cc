@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "evidence/medians_csv.h"
 #include "report/compare_render.h"
 #include "util/csv.h"
@@ -110,22 +112,32 @@ nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const auto& n : s.nodes)
     nodes.push_back({{"host", n.host}, {"peak_used_mib", n.used_mib}, {"total_mib", n.total_mib}});
-  return {{"sample", s.name},
-          {"state", evidence::SampleStateName(s.state)},
-          {"valid", s.valid()},
-          {"requests_completed", s.metrics.requests_completed},
-          {"requests_total", s.requests_total()},
-          {"request_errors", s.metrics.request_errors},
-          {"prompt_length_mismatches", s.prompt_length_mismatches},
-          {"input_tps", s.metrics.input_tps},
-          {"ttft_p50_s", s.metrics.ttft_s.p50},
-          {"findings", s.findings.size()},
-          {"peak_gpu_mib", Opt(s.peak_gpu_mib)},
-          {"headroom_mib", Opt(s.headroom_mib)},
-          {"nodes", nodes},
-          {"problems", s.problems},
-          {"verdict", evidence::VerdictName(s.verdict)},
-          {"detail", s.detail}};
+  nlohmann::json invalid = nlohmann::json::array();
+  for (const evidence::EvidenceProblem& p : s.invalid_evidence)
+    invalid.push_back({{"kind", p.kind}, {"file", p.file}, {"detail", p.detail}});
+  nlohmann::json j = {{"sample", s.name},
+                      {"state", evidence::SampleStateName(s.state)},
+                      {"valid", s.valid()},
+                      {"requests_completed", s.metrics.requests_completed},
+                      {"requests_total", s.requests_total()},
+                      {"request_errors", s.metrics.request_errors},
+                      {"prompt_length_mismatches", s.prompt_length_mismatches},
+                      {"input_tps", s.metrics.input_tps},
+                      {"ttft_p50_s", s.metrics.ttft_s.p50},
+                      {"findings", s.findings.size()},
+                      {"peak_gpu_mib", Opt(s.peak_gpu_mib)},
+                      {"headroom_mib", Opt(s.headroom_mib)},
+                      {"nodes", nodes},
+                      {"problems", s.problems},
+                      {"invalid_evidence", invalid},
+                      {"verdict", evidence::VerdictName(s.verdict)},
+                      {"detail", s.detail}};
+  // Impossible evidence measured nothing: unknown, not zero.
+  if (!s.trustworthy())
+    for (const char* key : {"requests_completed", "requests_total", "request_errors",
+                            "prompt_length_mismatches", "input_tps", "ttft_p50_s"})
+      j[key] = nullptr;
+  return j;
 }
 
 nlohmann::json ChecksJson(const analysis::RunAnalysis& a,
@@ -189,27 +201,30 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
     if (!s.completed()) continue;
     const auto& m = s.metrics;
-    out += CsvRow({std::to_string(kReportSchemaVersion),
-                   s.name,
-                   std::to_string(s.id.layout.pp),
-                   std::to_string(s.id.layout.tp),
-                   std::to_string(s.id.layout.ep),
-                   std::to_string(s.id.concurrency),
-                   std::to_string(s.id.repeat),
-                   std::to_string(m.requests_completed),
-                   std::to_string(s.requests_total()),
-                   std::to_string(m.request_errors),
-                   Num(m.input_tps, 2),
-                   Num(m.ttft_s.mean, 4),
-                   Num(m.ttft_s.p50, 4),
-                   Num(m.ttft_s.p95, 4),
-                   Num(m.ttft_s.p99, 4),
-                   Num(m.e2e_s.p50, 4),
-                   Num(s.peak_gpu_mib, 0),
-                   Num(s.gpu_total_mib, 0),
-                   std::to_string(s.findings.size()),
-                   Bool(a.evidence.simulated),
-                   evidence::VerdictName(s.verdict)});
+    std::vector<std::string> row = {std::to_string(kReportSchemaVersion),
+                                    s.name,
+                                    std::to_string(s.id.layout.pp),
+                                    std::to_string(s.id.layout.tp),
+                                    std::to_string(s.id.layout.ep),
+                                    std::to_string(s.id.concurrency),
+                                    std::to_string(s.id.repeat),
+                                    std::to_string(m.requests_completed),
+                                    std::to_string(s.requests_total()),
+                                    std::to_string(m.request_errors),
+                                    Num(m.input_tps, 2),
+                                    Num(m.ttft_s.mean, 4),
+                                    Num(m.ttft_s.p50, 4),
+                                    Num(m.ttft_s.p95, 4),
+                                    Num(m.ttft_s.p99, 4),
+                                    Num(m.e2e_s.p50, 4),
+                                    Num(s.peak_gpu_mib, 0),
+                                    Num(s.gpu_total_mib, 0),
+                                    std::to_string(s.findings.size()),
+                                    Bool(a.evidence.simulated),
+                                    evidence::VerdictName(s.verdict)};
+    // Impossible evidence measured nothing: its cells are unknown, not zero.
+    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 3, std::string());
+    out += CsvRow(row);
   }
   return out;
 }

@@ -18,7 +18,7 @@ std::string CompletionLine(const analysis::RunAnalysis& a) {
   std::vector<std::string> short_samples;
   int completed = 0, requests_total = 0;
   for (const auto& s : a.evidence.samples) {
-    if (!s.completed()) continue;
+    if (!s.completed() || !s.trustworthy()) continue;  // impossible evidence counts nothing
     ++completed;
     requests_total = std::max(requests_total, s.requests_total());
     if (!s.all_requests_ok())

@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<nlohmann::json> ReadJson(const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  PPS_ASSIGN_OR_RETURN(std::string text, evidence::ReadEvidenceFile(path));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return MakeError(path + ": not a JSON object");
   return j;

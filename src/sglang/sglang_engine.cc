@@ -7,6 +7,7 @@
 
 #include "bench/bench_report.h"
 #include "bench/load_loop.h"
+#include "evidence/validation.h"
 #include "sglang/commands.h"
 #include "sglang/host_check.h"
 #include "sglang/node_gpus.h"
@@ -20,15 +21,6 @@ using Clock = std::chrono::steady_clock;
 Clock::time_point After(double seconds) {
   return Clock::now() +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-// The benchmark's own deadline: every wave of requests may take the whole
-// per-request timeout, plus warm-up and slack.
-double BenchDeadlineS(const spec::Spec& spec, int concurrency) {
-  if (spec.lifecycle.bench_timeout_s > 0) return spec.lifecycle.bench_timeout_s;
-  const auto& w = spec.workload;
-  const int waves = (w.requests + w.warmup_requests + concurrency - 1) / std::max(1, concurrency);
-  return spec.lifecycle.request_timeout_s * std::max(1, waves) + 60;
 }
 
 void SetVerdict(run::SampleOutput& out, evidence::Verdict verdict, std::string detail) {
@@ -159,7 +151,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   out.bench["ready_s"] = std::chrono::duration<double>(Clock::now() - started).count();
 
   bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
-  const auto deadline = After(BenchDeadlineS(spec_, ctx.id.concurrency));
+  const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
   std::string died, late;
   options.abort_check = [&]() -> std::string {
     if (auto exited = group_->FirstExited()) {
@@ -168,7 +160,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     }
     if (Clock::now() >= deadline) {
       late = fmt::format("the benchmark passed its {:.0f} s deadline",
-                         BenchDeadlineS(spec_, ctx.id.concurrency));
+                         evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
       return late;
     }
     return "";

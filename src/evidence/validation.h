@@ -1,0 +1,94 @@
+#pragma once
+// Evidence that cannot be true. A sample whose files hold one of these says
+// nothing about its layout: the numbers computed from it (a doubled
+// throughput from a records file appended to itself, a negative TTFT, a
+// 292-year latency, a GPU with more memory used than it has) would
+// otherwise land in the tables and the medians as if measured. Each check
+// returns named problems; analysis/sample marks the sample invalid with
+// them (verdict invalid_evidence), leaves it out of every median and
+// decision, and the report lists each problem with its file. The kinds are
+// documented in docs/cluster.md ("Damaged evidence").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_memory.h"
+#include "spec/spec.h"
+#include "util/result.h"
+#include "workload/request_record.h"
+
+namespace ppsearch::evidence {
+
+struct EvidenceProblem {
+  std::string kind;    // a name from the list below, e.g. "duplicate_request_id"
+  std::string file;    // relative to the run directory, e.g. "raw/pp4-tp8-ep4_c8_r1.jsonl"
+  std::string detail;  // what was found, with counts and a first example
+
+  // "raw/pp4-tp8-ep4_c8_r1.jsonl: duplicate_request_id: ..."
+  std::string Text() const;
+};
+
+// The kinds, as reports and summary.json spell them.
+inline constexpr const char* kDuplicateRequestId = "duplicate_request_id";
+inline constexpr const char* kMoreRecordsThanRequests = "more_records_than_requests";
+inline constexpr const char* kEndBeforeSend = "end_before_send";
+inline constexpr const char* kFirstTokenOutsideRequest = "first_token_outside_request";
+inline constexpr const char* kTimeOutsideWindow = "time_outside_window";
+inline constexpr const char* kGpuMemoryOutOfRange = "gpu_memory_out_of_range";
+inline constexpr const char* kGpuMemoryAboveTotal = "gpu_memory_above_total";
+inline constexpr const char* kConflictingVerdicts = "conflicting_verdicts";
+inline constexpr const char* kNotARegularFile = "not_a_regular_file";
+inline constexpr const char* kUnreadableFile = "unreadable_file";
+inline constexpr const char* kBenchSummaryMissing = "bench_summary_missing";
+inline constexpr const char* kBenchSummaryCorrupt = "bench_summary_corrupt";
+
+// The longest a sample's benchmark may run: lifecycle.bench_timeout_s when
+// set, else every wave of requests (requests + warm-up over the
+// concurrency) taking the whole request_timeout_s, plus 60 s of slack. The
+// real engine stops a benchmark at this deadline, so no request of a sample
+// can be sent or end later.
+double SampleDeadlineS(const spec::Spec& spec, int concurrency);
+
+struct RecordLimits {
+  int requests_expected = 0;  // workload.requests; 0 = not checked
+  int64_t window_ns = 0;      // SampleDeadlineS in ns; 0 = not checked
+};
+
+// Per-request records of one sample (times in ns since the sample's start):
+//   duplicate_request_id         an id appears on more than one record
+//   more_records_than_requests   more records than the sample sent
+//   end_before_send              a sent request ends before it was sent
+//   first_token_outside_request  a first token before the send or after the end
+//   time_outside_window          a time below 0 (other than -1, "did not
+//                                happen") or past limits.window_ns
+// Records with status not_sent have no times to check. One problem per kind,
+// with the count and the first record (1-based, in file order).
+std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRecord>& records,
+                                          const RecordLimits& limits, const std::string& file);
+
+// The most memory one GPU can have, 16 TiB in MiB: far above any GPU made,
+// far below where sums of readings lose precision.
+inline constexpr double kMaxGpuMemoryMib = 16.0 * 1024 * 1024;
+
+// One node's nvidia-smi snapshot:
+//   gpu_memory_out_of_range  a used or total reading that is negative, not
+//                            finite, or above kMaxGpuMemoryMib
+//   gpu_memory_above_total   more memory used than the GPU has
+std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>& gpus,
+                                              const std::string& file);
+
+// bench/<sample>.json's text: a JSON object whose "sample" is `sample`, as
+// both engines write it (bench_summary_corrupt otherwise: not JSON, not an
+// object, or the summary of another sample).
+std::vector<EvidenceProblem> CheckBenchSummary(const std::string& text, const std::string& sample,
+                                               const std::string& file);
+
+// A file of a run directory that could not be read: not_a_regular_file for
+// a symbolic link, directory, FIFO, device or socket, unreadable_file
+// otherwise (permissions, size). `path` is where it is, `file` its name in
+// the run directory, `error` ReadEvidenceFile's message.
+EvidenceProblem UnreadableEvidence(const std::string& path, const std::string& file,
+                                   const std::string& error);
+
+}  // namespace ppsearch::evidence
