@@ -140,13 +140,18 @@ TEST_F(ServeSimApiE2e, BenchServingSglangOaiChatShape) {
   EXPECT_EQ(first["choices"][0]["delta"]["content"], "");
   EXPECT_TRUE(first["usage"].is_null());
   std::string content;
-  for (size_t i = 1; i + 2 < events.size(); ++i) {
+  for (size_t i = 1; i + 3 < events.size(); ++i) {
     json c = json::parse(events[i]);
     EXPECT_TRUE(c["usage"].is_null());
+    EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null()) << events[i];
     content += c["choices"][0]["delta"]["content"].get<std::string>();
   }
   EXPECT_EQ(content, " tok tok");
-  EXPECT_EQ(json::parse(events[events.size() - 3])["choices"][0]["finish_reason"], "length");
+  // The finish reason comes in a chunk of its own, with an empty delta.
+  json finish = json::parse(events[events.size() - 3]);
+  EXPECT_EQ(finish["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(finish["choices"][0]["delta"]["content"].is_null()) << events[events.size() - 3];
+  EXPECT_TRUE(finish["choices"][0]["delta"]["role"].is_null());
   json usage = json::parse(events[events.size() - 2]);
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["prompt_tokens"], 4);
@@ -160,6 +165,108 @@ TEST_F(ServeSimApiE2e, BenchServingSglangOaiChatShape) {
   EXPECT_EQ(pj["object"], "chat.completion");
   EXPECT_EQ(pj["choices"][0]["message"]["content"], " tok tok tok");
   EXPECT_EQ(pj["usage"]["completion_tokens"], 3);
+}
+
+TEST_F(ServeSimApiE2e, RefusalsAndLogPrefixesAreSglangs) {
+  const int port = StartReady(" --time-scale 100 --ep-size 8");
+  httplib::Client c("127.0.0.1", port);
+  auto models = c.Get("/v1/models");
+  ASSERT_TRUE(models);
+  const int64_t context_len = json::parse(models->body)["data"][0]["max_model_len"];
+  const std::string too_long =
+      "Requested token count exceeds the model's maximum context length of " +
+      std::to_string(context_len) + " tokens. You requested a total of " +
+      std::to_string(context_len + 2) + " tokens: 3 tokens from the input messages and " +
+      std::to_string(context_len - 1) +
+      " tokens for the completion. Please reduce the number of tokens in the input messages or "
+      "the completion to fit within the limit.";
+  // The OpenAI routes answer a flat ErrorResponse.
+  auto comp =
+      Post(port, "/v1/completions", {{"prompt", {1, 2, 3}}, {"max_tokens", context_len - 1}});
+  ASSERT_TRUE(comp);
+  EXPECT_EQ(comp->status, 400);
+  EXPECT_EQ(json::parse(comp->body), json({{"object", "error"},
+                                           {"message", too_long},
+                                           {"type", "BadRequestError"},
+                                           {"param", nullptr},
+                                           {"code", 400}}));
+  auto negative = Post(port, "/v1/completions", {{"prompt", {1, -2, 3}}, {"max_tokens", 2}});
+  ASSERT_TRUE(negative);
+  EXPECT_EQ(negative->status, 400);
+  EXPECT_EQ(json::parse(negative->body)["message"],
+            "prompt must hold token ids of 0 or more; prompt[1] is -2");
+  auto gen =
+      Post(port, "/generate",
+           {{"input_ids", {1, 2, 3}}, {"sampling_params", {{"max_new_tokens", context_len - 1}}}});
+  ASSERT_TRUE(gen);
+  EXPECT_EQ(gen->status, 400);
+  EXPECT_EQ(json::parse(gen->body)["error"]["message"], too_long);
+  auto gen_negative = Post(port, "/generate", {{"input_ids", {-1}}});
+  ASSERT_TRUE(gen_negative);
+  EXPECT_EQ(gen_negative->status, 400);
+  // A request that fits is served, and its batch lines carry the EP rank.
+  auto ok = Post(port, "/generate",
+                 {{"input_ids", {1, 2, 3}}, {"sampling_params", {{"max_new_tokens", 2}}}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  const std::string log = Log();
+  EXPECT_NE(log.find(" TP0 EP0] Load weight end."), std::string::npos) << log;
+  EXPECT_NE(log.find(" TP0 EP0] Prefill batch"), std::string::npos) << log;
+}
+
+// A client that disconnects mid-stream: SGLang aborts its request, so the
+// engine is idle again at once (/flush_cache answers 200 only then).
+TEST_F(ServeSimApiE2e, AClientThatDisconnectsAbortsItsRequest) {
+  const int port = StartReady(" --time-scale 1");
+  const int fd = ConnectLoopback(port, 5);
+  ASSERT_GE(fd, 0);
+  const std::string body = json({{"input_ids", {1, 2, 3}},
+                                 {"sampling_params", {{"max_new_tokens", 20000}}},
+                                 {"stream", true}})
+                               .dump();
+  const std::string req =
+      "POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  std::string got;
+  char buf[4096];
+  // Read until the first token's chunk: the request is decoding.
+  while (got.find("\"completion_tokens\":") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << "no first token within 5 s: " << got;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(Status(port, "/flush_cache"), 400) << "the request is running";
+  ::close(fd);
+  // 20,000 tokens take minutes at --time-scale 1; the abort ends it at once.
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  int status = 0;
+  while (Clock::now() < deadline && (status = Status(port, "/flush_cache")) != 200)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(status, 200) << Log();
+}
+
+// A client that sends its headers slowly holds one worker, not the server,
+// and is cut once it is silent for the read timeout.
+TEST_F(ServeSimApiE2e, ASlowClientIsCutAndOthersAreServed) {
+  const int port = StartReady();
+  const int fd = ConnectLoopback(port, 6);
+  ASSERT_GE(fd, 0);
+  const auto started = Clock::now();
+  ASSERT_EQ(::send(fd, "G", 1, 0), 1);
+  // Others are answered while it stalls.
+  for (int i = 0; i < 3; ++i) {
+    const auto asked = Clock::now();
+    EXPECT_EQ(Status(port, "/health"), 200);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - asked).count(), 1.0);
+  }
+  char buf[256];
+  const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+  const double cut_s = std::chrono::duration<double>(Clock::now() - started).count();
+  ::close(fd);
+  EXPECT_LE(n, 0) << "the server answered a request it never received";
+  EXPECT_LT(cut_s, 4.0) << "the slow client was held for " << cut_s << " s";
 }
 
 TEST_F(ServeSimApiE2e, MaxNewTokensZeroIsPrefillOnly) {
@@ -201,14 +308,8 @@ TEST_F(ServeSimApiE2e, OneTokenRequestsGetOneChunk) {
 
 TEST_F(ServeSimApiE2e, FlushCacheWithoutContentLengthAnswers) {
   const int port = StartReady();
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  timeval tv{3, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const int fd = ConnectLoopback(port, 3);
+  ASSERT_GE(fd, 0);
   const std::string req = "POST /flush_cache HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
   char buf[512] = {};

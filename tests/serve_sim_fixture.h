@@ -39,6 +39,23 @@ inline int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// A raw TCP connection to 127.0.0.1:`port` whose reads give up after
+// `recv_timeout_s`; -1 when it cannot connect.
+inline int ConnectLoopback(int port, int recv_timeout_s) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{recv_timeout_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
 inline std::vector<std::string> SseData(const std::string& body) {
   std::vector<std::string> events;
   size_t pos = 0;

@@ -1,6 +1,7 @@
 #include "analysis/log_scan.h"
 
 #include <array>
+#include <cctype>
 #include <sstream>
 
 namespace ppsearch::analysis {
@@ -9,21 +10,75 @@ namespace {
 struct Pattern {
   FindingKind kind;
   std::vector<const char*> needles;
+  std::vector<const char*> unless;  // a line holding one of these is not this kind
 };
 
+// Lines SGLang, PyTorch, NCCL and CPython print when a rank cannot go on.
 const std::array<Pattern, 5>& Patterns() {
   static const std::array<Pattern, 5> patterns = {{
-      {FindingKind::kCudaOom, {"CUDA out of memory", "torch.OutOfMemoryError", "OutOfMemoryError"}},
+      {FindingKind::kCudaOom,
+       {"CUDA out of memory", "CUDA error: out of memory", "torch.OutOfMemoryError",
+        "OutOfMemoryError"},
+       {}},
       {FindingKind::kNcclFailure,
-       {"NCCL error", "NCCL WARN", "Watchdog caught collective operation timeout",
-        "ncclInternalError", "ncclSystemError"}},
-      {FindingKind::kCudaError, {"CUDA error:", "an illegal memory access"}},
-      {FindingKind::kTraceback, {"Traceback (most recent call last)"}},
+       {"NCCL error", "Watchdog caught collective operation timeout", "ncclInternalError",
+        "ncclSystemError", "ncclUnhandledCudaError", "ncclRemoteError", "ncclInvalidUsage",
+        "unhandled system error", "unhandled cuda error", "remote process exiting",
+        "remote process exited", "Some NCCL operations have failed or timed out",
+        "NCCL communicator was aborted"},
+       {}},
+      // A CUDA error that says "out of memory" is the allocator's: OOM only.
+      {FindingKind::kCudaError, {"CUDA error:", "an illegal memory access"}, {"out of memory"}},
+      {FindingKind::kTraceback, {"Traceback (most recent call last)"}, {}},
       {FindingKind::kEngineExit,
        {"Received sigquit", "exited with code", "Scheduler hit an exception",
-        "server process exited"}},
+        "server process exited", "Watchdog timeout (",
+        "Fatal Python error:", "Child process unexpectedly failed with"},
+       {}},
   }};
   return patterns;
+}
+
+bool HasAny(const std::string& line, const std::vector<const char*>& needles) {
+  for (const char* needle : needles)
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// NCCL_DEBUG=WARN prints setup notes at WARN level that do not stop it: no
+// network plugin, no libibverbs (it falls back to sockets), the iommu=pt
+// advice. A WARN line is a failure when it reports an error, a failed call,
+// a lost peer or a timeout.
+bool NcclWarnIsFailure(const std::string& line) {
+  if (line.find("NCCL WARN") == std::string::npos) return false;
+  static const std::vector<const char*> kSetupNotes = {"NET/Plugin", "libibverbs", "iommu=pt"};
+  if (HasAny(line, kSetupNotes)) return false;
+  // (An InfiniBand completion with an error status reads "Got completion
+  // from peer ... with status=12 ..." in newer NCCLs.)
+  static const std::vector<const char*> kFailures = {"error",
+                                                     "failure",
+                                                     "failed",
+                                                     "timeout",
+                                                     "timed out",
+                                                     "connection closed",
+                                                     "connection reset",
+                                                     "connection refused",
+                                                     "remote peer",
+                                                     "remote process",
+                                                     "abort",
+                                                     "got completion from peer"};
+  return HasAny(Lower(line), kFailures);
+}
+
+bool Matches(const Pattern& pattern, const std::string& line) {
+  if (HasAny(line, pattern.unless)) return false;
+  if (HasAny(line, pattern.needles)) return true;
+  return pattern.kind == FindingKind::kNcclFailure && NcclWarnIsFailure(line);
 }
 
 }  // namespace
@@ -55,16 +110,13 @@ std::vector<LogFinding> ScanLog(const std::string& text, const std::string& file
     // What a node prints while it is being stopped (peers lost, NCCL teardown)
     // is not a failure of the sample.
     if (line.rfind(kStopMarker, 0) == 0) break;
-    for (const Pattern& pattern : Patterns()) {
-      for (const char* needle : pattern.needles) {
-        if (line.find(needle) == std::string::npos) continue;
-        out.push_back({pattern.kind, file, number, line.substr(0, 200)});
-        break;
-      }
-    }
+    for (const Pattern& pattern : Patterns())
+      if (Matches(pattern, line)) out.push_back({pattern.kind, file, number, line.substr(0, 200)});
   }
   return out;
 }
+
+bool EndsTheServer(FindingKind kind) { return kind != FindingKind::kTraceback; }
 
 const LogFinding* MostSevere(const std::vector<LogFinding>& findings) {
   const LogFinding* best = nullptr;

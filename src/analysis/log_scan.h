@@ -24,20 +24,38 @@ struct LogFinding {
 };
 
 // Every line of `text` that matches a pattern, once per (line, kind). Patterns
-// (case-sensitive substrings, as SGLang, PyTorch and NCCL print them):
-//   CUDA out of memory: "CUDA out of memory", "torch.OutOfMemoryError", "OutOfMemoryError"
-//   NCCL failure:       "NCCL error", "NCCL WARN", "Watchdog caught collective operation
-//                       timeout", "ncclInternalError", "ncclSystemError"
-//   CUDA error:         "CUDA error:", "an illegal memory access"
+// (case-sensitive substrings, as SGLang, PyTorch, NCCL and CPython print them):
+//   CUDA out of memory: "CUDA out of memory", "CUDA error: out of memory",
+//                       "torch.OutOfMemoryError", "OutOfMemoryError"
+//   NCCL failure:       "NCCL error", "Watchdog caught collective operation timeout",
+//                       "ncclInternalError", "ncclSystemError", "ncclUnhandledCudaError",
+//                       "ncclRemoteError", "ncclInvalidUsage", "unhandled system error",
+//                       "unhandled cuda error", "remote process exiting", "remote process
+//                       exited", "Some NCCL operations have failed or timed out",
+//                       "NCCL communicator was aborted"; and an "NCCL WARN" line that
+//                       reports a failure (any case: "error", "failure", "failed",
+//                       "timeout", "timed out", "connection closed/reset/refused",
+//                       "remote peer", "remote process", "abort", "got completion from
+//                       peer"), unless it is a setup note ("NET/Plugin", "libibverbs",
+//                       "iommu=pt")
+//   CUDA error:         "CUDA error:", "an illegal memory access" (not a line that says
+//                       "out of memory": that one is OOM)
 //   Python traceback:   "Traceback (most recent call last)"
 //   engine exit:        "Received sigquit", "exited with code", "Scheduler hit an exception",
-//                       "server process exited"
+//                       "server process exited", "Watchdog timeout (" (SGLang's scheduler
+//                       watchdog), "Fatal Python error:" (faulthandler: a segmentation
+//                       fault, an abort), "Child process unexpectedly failed with"
 // Lines after the runner's stop marker (a line starting with kStopMarker,
 // which the real engine appends to each node's log just before it sends
 // SIGTERM) are not scanned.
 std::vector<LogFinding> ScanLog(const std::string& text, const std::string& file);
 
 inline constexpr const char* kStopMarker = "[ppsearch] stopping the server";
+
+// Whether a finding of `kind` means a rank cannot go on, so a running sample
+// should end at once: every kind but a traceback, which SGLang also prints
+// for errors it survives (its fatal ones come with one of the other lines).
+bool EndsTheServer(FindingKind kind);
 
 // The most severe finding (lowest kind, then earliest), or nullptr.
 const LogFinding* MostSevere(const std::vector<LogFinding>& findings);

@@ -30,6 +30,32 @@ TEST(ScanLog, EveryPatternIsFoundWithFileAndLine) {
       {"Rank 3 scheduler exited with code -9", FindingKind::kEngineExit},
       {"[2026-01-01 00:00:00 PP1] Scheduler hit an exception: boom", FindingKind::kEngineExit},
       {"server process exited unexpectedly", FindingKind::kEngineExit},
+      {"RuntimeError: CUDA error: out of memory", FindingKind::kCudaOom},
+      {"[2026-01-01 00:00:00 TP0] Watchdog timeout (self.watchdog_timeout=300)",
+       FindingKind::kEngineExit},
+      {"Fatal Python error: Segmentation fault", FindingKind::kEngineExit},
+      {"Fatal Python error: Aborted", FindingKind::kEngineExit},
+      {"[2026-01-01 00:00:00] Child process unexpectedly failed with an exit code 139. pid=4242",
+       FindingKind::kEngineExit},
+      {"[2026-01-01 00:00:00] Child process unexpectedly failed with exitcode=256. pid=4242",
+       FindingKind::kEngineExit},
+      {"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+       "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+       FindingKind::kNcclFailure},
+      {"ncclRemoteError: A call failed possibly due to a network error or a remote process "
+       "exiting prematurely.",
+       FindingKind::kNcclFailure},
+      {"n1:77:90 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+       "10.0.0.2<48231> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+       FindingKind::kNcclFailure},
+      {"[rank3]:[E1201 ProcessGroupNCCL.cpp:1484] [PG 0 Rank 3] Some NCCL operations have failed "
+       "or timed out.",
+       FindingKind::kNcclFailure},
+      {"n1:77:90 [1] misc/socket.cc:49 NCCL WARN socketProgress: Connection reset by peer",
+       FindingKind::kNcclFailure},
+      {"n1:77:90 [1] proxy.cc:1504 NCCL WARN [Proxy Service 1] Failed to execute operation "
+       "Connect from rank 9, retcode 3",
+       FindingKind::kNcclFailure},
   };
   for (const Case& c : cases) {
     const std::string text =
@@ -48,6 +74,33 @@ TEST(ScanLog, CleanLogHasNoFinding) {
                       "[2026-01-01 00:00:01] The server is fired up and ready to roll!\n",
                       "x.log")
                   .empty());
+}
+
+TEST(ScanLog, NcclSetupWarningsAreNotFailures) {
+  // What NCCL_DEBUG = "WARN" prints on a healthy node.
+  const std::string text =
+      "n0:41:41 [0] init.cc:136 NCCL WARN Missing \"iommu=pt\" from kernel command line which "
+      "can lead to system instablity or hang!\n"
+      "n0:41:41 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+      "n0:41:41 [0] NCCL WARN NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
+      "libnccl-net.so: cannot open shared object file: No such file or directory\n"
+      "n0:41:97 [0] graph/search.cc:1127 NCCL WARN Could not find a path for pattern 4, falling "
+      "back to simple order\n";
+  EXPECT_TRUE(ScanLog(text, "601.log").empty());
+}
+
+TEST(ScanLog, CudaOutOfMemoryErrorIsOnlyOom) {
+  std::vector<LogFinding> found = ScanLog("RuntimeError: CUDA error: out of memory\n", "x.log");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, FindingKind::kCudaOom);
+}
+
+TEST(ScanLog, EveryKindButATracebackEndsTheServer) {
+  EXPECT_TRUE(EndsTheServer(FindingKind::kCudaOom));
+  EXPECT_TRUE(EndsTheServer(FindingKind::kNcclFailure));
+  EXPECT_TRUE(EndsTheServer(FindingKind::kCudaError));
+  EXPECT_TRUE(EndsTheServer(FindingKind::kEngineExit));
+  EXPECT_FALSE(EndsTheServer(FindingKind::kTraceback));
 }
 
 TEST(ScanLog, OomBlockReportsEachKindOnItsLineAndOomIsMostSevere) {

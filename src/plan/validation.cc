@@ -244,8 +244,9 @@ std::string MoeA2aBackend(const spec::EngineSpec& engine) {
 bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
   // Backends whose dispatcher needs one expert shard per TP rank; SGLang
   // overrides ep_size to tp_size for them (overrides.py _a2a_ep_size).
-  static const std::set<std::string> kBackends = {"deepep",     "mooncake", "nixl", "ascend_fuseep",
-                                                  "flashinfer", "mori",     "pplx", "megamoe"};
+  static const std::set<std::string> kBackends = {"deepep", "deepep_v2",     "mooncake",
+                                                  "nixl",   "ascend_fuseep", "flashinfer",
+                                                  "mori",   "pplx",          "megamoe"};
   return kBackends.count(MoeA2aBackend(engine)) > 0;
 }
 

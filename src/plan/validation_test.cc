@@ -288,6 +288,13 @@ TEST(ValidateLayout, A2aBackendForcesEpEqualTp) {
                           "(examples/x.toml:20:1) forces EP = TP; SGLang would silently change "
                           "ep from 4 to 32. Set ep = 32 or moe-a2a-backend = \"none\""));
   EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec), IsEmpty());
+  SetArg(spec, "moe-a2a-backend",
+         StringArg("deepep_v2", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec),
+              ElementsAre(std::string(kAt) +
+                          "PP1/TP32/EP4 sets EP 4 but moe-a2a-backend = \"deepep_v2\" "
+                          "(examples/x.toml:20:1) forces EP = TP; SGLang would silently change "
+                          "ep from 4 to 32. Set ep = 32 or moe-a2a-backend = \"none\""));
   SetArg(spec, "moe-a2a-backend", StringArg("none", Loc(20, 1, "engine.args.moe-a2a-backend")));
   EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec), IsEmpty());
 }

@@ -50,7 +50,7 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
     std::time_t t = t0 + static_cast<std::time_t>(slice.start_ns / 1000000000);
     if (slice.is_prefill) {
       out += sglang_log::Line(
-          t, sglang_log::ScopePrefix(0, l.pp, 0, l.tp),
+          t, sglang_log::ScopePrefix(0, l.pp, 0, l.tp, l.ep),
           fmt::format(
               "Prefill batch, #new-seq: {}, #new-token: {}, #cached-token: 0, token usage: 0.00, "
               "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): "
@@ -136,6 +136,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       model_, hw_, p.memory, ctx.plan->layout.tp, ctx.plan->layout.pp, sched.chunked_prefill_size,
       sched.max_prefill_tokens, p.sim.pp_max_micro_batch_size);
   setup.context_len = sched.context_len;  // --context-length when the spec overrides it
+  setup.ep_size = ctx.plan->layout.ep;
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
     NodeEvidence ne;
     ne.host = spec_.cluster.hosts[n].name;
@@ -145,7 +146,8 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       for (const auto& fault : faults)
         ne.log += sglang_log::FaultText(
             fault, setup, t0 + 1,
-            sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp));
+            sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp,
+                                    ctx.plan->layout.ep));
     ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, p, static_cast<int>(n), hw_);
     out.nodes.push_back(std::move(ne));
   }

@@ -12,10 +12,15 @@ Result<nlohmann::json> ParseObject(const std::string& body) {
 
 Result<int64_t> TokenList(const nlohmann::json& ids, const char* key) {
   if (!ids.is_array()) return MakeError(std::string(key) + " must be a list of token ids");
-  for (const auto& id : ids)
-    if (!id.is_number_integer())
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].is_number_integer())
       return MakeError(std::string(key) +
                        " must be a flat list of integer token ids (batches are not supported)");
+    // SGLang would index its embedding table with it.
+    if (ids[i].get<int64_t>() < 0)
+      return MakeError(std::string(key) + " must hold token ids of 0 or more; " + key + "[" +
+                       std::to_string(i) + "] is " + std::to_string(ids[i].get<int64_t>()));
+  }
   return static_cast<int64_t>(ids.size());
 }
 
@@ -180,6 +185,33 @@ nlohmann::json ErrorJson(const std::string& message, int code) {
             {"retryable", code >= 500}}}};
 }
 
+nlohmann::json OpenAiErrorJson(const std::string& message, int code) {
+  const char* type = code == 503   ? "ServiceUnavailableError"
+                     : code >= 500 ? "InternalServerError"
+                                   : "BadRequestError";
+  return {{"object", "error"},
+          {"message", message},
+          {"type", type},
+          {"param", nullptr},
+          {"code", code}};
+}
+
+std::string ContextLengthError(int64_t prompt_tokens, int64_t max_new_tokens, int64_t context_len) {
+  if (context_len <= 0) return "";
+  if (prompt_tokens >= context_len)
+    return "The input (" + std::to_string(prompt_tokens) +
+           " tokens) is longer than the model's context length (" + std::to_string(context_len) +
+           " tokens).";
+  if (prompt_tokens + max_new_tokens < context_len) return "";
+  return "Requested token count exceeds the model's maximum context length of " +
+         std::to_string(context_len) + " tokens. You requested a total of " +
+         std::to_string(prompt_tokens + max_new_tokens) +
+         " tokens: " + std::to_string(prompt_tokens) + " tokens from the input messages and " +
+         std::to_string(max_new_tokens) +
+         " tokens for the completion. Please reduce the number of tokens in the input messages "
+         "or the completion to fit within the limit.";
+}
+
 nlohmann::json CompletionChunk(const std::string& id, int64_t created, const std::string& model,
                                const std::string& delta, bool finished) {
   return {{"id", id},
@@ -195,10 +227,13 @@ nlohmann::json CompletionChunk(const std::string& id, int64_t created, const std
           {"usage", nullptr}};
 }
 
-nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::string& model,
-                         bool role_chunk, const std::string& content, bool finished) {
-  nlohmann::json delta = {{"role", role_chunk ? nlohmann::json("assistant") : nlohmann::json()},
-                          {"content", content},
+namespace {
+
+nlohmann::json ChatStreamChunk(const std::string& id, int64_t created, const std::string& model,
+                               nlohmann::json role, nlohmann::json content,
+                               nlohmann::json finish_reason) {
+  nlohmann::json delta = {{"role", std::move(role)},
+                          {"content", std::move(content)},
                           {"reasoning_content", nullptr},
                           {"tool_calls", nullptr}};
   return {{"id", id},
@@ -207,11 +242,24 @@ nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::stri
           {"model", model},
           {"choices",
            {{{"index", 0},
-             {"delta", delta},
+             {"delta", std::move(delta)},
              {"logprobs", nullptr},
-             {"finish_reason", finished ? nlohmann::json("length") : nlohmann::json(nullptr)},
+             {"finish_reason", std::move(finish_reason)},
              {"matched_stop", nullptr}}}},
           {"usage", nullptr}};
+}
+
+}  // namespace
+
+nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::string& model,
+                         bool role_chunk, const std::string& content) {
+  return ChatStreamChunk(id, created, model,
+                         role_chunk ? nlohmann::json("assistant") : nlohmann::json(), content,
+                         nullptr);
+}
+
+nlohmann::json ChatFinishChunk(const std::string& id, int64_t created, const std::string& model) {
+  return ChatStreamChunk(id, created, model, nullptr, nullptr, "length");
 }
 
 nlohmann::json ChatUsageChunk(const std::string& id, int64_t created, const std::string& model,

@@ -79,6 +79,16 @@ inline constexpr const char* kSseDone = "data: [DONE]\n\n";
 
 // {"error": {"message", "type", "code", "retryable"}} as SGLang sends it.
 nlohmann::json ErrorJson(const std::string& message, int code);
+// SGLang's OpenAI-route ErrorResponse, flat: {"object": "error", "message",
+// "type" (BadRequestError, InternalServerError, ServiceUnavailableError),
+// "param": null, "code"}. A stream carries it as {"error": <this>}.
+nlohmann::json OpenAiErrorJson(const std::string& message, int code);
+
+// SGLang's refusal (tokenizer_manager's request validation) of a prompt at or
+// past the context length, or of one whose max_new_tokens takes it there
+// (prompt + max_new_tokens >= context_len); "" when the request fits or
+// context_len is 0 (no limit).
+std::string ContextLengthError(int64_t prompt_tokens, int64_t max_new_tokens, int64_t context_len);
 
 // text_completion chunk with a text delta; finish_reason "length" when
 // `finished`; "usage": null (the usage chunk comes last, on its own).
@@ -90,9 +100,12 @@ nlohmann::json CompletionUsageChunk(const std::string& id, int64_t created,
                                     const std::string& model, int64_t prompt_tokens,
                                     int64_t completion_tokens);
 // chat.completion.chunk: the first carries delta {"role": "assistant", "content": ""},
-// later ones the content delta; finish_reason "length" on the last; "usage": null.
+// later ones the content delta; finish_reason null; "usage": null.
 nlohmann::json ChatChunk(const std::string& id, int64_t created, const std::string& model,
-                         bool role_chunk, const std::string& content, bool finished);
+                         bool role_chunk, const std::string& content);
+// The chunk after the last content, as SGLang's OpenAI adapter sends it: an
+// empty delta (every field null) and finish_reason "length".
+nlohmann::json ChatFinishChunk(const std::string& id, int64_t created, const std::string& model);
 // The final `choices: []` chunk of stream_options.include_usage.
 nlohmann::json ChatUsageChunk(const std::string& id, int64_t created, const std::string& model,
                               int64_t prompt_tokens, int64_t completion_tokens);

@@ -62,9 +62,13 @@ bool HasNews(const RequestProgress& p, int64_t sent, int64_t cap) {
   return p.output_tokens > sent && p.output_tokens < cap;
 }
 
-// A failed request's stream: SGLang's error event, then [DONE].
-StreamEvents StreamErrorEvents(const RequestProgress& p) {
-  return {SseEvent(ErrorJson(p.error, p.http_status)) + kSseDone, true};
+// A failed request's stream: SGLang's error event, then [DONE]. The OpenAI
+// routes wrap their ErrorResponse in {"error": ...}.
+StreamEvents StreamErrorEvents(const RequestProgress& p, bool openai) {
+  const nlohmann::json error =
+      openai ? nlohmann::json{{"error", OpenAiErrorJson(p.error, p.http_status)}}
+             : ErrorJson(p.error, p.http_status);
+  return {SseEvent(error) + kSseDone, true};
 }
 
 // The final progress of a non-streaming request (or unfinished at shutdown).
@@ -236,6 +240,9 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
   auto parsed = ParseGenerateRequest(req.body);
   if (!parsed) return SendJson(res, 400, ErrorJson(parsed.error().message, 400));
+  const std::string too_long =
+      ContextLengthError(parsed->prompt_tokens, parsed->max_new_tokens, d_->scheduler.context_len);
+  if (!too_long.empty()) return SendJson(res, 400, ErrorJson(too_long, 400));
   const int seq = ++request_seq_;
   if (InjectRequestFault(seq, res)) return;
   const GenerateRequest g = *parsed;
@@ -276,7 +283,7 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   double first_sent = 0;
   StreamRenderer render = [state_of, cap, sent, first_sent](const RequestProgress& raw) mutable {
     const RequestProgress p = Capped(raw, cap);
-    if (p.finished && !p.ok) return StreamErrorEvents(p);
+    if (p.finished && !p.ok) return StreamErrorEvents(p, false);
     if (!HasNews(p, sent, cap)) return StreamEvents{};
     if (first_sent == 0) first_sent = UnixNowS();
     sent = p.output_tokens;
@@ -296,7 +303,11 @@ void SimServer::Stream(httplib::Response& res, int64_t prompt_tokens, int64_t ca
   res.set_chunked_content_provider("text/event-stream", [this, prompt_tokens, cap, render, guard](
                                                             size_t, httplib::DataSink& sink) {
     auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
-    if (!PumpStream(*handle, sink, render, shutting_down_)) return false;  // closes
+    if (!PumpStream(*handle, sink, render, shutting_down_)) {
+      // The client went away (or the server stops): SGLang aborts the request.
+      engine_->Abort(*handle);
+      return false;  // closes
+    }
     sink.done();
     OnRequestDone();
     return true;
@@ -322,8 +333,11 @@ void SimServer::HandleChatCompletions(const httplib::Request& req, httplib::Resp
 void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
                             const std::string& parse_error, const OpenAiRequest& c, bool chat) {
   auto guard = std::make_shared<ActiveGuard>(active_requests_);
-  if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
-  if (!parse_error.empty()) return SendJson(res, 400, ErrorJson(parse_error, 400));
+  if (!ready_) return SendJson(res, 503, OpenAiErrorJson("The server is not ready yet.", 503));
+  if (!parse_error.empty()) return SendJson(res, 400, OpenAiErrorJson(parse_error, 400));
+  const std::string too_long =
+      ContextLengthError(c.prompt_tokens, c.max_tokens, d_->scheduler.context_len);
+  if (!too_long.empty()) return SendJson(res, 400, OpenAiErrorJson(too_long, 400));
   const int seq = ++request_seq_;
   if (InjectRequestFault(seq, res)) return;
   const std::string model = c.model.empty() ? args_.model_path : c.model;
@@ -336,7 +350,7 @@ void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
     if (!p.finished || !p.ok) {
       const int status = p.finished ? p.http_status : 503;
       SendJson(res, status,
-               ErrorJson(p.finished ? p.error : "The server is shutting down.", status));
+               OpenAiErrorJson(p.finished ? p.error : "The server is shutting down.", status));
     } else {
       SendJson(res, 200,
                chat ? ChatResponse(id, created, model, c.prompt_tokens, p.output_tokens)
@@ -351,17 +365,22 @@ void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
   StreamRenderer render = [c, id, created, model, cap, chat, sent,
                            role_sent](const RequestProgress& raw) mutable {
     const RequestProgress p = Capped(raw, cap);
-    if (p.finished && !p.ok) return StreamErrorEvents(p);
+    if (p.finished && !p.ok) return StreamErrorEvents(p, true);
     if (!HasNews(p, sent, cap)) return StreamEvents{};
     StreamEvents e{"", p.finished};
     if (chat && !role_sent) {  // SGLang's first chat chunk: the role, empty content
       role_sent = true;
-      e.text += SseEvent(ChatChunk(id, created, model, true, "", false));
+      e.text += SseEvent(ChatChunk(id, created, model, true, ""));
     }
     const std::string delta = OutputText(p.output_tokens - sent);
     sent = p.output_tokens;
-    e.text += SseEvent(chat ? ChatChunk(id, created, model, false, delta, p.finished)
-                            : CompletionChunk(id, created, model, delta, p.finished));
+    if (!chat) {
+      e.text += SseEvent(CompletionChunk(id, created, model, delta, p.finished));
+    } else {
+      // The chat adapter sends content, then the finish reason in a chunk of its own.
+      if (!delta.empty()) e.text += SseEvent(ChatChunk(id, created, model, false, delta));
+      if (p.finished) e.text += SseEvent(ChatFinishChunk(id, created, model));
+    }
     if (!e.last) return e;
     if (c.include_usage)
       e.text += SseEvent(chat ? ChatUsageChunk(id, created, model, c.prompt_tokens, sent)

@@ -90,9 +90,20 @@ std::shared_ptr<RequestHandle> RealtimeEngine::Submit(int64_t input_tokens,
     return handle;
   }
   const int ticket = engine_.Submit(now, input_tokens, max_new_tokens);
+  handle->ticket_ = ticket;
   live_[ticket] = handle;
   cv_.notify_all();
   return handle;
+}
+
+void RealtimeEngine::Abort(RequestHandle& handle) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(handle.ticket_);
+  if (it == live_.end() || it->second.get() != &handle) return;  // finished already
+  engine_.Abort(handle.ticket_);
+  Finish(handle, engine_.now_ns(), false, 499, "The client disconnected; the request was aborted.");
+  live_.erase(it);
+  cv_.notify_all();
 }
 
 void RealtimeEngine::FailAll(const std::string& reason) {

@@ -78,6 +78,7 @@ class RequestHandle {
   std::condition_variable cv_;
   RequestProgress progress_;
   Observer observer_;
+  int ticket_ = -1;  // the engine's, guarded by RealtimeEngine::mu_
 };
 
 class RealtimeEngine : private sim::EngineListener {
@@ -97,6 +98,10 @@ class RealtimeEngine : private sim::EngineListener {
   void Stop();
 
   std::shared_ptr<RequestHandle> Submit(int64_t input_tokens, int64_t max_new_tokens);
+  // The client of `handle` went away: SGLang aborts the request, so the
+  // engine stops computing it (it leaves the waiting queue, or finishes with
+  // its next result) and the handle finishes failed at once.
+  void Abort(RequestHandle& handle);
   // Fails every unfinished request with HTTP 500 and `reason`, and every later one.
   void FailAll(const std::string& reason);
 

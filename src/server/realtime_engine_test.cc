@@ -39,6 +39,34 @@ class Recorder : public sim::EngineListener {
   }
 };
 
+// A client that goes away: its request stops with the batch it is in, the
+// listener hears no more of it, and the others run on.
+TEST(OnlineEngineTest, AnAbortedRequestStopsDecoding) {
+  LinearCost cost(2, 200, 50'000);
+  Recorder rec;
+  sim::OnlineEngine engine(Config(2), cost, &rec);
+  engine.Submit(0, 100, 1000);
+  engine.Submit(0, 100, 1000);
+  const int later = engine.Submit(1'000'000'000'000, 100, 1000);  // not sent yet
+  int64_t t = 0;
+  while (rec.tokens.size() < 2 || rec.tokens[0] < 5) {
+    t += 1'000'000;
+    engine.RunUntil(t);
+    ASSERT_LT(t, int64_t{1'000'000'000'000}) << "no 5th token";
+  }
+  const int64_t at_abort = rec.tokens[0];
+  engine.Abort(0);
+  engine.Abort(later);
+  engine.RunToEnd();
+  EXPECT_EQ(rec.tokens[0], at_abort);
+  EXPECT_EQ(rec.end_ns[0], -1);
+  EXPECT_EQ(rec.tokens[1], 1000);
+  EXPECT_GE(rec.end_ns[1], 0);
+  EXPECT_EQ(rec.tokens.size(), 2u) << "the unsent request was never heard of";
+  EXPECT_EQ(engine.running_requests(), 0);
+  EXPECT_EQ(engine.kv_tokens_used(), 0);
+}
+
 // Submitting the planned arrivals into the online engine while advancing it in
 // small steps gives the same times as the offline Simulate.
 TEST(OnlineEngineTest, IncrementalRunMatchesOfflineSimulate) {

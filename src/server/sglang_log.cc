@@ -37,6 +37,7 @@ sglang_log::LogSetup LogSetupFor(const Deployment& d) {
       d.model, d.hw, d.memory, d.plan.layout.tp, d.plan.layout.pp, d.scheduler.chunked_prefill_size,
       d.scheduler.max_prefill_tokens, d.pp_max_micro_batch_size);
   setup.context_len = d.scheduler.context_len;  // --context-length when the spec overrides it
+  setup.ep_size = d.plan.layout.ep;
   return setup;
 }
 
@@ -53,7 +54,7 @@ std::vector<LogLine> StartupLines(const ServerArgs&, const Deployment& d, int no
 std::string FaultLogText(const std::string& kind, const Deployment& d) {
   const sglang_log::LogSetup setup = LogSetupFor(d);
   return sglang_log::FaultText(kind, setup, std::time(nullptr),
-                               ScopePrefix(0, setup.pp_size, 0, setup.tp_size));
+                               ScopePrefix(0, setup.pp_size, 0, setup.tp_size, setup.ep_size));
 }
 
 }  // namespace ppsearch::server

@@ -14,6 +14,10 @@ TEST(ScopePrefixTest, OnlySizesAboveOne) {
   EXPECT_EQ(ScopePrefix(0, 1, 0, 1), "");
   EXPECT_EQ(ScopePrefix(1, 2, 3, 8), " PP1 TP3");
   EXPECT_EQ(ScopePrefix(0, 1, 2, 4), " TP2");
+  // EP after TP, moe_ep_rank = tp_rank / (tp / ep).
+  EXPECT_EQ(ScopePrefix(0, 2, 0, 8, 8), " PP0 TP0 EP0");
+  EXPECT_EQ(ScopePrefix(1, 2, 6, 8, 4), " PP1 TP6 EP3");
+  EXPECT_EQ(ScopePrefix(0, 1, 3, 8, 1), " TP3");
 }
 
 TEST(ServerLogTest, SglangTimestampFormat) {

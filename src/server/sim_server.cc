@@ -51,6 +51,12 @@ constexpr int kListenBacklog = 4096;
 // Requests per keep-alive connection (cpp-httplib's default is 5, which
 // forces a reconnect every 5 requests; uvicorn has no such limit).
 constexpr size_t kKeepAliveMaxRequests = 1000000;
+// A client that stops sending mid-request (headers or body) this long is
+// cut, so it holds its worker no longer; cpp-httplib's default is 5 s.
+constexpr time_t kReadTimeoutS = 2;
+// Idle keep-alive connections are closed after this, as uvicorn's
+// timeout_keep_alive (5 s) closes SGLang's.
+constexpr time_t kKeepAliveTimeoutS = 5;
 // After a stop, how long HTTP workers get to finish (idle keep-alive
 // connections otherwise hold them for their 5 s timeout).
 constexpr double kHttpDrainS = 0.7;
@@ -118,6 +124,8 @@ bool SimServer::StartHttp() {
   });
   http_->set_tcp_nodelay(true);
   http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
+  http_->set_keep_alive_timeout(kKeepAliveTimeoutS);
+  http_->set_read_timeout(kReadTimeoutS, 0);
   if (args_.node_rank == 0) {
     AddLeaderRoutes();
   } else {
@@ -290,7 +298,7 @@ void SimServer::OnBatch(const sim::BatchLaunch& launch) {
     if (pos != std::string::npos)
       last_gen_throughput_ = std::strtod(line.c_str() + pos + 26, nullptr);
   }
-  log_->Info(line, ScopePrefix(0, args_.pp_size, 0, args_.tp_size));
+  log_->Info(line, ScopePrefix(0, args_.pp_size, 0, args_.tp_size, args_.ep_size));
 }
 
 }  // namespace ppsearch::server

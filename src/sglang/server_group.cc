@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,9 @@ namespace ppsearch::sglang {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a node whose log printed a fatal line during start-up gets to exit.
+constexpr auto kExitAfterFatalLine = std::chrono::seconds(2);
 
 double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -40,6 +44,8 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
   Stop();
   layout_ = sample.layout;
   log_paths_.clear();
+  scans_.clear();
+  fatal_.reset();
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
     const int node = static_cast<int>(n);
     const std::string& host = spec_.cluster.hosts[n].name;
@@ -83,20 +89,62 @@ std::optional<std::string> ServerGroup::FirstExited() {
   return std::nullopt;
 }
 
+void ServerGroup::ScanLogsFrom(const std::vector<uintmax_t>& offsets) {
+  scans_.assign(log_paths_.size(), LogScan{});
+  for (size_t n = 0; n < scans_.size() && n < offsets.size(); ++n) scans_[n].offset = offsets[n];
+  fatal_.reset();
+}
+
+std::optional<std::string> ServerGroup::FatalLine() {
+  if (scans_.size() != log_paths_.size()) ScanLogsFrom({});
+  for (size_t n = 0; n < scans_.size(); ++n) {
+    LogScan& scan = scans_[n];
+    const std::string fresh = LogSince(n, scan.offset);
+    // A line still being written is read whole on a later call.
+    const size_t end = fresh.rfind('\n');
+    if (end == std::string::npos) continue;
+    const std::string lines = fresh.substr(0, end + 1);
+    for (const analysis::LogFinding& f : analysis::ScanLog(lines, log_paths_[n])) {
+      if (!analysis::EndsTheServer(f.kind)) continue;
+      // A crash prints "Scheduler hit an exception", the traceback, then
+      // the error: the most severe line names it, the earliest breaks ties.
+      if (fatal_ && f.kind >= fatal_->kind) continue;
+      fatal_ = f;
+      fatal_->file = NodeName(static_cast<int>(n));
+      fatal_->line += scan.lines;
+    }
+    scan.offset += lines.size();
+    scan.lines += static_cast<int>(std::count(lines.begin(), lines.end(), '\n'));
+  }
+  if (!fatal_) return std::nullopt;
+  return fmt::format("{} log line {}: {}", fatal_->file, fatal_->line, fatal_->text);
+}
+
 Status ServerGroup::WaitReady() {
   const auto& lc = spec_.lifecycle;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(lc.start_timeout_s));
   const std::string url = NodeUrl(spec_, 0);
   std::string last = "no answer yet";
+  auto exited_error = [this](const std::string& exited) {
+    size_t node = 0;
+    for (size_t i = 0; i < servers_.size(); ++i)
+      if (servers_[i].exit) node = i;
+    // The copy the sample keeps: the streamed one in live/ is removed.
+    return MakeError(exited + " before the server was ready; the last lines of its log (" +
+                     servers_[node].kept_log_path + "):\n" + LogTail(node, 15));
+  };
   while (true) {
-    if (auto exited = FirstExited()) {
-      size_t node = 0;
-      for (size_t i = 0; i < servers_.size(); ++i)
-        if (servers_[i].exit) node = i;
-      // The copy the sample keeps: the streamed one in live/ is removed.
-      return MakeError(*exited + " before the server was ready; the last lines of its log (" +
-                       servers_[node].kept_log_path + "):\n" + LogTail(node, 15));
+    if (auto exited = FirstExited()) return exited_error(*exited);
+    if (FatalLine()) {
+      // A process that prints its failure usually exits a moment later; its
+      // exit status and log tail say more than the line alone.
+      const auto grace = Clock::now() + kExitAfterFatalLine;
+      while (Clock::now() < grace) {
+        if (auto exited = FirstExited()) return exited_error(*exited);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return MakeError(*FatalLine() + " before the server was ready");
     }
     const double left = SecondsLeft(deadline);
     if (left <= 0) break;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/log_scan.h"
 #include "evidence/evidence.h"
 #include "launch/launcher.h"
 #include "spec/spec.h"
@@ -36,6 +37,18 @@ class ServerGroup {
   // The first node whose server has exited, as "node 2 (n2) exited with status 1".
   std::optional<std::string> FirstExited();
 
+  // Scans each node's log from `offsets` (bytes; the sample's start) on.
+  void ScanLogsFrom(const std::vector<uintmax_t>& offsets);
+  // The most severe line (the earliest of equals) on any node's log, since
+  // ScanLogsFrom, that means a rank cannot go on (analysis::EndsTheServer:
+  // OOM, NCCL failure, CUDA error, SGLang's watchdog, a fatal signal, ...),
+  // as "node 1 (n1) log line 12: Fatal Python error: Segmentation fault".
+  // Such a process may stay up (a segfaulting scheduler sends its parent no
+  // SIGQUIT), so this is how a sample learns of it before its requests time
+  // out. Reads only the whole lines written since the last call; a crash's
+  // lines may take more than one call to arrive.
+  std::optional<std::string> FatalLine();
+
   // Stops every server. Returns notes for the record (servers that needed
   // SIGKILL); never fails: what could not be stopped keeps its state file.
   std::vector<std::string> Stop();
@@ -59,6 +72,12 @@ class ServerGroup {
     std::optional<launch::ExitInfo> exit;
   };
 
+  // How far the fatal-line scan has read one node's log.
+  struct LogScan {
+    uintmax_t offset = 0;  // bytes: the next unread line starts here
+    int lines = 0;         // whole lines read since ScanLogsFrom
+  };
+
   std::string NodeName(int node) const;
 
   const spec::Spec& spec_;
@@ -66,7 +85,9 @@ class ServerGroup {
   const evidence::RunPaths& paths_;
   spec::LayoutSpec layout_;
   std::vector<Server> servers_;
-  std::vector<std::string> log_paths_;  // per node, kept after Stop until the next Start
+  std::vector<std::string> log_paths_;         // per node, kept after Stop until the next Start
+  std::vector<LogScan> scans_;                 // per node
+  std::optional<analysis::LogFinding> fatal_;  // file: the node's name
 };
 
 }  // namespace ppsearch::sglang

@@ -18,6 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr auto kLogScanInterval = std::chrono::milliseconds(200);
+
 Clock::time_point After(double seconds) {
   return Clock::now() +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -152,11 +154,28 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
 
   bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
   const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
+  group_->ScanLogsFrom(log_from);
+  // The load loop asks between events, often: the logs are read at most
+  // every kLogScanInterval.
+  auto next_scan = Clock::now();
+  std::optional<Clock::time_point> fatal_seen;
   std::string died, late;
   options.abort_check = [&]() -> std::string {
     if (auto exited = group_->FirstExited()) {
       died = *exited + " during the benchmark";
       return died;
+    }
+    if (Clock::now() >= next_scan) {
+      next_scan = Clock::now() + kLogScanInterval;
+      if (auto fatal = group_->FatalLine()) {
+        // The rest of a crash's lines (the error after the traceback) are
+        // given one more scan to arrive.
+        if (!fatal_seen) fatal_seen = Clock::now();
+        if (Clock::now() - *fatal_seen >= kLogScanInterval) {
+          died = *fatal + " during the benchmark";
+          return died;
+        }
+      }
     }
     if (Clock::now() >= deadline) {
       late = fmt::format("the benchmark passed its {:.0f} s deadline",
@@ -169,7 +188,11 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   // A node that died can end the benchmark before a poll saw it: its peers
   // fail every request at once (SGLang's do too), so look once more.
   if (died.empty() && late.empty()) {
-    if (auto exited = group_->FirstExited()) died = *exited + " during the benchmark";
+    if (auto exited = group_->FirstExited()) {
+      died = *exited + " during the benchmark";
+    } else if (auto fatal = group_->FatalLine()) {
+      died = *fatal + " during the benchmark";
+    }
   }
   if (result.ok()) {
     out.records = result->records;

@@ -6,9 +6,12 @@
 //   preflight  every host answers, the ports are free, no other process holds
 //              more than lifecycle.preflight_gpu_mib of GPU memory
 //   start      every node's server, its output streamed into live/
-//   ready      node 0's /health_generate, then one 1-token request
+//   ready      node 0's /health_generate, then one 1-token request (a node
+//              that exits or prints such a line first fails the start)
 //   bench      the built-in client (bench::RunBench), stopped at once when a
-//              node's process exits or the benchmark's deadline passes
+//              node's process exits, any node's log prints a line that means
+//              a rank cannot go on (OOM, NCCL failure, CUDA error, SGLang's
+//              watchdog, a fatal signal), or the benchmark's deadline passes
 //   snapshot   nvidia-smi on every node
 //   stop       SIGTERM to every process tree, SIGKILL after the grace period
 //   release    wait until every GPU is back under lifecycle.memory_release_mib

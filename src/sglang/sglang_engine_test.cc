@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "bench/scripted_server_testing.h"
@@ -91,9 +93,19 @@ class SglangEngineTest : public ::testing::Test {
     node0.on_start = [this] {
       auto stub = bench::ScriptedServer::Start(
           [this](const bench::ScriptedRequest& req) {
-            if (req.path == "/generate" && ++generate_requests_ == die_at_generate_)
-              launcher_.ExitServer(1, 1);
-            return AsSglang(req);
+            if (req.path != "/generate") return AsSglang(req);
+            const int n = ++generate_requests_;
+            if (n == die_at_generate_) launcher_.ExitServer(1, 1);
+            if (fatal_at_generate_ < 0 || n < fatal_at_generate_) return AsSglang(req);
+            // Node 1 prints a fatal line and stays up; node 0 answers nothing more.
+            if (n == fatal_at_generate_) {
+              std::ofstream log(paths_.live_log(sample_, "n1"), std::ios::app);
+              log << "[2026-01-01 00:00:00 PP1 TP0] Load batch\nFatal Python error: "
+                     "Segmentation fault\n";
+            }
+            bench::ScriptedResponse hang;
+            hang.end = bench::ScriptedResponse::End::kHang;
+            return hang;
           },
           port_);
       ASSERT_TRUE(stub.ok()) << stub.error().message;
@@ -186,6 +198,9 @@ class SglangEngineTest : public ::testing::Test {
   std::atomic<int> generate_requests_{0};
   int die_at_generate_ = -1;  // the /generate request during which node 1 exits
   int release_timeout_s_ = 5;
+  // The /generate request from which node 1's log holds a fatal line and no
+  // request is answered.
+  int fatal_at_generate_ = -1;
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<bench::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -317,6 +332,32 @@ TEST_F(SglangEngineTest, ANodeThatDiesDuringTheBenchmarkEndsItWithEngineDied) {
   EXPECT_THAT(out.detail, StartsWith("node 1 (n1) exited with status 1 during the benchmark"));
   EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
                                    "gpus 0", "gpus 1", "SIGTERM 0", "gpus 0", "gpus 1"));
+}
+
+TEST_F(SglangEngineTest, AFatalLineOnAnyNodeEndsTheBenchmarkBeforeTheRequestsTimeOut) {
+  fatal_at_generate_ = 2;  // the readiness probe is the first /generate
+  const auto started = std::chrono::steady_clock::now();
+  const run::SampleOutput out = RunSample(MakeSpec());
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(VerdictOf(out), "engine_died");
+  EXPECT_THAT(out.detail, StartsWith("node 1 (n1) log line 2: Fatal Python error: Segmentation "
+                                     "fault during the benchmark"));
+  // The requests hang for request_timeout_s = 10 s; the log ends the sample first.
+  EXPECT_LT(wall_s, 6.0);
+  EXPECT_THAT(Steps(),
+              ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1", "gpus 0",
+                          "gpus 1", "SIGTERM 0", "SIGTERM 1", "gpus 0", "gpus 1"));
+}
+
+TEST_F(SglangEngineTest, AFatalLineBeforeReadyFailsTheStart) {
+  launch::FakeServerScript aborted;
+  aborted.log = "[2026-01-01 00:00:00 PP1 TP0] Load weight end.\nFatal Python error: Aborted\n";
+  launcher_.ScriptServer(1, aborted);
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_failed_to_start");
+  EXPECT_EQ(out.detail,
+            "node 1 (n1) log line 2: Fatal Python error: Aborted before the server was ready");
 }
 
 TEST_F(SglangEngineTest, ReuseServerKeepsTheServersAcrossSamplesOfALayout) {

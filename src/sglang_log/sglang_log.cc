@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace ppsearch::sglang_log {
@@ -41,10 +42,11 @@ std::string FormatTime(std::time_t t) {
   return buf;
 }
 
-std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size) {
+std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size, int ep_size) {
   std::string p;
   if (pp_size > 1) p += fmt::format(" PP{}", pp_rank);
   if (tp_size > 1) p += fmt::format(" TP{}", tp_rank);
+  if (ep_size > 1) p += fmt::format(" EP{}", tp_rank / std::max(tp_size / ep_size, 1));
   return p;
 }
 
@@ -86,7 +88,7 @@ std::vector<LogLine> StageStartupLines(const LogSetup& s, int stage) {
   std::vector<LogLine> lines;
   const memory::MemoryPlan& mem = s.memory;
   if (stage < 0 || stage >= static_cast<int>(mem.stages.size())) return lines;
-  const std::string prefix = ScopePrefix(stage, s.pp_size, 0, s.tp_size);
+  const std::string prefix = ScopePrefix(stage, s.pp_size, 0, s.tp_size, s.ep_size);
   const memory::StageMemory& st = mem.stages[stage];
   const double total_gib = s.gpu_total_mib / kMibPerGib;
   const double pre_load_gib =

@@ -21,8 +21,10 @@ namespace ppsearch::sglang_log {
 // "YYYY-mm-dd HH:MM:SS" in local time, as SGLang's logger prints it.
 std::string FormatTime(std::time_t t);
 
-// SGLang's scheduler prefix: " PP{pp}" and " TP{tp}", each only when that size > 1.
-std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size);
+// SGLang's scheduler prefix (scheduler.py run_scheduler_process): " PP{pp}",
+// " TP{tp}" and " EP{moe_ep_rank}", each only when that size > 1, where
+// moe_ep_rank = tp_rank / (tp_size / ep_size).
+std::string ScopePrefix(int pp_rank, int pp_size, int tp_rank, int tp_size, int ep_size = 1);
 
 // "[<time><prefix>] <message>\n".
 std::string Line(std::time_t t, const std::string& prefix, const std::string& message);
@@ -43,6 +45,7 @@ struct LogSetup {
   double gpu_total_mib = 0;  // the hardware profile's capacity
   int tp_size = 1;
   int pp_size = 1;
+  int ep_size = 1;                      // set by the caller; MakeLogSetup leaves 1
   int64_t chunked_prefill_size = 8192;  // <= 0: chunking disabled
   int64_t max_prefill_tokens = 16384;
   int pp_max_micro_batch_size = 0;
@@ -55,7 +58,7 @@ LogSetup MakeLogSetup(const model::ModelDesc& model, const hardware::HardwarePro
                       int pp_max_micro_batch_size);
 
 struct LogLine {
-  std::string prefix;  // " PP1 TP0" or ""
+  std::string prefix;  // " PP1 TP0 EP0" or ""
   std::string message;
 };
 

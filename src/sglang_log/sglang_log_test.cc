@@ -91,6 +91,9 @@ TEST(StageStartupLinesTest, HandWorkedNumbersKimiK3OnRtx6000d) {
   const auto lines = StageStartupLines(s, 0);
   ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[0].prefix, " PP0 TP0");
+  LogSetup ep = s;
+  ep.ep_size = 8;  // SGLang adds the MoE EP rank when ep_size > 1
+  EXPECT_EQ(StageStartupLines(ep, 1)[0].prefix, " PP1 TP0 EP0");
   // 85651 - 80384 = 5267 MiB = 5.14 GiB.
   EXPECT_EQ(lines[1].message, "Init torch distributed ends. elapsed=0.50 s, mem usage=5.14 GB");
   EXPECT_EQ(lines[3].message,

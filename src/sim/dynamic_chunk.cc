@@ -86,12 +86,15 @@ int64_t NextChunkSize(const ChunkSizePredictor& p, int64_t history_tokens) {
   const double base = static_cast<double>(p.base_chunk);
   const double smoothed = base + p.smooth_factor * (ideal - base);
   int64_t size = std::max(static_cast<int64_t>(smoothed), p.base_chunk / 4);
-  size = size / p.alignment * p.alignment;
+  size = std::max(size / p.alignment * p.alignment, p.alignment);
   int64_t max_allowed = INT64_MAX;
   if (p.context_len > 0) max_allowed = p.context_len - history_tokens - kContextReserveTokens;
   if (p.max_prefill_tokens > 0) max_allowed = std::min(max_allowed, p.max_prefill_tokens);
+  // The clip can leave a size off the alignment: SGLang aligns it again, and
+  // a size under one alignment unit is no prediction (the fixed chunk runs).
   size = std::min(size, max_allowed);
-  return size > 0 ? size : p.base_chunk;
+  size = size / p.alignment * p.alignment;
+  return size >= p.alignment ? size : p.base_chunk;
 }
 
 }  // namespace ppsearch::sim

@@ -61,8 +61,9 @@ std::optional<ChunkSizePredictor> MakeChunkSizePredictor(const CostModel& cost, 
 
 // predict_next_chunk_size: the ideal x solves a x^2 + (2aL + b) x = target;
 // smoothed = C + smooth (x - C); at least C / 4; rounded down to the
-// alignment; at most min(context_len - L - 100, max_prefill_tokens). A value
-// the clips leave at or below zero falls back to C.
+// alignment and at least one alignment unit; at most min(context_len - L -
+// 100, max_prefill_tokens), rounded down to the alignment again. A value the
+// clip leaves under one alignment unit falls back to C.
 int64_t NextChunkSize(const ChunkSizePredictor& predictor, int64_t history_tokens);
 
 }  // namespace ppsearch::sim

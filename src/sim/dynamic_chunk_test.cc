@@ -119,22 +119,35 @@ TEST(DynamicChunkTest, SmoothingMovesPartWayFromTheInitialChunk) {
   EXPECT_EQ(Chunks(Pp2(4096, 0.0), 8192), (std::vector<int64_t>{4096, 4096}));
 }
 
+// f(l) = l^2, strict: the ideal chunk after L tokens is sqrt(L^2 + C^2) - L.
+ChunkSizePredictor StrictSquare(int64_t base_chunk) {
+  ChunkSizePredictor p;
+  p.curve = {1.0, 0.0, 0.0};
+  p.base_chunk = base_chunk;
+  p.target_ns = static_cast<double>(base_chunk) * static_cast<double>(base_chunk);
+  p.smooth_factor = 1.0;
+  return p;
+}
+
 TEST(DynamicChunkTest, ChunksAreClippedBelowAndByTheContext) {
   // Far into a long prompt the ideal (4096^2 / 2L ~ 410 at L = 20480) is
   // under C / 4 = 1024, which is the floor.
-  ChunkSizePredictor p;
-  p.curve = {1.0, 0.0, 0.0};
-  p.base_chunk = 4096;
-  p.target_ns = 4096.0 * 4096.0;
-  p.smooth_factor = 1.0;
+  ChunkSizePredictor p = StrictSquare(4096);
   EXPECT_EQ(NextChunkSize(p, 20480), 1024);
   // A context of 22,000 allows 22,000 - L - 100: 1,420 at L = 20,480 (no
-  // clip), 400 at L = 21,500.
+  // clip), 400 at L = 21,500, aligned down to 384; 50 at L = 21,850, under
+  // one alignment unit, so the fixed chunk runs.
   p.context_len = 22000;
   EXPECT_EQ(NextChunkSize(p, 20480), 1024);
-  EXPECT_EQ(NextChunkSize(p, 21500), 400);
-  p.max_prefill_tokens = 512;
-  EXPECT_EQ(NextChunkSize(p, 20480), 512);
+  EXPECT_EQ(NextChunkSize(p, 21500), 384);
+  EXPECT_EQ(NextChunkSize(p, 21850), 4096);
+  p.max_prefill_tokens = 500;
+  EXPECT_EQ(NextChunkSize(p, 20480), 448);
+}
+
+TEST(DynamicChunkTest, SmallChunksKeepOneAlignmentUnit) {
+  // C = 128: C / 4 = 32 rounds down to 0 multiples of 64, and SGLang keeps 64.
+  EXPECT_EQ(NextChunkSize(StrictSquare(128), 20480), 64);
 }
 
 TEST(DynamicChunkTest, EngineUsesItOnlyWithPipelineStages) {

@@ -68,14 +68,30 @@ void OnlineEngine::Dispatch(const EventQueue<Event>::Event& e) {
   }
 }
 
+void OnlineEngine::Abort(int ticket) {
+  Pending& p = pending_[ticket];
+  if (p.aborted) return;
+  p.aborted = true;
+  if (p.sched < 0) return;  // not sent yet: OnSend drops it
+  const SchedRequest& q = scheduler_.request(p.sched);
+  const bool queued = arrived_[p.sched] && !q.admitted && !q.finished;
+  scheduler_.Abort(p.sched);
+  if (queued) --queued_;  // it left the waiting queue
+}
+
 void OnlineEngine::OnSend(int ticket) {
-  const Pending& p = pending_[ticket];
+  Pending& p = pending_[ticket];
+  if (p.aborted) return;
   int r = scheduler_.AddRequest(p.input_tokens, p.max_new_tokens);
+  p.sched = r;
   sched_to_ticket_.push_back(ticket);
+  arrived_.push_back(false);
   events_.Push(now_ + cost_.IngestNs(p.input_tokens), {EventKind::kArrive, r});
 }
 
 void OnlineEngine::OnArrive(int request) {
+  arrived_[request] = true;
+  if (scheduler_.request(request).finished) return;  // aborted on the way
   scheduler_.Enqueue(request);
   ++queued_;
   if (sleeping_) {
@@ -119,15 +135,19 @@ void OnlineEngine::OnProcess(int slot) {
   scheduler_.ApplyResult(slot, f.batch, &first_token_, &finished_);
   f.active = false;
   const int64_t client_ns = now_ + cost_.StreamOutNs();
+  auto heard = [this](int r) { return !pending_[sched_to_ticket_[r]].aborted; };
   if (f.batch.is_prefill) {
     for (int r : first_token_)
-      listener_->OnTokens(sched_to_ticket_[r], scheduler_.request(r).output_tokens, client_ns);
+      if (heard(r))
+        listener_->OnTokens(sched_to_ticket_[r], scheduler_.request(r).output_tokens, client_ns);
   } else {
     for (const auto& e : f.batch.entries)
-      listener_->OnTokens(sched_to_ticket_[e.request], scheduler_.request(e.request).output_tokens,
-                          client_ns);
+      if (heard(e.request))
+        listener_->OnTokens(sched_to_ticket_[e.request],
+                            scheduler_.request(e.request).output_tokens, client_ns);
   }
-  for (int r : finished_) listener_->OnFinished(sched_to_ticket_[r], client_ns, /*ok=*/true);
+  for (int r : finished_)
+    if (heard(r)) listener_->OnFinished(sched_to_ticket_[r], client_ns, /*ok=*/true);
   ContinueOrSleep(now_);
 }
 

@@ -63,6 +63,11 @@ class OnlineEngine {
   // (0, 1, 2, ... in submission order).
   int Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens);
 
+  // Aborts request `ticket` (its client went away): not yet admitted, it is
+  // dropped at once; admitted, it finishes with its next result. The
+  // listener hears nothing more of it, nor of its finish.
+  void Abort(int ticket);
+
   // Processes every event at or before `t_ns`, then sets now to t_ns.
   void RunUntil(int64_t t_ns);
   // Processes events until none is left.
@@ -87,6 +92,8 @@ class OnlineEngine {
   struct Pending {  // a submitted request not yet sent
     int64_t input_tokens = 0;
     int64_t max_new_tokens = 0;
+    int sched = -1;        // its scheduler index once sent
+    bool aborted = false;  // the listener hears nothing more of it
   };
   // A micro-batch launched into a slot and not yet processed.
   struct InFlight {
@@ -115,6 +122,7 @@ class OnlineEngine {
   EngineCounters counters_;
   std::vector<Pending> pending_;
   std::vector<int> sched_to_ticket_;
+  std::vector<bool> arrived_;  // per scheduler index: in the waiting queue or past it
   std::vector<int> first_token_, finished_;
   int64_t now_ = 0;
   int64_t mb_counter_ = 0;

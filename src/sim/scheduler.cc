@@ -42,7 +42,21 @@ int Scheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens) {
   return static_cast<int>(requests_.size()) - 1;
 }
 
-void Scheduler::Enqueue(int request) { waiting_.push_back(request); }
+void Scheduler::Enqueue(int request) {
+  if (!requests_[request].finished) waiting_.push_back(request);  // else aborted before it arrived
+}
+
+void Scheduler::Abort(int request) {
+  SchedRequest& q = requests_[request];
+  if (q.finished) return;
+  if (!q.admitted) {
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
+    q.finished = true;
+    return;
+  }
+  // No token after the one being computed (a prefill yields its first).
+  q.max_new_tokens = std::min(q.max_new_tokens, q.output_tokens + 1);
+}
 
 bool Scheduler::Idle() const {
   if (!waiting_.empty() || chunked_ >= 0) return false;

@@ -73,6 +73,11 @@ class Scheduler {
   bool HasWaiting() const { return !waiting_.empty() || chunked_ >= 0; }
   // Fails the head of the waiting queue (it can never be admitted); returns it.
   int DropHeadWaiting();
+  // Aborts `request` as SGLang's abort_request does when its client goes
+  // away: one still waiting (or not yet enqueued) is dropped at once; one
+  // admitted finishes with the result of the batch it is in, its next token
+  // or its prefill (ApplyResult reports it as finished and frees its KV).
+  void Abort(int request);
 
   const SchedRequest& request(int i) const { return requests_[i]; }
   int pp_max_micro_batch_size() const { return pp_max_mbs_; }
