@@ -5,7 +5,8 @@
 # Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR TARGET [SECONDS]
 #   TARGET: sse (SSE parser + stream decoder), spec (spec parser + --set),
 #           evidence (manifest, request records, nvidia-smi CSV readers, and the
-#           checks of impossible evidence)
+#           checks of impossible evidence),
+#           nsys (Nsight Systems export reader and analysis, NVTX patterns)
 set -euo pipefail
 src=$1
 out=$2/fuzz
@@ -73,8 +74,17 @@ case $name in
     # The same file appended to itself: what the records checks must name.
     cat "$corpus/records" "$corpus/records" >"$corpus/records-doubled"
     ;;
+  nsys)
+    mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats text
+      echo "$src/src/util/format.cc")
+    libs=(-lsqlite3 -lre2 -lfmt -pthread)
+    # Seeds: the NVTX pattern up to a lone backslash (FuzzedDataProvider's
+    # ConsumeRandomLengthString), then the bytes the rows are drawn from.
+    printf 'prefill\\\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09' >"$corpus/prefill"
+    printf '(a+)+$\\\x10\x03\x03\x00\x00\x00\x05\x00\x00\x00\x00' >"$corpus/nested"
+    ;;
   *)
-    echo "run_fuzz: unknown target '$name' (sse, spec, evidence)" >&2
+    echo "run_fuzz: unknown target '$name' (sse, spec, evidence, nsys)" >&2
     exit 2
     ;;
 esac

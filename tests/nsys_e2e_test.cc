@@ -73,6 +73,62 @@ TEST_F(NsysCliTest, ErrorsNameTheFileTableAndPattern) {
   r = Run("nsys " + profile + " --window prefill");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--window 'prefill': expected 'forward' or 'nvtx:REGEX'"));
+  r = Run("nsys " + profile + " --window 'nvtx:(prefill'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--window 'nvtx:(prefill': not a valid regular expression (RE2 "
+                               "syntax): missing ): (prefill"));
+}
+
+// Inputs that once crashed the command: an NVTX text of 50,000 characters
+// under a greedy pattern (std::regex recursed per character), and a --layout
+// of 50,000 digits or one past int (the same recursion; std::stoi threw).
+TEST_F(NsysCliTest, LongTextsAndNumbersAreNoCrash) {
+  const std::string path = (dir_ / "long.sqlite").string();
+  {
+    auto w = nsys::TestExportWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    (*w)->AddNvtxRange(0, 1'000'000, "prefill " + std::string(50'000, 'x'));
+    (*w)->AddKernel(0, 7, 0, 1'000'000, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  const std::string out = " -o " + (dir_ / "a.json").string();
+  CommandResult r = Run("nsys " + path + " --window 'nvtx:^prefill.*$'" + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# exposed communication: 100.00% of the window"));
+  r = Run("nsys " + path + " --layout " + std::string(50'000, '1') + "/1/1" + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(": expected PP/TP/EP"));
+  r = Run("nsys " + path + " --layout 99999999999/32/4" + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--layout 99999999999/32/4: expected PP/TP/EP"));
+}
+
+// A broken cell fails with its table, row and column; a reversed row is
+// skipped and counted in the table's notes.
+TEST_F(NsysCliTest, DamagedRowsAreNamedOrCounted) {
+  const std::string path = (dir_ / "damaged.sqlite").string();
+  auto write = [&path](const std::string& sql) {
+    auto w = nsys::TestExportWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    (*w)->AddKernel(0, 7, 0, 1'000, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+    (*w)->AddSql(sql);
+    ASSERT_TRUE((*w)->Close().ok());
+  };
+  const std::string columns =
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL; "
+      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET ";
+  write(columns + "start = -9223372036854775808, end = 9223372036854775807 WHERE rowid = 2");
+  const std::string out = " -o " + (dir_ / "a.json").string();
+  CommandResult r = Run("nsys " + path + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(path + ": CUPTI_ACTIVITY_KIND_KERNEL row 2: column 'start' is "
+                                      "-9223372036854775808, expected a timestamp within"));
+  write(columns + "start = 900, end = 100 WHERE rowid = 2");
+  r = Run("nsys " + path + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# note: " + path +
+                               ": CUPTI_ACTIVITY_KIND_KERNEL: 1 row skipped (end before start); "
+                               "the first is row 2 (start 900, end 100)"));
 }
 
 }  // namespace

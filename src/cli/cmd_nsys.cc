@@ -7,11 +7,11 @@
 
 #include <iostream>
 #include <optional>
-#include <regex>
 
 #include "cli/command.h"
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
+#include "spec/layout_text.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -30,13 +30,12 @@ struct NsysOptions {
 Result<nsys::ProfileContext> ContextFrom(const NsysOptions& o) {
   nsys::ProfileContext c;
   if (!o.layout.empty()) {
-    std::smatch m;
-    static const std::regex kLayout(R"((\d+)/(\d+)/(\d+))");
-    if (!std::regex_match(o.layout, m, kLayout))
-      return MakeError("--layout '" + o.layout + "': expected PP/TP/EP, e.g. 1/32/4");
-    c.pp = std::stoi(m[1]);
-    c.tp = std::stoi(m[2]);
-    c.ep = std::stoi(m[3]);
+    PPS_ASSIGN_OR_RETURN(const spec::LayoutSpec layout, spec::ParseLayoutText(o.layout));
+    if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1)
+      return MakeError("--layout " + o.layout + ": expected positive sizes, e.g. 1/32/4");
+    c.pp = layout.pp;
+    c.tp = layout.tp;
+    c.ep = layout.ep;
   }
   if (o.tp_span_nodes > 0) c.tp_span_nodes = o.tp_span_nodes;
   return c;

@@ -90,11 +90,19 @@ nlohmann::ordered_json AnalysisJson(const ProfileAnalysis& a, const ProfileConte
   nlohmann::ordered_json sources = nlohmann::ordered_json::array();
   nlohmann::ordered_json notes = nlohmann::ordered_json::array();
   for (const ExportAnalysis& e : a.exports) {
+    nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+    for (const SkippedRows& s : e.skipped)
+      skipped.push_back({{"table", s.table},
+                         {"reason", s.reason},
+                         {"rows", s.rows},
+                         {"first_row_id", s.first_row_id},
+                         {"first_row", s.first_row}});
     sources.push_back({{"path", e.path},
                        {"product_version", e.product_version},
                        {"schema_version", e.schema_version},
                        {"kernel_rows", e.kernel_rows},
-                       {"gpus", e.gpus.size()}});
+                       {"gpus", e.gpus.size()},
+                       {"skipped_rows", skipped}});
     for (const auto& n : e.notes) notes.push_back(n);
   }
   j["sources"] = sources;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 
 #include "nsys/export_reader.h"
@@ -37,46 +36,71 @@ struct NvtxWindows {
   }
 };
 
-std::string SomeNames(const std::vector<NvtxRange>& ranges) {
-  std::set<std::string> names;
-  for (const auto& r : ranges) {
-    names.insert(r.text);
-    if (names.size() == 5) break;
+// Rows a scan skipped go to the analysis and, described, to its notes.
+void Note(const RowScan& scan, ExportAnalysis& analysis) {
+  for (const SkippedRows& s : scan.skipped) {
+    analysis.skipped.push_back(s);
+    analysis.notes.push_back(analysis.path + ": " + s.Describe());
   }
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
-  return out;
 }
 
+// A few range names for a message: the first distinct ones, each cut short.
+class SomeNames {
+ public:
+  void Add(const std::string& name) {
+    std::string shown = name.size() > kChars ? name.substr(0, kChars) + "..." : name;
+    if (names_.size() < kNames) {
+      names_.insert(std::move(shown));
+    } else if (names_.count(shown) == 0) {
+      more_ = true;
+    }
+  }
+  std::string Text() const {
+    std::string out;
+    for (const auto& n : names_) out += (out.empty() ? "'" : ", '") + n + "'";
+    return out + (more_ ? ", ..." : "");
+  }
+
+ private:
+  static constexpr size_t kNames = 5, kChars = 60;
+  std::set<std::string> names_;
+  bool more_ = false;
+};
+
+// Streams the NVTX ranges and keeps those the pattern finds: the texts of
+// the others are never held, however many or long they are.
 Result<NvtxWindows> ChooseNvtxWindows(const ExportReader& reader, const WindowChoice& choice,
-                                      std::vector<std::string>& notes) {
-  PPS_ASSIGN_OR_RETURN(std::vector<NvtxRange> ranges, reader.NvtxRanges());
-  if (ranges.empty())
-    return MakeError(reader.path() +
-                     ": no NVTX ranges (table NVTX_EVENTS absent or empty): profile with "
-                     "`--trace=cuda,nvtx` and annotate the prefill, or use --window forward");
-  const std::regex re(choice.pattern);
+                                      ExportAnalysis& analysis) {
   PPS_ASSIGN_OR_RETURN(const auto devices_of, reader.ProcessDevices());
   NvtxWindows out;
-  int matched = 0, unattributed = 0;
-  for (const NvtxRange& r : ranges) {
-    if (!std::regex_search(r.text, re)) continue;
+  int64_t ranges = 0, matched = 0, unattributed = 0;
+  SomeNames names;
+  PPS_ASSIGN_OR_RETURN(RowScan scan, reader.ForEachNvtxRange([&](NvtxRange&& r) {
+    ++ranges;
+    if (!choice.nvtx.Search(r.text)) {
+      names.Add(r.text);
+      return;
+    }
     ++matched;
-    const LabelledWindow w{r.span, r.text};
+    const LabelledWindow w{r.span, std::move(r.text)};
     auto it = devices_of.find(r.global_pid);
     if (it == devices_of.end()) {
       ++unattributed;
       out.every_device.push_back(w);
-      continue;
+      return;
     }
     for (int d : it->second) out.by_device[d].push_back(w);
-  }
+  }));
+  Note(scan, analysis);
+  if (ranges == 0)
+    return MakeError(reader.path() +
+                     ": no NVTX ranges (table NVTX_EVENTS absent or empty): profile with "
+                     "`--trace=cuda,nvtx` and annotate the prefill, or use --window forward");
   if (matched == 0)
-    return MakeError(fmt::format("{}: no NVTX range matches '{}' ({} ranges, named {}{})",
-                                 reader.path(), choice.pattern, ranges.size(), SomeNames(ranges),
-                                 ranges.size() > 5 ? ", ..." : ""));
+    return MakeError(fmt::format("{}: no NVTX range matches '{}' ({} ranges, named {})",
+                                 reader.path(), choice.pattern, ranges, names.Text()));
   if (unattributed > 0)
-    notes.push_back(fmt::format(
+    analysis.notes.push_back(fmt::format(
         "{} of {} matching NVTX ranges come from processes that launched no kernel; they "
         "apply to every GPU",
         unattributed, matched));
@@ -142,9 +166,9 @@ std::string WindowChoice::Describe() const {
 
 Result<WindowChoice> ParseWindowChoice(const std::string& text, int64_t gap_us) {
   WindowChoice c;
-  if (gap_us <= 0)
-    return MakeError(
-        fmt::format("--gap-us: expected a positive number of microseconds, got {}", gap_us));
+  if (gap_us <= 0 || gap_us > kMaxGapUs)
+    return MakeError(fmt::format("--gap-us: expected 1 to {} microseconds (an hour), got {}",
+                                 kMaxGapUs, gap_us));
   c.gap_ns = gap_us * 1000;
   if (text == "forward") return c;
   if (text.rfind(kNvtxPrefix, 0) != 0 || text.size() == std::string(kNvtxPrefix).size())
@@ -152,11 +176,7 @@ Result<WindowChoice> ParseWindowChoice(const std::string& text, int64_t gap_us) 
                      "': expected 'forward' or 'nvtx:REGEX' (e.g. nvtx:prefill)");
   c.mode = WindowChoice::Mode::kNvtx;
   c.pattern = text.substr(std::string(kNvtxPrefix).size());
-  try {
-    std::regex check(c.pattern);
-  } catch (const std::regex_error& e) {
-    return MakeError("--window '" + text + "': not a valid regular expression: " + e.what());
-  }
+  PPS_ASSIGN_OR_RETURN(c.nvtx, NvtxPattern::Compile(c.pattern, "--window '" + text + "'"));
   return c;
 }
 
@@ -169,7 +189,7 @@ Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice
   PPS_ASSIGN_OR_RETURN(const auto names, reader->GpuNames());
   NvtxWindows nvtx;
   if (window.mode == WindowChoice::Mode::kNvtx) {
-    PPS_ASSIGN_OR_RETURN(nvtx, ChooseNvtxWindows(*reader, window, a.notes));
+    PPS_ASSIGN_OR_RETURN(nvtx, ChooseNvtxWindows(*reader, window, a));
   }
   std::unique_ptr<DeviceSweep> sweep;
   int device = -1;
@@ -181,7 +201,7 @@ Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice
     if (auto it = names.find(device); it != names.end()) g.gpu_name = it->second;
     a.gpus.push_back(std::move(g));
   };
-  PPS_ASSIGN_OR_RETURN(a.kernel_rows, reader->ForEachKernel([&](const KernelRow& row) {
+  PPS_ASSIGN_OR_RETURN(const RowScan kernels, reader->ForEachKernel([&](const KernelRow& row) {
     if (!sweep || row.device_id != device) {
       finish();
       device = row.device_id;
@@ -195,6 +215,8 @@ Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice
     return true;
   }));
   finish();
+  a.kernel_rows = kernels.rows;
+  Note(kernels, a);
   if (a.kernel_rows == 0) a.notes.push_back(path + ": the kernel table is empty");
   return a;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "nsys/export_rows.h"
+#include "nsys/nvtx_pattern.h"
 #include "nsys/summary.h"
 #include "util/result.h"
 
@@ -14,20 +16,26 @@ namespace ppsearch::nsys {
 
 struct WindowChoice {
   enum class Mode { kForward, kNvtx } mode = Mode::kForward;
-  std::string pattern;           // kNvtx: ECMAScript regex searched in the range's text
+  std::string pattern;           // kNvtx: the pattern as given
+  NvtxPattern nvtx;              // kNvtx: the pattern compiled, searched in each range's text
   int64_t gap_ns = 1'000'000;    // kForward: an idle gap this long ends a forward pass
   std::string Describe() const;  // "nvtx:prefill" or "forward (gap 1000 us)"
 };
 
-// "forward" or "nvtx:REGEX"; the regex must compile.
+// The longest --gap-us: an hour without a kernel ends any forward pass.
+inline constexpr int64_t kMaxGapUs = 3'600'000'000;
+
+// "forward" or "nvtx:REGEX"; the regex must compile (RE2 syntax) and the gap
+// be 1 to kMaxGapUs microseconds.
 Result<WindowChoice> ParseWindowChoice(const std::string& text, int64_t gap_us);
 
 struct ExportAnalysis {
   std::string path;
   std::string product_version, schema_version;  // "" when the export does not say
   int64_t kernel_rows = 0;
-  std::vector<GpuWindows> gpus;  // by device id
-  std::vector<std::string> notes;
+  std::vector<GpuWindows> gpus;      // by device id
+  std::vector<SkippedRows> skipped;  // rows read but not analysed, by table and reason
+  std::vector<std::string> notes;    // the skipped rows described, and other remarks
 };
 
 struct ProfileAnalysis {

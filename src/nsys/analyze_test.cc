@@ -5,53 +5,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
+#include <chrono>
 
 #include "nsys/analysis_json.h"
-#include "nsys/export_testing.h"
+#include "nsys/export_fixture_testing.h"
 #include "util/files.h"
 
 namespace ppsearch::nsys {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n";
-constexpr const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
-
-class ExportTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "ppsearch_nsys_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::unique_ptr<TestExportWriter> Writer(const std::string& name, bool nvtx = true) {
-    auto w = TestExportWriter::Create(dir_ + "/" + name, nvtx);
-    EXPECT_TRUE(w.ok()) << w.error().message;
-    return std::move(w).value();
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  ProfileAnalysis Analyze(const std::string& name, const std::string& window = "nvtx:prefill") {
-    auto choice = ParseWindowChoice(window, 1000);
-    EXPECT_TRUE(choice.ok()) << choice.error().message;
-    auto a = AnalyzeProfiles({Path(name)}, *choice);
-    EXPECT_TRUE(a.ok()) << a.error().message;
-    return a.ok() ? *a : ProfileAnalysis{};
-  }
-  std::string ErrorOf(const std::string& path, const std::string& window = "nvtx:prefill") {
-    auto a = AnalyzeProfiles({path}, *ParseWindowChoice(window, 1000));
-    return a.ok() ? "" : a.error().message;
-  }
-
-  std::string dir_;
-};
 
 // Two GPUs, one process each, an NVTX "prefill" range per process: GPU 0
 // with no overlap, GPU 1 with partial overlap across four streams, and a
@@ -171,8 +135,10 @@ TEST_F(ExportTest, BadInputsAreNamed) {
 }
 
 TEST_F(ExportTest, AnSqliteFileWithoutTheKernelTable) {
-  const std::string path = Path("empty.sqlite");
-  ASSERT_TRUE(WriteFileAtomic(path, "").ok());  // an empty file is an empty database
+  auto w = Writer("nokernels.sqlite");
+  w->AddSql("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL");
+  ASSERT_TRUE(w->Close().ok());
+  const std::string path = Path("nokernels.sqlite");
   EXPECT_EQ(ErrorOf(path), path +
                                ": no table CUPTI_ACTIVITY_KIND_KERNEL: the profile holds no CUDA "
                                "kernel trace (profile with `nsys profile --trace=cuda,nvtx`, then "
@@ -184,10 +150,48 @@ TEST(WindowChoiceTest, ParsesAndRejects) {
   EXPECT_EQ(ParseWindowChoice("nvtx:prefill|extend", 1000)->pattern, "prefill|extend");
   EXPECT_EQ(ParseWindowChoice("prefill", 1000).error().message,
             "--window 'prefill': expected 'forward' or 'nvtx:REGEX' (e.g. nvtx:prefill)");
-  EXPECT_THAT(ParseWindowChoice("nvtx:(", 1000).error().message,
-              HasSubstr("--window 'nvtx:(': not a valid regular expression"));
+  EXPECT_EQ(ParseWindowChoice("nvtx:(", 1000).error().message,
+            "--window 'nvtx:(': not a valid regular expression (RE2 syntax): missing ): (");
+  // RE2 has no backreferences or lookaround, which ECMAScript regexes have.
+  EXPECT_EQ(ParseWindowChoice("nvtx:(a)\\1", 1000).error().message,
+            "--window 'nvtx:(a)\\1': not a valid regular expression (RE2 syntax): invalid escape "
+            "sequence: \\1");
   EXPECT_EQ(ParseWindowChoice("forward", 0).error().message,
-            "--gap-us: expected a positive number of microseconds, got 0");
+            "--gap-us: expected 1 to 3600000000 microseconds (an hour), got 0");
+  // A gap of more than an hour would overflow as nanoseconds added to a timestamp.
+  EXPECT_EQ(ParseWindowChoice("forward", INT64_MAX / 100).error().message,
+            "--gap-us: expected 1 to 3600000000 microseconds (an hour), got 92233720368547758");
+  EXPECT_EQ(ParseWindowChoice("forward", kMaxGapUs)->gap_ns, kMaxGapUs * 1000);
+}
+
+// std::regex backtracked: (a+)+$ on 30 a's and a b took about a minute, and
+// prefill.* on a text of 50,000 characters overflowed the stack. RE2 takes
+// linear time and no recursion.
+TEST_F(ExportTest, PatternsTakeLinearTimeOnLongTexts) {
+  auto w = Writer("long.sqlite");
+  const std::string long_text = "prefill " + std::string(50'000, 'a');
+  w->AddNvtxRange(0, 100, long_text);
+  w->AddNvtxRange(200, 300, std::string(30, 'a') + "b");
+  w->AddKernel(0, 7, 0, 300, kGemm);
+  ASSERT_TRUE(w->Close().ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  const ProfileAnalysis greedy = Analyze("long.sqlite", "nvtx:^prefill.*$");
+  ASSERT_EQ(greedy.summary.windows, 1);
+  EXPECT_EQ(greedy.exports[0].gpus[0].labels[0], long_text);
+  const ProfileAnalysis nested = Analyze("long.sqlite", "nvtx:(a+)+$");
+  EXPECT_EQ(nested.summary.windows, 1);  // the long text ends in a's; "...ab" does not
+  EXPECT_EQ(nested.exports[0].gpus[0].windows[0].window.start_ns, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST_F(ExportTest, NamesInAMessageAreCutShort) {
+  auto w = Writer("names.sqlite");
+  w->AddNvtxRange(0, 100, std::string(50'000, 'x'));
+  w->AddKernel(0, 7, 0, 100, kGemm);
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(ErrorOf(Path("names.sqlite")),
+            Path("names.sqlite") + ": no NVTX range matches 'prefill' (1 ranges, named '" +
+                std::string(60, 'x') + "...')");
 }
 
 // The written analysis is a profile summary `ppsearch calibrate` reads.

@@ -1,5 +1,6 @@
 #include "nsys/export_reader.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -10,47 +11,51 @@ namespace ppsearch::nsys {
 namespace {
 
 constexpr int64_t kTidBits = 0x1000000;  // global ids: thread id in the low 24 bits
+constexpr const char* kExpected =
+    "expected an Nsight Systems SQLite export, from `nsys export --type sqlite`";
 
-// One prepared statement, finalized on every path.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql) {
-    prepared_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) == SQLITE_OK;
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
+// The file itself, before SQLite sees it: SQLite would open a directory or a
+// FIFO and fail or block on it with a message that names neither.
+Status CheckExportFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found)
+    return MakeError(path + ": no such file (" + kExpected + ")");
+  if (ec) return MakeError(path + ": cannot read: " + ec.message());
+  if (st.type() == fs::file_type::directory)
+    return MakeError(path + ": is a directory (" + kExpected + ")");
+  if (st.type() != fs::file_type::regular)
+    return MakeError(path + ": not a regular file (a FIFO, socket or device; " + kExpected + ")");
+  const uintmax_t bytes = fs::file_size(path, ec);
+  if (ec) return MakeError(path + ": cannot read its size: " + ec.message());
+  if (bytes == 0) return MakeError(path + ": empty file (" + kExpected + ")");
+  if (bytes > static_cast<uintmax_t>(kMaxExportBytes))
+    return MakeError(fmt::format(
+        "{}: {:.1f} GiB, over the {} GiB an export may have (shorten the profile with `nsys "
+        "profile --duration` or a capture range, or export one node at a time)",
+        path, static_cast<double>(bytes) / (1 << 30), kMaxExportBytes >> 30));
+  return Status::Ok();
+}
 
-  bool ok() const { return prepared_; }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  void BindText(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.c_str(), -1, SQLITE_TRANSIENT);
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(t));
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  bool prepared_ = false;
-};
+// A span from two checked timestamps, or the reason it spans no time in order.
+std::optional<std::string> Reversed(int64_t start, int64_t end) {
+  if (end >= start) return std::nullopt;
+  return fmt::format("start {}, end {}", start, end);
+}
 
 }  // namespace
 
 Result<std::unique_ptr<ExportReader>> ExportReader::Open(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return MakeError(path +
-                     ": no such file (expected an Nsight Systems SQLite export, from "
-                     "`nsys export --type sqlite`)");
+  PPS_RETURN_IF_ERROR(CheckExportFile(path));
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   std::unique_ptr<ExportReader> reader(new ExportReader(path, db));
   if (rc != SQLITE_OK) return reader->SqlError("cannot open");
+  // The file is not ours: its views and triggers may not call functions with
+  // side effects (SQLite's advice for files from elsewhere).
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   // SQLite reads the header lazily: the first query tells a non-database apart.
   Result<bool> has_kernels = reader->HasTable(kKernelTable);
   if (!has_kernels.ok()) return has_kernels.error();
@@ -115,42 +120,84 @@ Result<std::map<int, std::string>> ExportReader::GpuNames() const {
   std::map<int, std::string> names;
   PPS_ASSIGN_OR_RETURN(bool has, HasTable("TARGET_INFO_GPU"));
   if (!has) return names;
-  Statement q(db_, "SELECT id, name FROM TARGET_INFO_GPU");
-  if (!q.ok()) return SqlError("reading TARGET_INFO_GPU");
-  while (q.Step() == SQLITE_ROW) names[static_cast<int>(q.Int(0))] = q.Text(1);
+  const std::string table = "TARGET_INFO_GPU";
+  Statement q(db_, "SELECT rowid, id, name FROM " + table);
+  if (!q.ok()) return SqlError("reading " + table);
+  const RowCells cells(path_, table, q, 0);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    PPS_ASSIGN_OR_RETURN(int id, cells.DeviceId(1, "id"));
+    names[id] = q.Text(2);
+  }
+  if (rc != SQLITE_DONE) return SqlError("reading " + table);
   return names;
 }
 
-Result<std::vector<NvtxRange>> ExportReader::NvtxRanges() const {
-  std::vector<NvtxRange> ranges;
-  PPS_ASSIGN_OR_RETURN(bool has, HasTable("NVTX_EVENTS"));
-  if (!has) return ranges;
+Result<RowScan> ExportReader::ForEachNvtxRange(
+    const std::function<void(NvtxRange&&)>& on_range) const {
+  RowScan scan;
+  const std::string table = kNvtxTable;
+  PPS_ASSIGN_OR_RETURN(bool has, HasTable(table));
+  if (!has) return scan;
   PPS_RETURN_IF_ERROR(
-      RequireColumns("NVTX_EVENTS", {"start", "end", "eventType", "text", "textId", "globalTid"}));
+      RequireColumns(table, {"start", "end", "eventType", "text", "textId", "globalTid"}));
+  // Rows of another event type are not ranges; one whose type is no integer
+  // is read so that the check below names it.
   Statement q(db_,
-              "SELECT n.start, n.end, COALESCE(n.text, s.value, ''), n.globalTid "
-              "FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId "
-              "WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.end > n.start "
+              "SELECT n.rowid, n.start, n.end, n.eventType, n.text, n.textId, s.value, "
+              "n.globalTid FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId "
+              "WHERE n.eventType IN (59, 60) OR typeof(n.eventType) != 'integer' "
               "ORDER BY n.start");
-  if (!q.ok()) return SqlError("reading NVTX_EVENTS");
+  if (!q.ok()) return SqlError("reading " + table);
+  const RowCells cells(path_, table, q, 0);
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
+    ++scan.rows;
+    PPS_ASSIGN_OR_RETURN(int64_t start, cells.Timestamp(1, "start"));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> end, cells.OptionalTimestamp(2, "end"));
+    PPS_RETURN_IF_ERROR(cells.Integer(3, "eventType", false));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> text_id, cells.Integer(5, "textId", true));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> tid, cells.Integer(7, "globalTid", true));
     NvtxRange r;
-    r.span = {q.Int(0), q.Int(1)};
-    r.text = q.Text(2);
-    if (!q.Null(3)) r.global_pid = q.Int(3) - q.Int(3) % kTidBits;
-    ranges.push_back(std::move(r));
+    if (!q.Null(4)) {
+      r.text = q.Text(4);
+    } else if (text_id) {
+      if (q.Null(6))
+        return cells.Problem("textId",
+                             fmt::format("is {}, which names no StringIds row", *text_id));
+      r.text = q.Text(6);
+    }
+    if (!end) {
+      CountSkipped(scan.skipped, table, "no end: the range never ended", cells.row_id(),
+                   fmt::format("start {}", start));
+      continue;
+    }
+    if (auto reversed = Reversed(start, *end)) {
+      CountSkipped(scan.skipped, table, "end before start", cells.row_id(), *reversed);
+      continue;
+    }
+    if (*end == start) continue;  // an empty range: no window to measure
+    r.span = {start, *end};
+    if (tid) r.global_pid = *tid - *tid % kTidBits;
+    on_range(std::move(r));
   }
-  if (rc != SQLITE_DONE) return SqlError("reading NVTX_EVENTS");
-  return ranges;
+  if (rc != SQLITE_DONE) return SqlError("reading " + table);
+  return scan;
 }
 
 Result<std::map<int64_t, std::vector<int>>> ExportReader::ProcessDevices() const {
   std::map<int64_t, std::vector<int>> out;
-  Statement q(db_, std::string("SELECT DISTINCT globalPid, deviceId FROM ") + kKernelTable +
-                       " WHERE globalPid IS NOT NULL");
+  Statement q(db_, std::string("SELECT min(rowid), globalPid, deviceId FROM ") + kKernelTable +
+                       " WHERE globalPid IS NOT NULL GROUP BY globalPid, deviceId");
   if (!q.ok()) return SqlError(std::string("reading ") + kKernelTable);
-  while (q.Step() == SQLITE_ROW) out[q.Int(0)].push_back(static_cast<int>(q.Int(1)));
+  const RowCells cells(path_, kKernelTable, q, 0);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> pid, cells.Integer(1, "globalPid", false));
+    PPS_ASSIGN_OR_RETURN(int device, cells.DeviceId(2, "deviceId"));
+    out[*pid].push_back(device);
+  }
+  if (rc != SQLITE_DONE) return SqlError(std::string("reading ") + kKernelTable);
   for (auto& [pid, devices] : out) std::sort(devices.begin(), devices.end());
   return out;
 }
@@ -159,39 +206,55 @@ Result<std::unordered_map<int64_t, Collective>> ExportReader::CommunicationNames
   std::string where;
   for (const char* part : kCommunicationNameParts)
     where += std::string(where.empty() ? "" : " OR ") + "value LIKE '%" + part + "%'";
-  Statement q(db_, "SELECT id, value FROM StringIds WHERE " + where);
+  Statement q(db_, "SELECT rowid, id, value FROM StringIds WHERE " + where);
   if (!q.ok()) return SqlError("reading StringIds");
+  const RowCells cells(path_, "StringIds", q, 0);
   std::unordered_map<int64_t, Collective> out;
-  while (q.Step() == SQLITE_ROW)
-    if (auto kind = ClassifyKernel(q.Text(1))) out.emplace(q.Int(0), *kind);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> id, cells.Integer(1, "id", false));
+    if (auto kind = ClassifyKernel(q.Text(2))) out.emplace(*id, *kind);
+  }
+  if (rc != SQLITE_DONE) return SqlError("reading StringIds");
   return out;
 }
 
-Result<int64_t> ExportReader::ForEachKernel(
+Result<RowScan> ExportReader::ForEachKernel(
     const std::function<bool(const KernelRow&)>& on_row) const {
   PPS_ASSIGN_OR_RETURN(const auto comm, CommunicationNames());
-  Statement q(db_, std::string("SELECT deviceId, start, end, shortName, demangledName, globalPid "
-                               "FROM ") +
+  Statement q(db_, std::string("SELECT rowid, deviceId, start, end, shortName, demangledName, "
+                               "globalPid FROM ") +
                        kKernelTable + " ORDER BY deviceId, start");
   if (!q.ok()) return SqlError(std::string("reading ") + kKernelTable);
   auto kind_of = [&comm](int64_t id) -> std::optional<Collective> {
     auto it = comm.find(id);
     return it == comm.end() ? std::nullopt : std::optional<Collective>(it->second);
   };
-  int64_t rows = 0;
+  const RowCells cells(path_, kKernelTable, q, 0);
+  RowScan scan;
   int rc;
   KernelRow row;
   while ((rc = q.Step()) == SQLITE_ROW) {
-    ++rows;
-    row.device_id = static_cast<int>(q.Int(0));
-    row.kernel.span = {q.Int(1), q.Int(2)};
-    row.kernel.collective = kind_of(q.Int(3));
-    if (!row.kernel.collective) row.kernel.collective = kind_of(q.Int(4));
-    row.global_pid = q.Null(5) ? -1 : q.Int(5);
-    if (!on_row(row)) return rows;
+    ++scan.rows;
+    PPS_ASSIGN_OR_RETURN(row.device_id, cells.DeviceId(1, "deviceId"));
+    PPS_ASSIGN_OR_RETURN(int64_t start, cells.Timestamp(2, "start"));
+    PPS_ASSIGN_OR_RETURN(int64_t end, cells.Timestamp(3, "end"));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> short_name, cells.Integer(4, "shortName", false));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> long_name,
+                         cells.Integer(5, "demangledName", false));
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> pid, cells.Integer(6, "globalPid", true));
+    if (auto reversed = Reversed(start, end)) {
+      CountSkipped(scan.skipped, kKernelTable, "end before start", cells.row_id(), *reversed);
+      continue;
+    }
+    row.kernel.span = {start, end};
+    row.kernel.collective = kind_of(*short_name);
+    if (!row.kernel.collective) row.kernel.collective = kind_of(*long_name);
+    row.global_pid = pid.value_or(-1);
+    if (!on_row(row)) return scan;
   }
   if (rc != SQLITE_DONE) return SqlError(std::string("reading ") + kKernelTable);
-  return rows;
+  return scan;
 }
 
 }  // namespace ppsearch::nsys

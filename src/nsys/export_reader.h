@@ -17,6 +17,10 @@
 // process id in bits 24..47 (the exporter's own recipes compute
 // globalTid / 0x1000000 % 0x1000000), so a thread's process is its id with
 // the low 24 bits cleared.
+//
+// Every cell used is checked against this schema as it streams past
+// (export_rows.h): a broken cell fails the read, naming table, row and
+// column; a row that spans no time in order is skipped and counted.
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "nsys/export_rows.h"
 #include "nsys/window_analysis.h"
 #include "util/result.h"
 
@@ -34,11 +39,22 @@ struct sqlite3;
 namespace ppsearch::nsys {
 
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr const char* kNvtxTable = "NVTX_EVENTS";
+// The largest export opened: a sanity bound, not a memory one (rows stream).
+// Minutes of tracing a busy server export to a few GiB; a file past this is
+// most likely not an export, or a profile to shorten before analysing.
+inline constexpr int64_t kMaxExportBytes = int64_t{64} << 30;
 
 struct NvtxRange {
   Interval span;
   std::string text;
   int64_t global_pid = -1;  // the range's process, -1 when the export does not say
+};
+
+// What a scan read: every row, and those it skipped, by reason.
+struct RowScan {
+  int64_t rows = 0;  // rows read, skipped ones included
+  std::vector<SkippedRows> skipped;
 };
 
 struct KernelRow {
@@ -49,7 +65,8 @@ struct KernelRow {
 
 class ExportReader {
  public:
-  // Opens `path` read-only and checks it is an export with a kernel table.
+  // Opens `path` read-only and checks it is a regular file of at most
+  // kMaxExportBytes, and an export with a kernel table.
   static Result<std::unique_ptr<ExportReader>> Open(const std::string& path);
   ~ExportReader();
   ExportReader(const ExportReader&) = delete;
@@ -61,13 +78,15 @@ class ExportReader {
   const std::string& schema_version() const { return schema_version_; }
   // TARGET_INFO_GPU: device id -> name (empty when the table is absent).
   Result<std::map<int, std::string>> GpuNames() const;
-  // NVTX ranges (push/pop and start/end) with a positive duration, by start;
-  // empty when the export has no NVTX_EVENTS table.
-  Result<std::vector<NvtxRange>> NvtxRanges() const;
+  // NVTX ranges (push/pop and start/end) with a positive duration, by start,
+  // streamed; none when the export has no NVTX_EVENTS table. Ranges that end
+  // before they start or never end are skipped and counted.
+  Result<RowScan> ForEachNvtxRange(const std::function<void(NvtxRange&&)>& on_range) const;
   // Each process's GPUs, from the kernels it launched.
   Result<std::map<int64_t, std::vector<int>>> ProcessDevices() const;
-  // Every kernel, ordered by device then start; `on_row` returning false stops.
-  Result<int64_t> ForEachKernel(const std::function<bool(const KernelRow&)>& on_row) const;
+  // Every kernel, ordered by device then start; `on_row` returning false
+  // stops. Kernels that end before they start are skipped and counted.
+  Result<RowScan> ForEachKernel(const std::function<bool(const KernelRow&)>& on_row) const;
 
  private:
   ExportReader(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}

@@ -52,10 +52,20 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
 
 constexpr int64_t kPidShift = 0x1000000;
 
+std::string WithoutNotNull(std::string sql) {
+  const std::string not_null = " NOT NULL";
+  for (size_t at; (at = sql.find(not_null)) != std::string::npos;) sql.erase(at, not_null.size());
+  return sql;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TestExportWriter>> TestExportWriter::Create(const std::string& path,
-                                                                   bool with_nvtx_table) {
+                                                                   bool with_nvtx_table,
+                                                                   Constraints constraints) {
+  auto schema = [constraints](const char* sql) {
+    return constraints == Constraints::kAsNsys ? std::string(sql) : WithoutNotNull(sql);
+  };
   std::error_code ec;
   std::filesystem::remove(path, ec);
   sqlite3* db = nullptr;
@@ -65,8 +75,8 @@ Result<std::unique_ptr<TestExportWriter>> TestExportWriter::Create(const std::st
   }
   std::unique_ptr<TestExportWriter> w(new TestExportWriter(db));
   PPS_RETURN_IF_ERROR(w->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"));
-  PPS_RETURN_IF_ERROR(w->Exec(kSchema));
-  if (with_nvtx_table) PPS_RETURN_IF_ERROR(w->Exec(kNvtxSchema));
+  PPS_RETURN_IF_ERROR(w->Exec(schema(kSchema)));
+  if (with_nvtx_table) PPS_RETURN_IF_ERROR(w->Exec(schema(kNvtxSchema)));
   PPS_RETURN_IF_ERROR(w->Exec("BEGIN"));
   sqlite3_prepare_v2(db,
                      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, "
@@ -150,6 +160,11 @@ void TestExportWriter::AddNvtxRange(int64_t start_ns, int64_t end_ns, const std:
   sqlite3_bind_int64(nvtx_, 5, pid * kPidShift + tid);
   if (sqlite3_step(nvtx_) != SQLITE_DONE) error_ = sqlite3_errmsg(db_);
   sqlite3_reset(nvtx_);
+}
+
+void TestExportWriter::AddSql(const std::string& sql) {
+  Status s = Exec(sql);
+  if (!s.ok()) error_ = s.error().message;
 }
 
 Status TestExportWriter::Close() {

@@ -18,9 +18,13 @@ namespace ppsearch::nsys {
 
 class TestExportWriter {
  public:
+  // The export's NOT NULL constraints, or none, as in a hand-made or foreign
+  // file where any cell may be NULL.
+  enum class Constraints { kAsNsys, kNone };
   // Creates (replacing) `path` with the export's tables; rows go in one transaction.
-  static Result<std::unique_ptr<TestExportWriter>> Create(const std::string& path,
-                                                          bool with_nvtx_table = true);
+  static Result<std::unique_ptr<TestExportWriter>> Create(
+      const std::string& path, bool with_nvtx_table = true,
+      Constraints constraints = Constraints::kAsNsys);
   ~TestExportWriter();
   TestExportWriter(const TestExportWriter&) = delete;
   TestExportWriter& operator=(const TestExportWriter&) = delete;
@@ -33,6 +37,10 @@ class TestExportWriter {
   // go through StringIds (textId), others in `text`, as nsys writes them.
   void AddNvtxRange(int64_t start_ns, int64_t end_ns, const std::string& text, int64_t pid = 1,
                     bool registered = false, int event_type = 59, int64_t tid = 7);
+  // Runs `sql` in the writer's transaction: rows no profiler writes (text in
+  // an integer column, NULLs, overflowing or reversed spans) for the reader's
+  // checks, e.g. "INSERT INTO NVTX_EVENTS (start, end, eventType) VALUES (5, 1, 59)".
+  void AddSql(const std::string& sql);
   // Commits; the writer is done.
   Status Close();
 

@@ -16,6 +16,15 @@ struct Interval {
   int64_t length_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
 };
 
+// a + b, held at INT64_MAX instead of overflowing. Sums of concurrent kernel
+// times need it only for files no profiler writes: with timestamps within
+// +-2^53 ns (export_rows.h) over 500 kernels, each running for months, would
+// have to overlap.
+inline int64_t AddSaturating(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
 // |a ∩ b|, 0 when they do not meet.
 int64_t OverlapNs(const Interval& a, const Interval& b);
 

@@ -37,7 +37,7 @@ ProfileSummary Summarize(const std::vector<GpuWindows>& gpus) {
         calls[k].push_back(w.calls[k]);
         time_ms[k].push_back(static_cast<double>(w.time_ns[k]) / 1e6);
         s.total_calls[k] += w.calls[k];
-        s.total_time_ns[k] += w.time_ns[k];
+        s.total_time_ns[k] = AddSaturating(s.total_time_ns[k], w.time_ns[k]);
       }
     }
   }

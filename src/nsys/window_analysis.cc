@@ -40,7 +40,7 @@ void GpuWindowAnalyzer::AddKernel(const Kernel& k) {
     if (k.collective) {
       const int kind = static_cast<int>(*k.collective);
       ++b.calls[kind];
-      b.time_ns[kind] += overlap;
+      b.time_ns[kind] = AddSaturating(b.time_ns[kind], overlap);
     }
   });
   if (k.collective) {
