@@ -20,6 +20,8 @@ PACKAGES=(
 if [ "${1:-}" = "--tests" ]; then
   # report.html is opened in headless Chromium (the browser e2e test, the page benchmark)
   PACKAGES+=(chromium)
+  # the ssh e2e test's privileged steps: a user who needs a password for sudo
+  PACKAGES+=(sudo)
 fi
 
 missing=()
