@@ -52,9 +52,15 @@ inline bool CanConnect(const std::string& address, int port) {
   return ok;
 }
 
+// Empty when unreadable: a /proc file of a process that exits while it is
+// read fails with ESRCH (libstdc++ throws).
 inline std::string ReadBinary(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 inline bool IsZombie(pid_t pid) {

@@ -6,6 +6,7 @@
 // "ssh", private ports, state directories and results directory, and a
 // smaller sweep. Every wait is bounded; TearDown kills what the test left.
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -40,6 +41,99 @@ std::string Toml(const std::string& s) {
   return out + "\"";
 }
 
+// A local user who needs a password for sudo: useradd (home under `dir`),
+// chpasswd, and a sudoers drop-in checked with `visudo -cf` that also puts
+// `dir`/bin first on sudo's secure_path (where a test's stand-in container
+// runtime lies). The destructor ends the user's processes (by pid), then
+// removes the user, its home and the drop-in, however the test ended.
+class SudoUser {
+ public:
+  static std::unique_ptr<SudoUser> Make(const fs::path& dir, std::string* why) {
+    auto user = std::unique_ptr<SudoUser>(new SudoUser);
+    user->name_ = "ppsudo" + std::to_string(::getpid());
+    user->password_ = "pw-" + std::to_string(::getpid()) + "-Qx7#v9 z";
+    user->dropin_ = "/etc/sudoers.d/ppsearch-test-" + user->name_;
+    const std::string home = (dir / ("home-" + user->name_)).string();
+    if (std::system(("useradd -m -d " + home + " -s /bin/sh " + user->name_).c_str()) != 0) {
+      *why = "useradd " + user->name_ + " failed";
+      return nullptr;
+    }
+    user->created_ = true;
+    // chpasswd reads NAME:PASSWORD on stdin: the password stays off command lines.
+    const fs::path pw_input = dir / "chpasswd.in";
+    { std::ofstream(pw_input) << user->name_ << ":" << user->password_ << "\n"; }
+    const int set = std::system(("chpasswd < " + pw_input.string()).c_str());
+    fs::remove(pw_input);
+    if (set != 0) {
+      *why = "chpasswd failed";
+      return nullptr;
+    }
+    {
+      std::ofstream d(user->dropin_);
+      d << "Defaults:" << user->name_ << " secure_path=\"" << (dir / "bin").string()
+        << ":/usr/sbin:/usr/bin:/sbin:/bin\"\n"
+        << "Defaults:" << user->name_ << " !lecture\n"
+        << user->name_ << " ALL=(ALL) ALL\n";
+    }
+    fs::permissions(user->dropin_, fs::perms::owner_read | fs::perms::group_read);
+    if (std::system(("visudo -cf " + user->dropin_ + " >/dev/null").c_str()) != 0) {
+      *why = "visudo -cf " + user->dropin_ + " refused the drop-in";
+      return nullptr;
+    }
+    return user;
+  }
+
+  ~SudoUser() {
+    if (created_) {
+      const uid_t uid = Uid();
+      for (int round = 0; round < 20 && uid != 0; ++round) {
+        std::vector<pid_t> left = ProcessesOf(uid);
+        if (left.empty()) break;
+        for (pid_t p : left) ::kill(p, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      // -f: a session the runner opened may still be closing.
+      std::system(("userdel -r -f " + name_ + " 2>/dev/null").c_str());
+    }
+    std::error_code ec;
+    fs::remove(dropin_, ec);
+  }
+
+  const std::string& name() const { return name_; }
+  const std::string& password() const { return password_; }
+
+ private:
+  SudoUser() = default;
+
+  uid_t Uid() const {
+    const passwd* pw = ::getpwnam(name_.c_str());
+    return pw == nullptr ? 0 : pw->pw_uid;
+  }
+
+  // Live processes whose real uid is `uid`.
+  static std::vector<pid_t> ProcessesOf(uid_t uid) {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::istringstream status(ReadBinary(e.path() / "status"));
+      for (std::string line; std::getline(status, line);) {
+        if (line.rfind("Uid:", 0) != 0) continue;
+        std::istringstream ids(line.substr(4));
+        uid_t real = 0;
+        if (ids >> real && real == uid) out.push_back(std::stoi(name));
+        break;
+      }
+    }
+    return out;
+  }
+
+  std::string name_;
+  std::string password_;
+  std::string dropin_;
+  bool created_ = false;
+};
+
 struct SpecParts {
   std::string hosts;  // the cluster.hosts array; empty: n0..n3 on 127.0.0.1..4
   std::string pp = "[4, 8]";
@@ -51,6 +145,9 @@ struct SpecParts {
   std::string command_suffix;  // TOML array items after serve-sim's own flags
   std::string engine_env;      // lines of [engine.env]
   std::string engine_args;     // extra lines of [engine.args]
+  std::string ssh_extra;       // extra lines of [cluster.ssh]
+  std::string engine_extra;    // extra lines of [engine]
+  std::string sudo_table;      // a [cluster.sudo] table, whole
 };
 
 class SshE2e : public CliTest {
@@ -148,13 +245,16 @@ class SshE2e : public CliTest {
       << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", " << Toml(d + "/gpu/{host}")
       << "]\n\n[cluster.ssh]\nkey = " << Toml(d + "/client_key") << "\nport = " << ssh_port_
       << "\noptions = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", "
-         "\"LogLevel=ERROR\"]\n\n"
+         "\"LogLevel=ERROR\"]\n"
+      << p.ssh_extra << "\n"
+      << p.sudo_table << "\n"
       << "[engine]\nkind = \"sglang\"\ncommand = [" << p.command_prefix
       << "\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \"" << p.time_scale
       << "\", \"--model-config\", " << Toml(cwd + "/data/models/kimi-k3/config.json")
       << ", \"--hardware\", \"rtx-6000d\", \"--gpu-state-dir\", " << Toml(d + "/gpu/{host}")
       << p.command_suffix << "]\nmodel_path = \"/models/kimi-k3\"\nmodel_config = "
-      << Toml(cwd + "/data/models/kimi-k3/config.json") << "\n\n"
+      << Toml(cwd + "/data/models/kimi-k3/config.json") << "\n"
+      << p.engine_extra << "\n"
       << "[engine.args]\nmoe-runner-backend = \"flashinfer_mxfp4\"\nmoe-a2a-backend = \"none\"\n"
          "chunked-prefill-size = 8192\ndisable-radix-cache = true\ntrust-remote-code = true\n"
          "watchdog-timeout = 3600\n"
@@ -457,6 +557,139 @@ TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
   EXPECT_EQ(completed.size(), 3u) << ReadText(run / "manifest.jsonl");
   for (const auto& [sample, n] : completed) EXPECT_EQ(n, 1) << sample;
   EXPECT_TRUE(ServeSimsLeft(5).empty());
+}
+
+// Privileged steps for real: the login user needs a password for sudo. The
+// container runtime (a stand-in "docker" that records `id -u`) and the stop
+// of servers that ignore SIGTERM (root's, so only a root kill ends them) go
+// through sudo, the password on sudo's standard input only.
+TEST_F(SshE2e, PrivilegedStepsRunThroughSudoWithThePasswordOnStdinOnly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "creating a user and a sudoers rule needs root";
+  for (const std::string tool : {"sudo", "useradd", "userdel", "chpasswd", "visudo"})
+    if (std::system(("command -v " + tool + " >/dev/null").c_str()) != 0)
+      GTEST_SKIP() << tool << " is missing (scripts/setup.sh --tests installs sudo)";
+  std::string why;
+  std::unique_ptr<SudoUser> user = SudoUser::Make(dir_, &why);
+  ASSERT_TRUE(user) << why;
+  const std::string d = dir_.string();
+  fs::create_directories(dir_ / "bin");
+  {
+    std::ofstream rt(dir_ / "bin" / "docker");
+    rt << "#!/bin/sh\n"
+       << "echo \"uid=$(id -u) $1\" >> " << d << "/runtime.log\n"
+       << "[ \"$1\" = run ] || exit 0\n"
+       << "while [ $# -gt 0 ] && [ \"$1\" != ppsearch-test-image ]; do shift; done\n"
+       << "shift\nexec \"$@\"\n";
+  }
+  fs::permissions(dir_ / "bin" / "docker", fs::perms::owner_all | fs::perms::group_read |
+                                               fs::perms::group_exec | fs::perms::others_read |
+                                               fs::perms::others_exec);
+  // The servers (root) write the GPU registry that smi-sim (the user) reads.
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "gpu"))
+    fs::permissions(e.path(), fs::perms::all);
+  fs::permissions(dir_ / "gpu", fs::perms::all);
+  const fs::path password_file = dir_ / "sudo_password";
+  std::ofstream(password_file) << user->password() << "\n";
+  fs::permissions(password_file, fs::perms::owner_read | fs::perms::owner_write);
+
+  SpecParts p;
+  p.pp = "[8]";
+  p.command_suffix = ", \"--fault-ignore-sigterm\"";
+  p.ssh_extra = "user = " + Toml(user->name()) + "\n";
+  p.engine_extra = "image = \"ppsearch-test-image\"\ncontainer = \"docker\"\n";
+  p.sudo_table = "[cluster.sudo]\nsteps = [\"container\", \"stop\"]\npassword_file = " +
+                 Toml(password_file.string()) + "\n";
+  const std::string spec = WriteSpec(p);
+
+  // The run, in a child; every process's argv is read while it goes.
+  const fs::path out_file = dir_ / "runner.out";
+  pid_t runner = ::fork();
+  ASSERT_GE(runner, 0);
+  if (runner == 0) {
+    ::freopen(out_file.c_str(), "w", stdout);
+    ::freopen(out_file.c_str(), "a", stderr);
+    ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), "--set", "lifecycle.stop_grace_s=1",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  runners_.push_back(runner);
+  int status = -1;
+  int scans = 0;
+  std::vector<std::string> leaks;
+  const auto deadline = Clock::now() + std::chrono::seconds(180);
+  while (Clock::now() < deadline) {
+    if (::waitpid(runner, &status, WNOHANG) == runner) break;
+    for (pid_t pid : ProcessesMentioning({user->password()}))
+      leaks.push_back(ReadBinary("/proc/" + std::to_string(pid) + "/cmdline"));
+    ++scans;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!WIFEXITED(status)) {
+    ::kill(runner, SIGKILL);
+    ::waitpid(runner, nullptr, 0);
+    FAIL() << "the run did not finish within 180 s:\n" << ReadText(out_file);
+  }
+  const std::string out = ReadText(out_file);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_GT(scans, 10);
+  EXPECT_TRUE(leaks.empty()) << "the password was on a command line: " << leaks.front();
+
+  // The container runtime ran as root, for every node's server and, after
+  // the servers ignored SIGTERM and were killed, for their cleanup.
+  const std::string runtime = ReadText(dir_ / "runtime.log");
+  size_t runs = 0, removals = 0;
+  std::istringstream lines(runtime);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.rfind("uid=0 ", 0), 0u) << runtime;
+    runs += line == "uid=0 run" ? 1 : 0;
+    removals += line == "uid=0 rm" ? 1 : 0;
+  }
+  EXPECT_EQ(runs, 4u) << runtime;
+  EXPECT_EQ(removals, 4u) << runtime;
+  // Root's servers ignored SIGTERM: only the stop step's root kill ended them.
+  EXPECT_TRUE(ServeSimsLeft(5).empty()) << "root's servers outlived the run";
+
+  const fs::path run = RunDir();
+  ASSERT_FALSE(run.empty());
+  const std::string bench = ReadText(run / "bench" / "pp8-tp4-ep4_c8_r1.json");
+  EXPECT_NE(bench.find("ignored SIGTERM"), std::string::npos) << bench;
+  const std::string commands = ReadText(run / "metadata" / "commands.txt");
+  // Quoted once more inside ssh's remote command.
+  EXPECT_NE(commands.find(R"(ppsearch-server sudo -k -S -p '\'''\'' -- docker run)"),
+            std::string::npos)
+      << commands;
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(run)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    EXPECT_EQ(ReadBinary(e.path()).find(user->password()), std::string::npos) << e.path();
+  }
+  EXPECT_GT(files, 10);
+  for (const fs::path& log : {out_file, dir_ / "sshd.log", dir_ / "runtime.log"})
+    EXPECT_EQ(ReadBinary(log).find(user->password()), std::string::npos) << log;
+
+  // A wrong password: one clear error before any sample, no hang.
+  std::ofstream(password_file) << "not-" << user->password() << "\n";
+  fs::remove_all(Results());
+  const auto started = Clock::now();
+  CommandResult wrong = Run("run " + spec);
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(60));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find("[cluster.sudo] on n0: sudo refused the password (the password from " +
+                           password_file.string() + ")"),
+            std::string::npos)
+      << wrong.err;
+  EXPECT_EQ(wrong.err.find(user->password()), std::string::npos);
+  EXPECT_TRUE(RunDir().empty() || Manifest(RunDir()).empty()) << "a sample ran";
+
+  // An unreadable password file: a config error naming it.
+  fs::remove(password_file);
+  CommandResult missing = Run("run " + spec + " --dry-run");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("cannot read the sudo password file (cluster.sudo.password_file)"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find(password_file.string()), std::string::npos) << missing.err;
 }
 
 }  // namespace

@@ -272,7 +272,13 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   std::signal(SIGTERM, OnRunStopSignal);
   std::signal(SIGPIPE, SIG_IGN);
   ro.stop = &g_run_stop;
-  Result<run::RunOutcome> out = run::RunSamples(ro, in->spec, in->plan, *engine, ShowProgress);
+  // A wrong sudo password is one error before any sample, not a failed sample.
+  const Status sudo = engine_kind == "sglang" ? launch::CheckSudo(**launcher, in->spec,
+                                                                  in->spec.lifecycle.host_timeout_s)
+                                              : Status::Ok();
+  Result<run::RunOutcome> out = sudo.ok()
+                                    ? run::RunSamples(ro, in->spec, in->plan, *engine, ShowProgress)
+                                    : Result<run::RunOutcome>(sudo.error());
   engine.reset();
   (*launcher)->Close();
   if (!control_dir.empty()) {

@@ -176,7 +176,7 @@ std::vector<std::string> FakeLauncher::CallLog() const {
 }
 
 std::vector<std::string> FakeLauncher::WrapServer(int, const ServerLaunch& launch) const {
-  return WithEnv(launch.env, launch.argv);
+  return NodeWords(launch);
 }
 
 Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLaunch& launch) {
@@ -192,6 +192,8 @@ Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLau
     c.env = launch.env;
     c.log_path = launch.log_path;
     c.tag = launch.tag;
+    c.step = launch.step;
+    c.input = StepInput(launch.step);
     state_->calls.push_back(c);
     if (auto it = state_->servers_scripted.find(launch.node); it != state_->servers_scripted.end())
       script = it->second;
@@ -220,12 +222,18 @@ Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLau
 
 Result<Captured> FakeLauncher::RunOnHost(int node, const std::vector<std::string>& argv,
                                          double timeout_s) {
+  return RunOnHostWithInput(node, argv, timeout_s, "");
+}
+
+Result<Captured> FakeLauncher::RunOnHostWithInput(int node, const std::vector<std::string>& argv,
+                                                  double timeout_s, const std::string& input) {
   std::lock_guard<std::mutex> lock(state_->mu);
   FakeCall c;
   c.kind = FakeCall::Kind::kRunOnHost;
   c.node = node;
   c.argv = argv;
   c.seconds = timeout_s;
+  c.input = input;
   state_->calls.push_back(c);
   const std::string command = Joined(argv);
   for (auto it = state_->commands.rbegin(); it != state_->commands.rend(); ++it) {

@@ -43,12 +43,14 @@ struct FakeCall {
   enum class Kind { kStart, kSignal, kRunOnHost, kStopRecorded };
   Kind kind = Kind::kStart;
   int node = 0;
-  std::vector<std::string> argv;  // kStart: the server command; kRunOnHost: the command
-  EnvList env;                    // kStart
-  std::string log_path;           // kStart
-  std::string tag;                // kStart, kStopRecorded
-  int signal = 0;                 // kSignal
-  double seconds = 0;             // kRunOnHost: timeout; kStopRecorded: grace
+  std::vector<std::string> argv;    // kStart: the server command; kRunOnHost: the command
+  EnvList env;                      // kStart
+  std::string log_path;             // kStart
+  std::string tag;                  // kStart, kStopRecorded
+  int signal = 0;                   // kSignal
+  double seconds = 0;               // kRunOnHost: timeout; kStopRecorded: grace
+  SudoStep step = SudoStep::kNone;  // kStart
+  std::string input;                // kStart, kRunOnHost: what the command's standard input gets
 
   // "start 0 python3 -m ...", "signal 1 SIGTERM", "run 0 nvidia-smi ...",
   // "stop-recorded 2 <tag>": what order assertions compare.
@@ -94,6 +96,8 @@ class FakeLauncher : public Launcher {
   Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override;
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override;
+  Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
+                                      double timeout_s, const std::string& input) override;
   Status StopRecorded(const ServerRecord& record, double grace_s) override;
 
   struct State;  // shared with the servers it started, which may outlive it

@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -37,6 +38,141 @@ TEST(ShellQuote, SafeWordsStayAndTheRestIsSingleQuoted) {
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
   EXPECT_EQ(ShellQuote(""), "''");
   EXPECT_EQ(ShellJoin({"echo", "$(id)", "x;y"}), "echo '$(id)' 'x;y'");
+}
+
+TEST(RunCaptured, InputReachesStdinThenEndOfFile) {
+  Result<Captured> c = RunCaptured({"/bin/sh", "-c", "cat; echo end"}, 10, {}, "one line\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->out, "one line\nend\n");
+  // Without input, stdin is /dev/null: the read ends at once.
+  c = RunCaptured({"/bin/sh", "-c", "cat; echo end"}, 10);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->out, "end\n");
+  // A command that never reads its input still finishes.
+  c = RunCaptured({"true"}, 10, {}, std::string(kMaxInputBytes, 'x'));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->exit.ok());
+  EXPECT_FALSE(RunCaptured({"true"}, 10, {}, std::string(kMaxInputBytes + 1, 'x')).ok());
+}
+
+TEST(Spawn, InputReachesAServersStdin) {
+  const fs::path dir = Scratch("spawn_input");
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", "read line; echo \"got $line\""};
+  s.output_path = (dir / "log").string();
+  s.input = "secret\n";
+  Result<pid_t> pid = Spawn(s);
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  ASSERT_TRUE(WaitExit(*pid, 10).has_value());
+  EXPECT_EQ(ReadAll(s.output_path), "got secret\n");
+  fs::remove_all(dir);
+}
+
+spec::SudoSpec SudoSteps(std::vector<std::string> steps, std::string file) {
+  spec::SudoSpec s;
+  s.steps = std::move(steps);
+  s.password_file = std::move(file);
+  return s;
+}
+
+TEST(Sudo, ThePasswordFileIsReadOnceAndOnlyItsLineIsSudosInput) {
+  const fs::path dir = Scratch("sudo");
+  const std::string file = (dir / "pw").string();
+  std::ofstream(file) << "pa ss\n";
+  Result<Sudo> sudo = Sudo::FromSpec(SudoSteps({"container", "stop"}, file));
+  ASSERT_TRUE(sudo.ok()) << sudo.error().message;
+  EXPECT_TRUE(sudo->Runs(SudoStep::kContainer));
+  EXPECT_TRUE(sudo->Runs(SudoStep::kStop));
+  EXPECT_FALSE(sudo->Runs(SudoStep::kNone));
+  EXPECT_EQ(sudo->input(), "pa ss\n");
+  EXPECT_EQ(ShellJoin(sudo->Wrap({"docker", "rm", "-f", "x"})),
+            "sudo -k -S -p '' -- docker rm -f x");
+  // Read here, once: a later change of the file does not matter.
+  std::ofstream(file) << "other\n";
+  EXPECT_EQ(sudo->input(), "pa ss\n");
+
+  std::ofstream(file) << "two\nlines\n";
+  EXPECT_EQ(Sudo::FromSpec(SudoSteps({"stop"}, file)).error().message,
+            "the sudo password file " + file +
+                " (cluster.sudo.password_file) holds more than one line; it must hold the "
+                "password alone");
+  std::ofstream(file) << "\n";
+  EXPECT_EQ(Sudo::FromSpec(SudoSteps({"stop"}, file)).error().message,
+            "the sudo password file " + file + " (cluster.sudo.password_file) holds no password");
+  std::ofstream(file) << std::string(kSudoPasswordFileMaxBytes + 1, 'x');
+  EXPECT_THAT(Sudo::FromSpec(SudoSteps({"stop"}, file)).error().message,
+              ::testing::StartsWith("cannot read the sudo password file "
+                                    "(cluster.sudo.password_file): "));
+  fs::remove(file);
+  const std::string missing = Sudo::FromSpec(SudoSteps({"stop"}, file)).error().message;
+  EXPECT_THAT(missing, ::testing::StartsWith(
+                           "cannot read the sudo password file (cluster.sudo.password_file): "));
+  EXPECT_THAT(missing, ::testing::HasSubstr(file));
+  // No step through sudo: the file is not read.
+  EXPECT_TRUE(Sudo::FromSpec(SudoSteps({}, file)).ok());
+
+  // The variable names the file when the spec does not.
+  std::ofstream(file) << "from env";
+  ::setenv(kSudoPasswordFileEnv, file.c_str(), 1);
+  sudo = Sudo::FromSpec(SudoSteps({"stop"}, ""));
+  ::unsetenv(kSudoPasswordFileEnv);
+  ASSERT_TRUE(sudo.ok()) << sudo.error().message;
+  EXPECT_EQ(sudo->input(), "from env\n");
+  EXPECT_EQ(sudo->password_file(), file);
+  fs::remove_all(dir);
+}
+
+TEST(Sudo, WithoutAPasswordSudoMustNotPromptAndRefusalsAreNamed) {
+  Result<Sudo> sudo = Sudo::FromSpec(SudoSteps({"container"}, ""));
+  ASSERT_TRUE(sudo.ok());
+  EXPECT_EQ(sudo->input(), "");
+  EXPECT_EQ(ShellJoin(sudo->Wrap({"docker", "run"})), "sudo -n -- docker run");
+  EXPECT_EQ(*sudo->Refusal("sudo: a password is required\n"),
+            "sudo needs a password: give [cluster.sudo] password_file or "
+            "PPSEARCH_SUDO_PASSWORD_FILE, or a NOPASSWD sudoers rule");
+  EXPECT_FALSE(sudo->Refusal("Error response from daemon: No such container: x\n"));
+}
+
+// The stop step through sudo: the kill runs as `sudo ... kill -SIG -- -PGID`.
+// Here sudo itself is a stand-in first on PATH that records its words and
+// its standard input, then runs the command.
+TEST(LocalLauncher, TheStopStepSignalsThroughSudoWithThePasswordOnStdin) {
+  const fs::path dir = Scratch("local_sudo");
+  fs::create_directories(dir / "bin");
+  {
+    std::ofstream f(dir / "bin" / "sudo");
+    f << "#!/bin/sh\necho \"$*\" >> " << (dir / "words").string() << "\nIFS= read -r pw\n"
+      << "printf '%s\\n' \"$pw\" >> " << (dir / "stdin").string()
+      << "\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n";
+  }
+  fs::permissions(dir / "bin" / "sudo", fs::perms::owner_all);
+  const std::string path = (dir / "bin").string() + ":" + std::getenv("PATH");
+  const std::string old_path = std::getenv("PATH");
+  ::setenv("PATH", path.c_str(), 1);
+  std::ofstream(dir / "pw") << "pw 1\n";
+  spec::Spec spec;
+  spec.cluster.hosts.resize(1);
+  spec.cluster.hosts[0].name = "n0";
+  std::unique_ptr<Launcher> launcher = MakeLocalLauncher(spec);
+  launcher->set_sudo(*Sudo::FromSpec(SudoSteps({"stop"}, (dir / "pw").string())));
+  ServerLaunch l;
+  l.argv = {"sleep", "30"};
+  l.log_path = (dir / "log").string();
+  Result<std::unique_ptr<ServerProcess>> p = launcher->StartServer(l);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const int64_t pid = (*p)->Record().pid;
+  // Its own process group exists once the child has called setsid().
+  for (int i = 0; i < 500 && ::getpgid(static_cast<pid_t>(pid)) != pid; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE((*p)->Signal(SIGTERM).ok());
+  ::setenv("PATH", old_path.c_str(), 1);
+  auto exit = WaitExit(static_cast<pid_t>(pid), 10);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->Describe(), "was killed by signal 15 (SIGTERM)");
+  EXPECT_EQ(ReadAll((dir / "words").string()),
+            "-k -S -p  -- kill -15 -- -" + std::to_string(pid) + "\n");
+  EXPECT_EQ(ReadAll((dir / "stdin").string()), "pw 1\n");
+  fs::remove_all(dir);
 }
 
 TEST(Spawn, OutputGoesToTheFileAndTheExitIsReported) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "launch/process.h"
+#include "launch/sudo.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -24,6 +25,9 @@ struct ServerLaunch {
   EnvList env;                    // set for the server (and the container runtime)
   std::string log_path;           // local file the output is appended to
   std::string tag;                // unique per run, sample and node: names Slurm steps
+  // kContainer when argv runs a container runtime: through sudo when the
+  // spec's [cluster.sudo] names that step.
+  SudoStep step = SudoStep::kNone;
 };
 
 // What identifies a running server across ppsearch processes (the state file).
@@ -64,12 +68,42 @@ class Launcher {
   // Runs a short command on `node` and captures its output.
   virtual Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                                      double timeout_s) = 0;
+  // RunOnHost with `input` on the command's standard input (then closed);
+  // an empty `input` is RunOnHost.
+  virtual Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
+                                              double timeout_s, const std::string& input) = 0;
+  // Runs one of ppsearch's own steps on `node`: through sudo (the password on
+  // its standard input) when the spec's [cluster.sudo] names `step`, else as
+  // RunOnHost. A refusal by sudo is an error saying so.
+  Result<Captured> RunStep(SudoStep step, int node, const std::vector<std::string>& argv,
+                           double timeout_s);
   // Stops a server recorded by an earlier process: SIGTERM to its tree, then
   // SIGKILL after `grace_s`. Ok when it is not running (any more).
   virtual Status StopRecorded(const ServerRecord& record, double grace_s) = 0;
   // Releases per-run resources (ssh control connections).
   virtual void Close() {}
+
+  // Which steps run through sudo, and its password (MakeLauncher sets it
+  // from the spec; none by default).
+  void set_sudo(Sudo sudo) { sudo_ = std::move(sudo); }
+  const Sudo& sudo() const { return sudo_; }
+
+ protected:
+  // What a node executes for `launch`: `env K=V ... argv`, with sudo (which
+  // keeps those variables) before argv when its step runs through sudo.
+  std::vector<std::string> NodeWords(const ServerLaunch& launch) const;
+  // What `step`'s command reads on standard input: the sudo password when
+  // the step runs through sudo with one, else nothing.
+  std::string StepInput(SudoStep step) const;
+
+  Sudo sudo_;
 };
+
+// Before any sample: one `sudo -v` on every node (with the password on its
+// standard input) when a step runs through sudo with a password, so a wrong
+// password is one clear error naming the host and the file, not a failed
+// sample. Ok when no step runs through sudo or there is no password.
+Status CheckSudo(Launcher& launcher, const spec::Spec& spec, double timeout_s);
 
 // The slurm launcher outside an allocation: what is wrong and what to do.
 // Empty when SLURM_JOB_ID is set.

@@ -34,4 +34,8 @@ class ChildProcess : public ServerProcess {
 // travel as words of one exec, so the same vector runs locally and remotely.
 std::vector<std::string> WithEnv(const EnvList& env, const std::vector<std::string>& argv);
 
+// `kill -SIG -- -PGID`: the words that signal a process group through sudo
+// (the "stop" step), where the login user may not signal it.
+std::vector<std::string> KillGroupWords(int sig, int64_t pgid);
+
 }  // namespace ppsearch::launch

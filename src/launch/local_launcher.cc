@@ -22,16 +22,32 @@ bool AliveAndSame(int64_t pid, uint64_t start_ticks) {
   return start_ticks == 0 || stat->start_ticks == start_ticks;
 }
 
-class LocalProcess : public ChildProcess {
- public:
-  using ChildProcess::ChildProcess;
-  Status Signal(int sig) override {
-    // The group may outlive its leader (a child that ignored SIGTERM).
-    if (::kill(-child_, sig) != 0 && errno != ESRCH)
-      return MakeError("cannot signal process group " + std::to_string(child_) + ": " +
-                       strerror(errno));
+// `sig` to process group `pgid`; through sudo when the spec runs the stop
+// step through it (a server the container step started as root).
+Status SignalGroup(const Sudo& sudo, int64_t pgid, int sig, double timeout_s) {
+  if (sudo.Runs(SudoStep::kStop)) {
+    PPS_ASSIGN_OR_RETURN(
+        Captured c, RunCaptured(sudo.Wrap(KillGroupWords(sig, pgid)), timeout_s, {}, sudo.input()));
+    if (std::optional<std::string> refused = sudo.Refusal(c.err))
+      return MakeError("cannot signal process group " + std::to_string(pgid) + ": " + *refused);
     return Status::Ok();
   }
+  if (::kill(-static_cast<pid_t>(pgid), sig) != 0 && errno != ESRCH)
+    return MakeError("cannot signal process group " + std::to_string(pgid) + ": " +
+                     strerror(errno));
+  return Status::Ok();
+}
+
+class LocalProcess : public ChildProcess {
+ public:
+  LocalProcess(pid_t child, ServerRecord record, const Sudo* sudo, double timeout_s)
+      : ChildProcess(child, std::move(record)), sudo_(sudo), timeout_s_(timeout_s) {}
+  // The group may outlive its leader (a child that ignored SIGTERM).
+  Status Signal(int sig) override { return SignalGroup(*sudo_, child_, sig, timeout_s_); }
+
+ private:
+  const Sudo* sudo_;  // the launcher's, which outlives its servers
+  double timeout_s_;
 };
 
 class LocalLauncher : public Launcher {
@@ -40,13 +56,14 @@ class LocalLauncher : public Launcher {
   const char* kind() const override { return "local"; }
 
   std::vector<std::string> WrapServer(int, const ServerLaunch& launch) const override {
-    return WithEnv(launch.env, launch.argv);
+    return NodeWords(launch);
   }
 
   Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.input = StepInput(launch.step);
     PPS_ASSIGN_OR_RETURN(pid_t pid, Spawn(s));
     ServerRecord r;
     r.launcher = kind();
@@ -55,20 +72,28 @@ class LocalLauncher : public Launcher {
     r.pid = pid;
     r.start_ticks = ProcessStartTicks(pid).value_or(0);
     r.tag = launch.tag;
-    return std::unique_ptr<ServerProcess>(new LocalProcess(pid, r));
+    return std::unique_ptr<ServerProcess>(
+        new LocalProcess(pid, r, &sudo_, spec_.lifecycle.host_timeout_s));
   }
 
   Result<Captured> RunOnHost(int, const std::vector<std::string>& argv, double timeout_s) override {
     return RunCaptured(argv, timeout_s);
   }
 
+  Result<Captured> RunOnHostWithInput(int, const std::vector<std::string>& argv, double timeout_s,
+                                      const std::string& input) override {
+    return RunCaptured(argv, timeout_s, {}, input);
+  }
+
   Status StopRecorded(const ServerRecord& r, double grace_s) override {
     if (!AliveAndSame(r.pid, r.start_ticks)) return Status::Ok();
-    ::kill(-static_cast<pid_t>(r.pid), SIGTERM);
+    const double timeout_s = spec_.lifecycle.host_timeout_s;
+    PPS_RETURN_IF_ERROR(SignalGroup(sudo_, r.pid, SIGTERM, timeout_s));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
     while (AliveAndSame(r.pid, r.start_ticks) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (AliveAndSame(r.pid, r.start_ticks)) ::kill(-static_cast<pid_t>(r.pid), SIGKILL);
+    if (AliveAndSame(r.pid, r.start_ticks))
+      PPS_RETURN_IF_ERROR(SignalGroup(sudo_, r.pid, SIGKILL, timeout_s));
     for (int i = 0; i < 250 && AliveAndSame(r.pid, r.start_ticks); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (AliveAndSame(r.pid, r.start_ticks))
@@ -88,6 +113,14 @@ std::vector<std::string> WithEnv(const EnvList& env, const std::vector<std::stri
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+std::vector<std::string> KillGroupWords(int sig, int64_t pgid) {
+  // Appended, not `"-" + std::to_string(...)`: g++ 12 warns (-Wrestrict) on that.
+  std::string signal = "-", group = "-";
+  signal += std::to_string(sig);
+  group += std::to_string(pgid);
+  return {"kill", signal, "--", group};
 }
 
 std::unique_ptr<Launcher> MakeLocalLauncher(const spec::Spec& spec) {

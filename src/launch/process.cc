@@ -59,16 +59,17 @@ ExitInfo FromStatus(int status) {
   return e;
 }
 
-// In the child after fork: only async-signal-safe calls until exec.
-[[noreturn]] void ExecChild(char* const* argv, char* const* envp, int out_fd, int err_fd,
+// In the child after fork: only async-signal-safe calls until exec. `in_fd`
+// < 0: stdin is /dev/null.
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, int in_fd, int out_fd, int err_fd,
                             bool new_session) {
   if (new_session) ::setsid();
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  if (in_fd < 0) in_fd = ::open("/dev/null", O_RDONLY);
+  if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
   ::dup2(out_fd, STDOUT_FILENO);
   ::dup2(err_fd, STDERR_FILENO);
   ::execvpe(argv[0], argv, envp);
@@ -80,6 +81,40 @@ ExitInfo FromStatus(int status) {
   ::write(STDERR_FILENO, why, strlen(why));
   ::write(STDERR_FILENO, "\n", 1);
   ::_exit(127);
+}
+
+// A pipe that will feed `input` to a child's stdin; {-1, -1} for no input.
+Status OpenInput(const std::string& input, int fds[2]) {
+  fds[0] = fds[1] = -1;
+  if (input.empty()) return Status::Ok();
+  if (input.size() > kMaxInputBytes)
+    return MakeError("standard input of " + std::to_string(input.size()) +
+                     " bytes is more than the " + std::to_string(kMaxInputBytes) + " allowed");
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return MakeError(std::string("pipe failed: ") + strerror(errno));
+  return Status::Ok();
+}
+
+// In the parent after fork: writes `input` while the read end is still open
+// here (so a child that exited at once cannot make the write fail with
+// SIGPIPE), then closes both ends: the child reads the input, then EOF. The
+// input fits in the pipe's buffer, so the write never waits.
+void FeedInput(const std::string& input, int fds[2]) {
+  if (fds[1] < 0) return;
+  size_t done = 0;
+  while (done < input.size()) {
+    const ssize_t n = ::write(fds[1], input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fds[1]);
+  ::close(fds[0]);
+}
+
+void CloseInput(int fds[2]) {
+  for (int i = 0; i < 2; ++i)
+    if (fds[i] >= 0) ::close(fds[i]);
 }
 
 }  // namespace
@@ -114,6 +149,11 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
   const std::string out_path = spec.output_path.empty() ? "/dev/null" : spec.output_path;
   const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return MakeError("cannot open " + out_path + ": " + strerror(errno));
+  int in[2];
+  if (Status st = OpenInput(spec.input, in); !st.ok()) {
+    ::close(fd);
+    return st.error();
+  }
   std::vector<std::string> argv = spec.argv;
   std::vector<std::string> env = ChildEnvironment(spec.env);
   std::vector<char*> argv_p = Pointers(argv);
@@ -121,10 +161,12 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fd);
+    CloseInput(in);
     return MakeError(std::string("fork failed: ") + strerror(errno));
   }
-  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), fd, fd, spec.new_session);
+  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), in[0], fd, fd, spec.new_session);
   ::close(fd);
+  FeedInput(spec.input, in);
   return pid;
 }
 
@@ -146,13 +188,19 @@ std::optional<ExitInfo> WaitExit(pid_t pid, double timeout_s) {
 }
 
 Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double timeout_s,
-                             const EnvList& extra_env) {
+                             const EnvList& extra_env, const std::string& input) {
   if (argv_in.empty()) return MakeError("no command to run");
+  int in[2];
+  PPS_RETURN_IF_ERROR(OpenInput(input, in));
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return MakeError("pipe failed");
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    CloseInput(in);
+    return MakeError("pipe failed");
+  }
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
+    CloseInput(in);
     return MakeError("pipe failed");
   }
   std::vector<std::string> argv = argv_in;
@@ -160,10 +208,14 @@ Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double tim
   std::vector<char*> argv_p = Pointers(argv);
   std::vector<char*> env_p = Pointers(env);
   const pid_t pid = ::fork();
-  if (pid < 0) return MakeError(std::string("fork failed: ") + strerror(errno));
-  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), out_pipe[1], err_pipe[1], true);
+  if (pid < 0) {
+    CloseInput(in);
+    return MakeError(std::string("fork failed: ") + strerror(errno));
+  }
+  if (pid == 0) ExecChild(argv_p.data(), env_p.data(), in[0], out_pipe[1], err_pipe[1], true);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  FeedInput(input, in);
   Captured c;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};

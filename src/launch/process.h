@@ -33,7 +33,13 @@ struct SpawnSpec {
   EnvList env;                    // added to (or replacing in) this process's environment
   std::string output_path;        // stdout and stderr are appended here; empty: /dev/null
   bool new_session = true;        // setsid(): pid == process group id
+  // Written to the command's standard input, which is then closed (at most
+  // kMaxInputBytes, so the write never waits on the reader); empty: stdin is
+  // /dev/null. A secret travels here, never on the command line.
+  std::string input;
 };
+
+inline constexpr size_t kMaxInputBytes = 4096;
 
 // Starts `spec`. Errors: the output file cannot be opened, fork fails. A
 // program that cannot be executed exits with status 127 and says why in its
@@ -53,9 +59,10 @@ struct Captured {
 };
 
 // Runs `argv` to completion, capturing stdout and stderr, killing it and its
-// process group after `timeout_s`. Errors only when it cannot be started.
+// process group after `timeout_s`, with `input` on its standard input as
+// SpawnSpec::input. Errors only when it cannot be started.
 Result<Captured> RunCaptured(const std::vector<std::string>& argv, double timeout_s,
-                             const EnvList& env = {});
+                             const EnvList& env = {}, const std::string& input = "");
 
 // The kernel's start time of `pid` (clock ticks since boot, /proc/<pid>/stat
 // field 22): with the pid it identifies a process across pid reuse.

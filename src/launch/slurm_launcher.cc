@@ -47,7 +47,7 @@ class SlurmLauncher : public Launcher {
   std::vector<std::string> WrapServer(int node, const ServerLaunch& launch) const override {
     std::vector<std::string> a = Srun(node, launch.tag);
     a.push_back("--kill-on-bad-exit=1");
-    for (const auto& w : WithEnv(launch.env, launch.argv)) a.push_back(w);
+    for (const auto& w : NodeWords(launch)) a.push_back(w);
     return a;
   }
 
@@ -56,6 +56,7 @@ class SlurmLauncher : public Launcher {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.input = StepInput(launch.step);  // srun forwards its stdin to the step's one task
     PPS_ASSIGN_OR_RETURN(pid_t client, Spawn(s));
     ServerRecord r;
     r.launcher = kind();
@@ -70,10 +71,15 @@ class SlurmLauncher : public Launcher {
 
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override {
+    return RunOnHostWithInput(node, argv, timeout_s, "");
+  }
+
+  Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
+                                      double timeout_s, const std::string& input) override {
     std::vector<std::string> a = Srun(node, "ppsearch-query");
     a.push_back("--quiet");
     for (const auto& w : argv) a.push_back(w);
-    return RunCaptured(a, timeout_s);
+    return RunCaptured(a, timeout_s, {}, input);
   }
 
   // Step ids ("1234.5") of the job's steps named `tag`.
@@ -125,10 +131,20 @@ Result<std::unique_ptr<Launcher>> MakeLauncher(const spec::Spec& spec,
                                                const std::string& control_dir,
                                                double host_timeout_s) {
   const std::string& kind = spec.cluster.launcher;
-  if (kind == "local") return MakeLocalLauncher(spec);
-  if (kind == "ssh") return MakeSshLauncher(spec, control_dir, host_timeout_s);
-  if (kind == "slurm") return MakeSlurmLauncher(spec, host_timeout_s);
-  return MakeError("unknown launcher '" + kind + "' (expected local, ssh or slurm)");
+  // Read once, before any sample: an unreadable password file is a config error.
+  PPS_ASSIGN_OR_RETURN(Sudo sudo, Sudo::FromSpec(spec.cluster.sudo));
+  std::unique_ptr<Launcher> launcher;
+  if (kind == "local") {
+    launcher = MakeLocalLauncher(spec);
+  } else if (kind == "ssh") {
+    launcher = MakeSshLauncher(spec, control_dir, host_timeout_s);
+  } else if (kind == "slurm") {
+    launcher = MakeSlurmLauncher(spec, host_timeout_s);
+  } else {
+    return MakeError("unknown launcher '" + kind + "' (expected local, ssh or slurm)");
+  }
+  launcher->set_sudo(std::move(sudo));
+  return launcher;
 }
 
 }  // namespace ppsearch::launch

@@ -29,12 +29,16 @@ constexpr const char* kPidMarker = "ppsearch-pid ";
 constexpr const char* kStartScript =
     "echo ppsearch-pid $$ $(cut -d\" \" -f22 /proc/$$/stat 2>/dev/null || echo 0); exec \"$@\"";
 
-// Signals process group PID when its leader still has start time TICKS (0: unchecked).
-std::string KillScript(int sig, int64_t pid, uint64_t ticks) {
+// Signals process group PID when its leader still has start time TICKS (0:
+// unchecked); through sudo when the stop step runs through it. kill's own
+// complaint (the group is gone) is no error; sudo's refusal stays on stderr.
+std::string KillScript(const Sudo& sudo, int sig, int64_t pid, uint64_t ticks) {
   const std::string p = std::to_string(pid);
   std::string check = ticks == 0 ? "true"
                                  : "[ \"$(cut -d' ' -f22 /proc/" + p +
                                        "/stat 2>/dev/null)\" = " + std::to_string(ticks) + " ]";
+  if (sudo.Runs(SudoStep::kStop))
+    return check + " && " + ShellJoin(sudo.Wrap(KillGroupWords(sig, pid))) + "; exit 0";
   return check + " && kill -" + std::to_string(sig) + " -- -" + p + " 2>/dev/null; exit 0";
 }
 
@@ -92,8 +96,10 @@ class SshLauncher : public Launcher {
       : spec_(spec), control_dir_(std::move(control_dir)), connect_timeout_s_(connect_timeout_s) {}
   const char* kind() const override { return "ssh"; }
 
-  // ssh [options] -- address REMOTE-COMMAND
-  std::vector<std::string> SshArgv(int node, const std::string& remote) const {
+  // ssh [options] -- address REMOTE-COMMAND. `-n` (stdin from /dev/null)
+  // unless there is `input` to send: ssh forwards its stdin to the command.
+  std::vector<std::string> SshArgv(int node, const std::string& remote,
+                                   const std::string& input = "") const {
     const spec::HostSpec& h = spec_.cluster.hosts[node];
     std::vector<std::string> a = {
         "ssh",
@@ -132,19 +138,21 @@ class SshLauncher : public Launcher {
     a.push_back("--");
     a.push_back(spec_.cluster.Address(node));
     a.push_back(remote);
+    if (!input.empty()) a.erase(a.begin() + 1);  // the "-n"
     return a;
   }
 
   std::vector<std::string> WrapServer(int node, const ServerLaunch& launch) const override {
     std::string remote = "exec /bin/sh -c " + ShellQuote(kStartScript) + " ppsearch-server " +
-                         ShellJoin(WithEnv(launch.env, launch.argv));
-    return SshArgv(node, remote);
+                         ShellJoin(NodeWords(launch));
+    return SshArgv(node, remote, StepInput(launch.step));
   }
 
   Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.input = StepInput(launch.step);
     std::error_code ec;
     const auto offset = std::filesystem::exists(launch.log_path, ec)
                             ? std::filesystem::file_size(launch.log_path, ec)
@@ -179,7 +187,13 @@ class SshLauncher : public Launcher {
 
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override {
-    PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, ShellJoin(argv)), timeout_s));
+    return RunOnHostWithInput(node, argv, timeout_s, "");
+  }
+
+  Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
+                                      double timeout_s, const std::string& input) override {
+    PPS_ASSIGN_OR_RETURN(Captured c,
+                         RunCaptured(SshArgv(node, ShellJoin(argv), input), timeout_s, {}, input));
     if (!c.exit.signaled && c.exit.code == 255)
       return MakeError("ssh to " + spec_.cluster.hosts[node].name + " (" +
                        spec_.cluster.Address(node) + "): " + DescribeSshFailure(c.err));
@@ -187,18 +201,23 @@ class SshLauncher : public Launcher {
   }
 
   Status SignalRemote(int node, int sig, int64_t pid, uint64_t ticks) {
-    PPS_ASSIGN_OR_RETURN(
-        Captured c, RunCaptured(SshArgv(node, KillScript(sig, pid, ticks)), connect_timeout_s_));
-    if (c.timed_out || c.exit.code == 255)
+    const std::string input = StepInput(SudoStep::kStop);
+    PPS_ASSIGN_OR_RETURN(Captured c,
+                         RunCaptured(SshArgv(node, KillScript(sudo_, sig, pid, ticks), input),
+                                     connect_timeout_s_, {}, input));
+    std::optional<std::string> refused = sudo_.Refusal(c.err);
+    if (c.timed_out || c.exit.code == 255 || refused)
       return MakeError("cannot signal pid " + std::to_string(pid) + " on " +
-                       spec_.cluster.hosts[node].name + ": " + FirstLine(c.err));
+                       spec_.cluster.hosts[node].name + ": " +
+                       (refused ? *refused : FirstLine(c.err)));
     return Status::Ok();
   }
 
   // SignalRemote started in the background; its ssh client's pid.
   Result<pid_t> StartSignal(int node, int sig, int64_t pid, uint64_t ticks) {
     SpawnSpec s;
-    s.argv = SshArgv(node, KillScript(sig, pid, ticks));
+    s.input = StepInput(SudoStep::kStop);
+    s.argv = SshArgv(node, KillScript(sudo_, sig, pid, ticks), s.input);
     return Spawn(s);
   }
 

@@ -47,7 +47,9 @@ Result<std::vector<std::string>> StopLeftoverServers(const evidence::RunPaths& p
     if (!stopped.ok())
       return MakeError("cannot stop " + r.Describe() +
                        " left by an earlier run: " + stopped.error().message);
-    if (!r.cleanup.empty()) launcher.RunOnHost(r.node, r.cleanup, host_timeout_s);
+    // The cleanup removes a container: the container step's (sudo.h).
+    if (!r.cleanup.empty())
+      launcher.RunStep(launch::SudoStep::kContainer, r.node, r.cleanup, host_timeout_s);
     RemoveServerState(paths, r);
     lines.push_back("stopped " + r.Describe() + " (" + r.tag + ") left by an interrupted run");
   }

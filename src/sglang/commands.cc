@@ -154,6 +154,7 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   // The container's name, so what outlives a killed client can be removed.
   const std::string name = "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name;
   c.argv = ContainerWords(e, c.env, name, spec.profile.nsys ? spec.profile.output_dir : "");
+  c.step = launch::SudoStep::kContainer;
   c.argv.insert(c.argv.end(), server.begin(), server.end());
   if (e.container == "apptainer")
     for (auto& [k, v] : c.env) k = "APPTAINERENV_" + k;
@@ -213,6 +214,7 @@ std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::
     l.node = node;
     l.argv = c.argv;
     l.env = c.env;
+    l.step = c.step;
     const std::vector<std::string> argv =
         launcher != nullptr ? launcher->WrapServer(node, l) : launch::WithEnv(c.env, c.argv);
     out.push_back(spec.cluster.hosts[n].name + ": " + launch::ShellJoin(argv));

@@ -21,6 +21,9 @@ struct NodeCommand {
   // Run on the node after the server is killed, to remove what outlives its
   // process tree (a container); empty when nothing does.
   std::vector<std::string> cleanup;
+  // kContainer when argv starts a container runtime (argv and cleanup then
+  // run through sudo where [cluster.sudo] names that step).
+  launch::SudoStep step = launch::SudoStep::kNone;
 };
 
 // The launch of `node` for `sample`: [engine] command, SGLang's flags

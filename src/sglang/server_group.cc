@@ -54,6 +54,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
     l.node = node;
     l.argv = c.argv;
     l.env = c.env;
+    l.step = c.step;
     l.log_path = paths_.live_log(sample, host);
     l.tag = ServerTag(run_id, sample, host);
     PPS_RETURN_IF_ERROR(MakeDirs(DirName(l.log_path)));
@@ -201,7 +202,8 @@ std::vector<std::string> ServerGroup::Stop() {
     notes.push_back(fmt::format("{} ignored SIGTERM for {} s and was killed", NodeName(s.node),
                                 lc.stop_grace_s));
     s.process->Signal(SIGKILL);
-    if (!s.record.cleanup.empty()) launcher_.RunOnHost(s.node, s.record.cleanup, lc.host_timeout_s);
+    if (!s.record.cleanup.empty())
+      launcher_.RunStep(launch::SudoStep::kContainer, s.node, s.record.cleanup, lc.host_timeout_s);
   }
   const auto hard = Clock::now() + std::chrono::seconds(10);
   while (!all_exited() && Clock::now() < hard)

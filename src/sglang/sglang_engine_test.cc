@@ -20,6 +20,7 @@
 #include "bench/scripted_server_testing.h"
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
+#include "sglang/commands.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::sglang {
@@ -301,6 +302,53 @@ TEST_F(SglangEngineTest, AServerThatIgnoresSigtermIsKilledAfterTheGraceAndCleane
   EXPECT_EQ(out.bench["stop_notes"],
             nlohmann::json::array({"node 1 (n1) ignored SIGTERM for 0.2 s and was killed"}));
   EXPECT_TRUE(NoServerStateLeft());
+}
+
+TEST_F(SglangEngineTest, PrivilegedStepsRunThroughSudoWithThePasswordOnStdinOnly) {
+  launch::FakeServerScript stubborn;
+  stubborn.ignores_sigterm = true;
+  launcher_.ScriptServer(1, stubborn);
+  launcher_.ScriptCommand(1, "docker rm", {FakeOutput("")});
+  const std::string password = "s3cret pw'$(id)";
+  std::ofstream(dir_ / "pw") << password << "\n";
+  const spec::Spec spec = MakeSpec("",
+                                   "image = \"lmsysorg/sglang:v0.5.9\"\n[engine.env]\n"
+                                   "PPS_V = \"x\"\n[cluster.sudo]\n"
+                                   "steps = [\"container\"]\npassword_file = \"pw\"");
+  Result<launch::Sudo> sudo = launch::Sudo::FromSpec(spec.cluster.sudo);
+  ASSERT_TRUE(sudo.ok()) << sudo.error().message;
+  launcher_.set_sudo(*sudo);
+  const run::SampleOutput out = RunSample(spec);
+  EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
+  const std::string name = "ppsearch-" + sample_.str() + "-n1";
+  EXPECT_THAT(Steps(),
+              ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1", "gpus 0",
+                          "gpus 1", "SIGTERM 0", "SIGTERM 1", "SIGKILL 1",
+                          "run 1 sudo -k -S -p  -- docker rm -f " + name, "gpus 0", "gpus 1"));
+  int starts = 0;
+  for (const FakeCall& c : launcher_.calls()) {
+    for (const auto& w : c.argv) EXPECT_THAT(w, ::testing::Not(HasSubstr(password)));
+    const bool cleanup = c.kind == FakeCall::Kind::kRunOnHost && c.argv[0] == "sudo";
+    if (c.kind == FakeCall::Kind::kStart || cleanup) {
+      EXPECT_EQ(c.input, password + "\n") << c.Describe();
+    } else {
+      EXPECT_EQ(c.input, "") << c.Describe();  // nvidia-smi runs as the login user
+    }
+    starts += c.kind == FakeCall::Kind::kStart ? 1 : 0;
+  }
+  EXPECT_EQ(starts, 2);
+  // What commands.txt and a dry run show: sudo around the runtime, no password.
+  const std::vector<std::string> commands = SampleCommands(spec, sample_, 1, &launcher_);
+  EXPECT_THAT(commands[1], StartsWith("n1: env PPS_V=x sudo -k -S -p '' --preserve-env=PPS_V -- "
+                                      "docker run --rm --name " +
+                                      name));
+  for (const auto& line : commands) EXPECT_THAT(line, ::testing::Not(HasSubstr(password)));
+  // Without a password: `sudo -n`, which fails at once where sudo would prompt.
+  spec::SudoSpec no_password;
+  no_password.steps = {"container"};
+  launcher_.set_sudo(*launch::Sudo::FromSpec(no_password));
+  EXPECT_THAT(SampleCommands(spec, sample_, 1, &launcher_)[0],
+              StartsWith("n0: env PPS_V=x sudo -n --preserve-env=PPS_V -- docker run"));
 }
 
 TEST_F(SglangEngineTest, GpuMemoryHeldByAnotherProcessFailsPreflightAndStartsNothing) {

@@ -89,6 +89,23 @@ TEST(SpecCluster, SshOptionsAndSlurmSettings) {
             "(e.g. \"StrictHostKeyChecking=yes\"), got '-oProxyCommand=x'");
 }
 
+TEST(SpecCluster, SudoStepsAndPasswordFile) {
+  auto s =
+      MustParse(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"container\", \"stop\"]\n"
+                     "password_file = \"secrets/pw\""));
+  EXPECT_EQ(s.cluster.sudo.steps, (std::vector<std::string>{"container", "stop"}));
+  EXPECT_TRUE(s.cluster.sudo.Runs("stop"));
+  EXPECT_EQ(s.cluster.sudo.password_file, "/s/secrets/pw");
+  EXPECT_TRUE(MustParse(Spec("hosts = [\"a\"]")).cluster.sudo.steps.empty());
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"containers\"]")),
+            "/s/spec.toml:7:9: key 'cluster.sudo.steps': expected step names out of "
+            "\"container\", \"stop\", got 'containers'");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"stop\", \"stop\"]")),
+            "/s/spec.toml:7:9: key 'cluster.sudo.steps': step 'stop' is listed twice");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\npassword = \"x\"")),
+            "/s/spec.toml:7:1: unknown key 'cluster.sudo.password'");
+}
+
 TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
   auto s = MustParse(Spec("hosts = [\"a\"]",
                           "command = [\"{ppsearch}\", \"serve-sim\", \"--log\", \"/x/{host}\"]\n"

@@ -269,6 +269,32 @@ Status CheckPorts(const TableReader& section, const ClusterSpec& cluster) {
   return Status::Ok();
 }
 
+// Step names are checked here, so a misspelt one ("containers") is a config
+// error instead of a step that silently runs without sudo.
+Status ReadSudo(const TableReader& section, const std::string& base_dir, SudoSpec* out) {
+  PPS_ASSIGN_OR_RETURN(const toml::table* t, section.Table("sudo", Need::kOptional));
+  if (t == nullptr) return Status::Ok();
+  TableReader sudo(section.source(), *t, JoinKey(section.key_path(), "sudo"));
+  PPS_RETURN_IF_ERROR(sudo.CheckKeys(kSudoKeys));
+  out->origin = sudo.origin();
+  PPS_RETURN_IF_ERROR(sudo.StringList("steps", &out->steps, false));
+  for (size_t i = 0; i < out->steps.size(); ++i) {
+    const std::string& step = out->steps[i];
+    if (std::find(kSudoSteps.begin(), kSudoSteps.end(), step) == kSudoSteps.end())
+      return KeyError(sudo.KeyLoc("steps"),
+                      "expected step names out of \"container\", \"stop\", got '" + step + "'");
+    if (std::find(out->steps.begin(), out->steps.begin() + i, step) != out->steps.begin() + i)
+      return KeyError(sudo.KeyLoc("steps"), "step '" + step + "' is listed twice");
+  }
+  PPS_RETURN_IF_ERROR(sudo.String("password_file", &out->password_file, Need::kOptional));
+  if (sudo.Find("password_file") != nullptr) {
+    if (out->password_file.empty())
+      return KeyError(sudo.KeyLoc("password_file"), "expected a file name, got an empty string");
+    out->password_file = ResolvePath(base_dir, out->password_file);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadCluster(const TableReader& section, const std::string& base_dir, ClusterSpec* out) {
@@ -292,6 +318,7 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
       section.Int("dist_init_port", &out->dist_init_port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(section.StringList("nvidia_smi", &out->nvidia_smi, true));
   PPS_RETURN_IF_ERROR(ReadSlurm(section, &out->slurm));
+  PPS_RETURN_IF_ERROR(ReadSudo(section, base_dir, &out->sudo));
   PPS_RETURN_IF_ERROR(ReadSsh(section, base_dir, out));
   return CheckPorts(section, *out);
 }

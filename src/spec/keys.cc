@@ -8,12 +8,15 @@ const KeyList kSpecSections = {"experiment", "cluster",  "engine",    "sweep", "
                                "baseline",   "decision", "lifecycle", "sim",   "profile"};
 
 const KeyList kExperimentKeys = {"name", "results_dir"};
-const KeyList kClusterKeys = {"hosts", "gpus_per_node", "hardware",       "launcher",  "ssh",
-                              "slurm", "server_port",   "dist_init_port", "nvidia_smi"};
+const KeyList kClusterKeys = {
+    "hosts", "gpus_per_node", "hardware",    "launcher",       "ssh",
+    "slurm", "sudo",          "server_port", "dist_init_port", "nvidia_smi"};
 const KeyList kHostTableKeys = {"name", "address", "server_port"};
 const KeyList kSshKeys = {"user", "port", "key", "options", "config"};
 const KeyList kSshHostKeys = {"address", "user", "port", "key"};
 const KeyList kSlurmKeys = {"srun_args", "sbatch_args", "partition", "account", "time_limit"};
+const KeyList kSudoKeys = {"steps", "password_file"};
+const KeyList kSudoSteps = {"container", "stop"};
 const KeyList kEngineKeys = {"kind",           "command",    "image",      "container",
                              "container_args", "secret_env", "model_path", "model_config",
                              "version",        "patches",    "args",       "env"};
@@ -51,6 +54,7 @@ const TableKeys kTables[] = {
     {"cluster.ssh", kSshKeys},
     {"cluster.ssh.<host>", kSshHostKeys},
     {"cluster.slurm", kSlurmKeys},
+    {"cluster.sudo", kSudoKeys},
     {"engine", kEngineKeys},
     {"sweep", kSweepKeys},
     {"sweep.layouts", kLayoutKeys},

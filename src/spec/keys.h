@@ -25,6 +25,9 @@ extern const KeyList kSshKeys;
 // [cluster.ssh.<host>]: one host's settings.
 extern const KeyList kSshHostKeys;
 extern const KeyList kSlurmKeys;
+extern const KeyList kSudoKeys;
+// The step names [cluster.sudo] steps takes.
+extern const KeyList kSudoSteps;
 // [engine]; its `args` and `env` tables take any flag or variable name.
 extern const KeyList kEngineKeys;
 extern const KeyList kSweepKeys;

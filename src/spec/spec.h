@@ -3,6 +3,7 @@
 // ParseSpec (spec/spec_parser.h); every value keeps where it came from so
 // later checks (the planner's) can point at file:line:col and key.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -44,6 +45,20 @@ struct SlurmSpec {
   SourceLoc origin;
 };
 
+// [cluster.sudo]: which of ppsearch's own steps on a node run through sudo.
+struct SudoSpec {
+  // "container": the container runtime that starts a server, and its `rm -f`;
+  // "stop": signalling a server's process tree (a sample's end, a crashed
+  // run's leftovers).
+  std::vector<std::string> steps;
+  std::string password_file;  // resolved absolute; empty: PPSEARCH_SUDO_PASSWORD_FILE or none
+  SourceLoc origin;
+
+  bool Runs(const std::string& step) const {
+    return std::find(steps.begin(), steps.end(), step) != steps.end();
+  }
+};
+
 struct ClusterSpec {
   std::vector<HostSpec> hosts;
   int gpus_per_node = 8;
@@ -57,6 +72,7 @@ struct ClusterSpec {
   std::vector<std::string> ssh_options;  // extra `ssh -o` options, e.g. "StrictHostKeyChecking=yes"
   std::string ssh_config;                // `ssh -F` file, resolved absolute; empty: ssh's default
   SlurmSpec slurm;
+  SudoSpec sudo;
   SourceLoc origin;
 
   int world_size() const { return static_cast<int>(hosts.size()) * gpus_per_node; }
