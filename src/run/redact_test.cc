@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "spec/secret_text.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::run {

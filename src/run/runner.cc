@@ -15,6 +15,7 @@
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "run/verdict.h"
+#include "spec/secret_text.h"
 #include "util/files.h"
 #include "util/sha256.h"
 

@@ -8,7 +8,7 @@
 // an [engine.args] flag whose name holds one of those words (words split at
 // '-' or '_': api-key, admin-api-key, ssl-keyfile-password, but not
 // max-total-tokens or ssl-keyfile). Their values never reach what ppsearch
-// writes or prints (run/redact.h).
+// writes or prints (run/redact.h; the spec file's own copy: spec/secret_text.h).
 //
 // Redaction changes structure, not text: the secret's own value is replaced
 // in the parsed spec, so that a secret that happens to read "true" or "16"
@@ -35,13 +35,5 @@ Spec WithoutSecrets(const Spec& spec);
 // A --set value as written ("engine.env.HF_TOKEN=hf_x"), with the value
 // replaced when the key is a secret ("engine.env.HF_TOKEN=<redacted>").
 std::string RedactOverride(const std::string& assignment, const EngineSpec& engine);
-
-// The spec file's text with each secret's value replaced in place by
-// "<redacted>" (a TOML string), everything else byte for byte, comments
-// included. The result always parses to the same tree but for those values;
-// when an in-place edit cannot guarantee that, the spec is written out from
-// its parsed tree instead (comments lost, a first line says so).
-Result<std::string> RedactSpecText(const std::string& text, const std::string& path,
-                                   const EngineSpec& engine);
 
 }  // namespace ppsearch::spec

@@ -10,6 +10,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/lifecycle_section.cc
   src/spec/overrides.cc
   src/spec/profile_section.cc
+  src/spec/secret_text.cc
   src/spec/secrets.cc
   src/spec/sim_section.cc
   src/spec/spec.cc
