@@ -7,7 +7,7 @@
 // recorded in order, so a test asserts the lifecycle an engine drives: which
 // node started with what, which signal went where, which command ran when.
 //
-// Safe to use from two threads (a test's loopback HTTP stub may end a server
+// Safe to use from two threads (a test's loopback HTTP stand-in may end a server
 // while the engine polls it).
 
 #include <functional>
@@ -33,7 +33,7 @@ struct FakeServerScript {
   std::string log;
   // Run when a server that started serving starts and when it exits, outside
   // the fake's lock: a test starts and stops what the server would serve
-  // (a loopback HTTP stub on the node's port).
+  // (a loopback HTTP stand-in on the node's port).
   std::function<void()> on_start;
   std::function<void()> on_exit;
 };

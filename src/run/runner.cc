@@ -46,8 +46,7 @@ Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec) {
 
 Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
                      const std::vector<evidence::SampleId>& samples, const SampleEngine& engine,
-                     const std::vector<evidence::RunPatch>& patches) {
-  const Redactor redact(spec);
+                     const std::vector<evidence::RunPatch>& patches, const Redactor& redact) {
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_ASSIGN_OR_RETURN(std::string spec_copy,
                        spec::RedactSpecText(spec_text, o.spec_path, spec.engine));
@@ -127,7 +126,7 @@ Status AttachProfiles(const RunOptions& o, const spec::Spec& spec, const SampleC
 // The streamed logs in live/ of the samples an interrupted run did not
 // complete, moved to interrupted/<time>/ (secrets redacted); a completed
 // sample's are dropped, its service/ copy is the evidence.
-Status KeepInterruptedLogs(const evidence::RunPaths& paths, const spec::Spec& spec,
+Status KeepInterruptedLogs(const evidence::RunPaths& paths, const Redactor& redact,
                            const std::function<void(const std::string&)>& say) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -136,7 +135,6 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const spec::Spec& sp
   std::set<std::string> completed;
   for (const auto& [sample, state] : states)
     if (state == SampleState::kCompleted) completed.insert(sample);
-  const Redactor redact(spec);
   const std::string kept = paths.root + "/interrupted/" + UtcNow("%Y%m%d-%H%M%S");
   std::vector<std::string> moved;
   for (const auto& sample_dir : fs::directory_iterator(paths.live_dir(), ec)) {
@@ -163,7 +161,8 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const spec::Spec& sp
 
 // Before a resumed run does anything: stop the servers an earlier process
 // left running, keep the logs of interrupted samples, drop torn temp files.
-Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec) {
+Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
+                     const Redactor& redact) {
   auto say = [&](const std::string& line) {
     if (o.notice) o.notice(line);
   };
@@ -178,7 +177,7 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
       return MakeError(paths.server_state_dir() + " lists servers of a real engine (" +
                        left[0].Describe() + "); resume with the same engine");
   }
-  PPS_RETURN_IF_ERROR(KeepInterruptedLogs(paths, spec, say));
+  PPS_RETURN_IF_ERROR(KeepInterruptedLogs(paths, redact, say));
   const int removed = RemoveStrayTempFiles(paths.root);
   if (removed > 0) say("removed " + std::to_string(removed) + " unfinished temporary file(s)");
   return Status::Ok();
@@ -233,22 +232,23 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     PPS_ASSIGN_OR_RETURN(patches, PatchRecords(spec));
   }
   const evidence::RunPaths paths{outcome.run_dir};
+  // Everything the run writes that can quote a secret goes through this one.
+  const Redactor redact(spec);
   // One process per run directory: a second one would run samples twice.
   PPS_ASSIGN_OR_RETURN(
       std::unique_ptr<DirLock> lock,
       LockDirectory(outcome.run_dir, paths.lock(), "run directory " + outcome.run_dir));
   if (!o.resume_dir.empty()) {
-    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec));
+    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec, redact));
     PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
     for (const auto& [sample, state] : states)
       if (state == SampleState::kCompleted) done.insert(sample);
   } else {
-    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine, patches));
+    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine, patches, redact));
     // What is imported travels with the run: moving the CSV later loses nothing.
     PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, outcome.run_dir));
   }
   const std::string run_id = std::filesystem::path(outcome.run_dir).filename().string();
-  const Redactor redact(spec);
 
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;

@@ -1,7 +1,7 @@
 // The SGLang engine's lifecycle through the fake launcher (no processes):
 // the order in which a sample checks the hosts, starts every node, probes,
 // benchmarks, snapshots, stops and waits for the GPUs, and the verdict each
-// failure gets. Node 0 "serves" through a loopback HTTP stub that answers as
+// failure gets. Node 0 "serves" through a loopback HTTP stand-in that answers as
 // SGLang does while its fake server runs; node 1's address has nothing on it.
 
 #include "sglang/sglang_engine.h"
@@ -66,7 +66,7 @@ bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
 // The verdict as the manifest names it.
 std::string VerdictOf(const run::SampleOutput& out) { return evidence::VerdictName(out.verdict); }
 
-// A port of 127.0.0.1 free now (the stub binds it again when node 0 starts).
+// A port of 127.0.0.1 free now (the stand-in binds it again when node 0 starts).
 int FreePort() {
   auto probe = bench::ScriptedServer::Start(AsSglang);
   EXPECT_TRUE(probe.ok()) << probe.error().message;
@@ -92,7 +92,7 @@ class SglangEngineTest : public ::testing::Test {
     launch::FakeServerScript node0;
     node0.log = "The server is fired up and ready to roll!\n";
     node0.on_start = [this] {
-      auto stub = bench::ScriptedServer::Start(
+      auto served = bench::ScriptedServer::Start(
           [this](const bench::ScriptedRequest& req) {
             if (req.path != "/generate") return AsSglang(req);
             const int n = ++generate_requests_;
@@ -109,8 +109,8 @@ class SglangEngineTest : public ::testing::Test {
             return hang;
           },
           port_);
-      ASSERT_TRUE(stub.ok()) << stub.error().message;
-      http_ = std::move(stub).value();
+      ASSERT_TRUE(served.ok()) << served.error().message;
+      http_ = std::move(served).value();
     };
     node0.on_exit = [this] { http_.reset(); };
     launcher_.ScriptServer(0, node0);
