@@ -12,3 +12,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/server/sglang_log.cc
   src/server/sim_server.cc
   src/server/stream_pump.cc)
+list(APPEND PPSEARCH_BENCH_SOURCES
+  src/server/serve_sim_bench.cc)
