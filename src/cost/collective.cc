@@ -78,12 +78,54 @@ double ArrivalWaitUs(const GroupSpan& group, const LinkParams& links) {
   return links.rank_jitter_us * stats::ExpectedMaxOfNormals(group.ranks);
 }
 
-int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& links) {
+AllReduceChoice RingAllReduce(double bytes, const GroupSpan& group, const LinkParams& links) {
   const int n = group.ranks;
-  if (n <= 1 || bytes <= 0) return 0;
-  const double factor = 2.0 * (n - 1) / n;
-  return ToNs(GroupLatencyUs(group, links) * 1e-6 +
-              factor * bytes / (GroupBusBwGbps(group, links) * 1e9));
+  AllReduceChoice c;
+  if (n <= 1 || bytes <= 0) return c;
+  c.latency_us = GroupLatencyUs(group, links);
+  c.transfer_us = 2.0 * (n - 1) / n * bytes / (GroupBusBwGbps(group, links) * 1e3);
+  return c;
+}
+
+double TreeCorrection(double bytes) {
+  // NVIDIA/nccl src/graph/tuning.cc, treeCorrectionFactor[NCCL_PROTO_SIMPLE],
+  // indexed by log2(bytes / 64); 1 from 2^22 x 64 B (256 MiB) up.
+  static constexpr double kSimple[22] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6,
+                                         .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9};
+  const double units = bytes / 64;
+  if (units < 2) return kSimple[0];
+  const int log_size = static_cast<int>(std::floor(std::log2(units)));
+  return log_size < 22 ? kSimple[log_size] : 1.0;
+}
+
+AllReduceChoice TreeAllReduce(double bytes, const GroupSpan& group, const LinkParams& links) {
+  AllReduceChoice c;
+  c.algorithm = AllReduceAlgorithm::kTree;
+  if (group.ranks <= 1 || bytes <= 0) return c;
+  const double max_tree_gbps = group.nodes > 2 ? 80.0 : 110.0;
+  const double busbw = std::min(0.9 * GroupBusBwGbps(group, links), max_tree_gbps);
+  const double algbw = 0.5 * busbw * TreeCorrection(bytes);
+  // The chain inside a node, up and down, costs what the node-local
+  // all-reduce's floor does; the tree's depth is log2(nodes) NIC hops each way.
+  double intra_us = 0;
+  if (group.ranks_per_node() > 1)
+    if (const auto* e = IntraEntry(links, group.ranks_per_node())) intra_us = e->latency_us;
+  const double depth = std::ceil(std::log2(std::max(group.nodes, 1)));
+  c.latency_us = intra_us + 2.0 * depth * links.inter_latency_us;
+  c.transfer_us = bytes / (algbw * 1e3);
+  return c;
+}
+
+AllReduceChoice ChooseAllReduce(double bytes, const GroupSpan& group, const LinkParams& links) {
+  const AllReduceChoice ring = RingAllReduce(bytes, group, links);
+  if (group.nodes <= 1) return ring;
+  const AllReduceChoice tree = TreeAllReduce(bytes, group, links);
+  return tree.total_us() < ring.total_us() ? tree : ring;
+}
+
+int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& links) {
+  if (group.ranks <= 1 || bytes <= 0) return 0;
+  return ToNs(ChooseAllReduce(bytes, group, links).total_us() * 1e-6);
 }
 
 int64_t AllGatherNs(double total_bytes, const GroupSpan& group, const LinkParams& links) {

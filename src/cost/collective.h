@@ -59,8 +59,38 @@ double GroupLatencyUs(const GroupSpan& group, const LinkParams& links);
 // the expected maximum of `ranks` normals (grows like sqrt(2 ln n)).
 double ArrivalWaitUs(const GroupSpan& group, const LinkParams& links);
 
-// Ring all-reduce of `bytes` (per rank): alpha + 2(n-1)/n * bytes / busbw.
-// Transfer only; the arrival wait is separate (ArrivalWaitUs).
+// The two algorithms NCCL's tuner weighs for an all-reduce across nodes, as
+// its own cost model (NVIDIA/nccl src/graph/tuning.cc: ncclTopoTuneModel,
+// ncclTopoGetAlgoTime) prices them: time = latency + bytes / algbw.
+//
+// Ring: every one of the 2(n-1) steps moves 1/n of the data over every link
+// of the ring at once, so each step lasts as long as its slowest link: the
+// PCIe (or NVLink) path inside a node or the NICs between nodes, never the
+// sum. algbw = busbw x n / (2(n-1)); busbw is GroupBusBwGbps.
+// Tree (multi-node only): a chain inside each node and a double binary tree
+// across nodes, reduce up and broadcast down pipelined. NCCL prices its
+// busbw at 0.9 x the same links' (capped at 80 GB/s beyond two nodes, 110
+// within), its algbw at half that, and derates medium sizes by its
+// treeCorrectionFactor (Simple protocol); its latency is one intra-node
+// chain each way plus 2 x log2(nodes) NIC hops, against the ring's
+// 2 x (nodes - 1). NCCL picks the faster: the tree for small messages
+// across nodes, the ring for large ones.
+enum class AllReduceAlgorithm { kRing, kTree };
+struct AllReduceChoice {
+  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
+  double latency_us = 0;
+  double transfer_us = 0;
+  double total_us() const { return latency_us + transfer_us; }
+};
+AllReduceChoice RingAllReduce(double bytes, const GroupSpan& group, const LinkParams& links);
+AllReduceChoice TreeAllReduce(double bytes, const GroupSpan& group, const LinkParams& links);
+// NCCL's treeCorrectionFactor for the Simple protocol at `bytes`.
+double TreeCorrection(double bytes);
+// The faster of the two (the ring alone inside one node).
+AllReduceChoice ChooseAllReduce(double bytes, const GroupSpan& group, const LinkParams& links);
+
+// All-reduce of `bytes` (per rank) by NCCL's choice of algorithm. Transfer
+// only; the arrival wait is separate (ArrivalWaitUs).
 int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& links);
 
 // All-gather producing `total_bytes` on every rank: alpha + (n-1)/n * total / busbw.

@@ -129,6 +129,40 @@ TEST(AllReduce, Tp32BoundByASlowNic) {
   EXPECT_EQ(AllReduceNs(kChunkBytes, {32, 4}, links), 15727643);
 }
 
+TEST(AllReduce, SmallMessagesAcrossNodesTakeNcclsTree) {
+  // 8 tokens x 7168 x 2 = 114,688 B over TP32 on 4 nodes.
+  //   ring: 84.2 + 2 x 31/32 x 114,688 / 24.7 GB/s = 84.2 + 8.996 = 93.196 us
+  //   tree: log2(114,688 / 64) = 10.8 -> correction 0.6; algbw = 0.5 x 0.9 x
+  //         24.7 x 0.6 = 6.669 GB/s; 24.2 + 2 x log2(4) x 10 = 64.2 us
+  //         + 114,688 / 6.669 = 17.197 us -> 81.397 us: NCCL's tuner picks it.
+  constexpr double kBytes = 114688;
+  const AllReduceChoice ring = RingAllReduce(kBytes, {32, 4}, Links());
+  EXPECT_NEAR(ring.total_us(), 93.196, 1e-3);
+  const AllReduceChoice tree = TreeAllReduce(kBytes, {32, 4}, Links());
+  EXPECT_NEAR(tree.latency_us, 64.2, 1e-9);
+  EXPECT_NEAR(tree.transfer_us, 17.197, 1e-3);
+  EXPECT_EQ(ChooseAllReduce(kBytes, {32, 4}, Links()).algorithm, AllReduceAlgorithm::kTree);
+  EXPECT_EQ(AllReduceNs(kBytes, {32, 4}, Links()), 81397);
+  // Inside one node only the ring is weighed.
+  EXPECT_EQ(ChooseAllReduce(kBytes, {8, 1}, Links()).algorithm, AllReduceAlgorithm::kRing);
+}
+
+TEST(AllReduce, LargeMessagesAcrossNodesTakeTheRing) {
+  // The 8192-token chunk: the tree's algbw 0.5 x 0.9 x 24.7 x 0.8 (log2 size
+  // 20.8) = 8.892 GB/s against the ring's 24.7 x 32/62 = 12.75 GB/s:
+  //   tree 64.2 + 117,440,512 / 8.892 = 13,271.6 us; ring 9,296.4 us.
+  EXPECT_NEAR(TreeAllReduce(kChunkBytes, {32, 4}, Links()).total_us(), 13271.635, 1e-3);
+  EXPECT_EQ(ChooseAllReduce(kChunkBytes, {32, 4}, Links()).algorithm, AllReduceAlgorithm::kRing);
+}
+
+TEST(AllReduce, TreeCorrectionFollowsNcclsSimpleTable) {
+  EXPECT_DOUBLE_EQ(TreeCorrection(64), 0.9);
+  EXPECT_DOUBLE_EQ(TreeCorrection(64 << 7), 0.8);
+  EXPECT_DOUBLE_EQ(TreeCorrection(64 << 11), 0.5);
+  EXPECT_DOUBLE_EQ(TreeCorrection(64.0 * (1 << 21)), 0.9);
+  EXPECT_DOUBLE_EQ(TreeCorrection(64.0 * (1 << 22)), 1.0);
+}
+
 TEST(AllReduce, Tp8InsideOneNode) {
   // 24,200 + 2 x 7/8 x 117,440,512 / 24.7 = 24,200 + 8,320,684.05 = 8,344,884.05 ns
   EXPECT_EQ(AllReduceNs(kChunkBytes, {8, 1}, Links()), 8344884);
