@@ -95,6 +95,18 @@ int LayoutCostModel::BoundaryVectors(int stage) const {
   return model_.StreamVectorsAt(layout_.stages[stage].first_layer);
 }
 
+int64_t LayoutCostModel::FfnAllReduceWidth(const model::LayerDesc& layer) const {
+  const auto& moe = model_.moe;
+  if (layer.ffn != model::FfnKind::kMoe || moe.expert_hidden == model_.hidden) return model_.hidden;
+  // Latent MoE (SGLang's kimi_k3.py, KimiK3MoE): the experts' TP-partial
+  // sums are reduced in latent space, before the latent RMSNorm and the
+  // replicated up-projection (the norm of a sum is not the sum of norms),
+  // and the shared experts' partial sums at full width; _forward_fused
+  // lands both in one [latent | shared] buffer and all-reduces it once
+  // (_forward_unfused reduces the same bytes in two calls).
+  return moe.expert_hidden + (moe.num_shared_experts > 0 ? model_.hidden : 0);
+}
+
 GroupSpan LayoutCostModel::TpGroup(int stage) const {
   const StageShape& st = layout_.stages[stage];
   return GroupSpan{layout_.tp, st.tp_nodes, st.groups_per_node};
@@ -184,8 +196,13 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     b.elementwise_ns += bytes / MemoryBw() * 1e9;
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
     if (layout_.tp > 1) {
-      // A2A disabled: one all-reduce after attention, one after the MLP/MoE.
-      b.allreduce_ns += 2 * allreduce_ns;
+      // A2A disabled: one all-reduce after attention, one after the MLP/MoE,
+      // the latter as wide as the sums the FFN leaves partial.
+      const double ffn_bytes = static_cast<double>(FfnAllReduceWidth(*layer)) * tokens * kBf16Bytes;
+      const double ffn_ns = ffn_bytes == act_bytes
+                                ? allreduce_ns
+                                : static_cast<double>(AllReduceNs(ffn_bytes, group, links_));
+      b.allreduce_ns += allreduce_ns + ffn_ns;
       b.allreduce_calls += 2;
       b.jitter_wait_ns += 2 * arrival_ns;
     }

@@ -105,6 +105,9 @@ class LayoutCostModel : public sim::CostModel {
   // Routed load of the busiest EP rank over the mean at this layout's EP size.
   double ExpertSkew() const;
   GroupSpan TpGroup(int stage) const;
+  // Elements per token the all-reduce after a layer's FFN carries: the
+  // hidden size, or for a latent MoE the latent plus the shared experts' output.
+  int64_t FfnAllReduceWidth(const model::LayerDesc& layer) const;
   // Hidden-size vectors per token that enter `stage` from the one before:
   // the hidden state plus the residual stream (with block attention
   // residuals, every completed block summary and the running sum).

@@ -578,6 +578,31 @@ TEST(LayoutCostModel, GroupsSharingANodeShareItsFabricHandWorked) {
   EXPECT_NEAR(b.allreduce_ns, 4 * 74905, 4);
 }
 
+TEST(LayoutCostModel, LatentMoeReducesLatentAndSharedOutputHandWorked) {
+  // A latent MoE (experts on 512 of the 1024 hidden) with one shared expert:
+  // SGLang reduces the experts' partial sums in latent space and the shared
+  // expert's at full width, one buffer of 512 + 1024 per token. TP2, one node:
+  //   attention: 1024 x 1024 x 2 = 2,097,152 B: 5,000 + 2,097,152 / 40 = 57,428.8
+  //   MoE:       1024 x 1536 x 2 = 3,145,728 B: 5,000 + 3,145,728 / 40 = 83,643.2
+  // Without the shared expert only the latent: 1,048,576 B -> 31,214.4 ns.
+  model::ModelDesc m = TinyMoeModel();
+  m.moe = {8, 2, 1, 512, 512, DType::kMxfp4};
+  LayoutShape layout = Layout(1, 2);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  const auto batch = Prefill({{1024, 0}});
+  const StageBreakdown shared = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
+  EXPECT_EQ(shared.allreduce_calls, 2);
+  EXPECT_NEAR(shared.allreduce_ns, 57429 + 83643, 1);
+  m.moe.num_shared_experts = 0;
+  const StageBreakdown alone = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
+  EXPECT_NEAR(alone.allreduce_ns, 57429 + 31214, 1);
+  // Not latent: one hidden-width all-reduce after the FFN, as after attention.
+  const StageBreakdown plain =
+      LayoutCostModel(TinyMoeModel(), TinyGpu(), layout, Ideal()).Breakdown(0, batch);
+  EXPECT_NEAR(plain.allreduce_ns, 2 * 57429, 1);
+}
+
 TEST(LayoutCostModel, BlockAttentionResidualsHandWorked) {
   // attn_res_block_size 2 over 4 layers: layers 0-1 carry 1 residual vector,
   // layers 2-3 carry 2 (one completed block summary + the running sum).
