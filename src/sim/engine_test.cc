@@ -69,6 +69,21 @@ TEST(EngineTest, ChunksOfOneRequestOverlapAcrossStages) {
   EXPECT_EQ(r.stages[0].idle_ns, 8192 * 500);  // stage 0 waits for stage 1's last chunk
 }
 
+TEST(EngineTest, StageHandOffIsARendezvousThatHoldsTheSender) {
+  // PP2, 0.5 us/token per stage, 1 ms per hop (and for the output return).
+  //   chunk 1 (8192): stage 0 0..4,096,000; stage 1 is free, so the send
+  //     runs 4,096,000..5,096,000 and holds stage 0's stream until then;
+  //     stage 1 5,096,000..9,192,000.
+  //   chunk 2 (7808): stage 0 5,096,000..9,000,000; stage 1 posts its recv
+  //     only after chunk 1, so the send runs 9,192,000..10,192,000;
+  //     stage 1 10,192,000..14,096,000; + 1 ms back to stage 0 = 15,096,000.
+  // A buffered hand-off (the send in the background) would give 14,096,000.
+  LinearCost cost(2, 500, 0, 1'000'000);
+  SimResult r = Simulate(Config(2, 8192), cost, Requests(1, 16000, 1), 1);
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].first_token_ns, 15'096'000);
+}
+
 TEST(EngineTest, ClosedLoopObeysLittlesLaw) {
   LinearCost cost(1, 1000, 2'000'000);
   const int c = 8;

@@ -193,7 +193,18 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
     end = start + st.total_ns();
     gpu_free_ns_[s] = end;
     Account(s, st, start, batch, slot);
-    if (s + 1 < stages) arrive = end + cost_.HopNs(s, batch);
+    if (s + 1 < stages) {
+      // The hand-off is a rendezvous, not a buffer. SGLang's event_loop_pp
+      // (python/sglang/srt/managers/scheduler_pp_mixin.py) sends the
+      // activations with an async NCCL send but commits it
+      // (_pp_commit_comm_work: the stream waits on the send) before it
+      // launches its next micro-batch; the receiver's NCCL recv runs on its
+      // stream after its previous micro-batch. So the transfer starts when
+      // both stages are done, and the sender's stream is held until it ends.
+      const int64_t transfer_start = std::max(end, gpu_free_ns_[s + 1]);
+      arrive = transfer_start + cost_.HopNs(s, batch);
+      gpu_free_ns_[s] = arrive;
+    }
   }
   ++counters_.micro_batches;
   (batch.is_prefill ? counters_.prefill_batches : counters_.decode_batches)++;
