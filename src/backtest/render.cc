@@ -65,6 +65,7 @@ void RenderCase(const CaseResult& c, std::string& out) {
     out += fmt::format("# calibrated {} on {}\n", ModelName(f.model), names);
     // The fit's own account of what it could not reach (cost::Calibration::infeasible).
     for (const std::string& s : f.calibration.infeasible) out += "#   fit: " + s + "\n";
+    for (const std::string& s : f.calibration.off_prior) out += "#   off prior: " + s + "\n";
   }
   for (const ConfigurationResult& r : c.configurations)
     if (!r.calibration_from.empty())
@@ -133,15 +134,24 @@ std::string MdCell(const std::string& text) {
   return out;
 }
 
+// Whether the calibration's off-prior findings name parameter `name`.
+bool OffPrior(const cost::Calibration& calibration, std::string_view name) {
+  for (const std::string& s : calibration.off_prior)
+    if (s.rfind(std::string(name) + " = ", 0) == 0) return true;
+  return false;
+}
+
 // "attention_eff 1 (at bound), ...": what the data determined or pushed
-// onto a bound; every other parameter keeps its prior.
+// onto a bound, and "off prior" where the off-prior rule flagged it; every
+// other parameter keeps its prior.
 std::string MovedParameters(const cost::Calibration& calibration) {
   std::string out;
   for (const auto& p : cost::AllParams()) {
     const cost::ParamStatus status = calibration.status[cost::Index(p.param)];
     if (status == cost::ParamStatus::kPrior) continue;
-    out += fmt::format("{}{} {:.4g} ({})", out.empty() ? "" : ", ", p.name,
-                       calibration.value[cost::Index(p.param)], cost::ParamStatusName(status));
+    out += fmt::format("{}{} {:.4g} ({}{})", out.empty() ? "" : ", ", p.name,
+                       calibration.value[cost::Index(p.param)], cost::ParamStatusName(status),
+                       OffPrior(calibration, p.name) ? ", OFF PRIOR" : "");
   }
   return out.empty() ? "none" : out;
 }
@@ -186,11 +196,11 @@ std::string RenderText(const std::vector<CaseResult>& cases) {
 
 std::string RenderMarkdown(const std::vector<CaseResult>& cases) {
   text::Table fits{{"case", "model", "calibrated on", "parameters off their prior", "fit"},
-                     {},
-                     {true, true, true, true, true}};
+                   {},
+                   {true, true, true, true, true}};
   text::Table figures{{"case", "figure", "reference", "predicted", "error", "within"},
-                        {},
-                        {true, true, false, false, false, true}};
+                      {},
+                      {true, true, false, false, false, true}};
   text::Table signs{
       {"case", "comparison implied by the references", "predicted"}, {}, {true, true, true}};
   text::Table refusals{
@@ -242,7 +252,8 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
                                     {"configurations", f.configurations},
                                     {"parameters", params},
                                     {"status", status},
-                                    {"infeasible", f.calibration.infeasible}});
+                                    {"infeasible", f.calibration.infeasible},
+                                    {"off_prior", f.calibration.off_prior}});
     }
     cj["configurations"] = nlohmann::ordered_json::array();
     for (const ConfigurationResult& r : c.configurations)

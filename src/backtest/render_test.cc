@@ -53,5 +53,22 @@ TEST(RenderMarkdown, TablesRowsAndTotals) {
       << md;
 }
 
+TEST(RenderMarkdown, OffPriorParametersAreMarkedInTheFitsColumn) {
+  CaseResult c = OneCase();
+  cost::Calibration& cal = c.fits[0].calibration;
+  cal.Set(cost::Param::kIntraLink, 1.646);
+  cal.status[cost::Index(cost::Param::kIntraLink)] = cost::ParamStatus::kDetermined;
+  cal.Set(cost::Param::kWorkspace, 8505);
+  cal.status[cost::Index(cost::Param::kWorkspace)] = cost::ParamStatus::kDetermined;
+  cal.off_prior.push_back("intra_bw_scale = 1.646 is 1.4 prior widths outside its prior");
+  const std::string md = RenderMarkdown({c});
+  EXPECT_NE(md.find("intra_bw_scale 1.646 (determined, OFF PRIOR), runtime_workspace_mib 8505 "
+                    "(determined) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(RenderText({c}).find("#   off prior: intra_bw_scale = 1.646 is 1.4 prior widths"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ppsearch::backtest

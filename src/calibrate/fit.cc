@@ -375,6 +375,7 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
       c.note[p] = UnidentifiedReason(p, sol, s, *cov);
     }
   }
+  FlagOffPrior(*in.hw, fit);
   for (const auto& [assumption, names] : pinned)
     c.infeasible.push_back(fmt::format(
         "{} {} at the physical bound and the data pulls further; the fit still misses: {}. "
@@ -384,6 +385,36 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
 }
 
 }  // namespace
+
+// A fitted value beyond its prior range by more than the range's width is
+// a finding, not a measurement to trust: the data may be right (the prior
+// was wrong) or the model may be buying a misfit elsewhere with this
+// parameter. Either way its uncertainty must reach back to what the prior
+// calls physical, so its log-space variance grows by the squared distance
+// to the nearest prior edge (one sigma then spans the gap); adding to the
+// diagonal keeps the covariance positive semi-definite.
+void FlagOffPrior(const hardware::HardwareProfile& hw, FitResult& fit) {
+  cost::Calibration& c = fit.calibration;
+  for (int p = 0; p < kN; ++p) {
+    const auto& info = AllParams()[p];
+    const double widths = cost::PriorWidthsOutside(info.param, c.value[p], hw);
+    if (widths <= cost::kOffPriorWidths) continue;
+    const cost::Range prior = cost::Prior(info.param, hw);
+    const double edge = c.value[p] > prior.hi ? prior.hi : std::max(prior.lo, 1e-12);
+    const double gap = std::abs(std::log(c.value[p] / edge));
+    double& var = c.log_covariance[p * kN + p];
+    const double before = std::sqrt(std::max(var, 0.0));
+    var += gap * gap;
+    fit.posterior_sigma[p] = std::sqrt(var);
+    c.off_prior.push_back(fmt::format(
+        "{} = {:.4g} is {:.1f} prior widths outside its prior [{:.4g}, {:.4g}] ({}): the fit "
+        "buys the data with a value the prior calls unphysical, so read it as a misfit the "
+        "model places here, not as a measurement; its spread is widened from +-{} to +-{} "
+        "(1 sigma) to reach the prior's edge",
+        info.name, c.value[p], widths, prior.lo, prior.hi, info.unit, Percent(before),
+        Percent(fit.posterior_sigma[p])));
+  }
+}
 
 Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
                                                   std::vector<std::string>* notes) {

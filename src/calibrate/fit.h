@@ -92,6 +92,13 @@ struct FitInputs {
   Noise noise;
 };
 
+// The off-prior rule (docs/model.md, "Fitted values far from their prior"):
+// every parameter `fit` drove more than its prior range's width outside the
+// range gets a finding in calibration.off_prior, and its log-space variance
+// grows by the squared distance to the nearest prior edge. FitCalibration
+// applies it; `fit.calibration.log_covariance` must be filled.
+void FlagOffPrior(const hardware::HardwareProfile& hw, FitResult& fit);
+
 // Fits all measured points together; with two or more layouts, also the
 // leave-one-layout-out predictions.
 Result<FitResult> FitCalibration(const FitInputs& inputs);

@@ -318,6 +318,34 @@ TEST(FitCalibration, ShippedBaselineStaysPhysicalAndSaysWhatItCannotFit) {
   EXPECT_TRUE(fit->held_out.empty());  // one layout: nothing to hold out
 }
 
+// The off-prior rule on hand-made fit results: only a value more than one
+// prior width outside its prior range is flagged, and its log-space spread
+// then reaches the prior's edge.
+TEST(FlagOffPrior, FlagsOnlyBeyondOnePriorWidthAndWidensTheSpread) {
+  const Baseline b = LoadBaseline();
+  FitResult fit;
+  constexpr int n = cost::kParamCount;
+  fit.calibration.log_covariance.assign(n * n, 0.0);
+  const int intra = cost::Index(cost::Param::kIntraLink);
+  const int host = cost::Index(cost::Param::kHostOverhead);
+  for (int i = 0; i < n; ++i) fit.calibration.log_covariance[i * n + i] = 0.03 * 0.03;
+  // intra_bw_scale 1.646: (1.646 - 1.1) / 0.4 = 1.365 widths above 0.7-1.1.
+  fit.calibration.value[intra] = 1.646;
+  // host_overhead_us 6000: (6000 - 4000) / 3000 = 0.67 widths: kept.
+  fit.calibration.value[host] = 6000;
+  FlagOffPrior(b.hw, fit);
+  ASSERT_EQ(fit.calibration.off_prior.size(), 1u);
+  EXPECT_NE(fit.calibration.off_prior[0].find("intra_bw_scale = 1.646 is 1.4 prior widths "
+                                              "outside its prior [0.7, 1.1]"),
+            std::string::npos)
+      << fit.calibration.off_prior[0];
+  // Variance 0.03^2 + ln(1.646 / 1.1)^2 = 0.0009 + 0.16231 -> sigma 0.40400.
+  const double gap = std::log(1.646 / 1.1);
+  EXPECT_NEAR(fit.calibration.log_covariance[intra * n + intra], 0.0009 + gap * gap, 1e-12);
+  EXPECT_NEAR(fit.posterior_sigma[intra], std::sqrt(0.0009 + gap * gap), 1e-12);
+  EXPECT_DOUBLE_EQ(fit.calibration.log_covariance[host * n + host], 0.0009);
+}
+
 // Measurements the simulator itself produces with known parameters: the fit
 // must find parameters that reproduce them, recover what the data
 // determines, and predict held-out layouts from the others.

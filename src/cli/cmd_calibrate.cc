@@ -114,6 +114,7 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
     PrintPoints(fit.held_out);
   }
   for (const auto& s : c.infeasible) std::cout << "\ninfeasible: " << s << "\n";
+  for (const auto& s : c.off_prior) std::cout << "\noff prior: " << s << "\n";
 }
 
 Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {

@@ -1,5 +1,6 @@
 #include "cost/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -78,6 +79,13 @@ double PriorLogSigma(Param p, const hardware::HardwareProfile& hw) {
   // A prior touching zero (jitter) is spread in log space from 1% of its top.
   const double lo = std::max(r.lo, r.hi * 0.01);
   return std::max(std::log(r.hi / lo) / 4, 1e-6);
+}
+
+double PriorWidthsOutside(Param p, double value, const hardware::HardwareProfile& hw) {
+  const Range r = Prior(p, hw);
+  const double width = r.hi - r.lo;
+  if (width <= 0) return 0;
+  return std::max({r.lo - value, value - r.hi, 0.0}) / width;
 }
 
 std::vector<double> LogCovariance(const Calibration& c, const hardware::HardwareProfile& hw) {
@@ -168,6 +176,9 @@ Result<Calibration> LoadCalibration(const std::string& path) {
   if (j.contains("infeasible") && j["infeasible"].is_array())
     for (const auto& s : j["infeasible"])
       if (s.is_string()) c.infeasible.push_back(s.get<std::string>());
+  if (j.contains("off_prior") && j["off_prior"].is_array())
+    for (const auto& s : j["off_prior"])
+      if (s.is_string()) c.off_prior.push_back(s.get<std::string>());
   // What `ppsearch calibrate` fitted to; other writers may leave it out.
   if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("layouts") &&
       j["fit"]["layouts"].is_array())
@@ -195,6 +206,7 @@ Status SaveCalibration(const Calibration& c, const std::string& path,
     }
   }
   j["infeasible"] = c.infeasible;
+  j["off_prior"] = c.off_prior;
   if (!extra_json_fields.empty()) {
     auto extra = nlohmann::ordered_json::parse(extra_json_fields);
     for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();

@@ -34,6 +34,10 @@ struct Calibration {
   std::vector<double> log_covariance;
   // Set when the fit needed a value beyond a bound: which assumption has to give.
   std::vector<std::string> infeasible;
+  // Set when the fit drove a parameter beyond its prior range by more than
+  // the range's own width (in log space): what the data claims, and how far
+  // that is from what the prior says is physical (OffPrior()).
+  std::vector<std::string> off_prior;
   std::string source = "defaults";  // where these values came from
   // The layouts the fit used ("PP1/TP32/EP4"), as the file's fit.layouts
   // lists them; empty when it lists none.
@@ -49,6 +53,13 @@ struct Calibration {
 // One standard deviation of log(p) under its prior: the prior range spans
 // +-2 sigma, so 95% of draws fall inside it.
 double PriorLogSigma(Param p, const hardware::HardwareProfile& hw);
+
+// How far `value` lies outside the prior range of `p`, in units of the
+// range's width: 0 inside the range, 1 when it lies one whole prior width
+// beyond an edge (intra_bw_scale 1.5 with the prior 0.7-1.1). The off-prior rule (docs/model.md,
+// "Fitted values far from their prior") flags a fit whose value exceeds 1.
+double PriorWidthsOutside(Param p, double value, const hardware::HardwareProfile& hw);
+constexpr double kOffPriorWidths = 1.0;
 
 // The covariance to propagate: the stored one, else the priors' (diagonal).
 std::vector<double> LogCovariance(const Calibration& c, const hardware::HardwareProfile& hw);

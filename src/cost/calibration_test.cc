@@ -46,6 +46,7 @@ TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
   for (int i = 0; i < kParamCount; ++i) c.log_covariance[i * kParamCount + i] = 0.01 * (i + 1);
   c.log_covariance[1] = c.log_covariance[kParamCount] = -0.002;
   c.infeasible.push_back("moe_gemm_eff = 1 is at its physical bound");
+  c.off_prior.push_back("intra_bw_scale = 1.65 is 1.4 prior widths outside its prior");
   const std::string path = dir_ + "/out/calibration.json";
   ASSERT_TRUE(SaveCalibration(c, path, R"({"fit": {"layouts": ["PP1/TP32/EP4"]}})").ok());
   Result<Calibration> loaded = LoadCalibration(path);
@@ -57,11 +58,27 @@ TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
   }
   EXPECT_EQ(loaded->log_covariance, c.log_covariance);
   EXPECT_EQ(loaded->infeasible, c.infeasible);
+  EXPECT_EQ(loaded->off_prior, c.off_prior);
   EXPECT_EQ(loaded->source, path);
   Result<std::string> text = ReadFile(path);
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/2\""), std::string::npos) << *text;
   EXPECT_NE(text->find("\"PP1/TP32/EP4\""), std::string::npos) << *text;
+}
+
+TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
+  // intra_bw_scale's prior is 0.7-1.1 (width 0.4) on any profile whose
+  // bound reaches past 1.1.
+  hardware::HardwareProfile hw;
+  hw.intra_allreduce = {{8, 24.7, 24.2}};
+  hw.p2p_gbps = 50;
+  EXPECT_DOUBLE_EQ(PriorWidthsOutside(Param::kIntraLink, 0.9, hw), 0);
+  EXPECT_DOUBLE_EQ(PriorWidthsOutside(Param::kIntraLink, 1.1, hw), 0);
+  // (1.646 - 1.1) / 0.4 = 1.365: the PP1 baseline's value before the
+  // latent all-reduce was counted.
+  EXPECT_NEAR(PriorWidthsOutside(Param::kIntraLink, 1.646, hw), 1.365, 1e-9);
+  // (0.7 - 0.5) / 0.4 = 0.5 below the lower edge.
+  EXPECT_NEAR(PriorWidthsOutside(Param::kIntraLink, 0.5, hw), 0.5, 1e-9);
 }
 
 TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
