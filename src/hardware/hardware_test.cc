@@ -133,7 +133,7 @@ TEST(ShippedProfilesTest, TargetClusterProfileHasTheReferenceNumbers) {
   EXPECT_EQ(hw->sm_count, 156);
   EXPECT_EQ(hw->gpus_per_node, 8);
   EXPECT_FALSE(hw->nvlink);
-  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 145);
+  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 143);
   EXPECT_DOUBLE_EQ(hw->fp8_tflops, 280);
   EXPECT_DOUBLE_EQ(hw->nic_gbps_per_gpu, 50);
   EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_gbps, 24.7);
