@@ -348,7 +348,13 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
   c.log_covariance = *cov;
   double misfit = 0;
   for (double r : sol.eval.data) misfit = std::max(misfit, std::abs(r));
-  std::map<std::string, std::pair<std::string, bool>> pinned;  // assumption -> params, compute?
+  // assumption -> the parameters it holds back, how many, and whether any is a compute class
+  struct Pinned {
+    std::string names;
+    int count = 0;
+    bool compute = false;
+  };
+  std::map<std::string, Pinned> pinned;
   for (int p = 0; p < kN; ++p) {
     const auto& info = AllParams()[p];
     fit.prior_sigma[p] = s.sigma[p];
@@ -361,10 +367,11 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
       if (misfit > kMisfit) {
         // One message per assumption, naming every parameter it holds back.
         const std::string assumption = Assumption(info.param);
-        auto& names = pinned[assumption];
-        names.first += fmt::format("{}{} = {:.4g} ({})", names.first.empty() ? "" : ", ", info.name,
-                                   c.value[p], info.bound_why);
-        names.second |= IsCompute(info.param);
+        Pinned& pin = pinned[assumption];
+        pin.names += fmt::format("{}{} = {:.4g} ({})", pin.names.empty() ? "" : ", ", info.name,
+                                 c.value[p], info.bound_why);
+        ++pin.count;
+        pin.compute |= IsCompute(info.param);
       }
     } else if (fit.posterior_sigma[p] < kDeterminedRatio * s.sigma[p]) {
       c.status[p] = cost::ParamStatus::kDetermined;
@@ -376,12 +383,14 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
     }
   }
   FlagOffPrior(*in.hw, fit);
-  for (const auto& [assumption, names] : pinned)
+  // A bound's reason may hold a comma ("the P2P rate, or ..."): the verb
+  // follows the count of parameters, not the text.
+  for (const auto& [assumption, pin] : pinned)
     c.infeasible.push_back(fmt::format(
         "{} {} at the physical bound and the data pulls further; the fit still misses: {}. "
         "What has to give: {}.{}",
-        names.first, names.first.find(',') == std::string::npos ? "is" : "are",
-        WorstMisfit(sol.eval), assumption, names.second ? LargestOperators(in, c) : ""));
+        pin.names, pin.count == 1 ? "is" : "are", WorstMisfit(sol.eval), assumption,
+        pin.compute ? LargestOperators(in, c) : ""));
 }
 
 }  // namespace
