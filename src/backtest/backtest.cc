@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "backtest/memory_case.h"
 #include "calibrate/fit.h"
 #include "plan/search_inputs.h"
 #include "predict/predict.h"
@@ -136,6 +137,11 @@ int CaseResult::figures_within() const {
                                         [](const FigureResult& f) { return f.within; }));
 }
 
+int CaseResult::figures_accepted() const {
+  return static_cast<int>(std::count_if(figures.begin(), figures.end(),
+                                        [](const FigureResult& f) { return f.accepted(); }));
+}
+
 int CaseResult::refusals_right() const {
   return static_cast<int>(std::count_if(refusals.begin(), refusals.end(),
                                         [](const RefusalResult& r) { return r.refused; }));
@@ -202,6 +208,8 @@ Result<CaseResult> RunCase(const Case& c) {
   }
   for (auto& f : ReferenceFigures(c, predictions)) out.figures.push_back(std::move(f));
   out.signs = ImpliedSigns(c, predictions);
+  PPS_ASSIGN_OR_RETURN(std::vector<FigureResult> memory, MemoryFigures(c));
+  for (auto& f : memory) out.figures.push_back(std::move(f));
   return out;
 }
 

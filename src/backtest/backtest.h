@@ -56,10 +56,11 @@ struct CaseResult {
   std::vector<RefusalResult> refusals;
 
   int figures_within() const;
+  int figures_accepted() const;  // within, or outside with a stated reason (FigureResult::accepted)
   int signs_right() const;
   int refusals_right() const;
   bool passed() const {
-    return figures_within() == static_cast<int>(figures.size()) &&
+    return figures_accepted() == static_cast<int>(figures.size()) &&
            signs_right() == static_cast<int>(signs.size()) &&
            refusals_right() == static_cast<int>(refusals.size());
   }

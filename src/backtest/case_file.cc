@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 
+#include "backtest/memory_case.h"
 #include "spec/sections.h"
 #include "spec/toml_access.h"
 #include "util/excerpt.h"
@@ -240,35 +241,12 @@ Status CheckBeatsAgree(const Case& c) {
   return Status::Ok();
 }
 
-}  // namespace
-
-const Configuration* Case::Find(const std::string& config_name) const {
-  for (const auto& c : configurations)
-    if (c.name == config_name) return &c;
-  return nullptr;
-}
-
-Result<Case> ParseCase(const std::string& text, const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(toml::table root, spec::ParseToml(text, path));
-  const spec::SpecSource source(path, {});
-  const std::string base_dir = DirName(path);
-  TableReader top(source, root, "");
-  PPS_RETURN_IF_ERROR(top.CheckKeys({"case", "configurations", "reference"}));
-  Case c;
-  c.path = path;
-  PPS_ASSIGN_OR_RETURN(const toml::table* head, top.Table("case", Need::kRequired));
-  TableReader header(source, *head, "case");
-  PPS_RETURN_IF_ERROR(header.CheckKeys({"name", "spec", "tolerance"}));
-  PPS_RETURN_IF_ERROR(header.String("name", &c.name, Need::kRequired));
-  PPS_RETURN_IF_ERROR(header.String("spec", &c.spec_path, Need::kRequired));
-  c.spec_path = ResolvePath(base_dir, c.spec_path);
-  if (header.Find("tolerance") == nullptr) return header.Missing("tolerance", " (e.g. 0.15)");
-  PPS_RETURN_IF_ERROR(header.Number("tolerance", &c.tolerance, 1e-6, 10));
-
+// The configurations: at least one, and at least one calibrated on.
+Status ReadConfigurations(const TableReader& top, const std::string& base_dir, Case& c) {
   PPS_ASSIGN_OR_RETURN(const toml::table* configs,
                        top.Table("configurations", Need::kRequired,
                                  "[configurations.pp1-tp8] layout = {pp = 1, tp = 8}"));
-  TableReader config_table(source, *configs, "configurations");
+  TableReader config_table(top.source(), *configs, "configurations");
   for (const auto& [key, node] : spec::InWrittenOrder(config_table)) {
     PPS_ASSIGN_OR_RETURN(Configuration config,
                          ReadConfiguration(config_table, std::string(key->str()), *node, base_dir));
@@ -296,6 +274,39 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
                               : "'" + config.calibration_from +
                                     "' is not a calibration configuration (calibrate = true)");
   }
+
+  return Status::Ok();
+}
+
+}  // namespace
+
+const Configuration* Case::Find(const std::string& config_name) const {
+  for (const auto& c : configurations)
+    if (c.name == config_name) return &c;
+  return nullptr;
+}
+
+Result<Case> ParseCase(const std::string& text, const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(toml::table root, spec::ParseToml(text, path));
+  const spec::SpecSource source(path, {});
+  const std::string base_dir = DirName(path);
+  TableReader top(source, root, "");
+  PPS_RETURN_IF_ERROR(top.CheckKeys({"case", "configurations", "reference", "memory"}));
+  Case c;
+  c.path = path;
+  PPS_ASSIGN_OR_RETURN(const toml::table* head, top.Table("case", Need::kRequired));
+  TableReader header(source, *head, "case");
+  PPS_RETURN_IF_ERROR(header.CheckKeys({"name", "spec", "tolerance"}));
+  PPS_RETURN_IF_ERROR(header.String("name", &c.name, Need::kRequired));
+  PPS_RETURN_IF_ERROR(header.String("spec", &c.spec_path, Need::kRequired));
+  c.spec_path = ResolvePath(base_dir, c.spec_path);
+  if (header.Find("tolerance") == nullptr) return header.Missing("tolerance", " (e.g. 0.15)");
+  PPS_RETURN_IF_ERROR(header.Number("tolerance", &c.tolerance, 1e-6, 10));
+
+  PPS_ASSIGN_OR_RETURN(c.memory, ReadMemoryReferences(top));
+  // A case of startup logs alone has nothing to calibrate.
+  if (c.memory.empty() || top.Find("configurations") != nullptr)
+    PPS_RETURN_IF_ERROR(ReadConfigurations(top, base_dir, c));
 
   if (const toml::node* refs = top.Find("reference")) {
     PPS_ASSIGN_OR_RETURN(const toml::array* array,

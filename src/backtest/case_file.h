@@ -5,6 +5,7 @@
 // The format is documented in docs/model.md ("The case file"); every
 // mistake is reported as file:line:col with the key.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,30 @@ struct Reference {
   SourceLoc origin;
 };
 
+// What SGLang printed at startup for one setup (`[[memory]]`): the setup as
+// a layout plus --set overrides of the base spec, and one rank's figures.
+// Checked against the memory model alone (no calibration): weights per GPU
+// within 2%, KV pool tokens within 5%.
+struct MemoryReference {
+  std::string name;  // the table's key, e.g. "qwen3-235b-fp8-tp4-h100"
+  spec::LayoutSpec layout;
+  std::vector<std::string> overrides;
+  int stage = 0;  // the pipeline stage of the rank whose log this is
+  // The GPU the log ran on, and its memory as nvidia-smi reports it (MiB);
+  // it replaces the spec's hardware profile's, the only figure of the
+  // profile the memory model reads. 0: the profile's.
+  std::string gpu;
+  double gpu_memory_mib = 0;
+  double weight_gib = 0;  // "Load weight end. ... mem usage=X GB" (GiB); 0: not given
+  int64_t kv_tokens = 0;  // "KV Cache is allocated. #tokens: N"; 0: not given
+  std::string source;     // where the log is published (URL)
+  std::string what;       // the log's words, for the table
+  // Why a figure misses its tolerance, with its source (the figure is then
+  // reported, not failed); empty: it must be within.
+  std::string weight_miss, kv_tokens_miss;
+  SourceLoc origin;
+};
+
 struct Case {
   std::string path;  // the case.toml as found
   std::string name;
@@ -57,6 +82,7 @@ struct Case {
   double tolerance = 0.15;
   std::vector<Configuration> configurations;  // in the order written
   std::vector<Reference> references;
+  std::vector<MemoryReference> memory;  // a case may hold only these
 
   const Configuration* Find(const std::string& name) const;
   // A `refused` reference names this configuration: it is checked to be

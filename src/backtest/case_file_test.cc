@@ -1,15 +1,21 @@
 // Reading case.toml: the shape, written order, and the messages of the
-// common mistakes (file:line:col, key, what was expected).
+// common mistakes (file:line:col, key, what was expected); memory references
+// checked against the memory model.
 
 #include "backtest/case_file.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "backtest/memory_case.h"
+
 namespace ppsearch::backtest {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr char kCase[] = R"([case]
 name = "toy"
@@ -180,6 +186,75 @@ TEST(CaseFile, FindsOneCaseOrEveryCaseBelow) {
   EXPECT_EQ(FindCases((root / "b" / "deep" / "none").string()).error().message,
             (root / "b" / "deep" / "none").string() +
                 ": not a directory (expected a case folder or a folder of cases)");
+}
+
+// Memory references (backtest/memory_case.h): a case may hold only these.
+constexpr char kMemoryOnly[] = R"([case]
+name = "logs"
+spec = "spec.toml"
+tolerance = 0.05
+
+[memory.tp4-h100]
+layout = {pp = 2, tp = 4}
+set = ['cluster.gpus_per_node=4']
+stage = 1
+gpu = "H100 80GB"
+gpu_memory_mib = 81559
+weight_gib = 54.6
+kv_tokens = 367404
+source = "https://example.org/log"
+what = "KV Cache is allocated. #tokens: 367404"
+)";
+
+TEST(MemoryCase, AMemoryOnlyCaseNeedsNoConfigurations) {
+  Result<Case> c = ParseCase(kMemoryOnly, "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->configurations.empty());
+  ASSERT_EQ(c->memory.size(), 1u);
+  const MemoryReference& m = c->memory[0];
+  EXPECT_EQ(m.name, "tp4-h100");
+  EXPECT_EQ(m.layout.pp, 2);
+  EXPECT_EQ(m.layout.tp, 4);
+  EXPECT_EQ(m.stage, 1);
+  EXPECT_EQ(m.gpu, "H100 80GB");
+  EXPECT_DOUBLE_EQ(m.gpu_memory_mib, 81559);
+  EXPECT_DOUBLE_EQ(m.weight_gib, 54.6);
+  EXPECT_EQ(m.kv_tokens, 367404);
+  EXPECT_EQ(m.overrides, std::vector<std::string>{"cluster.gpus_per_node=4"});
+}
+
+TEST(MemoryCase, Mistakes) {
+  EXPECT_THAT(ErrorOf(Replace(kMemoryOnly, "weight_gib = 54.6\nkv_tokens = 367404\n", "")),
+              HasSubstr("memory reference 'memory.tp4-h100': expected weight_gib, kv_tokens or "
+                        "both"));
+  EXPECT_THAT(ErrorOf(Replace(kMemoryOnly, "source = \"https://example.org/log\"\n", "")),
+              HasSubstr("source"));
+  EXPECT_THAT(ErrorOf(Replace(kMemoryOnly, "stage = 1", "stage = 2")), HasSubstr("stage"));
+  EXPECT_THAT(ErrorOf(Replace(kMemoryOnly, "kv_tokens", "kv_token")), HasSubstr("kv_tokens"));
+  // Without memory references the configurations are required as before.
+  const std::string head =
+      std::string(kMemoryOnly).substr(0, std::string(kMemoryOnly).find("[memory"));
+  EXPECT_THAT(ErrorOf(head), HasSubstr("configurations"));
+}
+
+// The shipped case: the log's GPU memory replaces the base profile's.
+TEST(MemoryCase, TheLogsGpuMemoryReplacesTheProfiles) {
+  Result<Case> c = LoadCase("validation/memory-sglang-logs/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_FALSE(c->memory.empty());
+  c->memory.resize(1);
+  Result<std::vector<FigureResult>> on_h100 = MemoryFigures(*c);
+  ASSERT_TRUE(on_h100.ok()) << on_h100.error().message;
+  ASSERT_EQ(on_h100->size(), 1u);
+  const FigureResult& f = on_h100->front();
+  EXPECT_EQ(f.unit, "tokens");
+  EXPECT_DOUBLE_EQ(f.reference, 367404);
+  EXPECT_DOUBLE_EQ(f.tolerance, kKvTokenTolerance);
+  EXPECT_THAT(f.label, HasSubstr("H100 80GB"));
+  c->memory[0].gpu_memory_mib = 0;  // the base profile's 141 GB H200
+  Result<std::vector<FigureResult>> on_h200 = MemoryFigures(*c);
+  ASSERT_TRUE(on_h200.ok()) << on_h200.error().message;
+  EXPECT_GT(on_h200->front().predicted, 2 * f.predicted);
 }
 
 }  // namespace

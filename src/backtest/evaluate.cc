@@ -30,6 +30,7 @@ FigureResult MakeFigure(std::string label, std::string unit, double reference, d
   f.reference = reference;
   f.predicted = predicted;
   f.error = reference != 0 ? predicted / reference - 1 : 0;
+  f.tolerance = tolerance;
   f.within = reference != 0 && std::isfinite(f.error) && std::fabs(f.error) <= tolerance;
   return f;
 }

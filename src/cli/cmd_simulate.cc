@@ -11,10 +11,11 @@
 #include <iostream>
 #include <thread>
 
+#include "analysis/prediction.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
-#include "analysis/prediction.h"
 #include "cost/calibration.h"
+#include "memory/memory_interval.h"
 #include "predict/search.h"
 #include "report/result_table.h"
 #include "report/simulation_page.h"
@@ -65,6 +66,15 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
                       {"kv_pool_mib", mem.kv_pool_mib},
                       {"activation_mib", mem.activation_mib},
                       {"activation_peak", mem.activation_peak}});
+    if (s < p.memory_interval.size()) {
+      const memory::StagePeakInterval& i = p.memory_interval[s];
+      nlohmann::json& st = stages.back();
+      st["peak_gpu_mib_low"] = i.low_mib;
+      st["peak_gpu_mib_high"] = i.high_mib;
+      st["peak_gpu_mib_terms_low"] = i.terms_low_mib;
+      st["peak_gpu_mib_terms_high"] = i.terms_high_mib;
+      st["peak_gpu_mib_model_form"] = i.model_form_mib;
+    }
   }
   nlohmann::json j = {{"pp", p.layout.pp},
                       {"tp", p.layout.tp},
@@ -104,6 +114,21 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
     }
   }
   return j;
+}
+
+// What each stage's peak_gpu_mib_low/_high hold: the estimated terms'
+// corners and, apart, the model form measured on the memory backtest.
+nlohmann::json MemoryIntervalJson(const memory::MemoryTermRange& r) {
+  return {{"terms",
+           {{"runtime_mib", {r.runtime_low_mib, r.runtime_high_mib}},
+            {"activation_scale", {r.activation_low_scale, r.activation_high_scale}}}},
+          {"model_form",
+           {{"kv_pool_share", r.kv_model_form_share},
+            {"source", "largest |error| of KV pool tokens, validation/memory-sglang-logs"}}},
+          {"note",
+           "peak_gpu_mib_terms_low/_high: the stage peak at the corners of the estimated terms; "
+           "peak_gpu_mib_model_form: the model-form half-width added on each side to give "
+           "peak_gpu_mib_low/_high"}};
 }
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
@@ -276,6 +301,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                         {"calibration_infeasible", calibration.infeasible},
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp));
+    j["memory_interval"] = MemoryIntervalJson(memory::DefaultMemoryTermRange());
     if (intervals)
       j["uncertainty"] =
           UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/sglang_reserve.h"
 #include "util/format.h"
 
 namespace ppsearch::memory {
@@ -18,12 +19,6 @@ constexpr double kMib = 1024.0 * 1024.0;
 // KV tokens (SGLang's hybrid pools split the budget between the two; the
 // exact split varies by version, so this is an estimate).
 constexpr double kStateBudgetShare = 0.5;
-
-int DecodeGraphMaxBs(const MemoryInputs& in) {
-  if (in.cuda_graph_max_bs > 0) return in.cuda_graph_max_bs;
-  // server_args.py: < 160 GB GPUs capture up to 256 (tp < 4) or 512.
-  return in.tp < 4 ? 256 : 512;
-}
 
 // One named share of a stage's peak, MiB.
 struct Share {
@@ -78,16 +73,17 @@ void FindTightestStage(const MemoryInputs& in, MemoryPlan& plan) {
 }  // namespace
 
 double DefaultReservedMib(const MemoryInputs& in) {
-  // _handle_gpu_memory_settings (v0.5.18), in MB of the device capacity:
-  // 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph reserve,
-  // at least 10 GiB on GPUs above 60 GiB. SGLang's 1.5 MB per token is its
-  // allowance for any model; the stage peaks below use this model's own
-  // activations (memory/activation.h).
+  // handle_gpu_memory_settings (memory_hook.py), in MB of the device
+  // capacity: 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph
+  // reserve, at least 10 GiB on GPUs above 60 GiB, then DeepEP's buffers on
+  // top of that floor. SGLang's 1.5 MB per token is its allowance for any
+  // model; the stage peaks below use this model's own activations
+  // (memory/activation.h).
   const double activation_tokens = std::max<double>(in.chunked_prefill_size, 2048);
   double reserved =
-      512 + activation_tokens * 1.5 + in.tp * in.pp / 8.0 * 1024 + DecodeGraphMaxBs(in) * 2.0;
+      512 + activation_tokens * 1.5 + in.tp * in.pp / 8.0 * 1024 + GraphReserveMib(in);
   if (in.gpu_total_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
-  return reserved;
+  return reserved + DeepEpReserveMib(in);
 }
 
 double DefaultMemFractionStatic(const MemoryInputs& in) {
@@ -98,12 +94,16 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   MemoryPlan plan;
   plan.mem_fraction_static = in.mem_fraction_static.value_or(DefaultMemFractionStatic(in));
   // Free memory after NCCL init, MIN-reduced over the world.
-  plan.pre_load_free_mib = in.gpu_total_mib - kRuntimeMib;
+  plan.pre_load_free_mib = in.gpu_total_mib - in.runtime_mib;
   const double slack_mib = plan.pre_load_free_mib * (1 - plan.mem_fraction_static);
 
-  // The byte budget is set by the heaviest rank (MIN of free memory over all
-  // ranks), then each stage divides it by its own per-token size and the token
-  // count is MIN-reduced over stages.
+  // The byte budget is set by the heaviest rank: _profile_available_bytes
+  // (model_executor/model_runner_kv_cache_mixin.py) reads the free memory
+  // after the weights load with get_available_gpu_memory(distributed=True,
+  // cpu_group=get_world_group().cpu_group), an all-reduce MIN over every
+  // rank of every stage. Each stage divides it by its own per-token size
+  // (its own layers), and the token count is MIN-reduced over the world
+  // again, so lighter stages leave memory unused.
   double max_weight = 0;
   for (const auto& s : in.stages) max_weight = std::max(max_weight, s.weight_mib);
   const double budget_mib = plan.pre_load_free_mib - max_weight - slack_mib;
@@ -156,12 +156,14 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     m.weight_mib = s.weight_mib;
     m.kv_pool_mib = tokens * s.kv_bytes_per_token / kMib;
     m.state_pool_mib = plan.state_slots * s.state_bytes_per_request / kMib;
-    m.runtime_mib = kRuntimeMib;
+    m.runtime_mib = in.runtime_mib;
     // This stage's own chunk activations and workspace at their peak (the
     // caching allocator keeps the peak of what a chunk used).
     m.activation_mib = s.activation.bytes / kMib;
     m.activation_peak = s.activation.peak;
-    m.graph_mib = DecodeGraphMaxBs(in) * 2.0;
+    // SGLang's own estimate of the captured graphs (decode, prefill, DP
+    // attention padding); nothing when the graphs are off.
+    m.graph_mib = GraphReserveMib(in);
     m.workspace_mib = in.workspace_mib;
     m.peak_mib = m.runtime_mib + m.weight_mib + m.kv_pool_mib + m.state_pool_mib +
                  m.activation_mib + m.graph_mib + m.workspace_mib;

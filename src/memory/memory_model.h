@@ -16,6 +16,10 @@
 
 namespace ppsearch::memory {
 
+// CUDA context plus NCCL communicator buffers per rank before weights load:
+// an estimate (about 1.5 GiB is typical for a multi-node NCCL job).
+constexpr double kRuntimeMib = 1500;
+
 // What one pipeline stage's ranks hold (from the planner).
 struct StageFootprint {
   double weight_mib = 0;               // per rank
@@ -37,8 +41,21 @@ struct MemoryInputs {
   int64_t context_len = 0;                    // model max context (or --context-length)
   std::optional<double> mem_fraction_static;  // user's value; else SGLang's rule
   std::optional<int> max_running_requests;    // user's value; else derived
-  int cuda_graph_max_bs = 0;                  // 0: SGLang's default for the GPU class
+  int cuda_graph_max_bs = 0;                  // decode graph; 0: SGLang's default for the GPU
+  // What SGLang's reserve depends on (memory/sglang_reserve.h). The planner
+  // resolves the graphs from the SGLang flags: the decode graph is on unless
+  // disabled; the prefill graph is on by default only at pp 1.
+  bool mla = false;  // MLA attention (its prefill graph reserve is 1.5 GiB)
+  bool decode_graph = true;
+  bool prefill_graph = false;
+  int64_t prefill_graph_max_bs = 0;  // 0: SGLang's default
+  bool deepep = false;               // --moe-a2a-backend deepep
+  bool dp_attention = false;         // --enable-dp-attention
+  int dp_size = 1;
   double workspace_mib = 0;  // see kDefaultWorkspaceMib; plan::StageMemoryInputs sets it
+  // CUDA context and NCCL buffers before the weights load; kRuntimeMib
+  // unless an interval (memory/memory_interval.h) moves it.
+  double runtime_mib = kRuntimeMib;
   std::vector<StageFootprint> stages;
 };
 
@@ -77,9 +94,6 @@ struct MemoryPlan {
   std::string tightest_reason;
 };
 
-// CUDA context plus NCCL communicator buffers per rank before weights load:
-// an estimate (about 1.5 GiB is typical for a multi-node NCCL job).
-constexpr double kRuntimeMib = 1500;
 // Memory in use beyond the static pools and the computed chunk activations:
 // the caching allocator's held blocks and fragmentation, NCCL channel
 // buffers per communicator, graph pools beyond their estimate. No formula
@@ -88,7 +102,8 @@ constexpr double kRuntimeMib = 1500;
 constexpr double kDefaultWorkspaceMib = 4000;
 
 // What SGLang keeps out of mem_fraction_static by default, MiB: its own
-// activation, NCCL and CUDA-graph allowance (not this model's activations).
+// activation, NCCL, CUDA-graph and DeepEP allowance (not this model's
+// activations); the terms are in memory/sglang_reserve.h.
 double DefaultReservedMib(const MemoryInputs& in);
 
 // SGLang's default mem_fraction_static for the GPU and layout.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memory/memory_testing.h"
+
 namespace ppsearch::memory {
 namespace {
 
@@ -24,14 +26,7 @@ StageFootprint Stage(double weight_mib, double kv_bytes_per_token, double state_
   return f;
 }
 
-MemoryInputs Inputs(double gpu_mib, int tp, int pp, int64_t chunk) {
-  MemoryInputs in;
-  in.gpu_total_mib = gpu_mib;
-  in.tp = tp;
-  in.pp = pp;
-  in.chunked_prefill_size = chunk;
-  return in;
-}
+using testing::Inputs;
 
 TEST(DefaultMemFractionStatic, RtxTp32Pp1Chunk8192) {
   // reserved = 512 + 8192 x 1.5 + 32 x 1 / 8 x 1024 + 512 (graph bs, tp >= 4) x 2
@@ -56,9 +51,10 @@ TEST(DefaultMemFractionStatic, TenGibFloorOnLargeGpus) {
 }
 
 TEST(DefaultMemFractionStatic, SmallGpuHasNoFloor) {
-  // 48 GiB = 49152 MiB: 512 + 4096 x 1.5 + 1 / 8 x 1024 + 256 x 2
-  //   = 512 + 6144 + 128 + 512 = 7296; (49152 - 7296) / 49152 = 0.85156 -> 0.852
-  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(49152, 1, 1, 4096)), 0.852);
+  // 48 GiB = 49152 MiB: a 35-60 GiB GPU at tp < 4 captures decode up to bs 32:
+  // 512 + 4096 x 1.5 + 1 / 8 x 1024 + 32 x 2 = 512 + 6144 + 128 + 64 = 6848;
+  // (49152 - 6848) / 49152 = 0.86068 -> 0.861
+  EXPECT_DOUBLE_EQ(DefaultMemFractionStatic(Inputs(49152, 1, 1, 4096)), 0.861);
 }
 
 TEST(DefaultMemFractionStatic, UserGraphBatchSize) {
@@ -291,8 +287,9 @@ TEST(PlanMemory, ActivationsAreEachStagesOwn) {
 TEST(DefaultReservedMib, SglangsAllowanceNotTheModels) {
   // 512 + 8192 x 1.5 + 32 / 8 x 1024 + 512 x 2 = 17920 MiB
   EXPECT_DOUBLE_EQ(DefaultReservedMib(Inputs(85651, 32, 1, 8192)), 17920);
-  // 512 + 3072 + 128 + 512 = 4224 on a 40,000 MiB GPU (no 10 GiB floor)
-  EXPECT_DOUBLE_EQ(DefaultReservedMib(Inputs(40000, 1, 1, 1024)), 4224);
+  // 512 + 3072 + 128 + 32 x 2 = 3776 on a 40,000 MiB GPU (no 10 GiB floor;
+  // below 60 GiB a tp < 4 server captures decode up to bs 32)
+  EXPECT_DOUBLE_EQ(DefaultReservedMib(Inputs(40000, 1, 1, 1024)), 3776);
 }
 
 TEST(PlanMemory, DefaultFractionWhenTheUserGivesNone) {

@@ -2,4 +2,6 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/memory/activation.cc
-  src/memory/memory_model.cc)
+  src/memory/memory_interval.cc
+  src/memory/memory_model.cc
+  src/memory/sglang_reserve.cc)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "memory/sglang_reserve.h"
 #include "plan/plan_internal.h"
 
 namespace ppsearch::plan {
@@ -18,11 +19,12 @@ double LinearBytesPerRank(const model::Linear& linear, int tp) {
   return linear.sharding == model::Sharding::kReplicated ? bytes : bytes / tp;
 }
 
-int64_t PrefillBatchTokens(const spec::Spec& spec) {
-  // Chunked prefill caps a prefill batch at chunked-prefill-size (8192, the
-  // default below 160 GB); with chunking disabled (<= 0) max-prefill-tokens
-  // (16384) caps it.
-  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+int64_t PrefillBatchTokens(const spec::Spec& spec, const hardware::HardwareProfile& hw) {
+  // Chunked prefill caps a prefill batch at chunked-prefill-size (SGLang's
+  // default scales with the GPU's memory); with chunking disabled (<= 0)
+  // max-prefill-tokens (16384) caps it.
+  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size")
+                            .value_or(memory::DefaultChunkedPrefillSize(hw.memory_mib));
   return chunk > 0 ? chunk : spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
 }
 
@@ -35,6 +37,45 @@ int64_t PrefillLogitRows(const spec::Spec& spec, int64_t chunk_tokens) {
   const int64_t shortest =
       std::max<int64_t>(static_cast<int64_t>(static_cast<double>(w.input_tokens) * ratio), 1);
   return std::clamp<int64_t>(chunk_tokens / shortest + 1, 1, std::max<int64_t>(chunk_tokens, 1));
+}
+
+bool UsesAttention(const model::ModelDesc& model, model::AttentionKind kind) {
+  return std::any_of(model.layers.begin(), model.layers.end(),
+                     [&](const model::LayerDesc& l) { return l.attention == kind; });
+}
+
+// The CUDA graphs SGLang captures and what its reserve for them depends on,
+// from the flags as cuda_graph_hook.py parse_cuda_graph_config and
+// apply_cuda_graph_compatibility resolve them: --disable-cuda-graph turns
+// both off; the per-phase switches and backends one; the prefill graph's
+// default backend (breakable) is turned off at pp > 1, for KDA models and
+// for an all-to-all backend it is not validated with, unless the prefill
+// backend is chosen explicitly.
+void ResolveGraphs(const spec::Spec& spec, const model::ModelDesc& model, int pp,
+                   memory::MemoryInputs& in) {
+  const spec::EngineSpec& e = spec.engine;
+  const std::string a2a = e.ArgString("moe-a2a-backend").value_or("none");
+  in.deepep = a2a == "deepep";
+  in.dp_attention = e.ArgTrue("enable-dp-attention");
+  in.dp_size = static_cast<int>(
+      std::max<int64_t>(e.ArgInt("dp-size").value_or(e.ArgInt("dp").value_or(1)), 1));
+  in.mla = UsesAttention(model, model::AttentionKind::kMla);
+  const bool all_off = e.ArgTrue("disable-cuda-graph");
+  const std::optional<std::string> decode_backend = e.ArgString("cuda-graph-backend-decode");
+  in.decode_graph = !all_off && !e.ArgTrue("disable-decode-cuda-graph");
+  if (decode_backend) in.decode_graph = *decode_backend != "disabled";
+  const std::optional<std::string> prefill_backend = e.ArgString("cuda-graph-backend-prefill");
+  if (prefill_backend) {
+    in.prefill_graph = *prefill_backend != "disabled";
+  } else {
+    const bool validated_a2a =
+        a2a == "none" || a2a == "deepep" || a2a == "megamoe" || a2a == "flashinfer";
+    in.prefill_graph = !all_off && !e.ArgTrue("disable-prefill-cuda-graph") && pp == 1 &&
+                       !UsesAttention(model, model::AttentionKind::kKda) && validated_a2a;
+  }
+  for (const char* flag : {"cuda-graph-max-bs", "cuda-graph-max-bs-decode"})
+    if (auto v = e.ArgInt(flag)) in.cuda_graph_max_bs = static_cast<int>(*v);
+  if (auto v = e.ArgInt("cuda-graph-max-bs-prefill")) in.prefill_graph_max_bs = *v;
 }
 
 }  // namespace
@@ -109,7 +150,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   in.gpu_total_mib = hw.memory_mib;
   in.tp = plan.layout.tp;
   in.pp = plan.layout.pp;
-  in.chunked_prefill_size = PrefillBatchTokens(spec);
+  in.chunked_prefill_size = PrefillBatchTokens(spec, hw);
   // The calibration parameter's prior centre; a prediction sets the calibrated value.
   in.workspace_mib = memory::kDefaultWorkspaceMib;
   in.context_len = ContextLength(spec, model);
@@ -121,7 +162,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
                                  : std::strtod(v->text.c_str(), nullptr);
   if (auto v = spec.engine.ArgInt("max-running-requests"))
     in.max_running_requests = static_cast<int>(*v);
-  if (auto v = spec.engine.ArgInt("cuda-graph-max-bs")) in.cuda_graph_max_bs = static_cast<int>(*v);
+  ResolveGraphs(spec, model, plan.layout.pp, in);
   const int tp = std::max(plan.layout.tp, 1);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;

@@ -455,8 +455,10 @@ TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
   EXPECT_TRUE(PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw).valid);
 }
 
-// With SGLang's default 8192-token chunk the same GPU cannot hold stage 0's
-// activations beside its weights, whatever mem-fraction-static says. Per
+// With an 8192-token chunk and decode graphs up to bs 256 (SGLang's defaults
+// on an 84 GB GPU, set here: a 1,700 MiB GPU's own would be 2048 and 8) the
+// same GPU cannot hold stage 0's activations beside its weights, whatever
+// mem-fraction-static says. Per
 // token at TP2 / EP2: hidden states + residual 4,096 B; the MoE sublayer
 // (4 routed pairs x (1024 dispatch + 2048 gate_up) + 1024 combine) x 2 B +
 // 4 x 8 B of top-k = 26,656 B (above attention's 6,272): 30,752 B x 8192 =
@@ -467,6 +469,8 @@ TEST(ValidateLayout, ActivationsThatLeaveNoRoomForKvCacheAreAnError) {
   spec.cluster.hosts.resize(1);
   spec.cluster.gpus_per_node = 4;
   SetArg(spec, "mem-fraction-static", StringArg("0.9", Loc(22, 1, "")));
+  SetArg(spec, "chunked-prefill-size", IntArg(8192, Loc(23, 1, "")));
+  SetArg(spec, "cuda-graph-max-bs", IntArg(256, Loc(24, 1, "")));
   hardware::HardwareProfile hw = Rtx6000d();
   hw.memory_mib = 1700;
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
@@ -523,6 +527,42 @@ TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
   EXPECT_DOUBLE_EQ(in.stages.front().embedding_mib, 560);
   EXPECT_DOUBLE_EQ(in.stages.back().lm_head_mib, 560 + 7168 * 2 / (1024.0 * 1024));
   EXPECT_EQ(in.stages.back().num_layers, 12);
+}
+
+// The CUDA graphs SGLang captures, resolved from the flags as
+// cuda_graph_hook.py does: the breakable prefill graph is on by default only
+// at pp 1 and not for KDA models; an explicit prefill backend overrides that;
+// --disable-cuda-graph turns off what no per-phase flag sets.
+TEST(StageMemoryInputs, CudaGraphsAsSglangResolvesThem) {
+  spec::Spec spec = MissionSpec();
+  const model::ModelDesc gqa = TinyGqaModel();
+  const LayoutPlan pp1 = PlanLayout(Layout(1, 4, 4, 0), spec, gqa, Rtx6000d());
+  const LayoutPlan pp2 = PlanLayout(Layout(2, 2, 2, 1), spec, gqa, Rtx6000d());
+  memory::MemoryInputs in = StageMemoryInputs(pp1, spec, gqa, Rtx6000d());
+  EXPECT_FALSE(in.mla);
+  EXPECT_TRUE(in.decode_graph);
+  EXPECT_TRUE(in.prefill_graph);
+  EXPECT_FALSE(StageMemoryInputs(pp2, spec, gqa, Rtx6000d()).prefill_graph);
+  // Kimi-like: MLA and KDA layers; KDA keeps the prefill graph off at pp 1 too.
+  const model::ModelDesc kimi = KimiLikeModel();
+  const LayoutPlan kimi_pp1 = PlanLayout(Layout(1, 32, 4, 0), spec, kimi, Rtx6000d());
+  in = StageMemoryInputs(kimi_pp1, spec, kimi, Rtx6000d());
+  EXPECT_TRUE(in.mla);
+  EXPECT_FALSE(in.prefill_graph);
+
+  SetArg(spec, "cuda-graph-backend-prefill",
+         StringArg("breakable", Loc(21, 1, "engine.args.cuda-graph-backend-prefill")));
+  SetArg(spec, "moe-a2a-backend", StringArg("deepep", Loc(22, 1, "engine.args.moe-a2a-backend")));
+  spec::ArgValue off;
+  off.kind = spec::ArgValue::Kind::kBool;
+  off.text = "true";
+  off.bool_value = true;
+  off.origin = Loc(23, 1, "engine.args.disable-cuda-graph");
+  SetArg(spec, "disable-cuda-graph", off);
+  in = StageMemoryInputs(pp2, spec, gqa, Rtx6000d());
+  EXPECT_TRUE(in.prefill_graph);  // the explicit backend wins at pp 2
+  EXPECT_FALSE(in.decode_graph);
+  EXPECT_TRUE(in.deepep);
 }
 
 // SGLang rejects every request whose input + output tokens reach the context

@@ -82,6 +82,7 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   memory::MemoryInputs memory_inputs = MemoryInputsFor(plan, spec, model, hw);
   memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
   p.memory = memory::PlanMemory(memory_inputs);
+  p.memory_interval = memory::StagePeakIntervals(memory_inputs, memory::DefaultMemoryTermRange());
   cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
   sim::SchedulerConfig config =
       SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);

@@ -8,6 +8,7 @@
 
 #include "cost/calibration.h"
 #include "cost/layout_cost.h"
+#include "memory/memory_interval.h"
 #include "memory/memory_model.h"
 #include "plan/plan.h"
 #include "sim/engine.h"
@@ -35,6 +36,9 @@ struct PointPrediction {
   stats::SampleMetrics metrics;
   sim::SimResult sim;
   memory::MemoryPlan memory;
+  // Per stage: the peak's interval from the memory model's estimated terms
+  // and its measured model form (memory/memory_interval.h).
+  std::vector<memory::StagePeakInterval> memory_interval;
   std::vector<StageShare> stage_shares;
   // Mean over stages of (exposed collectives + activation all-gather) / window:
   // the quantity an Nsight profile's "exposed NCCL share" measures.
