@@ -50,6 +50,17 @@ struct TpGroup {
   bool crosses_nodes() const { return nodes.size() > 1; }
 };
 
+// With DP attention, one attention group of a stage: the tp / dp ranks of
+// its TP group that run attention together for one DP rank's requests
+// (SGLang layers/dp_attention.py: dp_rank = tp_rank / attn_tp_size). Each
+// holds its own copy of the attention weights and its own KV pool.
+struct AttentionGroup {
+  int pp_rank = 0;
+  int dp_rank = 0;
+  std::vector<int> ranks;
+  std::vector<int> nodes;  // distinct node indices, ascending
+};
+
 // Collectives one forward pass of a stage issues with moe-a2a-backend "none".
 struct StageCollectives {
   int allreduce_count = 0;  // 2 per layer (o_proj, MLP/MoE), +1 for the embedding on stage 0
@@ -106,6 +117,8 @@ struct LayoutPlan {
   std::vector<Diagnostic> warnings;
   std::vector<RankPlacement> ranks;
   std::vector<TpGroup> tp_groups;  // one per stage
+  int attn_tp = 1;                 // ranks one attention group spans: tp / dp, or tp
+  std::vector<AttentionGroup> attention_groups;  // dp per stage with DP attention, else empty
   std::vector<StagePlan> stages;
   std::vector<StageBoundary> boundaries;  // pp - 1 hops
   int cross_node_stage_boundaries = 0;

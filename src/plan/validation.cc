@@ -91,13 +91,40 @@ void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& e
     errors.push_back(LayoutError(layout, PartialBlockError(layout, model, partial)));
 }
 
+// "TP", or "the attention TP" with DP attention.
+std::string AttentionGroupName(const spec::LayoutSpec& layout) {
+  return SplitOf(layout).attn_tp == layout.tp ? "TP" : "the attention TP";
+}
+
+// "TP 8", or "attention TP 2 (TP 8 / DP 4)" with DP attention.
+std::string AttentionGroupText(const spec::LayoutSpec& layout) {
+  const int attn_tp = SplitOf(layout).attn_tp;
+  if (attn_tp == layout.tp) return "TP " + std::to_string(layout.tp);
+  return fmt::format("attention TP {} (TP {} / DP {})", attn_tp, layout.tp, layout.dp);
+}
+
 void CheckHeads(const spec::LayoutSpec& layout, const char* kind, int heads,
                 std::vector<Diagnostic>& errors) {
-  if (heads <= 0 || heads % layout.tp == 0) return;
+  const int attn_tp = SplitOf(layout).attn_tp;
+  if (heads <= 0 || heads % attn_tp == 0) return;
   const std::string kind_prefix = kind[0] == '\0' ? "" : std::string(kind) + " ";
   errors.push_back(LayoutError(layout, "splits " + std::to_string(heads) + " " + kind_prefix +
-                                           "attention heads over TP " + std::to_string(layout.tp) +
-                                           "; the head count must be a multiple of TP"));
+                                           "attention heads over " + AttentionGroupText(layout) +
+                                           "; the head count must be a multiple of " +
+                                           AttentionGroupName(layout)));
+}
+
+// DP attention (--enable-dp-attention --dp-size dp) splits each TP group into
+// dp attention groups of tp / dp ranks; SGLang asserts tp_size % dp_size == 0
+// (arg_groups/parallel_hook.py handle_data_parallelism; server_args.py
+// _handle_data_parallelism before the arg groups).
+void CheckDpAttention(const spec::LayoutSpec& layout, std::vector<Diagnostic>& errors) {
+  if (layout.dp <= 1) return;
+  if (layout.dp > layout.tp || layout.tp % layout.dp != 0)
+    errors.push_back(LayoutError(
+        layout, fmt::format("sets DP {} with TP {}: DP attention splits each TP group into DP "
+                            "groups of equal size, and SGLang asserts tp_size % dp_size == 0",
+                            layout.dp, layout.tp)));
 }
 
 void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& model,
@@ -112,14 +139,15 @@ void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& mode
   if (kv <= 0) return;
   // Fewer KV heads than ranks is allowed when each head is replicated on a
   // whole number of ranks (tp % kv == 0); otherwise heads must split evenly.
-  const bool ok = kv >= layout.tp ? kv % layout.tp == 0 : layout.tp % kv == 0;
+  const int tp = SplitOf(layout).attn_tp;
+  const bool ok = kv >= tp ? kv % tp == 0 : tp % kv == 0;
   if (ok) return;
-  const std::string rule = kv >= layout.tp
-                               ? "the KV head count must be a multiple of TP"
-                               : "with fewer KV heads than TP ranks, TP must be a multiple of "
-                                 "the KV head count";
-  errors.push_back(LayoutError(layout, "splits " + std::to_string(kv) + " GQA KV heads over TP " +
-                                           std::to_string(layout.tp) + "; " + rule));
+  const std::string group = AttentionGroupName(layout);
+  const std::string rule = kv >= tp ? "the KV head count must be a multiple of " + group
+                                    : "with fewer KV heads than " + group + " ranks, " + group +
+                                          " must be a multiple of the KV head count";
+  errors.push_back(LayoutError(layout, "splits " + std::to_string(kv) + " GQA KV heads over " +
+                                           AttentionGroupText(layout) + "; " + rule));
 }
 
 void CheckA2aBackend(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
@@ -255,10 +283,12 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned) {
   std::vector<Diagnostic> errors;
-  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1) {
-    errors.push_back(LayoutError(layout, "has a size below 1; PP, TP and EP must be at least 1"));
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.dp < 1) {
+    errors.push_back(
+        LayoutError(layout, "has a size below 1; PP, TP, EP and DP must be at least 1"));
     return errors;
   }
+  CheckDpAttention(layout, errors);
   CheckWorld(layout, spec.cluster, errors);
   if (model.num_layers < layout.pp) {
     errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +

@@ -10,7 +10,9 @@ namespace ppsearch::report {
 namespace {
 
 // "2/16/4": short enough to sit under a bar.
-std::string Short(const spec::LayoutSpec& l) { return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep); }
+std::string Short(const spec::LayoutSpec& l) {
+  return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep) + (l.dp > 1 ? fmt::format("/{}", l.dp) : "");
+}
 
 std::string PointName(const ChartPoint& p) {
   return fmt::format("{}{} C={}", p.layout.Label(), p.imported ? " (imported)" : "", p.concurrency);
