@@ -11,9 +11,9 @@
 #include <iostream>
 #include <thread>
 
+#include "analysis/prediction.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
-#include "analysis/prediction.h"
 #include "cost/calibration.h"
 #include "predict/search.h"
 #include "report/result_table.h"

@@ -51,8 +51,8 @@ Result<SampleId> ParseSampleId(const std::string& text) {
   SampleId s;
   char rest = 0;
   const auto layout = spec::ParseSlugPrefix(text);
-  if (!layout || std::sscanf(text.c_str() + layout->second, "_c%d_r%d%c", &s.concurrency,
-                             &s.repeat, &rest) != 2)
+  if (!layout || std::sscanf(text.c_str() + layout->second, "_c%d_r%d%c", &s.concurrency, &s.repeat,
+                             &rest) != 2)
     return MakeError("'" + text +
                      "' is not a sample id (expected e.g. pp2-tp16-ep4_c8_r1 or "
                      "pp1-tp8-ep8-dp8_c8_r1)");

@@ -51,7 +51,9 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   PPS_ASSIGN_OR_RETURN(row.layout.tp, PositiveInt(t, r, "tp"));
   PPS_ASSIGN_OR_RETURN(row.layout.ep, PositiveInt(t, r, "ep"));
   // Files written before DP attention have no dp column: plain TP attention.
-  if (t.Column("dp") >= 0) PPS_ASSIGN_OR_RETURN(row.layout.dp, PositiveInt(t, r, "dp"));
+  if (t.Column("dp") >= 0) {
+    PPS_ASSIGN_OR_RETURN(row.layout.dp, PositiveInt(t, r, "dp"));
+  }
   row.layout.origin.file = t.path;
   row.layout.origin.line = t.row_lines[r];
   PPS_ASSIGN_OR_RETURN(row.concurrency, PositiveInt(t, r, "concurrency"));
@@ -102,9 +104,10 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
     MedianRow row;
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
     // Two rows for one point would leave which medians count to the reader.
-    const auto [seen, added] = first_line.emplace(
-        std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep, row.layout.dp, row.concurrency),
-        row.line());
+    const auto [seen, added] =
+        first_line.emplace(std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep,
+                                           row.layout.dp, row.concurrency),
+                           row.line());
     if (!added)
       return MakeError(At(table, r) + ": " + row.layout.Label() + " at concurrency " +
                        std::to_string(row.concurrency) + " appears twice (first at line " +

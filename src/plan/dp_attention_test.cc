@@ -16,10 +16,10 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::Not;
 using testing::KimiLikeModel;
 using testing::Layout;
 using testing::MissionSpec;
+using ::testing::Not;
 using testing::Rtx6000d;
 using testing::TinyGqaModel;
 

@@ -52,8 +52,7 @@ TpSplit SplitOf(const spec::LayoutSpec& layout) {
   // SGLang's attn_tp_size = tp_size // dp_size (layers/dp_attention.py
   // compute_dp_attention_world_info); a dp that does not divide tp is refused
   // (validation.cc) and planned here as plain TP.
-  split.attn_tp =
-      layout.dp > 1 && split.tp % layout.dp == 0 ? split.tp / layout.dp : split.tp;
+  split.attn_tp = layout.dp > 1 && split.tp % layout.dp == 0 ? split.tp / layout.dp : split.tp;
   return split;
 }
 

@@ -26,7 +26,14 @@ namespace ppsearch::plan {
 struct Diagnostic {
   std::string message;
   SourceLoc location;
+  // A layout error's kind, one word per check ("gpu_count", "kv_room", ...;
+  // kReasons in validation.cc lists them): what a search counts refusals by.
+  // Empty for warnings.
+  std::string reason;
 };
+
+// Every reason a layout error can carry, in the order the checks run.
+const std::vector<std::string>& ErrorReasons();
 
 // One global rank: rank = pp_rank * tp + tp_rank (SGLang's PP groups take
 // every tp-th rank), filling nodes in order (node = rank / gpus_per_node).
@@ -116,8 +123,8 @@ struct LayoutPlan {
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;
   std::vector<RankPlacement> ranks;
-  std::vector<TpGroup> tp_groups;  // one per stage
-  int attn_tp = 1;                 // ranks one attention group spans: tp / dp, or tp
+  std::vector<TpGroup> tp_groups;                // one per stage
+  int attn_tp = 1;                               // ranks one attention group spans: tp / dp, or tp
   std::vector<AttentionGroup> attention_groups;  // dp per stage with DP attention, else empty
   std::vector<StagePlan> stages;
   std::vector<StageBoundary> boundaries;  // pp - 1 hops

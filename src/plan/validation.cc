@@ -17,7 +17,7 @@ namespace {
 
 Diagnostic LayoutError(const spec::LayoutSpec& layout, const std::string& what) {
   const std::string where = layout.origin.Where();
-  return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin};
+  return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin, ""};
 }
 
 void CheckWorld(const spec::LayoutSpec& layout, const spec::ClusterSpec& cluster,
@@ -201,7 +201,7 @@ void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
            FormatThousands(input) + " input + " + FormatThousands(spec.workload.output_tokens) +
            " output tokens: the context length is " + FormatThousands(context) + " (" + source +
            "), and SGLang rejects a request whose input + output tokens reach it",
-       loc});
+       loc, ""});
 }
 
 // Dynamic chunking grows a request's chunks from chunked-prefill-size (its
@@ -219,7 +219,7 @@ void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec
                         std::to_string(*chunk) +
                         " (chunked prefill off) is not modelled; dynamic chunking needs a "
                         "positive chunked-prefill-size as its initial chunk",
-                    loc});
+                    loc, ""});
 }
 
 // SGLang sizes the KV pool from what mem_fraction_static leaves after the
@@ -278,33 +278,52 @@ bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
   return kBackends.count(MoeA2aBackend(engine)) > 0;
 }
 
+const std::vector<std::string>& ErrorReasons() {
+  static const std::vector<std::string> kReasons = {
+      "size",         "dp_attention", "gpu_count",       "layer_count", "moe_split",
+      "uneven_split", "weight_block", "heads",           "a2a_backend", "weight_memory",
+      "kv_room",      "context",      "dynamic_chunking"};
+  return kReasons;
+}
+
 std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned) {
   std::vector<Diagnostic> errors;
+  // Runs one check and gives what it found its reason.
+  const auto check = [&errors](const char* reason, const auto& run) {
+    const size_t before = errors.size();
+    run();
+    for (size_t i = before; i < errors.size(); ++i) errors[i].reason = reason;
+  };
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.dp < 1) {
-    errors.push_back(
-        LayoutError(layout, "has a size below 1; PP, TP, EP and DP must be at least 1"));
+    check("size", [&] {
+      errors.push_back(
+          LayoutError(layout, "has a size below 1; PP, TP, EP and DP must be at least 1"));
+    });
     return errors;
   }
-  CheckDpAttention(layout, errors);
-  CheckWorld(layout, spec.cluster, errors);
-  if (model.num_layers < layout.pp) {
-    errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +
-                                             " pipeline stages but the model has only " +
-                                             std::to_string(model.num_layers) +
-                                             " layers; PP must not exceed the layer count"));
-  }
-  CheckMoe(layout, model, errors);
-  CheckEvenSplits(layout, spec.engine, model, errors);
-  CheckWeightBlocks(layout, spec.engine, model, errors);
-  CheckAttention(layout, model, errors);
-  if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
-  CheckWeightMemory(layout, hw, planned, errors);
-  CheckKvRoom(layout, spec, hw, planned, errors);
-  CheckContextLength(layout, spec, model, errors);
-  CheckDynamicChunking(layout, spec, errors);
+  check("dp_attention", [&] { CheckDpAttention(layout, errors); });
+  check("gpu_count", [&] { CheckWorld(layout, spec.cluster, errors); });
+  check("layer_count", [&] {
+    if (model.num_layers < layout.pp)
+      errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +
+                                               " pipeline stages but the model has only " +
+                                               std::to_string(model.num_layers) +
+                                               " layers; PP must not exceed the layer count"));
+  });
+  check("moe_split", [&] { CheckMoe(layout, model, errors); });
+  check("uneven_split", [&] { CheckEvenSplits(layout, spec.engine, model, errors); });
+  check("weight_block", [&] { CheckWeightBlocks(layout, spec.engine, model, errors); });
+  check("heads", [&] { CheckAttention(layout, model, errors); });
+  check("a2a_backend", [&] {
+    if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
+  });
+  check("weight_memory", [&] { CheckWeightMemory(layout, hw, planned, errors); });
+  check("kv_room", [&] { CheckKvRoom(layout, spec, hw, planned, errors); });
+  check("context", [&] { CheckContextLength(layout, spec, model, errors); });
+  check("dynamic_chunking", [&] { CheckDynamicChunking(layout, spec, errors); });
   return errors;
 }
 

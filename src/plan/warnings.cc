@@ -19,7 +19,7 @@ namespace {
 Diagnostic At(SourceLoc loc, const std::string& key, const std::string& what) {
   if (!key.empty()) loc.key = key;
   const std::string where = loc.Where();
-  return {(where.empty() ? "" : where + ": ") + what, loc};
+  return {(where.empty() ? "" : where + ": ") + what, loc, ""};
 }
 
 std::string JoinInts(const std::vector<int>& values) {

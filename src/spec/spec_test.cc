@@ -163,15 +163,17 @@ TEST(SpecSweep, ExplicitTuples) {
 }
 
 TEST(SpecSweep, DpAttentionInTuplesAndLists) {
-  Spec tuples = MustParse(Text("[sweep]\n"
-                               "layouts = [{pp = 1, tp = 8, ep = 8, dp = 8},\n"
-                               "           {pp = 1, tp = 8, ep = 8}]\n"
-                               "concurrency = [8]\n"));
+  Spec tuples =
+      MustParse(Text("[sweep]\n"
+                     "layouts = [{pp = 1, tp = 8, ep = 8, dp = 8},\n"
+                     "           {pp = 1, tp = 8, ep = 8}]\n"
+                     "concurrency = [8]\n"));
   EXPECT_EQ(Labels(tuples), (std::vector<std::string>{"PP1/TP8/EP8/DP8", "PP1/TP8/EP8"}));
   EXPECT_EQ(tuples.sweep.layouts[0].Slug(), "pp1-tp8-ep8-dp8");
   EXPECT_EQ(tuples.sweep.layouts[1].Slug(), "pp1-tp8-ep8");
-  Spec lists = MustParse(Text("[sweep]\npp = [1]\ntp = [8]\nep = [8]\ndp = [1, 4]\n"
-                              "concurrency = [8]\n"));
+  Spec lists =
+      MustParse(Text("[sweep]\npp = [1]\ntp = [8]\nep = [8]\ndp = [1, 4]\n"
+                     "concurrency = [8]\n"));
   EXPECT_EQ(Labels(lists), (std::vector<std::string>{"PP1/TP8/EP8", "PP1/TP8/EP8/DP4"}));
   EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [{pp = 1, tp = 8, dp = 0}]\nconcurrency = [8]\n")),
             "/s/spec.toml:10:33: key 'sweep.layouts[0].dp': expected an integer in [1, 32768], "
