@@ -28,6 +28,14 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
                            "Pareto front", "all-reduces cross nodes"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 
+  const std::string html = (dir_ / "search.html").string();
+  CommandResult h = Run(std::string("search ") + kSpec + kSmall + " --html " + html);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const std::string page = ReadText(html);
+  for (const char* text :
+       {"<svg", "id=\"search-front\"", "Pareto front", "Ranking", "predicted by the simulator"})
+    EXPECT_NE(page.find(text), std::string::npos) << text;
+
   CommandResult j = Run(std::string("search ") + kSpec + kSmall + " --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const json out = json::parse(j.out);

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
+#include "report/search_page.h"
 #include "search/measure.h"
 #include "search/render.h"
 #include "search/search.h"
@@ -26,6 +27,7 @@ struct SearchCliOptions {
   std::string calibration_path;
   search::SearchOptions search;
   std::string emit_spec;
+  std::string html;
   bool json = false;
   bool exhaustive = false;
   int top = 10;
@@ -70,6 +72,11 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
     std::cout << search::SearchToJson(result).dump(2) << "\n";
   } else {
     std::cout << search::RenderSearchText(result, opts.top);
+  }
+  if (!opts.html.empty()) {
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(
+        opts.html, report::RenderSearchHtml(opts.spec.spec_path, result, opts.top)));
+    std::cerr << "wrote " << opts.html << "\n";
   }
   if (result.qualifying == 0) return kExitNoneQualifies;
   if (!opts.emit_spec.empty()) PPS_RETURN_IF_ERROR(EmitSpec(opts, result));
@@ -117,6 +124,8 @@ Runner AddSearchCommand(CLI::App& app) {
       ->default_val(opts->top)
       ->check(CLI::Range(1, 100000));
   sub->add_flag("--json", opts->json, "Print the whole result as JSON");
+  sub->add_option("--html", opts->html,
+                  "Write the result as a self-contained HTML page with the Pareto front drawn");
   sub->add_option("--emit-spec", opts->emit_spec,
                   "Write a run spec of the candidates worth measuring (those that could still be "
                   "the best), checked before it is written");

@@ -64,25 +64,26 @@ json LayoutJson(const Candidate& c) {
 
 }  // namespace
 
-std::string RenderSearchText(const SearchResult& r, int top) {
-  std::string out;
+std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::string levels;
   for (int c : r.load_points) levels += (levels.empty() ? "" : ", ") + std::to_string(c);
-  out += fmt::format(
-      "search: {} candidates x {} load points (C = {}); objective {}, headroom at "
-      "least {} MiB\n",
-      r.candidates, r.load_points.size(), levels, r.objective,
-      FormatThousands(static_cast<int64_t>(r.min_headroom_mib)));
   std::string reasons;
   for (const auto& [reason, count] : r.rejected_by_reason)
     reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
-  out += fmt::format("  rejected: {}{}\n", r.rejected.size(),
-                     reasons.empty() ? "" : " (" + reasons + ")");
   const int below = static_cast<int>(r.evaluated.size()) - r.qualifying;
-  out += fmt::format(
-      "  predicted: {} candidates ({} predictions); {} below the headroom rule; "
-      "intervals drawn for {}\n\n",
-      r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below, r.with_intervals);
+  return {
+      fmt::format("search: {} candidates x {} load points (C = {}); objective {}, headroom "
+                  "at least {} MiB",
+                  r.candidates, r.load_points.size(), levels, r.objective,
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
+      fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
+      fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
+                  "intervals drawn for {}",
+                  r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
+                  r.with_intervals)};
+}
+
+text::Table RankingTable(const SearchResult& r, int top) {
   text::Table t{{"rank", "candidate", "score [10-90%]", "peak input TPS/GPU", "at C",
                  "TTFT p50 at C=" +
                      (r.load_points.empty() ? std::string("?") : std::to_string(r.load_points[0])),
@@ -100,35 +101,60 @@ std::string RenderSearchText(const SearchResult& r, int top) {
                       e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s),
                       FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
   }
-  out += text::RenderTextTable(t);
-  if (r.qualifying == 0) {
-    // The closest: the least headroom missing.
-    std::vector<const Evaluated*> closest;
-    for (const Evaluated& e : r.evaluated) closest.push_back(&e);
-    std::stable_sort(closest.begin(), closest.end(), [](const Evaluated* a, const Evaluated* b) {
-      return a->headroom_mib > b->headroom_mib;
-    });
-    out += fmt::format("\nno candidate keeps {} MiB of headroom",
-                       FormatThousands(static_cast<int64_t>(r.min_headroom_mib)));
-    out += closest.empty() ? "; none could be predicted\n" : "; the closest:\n";
-    for (size_t i = 0; i < closest.size() && i < 3; ++i)
-      out += fmt::format(
-          "  {}: {} MiB, {} MiB short\n", closest[i]->candidate.Label(),
-          FormatThousands(static_cast<int64_t>(closest[i]->headroom_mib)),
-          FormatThousands(static_cast<int64_t>(r.min_headroom_mib - closest[i]->headroom_mib)));
-    return out;
-  }
+  return t;
+}
+
+std::string TiedLine(const SearchResult& r) {
   std::string tied;
   for (const Evaluated& e : r.evaluated)
     if (e.could_be_best) tied += (tied.empty() ? "" : ", ") + e.candidate.Label();
-  out += fmt::format(
-      "\n  {} could still be the best given the intervals (marked *): {}\n",
+  return fmt::format(
+      "{} could still be the best given the intervals (marked *): {}",
       r.could_be_best == 1 ? "1 candidate" : std::to_string(r.could_be_best) + " candidates", tied);
-  out += "\nPareto front (input TPS per GPU against TTFT p50):\n";
+}
+
+std::vector<std::string> FrontLines(const SearchResult& r) {
+  std::vector<std::string> out;
   for (const ParetoPoint& p : r.pareto)
-    out += fmt::format("  {} at C={}: {} tokens/s per GPU, TTFT p50 {}\n",
-                       r.evaluated[p.evaluated].candidate.Label(), p.concurrency,
-                       FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s));
+    out.push_back(fmt::format("{} at C={}: {} tokens/s per GPU, TTFT p50 {}",
+                              r.evaluated[p.evaluated].candidate.Label(), p.concurrency,
+                              FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s)));
+  return out;
+}
+
+std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
+  std::vector<const Evaluated*> closest;
+  for (const Evaluated& e : r.evaluated) closest.push_back(&e);
+  // The closest: the least headroom missing.
+  std::stable_sort(closest.begin(), closest.end(), [](const Evaluated* a, const Evaluated* b) {
+    return a->headroom_mib > b->headroom_mib;
+  });
+  std::vector<std::string> out = {
+      fmt::format("no candidate keeps {} MiB of headroom{}",
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib)),
+                  closest.empty() ? "; none could be predicted" : "; the closest:")};
+  for (size_t i = 0; i < closest.size() && i < 3; ++i)
+    out.push_back(fmt::format(
+        "{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
+        FormatThousands(static_cast<int64_t>(closest[i]->headroom_mib)),
+        FormatThousands(static_cast<int64_t>(r.min_headroom_mib - closest[i]->headroom_mib))));
+  return out;
+}
+
+std::string RenderSearchText(const SearchResult& r, int top) {
+  const std::vector<std::string> summary = SummaryLines(r);
+  std::string out = summary[0] + "\n";
+  for (size_t i = 1; i < summary.size(); ++i) out += "  " + summary[i] + "\n";
+  out += "\n" + text::RenderTextTable(RankingTable(r, top));
+  if (r.qualifying == 0) {
+    const std::vector<std::string> lines = NoneQualifiesLines(r);
+    out += "\n" + lines[0] + "\n";
+    for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
+    return out;
+  }
+  out += "\n  " + TiedLine(r) + "\n";
+  out += "\nPareto front (input TPS per GPU against TTFT p50):\n";
+  for (const std::string& line : FrontLines(r)) out += "  " + line + "\n";
   return out;
 }
 

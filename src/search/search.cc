@@ -94,25 +94,6 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
 
 }  // namespace
 
-std::vector<size_t> ParetoFront(const std::vector<std::pair<double, double>>& points) {
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  // Highest x first; among equal x the lowest y first, so a tie in x keeps
-  // only its best y.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return points[a].first != points[b].first ? points[a].first > points[b].first
-                                              : points[a].second < points[b].second;
-  });
-  std::vector<size_t> front;
-  double best_y = INFINITY;
-  for (size_t i : order)
-    if (points[i].second < best_y) {
-      front.push_back(i);
-      best_y = points[i].second;
-    }
-  return front;
-}
-
 Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
                             const SearchOptions& options) {
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
@@ -256,10 +237,16 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
       which.push_back({k, l});
     }
-  for (size_t i : ParetoFront(xy)) {
+  const std::vector<bool> optimal = decide::ParetoOptimal(xy);
+  for (size_t i = 0; i < xy.size(); ++i) {
+    if (!optimal[i]) continue;
     const PointFigures& f = out.evaluated[which[i].first].points[which[i].second];
     out.pareto.push_back({which[i].first, f.concurrency, f.input_tps_per_gpu, f.ttft_p50_s});
   }
+  std::stable_sort(out.pareto.begin(), out.pareto.end(),
+                   [](const ParetoPoint& a, const ParetoPoint& b) {
+                     return a.input_tps_per_gpu > b.input_tps_per_gpu;
+                   });
   return out;
 }
 

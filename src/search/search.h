@@ -91,8 +91,4 @@ struct SearchResult {
 Result<SearchResult> Search(const plan::SearchInputs& inputs, const cost::Calibration& calibration,
                             const SearchOptions& options);
 
-// The Pareto front of (maximise x, minimise y) points: indices of the
-// points no other point beats in both, by x descending.
-std::vector<size_t> ParetoFront(const std::vector<std::pair<double, double>>& points);
-
 }  // namespace ppsearch::search

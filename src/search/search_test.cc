@@ -58,14 +58,6 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
             "--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
 }
 
-TEST(ParetoFront, KeepsThePointsNoOtherBeatsInBoth) {
-  // (throughput per GPU: higher is better, TTFT: lower is better)
-  const std::vector<std::pair<double, double>> points = {{100, 5.0}, {120, 6.0}, {90, 4.0},
-                                                         {110, 7.0}, {120, 5.5}, {80, 4.0}};
-  // {110, 7} is beaten by {120, 6}; {120, 6} by {120, 5.5}; {80, 4} by {90, 4}.
-  EXPECT_THAT(ParetoFront(points), ElementsAre(4, 0, 2));
-}
-
 // The example's cluster and model, a small space around its layouts.
 SearchOptions Small(int members) {
   SearchOptions o;
