@@ -58,6 +58,7 @@ case $name in
     mapfile -t sources < <(echo "$src/fuzz/evidence_fuzz.cc"; lib_sources evidence |
       grep -v '/run_spec\.cc$'
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
+      echo "$src/src/spec/layout_text.cc"
       echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
       echo "$src/src/stats/stats.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")

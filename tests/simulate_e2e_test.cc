@@ -146,3 +146,29 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
 
 }  // namespace
 }  // namespace ppsearch::testing
+
+namespace ppsearch::testing {
+namespace {
+
+// A DP-attention layout is planned (SGLang runs it) but not predicted: the
+// simulator has one scheduler per instance, and says so instead of timing
+// another layout.
+TEST_F(SimulateE2e, DpAttentionIsPlannedButNotPredicted) {
+  CommandResult plan = Run(std::string("plan ") + kSpec + " --layout 1/32/4/4");
+  EXPECT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("== PP1/TP32/EP4/DP4  valid"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("attn groups"), std::string::npos) << plan.out;
+  CommandResult sim = Run(std::string("simulate ") + kSpec + " --layout 1/32/4/4");
+  EXPECT_NE(sim.exit_code, 0);
+  EXPECT_NE(sim.err.find("PP1/TP32/EP4/DP4 runs DP attention, which the simulator does not "
+                         "model yet"),
+            std::string::npos)
+      << sim.err;
+  CommandResult bad = Run(std::string("plan ") + kSpec + " --layout 1/32/4/3");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("SGLang asserts tp_size % dp_size == 0"), std::string::npos)
+      << bad.out << bad.err;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing

@@ -505,6 +505,8 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
     if (!in.plans[m].valid)
       return MakeError("measured layout " + in.measurements[m].layout.Label() + " (from " +
                        in.measurements[m].source + ") is not valid for this spec");
+    else if (auto why = predict::NotModelled(in.plans[m]))
+      return MakeError("cannot calibrate on " + in.measurements[m].source + ": " + *why);
   const Space space = MakeSpace(*in.hw);
   std::vector<int> all;
   for (size_t m = 0; m < in.measurements.size(); ++m) all.push_back(static_cast<int>(m));

@@ -24,6 +24,7 @@
 #include "evidence/run_metadata.h"
 #include "evidence/run_spec.h"
 #include "launch/launcher.h"
+#include "predict/predict.h"
 #include "report/build_report.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
@@ -202,6 +203,14 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     return ErrorLines(errors);
   }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
+  if (engine_kind == "sim") {
+    for (const auto& lp : in->plan.layouts)
+      if (auto why = predict::NotModelled(lp)) errors.push_back(*why);
+    if (!errors.empty()) {
+      errors.push_back("the simulated engine cannot run these layouts; remove them from [sweep]");
+      return ErrorLines(errors);
+    }
+  }
   PPS_RETURN_IF_ERROR(CheckBaseline(in->spec, engine_kind, !opts.resume.empty()));
 
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";

@@ -263,7 +263,13 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   std::vector<std::string> errors;
   bool invalid = false;
   for (const auto& lp : in->plan.layouts) {
-    if (lp.valid) continue;
+    if (lp.valid) {
+      if (auto why = predict::NotModelled(lp)) {
+        errors.push_back(*why);
+        invalid = true;
+      }
+      continue;
+    }
     for (const auto& e : lp.errors) errors.push_back(e.message);
     invalid = true;
   }

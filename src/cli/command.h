@@ -46,6 +46,7 @@ using AddCommandFn = Runner (*)(CLI::App& app);
 
 Runner AddValidateCommand(CLI::App& app);
 Runner AddPlanCommand(CLI::App& app);
+Runner AddSearchCommand(CLI::App& app);
 Runner AddModelCommand(CLI::App& app);
 Runner AddSimulateCommand(CLI::App& app);
 Runner AddRunCommand(CLI::App& app);

@@ -25,6 +25,7 @@ constexpr CommandEntry kCommands[] = {
     {"plan", ppsearch::cli::AddPlanCommand},
     {"model", ppsearch::cli::AddModelCommand},
     {"simulate", ppsearch::cli::AddSimulateCommand},
+    {"search", ppsearch::cli::AddSearchCommand},
     {"run", ppsearch::cli::AddRunCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
     {"backtest", ppsearch::cli::AddBacktestCommand},

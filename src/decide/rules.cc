@@ -27,4 +27,18 @@ std::vector<double> RelativeScores(const std::vector<std::vector<double>>& value
   return scores;
 }
 
+std::vector<bool> ParetoOptimal(const std::vector<std::pair<double, double>>& points) {
+  std::vector<bool> optimal(points.size(), true);
+  for (size_t i = 0; i < points.size(); ++i)
+    for (const auto& q : points) {
+      const auto& p = points[i];
+      const bool no_worse = q.first >= p.first && q.second <= p.second;
+      if (no_worse && (q.first > p.first || q.second < p.second)) {
+        optimal[i] = false;
+        break;
+      }
+    }
+  return optimal;
+}
+
 }  // namespace ppsearch::decide

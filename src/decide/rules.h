@@ -4,6 +4,7 @@
 // predict/): one definition of the score and of the headroom test, whoever
 // holds the numbers.
 
+#include <utility>
 #include <vector>
 
 namespace ppsearch::decide {
@@ -17,6 +18,12 @@ namespace ppsearch::decide {
 // by 10% scores about 0.995 against one that is second at both.
 std::vector<double> RelativeScores(const std::vector<std::vector<double>>& values,
                                    bool lower_is_better);
+
+// The Pareto rule for (more is better, less is better) pairs, such as
+// throughput against TTFT: a point is optimal when no other point has at
+// least its first value and at most its second and is better in one of
+// them. Equal points are all optimal. One flag per point, in order.
+std::vector<bool> ParetoOptimal(const std::vector<std::pair<double, double>>& more_less);
 
 // The decision's headroom rule: a layout keeps enough memory when its
 // worst rank leaves at least `min_headroom_mib` of the GPU's total.

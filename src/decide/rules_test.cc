@@ -36,5 +36,16 @@ TEST(Headroom, AtLeastTheMinimumQualifies) {
   EXPECT_FALSE(MeetsHeadroom(4295.5, 4296));
 }
 
+TEST(ParetoOptimal, KeepsThePointsNoOtherBeatsAndKeepsEqualOnes) {
+  // (throughput: more is better, TTFT: less is better)
+  const std::vector<std::pair<double, double>> points = {
+      {100, 5.0}, {120, 6.0}, {90, 4.0}, {110, 7.0}, {120, 5.5}, {80, 4.0}, {90, 4.0}};
+  // {110, 7} loses to {120, 6}; {120, 6} to {120, 5.5}; {80, 4} to {90, 4};
+  // the two {90, 4} beat each other in nothing.
+  EXPECT_EQ(ParetoOptimal(points),
+            (std::vector<bool>{true, false, true, false, true, false, true}));
+  EXPECT_TRUE(ParetoOptimal({}).empty());
+}
+
 }  // namespace
 }  // namespace ppsearch::decide

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "spec/layout_text.h"
 #include "util/edit_distance.h"
 #include "util/files.h"
 #include "util/json_text.h"
@@ -43,17 +44,19 @@ std::string SafePathComponent(const std::string& name) {
 }
 
 std::string SampleId::str() const {
-  return "pp" + std::to_string(layout.pp) + "-tp" + std::to_string(layout.tp) + "-ep" +
-         std::to_string(layout.ep) + "_c" + std::to_string(concurrency) + "_r" +
-         std::to_string(repeat);
+  return layout.Slug() + "_c" + std::to_string(concurrency) + "_r" + std::to_string(repeat);
 }
 
 Result<SampleId> ParseSampleId(const std::string& text) {
   SampleId s;
   char rest = 0;
-  if (std::sscanf(text.c_str(), "pp%d-tp%d-ep%d_c%d_r%d%c", &s.layout.pp, &s.layout.tp,
-                  &s.layout.ep, &s.concurrency, &s.repeat, &rest) != 5)
-    return MakeError("'" + text + "' is not a sample id (expected e.g. pp2-tp16-ep4_c8_r1)");
+  const auto layout = spec::ParseSlugPrefix(text);
+  if (!layout || std::sscanf(text.c_str() + layout->second, "_c%d_r%d%c", &s.concurrency, &s.repeat,
+                             &rest) != 2)
+    return MakeError("'" + text +
+                     "' is not a sample id (expected e.g. pp2-tp16-ep4_c8_r1 or "
+                     "pp1-tp8-ep8-dp8_c8_r1)");
+  s.layout = layout->first;
   return s;
 }
 

@@ -193,3 +193,24 @@ TEST(Records, NumbersThatAreNotInt64AreErrorsNamingTheField) {
 
 }  // namespace
 }  // namespace ppsearch::evidence
+
+namespace ppsearch::evidence {
+namespace {
+
+TEST(SampleIdTest, DpAttentionLayoutsRoundTripAndOldIdsStillRead) {
+  Result<SampleId> old = ParseSampleId("pp2-tp16-ep4_c8_r1");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->layout.dp, 1);
+  EXPECT_EQ(old->str(), "pp2-tp16-ep4_c8_r1");
+  Result<SampleId> dp = ParseSampleId("pp1-tp8-ep8-dp8_c16_r3");
+  ASSERT_TRUE(dp.ok());
+  EXPECT_EQ(dp->layout.Label(), "PP1/TP8/EP8/DP8");
+  EXPECT_EQ(dp->concurrency, 16);
+  EXPECT_EQ(dp->repeat, 3);
+  EXPECT_EQ(dp->str(), "pp1-tp8-ep8-dp8_c16_r3");
+  EXPECT_FALSE(ParseSampleId("pp1-tp8-ep8-dp_c16_r3").ok());
+  EXPECT_FALSE(ParseSampleId("pp1-tp8-ep8-dp8_c16_r3x").ok());
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence

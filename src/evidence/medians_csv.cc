@@ -50,6 +50,10 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   PPS_ASSIGN_OR_RETURN(row.layout.pp, PositiveInt(t, r, "pp"));
   PPS_ASSIGN_OR_RETURN(row.layout.tp, PositiveInt(t, r, "tp"));
   PPS_ASSIGN_OR_RETURN(row.layout.ep, PositiveInt(t, r, "ep"));
+  // Files written before DP attention have no dp column: plain TP attention.
+  if (t.Column("dp") >= 0) {
+    PPS_ASSIGN_OR_RETURN(row.layout.dp, PositiveInt(t, r, "dp"));
+  }
   row.layout.origin.file = t.path;
   row.layout.origin.line = t.row_lines[r];
   PPS_ASSIGN_OR_RETURN(row.concurrency, PositiveInt(t, r, "concurrency"));
@@ -95,13 +99,15 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
                        "input_tps_median)");
   MediansCsv out;
   out.path = table.path;
-  std::map<std::tuple<int, int, int, int>, int> first_line;  // (pp, tp, ep, concurrency)
+  std::map<std::tuple<int, int, int, int, int>, int> first_line;  // (pp, tp, ep, dp, concurrency)
   for (size_t r = 0; r < table.rows.size(); ++r) {
     MedianRow row;
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
     // Two rows for one point would leave which medians count to the reader.
-    const auto [seen, added] = first_line.emplace(
-        std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep, row.concurrency), row.line());
+    const auto [seen, added] =
+        first_line.emplace(std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep,
+                                           row.layout.dp, row.concurrency),
+                           row.line());
     if (!added)
       return MakeError(At(table, r) + ": " + row.layout.Label() + " at concurrency " +
                        std::to_string(row.concurrency) + " appears twice (first at line " +
@@ -136,7 +142,8 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                             "headroom_mib",
                             "input_tps_vs_baseline",
                             "ttft_p50_vs_baseline",
-                            "simulated"});
+                            "simulated",
+                            "dp"});
   for (const MedianRow& r : rows)
     out += CsvRow({"1",
                    std::to_string(r.layout.pp),
@@ -157,7 +164,8 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                    opt(r.headroom_mib, 0),
                    opt(r.input_tps_vs_baseline, 6),
                    opt(r.ttft_p50_vs_baseline, 6),
-                   r.simulated.value_or(false) ? "true" : "false"});
+                   r.simulated.value_or(false) ? "true" : "false",
+                   std::to_string(r.layout.dp)});
   return out;
 }
 

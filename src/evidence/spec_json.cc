@@ -7,7 +7,9 @@ namespace ppsearch::evidence {
 namespace {
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
+  nlohmann::json j = {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
+  if (l.dp > 1) j["dp"] = l.dp;  // absent: no DP attention, as files written before it
+  return j;
 }
 
 }  // namespace
@@ -116,6 +118,10 @@ void ApplyRecordedSweep(const RunPaths& paths, spec::Spec& spec) {
       layout.pp = l["pp"].get<int>();
       layout.tp = l["tp"].get<int>();
       layout.ep = l["ep"].get<int>();
+      if (l.contains("dp")) {
+        if (!l["dp"].is_number_integer()) return;
+        layout.dp = l["dp"].get<int>();
+      }
       for (const spec::LayoutSpec& written : spec.sweep.layouts)
         if (written == layout) layout = written;  // keep where it was written
       layouts.push_back(layout);

@@ -19,6 +19,13 @@ double LinearBytesPerRank(const model::Linear& linear, int tp) {
   return linear.sharding == model::Sharding::kReplicated ? bytes : bytes / tp;
 }
 
+// The group a linear is split over: with DP attention the attention
+// projections are split over attn_tp = tp / dp ranks (each DP group holds a
+// whole copy), the MLP and the experts over the whole TP group.
+int SplitOf(const model::Linear& linear, const TpSplit& split) {
+  return linear.role == model::OpRole::kAttention ? split.attn_tp : split.tp;
+}
+
 int64_t PrefillBatchTokens(const spec::Spec& spec, const hardware::HardwareProfile& hw) {
   // Chunked prefill caps a prefill batch at chunked-prefill-size (SGLang's
   // default scales with the GPU's memory); with chunking disabled (<= 0)
@@ -51,14 +58,15 @@ bool UsesAttention(const model::ModelDesc& model, model::AttentionKind kind) {
 // default backend (breakable) is turned off at pp > 1, for KDA models and
 // for an all-to-all backend it is not validated with, unless the prefill
 // backend is chosen explicitly.
-void ResolveGraphs(const spec::Spec& spec, const model::ModelDesc& model, int pp,
-                   memory::MemoryInputs& in) {
+void ResolveGraphs(const spec::Spec& spec, const model::ModelDesc& model,
+                   const spec::LayoutSpec& layout, memory::MemoryInputs& in) {
+  const int pp = layout.pp;
   const spec::EngineSpec& e = spec.engine;
   const std::string a2a = e.ArgString("moe-a2a-backend").value_or("none");
   in.deepep = a2a == "deepep";
-  in.dp_attention = e.ArgTrue("enable-dp-attention");
-  in.dp_size = static_cast<int>(
-      std::max<int64_t>(e.ArgInt("dp-size").value_or(e.ArgInt("dp").value_or(1)), 1));
+  // DP attention is a layout dimension ([sweep] dp), not an engine flag.
+  in.dp_attention = layout.dp > 1;
+  in.dp_size = std::max(layout.dp, 1);
   in.mla = UsesAttention(model, model::AttentionKind::kMla);
   const bool all_off = e.ArgTrue("disable-cuda-graph");
   const std::optional<std::string> decode_backend = e.ArgString("cuda-graph-backend-decode");
@@ -80,25 +88,40 @@ void ResolveGraphs(const spec::Spec& spec, const model::ModelDesc& model, int pp
 
 }  // namespace
 
+TpSplit SplitOf(const spec::LayoutSpec& layout) {
+  TpSplit split;
+  split.tp = std::max(layout.tp, 1);
+  // SGLang's attn_tp_size = tp_size // dp_size (layers/dp_attention.py
+  // compute_dp_attention_world_info); a dp that does not divide tp is refused
+  // (validation.cc) and planned here as plain TP.
+  split.attn_tp = layout.dp > 1 && split.tp % layout.dp == 0 ? split.tp / layout.dp : split.tp;
+  return split;
+}
+
 bool LmHeadOnEveryStage(const model::ModelDesc& model) {
   // llama.py and qwen3_moe.py construct ParallelLMHead unconditionally;
   // deepseek_v2.py (and the Kimi classes built on it) only on the last rank.
   return model.family == "llama" || model.family == "qwen3_moe";
 }
 
-double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                               const TpSplit& split) {
+  const int tp = split.tp;
   double bytes = 0;
   for (int i = stage.first_layer; i < stage.end_layer; ++i) {
     if (i >= static_cast<int>(model.layers.size())) break;
     const model::LayerDesc& layer = model.layers[i];
-    for (const model::Linear& linear : layer.linears) bytes += LinearBytesPerRank(linear, tp);
+    for (const model::Linear& linear : layer.linears)
+      bytes += LinearBytesPerRank(linear, SplitOf(linear, split));
     bytes += static_cast<double>(layer.norm_params) * kBf16Bytes;  // norms are replicated
   }
   return bytes + StageEmbeddingBytesPerRank(model, stage, tp) +
          StageLmHeadBytesPerRank(model, stage, tp);
 }
 
-int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp) {
+int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                                    int attn_tp) {
+  const int tp = attn_tp;  // KV heads are split like the attention that reads them
   int64_t bytes = 0;
   for (int i = stage.first_layer; i < stage.end_layer; ++i) {
     if (i >= static_cast<int>(model.layers.size())) break;
@@ -119,8 +142,10 @@ int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePl
 }
 
 int64_t StageStateBytesPerRequestPerRank(const model::ModelDesc& model, const StagePlan& stage,
-                                         int tp) {
-  // KDA's recurrent and conv states are per head; heads are split over TP.
+                                         int attn_tp) {
+  // KDA's recurrent and conv states are per head; heads are split over the
+  // attention's TP group.
+  const int tp = attn_tp;
   int64_t bytes = 0;
   for (int i = stage.first_layer; i < stage.end_layer; ++i) {
     if (i >= static_cast<int>(model.layers.size())) break;
@@ -162,7 +187,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
                                  : std::strtod(v->text.c_str(), nullptr);
   if (auto v = spec.engine.ArgInt("max-running-requests"))
     in.max_running_requests = static_cast<int>(*v);
-  ResolveGraphs(spec, model, plan.layout.pp, in);
+  ResolveGraphs(spec, model, plan.layout, in);
   const int tp = std::max(plan.layout.tp, 1);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;

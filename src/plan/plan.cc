@@ -81,6 +81,8 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   const int gpus_per_node = std::max(1, spec.cluster.gpus_per_node);
   plan.ranks = MapRanks(layout.pp, layout.tp, layout.ep, gpus_per_node);
   plan.tp_groups = BuildTpGroups(plan.ranks, layout.pp);
+  plan.attn_tp = SplitOf(layout).attn_tp;
+  plan.attention_groups = BuildAttentionGroups(plan.ranks, layout.pp, layout.tp, layout.dp);
   plan.stages = BuildStages(model, layout, plan.tp_groups);
   plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model, plan.stages);
   SumForwardCollectives(plan);

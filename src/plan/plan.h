@@ -26,7 +26,14 @@ namespace ppsearch::plan {
 struct Diagnostic {
   std::string message;
   SourceLoc location;
+  // A layout error's kind, one word per check ("gpu_count", "kv_room", ...;
+  // kReasons in validation.cc lists them): what a search counts refusals by.
+  // Empty for warnings.
+  std::string reason;
 };
+
+// Every reason a layout error can carry, in the order the checks run.
+const std::vector<std::string>& ErrorReasons();
 
 // One global rank: rank = pp_rank * tp + tp_rank (SGLang's PP groups take
 // every tp-th rank), filling nodes in order (node = rank / gpus_per_node).
@@ -48,6 +55,17 @@ struct TpGroup {
   std::vector<int> ranks;
   std::vector<int> nodes;  // distinct node indices, ascending
   bool crosses_nodes() const { return nodes.size() > 1; }
+};
+
+// With DP attention, one attention group of a stage: the tp / dp ranks of
+// its TP group that run attention together for one DP rank's requests
+// (SGLang layers/dp_attention.py: dp_rank = tp_rank / attn_tp_size). Each
+// holds its own copy of the attention weights and its own KV pool.
+struct AttentionGroup {
+  int pp_rank = 0;
+  int dp_rank = 0;
+  std::vector<int> ranks;
+  std::vector<int> nodes;  // distinct node indices, ascending
 };
 
 // Collectives one forward pass of a stage issues with moe-a2a-backend "none".
@@ -105,7 +123,9 @@ struct LayoutPlan {
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;
   std::vector<RankPlacement> ranks;
-  std::vector<TpGroup> tp_groups;  // one per stage
+  std::vector<TpGroup> tp_groups;                // one per stage
+  int attn_tp = 1;                               // ranks one attention group spans: tp / dp, or tp
+  std::vector<AttentionGroup> attention_groups;  // dp per stage with DP attention, else empty
   std::vector<StagePlan> stages;
   std::vector<StageBoundary> boundaries;  // pp - 1 hops
   int cross_node_stage_boundaries = 0;

@@ -22,6 +22,10 @@ std::vector<RankPlacement> MapRanks(int pp, int tp, int ep, int gpus_per_node);
 // One TP group per stage, from the rank map.
 std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int pp);
 
+// The dp attention groups of every stage (dp > 1 dividing tp), else none.
+std::vector<AttentionGroup> BuildAttentionGroups(const std::vector<RankPlacement>& ranks, int pp,
+                                                 int tp, int dp);
+
 // The pp - 1 hops between consecutive stages.
 std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
                                                 int tp, const model::ModelDesc& model,
@@ -47,19 +51,30 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
 // models/llama.py, qwen3_moe.py: yes; deepseek_v2.py: last rank only).
 bool LmHeadOnEveryStage(const model::ModelDesc& model);
 
+// The groups a layer's weights are split over: attention over attn_tp
+// (tp / dp with DP attention, else tp), everything else over tp.
+struct TpSplit {
+  int tp = 1;
+  int attn_tp = 1;
+};
+TpSplit SplitOf(const spec::LayoutSpec& layout);
+
 // Weight bytes one TP rank of `stage` holds.
-double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                               const TpSplit& split);
 
 // Of those, the embedding (stage 0) and the LM head with the final norm.
 double StageEmbeddingBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
 double StageLmHeadBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
 
-// KV cache bytes per token of context one TP rank of `stage` holds.
-int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);
+// KV cache bytes per token of context one rank of `stage` holds, its
+// attention split over attn_tp ranks.
+int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage,
+                                    int attn_tp);
 
-// Linear-attention state bytes per request one TP rank of `stage` holds.
+// Linear-attention state bytes per request one rank of `stage` holds.
 int64_t StageStateBytesPerRequestPerRank(const model::ModelDesc& model, const StagePlan& stage,
-                                         int tp);
+                                         int attn_tp);
 
 // --- validation.cc ---
 

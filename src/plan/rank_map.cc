@@ -46,6 +46,23 @@ std::vector<TpGroup> BuildTpGroups(const std::vector<RankPlacement>& ranks, int 
   return groups;
 }
 
+std::vector<AttentionGroup> BuildAttentionGroups(const std::vector<RankPlacement>& ranks, int pp,
+                                                 int tp, int dp) {
+  std::vector<AttentionGroup> groups;
+  if (dp <= 1 || tp % dp != 0) return groups;
+  const int attn_tp = tp / dp;
+  for (int s = 0; s < pp; ++s)
+    for (int d = 0; d < dp; ++d) groups.push_back({s, d, {}, {}});
+  for (const RankPlacement& r : ranks) {
+    AttentionGroup& g = groups[static_cast<size_t>(r.pp_rank * dp + r.tp_rank / attn_tp)];
+    g.ranks.push_back(r.rank);
+    if (std::find(g.nodes.begin(), g.nodes.end(), r.node) == g.nodes.end())
+      g.nodes.push_back(r.node);
+  }
+  for (AttentionGroup& g : groups) std::sort(g.nodes.begin(), g.nodes.end());
+  return groups;
+}
+
 std::vector<StageBoundary> BuildStageBoundaries(const std::vector<RankPlacement>& ranks, int pp,
                                                 int tp, const model::ModelDesc& model,
                                                 const std::vector<StagePlan>& stages) {

@@ -56,6 +56,16 @@ json TpGroupsToJson(const Plan& plan, const LayoutPlan& layout) {
   return out;
 }
 
+json AttentionGroupsToJson(const Plan& plan, const LayoutPlan& layout) {
+  json out = json::array();
+  for (const AttentionGroup& g : layout.attention_groups)
+    out.push_back({{"pp_rank", g.pp_rank},
+                   {"dp_rank", g.dp_rank},
+                   {"ranks", g.ranks},
+                   {"nodes", NodeNamesToJson(plan, g.nodes)}});
+  return out;
+}
+
 json StageToJson(const Plan& plan, const StagePlan& s) {
   const StageCollectives& c = s.collectives;
   return {{"pp_rank", s.pp_rank},
@@ -106,6 +116,8 @@ json LayoutToJson(const Plan& plan, const LayoutPlan& layout) {
           {"pp", layout.layout.pp},
           {"tp", layout.layout.tp},
           {"ep", layout.layout.ep},
+          {"dp", layout.layout.dp},
+          {"attn_tp", layout.attn_tp},
           {"moe_tp", layout.moe_tp},
           {"world_size", layout.world_size},
           {"origin", LocationToJson(layout.layout.origin)},
@@ -114,6 +126,7 @@ json LayoutToJson(const Plan& plan, const LayoutPlan& layout) {
           {"warnings", DiagnosticsToJson(layout.warnings)},
           {"ranks", RanksToJson(plan, layout)},
           {"tp_groups", TpGroupsToJson(plan, layout)},
+          {"attention_groups", AttentionGroupsToJson(plan, layout)},
           {"stages", stages},
           {"stage_boundaries", boundaries},
           {"cross_node_stage_boundaries", layout.cross_node_stage_boundaries},

@@ -120,6 +120,17 @@ void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out
   AppendSection("TP groups", t, out);
 }
 
+// With DP attention: which ranks run attention together (and hold a KV
+// pool), dp groups of attention TP tp / dp per stage.
+void RenderAttentionGroups(const Plan& plan, const LayoutPlan& layout, std::string& out) {
+  if (layout.attention_groups.empty()) return;
+  text::Table t = PlanTable({"stage", "DP rank", "ranks", "nodes"}, {true, true, true, true});
+  for (const AttentionGroup& g : layout.attention_groups)
+    t.rows.push_back({std::to_string(g.pp_rank), std::to_string(g.dp_rank), RangeText(g.ranks),
+                      SpanText(plan, g.nodes)});
+  AppendSection("attn groups", t, out);
+}
+
 void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) {
   text::Table t =
       PlanTable({"stage", "layers", "count", "MLA", "KDA", "GQA", "dense", "MoE", "holds", "nodes"},
@@ -233,8 +244,8 @@ void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& 
 
 void RenderLayout(const Plan& plan, const LayoutPlan& layout, std::string& out) {
   const spec::LayoutSpec& l = layout.layout;
-  out += fmt::format("\n== PP{}/TP{}/EP{}  {}  ({})\n", l.pp, l.tp, l.ep,
-                     layout.valid ? "valid" : "INVALID", l.origin.Where());
+  out += fmt::format("\n== {}  {}  ({})\n", l.Label(), layout.valid ? "valid" : "INVALID",
+                     l.origin.Where());
   for (const Diagnostic& e : layout.errors) out += "error: " + e.message + "\n";
   for (const Diagnostic& w : layout.warnings) out += "warning: " + w.message + "\n";
   if (layout.ranks.empty()) return;
@@ -242,6 +253,11 @@ void RenderLayout(const Plan& plan, const LayoutPlan& layout, std::string& out) 
       "  summary         {} ranks; MoE-TP {} (TP {} / EP {}); max weights {} MiB "
       "per rank\n",
       layout.world_size, layout.moe_tp, l.tp, l.ep, FormatMib(layout.weight_mib_per_rank_max));
+  if (!layout.attention_groups.empty())
+    out += fmt::format(
+        "                  DP attention: {} attention groups of {} ranks per stage, each with "
+        "its own attention weights and KV pool\n",
+        l.dp, layout.attn_tp);
   out += fmt::format(
       "                  {} of {} stage hops cross nodes; {} of {} all-reduces "
       "per forward cross nodes\n",
@@ -249,6 +265,7 @@ void RenderLayout(const Plan& plan, const LayoutPlan& layout, std::string& out) 
       layout.cross_node_allreduce_per_forward, layout.allreduce_per_forward);
   RenderRankMap(plan, layout, out);
   RenderTpGroups(plan, layout, out);
+  RenderAttentionGroups(plan, layout, out);
   RenderStages(plan, layout, out);
   RenderMemory(layout, out);
   RenderBoundaries(plan, layout, out);

@@ -85,10 +85,11 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
     stage.has_lm_head = s == pp - 1;
     stage.holds_lm_head_weights = stage.has_lm_head || lm_head_everywhere;
     CountLayerKinds(model, stage);
-    stage.weight_mib_per_rank = StageWeightBytesPerRank(model, stage, layout.tp) / kBytesPerMib;
-    stage.kv_bytes_per_token_per_rank = StageKvBytesPerTokenPerRank(model, stage, layout.tp);
+    const TpSplit split = SplitOf(layout);
+    stage.weight_mib_per_rank = StageWeightBytesPerRank(model, stage, split) / kBytesPerMib;
+    stage.kv_bytes_per_token_per_rank = StageKvBytesPerTokenPerRank(model, stage, split.attn_tp);
     stage.state_bytes_per_request_per_rank =
-        StageStateBytesPerRequestPerRank(model, stage, layout.tp);
+        StageStateBytesPerRequestPerRank(model, stage, split.attn_tp);
     stage.collectives =
         StageCollectivesFor(model, stage, layout.tp, static_cast<int>(tp_groups[s].nodes.size()));
     stages.push_back(std::move(stage));

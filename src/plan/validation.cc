@@ -17,7 +17,7 @@ namespace {
 
 Diagnostic LayoutError(const spec::LayoutSpec& layout, const std::string& what) {
   const std::string where = layout.origin.Where();
-  return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin};
+  return {(where.empty() ? "" : where + ": ") + layout.Label() + " " + what, layout.origin, ""};
 }
 
 void CheckWorld(const spec::LayoutSpec& layout, const spec::ClusterSpec& cluster,
@@ -91,13 +91,40 @@ void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& e
     errors.push_back(LayoutError(layout, PartialBlockError(layout, model, partial)));
 }
 
+// "TP", or "the attention TP" with DP attention.
+std::string AttentionGroupName(const spec::LayoutSpec& layout) {
+  return SplitOf(layout).attn_tp == layout.tp ? "TP" : "the attention TP";
+}
+
+// "TP 8", or "attention TP 2 (TP 8 / DP 4)" with DP attention.
+std::string AttentionGroupText(const spec::LayoutSpec& layout) {
+  const int attn_tp = SplitOf(layout).attn_tp;
+  if (attn_tp == layout.tp) return "TP " + std::to_string(layout.tp);
+  return fmt::format("attention TP {} (TP {} / DP {})", attn_tp, layout.tp, layout.dp);
+}
+
 void CheckHeads(const spec::LayoutSpec& layout, const char* kind, int heads,
                 std::vector<Diagnostic>& errors) {
-  if (heads <= 0 || heads % layout.tp == 0) return;
+  const int attn_tp = SplitOf(layout).attn_tp;
+  if (heads <= 0 || heads % attn_tp == 0) return;
   const std::string kind_prefix = kind[0] == '\0' ? "" : std::string(kind) + " ";
   errors.push_back(LayoutError(layout, "splits " + std::to_string(heads) + " " + kind_prefix +
-                                           "attention heads over TP " + std::to_string(layout.tp) +
-                                           "; the head count must be a multiple of TP"));
+                                           "attention heads over " + AttentionGroupText(layout) +
+                                           "; the head count must be a multiple of " +
+                                           AttentionGroupName(layout)));
+}
+
+// DP attention (--enable-dp-attention --dp-size dp) splits each TP group into
+// dp attention groups of tp / dp ranks; SGLang asserts tp_size % dp_size == 0
+// (arg_groups/parallel_hook.py handle_data_parallelism; server_args.py
+// _handle_data_parallelism before the arg groups).
+void CheckDpAttention(const spec::LayoutSpec& layout, std::vector<Diagnostic>& errors) {
+  if (layout.dp <= 1) return;
+  if (layout.dp > layout.tp || layout.tp % layout.dp != 0)
+    errors.push_back(LayoutError(
+        layout, fmt::format("sets DP {} with TP {}: DP attention splits each TP group into DP "
+                            "groups of equal size, and SGLang asserts tp_size % dp_size == 0",
+                            layout.dp, layout.tp)));
 }
 
 void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& model,
@@ -112,14 +139,15 @@ void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& mode
   if (kv <= 0) return;
   // Fewer KV heads than ranks is allowed when each head is replicated on a
   // whole number of ranks (tp % kv == 0); otherwise heads must split evenly.
-  const bool ok = kv >= layout.tp ? kv % layout.tp == 0 : layout.tp % kv == 0;
+  const int tp = SplitOf(layout).attn_tp;
+  const bool ok = kv >= tp ? kv % tp == 0 : tp % kv == 0;
   if (ok) return;
-  const std::string rule = kv >= layout.tp
-                               ? "the KV head count must be a multiple of TP"
-                               : "with fewer KV heads than TP ranks, TP must be a multiple of "
-                                 "the KV head count";
-  errors.push_back(LayoutError(layout, "splits " + std::to_string(kv) + " GQA KV heads over TP " +
-                                           std::to_string(layout.tp) + "; " + rule));
+  const std::string group = AttentionGroupName(layout);
+  const std::string rule = kv >= tp ? "the KV head count must be a multiple of " + group
+                                    : "with fewer KV heads than " + group + " ranks, " + group +
+                                          " must be a multiple of the KV head count";
+  errors.push_back(LayoutError(layout, "splits " + std::to_string(kv) + " GQA KV heads over " +
+                                           AttentionGroupText(layout) + "; " + rule));
 }
 
 void CheckA2aBackend(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
@@ -173,7 +201,7 @@ void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
            FormatThousands(input) + " input + " + FormatThousands(spec.workload.output_tokens) +
            " output tokens: the context length is " + FormatThousands(context) + " (" + source +
            "), and SGLang rejects a request whose input + output tokens reach it",
-       loc});
+       loc, ""});
 }
 
 // Dynamic chunking grows a request's chunks from chunked-prefill-size (its
@@ -191,7 +219,7 @@ void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec
                         std::to_string(*chunk) +
                         " (chunked prefill off) is not modelled; dynamic chunking needs a "
                         "positive chunked-prefill-size as its initial chunk",
-                    loc});
+                    loc, ""});
 }
 
 // SGLang sizes the KV pool from what mem_fraction_static leaves after the
@@ -250,31 +278,52 @@ bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
   return kBackends.count(MoeA2aBackend(engine)) > 0;
 }
 
+const std::vector<std::string>& ErrorReasons() {
+  static const std::vector<std::string> kReasons = {
+      "size",         "dp_attention", "gpu_count",       "layer_count", "moe_split",
+      "uneven_split", "weight_block", "heads",           "a2a_backend", "weight_memory",
+      "kv_room",      "context",      "dynamic_chunking"};
+  return kReasons;
+}
+
 std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                        const model::ModelDesc& model,
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned) {
   std::vector<Diagnostic> errors;
-  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1) {
-    errors.push_back(LayoutError(layout, "has a size below 1; PP, TP and EP must be at least 1"));
+  // Runs one check and gives what it found its reason.
+  const auto check = [&errors](const char* reason, const auto& run) {
+    const size_t before = errors.size();
+    run();
+    for (size_t i = before; i < errors.size(); ++i) errors[i].reason = reason;
+  };
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.dp < 1) {
+    check("size", [&] {
+      errors.push_back(
+          LayoutError(layout, "has a size below 1; PP, TP, EP and DP must be at least 1"));
+    });
     return errors;
   }
-  CheckWorld(layout, spec.cluster, errors);
-  if (model.num_layers < layout.pp) {
-    errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +
-                                             " pipeline stages but the model has only " +
-                                             std::to_string(model.num_layers) +
-                                             " layers; PP must not exceed the layer count"));
-  }
-  CheckMoe(layout, model, errors);
-  CheckEvenSplits(layout, spec.engine, model, errors);
-  CheckWeightBlocks(layout, spec.engine, model, errors);
-  CheckAttention(layout, model, errors);
-  if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
-  CheckWeightMemory(layout, hw, planned, errors);
-  CheckKvRoom(layout, spec, hw, planned, errors);
-  CheckContextLength(layout, spec, model, errors);
-  CheckDynamicChunking(layout, spec, errors);
+  check("dp_attention", [&] { CheckDpAttention(layout, errors); });
+  check("gpu_count", [&] { CheckWorld(layout, spec.cluster, errors); });
+  check("layer_count", [&] {
+    if (model.num_layers < layout.pp)
+      errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +
+                                               " pipeline stages but the model has only " +
+                                               std::to_string(model.num_layers) +
+                                               " layers; PP must not exceed the layer count"));
+  });
+  check("moe_split", [&] { CheckMoe(layout, model, errors); });
+  check("uneven_split", [&] { CheckEvenSplits(layout, spec.engine, model, errors); });
+  check("weight_block", [&] { CheckWeightBlocks(layout, spec.engine, model, errors); });
+  check("heads", [&] { CheckAttention(layout, model, errors); });
+  check("a2a_backend", [&] {
+    if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
+  });
+  check("weight_memory", [&] { CheckWeightMemory(layout, hw, planned, errors); });
+  check("kv_room", [&] { CheckKvRoom(layout, spec, hw, planned, errors); });
+  check("context", [&] { CheckContextLength(layout, spec, model, errors); });
+  check("dynamic_chunking", [&] { CheckDynamicChunking(layout, spec, errors); });
   return errors;
 }
 

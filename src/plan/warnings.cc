@@ -19,7 +19,7 @@ namespace {
 Diagnostic At(SourceLoc loc, const std::string& key, const std::string& what) {
   if (!key.empty()) loc.key = key;
   const std::string where = loc.Where();
-  return {(where.empty() ? "" : where + ": ") + what, loc};
+  return {(where.empty() ? "" : where + ": ") + what, loc, ""};
 }
 
 std::string JoinInts(const std::vector<int>& values) {
@@ -139,6 +139,22 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                          ", which sizes the linear-attention state pool for the whole model on "
                          "every stage (fixed in 0.5.17 by PR #33666); max_running_requests and "
                          "pp_max_micro_batch_size come out far too small"));
+  }
+  if (layout.dp > 1 && layout.pp > 1) {
+    out.push_back(At(layout.origin, "",
+                     label + " combines pipeline parallelism with DP attention: SGLang accepts "
+                             "the flags, but a server launched with --pp-size 2 "
+                             "--enable-dp-attention --dp-size 4 crashes on its warm-up request "
+                             "(sgl-project/sglang issue #9805, open)"));
+  }
+  if (layout.dp > 1 && layout.tp % layout.dp == 0) {
+    const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+    if (chunk > 0)
+      out.push_back(At(layout.origin, "",
+                       label + fmt::format(" runs DP attention: SGLang divides "
+                                           "chunked-prefill-size by dp, so each of the {} DP "
+                                           "ranks prefills chunks of {} tokens, not {}",
+                                           layout.dp, chunk / layout.dp, chunk)));
   }
   const int kv = model.gqa.num_kv_heads;
   if (kv > 0 && kv < layout.tp && layout.tp % kv == 0) {

@@ -191,6 +191,7 @@ int GroupOf(const model::Linear& l, const model::ModelDesc& model, const spec::L
       engine.ArgInt("moe-dense-tp-size").value_or(0) == 1)
     return 1;
   if (l.role == model::OpRole::kSharedExpert && SharedExpertsWhole(engine)) return 1;
+  if (l.role == model::OpRole::kAttention) return SplitOf(layout).attn_tp;
   return layout.tp;
 }
 

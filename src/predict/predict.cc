@@ -6,6 +6,14 @@
 
 namespace ppsearch::predict {
 
+std::optional<std::string> NotModelled(const plan::LayoutPlan& plan) {
+  if (plan.layout.dp <= 1) return std::nullopt;
+  return plan.layout.Label() +
+         " runs DP attention, which the simulator does not model yet (one scheduler per DP "
+         "rank, the MoE's gather and scatter between them); plan it, or measure it with "
+         "--engine sglang";
+}
+
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   cost::LayoutShape shape;
   shape.pp = plan.layout.pp;

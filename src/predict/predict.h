@@ -4,6 +4,7 @@
 // Pure: the same inputs give the same prediction.
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cost/calibration.h"
@@ -56,6 +57,12 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
                                         const memory::MemoryPlan& memory,
                                         int pp_max_micro_batch_size_override);
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);
+
+// Why the simulator cannot predict this planned layout (a valid one SGLang
+// would run), or nullopt when it can. DP attention runs dp schedulers whose
+// batches meet in the MoE's gather and scatter; the simulator models one
+// scheduler per instance, so a prediction would be of another layout.
+std::optional<std::string> NotModelled(const plan::LayoutPlan& plan);
 
 PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
                              const model::ModelDesc& model, const hardware::HardwareProfile& hw,

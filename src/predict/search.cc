@@ -39,7 +39,7 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
   SearchPrediction out;
   out.ensemble = options.ensemble;
   for (const plan::LayoutPlan& lp : in.plan.layouts) {
-    if (!lp.valid) continue;
+    if (!lp.valid || NotModelled(lp)) continue;
     for (int c : in.spec.sweep.concurrency) {
       PointOptions po = OptionsAt(in, c);
       po.keep_trace = options.keep_trace;

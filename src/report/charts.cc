@@ -4,13 +4,16 @@
 
 #include <algorithm>
 
+#include "decide/rules.h"
 #include "report/svg_chart.h"
 
 namespace ppsearch::report {
 namespace {
 
 // "2/16/4": short enough to sit under a bar.
-std::string Short(const spec::LayoutSpec& l) { return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep); }
+std::string Short(const spec::LayoutSpec& l) {
+  return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep) + (l.dp > 1 ? fmt::format("/{}", l.dp) : "");
+}
 
 std::string PointName(const ChartPoint& p) {
   return fmt::format("{}{} C={}", p.layout.Label(), p.imported ? " (imported)" : "", p.concurrency);
@@ -115,17 +118,6 @@ std::string TtftChart(const ChartInputs& in) {
   return RenderBandChart(c);
 }
 
-// A point is Pareto-optimal when no other has at least its throughput and at
-// most its TTFT p50, and is better in one of them.
-bool Dominated(const ChartPoint& p, const std::vector<ChartPoint>& all) {
-  for (const ChartPoint& q : all) {
-    const bool no_worse = q.input_tps >= p.input_tps && q.ttft_p50_s <= p.ttft_p50_s;
-    const bool better = q.input_tps > p.input_tps || q.ttft_p50_s < p.ttft_p50_s;
-    if (no_worse && better) return true;
-  }
-  return false;
-}
-
 std::string TradeoffChart(const ChartInputs& in, LayoutColors& colors) {
   ScatterChart c;
   c.id = kFigureTradeoff;
@@ -135,14 +127,18 @@ std::string TradeoffChart(const ChartInputs& in, LayoutColors& colors) {
   c.y_label = "input TPS (tokens/s)";
   const std::vector<int> levels = Concurrencies(in);
   for (int level : levels) c.shapes.push_back(fmt::format("C = {}", level));
-  for (const ChartPoint& p : in.points) {
+  std::vector<std::pair<double, double>> tps_ttft;
+  for (const ChartPoint& p : in.points) tps_ttft.push_back({p.input_tps, p.ttft_p50_s});
+  const std::vector<bool> optimal = decide::ParetoOptimal(tps_ttft);
+  for (size_t i = 0; i < in.points.size(); ++i) {
+    const ChartPoint& p = in.points[i];
     ScatterPoint s;
     s.x = p.ttft_p50_s;
     s.y = p.input_tps;
     s.series = static_cast<int>(colors.Index(p.layout));
     s.shape =
         static_cast<int>(std::find(levels.begin(), levels.end(), p.concurrency) - levels.begin());
-    s.emphasized = !Dominated(p, in.points);
+    s.emphasized = optimal[i];
     s.what = PointName(p);
     c.points.push_back(s);
   }

@@ -24,7 +24,7 @@ nlohmann::json Opt(const std::optional<double>& v) {
 }
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"label", l.Label()}};
+  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"label", l.Label()}};
 }
 
 // summary.csv's row of a point (evidence/medians_csv owns the format).
@@ -197,7 +197,8 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                             "gpu_total_mib",
                             "findings",
                             "simulated",
-                            "verdict"});
+                            "verdict",
+                            "dp"});
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
     if (!s.completed()) continue;
     const auto& m = s.metrics;
@@ -221,9 +222,11 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                                     Num(s.gpu_total_mib, 0),
                                     std::to_string(s.findings.size()),
                                     Bool(a.evidence.simulated),
-                                    evidence::VerdictName(s.verdict)};
-    // Impossible evidence measured nothing: its cells are unknown, not zero.
-    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 3, std::string());
+                                    evidence::VerdictName(s.verdict),
+                                    std::to_string(s.id.layout.dp)};
+    // Impossible evidence measured nothing: its cells (requests_completed
+    // to gpu_total_mib) are unknown, not zero.
+    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 4, std::string());
     out += CsvRow(row);
   }
   return out;

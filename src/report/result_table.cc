@@ -16,7 +16,8 @@ std::string RowLabel(const ResultRow& r) {
 }  // namespace
 
 std::string LayoutCell(const spec::LayoutSpec& l) {
-  return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
+  return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep) +
+         (l.dp > 1 ? " / DP" + std::to_string(l.dp) : "");
 }
 
 std::string WithInterval(double value, const std::optional<uncertainty::Interval>& interval,

@@ -12,6 +12,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/markdown_checks.cc
   src/report/profile_evidence.cc
   src/report/result_table.cc
+  src/report/search_page.cc
   src/report/simulation_page.cc
   src/report/svg_chart.cc
   src/report/uncertainty_tables.cc)

@@ -47,6 +47,12 @@ Status ValidateServerArgs(const ServerArgs& a) {
   if (a.port < 0 || a.port > 65535)
     return MakeError(fmt::format("--port {} is not a TCP port", a.port));
   if (!(a.time_scale > 0)) return MakeError("--time-scale must be positive");
+  // Served as plain TP, DP attention would be timed as another layout.
+  for (const ExtraFlag& f : a.extra_flags)
+    if (f.name == "enable-dp-attention")
+      return MakeError(
+          "--enable-dp-attention: serve-sim does not simulate DP attention (one scheduler per DP "
+          "rank); rehearse this layout without it");
   if (a.mem_fraction_static && !(*a.mem_fraction_static > 0 && *a.mem_fraction_static < 1))
     return MakeError("--mem-fraction-static must be in (0, 1)");
   if (!(a.fault.http500_fraction >= 0 && a.fault.http500_fraction <= 1))  // NaN fails too

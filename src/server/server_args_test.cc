@@ -36,6 +36,11 @@ TEST(ServerArgsTest, ValidationMessages) {
   a = Valid();
   a.node_rank = 1;
   EXPECT_EQ(ValidateServerArgs(a).error().message, "--node-rank 1 is outside 0..0 (--nnodes 1)");
+  a = Valid();
+  a.extra_flags = {{"enable-dp-attention", std::nullopt}, {"dp-size", "2"}};
+  EXPECT_EQ(ValidateServerArgs(a).error().message,
+            "--enable-dp-attention: serve-sim does not simulate DP attention (one scheduler per DP "
+            "rank); rehearse this layout without it");
 }
 
 TEST(ServerArgsTest, SplitHostPort) {

@@ -135,6 +135,10 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   server.insert(server.end(),
                 {"--model-path", e.model_path, "--tp-size", std::to_string(l.tp), "--pp-size",
                  std::to_string(l.pp), "--ep-size", std::to_string(l.ep)});
+  // SGLang turns DP attention off at dp_size 1 (arg_groups/overrides.py
+  // _data_parallelism_defaults), so the flags are written only above 1.
+  if (l.dp > 1)
+    server.insert(server.end(), {"--enable-dp-attention", "--dp-size", std::to_string(l.dp)});
   if (nnodes > 1)
     server.insert(server.end(), {"--nnodes", std::to_string(nnodes), "--node-rank",
                                  std::to_string(node), "--dist-init-addr",

@@ -47,6 +47,16 @@ TEST(ServerCommand, SglangFlagsPerNodeThenTheFixedArgs) {
   EXPECT_TRUE(c.cleanup.empty());
 }
 
+TEST(ServerCommand, DpAttentionFlagsOnlyAboveDpOne) {
+  spec::Spec s = Parse("");
+  evidence::SampleId dp = kSample;
+  dp.layout.dp = 2;
+  EXPECT_NE(launch::ShellJoin(ServerCommand(s, dp, 0).argv)
+                .find("--ep-size 2 --enable-dp-attention --dp-size 2 --nnodes 2"),
+            std::string::npos);
+  EXPECT_EQ(launch::ShellJoin(ServerCommand(s, kSample, 0).argv).find("dp"), std::string::npos);
+}
+
 TEST(ServerCommand, FlagSpellingsFollowTheEngineVersion) {
   const std::string args = "[engine.args]\ncuda-graph-max-bs = 64\ndisable-cuda-graph = true";
   auto words = [](const spec::Spec& s) { return launch::ShellJoin(EngineArgWords(s.engine)); };

@@ -9,7 +9,8 @@ namespace ppsearch::sglang {
 namespace {
 
 std::string LayoutArg(const spec::LayoutSpec& l) {
-  return std::to_string(l.pp) + "/" + std::to_string(l.tp) + "/" + std::to_string(l.ep);
+  return std::to_string(l.pp) + "/" + std::to_string(l.tp) + "/" + std::to_string(l.ep) +
+         (l.dp > 1 ? "/" + std::to_string(l.dp) : "");
 }
 
 }  // namespace

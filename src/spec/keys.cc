@@ -20,8 +20,8 @@ const KeyList kSudoSteps = {"container", "stop"};
 const KeyList kEngineKeys = {"kind",           "command",    "image",      "container",
                              "container_args", "secret_env", "model_path", "model_config",
                              "version",        "patches",    "args",       "env"};
-const KeyList kSweepKeys = {"pp", "tp", "ep", "layouts", "concurrency", "repeats"};
-const KeyList kLayoutKeys = {"pp", "tp", "ep"};
+const KeyList kSweepKeys = {"pp", "tp", "ep", "dp", "layouts", "concurrency", "repeats"};
+const KeyList kLayoutKeys = {"pp", "tp", "ep", "dp"};
 const KeyList kWorkloadKeys = {"input_tokens",   "output_tokens",      "requests",
                                "seed",           "input_distribution", "range_ratio",
                                "unique_prompts", "warmup_requests",    "request_rate"};

@@ -33,22 +33,57 @@ Result<LayoutSpec> ParseLayoutText(const std::string& text) {
     rest.remove_prefix(slash + 1);
   }
   parts.push_back(rest);
-  std::optional<int> pp, tp, ep;
-  if (parts.size() == 3) {
+  std::optional<int> pp, tp, ep, dp = 1;
+  if (parts.size() == 3 || parts.size() == 4) {
     pp = ParsePart(parts[0], "PP");
     tp = ParsePart(parts[1], "TP");
     ep = ParsePart(parts[2], "EP");
+    if (parts.size() == 4) dp = ParsePart(parts[3], "DP");
   }
-  if (!pp || !tp || !ep) {
+  if (!pp || !tp || !ep || !dp) {
     return MakeError("--layout " + text +
-                     ": expected PP/TP/EP, e.g. --layout 8/4/4 or --layout PP8/TP4/EP4");
+                     ": expected PP/TP/EP or PP/TP/EP/DP, e.g. --layout 8/4/4, --layout "
+                     "PP8/TP4/EP4 or --layout PP1/TP8/EP8/DP8");
   }
   LayoutSpec layout;
   layout.pp = *pp;
   layout.tp = *tp;
   layout.ep = *ep;
+  layout.dp = *dp;
   layout.origin.file = "--layout " + text;
   return layout;
+}
+
+std::optional<std::pair<LayoutSpec, size_t>> ParseSlugPrefix(std::string_view text) {
+  size_t pos = 0;
+  // One "<prefix><digits>" part; a number of more than 6 digits is no layout's.
+  auto part = [&](std::string_view prefix) -> std::optional<int> {
+    if (text.substr(pos, prefix.size()) != prefix) return std::nullopt;
+    size_t end = pos + prefix.size();
+    while (end < text.size() && end - pos - prefix.size() < 7 &&
+           std::isdigit(static_cast<unsigned char>(text[end])))
+      ++end;
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + pos + prefix.size(), text.data() + end, value);
+    if (ec != std::errc() || ptr != text.data() + end || value < 1) return std::nullopt;
+    pos = end;
+    return value;
+  };
+  LayoutSpec l;
+  const auto pp = part("pp");
+  const auto tp = pp ? part("-tp") : std::nullopt;
+  const auto ep = tp ? part("-ep") : std::nullopt;
+  if (!ep) return std::nullopt;
+  l.pp = *pp;
+  l.tp = *tp;
+  l.ep = *ep;
+  const size_t before_dp = pos;
+  if (const auto dp = part("-dp")) {
+    l.dp = *dp;
+  } else {
+    pos = before_dp;
+  }
+  return std::make_pair(l, pos);
 }
 
 }  // namespace ppsearch::spec

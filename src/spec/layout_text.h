@@ -1,7 +1,12 @@
 #pragma once
-// A layout typed on a command line: "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4".
+// A layout typed on a command line: "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4"
+// ("PP1/TP8/EP8/DP8" or "1/8/8/8" with DP attention), and a layout's slug
+// in file and sample names ("pp8-tp4-ep4", "pp1-tp8-ep8-dp8").
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "spec/spec.h"
 #include "util/result.h"
@@ -11,5 +16,9 @@ namespace ppsearch::spec {
 // -> {8, 4, 4}, with origin "--layout TEXT" so later messages point at the
 // argument. The error names the argument and the expected form.
 Result<LayoutSpec> ParseLayoutText(const std::string& text);
+
+// The layout LayoutSpec::Slug() wrote at the start of `text`, and how many
+// characters it took; nullopt when `text` does not start with one.
+std::optional<std::pair<LayoutSpec, size_t>> ParseSlugPrefix(std::string_view text);
 
 }  // namespace ppsearch::spec

@@ -17,9 +17,7 @@
 namespace ppsearch::spec {
 namespace {
 
-std::string LayoutId(const LayoutSpec& l) {
-  return "pp" + std::to_string(l.pp) + "-tp" + std::to_string(l.tp) + "-ep" + std::to_string(l.ep);
-}
+std::string LayoutId(const LayoutSpec& l) { return l.Slug(); }
 
 }  // namespace
 

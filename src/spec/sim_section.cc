@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/layout_text.h"
 #include "spec/sections.h"
 #include "util/excerpt.h"
 
@@ -16,9 +17,11 @@ namespace ppsearch::spec {
 namespace {
 
 bool LooksLikeSampleId(const std::string& s) {
-  int a, b, c, d, e;
+  const auto layout = ParseSlugPrefix(s);
+  if (!layout) return false;
+  int c, r;
   char rest = 0;
-  return std::sscanf(s.c_str(), "pp%d-tp%d-ep%d_c%d_r%d%c", &a, &b, &c, &d, &e, &rest) == 5;
+  return std::sscanf(s.c_str() + layout->second, "_c%d_r%d%c", &c, &r, &rest) == 2;
 }
 
 // The sweep's sample ids, in run order (layout, then concurrency, then repeat).
@@ -27,8 +30,7 @@ std::vector<std::string> SweepSampleIds(const SweepSpec& sweep) {
   for (const LayoutSpec& l : sweep.layouts)
     for (int c : sweep.concurrency)
       for (int r = 1; r <= sweep.repeats; ++r)
-        out.push_back("pp" + std::to_string(l.pp) + "-tp" + std::to_string(l.tp) + "-ep" +
-                      std::to_string(l.ep) + "_c" + std::to_string(c) + "_r" + std::to_string(r));
+        out.push_back(l.Slug() + "_c" + std::to_string(c) + "_r" + std::to_string(r));
   return out;
 }
 

@@ -20,9 +20,18 @@ struct LayoutSpec {
   int tp = 1;
   int ep = 1;
   SourceLoc origin;  // where this layout was written (a tuple, or the list it expands from)
+  // Attention data-parallel size: > 1 runs SGLang with --enable-dp-attention
+  // --dp-size dp (attention in dp groups of tp / dp ranks, MoE over the
+  // whole TP group); 1 is plain TP attention. Last, so {pp, tp, ep, origin}
+  // still reads as before.
+  int dp = 1;
 
-  std::string Label() const;  // "PP2/TP16/EP4"
-  bool operator==(const LayoutSpec& o) const { return pp == o.pp && tp == o.tp && ep == o.ep; }
+  std::string Label() const;  // "PP2/TP16/EP4", "PP1/TP8/EP8/DP8" with DP attention
+  // "pp2-tp16-ep4" ("-dp8" appended with DP attention): names in files and directories.
+  std::string Slug() const;
+  bool operator==(const LayoutSpec& o) const {
+    return pp == o.pp && tp == o.tp && ep == o.ep && dp == o.dp;
+  }
 };
 
 struct HostSpec {

@@ -8,6 +8,7 @@
 
 #include "ppsearch_source_dir.h"
 #include "spec/engine_env.h"
+#include "spec/layout_text.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {
@@ -161,6 +162,47 @@ TEST(SpecSweep, ExplicitTuples) {
   EXPECT_EQ(spec.sweep.sample_count(), 8);
 }
 
+TEST(SpecSweep, DpAttentionInTuplesAndLists) {
+  Spec tuples =
+      MustParse(Text("[sweep]\n"
+                     "layouts = [{pp = 1, tp = 8, ep = 8, dp = 8},\n"
+                     "           {pp = 1, tp = 8, ep = 8}]\n"
+                     "concurrency = [8]\n"));
+  EXPECT_EQ(Labels(tuples), (std::vector<std::string>{"PP1/TP8/EP8/DP8", "PP1/TP8/EP8"}));
+  EXPECT_EQ(tuples.sweep.layouts[0].Slug(), "pp1-tp8-ep8-dp8");
+  EXPECT_EQ(tuples.sweep.layouts[1].Slug(), "pp1-tp8-ep8");
+  Spec lists =
+      MustParse(Text("[sweep]\npp = [1]\ntp = [8]\nep = [8]\ndp = [1, 4]\n"
+                     "concurrency = [8]\n"));
+  EXPECT_EQ(Labels(lists), (std::vector<std::string>{"PP1/TP8/EP8", "PP1/TP8/EP8/DP4"}));
+  EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [{pp = 1, tp = 8, dp = 0}]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:33: key 'sweep.layouts[0].dp': expected an integer in [1, 32768], "
+            "got 0");
+}
+
+TEST(SpecLayoutText, DpIsAFourthPart) {
+  auto dp = ParseLayoutText("PP1/TP8/EP8/DP4");
+  ASSERT_TRUE(dp.ok());
+  EXPECT_EQ(dp->Label(), "PP1/TP8/EP8/DP4");
+  auto plain = ParseLayoutText("8/4/4");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->dp, 1);
+  EXPECT_FALSE(ParseLayoutText("1/8/8/x").ok());
+  EXPECT_FALSE(ParseLayoutText("1/8/8/8/8").ok());
+}
+
+TEST(SpecLayoutText, SlugPrefixRoundTrips) {
+  for (const char* text : {"pp2-tp16-ep4_c8_r1", "pp1-tp8-ep8-dp8_c8_r1"}) {
+    auto parsed = ParseSlugPrefix(text);
+    ASSERT_TRUE(parsed.has_value()) << text;
+    EXPECT_EQ(parsed->first.Slug() + "_c8_r1", text);
+    EXPECT_EQ(std::string(text).substr(parsed->second), "_c8_r1");
+  }
+  EXPECT_FALSE(ParseSlugPrefix("pp2-tp16_c8_r1").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("pp0-tp16-ep4").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("pp99999999-tp1-ep1").has_value());
+}
+
 TEST(SpecEngine, ArgsKeepFileOrderAndTypes) {
   Spec spec = MustParse(Text(kSweep, kWorkload, "[engine.env]\nZ = \"1\"\nA = 2\n"));
   EXPECT_EQ(spec.engine.env,
@@ -298,6 +340,9 @@ TEST(SpecErrors, ArgsTheSweepOrLauncherOwns) {
   EXPECT_EQ(ErrorOf(head + "args = {tp-size = 8}\n" + kSweep + kWorkload),
             "/s/spec.toml:8:9: key 'engine.args.tp-size': the sweep sets it from [sweep] "
             "(pp/tp/ep or layouts); remove it from [engine.args]");
+  EXPECT_EQ(ErrorOf(head + "args = {dp-size = 8}\n" + kSweep + kWorkload),
+            "/s/spec.toml:8:9: key 'engine.args.dp-size': the sweep sets it from [sweep] "
+            "(dp, or dp in layouts); remove it from [engine.args]");
   EXPECT_EQ(ErrorOf(head + "args = {port = 30000}\n" + kSweep + kWorkload),
             "/s/spec.toml:8:9: key 'engine.args.port': the launcher sets it from [cluster]; "
             "remove it from [engine.args]");
@@ -314,8 +359,8 @@ TEST(SpecErrors, ArgsTheSweepOrLauncherOwns) {
 
 TEST(SpecErrors, SweepShapes) {
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nlayouts = [{pp = 1, tp = 8}]\nconcurrency = [8]\n")),
-            "/s/spec.toml:10:6: key 'sweep.pp': set either 'layouts' or the pp/tp/ep lists, not "
-            "both");
+            "/s/spec.toml:10:6: key 'sweep.pp': set either 'layouts' or the pp/tp/ep/dp lists, "
+            "not both");
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [3]\nconcurrency = [8]\n")),
             "/s/spec.toml:10:7: key 'sweep.pp[0]': tp = \"auto\" needs pp to divide the cluster's "
             "8 GPUs, got pp = 3; list tp explicitly");

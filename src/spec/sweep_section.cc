@@ -1,5 +1,6 @@
 // [sweep]: the layouts to compare and the load points, in one of two shapes:
-//   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]     (cartesian product, pp-major)
+//   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]  dp = [1]   (cartesian product, pp-major;
+//                                               dp: attention data-parallel size)
 //   layouts = [{pp = 8, tp = 4, ep = 4}, ...]    (explicit tuples)
 
 #include <map>
@@ -72,12 +73,16 @@ Status ExpandLists(const TableReader& section, const ClusterSpec& cluster,
   if (section.Find("ep") != nullptr) {
     PPS_ASSIGN_OR_RETURN(eps, ReadPositiveList(section, "ep", kMaxParallelSize));
   }
+  std::vector<LocatedInt> dps = {{1, section.origin()}};
+  if (section.Find("dp") != nullptr) {
+    PPS_ASSIGN_OR_RETURN(dps, ReadPositiveList(section, "dp", kMaxParallelSize));
+  }
   // Counted before expanding: long lists multiply into more layouts than memory holds.
   const int64_t count = static_cast<int64_t>(pps.size()) *
                         static_cast<int64_t>(auto_tp ? 1 : tps.size()) *
-                        static_cast<int64_t>(eps.size());
+                        static_cast<int64_t>(eps.size()) * static_cast<int64_t>(dps.size());
   if (count > kMaxLayouts)
-    return KeyError(section.KeyLoc("pp"), "the pp x tp x ep lists expand to " +
+    return KeyError(section.KeyLoc("pp"), "the pp x tp x ep x dp lists expand to " +
                                               std::to_string(count) + " layouts, more than the " +
                                               std::to_string(kMaxLayouts) + " a sweep may hold");
   const int world = cluster.world_size();
@@ -96,8 +101,10 @@ Status ExpandLists(const TableReader& section, const ClusterSpec& cluster,
     }
     for (int tp : tp_values) {
       for (const auto& ep : eps) {
-        // The pp entry is what a user edits to drop or change this layout.
-        layouts->push_back(LayoutSpec{pp.value, tp, ep.value, pp.loc});
+        for (const auto& dp : dps) {
+          // The pp entry is what a user edits to drop or change this layout.
+          layouts->push_back(LayoutSpec{pp.value, tp, ep.value, pp.loc, dp.value});
+        }
       }
     }
   }
@@ -146,6 +153,7 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
   PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1, kMaxParallelSize));
   PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1, kMaxParallelSize));
   PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(tuple.Int("dp", &layout.dp, Need::kOptional, 1, kMaxParallelSize));
   layout.origin = loc;
   return layout;
 }
@@ -154,10 +162,10 @@ Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSp
   PPS_RETURN_IF_ERROR(section.CheckKeys(kSweepKeys));
   out->origin = section.origin();
   if (section.Find("layouts") != nullptr) {
-    for (const char* list : {"pp", "tp", "ep"}) {
+    for (const char* list : {"pp", "tp", "ep", "dp"}) {
       if (section.Find(list) != nullptr) {
         return KeyError(section.KeyLoc(list),
-                        "set either 'layouts' or the pp/tp/ep lists, not both");
+                        "set either 'layouts' or the pp/tp/ep/dp lists, not both");
       }
     }
     PPS_RETURN_IF_ERROR(ReadLayoutList(section, &out->layouts));

@@ -1,0 +1,135 @@
+// ppsearch search SPEC [--pp ...] [--ep ...] [--chunked-prefill-size ...]
+// [--max-running-requests ...] [--concurrency ...] [--calibration FILE]
+// [--json] [--top N]: every layout of the spec's cluster within the bounds,
+// through the planner's checks, predicted, ranked by the decision's
+// objective with intervals where they matter, and the Pareto front.
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/search_inputs.h"
+#include "cost/calibration.h"
+#include "report/search_page.h"
+#include "search/measure.h"
+#include "search/render.h"
+#include "search/search.h"
+#include "spec/emit.h"
+#include "spec/spec_parser.h"
+#include "util/files.h"
+
+namespace ppsearch::cli {
+namespace {
+
+struct SearchCliOptions {
+  SpecOptions spec;
+  std::string calibration_path;
+  search::SearchOptions search;
+  std::string emit_spec;
+  std::string html;
+  bool json = false;
+  bool exhaustive = false;
+  int top = 10;
+};
+
+// Writes the run spec of the candidates worth measuring, after checking that
+// it parses and that every layout in it plans as valid.
+Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result) {
+  const search::Measurement m = search::WorthMeasuring(result, opts.spec.spec_path);
+  if (m.measured.empty())
+    return MakeError("--emit-spec " + opts.emit_spec +
+                     ": no candidate qualifies; nothing to measure");
+  PPS_ASSIGN_OR_RETURN(const std::string source, ReadFile(opts.spec.spec_path));
+  PPS_ASSIGN_OR_RETURN(
+      const std::string text,
+      spec::DeriveSpecText(source, opts.spec.spec_path, opts.spec.overrides, m.sweep, m.header));
+  Result<spec::Spec> parsed = spec::ParseSpec(text, opts.emit_spec, {});
+  if (!parsed.ok())
+    return MakeError("--emit-spec: the derived spec does not parse (a bug): " +
+                     parsed.error().message);
+  PPS_ASSIGN_OR_RETURN(const SearchInputs check, plan::LoadSearchInputs(*parsed));
+  for (const auto& lp : check.plan.layouts)
+    if (!lp.valid)
+      return MakeError("--emit-spec: " + lp.layout.Label() +
+                       " does not plan in the derived spec (a bug): " + lp.errors.front().message);
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(opts.emit_spec, text));
+  std::cerr << "wrote " << opts.emit_spec << ": " << m.measured.size()
+            << " layout(s) to measure with `ppsearch run " << opts.emit_spec << "`\n";
+  return Status::Ok();
+}
+
+Result<ExitCode> RunSearch(SearchCliOptions opts) {
+  PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {}));
+  cost::Calibration calibration;
+  if (!opts.calibration_path.empty()) {
+    PPS_ASSIGN_OR_RETURN(calibration, cost::LoadCalibration(opts.calibration_path));
+  }
+  opts.search.screen = !opts.exhaustive;
+  PPS_ASSIGN_OR_RETURN(const search::SearchResult result,
+                       search::Search(in, calibration, opts.search));
+  if (opts.json) {
+    std::cout << search::SearchToJson(result).dump(2) << "\n";
+  } else {
+    std::cout << search::RenderSearchText(result, opts.top);
+  }
+  if (!opts.html.empty()) {
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(
+        opts.html, report::RenderSearchHtml(opts.spec.spec_path, result, opts.top)));
+    std::cerr << "wrote " << opts.html << "\n";
+  }
+  if (result.qualifying == 0) return kExitNoneQualifies;
+  if (!opts.emit_spec.empty()) PPS_RETURN_IF_ERROR(EmitSpec(opts, result));
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner AddSearchCommand(CLI::App& app) {
+  auto opts = std::make_shared<SearchCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "search",
+      "Predict every layout the cluster could run (PP x TP using every GPU, EP, chunk size, "
+      "max-running-requests) at several load points; rank them, with intervals, and print the "
+      "Pareto front");
+  AddSpecOptions(sub, opts->spec);
+  search::Bounds& b = opts->search.bounds;
+  sub->add_option("--pp", b.pp, "PP sizes to consider (default: every divisor of the GPU count)")
+      ->delimiter(',');
+  sub->add_option("--ep", b.ep, "EP sizes to consider (default: every divisor of TP)")
+      ->delimiter(',');
+  sub->add_option("--chunked-prefill-size", b.chunked_prefill_size,
+                  "chunked-prefill-size values (default: the spec's, half and twice it)")
+      ->delimiter(',');
+  sub->add_option("--max-running-requests", b.max_running_requests,
+                  "max-running-requests values (default: the spec's, or SGLang's default)")
+      ->delimiter(',');
+  sub->add_option("--concurrency", b.concurrency,
+                  "load points: requests in flight (default: 1,2,4,8,16,32,64)")
+      ->delimiter(',');
+  sub->add_option("--calibration", opts->calibration_path,
+                  "Calibration file written by 'ppsearch calibrate'");
+  sub->add_option("--samples", opts->search.ensemble.members,
+                  "Draws behind each interval (0: central values only)")
+      ->default_val(opts->search.ensemble.members)
+      ->check(CLI::Range(0, 4096));
+  sub->add_option("--interval-seed", opts->search.ensemble.seed, "Seed of the draws")
+      ->default_val(opts->search.ensemble.seed);
+  sub->add_flag("--exhaustive", opts->exhaustive,
+                "Draw intervals for every qualifying candidate instead of screening by central "
+                "values (the same result, slower)");
+  sub->add_option("--top", opts->top,
+                  "Ranked candidates to print (those tied with the best are "
+                  "always printed)")
+      ->default_val(opts->top)
+      ->check(CLI::Range(1, 100000));
+  sub->add_flag("--json", opts->json, "Print the whole result as JSON");
+  sub->add_option("--html", opts->html,
+                  "Write the result as a self-contained HTML page with the Pareto front drawn");
+  sub->add_option("--emit-spec", opts->emit_spec,
+                  "Write a run spec of the candidates worth measuring (those that could still be "
+                  "the best), checked before it is written");
+  return [opts] { return RunSearch(*opts); };
+}
+
+}  // namespace ppsearch::cli

@@ -1,0 +1,92 @@
+#include "report/search_page.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "report/document.h"
+#include "report/html.h"
+#include "report/svg_chart.h"
+#include "search/render.h"
+
+namespace ppsearch::report {
+namespace {
+
+constexpr char kFront[] = "search-front";
+
+// Every qualifying point, coloured by PP size, shaped by load point, the
+// front ringed.
+std::string FrontChart(const search::SearchResult& r) {
+  ScatterChart c;
+  c.id = kFront;
+  c.title = "Predicted input throughput per GPU against TTFT p50, every qualifying point";
+  c.x_label = "TTFT p50 (s)";
+  c.y_label = "input TPS per GPU (tokens/s)";
+  for (int level : r.load_points) c.shapes.push_back(fmt::format("C = {}", level));
+  std::map<int, int> series_of_pp;
+  for (int k = 0; k < r.qualifying; ++k) {
+    const search::Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    const int pp = e.candidate.layout.pp;
+    if (!series_of_pp.count(pp)) {
+      const int index = static_cast<int>(series_of_pp.size());
+      series_of_pp[pp] = index;
+      c.series.push_back({fmt::format("PP{}", pp), PaletteColor(static_cast<size_t>(index))});
+    }
+    for (size_t l = 0; l < e.points.size(); ++l) {
+      const search::PointFigures& f = e.points[l];
+      ScatterPoint s;
+      s.x = f.ttft_p50_s;
+      s.y = f.input_tps_per_gpu;
+      s.series = series_of_pp[pp];
+      s.shape = static_cast<int>(l);
+      s.what = fmt::format("{} C={}", e.candidate.Label(), f.concurrency);
+      for (const search::ParetoPoint& p : r.pareto)
+        s.emphasized |= p.evaluated == static_cast<size_t>(k) && p.concurrency == f.concurrency;
+      c.points.push_back(s);
+    }
+  }
+  c.emphasis_legend = "Pareto-optimal (no point has more TPS per GPU at a lower TTFT)";
+  c.y_decimals = 1;
+  return RenderScatterChart(c);
+}
+
+}  // namespace
+
+std::string RenderSearchHtml(const std::string& spec_path, const search::SearchResult& r, int top) {
+  Document doc;
+  doc.title = "ppsearch search: " + spec_path + " (predicted)";
+  const std::vector<std::string> summary = search::SummaryLines(r);
+  doc.intro.push_back(Block::Paragraph(
+      "Every number on this page was **predicted by the simulator**; nothing was measured."));
+  doc.intro.push_back(Block::Bullets(summary));
+  Section ranking{"Ranking", {}};
+  ranking.blocks.push_back(Block::TableBlock(search::RankingTable(r, top)));
+  if (r.qualifying > 0) {
+    ranking.blocks.push_back(Block::Paragraph(search::TiedLine(r)));
+  } else {
+    ranking.blocks.push_back(Block::Bullets(search::NoneQualifiesLines(r)));
+  }
+  doc.sections.push_back(ranking);
+  if (!r.pareto.empty()) {
+    Section front{"Pareto front", {}};
+    front.blocks.push_back(Block::Figure(kFront));
+    front.blocks.push_back(Block::Bullets(search::FrontLines(r)));
+    doc.sections.push_back(front);
+  }
+  if (!r.rejected.empty()) {
+    text::Table t{{"reason", "candidates", "first refusal"}, {}, {true, false, true}};
+    for (const auto& [reason, count] : r.rejected_by_reason) {
+      std::string first;
+      for (const search::Rejection& x : r.rejected)
+        if (x.reason == reason) {
+          first = x.message;
+          break;
+        }
+      t.rows.push_back({reason, std::to_string(count), first});
+    }
+    doc.sections.push_back({"Refused candidates", {Block::TableBlock(t)}});
+  }
+  return RenderHtml(doc, {{kFront, FrontChart(r)}});
+}
+
+}  // namespace ppsearch::report

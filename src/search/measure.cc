@@ -1,0 +1,34 @@
+#include "search/measure.h"
+
+#include <fmt/format.h>
+
+namespace ppsearch::search {
+
+Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec) {
+  Measurement m;
+  if (r.qualifying == 0) return m;
+  m.knobs = r.evaluated.front().candidate.knobs;
+  for (int k = 0; k < r.qualifying; ++k) {
+    const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    // The best is measured even when no interval was drawn.
+    if (!e.could_be_best && k > 0) continue;
+    (e.candidate.knobs == m.knobs ? m.measured : m.other_knobs).push_back(e.candidate);
+  }
+  for (const Candidate& c : m.measured) m.sweep.layouts.push_back(c.layout);
+  m.sweep.concurrency = r.load_points;
+  if (m.knobs.chunked_prefill_size != 0)
+    m.sweep.engine_args.push_back({"chunked-prefill-size", m.knobs.chunked_prefill_size});
+  if (m.knobs.max_running_requests != 0)
+    m.sweep.engine_args.push_back({"max-running-requests", m.knobs.max_running_requests});
+  m.header = fmt::format(
+      "# Written by `ppsearch search {}`: the {} candidate(s) that could still be the best\n"
+      "# given the predictions' intervals, with the best one's knobs ({}), at the search's\n"
+      "# load points. Measure them with `ppsearch run` on this file.\n",
+      source_spec, m.measured.size(), m.knobs.Label());
+  for (const Candidate& c : m.other_knobs)
+    m.header +=
+        "# Also tied with the best, with other knobs (a spec of its own): " + c.Label() + "\n";
+  return m;
+}
+
+}  // namespace ppsearch::search

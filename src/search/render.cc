@@ -1,0 +1,218 @@
+#include "search/render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "text/table.h"
+#include "util/format.h"
+
+namespace ppsearch::search {
+namespace {
+
+using nlohmann::json;
+
+std::string Seconds(double s) { return FormatNumber(s, s < 10 ? 2 : 1) + " s"; }
+
+// The highest throughput per GPU over the load points, and where.
+const PointFigures* PeakThroughput(const Evaluated& e) {
+  const PointFigures* best = nullptr;
+  for (const PointFigures& p : e.points)
+    if (best == nullptr || p.input_tps_per_gpu > best->input_tps_per_gpu) best = &p;
+  return best;
+}
+
+// Why a candidate ranks where it does, from its plan and prediction.
+std::string Why(const Evaluated& e) {
+  double bubble = 0, exposed = 0;
+  for (const PointFigures& p : e.points) {
+    bubble = std::max(bubble, p.bubble_share);
+    exposed = std::max(exposed, p.exposed_comm_share);
+  }
+  return fmt::format(
+      "{} of {} all-reduces cross nodes; {} stage hops cross nodes; bubble up to "
+      "{}, exposed communication up to {}",
+      e.cross_node_allreduce_per_forward, e.allreduce_per_forward, e.cross_node_stage_hops,
+      FormatPercent(bubble, 0), FormatPercent(exposed, 0));
+}
+
+std::string ScoreText(const Evaluated& e) {
+  std::string s = FormatNumber(e.score, 3);
+  if (e.score_interval)
+    s += fmt::format(" [{}–{}]", FormatNumber(e.score_interval->low, 3),
+                     FormatNumber(e.score_interval->high, 3));
+  return s;
+}
+
+// One end of an interval; null when none was drawn.
+json End(const std::optional<uncertainty::Interval>& iv, bool high) {
+  return iv ? json(high ? iv->high : iv->low) : json();
+}
+
+json LayoutJson(const Candidate& c) {
+  return {{"label", c.Label()},
+          {"pp", c.layout.pp},
+          {"tp", c.layout.tp},
+          {"ep", c.layout.ep},
+          {"dp", c.layout.dp},
+          {"chunked_prefill_size",
+           c.knobs.chunked_prefill_size != 0 ? json(c.knobs.chunked_prefill_size) : json()},
+          {"max_running_requests",
+           c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()}};
+}
+
+}  // namespace
+
+std::vector<std::string> SummaryLines(const SearchResult& r) {
+  std::string levels;
+  for (int c : r.load_points) levels += (levels.empty() ? "" : ", ") + std::to_string(c);
+  std::string reasons;
+  for (const auto& [reason, count] : r.rejected_by_reason)
+    reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
+  const int below = static_cast<int>(r.evaluated.size()) - r.qualifying;
+  return {
+      fmt::format("search: {} candidates x {} load points (C = {}); objective {}, headroom "
+                  "at least {} MiB",
+                  r.candidates, r.load_points.size(), levels, r.objective,
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
+      fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
+      fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
+                  "intervals drawn for {}",
+                  r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
+                  r.with_intervals)};
+}
+
+text::Table RankingTable(const SearchResult& r, int top) {
+  text::Table t{{"rank", "candidate", "score [10-90%]", "peak input TPS/GPU", "at C",
+                 "TTFT p50 at C=" +
+                     (r.load_points.empty() ? std::string("?") : std::to_string(r.load_points[0])),
+                 "headroom", "why"},
+                {},
+                {false, true, false, false, false, false, false, true},
+                {"", "", "", "tokens/s", "", "", "MiB", ""}};
+  for (int k = 0; k < r.qualifying; ++k) {
+    const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    if (k >= top && !e.could_be_best) continue;
+    const PointFigures* peak = PeakThroughput(e);
+    t.rows.push_back({std::to_string(k + 1) + (e.could_be_best ? "*" : ""), e.candidate.Label(),
+                      ScoreText(e), peak ? FormatNumber(peak->input_tps_per_gpu, 1) : "-",
+                      peak ? std::to_string(peak->concurrency) : "-",
+                      e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s),
+                      FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
+  }
+  return t;
+}
+
+std::string TiedLine(const SearchResult& r) {
+  std::string tied;
+  for (const Evaluated& e : r.evaluated)
+    if (e.could_be_best) tied += (tied.empty() ? "" : ", ") + e.candidate.Label();
+  return fmt::format(
+      "{} could still be the best given the intervals (marked *): {}",
+      r.could_be_best == 1 ? "1 candidate" : std::to_string(r.could_be_best) + " candidates", tied);
+}
+
+std::vector<std::string> FrontLines(const SearchResult& r) {
+  std::vector<std::string> out;
+  for (const ParetoPoint& p : r.pareto)
+    out.push_back(fmt::format("{} at C={}: {} tokens/s per GPU, TTFT p50 {}",
+                              r.evaluated[p.evaluated].candidate.Label(), p.concurrency,
+                              FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s)));
+  return out;
+}
+
+std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
+  std::vector<const Evaluated*> closest;
+  for (const Evaluated& e : r.evaluated) closest.push_back(&e);
+  // The closest: the least headroom missing.
+  std::stable_sort(closest.begin(), closest.end(), [](const Evaluated* a, const Evaluated* b) {
+    return a->headroom_mib > b->headroom_mib;
+  });
+  std::vector<std::string> out = {
+      fmt::format("no candidate keeps {} MiB of headroom{}",
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib)),
+                  closest.empty() ? "; none could be predicted" : "; the closest:")};
+  for (size_t i = 0; i < closest.size() && i < 3; ++i)
+    out.push_back(fmt::format(
+        "{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
+        FormatThousands(static_cast<int64_t>(closest[i]->headroom_mib)),
+        FormatThousands(static_cast<int64_t>(r.min_headroom_mib - closest[i]->headroom_mib))));
+  return out;
+}
+
+std::string RenderSearchText(const SearchResult& r, int top) {
+  const std::vector<std::string> summary = SummaryLines(r);
+  std::string out = summary[0] + "\n";
+  for (size_t i = 1; i < summary.size(); ++i) out += "  " + summary[i] + "\n";
+  out += "\n" + text::RenderTextTable(RankingTable(r, top));
+  if (r.qualifying == 0) {
+    const std::vector<std::string> lines = NoneQualifiesLines(r);
+    out += "\n" + lines[0] + "\n";
+    for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
+    return out;
+  }
+  out += "\n  " + TiedLine(r) + "\n";
+  out += "\nPareto front (input TPS per GPU against TTFT p50):\n";
+  for (const std::string& line : FrontLines(r)) out += "  " + line + "\n";
+  return out;
+}
+
+nlohmann::json SearchToJson(const SearchResult& r) {
+  json candidates = json::array();
+  for (size_t i = 0; i < r.evaluated.size(); ++i) {
+    const Evaluated& e = r.evaluated[i];
+    json points = json::array();
+    for (const PointFigures& p : e.points)
+      points.push_back({{"concurrency", p.concurrency},
+                        {"input_tps", p.input_tps},
+                        {"input_tps_low", End(p.input_tps_interval, false)},
+                        {"input_tps_high", End(p.input_tps_interval, true)},
+                        {"input_tps_per_gpu", p.input_tps_per_gpu},
+                        {"ttft_p50_s", p.ttft_p50_s},
+                        {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
+                        {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
+                        {"ttft_p95_s", p.ttft_p95_s},
+                        {"peak_gpu_mib", p.peak_gpu_mib},
+                        {"bubble_share", p.bubble_share},
+                        {"exposed_comm_share", p.exposed_comm_share}});
+    candidates.push_back({{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
+                          {"candidate", LayoutJson(e.candidate)},
+                          {"gpus", e.gpus},
+                          {"qualifies", e.meets_headroom},
+                          {"headroom_mib", e.headroom_mib},
+                          {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
+                          {"score_low", e.score_interval ? json(e.score_interval->low) : json()},
+                          {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
+                          {"could_be_best", e.could_be_best},
+                          {"allreduce_per_forward", e.allreduce_per_forward},
+                          {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
+                          {"cross_node_stage_hops", e.cross_node_stage_hops},
+                          {"points", points}});
+  }
+  json rejected = json::array();
+  for (const Rejection& x : r.rejected)
+    rejected.push_back(
+        {{"candidate", LayoutJson(x.candidate)}, {"reason", x.reason}, {"message", x.message}});
+  json pareto = json::array();
+  for (const ParetoPoint& p : r.pareto)
+    pareto.push_back({{"candidate", r.evaluated[p.evaluated].candidate.Label()},
+                      {"rank", p.evaluated + 1},
+                      {"concurrency", p.concurrency},
+                      {"input_tps_per_gpu", p.input_tps_per_gpu},
+                      {"ttft_p50_s", p.ttft_p50_s}});
+  return {{"schema", "ppsearch.search/1"},
+          {"objective", r.objective},
+          {"min_headroom_mib", r.min_headroom_mib},
+          {"load_points", r.load_points},
+          {"space_size", r.candidates},
+          {"qualifying", r.qualifying},
+          {"with_intervals", r.with_intervals},
+          {"could_be_best", r.could_be_best},
+          {"candidates", candidates},
+          {"rejected", r.rejected_by_reason},
+          {"rejections", rejected},
+          {"pareto", pareto}};
+}
+
+}  // namespace ppsearch::search

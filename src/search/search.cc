@@ -1,0 +1,253 @@
+#include "search/search.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "decide/rules.h"
+#include "predict/search.h"
+
+namespace ppsearch::search {
+namespace {
+
+spec::ArgValue IntValue(int64_t v) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kInt;
+  a.text = std::to_string(v);
+  a.int_value = v;
+  a.origin.file = "search";
+  return a;
+}
+
+void SetArg(spec::Spec& s, const std::string& flag, int64_t value) {
+  for (auto& [name, existing] : s.engine.args)
+    if (name == flag) {
+      existing = IntValue(value);
+      return;
+    }
+  s.engine.args.push_back({flag, IntValue(value)});
+}
+
+// The spec a knob setting runs: the search's engine with the knobs set, its
+// layouts and load points as the sweep.
+spec::Spec SpecFor(const spec::Spec& base, const Knobs& knobs,
+                   const std::vector<spec::LayoutSpec>& layouts, const std::vector<int>& loads) {
+  spec::Spec s = base;
+  if (knobs.chunked_prefill_size != 0)
+    SetArg(s, "chunked-prefill-size", knobs.chunked_prefill_size);
+  if (knobs.max_running_requests != 0)
+    SetArg(s, "max-running-requests", knobs.max_running_requests);
+  s.sweep.layouts = layouts;
+  s.sweep.concurrency = loads;
+  return s;
+}
+
+// One knob setting's candidates, planned together.
+struct Group {
+  Knobs knobs;
+  plan::SearchInputs inputs;
+};
+
+double ObjectiveOf(const PointFigures& p, bool ttft) { return ttft ? p.ttft_p50_s : p.input_tps; }
+
+// The candidate's score over the interval's ends, against the central best
+// at each level (both ends of every level together: a conservative range).
+uncertainty::Interval ScoreInterval(const Evaluated& e, const std::vector<double>& best,
+                                    bool ttft) {
+  double log_low = 0, log_high = 0;
+  int levels = 0;
+  for (size_t l = 0; l < e.points.size(); ++l) {
+    const PointFigures& p = e.points[l];
+    const auto& iv = ttft ? p.ttft_p50_interval : p.input_tps_interval;
+    if (!iv || !(iv->low > 0) || !(best[l] > 0)) continue;
+    // Lower TTFT is better: the score's low end comes from the high TTFT.
+    log_low += std::log(ttft ? best[l] / iv->high : iv->low / best[l]);
+    log_high += std::log(ttft ? best[l] / iv->low : iv->high / best[l]);
+    ++levels;
+  }
+  if (levels == 0) return {e.score, e.score};
+  return {std::exp(log_low / levels), std::exp(log_high / levels)};
+}
+
+// Draws the intervals of one candidate's points through the one predictor.
+void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& calibration,
+                  const SearchOptions& options) {
+  plan::SearchInputs one;
+  one.spec = group.inputs.spec;
+  one.model = group.inputs.model;
+  one.hardware = group.inputs.hardware;
+  one.plan = group.inputs.plan;
+  one.plan.layouts.clear();
+  for (const plan::LayoutPlan& lp : group.inputs.plan.layouts)
+    if (lp.layout == e.candidate.layout) one.plan.layouts.push_back(lp);
+  one.spec.sweep.layouts = {e.candidate.layout};
+  predict::SearchOptions so;
+  so.ensemble = options.ensemble;
+  so.threads = options.threads;
+  const predict::SearchPrediction p = predict::PredictSearch(one, calibration, so);
+  for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
+    for (PointFigures& f : e.points)
+      if (f.concurrency == p.points[i].prediction.concurrency) {
+        f.input_tps_interval = p.intervals[i].input_tps;
+        f.ttft_p50_interval = p.intervals[i].ttft_p50_s;
+      }
+}
+
+}  // namespace
+
+Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                            const SearchOptions& options) {
+  PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
+  SearchResult out;
+  out.load_points = LoadPoints(options.bounds);
+  out.objective = in.spec.decision.objective;
+  out.min_headroom_mib = in.spec.decision.min_headroom_mib;
+  const bool ttft = out.objective == "ttft_p50";
+  const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model);
+  out.candidates = static_cast<int>(candidates.size());
+
+  std::vector<Group> groups;
+  for (const Candidate& c : candidates) {
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.knobs == c.knobs; });
+    if (g == groups.end()) {
+      groups.push_back({c.knobs, {}});
+      g = groups.end() - 1;
+    }
+    g->inputs.spec.sweep.layouts.push_back(c.layout);
+  }
+  std::vector<std::pair<size_t, size_t>> origin;  // (group, layout) of each evaluated
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    Group& g = groups[gi];
+    g.inputs.spec = SpecFor(in.spec, g.knobs, g.inputs.spec.sweep.layouts, out.load_points);
+    g.inputs.model = in.model;
+    g.inputs.hardware = in.hardware;
+    g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
+    for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
+      const Candidate c{lp.layout, g.knobs};
+      if (!lp.valid) {
+        const plan::Diagnostic& first = lp.errors.front();
+        out.rejected.push_back({c, first.reason, first.message});
+      } else if (auto why = predict::NotModelled(lp)) {
+        out.rejected.push_back({c, "not_modelled", *why});
+      }
+    }
+    const predict::SearchPrediction central =
+        predict::PredictSearch(g.inputs, calibration, predict::SearchOptions::CentralOnly());
+    for (const predict::SearchPoint& sp : central.points) {
+      if (out.evaluated.empty() || !(out.evaluated.back().candidate.layout == sp.plan->layout) ||
+          !(out.evaluated.back().candidate.knobs == g.knobs)) {
+        Evaluated e;
+        e.candidate = {sp.plan->layout, g.knobs};
+        e.gpus = sp.plan->world_size;
+        e.allreduce_per_forward = sp.plan->allreduce_per_forward;
+        e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
+        e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
+        e.headroom_mib = INFINITY;
+        out.evaluated.push_back(std::move(e));
+        origin.push_back({gi, 0});
+      }
+      Evaluated& e = out.evaluated.back();
+      const predict::PointPrediction& p = sp.prediction;
+      PointFigures f;
+      f.concurrency = p.concurrency;
+      f.input_tps = p.metrics.input_tps;
+      f.input_tps_per_gpu = e.gpus > 0 ? p.metrics.input_tps / e.gpus : 0;
+      f.ttft_p50_s = p.metrics.ttft_s.p50;
+      f.ttft_p95_s = p.metrics.ttft_s.p95;
+      f.peak_gpu_mib = p.memory.peak_mib_max;
+      f.bubble_share = p.bubble_share;
+      f.exposed_comm_share = p.exposed_comm_share;
+      e.headroom_mib =
+          std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
+      e.points.push_back(f);
+    }
+  }
+  for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
+
+  // Qualify, score, rank.
+  std::vector<size_t> qualifying;
+  for (size_t i = 0; i < out.evaluated.size(); ++i) {
+    Evaluated& e = out.evaluated[i];
+    // Without the GPU's size there is no headroom to judge.
+    e.meets_headroom =
+        in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
+    if (e.meets_headroom) qualifying.push_back(i);
+  }
+  std::vector<std::vector<double>> values;
+  for (size_t i : qualifying) {
+    std::vector<double> v;
+    for (const PointFigures& f : out.evaluated[i].points) v.push_back(ObjectiveOf(f, ttft));
+    values.push_back(v);
+  }
+  const std::vector<double> scores = decide::RelativeScores(values, ttft);
+  for (size_t k = 0; k < qualifying.size(); ++k) out.evaluated[qualifying[k]].score = scores[k];
+  std::vector<size_t> ranked = qualifying;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    return out.evaluated[a].score > out.evaluated[b].score;
+  });
+  out.qualifying = static_cast<int>(ranked.size());
+  // The central best value at each level, what every score is relative to.
+  std::vector<double> best(out.load_points.size(), 0);
+  for (size_t i : qualifying)
+    for (size_t l = 0; l < best.size() && l < out.evaluated[i].points.size(); ++l) {
+      const double v = ObjectiveOf(out.evaluated[i].points[l], ttft);
+      if (v > 0 && (best[l] == 0 || (ttft ? v < best[l] : v > best[l]))) best[l] = v;
+    }
+
+  // Intervals, best first, until no interval as wide as the widest seen
+  // (times the screen factor) could reach the best's lower end.
+  if (options.ensemble.members > 0 && !ranked.empty()) {
+    double best_low = 0, widest = 0;
+    for (size_t i : ranked) {
+      Evaluated& e = out.evaluated[i];
+      if (options.screen && out.with_intervals > 0 &&
+          e.score * (1 + options.screen_factor * widest) < best_low)
+        break;
+      AddIntervals(groups[origin[i].first], e, calibration, options);
+      e.score_interval = ScoreInterval(e, best, ttft);
+      ++out.with_intervals;
+      if (out.with_intervals == 1) best_low = e.score_interval->low;
+      if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
+    }
+    for (size_t i : ranked) {
+      Evaluated& e = out.evaluated[i];
+      e.could_be_best = e.score_interval && e.score_interval->high >= best_low;
+    }
+  } else if (!ranked.empty()) {
+    // Central values only: ties at the best score.
+    const double top = out.evaluated[ranked.front()].score;
+    for (size_t i : ranked) out.evaluated[i].could_be_best = out.evaluated[i].score == top;
+  }
+  for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
+
+  // Order: ranked, then the candidates the headroom rule leaves out.
+  std::vector<Evaluated> ordered;
+  for (size_t i : ranked) ordered.push_back(out.evaluated[i]);
+  for (const Evaluated& e : out.evaluated)
+    if (!e.meets_headroom) ordered.push_back(e);
+  out.evaluated = std::move(ordered);
+
+  // The front of every qualifying point: throughput per GPU against TTFT.
+  std::vector<std::pair<double, double>> xy;
+  std::vector<std::pair<size_t, size_t>> which;
+  for (size_t k = 0; k < static_cast<size_t>(out.qualifying); ++k)
+    for (size_t l = 0; l < out.evaluated[k].points.size(); ++l) {
+      const PointFigures& f = out.evaluated[k].points[l];
+      if (!(f.input_tps > 0) || !(f.ttft_p50_s > 0)) continue;
+      xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
+      which.push_back({k, l});
+    }
+  const std::vector<bool> optimal = decide::ParetoOptimal(xy);
+  for (size_t i = 0; i < xy.size(); ++i) {
+    if (!optimal[i]) continue;
+    const PointFigures& f = out.evaluated[which[i].first].points[which[i].second];
+    out.pareto.push_back({which[i].first, f.concurrency, f.input_tps_per_gpu, f.ttft_p50_s});
+  }
+  std::stable_sort(out.pareto.begin(), out.pareto.end(),
+                   [](const ParetoPoint& a, const ParetoPoint& b) {
+                     return a.input_tps_per_gpu > b.input_tps_per_gpu;
+                   });
+  return out;
+}
+
+}  // namespace ppsearch::search

@@ -1,0 +1,94 @@
+#pragma once
+// `ppsearch search`: every candidate of a space through the planner's checks
+// (rejections counted by reason), the rest predicted at every load point,
+// filtered by the decision's headroom rule, ranked by the decision's
+// objective with intervals where they could change the ranking, and the
+// Pareto front of throughput per GPU against TTFT. Pure: the result depends
+// only on the inputs, the calibration and the options.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/calibration.h"
+#include "plan/plan.h"
+#include "plan/search_inputs.h"
+#include "search/space.h"
+#include "uncertainty/ensemble.h"
+#include "uncertainty/propagate.h"
+
+namespace ppsearch::search {
+
+struct SearchOptions {
+  Bounds bounds;
+  uncertainty::EnsembleOptions ensemble;  // members 0: central values only
+  // Screening: a candidate gets its interval unless even an interval this
+  // many times the widest one seen could not reach the best's lower bound.
+  double screen_factor = 2.0;
+  bool screen = true;  // false: an interval for every qualifying candidate
+  int threads = 2;
+};
+
+struct PointFigures {
+  int concurrency = 0;
+  double input_tps = 0;
+  double input_tps_per_gpu = 0;
+  double ttft_p50_s = 0;
+  double ttft_p95_s = 0;
+  double peak_gpu_mib = 0;
+  double bubble_share = 0;
+  double exposed_comm_share = 0;
+  std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
+};
+
+struct Evaluated {
+  Candidate candidate;
+  int gpus = 0;
+  std::vector<PointFigures> points;  // one per load point, in order
+  double headroom_mib = 0;           // worst over the load points
+  bool meets_headroom = true;
+  // What the plan says of it: all-reduces per forward and how many cross nodes.
+  int allreduce_per_forward = 0;
+  int cross_node_allreduce_per_forward = 0;
+  int cross_node_stage_hops = 0;
+  double score = 0;  // decide::RelativeScores over the qualifying candidates; 0: not ranked
+  std::optional<uncertainty::Interval> score_interval;
+  bool could_be_best = false;  // its interval reaches the best's
+};
+
+struct Rejection {
+  Candidate candidate;
+  std::string reason;   // plan::Diagnostic::reason, or "not_modelled"
+  std::string message;  // the first error, as plan prints it
+};
+
+struct ParetoPoint {
+  size_t evaluated = 0;  // index into SearchResult::evaluated
+  int concurrency = 0;
+  double input_tps_per_gpu = 0;
+  double ttft_p50_s = 0;
+};
+
+struct SearchResult {
+  std::vector<int> load_points;
+  int candidates = 0;
+  std::vector<Rejection> rejected;
+  std::map<std::string, int> rejected_by_reason;
+  // Ranked: qualifying candidates best first, then those that miss the
+  // headroom rule (score 0).
+  std::vector<Evaluated> evaluated;
+  int qualifying = 0;
+  int with_intervals = 0;  // candidates whose intervals were drawn
+  int could_be_best = 0;
+  std::vector<ParetoPoint> pareto;  // by throughput per GPU, highest first
+  std::string objective;            // the decision's
+  double min_headroom_mib = 0;
+};
+
+// Searches the space of `bounds` around `inputs` (its spec's cluster,
+// engine, workload and decision; its sweep is not used).
+Result<SearchResult> Search(const plan::SearchInputs& inputs, const cost::Calibration& calibration,
+                            const SearchOptions& options);
+
+}  // namespace ppsearch::search

@@ -1,0 +1,45 @@
+// Speed of `ppsearch search` (reported in docs/search.md): the example's
+// whole default space (every PP dividing 32 GPUs, every EP dividing TP, three
+// chunk sizes, seven load points) with 32-member intervals where they could
+// change the ranking, and a space ten times larger (more chunk sizes and
+// max-running-requests values), per candidate.
+
+#include <benchmark/benchmark.h>
+
+#include "search/search.h"
+#include "testkit/example_search.h"
+
+namespace ppsearch::search {
+namespace {
+
+void RunSpace(benchmark::State& state, const SearchOptions& options) {
+  int candidates = 0, predictions = 0;
+  for (auto _ : state) {
+    Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, options);
+    if (!r.ok()) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    candidates = r->candidates;
+    predictions = static_cast<int>(r->evaluated.size() * r->load_points.size());
+    benchmark::DoNotOptimize(r->evaluated.data());
+  }
+  state.counters["candidates"] = candidates;
+  state.counters["predictions"] = predictions;
+  state.counters["per_candidate"] = benchmark::Counter(
+      candidates, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_SearchDefaultSpace(benchmark::State& state) { RunSpace(state, SearchOptions{}); }
+BENCHMARK(BM_SearchDefaultSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+void BM_SearchTenfoldSpace(benchmark::State& state) {
+  SearchOptions o;
+  o.bounds.chunked_prefill_size = {2048, 4096, 6144, 8192, 12288, 16384};
+  o.bounds.max_running_requests = {0, 16, 32, 64, 128};
+  RunSpace(state, o);
+}
+BENCHMARK(BM_SearchTenfoldSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace ppsearch::search

@@ -1,0 +1,131 @@
+// The search on hand-sized spaces: what is enumerated, why candidates are
+// refused, the Pareto front, and screening that gives the result exhaustive
+// evaluation gives.
+
+#include "search/search.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/plan_testing.h"
+#include "search/render.h"
+#include "testkit/example_search.h"
+
+namespace ppsearch::search {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Labels(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> out;
+  for (const Candidate& c : candidates) out.push_back(c.Label());
+  return out;
+}
+
+// One node of 8 GPUs and the tiny 4-layer model: PP 1, 2, 4 (PP 8 would
+// exceed the layers), TP = 8 / PP, EP every divisor of TP.
+TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
+  spec::Spec spec = plan::testing::MissionSpec();
+  spec.cluster.hosts.resize(1);
+  Bounds b;
+  b.chunked_prefill_size = {8192};
+  const std::vector<Candidate> all = Enumerate(b, spec, plan::testing::TinyGqaModel());
+  EXPECT_THAT(
+      Labels(all),
+      ElementsAre("PP1/TP8/EP1 chunk 8192", "PP1/TP8/EP2 chunk 8192", "PP1/TP8/EP4 chunk 8192",
+                  "PP1/TP8/EP8 chunk 8192", "PP2/TP4/EP1 chunk 8192", "PP2/TP4/EP2 chunk 8192",
+                  "PP2/TP4/EP4 chunk 8192", "PP4/TP2/EP1 chunk 8192", "PP4/TP2/EP2 chunk 8192"));
+  // The default chunks: the spec's (8192 when unset), half and twice it.
+  b.chunked_prefill_size.clear();
+  b.pp = {2};
+  b.ep = {4};
+  EXPECT_THAT(
+      Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+      ElementsAre("PP2/TP4/EP4 chunk 4096", "PP2/TP4/EP4 chunk 8192", "PP2/TP4/EP4 chunk 16384"));
+  EXPECT_EQ(LoadPoints(b), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+}
+
+TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
+  Bounds b;
+  b.pp = {0};
+  EXPECT_EQ(CheckBounds(b).error().message, "--pp: expected values >= 1, got 0");
+  b = {};
+  b.chunked_prefill_size = {0};
+  EXPECT_EQ(CheckBounds(b).error().message,
+            "--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
+}
+
+// The example's cluster and model, a small space around its layouts.
+SearchOptions Small(int members) {
+  SearchOptions o;
+  o.bounds.pp = {1, 2, 4, 8, 64};
+  o.bounds.ep = {4, 8};
+  o.bounds.chunked_prefill_size = {4096, 8192};
+  o.bounds.concurrency = {8, 16};
+  o.ensemble.members = members;
+  return o;
+}
+
+TEST(Search, RefusalsAreCountedByTheirReason) {
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // PP64 on 32 GPUs cannot be laid out (TP 0 is never enumerated: 32 % 64 != 0).
+  // PP 1, 2, 4 x EP 4, 8 and PP 8 (TP 4) x EP 4, each with 2 chunks.
+  EXPECT_EQ(r->candidates, 14);
+  int counted = 0;
+  for (const auto& [reason, n] : r->rejected_by_reason) counted += n;
+  EXPECT_EQ(counted, static_cast<int>(r->rejected.size()));
+  EXPECT_EQ(static_cast<int>(r->rejected.size() + r->evaluated.size()), r->candidates);
+  for (const Rejection& x : r->rejected) {
+    EXPECT_FALSE(x.reason.empty()) << x.message;
+    EXPECT_THAT(x.message, HasSubstr(x.candidate.layout.Label()));
+  }
+  for (const Evaluated& e : r->evaluated) ASSERT_EQ(e.points.size(), 2u);
+}
+
+TEST(Search, ScreeningGivesTheExhaustiveResult) {
+  SearchOptions screened = Small(8);
+  SearchOptions exhaustive = Small(8);
+  exhaustive.screen = false;
+  const Result<SearchResult> a = Search(testkit::Example(), cost::Calibration{}, screened);
+  const Result<SearchResult> b = Search(testkit::Example(), cost::Calibration{}, exhaustive);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->evaluated.size(), b->evaluated.size());
+  EXPECT_EQ(b->with_intervals, b->qualifying);
+  EXPECT_LE(a->with_intervals, b->with_intervals);
+  EXPECT_EQ(a->could_be_best, b->could_be_best);
+  for (size_t i = 0; i < a->evaluated.size(); ++i) {
+    EXPECT_EQ(a->evaluated[i].candidate.Label(), b->evaluated[i].candidate.Label());
+    EXPECT_DOUBLE_EQ(a->evaluated[i].score, b->evaluated[i].score);
+    EXPECT_EQ(a->evaluated[i].could_be_best, b->evaluated[i].could_be_best)
+        << a->evaluated[i].candidate.Label();
+  }
+  EXPECT_GE(a->could_be_best, 1);
+  EXPECT_TRUE(a->evaluated.front().could_be_best);
+}
+
+TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok());
+  ASSERT_GT(r->qualifying, 1);
+  for (int k = 1; k < r->qualifying; ++k)
+    EXPECT_GE(r->evaluated[k - 1].score, r->evaluated[k].score);
+  ASSERT_FALSE(r->pareto.empty());
+  for (const ParetoPoint& p : r->pareto)
+    for (int k = 0; k < r->qualifying; ++k)
+      for (const PointFigures& f : r->evaluated[k].points)
+        EXPECT_FALSE(f.input_tps_per_gpu > p.input_tps_per_gpu && f.ttft_p50_s < p.ttft_p50_s)
+            << r->evaluated[k].candidate.Label() << " C=" << f.concurrency << " beats "
+            << r->evaluated[p.evaluated].candidate.Label() << " C=" << p.concurrency;
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["candidates"].size(), r->evaluated.size());
+  EXPECT_EQ(j["pareto"].size(), r->pareto.size());
+  EXPECT_TRUE(j["rejected"].is_object());
+  EXPECT_THAT(RenderSearchText(*r, 3), HasSubstr("Pareto front"));
+}
+
+}  // namespace
+}  // namespace ppsearch::search

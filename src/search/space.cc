@@ -1,0 +1,105 @@
+#include "search/space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ppsearch::search {
+namespace {
+
+std::vector<int> Divisors(int n, int at_most) {
+  std::vector<int> out;
+  for (int d = 1; d <= n && d <= at_most; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// A dimension's values within its bound: the bound when given, else `all`.
+template <typename T>
+std::vector<T> Within(const std::vector<T>& bound, std::vector<T> all) {
+  if (bound.empty()) return all;
+  std::vector<T> out;
+  for (T v : all)
+    if (std::find(bound.begin(), bound.end(), v) != bound.end()) out.push_back(v);
+  return out;
+}
+
+template <typename T>
+Status CheckList(const std::vector<T>& values, const char* flag, T at_least) {
+  if (values.size() > 64)
+    return MakeError(fmt::format("{}: at most 64 values, got {}", flag, values.size()));
+  for (T v : values)
+    if (v < at_least)
+      return MakeError(fmt::format("{}: expected values >= {}, got {}", flag, at_least, v));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string Knobs::Label() const {
+  std::string out;
+  if (chunked_prefill_size != 0) out += fmt::format("chunk {}", chunked_prefill_size);
+  if (max_running_requests != 0)
+    out += (out.empty() ? "" : ", ") + fmt::format("mrr {}", max_running_requests);
+  return out.empty() ? "spec's knobs" : out;
+}
+
+std::string Candidate::Label() const {
+  const std::string set = knobs.Label();
+  return layout.Label() + (set == "spec's knobs" ? "" : " " + set);
+}
+
+Status CheckBounds(const Bounds& b) {
+  PPS_RETURN_IF_ERROR(CheckList(b.pp, "--pp", 1));
+  PPS_RETURN_IF_ERROR(CheckList(b.ep, "--ep", 1));
+  PPS_RETURN_IF_ERROR(CheckList(b.dp, "--dp", 1));
+  PPS_RETURN_IF_ERROR(CheckList(b.chunked_prefill_size, "--chunked-prefill-size", int64_t{-1}));
+  PPS_RETURN_IF_ERROR(CheckList(b.max_running_requests, "--max-running-requests", 0));
+  PPS_RETURN_IF_ERROR(CheckList(b.concurrency, "--concurrency", 1));
+  for (int64_t c : b.chunked_prefill_size)
+    if (c == 0)
+      return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
+  return Status::Ok();
+}
+
+std::vector<int> DefaultConcurrency() { return {1, 2, 4, 8, 16, 32, 64}; }
+
+std::vector<int> LoadPoints(const Bounds& bounds) {
+  return bounds.concurrency.empty() ? DefaultConcurrency() : bounds.concurrency;
+}
+
+std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
+                                 const model::ModelDesc& model) {
+  const int world = spec.cluster.world_size();
+  std::vector<int> pps =
+      bounds.pp.empty() ? Divisors(world, std::max(model.num_layers, 1)) : bounds.pp;
+  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  std::vector<int64_t> chunks = bounds.chunked_prefill_size;
+  if (chunks.empty())
+    chunks =
+        chunk > 0 ? std::vector<int64_t>{chunk / 2, chunk, chunk * 2} : std::vector<int64_t>{chunk};
+  const std::vector<int> mrrs =
+      bounds.max_running_requests.empty() ? std::vector<int>{0} : bounds.max_running_requests;
+  std::vector<Candidate> out;
+  for (int pp : pps) {
+    if (pp < 1 || world % pp != 0) continue;  // TP x PP must use every GPU
+    const int tp = world / pp;
+    for (int ep : Within(bounds.ep, Divisors(tp, tp)))
+      for (int dp : bounds.dp.empty() ? std::vector<int>{1} : bounds.dp)
+        for (int64_t c : chunks)
+          for (int mrr : mrrs) {
+            Candidate cand;
+            cand.layout.pp = pp;
+            cand.layout.tp = tp;
+            cand.layout.ep = ep;
+            cand.layout.dp = dp;
+            cand.layout.origin.file = "search";
+            cand.knobs.chunked_prefill_size = c;
+            cand.knobs.max_running_requests = mrr;
+            out.push_back(cand);
+          }
+  }
+  return out;
+}
+
+}  // namespace ppsearch::search

@@ -1,0 +1,67 @@
+#pragma once
+// The space `ppsearch search` explores: every layout SGLang could run on the
+// cluster (PP x TP using every GPU, EP dividing TP, DP attention) crossed
+// with the engine knobs that change what a layout does (chunked-prefill-size,
+// max-running-requests) and the load points. Pure: bounds in, candidates out.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::search {
+
+// What a candidate sets beyond its layout; 0 keeps the spec's value (or
+// SGLang's default when the spec has none).
+struct Knobs {
+  int64_t chunked_prefill_size = 0;
+  int max_running_requests = 0;
+  bool operator==(const Knobs& o) const {
+    return chunked_prefill_size == o.chunked_prefill_size &&
+           max_running_requests == o.max_running_requests;
+  }
+  bool operator<(const Knobs& o) const {
+    return chunked_prefill_size != o.chunked_prefill_size
+               ? chunked_prefill_size < o.chunked_prefill_size
+               : max_running_requests < o.max_running_requests;
+  }
+  // "chunk 8192, mrr 64"; "spec's knobs" when both are kept.
+  std::string Label() const;
+};
+
+struct Candidate {
+  spec::LayoutSpec layout;
+  Knobs knobs;
+  std::string Label() const;  // "PP8/TP4/EP4 chunk 8192"
+};
+
+// Bounds on each dimension; an empty list takes the default.
+struct Bounds {
+  std::vector<int> pp;  // default: every divisor of the GPU count up to the layer count
+  std::vector<int> ep;  // default: every divisor of TP
+  std::vector<int> dp;  // default: {1}
+  // default: the spec's value (8192 without one) with half and twice it
+  std::vector<int64_t> chunked_prefill_size;
+  std::vector<int> max_running_requests;  // default: {0} (the spec's, or SGLang's default)
+  std::vector<int> concurrency;           // default: 1, 2, 4, ..., 64
+};
+
+// Bounds that cannot describe a space (a size below 1, a list of more than
+// 64 values), naming the flag.
+Status CheckBounds(const Bounds& bounds);
+
+// The default load points of a search.
+std::vector<int> DefaultConcurrency();
+
+// Every candidate within `bounds`, in PP, EP, DP, chunk, mrr order. TP is
+// the GPU count over PP: a layout leaving GPUs idle is not a candidate.
+std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
+                                 const model::ModelDesc& model);
+
+// The load points of a search within `bounds`.
+std::vector<int> LoadPoints(const Bounds& bounds);
+
+}  // namespace ppsearch::search

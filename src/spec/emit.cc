@@ -1,0 +1,108 @@
+#include "spec/emit.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include "spec/overrides.h"
+#include "spec/toml_access.h"
+#include "util/files.h"
+
+namespace ppsearch::spec {
+namespace {
+
+namespace fs = std::filesystem;
+
+toml::table* TableAt(toml::table& root, std::initializer_list<const char*> keys) {
+  toml::table* t = &root;
+  for (const char* k : keys) {
+    if (t == nullptr) return nullptr;
+    t = (*t)[k].as_table();
+  }
+  return t;
+}
+
+// The string at `table[key]` (and each string of an array there) made
+// absolute against `base`.
+void Absolute(toml::table* table, const char* key, const std::string& base,
+              bool only_with_slash = false) {
+  if (table == nullptr) return;
+  toml::node* n = table->get(key);
+  if (n == nullptr) return;
+  auto fix = [&](toml::node& v) {
+    if (auto* s = v.as_string()) {
+      const std::string value = s->get();
+      if (value.empty() || (only_with_slash && value.find('/') == std::string::npos)) return;
+      *s = ResolvePath(base, value);
+    }
+  };
+  if (auto* a = n->as_array()) {
+    for (auto& v : *a) fix(v);
+  } else {
+    fix(*n);
+  }
+}
+
+}  // namespace
+
+Result<std::string> DeriveSpecText(const std::string& text, const std::string& path,
+                                   const std::vector<std::string>& overrides,
+                                   const DerivedSweep& sweep, const std::string& header) {
+  PPS_ASSIGN_OR_RETURN(toml::table root, ParseToml(text, path));
+  for (const std::string& o : overrides) PPS_RETURN_IF_ERROR(ApplyOverride(o, &root));
+  const std::string base = fs::absolute(fs::path(path)).parent_path().lexically_normal().string();
+
+  Absolute(TableAt(root, {"experiment"}), "results_dir", base);
+  Absolute(TableAt(root, {"engine"}), "model_config", base);
+  Absolute(TableAt(root, {"engine"}), "patches", base);
+  Absolute(TableAt(root, {"cluster"}), "hardware", base, /*only_with_slash=*/true);
+  Absolute(TableAt(root, {"cluster", "ssh"}), "config", base);
+  Absolute(TableAt(root, {"cluster", "ssh"}), "key", base);
+  if (toml::table* ssh = TableAt(root, {"cluster", "ssh"}))
+    for (auto&& [name, node] : *ssh)
+      if (node.is_table()) Absolute(node.as_table(), "key", base);
+  Absolute(TableAt(root, {"cluster", "sudo"}), "password_file", base);
+  Absolute(TableAt(root, {"baseline"}), "import_csv", base);
+  Absolute(TableAt(root, {"baseline"}), "import_run", base);
+  Absolute(TableAt(root, {"profile"}), "file", base);
+  if (toml::table* engine = TableAt(root, {"engine"}))
+    if (toml::array* command = (*engine)["command"].as_array())
+      for (auto& word : *command)
+        if (auto* s = word.as_string()) {
+          std::string w = s->get();
+          for (size_t at; (at = w.find("{spec_dir}")) != std::string::npos;)
+            w.replace(at, 10, base);
+          *s = w;
+        }
+
+  toml::table* sweep_table = TableAt(root, {"sweep"});
+  if (sweep_table == nullptr) {
+    root.insert_or_assign("sweep", toml::table{});
+    sweep_table = TableAt(root, {"sweep"});
+  }
+  for (const char* list : {"pp", "tp", "ep", "dp"}) sweep_table->erase(list);
+  toml::array layouts;
+  for (const LayoutSpec& l : sweep.layouts) {
+    toml::table t{{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
+    if (l.dp > 1) t.insert("dp", l.dp);
+    layouts.push_back(std::move(t));
+  }
+  sweep_table->insert_or_assign("layouts", std::move(layouts));
+  if (!sweep.concurrency.empty()) {
+    toml::array levels;
+    for (int c : sweep.concurrency) levels.push_back(c);
+    sweep_table->insert_or_assign("concurrency", std::move(levels));
+  }
+  if (!sweep.engine_args.empty()) {
+    toml::table* engine = TableAt(root, {"engine"});
+    if (engine != nullptr) {
+      if ((*engine)["args"].as_table() == nullptr) engine->insert_or_assign("args", toml::table{});
+      toml::table* args = TableAt(root, {"engine", "args"});
+      for (const auto& [flag, value] : sweep.engine_args) args->insert_or_assign(flag, value);
+    }
+  }
+  std::ostringstream out;
+  out << header << root << "\n";
+  return out.str();
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,34 @@
+#pragma once
+// A spec derived from another: the same file with its sweep (and some
+// engine flags) replaced, written so that it reads the same wherever it is
+// saved. Parses the TOML, changes those fields, writes the tree: every
+// other value stays what the source says (comments are not kept).
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/spec.h"
+#include "util/result.h"
+
+namespace ppsearch::spec {
+
+struct DerivedSweep {
+  std::vector<LayoutSpec> layouts;  // becomes [sweep] layouts (the pp/tp/ep/dp lists go)
+  std::vector<int> concurrency;     // empty: the source's
+  // [engine.args] flags to set (name without dashes, integer value).
+  std::vector<std::pair<std::string, int64_t>> engine_args;
+};
+
+// `text` is the spec file at `path` (read by the caller). Relative paths in
+// it (model_config, results_dir, hardware files, keys, patches, baseline and
+// profile files) become absolute against the spec's directory, and
+// {spec_dir} in engine.command becomes that directory, so the result can be
+// saved anywhere. Errors: the text is not TOML, an override is malformed.
+// `overrides` (--set key=value) are applied first, as when the source was
+// read; `header` (comment lines) opens the result.
+Result<std::string> DeriveSpecText(const std::string& text, const std::string& path,
+                                   const std::vector<std::string>& overrides,
+                                   const DerivedSweep& sweep, const std::string& header);
+
+}  // namespace ppsearch::spec

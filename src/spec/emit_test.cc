@@ -1,0 +1,73 @@
+// A derived spec reads the same wherever it is saved: its sweep is the one
+// asked for, its relative paths are absolute, its overrides are applied.
+
+#include "spec/emit.h"
+
+#include <gtest/gtest.h>
+
+#include "spec/spec_parser.h"
+
+namespace ppsearch::spec {
+namespace {
+
+constexpr char kSource[] = R"(# a comment that is not kept
+[experiment]
+name = "x"
+results_dir = "../results"
+[cluster]
+hosts = ["a"]
+gpus_per_node = 8
+[engine]
+model_config = "../data/m.json"
+command = ["python3", "{spec_dir}/launch.py"]
+[engine.args]
+chunked-prefill-size = 8192
+[sweep]
+pp = [1, 2]
+ep = [4]
+concurrency = [8]
+[workload]
+input_tokens = 100
+requests = 4
+)";
+
+TEST(DeriveSpecText, ReplacesTheSweepAndMakesPathsAbsolute) {
+  DerivedSweep sweep;
+  LayoutSpec a;
+  a.pp = 2;
+  a.tp = 4;
+  a.ep = 4;
+  LayoutSpec b = a;
+  b.pp = 1;
+  b.tp = 8;
+  b.dp = 2;
+  sweep.layouts = {a, b};
+  sweep.concurrency = {8, 16};
+  sweep.engine_args = {{"chunked-prefill-size", 4096}, {"max-running-requests", 32}};
+  Result<std::string> text =
+      DeriveSpecText(kSource, "/specs/dir/s.toml", {"workload.requests=16"}, sweep, "# derived\n");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(text->rfind("# derived\n", 0), 0u);
+  EXPECT_EQ(text->find("a comment"), std::string::npos);
+  // Parsed from another directory, it means what the source meant.
+  Result<Spec> s = ParseSpec(*text, "/elsewhere/derived.toml");
+  ASSERT_TRUE(s.ok()) << s.error().message << "\n" << *text;
+  EXPECT_EQ(s->experiment.results_dir, "/specs/results");
+  EXPECT_EQ(s->engine.model_config, "/specs/data/m.json");
+  EXPECT_EQ(s->engine.command[1], "/specs/dir/launch.py");
+  ASSERT_EQ(s->sweep.layouts.size(), 2u);
+  EXPECT_EQ(s->sweep.layouts[0].Label(), "PP2/TP4/EP4");
+  EXPECT_EQ(s->sweep.layouts[1].Label(), "PP1/TP8/EP4/DP2");
+  EXPECT_EQ(s->sweep.concurrency, (std::vector<int>{8, 16}));
+  EXPECT_EQ(s->engine.ArgInt("chunked-prefill-size"), 4096);
+  EXPECT_EQ(s->engine.ArgInt("max-running-requests"), 32);
+  EXPECT_EQ(s->workload.requests, 16);
+}
+
+TEST(DeriveSpecText, NotTomlIsAnError) {
+  EXPECT_FALSE(DeriveSpecText("[sweep\n", "/s.toml", {}, {}, "").ok());
+  EXPECT_FALSE(DeriveSpecText(kSource, "/s.toml", {"no-equals-sign"}, {}, "").ok());
+}
+
+}  // namespace
+}  // namespace ppsearch::spec

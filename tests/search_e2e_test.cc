@@ -1,0 +1,85 @@
+// `ppsearch search` through the built binary: the ranking and the front on
+// the shipped example, the JSON contract, a spec of the candidates worth
+// measuring that `validate` accepts and `run --engine sim` runs, and the
+// exit code when nothing can keep the headroom the decision asks for.
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+
+namespace ppsearch::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+// A small space: the example's PP sizes at EP 4 and 8, two chunk sizes.
+constexpr const char* kSmall =
+    " --pp 1,2,4,8 --ep 4,8 --chunked-prefill-size 4096,8192"
+    " --concurrency 8,16 --samples 8";
+
+class SearchE2e : public CliTest {};
+
+TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
+  CommandResult r = Run(std::string("search ") + kSpec + kSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (const char* text : {"search: 14 candidates x 2 load points (C = 8, 16)",
+                           "rejected: ", "could still be the best given the intervals",
+                           "Pareto front", "all-reduces cross nodes"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+
+  const std::string html = (dir_ / "search.html").string();
+  CommandResult h = Run(std::string("search ") + kSpec + kSmall + " --html " + html);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const std::string page = ReadText(html);
+  for (const char* text :
+       {"<svg", "id=\"search-front\"", "Pareto front", "Ranking", "predicted by the simulator"})
+    EXPECT_NE(page.find(text), std::string::npos) << text;
+
+  CommandResult j = Run(std::string("search ") + kSpec + kSmall + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json out = json::parse(j.out);
+  ASSERT_TRUE(out["candidates"].is_array());
+  ASSERT_FALSE(out["candidates"].empty());
+  const json& best = out["candidates"][0];
+  EXPECT_EQ(best["rank"], 1);
+  EXPECT_TRUE(best["could_be_best"].get<bool>());
+  EXPECT_TRUE(best["score_low"].is_number());
+  ASSERT_EQ(best["points"].size(), 2u);
+  EXPECT_TRUE(best["points"][0]["input_tps_low"].is_number());
+  EXPECT_TRUE(out["rejected"].is_object());
+  EXPECT_FALSE(out["pareto"].empty());
+  int rejected = 0;
+  for (const auto& [reason, n] : out["rejected"].items()) rejected += n.get<int>();
+  EXPECT_EQ(rejected + static_cast<int>(out["candidates"].size()), out["space_size"].get<int>());
+}
+
+TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
+  const std::string emitted = (dir_ / "measure.toml").string();
+  CommandResult r = Run(std::string("search ") + kSpec + kSmall +
+                        " --set workload.requests=16 --emit-spec " + emitted);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote " + emitted), std::string::npos) << r.err;
+  const std::string text = ReadText(emitted);
+  EXPECT_NE(text.find("# Written by `ppsearch search"), std::string::npos) << text;
+  EXPECT_NE(text.find("requests = 16"), std::string::npos) << text;
+  CommandResult v = Run("validate " + emitted);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  CommandResult run = Run("run " + emitted + " --engine sim --set experiment.results_dir=" +
+                          (dir_ / "results").string() + " --run-id emitted");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "results" / "emitted" / "summary.csv")) << run.err;
+}
+
+TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
+  CommandResult r = Run(std::string("search ") + kSpec + kSmall +
+                        " --samples 0 --set decision.min_headroom_mib=500000");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.out.find("no candidate keeps 500,000 MiB of headroom; the closest:"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("MiB short"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
