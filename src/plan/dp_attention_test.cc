@@ -116,6 +116,17 @@ TEST(DpAttention, EachAttentionGroupHoldsTheAttentionWeightsAndItsKvHeads) {
   EXPECT_EQ(dp.stages[0].kv_bytes_per_token_per_rank, 4 * 512);
 }
 
+TEST(DpAttention, TheMemoryModelReservesForItsGraphs) {
+  const spec::Spec spec = MissionSpec();
+  const LayoutPlan dp =
+      PlanLayout(WithDp(Layout(1, 32, 4), 4), spec, KimiLikeModel(), Rtx6000d());
+  const memory::MemoryInputs in = StageMemoryInputs(dp, spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_TRUE(in.dp_attention);
+  EXPECT_EQ(in.dp_size, 4);
+  const LayoutPlan tp = PlanLayout(Layout(1, 32, 4), spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_FALSE(StageMemoryInputs(tp, spec, KimiLikeModel(), Rtx6000d()).dp_attention);
+}
+
 TEST(DpAttention, WarnsOfThePipelineCrashAndTheDividedChunk) {
   const LayoutPlan plan =
       PlanLayout(WithDp(Layout(2, 16, 4), 4), MissionSpec(), KimiLikeModel(), Rtx6000d());
