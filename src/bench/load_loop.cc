@@ -56,7 +56,7 @@ struct Transfer {
   int64_t t0_ns = 0;           // steady time of the sample's t = 0
   int64_t deadline_ns = 0;     // steady time after which the loop gives up
   int64_t done_event_ns = -1;  // since t0: when [DONE] arrived
-  int64_t last_chunk_us = 0;  // decode timing: first token to the last token chunk
+  int64_t last_chunk_us = 0;   // decode timing: first token to the last token chunk
   bool record_chunks = true;
   std::string abort_reason;  // why the write callback stopped the transfer
   char curl_error[CURL_ERROR_SIZE] = {};
