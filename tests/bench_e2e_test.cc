@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -132,6 +134,67 @@ TEST_F(BenchE2e, OpenAiApiOpenLoopWithVaryingLengths) {
     total += rec["input_tokens"].get<int64_t>();
   }
   EXPECT_EQ(summary["total_input_tokens"], total);
+}
+
+// numpy's default percentile (linear between closest ranks), written out
+// here so the check does not lean on the code it checks.
+double NumpyPercentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double h = (v.size() - 1) * q / 100;
+  const size_t lo = static_cast<size_t>(h);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (h - lo) * (v[hi] - v[lo]);
+}
+
+// 256 output tokens: every request's chunk timing is in its record, and the
+// summary's TPOT and ITL percentiles are the ones the records give by hand
+// (TPOT = (end - first token) / 255; a chunk gap over k tokens is k ITL
+// values of gap / k).
+TEST_F(BenchE2e, DecodeTimingOfEveryRequestIsInTheRecordsAndGivesTheSummary) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const auto records = dir_ / "records.jsonl";
+  CommandResult r = Run("bench --url " + Url() +
+                        " --input-tokens 500 --output-tokens 256 -c 4 -n 8 --timeout-s 60 --json"
+                        " --records " +
+                        records.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json summary = json::parse(r.out);
+  const std::vector<json> lines = ReadJsonl(records);
+  ASSERT_EQ(lines.size(), 8u);
+  std::vector<double> tpot, itl;
+  for (const json& rec : lines) {
+    ASSERT_EQ(rec["status"], "ok") << rec.dump();
+    ASSERT_EQ(rec["output_tokens"], 256);
+    ASSERT_TRUE(rec.contains("chunk_gaps_us")) << rec.dump();
+    const auto gaps = rec["chunk_gaps_us"].get<std::vector<int64_t>>();
+    const auto tokens = rec.contains("chunk_tokens")
+                            ? rec["chunk_tokens"].get<std::vector<int64_t>>()
+                            : std::vector<int64_t>(gaps.size(), 1);
+    ASSERT_EQ(tokens.size(), gaps.size());
+    int64_t after_first = 0;
+    for (size_t i = 0; i < gaps.size(); ++i) {
+      after_first += tokens[i];
+      for (int64_t k = 0; k < tokens[i]; ++k) itl.push_back(gaps[i] * 1e-6 / tokens[i]);
+    }
+    // The first chunk carried at least one token, the others the rest.
+    EXPECT_GE(after_first, 1);
+    EXPECT_LE(after_first, 255);
+    // The gaps add up to the last token chunk, which is no later than the end.
+    const int64_t span_us = std::accumulate(gaps.begin(), gaps.end(), int64_t{0});
+    EXPECT_LE(span_us * 1000, rec["end_ns"].get<int64_t>() - rec["first_token_ns"].get<int64_t>());
+    tpot.push_back((rec["end_ns"].get<int64_t>() - rec["first_token_ns"].get<int64_t>()) * 1e-9 /
+                   255);
+  }
+  EXPECT_EQ(summary["tpot_requests"], 8);
+  EXPECT_EQ(summary["itl_values"], itl.size());
+  for (const char* q : {"p50", "p90", "p95", "p99"}) {
+    const double pct = std::stod(std::string(q).substr(1));
+    EXPECT_NEAR(summary["tpot_s"][q].get<double>(), NumpyPercentile(tpot, pct), 1e-12) << q;
+    EXPECT_NEAR(summary["itl_s"][q].get<double>(), NumpyPercentile(itl, pct), 1e-12) << q;
+  }
+  EXPECT_NEAR(summary["itl_s"]["mean"].get<double>(),
+              std::accumulate(itl.begin(), itl.end(), 0.0) / itl.size(), 1e-12);
+  EXPECT_GT(summary["tpot_s"]["p50"].get<double>(), 0);
 }
 
 TEST_F(BenchE2e, FailedRequestsExitOne) {

@@ -47,6 +47,20 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
       stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p99; }));
   p.e2e_p50_s_median =
       stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p50; }));
+  p.decode = std::any_of(samples.begin(), samples.end(),
+                         [](const SampleAnalysis* s) { return s->metrics.tpot_requests > 0; });
+  if (p.decode) {
+    p.output_tps_median = stats::Median(
+        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.output_tps; }));
+    // SGLang's world size: TP ranks per stage times stages (EP shares the TP ranks).
+    p.output_tps_per_gpu_median = p.output_tps_median / (layout.pp * layout.tp);
+    p.tpot_p50_s_median = stats::Median(
+        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p50; }));
+    p.tpot_p99_s_median = stats::Median(
+        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p99; }));
+    p.itl_p99_s_median = stats::Median(
+        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.itl_s.p99; }));
+  }
   return p;
 }
 

@@ -31,6 +31,14 @@ struct PointSummary {
   double ttft_p95_s_median = 0;
   double ttft_p99_s_median = 0;
   double e2e_p50_s_median = 0;
+  // Decode, where the samples generated more than one token per request
+  // (decode): medians over repeats of output throughput, TPOT and ITL.
+  bool decode = false;
+  double output_tps_median = 0;
+  double output_tps_per_gpu_median = 0;  // output_tps / (pp x tp) GPUs
+  double tpot_p50_s_median = 0;
+  double tpot_p99_s_median = 0;
+  double itl_p99_s_median = 0;
   std::optional<double> peak_gpu_mib;   // highest over repeats and GPUs
   std::optional<double> gpu_total_mib;  // of that GPU
   std::optional<double> headroom_mib;   // worst rank over repeats: min of total - used

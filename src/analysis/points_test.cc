@@ -33,6 +33,35 @@ TEST(AggregatePoints, MediansAndSpreadsOverRepeats) {
   EXPECT_DOUBLE_EQ(*p.headroom_mib, 85651 - 81000);
 }
 
+// Decode medians over repeats; output TPS per GPU divides by pp x tp = 32.
+TEST(AggregatePoints, DecodeMediansWhereRequestsGeneratedMoreThanOneToken) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0),
+                                         MakeSample(l, 8, 3, 8.0)};
+  const double tpot_p50[] = {0.020, 0.030, 0.025}, out_tps[] = {3200, 6400, 4800};
+  for (int i = 0; i < 3; ++i) {
+    stats::SampleMetrics& m = samples[static_cast<size_t>(i)].metrics;
+    m.tpot_requests = 8;
+    m.output_tps = out_tps[i];
+    m.tpot_s.p50 = tpot_p50[i];
+    m.tpot_s.p99 = 2 * tpot_p50[i];
+    m.itl_s.p99 = 3 * tpot_p50[i];
+  }
+  std::vector<PointSummary> points = AggregatePoints(samples, {l}, {8});
+  ASSERT_EQ(points.size(), 1u);
+  const PointSummary& p = points[0];
+  EXPECT_TRUE(p.decode);
+  EXPECT_DOUBLE_EQ(p.output_tps_median, 4800);
+  EXPECT_DOUBLE_EQ(p.output_tps_per_gpu_median, 150);
+  EXPECT_DOUBLE_EQ(p.tpot_p50_s_median, 0.025);
+  EXPECT_DOUBLE_EQ(p.tpot_p99_s_median, 0.050);
+  EXPECT_DOUBLE_EQ(p.itl_p99_s_median, 0.075);
+  // One-token samples (EvenRecords) are prefill-only: no decode figures.
+  const PointSummary prefill = AggregatePoints({MakeSample(l, 8, 1, 8.0)}, {l}, {8})[0];
+  EXPECT_FALSE(prefill.decode);
+  EXPECT_EQ(prefill.output_tps_median, 0);
+}
+
 TEST(AggregatePoints, OnlyCompletedSamplesCountAndInvalidOnesAreNotValid) {
   const spec::LayoutSpec l = Layout(8, 4, 4);
   std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0, 2),

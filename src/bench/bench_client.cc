@@ -30,18 +30,21 @@ std::string BaseUrl(std::string url) {
   return url;
 }
 
-LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t output_tokens) {
+// `output_cap` limits every request's output (warm-up); 0: none.
+LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t output_cap) {
   LoopConfig config;
   config.endpoint = BaseUrl(o.url) + ApiPath(o.api);
   config.api = o.api;
   config.abort_check = o.abort_check;
+  config.record_chunks = o.record_chunks;
   config.timeout_ns = static_cast<int64_t>(o.timeout_s * 1e9);
   const PromptParams prompt = o.prompt;
   const Api api = o.api;
   const std::string model = o.model;
   config.make_body = [=](const LoopRequest& r) {
     const std::vector<int64_t> ids = MakePromptIds(prompt, stream, r.id, r.input_tokens);
-    return BuildRequestBody(api, ids, output_tokens, model);
+    const int64_t output = output_cap > 0 ? std::min(r.output_tokens, output_cap) : r.output_tokens;
+    return BuildRequestBody(api, ids, output, model);
   };
   return config;
 }
@@ -49,12 +52,11 @@ LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t ou
 // bench_serving's warm-up: the sample's shapes (output capped at 32 tokens),
 // all in flight at once up to the concurrency, but fresh prompts.
 Result<int> RunWarmup(const BenchOptions& o) {
-  LoopConfig config =
-      MakeLoopConfig(o, PromptStream::kWarmup, std::min<int64_t>(o.output_tokens, 32));
+  LoopConfig config = MakeLoopConfig(o, PromptStream::kWarmup, 32);
   config.max_in_flight = std::max(o.concurrency, 1);
-  std::vector<LoopRequest> requests(static_cast<size_t>(o.warmup_requests));
-  for (size_t i = 0; i < requests.size(); ++i)
-    requests[i] = {static_cast<int64_t>(i), o.input_tokens, -1};
+  std::vector<LoopRequest> requests;
+  for (const auto& p : workload::PlanRequests(WorkloadOf(o, o.warmup_requests)))
+    requests.push_back({p.id, p.input_tokens, -1, p.output_tokens});
   PPS_ASSIGN_OR_RETURN(LoopOutput out, RunLoop(config, requests));
   int ok = 0;
   const RequestRecord* first_failure = nullptr;
@@ -97,6 +99,20 @@ Status FlushCache(const BenchOptions& o) {
 
 }  // namespace
 
+workload::WorkloadParams WorkloadOf(const BenchOptions& o, int num_requests) {
+  workload::WorkloadParams params;
+  params.num_requests = num_requests;
+  params.concurrency = o.concurrency;
+  params.input_tokens = o.input_tokens;
+  params.output_tokens = o.output_tokens;
+  params.range_ratio = o.range_ratio;
+  params.output_range_ratio = o.output_range_ratio;
+  params.lengths = o.lengths;
+  params.request_rate = o.request_rate;
+  params.seed = o.prompt.seed;
+  return params;
+}
+
 Status ValidateBenchOptions(const BenchOptions& o) {
   if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
     return MakeError(
@@ -119,6 +135,8 @@ Status ValidateBenchOptions(const BenchOptions& o) {
   if (o.output_tokens < 1) return MakeError("--output-tokens must be at least 1");
   if (!(o.range_ratio > 0 && o.range_ratio <= 1))
     return MakeError("--range-ratio must be in (0, 1]");
+  if (!(o.output_range_ratio > 0 && o.output_range_ratio <= 1))
+    return MakeError("--output-range-ratio must be in (0, 1]");
   if (o.warmup_requests < 0) return MakeError("--warmup must be 0 or more");
   if (!(o.timeout_s > 0) || o.timeout_s > 1e6)
     return MakeError("--timeout-s must be in (0, 1e6] seconds");
@@ -142,20 +160,13 @@ Result<BenchResult> RunBench(const BenchOptions& o) {
   }
   if (o.flush_cache) PPS_RETURN_IF_ERROR(FlushCache(o));
 
-  workload::WorkloadParams params;
-  params.num_requests = o.num_requests;
-  params.concurrency = o.concurrency;
-  params.input_tokens = o.input_tokens;
-  params.output_tokens = o.output_tokens;
-  params.range_ratio = o.range_ratio;
-  params.request_rate = o.request_rate;
-  params.seed = o.prompt.seed;
   std::vector<LoopRequest> requests;
   requests.reserve(static_cast<size_t>(o.num_requests));
-  for (const auto& p : workload::PlanRequests(params)) {
-    requests.push_back({p.id, p.input_tokens, o.request_rate > 0 ? p.arrival_ns : -1});
+  for (const auto& p : workload::PlanRequests(WorkloadOf(o, o.num_requests))) {
+    requests.push_back(
+        {p.id, p.input_tokens, o.request_rate > 0 ? p.arrival_ns : -1, p.output_tokens});
   }
-  LoopConfig config = MakeLoopConfig(o, PromptStream::kSample, o.output_tokens);
+  LoopConfig config = MakeLoopConfig(o, PromptStream::kSample, 0);
   config.max_in_flight = o.concurrency;
   const double cpu_before = ThreadCpuSeconds();
   PPS_ASSIGN_OR_RETURN(LoopOutput out, RunLoop(config, requests));

@@ -17,7 +17,9 @@
 #include "bench/request_builder.h"
 #include "stats/stats.h"
 #include "util/result.h"
+#include "workload/lengths_file.h"
 #include "workload/request_record.h"
+#include "workload/workload.h"
 
 namespace ppsearch::bench {
 
@@ -33,7 +35,12 @@ struct BenchOptions {
   double request_rate = 0;  // requests/s, Poisson arrivals; 0 = closed loop
   int64_t input_tokens = 1024;
   int64_t output_tokens = 1;
-  double range_ratio = 1.0;  // input lengths uniform on [L * ratio, L]; 1 = fixed
+  double range_ratio = 1.0;         // input lengths uniform on [L * ratio, L]; 1 = fixed
+  double output_range_ratio = 1.0;  // output lengths likewise
+  // Rows of a lengths file (workload/lengths_file.h): each request draws
+  // its input and output length from one; the lengths above are then unused.
+  std::vector<workload::LengthPair> lengths;
+  std::string lengths_file;  // where they came from, for the report
   int warmup_requests = 0;   // sent before the sample, not counted
   bool flush_cache = false;  // POST /flush_cache after warm-up, before the sample
   double timeout_s = 600;    // per request, from send to the end of the stream
@@ -42,6 +49,10 @@ struct BenchOptions {
   // died, the sample's deadline passed). Requests in flight become stream
   // errors "aborted: <reason>", the rest stay not_sent.
   std::function<std::string()> abort_check;
+  // Record every token chunk's arrival (RequestRecord::chunk_gaps_us); off,
+  // records keep TTFT and end only. On for every measurement; the client
+  // benchmark turns it off to measure what recording costs.
+  bool record_chunks = true;
 };
 
 struct BenchResult {
@@ -63,6 +74,10 @@ struct BenchResult {
 
 // Argument errors, worded for the command line (flag names).
 Status ValidateBenchOptions(const BenchOptions& options);
+
+// The seeded plan of `num_requests` requests with the options' lengths and
+// arrivals: the simulator's workload::PlanRequests for the same seed.
+workload::WorkloadParams WorkloadOf(const BenchOptions& options, int num_requests);
 
 // Runs warm-up, optional cache flush and the sample. Returns an Error when
 // the options are invalid, the server cannot be reached, every warm-up

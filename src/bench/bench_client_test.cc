@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 #include "bench/captured_streams_testing.h"
@@ -327,6 +328,69 @@ TEST(BenchClientTest, ServerErrors) {
   ASSERT_FALSE(warmup.ok());
   EXPECT_EQ(warmup.error().message,
             "all 2 warm-up requests failed; the first: http_error: HTTP 503: busy");
+}
+
+// Chunks 20 ms (1 token), 30 ms (3 tokens) and 10 ms (1 token, the finish)
+// after the first token: the record holds each gap and, as not every chunk
+// carried one token, the counts.
+TEST(BenchClientTest, RecordsEveryTokenChunksGapAndTokens) {
+  auto server = StartServer([](const ScriptedRequest& req) {
+    const int64_t prompt = PromptLength(req);
+    ScriptedResponse r;
+    r.pieces.push_back({0, NativeChunk(prompt, 1, false), true});
+    r.pieces.push_back({20 * kMs, NativeChunk(prompt, 2, false), false});
+    r.pieces.push_back({30 * kMs, NativeChunk(prompt, 5, false), false});
+    r.pieces.push_back({10 * kMs, NativeChunk(prompt, 6, true) + "data: [DONE]\n\n", false});
+    return r;
+  });
+  BenchOptions o = Options(*server, 2, 2);
+  o.output_tokens = 6;
+  Result<BenchResult> result = RunBench(o);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const std::vector<int64_t> planned_us = {20'000, 30'000, 10'000};
+  for (const auto& r : result->records) {
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.output_tokens, 6);
+    EXPECT_EQ(r.chunk_tokens, (std::vector<int64_t>{1, 3, 1}));
+    ASSERT_EQ(r.chunk_gaps_us.size(), 3u);
+    int64_t sum_us = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      // Off only by scheduling (a late first token shortens what follows).
+      sum_us += r.chunk_gaps_us[i];
+      EXPECT_GE(sum_us + 10'000,
+                std::accumulate(planned_us.begin(), planned_us.begin() + i + 1, int64_t{0}))
+          << i;
+      EXPECT_LT(r.chunk_gaps_us[i], planned_us[i] + 15'000) << i;
+    }
+    EXPECT_LE(sum_us * 1000, r.end_ns - r.first_token_ns);
+  }
+  EXPECT_EQ(result->metrics.itl_values, 2 * 5);
+  EXPECT_EQ(result->metrics.tpot_requests, 2);
+}
+
+// Uniform output lengths reach the server as each request's
+// max_new_tokens, the plan's for the seed.
+TEST(BenchClientTest, SendsThePlannedOutputLengthOfEachRequest) {
+  std::mutex mu;
+  std::multiset<int64_t> asked;
+  auto server = StartServer([&](const ScriptedRequest& req) {
+    const auto j = nlohmann::json::parse(req.body, nullptr, false);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      asked.insert(j["sampling_params"]["max_new_tokens"].get<int64_t>());
+    }
+    return NativeAnswer(req, 0);
+  });
+  BenchOptions o = Options(*server, 12, 4);
+  o.output_tokens = 40;
+  o.output_range_ratio = 0.25;
+  ASSERT_TRUE(RunBench(o).ok());
+  std::multiset<int64_t> planned;
+  for (const auto& p : workload::PlanRequests(WorkloadOf(o, o.num_requests)))
+    planned.insert(p.output_tokens);
+  EXPECT_EQ(asked, planned);
+  EXPECT_GT(planned.size(), 1u);
+  EXPECT_NE(*planned.begin(), *planned.rbegin());
 }
 
 TEST(BenchClientTest, ValidationMessages) {

@@ -54,10 +54,17 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
   line(fmt::format("# url: {}  api: {} (POST {})", o.url, ApiName(o.api), ApiPath(o.api)));
   line(fmt::format("# {}; {} requests; warm-up {} ({} ok); cache flush: {}", LoopDescription(o),
                    o.num_requests, o.warmup_requests, r.warmup_ok, o.flush_cache ? "yes" : "no"));
-  line(fmt::format("# input tokens: {}{}  output tokens: {}  timeout: {} s",
-                   FormatThousands(o.input_tokens),
-                   o.range_ratio < 1 ? fmt::format(" (uniform from x{})", o.range_ratio) : "",
-                   o.output_tokens, FormatNumber(o.timeout_s, 0)));
+  if (!o.lengths.empty()) {
+    line(fmt::format("# lengths: {} ({} rows, drawn with the seed)  timeout: {} s",
+                     o.lengths_file.empty() ? std::string("given") : o.lengths_file,
+                     o.lengths.size(), FormatNumber(o.timeout_s, 0)));
+  } else {
+    line(fmt::format(
+        "# input tokens: {}{}  output tokens: {}{}  timeout: {} s", FormatThousands(o.input_tokens),
+        o.range_ratio < 1 ? fmt::format(" (uniform from x{})", o.range_ratio) : "", o.output_tokens,
+        o.output_range_ratio < 1 ? fmt::format(" (uniform from x{})", o.output_range_ratio) : "",
+        FormatNumber(o.timeout_s, 0)));
+  }
   line(fmt::format("# seed: {}  token ids: [{}, {})  shared prefix: {} tokens", o.prompt.seed,
                    o.prompt.min_token_id, o.prompt.vocab_size, o.prompt.shared_prefix_tokens));
   text::Table t{{"requests", "ok", "errors", "duration", "req_rate", "input_tput", "output_tput",
@@ -73,6 +80,16 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
                     FormatNumber(m.input_tps, 1), FormatNumber(m.output_tps, 1), Ms(m.ttft_s.mean),
                     Ms(m.ttft_s.p50), Ms(m.ttft_s.p95), Ms(m.ttft_s.p99), Ms(m.ttft_s.max),
                     Ms(m.e2e_s.p50), Ms(m.e2e_s.p99)});
+  // Decode columns only where requests generated more than one token: a
+  // prefill-only table stays as it was.
+  if (m.tpot_requests > 0) {
+    for (const char* name : {"tpot_p50", "tpot_p99", "itl_p50", "itl_p99"}) {
+      t.header.push_back(name);
+      t.units.push_back("(ms)");
+    }
+    for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
+      t.rows.back().push_back(Ms(v));
+  }
   out += text::RenderTextTable(t);
   if (m.requests_completed < m.requests_total) line("# errors: " + ErrorBreakdown(r));
   line("# " + BenchVerdict(r));
@@ -82,8 +99,8 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
 nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
   const auto& m = r.metrics;
   auto latency = [](const stats::LatencySummary& s) {
-    return nlohmann::json{
-        {"mean", s.mean}, {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+    return nlohmann::json{{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
+                          {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
   };
   return {
       {"url", o.url},
@@ -97,6 +114,9 @@ nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
       {"input_tokens", o.input_tokens},
       {"output_tokens", o.output_tokens},
       {"range_ratio", o.range_ratio},
+      {"output_range_ratio", o.output_range_ratio},
+      {"lengths_file", o.lengths_file},
+      {"lengths_rows", o.lengths.size()},
       {"timeout_s", o.timeout_s},
       {"seed", o.prompt.seed},
       {"min_token_id", o.prompt.min_token_id},
@@ -114,6 +134,10 @@ nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
       {"output_tps", m.output_tps},
       {"ttft_s", latency(m.ttft_s)},
       {"e2e_s", latency(m.e2e_s)},
+      {"tpot_requests", m.tpot_requests},
+      {"tpot_s", latency(m.tpot_s)},
+      {"itl_values", m.itl_values},
+      {"itl_s", latency(m.itl_s)},
       {"client_cpu_s", r.client_cpu_s},
   };
 }

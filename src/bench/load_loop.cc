@@ -56,9 +56,21 @@ struct Transfer {
   int64_t t0_ns = 0;           // steady time of the sample's t = 0
   int64_t deadline_ns = 0;     // steady time after which the loop gives up
   int64_t done_event_ns = -1;  // since t0: when [DONE] arrived
-  std::string abort_reason;    // why the write callback stopped the transfer
+  int64_t last_chunk_us = 0;   // decode timing: first token to the last token chunk
+  bool record_chunks = true;
+  std::string abort_reason;  // why the write callback stopped the transfer
   char curl_error[CURL_ERROR_SIZE] = {};
 };
+
+// Offsets from the first token are rounded once, so the gaps add up to the
+// last chunk's offset without drift.
+void RecordChunk(Transfer& t, int64_t now_ns, int64_t tokens) {
+  RequestRecord& r = *t.record;
+  const int64_t offset_us = (now_ns - r.first_token_ns) / 1000;
+  r.chunk_gaps_us.push_back(offset_us - t.last_chunk_us);
+  r.chunk_tokens.push_back(tokens);
+  t.last_chunk_us = offset_us;
+}
 
 size_t OnData(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -73,10 +85,19 @@ size_t OnData(char* data, size_t size, size_t count, void* user) {
   }
   t->events.clear();
   const bool parsed = t->parser.Feed(std::string_view(data, len), t->events);
+  // Events read together arrived together: they are one chunk.
+  bool first_token = false;
+  int64_t tokens = 0;
   for (const std::string& event : t->events) {
-    if (t->decoder.OnEvent(event)) t->record->first_token_ns = now_ns;
+    if (t->decoder.OnEvent(event)) {
+      t->record->first_token_ns = now_ns;
+      first_token = true;
+    }
+    tokens += t->decoder.event_tokens();
     if (t->decoder.done() && t->done_event_ns < 0) t->done_event_ns = now_ns;
   }
+  if (t->record_chunks && tokens > 0 && !first_token && t->record->first_token_ns >= 0)
+    RecordChunk(*t, now_ns, tokens);
   if (!parsed) {
     t->abort_reason = "malformed stream: " + t->parser.error();
     return CURL_WRITEFUNC_ERROR;
@@ -219,6 +240,7 @@ void MultiLoop::Start(RequestRecord& record, std::string body) {
   curl_easy_setopt(easy, CURLOPT_PRIVATE, t.get());
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->curl_error);
   t->t0_ns = t0_ns_;
+  t->record_chunks = config_.record_chunks;
   const int64_t now = SteadyNowNs();
   t->deadline_ns = now + config_.timeout_ns + kBackstopGraceNs;
   record.send_ns = now - t0_ns_;

@@ -19,6 +19,7 @@ struct LoopRequest {
   int64_t id = 0;
   int64_t input_tokens = 0;
   int64_t arrival_ns = -1;  // open loop: earliest send, since t = 0; -1: when a slot frees
+  int64_t output_tokens = 1;
 };
 
 struct LoopConfig {
@@ -32,6 +33,7 @@ struct LoopConfig {
   // the sample at once: transfers in flight end as stream errors with that
   // reason and requests not yet sent stay not_sent.
   std::function<std::string()> abort_check;
+  bool record_chunks = true;  // BenchOptions::record_chunks
 };
 
 struct LoopOutput {

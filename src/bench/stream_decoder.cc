@@ -68,6 +68,7 @@ void StreamDecoder::Fail(std::string message) {
 }
 
 bool StreamDecoder::OnEvent(std::string_view data) {
+  event_tokens_ = 0;
   if (done_) return false;
   if (data == "[DONE]") {
     done_ = true;
@@ -85,6 +86,7 @@ bool StreamDecoder::OnEvent(std::string_view data) {
   const bool had_token = token_seen_;
   const bool has_token = api_ == Api::kNative ? OnNative(chunk) : OnOpenAi(chunk);
   if (has_token) token_seen_ = true;
+  streamed_tokens_ += event_tokens_;
   return has_token && !had_token;
 }
 
@@ -128,6 +130,11 @@ bool StreamDecoder::OnNative(const json& chunk) {
       last_ids_ = std::move(ids);
     }
   }
+  if (token) {
+    const int64_t count = std::max(reported_completion_tokens_, counted_tokens_);
+    const bool counted = reported_completion_tokens_ >= 0 || counted_tokens_ > 0;
+    event_tokens_ = count > streamed_tokens_ ? count - streamed_tokens_ : (counted ? 0 : 1);
+  }
   return token;
 }
 
@@ -138,6 +145,7 @@ bool StreamDecoder::OnOpenAi(const json& chunk) {
     if (NonEmptyString(choice, "text")) {
       token = true;
       ++counted_tokens_;
+      event_tokens_ = 1;
     }
     if (StringField(choice, "finish_reason") == "abort") {
       Fail("server aborted the request (finish_reason \"abort\")");
@@ -147,6 +155,7 @@ bool StreamDecoder::OnOpenAi(const json& chunk) {
     if (int64_t p = IntField(*it, "prompt_tokens"); p >= 0) prompt_tokens_ = p;
     if (int64_t c = IntField(*it, "completion_tokens"); c >= 0) {
       reported_completion_tokens_ = std::max(reported_completion_tokens_, c);
+      if (event_tokens_ > 0 && c > streamed_tokens_ + 1) event_tokens_ = c - streamed_tokens_;
       token = token || c >= 1;
     }
   }

@@ -34,6 +34,13 @@ class StreamDecoder {
   const std::string& error() const { return error_; }       // first error; "" if none
   int64_t prompt_tokens() const { return prompt_tokens_; }  // -1: not reported
   int64_t completion_tokens() const;
+  // Generated tokens the last event added (0 for one that carried none):
+  // native: the rise of the server's running count (meta_info.
+  // completion_tokens, else output ids), or 1 for a token chunk without a
+  // count; openai: 1 per chunk with text, or the rise of usage.
+  // completion_tokens where a text chunk carries usage. A usage-only chunk
+  // (the final one of include_usage) adds none, as it carries no text.
+  int64_t event_tokens() const { return event_tokens_; }
   // meta_info.first_token_ts: the server's own Unix time of the first token
   // (serve-sim reports it), to check a client's TTFT against; -1: not given.
   double server_first_token_unix_s() const { return server_first_token_unix_s_; }
@@ -56,6 +63,8 @@ class StreamDecoder {
   int64_t counted_tokens_ = 0;
   bool ids_cumulative_ = true;
   std::vector<int64_t> last_ids_;
+  int64_t event_tokens_ = 0;
+  int64_t streamed_tokens_ = 0;  // the sum of event_tokens over the events so far
 };
 
 }  // namespace ppsearch::bench

@@ -154,3 +154,46 @@ TEST(StreamDecoderTest, IgnoresEventsAfterDone) {
 
 }  // namespace
 }  // namespace ppsearch::bench
+
+namespace ppsearch::bench {
+namespace {
+
+std::vector<int64_t> EventTokens(Api api, const std::vector<std::string>& events) {
+  StreamDecoder d(api);
+  std::vector<int64_t> out;
+  for (const std::string& e : events) {
+    d.OnEvent(e);
+    out.push_back(d.event_tokens());
+  }
+  return out;
+}
+
+TEST(StreamDecoderTest, EventTokensFollowTheServersRunningCount) {
+  // Native cumulative chunks: the count rises 1, 3 (two tokens at once),
+  // stays (a text-only repeat adds none), 4.
+  EXPECT_EQ(EventTokens(Api::kNative,
+                        {R"({"text":"a","meta_info":{"completion_tokens":1}})",
+                         R"({"text":"abc","meta_info":{"completion_tokens":3}})",
+                         R"({"text":"abc","meta_info":{"completion_tokens":3}})",
+                         R"({"text":"abcd","meta_info":{"completion_tokens":4}})", "[DONE]"}),
+            (std::vector<int64_t>{1, 2, 0, 1, 0}));
+  // Incremental ids without a count; text without any count is one token.
+  EXPECT_EQ(EventTokens(Api::kNative, {R"({"output_ids":[7]})", R"({"output_ids":[8,9]})"}),
+            (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(EventTokens(Api::kNative, {R"({"text":"x"})", R"({"text":"y"})"}),
+            (std::vector<int64_t>{1, 1}));
+  // OpenAI: one per text chunk; the final usage-only chunk adds none; a
+  // text chunk with a running usage count takes its rise.
+  EXPECT_EQ(
+      EventTokens(Api::kOpenAi, {R"({"choices":[{"text":""}]})", R"({"choices":[{"text":"a"}]})",
+                                 R"({"choices":[{"text":"b"}]})",
+                                 R"({"choices":[],"usage":{"completion_tokens":2}})"}),
+      (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(EventTokens(Api::kOpenAi,
+                        {R"({"choices":[{"text":"a"}],"usage":{"completion_tokens":1}})",
+                         R"({"choices":[{"text":"bcd"}],"usage":{"completion_tokens":4}})"}),
+            (std::vector<int64_t>{1, 3}));
+}
+
+}  // namespace
+}  // namespace ppsearch::bench

@@ -12,9 +12,14 @@
 #include "cli/command.h"
 #include "evidence/evidence.h"
 #include "util/files.h"
+#include "workload/lengths_file.h"
 
 namespace ppsearch::cli {
 namespace {
+
+// The longest prompt or output a lengths file may ask for (bench's own
+// --input-tokens bound).
+constexpr int64_t kMaxLengthTokens = 10'000'000;
 
 struct BenchCommandOptions {
   bench::BenchOptions bench;
@@ -35,6 +40,12 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
   // An open loop has no in-flight cap unless one is asked for.
   if (opts.bench.request_rate > 0 && opts.concurrency_flag->count() == 0)
     opts.bench.concurrency = 0;
+  if (!opts.bench.lengths_file.empty()) {
+    Result<std::vector<workload::LengthPair>> lengths =
+        workload::ReadLengthsFile(opts.bench.lengths_file, kMaxLengthTokens);
+    if (!lengths.ok()) return MakeError("--lengths-file: " + lengths.error().message);
+    opts.bench.lengths = std::move(*lengths);
+  }
   if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) return s.error();
   Result<bench::BenchResult> result = bench::RunBench(opts.bench);
   // A server that cannot be used is the machine's failure, not the arguments' (exit 1).
@@ -87,6 +98,12 @@ Runner AddBenchCommand(CLI::App& app) {
          "--range-ratio", b.range_ratio,
          "Prompt lengths uniform on [L * ratio, L], as bench_serving's --random-range-ratio")
       ->capture_default_str();
+  sub->add_option("--output-range-ratio", b.output_range_ratio,
+                  "Output lengths uniform on [L * ratio, L] for L = --output-tokens")
+      ->capture_default_str();
+  sub->add_option("--lengths-file", b.lengths_file,
+                  "CSV with columns input_tokens,output_tokens: each request draws a row "
+                  "(seeded); overrides the lengths above");
   sub->add_option("--warmup", b.warmup_requests, "Warm-up requests before the sample, not counted")
       ->capture_default_str();
   sub->add_flag("--flush-cache", b.flush_cache,

@@ -78,6 +78,13 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
   if (r.end_ns >= 0) j["e2e_s"] = r.e2e_s();
   if (r.server_first_token_unix_s >= 0)
     j["server_first_token_unix_s"] = r.server_first_token_unix_s;
+  // Decode timing only where chunks followed the first: a prefill-only
+  // record stays as short as before.
+  if (!r.chunk_gaps_us.empty()) j["chunk_gaps_us"] = r.chunk_gaps_us;
+  // Counts only where a chunk carried more than one token: the usual stream
+  // of one token a chunk needs none.
+  if (std::any_of(r.chunk_tokens.begin(), r.chunk_tokens.end(), [](int64_t k) { return k != 1; }))
+    j["chunk_tokens"] = r.chunk_tokens;
   return j;
 }
 
@@ -100,6 +107,29 @@ Result<int64_t> IntField(const nlohmann::json& j, const char* key, const std::st
   return it->get<int64_t>();
 }
 
+// An optional array of integers >= `min`; absent (files written before the
+// field existed) reads as empty.
+Result<std::vector<int64_t>> IntArrayField(const nlohmann::json& j, const char* key, int64_t min,
+                                           const std::string& where) {
+  std::vector<int64_t> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array())
+    return MakeError(where + ": malformed request record: '" + key + "' must be an array");
+  out.reserve(it->size());
+  for (const nlohmann::json& v : *it) {
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() &&
+         v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) ||
+        v.get<int64_t>() < min)
+      return MakeError(where + ": malformed request record: '" + key + "' entry " +
+                       std::to_string(out.size()) +
+                       " must be an integer >= " + std::to_string(min) + ", got " + v.dump());
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const std::string& where) {
@@ -117,6 +147,12 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
     return MakeError(where + ": malformed request record: 'http_status' " + std::to_string(http) +
                      " is not an HTTP status");
   r.http_status = static_cast<int>(http);
+  PPS_ASSIGN_OR_RETURN(r.chunk_gaps_us, IntArrayField(j, "chunk_gaps_us", 0, where));
+  PPS_ASSIGN_OR_RETURN(r.chunk_tokens, IntArrayField(j, "chunk_tokens", 1, where));
+  if (!r.chunk_tokens.empty() && r.chunk_tokens.size() != r.chunk_gaps_us.size())
+    return MakeError(where + ": malformed request record: 'chunk_tokens' has " +
+                     std::to_string(r.chunk_tokens.size()) + " entries, 'chunk_gaps_us' " +
+                     std::to_string(r.chunk_gaps_us.size()) + " (one per chunk)");
   try {
     r.server_first_token_unix_s = j.value("server_first_token_unix_s", -1.0);
     r.error = j.value("error", std::string());

@@ -164,10 +164,14 @@ namespace {
 
 // Found by fuzz/evidence_fuzz.cc: nlohmann's get<int64_t>() on 4.4e19 is an
 // undefined conversion.
+// The fields a record must have, and no more.
+nlohmann::json MinimalRecord() {
+  return {{"id", 1},     {"status", "ok"},    {"send_ns", 0},      {"first_token_ns", 5},
+          {"end_ns", 6}, {"input_tokens", 8}, {"output_tokens", 1}};
+}
+
 TEST(Records, NumbersThatAreNotInt64AreErrorsNamingTheField) {
-  const nlohmann::json base = {
-      {"id", 1},     {"status", "ok"},    {"send_ns", 0},      {"first_token_ns", 5},
-      {"end_ns", 6}, {"input_tokens", 8}, {"output_tokens", 1}};
+  const nlohmann::json base = MinimalRecord();
   ASSERT_TRUE(RecordFromJson(base, "raw/x.jsonl:1").ok());
   nlohmann::json big = base;
   big["id"] = nlohmann::json::parse("44444444444444444440");
@@ -210,6 +214,52 @@ TEST(SampleIdTest, DpAttentionLayoutsRoundTripAndOldIdsStillRead) {
   EXPECT_EQ(dp->str(), "pp1-tp8-ep8-dp8_c16_r3");
   EXPECT_FALSE(ParseSampleId("pp1-tp8-ep8-dp_c16_r3").ok());
   EXPECT_FALSE(ParseSampleId("pp1-tp8-ep8-dp8_c16_r3x").ok());
+}
+
+TEST(Records, ChunkTimingRoundTripsAndIsLeftOutOfPrefillOnlyRecords) {
+  workload::RequestRecord r;
+  r.id = 3;
+  r.first_token_ns = 5'000;
+  r.end_ns = 40'000;
+  r.output_tokens = 5;
+  EXPECT_EQ(RecordsToJsonl({r}).find("chunk_"), std::string::npos);
+  r.chunk_gaps_us = {10, 0, 25};
+  r.chunk_tokens = {1, 2, 1};
+  const std::string line = RecordsToJsonl({r});
+  EXPECT_NE(line.find("\"chunk_gaps_us\":[10,0,25]"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"chunk_tokens\":[1,2,1]"), std::string::npos) << line;
+  auto back = ParseRecords(line, "raw/x.jsonl");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].chunk_gaps_us, r.chunk_gaps_us);
+  EXPECT_EQ((*back)[0].chunk_tokens, r.chunk_tokens);
+  EXPECT_EQ((*back)[0].chunk_token_count(1), 2);
+  // One token a chunk is the file's default: the counts are left out.
+  r.chunk_tokens = {1, 1, 1};
+  EXPECT_EQ(RecordsToJsonl({r}).find("chunk_tokens"), std::string::npos);
+}
+
+TEST(Records, MalformedChunkArraysAreErrorsNamingTheField) {
+  const nlohmann::json base = MinimalRecord();
+  nlohmann::json negative = base;
+  negative["chunk_gaps_us"] = {4, -1};
+  auto r = RecordFromJson(negative, "raw/x.jsonl:1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "raw/x.jsonl:1: malformed request record: 'chunk_gaps_us' entry 1 must be an integer "
+            ">= 0, got -1");
+  nlohmann::json uneven = base;
+  uneven["chunk_gaps_us"] = {4, 5};
+  uneven["chunk_tokens"] = {1};
+  r = RecordFromJson(uneven, "raw/x.jsonl:2");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "raw/x.jsonl:2: malformed request record: 'chunk_tokens' has 1 entries, "
+            "'chunk_gaps_us' 2 (one per chunk)");
+  nlohmann::json zero_tokens = base;
+  zero_tokens["chunk_gaps_us"] = {4};
+  zero_tokens["chunk_tokens"] = {0};
+  EXPECT_FALSE(RecordFromJson(zero_tokens, "raw/x.jsonl:3").ok());
 }
 
 }  // namespace

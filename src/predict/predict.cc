@@ -75,6 +75,9 @@ workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, ui
   w.input_tokens = spec.workload.input_tokens;
   w.output_tokens = spec.workload.output_tokens;
   w.range_ratio = spec.workload.input_distribution == "fixed" ? 1.0 : spec.workload.range_ratio;
+  w.output_range_ratio =
+      spec.workload.output_distribution == "fixed" ? 1.0 : spec.workload.output_range_ratio;
+  w.lengths = spec.workload.lengths;
   w.request_rate = spec.workload.request_rate;
   w.seed = seed;
   return w;

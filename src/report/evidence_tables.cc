@@ -50,6 +50,11 @@ evidence::MedianRow SummaryRow(const analysis::PointSummary& p, bool simulated) 
   return r;
 }
 
+// A decode figure, or unknown (null, an empty cell) for a prefill-only point.
+std::optional<double> DecodeOnly(const analysis::PointSummary& p, double v) {
+  return p.decode ? std::optional<double>(v) : std::nullopt;
+}
+
 nlohmann::json PointJson(const analysis::PointSummary& p) {
   return {{"layout", LayoutJson(p.layout)},
           {"concurrency", p.concurrency},
@@ -65,6 +70,12 @@ nlohmann::json PointJson(const analysis::PointSummary& p) {
           {"ttft_p95_s_median", p.ttft_p95_s_median},
           {"ttft_p99_s_median", p.ttft_p99_s_median},
           {"e2e_p50_s_median", p.e2e_p50_s_median},
+          {"decode", p.decode},
+          {"output_tps_median", Opt(DecodeOnly(p, p.output_tps_median))},
+          {"output_tps_per_gpu_median", Opt(DecodeOnly(p, p.output_tps_per_gpu_median))},
+          {"tpot_p50_s_median", Opt(DecodeOnly(p, p.tpot_p50_s_median))},
+          {"tpot_p99_s_median", Opt(DecodeOnly(p, p.tpot_p99_s_median))},
+          {"itl_p99_s_median", Opt(DecodeOnly(p, p.itl_p99_s_median))},
           {"peak_gpu_mib", Opt(p.peak_gpu_mib)},
           {"gpu_total_mib", Opt(p.gpu_total_mib)},
           {"headroom_mib", Opt(p.headroom_mib)},
@@ -198,6 +209,12 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                             "findings",
                             "simulated",
                             "verdict",
+                            "output_tps",
+                            "output_tps_per_gpu",
+                            "tpot_p50_s",
+                            "tpot_p99_s",
+                            "itl_p50_s",
+                            "itl_p99_s",
                             "dp"});
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
     if (!s.completed()) continue;
@@ -222,11 +239,17 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                                     Num(s.gpu_total_mib, 0),
                                     std::to_string(s.findings.size()),
                                     Bool(a.evidence.simulated),
-                                    evidence::VerdictName(s.verdict),
-                                    std::to_string(s.id.layout.dp)};
-    // Impossible evidence measured nothing: its cells (requests_completed
-    // to gpu_total_mib) are unknown, not zero.
-    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 4, std::string());
+                                    evidence::VerdictName(s.verdict)};
+    // Impossible evidence measured nothing: its cells are unknown, not zero.
+    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 3, std::string());
+    // Decode columns (schema 1 grows at the end): empty for a prefill-only
+    // sample and for impossible evidence.
+    const bool decode = s.trustworthy() && m.tpot_requests > 0;
+    const int gpus = s.id.layout.pp * s.id.layout.tp;
+    for (double v : {m.output_tps, m.output_tps / gpus}) row.push_back(decode ? Num(v, 2) : "");
+    for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
+      row.push_back(decode ? Num(v, 6) : "");
+    row.push_back(std::to_string(s.id.layout.dp));
     out += CsvRow(row);
   }
   return out;

@@ -29,6 +29,9 @@ ResultRow ToRow(const analysis::PointSummary& p) {
   r.ttft_p95_s = p.ttft_p95_s_median;
   r.peak_gpu_mib = p.peak_gpu_mib.value_or(0);
   r.imported = p.imported;
+  if (p.decode)
+    r.decode = DecodeCells{p.tpot_p50_s_median, p.tpot_p99_s_median, p.itl_p99_s_median,
+                           p.output_tps_median, p.output_tps_per_gpu_median};
   return r;
 }
 
@@ -55,15 +58,22 @@ std::string SimulationNote(const evidence::RunMetadata& run) {
 
 Block Header(const analysis::RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
+  const spec::WorkloadSpec& w = spec.workload;
+  const std::string lengths =
+      !w.lengths.empty()
+          ? fmt::format("lengths drawn from `{}`, {} rows", w.lengths_file, w.lengths.size())
+          : fmt::format(
+                "{}{} input tokens, {}{} output {}",
+                w.input_distribution == "uniform" ? "up to " : "", FormatThousands(w.input_tokens),
+                w.output_distribution == "uniform" ? "up to " : "",
+                FormatThousands(w.output_tokens), w.output_tokens == 1 ? "token" : "tokens");
   std::string out = fmt::format(
       "Experiment `{}`, engine `{}`{}: {} layouts x {} concurrency levels x {} repeats = {} "
-      "samples of {} requests ({} input tokens, {} output {}).",
+      "samples of {} requests ({}).",
       spec.experiment.name, a.evidence.engine.empty() ? "?" : a.evidence.engine,
       spec.engine.image.empty() ? "" : ", image `" + spec.engine.image + "`",
       spec.sweep.layouts.size(), spec.sweep.concurrency.size(), spec.sweep.repeats,
-      spec.sweep.sample_count(), spec.workload.requests,
-      FormatThousands(spec.workload.input_tokens), FormatThousands(spec.workload.output_tokens),
-      spec.workload.output_tokens == 1 ? "token" : "tokens");
+      spec.sweep.sample_count(), w.requests, lengths);
   if (a.evidence.simulated) {
     out += " Every number below was **predicted by the simulator**, not measured.";
     out += SimulationNote(a.evidence.metadata);

@@ -65,6 +65,16 @@ text::Table ResultTable(const std::vector<ResultRow>& rows,
               "TTFT p50",           "TTFT p95", "Input TPS vs " + base,
               "TTFT p50 vs " + base};
   t.left = {true, false, false, false, false, false, false};
+  // Decode columns only when a row has decode figures: a prefill-only table
+  // keeps its shape.
+  const bool decode = std::any_of(rows.begin(), rows.end(),
+                                  [](const ResultRow& r) { return r.decode.has_value(); });
+  constexpr size_t kDecodeAt = 5;  // after TTFT p95
+  if (decode) {
+    t.header.insert(t.header.begin() + kDecodeAt,
+                    {"TPOT p50", "TPOT p99", "ITL p99", "Output TPS", "Output TPS/GPU"});
+    t.left.insert(t.left.begin() + kDecodeAt, 5, false);
+  }
   for (const auto& r : rows) {
     RowDelta d = DeltaAgainst(r, baseline_rows, baseline);
     auto delta = [&](const std::optional<double>& v) {
@@ -76,6 +86,16 @@ text::Table ResultTable(const std::vector<ResultRow>& rows,
         {RowLabel(r), std::to_string(r.concurrency), TpsCell(r.input_tps, r.input_tps_interval),
          SecondsCell(r.ttft_p50_s, r.ttft_p50_interval),
          SecondsCell(r.ttft_p95_s, r.ttft_p95_interval), delta(d.input_tps), delta(d.ttft_p50)});
+    if (!decode) continue;
+    std::vector<std::string> cells(5, "-");
+    if (r.decode) {
+      const auto ms = [](double s) { return FormatNumber(s * 1e3, 2) + " ms"; };
+      cells = {ms(r.decode->tpot_p50_s), ms(r.decode->tpot_p99_s), ms(r.decode->itl_p99_s),
+               FormatNumber(r.decode->output_tps, 2),
+               FormatNumber(r.decode->output_tps_per_gpu, 2)};
+    }
+    auto& row = t.rows.back();
+    row.insert(row.begin() + kDecodeAt, cells.begin(), cells.end());
   }
   return t;
 }

@@ -13,6 +13,15 @@
 
 namespace ppsearch::report {
 
+// Decode medians of a point whose requests generated more than one token.
+struct DecodeCells {
+  double tpot_p50_s = 0;
+  double tpot_p99_s = 0;
+  double itl_p99_s = 0;
+  double output_tps = 0;
+  double output_tps_per_gpu = 0;
+};
+
 struct ResultRow {
   spec::LayoutSpec layout;
   int concurrency = 0;
@@ -24,6 +33,9 @@ struct ResultRow {
   // A prediction's 10th-90th percentile intervals, shown after the values.
   std::optional<uncertainty::Interval> input_tps_interval{}, ttft_p50_interval{},
       ttft_p95_interval{};
+  // None for prefill-only points; when any row has them, the table adds the
+  // decode columns after TTFT p95.
+  std::optional<DecodeCells> decode{};
 };
 
 struct RowDelta {

@@ -42,5 +42,26 @@ TEST(RenderResultTable, ImportedBaselineRowsAreMarkedAndThisRunsRowsOfThatLayout
             "        -25.00% |\n");
 }
 
+// Decode figures add their columns after TTFT p95; a row without them (an
+// imported prefill-only baseline) shows "-" there.
+TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
+  const ResultRow prefill = Row(1, 8, 4, 1000, 2);
+  ResultRow decode = Row(2, 4, 4, 900, 1.5);
+  decode.decode = DecodeCells{0.0123, 0.0456, 0.0789, 2400, 300};
+  const text::Table t = ResultTable({prefill, decode}, {}, std::nullopt);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"PP / TP / EP", "C", "Input TPS", "TTFT p50",
+                                                "TTFT p95", "TPOT p50", "TPOT p99", "ITL p99",
+                                                "Output TPS", "Output TPS/GPU",
+                                                "Input TPS vs baseline", "TTFT p50 vs baseline"}));
+  EXPECT_EQ(t.left.size(), t.header.size());
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"1 / 8 / 4", "4", "1,000.00", "2.00 s", "2.00 s",
+                                                 "-", "-", "-", "-", "-", "-", "-"}));
+  EXPECT_EQ(t.rows[1],
+            (std::vector<std::string>{"2 / 4 / 4", "4", "900.00", "1.50 s", "1.50 s", "12.30 ms",
+                                      "45.60 ms", "78.90 ms", "2,400.00", "300.00", "-", "-"}));
+  // Without decode figures the table keeps its prefill-only shape.
+  EXPECT_EQ(ResultTable({prefill}, {}, std::nullopt).header.size(), 7u);
+}
+
 }  // namespace
 }  // namespace ppsearch::report

@@ -178,6 +178,9 @@ bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Samp
   o.input_tokens = w.input_tokens;
   o.output_tokens = w.output_tokens;
   o.range_ratio = w.input_distribution == "uniform" ? w.range_ratio : 1.0;
+  o.output_range_ratio = w.output_distribution == "uniform" ? w.output_range_ratio : 1.0;
+  o.lengths = w.lengths;
+  o.lengths_file = w.lengths_file;
   o.warmup_requests = w.warmup_requests;
   o.flush_cache = spec.lifecycle.flush_cache;
   o.timeout_s = spec.lifecycle.request_timeout_s;
@@ -202,6 +205,9 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
                                 "--seed",          std::to_string(o.prompt.seed),
                                 "--timeout-s",     num(o.timeout_s)};
   if (o.range_ratio != 1.0) a.insert(a.end(), {"--range-ratio", num(o.range_ratio)});
+  if (o.output_range_ratio != 1.0)
+    a.insert(a.end(), {"--output-range-ratio", num(o.output_range_ratio)});
+  if (!o.lengths_file.empty()) a.insert(a.end(), {"--lengths-file", o.lengths_file});
   if (o.warmup_requests > 0) a.insert(a.end(), {"--warmup", std::to_string(o.warmup_requests)});
   if (o.request_rate > 0) a.insert(a.end(), {"--request-rate", num(o.request_rate)});
   if (o.flush_cache) a.push_back("--flush-cache");

@@ -2,6 +2,8 @@
 // load every sample sends, [baseline] says what to compare against, and
 // [decision] how to pick a winner.
 
+#include <fmt/format.h>
+
 #include <cfloat>
 
 #include "spec/sections.h"
@@ -29,7 +31,23 @@ Status ReadExperiment(const TableReader& section, const std::string& base_dir,
   return Status::Ok();
 }
 
-Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
+namespace {
+
+// A length distribution's ratio in (0, 1]: a length of 0 tokens cannot be
+// sent, and bench's --range-ratio and --output-range-ratio take (0, 1] too.
+Status LengthRatio(const TableReader& section, const char* key, const char* what,
+                   const char* length_key, double* out) {
+  PPS_RETURN_IF_ERROR(section.Number(key, out, 0, 1));
+  if (*out > 0) return Status::Ok();
+  return KeyError(section.KeyLoc(key),
+                  fmt::format("expected a number in (0, 1] ({} are uniform "
+                              "on [{} x {}, {}]), got {}",
+                              what, length_key, key, length_key, FormatNumber(*out)));
+}
+
+}  // namespace
+
+Status ReadWorkload(const TableReader& section, const std::string& base_dir, WorkloadSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kWorkloadKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(
@@ -42,13 +60,20 @@ Status ReadWorkload(const TableReader& section, WorkloadSpec* out) {
   out->seed = static_cast<uint64_t>(seed);
   PPS_RETURN_IF_ERROR(
       section.Enum("input_distribution", &out->input_distribution, {"fixed", "uniform"}));
-  PPS_RETURN_IF_ERROR(section.Number("range_ratio", &out->range_ratio, 0, 1));
-  // A prompt of 0 tokens cannot be sent; bench's --range-ratio takes (0, 1] too.
-  if (out->range_ratio <= 0)
-    return KeyError(section.KeyLoc("range_ratio"),
-                    "expected a number in (0, 1] (prompts are uniform on [input_tokens x "
-                    "range_ratio, input_tokens]), got " +
-                        FormatNumber(out->range_ratio));
+  PPS_RETURN_IF_ERROR(
+      LengthRatio(section, "range_ratio", "prompts", "input_tokens", &out->range_ratio));
+  PPS_RETURN_IF_ERROR(
+      section.Enum("output_distribution", &out->output_distribution, {"fixed", "uniform"}));
+  PPS_RETURN_IF_ERROR(LengthRatio(section, "output_range_ratio", "outputs", "output_tokens",
+                                  &out->output_range_ratio));
+  PPS_RETURN_IF_ERROR(section.String("lengths_file", &out->lengths_file, Need::kOptional));
+  if (!out->lengths_file.empty()) {
+    out->lengths_file = ResolvePath(base_dir, out->lengths_file);
+    Result<std::vector<workload::LengthPair>> lengths =
+        workload::ReadLengthsFile(out->lengths_file, kMaxTokens);
+    if (!lengths.ok()) return KeyError(section.KeyLoc("lengths_file"), lengths.error().message);
+    out->lengths = std::move(*lengths);
+  }
   PPS_RETURN_IF_ERROR(section.Bool("unique_prompts", &out->unique_prompts));
   PPS_RETURN_IF_ERROR(
       section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0, kMaxRequests));

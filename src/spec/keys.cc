@@ -22,9 +22,18 @@ const KeyList kEngineKeys = {"kind",           "command",    "image",      "cont
                              "version",        "patches",    "args",       "env"};
 const KeyList kSweepKeys = {"pp", "tp", "ep", "dp", "layouts", "concurrency", "repeats"};
 const KeyList kLayoutKeys = {"pp", "tp", "ep", "dp"};
-const KeyList kWorkloadKeys = {"input_tokens",   "output_tokens",      "requests",
-                               "seed",           "input_distribution", "range_ratio",
-                               "unique_prompts", "warmup_requests",    "request_rate"};
+const KeyList kWorkloadKeys = {"input_tokens",
+                               "output_tokens",
+                               "requests",
+                               "seed",
+                               "input_distribution",
+                               "range_ratio",
+                               "output_distribution",
+                               "output_range_ratio",
+                               "lengths_file",
+                               "unique_prompts",
+                               "warmup_requests",
+                               "request_rate"};
 const KeyList kBaselineKeys = {"layout", "import_csv", "import_run"};
 const KeyList kDecisionKeys = {"objective", "min_headroom_mib", "max_repeat_spread",
                                "failure_policy"};

@@ -20,7 +20,8 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
 Status ReadEngine(const TableReader& section, const std::string& base_dir, EngineSpec* out);
 // `cluster` gives the world size that tp = "auto" divides.
 Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSpec* out);
-Status ReadWorkload(const TableReader& section, WorkloadSpec* out);
+// `base_dir` resolves lengths_file, which is read here.
+Status ReadWorkload(const TableReader& section, const std::string& base_dir, WorkloadSpec* out);
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
 Status ReadDecision(const TableReader& section, DecisionSpec* out);
 // `sweep` holds the samples an inject entry may name.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "util/source_loc.h"
+#include "workload/lengths_file.h"
 
 namespace ppsearch::spec {
 
@@ -157,6 +158,15 @@ struct WorkloadSpec {
   // [input_tokens * range_ratio, input_tokens].
   std::string input_distribution = "fixed";
   double range_ratio = 1.0;
+  // "fixed": every output exactly output_tokens; "uniform": uniform on
+  // [output_tokens * output_range_ratio, output_tokens].
+  std::string output_distribution = "fixed";
+  double output_range_ratio = 1.0;
+  // A lengths file (workload/lengths_file.h), relative to the spec's
+  // directory, read when the spec is: each request draws both lengths from
+  // its rows; the lengths and distributions above are then unused.
+  std::string lengths_file;
+  std::vector<workload::LengthPair> lengths{};
   bool unique_prompts = true;  // false: prompts repeat across requests/repeats
   int warmup_requests = 0;
   double request_rate = 0;  // requests/s for open loop; 0 = closed loop

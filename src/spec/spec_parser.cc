@@ -84,7 +84,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
     return ReadSweep(t, spec.cluster, &spec.sweep);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "workload", Need::kRequired, [&](const TableReader& t) {
-    return ReadWorkload(t, &spec.workload);
+    return ReadWorkload(t, base_dir, &spec.workload);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "baseline", Need::kOptional, [&](const TableReader& t) {
     return ReadBaseline(t, base_dir, &spec.baseline);

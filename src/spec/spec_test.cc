@@ -1,6 +1,7 @@
 #include "spec/spec.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -10,6 +11,7 @@
 #include "spec/engine_env.h"
 #include "spec/layout_text.h"
 #include "spec/spec_parser.h"
+#include "util/files.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -528,6 +530,41 @@ TEST(SpecWorkload, RangeRatioZeroIsRejectedAsBenchRejectsIt) {
   EXPECT_DOUBLE_EQ(
       MustParse(Text(kSweep, std::string(kWorkload) + "range_ratio = 0.5\n")).workload.range_ratio,
       0.5);
+}
+
+TEST(SpecWorkload, OutputLengthsUniformAndTheirRatioChecked) {
+  const Spec spec =
+      MustParse(Text(kSweep, std::string(kWorkload) + "output_tokens = 256\noutput_distribution = "
+                                                      "\"uniform\"\noutput_range_ratio = 0.25\n"));
+  EXPECT_EQ(spec.workload.output_distribution, "uniform");
+  EXPECT_DOUBLE_EQ(spec.workload.output_range_ratio, 0.25);
+  EXPECT_EQ(ErrorOf(Text(kSweep, std::string(kWorkload) + "output_range_ratio = 0\n")),
+            "/s/spec.toml:15:22: key 'workload.output_range_ratio': expected a number in (0, 1] "
+            "(outputs are uniform on [output_tokens x output_range_ratio, output_tokens]), got 0");
+}
+
+// The lengths file is read with the spec, relative to it; its errors name
+// the spec's key and the file's line.
+TEST(SpecWorkload, LengthsFileIsReadRelativeToTheSpec) {
+  const std::string dir = ::testing::TempDir() + "spec_lengths_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(
+      WriteFileAtomic(dir + "/lengths.csv", "input_tokens,output_tokens\n100,20\n50,7\n").ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(dir + "/bad.csv", "input_tokens,output_tokens\n100,20\n50,-7\n").ok());
+  const std::string text =
+      Text(kSweep, std::string(kWorkload) + "lengths_file = \"lengths.csv\"\n");
+  Result<Spec> spec = ParseSpec(text, dir + "/spec.toml", {});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->workload.lengths_file, dir + "/lengths.csv");
+  ASSERT_EQ(spec->workload.lengths.size(), 2u);
+  EXPECT_EQ(spec->workload.lengths[1].output_tokens, 7);
+  Result<Spec> bad = ParseSpec(Replace(text, "lengths.csv", "bad.csv"), dir + "/spec.toml", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, dir + "/spec.toml:15:16: key 'workload.lengths_file': " + dir +
+                                     "/bad.csv:3: column 'output_tokens': expected a whole number "
+                                     "of tokens in [1, 16777216], got -7");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -108,17 +108,32 @@ LatencySummary Summarize(const std::vector<double>& v) {
   if (v.empty()) return s;
   s.mean = Mean(v);
   s.p50 = Percentile(v, 50);
+  s.p90 = Percentile(v, 90);
   s.p95 = Percentile(v, 95);
   s.p99 = Percentile(v, 99);
   s.max = *std::max_element(v.begin(), v.end());
   return s;
 }
 
+std::optional<double> TimePerOutputTokenS(const workload::RequestRecord& r) {
+  if (r.output_tokens < 2 || r.first_token_ns < 0 || r.end_ns < r.first_token_ns)
+    return std::nullopt;
+  return (r.end_ns - r.first_token_ns) * 1e-9 / static_cast<double>(r.output_tokens - 1);
+}
+
+void AppendInterTokenLatenciesS(const workload::RequestRecord& r, std::vector<double>& out) {
+  for (size_t i = 0; i < r.chunk_gaps_us.size(); ++i) {
+    const int64_t k = r.chunk_token_count(i);
+    const double each_s = r.chunk_gaps_us[i] * 1e-6 / static_cast<double>(k);
+    out.insert(out.end(), static_cast<size_t>(k), each_s);
+  }
+}
+
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records) {
   SampleMetrics m;
   m.requests_total = static_cast<int>(records.size());
   int64_t first_send = INT64_MAX, last_end = INT64_MIN;
-  std::vector<double> ttft, e2e;
+  std::vector<double> ttft, e2e, tpot, itl;
   for (const auto& r : records) {
     if (r.status == workload::RequestStatus::kNotSent) continue;
     first_send = std::min(first_send, r.send_ns);
@@ -132,6 +147,8 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
     m.output_tokens += r.output_tokens;
     ttft.push_back(r.ttft_s());
     e2e.push_back(r.e2e_s());
+    if (auto t = TimePerOutputTokenS(r)) tpot.push_back(*t);
+    AppendInterTokenLatenciesS(r, itl);
   }
   if (first_send != INT64_MAX && last_end > first_send)
     m.duration_s = (last_end - first_send) * 1e-9;
@@ -142,6 +159,10 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
   }
   m.ttft_s = Summarize(ttft);
   m.e2e_s = Summarize(e2e);
+  m.tpot_requests = static_cast<int>(tpot.size());
+  m.itl_values = static_cast<int64_t>(itl.size());
+  m.tpot_s = Summarize(tpot);
+  m.itl_s = Summarize(itl);
   return m;
 }
 

@@ -8,9 +8,22 @@
 //  - Correlation: Pearson's r of paired values; RankCorrelation is
 //    Spearman's rho, Pearson's r of the ranks (ties take their mean rank).
 //  - Input throughput: total intended input tokens of successful requests
-//    divided by the time from the first send to the last completion.
+//    divided by the time from the first send to the last completion; output
+//    throughput and request throughput likewise, with output tokens and
+//    completed requests.
+//  - E2E latency: send to the end of the stream; TTFT: send to the first
+//    chunk that carried a generated token.
+//  - TPOT (time per output token), per request with more than one output
+//    token: (e2e - TTFT) / (output tokens - 1), SGLang's bench_serving
+//    (calculate_metrics) and GuideLLM's per-request "inter_token_latency_ms".
+//  - ITL (inter-token latency), per token after the first: each streamed
+//    chunk's gap since the previous token chunk, spread evenly over the k
+//    tokens it carried (k values of gap / k), as bench_serving's native
+//    client; the sample's ITL percentiles are over every such value of every
+//    completed request, not over per-request means.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "workload/request_record.h"
@@ -33,9 +46,15 @@ double NormalQuantile(double p);
 double ExpectedMaxOfNormals(int n);
 
 struct LatencySummary {
-  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
 };
 LatencySummary Summarize(const std::vector<double>& values);
+
+// TPOT of one request in seconds; none with fewer than 2 output tokens or
+// without a first token and an end.
+std::optional<double> TimePerOutputTokenS(const workload::RequestRecord& r);
+// Appends the request's ITL values in seconds (see the definition above).
+void AppendInterTokenLatenciesS(const workload::RequestRecord& r, std::vector<double>& out);
 
 // Aggregates of one benchmark sample.
 struct SampleMetrics {
@@ -50,6 +69,12 @@ struct SampleMetrics {
   double request_throughput = 0;
   LatencySummary ttft_s;
   LatencySummary e2e_s;
+  // Decode: over completed requests with more than one output token (TPOT)
+  // and over every ITL value of completed requests; zero when there are none.
+  int tpot_requests = 0;
+  int64_t itl_values = 0;
+  LatencySummary tpot_s;
+  LatencySummary itl_s;
 };
 
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records);

@@ -64,6 +64,44 @@ TEST(StatsTest, SampleMetricsCountErrorsAndUseFirstSendToLastEnd) {
   EXPECT_DOUBLE_EQ(m.ttft_s.p50, 1.75);  // ttfts 1.0 and 2.5
 }
 
+// Hand-worked: request A sends at 0, first token at 100 ms, then chunks
+// 10 ms (1 token), 30 ms (3 tokens) and 20 ms (1 token) apart, end at
+// 160 ms with 6 output tokens: ITL 10, 10, 10, 10, 20 ms; TPOT
+// (160 - 100) / 5 = 12 ms. Request B (1 token) adds no ITL and no TPOT.
+TEST(StatsTest, TpotIsPerRequestAndItlSpreadsAChunkGapOverItsTokens) {
+  workload::RequestRecord a;
+  a.first_token_ns = 100'000'000;
+  a.end_ns = 160'000'000;
+  a.output_tokens = 6;
+  a.chunk_gaps_us = {10'000, 30'000, 20'000};
+  a.chunk_tokens = {1, 3, 1};
+  workload::RequestRecord b;
+  b.id = 1;
+  b.first_token_ns = 50'000'000;
+  b.end_ns = 50'000'000;
+  b.output_tokens = 1;
+  ASSERT_TRUE(TimePerOutputTokenS(a).has_value());
+  EXPECT_DOUBLE_EQ(*TimePerOutputTokenS(a), 0.012);
+  EXPECT_FALSE(TimePerOutputTokenS(b).has_value());
+  std::vector<double> itl;
+  AppendInterTokenLatenciesS(a, itl);
+  EXPECT_EQ(itl, (std::vector<double>{0.01, 0.01, 0.01, 0.01, 0.02}));
+  const SampleMetrics m = ComputeSampleMetrics({a, b});
+  EXPECT_EQ(m.tpot_requests, 1);
+  EXPECT_EQ(m.itl_values, 5);
+  EXPECT_DOUBLE_EQ(m.tpot_s.p50, 0.012);
+  EXPECT_DOUBLE_EQ(m.itl_s.mean, 0.012);
+  EXPECT_DOUBLE_EQ(m.itl_s.p50, 0.01);
+  // numpy: h = 4 * 0.9 = 3.6 -> 0.01 + 0.6 * (0.02 - 0.01).
+  EXPECT_DOUBLE_EQ(m.itl_s.p90, 0.016);
+  EXPECT_DOUBLE_EQ(m.itl_s.max, 0.02);
+  // Without chunk_tokens every chunk carried one token.
+  a.chunk_tokens.clear();
+  itl.clear();
+  AppendInterTokenLatenciesS(a, itl);
+  EXPECT_EQ(itl, (std::vector<double>{0.01, 0.03, 0.02}));
+}
+
 TEST(NormalQuantile, MatchesTables) {
   EXPECT_DOUBLE_EQ(NormalQuantile(0.5), 0);
   EXPECT_NEAR(NormalQuantile(0.975), 1.959963984540054, 1e-12);

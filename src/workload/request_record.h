@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ppsearch::workload {
 
@@ -32,10 +33,20 @@ struct RequestRecord {
   // The server's own Unix time of the first token, where it reports one
   // (serve-sim's meta_info.first_token_ts); -1 unknown.
   double server_first_token_unix_s = -1;
+  // Decode timing, compact enough for a million tokens: one entry per
+  // streamed chunk after the first that carried generated tokens, the
+  // microseconds since the previous such chunk (the first entry: since the
+  // first token). Chunks read together count as one chunk.
+  std::vector<int64_t> chunk_gaps_us{};
+  // Tokens each of those chunks carried, parallel to chunk_gaps_us; empty:
+  // every one carried exactly one (the file leaves all-one counts out).
+  std::vector<int64_t> chunk_tokens{};
 
   bool ok() const { return status == RequestStatus::kOk; }
   double ttft_s() const { return (first_token_ns - send_ns) * 1e-9; }
   double e2e_s() const { return (end_ns - send_ns) * 1e-9; }
+  // Tokens the i-th entry of chunk_gaps_us carried.
+  int64_t chunk_token_count(size_t i) const { return chunk_tokens.empty() ? 1 : chunk_tokens[i]; }
 };
 
 }  // namespace ppsearch::workload

@@ -27,15 +27,29 @@ std::vector<PlannedRequest> PlanRequests(const WorkloadParams& params) {
   std::vector<PlannedRequest> out;
   out.reserve(params.num_requests);
   // bench_serving's compute_random_lens: randint(max(L * ratio, 1), L + 1).
-  int64_t min_len =
-      std::max<int64_t>(static_cast<int64_t>(params.input_tokens * params.range_ratio), 1);
+  // A draw happens only for what varies, in a fixed order (row, or input
+  // then output; then arrival), so fixed lengths plan as they always did.
+  auto min_len = [](int64_t len, double ratio) {
+    return std::max<int64_t>(static_cast<int64_t>(len * ratio), 1);
+  };
+  const int64_t min_input = min_len(params.input_tokens, params.range_ratio);
+  const int64_t min_output = min_len(params.output_tokens, params.output_range_ratio);
+  const int64_t rows = static_cast<int64_t>(params.lengths.size());
   double t_s = 0;
   for (int i = 0; i < params.num_requests; ++i) {
     PlannedRequest r;
     r.id = i;
-    r.input_tokens = params.range_ratio >= 1.0 ? params.input_tokens
-                                               : rng.UniformInt(min_len, params.input_tokens);
-    r.output_tokens = params.output_tokens;
+    if (rows > 0) {
+      const LengthPair& row = params.lengths[static_cast<size_t>(rng.UniformInt(0, rows - 1))];
+      r.input_tokens = row.input_tokens;
+      r.output_tokens = row.output_tokens;
+    } else {
+      r.input_tokens = params.range_ratio >= 1.0 ? params.input_tokens
+                                                 : rng.UniformInt(min_input, params.input_tokens);
+      r.output_tokens = params.output_range_ratio >= 1.0
+                            ? params.output_tokens
+                            : rng.UniformInt(min_output, params.output_tokens);
+    }
     if (params.request_rate > 0) {
       // bench_serving yields a request, then sleeps an exponential interval.
       r.arrival_ns = static_cast<int64_t>(std::llround(t_s * 1e9));

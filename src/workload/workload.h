@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "workload/lengths_file.h"
+
 namespace ppsearch::workload {
 
 struct WorkloadParams {
@@ -15,6 +17,13 @@ struct WorkloadParams {
   // Input lengths uniform on [input_tokens * range_ratio, input_tokens];
   // 1.0 gives fixed lengths (bench_serving's --random-range-ratio).
   double range_ratio = 1.0;
+  // Output lengths uniform on [output_tokens * output_range_ratio,
+  // output_tokens] the same way; 1.0 gives fixed lengths.
+  double output_range_ratio = 1.0;
+  // A lengths file's rows (lengths_file.h): when given, each request takes
+  // both lengths from a row drawn uniformly with the seed, and the lengths
+  // and ratios above are not used.
+  std::vector<LengthPair> lengths{};
   double request_rate = 0;  // requests/s; 0 = closed loop
   uint64_t seed = 1;
 };
