@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ppsearch::workload {
 
@@ -32,10 +33,17 @@ struct RequestRecord {
   // The server's own Unix time of the first token, where it reports one
   // (serve-sim's meta_info.first_token_ts); -1 unknown.
   double server_first_token_unix_s = -1;
+  // When each streamed chunk carrying output tokens arrived, ns since the
+  // sample's start, in order: the first is first_token_ns. The simulated
+  // engine streams one token per chunk. Empty: not recorded.
+  std::vector<int64_t> chunk_ns = {};
 
   bool ok() const { return status == RequestStatus::kOk; }
   double ttft_s() const { return (first_token_ns - send_ns) * 1e-9; }
   double e2e_s() const { return (end_ns - send_ns) * 1e-9; }
+  // Time per output token after the first: (e2e - ttft) / (output_tokens - 1),
+  // as SGLang's bench_serving defines TPOT; only for output_tokens > 1.
+  double tpot_s() const { return (end_ns - first_token_ns) * 1e-9 / (output_tokens - 1); }
 };
 
 }  // namespace ppsearch::workload
