@@ -19,12 +19,6 @@ constexpr double kMib = 1024.0 * 1024.0;
 // exact split varies by version, so this is an estimate).
 constexpr double kStateBudgetShare = 0.5;
 
-int DecodeGraphMaxBs(const MemoryInputs& in) {
-  if (in.cuda_graph_max_bs > 0) return in.cuda_graph_max_bs;
-  // server_args.py: < 160 GB GPUs capture up to 256 (tp < 4) or 512.
-  return in.tp < 4 ? 256 : 512;
-}
-
 // One named share of a stage's peak, MiB.
 struct Share {
   std::string label;
@@ -76,6 +70,12 @@ void FindTightestStage(const MemoryInputs& in, MemoryPlan& plan) {
 }
 
 }  // namespace
+
+int DecodeGraphMaxBs(const MemoryInputs& in) {
+  if (in.cuda_graph_max_bs > 0) return in.cuda_graph_max_bs;
+  // server_args.py: < 160 GB GPUs capture up to 256 (tp < 4) or 512.
+  return in.tp < 4 ? 256 : 512;
+}
 
 double DefaultReservedMib(const MemoryInputs& in) {
   // _handle_gpu_memory_settings (v0.5.18), in MB of the device capacity:
