@@ -118,7 +118,7 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
   SampleMetrics m;
   m.requests_total = static_cast<int>(records.size());
   int64_t first_send = INT64_MAX, last_end = INT64_MIN;
-  std::vector<double> ttft, e2e;
+  std::vector<double> ttft, e2e, tpot, itl;
   for (const auto& r : records) {
     if (r.status == workload::RequestStatus::kNotSent) continue;
     first_send = std::min(first_send, r.send_ns);
@@ -132,6 +132,9 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
     m.output_tokens += r.output_tokens;
     ttft.push_back(r.ttft_s());
     e2e.push_back(r.e2e_s());
+    if (r.output_tokens > 1) tpot.push_back(r.tpot_s());
+    for (size_t i = 1; i < r.chunk_ns.size(); ++i)
+      itl.push_back((r.chunk_ns[i] - r.chunk_ns[i - 1]) * 1e-9);
   }
   if (first_send != INT64_MAX && last_end > first_send)
     m.duration_s = (last_end - first_send) * 1e-9;
@@ -142,6 +145,8 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
   }
   m.ttft_s = Summarize(ttft);
   m.e2e_s = Summarize(e2e);
+  m.tpot_s = Summarize(tpot);
+  m.itl_s = Summarize(itl);
   return m;
 }
 

@@ -8,7 +8,12 @@
 //  - Correlation: Pearson's r of paired values; RankCorrelation is
 //    Spearman's rho, Pearson's r of the ranks (ties take their mean rank).
 //  - Input throughput: total intended input tokens of successful requests
-//    divided by the time from the first send to the last completion.
+//    divided by the time from the first send to the last completion; output
+//    throughput likewise with output tokens.
+//  - TPOT (time per output token) of a request with more than one output
+//    token: (e2e - ttft) / (output tokens - 1); ITL (inter-token latency):
+//    every gap between consecutive streamed chunks of a request, all
+//    requests' gaps pooled (SGLang's bench_serving, benchmark/serving.py).
 
 #include <cstdint>
 #include <vector>
@@ -50,6 +55,8 @@ struct SampleMetrics {
   double request_throughput = 0;
   LatencySummary ttft_s;
   LatencySummary e2e_s;
+  LatencySummary tpot_s;  // completed requests with more than one output token
+  LatencySummary itl_s;   // of requests that recorded chunk times
 };
 
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records);
