@@ -48,7 +48,26 @@ struct SimulatedPoint {
 
 std::string Pct(double share) { return FormatPercent(share, 1); }
 
-nlohmann::json PointJson(const SimulatedPoint& sp) {
+// A decode figure of a point: its JSON key, the central value, its interval
+// (null without intervals) and the factor to the key's unit.
+struct DecodeFigure {
+  const char* key;
+  double value;
+  const uncertainty::Interval* interval;
+  double scale;  // to the key's unit
+};
+
+std::vector<DecodeFigure> DecodeFigures(const SimulatedPoint& sp) {
+  const auto& m = sp.point.prediction.metrics;
+  const uncertainty::PointUncertainty* u = sp.spread;
+  return {{"tpot_ms", m.tpot_s.p50, u ? &u->tpot_p50_s : nullptr, 1e3},
+          {"itl_p99_ms", m.itl_s.p99, u ? &u->itl_p99_s : nullptr, 1e3},
+          {"output_tps", m.output_tps, u ? &u->output_tps : nullptr, 1},
+          {"e2e_p50_s", m.e2e_s.p50, u ? &u->e2e_p50_s : nullptr, 1}};
+}
+
+// `decode`: the workload asks for more than one output token per request.
+nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
   const auto& p = sp.point.prediction;
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
@@ -111,6 +130,15 @@ nlohmann::json PointJson(const SimulatedPoint& sp) {
     for (const auto& [name, interval] : fields) {
       j[std::string(name) + "_low"] = interval->low;
       j[std::string(name) + "_high"] = interval->high;
+    }
+  }
+  if (decode) {
+    j["itl_p50_ms"] = p.metrics.itl_s.p50 * 1e3;
+    for (const DecodeFigure& f : DecodeFigures(sp)) {
+      j[f.key] = f.value * f.scale;
+      if (!f.interval) continue;
+      j[std::string(f.key) + "_low"] = f.interval->low * f.scale;
+      j[std::string(f.key) + "_high"] = f.interval->high * f.scale;
     }
   }
   return j;
@@ -223,6 +251,27 @@ void PrintBreakdown(const std::vector<predict::SearchPoint>& points) {
   }
 }
 
+void PrintDecode(const std::vector<SimulatedPoint>& points) {
+  std::cout << "\n# decode (predicted): TPOT p50 = median over requests of (e2e - TTFT) / "
+               "(output tokens - 1); ITL = gaps between streamed tokens\n";
+  text::Table t{{"layout", "C", "TPOT p50 ms", "ITL p99 ms", "output tok/s", "e2e p50 s"},
+                {},
+                {true, false, false, false, false, false}};
+  for (const auto& sp : points) {
+    const auto& p = sp.point.prediction;
+    std::vector<std::string> row = {p.layout.Label(), std::to_string(p.concurrency)};
+    for (const DecodeFigure& f : DecodeFigures(sp)) {
+      std::string cell = FormatNumber(f.value * f.scale, 2);
+      if (f.interval)
+        cell += fmt::format(" [{}, {}]", FormatNumber(f.interval->low * f.scale, 2),
+                            FormatNumber(f.interval->high * f.scale, 2));
+      row.push_back(cell);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  std::cout << text::RenderTextTable(t);
+}
+
 void PrintCapCheck(const std::vector<predict::SearchPoint>& points) {
   std::cout << "\n# pp-max-micro-batch-size = 1 (one request per micro-batch) vs SGLang's default, "
                "this workload\n";
@@ -285,6 +334,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   std::vector<SimulatedPoint> points;
   for (size_t i = 0; i < prediction.points.size(); ++i)
     points.push_back({prediction.points[i], prediction.IntervalOf(i)});
+  const bool decode = in->spec.workload.output_tokens > 1;
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
     const auto& p = sp.point.prediction;
@@ -306,7 +356,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                         {"calibration", calibration.source},
                         {"calibration_infeasible", calibration.infeasible},
                         {"points", nlohmann::json::array()}};
-    for (const auto& sp : points) j["points"].push_back(PointJson(sp));
+    for (const auto& sp : points) j["points"].push_back(PointJson(sp, decode));
     j["memory_interval"] = MemoryIntervalJson(memory::DefaultMemoryTermRange());
     if (intervals)
       j["uncertainty"] =
@@ -331,6 +381,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
                 << "\n";
     std::cout << report::RenderResultTable(rows, rows, in->spec.baseline.layout, false);
+    if (decode) PrintDecode(points);
     PrintBreakdown(prediction.points);
     PrintCapCheck(prediction.points);
     if (intervals) PrintUncertainty(summary, calibration, in->spec.decision.objective);

@@ -112,7 +112,14 @@ GroupSpan LayoutCostModel::TpGroup(int stage) const {
   return GroupSpan{layout_.tp, st.tp_nodes, st.groups_per_node};
 }
 
-double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows) const {
+double LayoutCostModel::EmbeddingNs(int64_t tokens) const {
+  // A gather of `tokens` rows of this rank's vocabulary shard: memory only.
+  const double bytes = 2.0 * tokens * model_.hidden * kBf16Bytes;
+  return bytes / MemoryBw() * 1e9;
+}
+
+GemmShape LayoutCostModel::LinearShape(const model::Linear& l, int64_t tokens,
+                                       int64_t logit_rows) const {
   const int tp = layout_.tp;
   GemmShape g;
   g.m = tokens;
@@ -120,11 +127,6 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
   g.n = l.out_features;
   g.weight_bytes_per_param = model::BytesPerParam(l.dtype);
   switch (l.role) {
-    case OpRole::kEmbedding: {
-      // A gather of `tokens` rows of this rank's vocabulary shard: memory only.
-      double bytes = 2.0 * tokens * model_.hidden * kBf16Bytes;
-      return bytes / MemoryBw() * 1e9;
-    }
     case OpRole::kLmHead:
       g.m = logit_rows;  // logits only for each sequence's last position
       g.n = CeilDiv(l.out_features, tp);
@@ -153,14 +155,21 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
       g.groups = l.count;
       break;
   }
-  return static_cast<double>(
-      EstimateGemm(g, RateTflops(l.dtype), MemoryBw() / 1e9, hw_.sm_count, Efficiency(l)).ns);
+  return g;
 }
 
-StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows) const {
+double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows) const {
+  if (l.role == OpRole::kEmbedding) return EmbeddingNs(tokens);
+  return static_cast<double>(EstimateGemm(LinearShape(l, tokens, logit_rows), RateTflops(l.dtype),
+                                          MemoryBw() / 1e9, hw_.sm_count, Efficiency(l))
+                                 .ns);
+}
+
+StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows,
+                                          int64_t decode_sequences) const {
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = cache_.find({stage, tokens, logit_rows});
+    auto it = cache_.find({stage, tokens, logit_rows, decode_sequences});
     if (it != cache_.end()) return it->second;
   }
   StageBreakdown b;
@@ -170,9 +179,13 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
   const double allreduce_ns = static_cast<double>(AllReduceNs(act_bytes, group, links_));
   const double arrival_ns = ArrivalWaitUs(group, links_) * 1e3;
   const double skew = ExpertSkew();
+  auto linear_ns = [&](const model::Linear& l) {
+    return decode_sequences >= 0 ? DecodeLinearNs(l, tokens, decode_sequences)
+                                 : LinearNs(l, tokens, logit_rows);
+  };
   for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) {
-      const double ns = LinearNs(l, tokens, logit_rows);
+      const double ns = linear_ns(l);
       b.gemm_ns += ns;
       // Every rank waits, inside the next all-reduce, for the busiest EP
       // rank's experts: the mean rank computes `ns`, the slowest skew x ns.
@@ -208,7 +221,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     }
   }
   if (st.has_embedding) {
-    b.gemm_ns += LinearNs(model_.embedding, tokens, logit_rows);
+    b.gemm_ns += EmbeddingNs(tokens);
     if (layout_.tp > 1) {  // VocabParallelEmbedding sums its shards
       b.allreduce_ns += allreduce_ns;
       b.allreduce_calls += 1;
@@ -216,7 +229,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     }
   }
   if (st.has_lm_head) {
-    b.gemm_ns += LinearNs(model_.lm_head, tokens, logit_rows);
+    b.gemm_ns += linear_ns(model_.lm_head);
     b.allreduce_ns += static_cast<double>(
         AllGatherNs(static_cast<double>(logit_rows) * model_.vocab * kBf16Bytes, group, links_));
   }
@@ -227,7 +240,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
         static_cast<double>(AllGatherNs(BoundaryVectors(stage) * act_bytes, group, links_));
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
-  cache_.emplace(std::make_tuple(stage, tokens, logit_rows), b);
+  cache_.emplace(std::make_tuple(stage, tokens, logit_rows, decode_sequences), b);
   return b;
 }
 
@@ -303,6 +316,7 @@ std::vector<LayoutCostModel::OperatorTime> LayoutCostModel::OperatorTimes(int st
 }
 
 StageBreakdown LayoutCostModel::Breakdown(int stage, const sim::MicroBatch& batch) const {
+  if (!batch.is_prefill) return DecodeBreakdown(stage, batch);
   StageBreakdown b =
       TokenPart(stage, batch.extend_tokens(), static_cast<int64_t>(batch.entries.size()));
   b.attention_ns = AttentionNs(stage, batch);

@@ -12,6 +12,7 @@
 
 #include "cost/calibration.h"
 #include "cost/collective.h"
+#include "cost/gemm.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
 #include "sim/cost_model.h"
@@ -36,6 +37,9 @@ struct LayoutShape {
   int tp = 1;
   int ep = 1;
   std::vector<StageShape> stages;
+  // Decode batch sizes captured as CUDA graphs, ascending (DecodeCaptureBatchSizes);
+  // a decode step runs at the next captured size. Empty: eager decode, no padding.
+  std::vector<int> decode_graph_batch_sizes;
   int moe_tp() const { return tp / (ep > 0 ? ep : 1); }
 };
 
@@ -63,6 +67,7 @@ struct StageBreakdown {
   double jitter_wait_ns = 0;
   double attn_res_ns = 0;  // block attention residuals (memory-bound), in elementwise_ns too
   double recv_allgather_ns = 0;
+  double sampling_ns = 0;  // decode: the sampler on the last stage, in elementwise_ns too
 };
 
 class LayoutCostModel : public sim::CostModel {
@@ -95,7 +100,17 @@ class LayoutCostModel : public sim::CostModel {
  private:
   // Token-count-dependent part of a stage (GEMMs, element-wise, collectives),
   // cached: prefill batches repeat the same token counts.
-  StageBreakdown TokenPart(int stage, int64_t tokens, int64_t logit_rows) const;
+  // `decode_sequences` >= 0: a decode step of that many sequences padded to
+  // `tokens`, whose routed experts are costed for the experts it touches.
+  StageBreakdown TokenPart(int stage, int64_t tokens, int64_t logit_rows,
+                           int64_t decode_sequences = -1) const;
+  // A decode step (decode_step.cc).
+  StageBreakdown DecodeBreakdown(int stage, const sim::MicroBatch& batch) const;
+  // A linear in a decode step of `sequences` padded to `padded` rows (DecodeGemmNs).
+  double DecodeLinearNs(const model::Linear& linear, int64_t padded, int64_t sequences) const;
+  // The GEMM a linear runs for `tokens` rows (LM head: `logit_rows`); not the embedding.
+  GemmShape LinearShape(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
+  double EmbeddingNs(int64_t tokens) const;
   double AttentionNs(int stage, const sim::MicroBatch& batch) const;
   double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
   double RateTflops(model::DType dtype) const;
@@ -125,7 +140,7 @@ class LayoutCostModel : public sim::CostModel {
   };
   std::vector<StageLayers> stage_layers_;
   mutable std::mutex cache_mu_;
-  mutable std::map<std::tuple<int, int64_t, int64_t>, StageBreakdown> cache_;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, StageBreakdown> cache_;
 };
 
 }  // namespace ppsearch::cost

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
+#include "cost/cost_testing.h"
 #include "cost/gemm.h"
 #include "model/model_testing.h"
 #include "util/files.h"
@@ -25,6 +26,8 @@ using model::OpRole;
 using model::Sharding;
 
 using model::testing::MakeLinear;
+using testing::Ideal;
+using testing::TinyGpu;
 
 // 4 dense GQA layers, hidden 1024: 16 query heads, 4 KV heads of 64, a
 // SwiGLU MLP of width 4096, vocabulary 32768.
@@ -55,43 +58,6 @@ model::ModelDesc TinyDenseModel() {
   m.embedding = MakeLinear("embed_tokens", 32768, 1024, Sharding::kVocab, OpRole::kEmbedding);
   m.lm_head = MakeLinear("lm_head", 1024, 32768, Sharding::kVocab, OpRole::kLmHead);
   return m;
-}
-
-// Round numbers: 100 SMs, 100 TFLOPS bf16, 1000 GB/s, 4 GPUs per node,
-// PCIe P2P 50 GB/s / 5 us, NIC 25 GB/s per GPU / 10 us.
-hardware::HardwareProfile TinyGpu() {
-  hardware::HardwareProfile hw;
-  hw.name = "tiny-gpu";
-  hw.gpu_name = "NVIDIA Tiny";
-  hw.sm_count = 100;
-  hw.memory_mib = 80000;
-  hw.memory_bw_gbps = 1000;
-  hw.bf16_tflops = 100;
-  hw.fp8_tflops = 200;
-  hw.fp4_tflops = 400;
-  hw.w4a8_tflops = 150;
-  hw.attention_tflops = 50;
-  hw.gpus_per_node = 4;
-  hw.intra_allreduce = {{2, 40, 5}, {4, 30, 10}};
-  hw.intra_alltoall = hw.intra_allreduce;
-  hw.p2p_gbps = 50;
-  hw.p2p_latency_us = 5;
-  hw.nic_gbps_per_gpu = 25;
-  hw.inter_latency_us = 10;
-  return hw;
-}
-
-// Every efficiency at its physical bound (1.0 of the profile's rates), no
-// waits: the hand-worked numbers below are the profile's own rates.
-Calibration Ideal() {
-  Calibration c;
-  for (Param p : {Param::kDenseGemm, Param::kFp8Gemm, Param::kMoeGemm, Param::kAttention,
-                  Param::kLinearAttention, Param::kMemory, Param::kIntraLink, Param::kInterLink,
-                  Param::kExpertSkew})
-    c.Set(p, 1.0);
-  c.Set(Param::kRankJitter, 0);
-  c.Set(Param::kHostOverhead, 2000);
-  return c;
 }
 
 // `pp` stages of equal layer counts over `layers` layers, TP groups spanning
@@ -253,7 +219,7 @@ TEST(LayoutCostModel, PipelineStagesSumToTheUnsplitCost) {
     for (int pp : {2, 4}) {
       LayoutCostModel split(m, TinyGpu(), Layout(pp, tp), Ideal());
       for (const sim::MicroBatch& batch : SampleBatches()) {
-        SCOPED_TRACE(testing::Message()
+        SCOPED_TRACE(::testing::Message()
                      << "tp " << tp << " pp " << pp << " tokens " << batch.extend_tokens());
         sim::StageTime one = whole.StageCost(0, batch);
         int64_t compute = 0, comm = 0, overhead = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/decode_step.h"
 #include "spec/engine_env.h"
 
 namespace ppsearch::predict {
@@ -65,7 +66,16 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
   c.context_len = plan::ContextLength(spec, model);
   c.dynamic_chunking.enabled = spec.engine.ArgTrue("enable-dynamic-chunking");
   c.dynamic_chunking.smooth_factor = spec::DynamicChunkSmoothFactor(spec.engine);
+  c.overlap_schedule = plan.layout.pp == 1 && !spec.engine.ArgTrue("disable-overlap-schedule");
   return c;
+}
+
+std::vector<int> DecodeGraphBatchSizes(const spec::Spec& spec,
+                                       const memory::MemoryInputs& memory_inputs,
+                                       const memory::MemoryPlan& memory) {
+  if (spec.engine.ArgTrue("disable-cuda-graph")) return {};
+  return cost::DecodeCaptureBatchSizes(memory::DecodeGraphMaxBs(memory_inputs),
+                                       memory.max_running_requests);
 }
 
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed) {
@@ -94,7 +104,9 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
   p.memory = memory::PlanMemory(memory_inputs);
   p.memory_interval = memory::StagePeakIntervals(memory_inputs, memory::DefaultMemoryTermRange());
-  cost::LayoutCostModel cost(model, hw, ShapeFromPlan(plan), calibration);
+  cost::LayoutShape shape = ShapeFromPlan(plan);
+  shape.decode_graph_batch_sizes = DecodeGraphBatchSizes(spec, memory_inputs, p.memory);
+  cost::LayoutCostModel cost(model, hw, shape, calibration);
   sim::SchedulerConfig config =
       SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);
   workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);

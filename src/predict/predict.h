@@ -56,6 +56,11 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
                                         const model::ModelDesc& model,
                                         const memory::MemoryPlan& memory,
                                         int pp_max_micro_batch_size_override);
+// The decode batch sizes the layout's server captures as CUDA graphs (none
+// with disable-cuda-graph), for cost::LayoutShape::decode_graph_batch_sizes.
+std::vector<int> DecodeGraphBatchSizes(const spec::Spec& spec,
+                                       const memory::MemoryInputs& memory_inputs,
+                                       const memory::MemoryPlan& memory);
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);
 
 // Why the simulator cannot predict this planned layout (a valid one SGLang

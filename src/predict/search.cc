@@ -31,7 +31,16 @@ std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
 }  // namespace
 
 uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
-  return {p.metrics.input_tps, p.metrics.ttft_s.p50, p.metrics.ttft_s.p95, p.memory.peak_mib_max};
+  uncertainty::MemberValues v;
+  v.input_tps = p.metrics.input_tps;
+  v.ttft_p50_s = p.metrics.ttft_s.p50;
+  v.ttft_p95_s = p.metrics.ttft_s.p95;
+  v.peak_gpu_mib = p.memory.peak_mib_max;
+  v.tpot_p50_s = p.metrics.tpot_s.p50;
+  v.itl_p99_s = p.metrics.itl_s.p99;
+  v.output_tps = p.metrics.output_tps;
+  v.e2e_p50_s = p.metrics.e2e_s.p50;
+  return v;
 }
 
 SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,

@@ -82,10 +82,14 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
     for (const auto& e : d->plan.errors) msg += "\n  " + e.message;
     return MakeError(msg);
   }
-  d->memory = memory::PlanMemory(predict::MemoryInputsFor(d->plan, d->spec, d->model, d->hw));
+  const memory::MemoryInputs memory_inputs =
+      predict::MemoryInputsFor(d->plan, d->spec, d->model, d->hw);
+  d->memory = memory::PlanMemory(memory_inputs);
   if (!d->memory.fits) return MakeError(d->memory.refusal);
-  d->cost = std::make_unique<cost::LayoutCostModel>(
-      d->model, d->hw, predict::ShapeFromPlan(d->plan), d->calibration);
+  cost::LayoutShape shape = predict::ShapeFromPlan(d->plan);
+  shape.decode_graph_batch_sizes =
+      predict::DecodeGraphBatchSizes(d->spec, memory_inputs, d->memory);
+  d->cost = std::make_unique<cost::LayoutCostModel>(d->model, d->hw, shape, d->calibration);
   d->scheduler = predict::SchedulerConfigFor(d->plan, d->spec, d->model, d->memory, 0);
   d->pp_max_micro_batch_size = sim::ResolvePpMaxMicroBatchSize(d->scheduler);
   return d;

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 
+#include "cost/layout_cost.h"
+#include "predict/predict.h"
 #include "server/engine_testing.h"
 #include "sim/engine.h"
+#include "testkit/example_search.h"
 #include "workload/workload.h"
 
 namespace ppsearch::server {
@@ -126,6 +130,59 @@ TEST(RealtimeEngineTest, TokensArriveWhenTheScaledClockReachesThem) {
   EXPECT_EQ(p.first_token_sim_ns, 2000 + 500 + 1'000'000 + 1000 + 300);
   EXPECT_EQ(engine.in_flight(), 0);
   engine.Stop();
+}
+
+// A rehearsal streams decode at the predicted pace: the example's PP1
+// layout (overlap scheduler on), one request of 64 tokens at time scale 4.
+// The fake clock is moved to each token's predicted release in turn; the
+// token must be out then and not a clock step before, so the wall gaps
+// between chunks are the decode step the cost model predicts, / 4.
+TEST(RealtimeEngineTest, DecodeStreamsAtThePredictedStepPace) {
+  const testkit::ExampleInputs& in = testkit::Example();
+  const plan::LayoutPlan* lp = in.Layout(1);
+  ASSERT_NE(lp, nullptr);
+  const memory::MemoryInputs mi = predict::MemoryInputsFor(*lp, in.spec, in.model, in.hardware);
+  const memory::MemoryPlan mem = memory::PlanMemory(mi);
+  cost::LayoutShape shape = predict::ShapeFromPlan(*lp);
+  shape.decode_graph_batch_sizes = predict::DecodeGraphBatchSizes(in.spec, mi, mem);
+  const cost::LayoutCostModel cost(in.model, in.hardware, shape, cost::Calibration{});
+  const sim::SchedulerConfig config = predict::SchedulerConfigFor(*lp, in.spec, in.model, mem, 0);
+  ASSERT_TRUE(config.overlap_schedule);
+  constexpr int64_t kInput = 1000, kOutput = 64;
+  constexpr double kScale = 4;
+  // The decode step of one sequence at context c, the host work hidden.
+  auto step_ns = [&](int64_t context) {
+    sim::MicroBatch b;
+    b.entries.push_back({0, 1, context, false});
+    return std::max(cost.StageCost(0, b).total_ns() + cost.OutputReturnNs(b), cost.ScheduleNs(b));
+  };
+  // The engine's own release times: the offline run's chunks less the stream-out.
+  workload::PlannedRequest planned{0, kInput, kOutput, 0};
+  const sim::SimResult offline = sim::Simulate(config, cost, {planned}, 1);
+  const std::vector<int64_t>& chunks = offline.records[0].chunk_ns;
+  ASSERT_EQ(chunks.size(), static_cast<size_t>(kOutput));
+
+  FakeClock clock;
+  const int64_t start = clock.now_ns.load();
+  RealtimeEngine engine(config, cost, kScale, clock);
+  engine.Start();
+  auto h = engine.Submit(kInput, kOutput);
+  std::vector<int64_t> wall_ns;
+  for (int64_t k = 1; k <= kOutput; ++k) {
+    const int64_t release = chunks[k - 1] - cost.StreamOutNs();
+    clock.now_ns = start + static_cast<int64_t>(std::ceil(release / kScale));
+    const RequestProgress p = h->WaitBeyond(k - 1, std::chrono::milliseconds(5000));
+    ASSERT_EQ(p.output_tokens, k) << "token " << k << " not released exactly at its time";
+    wall_ns.push_back(clock.now_ns.load());
+  }
+  engine.Stop();
+  for (int64_t k = 2; k <= kOutput; ++k) {
+    // Token k follows the step that read a context of input + k - 2 tokens.
+    const double predicted = step_ns(kInput + k - 2) / kScale;
+    EXPECT_NEAR(static_cast<double>(wall_ns[k - 1] - wall_ns[k - 2]), predicted,
+                1e-3 * predicted + 1)
+        << "gap before token " << k;
+  }
 }
 
 TEST(RealtimeEngineTest, FailAllFailsInFlightAndLaterRequests) {

@@ -32,6 +32,7 @@ class BenchmarkClient : public EngineListener {
     auto& rec = result_->records[request];
     if (output_tokens == 1) rec.first_token_ns = client_ns;
     rec.output_tokens = output_tokens;
+    rec.chunk_ns.push_back(client_ns);
   }
 
   void OnFinished(int request, int64_t client_ns, bool ok) override {
@@ -41,6 +42,7 @@ class BenchmarkClient : public EngineListener {
       rec.http_status = 200;
     } else {
       rec.output_tokens = 0;
+      rec.chunk_ns.clear();
       rec.status = workload::RequestStatus::kHttpError;
       rec.http_status = 400;
       rec.error = "request does not fit the KV cache pool";

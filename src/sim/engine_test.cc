@@ -49,6 +49,41 @@ SchedulerConfig Config(int pp, int64_t chunk) {
   return c;
 }
 
+// LinearCost with a host that takes `schedule_ns` to form each batch.
+class HostBoundCost : public LinearCost {
+ public:
+  HostBoundCost(int64_t step_ns, int64_t schedule_ns)
+      : LinearCost(1, 0, step_ns), schedule_ns_(schedule_ns) {}
+  int64_t ScheduleNs(const MicroBatch&) const override { return schedule_ns_; }
+
+ private:
+  int64_t schedule_ns_;
+};
+
+std::vector<int64_t> ChunkGaps(const workload::RequestRecord& r) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < r.chunk_ns.size(); ++i) gaps.push_back(r.chunk_ns[i] - r.chunk_ns[i - 1]);
+  return gaps;
+}
+
+TEST(EngineTest, OverlapSchedulerHidesTheHostBehindDecodeSteps) {
+  // 100 us per step, 30 us of host work per batch, one request of 5 tokens.
+  SchedulerConfig c = Config(1, 8192);
+  const HostBoundCost cost(100'000, 30'000);
+  SimResult serial = Simulate(c, cost, Requests(1, 100, 5), 1);
+  ASSERT_EQ(serial.records[0].chunk_ns.size(), 5u);
+  EXPECT_EQ(serial.records[0].chunk_ns[0], serial.records[0].first_token_ns);
+  EXPECT_EQ(ChunkGaps(serial.records[0]), std::vector<int64_t>(4, 130'000));
+  // Overlapped, the host forms the next step while the GPU runs this one.
+  c.overlap_schedule = true;
+  SimResult overlapped = Simulate(c, cost, Requests(1, 100, 5), 1);
+  EXPECT_EQ(ChunkGaps(overlapped.records[0]), std::vector<int64_t>(4, 100'000));
+  EXPECT_EQ(overlapped.records[0].first_token_ns, serial.records[0].first_token_ns);
+  // A host slower than the GPU paces the steps.
+  SimResult host_bound = Simulate(c, HostBoundCost(100'000, 150'000), Requests(1, 100, 5), 1);
+  EXPECT_EQ(ChunkGaps(host_bound.records[0]), std::vector<int64_t>(4, 150'000));
+}
+
 TEST(EngineTest, SingleRequestTtftIsSumOfChunks) {
   // 16,000 tokens in chunks of 8192: 8192 + 7808; 1 us per token on one stage.
   LinearCost cost(1, 1000);

@@ -107,7 +107,11 @@ void OnlineEngine::OnLoop() {
   MicroBatch batch = scheduler_.NextBatch(slot);
   int64_t t = now_;
   if (!batch.empty()) {
-    t += cost_.ScheduleNs(batch);
+    // Overlapped, the host formed this decode batch while the GPU ran the
+    // previous one: its schedule time counts from that launch.
+    const bool overlapped = config_.overlap_schedule && !batch.is_prefill;
+    t = overlapped ? std::max(t, last_launch_ns_ + cost_.ScheduleNs(batch))
+                   : t + cost_.ScheduleNs(batch);
     Launch(slot, std::move(batch), t);
     empty_passes_ = 0;
   } else {
@@ -206,6 +210,7 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
       gpu_free_ns_[s] = arrive;
     }
   }
+  last_launch_ns_ = launch_ns;
   ++counters_.micro_batches;
   (batch.is_prefill ? counters_.prefill_batches : counters_.decode_batches)++;
   slots_[slot].outputs_ready_ns = end + cost_.OutputReturnNs(batch);

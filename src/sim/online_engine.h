@@ -126,6 +126,7 @@ class OnlineEngine {
   std::vector<int> first_token_, finished_;
   int64_t now_ = 0;
   int64_t mb_counter_ = 0;
+  int64_t last_launch_ns_ = 0;  // the host's last batch launch (overlap scheduler)
   int empty_passes_ = 0;
   int queued_ = 0;
   bool sleeping_ = true;

@@ -33,6 +33,11 @@ struct SchedulerConfig {
   int page_size = 1;
   int64_t context_len = 0;  // --context-length, else the model's; 0: no limit
   DynamicChunkingConfig dynamic_chunking;
+  // SGLang's overlap scheduler (event_loop_overlap): the host forms the next
+  // decode batch while the GPU runs the current one. On by default without
+  // PP; PP turns it off (arg_groups/overrides.py
+  // _pipeline_parallel_overlap_disable, asserted in check_server_args).
+  bool overlap_schedule = false;
 };
 
 // Resolved admission cap: the user's value, else SGLang's default.

@@ -127,6 +127,10 @@ void AppendInterTokenLatenciesS(const workload::RequestRecord& r, std::vector<do
     const double each_s = r.chunk_gaps_us[i] * 1e-6 / static_cast<double>(k);
     out.insert(out.end(), static_cast<size_t>(k), each_s);
   }
+  // A simulated record: one token a chunk, at ns resolution.
+  if (r.chunk_gaps_us.empty())
+    for (size_t i = 1; i < r.chunk_ns.size(); ++i)
+      out.push_back((r.chunk_ns[i] - r.chunk_ns[i - 1]) * 1e-9);
 }
 
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records) {

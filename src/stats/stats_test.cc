@@ -102,6 +102,30 @@ TEST(StatsTest, TpotIsPerRequestAndItlSpreadsAChunkGapOverItsTokens) {
   EXPECT_EQ(itl, (std::vector<double>{0.01, 0.03, 0.02}));
 }
 
+// The simulator's records carry chunk arrival times (chunk_ns) instead.
+TEST(StatsTest, TpotAndItlOfSimulatedRecords) {
+  // Request 0: 5 tokens, first at 1.0 s, then 0.1 s apart but one gap of
+  // 0.3 s: e2e 1.6 s, TPOT (1.6 - 1.0) / 4 = 0.15 s. Request 1: 1 token,
+  // no TPOT and no gaps.
+  std::vector<workload::RequestRecord> recs(2);
+  recs[0].first_token_ns = 1'000'000'000;
+  recs[0].end_ns = 1'600'000'000;
+  recs[0].output_tokens = 5;
+  recs[0].chunk_ns = {1'000'000'000, 1'100'000'000, 1'200'000'000, 1'500'000'000, 1'600'000'000};
+  recs[1].first_token_ns = 400'000'000;
+  recs[1].end_ns = 400'000'000;
+  recs[1].output_tokens = 1;
+  recs[1].chunk_ns = {400'000'000};
+  const SampleMetrics m = ComputeSampleMetrics(recs);
+  EXPECT_DOUBLE_EQ(m.tpot_s.p50, 0.15);
+  EXPECT_DOUBLE_EQ(m.tpot_s.max, 0.15);
+  // Gaps 0.1, 0.1, 0.3, 0.1: median 0.1; p99 at h = 3 x 0.99 = 2.97 of the
+  // sorted 0.1, 0.1, 0.1, 0.3: 0.1 + 0.97 x 0.2 = 0.294.
+  EXPECT_NEAR(m.itl_s.p50, 0.1, 1e-12);
+  EXPECT_NEAR(m.itl_s.p99, 0.294, 1e-12);
+  EXPECT_NEAR(m.output_tps, 6 / 1.6, 1e-9);  // 6 tokens, first send 0 to last end 1.6 s
+}
+
 TEST(NormalQuantile, MatchesTables) {
   EXPECT_DOUBLE_EQ(NormalQuantile(0.5), 0);
   EXPECT_NEAR(NormalQuantile(0.975), 1.959963984540054, 1e-12);

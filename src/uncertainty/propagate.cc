@@ -3,10 +3,27 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <utility>
 
 #include "stats/stats.h"
 
 namespace ppsearch::uncertainty {
+
+namespace {
+
+// Each member value and the interval drawn from it.
+const std::pair<double MemberValues::*, Interval PointUncertainty::*> kIntervalFields[] = {
+    {&MemberValues::input_tps, &PointUncertainty::input_tps},
+    {&MemberValues::ttft_p50_s, &PointUncertainty::ttft_p50_s},
+    {&MemberValues::ttft_p95_s, &PointUncertainty::ttft_p95_s},
+    {&MemberValues::peak_gpu_mib, &PointUncertainty::peak_gpu_mib},
+    {&MemberValues::tpot_p50_s, &PointUncertainty::tpot_p50_s},
+    {&MemberValues::itl_p99_s, &PointUncertainty::itl_p99_s},
+    {&MemberValues::output_tps, &PointUncertainty::output_tps},
+    {&MemberValues::e2e_p50_s, &PointUncertainty::e2e_p50_s},
+};
+
+}  // namespace
 
 Interval IntervalOf(const std::vector<double>& values) {
   if (values.empty()) return {};
@@ -40,17 +57,11 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
     u.concurrency = jobs[j].concurrency;
     u.central = jobs[j].central;
     u.members.assign(values.begin() + j * members, values.begin() + (j + 1) * members);
-    std::vector<double> tps, p50, p95, mem;
-    for (const MemberValues& m : u.members) {
-      tps.push_back(m.input_tps);
-      p50.push_back(m.ttft_p50_s);
-      p95.push_back(m.ttft_p95_s);
-      mem.push_back(m.peak_gpu_mib);
+    for (const auto& [value, interval] : kIntervalFields) {
+      std::vector<double> values;
+      for (const MemberValues& m : u.members) values.push_back(m.*value);
+      u.*interval = IntervalOf(values);
     }
-    u.input_tps = IntervalOf(tps);
-    u.ttft_p50_s = IntervalOf(p50);
-    u.ttft_p95_s = IntervalOf(p95);
-    u.peak_gpu_mib = IntervalOf(mem);
     out.push_back(std::move(u));
   }
   return out;

@@ -32,6 +32,11 @@ struct MemberValues {
   double ttft_p50_s = 0;
   double ttft_p95_s = 0;
   double peak_gpu_mib = 0;
+  // Decode (stats::SampleMetrics): 0 when requests have one output token.
+  double tpot_p50_s = 0;
+  double itl_p99_s = 0;
+  double output_tps = 0;
+  double e2e_p50_s = 0;
 };
 
 struct PointUncertainty {
@@ -40,6 +45,7 @@ struct PointUncertainty {
   MemberValues central;               // the calibration's own prediction
   std::vector<MemberValues> members;  // in ensemble order
   Interval input_tps, ttft_p50_s, ttft_p95_s, peak_gpu_mib;
+  Interval tpot_p50_s, itl_p99_s, output_tps, e2e_p50_s;
 };
 
 // A point to propagate: which point it is and its central prediction.

@@ -41,6 +41,11 @@ struct RequestRecord {
   // Tokens each of those chunks carried, parallel to chunk_gaps_us; empty:
   // every one carried exactly one (the file leaves all-one counts out).
   std::vector<int64_t> chunk_tokens{};
+  // The simulator's form of the same timing, kept in memory only (a sample's
+  // evidence is written from chunk_gaps_us): when each streamed chunk
+  // arrived, ns since the sample's start, the first being first_token_ns;
+  // one token a chunk. Empty: not simulated. stats/ reads either form.
+  std::vector<int64_t> chunk_ns = {};
 
   bool ok() const { return status == RequestStatus::kOk; }
   double ttft_s() const { return (first_token_ns - send_ns) * 1e-9; }
