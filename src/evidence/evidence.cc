@@ -80,7 +80,15 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
     j["server_first_token_unix_s"] = r.server_first_token_unix_s;
   // Decode timing only where chunks followed the first: a prefill-only
   // record stays as short as before.
-  if (!r.chunk_gaps_us.empty()) j["chunk_gaps_us"] = r.chunk_gaps_us;
+  if (!r.chunk_gaps_us.empty()) {
+    j["chunk_gaps_us"] = r.chunk_gaps_us;
+  } else if (r.chunk_ns.size() > 1) {
+    // A simulated record's chunk times, in the file's one form.
+    std::vector<int64_t> gaps;
+    for (size_t i = 1; i < r.chunk_ns.size(); ++i)
+      gaps.push_back((r.chunk_ns[i] - r.chunk_ns[i - 1] + 500) / 1000);
+    j["chunk_gaps_us"] = gaps;
+  }
   // Counts only where a chunk carried more than one token: the usual stream
   // of one token a chunk needs none.
   if (std::any_of(r.chunk_tokens.begin(), r.chunk_tokens.end(), [](int64_t k) { return k != 1; }))

@@ -216,6 +216,16 @@ TEST(SampleIdTest, DpAttentionLayoutsRoundTripAndOldIdsStillRead) {
   EXPECT_FALSE(ParseSampleId("pp1-tp8-ep8-dp8_c16_r3x").ok());
 }
 
+TEST(Records, SimulatedChunkTimesAreWrittenAsGaps) {
+  workload::RequestRecord r;
+  r.first_token_ns = 1'000'000;
+  r.end_ns = 3'500'400;
+  r.output_tokens = 3;
+  r.chunk_ns = {1'000'000, 2'000'400, 3'500'400};
+  const std::string line = RecordsToJsonl({r});
+  EXPECT_NE(line.find("\"chunk_gaps_us\":[1000,1500]"), std::string::npos) << line;
+}
+
 TEST(Records, ChunkTimingRoundTripsAndIsLeftOutOfPrefillOnlyRecords) {
   workload::RequestRecord r;
   r.id = 3;
