@@ -11,4 +11,8 @@ mkdir -p results
 "$BIN" calibrate "$SPEC" --measured data/baseline/pp1-tp32-ep4.csv \
   --profile-summary data/baseline/pp1-nsys-summary.json -o results/calibration.json
 "$BIN" simulate "$SPEC" --calibration results/calibration.json --trace results/trace.json
+# Beyond the spec's four layouts: every layout of the cluster, ranked, and a
+# run spec of the ones worth measuring.
+"$BIN" search "$SPEC" --calibration results/calibration.json --html results/search.html \
+  --emit-spec results/measure.toml
 "$BIN" run "$SPEC" --engine sim --calibration results/calibration.json
