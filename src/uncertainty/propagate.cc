@@ -51,6 +51,7 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
     u.ttft_p50_s = IntervalOf(p50);
     u.ttft_p95_s = IntervalOf(p95);
     u.peak_gpu_mib = IntervalOf(mem);
+    u.parameter = {u.input_tps, u.ttft_p50_s, u.ttft_p95_s};
     out.push_back(std::move(u));
   }
   return out;
