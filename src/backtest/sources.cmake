@@ -4,4 +4,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/backtest/backtest.cc
   src/backtest/case_file.cc
   src/backtest/evaluate.cc
-  src/backtest/render.cc)
+  src/backtest/render.cc
+  src/backtest/coverage.cc)
