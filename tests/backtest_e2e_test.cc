@@ -119,6 +119,24 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
     }
   }
   EXPECT_GT(memory_figures, 0);
+  // Coverage, measured leave-one-case-out over the figures not fitted to: the
+  // 10-90% intervals (parameters and model form) hold about 80% of them.
+  ASSERT_TRUE(j.contains("coverage")) << r.out;
+  EXPECT_GE(j["coverage_figures"].get<int>(), 8);
+  EXPECT_GE(j["coverage"].get<double>(), 0.70);
+  EXPECT_LE(j["coverage"].get<double>(), 0.95);
+  EXPECT_GT(j["mean_interval_width"].get<double>(), 0.0);
+  EXPECT_EQ(j["model_form_left_out"].size(), j["cases"].size());
+  int held_out = 0;
+  for (const auto& c : j["cases"])
+    for (const auto& f : c["figures"]) {
+      if (!f.contains("low")) continue;
+      held_out += f["held_out"].get<bool>() ? 1 : 0;
+      EXPECT_GT(f["model_form_rel"].get<double>(), 0.0) << f.dump();
+      EXPECT_LE(f["low"].get<double>(), f["parameter_low"].get<double>()) << f.dump();
+      EXPECT_GE(f["high"].get<double>(), f["parameter_high"].get<double>()) << f.dump();
+    }
+  EXPECT_EQ(held_out, j["coverage_figures"].get<int>());
   // The blog could not run DeepSeek-V3.1 FP8 at TP32 nor Qwen3-235B-A22B-FP8
   // at TP8; the planner refuses both, with SGLang's block-FP8 message.
   EXPECT_EQ(j["refusals"], 2);

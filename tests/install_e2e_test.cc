@@ -51,6 +51,7 @@ TEST_F(InstallE2e, MovedInstallFindsItsOwnData) {
   for (const char* path : {"bin/ppsearch", "share/ppsearch/data/hardware/rtx-6000d.toml",
                            "share/ppsearch/data/models/kimi-k3/config.json",
                            "share/ppsearch/data/baseline/pp1-tp32-ep4.csv",
+                           "share/ppsearch/data/model_error.json",
                            "share/ppsearch/examples/kimi-k3-pp-search.toml"}) {
     EXPECT_TRUE(fs::is_regular_file(first / path)) << path;
   }

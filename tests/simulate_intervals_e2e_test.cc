@@ -36,6 +36,12 @@ TEST_F(SimulateIntervalsE2e, EveryPointCarriesItsIntervals) {
     }
     // The parameters move throughput, and the runtime workspace moves memory.
     EXPECT_LT(p["input_tps_low"].get<double>(), p["input_tps_high"].get<double>());
+    // Every interval is the parameters' band widened by the model form.
+    EXPECT_GT(p["model_form_rel"].get<double>(), 0.0);
+    for (const std::string metric : {"input_tps", "ttft_p50_s", "ttft_p95_s"}) {
+      EXPECT_LT(p[metric + "_low"].get<double>(), p[metric + "_parameter_low"].get<double>());
+      EXPECT_GT(p[metric + "_high"].get<double>(), p[metric + "_parameter_high"].get<double>());
+    }
     EXPECT_GT(p["input_tps_low"].get<double>(), 0.5 * p["input_tps"].get<double>());
     EXPECT_LT(p["input_tps_high"].get<double>(), 2 * p["input_tps"].get<double>());
     EXPECT_LT(p["peak_gpu_mib_low"].get<double>(), p["peak_gpu_mib_high"].get<double>());
@@ -110,6 +116,19 @@ TEST_F(SimulateIntervalsE2e, ACalibratedLayoutIsNotTheNextMeasurement) {
                         " --measured data/baseline/pp1-tp32-ep4.csv -o " + cal);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const json j = Simulate("--calibration " + cal);
+  // The calibration states the model-form term it uses; PP8 extrapolates
+  // further from its PP1 fit than PP2, so its model-form part is wider.
+  const json saved = json::parse(ReadText(cal));
+  ASSERT_TRUE(saved.contains("model_error")) << saved.dump();
+  EXPECT_GT(saved["model_error"]["s0"].get<double>(), 0.0);
+  EXPECT_EQ(saved["fit"]["hardware"], "rtx-6000d");
+  double pp2 = 0, pp8 = 0;
+  for (const auto& p : j["points"]) {
+    if (p["pp"] == 2) pp2 = p["model_form_rel"].get<double>();
+    if (p["pp"] == 8) pp8 = p["model_form_rel"].get<double>();
+  }
+  EXPECT_GT(pp2, 0.0);
+  EXPECT_GT(pp8, pp2);
   const json& next = j["uncertainty"]["decision"]["next_measurement"];
   ASSERT_TRUE(next.contains("layout")) << next.dump();
   EXPECT_NE(next["layout"]["pp"], 1) << next.dump();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cost/calibration.h"
+#include "uncertainty/model_error_file.h"
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
 
@@ -82,6 +83,12 @@ RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
     calibration = *loaded;
   }
   predict::SearchOptions options;  // the default draws
+  Result<cost::ModelFormScales> model_form = uncertainty::ModelFormFor(calibration);
+  if (!model_form.ok()) {
+    out.note = "No prediction: " + model_form.error().message;
+    return out;
+  }
+  options.model_form = *model_form;
   out.points = PredictedPoints(predict::PredictSearch(*inputs, calibration, options));
   out.interval_members = options.ensemble.members;
   out.note =
@@ -92,7 +99,8 @@ RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
                  : ": what the calibrated model expects, to set against the measured medians") +
       fmt::format(
           "; in brackets, the 10th\u201390th percentile over {} draws of the parameters "
-          "the calibration left uncertain (not measurement noise)",
+          "the calibration left uncertain, widened by the model's own form error (fitted to "
+          "the backtest's misses; not measurement noise)",
           options.ensemble.members);
   return out;
 }

@@ -7,7 +7,9 @@
 #include "calibrate/fit.h"
 #include "plan/search_inputs.h"
 #include "predict/predict.h"
+#include "predict/search.h"
 #include "spec/spec_parser.h"
+#include "uncertainty/propagate.h"
 
 namespace ppsearch::backtest {
 namespace {
@@ -78,6 +80,31 @@ RefusalResult RefusalOf(const Case& c, const Loaded& l) {
   return r;
 }
 
+uncertainty::Site SiteOf(const Loaded& l) {
+  return {l.config->layout, l.in.spec.cluster.gpus_per_node, l.in.hardware.name,
+          l.in.spec.workload.input_tokens};
+}
+
+// Input TPS and TTFT p50 of `l` under each member of `fit`'s parameter ensemble.
+void PredictMembers(const Loaded& l, const cost::Calibration& fit, const RunOptions& options,
+                    ConfigurationPrediction* out) {
+  const uncertainty::Ensemble ensemble =
+      uncertainty::DrawEnsemble(fit, l.in.hardware, options.ensemble);
+  if (ensemble.members.empty()) return;
+  const auto evaluate = [&](size_t, const cost::Calibration& member) {
+    predict::PointOptions po;
+    po.concurrency = l.config->concurrency;
+    return predict::ValuesOf(
+        predict::PredictPoint(l.plan(), l.in.spec, l.in.model, l.in.hardware, member, po));
+  };
+  const std::vector<uncertainty::PointUncertainty> u = uncertainty::Propagate(
+      {{l.config->layout, l.config->concurrency, {}}}, ensemble, evaluate, options.threads);
+  for (const uncertainty::MemberValues& m : u.front().members) {
+    out->member_input_tps.push_back(m.input_tps);
+    out->member_ttft_p50_s.push_back(m.ttft_p50_s);
+  }
+}
+
 // The model config whose fit predicts `l`: its own, or that of the
 // calibration configuration it names in calibration_from.
 std::string FamilyOf(const std::vector<Loaded>& loaded, const Loaded& l) {
@@ -118,6 +145,12 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
   Result<calibrate::FitResult> result = calibrate::FitCalibration(in);
   if (!result.ok()) return AtConfiguration(*first->config, result.error().message);
   fit.calibration = result->calibration;
+  fit.calibration.fitted_layouts.clear();
+  for (const auto& m : in.measurements) fit.calibration.fitted_layouts.push_back(m.layout.Label());
+  const uncertainty::Site site = SiteOf(*first);
+  fit.calibration.fitted_hardware = site.hardware;
+  fit.calibration.fitted_gpus_per_node = site.gpus_per_node;
+  fit.calibration.fitted_input_tokens = site.input_tokens;
   std::vector<std::string> names;
   for (const auto& r : result->residuals) {
     std::string name = r.layout.Label();
@@ -152,7 +185,7 @@ int CaseResult::signs_right() const {
       std::count_if(signs.begin(), signs.end(), [](const SignResult& s) { return s.right; }));
 }
 
-Result<CaseResult> RunCase(const Case& c) {
+Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
   CaseResult out;
   out.path = c.path;
   out.name = c.name;
@@ -202,7 +235,16 @@ Result<CaseResult> RunCase(const Case& c) {
     r.chunked_prefill_size =
         predict::SchedulerConfigFor(l.plan(), l.in.spec, l.in.model, p.memory, 0)
             .chunked_prefill_size;
-    r.prediction = {r.name, p.metrics.input_tps, p.metrics.ttft_s.p50};
+    r.prediction.name = r.name;
+    r.prediction.input_tps = p.metrics.input_tps;
+    r.prediction.ttft_p50_s = p.metrics.ttft_s.p50;
+    r.prediction.site = SiteOf(l);
+    // The nearest fitted layout by plain distance (the scales are not known yet).
+    cost::ModelFormScales unit;
+    unit.s0 = unit.pp_depth = unit.node_span = unit.input_length = unit.hardware = 1;
+    r.prediction.from_calibration =
+        uncertainty::FromCalibration(r.prediction.site, fit.calibration, unit);
+    PredictMembers(l, fit.calibration, run_options, &r.prediction);
     predictions.push_back(r.prediction);
     out.configurations.push_back(std::move(r));
   }

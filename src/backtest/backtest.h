@@ -11,6 +11,7 @@
 #include "backtest/case_file.h"
 #include "backtest/evaluate.h"
 #include "cost/calibration.h"
+#include "uncertainty/ensemble.h"
 #include "util/result.h"
 
 namespace ppsearch::backtest {
@@ -66,8 +67,14 @@ struct CaseResult {
   }
 };
 
+struct RunOptions {
+  // The parameter ensemble behind each reference figure's interval.
+  uncertainty::EnsembleOptions ensemble;
+  int threads = 2;  // the result does not depend on it
+};
+
 // Loads every configuration's spec, model and hardware, fits, predicts and
 // checks. Errors name the case file, the configuration and the key.
-Result<CaseResult> RunCase(const Case& c);
+Result<CaseResult> RunCase(const Case& c, const RunOptions& options = {});
 
 }  // namespace ppsearch::backtest

@@ -1,5 +1,6 @@
 #include "backtest/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -18,6 +19,14 @@ const ConfigurationPrediction* FindPrediction(const std::vector<ConfigurationPre
   for (const auto& p : ps)
     if (p.name == name) return &p;
   return nullptr;
+}
+
+// The 10th-90th percentile over the members of f(member index).
+template <typename F>
+uncertainty::Interval MemberInterval(size_t members, F f) {
+  std::vector<double> values;
+  for (size_t m = 0; m < members; ++m) values.push_back(f(m));
+  return uncertainty::IntervalOf(values);
 }
 
 }  // namespace
@@ -45,11 +54,26 @@ std::vector<FigureResult> ReferenceFigures(
       const double predicted = b->input_tps > 0 ? a->input_tps / b->input_tps : 0;
       out.push_back(
           MakeFigure("input TPS " + r.a + " / " + r.b, "x", r.value, predicted, c.tolerance));
+      // The same member in both: a ratio cancels what moves both alike.
+      const size_t n = std::min(a->member_input_tps.size(), b->member_input_tps.size());
+      out.back().parameter = MemberInterval(n, [&](size_t m) {
+        return b->member_input_tps[m] > 0 ? a->member_input_tps[m] / b->member_input_tps[m] : 0;
+      });
+      out.back().has_interval = n > 0;
+      // A ratio's discrepancy is that of b's prediction carried to a's.
+      out.back().extrapolation = uncertainty::Distance(a->site, b->site);
     } else if (r.kind == FigureKind::kTtftP50 && a != nullptr) {
       out.push_back(MakeFigure("TTFT p50 " + r.a, "s", r.value, a->ttft_p50_s, c.tolerance));
+      out.back().parameter = MemberInterval(a->member_ttft_p50_s.size(),
+                                            [&](size_t m) { return a->member_ttft_p50_s[m]; });
+      out.back().has_interval = !a->member_ttft_p50_s.empty();
+      out.back().extrapolation = a->from_calibration;
     } else {
       continue;
     }
+    const Configuration* ca = c.Find(r.a);
+    const Configuration* cb = r.b.empty() ? nullptr : c.Find(r.b);
+    out.back().held_out = (ca != nullptr && !ca->calibrate) || (cb != nullptr && !cb->calibrate);
     out.back().what = r.what;
   }
   return out;

@@ -8,6 +8,7 @@
 
 #include "backtest/case_file.h"
 #include "calibrate/fit.h"
+#include "uncertainty/model_error.h"
 
 namespace ppsearch::backtest {
 
@@ -16,6 +17,10 @@ struct ConfigurationPrediction {
   std::string name;
   double input_tps = 0;
   double ttft_p50_s = 0;
+  // The same under each member of the calibration's parameter ensemble.
+  std::vector<double> member_input_tps, member_ttft_p50_s;
+  uncertainty::Site site;                       // where it sits, for extrapolation distances
+  uncertainty::Extrapolation from_calibration;  // its distance from its family's fit
 };
 
 struct FigureResult {
@@ -31,6 +36,18 @@ struct FigureResult {
   // not (the reason is stale: remove it).
   std::string known_miss;
   bool accepted() const { return within != !known_miss.empty(); }
+  // Reference figures only (fit residuals carry no interval: they are what
+  // the fit saw). held_out: a configuration in it was not calibrated on, so
+  // it counts toward the coverage.
+  bool has_interval = false;
+  bool held_out = false;
+  uncertainty::Interval parameter;  // the parameter ensemble's 10th-90th percentile
+  uncertainty::Extrapolation extrapolation;
+  // Filled by the coverage (backtest/coverage.h): the model-form half-width
+  // and the whole interval, with scales fitted without this figure's case.
+  double model_form_rel = 0;
+  uncertainty::Interval interval;
+  bool inside = false;
 };
 
 // "better beats worse" in `metric`, as the references imply and as predicted.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace ppsearch::backtest {
 namespace {
 
@@ -30,9 +32,41 @@ Case ThreeConfigurations() {
   return c;
 }
 
+ConfigurationPrediction P(const std::string& name, double tps, double ttft) {
+  ConfigurationPrediction p;
+  p.name = name;
+  p.input_tps = tps;
+  p.ttft_p50_s = ttft;
+  return p;
+}
+
+TEST(Evaluate, ARatiosParameterBandPairsTheSameMemberInBothAndOnlyHeldOutFiguresCount) {
+  Case c = ThreeConfigurations();
+  c.configurations[0].calibrate = true;  // pp1
+  std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2800, 17),
+                                            P("tp32", 2700, 19)};
+  // Each member moves pp1 and pp4 alike: the ratio does not move at all.
+  p[0].member_input_tps = {900, 1000, 1100};
+  p[1].member_input_tps = {2520, 2800, 3080};
+  p[1].member_ttft_p50_s = {16, 17, 18};
+  p[0].member_ttft_p50_s = {49, 50, 51};
+  p[1].site.layout.pp = 4;
+  p[0].site.layout.pp = 1;
+  const std::vector<FigureResult> f = ReferenceFigures(c, p);
+  ASSERT_GE(f.size(), 4u);
+  EXPECT_TRUE(f[0].has_interval);  // pp4 / pp1
+  EXPECT_NEAR(f[0].parameter.low, 2.8, 1e-12);
+  EXPECT_NEAR(f[0].parameter.high, 2.8, 1e-12);
+  EXPECT_NEAR(f[0].extrapolation.pp_depth, std::log(4.0), 1e-12);
+  EXPECT_TRUE(f[0].held_out);
+  EXPECT_FALSE(f[1].has_interval);  // tp32 has no members
+  EXPECT_FALSE(f[2].held_out);      // TTFT of pp1, the calibrated configuration
+  EXPECT_TRUE(f[3].held_out);       // TTFT of pp4
+}
+
 TEST(Evaluate, FiguresAreRatiosAndTtftWithTheirErrors) {
-  std::vector<ConfigurationPrediction> p = {
-      {"pp1", 1000, 50}, {"pp4", 2800, 17}, {"tp32", 2700, 19}};
+  std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2800, 17),
+                                            P("tp32", 2700, 19)};
   std::vector<FigureResult> f = ReferenceFigures(ThreeConfigurations(), p);
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f[0].label, "input TPS pp4 / pp1");
@@ -48,8 +82,8 @@ TEST(Evaluate, FiguresAreRatiosAndTtftWithTheirErrors) {
 
 TEST(Evaluate, RatioChainsAndTtftImplyEveryPair) {
   // tp32 predicted above pp4: the ratio chain (3.20 > 2.54) says otherwise.
-  std::vector<ConfigurationPrediction> p = {
-      {"pp1", 1000, 50}, {"pp4", 2600, 17}, {"tp32", 2700, 19}};
+  std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2600, 17),
+                                            P("tp32", 2700, 19)};
   std::vector<SignResult> s = ImpliedSigns(ThreeConfigurations(), p);
   ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[0].better, "pp4");
@@ -72,8 +106,8 @@ TEST(Evaluate, BeatsAddsOnlyPairsNotAlreadyImplied) {
   beats.a = "pp4";
   beats.b = "pp1";  // the ratios imply it already
   c.references.push_back(beats);
-  std::vector<ConfigurationPrediction> p = {
-      {"pp1", 1000, 50}, {"pp4", 2600, 17}, {"tp32", 2700, 19}};
+  std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2600, 17),
+                                            P("tp32", 2700, 19)};
   EXPECT_EQ(ImpliedSigns(c, p).size(), 4u);
   EXPECT_TRUE(ReferenceFigures(c, p).size() == 4u);  // beats is no figure
 }

@@ -21,6 +21,31 @@ std::string Value(double v, const std::string& unit) {
 
 std::string Tolerance(double t) { return FormatPercent(t, 0); }
 
+// "3.04 x - 3.91 x" or "fit" for a residual (what the fit saw carries no interval).
+std::string IntervalCell(const FigureResult& f) {
+  if (!f.has_interval) return "(fit)";
+  return Value(f.interval.low, f.unit) + " - " + Value(f.interval.high, f.unit);
+}
+
+std::string ModelFormCell(const FigureResult& f) {
+  return f.has_interval ? "+-" + FormatPercent(f.model_form_rel, 1) : "";
+}
+
+std::string InsideCell(const FigureResult& f) {
+  if (!f.has_interval) return "";
+  return std::string(f.inside ? "yes" : "no") + (f.held_out ? "" : " (fit)");
+}
+
+// "7/8 held-out figures inside their 10-90% interval (87.5%, nominal 80%), mean width 21.0%".
+std::string CoverageLine(const Coverage& c) {
+  if (c.figures == 0) return "no held-out figure carries an interval";
+  return fmt::format(
+      "{}/{} held-out figures inside their 10-90% interval ({}, nominal {}), mean interval "
+      "width {} of the prediction (model form fitted leave-one-case-out)",
+      c.inside, c.figures, FormatPercent(c.coverage, 1), FormatPercent(kNominalCoverage, 0),
+      FormatPercent(c.mean_interval_width, 1));
+}
+
 // "deepseek-v3" for .../deepseek-v3/config.json: the folder names the model.
 std::string ModelName(const std::string& config_path) {
   const std::string dir = DirName(config_path);
@@ -90,16 +115,18 @@ void RenderCase(const CaseResult& c, std::string& out) {
     out += "(* calibration configuration)\n\n";
   }
   text::Table figures{
-      {"figure", "reference", "predicted", "error", "within " + Tolerance(c.tolerance)},
+      {"figure", "reference", "predicted", "error", "within " + Tolerance(c.tolerance),
+       "interval (10-90%)", "model form", "inside"},
       {},
-      {true, false, false, false, true}};
+      {true, false, false, false, true, false, false, true}};
   for (const FigureResult& f : c.figures)
     figures.rows.push_back(
         {f.label, Value(f.reference, f.unit), Value(f.predicted, f.unit),
          FormatSignedPercent(f.error, 1),
          std::string(f.within ? (f.accepted() ? "yes" : "YES, STALE REASON")
                               : (f.accepted() ? "no, stated" : "NO")) +
-             (f.tolerance != c.tolerance ? " (" + Tolerance(f.tolerance) + ")" : "")});
+             (f.tolerance != c.tolerance ? " (" + Tolerance(f.tolerance) + ")" : ""),
+         IntervalCell(f), ModelFormCell(f), InsideCell(f)});
   out += text::RenderTextTable(figures);
   for (const FigureResult& f : c.figures)
     if (!f.known_miss.empty()) out += "# stated miss, " + f.label + ": " + f.known_miss + "\n";
@@ -192,6 +219,44 @@ std::string TotalsLine(const std::vector<CaseResult>& cases) {
       t.signs, RefusalCount(t.refused, t.refusals), AllPassed(cases) ? "PASS" : "FAIL");
 }
 
+nlohmann::ordered_json ExtrapolationJson(const uncertainty::Extrapolation& d) {
+  return {{"pp_depth", d.pp_depth},
+          {"node_span", d.node_span},
+          {"input_length", d.input_length},
+          {"hardware", d.hardware}};
+}
+
+nlohmann::ordered_json ScalesJson(const cost::ModelFormScales& s) {
+  return {{"s0", s.s0},
+          {"pp_depth", s.pp_depth},
+          {"node_span", s.node_span},
+          {"input_length", s.input_length},
+          {"hardware", s.hardware}};
+}
+
+// The model-form scales fitted to every case, then without each case.
+text::Table ScalesTable(const Coverage& coverage) {
+  text::Table t{
+      {"model-form scales fitted to", "s0", "pp_depth", "node_span", "input_length", "hardware"},
+      {},
+      {true, false, false, false, false, false}};
+  const auto row = [&](const std::string& name, const cost::ModelFormScales& s) {
+    t.rows.push_back({name, FormatPercent(s.s0, 1), FormatPercent(s.pp_depth, 1),
+                      FormatPercent(s.node_span, 1), FormatPercent(s.input_length, 1),
+                      FormatPercent(s.hardware, 1)});
+  };
+  const uncertainty::ModelFormFit& all = coverage.all;
+  const cost::ModelFormScales& s = all.scales;
+  const bool* id = all.identified;
+  t.rows.push_back({fmt::format("every case ({} misses)", all.misses), FormatPercent(s.s0, 1),
+                    FormatPercent(s.pp_depth, 1) + (id[0] ? "" : " (not identified)"),
+                    FormatPercent(s.node_span, 1) + (id[1] ? "" : " (not identified)"),
+                    FormatPercent(s.input_length, 1) + (id[2] ? "" : " (not identified)"),
+                    FormatPercent(s.hardware, 1) + (id[3] ? "" : " (not identified)")});
+  for (const auto& [name, scales] : coverage.left_out) row("all but " + name, scales);
+  return t;
+}
+
 }  // namespace
 
 bool AllPassed(const std::vector<CaseResult>& cases) {
@@ -200,20 +265,22 @@ bool AllPassed(const std::vector<CaseResult>& cases) {
   return true;
 }
 
-std::string RenderText(const std::vector<CaseResult>& cases) {
+std::string RenderText(const std::vector<CaseResult>& cases, const Coverage& coverage) {
   std::string out;
   for (const CaseResult& c : cases) RenderCase(c, out);
   out += "# backtest: " + TotalsLine(cases) + "\n";
+  if (!coverage.left_out.empty()) out += "# coverage: " + CoverageLine(coverage) + "\n";
   return out;
 }
 
-std::string RenderMarkdown(const std::vector<CaseResult>& cases) {
+std::string RenderMarkdown(const std::vector<CaseResult>& cases, const Coverage& coverage) {
   text::Table fits{{"case", "model", "calibrated on", "parameters off their prior", "fit"},
                    {},
                    {true, true, true, true, true}};
-  text::Table figures{{"case", "figure", "reference", "predicted", "error", "within"},
+  text::Table figures{{"case", "figure", "reference", "predicted", "error", "within",
+                       "interval (10-90%)", "model form", "inside"},
                       {},
-                      {true, true, false, false, false, true}};
+                      {true, true, false, false, false, true, false, false, true}};
   text::Table signs{
       {"case", "comparison implied by the references", "predicted"}, {}, {true, true, true}};
   text::Table refusals{
@@ -232,7 +299,8 @@ std::string RenderMarkdown(const std::vector<CaseResult>& cases) {
            FormatSignedPercent(f.error, 1),
            std::string(f.within ? (f.accepted() ? "yes (" : "YES, STALE REASON (")
                                 : (f.accepted() ? "no, stated (" : "NO (")) +
-               Tolerance(f.tolerance) + ")"});
+               Tolerance(f.tolerance) + ")",
+           IntervalCell(f), ModelFormCell(f), InsideCell(f)});
     for (const SignResult& s : c.signs)
       signs.rows.push_back({MdCell(c.name),
                             MdCell(s.better + " beats " + s.worse + " in " + s.metric),
@@ -249,11 +317,16 @@ std::string RenderMarkdown(const std::vector<CaseResult>& cases) {
   if (!stated.empty()) out += "\nStated misses (the case file gives the reason):\n\n" + stated;
   if (!signs.rows.empty()) out += "\n" + text::RenderMarkdownTable(signs);
   if (!refusals.rows.empty()) out += "\n" + text::RenderMarkdownTable(refusals);
+  // Coverage (when measured) before the totals line, which ends the document.
+  if (!coverage.left_out.empty()) {
+    out += "\nCoverage: " + CoverageLine(coverage) + ".\n";
+    out += "\n" + text::RenderMarkdownTable(ScalesTable(coverage));
+  }
   out += "\nTotals: " + TotalsLine(cases) + ".\n";
   return out;
 }
 
-nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
+nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Coverage& coverage) {
   nlohmann::ordered_json j;
   j["cases"] = nlohmann::ordered_json::array();
   for (const CaseResult& c : cases) {
@@ -293,16 +366,24 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
                                       {"input_tps", r.prediction.input_tps},
                                       {"ttft_p50_s", r.prediction.ttft_p50_s}});
     cj["figures"] = nlohmann::ordered_json::array();
-    for (const FigureResult& f : c.figures)
-      cj["figures"].push_back({{"figure", f.label},
-                               {"what", f.what},
-                               {"unit", f.unit},
-                               {"reference", f.reference},
-                               {"predicted", f.predicted},
-                               {"error", f.error},
-                               {"tolerance", f.tolerance},
-                               {"within_tolerance", f.within},
-                               {"known_miss", f.known_miss}});
+    for (const FigureResult& f : c.figures) {
+      nlohmann::ordered_json fj = {
+          {"figure", f.label},           {"what", f.what},           {"unit", f.unit},
+          {"reference", f.reference},    {"predicted", f.predicted}, {"error", f.error},
+          {"tolerance", f.tolerance},    {"within_tolerance", f.within},
+          {"known_miss", f.known_miss}};
+      if (f.has_interval) {
+        fj["held_out"] = f.held_out;
+        fj["low"] = f.interval.low;
+        fj["high"] = f.interval.high;
+        fj["parameter_low"] = f.parameter.low;
+        fj["parameter_high"] = f.parameter.high;
+        fj["model_form_rel"] = f.model_form_rel;
+        fj["extrapolation"] = ExtrapolationJson(f.extrapolation);
+        fj["inside"] = f.inside;
+      }
+      cj["figures"].push_back(std::move(fj));
+    }
     cj["signs"] = nlohmann::ordered_json::array();
     for (const SignResult& s : c.signs)
       cj["signs"].push_back({{"better", s.better},
@@ -334,6 +415,15 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases) {
   j["refusals"] = t.refusals;
   j["refusals_right"] = t.refused;
   j["passed"] = AllPassed(cases);
+  j["coverage"] = coverage.coverage;
+  j["coverage_figures"] = coverage.figures;
+  j["coverage_inside"] = coverage.inside;
+  j["nominal_coverage"] = kNominalCoverage;
+  j["mean_interval_width"] = coverage.mean_interval_width;
+  j["model_form"] = ScalesJson(coverage.all.scales);
+  j["model_form_left_out"] = nlohmann::ordered_json::array();
+  for (const auto& [name, s] : coverage.left_out)
+    j["model_form_left_out"].push_back({{"case", name}, {"scales", ScalesJson(s)}});
   return j;
 }
 

@@ -8,19 +8,22 @@
 #include <vector>
 
 #include "backtest/backtest.h"
+#include "backtest/coverage.h"
 
 namespace ppsearch::backtest {
 
-std::string RenderText(const std::vector<CaseResult>& cases);
+std::string RenderText(const std::vector<CaseResult>& cases, const Coverage& coverage = {});
 
 // The same results as markdown tables (figures, implied comparisons,
 // refusals) and a totals line: what validation/README.md shows, regenerated
 // by scripts/docs.sh rather than copied by hand.
-std::string RenderMarkdown(const std::vector<CaseResult>& cases);
+std::string RenderMarkdown(const std::vector<CaseResult>& cases, const Coverage& coverage = {});
 
-// {"cases": [...], "figures", "figures_within", "signs", "signs_right", "passed"};
-// key names are a contract (the end-to-end test reads them).
-nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases);
+// {"cases": [...], "figures", "figures_within", "signs", "signs_right",
+// "passed", "coverage", "mean_interval_width", ...}; key names are a
+// contract (the end-to-end test reads them).
+nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases,
+                                  const Coverage& coverage = {});
 
 bool AllPassed(const std::vector<CaseResult>& cases);
 

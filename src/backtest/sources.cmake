@@ -4,5 +4,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/backtest/backtest.cc
   src/backtest/case_file.cc
   src/backtest/evaluate.cc
+  src/backtest/coverage.cc
   src/backtest/memory_case.cc
   src/backtest/render.cc)

@@ -8,8 +8,10 @@
 #include <memory>
 
 #include "backtest/backtest.h"
+#include "backtest/coverage.h"
 #include "backtest/render.h"
 #include "cli/command.h"
+#include "uncertainty/model_error_file.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -19,6 +21,7 @@ struct BacktestOptions {
   std::string dir;
   bool json = false;
   bool markdown = false;
+  std::string fit_model_error;  // write the model-form fit here
 };
 
 Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
@@ -34,12 +37,22 @@ Result<ExitCode> RunBacktest(const BacktestOptions& opts) {
     PPS_ASSIGN_OR_RETURN(backtest::CaseResult r, backtest::RunCase(c));
     results.push_back(std::move(r));
   }
+  const backtest::Coverage coverage = backtest::LeaveOneCaseOut(results);
+  if (!opts.fit_model_error.empty()) {
+    const uncertainty::ModelFormFit fit = backtest::FitAll(results);
+    PPS_RETURN_IF_ERROR(uncertainty::SaveModelForm(
+        fit, opts.fit_model_error,
+        "ppsearch backtest " + (opts.dir.empty() ? std::string("validation") : opts.dir) +
+            " --fit-model-error " + opts.fit_model_error));
+    std::cerr << "model-form scales fitted to " << fit.misses << " misses written to "
+              << opts.fit_model_error << "\n";
+  }
   if (opts.json)
-    std::cout << backtest::RenderJson(results).dump(2) << "\n";
+    std::cout << backtest::RenderJson(results, coverage).dump(2) << "\n";
   else if (opts.markdown)
-    std::cout << backtest::RenderMarkdown(results);
+    std::cout << backtest::RenderMarkdown(results, coverage);
   else
-    std::cout << backtest::RenderText(results);
+    std::cout << backtest::RenderText(results, coverage);
   // Not an error: the report is complete, and the code says a check failed.
   return backtest::AllPassed(results) ? kExitOk : kExitCheckFailed;
 }
@@ -57,6 +70,9 @@ Runner AddBacktestCommand(CLI::App& app) {
                   "cases, validation/)");
   sub->add_flag("--json", opts->json, "Print the results as JSON");
   sub->add_flag("--markdown", opts->markdown, "Print the results as markdown tables");
+  sub->add_option("--fit-model-error", opts->fit_model_error,
+                  "Fit the model-form (discrepancy) scales to every case's misses and write "
+                  "them to FILE (data/model_error.json is made this way)");
   return [opts] { return RunBacktest(*opts); };
 }
 

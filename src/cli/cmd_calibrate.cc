@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "text/table.h"
+#include "uncertainty/model_error_file.h"
 #include "util/files.h"
 #include "util/format.h"
 
@@ -44,8 +45,13 @@ nlohmann::ordered_json PointsJson(const std::vector<calibrate::PointResidual>& p
 }
 
 std::string FitJson(const calibrate::FitResult& fit,
-                    const std::vector<calibrate::Measurement>& measured) {
+                    const std::vector<calibrate::Measurement>& measured,
+                    const cost::Calibration& saved) {
   nlohmann::ordered_json j;
+  // Where the fit sits, for the model-form term's extrapolation distances.
+  j["fit"]["hardware"] = saved.fitted_hardware;
+  j["fit"]["gpus_per_node"] = saved.fitted_gpus_per_node;
+  j["fit"]["input_tokens"] = saved.fitted_input_tokens;
   for (const auto& m : measured) {
     j["fit"]["layouts"].push_back(m.layout.Label());
     j["fit"]["measured"].push_back(m.source);
@@ -151,7 +157,15 @@ Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
   PrintFit(*fit, in->hardware);
   cost::Calibration to_save = fit->calibration;
   to_save.source = opts.output;
-  PPS_RETURN_IF_ERROR(cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements)));
+  to_save.fitted_hardware = in->hardware.name;
+  to_save.fitted_gpus_per_node = in->spec.cluster.gpus_per_node;
+  to_save.fitted_input_tokens = in->spec.workload.input_tokens;
+  // The file states the model-form term its intervals carry: the shipped fit's.
+  Result<cost::ModelFormScales> model_form = uncertainty::ModelFormFor(cost::Calibration());
+  if (!model_form.ok()) return model_form.error();
+  to_save.model_form = *model_form;
+  PPS_RETURN_IF_ERROR(
+      cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements, to_save)));
   std::cout << "calibration written to " << opts.output << "\n";
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "report/uncertainty_tables.h"
 #include "sim/trace.h"
 #include "text/table.h"
+#include "uncertainty/model_error_file.h"
 #include "uncertainty/summary.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -44,6 +46,7 @@ struct SimulateOptions {
 struct SimulatedPoint {
   const predict::SearchPoint& point;
   const uncertainty::PointUncertainty* spread;
+  const uncertainty::Extrapolation* extrapolation;  // null: no model-form term
 };
 
 std::string Pct(double share) { return FormatPercent(share, 1); }
@@ -131,6 +134,27 @@ nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
       j[std::string(name) + "_low"] = interval->low;
       j[std::string(name) + "_high"] = interval->high;
     }
+    // The two parts of each interval: the parameters' band, and the
+    // model-form half-width (log space) it was widened by.
+    const std::pair<const char*, const uncertainty::Interval*> parameter[] = {
+        {"input_tps", &u->parameter.input_tps},
+        {"ttft_p50_s", &u->parameter.ttft_p50_s},
+        {"ttft_p95_s", &u->parameter.ttft_p95_s},
+        {"peak_gpu_mib", &u->peak_gpu_mib}};
+    for (const auto& [name, interval] : parameter) {
+      j[std::string(name) + "_parameter_low"] = interval->low;
+      j[std::string(name) + "_parameter_high"] = interval->high;
+    }
+    j["model_form_rel"] = u->model_form_rel;
+    j["parameter_rel"] =
+        u->central.input_tps > 0 && u->parameter.input_tps.low > 0
+            ? std::log(u->parameter.input_tps.high / u->parameter.input_tps.low) / 2
+            : 0.0;
+    if (const uncertainty::Extrapolation* d = sp.extrapolation)
+      j["extrapolation"] = {{"pp_depth", d->pp_depth},
+                            {"node_span", d->node_span},
+                            {"input_length", d->input_length},
+                            {"hardware", d->hardware}};
   }
   if (decode) {
     j["itl_p50_ms"] = p.metrics.itl_s.p50 * 1e3;
@@ -181,6 +205,7 @@ nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
                         {"status", cost::ParamStatusName(calibration.Status(p.param))}});
     nlohmann::json e = LayoutJson(l.layout);
     e["parameters"] = params;
+    e["model_form_share"] = l.model_form_share;
     j["sensitivity"].push_back(e);
   }
   if (s.ranking.size() >= 2) {
@@ -288,9 +313,11 @@ void PrintCapCheck(const std::vector<predict::SearchPoint>& points) {
 
 void PrintUncertainty(const uncertainty::UncertaintySummary& s,
                       const cost::Calibration& calibration, const std::string& objective) {
-  std::cout << "\n# sensitivity: each parameter's share of the variance of a layout's predicted "
-               "input TPS it explains alone (squared rank correlation across the draws; + when "
-               "TPS rises with it), and its calibration status\n";
+  std::cout << "\n# sensitivity: how much of a layout's input TPS interval is the model's form "
+               "(its structural error, fitted to the backtest's misses) and how much the "
+               "parameters (log-space variance shares); each parameter's share of the variance "
+               "of the predicted input TPS it explains alone (squared rank correlation across "
+               "the draws; + when TPS rises with it), and its calibration status\n";
   std::cout << text::RenderTextTable(report::SensitivityTable(s, calibration));
   const std::vector<std::string> lines = report::DecisionUncertaintyLines(s, objective);
   if (lines.empty()) return;
@@ -328,12 +355,19 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   so.ensemble = opts.ensemble;
   so.measured = MeasuredLayouts(calibration, in->plan);
   so.threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  if (so.ensemble.members > 0) {
+    Result<cost::ModelFormScales> model_form = uncertainty::ModelFormFor(calibration);
+    if (!model_form.ok()) return model_form.error();
+    so.model_form = *model_form;
+  }
   const predict::SearchPrediction prediction = predict::PredictSearch(*in, calibration, so);
   const uncertainty::UncertaintySummary& summary = prediction.summary;
   const bool intervals = !prediction.intervals.empty();
   std::vector<SimulatedPoint> points;
   for (size_t i = 0; i < prediction.points.size(); ++i)
-    points.push_back({prediction.points[i], prediction.IntervalOf(i)});
+    points.push_back(
+        {prediction.points[i], prediction.IntervalOf(i),
+         i < prediction.extrapolation.size() ? &prediction.extrapolation[i] : nullptr});
   const bool decode = in->spec.workload.output_tokens > 1;
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
@@ -358,9 +392,20 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                         {"points", nlohmann::json::array()}};
     for (const auto& sp : points) j["points"].push_back(PointJson(sp, decode));
     j["memory_interval"] = MemoryIntervalJson(memory::DefaultMemoryTermRange());
-    if (intervals)
+    if (intervals) {
       j["uncertainty"] =
           UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);
+      if (const auto& m = prediction.model_form)
+        j["uncertainty"]["model_form"] = {
+            {"form", cost::kModelForm},
+            {"s0", m->s0},
+            {"pp_depth", m->pp_depth},
+            {"node_span", m->node_span},
+            {"input_length", m->input_length},
+            {"hardware", m->hardware},
+            {"source", m->source},
+            {"applies_to", {"input_tps", "ttft_p50_s", "ttft_p95_s"}}};
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     const auto& w = in->spec.workload;

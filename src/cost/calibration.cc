@@ -121,6 +121,29 @@ Status CheckSchema(const std::string& path, const nlohmann::json& j) {
                    (older ? "; run it again to write this version" : "") + ")");
 }
 
+// The "model_error" object: the form it states must be the one the code
+// computes, and every scale a non-negative number.
+Result<ModelFormScales> ParseModelForm(const std::string& path, const nlohmann::json& j) {
+  const auto& m = j["model_error"];
+  if (!m.is_object()) return MakeError(path + ": key 'model_error': expected an object");
+  if (!m.contains("form") || !m["form"].is_string() || m["form"].get<std::string>() != kModelForm)
+    return MakeError(path + ": key 'model_error.form': expected \"" + std::string(kModelForm) +
+                     "\"");
+  ModelFormScales out;
+  const std::pair<const char*, double*> keys[] = {{"s0", &out.s0},
+                                                  {"pp_depth", &out.pp_depth},
+                                                  {"node_span", &out.node_span},
+                                                  {"input_length", &out.input_length},
+                                                  {"hardware", &out.hardware}};
+  for (const auto& [key, dst] : keys) {
+    if (!m.contains(key) || !m[key].is_number() || !(m[key].get<double>() >= 0))
+      return MakeError(path + ": key 'model_error." + key + "': expected a number >= 0");
+    *dst = m[key].get<double>();
+  }
+  if (m.contains("source") && m["source"].is_string()) out.source = m["source"].get<std::string>();
+  return out;
+}
+
 }  // namespace
 
 Result<Calibration> LoadCalibration(const std::string& path) {
@@ -184,6 +207,18 @@ Result<Calibration> LoadCalibration(const std::string& path) {
       j["fit"]["layouts"].is_array())
     for (const auto& label : j["fit"]["layouts"])
       if (label.is_string()) c.fitted_layouts.push_back(label.get<std::string>());
+  if (j.contains("fit") && j["fit"].is_object()) {
+    const auto& fit = j["fit"];
+    if (fit.contains("hardware") && fit["hardware"].is_string())
+      c.fitted_hardware = fit["hardware"].get<std::string>();
+    if (fit.contains("gpus_per_node") && fit["gpus_per_node"].is_number_integer())
+      c.fitted_gpus_per_node = fit["gpus_per_node"].get<int>();
+    if (fit.contains("input_tokens") && fit["input_tokens"].is_number_integer())
+      c.fitted_input_tokens = fit["input_tokens"].get<int64_t>();
+  }
+  if (j.contains("model_error")) {
+    PPS_ASSIGN_OR_RETURN(c.model_form, ParseModelForm(path, j));
+  }
   c.source = path;
   return c;
 }
@@ -207,6 +242,16 @@ Status SaveCalibration(const Calibration& c, const std::string& path,
   }
   j["infeasible"] = c.infeasible;
   j["off_prior"] = c.off_prior;
+  if (c.model_form) {
+    const ModelFormScales& m = *c.model_form;
+    j["model_error"] = {{"form", kModelForm},
+                        {"s0", m.s0},
+                        {"pp_depth", m.pp_depth},
+                        {"node_span", m.node_span},
+                        {"input_length", m.input_length},
+                        {"hardware", m.hardware},
+                        {"source", m.source}};
+  }
   if (!extra_json_fields.empty()) {
     auto extra = nlohmann::ordered_json::parse(extra_json_fields);
     for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();

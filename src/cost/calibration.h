@@ -6,6 +6,7 @@
 // did not touch keeps its prior's spread.
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,25 @@
 #include "util/result.h"
 
 namespace ppsearch::cost {
+
+// The model-form (discrepancy) term a calibration's intervals carry beside
+// its parameters' uncertainty (uncertainty/model_error.h): the standard
+// deviation of log(measured / predicted) is
+//   sigma^2 = s0^2 + sum_k (scale_k * d_k)^2
+// with d_k how far a prediction extrapolates from what was calibrated.
+// The form's name, as the calibration file and data/model_error.json state it.
+inline constexpr const char* kModelForm =
+    "lognormal: sigma^2 = s0^2 + (pp_depth*d_pp)^2 + (node_span*d_span)^2 + "
+    "(input_length*d_len)^2 + (hardware*d_hw)^2";
+
+struct ModelFormScales {
+  double s0 = 0;            // at a calibrated point
+  double pp_depth = 0;      // per unit |ln(pp / pp_calibrated)|
+  double node_span = 0;     // per unit |ln(nodes a TP group spans / calibrated)|
+  double input_length = 0;  // per unit |ln(input tokens / calibrated)|
+  double hardware = 0;      // a GPU profile other than the calibrated one
+  std::string source;       // the file the values came from
+};
 
 enum class ParamStatus {
   kPrior,       // no data: the prior's centre and range
@@ -42,6 +62,14 @@ struct Calibration {
   // The layouts the fit used ("PP1/TP32/EP4"), as the file's fit.layouts
   // lists them; empty when it lists none.
   std::vector<std::string> fitted_layouts;
+  // What else the fit saw, for the model-form term's extrapolation distances
+  // (fit.hardware, fit.gpus_per_node, fit.input_tokens; empty or 0: not recorded).
+  std::string fitted_hardware;
+  int fitted_gpus_per_node = 0;
+  int64_t fitted_input_tokens = 0;
+  // The model-form term the file states it uses (its "model_error" object);
+  // nullopt: the file states none, and the shipped fit applies.
+  std::optional<ModelFormScales> model_form;
 
   double Get(Param p) const { return value[Index(p)]; }
   void Set(Param p, double v) { value[Index(p)] = v; }

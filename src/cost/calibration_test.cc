@@ -81,6 +81,39 @@ TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
   EXPECT_NEAR(PriorWidthsOutside(Param::kIntraLink, 0.5, hw), 0.5, 1e-9);
 }
 
+TEST_F(CalibrationFileTest, TheModelFormTermAndWhereTheFitSatRoundTrip) {
+  Calibration c;
+  c.model_form = ModelFormScales{0.03, 0.04, 0.05, 0.06, 0.07, "data/model_error.json"};
+  const std::string path = dir_ + "/calibration.json";
+  ASSERT_TRUE(SaveCalibration(c, path,
+                              R"({"fit": {"hardware": "h20", "gpus_per_node": 8, )"
+                              R"("input_tokens": 131072, "layouts": ["PP1/TP8/EP1"]}})")
+                  .ok());
+  Result<Calibration> loaded = LoadCalibration(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_TRUE(loaded->model_form.has_value());
+  EXPECT_DOUBLE_EQ(loaded->model_form->s0, 0.03);
+  EXPECT_DOUBLE_EQ(loaded->model_form->hardware, 0.07);
+  EXPECT_EQ(loaded->model_form->source, "data/model_error.json");
+  EXPECT_EQ(loaded->fitted_hardware, "h20");
+  EXPECT_EQ(loaded->fitted_gpus_per_node, 8);
+  EXPECT_EQ(loaded->fitted_input_tokens, 131072);
+  // A file without the section states none: the shipped fit applies.
+  Result<Calibration> bare =
+      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": {}})"));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare->model_form.has_value());
+}
+
+TEST_F(CalibrationFileTest, AModelFormOfAnotherShapeIsRefused) {
+  Result<Calibration> c = LoadCalibration(Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "model_error": {"form": "gp"}})"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("key 'model_error.form': expected \"lognormal"),
+            std::string::npos)
+      << c.error().message;
+}
+
 TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
   Result<Calibration> c = LoadCalibration(
       Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})"));

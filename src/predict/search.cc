@@ -74,6 +74,17 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
                                  OptionsAt(in, sp.prediction.concurrency)));
   };
   out.intervals = uncertainty::Propagate(jobs, ensemble, evaluate, options.threads);
+  out.model_form = options.model_form;
+  if (options.model_form) {
+    for (uncertainty::PointUncertainty& u : out.intervals) {
+      const uncertainty::Site site{u.layout, in.spec.cluster.gpus_per_node, in.hardware.name,
+                                   in.spec.workload.input_tokens};
+      const uncertainty::Extrapolation d =
+          uncertainty::FromCalibration(site, calibration, *options.model_form);
+      uncertainty::ApplyModelForm(u, uncertainty::ModelFormSigma(*options.model_form, d));
+      out.extrapolation.push_back(d);
+    }
+  }
   uncertainty::SummaryInputs si;
   si.levels = in.spec.sweep.concurrency;
   si.ttft = in.spec.decision.objective == "ttft_p50";

@@ -7,11 +7,13 @@
 // Pure: the same inputs, calibration and options give the same prediction.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cost/calibration.h"
 #include "plan/search_inputs.h"
 #include "predict/predict.h"
+#include "uncertainty/model_error.h"
 #include "uncertainty/summary.h"
 
 namespace ppsearch::predict {
@@ -26,6 +28,10 @@ struct SearchOptions {
   // advice starts from); empty when it names none.
   std::vector<spec::LayoutSpec> measured;
   int threads = 2;  // the result does not depend on it
+  // The model-form term every interval carries (uncertainty/model_error.h);
+  // nullopt: the parameters' bands alone (tests that isolate them).
+  // uncertainty::ModelFormFor gives the scales a calibration uses.
+  std::optional<cost::ModelFormScales> model_form;
 
   // Central values only: no intervals.
   static SearchOptions CentralOnly() {
@@ -47,6 +53,10 @@ struct SearchPrediction {
   std::vector<uncertainty::PointUncertainty> intervals;
   uncertainty::UncertaintySummary summary;
   uncertainty::EnsembleOptions ensemble;  // what the intervals were drawn with
+  // The model-form term applied, and each interval's extrapolation
+  // distances from the calibration (same order as intervals).
+  std::optional<cost::ModelFormScales> model_form;
+  std::vector<uncertainty::Extrapolation> extrapolation;
 
   const uncertainty::PointUncertainty* IntervalOf(size_t point) const {
     return point < intervals.size() ? &intervals[point] : nullptr;

@@ -10,10 +10,14 @@ namespace ppsearch::report {
 text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
                              const cost::Calibration& calibration) {
   text::Table t;
-  t.header = {"PP / TP / EP", "Moves input TPS most", "Second", "Third"};
-  t.left = {true, true, true, true};
+  t.header = {"PP / TP / EP", "Model form / parameters", "Moves input TPS most", "Second", "Third"};
+  t.left = {true, true, true, true, true};
   for (const uncertainty::LayoutSensitivity& l : s.sensitivity) {
-    std::vector<std::string> row = {LayoutCell(l.layout)};
+    // How the interval's (log-space) variance splits between the model's
+    // form and the parameters.
+    std::vector<std::string> row = {
+        LayoutCell(l.layout),
+        FormatPercent(l.model_form_share, 0) + " / " + FormatPercent(1 - l.model_form_share, 0)};
     for (const uncertainty::ParamShare& p : l.top)
       row.push_back(fmt::format(
           "{} {} ({}, {})", cost::Info(p.param).name, FormatPercent(p.share, 0),
@@ -46,7 +50,9 @@ std::vector<std::string> DecisionUncertaintyLines(const uncertainty::Uncertainty
 std::string IntervalMeaning(int members, uint64_t seed) {
   return fmt::format(
       "in brackets, the 10th\u201390th percentile over {} draws (seed {}) of the parameters the "
-      "calibration left uncertain; not measurement noise",
+      "calibration left uncertain, widened by the model's form error (throughput and TTFT; "
+      "fitted to the backtest's misses, growing with extrapolation from what was calibrated); "
+      "not measurement noise",
       members, seed);
 }
 
@@ -56,8 +62,10 @@ Section UncertaintySection(const uncertainty::UncertaintySummary& s,
   Section sec{"Uncertainty", {}};
   sec.blocks.push_back(Block::Paragraph(
       "Intervals: " + IntervalMeaning(members, seed) +
-      ". Each parameter's share of the variance of a layout's predicted input TPS that it "
-      "explains alone (squared rank correlation across the draws, normalised; + when TPS rises "
+      ". How much of each layout's input TPS interval is model form and how much parameters "
+      "(log-space variance shares), and each parameter's share of the variance of a layout's "
+      "predicted input TPS that it explains alone (squared rank correlation across the draws, "
+      "normalised; + when TPS rises "
       "with it), with its calibration status:"));
   sec.blocks.push_back(Block::TableBlock(SensitivityTable(s, calibration)));
   const std::vector<std::string> lines = DecisionUncertaintyLines(s, objective);

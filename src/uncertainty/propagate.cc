@@ -62,6 +62,7 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
       for (const MemberValues& m : u.members) values.push_back(m.*value);
       u.*interval = IntervalOf(values);
     }
+    u.parameter = {u.input_tps, u.ttft_p50_s, u.ttft_p95_s};
     out.push_back(std::move(u));
   }
   return out;

@@ -39,13 +39,24 @@ struct MemberValues {
   double e2e_p50_s = 0;
 };
 
+// The parameter ensemble's bands alone, before the model-form term.
+struct ParameterIntervals {
+  Interval input_tps, ttft_p50_s, ttft_p95_s;
+};
+
 struct PointUncertainty {
   spec::LayoutSpec layout;
   int concurrency = 0;
   MemberValues central;               // the calibration's own prediction
   std::vector<MemberValues> members;  // in ensemble order
+  // The intervals every output shows. Throughput and TTFT carry the
+  // model-form term once ApplyModelForm (model_error.h) ran; peak memory is
+  // the parameters' band alone (the discrepancy is fitted to throughput and
+  // TTFT misses; memory is a different quantity with its own backtest).
   Interval input_tps, ttft_p50_s, ttft_p95_s, peak_gpu_mib;
   Interval tpot_p50_s, itl_p99_s, output_tps, e2e_p50_s;
+  ParameterIntervals parameter;  // equal to the above until ApplyModelForm
+  double model_form_rel = 0;     // z90 * sigma, the discrepancy's log half-width
 };
 
 // A point to propagate: which point it is and its central prediction.

@@ -7,6 +7,7 @@
 
 #include "decide/rules.h"
 #include "stats/stats.h"
+#include "uncertainty/model_error.h"
 #include "util/format.h"
 
 namespace ppsearch::uncertainty {
@@ -60,11 +61,16 @@ std::vector<LayoutSensitivity> ParameterSensitivity(const std::vector<PointUncer
     ls.layout = layout;
     // The layout's mean log input TPS over its concurrency levels, per member.
     std::vector<double> y(members, 0.0);
+    int n_points = 0;
     for (const PointUncertainty& p : points) {
       if (!(p.layout == layout)) continue;
+      ls.model_form_share += ModelFormShare({p.input_tps, p.parameter.input_tps, p.model_form_rel},
+                                            p.central.input_tps);
+      ++n_points;
       for (size_t m = 0; m < members && m < p.members.size(); ++m)
         y[m] += SafeLog(p.members[m].input_tps);
     }
+    if (n_points > 0) ls.model_form_share /= n_points;
     std::vector<ParamShare> shares;
     double total = 0;
     for (const auto& info : cost::AllParams()) {

@@ -33,6 +33,9 @@ struct ParamShare {
 struct LayoutSensitivity {
   spec::LayoutSpec layout;
   std::vector<ParamShare> top;  // largest share first
+  // How much of the layout's input TPS interval is model form rather than
+  // parameters: ModelFormShare (model_error.h), the mean over its points.
+  double model_form_share = 0;
 };
 
 // One entry per layout of `points` (in their order), with at most `top`

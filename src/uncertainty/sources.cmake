@@ -5,4 +5,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/uncertainty/propagate.cc
   src/uncertainty/sensitivity.cc
   src/uncertainty/overlap.cc
-  src/uncertainty/summary.cc)
+  src/uncertainty/summary.cc
+  src/uncertainty/model_error.cc
+  src/uncertainty/model_error_file.cc)

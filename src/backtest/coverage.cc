@@ -1,0 +1,59 @@
+#include "backtest/coverage.h"
+
+#include <cmath>
+
+namespace ppsearch::backtest {
+
+std::vector<uncertainty::Miss> MissesOf(const CaseResult& c) {
+  std::vector<uncertainty::Miss> out;
+  for (const FigureResult& f : c.figures) {
+    // A reference figure of calibrated configurations alone repeats a residual.
+    if (f.has_interval && !f.held_out) continue;
+    if (!(f.reference > 0) || !(f.predicted > 0)) continue;
+    uncertainty::Miss m;
+    m.log_error = std::log(f.reference / f.predicted);
+    m.d = f.has_interval ? f.extrapolation : uncertainty::Extrapolation{};
+    m.group = c.path;
+    out.push_back(m);
+  }
+  return out;
+}
+
+uncertainty::ModelFormFit FitAll(const std::vector<CaseResult>& cases) {
+  std::vector<uncertainty::Miss> misses;
+  for (const CaseResult& c : cases)
+    for (const uncertainty::Miss& m : MissesOf(c)) misses.push_back(m);
+  return uncertainty::FitModelForm(misses);
+}
+
+Coverage LeaveOneCaseOut(std::vector<CaseResult>& cases) {
+  Coverage out;
+  double width_sum = 0;
+  std::vector<uncertainty::Miss> all;
+  for (const CaseResult& c : cases)
+    for (const uncertainty::Miss& m : MissesOf(c)) all.push_back(m);
+  out.all = uncertainty::FitModelForm(all);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const cost::ModelFormScales scales = uncertainty::FitWithout(all, cases[i].path);
+    out.left_out.push_back({cases[i].name, scales});
+    for (FigureResult& f : cases[i].figures) {
+      if (!f.has_interval) continue;
+      const uncertainty::SplitInterval s = uncertainty::Widen(
+          f.predicted, f.parameter, uncertainty::ModelFormSigma(scales, f.extrapolation));
+      f.model_form_rel = s.model_form_rel;
+      f.interval = s.total;
+      f.inside = f.reference >= f.interval.low && f.reference <= f.interval.high;
+      if (!f.held_out || !(f.predicted > 0)) continue;
+      ++out.figures;
+      out.inside += f.inside ? 1 : 0;
+      width_sum += (f.interval.high - f.interval.low) / f.predicted;
+    }
+  }
+  if (out.figures > 0) {
+    out.coverage = static_cast<double>(out.inside) / out.figures;
+    out.mean_interval_width = width_sum / out.figures;
+  }
+  return out;
+}
+
+}  // namespace ppsearch::backtest

@@ -1,0 +1,66 @@
+#include "backtest/coverage.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ppsearch::backtest {
+namespace {
+
+// A held-out ratio figure at PP depth ln(4) with a parameter band of +-2%.
+FigureResult HeldOut(double reference, double predicted) {
+  FigureResult f = MakeFigure("input TPS pp4 / pp1", "x", reference, predicted, 0.15);
+  f.has_interval = true;
+  f.held_out = true;
+  f.parameter = {predicted * 0.98, predicted * 1.02};
+  f.extrapolation.pp_depth = std::log(4.0);
+  return f;
+}
+
+CaseResult CaseOf(const std::string& path, std::vector<FigureResult> figures) {
+  CaseResult c;
+  c.path = c.name = path;
+  c.figures = std::move(figures);
+  return c;
+}
+
+TEST(CoverageTest, AFiguresOwnMissNeverWidensItsInterval) {
+  // Case a misses by 40%; case b by 1%. Left out, a's interval is b's fit
+  // (narrow), so a's figure falls outside; b's interval is a's (wide).
+  std::vector<CaseResult> cases = {CaseOf("a", {HeldOut(1.4, 1.0)}),
+                                   CaseOf("b", {HeldOut(1.01, 1.0)})};
+  const Coverage c = LeaveOneCaseOut(cases);
+  EXPECT_EQ(c.figures, 2);
+  EXPECT_EQ(c.inside, 1);
+  EXPECT_DOUBLE_EQ(c.coverage, 0.5);
+  EXPECT_FALSE(cases[0].figures[0].inside);
+  EXPECT_TRUE(cases[1].figures[0].inside);
+  EXPECT_LT(cases[0].figures[0].model_form_rel, cases[1].figures[0].model_form_rel);
+  // a's scales are those fitted to b's misses alone.
+  const cost::ModelFormScales b_only = uncertainty::FitModelForm(MissesOf(cases[1])).scales;
+  EXPECT_DOUBLE_EQ(c.left_out[0].second.pp_depth, b_only.pp_depth);
+  const FigureResult& f = cases[1].figures[0];
+  EXPECT_NEAR(c.mean_interval_width,
+              ((f.interval.high - f.interval.low) / f.predicted +
+               (cases[0].figures[0].interval.high - cases[0].figures[0].interval.low) / 1.0) /
+                  2,
+              1e-12);
+}
+
+TEST(CoverageTest, FitResidualsCountAsMissesAtACalibratedPointButNotTowardCoverage) {
+  FigureResult residual = MakeFigure("pp1 input TPS (fit, c=1)", "tok/s", 1000, 970, 0.15);
+  FigureResult repeated = HeldOut(48.5, 50);
+  repeated.held_out = false;  // a reference on the calibrated configuration alone
+  std::vector<CaseResult> cases = {CaseOf("a", {residual, repeated, HeldOut(1.1, 1.0)})};
+  const std::vector<uncertainty::Miss> misses = MissesOf(cases[0]);
+  ASSERT_EQ(misses.size(), 2u);  // the residual and the held-out figure
+  EXPECT_TRUE(misses[0].d.Zero());
+  EXPECT_NEAR(misses[0].log_error, std::log(1000.0 / 970), 1e-12);
+  const Coverage c = LeaveOneCaseOut(cases);
+  EXPECT_EQ(c.figures, 1);
+  EXPECT_TRUE(cases[0].figures[1].has_interval);  // shown, with its interval
+  EXPECT_FALSE(cases[0].figures[0].has_interval);
+}
+
+}  // namespace
+}  // namespace ppsearch::backtest
