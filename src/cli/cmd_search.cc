@@ -16,6 +16,7 @@
 #include "search/render.h"
 #include "search/search.h"
 #include "spec/emit.h"
+#include "uncertainty/model_error_file.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 
@@ -66,6 +67,9 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
     PPS_ASSIGN_OR_RETURN(calibration, cost::LoadCalibration(opts.calibration_path));
   }
   opts.search.screen = !opts.exhaustive;
+  if (opts.search.ensemble.members > 0) {
+    PPS_ASSIGN_OR_RETURN(opts.search.model_form, uncertainty::ModelFormFor(calibration));
+  }
   PPS_ASSIGN_OR_RETURN(const search::SearchResult result,
                        search::Search(in, calibration, opts.search));
   if (opts.json) {

@@ -83,6 +83,7 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
   predict::SearchOptions so;
   so.ensemble = options.ensemble;
   so.threads = options.threads;
+  so.model_form = options.model_form;
   const predict::SearchPrediction p = predict::PredictSearch(one, calibration, so);
   for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
     for (PointFigures& f : e.points)

@@ -23,6 +23,9 @@ namespace ppsearch::search {
 struct SearchOptions {
   Bounds bounds;
   uncertainty::EnsembleOptions ensemble;  // members 0: central values only
+  // The model-form term the intervals carry beside the parameters' band
+  // (uncertainty::ModelFormFor); nullopt: the parameters' band alone.
+  std::optional<cost::ModelFormScales> model_form;
   // Screening: a candidate gets its interval unless even an interval this
   // many times the widest one seen could not reach the best's lower bound.
   double screen_factor = 2.0;

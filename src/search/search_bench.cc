@@ -8,6 +8,7 @@
 
 #include "search/search.h"
 #include "testkit/example_search.h"
+#include "uncertainty/model_error_file.h"
 
 namespace ppsearch::search {
 namespace {
@@ -30,11 +31,19 @@ void RunSpace(benchmark::State& state, const SearchOptions& options) {
       candidates, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-void BM_SearchDefaultSpace(benchmark::State& state) { RunSpace(state, SearchOptions{}); }
+// As `ppsearch search` draws them: the parameters' band and the model form.
+SearchOptions WithModelForm() {
+  SearchOptions o;
+  Result<cost::ModelFormScales> m = uncertainty::ModelFormFor(cost::Calibration{});
+  if (m.ok()) o.model_form = *m;
+  return o;
+}
+
+void BM_SearchDefaultSpace(benchmark::State& state) { RunSpace(state, WithModelForm()); }
 BENCHMARK(BM_SearchDefaultSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 void BM_SearchTenfoldSpace(benchmark::State& state) {
-  SearchOptions o;
+  SearchOptions o = WithModelForm();
   o.bounds.chunked_prefill_size = {2048, 4096, 6144, 8192, 12288, 16384};
   o.bounds.max_running_requests = {0, 16, 32, 64, 128};
   RunSpace(state, o);
