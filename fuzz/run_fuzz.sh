@@ -44,7 +44,10 @@ case $name in
     printf '\x01: comment\ndata: {"error": {"message": "bad", "code": 400}}\n\n' >"$corpus/error"
     ;;
   spec)
-    mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec; printf '%s\n' "${util[@]}")
+    # A workload's lengths file is read while the spec is (workload/lengths_file).
+    mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec
+      echo "$src/src/workload/lengths_file.cc"; echo "$src/src/util/csv.cc"
+      printf '%s\n' "${util[@]}")
     libs=(-ltomlplusplus -lfmt)
     # Seeds: the shipped examples, alone and with an override line.
     for f in "$src"/examples/*.toml; do

@@ -72,8 +72,9 @@ TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
 }
 
 TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
-  CommandResult r = Run(std::string("search ") + kSpec + kSmall +
-                        " --samples 0 --set decision.min_headroom_mib=500000");
+  CommandResult r = Run(std::string("search ") + kSpec +
+                        " --pp 4,8 --ep 4 --concurrency 8 --samples 0"
+                        " --set decision.min_headroom_mib=500000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.out.find("no candidate keeps 500,000 MiB of headroom; the closest:"),
             std::string::npos)

@@ -185,13 +185,13 @@ namespace {
 // simulator has one scheduler per instance, and says so instead of timing
 // another layout.
 TEST_F(SimulateE2e, DpAttentionIsPlannedButNotPredicted) {
-  CommandResult plan = Run(std::string("plan ") + kSpec + " --layout 1/32/4/4");
+  CommandResult plan = Run(std::string("plan ") + kSpec + " --layout 2/16/4/2");
   EXPECT_EQ(plan.exit_code, 0) << plan.err;
-  EXPECT_NE(plan.out.find("== PP1/TP32/EP4/DP4  valid"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("== PP2/TP16/EP4/DP2  valid"), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("attn groups"), std::string::npos) << plan.out;
-  CommandResult sim = Run(std::string("simulate ") + kSpec + " --layout 1/32/4/4");
+  CommandResult sim = Run(std::string("simulate ") + kSpec + " --layout 2/16/4/2");
   EXPECT_NE(sim.exit_code, 0);
-  EXPECT_NE(sim.err.find("PP1/TP32/EP4/DP4 runs DP attention, which the simulator does not "
+  EXPECT_NE(sim.err.find("PP2/TP16/EP4/DP2 runs DP attention, which the simulator does not "
                          "model yet"),
             std::string::npos)
       << sim.err;

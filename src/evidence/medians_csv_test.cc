@@ -111,7 +111,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
             "schema_version,pp,tp,ep,concurrency,repeats,valid_repeats,requests_completed,"
             "requests_total,input_tps_median,input_tps_spread,ttft_p50_s_median,"
             "ttft_p50_s_spread,ttft_p95_s_median,peak_gpu_mib,gpu_total_mib,headroom_mib,"
-            "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated");
+            "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated,dp");
   Result<CsvTable> table = ParseCsv(text, "summary.csv");
   ASSERT_TRUE(table.ok());
   Result<MediansCsv> back = ParseMediansCsv(*table);

@@ -72,12 +72,6 @@ void FindTightestStage(const MemoryInputs& in, MemoryPlan& plan) {
 
 }  // namespace
 
-int DecodeGraphMaxBs(const MemoryInputs& in) {
-  if (in.cuda_graph_max_bs > 0) return in.cuda_graph_max_bs;
-  // server_args.py: < 160 GB GPUs capture up to 256 (tp < 4) or 512.
-  return in.tp < 4 ? 256 : 512;
-}
-
 double DefaultReservedMib(const MemoryInputs& in) {
   // handle_gpu_memory_settings (memory_hook.py), in MB of the device
   // capacity: 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph

@@ -109,10 +109,6 @@ double DefaultReservedMib(const MemoryInputs& in);
 // SGLang's default mem_fraction_static for the GPU and layout.
 double DefaultMemFractionStatic(const MemoryInputs& in);
 
-// The largest decode batch SGLang captures as a CUDA graph: the spec's
-// cuda-graph-max-bs, else SGLang's default for the GPU class.
-int DecodeGraphMaxBs(const MemoryInputs& in);
-
 MemoryPlan PlanMemory(const MemoryInputs& in);
 
 // Machine-readable forms; key names are a contract (plan --json, serve-sim's

@@ -329,7 +329,7 @@ TEST(ValidateLayout, NonPositiveSizesStopPlanning) {
   EXPECT_TRUE(plan.ranks.empty());
   EXPECT_THAT(Messages(plan.errors),
               ElementsAre(std::string(kAt) +
-                          "PP0/TP32/EP4 has a size below 1; PP, TP and EP must be at least 1"));
+                          "PP0/TP32/EP4 has a size below 1; PP, TP, EP and DP must be at least 1"));
 }
 
 std::vector<std::string> SpecWarningsOf(const spec::Spec& spec) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost/decode_step.h"
+#include "memory/sglang_reserve.h"
 #include "spec/engine_env.h"
 
 namespace ppsearch::predict {

@@ -16,8 +16,10 @@ std::string RowLabel(const ResultRow& r) {
 }  // namespace
 
 std::string LayoutCell(const spec::LayoutSpec& l) {
-  return std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep) +
-         (l.dp > 1 ? " / DP" + std::to_string(l.dp) : "");
+  std::string cell =
+      std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
+  if (l.dp > 1) cell.append(" / DP").append(std::to_string(l.dp));
+  return cell;
 }
 
 std::string WithInterval(double value, const std::optional<uncertainty::Interval>& interval,

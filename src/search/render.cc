@@ -142,19 +142,22 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
 }
 
 std::string RenderSearchText(const SearchResult& r, int top) {
+  // Appended piece by piece: GCC 12 at -O3 misreads "literal" + string&&.
   const std::vector<std::string> summary = SummaryLines(r);
-  std::string out = summary[0] + "\n";
-  for (size_t i = 1; i < summary.size(); ++i) out += "  " + summary[i] + "\n";
-  out += "\n" + text::RenderTextTable(RankingTable(r, top));
+  std::string out;
+  for (size_t i = 0; i < summary.size(); ++i) {
+    out.append(i == 0 ? "" : "  ").append(summary[i]).append("\n");
+  }
+  out.append("\n").append(text::RenderTextTable(RankingTable(r, top)));
   if (r.qualifying == 0) {
     const std::vector<std::string> lines = NoneQualifiesLines(r);
-    out += "\n" + lines[0] + "\n";
-    for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
+    for (size_t i = 0; i < lines.size(); ++i)
+      out.append(i == 0 ? "\n" : "  ").append(lines[i]).append("\n");
     return out;
   }
-  out += "\n  " + TiedLine(r) + "\n";
-  out += "\nPareto front (input TPS per GPU against TTFT p50):\n";
-  for (const std::string& line : FrontLines(r)) out += "  " + line + "\n";
+  out.append("\n  ").append(TiedLine(r)).append("\n");
+  out.append("\nPareto front (input TPS per GPU against TTFT p50):\n");
+  for (const std::string& line : FrontLines(r)) out.append("  ").append(line).append("\n");
   return out;
 }
 

@@ -9,8 +9,9 @@ namespace ppsearch::sglang {
 namespace {
 
 std::string LayoutArg(const spec::LayoutSpec& l) {
-  return std::to_string(l.pp) + "/" + std::to_string(l.tp) + "/" + std::to_string(l.ep) +
-         (l.dp > 1 ? "/" + std::to_string(l.dp) : "");
+  std::string arg = std::to_string(l.pp) + "/" + std::to_string(l.tp) + "/" + std::to_string(l.ep);
+  if (l.dp > 1) arg.append("/").append(std::to_string(l.dp));
+  return arg;
 }
 
 }  // namespace

@@ -34,13 +34,17 @@ std::optional<std::vector<int>> ParseVersion(const std::string& text) {
 }
 
 std::string LayoutSpec::Label() const {
-  return "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep) +
-         (dp > 1 ? "/DP" + std::to_string(dp) : "");
+  std::string label =
+      "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);
+  if (dp > 1) label.append("/DP").append(std::to_string(dp));
+  return label;
 }
 
 std::string LayoutSpec::Slug() const {
-  return "pp" + std::to_string(pp) + "-tp" + std::to_string(tp) + "-ep" + std::to_string(ep) +
-         (dp > 1 ? "-dp" + std::to_string(dp) : "");
+  std::string slug =
+      "pp" + std::to_string(pp) + "-tp" + std::to_string(tp) + "-ep" + std::to_string(ep);
+  if (dp > 1) slug.append("-dp").append(std::to_string(dp));
+  return slug;
 }
 
 const ArgValue* EngineSpec::FindArg(const std::string& flag) const {

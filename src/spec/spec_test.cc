@@ -178,7 +178,7 @@ TEST(SpecSweep, DpAttentionInTuplesAndLists) {
                      "concurrency = [8]\n"));
   EXPECT_EQ(Labels(lists), (std::vector<std::string>{"PP1/TP8/EP8", "PP1/TP8/EP8/DP4"}));
   EXPECT_EQ(ErrorOf(Text("[sweep]\nlayouts = [{pp = 1, tp = 8, dp = 0}]\nconcurrency = [8]\n")),
-            "/s/spec.toml:10:33: key 'sweep.layouts[0].dp': expected an integer in [1, 32768], "
+            "/s/spec.toml:10:34: key 'sweep.layouts[0].dp': expected an integer in [1, 32768], "
             "got 0");
 }
 
@@ -407,7 +407,7 @@ TEST(SpecLimits, CountsThatMultiplyIntoASearchAreBounded) {
   for (int v = 1; v <= 100; ++v) hundred += (v > 1 ? ", " : "") + std::to_string(v);
   EXPECT_EQ(
       ErrorOf(Text("[sweep]\npp = [" + hundred + "]\ntp = [" + hundred + "]\nconcurrency = [8]\n")),
-      "/s/spec.toml:10:6: key 'sweep.pp': the pp x tp x ep lists expand to 10000 layouts, "
+      "/s/spec.toml:10:6: key 'sweep.pp': the pp x tp x ep x dp lists expand to 10000 layouts, "
       "more than the 4096 a sweep may hold");
   // At the bound the count is exact.
   Spec at = MustParse(Text("[sweep]\npp = [1, 2]\nconcurrency = [" + many + "]\nrepeats = 50\n"));
