@@ -34,11 +34,21 @@ const LayoutMemory* FindMemory(const std::vector<LayoutMemory>& memory, const sp
   return nullptr;
 }
 
-// Why each sample of the layout does not count, and the findings to keep.
-void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
+// Why each sample of the layout does not count, and the findings to keep;
+// false when no sample of it ran at all.
+bool AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
                   LayoutVerdict& v) {
   const std::string label = v.layout.Label();
   const bool exclude_findings = spec.decision.failure_policy != "warn";
+  // A layout none of whose samples ran (an adaptive run that did not need
+  // it, an interrupted sweep) is one line, not one per sample.
+  const bool any_ran = std::any_of(samples.begin(), samples.end(), [&](const SampleAnalysis& s) {
+    return s.id.layout == v.layout;
+  });
+  if (!any_ran) {
+    v.exclusions.push_back(fmt::format("{}: not measured (no sample of it ran)", label));
+    return false;
+  }
   for (int c : spec.sweep.concurrency) {
     for (int r = 1; r <= spec.sweep.repeats; ++r) {
       evidence::SampleId id{v.layout, c, r};
@@ -77,6 +87,7 @@ void AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
             "{}: sample {} did not measure the intended workload: {}", label, s->name, s->detail));
     }
   }
+  return true;
 }
 
 void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSummary>& points,
@@ -203,8 +214,9 @@ Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& sampl
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
     LayoutVerdict v;
     v.layout = layout;
-    AuditSamples(spec, samples, v);
-    CheckSpreadAndHeadroom(spec, points, FindMemory(memory, layout), v);
+    // A layout that never ran has nothing for the other checks to judge.
+    if (AuditSamples(spec, samples, v))
+      CheckSpreadAndHeadroom(spec, points, FindMemory(memory, layout), v);
     v.qualifies = v.exclusions.empty();
     d.verdicts.push_back(v);
   }

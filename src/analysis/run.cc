@@ -120,6 +120,10 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   if (!text) return;
   for (auto& p : evidence::CheckBenchSummary(*text, name, rel))
     in.invalid_evidence.push_back(std::move(p));
+  const nlohmann::json bench = nlohmann::json::parse(*text, nullptr, false);
+  if (bench.is_object() && bench.contains("ready_s") && bench["ready_s"].is_number() &&
+      bench["ready_s"].get<double>() >= 0)
+    in.ready_s = bench["ready_s"].get<double>();
 }
 
 // Every host of the cluster leaves a server log per sample; files of other
@@ -248,6 +252,25 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
         else if (!it->completed())
           ev.missing.push_back({id.str(), evidence::SampleStateName(it->state)});
       }
+  if (ev.metadata.adaptive) {
+    Result<evidence::Trajectory> trajectory = evidence::ReadTrajectory(paths);
+    if (!trajectory.ok()) {
+      ev.warnings.push_back(trajectory.error().message +
+                            "; the adaptive run's trajectory is left out");
+    } else {
+      ev.trajectory = std::move(trajectory).value();
+      if (ev.trajectory->stop && ev.trajectory->stop->reason != "budget") {
+        std::vector<MissingSample> kept;
+        for (MissingSample& m : ev.missing) {
+          if (m.state == "not run")
+            ev.not_needed.push_back(m.name);
+          else
+            kept.push_back(std::move(m));
+        }
+        ev.missing = std::move(kept);
+      }
+    }
+  }
   ev.points = AggregatePoints(ev.samples, ev.spec.sweep.layouts, ev.spec.sweep.concurrency);
   return ev;
 }

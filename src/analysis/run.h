@@ -14,6 +14,7 @@
 #include "analysis/prediction.h"
 #include "analysis/sample.h"
 #include "evidence/run_metadata.h"
+#include "evidence/trajectory.h"
 #include "plan/plan.h"
 #include "plan/search_inputs.h"
 #include "spec/spec.h"
@@ -39,6 +40,11 @@ struct RunEvidence {
   bool simulated = false;
   std::vector<SampleAnalysis> samples;  // every sample the manifest names, in its order
   std::vector<MissingSample> missing;   // sweep samples whose last state is not completed
+  // An adaptive run's trajectory (metadata/adaptive.jsonl), and the sweep
+  // samples it ended without needing: once it stopped for any reason but a
+  // spent budget, a sample it never began is not missing.
+  std::optional<evidence::Trajectory> trajectory;
+  std::vector<std::string> not_needed;
   std::vector<PointSummary> points;     // this run's, no baseline applied
   // Evidence that is damaged and belongs to no sample: manifest lines that
   // could not be read or name a sample outside the sweep ("manifest.jsonl:LINE: ...").

@@ -167,6 +167,7 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
   out.output_tokens_asked = in.output_tokens_asked;
   out.min_window_s = in.min_window_s;
   out.engine_verdict = in.engine_verdict;
+  out.ready_s = in.ready_s;
   out.engine_detail = in.engine_detail;
   out.logs_missing = in.logs_missing;
   out.problems = in.problems;

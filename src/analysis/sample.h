@@ -46,6 +46,10 @@ struct SampleInputs {
   // "detail"); none when it said nothing.
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
+  // Wall seconds from the sample's start until its server answered (the
+  // bench summary's ready_s: a server start, or ~0 for a reused server);
+  // none when the engine does not time it (the simulated one).
+  std::optional<double> ready_s;
   std::vector<LogText> logs;
   int logs_missing = 0;  // nodes of the cluster whose server log is absent or unreadable
   std::vector<NodeGpuSnapshot> gpu;
@@ -82,6 +86,7 @@ struct SampleAnalysis {
   double min_window_s = 0;
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
+  std::optional<double> ready_s;  // SampleInputs::ready_s
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one
   int logs_missing = 0;

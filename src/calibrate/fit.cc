@@ -518,6 +518,15 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   fit.residuals = sol.eval.points;
   fit.shares = sol.eval.shares;
   fit.evaluations = problem.evaluations();
+  // Where the fit sits, so the model-form distances of its predictions are
+  // measured from the layouts it saw (uncertainty::FromCalibration).
+  for (const Measurement& m : in.measurements)
+    fit.calibration.fitted_layouts.push_back(m.layout.Label());
+  fit.calibration.fitted_hardware = in.hw->name;
+  if (in.spec != nullptr) {
+    fit.calibration.fitted_gpus_per_node = in.spec->cluster.gpus_per_node;
+    fit.calibration.fitted_input_tokens = in.spec->workload.input_tokens;
+  }
   if (in.measurements.size() >= 2) {
     for (int held : all) {
       std::vector<int> rest;

@@ -1,6 +1,7 @@
-// ppsearch run SPEC [--engine sim|sglang] [--run-id ID] [--resume RUN_DIR]
-// [--dry-run] [--slurm-submit]: run every sample of a search, leave the
-// evidence directory, then analyse it, write the report and print the decision.
+// ppsearch run SPEC [--engine sim|sglang] [--adaptive] [--run-id ID] [--resume RUN_DIR]
+// [--dry-run] [--slurm-submit]: run every sample of a search (or, adaptive,
+// only those the decision needs), leave the evidence directory, then analyse
+// it, write the report and print the decision.
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "adaptive/session.h"
 #include "analysis/baseline.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
@@ -52,6 +54,7 @@ struct RunCliOptions {
   std::string run_id;
   std::string calibration;
   bool dry_run = false;
+  bool adaptive = false;
   bool slurm_submit = false;
   int pace_ms = 0;
   std::string command_line;
@@ -79,7 +82,8 @@ void ShowProgress(const run::RunProgress& p) {
 // original was (same path, same --set overrides), so a resumed run cannot
 // silently change what it measures. Secrets come back from the environment.
 Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_path,
-                               std::vector<std::string>* overrides, std::string* engine) {
+                               std::vector<std::string>* overrides, std::string* engine,
+                               bool* adaptive) {
   const evidence::RunPaths paths{run_dir};
   PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
   if (run.spec_path.empty())
@@ -88,6 +92,7 @@ Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_pat
   *spec_path = run.spec_path;
   *engine = run.engine;
   *overrides = run.overrides;
+  *adaptive = run.adaptive;
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(run::RestoreSecrets(spec));
   return spec;
@@ -161,14 +166,21 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     std::string recorded_path;
     std::vector<std::string> overrides;
     std::string recorded_engine;
+    bool recorded_adaptive = false;
     Result<spec::Spec> spec =
-        LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine);
+        LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine, &recorded_adaptive);
     if (!spec.ok()) return spec.error();
     // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
     if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
       return MakeError(opts.resume + " was run with --engine " + recorded_engine +
                        "; resume it with the same engine");
     if (opts.engine.empty()) opts.engine = recorded_engine;
+    // A resumed run keeps its way of choosing samples, too.
+    if (opts.adaptive && !recorded_adaptive)
+      return MakeError(opts.resume +
+                       " ran every sample of its sweep; resume it without --adaptive, or start "
+                       "a new adaptive run");
+    opts.adaptive = recorded_adaptive;
     if (!opts.spec.overrides.empty())
       return MakeError(
           "--resume runs the recorded spec with its recorded --set values; drop --set (" +
@@ -203,11 +215,15 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     return ErrorLines(errors);
   }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
-  if (engine_kind == "sim") {
+  if (engine_kind == "sim" || opts.adaptive) {
     for (const auto& lp : in->plan.layouts)
       if (auto why = predict::NotModelled(lp)) errors.push_back(*why);
     if (!errors.empty()) {
-      errors.push_back("the simulated engine cannot run these layouts; remove them from [sweep]");
+      errors.push_back(engine_kind == "sim"
+                           ? "the simulated engine cannot run these layouts; remove them from "
+                             "[sweep]"
+                           : "an adaptive run predicts the layouts it has not measured and "
+                             "cannot predict these; remove them from [sweep]");
       return ErrorLines(errors);
     }
   }
@@ -272,6 +288,13 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
                         launcher = ro.launcher](const evidence::SampleId& s) {
     return sglang::SampleCommands(shown, s, run::SampleSeed(shown, s), launcher);
   };
+  // The adaptive session predicts from the run's calibration (the defaults
+  // when none) and refits it on every point it measures.
+  std::optional<adaptive::Session> session;
+  if (opts.adaptive) {
+    session.emplace(*in, calibration);
+    ro.next_samples = [&session](const evidence::RunPaths& paths) { return session->Next(paths); };
+  }
   if (in->spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
       return run::PredictedBreakdownJson(ctx, in->spec, in->model, in->hardware, calibration);
@@ -334,6 +357,10 @@ Runner AddRunCommand(CLI::App& app) {
                   "Continue an interrupted run: stops what it left running, then runs only the "
                   "samples not completed");
   sub->add_option("--calibration", opts->calibration, "Calibration file for the simulated engine");
+  sub->add_flag("--adaptive", opts->adaptive,
+                "Measure one point at a time, the one expected to settle the choice most per "
+                "GPU-hour, and stop once the primary and fallback are measured and no other "
+                "layout is likely to beat them (docs/adaptive.md)");
   sub->add_flag("--dry-run", opts->dry_run,
                 "Print every sample and each node's exact command; run nothing");
   sub->add_flag("--slurm-submit", opts->slurm_submit,
@@ -345,6 +372,7 @@ Runner AddRunCommand(CLI::App& app) {
     if (!opts->spec.spec_path.empty()) opts->command_line += " " + opts->spec.spec_path;
     for (const auto& o : opts->spec.overrides) opts->command_line += " --set '" + o + "'";
     if (!opts->engine.empty()) opts->command_line += " --engine " + opts->engine;
+    if (opts->adaptive) opts->command_line += " --adaptive";
     if (!opts->calibration.empty()) opts->command_line += " --calibration " + opts->calibration;
     return RunRun(*opts);
   };

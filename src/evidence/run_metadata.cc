@@ -68,6 +68,7 @@ nlohmann::json RunMetadataToJson(const RunMetadata& m) {
                       {"seeds", {{"workload", m.workload_seed}}},
                       {"command_line", m.command_line},
                       {"started_at", m.started_at}};
+  if (m.adaptive) j["adaptive"] = true;
   if (m.noise)
     j["noise"] = {{"model", m.noise->model}, {"cv", m.noise->cv}, {"seed", m.noise->seed}};
   return j;
@@ -115,6 +116,10 @@ Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::stri
   if (const nlohmann::json* v = Find(j, "seeds"))
     if (v->is_object() && v->contains("workload") && (*v)["workload"].is_number_unsigned())
       m.workload_seed = (*v)["workload"].get<uint64_t>();
+  if (const nlohmann::json* v = Find(j, "adaptive")) {
+    if (!v->is_boolean()) return TypeError(file, "adaptive", "true or false", *v);
+    m.adaptive = v->get<bool>();
+  }
   if (const nlohmann::json* v = Find(j, "noise")) {
     if (!v->is_object()) return TypeError(file, "noise", "an object", *v);
     NoiseModel n;

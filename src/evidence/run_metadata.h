@@ -50,6 +50,9 @@ struct RunMetadata {
   std::optional<NoiseModel> noise;
   std::string command_line;
   std::string started_at;  // ISO-8601 UTC
+  // Chose its samples one point at a time (run --adaptive); its steps are in
+  // metadata/adaptive.jsonl (evidence/trajectory.h).
+  bool adaptive = false;
 };
 
 nlohmann::json RunMetadataToJson(const RunMetadata& m);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "decide/rules.h"
+#include "report/adaptive_section.h"
 #include "report/svg_chart.h"
 
 namespace ppsearch::report {
@@ -220,6 +221,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
                                const analysis::RunPrediction& prediction) {
   ChartInputs in;
   in.prediction = &prediction;
+  if (a.evidence.trajectory) in.trajectory = &*a.evidence.trajectory;
   in.min_headroom_mib = a.spec().decision.min_headroom_mib;
   auto add = [&](const analysis::PointSummary& p) {
     ChartPoint cp;
@@ -275,6 +277,8 @@ std::map<std::string, std::string> RenderCharts(const ChartInputs& in) {
   if (!in.memory.empty()) out[kFigureMemory] = MemoryChart(in);
   if (in.prediction && !in.prediction->points.empty())
     out[kFigureBreakdown] = BreakdownChart(*in.prediction);
+  if (in.trajectory && (!in.trajectory->steps.empty() || in.trajectory->stop))
+    out[kFigureTrajectory] = TrajectoryChart(*in.trajectory);
   return out;
 }
 

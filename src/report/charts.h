@@ -52,6 +52,7 @@ struct ChartInputs {
   double min_headroom_mib = 0;
   const analysis::RunPrediction* prediction =
       nullptr;  // breakdown; null or empty: no breakdown chart
+  const evidence::Trajectory* trajectory = nullptr;  // an adaptive run's; null: none
 };
 
 ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,

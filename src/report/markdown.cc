@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "report/adaptive_section.h"
 #include "report/breakdown.h"
 #include "report/charts.h"
 #include "report/compare_render.h"
@@ -233,6 +234,7 @@ Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPredi
                            "each beside the simulator's breakdown of the same layout."),
           Block::Bullets(profile_lines)}});
   doc.sections.push_back(PredictionSection(prediction, a.points));
+  if (std::optional<Section> s = AdaptiveSection(a)) doc.sections.push_back(std::move(*s));
   doc.sections.push_back(Decision(a, prediction));
   if (std::optional<Section> s = Baseline(a, baseline_check)) doc.sections.push_back(std::move(*s));
   if (!a.warnings.empty())

@@ -48,6 +48,10 @@ std::string CompletionLine(const analysis::RunAnalysis& a) {
       line += fmt::format(" and {} more", a.evidence.missing.size() - 10);
     line += ".";
   }
+  if (!a.evidence.not_needed.empty())
+    line += fmt::format(
+        " The adaptive run did not need {} of the sweep's {} samples (see Adaptive measurement).",
+        a.evidence.not_needed.size(), a.spec().sweep.sample_count());
   return line;
 }
 

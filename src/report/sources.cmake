@@ -1,6 +1,7 @@
 # Sources of src/report/; CMakeLists.txt includes this file. Every .cc under src/
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
+  src/report/adaptive_section.cc
   src/report/breakdown.cc
   src/report/build_report.cc
   src/report/charts.cc

@@ -86,6 +86,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
       evidence::NoiseModel{"lognormal time stretch per repeat", spec.sim.noise_cv, spec.sim.seed};
   run.command_line = redact.Apply(o.command_line);
   run.started_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
+  run.adaptive = static_cast<bool>(o.next_samples);
   return evidence::WriteRunMetadata(paths, run);
 }
 
@@ -258,34 +259,22 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
   // outcome): the same cause twice in a row will not go away by itself.
   std::string preflight_cause;
   std::string preflight_sample;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const evidence::SampleId& id = samples[i];
-    if (done.count(id.str())) {
-      ++outcome.skipped;
-      continue;
-    }
+  // One sample; false when a stop was asked for before it began.
+  auto run_one = [&](const evidence::SampleId& id, bool next_same_layout) -> Result<bool> {
     PPS_RETURN_IF_ERROR(lock->StillThere());
-    if (o.stop != nullptr && o.stop->load()) {
-      outcome.interrupted = true;
-      break;
-    }
+    if (o.stop != nullptr && o.stop->load()) return false;
     RunProgress p;
     p.done = outcome.skipped + outcome.completed;
     p.total = outcome.total;
     p.sample = id.str();
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (ran > 0) p.eta_s = p.elapsed_s / ran * (outcome.total - p.done);
+    if (ran > 0 && !o.next_samples) p.eta_s = p.elapsed_s / ran * (outcome.total - p.done);
     progress(p);
     PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kStarted));
     const plan::LayoutPlan* lp = nullptr;
     for (const auto& l : plan.layouts)
       if (l.layout == id.layout) lp = &l;
-    SampleContext ctx{id, lp, SampleSeed(spec, id), &paths, run_id, false};
-    for (size_t j = i + 1; j < samples.size(); ++j) {
-      if (done.count(samples[j].str())) continue;
-      ctx.next_same_layout = samples[j].layout == id.layout;
-      break;
-    }
+    SampleContext ctx{id, lp, SampleSeed(spec, id), &paths, run_id, next_same_layout};
     Result<SampleOutput> out = engine.Run(ctx);
     // A run directory deleted during the sample: stop rather than recreate it.
     PPS_RETURN_IF_ERROR(lock->StillThere());
@@ -294,7 +283,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
       PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
                                                    {{"error", out.error().message}}));
-      continue;
+      return true;
     }
     PPS_RETURN_IF_ERROR(AttachProfiles(o, spec, ctx, file_analysis, *out));
     PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out, redact));
@@ -317,6 +306,62 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     preflight_cause = v.verdict == evidence::Verdict::kPreflightFailed ? v.detail : "";
     preflight_sample = id.str();
     if (o.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
+    return true;
+  };
+  if (!o.next_samples) {
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const evidence::SampleId& id = samples[i];
+      if (done.count(id.str())) {
+        ++outcome.skipped;
+        continue;
+      }
+      bool next_same_layout = false;
+      for (size_t j = i + 1; j < samples.size(); ++j) {
+        if (done.count(samples[j].str())) continue;
+        next_same_layout = samples[j].layout == id.layout;
+        break;
+      }
+      PPS_ASSIGN_OR_RETURN(const bool began, run_one(id, next_same_layout));
+      if (!began) {
+        outcome.interrupted = true;
+        break;
+      }
+    }
+  } else {
+    outcome.skipped = static_cast<int>(done.size());
+    // Every sample this process began: a policy that asks for one again
+    // would loop, so that is an error, not a retry.
+    std::set<std::string> attempted;
+    while (!outcome.interrupted) {
+      if (o.stop != nullptr && o.stop->load()) {
+        outcome.interrupted = true;
+        break;
+      }
+      PPS_ASSIGN_OR_RETURN(std::vector<evidence::SampleId> step, o.next_samples(paths));
+      if (step.empty()) break;
+      int began_any = 0;
+      for (size_t j = 0; j < step.size(); ++j) {
+        const evidence::SampleId& id = step[j];
+        if (done.count(id.str())) continue;
+        if (!attempted.insert(id.str()).second)
+          return MakeError("the adaptive policy asked for " + id.str() +
+                           " again after it ran in this process; stopping rather than looping");
+        // The step's last sample keeps a reusable server up: the next step,
+        // chosen after it, may well stay on this layout, and a sample of
+        // another layout stops it first.
+        const bool next_same_layout =
+            j + 1 < step.size() ? step[j + 1].layout == id.layout : spec.lifecycle.reuse_server;
+        PPS_ASSIGN_OR_RETURN(const bool began, run_one(id, next_same_layout));
+        if (!began) {
+          outcome.interrupted = true;
+          break;
+        }
+        ++began_any;
+      }
+      if (began_any == 0 && !outcome.interrupted)
+        return MakeError("the adaptive policy asked only for samples already complete (" +
+                         step[0].str() + ", ...); stopping rather than looping");
+    }
   }
   engine.Finish();
   // Every log is in service/ now; the streamed copies are no longer needed.

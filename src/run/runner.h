@@ -36,6 +36,10 @@ struct RunOptions {
   // The commands a sample stands for, one display line each (the SGLang
   // servers and the benchmark, sglang/commands.h), for commands.txt; unset: none.
   std::function<std::vector<std::string>(const evidence::SampleId&)> sample_commands;
+  // An adaptive run (adaptive/session.h): asked before each step for the
+  // samples to run next, until it returns none; the samples it never asks
+  // for are not run. Unset: every sample of the sweep, in order.
+  std::function<Result<std::vector<evidence::SampleId>>(const evidence::RunPaths&)> next_samples;
 };
 
 struct RunProgress {

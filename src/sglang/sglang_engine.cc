@@ -119,6 +119,9 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   if (reuse) {
     log_from = group_->LogEnds();
   } else {
+    // A server kept up for a next sample of its layout that did not come
+    // (an adaptive run chose another layout) frees its GPUs only now.
+    if (group_->running()) release_pending_ = true;
     for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
     if (release_pending_) {
       const std::string still_held = WaitMemoryReleased();

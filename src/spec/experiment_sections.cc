@@ -106,6 +106,18 @@ Status ReadDecision(const TableReader& section, DecisionSpec* out) {
   PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Number("max_repeat_spread", &out->max_repeat_spread, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Enum("failure_policy", &out->failure_policy, {"exclude", "warn"}));
+  // 0 would never stop before every sample ran, 1 would stop at once.
+  PPS_RETURN_IF_ERROR(section.Number("stop_probability", &out->stop_probability, 0.0001, 0.5));
+  return Status::Ok();
+}
+
+Status ReadAdaptive(const TableReader& section, AdaptiveSpec* out) {
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kAdaptiveKeys));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(section.Number("budget_gpu_hours", &out->budget_gpu_hours, 0, 1e9));
+  PPS_RETURN_IF_ERROR(
+      section.Int("budget_samples", &out->budget_samples, Need::kOptional, 0, 1000000));
+  PPS_RETURN_IF_ERROR(section.Number("server_start_s", &out->server_start_s, 0, 86400));
   return Status::Ok();
 }
 

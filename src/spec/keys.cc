@@ -5,7 +5,8 @@
 namespace ppsearch::spec {
 
 const KeyList kSpecSections = {"experiment", "cluster",  "engine",    "sweep", "workload",
-                               "baseline",   "decision", "lifecycle", "sim",   "profile"};
+                               "baseline",   "decision", "lifecycle", "sim",   "profile",
+                               "adaptive"};
 
 const KeyList kExperimentKeys = {"name", "results_dir"};
 const KeyList kClusterKeys = {
@@ -36,7 +37,8 @@ const KeyList kWorkloadKeys = {"input_tokens",
                                "request_rate"};
 const KeyList kBaselineKeys = {"layout", "import_csv", "import_run"};
 const KeyList kDecisionKeys = {"objective", "min_headroom_mib", "max_repeat_spread",
-                               "failure_policy"};
+                               "failure_policy", "stop_probability"};
+const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",
@@ -75,6 +77,7 @@ const TableKeys kTables[] = {
     {"sim", kSimKeys},
     {"sim.inject", kSimFaultKeys},
     {"profile", kProfileKeys},
+    {"adaptive", kAdaptiveKeys},
 };
 
 }  // namespace

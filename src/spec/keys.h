@@ -36,6 +36,7 @@ extern const KeyList kLayoutKeys;
 extern const KeyList kWorkloadKeys;
 extern const KeyList kBaselineKeys;
 extern const KeyList kDecisionKeys;
+extern const KeyList kAdaptiveKeys;
 extern const KeyList kLifecycleKeys;
 extern const KeyList kSimKeys;
 // One entry of sim.inject.

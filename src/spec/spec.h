@@ -185,6 +185,20 @@ struct DecisionSpec {
   double min_headroom_mib = 0;
   double max_repeat_spread = 0.05;         // (max - min) / median
   std::string failure_policy = "exclude";  // exclude | warn
+  // An adaptive run stops once the chance that a candidate it has not
+  // measured would enter the top two is below this (docs/adaptive.md).
+  double stop_probability = 0.05;
+  SourceLoc origin;
+};
+
+// [adaptive]: what an adaptive run may spend, and what a server start is
+// expected to cost before one has been timed (docs/adaptive.md).
+struct AdaptiveSpec {
+  double budget_gpu_hours = 0;  // 0: no budget
+  int budget_samples = 0;       // 0: no budget
+  // Wall seconds of one server start (weights loaded, ready), used until the
+  // run has timed a start of its own.
+  double server_start_s = 600;
   SourceLoc origin;
 };
 
@@ -262,6 +276,7 @@ struct Spec {
   LifecycleSpec lifecycle;
   SimSpec sim;
   ProfileSpec profile;
+  AdaptiveSpec adaptive;
   // Where every key and array element was written, by dotted path
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
   // for checks that need to point at a value the structs above hold bare.

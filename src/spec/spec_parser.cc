@@ -92,6 +92,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   PPS_RETURN_IF_ERROR(ReadSection(root, "decision", Need::kOptional, [&](const TableReader& t) {
     return ReadDecision(t, &spec.decision);
   }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "adaptive", Need::kOptional, [&](const TableReader& t) {
+    return ReadAdaptive(t, &spec.adaptive);
+  }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "lifecycle", Need::kOptional, [&](const TableReader& t) {
     return ReadLifecycle(t, &spec.lifecycle);
   }));

@@ -1,0 +1,271 @@
+#include "adaptive/observe.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/run.h"
+#include "calibrate/fit.h"
+#include "decide/rules.h"
+#include "predict/search.h"
+#include "uncertainty/model_error.h"
+#include "uncertainty/model_error_file.h"
+
+namespace ppsearch::adaptive {
+namespace {
+
+using Key = std::pair<std::string, int>;  // layout id, concurrency
+
+// The log standard deviation of a median of `repeats` samples whose range
+// is `spread` of the median: a range of n normal draws is about 1.7 sigma
+// for n = 3, and a median's sigma is about 1.25 sigma / sqrt(n). Never
+// below 0.5%: repeats that agree exactly still leave the server's own
+// variation between days.
+double MedianSigma(double spread, int repeats) {
+  const double sample_sigma = spread / 1.7;
+  return std::max(0.005, 1.25 * sample_sigma / std::sqrt(std::max(1, repeats)));
+}
+
+double Objective(const spec::Spec& spec, const analysis::PointSummary& p) {
+  return spec.decision.objective == "ttft_p50" ? p.ttft_p50_s_median : p.input_tps_median;
+}
+
+double ObjectiveSpread(const spec::Spec& spec, const analysis::PointSummary& p) {
+  return spec.decision.objective == "ttft_p50" ? p.ttft_p50_s_spread : p.input_tps_spread;
+}
+
+// Exclusions the measured evidence already settles; the decision applies
+// every rule again (analysis/decision.h) to the measured points at the end.
+std::string MeasuredExclusion(const spec::Spec& spec, const analysis::PointSummary& p) {
+  if (p.valid_repeats < p.repeats)
+    return fmt::format("{} of its {} samples at C={} did not pass", p.repeats - p.valid_repeats,
+                       p.repeats, p.concurrency);
+  if (p.input_tps_spread > spec.decision.max_repeat_spread)
+    return fmt::format("its repeats at C={} spread by {:.1f}%, more than max_repeat_spread",
+                       p.concurrency, p.input_tps_spread * 100);
+  if (p.headroom_mib && !decide::MeetsHeadroom(*p.headroom_mib, spec.decision.min_headroom_mib))
+    return fmt::format("its worst GPU kept {:.0f} MiB at C={}, under min_headroom_mib",
+                       *p.headroom_mib, p.concurrency);
+  return "";
+}
+
+// The refit on every measured point of every layout that has one.
+struct Refit {
+  cost::Calibration calibration;
+  std::vector<std::string> layouts;
+  // sqrt of the mean squared log miss of each layout predicted by a fit to
+  // the others: how far this cluster's layouts stray from the model; 0 when
+  // fewer than two layouts were measured.
+  double held_out_sigma = 0;
+  std::string note;
+};
+
+Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
+              const std::vector<analysis::PointSummary>& measured) {
+  Refit out;
+  out.calibration = start;
+  calibrate::FitInputs fi;
+  for (const analysis::PointSummary& p : measured) {
+    auto it = std::find_if(fi.measurements.begin(), fi.measurements.end(),
+                           [&](const calibrate::Measurement& m) { return m.layout == p.layout; });
+    if (it == fi.measurements.end()) {
+      fi.measurements.push_back({p.layout, {}, std::nullopt, "this run"});
+      const plan::LayoutPlan* lp = in.Find(p.layout);
+      fi.plans.push_back(*lp);
+      it = fi.measurements.end() - 1;
+    }
+    calibrate::MeasuredPoint mp;
+    mp.concurrency = p.concurrency;
+    mp.input_tps = p.input_tps_median;
+    mp.ttft_p50_s = p.ttft_p50_s_median;
+    mp.ttft_p95_s = p.ttft_p95_s_median;
+    mp.peak_gpu_mib = p.peak_gpu_mib.value_or(0);
+    it->points.push_back(mp);
+  }
+  if (fi.measurements.empty()) return out;
+  fi.spec = &in.spec;
+  fi.model = &in.model;
+  fi.hw = &in.hardware;
+  Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
+  if (!fit.ok()) {
+    out.note = "the refit failed, so the run's own calibration predicts: " + fit.error().message;
+    return out;
+  }
+  out.calibration = fit->calibration;
+  out.calibration.model_form = start.model_form;
+  for (const auto& m : fi.measurements) out.layouts.push_back(m.layout.Label());
+  const bool ttft = in.spec.decision.objective == "ttft_p50";
+  double sum = 0;
+  int n = 0;
+  for (const calibrate::PointResidual& r : fit->held_out) {
+    const double m = ttft ? r.measured_ttft_p50_s : r.measured_tps;
+    const double p = ttft ? r.predicted_ttft_p50_s : r.predicted_tps;
+    if (m <= 0 || p <= 0) continue;
+    sum += std::log(m / p) * std::log(m / p);
+    ++n;
+  }
+  if (n > 0) out.held_out_sigma = std::sqrt(sum / n);
+  return out;
+}
+
+}  // namespace
+
+Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibration& start,
+                            const std::string& run_dir, const ObserveOptions& options) {
+  const spec::Spec& spec = in.spec;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    if (auto why = predict::NotModelled(lp))
+      return MakeError("an adaptive run predicts what it has not measured: " + *why);
+  PPS_ASSIGN_OR_RETURN(analysis::RunEvidence ev, analysis::LoadRunEvidence(run_dir));
+  Observation out;
+  Problem& pr = out.problem;
+  pr.load_points = spec.sweep.concurrency;
+  pr.lower_is_better = spec.decision.objective == "ttft_p50";
+  pr.repeats = spec.sweep.repeats;
+  pr.reuse_server = spec.lifecycle.reuse_server;
+  pr.server_start_s = spec.adaptive.server_start_s;
+  pr.stop_probability = spec.decision.stop_probability;
+  pr.seed = options.seed;
+
+  // What ran, in run order: GPU-hours, timed starts, unfinished points.
+  std::map<Key, int> ran;  // completed or failed
+  std::map<Key, std::vector<double>> durations;
+  std::map<std::string, int> gpus;
+  for (const plan::LayoutPlan& lp : in.plan.layouts) gpus[lp.layout.Slug()] = lp.world_size;
+  std::vector<double> timed_starts;
+  std::vector<bool> starts;  // per ran sample, in run order
+  std::vector<const analysis::SampleAnalysis*> ran_samples;
+  std::string previous;
+  for (const analysis::SampleAnalysis& s : ev.samples) {
+    if (!s.completed() && s.state != evidence::SampleState::kFailed) continue;
+    const std::string layout = s.id.layout.Slug();
+    const bool start = !pr.reuse_server || layout != previous;
+    if (s.ready_s && start) timed_starts.push_back(*s.ready_s);
+    previous = layout;
+    ran_samples.push_back(&s);
+    starts.push_back(start);
+    ++ran[{layout, s.id.concurrency}];
+    if (s.completed()) durations[{layout, s.id.concurrency}].push_back(s.metrics.duration_s);
+  }
+  out.samples_spent = static_cast<int>(ran_samples.size());
+  // Measured starts replace the spec's estimate, for what was spent and
+  // for what the next steps will cost.
+  if (!timed_starts.empty()) {
+    double sum = 0;
+    for (double t : timed_starts) sum += t;
+    pr.server_start_s = sum / timed_starts.size();
+  }
+  for (size_t i = 0; i < ran_samples.size(); ++i) {
+    const analysis::SampleAnalysis& s = *ran_samples[i];
+    const double start_s = s.ready_s.value_or(starts[i] ? pr.server_start_s : 0);
+    out.gpu_hours_spent += gpus[s.id.layout.Slug()] * (start_s + s.metrics.duration_s) / 3600;
+  }
+  if (pr.reuse_server) pr.running = previous;
+
+  // The points whose every repeat ran; a failed repeat excludes the layout.
+  std::vector<analysis::PointSummary> measured;
+  std::map<Key, const analysis::PointSummary*> by_key;
+  std::map<Key, bool> fully_ran;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    for (int c : spec.sweep.concurrency) {
+      const Key k{lp.layout.Slug(), c};
+      if (ran[k] == 0) continue;
+      if (ran[k] >= pr.repeats) {
+        fully_ran[k] = true;
+        continue;
+      }
+      for (int r = 1; r <= pr.repeats; ++r) {
+        const evidence::SampleId id{lp.layout, c, r};
+        const bool has = std::any_of(ran_samples.begin(), ran_samples.end(),
+                                     [&](const auto* s) { return s->id == id; });
+        if (!has) out.unfinished.push_back(id);
+      }
+    }
+  for (const analysis::PointSummary& p : ev.points) {
+    const Key k{p.layout.Slug(), p.concurrency};
+    if (!fully_ran[k]) continue;
+    by_key[k] = &p;
+    if (p.repeats == pr.repeats && p.valid_repeats == p.repeats && Objective(spec, p) > 0)
+      measured.push_back(p);
+  }
+
+  const Refit refit = RefitOn(in, start, measured);
+  out.calibration = refit.calibration;
+  out.calibrated_on = refit.layouts;
+  if (!refit.note.empty()) out.notes.push_back(refit.note);
+  PPS_ASSIGN_OR_RETURN(cost::ModelFormScales form, uncertainty::ModelFormFor(out.calibration));
+  pr.within_sigma = form.s0;
+
+  predict::SearchOptions so;
+  so.ensemble.members = options.members;
+  so.ensemble.seed = options.seed;
+  so.model_form = form;
+  const predict::SearchPrediction prediction = predict::PredictSearch(in, out.calibration, so);
+
+  for (const plan::LayoutPlan& lp : in.plan.layouts) {
+    if (!lp.valid) continue;
+    CandidateState cand;
+    cand.id = lp.layout.Slug();
+    cand.label = lp.layout.Label();
+    cand.gpus = lp.world_size;
+    for (int c : spec.sweep.concurrency) {
+      PointState ps;
+      for (size_t i = 0; i < prediction.points.size(); ++i) {
+        const predict::PointPrediction& p = prediction.points[i].prediction;
+        if (!(p.layout == lp.layout) || p.concurrency != c) continue;
+        const stats::SampleMetrics& m = p.metrics;
+        ps.central = pr.lower_is_better ? m.ttft_s.p50 : m.input_tps;
+        ps.sample_s = m.duration_s;
+        if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i)) {
+          for (const auto& mv : u->members)
+            ps.members.push_back(pr.lower_is_better ? mv.ttft_p50_s : mv.input_tps);
+          ps.sigma = u->model_form_rel / uncertainty::kZ90;
+        }
+        // The run's own held-out misses, when larger, are the better
+        // estimate of how far this cluster strays from the model.
+        ps.sigma = std::max(ps.sigma, refit.held_out_sigma);
+        const double headroom = decide::HeadroomMib(in.hardware.memory_mib, p.memory.peak_mib_max);
+        if (in.hardware.memory_mib > 0 &&
+            !decide::MeetsHeadroom(headroom, spec.decision.min_headroom_mib) && !cand.excluded) {
+          cand.excluded = true;
+          cand.why = fmt::format("predicted to keep {:.0f} MiB at C={}, under min_headroom_mib",
+                                 headroom, c);
+        }
+      }
+      const Key k{cand.id, c};
+      if (fully_ran[k] && !by_key.count(k)) {
+        cand.excluded = true;
+        cand.why = fmt::format("no sample of it at C={} completed", c);
+      }
+      if (auto it = by_key.find(k); it != by_key.end()) {
+        const analysis::PointSummary& p = *it->second;
+        std::string why = MeasuredExclusion(spec, p);
+        if (why.empty() && p.repeats < pr.repeats)
+          why = fmt::format("{} of its {} samples at C={} did not complete", pr.repeats - p.repeats,
+                            pr.repeats, c);
+        if (!why.empty()) {
+          cand.excluded = true;
+          cand.why = std::move(why);
+        } else {
+          ps.measured = Objective(spec, p);
+          ps.measured_sigma = MedianSigma(ObjectiveSpread(spec, p), p.repeats);
+          double sum = 0;
+          for (double d : durations[k]) sum += d;
+          if (!durations[k].empty()) ps.sample_s = sum / durations[k].size();
+        }
+      }
+      cand.points.push_back(std::move(ps));
+    }
+    // A measured layout is judged on what it showed, not on the prediction.
+    if (cand.excluded && cand.AnyMeasured() && cand.why.rfind("predicted", 0) == 0) {
+      cand.excluded = false;
+      cand.why.clear();
+    }
+    pr.candidates.push_back(std::move(cand));
+  }
+  return out;
+}
+
+}  // namespace ppsearch::adaptive

@@ -1,0 +1,130 @@
+#include "adaptive/session.h"
+
+#include <fmt/format.h>
+
+#include "cost/parameters.h"
+
+namespace ppsearch::adaptive {
+namespace {
+
+nlohmann::json CalibrationValues(const cost::Calibration& c) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& p : cost::AllParams()) out[std::string(p.name)] = c.value[cost::Index(p.param)];
+  return out;
+}
+
+std::string LabelOf(const Problem& pr, int c) { return c >= 0 ? pr.candidates[c].label : ""; }
+
+// The stop line common to every way of stopping.
+evidence::TrajectoryStop StopLine(const Observation& obs, const Assessment& a,
+                                  const std::string& reason) {
+  const Problem& pr = obs.problem;
+  evidence::TrajectoryStop s;
+  s.reason = reason;
+  s.p_wrong = a.p_wrong;
+  s.p_change = a.p_change;
+  s.gpu_hours_spent = obs.gpu_hours_spent;
+  s.samples_spent = obs.samples_spent;
+  s.full_sweep_gpu_hours = FullSweepGpuHours(pr);
+  s.full_sweep_samples =
+      static_cast<int>(pr.candidates.size() * pr.load_points.size()) * pr.repeats;
+  s.primary = LabelOf(pr, a.primary);
+  s.fallback = LabelOf(pr, a.fallback);
+  for (size_t c = 0; c < pr.candidates.size(); ++c) {
+    const CandidateState& cand = pr.candidates[c];
+    // One in a hundred is where "could still enter" stops being worth a line.
+    if (cand.excluded || cand.FullyMeasured() || a.p_top_two[c] < 0.01) continue;
+    s.uncertain.push_back(
+        fmt::format("{} ({:.1f}% to be in the top two)", cand.label, a.p_top_two[c] * 100));
+  }
+  s.message = StopMessage(s);
+  return s;
+}
+
+}  // namespace
+
+std::string StopMessage(const evidence::TrajectoryStop& s) {
+  const std::string spent = fmt::format(
+      "{} samples and {:.2f} GPU-hours, against {} samples and {:.2f} GPU-hours for the full "
+      "sweep",
+      s.samples_spent, s.gpu_hours_spent, s.full_sweep_samples, s.full_sweep_gpu_hours);
+  std::string out;
+  if (s.reason == "settled")
+    out = fmt::format(
+        "Stopped: the choice is settled. {} and {} are measured at every load point, and the "
+        "chance that a layout not measured would enter the top two is {:.1f}%. Spent {}.",
+        s.primary, s.fallback.empty() ? "no fallback" : s.fallback, s.p_change * 100, spent);
+  else if (s.reason == "budget")
+    out = fmt::format(
+        "Stopped: the budget is spent before the choice settled. The chance that the current "
+        "choice ({} then {}) is wrong is {:.1f}%, and that a layout not measured would enter "
+        "the top two {:.1f}%. Spent {}.",
+        s.primary.empty() ? "none" : s.primary, s.fallback.empty() ? "none" : s.fallback,
+        s.p_wrong * 100, s.p_change * 100, spent);
+  else
+    out = fmt::format("Stopped: every point of every candidate is measured. Spent {}.", spent);
+  if (!s.uncertain.empty()) {
+    out += " Still uncertain: ";
+    for (size_t i = 0; i < s.uncertain.size(); ++i) out += (i ? ", " : "") + s.uncertain[i];
+    out += ".";
+  }
+  return out;
+}
+
+Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& paths) {
+  PPS_ASSIGN_OR_RETURN(evidence::Trajectory trajectory, evidence::ReadTrajectory(paths));
+  if (trajectory.stop) return std::vector<evidence::SampleId>{};
+  PPS_ASSIGN_OR_RETURN(Observation obs, Observe(inputs_, start_, paths.root, options_));
+  // An interrupted step is finished before anything new is chosen.
+  if (!obs.unfinished.empty()) return obs.unfinished;
+  const Problem& pr = obs.problem;
+  const Assessment a = Assess(pr);
+  if (a.settled) {
+    PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStop(paths, StopLine(obs, a, "settled")));
+    return std::vector<evidence::SampleId>{};
+  }
+  const std::optional<Choice> choice = ChooseNext(pr, a);
+  if (!choice) {
+    PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStop(paths, StopLine(obs, a, "complete")));
+    return std::vector<evidence::SampleId>{};
+  }
+  const spec::AdaptiveSpec& budget = inputs_.spec.adaptive;
+  if ((budget.budget_samples > 0 && obs.samples_spent + pr.repeats > budget.budget_samples) ||
+      (budget.budget_gpu_hours > 0 &&
+       obs.gpu_hours_spent + choice->cost_gpu_hours > budget.budget_gpu_hours)) {
+    PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStop(paths, StopLine(obs, a, "budget")));
+    return std::vector<evidence::SampleId>{};
+  }
+  const CandidateState& cand = pr.candidates[choice->candidate];
+  const plan::LayoutPlan* lp = nullptr;
+  for (const auto& l : inputs_.plan.layouts)
+    if (l.layout.Slug() == cand.id) lp = &l;
+  evidence::TrajectoryStep step;
+  step.step = static_cast<int>(trajectory.steps.size()) + 1;
+  step.layout = cand.id;
+  step.label = cand.label;
+  step.concurrency = pr.load_points[choice->point];
+  std::vector<evidence::SampleId> samples;
+  for (int r = 1; r <= pr.repeats; ++r) {
+    samples.push_back({lp->layout, step.concurrency, r});
+    step.samples.push_back(samples.back().str());
+  }
+  step.reason = choice->reason;
+  step.value_of_information = choice->value_of_information;
+  step.p_wrong_before = a.p_wrong;
+  step.p_wrong_expected_after = choice->p_wrong_expected_after;
+  step.p_change_before = a.p_change;
+  step.cost_gpu_hours = choice->cost_gpu_hours;
+  step.server_start = choice->server_start;
+  step.gpu_hours_spent = obs.gpu_hours_spent;
+  step.samples_spent = obs.samples_spent;
+  step.full_sweep_gpu_hours = FullSweepGpuHours(pr);
+  if (!obs.calibrated_on.empty()) step.calibration = CalibrationValues(obs.calibration);
+  step.calibrated_on = obs.calibrated_on;
+  for (size_t c = 0; c < pr.candidates.size(); ++c)
+    if (!pr.candidates[c].excluded) step.p_best.emplace_back(pr.candidates[c].label, a.p_best[c]);
+  PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStep(paths, step));
+  return samples;
+}
+
+}  // namespace ppsearch::adaptive

@@ -1,0 +1,36 @@
+#pragma once
+// One adaptive run, step by step: before each step it observes the run
+// directory (observe.h), assesses the choice (policy.h), and either writes
+// the stop line (settled, a budget spent, every point measured) or the next
+// step's line and hands back that point's samples. It keeps no state of its
+// own between steps: everything it decides from is in the run directory,
+// so a killed run resumes where it stopped.
+
+#include <string>
+#include <vector>
+
+#include "adaptive/observe.h"
+#include "evidence/evidence.h"
+#include "evidence/trajectory.h"
+
+namespace ppsearch::adaptive {
+
+class Session {
+ public:
+  Session(const plan::SearchInputs& inputs, cost::Calibration start, ObserveOptions options = {})
+      : inputs_(inputs), start_(std::move(start)), options_(options) {}
+
+  // The samples to run next; empty once the run should end (its stop line
+  // is then in the trajectory).
+  Result<std::vector<evidence::SampleId>> Next(const evidence::RunPaths& paths);
+
+ private:
+  const plan::SearchInputs& inputs_;
+  cost::Calibration start_;
+  ObserveOptions options_;
+};
+
+// The stop line's paragraph: why the run ended and what it leaves open.
+std::string StopMessage(const evidence::TrajectoryStop& stop);
+
+}  // namespace ppsearch::adaptive

@@ -1,0 +1,75 @@
+#pragma once
+// metadata/adaptive.jsonl: the trajectory of an adaptive run (run
+// --adaptive), one JSON object per line, appended as the run goes:
+//   - a "step" line before each point is measured: which point, why (the
+//     value of information and the probabilities behind it), what it is
+//     expected to cost, what was spent before it, and the calibration that
+//     chose it;
+//   - one "stop" line when the run ends: why it ended (settled, a budget,
+//     every point measured), what was spent against the full sweep, and
+//     what remains uncertain.
+// The one writer and reader of the file; the keys are in docs/formats.md.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "evidence/evidence.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+inline constexpr const char* kTrajectoryFile = "adaptive.jsonl";
+
+struct TrajectoryStep {
+  int step = 0;        // 1, 2, ...
+  std::string layout;  // layout id ("pp8-tp4-ep4")
+  std::string label;   // "PP8/TP4/EP4"
+  int concurrency = 0;
+  std::vector<std::string> samples;  // the point's repeats
+  std::string reason;                // one sentence
+  // The expected drop of the probability of a wrong choice per GPU-hour
+  // ranked the points; these are its parts.
+  double value_of_information = 0;  // p_wrong_before - expected p_wrong after
+  double p_wrong_before = 0;        // P(the top two are not the estimated ones)
+  double p_wrong_expected_after = 0;
+  double p_change_before = 0;  // P(a candidate not fully measured enters the top two)
+  double cost_gpu_hours = 0;   // expected, server start included when one is needed
+  bool server_start = false;
+  double gpu_hours_spent = 0;  // before this step
+  int samples_spent = 0;       // before this step
+  double full_sweep_gpu_hours = 0;
+  // The calibration's parameter values after refitting on every point
+  // measured before this step (name -> value); empty before any.
+  nlohmann::json calibration = nlohmann::json::object();
+  std::vector<std::string> calibrated_on;              // layout labels the refit used
+  std::vector<std::pair<std::string, double>> p_best;  // label -> P(best), as estimated
+};
+
+struct TrajectoryStop {
+  std::string reason;   // "settled" | "budget" | "complete"
+  std::string message;  // one paragraph for the report
+  double p_wrong = 0, p_change = 0;
+  double gpu_hours_spent = 0;
+  int samples_spent = 0;
+  double full_sweep_gpu_hours = 0;
+  int full_sweep_samples = 0;
+  std::string primary, fallback;       // labels, "" when none
+  std::vector<std::string> uncertain;  // candidates that could still enter the top two
+};
+
+struct Trajectory {
+  std::vector<TrajectoryStep> steps;
+  std::optional<TrajectoryStop> stop;
+};
+
+Status AppendTrajectoryStep(const RunPaths& paths, const TrajectoryStep& step);
+Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& stop);
+
+// An empty trajectory when the file does not exist yet. Errors name
+// adaptive.jsonl:LINE and the key.
+Result<Trajectory> ReadTrajectory(const RunPaths& paths);
+
+}  // namespace ppsearch::evidence
