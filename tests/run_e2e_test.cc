@@ -147,5 +147,44 @@ TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
   EXPECT_FALSE(fs::exists(Results("d")));
 }
 
+TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
+  const std::string small =
+      " --set 'sweep.pp=[4,8]' --set 'sweep.concurrency=[8]' --set "
+      "sweep.repeats=2 --set workload.requests=8 --set "
+      "experiment.results_dir='" +
+      Results("r") + "'";
+  CommandResult sim = Run(std::string("run ") + kSpec + " --engine sim --run-id sim" + small);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const fs::path source = fs::path(Results("r")) / "sim";
+  CommandResult replay = Run(std::string("run ") + kSpec + " --engine replay:" + source.string() +
+                             " --run-id replay" + small);
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const fs::path replayed = fs::path(Results("r")) / "replay";
+  EXPECT_EQ(ReadText(replayed / "summary.csv"), ReadText(source / "summary.csv"));
+  EXPECT_NE(replay.out.find("Every sample was **replayed** from the run directory `" +
+                            source.string() + "`"),
+            std::string::npos)
+      << replay.out;
+
+  // "replay:PATH" comes back from run.json on resume; another engine is refused.
+  CommandResult resumed = Run("run --resume " + replayed.string());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("0 samples run, 0 not ok, 4 already complete"), std::string::npos)
+      << resumed.err;
+  CommandResult other = Run("run --resume " + replayed.string() + " --engine sim");
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("was run with --engine replay:" + source.string() +
+                           "; resume it with the same engine"),
+            std::string::npos)
+      << other.err;
+
+  CommandResult bogus = Run(std::string("run ") + kSpec + " --engine replay" + small);
+  EXPECT_NE(bogus.exit_code, 0);
+  EXPECT_NE(bogus.err.find("--engine: expected sim, sglang or replay:PATH (a run directory or a "
+                           "CSV of medians), got 'replay'"),
+            std::string::npos)
+      << bogus.err;
+}
+
 }  // namespace
 }  // namespace ppsearch::testing

@@ -33,9 +33,9 @@ struct MissingSample {
 struct RunEvidence {
   std::string run_dir;
   evidence::RunMetadata metadata;  // metadata/run.json
-  std::string run_id;        // run.json's run_id, else the directory's name
-  std::string engine;        // "sim" | "sglang" (run.json)
-  std::string command_line;  // the command that made the run (run.json), "" when unknown
+  std::string run_id;              // run.json's run_id, else the directory's name
+  std::string engine;              // "sim" | "sglang" | "replay" (run.json)
+  std::string command_line;        // the command that made the run (run.json), "" when unknown
   spec::Spec spec;
   bool simulated = false;
   std::vector<SampleAnalysis> samples;  // every sample the manifest names, in its order

@@ -1,7 +1,7 @@
-// ppsearch run SPEC [--engine sim|sglang] [--adaptive] [--run-id ID] [--resume RUN_DIR]
-// [--dry-run] [--slurm-submit]: run every sample of a search (or, adaptive,
-// only those the decision needs), leave the evidence directory, then analyse
-// it, write the report and print the decision.
+// ppsearch run SPEC [--engine sim|sglang|replay:PATH] [--adaptive] [--run-id ID]
+// [--resume RUN_DIR] [--dry-run] [--slurm-submit]: run every sample of a
+// search (or, adaptive, only those the decision needs), leave the evidence
+// directory, then analyse it, write the report and print the decision.
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -30,6 +30,7 @@
 #include "report/build_report.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
+#include "run/replay_sample.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
 #include "sglang/commands.h"
@@ -90,7 +91,9 @@ Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_pat
     return MakeError(paths.metadata("run.json") +
                      ": not a valid run description (no 'spec_path' string)");
   *spec_path = run.spec_path;
-  *engine = run.engine;
+  // A replay is resumed from the same source: "replay:PATH" as it was given.
+  *engine =
+      run.engine == "replay" && run.replay ? run::kReplayPrefix + run.replay->path : run.engine;
   *overrides = run.overrides;
   *adaptive = run.adaptive;
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
@@ -133,7 +136,8 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
 // into its evidence, so one that cannot be read (missing, not a regular file,
 // too large, malformed) fails here, before a run directory exists; a resumed
 // run has its copy, and an import that cannot be read is the report's to name.
-Status CheckBaseline(const spec::Spec& spec, const std::string& engine_kind, bool resuming) {
+Status CheckBaseline(const spec::Spec& spec, const std::string& engine_kind, bool simulated,
+                     bool resuming) {
   const spec::BaselineSpec& b = spec.baseline;
   if (b.import_csv.empty() && b.import_run.empty()) return Status::Ok();
   Result<std::vector<analysis::PointSummary>> rows = ReadImportedCsv(spec);
@@ -141,7 +145,7 @@ Status CheckBaseline(const spec::Spec& spec, const std::string& engine_kind, boo
   const std::string source = b.import_csv.empty() ? b.import_run : b.import_csv;
   evidence::RunMetadata run;  // what this run will record of itself
   run.engine = engine_kind;
-  run.simulated = engine_kind == "sim";
+  run.simulated = simulated;
   const compare::RunDescription ours = compare::DescribeRun(spec, run, {}, "this run");
   const compare::ConfounderReport r =
       compare::FindConfounders(ours, compare::DescribeImport(b, *rows, source));
@@ -171,6 +175,9 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
         LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine, &recorded_adaptive);
     if (!spec.ok()) return spec.error();
     // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
+    if (std::optional<std::string> path = run::ReplayPath(opts.engine); path && !path->empty())
+      opts.engine =
+          run::kReplayPrefix + std::filesystem::absolute(*path).lexically_normal().string();
     if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
       return MakeError(opts.resume + " was run with --engine " + recorded_engine +
                        "; resume it with the same engine");
@@ -227,7 +234,17 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
       return ErrorLines(errors);
     }
   }
-  PPS_RETURN_IF_ERROR(CheckBaseline(in->spec, engine_kind, !opts.resume.empty()));
+  // A replay checks every sample of the sweep against its source before anything else.
+  std::unique_ptr<run::SampleEngine> engine;
+  if (std::optional<std::string> path = run::ReplayPath(engine_kind)) {
+    if (opts.slurm_submit)
+      return MakeError("--slurm-submit runs servers in an allocation; --engine " + engine_kind +
+                       " runs none");
+    PPS_ASSIGN_OR_RETURN(engine, run::MakeReplayEngine(in->spec, in->plan, *path));
+  }
+  PPS_RETURN_IF_ERROR(CheckBaseline(in->spec, engine ? engine->kind() : engine_kind,
+                                    engine ? engine->simulated() : engine_kind == "sim",
+                                    !opts.resume.empty()));
 
   const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =
@@ -276,11 +293,10 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
       return ErrorLines(lines);
     }
   }
-  std::unique_ptr<run::SampleEngine> engine;
   if (engine_kind == "sglang") {
     engine = std::make_unique<sglang::SglangSampleEngine>(in->spec, **launcher);
     ro.launcher = launcher->get();
-  } else {
+  } else if (engine_kind == "sim") {  // else the replay, made above
     engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
   }
   // commands.txt is written from the spec without its secrets.
@@ -345,11 +361,21 @@ Runner AddRunCommand(CLI::App& app) {
                                      "Run every sample of a search, write results/<RUN_ID>/ with "
                                      "all evidence, the report and the decision");
   AddSpecOptions(sub, opts->spec, /*spec_required=*/false);
-  sub->add_option(
-         "--engine", opts->engine,
-         "sglang (real servers through the spec's launcher; the default when the spec "
-         "names cluster.launcher) or sim (the calibrated simulator; the default otherwise)")
-      ->check(CLI::IsMember({"sim", "sglang"}));
+  sub->add_option("--engine", opts->engine,
+                  "sglang (real servers through the spec's launcher; the default when the spec "
+                  "names cluster.launcher), sim (the calibrated simulator; the default "
+                  "otherwise) or replay:PATH (every sample answered from a run directory or a "
+                  "CSV of medians already measured)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (value == "sim" || value == "sglang") return "";
+            std::optional<std::string> path = run::ReplayPath(value);
+            if (path && !path->empty()) return "";
+            return "expected sim, sglang or replay:PATH (a run directory or a CSV of medians), "
+                   "got '" +
+                   Excerpt(value) + "'";
+          },
+          "ENGINE"));
   sub->add_option("--run-id", opts->run_id,
                   "Name of the run directory under results_dir (default: $RUN_ID, else "
                   "<name>-<UTC time>)");

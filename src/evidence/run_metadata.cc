@@ -71,6 +71,9 @@ nlohmann::json RunMetadataToJson(const RunMetadata& m) {
   if (m.adaptive) j["adaptive"] = true;
   if (m.noise)
     j["noise"] = {{"model", m.noise->model}, {"cv", m.noise->cv}, {"seed", m.noise->seed}};
+  if (m.replay)
+    j["replay"] = {
+        {"path", m.replay->path}, {"kind", m.replay->kind}, {"sha256", m.replay->sha256}};
   return j;
 }
 
@@ -129,6 +132,15 @@ Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::stri
     if (v->contains("seed") && (*v)["seed"].is_number_unsigned())
       n.seed = (*v)["seed"].get<uint64_t>();
     m.noise = n;
+  }
+  if (const nlohmann::json* v = Find(j, "replay")) {
+    ReplaySource r;
+    if (!v->is_object()) return TypeError(file, "replay", "an object", *v);
+    PPS_RETURN_IF_ERROR(ReadString(*v, "path", file, r.path));
+    PPS_RETURN_IF_ERROR(ReadString(*v, "kind", file, r.kind));
+    PPS_RETURN_IF_ERROR(ReadString(*v, "sha256", file, r.sha256));
+    if (r.path.empty()) return TypeError(file, "replay", "an object with a string 'path'", *v);
+    m.replay = r;
   }
   return m;
 }

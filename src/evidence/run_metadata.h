@@ -30,10 +30,20 @@ struct NoiseModel {
   uint64_t seed = 0;
 };
 
+// What a replayed run (`--engine replay:PATH`) answered its samples from:
+// a run directory ("run") or a CSV of medians ("medians"), hashed at start.
+struct ReplaySource {
+  std::string path;  // absolute
+  std::string kind;  // "run" | "medians"
+  // A CSV's SHA-256; a run directory's is that of the sha256sum listing of
+  // the evidence files it replays (run/replay_sample.h).
+  std::string sha256;
+};
+
 struct RunMetadata {
   std::string schema = kSchemaVersion;
   std::string run_id;
-  std::string engine;             // "sim" | "sglang"
+  std::string engine;             // "sim" | "sglang" | "replay"
   std::optional<bool> simulated;  // unset: not recorded
   std::string launcher;           // "" for the simulated engine
   std::string tool_version, git_sha;
@@ -48,6 +58,7 @@ struct RunMetadata {
   nlohmann::json calibration;
   uint64_t workload_seed = 0;
   std::optional<NoiseModel> noise;
+  std::optional<ReplaySource> replay;  // set by the replay engine only
   std::string command_line;
   std::string started_at;  // ISO-8601 UTC
   // Chose its samples one point at a time (run --adaptive); its steps are in

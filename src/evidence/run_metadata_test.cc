@@ -24,6 +24,7 @@ RunMetadata Example() {
   m.calibration = {{"parameters", {{"moe_gemm_eff", 0.5}}}};
   m.workload_seed = 7;
   m.noise = NoiseModel{"lognormal time stretch per repeat", 0.003, 11};
+  m.replay = ReplaySource{"/r/summary.csv", "medians", std::string(64, 'b')};
   m.command_line = "ppsearch run x.toml";
   m.started_at = "2026-12-01T12:00:00Z";
   return m;
@@ -41,6 +42,9 @@ TEST(RunMetadata, RoundTripsEveryKey) {
   ASSERT_TRUE(back->noise);
   EXPECT_EQ(back->noise->seed, 11u);
   EXPECT_EQ(back->overrides, m.overrides);
+  ASSERT_TRUE(back->replay);
+  EXPECT_EQ(back->replay->kind, "medians");
+  EXPECT_EQ(back->replay->sha256, std::string(64, 'b'));
 }
 
 TEST(RunMetadata, AbsentKeysKeepTheirDefaults) {
@@ -50,6 +54,7 @@ TEST(RunMetadata, AbsentKeysKeepTheirDefaults) {
   EXPECT_FALSE(m->patches);  // no list recorded: not the same as an empty one
   EXPECT_TRUE(m->calibration.is_null());
   EXPECT_FALSE(m->noise);
+  EXPECT_FALSE(m->replay);  // not a replayed run
 }
 
 TEST(RunMetadata, WrongTypesNameTheFileAndKey) {
@@ -63,6 +68,11 @@ TEST(RunMetadata, WrongTypesNameTheFileAndKey) {
   EXPECT_EQ(
       error({{"overrides", {1}}}),
       "m/run.json: key 'overrides': expected an array of strings (the --set values), got [1]");
+  EXPECT_EQ(error({{"replay", "x.csv"}}),
+            "m/run.json: key 'replay': expected an object, got string \"x.csv\"");
+  EXPECT_EQ(error({{"replay", {{"kind", "run"}}}}),
+            "m/run.json: key 'replay': expected an object with a string 'path', got object "
+            "{\"kind\":\"run\"}");
   EXPECT_EQ(error(nlohmann::json::array()), "m/run.json: not a JSON object");
 }
 

@@ -75,9 +75,16 @@ Block Header(const analysis::RunAnalysis& a) {
       spec.engine.image.empty() ? "" : ", image `" + spec.engine.image + "`",
       spec.sweep.layouts.size(), spec.sweep.concurrency.size(), spec.sweep.repeats,
       spec.sweep.sample_count(), w.requests, lengths);
+  const std::optional<evidence::ReplaySource>& replay = a.evidence.metadata.replay;
+  if (replay)
+    out += fmt::format(
+        " Every sample was **replayed** from {} `{}` (SHA-256 `{}`): no server ran for this run.",
+        replay->kind == "run" ? "the run directory" : "the CSV of medians", replay->path,
+        replay->sha256.substr(0, 16));
   if (a.evidence.simulated) {
     out += " Every number below was **predicted by the simulator**, not measured.";
-    out += SimulationNote(a.evidence.metadata);
+    // A replay's calibration and noise are its source's, recorded there.
+    if (!replay) out += SimulationNote(a.evidence.metadata);
   }
   return Block::Paragraph(out);
 }
@@ -214,8 +221,10 @@ Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPredi
                         const std::vector<std::string>& profile_lines,
                         const compare::ConfounderReport* baseline_check) {
   Document doc;
-  doc.title =
-      "ppsearch report: " + a.evidence.run_id + (a.evidence.simulated ? " (simulated)" : "");
+  doc.title = "ppsearch report: " + a.evidence.run_id +
+              (a.evidence.metadata.replay ? " (replayed)"
+               : a.evidence.simulated     ? " (simulated)"
+                                          : "");
   doc.intro.push_back(Header(a));
   doc.sections.push_back(Results(a));
   doc.sections.push_back(Memory(a));

@@ -75,6 +75,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   run.run_id = std::filesystem::path(paths.root).filename().string();
   run.engine = engine.kind();
   run.simulated = engine.simulated();
+  run.replay = engine.replayed();
   run.launcher = o.launcher ? o.launcher->kind() : "";
   run.tool_version = PPSEARCH_VERSION;
   run.git_sha = PPSEARCH_GIT_SHA;
@@ -160,6 +161,22 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const Redactor& reda
   return Status::Ok();
 }
 
+// A resumed replay answers its remaining samples from the very source its
+// first samples came from: the same path, with the same digest.
+Status CheckSameReplay(const evidence::RunPaths& paths, const SampleEngine& engine) {
+  const std::optional<evidence::ReplaySource> now = engine.replayed();
+  if (!now) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
+  if (!run.replay || run.replay->path != now->path)
+    return MakeError(paths.root + " did not replay " + now->path +
+                     "; resume it with the engine it was run with");
+  if (run.replay->sha256 != now->sha256)
+    return MakeError(now->path + " changed since " + paths.root +
+                     " started replaying it (SHA-256 " + run.replay->sha256 + " then, " +
+                     now->sha256 + " now); its samples would mix two sources");
+  return Status::Ok();
+}
+
 // Before a resumed run does anything: stop the servers an earlier process
 // left running, keep the logs of interrupted samples, drop torn temp files.
 Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
@@ -240,6 +257,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       std::unique_ptr<DirLock> lock,
       LockDirectory(outcome.run_dir, paths.lock(), "run directory " + outcome.run_dir));
   if (!o.resume_dir.empty()) {
+    PPS_RETURN_IF_ERROR(CheckSameReplay(paths, engine));
     PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec, redact));
     PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
     for (const auto& [sample, state] : states)

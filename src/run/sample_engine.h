@@ -4,10 +4,12 @@
 // evidence directory, so analysis never knows which made it.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
 #include "plan/plan.h"
 #include "util/result.h"
 #include "workload/request_record.h"
@@ -50,8 +52,10 @@ struct SampleOutput {
 class SampleEngine {
  public:
   virtual ~SampleEngine() = default;
-  virtual const char* kind() const = 0;  // "sim", "sglang"
+  virtual const char* kind() const = 0;  // "sim", "sglang", "replay"
   virtual bool simulated() const = 0;
+  // What a replaying engine answers from (run.json's "replay"); none otherwise.
+  virtual std::optional<evidence::ReplaySource> replayed() const { return std::nullopt; }
   // Expected failures of the engine (a server that never became ready) come
   // back as errors; failures of requests are in the records.
   virtual Result<SampleOutput> Run(const SampleContext& context) = 0;

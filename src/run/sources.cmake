@@ -3,6 +3,8 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/run/profile_evidence.cc
   src/run/redact.cc
+  src/run/replay_medians.cc
+  src/run/replay_sample.cc
   src/run/runner.cc
   src/run/server_state.cc
   src/run/sim_sample.cc

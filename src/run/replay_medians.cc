@@ -1,0 +1,249 @@
+#include "run/replay_medians.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "evidence/medians_csv.h"
+#include "gpu/gpu_memory.h"
+#include "predict/predict.h"
+#include "run/runner.h"
+#include "run/sim_sample.h"
+#include "stats/stats.h"
+#include "util/sha256.h"
+
+namespace ppsearch::run {
+namespace {
+
+// Sorted TTFTs whose Percentile(50) is p50 and Percentile(95) is p95
+// exactly: the ranks around each percentile's interpolation point hold its
+// value (stats/stats.h's definition), flat below the median, linear between
+// the two, flat above. With fewer than three requests p95 cannot be held
+// apart from p50 and only the median is kept.
+std::vector<double> TtftValues(size_t n, double p50, double p95) {
+  std::vector<double> v(n, p50);
+  if (n < 3) return v;
+  const double h50 = (n - 1) * 0.5, h95 = (n - 1) * 0.95;
+  const size_t m_hi = static_cast<size_t>(std::ceil(h50));
+  const size_t q_lo = static_cast<size_t>(std::floor(h95));
+  const double frac = h95 - q_lo;
+  // Above the p95 pair: its upper value; when the pair's lower rank is a
+  // median rank, the upper one makes up the interpolation alone.
+  const double top = q_lo <= m_hi && frac > 0 ? p50 + (p95 - p50) / frac : p95;
+  for (size_t i = m_hi + 1; i < n; ++i) {
+    if (i > q_lo)
+      v[i] = top;
+    else if (i == q_lo)
+      v[i] = p95;
+    else
+      v[i] = p50 + (p95 - p50) * static_cast<double>(i - m_hi) / static_cast<double>(q_lo - m_hi);
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<workload::RequestRecord>> SynthesizeRecords(
+    const std::vector<workload::PlannedRequest>& requests, int concurrency,
+    const MedianTarget& target, double factor) {
+  const size_t n = requests.size();
+  if (n == 0) return MakeError("the workload sends no request");
+  int64_t input_tokens = 0;
+  for (const auto& r : requests) input_tokens += r.input_tokens;
+  const double tps = target.input_tps / factor;
+  const double window_s = input_tokens / tps;
+  // Little's law in a closed loop: each request holds one of the clients
+  // for its share of the window.
+  const double in_flight = static_cast<double>(std::min<size_t>(concurrency, n));
+  const double p50 = target.ttft_p50_s ? *target.ttft_p50_s * factor : window_s * in_flight / n;
+  const double p95 = target.ttft_p95_s ? *target.ttft_p95_s * factor : p50;
+  if (p95 < p50)
+    return MakeError(fmt::format("TTFT p95 {:.4g} s is below TTFT p50 {:.4g} s", p95, p50));
+  const std::vector<double> ttft = TtftValues(n, p50, p95);
+  if (ttft.back() > window_s)
+    return MakeError(fmt::format(
+        "a TTFT of {:.4g} s does not fit in the {:.4g} s that {} requests ({} input tokens) take "
+        "at {:.6g} tokens/s",
+        ttft.back(), window_s, n, input_tokens, tps));
+  std::vector<workload::RequestRecord> out;
+  for (size_t i = 0; i < n; ++i) {
+    // Sends spread so the first is at 0 and the last request ends the
+    // window; each request ends within it since its TTFT does not exceed it.
+    const double send_s = n == 1 ? 0 : (window_s - ttft[i]) * i / (n - 1);
+    workload::RequestRecord r;
+    r.id = requests[i].id;
+    r.send_ns = std::llround(send_s * 1e9);
+    r.first_token_ns = r.send_ns + std::llround((n == 1 ? window_s : ttft[i]) * 1e9);
+    r.end_ns = r.first_token_ns;
+    r.input_tokens = requests[i].input_tokens;
+    r.output_tokens = 1;
+    r.http_status = 200;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+
+struct Point {
+  const evidence::MedianRow* row = nullptr;
+  double noise_cv = 0;
+  std::string noise_source;
+};
+
+class MediansReplayEngine : public SampleEngine {
+ public:
+  MediansReplayEngine(const spec::Spec& spec, const plan::Plan& plan, evidence::MediansCsv csv,
+                      std::string sha256)
+      : spec_(spec), plan_(plan), csv_(std::move(csv)), sha256_(std::move(sha256)) {}
+
+  const char* kind() const override { return "replay"; }
+  // Predictions stay predictions: only a file whose every row says so.
+  bool simulated() const override {
+    return !csv_.rows.empty() && std::all_of(csv_.rows.begin(), csv_.rows.end(), [](const auto& r) {
+      return r.simulated.value_or(false);
+    });
+  }
+  std::optional<evidence::ReplaySource> replayed() const override {
+    return evidence::ReplaySource{csv_.path, "medians", sha256_};
+  }
+
+  const evidence::MedianRow* Find(const spec::LayoutSpec& layout, int concurrency) const {
+    for (const auto& r : csv_.rows)
+      if (r.layout == layout && r.concurrency == concurrency) return &r;
+    return nullptr;
+  }
+
+  std::string Where(const evidence::MedianRow& row) const {
+    return fmt::format("{}:{}: {} at C={}", csv_.path, row.line(), row.layout.Label(),
+                       row.concurrency);
+  }
+
+  Point PointOf(const evidence::MedianRow& row) const {
+    const int repeats = row.valid_repeats.value_or(row.repeats.value_or(0));
+    if (row.input_tps_spread && repeats >= 2)
+      return {&row, *row.input_tps_spread / (2 * stats::ExpectedMaxOfNormals(repeats)),
+              fmt::format("input_tps_spread {} over {} repeats", *row.input_tps_spread, repeats)};
+    return {&row, spec_.sim.noise_cv,
+            "the spec's [sim] noise_cv: the file records no spread over two or more repeats"};
+  }
+
+  // The row's figures against the workload at every repeat's seed, before any sample runs.
+  Status Check(const evidence::MedianRow& row) const {
+    if (!row.measured) return Status::Ok();  // its samples fail as they did
+    for (int r = 1; r <= spec_.sweep.repeats; ++r) {
+      const evidence::SampleId id{row.layout, row.concurrency, r};
+      if (Result<std::vector<workload::RequestRecord>> ok = Records(row, SampleSeed(spec_, id));
+          !ok.ok())
+        return MakeError(Where(row) + ": " + ok.error().message);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<workload::RequestRecord>> Records(const evidence::MedianRow& row,
+                                                       uint64_t seed, double factor = 1) const {
+    const auto requests =
+        workload::PlanRequests(predict::WorkloadFor(spec_, row.concurrency, seed));
+    return SynthesizeRecords(requests, row.concurrency,
+                             {row.input_tps_median, row.ttft_p50_s_median, row.ttft_p95_s_median},
+                             factor);
+  }
+
+  Result<SampleOutput> Run(const SampleContext& ctx) override {
+    const evidence::MedianRow* row = Find(ctx.id.layout, ctx.id.concurrency);
+    if (row == nullptr)  // the factory checked every sample of the sweep
+      return MakeError(fmt::format("{}: no row for {} at C={}", csv_.path, ctx.id.layout.Label(),
+                                   ctx.id.concurrency));
+    if (!row->measured)
+      return MakeError(Where(*row) + ": the file records no valid repeat of this point");
+    const Point point = PointOf(*row);
+    spec::SimSpec noise = spec_.sim;
+    noise.noise_cv = point.noise_cv;
+    const double f = SimSampleEngine::NoiseFactor(noise, ctx.id);
+    SampleOutput out;
+    PPS_ASSIGN_OR_RETURN(out.records, Records(*row, ctx.workload_seed, f));
+    for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+      NodeEvidence node;
+      node.host = spec_.cluster.hosts[n].name;
+      node.log = fmt::format(
+          "[ppsearch replay] no server ran: this sample is synthesized from {}\n", Where(*row));
+      node.gpu_csv = GpuCsv(*row, node.host);
+      out.nodes.push_back(std::move(node));
+    }
+    out.bench = {{"sample", ctx.id.str()},
+                 {"replayed_from", {{"file", csv_.path}, {"line", row->line()}}},
+                 {"seed", ctx.workload_seed},
+                 {"noise_factor", f},
+                 {"noise_cv", point.noise_cv},
+                 {"noise_source", point.noise_source},
+                 {"ttft", row->ttft_p50_s_median ? "from the file"
+                                                 : "not in the file: Little's law from the "
+                                                   "concurrency and input TPS"},
+                 {"decode", "not in the file: each record carries its first token only"},
+                 {"gpu_memory", row->peak_gpu_mib ? "peak_gpu_mib on every GPU"
+                                                  : "not in the file: no snapshot"}};
+    return out;
+  }
+
+ private:
+  // Every GPU of the node at the row's peak: the worst rank's headroom is
+  // then the row's.
+  std::string GpuCsv(const evidence::MedianRow& row, const std::string& host) const {
+    if (!row.peak_gpu_mib) return "";
+    const double total = row.gpu_total_mib  ? *row.gpu_total_mib
+                         : row.headroom_mib ? *row.peak_gpu_mib + *row.headroom_mib
+                                            : plan_.cluster.gpu_memory_mib;
+    std::vector<gpu::GpuMemory> gpus;
+    for (int g = 0; g < spec_.cluster.gpus_per_node; ++g) {
+      gpu::GpuMemory m;
+      m.index = g;
+      m.uuid = fmt::format("GPU-replay-{}-{}", host, g);
+      m.name = plan_.cluster.gpu_name.empty() ? "replayed GPU" : plan_.cluster.gpu_name;
+      m.used_mib = std::round(*row.peak_gpu_mib);
+      m.total_mib = std::round(total);
+      gpus.push_back(m);
+    }
+    return gpu::FormatGpuMemoryCsv(gpus);
+  }
+
+  const spec::Spec& spec_;
+  const plan::Plan& plan_;
+  const evidence::MediansCsv csv_;
+  const std::string sha256_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SampleEngine>> MakeMediansReplay(const spec::Spec& spec,
+                                                        const plan::Plan& plan,
+                                                        const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(evidence::MediansCsv csv, evidence::ReadMediansCsv(path));
+  PPS_ASSIGN_OR_RETURN(std::string sha256, Sha256File(path));
+  auto engine = std::make_unique<MediansReplayEngine>(spec, plan, std::move(csv), sha256);
+  // Checked once, before any sample: every point of the sweep has its row,
+  // and every row's figures fit the spec's workload.
+  std::vector<std::string> missing;
+  for (const plan::LayoutPlan& lp : plan.layouts) {
+    if (!lp.valid) continue;
+    for (int c : spec.sweep.concurrency) {
+      const evidence::MedianRow* row = engine->Find(lp.layout, c);
+      if (row == nullptr) {
+        missing.push_back(fmt::format("{} at C={}", lp.layout.Label(), c));
+        continue;
+      }
+      PPS_RETURN_IF_ERROR(engine->Check(*row));
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += "\n  " + m;
+    return MakeError(
+        fmt::format("{} has no row (pp, tp, ep, concurrency) for {} of this sweep's "
+                    "points:{}",
+                    path, missing.size(), list));
+  }
+  return std::unique_ptr<SampleEngine>(std::move(engine));
+}
+
+}  // namespace ppsearch::run

@@ -1,0 +1,183 @@
+#include "run/replay_sample.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "evidence/run_metadata.h"
+#include "run/replay_medians.h"
+#include "run/runner.h"
+#include "util/sha256.h"
+
+namespace ppsearch::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Absolute(const std::string& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
+
+// The file at `path`, read as evidence is; "" when there is none.
+Result<std::string> OptionalEvidence(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return std::string();
+  return evidence::ReadEvidenceFile(path);
+}
+
+// A past run's samples, each given back as that run wrote it.
+class RunReplayEngine : public SampleEngine {
+ public:
+  RunReplayEngine(const spec::Spec& spec, std::string dir, evidence::RunMetadata source,
+                  std::map<std::string, evidence::ManifestEntry> entries, std::string sha256)
+      : spec_(spec),
+        paths_{std::move(dir)},
+        source_(std::move(source)),
+        entries_(std::move(entries)),
+        sha256_(std::move(sha256)) {}
+
+  const char* kind() const override { return "replay"; }
+  bool simulated() const override { return source_.simulated.value_or(false); }
+  std::optional<evidence::ReplaySource> replayed() const override {
+    return evidence::ReplaySource{paths_.root, "run", sha256_};
+  }
+
+  Result<SampleOutput> Run(const SampleContext& ctx) override {
+    const std::string name = ctx.id.str();
+    const evidence::ManifestEntry& entry = entries_.at(name);
+    if (entry.state != evidence::SampleState::kCompleted)
+      return MakeError(fmt::format("sample {} {} in the replayed run {} (manifest.jsonl:{})", name,
+                                   evidence::SampleStateName(entry.state), paths_.root,
+                                   entry.line));
+    SampleOutput out;
+    PPS_ASSIGN_OR_RETURN(out.records, evidence::ReadRecords(paths_.raw(ctx.id)));
+    PPS_ASSIGN_OR_RETURN(std::string bench, evidence::ReadEvidenceFile(paths_.bench(ctx.id)));
+    out.bench = nlohmann::json::parse(bench, nullptr, /*allow_exceptions=*/false);
+    if (!out.bench.is_object())
+      return MakeError(paths_.bench(ctx.id) + ": expected the JSON object of a bench summary");
+    out.bench["replayed_from"] = {{"run", paths_.root}, {"sample", name}};
+    // Node i of the replayed run answers for the spec's host i.
+    for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+      NodeEvidence node;
+      node.host = spec_.cluster.hosts[n].name;
+      PPS_ASSIGN_OR_RETURN(node.log, OptionalEvidence(paths_.service(ctx.id, source_.hosts[n])));
+      PPS_ASSIGN_OR_RETURN(node.gpu_csv, OptionalEvidence(paths_.gpu(ctx.id, source_.hosts[n])));
+      out.nodes.push_back(std::move(node));
+    }
+    std::error_code ec;
+    const fs::path profiles = paths_.profile_dir() + "/" + name;
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(profiles, ec))
+      if (f.path().extension() == ".json") files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      PPS_ASSIGN_OR_RETURN(std::string text, evidence::ReadEvidenceFile(f.string()));
+      nlohmann::json analysis = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (analysis.is_discarded()) return MakeError(f.string() + ": not valid JSON");
+      out.profiles.push_back({f.stem().string(), std::move(analysis)});
+    }
+    // An engine's verdict stands as it was; the others follow from the evidence again.
+    if (entry.verdict && evidence::IsEngineVerdict(*entry.verdict)) {
+      out.verdict = *entry.verdict;
+      out.detail = entry.detail;
+    }
+    return out;
+  }
+
+ private:
+  const spec::Spec& spec_;
+  const evidence::RunPaths paths_;
+  const evidence::RunMetadata source_;
+  const std::map<std::string, evidence::ManifestEntry> entries_;
+  const std::string sha256_;
+};
+
+// "PP2/TP16/EP4 at C=8 repeat 2" for each sample `missing`, one line each.
+std::string MissingList(const std::vector<evidence::SampleId>& missing) {
+  std::string out;
+  for (const auto& id : missing)
+    out += fmt::format("\n  {} at C={} repeat {} ({})", id.layout.Label(), id.concurrency,
+                       id.repeat, id.str());
+  return out;
+}
+
+Result<std::unique_ptr<SampleEngine>> MakeRunReplay(const spec::Spec& spec, const plan::Plan& plan,
+                                                    const std::string& dir) {
+  const evidence::RunPaths paths{dir};
+  PPS_ASSIGN_OR_RETURN(evidence::RunMetadata source, evidence::ReadRunMetadata(paths));
+  if (source.hosts.size() != spec.cluster.hosts.size())
+    return MakeError(fmt::format(
+        "{}: ran on {} hosts, the spec's cluster has {}; a replay gives node i's evidence to the "
+        "spec's host i, so the two must have as many nodes",
+        dir, source.hosts.size(), spec.cluster.hosts.size()));
+  PPS_ASSIGN_OR_RETURN(evidence::Manifest manifest, evidence::ReadManifestEntries(paths));
+  std::map<std::string, evidence::ManifestEntry> entries;
+  for (evidence::ManifestEntry& e : manifest.entries) entries[e.sample] = std::move(e);
+  // Checked once, before any sample: a sample never finished there, or one
+  // completed without its records and summary, cannot be answered.
+  std::vector<evidence::SampleId> missing;
+  for (const evidence::SampleId& id : ExpandSamples(spec, plan)) {
+    auto e = entries.find(id.str());
+    const bool answered =
+        e != entries.end() && (e->second.state == evidence::SampleState::kFailed ||
+                               (e->second.state == evidence::SampleState::kCompleted &&
+                                fs::exists(paths.raw(id)) && fs::exists(paths.bench(id))));
+    if (!answered) missing.push_back(id);
+  }
+  if (!missing.empty())
+    return MakeError(
+        fmt::format("{} has no completed or failed sample for {} of this sweep's "
+                    "samples (in its manifest.jsonl, with raw/ and bench/ files):{}",
+                    dir, missing.size(), MissingList(missing)));
+  PPS_ASSIGN_OR_RETURN(std::string sha256, RunDirectoryDigest(dir));
+  return std::unique_ptr<SampleEngine>(
+      new RunReplayEngine(spec, dir, std::move(source), std::move(entries), std::move(sha256)));
+}
+
+}  // namespace
+
+std::optional<std::string> ReplayPath(const std::string& engine) {
+  const std::string prefix = kReplayPrefix;
+  if (engine.rfind(prefix, 0) != 0) return std::nullopt;
+  return engine.substr(prefix.size());
+}
+
+Result<std::string> RunDirectoryDigest(const std::string& run_dir) {
+  std::vector<std::string> files = {"manifest.jsonl", "metadata/run.json"};
+  for (const char* folder : {"raw", "bench", "service", "gpu", "profile"}) {
+    std::error_code ec;
+    const fs::path root = fs::path(run_dir) / folder;
+    if (!fs::is_directory(root, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file(ec) && !it->is_symlink(ec))
+        files.push_back(fs::relative(it->path(), run_dir, ec).string());
+    if (ec) return IoError("cannot list " + root.string() + ": " + ec.message());
+  }
+  std::sort(files.begin(), files.end());
+  std::string listing;
+  for (const std::string& f : files) {
+    PPS_ASSIGN_OR_RETURN(std::string sha, Sha256File((fs::path(run_dir) / f).string()));
+    listing += sha + "  " + f + "\n";
+  }
+  return Sha256Hex(listing);
+}
+
+Result<std::unique_ptr<SampleEngine>> MakeReplayEngine(const spec::Spec& spec,
+                                                       const plan::Plan& plan,
+                                                       const std::string& path) {
+  if (path.empty())
+    return MakeError("--engine replay:PATH needs a PATH: a run directory or a CSV of medians");
+  std::error_code ec;
+  const std::string abs = Absolute(path);
+  if (!fs::exists(abs, ec))
+    return MakeError(path +
+                     ": no such file or directory (replay:PATH names a run directory or a "
+                     "CSV of medians)");
+  if (fs::is_directory(abs, ec)) return MakeRunReplay(spec, plan, abs);
+  return MakeMediansReplay(spec, plan, abs);
+}
+
+}  // namespace ppsearch::run

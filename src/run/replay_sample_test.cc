@@ -1,0 +1,289 @@
+#include "run/replay_sample.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/analysis_testing.h"
+#include "analysis/run.h"
+#include "plan/search_inputs.h"
+#include "run/replay_medians.h"
+#include "run/runner.h"
+#include "run/sim_sample.h"
+#include "stats/stats.h"
+#include "util/files.h"
+#include "util/sha256.h"
+
+namespace ppsearch::run {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The example search, small: PP4/TP8/EP4 and PP8/TP4/EP4 at C=8, 2 repeats
+// of 8 requests, into a scratch results directory.
+class ReplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ppsearch_replay_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> Overrides(std::vector<std::string> extra = {}) {
+    std::vector<std::string> o = analysis::testing::SmallSweepOverrides();
+    o.push_back("experiment.results_dir='" + (dir_ / "results").string() + "'");
+    o.insert(o.end(), extra.begin(), extra.end());
+    return o;
+  }
+
+  plan::SearchInputs Inputs(std::vector<std::string> extra = {}) {
+    Result<spec::Spec> spec =
+        spec::LoadSpec(analysis::testing::ExampleSpecPath(), Overrides(extra));
+    EXPECT_TRUE(spec.ok()) << spec.error().message;
+    Result<plan::SearchInputs> in = plan::LoadSearchInputs(*spec);
+    EXPECT_TRUE(in.ok()) << in.error().message;
+    return *in;
+  }
+
+  // Runs the sweep of `in` through `engine` into results/<run_id>.
+  std::string Run(const plan::SearchInputs& in, SampleEngine& engine, const std::string& run_id,
+                  std::vector<std::string> extra = {}, const std::string& resume = "") {
+    RunOptions o;
+    o.spec_path = analysis::testing::ExampleSpecPath();
+    o.overrides = Overrides(extra);
+    o.run_id = run_id;
+    o.resume_dir = resume;
+    Result<RunOutcome> out = RunSamples(o, in.spec, in.plan, engine, [](const RunProgress&) {});
+    EXPECT_TRUE(out.ok()) << out.error().message;
+    return out.ok() ? out->run_dir : "";
+  }
+
+  std::string SimRun(const plan::SearchInputs& in, std::vector<std::string> extra = {}) {
+    SimSampleEngine sim(in.spec, in.model, in.hardware, cost::Calibration{});
+    return Run(in, sim, "sim", extra);
+  }
+
+  analysis::RunAnalysis Analyse(const std::string& run_dir) {
+    Result<analysis::RunAnalysis> a = analysis::AnalyseRun(run_dir);
+    EXPECT_TRUE(a.ok()) << a.error().message;
+    return a.ok() ? std::move(a).value() : analysis::RunAnalysis{};
+  }
+
+  // Why MakeReplayEngine refuses `path` for the sweep of `in`; "" when it does not.
+  static std::string Refusal(const plan::SearchInputs& in, const std::string& path) {
+    Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, path);
+    return replay.ok() ? std::string() : replay.error().message;
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ReplayTest, ReplayOfASimulatedRunReproducesItsDecision) {
+  const plan::SearchInputs in = Inputs();
+  const std::string source = SimRun(in);
+  Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, source);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  const std::string replayed = Run(in, **replay, "replay");
+
+  const analysis::RunAnalysis a = Analyse(source), b = Analyse(replayed);
+  ASSERT_TRUE(a.decision.primary);
+  ASSERT_TRUE(b.decision.primary);
+  EXPECT_EQ(b.decision.primary->Label(), a.decision.primary->Label());
+  EXPECT_EQ(b.decision.primary_reason, a.decision.primary_reason);
+  EXPECT_EQ(b.decision.fallback_reason, a.decision.fallback_reason);
+  ASSERT_EQ(b.points.size(), a.points.size());
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(b.points[i].input_tps_median, a.points[i].input_tps_median) << i;
+    EXPECT_EQ(b.points[i].input_tps_spread, a.points[i].input_tps_spread) << i;
+    EXPECT_EQ(b.points[i].ttft_p50_s_median, a.points[i].ttft_p50_s_median) << i;
+    EXPECT_EQ(b.points[i].headroom_mib, a.points[i].headroom_mib) << i;
+  }
+  // The records, logs and snapshots are the source's own.
+  const evidence::SampleId id{in.spec.sweep.layouts[1], 8, 2};
+  for (const std::string& rel : {"raw/" + id.str() + ".jsonl", "gpu/" + id.str() + "/601.csv",
+                                 "service/" + id.str() + "/604.log"})
+    EXPECT_EQ(*ReadFile(replayed + "/" + rel), *ReadFile(source + "/" + rel)) << rel;
+  EXPECT_EQ(b.evidence.engine, "replay");
+  EXPECT_TRUE(b.evidence.simulated);  // the source's samples were predictions
+  ASSERT_TRUE(b.evidence.metadata.replay);
+  EXPECT_EQ(b.evidence.metadata.replay->kind, "run");
+  EXPECT_EQ(b.evidence.metadata.replay->path, source);
+  EXPECT_EQ(b.evidence.metadata.replay->sha256, *RunDirectoryDigest(source));
+}
+
+TEST_F(ReplayTest, ARunWithoutASampleOfTheSweepIsRefusedNamingEach) {
+  const plan::SearchInputs one = Inputs({"sweep.repeats=1"});
+  const std::string source = SimRun(one);
+  EXPECT_EQ(Refusal(Inputs(), source),
+            source +
+                " has no completed or failed sample for 2 of this sweep's samples (in its "
+                "manifest.jsonl, with raw/ and bench/ files):\n"
+                "  PP4/TP8/EP4 at C=8 repeat 2 (pp4-tp8-ep4_c8_r2)\n"
+                "  PP8/TP4/EP4 at C=8 repeat 2 (pp8-tp4-ep4_c8_r2)");
+}
+
+// Two layouts with spread and memory, as a run's summary.csv has them.
+constexpr const char* kMedians =
+    "pp,tp,ep,concurrency,repeats,input_tps_median,input_tps_spread,ttft_p50_s_median,"
+    "ttft_p95_s_median,peak_gpu_mib,gpu_total_mib\n"
+    "4,8,4,8,3,4100,0.02,3.5,5.25,80000,97871\n"
+    "8,4,4,8,3,3900,0.02,3.9,5.5,82000,97871\n";
+
+TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
+  const plan::SearchInputs in = Inputs({"sweep.repeats=3"});
+  const std::string csv = Write("medians.csv", kMedians);
+  Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, csv);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  EXPECT_FALSE((*replay)->simulated());
+  const analysis::RunAnalysis a = Analyse(Run(in, **replay, "csv", {"sweep.repeats=3"}));
+  ASSERT_EQ(a.points.size(), 2u);
+  const double file_tps[] = {4100, 3900}, file_p50[] = {3.5, 3.9};
+  for (size_t i = 0; i < 2; ++i) {
+    const analysis::PointSummary& p = a.points[i];
+    EXPECT_EQ(p.valid_repeats, 3);
+    // A spread of 2% over 3 repeats is a cv of about 1.15%: medians within 4%.
+    EXPECT_NEAR(p.input_tps_median / file_tps[i], 1, 0.04) << i;
+    EXPECT_NEAR(p.ttft_p50_s_median / file_p50[i], 1, 0.04) << i;
+    EXPECT_GT(p.input_tps_spread, 0) << "the repeats carry the file's noise";
+    ASSERT_TRUE(p.headroom_mib);
+    EXPECT_EQ(*p.headroom_mib, 97871 - (i == 0 ? 80000 : 82000));
+  }
+  // Each repeat is exactly the file's figure stretched by its recorded factor.
+  for (const analysis::SampleAnalysis& s : a.evidence.samples) {
+    const nlohmann::json bench =
+        nlohmann::json::parse(*ReadFile(evidence::RunPaths{a.evidence.run_dir}.bench(s.id)));
+    const double f = bench["noise_factor"].get<double>();
+    const double tps = s.id.layout.pp == 4 ? 4100 : 3900;
+    EXPECT_NEAR(s.metrics.input_tps * f / tps, 1, 1e-6) << s.name;
+    EXPECT_NE(f, 1.0);
+    EXPECT_THAT(bench["noise_source"].get<std::string>(), HasSubstr("0.02 over 3 repeats"));
+  }
+  ASSERT_TRUE(a.decision.primary);
+  EXPECT_EQ(a.decision.primary->pp, 4);
+  ASSERT_TRUE(a.evidence.metadata.replay);
+  EXPECT_EQ(a.evidence.metadata.replay->kind, "medians");
+  EXPECT_EQ(a.evidence.metadata.replay->sha256, Sha256Hex(kMedians));
+}
+
+TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
+  const plan::SearchInputs in = Inputs();
+  const std::string csv = Write("medians.csv",
+                                "pp,tp,ep,concurrency,input_tps_median\n"
+                                "4,8,4,8,4100\n8,4,4,8,3900\n");
+  Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, csv);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  const analysis::RunAnalysis a = Analyse(Run(in, **replay, "csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "results/csv/gpu"));
+  EXPECT_FALSE(a.decision.primary);
+  ASSERT_FALSE(a.decision.verdicts.empty());
+  EXPECT_THAT(a.decision.verdicts[0].exclusions,
+              ::testing::Contains(HasSubstr("no GPU memory snapshot")));
+  // No spread in the file: the spec's noise, said so.
+  const nlohmann::json bench = nlohmann::json::parse(
+      *ReadFile(evidence::RunPaths{a.evidence.run_dir}.bench({in.spec.sweep.layouts[0], 8, 1})));
+  EXPECT_THAT(bench["noise_source"].get<std::string>(), HasSubstr("[sim] noise_cv"));
+  EXPECT_EQ(bench["noise_cv"].get<double>(), in.spec.sim.noise_cv);
+}
+
+TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {
+  const plan::SearchInputs in = Inputs({"sweep.concurrency=[8,16]"});
+  const std::string csv = Write("medians.csv", kMedians);
+  EXPECT_EQ(Refusal(in, csv),
+            csv +
+                " has no row (pp, tp, ep, concurrency) for 2 of this sweep's points:\n"
+                "  PP4/TP8/EP4 at C=16\n"
+                "  PP8/TP4/EP4 at C=16");
+}
+
+TEST_F(ReplayTest, AHostileCsvIsRefusedAtItsLine) {
+  const plan::SearchInputs in = Inputs();
+  auto error = [&](const std::string& rows) {
+    const std::string csv = Write("bad.csv", "pp,tp,ep,concurrency,input_tps_median\n" + rows);
+    const std::string why = Refusal(in, csv);  // "<csv>:<line>: ..." after the path
+    return why.size() > csv.size() ? why.substr(csv.size()) : why;
+  };
+  EXPECT_THAT(error("4,8,4,8,4100\n8,4,4,8,fast\n"),
+              HasSubstr(":3: column 'input_tps_median': expected a number"));
+  EXPECT_THAT(error("4,8,4,8,-4100\n8,4,4,8,3900\n"),
+              HasSubstr(":2: column 'input_tps_median': expected a positive number (tokens/s)"));
+  // Figures no sample of this workload can have: a TTFT longer than the window.
+  EXPECT_EQ(error("4,8,4,8,4100\n8,4,4,8,3900\n").size(), 0u);
+  const std::string csv = Write("ttft.csv",
+                                "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
+                                "4,8,4,8,4100,3.5\n8,4,4,8,3900,1000\n");
+  EXPECT_THAT(Refusal(in, csv),
+              HasSubstr(csv + ":3: PP8/TP4/EP4 at C=8: a TTFT of 1000 s does not fit in the"));
+}
+
+TEST_F(ReplayTest, AResumedReplayRefusesASourceThatChanged) {
+  const plan::SearchInputs in = Inputs();
+  const std::string csv = Write("medians.csv", kMedians);
+  Result<std::unique_ptr<SampleEngine>> first = MakeReplayEngine(in.spec, in.plan, csv);
+  ASSERT_TRUE(first.ok());
+  const std::string run_dir = Run(in, **first, "csv");
+  Write("medians.csv", std::string(kMedians) + "4,8,4,16,3,4200,0.02,7,9,80000,97871\n");
+  Result<std::unique_ptr<SampleEngine>> second = MakeReplayEngine(in.spec, in.plan, csv);
+  ASSERT_TRUE(second.ok());
+  RunOptions o;
+  o.spec_path = analysis::testing::ExampleSpecPath();
+  o.resume_dir = run_dir;
+  Result<RunOutcome> out = RunSamples(o, in.spec, in.plan, **second, [](const RunProgress&) {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.error().message, HasSubstr(csv + " changed since " + run_dir));
+}
+
+TEST(SynthesizeRecords, TheirStatisticsAreTheTargetTimesTheFactor) {
+  for (size_t n : {1u, 2u, 3u, 4u, 5u, 21u, 40u}) {
+    std::vector<workload::PlannedRequest> requests;
+    for (size_t i = 0; i < n; ++i)
+      requests.push_back({static_cast<int64_t>(i), 1000 + static_cast<int64_t>(i) * 10, 1, 0});
+    for (double f : {1.0, 1.05}) {
+      Result<std::vector<workload::RequestRecord>> r =
+          SynthesizeRecords(requests, 4, {2000, 0.5, 0.8}, f);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      const stats::SampleMetrics m = stats::ComputeSampleMetrics(*r);
+      EXPECT_EQ(m.requests_completed, static_cast<int>(n));
+      EXPECT_NEAR(m.input_tps, 2000 / f, 1e-3) << n;
+      if (n >= 2) {
+        EXPECT_NEAR(m.ttft_s.p50, 0.5 * f, 1e-8) << n;
+      }
+      if (n >= 3) {
+        EXPECT_NEAR(m.ttft_s.p95, 0.8 * f, 1e-8) << n;
+      }
+    }
+  }
+}
+
+TEST(SynthesizeRecords, WithoutTtftTheClosedLoopsShareOfTheWindow) {
+  std::vector<workload::PlannedRequest> requests(8, {0, 1000, 1, 0});
+  for (int i = 0; i < 8; ++i) requests[i].id = i;
+  Result<std::vector<workload::RequestRecord>> r =
+      SynthesizeRecords(requests, 2, {1000, {}, {}}, 1);
+  ASSERT_TRUE(r.ok());
+  // 8000 tokens at 1000 tokens/s: an 8 s window, 2 clients: 2 s each.
+  const stats::SampleMetrics m = stats::ComputeSampleMetrics(*r);
+  EXPECT_NEAR(m.duration_s, 8, 1e-9);
+  EXPECT_NEAR(m.ttft_s.p50, 2, 1e-9);
+  EXPECT_NEAR(m.ttft_s.p95, 2, 1e-9);
+  EXPECT_FALSE(SynthesizeRecords(requests, 2, {1000, 2.0, 1.0}, 1).ok());  // p95 below p50
+}
+
+TEST(ReplayPath, OnlyTheReplayPrefixNamesAPath) {
+  EXPECT_EQ(ReplayPath("replay:/r/run"), "/r/run");
+  EXPECT_EQ(ReplayPath("replay:"), "");
+  EXPECT_FALSE(ReplayPath("sim"));
+  EXPECT_FALSE(ReplayPath("replayx"));
+}
+
+}  // namespace
+}  // namespace ppsearch::run
