@@ -132,12 +132,13 @@ class RealRunTest : public CliTest {
   }
 
   // `ppsearch run SPEC` as a child of the test, its output discarded.
-  pid_t StartRunInBackground(const std::string& spec) {
+  // `run SPEC`, with `flag` after SPEC when given.
+  pid_t StartRunInBackground(const std::string& spec, const char* flag = nullptr) {
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::freopen("/dev/null", "w", stdout);
       ::freopen("/dev/null", "w", stderr);
-      ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), static_cast<char*>(nullptr));
+      ::execl(bin_.c_str(), bin_.c_str(), "run", spec.c_str(), flag, static_cast<char*>(nullptr));
       ::_exit(127);
     }
     return pid;

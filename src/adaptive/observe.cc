@@ -191,6 +191,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
       measured.push_back(p);
   }
 
+  if (!options.predict) return out;
   const Refit refit = RefitOn(in, start, measured);
   out.calibration = refit.calibration;
   out.calibrated_on = refit.layouts;

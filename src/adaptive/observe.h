@@ -20,6 +20,8 @@ namespace ppsearch::adaptive {
 struct ObserveOptions {
   int members = 32;  // parameter ensemble behind each prediction
   uint64_t seed = 1;
+  // false: what was spent only (no refit, no prediction, no candidates).
+  bool predict = true;
 };
 
 struct Observation {

@@ -50,6 +50,7 @@ Runner AddSearchCommand(CLI::App& app);
 Runner AddModelCommand(CLI::App& app);
 Runner AddSimulateCommand(CLI::App& app);
 Runner AddRunCommand(CLI::App& app);
+Runner AddAdaptiveEvalCommand(CLI::App& app);
 Runner AddCalibrateCommand(CLI::App& app);
 Runner AddBacktestCommand(CLI::App& app);
 Runner AddNsysCommand(CLI::App& app);

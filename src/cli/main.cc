@@ -27,6 +27,7 @@ constexpr CommandEntry kCommands[] = {
     {"simulate", ppsearch::cli::AddSimulateCommand},
     {"search", ppsearch::cli::AddSearchCommand},
     {"run", ppsearch::cli::AddRunCommand},
+    {"adaptive-eval", ppsearch::cli::AddAdaptiveEvalCommand},
     {"calibrate", ppsearch::cli::AddCalibrateCommand},
     {"backtest", ppsearch::cli::AddBacktestCommand},
     {"nsys", ppsearch::cli::AddNsysCommand},

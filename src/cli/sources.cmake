@@ -1,6 +1,7 @@
 # Sources of src/cli/; CMakeLists.txt includes this file. Every .cc under src/
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
+  src/cli/cmd_adaptive_eval.cc
   src/cli/cmd_backtest.cc
   src/cli/cmd_bench.cc
   src/cli/cmd_calibrate.cc

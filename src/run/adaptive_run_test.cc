@@ -10,6 +10,7 @@
 #include "adaptive/session.h"
 #include "analysis/run.h"
 #include "ppsearch_source_dir.h"
+#include "run/replay_sample.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
 #include "testkit/example_search.h"
@@ -32,6 +33,15 @@ class AdaptiveRunTest : public ::testing::Test {
     inputs_.spec.lifecycle.reuse_server = true;
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the example's full sweep on the simulated engine.
+  Result<RunOutcome> RunFull(const std::string& run_id) {
+    RunOptions o;
+    o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
+    o.run_id = run_id;
+    SimSampleEngine engine(inputs_.spec, inputs_.model, inputs_.hardware, cost::Calibration());
+    return RunSamples(o, inputs_.spec, inputs_.plan, engine, [](const RunProgress&) {});
+  }
 
   // Runs (or resumes) the example adaptively; with `stop_after` >= 0 a stop is
   // asked for as sample stop_after + 1 begins (that one still completes).
@@ -114,6 +124,31 @@ TEST_F(AdaptiveRunTest, AKilledRunResumesWhereItStoppedAndEndsAsAnUninterruptedO
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->decision.primary->Label(), b->decision.primary->Label());
   EXPECT_EQ(a->decision.fallback->Label(), b->decision.fallback->Label());
+}
+
+TEST_F(AdaptiveRunTest, AnAdaptiveReplayOfAFullRunStopsEarlyWithItsDecision) {
+  Result<RunOutcome> full = RunFull("full");
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  RunOptions o;
+  o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
+  o.run_id = "replayed";
+  adaptive::Session session(inputs_, cost::Calibration());
+  o.next_samples = [&](const evidence::RunPaths& p) { return session.Next(p); };
+  Result<std::unique_ptr<SampleEngine>> engine =
+      MakeReplayEngine(inputs_.spec, inputs_.plan, full->run_dir);
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  Result<RunOutcome> replayed =
+      RunSamples(o, inputs_.spec, inputs_.plan, **engine, [](const RunProgress&) {});
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  EXPECT_LT(replayed->completed, full->completed);
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(full->run_dir);
+  Result<analysis::RunAnalysis> b = analysis::AnalyseRun(replayed->run_dir);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a->decision.primary && b->decision.primary);
+  EXPECT_EQ(b->decision.primary->Label(), a->decision.primary->Label());
+  EXPECT_EQ(b->decision.fallback->Label(), a->decision.fallback->Label());
+  ASSERT_TRUE(b->evidence.trajectory && b->evidence.trajectory->stop);
+  EXPECT_EQ(b->evidence.trajectory->stop->reason, "settled");
 }
 
 }  // namespace
