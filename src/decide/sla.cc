@@ -34,13 +34,13 @@ SlaCheck CheckSla(const SlaLimits& limits, const SlaValues& figures) {
   return out;
 }
 
-namespace {
-
-std::string InUnit(SlaMetric m, double seconds) {
+std::string InKeyUnit(SlaMetric m, double seconds) {
   const SlaMetricInfo& info = Info(m);
   return fmt::format("{:.{}f} {}", seconds * info.per_second, info.per_second > 1 ? 2 : 3,
                      info.unit);
 }
+
+namespace {
 
 std::string LimitInUnit(SlaMetric m, double seconds) {
   const SlaMetricInfo& info = Info(m);
@@ -51,8 +51,9 @@ std::string LimitInUnit(SlaMetric m, double seconds) {
 
 std::string MissText(const SlaMiss& miss) {
   const SlaMetricInfo& info = Info(miss.metric);
-  return fmt::format("{} {} > {} {} ({})", info.label, InUnit(miss.metric, miss.value_s), info.key,
-                     LimitInUnit(miss.metric, miss.limit_s), FormatSignedPercent(miss.over()));
+  return fmt::format("{} {} > {} {} ({})", info.label, InKeyUnit(miss.metric, miss.value_s),
+                     info.key, LimitInUnit(miss.metric, miss.limit_s),
+                     FormatSignedPercent(miss.over()));
 }
 
 std::string LimitsText(const SlaLimits& limits) {

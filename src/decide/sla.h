@@ -53,6 +53,8 @@ struct SlaCheck {
 // silently: the caller says so.
 SlaCheck CheckSla(const SlaLimits& limits, const SlaValues& figures);
 
+// A value of the metric in its key's unit: "41.20 ms", "9.912 s".
+std::string InKeyUnit(SlaMetric m, double seconds);
 // "TPOT p99 41.20 ms > tpot_p99_ms 40 ms (+3.00%)".
 std::string MissText(const SlaMiss& miss);
 // "tpot_p99_ms 40 ms, e2e_p99_s 30 s", the set limits in key order.

@@ -137,12 +137,10 @@ std::optional<text::Table> SlaMissTable(const analysis::Decision& d) {
   t.left = {true, false, true, false, false, false};
   for (const analysis::LayoutVerdict& v : d.verdicts)
     for (const analysis::SlaMissAt& at : v.sla_misses) {
-      const decide::SlaMetricInfo& info = decide::Info(at.miss.metric);
-      auto in_unit = [&](double seconds) {
-        return FormatNumber(seconds * info.per_second, 3) + " " + info.unit;
-      };
-      t.rows.push_back({LayoutCell(v.layout), std::to_string(at.concurrency), info.key,
-                        in_unit(at.miss.value_s), in_unit(at.miss.limit_s),
+      const decide::SlaMetric m = at.miss.metric;
+      t.rows.push_back({LayoutCell(v.layout), std::to_string(at.concurrency), decide::Info(m).key,
+                        decide::InKeyUnit(m, at.miss.value_s),
+                        decide::InKeyUnit(m, at.miss.limit_s),
                         FormatSignedPercent(at.miss.over())});
     }
   if (t.rows.empty()) return std::nullopt;
