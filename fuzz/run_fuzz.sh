@@ -44,9 +44,11 @@ case $name in
     printf '\x01: comment\ndata: {"error": {"message": "bad", "code": 400}}\n\n' >"$corpus/error"
     ;;
   spec)
-    # A workload's lengths file is read while the spec is (workload/lengths_file).
-    mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec
+    # A workload's lengths file is read while the spec is (workload/lengths_file);
+    # [decision] names its objectives and SLA keys through decide/.
+    mapfile -t sources < <(echo "$src/fuzz/spec_fuzz.cc"; lib_sources spec decide
       echo "$src/src/workload/lengths_file.cc"; echo "$src/src/util/csv.cc"
+      echo "$src/src/util/format.cc"
       printf '%s\n' "${util[@]}")
     libs=(-ltomlplusplus -lfmt)
     # Seeds: the shipped examples, alone and with an override line.
@@ -63,7 +65,8 @@ case $name in
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
       echo "$src/src/spec/layout_text.cc"
       echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
-      echo "$src/src/stats/stats.cc"
+      echo "$src/src/stats/stats.cc"; echo "$src/src/decide/sla.cc"
+      echo "$src/src/util/format.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
     libs=(-lfmt)
     printf '%s\n' '{"sample": "pp1-tp32-ep4_c8_r1", "state": "started"}' \
@@ -79,7 +82,7 @@ case $name in
     cat "$corpus/records" "$corpus/records" >"$corpus/records-doubled"
     ;;
   nsys)
-    mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats text
+    mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats decide text
       echo "$src/src/util/format.cc")
     libs=(-lsqlite3 -lre2 -lfmt -pthread)
     # Seeds: the NVTX pattern up to a lone backslash (FuzzedDataProvider's

@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "cli_fixture.h"
+#include "util/csv.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -124,6 +127,48 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
   EXPECT_NE(report.find("out of memory"), std::string::npos) << report;
   EXPECT_NE(report.find("PP2/TP16/EP4"), std::string::npos);
   EXPECT_NE(report.find("PP4/TP8/EP4"), std::string::npos);
+}
+
+// A decode workload (64 output tokens) on two layouts: a TPOT p99 limit
+// between their measured values qualifies the faster one and rejects the
+// other, and both reports say which limit, where, and by how much.
+TEST_F(RunE2e, TpotSlaQualifiesOneLayoutAndTheReportSaysWhy) {
+  const std::string small =
+      std::string(
+          " --engine sim --set sweep.pp=[4,8] --set sweep.concurrency=[8] --set "
+          "sweep.repeats=1 --set workload.requests=8 --set workload.output_tokens=64") +
+      " --set experiment.results_dir='";
+  CommandResult free = Run(std::string("run ") + kSpec + small + Results("free") + "'");
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  Result<CsvTable> summary = ReadCsv((RunDir(Results("free")) / "summary.csv").string());
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ(summary->rows.size(), 2u);
+  const int column = summary->Column("tpot_p99_s_median");
+  ASSERT_GE(column, 0);
+  const double pp4 = std::stod(summary->rows[0][column]);
+  const double pp8 = std::stod(summary->rows[1][column]);
+  ASSERT_GT(std::abs(pp4 - pp8), 0.01 * std::min(pp4, pp8)) << pp4 << " " << pp8;
+  const double limit_ms = std::sqrt(pp4 * pp8) * 1000;
+  const std::string slower = pp4 > pp8 ? "PP4/TP8/EP4" : "PP8/TP4/EP4";
+  const std::string faster = pp4 > pp8 ? "PP8/TP4/EP4" : "PP4/TP8/EP4";
+
+  CommandResult r = Run(std::string("run ") + kSpec + small + Results("sla") +
+                        "' --set decision.tpot_p99_ms=" + std::to_string(limit_ms));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = RunDir(Results("sla"));
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_NE(report.find("**Primary: " + faster + "**"), std::string::npos) << report;
+  EXPECT_NE(report.find("**Fallback: none**"), std::string::npos) << report;
+  const std::string why = slower + ": misses the SLA at C=8: TPOT p99 ";
+  EXPECT_NE(report.find(why), std::string::npos) << report;
+  EXPECT_NE(report.find("> tpot_p99_ms"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Over by"), std::string::npos) << report;  // the table of misses
+  const std::string html = ReadText(run / "report.html");
+  EXPECT_NE(html.find(why), std::string::npos);
+  EXPECT_NE(html.find("id=\"decode-tradeoff\""), std::string::npos);
+  const std::string json = ReadText(run / "summary.json");
+  EXPECT_NE(json.find("\"sla_misses\""), std::string::npos);
+  EXPECT_NE(json.find("\"key\": \"tpot_p99_ms\""), std::string::npos) << json;
 }
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {

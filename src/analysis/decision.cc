@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "decide/objective.h"
 #include "decide/rules.h"
 #include "util/format.h"
 
@@ -90,6 +91,27 @@ bool AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
   return true;
 }
 
+// Every SLA limit at every level, on the point's medians of repeat p99s.
+void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                    LayoutVerdict& v) {
+  const std::string label = v.layout.Label();
+  for (int c : spec.sweep.concurrency) {
+    const PointSummary* p = FindPoint(points, v.layout, c);
+    if (p == nullptr) continue;  // already excluded: no completed sample
+    const decide::SlaCheck check = decide::CheckSla(spec.decision.sla, SlaFigures(*p));
+    for (const decide::SlaMiss& miss : check.misses) {
+      v.sla_misses.push_back({c, miss});
+      v.exclusions.push_back(
+          fmt::format("{}: misses the SLA at C={}: {}", label, c, decide::MissText(miss)));
+    }
+    for (decide::SlaMetric m : check.unchecked)
+      v.exclusions.push_back(
+          fmt::format("{}: no {} was measured at C={} (no request generated a second token), so {} "
+                      "cannot be checked",
+                      label, decide::Info(m).label, c, decide::Info(m).key));
+  }
+}
+
 void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSummary>& points,
                             const LayoutMemory* memory, LayoutVerdict& v) {
   const std::string label = v.layout.Label();
@@ -104,6 +126,7 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
           "{}: input TPS varies by {} across repeats at C={} (max_repeat_spread {})", label,
           FormatPercent(p->input_tps_spread), c, FormatPercent(spec.decision.max_repeat_spread)));
   }
+  CheckSlaLimits(spec, points, v);
   v.headroom_mib = memory != nullptr ? memory->headroom_mib : std::nullopt;
   if (!v.headroom_mib) {
     if (spec.decision.min_headroom_mib > 0)
@@ -117,20 +140,24 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
   }
 }
 
-double Objective(const PointSummary& p, bool ttft) {
-  return ttft ? p.ttft_p50_s_median : p.input_tps_median;
+double Objective(const PointSummary& p, const std::string& objective) {
+  return decide::ObjectiveValue(objective,
+                                {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median,
+                                 p.output_tps_per_gpu_median, p.goodput_rps_median});
 }
 
-void Score(const spec::Spec& spec, const std::vector<PointSummary>& points, bool ttft,
+void Score(const spec::Spec& spec, const std::vector<PointSummary>& points,
            std::vector<LayoutVerdict>& verdicts) {
+  const std::string& objective = spec.decision.objective;
   std::vector<std::vector<double>> values;
   for (const LayoutVerdict& v : verdicts) {
     if (!v.qualifies) continue;
     values.emplace_back();
     for (int c : spec.sweep.concurrency)
-      values.back().push_back(Objective(*FindPoint(points, v.layout, c), ttft));
+      values.back().push_back(Objective(*FindPoint(points, v.layout, c), objective));
   }
-  const std::vector<double> scores = decide::RelativeScores(values, ttft);
+  const std::vector<double> scores =
+      decide::RelativeScores(values, decide::ObjectiveLowerIsBetter(objective));
   size_t i = 0;
   for (LayoutVerdict& v : verdicts)
     if (v.qualifies) v.score = scores[i++];
@@ -138,8 +165,10 @@ void Score(const spec::Spec& spec, const std::vector<PointSummary>& points, bool
 
 // "+12.34% vs PP1 at C=8 and +11.00% at C=16".
 std::string BaselineDeltas(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                           const spec::LayoutSpec& layout, bool ttft) {
-  if (!spec.baseline.layout) return "";
+                           const spec::LayoutSpec& layout, const std::string& objective) {
+  // The baseline deltas are of input TPS and TTFT p50 only.
+  const bool ttft = objective == "ttft_p50";
+  if (!spec.baseline.layout || (!ttft && objective != "input_tps")) return "";
   std::vector<std::string> parts;
   for (int c : spec.sweep.concurrency) {
     const PointSummary* p = FindPoint(points, layout, c);
@@ -157,11 +186,13 @@ std::string BaselineDeltas(const spec::Spec& spec, const std::vector<PointSummar
 }
 
 std::string PrimaryReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                          const std::vector<LayoutVerdict>& ranked, bool ttft) {
+                          const std::vector<LayoutVerdict>& ranked, const std::string& objective) {
   const LayoutVerdict& best = ranked[0];
   std::string reason = ranked.size() == 1 ? "the only layout that qualifies; " : "";
-  reason += ttft ? "best (lowest) TTFT p50" : "best input TPS";
-  const std::string deltas = BaselineDeltas(spec, points, best.layout, ttft);
+  reason += decide::ObjectiveLowerIsBetter(objective)
+                ? "best (lowest) " + decide::ObjectiveLabel(objective)
+                : "best " + decide::ObjectiveLabel(objective);
+  const std::string deltas = BaselineDeltas(spec, points, best.layout, objective);
   if (!deltas.empty()) reason += " (" + deltas + ")";
   if (!best.headroom_mib) return reason;
   // Compared with the other qualifying layouts' worst-rank headroom.
@@ -184,14 +215,16 @@ std::string PrimaryReason(const spec::Spec& spec, const std::vector<PointSummary
 }
 
 std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                           const std::vector<LayoutVerdict>& ranked, bool ttft) {
+                           const std::vector<LayoutVerdict>& ranked, const std::string& objective) {
   const LayoutVerdict& primary = ranked[0];
   const LayoutVerdict& fb = ranked[1];
   std::string reason =
       fmt::format("runner-up: {} {} than {} (geometric mean over the concurrency levels)",
                   FormatPercent(std::abs(1 - fb.score / primary.score)),
-                  ttft ? "higher TTFT p50" : "less input TPS", primary.layout.Label());
-  const std::string deltas = BaselineDeltas(spec, points, fb.layout, ttft);
+                  (decide::ObjectiveLowerIsBetter(objective) ? "higher " : "less ") +
+                      decide::ObjectiveLabel(objective),
+                  primary.layout.Label());
+  const std::string deltas = BaselineDeltas(spec, points, fb.layout, objective);
   if (!deltas.empty()) reason += ", " + deltas;
   if (fb.headroom_mib) reason += ", worst-rank headroom " + Mib(*fb.headroom_mib);
   if (fb.layout.pp != primary.layout.pp || fb.layout.tp != primary.layout.tp)
@@ -210,7 +243,7 @@ Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& sampl
   Decision d;
   d.objective = spec.decision.objective;
   d.flags_not_to_carry_forward = flag_warnings;
-  const bool ttft = d.objective == "ttft_p50";
+  d.sla = spec.decision.sla;
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
     LayoutVerdict v;
     v.layout = layout;
@@ -220,7 +253,7 @@ Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& sampl
     v.qualifies = v.exclusions.empty();
     d.verdicts.push_back(v);
   }
-  Score(spec, points, ttft, d.verdicts);
+  Score(spec, points, d.verdicts);
   std::vector<LayoutVerdict> ranked;
   for (const LayoutVerdict& v : d.verdicts)
     if (v.qualifies) ranked.push_back(v);
@@ -235,10 +268,10 @@ Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& sampl
     return d;
   }
   d.primary = ranked[0].layout;
-  d.primary_reason = PrimaryReason(spec, points, ranked, ttft);
+  d.primary_reason = PrimaryReason(spec, points, ranked, d.objective);
   if (ranked.size() > 1) {
     d.fallback = ranked[1].layout;
-    d.fallback_reason = FallbackReason(spec, points, ranked, ttft);
+    d.fallback_reason = FallbackReason(spec, points, ranked, d.objective);
   }
   return d;
 }

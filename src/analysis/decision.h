@@ -10,11 +10,15 @@
 //   - its input-TPS repeat spread ((max - min) / median) is at most
 //     max_repeat_spread at every concurrency level;
 //   - its worst-rank headroom (min over samples and GPUs of total - used) is
-//     at least min_headroom_mib.
+//     at least min_headroom_mib;
+//   - it meets every SLA limit (decide::CheckSla) at every concurrency
+//     level, on the point's figures (SlaFigures: the median over repeats of
+//     each repeat's p99); a limit whose figure was not measured (TPOT of a
+//     point without decode) excludes it too, never passes it.
 // Qualifying layouts are scored by decide::RelativeScores of their objective
-// medians over the swept concurrency levels (input_tps: higher is better;
-// ttft_p50: lower), 1.0 meaning best everywhere. The highest score is the primary, the next
-// the fallback. Layouts imported as a baseline are not candidates: their
+// medians (decide::ObjectiveValue) over the swept concurrency levels
+// (ttft_p50: lower is better; the others higher), 1.0 meaning best everywhere. The highest score is
+// the primary, the next the fallback. Layouts imported as a baseline are not candidates: their
 // evidence is not in this run.
 
 #include <optional>
@@ -23,9 +27,16 @@
 
 #include "analysis/points.h"
 #include "analysis/sample.h"
+#include "decide/sla.h"
 #include "spec/spec.h"
 
 namespace ppsearch::analysis {
+
+// An SLA limit a layout missed at one concurrency level.
+struct SlaMissAt {
+  int concurrency = 0;
+  decide::SlaMiss miss;
+};
 
 struct LayoutVerdict {
   spec::LayoutSpec layout;
@@ -34,10 +45,12 @@ struct LayoutVerdict {
   std::vector<std::string> notes;       // kept findings (failure_policy "warn"), mismatches
   double score = 0;                     // qualifying layouts only
   std::optional<double> headroom_mib;
+  std::vector<SlaMissAt> sla_misses;  // also among the exclusions, as sentences
 };
 
 struct Decision {
-  std::string objective;                // "input_tps" | "ttft_p50"
+  std::string objective;                // decide::ObjectiveNames()
+  decide::SlaLimits sla;                // the limits every layout was held to
   std::vector<LayoutVerdict> verdicts;  // in sweep order
   std::optional<spec::LayoutSpec> primary;
   std::optional<spec::LayoutSpec> fallback;

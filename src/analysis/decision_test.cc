@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/analysis_testing.h"
 
 namespace ppsearch::analysis {
@@ -71,6 +73,54 @@ TEST(Decide, TtftObjectivePrefersTheLowerTtft) {
   Decision d = DecideOn(in);
   EXPECT_EQ(*d.primary, kPp8);
   EXPECT_NEAR(Verdict(d, kPp4).score, 0.8, 1e-12);  // TTFT p50 4.5 s vs 5.625 s
+}
+
+// TTFT p99 over the 8 evenly spaced TTFTs of each repeat: PP4 (10 s)
+// 8.75 + 0.93 x 1.25 = 9.9125 s, PP8 (8 s) 7 + 0.93 = 7.93 s; a limit of
+// 9 s sits between them.
+TEST(Decide, ALayoutMissingAnSlaAtALevelDoesNotQualify) {
+  Decision d = DecideOn(Healthy({"decision.ttft_p99_s=9"}));
+  ASSERT_TRUE(d.any_qualifies());
+  EXPECT_EQ(*d.primary, kPp8);
+  EXPECT_FALSE(d.fallback.has_value());
+  const LayoutVerdict& pp4 = Verdict(d, kPp4);
+  EXPECT_FALSE(pp4.qualifies);
+  ASSERT_EQ(pp4.sla_misses.size(), 1u);
+  EXPECT_EQ(pp4.sla_misses[0].concurrency, 8);
+  EXPECT_EQ(pp4.sla_misses[0].miss.metric, decide::SlaMetric::kTtft);
+  EXPECT_NEAR(pp4.sla_misses[0].miss.value_s, 9.9125, 1e-9);
+  EXPECT_NEAR(pp4.sla_misses[0].miss.over(), 9.9125 / 9 - 1, 1e-9);
+  ASSERT_EQ(pp4.exclusions.size(), 1u);
+  EXPECT_EQ(pp4.exclusions[0].rfind("PP4/TP8/EP4: misses the SLA at C=8: TTFT p99 9.91", 0), 0u)
+      << pp4.exclusions[0];
+  EXPECT_NE(pp4.exclusions[0].find("> ttft_p99_s 9 s (+10.14%)"), std::string::npos)
+      << pp4.exclusions[0];
+  EXPECT_TRUE(Verdict(d, kPp8).sla_misses.empty());
+  // Equal to the limit meets it.
+  EXPECT_TRUE(DecideOn(Healthy({"decision.ttft_p99_s=9.9125"})).fallback.has_value());
+}
+
+// A limit on a figure the samples never measured (TPOT of one-token
+// answers, here from a lengths-free spec that asks for more tokens than
+// the records hold) excludes the layout rather than passing it.
+TEST(Decide, AnSlaWithoutAMeasuredFigureExcludesRatherThanPasses) {
+  Decision d = DecideOn(Healthy({"workload.output_tokens=64", "decision.tpot_p99_ms=50"}));
+  EXPECT_FALSE(d.any_qualifies());
+  const LayoutVerdict& pp8 = Verdict(d, kPp8);
+  EXPECT_NE(std::find(pp8.exclusions.begin(), pp8.exclusions.end(),
+                      "PP8/TP4/EP4: no TPOT p99 was measured at C=8 (no request generated a "
+                      "second token), so tpot_p99_ms cannot be checked"),
+            pp8.exclusions.end());
+}
+
+TEST(Decide, GoodputObjectiveRanksByRequestsMeetingTheSla) {
+  // No limit: goodput is the request throughput, 8 / 10 s against 8 / 8 s.
+  Decision d = DecideOn(Healthy({"decision.objective=goodput"}));
+  EXPECT_EQ(*d.primary, kPp8);
+  EXPECT_NEAR(Verdict(d, kPp4).score, 0.8, 1e-12);
+  EXPECT_EQ(d.primary_reason.rfind("best goodput", 0), 0u) << d.primary_reason;
+  EXPECT_EQ(d.fallback_reason.rfind("runner-up: 20.00% less goodput than PP8/TP4/EP4", 0), 0u)
+      << d.fallback_reason;
 }
 
 TEST(Decide, ReasonsNameHeadroomAgainstTheOtherQualifyingLayouts) {

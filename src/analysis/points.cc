@@ -47,15 +47,20 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
       stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p99; }));
   p.e2e_p50_s_median =
       stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p50; }));
+  p.e2e_p99_s_median =
+      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p99; }));
+  p.goodput_rps_median = stats::Median(
+      Collect(samples, [](const SampleAnalysis& s) { return s.metrics.goodput_rps; }));
+  p.output_tps_median =
+      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.output_tps; }));
+  // SGLang's world size: TP ranks per stage times stages (EP shares the TP ranks).
+  p.output_tps_per_gpu_median = p.output_tps_median / (layout.pp * layout.tp);
   p.decode = std::any_of(samples.begin(), samples.end(),
                          [](const SampleAnalysis* s) { return s->metrics.tpot_requests > 0; });
   if (p.decode) {
-    p.output_tps_median = stats::Median(
-        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.output_tps; }));
-    // SGLang's world size: TP ranks per stage times stages (EP shares the TP ranks).
-    p.output_tps_per_gpu_median = p.output_tps_median / (layout.pp * layout.tp);
     p.tpot_p50_s_median = stats::Median(
         Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p50; }));
+    if (p.tpot_p50_s_median > 0) p.output_tps_per_user = 1 / p.tpot_p50_s_median;
     p.tpot_p99_s_median = stats::Median(
         Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p99; }));
     p.itl_p99_s_median = stats::Median(
@@ -65,6 +70,17 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
 }
 
 }  // namespace
+
+decide::SlaValues SlaFigures(const PointSummary& p) {
+  decide::SlaValues v;
+  v[decide::SlaMetric::kTtft] = p.ttft_p99_s_median;
+  v[decide::SlaMetric::kE2e] = p.e2e_p99_s_median;
+  if (p.decode) {
+    v[decide::SlaMetric::kTpot] = p.tpot_p99_s_median;
+    v[decide::SlaMetric::kItl] = p.itl_p99_s_median;
+  }
+  return v;
+}
 
 std::vector<PointSummary> AggregatePoints(const std::vector<SampleAnalysis>& samples,
                                           const std::vector<spec::LayoutSpec>& layouts,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/sample.h"
+#include "decide/sla.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 
@@ -31,12 +32,19 @@ struct PointSummary {
   double ttft_p95_s_median = 0;
   double ttft_p99_s_median = 0;
   double e2e_p50_s_median = 0;
-  // Decode, where the samples generated more than one token per request
-  // (decode): medians over repeats of output throughput, TPOT and ITL.
+  double e2e_p99_s_median = 0;
+  // Requests/s meeting every [decision] SLA limit (stats' goodput); the
+  // request throughput when no limit is set.
+  double goodput_rps_median = 0;
+  // Output throughput: medians over repeats (for a one-token workload it
+  // counts first tokens). Decode, where the samples generated more than one
+  // token per request (decode): medians over repeats of TPOT and ITL.
   bool decode = false;
   double output_tps_median = 0;
   double output_tps_per_gpu_median = 0;  // output_tps / (pp x tp) GPUs
   double tpot_p50_s_median = 0;
+  // Throughput one user sees while decoding: 1 / tpot_p50_s_median, tokens/s.
+  double output_tps_per_user = 0;
   double tpot_p99_s_median = 0;
   double itl_p99_s_median = 0;
   std::optional<double> peak_gpu_mib;   // highest over repeats and GPUs
@@ -48,6 +56,11 @@ struct PointSummary {
   bool is_baseline = false;  // a row of the baseline
   bool imported = false;     // read from an imported CSV or run, not measured here
 };
+
+// The point's figures for the SLA test: each metric's p99, the median over
+// repeats of each repeat's p99 (as every figure of the decision is a median
+// of repeats); TPOT and ITL only for a decode point.
+decide::SlaValues SlaFigures(const PointSummary& p);
 
 // One summary per (layout, concurrency) that has at least one completed
 // sample, in the order of `layouts` then `concurrency`. A sample with

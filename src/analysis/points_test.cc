@@ -56,10 +56,23 @@ TEST(AggregatePoints, DecodeMediansWhereRequestsGeneratedMoreThanOneToken) {
   EXPECT_DOUBLE_EQ(p.tpot_p50_s_median, 0.025);
   EXPECT_DOUBLE_EQ(p.tpot_p99_s_median, 0.050);
   EXPECT_DOUBLE_EQ(p.itl_p99_s_median, 0.075);
-  // One-token samples (EvenRecords) are prefill-only: no decode figures.
+  EXPECT_DOUBLE_EQ(p.output_tps_per_user, 1 / 0.025);
+  // The SLA figures: medians of the repeats' p99s.
+  const decide::SlaValues sla = SlaFigures(p);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTpot], 0.050);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kItl], 0.075);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTtft], p.ttft_p99_s_median);
+  // One-token samples (EvenRecords) are prefill-only: no decode figures,
+  // and no TPOT or ITL to check an SLA on; output TPS counts first tokens
+  // (8 tokens in 8 s).
   const PointSummary prefill = AggregatePoints({MakeSample(l, 8, 1, 8.0)}, {l}, {8})[0];
   EXPECT_FALSE(prefill.decode);
-  EXPECT_EQ(prefill.output_tps_median, 0);
+  EXPECT_DOUBLE_EQ(prefill.output_tps_median, 1);
+  EXPECT_FALSE(SlaFigures(prefill)[decide::SlaMetric::kTpot].has_value());
+  // TTFTs and e2e latencies 1 ... 8 s: p99 7 + 0.93 = 7.93 s; goodput
+  // without a limit is the request throughput, 8 / 8 s.
+  EXPECT_NEAR(prefill.e2e_p99_s_median, 7.93, 1e-9);
+  EXPECT_DOUBLE_EQ(prefill.goodput_rps_median, 1);
 }
 
 TEST(AggregatePoints, OnlyCompletedSamplesCountAndInvalidOnesAreNotValid) {

@@ -91,6 +91,7 @@ SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& i
   in.id = id;
   in.requests_expected = spec.workload.requests;
   in.output_tokens_asked = spec.workload.output_tokens;
+  in.sla = spec.decision.sla;
   in.min_window_s = spec.lifecycle.min_window_s;
   in.deadline_s = evidence::SampleDeadlineS(spec, id.concurrency);
   return in;
@@ -113,7 +114,7 @@ std::vector<evidence::EvidenceProblem> CheckEvidence(const SampleInputs& in) {
 
 // Request metrics and GPU peaks, from evidence that passed CheckEvidence.
 void Measure(const SampleInputs& in, SampleAnalysis& out) {
-  out.metrics = stats::ComputeSampleMetrics(in.records);
+  out.metrics = stats::ComputeSampleMetrics(in.records, in.sla);
   for (const auto& r : in.records) {
     if (r.ok() && r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens)
       ++out.prompt_length_mismatches;

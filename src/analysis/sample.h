@@ -36,6 +36,7 @@ struct SampleInputs {
   std::vector<workload::RequestRecord> records;
   int requests_expected = 0;        // workload.requests of the spec
   int64_t output_tokens_asked = 0;  // workload.output_tokens; 0 = not checked
+  decide::SlaLimits sla;            // [decision]'s limits, which goodput counts against
   // The shortest measured window (first send to last completion) a sample
   // may have to count; 0 = no minimum.
   double min_window_s = 0;

@@ -80,7 +80,14 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
       {"gpu_total_mib", &row.gpu_total_mib},
       {"headroom_mib", &row.headroom_mib},
       {"input_tps_vs_baseline", &row.input_tps_vs_baseline},
-      {"ttft_p50_vs_baseline", &row.ttft_p50_vs_baseline}};
+      {"ttft_p50_vs_baseline", &row.ttft_p50_vs_baseline},
+      {"output_tps_median", &row.output_tps_median},
+      {"output_tps_per_gpu_median", &row.output_tps_per_gpu_median},
+      {"ttft_p99_s_median", &row.ttft_p99_s_median},
+      {"tpot_p99_s_median", &row.tpot_p99_s_median},
+      {"itl_p99_s_median", &row.itl_p99_s_median},
+      {"e2e_p99_s_median", &row.e2e_p99_s_median},
+      {"goodput_rps_median", &row.goodput_rps_median}};
   for (const auto& [column, field] : optional) {
     PPS_ASSIGN_OR_RETURN(*field, Optional(t, r, column));
   }
@@ -143,7 +150,14 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                             "input_tps_vs_baseline",
                             "ttft_p50_vs_baseline",
                             "simulated",
-                            "dp"});
+                            "dp",
+                            "output_tps_median",
+                            "output_tps_per_gpu_median",
+                            "ttft_p99_s_median",
+                            "tpot_p99_s_median",
+                            "itl_p99_s_median",
+                            "e2e_p99_s_median",
+                            "goodput_rps_median"});
   for (const MedianRow& r : rows)
     out += CsvRow({"1",
                    std::to_string(r.layout.pp),
@@ -165,7 +179,14 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                    opt(r.input_tps_vs_baseline, 6),
                    opt(r.ttft_p50_vs_baseline, 6),
                    r.simulated.value_or(false) ? "true" : "false",
-                   std::to_string(r.layout.dp)});
+                   std::to_string(r.layout.dp),
+                   opt(r.output_tps_median, 2),
+                   opt(r.output_tps_per_gpu_median, 2),
+                   opt(r.ttft_p99_s_median, 4),
+                   opt(r.tpot_p99_s_median, 6),
+                   opt(r.itl_p99_s_median, 6),
+                   opt(r.e2e_p99_s_median, 4),
+                   opt(r.goodput_rps_median, 4)});
   return out;
 }
 

@@ -33,6 +33,11 @@ struct MedianRow {
   // Against the run's baseline at the same concurrency: value / baseline - 1.
   std::optional<double> input_tps_vs_baseline, ttft_p50_vs_baseline;
   std::optional<bool> simulated;  // the `simulated` column, when present
+  // Columns after `dp`: output throughput, the SLA figures (medians over
+  // repeats of each repeat's p99) and goodput; empty where not measured
+  // (TPOT and ITL of a prefill-only point).
+  std::optional<double> output_tps_median, output_tps_per_gpu_median, ttft_p99_s_median,
+      tpot_p99_s_median, itl_p99_s_median, e2e_p99_s_median, goodput_rps_median;
 
   int line() const { return layout.origin.line; }
 };

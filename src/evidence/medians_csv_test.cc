@@ -102,6 +102,8 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   a.input_tps_vs_baseline = 1.95;
   a.ttft_p50_vs_baseline = -0.66;
   a.simulated = true;
+  a.tpot_p99_s_median = 0.0415;
+  a.goodput_rps_median = 3.25;
   MedianRow failed = a;  // every repeat failed: no medians
   failed.concurrency = 8;
   failed.valid_repeats = 0;
@@ -111,7 +113,9 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
             "schema_version,pp,tp,ep,concurrency,repeats,valid_repeats,requests_completed,"
             "requests_total,input_tps_median,input_tps_spread,ttft_p50_s_median,"
             "ttft_p50_s_spread,ttft_p95_s_median,peak_gpu_mib,gpu_total_mib,headroom_mib,"
-            "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated,dp");
+            "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated,dp,output_tps_median,"
+            "output_tps_per_gpu_median,ttft_p99_s_median,tpot_p99_s_median,itl_p99_s_median,"
+            "e2e_p99_s_median,goodput_rps_median");
   Result<CsvTable> table = ParseCsv(text, "summary.csv");
   ASSERT_TRUE(table.ok());
   Result<MediansCsv> back = ParseMediansCsv(*table);
@@ -126,6 +130,9 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   EXPECT_EQ(r.input_tps_vs_baseline, 1.95);
   EXPECT_EQ(r.ttft_p50_vs_baseline, -0.66);
   EXPECT_EQ(r.simulated, true);
+  EXPECT_EQ(r.tpot_p99_s_median, 0.0415);
+  EXPECT_EQ(r.goodput_rps_median, 3.25);
+  EXPECT_FALSE(r.itl_p99_s_median.has_value());  // an empty cell: not measured
   EXPECT_FALSE(back->rows[1].measured);
 }
 

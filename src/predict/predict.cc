@@ -116,7 +116,7 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   sim_options.keep_trace = options.keep_trace;
   const int closed_loop = w.request_rate > 0 ? 0 : options.concurrency;
   p.sim = sim::Simulate(config, cost, requests, closed_loop, sim_options);
-  p.metrics = stats::ComputeSampleMetrics(p.sim.records);
+  p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
   for (const auto& s : p.sim.stages) {
     StageShare share;

@@ -148,6 +148,37 @@ std::string TradeoffChart(const ChartInputs& in, LayoutColors& colors) {
   return RenderScatterChart(c);
 }
 
+// Decode's trade-off: what a GPU serves against what one user sees.
+std::string DecodeTradeoffChart(const ChartInputs& in, LayoutColors& colors) {
+  ScatterChart c;
+  c.id = kFigureDecodeTradeoff;
+  c.title = in.measured ? "Output throughput per GPU against throughput per user (medians of "
+                          "the repeats)"
+                        : "Predicted output throughput per GPU against throughput per user";
+  c.x_label = "throughput per user, 1 / TPOT p50 (tokens/s)";
+  c.y_label = "output tokens/s per GPU";
+  const std::vector<int> levels = Concurrencies(in);
+  for (int level : levels) c.shapes.push_back(fmt::format("C = {}", level));
+  for (const ChartPoint& p : in.points) {
+    if (!p.output_tps_per_gpu || !p.output_tps_per_user) continue;
+    ScatterPoint s;
+    s.x = *p.output_tps_per_user;
+    s.y = *p.output_tps_per_gpu;
+    s.series = static_cast<int>(colors.Index(p.layout));
+    s.shape =
+        static_cast<int>(std::find(levels.begin(), levels.end(), p.concurrency) - levels.begin());
+    s.emphasized = p.decode_pareto;
+    s.what = PointName(p);
+    c.points.push_back(s);
+  }
+  c.series = colors.AsSeries();
+  c.emphasis_legend =
+      "Pareto-optimal (no point has as many tokens/s per GPU and per user, and more of one)";
+  c.x_decimals = 1;
+  c.y_decimals = 1;
+  return RenderScatterChart(c);
+}
+
 std::string MemoryChart(const ChartInputs& in) {
   BandChart c;
   c.id = kFigureMemory;
@@ -217,6 +248,19 @@ std::string BreakdownChart(const analysis::RunPrediction& prediction) {
 
 }  // namespace
 
+void MarkDecodePareto(std::vector<ChartPoint>& points) {
+  // More per GPU and more per user: the rule's (more, less) pairs with per user negated.
+  std::vector<std::pair<double, double>> per_gpu_tpot;
+  std::vector<ChartPoint*> decode;
+  for (ChartPoint& p : points)
+    if (p.output_tps_per_gpu && p.output_tps_per_user) {
+      per_gpu_tpot.push_back({*p.output_tps_per_gpu, -*p.output_tps_per_user});
+      decode.push_back(&p);
+    }
+  const std::vector<bool> optimal = decide::ParetoOptimal(per_gpu_tpot);
+  for (size_t i = 0; i < decode.size(); ++i) decode[i]->decode_pareto = optimal[i];
+}
+
 ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
                                const analysis::RunPrediction& prediction) {
   ChartInputs in;
@@ -232,6 +276,10 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     cp.ttft_p95_s = p.ttft_p95_s_median;
     cp.baseline = p.is_baseline;
     cp.imported = p.imported;
+    if (p.decode && p.output_tps_per_user > 0) {
+      cp.output_tps_per_gpu = p.output_tps_per_gpu_median;
+      cp.output_tps_per_user = p.output_tps_per_user;
+    }
     if (!p.imported) {
       for (const analysis::SampleAnalysis& s : a.evidence.samples)
         if (s.completed() && s.trustworthy() && s.id.layout == p.layout &&
@@ -259,6 +307,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     if (cm.stage_peak_mib.empty() && m.peak_gpu_mib) cm.stage_peak_mib.push_back(*m.peak_gpu_mib);
     if (!cm.stage_peak_mib.empty()) in.memory.push_back(std::move(cm));
   }
+  MarkDecodePareto(in.points);
   // Imported first, as in the memory table.
   std::stable_partition(in.memory.begin(), in.memory.end(),
                         [](const ChartMemory& m) { return m.imported; });
@@ -273,6 +322,9 @@ std::map<std::string, std::string> RenderCharts(const ChartInputs& in) {
     out[kFigureInputTps] = InputTpsChart(in, colors);
     out[kFigureTtft] = TtftChart(in);
     out[kFigureTradeoff] = TradeoffChart(in, colors);
+    if (std::any_of(in.points.begin(), in.points.end(),
+                    [](const ChartPoint& p) { return p.output_tps_per_gpu.has_value(); }))
+      out[kFigureDecodeTradeoff] = DecodeTradeoffChart(in, colors);
   }
   if (!in.memory.empty()) out[kFigureMemory] = MemoryChart(in);
   if (in.prediction && !in.prediction->points.empty())

@@ -4,8 +4,9 @@
 // dots, the median as a bar, the baseline outlined, the predicted value as a
 // diamond with its interval as a whisker), TTFT p50 and p95, throughput against TTFT p50 with the
 // Pareto-optimal points ringed, peak memory per PP stage against the GPU
-// total and the decision's headroom limit, and the simulator's time
-// breakdown per stage as stacked bars.
+// total and the decision's headroom limit, the simulator's time breakdown
+// per stage as stacked bars, and, for decode, output throughput per GPU
+// against throughput per user with the Pareto front ringed.
 
 #include <map>
 #include <optional>
@@ -21,6 +22,7 @@ namespace ppsearch::report {
 inline constexpr const char* kFigureInputTps = "input-tps";
 inline constexpr const char* kFigureTtft = "ttft";
 inline constexpr const char* kFigureTradeoff = "tradeoff";
+inline constexpr const char* kFigureDecodeTradeoff = "decode-tradeoff";
 inline constexpr const char* kFigureMemory = "memory";
 inline constexpr const char* kFigureBreakdown = "breakdown";
 
@@ -34,6 +36,10 @@ struct ChartPoint {
   std::vector<double> ttft_p50_repeats;
   std::optional<double> predicted_input_tps;
   std::optional<uncertainty::Interval> predicted_input_tps_interval{};
+  // Decode points only: output tokens/s per GPU and per user (1 / TPOT p50),
+  // and whether the point is on the Pareto front of the two.
+  std::optional<double> output_tps_per_gpu, output_tps_per_user;
+  bool decode_pareto = false;
   bool baseline = false;
   bool imported = false;
 };
@@ -54,6 +60,10 @@ struct ChartInputs {
       nullptr;  // breakdown; null or empty: no breakdown chart
   const evidence::Trajectory* trajectory = nullptr;  // an adaptive run's; null: none
 };
+
+// Sets decode_pareto on the decode points: decide::ParetoOptimal of output
+// tokens/s per GPU (more) against TPOT p50 (less, i.e. more per user).
+void MarkDecodePareto(std::vector<ChartPoint>& points);
 
 ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
                                const analysis::RunPrediction& prediction);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "decide/sla.h"
 #include "evidence/medians_csv.h"
 #include "report/compare_render.h"
 #include "util/csv.h"
@@ -47,6 +48,15 @@ evidence::MedianRow SummaryRow(const analysis::PointSummary& p, bool simulated) 
   r.input_tps_vs_baseline = p.input_tps_vs_baseline;
   r.ttft_p50_vs_baseline = p.ttft_p50_vs_baseline;
   r.simulated = simulated;
+  r.output_tps_median = p.output_tps_median;
+  r.output_tps_per_gpu_median = p.output_tps_per_gpu_median;
+  r.ttft_p99_s_median = p.ttft_p99_s_median;
+  if (p.decode) {
+    r.tpot_p99_s_median = p.tpot_p99_s_median;
+    r.itl_p99_s_median = p.itl_p99_s_median;
+  }
+  r.e2e_p99_s_median = p.e2e_p99_s_median;
+  r.goodput_rps_median = p.goodput_rps_median;
   return r;
 }
 
@@ -70,10 +80,13 @@ nlohmann::json PointJson(const analysis::PointSummary& p) {
           {"ttft_p95_s_median", p.ttft_p95_s_median},
           {"ttft_p99_s_median", p.ttft_p99_s_median},
           {"e2e_p50_s_median", p.e2e_p50_s_median},
+          {"e2e_p99_s_median", p.e2e_p99_s_median},
+          {"goodput_rps_median", p.goodput_rps_median},
           {"decode", p.decode},
           {"output_tps_median", Opt(DecodeOnly(p, p.output_tps_median))},
           {"output_tps_per_gpu_median", Opt(DecodeOnly(p, p.output_tps_per_gpu_median))},
           {"tpot_p50_s_median", Opt(DecodeOnly(p, p.tpot_p50_s_median))},
+          {"output_tps_per_user", Opt(DecodeOnly(p, p.output_tps_per_user))},
           {"tpot_p99_s_median", Opt(DecodeOnly(p, p.tpot_p99_s_median))},
           {"itl_p99_s_median", Opt(DecodeOnly(p, p.itl_p99_s_median))},
           {"peak_gpu_mib", Opt(p.peak_gpu_mib)},
@@ -102,14 +115,27 @@ nlohmann::json MemoryJson(const analysis::LayoutMemory& m) {
 
 nlohmann::json DecisionJson(const analysis::Decision& d) {
   nlohmann::json verdicts = nlohmann::json::array();
-  for (const auto& v : d.verdicts)
+  for (const auto& v : d.verdicts) {
+    nlohmann::json misses = nlohmann::json::array();
+    for (const analysis::SlaMissAt& at : v.sla_misses)
+      misses.push_back({{"concurrency", at.concurrency},
+                        {"key", decide::Info(at.miss.metric).key},
+                        {"value_s", at.miss.value_s},
+                        {"limit_s", at.miss.limit_s},
+                        {"over", at.miss.over()}});
     verdicts.push_back({{"layout", LayoutJson(v.layout)},
                         {"qualifies", v.qualifies},
                         {"score", v.score},
                         {"headroom_mib", Opt(v.headroom_mib)},
+                        {"sla_misses", misses},
                         {"exclusions", v.exclusions},
                         {"notes", v.notes}});
+  }
+  nlohmann::json sla = nlohmann::json::object();
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (d.sla[m]) sla[decide::Info(m).key] = *d.sla[m] * decide::Info(m).per_second;
   return {{"objective", d.objective},
+          {"sla", sla},
           {"primary", d.primary ? LayoutJson(*d.primary) : nlohmann::json()},
           {"primary_reason", d.primary_reason},
           {"fallback", d.fallback ? LayoutJson(*d.fallback) : nlohmann::json()},
@@ -215,7 +241,8 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
                             "tpot_p99_s",
                             "itl_p50_s",
                             "itl_p99_s",
-                            "dp"});
+                            "dp",
+                            "goodput_rps"});
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
     if (!s.completed()) continue;
     const auto& m = s.metrics;
@@ -250,6 +277,7 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
     for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
       row.push_back(decode ? Num(v, 6) : "");
     row.push_back(std::to_string(s.id.layout.dp));
+    row.push_back(s.trustworthy() ? Num(m.goodput_rps, 4) : "");
     out += CsvRow(row);
   }
   return out;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "report/adaptive_section.h"
+#include "decide/sla.h"
 #include "report/breakdown.h"
 #include "report/charts.h"
 #include "report/compare_render.h"
@@ -111,7 +112,8 @@ Section Results(const analysis::RunAnalysis& a) {
   return {
       "Results",
       {Block::Paragraph(intro), Block::TableBlock(ResultTable(rows, baseline, a.baseline_layout)),
-       Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff)}};
+       Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff),
+       Block::Figure(kFigureDecodeTradeoff)}};
 }
 
 Section Memory(const analysis::RunAnalysis& a) {
@@ -136,6 +138,23 @@ Section Memory(const analysis::RunAnalysis& a) {
            Block::TableBlock(std::move(t)), Block::Figure(kFigureMemory)}};
 }
 
+// Every SLA miss: which limit, where, the measured figure against the limit.
+std::optional<text::Table> SlaMissTable(const analysis::Decision& d) {
+  text::Table t;
+  t.header = {"PP / TP / EP", "C", "SLA", "Measured", "Limit", "Over by"};
+  t.left = {true, false, true, false, false, false};
+  for (const analysis::LayoutVerdict& v : d.verdicts)
+    for (const analysis::SlaMissAt& at : v.sla_misses) {
+      const decide::SlaMetric m = at.miss.metric;
+      t.rows.push_back({LayoutCell(v.layout), std::to_string(at.concurrency), decide::Info(m).key,
+                        decide::InKeyUnit(m, at.miss.value_s),
+                        decide::InKeyUnit(m, at.miss.limit_s),
+                        FormatSignedPercent(at.miss.over())});
+    }
+  if (t.rows.empty()) return std::nullopt;
+  return t;
+}
+
 Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& prediction) {
   const analysis::Decision& d = a.decision;
   const spec::DecisionSpec& policy = a.spec().decision;
@@ -146,6 +165,11 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
       "objective median relative to the best qualifying layout at that level.",
       policy.objective, FormatThousands(static_cast<int64_t>(policy.min_headroom_mib)),
       policy.max_repeat_spread * 100, policy.failure_policy)));
+  if (d.sla.any())
+    s.blocks.push_back(Block::Paragraph(fmt::format(
+        "SLA: {}. A layout qualifies only when it meets every limit at every concurrency level; "
+        "a point's figure is the median over its repeats of each repeat's p99.",
+        decide::LimitsText(d.sla))));
   if (d.primary) {
     std::vector<std::string> items = {
         fmt::format("**Primary: {}**: {}.", d.primary->Label(), d.primary_reason)};
@@ -155,7 +179,9 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
     s.blocks.push_back(Block::Bullets(std::move(items)));
     // A simulated run's samples are predictions: say whether the
     // calibration's uncertainty could swap the two.
-    if (a.evidence.simulated && d.fallback)
+    const bool predicted_objective =
+        policy.objective == "input_tps" || policy.objective == "ttft_p50";
+    if (a.evidence.simulated && d.fallback && predicted_objective)
       if (std::optional<std::string> note = analysis::OverlapNote(
               prediction, *d.primary, *d.fallback, policy.objective == "ttft_p50"))
         s.blocks.push_back(Block::Paragraph(
@@ -172,6 +198,8 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
     s.blocks.push_back(Block::Paragraph("Excluded:"));
     s.blocks.push_back(Block::Bullets(excluded));
   }
+  if (std::optional<text::Table> misses = SlaMissTable(d))
+    s.blocks.push_back(Block::TableBlock(std::move(*misses)));
   if (!notes.empty()) {
     s.blocks.push_back(Block::Paragraph("Noted (not excluding):"));
     s.blocks.push_back(Block::Bullets(notes));

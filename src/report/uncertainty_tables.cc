@@ -33,11 +33,22 @@ std::vector<std::string> DecisionUncertaintyLines(const uncertainty::Uncertainty
   if (s.ranking.size() < 2) return {};
   const uncertainty::LayoutScore& a = s.ranking[0];
   const uncertainty::LayoutScore& b = s.ranking[1];
-  std::vector<std::string> out = {fmt::format(
-      "predicted best {}, runner-up {} ({} lower score by objective `{}`: the geometric mean over "
-      "the concurrency levels, as the decision ranks)",
-      a.layout.Label(), b.layout.Label(), FormatPercent(a.score > 0 ? 1 - b.score / a.score : 0),
-      objective)};
+  // The draws carry input TPS and TTFT p50 (predict/search.cc ranks by
+  // TTFT p50 for that objective, else by input TPS): another objective is
+  // not what they ranked, and the line says so.
+  const bool drawn = objective == "input_tps" || objective == "ttft_p50";
+  const std::string by =
+      drawn ? fmt::format(
+                  "by objective `{}`: the geometric mean over the concurrency levels, as "
+                  "the decision ranks",
+                  objective)
+            : fmt::format(
+                  "by input TPS: the geometric mean over the concurrency levels; the "
+                  "draws do not carry objective `{}`",
+                  objective);
+  std::vector<std::string> out = {
+      fmt::format("predicted best {}, runner-up {} ({} lower score {})", a.layout.Label(),
+                  b.layout.Label(), FormatPercent(a.score > 0 ? 1 - b.score / a.score : 0), by)};
   out.push_back(s.overlap_note);
   if (s.next) {
     out.push_back(

@@ -62,6 +62,14 @@ json LayoutJson(const Candidate& c) {
            c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()}};
 }
 
+// Set values by [decision] key, in the key's unit (ms for tpot_p99_ms).
+json SlaJson(const decide::SlaValues& v) {
+  json out = json::object();
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (v[m]) out[decide::Info(m).key] = *v[m] * decide::Info(m).per_second;
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> SummaryLines(const SearchResult& r) {
@@ -70,8 +78,9 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::string reasons;
   for (const auto& [reason, count] : r.rejected_by_reason)
     reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
-  const int below = static_cast<int>(r.evaluated.size()) - r.qualifying;
-  return {
+  int below = 0;
+  for (const Evaluated& e : r.evaluated) below += e.meets_headroom ? 0 : 1;
+  std::vector<std::string> lines = {
       fmt::format("search: {} candidates x {} load points (C = {}); objective {}, headroom "
                   "at least {} MiB",
                   r.candidates, r.load_points.size(), levels, r.objective,
@@ -81,6 +90,25 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
                   "intervals drawn for {}",
                   r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
                   r.with_intervals)};
+  if (r.sla.any()) {
+    std::string missed;
+    int total = 0;
+    for (const auto& [key, count] : r.sla_failed_by_key) {
+      missed += (missed.empty() ? "" : ", ") + fmt::format("{} {}", key, count);
+      total += count;
+    }
+    lines.push_back(fmt::format(
+        "SLA {} on the predicted p99s: {} of those within the headroom "
+        "miss it{}",
+        decide::LimitsText(r.sla), total, missed.empty() ? "" : " (first missed: " + missed + ")"));
+    if (!r.sla_unchecked.empty()) {
+      std::string keys;
+      for (const std::string& k : r.sla_unchecked) keys += (keys.empty() ? "" : ", ") + k;
+      lines.push_back(fmt::format(
+          "not checked here: {} (no predicted figure); checked only on measurement", keys));
+    }
+  }
+  return lines;
 }
 
 text::Table RankingTable(const SearchResult& r, int top) {
@@ -123,6 +151,17 @@ std::vector<std::string> FrontLines(const SearchResult& r) {
 }
 
 std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
+  std::vector<const Evaluated*> within;
+  for (const Evaluated& e : r.evaluated)
+    if (e.meets_headroom) within.push_back(&e);
+  if (!within.empty()) {
+    std::vector<std::string> out = {
+        fmt::format("no candidate within the headroom meets the SLA ({}); the first misses:",
+                    decide::LimitsText(r.sla))};
+    for (size_t i = 0; i < within.size() && i < 3; ++i)
+      out.push_back(within[i]->candidate.Label() + ": " + within[i]->sla_miss);
+    return out;
+  }
   std::vector<const Evaluated*> closest;
   for (const Evaluated& e : r.evaluated) closest.push_back(&e);
   // The closest: the least headroom missing.
@@ -177,13 +216,18 @@ nlohmann::json SearchToJson(const SearchResult& r) {
                         {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
                         {"ttft_p95_s", p.ttft_p95_s},
                         {"peak_gpu_mib", p.peak_gpu_mib},
+                        {"output_tps", p.output_tps},
+                        {"goodput_rps", p.goodput_rps},
+                        {"sla_figures", SlaJson(p.sla)},
                         {"bubble_share", p.bubble_share},
                         {"exposed_comm_share", p.exposed_comm_share}});
     candidates.push_back({{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
                           {"candidate", LayoutJson(e.candidate)},
                           {"gpus", e.gpus},
-                          {"qualifies", e.meets_headroom},
+                          {"qualifies", e.meets_headroom && e.meets_sla},
                           {"headroom_mib", e.headroom_mib},
+                          {"meets_sla", e.meets_sla},
+                          {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
                           {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
                           {"score_low", e.score_interval ? json(e.score_interval->low) : json()},
                           {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
@@ -207,6 +251,9 @@ nlohmann::json SearchToJson(const SearchResult& r) {
   return {{"schema", "ppsearch.search/1"},
           {"objective", r.objective},
           {"min_headroom_mib", r.min_headroom_mib},
+          {"sla", SlaJson(r.sla)},
+          {"sla_failed", r.sla_failed_by_key},
+          {"sla_unchecked", r.sla_unchecked},
           {"load_points", r.load_points},
           {"space_size", r.candidates},
           {"qualifying", r.qualifying},

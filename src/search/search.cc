@@ -1,8 +1,11 @@
 #include "search/search.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
+#include "decide/objective.h"
 #include "decide/rules.h"
 #include "predict/search.h"
 
@@ -47,7 +50,41 @@ struct Group {
   plan::SearchInputs inputs;
 };
 
-double ObjectiveOf(const PointFigures& p, bool ttft) { return ttft ? p.ttft_p50_s : p.input_tps; }
+double ObjectiveOf(const PointFigures& p, const std::string& objective) {
+  return decide::ObjectiveValue(
+      objective, {p.input_tps, p.ttft_p50_s, p.output_tps, p.output_tps_per_gpu, p.goodput_rps});
+}
+
+// The predicted SLA figures of a simulated sample: its p99s, TPOT and ITL
+// only when a request generated a second token.
+decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
+  decide::SlaValues v;
+  if (m.requests_completed == 0) return v;
+  v[decide::SlaMetric::kTtft] = m.ttft_s.p99;
+  v[decide::SlaMetric::kE2e] = m.e2e_s.p99;
+  if (m.tpot_requests > 0) v[decide::SlaMetric::kTpot] = m.tpot_s.p99;
+  if (m.itl_values > 0) v[decide::SlaMetric::kItl] = m.itl_s.p99;
+  return v;
+}
+
+// Every limit at every load point: the first miss (returned, and said in
+// e.sla_miss), and the limits some point had no figure for.
+std::optional<decide::SlaMetric> CheckSlaLimits(const decide::SlaLimits& limits, Evaluated& e,
+                                                std::vector<std::string>& unchecked) {
+  std::optional<decide::SlaMetric> first;
+  for (const PointFigures& f : e.points) {
+    const decide::SlaCheck check = decide::CheckSla(limits, f.sla);
+    for (decide::SlaMetric m : check.unchecked)
+      if (std::find(unchecked.begin(), unchecked.end(), decide::Info(m).key) == unchecked.end())
+        unchecked.push_back(decide::Info(m).key);
+    if (!first && !check.meets()) {
+      first = check.misses.front().metric;
+      e.meets_sla = false;
+      e.sla_miss = fmt::format("C={}: {}", f.concurrency, decide::MissText(check.misses.front()));
+    }
+  }
+  return first;
+}
 
 // The candidate's score over the interval's ends, against the central best
 // at each level (both ends of every level together: a conservative range).
@@ -102,7 +139,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.load_points = LoadPoints(options.bounds);
   out.objective = in.spec.decision.objective;
   out.min_headroom_mib = in.spec.decision.min_headroom_mib;
-  const bool ttft = out.objective == "ttft_p50";
+  out.sla = in.spec.decision.sla;
+  const bool ttft = decide::ObjectiveLowerIsBetter(out.objective);
+  // Intervals are drawn for input TPS and TTFT p50 only.
+  const bool has_intervals = out.objective == "input_tps" || out.objective == "ttft_p50";
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model);
   out.candidates = static_cast<int>(candidates.size());
 
@@ -158,6 +198,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       f.peak_gpu_mib = p.memory.peak_mib_max;
       f.bubble_share = p.bubble_share;
       f.exposed_comm_share = p.exposed_comm_share;
+      f.output_tps = p.metrics.output_tps;
+      f.output_tps_per_gpu = e.gpus > 0 ? p.metrics.output_tps / e.gpus : 0;
+      f.goodput_rps = p.metrics.goodput_rps;
+      f.sla = PredictedSla(p.metrics);
       e.headroom_mib =
           std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
       e.points.push_back(f);
@@ -172,12 +216,15 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     // Without the GPU's size there is no headroom to judge.
     e.meets_headroom =
         in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
-    if (e.meets_headroom) qualifying.push_back(i);
+    const std::optional<decide::SlaMetric> missed = CheckSlaLimits(out.sla, e, out.sla_unchecked);
+    if (e.meets_headroom && missed) ++out.sla_failed_by_key[decide::Info(*missed).key];
+    if (e.meets_headroom && e.meets_sla) qualifying.push_back(i);
   }
   std::vector<std::vector<double>> values;
   for (size_t i : qualifying) {
     std::vector<double> v;
-    for (const PointFigures& f : out.evaluated[i].points) v.push_back(ObjectiveOf(f, ttft));
+    for (const PointFigures& f : out.evaluated[i].points)
+      v.push_back(ObjectiveOf(f, out.objective));
     values.push_back(v);
   }
   const std::vector<double> scores = decide::RelativeScores(values, ttft);
@@ -191,13 +238,13 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   std::vector<double> best(out.load_points.size(), 0);
   for (size_t i : qualifying)
     for (size_t l = 0; l < best.size() && l < out.evaluated[i].points.size(); ++l) {
-      const double v = ObjectiveOf(out.evaluated[i].points[l], ttft);
+      const double v = ObjectiveOf(out.evaluated[i].points[l], out.objective);
       if (v > 0 && (best[l] == 0 || (ttft ? v < best[l] : v > best[l]))) best[l] = v;
     }
 
   // Intervals, best first, until no interval as wide as the widest seen
   // (times the screen factor) could reach the best's lower end.
-  if (options.ensemble.members > 0 && !ranked.empty()) {
+  if (options.ensemble.members > 0 && has_intervals && !ranked.empty()) {
     double best_low = 0, widest = 0;
     for (size_t i : ranked) {
       Evaluated& e = out.evaluated[i];
@@ -221,11 +268,11 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   }
   for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
 
-  // Order: ranked, then the candidates the headroom rule leaves out.
+  // Order: ranked, then the candidates the headroom rule or an SLA leaves out.
   std::vector<Evaluated> ordered;
   for (size_t i : ranked) ordered.push_back(out.evaluated[i]);
   for (const Evaluated& e : out.evaluated)
-    if (!e.meets_headroom) ordered.push_back(e);
+    if (!e.meets_headroom || !e.meets_sla) ordered.push_back(e);
   out.evaluated = std::move(ordered);
 
   // The front of every qualifying point: throughput per GPU against TTFT.

@@ -3,8 +3,11 @@
 // (rejections counted by reason), the rest predicted at every load point,
 // filtered by the decision's headroom rule, ranked by the decision's
 // objective with intervals where they could change the ranking, and the
-// Pareto front of throughput per GPU against TTFT. Pure: the result depends
-// only on the inputs, the calibration and the options.
+// Pareto front of throughput per GPU against TTFT. The decision's SLA
+// limits filter on the predicted figures (decide::CheckSla on the simulated
+// samples' p99s); a limit without a predicted figure is reported as checked
+// only on measurement. Pure: the result depends only on the inputs, the
+// calibration and the options.
 
 #include <map>
 #include <optional>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
+#include "decide/sla.h"
 #include "plan/plan.h"
 #include "plan/search_inputs.h"
 #include "search/space.h"
@@ -42,6 +46,10 @@ struct PointFigures {
   double peak_gpu_mib = 0;
   double bubble_share = 0;
   double exposed_comm_share = 0;
+  double output_tps = 0;
+  double output_tps_per_gpu = 0;
+  double goodput_rps = 0;  // requests/s meeting every SLA limit, of the simulated sample
+  decide::SlaValues sla;   // the SLA figures predicted: p99s of the simulated sample
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
 };
 
@@ -51,6 +59,8 @@ struct Evaluated {
   std::vector<PointFigures> points;  // one per load point, in order
   double headroom_mib = 0;           // worst over the load points
   bool meets_headroom = true;
+  bool meets_sla = true;
+  std::string sla_miss;  // the first miss: "C=16: TPOT p99 41.20 ms > tpot_p99_ms 40 ms (+3.00%)"
   // What the plan says of it: all-reduces per forward and how many cross nodes.
   int allreduce_per_forward = 0;
   int cross_node_allreduce_per_forward = 0;
@@ -79,7 +89,7 @@ struct SearchResult {
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;
   // Ranked: qualifying candidates best first, then those that miss the
-  // headroom rule (score 0).
+  // headroom rule or an SLA limit (score 0).
   std::vector<Evaluated> evaluated;
   int qualifying = 0;
   int with_intervals = 0;  // candidates whose intervals were drawn
@@ -87,6 +97,12 @@ struct SearchResult {
   std::vector<ParetoPoint> pareto;  // by throughput per GPU, highest first
   std::string objective;            // the decision's
   double min_headroom_mib = 0;
+  decide::SlaLimits sla;  // the decision's limits
+  // Candidates that keep the headroom but miss an SLA limit, by the first
+  // limit missed ("tpot_p99_ms"); and the limits no prediction had a figure
+  // for, left to the measurement.
+  std::map<std::string, int> sla_failed_by_key;
+  std::vector<std::string> sla_unchecked;
 };
 
 // Searches the space of `bounds` around `inputs` (its spec's cluster,

@@ -4,9 +4,11 @@
 
 #include "search/search.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "plan/plan_testing.h"
@@ -125,6 +127,65 @@ TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
   EXPECT_EQ(j["pareto"].size(), r->pareto.size());
   EXPECT_TRUE(j["rejected"].is_object());
   EXPECT_THAT(RenderSearchText(*r, 3), HasSubstr("Pareto front"));
+}
+
+// The highest predicted TTFT p99 of a candidate over its load points.
+double WorstTtftP99(const Evaluated& e) {
+  double worst = 0;
+  for (const PointFigures& f : e.points)
+    worst = std::max(worst, f.sla[decide::SlaMetric::kTtft].value_or(0));
+  return worst;
+}
+
+TEST(Search, AnSlaFiltersOnThePredictedFiguresAndCountsByKey) {
+  const Result<SearchResult> free = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(free.ok());
+  std::vector<double> worst;
+  for (int k = 0; k < free->qualifying; ++k) worst.push_back(WorstTtftP99(free->evaluated[k]));
+  std::sort(worst.begin(), worst.end());
+  ASSERT_GT(worst.size(), 2u);
+  const double limit = (worst[worst.size() / 2 - 1] + worst[worst.size() / 2]) / 2;
+  int over = 0;
+  for (double w : worst) over += w > limit ? 1 : 0;
+  ASSERT_GT(over, 0);
+
+  plan::SearchInputs in = testkit::Example();
+  in.spec.decision.sla[decide::SlaMetric::kTtft] = limit;
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->qualifying, free->qualifying - over);
+  EXPECT_EQ(r->sla_failed_by_key.at("ttft_p99_s"), over);
+  EXPECT_TRUE(r->sla_unchecked.empty());
+  for (int k = 0; k < r->qualifying; ++k) {
+    EXPECT_TRUE(r->evaluated[k].meets_sla);
+    EXPECT_LE(WorstTtftP99(r->evaluated[k]), limit);
+  }
+  int missed = 0;
+  for (const Evaluated& e : r->evaluated)
+    if (!e.meets_sla) {
+      ++missed;
+      EXPECT_THAT(e.sla_miss, HasSubstr("TTFT p99"));
+      EXPECT_GT(WorstTtftP99(e), limit);
+    }
+  EXPECT_EQ(missed, over);
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr(fmt::format("miss it (first missed: ttft_p99_s {})", over)));
+  EXPECT_EQ(SearchToJson(*r)["sla_failed"]["ttft_p99_s"], over);
+}
+
+// The example's requests generate one token: the simulator predicts no
+// TPOT, so a TPOT limit is left to the measurement, and said so.
+TEST(Search, AnSlaWithoutAPredictedFigureIsCheckedOnlyOnMeasurement) {
+  plan::SearchInputs in = testkit::Example();
+  in.spec.decision.sla[decide::SlaMetric::kTpot] = 0.001;
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, Small(0));
+  const Result<SearchResult> free = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok() && free.ok());
+  EXPECT_EQ(r->qualifying, free->qualifying);
+  EXPECT_EQ(r->sla_unchecked, std::vector<std::string>{"tpot_p99_ms"});
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr("not checked here: tpot_p99_ms (no predicted figure); checked only on "
+                        "measurement"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 
+#include "decide/objective.h"
 #include "spec/sections.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -99,13 +100,48 @@ Status ReadBaseline(const TableReader& section, const std::string& base_dir, Bas
   return Status::Ok();
 }
 
-Status ReadDecision(const TableReader& section, DecisionSpec* out) {
+namespace {
+
+// The largest output a request of the workload may ask for.
+int64_t MaxOutputTokens(const WorkloadSpec& w) {
+  int64_t most = w.lengths.empty() ? w.output_tokens : 0;
+  for (const workload::LengthPair& l : w.lengths) most = std::max(most, l.output_tokens);
+  return most;
+}
+
+// One SLA key: a positive number in the key's unit, held in seconds. TPOT
+// and ITL exist only after a second token, so a limit on them with a
+// one-token workload would never be checked: refused here, not silently passed.
+Status ReadSla(const TableReader& section, const WorkloadSpec& workload, decide::SlaMetric m,
+               decide::SlaLimits* out) {
+  const decide::SlaMetricInfo& info = decide::Info(m);
+  if (section.Find(info.key) == nullptr) return Status::Ok();
+  double value = 0;
+  PPS_RETURN_IF_ERROR(section.Number(info.key, &value, 0, DBL_MAX));
+  if (!(value > 0))
+    return KeyError(section.KeyLoc(info.key), fmt::format("expected a positive number ({}), got {}",
+                                                          info.unit, FormatNumber(value)));
+  if (info.decode && MaxOutputTokens(workload) < 2)
+    return KeyError(section.KeyLoc(info.key),
+                    fmt::format("{} needs requests of more than one output token, and the "
+                                "workload asks for one (set workload.output_tokens above 1, or "
+                                "remove the limit)",
+                                info.label));
+  (*out)[m] = value / info.per_second;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadDecision(const TableReader& section, const WorkloadSpec& workload, DecisionSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kDecisionKeys));
   out->origin = section.origin();
-  PPS_RETURN_IF_ERROR(section.Enum("objective", &out->objective, {"input_tps", "ttft_p50"}));
+  PPS_RETURN_IF_ERROR(section.Enum("objective", &out->objective, decide::ObjectiveNames()));
   PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Number("max_repeat_spread", &out->max_repeat_spread, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Enum("failure_policy", &out->failure_policy, {"exclude", "warn"}));
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    PPS_RETURN_IF_ERROR(ReadSla(section, workload, m, &out->sla));
   // 0 would never stop before every sample ran, 1 would stop at once.
   PPS_RETURN_IF_ERROR(section.Number("stop_probability", &out->stop_probability, 0.0001, 0.5));
   return Status::Ok();

@@ -36,8 +36,9 @@ const KeyList kWorkloadKeys = {"input_tokens",
                                "warmup_requests",
                                "request_rate"};
 const KeyList kBaselineKeys = {"layout", "import_csv", "import_run"};
-const KeyList kDecisionKeys = {"objective", "min_headroom_mib", "max_repeat_spread",
-                               "failure_policy", "stop_probability"};
+const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat_spread",
+                               "failure_policy", "ttft_p99_s",       "tpot_p99_ms",
+                               "itl_p99_ms",     "e2e_p99_s",        "stop_probability"};
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",

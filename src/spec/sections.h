@@ -23,7 +23,7 @@ Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSp
 // `base_dir` resolves lengths_file, which is read here.
 Status ReadWorkload(const TableReader& section, const std::string& base_dir, WorkloadSpec* out);
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
-Status ReadDecision(const TableReader& section, DecisionSpec* out);
+Status ReadDecision(const TableReader& section, const WorkloadSpec& workload, DecisionSpec* out);
 Status ReadAdaptive(const TableReader& section, AdaptiveSpec* out);
 // `sweep` holds the samples an inject entry may name.
 Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "decide/sla.h"
 #include "util/source_loc.h"
 #include "workload/lengths_file.h"
 
@@ -181,10 +182,14 @@ struct BaselineSpec {
 };
 
 struct DecisionSpec {
-  std::string objective = "input_tps";  // input_tps | ttft_p50
+  // input_tps | ttft_p50 | output_tps | output_tps_per_gpu | goodput
+  std::string objective = "input_tps";
   double min_headroom_mib = 0;
   double max_repeat_spread = 0.05;         // (max - min) / median
   std::string failure_policy = "exclude";  // exclude | warn
+  // ttft_p99_s, tpot_p99_ms, itl_p99_ms, e2e_p99_s, held in seconds: a
+  // layout that misses one at a concurrency level does not qualify.
+  decide::SlaLimits sla;
   // An adaptive run stops once the chance that a candidate it has not
   // measured would enter the top two is below this (docs/adaptive.md).
   double stop_probability = 0.05;

@@ -90,7 +90,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
     return ReadBaseline(t, base_dir, &spec.baseline);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "decision", Need::kOptional, [&](const TableReader& t) {
-    return ReadDecision(t, &spec.decision);
+    return ReadDecision(t, spec.workload, &spec.decision);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "adaptive", Need::kOptional, [&](const TableReader& t) {
     return ReadAdaptive(t, &spec.adaptive);

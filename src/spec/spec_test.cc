@@ -329,12 +329,51 @@ TEST(SpecErrors, OutOfRange) {
             "/s/spec.toml:12:11: key 'sweep.repeats': expected an integer in [1, 100], got 0");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nobjective = \"throughput\"\n")),
             "/s/spec.toml:16:13: key 'decision.objective': expected one of 'input_tps', "
-            "'ttft_p50', got 'throughput'");
+            "'ttft_p50', 'output_tps', 'output_tps_per_gpu', 'goodput', got 'throughput'");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nmax_repeat_spread = -0.1\n")),
             "/s/spec.toml:16:21: key 'decision.max_repeat_spread': expected a number >= 0, got "
             "-0.1");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[cluster.ssh]\nport = 0\n")),
             "/s/spec.toml:16:8: key 'cluster.ssh.port': expected an integer in [1, 65535], got 0");
+}
+
+TEST(SpecDecision, SlaLimitsAreHeldInSeconds) {
+  const std::string decode = std::string(kWorkload) + "output_tokens = 64\n";
+  Result<Spec> spec = ParseSpec(Text(kSweep, decode,
+                                     "[decision]\nobjective = \"goodput\"\nttft_p99_s = 2.5\n"
+                                     "tpot_p99_ms = 40\nitl_p99_ms = 60\ne2e_p99_s = 30\n"),
+                                "/s/spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const decide::SlaLimits& sla = spec->decision.sla;
+  EXPECT_EQ(spec->decision.objective, "goodput");
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTtft], 2.5);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTpot], 0.040);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kItl], 0.060);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kE2e], 30);
+  EXPECT_FALSE(MustParse(Text()).decision.sla.any());
+}
+
+TEST(SpecErrors, SlaLimitsMustBePositiveNumbers) {
+  const std::string decode = std::string(kWorkload) + "output_tokens = 64\n";  // line 15
+  EXPECT_EQ(ErrorOf(Text(kSweep, decode, "[decision]\ntpot_p99_ms = 0\n")),
+            "/s/spec.toml:17:15: key 'decision.tpot_p99_ms': expected a positive number (ms), "
+            "got 0");
+  EXPECT_EQ(ErrorOf(Text(kSweep, decode, "[decision]\nttft_p99_s = -1\n")),
+            "/s/spec.toml:17:14: key 'decision.ttft_p99_s': expected a number >= 0, got -1");
+  EXPECT_EQ(ErrorOf(Text(kSweep, decode, "[decision]\ne2e_p99_s = \"30\"\n")),
+            "/s/spec.toml:17:13: key 'decision.e2e_p99_s': expected a number, got a string");
+  EXPECT_EQ(ErrorOf(Text(kSweep, decode, "[decision]\nttft_p99_ms = 500\n")),
+            "/s/spec.toml:17:1: unknown key 'decision.ttft_p99_ms' (did you mean 'ttft_p99_s'?)");
+}
+
+// TPOT and ITL start at the second token: a limit on them with one-token
+// requests would never be checked.
+TEST(SpecErrors, DecodeSlaNeedsMoreThanOneOutputToken) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nitl_p99_ms = 50\n")),
+            "/s/spec.toml:16:14: key 'decision.itl_p99_ms': ITL p99 needs requests of more than "
+            "one output token, and the workload asks for one (set workload.output_tokens above "
+            "1, or remove the limit)");
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[decision]\nttft_p99_s = 5\n")), "");
 }
 
 TEST(SpecErrors, ArgsTheSweepOrLauncherOwns) {
@@ -435,7 +474,7 @@ TEST(SpecErrors, QuotedValuesAreCutToAnExcerpt) {
       ErrorOf(Text(kSweep, kWorkload, "[decision]\nobjective = \"" + huge + "\"\n"));
   EXPECT_EQ(message,
             "/s/spec.toml:16:13: key 'decision.objective': expected one of "
-            "'input_tps', 'ttft_p50', got '" +
+            "'input_tps', 'ttft_p50', 'output_tps', 'output_tps_per_gpu', 'goodput', got '" +
                 std::string(80, 'x') + "... (1048576 bytes)'");
   const std::string override_message = ErrorOf(Text(), {"decision.objective=[" + huge});
   EXPECT_LT(override_message.size(), 2000u) << override_message.substr(0, 300);

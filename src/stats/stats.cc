@@ -133,7 +133,19 @@ void AppendInterTokenLatenciesS(const workload::RequestRecord& r, std::vector<do
       out.push_back((r.chunk_ns[i] - r.chunk_ns[i - 1]) * 1e-9);
 }
 
-SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records) {
+decide::SlaValues RequestSlaFigures(const workload::RequestRecord& r) {
+  decide::SlaValues v;
+  if (r.first_token_ns >= 0) v[decide::SlaMetric::kTtft] = r.ttft_s();
+  if (r.end_ns >= 0) v[decide::SlaMetric::kE2e] = r.e2e_s();
+  v[decide::SlaMetric::kTpot] = TimePerOutputTokenS(r);
+  std::vector<double> itl;
+  AppendInterTokenLatenciesS(r, itl);
+  if (!itl.empty()) v[decide::SlaMetric::kItl] = Percentile(std::move(itl), 99);
+  return v;
+}
+
+SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records,
+                                   const decide::SlaLimits& sla) {
   SampleMetrics m;
   m.requests_total = static_cast<int>(records.size());
   int64_t first_send = INT64_MAX, last_end = INT64_MIN;
@@ -149,6 +161,7 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
     ++m.requests_completed;
     m.input_tokens += r.input_tokens;
     m.output_tokens += r.output_tokens;
+    if (!sla.any() || decide::RequestMeetsSla(sla, RequestSlaFigures(r))) ++m.requests_good;
     ttft.push_back(r.ttft_s());
     e2e.push_back(r.e2e_s());
     if (auto t = TimePerOutputTokenS(r)) tpot.push_back(*t);
@@ -160,6 +173,7 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
     m.input_tps = m.input_tokens / m.duration_s;
     m.output_tps = m.output_tokens / m.duration_s;
     m.request_throughput = m.requests_completed / m.duration_s;
+    m.goodput_rps = m.requests_good / m.duration_s;
   }
   m.ttft_s = Summarize(ttft);
   m.e2e_s = Summarize(e2e);

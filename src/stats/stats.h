@@ -21,11 +21,19 @@
 //    tokens it carried (k values of gap / k), as bench_serving's native
 //    client; the sample's ITL percentiles are over every such value of every
 //    completed request, not over per-request means.
+//  - Goodput: completed requests that meet every [decision] SLA limit,
+//    each judged on its own figures (decide::RequestMeetsSla: TTFT, TPOT,
+//    e2e, and the p99 of its own ITL values), divided by the same duration
+//    as the throughputs; vLLM's benchmarks/benchmark_serving.py
+//    (calculate_metrics, "request_goodput"), from which SGLang's
+//    bench_serving is adapted, and DistServe's SLO attainment. Without a
+//    limit every completed request counts: goodput = request throughput.
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "decide/sla.h"
 #include "workload/request_record.h"
 
 namespace ppsearch::stats {
@@ -67,6 +75,8 @@ struct SampleMetrics {
   double input_tps = 0;
   double output_tps = 0;
   double request_throughput = 0;
+  int requests_good = 0;  // completed and meeting every SLA limit
+  double goodput_rps = 0;
   LatencySummary ttft_s;
   LatencySummary e2e_s;
   // Decode: over completed requests with more than one output token (TPOT)
@@ -77,6 +87,12 @@ struct SampleMetrics {
   LatencySummary itl_s;
 };
 
-SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records);
+// `sla`: the limits goodput counts requests against (none: every completed request).
+SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records,
+                                   const decide::SlaLimits& sla = {});
+
+// One completed request's own SLA figures: TTFT, TPOT, the p99 of its ITL
+// values, e2e; TPOT and ITL unset for a one-token answer.
+decide::SlaValues RequestSlaFigures(const workload::RequestRecord& r);
 
 }  // namespace ppsearch::stats

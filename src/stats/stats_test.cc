@@ -126,6 +126,45 @@ TEST(StatsTest, TpotAndItlOfSimulatedRecords) {
   EXPECT_NEAR(m.output_tps, 6 / 1.6, 1e-9);  // 6 tokens, first send 0 to last end 1.6 s
 }
 
+// Hand-worked goodput: over 0 to 4 s, three completed requests and one error.
+//   A: send 0, first token 0.5 s, end 2.5 s, 5 tokens 0.5 s apart: TPOT 0.5 s, ITL 0.5 s.
+//   B: send 0, first token 1.5 s, end 2.0 s, 5 tokens 0.125 s apart.
+//   C: send 1.0 s, first token 1.2 s, end 4.0 s, 2 tokens: TPOT and ITL 2.8 s, e2e 3.0 s.
+TEST(StatsTest, GoodputCountsRequestsMeetingEveryLimitOnTheirOwnFigures) {
+  auto simulated = [](int64_t id, double send_s, std::vector<double> chunks_s) {
+    workload::RequestRecord r;
+    r.id = id;
+    r.send_ns = static_cast<int64_t>(send_s * 1e9);
+    for (double t : chunks_s) r.chunk_ns.push_back(static_cast<int64_t>(t * 1e9));
+    r.first_token_ns = r.chunk_ns.front();
+    r.end_ns = r.chunk_ns.back();
+    r.output_tokens = static_cast<int64_t>(chunks_s.size());
+    return r;
+  };
+  std::vector<workload::RequestRecord> recs = {simulated(0, 0, {0.5, 1.0, 1.5, 2.0, 2.5}),
+                                               simulated(1, 0, {1.5, 1.625, 1.75, 1.875, 2.0}),
+                                               simulated(2, 1.0, {1.2, 4.0})};
+  recs.push_back(simulated(3, 0.2, {0.3}));
+  recs[3].status = workload::RequestStatus::kHttpError;
+  auto goodput = [&](decide::SlaMetric a, double a_s, decide::SlaMetric b, double b_s) {
+    decide::SlaLimits limits;
+    limits[a] = a_s;
+    limits[b] = b_s;
+    return ComputeSampleMetrics(recs, limits).goodput_rps;
+  };
+  using decide::SlaMetric;
+  // TTFT <= 1 s and TPOT <= 0.6 s: only A (B's TTFT is 1.5 s, C's TPOT 2.8 s).
+  EXPECT_DOUBLE_EQ(goodput(SlaMetric::kTtft, 1.0, SlaMetric::kTpot, 0.6), 1 / 4.0);
+  EXPECT_DOUBLE_EQ(goodput(SlaMetric::kTpot, 3.0, SlaMetric::kTtft, 2.0), 3 / 4.0);
+  // E2E <= 2 s: only B (A 2.5 s, C 3.0 s); ITL p99 <= 0.3 s: only B.
+  EXPECT_DOUBLE_EQ(goodput(SlaMetric::kE2e, 2.0, SlaMetric::kE2e, 2.0), 1 / 4.0);
+  EXPECT_DOUBLE_EQ(goodput(SlaMetric::kItl, 0.3, SlaMetric::kTtft, 10), 1 / 4.0);
+  // Without limits every completed request counts.
+  const SampleMetrics m = ComputeSampleMetrics(recs);
+  EXPECT_EQ(m.requests_good, 3);
+  EXPECT_DOUBLE_EQ(m.goodput_rps, m.request_throughput);
+}
+
 TEST(NormalQuantile, MatchesTables) {
   EXPECT_DOUBLE_EQ(NormalQuantile(0.5), 0);
   EXPECT_NEAR(NormalQuantile(0.975), 1.959963984540054, 1e-12);

@@ -1,0 +1,53 @@
+#include "report/charts.h"
+
+#include <gtest/gtest.h>
+
+namespace ppsearch::report {
+namespace {
+
+ChartPoint Point(int pp, int c, double input_tps, double ttft_s) {
+  ChartPoint p;
+  p.layout.pp = pp;
+  p.layout.tp = 32 / pp;
+  p.layout.ep = 4;
+  p.concurrency = c;
+  p.input_tps = input_tps;
+  p.ttft_p50_s = ttft_s;
+  p.ttft_p95_s = ttft_s;
+  return p;
+}
+
+ChartPoint Decode(ChartPoint p, double per_gpu, double per_user) {
+  p.output_tps_per_gpu = per_gpu;
+  p.output_tps_per_user = per_user;
+  return p;
+}
+
+// More tokens/s per GPU and more per user are both better: (20, 30) is
+// beaten by (25, 30); (30, 10) and (10, 50) trade one for the other.
+TEST(MarkDecodePareto, MorePerGpuAndMorePerUserWin) {
+  std::vector<ChartPoint> points = {
+      Decode(Point(4, 8, 100, 1), 20, 30), Decode(Point(8, 8, 100, 1), 25, 30),
+      Decode(Point(4, 16, 100, 1), 30, 10), Decode(Point(8, 16, 100, 1), 10, 50),
+      Point(2, 8, 100, 1)};  // prefill-only: not on the decode chart
+  MarkDecodePareto(points);
+  EXPECT_FALSE(points[0].decode_pareto);
+  EXPECT_TRUE(points[1].decode_pareto);
+  EXPECT_TRUE(points[2].decode_pareto);
+  EXPECT_TRUE(points[3].decode_pareto);
+  EXPECT_FALSE(points[4].decode_pareto);
+}
+
+TEST(RenderCharts, TheDecodeTradeoffOnlyWhenADecodePointIsThere) {
+  ChartInputs in;
+  in.points = {Point(4, 8, 100, 1), Point(8, 8, 120, 2)};
+  EXPECT_EQ(RenderCharts(in).count(kFigureDecodeTradeoff), 0u);
+  in.points[1] = Decode(in.points[1], 12.5, 40);
+  MarkDecodePareto(in.points);
+  const std::string svg = RenderCharts(in).at(kFigureDecodeTradeoff);
+  EXPECT_NE(svg.find("throughput per user, 1 / TPOT p50 (tokens/s)"), std::string::npos);
+  EXPECT_NE(svg.find("point pareto"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsearch::report
