@@ -9,6 +9,7 @@
 #include "analysis/run.h"
 #include "calibrate/fit.h"
 #include "decide/rules.h"
+#include "decide/sla.h"
 #include "predict/search.h"
 #include "uncertainty/model_error.h"
 #include "uncertainty/model_error_file.h"
@@ -48,6 +49,9 @@ std::string MeasuredExclusion(const spec::Spec& spec, const analysis::PointSumma
   if (p.headroom_mib && !decide::MeetsHeadroom(*p.headroom_mib, spec.decision.min_headroom_mib))
     return fmt::format("its worst GPU kept {:.0f} MiB at C={}, under min_headroom_mib",
                        *p.headroom_mib, p.concurrency);
+  const decide::SlaCheck sla = decide::CheckSla(spec.decision.sla, analysis::SlaFigures(p));
+  if (!sla.meets())
+    return fmt::format("at C={}: {}", p.concurrency, decide::MissText(sla.misses.front()));
   return "";
 }
 
@@ -115,6 +119,13 @@ Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
 Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibration& start,
                             const std::string& run_dir, const ObserveOptions& options) {
   const spec::Spec& spec = in.spec;
+  // The belief carries what the simulator's ensemble predicts; the decode
+  // objectives are decided on measurements alone (docs/adaptive.md).
+  if (spec.decision.objective != "input_tps" && spec.decision.objective != "ttft_p50")
+    return MakeError(
+        "an adaptive run chooses by the input_tps or ttft_p50 objective; [decision] "
+        "objective = \"" +
+        spec.decision.objective + "\" needs every sample measured (run without --adaptive)");
   for (const plan::LayoutPlan& lp : in.plan.layouts)
     if (auto why = predict::NotModelled(lp))
       return MakeError("an adaptive run predicts what it has not measured: " + *why);

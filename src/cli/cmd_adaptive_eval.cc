@@ -3,14 +3,13 @@
 // policy scored on seeded sweeps whose truth differs from the model by
 // hidden per-layout factors, each replayed in full and adaptively.
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
@@ -32,18 +31,26 @@ std::string Decision(const std::string& primary, const std::string& fallback) {
   return (primary.empty() ? "none" : primary) + " / " + (fallback.empty() ? "none" : fallback);
 }
 
-nlohmann::json EvaluationJson(const scenarios::Evaluation& ev, const scenarios::ScenarioOptions& o) {
-  nlohmann::json out = {{"scenarios", o.scenarios},     {"seed", o.seed},
-                        {"hidden", o.hidden},           {"spread", o.spread},
-                        {"agree", ev.agree},            {"median_fraction", ev.median_fraction},
-                        {"worst_fraction", ev.worst_fraction}, {"results", nlohmann::json::array()}};
+nlohmann::json EvaluationJson(const scenarios::Evaluation& ev,
+                              const scenarios::ScenarioOptions& o) {
+  nlohmann::json out = {{"scenarios", o.scenarios},
+                        {"seed", o.seed},
+                        {"hidden", o.hidden},
+                        {"spread", o.spread},
+                        {"agree", ev.agree},
+                        {"median_fraction", ev.median_fraction},
+                        {"worst_fraction", ev.worst_fraction},
+                        {"results", nlohmann::json::array()}};
   for (const scenarios::ScenarioResult& s : ev.results) {
     nlohmann::json hidden = nlohmann::json::object();
     for (const auto& [label, f] : s.hidden) hidden[label] = f;
     out["results"].push_back({{"scenario", s.index},
                               {"hidden", hidden},
-                              {"full", {{"primary", s.full_primary}, {"fallback", s.full_fallback},
-                                        {"gpu_hours", s.full_gpu_hours}, {"samples", s.full_samples}}},
+                              {"full",
+                               {{"primary", s.full_primary},
+                                {"fallback", s.full_fallback},
+                                {"gpu_hours", s.full_gpu_hours},
+                                {"samples", s.full_samples}}},
                               {"adaptive",
                                {{"primary", s.adaptive_primary},
                                 {"fallback", s.adaptive_fallback},
@@ -93,8 +100,9 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
   namespace fs = std::filesystem;
   const bool temporary = o.work_dir.empty();
   if (temporary)
-    o.work_dir = (fs::temp_directory_path() / ("ppsearch-adaptive-eval-" + std::to_string(::getpid())))
-                     .string();
+    o.work_dir =
+        (fs::temp_directory_path() / ("ppsearch-adaptive-eval-" + std::to_string(::getpid())))
+            .string();
   else if (fs::exists(o.work_dir) && !fs::is_empty(o.work_dir))
     return MakeError("--work-dir " + o.work_dir + " is not empty; give a new or empty directory");
   std::error_code ec;

@@ -222,6 +222,12 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     return ErrorLines(errors);
   }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
+  if (opts.adaptive && in->spec.decision.objective != "input_tps" &&
+      in->spec.decision.objective != "ttft_p50")
+    return MakeError(in->spec.Origin("decision.objective").Where() +
+                     ": an adaptive run chooses by the input_tps or ttft_p50 objective, not " +
+                     in->spec.decision.objective +
+                     " (run without --adaptive to measure every sample)");
   if (engine_kind == "sim" || opts.adaptive) {
     for (const auto& lp : in->plan.layouts)
       if (auto why = predict::NotModelled(lp)) errors.push_back(*why);

@@ -126,6 +126,23 @@ TEST_F(AdaptiveRunTest, AKilledRunResumesWhereItStoppedAndEndsAsAnUninterruptedO
   EXPECT_EQ(a->decision.fallback->Label(), b->decision.fallback->Label());
 }
 
+TEST_F(AdaptiveRunTest, ASpentBudgetStopsTheRunAndSaysWhatRemainsUncertain) {
+  inputs_.spec.adaptive.budget_samples = 4;  // one step of 3 repeats; a second would pass it
+  Result<RunOutcome> out = Run("budget");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->completed, 3);
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(out->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a->evidence.trajectory && a->evidence.trajectory->stop);
+  const evidence::TrajectoryStop& stop = *a->evidence.trajectory->stop;
+  EXPECT_EQ(stop.reason, "budget");
+  EXPECT_NE(stop.message.find("the budget is spent before the choice settled"), std::string::npos)
+      << stop.message;
+  // A budget stop leaves the run incomplete: what it did not measure is missing.
+  EXPECT_TRUE(a->incomplete());
+  EXPECT_TRUE(a->evidence.not_needed.empty());
+}
+
 TEST_F(AdaptiveRunTest, AnAdaptiveReplayOfAFullRunStopsEarlyWithItsDecision) {
   Result<RunOutcome> full = RunFull("full");
   ASSERT_TRUE(full.ok()) << full.error().message;

@@ -1,16 +1,17 @@
 #include "scenarios/scenarios.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
-#include <fmt/format.h>
-
 #include "adaptive/observe.h"
 #include "adaptive/session.h"
-#include "analysis/run.h"
 #include "evidence/medians_csv.h"
+#include "evidence/trajectory.h"
 #include "predict/search.h"
+#include "report/build_report.h"
 #include "run/replay_sample.h"
 #include "run/runner.h"
 #include "stats/stats.h"
@@ -77,7 +78,9 @@ Result<Outcome> Replay(const plan::SearchInputs& in, const cost::Calibration& ca
                        run::MakeReplayEngine(spec, in.plan, csv));
   PPS_ASSIGN_OR_RETURN(run::RunOutcome out,
                        run::RunSamples(ro, spec, in.plan, *engine, [](const run::RunProgress&) {}));
-  PPS_ASSIGN_OR_RETURN(analysis::RunAnalysis a, analysis::AnalyseRun(out.run_dir));
+  // The run's report, as `ppsearch run` would leave it: a kept scenario is
+  // a whole run directory to read.
+  PPS_ASSIGN_OR_RETURN(report::ReportOutcome a, report::BuildReport(out.run_dir));
   Outcome r;
   if (a.decision.primary) r.primary = a.decision.primary->Label();
   if (a.decision.fallback) r.fallback = a.decision.fallback->Label();
@@ -88,8 +91,9 @@ Result<Outcome> Replay(const plan::SearchInputs& in, const cost::Calibration& ca
                        adaptive::Observe(in, calibration, out.run_dir, accounting));
   r.gpu_hours = spent.gpu_hours_spent;
   r.samples = spent.samples_spent;
-  if (a.evidence.trajectory && a.evidence.trajectory->stop)
-    r.stop_reason = a.evidence.trajectory->stop->reason;
+  PPS_ASSIGN_OR_RETURN(evidence::Trajectory t,
+                       evidence::ReadTrajectory(evidence::RunPaths{out.run_dir}));
+  if (t.stop) r.stop_reason = t.stop->reason;
   return r;
 }
 

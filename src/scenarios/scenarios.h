@@ -31,7 +31,7 @@ struct ScenarioOptions {
 };
 
 struct ScenarioResult {
-  int index = 0;  // 1-based
+  int index = 0;                                       // 1-based
   std::vector<std::pair<std::string, double>> hidden;  // layout label -> factor
   std::string full_primary, full_fallback;
   std::string adaptive_primary, adaptive_fallback;
