@@ -17,8 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST_F(RealRunTest, AnAdaptiveRehearsalMeasuresLessResumesAfterAKillAndShowsItsTrajectory) {
-  const std::string spec = WriteSpec("pp = [2, 4, 8]\nconcurrency = [8, 16]\nrepeats = 2",
-                                     "reuse_server = true", "", "local", "", 8);
+  // One repeat per point keeps the test short; a step cut in its middle is
+  // resumed in src/run/adaptive_run_test.cc.
+  const std::string spec = WriteSpec("pp = [2, 4, 8]\nconcurrency = [8, 16]\nrepeats = 1",
+                                     "reuse_server = true", "", "local", "", 30);
   const pid_t pid = StartRunInBackground(spec, "--adaptive");
   ASSERT_GT(pid, 0);
   // Bounded wait for the first completed sample, then a kill mid-step.
@@ -46,7 +48,7 @@ TEST_F(RealRunTest, AnAdaptiveRehearsalMeasuresLessResumesAfterAKillAndShowsItsT
     EXPECT_EQ(CountState(run, sample, "completed"), 1) << sample << " ran twice";
     completed += line.value("state", "") == "completed" ? 1 : 0;
   }
-  EXPECT_LT(completed, 12) << "fewer samples than the full sweep";
+  EXPECT_LT(completed, 6) << "fewer samples than the full sweep";
 
   // The trajectory: steps, then a settled stop naming a measured primary and fallback.
   std::vector<nlohmann::json> lines;
@@ -65,7 +67,7 @@ TEST_F(RealRunTest, AnAdaptiveRehearsalMeasuresLessResumesAfterAKillAndShowsItsT
     // "PP8/TP4/EP4" -> "pp8-tp4-ep4": every load point and repeat of it ran.
     std::string id;
     for (char c : label) id += c == '/' ? '-' : static_cast<char>(std::tolower(c));
-    for (const char* point : {"_c8_r1", "_c8_r2", "_c16_r1", "_c16_r2"})
+    for (const char* point : {"_c8_r1", "_c16_r1"})
       EXPECT_EQ(verdicts.count(id + point), 1u) << id + point;
   }
   // A step's timed server start is in what it spent (the real engine's ready_s).

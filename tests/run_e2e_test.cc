@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_fixture.h"
@@ -229,6 +230,49 @@ TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
                            "CSV of medians), got 'replay'"),
             std::string::npos)
       << bogus.err;
+}
+
+}  // namespace
+}  // namespace ppsearch::testing
+
+namespace ppsearch::testing {
+namespace {
+
+class RunAdaptiveE2e : public CliTest {};
+
+// What an adaptive run cannot do is refused before a run directory exists.
+TEST_F(RunAdaptiveE2e, RefusalsComeBeforeAnySample) {
+  const std::string results = (dir_ / "r").string();
+  CommandResult goodput =
+      Run(std::string("run examples/kimi-k3-pp-search.toml --engine sim --adaptive") +
+          " --set experiment.results_dir='" + results + "' --set decision.objective=goodput");
+  EXPECT_EQ(goodput.exit_code, 2);
+  EXPECT_NE(goodput.err.find("decision.objective"), std::string::npos) << goodput.err;
+  EXPECT_NE(goodput.err.find("an adaptive run chooses by the input_tps or ttft_p50 objective"),
+            std::string::npos)
+      << goodput.err;
+  EXPECT_FALSE(std::filesystem::exists(results));
+
+  // A sweep run is resumed as one: --adaptive cannot change how it chooses.
+  CommandResult full = Run(std::string("run examples/kimi-k3-pp-search.toml --engine sim") +
+                           " --set experiment.results_dir='" + results + "' --run-id full");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  CommandResult resumed = Run("run --resume " + results + "/full --adaptive");
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.err.find("resume it without --adaptive"), std::string::npos) << resumed.err;
+}
+
+TEST_F(RunAdaptiveE2e, AdaptiveEvalPrintsEachScenarioAndTheSummary) {
+  CommandResult r =
+      Run("adaptive-eval examples/kimi-k3-pp-search.toml --scenarios 1 --seed 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 1u);
+  EXPECT_EQ(j["results"][0]["agrees"], true) << r.out;
+  EXPECT_LT(j["results"][0]["adaptive"]["samples"].get<int>(),
+            j["results"][0]["full"]["samples"].get<int>());
+  CommandResult bad = Run("adaptive-eval examples/kimi-k3-pp-search.toml --hidden 2");
+  EXPECT_NE(bad.exit_code, 0);
 }
 
 }  // namespace
