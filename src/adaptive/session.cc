@@ -110,6 +110,7 @@ Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& 
     step.samples.push_back(samples.back().str());
   }
   step.reason = choice->reason;
+  for (const std::string& note : obs.notes) step.reason += " (" + note + ")";
   step.value_of_information = choice->value_of_information;
   step.p_wrong_before = a.p_wrong;
   step.p_wrong_expected_after = choice->p_wrong_expected_after;

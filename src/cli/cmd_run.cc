@@ -114,7 +114,7 @@ std::string ChooseEngine(const RunCliOptions& opts, const spec::Spec& spec) {
 std::string ControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid()); }
 
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
-                 const std::string& engine) {
+                 const std::string& engine, bool adaptive) {
   const spec::Spec shown = spec::WithoutSecrets(spec);
   auto samples = run::ExpandSamples(spec, plan);
   std::cout << fmt::format(
@@ -123,6 +123,9 @@ void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::L
       samples.size(),
       samples.size() / std::max<size_t>(1, spec.sweep.concurrency.size() * spec.sweep.repeats),
       spec.sweep.concurrency.size(), spec.sweep.repeats, engine, spec.cluster.launcher);
+  if (adaptive)
+    std::cout << "# adaptive: these are the candidates; the run measures them one point at a time "
+                 "and stops when the choice is settled (docs/adaptive.md), so some never run\n";
   for (const auto& s : samples) {
     std::cout << "\n" << s.str() << "\n";
     for (const auto& c : sglang::SampleCommands(shown, s, run::SampleSeed(spec, s), launcher))
@@ -257,7 +260,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return launcher.error();
   if (opts.dry_run) {
-    PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind);
+    PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind, opts.adaptive);
     return kExitOk;
   }
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
