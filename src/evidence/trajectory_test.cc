@@ -1,0 +1,92 @@
+#include "evidence/trajectory.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "util/files.h"
+
+namespace ppsearch::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TrajectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("ppsearch_trajectory_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "metadata");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  RunPaths Paths() const { return RunPaths{root_.string()}; }
+  fs::path root_;
+};
+
+TEST_F(TrajectoryTest, StepsAndTheStopRoundTrip) {
+  TrajectoryStep step;
+  step.step = 1;
+  step.layout = "pp8-tp4-ep4";
+  step.label = "PP8/TP4/EP4";
+  step.concurrency = 8;
+  step.samples = {"pp8-tp4-ep4_c8_r1"};
+  step.reason = "why";
+  step.p_wrong_before = 0.25;
+  step.cost_gpu_hours = 1.5;
+  step.server_start = true;
+  step.calibration = {{"moe_gemm_eff", 0.8}};
+  step.calibrated_on = {"PP4/TP8/EP4"};
+  step.p_best = {{"PP8/TP4/EP4", 0.75}};
+  ASSERT_TRUE(AppendTrajectoryStep(Paths(), step).ok());
+  TrajectoryStop stop;
+  stop.reason = "settled";
+  stop.samples_spent = 3;
+  stop.uncertain = {"PP2/TP16/EP4 (2.0% to be in the top two)"};
+  ASSERT_TRUE(AppendTrajectoryStop(Paths(), stop).ok());
+  Result<Trajectory> t = ReadTrajectory(Paths());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_EQ(t->steps[0].label, "PP8/TP4/EP4");
+  EXPECT_EQ(t->steps[0].concurrency, 8);
+  EXPECT_DOUBLE_EQ(t->steps[0].p_wrong_before, 0.25);
+  EXPECT_TRUE(t->steps[0].server_start);
+  EXPECT_EQ(t->steps[0].calibration["moe_gemm_eff"], 0.8);
+  EXPECT_EQ(t->steps[0].p_best, step.p_best);
+  ASSERT_TRUE(t->stop.has_value());
+  EXPECT_EQ(t->stop->reason, "settled");
+  EXPECT_EQ(t->stop->uncertain, stop.uncertain);
+}
+
+TEST_F(TrajectoryTest, NoFileIsAnEmptyTrajectoryAndATornLastLineIsIgnored) {
+  Result<Trajectory> none = ReadTrajectory(Paths());
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->steps.empty());
+  EXPECT_FALSE(none->stop.has_value());
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+                              "{\"event\":\"step\",\"step\":1}\n{\"event\":\"st")
+                  .ok());
+  Result<Trajectory> torn = ReadTrajectory(Paths());
+  ASSERT_TRUE(torn.ok()) << torn.error().message;
+  EXPECT_EQ(torn->steps.size(), 1u);
+}
+
+TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+                              "{\"event\":\"step\",\"step\":1}\n"
+                              "{\"event\":\"step\",\"step\":2,\"concurrency\":\"eight\"}\n")
+                  .ok());
+  Result<Trajectory> t = ReadTrajectory(Paths());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("adaptive.jsonl:2: key 'concurrency' must be an integer"),
+            std::string::npos)
+      << t.error().message;
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile), "{\"event\":\"leap\"}\n").ok());
+  Result<Trajectory> e = ReadTrajectory(Paths());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("adaptive.jsonl:1: key 'event' must be"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence
