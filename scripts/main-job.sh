@@ -15,4 +15,9 @@ mkdir -p results
 # run spec of the ones worth measuring.
 "$BIN" search "$SPEC" --calibration results/calibration.json --html results/search.html \
   --emit-spec results/measure.toml
+# The same choice measured adaptively: only the points that settle it (its
+# report in results/adaptive-report.md, the stop line printed here).
+"$BIN" run "$SPEC" --engine sim --calibration results/calibration.json --adaptive \
+  >results/adaptive-report.md
+grep '^Stopped:' results/adaptive-report.md
 "$BIN" run "$SPEC" --engine sim --calibration results/calibration.json
