@@ -1,8 +1,11 @@
 // `ppsearch search` through the built binary: the ranking and the front on
 // the shipped example, the JSON contract, a spec of the candidates worth
 // measuring that `validate` accepts and `run --engine sim` runs, and the
-// exit code when nothing can keep the headroom the decision asks for.
+// exit code when nothing can keep the headroom the decision asks for; the
+// spec's [search] section as the bounds, each flag replacing its own list.
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
@@ -80,6 +83,34 @@ TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("MiB short"), std::string::npos) << r.out;
+}
+
+// The example with a [search] section: PP 4 (TP 8: EP 4, 8) and PP 8 (TP 4:
+// EP 4; EP 8 does not divide TP) at two chunk sizes is 6 candidates.
+TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
+  std::string text = ReadText(kSpec);
+  const std::string examples = std::filesystem::absolute("examples").string();
+  for (size_t at; (at = text.find("\"../")) != std::string::npos;)
+    text.replace(at, 4, "\"" + examples + "/../");
+  const std::string spec = (dir_ / "search.toml").string();
+  std::ofstream(spec) << text
+                      << "\n[search]\npp = [4, 8]\nep = [4, 8]\n"
+                         "chunked_prefill_size = [4096, 8192]\nconcurrency = [8, 16]\n";
+  CommandResult r = Run("search " + spec + " --samples 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("search: 6 candidates x 2 load points (C = 8, 16)"), std::string::npos)
+      << r.out;
+
+  // --pp replaces the section's pp and keeps its ep: PP 8 at EP 4 (the
+  // default EPs 1, 2, 4 would make 6), and --concurrency its load points.
+  r = Run("search " + spec + " --samples 0 --pp 8 --concurrency 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("search: 2 candidates x 1 load points (C = 16)"), std::string::npos)
+      << r.out;
+  r = Run("search " + spec + " --samples 0 --set 'search.pp=[8]'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("search: 2 candidates x 2 load points (C = 8, 16)"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // ppsearch search SPEC [--pp ...] [--ep ...] [--chunked-prefill-size ...]
 // [--max-running-requests ...] [--concurrency ...] [--calibration FILE]
-// [--json] [--top N]: every layout of the spec's cluster within the bounds,
+// [--json] [--top N]: every layout of the spec's cluster within the bounds
+// (the spec's [search] lists, each replaced by its flag when one is given),
 // through the planner's checks, predicted, ranked by the decision's
 // objective with intervals where they matter, and the Pareto front.
 
@@ -16,8 +17,8 @@
 #include "search/render.h"
 #include "search/search.h"
 #include "spec/emit.h"
-#include "uncertainty/model_error_file.h"
 #include "spec/spec_parser.h"
+#include "uncertainty/model_error_file.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -62,6 +63,8 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
 
 Result<ExitCode> RunSearch(SearchCliOptions opts) {
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {}));
+  // The spec's [search] lists, each replaced by its flag when one is given.
+  opts.search.bounds = search::WithFlags(search::SpecBounds(in.spec.search), opts.search.bounds);
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, cost::LoadCalibration(opts.calibration_path));
@@ -98,18 +101,24 @@ Runner AddSearchCommand(CLI::App& app) {
       "Pareto front");
   AddSpecOptions(sub, opts->spec);
   search::Bounds& b = opts->search.bounds;
-  sub->add_option("--pp", b.pp, "PP sizes to consider (default: every divisor of the GPU count)")
+  sub->add_option(
+         "--pp", b.pp,
+         "PP sizes to consider (default: [search] pp, else every divisor of the GPU count)")
       ->delimiter(',');
-  sub->add_option("--ep", b.ep, "EP sizes to consider (default: every divisor of TP)")
+  sub->add_option("--ep", b.ep,
+                  "EP sizes to consider (default: [search] ep, else every divisor of TP)")
       ->delimiter(',');
   sub->add_option("--chunked-prefill-size", b.chunked_prefill_size,
-                  "chunked-prefill-size values (default: the spec's, half and twice it)")
+                  "chunked-prefill-size values (default: [search] chunked_prefill_size, else the "
+                  "spec's, half and twice it)")
       ->delimiter(',');
   sub->add_option("--max-running-requests", b.max_running_requests,
-                  "max-running-requests values (default: the spec's, or SGLang's default)")
+                  "max-running-requests values (default: [search] max_running_requests, else the "
+                  "spec's, or SGLang's default)")
       ->delimiter(',');
   sub->add_option("--concurrency", b.concurrency,
-                  "load points: requests in flight (default: 1,2,4,8,16,32,64)")
+                  "load points: requests in flight (default: [search] concurrency, else "
+                  "1,2,4,8,16,32,64)")
       ->delimiter(',');
   sub->add_option("--calibration", opts->calibration_path,
                   "Calibration file written by 'ppsearch calibrate'");

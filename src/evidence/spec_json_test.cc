@@ -26,6 +26,18 @@ TEST(SpecJson, SecretValuesAreRedactedAndTheSweepIsRecorded) {
   EXPECT_EQ(j["sweep"]["concurrency"][0], 16);
 }
 
+TEST(SpecJson, TheSearchSectionIsRecordedWithEmptyListsWhereAbsent) {
+  spec::Spec s = Narrowed();
+  EXPECT_EQ(SpecToJson(s)["search"]["pp"], nlohmann::json::array());
+  EXPECT_EQ(SpecToJson(s)["search"]["concurrency"], nlohmann::json::array());
+  s.search.pp = {4, 8};
+  s.search.chunked_prefill_size = {4096};
+  const nlohmann::json j = SpecToJson(s);
+  EXPECT_EQ(j["search"]["pp"], nlohmann::json({4, 8}));
+  EXPECT_EQ(j["search"]["chunked_prefill_size"], nlohmann::json({4096}));
+  EXPECT_EQ(j["search"]["ep"], nlohmann::json::array());
+}
+
 // What the runner writes is what the analysis reads back: the sweep the run
 // ran replaces the spec file's own, and the file's layouts keep their origin.
 TEST(SpecJson, TheRecordedSweepIsTheOneTheAnalysisReads) {

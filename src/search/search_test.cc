@@ -50,6 +50,35 @@ TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
   EXPECT_EQ(LoadPoints(b), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
 }
 
+// The spec's [search] lists are the bounds; a flag replaces its own
+// dimension's list and leaves the others as the section set them.
+TEST(SearchSpace, FlagsReplaceTheSectionsListsOneDimensionAtATime) {
+  spec::SearchSpec section;
+  section.pp = {4, 8, 16};
+  section.ep = {1, 2, 4};
+  section.chunked_prefill_size = {4096, 8192};
+  section.max_running_requests = {32, 64};
+  section.concurrency = {1, 4, 16, 64};
+  Bounds flags;
+  flags.pp = {8};
+  flags.concurrency = {16};
+  const Bounds b = WithFlags(SpecBounds(section), flags);
+  EXPECT_EQ(b.pp, (std::vector<int>{8}));
+  EXPECT_EQ(b.ep, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(b.chunked_prefill_size, (std::vector<int64_t>{4096, 8192}));
+  EXPECT_EQ(b.max_running_requests, (std::vector<int>{32, 64}));
+  EXPECT_EQ(b.concurrency, (std::vector<int>{16}));
+  EXPECT_TRUE(b.dp.empty());
+
+  // Without a section the flags alone are the bounds; without either, the defaults.
+  flags.ep = {4};
+  const Bounds only_flags = WithFlags(SpecBounds({}), flags);
+  EXPECT_EQ(only_flags.pp, (std::vector<int>{8}));
+  EXPECT_EQ(only_flags.ep, (std::vector<int>{4}));
+  EXPECT_TRUE(only_flags.chunked_prefill_size.empty());
+  EXPECT_EQ(LoadPoints(WithFlags(SpecBounds({}), {})), DefaultConcurrency());
+}
+
 TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   Bounds b;
   b.pp = {0};

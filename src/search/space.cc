@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "spec/limits.h"
+
 namespace ppsearch::search {
 namespace {
 
@@ -26,8 +28,9 @@ std::vector<T> Within(const std::vector<T>& bound, std::vector<T> all) {
 
 template <typename T>
 Status CheckList(const std::vector<T>& values, const char* flag, T at_least) {
-  if (values.size() > 64)
-    return MakeError(fmt::format("{}: at most 64 values, got {}", flag, values.size()));
+  if (values.size() > static_cast<size_t>(spec::kMaxSearchValues))
+    return MakeError(
+        fmt::format("{}: at most {} values, got {}", flag, spec::kMaxSearchValues, values.size()));
   for (T v : values)
     if (v < at_least)
       return MakeError(fmt::format("{}: expected values >= {}, got {}", flag, at_least, v));
@@ -60,6 +63,29 @@ Status CheckBounds(const Bounds& b) {
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
   return Status::Ok();
+}
+
+Bounds SpecBounds(const spec::SearchSpec& section) {
+  Bounds b;
+  b.pp = section.pp;
+  b.ep = section.ep;
+  b.chunked_prefill_size = section.chunked_prefill_size;
+  b.max_running_requests = section.max_running_requests;
+  b.concurrency = section.concurrency;
+  return b;
+}
+
+Bounds WithFlags(Bounds section, const Bounds& flags) {
+  auto over = [](auto& kept, const auto& given) {
+    if (!given.empty()) kept = given;
+  };
+  over(section.pp, flags.pp);
+  over(section.ep, flags.ep);
+  over(section.dp, flags.dp);
+  over(section.chunked_prefill_size, flags.chunked_prefill_size);
+  over(section.max_running_requests, flags.max_running_requests);
+  over(section.concurrency, flags.concurrency);
+  return section;
 }
 
 std::vector<int> DefaultConcurrency() { return {1, 2, 4, 8, 16, 32, 64}; }

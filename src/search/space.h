@@ -50,8 +50,15 @@ struct Bounds {
 };
 
 // Bounds that cannot describe a space (a size below 1, a list of more than
-// 64 values), naming the flag.
+// spec::kMaxSearchValues values), naming the flag.
 Status CheckBounds(const Bounds& bounds);
+
+// The bounds a spec's [search] section sets (empty lists where it sets none).
+Bounds SpecBounds(const spec::SearchSpec& section);
+
+// `flags` over `section`, one dimension at a time: a list given on the
+// command line replaces that dimension's list; the others keep the section's.
+Bounds WithFlags(Bounds section, const Bounds& flags);
 
 // The default load points of a search.
 std::vector<int> DefaultConcurrency();

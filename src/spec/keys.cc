@@ -4,9 +4,9 @@
 
 namespace ppsearch::spec {
 
-const KeyList kSpecSections = {"experiment", "cluster",  "engine",    "sweep", "workload",
-                               "baseline",   "decision", "lifecycle", "sim",   "profile",
-                               "adaptive"};
+const KeyList kSpecSections = {"experiment", "cluster",  "engine",   "sweep",
+                               "workload",   "baseline", "decision", "lifecycle",
+                               "sim",        "profile",  "adaptive", "search"};
 
 const KeyList kExperimentKeys = {"name", "results_dir"};
 const KeyList kClusterKeys = {
@@ -40,6 +40,8 @@ const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat
                                "failure_policy", "ttft_p99_s",       "tpot_p99_ms",
                                "itl_p99_ms",     "e2e_p99_s",        "stop_probability"};
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
+const KeyList kSearchKeys = {"pp", "ep", "chunked_prefill_size", "max_running_requests",
+                             "concurrency"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",
@@ -79,6 +81,7 @@ const TableKeys kTables[] = {
     {"sim.inject", kSimFaultKeys},
     {"profile", kProfileKeys},
     {"adaptive", kAdaptiveKeys},
+    {"search", kSearchKeys},
 };
 
 }  // namespace

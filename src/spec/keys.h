@@ -37,6 +37,7 @@ extern const KeyList kWorkloadKeys;
 extern const KeyList kBaselineKeys;
 extern const KeyList kDecisionKeys;
 extern const KeyList kAdaptiveKeys;
+extern const KeyList kSearchKeys;
 extern const KeyList kLifecycleKeys;
 extern const KeyList kSimKeys;
 // One entry of sim.inject.

@@ -16,5 +16,8 @@ inline constexpr int kMaxRequests = 1000000;    // workload.requests, warmup_req
 inline constexpr int64_t kMaxTokens = 1 << 24;  // workload.input_tokens, output_tokens
 inline constexpr int kMaxGpusPerNode = 256;     // cluster.gpus_per_node
 inline constexpr int kMaxParallelSize = 32768;  // each of pp, tp, ep: pp x tp fits an int
+// Values in one list of [search] (and of each `ppsearch search` flag): the
+// lists multiply into the candidates every search predicts.
+inline constexpr int kMaxSearchValues = 64;
 
 }  // namespace ppsearch::spec

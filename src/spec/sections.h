@@ -6,6 +6,8 @@
 #include <toml++/toml.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "spec/keys.h"
 #include "spec/limits.h"
@@ -31,6 +33,19 @@ Status ReadLifecycle(const TableReader& section, LifecycleSpec* out);
 // `sweep` holds the layouts `layout` may name.
 Status ReadProfile(const TableReader& section, const std::string& base_dir, const SweepSpec& sweep,
                    ProfileSpec* out);
+
+Status ReadSearch(const TableReader& section, SearchSpec* out);
+
+// One value of an integer list, with where it was written.
+struct LocatedInt {
+  int value = 0;
+  SourceLoc loc;
+};
+// The array at `key` (which must be present): integers in [1, max] with no
+// repeats (a repeated value would run the same samples twice under one
+// name), each error at the element's position and dotted key ("sweep.pp[2]").
+Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key,
+                                                 int max);
 
 // {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`
 // (the tuple's position and dotted key) becomes the layout's origin.

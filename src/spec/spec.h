@@ -207,6 +207,17 @@ struct AdaptiveSpec {
   SourceLoc origin;
 };
 
+// [search]: the bounds `ppsearch search` explores (docs/search.md). An empty
+// list (the key left out) leaves that dimension to the search's flag or default.
+struct SearchSpec {
+  std::vector<int> pp;
+  std::vector<int> ep;
+  std::vector<int64_t> chunked_prefill_size;
+  std::vector<int> max_running_requests;
+  std::vector<int> concurrency;  // load points: requests in flight
+  SourceLoc origin;
+};
+
 // The simulated engine's knobs: per-repeat noise and injected failures, so a
 // simulated search exercises the same checks a real one needs.
 struct SimFault {
@@ -282,6 +293,7 @@ struct Spec {
   SimSpec sim;
   ProfileSpec profile;
   AdaptiveSpec adaptive;
+  SearchSpec search;
   // Where every key and array element was written, by dotted path
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
   // for checks that need to point at a value the structs above hold bare.

@@ -70,6 +70,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   spec.decision.origin = file_only;
   spec.lifecycle.origin = file_only;
   spec.profile.origin = file_only;
+  spec.search.origin = file_only;
 
   PPS_RETURN_IF_ERROR(ReadSection(root, "experiment", Need::kRequired, [&](const TableReader& t) {
     return ReadExperiment(t, base_dir, &spec.experiment);
@@ -94,6 +95,9 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "adaptive", Need::kOptional, [&](const TableReader& t) {
     return ReadAdaptive(t, &spec.adaptive);
+  }));
+  PPS_RETURN_IF_ERROR(ReadSection(root, "search", Need::kOptional, [&](const TableReader& t) {
+    return ReadSearch(t, &spec.search);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "lifecycle", Need::kOptional, [&](const TableReader& t) {
     return ReadLifecycle(t, &spec.lifecycle);

@@ -15,35 +15,10 @@ namespace {
 
 constexpr const char* kTupleExample = "{pp = 2, tp = 16, ep = 4}";
 
-struct LocatedInt {
-  int value = 0;
-  SourceLoc loc;
-};
-
 SourceLoc ElementLoc(const TableReader& section, std::string_view key, size_t index,
                      const toml::node& element) {
   return section.source().Locate(
       element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(index) + "]");
-}
-
-// A non-empty array of integers in [1, max] with no repeats (a repeated value
-// would run the same samples twice under one name).
-Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key,
-                                                 int max) {
-  PPS_ASSIGN_OR_RETURN(const toml::array* array,
-                       ToArray(*section.Find(key), section.KeyLoc(key), "positive integers"));
-  std::vector<LocatedInt> out;
-  std::map<int64_t, size_t> seen;  // value -> index: a long list stays linear
-  for (size_t i = 0; i < array->size(); ++i) {
-    const toml::node& element = *array->get(i);
-    SourceLoc loc = ElementLoc(section, key, i, element);
-    PPS_ASSIGN_OR_RETURN(int64_t value, ToInt(element, loc, 1, max));
-    if (!seen.emplace(value, i).second) {
-      return KeyError(loc, std::to_string(value) + " is listed twice");
-    }
-    out.push_back({static_cast<int>(value), loc});
-  }
-  return out;
 }
 
 // tp omitted or "auto" fills the cluster: tp = world_size / pp.
@@ -143,6 +118,24 @@ Status CheckNoDuplicateLayouts(const std::vector<LayoutSpec>& layouts) {
 }
 
 }  // namespace
+
+Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key,
+                                                 int max) {
+  PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                       ToArray(*section.Find(key), section.KeyLoc(key), "positive integers"));
+  std::vector<LocatedInt> out;
+  std::map<int64_t, size_t> seen;  // value -> index: a long list stays linear
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    SourceLoc loc = ElementLoc(section, key, i, element);
+    PPS_ASSIGN_OR_RETURN(int64_t value, ToInt(element, loc, 1, max));
+    if (!seen.emplace(value, i).second) {
+      return KeyError(loc, std::to_string(value) + " is listed twice");
+    }
+    out.push_back({static_cast<int>(value), loc});
+  }
+  return out;
+}
 
 Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& node,
                                    const SourceLoc& loc) {

@@ -1,0 +1,48 @@
+// [search]: the bounds `ppsearch search` explores, kept with the spec. Each
+// key is a list of distinct positive integers; whether a PP or EP size suits
+// the cluster and the model is left to the planner's checks, which the search
+// runs on every candidate and counts by reason.
+
+#include <fmt/format.h>
+
+#include "spec/sections.h"
+
+namespace ppsearch::spec {
+namespace {
+
+// The list at `key` when present: at most kMaxSearchValues long (ToArray
+// already refuses an empty one, which would read as "the default").
+Status ReadList(const TableReader& section, std::string_view key, int max,
+                std::vector<int64_t>* out) {
+  if (section.Find(key) == nullptr) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(std::vector<LocatedInt> values, ReadPositiveList(section, key, max));
+  if (values.size() > static_cast<size_t>(kMaxSearchValues))
+    return KeyError(section.KeyLoc(key), fmt::format("expected at most {} values, got {}",
+                                                     kMaxSearchValues, values.size()));
+  for (const LocatedInt& v : values) out->push_back(v.value);
+  return Status::Ok();
+}
+
+Status ReadList(const TableReader& section, std::string_view key, int max, std::vector<int>* out) {
+  std::vector<int64_t> wide;
+  PPS_RETURN_IF_ERROR(ReadList(section, key, max, &wide));
+  out->assign(wide.begin(), wide.end());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadSearch(const TableReader& section, SearchSpec* out) {
+  PPS_RETURN_IF_ERROR(section.CheckKeys(kSearchKeys));
+  out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(ReadList(section, "pp", kMaxParallelSize, &out->pp));
+  PPS_RETURN_IF_ERROR(ReadList(section, "ep", kMaxParallelSize, &out->ep));
+  PPS_RETURN_IF_ERROR(ReadList(section, "chunked_prefill_size", static_cast<int>(kMaxTokens),
+                               &out->chunked_prefill_size));
+  PPS_RETURN_IF_ERROR(
+      ReadList(section, "max_running_requests", kMaxConcurrency, &out->max_running_requests));
+  PPS_RETURN_IF_ERROR(ReadList(section, "concurrency", kMaxConcurrency, &out->concurrency));
+  return Status::Ok();
+}
+
+}  // namespace ppsearch::spec

@@ -1,0 +1,100 @@
+// [search]: the bounds `ppsearch search` explores, read like the other
+// sections, each error at the element's file:line:col and dotted key.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "spec/spec_parser.h"
+
+namespace ppsearch::spec {
+namespace {
+
+// A valid spec of 5 lines; a test appends its [search] from line 6 on.
+constexpr char kSpec[] =
+    "experiment = {name = \"t\"}\n"
+    "cluster = {hosts = [\"a\", \"b\"], gpus_per_node = 4}\n"
+    "engine = {model_config = \"m.json\"}\n"
+    "sweep = {pp = [1, 2], concurrency = [8]}\n"
+    "workload = {input_tokens = 100, requests = 4}\n";
+
+Result<Spec> Parse(const std::string& search, const std::vector<std::string>& overrides = {}) {
+  return ParseSpec(std::string(kSpec) + search, "/s/spec.toml", overrides);
+}
+
+std::string ErrorOf(const std::string& search, const std::vector<std::string>& overrides = {}) {
+  Result<Spec> spec = Parse(search, overrides);
+  return spec.ok() ? "" : spec.error().message;
+}
+
+TEST(SpecSearch, ListsAreReadAndAbsentKeysStayEmpty) {
+  Result<Spec> spec = Parse(
+      "[search]\n"
+      "pp = [4, 8, 16]\n"
+      "ep = [1, 2, 4]\n"
+      "chunked_prefill_size = [4096, 8192]\n"
+      "max_running_requests = [32, 64]\n"
+      "concurrency = [1, 4, 16, 64]\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.pp, (std::vector<int>{4, 8, 16}));
+  EXPECT_EQ(spec->search.ep, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(spec->search.chunked_prefill_size, (std::vector<int64_t>{4096, 8192}));
+  EXPECT_EQ(spec->search.max_running_requests, (std::vector<int>{32, 64}));
+  EXPECT_EQ(spec->search.concurrency, (std::vector<int>{1, 4, 16, 64}));
+  EXPECT_EQ(spec->search.origin.line, 6);
+
+  Result<Spec> partial = Parse("[search]\nep = [4]\n");
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  EXPECT_TRUE(partial->search.pp.empty());
+  EXPECT_EQ(partial->search.ep, (std::vector<int>{4}));
+  Result<Spec> none = Parse("");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->search.pp.empty() && none->search.concurrency.empty());
+}
+
+// PP 3 on 8 GPUs is left for the planner's checks, which count it as a refusal.
+TEST(SpecSearch, SizesThePlannerRefusesAreNotCheckedHere) {
+  Result<Spec> spec = Parse("[search]\npp = [3, 5]\nep = [7]\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.pp, (std::vector<int>{3, 5}));
+}
+
+TEST(SpecSearch, BadValuesNameFileLineAndKey) {
+  EXPECT_EQ(ErrorOf("[search]\npp = [4, 0]\n"),
+            "/s/spec.toml:7:10: key 'search.pp[1]': expected an integer in [1, 32768], got 0");
+  EXPECT_EQ(ErrorOf("[search]\nconcurrency = [8, 16, 8]\n"),
+            "/s/spec.toml:7:23: key 'search.concurrency[2]': 8 is listed twice");
+  EXPECT_EQ(ErrorOf("[search]\nep = 4\n"),
+            "/s/spec.toml:7:6: key 'search.ep': expected an array of positive integers, got an "
+            "integer");
+  EXPECT_EQ(ErrorOf("[search]\nmax_running_requests = [32, \"64\"]\n"),
+            "/s/spec.toml:7:29: key 'search.max_running_requests[1]': expected an integer, got a "
+            "string");
+  EXPECT_EQ(ErrorOf("[search]\nchunked_prefill_size = [-1]\n"),
+            "/s/spec.toml:7:25: key 'search.chunked_prefill_size[0]': expected an integer in [1, "
+            "16777216], got -1");
+  EXPECT_EQ(ErrorOf("[search]\npp = []\n"),
+            "/s/spec.toml:7:6: key 'search.pp': expected a non-empty array of positive integers");
+  std::string many = "[search]\nconcurrency = [1";
+  for (int c = 2; c <= 65; ++c) many += ", " + std::to_string(c);
+  EXPECT_EQ(ErrorOf(many + "]\n"),
+            "/s/spec.toml:7:15: key 'search.concurrency': expected at most 64 values, got 65");
+  EXPECT_EQ(ErrorOf("[search]\ntp = [4]\n"),
+            "/s/spec.toml:7:1: unknown key 'search.tp' (did you mean 'pp'?)");
+}
+
+TEST(SpecSearch, OverridesSetTheSectionToo) {
+  Result<Spec> spec = Parse("[search]\npp = [4, 8]\nep = [4]\n", {"search.pp=[8]"});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.pp, (std::vector<int>{8}));
+  EXPECT_EQ(spec->search.ep, (std::vector<int>{4}));
+  Result<Spec> added = Parse("", {"search.concurrency=[16]"});
+  ASSERT_TRUE(added.ok()) << added.error().message;
+  EXPECT_EQ(added->search.concurrency, (std::vector<int>{16}));
+  EXPECT_EQ(ErrorOf("", {"search.pp=[8,8]"}),
+            "--set search.pp=[8,8]: key 'search.pp[1]': 8 is listed twice");
+}
+
+}  // namespace
+}  // namespace ppsearch::spec
