@@ -8,6 +8,7 @@
 
 #include "analysis/run.h"
 #include "calibrate/fit.h"
+#include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/sla.h"
 #include "predict/search.h"
@@ -29,8 +30,11 @@ double MedianSigma(double spread, int repeats) {
   return std::max(0.005, 1.25 * sample_sigma / std::sqrt(std::max(1, repeats)));
 }
 
+// The decision's own definition of a point's objective value.
 double Objective(const spec::Spec& spec, const analysis::PointSummary& p) {
-  return spec.decision.objective == "ttft_p50" ? p.ttft_p50_s_median : p.input_tps_median;
+  return decide::ObjectiveValue(spec.decision.objective,
+                                {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median,
+                                 p.output_tps_per_gpu_median, p.goodput_rps_median});
 }
 
 double ObjectiveSpread(const spec::Spec& spec, const analysis::PointSummary& p) {
@@ -133,7 +137,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   Observation out;
   Problem& pr = out.problem;
   pr.load_points = spec.sweep.concurrency;
-  pr.lower_is_better = spec.decision.objective == "ttft_p50";
+  pr.lower_is_better = decide::ObjectiveLowerIsBetter(spec.decision.objective);
   pr.repeats = spec.sweep.repeats;
   pr.reuse_server = spec.lifecycle.reuse_server;
   pr.server_start_s = spec.adaptive.server_start_s;
@@ -219,6 +223,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   for (const plan::LayoutPlan& lp : in.plan.layouts) {
     if (!lp.valid) continue;
     CandidateState cand;
+    bool predicted_short = false;  // excluded by predicted headroom alone
     cand.id = lp.layout.Slug();
     cand.label = lp.layout.Label();
     cand.gpus = lp.world_size;
@@ -242,6 +247,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
         if (in.hardware.memory_mib > 0 &&
             !decide::MeetsHeadroom(headroom, spec.decision.min_headroom_mib) && !cand.excluded) {
           cand.excluded = true;
+          predicted_short = true;
           cand.why = fmt::format("predicted to keep {:.0f} MiB at C={}, under min_headroom_mib",
                                  headroom, c);
         }
@@ -249,6 +255,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
       const Key k{cand.id, c};
       if (fully_ran[k] && !by_key.count(k)) {
         cand.excluded = true;
+        predicted_short = false;
         cand.why = fmt::format("no sample of it at C={} completed", c);
       }
       if (auto it = by_key.find(k); it != by_key.end()) {
@@ -259,6 +266,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
                             pr.repeats, c);
         if (!why.empty()) {
           cand.excluded = true;
+          predicted_short = false;
           cand.why = std::move(why);
         } else {
           ps.measured = Objective(spec, p);
@@ -271,7 +279,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
       cand.points.push_back(std::move(ps));
     }
     // A measured layout is judged on what it showed, not on the prediction.
-    if (cand.excluded && cand.AnyMeasured() && cand.why.rfind("predicted", 0) == 0) {
+    if (predicted_short && cand.AnyMeasured()) {
       cand.excluded = false;
       cand.why.clear();
     }
