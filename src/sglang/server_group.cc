@@ -121,6 +121,18 @@ std::optional<std::string> ServerGroup::FatalLine() {
   return fmt::format("{} log line {}: {}", fatal_->file, fatal_->line, fatal_->text);
 }
 
+std::optional<std::string> ServerGroup::ExitedElseFatal() {
+  if (auto exited = FirstExited()) return exited;
+  std::optional<std::string> fatal = FatalLine();
+  if (!fatal) return std::nullopt;
+  const auto until = Clock::now() + kExitAfterFatalLine;
+  while (Clock::now() < until) {
+    if (auto exited = FirstExited()) return exited;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return FatalLine();
+}
+
 Status ServerGroup::WaitReady() {
   const auto& lc = spec_.lifecycle;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -140,11 +152,8 @@ Status ServerGroup::WaitReady() {
     if (FatalLine()) {
       // A process that prints its failure usually exits a moment later; its
       // exit status and log tail say more than the line alone.
-      const auto grace = Clock::now() + kExitAfterFatalLine;
-      while (Clock::now() < grace) {
-        if (auto exited = FirstExited()) return exited_error(*exited);
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      ExitedElseFatal();
+      if (auto exited = FirstExited()) return exited_error(*exited);
       return MakeError(*FatalLine() + " before the server was ready");
     }
     const double left = SecondsLeft(deadline);

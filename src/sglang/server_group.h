@@ -49,6 +49,12 @@ class ServerGroup {
   // lines may take more than one call to arrive.
   std::optional<std::string> FatalLine();
 
+  // A node that exited; else, once a fatal line was seen, the node that exits
+  // within two seconds of it, else the line. A peer's line often reports a
+  // node that is exiting ("Node 2 lost"), and the exit names the node at
+  // fault better than the peer that noticed.
+  std::optional<std::string> ExitedElseFatal();
+
   // Stops every server. Returns notes for the record (servers that needed
   // SIGKILL); never fails: what could not be stopped keeps its state file.
   std::vector<std::string> Stop();

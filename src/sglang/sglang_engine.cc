@@ -175,7 +175,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
         // given one more scan to arrive.
         if (!fatal_seen) fatal_seen = Clock::now();
         if (Clock::now() - *fatal_seen >= kLogScanInterval) {
-          died = *fatal + " during the benchmark";
+          died = *group_->ExitedElseFatal() + " during the benchmark";
           return died;
         }
       }
@@ -191,11 +191,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   // A node that died can end the benchmark before a poll saw it: its peers
   // fail every request at once (SGLang's do too), so look once more.
   if (died.empty() && late.empty()) {
-    if (auto exited = group_->FirstExited()) {
-      died = *exited + " during the benchmark";
-    } else if (auto fatal = group_->FatalLine()) {
-      died = *fatal + " during the benchmark";
-    }
+    if (auto failure = group_->ExitedElseFatal()) died = *failure + " during the benchmark";
   }
   if (result.ok()) {
     out.records = result->records;
