@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "bench/scripted_server_testing.h"
 #include "evidence/verdict.h"
@@ -97,6 +98,22 @@ class SglangEngineTest : public ::testing::Test {
             if (req.path != "/generate") return AsSglang(req);
             const int n = ++generate_requests_;
             if (n == die_at_generate_) launcher_.ExitServer(1, 1);
+            if (n == peer_lost_at_generate_) {
+              // Node 0 notices first, as SGLang's rank 0 does when NCCL loses
+              // a peer; node 1's exit is seen half a second later.
+              std::ofstream log(paths_.live_log(sample_, "n0"), std::ios::app);
+              log << "[2026-01-01 00:00:00] Node 1 lost (NCCL error: remote process exited or "
+                     "there was a network error)\n";
+              exit_later_ = std::thread([this] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                launcher_.ExitServer(1, 1);
+              });
+            }
+            if (peer_lost_at_generate_ > 0 && n >= peer_lost_at_generate_) {
+              bench::ScriptedResponse hang;
+              hang.end = bench::ScriptedResponse::End::kHang;
+              return hang;
+            }
             if (fatal_at_generate_ < 0 || n < fatal_at_generate_) return AsSglang(req);
             // Node 1 prints a fatal line and stays up; node 0 answers nothing more.
             if (n == fatal_at_generate_) {
@@ -119,6 +136,7 @@ class SglangEngineTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (exit_later_.joinable()) exit_later_.join();
     engine_.reset();
     http_.reset();
     fs::remove_all(dir_);
@@ -202,6 +220,10 @@ class SglangEngineTest : public ::testing::Test {
   // The /generate request from which node 1's log holds a fatal line and no
   // request is answered.
   int fatal_at_generate_ = -1;
+  // The /generate request at which node 0 logs that node 1 is lost; node 1
+  // exits half a second later (exit_later_) and nothing more is answered.
+  int peer_lost_at_generate_ = -1;
+  std::thread exit_later_;
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<bench::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -396,6 +418,13 @@ TEST_F(SglangEngineTest, AFatalLineOnAnyNodeEndsTheBenchmarkBeforeTheRequestsTim
   EXPECT_THAT(Steps(),
               ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1", "gpus 0",
                           "gpus 1", "SIGTERM 0", "SIGTERM 1", "gpus 0", "gpus 1"));
+}
+
+TEST_F(SglangEngineTest, APeersLostLineBlamesTheNodeThatExitsJustAfter) {
+  peer_lost_at_generate_ = 2;  // the readiness probe is the first /generate
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_died");
+  EXPECT_THAT(out.detail, StartsWith("node 1 (n1) exited with status 1 during the benchmark"));
 }
 
 TEST_F(SglangEngineTest, AFatalLineBeforeReadyFailsTheStart) {
