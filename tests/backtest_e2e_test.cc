@@ -80,8 +80,21 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
   EXPECT_EQ(static_cast<int>(j["cases"].size()), CountCaseFiles("validation"));
   std::set<std::string> names;
   for (const auto& c : j["cases"]) names.insert(c["name"]);
-  EXPECT_EQ(names, (std::set<std::string>{"kimi-k3-pp1", "lmsys-h20/deepseek-v3.1",
-                                          "lmsys-h20/qwen3-235b-a22b-fp8", "memory-sglang-logs"}));
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "kimi-k3-pp1", "lmsys-h20/deepseek-v3.1", "lmsys-h20/qwen3-235b-a22b-fp8",
+                       "memory-sglang-logs", "aiconfigurator-h200/deepseek-r1",
+                       "aiconfigurator-h200/qwen3-235b-fp8", "aiconfigurator-b200/deepseek-r1"}));
+  // The decode cases: TPOT at other concurrencies and lengths, two GPU kinds
+  // and two model families, each figure within its tolerance or stated.
+  int tpot_figures = 0;
+  for (const auto& c : j["cases"])
+    for (const auto& f : c["figures"])
+      if (f["unit"] == "ms") {
+        ++tpot_figures;
+        EXPECT_NE(f["within_tolerance"].get<bool>(), !f["known_miss"].get<std::string>().empty())
+            << f.dump();
+      }
+  EXPECT_GE(tpot_figures, 50);
   EXPECT_EQ(r.exit_code, j["passed"].get<bool>() ? 0 : kExitCheckFailed);
   // The mixed-memory case: PP1/TP8 on the 141 GB card, the rest on the 96 GB one.
   for (const auto& c : j["cases"]) {
@@ -140,8 +153,15 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
   }
   EXPECT_GE(below, 0.025) << inside << " of " << n << " inside: too few for 80% intervals";
   EXPECT_GE(above, 0.025) << inside << " of " << n << " inside: too many for 80% intervals";
+  // With the decode cases the corpus holds about 50 such figures: the
+  // stated 70-95% band is a few figures wide and checked as it stands.
+  EXPECT_GE(j["coverage"].get<double>(), 0.70);
+  EXPECT_LE(j["coverage"].get<double>(), 0.95);
+  // Wide enough to hold the misses, narrow enough to rank: the decode cases
+  // extrapolate up to 16x in concurrency from one calibrated row, and their
+  // intervals are about +-25% there (docs/model.md, the model's form error).
   EXPECT_GT(j["mean_interval_width"].get<double>(), 0.0);
-  EXPECT_LE(j["mean_interval_width"].get<double>(), 0.30);
+  EXPECT_LE(j["mean_interval_width"].get<double>(), 0.50);
   EXPECT_EQ(j["model_form_left_out"].size(), j["cases"].size());
   int held_out = 0;
   for (const auto& c : j["cases"])
@@ -152,7 +172,8 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
       EXPECT_LE(f["low"].get<double>(), f["parameter_low"].get<double>()) << f.dump();
       EXPECT_GE(f["high"].get<double>(), f["parameter_high"].get<double>()) << f.dump();
     }
-  EXPECT_EQ(held_out, j["coverage_figures"].get<int>());
+  // Figures with a stated miss are shown with their interval but not counted.
+  EXPECT_EQ(held_out, j["coverage_figures"].get<int>() + j["coverage_stated_misses"].get<int>());
   // The blog could not run DeepSeek-V3.1 FP8 at TP32 nor Qwen3-235B-A22B-FP8
   // at TP8; the planner refuses both, with SGLang's block-FP8 message.
   EXPECT_EQ(j["refusals"], 2);

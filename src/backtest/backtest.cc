@@ -81,11 +81,12 @@ RefusalResult RefusalOf(const Case& c, const Loaded& l) {
 }
 
 uncertainty::Site SiteOf(const Loaded& l) {
-  return {l.config->layout, l.in.spec.cluster.gpus_per_node, l.in.hardware.name,
-          l.in.spec.workload.input_tokens};
+  return {l.config->layout,      l.in.spec.cluster.gpus_per_node,
+          l.in.hardware.name,    l.in.spec.workload.input_tokens,
+          l.config->concurrency, l.in.spec.workload.output_tokens};
 }
 
-// Input TPS and TTFT p50 of `l` under each member of `fit`'s parameter ensemble.
+// Input TPS, TTFT p50 and TPOT p50 of `l` under each member of `fit`'s parameter ensemble.
 void PredictMembers(const Loaded& l, const cost::Calibration& fit, const RunOptions& options,
                     ConfigurationPrediction* out) {
   const uncertainty::Ensemble ensemble =
@@ -102,6 +103,7 @@ void PredictMembers(const Loaded& l, const cost::Calibration& fit, const RunOpti
   for (const uncertainty::MemberValues& m : u.front().members) {
     out->member_input_tps.push_back(m.input_tps);
     out->member_ttft_p50_s.push_back(m.ttft_p50_s);
+    out->member_tpot_ms.push_back(m.tpot_p50_s * 1000);
   }
 }
 
@@ -151,6 +153,8 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
   fit.calibration.fitted_hardware = site.hardware;
   fit.calibration.fitted_gpus_per_node = site.gpus_per_node;
   fit.calibration.fitted_input_tokens = site.input_tokens;
+  fit.calibration.fitted_output_tokens = site.output_tokens;
+  fit.calibration.fitted_concurrency = calibrate::MeasuredConcurrency(in.measurements);
   std::vector<std::string> names;
   for (const auto& r : result->residuals) {
     std::string name = r.layout.Label();
@@ -238,10 +242,12 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     r.prediction.name = r.name;
     r.prediction.input_tps = p.metrics.input_tps;
     r.prediction.ttft_p50_s = p.metrics.ttft_s.p50;
+    r.prediction.tpot_ms = p.metrics.tpot_s.p50 * 1000;
     r.prediction.site = SiteOf(l);
     // The nearest fitted layout by plain distance (the scales are not known yet).
     cost::ModelFormScales unit;
-    unit.s0 = unit.pp_depth = unit.node_span = unit.input_length = unit.hardware = 1;
+    unit.s0 = 1;
+    unit.SetPerUnit({1, 1, 1, 1, 1, 1});
     r.prediction.from_calibration =
         uncertainty::FromCalibration(r.prediction.site, fit.calibration, unit);
     PredictMembers(l, fit.calibration, run_options, &r.prediction);

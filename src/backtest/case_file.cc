@@ -104,25 +104,30 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   return c;
 }
 
-// Exactly one of ratio / ttft_p50_s / beats / refused names the figure's
+// Exactly one of ratio / ttft_p50_s / tpot_ms / beats / refused names the figure's
 // configurations.
 Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
-  PPS_RETURN_IF_ERROR(
-      ref.CheckKeys({"ratio", "ttft_p50_s", "beats", "refused", "because", "value", "what"}));
+  PPS_RETURN_IF_ERROR(ref.CheckKeys(
+      {"ratio", "ttft_p50_s", "tpot_ms", "beats", "refused", "because", "value", "what", "miss"}));
   Reference r;
   r.origin = ref.origin();
   int kinds = 0;
-  for (const char* key : {"ratio", "ttft_p50_s", "beats", "refused"})
+  for (const char* key : {"ratio", "ttft_p50_s", "tpot_ms", "beats", "refused"})
     kinds += ref.Find(key) != nullptr;
   if (kinds != 1)
     return spec::PositionError(
         ref.origin(), "reference '" + ref.key_path() +
                           "': expected exactly one of ratio = [\"a\", \"b\"], ttft_p50_s = \"a\", "
+                          "tpot_ms = \"a\", "
                           "beats = [\"a\", \"b\"] or refused = \"a\"");
   std::string key = "ttft_p50_s";
   if (ref.Find("ttft_p50_s") != nullptr) {
     r.kind = FigureKind::kTtftP50;
     PPS_RETURN_IF_ERROR(ref.String("ttft_p50_s", &r.a, Need::kRequired));
+  } else if (ref.Find("tpot_ms") != nullptr) {
+    key = "tpot_ms";
+    r.kind = FigureKind::kTpotMs;
+    PPS_RETURN_IF_ERROR(ref.String("tpot_ms", &r.a, Need::kRequired));
   } else if (ref.Find("refused") != nullptr) {
     key = "refused";
     r.kind = FigureKind::kRefused;
@@ -161,6 +166,11 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
     return spec::KeyError(ref.KeyLoc("because"),
                           "'because' belongs to a 'refused' reference (the planner's reason)");
   PPS_RETURN_IF_ERROR(ref.String("what", &r.what, Need::kOptional));
+  PPS_RETURN_IF_ERROR(ref.String("miss", &r.miss, Need::kOptional));
+  if (!r.miss.empty() && (r.kind == FigureKind::kBeats || r.kind == FigureKind::kRefused))
+    return spec::KeyError(ref.KeyLoc("miss"),
+                          "a stated miss belongs to a figure with a value (ratio, ttft_p50_s, "
+                          "tpot_ms)");
   return r;
 }
 

@@ -37,17 +37,22 @@ struct Configuration {
 enum class FigureKind {
   kTpsRatio,  // input TPS of a / input TPS of b
   kTtftP50,   // TTFT p50 of a, seconds
+  kTpotMs,    // TPOT p50 of a, milliseconds (decode: (e2e - TTFT) / (output tokens - 1))
   kBeats,     // sign only: a's input TPS exceeds b's
   kRefused,   // the source says SGLang cannot run a: ppsearch must refuse its layout too
 };
 
 struct Reference {
   FigureKind kind = FigureKind::kTpsRatio;
-  std::string a, b;  // configuration names (b empty for kTtftP50 and kRefused)
+  std::string a, b;  // configuration names (b empty for kTtftP50, kTpotMs and kRefused)
   double value = 0;  // the published ratio or seconds (unused for kBeats)
   std::string what;  // what the source says, for the table
   // kRefused: text the planner's refusal must contain (empty: any refusal).
   std::string because;
+  // Why the figure misses its tolerance, with its source (the figure is then
+  // reported, not failed; within tolerance, the stale reason fails); empty:
+  // it must be within. Not for beats or refused.
+  std::string miss;
   SourceLoc origin;
 };
 

@@ -75,6 +75,22 @@ TEST(CaseFile, ReadsConfigurationsInWrittenOrderAndReferences) {
   EXPECT_EQ(c->references[2].kind, FigureKind::kBeats);
 }
 
+TEST(CaseFile, TpotReferencesAndStatedMisses) {
+  const std::string text = std::string(kCase).append(
+      "\n[[reference]]\ntpot_ms = \"pp4\"\nvalue = 23.3\nmiss = \"why\"\n");
+  Result<Case> c = ParseCase(text, "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->references.size(), 4u);
+  EXPECT_EQ(c->references[3].kind, FigureKind::kTpotMs);
+  EXPECT_EQ(c->references[3].a, "pp4");
+  EXPECT_DOUBLE_EQ(c->references[3].value, 23.3);
+  EXPECT_EQ(c->references[3].miss, "why");
+  // A sign has no value to miss.
+  EXPECT_THAT(ErrorOf(Replace(kCase, "beats = [\"pp4\", \"pp1\"]",
+                              "beats = [\"pp4\", \"pp1\"]\nmiss = \"x\"")),
+              HasSubstr("key 'reference[2].miss': a stated miss belongs to a figure with a value"));
+}
+
 TEST(CaseFile, MistakesNameTheFileLineAndKey) {
   EXPECT_EQ(ErrorOf(Replace(kCase, "ratio = [\"pp4\", \"pp1\"]", "ratio = [\"pp4\", \"pp2\"]")),
             "/c/case.toml:16:9: key 'reference[0].ratio': no configuration named 'pp2' (did you "

@@ -10,6 +10,7 @@ std::vector<uncertainty::Miss> MissesOf(const CaseResult& c) {
     // A reference figure of calibrated configurations alone repeats a residual.
     if (f.has_interval && !f.held_out) continue;
     if (!(f.reference > 0) || !(f.predicted > 0)) continue;
+    if (!f.known_miss.empty()) continue;
     uncertainty::Miss m;
     m.log_error = std::log(f.reference / f.predicted);
     m.d = f.has_interval ? f.extrapolation : uncertainty::Extrapolation{};
@@ -44,6 +45,10 @@ Coverage LeaveOneCaseOut(std::vector<CaseResult>& cases) {
       f.interval = s.total;
       f.inside = f.reference >= f.interval.low && f.reference <= f.interval.high;
       if (!f.held_out || !(f.predicted > 0)) continue;
+      if (!f.known_miss.empty()) {
+        ++out.stated;
+        continue;
+      }
       ++out.figures;
       out.inside += f.inside ? 1 : 0;
       width_sum += (f.interval.high - f.interval.low) / f.predicted;

@@ -62,5 +62,20 @@ TEST(CoverageTest, FitResidualsCountAsMissesAtACalibratedPointButNotTowardCovera
   EXPECT_FALSE(cases[0].figures[0].has_interval);
 }
 
+TEST(CoverageTest, AStatedMissIsShownButNeitherCountedNorFitted) {
+  // b's 40% miss has a cause its case names: a's interval does not widen for
+  // it, and coverage counts a's figure alone.
+  FigureResult stated = HeldOut(1.4, 1.0);
+  stated.known_miss = "the cause, with its source";
+  std::vector<CaseResult> cases = {CaseOf("a", {HeldOut(1.01, 1.0)}), CaseOf("b", {stated})};
+  EXPECT_TRUE(MissesOf(cases[1]).empty());
+  const Coverage c = LeaveOneCaseOut(cases);
+  EXPECT_EQ(c.figures, 1);
+  EXPECT_EQ(c.stated, 1);
+  EXPECT_EQ(c.inside, 1);
+  EXPECT_DOUBLE_EQ(c.left_out[0].second.pp_depth, uncertainty::FitModelForm({}).scales.pp_depth);
+  EXPECT_GT(cases[1].figures[0].interval.high, 0);  // still shown with its interval
+}
+
 }  // namespace
 }  // namespace ppsearch::backtest

@@ -68,6 +68,12 @@ std::vector<FigureResult> ReferenceFigures(
                                             [&](size_t m) { return a->member_ttft_p50_s[m]; });
       out.back().has_interval = !a->member_ttft_p50_s.empty();
       out.back().extrapolation = a->from_calibration;
+    } else if (r.kind == FigureKind::kTpotMs && a != nullptr) {
+      out.push_back(MakeFigure("TPOT p50 " + r.a, "ms", r.value, a->tpot_ms, c.tolerance));
+      out.back().parameter =
+          MemberInterval(a->member_tpot_ms.size(), [&](size_t m) { return a->member_tpot_ms[m]; });
+      out.back().has_interval = !a->member_tpot_ms.empty();
+      out.back().extrapolation = a->from_calibration;
     } else {
       continue;
     }
@@ -75,6 +81,7 @@ std::vector<FigureResult> ReferenceFigures(
     const Configuration* cb = r.b.empty() ? nullptr : c.Find(r.b);
     out.back().held_out = (ca != nullptr && !ca->calibrate) || (cb != nullptr && !cb->calibrate);
     out.back().what = r.what;
+    out.back().known_miss = r.miss;
   }
   return out;
 }

@@ -17,8 +17,9 @@ struct ConfigurationPrediction {
   std::string name;
   double input_tps = 0;
   double ttft_p50_s = 0;
+  double tpot_ms = 0;  // TPOT p50; 0 for a prefill-only workload
   // The same under each member of the calibration's parameter ensemble.
-  std::vector<double> member_input_tps, member_ttft_p50_s;
+  std::vector<double> member_input_tps, member_ttft_p50_s, member_tpot_ms;
   uncertainty::Site site;                       // where it sits, for extrapolation distances
   uncertainty::Extrapolation from_calibration;  // its distance from its family's fit
 };
@@ -31,7 +32,8 @@ struct FigureResult {
   double error = 0;      // predicted / reference - 1
   double tolerance = 0;  // |error| this figure may reach
   bool within = false;
-  // The case's cited reason this figure misses (memory references only).
+  // The case's cited reason this figure misses (a reference's `miss`, a
+  // memory reference's weight_miss or kv_tokens_miss).
   // A stated miss is accepted; a stated miss that is within tolerance is
   // not (the reason is stale: remove it).
   std::string known_miss;

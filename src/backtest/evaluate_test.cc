@@ -80,6 +80,43 @@ TEST(Evaluate, FiguresAreRatiosAndTtftWithTheirErrors) {
   EXPECT_NEAR(f[3].error, 17 / 15.5 - 1, 1e-12);  // +9.7%
 }
 
+TEST(Evaluate, TpotIsAnAbsoluteFigureInMillisecondsAndAStatedMissIsAccepted) {
+  Case c;
+  c.tolerance = 0.25;
+  Configuration cal, far;
+  cal.name = "c16";
+  cal.calibrate = true;
+  far.name = "c64";
+  c.configurations = {cal, far};
+  Reference tpot;
+  tpot.kind = FigureKind::kTpotMs;
+  tpot.a = "c64";
+  tpot.value = 32.99;
+  c.references.push_back(tpot);
+  ConfigurationPrediction p16 = P("c16", 950, 0.3), p64 = P("c64", 2270, 1.0);
+  p64.tpot_ms = 27.24;
+  p64.member_tpot_ms = {26.0, 27.0, 28.0, 29.0};
+  std::vector<FigureResult> f = ReferenceFigures(c, {p16, p64});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].label, "TPOT p50 c64");
+  EXPECT_EQ(f[0].unit, "ms");
+  EXPECT_NEAR(f[0].error, 27.24 / 32.99 - 1, 1e-12);  // -17.4%: within 25%
+  EXPECT_TRUE(f[0].within);
+  EXPECT_TRUE(f[0].accepted());
+  EXPECT_TRUE(f[0].held_out);
+  EXPECT_TRUE(f[0].has_interval);
+  // Outside tolerance with a stated reason: reported, accepted; the same
+  // reason on a figure that is within is stale, and fails.
+  c.tolerance = 0.10;
+  c.references[0].miss = "why, with its source";
+  f = ReferenceFigures(c, {p16, p64});
+  EXPECT_FALSE(f[0].within);
+  EXPECT_EQ(f[0].known_miss, "why, with its source");
+  EXPECT_TRUE(f[0].accepted());
+  c.tolerance = 0.25;
+  EXPECT_FALSE(ReferenceFigures(c, {p16, p64})[0].accepted());
+}
+
 TEST(Evaluate, RatioChainsAndTtftImplyEveryPair) {
   // tp32 predicted above pp4: the ratio chain (3.20 > 2.54) says otherwise.
   std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2600, 17),

@@ -14,6 +14,7 @@ namespace {
 std::string Value(double v, const std::string& unit) {
   if (unit == "x") return FormatNumber(v, 2) + " x";
   if (unit == "s") return FormatNumber(v, 2) + " s";
+  if (unit == "ms") return FormatNumber(v, 2) + " ms";
   if (unit == "GiB") return FormatNumber(v, 2) + " GiB";
   if (unit == "tokens") return FormatNumber(v, 0);
   return FormatNumber(v, 1);
@@ -41,9 +42,10 @@ std::string CoverageLine(const Coverage& c) {
   if (c.figures == 0) return "no held-out figure carries an interval";
   return fmt::format(
       "{}/{} held-out figures inside their 10-90% interval ({}, nominal {}), mean interval "
-      "width {} of the prediction (model form fitted leave-one-case-out)",
+      "width {} of the prediction (model form fitted leave-one-case-out){}",
       c.inside, c.figures, FormatPercent(c.coverage, 1), FormatPercent(kNominalCoverage, 0),
-      FormatPercent(c.mean_interval_width, 1));
+      FormatPercent(c.mean_interval_width, 1),
+      c.stated == 0 ? "" : fmt::format("; {} stated misses not counted", c.stated));
 }
 
 // "deepseek-v3" for .../deepseek-v3/config.json: the folder names the model.
@@ -100,15 +102,17 @@ void RenderCase(const CaseResult& c, std::string& out) {
       out += fmt::format("# {} ({}, quantization {}) is predicted with the fit of {}\n", r.name,
                          ModelName(r.model), r.weights, r.calibration_from);
   text::Table configurations{{"configuration", "layout", "hardware", "weights", "chunk", "dynamic",
-                              "C", "input TPS", "TTFT p50"},
+                              "C", "input TPS", "TTFT p50", "TPOT p50"},
                              {},
-                             {true, true, true, true, false, false, false, false, false}};
+                             {true, true, true, true, false, false, false, false, false, false}};
   for (const ConfigurationResult& r : c.configurations)
-    configurations.rows.push_back({r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(),
-                                   r.hardware, r.weights, std::to_string(r.chunked_prefill_size),
-                                   r.dynamic_chunking ? "yes" : "no", std::to_string(r.concurrency),
-                                   FormatNumber(r.prediction.input_tps, 1),
-                                   Value(r.prediction.ttft_p50_s, "s")});
+    configurations.rows.push_back(
+        {r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware, r.weights,
+         std::to_string(r.chunked_prefill_size), r.dynamic_chunking ? "yes" : "no",
+         std::to_string(r.concurrency), FormatNumber(r.prediction.input_tps, 1),
+         Value(r.prediction.ttft_p50_s, "s"),
+         // A prefill-only workload has no TPOT.
+         r.prediction.tpot_ms > 0 ? Value(r.prediction.tpot_ms, "ms") : std::string("-")});
   // A case of startup logs alone has no configuration to show.
   if (!c.configurations.empty()) {
     out += text::RenderTextTable(configurations);
@@ -220,40 +224,42 @@ std::string TotalsLine(const std::vector<CaseResult>& cases) {
 }
 
 nlohmann::ordered_json ExtrapolationJson(const uncertainty::Extrapolation& d) {
-  return {{"pp_depth", d.pp_depth},
-          {"node_span", d.node_span},
-          {"input_length", d.input_length},
-          {"hardware", d.hardware}};
+  nlohmann::ordered_json j;
+  const auto values = d.Values();
+  for (int k = 0; k < cost::kModelFormDistances; ++k)
+    j[cost::kModelFormDistanceNames[k]] = values[k];
+  return j;
 }
 
 nlohmann::ordered_json ScalesJson(const cost::ModelFormScales& s) {
-  return {{"s0", s.s0},
-          {"pp_depth", s.pp_depth},
-          {"node_span", s.node_span},
-          {"input_length", s.input_length},
-          {"hardware", s.hardware}};
+  nlohmann::ordered_json j;
+  j["s0"] = s.s0;
+  const auto scales = s.PerUnit();
+  for (int k = 0; k < cost::kModelFormDistances; ++k)
+    j[cost::kModelFormDistanceNames[k]] = scales[k];
+  return j;
 }
 
 // The model-form scales fitted to every case, then without each case.
 text::Table ScalesTable(const Coverage& coverage) {
-  text::Table t{
-      {"model-form scales fitted to", "s0", "pp_depth", "node_span", "input_length", "hardware"},
-      {},
-      {true, false, false, false, false, false}};
-  const auto row = [&](const std::string& name, const cost::ModelFormScales& s) {
-    t.rows.push_back({name, FormatPercent(s.s0, 1), FormatPercent(s.pp_depth, 1),
-                      FormatPercent(s.node_span, 1), FormatPercent(s.input_length, 1),
-                      FormatPercent(s.hardware, 1)});
+  text::Table t{{"model-form scales fitted to", "s0"}, {}, {true, false}};
+  for (const char* name : cost::kModelFormDistanceNames) {
+    t.header.push_back(name);
+    t.left.push_back(false);
+  }
+  // `identified`: null, or which scales the misses identified.
+  const auto row = [&](const std::string& name, const cost::ModelFormScales& s,
+                       const bool* identified) {
+    std::vector<std::string> cells = {name, FormatPercent(s.s0, 1)};
+    const auto scales = s.PerUnit();
+    for (int k = 0; k < cost::kModelFormDistances; ++k)
+      cells.push_back(FormatPercent(scales[k], 1) +
+                      (identified == nullptr || identified[k] ? "" : " (not identified)"));
+    t.rows.push_back(std::move(cells));
   };
   const uncertainty::ModelFormFit& all = coverage.all;
-  const cost::ModelFormScales& s = all.scales;
-  const bool* id = all.identified;
-  t.rows.push_back({fmt::format("every case ({} misses)", all.misses), FormatPercent(s.s0, 1),
-                    FormatPercent(s.pp_depth, 1) + (id[0] ? "" : " (not identified)"),
-                    FormatPercent(s.node_span, 1) + (id[1] ? "" : " (not identified)"),
-                    FormatPercent(s.input_length, 1) + (id[2] ? "" : " (not identified)"),
-                    FormatPercent(s.hardware, 1) + (id[3] ? "" : " (not identified)")});
-  for (const auto& [name, scales] : coverage.left_out) row("all but " + name, scales);
+  row(fmt::format("every case ({} misses)", all.misses), all.scales, all.identified);
+  for (const auto& [name, scales] : coverage.left_out) row("all but " + name, scales, nullptr);
   return t;
 }
 
@@ -364,14 +370,19 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
                                       {"chunked_prefill_size", r.chunked_prefill_size},
                                       {"dynamic_chunking", r.dynamic_chunking},
                                       {"input_tps", r.prediction.input_tps},
-                                      {"ttft_p50_s", r.prediction.ttft_p50_s}});
+                                      {"ttft_p50_s", r.prediction.ttft_p50_s},
+                                      {"tpot_ms", r.prediction.tpot_ms}});
     cj["figures"] = nlohmann::ordered_json::array();
     for (const FigureResult& f : c.figures) {
-      nlohmann::ordered_json fj = {
-          {"figure", f.label},           {"what", f.what},           {"unit", f.unit},
-          {"reference", f.reference},    {"predicted", f.predicted}, {"error", f.error},
-          {"tolerance", f.tolerance},    {"within_tolerance", f.within},
-          {"known_miss", f.known_miss}};
+      nlohmann::ordered_json fj = {{"figure", f.label},
+                                   {"what", f.what},
+                                   {"unit", f.unit},
+                                   {"reference", f.reference},
+                                   {"predicted", f.predicted},
+                                   {"error", f.error},
+                                   {"tolerance", f.tolerance},
+                                   {"within_tolerance", f.within},
+                                   {"known_miss", f.known_miss}};
       if (f.has_interval) {
         fj["held_out"] = f.held_out;
         fj["low"] = f.interval.low;
@@ -418,6 +429,7 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
   j["coverage"] = coverage.coverage;
   j["coverage_figures"] = coverage.figures;
   j["coverage_inside"] = coverage.inside;
+  j["coverage_stated_misses"] = coverage.stated;
   j["nominal_coverage"] = kNominalCoverage;
   j["mean_interval_width"] = coverage.mean_interval_width;
   j["model_form"] = ScalesJson(coverage.all.scales);

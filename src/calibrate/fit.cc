@@ -526,7 +526,9 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   if (in.spec != nullptr) {
     fit.calibration.fitted_gpus_per_node = in.spec->cluster.gpus_per_node;
     fit.calibration.fitted_input_tokens = in.spec->workload.input_tokens;
+    fit.calibration.fitted_output_tokens = in.spec->workload.output_tokens;
   }
+  fit.calibration.fitted_concurrency = MeasuredConcurrency(in.measurements);
   if (in.measurements.size() >= 2) {
     for (int held : all) {
       std::vector<int> rest;
@@ -540,6 +542,15 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
     }
   }
   return fit;
+}
+
+std::vector<int> MeasuredConcurrency(const std::vector<Measurement>& measurements) {
+  std::vector<int> levels;
+  for (const Measurement& m : measurements)
+    for (const MeasuredPoint& p : m.points) levels.push_back(p.concurrency);
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  return levels;
 }
 
 }  // namespace ppsearch::calibrate

@@ -103,4 +103,8 @@ void FlagOffPrior(const hardware::HardwareProfile& hw, FitResult& fit);
 // leave-one-layout-out predictions.
 Result<FitResult> FitCalibration(const FitInputs& inputs);
 
+// The concurrency levels the measurements hold, ascending, once each: where
+// a fit sits for the model-form term's concurrency distance.
+std::vector<int> MeasuredConcurrency(const std::vector<Measurement>& measurements);
+
 }  // namespace ppsearch::calibrate

@@ -52,6 +52,8 @@ std::string FitJson(const calibrate::FitResult& fit,
   j["fit"]["hardware"] = saved.fitted_hardware;
   j["fit"]["gpus_per_node"] = saved.fitted_gpus_per_node;
   j["fit"]["input_tokens"] = saved.fitted_input_tokens;
+  j["fit"]["concurrency"] = saved.fitted_concurrency;
+  j["fit"]["output_tokens"] = saved.fitted_output_tokens;
   for (const auto& m : measured) {
     j["fit"]["layouts"].push_back(m.layout.Label());
     j["fit"]["measured"].push_back(m.source);

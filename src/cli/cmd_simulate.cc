@@ -57,16 +57,21 @@ struct DecodeFigure {
   const char* key;
   double value;
   const uncertainty::Interval* interval;
-  double scale;  // to the key's unit
+  const uncertainty::Interval* parameter;  // the interval before the model-form term
+  double scale;                            // to the key's unit
 };
 
 std::vector<DecodeFigure> DecodeFigures(const SimulatedPoint& sp) {
   const auto& m = sp.point.prediction.metrics;
   const uncertainty::PointUncertainty* u = sp.spread;
-  return {{"tpot_ms", m.tpot_s.p50, u ? &u->tpot_p50_s : nullptr, 1e3},
-          {"itl_p99_ms", m.itl_s.p99, u ? &u->itl_p99_s : nullptr, 1e3},
-          {"output_tps", m.output_tps, u ? &u->output_tps : nullptr, 1},
-          {"e2e_p50_s", m.e2e_s.p50, u ? &u->e2e_p50_s : nullptr, 1}};
+  return {{"tpot_ms", m.tpot_s.p50, u ? &u->tpot_p50_s : nullptr,
+           u ? &u->parameter.tpot_p50_s : nullptr, 1e3},
+          {"itl_p99_ms", m.itl_s.p99, u ? &u->itl_p99_s : nullptr,
+           u ? &u->parameter.itl_p99_s : nullptr, 1e3},
+          {"output_tps", m.output_tps, u ? &u->output_tps : nullptr,
+           u ? &u->parameter.output_tps : nullptr, 1},
+          {"e2e_p50_s", m.e2e_s.p50, u ? &u->e2e_p50_s : nullptr,
+           u ? &u->parameter.e2e_p50_s : nullptr, 1}};
 }
 
 // `decode`: the workload asks for more than one output token per request.
@@ -150,11 +155,11 @@ nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
         u->central.input_tps > 0 && u->parameter.input_tps.low > 0
             ? std::log(u->parameter.input_tps.high / u->parameter.input_tps.low) / 2
             : 0.0;
-    if (const uncertainty::Extrapolation* d = sp.extrapolation)
-      j["extrapolation"] = {{"pp_depth", d->pp_depth},
-                            {"node_span", d->node_span},
-                            {"input_length", d->input_length},
-                            {"hardware", d->hardware}};
+    if (const uncertainty::Extrapolation* d = sp.extrapolation) {
+      const auto values = d->Values();
+      for (int k = 0; k < cost::kModelFormDistances; ++k)
+        j["extrapolation"][cost::kModelFormDistanceNames[k]] = values[k];
+    }
   }
   if (decode) {
     j["itl_p50_ms"] = p.metrics.itl_s.p50 * 1e3;
@@ -163,6 +168,8 @@ nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
       if (!f.interval) continue;
       j[std::string(f.key) + "_low"] = f.interval->low * f.scale;
       j[std::string(f.key) + "_high"] = f.interval->high * f.scale;
+      j[std::string(f.key) + "_parameter_low"] = f.parameter->low * f.scale;
+      j[std::string(f.key) + "_parameter_high"] = f.parameter->high * f.scale;
     }
   }
   return j;
@@ -395,16 +402,17 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
     if (intervals) {
       j["uncertainty"] =
           UncertaintyJson(summary, calibration, opts.ensemble, in->spec.decision.objective);
-      if (const auto& m = prediction.model_form)
-        j["uncertainty"]["model_form"] = {
-            {"form", cost::kModelForm},
-            {"s0", m->s0},
-            {"pp_depth", m->pp_depth},
-            {"node_span", m->node_span},
-            {"input_length", m->input_length},
-            {"hardware", m->hardware},
-            {"source", m->source},
-            {"applies_to", {"input_tps", "ttft_p50_s", "ttft_p95_s"}}};
+      if (const auto& m = prediction.model_form) {
+        auto& mj = j["uncertainty"]["model_form"];
+        mj["form"] = cost::kModelForm;
+        mj["s0"] = m->s0;
+        const auto scales = m->PerUnit();
+        for (int k = 0; k < cost::kModelFormDistances; ++k)
+          mj[cost::kModelFormDistanceNames[k]] = scales[k];
+        mj["source"] = m->source;
+        mj["applies_to"] = {"input_tps",  "ttft_p50_s", "ttft_p95_s", "tpot_ms",
+                            "itl_p99_ms", "output_tps", "e2e_p50_s"};
+      }
     }
     std::cout << j.dump(2) << "\n";
   } else {

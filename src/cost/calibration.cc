@@ -130,16 +130,17 @@ Result<ModelFormScales> ParseModelForm(const std::string& path, const nlohmann::
     return MakeError(path + ": key 'model_error.form': expected \"" + std::string(kModelForm) +
                      "\"");
   ModelFormScales out;
-  const std::pair<const char*, double*> keys[] = {{"s0", &out.s0},
-                                                  {"pp_depth", &out.pp_depth},
-                                                  {"node_span", &out.node_span},
-                                                  {"input_length", &out.input_length},
-                                                  {"hardware", &out.hardware}};
-  for (const auto& [key, dst] : keys) {
+  const auto read = [&](const char* key, double* dst) -> Status {
     if (!m.contains(key) || !m[key].is_number() || !(m[key].get<double>() >= 0))
       return MakeError(path + ": key 'model_error." + key + "': expected a number >= 0");
     *dst = m[key].get<double>();
-  }
+    return Status::Ok();
+  };
+  PPS_RETURN_IF_ERROR(read("s0", &out.s0));
+  std::array<double, kModelFormDistances> scales{};
+  for (int k = 0; k < kModelFormDistances; ++k)
+    PPS_RETURN_IF_ERROR(read(kModelFormDistanceNames[k], &scales[k]));
+  out.SetPerUnit(scales);
   if (m.contains("source") && m["source"].is_string()) out.source = m["source"].get<std::string>();
   return out;
 }
@@ -215,6 +216,12 @@ Result<Calibration> LoadCalibration(const std::string& path) {
       c.fitted_gpus_per_node = fit["gpus_per_node"].get<int>();
     if (fit.contains("input_tokens") && fit["input_tokens"].is_number_integer())
       c.fitted_input_tokens = fit["input_tokens"].get<int64_t>();
+    if (fit.contains("concurrency") && fit["concurrency"].is_array())
+      for (const auto& level : fit["concurrency"])
+        if (level.is_number_integer() && level.get<int>() > 0)
+          c.fitted_concurrency.push_back(level.get<int>());
+    if (fit.contains("output_tokens") && fit["output_tokens"].is_number_integer())
+      c.fitted_output_tokens = fit["output_tokens"].get<int64_t>();
   }
   if (j.contains("model_error")) {
     PPS_ASSIGN_OR_RETURN(c.model_form, ParseModelForm(path, j));
@@ -244,13 +251,12 @@ Status SaveCalibration(const Calibration& c, const std::string& path,
   j["off_prior"] = c.off_prior;
   if (c.model_form) {
     const ModelFormScales& m = *c.model_form;
-    j["model_error"] = {{"form", kModelForm},
-                        {"s0", m.s0},
-                        {"pp_depth", m.pp_depth},
-                        {"node_span", m.node_span},
-                        {"input_length", m.input_length},
-                        {"hardware", m.hardware},
-                        {"source", m.source}};
+    auto& e = j["model_error"];
+    e["form"] = kModelForm;
+    e["s0"] = m.s0;
+    const auto scales = m.PerUnit();
+    for (int k = 0; k < kModelFormDistances; ++k) e[kModelFormDistanceNames[k]] = scales[k];
+    e["source"] = m.source;
   }
   if (!extra_json_fields.empty()) {
     auto extra = nlohmann::ordered_json::parse(extra_json_fields);

@@ -25,15 +25,33 @@ namespace ppsearch::cost {
 // The form's name, as the calibration file and data/model_error.json state it.
 inline constexpr const char* kModelForm =
     "lognormal: sigma^2 = s0^2 + (pp_depth*d_pp)^2 + (node_span*d_span)^2 + "
-    "(input_length*d_len)^2 + (hardware*d_hw)^2";
+    "(input_length*d_len)^2 + (hardware*d_hw)^2 + (concurrency*d_c)^2 + "
+    "(output_length*d_out)^2";
+
+// The distances' names, in the form's order: the keys of every file and JSON
+// object that lists the scales or the distances.
+inline constexpr int kModelFormDistances = 6;
+inline constexpr std::array<const char*, kModelFormDistances> kModelFormDistanceNames = {
+    "pp_depth", "node_span", "input_length", "hardware", "concurrency", "output_length"};
 
 struct ModelFormScales {
-  double s0 = 0;            // at a calibrated point
-  double pp_depth = 0;      // per unit |ln(pp / pp_calibrated)|
-  double node_span = 0;     // per unit |ln(nodes a TP group spans / calibrated)|
-  double input_length = 0;  // per unit |ln(input tokens / calibrated)|
-  double hardware = 0;      // a GPU profile other than the calibrated one
-  std::string source;       // the file the values came from
+  double s0 = 0;             // at a calibrated point
+  double pp_depth = 0;       // per unit |ln(pp / pp_calibrated)|
+  double node_span = 0;      // per unit |ln(nodes a TP group spans / calibrated)|
+  double input_length = 0;   // per unit |ln(input tokens / calibrated)|
+  double hardware = 0;       // a GPU profile other than the calibrated one
+  double concurrency = 0;    // per unit |ln(concurrency / calibrated)|: the batch a step runs
+  double output_length = 0;  // per unit |ln(output tokens / calibrated)|: prefill to decode
+  std::string source;        // the file the values came from
+
+  // The per-unit scales in kModelFormDistanceNames' order, and back.
+  std::array<double, kModelFormDistances> PerUnit() const {
+    return {pp_depth, node_span, input_length, hardware, concurrency, output_length};
+  }
+  void SetPerUnit(const std::array<double, kModelFormDistances>& s) {
+    pp_depth = s[0], node_span = s[1], input_length = s[2], hardware = s[3];
+    concurrency = s[4], output_length = s[5];
+  }
 };
 
 enum class ParamStatus {
@@ -63,10 +81,13 @@ struct Calibration {
   // lists them; empty when it lists none.
   std::vector<std::string> fitted_layouts;
   // What else the fit saw, for the model-form term's extrapolation distances
-  // (fit.hardware, fit.gpus_per_node, fit.input_tokens; empty or 0: not recorded).
+  // (fit.hardware, fit.gpus_per_node, fit.input_tokens, fit.concurrency,
+  // fit.output_tokens; empty or 0: not recorded).
   std::string fitted_hardware;
   int fitted_gpus_per_node = 0;
   int64_t fitted_input_tokens = 0;
+  std::vector<int> fitted_concurrency;  // every measured point's, ascending, once each
+  int64_t fitted_output_tokens = 0;
   // The model-form term the file states it uses (its "model_error" object);
   // nullopt: the file states none, and the shipped fit applies.
   std::optional<ModelFormScales> model_form;

@@ -83,21 +83,30 @@ TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
 
 TEST_F(CalibrationFileTest, TheModelFormTermAndWhereTheFitSatRoundTrip) {
   Calibration c;
-  c.model_form = ModelFormScales{0.03, 0.04, 0.05, 0.06, 0.07, "data/model_error.json"};
+  ModelFormScales form;
+  form.s0 = 0.03;
+  form.SetPerUnit({0.04, 0.05, 0.06, 0.07, 0.09, 0.10});
+  form.source = "data/model_error.json";
+  c.model_form = form;
   const std::string path = dir_ + "/calibration.json";
   ASSERT_TRUE(SaveCalibration(c, path,
                               R"({"fit": {"hardware": "h20", "gpus_per_node": 8, )"
-                              R"("input_tokens": 131072, "layouts": ["PP1/TP8/EP1"]}})")
+                              R"("input_tokens": 131072, "layouts": ["PP1/TP8/EP1"], )"
+                              R"("concurrency": [1, 16], "output_tokens": 1024}})")
                   .ok());
   Result<Calibration> loaded = LoadCalibration(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   ASSERT_TRUE(loaded->model_form.has_value());
   EXPECT_DOUBLE_EQ(loaded->model_form->s0, 0.03);
   EXPECT_DOUBLE_EQ(loaded->model_form->hardware, 0.07);
+  EXPECT_DOUBLE_EQ(loaded->model_form->concurrency, 0.09);
+  EXPECT_DOUBLE_EQ(loaded->model_form->output_length, 0.10);
   EXPECT_EQ(loaded->model_form->source, "data/model_error.json");
   EXPECT_EQ(loaded->fitted_hardware, "h20");
   EXPECT_EQ(loaded->fitted_gpus_per_node, 8);
   EXPECT_EQ(loaded->fitted_input_tokens, 131072);
+  EXPECT_EQ(loaded->fitted_concurrency, (std::vector<int>{1, 16}));
+  EXPECT_EQ(loaded->fitted_output_tokens, 1024);
   // A file without the section states none: the shipped fit applies.
   Result<Calibration> bare =
       LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": {}})"));

@@ -77,8 +77,9 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
   out.model_form = options.model_form;
   if (options.model_form) {
     for (uncertainty::PointUncertainty& u : out.intervals) {
-      const uncertainty::Site site{u.layout, in.spec.cluster.gpus_per_node, in.hardware.name,
-                                   in.spec.workload.input_tokens};
+      const uncertainty::Site site{u.layout,         in.spec.cluster.gpus_per_node,
+                                   in.hardware.name, in.spec.workload.input_tokens,
+                                   u.concurrency,    in.spec.workload.output_tokens};
       const uncertainty::Extrapolation d =
           uncertainty::FromCalibration(site, calibration, *options.model_form);
       uncertainty::ApplyModelForm(u, uncertainty::ModelFormSigma(*options.model_form, d));

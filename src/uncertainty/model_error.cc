@@ -9,19 +9,24 @@ namespace {
 
 double AbsLogRatio(double a, double b) { return a > 0 && b > 0 ? std::fabs(std::log(a / b)) : 0.0; }
 
-std::array<double, 4> Components(const Extrapolation& d) {
-  return {d.pp_depth, d.node_span, d.input_length, d.hardware};
-}
+constexpr int kN = cost::kModelFormDistances;
+using Scales = std::array<double, kN>;
 
-double Variance(double s0, const std::array<double, 4>& s, const Extrapolation& d) {
-  const std::array<double, 4> c = Components(d);
+double Variance(double s0, const Scales& s, const Extrapolation& d) {
+  const Scales c = d.Values();
   double v = s0 * s0;
-  for (int k = 0; k < 4; ++k) v += (s[k] * c[k]) * (s[k] * c[k]);
+  for (int k = 0; k < kN; ++k) v += (s[k] * c[k]) * (s[k] * c[k]);
   return v;
 }
 
+double Sum(double s0, const Scales& s) {
+  double total = s0;
+  for (double x : s) total += x;
+  return total;
+}
+
 // The misses' log-likelihood under N(0, sigma_i^2).
-double LogLikelihood(const std::vector<Miss>& misses, double s0, const std::array<double, 4>& s) {
+double LogLikelihood(const std::vector<Miss>& misses, double s0, const Scales& s) {
   double ll = 0;
   for (const Miss& m : misses) {
     const double v = Variance(s0, s, m.d);
@@ -65,11 +70,18 @@ Extrapolation Distance(const Site& a, const Site& b) {
   d.input_length =
       AbsLogRatio(static_cast<double>(a.input_tokens), static_cast<double>(b.input_tokens));
   d.hardware = !a.hardware.empty() && !b.hardware.empty() && a.hardware != b.hardware ? 1.0 : 0.0;
+  // Concurrency is the batch a decode step runs, a kernel shape the cost
+  // model extrapolates to; for one-token requests it only sets the queue,
+  // which the scheduler simulation plays out exactly.
+  if (a.output_tokens > 1 && b.output_tokens > 1)
+    d.concurrency = AbsLogRatio(a.concurrency, b.concurrency);
+  d.output_length =
+      AbsLogRatio(static_cast<double>(a.output_tokens), static_cast<double>(b.output_tokens));
   return d;
 }
 
 double ModelFormSigma(const cost::ModelFormScales& s, const Extrapolation& d) {
-  return std::sqrt(Variance(s.s0, {s.pp_depth, s.node_span, s.input_length, s.hardware}, d));
+  return std::sqrt(Variance(s.s0, s.PerUnit(), d));
 }
 
 bool ParseLayoutLabel(const std::string& label, spec::LayoutSpec* out) {
@@ -87,16 +99,23 @@ Extrapolation FromCalibration(const Site& point, const cost::Calibration& calibr
                               const cost::ModelFormScales& scales) {
   Extrapolation best;
   double best_sigma = -1;
+  // A calibration that recorded no concurrency: no concurrency distance.
+  std::vector<int> levels = calibration.fitted_concurrency;
+  if (levels.empty()) levels.push_back(0);
   for (const std::string& label : calibration.fitted_layouts) {
     Site fitted;
     if (!ParseLayoutLabel(label, &fitted.layout)) continue;
     fitted.gpus_per_node = calibration.fitted_gpus_per_node;
     fitted.hardware = calibration.fitted_hardware;
     fitted.input_tokens = calibration.fitted_input_tokens;
-    const Extrapolation d = Distance(point, fitted);
-    if (const double s = ModelFormSigma(scales, d); best_sigma < 0 || s < best_sigma) {
-      best_sigma = s;
-      best = d;
+    fitted.output_tokens = calibration.fitted_output_tokens;
+    for (int level : levels) {
+      fitted.concurrency = level;
+      const Extrapolation d = Distance(point, fitted);
+      if (const double s = ModelFormSigma(scales, d); best_sigma < 0 || s < best_sigma) {
+        best_sigma = s;
+        best = d;
+      }
     }
   }
   return best;
@@ -135,52 +154,54 @@ void ApplyModelForm(PointUncertainty& u, double sigma) {
   u.input_tps = Widen(u.central.input_tps, u.parameter.input_tps, sigma).total;
   u.ttft_p50_s = Widen(u.central.ttft_p50_s, u.parameter.ttft_p50_s, sigma).total;
   u.ttft_p95_s = Widen(u.central.ttft_p95_s, u.parameter.ttft_p95_s, sigma).total;
+  // The decode figures are 0 for a prefill-only workload; Widen keeps those.
+  u.tpot_p50_s = Widen(u.central.tpot_p50_s, u.parameter.tpot_p50_s, sigma).total;
+  u.itl_p99_s = Widen(u.central.itl_p99_s, u.parameter.itl_p99_s, sigma).total;
+  u.output_tps = Widen(u.central.output_tps, u.parameter.output_tps, sigma).total;
+  u.e2e_p50_s = Widen(u.central.e2e_p50_s, u.parameter.e2e_p50_s, sigma).total;
 }
 
 ModelFormFit FitModelForm(const std::vector<Miss>& misses, const ModelFormFloors& floors) {
   ModelFormFit out;
   out.misses = static_cast<int>(misses.size());
   for (const Miss& m : misses) {
-    const std::array<double, 4> c = Components(m.d);
-    for (int k = 0; k < 4; ++k) out.identified[k] = out.identified[k] || c[k] > 0;
+    const Scales c = m.d.Values();
+    for (int k = 0; k < kN; ++k) out.identified[k] = out.identified[k] || c[k] > 0;
   }
   double s0 = floors.s0;
   // A scale's floor: one e-fold of extrapolation is at least as uncertain as
   // a calibrated point (s0), and never under the per-unit floor.
   const auto per_unit_floor = [&] { return std::max(floors.per_unit, s0); };
-  std::array<double, 4> s{};
-  for (int k = 0; k < 4; ++k) s[k] = out.identified[k] ? per_unit_floor() : 0.0;
+  Scales s{};
+  for (int k = 0; k < kN; ++k) s[k] = out.identified[k] ? per_unit_floor() : 0.0;
   // Scales beyond 2 (a factor e^2 per unit) are not a model but its absence.
   const double log_hi = std::log(2.0);
   if (!misses.empty()) {
     for (int round = 0; round < 30; ++round) {
-      const double before = s0 + s[0] + s[1] + s[2] + s[3];
+      const double before = Sum(s0, s);
       s0 = std::exp(GoldenMax([&](double x) { return LogLikelihood(misses, std::exp(x), s); },
                               std::log(floors.s0), log_hi));
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < kN; ++k) {
         if (!out.identified[k]) continue;
         s[k] = std::exp(GoldenMax(
             [&](double x) {
-              std::array<double, 4> t = s;
+              Scales t = s;
               t[k] = std::exp(x);
               return LogLikelihood(misses, s0, t);
             },
             std::log(per_unit_floor()), log_hi));
       }
-      if (std::fabs(s0 + s[0] + s[1] + s[2] + s[3] - before) < 1e-7) break;
+      if (std::fabs(Sum(s0, s) - before) < 1e-7) break;
     }
   }
   double largest = per_unit_floor();
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kN; ++k)
     if (out.identified[k]) largest = std::max(largest, s[k]);
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kN; ++k)
     if (!out.identified[k]) s[k] = largest;
   out.log_likelihood = LogLikelihood(misses, s0, s);
   out.scales.s0 = s0;
-  out.scales.pp_depth = s[0];
-  out.scales.node_span = s[1];
-  out.scales.input_length = s[2];
-  out.scales.hardware = s[3];
+  out.scales.SetPerUnit(s);
   return out;
 }
 

@@ -7,8 +7,12 @@
 //   sigma^2 = s0^2 + sum_k (s_k * d_k)^2
 // and d_k how far the prediction extrapolates from what was calibrated:
 // pipeline depth |ln(pp / pp_cal)|, nodes a TP group spans
-// |ln(nodes / nodes_cal)|, input length |ln(tokens / tokens_cal)|, and a
-// GPU profile other than the calibrated one (0 or 1). s0 is the miss at a
+// |ln(nodes / nodes_cal)|, input length |ln(tokens / tokens_cal)|, a GPU
+// profile other than the calibrated one (0 or 1), concurrency
+// |ln(c / c_cal)| between two decode sites (the batch a decode step runs;
+// for one-token requests concurrency only sets the queue, which the
+// scheduler simulation plays out), and output length |ln(out / out_cal)|
+// (from prefill to decode). s0 is the miss at a
 // calibrated point (a fit does not reproduce its own data exactly). The
 // scales are fitted to how the model actually misses (FitModelForm) and
 // shipped in data/model_error.json (model_error_file.h); docs/model.md
@@ -36,16 +40,25 @@ inline constexpr double kZ90 = 1.2815515655446004;
 // Where a prediction (or a calibration) sits, for the distances.
 struct Site {
   spec::LayoutSpec layout;
-  int gpus_per_node = 0;     // 0: unknown (no node-span distance)
-  std::string hardware;      // profile name ("": unknown, no hardware distance)
-  int64_t input_tokens = 0;  // 0: unknown (no length distance)
+  int gpus_per_node = 0;      // 0: unknown (no node-span distance)
+  std::string hardware;       // profile name ("": unknown, no hardware distance)
+  int64_t input_tokens = 0;   // 0: unknown (no length distance)
+  int concurrency = 0;        // 0: unknown (no concurrency distance)
+  int64_t output_tokens = 0;  // 0: unknown (no output-length distance)
 };
 
 // The extrapolation distances d_k between two sites.
 struct Extrapolation {
   double pp_depth = 0, node_span = 0, input_length = 0, hardware = 0;
+  double concurrency = 0, output_length = 0;
+  // In cost::kModelFormDistanceNames' order.
+  std::array<double, cost::kModelFormDistances> Values() const {
+    return {pp_depth, node_span, input_length, hardware, concurrency, output_length};
+  }
   bool Zero() const {
-    return pp_depth == 0 && node_span == 0 && input_length == 0 && hardware == 0;
+    for (double v : Values())
+      if (v != 0) return false;
+    return true;
   }
 };
 
@@ -58,7 +71,8 @@ Extrapolation Distance(const Site& a, const Site& b);
 double ModelFormSigma(const cost::ModelFormScales& s, const Extrapolation& d);
 
 // A point predicted with `calibration`: its distance from the nearest of
-// the calibration's fitted layouts (the one giving the smallest sigma).
+// the calibration's fitted sites (each fitted layout at each fitted
+// concurrency; the one giving the smallest sigma).
 // A calibration that names no fitted layout (the defaults) extrapolates from
 // nothing the parameters do not already carry: zero distances, s0 alone.
 Extrapolation FromCalibration(const Site& point, const cost::Calibration& calibration,
@@ -81,7 +95,7 @@ SplitInterval Widen(double central, const Interval& parameter, double sigma);
 // m^2 / (m^2 + p^2), p the parameter band's mean half-width in log space.
 double ModelFormShare(const SplitInterval& s, double central);
 
-// Widens `u`'s throughput and TTFT intervals by the discrepancy `sigma`
+// Widens `u`'s throughput, TTFT and decode intervals by the discrepancy `sigma`
 // around its central values, keeping the parameter bands in u.parameter.
 void ApplyModelForm(PointUncertainty& u, double sigma);
 
@@ -108,14 +122,14 @@ struct ModelFormFit {
   // Which scales the misses identify (a distance that is never non-zero in
   // them leaves its scale unidentified: it takes the largest identified
   // per-unit scale, never less than the floor).
-  bool identified[4] = {};
+  bool identified[cost::kModelFormDistances] = {};
   int misses = 0;
   double log_likelihood = 0;
 };
 
 // Maximum likelihood of the misses under N(0, sigma_i^2), over log scales,
 // each at or above its floor; coordinate-wise golden-section search
-// (deterministic). Few misses: the form has five scales, and those whose
+// (deterministic). Few misses: the form has seven scales, and those whose
 // distances never vary are not fitted (above).
 ModelFormFit FitModelForm(const std::vector<Miss>& misses, const ModelFormFloors& floors = {});
 

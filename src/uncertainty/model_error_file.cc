@@ -9,7 +9,6 @@ namespace ppsearch::uncertainty {
 namespace {
 
 constexpr const char* kSchema = "ppsearch.model_error/1";
-constexpr const char* kScaleNames[] = {"pp_depth", "node_span", "input_length", "hardware"};
 
 }  // namespace
 
@@ -23,31 +22,32 @@ Result<cost::ModelFormScales> LoadModelForm(const std::string& path) {
   if (!j.contains("form") || j["form"] != cost::kModelForm)
     return MakeError(path + ": key 'form': expected \"" + std::string(cost::kModelForm) + "\"");
   cost::ModelFormScales s;
-  double* dst[] = {&s.pp_depth, &s.node_span, &s.input_length, &s.hardware};
   if (!j.contains("s0") || !j["s0"].is_number() || !(j["s0"].get<double>() > 0))
     return MakeError(path + ": key 's0': expected a number > 0");
   s.s0 = j["s0"].get<double>();
-  for (int k = 0; k < 4; ++k) {
-    const char* key = kScaleNames[k];
+  std::array<double, cost::kModelFormDistances> scales{};
+  for (int k = 0; k < cost::kModelFormDistances; ++k) {
+    const char* key = cost::kModelFormDistanceNames[k];
     if (!j.contains("scales") || !j["scales"].contains(key) || !j["scales"][key].is_number() ||
         !(j["scales"][key].get<double>() >= 0))
       return MakeError(path + ": key 'scales." + std::string(key) + "': expected a number >= 0");
-    *dst[k] = j["scales"][key].get<double>();
+    scales[k] = j["scales"][key].get<double>();
   }
+  s.SetPerUnit(scales);
   s.source = path;
   return s;
 }
 
 Status SaveModelForm(const ModelFormFit& fit, const std::string& path, const std::string& command) {
   const cost::ModelFormScales& s = fit.scales;
-  const double values[] = {s.pp_depth, s.node_span, s.input_length, s.hardware};
+  const auto values = s.PerUnit();
   nlohmann::ordered_json j;
   j["schema"] = kSchema;
   j["form"] = cost::kModelForm;
   j["s0"] = s.s0;
-  for (int k = 0; k < 4; ++k) {
-    j["scales"][kScaleNames[k]] = values[k];
-    j["identified"][kScaleNames[k]] = fit.identified[k];
+  for (int k = 0; k < cost::kModelFormDistances; ++k) {
+    j["scales"][cost::kModelFormDistanceNames[k]] = values[k];
+    j["identified"][cost::kModelFormDistanceNames[k]] = fit.identified[k];
   }
   j["misses"] = fit.misses;
   j["log_likelihood"] = fit.log_likelihood;

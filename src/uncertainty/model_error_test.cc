@@ -32,6 +32,34 @@ TEST(ModelErrorTest, DistancesAreLogRatiosOfDepthNodesAndLength) {
   EXPECT_EQ(Distance(At(1, 4), At(1, 8)).node_span, 0.0);
 }
 
+TEST(ModelErrorTest, DecodeDistancesAreLogRatiosOfConcurrencyAndOutputLength) {
+  // Concurrency 4 with 2,000 output tokens against a fit at concurrency 9
+  // with 1,000: ln(9/4), ln 2; a prefill-only site (one output token)
+  // against a decode one is ln 1000 away.
+  Site a = At(1, 2);
+  a.concurrency = 4;
+  a.output_tokens = 2000;
+  Site b = At(1, 4);
+  b.concurrency = 9;
+  b.output_tokens = 1000;
+  const Extrapolation d = Distance(a, b);
+  EXPECT_NEAR(d.concurrency, std::log(9.0 / 4), 1e-12);
+  EXPECT_NEAR(d.output_length, std::log(2.0), 1e-12);
+  Site prefill = b;
+  prefill.output_tokens = 1;
+  EXPECT_NEAR(Distance(prefill, b).output_length, std::log(1000.0), 1e-12);
+  // Between one-token sites concurrency is only the queue: no distance.
+  Site prefill4 = a;
+  prefill4.output_tokens = 1;
+  EXPECT_EQ(Distance(prefill, prefill4).concurrency, 0.0);
+  // Unknown (0) concurrency or output length: no distance.
+  Site unknown = b;
+  unknown.concurrency = 0;
+  unknown.output_tokens = 0;
+  EXPECT_EQ(Distance(unknown, a).concurrency, 0.0);
+  EXPECT_EQ(Distance(unknown, a).output_length, 0.0);
+}
+
 TEST(ModelErrorTest, SigmaAddsTheTermsInQuadrature) {
   cost::ModelFormScales s;
   s.s0 = 0.03;
@@ -70,6 +98,15 @@ TEST(ModelErrorTest, CalibrationDistanceIsFromTheNearestFittedLayout) {
   EXPECT_NEAR(FromCalibration(At(8, 8), c, s).pp_depth, std::log(2.0), 1e-12);
   // The defaults name no fitted layout: s0 alone.
   EXPECT_TRUE(FromCalibration(At(8, 8), cost::Calibration(), s).Zero());
+  // A decode fit at concurrency 1 and 16: a decode point at 8 is ln 2 from
+  // the nearer one.
+  s.SetPerUnit({0.05, 0.05, 0.05, 0.05, 0.05, 0.05});
+  c.fitted_concurrency = {1, 16};
+  c.fitted_output_tokens = 1024;
+  Site at8 = At(4, 8);
+  at8.concurrency = 8;
+  at8.output_tokens = 1024;
+  EXPECT_NEAR(FromCalibration(at8, c, s).concurrency, std::log(2.0), 1e-12);
 }
 
 TEST(ModelErrorTest, NoMissesLeaveTheFloors) {

@@ -62,7 +62,8 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
       for (const MemberValues& m : u.members) values.push_back(m.*value);
       u.*interval = IntervalOf(values);
     }
-    u.parameter = {u.input_tps, u.ttft_p50_s, u.ttft_p95_s};
+    u.parameter = {u.input_tps, u.ttft_p50_s, u.ttft_p95_s, u.tpot_p50_s,
+                   u.itl_p99_s, u.output_tps, u.e2e_p50_s};
     out.push_back(std::move(u));
   }
   return out;

@@ -42,6 +42,7 @@ struct MemberValues {
 // The parameter ensemble's bands alone, before the model-form term.
 struct ParameterIntervals {
   Interval input_tps, ttft_p50_s, ttft_p95_s;
+  Interval tpot_p50_s, itl_p99_s, output_tps, e2e_p50_s;
 };
 
 struct PointUncertainty {
@@ -49,8 +50,9 @@ struct PointUncertainty {
   int concurrency = 0;
   MemberValues central;               // the calibration's own prediction
   std::vector<MemberValues> members;  // in ensemble order
-  // The intervals every output shows. Throughput and TTFT carry the
-  // model-form term once ApplyModelForm (model_error.h) ran; peak memory is
+  // The intervals every output shows. Throughput, TTFT and the decode
+  // figures carry the model-form term once ApplyModelForm (model_error.h)
+  // ran; peak memory is
   // the parameters' band alone (the discrepancy is fitted to throughput and
   // TTFT misses; memory is a different quantity with its own backtest).
   Interval input_tps, ttft_p50_s, ttft_p95_s, peak_gpu_mib;
