@@ -483,6 +483,35 @@ TEST_F(SshE2e, ClusterNotReadyStopsTheRunBeforeAnySampleNamingEachHost) {
   EXPECT_TRUE(RunDir().empty()) << "no run directory before the cluster is ready";
 }
 
+// A host that takes the connection and never answers, as a host behind a
+// dropping firewall or a hung sshd does: ssh gives up within the check's
+// timeout and says why in its own words, instead of the check only timing out.
+TEST_F(SshE2e, AHostThatNeverAnswersIsUnreachableInSshsOwnWords) {
+  const int silent_port = FreePorts(1)[0];
+  const int fd = ListenOn("127.0.0.2", silent_port);  // never accepts, never speaks
+  ASSERT_GE(fd, 0);
+  SpecParts p;
+  p.pp = "[8]";
+  std::string spec_text = ReadText(WriteSpec(p));
+  spec_text += "\n[cluster.ssh.n1]\nport = " + std::to_string(silent_port) + "\n";
+  std::ofstream(dir_ / "spec.toml") << spec_text;
+
+  const auto start = Clock::now();
+  CommandResult r =
+      Run("run " + (dir_ / "spec.toml").string() + " --set lifecycle.check_timeout_s=3");
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_LT(took, 20) << r.err;
+  EXPECT_NE(r.err.find("error: n1: reach: ssh to n1 (127.0.0.2): unreachable: Connection timed "
+                       "out during banner exchange\n"),
+            std::string::npos)
+      << r.err;
+  for (const char* ready : {"n0:", "n2:", "n3:"})
+    EXPECT_EQ(r.err.find(ready), std::string::npos) << r.err;
+  EXPECT_TRUE(RunDir().empty());
+}
+
 TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
   SpecParts p;
   p.pp = "[8]";
