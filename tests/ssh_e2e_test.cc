@@ -402,11 +402,15 @@ TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
 TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
   const std::string token = "hf_secret_" + std::to_string(::getpid()) + "x7Qz";
   const std::string key = "key_" + std::to_string(::getpid()) + "k9Wv";
+  // The server's --api-key: serve-sim refuses requests without it, as SGLang
+  // does, so the run completes only if the benchmark sends it.
+  const std::string api_key = "sk-" + std::to_string(::getpid()) + "a4Rt";
   SpecParts p;
   p.pp = "[8]";
   p.engine_env = "HF_TOKEN = " + Toml(token) + "\n";
   const std::string spec = WriteSpec(p);
-  const std::string set = " --set engine.env.API_KEY=" + key;
+  const std::string set =
+      " --set engine.env.API_KEY=" + key + " --set engine.args.api-key=" + api_key;
 
   const std::set<fs::path> control_dirs = ControlDirs();
   CommandResult dry = Run("run " + spec + " --dry-run" + set);
@@ -420,11 +424,13 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
   EXPECT_NE(dry.out.find("HF_TOKEN="), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find(token), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find(key), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find(api_key), std::string::npos) << dry.out;
 
   CommandResult r = Run("run " + spec + set);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(r.out.find(token), std::string::npos);
   EXPECT_EQ(r.out.find(key), std::string::npos);
+  EXPECT_EQ(r.out.find(api_key), std::string::npos);
   const fs::path run = RunDir();
   ASSERT_FALSE(run.empty());
   int files = 0;
@@ -434,6 +440,7 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
     const std::string text = ReadBinary(e.path());
     EXPECT_EQ(text.find(token), std::string::npos) << e.path();
     EXPECT_EQ(text.find(key), std::string::npos) << e.path();
+    EXPECT_EQ(text.find(api_key), std::string::npos) << e.path();
   }
   EXPECT_GT(files, 10);
   for (const char* f : {"run.json", "commands.txt", "spec.toml", "spec.resolved.json"})

@@ -164,6 +164,7 @@ Status ServerGroup::WaitReady() {
       probe.output_tokens = 1;
       probe.timeout_s = std::clamp(left, 1.0, 600.0);
       probe.prompt.seed = 7;
+      probe.api_key = spec_.engine.ArgString("api-key").value_or("");
       Result<bench::BenchResult> r = bench::RunBench(probe);
       if (r.ok() && !r->records.empty() && r->records[0].ok()) return Status::Ok();
       last = r.ok() ? "the 1-token request failed: " + r->records[0].error : r.error().message;
