@@ -179,13 +179,16 @@ std::vector<std::string> ServerGroup::Stop() {
   std::vector<std::string> notes;
   if (servers_.empty()) return notes;
   const auto& lc = spec_.lifecycle;
+  // Marks where the sample ends in every log (the log scan stops there)
+  // before any node is signalled: a peer that logs node 0's exit before its
+  // own SIGTERM arrives logs it after its marker.
   for (Server& s : servers_) {
     if (!s.exit) s.exit = s.process->Poll();
-    if (s.exit) continue;
-    // Marks where the sample ends in the log: the log scan stops here.
-    AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
-    s.process->Signal(SIGTERM);
+    if (!s.exit)
+      AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
   }
+  for (Server& s : servers_)
+    if (!s.exit) s.process->Signal(SIGTERM);
   const auto grace = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(lc.stop_grace_s));
   auto all_exited = [&] {

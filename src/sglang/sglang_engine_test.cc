@@ -17,6 +17,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/log_scan.h"
 #include "bench/scripted_server_testing.h"
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
@@ -112,7 +113,14 @@ class SglangEngineTest : public ::testing::Test {
       ASSERT_TRUE(served.ok()) << served.error().message;
       http_ = std::move(served).value();
     };
-    node0.on_exit = [this] { http_.reset(); };
+    node0.on_exit = [this] {
+      http_.reset();
+      // Node 1 notices at once, as SGLang's nodes do when node 0 goes away.
+      if (peer_logs_node0_exit_)
+        std::ofstream(paths_.live_log(sample_, "n1"), std::ios::app)
+            << "[2026-01-01 00:00:00 PP1 TP0] Lost the connection to node 0 at --dist-init-addr "
+               "(NCCL error: remote process exited or there was a network error)\n";
+    };
     launcher_.ScriptServer(0, node0);
     launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-compute-apps", {FakeOutput("")});
     launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-gpu", {FakeOutput(kIdleGpus)});
@@ -202,6 +210,7 @@ class SglangEngineTest : public ::testing::Test {
   // The /generate request from which node 1's log holds a fatal line and no
   // request is answered.
   int fatal_at_generate_ = -1;
+  bool peer_logs_node0_exit_ = false;  // node 1 logs node 0's exit when it comes
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<bench::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -244,6 +253,21 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
 // GPU memory that was not released in time after one sample: the next one
 // waits for it again before its preflight, so memory that is only slow to
 // go does not fail a second sample.
+// Stopping node 0 makes its peers log a lost connection before their own
+// SIGTERM arrives: every log's stop marker is written before any node is
+// signalled, so those lines fall after it and are no finding of the sample.
+TEST_F(SglangEngineTest, APeerLoggingTheStopOfNodeZeroIsNoFinding) {
+  peer_logs_node0_exit_ = true;
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
+  ASSERT_EQ(out.nodes.size(), 2u);
+  const std::string& log = out.nodes[1].log;
+  const size_t marker = log.find("[ppsearch] stopping the server");
+  ASSERT_NE(marker, std::string::npos) << log;
+  EXPECT_GT(log.find("Lost the connection to node 0"), marker) << log;
+  EXPECT_TRUE(analysis::ScanLog(log, "n1.log").empty()) << log;
+}
+
 TEST_F(SglangEngineTest, AfterAReleaseTimeoutTheNextSampleWaitsForTheGpusBeforeItsPreflight) {
   release_timeout_s_ = 0;  // every wait polls exactly once
   // Node 0: idle at the first preflight; held at the snapshot, at the
