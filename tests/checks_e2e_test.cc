@@ -4,9 +4,8 @@
 // evidence never aborts `report`, an archived (read-only) run is still
 // reported.
 
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
@@ -138,6 +137,15 @@ TEST_F(ChecksE2e, InputsThatAreNotRegularFilesOrTooLargeAreRefusedAtOnce) {
     CommandResult compare = RunWithin(30, "compare data/baseline/pp1-tp32-ep4.csv " + path);
     EXPECT_EQ(compare.exit_code, 2) << path;
     EXPECT_EQ(compare.err, "error: B: " + cannot + "\n");
+
+    CommandResult model = RunWithin(30, "model " + path);
+    EXPECT_EQ(model.exit_code, 2) << path;
+    EXPECT_EQ(model.err, "error: " + cannot + "\n");
+    CommandResult model_config = RunWithin(
+        30, std::string("validate ") + kSpec + " --set engine.model_config='" + path + "'");
+    EXPECT_EQ(model_config.exit_code, 2) << path;
+    EXPECT_NE(model_config.err.find("error: " + cannot + "\n"), std::string::npos)
+        << model_config.err;
   }
 }
 
@@ -206,11 +214,11 @@ TEST_F(ChecksE2e, ReportOnAReadOnlyRunPrintsWithoutWriting) {
   fs::remove(dir + "/report.md");
   const std::string report = bin_ + " report " + dir;
   const CommandResult r =
-      RunCommand(::geteuid() == 0
-                   ? "unshare -m sh -c 'mount --bind " + dir + " " + dir +
-                         " && mount -o remount,bind,ro " + dir + " || exit 97; exec " + report + "'"
-                   : "chmod -R a-w " + dir + " && " + report + "; rc=$?; chmod -R u+w " + dir +
-                         "; exit $rc");
+      RunCommand(::geteuid() == 0 ? "unshare -m sh -c 'mount --bind " + dir + " " + dir +
+                                        " && mount -o remount,bind,ro " + dir +
+                                        " || exit 97; exec " + report + "'"
+                                  : "chmod -R a-w " + dir + " && " + report +
+                                        "; rc=$?; chmod -R u+w " + dir + "; exit $rc");
   if (r.exit_code == 97)
     GTEST_SKIP() << "no read-only bind mount here (unshare -m, mount): " << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.err;

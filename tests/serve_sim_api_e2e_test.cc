@@ -269,6 +269,32 @@ TEST_F(ServeSimApiE2e, ASlowClientIsCutAndOthersAreServed) {
   EXPECT_LT(cut_s, 4.0) << "the slow client was held for " << cut_s << " s";
 }
 
+// --api-key as SGLang's middleware applies it: /health* open, every other
+// route 401 without the bearer token. bench sends it from OPENAI_API_KEY, as
+// SGLang's bench_serving does, with every request and the cache flush.
+TEST_F(ServeSimApiE2e, AnApiKeyGuardsEveryRouteButHealthAndBenchSendsIt) {
+  const std::string key = "sk-" + std::to_string(::getpid());
+  const int port = StartReady(" --time-scale 100 --api-key " + key);
+  EXPECT_EQ(Status(port, "/health_generate"), 200);
+  auto refused = Post(port, "/generate", {{"input_ids", {1, 2, 3}}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(json::parse(refused->body), json({{"error", "Unauthorized"}}));
+  EXPECT_EQ(Status(port, "/server_info"), 401);
+  httplib::Client c("127.0.0.1", port);
+  c.set_bearer_token_auth(key.c_str());
+  auto allowed = c.Post("/generate", json({{"input_ids", {1, 2, 3}}}).dump(), "application/json");
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 200) << allowed->body;
+
+  const std::string bench = bin_ + " bench --url http://127.0.0.1:" + std::to_string(port) +
+                            " -n 4 -c 2 --input-tokens 16 --flush-cache";
+  CommandResult with_key = RunCommand("OPENAI_API_KEY=" + key + " " + bench);
+  EXPECT_EQ(with_key.exit_code, 0) << with_key.out << with_key.err;
+  CommandResult without = RunCommand("env -u OPENAI_API_KEY " + bench);
+  EXPECT_NE(without.exit_code, 0) << without.out;
+}
+
 TEST_F(ServeSimApiE2e, MaxNewTokensZeroIsPrefillOnly) {
   const int port = StartReady();
   auto res = Post(

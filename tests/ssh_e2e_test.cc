@@ -402,11 +402,15 @@ TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
 TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
   const std::string token = "hf_secret_" + std::to_string(::getpid()) + "x7Qz";
   const std::string key = "key_" + std::to_string(::getpid()) + "k9Wv";
+  // The server's --api-key: serve-sim refuses requests without it, as SGLang
+  // does, so the run completes only if the benchmark sends it.
+  const std::string api_key = "sk-" + std::to_string(::getpid()) + "a4Rt";
   SpecParts p;
   p.pp = "[8]";
   p.engine_env = "HF_TOKEN = " + Toml(token) + "\n";
   const std::string spec = WriteSpec(p);
-  const std::string set = " --set engine.env.API_KEY=" + key;
+  const std::string set =
+      " --set engine.env.API_KEY=" + key + " --set engine.args.api-key=" + api_key;
 
   const std::set<fs::path> control_dirs = ControlDirs();
   CommandResult dry = Run("run " + spec + " --dry-run" + set);
@@ -420,11 +424,13 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
   EXPECT_NE(dry.out.find("HF_TOKEN="), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find(token), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find(key), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find(api_key), std::string::npos) << dry.out;
 
   CommandResult r = Run("run " + spec + set);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(r.out.find(token), std::string::npos);
   EXPECT_EQ(r.out.find(key), std::string::npos);
+  EXPECT_EQ(r.out.find(api_key), std::string::npos);
   const fs::path run = RunDir();
   ASSERT_FALSE(run.empty());
   int files = 0;
@@ -434,6 +440,7 @@ TEST_F(SshE2e, SecretNeverReachesTheRunDirectory) {
     const std::string text = ReadBinary(e.path());
     EXPECT_EQ(text.find(token), std::string::npos) << e.path();
     EXPECT_EQ(text.find(key), std::string::npos) << e.path();
+    EXPECT_EQ(text.find(api_key), std::string::npos) << e.path();
   }
   EXPECT_GT(files, 10);
   for (const char* f : {"run.json", "commands.txt", "spec.toml", "spec.resolved.json"})
@@ -481,6 +488,35 @@ TEST_F(SshE2e, ClusterNotReadyStopsTheRunBeforeAnySampleNamingEachHost) {
   EXPECT_EQ(r.err.find("n0:"), std::string::npos) << "n0 is ready: " << r.err;
   EXPECT_NE(r.err.find("the cluster is not ready, so no sample ran"), std::string::npos) << r.err;
   EXPECT_TRUE(RunDir().empty()) << "no run directory before the cluster is ready";
+}
+
+// A host that takes the connection and never answers, as a host behind a
+// dropping firewall or a hung sshd does: ssh gives up within the check's
+// timeout and says why in its own words, instead of the check only timing out.
+TEST_F(SshE2e, AHostThatNeverAnswersIsUnreachableInSshsOwnWords) {
+  const int silent_port = FreePorts(1)[0];
+  const int fd = ListenOn("127.0.0.2", silent_port);  // never accepts, never speaks
+  ASSERT_GE(fd, 0);
+  SpecParts p;
+  p.pp = "[8]";
+  std::string spec_text = ReadText(WriteSpec(p));
+  spec_text += "\n[cluster.ssh.n1]\nport = " + std::to_string(silent_port) + "\n";
+  std::ofstream(dir_ / "spec.toml") << spec_text;
+
+  const auto start = Clock::now();
+  CommandResult r =
+      Run("run " + (dir_ / "spec.toml").string() + " --set lifecycle.check_timeout_s=3");
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_LT(took, 20) << r.err;
+  EXPECT_NE(r.err.find("error: n1: reach: ssh to n1 (127.0.0.2): unreachable: Connection timed "
+                       "out during banner exchange\n"),
+            std::string::npos)
+      << r.err;
+  for (const char* ready : {"n0:", "n2:", "n3:"})
+    EXPECT_EQ(r.err.find(ready), std::string::npos) << r.err;
+  EXPECT_TRUE(RunDir().empty());
 }
 
 TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {

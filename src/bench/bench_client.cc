@@ -37,6 +37,7 @@ LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t ou
   config.api = o.api;
   config.abort_check = o.abort_check;
   config.record_chunks = o.record_chunks;
+  config.api_key = o.api_key;
   config.timeout_ns = static_cast<int64_t>(o.timeout_s * 1e9);
   const PromptParams prompt = o.prompt;
   const Api api = o.api;
@@ -87,7 +88,8 @@ Status FlushCache(const BenchOptions& o) {
   for (int attempt = 0; attempt <= static_cast<int>(kFlushRetryS * 1000 / kFlushRetryMs);
        ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFlushRetryMs));
-    PPS_ASSIGN_OR_RETURN(response, PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000)));
+    PPS_ASSIGN_OR_RETURN(response,
+                         PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000), o.api_key));
     if (response.http_status != 400) break;
   }
   if (response.http_status != 200) {

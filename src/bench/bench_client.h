@@ -53,6 +53,9 @@ struct BenchOptions {
   // records keep TTFT and end only. On for every measurement; the client
   // benchmark turns it off to measure what recording costs.
   bool record_chunks = true;
+  // The server's --api-key, sent as "Authorization: Bearer <key>" with every
+  // request and the cache flush; never printed or written.
+  std::string api_key;
 };
 
 struct BenchResult {

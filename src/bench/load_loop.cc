@@ -32,6 +32,11 @@ constexpr int kMaxWaitMs = 100;
 constexpr size_t kOpenLoopAhead = 64;
 constexpr size_t kPrefetchBytes = size_t{256} << 20;
 
+// SGLang's --api-key, as its middleware and bench_serving spell it.
+std::string AuthorizationHeader(const std::string& api_key) {
+  return "Authorization: Bearer " + api_key;
+}
+
 void InitCurlOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -163,6 +168,8 @@ class MultiLoop {
     headers_ = curl_slist_append(headers_, "Accept: text/event-stream");
     headers_ =
         curl_slist_append(headers_, "Expect:");  // no 100-continue round trip for big prompts
+    if (!config_.api_key.empty())
+      headers_ = curl_slist_append(headers_, AuthorizationHeader(config_.api_key).c_str());
   }
   ~MultiLoop() {
     for (auto& [easy, t] : active_) curl_multi_remove_handle(multi_, easy);
@@ -349,9 +356,13 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
 }
 
 Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool post,
-                              size_t max_body_bytes) {
+                              size_t max_body_bytes, const std::string& api_key) {
   InitCurlOnce();
   EasyHandle easy(curl_easy_init());
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
+      api_key.empty() ? nullptr : curl_slist_append(nullptr, AuthorizationHeader(api_key).c_str()),
+      &curl_slist_free_all);
+  if (headers) curl_easy_setopt(easy.get(), CURLOPT_HTTPHEADER, headers.get());
   SimpleResponse response;
   char errbuf[CURL_ERROR_SIZE] = {};
   struct Sink {
@@ -418,12 +429,14 @@ Status ProbeConnect(const std::string& url, int64_t timeout_ms) {
   return Status::Ok();
 }
 
-Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms) {
-  return Simple(url, timeout_ms, /*post=*/true, kErrorBodyBytes);
+Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms,
+                                 const std::string& api_key) {
+  return Simple(url, timeout_ms, /*post=*/true, kErrorBodyBytes, api_key);
 }
 
-Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes) {
-  return Simple(url, timeout_ms, /*post=*/false, max_body_bytes);
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes,
+                           const std::string& api_key) {
+  return Simple(url, timeout_ms, /*post=*/false, max_body_bytes, api_key);
 }
 
 }  // namespace ppsearch::bench

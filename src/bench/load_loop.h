@@ -34,6 +34,7 @@ struct LoopConfig {
   // reason and requests not yet sent stay not_sent.
   std::function<std::string()> abort_check;
   bool record_chunks = true;  // BenchOptions::record_chunks
+  std::string api_key;        // BenchOptions::api_key
 };
 
 struct LoopOutput {
@@ -52,11 +53,13 @@ struct SimpleResponse {
   int http_status = 0;
   std::string body;
 };
-Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms);
+// A non-empty `api_key` is sent as "Authorization: Bearer <key>".
+Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms,
+                                 const std::string& api_key = "");
 // A small blocking GET; an Error when no HTTP answer came (refused, timeout).
 // The body is kept up to `max_body_bytes`.
-Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms,
-                           size_t max_body_bytes = 2048);
+Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes = 2048,
+                           const std::string& api_key = "");
 
 int64_t SteadyNowNs();
 

@@ -4,6 +4,7 @@
 // line per request. Exit: 0 all requests ok, 1 any failed or the server could
 // not be used, 2 bad arguments.
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -37,6 +38,9 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
         opts.api + "'");
   }
   opts.bench.api = *api;
+  // The server's --api-key, from the environment as SGLang's bench_serving
+  // takes it: never on this command line.
+  if (const char* key = std::getenv("OPENAI_API_KEY")) opts.bench.api_key = key;
   // An open loop has no in-flight cap unless one is asked for.
   if (opts.bench.request_rate > 0 && opts.concurrency_flag->count() == 0)
     opts.bench.concurrency = 0;

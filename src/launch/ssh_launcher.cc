@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -98,9 +99,14 @@ class SshLauncher : public Launcher {
 
   // ssh [options] -- address REMOTE-COMMAND. `-n` (stdin from /dev/null)
   // unless there is `input` to send: ssh forwards its stdin to the command.
+  // A command that must end within `deadline_s` connects within a second
+  // less, so that ssh gives up first and says why (a host that does not
+  // answer is "Connection timed out", not only "no answer in time").
   std::vector<std::string> SshArgv(int node, const std::string& remote,
-                                   const std::string& input = "") const {
+                                   const std::string& input = "", double deadline_s = 0) const {
     const spec::HostSpec& h = spec_.cluster.hosts[node];
+    const double connect_s =
+        deadline_s > 0 ? std::min(connect_timeout_s_, deadline_s - 1) : connect_timeout_s_;
     std::vector<std::string> a = {
         "ssh",
         "-n",
@@ -108,7 +114,7 @@ class SshLauncher : public Launcher {
         "-o",
         "BatchMode=yes",
         "-o",
-        "ConnectTimeout=" + std::to_string(std::max(1, static_cast<int>(connect_timeout_s_)))};
+        "ConnectTimeout=" + std::to_string(std::max(1, static_cast<int>(connect_s)))};
     if (!control_dir_.empty()) {
       for (const char* o : {"ControlMaster=auto", "ControlPersist=120"}) {
         a.push_back("-o");
@@ -192,8 +198,8 @@ class SshLauncher : public Launcher {
 
   Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
                                       double timeout_s, const std::string& input) override {
-    PPS_ASSIGN_OR_RETURN(Captured c,
-                         RunCaptured(SshArgv(node, ShellJoin(argv), input), timeout_s, {}, input));
+    PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, ShellJoin(argv), input, timeout_s),
+                                                 timeout_s, {}, input));
     if (!c.exit.signaled && c.exit.code == 255)
       return MakeError("ssh to " + spec_.cluster.hosts[node].name + " (" +
                        spec_.cluster.Address(node) + "): " + DescribeSshFailure(c.err));

@@ -93,6 +93,19 @@ std::string RequestId(int seq) {
 }  // namespace
 
 void SimServer::AddLeaderRoutes() {
+  // SGLang's --api-key (add_api_key_middleware): every route but /health*
+  // and /metrics answers 401 without "Authorization: Bearer <key>".
+  for (const ExtraFlag& f : args_.extra_flags) {
+    if (f.name != "api-key" || !f.value || f.value->empty()) continue;
+    http_->set_pre_routing_handler(
+        [expected = "Bearer " + *f.value](const httplib::Request& q, httplib::Response& r) {
+          if (q.path.rfind("/health", 0) == 0 || q.path.rfind("/metrics", 0) == 0 ||
+              q.get_header_value("Authorization") == expected)
+            return httplib::Server::HandlerResponse::Unhandled;
+          SendJson(r, 401, {{"error", "Unauthorized"}});
+          return httplib::Server::HandlerResponse::Handled;
+        });
+  }
   auto health = [this](const httplib::Request&, httplib::Response& res) {
     res.status = ready_ && !shutting_down() ? 200 : 503;
   };

@@ -185,6 +185,7 @@ bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Samp
   o.flush_cache = spec.lifecycle.flush_cache;
   o.timeout_s = spec.lifecycle.request_timeout_s;
   o.prompt.seed = seed;
+  o.api_key = spec.engine.ArgString("api-key").value_or("");
   return o;
 }
 

@@ -173,6 +173,7 @@ Status ServerGroup::WaitReady() {
       probe.output_tokens = 1;
       probe.timeout_s = std::clamp(left, 1.0, 600.0);
       probe.prompt.seed = 7;
+      probe.api_key = spec_.engine.ArgString("api-key").value_or("");
       Result<bench::BenchResult> r = bench::RunBench(probe);
       if (r.ok() && !r->records.empty() && r->records[0].ok()) return Status::Ok();
       last = r.ok() ? "the 1-token request failed: " + r->records[0].error : r.error().message;
@@ -187,13 +188,16 @@ std::vector<std::string> ServerGroup::Stop() {
   std::vector<std::string> notes;
   if (servers_.empty()) return notes;
   const auto& lc = spec_.lifecycle;
+  // Marks where the sample ends in every log (the log scan stops there)
+  // before any node is signalled: a peer that logs node 0's exit before its
+  // own SIGTERM arrives logs it after its marker.
   for (Server& s : servers_) {
     if (!s.exit) s.exit = s.process->Poll();
-    if (s.exit) continue;
-    // Marks where the sample ends in the log: the log scan stops here.
-    AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
-    s.process->Signal(SIGTERM);
+    if (!s.exit)
+      AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
   }
+  for (Server& s : servers_)
+    if (!s.exit) s.process->Signal(SIGTERM);
   const auto grace = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(lc.stop_grace_s));
   auto all_exited = [&] {

@@ -38,12 +38,13 @@ void SetVerdict(run::SampleOutput& out, evidence::Verdict verdict, std::string d
 // (older SGLang releases answer only /get_server_info, which newer ones
 // keep as a deprecated alias). An error says what the servers answered;
 // the sample goes on without it.
-Result<std::string> ReportedVersion(const std::string& url, double timeout_s) {
+Result<std::string> ReportedVersion(const std::string& url, double timeout_s,
+                                    const std::string& api_key) {
   std::string why;
   for (const char* route : {"/server_info", "/get_server_info"}) {
     // The whole answer: server args and internal states run to several KiB.
     Result<bench::SimpleResponse> r =
-        bench::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20);
+        bench::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20, api_key);
     if (!r.ok()) {
       why = r.error().message;
       continue;
@@ -145,8 +146,8 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
       return out;
     }
     log_from.assign(spec_.cluster.hosts.size(), 0);
-    Result<std::string> version =
-        ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s);
+    Result<std::string> version = ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s,
+                                                  spec_.engine.ArgString("api-key").value_or(""));
     server_version_ = version.ok() ? *version : "";
     if (!version.ok()) out.bench["server_version_error"] = version.error().message;
   }

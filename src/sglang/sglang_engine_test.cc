@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "analysis/log_scan.h"
 #include "bench/scripted_server_testing.h"
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
@@ -129,7 +130,14 @@ class SglangEngineTest : public ::testing::Test {
       ASSERT_TRUE(served.ok()) << served.error().message;
       http_ = std::move(served).value();
     };
-    node0.on_exit = [this] { http_.reset(); };
+    node0.on_exit = [this] {
+      http_.reset();
+      // Node 1 notices at once, as SGLang's nodes do when node 0 goes away.
+      if (peer_logs_node0_exit_)
+        std::ofstream(paths_.live_log(sample_, "n1"), std::ios::app)
+            << "[2026-01-01 00:00:00 PP1 TP0] Lost the connection to node 0 at --dist-init-addr "
+               "(NCCL error: remote process exited or there was a network error)\n";
+    };
     launcher_.ScriptServer(0, node0);
     launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-compute-apps", {FakeOutput("")});
     launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-gpu", {FakeOutput(kIdleGpus)});
@@ -224,6 +232,7 @@ class SglangEngineTest : public ::testing::Test {
   // exits half a second later (exit_later_) and nothing more is answered.
   int peer_lost_at_generate_ = -1;
   std::thread exit_later_;
+  bool peer_logs_node0_exit_ = false;  // node 1 logs node 0's exit when it comes
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<bench::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -261,6 +270,21 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
   EXPECT_TRUE(NoServerStateLeft());
   engine_->Finish();
   EXPECT_EQ(launcher_.calls().size(), calls.size()) << "nothing is left to stop";
+}
+
+// Stopping node 0 makes its peers log a lost connection before their own
+// SIGTERM arrives: every log's stop marker is written before any node is
+// signalled, so those lines fall after it and are no finding of the sample.
+TEST_F(SglangEngineTest, APeerLoggingTheStopOfNodeZeroIsNoFinding) {
+  peer_logs_node0_exit_ = true;
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
+  ASSERT_EQ(out.nodes.size(), 2u);
+  const std::string& log = out.nodes[1].log;
+  const size_t marker = log.find("[ppsearch] stopping the server");
+  ASSERT_NE(marker, std::string::npos) << log;
+  EXPECT_GT(log.find("Lost the connection to node 0"), marker) << log;
+  EXPECT_TRUE(analysis::ScanLog(log, "n1.log").empty()) << log;
 }
 
 // GPU memory that was not released in time after one sample: the next one
