@@ -1,70 +1,13 @@
-// The calibration file: round trip, defaults, and the exact messages of the
-// common mistakes.
+// The calibration's prior spreads and the covariance it propagates.
 
 #include "cost/calibration.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
-#include <filesystem>
-#include <string>
-
-#include "util/files.h"
 
 namespace ppsearch::cost {
 namespace {
-
-class CalibrationFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "ppsearch_calibration_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string Write(const std::string& text) {
-    std::string path = dir_ + "/calibration.json";
-    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
-    return path;
-  }
-
-  std::string dir_;
-};
-
-TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
-  Calibration c;
-  c.Set(Param::kDenseGemm, 0.8125);
-  c.Set(Param::kInterLink, 0.25);
-  c.Set(Param::kHostOverhead, 1750);
-  c.status[Index(Param::kDenseGemm)] = ParamStatus::kDetermined;
-  c.status[Index(Param::kMoeGemm)] = ParamStatus::kAtBound;
-  c.note[Index(Param::kDenseGemm)] = "determined: the data narrowed it";
-  c.log_covariance.assign(kParamCount * kParamCount, 0.0);
-  for (int i = 0; i < kParamCount; ++i) c.log_covariance[i * kParamCount + i] = 0.01 * (i + 1);
-  c.log_covariance[1] = c.log_covariance[kParamCount] = -0.002;
-  c.infeasible.push_back("moe_gemm_eff = 1 is at its physical bound");
-  c.off_prior.push_back("intra_bw_scale = 1.65 is 1.4 prior widths outside its prior");
-  const std::string path = dir_ + "/out/calibration.json";
-  ASSERT_TRUE(SaveCalibration(c, path, R"({"fit": {"layouts": ["PP1/TP32/EP4"]}})").ok());
-  Result<Calibration> loaded = LoadCalibration(path);
-  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  for (int i = 0; i < kParamCount; ++i) {
-    EXPECT_DOUBLE_EQ(loaded->value[i], c.value[i]) << AllParams()[i].name;
-    EXPECT_EQ(loaded->status[i], c.status[i]) << AllParams()[i].name;
-    EXPECT_EQ(loaded->note[i], c.note[i]) << AllParams()[i].name;
-  }
-  EXPECT_EQ(loaded->log_covariance, c.log_covariance);
-  EXPECT_EQ(loaded->infeasible, c.infeasible);
-  EXPECT_EQ(loaded->off_prior, c.off_prior);
-  EXPECT_EQ(loaded->source, path);
-  Result<std::string> text = ReadFile(path);
-  ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/2\""), std::string::npos) << *text;
-  EXPECT_NE(text->find("\"PP1/TP32/EP4\""), std::string::npos) << *text;
-}
 
 TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
   // intra_bw_scale's prior is 0.7-1.1 (width 0.4) on any profile whose
@@ -81,140 +24,6 @@ TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
   EXPECT_NEAR(PriorWidthsOutside(Param::kIntraLink, 0.5, hw), 0.5, 1e-9);
 }
 
-TEST_F(CalibrationFileTest, TheModelFormTermAndWhereTheFitSatRoundTrip) {
-  Calibration c;
-  c.model_form = ModelFormScales{0.03, 0.04, 0.05, 0.06, 0.07, "data/model_error.json"};
-  const std::string path = dir_ + "/calibration.json";
-  ASSERT_TRUE(SaveCalibration(c, path,
-                              R"({"fit": {"hardware": "h20", "gpus_per_node": 8, )"
-                              R"("input_tokens": 131072, "layouts": ["PP1/TP8/EP1"]}})")
-                  .ok());
-  Result<Calibration> loaded = LoadCalibration(path);
-  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  ASSERT_TRUE(loaded->model_form.has_value());
-  EXPECT_DOUBLE_EQ(loaded->model_form->s0, 0.03);
-  EXPECT_DOUBLE_EQ(loaded->model_form->hardware, 0.07);
-  EXPECT_EQ(loaded->model_form->source, "data/model_error.json");
-  EXPECT_EQ(loaded->fitted_hardware, "h20");
-  EXPECT_EQ(loaded->fitted_gpus_per_node, 8);
-  EXPECT_EQ(loaded->fitted_input_tokens, 131072);
-  // A file without the section states none: the shipped fit applies.
-  Result<Calibration> bare =
-      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": {}})"));
-  ASSERT_TRUE(bare.ok());
-  EXPECT_FALSE(bare->model_form.has_value());
-}
-
-TEST_F(CalibrationFileTest, AModelFormOfAnotherShapeIsRefused) {
-  Result<Calibration> c = LoadCalibration(Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "model_error": {"form": "gp"}})"));
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find("key 'model_error.form': expected \"lognormal"),
-            std::string::npos)
-      << c.error().message;
-}
-
-TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
-  Result<Calibration> c = LoadCalibration(
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})"));
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_DOUBLE_EQ(c->Get(Param::kDenseGemm), 0.5);
-  EXPECT_EQ(c->Status(Param::kDenseGemm), ParamStatus::kDetermined);
-  for (const auto& p : AllParams()) {
-    if (p.param == Param::kDenseGemm) continue;
-    EXPECT_DOUBLE_EQ(c->Get(p.param), p.nominal) << p.name;
-    EXPECT_EQ(c->Status(p.param), ParamStatus::kPrior) << p.name;
-  }
-  EXPECT_TRUE(c->log_covariance.empty());
-}
-
-TEST_F(CalibrationFileTest, MissingParametersObject) {
-  const std::string path = Write(R"({"schema": "ppsearch.calibration/2", "dense_gemm_eff": 0.5})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, path +
-                                   ": expected a calibration file with a 'parameters' object "
-                                   "(written by 'ppsearch calibrate')");
-}
-
-TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
-  const std::string path =
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 1.4}})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message,
-            path +
-                ": key 'parameters.dense_gemm_eff': expected a value in [0.05, 1.0] (fraction "
-                "of bf16_tflops; bound: the profile's measured sustained BF16 GEMM rate), got "
-                "1.4");
-  const std::string negative =
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"rank_jitter_us": -1}})");
-  Result<Calibration> n = LoadCalibration(negative);
-  ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.error().message.find("key 'parameters.rank_jitter_us': expected a value in [0.0, "),
-            std::string::npos)
-      << n.error().message;
-}
-
-TEST_F(CalibrationFileTest, OlderSingleFactorFormatSaysToRecalibrate) {
-  const std::string path =
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"compute_scale": 1.42}})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message,
-            path +
-                ": key 'parameters.compute_scale' is from an older calibration format (one "
-                "factor for every kernel); run 'ppsearch calibrate' again to fit the "
-                "per-operator efficiencies");
-  const std::string v1 =
-      Write(R"({"schema": "ppsearch.calibration/1", "parameters": {"compute_scale": 1.42}})");
-  Result<Calibration> old = LoadCalibration(v1);
-  ASSERT_FALSE(old.ok());
-  EXPECT_EQ(old.error().message,
-            v1 + ": schema \"ppsearch.calibration/1\", expected schema "
-                 "\"ppsearch.calibration/2\" (a calibration written by 'ppsearch calibrate'; "
-                 "run it again to write this version)");
-}
-
-// Without the schema a file is another tool's JSON, or a calibration of a
-// format whose keys may mean something else: it is not read as this one.
-TEST_F(CalibrationFileTest, MissingOrUnknownSchemaIsRefusedNamingBoth) {
-  const std::string none = Write(R"({"parameters": {"dense_gemm_eff": 0.5}})");
-  Result<Calibration> c = LoadCalibration(none);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, none +
-                                   ": no 'schema' key, expected schema "
-                                   "\"ppsearch.calibration/2\" (a calibration written by "
-                                   "'ppsearch calibrate')");
-  const std::string other = Write(R"({"schema": "acme.tuning/7", "parameters": {}})");
-  c = LoadCalibration(other);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, other +
-                                   ": schema \"acme.tuning/7\", expected schema "
-                                   "\"ppsearch.calibration/2\" (a calibration written by "
-                                   "'ppsearch calibrate')");
-  const std::string number = Write(R"({"schema": 2, "parameters": {}})");
-  c = LoadCalibration(number);
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find(": schema 2, expected schema"), std::string::npos)
-      << c.error().message;
-  const std::string array = Write("[1, 2]");
-  c = LoadCalibration(array);
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find(": expected a JSON object"), std::string::npos)
-      << c.error().message;
-}
-
-TEST_F(CalibrationFileTest, BadCovarianceShape) {
-  const std::string path = Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, path +
-                                   ": key 'log_covariance': expected a 12 x 12 array of "
-                                   "numbers in parameter order");
-}
-
 TEST(CalibrationPrior, CovarianceDefaultsToThePriorsDiagonal) {
   hardware::HardwareProfile hw;
   Calibration c;
@@ -224,60 +33,6 @@ TEST(CalibrationPrior, CovarianceDefaultsToThePriorsDiagonal) {
   const int d = Index(Param::kDenseGemm);
   EXPECT_NEAR(std::sqrt(cov[d * kParamCount + d]), std::log(1.0 / 0.7) / 4, 1e-12);
   EXPECT_DOUBLE_EQ(cov[d * kParamCount + d + 1], 0.0);
-}
-
-TEST_F(CalibrationFileTest, NonNumberValue) {
-  const std::string path =
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"host_overhead_us": "fast"}})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message,
-            path + ": key 'parameters.host_overhead_us': expected a number, got string");
-}
-
-// A value pasted by mistake is quoted in part, with its size.
-TEST_F(CalibrationFileTest, AHugeBadValueIsQuotedInPart) {
-  const std::string path = Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "status": {"dense_gemm_eff": ")" +
-      std::string(1 << 20, 'x') + "\"}}");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, path +
-                                   ": key 'status.dense_gemm_eff': expected \"prior\", "
-                                   "\"determined\" or \"at bound\", got \"" +
-                                   std::string(79, 'x') + "... (1048578 bytes)");
-}
-
-TEST_F(CalibrationFileTest, NotJson) {
-  const std::string path = Write("dense_gemm_eff = 0.5\n");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message.rfind(path + ": not valid JSON: ", 0), 0u) << c.error().message;
-}
-
-TEST_F(CalibrationFileTest, MissingFile) {
-  Result<Calibration> c = LoadCalibration(dir_ + "/absent.json");
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find(dir_ + "/absent.json"), std::string::npos) << c.error().message;
-}
-
-TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
-  const std::string path =
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gem_eff": 0.5}})");
-  Result<Calibration> c = LoadCalibration(path);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message,
-            path +
-                ": unknown key 'parameters.dense_gem_eff' (did you mean 'dense_gemm_eff'?); "
-                "known: dense_gemm_eff, fp8_gemm_eff, moe_gemm_eff, attention_eff, "
-                "linear_attention_eff, memory_bw_eff, intra_bw_scale, inter_bw_eff, "
-                "expert_skew, rank_jitter_us, host_overhead_us, runtime_workspace_mib");
-}
-
-TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {
-  Result<Calibration> c = LoadCalibration(dir_);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "cannot read " + dir_ + ": is a directory, expected a regular file");
 }
 
 }  // namespace
