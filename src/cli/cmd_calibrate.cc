@@ -28,24 +28,14 @@ struct CalibrateOptions {
   std::string output = "calibration.json";
 };
 
-std::vector<evidence::CalibrationFitPoint> FitPoints(
-    const std::vector<calibrate::PointResidual>& points) {
-  std::vector<evidence::CalibrationFitPoint> out;
-  for (const calibrate::PointResidual& r : points)
-    out.push_back({r.layout, r.concurrency, r.measured_tps, r.predicted_tps, r.measured_ttft_p50_s,
-                   r.predicted_ttft_p50_s, r.measured_peak_mib, r.predicted_peak_mib});
-  return out;
-}
-
 // The file's `fit` section: what the fit was made from and how it met each point.
 evidence::CalibrationFitRecord FitRecord(const calibrate::FitResult& fit,
                                          const std::vector<calibrate::Measurement>& measured) {
   evidence::CalibrationFitRecord r;
   for (const calibrate::Measurement& m : measured) r.measured.push_back(m.source);
-  r.points = FitPoints(fit.residuals);
-  for (const calibrate::ShareResidual& s : fit.shares)
-    r.exposed_comm_share.push_back({s.layout.Label(), s.measured, s.predicted});
-  r.leave_one_layout_out = FitPoints(fit.held_out);
+  r.points = fit.residuals;
+  r.exposed_comm_share = fit.shares;
+  r.leave_one_layout_out = fit.held_out;
   return r;
 }
 

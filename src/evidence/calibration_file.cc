@@ -198,12 +198,12 @@ nlohmann::ordered_json PointsJson(const std::vector<CalibrationFitPoint>& points
                  {"tp", r.layout.tp},
                  {"ep", r.layout.ep},
                  {"concurrency", r.concurrency},
-                 {"input_tps_measured", r.input_tps_measured},
-                 {"input_tps_predicted", r.input_tps_predicted},
-                 {"ttft_p50_s_measured", r.ttft_p50_s_measured},
-                 {"ttft_p50_s_predicted", r.ttft_p50_s_predicted},
-                 {"peak_gpu_mib_measured", r.peak_gpu_mib_measured},
-                 {"peak_gpu_mib_predicted", r.peak_gpu_mib_predicted}});
+                 {"input_tps_measured", r.measured_tps},
+                 {"input_tps_predicted", r.predicted_tps},
+                 {"ttft_p50_s_measured", r.measured_ttft_p50_s},
+                 {"ttft_p50_s_predicted", r.predicted_ttft_p50_s},
+                 {"peak_gpu_mib_measured", r.measured_peak_mib},
+                 {"peak_gpu_mib_predicted", r.predicted_peak_mib}});
   return a;
 }
 
@@ -219,7 +219,7 @@ nlohmann::ordered_json FitJson(const Calibration& c, const CalibrationFitRecord&
   j["points"] = PointsJson(fit.points);
   for (const CalibrationFitShare& s : fit.exposed_comm_share)
     j["exposed_comm_share"].push_back(
-        {{"layout", s.layout}, {"measured", s.measured}, {"predicted", s.predicted}});
+        {{"layout", s.layout.Label()}, {"measured", s.measured}, {"predicted", s.predicted}});
   if (!fit.leave_one_layout_out.empty())
     j["leave_one_layout_out"] = PointsJson(fit.leave_one_layout_out);
   return j;

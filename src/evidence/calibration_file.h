@@ -20,18 +20,20 @@ inline constexpr const char* kCalibrationSchema = "ppsearch.calibration/2";
 
 // One fitted point as the file's fit.points (and fit.leave_one_layout_out)
 // records it: measured against predicted.
+// calibrate::PointResidual is this type: the fit's residuals are what the
+// file records.
 struct CalibrationFitPoint {
   spec::LayoutSpec layout;
   int concurrency = 0;
-  double input_tps_measured = 0, input_tps_predicted = 0;
-  double ttft_p50_s_measured = 0, ttft_p50_s_predicted = 0;
-  double peak_gpu_mib_measured = 0, peak_gpu_mib_predicted = 0;
+  double measured_tps = 0, predicted_tps = 0;
+  double measured_ttft_p50_s = 0, predicted_ttft_p50_s = 0;
+  double predicted_peak_mib = 0, measured_peak_mib = 0;
 };
 
 // A layout's exposed communication share, measured (an Nsight profile's
-// summary) and predicted.
+// summary) and predicted (calibrate::ShareResidual).
 struct CalibrationFitShare {
-  std::string layout;  // "PP1/TP32/EP4"
+  spec::LayoutSpec layout;
   double measured = 0, predicted = 0;
 };
 

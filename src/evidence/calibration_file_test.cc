@@ -97,7 +97,7 @@ TEST_F(CalibrationFileTest, TheFitSectionRecordsWhatTheFitMet) {
   CalibrationFitRecord fit;
   fit.measured = {"a.csv", "b.csv"};
   fit.points.push_back({LayoutOf(1, 8, 1), 4, 1000, 1100, 2.5, 2.25, 70000, 71000});
-  fit.exposed_comm_share.push_back({"PP1/TP8/EP1", 0.25, 0.125});
+  fit.exposed_comm_share.push_back({LayoutOf(1, 8, 1), 0.25, 0.125});
   fit.leave_one_layout_out.push_back({LayoutOf(2, 4, 1), 8, 900, 990, 3, 3.5, 0, 60000});
   const std::string path = dir_ + "/calibration.json";
   ASSERT_TRUE(SaveCalibration(c, path, &fit).ok());
@@ -115,7 +115,8 @@ TEST_F(CalibrationFileTest, TheFitSectionRecordsWhatTheFitMet) {
   EXPECT_EQ(f["points"][0]["concurrency"], 4);
   EXPECT_EQ(f["points"][0]["input_tps_predicted"], 1100.0);
   EXPECT_EQ(f["points"][0]["ttft_p50_s_measured"], 2.5);
-  EXPECT_EQ(f["points"][0]["peak_gpu_mib_predicted"], 71000.0);
+  EXPECT_EQ(f["points"][0]["peak_gpu_mib_measured"], 71000.0);
+  EXPECT_EQ(f["exposed_comm_share"][0]["layout"], "PP1/TP8/EP1");
   EXPECT_EQ(f["exposed_comm_share"][0]["predicted"], 0.125);
   EXPECT_EQ(f["leave_one_layout_out"][0]["pp"], 2);
   EXPECT_EQ(f["leave_one_layout_out"][0]["ttft_p50_s_predicted"], 3.5);
