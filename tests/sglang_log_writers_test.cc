@@ -3,13 +3,13 @@
 // (server/) carry the same lines for the same model, GPU and layout, since
 // both come from sglang_log/.
 
-#include "ppsearch_source_dir.h"
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <sstream>
 
+#include "ppsearch_source_dir.h"
 #include "run/sim_sample.h"
 #include "server/deployment.h"
 #include "server/sglang_log.h"
@@ -50,7 +50,8 @@ void ExpectSameLines(const std::string& model, const std::string& hardware, int 
   id.concurrency = 1;
   spec.sim.inject.back().sample = id.str();
   spec.sim.inject.back().fault = "nccl";
-  run::SimSampleEngine engine(spec, dep.model, dep.hw, dep.calibration);
+  const plan::SearchInputs inputs{spec, dep.model, dep.hw, {}};
+  run::SimSampleEngine engine(inputs, dep.calibration);
   run::SampleContext ctx;
   ctx.id = id;
   ctx.plan = &dep.plan;

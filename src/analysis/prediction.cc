@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "uncertainty/model_error_file.h"
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
@@ -75,7 +76,7 @@ RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
   }
   cost::Calibration calibration;
   if (calibrated) {
-    Result<cost::Calibration> loaded = cost::LoadCalibration(calibration_path);
+    Result<cost::Calibration> loaded = evidence::LoadCalibration(calibration_path);
     if (!loaded.ok()) {
       out.note = "No prediction: " + loaded.error().message;
       return out;

@@ -9,7 +9,6 @@
 #include "predict/predict.h"
 #include "predict/search.h"
 #include "spec/spec_parser.h"
-#include "uncertainty/propagate.h"
 
 namespace ppsearch::backtest {
 namespace {
@@ -86,25 +85,27 @@ uncertainty::Site SiteOf(const Loaded& l) {
           l.config->concurrency, l.in.spec.workload.output_tokens};
 }
 
-// Input TPS, TTFT p50 and TPOT p50 of `l` under each member of `fit`'s parameter ensemble.
-void PredictMembers(const Loaded& l, const cost::Calibration& fit, const RunOptions& options,
-                    ConfigurationPrediction* out) {
-  const uncertainty::Ensemble ensemble =
-      uncertainty::DrawEnsemble(fit, l.in.hardware, options.ensemble);
-  if (ensemble.members.empty()) return;
-  const auto evaluate = [&](size_t, const cost::Calibration& member) {
-    predict::PointOptions po;
-    po.concurrency = l.config->concurrency;
-    return predict::ValuesOf(
-        predict::PredictPoint(l.plan(), l.in.spec, l.in.model, l.in.hardware, member, po));
-  };
-  const std::vector<uncertainty::PointUncertainty> u = uncertainty::Propagate(
-      {{l.config->layout, l.config->concurrency, {}}}, ensemble, evaluate, options.threads);
-  for (const uncertainty::MemberValues& m : u.front().members) {
-    out->member_input_tps.push_back(m.input_tps);
-    out->member_ttft_p50_s.push_back(m.ttft_p50_s);
-    out->member_tpot_ms.push_back(m.tpot_p50_s * 1000);
-  }
+// `l`'s one point predicted by the one predictor of a search, with its
+// ensemble's members when `options` draws any; an error when the simulator
+// cannot predict the layout or the point's requests do not all fit.
+Result<predict::SearchPrediction> PredictConfiguration(const Loaded& l,
+                                                       const cost::Calibration& fit,
+                                                       const RunOptions& options) {
+  predict::SearchOptions so;
+  so.ensemble = options.ensemble;
+  so.threads = options.threads;
+  predict::SearchPrediction p = predict::PredictSearch(l.in, fit, so);
+  if (p.points.size() != 1)
+    return AtConfiguration(*l.config,
+                           "the simulator cannot predict " + l.config->layout.Label() + ": " +
+                               predict::NotModelled(l.plan()).value_or("not a valid layout"));
+  const predict::PointPrediction& point = p.points.front().prediction;
+  if (point.metrics.requests_completed < point.metrics.requests_total)
+    return AtConfiguration(*l.config, std::to_string(point.metrics.request_errors) + " of " +
+                                          std::to_string(point.metrics.requests_total) +
+                                          " simulated requests failed (they do not fit the KV "
+                                          "cache pool)");
+  return p;
 }
 
 // The model config whose fit predicts `l`: its own, or that of the
@@ -217,15 +218,9 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     const std::string family = FamilyOf(loaded, l);
     const FamilyFit& fit = *std::find_if(out.fits.begin(), out.fits.end(),
                                          [&](const FamilyFit& f) { return f.model == family; });
-    predict::PointOptions options;
-    options.concurrency = l.config->concurrency;
-    const predict::PointPrediction p = predict::PredictPoint(
-        l.plan(), l.in.spec, l.in.model, l.in.hardware, fit.calibration, options);
-    if (p.metrics.requests_completed < p.metrics.requests_total)
-      return AtConfiguration(*l.config, std::to_string(p.metrics.request_errors) + " of " +
-                                            std::to_string(p.metrics.requests_total) +
-                                            " simulated requests failed (they do not fit the KV "
-                                            "cache pool)");
+    PPS_ASSIGN_OR_RETURN(const predict::SearchPrediction prediction,
+                         PredictConfiguration(l, fit.calibration, run_options));
+    const predict::PointPrediction& p = prediction.points.front().prediction;
     ConfigurationResult r;
     r.name = l.config->name;
     r.layout = l.config->layout;
@@ -250,7 +245,12 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     unit.SetPerUnit({1, 1, 1, 1, 1, 1});
     r.prediction.from_calibration =
         uncertainty::FromCalibration(r.prediction.site, fit.calibration, unit);
-    PredictMembers(l, fit.calibration, run_options, &r.prediction);
+    if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(0))
+      for (const uncertainty::MemberValues& m : u->members) {
+        r.prediction.member_input_tps.push_back(m.input_tps);
+        r.prediction.member_ttft_p50_s.push_back(m.ttft_p50_s);
+        r.prediction.member_tpot_ms.push_back(m.tpot_p50_s * 1000);
+      }
     predictions.push_back(r.prediction);
     out.configurations.push_back(std::move(r));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
 #include "plan/plan.h"
@@ -44,18 +45,10 @@ struct Noise {
   double exposed_share_abs = 0.03;  // a profile's prefill windows differ by a few points
 };
 
-struct PointResidual {
-  spec::LayoutSpec layout;
-  int concurrency = 0;
-  double measured_tps = 0, predicted_tps = 0;
-  double measured_ttft_p50_s = 0, predicted_ttft_p50_s = 0;
-  double predicted_peak_mib = 0, measured_peak_mib = 0;
-};
-
-struct ShareResidual {
-  spec::LayoutSpec layout;
-  double measured = 0, predicted = 0;
-};
+// A fitted point measured against predicted, and a layout's exposed
+// communication share: the calibration file records them as they are.
+using PointResidual = evidence::CalibrationFitPoint;
+using ShareResidual = evidence::CalibrationFitShare;
 
 struct FitResult {
   cost::Calibration calibration;  // values, statuses, notes, covariance, infeasible

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "scenarios/scenarios.h"
 #include "text/table.h"
 
@@ -92,7 +93,7 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
     if (!lp.valid) return MakeError(lp.layout.Label() + " is not valid: " + lp.errors[0].message);
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
-    PPS_ASSIGN_OR_RETURN(calibration, cost::LoadCalibration(opts.calibration_path));
+    PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));
   }
   scenarios::ScenarioOptions& o = opts.eval;
   o.spec_path = opts.spec.spec_path;

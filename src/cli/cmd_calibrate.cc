@@ -8,11 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "calibrate/fit.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "evidence/calibration_file.h"
 #include "text/table.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"
@@ -28,42 +28,15 @@ struct CalibrateOptions {
   std::string output = "calibration.json";
 };
 
-nlohmann::ordered_json PointsJson(const std::vector<calibrate::PointResidual>& points) {
-  auto a = nlohmann::ordered_json::array();
-  for (const auto& r : points)
-    a.push_back({{"pp", r.layout.pp},
-                 {"tp", r.layout.tp},
-                 {"ep", r.layout.ep},
-                 {"concurrency", r.concurrency},
-                 {"input_tps_measured", r.measured_tps},
-                 {"input_tps_predicted", r.predicted_tps},
-                 {"ttft_p50_s_measured", r.measured_ttft_p50_s},
-                 {"ttft_p50_s_predicted", r.predicted_ttft_p50_s},
-                 {"peak_gpu_mib_measured", r.measured_peak_mib},
-                 {"peak_gpu_mib_predicted", r.predicted_peak_mib}});
-  return a;
-}
-
-std::string FitJson(const calibrate::FitResult& fit,
-                    const std::vector<calibrate::Measurement>& measured,
-                    const cost::Calibration& saved) {
-  nlohmann::ordered_json j;
-  // Where the fit sits, for the model-form term's extrapolation distances.
-  j["fit"]["hardware"] = saved.fitted_hardware;
-  j["fit"]["gpus_per_node"] = saved.fitted_gpus_per_node;
-  j["fit"]["input_tokens"] = saved.fitted_input_tokens;
-  j["fit"]["concurrency"] = saved.fitted_concurrency;
-  j["fit"]["output_tokens"] = saved.fitted_output_tokens;
-  for (const auto& m : measured) {
-    j["fit"]["layouts"].push_back(m.layout.Label());
-    j["fit"]["measured"].push_back(m.source);
-  }
-  j["fit"]["points"] = PointsJson(fit.residuals);
-  for (const auto& s : fit.shares)
-    j["fit"]["exposed_comm_share"].push_back(
-        {{"layout", s.layout.Label()}, {"measured", s.measured}, {"predicted", s.predicted}});
-  if (!fit.held_out.empty()) j["fit"]["leave_one_layout_out"] = PointsJson(fit.held_out);
-  return j.dump();
+// The file's `fit` section: what the fit was made from and how it met each point.
+evidence::CalibrationFitRecord FitRecord(const calibrate::FitResult& fit,
+                                         const std::vector<calibrate::Measurement>& measured) {
+  evidence::CalibrationFitRecord r;
+  for (const calibrate::Measurement& m : measured) r.measured.push_back(m.source);
+  r.points = fit.residuals;
+  r.exposed_comm_share = fit.shares;
+  r.leave_one_layout_out = fit.held_out;
+  return r;
 }
 
 // The output's directory must exist: a typo in -o should not create a tree.
@@ -166,8 +139,8 @@ Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
   Result<cost::ModelFormScales> model_form = uncertainty::ModelFormFor(cost::Calibration());
   if (!model_form.ok()) return model_form.error();
   to_save.model_form = *model_form;
-  PPS_RETURN_IF_ERROR(
-      cost::SaveCalibration(to_save, opts.output, FitJson(*fit, fi.measurements, to_save)));
+  const evidence::CalibrationFitRecord record = FitRecord(*fit, fi.measurements);
+  PPS_RETURN_IF_ERROR(evidence::SaveCalibration(to_save, opts.output, &record));
   std::cout << "calibration written to " << opts.output << "\n";
   return kExitOk;
 }

@@ -23,6 +23,7 @@
 #include "compare/confounders.h"
 #include "compare/load.h"
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "evidence/run_metadata.h"
 #include "evidence/run_spec.h"
 #include "launch/launcher.h"
@@ -277,7 +278,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
 
   cost::Calibration calibration;
   if (!opts.calibration.empty()) {
-    Result<cost::Calibration> c = cost::LoadCalibration(opts.calibration);
+    Result<cost::Calibration> c = evidence::LoadCalibration(opts.calibration);
     if (!c.ok()) return c.error();
     calibration = *c;
     Result<std::string> text = ReadFile(opts.calibration);
@@ -306,7 +307,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     engine = std::make_unique<sglang::SglangSampleEngine>(in->spec, **launcher);
     ro.launcher = launcher->get();
   } else if (engine_kind == "sim") {  // else the replay, made above
-    engine = std::make_unique<run::SimSampleEngine>(in->spec, in->model, in->hardware, calibration);
+    engine = std::make_unique<run::SimSampleEngine>(*in, calibration);
   }
   // commands.txt is written from the spec without its secrets.
   ro.sample_commands = [shown = spec::WithoutSecrets(in->spec),
@@ -322,7 +323,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   }
   if (in->spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
-      return run::PredictedBreakdownJson(ctx, in->spec, in->model, in->hardware, calibration);
+      return run::PredictedBreakdownJson(ctx, *in, calibration);
     };
   ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, OnRunStopSignal);

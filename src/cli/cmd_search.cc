@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "report/search_page.h"
 #include "search/measure.h"
 #include "search/render.h"
@@ -67,7 +68,7 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
   opts.search.bounds = search::WithFlags(search::SpecBounds(in.spec.search), opts.search.bounds);
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
-    PPS_ASSIGN_OR_RETURN(calibration, cost::LoadCalibration(opts.calibration_path));
+    PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));
   }
   opts.search.screen = !opts.exhaustive;
   if (opts.search.ensemble.members > 0) {

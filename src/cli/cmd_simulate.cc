@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
+#include "evidence/calibration_file.h"
 #include "memory/memory_interval.h"
 #include "predict/search.h"
 #include "report/result_table.h"
@@ -337,7 +338,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   if (!in.ok()) return in.error();
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
-    Result<cost::Calibration> loaded = cost::LoadCalibration(opts.calibration_path);
+    Result<cost::Calibration> loaded = evidence::LoadCalibration(opts.calibration_path);
     if (!loaded.ok()) return loaded.error();
     calibration = *loaded;
   }

@@ -3,7 +3,8 @@
 // how each was obtained, and what the data left uncertain. Uncertainty is a
 // Gaussian in log-parameter space (the fit's Laplace approximation: prior
 // narrowed by the data) kept inside the physical bounds; a parameter the data
-// did not touch keeps its prior's spread.
+// did not touch keeps its prior's spread. The file that keeps one on disk is
+// evidence/calibration_file.h's.
 
 #include <array>
 #include <cstdint>
@@ -13,7 +14,6 @@
 
 #include "cost/parameters.h"
 #include "hardware/hardware.h"
-#include "util/result.h"
 
 namespace ppsearch::cost {
 
@@ -112,9 +112,5 @@ constexpr double kOffPriorWidths = 1.0;
 
 // The covariance to propagate: the stored one, else the priors' (diagonal).
 std::vector<double> LogCovariance(const Calibration& c, const hardware::HardwareProfile& hw);
-
-Result<Calibration> LoadCalibration(const std::string& path);
-Status SaveCalibration(const Calibration& calibration, const std::string& path,
-                       const std::string& extra_json_fields = "");
 
 }  // namespace ppsearch::cost

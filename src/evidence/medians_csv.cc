@@ -1,75 +1,30 @@
 #include "evidence/medians_csv.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <tuple>
 
+#include "evidence/csv_cells.h"
 #include "util/excerpt.h"
 
 namespace ppsearch::evidence {
 namespace {
 
-std::string At(const CsvTable& t, size_t r) {
-  return t.path + ":" + std::to_string(t.row_lines[r]);
-}
-
-// The cell of row `r` in `column`, "" when the column is absent.
-std::string Cell(const CsvTable& t, size_t r, const std::string& column) {
-  const int c = t.Column(column);
-  return c >= 0 && static_cast<size_t>(c) < t.rows[r].size() ? t.rows[r][c] : "";
-}
-
-Result<int> PositiveInt(const CsvTable& t, size_t r, const std::string& column) {
-  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
-  if (!(v >= 1 && v <= 1e9 && v == std::floor(v)))
-    return MakeError(At(t, r) + ": column '" + column + "': expected a positive integer, got " +
-                     Excerpt(Cell(t, r, column)));
-  return static_cast<int>(v);
-}
-
-// An optional number: unset when the column is absent or the cell empty.
-Result<std::optional<double>> Optional(const CsvTable& t, size_t r, const std::string& column) {
-  if (Cell(t, r, column).empty()) return std::optional<double>();
-  PPS_ASSIGN_OR_RETURN(double v, CsvNumber(t, r, column));
-  return std::optional<double>(v);
-}
-
-Result<std::optional<int>> OptionalCount(const CsvTable& t, size_t r, const std::string& column) {
-  PPS_ASSIGN_OR_RETURN(std::optional<double> v, Optional(t, r, column));
-  if (!v) return std::optional<int>();
-  if (!(*v >= 0 && *v <= 1e9 && *v == std::floor(*v)))
-    return MakeError(At(t, r) + ": column '" + column + "': expected a count, got " +
-                     Excerpt(Cell(t, r, column)));
-  return std::optional<int>(static_cast<int>(*v));
-}
-
 Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
-  PPS_ASSIGN_OR_RETURN(row.layout.pp, PositiveInt(t, r, "pp"));
-  PPS_ASSIGN_OR_RETURN(row.layout.tp, PositiveInt(t, r, "tp"));
-  PPS_ASSIGN_OR_RETURN(row.layout.ep, PositiveInt(t, r, "ep"));
-  // Files written before DP attention have no dp column: plain TP attention.
-  if (t.Column("dp") >= 0) {
-    PPS_ASSIGN_OR_RETURN(row.layout.dp, PositiveInt(t, r, "dp"));
-  }
-  row.layout.origin.file = t.path;
-  row.layout.origin.line = t.row_lines[r];
-  PPS_ASSIGN_OR_RETURN(row.concurrency, PositiveInt(t, r, "concurrency"));
-  PPS_ASSIGN_OR_RETURN(row.repeats, OptionalCount(t, r, "repeats"));
-  PPS_ASSIGN_OR_RETURN(row.valid_repeats, OptionalCount(t, r, "valid_repeats"));
-  PPS_ASSIGN_OR_RETURN(row.requests_completed, OptionalCount(t, r, "requests_completed"));
-  PPS_ASSIGN_OR_RETURN(row.requests_total, OptionalCount(t, r, "requests_total"));
-  const std::string simulated = Cell(t, r, "simulated");
-  if (simulated == "true" || simulated == "false") row.simulated = simulated == "true";
-  row.measured = row.valid_repeats != 0 && !Cell(t, r, "input_tps_median").empty();
+  PPS_ASSIGN_OR_RETURN(row.layout, CsvLayout(t, r));
+  PPS_ASSIGN_OR_RETURN(row.concurrency, CsvPositiveInt(t, r, "concurrency"));
+  PPS_ASSIGN_OR_RETURN(row.repeats, CsvOptionalCount(t, r, "repeats"));
+  PPS_ASSIGN_OR_RETURN(row.valid_repeats, CsvOptionalCount(t, r, "valid_repeats"));
+  PPS_ASSIGN_OR_RETURN(row.requests_completed, CsvOptionalCount(t, r, "requests_completed"));
+  PPS_ASSIGN_OR_RETURN(row.requests_total, CsvOptionalCount(t, r, "requests_total"));
+  row.simulated = CsvBool(t, r, "simulated");
+  row.measured = row.valid_repeats != 0 && !CsvCell(t, r, "input_tps_median").empty();
   if (!row.measured) return Status::Ok();
   PPS_ASSIGN_OR_RETURN(row.input_tps_median, CsvNumber(t, r, "input_tps_median"));
   if (!(row.input_tps_median > 0))
-    return MakeError(At(t, r) +
+    return MakeError(CsvAt(t, r) +
                      ": column 'input_tps_median': expected a positive number (tokens/s), got " +
-                     Excerpt(Cell(t, r, "input_tps_median")) +
+                     Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
   const std::pair<const char*, std::optional<double>*> optional[] = {
       {"input_tps_spread", &row.input_tps_spread},
@@ -89,7 +44,7 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
       {"e2e_p99_s_median", &row.e2e_p99_s_median},
       {"goodput_rps_median", &row.goodput_rps_median}};
   for (const auto& [column, field] : optional) {
-    PPS_ASSIGN_OR_RETURN(*field, Optional(t, r, column));
+    PPS_ASSIGN_OR_RETURN(*field, CsvOptional(t, r, column));
   }
   if (!row.headroom_mib && row.peak_gpu_mib && row.gpu_total_mib)
     row.headroom_mib = *row.gpu_total_mib - *row.peak_gpu_mib;
@@ -116,7 +71,7 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
                                            row.layout.dp, row.concurrency),
                            row.line());
     if (!added)
-      return MakeError(At(table, r) + ": " + row.layout.Label() + " at concurrency " +
+      return MakeError(CsvAt(table, r) + ": " + row.layout.Label() + " at concurrency " +
                        std::to_string(row.concurrency) + " appears twice (first at line " +
                        std::to_string(seen->second) +
                        "); expected one row per layout and concurrency");
@@ -126,10 +81,6 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
 }
 
 std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
-  auto num = [](double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); };
-  auto opt = [&](const std::optional<double>& v, int decimals) {
-    return v ? num(*v, decimals) : std::string();
-  };
   std::string out = CsvRow({"schema_version",
                             "pp",
                             "tp",
@@ -168,25 +119,25 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                    std::to_string(r.valid_repeats.value_or(0)),
                    std::to_string(r.requests_completed.value_or(0)),
                    std::to_string(r.requests_total.value_or(0)),
-                   num(r.input_tps_median, 2),
-                   num(r.input_tps_spread.value_or(0), 6),
-                   num(r.ttft_p50_s_median.value_or(0), 4),
-                   num(r.ttft_p50_s_spread.value_or(0), 6),
-                   num(r.ttft_p95_s_median.value_or(0), 4),
-                   opt(r.peak_gpu_mib, 0),
-                   opt(r.gpu_total_mib, 0),
-                   opt(r.headroom_mib, 0),
-                   opt(r.input_tps_vs_baseline, 6),
-                   opt(r.ttft_p50_vs_baseline, 6),
+                   CsvFixed(r.input_tps_median, 2),
+                   CsvFixed(r.input_tps_spread.value_or(0), 6),
+                   CsvFixed(r.ttft_p50_s_median.value_or(0), 4),
+                   CsvFixed(r.ttft_p50_s_spread.value_or(0), 6),
+                   CsvFixed(r.ttft_p95_s_median.value_or(0), 4),
+                   CsvFixed(r.peak_gpu_mib, 0),
+                   CsvFixed(r.gpu_total_mib, 0),
+                   CsvFixed(r.headroom_mib, 0),
+                   CsvFixed(r.input_tps_vs_baseline, 6),
+                   CsvFixed(r.ttft_p50_vs_baseline, 6),
                    r.simulated.value_or(false) ? "true" : "false",
                    std::to_string(r.layout.dp),
-                   opt(r.output_tps_median, 2),
-                   opt(r.output_tps_per_gpu_median, 2),
-                   opt(r.ttft_p99_s_median, 4),
-                   opt(r.tpot_p99_s_median, 6),
-                   opt(r.itl_p99_s_median, 6),
-                   opt(r.e2e_p99_s_median, 4),
-                   opt(r.goodput_rps_median, 4)});
+                   CsvFixed(r.output_tps_median, 2),
+                   CsvFixed(r.output_tps_per_gpu_median, 2),
+                   CsvFixed(r.ttft_p99_s_median, 4),
+                   CsvFixed(r.tpot_p99_s_median, 6),
+                   CsvFixed(r.itl_p99_s_median, 6),
+                   CsvFixed(r.e2e_p99_s_median, 4),
+                   CsvFixed(r.goodput_rps_median, 4)});
   return out;
 }
 

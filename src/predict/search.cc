@@ -5,13 +5,6 @@
 namespace ppsearch::predict {
 namespace {
 
-PointOptions OptionsAt(const plan::SearchInputs& in, int concurrency) {
-  PointOptions po;
-  po.concurrency = concurrency;
-  po.seed = in.spec.workload.seed;
-  return po;
-}
-
 // The layouts the decision may pick, by the headroom rule on the predicted peak.
 std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
                                                  const std::vector<SearchPoint>& points) {
@@ -43,6 +36,17 @@ uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
   return v;
 }
 
+PointPrediction PredictSearchPoint(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+                                   const cost::Calibration& calibration,
+                                   const PointRequest& request) {
+  PointOptions po;
+  po.concurrency = request.concurrency;
+  po.seed = request.seed.value_or(in.spec.workload.seed);
+  po.keep_trace = request.keep_trace;
+  po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
+  return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, po);
+}
+
 SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,
                                const SearchOptions& options) {
   SearchPrediction out;
@@ -50,14 +54,14 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
   for (const plan::LayoutPlan& lp : in.plan.layouts) {
     if (!lp.valid || NotModelled(lp)) continue;
     for (int c : in.spec.sweep.concurrency) {
-      PointOptions po = OptionsAt(in, c);
-      po.keep_trace = options.keep_trace;
-      SearchPoint sp{PredictPoint(lp, in.spec, in.model, in.hardware, calibration, po), &lp, 0};
+      PointRequest request;
+      request.concurrency = c;
+      request.keep_trace = options.keep_trace;
+      SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
       if (options.cap_check && lp.layout.pp > 1) {
-        po.keep_trace = false;
-        po.pp_max_micro_batch_size = 1;
-        sp.cap1_input_tps =
-            PredictPoint(lp, in.spec, in.model, in.hardware, calibration, po).metrics.input_tps;
+        request.keep_trace = false;
+        request.pp_max_micro_batch_size = 1;
+        sp.cap1_input_tps = PredictSearchPoint(in, lp, calibration, request).metrics.input_tps;
       }
       out.points.push_back(std::move(sp));
     }
@@ -70,8 +74,9 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
     jobs.push_back({sp.plan->layout, sp.prediction.concurrency, ValuesOf(sp.prediction)});
   const auto evaluate = [&](size_t job, const cost::Calibration& member) {
     const SearchPoint& sp = out.points[job];
-    return ValuesOf(PredictPoint(*sp.plan, in.spec, in.model, in.hardware, member,
-                                 OptionsAt(in, sp.prediction.concurrency)));
+    PointRequest request;
+    request.concurrency = sp.prediction.concurrency;
+    return ValuesOf(PredictSearchPoint(in, *sp.plan, member, request));
   };
   out.intervals = uncertainty::Propagate(jobs, ensemble, evaluate, options.threads);
   out.model_form = options.model_form;

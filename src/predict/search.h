@@ -3,7 +3,8 @@
 // inputs' sweep, what pp-max-micro-batch-size = 1 would cost there when
 // asked, and each point's interval over the calibration's uncertainty with
 // what the intervals say about the choice. The one predictor of a search:
-// `simulate`, the run analysis behind `report`, and the benchmarks call it.
+// `simulate`, the run analysis behind `report`, `search`, `backtest` and the
+// benchmarks call it (PredictSearchPoint: one point of it, the same way).
 // Pure: the same inputs, calibration and options give the same prediction.
 
 #include <cstdint>
@@ -62,6 +63,25 @@ struct SearchPrediction {
     return point < intervals.size() ? &intervals[point] : nullptr;
   }
 };
+
+// Which point of a search to predict, and how.
+struct PointRequest {
+  int concurrency = 1;
+  // The workload's seed; nullopt: the spec's (workload.seed). A run's repeat
+  // passes its own.
+  std::optional<uint64_t> seed;
+  bool keep_trace = false;
+  int pp_max_micro_batch_size = 0;  // 0: the spec's
+};
+
+// One point of `inputs`' search (`layout` is one of its plan's layouts),
+// predicted as PredictSearch predicts each of its points: the inputs' spec,
+// model and hardware under `calibration`. The one way a point is predicted
+// outside the calibration's own fit (the simulated engine's samples, their
+// profile breakdown).
+PointPrediction PredictSearchPoint(const plan::SearchInputs& inputs, const plan::LayoutPlan& layout,
+                                   const cost::Calibration& calibration,
+                                   const PointRequest& request);
 
 // What the intervals carry of one prediction.
 uncertainty::MemberValues ValuesOf(const PointPrediction& p);

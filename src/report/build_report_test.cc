@@ -12,7 +12,9 @@
 
 #include "analysis/analysis_testing.h"
 #include "analysis/baseline.h"
+#include "evidence/calibration_file.h"
 #include "evidence/evidence.h"
+#include "evidence/results_csv.h"
 #include "gpu/gpu_memory.h"
 #include "report/markdown.h"
 #include "report/run_dir_testing.h"
@@ -65,6 +67,13 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   EXPECT_EQ(results->header.back(), "goodput_rps");  // then goodput, schema 1 growing at the end
   EXPECT_EQ(results->rows[0][results->Column("tpot_p50_s")], "");
   EXPECT_EQ(results->rows[0][results->Column("output_tps_per_gpu")], "");
+  // The format's own reader reads what the report wrote.
+  Result<std::vector<evidence::ResultRow>> rows = evidence::ReadResultsCsv(dir_ + "/results.csv");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ((*rows)[0].sample, "pp4-tp8-ep4_c8_r1");
+  EXPECT_EQ((*rows)[0].input_tps, 12800.00);
+  EXPECT_FALSE((*rows)[0].tpot_p50_s.has_value());
 
   Result<CsvTable> summary = ReadCsv(dir_ + "/summary.csv");
   ASSERT_TRUE(summary.ok());
@@ -120,6 +129,39 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   Result<ReportOutcome> again = BuildReport(dir_);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->markdown, md);
+}
+
+// The report names the calibration a simulated run used, as the calibration
+// file's reader reads it from run.json: every parameter, in the parameter
+// table's order; one it cannot read is said to be so, not called uncalibrated.
+TEST_F(BuildReportTest, TheCalibrationASimulatedRunUsedIsReadByItsOwnReader) {
+  WriteHealthyRun();
+  const std::string run_json = dir_ + "/metadata/run.json";
+  const auto with_calibration = [&](const nlohmann::json& calibration) {
+    Result<std::string> text = ReadFile(run_json);
+    ASSERT_TRUE(text.ok());
+    nlohmann::json run = nlohmann::json::parse(*text);
+    run["calibration"] = calibration;
+    ASSERT_TRUE(WriteFileAtomic(run_json, run.dump(2)).ok());
+  };
+  with_calibration({{"schema", evidence::kCalibrationSchema},
+                    {"parameters", {{"memory_bw_eff", 0.75}, {"dense_gemm_eff", 0.8125}}}});
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_NE(out->markdown.find(" Calibration: dense_gemm_eff = 0.8125, fp8_gemm_eff = 0.85, "
+                               "moe_gemm_eff = 0.85, attention_eff = 0.85, "
+                               "linear_attention_eff = 0.85, memory_bw_eff = 0.75, "),
+            std::string::npos)
+      << out->markdown;
+  with_calibration(
+      {{"schema", "ppsearch.calibration/1"}, {"parameters", {{"compute_scale", 1.4}}}});
+  out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_NE(out->markdown.find(" Calibration not readable: run.json's calibration: schema "
+                               "\"ppsearch.calibration/1\", expected schema"),
+            std::string::npos)
+      << out->markdown;
+  EXPECT_EQ(out->markdown.find("Uncalibrated"), std::string::npos);
 }
 
 // An earlier PP1 run with pp-max-micro-batch-size = 1 and no summary.csv:

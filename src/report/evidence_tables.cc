@@ -1,24 +1,12 @@
 #include "report/evidence_tables.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
 #include "decide/sla.h"
 #include "evidence/medians_csv.h"
+#include "evidence/results_csv.h"
 #include "report/compare_render.h"
-#include "util/csv.h"
 
 namespace ppsearch::report {
 namespace {
-
-std::string Num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
-
-std::string Num(const std::optional<double>& v, int decimals) {
-  return v ? Num(*v, decimals) : std::string();
-}
-
-std::string Bool(bool v) { return v ? "true" : "false"; }
 
 nlohmann::json Opt(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
@@ -26,6 +14,43 @@ nlohmann::json Opt(const std::optional<double>& v) {
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
   return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"label", l.Label()}};
+}
+
+// results.csv's row of a completed sample (evidence/results_csv owns the
+// format). Impossible evidence measured nothing: its counts and figures are
+// unknown, not zero.
+evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulated) {
+  const stats::SampleMetrics& m = s.metrics;
+  evidence::ResultRow r;
+  r.sample = s.name;
+  r.layout = s.id.layout;
+  r.concurrency = s.id.concurrency;
+  r.repeat = s.id.repeat;
+  r.findings = static_cast<int>(s.findings.size());
+  r.simulated = simulated;
+  r.verdict = s.verdict;
+  if (!s.trustworthy()) return r;
+  r.requests_completed = m.requests_completed;
+  r.requests_total = s.requests_total();
+  r.request_errors = m.request_errors;
+  r.input_tps = m.input_tps;
+  r.ttft_mean_s = m.ttft_s.mean;
+  r.ttft_p50_s = m.ttft_s.p50;
+  r.ttft_p95_s = m.ttft_s.p95;
+  r.ttft_p99_s = m.ttft_s.p99;
+  r.e2e_p50_s = m.e2e_s.p50;
+  r.peak_gpu_mib = s.peak_gpu_mib;
+  r.gpu_total_mib = s.gpu_total_mib;
+  r.goodput_rps = m.goodput_rps;
+  if (m.tpot_requests > 0) {  // a decode sample
+    r.output_tps = m.output_tps;
+    r.output_tps_per_gpu = m.output_tps / (s.id.layout.pp * s.id.layout.tp);
+    r.tpot_p50_s = m.tpot_s.p50;
+    r.tpot_p99_s = m.tpot_s.p99;
+    r.itl_p50_s = m.itl_s.p50;
+    r.itl_p99_s = m.itl_s.p99;
+  }
+  return r;
 }
 
 // summary.csv's row of a point (evidence/medians_csv owns the format).
@@ -214,73 +239,10 @@ nlohmann::json ChecksJson(const analysis::RunAnalysis& a,
 }  // namespace
 
 std::string ResultsCsv(const analysis::RunAnalysis& a) {
-  std::string out = CsvRow({"schema_version",
-                            "sample",
-                            "pp",
-                            "tp",
-                            "ep",
-                            "concurrency",
-                            "repeat",
-                            "requests_completed",
-                            "requests_total",
-                            "request_errors",
-                            "input_tps",
-                            "ttft_mean_s",
-                            "ttft_p50_s",
-                            "ttft_p95_s",
-                            "ttft_p99_s",
-                            "e2e_p50_s",
-                            "peak_gpu_mib",
-                            "gpu_total_mib",
-                            "findings",
-                            "simulated",
-                            "verdict",
-                            "output_tps",
-                            "output_tps_per_gpu",
-                            "tpot_p50_s",
-                            "tpot_p99_s",
-                            "itl_p50_s",
-                            "itl_p99_s",
-                            "dp",
-                            "goodput_rps"});
-  for (const analysis::SampleAnalysis& s : a.evidence.samples) {
-    if (!s.completed()) continue;
-    const auto& m = s.metrics;
-    std::vector<std::string> row = {std::to_string(kReportSchemaVersion),
-                                    s.name,
-                                    std::to_string(s.id.layout.pp),
-                                    std::to_string(s.id.layout.tp),
-                                    std::to_string(s.id.layout.ep),
-                                    std::to_string(s.id.concurrency),
-                                    std::to_string(s.id.repeat),
-                                    std::to_string(m.requests_completed),
-                                    std::to_string(s.requests_total()),
-                                    std::to_string(m.request_errors),
-                                    Num(m.input_tps, 2),
-                                    Num(m.ttft_s.mean, 4),
-                                    Num(m.ttft_s.p50, 4),
-                                    Num(m.ttft_s.p95, 4),
-                                    Num(m.ttft_s.p99, 4),
-                                    Num(m.e2e_s.p50, 4),
-                                    Num(s.peak_gpu_mib, 0),
-                                    Num(s.gpu_total_mib, 0),
-                                    std::to_string(s.findings.size()),
-                                    Bool(a.evidence.simulated),
-                                    evidence::VerdictName(s.verdict)};
-    // Impossible evidence measured nothing: its cells are unknown, not zero.
-    if (!s.trustworthy()) std::fill(row.begin() + 7, row.end() - 3, std::string());
-    // Decode columns (schema 1 grows at the end): empty for a prefill-only
-    // sample and for impossible evidence.
-    const bool decode = s.trustworthy() && m.tpot_requests > 0;
-    const int gpus = s.id.layout.pp * s.id.layout.tp;
-    for (double v : {m.output_tps, m.output_tps / gpus}) row.push_back(decode ? Num(v, 2) : "");
-    for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
-      row.push_back(decode ? Num(v, 6) : "");
-    row.push_back(std::to_string(s.id.layout.dp));
-    row.push_back(s.trustworthy() ? Num(m.goodput_rps, 4) : "");
-    out += CsvRow(row);
-  }
-  return out;
+  std::vector<evidence::ResultRow> rows;
+  for (const analysis::SampleAnalysis& s : a.evidence.samples)
+    if (s.completed()) rows.push_back(ResultRowOf(s, a.evidence.simulated));
+  return evidence::ResultsCsvText(rows);
 }
 
 std::string SummaryCsv(const analysis::RunAnalysis& a) {

@@ -6,8 +6,9 @@
 #include <cctype>
 #include <cmath>
 
-#include "report/adaptive_section.h"
 #include "decide/sla.h"
+#include "evidence/calibration_file.h"
+#include "report/adaptive_section.h"
 #include "report/breakdown.h"
 #include "report/charts.h"
 #include "report/compare_render.h"
@@ -40,17 +41,17 @@ ResultRow ToRow(const analysis::PointSummary& p) {
 // The calibration and noise model a simulated run used, as run.json records them.
 std::string SimulationNote(const evidence::RunMetadata& run) {
   std::string out;
-  const nlohmann::json& calibration = run.calibration;
-  if (calibration.is_object() && calibration.contains("parameters") &&
-      calibration["parameters"].is_object()) {
-    std::string params;
-    for (const auto& [key, value] : calibration["parameters"].items())
-      if (value.is_number())
-        params +=
-            fmt::format("{}{} = {:.4g}", params.empty() ? "" : ", ", key, value.get<double>());
-    out += " Calibration: " + params + ".";
-  } else {
+  if (!run.calibration.is_object()) {
     out += " Uncalibrated (hardware profile as shipped).";
+  } else if (const Result<cost::Calibration> c =
+                 evidence::ParseCalibration(run.calibration, "run.json's calibration");
+             !c.ok()) {
+    out += " Calibration not readable: " + c.error().message + ".";
+  } else {
+    std::string params;
+    for (const cost::ParamInfo& p : cost::AllParams())
+      params += fmt::format("{}{} = {:.4g}", params.empty() ? "" : ", ", p.name, c->Get(p.param));
+    out += " Calibration: " + params + ".";
   }
   if (run.noise)
     out += fmt::format(" Repeat noise: {}, cv {}, seed {}.", run.noise->model,

@@ -39,7 +39,7 @@ class AdaptiveRunTest : public ::testing::Test {
     RunOptions o;
     o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
     o.run_id = run_id;
-    SimSampleEngine engine(inputs_.spec, inputs_.model, inputs_.hardware, cost::Calibration());
+    SimSampleEngine engine(inputs_, cost::Calibration());
     return RunSamples(o, inputs_.spec, inputs_.plan, engine, [](const RunProgress&) {});
   }
 
@@ -55,7 +55,7 @@ class AdaptiveRunTest : public ::testing::Test {
     o.stop = &stop;
     adaptive::Session session(inputs_, cost::Calibration());
     o.next_samples = [&](const evidence::RunPaths& p) { return session.Next(p); };
-    SimSampleEngine engine(inputs_.spec, inputs_.model, inputs_.hardware, cost::Calibration());
+    SimSampleEngine engine(inputs_, cost::Calibration());
     int seen = 0;
     return RunSamples(o, inputs_.spec, inputs_.plan, engine, [&](const RunProgress&) {
       if (stop_after >= 0 && seen++ >= stop_after) stop = true;

@@ -4,7 +4,7 @@
 
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
-#include "predict/predict.h"
+#include "predict/search.h"
 
 namespace ppsearch::run {
 
@@ -14,15 +14,14 @@ int TpSpanNodes(const plan::LayoutPlan& plan) {
   return static_cast<int>(span);
 }
 
-nlohmann::json PredictedBreakdownJson(const SampleContext& context, const spec::Spec& spec,
-                                      const model::ModelDesc& model,
-                                      const hardware::HardwareProfile& hw,
+nlohmann::json PredictedBreakdownJson(const SampleContext& context,
+                                      const plan::SearchInputs& inputs,
                                       const cost::Calibration& calibration) {
-  predict::PointOptions po;
-  po.concurrency = context.id.concurrency;
-  po.seed = context.workload_seed;
+  predict::PointRequest request;
+  request.concurrency = context.id.concurrency;
+  request.seed = context.workload_seed;
   const predict::PointPrediction p =
-      predict::PredictPoint(*context.plan, spec, model, hw, calibration, po);
+      predict::PredictSearchPoint(inputs, *context.plan, calibration, request);
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : p.stage_shares)
     stages.push_back({{"compute", s.compute},

@@ -7,9 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/calibration.h"
-#include "hardware/hardware.h"
-#include "model/model.h"
 #include "plan/plan.h"
+#include "plan/search_inputs.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
 #include "util/result.h"
@@ -22,9 +21,8 @@ int TpSpanNodes(const plan::LayoutPlan& plan);
 // The simulator's breakdown of `context`'s layout and concurrency, the numbers
 // a profile of that sample is read against: exposed communication, bubble
 // and per-stage shares, all-reduces per forward.
-nlohmann::json PredictedBreakdownJson(const SampleContext& context, const spec::Spec& spec,
-                                      const model::ModelDesc& model,
-                                      const hardware::HardwareProfile& hw,
+nlohmann::json PredictedBreakdownJson(const SampleContext& context,
+                                      const plan::SearchInputs& inputs,
                                       const cost::Calibration& calibration);
 
 // The spec's export ([profile] file) analysed for `plan`'s layout.

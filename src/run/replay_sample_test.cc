@@ -63,7 +63,7 @@ class ReplayTest : public ::testing::Test {
   }
 
   std::string SimRun(const plan::SearchInputs& in, std::vector<std::string> extra = {}) {
-    SimSampleEngine sim(in.spec, in.model, in.hardware, cost::Calibration{});
+    SimSampleEngine sim(in, cost::Calibration{});
     return Run(in, sim, "sim", extra);
   }
 

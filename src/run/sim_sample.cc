@@ -8,6 +8,7 @@
 
 #include "gpu/gpu_memory.h"
 #include "predict/predict.h"
+#include "predict/search.h"
 #include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
 
@@ -106,12 +107,12 @@ double SimSampleEngine::NoiseFactor(const spec::SimSpec& sim, const evidence::Sa
 }
 
 Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
-  predict::PointOptions po;
-  po.concurrency = ctx.id.concurrency;
-  po.seed = ctx.workload_seed;
-  po.keep_trace = true;
+  predict::PointRequest request;
+  request.concurrency = ctx.id.concurrency;
+  request.seed = ctx.workload_seed;
+  request.keep_trace = true;
   predict::PointPrediction p =
-      predict::PredictPoint(*ctx.plan, spec_, model_, hw_, calibration_, po);
+      predict::PredictSearchPoint(inputs_, *ctx.plan, calibration_, request);
   SampleOutput out;
   // A slower repeat stretches every timestamp: throughput scales by 1/f.
   const double f = NoiseFactor(spec_.sim, ctx.id);

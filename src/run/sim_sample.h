@@ -1,14 +1,14 @@
 #pragma once
 // The simulated engine behind `ppsearch run --engine sim`: each sample is a
-// prediction (src/predict) turned into the evidence a real sample leaves:
-// per-request records stretched by a seeded per-repeat noise factor, server
-// logs in SGLang's format per node, and nvidia-smi snapshots per node from
-// the memory model. Failures listed in the spec's [sim] inject table are
-// injected into the matching sample.
+// prediction (predict::PredictSearchPoint, as the search predicts its points) turned into the
+// evidence a real sample leaves: per-request records stretched by a seeded per-repeat noise factor,
+// server logs in SGLang's format per node, and nvidia-smi snapshots per node from the memory model.
+// Failures listed in the spec's [sim] inject table are injected into the matching sample.
 
 #include "cost/calibration.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/search_inputs.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
 
@@ -16,9 +16,13 @@ namespace ppsearch::run {
 
 class SimSampleEngine : public SampleEngine {
  public:
-  SimSampleEngine(const spec::Spec& spec, const model::ModelDesc& model,
-                  const hardware::HardwareProfile& hw, const cost::Calibration& calibration)
-      : spec_(spec), model_(model), hw_(hw), calibration_(calibration) {}
+  // `inputs` outlives the engine; a sample's plan is one of its layouts.
+  SimSampleEngine(const plan::SearchInputs& inputs, const cost::Calibration& calibration)
+      : inputs_(inputs),
+        spec_(inputs.spec),
+        model_(inputs.model),
+        hw_(inputs.hardware),
+        calibration_(calibration) {}
 
   const char* kind() const override { return "sim"; }
   bool simulated() const override { return true; }
@@ -29,6 +33,7 @@ class SimSampleEngine : public SampleEngine {
   static double NoiseFactor(const spec::SimSpec& sim, const evidence::SampleId& id);
 
  private:
+  const plan::SearchInputs& inputs_;
   const spec::Spec& spec_;
   const model::ModelDesc& model_;
   const hardware::HardwareProfile& hw_;

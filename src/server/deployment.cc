@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "evidence/calibration_file.h"
 #include "model/hf_config.h"
 #include "predict/predict.h"
 
@@ -72,7 +73,7 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
   if (!hw) return hw.error();
   d->hw = std::move(*hw);
   if (!args.calibration_path.empty()) {
-    auto cal = cost::LoadCalibration(args.calibration_path);
+    auto cal = evidence::LoadCalibration(args.calibration_path);
     if (!cal) return cal.error();
     d->calibration = *cal;
   }

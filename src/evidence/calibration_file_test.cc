@@ -1,0 +1,339 @@
+// The calibration file: round trip, defaults, and the exact messages of the
+// common mistakes.
+
+#include "evidence/calibration_file.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "util/files.h"
+
+namespace ppsearch::evidence {
+namespace {
+
+using cost::AllParams;
+using cost::Calibration;
+using cost::Index;
+using cost::kParamCount;
+using cost::ModelFormScales;
+using cost::Param;
+using cost::ParamStatus;
+
+class CalibrationFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ppsearch_calibration_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& text) {
+    std::string path = dir_ + "/calibration.json";
+    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
+    return path;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CalibrationFileTest, SaveThenLoadRoundTrips) {
+  Calibration c;
+  c.Set(Param::kDenseGemm, 0.8125);
+  c.Set(Param::kInterLink, 0.25);
+  c.Set(Param::kHostOverhead, 1750);
+  c.status[Index(Param::kDenseGemm)] = ParamStatus::kDetermined;
+  c.status[Index(Param::kMoeGemm)] = ParamStatus::kAtBound;
+  c.note[Index(Param::kDenseGemm)] = "determined: the data narrowed it";
+  c.log_covariance.assign(kParamCount * kParamCount, 0.0);
+  for (int i = 0; i < kParamCount; ++i) c.log_covariance[i * kParamCount + i] = 0.01 * (i + 1);
+  c.log_covariance[1] = c.log_covariance[kParamCount] = -0.002;
+  c.infeasible.push_back("moe_gemm_eff = 1 is at its physical bound");
+  c.off_prior.push_back("intra_bw_scale = 1.65 is 1.4 prior widths outside its prior");
+  const std::string path = dir_ + "/out/calibration.json";
+  c.fitted_layouts = {"PP1/TP32/EP4"};
+  const CalibrationFitRecord fit;
+  ASSERT_TRUE(SaveCalibration(c, path, &fit).ok());
+  Result<Calibration> loaded = LoadCalibration(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  for (int i = 0; i < kParamCount; ++i) {
+    EXPECT_DOUBLE_EQ(loaded->value[i], c.value[i]) << AllParams()[i].name;
+    EXPECT_EQ(loaded->status[i], c.status[i]) << AllParams()[i].name;
+    EXPECT_EQ(loaded->note[i], c.note[i]) << AllParams()[i].name;
+  }
+  EXPECT_EQ(loaded->log_covariance, c.log_covariance);
+  EXPECT_EQ(loaded->infeasible, c.infeasible);
+  EXPECT_EQ(loaded->off_prior, c.off_prior);
+  EXPECT_EQ(loaded->source, path);
+  Result<std::string> text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("\"schema\": \"ppsearch.calibration/2\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("\"PP1/TP32/EP4\""), std::string::npos) << *text;
+}
+
+spec::LayoutSpec LayoutOf(int pp, int tp, int ep) {
+  spec::LayoutSpec l;
+  l.pp = pp;
+  l.tp = tp;
+  l.ep = ep;
+  return l;
+}
+
+// The fit section says what the fit met: each measured layout's source, every
+// fitted point measured against predicted, the exposed communication shares
+// and the leave-one-layout-out points, in this order.
+TEST_F(CalibrationFileTest, TheFitSectionRecordsWhatTheFitMet) {
+  Calibration c;
+  c.fitted_hardware = "h20";
+  c.fitted_gpus_per_node = 8;
+  c.fitted_input_tokens = 1024;
+  c.fitted_layouts = {"PP1/TP8/EP1", "PP2/TP4/EP1"};
+  CalibrationFitRecord fit;
+  fit.measured = {"a.csv", "b.csv"};
+  fit.points.push_back({LayoutOf(1, 8, 1), 4, 1000, 1100, 2.5, 2.25, 70000, 71000});
+  fit.exposed_comm_share.push_back({LayoutOf(1, 8, 1), 0.25, 0.125});
+  fit.leave_one_layout_out.push_back({LayoutOf(2, 4, 1), 8, 900, 990, 3, 3.5, 0, 60000});
+  const std::string path = dir_ + "/calibration.json";
+  ASSERT_TRUE(SaveCalibration(c, path, &fit).ok());
+  Result<std::string> text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  const nlohmann::json j = nlohmann::json::parse(*text);
+  const nlohmann::json& f = j["fit"];
+  EXPECT_EQ(f["hardware"], "h20");
+  EXPECT_EQ(f["gpus_per_node"], 8);
+  EXPECT_EQ(f["input_tokens"], 1024);
+  EXPECT_EQ(f["layouts"], nlohmann::json({"PP1/TP8/EP1", "PP2/TP4/EP1"}));
+  EXPECT_EQ(f["measured"], nlohmann::json({"a.csv", "b.csv"}));
+  ASSERT_EQ(f["points"].size(), 1u);
+  EXPECT_EQ(f["points"][0]["tp"], 8);
+  EXPECT_EQ(f["points"][0]["concurrency"], 4);
+  EXPECT_EQ(f["points"][0]["input_tps_predicted"], 1100.0);
+  EXPECT_EQ(f["points"][0]["ttft_p50_s_measured"], 2.5);
+  EXPECT_EQ(f["points"][0]["peak_gpu_mib_measured"], 71000.0);
+  EXPECT_EQ(f["exposed_comm_share"][0]["layout"], "PP1/TP8/EP1");
+  EXPECT_EQ(f["exposed_comm_share"][0]["predicted"], 0.125);
+  EXPECT_EQ(f["leave_one_layout_out"][0]["pp"], 2);
+  EXPECT_EQ(f["leave_one_layout_out"][0]["ttft_p50_s_predicted"], 3.5);
+  // `fit` is written last.
+  EXPECT_LT(text->find("\"off_prior\""), text->find("\"fit\""));
+  // Read back: the fields the Calibration holds.
+  Result<Calibration> loaded = LoadCalibration(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->fitted_layouts, c.fitted_layouts);
+  EXPECT_EQ(loaded->fitted_input_tokens, 1024);
+  // Without a record the file has no fit section.
+  ASSERT_TRUE(SaveCalibration(c, path).ok());
+  text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find("\"fit\""), std::string::npos) << *text;
+}
+
+TEST_F(CalibrationFileTest, TheModelFormTermAndWhereTheFitSatRoundTrip) {
+  Calibration c;
+  ModelFormScales form;
+  form.s0 = 0.03;
+  form.SetPerUnit({0.04, 0.05, 0.06, 0.07, 0.09, 0.10});
+  form.source = "data/model_error.json";
+  c.model_form = form;
+  const std::string path = dir_ + "/calibration.json";
+  c.fitted_hardware = "h20";
+  c.fitted_gpus_per_node = 8;
+  c.fitted_input_tokens = 131072;
+  c.fitted_concurrency = {1, 16};
+  c.fitted_output_tokens = 1024;
+  c.fitted_layouts = {"PP1/TP8/EP1"};
+  const CalibrationFitRecord fit;
+  ASSERT_TRUE(SaveCalibration(c, path, &fit).ok());
+  Result<Calibration> loaded = LoadCalibration(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_TRUE(loaded->model_form.has_value());
+  EXPECT_DOUBLE_EQ(loaded->model_form->s0, 0.03);
+  EXPECT_DOUBLE_EQ(loaded->model_form->hardware, 0.07);
+  EXPECT_DOUBLE_EQ(loaded->model_form->concurrency, 0.09);
+  EXPECT_DOUBLE_EQ(loaded->model_form->output_length, 0.10);
+  EXPECT_EQ(loaded->model_form->source, "data/model_error.json");
+  EXPECT_EQ(loaded->fitted_hardware, "h20");
+  EXPECT_EQ(loaded->fitted_gpus_per_node, 8);
+  EXPECT_EQ(loaded->fitted_input_tokens, 131072);
+  EXPECT_EQ(loaded->fitted_concurrency, (std::vector<int>{1, 16}));
+  EXPECT_EQ(loaded->fitted_output_tokens, 1024);
+  EXPECT_EQ(loaded->fitted_layouts, c.fitted_layouts);
+  // A file without the section states none: the shipped fit applies.
+  Result<Calibration> bare =
+      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": {}})"));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare->model_form.has_value());
+}
+
+TEST_F(CalibrationFileTest, AModelFormOfAnotherShapeIsRefused) {
+  Result<Calibration> c = LoadCalibration(Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "model_error": {"form": "gp"}})"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("key 'model_error.form': expected \"lognormal"),
+            std::string::npos)
+      << c.error().message;
+}
+
+TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
+  Result<Calibration> c = LoadCalibration(
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->Get(Param::kDenseGemm), 0.5);
+  EXPECT_EQ(c->Status(Param::kDenseGemm), ParamStatus::kDetermined);
+  for (const auto& p : AllParams()) {
+    if (p.param == Param::kDenseGemm) continue;
+    EXPECT_DOUBLE_EQ(c->Get(p.param), p.nominal) << p.name;
+    EXPECT_EQ(c->Status(p.param), ParamStatus::kPrior) << p.name;
+  }
+  EXPECT_TRUE(c->log_covariance.empty());
+}
+
+TEST_F(CalibrationFileTest, MissingParametersObject) {
+  const std::string path = Write(R"({"schema": "ppsearch.calibration/2", "dense_gemm_eff": 0.5})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": expected a calibration file with a 'parameters' object "
+                                   "(written by 'ppsearch calibrate')");
+}
+
+TEST_F(CalibrationFileTest, ValueOutsideItsPhysicalBound) {
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 1.4}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path +
+                ": key 'parameters.dense_gemm_eff': expected a value in [0.05, 1.0] (fraction "
+                "of bf16_tflops; bound: the profile's measured sustained BF16 GEMM rate), got "
+                "1.4");
+  const std::string negative =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"rank_jitter_us": -1}})");
+  Result<Calibration> n = LoadCalibration(negative);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find("key 'parameters.rank_jitter_us': expected a value in [0.0, "),
+            std::string::npos)
+      << n.error().message;
+}
+
+TEST_F(CalibrationFileTest, OlderSingleFactorFormatSaysToRecalibrate) {
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"compute_scale": 1.42}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path +
+                ": key 'parameters.compute_scale' is from an older calibration format (one "
+                "factor for every kernel); run 'ppsearch calibrate' again to fit the "
+                "per-operator efficiencies");
+  const std::string v1 =
+      Write(R"({"schema": "ppsearch.calibration/1", "parameters": {"compute_scale": 1.42}})");
+  Result<Calibration> old = LoadCalibration(v1);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().message,
+            v1 + ": schema \"ppsearch.calibration/1\", expected schema "
+                 "\"ppsearch.calibration/2\" (a calibration written by 'ppsearch calibrate'; "
+                 "run it again to write this version)");
+}
+
+// Without the schema a file is another tool's JSON, or a calibration of a
+// format whose keys may mean something else: it is not read as this one.
+TEST_F(CalibrationFileTest, MissingOrUnknownSchemaIsRefusedNamingBoth) {
+  const std::string none = Write(R"({"parameters": {"dense_gemm_eff": 0.5}})");
+  Result<Calibration> c = LoadCalibration(none);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, none +
+                                   ": no 'schema' key, expected schema "
+                                   "\"ppsearch.calibration/2\" (a calibration written by "
+                                   "'ppsearch calibrate')");
+  const std::string other = Write(R"({"schema": "acme.tuning/7", "parameters": {}})");
+  c = LoadCalibration(other);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, other +
+                                   ": schema \"acme.tuning/7\", expected schema "
+                                   "\"ppsearch.calibration/2\" (a calibration written by "
+                                   "'ppsearch calibrate')");
+  const std::string number = Write(R"({"schema": 2, "parameters": {}})");
+  c = LoadCalibration(number);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(": schema 2, expected schema"), std::string::npos)
+      << c.error().message;
+  const std::string array = Write("[1, 2]");
+  c = LoadCalibration(array);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(": expected a JSON object"), std::string::npos)
+      << c.error().message;
+}
+
+TEST_F(CalibrationFileTest, BadCovarianceShape) {
+  const std::string path = Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'log_covariance': expected a 12 x 12 array of "
+                                   "numbers in parameter order");
+}
+
+TEST_F(CalibrationFileTest, NonNumberValue) {
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"host_overhead_us": "fast"}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path + ": key 'parameters.host_overhead_us': expected a number, got string");
+}
+
+// A value pasted by mistake is quoted in part, with its size.
+TEST_F(CalibrationFileTest, AHugeBadValueIsQuotedInPart) {
+  const std::string path = Write(
+      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "status": {"dense_gemm_eff": ")" +
+      std::string(1 << 20, 'x') + "\"}}");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'status.dense_gemm_eff': expected \"prior\", "
+                                   "\"determined\" or \"at bound\", got \"" +
+                                   std::string(79, 'x') + "... (1048578 bytes)");
+}
+
+TEST_F(CalibrationFileTest, NotJson) {
+  const std::string path = Write("dense_gemm_eff = 0.5\n");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message.rfind(path + ": not valid JSON: ", 0), 0u) << c.error().message;
+}
+
+TEST_F(CalibrationFileTest, MissingFile) {
+  Result<Calibration> c = LoadCalibration(dir_ + "/absent.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(dir_ + "/absent.json"), std::string::npos) << c.error().message;
+}
+
+TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gem_eff": 0.5}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            path +
+                ": unknown key 'parameters.dense_gem_eff' (did you mean 'dense_gemm_eff'?); "
+                "known: dense_gemm_eff, fp8_gemm_eff, moe_gemm_eff, attention_eff, "
+                "linear_attention_eff, memory_bw_eff, intra_bw_scale, inter_bw_eff, "
+                "expert_skew, rank_jitter_us, host_overhead_us, runtime_workspace_mib");
+}
+
+TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {
+  Result<Calibration> c = LoadCalibration(dir_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "cannot read " + dir_ + ": is a directory, expected a regular file");
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence

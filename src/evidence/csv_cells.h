@@ -1,0 +1,36 @@
+#pragma once
+// The cells of the CSVs ppsearch writes and reads back (summary.csv and the
+// CSV of medians, results.csv): one rule per kind of cell for every reader,
+// one number format for every writer.
+
+#include <optional>
+#include <string>
+
+#include "spec/spec.h"
+#include "util/csv.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+// "FILE:LINE" of row `r`, for errors.
+std::string CsvAt(const CsvTable& t, size_t r);
+// The cell of row `r` in `column`, "" when the column is absent.
+std::string CsvCell(const CsvTable& t, size_t r, const std::string& column);
+// A positive integer (a layout's size, a concurrency).
+Result<int> CsvPositiveInt(const CsvTable& t, size_t r, const std::string& column);
+// An optional number: unset when the column is absent or the cell empty.
+Result<std::optional<double>> CsvOptional(const CsvTable& t, size_t r, const std::string& column);
+// An optional count (an integer >= 0).
+Result<std::optional<int>> CsvOptionalCount(const CsvTable& t, size_t r, const std::string& column);
+// The row's layout: pp, tp, ep (positive integers) and dp when the column is
+// there (files written before DP attention have none: plain TP attention);
+// its origin is the file and the row's line.
+Result<spec::LayoutSpec> CsvLayout(const CsvTable& t, size_t r);
+// "true" or "false"; unset for an absent column or any other text.
+std::optional<bool> CsvBool(const CsvTable& t, size_t r, const std::string& column);
+
+// `v` with `decimals` digits after the point; an unset value is an empty cell.
+std::string CsvFixed(double v, int decimals);
+std::string CsvFixed(const std::optional<double>& v, int decimals);
+
+}  // namespace ppsearch::evidence

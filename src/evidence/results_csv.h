@@ -1,0 +1,43 @@
+#pragma once
+// results.csv: one row per completed sample of a run directory, written by
+// `ppsearch report` and at the end of `ppsearch run` (schema version 1;
+// columns and units: docs/formats.md). The writer and the one reader of the
+// format. A sample whose evidence cannot be true measured nothing: its
+// counts and figures are empty cells, not zeros; a prefill-only sample has
+// empty decode cells.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evidence/verdict.h"
+#include "spec/spec.h"
+#include "util/csv.h"
+#include "util/result.h"
+
+namespace ppsearch::evidence {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+struct ResultRow {
+  std::string sample;       // "pp1-tp32-ep4_c8_r1"
+  spec::LayoutSpec layout;  // pp, tp, ep, dp
+  int concurrency = 0;
+  int repeat = 0;
+  std::optional<int> requests_completed, requests_total, request_errors;
+  std::optional<double> input_tps, ttft_mean_s, ttft_p50_s, ttft_p95_s, ttft_p99_s, e2e_p50_s;
+  std::optional<double> peak_gpu_mib, gpu_total_mib;
+  int findings = 0;  // log findings
+  bool simulated = false;
+  Verdict verdict = Verdict::kOk;
+  // Decode figures; unset for a prefill-only sample.
+  std::optional<double> output_tps, output_tps_per_gpu, tpot_p50_s, tpot_p99_s, itl_p50_s,
+      itl_p99_s;
+  std::optional<double> goodput_rps;
+};
+
+std::string ResultsCsvText(const std::vector<ResultRow>& rows);
+Result<std::vector<ResultRow>> ParseResultsCsv(const CsvTable& table);
+Result<std::vector<ResultRow>> ReadResultsCsv(const std::string& path);
+
+}  // namespace ppsearch::evidence

@@ -1,0 +1,146 @@
+// results.csv: what the writer writes reads back the same, an unknown cell is
+// empty (not zero), and the reader's errors name the file, line and column.
+
+#include "evidence/results_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ppsearch::evidence {
+namespace {
+
+ResultRow Measured() {
+  ResultRow r;
+  r.sample = "pp2-tp16-ep4_c8_r1";
+  r.layout.pp = 2;
+  r.layout.tp = 16;
+  r.layout.ep = 4;
+  r.concurrency = 8;
+  r.repeat = 1;
+  r.requests_completed = 64;
+  r.requests_total = 64;
+  r.request_errors = 0;
+  r.input_tps = 5123.25;
+  r.ttft_mean_s = 12.5;
+  r.ttft_p50_s = 12.25;
+  r.ttft_p95_s = 20.5;
+  r.ttft_p99_s = 21.75;
+  r.e2e_p50_s = 13.5;
+  r.peak_gpu_mib = 80123;
+  r.gpu_total_mib = 97871;
+  r.findings = 2;
+  r.simulated = true;
+  r.goodput_rps = 0.5;
+  return r;
+}
+
+// A decode sample on DP attention, and one whose evidence cannot be true.
+std::vector<ResultRow> Rows() {
+  ResultRow decode = Measured();
+  decode.sample = "pp1-tp8-ep8-dp8_c16_r2";
+  decode.layout.pp = 1;
+  decode.layout.tp = 8;
+  decode.layout.ep = 8;
+  decode.layout.dp = 8;
+  decode.concurrency = 16;
+  decode.repeat = 2;
+  decode.output_tps = 800.5;
+  decode.output_tps_per_gpu = 100.25;  // two decimals, as written
+  decode.tpot_p50_s = 0.012;
+  decode.tpot_p99_s = 0.025;
+  decode.itl_p50_s = 0.011;
+  decode.itl_p99_s = 0.03;
+  ResultRow impossible;
+  impossible.sample = "pp4-tp8-ep4_c8_r3";
+  impossible.layout.pp = 4;
+  impossible.layout.tp = 8;
+  impossible.layout.ep = 4;
+  impossible.concurrency = 8;
+  impossible.repeat = 3;
+  impossible.verdict = Verdict::kInvalidEvidence;
+  return {Measured(), decode, impossible};
+}
+
+TEST(ResultsCsv, WhatIsWrittenReadsBackTheSame) {
+  const std::vector<ResultRow> rows = Rows();
+  const std::string text = ResultsCsvText(rows);
+  Result<CsvTable> table = ParseCsv(text, "results.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  Result<std::vector<ResultRow>> back = ParseResultsCsv(*table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ResultRow &a = rows[i], &b = (*back)[i];
+    EXPECT_EQ(b.sample, a.sample);
+    EXPECT_EQ(b.layout, a.layout);
+    EXPECT_EQ(b.layout.dp, a.layout.dp);
+    EXPECT_EQ(b.concurrency, a.concurrency);
+    EXPECT_EQ(b.repeat, a.repeat);
+    EXPECT_EQ(b.requests_completed, a.requests_completed);
+    EXPECT_EQ(b.requests_total, a.requests_total);
+    EXPECT_EQ(b.request_errors, a.request_errors);
+    EXPECT_EQ(b.input_tps, a.input_tps);
+    EXPECT_EQ(b.ttft_mean_s, a.ttft_mean_s);
+    EXPECT_EQ(b.ttft_p99_s, a.ttft_p99_s);
+    EXPECT_EQ(b.e2e_p50_s, a.e2e_p50_s);
+    EXPECT_EQ(b.peak_gpu_mib, a.peak_gpu_mib);
+    EXPECT_EQ(b.gpu_total_mib, a.gpu_total_mib);
+    EXPECT_EQ(b.findings, a.findings);
+    EXPECT_EQ(b.simulated, a.simulated);
+    EXPECT_EQ(b.verdict, a.verdict);
+    EXPECT_EQ(b.output_tps, a.output_tps);
+    EXPECT_EQ(b.output_tps_per_gpu, a.output_tps_per_gpu);
+    EXPECT_EQ(b.tpot_p50_s, a.tpot_p50_s);
+    EXPECT_EQ(b.itl_p99_s, a.itl_p99_s);
+    EXPECT_EQ(b.goodput_rps, a.goodput_rps);
+  }
+}
+
+TEST(ResultsCsv, UnknownCellsAreEmptyAndFiguresHaveFixedDecimals) {
+  const std::string text = ResultsCsvText(Rows());
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "schema_version,sample,pp,tp,ep,concurrency,repeat,requests_completed,"
+            "requests_total,request_errors,input_tps,ttft_mean_s,ttft_p50_s,ttft_p95_s,"
+            "ttft_p99_s,e2e_p50_s,peak_gpu_mib,gpu_total_mib,findings,simulated,verdict,"
+            "output_tps,output_tps_per_gpu,tpot_p50_s,tpot_p99_s,itl_p50_s,itl_p99_s,dp,"
+            "goodput_rps");
+  EXPECT_NE(text.find("\n1,pp2-tp16-ep4_c8_r1,2,16,4,8,1,64,64,0,5123.25,12.5000,12.2500,"
+                      "20.5000,21.7500,13.5000,80123,97871,2,true,ok,,,,,,,1,0.5000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n1,pp4-tp8-ep4_c8_r3,4,8,4,8,3,,,,,,,,,,,,0,false,invalid_evidence,,,,,,,"
+                      "1,\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ResultsCsv, AnotherSchemaOrAnUnknownVerdictIsNamedWithItsLine) {
+  const std::string header = ResultsCsvText({}).substr(0, ResultsCsvText({}).find('\n') + 1);
+  std::string row = ResultsCsvText({Measured()}).substr(header.size());
+  Result<CsvTable> t = ParseCsv(header + "2" + row.substr(1), "results.csv");
+  ASSERT_TRUE(t.ok());
+  Result<std::vector<ResultRow>> r = ParseResultsCsv(*t);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "results.csv:2: column 'schema_version': expected 1, got 2");
+  const size_t ok = row.find(",ok,");
+  row.replace(ok, 4, ",fine,");
+  t = ParseCsv(header + row, "results.csv");
+  ASSERT_TRUE(t.ok());
+  r = ParseResultsCsv(*t);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("results.csv:2: column 'verdict': expected one of ok, "),
+            std::string::npos)
+      << r.error().message;
+  t = ParseCsv("sample,pp\nx,1\n", "old.csv");
+  ASSERT_TRUE(t.ok());
+  r = ParseResultsCsv(*t);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "old.csv:1: missing column 'schema_version' in the header (expected results.csv of "
+            "schema version 1)");
+}
+
+}  // namespace
+}  // namespace ppsearch::evidence
