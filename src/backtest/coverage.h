@@ -30,7 +30,8 @@ struct Coverage {
 
 // How the model missed in case `c`: each fit residual (at a calibrated point,
 // distance 0) and each held-out reference figure at its distances, as
-// log(measured / predicted).
+// log(measured / predicted). Memory figures are not throughput or latency
+// misses and are left out.
 std::vector<uncertainty::Miss> MissesOf(const CaseResult& c);
 
 // The scales fitted to every case's misses (what --fit-model-error writes).
