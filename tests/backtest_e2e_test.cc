@@ -3,12 +3,14 @@
 // verdict; a synthetic case built from the simulator's own predictions
 // passes; a broken case file is a configuration error naming file and key.
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "memory/memory_interval.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -119,7 +121,8 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
   }
   // SGLang's startup logs: weights per GPU within 2%, KV pool tokens within
   // 5%, each figure against its own tolerance, not the case's.
-  int memory_figures = 0;
+  int memory_figures = 0, weight_figures = 0;
+  double largest_kv_miss = 0;
   for (const auto& c : j["cases"]) {
     if (c["name"] != "memory-sglang-logs") continue;
     for (const auto& f : c["figures"]) {
@@ -130,9 +133,19 @@ TEST_F(BacktestE2e, ShippedCasesPassAndTheExitStatusMatchesTheVerdict) {
       EXPECT_NE(f["within_tolerance"].get<bool>(), !f["known_miss"].get<std::string>().empty())
           << f.dump();
       ++memory_figures;
+      weight_figures += unit == "GiB" ? 1 : 0;
+      if (unit == "tokens")
+        largest_kv_miss = std::max(largest_kv_miss, std::abs(f["error"].get<double>()));
     }
   }
-  EXPECT_GT(memory_figures, 0);
+  // The shipped logs: 8 setups (5 models, 6 GPU kinds, TP1 to TP16), 5
+  // weight and 7 KV-pool figures; dropping one fails here.
+  EXPECT_EQ(memory_figures, 12);
+  EXPECT_EQ(weight_figures, 5);
+  // The memory intervals' model form is the largest KV-pool miss on these
+  // logs (memory/memory_interval.cc): a larger miss must raise it.
+  EXPECT_LE(largest_kv_miss, memory::DefaultMemoryTermRange().kv_model_form_share);
+  EXPECT_GT(largest_kv_miss, memory::DefaultMemoryTermRange().kv_model_form_share - 0.01);
   // Coverage, measured leave-one-case-out over the figures not fitted to: the
   // 10-90% intervals (parameters and model form) hold about 80% of them.
   // With n figures the count inside is binomial(n, 0.8); on the shipped

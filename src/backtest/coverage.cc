@@ -9,6 +9,9 @@ std::vector<uncertainty::Miss> MissesOf(const CaseResult& c) {
   for (const FigureResult& f : c.figures) {
     // A reference figure of calibrated configurations alone repeats a residual.
     if (f.has_interval && !f.held_out) continue;
+    // The discrepancy is the throughput and latency model's; memory figures
+    // check another model.
+    if (f.memory) continue;
     if (!(f.reference > 0) || !(f.predicted > 0)) continue;
     if (!f.known_miss.empty()) continue;
     uncertainty::Miss m;

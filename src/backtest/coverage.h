@@ -34,8 +34,9 @@ struct Coverage {
 
 // How the model missed in case `c`: each fit residual (at a calibrated point,
 // distance 0) and each held-out reference figure at its distances, as
-// log(measured / predicted); figures with a stated miss are not misses of
-// the model's form (their case names the cause).
+// log(measured / predicted). Memory figures are not throughput or latency
+// misses, and figures with a stated miss are not misses of the model's form
+// (their case names the cause): both are left out.
 std::vector<uncertainty::Miss> MissesOf(const CaseResult& c);
 
 // The scales fitted to every case's misses (what --fit-model-error writes).

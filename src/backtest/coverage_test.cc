@@ -77,5 +77,18 @@ TEST(CoverageTest, AStatedMissIsShownButNeitherCountedNorFitted) {
   EXPECT_GT(cases[1].figures[0].interval.high, 0);  // still shown with its interval
 }
 
+// The model form is the throughput and latency model's: a memory figure's
+// miss (weights, KV pool) is not one of its misses, however large.
+TEST(CoverageTest, MemoryFiguresAreNotModelFormMisses) {
+  FigureResult kv = MakeFigure("tp4 KV pool tokens", "tokens", 46611, 42868, 0.05);
+  kv.memory = true;
+  std::vector<CaseResult> cases = {CaseOf("a", {kv, HeldOut(1.1, 1.0)})};
+  const std::vector<uncertainty::Miss> misses = MissesOf(cases[0]);
+  ASSERT_EQ(misses.size(), 1u);
+  EXPECT_NEAR(misses[0].log_error, std::log(1.1), 1e-12);
+  kv.memory = false;
+  EXPECT_EQ(MissesOf(CaseOf("a", {kv})).size(), 1u);
+}
+
 }  // namespace
 }  // namespace ppsearch::backtest

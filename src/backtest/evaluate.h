@@ -38,6 +38,10 @@ struct FigureResult {
   // not (the reason is stale: remove it).
   std::string known_miss;
   bool accepted() const { return within != !known_miss.empty(); }
+  // A figure of the memory model (weights per GPU, KV pool tokens): its
+  // misses say nothing of the throughput and latency model's form, so the
+  // model-form fit leaves it out (backtest/coverage.h).
+  bool memory = false;
   // Reference figures only (fit residuals carry no interval: they are what
   // the fit saw). held_out: a configuration in it was not calibrated on, so
   // it counts toward the coverage.

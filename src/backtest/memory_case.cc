@@ -96,6 +96,7 @@ Result<std::vector<FigureResult>> MemoryFigures(const Case& c) {
                                   memory.stages[m.stage].weight_mib / kMibPerGib, kWeightTolerance);
       f.what = m.source;
       f.known_miss = m.weight_miss;
+      f.memory = true;
       out.push_back(std::move(f));
     }
     if (m.kv_tokens > 0) {
@@ -104,6 +105,7 @@ Result<std::vector<FigureResult>> MemoryFigures(const Case& c) {
                      static_cast<double>(memory.max_total_tokens), kKvTokenTolerance);
       f.what = m.source;
       f.known_miss = m.kv_tokens_miss;
+      f.memory = true;
       out.push_back(std::move(f));
     }
   }

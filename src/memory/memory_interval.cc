@@ -18,8 +18,10 @@ MemoryTermRange DefaultMemoryTermRange() {
   r.activation_low_scale = 0.75;
   r.activation_high_scale = 1.25;
   // The largest |error| of the KV pool tokens on the memory backtest
-  // (validation/memory-sglang-logs, the table in validation/README.md).
-  r.kv_model_form_share = 0.068;
+  // (validation/memory-sglang-logs, the table in validation/README.md):
+  // QwQ-32B on 4 x L4, -8.03%, rounded up. tests/backtest_e2e_test.cc fails
+  // when a shipped log misses by more.
+  r.kv_model_form_share = 0.081;
   return r;
 }
 

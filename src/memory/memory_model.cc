@@ -131,6 +131,11 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
                                  static_cast<int64_t>(kv_budget_mib * kMib / s.kv_bytes_per_token));
   const bool caches_tokens = tokens != INT64_MAX;
   if (!caches_tokens) tokens = 0;
+  // init_memory estimates max_running_requests from the profiled pool, then
+  // applies the user's cap when it is below what the memory leaves (a larger
+  // cap is ignored with a warning).
+  const int64_t profiled = tokens;
+  if (caches_tokens && in.max_total_tokens) tokens = std::min(tokens, *in.max_total_tokens);
   plan.max_total_tokens = tokens;
   // A pool of no token is no pool: pool_configurator.py refuses it too.
   if (caches_tokens && tokens <= 0 && plan.fits) {
@@ -142,7 +147,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
         plan.mem_fraction_static);
   }
 
-  int64_t estimated = in.context_len > 0 ? tokens * 512 / in.context_len : 4096;
+  int64_t estimated = in.context_len > 0 ? profiled * 512 / in.context_len : 4096;
   estimated = std::clamp<int64_t>(estimated, 2048, 4096);
   int64_t mrr = in.max_running_requests ? *in.max_running_requests : estimated;
   mrr = std::min<int64_t>(mrr, std::max<int64_t>(tokens / 2, 1));

@@ -41,7 +41,11 @@ struct MemoryInputs {
   int64_t context_len = 0;                    // model max context (or --context-length)
   std::optional<double> mem_fraction_static;  // user's value; else SGLang's rule
   std::optional<int> max_running_requests;    // user's value; else derived
-  int cuda_graph_max_bs = 0;                  // decode graph; 0: SGLang's default for the GPU
+  // --max-total-tokens: an upper bound on the KV pool's tokens; SGLang
+  // allocates the smaller of it and what the memory leaves
+  // (model_runner_kv_cache_mixin.py, init_memory / _resolve_token_capacity).
+  std::optional<int64_t> max_total_tokens;
+  int cuda_graph_max_bs = 0;  // decode graph; 0: SGLang's default for the GPU
   // What SGLang's reserve depends on (memory/sglang_reserve.h). The planner
   // resolves the graphs from the SGLang flags: the decode graph is on unless
   // disabled; the prefill graph is on by default only at pp 1.

@@ -147,6 +147,28 @@ TEST(PlanMemory, UserMaxRunningRequestsIsCappedByHalfTheCapacity) {
   EXPECT_EQ(PlanMemory(in).max_running_requests, 116736);
 }
 
+// --max-total-tokens caps the pool below what the memory leaves, and is
+// ignored above it (model_runner_kv_cache_mixin.py init_memory).
+TEST(PlanMemory, MaxTotalTokensCapsThePool) {
+  // TwoStages leaves 233,472 tokens; a cap of 4096 allocates 4096:
+  //   stage 0: 4096 x 100 KiB = 400 MiB, stage 1: 4096 x 50 KiB = 200 MiB.
+  MemoryInputs in = TwoStages();
+  in.max_total_tokens = 4096;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.max_total_tokens, 4096);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 400);
+  EXPECT_DOUBLE_EQ(plan.stages[1].kv_pool_mib, 200);
+  // stage 0's peak: 1500 + 40000 + 400 + 12288 + 1024 = 55212 MiB.
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 55212);
+  // max_running_requests comes from the profiled 233,472 (3648), then is
+  // capped at half the allocated pool: 2048.
+  EXPECT_EQ(plan.max_running_requests, 2048);
+  // A cap above what the memory leaves changes nothing.
+  in.max_total_tokens = 1000000;
+  EXPECT_EQ(PlanMemory(in).max_total_tokens, 233472);
+}
+
 TEST(PlanMemory, SmallKvPoolCapsRequestsAtHalfItsTokens) {
   // budget = 78500 - 40000 - 15700 = 22800 MiB; 8 MiB per token -> 2850 tokens;
   // the clamp's 2048 is capped by 2850 / 2 = 1425.

@@ -187,6 +187,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
                                  : std::strtod(v->text.c_str(), nullptr);
   if (auto v = spec.engine.ArgInt("max-running-requests"))
     in.max_running_requests = static_cast<int>(*v);
+  if (auto v = spec.engine.ArgInt("max-total-tokens")) in.max_total_tokens = *v;
   ResolveGraphs(spec, model, plan.layout, in);
   const int tp = std::max(plan.layout.tp, 1);
   for (const auto& st : plan.stages) {

@@ -522,6 +522,10 @@ TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
   SetArg(spec, "max-prefill-tokens", IntArg(4096, Loc(22, 1, "")));
   const memory::MemoryInputs in = StageMemoryInputs(plan, spec, model, Rtx6000d());
   EXPECT_EQ(in.chunked_prefill_size, 4096);
+  // --max-total-tokens reaches the memory model as the pool's cap.
+  EXPECT_FALSE(in.max_total_tokens.has_value());
+  SetArg(spec, "max-total-tokens", IntArg(4096, Loc(23, 1, "")));
+  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).max_total_tokens, 4096);
   // Stage 0 holds the embedding (163840 x 7168 bf16 / 4), the last stage the
   // LM head: 560 MiB each per rank.
   EXPECT_DOUBLE_EQ(in.stages.front().embedding_mib, 560);
