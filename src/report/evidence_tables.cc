@@ -25,7 +25,8 @@ nlohmann::json Opt(const std::optional<double>& v) {
 }
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"label", l.Label()}};
+  return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
+          {"label", l.Label()}};
 }
 
 // summary.csv's row of a point (evidence/medians_csv owns the format).
@@ -272,7 +273,7 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
     // Decode columns (schema 1 grows at the end): empty for a prefill-only
     // sample and for impossible evidence.
     const bool decode = s.trustworthy() && m.tpot_requests > 0;
-    const int gpus = s.id.layout.pp * s.id.layout.tp;
+    const int gpus = static_cast<int>(s.id.layout.gpus());
     for (double v : {m.output_tps, m.output_tps / gpus}) row.push_back(decode ? Num(v, 2) : "");
     for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
       row.push_back(decode ? Num(v, 6) : "");
