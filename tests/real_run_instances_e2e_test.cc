@@ -93,5 +93,25 @@ TEST_F(RealRunTest, TheSimulatedEngineKeepsEachInstancesEvidenceApartToo) {
   EXPECT_NE(r.out.find("2 x 2 / 8 / 4"), std::string::npos) << r.out;
 }
 
+// A search's instances reach the run spec it emits, which validates and runs.
+TEST_F(RealRunTest, ASearchEmitsInstancesThatValidateAndRun) {
+  const std::string spec = ForQwen(WriteSpec("pp = [2]\nconcurrency = [8]", ""));
+  const std::string emitted = (dir_ / "emitted.toml").string();
+  CommandResult s = Run("search " + spec +
+                        " --instances 1,2 --pp 2 --ep 4 --concurrency 8 --samples 0 --json"
+                        " --emit-spec " +
+                        emitted);
+  ASSERT_EQ(s.exit_code, 0) << s.err << s.out;
+  const auto j = nlohmann::json::parse(s.out);
+  std::set<int> counts;
+  for (const auto& c : j["candidates"]) counts.insert(c["candidate"]["instances"].get<int>());
+  EXPECT_EQ(counts, (std::set<int>{1, 2}));
+  EXPECT_NE(ReadText(emitted).find("instances = 2"), std::string::npos) << ReadText(emitted);
+  EXPECT_EQ(Run("validate " + emitted).exit_code, 0);
+  CommandResult r = Run("run " + emitted + " --engine sim");
+  EXPECT_NE(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.exit_code, 2) << r.err;
+}
+
 }  // namespace
 }  // namespace ppsearch::testing
