@@ -143,8 +143,9 @@ TEST_F(PlanE2e, AdHocLayoutPointsAtTheArgument) {
   r = Run("plan " + spec.string() + " --layout 8x4");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "error: --layout 8x4: expected PP/TP/EP or PP/TP/EP/DP, e.g. --layout 8/4/4, "
-            "--layout PP8/TP4/EP4 or --layout PP1/TP8/EP8/DP8\n");
+            "error: --layout 8x4: expected PP/TP/EP or PP/TP/EP/DP, optionally after an "
+            "instance count NX, e.g. --layout 8/4/4, --layout PP8/TP4/EP4, --layout "
+            "PP1/TP8/EP8/DP8 or --layout 2xPP2/TP8/EP4\n");
 }
 
 TEST_F(PlanE2e, MissingModelConfigIsAConfigError) {

@@ -17,8 +17,9 @@ using nlohmann::json;
 
 constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
 // A small space: the example's PP sizes at EP 4 and 8, two chunk sizes.
+// One instance: the instances dimension has its own test.
 constexpr const char* kSmall =
-    " --pp 1,2,4,8 --ep 4,8 --chunked-prefill-size 4096,8192"
+    " --instances 1 --pp 1,2,4,8 --ep 4,8 --chunked-prefill-size 4096,8192"
     " --concurrency 8,16 --samples 8";
 
 class SearchE2e : public CliTest {};
@@ -94,7 +95,7 @@ TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
     text.replace(at, 4, "\"" + examples + "/../");
   const std::string spec = (dir_ / "search.toml").string();
   std::ofstream(spec) << text
-                      << "\n[search]\npp = [4, 8]\nep = [4, 8]\n"
+                      << "\n[search]\ninstances = [1]\npp = [4, 8]\nep = [4, 8]\n"
                          "chunked_prefill_size = [4096, 8192]\nconcurrency = [8, 16]\n";
   CommandResult r = Run("search " + spec + " --samples 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;

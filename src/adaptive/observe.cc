@@ -148,7 +148,8 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   std::map<Key, int> ran;  // completed or failed
   std::map<Key, std::vector<double>> durations;
   std::map<std::string, int> gpus;
-  for (const plan::LayoutPlan& lp : in.plan.layouts) gpus[lp.layout.Slug()] = lp.world_size;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    gpus[lp.layout.Slug()] = static_cast<int>(lp.layout.gpus());
   std::vector<double> timed_starts;
   std::vector<bool> starts;  // per ran sample, in run order
   std::vector<const analysis::SampleAnalysis*> ran_samples;
@@ -226,7 +227,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
     bool predicted_short = false;  // excluded by predicted headroom alone
     cand.id = lp.layout.Slug();
     cand.label = lp.layout.Label();
-    cand.gpus = lp.world_size;
+    cand.gpus = static_cast<int>(lp.layout.gpus());
     for (int c : spec.sweep.concurrency) {
       PointState ps;
       for (size_t i = 0; i < prediction.points.size(); ++i) {

@@ -54,7 +54,7 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
   p.output_tps_median =
       stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.output_tps; }));
   // SGLang's world size: TP ranks per stage times stages (EP shares the TP ranks).
-  p.output_tps_per_gpu_median = p.output_tps_median / (layout.pp * layout.tp);
+  p.output_tps_per_gpu_median = p.output_tps_median / static_cast<double>(layout.gpus());
   p.decode = std::any_of(samples.begin(), samples.end(),
                          [](const SampleAnalysis* s) { return s->metrics.tpot_requests > 0; });
   if (p.decode) {

@@ -33,7 +33,9 @@ std::string BaseUrl(std::string url) {
 // `output_cap` limits every request's output (warm-up); 0: none.
 LoopConfig MakeLoopConfig(const BenchOptions& o, PromptStream stream, int64_t output_cap) {
   LoopConfig config;
-  config.endpoint = BaseUrl(o.url) + ApiPath(o.api);
+  for (const std::string& url : ServerUrls(o))
+    config.endpoints.push_back(BaseUrl(url) + ApiPath(o.api));
+  config.routing = o.routing;
   config.api = o.api;
   config.abort_check = o.abort_check;
   config.record_chunks = o.record_chunks;
@@ -82,8 +84,8 @@ Result<int> RunWarmup(const BenchOptions& o) {
 constexpr double kFlushRetryS = 5;
 constexpr int kFlushRetryMs = 100;
 
-Status FlushCache(const BenchOptions& o) {
-  const std::string url = BaseUrl(o.url) + "/flush_cache";
+Status FlushCache(const BenchOptions& o, const std::string& server) {
+  const std::string url = BaseUrl(server) + "/flush_cache";
   SimpleResponse response;
   for (int attempt = 0; attempt <= static_cast<int>(kFlushRetryS * 1000 / kFlushRetryMs);
        ++attempt) {
@@ -101,6 +103,12 @@ Status FlushCache(const BenchOptions& o) {
 
 }  // namespace
 
+std::vector<std::string> ServerUrls(const BenchOptions& o) {
+  std::vector<std::string> out = {o.url};
+  out.insert(out.end(), o.more_urls.begin(), o.more_urls.end());
+  return out;
+}
+
 workload::WorkloadParams WorkloadOf(const BenchOptions& o, int num_requests) {
   workload::WorkloadParams params;
   params.num_requests = num_requests;
@@ -116,11 +124,12 @@ workload::WorkloadParams WorkloadOf(const BenchOptions& o, int num_requests) {
 }
 
 Status ValidateBenchOptions(const BenchOptions& o) {
-  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
-    return MakeError(
-        "--url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got '" + o.url +
-        "')");
-  }
+  for (const std::string& url : ServerUrls(o))
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      return MakeError(
+          "--url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got '" + url +
+          "')");
+    }
   if (o.num_requests < 1 || o.num_requests > kMaxRequests) {
     return MakeError("--requests must be between 1 and " + std::to_string(kMaxRequests));
   }
@@ -154,13 +163,15 @@ Status ValidateBenchOptions(const BenchOptions& o) {
 
 Result<BenchResult> RunBench(const BenchOptions& o) {
   PPS_RETURN_IF_ERROR(ValidateBenchOptions(o));
-  PPS_RETURN_IF_ERROR(
-      ProbeConnect(BaseUrl(o.url), std::min<int64_t>(kProbeTimeoutMs, o.timeout_s * 1000)));
+  for (const std::string& url : ServerUrls(o))
+    PPS_RETURN_IF_ERROR(
+        ProbeConnect(BaseUrl(url), std::min<int64_t>(kProbeTimeoutMs, o.timeout_s * 1000)));
   BenchResult result;
   if (o.warmup_requests > 0) {
     PPS_ASSIGN_OR_RETURN(result.warmup_ok, RunWarmup(o));
   }
-  if (o.flush_cache) PPS_RETURN_IF_ERROR(FlushCache(o));
+  if (o.flush_cache)
+    for (const std::string& url : ServerUrls(o)) PPS_RETURN_IF_ERROR(FlushCache(o, url));
 
   std::vector<LoopRequest> requests;
   requests.reserve(static_cast<size_t>(o.num_requests));

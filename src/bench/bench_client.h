@@ -15,6 +15,7 @@
 
 #include "bench/api.h"
 #include "bench/request_builder.h"
+#include "bench/routing.h"
 #include "stats/stats.h"
 #include "util/result.h"
 #include "workload/lengths_file.h"
@@ -25,6 +26,11 @@ namespace ppsearch::bench {
 
 struct BenchOptions {
   std::string url;  // server base URL, e.g. http://127.0.0.1:30000
+  // Further servers, e.g. the other instances of a layout: with any, the
+  // requests (warm-up too) are spread over `url` and these by `routing`,
+  // and each record names its server (RequestRecord::instance: 0 is `url`).
+  std::vector<std::string> more_urls;
+  Routing routing = Routing::kLeastOutstanding;
   Api api = Api::kNative;
   std::string model = "default";  // the "model" field of OpenAI requests
   int num_requests = 1;
@@ -74,6 +80,9 @@ struct BenchResult {
   // CPU time the calling thread spent in the sample (the client's whole cost).
   double client_cpu_s = 0;
 };
+
+// `url` and `more_urls`: every server of the sample, in instance order.
+std::vector<std::string> ServerUrls(const BenchOptions& options);
 
 // Argument errors, worded for the command line (flag names).
 Status ValidateBenchOptions(const BenchOptions& options);

@@ -409,5 +409,33 @@ TEST(BenchClientTest, ValidationMessages) {
             "token ids are drawn from [--min-token-id, --vocab-size); it must not be empty");
 }
 
+// Two servers, one holding its answers for 2 s: least-outstanding sends it
+// one request and the rest to the other; round-robin alternates whatever
+// they hold. Every record names the server that served it.
+TEST(BenchClient, SeveralServersShareTheSampleByTheRoutingPolicy) {
+  auto fast = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, kMs); });
+  auto slow = StartServer([](const ScriptedRequest& req) { return NativeAnswer(req, 2000 * kMs); });
+  BenchOptions o = Options(*fast, 10, 2);
+  o.more_urls = {slow->url()};
+  Result<BenchResult> least = RunBench(o);
+  ASSERT_TRUE(least.ok()) << least.error().message;
+  int on_slow = 0;
+  for (const auto& r : least->records) {
+    EXPECT_TRUE(r.ok()) << r.error;
+    on_slow += r.instance == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(on_slow, 1);
+  EXPECT_EQ(slow->requests_served(), 1);
+  EXPECT_EQ(fast->requests_served(), 9);
+
+  o.routing = Routing::kRoundRobin;
+  o.num_requests = 4;
+  Result<BenchResult> turns = RunBench(o);
+  ASSERT_TRUE(turns.ok()) << turns.error().message;
+  std::vector<int> instances;
+  for (const auto& r : turns->records) instances.push_back(r.instance);
+  EXPECT_EQ(instances, (std::vector<int>{0, 1, 0, 1}));
+}
+
 }  // namespace
 }  // namespace ppsearch::bench

@@ -39,6 +39,28 @@ std::string ErrorBreakdown(const BenchResult& r) {
 
 }  // namespace
 
+nlohmann::json ServedByInstance(const std::vector<RequestRecord>& records, size_t instances) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < instances; ++i) {
+    int sent = 0, ok = 0;
+    for (const RequestRecord& rec : records) {
+      if (rec.instance != static_cast<int>(i) || rec.status == workload::RequestStatus::kNotSent)
+        continue;
+      ++sent;
+      ok += rec.ok() ? 1 : 0;
+    }
+    out.push_back({{"instance", i}, {"requests", sent}, {"requests_ok", ok}});
+  }
+  return out;
+}
+
+nlohmann::json InstancesJson(const BenchOptions& o, const BenchResult& r) {
+  const std::vector<std::string> urls = ServerUrls(o);
+  nlohmann::json out = ServedByInstance(r.records, urls.size());
+  for (size_t i = 0; i < urls.size(); ++i) out[i]["url"] = urls[i];
+  return out;
+}
+
 std::string BenchVerdict(const BenchResult& r) {
   const auto& m = r.metrics;
   return fmt::format("{}/{} requests ok, {} errors, {} prompt-length mismatches",
@@ -51,7 +73,18 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
   std::string out;
   auto line = [&out](const std::string& s) { out += s + "\n"; };
   line("# ppsearch bench");
-  line(fmt::format("# url: {}  api: {} (POST {})", o.url, ApiName(o.api), ApiPath(o.api)));
+  if (o.more_urls.empty()) {
+    line(fmt::format("# url: {}  api: {} (POST {})", o.url, ApiName(o.api), ApiPath(o.api)));
+  } else {
+    line(fmt::format("# urls: {}  routing: {}  api: {} (POST {})", fmt::join(ServerUrls(o), " "),
+                     RoutingName(o.routing), ApiName(o.api), ApiPath(o.api)));
+    std::string served;
+    for (const nlohmann::json& i : InstancesJson(o, r))
+      served += fmt::format("{}{}: {} requests ({} ok)", served.empty() ? "" : ", ",
+                            i["instance"].get<int>(), i["requests"].get<int>(),
+                            i["requests_ok"].get<int>());
+    line("# per instance: " + served);
+  }
   line(fmt::format("# {}; {} requests; warm-up {} ({} ok); cache flush: {}", LoopDescription(o),
                    o.num_requests, o.warmup_requests, r.warmup_ok, o.flush_cache ? "yes" : "no"));
   if (!o.lengths.empty()) {
@@ -102,7 +135,7 @@ nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
     return nlohmann::json{{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
                           {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
   };
-  return {
+  nlohmann::json summary = {
       {"url", o.url},
       {"api", ApiName(o.api)},
       {"concurrency", o.concurrency},
@@ -140,6 +173,12 @@ nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
       {"itl_s", latency(m.itl_s)},
       {"client_cpu_s", r.client_cpu_s},
   };
+  // Several servers: which, how the load was spread, and what each served.
+  if (!o.more_urls.empty()) {
+    summary["routing"] = RoutingName(o.routing);
+    summary["instances"] = InstancesJson(o, r);
+  }
+  return summary;
 }
 
 }  // namespace ppsearch::bench

@@ -58,6 +58,7 @@ struct Transfer {
   std::string error_body;
   long http_status = 0;
   RequestRecord* record;
+  size_t server = 0;           // index into LoopConfig::endpoints
   int64_t t0_ns = 0;           // steady time of the sample's t = 0
   int64_t deadline_ns = 0;     // steady time after which the loop gives up
   int64_t done_event_ns = -1;  // since t0: when [DONE] arrived
@@ -157,7 +158,8 @@ void Classify(Transfer& t, CURLcode code, int64_t now_ns, int64_t timeout_ns) {
 
 class MultiLoop {
  public:
-  explicit MultiLoop(const LoopConfig& config) : config_(config) {
+  explicit MultiLoop(const LoopConfig& config)
+      : config_(config), router_(config.endpoints.size(), config.routing) {
     multi_ = curl_multi_init();
     epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
     curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &MultiLoop::OnSocket);
@@ -213,6 +215,7 @@ class MultiLoop {
   void EnforceDeadlines();
 
   const LoopConfig& config_;
+  Router router_;
   CURLM* multi_ = nullptr;
   int epoll_fd_ = -1;
   curl_slist* headers_ = nullptr;
@@ -233,7 +236,9 @@ void MultiLoop::Start(RequestRecord& record, std::string body) {
     t->easy.reset(curl_easy_init());
   }
   CURL* easy = t->easy.get();
-  curl_easy_setopt(easy, CURLOPT_URL, config_.endpoint.c_str());
+  t->server = router_.Pick();
+  record.instance = static_cast<int>(t->server);
+  curl_easy_setopt(easy, CURLOPT_URL, config_.endpoints[t->server].c_str());
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers_);
   curl_easy_setopt(easy, CURLOPT_POST, 1L);
   curl_easy_setopt(easy, CURLOPT_POSTFIELDS, t->body.data());
@@ -262,6 +267,7 @@ void MultiLoop::Finish(CURL* easy, CURLcode code) {
   curl_multi_remove_handle(multi_, easy);
   Transfer& t = *it->second;
   Classify(t, code, SteadyNowNs() - t0_ns_, config_.timeout_ns);
+  router_.Done(t.server);
   idle_easy_.push_back(std::move(t.easy));
   active_.erase(it);
 }
@@ -273,6 +279,7 @@ void MultiLoop::AbortAll(const std::string& why, std::vector<RequestRecord>& rec
     t->record->status = RequestStatus::kStreamError;
     t->record->end_ns = now;
     t->record->error = "aborted: " + why;
+    router_.Done(t->server);
     idle_easy_.push_back(std::move(t->easy));
   }
   active_.clear();
@@ -297,6 +304,7 @@ void MultiLoop::EnforceDeadlines() {
 
 Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
   if (multi_ == nullptr || epoll_fd_ < 0) return MakeError("cannot set up the HTTP event loop");
+  if (config_.endpoints.empty()) return MakeError("no server to send the requests to");
   LoopOutput out;
   out.records.resize(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {

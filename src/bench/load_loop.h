@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/api.h"
+#include "bench/routing.h"
 #include "util/result.h"
 #include "workload/request_record.h"
 
@@ -23,7 +24,10 @@ struct LoopRequest {
 };
 
 struct LoopConfig {
-  std::string endpoint;  // full URL, e.g. http://host:port/generate
+  // Full URLs, e.g. http://host:port/generate: one per server the requests
+  // are spread over (the instances of a layout), by `routing`.
+  std::vector<std::string> endpoints;
+  Routing routing = Routing::kLeastOutstanding;
   Api api = Api::kNative;
   int max_in_flight = 1;  // 0: no cap
   int64_t timeout_ns = 0;

@@ -6,6 +6,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/bench/body_prefetch.cc
   src/bench/load_loop.cc
   src/bench/request_builder.cc
+  src/bench/routing.cc
   src/bench/sse_parser.cc
   src/bench/stream_decoder.cc)
 # The scripted HTTP server that the client tests and benchmarks talk to.

@@ -1,5 +1,6 @@
-// ppsearch bench --url URL: the load generator. Streams requests to a
-// running SGLang-compatible server (a real engine or `ppsearch serve-sim`),
+// ppsearch bench --url URL[,URL...] [--routing POLICY]: the load generator.
+// Streams requests to a running SGLang-compatible server (a real engine or
+// `ppsearch serve-sim`), or spreads them over several (a layout's instances),
 // prints an nccl-tests style summary (or JSON) and optionally writes one JSON
 // line per request. Exit: 0 all requests ok, 1 any failed or the server could
 // not be used, 2 bad arguments.
@@ -25,6 +26,8 @@ constexpr int64_t kMaxLengthTokens = 10'000'000;
 struct BenchCommandOptions {
   bench::BenchOptions bench;
   std::string api = "native";
+  std::vector<std::string> urls;
+  std::string routing = "least-outstanding";
   bool json = false;
   std::string records_path;
   CLI::Option* concurrency_flag = nullptr;
@@ -38,6 +41,13 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
         opts.api + "'");
   }
   opts.bench.api = *api;
+  const std::optional<bench::Routing> routing = bench::ParseRouting(opts.routing);
+  if (!routing)
+    return MakeError("--routing must be 'least-outstanding' or 'round-robin', got '" +
+                     opts.routing + "'");
+  opts.bench.routing = *routing;
+  opts.bench.url = opts.urls.front();
+  opts.bench.more_urls.assign(opts.urls.begin() + 1, opts.urls.end());
   // The server's --api-key, from the environment as SGLang's bench_serving
   // takes it: never on this command line.
   if (const char* key = std::getenv("OPENAI_API_KEY")) opts.bench.api_key = key;
@@ -79,7 +89,15 @@ Runner AddBenchCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "bench",
       "Load a running SGLang-compatible server with streamed requests and measure TTFT/throughput");
-  sub->add_option("--url", b.url, "Server base URL, e.g. http://127.0.0.1:30000")->required();
+  sub->add_option("--url", opts->urls,
+                  "Server base URL, e.g. http://127.0.0.1:30000; several (repeated or "
+                  "comma-separated): the load is spread over them by --routing")
+      ->required()
+      ->delimiter(',');
+  sub->add_option("--routing", opts->routing,
+                  "With several --url: least-outstanding (the server with the fewest requests "
+                  "in flight) or round-robin")
+      ->capture_default_str();
   sub->add_option("--api", opts->api, "native (POST /generate) or openai (POST /v1/completions)")
       ->capture_default_str();
   sub->add_option("--model", b.model, "The \"model\" field of OpenAI requests")

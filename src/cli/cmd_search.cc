@@ -1,4 +1,4 @@
-// ppsearch search SPEC [--pp ...] [--ep ...] [--chunked-prefill-size ...]
+// ppsearch search SPEC [--instances ...] [--pp ...] [--ep ...] [--chunked-prefill-size ...]
 // [--max-running-requests ...] [--concurrency ...] [--calibration FILE]
 // [--json] [--top N]: every layout of the spec's cluster within the bounds
 // (the spec's [search] lists, each replaced by its flag when one is given),
@@ -97,14 +97,21 @@ Runner AddSearchCommand(CLI::App& app) {
   auto opts = std::make_shared<SearchCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "search",
-      "Predict every layout the cluster could run (PP x TP using every GPU, EP, chunk size, "
+      "Predict every layout the cluster could run (instances x PP x TP using every GPU, EP, "
+      "chunk size, "
       "max-running-requests) at several load points; rank them, with intervals, and print the "
       "Pareto front");
   AddSpecOptions(sub, opts->spec);
   search::Bounds& b = opts->search.bounds;
+  sub->add_option("--instances", b.instances,
+                  "Instance counts to consider: independent copies of a layout on disjoint "
+                  "nodes behind a router (default: [search] instances, else every count that "
+                  "splits the hosts into equal whole-node instances)")
+      ->delimiter(',');
   sub->add_option(
          "--pp", b.pp,
-         "PP sizes to consider (default: [search] pp, else every divisor of the GPU count)")
+         "PP sizes to consider (default: [search] pp, else every divisor of an instance's GPU "
+         "count)")
       ->delimiter(',');
   sub->add_option("--ep", b.ep,
                   "EP sizes to consider (default: [search] ep, else every divisor of TP)")

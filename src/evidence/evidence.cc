@@ -78,6 +78,8 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
   if (r.end_ns >= 0) j["e2e_s"] = r.e2e_s();
   if (r.server_first_token_unix_s >= 0)
     j["server_first_token_unix_s"] = r.server_first_token_unix_s;
+  // Which instance served it, where a layout runs several (absent: the first or only one).
+  if (r.instance > 0) j["instance"] = r.instance;
   // Decode timing only where chunks followed the first: a prefill-only
   // record stays as short as before.
   if (!r.chunk_gaps_us.empty()) {
@@ -97,6 +99,9 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
 }
 
 namespace {
+
+// spec::kMaxParallelSize instances at most: an index past it is no instance's.
+constexpr int64_t kMaxInstanceIndex = 32767;
 
 // An integer field as int64: a float, or an integer past int64's range,
 // would be an undefined conversion in nlohmann's get<int64_t>().
@@ -157,6 +162,11 @@ Result<workload::RequestRecord> RecordFromJson(const nlohmann::json& j, const st
   r.http_status = static_cast<int>(http);
   PPS_ASSIGN_OR_RETURN(r.chunk_gaps_us, IntArrayField(j, "chunk_gaps_us", 0, where));
   PPS_ASSIGN_OR_RETURN(r.chunk_tokens, IntArrayField(j, "chunk_tokens", 1, where));
+  PPS_ASSIGN_OR_RETURN(int64_t instance, IntField(j, "instance", where, 0));
+  if (instance < 0 || instance > kMaxInstanceIndex)
+    return MakeError(where + ": malformed request record: 'instance' " + std::to_string(instance) +
+                     " is not an instance index");
+  r.instance = static_cast<int>(instance);
   if (!r.chunk_tokens.empty() && r.chunk_tokens.size() != r.chunk_gaps_us.size())
     return MakeError(where + ": malformed request record: 'chunk_tokens' has " +
                      std::to_string(r.chunk_tokens.size()) + " entries, 'chunk_gaps_us' " +

@@ -9,6 +9,7 @@ namespace {
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
   nlohmann::json j = {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
   if (l.dp > 1) j["dp"] = l.dp;  // absent: no DP attention, as files written before it
+  if (l.instances > 1) j["instances"] = l.instances;  // absent: one instance
   return j;
 }
 
@@ -132,6 +133,10 @@ void ApplyRecordedSweep(const RunPaths& paths, spec::Spec& spec) {
       if (l.contains("dp")) {
         if (!l["dp"].is_number_integer()) return;
         layout.dp = l["dp"].get<int>();
+      }
+      if (l.contains("instances")) {
+        if (!l["instances"].is_number_integer()) return;
+        layout.instances = l["instances"].get<int>();
       }
       for (const spec::LayoutSpec& written : spec.sweep.layouts)
         if (written == layout) layout = written;  // keep where it was written

@@ -51,6 +51,19 @@ ClusterSummary SummarizeCluster(const spec::ClusterSpec& cluster,
   return c;
 }
 
+// Instance i on hosts [i*k, (i+1)*k), k = hosts / instances; none when the
+// hosts do not split evenly (the planner refuses that layout).
+std::vector<std::vector<int>> InstanceNodes(int instances, int hosts) {
+  std::vector<std::vector<int>> out;
+  if (instances < 1 || hosts % instances != 0) return out;
+  const int k = hosts / instances;
+  for (int i = 0; i < instances; ++i) {
+    out.emplace_back();
+    for (int n = i * k; n < (i + 1) * k; ++n) out.back().push_back(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool Plan::all_valid() const {
@@ -62,13 +75,13 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const model::ModelDesc& model, const hardware::HardwareProfile& hw) {
   LayoutPlan plan;
   plan.layout = layout;
-  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1) {
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.
     plan.errors = ValidateLayout(layout, spec, model, hw, plan);
     plan.valid = false;
     return plan;
   }
-  if (layout.pp * layout.tp > spec.cluster.world_size()) {
+  if (layout.gpus() > spec.cluster.world_size()) {
     // More ranks than the cluster has GPUs: they would map to nodes that do
     // not exist, and a typo (pp = 4096, tp = 4096) would build millions of
     // them. The errors say why; nothing is laid out.
@@ -77,6 +90,8 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
     return plan;
   }
   plan.world_size = layout.pp * layout.tp;
+  plan.instance_nodes =
+      InstanceNodes(layout.instances, static_cast<int>(spec.cluster.hosts.size()));
   plan.moe_tp = layout.tp % layout.ep == 0 ? layout.tp / layout.ep : 0;
   const int gpus_per_node = std::max(1, spec.cluster.gpus_per_node);
   plan.ranks = MapRanks(layout.pp, layout.tp, layout.ep, gpus_per_node);

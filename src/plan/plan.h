@@ -117,7 +117,12 @@ struct StageBoundary {
 
 struct LayoutPlan {
   spec::LayoutSpec layout;
+  // One instance's ranks (pp x tp); the rank map, stages and memory below are
+  // one instance's, laid out on its own first node onwards.
   int world_size = 0;
+  // The host indices each instance runs on: whole, disjoint nodes, instance i
+  // on [i*k, (i+1)*k). One entry with a single instance.
+  std::vector<std::vector<int>> instance_nodes;
   int moe_tp = 1;  // tp / ep
   bool valid = true;
   std::vector<Diagnostic> errors;

@@ -106,6 +106,18 @@ json BoundaryToJson(const Plan& plan, const StageBoundary& hop) {
           {"bytes_per_token_per_rank", hop.bytes_per_token_per_rank}};
 }
 
+// Each instance's host names, in order.
+json InstanceHostsToJson(const Plan& plan, const LayoutPlan& layout) {
+  json out = json::array();
+  for (const std::vector<int>& nodes : layout.instance_nodes) {
+    json names = json::array();
+    for (int n : nodes)
+      if (n < static_cast<int>(plan.cluster.hosts.size())) names.push_back(plan.cluster.hosts[n]);
+    out.push_back(names);
+  }
+  return out;
+}
+
 json LayoutToJson(const Plan& plan, const LayoutPlan& layout) {
   json stages = json::array();
   for (const StagePlan& s : layout.stages) stages.push_back(StageToJson(plan, s));
@@ -117,6 +129,8 @@ json LayoutToJson(const Plan& plan, const LayoutPlan& layout) {
           {"tp", layout.layout.tp},
           {"ep", layout.layout.ep},
           {"dp", layout.layout.dp},
+          {"instances", layout.layout.instances},
+          {"instance_hosts", InstanceHostsToJson(plan, layout)},
           {"attn_tp", layout.attn_tp},
           {"moe_tp", layout.moe_tp},
           {"world_size", layout.world_size},

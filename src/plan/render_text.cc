@@ -253,6 +253,19 @@ void RenderLayout(const Plan& plan, const LayoutPlan& layout, std::string& out) 
       "  summary         {} ranks; MoE-TP {} (TP {} / EP {}); max weights {} MiB "
       "per rank\n",
       layout.world_size, layout.moe_tp, l.tp, l.ep, FormatMib(layout.weight_mib_per_rank_max));
+  if (l.instances > 1) {
+    std::vector<std::string> sets;
+    for (const std::vector<int>& nodes : layout.instance_nodes) {
+      std::vector<std::string> names;
+      for (int n : nodes)
+        if (n < static_cast<int>(plan.cluster.hosts.size())) names.push_back(plan.cluster.hosts[n]);
+      sets.push_back(fmt::format("[{}]", fmt::join(names, ", ")));
+    }
+    out += fmt::format(
+        "                  {} instances, each a whole deployment on its own nodes: {}; the "
+        "ranks below are one instance's, on its first node onwards\n",
+        l.instances, fmt::join(sets, " "));
+  }
   if (!layout.attention_groups.empty())
     out += fmt::format(
         "                  DP attention: {} attention groups of {} ranks per stage, each with "

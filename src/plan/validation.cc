@@ -22,21 +22,40 @@ Diagnostic LayoutError(const spec::LayoutSpec& layout, const std::string& what) 
 
 void CheckWorld(const spec::LayoutSpec& layout, const spec::ClusterSpec& cluster,
                 std::vector<Diagnostic>& errors) {
-  const int world = layout.pp * layout.tp;
+  const int64_t world = layout.gpus();
   const int hosts = static_cast<int>(cluster.hosts.size());
   if (world != cluster.world_size()) {
+    const std::string uses =
+        layout.instances > 1 ? fmt::format("uses {} instances x {} GPUs = {} GPUs",
+                                           layout.instances, int64_t{layout.pp} * layout.tp, world)
+                             : "uses " + std::to_string(world) + " GPUs";
     errors.push_back(LayoutError(
-        layout, "uses " + std::to_string(world) + " GPUs but the cluster has " +
-                    std::to_string(cluster.world_size()) + " (" + std::to_string(hosts) +
-                    " hosts x " + std::to_string(cluster.gpus_per_node) +
-                    "); TP x PP must equal the GPU count"));
+        layout, uses + " but the cluster has " + std::to_string(cluster.world_size()) + " (" +
+                    std::to_string(hosts) + " hosts x " + std::to_string(cluster.gpus_per_node) +
+                    "); " + (layout.instances > 1 ? "instances x " : "") +
+                    "TP x PP must equal the GPU count"));
   }
-  if (hosts > 0 && world % hosts != 0) {
+  // With several instances SGLang's assertion holds per instance; the
+  // instance split (CheckInstanceNodes) gives each instance whole nodes.
+  if (layout.instances == 1 && hosts > 0 && world % hosts != 0) {
     errors.push_back(
         LayoutError(layout, "has " + std::to_string(world) + " ranks, which do not divide over " +
                                 std::to_string(hosts) +
                                 " nodes; SGLang asserts (tp_size * pp_size) % nnodes == 0"));
   }
+}
+
+// Each instance is a whole SGLang deployment on nodes of its own: the hosts
+// split in order into `instances` equal runs of whole nodes.
+void CheckInstanceNodes(const spec::LayoutSpec& layout, const spec::ClusterSpec& cluster,
+                        std::vector<Diagnostic>& errors) {
+  const int hosts = static_cast<int>(cluster.hosts.size());
+  if (layout.instances <= 1 || (hosts > 0 && hosts % layout.instances == 0)) return;
+  errors.push_back(LayoutError(
+      layout, fmt::format("runs {} instances on {} hosts: each instance needs whole nodes of its "
+                          "own (the hosts split in order, the same number each), so the "
+                          "instance count must divide the host count",
+                          layout.instances, hosts)));
 }
 
 void CheckMoe(const spec::LayoutSpec& layout, const model::ModelDesc& model,
@@ -280,9 +299,9 @@ bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
 
 const std::vector<std::string>& ErrorReasons() {
   static const std::vector<std::string> kReasons = {
-      "size",         "dp_attention", "gpu_count",       "layer_count", "moe_split",
-      "uneven_split", "weight_block", "heads",           "a2a_backend", "weight_memory",
-      "kv_room",      "context",      "dynamic_chunking"};
+      "size",          "dp_attention", "gpu_count",    "instance_nodes",  "layer_count",
+      "moe_split",     "uneven_split", "weight_block", "heads",           "a2a_backend",
+      "weight_memory", "kv_room",      "context",      "dynamic_chunking"};
   return kReasons;
 }
 
@@ -297,15 +316,18 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
     run();
     for (size_t i = before; i < errors.size(); ++i) errors[i].reason = reason;
   };
-  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.dp < 1) {
+  if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.dp < 1 || layout.instances < 1) {
     check("size", [&] {
-      errors.push_back(
-          LayoutError(layout, "has a size below 1; PP, TP, EP and DP must be at least 1"));
+      errors.push_back(LayoutError(layout, layout.instances < 1
+                                               ? "has an instance count below 1"
+                                               : "has a size below 1; PP, TP, EP and DP must be "
+                                                 "at least 1"));
     });
     return errors;
   }
   check("dp_attention", [&] { CheckDpAttention(layout, errors); });
   check("gpu_count", [&] { CheckWorld(layout, spec.cluster, errors); });
+  check("instance_nodes", [&] { CheckInstanceNodes(layout, spec.cluster, errors); });
   check("layer_count", [&] {
     if (model.num_layers < layout.pp)
       errors.push_back(LayoutError(layout, "has " + std::to_string(layout.pp) +

@@ -60,6 +60,62 @@ TEST(ValidateLayout, WorldMustDivideOverNodes) {
                        "asserts (tp_size * pp_size) % nnodes == 0"));
 }
 
+spec::LayoutSpec Instances(int n, int pp, int tp, int ep) {
+  spec::LayoutSpec l = Layout(pp, tp, ep, 1);
+  l.instances = n;
+  return l;
+}
+
+TEST(ValidateLayout, InstancesSplitTheHostsInOrder) {
+  const LayoutPlan two =
+      PlanLayout(Instances(2, 2, 8, 4), MissionSpec(), TinyGqaModel(), Rtx6000d());
+  EXPECT_TRUE(two.valid) << (two.errors.empty() ? "" : two.errors.front().message);
+  EXPECT_EQ(two.layout.Label(), "2xPP2/TP8/EP4");
+  EXPECT_EQ(two.layout.Slug(), "2x-pp2-tp8-ep4");
+  EXPECT_EQ(two.world_size, 16);
+  EXPECT_EQ(two.layout.gpus(), 32);
+  EXPECT_THAT(two.instance_nodes, ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3)));
+  // One instance's ranks: its stages on its own two nodes, as PP2/TP8 on a
+  // 16-GPU cluster would be.
+  ASSERT_EQ(two.tp_groups.size(), 2u);
+  EXPECT_THAT(two.tp_groups[0].nodes, ElementsAre(0));
+  EXPECT_THAT(two.tp_groups[1].nodes, ElementsAre(1));
+  EXPECT_EQ(two.cross_node_stage_boundaries, 1);
+  const LayoutPlan four =
+      PlanLayout(Instances(4, 1, 8, 8), MissionSpec(), KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(four.instance_nodes,
+              ElementsAre(ElementsAre(0), ElementsAre(1), ElementsAre(2), ElementsAre(3)));
+  const LayoutPlan one =
+      PlanLayout(Layout(2, 16, 4, 1), MissionSpec(), KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(one.instance_nodes, ElementsAre(ElementsAre(0, 1, 2, 3)));
+}
+
+TEST(ValidateLayout, InstancesMustUseTheClusterOnWholeNodes) {
+  const LayoutPlan three =
+      PlanLayout(Instances(2, 3, 8, 4), MissionSpec(), KimiLikeModel(), Rtx6000d());
+  EXPECT_FALSE(three.valid);
+  EXPECT_EQ(three.errors.front().reason, "gpu_count");
+  EXPECT_EQ(three.errors.front().message,
+            std::string(kAt) +
+                "2xPP3/TP8/EP4 uses 2 instances x 24 GPUs = 48 GPUs but the cluster has 32 (4 "
+                "hosts x 8); instances x TP x PP must equal the GPU count");
+  EXPECT_TRUE(three.ranks.empty());  // more GPUs than the cluster: nothing is laid out
+  spec::Spec six_hosts = MissionSpec();
+  six_hosts.cluster.hosts.resize(2);
+  six_hosts.cluster.gpus_per_node = 12;  // 24 GPUs on 2 hosts: 3 instances of 8 GPUs
+  const LayoutPlan split =
+      PlanLayout(Instances(3, 1, 8, 8), six_hosts, KimiLikeModel(), Rtx6000d());
+  EXPECT_FALSE(split.valid);
+  ASSERT_FALSE(split.errors.empty());
+  EXPECT_EQ(split.errors.front().reason, "instance_nodes");
+  EXPECT_EQ(split.errors.front().message,
+            std::string(kAt) +
+                "3xPP1/TP8/EP8 runs 3 instances on 2 hosts: each instance needs whole nodes of "
+                "its own (the hosts split in order, the same number each), so the instance "
+                "count must divide the host count");
+  EXPECT_TRUE(split.instance_nodes.empty());
+}
+
 TEST(ValidateLayout, ExpertsMustDivideOverEp) {
   model::ModelDesc model = KimiLikeModel();
   model.moe.num_experts = 100;

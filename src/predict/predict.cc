@@ -5,6 +5,7 @@
 #include "cost/decode_step.h"
 #include "memory/sglang_reserve.h"
 #include "spec/engine_env.h"
+#include "workload/instance_split.h"
 
 namespace ppsearch::predict {
 
@@ -94,9 +95,13 @@ workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, ui
   return w;
 }
 
-PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
-                             const model::ModelDesc& model, const hardware::HardwareProfile& hw,
-                             const cost::Calibration& calibration, const PointOptions& options) {
+namespace {
+
+// One instance serving `w` (its share of the load).
+PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                                const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                                const cost::Calibration& calibration, const PointOptions& options,
+                                const workload::WorkloadParams& w) {
   PointPrediction p;
   p.layout = plan.layout;
   p.concurrency = options.concurrency;
@@ -110,11 +115,10 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
   cost::LayoutCostModel cost(model, hw, shape, calibration);
   sim::SchedulerConfig config =
       SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);
-  workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;
   sim_options.keep_trace = options.keep_trace;
-  const int closed_loop = w.request_rate > 0 ? 0 : options.concurrency;
+  const int closed_loop = w.request_rate > 0 ? 0 : w.concurrency;
   p.sim = sim::Simulate(config, cost, requests, closed_loop, sim_options);
   p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
@@ -133,6 +137,107 @@ PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spe
     p.exposed_comm_share /= static_cast<double>(p.stage_shares.size());
     p.bubble_share /= static_cast<double>(p.stage_shares.size());
   }
+  return p;
+}
+
+}  // namespace
+
+InstanceShares SplitOverInstances(const workload::WorkloadParams& w, int instances) {
+  InstanceShares out;
+  const std::vector<int> loads = workload::SplitEvenly(w.concurrency, instances);
+  const std::vector<int> requests = workload::SplitInProportion(w.num_requests, loads);
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (loads[i] == 0 || requests[i] == 0) continue;  // a router leaves it idle
+    workload::WorkloadParams share = w;
+    share.concurrency = loads[i];
+    share.num_requests = requests[i];
+    share.request_rate = w.num_requests > 0 ? w.request_rate * requests[i] / w.num_requests : 0;
+    const bool same = !out.shares.empty() && out.shares.back().concurrency == share.concurrency &&
+                      out.shares.back().num_requests == share.num_requests;
+    if (same) {
+      ++out.copies.back();
+    } else {
+      out.shares.push_back(share);
+      out.copies.push_back(1);
+    }
+  }
+  return out;
+}
+
+stats::SampleMetrics CombineInstances(const std::vector<stats::SampleMetrics>& kinds,
+                                      const std::vector<int>& copies) {
+  stats::SampleMetrics out;
+  // Latency figures: the busiest instance's (the first kind, one request
+  // more in flight than the others when the split is uneven).
+  out.ttft_s = kinds.front().ttft_s;
+  out.e2e_s = kinds.front().e2e_s;
+  out.tpot_s = kinds.front().tpot_s;
+  out.itl_s = kinds.front().itl_s;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const stats::SampleMetrics& m = kinds[k];
+    const int n = copies[k];
+    out.requests_total += n * m.requests_total;
+    out.requests_completed += n * m.requests_completed;
+    out.request_errors += n * m.request_errors;
+    out.input_tokens += n * m.input_tokens;
+    out.output_tokens += n * m.output_tokens;
+    out.duration_s = std::max(out.duration_s, m.duration_s);
+    out.input_tps += n * m.input_tps;
+    out.output_tps += n * m.output_tps;
+    out.request_throughput += n * m.request_throughput;
+    out.requests_good += n * m.requests_good;
+    out.goodput_rps += n * m.goodput_rps;
+    out.tpot_requests += n * m.tpot_requests;
+    out.itl_values += n * m.itl_values;
+  }
+  return out;
+}
+
+std::vector<PointPrediction> PredictEachInstance(const plan::LayoutPlan& plan,
+                                                 const spec::Spec& spec,
+                                                 const model::ModelDesc& model,
+                                                 const hardware::HardwareProfile& hw,
+                                                 const cost::Calibration& calibration,
+                                                 const PointOptions& options) {
+  const workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
+  const int instances = std::max(plan.layout.instances, 1);
+  const InstanceShares split = SplitOverInstances(w, instances);
+  std::vector<PointPrediction> out;
+  for (size_t k = 0; k < split.shares.size(); ++k) {
+    PointPrediction p =
+        PredictInstance(plan, spec, model, hw, calibration, options, split.shares[k]);
+    p.concurrency = split.shares[k].concurrency;
+    for (int copy = 0; copy < split.copies[k]; ++copy) out.push_back(p);
+  }
+  if (out.empty()) out.push_back(PredictInstance(plan, spec, model, hw, calibration, options, w));
+  while (static_cast<int>(out.size()) < instances) {
+    PointPrediction idle = out.front();
+    idle.concurrency = 0;
+    idle.sim.records.clear();
+    idle.sim.trace.clear();
+    idle.metrics = stats::SampleMetrics{};
+    out.push_back(std::move(idle));
+  }
+  return out;
+}
+
+PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                             const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                             const cost::Calibration& calibration, const PointOptions& options) {
+  const workload::WorkloadParams w = WorkloadFor(spec, options.concurrency, options.seed);
+  if (plan.layout.instances <= 1)
+    return PredictInstance(plan, spec, model, hw, calibration, options, w);
+  const InstanceShares split = SplitOverInstances(w, plan.layout.instances);
+  if (split.shares.empty()) return PredictInstance(plan, spec, model, hw, calibration, options, w);
+  // The busiest instance's prediction carries the figures a layout has once
+  // (memory, stage shares, the trace); the throughputs are every instance's.
+  PointPrediction p =
+      PredictInstance(plan, spec, model, hw, calibration, options, split.shares.front());
+  std::vector<stats::SampleMetrics> kinds = {p.metrics};
+  for (size_t k = 1; k < split.shares.size(); ++k)
+    kinds.push_back(
+        PredictInstance(plan, spec, model, hw, calibration, options, split.shares[k]).metrics);
+  p.metrics = CombineInstances(kinds, split.copies);
   return p;
 }
 

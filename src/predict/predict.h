@@ -69,6 +69,38 @@ workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, ui
 // scheduler per instance, so a prediction would be of another layout.
 std::optional<std::string> NotModelled(const plan::LayoutPlan& plan);
 
+// A layout's instances and the share of the load each serves: the distinct
+// shares (busiest first) and how many instances serve each. The router
+// splits the requests in flight evenly (workload::SplitEvenly: the first
+// C mod n instances carry one more), and the requests and the request rate
+// in proportion; an instance left without requests is idle and not listed.
+struct InstanceShares {
+  std::vector<workload::WorkloadParams> shares;
+  std::vector<int> copies;
+};
+InstanceShares SplitOverInstances(const workload::WorkloadParams& w, int instances);
+
+// The layout's figures from its instances' (`kinds`, busiest first, each
+// served by `copies` instances): counts and throughputs summed, the duration
+// the longest, latency figures the busiest instance's.
+stats::SampleMetrics CombineInstances(const std::vector<stats::SampleMetrics>& kinds,
+                                      const std::vector<int>& copies);
+
+// Every instance of the layout at its share of the point's load, in
+// instance order (one entry with a single instance): what the simulated
+// engine turns into each instance's evidence. An instance left idle (C
+// below the instance count) has the busiest's memory and no requests.
+std::vector<PointPrediction> PredictEachInstance(const plan::LayoutPlan& plan,
+                                                 const spec::Spec& spec,
+                                                 const model::ModelDesc& model,
+                                                 const hardware::HardwareProfile& hw,
+                                                 const cost::Calibration& calibration,
+                                                 const PointOptions& options);
+
+// With several instances (plan.layout.instances), each instance is predicted
+// at its share of the load (SplitOverInstances) and the figures combined
+// (CombineInstances); memory, stage shares and the trace are the busiest
+// instance's.
 PointPrediction PredictPoint(const plan::LayoutPlan& plan, const spec::Spec& spec,
                              const model::ModelDesc& model, const hardware::HardwareProfile& hw,
                              const cost::Calibration& calibration, const PointOptions& options);

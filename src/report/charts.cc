@@ -13,7 +13,8 @@ namespace {
 
 // "2/16/4": short enough to sit under a bar.
 std::string Short(const spec::LayoutSpec& l) {
-  return fmt::format("{}/{}/{}", l.pp, l.tp, l.ep) + (l.dp > 1 ? fmt::format("/{}", l.dp) : "");
+  return (l.instances > 1 ? fmt::format("{}x", l.instances) : "") +
+         fmt::format("{}/{}/{}", l.pp, l.tp, l.ep) + (l.dp > 1 ? fmt::format("/{}", l.dp) : "");
 }
 
 std::string PointName(const ChartPoint& p) {

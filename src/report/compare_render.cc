@@ -13,7 +13,8 @@ namespace {
 using compare::MetricDiff;
 
 std::string LayoutCell(const spec::LayoutSpec& l) {
-  return fmt::format("{} / {} / {}", l.pp, l.tp, l.ep) +
+  return (l.instances > 1 ? fmt::format("{} x ", l.instances) : "") +
+         fmt::format("{} / {} / {}", l.pp, l.tp, l.ep) +
          (l.dp > 1 ? fmt::format(" / DP{}", l.dp) : "");
 }
 

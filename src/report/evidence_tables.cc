@@ -13,7 +13,8 @@ nlohmann::json Opt(const std::optional<double>& v) {
 }
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"label", l.Label()}};
+  return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
+          {"label", l.Label()}};
 }
 
 // results.csv's row of a completed sample (evidence/results_csv owns the
@@ -44,7 +45,7 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   r.goodput_rps = m.goodput_rps;
   if (m.tpot_requests > 0) {  // a decode sample
     r.output_tps = m.output_tps;
-    r.output_tps_per_gpu = m.output_tps / (s.id.layout.pp * s.id.layout.tp);
+    r.output_tps_per_gpu = m.output_tps / static_cast<double>(s.id.layout.gpus());
     r.tpot_p50_s = m.tpot_s.p50;
     r.tpot_p99_s = m.tpot_s.p99;
     r.itl_p50_s = m.itl_s.p50;

@@ -19,6 +19,7 @@ std::string LayoutCell(const spec::LayoutSpec& l) {
   std::string cell =
       std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
   if (l.dp > 1) cell.append(" / DP").append(std::to_string(l.dp));
+  if (l.instances > 1) return std::to_string(l.instances) + " x " + cell;
   return cell;
 }
 

@@ -8,7 +8,7 @@
 
 #include "gpu/gpu_memory.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "run/instances.h"
 #include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
 
@@ -22,7 +22,8 @@ uint64_t HashString(const std::string& s) {
 }
 
 // Per-node server log: startup lines of every stage on the node, then the
-// stage-0 batch lines the simulated sample produced. Texts come from the
+// stage-0 batch lines the simulated sample produced. `node` counts within
+// the node's instance (its first node is 0). Texts come from the
 // shared SGLang log writer (sglang_log/), as serve-sim's do.
 std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
                     const predict::PointPrediction& p, const sglang_log::LogSetup& setup, int node,
@@ -34,7 +35,8 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
         t0, "",
         fmt::format("server_args=ServerArgs(model_path='{}', tp_size={}, pp_size={}, ep_size={}, "
                     "nnodes={}, node_rank=0, chunked_prefill_size={}, pp_max_micro_batch_size={})",
-                    spec.engine.model_path, l.tp, l.pp, l.ep, spec.cluster.hosts.size(),
+                    spec.engine.model_path, l.tp, l.pp, l.ep,
+                    spec.cluster.hosts.size() / static_cast<size_t>(std::max(l.instances, 1)),
                     setup.chunked_prefill_size, p.sim.pp_max_micro_batch_size));
   }
   for (const auto& st : plan.stages) {
@@ -62,8 +64,10 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
   return out;
 }
 
+// `node`: within the instance (which stage's ranks it holds); `host`: its
+// index in the cluster.
 std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
-                       const predict::PointPrediction& p, int node,
+                       const predict::PointPrediction& p, int node, size_t host,
                        const hardware::HardwareProfile& hw) {
   std::vector<gpu::GpuMemory> gpus;
   const int per_node = spec.cluster.gpus_per_node;
@@ -73,8 +77,8 @@ std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
     gpu::GpuMemory m;
     m.index = g;
     m.uuid =
-        fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[node].name) & 0xffffffff,
-                    spec.cluster.hosts[node].name, g);
+        fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[host].name) & 0xffffffff,
+                    spec.cluster.hosts[host].name, g);
     m.name = hw.gpu_name;
     m.used_mib = std::round(p.memory.stages[stage].peak_mib);
     m.total_mib = hw.memory_mib;
@@ -107,16 +111,23 @@ double SimSampleEngine::NoiseFactor(const spec::SimSpec& sim, const evidence::Sa
 }
 
 Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
-  predict::PointRequest request;
-  request.concurrency = ctx.id.concurrency;
-  request.seed = ctx.workload_seed;
-  request.keep_trace = true;
-  predict::PointPrediction p =
-      predict::PredictSearchPoint(inputs_, *ctx.plan, calibration_, request);
+  predict::PointOptions po;
+  po.concurrency = ctx.id.concurrency;
+  po.seed = ctx.workload_seed;
+  po.keep_trace = true;
+  const std::vector<predict::PointPrediction> each =
+      predict::PredictEachInstance(*ctx.plan, spec_, model_, hw_, calibration_, po);
+  const predict::PointPrediction& p = each.front();
   SampleOutput out;
   // A slower repeat stretches every timestamp: throughput scales by 1/f.
   const double f = NoiseFactor(spec_.sim, ctx.id);
-  out.records = p.sim.records;
+  // Every instance's requests, numbered across the sample.
+  for (size_t i = 0; i < each.size(); ++i)
+    for (workload::RequestRecord r : each[i].sim.records) {
+      r.id = static_cast<int64_t>(out.records.size());
+      r.instance = static_cast<int>(i);
+      out.records.push_back(std::move(r));
+    }
   for (auto& r : out.records) {
     r.send_ns = std::llround(r.send_ns * f);
     if (r.first_token_ns >= 0) r.first_token_ns = std::llround(r.first_token_ns * f);
@@ -138,10 +149,14 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       sched.max_prefill_tokens, p.sim.pp_max_micro_batch_size);
   setup.context_len = sched.context_len;  // --context-length when the spec overrides it
   setup.ep_size = ctx.plan->layout.ep;
+  const size_t per_instance = spec_.cluster.hosts.size() / each.size();
   for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    // The host's instance, and the node's place in it.
+    const size_t instance = std::min(n / std::max<size_t>(per_instance, 1), each.size() - 1);
+    const int node = static_cast<int>(n - instance * per_instance);
     NodeEvidence ne;
     ne.host = spec_.cluster.hosts[n].name;
-    ne.log = NodeLog(spec_, *ctx.plan, p, setup, static_cast<int>(n), t0);
+    ne.log = NodeLog(spec_, *ctx.plan, each[instance], setup, node, t0);
     // Failures surface on the node of the first stage, as a real crash would there.
     if (n == 0)
       for (const auto& fault : faults)
@@ -149,7 +164,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
             fault, setup, t0 + 1,
             sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp,
                                     ctx.plan->layout.ep));
-    ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, p, static_cast<int>(n), hw_);
+    ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, each[instance], node, n, hw_);
     out.nodes.push_back(std::move(ne));
   }
   out.bench = {{"sample", ctx.id.str()},
@@ -160,6 +175,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
                {"micro_batches", p.sim.micro_batches},
                {"exposed_comm_share", p.exposed_comm_share},
                {"bubble_share", p.bubble_share}};
+  if (each.size() > 1) out.bench["instances"] = InstancesEvidence(spec_, *ctx.plan, out.records);
   return out;
 }
 

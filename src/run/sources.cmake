@@ -6,6 +6,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/run/replay_medians.cc
   src/run/replay_sample.cc
   src/run/runner.cc
+  src/run/instances.cc
   src/run/server_state.cc
   src/run/sim_sample.cc
   src/run/verdict.cc)

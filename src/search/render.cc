@@ -30,11 +30,15 @@ std::string Why(const Evaluated& e) {
     bubble = std::max(bubble, p.bubble_share);
     exposed = std::max(exposed, p.exposed_comm_share);
   }
-  return fmt::format(
-      "{} of {} all-reduces cross nodes; {} stage hops cross nodes; bubble up to "
-      "{}, exposed communication up to {}",
-      e.cross_node_allreduce_per_forward, e.allreduce_per_forward, e.cross_node_stage_hops,
-      FormatPercent(bubble, 0), FormatPercent(exposed, 0));
+  const int n = e.candidate.layout.instances;
+  const std::string instances =
+      n > 1 ? fmt::format("{} instances of {} GPUs, each serving C/{}; ", n, e.gpus / n, n) : "";
+  return instances +
+         fmt::format(
+             "{} of {} all-reduces cross nodes; {} stage hops cross nodes; bubble up to "
+             "{}, exposed communication up to {}",
+             e.cross_node_allreduce_per_forward, e.allreduce_per_forward, e.cross_node_stage_hops,
+             FormatPercent(bubble, 0), FormatPercent(exposed, 0));
 }
 
 std::string ScoreText(const Evaluated& e) {
@@ -56,6 +60,7 @@ json LayoutJson(const Candidate& c) {
           {"tp", c.layout.tp},
           {"ep", c.layout.ep},
           {"dp", c.layout.dp},
+          {"instances", c.layout.instances},
           {"chunked_prefill_size",
            c.knobs.chunked_prefill_size != 0 ? json(c.knobs.chunked_prefill_size) : json()},
           {"max_running_requests",

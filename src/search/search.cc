@@ -179,7 +179,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
           !(out.evaluated.back().candidate.knobs == g.knobs)) {
         Evaluated e;
         e.candidate = {sp.plan->layout, g.knobs};
-        e.gpus = sp.plan->world_size;
+        e.gpus = static_cast<int>(sp.plan->layout.gpus());
         e.allreduce_per_forward = sp.plan->allreduce_per_forward;
         e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
         e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;

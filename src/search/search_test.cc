@@ -89,9 +89,53 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
             "--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
 }
 
-// The example's cluster and model, a small space around its layouts.
+// Instances split the hosts: each count that divides them, TP filling an
+// instance's GPUs. 2 nodes of 8 GPUs, the tiny model, EP 2.
+TEST(SearchSpace, InstancesSplitTheClusterIntoWholeNodeCopies) {
+  spec::Spec spec = plan::testing::MissionSpec();
+  spec.cluster.hosts.resize(2);
+  Bounds b;
+  b.chunked_prefill_size = {8192};
+  b.ep = {2};
+  EXPECT_EQ(InstanceCounts(b, spec), (std::vector<int>{1, 2}));
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+              ElementsAre("PP1/TP16/EP2 chunk 8192", "PP2/TP8/EP2 chunk 8192",
+                          "PP4/TP4/EP2 chunk 8192", "2xPP1/TP8/EP2 chunk 8192",
+                          "2xPP2/TP4/EP2 chunk 8192", "2xPP4/TP2/EP2 chunk 8192"));
+  // A count that does not divide the GPUs has no TP to give.
+  b.instances = {3};
+  EXPECT_TRUE(Enumerate(b, spec, plan::testing::TinyGqaModel()).empty());
+  b.instances = {0};
+  EXPECT_EQ(CheckBounds(b).error().message, "--instances: expected values >= 1, got 0");
+}
+
+TEST(Search, InstancesThatSplitNodesAreRefusedAndTheRestCarryTheirCount) {
+  SearchOptions o;
+  o.bounds.instances = {1, 2, 8};
+  o.bounds.pp = {1};
+  o.bounds.ep = {4};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {8};
+  o.ensemble.members = 0;
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->candidates, 3);
+  // 8 instances of 4 GPUs on 4 hosts would share nodes.
+  EXPECT_EQ(r->rejected_by_reason.at("instance_nodes"), 1);
+  for (const Evaluated& e : r->evaluated) EXPECT_EQ(e.gpus, 32) << e.candidate.Label();
+  const nlohmann::json j = SearchToJson(*r);
+  std::vector<int> counts;
+  for (const auto& c : j["candidates"]) counts.push_back(c["candidate"]["instances"].get<int>());
+  for (const auto& c : j["rejections"]) counts.push_back(c["candidate"]["instances"].get<int>());
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<int>{1, 2, 8}));
+}
+
+// The example's cluster and model, a small space around its layouts (one
+// instance: the instances dimension has its own test).
 SearchOptions Small(int members) {
   SearchOptions o;
+  o.bounds.instances = {1};
   o.bounds.pp = {1, 2, 4, 8, 64};
   o.bounds.ep = {4, 8};
   o.bounds.chunked_prefill_size = {4096, 8192};

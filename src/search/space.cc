@@ -53,6 +53,7 @@ std::string Candidate::Label() const {
 }
 
 Status CheckBounds(const Bounds& b) {
+  PPS_RETURN_IF_ERROR(CheckList(b.instances, "--instances", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.pp, "--pp", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.ep, "--ep", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.dp, "--dp", 1));
@@ -67,6 +68,7 @@ Status CheckBounds(const Bounds& b) {
 
 Bounds SpecBounds(const spec::SearchSpec& section) {
   Bounds b;
+  b.instances = section.instances;
   b.pp = section.pp;
   b.ep = section.ep;
   b.chunked_prefill_size = section.chunked_prefill_size;
@@ -79,6 +81,7 @@ Bounds WithFlags(Bounds section, const Bounds& flags) {
   auto over = [](auto& kept, const auto& given) {
     if (!given.empty()) kept = given;
   };
+  over(section.instances, flags.instances);
   over(section.pp, flags.pp);
   over(section.ep, flags.ep);
   over(section.dp, flags.dp);
@@ -94,11 +97,15 @@ std::vector<int> LoadPoints(const Bounds& bounds) {
   return bounds.concurrency.empty() ? DefaultConcurrency() : bounds.concurrency;
 }
 
+std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec) {
+  if (!bounds.instances.empty()) return bounds.instances;
+  return Divisors(static_cast<int>(spec.cluster.hosts.size()),
+                  static_cast<int>(spec.cluster.hosts.size()));
+}
+
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
                                  const model::ModelDesc& model) {
   const int world = spec.cluster.world_size();
-  std::vector<int> pps =
-      bounds.pp.empty() ? Divisors(world, std::max(model.num_layers, 1)) : bounds.pp;
   const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
   std::vector<int64_t> chunks = bounds.chunked_prefill_size;
   if (chunks.empty())
@@ -107,23 +114,32 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
   const std::vector<int> mrrs =
       bounds.max_running_requests.empty() ? std::vector<int>{0} : bounds.max_running_requests;
   std::vector<Candidate> out;
-  for (int pp : pps) {
-    if (pp < 1 || world % pp != 0) continue;  // TP x PP must use every GPU
-    const int tp = world / pp;
-    for (int ep : Within(bounds.ep, Divisors(tp, tp)))
-      for (int dp : bounds.dp.empty() ? std::vector<int>{1} : bounds.dp)
-        for (int64_t c : chunks)
-          for (int mrr : mrrs) {
-            Candidate cand;
-            cand.layout.pp = pp;
-            cand.layout.tp = tp;
-            cand.layout.ep = ep;
-            cand.layout.dp = dp;
-            cand.layout.origin.file = "search";
-            cand.knobs.chunked_prefill_size = c;
-            cand.knobs.max_running_requests = mrr;
-            out.push_back(cand);
-          }
+  for (int instances : InstanceCounts(bounds, spec)) {
+    // Instances x PP x TP must use every GPU; whether the instances get whole
+    // nodes is the planner's check, counted among the refusals.
+    if (instances < 1 || world % instances != 0) continue;
+    const int instance_gpus = world / instances;
+    const std::vector<int> pps =
+        bounds.pp.empty() ? Divisors(instance_gpus, std::max(model.num_layers, 1)) : bounds.pp;
+    for (int pp : pps) {
+      if (pp < 1 || instance_gpus % pp != 0) continue;
+      const int tp = instance_gpus / pp;
+      for (int ep : Within(bounds.ep, Divisors(tp, tp)))
+        for (int dp : bounds.dp.empty() ? std::vector<int>{1} : bounds.dp)
+          for (int64_t c : chunks)
+            for (int mrr : mrrs) {
+              Candidate cand;
+              cand.layout.pp = pp;
+              cand.layout.tp = tp;
+              cand.layout.ep = ep;
+              cand.layout.dp = dp;
+              cand.layout.instances = instances;
+              cand.layout.origin.file = "search";
+              cand.knobs.chunked_prefill_size = c;
+              cand.knobs.max_running_requests = mrr;
+              out.push_back(cand);
+            }
+    }
   }
   return out;
 }

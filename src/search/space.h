@@ -1,6 +1,6 @@
 #pragma once
 // The space `ppsearch search` explores: every layout SGLang could run on the
-// cluster (PP x TP using every GPU, EP dividing TP, DP attention) crossed
+// cluster (instances x PP x TP using every GPU, EP dividing TP, DP attention) crossed
 // with the engine knobs that change what a layout does (chunked-prefill-size,
 // max-running-requests) and the load points. Pure: bounds in, candidates out.
 
@@ -40,6 +40,8 @@ struct Candidate {
 
 // Bounds on each dimension; an empty list takes the default.
 struct Bounds {
+  // default: every count that splits the hosts into equal whole-node instances
+  std::vector<int> instances;
   std::vector<int> pp;  // default: every divisor of the GPU count up to the layer count
   std::vector<int> ep;  // default: every divisor of TP
   std::vector<int> dp;  // default: {1}
@@ -63,10 +65,15 @@ Bounds WithFlags(Bounds section, const Bounds& flags);
 // The default load points of a search.
 std::vector<int> DefaultConcurrency();
 
-// Every candidate within `bounds`, in PP, EP, DP, chunk, mrr order. TP is
-// the GPU count over PP: a layout leaving GPUs idle is not a candidate.
+// Every candidate within `bounds`, in instances, PP, EP, DP, chunk, mrr
+// order. TP is an instance's GPU count over PP: a layout leaving GPUs idle
+// is not a candidate.
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
                                  const model::ModelDesc& model);
+
+// The instance counts of a search within `bounds`: by default every count
+// that splits the cluster's hosts into equal runs of whole nodes.
+std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec);
 
 // The load points of a search within `bounds`.
 std::vector<int> LoadPoints(const Bounds& bounds);

@@ -117,12 +117,25 @@ std::string ServerTag(const std::string& run_id, const evidence::SampleId& sampl
   return "ppsearch-" + run_id + "-" + sample.str() + "-" + host;
 }
 
+std::vector<int> InstanceHeads(const spec::Spec& spec, const spec::LayoutSpec& layout) {
+  const int hosts = static_cast<int>(spec.cluster.hosts.size());
+  const int instances = std::max(layout.instances, 1);
+  std::vector<int> heads;
+  if (hosts % instances != 0) return heads;
+  for (int i = 0; i < instances; ++i) heads.push_back(i * (hosts / instances));
+  return heads;
+}
+
 NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node) {
   const spec::EngineSpec& e = spec.engine;
-  const int nnodes = static_cast<int>(spec.cluster.hosts.size());
+  // The node's instance: nodes [head, head + nnodes).
+  const int nnodes =
+      static_cast<int>(spec.cluster.hosts.size()) / std::max(sample.layout.instances, 1);
+  const int head = nnodes > 0 ? node - node % nnodes : 0;
+  const int rank = node - head;
   const std::vector<std::pair<std::string, std::string>> vars = {
       {"{host}", spec.cluster.hosts[node].name},
-      {"{node_rank}", std::to_string(node)},
+      {"{node_rank}", std::to_string(rank)},
       {"{sample}", sample.str()},
       {"{port}", std::to_string(spec.cluster.ServerPort(node))},
       {"{spec_dir}", spec.base_dir},
@@ -140,9 +153,10 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   if (l.dp > 1)
     server.insert(server.end(), {"--enable-dp-attention", "--dp-size", std::to_string(l.dp)});
   if (nnodes > 1)
-    server.insert(server.end(), {"--nnodes", std::to_string(nnodes), "--node-rank",
-                                 std::to_string(node), "--dist-init-addr",
-                                 HostPort(spec.cluster.Address(0), spec.cluster.dist_init_port)});
+    server.insert(
+        server.end(),
+        {"--nnodes", std::to_string(nnodes), "--node-rank", std::to_string(rank),
+         "--dist-init-addr", HostPort(spec.cluster.Address(head), spec.cluster.dist_init_port)});
   server.insert(server.end(), {"--host", spec.cluster.Address(node), "--port",
                                std::to_string(spec.cluster.ServerPort(node))});
   for (const auto& w : EngineArgWords(e)) server.push_back(Fill(w, vars));
@@ -172,6 +186,8 @@ bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Samp
   const auto& w = spec.workload;
   bench::BenchOptions o;
   o.url = NodeUrl(spec, 0);
+  const std::vector<int> heads = InstanceHeads(spec, s.layout);
+  for (size_t i = 1; i < heads.size(); ++i) o.more_urls.push_back(NodeUrl(spec, heads[i]));
   o.num_requests = w.requests;
   o.concurrency = s.concurrency;
   o.request_rate = w.request_rate;
@@ -196,8 +212,10 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
     if (!s.empty() && s.back() == '.') s.pop_back();
     return s;
   };
+  std::string urls = o.url;
+  for (const std::string& url : o.more_urls) urls += "," + url;
   std::vector<std::string> a = {"ppsearch",        "bench",
-                                "--url",           o.url,
+                                "--url",           urls,
                                 "--api",           bench::ApiName(o.api),
                                 "--concurrency",   std::to_string(o.concurrency),
                                 "--requests",      std::to_string(o.num_requests),
@@ -212,6 +230,7 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
   if (o.warmup_requests > 0) a.insert(a.end(), {"--warmup", std::to_string(o.warmup_requests)});
   if (o.request_rate > 0) a.insert(a.end(), {"--request-rate", num(o.request_rate)});
   if (o.flush_cache) a.push_back("--flush-cache");
+  if (!o.more_urls.empty()) a.insert(a.end(), {"--routing", bench::RoutingName(o.routing)});
   return a;
 }
 

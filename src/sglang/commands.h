@@ -30,7 +30,10 @@ struct NodeCommand {
 // (--model-path, --tp-size, --pp-size, --ep-size, --nnodes, --node-rank,
 // --dist-init-addr, --host, --port), then [engine.args] spelled for
 // [engine] version; {host}, {node_rank}, {sample}, {port}, {spec_dir} (the
-// spec's directory) and {ppsearch} (this binary) filled in.
+// spec's directory) and {ppsearch} (this binary) filled in. With several
+// instances each is a deployment of its own: --nnodes counts the
+// instance's nodes, --node-rank is the node's rank within it and
+// --dist-init-addr is the instance's first node.
 NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node);
 
 // `[engine.args]` as SGLang flags for `version` ("" = as written): flags
@@ -38,7 +41,13 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
 // disable-cuda-graph -> cuda-graph-backend-{decode,prefill} disabled).
 std::vector<std::string> EngineArgWords(const spec::EngineSpec& engine);
 
-// The benchmark of a sample against node 0.
+// The first node of each instance of `layout` (hosts split in order,
+// hosts / instances each): {0} with one instance. Empty when the hosts do
+// not split evenly (the planner refuses that layout).
+std::vector<int> InstanceHeads(const spec::Spec& spec, const spec::LayoutSpec& layout);
+
+// The benchmark of a sample against node 0, or spread over every
+// instance's first node (bench::BenchOptions::more_urls) with several.
 bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& sample,
                                     uint64_t seed);
 // The `ppsearch bench` command that runs the same benchmark.

@@ -47,6 +47,28 @@ TEST(ServerCommand, SglangFlagsPerNodeThenTheFixedArgs) {
   EXPECT_TRUE(c.cleanup.empty());
 }
 
+// Two instances of PP1/TP4 on the two 4-GPU nodes: each node is a whole
+// deployment of one node, its own node 0; the benchmark spreads over both.
+TEST(ServerCommand, EachInstanceIsADeploymentOfItsOwnNodes) {
+  spec::Spec s = Parse("");
+  evidence::SampleId two = kSample;
+  two.layout.pp = 1;
+  two.layout.instances = 2;
+  EXPECT_EQ(InstanceHeads(s, two.layout), (std::vector<int>{0, 1}));
+  EXPECT_EQ(launch::ShellJoin(ServerCommand(s, two, 1).argv),
+            "python3 -m sglang.launch_server --model-path /models/k3 --tp-size 4 --pp-size 1 "
+            "--ep-size 2 --host n1 --port 30000");
+  const bench::BenchOptions o = BenchOptionsFor(s, two, 7);
+  EXPECT_EQ(o.url, "http://10.0.0.1:30000");
+  EXPECT_EQ(o.more_urls, (std::vector<std::string>{"http://n1:30000"}));
+  EXPECT_NE(launch::ShellJoin(BenchArgv(o)).find("--url http://10.0.0.1:30000,http://n1:30000"),
+            std::string::npos);
+  EXPECT_NE(launch::ShellJoin(BenchArgv(o)).find("--routing least-outstanding"), std::string::npos);
+  evidence::SampleId three = two;
+  three.layout.instances = 3;
+  EXPECT_TRUE(InstanceHeads(s, three.layout).empty());
+}
+
 TEST(ServerCommand, DpAttentionFlagsOnlyAboveDpOne) {
   spec::Spec s = Parse("");
   evidence::SampleId dp = kSample;

@@ -137,7 +137,11 @@ Status ServerGroup::WaitReady() {
   const auto& lc = spec_.lifecycle;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(lc.start_timeout_s));
-  const std::string url = NodeUrl(spec_, 0);
+  // Every instance's first node answers for its instance, one after another.
+  std::vector<int> heads = InstanceHeads(spec_, layout_);
+  if (heads.empty()) heads = {0};
+  size_t ready = 0;
+  std::string url = NodeUrl(spec_, heads[ready]);
   std::string last = "no answer yet";
   auto exited_error = [this](const std::string& exited) {
     size_t node = 0;
@@ -175,7 +179,12 @@ Status ServerGroup::WaitReady() {
       probe.prompt.seed = 7;
       probe.api_key = spec_.engine.ArgString("api-key").value_or("");
       Result<bench::BenchResult> r = bench::RunBench(probe);
-      if (r.ok() && !r->records.empty() && r->records[0].ok()) return Status::Ok();
+      if (r.ok() && !r->records.empty() && r->records[0].ok()) {
+        if (++ready == heads.size()) return Status::Ok();
+        url = NodeUrl(spec_, heads[ready]);
+        last = "no answer yet";
+        continue;
+      }
       last = r.ok() ? "the 1-token request failed: " + r->records[0].error : r.error().message;
     }
     SleepUntilOr(deadline, lc.poll_interval_s);

@@ -29,8 +29,9 @@ class ServerGroup {
   // stopped again) when one cannot be started.
   Status Start(const evidence::SampleId& sample, const std::string& run_id);
 
-  // Waits until node 0 answers /health_generate with 200 and a 1-token
-  // request succeeds, bounded by lifecycle.start_timeout_s. The error says
+  // Waits until node 0 (with several instances, each instance's first node)
+  // answers /health_generate with 200 and a 1-token request succeeds,
+  // bounded by lifecycle.start_timeout_s. The error says
   // why: a node exited (with its status and the tail of its log) or time ran out.
   Status WaitReady();
 

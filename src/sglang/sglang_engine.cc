@@ -8,6 +8,7 @@
 #include "bench/bench_report.h"
 #include "bench/load_loop.h"
 #include "evidence/validation.h"
+#include "run/instances.h"
 #include "sglang/commands.h"
 #include "sglang/host_check.h"
 #include "sglang/node_gpus.h"
@@ -197,6 +198,14 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   if (result.ok()) {
     out.records = result->records;
     out.bench.update(bench::BenchSummaryJson(options, *result));
+    // Several instances: each one's hosts beside its URL and requests.
+    if (ctx.id.layout.instances > 1) {
+      nlohmann::json instances = run::InstancesEvidence(spec_, *ctx.plan, out.records);
+      const std::vector<std::string> urls = bench::ServerUrls(options);
+      for (size_t i = 0; i < instances.size() && i < urls.size(); ++i)
+        instances[i]["url"] = urls[i];
+      out.bench["instances"] = instances;
+    }
     out.bench["sample"] = ctx.id.str();
     out.bench["simulated"] = false;
   }

@@ -79,11 +79,12 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
     root.insert_or_assign("sweep", toml::table{});
     sweep_table = TableAt(root, {"sweep"});
   }
-  for (const char* list : {"pp", "tp", "ep", "dp"}) sweep_table->erase(list);
+  for (const char* list : {"pp", "tp", "ep", "dp", "instances"}) sweep_table->erase(list);
   toml::array layouts;
   for (const LayoutSpec& l : sweep.layouts) {
     toml::table t{{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
     if (l.dp > 1) t.insert("dp", l.dp);
+    if (l.instances > 1) t.insert("instances", l.instances);
     layouts.push_back(std::move(t));
   }
   sweep_table->insert_or_assign("layouts", std::move(layouts));

@@ -41,7 +41,10 @@ TEST(DeriveSpecText, ReplacesTheSweepAndMakesPathsAbsolute) {
   b.pp = 1;
   b.tp = 8;
   b.dp = 2;
-  sweep.layouts = {a, b};
+  LayoutSpec c = a;
+  c.pp = 1;
+  c.instances = 2;
+  sweep.layouts = {a, b, c};
   sweep.concurrency = {8, 16};
   sweep.engine_args = {{"chunked-prefill-size", 4096}, {"max-running-requests", 32}};
   Result<std::string> text =
@@ -55,9 +58,10 @@ TEST(DeriveSpecText, ReplacesTheSweepAndMakesPathsAbsolute) {
   EXPECT_EQ(s->experiment.results_dir, "/specs/results");
   EXPECT_EQ(s->engine.model_config, "/specs/data/m.json");
   EXPECT_EQ(s->engine.command[1], "/specs/dir/launch.py");
-  ASSERT_EQ(s->sweep.layouts.size(), 2u);
+  ASSERT_EQ(s->sweep.layouts.size(), 3u);
   EXPECT_EQ(s->sweep.layouts[0].Label(), "PP2/TP4/EP4");
   EXPECT_EQ(s->sweep.layouts[1].Label(), "PP1/TP8/EP4/DP2");
+  EXPECT_EQ(s->sweep.layouts[2].Label(), "2xPP1/TP4/EP4");
   EXPECT_EQ(s->sweep.concurrency, (std::vector<int>{8, 16}));
   EXPECT_EQ(s->engine.ArgInt("chunked-prefill-size"), 4096);
   EXPECT_EQ(s->engine.ArgInt("max-running-requests"), 32);

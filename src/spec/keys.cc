@@ -21,8 +21,9 @@ const KeyList kSudoSteps = {"container", "stop"};
 const KeyList kEngineKeys = {"kind",           "command",    "image",      "container",
                              "container_args", "secret_env", "model_path", "model_config",
                              "version",        "patches",    "args",       "env"};
-const KeyList kSweepKeys = {"pp", "tp", "ep", "dp", "layouts", "concurrency", "repeats"};
-const KeyList kLayoutKeys = {"pp", "tp", "ep", "dp"};
+const KeyList kSweepKeys = {"pp",      "tp",          "ep",      "dp",
+                            "layouts", "concurrency", "repeats", "instances"};
+const KeyList kLayoutKeys = {"pp", "tp", "ep", "dp", "instances"};
 const KeyList kWorkloadKeys = {"input_tokens",
                                "output_tokens",
                                "requests",
@@ -40,8 +41,8 @@ const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat
                                "failure_policy", "ttft_p99_s",       "tpot_p99_ms",
                                "itl_p99_ms",     "e2e_p99_s",        "stop_probability"};
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
-const KeyList kSearchKeys = {"pp", "ep", "chunked_prefill_size", "max_running_requests",
-                             "concurrency"};
+const KeyList kSearchKeys = {
+    "pp", "ep", "chunked_prefill_size", "max_running_requests", "concurrency", "instances"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",

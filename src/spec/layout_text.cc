@@ -23,11 +23,27 @@ std::optional<int> ParsePart(std::string_view part, std::string_view prefix) {
   return value;
 }
 
+// The instance count "<n>x" that starts `text` (removed from it), 1 when
+// there is none; nullopt when the count is not a positive number.
+std::optional<int> TakeInstances(std::string_view& text) {
+  const size_t x = text.find_first_of("xX");
+  if (x == std::string_view::npos || x == 0 ||
+      !std::all_of(text.begin(), text.begin() + x,
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return 1;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + x, value);
+  if (ec != std::errc() || end != text.data() + x || value < 1) return std::nullopt;
+  text.remove_prefix(x + 1);
+  return value;
+}
+
 }  // namespace
 
 Result<LayoutSpec> ParseLayoutText(const std::string& text) {
   std::vector<std::string_view> parts;
   std::string_view rest = text;
+  const std::optional<int> instances = TakeInstances(rest);
   for (size_t slash; (slash = rest.find('/')) != std::string_view::npos;) {
     parts.push_back(rest.substr(0, slash));
     rest.remove_prefix(slash + 1);
@@ -40,16 +56,18 @@ Result<LayoutSpec> ParseLayoutText(const std::string& text) {
     ep = ParsePart(parts[2], "EP");
     if (parts.size() == 4) dp = ParsePart(parts[3], "DP");
   }
-  if (!pp || !tp || !ep || !dp) {
+  if (!pp || !tp || !ep || !dp || !instances) {
     return MakeError("--layout " + text +
-                     ": expected PP/TP/EP or PP/TP/EP/DP, e.g. --layout 8/4/4, --layout "
-                     "PP8/TP4/EP4 or --layout PP1/TP8/EP8/DP8");
+                     ": expected PP/TP/EP or PP/TP/EP/DP, optionally after an instance count "
+                     "NX, e.g. --layout 8/4/4, --layout PP8/TP4/EP4, --layout PP1/TP8/EP8/DP8 "
+                     "or --layout 2xPP2/TP8/EP4");
   }
   LayoutSpec layout;
   layout.pp = *pp;
   layout.tp = *tp;
   layout.ep = *ep;
   layout.dp = *dp;
+  layout.instances = *instances;
   layout.origin.file = "--layout " + text;
   return layout;
 }
@@ -70,6 +88,13 @@ std::optional<std::pair<LayoutSpec, size_t>> ParseSlugPrefix(std::string_view te
     return value;
   };
   LayoutSpec l;
+  // "2x-": an instance count before the layout.
+  if (const auto instances = part(""); instances && text.substr(pos, 2) == "x-") {
+    l.instances = *instances;
+    pos += 2;
+  } else {
+    pos = 0;
+  }
   const auto pp = part("pp");
   const auto tp = pp ? part("-tp") : std::nullopt;
   const auto ep = tp ? part("-ep") : std::nullopt;

@@ -1,7 +1,8 @@
 #pragma once
 // A layout typed on a command line: "PP8/TP4/EP4", "pp8/tp4/ep4" or "8/4/4"
-// ("PP1/TP8/EP8/DP8" or "1/8/8/8" with DP attention), and a layout's slug
-// in file and sample names ("pp8-tp4-ep4", "pp1-tp8-ep8-dp8").
+// ("PP1/TP8/EP8/DP8" or "1/8/8/8" with DP attention, "2xPP2/TP8/EP4" or
+// "2x2/8/4" with two instances), and a layout's slug in file and sample
+// names ("pp8-tp4-ep4", "pp1-tp8-ep8-dp8", "2x-pp2-tp8-ep4").
 
 #include <optional>
 #include <string>

@@ -35,6 +35,7 @@ Status ReadList(const TableReader& section, std::string_view key, int max, std::
 Status ReadSearch(const TableReader& section, SearchSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kSearchKeys));
   out->origin = section.origin();
+  PPS_RETURN_IF_ERROR(ReadList(section, "instances", kMaxParallelSize, &out->instances));
   PPS_RETURN_IF_ERROR(ReadList(section, "pp", kMaxParallelSize, &out->pp));
   PPS_RETURN_IF_ERROR(ReadList(section, "ep", kMaxParallelSize, &out->ep));
   PPS_RETURN_IF_ERROR(ReadList(section, "chunked_prefill_size", static_cast<int>(kMaxTokens),

@@ -37,6 +37,7 @@ std::string LayoutSpec::Label() const {
   std::string label =
       "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);
   if (dp > 1) label.append("/DP").append(std::to_string(dp));
+  if (instances > 1) return std::to_string(instances) + "x" + label;
   return label;
 }
 
@@ -44,6 +45,7 @@ std::string LayoutSpec::Slug() const {
   std::string slug =
       "pp" + std::to_string(pp) + "-tp" + std::to_string(tp) + "-ep" + std::to_string(ep);
   if (dp > 1) slug.append("-dp").append(std::to_string(dp));
+  if (instances > 1) return std::to_string(instances) + "x-" + slug;
   return slug;
 }
 

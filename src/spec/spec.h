@@ -27,12 +27,20 @@ struct LayoutSpec {
   // whole TP group); 1 is plain TP attention. Last, so {pp, tp, ep, origin}
   // still reads as before.
   int dp = 1;
+  // Independent copies of the layout, each a whole SGLang deployment on its
+  // own nodes (instance i on hosts [i*k, (i+1)*k), k = hosts / instances),
+  // the load split between them as a router would.
+  int instances = 1;
 
-  std::string Label() const;  // "PP2/TP16/EP4", "PP1/TP8/EP8/DP8" with DP attention
-  // "pp2-tp16-ep4" ("-dp8" appended with DP attention): names in files and directories.
+  // "PP2/TP16/EP4", "PP1/TP8/EP8/DP8" with DP attention, "2xPP2/TP8/EP4" with 2 instances
+  std::string Label() const;
+  // "pp2-tp16-ep4" ("-dp8" appended with DP attention, "2x-" prefixed with 2
+  // instances): names in files and directories.
   std::string Slug() const;
+  // Every instance's GPUs together (64-bit: each size may be up to 32768).
+  int64_t gpus() const { return int64_t{instances} * pp * tp; }
   bool operator==(const LayoutSpec& o) const {
-    return pp == o.pp && tp == o.tp && ep == o.ep && dp == o.dp;
+    return pp == o.pp && tp == o.tp && ep == o.ep && dp == o.dp && instances == o.instances;
   }
 };
 
@@ -210,6 +218,7 @@ struct AdaptiveSpec {
 // [search]: the bounds `ppsearch search` explores (docs/search.md). An empty
 // list (the key left out) leaves that dimension to the search's flag or default.
 struct SearchSpec {
+  std::vector<int> instances;
   std::vector<int> pp;
   std::vector<int> ep;
   std::vector<int64_t> chunked_prefill_size;

@@ -182,6 +182,47 @@ TEST(SpecSweep, DpAttentionInTuplesAndLists) {
             "got 0");
 }
 
+TEST(SpecSweep, InstancesInListsAndTuples) {
+  // 8 GPUs: tp "auto" is the GPU count over instances x pp.
+  Spec lists = MustParse(Text("[sweep]\npp = [1, 2]\ninstances = [1, 2]\nconcurrency = [8]\n"));
+  EXPECT_EQ(Labels(lists), (std::vector<std::string>{"PP1/TP8/EP1", "PP2/TP4/EP1", "2xPP1/TP4/EP1",
+                                                     "2xPP2/TP2/EP1"}));
+  EXPECT_EQ(lists.sweep.layouts[3].Slug(), "2x-pp2-tp2-ep1");
+  EXPECT_EQ(lists.sweep.layouts[3].gpus(), 8);
+  Spec tuples =
+      MustParse(Text("[sweep]\nlayouts = [{pp = 1, tp = 4, instances = 2}, {pp = 1, tp = 4}]\n"
+                     "concurrency = [8]\n"));
+  EXPECT_EQ(Labels(tuples), (std::vector<std::string>{"2xPP1/TP4/EP1", "PP1/TP4/EP1"}));
+  EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\ninstances = [3]\nconcurrency = [8]\n")),
+            "/s/spec.toml:10:7: key 'sweep.pp[0]': tp = \"auto\" needs instances x pp (3 x 1) "
+            "to divide the cluster's 8 GPUs, got pp = 1; list tp explicitly");
+  EXPECT_EQ(
+      ErrorOf(Text("[sweep]\nlayouts = [{pp = 1, tp = 4}]\ninstances = [2]\nconcurrency = [8]\n")),
+      "/s/spec.toml:11:13: key 'sweep.instances': set either 'layouts' or the "
+      "pp/tp/ep/dp/instances lists, not both");
+  Spec search = MustParse(Text(kSweep, kWorkload, "[search]\ninstances = [1, 2]\n"));
+  EXPECT_EQ(search.search.instances, (std::vector<int>{1, 2}));
+}
+
+TEST(SpecLayoutText, InstancesPrefixTheLayout) {
+  auto two = ParseLayoutText("2xPP2/TP8/EP4");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->instances, 2);
+  EXPECT_EQ(two->Label(), "2xPP2/TP8/EP4");
+  auto bare = ParseLayoutText("4x1/8/8");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->Label(), "4xPP1/TP8/EP8");
+  EXPECT_FALSE(ParseLayoutText("0x1/8/8").ok());
+  EXPECT_FALSE(ParseLayoutText("x1/8/8").ok());
+  auto slug = ParseSlugPrefix("2x-pp2-tp8-ep4_c8_r1");
+  ASSERT_TRUE(slug.has_value());
+  EXPECT_EQ(slug->first.instances, 2);
+  EXPECT_EQ(slug->first.Slug(), "2x-pp2-tp8-ep4");
+  EXPECT_EQ(std::string("2x-pp2-tp8-ep4_c8_r1").substr(slug->second), "_c8_r1");
+  EXPECT_FALSE(ParseSlugPrefix("2x-tp8-ep4").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("2-pp2-tp8-ep4").has_value());
+}
+
 TEST(SpecLayoutText, DpIsAFourthPart) {
   auto dp = ParseLayoutText("PP1/TP8/EP8/DP4");
   ASSERT_TRUE(dp.ok());
@@ -400,8 +441,8 @@ TEST(SpecErrors, ArgsTheSweepOrLauncherOwns) {
 
 TEST(SpecErrors, SweepShapes) {
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [1]\nlayouts = [{pp = 1, tp = 8}]\nconcurrency = [8]\n")),
-            "/s/spec.toml:10:6: key 'sweep.pp': set either 'layouts' or the pp/tp/ep/dp lists, "
-            "not both");
+            "/s/spec.toml:10:6: key 'sweep.pp': set either 'layouts' or the "
+            "pp/tp/ep/dp/instances lists, not both");
   EXPECT_EQ(ErrorOf(Text("[sweep]\npp = [3]\nconcurrency = [8]\n")),
             "/s/spec.toml:10:7: key 'sweep.pp[0]': tp = \"auto\" needs pp to divide the cluster's "
             "8 GPUs, got pp = 3; list tp explicitly");
@@ -446,7 +487,8 @@ TEST(SpecLimits, CountsThatMultiplyIntoASearchAreBounded) {
   for (int v = 1; v <= 100; ++v) hundred += (v > 1 ? ", " : "") + std::to_string(v);
   EXPECT_EQ(
       ErrorOf(Text("[sweep]\npp = [" + hundred + "]\ntp = [" + hundred + "]\nconcurrency = [8]\n")),
-      "/s/spec.toml:10:6: key 'sweep.pp': the pp x tp x ep x dp lists expand to 10000 layouts, "
+      "/s/spec.toml:10:6: key 'sweep.pp': the instances x pp x tp x ep x dp lists expand to "
+      "10000 layouts, "
       "more than the 4096 a sweep may hold");
   // At the bound the count is exact.
   Spec at = MustParse(Text("[sweep]\npp = [1, 2]\nconcurrency = [" + many + "]\nrepeats = 50\n"));

@@ -1,6 +1,7 @@
 // [sweep]: the layouts to compare and the load points, in one of two shapes:
-//   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]  dp = [1]   (cartesian product, pp-major;
-//                                               dp: attention data-parallel size)
+//   pp = [1, 2, 4, 8]  tp = "auto"  ep = [4]  dp = [1]  instances = [1]
+//       (cartesian product, instances-major then pp; dp: attention
+//        data-parallel size; instances: independent copies on disjoint nodes)
 //   layouts = [{pp = 8, tp = 4, ep = 4}, ...]    (explicit tuples)
 
 #include <map>
@@ -21,7 +22,7 @@ SourceLoc ElementLoc(const TableReader& section, std::string_view key, size_t in
       element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(index) + "]");
 }
 
-// tp omitted or "auto" fills the cluster: tp = world_size / pp.
+// tp omitted or "auto" fills the cluster: tp = world_size / (instances x pp).
 Result<std::vector<LocatedInt>> ReadTpList(const TableReader& section, bool* auto_tp) {
   const toml::node* node = section.Find("tp");
   *auto_tp = node == nullptr;
@@ -52,33 +53,46 @@ Status ExpandLists(const TableReader& section, const ClusterSpec& cluster,
   if (section.Find("dp") != nullptr) {
     PPS_ASSIGN_OR_RETURN(dps, ReadPositiveList(section, "dp", kMaxParallelSize));
   }
+  std::vector<LocatedInt> instance_counts = {{1, section.origin()}};
+  if (section.Find("instances") != nullptr) {
+    PPS_ASSIGN_OR_RETURN(instance_counts, ReadPositiveList(section, "instances", kMaxParallelSize));
+  }
   // Counted before expanding: long lists multiply into more layouts than memory holds.
   const int64_t count = static_cast<int64_t>(pps.size()) *
                         static_cast<int64_t>(auto_tp ? 1 : tps.size()) *
-                        static_cast<int64_t>(eps.size()) * static_cast<int64_t>(dps.size());
+                        static_cast<int64_t>(eps.size()) * static_cast<int64_t>(dps.size()) *
+                        static_cast<int64_t>(instance_counts.size());
   if (count > kMaxLayouts)
-    return KeyError(section.KeyLoc("pp"), "the pp x tp x ep x dp lists expand to " +
+    return KeyError(section.KeyLoc("pp"), "the instances x pp x tp x ep x dp lists expand to " +
                                               std::to_string(count) + " layouts, more than the " +
                                               std::to_string(kMaxLayouts) + " a sweep may hold");
   const int world = cluster.world_size();
-  for (const auto& pp : pps) {
-    std::vector<int> tp_values;
-    if (auto_tp) {
-      // Unlike the planner's checks, this one is needed to know the layout at all.
-      if (world % pp.value != 0) {
-        return KeyError(pp.loc,
-                        "tp = \"auto\" needs pp to divide the cluster's " + std::to_string(world) +
-                            " GPUs, got pp = " + std::to_string(pp.value) + "; list tp explicitly");
+  for (const auto& instances : instance_counts) {
+    for (const auto& pp : pps) {
+      std::vector<int> tp_values;
+      if (auto_tp) {
+        // Unlike the planner's checks, this one is needed to know the layout at all.
+        const int64_t share = int64_t{instances.value} * pp.value;
+        if (world % share != 0) {
+          const std::string what = instances.value > 1
+                                       ? "instances x pp (" + std::to_string(instances.value) +
+                                             " x " + std::to_string(pp.value) + ")"
+                                       : "pp";
+          return KeyError(pp.loc, "tp = \"auto\" needs " + what + " to divide the cluster's " +
+                                      std::to_string(world) + " GPUs, got pp = " +
+                                      std::to_string(pp.value) + "; list tp explicitly");
+        }
+        tp_values.push_back(static_cast<int>(world / share));
+      } else {
+        for (const auto& tp : tps) tp_values.push_back(tp.value);
       }
-      tp_values.push_back(world / pp.value);
-    } else {
-      for (const auto& tp : tps) tp_values.push_back(tp.value);
-    }
-    for (int tp : tp_values) {
-      for (const auto& ep : eps) {
-        for (const auto& dp : dps) {
-          // The pp entry is what a user edits to drop or change this layout.
-          layouts->push_back(LayoutSpec{pp.value, tp, ep.value, pp.loc, dp.value});
+      for (int tp : tp_values) {
+        for (const auto& ep : eps) {
+          for (const auto& dp : dps) {
+            // The pp entry is what a user edits to drop or change this layout.
+            layouts->push_back(
+                LayoutSpec{pp.value, tp, ep.value, pp.loc, dp.value, instances.value});
+          }
         }
       }
     }
@@ -147,6 +161,8 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
   PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1, kMaxParallelSize));
   PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1, kMaxParallelSize));
   PPS_RETURN_IF_ERROR(tuple.Int("dp", &layout.dp, Need::kOptional, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(
+      tuple.Int("instances", &layout.instances, Need::kOptional, 1, kMaxParallelSize));
   layout.origin = loc;
   return layout;
 }
@@ -155,10 +171,10 @@ Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSp
   PPS_RETURN_IF_ERROR(section.CheckKeys(kSweepKeys));
   out->origin = section.origin();
   if (section.Find("layouts") != nullptr) {
-    for (const char* list : {"pp", "tp", "ep", "dp"}) {
+    for (const char* list : {"pp", "tp", "ep", "dp", "instances"}) {
       if (section.Find(list) != nullptr) {
         return KeyError(section.KeyLoc(list),
-                        "set either 'layouts' or the pp/tp/ep/dp lists, not both");
+                        "set either 'layouts' or the pp/tp/ep/dp/instances lists, not both");
       }
     }
     PPS_RETURN_IF_ERROR(ReadLayoutList(section, &out->layouts));

@@ -30,6 +30,9 @@ struct RequestRecord {
   int http_status = 0;  // 200 for a simulated success
   RequestStatus status = RequestStatus::kOk;
   std::string error;
+  // Which of a layout's instances (spec::LayoutSpec::instances) served it,
+  // counted from 0; always 0 with one instance.
+  int instance = 0;
   // The server's own Unix time of the first token, where it reports one
   // (serve-sim's meta_info.first_token_ts); -1 unknown.
   double server_first_token_unix_s = -1;
