@@ -90,7 +90,7 @@ class HardwareFileTest : public ::testing::Test {
 
 TEST(ShippedProfilesTest, ListsTheShippedProfiles) {
   EXPECT_EQ(ListHardwareProfiles(),
-            (std::vector<std::string>{"h20", "h20-141g", "h200", "rtx-6000d",
+            (std::vector<std::string>{"b200", "h20", "h20-141g", "h200", "rtx-6000d",
                                       "rtx-pro-6000-server"}));
 }
 
@@ -103,12 +103,13 @@ TEST(ShippedProfilesTest, EveryShippedProfileLoadsAndIsPlausible) {
     EXPECT_EQ(hw->source_path, DataDir() + "/hardware/" + name + ".toml");
     EXPECT_EQ(hw->gpu_name.rfind("NVIDIA ", 0), 0u);
     EXPECT_EQ(hw->gpus_per_node, 8);
-    EXPECT_EQ(hw->pcie_gen, 5);
-    // Data-centre GPUs of 2024-2026: 80-150 GB, 1-5 TB/s.
+    EXPECT_GE(hw->pcie_gen, 5);
+    EXPECT_LE(hw->pcie_gen, 6);
+    // Data-centre GPUs of 2024-2026: 80-190 GB, 1-8 TB/s.
     EXPECT_GT(hw->memory_mib, 80000);
-    EXPECT_LT(hw->memory_mib, 150000);
+    EXPECT_LT(hw->memory_mib, 190000);
     EXPECT_GE(hw->memory_bw_gbps, 1000);
-    EXPECT_LE(hw->memory_bw_gbps, 5000);
+    EXPECT_LE(hw->memory_bw_gbps, 8000);
     // Narrower formats never run slower than wider ones on the same GPU.
     EXPECT_GE(hw->fp8_tflops, hw->bf16_tflops);
     EXPECT_GE(hw->fp4_tflops, hw->fp8_tflops);
@@ -147,6 +148,9 @@ TEST(ShippedProfilesTest, OtherProfilesHaveTheirNvidiaSmiMemory) {
   EXPECT_EQ(LoadHardwareProfile("h200")->memory_mib, 143771);
   EXPECT_TRUE(LoadHardwareProfile("h200")->nvlink);
   EXPECT_FALSE(LoadHardwareProfile("h200")->fp4_tensor_cores);
+  EXPECT_EQ(LoadHardwareProfile("b200")->memory_mib, 183359);
+  EXPECT_TRUE(LoadHardwareProfile("b200")->fp4_tensor_cores);
+  EXPECT_EQ(LoadHardwareProfile("b200")->attention_backend, "trtllm_mla");
 }
 
 TEST(ShippedProfilesTest, LoadsByPathToo) {
