@@ -1,6 +1,7 @@
 #include "backtest/backtest.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "backtest/memory_case.h"
@@ -154,8 +155,6 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
   fit.calibration.fitted_hardware = site.hardware;
   fit.calibration.fitted_gpus_per_node = site.gpus_per_node;
   fit.calibration.fitted_input_tokens = site.input_tokens;
-  fit.calibration.fitted_output_tokens = site.output_tokens;
-  fit.calibration.fitted_concurrency = calibrate::MeasuredConcurrency(in.measurements);
   std::vector<std::string> names;
   for (const auto& r : result->residuals) {
     std::string name = r.layout.Label();
@@ -242,7 +241,9 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     // The nearest fitted layout by plain distance (the scales are not known yet).
     cost::ModelFormScales unit;
     unit.s0 = 1;
-    unit.SetPerUnit({1, 1, 1, 1, 1, 1});
+    std::array<double, cost::kModelFormDistances> ones;
+    ones.fill(1);
+    unit.SetPerUnit(ones);
     r.prediction.from_calibration =
         uncertainty::FromCalibration(r.prediction.site, fit.calibration, unit);
     if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(0))

@@ -21,6 +21,17 @@ std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
   return out;
 }
 
+// A point request as the simulator's options: the spec's seed unless the
+// request names one.
+PointOptions OptionsOf(const plan::SearchInputs& in, const PointRequest& request) {
+  PointOptions po;
+  po.concurrency = request.concurrency;
+  po.seed = request.seed.value_or(in.spec.workload.seed);
+  po.keep_trace = request.keep_trace;
+  po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
+  return po;
+}
+
 }  // namespace
 
 uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
@@ -39,12 +50,15 @@ uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
 PointPrediction PredictSearchPoint(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
                                    const cost::Calibration& calibration,
                                    const PointRequest& request) {
-  PointOptions po;
-  po.concurrency = request.concurrency;
-  po.seed = request.seed.value_or(in.spec.workload.seed);
-  po.keep_trace = request.keep_trace;
-  po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
-  return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, po);
+  return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, OptionsOf(in, request));
+}
+
+std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& in,
+                                                            const plan::LayoutPlan& layout,
+                                                            const cost::Calibration& calibration,
+                                                            const PointRequest& request) {
+  return PredictEachInstance(layout, in.spec, in.model, in.hardware, calibration,
+                             OptionsOf(in, request));
 }
 
 SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,

@@ -83,6 +83,13 @@ PointPrediction PredictSearchPoint(const plan::SearchInputs& inputs, const plan:
                                    const cost::Calibration& calibration,
                                    const PointRequest& request);
 
+// The same point, each instance of the layout apart (PredictEachInstance):
+// what the simulated engine turns into each instance's evidence.
+std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& inputs,
+                                                            const plan::LayoutPlan& layout,
+                                                            const cost::Calibration& calibration,
+                                                            const PointRequest& request);
+
 // What the intervals carry of one prediction.
 uncertainty::MemberValues ValuesOf(const PointPrediction& p);
 

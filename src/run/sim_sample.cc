@@ -8,6 +8,7 @@
 
 #include "gpu/gpu_memory.h"
 #include "predict/predict.h"
+#include "predict/search.h"
 #include "run/instances.h"
 #include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
@@ -111,12 +112,12 @@ double SimSampleEngine::NoiseFactor(const spec::SimSpec& sim, const evidence::Sa
 }
 
 Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
-  predict::PointOptions po;
-  po.concurrency = ctx.id.concurrency;
-  po.seed = ctx.workload_seed;
-  po.keep_trace = true;
+  predict::PointRequest request;
+  request.concurrency = ctx.id.concurrency;
+  request.seed = ctx.workload_seed;
+  request.keep_trace = true;
   const std::vector<predict::PointPrediction> each =
-      predict::PredictEachInstance(*ctx.plan, spec_, model_, hw_, calibration_, po);
+      predict::PredictSearchPointEachInstance(inputs_, *ctx.plan, calibration_, request);
   const predict::PointPrediction& p = each.front();
   SampleOutput out;
   // A slower repeat stretches every timestamp: throughput scales by 1/f.
