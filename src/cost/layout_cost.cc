@@ -20,6 +20,14 @@ constexpr int kExtraKernelsPerLayer = 8;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Whether two linears cost the same for every batch: every field the
+// costing reads (LinearShape, Efficiency, DecodeLinearNs) is equal.
+bool SameCost(const model::Linear& a, const model::Linear& b) {
+  return a.name == b.name && a.in_features == b.in_features && a.out_features == b.out_features &&
+         a.count == b.count && a.active_count == b.active_count && a.dtype == b.dtype &&
+         a.sharding == b.sharding && a.role == b.role;
+}
+
 }  // namespace
 
 LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::HardwareProfile& hw,
@@ -43,6 +51,12 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
       sl.mla += layer.attention == AttentionKind::kMla;
       sl.kda += layer.attention == AttentionKind::kKda;
       sl.gqa += layer.attention == AttentionKind::kGqa;
+      for (const model::Linear& l : layer.linears) {
+        auto it = std::find_if(sl.distinct.begin(), sl.distinct.end(),
+                               [&](const model::Linear* d) { return SameCost(*d, l); });
+        if (it == sl.distinct.end()) it = sl.distinct.insert(sl.distinct.end(), &l);
+        sl.distinct_of.push_back(static_cast<int>(it - sl.distinct.begin()));
+      }
     }
     stage_layers_.push_back(std::move(sl));
   }
@@ -183,9 +197,14 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     return decode_sequences >= 0 ? DecodeLinearNs(l, tokens, decode_sequences)
                                  : LinearNs(l, tokens, logit_rows);
   };
-  for (const auto* layer : stage_layers_[stage].layers) {
+  const StageLayers& sl = stage_layers_[stage];
+  std::vector<double> distinct_ns;
+  distinct_ns.reserve(sl.distinct.size());
+  for (const model::Linear* l : sl.distinct) distinct_ns.push_back(linear_ns(*l));
+  size_t next = 0;
+  for (const auto* layer : sl.layers) {
     for (const auto& l : layer->linears) {
-      const double ns = linear_ns(l);
+      const double ns = distinct_ns[static_cast<size_t>(sl.distinct_of[next++])];
       b.gemm_ns += ns;
       // Every rank waits, inside the next all-reduce, for the busiest EP
       // rank's experts: the mean rank computes `ns`, the slowest skew x ns.

@@ -137,6 +137,12 @@ class LayoutCostModel : public sim::CostModel {
   struct StageLayers {
     int mla = 0, kda = 0, gqa = 0;
     std::vector<const model::LayerDesc*> layers;
+    // The stage's linears with equal shapes counted once (layers of one kind
+    // repeat them), and for each linear of each layer, in order, its index
+    // there: TokenPart costs each shape once per call, then sums per layer
+    // in the same order as before.
+    std::vector<const model::Linear*> distinct;
+    std::vector<int> distinct_of;
   };
   std::vector<StageLayers> stage_layers_;
   mutable std::mutex cache_mu_;

@@ -19,9 +19,9 @@ constexpr char kFront[] = "search-front";
 std::string FrontChart(const search::SearchResult& r) {
   ScatterChart c;
   c.id = kFront;
-  c.title = "Predicted input throughput per GPU against TTFT p50, every qualifying point";
-  c.x_label = "TTFT p50 (s)";
-  c.y_label = "input TPS per GPU (tokens/s)";
+  c.title = "Predicted " + search::FrontTitle(r) + ", every qualifying point";
+  c.x_label = r.decode ? "throughput per user, 1 / TPOT p50 (tokens/s)" : "TTFT p50 (s)";
+  c.y_label = r.decode ? "output TPS per GPU (tokens/s)" : "input TPS per GPU (tokens/s)";
   for (int level : r.load_points) c.shapes.push_back(fmt::format("C = {}", level));
   std::map<int, int> series_of_pp;
   for (int k = 0; k < r.qualifying; ++k) {
@@ -35,8 +35,9 @@ std::string FrontChart(const search::SearchResult& r) {
     for (size_t l = 0; l < e.points.size(); ++l) {
       const search::PointFigures& f = e.points[l];
       ScatterPoint s;
-      s.x = f.ttft_p50_s;
-      s.y = f.input_tps_per_gpu;
+      if (r.decode && !(f.output_tps_per_user > 0)) continue;
+      s.x = r.decode ? f.output_tps_per_user : f.ttft_p50_s;
+      s.y = r.decode ? f.output_tps_per_gpu : f.input_tps_per_gpu;
       s.series = series_of_pp[pp];
       s.shape = static_cast<int>(l);
       s.what = fmt::format("{} C={}", e.candidate.Label(), f.concurrency);
@@ -45,7 +46,10 @@ std::string FrontChart(const search::SearchResult& r) {
       c.points.push_back(s);
     }
   }
-  c.emphasis_legend = "Pareto-optimal (no point has more TPS per GPU at a lower TTFT)";
+  c.emphasis_legend =
+      r.decode ? "Pareto-optimal (no point has as many tokens/s per GPU and per user, and more "
+                 "of one)"
+               : "Pareto-optimal (no point has more TPS per GPU at a lower TTFT)";
   c.y_decimals = 1;
   return RenderScatterChart(c);
 }

@@ -15,13 +15,21 @@ using nlohmann::json;
 
 std::string Seconds(double s) { return FormatNumber(s, s < 10 ? 2 : 1) + " s"; }
 
+// Throughput per GPU of a point: output tokens for a decode workload, input
+// tokens otherwise.
+double PerGpu(const PointFigures& p, bool decode) {
+  return decode ? p.output_tps_per_gpu : p.input_tps_per_gpu;
+}
+
 // The highest throughput per GPU over the load points, and where.
-const PointFigures* PeakThroughput(const Evaluated& e) {
+const PointFigures* PeakThroughput(const Evaluated& e, bool decode) {
   const PointFigures* best = nullptr;
   for (const PointFigures& p : e.points)
-    if (best == nullptr || p.input_tps_per_gpu > best->input_tps_per_gpu) best = &p;
+    if (best == nullptr || PerGpu(p, decode) > PerGpu(*best, decode)) best = &p;
   return best;
 }
+
+std::string Milliseconds(double s) { return FormatNumber(s * 1e3, 1) + " ms"; }
 
 // Why a candidate ranks where it does, from its plan and prediction.
 std::string Why(const Evaluated& e) {
@@ -117,22 +125,39 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
 }
 
 text::Table RankingTable(const SearchResult& r, int top) {
-  text::Table t{{"rank", "candidate", "score [10-90%]", "peak input TPS/GPU", "at C",
-                 "TTFT p50 at C=" +
-                     (r.load_points.empty() ? std::string("?") : std::to_string(r.load_points[0])),
-                 "headroom", "why"},
-                {},
-                {false, true, false, false, false, false, false, true},
-                {"", "", "", "tokens/s", "", "", "MiB", ""}};
+  const std::string first =
+      r.load_points.empty() ? std::string("?") : std::to_string(r.load_points[0]);
+  // A decode workload: output throughput, and TPOT beside TTFT at the first load point.
+  text::Table t{
+      {"rank", "candidate", "score [10-90%]",
+       r.decode ? "peak output TPS/GPU" : "peak input TPS/GPU", "at C", "TTFT p50 at C=" + first},
+      {},
+      {false, true, false, false, false, false},
+      {"", "", "", "tokens/s", "", ""}};
+  if (r.decode) {
+    t.header.push_back("TPOT p50 at C=" + first);
+    t.left.push_back(false);
+    t.units.push_back("");
+  }
+  t.header.insert(t.header.end(), {"headroom", "why"});
+  t.left.insert(t.left.end(), {false, true});
+  t.units.insert(t.units.end(), {"MiB", ""});
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (k >= top && !e.could_be_best) continue;
-    const PointFigures* peak = PeakThroughput(e);
-    t.rows.push_back({std::to_string(k + 1) + (e.could_be_best ? "*" : ""), e.candidate.Label(),
-                      ScoreText(e), peak ? FormatNumber(peak->input_tps_per_gpu, 1) : "-",
-                      peak ? std::to_string(peak->concurrency) : "-",
-                      e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s),
-                      FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
+    const PointFigures* peak = PeakThroughput(e, r.decode);
+    std::vector<std::string> row = {std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
+                                    e.candidate.Label(),
+                                    ScoreText(e),
+                                    peak ? FormatNumber(PerGpu(*peak, r.decode), 1) : "-",
+                                    peak ? std::to_string(peak->concurrency) : "-",
+                                    e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s)};
+    if (r.decode)
+      row.push_back(e.points.empty() || !(e.points.front().tpot_p50_s > 0)
+                        ? "-"
+                        : Milliseconds(e.points.front().tpot_p50_s));
+    row.insert(row.end(), {FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
+    t.rows.push_back(std::move(row));
   }
   return t;
 }
@@ -146,12 +171,24 @@ std::string TiedLine(const SearchResult& r) {
       r.could_be_best == 1 ? "1 candidate" : std::to_string(r.could_be_best) + " candidates", tied);
 }
 
+std::string FrontTitle(const SearchResult& r) {
+  return r.decode ? "output TPS per GPU against throughput per user (1 / TPOT p50)"
+                  : "input TPS per GPU against TTFT p50";
+}
+
 std::vector<std::string> FrontLines(const SearchResult& r) {
   std::vector<std::string> out;
-  for (const ParetoPoint& p : r.pareto)
-    out.push_back(fmt::format("{} at C={}: {} tokens/s per GPU, TTFT p50 {}",
-                              r.evaluated[p.evaluated].candidate.Label(), p.concurrency,
-                              FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s)));
+  for (const ParetoPoint& p : r.pareto) {
+    const std::string label = r.evaluated[p.evaluated].candidate.Label();
+    if (r.decode)
+      out.push_back(fmt::format("{} at C={}: {} output tokens/s per GPU, {} tokens/s per user",
+                                label, p.concurrency, FormatNumber(p.output_tps_per_gpu, 1),
+                                FormatNumber(p.output_tps_per_user, 1)));
+    else
+      out.push_back(fmt::format("{} at C={}: {} tokens/s per GPU, TTFT p50 {}", label,
+                                p.concurrency, FormatNumber(p.input_tps_per_gpu, 1),
+                                Seconds(p.ttft_p50_s)));
+  }
   return out;
 }
 
@@ -200,7 +237,7 @@ std::string RenderSearchText(const SearchResult& r, int top) {
     return out;
   }
   out.append("\n  ").append(TiedLine(r)).append("\n");
-  out.append("\nPareto front (input TPS per GPU against TTFT p50):\n");
+  out.append("\nPareto front (").append(FrontTitle(r)).append("):\n");
   for (const std::string& line : FrontLines(r)) out.append("  ").append(line).append("\n");
   return out;
 }
@@ -211,21 +248,30 @@ nlohmann::json SearchToJson(const SearchResult& r) {
     const Evaluated& e = r.evaluated[i];
     json points = json::array();
     for (const PointFigures& p : e.points)
-      points.push_back({{"concurrency", p.concurrency},
-                        {"input_tps", p.input_tps},
-                        {"input_tps_low", End(p.input_tps_interval, false)},
-                        {"input_tps_high", End(p.input_tps_interval, true)},
-                        {"input_tps_per_gpu", p.input_tps_per_gpu},
-                        {"ttft_p50_s", p.ttft_p50_s},
-                        {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
-                        {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
-                        {"ttft_p95_s", p.ttft_p95_s},
-                        {"peak_gpu_mib", p.peak_gpu_mib},
-                        {"output_tps", p.output_tps},
-                        {"goodput_rps", p.goodput_rps},
-                        {"sla_figures", SlaJson(p.sla)},
-                        {"bubble_share", p.bubble_share},
-                        {"exposed_comm_share", p.exposed_comm_share}});
+      points.push_back(
+          {{"concurrency", p.concurrency},
+           {"input_tps", p.input_tps},
+           {"input_tps_low", End(p.input_tps_interval, false)},
+           {"input_tps_high", End(p.input_tps_interval, true)},
+           {"input_tps_per_gpu", p.input_tps_per_gpu},
+           {"ttft_p50_s", p.ttft_p50_s},
+           {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
+           {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
+           {"ttft_p95_s", p.ttft_p95_s},
+           {"peak_gpu_mib", p.peak_gpu_mib},
+           {"output_tps", p.output_tps},
+           {"output_tps_low", End(p.output_tps_interval, false)},
+           {"output_tps_high", End(p.output_tps_interval, true)},
+           {"output_tps_per_gpu", p.output_tps_per_gpu},
+           {"output_tps_per_user", p.tpot_p50_s > 0 ? json(p.output_tps_per_user) : json()},
+           {"tpot_p50_ms", p.tpot_p50_s > 0 ? json(p.tpot_p50_s * 1e3) : json()},
+           {"tpot_p50_ms_low", p.tpot_p50_interval ? json(p.tpot_p50_interval->low * 1e3) : json()},
+           {"tpot_p50_ms_high",
+            p.tpot_p50_interval ? json(p.tpot_p50_interval->high * 1e3) : json()},
+           {"goodput_rps", p.goodput_rps},
+           {"sla_figures", SlaJson(p.sla)},
+           {"bubble_share", p.bubble_share},
+           {"exposed_comm_share", p.exposed_comm_share}});
     candidates.push_back({{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
                           {"candidate", LayoutJson(e.candidate)},
                           {"gpus", e.gpus},
@@ -247,12 +293,18 @@ nlohmann::json SearchToJson(const SearchResult& r) {
     rejected.push_back(
         {{"candidate", LayoutJson(x.candidate)}, {"reason", x.reason}, {"message", x.message}});
   json pareto = json::array();
-  for (const ParetoPoint& p : r.pareto)
-    pareto.push_back({{"candidate", r.evaluated[p.evaluated].candidate.Label()},
-                      {"rank", p.evaluated + 1},
-                      {"concurrency", p.concurrency},
-                      {"input_tps_per_gpu", p.input_tps_per_gpu},
-                      {"ttft_p50_s", p.ttft_p50_s}});
+  for (const ParetoPoint& p : r.pareto) {
+    json member = {{"candidate", r.evaluated[p.evaluated].candidate.Label()},
+                   {"rank", p.evaluated + 1},
+                   {"concurrency", p.concurrency},
+                   {"input_tps_per_gpu", p.input_tps_per_gpu},
+                   {"ttft_p50_s", p.ttft_p50_s}};
+    if (r.decode) {
+      member["output_tps_per_gpu"] = p.output_tps_per_gpu;
+      member["output_tps_per_user"] = p.output_tps_per_user;
+    }
+    pareto.push_back(member);
+  }
   return {{"schema", "ppsearch.search/1"},
           {"objective", r.objective},
           {"min_headroom_mib", r.min_headroom_mib},
@@ -264,6 +316,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
           {"qualifying", r.qualifying},
           {"with_intervals", r.with_intervals},
           {"could_be_best", r.could_be_best},
+          {"pareto_axes", r.decode ? json::array({"output_tps_per_gpu", "output_tps_per_user"})
+                                   : json::array({"input_tps_per_gpu", "ttft_p50_s"})},
           {"candidates", candidates},
           {"rejected", r.rejected_by_reason},
           {"rejections", rejected},

@@ -16,7 +16,9 @@ std::vector<std::string> SummaryLines(const SearchResult& result);  // space, re
 // `top`: how many ranked candidates the table shows (all that could be the
 // best are shown whatever it says).
 text::Table RankingTable(const SearchResult& result, int top);
-std::string TiedLine(const SearchResult& result);                         // who could be the best
+std::string TiedLine(const SearchResult& result);  // who could be the best
+// The front's axes, for titles: "input TPS per GPU against TTFT p50".
+std::string FrontTitle(const SearchResult& result);
 std::vector<std::string> FrontLines(const SearchResult& result);          // the Pareto front
 std::vector<std::string> NoneQualifiesLines(const SearchResult& result);  // and the closest
 

@@ -86,15 +86,36 @@ std::optional<decide::SlaMetric> CheckSlaLimits(const decide::SlaLimits& limits,
   return first;
 }
 
+// Whether intervals are drawn for the objective's figure: throughput (in
+// or out, whole or per GPU) and TTFT p50. Goodput counts requests against
+// the limits in one simulated sample; it has no ensemble band.
+bool ObjectiveHasInterval(const std::string& objective) {
+  return objective == "input_tps" || objective == "ttft_p50" || objective == "output_tps" ||
+         objective == "output_tps_per_gpu";
+}
+
+// The interval of a point's objective figure, in the objective's unit.
+std::optional<uncertainty::Interval> ObjectiveInterval(const PointFigures& p,
+                                                       const std::string& objective, int gpus) {
+  if (objective == "ttft_p50") return p.ttft_p50_interval;
+  if (objective == "input_tps") return p.input_tps_interval;
+  if (objective == "output_tps") return p.output_tps_interval;
+  if (objective == "output_tps_per_gpu" && p.output_tps_interval && gpus > 0)
+    return uncertainty::Interval{p.output_tps_interval->low / gpus,
+                                 p.output_tps_interval->high / gpus};
+  return std::nullopt;
+}
+
 // The candidate's score over the interval's ends, against the central best
 // at each level (both ends of every level together: a conservative range).
 uncertainty::Interval ScoreInterval(const Evaluated& e, const std::vector<double>& best,
-                                    bool ttft) {
+                                    const std::string& objective) {
+  const bool ttft = decide::ObjectiveLowerIsBetter(objective);
   double log_low = 0, log_high = 0;
   int levels = 0;
   for (size_t l = 0; l < e.points.size(); ++l) {
-    const PointFigures& p = e.points[l];
-    const auto& iv = ttft ? p.ttft_p50_interval : p.input_tps_interval;
+    const std::optional<uncertainty::Interval> iv =
+        ObjectiveInterval(e.points[l], objective, e.gpus);
     if (!iv || !(iv->low > 0) || !(best[l] > 0)) continue;
     // Lower TTFT is better: the score's low end comes from the high TTFT.
     log_low += std::log(ttft ? best[l] / iv->high : iv->low / best[l]);
@@ -127,6 +148,8 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
       if (f.concurrency == p.points[i].prediction.concurrency) {
         f.input_tps_interval = p.intervals[i].input_tps;
         f.ttft_p50_interval = p.intervals[i].ttft_p50_s;
+        if (f.output_tps > 0) f.output_tps_interval = p.intervals[i].output_tps;
+        if (f.tpot_p50_s > 0) f.tpot_p50_interval = p.intervals[i].tpot_p50_s;
       }
 }
 
@@ -140,9 +163,9 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.objective = in.spec.decision.objective;
   out.min_headroom_mib = in.spec.decision.min_headroom_mib;
   out.sla = in.spec.decision.sla;
+  out.decode = in.spec.workload.output_tokens > 1;
   const bool ttft = decide::ObjectiveLowerIsBetter(out.objective);
-  // Intervals are drawn for input TPS and TTFT p50 only.
-  const bool has_intervals = out.objective == "input_tps" || out.objective == "ttft_p50";
+  const bool has_intervals = ObjectiveHasInterval(out.objective);
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model);
   out.candidates = static_cast<int>(candidates.size());
 
@@ -201,6 +224,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       f.output_tps = p.metrics.output_tps;
       f.output_tps_per_gpu = e.gpus > 0 ? p.metrics.output_tps / e.gpus : 0;
       f.goodput_rps = p.metrics.goodput_rps;
+      if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
+        f.tpot_p50_s = p.metrics.tpot_s.p50;
+        f.output_tps_per_user = 1 / f.tpot_p50_s;
+      }
       f.sla = PredictedSla(p.metrics);
       e.headroom_mib =
           std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
@@ -252,7 +279,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
       AddIntervals(groups[origin[i].first], e, calibration, options);
-      e.score_interval = ScoreInterval(e, best, ttft);
+      e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
       if (out.with_intervals == 1) best_low = e.score_interval->low;
       if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
@@ -275,25 +302,35 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     if (!e.meets_headroom || !e.meets_sla) ordered.push_back(e);
   out.evaluated = std::move(ordered);
 
-  // The front of every qualifying point: throughput per GPU against TTFT.
+  // The front of every qualifying point: throughput per GPU against TTFT,
+  // or for decode output throughput per GPU against throughput per user
+  // (both more is better: the rule's (more, less) pairs with per user negated).
   std::vector<std::pair<double, double>> xy;
   std::vector<std::pair<size_t, size_t>> which;
   for (size_t k = 0; k < static_cast<size_t>(out.qualifying); ++k)
     for (size_t l = 0; l < out.evaluated[k].points.size(); ++l) {
       const PointFigures& f = out.evaluated[k].points[l];
-      if (!(f.input_tps > 0) || !(f.ttft_p50_s > 0)) continue;
-      xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
+      if (out.decode) {
+        if (!(f.output_tps > 0) || !(f.output_tps_per_user > 0)) continue;
+        xy.push_back({f.output_tps_per_gpu, -f.output_tps_per_user});
+      } else {
+        if (!(f.input_tps > 0) || !(f.ttft_p50_s > 0)) continue;
+        xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
+      }
       which.push_back({k, l});
     }
   const std::vector<bool> optimal = decide::ParetoOptimal(xy);
   for (size_t i = 0; i < xy.size(); ++i) {
     if (!optimal[i]) continue;
     const PointFigures& f = out.evaluated[which[i].first].points[which[i].second];
-    out.pareto.push_back({which[i].first, f.concurrency, f.input_tps_per_gpu, f.ttft_p50_s});
+    out.pareto.push_back({which[i].first, f.concurrency, f.input_tps_per_gpu, f.ttft_p50_s,
+                          f.output_tps_per_gpu, f.output_tps_per_user});
   }
+  const bool decode = out.decode;
   std::stable_sort(out.pareto.begin(), out.pareto.end(),
-                   [](const ParetoPoint& a, const ParetoPoint& b) {
-                     return a.input_tps_per_gpu > b.input_tps_per_gpu;
+                   [decode](const ParetoPoint& a, const ParetoPoint& b) {
+                     return decode ? a.output_tps_per_gpu > b.output_tps_per_gpu
+                                   : a.input_tps_per_gpu > b.input_tps_per_gpu;
                    });
   return out;
 }

@@ -3,7 +3,8 @@
 // (rejections counted by reason), the rest predicted at every load point,
 // filtered by the decision's headroom rule, ranked by the decision's
 // objective with intervals where they could change the ranking, and the
-// Pareto front of throughput per GPU against TTFT. The decision's SLA
+// Pareto front of throughput per GPU against TTFT (a decode workload's:
+// output throughput per GPU against throughput per user). The decision's SLA
 // limits filter on the predicted figures (decide::CheckSla on the simulated
 // samples' p99s); a limit without a predicted figure is reported as checked
 // only on measurement. Pure: the result depends only on the inputs, the
@@ -49,8 +50,13 @@ struct PointFigures {
   double output_tps = 0;
   double output_tps_per_gpu = 0;
   double goodput_rps = 0;  // requests/s meeting every SLA limit, of the simulated sample
-  decide::SlaValues sla;   // the SLA figures predicted: p99s of the simulated sample
+  // Decode: TPOT p50 and the throughput one user sees, 1 / TPOT p50 (the
+  // report's definition); 0 when no request generated a second token.
+  double tpot_p50_s = 0;
+  double output_tps_per_user = 0;
+  decide::SlaValues sla;  // the SLA figures predicted: p99s of the simulated sample
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
+  std::optional<uncertainty::Interval> output_tps_interval, tpot_p50_interval;
 };
 
 struct Evaluated {
@@ -76,11 +82,16 @@ struct Rejection {
   std::string message;  // the first error, as plan prints it
 };
 
+// A member of the front: throughput per GPU against TTFT p50 for a prefill
+// workload, output throughput per GPU against throughput per user for a
+// decode one (SearchResult::decode).
 struct ParetoPoint {
   size_t evaluated = 0;  // index into SearchResult::evaluated
   int concurrency = 0;
   double input_tps_per_gpu = 0;
   double ttft_p50_s = 0;
+  double output_tps_per_gpu = 0;
+  double output_tps_per_user = 0;
 };
 
 struct SearchResult {
@@ -94,6 +105,9 @@ struct SearchResult {
   int qualifying = 0;
   int with_intervals = 0;  // candidates whose intervals were drawn
   int could_be_best = 0;
+  // Requests generate more than one token: the decode figures are shown and
+  // the front is output throughput per GPU against throughput per user.
+  bool decode = false;
   std::vector<ParetoPoint> pareto;  // by throughput per GPU, highest first
   std::string objective;            // the decision's
   double min_headroom_mib = 0;

@@ -161,12 +161,21 @@ TEST(Search, RefusalsAreCountedByTheirReason) {
   for (const Evaluated& e : r->evaluated) ASSERT_EQ(e.points.size(), 2u);
 }
 
-TEST(Search, ScreeningGivesTheExhaustiveResult) {
+// A decode workload of the example: 64 output tokens per request, ranked by
+// output throughput per GPU.
+plan::SearchInputs DecodeExample() {
+  plan::SearchInputs in = testkit::Example();
+  in.spec.workload.output_tokens = 64;
+  in.spec.decision.objective = "output_tps_per_gpu";
+  return in;
+}
+
+void ExpectScreeningGivesTheExhaustiveResult(const plan::SearchInputs& in) {
   SearchOptions screened = Small(8);
   SearchOptions exhaustive = Small(8);
   exhaustive.screen = false;
-  const Result<SearchResult> a = Search(testkit::Example(), cost::Calibration{}, screened);
-  const Result<SearchResult> b = Search(testkit::Example(), cost::Calibration{}, exhaustive);
+  const Result<SearchResult> a = Search(in, cost::Calibration{}, screened);
+  const Result<SearchResult> b = Search(in, cost::Calibration{}, exhaustive);
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(a->evaluated.size(), b->evaluated.size());
   EXPECT_EQ(b->with_intervals, b->qualifying);
@@ -180,6 +189,70 @@ TEST(Search, ScreeningGivesTheExhaustiveResult) {
   }
   EXPECT_GE(a->could_be_best, 1);
   EXPECT_TRUE(a->evaluated.front().could_be_best);
+  for (size_t i = 0; i < static_cast<size_t>(a->qualifying); ++i)
+    if (a->evaluated[i].score_interval && b->evaluated[i].score_interval) {
+      EXPECT_DOUBLE_EQ(a->evaluated[i].score_interval->low, b->evaluated[i].score_interval->low);
+      EXPECT_DOUBLE_EQ(a->evaluated[i].score_interval->high, b->evaluated[i].score_interval->high);
+    }
+}
+
+TEST(Search, ScreeningGivesTheExhaustiveResult) {
+  ExpectScreeningGivesTheExhaustiveResult(testkit::Example());
+}
+
+TEST(Search, ScreeningGivesTheExhaustiveResultOnADecodeObjective) {
+  ExpectScreeningGivesTheExhaustiveResult(DecodeExample());
+}
+
+// Output throughput carries its interval into the score, and the front is
+// output throughput per GPU against throughput per user, both more is better.
+TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputPerUser) {
+  SearchOptions o = Small(8);
+  o.bounds.pp = {4, 8};
+  o.bounds.ep = {4};
+  const Result<SearchResult> r = Search(DecodeExample(), cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->decode);
+  ASSERT_GT(r->qualifying, 1);
+  ASSERT_GT(r->with_intervals, 0);
+  for (int k = 0; k < r->qualifying; ++k) {
+    const Evaluated& e = r->evaluated[k];
+    if (k > 0) {
+      EXPECT_GE(r->evaluated[k - 1].score, e.score);
+    }
+    for (const PointFigures& f : e.points) {
+      ASSERT_GT(f.tpot_p50_s, 0) << e.candidate.Label();
+      EXPECT_DOUBLE_EQ(f.output_tps_per_user, 1 / f.tpot_p50_s);
+      EXPECT_DOUBLE_EQ(f.output_tps_per_gpu, f.output_tps / e.gpus);
+    }
+    if (!e.score_interval) continue;
+    EXPECT_LE(e.score_interval->low, e.score_interval->high);
+    EXPECT_LT(e.score_interval->low, e.score_interval->high) << "an output TPS band was drawn";
+    for (const PointFigures& f : e.points) {
+      ASSERT_TRUE(f.output_tps_interval && f.tpot_p50_interval) << e.candidate.Label();
+      EXPECT_LT(f.output_tps_interval->low, f.output_tps_interval->high);
+    }
+  }
+  ASSERT_FALSE(r->pareto.empty());
+  for (const ParetoPoint& p : r->pareto)
+    for (int k = 0; k < r->qualifying; ++k)
+      for (const PointFigures& f : r->evaluated[k].points)
+        EXPECT_FALSE(f.output_tps_per_gpu >= p.output_tps_per_gpu &&
+                     f.output_tps_per_user >= p.output_tps_per_user &&
+                     (f.output_tps_per_gpu > p.output_tps_per_gpu ||
+                      f.output_tps_per_user > p.output_tps_per_user))
+            << r->evaluated[k].candidate.Label() << " C=" << f.concurrency << " dominates "
+            << r->evaluated[p.evaluated].candidate.Label() << " C=" << p.concurrency;
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["pareto_axes"], nlohmann::json::array({"output_tps_per_gpu", "output_tps_per_user"}));
+  EXPECT_TRUE(j["pareto"][0].contains("output_tps_per_user"));
+  const nlohmann::json& point = j["candidates"][0]["points"][0];
+  EXPECT_GT(point["tpot_p50_ms"].get<double>(), 0);
+  EXPECT_LT(point["output_tps_low"].get<double>(), point["output_tps_high"].get<double>());
+  const std::string text = RenderSearchText(*r, 3);
+  EXPECT_THAT(text, HasSubstr("Pareto front (output TPS per GPU against throughput per user"));
+  EXPECT_THAT(text, HasSubstr("peak output TPS/GPU"));
+  EXPECT_THAT(text, HasSubstr("TPOT p50 at C=8"));
 }
 
 TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
