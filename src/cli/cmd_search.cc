@@ -5,6 +5,8 @@
 // through the planner's checks, predicted, ranked by the decision's
 // objective with intervals where they matter, and the Pareto front.
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -38,8 +40,13 @@ struct SearchCliOptions {
 
 // Writes the run spec of the candidates worth measuring, after checking that
 // it parses and that every layout in it plans as valid.
-Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result) {
-  const search::Measurement m = search::WorthMeasuring(result, opts.spec.spec_path);
+Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result, int requests) {
+  if (result.load_points.size() > 1 && result.load_points.front().open())
+    return MakeError(fmt::format(
+        "--emit-spec {}: a run spec holds one workload.request_rate, the search has {}; search "
+        "one --request-rate to emit its spec",
+        opts.emit_spec, result.load_points.size()));
+  const search::Measurement m = search::WorthMeasuring(result, opts.spec.spec_path, requests);
   if (m.measured.empty())
     return MakeError("--emit-spec " + opts.emit_spec +
                      ": no candidate qualifies; nothing to measure");
@@ -87,7 +94,8 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
     std::cerr << "wrote " << opts.html << "\n";
   }
   if (result.qualifying == 0) return kExitNoneQualifies;
-  if (!opts.emit_spec.empty()) PPS_RETURN_IF_ERROR(EmitSpec(opts, result));
+  if (!opts.emit_spec.empty())
+    PPS_RETURN_IF_ERROR(EmitSpec(opts, result, in.spec.workload.requests));
   return kExitOk;
 }
 
@@ -116,6 +124,10 @@ Runner AddSearchCommand(CLI::App& app) {
   sub->add_option("--ep", b.ep,
                   "EP sizes to consider (default: [search] ep, else every divisor of TP)")
       ->delimiter(',');
+  sub->add_option("--dp", b.dp,
+                  "DP-attention sizes to consider, each dividing TP (default: [search] dp, else "
+                  "1)")
+      ->delimiter(',');
   sub->add_option("--chunked-prefill-size", b.chunked_prefill_size,
                   "chunked-prefill-size values (default: [search] chunked_prefill_size, else the "
                   "spec's, half and twice it)")
@@ -127,6 +139,11 @@ Runner AddSearchCommand(CLI::App& app) {
   sub->add_option("--concurrency", b.concurrency,
                   "load points: requests in flight (default: [search] concurrency, else "
                   "1,2,4,8,16,32,64)")
+      ->delimiter(',');
+  sub->add_option("--request-rate", b.request_rate,
+                  "open-loop load points, requests/s of Poisson arrivals, instead of closed-loop "
+                  "concurrencies; --concurrency then takes one value, the cap on requests in "
+                  "flight (default: [search] request_rate, else none)")
       ->delimiter(',');
   sub->add_option("--calibration", opts->calibration_path,
                   "Calibration file written by 'ppsearch calibrate'");

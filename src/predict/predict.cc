@@ -118,8 +118,9 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;
   sim_options.keep_trace = options.keep_trace;
-  const int closed_loop = w.request_rate > 0 ? 0 : w.concurrency;
-  p.sim = sim::Simulate(config, cost, requests, closed_loop, sim_options);
+  // With a request rate the concurrency caps the requests in flight, as the
+  // benchmark client's does (0: no cap).
+  p.sim = sim::Simulate(config, cost, requests, w.concurrency, sim_options);
   p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
   for (const auto& s : p.sim.stages) {

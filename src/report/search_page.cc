@@ -22,7 +22,7 @@ std::string FrontChart(const search::SearchResult& r) {
   c.title = "Predicted " + search::FrontTitle(r) + ", every qualifying point";
   c.x_label = r.decode ? "throughput per user, 1 / TPOT p50 (tokens/s)" : "TTFT p50 (s)";
   c.y_label = r.decode ? "output TPS per GPU (tokens/s)" : "input TPS per GPU (tokens/s)";
-  for (int level : r.load_points) c.shapes.push_back(fmt::format("C = {}", level));
+  for (const search::LoadPoint& l : r.load_points) c.shapes.push_back(l.Label());
   std::map<int, int> series_of_pp;
   for (int k = 0; k < r.qualifying; ++k) {
     const search::Evaluated& e = r.evaluated[static_cast<size_t>(k)];
@@ -40,9 +40,9 @@ std::string FrontChart(const search::SearchResult& r) {
       s.y = r.decode ? f.output_tps_per_gpu : f.input_tps_per_gpu;
       s.series = series_of_pp[pp];
       s.shape = static_cast<int>(l);
-      s.what = fmt::format("{} C={}", e.candidate.Label(), f.concurrency);
+      s.what = fmt::format("{} {}", e.candidate.Label(), f.load.Label());
       for (const search::ParetoPoint& p : r.pareto)
-        s.emphasized |= p.evaluated == static_cast<size_t>(k) && p.concurrency == f.concurrency;
+        s.emphasized |= p.evaluated == static_cast<size_t>(k) && p.load == f.load;
       c.points.push_back(s);
     }
   }

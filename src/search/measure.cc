@@ -4,7 +4,7 @@
 
 namespace ppsearch::search {
 
-Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec) {
+Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec, int requests) {
   Measurement m;
   if (r.qualifying == 0) return m;
   m.knobs = r.evaluated.front().candidate.knobs;
@@ -15,7 +15,14 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
     (e.candidate.knobs == m.knobs ? m.measured : m.other_knobs).push_back(e.candidate);
   }
   for (const Candidate& c : m.measured) m.sweep.layouts.push_back(c.layout);
-  m.sweep.concurrency = r.load_points;
+  // An open loop: the one rate a spec holds, the cap as its concurrency (a
+  // cap of every request when the search had none).
+  for (const LoadPoint& l : r.load_points)
+    m.sweep.concurrency.push_back(l.open() && l.concurrency == 0 ? requests : l.concurrency);
+  if (!r.load_points.empty() && r.load_points.front().open()) {
+    m.sweep.concurrency.resize(1);
+    m.sweep.request_rate = r.load_points.front().request_rate;
+  }
   if (m.knobs.chunked_prefill_size != 0)
     m.sweep.engine_args.push_back({"chunked-prefill-size", m.knobs.chunked_prefill_size});
   if (m.knobs.max_running_requests != 0)

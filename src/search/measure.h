@@ -21,7 +21,11 @@ struct Measurement {
   std::string header;
 };
 
-// Empty `measured` when no candidate qualifies.
-Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec);
+// Empty `measured` when no candidate qualifies. `requests`: the workload's
+// request count, the cap that stands for none in an open loop. A search of
+// several request rates gives its first (a spec holds one; EmitSpec refuses
+// more).
+Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec,
+                           int requests);
 
 }  // namespace ppsearch::search

@@ -75,6 +75,16 @@ json LayoutJson(const Candidate& c) {
            c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()}};
 }
 
+// Closed-loop load points as their concurrencies; open-loop ones as
+// {request_rate, concurrency (the cap, 0 for none)}.
+json LoadPointsJson(const std::vector<LoadPoint>& loads) {
+  json out = json::array();
+  for (const LoadPoint& l : loads)
+    out.push_back(l.open() ? json{{"request_rate", l.request_rate}, {"concurrency", l.concurrency}}
+                           : json(l.concurrency));
+  return out;
+}
+
 // Set values by [decision] key, in the key's unit (ms for tpot_p99_ms).
 json SlaJson(const decide::SlaValues& v) {
   json out = json::object();
@@ -87,16 +97,26 @@ json SlaJson(const decide::SlaValues& v) {
 
 std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::string levels;
-  for (int c : r.load_points) levels += (levels.empty() ? "" : ", ") + std::to_string(c);
+  const bool open = !r.load_points.empty() && r.load_points.front().open();
+  for (const LoadPoint& l : r.load_points)
+    levels += (levels.empty() ? "" : ", ") +
+              (open ? FormatNumber(l.request_rate, l.request_rate < 10 ? 2 : 1)
+                    : std::to_string(l.concurrency));
+  const std::string load_text =
+      !open ? "C = " + levels
+            : "Poisson arrivals at " + levels + " requests/s" +
+                  (r.load_points.front().concurrency > 0
+                       ? fmt::format(", at most {} in flight", r.load_points.front().concurrency)
+                       : "");
   std::string reasons;
   for (const auto& [reason, count] : r.rejected_by_reason)
     reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
   int below = 0;
   for (const Evaluated& e : r.evaluated) below += e.meets_headroom ? 0 : 1;
   std::vector<std::string> lines = {
-      fmt::format("search: {} candidates x {} load points (C = {}); objective {}, headroom "
+      fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
                   "at least {} MiB",
-                  r.candidates, r.load_points.size(), levels, r.objective,
+                  r.candidates, r.load_points.size(), load_text, r.objective,
                   FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
       fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
       fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
@@ -125,17 +145,17 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
 }
 
 text::Table RankingTable(const SearchResult& r, int top) {
-  const std::string first =
-      r.load_points.empty() ? std::string("?") : std::to_string(r.load_points[0]);
+  const std::string first = r.load_points.empty() ? std::string("?") : r.load_points[0].Label();
+  const bool open = !r.load_points.empty() && r.load_points[0].open();
   // A decode workload: output throughput, and TPOT beside TTFT at the first load point.
-  text::Table t{
-      {"rank", "candidate", "score [10-90%]",
-       r.decode ? "peak output TPS/GPU" : "peak input TPS/GPU", "at C", "TTFT p50 at C=" + first},
-      {},
-      {false, true, false, false, false, false},
-      {"", "", "", "tokens/s", "", ""}};
+  text::Table t{{"rank", "candidate", "score [10-90%]",
+                 r.decode ? "peak output TPS/GPU" : "peak input TPS/GPU", open ? "at" : "at C",
+                 "TTFT p50 at " + first},
+                {},
+                {false, true, false, false, false, false},
+                {"", "", "", "tokens/s", "", ""}};
   if (r.decode) {
-    t.header.push_back("TPOT p50 at C=" + first);
+    t.header.push_back("TPOT p50 at " + first);
     t.left.push_back(false);
     t.units.push_back("");
   }
@@ -146,12 +166,13 @@ text::Table RankingTable(const SearchResult& r, int top) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (k >= top && !e.could_be_best) continue;
     const PointFigures* peak = PeakThroughput(e, r.decode);
-    std::vector<std::string> row = {std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
-                                    e.candidate.Label(),
-                                    ScoreText(e),
-                                    peak ? FormatNumber(PerGpu(*peak, r.decode), 1) : "-",
-                                    peak ? std::to_string(peak->concurrency) : "-",
-                                    e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s)};
+    std::vector<std::string> row = {
+        std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
+        e.candidate.Label(),
+        ScoreText(e),
+        peak ? FormatNumber(PerGpu(*peak, r.decode), 1) : "-",
+        peak ? (open ? peak->load.Label() : std::to_string(peak->load.concurrency)) : "-",
+        e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s)};
     if (r.decode)
       row.push_back(e.points.empty() || !(e.points.front().tpot_p50_s > 0)
                         ? "-"
@@ -181,13 +202,12 @@ std::vector<std::string> FrontLines(const SearchResult& r) {
   for (const ParetoPoint& p : r.pareto) {
     const std::string label = r.evaluated[p.evaluated].candidate.Label();
     if (r.decode)
-      out.push_back(fmt::format("{} at C={}: {} output tokens/s per GPU, {} tokens/s per user",
-                                label, p.concurrency, FormatNumber(p.output_tps_per_gpu, 1),
+      out.push_back(fmt::format("{} at {}: {} output tokens/s per GPU, {} tokens/s per user", label,
+                                p.load.Label(), FormatNumber(p.output_tps_per_gpu, 1),
                                 FormatNumber(p.output_tps_per_user, 1)));
     else
-      out.push_back(fmt::format("{} at C={}: {} tokens/s per GPU, TTFT p50 {}", label,
-                                p.concurrency, FormatNumber(p.input_tps_per_gpu, 1),
-                                Seconds(p.ttft_p50_s)));
+      out.push_back(fmt::format("{} at {}: {} tokens/s per GPU, TTFT p50 {}", label, p.load.Label(),
+                                FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s)));
   }
   return out;
 }
@@ -249,7 +269,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
     json points = json::array();
     for (const PointFigures& p : e.points)
       points.push_back(
-          {{"concurrency", p.concurrency},
+          {{"concurrency", p.load.concurrency},
+           {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
            {"input_tps", p.input_tps},
            {"input_tps_low", End(p.input_tps_interval, false)},
            {"input_tps_high", End(p.input_tps_interval, true)},
@@ -296,7 +317,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
   for (const ParetoPoint& p : r.pareto) {
     json member = {{"candidate", r.evaluated[p.evaluated].candidate.Label()},
                    {"rank", p.evaluated + 1},
-                   {"concurrency", p.concurrency},
+                   {"concurrency", p.load.concurrency},
+                   {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
                    {"input_tps_per_gpu", p.input_tps_per_gpu},
                    {"ttft_p50_s", p.ttft_p50_s}};
     if (r.decode) {
@@ -311,7 +333,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
           {"sla", SlaJson(r.sla)},
           {"sla_failed", r.sla_failed_by_key},
           {"sla_unchecked", r.sla_unchecked},
-          {"load_points", r.load_points},
+          {"load_points", LoadPointsJson(r.load_points)},
           {"space_size", r.candidates},
           {"qualifying", r.qualifying},
           {"with_intervals", r.with_intervals},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "decide/objective.h"
 #include "decide/rules.h"
@@ -30,25 +31,46 @@ void SetArg(spec::Spec& s, const std::string& flag, int64_t value) {
   s.engine.args.push_back({flag, IntValue(value)});
 }
 
-// The spec a knob setting runs: the search's engine with the knobs set, its
-// layouts and load points as the sweep.
-spec::Spec SpecFor(const spec::Spec& base, const Knobs& knobs,
-                   const std::vector<spec::LayoutSpec>& layouts, const std::vector<int>& loads) {
+// One knob setting's candidates at some of the load points, planned and
+// predicted together: every closed-loop point in one group (the sweep's
+// concurrencies), each request rate in a group of its own (a spec has one
+// workload.request_rate).
+struct Group {
+  Knobs knobs;
+  std::vector<LoadPoint> loads;
+  plan::SearchInputs inputs;
+};
+
+// The spec a group runs: the search's engine with the knobs set, its layouts
+// and load points as the sweep (and the workload's request rate).
+spec::Spec SpecFor(const spec::Spec& base, const Group& g,
+                   const std::vector<spec::LayoutSpec>& layouts) {
   spec::Spec s = base;
-  if (knobs.chunked_prefill_size != 0)
-    SetArg(s, "chunked-prefill-size", knobs.chunked_prefill_size);
-  if (knobs.max_running_requests != 0)
-    SetArg(s, "max-running-requests", knobs.max_running_requests);
+  if (g.knobs.chunked_prefill_size != 0)
+    SetArg(s, "chunked-prefill-size", g.knobs.chunked_prefill_size);
+  if (g.knobs.max_running_requests != 0)
+    SetArg(s, "max-running-requests", g.knobs.max_running_requests);
   s.sweep.layouts = layouts;
-  s.sweep.concurrency = loads;
+  s.sweep.concurrency.clear();
+  for (const LoadPoint& l : g.loads) s.sweep.concurrency.push_back(l.concurrency);
+  s.workload.request_rate = g.loads.front().request_rate;
   return s;
 }
 
-// One knob setting's candidates, planned together.
-struct Group {
-  Knobs knobs;
-  plan::SearchInputs inputs;
-};
+// The groups of `knobs`: one per request rate, or one for every closed-loop point.
+std::vector<Group> GroupsOf(const Knobs& knobs, const std::vector<LoadPoint>& loads) {
+  if (loads.empty() || !loads.front().open()) return {{knobs, loads, {}}};
+  std::vector<Group> out;
+  for (const LoadPoint& l : loads) out.push_back({knobs, {l}, {}});
+  return out;
+}
+
+// The load point of a group's prediction.
+const LoadPoint* LoadOf(const Group& g, int concurrency) {
+  for (const LoadPoint& l : g.loads)
+    if (l.concurrency == concurrency) return &l;
+  return nullptr;
+}
 
 double ObjectiveOf(const PointFigures& p, const std::string& objective) {
   return decide::ObjectiveValue(
@@ -80,7 +102,7 @@ std::optional<decide::SlaMetric> CheckSlaLimits(const decide::SlaLimits& limits,
     if (!first && !check.meets()) {
       first = check.misses.front().metric;
       e.meets_sla = false;
-      e.sla_miss = fmt::format("C={}: {}", f.concurrency, decide::MissText(check.misses.front()));
+      e.sla_miss = fmt::format("{}: {}", f.load.Label(), decide::MissText(check.misses.front()));
     }
   }
   return first;
@@ -126,7 +148,8 @@ uncertainty::Interval ScoreInterval(const Evaluated& e, const std::vector<double
   return {std::exp(log_low / levels), std::exp(log_high / levels)};
 }
 
-// Draws the intervals of one candidate's points through the one predictor.
+// Draws the intervals of one candidate's points in one group through the
+// one predictor.
 void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& calibration,
                   const SearchOptions& options) {
   plan::SearchInputs one;
@@ -145,7 +168,8 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
   const predict::SearchPrediction p = predict::PredictSearch(one, calibration, so);
   for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
     for (PointFigures& f : e.points)
-      if (f.concurrency == p.points[i].prediction.concurrency) {
+      if (const LoadPoint* load = LoadOf(group, p.points[i].prediction.concurrency);
+          load != nullptr && f.load == *load) {
         f.input_tps_interval = p.intervals[i].input_tps;
         f.ttft_p50_interval = p.intervals[i].ttft_p50_s;
         if (f.output_tps > 0) f.output_tps_interval = p.intervals[i].output_tps;
@@ -169,69 +193,85 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model);
   out.candidates = static_cast<int>(candidates.size());
 
-  std::vector<Group> groups;
+  // Candidates by knob setting, in enumeration order, each setting's groups
+  // together.
+  std::vector<Knobs> settings;
+  std::vector<std::vector<spec::LayoutSpec>> layouts_of;
   for (const Candidate& c : candidates) {
-    auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const Group& x) { return x.knobs == c.knobs; });
-    if (g == groups.end()) {
-      groups.push_back({c.knobs, {}});
-      g = groups.end() - 1;
+    auto it = std::find(settings.begin(), settings.end(), c.knobs);
+    if (it == settings.end()) {
+      settings.push_back(c.knobs);
+      layouts_of.emplace_back();
+      it = settings.end() - 1;
     }
-    g->inputs.spec.sweep.layouts.push_back(c.layout);
+    layouts_of[static_cast<size_t>(it - settings.begin())].push_back(c.layout);
   }
-  std::vector<std::pair<size_t, size_t>> origin;  // (group, layout) of each evaluated
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    Group& g = groups[gi];
-    g.inputs.spec = SpecFor(in.spec, g.knobs, g.inputs.spec.sweep.layouts, out.load_points);
-    g.inputs.model = in.model;
-    g.inputs.hardware = in.hardware;
-    g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
-    for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
-      const Candidate c{lp.layout, g.knobs};
-      if (!lp.valid) {
-        const plan::Diagnostic& first = lp.errors.front();
-        out.rejected.push_back({c, first.reason, first.message});
-      } else if (auto why = predict::NotModelled(lp)) {
-        out.rejected.push_back({c, "not_modelled", *why});
+  std::vector<Group> groups;
+  std::vector<std::vector<size_t>> groups_of;  // each evaluated candidate's groups
+  std::map<std::string, size_t> evaluated_of;  // candidate label -> index
+  for (size_t si = 0; si < settings.size(); ++si) {
+    bool first_of_setting = true;
+    for (Group g : GroupsOf(settings[si], out.load_points)) {
+      g.inputs.spec = SpecFor(in.spec, g, layouts_of[si]);
+      g.inputs.model = in.model;
+      g.inputs.hardware = in.hardware;
+      g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
+      groups.push_back(std::move(g));
+      const size_t gi = groups.size() - 1;
+      const Group& group = groups[gi];
+      if (first_of_setting) {  // refusals once per candidate, not per request rate
+        for (const plan::LayoutPlan& lp : group.inputs.plan.layouts) {
+          const Candidate c{lp.layout, group.knobs};
+          if (!lp.valid) {
+            const plan::Diagnostic& first = lp.errors.front();
+            out.rejected.push_back({c, first.reason, first.message});
+          } else if (auto why = predict::NotModelled(lp)) {
+            out.rejected.push_back({c, "not_modelled", *why});
+          }
+        }
       }
-    }
-    const predict::SearchPrediction central =
-        predict::PredictSearch(g.inputs, calibration, predict::SearchOptions::CentralOnly());
-    for (const predict::SearchPoint& sp : central.points) {
-      if (out.evaluated.empty() || !(out.evaluated.back().candidate.layout == sp.plan->layout) ||
-          !(out.evaluated.back().candidate.knobs == g.knobs)) {
-        Evaluated e;
-        e.candidate = {sp.plan->layout, g.knobs};
-        e.gpus = static_cast<int>(sp.plan->layout.gpus());
-        e.allreduce_per_forward = sp.plan->allreduce_per_forward;
-        e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
-        e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
-        e.headroom_mib = INFINITY;
-        out.evaluated.push_back(std::move(e));
-        origin.push_back({gi, 0});
+      first_of_setting = false;
+      const predict::SearchPrediction central =
+          predict::PredictSearch(group.inputs, calibration, predict::SearchOptions::CentralOnly());
+      for (const predict::SearchPoint& sp : central.points) {
+        const Candidate c{sp.plan->layout, group.knobs};
+        auto [it, added] = evaluated_of.emplace(c.Label(), out.evaluated.size());
+        if (added) {
+          Evaluated e;
+          e.candidate = c;
+          e.gpus = static_cast<int>(sp.plan->layout.gpus());
+          e.allreduce_per_forward = sp.plan->allreduce_per_forward;
+          e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
+          e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
+          e.headroom_mib = INFINITY;
+          out.evaluated.push_back(std::move(e));
+          groups_of.emplace_back();
+        }
+        std::vector<size_t>& mine = groups_of[it->second];
+        if (mine.empty() || mine.back() != gi) mine.push_back(gi);
+        Evaluated& e = out.evaluated[it->second];
+        const predict::PointPrediction& p = sp.prediction;
+        PointFigures f;
+        f.load = *LoadOf(group, p.concurrency);
+        f.input_tps = p.metrics.input_tps;
+        f.input_tps_per_gpu = e.gpus > 0 ? p.metrics.input_tps / e.gpus : 0;
+        f.ttft_p50_s = p.metrics.ttft_s.p50;
+        f.ttft_p95_s = p.metrics.ttft_s.p95;
+        f.peak_gpu_mib = p.memory.peak_mib_max;
+        f.bubble_share = p.bubble_share;
+        f.exposed_comm_share = p.exposed_comm_share;
+        f.output_tps = p.metrics.output_tps;
+        f.output_tps_per_gpu = e.gpus > 0 ? p.metrics.output_tps / e.gpus : 0;
+        f.goodput_rps = p.metrics.goodput_rps;
+        if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
+          f.tpot_p50_s = p.metrics.tpot_s.p50;
+          f.output_tps_per_user = 1 / f.tpot_p50_s;
+        }
+        f.sla = PredictedSla(p.metrics);
+        e.headroom_mib =
+            std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
+        e.points.push_back(f);
       }
-      Evaluated& e = out.evaluated.back();
-      const predict::PointPrediction& p = sp.prediction;
-      PointFigures f;
-      f.concurrency = p.concurrency;
-      f.input_tps = p.metrics.input_tps;
-      f.input_tps_per_gpu = e.gpus > 0 ? p.metrics.input_tps / e.gpus : 0;
-      f.ttft_p50_s = p.metrics.ttft_s.p50;
-      f.ttft_p95_s = p.metrics.ttft_s.p95;
-      f.peak_gpu_mib = p.memory.peak_mib_max;
-      f.bubble_share = p.bubble_share;
-      f.exposed_comm_share = p.exposed_comm_share;
-      f.output_tps = p.metrics.output_tps;
-      f.output_tps_per_gpu = e.gpus > 0 ? p.metrics.output_tps / e.gpus : 0;
-      f.goodput_rps = p.metrics.goodput_rps;
-      if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
-        f.tpot_p50_s = p.metrics.tpot_s.p50;
-        f.output_tps_per_user = 1 / f.tpot_p50_s;
-      }
-      f.sla = PredictedSla(p.metrics);
-      e.headroom_mib =
-          std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
-      e.points.push_back(f);
     }
   }
   for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
@@ -278,7 +318,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       if (options.screen && out.with_intervals > 0 &&
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
-      AddIntervals(groups[origin[i].first], e, calibration, options);
+      for (size_t gi : groups_of[i]) AddIntervals(groups[gi], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
       if (out.with_intervals == 1) best_low = e.score_interval->low;
@@ -323,7 +363,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   for (size_t i = 0; i < xy.size(); ++i) {
     if (!optimal[i]) continue;
     const PointFigures& f = out.evaluated[which[i].first].points[which[i].second];
-    out.pareto.push_back({which[i].first, f.concurrency, f.input_tps_per_gpu, f.ttft_p50_s,
+    out.pareto.push_back({which[i].first, f.load, f.input_tps_per_gpu, f.ttft_p50_s,
                           f.output_tps_per_gpu, f.output_tps_per_user});
   }
   const bool decode = out.decode;

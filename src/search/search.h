@@ -39,7 +39,7 @@ struct SearchOptions {
 };
 
 struct PointFigures {
-  int concurrency = 0;
+  LoadPoint load;
   double input_tps = 0;
   double input_tps_per_gpu = 0;
   double ttft_p50_s = 0;
@@ -87,7 +87,7 @@ struct Rejection {
 // decode one (SearchResult::decode).
 struct ParetoPoint {
   size_t evaluated = 0;  // index into SearchResult::evaluated
-  int concurrency = 0;
+  LoadPoint load;
   double input_tps_per_gpu = 0;
   double ttft_p50_s = 0;
   double output_tps_per_gpu = 0;
@@ -95,7 +95,7 @@ struct ParetoPoint {
 };
 
 struct SearchResult {
-  std::vector<int> load_points;
+  std::vector<LoadPoint> load_points;
   int candidates = 0;
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;

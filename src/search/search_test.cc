@@ -21,6 +21,15 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+std::vector<int> Concurrencies(const std::vector<LoadPoint>& loads) {
+  std::vector<int> out;
+  for (const LoadPoint& l : loads) {
+    EXPECT_FALSE(l.open());
+    out.push_back(l.concurrency);
+  }
+  return out;
+}
+
 std::vector<std::string> Labels(const std::vector<Candidate>& candidates) {
   std::vector<std::string> out;
   for (const Candidate& c : candidates) out.push_back(c.Label());
@@ -47,7 +56,7 @@ TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
   EXPECT_THAT(
       Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
       ElementsAre("PP2/TP4/EP4 chunk 4096", "PP2/TP4/EP4 chunk 8192", "PP2/TP4/EP4 chunk 16384"));
-  EXPECT_EQ(LoadPoints(b), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(Concurrencies(LoadPoints(b)), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
 }
 
 // The spec's [search] lists are the bounds; a flag replaces its own
@@ -76,7 +85,7 @@ TEST(SearchSpace, FlagsReplaceTheSectionsListsOneDimensionAtATime) {
   EXPECT_EQ(only_flags.pp, (std::vector<int>{8}));
   EXPECT_EQ(only_flags.ep, (std::vector<int>{4}));
   EXPECT_TRUE(only_flags.chunked_prefill_size.empty());
-  EXPECT_EQ(LoadPoints(WithFlags(SpecBounds({}), {})), DefaultConcurrency());
+  EXPECT_EQ(Concurrencies(LoadPoints(WithFlags(SpecBounds({}), {}))), DefaultConcurrency());
 }
 
 TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
@@ -241,8 +250,8 @@ TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputP
                      f.output_tps_per_user >= p.output_tps_per_user &&
                      (f.output_tps_per_gpu > p.output_tps_per_gpu ||
                       f.output_tps_per_user > p.output_tps_per_user))
-            << r->evaluated[k].candidate.Label() << " C=" << f.concurrency << " dominates "
-            << r->evaluated[p.evaluated].candidate.Label() << " C=" << p.concurrency;
+            << r->evaluated[k].candidate.Label() << " " << f.load.Label() << " dominates "
+            << r->evaluated[p.evaluated].candidate.Label() << " " << p.load.Label();
   const nlohmann::json j = SearchToJson(*r);
   EXPECT_EQ(j["pareto_axes"], nlohmann::json::array({"output_tps_per_gpu", "output_tps_per_user"}));
   EXPECT_TRUE(j["pareto"][0].contains("output_tps_per_user"));
@@ -266,13 +275,61 @@ TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
     for (int k = 0; k < r->qualifying; ++k)
       for (const PointFigures& f : r->evaluated[k].points)
         EXPECT_FALSE(f.input_tps_per_gpu > p.input_tps_per_gpu && f.ttft_p50_s < p.ttft_p50_s)
-            << r->evaluated[k].candidate.Label() << " C=" << f.concurrency << " beats "
-            << r->evaluated[p.evaluated].candidate.Label() << " C=" << p.concurrency;
+            << r->evaluated[k].candidate.Label() << " " << f.load.Label() << " beats "
+            << r->evaluated[p.evaluated].candidate.Label() << " " << p.load.Label();
   const nlohmann::json j = SearchToJson(*r);
   EXPECT_EQ(j["candidates"].size(), r->evaluated.size());
   EXPECT_EQ(j["pareto"].size(), r->pareto.size());
   EXPECT_TRUE(j["rejected"].is_object());
   EXPECT_THAT(RenderSearchText(*r, 3), HasSubstr("Pareto front"));
+}
+
+// Request rates as load points: each candidate predicted at each rate in an
+// open loop under the cap, the points labelled and carried into the JSON.
+TEST(Search, RequestRatesAreOpenLoopLoadPointsUnderTheCap) {
+  SearchOptions o = Small(0);
+  o.bounds.pp = {4, 8};
+  o.bounds.ep = {4};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {32};
+  o.bounds.request_rate = {0.05, 0.4};
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->load_points.size(), 2u);
+  EXPECT_EQ(r->load_points[0].Label(), "0.05 req/s, C<=32");
+  ASSERT_EQ(r->evaluated.size(), 2u);
+  for (const Evaluated& e : r->evaluated) {
+    ASSERT_EQ(e.points.size(), 2u) << e.candidate.Label();
+    EXPECT_EQ(e.points[0].load, r->load_points[0]);
+    EXPECT_EQ(e.points[1].load, r->load_points[1]);
+    // An open loop's throughput follows the arrivals while the layout keeps
+    // up: eight times the rate, more input tokens per second.
+    EXPECT_GT(e.points[1].input_tps, 2 * e.points[0].input_tps) << e.candidate.Label();
+  }
+  // The same candidates at a closed loop of the cap give other figures: the
+  // rate, not the concurrency, set the load.
+  SearchOptions closed = o;
+  closed.bounds.request_rate.clear();
+  const Result<SearchResult> c = Search(testkit::Example(), cost::Calibration{}, closed);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->evaluated.front().points.front().input_tps,
+            r->evaluated.front().points.front().input_tps);
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["load_points"][1]["request_rate"], 0.4);
+  EXPECT_EQ(j["load_points"][1]["concurrency"], 32);
+  EXPECT_EQ(j["candidates"][0]["points"][1]["request_rate"], 0.4);
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr("2 load points (Poisson arrivals at 0.05, 0.40 requests/s, at most 32 in "
+                        "flight)"));
+
+  o.bounds.concurrency = {8, 16};
+  EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
+            "--concurrency: with request rates it is the one cap on requests in flight; got 2 "
+            "values");
+  o.bounds.concurrency.clear();
+  o.bounds.request_rate = {0};
+  EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
+            "--request-rate: expected requests/s > 0, got 0");
 }
 
 // The highest predicted TTFT p99 of a candidate over its load points.

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "spec/limits.h"
+#include "util/format.h"
 
 namespace ppsearch::search {
 namespace {
@@ -52,6 +54,12 @@ std::string Candidate::Label() const {
   return layout.Label() + (set == "spec's knobs" ? "" : " " + set);
 }
 
+std::string LoadPoint::Label() const {
+  if (!open()) return fmt::format("C={}", concurrency);
+  const std::string rate = FormatNumber(request_rate, request_rate < 10 ? 2 : 1);
+  return concurrency > 0 ? fmt::format("{} req/s, C<={}", rate, concurrency) : rate + " req/s";
+}
+
 Status CheckBounds(const Bounds& b) {
   PPS_RETURN_IF_ERROR(CheckList(b.instances, "--instances", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.pp, "--pp", 1));
@@ -63,6 +71,17 @@ Status CheckBounds(const Bounds& b) {
   for (int64_t c : b.chunked_prefill_size)
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
+  if (b.request_rate.size() > static_cast<size_t>(spec::kMaxSearchValues))
+    return MakeError(fmt::format("--request-rate: at most {} values, got {}",
+                                 spec::kMaxSearchValues, b.request_rate.size()));
+  for (double r : b.request_rate)
+    if (!(r > 0) || std::isinf(r))
+      return MakeError(fmt::format("--request-rate: expected requests/s > 0, got {}", r));
+  if (!b.request_rate.empty() && b.concurrency.size() > 1)
+    return MakeError(fmt::format(
+        "--concurrency: with request rates it is the one cap on requests in flight; got {} "
+        "values",
+        b.concurrency.size()));
   return Status::Ok();
 }
 
@@ -73,7 +92,9 @@ Bounds SpecBounds(const spec::SearchSpec& section) {
   b.ep = section.ep;
   b.chunked_prefill_size = section.chunked_prefill_size;
   b.max_running_requests = section.max_running_requests;
+  b.dp = section.dp;
   b.concurrency = section.concurrency;
+  b.request_rate = section.request_rate;
   return b;
 }
 
@@ -88,13 +109,22 @@ Bounds WithFlags(Bounds section, const Bounds& flags) {
   over(section.chunked_prefill_size, flags.chunked_prefill_size);
   over(section.max_running_requests, flags.max_running_requests);
   over(section.concurrency, flags.concurrency);
+  over(section.request_rate, flags.request_rate);
   return section;
 }
 
 std::vector<int> DefaultConcurrency() { return {1, 2, 4, 8, 16, 32, 64}; }
 
-std::vector<int> LoadPoints(const Bounds& bounds) {
-  return bounds.concurrency.empty() ? DefaultConcurrency() : bounds.concurrency;
+std::vector<LoadPoint> LoadPoints(const Bounds& bounds) {
+  std::vector<LoadPoint> out;
+  if (!bounds.request_rate.empty()) {
+    const int cap = bounds.concurrency.empty() ? 0 : bounds.concurrency.front();
+    for (double r : bounds.request_rate) out.push_back({cap, r});
+    return out;
+  }
+  for (int c : bounds.concurrency.empty() ? DefaultConcurrency() : bounds.concurrency)
+    out.push_back({c, 0});
+  return out;
 }
 
 std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec) {

@@ -32,6 +32,21 @@ struct Knobs {
   std::string Label() const;
 };
 
+// Where a candidate is predicted: `concurrency` requests in a closed loop,
+// or an open Poisson loop of `request_rate` requests/s with at most
+// `concurrency` in flight (0: no cap), as `workload.request_rate` and the
+// sweep's concurrency set it for a run.
+struct LoadPoint {
+  int concurrency = 0;
+  double request_rate = 0;
+  bool open() const { return request_rate > 0; }
+  // "C=8"; "2 req/s"; "2 req/s, C<=64" (for tables and sentences).
+  std::string Label() const;
+  bool operator==(const LoadPoint& o) const {
+    return concurrency == o.concurrency && request_rate == o.request_rate;
+  }
+};
+
 struct Candidate {
   spec::LayoutSpec layout;
   Knobs knobs;
@@ -49,10 +64,14 @@ struct Bounds {
   std::vector<int64_t> chunked_prefill_size;
   std::vector<int> max_running_requests;  // default: {0} (the spec's, or SGLang's default)
   std::vector<int> concurrency;           // default: 1, 2, 4, ..., 64
+  // Open-loop load points, requests/s; with them `concurrency` holds at most
+  // one value, the cap on requests in flight (none: no cap).
+  std::vector<double> request_rate;
 };
 
 // Bounds that cannot describe a space (a size below 1, a list of more than
-// spec::kMaxSearchValues values), naming the flag.
+// spec::kMaxSearchValues values, a rate that is not a positive number,
+// several concurrencies with request rates), naming the flag.
 Status CheckBounds(const Bounds& bounds);
 
 // The bounds a spec's [search] section sets (empty lists where it sets none).
@@ -75,7 +94,8 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
 // that splits the cluster's hosts into equal runs of whole nodes.
 std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec);
 
-// The load points of a search within `bounds`.
-std::vector<int> LoadPoints(const Bounds& bounds);
+// The load points of a search within `bounds`: its request rates when it
+// has any, else its concurrencies.
+std::vector<LoadPoint> LoadPoints(const Bounds& bounds);
 
 }  // namespace ppsearch::search

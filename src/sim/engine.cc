@@ -18,14 +18,15 @@ class BenchmarkClient : public EngineListener {
     result_->records.resize(planned.size());
   }
 
+  // Each request is sent at its planned arrival (0 in a closed loop) or,
+  // when `concurrency` requests are in flight, as soon as one finishes:
+  // bench_serving's --max-concurrency semaphore. Arrivals rise with the
+  // index, so sending in index order keeps the cap.
   void Start(OnlineEngine* engine) {
     engine_ = engine;
-    if (concurrency_ > 0) {
-      int first = std::min<int>(concurrency_, static_cast<int>(planned_.size()));
-      for (int i = 0; i < first; ++i) Send(0);
-    } else {
-      for (const auto& p : planned_) Send(p.arrival_ns);
-    }
+    const int n = static_cast<int>(planned_.size());
+    const int first = concurrency_ > 0 ? std::min(concurrency_, n) : n;
+    for (int i = 0; i < first; ++i) Send(planned_[static_cast<size_t>(i)].arrival_ns);
   }
 
   void OnTokens(int request, int64_t output_tokens, int64_t client_ns) override {
@@ -48,7 +49,8 @@ class BenchmarkClient : public EngineListener {
       rec.error = "request does not fit the KV cache pool";
     }
     last_end_ns_ = std::max(last_end_ns_, client_ns);
-    if (concurrency_ > 0 && next_to_send_ < static_cast<int>(planned_.size())) Send(client_ns);
+    if (concurrency_ > 0 && next_to_send_ < static_cast<int>(planned_.size()))
+      Send(std::max(client_ns, planned_[static_cast<size_t>(next_to_send_)].arrival_ns));
   }
 
   void Finish() {

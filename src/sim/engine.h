@@ -61,9 +61,11 @@ struct SimResult {
   int64_t peak_running_requests = 0;
 };
 
-// Runs `planned` requests through the engine. `concurrency` > 0 runs a closed
-// loop (a new request is sent when one finishes); 0 sends each at its planned
-// arrival time (open loop).
+// Runs `planned` requests through the engine. Each is sent at its planned
+// arrival time (all 0 in a closed loop), and `concurrency` > 0 caps the
+// requests in flight: a request due while the cap is reached is sent when
+// one finishes (a closed loop when every arrival is 0; an open loop with a
+// cap, as bench_serving's --max-concurrency, otherwise). 0: no cap.
 SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
                    const std::vector<workload::PlannedRequest>& planned, int concurrency,
                    const SimOptions& options = {});

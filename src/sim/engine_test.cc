@@ -179,6 +179,41 @@ TEST(EngineTest, OpenLoopSendsAtPlannedArrivals) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(r.records[i].send_ns, reqs[i].arrival_ns);
 }
 
+// bench_serving's --max-concurrency: a request due while the cap is
+// reached waits for a slot, so it is sent at its arrival or at a finish,
+// whichever is later, and never more than the cap are in flight.
+TEST(EngineTest, OpenLoopWithACapSendsAtArrivalOrWhenASlotFrees) {
+  LinearCost cost(1, 1000);  // 4 ms per prompt, against arrivals 1 ms apart
+  workload::WorkloadParams p;
+  p.num_requests = 40;
+  p.input_tokens = 4000;
+  p.request_rate = 1000;  // far faster than the engine serves
+  p.seed = 7;
+  auto reqs = workload::PlanRequests(p);
+  const int cap = 3;
+  SimResult r = Simulate(Config(1, 8192), cost, reqs, cap);
+  int delayed = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const auto& rec = r.records[i];
+    ASSERT_GE(rec.send_ns, reqs[i].arrival_ns);
+    if (rec.send_ns > reqs[i].arrival_ns) {
+      ++delayed;
+      // Sent the moment an earlier request finished.
+      bool at_a_finish = false;
+      for (size_t j = 0; j < i; ++j) at_a_finish |= r.records[j].end_ns == rec.send_ns;
+      EXPECT_TRUE(at_a_finish) << "request " << i;
+    }
+    int in_flight = 0;
+    for (const auto& other : r.records)
+      in_flight += other.send_ns <= rec.send_ns && other.end_ns > rec.send_ns ? 1 : 0;
+    EXPECT_LE(in_flight, cap) << "at request " << i << "'s send";
+  }
+  EXPECT_GT(delayed, 20);
+  // Without the cap every request goes at its arrival.
+  SimResult free = Simulate(Config(1, 8192), cost, reqs, 0);
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(free.records[i].send_ns, reqs[i].arrival_ns);
+}
+
 TEST(EngineTest, RequestLargerThanKvPoolFailsWithoutHanging) {
   LinearCost cost(1, 10);
   SchedulerConfig c = Config(1, 8192);

@@ -93,6 +93,10 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
     for (int c : sweep.concurrency) levels.push_back(c);
     sweep_table->insert_or_assign("concurrency", std::move(levels));
   }
+  if (sweep.request_rate) {
+    if (TableAt(root, {"workload"}) == nullptr) root.insert_or_assign("workload", toml::table{});
+    TableAt(root, {"workload"})->insert_or_assign("request_rate", *sweep.request_rate);
+  }
   if (!sweep.engine_args.empty()) {
     toml::table* engine = TableAt(root, {"engine"});
     if (engine != nullptr) {

@@ -4,6 +4,7 @@
 // saved. Parses the TOML, changes those fields, writes the tree: every
 // other value stays what the source says (comments are not kept).
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,9 @@ namespace ppsearch::spec {
 struct DerivedSweep {
   std::vector<LayoutSpec> layouts;  // becomes [sweep] layouts (the pp/tp/ep/dp lists go)
   std::vector<int> concurrency;     // empty: the source's
+  // Set as workload.request_rate when given (an open loop; the concurrency
+  // is then its cap).
+  std::optional<double> request_rate;
   // [engine.args] flags to set (name without dashes, integer value).
   std::vector<std::pair<std::string, int64_t>> engine_args;
 };

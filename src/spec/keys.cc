@@ -42,7 +42,8 @@ const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat
                                "itl_p99_ms",     "e2e_p99_s",        "stop_probability"};
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
 const KeyList kSearchKeys = {
-    "pp", "ep", "chunked_prefill_size", "max_running_requests", "concurrency", "instances"};
+    "pp",          "ep",           "dp",       "chunked_prefill_size", "max_running_requests",
+    "concurrency", "request_rate", "instances"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",

@@ -1,9 +1,13 @@
 // [search]: the bounds `ppsearch search` explores, kept with the spec. Each
-// key is a list of distinct positive integers; whether a PP or EP size suits
+// key is a list of distinct positive integers (request_rate: numbers > 0);
+// whether a PP or EP size suits
 // the cluster and the model is left to the planner's checks, which the search
 // runs on every candidate and counts by reason.
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cfloat>
 
 #include "spec/sections.h"
 
@@ -30,6 +34,27 @@ Status ReadList(const TableReader& section, std::string_view key, int max, std::
   return Status::Ok();
 }
 
+// The request rates at `key` when present: distinct numbers > 0 (requests/s).
+Status ReadRates(const TableReader& section, std::string_view key, std::vector<double>* out) {
+  if (section.Find(key) == nullptr) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                       ToArray(*section.Find(key), section.KeyLoc(key), "numbers > 0"));
+  if (array->size() > static_cast<size_t>(kMaxSearchValues))
+    return KeyError(section.KeyLoc(key), fmt::format("expected at most {} values, got {}",
+                                                     kMaxSearchValues, array->size()));
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    const SourceLoc loc = section.source().Locate(
+        element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(i) + "]");
+    PPS_ASSIGN_OR_RETURN(const double rate, ToNumber(element, loc, 0, DBL_MAX));
+    if (!(rate > 0)) return KeyError(loc, "expected requests/s > 0, got 0");
+    if (std::find(out->begin(), out->end(), rate) != out->end())
+      return KeyError(loc, FormatNumber(rate) + " is listed twice");
+    out->push_back(rate);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadSearch(const TableReader& section, SearchSpec* out) {
@@ -38,11 +63,18 @@ Status ReadSearch(const TableReader& section, SearchSpec* out) {
   PPS_RETURN_IF_ERROR(ReadList(section, "instances", kMaxParallelSize, &out->instances));
   PPS_RETURN_IF_ERROR(ReadList(section, "pp", kMaxParallelSize, &out->pp));
   PPS_RETURN_IF_ERROR(ReadList(section, "ep", kMaxParallelSize, &out->ep));
+  PPS_RETURN_IF_ERROR(ReadList(section, "dp", kMaxParallelSize, &out->dp));
   PPS_RETURN_IF_ERROR(ReadList(section, "chunked_prefill_size", static_cast<int>(kMaxTokens),
                                &out->chunked_prefill_size));
   PPS_RETURN_IF_ERROR(
       ReadList(section, "max_running_requests", kMaxConcurrency, &out->max_running_requests));
   PPS_RETURN_IF_ERROR(ReadList(section, "concurrency", kMaxConcurrency, &out->concurrency));
+  PPS_RETURN_IF_ERROR(ReadRates(section, "request_rate", &out->request_rate));
+  if (!out->request_rate.empty() && out->concurrency.size() > 1)
+    return KeyError(section.KeyLoc("concurrency"),
+                    fmt::format("with request_rate, concurrency is the one cap on requests in "
+                                "flight; expected one value, got {}",
+                                out->concurrency.size()));
   return Status::Ok();
 }
 

@@ -84,6 +84,26 @@ TEST(SpecSearch, BadValuesNameFileLineAndKey) {
             "/s/spec.toml:7:1: unknown key 'search.tp' (did you mean 'pp'?)");
 }
 
+// Request rates make the load points an open loop; the concurrency is then
+// the one cap on requests in flight.
+TEST(SpecSearch, RequestRatesAreNumbersAboveZeroWithAtMostOneConcurrencyAsTheirCap) {
+  Result<Spec> spec =
+      Parse("[search]\ndp = [1, 2]\nrequest_rate = [0.5, 2, 8]\nconcurrency = [64]\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.dp, (std::vector<int>{1, 2}));
+  EXPECT_EQ(spec->search.request_rate, (std::vector<double>{0.5, 2, 8}));
+  EXPECT_EQ(spec->search.concurrency, (std::vector<int>{64}));
+  EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1, 0]\n"),
+            "/s/spec.toml:7:20: key 'search.request_rate[1]': expected requests/s > 0, got 0");
+  EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1.5, 1.5]\n"),
+            "/s/spec.toml:7:22: key 'search.request_rate[1]': 1.5 is listed twice");
+  EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [\"fast\"]\n"),
+            "/s/spec.toml:7:17: key 'search.request_rate[0]': expected a number, got a string");
+  EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1, 2]\nconcurrency = [8, 16]\n"),
+            "/s/spec.toml:8:15: key 'search.concurrency': with request_rate, concurrency is the "
+            "one cap on requests in flight; expected one value, got 2");
+}
+
 TEST(SpecSearch, OverridesSetTheSectionToo) {
   Result<Spec> spec = Parse("[search]\npp = [4, 8]\nep = [4]\n", {"search.pp=[8]"});
   ASSERT_TRUE(spec.ok()) << spec.error().message;

@@ -221,9 +221,12 @@ struct SearchSpec {
   std::vector<int> instances;
   std::vector<int> pp;
   std::vector<int> ep;
+  std::vector<int> dp;
   std::vector<int64_t> chunked_prefill_size;
   std::vector<int> max_running_requests;
   std::vector<int> concurrency;  // load points: requests in flight
+  // Open-loop load points, requests/s; with them `concurrency` is the cap.
+  std::vector<double> request_rate;
   SourceLoc origin;
 };
 
