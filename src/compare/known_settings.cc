@@ -55,6 +55,9 @@ constexpr Entry kServerFlags[] = {
     {"enable-dp-attention", kH, "server flag",
      "data-parallel attention: another attention layout and communication"},
     {"dp-size", kH, "server flag", "data-parallel replicas split the load"},
+    {"enable-dp-lm-head", kR, "server flag",
+     "with DP attention, the LM head is split over the attention group instead of TP: more "
+     "weights per rank, no logits gather across the DP groups"},
     {"enable-two-batch-overlap", kH, "server flag",
      "overlaps one micro-batch's communication with another's compute"},
     {"enable-mixed-chunk", kH, "server flag", "mixes decode tokens into prefill chunks"},

@@ -103,23 +103,49 @@ TEST(DpAttention, EachAttentionGroupHoldsTheAttentionWeightsAndItsKvHeads) {
   // TinyGqaModel per layer: qkv 1024 x 3072 and o_proj 1024 x 1024 in bf16,
   // 8 MiB of attention weights. TP 4 holds 8/4 = 2 MiB per layer and rank;
   // DP 2 splits them over attention TP 2 only: 4 MiB. 4 layers: +8 MiB.
-  // The experts (and the replicated router) do not change.
+  // The embedding (32768 x 1024 bf16, 64 MiB) is whole on every rank with
+  // DP attention instead of a quarter of it: +48 MiB. The LM head stays split
+  // over TP; the experts (and the replicated router) do not change.
   const spec::Spec spec = OneNodeOfFour();
   const LayoutPlan tp = PlanLayout(Layout(1, 4, 4), spec, TinyGqaModel(), Rtx6000d());
   const LayoutPlan dp = PlanLayout(WithDp(Layout(1, 4, 4), 2), spec, TinyGqaModel(), Rtx6000d());
   ASSERT_EQ(tp.stages.size(), 1u);
   ASSERT_EQ(dp.stages.size(), 1u);
-  EXPECT_DOUBLE_EQ(dp.stages[0].weight_mib_per_rank - tp.stages[0].weight_mib_per_rank, 8.0);
+  EXPECT_DOUBLE_EQ(dp.stages[0].weight_mib_per_rank - tp.stages[0].weight_mib_per_rank, 8.0 + 48.0);
+  EXPECT_DOUBLE_EQ(StageMemoryInputs(dp, spec, TinyGqaModel(), Rtx6000d()).stages[0].embedding_mib,
+                   64.0);
   // 4 KV heads of 1,024 B/token per layer: TP 4 keeps one head a rank
   // (256 B), attention TP 2 two heads (512 B); x 4 layers.
   EXPECT_EQ(tp.stages[0].kv_bytes_per_token_per_rank, 4 * 256);
   EXPECT_EQ(dp.stages[0].kv_bytes_per_token_per_rank, 4 * 512);
 }
 
+TEST(DpAttention, DpLmHeadSplitsTheLmHeadOverTheAttentionGroup) {
+  // --enable-dp-lm-head: the LM head (1024 x 32768 bf16, 64 MiB) is split
+  // over attention TP 2 instead of TP 4: 32 MiB a rank instead of 16, and
+  // the final norm (1024 bf16 = 2 KiB) beside it.
+  spec::Spec spec = OneNodeOfFour();
+  const LayoutPlan dp = PlanLayout(WithDp(Layout(1, 4, 4), 2), spec, TinyGqaModel(), Rtx6000d());
+  spec::ArgValue on;
+  on.kind = spec::ArgValue::Kind::kBool;
+  on.text = "true";
+  on.bool_value = true;
+  testing::SetArg(spec, "enable-dp-lm-head", on);
+  const LayoutPlan head = PlanLayout(WithDp(Layout(1, 4, 4), 2), spec, TinyGqaModel(), Rtx6000d());
+  EXPECT_DOUBLE_EQ(head.stages[0].weight_mib_per_rank - dp.stages[0].weight_mib_per_rank, 16.0);
+  EXPECT_DOUBLE_EQ(StageMemoryInputs(head, spec, TinyGqaModel(), Rtx6000d()).stages[0].lm_head_mib,
+                   32.0 + 2.0 / 1024);
+  // Without DP attention the attention group is the TP group: nothing moves.
+  EXPECT_DOUBLE_EQ(
+      PlanLayout(Layout(1, 4, 4), spec, TinyGqaModel(), Rtx6000d()).stages[0].weight_mib_per_rank,
+      PlanLayout(Layout(1, 4, 4), OneNodeOfFour(), TinyGqaModel(), Rtx6000d())
+          .stages[0]
+          .weight_mib_per_rank);
+}
+
 TEST(DpAttention, TheMemoryModelReservesForItsGraphs) {
   const spec::Spec spec = MissionSpec();
-  const LayoutPlan dp =
-      PlanLayout(WithDp(Layout(1, 32, 4), 4), spec, KimiLikeModel(), Rtx6000d());
+  const LayoutPlan dp = PlanLayout(WithDp(Layout(1, 32, 4), 4), spec, KimiLikeModel(), Rtx6000d());
   const memory::MemoryInputs in = StageMemoryInputs(dp, spec, KimiLikeModel(), Rtx6000d());
   EXPECT_TRUE(in.dp_attention);
   EXPECT_EQ(in.dp_size, 4);

@@ -98,6 +98,15 @@ TpSplit SplitOf(const spec::LayoutSpec& layout) {
   return split;
 }
 
+VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine) {
+  const TpSplit split = SplitOf(layout);
+  const bool dp_attention = split.attn_tp != split.tp;
+  VocabSplit vocab;
+  vocab.embedding_tp = dp_attention ? 1 : split.tp;
+  vocab.lm_head_tp = dp_attention && engine.ArgTrue("enable-dp-lm-head") ? split.attn_tp : split.tp;
+  return vocab;
+}
+
 bool LmHeadOnEveryStage(const model::ModelDesc& model) {
   // llama.py and qwen3_moe.py construct ParallelLMHead unconditionally;
   // deepseek_v2.py (and the Kimi classes built on it) only on the last rank.
@@ -105,8 +114,7 @@ bool LmHeadOnEveryStage(const model::ModelDesc& model) {
 }
 
 double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage,
-                               const TpSplit& split) {
-  const int tp = split.tp;
+                               const TpSplit& split, const VocabSplit& vocab) {
   double bytes = 0;
   for (int i = stage.first_layer; i < stage.end_layer; ++i) {
     if (i >= static_cast<int>(model.layers.size())) break;
@@ -115,8 +123,8 @@ double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& s
       bytes += LinearBytesPerRank(linear, SplitOf(linear, split));
     bytes += static_cast<double>(layer.norm_params) * kBf16Bytes;  // norms are replicated
   }
-  return bytes + StageEmbeddingBytesPerRank(model, stage, tp) +
-         StageLmHeadBytesPerRank(model, stage, tp);
+  return bytes + StageEmbeddingBytesPerRank(model, stage, vocab.embedding_tp) +
+         StageLmHeadBytesPerRank(model, stage, vocab.lm_head_tp);
 }
 
 int64_t StageKvBytesPerTokenPerRank(const model::ModelDesc& model, const StagePlan& stage,
@@ -190,13 +198,14 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   if (auto v = spec.engine.ArgInt("max-total-tokens")) in.max_total_tokens = *v;
   ResolveGraphs(spec, model, plan.layout, in);
   const int tp = std::max(plan.layout.tp, 1);
+  const VocabSplit vocab = VocabSplitOf(plan.layout, spec.engine);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;
     f.weight_mib = st.weight_mib_per_rank;
     f.kv_bytes_per_token = static_cast<double>(st.kv_bytes_per_token_per_rank);
     f.state_bytes_per_request = static_cast<double>(st.state_bytes_per_request_per_rank);
-    f.embedding_mib = StageEmbeddingBytesPerRank(model, st, tp) / kBytesPerMib;
-    f.lm_head_mib = StageLmHeadBytesPerRank(model, st, tp) / kBytesPerMib;
+    f.embedding_mib = StageEmbeddingBytesPerRank(model, st, vocab.embedding_tp) / kBytesPerMib;
+    f.lm_head_mib = StageLmHeadBytesPerRank(model, st, vocab.lm_head_tp) / kBytesPerMib;
     f.num_layers = st.num_layers();
     memory::ActivationShape shape;
     shape.first_layer = st.first_layer;

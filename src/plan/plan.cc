@@ -98,7 +98,7 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   plan.tp_groups = BuildTpGroups(plan.ranks, layout.pp);
   plan.attn_tp = SplitOf(layout).attn_tp;
   plan.attention_groups = BuildAttentionGroups(plan.ranks, layout.pp, layout.tp, layout.dp);
-  plan.stages = BuildStages(model, layout, plan.tp_groups);
+  plan.stages = BuildStages(model, layout, spec.engine, plan.tp_groups);
   plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model, plan.stages);
   SumForwardCollectives(plan);
   if (hw.memory_mib > 0 && !plan.stages.empty())

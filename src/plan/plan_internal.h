@@ -43,6 +43,7 @@ std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank);
 
 // Layer range, layer counts, nodes, memory and collectives of every stage.
 std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,
+                                   const spec::EngineSpec& engine,
                                    const std::vector<TpGroup>& tp_groups);
 
 // --- memory.cc ---
@@ -59,9 +60,21 @@ struct TpSplit {
 };
 TpSplit SplitOf(const spec::LayoutSpec& layout);
 
+// The groups the vocabulary-parallel embedding and LM head are split over.
+// With DP attention SGLang builds the embedding whole on every rank
+// (VocabParallelEmbedding(enable_tp=not dp attention): models/qwen2_moe.py,
+// qwen2.py, deepseek_v2.py) and the LM head over the attention TP group with
+// --enable-dp-lm-head (ParallelLMHead(use_attn_tp_group=...)), over TP
+// otherwise; without DP attention both are split over TP.
+struct VocabSplit {
+  int embedding_tp = 1;
+  int lm_head_tp = 1;
+};
+VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine);
+
 // Weight bytes one TP rank of `stage` holds.
 double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage,
-                               const TpSplit& split);
+                               const TpSplit& split, const VocabSplit& vocab);
 
 // Of those, the embedding (stage 0) and the LM head with the final norm.
 double StageEmbeddingBytesPerRank(const model::ModelDesc& model, const StagePlan& stage, int tp);

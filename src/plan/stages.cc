@@ -72,6 +72,7 @@ std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank) {
 }
 
 std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,
+                                   const spec::EngineSpec& engine,
                                    const std::vector<TpGroup>& tp_groups) {
   const int pp = layout.pp;
   const bool lm_head_everywhere = LmHeadOnEveryStage(model);
@@ -86,7 +87,8 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
     stage.holds_lm_head_weights = stage.has_lm_head || lm_head_everywhere;
     CountLayerKinds(model, stage);
     const TpSplit split = SplitOf(layout);
-    stage.weight_mib_per_rank = StageWeightBytesPerRank(model, stage, split) / kBytesPerMib;
+    stage.weight_mib_per_rank =
+        StageWeightBytesPerRank(model, stage, split, VocabSplitOf(layout, engine)) / kBytesPerMib;
     stage.kv_bytes_per_token_per_rank = StageKvBytesPerTokenPerRank(model, stage, split.attn_tp);
     stage.state_bytes_per_request_per_rank =
         StageStateBytesPerRequestPerRank(model, stage, split.attn_tp);
