@@ -71,7 +71,7 @@ evidence::TrajectoryStop StopLine(const Observation& obs, const Assessment& a,
   return s;
 }
 
-// Which budget the refused step would pass, and by how much.
+// The step the budget refuses, and where it would take the run past which budget.
 std::string BudgetDetail(const Observation& obs, const Choice& choice,
                          const spec::AdaptiveSpec& budget) {
   const Problem& pr = obs.problem;
