@@ -253,6 +253,19 @@ TEST_F(RunAdaptiveE2e, RefusalsComeBeforeAnySample) {
       << goodput.err;
   EXPECT_FALSE(std::filesystem::exists(results));
 
+  // A sample budget below one step's repeats could measure nothing.
+  CommandResult budget =
+      Run(std::string("run examples/kimi-k3-pp-search.toml --engine sim --adaptive") +
+          " --set experiment.results_dir='" + results + "' --set adaptive.budget_samples=2");
+  EXPECT_EQ(budget.exit_code, 2);
+  EXPECT_NE(budget.err.find("--set adaptive.budget_samples=2: key 'adaptive.budget_samples': a "
+                            "budget of 2 samples is less than one step of an adaptive run (a "
+                            "point's 3 repeats, sweep.repeats), so it could measure nothing; "
+                            "give at least 3, or 0 for no sample budget"),
+            std::string::npos)
+      << budget.err;
+  EXPECT_FALSE(std::filesystem::exists(results));
+
   // A sweep run is resumed as one: --adaptive cannot change how it chooses.
   CommandResult full = Run(std::string("run examples/kimi-k3-pp-search.toml --engine sim") +
                            " --set experiment.results_dir='" + results + "' --run-id full");

@@ -144,7 +144,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   pr.stop_probability = spec.decision.stop_probability;
   pr.seed = options.seed;
 
-  // What ran, in run order: GPU-hours, timed starts, unfinished points.
+  // What ran, in run order: GPU-hours, timed starts, which points ran in full.
   std::map<Key, int> ran;  // completed or failed
   std::map<Key, std::vector<double>> durations;
   std::map<std::string, int> gpus;
@@ -161,6 +161,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
     if (s.ready_s && start) timed_starts.push_back(*s.ready_s);
     previous = layout;
     ran_samples.push_back(&s);
+    out.ran.insert(s.id.str());
     starts.push_back(start);
     ++ran[{layout, s.id.concurrency}];
     if (s.completed()) durations[{layout, s.id.concurrency}].push_back(s.metrics.duration_s);
@@ -184,21 +185,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   std::vector<analysis::PointSummary> measured;
   std::map<Key, const analysis::PointSummary*> by_key;
   std::map<Key, bool> fully_ran;
-  for (const plan::LayoutPlan& lp : in.plan.layouts)
-    for (int c : spec.sweep.concurrency) {
-      const Key k{lp.layout.Slug(), c};
-      if (ran[k] == 0) continue;
-      if (ran[k] >= pr.repeats) {
-        fully_ran[k] = true;
-        continue;
-      }
-      for (int r = 1; r <= pr.repeats; ++r) {
-        const evidence::SampleId id{lp.layout, c, r};
-        const bool has = std::any_of(ran_samples.begin(), ran_samples.end(),
-                                     [&](const auto* s) { return s->id == id; });
-        if (!has) out.unfinished.push_back(id);
-      }
-    }
+  for (const auto& [k, n] : ran) fully_ran[k] = n >= pr.repeats;
   for (const analysis::PointSummary& p : ev.points) {
     const Key k{p.layout.Slug(), p.concurrency};
     if (!fully_ran[k]) continue;

@@ -4,8 +4,9 @@
 // completed repeats), a calibration refitted on all of them, every other
 // point predicted with its ensemble and model-form term, what has been
 // spent in GPU-hours (timed server starts where the engine timed them), and
-// the samples of a point an interrupted step left unfinished.
+// which samples have run.
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,9 @@ struct Observation {
   std::vector<std::string> notes;          // a refit that failed, and why
   double gpu_hours_spent = 0;
   int samples_spent = 0;  // samples that ran (completed or failed)
-  // Samples of a point that has some completed repeats but not all (an
-  // interrupted step): run these before choosing anything new.
-  std::vector<evidence::SampleId> unfinished;
+  // Their ids (SampleId::str()): a step whose samples are not all here was
+  // interrupted, and is finished before anything new is chosen.
+  std::set<std::string> ran;
 };
 
 // `inputs` is the run's spec (its sweep: the candidates), model, hardware

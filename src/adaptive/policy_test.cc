@@ -158,6 +158,56 @@ TEST(AdaptivePolicyTest, AtEqualInformationTheRunningServerIsCheaper) {
   EXPECT_FALSE(next->server_start);
 }
 
+// The belief is the interval ensemble: a prediction whose central value is
+// well behind but whose parameter members reach past the fallback keeps the
+// run going even with no model-form term.
+TEST(AdaptivePolicyTest, TheParameterEnsembleWidensAnUnmeasuredLayoutsBelief) {
+  Problem pr = TwoPoints();
+  CandidateState c = Predicted("c", 800, 800, 0);
+  for (PointState& p : c.points) p.members = {700, 750, 800, 850, 950, 1050};
+  pr.candidates = {Measured("a", 1000, 1000), Measured("b", 900, 900), c};
+  const Assessment a = Assess(pr);
+  EXPECT_GT(a.p_change, 0.2);  // 2 of 6 members put c above b
+  EXPECT_FALSE(a.settled);
+  const std::optional<Choice> next = ChooseNext(pr, a);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->candidate, 2);
+  EXPECT_GT(next->value_of_information, 0.1) << next->reason;
+  // The central value alone would have settled it.
+  for (PointState& p : pr.candidates[2].points) p.members.clear();
+  EXPECT_TRUE(Assess(pr).settled);
+}
+
+// The stop rule's threshold is the problem's ([decision] stop_probability):
+// the same belief settles under a threshold above P(change), not under one
+// below it.
+TEST(AdaptivePolicyTest, TheStopThresholdDecidesWhetherARemoteRivalStillCounts) {
+  Problem pr = TwoPoints();
+  pr.candidates = {Measured("a", 1000, 1000), Measured("b", 900, 900),
+                   Predicted("c", 820, 820, 0.05)};
+  const Assessment a = Assess(pr);
+  ASSERT_GT(a.p_change, 0.005);  // ln(900/820)/0.05 = 1.9 sigma: about 3%
+  ASSERT_LT(a.p_change, 0.1);
+  pr.stop_probability = a.p_change + 0.002;
+  EXPECT_TRUE(Assess(pr).settled);
+  pr.stop_probability = a.p_change - 0.002;
+  EXPECT_FALSE(Assess(pr).settled);
+}
+
+// What a point costs decides between equally informative points; with a
+// server that has to start for every sample the cheaper layout wins.
+TEST(AdaptivePolicyTest, AtEqualInformationFewerGpusAreCheaper) {
+  Problem pr = TwoPoints();
+  pr.candidates = {Measured("a", 1000, 1000), Predicted("b", 980, 980, 0.1),
+                   Predicted("c", 980, 980, 0.1)};
+  pr.candidates[1].gpus = 64;
+  const Assessment a = Assess(pr);
+  const std::optional<Choice> next = ChooseNext(pr, a);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->candidate, 2) << next->reason;
+  EXPECT_NEAR(next->cost_gpu_hours, PointCost(pr, 2, next->point), 1e-12);
+}
+
 TEST(AdaptivePolicyTest, TheSameSeedGivesTheSameAnswer) {
   Problem pr = TwoPoints();
   pr.candidates = {Measured("a", 1000, 1000), Predicted("b", 990, 950, 0.1),

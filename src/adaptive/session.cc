@@ -13,14 +13,31 @@ nlohmann::json CalibrationValues(const cost::Calibration& c) {
   return out;
 }
 
+// The samples of `step` that have not run.
+std::vector<evidence::SampleId> Pending(const plan::SearchInputs& in,
+                                        const evidence::TrajectoryStep& step,
+                                        const std::set<std::string>& ran) {
+  std::vector<evidence::SampleId> out;
+  for (const plan::LayoutPlan& lp : in.plan.layouts) {
+    if (lp.layout.Slug() != step.layout) continue;
+    for (int r = 1; r <= in.spec.sweep.repeats; ++r) {
+      const evidence::SampleId id{lp.layout, step.concurrency, r};
+      if (!ran.count(id.str())) out.push_back(id);
+    }
+  }
+  return out;
+}
+
 std::string LabelOf(const Problem& pr, int c) { return c >= 0 ? pr.candidates[c].label : ""; }
 
 // The stop line common to every way of stopping.
 evidence::TrajectoryStop StopLine(const Observation& obs, const Assessment& a,
-                                  const std::string& reason) {
+                                  const std::string& reason,
+                                  const std::string& budget_detail = "") {
   const Problem& pr = obs.problem;
   evidence::TrajectoryStop s;
   s.reason = reason;
+  s.budget_detail = budget_detail;
   s.p_wrong = a.p_wrong;
   s.p_change = a.p_change;
   s.gpu_hours_spent = obs.gpu_hours_spent;
@@ -34,11 +51,40 @@ evidence::TrajectoryStop StopLine(const Observation& obs, const Assessment& a,
     const CandidateState& cand = pr.candidates[c];
     // One in a hundred is where "could still enter" stops being worth a line.
     if (cand.excluded || cand.FullyMeasured() || a.p_top_two[c] < 0.01) continue;
-    s.uncertain.push_back(
-        fmt::format("{} ({:.1f}% to be in the top two)", cand.label, a.p_top_two[c] * 100));
+    const int role = static_cast<int>(c);
+    if (role == a.primary || role == a.fallback) {
+      // The estimate's own top two are in the top two by definition; what
+      // is open about them is where they were not measured.
+      int measured = 0;
+      for (const PointState& p : cand.points) measured += p.measured ? 1 : 0;
+      s.uncertain.push_back(fmt::format("{} (the estimated {}, measured at {} of {} load points)",
+                                        cand.label, role == a.primary ? "primary" : "fallback",
+                                        measured, pr.load_points.size()));
+    } else {
+      s.uncertain.push_back(
+          fmt::format("{} ({:.1f}% to be in the top two)", cand.label, a.p_top_two[c] * 100));
+    }
   }
+  if (!obs.calibrated_on.empty()) s.calibration = CalibrationValues(obs.calibration);
+  s.calibrated_on = obs.calibrated_on;
   s.message = StopMessage(s);
   return s;
+}
+
+// The step the budget refuses, and where it would take the run past which budget.
+std::string BudgetDetail(const Observation& obs, const Choice& choice,
+                         const spec::AdaptiveSpec& budget) {
+  const Problem& pr = obs.problem;
+  const std::string step =
+      fmt::format("the next step ({} at C={}: {} samples, {:.2f} GPU-hours)",
+                  pr.candidates[choice.candidate].label, pr.load_points[choice.point], pr.repeats,
+                  choice.cost_gpu_hours);
+  if (budget.budget_samples > 0 && obs.samples_spent + pr.repeats > budget.budget_samples)
+    return fmt::format("{} would take the run to {} samples, past [adaptive] budget_samples = {}",
+                       step, obs.samples_spent + pr.repeats, budget.budget_samples);
+  return fmt::format(
+      "{} would take the run to {:.2f} GPU-hours, past [adaptive] budget_gpu_hours = {:g}", step,
+      obs.gpu_hours_spent + choice.cost_gpu_hours, budget.budget_gpu_hours);
 }
 
 }  // namespace
@@ -56,9 +102,10 @@ std::string StopMessage(const evidence::TrajectoryStop& s) {
         s.primary, s.fallback.empty() ? "no fallback" : s.fallback, s.p_change * 100, spent);
   else if (s.reason == "budget")
     out = fmt::format(
-        "Stopped: the budget is spent before the choice settled. The chance that the current "
+        "Stopped on the budget before the choice settled{}. The chance that the current "
         "choice ({} then {}) is wrong is {:.1f}%, and that a layout not measured would enter "
         "the top two {:.1f}%. Spent {}.",
+        s.budget_detail.empty() ? "" : ": " + s.budget_detail,
         s.primary.empty() ? "none" : s.primary, s.fallback.empty() ? "none" : s.fallback,
         s.p_wrong * 100, s.p_change * 100, spent);
   else
@@ -75,8 +122,19 @@ Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& 
   PPS_ASSIGN_OR_RETURN(evidence::Trajectory trajectory, evidence::ReadTrajectory(paths));
   if (trajectory.stop) return std::vector<evidence::SampleId>{};
   PPS_ASSIGN_OR_RETURN(Observation obs, Observe(inputs_, start_, paths.root, options_));
-  // An interrupted step is finished before anything new is chosen.
-  if (!obs.unfinished.empty()) return obs.unfinished;
+  // An interrupted step is finished before anything new is chosen: a kill
+  // after its line was written, even before its first sample completed,
+  // resumes that step rather than recording another.
+  if (!trajectory.steps.empty()) {
+    std::vector<evidence::SampleId> pending = Pending(inputs_, trajectory.steps.back(), obs.ran);
+    if (!pending.empty()) {
+      ran_a_step_ = true;
+      return pending;
+    }
+  }
+  // No server is up before this process runs one: what the evidence says
+  // was running is what a killed process left, and the resume stopped it.
+  if (!ran_a_step_) obs.problem.running.clear();
   const Problem& pr = obs.problem;
   const Assessment a = Assess(pr);
   if (a.settled) {
@@ -92,7 +150,8 @@ Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& 
   if ((budget.budget_samples > 0 && obs.samples_spent + pr.repeats > budget.budget_samples) ||
       (budget.budget_gpu_hours > 0 &&
        obs.gpu_hours_spent + choice->cost_gpu_hours > budget.budget_gpu_hours)) {
-    PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStop(paths, StopLine(obs, a, "budget")));
+    PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStop(
+        paths, StopLine(obs, a, "budget", BudgetDetail(obs, *choice, budget))));
     return std::vector<evidence::SampleId>{};
   }
   const CandidateState& cand = pr.candidates[choice->candidate];
@@ -125,6 +184,7 @@ Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& 
   for (size_t c = 0; c < pr.candidates.size(); ++c)
     if (!pr.candidates[c].excluded) step.p_best.emplace_back(pr.candidates[c].label, a.p_best[c]);
   PPS_RETURN_IF_ERROR(evidence::AppendTrajectoryStep(paths, step));
+  ran_a_step_ = true;
   return samples;
 }
 

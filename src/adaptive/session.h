@@ -2,9 +2,10 @@
 // One adaptive run, step by step: before each step it observes the run
 // directory (observe.h), assesses the choice (policy.h), and either writes
 // the stop line (settled, a budget spent, every point measured) or the next
-// step's line and hands back that point's samples. It keeps no state of its
-// own between steps: everything it decides from is in the run directory,
-// so a killed run resumes where it stopped.
+// step's line and hands back that point's samples. Everything it decides
+// from is in the run directory, so a killed run resumes where it stopped;
+// the one thing it keeps is whether this process has run a step yet (a
+// server the killed process kept up was stopped when the run resumed).
 
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ class Session {
   const plan::SearchInputs& inputs_;
   cost::Calibration start_;
   ObserveOptions options_;
+  bool ran_a_step_ = false;  // in this process
 };
 
 // The stop line's paragraph: why the run ended and what it leaves open.

@@ -232,6 +232,16 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
                      ": an adaptive run chooses by the input_tps or ttft_p50 objective, not " +
                      in->spec.decision.objective +
                      " (run without --adaptive to measure every sample)");
+  // A sample budget under one step's repeats would stop before the first step.
+  if (opts.adaptive && in->spec.adaptive.budget_samples > 0 &&
+      in->spec.adaptive.budget_samples < in->spec.sweep.repeats)
+    return MakeError(fmt::format(
+        "{}: a budget of {} sample{} is less than one step of an adaptive run (a point's {} "
+        "repeats, sweep.repeats), so it could measure nothing; give at least {}, or 0 for no "
+        "sample budget",
+        in->spec.Origin("adaptive.budget_samples").Where(), in->spec.adaptive.budget_samples,
+        in->spec.adaptive.budget_samples == 1 ? "" : "s", in->spec.sweep.repeats,
+        in->spec.sweep.repeats));
   if (engine_kind == "sim" || opts.adaptive) {
     for (const auto& lp : in->plan.layouts)
       if (auto why = predict::NotModelled(lp)) errors.push_back(*why);

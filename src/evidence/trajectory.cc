@@ -59,6 +59,13 @@ class LineReader {
     }
     return Status::Ok();
   }
+  Status Object(const char* key, nlohmann::json* out) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return Status::Ok();
+    if (!it->is_object()) return Wrong(key, "an object (parameter name -> value)");
+    *out = *it;
+    return Status::Ok();
+  }
   Status PBest(std::vector<std::pair<std::string, double>>* out) const {
     const auto it = j_.find("p_best");
     if (it == j_.end() || it->is_null()) return Status::Ok();
@@ -80,7 +87,7 @@ class LineReader {
   std::string where_;
 };
 
-Result<TrajectoryStep> StepFrom(const LineReader& r, const nlohmann::json& j) {
+Result<TrajectoryStep> StepFrom(const LineReader& r) {
   TrajectoryStep s;
   PPS_RETURN_IF_ERROR(r.Int("step", &s.step));
   PPS_RETURN_IF_ERROR(r.String("layout", &s.layout));
@@ -99,7 +106,7 @@ Result<TrajectoryStep> StepFrom(const LineReader& r, const nlohmann::json& j) {
   PPS_RETURN_IF_ERROR(r.Number("full_sweep_gpu_hours", &s.full_sweep_gpu_hours));
   PPS_RETURN_IF_ERROR(r.Strings("calibrated_on", &s.calibrated_on));
   PPS_RETURN_IF_ERROR(r.PBest(&s.p_best));
-  if (const auto it = j.find("calibration"); it != j.end() && it->is_object()) s.calibration = *it;
+  PPS_RETURN_IF_ERROR(r.Object("calibration", &s.calibration));
   return s;
 }
 
@@ -116,7 +123,26 @@ Result<TrajectoryStop> StopFrom(const LineReader& r) {
   PPS_RETURN_IF_ERROR(r.String("primary", &s.primary));
   PPS_RETURN_IF_ERROR(r.String("fallback", &s.fallback));
   PPS_RETURN_IF_ERROR(r.Strings("uncertain", &s.uncertain));
+  PPS_RETURN_IF_ERROR(r.String("budget_detail", &s.budget_detail));
+  PPS_RETURN_IF_ERROR(r.Strings("calibrated_on", &s.calibrated_on));
+  PPS_RETURN_IF_ERROR(r.Object("calibration", &s.calibration));
   return s;
+}
+
+// A line cut by a kill mid-write is cut off before the next line is
+// appended: appended to, it would join that line and make it unreadable.
+Status AppendTrajectoryLine(const RunPaths& paths, const nlohmann::json& j) {
+  const std::string path = TrajectoryPath(paths);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    PPS_ASSIGN_OR_RETURN(std::string text, ReadEvidenceFile(path));
+    if (!text.empty() && text.back() != '\n') {
+      const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+      std::filesystem::resize_file(path, keep, ec);
+      if (ec) return IoError("cannot cut the torn last line of " + path + ": " + ec.message());
+    }
+  }
+  return AppendLine(path, JsonText(j));
 }
 
 }  // namespace
@@ -142,7 +168,7 @@ Status AppendTrajectoryStep(const RunPaths& paths, const TrajectoryStep& s) {
                             {"calibration", s.calibration},
                             {"calibrated_on", s.calibrated_on},
                             {"p_best", PBestJson(s.p_best)}};
-  return AppendLine(TrajectoryPath(paths), JsonText(j));
+  return AppendTrajectoryLine(paths, j);
 }
 
 Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& s) {
@@ -158,8 +184,11 @@ Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& s) {
                             {"full_sweep_samples", s.full_sweep_samples},
                             {"primary", s.primary},
                             {"fallback", s.fallback},
-                            {"uncertain", s.uncertain}};
-  return AppendLine(TrajectoryPath(paths), JsonText(j));
+                            {"uncertain", s.uncertain},
+                            {"budget_detail", s.budget_detail},
+                            {"calibration", s.calibration},
+                            {"calibrated_on", s.calibrated_on}};
+  return AppendTrajectoryLine(paths, j);
 }
 
 Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
@@ -184,7 +213,7 @@ Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
     std::string event;
     PPS_RETURN_IF_ERROR(r.String("event", &event));
     if (event == "step") {
-      PPS_ASSIGN_OR_RETURN(TrajectoryStep s, StepFrom(r, j));
+      PPS_ASSIGN_OR_RETURN(TrajectoryStep s, StepFrom(r));
       out.steps.push_back(std::move(s));
     } else if (event == "stop") {
       PPS_ASSIGN_OR_RETURN(TrajectoryStop s, StopFrom(r));

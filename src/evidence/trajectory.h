@@ -6,8 +6,9 @@
 //     expected to cost, what was spent before it, and the calibration that
 //     chose it;
 //   - one "stop" line when the run ends: why it ended (settled, a budget,
-//     every point measured), what was spent against the full sweep, and
-//     what remains uncertain.
+//     every point measured), what was spent against the full sweep, what
+//     remains uncertain, and the calibration refitted on every measured
+//     point (so each step's calibration after it is on the next line).
 // The one writer and reader of the file; the keys are in docs/formats.md.
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,12 @@ struct TrajectoryStop {
   int full_sweep_samples = 0;
   std::string primary, fallback;       // labels, "" when none
   std::vector<std::string> uncertain;  // candidates that could still enter the top two
+  // A budget stop: the step it refused and the budget that step would pass.
+  std::string budget_detail;
+  // The calibration refitted on every point measured (name -> value); empty
+  // when nothing was.
+  nlohmann::json calibration = nlohmann::json::object();
+  std::vector<std::string> calibrated_on;
 };
 
 struct Trajectory {

@@ -44,6 +44,9 @@ TEST_F(TrajectoryTest, StepsAndTheStopRoundTrip) {
   stop.reason = "settled";
   stop.samples_spent = 3;
   stop.uncertain = {"PP2/TP16/EP4 (2.0% to be in the top two)"};
+  stop.budget_detail = "the next step would pass budget_samples = 4";
+  stop.calibration = {{"moe_gemm_eff", 0.82}};
+  stop.calibrated_on = {"PP4/TP8/EP4", "PP8/TP4/EP4"};
   ASSERT_TRUE(AppendTrajectoryStop(Paths(), stop).ok());
   Result<Trajectory> t = ReadTrajectory(Paths());
   ASSERT_TRUE(t.ok()) << t.error().message;
@@ -57,6 +60,9 @@ TEST_F(TrajectoryTest, StepsAndTheStopRoundTrip) {
   ASSERT_TRUE(t->stop.has_value());
   EXPECT_EQ(t->stop->reason, "settled");
   EXPECT_EQ(t->stop->uncertain, stop.uncertain);
+  EXPECT_EQ(t->stop->budget_detail, stop.budget_detail);
+  EXPECT_EQ(t->stop->calibration["moe_gemm_eff"], 0.82);
+  EXPECT_EQ(t->stop->calibrated_on, stop.calibrated_on);
 }
 
 TEST_F(TrajectoryTest, NoFileIsAnEmptyTrajectoryAndATornLastLineIsIgnored) {
@@ -70,6 +76,22 @@ TEST_F(TrajectoryTest, NoFileIsAnEmptyTrajectoryAndATornLastLineIsIgnored) {
   Result<Trajectory> torn = ReadTrajectory(Paths());
   ASSERT_TRUE(torn.ok()) << torn.error().message;
   EXPECT_EQ(torn->steps.size(), 1u);
+}
+
+// A kill mid-write leaves a last line without its newline; the next line
+// appended (the resumed run's step) must not join it.
+TEST_F(TrajectoryTest, ATornLastLineIsCutBeforeTheNextLineIsAppended) {
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+                              "{\"event\":\"step\",\"step\":1}\n{\"event\":\"step\",\"st")
+                  .ok());
+  TrajectoryStep step;
+  step.step = 2;
+  step.label = "PP4/TP8/EP4";
+  ASSERT_TRUE(AppendTrajectoryStep(Paths(), step).ok());
+  Result<Trajectory> t = ReadTrajectory(Paths());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_EQ(t->steps[1].label, "PP4/TP8/EP4");
 }
 
 TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
@@ -86,6 +108,15 @@ TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
   Result<Trajectory> e = ReadTrajectory(Paths());
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("adaptive.jsonl:1: key 'event' must be"), std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+                              "{\"event\":\"stop\",\"calibration\":[0.8]}\n")
+                  .ok());
+  Result<Trajectory> c = ReadTrajectory(Paths());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(
+                "adaptive.jsonl:1: key 'calibration' must be an object (parameter name -> value)"),
+            std::string::npos)
+      << c.error().message;
 }
 
 }  // namespace

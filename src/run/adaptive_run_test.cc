@@ -2,6 +2,8 @@
 // adaptive session for each step, the session reads the run directory and
 // writes the trajectory, and the analysis reads it back.
 
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -46,7 +48,7 @@ class AdaptiveRunTest : public ::testing::Test {
   // Runs (or resumes) the example adaptively; with `stop_after` >= 0 a stop is
   // asked for as sample stop_after + 1 begins (that one still completes).
   Result<RunOutcome> Run(const std::string& run_id, const std::string& resume = "",
-                         int stop_after = -1) {
+                         int stop_after = -1, SampleEngine* with = nullptr) {
     RunOptions o;
     o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
     o.run_id = run_id;
@@ -57,9 +59,10 @@ class AdaptiveRunTest : public ::testing::Test {
     o.next_samples = [&](const evidence::RunPaths& p) { return session.Next(p); };
     SimSampleEngine engine(inputs_, cost::Calibration());
     int seen = 0;
-    return RunSamples(o, inputs_.spec, inputs_.plan, engine, [&](const RunProgress&) {
-      if (stop_after >= 0 && seen++ >= stop_after) stop = true;
-    });
+    return RunSamples(o, inputs_.spec, inputs_.plan, with ? *with : engine,
+                      [&](const RunProgress&) {
+                        if (stop_after >= 0 && seen++ >= stop_after) stop = true;
+                      });
   }
 
   fs::path dir_;
@@ -136,11 +139,158 @@ TEST_F(AdaptiveRunTest, ASpentBudgetStopsTheRunAndSaysWhatRemainsUncertain) {
   ASSERT_TRUE(a->evidence.trajectory && a->evidence.trajectory->stop);
   const evidence::TrajectoryStop& stop = *a->evidence.trajectory->stop;
   EXPECT_EQ(stop.reason, "budget");
-  EXPECT_NE(stop.message.find("the budget is spent before the choice settled"), std::string::npos)
+  EXPECT_NE(stop.message.find("Stopped on the budget before the choice settled: the next step ("),
+            std::string::npos)
       << stop.message;
+  EXPECT_NE(stop.budget_detail.find("would take the run to 6 samples, past [adaptive] "
+                                    "budget_samples = 4"),
+            std::string::npos)
+      << stop.budget_detail;
+  // What remains open: where the estimated primary and fallback were not measured.
+  EXPECT_THAT(stop.uncertain,
+              ::testing::UnorderedElementsAre(
+                  "PP8/TP4/EP4 (the estimated primary, measured at 1 of 2 load points)",
+                  "PP4/TP8/EP4 (the estimated fallback, measured at 0 of 2 load points)"));
+  EXPECT_NE(stop.message.find("Still uncertain: " + stop.uncertain[0]), std::string::npos);
   // A budget stop leaves the run incomplete: what it did not measure is missing.
   EXPECT_TRUE(a->incomplete());
   EXPECT_TRUE(a->evidence.not_needed.empty());
+}
+
+TEST_F(AdaptiveRunTest, AGpuHourBudgetStopsBeforeTheStepThatWouldPassIt) {
+  Result<RunOutcome> whole = Run("whole");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  Result<evidence::Trajectory> w = evidence::ReadTrajectory(evidence::RunPaths{whole->run_dir});
+  ASSERT_TRUE(w.ok() && w->steps.size() >= 2);
+  // Room for the first step and half the second.
+  const double budget = w->steps[1].gpu_hours_spent + w->steps[1].cost_gpu_hours / 2;
+  inputs_.spec.adaptive.budget_gpu_hours = budget;
+  Result<RunOutcome> out = Run("gpu_budget");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->completed, 3);
+  Result<evidence::Trajectory> t = evidence::ReadTrajectory(evidence::RunPaths{out->run_dir});
+  ASSERT_TRUE(t.ok() && t->stop);
+  EXPECT_EQ(t->stop->reason, "budget");
+  EXPECT_LE(t->stop->gpu_hours_spent, budget);
+  EXPECT_NE(
+      t->stop->budget_detail.find(fmt::format("past [adaptive] budget_gpu_hours = {:g}", budget)),
+      std::string::npos)
+      << t->stop->budget_detail;
+}
+
+// A kill after a step's line was written and before any of its samples
+// completed (one had begun): the resumed run measures that step, without
+// recording it a second time, and ends as an uninterrupted run does.
+TEST_F(AdaptiveRunTest, AKillBeforeAStepsFirstSampleCompletedResumesThatStep) {
+  Result<RunOutcome> whole = Run("whole");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  Result<RunOutcome> cut = Run("cut", "", 2);  // step 1's three samples
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  ASSERT_EQ(cut->completed, 3);
+  const evidence::RunPaths paths{cut->run_dir};
+  adaptive::Session session(inputs_, cost::Calibration());
+  Result<std::vector<evidence::SampleId>> step2 = session.Next(paths);  // writes step 2's line
+  ASSERT_TRUE(step2.ok() && !step2->empty());
+  ASSERT_TRUE(evidence::AppendManifest(paths, (*step2)[0], evidence::SampleState::kStarted).ok());
+  Result<RunOutcome> resumed = Run("", cut->run_dir);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  Result<evidence::Trajectory> a = evidence::ReadTrajectory(paths);
+  Result<evidence::Trajectory> b = evidence::ReadTrajectory(evidence::RunPaths{whole->run_dir});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->steps.size(), b->steps.size());
+  for (size_t i = 0; i < a->steps.size(); ++i) {
+    EXPECT_EQ(a->steps[i].step, static_cast<int>(i) + 1);
+    EXPECT_EQ(a->steps[i].label, b->steps[i].label) << i;
+    EXPECT_EQ(a->steps[i].concurrency, b->steps[i].concurrency) << i;
+  }
+  ASSERT_TRUE(a->stop && b->stop);
+  EXPECT_EQ(a->stop->samples_spent, b->stop->samples_spent);
+}
+
+// A run resumed between two steps has no server up, whatever the last
+// sample's layout: the first step it chooses counts a start.
+TEST_F(AdaptiveRunTest, TheFirstStepAfterAResumeCountsAServerStart) {
+  Result<RunOutcome> whole = Run("whole");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  Result<evidence::Trajectory> w = evidence::ReadTrajectory(evidence::RunPaths{whole->run_dir});
+  ASSERT_TRUE(w.ok() && w->steps.size() >= 2);
+  // The example stays on its first layout for the second step, on its server.
+  ASSERT_EQ(w->steps[1].layout, w->steps[0].layout);
+  ASSERT_FALSE(w->steps[1].server_start);
+  Result<RunOutcome> cut = Run("cut", "", 2);  // step 1's three samples, then a stop
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  ASSERT_EQ(cut->completed, 3);
+  ASSERT_TRUE(Run("", cut->run_dir).ok());
+  Result<evidence::Trajectory> r = evidence::ReadTrajectory(evidence::RunPaths{cut->run_dir});
+  ASSERT_TRUE(r.ok() && r->steps.size() >= 2);
+  EXPECT_TRUE(r->steps[1].server_start) << r->steps[1].reason;
+  // At least 32 GPUs x most of the spec's 600 s start (the simulated engine
+  // times none) above the same step on a running server.
+  EXPECT_GT(r->steps[1].cost_gpu_hours, w->steps[1].cost_gpu_hours + 0.75 * 32 * 600.0 / 3600)
+      << r->steps[1].reason;
+}
+
+// An engine that timed its server starts (as the real one does, bench
+// ready_s): a start of 900 s on the first sample of each layout, 2 s of
+// setup on a reused server.
+class TimedStartEngine : public SampleEngine {
+ public:
+  explicit TimedStartEngine(SampleEngine& inner) : inner_(inner) {}
+  const char* kind() const override { return inner_.kind(); }
+  bool simulated() const override { return inner_.simulated(); }
+  Result<SampleOutput> Run(const SampleContext& ctx) override {
+    PPS_ASSIGN_OR_RETURN(SampleOutput out, inner_.Run(ctx));
+    out.bench["ready_s"] = ctx.id.layout == last_ ? 2.0 : 900.0;
+    last_ = ctx.id.layout;
+    return out;
+  }
+
+ private:
+  SampleEngine& inner_;
+  spec::LayoutSpec last_;
+};
+
+TEST_F(AdaptiveRunTest, WhatWasSpentCountsTheMeasuredServerStarts) {
+  SimSampleEngine sim(inputs_, cost::Calibration());
+  TimedStartEngine timed(sim);
+  Result<RunOutcome> out = Run("timed", "", -1, &timed);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(out->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a->evidence.trajectory && a->evidence.trajectory->stop);
+  const evidence::Trajectory& t = *a->evidence.trajectory;
+  // Each sample: its layout's GPUs x (its timed ready_s + its benchmark window).
+  double expected = 0;
+  for (const analysis::SampleAnalysis& s : a->evidence.samples) {
+    ASSERT_TRUE(s.ready_s.has_value()) << s.name;
+    expected += s.id.layout.gpus() * (*s.ready_s + s.metrics.duration_s) / 3600;
+  }
+  EXPECT_NEAR(t.stop->gpu_hours_spent, expected, 1e-9);
+  // Two layouts visited, so two 900 s starts on 32 GPUs are in it.
+  EXPECT_GT(t.stop->gpu_hours_spent, 2 * 32 * 900.0 / 3600);
+  // Once a start was timed, the full sweep's estimate counts 900 s per
+  // start instead of the spec's 600 s: four layouts of 32 GPUs, one start
+  // each with reuse_server.
+  ASSERT_GE(t.steps.size(), 2u);
+  EXPECT_NEAR(t.steps[1].full_sweep_gpu_hours - t.steps[0].full_sweep_gpu_hours,
+              4 * 32 * 300.0 / 3600, 1.0);
+  // The stop line keeps the calibration refitted on every measured point.
+  EXPECT_FALSE(t.stop->calibrated_on.empty());
+  EXPECT_TRUE(t.stop->calibration.contains("moe_gemm_eff")) << t.stop->calibration.dump();
+}
+
+// The threshold the session stops at is the spec's [decision] stop_probability.
+TEST_F(AdaptiveRunTest, TheStopThresholdComesFromTheSpec) {
+  inputs_.spec.decision.stop_probability = 0.0123;
+  Result<RunOutcome> out = Run("threshold");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  adaptive::ObserveOptions quick;
+  quick.members = 4;
+  Result<adaptive::Observation> obs =
+      adaptive::Observe(inputs_, cost::Calibration(), out->run_dir, quick);
+  ASSERT_TRUE(obs.ok()) << obs.error().message;
+  EXPECT_DOUBLE_EQ(obs->problem.stop_probability, 0.0123);
+  EXPECT_EQ(obs->samples_spent, out->completed);
 }
 
 TEST_F(AdaptiveRunTest, AnAdaptiveReplayOfAFullRunStopsEarlyWithItsDecision) {

@@ -167,6 +167,10 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
     EXPECT_NEAR(s.metrics.input_tps * f / tps, 1, 1e-6) << s.name;
     EXPECT_NE(f, 1.0);
     EXPECT_THAT(bench["noise_source"].get<std::string>(), HasSubstr("0.02 over 3 repeats"));
+    // The recorded spread is the noise: the expected range of 3 normal
+    // draws is 2 x 0.8694 sigma (Blom: the normal quantile at
+    // 2.625 / 3.25), so a 2% range is a cv of 1.15%.
+    EXPECT_NEAR(bench["noise_cv"].get<double>(), 0.02 / (2 * 0.8694), 2e-5);
   }
   ASSERT_TRUE(a.decision.primary);
   EXPECT_EQ(a.decision.primary->pp, 4);

@@ -378,6 +378,40 @@ TEST(SpecErrors, OutOfRange) {
             "/s/spec.toml:16:8: key 'cluster.ssh.port': expected an integer in [1, 65535], got 0");
 }
 
+// What an adaptive run reads (docs/adaptive.md): the stop threshold in
+// [decision], the budgets and the expected server start in [adaptive].
+TEST(SpecAdaptive, DefaultsValuesAndTheMistakesAUserMakes) {
+  const Spec defaults = MustParse(Text());
+  EXPECT_DOUBLE_EQ(defaults.decision.stop_probability, 0.05);
+  EXPECT_EQ(defaults.adaptive.budget_samples, 0);
+  EXPECT_DOUBLE_EQ(defaults.adaptive.budget_gpu_hours, 0);
+  EXPECT_DOUBLE_EQ(defaults.adaptive.server_start_s, 600);
+  const Spec set = MustParse(Text(kSweep, kWorkload,
+                                  "[decision]\nstop_probability = 0.01\n[adaptive]\n"
+                                  "budget_samples = 12\nbudget_gpu_hours = 40.5\n"
+                                  "server_start_s = 900\n"));
+  EXPECT_DOUBLE_EQ(set.decision.stop_probability, 0.01);
+  EXPECT_EQ(set.adaptive.budget_samples, 12);
+  EXPECT_DOUBLE_EQ(set.adaptive.budget_gpu_hours, 40.5);
+  EXPECT_DOUBLE_EQ(set.adaptive.server_start_s, 900);
+  // A probability of 1 would stop at once, 0 never: both are refused.
+  const std::pair<const char*, const char*> mistakes[] = {
+      {"[decision]\nstop_probability = 1.0\n",
+       "16:20: key 'decision.stop_probability': expected a number in [0.0001, 0.5], got 1"},
+      {"[decision]\nstop_probability = -0.1\n",
+       "16:20: key 'decision.stop_probability': expected a number in [0.0001, 0.5], got -0.1"},
+      {"[decision]\nstop_probability = \"5%\"\n",
+       "16:20: key 'decision.stop_probability': expected a number, got a string"},
+      {"[adaptive]\nbudget_samples = -1\n",
+       "16:18: key 'adaptive.budget_samples': expected an integer in [0, 1000000], got -1"},
+      {"[adaptive]\nbudget_gpu_hours = -2\n",
+       "16:20: key 'adaptive.budget_gpu_hours': expected a number in [0, 1e+09], got -2"},
+      {"[adaptive]\nbudget_sample = 10\n",
+       "16:1: unknown key 'adaptive.budget_sample' (did you mean 'budget_samples'?)"}};
+  for (const auto& [text, error] : mistakes)
+    EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, text)), std::string("/s/spec.toml:") + error);
+}
+
 TEST(SpecDecision, SlaLimitsAreHeldInSeconds) {
   const std::string decode = std::string(kWorkload) + "output_tokens = 64\n";
   Result<Spec> spec = ParseSpec(Text(kSweep, decode,

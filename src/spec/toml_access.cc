@@ -77,7 +77,14 @@ std::string FormatNumber(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   if (ec != std::errc()) return std::to_string(value);
-  return std::string(buffer, end);
+  const std::string shortest(buffer, end);
+  // The shortest form writes 0.0001 as "1e-04"; a spec says 0.0001, so the
+  // plain form is kept when it is at most a character longer.
+  auto [fixed_end, fixed_ec] =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed);
+  if (fixed_ec == std::errc() && static_cast<size_t>(fixed_end - buffer) <= shortest.size() + 1)
+    return std::string(buffer, fixed_end);
+  return shortest;
 }
 
 std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates) {
