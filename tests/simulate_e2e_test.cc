@@ -195,9 +195,10 @@ TEST_F(SimulateE2e, DpAttentionIsPredictedAtPp1AndRefusedWithPp) {
                          "the simulator does not model"),
             std::string::npos)
       << sim.err;
-  CommandResult dp = Run(std::string("simulate ") + kSpec + " --layout 1/32/4/4 --json");
+  CommandResult dp = Run(std::string("simulate ") + kSpec + " --layout 1/32/4/2 --json");
   EXPECT_EQ(dp.exit_code, 0) << dp.err;
-  EXPECT_NE(dp.out.find("\"dp\": 4"), std::string::npos) << dp.out.substr(0, 2000);
+  EXPECT_NE(dp.out.find("\"label\": \"PP1/TP32/EP4/DP2\""), std::string::npos)
+      << dp.out.substr(0, 2000);
   CommandResult bad = Run(std::string("plan ") + kSpec + " --layout 1/32/4/3");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("SGLang asserts tp_size % dp_size == 0"), std::string::npos)

@@ -144,7 +144,8 @@ GemmShape LayoutCostModel::LinearShape(const model::Linear& l, int64_t tokens,
     }
     default: {
       // With DP attention the attention projections split over the
-      // attention-TP group only (layers/dp_attention.py get_attention_tp_size).
+      // attention-TP group only, tp / dp GPUs (layers/dp_attention.py
+      // compute_dp_attention_world_info).
       const int split = l.role == OpRole::kAttention ? layout_.attn_tp() : tp;
       if (l.sharding == Sharding::kColumn || l.sharding == Sharding::kVocab)
         g.n = CeilDiv(l.out_features, split);
