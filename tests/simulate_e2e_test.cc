@@ -181,20 +181,24 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
 namespace ppsearch::testing {
 namespace {
 
-// A DP-attention layout is planned (SGLang runs it) but not predicted: the
-// simulator has one scheduler per instance, and says so instead of timing
+// A DP-attention layout is planned and, at PP 1, predicted (one scheduler
+// per DP rank); with PP it is refused as not modelled rather than timed as
 // another layout.
-TEST_F(SimulateE2e, DpAttentionIsPlannedButNotPredicted) {
+TEST_F(SimulateE2e, DpAttentionIsPredictedAtPp1AndRefusedWithPp) {
   CommandResult plan = Run(std::string("plan ") + kSpec + " --layout 2/16/4/2");
   EXPECT_EQ(plan.exit_code, 0) << plan.err;
   EXPECT_NE(plan.out.find("== PP2/TP16/EP4/DP2  valid"), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("attn groups"), std::string::npos) << plan.out;
   CommandResult sim = Run(std::string("simulate ") + kSpec + " --layout 2/16/4/2");
   EXPECT_NE(sim.exit_code, 0);
-  EXPECT_NE(sim.err.find("PP2/TP16/EP4/DP2 runs DP attention, which the simulator does not "
-                         "model yet"),
+  EXPECT_NE(sim.err.find("PP2/TP16/EP4/DP2 runs DP attention with pipeline parallelism, which "
+                         "the simulator does not model"),
             std::string::npos)
       << sim.err;
+  CommandResult dp = Run(std::string("simulate ") + kSpec + " --layout 1/32/4/2 --json");
+  EXPECT_EQ(dp.exit_code, 0) << dp.err;
+  EXPECT_NE(dp.out.find("\"label\": \"PP1/TP32/EP4/DP2\""), std::string::npos)
+      << dp.out.substr(0, 2000);
   CommandResult bad = Run(std::string("plan ") + kSpec + " --layout 1/32/4/3");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("SGLang asserts tp_size % dp_size == 0"), std::string::npos)

@@ -67,11 +67,12 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   if (layout == nullptr) return config.Missing("layout", " (e.g. layout = {pp = 4, tp = 8})");
   PPS_ASSIGN_OR_RETURN(c.layout,
                        spec::ReadLayoutTuple(parent.source(), *layout, config.KeyLoc("layout")));
-  // A case predicts every configuration; the simulator does not model DP attention.
-  if (c.layout.dp > 1)
+  // A case predicts every configuration; the simulator models DP attention at PP 1 only.
+  if (c.layout.dp > 1 && c.layout.pp > 1)
     return spec::KeyError(config.KeyLoc("layout"),
                           "dp = " + std::to_string(c.layout.dp) +
-                              ": the simulator does not model DP attention yet, so a case "
+                              " with pp = " + std::to_string(c.layout.pp) +
+                              ": the simulator models DP attention at pp = 1 only, so a case "
                               "cannot predict it");
   PPS_RETURN_IF_ERROR(config.StringList("set", &c.overrides, false));
   PPS_RETURN_IF_ERROR(

@@ -106,6 +106,14 @@ TEST(CaseFile, MistakesNameTheFileLineAndKey) {
                             "beats = [\"pp4\", \"pp1\"]\nvalue = 1")),
             "/c/case.toml:26:9: key 'reference[2].value': a 'beats' reference is sign-only; "
             "remove value");
+  // DP attention is predicted at pp 1 only.
+  EXPECT_EQ(
+      ErrorOf(Replace(kCase, "layout = {pp = 4, tp = 8}", "layout = {pp = 4, tp = 8, dp = 2}")),
+      "/c/case.toml:12:10: key 'configurations.pp4.layout': dp = 2 with pp = 4: the "
+      "simulator models DP attention at pp = 1 only, so a case cannot predict it");
+  EXPECT_EQ(
+      ErrorOf(Replace(kCase, "layout = {pp = 1, tp = 8}", "layout = {pp = 1, tp = 8, dp = 2}")),
+      "");
 }
 
 // The signs implied by a case are checked once per pair: a second 'beats'

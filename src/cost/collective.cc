@@ -136,6 +136,10 @@ int64_t AllGatherNs(double total_bytes, const GroupSpan& group, const LinkParams
               factor * total_bytes / (GroupBusBwGbps(group, links) * 1e9));
 }
 
+int64_t ReduceScatterNs(double total_bytes, const GroupSpan& group, const LinkParams& links) {
+  return AllGatherNs(total_bytes, group, links);
+}
+
 int64_t PointToPointNs(double bytes, bool crosses_nodes, const LinkParams& links) {
   if (bytes <= 0) return 0;
   if (crosses_nodes)

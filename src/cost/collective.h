@@ -96,6 +96,11 @@ int64_t AllReduceNs(double bytes, const GroupSpan& group, const LinkParams& link
 // All-gather producing `total_bytes` on every rank: alpha + (n-1)/n * total / busbw.
 int64_t AllGatherNs(double total_bytes, const GroupSpan& group, const LinkParams& links);
 
+// Reduce-scatter of `total_bytes` per rank, each keeping 1/n of the sum: a
+// ring moves the same (n-1)/n x total over each link as the all-gather that
+// rebuilds it (nccl-tests uses one bus-bandwidth factor for both).
+int64_t ReduceScatterNs(double total_bytes, const GroupSpan& group, const LinkParams& links);
+
 // One rank's point-to-point send of `bytes` to the next stage: PCIe P2P
 // inside a node, the rank's NIC share across nodes.
 int64_t PointToPointNs(double bytes, bool crosses_nodes, const LinkParams& links);

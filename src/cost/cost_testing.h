@@ -1,9 +1,11 @@
 #pragma once
-// A GPU and a calibration of round numbers, for the cost model's hand-worked
-// tests.
+// A GPU, a calibration and a model of round numbers, for the cost model's
+// hand-worked tests.
 
 #include "cost/calibration.h"
 #include "hardware/hardware.h"
+#include "model/model.h"
+#include "model/model_testing.h"
 
 namespace ppsearch::cost::testing {
 
@@ -42,6 +44,40 @@ inline Calibration Ideal() {
   c.Set(Param::kRankJitter, 0);
   c.Set(Param::kHostOverhead, 2000);
   return c;
+}
+
+// 4 dense GQA layers, hidden 1024: 16 query heads, 4 KV heads of 64, a
+// SwiGLU MLP of width 4096, vocabulary 32768.
+inline model::ModelDesc TinyDenseModel() {
+  using model::OpRole;
+  using model::Sharding;
+  using model::testing::MakeLinear;
+  model::ModelDesc m;
+  m.name = "tiny-dense";
+  m.family = "llama";
+  m.hidden = 1024;
+  m.vocab = 32768;
+  m.num_layers = 4;
+  m.num_attention_heads = 16;
+  m.gqa = {16, 4, 64};
+  m.dense_intermediate = 4096;
+  for (int i = 0; i < m.num_layers; ++i) {
+    model::LayerDesc layer;
+    layer.index = i;
+    layer.attention = model::AttentionKind::kGqa;
+    layer.ffn = model::FfnKind::kDense;
+    // q 16 x 64 + k 4 x 64 + v 4 x 64 = 1536 outputs.
+    layer.linears.push_back(MakeLinear("qkv", 1024, 1536, Sharding::kColumn, OpRole::kAttention));
+    layer.linears.push_back(MakeLinear("o_proj", 1024, 1024, Sharding::kRow, OpRole::kAttention));
+    layer.linears.push_back(
+        MakeLinear("gate_up", 1024, 8192, Sharding::kColumn, OpRole::kDenseMlp));
+    layer.linears.push_back(MakeLinear("down", 4096, 1024, Sharding::kRow, OpRole::kDenseMlp));
+    layer.kv_bytes_per_token = 4 * 64 * 2 * 2;
+    m.layers.push_back(layer);
+  }
+  m.embedding = MakeLinear("embed_tokens", 32768, 1024, Sharding::kVocab, OpRole::kEmbedding);
+  m.lm_head = MakeLinear("lm_head", 1024, 32768, Sharding::kVocab, OpRole::kLmHead);
+  return m;
 }
 
 }  // namespace ppsearch::cost::testing

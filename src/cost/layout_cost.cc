@@ -13,11 +13,6 @@ using model::DType;
 using model::OpRole;
 using model::Sharding;
 
-constexpr double kBf16Bytes = 2;
-// Kernels per layer besides one per GEMM: norms, rope/gates, attention,
-// activation, routing and permutation, residual adds (an estimate).
-constexpr int kExtraKernelsPerLayer = 8;
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Whether two linears cost the same for every batch: every field the
@@ -161,13 +156,18 @@ GemmShape LayoutCostModel::LinearShape(const model::Linear& l, int64_t tokens,
         g.k = CeilDiv(l.in_features, moe_tp);
       break;
     }
-    default:
+    default: {
+      // With DP attention the attention projections split over the
+      // attention-TP group only, tp / dp GPUs (layers/dp_attention.py
+      // compute_dp_attention_world_info).
+      const int split = l.role == OpRole::kAttention ? layout_.attn_tp() : tp;
       if (l.sharding == Sharding::kColumn || l.sharding == Sharding::kVocab)
-        g.n = CeilDiv(l.out_features, tp);
+        g.n = CeilDiv(l.out_features, split);
       else if (l.sharding == Sharding::kRow)
-        g.k = CeilDiv(l.in_features, tp);
+        g.k = CeilDiv(l.in_features, split);
       g.groups = l.count;
       break;
+    }
   }
   return g;
 }
@@ -265,7 +265,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
 
 double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) const {
   const StageLayers& sl = stage_layers_[stage];
-  const int tp = layout_.tp;
+  const int tp = layout_.attn_tp();  // heads split over the attention-TP group
   const double att_rate = hw_.attention_tflops * 1e12 * calibration_.Get(Param::kAttention);
   const double kda_rate = hw_.bf16_tflops * 1e12 * calibration_.Get(Param::kLinearAttention);
   const double bw = MemoryBw();
@@ -335,6 +335,7 @@ std::vector<LayoutCostModel::OperatorTime> LayoutCostModel::OperatorTimes(int st
 }
 
 StageBreakdown LayoutCostModel::Breakdown(int stage, const sim::MicroBatch& batch) const {
+  if (!batch.dp_ranks.empty()) return DpBreakdown(stage, batch);
   if (!batch.is_prefill) return DecodeBreakdown(stage, batch);
   StageBreakdown b =
       TokenPart(stage, batch.extend_tokens(), static_cast<int64_t>(batch.entries.size()));

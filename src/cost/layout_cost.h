@@ -19,6 +19,11 @@
 
 namespace ppsearch::cost {
 
+inline constexpr double kBf16Bytes = 2;
+// Kernels per layer besides one per GEMM: norms, rope/gates, attention,
+// activation, routing and permutation, residual adds (an estimate).
+inline constexpr int kExtraKernelsPerLayer = 8;
+
 // What the cost model needs of a planned layout (built from plan::LayoutPlan).
 struct StageShape {
   int first_layer = 0;  // [first_layer, end_layer)
@@ -36,11 +41,16 @@ struct LayoutShape {
   int pp = 1;
   int tp = 1;
   int ep = 1;
+  // DP attention ranks (SGLang --dp-size with --enable-dp-attention): each
+  // runs attention on attn_tp() = tp / dp GPUs over its own requests; the
+  // FFN/MoE runs over the whole TP group on every rank's tokens (dp_step.cc).
+  int dp = 1;
   std::vector<StageShape> stages;
   // Decode batch sizes captured as CUDA graphs, ascending (DecodeCaptureBatchSizes);
   // a decode step runs at the next captured size. Empty: eager decode, no padding.
   std::vector<int> decode_graph_batch_sizes;
   int moe_tp() const { return tp / (ep > 0 ? ep : 1); }
+  int attn_tp() const { return dp > 1 && tp % dp == 0 ? tp / dp : tp; }
 };
 
 // Estimates, not fitted; each is explained where it is defined.
@@ -106,6 +116,20 @@ class LayoutCostModel : public sim::CostModel {
                            int64_t decode_sequences = -1) const;
   // A decode step (decode_step.cc).
   StageBreakdown DecodeBreakdown(int stage, const sim::MicroBatch& batch) const;
+  // A step of every DP attention rank's batch (dp_step.cc): the busiest
+  // rank's attention side, then the FFN on the gathered tokens.
+  StageBreakdown DpBreakdown(int stage, const sim::MicroBatch& step) const;
+  // One DP rank's share of a DP step: attention projections, attention,
+  // the element-wise work before the gather, embedding and sampling, on the
+  // rank's own `rows` (its tokens, or its padded decode batch).
+  StageBreakdown DpRankSide(int stage, const sim::MicroBatch& part, int64_t rows) const;
+  // The part every rank runs together on `gathered` rows (`sequences`
+  // decoding, or -1 for an extend step): FFN/MoE GEMMs, element-wise work,
+  // kernel gaps, the gather and scatter collectives, the LM head.
+  StageBreakdown DpSharedSide(int stage, int64_t gathered, int64_t sequences, int64_t logit_rows,
+                              int64_t rank_rows, bool max_len_padding) const;
+  // The attention-TP group of one DP rank in `stage`.
+  GroupSpan AttnTpGroup(int stage) const;
   // A linear in a decode step of `sequences` padded to `padded` rows (DecodeGemmNs).
   double DecodeLinearNs(const model::Linear& linear, int64_t padded, int64_t sequences) const;
   // The GEMM a linear runs for `tokens` rows (LM head: `logit_rows`); not the embedding.
@@ -147,6 +171,9 @@ class LayoutCostModel : public sim::CostModel {
   std::vector<StageLayers> stage_layers_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, StageBreakdown> cache_;
+  // DP steps' token-count-dependent parts: (kind, stage, and its counts).
+  using DpKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+  mutable std::map<DpKey, StageBreakdown> dp_cache_;
 };
 
 }  // namespace ppsearch::cost

@@ -4,6 +4,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cost/calibration.cc
   src/cost/collective.cc
   src/cost/decode_step.cc
+  src/cost/dp_step.cc
   src/cost/gemm.cc
   src/cost/layout_cost.cc
   src/cost/parameters.cc)

@@ -10,11 +10,11 @@
 namespace ppsearch::predict {
 
 std::optional<std::string> NotModelled(const plan::LayoutPlan& plan) {
-  if (plan.layout.dp <= 1) return std::nullopt;
+  if (plan.layout.dp <= 1 || plan.layout.pp <= 1) return std::nullopt;
   return plan.layout.Label() +
-         " runs DP attention, which the simulator does not model yet (one scheduler per DP "
-         "rank, the MoE's gather and scatter between them); plan it, or measure it with "
-         "--engine sglang";
+         " runs DP attention with pipeline parallelism, which the simulator does not model "
+         "(its DP ranks step together at PP 1 only; SGLang itself crashes on this "
+         "combination's warm-up request); plan it, or measure it with --engine sglang";
 }
 
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
@@ -22,6 +22,7 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   shape.pp = plan.layout.pp;
   shape.tp = plan.layout.tp;
   shape.ep = plan.layout.ep;
+  shape.dp = std::max(plan.layout.dp, 1);
   for (const auto& st : plan.stages) {
     cost::StageShape s;
     s.first_layer = st.first_layer;
@@ -69,6 +70,18 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec
   c.dynamic_chunking.enabled = spec.engine.ArgTrue("enable-dynamic-chunking");
   c.dynamic_chunking.smooth_factor = spec::DynamicChunkSmoothFactor(spec.engine);
   c.overlap_schedule = plan.layout.pp == 1 && !spec.engine.ArgTrue("disable-overlap-schedule");
+  c.dp_size = std::max(plan.layout.dp, 1);
+  if (c.dp_size > 1) {
+    // Each DP rank's scheduler gets chunked_prefill_size // dp
+    // (server_args.py _handle_data_parallelism) and max_running_requests //
+    // dp of a user's cap (pool_configurator.py: requested
+    // max_running_requests per worker); its KV pool is its own GPU's.
+    if (c.chunked_prefill_size > 0)
+      c.chunked_prefill_size = std::max<int64_t>(c.chunked_prefill_size / c.dp_size, 1);
+    if (auto cap = spec.engine.ArgInt("max-running-requests"))
+      c.max_running_requests =
+          std::max(std::min<int>(c.max_running_requests, static_cast<int>(*cap / c.dp_size)), 1);
+  }
   return c;
 }
 

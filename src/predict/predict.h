@@ -64,9 +64,9 @@ std::vector<int> DecodeGraphBatchSizes(const spec::Spec& spec,
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);
 
 // Why the simulator cannot predict this planned layout (a valid one SGLang
-// would run), or nullopt when it can. DP attention runs dp schedulers whose
-// batches meet in the MoE's gather and scatter; the simulator models one
-// scheduler per instance, so a prediction would be of another layout.
+// would run), or nullopt when it can. DP attention is modelled at PP 1 (dp
+// schedulers stepping together, sim/dp_scheduler.h; the MoE's gather and
+// scatter, cost/dp_step.cc); with PP it is not.
 std::optional<std::string> NotModelled(const plan::LayoutPlan& plan);
 
 // A layout's instances and the share of the load each serves: the distinct

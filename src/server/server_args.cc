@@ -51,8 +51,9 @@ Status ValidateServerArgs(const ServerArgs& a) {
   for (const ExtraFlag& f : a.extra_flags)
     if (f.name == "enable-dp-attention")
       return MakeError(
-          "--enable-dp-attention: serve-sim does not simulate DP attention (one scheduler per DP "
-          "rank); rehearse this layout without it");
+          "--enable-dp-attention: serve-sim does not serve DP attention (its per-rank "
+          "schedulers, logs and routes); predict the layout with `ppsearch simulate`, or "
+          "rehearse it without the flag");
   if (a.mem_fraction_static && !(*a.mem_fraction_static > 0 && *a.mem_fraction_static < 1))
     return MakeError("--mem-fraction-static must be in (0, 1)");
   if (!(a.fault.http500_fraction >= 0 && a.fault.http500_fraction <= 1))  // NaN fails too

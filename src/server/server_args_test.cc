@@ -39,8 +39,9 @@ TEST(ServerArgsTest, ValidationMessages) {
   a = Valid();
   a.extra_flags = {{"enable-dp-attention", std::nullopt}, {"dp-size", "2"}};
   EXPECT_EQ(ValidateServerArgs(a).error().message,
-            "--enable-dp-attention: serve-sim does not simulate DP attention (one scheduler per DP "
-            "rank); rehearse this layout without it");
+            "--enable-dp-attention: serve-sim does not serve DP attention (its per-rank "
+            "schedulers, logs and routes); predict the layout with `ppsearch simulate`, or "
+            "rehearse it without the flag");
 }
 
 TEST(ServerArgsTest, SplitHostPort) {

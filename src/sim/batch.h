@@ -1,6 +1,7 @@
 #pragma once
 // What one micro-batch asks of the model: the sequences it extends (prefill
 // chunks) or advances by one token (decode), with their cached prefixes.
+// With DP attention, one step of every DP rank's batch together.
 
 #include <cstdint>
 #include <vector>
@@ -17,6 +18,12 @@ struct BatchEntry {
 struct MicroBatch {
   bool is_prefill = false;
   std::vector<BatchEntry> entries;
+  // DP attention (dp > 1): each DP rank's own batch, in rank order; an empty
+  // one is the idle batch a rank without work runs, because every MoE layer
+  // gathers all ranks' tokens (SGLang managers/scheduler.py
+  // prepare_mlp_sync_batch). `entries` then holds every rank's entries and
+  // `is_prefill` is set when any rank extends. Empty without DP attention.
+  std::vector<MicroBatch> dp_ranks;
 
   bool empty() const { return entries.empty(); }
   int64_t extend_tokens() const {

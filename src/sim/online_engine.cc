@@ -140,16 +140,20 @@ void OnlineEngine::OnProcess(int slot) {
   f.active = false;
   const int64_t client_ns = now_ + cost_.StreamOutNs();
   auto heard = [this](int r) { return !pending_[sched_to_ticket_[r]].aborted; };
-  if (f.batch.is_prefill) {
-    for (int r : first_token_)
-      if (heard(r))
-        listener_->OnTokens(sched_to_ticket_[r], scheduler_.request(r).output_tokens, client_ns);
-  } else {
-    for (const auto& e : f.batch.entries)
+  for (int r : first_token_)
+    if (heard(r))
+      listener_->OnTokens(sched_to_ticket_[r], scheduler_.request(r).output_tokens, client_ns);
+  // Decode batches advance each of their sequences by one token; with DP
+  // attention a step holds a decode batch of some ranks and prefills of others.
+  auto decoded = [&](const MicroBatch& b) {
+    if (b.is_prefill) return;
+    for (const auto& e : b.entries)
       if (heard(e.request))
         listener_->OnTokens(sched_to_ticket_[e.request],
                             scheduler_.request(e.request).output_tokens, client_ns);
-  }
+  };
+  if (f.batch.dp_ranks.empty()) decoded(f.batch);
+  for (const MicroBatch& part : f.batch.dp_ranks) decoded(part);
   for (int r : finished_)
     if (heard(r)) listener_->OnFinished(sched_to_ticket_[r], client_ns, /*ok=*/true);
   ContinueOrSleep(now_);
@@ -178,11 +182,15 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
   info.launch_ns = launch_ns;
   info.slot = slot;
   info.is_prefill = batch.is_prefill;
-  for (const auto& e : batch.entries) {
-    info.new_tokens += e.extend_tokens;
-    if (batch.is_prefill && e.prefix_tokens == 0) ++info.new_seqs;
-    if (batch.is_prefill) info.cached_tokens += e.prefix_tokens;
-  }
+  auto count = [&info](const MicroBatch& b) {
+    for (const auto& e : b.entries) {
+      info.new_tokens += e.extend_tokens;
+      if (b.is_prefill && e.prefix_tokens == 0) ++info.new_seqs;
+      if (b.is_prefill) info.cached_tokens += e.prefix_tokens;
+    }
+  };
+  if (batch.dp_ranks.empty()) count(batch);
+  for (const MicroBatch& part : batch.dp_ranks) count(part);
   queued_ -= info.new_seqs;
   info.running_requests = scheduler_.running_requests();
   info.queued_requests = queued_;

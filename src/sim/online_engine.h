@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cost_model.h"
+#include "sim/dp_scheduler.h"
 #include "sim/engine.h"
 #include "sim/event_queue.h"
 #include "sim/scheduler.h"
@@ -115,7 +116,7 @@ class OnlineEngine {
   const CostModel& cost_;
   EngineListener* listener_;
   const SimOptions options_;
-  Scheduler scheduler_;
+  DpScheduler scheduler_;  // one Scheduler, or one per DP attention rank
   std::vector<InFlight> slots_;
   std::vector<int64_t> gpu_free_ns_;
   EventQueue<Event> events_;

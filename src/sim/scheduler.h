@@ -38,6 +38,10 @@ struct SchedulerConfig {
   // PP; PP turns it off (arg_groups/overrides.py
   // _pipeline_parallel_overlap_disable, asserted in check_server_args).
   bool overlap_schedule = false;
+  // DP attention ranks: each runs a scheduler of this configuration (its own
+  // request pool, KV pool and chunk size) over its share of the requests
+  // (sim/dp_scheduler.h).
+  int dp_size = 1;
 };
 
 // Resolved admission cap: the user's value, else SGLang's default.
