@@ -43,12 +43,28 @@ TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
   spec.cluster.hosts.resize(1);
   Bounds b;
   b.chunked_prefill_size = {8192};
+  b.dp = {1};
   const std::vector<Candidate> all = Enumerate(b, spec, plan::testing::TinyGqaModel());
   EXPECT_THAT(
       Labels(all),
       ElementsAre("PP1/TP8/EP1 chunk 8192", "PP1/TP8/EP2 chunk 8192", "PP1/TP8/EP4 chunk 8192",
                   "PP1/TP8/EP8 chunk 8192", "PP2/TP4/EP1 chunk 8192", "PP2/TP4/EP2 chunk 8192",
                   "PP2/TP4/EP4 chunk 8192", "PP4/TP2/EP1 chunk 8192", "PP4/TP2/EP2 chunk 8192"));
+  // DP attention by default: every divisor of TP, as EP; a bound that does
+  // not divide TP is no candidate.
+  b.dp.clear();
+  b.pp = {4};
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+              ElementsAre("PP4/TP2/EP1 chunk 8192", "PP4/TP2/EP1/DP2 chunk 8192",
+                          "PP4/TP2/EP2 chunk 8192", "PP4/TP2/EP2/DP2 chunk 8192"));
+  b.pp = {2};
+  b.ep = {4};
+  b.dp = {2, 3};
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+              ElementsAre("PP2/TP4/EP4/DP2 chunk 8192"));
+  b.dp = {1};
+  b.ep.clear();
+  b.pp.clear();
   // The default chunks: the spec's (8192 when unset), half and twice it.
   b.chunked_prefill_size.clear();
   b.pp = {2};
@@ -106,6 +122,7 @@ TEST(SearchSpace, InstancesSplitTheClusterIntoWholeNodeCopies) {
   Bounds b;
   b.chunked_prefill_size = {8192};
   b.ep = {2};
+  b.dp = {1};
   EXPECT_EQ(InstanceCounts(b, spec), (std::vector<int>{1, 2}));
   EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
               ElementsAre("PP1/TP16/EP2 chunk 8192", "PP2/TP8/EP2 chunk 8192",
@@ -123,6 +140,7 @@ TEST(Search, InstancesThatSplitNodesAreRefusedAndTheRestCarryTheirCount) {
   o.bounds.instances = {1, 2, 8};
   o.bounds.pp = {1};
   o.bounds.ep = {4};
+  o.bounds.dp = {1};
   o.bounds.chunked_prefill_size = {8192};
   o.bounds.concurrency = {8};
   o.ensemble.members = 0;
@@ -147,6 +165,7 @@ SearchOptions Small(int members) {
   o.bounds.instances = {1};
   o.bounds.pp = {1, 2, 4, 8, 64};
   o.bounds.ep = {4, 8};
+  o.bounds.dp = {1};
   o.bounds.chunked_prefill_size = {4096, 8192};
   o.bounds.concurrency = {8, 16};
   o.ensemble.members = members;
@@ -330,6 +349,40 @@ TEST(Search, RequestRatesAreOpenLoopLoadPointsUnderTheCap) {
   o.bounds.request_rate = {0};
   EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
             "--request-rate: expected requests/s > 0, got 0");
+}
+
+// DP attention is a dimension of the default space: predicted where the
+// simulator models it (PP 1), refused as not modelled with pipeline stages.
+TEST(Search, DpAttentionCandidatesArePredictedAtPp1AndRefusedWithPipelineStages) {
+  SearchOptions o = Small(0);
+  o.bounds.pp = {1, 8};
+  o.bounds.ep = {4};
+  o.bounds.dp.clear();
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {8};
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // TP4: DP 2 and 4, each refused (a planner check first, else not modelled).
+  int pp8_dp = 0, not_modelled = 0;
+  for (const Rejection& x : r->rejected)
+    if (x.candidate.layout.pp == 8 && x.candidate.layout.dp > 1) {
+      ++pp8_dp;
+      not_modelled += x.reason == "not_modelled" ? 1 : 0;
+    }
+  EXPECT_EQ(pp8_dp, 2);
+  EXPECT_GE(not_modelled, 1);
+  for (const Evaluated& e : r->evaluated)
+    EXPECT_FALSE(e.candidate.layout.pp > 1 && e.candidate.layout.dp > 1) << e.candidate.Label();
+  bool predicted_dp = false;
+  for (const Rejection& x : r->rejected)
+    EXPECT_FALSE(x.candidate.layout.pp == 1 && x.reason == "not_modelled") << x.message;
+  for (const Evaluated& e : r->evaluated) predicted_dp |= e.candidate.layout.dp > 1;
+  int pp1_dp_refused_for_memory = 0;
+  for (const Rejection& x : r->rejected)
+    pp1_dp_refused_for_memory += x.candidate.layout.pp == 1 && x.candidate.layout.dp > 1;
+  // Each PP1 DP candidate is either predicted or refused by a planner check
+  // (K3's attention weights on every DP rank may not fit).
+  EXPECT_TRUE(predicted_dp || pp1_dp_refused_for_memory > 0);
 }
 
 // The highest predicted TTFT p99 of a candidate over its load points.

@@ -155,7 +155,7 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
       if (pp < 1 || instance_gpus % pp != 0) continue;
       const int tp = instance_gpus / pp;
       for (int ep : Within(bounds.ep, Divisors(tp, tp)))
-        for (int dp : bounds.dp.empty() ? std::vector<int>{1} : bounds.dp)
+        for (int dp : Within(bounds.dp, Divisors(tp, tp)))
           for (int64_t c : chunks)
             for (int mrr : mrrs) {
               Candidate cand;

@@ -59,7 +59,7 @@ struct Bounds {
   std::vector<int> instances;
   std::vector<int> pp;  // default: every divisor of the GPU count up to the layer count
   std::vector<int> ep;  // default: every divisor of TP
-  std::vector<int> dp;  // default: {1}
+  std::vector<int> dp;  // default: every divisor of TP (SGLang's tp % dp rule)
   // default: the spec's value (8192 without one) with half and twice it
   std::vector<int64_t> chunked_prefill_size;
   std::vector<int> max_running_requests;  // default: {0} (the spec's, or SGLang's default)
@@ -86,7 +86,8 @@ std::vector<int> DefaultConcurrency();
 
 // Every candidate within `bounds`, in instances, PP, EP, DP, chunk, mrr
 // order. TP is an instance's GPU count over PP: a layout leaving GPUs idle
-// is not a candidate.
+// is not a candidate; EP and DP sizes that do not divide TP are not
+// candidates either (SGLang refuses them before any check of the planner's).
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
                                  const model::ModelDesc& model);
 
