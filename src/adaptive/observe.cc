@@ -93,9 +93,7 @@ Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
     it->points.push_back(mp);
   }
   if (fi.measurements.empty()) return out;
-  fi.spec = &in.spec;
-  fi.model = &in.model;
-  fi.hw = &in.hardware;
+  fi.search = &in;
   Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
   if (!fit.ok()) {
     out.note = "the refit failed, so the run's own calibration predicts: " + fit.error().message;

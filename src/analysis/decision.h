@@ -28,39 +28,15 @@
 #include "analysis/points.h"
 #include "analysis/sample.h"
 #include "decide/sla.h"
+#include "evidence/run_summary.h"
 #include "spec/spec.h"
 
 namespace ppsearch::analysis {
 
-// An SLA limit a layout missed at one concurrency level.
-struct SlaMissAt {
-  int concurrency = 0;
-  decide::SlaMiss miss;
-};
-
-struct LayoutVerdict {
-  spec::LayoutSpec layout;
-  bool qualifies = false;
-  std::vector<std::string> exclusions;  // why it does not qualify, one sentence each
-  std::vector<std::string> notes;       // kept findings (failure_policy "warn"), mismatches
-  double score = 0;                     // qualifying layouts only
-  std::optional<double> headroom_mib;
-  std::vector<SlaMissAt> sla_misses;  // also among the exclusions, as sentences
-};
-
-struct Decision {
-  std::string objective;                // decide::ObjectiveNames()
-  decide::SlaLimits sla;                // the limits every layout was held to
-  std::vector<LayoutVerdict> verdicts;  // in sweep order
-  std::optional<spec::LayoutSpec> primary;
-  std::optional<spec::LayoutSpec> fallback;
-  std::string primary_reason;
-  std::string fallback_reason;
-  std::string none_reason;  // when nothing qualifies
-  std::vector<std::string> flags_not_to_carry_forward;
-
-  bool any_qualifies() const { return primary.has_value(); }
-};
+// The decision's types are summary.json's (evidence/run_summary.h).
+using SlaMissAt = evidence::SlaMissAt;
+using LayoutVerdict = evidence::LayoutVerdict;
+using Decision = evidence::Decision;
 
 // `points` are this run's (not imported) summaries with baseline deltas
 // applied; `flag_warnings` are the planner's spec-level warnings.

@@ -143,9 +143,7 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
     fit.configurations.push_back(l.config->name);
   }
   if (first == nullptr) return MakeError("no calibration configuration for " + model);
-  in.spec = &first->in.spec;
-  in.model = &first->in.model;
-  in.hw = &first->in.hardware;
+  in.search = &first->in;
   Result<calibrate::FitResult> result = calibrate::FitCalibration(in);
   if (!result.ok()) return AtConfiguration(*first->config, result.error().message);
   fit.calibration = result->calibration;

@@ -11,6 +11,7 @@
 #include "cost/layout_cost.h"
 #include "evidence/medians_csv.h"
 #include "predict/predict.h"
+#include "predict/search.h"
 #include "util/files.h"
 #include "util/json_file.h"
 #include "util/matrix.h"
@@ -82,10 +83,11 @@ class Problem {
     const plan::LayoutPlan& plan = in_.plans[m];
     double share = 0;
     for (const auto& mp : meas.points) {
-      predict::PointOptions po;
-      po.concurrency = mp.concurrency;
-      po.seed = in_.spec->workload.seed;
-      auto p = predict::PredictPoint(plan, *in_.spec, *in_.model, *in_.hw, c, po);
+      // The fit varies only the calibration between evaluations; the point
+      // is predicted as every search predicts it.
+      predict::PointRequest request;
+      request.concurrency = mp.concurrency;
+      const predict::PointPrediction p = predict::PredictSearchPoint(*in_.search, plan, c, request);
       const double tps = std::max(p.metrics.input_tps, 1e-9);
       e.points.push_back({meas.layout, mp.concurrency, mp.input_tps, tps, mp.ttft_p50_s,
                           p.metrics.ttft_s.p50, p.memory.peak_mib_max, mp.peak_gpu_mib});
@@ -302,9 +304,10 @@ std::string WorstMisfit(const Evaluation& e) {
 std::string LargestOperators(const FitInputs& in, const cost::Calibration& c) {
   if (in.measurements.empty()) return "";
   const plan::LayoutPlan& plan = in.plans.front();
-  cost::LayoutCostModel model(*in.model, *in.hw, predict::ShapeFromPlan(plan), c);
+  cost::LayoutCostModel model(in.search->model, in.search->hardware, predict::ShapeFromPlan(plan),
+                              c);
   const int64_t chunk =
-      std::max<int64_t>(in.spec->engine.ArgInt("chunked-prefill-size").value_or(8192), 1);
+      std::max<int64_t>(in.search->spec.engine.ArgInt("chunked-prefill-size").value_or(8192), 1);
   auto ops = model.OperatorTimes(0, chunk);
   double total = 0;
   for (const auto& o : ops) total += o.ns;
@@ -382,7 +385,7 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
       c.note[p] = UnidentifiedReason(p, sol, s, *cov);
     }
   }
-  FlagOffPrior(*in.hw, fit);
+  FlagOffPrior(in.search->hardware, fit);
   // A bound's reason may hold a comma ("the P2P rate, or ..."): the verb
   // follows the count of parameters, not the text.
   for (const auto& [assumption, pin] : pinned)
@@ -507,7 +510,7 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
                        in.measurements[m].source + ") is not valid for this spec");
     else if (auto why = predict::NotModelled(in.plans[m]))
       return MakeError("cannot calibrate on " + in.measurements[m].source + ": " + *why);
-  const Space space = MakeSpace(*in.hw);
+  const Space space = MakeSpace(in.search->hardware);
   std::vector<int> all;
   for (size_t m = 0; m < in.measurements.size(); ++m) all.push_back(static_cast<int>(m));
   Problem problem(in, all);
@@ -522,12 +525,10 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   // measured from the layouts it saw (uncertainty::FromCalibration).
   for (const Measurement& m : in.measurements)
     fit.calibration.fitted_layouts.push_back(m.layout.Label());
-  fit.calibration.fitted_hardware = in.hw->name;
-  if (in.spec != nullptr) {
-    fit.calibration.fitted_gpus_per_node = in.spec->cluster.gpus_per_node;
-    fit.calibration.fitted_input_tokens = in.spec->workload.input_tokens;
-    fit.calibration.fitted_output_tokens = in.spec->workload.output_tokens;
-  }
+  fit.calibration.fitted_hardware = in.search->hardware.name;
+  fit.calibration.fitted_gpus_per_node = in.search->spec.cluster.gpus_per_node;
+  fit.calibration.fitted_input_tokens = in.search->spec.workload.input_tokens;
+  fit.calibration.fitted_output_tokens = in.search->spec.workload.output_tokens;
   fit.calibration.fitted_concurrency = MeasuredConcurrency(in.measurements);
   if (in.measurements.size() >= 2) {
     for (int held : all) {

@@ -16,6 +16,7 @@
 #include "hardware/hardware.h"
 #include "model/model.h"
 #include "plan/plan.h"
+#include "plan/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -78,10 +79,12 @@ Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& m
 
 struct FitInputs {
   std::vector<Measurement> measurements;
-  std::vector<plan::LayoutPlan> plans;  // one per measurement, same order
-  const spec::Spec* spec = nullptr;
-  const model::ModelDesc* model = nullptr;
-  const hardware::HardwareProfile* hw = nullptr;
+  // One per measurement, same order, each planned against `search`'s spec,
+  // model and hardware (a measured layout need not be one of its sweep's).
+  std::vector<plan::LayoutPlan> plans;
+  // The spec, model and hardware every point is predicted with
+  // (predict::PredictSearchPoint, as a search predicts its points).
+  const plan::SearchInputs* search = nullptr;
   Noise noise;
 };
 

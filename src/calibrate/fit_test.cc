@@ -18,6 +18,7 @@
 #include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/predict.h"
+#include "predict/search.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 
@@ -237,23 +238,14 @@ TEST_F(MeasurementFileTest, MissingFiles) {
   EXPECT_NE(ErrorFor(csv, dir_ + "/absent.json").find(dir_ + "/absent.json"), std::string::npos);
 }
 
-// The shipped example spec, its model and hardware, and the measured layout.
-struct Baseline {
-  spec::Spec spec;
-  model::ModelDesc model;
-  hardware::HardwareProfile hw;
-};
+// The shipped example spec, its model and hardware.
+using Baseline = plan::SearchInputs;
 
 Baseline LoadBaseline() {
-  Baseline b;
   Result<plan::SearchInputs> in =
       plan::LoadSpecFileInputs(kRoot + "/examples/kimi-k3-pp-search.toml");
   EXPECT_TRUE(in.ok()) << in.error().message;
-  if (!in.ok()) return b;
-  b.spec = in->spec;
-  b.model = in->model;
-  b.hw = in->hardware;
-  return b;
+  return in.ok() ? *in : Baseline();
 }
 
 spec::LayoutSpec Pp1Tp32Ep4() {
@@ -267,11 +259,9 @@ spec::LayoutSpec Pp1Tp32Ep4() {
 FitInputs InputsFor(const Baseline& b, std::vector<Measurement> measurements) {
   FitInputs in;
   for (const auto& m : measurements)
-    in.plans.push_back(plan::PlanLayout(m.layout, b.spec, b.model, b.hw));
+    in.plans.push_back(plan::PlanLayout(m.layout, b.spec, b.model, b.hardware));
   in.measurements = std::move(measurements);
-  in.spec = &b.spec;
-  in.model = &b.model;
-  in.hw = &b.hw;
+  in.search = &b;
   return in;
 }
 
@@ -296,7 +286,7 @@ TEST(FitCalibration, ShippedBaselineStaysPhysicalAndSaysWhatItCannotFit) {
   Result<FitResult> fit = FitCalibration(InputsFor(b, *m));
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   const cost::Calibration& c = fit->calibration;
-  ExpectWithinBounds(c, b.hw);
+  ExpectWithinBounds(c, b.hardware);
   ASSERT_EQ(fit->residuals.size(), 2u);
   for (const PointResidual& r : fit->residuals)
     EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.06) << r.concurrency;
@@ -349,7 +339,7 @@ TEST(FlagOffPrior, FlagsOnlyBeyondOnePriorWidthAndWidensTheSpread) {
   fit.calibration.value[intra] = 1.646;
   // host_overhead_us 6000: (6000 - 4000) / 3000 = 0.67 widths: kept.
   fit.calibration.value[host] = 6000;
-  FlagOffPrior(b.hw, fit);
+  FlagOffPrior(b.hardware, fit);
   ASSERT_EQ(fit.calibration.off_prior.size(), 1u);
   EXPECT_NE(fit.calibration.off_prior[0].find("intra_bw_scale = 1.646 is 1.4 prior widths "
                                               "outside its prior [0.7, 1.1]"),
@@ -382,12 +372,11 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
     m.layout.tp = 32 / pp;
     m.layout.ep = 4;
     m.source = "synthetic";
-    const plan::LayoutPlan plan = plan::PlanLayout(m.layout, b.spec, b.model, b.hw);
+    const plan::LayoutPlan plan = plan::PlanLayout(m.layout, b.spec, b.model, b.hardware);
     ASSERT_TRUE(plan.valid) << m.layout.Label();
-    predict::PointOptions po;
-    po.concurrency = 8;
-    po.seed = b.spec.workload.seed;
-    auto p = predict::PredictPoint(plan, b.spec, b.model, b.hw, truth, po);
+    predict::PointRequest request;
+    request.concurrency = 8;
+    const predict::PointPrediction p = predict::PredictSearchPoint(b, plan, truth, request);
     m.points.push_back({8, p.metrics.input_tps, p.metrics.ttft_s.p50, 0, p.memory.peak_mib_max});
     m.exposed_comm_share = p.exposed_comm_share;
     measured.push_back(m);
@@ -395,7 +384,7 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
   Result<FitResult> fit = FitCalibration(InputsFor(b, measured));
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   const cost::Calibration& c = fit->calibration;
-  ExpectWithinBounds(c, b.hw);
+  ExpectWithinBounds(c, b.hardware);
   EXPECT_TRUE(c.infeasible.empty()) << c.infeasible.front();
   for (const PointResidual& r : fit->residuals)
     EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.01) << r.layout.Label();
@@ -431,7 +420,7 @@ TEST(FitCalibration, ImpossibleThroughputIsInfeasible) {
   Result<FitResult> fit = FitCalibration(InputsFor(b, {m}));
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   const cost::Calibration& c = fit->calibration;
-  ExpectWithinBounds(c, b.hw);
+  ExpectWithinBounds(c, b.hardware);
   ASSERT_FALSE(c.infeasible.empty());
   bool names_compute = false;
   for (const auto& s : c.infeasible)

@@ -121,9 +121,7 @@ Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
   // Plan each measured layout against this spec's cluster and model.
   for (const auto& m : fi.measurements)
     fi.plans.push_back(plan::PlanLayout(m.layout, in->spec, in->model, in->hardware));
-  fi.spec = &in->spec;
-  fi.model = &in->model;
-  fi.hw = &in->hardware;
+  fi.search = &*in;
   Result<calibrate::FitResult> fit = calibrate::FitCalibration(fi);
   if (!fit.ok()) return fit.error();
   std::string layouts;

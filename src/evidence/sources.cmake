@@ -9,6 +9,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/run_metadata.cc
   src/evidence/run_spec.cc
   src/evidence/spec_json.cc
+  src/evidence/summary_json.cc
   src/evidence/trajectory.cc
   src/evidence/validation.cc
   src/evidence/verdict.cc)

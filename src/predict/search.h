@@ -74,11 +74,13 @@ struct PointRequest {
   int pp_max_micro_batch_size = 0;  // 0: the spec's
 };
 
-// One point of `inputs`' search (`layout` is one of its plan's layouts),
-// predicted as PredictSearch predicts each of its points: the inputs' spec,
-// model and hardware under `calibration`. The one way a point is predicted
-// outside the calibration's own fit (the simulated engine's samples, their
-// profile breakdown).
+// One point of `inputs`' search, predicted as PredictSearch predicts each
+// of its points: the inputs' spec, model and hardware under `calibration`.
+// `layout` is one of its plan's layouts, or a layout planned against the
+// same spec, model and hardware (plan::PlanLayout: a measured layout the
+// calibration fit is given). The one way a point is predicted: the search,
+// the simulated engine's samples, their profile breakdown and every
+// evaluation of the calibration fit.
 PointPrediction PredictSearchPoint(const plan::SearchInputs& inputs, const plan::LayoutPlan& layout,
                                    const cost::Calibration& calibration,
                                    const PointRequest& request);

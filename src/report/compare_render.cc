@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "evidence/summary_json.h"
 #include "report/result_table.h"
 #include "util/format.h"
 
@@ -196,20 +197,15 @@ std::string RenderConfounders(const compare::ConfounderReport& r) {
   return out;
 }
 
-nlohmann::json ConfoundersJson(const compare::ConfounderReport& r) {
-  nlohmann::json diffs = nlohmann::json::array();
+evidence::ConfounderCheck ConfounderCheckOf(const compare::ConfounderReport& r) {
+  evidence::ConfounderCheck out;
   for (const compare::Difference& d : r.differences)
-    diffs.push_back({{"key", d.key},
-                     {"setting", d.what.label},
-                     {"kind", d.what.kind},
-                     {"class", compare::SeverityName(d.what.severity)},
-                     {"reason", d.what.reason},
-                     {"a", d.a},
-                     {"b", d.b}});
-  return {{"differences", diffs},
-          {"unchecked", r.unchecked},
-          {"comparable", r.comparable},
-          {"verdict", r.verdict}};
+    out.differences.push_back({d.key, d.what.label, d.what.kind,
+                               compare::SeverityName(d.what.severity), d.what.reason, d.a, d.b});
+  out.unchecked = r.unchecked;
+  out.comparable = r.comparable;
+  out.verdict = r.verdict;
+  return out;
 }
 
 std::string RenderComparisonText(const compare::Comparison& c) {
@@ -252,7 +248,7 @@ nlohmann::json ComparisonJson(const compare::Comparison& c) {
           {"only_in_a", c.match.only_a},
           {"only_in_b", c.match.only_b},
           {"prediction", c.prediction ? PredictionJson(*c.prediction) : nlohmann::json(nullptr)},
-          {"confounders", ConfoundersJson(c.confounders)}};
+          {"confounders", evidence::ConfounderCheckJson(ConfounderCheckOf(c.confounders))}};
 }
 
 }  // namespace ppsearch::report

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compare/comparison.h"
+#include "evidence/run_summary.h"
 #include "report/document.h"
 
 namespace ppsearch::report {
@@ -18,6 +19,7 @@ nlohmann::json ComparisonJson(const compare::Comparison& c);
 // report section's blocks (report.md and report.html), or as terminal text.
 std::vector<Block> ConfounderBlocks(const compare::ConfounderReport& r);
 std::string RenderConfounders(const compare::ConfounderReport& r);
-nlohmann::json ConfoundersJson(const compare::ConfounderReport& r);
+// The check as summary.json and --json write it (evidence::ConfounderCheckJson).
+evidence::ConfounderCheck ConfounderCheckOf(const compare::ConfounderReport& r);
 
 }  // namespace ppsearch::report

@@ -3,19 +3,11 @@
 #include "decide/sla.h"
 #include "evidence/medians_csv.h"
 #include "evidence/results_csv.h"
+#include "evidence/summary_json.h"
 #include "report/compare_render.h"
 
 namespace ppsearch::report {
 namespace {
-
-nlohmann::json Opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
-}
-
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
-          {"label", l.Label()}};
-}
 
 // results.csv's row of a completed sample (evidence/results_csv owns the
 // format). Impossible evidence measured nothing: its counts and figures are
@@ -86,155 +78,50 @@ evidence::MedianRow SummaryRow(const analysis::PointSummary& p, bool simulated) 
   return r;
 }
 
-// A decode figure, or unknown (null, an empty cell) for a prefill-only point.
-std::optional<double> DecodeOnly(const analysis::PointSummary& p, double v) {
-  return p.decode ? std::optional<double>(v) : std::nullopt;
+// checks.samples' entry of a sample. Impossible evidence measured nothing:
+// its counts and figures are unknown, not zero.
+evidence::SampleCheck SampleCheckOf(const analysis::SampleAnalysis& s) {
+  evidence::SampleCheck c;
+  c.sample = s.name;
+  c.state = s.state;
+  c.valid = s.valid();
+  c.findings = static_cast<int>(s.findings.size());
+  c.peak_gpu_mib = s.peak_gpu_mib;
+  c.headroom_mib = s.headroom_mib;
+  for (const analysis::NodePeak& n : s.nodes) c.nodes.push_back({n.host, n.used_mib, n.total_mib});
+  c.problems = s.problems;
+  c.invalid_evidence = s.invalid_evidence;
+  c.verdict = s.verdict;
+  c.detail = s.detail;
+  if (!s.trustworthy()) return c;
+  c.requests_completed = s.metrics.requests_completed;
+  c.requests_total = s.requests_total();
+  c.request_errors = s.metrics.request_errors;
+  c.prompt_length_mismatches = s.prompt_length_mismatches;
+  c.input_tps = s.metrics.input_tps;
+  c.ttft_p50_s = s.metrics.ttft_s.p50;
+  return c;
 }
 
-nlohmann::json PointJson(const analysis::PointSummary& p) {
-  return {{"layout", LayoutJson(p.layout)},
-          {"concurrency", p.concurrency},
-          {"repeats", p.repeats},
-          {"valid_repeats", p.valid_repeats},
-          {"requests_completed", p.requests_completed},
-          {"requests_total", p.requests_total},
-          {"input_tps_median", p.input_tps_median},
-          {"input_tps_spread", p.input_tps_spread},
-          {"ttft_mean_s_median", p.ttft_mean_s_median},
-          {"ttft_p50_s_median", p.ttft_p50_s_median},
-          {"ttft_p50_s_spread", p.ttft_p50_s_spread},
-          {"ttft_p95_s_median", p.ttft_p95_s_median},
-          {"ttft_p99_s_median", p.ttft_p99_s_median},
-          {"e2e_p50_s_median", p.e2e_p50_s_median},
-          {"e2e_p99_s_median", p.e2e_p99_s_median},
-          {"goodput_rps_median", p.goodput_rps_median},
-          {"decode", p.decode},
-          {"output_tps_median", Opt(DecodeOnly(p, p.output_tps_median))},
-          {"output_tps_per_gpu_median", Opt(DecodeOnly(p, p.output_tps_per_gpu_median))},
-          {"tpot_p50_s_median", Opt(DecodeOnly(p, p.tpot_p50_s_median))},
-          {"output_tps_per_user", Opt(DecodeOnly(p, p.output_tps_per_user))},
-          {"tpot_p99_s_median", Opt(DecodeOnly(p, p.tpot_p99_s_median))},
-          {"itl_p99_s_median", Opt(DecodeOnly(p, p.itl_p99_s_median))},
-          {"peak_gpu_mib", Opt(p.peak_gpu_mib)},
-          {"gpu_total_mib", Opt(p.gpu_total_mib)},
-          {"headroom_mib", Opt(p.headroom_mib)},
-          {"input_tps_vs_baseline", Opt(p.input_tps_vs_baseline)},
-          {"ttft_p50_vs_baseline", Opt(p.ttft_p50_vs_baseline)},
-          {"is_baseline", p.is_baseline},
-          {"imported", p.imported}};
-}
-
-nlohmann::json MemoryJson(const analysis::LayoutMemory& m) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& s : m.stages)
-    stages.push_back({{"pp_rank", s.pp_rank}, {"peak_mib", s.peak_mib}});
-  return {{"layout", LayoutJson(m.layout)},
-          {"peak_gpu_mib", Opt(m.peak_gpu_mib)},
-          {"gpu_total_mib", Opt(m.gpu_total_mib)},
-          {"remaining_mib", Opt(m.remaining_mib)},
-          {"headroom_mib", Opt(m.headroom_mib)},
-          {"peak_where", m.peak_where},
-          {"stages", stages},
-          {"stage_spread_mib", Opt(m.stage_spread_mib)},
-          {"imported", m.imported}};
-}
-
-nlohmann::json DecisionJson(const analysis::Decision& d) {
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const auto& v : d.verdicts) {
-    nlohmann::json misses = nlohmann::json::array();
-    for (const analysis::SlaMissAt& at : v.sla_misses)
-      misses.push_back({{"concurrency", at.concurrency},
-                        {"key", decide::Info(at.miss.metric).key},
-                        {"value_s", at.miss.value_s},
-                        {"limit_s", at.miss.limit_s},
-                        {"over", at.miss.over()}});
-    verdicts.push_back({{"layout", LayoutJson(v.layout)},
-                        {"qualifies", v.qualifies},
-                        {"score", v.score},
-                        {"headroom_mib", Opt(v.headroom_mib)},
-                        {"sla_misses", misses},
-                        {"exclusions", v.exclusions},
-                        {"notes", v.notes}});
+evidence::RunChecks ChecksOf(const analysis::RunAnalysis& a,
+                             const compare::ConfounderReport* baseline_check) {
+  evidence::RunChecks c;
+  c.samples_expected = a.spec().sweep.sample_count();
+  for (const analysis::SampleAnalysis& s : a.evidence.samples) {
+    c.samples.push_back(SampleCheckOf(s));
+    c.request_errors += s.metrics.request_errors;
+    c.prompt_length_mismatches += s.prompt_length_mismatches;
+    for (const analysis::LogFinding& f : s.findings)
+      c.log_findings.push_back({s.name, analysis::FindingKindName(f.kind), f.file, f.line, f.text});
   }
-  nlohmann::json sla = nlohmann::json::object();
-  for (decide::SlaMetric m : decide::kSlaMetrics)
-    if (d.sla[m]) sla[decide::Info(m).key] = *d.sla[m] * decide::Info(m).per_second;
-  return {{"objective", d.objective},
-          {"sla", sla},
-          {"primary", d.primary ? LayoutJson(*d.primary) : nlohmann::json()},
-          {"primary_reason", d.primary_reason},
-          {"fallback", d.fallback ? LayoutJson(*d.fallback) : nlohmann::json()},
-          {"fallback_reason", d.fallback_reason},
-          {"none_reason", d.none_reason},
-          {"verdicts", verdicts},
-          {"flags_not_to_carry_forward", d.flags_not_to_carry_forward}};
-}
-
-nlohmann::json SampleJson(const analysis::SampleAnalysis& s) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : s.nodes)
-    nodes.push_back({{"host", n.host}, {"peak_used_mib", n.used_mib}, {"total_mib", n.total_mib}});
-  nlohmann::json invalid = nlohmann::json::array();
-  for (const evidence::EvidenceProblem& p : s.invalid_evidence)
-    invalid.push_back({{"kind", p.kind}, {"file", p.file}, {"detail", p.detail}});
-  nlohmann::json j = {{"sample", s.name},
-                      {"state", evidence::SampleStateName(s.state)},
-                      {"valid", s.valid()},
-                      {"requests_completed", s.metrics.requests_completed},
-                      {"requests_total", s.requests_total()},
-                      {"request_errors", s.metrics.request_errors},
-                      {"prompt_length_mismatches", s.prompt_length_mismatches},
-                      {"input_tps", s.metrics.input_tps},
-                      {"ttft_p50_s", s.metrics.ttft_s.p50},
-                      {"findings", s.findings.size()},
-                      {"peak_gpu_mib", Opt(s.peak_gpu_mib)},
-                      {"headroom_mib", Opt(s.headroom_mib)},
-                      {"nodes", nodes},
-                      {"problems", s.problems},
-                      {"invalid_evidence", invalid},
-                      {"verdict", evidence::VerdictName(s.verdict)},
-                      {"detail", s.detail}};
-  // Impossible evidence measured nothing: unknown, not zero.
-  if (!s.trustworthy())
-    for (const char* key : {"requests_completed", "requests_total", "request_errors",
-                            "prompt_length_mismatches", "input_tps", "ttft_p50_s"})
-      j[key] = nullptr;
-  return j;
-}
-
-nlohmann::json ChecksJson(const analysis::RunAnalysis& a,
-                          const compare::ConfounderReport* baseline_check) {
-  nlohmann::json missing = nlohmann::json::array();
-  for (const auto& m : a.evidence.missing)
-    missing.push_back({{"sample", m.name}, {"state", m.state}});
-  nlohmann::json findings = nlohmann::json::array();
-  int request_errors = 0, mismatches = 0;
-  for (const auto& s : a.evidence.samples) {
-    request_errors += s.metrics.request_errors;
-    mismatches += s.prompt_length_mismatches;
-    for (const auto& f : s.findings)
-      findings.push_back({{"sample", s.name},
-                          {"kind", analysis::FindingKindName(f.kind)},
-                          {"file", f.file},
-                          {"line", f.line},
-                          {"text", f.text}});
-  }
-  nlohmann::json samples = nlohmann::json::array();
-  for (const auto& s : a.evidence.samples) samples.push_back(SampleJson(s));
-  return {{"samples_expected", a.spec().sweep.sample_count()},
-          {"samples", samples},
-          {"missing_samples", missing},
-          {"incomplete", a.incomplete()},
-          {"request_errors", request_errors},
-          {"prompt_length_mismatches", mismatches},
-          {"log_findings", findings},
-          {"evidence_problems", a.evidence.problems},
-          {"baseline_comparability", a.comparability},
-          {"baseline_confounders",
-           baseline_check ? ConfoundersJson(*baseline_check) : nlohmann::json(nullptr)},
-          {"spec_warnings", a.spec_warnings},
-          {"warnings", a.warnings}};
+  for (const analysis::MissingSample& m : a.evidence.missing)
+    c.missing_samples.push_back({m.name, m.state});
+  c.evidence_problems = a.evidence.problems;
+  c.baseline_comparability = a.comparability;
+  if (baseline_check) c.baseline_confounders = ConfounderCheckOf(*baseline_check);
+  c.spec_warnings = a.spec_warnings;
+  c.warnings = a.warnings;
+  return c;
 }
 
 }  // namespace
@@ -255,27 +142,17 @@ std::string SummaryCsv(const analysis::RunAnalysis& a) {
 
 nlohmann::json SummaryJson(const analysis::RunAnalysis& a,
                            const compare::ConfounderReport* baseline_check) {
-  nlohmann::json points = nlohmann::json::array();
-  for (const auto& p : a.points) points.push_back(PointJson(p));
-  nlohmann::json baseline_rows = nlohmann::json::array();
-  for (const auto& p : a.baseline_rows) baseline_rows.push_back(PointJson(p));
-  nlohmann::json memory = nlohmann::json::array();
-  for (const auto& m : a.memory) memory.push_back(MemoryJson(m));
-  return {{"schema_version", kReportSchemaVersion},
-          {"run_id", a.evidence.run_id},
-          {"engine", a.evidence.engine},
-          {"simulated", a.evidence.simulated},
-          {"points", points},
-          {"baseline",
-           {{"layout", a.baseline_layout ? LayoutJson(*a.baseline_layout) : nlohmann::json()},
-            {"source", a.baseline_source},
-            {"file", a.baseline_file},
-            {"note", a.baseline_note},
-            {"imported", a.baseline_imported},
-            {"rows", baseline_rows}}},
-          {"memory", memory},
-          {"decision", DecisionJson(a.decision)},
-          {"checks", ChecksJson(a, baseline_check)}};
+  evidence::RunSummary s;
+  s.run_id = a.evidence.run_id;
+  s.engine = a.evidence.engine;
+  s.simulated = a.evidence.simulated;
+  s.points = a.points;
+  s.baseline = {a.baseline_layout, a.baseline_source,   a.baseline_file,
+                a.baseline_note,   a.baseline_imported, a.baseline_rows};
+  s.memory = a.memory;
+  s.decision = a.decision;
+  s.checks = ChecksOf(a, baseline_check);
+  return evidence::SummaryJson(s);
 }
 
 }  // namespace ppsearch::report

@@ -1,9 +1,10 @@
 #pragma once
 // The derived files of a run directory that tools read: results.csv (one
 // row per sample), summary.csv (one row per layout x concurrency) and
-// summary.json (the same plus the decision and the checks). Columns and
-// units are listed in docs/formats.md; schema_version is the first
-// column of every CSV row and a key of the JSON.
+// summary.json (the same plus the decision and the checks), each the rows
+// of a run's analysis handed to its format's owner in evidence/
+// (results_csv, medians_csv, summary_json). Columns, keys and units are
+// listed in docs/formats.md.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,8 +13,6 @@
 #include "compare/confounders.h"
 
 namespace ppsearch::report {
-
-inline constexpr int kReportSchemaVersion = 1;
 
 std::string ResultsCsv(const analysis::RunAnalysis& a);
 std::string SummaryCsv(const analysis::RunAnalysis& a);
