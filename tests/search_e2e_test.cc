@@ -17,9 +17,9 @@ using nlohmann::json;
 
 constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
 // A small space: the example's PP sizes at EP 4 and 8, two chunk sizes.
-// One instance: the instances dimension has its own test.
+// One instance and no DP attention: those dimensions have their own tests.
 constexpr const char* kSmall =
-    " --instances 1 --pp 1,2,4,8 --ep 4,8 --chunked-prefill-size 4096,8192"
+    " --instances 1 --pp 1,2,4,8 --ep 4,8 --dp 1 --chunked-prefill-size 4096,8192"
     " --concurrency 8,16 --samples 8";
 
 class SearchE2e : public CliTest {};
@@ -75,6 +75,38 @@ TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "results" / "emitted" / "summary.csv")) << run.err;
 }
 
+// Request rates are open-loop load points; a run spec holds one rate, so
+// only a search of one rate emits a spec, and it runs.
+TEST_F(SearchE2e, RequestRatesAreLoadPointsAndOneRateEmitsARunnableSpec) {
+  const std::string space = " --instances 1 --pp 4,8 --ep 4 --dp 1 --chunked-prefill-size 8192";
+  CommandResult r = Run(std::string("search ") + kSpec + space +
+                        " --samples 0 --request-rate 0.2,0.4 --concurrency 32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(Poisson arrivals at 0.20, 0.40 requests/s, at most 32 in flight)"),
+            std::string::npos)
+      << r.out;
+  const std::string emitted = (dir_ / "rate.toml").string();
+  r = Run(std::string("search ") + kSpec + space +
+          " --samples 0 --request-rate 0.2,0.4 --emit-spec " + emitted);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a run spec holds one workload.request_rate, the search has 2"),
+            std::string::npos)
+      << r.err;
+  r = Run(std::string("search ") + kSpec + space +
+          " --samples 0 --request-rate 0.5 --concurrency 16 --set workload.requests=8"
+          " --emit-spec " +
+          emitted);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = ReadText(emitted);
+  EXPECT_NE(text.find("request_rate = 0.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("concurrency = [ 16 ]"), std::string::npos) << text;
+  CommandResult run = Run("run " + emitted +
+                          " --engine sim --set sweep.repeats=1"
+                          " --set experiment.results_dir=" +
+                          (dir_ / "results").string() + " --run-id rate");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
 TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
   CommandResult r = Run(std::string("search ") + kSpec +
                         " --pp 4,8 --ep 4 --concurrency 8 --samples 0"
@@ -95,7 +127,7 @@ TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
     text.replace(at, 4, "\"" + examples + "/../");
   const std::string spec = (dir_ / "search.toml").string();
   std::ofstream(spec) << text
-                      << "\n[search]\ninstances = [1]\npp = [4, 8]\nep = [4, 8]\n"
+                      << "\n[search]\ninstances = [1]\npp = [4, 8]\nep = [4, 8]\ndp = [1]\n"
                          "chunked_prefill_size = [4096, 8192]\nconcurrency = [8, 16]\n";
   CommandResult r = Run("search " + spec + " --samples 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -49,6 +49,10 @@ Result<spec::LayoutSpec> CsvLayout(const CsvTable& t, size_t r) {
   if (t.Column("dp") >= 0) {
     PPS_ASSIGN_OR_RETURN(layout.dp, CsvPositiveInt(t, r, "dp"));
   }
+  // Files written before the column have one instance per layout.
+  if (t.Column("instances") >= 0) {
+    PPS_ASSIGN_OR_RETURN(layout.instances, CsvPositiveInt(t, r, "instances"));
+  }
   layout.origin.file = t.path;
   layout.origin.line = t.row_lines[r];
   return layout;

@@ -61,14 +61,15 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
                        "input_tps_median)");
   MediansCsv out;
   out.path = table.path;
-  std::map<std::tuple<int, int, int, int, int>, int> first_line;  // (pp, tp, ep, dp, concurrency)
+  // (instances, pp, tp, ep, dp, concurrency)
+  std::map<std::tuple<int, int, int, int, int, int>, int> first_line;
   for (size_t r = 0; r < table.rows.size(); ++r) {
     MedianRow row;
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
     // Two rows for one point would leave which medians count to the reader.
     const auto [seen, added] =
-        first_line.emplace(std::make_tuple(row.layout.pp, row.layout.tp, row.layout.ep,
-                                           row.layout.dp, row.concurrency),
+        first_line.emplace(std::make_tuple(row.layout.instances, row.layout.pp, row.layout.tp,
+                                           row.layout.ep, row.layout.dp, row.concurrency),
                            row.line());
     if (!added)
       return MakeError(CsvAt(table, r) + ": " + row.layout.Label() + " at concurrency " +
@@ -108,7 +109,8 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                             "tpot_p99_s_median",
                             "itl_p99_s_median",
                             "e2e_p99_s_median",
-                            "goodput_rps_median"});
+                            "goodput_rps_median",
+                            "instances"});
   for (const MedianRow& r : rows)
     out += CsvRow({"1",
                    std::to_string(r.layout.pp),
@@ -137,7 +139,8 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                    CsvFixed(r.tpot_p99_s_median, 6),
                    CsvFixed(r.itl_p99_s_median, 6),
                    CsvFixed(r.e2e_p99_s_median, 4),
-                   CsvFixed(r.goodput_rps_median, 4)});
+                   CsvFixed(r.goodput_rps_median, 4),
+                   std::to_string(r.layout.instances)});
   return out;
 }
 

@@ -104,7 +104,8 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   a.simulated = true;
   a.tpot_p99_s_median = 0.0415;
   a.goodput_rps_median = 3.25;
-  MedianRow failed = a;  // every repeat failed: no medians
+  a.layout.instances = 2;  // two copies behind the router: read back, not lost
+  MedianRow failed = a;    // every repeat failed: no medians
   failed.concurrency = 8;
   failed.valid_repeats = 0;
   failed.input_tps_median = 0;
@@ -115,7 +116,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
             "ttft_p50_s_spread,ttft_p95_s_median,peak_gpu_mib,gpu_total_mib,headroom_mib,"
             "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated,dp,output_tps_median,"
             "output_tps_per_gpu_median,ttft_p99_s_median,tpot_p99_s_median,itl_p99_s_median,"
-            "e2e_p99_s_median,goodput_rps_median");
+            "e2e_p99_s_median,goodput_rps_median,instances");
   Result<CsvTable> table = ParseCsv(text, "summary.csv");
   ASSERT_TRUE(table.ok());
   Result<MediansCsv> back = ParseMediansCsv(*table);
@@ -123,6 +124,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   ASSERT_EQ(back->rows.size(), 2u);
   const MedianRow& r = back->rows[0];
   EXPECT_EQ(r.layout, a.layout);
+  EXPECT_EQ(r.layout.instances, 2);
   EXPECT_EQ(r.concurrency, 16);
   EXPECT_DOUBLE_EQ(r.input_tps_median, 9641.63);
   EXPECT_EQ(r.ttft_p95_s_median, 26.25);

@@ -77,7 +77,8 @@ std::string ResultsCsvText(const std::vector<ResultRow>& rows) {
                             "itl_p50_s",
                             "itl_p99_s",
                             "dp",
-                            "goodput_rps"});
+                            "goodput_rps",
+                            "instances"});
   for (const ResultRow& r : rows)
     out += CsvRow({std::to_string(kResultsSchemaVersion),
                    r.sample,
@@ -107,7 +108,8 @@ std::string ResultsCsvText(const std::vector<ResultRow>& rows) {
                    CsvFixed(r.itl_p50_s, 6),
                    CsvFixed(r.itl_p99_s, 6),
                    std::to_string(r.layout.dp),
-                   CsvFixed(r.goodput_rps, 4)});
+                   CsvFixed(r.goodput_rps, 4),
+                   std::to_string(r.layout.instances)});
   return out;
 }
 
