@@ -76,11 +76,16 @@ StageBreakdown LayoutCostModel::DpRankSide(int stage, const sim::MicroBatch& par
   }
   if (!cached) {
     const double act_bytes = static_cast<double>(rows) * model_.hidden * kBf16Bytes;
+    const std::vector<double> linears_ns = LinearNsInOrder(stage, [&](const model::Linear& l) {
+      if (l.role != OpRole::kAttention) return 0.0;
+      return part.is_prefill ? LinearNs(l, rows, sequences) : DecodeLinearNs(l, rows, sequences);
+    });
+    size_t next = 0;
     for (const auto* layer : stage_layers_[stage].layers) {
-      for (const auto& l : layer->linears)
-        if (l.role == OpRole::kAttention)
-          b.gemm_ns +=
-              part.is_prefill ? LinearNs(l, rows, sequences) : DecodeLinearNs(l, rows, sequences);
+      for (const auto& l : layer->linears) {
+        const double ns = linears_ns[next++];
+        if (l.role == OpRole::kAttention) b.gemm_ns += ns;
+      }
       b.elementwise_ns += k_.elementwise_passes / 2 * act_bytes / MemoryBw() * 1e9;
       if (model_.attn_res_block_size > 0) {  // the residual before the attention
         const double res_ns = model_.ResidualVectorsAt(layer->index) * act_bytes / MemoryBw() * 1e9;
@@ -123,10 +128,14 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
     return sequences >= 0 ? DecodeLinearNs(l, gathered, sequences)
                           : LinearNs(l, gathered, logit_rows);
   };
+  const std::vector<double> linears_ns = LinearNsInOrder(stage, [&](const model::Linear& l) {
+    return l.role == OpRole::kAttention ? 0.0 : linear_ns(l);
+  });
+  size_t next = 0;
   for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) {
+      const double ns = linears_ns[next++];
       if (l.role == OpRole::kAttention) continue;
-      const double ns = linear_ns(l);
       b.gemm_ns += ns;
       if (l.role == OpRole::kRoutedExpert) b.imbalance_wait_ns += (skew - 1.0) * ns;
     }

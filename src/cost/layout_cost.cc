@@ -172,6 +172,18 @@ GemmShape LayoutCostModel::LinearShape(const model::Linear& l, int64_t tokens,
   return g;
 }
 
+std::vector<double> LayoutCostModel::LinearNsInOrder(
+    int stage, const std::function<double(const model::Linear&)>& cost) const {
+  const StageLayers& sl = stage_layers_[stage];
+  std::vector<double> distinct_ns;
+  distinct_ns.reserve(sl.distinct.size());
+  for (const model::Linear* l : sl.distinct) distinct_ns.push_back(cost(*l));
+  std::vector<double> out;
+  out.reserve(sl.distinct_of.size());
+  for (int d : sl.distinct_of) out.push_back(distinct_ns[static_cast<size_t>(d)]);
+  return out;
+}
+
 double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows) const {
   if (l.role == OpRole::kEmbedding) return EmbeddingNs(tokens);
   return static_cast<double>(EstimateGemm(LinearShape(l, tokens, logit_rows), RateTflops(l.dtype),
@@ -197,14 +209,11 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     return decode_sequences >= 0 ? DecodeLinearNs(l, tokens, decode_sequences)
                                  : LinearNs(l, tokens, logit_rows);
   };
-  const StageLayers& sl = stage_layers_[stage];
-  std::vector<double> distinct_ns;
-  distinct_ns.reserve(sl.distinct.size());
-  for (const model::Linear* l : sl.distinct) distinct_ns.push_back(linear_ns(*l));
+  const std::vector<double> linears_ns = LinearNsInOrder(stage, linear_ns);
   size_t next = 0;
-  for (const auto* layer : sl.layers) {
+  for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) {
-      const double ns = distinct_ns[static_cast<size_t>(sl.distinct_of[next++])];
+      const double ns = linears_ns[next++];
       b.gemm_ns += ns;
       // Every rank waits, inside the next all-reduce, for the busiest EP
       // rank's experts: the mean rank computes `ns`, the slowest skew x ns.

@@ -4,6 +4,7 @@
 // of its group, the hand-off to the next stage). Implements sim::CostModel.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -135,6 +136,10 @@ class LayoutCostModel : public sim::CostModel {
   // The GEMM a linear runs for `tokens` rows (LM head: `logit_rows`); not the embedding.
   GemmShape LinearShape(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
   double EmbeddingNs(int64_t tokens) const;
+  // `cost` of every linear of `stage`'s layers, layer by layer in order,
+  // each distinct shape priced once (StageLayers::distinct).
+  std::vector<double> LinearNsInOrder(
+      int stage, const std::function<double(const model::Linear&)>& cost) const;
   double AttentionNs(int stage, const sim::MicroBatch& batch) const;
   double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
   double RateTflops(model::DType dtype) const;
@@ -163,8 +168,7 @@ class LayoutCostModel : public sim::CostModel {
     std::vector<const model::LayerDesc*> layers;
     // The stage's linears with equal shapes counted once (layers of one kind
     // repeat them), and for each linear of each layer, in order, its index
-    // there: TokenPart costs each shape once per call, then sums per layer
-    // in the same order as before.
+    // there (LinearNsInOrder).
     std::vector<const model::Linear*> distinct;
     std::vector<int> distinct_of;
   };
