@@ -109,6 +109,12 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   b.pp = {0};
   EXPECT_EQ(CheckBounds(b).error().message, "--pp: expected values >= 1, got 0");
   b = {};
+  b.pp = {8, 4, 8};
+  EXPECT_EQ(CheckBounds(b).error().message, "--pp: 8 is listed twice");
+  b = {};
+  b.request_rate = {0.5, 0.5};
+  EXPECT_EQ(CheckBounds(b).error().message, "--request-rate: 0.5 is listed twice");
+  b = {};
   b.chunked_prefill_size = {0};
   EXPECT_EQ(CheckBounds(b).error().message,
             "--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");

@@ -33,9 +33,14 @@ Status CheckList(const std::vector<T>& values, const char* flag, T at_least) {
   if (values.size() > static_cast<size_t>(spec::kMaxSearchValues))
     return MakeError(
         fmt::format("{}: at most {} values, got {}", flag, spec::kMaxSearchValues, values.size()));
-  for (T v : values)
-    if (v < at_least)
-      return MakeError(fmt::format("{}: expected values >= {}, got {}", flag, at_least, v));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < at_least)
+      return MakeError(fmt::format("{}: expected values >= {}, got {}", flag, at_least, values[i]));
+    // A repeated value would predict the same candidates twice.
+    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
+        values.begin() + static_cast<std::ptrdiff_t>(i))
+      return MakeError(fmt::format("{}: {} is listed twice", flag, values[i]));
+  }
   return Status::Ok();
 }
 
@@ -71,12 +76,10 @@ Status CheckBounds(const Bounds& b) {
   for (int64_t c : b.chunked_prefill_size)
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
-  if (b.request_rate.size() > static_cast<size_t>(spec::kMaxSearchValues))
-    return MakeError(fmt::format("--request-rate: at most {} values, got {}",
-                                 spec::kMaxSearchValues, b.request_rate.size()));
   for (double r : b.request_rate)
     if (!(r > 0) || std::isinf(r))
       return MakeError(fmt::format("--request-rate: expected requests/s > 0, got {}", r));
+  PPS_RETURN_IF_ERROR(CheckList(b.request_rate, "--request-rate", 0.0));
   if (!b.request_rate.empty() && b.concurrency.size() > 1)
     return MakeError(fmt::format(
         "--concurrency: with request rates it is the one cap on requests in flight; got {} "
