@@ -136,6 +136,10 @@ Runner AddSearchCommand(CLI::App& app) {
                   "max-running-requests values (default: [search] max_running_requests, else the "
                   "spec's, or SGLang's default)")
       ->delimiter(',');
+  sub->add_option("--moe-a2a-backend", b.moe_a2a_backend,
+                  "MoE all-to-all backends to consider, e.g. none,deepep (default: [search] "
+                  "moe_a2a_backend, else the spec's)")
+      ->delimiter(',');
   sub->add_option("--concurrency", b.concurrency,
                   "load points: requests in flight (default: [search] concurrency, else "
                   "1,2,4,8,16,32,64)")

@@ -10,9 +10,7 @@ namespace ppsearch::cost {
 namespace {
 
 const hardware::IntraCollective* IntraEntry(const LinkParams& links, int group_size) {
-  for (const auto& e : links.intra)
-    if (e.group_size >= group_size) return &e;
-  return links.intra.empty() ? nullptr : &links.intra.back();
+  return NearestEntry(links.intra, group_size);
 }
 
 int64_t ToNs(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
@@ -29,9 +27,18 @@ double IntraBusBw(const LinkParams& links, int local) {
 
 }  // namespace
 
+const hardware::IntraCollective* NearestEntry(const std::vector<hardware::IntraCollective>& table,
+                                              int group_size) {
+  for (const auto& e : table)
+    if (e.group_size >= group_size) return &e;
+  return table.empty() ? nullptr : &table.back();
+}
+
 LinkParams LinkParams::FromProfile(const hardware::HardwareProfile& hw) {
   LinkParams p;
   p.intra = hw.intra_allreduce;
+  p.intra_alltoall = hw.intra_alltoall;
+  p.nvlink = hw.nvlink;
   double best = 0;
   for (const auto& e : hw.intra_allreduce) best = std::max(best, e.busbw_gbps);
   p.intra_line_gbps = std::max(hw.p2p_gbps, best);

@@ -12,8 +12,10 @@
 namespace ppsearch::cost {
 
 struct LinkParams {
-  std::vector<hardware::IntraCollective> intra;  // by group size, ascending
-  double intra_bw_scale = 1;                     // calibration factor on intra-node busbw
+  std::vector<hardware::IntraCollective> intra;           // all-reduce, by group size, ascending
+  std::vector<hardware::IntraCollective> intra_alltoall;  // all-to-all, likewise
+  bool nvlink = false;               // the node's GPUs share NVLink (false: PCIe only)
+  double intra_bw_scale = 1;         // calibration factor on intra-node busbw
   double intra_line_gbps = 0;        // line rate per GPU: no ring busbw exceeds it (0: no cap)
   int gpus_per_node = 0;             // for the fabric every group on a node shares
   double nic_line_gbps_per_gpu = 0;  // the NICs' line rate per GPU, GB/s
@@ -27,6 +29,12 @@ struct LinkParams {
   // Effective NIC bandwidth per GPU of a two-node ring, GB/s.
   double inter_gbps_per_gpu() const { return nic_line_gbps_per_gpu * inter_bw_eff; }
 };
+
+// The entry of `table` (ascending group sizes) for a node-local group of
+// `group_size` ranks: exact, else the next larger, else the largest; null
+// for an empty table.
+const hardware::IntraCollective* NearestEntry(const std::vector<hardware::IntraCollective>& table,
+                                              int group_size);
 
 // Where a collective group's ranks sit.
 struct GroupSpan {

@@ -33,9 +33,9 @@
 // per rank (deepseek_v2.py builds VocabParallelEmbedding with
 // enable_tp=not is_dp_attention_enabled()), so it needs no all-reduce; the
 // LM head runs over the whole TP group on the gathered last positions
-// (logits_processor.py dp_gather_replicate, enable_dp_lm_head unset). The
-// all-to-all MoE backends (deepep), which dispatch instead of gathering, are
-// costed as the gather, like the all-reduce path at dp 1.
+// (logits_processor.py dp_gather_replicate, enable_dp_lm_head unset). With
+// an all-to-all MoE backend the ranks dispatch their own tokens instead of
+// gathering them; that is not modelled (predict::NotModelled refuses it).
 
 #include <algorithm>
 

@@ -99,6 +99,15 @@ double LayoutCostModel::ExpertSkew() const {
   return 1.0 + (calibration_.Get(Param::kExpertSkew) - 1.0) * std::log2(layout_.ep) / 3.0;
 }
 
+bool LayoutCostModel::RoutedExpertsFp8() const {
+  // DeepEP's normal kernels dispatch FP8 when the experts run DeepGEMM's
+  // block-FP8 path (token_dispatcher/deepep.py), BF16 for other experts.
+  for (const auto& layer : model_.layers)
+    for (const model::Linear& l : layer.linears)
+      if (l.role == OpRole::kRoutedExpert) return l.dtype == DType::kFp8;
+  return false;
+}
+
 int LayoutCostModel::BoundaryVectors(int stage) const {
   if (stage <= 0 || stage >= static_cast<int>(layout_.stages.size())) return 2;
   return model_.StreamVectorsAt(layout_.stages[stage].first_layer);
@@ -156,6 +165,18 @@ GemmShape LayoutCostModel::LinearShape(const model::Linear& l, int64_t tokens,
         g.k = CeilDiv(l.in_features, moe_tp);
       break;
     }
+    case OpRole::kRouter:
+    case OpRole::kSharedExpert:
+    case OpRole::kLatentProj:
+      if (layout_.deepep) {
+        // On the rank's 1/tp shard of the tokens, whole: the shared experts
+        // are built with tp_size 1 under DeepEP (deepseek_v2.py, kimi_k3.py),
+        // the router and latent projections are replicated anyway.
+        g.m = CeilDiv(tokens, tp);
+        g.groups = l.count;
+        break;
+      }
+      [[fallthrough]];
     default: {
       // With DP attention the attention projections split over the
       // attention-TP group only, tp / dp GPUs (layers/dp_attention.py
@@ -210,6 +231,22 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
                                  : LinearNs(l, tokens, logit_rows);
   };
   const std::vector<double> linears_ns = LinearNsInOrder(stage, linear_ns);
+  // DeepEP's MoE layers: the reduce-scatter after attention, the all-gather
+  // before the next one, and the rank's dispatch and combine.
+  double scatter_gather_ns = 0;
+  DispatchTime dispatch;
+  if (layout_.deepep && layout_.tp > 1) {
+    scatter_gather_ns = static_cast<double>(ReduceScatterNs(act_bytes, group, links_) +
+                                            AllGatherNs(act_bytes, group, links_));
+    DispatchShape d;
+    d.rows = CeilDiv(tokens, layout_.tp);
+    d.width = model_.moe.expert_hidden;
+    d.experts = model_.moe.num_experts;
+    d.top_k = model_.moe.top_k;
+    d.kernels = KernelsFor(layout_.deepep_mode, decode_sequences >= 0);
+    d.fp8_dispatch = d.kernels == DeepEpKernels::kLowLatency || RoutedExpertsFp8();
+    dispatch = DeepEpNs(d, group, links_);
+  }
   size_t next = 0;
   for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) {
@@ -236,7 +273,12 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     }
     b.elementwise_ns += bytes / MemoryBw() * 1e9;
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
-    if (layout_.tp > 1) {
+    if (layout_.tp > 1 && layout_.deepep && layer->ffn == model::FfnKind::kMoe) {
+      b.allreduce_ns += scatter_gather_ns;
+      b.allreduce_calls += 2;
+      b.a2a_ns += dispatch.total_ns();
+      b.jitter_wait_ns += 4 * arrival_ns;  // every rank meets in all four
+    } else if (layout_.tp > 1) {
       // A2A disabled: one all-reduce after attention, one after the MLP/MoE,
       // the latter as wide as the sums the FFN leaves partial.
       const double ffn_bytes = static_cast<double>(FfnAllReduceWidth(*layer)) * tokens * kBf16Bytes;
@@ -356,7 +398,7 @@ sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batc
   StageBreakdown b = Breakdown(stage, batch);
   sim::StageTime t;
   t.compute_ns = std::llround(b.gemm_ns + b.attention_ns + b.elementwise_ns);
-  t.comm_ns = std::llround(b.allreduce_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
+  t.comm_ns = std::llround(b.allreduce_ns + b.a2a_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
   t.transfer_ns = std::llround(b.recv_allgather_ns);
   t.overhead_ns = std::llround(b.gaps_ns);
   t.allreduce_calls = b.allreduce_calls;

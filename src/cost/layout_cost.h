@@ -14,6 +14,7 @@
 #include "cost/calibration.h"
 #include "cost/collective.h"
 #include "cost/gemm.h"
+#include "cost/moe_dispatch.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
 #include "sim/cost_model.h"
@@ -50,6 +51,13 @@ struct LayoutShape {
   // Decode batch sizes captured as CUDA graphs, ascending (DecodeCaptureBatchSizes);
   // a decode step runs at the next captured size. Empty: eager decode, no padding.
   std::vector<int> decode_graph_batch_sizes;
+  // --moe-a2a-backend deepep (EP = TP): a MoE layer reduce-scatters its
+  // attention output, runs the router, shared experts and latent projections
+  // whole on the rank's 1/tp of the tokens, dispatches to and combines from
+  // the experts through DeepEP (moe_dispatch.h) and all-gathers the tokens
+  // before the next attention; false: the all-reduce path.
+  bool deepep = false;
+  DeepEpMode deepep_mode = DeepEpMode::kAuto;  // --deepep-mode
   int moe_tp() const { return tp / (ep > 0 ? ep : 1); }
   int attn_tp() const { return dp > 1 && tp % dp == 0 ? tp / dp : tp; }
 };
@@ -78,6 +86,7 @@ struct StageBreakdown {
   double jitter_wait_ns = 0;
   double attn_res_ns = 0;  // block attention residuals (memory-bound), in elementwise_ns too
   double recv_allgather_ns = 0;
+  double a2a_ns = 0;       // DeepEP dispatch + combine (exposed like the collectives)
   double sampling_ns = 0;  // decode: the sampler on the last stage, in elementwise_ns too
 };
 
@@ -156,6 +165,7 @@ class LayoutCostModel : public sim::CostModel {
   // the hidden state plus the residual stream (with block attention
   // residuals, every completed block summary and the running sum).
   int BoundaryVectors(int stage) const;
+  bool RoutedExpertsFp8() const;  // the routed experts' weights are FP8
 
   const model::ModelDesc& model_;
   hardware::HardwareProfile hw_;

@@ -563,5 +563,64 @@ TEST(LayoutCostModel, BlockAttentionResidualsHandWorked) {
   EXPECT_EQ(LayoutCostModel(plain, TinyGpu(), Layout(2, 2), Ideal()).HopNs(0, batch), 46943);
 }
 
+TEST(LayoutCostModel, DeepEpScattersTheMoeLayerHandWorked) {
+  // TP4 = EP4 on one node of the tiny GPU (no NVLink: DeepEP goes through
+  // the NICs), 1024 tokens, 8 experts of width 1024, top 2, BF16 dispatch.
+  //   reduce-scatter + all-gather of 1024 x 1024 x 2 = 2,097,152 B:
+  //     each 10 us + 3/4 x 2,097,152 / 30 GB/s = 62,428.8 -> 62,429
+  //   dispatch/combine: 256 rows; ranks hit 4 x (1 - (6/8)(5/7)) = 1.857,
+  //     3/4 of them off this rank: 1.393 copies x 524,288 B / 25 GB/s
+  //     = 29,210.3 ns + (10 + 10) us = 49,210.3 each way.
+  model::ModelDesc m = TinyMoeModel();
+  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/4);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  layout.deepep = true;
+  const auto batch = Prefill({{1024, 0}});
+  const StageBreakdown b = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
+  EXPECT_EQ(b.allreduce_calls, 2);
+  EXPECT_NEAR(b.allreduce_ns, 2 * 62429, 1e-6);
+  const double copies = 4.0 * 26 / 56 * 3 / 4;
+  EXPECT_NEAR(b.a2a_ns, 2 * (copies * 524288 / 25 + 20000), 1e-6);
+  // The same layout without DeepEP all-reduces twice and sends nothing.
+  layout.deepep = false;
+  const StageBreakdown plain = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
+  EXPECT_EQ(plain.a2a_ns, 0);
+  EXPECT_EQ(plain.allreduce_calls, 2);
+}
+
+TEST(LayoutCostModel, DeepEpRunsTheSharedExpertsWholeOnTheRanksTokens) {
+  // Under DeepEP the shared experts are built whole (tp_size 1) and run on
+  // the rank's 1/tp of the tokens: at TP4 on 1024 tokens the same GEMMs as
+  // TP1 on 256.
+  model::ModelDesc m = TinyMoeModel();
+  m.layers[0].linears = {
+      MakeLinear("shared_experts.gate_up_proj", 1024, 2048, Sharding::kColumn,
+                 OpRole::kSharedExpert),
+      MakeLinear("shared_experts.down_proj", 1024, 1024, Sharding::kRow, OpRole::kSharedExpert),
+      MakeLinear("gate", 1024, 8, Sharding::kReplicated, OpRole::kRouter)};
+  LayoutShape tp4 = Layout(1, 4, 1, 1, /*ep=*/4);
+  LayoutShape tp1 = Layout(1, 1);
+  for (LayoutShape* l : {&tp4, &tp1}) {
+    l->stages[0].has_embedding = false;
+    l->stages[0].has_lm_head = false;
+  }
+  tp4.deepep = true;
+  const double scattered =
+      LayoutCostModel(m, TinyGpu(), tp4, Ideal()).Breakdown(0, Prefill({{1024, 0}})).gemm_ns;
+  const double whole =
+      LayoutCostModel(m, TinyGpu(), tp1, Ideal()).Breakdown(0, Prefill({{256, 0}})).gemm_ns;
+  EXPECT_GT(scattered, 0);
+  EXPECT_DOUBLE_EQ(scattered, whole);
+  // A decode step reads weights: whole shared experts on every rank read
+  // four times the bytes of a TP4 quarter.
+  const double whole_read =
+      LayoutCostModel(m, TinyGpu(), tp4, Ideal()).Breakdown(0, Decode(4, 100)).gemm_ns;
+  tp4.deepep = false;
+  const double quarter_read =
+      LayoutCostModel(m, TinyGpu(), tp4, Ideal()).Breakdown(0, Decode(4, 100)).gemm_ns;
+  EXPECT_GT(whole_read, 2 * quarter_read);
+}
+
 }  // namespace
 }  // namespace ppsearch::cost

@@ -7,4 +7,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cost/dp_step.cc
   src/cost/gemm.cc
   src/cost/layout_cost.cc
+  src/cost/moe_dispatch.cc
   src/cost/parameters.cc)

@@ -21,8 +21,10 @@ double LinearBytesPerRank(const model::Linear& linear, int tp) {
 
 // The group a linear is split over: with DP attention the attention
 // projections are split over attn_tp = tp / dp ranks (each DP group holds a
-// whole copy), the MLP and the experts over the whole TP group.
+// whole copy), the MLP and the experts over the whole TP group; shared
+// experts are whole under the all-to-all backends that build them so.
 int SplitOf(const model::Linear& linear, const TpSplit& split) {
+  if (linear.role == model::OpRole::kSharedExpert && split.whole_shared_experts) return 1;
   return linear.role == model::OpRole::kAttention ? split.attn_tp : split.tp;
 }
 

@@ -14,8 +14,10 @@ void SumForwardCollectives(LayoutPlan& plan) {
   for (const StagePlan& stage : plan.stages) {
     plan.allreduce_per_forward += stage.collectives.allreduce_count;
     plan.allgather_per_forward += stage.collectives.allgather_count;
+    plan.alltoall_per_forward += stage.collectives.alltoall_count;
     if (stage.collectives.crosses_nodes()) {
       plan.cross_node_allreduce_per_forward += stage.collectives.allreduce_count;
+      plan.cross_node_alltoall_per_forward += stage.collectives.alltoall_count;
     }
     plan.weight_mib_per_rank_max =
         std::max(plan.weight_mib_per_rank_max, stage.weight_mib_per_rank);
@@ -75,6 +77,8 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const model::ModelDesc& model, const hardware::HardwareProfile& hw) {
   LayoutPlan plan;
   plan.layout = layout;
+  plan.moe_a2a_backend = MoeA2aBackend(spec.engine);
+  plan.deepep_mode = spec.engine.ArgString("deepep-mode").value_or("auto");
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.
     plan.errors = ValidateLayout(layout, spec, model, hw, plan);

@@ -72,6 +72,10 @@ struct AttentionGroup {
 struct StageCollectives {
   int allreduce_count = 0;  // 2 per layer (o_proj, MLP/MoE), +1 for the embedding on stage 0
   int allgather_count = 0;  // lm_head logits on the last stage
+  // DeepEP's dispatch and combine, 2 per MoE layer (moe-a2a-backend deepep,
+  // where a MoE layer's two TP collectives are a reduce-scatter and an
+  // all-gather of the same bytes rather than two all-reduces).
+  int alltoall_count = 0;
   int64_t allreduce_bytes_per_token = 0;     // hidden x bf16
   int64_t allgather_bytes_per_sequence = 0;  // vocab x bf16 logits, last token of each sequence
   int nodes_spanned = 1;                     // nodes the stage's TP group spans
@@ -124,6 +128,10 @@ struct LayoutPlan {
   // on [i*k, (i+1)*k). One entry with a single instance.
   std::vector<std::vector<int>> instance_nodes;
   int moe_tp = 1;  // tp / ep
+  // The engine's --moe-a2a-backend ("none" when unset) and --deepep-mode
+  // ("auto" when unset), which decide how the MoE layers communicate.
+  std::string moe_a2a_backend = "none";
+  std::string deepep_mode = "auto";
   bool valid = true;
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;
@@ -137,6 +145,8 @@ struct LayoutPlan {
   int allreduce_per_forward = 0;             // summed over stages
   int cross_node_allreduce_per_forward = 0;  // of those, in TP groups spanning nodes
   int allgather_per_forward = 0;
+  int alltoall_per_forward = 0;             // DeepEP dispatch + combine
+  int cross_node_alltoall_per_forward = 0;  // of those, in EP groups spanning nodes
   double weight_mib_per_rank_max = 0;
   // SGLang's memory sizing of this layout (memory/memory_model.h): KV pool,
   // per-stage activations, peaks, the tightest stage. Empty `stages` when the

@@ -57,6 +57,7 @@ bool LmHeadOnEveryStage(const model::ModelDesc& model);
 struct TpSplit {
   int tp = 1;
   int attn_tp = 1;
+  bool whole_shared_experts = false;  // SharedExpertsWhole: every rank holds them all
 };
 TpSplit SplitOf(const spec::LayoutSpec& layout);
 
@@ -102,6 +103,11 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
 std::string MoeA2aBackend(const spec::EngineSpec& engine);
 // Whether that backend makes SGLang set ep_size = tp_size whatever the spec says.
 bool A2aForcesEpEqTp(const spec::EngineSpec& engine);
+
+// Whether the MoE backend builds the shared experts with tp_size 1, whole on
+// every rank (deepseek_v2.py, kimi_k3.py: the all-to-all leaves each rank
+// its own tokens, so a TP-sharded partial sum could not be reduced).
+bool SharedExpertsWhole(const spec::EngineSpec& engine);
 
 // --- weight_blocks.cc ---
 

@@ -86,6 +86,7 @@ json StageToJson(const Plan& plan, const StagePlan& s) {
           {"collectives",
            {{"allreduce_count", c.allreduce_count},
             {"allgather_count", c.allgather_count},
+            {"alltoall_count", c.alltoall_count},
             {"allreduce_bytes_per_token", c.allreduce_bytes_per_token},
             {"allgather_bytes_per_sequence", c.allgather_bytes_per_sequence},
             {"nodes_spanned", c.nodes_spanned},

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plan/plan_internal.h"
 #include "text/table.h"
 
@@ -224,15 +226,21 @@ void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& 
       "  collectives     per forward pass, moe-a2a-backend {}; all-reduce {} "
       "B/token\n",
       plan.moe_a2a_backend, FormatThousands(ar_bytes));
-  text::Table t =
-      PlanTable({"stage", "all-reduce", "all-gather", "crosses nodes"}, {true, true, true, true});
+  const bool a2a = std::any_of(layout.stages.begin(), layout.stages.end(),
+                               [](const StagePlan& s) { return s.collectives.alltoall_count > 0; });
+  std::vector<std::string> header = {"stage", "all-reduce", "all-gather", "crosses nodes"};
+  if (a2a) header.insert(header.begin() + 3, "all-to-all");
+  text::Table t = PlanTable(header, std::vector<bool>(header.size(), true));
   for (const StagePlan& s : layout.stages) {
     const StageCollectives& c = s.collectives;
-    t.rows.push_back({std::to_string(s.pp_rank), std::to_string(c.allreduce_count),
-                      std::to_string(c.allgather_count),
-                      c.allreduce_count == 0 ? "-"
-                      : c.crosses_nodes()    ? fmt::format("yes ({} nodes)", c.nodes_spanned)
-                                             : "no"});
+    std::vector<std::string> row = {std::to_string(s.pp_rank), std::to_string(c.allreduce_count),
+                                    std::to_string(c.allgather_count),
+                                    c.allreduce_count == 0 ? "-"
+                                    : c.crosses_nodes()
+                                        ? fmt::format("yes ({} nodes)", c.nodes_spanned)
+                                        : "no"};
+    if (a2a) row.insert(row.begin() + 3, std::to_string(c.alltoall_count));
+    t.rows.push_back(std::move(row));
   }
   out += text::Indent(text::RenderTextTable(t), kGutter);
   out += fmt::format(

@@ -40,8 +40,11 @@ void CountLayerKinds(const model::ModelDesc& model, StagePlan& stage) {
 // MoE combines routed and shared experts before one reduction): two
 // all-reduces of [tokens, hidden]. VocabParallelEmbedding adds one on stage 0;
 // the logits of the last token of each sequence are all-gathered on the last.
+// With "deepep" a MoE layer reduce-scatters attention's output and
+// all-gathers its tokens before the next attention (as many bytes as the two
+// all-reduces), and dispatches and combines through DeepEP.
 StageCollectives StageCollectivesFor(const model::ModelDesc& model, const StagePlan& stage, int tp,
-                                     int nodes_spanned) {
+                                     int nodes_spanned, bool deepep) {
   StageCollectives c;
   c.nodes_spanned = nodes_spanned;
   c.allreduce_bytes_per_token = static_cast<int64_t>(model.hidden) * kBf16Bytes;
@@ -51,6 +54,9 @@ StageCollectives StageCollectivesFor(const model::ModelDesc& model, const StageP
     const bool has_attention = i >= static_cast<int>(model.layers.size()) ||
                                model.layers[i].attention != model::AttentionKind::kNone;
     c.allreduce_count += has_attention ? 2 : 1;
+    if (deepep && i < static_cast<int>(model.layers.size()) &&
+        model.layers[i].ffn == model::FfnKind::kMoe)
+      c.alltoall_count += 2;
   }
   if (stage.has_embedding) ++c.allreduce_count;
   if (stage.has_lm_head) ++c.allgather_count;
@@ -86,14 +92,16 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
     stage.has_lm_head = s == pp - 1;
     stage.holds_lm_head_weights = stage.has_lm_head || lm_head_everywhere;
     CountLayerKinds(model, stage);
-    const TpSplit split = SplitOf(layout);
+    TpSplit split = SplitOf(layout);
+    split.whole_shared_experts = SharedExpertsWhole(engine);
     stage.weight_mib_per_rank =
         StageWeightBytesPerRank(model, stage, split, VocabSplitOf(layout, engine)) / kBytesPerMib;
     stage.kv_bytes_per_token_per_rank = StageKvBytesPerTokenPerRank(model, stage, split.attn_tp);
     stage.state_bytes_per_request_per_rank =
         StageStateBytesPerRequestPerRank(model, stage, split.attn_tp);
     stage.collectives =
-        StageCollectivesFor(model, stage, layout.tp, static_cast<int>(tp_groups[s].nodes.size()));
+        StageCollectivesFor(model, stage, layout.tp, static_cast<int>(tp_groups[s].nodes.size()),
+                            MoeA2aBackend(engine) == "deepep");
     stages.push_back(std::move(stage));
   }
   return stages;

@@ -30,13 +30,14 @@
 #include "plan/plan_internal.h"
 
 namespace ppsearch::plan {
-namespace {
 
 bool SharedExpertsWhole(const spec::EngineSpec& engine) {
   static const std::set<std::string> kBackends = {"deepep", "mooncake", "ascend_fuseep",
                                                   "flashinfer"};
   return kBackends.count(MoeA2aBackend(engine)) > 0;
 }
+
+namespace {
 
 // SGLang builds these as one merged GEMM (MergedColumnParallelLinear,
 // QKVParallelLinear), whose parts are checked even when TP does not split

@@ -10,11 +10,32 @@
 namespace ppsearch::predict {
 
 std::optional<std::string> NotModelled(const plan::LayoutPlan& plan) {
+  const std::string& a2a = plan.moe_a2a_backend;
+  const std::string measure = "; plan it, or measure it with --engine sglang";
+  if (a2a != "none" && a2a != "deepep")
+    return plan.layout.Label() + " runs moe-a2a-backend \"" + a2a +
+           "\", which the simulator does not model (it costs \"none\" and \"deepep\")" + measure;
+  if (a2a == "deepep" && plan.deepep_mode != "auto" && plan.deepep_mode != "normal" &&
+      plan.deepep_mode != "low_latency")
+    return "deepep-mode \"" + plan.deepep_mode +
+           "\" is not one of SGLang's modes (auto, normal, low_latency)";
+  if (a2a == "deepep" && plan.layout.pp > 1)
+    return plan.layout.Label() +
+           " runs DeepEP with pipeline parallelism, which the simulator does not model (a MoE "
+           "layer leaves its tokens scattered over the TP group, and SGLang has passed only "
+           "1/tp of them across a stage boundary: sgl-project/sglang#17823)" +
+           measure;
+  if (a2a == "deepep" && plan.layout.dp > 1)
+    return plan.layout.Label() +
+           " runs DeepEP with DP attention, which the simulator does not model (it dispatches "
+           "each DP rank's own tokens instead of gathering them)" +
+           measure;
   if (plan.layout.dp <= 1 || plan.layout.pp <= 1) return std::nullopt;
   return plan.layout.Label() +
          " runs DP attention with pipeline parallelism, which the simulator does not model "
          "(its DP ranks step together at PP 1 only; SGLang itself crashes on this "
-         "combination's warm-up request); plan it, or measure it with --engine sglang";
+         "combination's warm-up request)" +
+         measure;
 }
 
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
@@ -23,6 +44,9 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   shape.tp = plan.layout.tp;
   shape.ep = plan.layout.ep;
   shape.dp = std::max(plan.layout.dp, 1);
+  shape.deepep = plan.moe_a2a_backend == "deepep";
+  if (plan.deepep_mode == "normal") shape.deepep_mode = cost::DeepEpMode::kNormal;
+  if (plan.deepep_mode == "low_latency") shape.deepep_mode = cost::DeepEpMode::kLowLatency;
   for (const auto& st : plan.stages) {
     cost::StageShape s;
     s.first_layer = st.first_layer;

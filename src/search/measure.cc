@@ -27,6 +27,8 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
     m.sweep.engine_args.push_back({"chunked-prefill-size", m.knobs.chunked_prefill_size});
   if (m.knobs.max_running_requests != 0)
     m.sweep.engine_args.push_back({"max-running-requests", m.knobs.max_running_requests});
+  if (!m.knobs.moe_a2a_backend.empty())
+    m.sweep.engine_args.push_back({"moe-a2a-backend", m.knobs.moe_a2a_backend});
   m.header = fmt::format(
       "# Written by `ppsearch search {}`: the {} candidate(s) that could still be the best\n"
       "# given the predictions' intervals, with the best one's knobs ({}), at the search's\n"

@@ -41,12 +41,17 @@ std::string Why(const Evaluated& e) {
   const int n = e.candidate.layout.instances;
   const std::string instances =
       n > 1 ? fmt::format("{} instances of {} GPUs, each serving C/{}; ", n, e.gpus / n, n) : "";
+  const std::string a2a =
+      e.alltoall_per_forward > 0
+          ? fmt::format("; {} of {} DeepEP all-to-alls cross nodes",
+                        e.cross_node_alltoall_per_forward, e.alltoall_per_forward)
+          : "";
   return instances +
          fmt::format(
-             "{} of {} all-reduces cross nodes; {} stage hops cross nodes; bubble up to "
+             "{} of {} all-reduces cross nodes{}; {} stage hops cross nodes; bubble up to "
              "{}, exposed communication up to {}",
-             e.cross_node_allreduce_per_forward, e.allreduce_per_forward, e.cross_node_stage_hops,
-             FormatPercent(bubble, 0), FormatPercent(exposed, 0));
+             e.cross_node_allreduce_per_forward, e.allreduce_per_forward, a2a,
+             e.cross_node_stage_hops, FormatPercent(bubble, 0), FormatPercent(exposed, 0));
 }
 
 std::string ScoreText(const Evaluated& e) {
@@ -72,7 +77,9 @@ json LayoutJson(const Candidate& c) {
           {"chunked_prefill_size",
            c.knobs.chunked_prefill_size != 0 ? json(c.knobs.chunked_prefill_size) : json()},
           {"max_running_requests",
-           c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()}};
+           c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()},
+          {"moe_a2a_backend",
+           !c.knobs.moe_a2a_backend.empty() ? json(c.knobs.moe_a2a_backend) : json()}};
 }
 
 // Closed-loop load points as their concurrencies; open-loop ones as
@@ -306,6 +313,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
                           {"could_be_best", e.could_be_best},
                           {"allreduce_per_forward", e.allreduce_per_forward},
                           {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
+                          {"alltoall_per_forward", e.alltoall_per_forward},
+                          {"cross_node_alltoall_per_forward", e.cross_node_alltoall_per_forward},
                           {"cross_node_stage_hops", e.cross_node_stage_hops},
                           {"points", points}});
   }

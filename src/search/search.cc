@@ -22,13 +22,21 @@ spec::ArgValue IntValue(int64_t v) {
   return a;
 }
 
-void SetArg(spec::Spec& s, const std::string& flag, int64_t value) {
+spec::ArgValue StringValue(const std::string& v) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kString;
+  a.text = v;
+  a.origin.file = "search";
+  return a;
+}
+
+void SetArg(spec::Spec& s, const std::string& flag, spec::ArgValue value) {
   for (auto& [name, existing] : s.engine.args)
     if (name == flag) {
-      existing = IntValue(value);
+      existing = std::move(value);
       return;
     }
-  s.engine.args.push_back({flag, IntValue(value)});
+  s.engine.args.push_back({flag, std::move(value)});
 }
 
 // One knob setting's candidates at some of the load points, planned and
@@ -47,9 +55,11 @@ spec::Spec SpecFor(const spec::Spec& base, const Group& g,
                    const std::vector<spec::LayoutSpec>& layouts) {
   spec::Spec s = base;
   if (g.knobs.chunked_prefill_size != 0)
-    SetArg(s, "chunked-prefill-size", g.knobs.chunked_prefill_size);
+    SetArg(s, "chunked-prefill-size", IntValue(g.knobs.chunked_prefill_size));
   if (g.knobs.max_running_requests != 0)
-    SetArg(s, "max-running-requests", g.knobs.max_running_requests);
+    SetArg(s, "max-running-requests", IntValue(g.knobs.max_running_requests));
+  if (!g.knobs.moe_a2a_backend.empty())
+    SetArg(s, "moe-a2a-backend", StringValue(g.knobs.moe_a2a_backend));
   s.sweep.layouts = layouts;
   s.sweep.concurrency.clear();
   for (const LoadPoint& l : g.loads) s.sweep.concurrency.push_back(l.concurrency);
@@ -242,6 +252,8 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
           e.gpus = static_cast<int>(sp.plan->layout.gpus());
           e.allreduce_per_forward = sp.plan->allreduce_per_forward;
           e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
+          e.alltoall_per_forward = sp.plan->alltoall_per_forward;
+          e.cross_node_alltoall_per_forward = sp.plan->cross_node_alltoall_per_forward;
           e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
           e.headroom_mib = INFINITY;
           out.evaluated.push_back(std::move(e));

@@ -70,6 +70,8 @@ struct Evaluated {
   // What the plan says of it: all-reduces per forward and how many cross nodes.
   int allreduce_per_forward = 0;
   int cross_node_allreduce_per_forward = 0;
+  int alltoall_per_forward = 0;  // DeepEP dispatch + combine
+  int cross_node_alltoall_per_forward = 0;
   int cross_node_stage_hops = 0;
   double score = 0;  // decide::RelativeScores over the qualifying candidates; 0: not ranked
   std::optional<uncertainty::Interval> score_interval;

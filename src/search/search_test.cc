@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "plan/plan_testing.h"
+#include "ppsearch_source_dir.h"
 #include "search/render.h"
 #include "testkit/example_search.h"
 
@@ -448,6 +450,60 @@ TEST(Search, AnSlaWithoutAPredictedFigureIsCheckedOnlyOnMeasurement) {
   EXPECT_THAT(RenderSearchText(*r, 3),
               HasSubstr("not checked here: tpot_p99_ms (no predicted figure); checked only on "
                         "measurement"));
+}
+
+// The all-to-all backend as a dimension: each backend's candidates carry it
+// in their knobs; DeepEP forces EP = TP, so its other EP sizes are refused by
+// the planner (a2a_backend) and its PP > 1 layouts are not modelled.
+TEST(Search, MoeA2aBackendsAreADimensionAndDeepEpKeepsOnlyEpEqualToTp) {
+  Bounds b;
+  b.moe_a2a_backend = {"none", "deepep"};
+  EXPECT_TRUE(CheckBounds(b).ok());
+  b.moe_a2a_backend = {"none", "nccl"};
+  EXPECT_THAT(CheckBounds(b).error().message,
+              HasSubstr("--moe-a2a-backend: \"nccl\" is not an SGLang backend (none, deepep"));
+
+  // DeepSeek-V3 on the example's cluster, its dense MLPs whole
+  // (moe-dense-tp-size 1): at TP32 its block-FP8 shared experts load only
+  // whole, as DeepEP builds them; Kimi K3's whole shared experts leave no
+  // KV room there.
+  spec::Spec spec = testkit::Example().spec;
+  spec.engine.model_config =
+      std::string(PPSEARCH_SOURCE_DIR) + "/data/models/deepseek-v3/config.json";
+  plan::testing::SetArg(spec, "moe-dense-tp-size", plan::testing::IntArg(1, {}));
+  const Result<plan::SearchInputs> deepseek = plan::LoadSearchInputs(spec);
+  ASSERT_TRUE(deepseek.ok()) << deepseek.error().message;
+  SearchOptions o = Small(0);
+  o.bounds.pp = {1, 2};
+  o.bounds.ep = {4, 16, 32};
+  o.bounds.dp = {1};
+  o.bounds.instances = {1};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {8};
+  o.bounds.moe_a2a_backend = {"none", "deepep"};
+  const Result<SearchResult> r = Search(*deepseek, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Per backend: PP1 (TP32) x EP 4, 16, 32 and PP2 (TP16) x EP 4, 16.
+  EXPECT_EQ(r->candidates, 2 * (3 + 2));
+  std::vector<std::string> deepep_predicted;
+  for (const Evaluated& e : r->evaluated)
+    if (e.candidate.knobs.moe_a2a_backend == "deepep")
+      deepep_predicted.push_back(e.candidate.Label());
+  EXPECT_THAT(deepep_predicted, ElementsAre("PP1/TP32/EP32 chunk 8192, a2a deepep"));
+  std::map<std::string, std::string> refused;  // deepep candidate -> reason
+  for (const Rejection& x : r->rejected)
+    if (x.candidate.knobs.moe_a2a_backend == "deepep")
+      refused[x.candidate.layout.Label()] = x.reason;
+  EXPECT_EQ(refused["PP1/TP32/EP4"], "a2a_backend");
+  EXPECT_EQ(refused["PP2/TP16/EP4"], "a2a_backend");
+  EXPECT_EQ(refused["PP1/TP32/EP16"], "a2a_backend");
+  EXPECT_EQ(refused["PP2/TP16/EP16"], "not_modelled");
+  const nlohmann::json j = SearchToJson(*r);
+  bool in_json = false;
+  for (const auto& c : j["candidates"])
+    in_json |=
+        c["candidate"]["moe_a2a_backend"] == "deepep" && c["alltoall_per_forward"].get<int>() > 0;
+  EXPECT_TRUE(in_json);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "spec/limits.h"
+#include "spec/moe_backends.h"
 #include "util/format.h"
 
 namespace ppsearch::search {
@@ -51,6 +52,7 @@ std::string Knobs::Label() const {
   if (chunked_prefill_size != 0) out += fmt::format("chunk {}", chunked_prefill_size);
   if (max_running_requests != 0)
     out += (out.empty() ? "" : ", ") + fmt::format("mrr {}", max_running_requests);
+  if (!moe_a2a_backend.empty()) out += (out.empty() ? "a2a " : ", a2a ") + moe_a2a_backend;
   return out.empty() ? "spec's knobs" : out;
 }
 
@@ -73,6 +75,17 @@ Status CheckBounds(const Bounds& b) {
   PPS_RETURN_IF_ERROR(CheckList(b.chunked_prefill_size, "--chunked-prefill-size", int64_t{-1}));
   PPS_RETURN_IF_ERROR(CheckList(b.max_running_requests, "--max-running-requests", 0));
   PPS_RETURN_IF_ERROR(CheckList(b.concurrency, "--concurrency", 1));
+  for (size_t i = 0; i < b.moe_a2a_backend.size(); ++i) {
+    const std::string& name = b.moe_a2a_backend[i];
+    if (!spec::IsMoeA2aBackend(name))
+      return MakeError(fmt::format("--moe-a2a-backend: \"{}\" is not an SGLang backend ({})", name,
+                                   spec::MoeA2aBackendNames()));
+    if (std::count(b.moe_a2a_backend.begin(), b.moe_a2a_backend.begin() + i, name) > 0)
+      return MakeError(fmt::format("--moe-a2a-backend: {} is listed twice", name));
+  }
+  if (b.moe_a2a_backend.size() > static_cast<size_t>(spec::kMaxSearchValues))
+    return MakeError(fmt::format("--moe-a2a-backend: at most {} values, got {}",
+                                 spec::kMaxSearchValues, b.moe_a2a_backend.size()));
   for (int64_t c : b.chunked_prefill_size)
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
@@ -96,6 +109,7 @@ Bounds SpecBounds(const spec::SearchSpec& section) {
   b.chunked_prefill_size = section.chunked_prefill_size;
   b.max_running_requests = section.max_running_requests;
   b.dp = section.dp;
+  b.moe_a2a_backend = section.moe_a2a_backend;
   b.concurrency = section.concurrency;
   b.request_rate = section.request_rate;
   return b;
@@ -111,6 +125,7 @@ Bounds WithFlags(Bounds section, const Bounds& flags) {
   over(section.dp, flags.dp);
   over(section.chunked_prefill_size, flags.chunked_prefill_size);
   over(section.max_running_requests, flags.max_running_requests);
+  over(section.moe_a2a_backend, flags.moe_a2a_backend);
   over(section.concurrency, flags.concurrency);
   over(section.request_rate, flags.request_rate);
   return section;
@@ -146,6 +161,10 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
         chunk > 0 ? std::vector<int64_t>{chunk / 2, chunk, chunk * 2} : std::vector<int64_t>{chunk};
   const std::vector<int> mrrs =
       bounds.max_running_requests.empty() ? std::vector<int>{0} : bounds.max_running_requests;
+  // The spec's backend is written as the empty "keep" so a default search's
+  // candidates and labels are the spec's own.
+  const std::vector<std::string> backends =
+      bounds.moe_a2a_backend.empty() ? std::vector<std::string>{""} : bounds.moe_a2a_backend;
   std::vector<Candidate> out;
   for (int instances : InstanceCounts(bounds, spec)) {
     // Instances x PP x TP must use every GPU; whether the instances get whole
@@ -160,18 +179,20 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
       for (int ep : Within(bounds.ep, Divisors(tp, tp)))
         for (int dp : Within(bounds.dp, Divisors(tp, tp)))
           for (int64_t c : chunks)
-            for (int mrr : mrrs) {
-              Candidate cand;
-              cand.layout.pp = pp;
-              cand.layout.tp = tp;
-              cand.layout.ep = ep;
-              cand.layout.dp = dp;
-              cand.layout.instances = instances;
-              cand.layout.origin.file = "search";
-              cand.knobs.chunked_prefill_size = c;
-              cand.knobs.max_running_requests = mrr;
-              out.push_back(cand);
-            }
+            for (int mrr : mrrs)
+              for (const std::string& backend : backends) {
+                Candidate cand;
+                cand.layout.pp = pp;
+                cand.layout.tp = tp;
+                cand.layout.ep = ep;
+                cand.layout.dp = dp;
+                cand.layout.instances = instances;
+                cand.layout.origin.file = "search";
+                cand.knobs.chunked_prefill_size = c;
+                cand.knobs.max_running_requests = mrr;
+                cand.knobs.moe_a2a_backend = backend;
+                out.push_back(cand);
+              }
     }
   }
   return out;

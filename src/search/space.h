@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/model.h"
@@ -19,16 +20,16 @@ namespace ppsearch::search {
 struct Knobs {
   int64_t chunked_prefill_size = 0;
   int max_running_requests = 0;
+  std::string moe_a2a_backend;  // empty: the spec's
   bool operator==(const Knobs& o) const {
     return chunked_prefill_size == o.chunked_prefill_size &&
-           max_running_requests == o.max_running_requests;
+           max_running_requests == o.max_running_requests && moe_a2a_backend == o.moe_a2a_backend;
   }
   bool operator<(const Knobs& o) const {
-    return chunked_prefill_size != o.chunked_prefill_size
-               ? chunked_prefill_size < o.chunked_prefill_size
-               : max_running_requests < o.max_running_requests;
+    return std::tie(chunked_prefill_size, max_running_requests, moe_a2a_backend) <
+           std::tie(o.chunked_prefill_size, o.max_running_requests, o.moe_a2a_backend);
   }
-  // "chunk 8192, mrr 64"; "spec's knobs" when both are kept.
+  // "chunk 8192, mrr 64, a2a deepep"; "spec's knobs" when all are kept.
   std::string Label() const;
 };
 
@@ -63,7 +64,10 @@ struct Bounds {
   // default: the spec's value (8192 without one) with half and twice it
   std::vector<int64_t> chunked_prefill_size;
   std::vector<int> max_running_requests;  // default: {0} (the spec's, or SGLang's default)
-  std::vector<int> concurrency;           // default: 1, 2, 4, ..., 64
+  // default: the spec's backend alone (an all-to-all backend is the
+  // deployment's choice: it needs its library and, for DeepEP, EP = TP)
+  std::vector<std::string> moe_a2a_backend;
+  std::vector<int> concurrency;  // default: 1, 2, 4, ..., 64
   // Open-loop load points, requests/s; with them `concurrency` holds at most
   // one value, the cap on requests in flight (none: no cap).
   std::vector<double> request_rate;
@@ -84,8 +88,8 @@ Bounds WithFlags(Bounds section, const Bounds& flags);
 // The default load points of a search.
 std::vector<int> DefaultConcurrency();
 
-// Every candidate within `bounds`, in instances, PP, EP, DP, chunk, mrr
-// order. TP is an instance's GPU count over PP: a layout leaving GPUs idle
+// Every candidate within `bounds`, in instances, PP, EP, DP, chunk, mrr,
+// backend order. TP is an instance's GPU count over PP: a layout leaving GPUs idle
 // is not a candidate; EP and DP sizes that do not divide TP are not
 // candidates either (SGLang refuses them before any check of the planner's).
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,

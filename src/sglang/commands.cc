@@ -191,6 +191,7 @@ bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Samp
   o.num_requests = w.requests;
   o.concurrency = s.concurrency;
   o.request_rate = w.request_rate;
+  o.routing = bench::ParseRouting(w.routing).value_or(bench::Routing::kLeastOutstanding);
   o.input_tokens = w.input_tokens;
   o.output_tokens = w.output_tokens;
   o.range_ratio = w.input_distribution == "uniform" ? w.range_ratio : 1.0;

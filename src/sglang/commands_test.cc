@@ -64,6 +64,10 @@ TEST(ServerCommand, EachInstanceIsADeploymentOfItsOwnNodes) {
   EXPECT_NE(launch::ShellJoin(BenchArgv(o)).find("--url http://10.0.0.1:30000,http://n1:30000"),
             std::string::npos);
   EXPECT_NE(launch::ShellJoin(BenchArgv(o)).find("--routing least-outstanding"), std::string::npos);
+  // workload.routing chooses the policy; bench records it in its summary.
+  const spec::Spec rr = Parse("", "", "routing = \"round-robin\"\n");
+  EXPECT_NE(launch::ShellJoin(BenchArgv(BenchOptionsFor(rr, two, 7))).find("--routing round-robin"),
+            std::string::npos);
   evidence::SampleId three = two;
   three.layout.instances = 3;
   EXPECT_TRUE(InstanceHeads(s, three.layout).empty());

@@ -102,11 +102,18 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
     if (engine != nullptr) {
       if ((*engine)["args"].as_table() == nullptr) engine->insert_or_assign("args", toml::table{});
       toml::table* args = TableAt(root, {"engine", "args"});
-      for (const auto& [flag, value] : sweep.engine_args) args->insert_or_assign(flag, value);
+      for (const auto& [flag, value] : sweep.engine_args)
+        std::visit([&, f = flag](const auto& v) { args->insert_or_assign(f, v); }, value);
     }
   }
   std::ostringstream out;
-  out << header << root << "\n";
+  // Floats at 15 significant digits (digits10): every value read from a
+  // spec's text of up to 15 digits prints as written and reads back to the
+  // same double ("0.3", not the 17-digit "0.29999999999999999").
+  out << header
+      << toml::toml_formatter{root, toml::toml_formatter::default_flags |
+                                        toml::format_flags::relaxed_float_precision}
+      << "\n";
   return out.str();
 }
 

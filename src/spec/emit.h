@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "spec/spec.h"
@@ -20,8 +21,9 @@ struct DerivedSweep {
   // Set as workload.request_rate when given (an open loop; the concurrency
   // is then its cap).
   std::optional<double> request_rate;
-  // [engine.args] flags to set (name without dashes, integer value).
-  std::vector<std::pair<std::string, int64_t>> engine_args;
+  // [engine.args] flags to set (name without leading dashes): a number
+  // (chunked-prefill-size) or a word (moe-a2a-backend).
+  std::vector<std::pair<std::string, std::variant<int64_t, std::string>>> engine_args;
 };
 
 // `text` is the spec file at `path` (read by the caller). Relative paths in

@@ -68,6 +68,26 @@ TEST(DeriveSpecText, ReplacesTheSweepAndMakesPathsAbsolute) {
   EXPECT_EQ(s->workload.requests, 16);
 }
 
+TEST(DeriveSpecText, WordFlagsAndRatesReadBackAsWritten) {
+  DerivedSweep sweep;
+  LayoutSpec a;
+  a.tp = 8;
+  a.ep = 8;
+  sweep.layouts = {a};
+  sweep.concurrency = {64};
+  sweep.request_rate = 0.3;
+  sweep.engine_args = {{"moe-a2a-backend", std::string("deepep")}};
+  Result<std::string> text = DeriveSpecText(kSource, "/specs/dir/s.toml", {}, sweep, "");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  // 0.3 as a person writes it, not its 17-digit expansion.
+  EXPECT_NE(text->find("request_rate = 0.3\n"), std::string::npos) << *text;
+  Result<Spec> s = ParseSpec(*text, "/elsewhere/derived.toml");
+  ASSERT_TRUE(s.ok()) << s.error().message << "\n" << *text;
+  EXPECT_EQ(s->workload.request_rate, 0.3);
+  EXPECT_EQ(s->engine.ArgString("moe-a2a-backend"), "deepep");
+  EXPECT_EQ(s->engine.ArgInt("chunked-prefill-size"), 8192);  // the source's, kept
+}
+
 TEST(DeriveSpecText, NotTomlIsAnError) {
   EXPECT_FALSE(DeriveSpecText("[sweep\n", "/s.toml", {}, {}, "").ok());
   EXPECT_FALSE(DeriveSpecText(kSource, "/s.toml", {"no-equals-sign"}, {}, "").ok());

@@ -35,15 +35,16 @@ const KeyList kWorkloadKeys = {"input_tokens",
                                "lengths_file",
                                "unique_prompts",
                                "warmup_requests",
-                               "request_rate"};
+                               "request_rate",
+                               "routing"};
 const KeyList kBaselineKeys = {"layout", "import_csv", "import_run"};
 const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat_spread",
                                "failure_policy", "ttft_p99_s",       "tpot_p99_ms",
                                "itl_p99_ms",     "e2e_p99_s",        "stop_probability"};
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
 const KeyList kSearchKeys = {
-    "pp",          "ep",           "dp",       "chunked_prefill_size", "max_running_requests",
-    "concurrency", "request_rate", "instances"};
+    "pp",          "ep",           "dp",        "chunked_prefill_size", "max_running_requests",
+    "concurrency", "request_rate", "instances", "moe_a2a_backend"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",

@@ -1,5 +1,6 @@
 // [search]: the bounds `ppsearch search` explores, kept with the spec. Each
-// key is a list of distinct positive integers (request_rate: numbers > 0);
+// key is a list of distinct positive integers (request_rate: numbers > 0;
+// moe_a2a_backend: SGLang's backend names);
 // whether a PP or EP size suits
 // the cluster and the model is left to the planner's checks, which the search
 // runs on every candidate and counts by reason.
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "spec/moe_backends.h"
 #include "spec/sections.h"
 
 namespace ppsearch::spec {
@@ -55,6 +57,24 @@ Status ReadRates(const TableReader& section, std::string_view key, std::vector<d
   return Status::Ok();
 }
 
+// The backends at `key` when present: distinct names SGLang's
+// --moe-a2a-backend accepts.
+Status ReadBackends(const TableReader& section, std::string_view key,
+                    std::vector<std::string>* out) {
+  if (section.Find(key) == nullptr) return Status::Ok();
+  PPS_RETURN_IF_ERROR(section.StringList(key, out, true));
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& b = (*out)[i];
+    if (!IsMoeA2aBackend(b))
+      return KeyError(section.KeyLoc(key), "\"" + b + "\" is not an SGLang moe-a2a-backend (" +
+                                               MoeA2aBackendNames() + ")");
+    if (std::find(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(i), b) !=
+        out->begin() + static_cast<std::ptrdiff_t>(i))
+      return KeyError(section.KeyLoc(key), "\"" + b + "\" is listed twice");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadSearch(const TableReader& section, SearchSpec* out) {
@@ -68,6 +88,7 @@ Status ReadSearch(const TableReader& section, SearchSpec* out) {
                                &out->chunked_prefill_size));
   PPS_RETURN_IF_ERROR(
       ReadList(section, "max_running_requests", kMaxConcurrency, &out->max_running_requests));
+  PPS_RETURN_IF_ERROR(ReadBackends(section, "moe_a2a_backend", &out->moe_a2a_backend));
   PPS_RETURN_IF_ERROR(ReadList(section, "concurrency", kMaxConcurrency, &out->concurrency));
   PPS_RETURN_IF_ERROR(ReadRates(section, "request_rate", &out->request_rate));
   if (!out->request_rate.empty() && out->concurrency.size() > 1)

@@ -116,5 +116,17 @@ TEST(SpecSearch, OverridesSetTheSectionToo) {
             "--set search.pp=[8,8]: key 'search.pp[1]': 8 is listed twice");
 }
 
+TEST(SpecSearch, MoeA2aBackendsAreSglangNamesListedOnce) {
+  const Result<Spec> spec = Parse("[search]\nmoe_a2a_backend = [\"none\", \"deepep\"]\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.moe_a2a_backend, (std::vector<std::string>{"none", "deepep"}));
+  EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepepp\"]\n"),
+            "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepepp\" is not an SGLang "
+            "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
+            "megamoe, pplx, ascend_tp)");
+  EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepep\", \"deepep\"]\n"),
+            "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepep\" is listed twice");
+}
+
 }  // namespace
 }  // namespace ppsearch::spec

@@ -11,6 +11,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/lifecycle_section.cc
   src/spec/overrides.cc
   src/spec/profile_section.cc
+  src/spec/moe_backends.cc
   src/spec/search_section.cc
   src/spec/secret_text.cc
   src/spec/secrets.cc

@@ -179,6 +179,10 @@ struct WorkloadSpec {
   bool unique_prompts = true;  // false: prompts repeat across requests/repeats
   int warmup_requests = 0;
   double request_rate = 0;  // requests/s for open loop; 0 = closed loop
+  // How a sample's requests are spread over a layout's instances:
+  // "least-outstanding" (to the server with the fewest in flight) or
+  // "round-robin" (bench --routing).
+  std::string routing = "least-outstanding";
   SourceLoc origin;
 };
 
@@ -224,7 +228,8 @@ struct SearchSpec {
   std::vector<int> dp;
   std::vector<int64_t> chunked_prefill_size;
   std::vector<int> max_running_requests;
-  std::vector<int> concurrency;  // load points: requests in flight
+  std::vector<std::string> moe_a2a_backend;  // SGLang --moe-a2a-backend values
+  std::vector<int> concurrency;              // load points: requests in flight
   // Open-loop load points, requests/s; with them `concurrency` is the cap.
   std::vector<double> request_rate;
   SourceLoc origin;

@@ -116,6 +116,7 @@ TEST(SpecExample, ParsesTheKimiK3Search) {
   EXPECT_EQ(spec.workload.output_tokens, 1);
   EXPECT_EQ(spec.workload.requests, 40);
   EXPECT_EQ(spec.workload.input_distribution, "fixed");
+  EXPECT_EQ(spec.workload.routing, "least-outstanding");
 
   ASSERT_TRUE(spec.baseline.layout.has_value());
   EXPECT_EQ(spec.baseline.layout->Label(), "PP1/TP32/EP4");
@@ -126,6 +127,15 @@ TEST(SpecExample, ParsesTheKimiK3Search) {
   EXPECT_EQ(spec.decision.min_headroom_mib, 2048);
   EXPECT_DOUBLE_EQ(spec.decision.max_repeat_spread, 0.05);
   EXPECT_EQ(spec.decision.failure_policy, "exclude");
+}
+
+TEST(SpecWorkload, RoutingIsOneOfBenchsPolicies) {
+  EXPECT_EQ(
+      MustParse(Text(kSweep, kWorkload, ""), {"workload.routing=\"round-robin\""}).workload.routing,
+      "round-robin");
+  EXPECT_NE(ErrorOf(Text(), {"workload.routing=\"random\""})
+                .find("key 'workload.routing': expected one of"),
+            std::string::npos);
 }
 
 TEST(SpecSweep, DefaultsAndOrigins) {
