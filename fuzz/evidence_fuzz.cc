@@ -1,8 +1,9 @@
 // libFuzzer target: the readers of a run's evidence on arbitrary bytes: the
 // manifest (manifest.jsonl in a scratch run directory), raw request records
-// (a JSONL file and one JSON record), run.json, a CSV of medians, and an
-// nvidia-smi memory CSV; and the checks of evidence that cannot be true
-// (evidence/validation) on what the readers accept. Damaged evidence must
+// (a JSONL file and one JSON record), run.json, a CSV of medians, an
+// nvidia-smi memory CSV and a bench summary (run.json and the summary also
+// read back from what they write); and the checks of evidence that cannot
+// be true (evidence/validation) on what the readers accept. Damaged evidence must
 // come back as problems or errors, never as a crash, and what the checks
 // pass must give finite, ordered numbers.
 
@@ -18,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
 #include "evidence/medians_csv.h"
 #include "evidence/run_metadata.h"
@@ -100,6 +102,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(ppsearch::evidence::RunMetadataFromJson(ppsearch::evidence::RunMetadataToJson(*run),
                                                     "run.json")
                 .ok());
+  }
+
+  // A bench summary read must write back bytes that read the same again.
+  ppsearch::Result<ppsearch::evidence::BenchSummary> bench =
+      ppsearch::evidence::ParseBenchSummary(bytes, "bench/fuzz.json");
+  if (bench.ok()) {
+    const std::string text = ppsearch::evidence::BenchSummaryText(*bench);
+    ppsearch::Result<ppsearch::evidence::BenchSummary> again =
+        ppsearch::evidence::ParseBenchSummary(text, "bench/fuzz.json");
+    Check(again.ok() && ppsearch::evidence::BenchSummaryText(*again) == text);
   }
 
   ppsearch::Result<ppsearch::CsvTable> table = ppsearch::ParseCsv(bytes, "medians.csv");

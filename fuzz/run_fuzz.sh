@@ -4,8 +4,8 @@
 # when clang++ or libFuzzer is missing; non-zero when the fuzzer finds a crash.
 # Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR TARGET [SECONDS]
 #   TARGET: sse (SSE parser + stream decoder), spec (spec parser + --set),
-#           evidence (manifest, request records, nvidia-smi CSV readers, and the
-#           checks of impossible evidence),
+#           evidence (manifest, request records, nvidia-smi CSV, bench summary
+#           readers, and the checks of impossible evidence),
 #           nsys (Nsight Systems export reader and analysis, NVTX patterns)
 set -euo pipefail
 src=$1
@@ -81,6 +81,8 @@ case $name in
       >"$corpus/records"
     # The same file appended to itself: what the records checks must name.
     cat "$corpus/records" "$corpus/records" >"$corpus/records-doubled"
+    printf '%s\n' '{"sample": "2x-pp2-tp8-ep4_c8_r1", "simulated": false, "seed": 7, "ready_s": 0.5, "server_version": null, "url": "http://n0:1", "ttft_s": {"p50": 0.2, "max": 0.4}, "instances": [{"instance": 0, "hosts": ["n0"], "requests": 4, "requests_ok": 4}], "stop_notes": ["killed"], "replayed_from": {"file": "m.csv", "line": 2}, "noise_cv": 0.01, "micro_batches": 9}' \
+      >"$corpus/bench"
     ;;
   nsys)
     mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats decide text

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "evidence/bench_summary.h"
 #include "real_run_fixture.h"
 
 namespace ppsearch::testing {
@@ -32,21 +33,27 @@ std::multiset<int> RecordInstances(const fs::path& raw) {
   return out;
 }
 
+evidence::BenchSummary ReadBench(const fs::path& run, const std::string& sample) {
+  const std::string rel = "bench/" + sample + ".json";
+  Result<evidence::BenchSummary> bench = evidence::ParseBenchSummary(ReadText(run / rel), rel);
+  EXPECT_TRUE(bench.ok()) << bench.error().message;
+  return bench.ok() ? *bench : evidence::BenchSummary{};
+}
+
 // The bench summary's instances: each one's hosts and the requests it served.
 void ExpectTwoInstancesApart(const fs::path& run, const std::string& sample, int requests) {
-  const auto bench = nlohmann::json::parse(ReadText(run / "bench" / (sample + ".json")));
-  ASSERT_TRUE(bench.contains("instances")) << bench.dump(2);
-  const auto& instances = bench["instances"];
-  ASSERT_EQ(instances.size(), 2u) << bench.dump(2);
-  EXPECT_EQ(instances[0]["hosts"], nlohmann::json({"n0", "n1"}));
-  EXPECT_EQ(instances[1]["hosts"], nlohmann::json({"n2", "n3"}));
+  const evidence::BenchSummary bench = ReadBench(run, sample);
+  const std::vector<evidence::BenchInstance>& instances = bench.instances;
+  ASSERT_EQ(instances.size(), 2u) << evidence::BenchSummaryText(bench);
+  EXPECT_EQ(instances[0].hosts, (std::vector<std::string>{"n0", "n1"}));
+  EXPECT_EQ(instances[1].hosts, (std::vector<std::string>{"n2", "n3"}));
   // C = 8 over two instances: 4 in flight each, half the requests each.
-  EXPECT_EQ(instances[0]["requests"].get<int>() + instances[1]["requests"].get<int>(), requests);
-  EXPECT_GT(instances[0]["requests"].get<int>(), 0);
-  EXPECT_GT(instances[1]["requests"].get<int>(), 0);
+  EXPECT_EQ(instances[0].requests + instances[1].requests, requests);
+  EXPECT_GT(instances[0].requests, 0);
+  EXPECT_GT(instances[1].requests, 0);
   const std::multiset<int> served = RecordInstances(run / "raw" / (sample + ".jsonl"));
-  EXPECT_EQ(static_cast<int>(served.count(0)), instances[0]["requests"].get<int>());
-  EXPECT_EQ(static_cast<int>(served.count(1)), instances[1]["requests"].get<int>());
+  EXPECT_EQ(static_cast<int>(served.count(0)), instances[0].requests);
+  EXPECT_EQ(static_cast<int>(served.count(1)), instances[1].requests);
   for (const char* host : {"n0", "n1", "n2", "n3"}) {
     EXPECT_TRUE(fs::exists(run / "service" / sample / (std::string(host) + ".log"))) << host;
     EXPECT_FALSE(ReadText(run / "gpu" / sample / (std::string(host) + ".csv")).empty()) << host;
@@ -64,9 +71,11 @@ TEST_F(RealRunTest, TwoInstancesRunAsTwoDeploymentsWithTheLoadSpreadOverBoth) {
   ASSERT_EQ(verdicts.size(), 1u) << ReadText(run / "manifest.jsonl");
   EXPECT_EQ(verdicts.at(sample)["verdict"], "ok") << verdicts.at(sample).dump();
   ExpectTwoInstancesApart(run, sample, 16);
-  const auto bench = nlohmann::json::parse(ReadText(run / "bench" / (sample + ".json")));
-  EXPECT_EQ(bench["routing"], "least-outstanding");
-  EXPECT_EQ(bench["instances"][1]["url"], "http://127.0.0.3:" + std::to_string(server_port_));
+  const evidence::BenchSummary bench = ReadBench(run, sample);
+  ASSERT_TRUE(bench.client);
+  EXPECT_EQ(bench.client->routing, "least-outstanding");
+  ASSERT_EQ(bench.instances.size(), 2u);
+  EXPECT_EQ(bench.instances[1].url, "http://127.0.0.3:" + std::to_string(server_port_));
   // Each instance's first node is a node 0: it serves, and starts its peers.
   for (const char* head : {"n0", "n2"})
     EXPECT_NE(ReadText(run / "service" / sample / (std::string(head) + ".log"))

@@ -118,12 +118,10 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   }
   std::optional<std::string> text = ReadSampleFile(paths.bench(id), rel, in);
   if (!text) return;
-  for (auto& p : evidence::CheckBenchSummary(*text, name, rel))
+  evidence::BenchSummary bench;
+  for (auto& p : evidence::CheckBenchSummary(*text, name, rel, &bench))
     in.invalid_evidence.push_back(std::move(p));
-  const nlohmann::json bench = nlohmann::json::parse(*text, nullptr, false);
-  if (bench.is_object() && bench.contains("ready_s") && bench["ready_s"].is_number() &&
-      bench["ready_s"].get<double>() >= 0)
-    in.ready_s = bench["ready_s"].get<double>();
+  if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
 }
 
 // Every host of the cluster leaves a server log per sample; files of other

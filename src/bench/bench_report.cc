@@ -39,25 +39,25 @@ std::string ErrorBreakdown(const BenchResult& r) {
 
 }  // namespace
 
-nlohmann::json ServedByInstance(const std::vector<RequestRecord>& records, size_t instances) {
-  nlohmann::json out = nlohmann::json::array();
+std::vector<evidence::BenchInstance> ServedByInstance(const std::vector<RequestRecord>& records,
+                                                      size_t instances) {
+  std::vector<evidence::BenchInstance> out(instances);
   for (size_t i = 0; i < instances; ++i) {
-    int sent = 0, ok = 0;
+    out[i].instance = static_cast<int>(i);
     for (const RequestRecord& rec : records) {
       if (rec.instance != static_cast<int>(i) || rec.status == workload::RequestStatus::kNotSent)
         continue;
-      ++sent;
-      ok += rec.ok() ? 1 : 0;
+      ++out[i].requests;
+      out[i].requests_ok += rec.ok() ? 1 : 0;
     }
-    out.push_back({{"instance", i}, {"requests", sent}, {"requests_ok", ok}});
   }
   return out;
 }
 
-nlohmann::json InstancesJson(const BenchOptions& o, const BenchResult& r) {
+std::vector<evidence::BenchInstance> BenchInstances(const BenchOptions& o, const BenchResult& r) {
   const std::vector<std::string> urls = ServerUrls(o);
-  nlohmann::json out = ServedByInstance(r.records, urls.size());
-  for (size_t i = 0; i < urls.size(); ++i) out[i]["url"] = urls[i];
+  std::vector<evidence::BenchInstance> out = ServedByInstance(r.records, urls.size());
+  for (size_t i = 0; i < urls.size(); ++i) out[i].url = urls[i];
   return out;
 }
 
@@ -79,10 +79,9 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
     line(fmt::format("# urls: {}  routing: {}  api: {} (POST {})", fmt::join(ServerUrls(o), " "),
                      RoutingName(o.routing), ApiName(o.api), ApiPath(o.api)));
     std::string served;
-    for (const nlohmann::json& i : InstancesJson(o, r))
-      served += fmt::format("{}{}: {} requests ({} ok)", served.empty() ? "" : ", ",
-                            i["instance"].get<int>(), i["requests"].get<int>(),
-                            i["requests_ok"].get<int>());
+    for (const evidence::BenchInstance& i : BenchInstances(o, r))
+      served += fmt::format("{}{}: {} requests ({} ok)", served.empty() ? "" : ", ", i.instance,
+                            i.requests, i.requests_ok);
     line("# per instance: " + served);
   }
   line(fmt::format("# {}; {} requests; warm-up {} ({} ok); cache flush: {}", LoopDescription(o),
@@ -129,56 +128,53 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
   return out;
 }
 
-nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
+evidence::BenchClientSummary BenchClientSummaryOf(const BenchOptions& o, const BenchResult& r) {
   const auto& m = r.metrics;
-  auto latency = [](const stats::LatencySummary& s) {
-    return nlohmann::json{{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
-                          {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
-  };
-  nlohmann::json summary = {
-      {"url", o.url},
-      {"api", ApiName(o.api)},
-      {"concurrency", o.concurrency},
-      {"request_rate", o.request_rate},
-      {"requests", o.num_requests},
-      {"warmup_requests", o.warmup_requests},
-      {"warmup_ok", r.warmup_ok},
-      {"flush_cache", o.flush_cache},
-      {"input_tokens", o.input_tokens},
-      {"output_tokens", o.output_tokens},
-      {"range_ratio", o.range_ratio},
-      {"output_range_ratio", o.output_range_ratio},
-      {"lengths_file", o.lengths_file},
-      {"lengths_rows", o.lengths.size()},
-      {"timeout_s", o.timeout_s},
-      {"seed", o.prompt.seed},
-      {"min_token_id", o.prompt.min_token_id},
-      {"vocab_size", o.prompt.vocab_size},
-      {"shared_prefix_tokens", o.prompt.shared_prefix_tokens},
-      {"requests_total", m.requests_total},
-      {"requests_completed", m.requests_completed},
-      {"request_errors", m.requests_total - m.requests_completed},
-      {"prompt_length_mismatches", r.prompt_length_mismatches},
-      {"total_input_tokens", m.input_tokens},
-      {"total_output_tokens", m.output_tokens},
-      {"duration_s", m.duration_s},
-      {"request_throughput", m.request_throughput},
-      {"input_tps", m.input_tps},
-      {"output_tps", m.output_tps},
-      {"ttft_s", latency(m.ttft_s)},
-      {"e2e_s", latency(m.e2e_s)},
-      {"tpot_requests", m.tpot_requests},
-      {"tpot_s", latency(m.tpot_s)},
-      {"itl_values", m.itl_values},
-      {"itl_s", latency(m.itl_s)},
-      {"client_cpu_s", r.client_cpu_s},
-  };
-  // Several servers: which, how the load was spread, and what each served.
-  if (!o.more_urls.empty()) {
-    summary["routing"] = RoutingName(o.routing);
-    summary["instances"] = InstancesJson(o, r);
-  }
-  return summary;
+  evidence::BenchClientSummary c;
+  c.url = o.url;
+  c.api = ApiName(o.api);
+  c.concurrency = o.concurrency;
+  c.request_rate = o.request_rate;
+  c.requests = o.num_requests;
+  c.warmup_requests = o.warmup_requests;
+  c.warmup_ok = r.warmup_ok;
+  c.flush_cache = o.flush_cache;
+  c.input_tokens = o.input_tokens;
+  c.output_tokens = o.output_tokens;
+  c.range_ratio = o.range_ratio;
+  c.output_range_ratio = o.output_range_ratio;
+  c.lengths_file = o.lengths_file;
+  c.lengths_rows = static_cast<int64_t>(o.lengths.size());
+  c.timeout_s = o.timeout_s;
+  c.seed = o.prompt.seed;
+  c.min_token_id = o.prompt.min_token_id;
+  c.vocab_size = o.prompt.vocab_size;
+  c.shared_prefix_tokens = o.prompt.shared_prefix_tokens;
+  c.requests_total = m.requests_total;
+  c.requests_completed = m.requests_completed;
+  c.request_errors = m.requests_total - m.requests_completed;
+  c.prompt_length_mismatches = r.prompt_length_mismatches;
+  c.total_input_tokens = m.input_tokens;
+  c.total_output_tokens = m.output_tokens;
+  c.duration_s = m.duration_s;
+  c.request_throughput = m.request_throughput;
+  c.input_tps = m.input_tps;
+  c.output_tps = m.output_tps;
+  c.ttft_s = m.ttft_s;
+  c.e2e_s = m.e2e_s;
+  c.tpot_requests = m.tpot_requests;
+  c.tpot_s = m.tpot_s;
+  c.itl_values = m.itl_values;
+  c.itl_s = m.itl_s;
+  c.client_cpu_s = r.client_cpu_s;
+  if (!o.more_urls.empty()) c.routing = RoutingName(o.routing);
+  return c;
+}
+
+nlohmann::json BenchSummaryJson(const BenchOptions& o, const BenchResult& r) {
+  return evidence::BenchClientJson(
+      BenchClientSummaryOf(o, r),
+      o.more_urls.empty() ? std::vector<evidence::BenchInstance>{} : BenchInstances(o, r));
 }
 
 }  // namespace ppsearch::bench

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench/bench_client.h"
+#include "evidence/bench_summary.h"
 
 namespace ppsearch::bench {
 
@@ -15,17 +16,23 @@ std::string RenderBenchText(const BenchOptions& options, const BenchResult& resu
 // The footer verdict, e.g. "40/40 requests ok, 0 errors, 0 prompt-length mismatches".
 std::string BenchVerdict(const BenchResult& result);
 
-// With several servers it adds "routing" and "instances" (each server's URL,
-// requests sent and ok).
+// The load generator's part of a sample's bench summary; with several
+// servers it names the routing.
+evidence::BenchClientSummary BenchClientSummaryOf(const BenchOptions& options,
+                                                  const BenchResult& result);
+
+// What `ppsearch bench --json` prints: BenchClientSummaryOf, and with
+// several servers each one's share (BenchInstances).
 nlohmann::json BenchSummaryJson(const BenchOptions& options, const BenchResult& result);
 
-// Per instance 0..instances-1: {"instance", "requests", "requests_ok"}, the
-// requests sent to it by the records' `instance`.
-nlohmann::json ServedByInstance(const std::vector<workload::RequestRecord>& records,
-                                size_t instances);
+// Per instance 0..instances-1: the requests sent to it and those ok, by the
+// records' `instance`.
+std::vector<evidence::BenchInstance> ServedByInstance(
+    const std::vector<workload::RequestRecord>& records, size_t instances);
 
-// Per server, in instance order: ServedByInstance with each one's "url".
-nlohmann::json InstancesJson(const BenchOptions& options, const BenchResult& result);
+// Per server, in instance order: ServedByInstance with each one's URL.
+std::vector<evidence::BenchInstance> BenchInstances(const BenchOptions& options,
+                                                    const BenchResult& result);
 
 // Per-request records are written with evidence::RecordsToJsonl, the same
 // JSONL as a run's raw/ files.

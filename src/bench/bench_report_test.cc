@@ -60,14 +60,16 @@ TEST(BenchReportTest, TextHasMetadataTwoHeadersOneRowAndAVerdict) {
   EXPECT_EQ(lines[9], "# 1/2 requests ok, 1 errors, 0 prompt-length mismatches");
 }
 
-TEST(BenchReportTest, JsonSummaryAndRecords) {
+TEST(BenchReportTest, SummaryAndRecords) {
   BenchOptions o;
   o.url = "http://h:1";
   const BenchResult r = TwoRequests();
-  const nlohmann::json j = BenchSummaryJson(o, r);
-  EXPECT_EQ(j["requests_completed"], 1);
-  EXPECT_EQ(j["request_errors"], 1);
-  EXPECT_DOUBLE_EQ(j["ttft_s"]["p50"].get<double>(), 0.2);
+  const evidence::BenchClientSummary c = BenchClientSummaryOf(o, r);
+  EXPECT_EQ(c.url, "http://h:1");
+  EXPECT_EQ(c.requests_completed, 1);
+  EXPECT_EQ(c.request_errors, 1);
+  EXPECT_DOUBLE_EQ(c.ttft_s.p50, 0.2);
+  EXPECT_EQ(c.routing, "") << "one server: no routing";
   const std::string jsonl = evidence::RecordsToJsonl(r.records);
   const size_t newline = jsonl.find('\n');
   const auto first = nlohmann::json::parse(jsonl.substr(0, newline));

@@ -40,7 +40,7 @@ struct RunDescription {
 struct Observed {
   std::set<std::string> gpu_names;        // snapshot "name" column
   std::set<std::string> driver_versions;  // snapshot "driver_version" column
-  std::set<std::string> server_versions;  // bench/<sample>.json "server_version"
+  std::set<std::string> server_versions;  // each bench/<sample>.json's server version
   std::string model_config_sha256;        // "" when the config could not be read
   std::string model_quantization;         // model::ModelDesc::quantization; "" unknown
 };

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "analysis/baseline.h"
+#include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
 #include "plan/search_inputs.h"
@@ -41,11 +42,10 @@ Observed ObserveEvidence(const analysis::RunEvidence& ev) {
         if (!g.driver_version.empty()) seen.driver_versions.insert(g.driver_version);
       }
     }
-    Result<std::string> bench = ReadFile(paths.bench(s.id));
-    if (!bench.ok()) continue;
-    const nlohmann::json j = nlohmann::json::parse(*bench, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.contains("server_version") && j["server_version"].is_string())
-      seen.server_versions.insert(j["server_version"].get<std::string>());
+    // The report names an unreadable summary; here it records nothing.
+    Result<evidence::BenchSummary> bench = evidence::ReadBenchSummary(paths, s.id);
+    if (bench.ok() && bench->ready && !bench->ready->server_version.empty())
+      seen.server_versions.insert(bench->ready->server_version);
   }
   ObserveModel(ev.spec, seen);
   return seen;

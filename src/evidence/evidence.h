@@ -9,7 +9,7 @@
 //                             hosts, seeds, noise model, calibration, command line
 //   metadata/commands.txt     the exact server and benchmark commands per sample
 //   metadata/calibration.json the calibration used (simulated engine)
-//   bench/<sample>.json       per-sample benchmark summary
+//   bench/<sample>.json       per-sample benchmark summary (bench_summary.h)
 //   raw/<sample>.jsonl        per-request records
 //   gpu/<sample>/<host>.csv   nvidia-smi CSV after the sample, per node
 //   service/<sample>/<host>.log  server log of the sample, per node

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "evidence/json_fields.h"
 #include "util/files.h"
 #include "util/json_text.h"
 
@@ -16,78 +17,23 @@ nlohmann::json PBestJson(const std::vector<std::pair<std::string, double>>& p_be
   return out;
 }
 
-// One line's fields, each checked for its type; the error names the line and key.
-class LineReader {
- public:
-  LineReader(const nlohmann::json& j, std::string where) : j_(j), where_(std::move(where)) {}
+// An array of {layout, p_best}.
+Status ReadPBest(const JsonFields& r, std::vector<std::pair<std::string, double>>* out) {
+  const nlohmann::json* v = r.Find("p_best");
+  if (v == nullptr) return Status::Ok();
+  if (!v->is_array()) return r.Wrong("p_best", "an array of {layout, p_best}", v);
+  for (const auto& e : *v) {
+    if (!e.is_object() || !e.contains("layout") || !e["layout"].is_string() ||
+        !e.contains("p_best") || !e["p_best"].is_number())
+      return r.Wrong("p_best", "an array of {layout, p_best}", &e);
+    out->emplace_back(e["layout"].get<std::string>(), e["p_best"].get<double>());
+  }
+  return Status::Ok();
+}
 
-  Status Number(const char* key, double* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_number()) return Wrong(key, "a number");
-    *out = it->get<double>();
-    return Status::Ok();
-  }
-  Status Int(const char* key, int* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_number_integer()) return Wrong(key, "an integer");
-    *out = it->get<int>();
-    return Status::Ok();
-  }
-  Status String(const char* key, std::string* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_string()) return Wrong(key, "a string");
-    *out = it->get<std::string>();
-    return Status::Ok();
-  }
-  Status Bool(const char* key, bool* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_boolean()) return Wrong(key, "true or false");
-    *out = it->get<bool>();
-    return Status::Ok();
-  }
-  Status Strings(const char* key, std::vector<std::string>* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_array()) return Wrong(key, "an array of strings");
-    for (const auto& v : *it) {
-      if (!v.is_string()) return Wrong(key, "an array of strings");
-      out->push_back(v.get<std::string>());
-    }
-    return Status::Ok();
-  }
-  Status Object(const char* key, nlohmann::json* out) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_object()) return Wrong(key, "an object (parameter name -> value)");
-    *out = *it;
-    return Status::Ok();
-  }
-  Status PBest(std::vector<std::pair<std::string, double>>* out) const {
-    const auto it = j_.find("p_best");
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_array()) return Wrong("p_best", "an array of {layout, p_best}");
-    for (const auto& v : *it) {
-      if (!v.is_object() || !v.contains("layout") || !v["layout"].is_string() ||
-          !v.contains("p_best") || !v["p_best"].is_number())
-        return Wrong("p_best", "an array of {layout, p_best}");
-      out->emplace_back(v["layout"].get<std::string>(), v["p_best"].get<double>());
-    }
-    return Status::Ok();
-  }
+constexpr const char* kCalibrationExpected = "an object (parameter name -> value)";
 
- private:
-  Status Wrong(const char* key, const char* expected) const {
-    return MakeError(where_ + ": key '" + key + "' must be " + expected);
-  }
-  const nlohmann::json& j_;
-  std::string where_;
-};
-
-Result<TrajectoryStep> StepFrom(const LineReader& r) {
+Result<TrajectoryStep> StepFrom(const JsonFields& r) {
   TrajectoryStep s;
   PPS_RETURN_IF_ERROR(r.Int("step", &s.step));
   PPS_RETURN_IF_ERROR(r.String("layout", &s.layout));
@@ -105,12 +51,12 @@ Result<TrajectoryStep> StepFrom(const LineReader& r) {
   PPS_RETURN_IF_ERROR(r.Int("samples_spent", &s.samples_spent));
   PPS_RETURN_IF_ERROR(r.Number("full_sweep_gpu_hours", &s.full_sweep_gpu_hours));
   PPS_RETURN_IF_ERROR(r.Strings("calibrated_on", &s.calibrated_on));
-  PPS_RETURN_IF_ERROR(r.PBest(&s.p_best));
-  PPS_RETURN_IF_ERROR(r.Object("calibration", &s.calibration));
+  PPS_RETURN_IF_ERROR(ReadPBest(r, &s.p_best));
+  PPS_RETURN_IF_ERROR(r.Object("calibration", kCalibrationExpected, &s.calibration));
   return s;
 }
 
-Result<TrajectoryStop> StopFrom(const LineReader& r) {
+Result<TrajectoryStop> StopFrom(const JsonFields& r) {
   TrajectoryStop s;
   PPS_RETURN_IF_ERROR(r.String("reason", &s.reason));
   PPS_RETURN_IF_ERROR(r.String("message", &s.message));
@@ -125,7 +71,7 @@ Result<TrajectoryStop> StopFrom(const LineReader& r) {
   PPS_RETURN_IF_ERROR(r.Strings("uncertain", &s.uncertain));
   PPS_RETURN_IF_ERROR(r.String("budget_detail", &s.budget_detail));
   PPS_RETURN_IF_ERROR(r.Strings("calibrated_on", &s.calibrated_on));
-  PPS_RETURN_IF_ERROR(r.Object("calibration", &s.calibration));
+  PPS_RETURN_IF_ERROR(r.Object("calibration", kCalibrationExpected, &s.calibration));
   return s;
 }
 
@@ -209,7 +155,7 @@ Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
     const std::string where = path + ":" + std::to_string(line);
     const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
     if (!j.is_object()) return MakeError(where + ": not a JSON object");
-    const LineReader r(j, where);
+    const JsonFields r(j, where);
     std::string event;
     PPS_RETURN_IF_ERROR(r.String("event", &event));
     if (event == "step") {

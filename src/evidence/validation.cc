@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace ppsearch::evidence {
@@ -125,19 +124,14 @@ std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>&
 }
 
 std::vector<EvidenceProblem> CheckBenchSummary(const std::string& text, const std::string& sample,
-                                               const std::string& file) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  std::string what;
-  if (j.is_discarded())
-    what = "not valid JSON";
-  else if (!j.is_object())
-    what = std::string("expected a JSON object, got ") + j.type_name();
-  else if (!j.contains("sample") || !j["sample"].is_string())
-    what = "expected a string 'sample' naming the sample";
-  else if (j["sample"].get<std::string>() != sample)
-    what = "the summary of sample " + j["sample"].get<std::string>() + ", not of " + sample;
-  if (what.empty()) return {};
-  return {{kBenchSummaryCorrupt, file, what}};
+                                               const std::string& file, BenchSummary* summary) {
+  Result<BenchSummary> parsed = BenchSummaryFromText(text);
+  if (!parsed.ok()) return {{kBenchSummaryCorrupt, file, parsed.error().message}};
+  if (parsed->sample != sample)
+    return {{kBenchSummaryCorrupt, file,
+             "the summary of sample " + parsed->sample + ", not of " + sample}};
+  if (summary != nullptr) *summary = std::move(parsed).value();
+  return {};
 }
 
 EvidenceProblem UnreadableEvidence(const std::string& path, const std::string& file,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/bench_summary.h"
 #include "gpu/gpu_memory.h"
 #include "spec/spec.h"
 #include "util/result.h"
@@ -78,11 +79,14 @@ inline constexpr double kMaxGpuMemoryMib = 16.0 * 1024 * 1024;
 std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>& gpus,
                                               const std::string& file);
 
-// bench/<sample>.json's text: a JSON object whose "sample" is `sample`, as
-// both engines write it (bench_summary_corrupt otherwise: not JSON, not an
-// object, or the summary of another sample).
+// bench/<sample>.json's text read as the summary of `sample`
+// (bench_summary.h): bench_summary_corrupt when BenchSummaryFromText
+// refuses it (not JSON, not an object, a key of the wrong type) or it is
+// the summary of another sample. Without a problem, `summary` (when given)
+// receives it.
 std::vector<EvidenceProblem> CheckBenchSummary(const std::string& text, const std::string& sample,
-                                               const std::string& file);
+                                               const std::string& file,
+                                               BenchSummary* summary = nullptr);
 
 // A file of a run directory that could not be read: not_a_regular_file for
 // a symbolic link, directory, FIFO, device or socket, unreadable_file

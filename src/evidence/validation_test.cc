@@ -137,12 +137,16 @@ TEST(CheckGpuSnapshot, ImpossibleReadingsAreNamed) {
             "memory.total 85651 MiB)");
 }
 
-TEST(CheckBenchSummary, NeedsAnObjectNamingTheSample) {
+TEST(CheckBenchSummary, NeedsAnObjectNamingTheSampleWithKeysOfTheirTypes) {
   const std::string sample = "pp4-tp8-ep4_c8_r1";
   const char* file = "bench/pp4-tp8-ep4_c8_r1.json";
-  EXPECT_TRUE(
-      CheckBenchSummary(R"({"sample": "pp4-tp8-ep4_c8_r1", "simulated": true})", sample, file)
-          .empty());
+  BenchSummary read;
+  EXPECT_TRUE(CheckBenchSummary(R"({"sample": "pp4-tp8-ep4_c8_r1", "simulated": true,
+                                   "ready_s": 2.5, "server_version": null})",
+                                sample, file, &read)
+                  .empty());
+  ASSERT_TRUE(read.ready);
+  EXPECT_EQ(read.ready->ready_s, 2.5);
   auto detail = [&](const std::string& text) {
     const std::vector<EvidenceProblem> p = CheckBenchSummary(text, sample, file);
     EXPECT_EQ(p.size(), 1u) << text;
@@ -150,7 +154,9 @@ TEST(CheckBenchSummary, NeedsAnObjectNamingTheSample) {
   };
   EXPECT_EQ(detail(R"({"sample": "pp4-tp8-e)"), "bench_summary_corrupt: not valid JSON");
   EXPECT_EQ(detail("[1, 2]"), "bench_summary_corrupt: expected a JSON object, got array");
-  EXPECT_EQ(detail("{}"), "bench_summary_corrupt: expected a string 'sample' naming the sample");
+  EXPECT_EQ(detail("{}"), "bench_summary_corrupt: key 'sample' must be a string naming the sample");
+  EXPECT_EQ(detail(R"({"sample": "pp4-tp8-ep4_c8_r1", "ready_s": "soon"})"),
+            "bench_summary_corrupt: key 'ready_s' must be a number, got \"soon\"");
   EXPECT_EQ(detail(R"({"sample": "pp8-tp4-ep4_c8_r1"})"),
             "bench_summary_corrupt: the summary of sample pp8-tp4-ep4_c8_r1, not of "
             "pp4-tp8-ep4_c8_r1");

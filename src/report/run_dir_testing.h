@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/analysis_testing.h"
+#include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
 #include "gpu/gpu_memory.h"
 #include "util/files.h"
@@ -92,8 +93,10 @@ class RunDirTest : public ::testing::Test {
                                   host == "603" ? log_603 : "[2026-01-01 00:00:00] ready\n")
                       .ok());
     }
-    const nlohmann::json bench = {{"sample", id.str()}, {"simulated", true}};
-    ASSERT_TRUE(WriteFileAtomic(paths.bench(id), bench.dump(2) + "\n").ok());
+    evidence::BenchSummary bench;
+    bench.sample = id.str();
+    bench.simulated = true;
+    ASSERT_TRUE(evidence::WriteBenchSummary(paths, id, bench).ok());
     if (completed) {
       ASSERT_TRUE(evidence::AppendManifest(paths, id, evidence::SampleState::kCompleted).ok());
     }

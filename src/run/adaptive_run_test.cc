@@ -240,7 +240,7 @@ class TimedStartEngine : public SampleEngine {
   bool simulated() const override { return inner_.simulated(); }
   Result<SampleOutput> Run(const SampleContext& ctx) override {
     PPS_ASSIGN_OR_RETURN(SampleOutput out, inner_.Run(ctx));
-    out.bench["ready_s"] = ctx.id.layout == last_ ? 2.0 : 900.0;
+    out.bench.ready = evidence::BenchServerReady{ctx.id.layout == last_ ? 2.0 : 900.0, ""};
     last_ = ctx.id.layout;
     return out;
   }

@@ -6,17 +6,18 @@
 // reader of bench/<sample>.json finds each instance's share beside its
 // hosts' logs (service/<sample>/<host>.log) and snapshots.
 
-#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "evidence/bench_summary.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "workload/request_record.h"
 
 namespace ppsearch::run {
 
-// [{"instance": 0, "hosts": ["n0", "n1"], "requests": 8, "requests_ok": 8}, ...]
-nlohmann::json InstancesEvidence(const spec::Spec& spec, const plan::LayoutPlan& plan,
-                                 const std::vector<workload::RequestRecord>& records);
+// Per instance: its index, hosts, the requests it was sent and those ok.
+std::vector<evidence::BenchInstance> InstancesEvidence(
+    const spec::Spec& spec, const plan::LayoutPlan& plan,
+    const std::vector<workload::RequestRecord>& records);
 
 }  // namespace ppsearch::run

@@ -171,18 +171,20 @@ class MediansReplayEngine : public SampleEngine {
       node.gpu_csv = GpuCsv(*row, node.host);
       out.nodes.push_back(std::move(node));
     }
-    out.bench = {{"sample", ctx.id.str()},
-                 {"replayed_from", {{"file", csv_.path}, {"line", row->line()}}},
-                 {"seed", ctx.workload_seed},
-                 {"noise_factor", f},
-                 {"noise_cv", point.noise_cv},
-                 {"noise_source", point.noise_source},
-                 {"ttft", row->ttft_p50_s_median ? "from the file"
-                                                 : "not in the file: Little's law from the "
-                                                   "concurrency and input TPS"},
-                 {"decode", "not in the file: each record carries its first token only"},
-                 {"gpu_memory", row->peak_gpu_mib ? "peak_gpu_mib on every GPU"
-                                                  : "not in the file: no snapshot"}};
+    out.bench.sample = ctx.id.str();
+    out.bench.replayed_from.emplace().file = csv_.path;
+    out.bench.replayed_from->line = row->line();
+    out.bench.seed = ctx.workload_seed;
+    out.bench.noise_factor = f;
+    out.bench.synthesis = evidence::BenchSynthesis{
+        .noise_cv = point.noise_cv,
+        .noise_source = point.noise_source,
+        .ttft = row->ttft_p50_s_median
+                    ? "from the file"
+                    : "not in the file: Little's law from the concurrency and input TPS",
+        .decode = "not in the file: each record carries its first token only",
+        .gpu_memory =
+            row->peak_gpu_mib ? "peak_gpu_mib on every GPU" : "not in the file: no snapshot"};
     return out;
   }
 

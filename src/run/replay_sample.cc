@@ -53,11 +53,8 @@ class RunReplayEngine : public SampleEngine {
                                    entry.line));
     SampleOutput out;
     PPS_ASSIGN_OR_RETURN(out.records, evidence::ReadRecords(paths_.raw(ctx.id)));
-    PPS_ASSIGN_OR_RETURN(std::string bench, evidence::ReadEvidenceFile(paths_.bench(ctx.id)));
-    out.bench = nlohmann::json::parse(bench, nullptr, /*allow_exceptions=*/false);
-    if (!out.bench.is_object())
-      return MakeError(paths_.bench(ctx.id) + ": expected the JSON object of a bench summary");
-    out.bench["replayed_from"] = {{"run", paths_.root}, {"sample", name}};
+    PPS_ASSIGN_OR_RETURN(out.bench, evidence::ReadBenchSummary(paths_, ctx.id));
+    out.bench.replayed_from = evidence::BenchReplayedFrom{paths_.root, name, "", 0};
     // Node i of the replayed run answers for the spec's host i.
     for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
       NodeEvidence node;

@@ -7,6 +7,7 @@
 
 #include "analysis/analysis_testing.h"
 #include "analysis/run.h"
+#include "evidence/bench_summary.h"
 #include "plan/search_inputs.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
@@ -160,17 +161,19 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
   }
   // Each repeat is exactly the file's figure stretched by its recorded factor.
   for (const analysis::SampleAnalysis& s : a.evidence.samples) {
-    const nlohmann::json bench =
-        nlohmann::json::parse(*ReadFile(evidence::RunPaths{a.evidence.run_dir}.bench(s.id)));
-    const double f = bench["noise_factor"].get<double>();
+    const Result<evidence::BenchSummary> bench =
+        evidence::ReadBenchSummary(evidence::RunPaths{a.evidence.run_dir}, s.id);
+    ASSERT_TRUE(bench.ok()) << bench.error().message;
+    ASSERT_TRUE(bench->noise_factor && bench->synthesis);
+    const double f = *bench->noise_factor;
     const double tps = s.id.layout.pp == 4 ? 4100 : 3900;
     EXPECT_NEAR(s.metrics.input_tps * f / tps, 1, 1e-6) << s.name;
     EXPECT_NE(f, 1.0);
-    EXPECT_THAT(bench["noise_source"].get<std::string>(), HasSubstr("0.02 over 3 repeats"));
+    EXPECT_THAT(bench->synthesis->noise_source, HasSubstr("0.02 over 3 repeats"));
     // The recorded spread is the noise: the expected range of 3 normal
     // draws is 2 x 0.8694 sigma (Blom: the normal quantile at
     // 2.625 / 3.25), so a 2% range is a cv of 1.15%.
-    EXPECT_NEAR(bench["noise_cv"].get<double>(), 0.02 / (2 * 0.8694), 2e-5);
+    EXPECT_NEAR(bench->synthesis->noise_cv, 0.02 / (2 * 0.8694), 2e-5);
   }
   ASSERT_TRUE(a.decision.primary);
   EXPECT_EQ(a.decision.primary->pp, 4);
@@ -193,10 +196,12 @@ TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
   EXPECT_THAT(a.decision.verdicts[0].exclusions,
               ::testing::Contains(HasSubstr("no GPU memory snapshot")));
   // No spread in the file: the spec's noise, said so.
-  const nlohmann::json bench = nlohmann::json::parse(
-      *ReadFile(evidence::RunPaths{a.evidence.run_dir}.bench({in.spec.sweep.layouts[0], 8, 1})));
-  EXPECT_THAT(bench["noise_source"].get<std::string>(), HasSubstr("[sim] noise_cv"));
-  EXPECT_EQ(bench["noise_cv"].get<double>(), in.spec.sim.noise_cv);
+  const Result<evidence::BenchSummary> bench = evidence::ReadBenchSummary(
+      evidence::RunPaths{a.evidence.run_dir}, {in.spec.sweep.layouts[0], 8, 1});
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  ASSERT_TRUE(bench->synthesis);
+  EXPECT_THAT(bench->synthesis->noise_source, HasSubstr("[sim] noise_cv"));
+  EXPECT_EQ(bench->synthesis->noise_cv, in.spec.sim.noise_cv);
 }
 
 TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {

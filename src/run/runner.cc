@@ -103,9 +103,7 @@ Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id
   for (const auto& p : out.profiles)
     PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.profile(id, p.name), p.analysis.dump(2) + "\n"));
   // The bench summary is written last: its presence means the sample's files are whole.
-  return WriteFileAtomic(
-      paths.bench(id),
-      out.bench.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return evidence::WriteBenchSummary(paths, id, out.bench);
 }
 
 // The export the spec names ([profile] file), analysed once, for the

@@ -28,7 +28,7 @@ class FakeEngine : public SampleEngine {
       out.verdict = evidence::Verdict::kPreflightFailed;
       out.detail = p->second;
       out.nodes = {{"h1", "", ""}};
-      out.bench = {{"sample", c.id.str()}};
+      out.bench.sample = c.id.str();
       return out;
     }
     workload::RequestRecord r;
@@ -41,7 +41,7 @@ class FakeEngine : public SampleEngine {
     r.http_status = 200;
     out.records = {r};
     out.nodes = {{"h1", "log\n", "0, GPU-x, G, 1, 2\n"}};
-    out.bench = {{"sample", c.id.str()}};
+    out.bench.sample = c.id.str();
     return out;
   }
   std::vector<std::string> ran;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
 #include "evidence/run_metadata.h"
 #include "plan/plan.h"
@@ -42,7 +43,7 @@ struct SampleOutput {
   std::vector<workload::RequestRecord> records;
   std::vector<NodeEvidence> nodes;
   std::vector<ProfileEvidence> profiles;
-  nlohmann::json bench;  // per-sample benchmark summary
+  evidence::BenchSummary bench;  // bench/<sample>.json
   // The engine's own verdict, from what it saw of the servers (the evidence
   // adds requests_failed and log_findings, analysis/sample.h).
   evidence::Verdict verdict = evidence::Verdict::kOk;

@@ -168,15 +168,13 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
     ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, each[instance], node, n, hw_);
     out.nodes.push_back(std::move(ne));
   }
-  out.bench = {{"sample", ctx.id.str()},
-               {"simulated", true},
-               {"noise_factor", f},
-               {"seed", ctx.workload_seed},
-               {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
-               {"micro_batches", p.sim.micro_batches},
-               {"exposed_comm_share", p.exposed_comm_share},
-               {"bubble_share", p.bubble_share}};
-  if (each.size() > 1) out.bench["instances"] = InstancesEvidence(spec_, *ctx.plan, out.records);
+  out.bench.sample = ctx.id.str();
+  out.bench.simulated = true;
+  out.bench.noise_factor = f;
+  out.bench.seed = ctx.workload_seed;
+  out.bench.sim = evidence::BenchSimFigures{p.sim.pp_max_micro_batch_size, p.sim.micro_batches,
+                                            p.exposed_comm_share, p.bubble_share};
+  if (each.size() > 1) out.bench.instances = InstancesEvidence(spec_, *ctx.plan, out.records);
   return out;
 }
 

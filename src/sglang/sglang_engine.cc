@@ -98,7 +98,7 @@ void SglangSampleEngine::Snapshot(run::SampleOutput& out) {
     Result<std::string> csv = QueryGpuCsv(launcher_, spec_, static_cast<int>(n));
     // A failed query leaves no snapshot; analysis names the missing file.
     out.nodes[n].gpu_csv = csv.ok() ? *csv : "";
-    if (!csv.ok()) out.bench["snapshot_errors"].push_back(csv.error().message);
+    if (!csv.ok()) out.bench.snapshot_errors.push_back(csv.error().message);
   }
 }
 
@@ -110,7 +110,9 @@ void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, run::Sa
 Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx) {
   run::SampleOutput out;
   for (const auto& h : spec_.cluster.hosts) out.nodes.push_back({h.name, "", ""});
-  out.bench = {{"sample", ctx.id.str()}, {"simulated", false}, {"seed", ctx.workload_seed}};
+  out.bench.sample = ctx.id.str();
+  out.bench.simulated = false;
+  out.bench.seed = ctx.workload_seed;
   if (!paths_) paths_ = *ctx.paths;
   if (!group_) group_.emplace(spec_, launcher_, *paths_);
 
@@ -124,10 +126,9 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     // A server kept up for a next sample of its layout that did not come
     // (an adaptive run chose another layout) frees its GPUs only now.
     if (group_->running()) release_pending_ = true;
-    for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
     if (release_pending_) {
-      const std::string still_held = WaitMemoryReleased();
-      if (!still_held.empty()) out.bench["release_wait"] = still_held;
+      out.bench.release_wait = WaitMemoryReleased();
       release_pending_ = false;
     }
     const std::string busy = Preflight();
@@ -142,7 +143,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     if (!st.ok()) {
       SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
       Snapshot(out);
-      for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+      for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
       CollectLogs({}, out);
       return out;
     }
@@ -150,12 +151,11 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     Result<std::string> version = ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s,
                                                   spec_.engine.ArgString("api-key").value_or(""));
     server_version_ = version.ok() ? *version : "";
-    if (!version.ok()) out.bench["server_version_error"] = version.error().message;
+    if (!version.ok()) out.bench.server_version_error = version.error().message;
   }
   // What a comparison of two runs checks besides the spec's engine.version.
-  out.bench["server_version"] =
-      server_version_.empty() ? nlohmann::json(nullptr) : nlohmann::json(server_version_);
-  out.bench["ready_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+  out.bench.ready = evidence::BenchServerReady{
+      std::chrono::duration<double>(Clock::now() - started).count(), server_version_};
 
   bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
   const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
@@ -197,17 +197,15 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   }
   if (result.ok()) {
     out.records = result->records;
-    out.bench.update(bench::BenchSummaryJson(options, *result));
+    out.bench.client = bench::BenchClientSummaryOf(options, *result);
+    if (!options.more_urls.empty()) out.bench.instances = bench::BenchInstances(options, *result);
     // Several instances: each one's hosts beside its URL and requests.
     if (ctx.id.layout.instances > 1) {
-      nlohmann::json instances = run::InstancesEvidence(spec_, *ctx.plan, out.records);
+      out.bench.instances = run::InstancesEvidence(spec_, *ctx.plan, out.records);
       const std::vector<std::string> urls = bench::ServerUrls(options);
-      for (size_t i = 0; i < instances.size() && i < urls.size(); ++i)
-        instances[i]["url"] = urls[i];
-      out.bench["instances"] = instances;
+      for (size_t i = 0; i < out.bench.instances.size() && i < urls.size(); ++i)
+        out.bench.instances[i].url = urls[i];
     }
-    out.bench["sample"] = ctx.id.str();
-    out.bench["simulated"] = false;
   }
   if (!died.empty()) {
     SetVerdict(out, evidence::Verdict::kEngineDied,
@@ -229,7 +227,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   const bool keep = spec_.lifecycle.reuse_server && ctx.next_same_layout &&
                     out.verdict == evidence::Verdict::kOk && !group_->FirstExited();
   if (!keep) {
-    for (const auto& note : group_->Stop()) out.bench["stop_notes"].push_back(note);
+    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
     const std::string held = WaitMemoryReleased();
     release_pending_ = !held.empty();
     if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
@@ -239,7 +237,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
       out.profiles = CollectNsysProfiles(launcher_, spec_, *ctx.plan, *server_sample_);
   }
   CollectLogs(log_from, out);
-  out.bench["sample_wall_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+  out.bench.sample_wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return out;
 }
 
