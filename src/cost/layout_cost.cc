@@ -33,7 +33,8 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
       layout_(layout),
       calibration_(calibration),
       k_(constants),
-      links_(LinkParams::FromProfile(hw)) {
+      links_(LinkParams::FromProfile(hw)),
+      routed_experts_fp8_(RoutedExpertsFp8(model)) {
   links_.intra_bw_scale = calibration.Get(Param::kIntraLink);
   links_.inter_bw_eff = calibration.Get(Param::kInterLink);
   links_.rank_jitter_us = calibration.Get(Param::kRankJitter);
@@ -99,10 +100,10 @@ double LayoutCostModel::ExpertSkew() const {
   return 1.0 + (calibration_.Get(Param::kExpertSkew) - 1.0) * std::log2(layout_.ep) / 3.0;
 }
 
-bool LayoutCostModel::RoutedExpertsFp8() const {
+bool LayoutCostModel::RoutedExpertsFp8(const model::ModelDesc& model) {
   // DeepEP's normal kernels dispatch FP8 when the experts run DeepGEMM's
   // block-FP8 path (token_dispatcher/deepep.py), BF16 for other experts.
-  for (const auto& layer : model_.layers)
+  for (const auto& layer : model.layers)
     for (const model::Linear& l : layer.linears)
       if (l.role == OpRole::kRoutedExpert) return l.dtype == DType::kFp8;
   return false;
@@ -244,7 +245,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     d.experts = model_.moe.num_experts;
     d.top_k = model_.moe.top_k;
     d.kernels = KernelsFor(layout_.deepep_mode, decode_sequences >= 0);
-    d.fp8_dispatch = d.kernels == DeepEpKernels::kLowLatency || RoutedExpertsFp8();
+    d.fp8_dispatch = d.kernels == DeepEpKernels::kLowLatency || routed_experts_fp8_;
     dispatch = DeepEpNs(d, group, links_);
   }
   size_t next = 0;

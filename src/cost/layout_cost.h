@@ -165,7 +165,7 @@ class LayoutCostModel : public sim::CostModel {
   // the hidden state plus the residual stream (with block attention
   // residuals, every completed block summary and the running sum).
   int BoundaryVectors(int stage) const;
-  bool RoutedExpertsFp8() const;  // the routed experts' weights are FP8
+  static bool RoutedExpertsFp8(const model::ModelDesc& model);  // their weights are FP8
 
   const model::ModelDesc& model_;
   hardware::HardwareProfile hw_;
@@ -173,6 +173,7 @@ class LayoutCostModel : public sim::CostModel {
   Calibration calibration_;
   KernelConstants k_;
   LinkParams links_;
+  bool routed_experts_fp8_ = false;  // set once: what DeepEP's normal dispatch sends
   struct StageLayers {
     int mla = 0, kda = 0, gqa = 0;
     std::vector<const model::LayerDesc*> layers;

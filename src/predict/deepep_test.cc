@@ -11,17 +11,10 @@
 namespace ppsearch::predict {
 namespace {
 
+using plan::testing::Layout;
 using plan::testing::SetArg;
 using plan::testing::StringArg;
 using testkit::Example;
-
-spec::LayoutSpec Layout(int pp, int tp, int ep) {
-  spec::LayoutSpec l;
-  l.pp = pp;
-  l.tp = tp;
-  l.ep = ep;
-  return l;
-}
 
 spec::Spec WithBackend(const std::string& backend) {
   spec::Spec spec = Example().spec;

@@ -75,17 +75,11 @@ Status CheckBounds(const Bounds& b) {
   PPS_RETURN_IF_ERROR(CheckList(b.chunked_prefill_size, "--chunked-prefill-size", int64_t{-1}));
   PPS_RETURN_IF_ERROR(CheckList(b.max_running_requests, "--max-running-requests", 0));
   PPS_RETURN_IF_ERROR(CheckList(b.concurrency, "--concurrency", 1));
-  for (size_t i = 0; i < b.moe_a2a_backend.size(); ++i) {
-    const std::string& name = b.moe_a2a_backend[i];
+  PPS_RETURN_IF_ERROR(CheckList(b.moe_a2a_backend, "--moe-a2a-backend", std::string()));
+  for (const std::string& name : b.moe_a2a_backend)
     if (!spec::IsMoeA2aBackend(name))
       return MakeError(fmt::format("--moe-a2a-backend: \"{}\" is not an SGLang backend ({})", name,
                                    spec::MoeA2aBackendNames()));
-    if (std::count(b.moe_a2a_backend.begin(), b.moe_a2a_backend.begin() + i, name) > 0)
-      return MakeError(fmt::format("--moe-a2a-backend: {} is listed twice", name));
-  }
-  if (b.moe_a2a_backend.size() > static_cast<size_t>(spec::kMaxSearchValues))
-    return MakeError(fmt::format("--moe-a2a-backend: at most {} values, got {}",
-                                 spec::kMaxSearchValues, b.moe_a2a_backend.size()));
   for (int64_t c : b.chunked_prefill_size)
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
