@@ -66,9 +66,16 @@ void AddMla(const MlaShape& mla, int hidden, bool output_gate, LayerBuilder& bui
 
 // KimiDeltaAttention, with P = heads * head_dim:
 //   q, k, v  hidden -> P (column)          o  P -> hidden (row)
-//   f (forget gate) and g (output gate): hidden -> P (column) when full rank,
-//     else f_a/g_a hidden -> head_dim (replicated) then f_b/g_b head_dim -> P (column)
+//   f (forget gate): always low rank, f_a hidden -> head_dim (replicated)
+//     then f_b head_dim -> P (column)
+//   g (output gate): hidden -> P (column) when full rank, else the same
+//     low-rank pair g_a/g_b
 //   b (beta)  hidden -> heads (column)
+// Kimi K3's use_full_rank_gate widens the output gate only: SGLang's
+// KimiK3DeltaAttention (python/sglang/srt/models/kimi_k3.py, sgl-project/
+// sglang@0000e9b46f38dd9055ecad825a42c47a047077e6) loads q, k, v and g_proj
+// into one fused column-parallel weight and keeps f_a_proj (ReplicatedLinear)
+// and f_b_proj as separate modules, and its load_weights maps no f_proj.
 // Small vectors: short causal conv filters on q, k and v (3 * P * kernel),
 // A_log (heads), dt_bias (P) and the gated output RMSNorm (head_dim).
 // State per request: one fp32 head_dim x head_dim matrix per head, plus the
@@ -80,13 +87,11 @@ void AddKda(const KdaShape& kda, int hidden, bool full_rank_gate, LayerBuilder& 
   builder.Add("q_proj", "self_attn.q_proj", hidden, proj, Sharding::kColumn, role);
   builder.Add("k_proj", "self_attn.k_proj", hidden, proj, Sharding::kColumn, role);
   builder.Add("v_proj", "self_attn.v_proj", hidden, proj, Sharding::kColumn, role);
+  builder.Add("f_a_proj", "self_attn.f_a_proj", hidden, kda.head_dim, Sharding::kReplicated, role);
+  builder.Add("f_b_proj", "self_attn.f_b_proj", kda.head_dim, proj, Sharding::kColumn, role);
   if (full_rank_gate) {
-    builder.Add("f_proj", "self_attn.f_proj", hidden, proj, Sharding::kColumn, role);
     builder.Add("g_proj", "self_attn.g_proj", hidden, proj, Sharding::kColumn, role);
   } else {
-    builder.Add("f_a_proj", "self_attn.f_a_proj", hidden, kda.head_dim, Sharding::kReplicated,
-                role);
-    builder.Add("f_b_proj", "self_attn.f_b_proj", kda.head_dim, proj, Sharding::kColumn, role);
     builder.Add("g_a_proj", "self_attn.g_a_proj", hidden, kda.head_dim, Sharding::kReplicated,
                 role);
     builder.Add("g_b_proj", "self_attn.g_b_proj", kda.head_dim, proj, Sharding::kColumn, role);

@@ -38,8 +38,8 @@ void AddLayerNorms(int hidden, LayerBuilder& builder);
 void AddMla(const MlaShape& mla, int hidden, bool output_gate, LayerBuilder& builder);
 
 // Kimi Delta Attention (Kimi Linear / K3 linear-attention layers).
-// `full_rank_gate`: the forget and output gates are hidden->heads*head_dim
-// matrices rather than a low-rank pair through head_dim.
+// `full_rank_gate`: the output gate is a hidden->heads*head_dim matrix rather
+// than a low-rank pair through head_dim (the forget gate stays low rank).
 void AddKda(const KdaShape& kda, int hidden, bool full_rank_gate, LayerBuilder& builder);
 
 struct GqaOptions {

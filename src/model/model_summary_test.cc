@@ -39,10 +39,10 @@ TEST(DescribeModelTest, KimiK3Summary) {
                       "3,584 (MXFP4)"))
       << text;
   EXPECT_TRUE(HasLine(text,
-                      "params     total 2,785.4 B, active 110.1 B (active: per token, without "
+                      "params     total 2,779.5 B, active 104.2 B (active: per token, without "
                       "the embedding lookup, with lm_head)"))
       << text;
-  EXPECT_TRUE(HasLine(text, "weights    1,463.8 GiB: MXFP4 1,347.1 GiB, BF16 116.7 GiB")) << text;
+  EXPECT_TRUE(HasLine(text, "weights    1,452.8 GiB: MXFP4 1,347.1 GiB, BF16 105.7 GiB")) << text;
   EXPECT_TRUE(HasLine(text, "kv cache   27,648 B/token (bf16)")) << text;
 }
 

@@ -112,8 +112,10 @@ TEST(KimiK3Test, LayerKindsFromOneBasedLists) {
 TEST(KimiK3Test, KdaDenseLayerMatchesHandCount) {
   const LayerDesc layer = LoadReference("kimi-k3").layers.at(0);
   const int64_t proj = 96 * 128;
-  // q, k, v, f, g: 7168 -> 12288; o: 12288 -> 7168; beta 7168 -> 96.
-  const int64_t kda = 6 * 7168 * proj + 7168 * 96;
+  // q, k, v and the full-rank output gate g: 7168 -> 12288; o: 12288 -> 7168;
+  // the forget gate stays low rank, f_a 7168 -> 128 then f_b 128 -> 12288;
+  // beta 7168 -> 96.
+  const int64_t kda = 5 * 7168 * proj + 7168 * 128 + 128 * proj + 7168 * 96;
   // conv filters 3 x 12288 x 4, A_log 96, dt_bias 12288, o_norm 128; two layer norms.
   const int64_t small = 3 * proj * 4 + 96 + proj + 128 + 2 * 7168;
   const int64_t dense_mlp = 3LL * 7168 * 33792;
@@ -122,6 +124,10 @@ TEST(KimiK3Test, KdaDenseLayerMatchesHandCount) {
   EXPECT_EQ(layer.kv_bytes_per_token, 0);
   // fp32 state 96 x 128 x 128 x 4 B, plus 3 conv steps of 3 x 12288 bf16 channels.
   EXPECT_EQ(layer.state_bytes_per_request, 96LL * 128 * 128 * 4 + 3LL * 3 * proj * 2);
+  EXPECT_EQ(FindLinear(layer, "f_proj"), nullptr);
+  EXPECT_EQ(FindLinear(layer, "f_a_proj")->sharding, Sharding::kReplicated);
+  EXPECT_EQ(FindLinear(layer, "f_b_proj")->in_features, 128);
+  EXPECT_EQ(FindLinear(layer, "g_proj")->out_features, proj);
 }
 
 TEST(KimiK3Test, MlaMoeLayerMatchesHandCount) {
@@ -168,7 +174,7 @@ TEST(KimiK3Test, CacheStateAndBytes) {
   EXPECT_EQ(k3.weight_bytes_by_dtype().size(), 2u);
 }
 
-// Public figures: Kimi K3 "2.8T" total (2,785B derived) with 105-110B active;
+// Public figures: Kimi K3 "2.8T" total (2,780B derived) with 105-110B active;
 // Kimi K2 1,026.4B derived / 32B; DeepSeek-V3 671B / 37B; Qwen3 235B / 22B.
 TEST(PublicTotalsTest, KimiK3) {
   ModelDesc k3 = LoadReference("kimi-k3");
