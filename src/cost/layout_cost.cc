@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost/gemm.h"
+#include "cost/tensor_burst.h"
 
 namespace ppsearch::cost {
 namespace {
@@ -126,6 +127,14 @@ int64_t LayoutCostModel::FfnAllReduceWidth(const model::LayerDesc& layer) const 
   return moe.expert_hidden + (moe.num_shared_experts > 0 ? model_.hidden : 0);
 }
 
+double LayoutCostModel::FfnAllReduceNs(const model::LayerDesc& layer, int64_t tokens,
+                                       const GroupSpan& group, double hidden_allreduce_ns) const {
+  const int64_t width = FfnAllReduceWidth(layer);
+  if (width == model_.hidden) return hidden_allreduce_ns;
+  return static_cast<double>(
+      AllReduceNs(static_cast<double>(width) * tokens * kBf16Bytes, group, links_));
+}
+
 GroupSpan LayoutCostModel::TpGroup(int stage) const {
   const StageShape& st = layout_.stages[stage];
   return GroupSpan{layout_.tp, st.tp_nodes, st.groups_per_node};
@@ -206,11 +215,52 @@ std::vector<double> LayoutCostModel::LinearNsInOrder(
   return out;
 }
 
-double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows) const {
+double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows,
+                                 double rate_scale) const {
   if (l.role == OpRole::kEmbedding) return EmbeddingNs(tokens);
-  return static_cast<double>(EstimateGemm(LinearShape(l, tokens, logit_rows), RateTflops(l.dtype),
-                                          MemoryBw() / 1e9, hw_.sm_count, Efficiency(l))
+  return static_cast<double>(EstimateGemm(LinearShape(l, tokens, logit_rows),
+                                          RateTflops(l.dtype) * rate_scale, MemoryBw() / 1e9,
+                                          hw_.sm_count, Efficiency(l))
                                  .ns);
+}
+
+std::vector<double> LayoutCostModel::WithTensorBurst(
+    int stage, int64_t tokens, int64_t logit_rows, std::vector<double> sustained_ns,
+    const std::function<double(const model::LayerDesc&)>& before_ffn_ns,
+    const std::function<double(const model::LayerDesc&)>& after_ffn_ns) const {
+  const double ratio = hw_.TensorBurstRatio();
+  const std::vector<double> burst_ns = LinearNsInOrder(
+      stage, [&](const model::Linear& l) { return LinearNs(l, tokens, logit_rows, ratio); });
+  const double window_ns = hw_.burst_window_ms * 1e6;
+  const auto& layers = stage_layers_[stage].layers;
+  if (layers.empty()) return sustained_ns;
+  // Which phase a linear runs in; the latent up-projection (back to the
+  // hidden size) follows the FFN's all-reduce.
+  auto in_attention_phase = [&](const model::Linear& l) {
+    return l.role == OpRole::kAttention ||
+           (l.role == OpRole::kLatentProj && l.out_features == model_.hidden);
+  };
+  auto run_phase = [&](const std::vector<size_t>& index, double idle_ns) {
+    std::vector<double> s, b;
+    for (size_t i : index) {
+      s.push_back(sustained_ns[i]);
+      b.push_back(burst_ns[i]);
+    }
+    const std::vector<double> t = BurstPhaseNs(s, b, BurstWindowAfterIdle(idle_ns, window_ns));
+    for (size_t k = 0; k < index.size(); ++k) sustained_ns[index[k]] = t[k];
+  };
+  // The stage's first phase follows the previous micro-batch's last
+  // collective after an FFN, the same as every later attention phase's.
+  double idle_before_attention = after_ffn_ns(*layers.front());
+  size_t next = 0;
+  for (const auto* layer : layers) {
+    std::vector<size_t> attention, ffn;
+    for (const auto& l : layer->linears) (in_attention_phase(l) ? attention : ffn).push_back(next++);
+    run_phase(attention, idle_before_attention);
+    run_phase(ffn, before_ffn_ns(*layer));
+    idle_before_attention = after_ffn_ns(*layer);
+  }
+  return sustained_ns;
 }
 
 StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows,
@@ -231,14 +281,14 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     return decode_sequences >= 0 ? DecodeLinearNs(l, tokens, decode_sequences)
                                  : LinearNs(l, tokens, logit_rows);
   };
-  const std::vector<double> linears_ns = LinearNsInOrder(stage, linear_ns);
+  std::vector<double> linears_ns = LinearNsInOrder(stage, linear_ns);
   // DeepEP's MoE layers: the reduce-scatter after attention, the all-gather
   // before the next one, and the rank's dispatch and combine.
-  double scatter_gather_ns = 0;
+  double reduce_scatter_ns = 0, all_gather_ns = 0;
   DispatchTime dispatch;
   if (layout_.deepep && layout_.tp > 1) {
-    scatter_gather_ns = static_cast<double>(ReduceScatterNs(act_bytes, group, links_) +
-                                            AllGatherNs(act_bytes, group, links_));
+    reduce_scatter_ns = static_cast<double>(ReduceScatterNs(act_bytes, group, links_));
+    all_gather_ns = static_cast<double>(AllGatherNs(act_bytes, group, links_));
     DispatchShape d;
     d.rows = CeilDiv(tokens, layout_.tp);
     d.width = model_.moe.expert_hidden;
@@ -248,6 +298,22 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     d.fp8_dispatch = d.kernels == DeepEpKernels::kLowLatency || routed_experts_fp8_;
     dispatch = DeepEpNs(d, group, links_);
   }
+  auto scattered = [&](const model::LayerDesc& layer) {
+    return layout_.deepep && layer.ffn == model::FfnKind::kMoe;
+  };
+  // The collectives on either side of a layer's FFN.
+  auto before_ffn_ns = [&](const model::LayerDesc& layer) {
+    return scattered(layer) ? reduce_scatter_ns + dispatch.dispatch_ns : allreduce_ns;
+  };
+  auto after_ffn_ns = [&](const model::LayerDesc& layer) {
+    return scattered(layer) ? dispatch.combine_ns + all_gather_ns
+                            : FfnAllReduceNs(layer, tokens, group, allreduce_ns);
+  };
+  // A prefill's phases between TP collectives start after the tensor cores
+  // idled through the collective (decode is bandwidth-bound: no burst).
+  if (hw_.burst_window_ms > 0 && decode_sequences < 0 && layout_.tp > 1)
+    linears_ns = WithTensorBurst(stage, tokens, logit_rows, std::move(linears_ns), before_ffn_ns,
+                                 after_ffn_ns);
   size_t next = 0;
   for (const auto* layer : stage_layers_[stage].layers) {
     for (const auto& l : layer->linears) {
@@ -274,19 +340,15 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     }
     b.elementwise_ns += bytes / MemoryBw() * 1e9;
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
-    if (layout_.tp > 1 && layout_.deepep && layer->ffn == model::FfnKind::kMoe) {
-      b.allreduce_ns += scatter_gather_ns;
+    if (layout_.tp > 1 && scattered(*layer)) {
+      b.allreduce_ns += reduce_scatter_ns + all_gather_ns;
       b.allreduce_calls += 2;
       b.a2a_ns += dispatch.total_ns();
       b.jitter_wait_ns += 4 * arrival_ns;  // every rank meets in all four
     } else if (layout_.tp > 1) {
       // A2A disabled: one all-reduce after attention, one after the MLP/MoE,
       // the latter as wide as the sums the FFN leaves partial.
-      const double ffn_bytes = static_cast<double>(FfnAllReduceWidth(*layer)) * tokens * kBf16Bytes;
-      const double ffn_ns = ffn_bytes == act_bytes
-                                ? allreduce_ns
-                                : static_cast<double>(AllReduceNs(ffn_bytes, group, links_));
-      b.allreduce_ns += allreduce_ns + ffn_ns;
+      b.allreduce_ns += allreduce_ns + after_ffn_ns(*layer);
       b.allreduce_calls += 2;
       b.jitter_wait_ns += 2 * arrival_ns;
     }

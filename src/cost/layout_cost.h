@@ -150,7 +150,20 @@ class LayoutCostModel : public sim::CostModel {
   std::vector<double> LinearNsInOrder(
       int stage, const std::function<double(const model::Linear&)>& cost) const;
   double AttentionNs(int stage, const sim::MicroBatch& batch) const;
-  double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows) const;
+  // `rate_scale` multiplies the dtype's tensor rate (the profile's burst ratio).
+  double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows,
+                  double rate_scale = 1.0) const;
+  // `sustained_ns` (LinearNsInOrder's order) with each compute phase's
+  // burst window at the profile's burst rate (tensor_burst.h). A phase is
+  // the work between two TP collectives: a layer's attention projections,
+  // with a latent MoE's up-projection (it runs after the FFN's all-reduce),
+  // then its FFN; it starts with the burst time the collective before it
+  // refilled (`before_ffn_ns`, `after_ffn_ns` of the layer: the all-reduces,
+  // or DeepEP's reduce-scatter and dispatch, combine and all-gather).
+  std::vector<double> WithTensorBurst(
+      int stage, int64_t tokens, int64_t logit_rows, std::vector<double> sustained_ns,
+      const std::function<double(const model::LayerDesc&)>& before_ffn_ns,
+      const std::function<double(const model::LayerDesc&)>& after_ffn_ns) const;
   double RateTflops(model::DType dtype) const;
   // The calibrated efficiency of a linear's operator class.
   double Efficiency(const model::Linear& linear) const;
@@ -161,6 +174,10 @@ class LayoutCostModel : public sim::CostModel {
   // Elements per token the all-reduce after a layer's FFN carries: the
   // hidden size, or for a latent MoE the latent plus the shared experts' output.
   int64_t FfnAllReduceWidth(const model::LayerDesc& layer) const;
+  // Transfer time of the all-reduce after `layer`'s FFN for `tokens`
+  // (`hidden_allreduce_ns`: the one at hidden width, shared when equal).
+  double FfnAllReduceNs(const model::LayerDesc& layer, int64_t tokens, const GroupSpan& group,
+                        double hidden_allreduce_ns) const;
   // Hidden-size vectors per token that enter `stage` from the one before:
   // the hidden state plus the residual stream (with block attention
   // residuals, every completed block summary and the running sum).

@@ -146,6 +146,66 @@ TEST(LayoutCostModel, Tp2CollectivesHandWorked) {
   EXPECT_EQ(t.allreduce_calls, 9);
 }
 
+// TinyGpu with a tensor burst: twice the sustained rate for `window_ms`.
+hardware::HardwareProfile BurstGpu(double window_ms) {
+  hardware::HardwareProfile hw = TinyGpu();
+  hw.burst_bf16_tflops = 200;
+  hw.burst_window_ms = window_ms;
+  return hw;
+}
+
+TEST(LayoutCostModel, TensorBurstShortensEachPhaseBetweenCollectives) {
+  // TP2, 1,024 tokens, per layer at 100 TFLOPS (ShardingFollowsTheLinearsSplit's
+  // GEMMs) and at the burst's 200 (compute-bound, so half; llround each):
+  //   attention phase  qkv 20,972 | 10,486   o_proj 20,972 | 10,486
+  //   FFN phase        gate_up 113,246 | 56,623   down 71,303
+  // Window 30,000 ns; the all-reduce before each phase (57,429 ns,
+  // Tp2CollectivesHandWorked) refills it whole.
+  //   attention: 10,486 + 10,486 = 20,972 fits the window: saves 20,972
+  //   FFN: gate_up runs 30,000 ns at the burst rate (60,000 ns of sustained
+  //        work), then 53,246 sustained: 83,246, saves 30,000; down sustained
+  // 50,972 per layer, 4 layers: 203,888 less GEMM time.
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  LayoutCostModel plain(m, TinyGpu(), Layout(1, 2), Ideal());
+  LayoutCostModel burst(m, BurstGpu(0.03), Layout(1, 2), Ideal());
+  const StageBreakdown a = plain.Breakdown(0, batch), b = burst.Breakdown(0, batch);
+  EXPECT_NEAR(a.gemm_ns - b.gemm_ns, 203888, 1e-6);
+  EXPECT_DOUBLE_EQ(a.allreduce_ns, b.allreduce_ns);
+  EXPECT_DOUBLE_EQ(a.elementwise_ns, b.elementwise_ns);
+  EXPECT_DOUBLE_EQ(a.attention_ns, b.attention_ns);  // attention kernels get no burst
+}
+
+TEST(LayoutCostModel, TensorBurstIsOnlyWhatTheCollectiveBeforeRefilled) {
+  // A 1 ms window, but each phase follows 57,429 ns of all-reduce: the
+  // attention phase (20,972 at the burst rate) fits, saving 20,972; in the
+  // FFN phase gate_up fits too (56,623 at the burst rate, saving 56,623) and
+  // leaves 806 ns for down (71,303 sustained, 35,652 burst): 806 ns do
+  // 806 x 71,303 / 35,652 = 1,611.98 ns of its work, saving 805.98.
+  // 78,400.98 per layer, x 4 = 313,603.91.
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  LayoutCostModel plain(m, TinyGpu(), Layout(1, 2), Ideal());
+  LayoutCostModel burst(m, BurstGpu(1.0), Layout(1, 2), Ideal());
+  EXPECT_NEAR(plain.Breakdown(0, batch).gemm_ns - burst.Breakdown(0, batch).gemm_ns, 313603.91,
+              0.01);
+}
+
+TEST(LayoutCostModel, TensorBurstNeedsIdleTensorCores) {
+  // TP1 has no collectives to idle through, and decode steps are
+  // bandwidth-bound: both cost as without a burst.
+  const model::ModelDesc m = TinyDenseModel();
+  for (int tp : {1, 2}) {
+    LayoutCostModel plain(m, TinyGpu(), Layout(1, tp), Ideal());
+    LayoutCostModel burst(m, BurstGpu(1.0), Layout(1, tp), Ideal());
+    for (const sim::MicroBatch& batch : SampleBatches()) {
+      if (tp == 2 && batch.is_prefill) continue;
+      EXPECT_EQ(plain.StageCost(0, batch).compute_ns, burst.StageCost(0, batch).compute_ns)
+          << "tp " << tp;
+    }
+  }
+}
+
 TEST(LayoutCostModel, Tp1HasNoCommunication) {
   const model::ModelDesc m = TinyDenseModel();
   for (int pp : {1, 2, 4}) {

@@ -8,4 +8,5 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cost/gemm.cc
   src/cost/layout_cost.cc
   src/cost/moe_dispatch.cc
-  src/cost/parameters.cc)
+  src/cost/parameters.cc
+  src/cost/tensor_burst.cc)

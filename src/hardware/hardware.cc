@@ -40,8 +40,10 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "nic_gbps_per_gpu",
                                                "inter_latency_us",
                                                "intra_allreduce",
-                                               "intra_alltoall"};
+                                               "intra_alltoall",
+                                               "tensor_burst"};
 const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
+const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms"};
 
 std::string HardwareDir() { return DataDir() + "/hardware"; }
 
@@ -269,6 +271,21 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
     }
   }
   PPS_ASSIGN_OR_RETURN(hw.fp4_tensor_cores, root.Bool("fp4_tensor_cores"));
+  if (const toml::node* burst = root_table.get("tensor_burst")) {
+    const toml::table* t = burst->as_table();
+    if (t == nullptr)
+      return root.Expected("tensor_burst", "a table with bf16_tflops and window_ms", *burst);
+    TableReader reader(path, *t, "tensor_burst");
+    PPS_RETURN_IF_ERROR(reader.CheckKeys(kBurstKeys));
+    PPS_ASSIGN_OR_RETURN(hw.burst_bf16_tflops, reader.PositiveNumber("bf16_tflops"));
+    PPS_ASSIGN_OR_RETURN(hw.burst_window_ms, reader.PositiveNumber("window_ms"));
+    // A burst slower than the sustained rate is a typo, not a throttle.
+    if (hw.burst_bf16_tflops < hw.bf16_tflops) {
+      return reader.KeyError("bf16_tflops", "expected at least the sustained bf16_tflops (" +
+                                                FormatNumber(hw.bf16_tflops) + "), got " +
+                                                FormatNumber(hw.burst_bf16_tflops));
+    }
+  }
   PPS_ASSIGN_OR_RETURN(hw.gpus_per_node, root.IntAtLeast("gpus_per_node", 1));
   PPS_ASSIGN_OR_RETURN(hw.nvlink, root.Bool("nvlink"));
   PPS_ASSIGN_OR_RETURN(hw.pcie_gen, root.IntAtLeast("pcie_gen", 1));

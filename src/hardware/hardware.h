@@ -41,6 +41,12 @@ struct HardwareProfile {
   std::string attention_backend;
   std::map<std::string, double> attention_backends;
   bool fp4_tensor_cores = false;  // false: FP4 operands are widened (Hopper)
+  // A tensor rate held down only under sustained load ([tensor_burst] table,
+  // optional; 0 when absent): after the tensor cores have been idle, the
+  // first burst_window_ms of tensor work runs at burst_bf16_tflops, and every
+  // tensor rate above scales by the same ratio for that time.
+  double burst_bf16_tflops = 0;
+  double burst_window_ms = 0;
   int gpus_per_node = 0;
   // Intra-node links.
   bool nvlink = false;  // false: GPUs talk over PCIe only
@@ -52,6 +58,11 @@ struct HardwareProfile {
   // Inter-node links.
   double nic_gbps_per_gpu = 0;  // per-GPU share of the node's NICs, GB/s
   double inter_latency_us = 0;  // small-message latency across nodes
+
+  // Burst over sustained tensor rate; 1 without a [tensor_burst] table.
+  double TensorBurstRatio() const {
+    return burst_window_ms > 0 && bf16_tflops > 0 ? burst_bf16_tflops / bf16_tflops : 1.0;
+  }
 
   // The all-reduce entry for a node-local group of `group_size` GPUs:
   // exact match, else the nearest larger group (conservative), else the

@@ -136,6 +136,8 @@ TEST(ShippedProfilesTest, TargetClusterProfileHasTheReferenceNumbers) {
   EXPECT_FALSE(hw->nvlink);
   EXPECT_DOUBLE_EQ(hw->bf16_tflops, 143);
   EXPECT_DOUBLE_EQ(hw->fp8_tflops, 280);
+  EXPECT_DOUBLE_EQ(hw->burst_bf16_tflops, 241);
+  EXPECT_DOUBLE_EQ(hw->burst_window_ms, 2.5);
   EXPECT_DOUBLE_EQ(hw->nic_gbps_per_gpu, 50);
   EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_gbps, 24.7);
   EXPECT_DOUBLE_EQ(hw->IntraFor(8).latency_us, 24.2);
@@ -276,6 +278,37 @@ TEST_F(HardwareFileTest, AttentionBackendsSelectTheirRate) {
             "attention backend 'flashmla': hardware profile x (" + chosen.source_path +
                 ") has no attention rate for it (known: fa3, triton); add it under "
                 "[attention_backends]");
+}
+
+TEST_F(HardwareFileTest, TensorBurstIsOptionalAndChecked) {
+  Result<HardwareProfile> plain = LoadHardwareProfile(Write(kValidProfile));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_DOUBLE_EQ(plain->TensorBurstRatio(), 1.0);
+  EXPECT_EQ(plain->burst_window_ms, 0);
+
+  auto with = [](const std::string& table) {
+    return Replace("inter_latency_us = 10", "inter_latency_us = 10\n[tensor_burst]\n" + table) +
+           "\n";
+  };
+  Result<HardwareProfile> hw =
+      LoadHardwareProfile(Write(with("bf16_tflops = 170\nwindow_ms = 2.5")));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->burst_bf16_tflops, 170);
+  EXPECT_DOUBLE_EQ(hw->burst_window_ms, 2.5);
+  EXPECT_DOUBLE_EQ(hw->TensorBurstRatio(), 1.7);  // 170 / 100
+
+  EXPECT_EQ(ErrorFor(with("bf16_tflops = 170")),
+            dir_ + "/x.toml:20:1: missing required key 'tensor_burst.window_ms'");
+  EXPECT_EQ(ErrorFor(with("bf16_tflops = 90\nwindow_ms = 2.5")),
+            dir_ +
+                "/x.toml:21:1: key 'tensor_burst.bf16_tflops': expected at least the sustained "
+                "bf16_tflops (100), got 90");
+  EXPECT_EQ(ErrorFor(with("bf16_tflops = 170\nwindow_s = 2.5")),
+            dir_ + "/x.toml:22:1: unknown key 'tensor_burst.window_s' (did you mean 'window_ms'?)");
+  EXPECT_EQ(ErrorFor(Replace("inter_latency_us = 10", "inter_latency_us = 10\ntensor_burst = 2")),
+            dir_ +
+                "/x.toml:20:1: key 'tensor_burst': expected a table with bf16_tflops and "
+                "window_ms, got 2");
 }
 
 TEST_F(HardwareFileTest, CollectiveTablesMustAscendToTheWholeNode) {
