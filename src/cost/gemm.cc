@@ -52,9 +52,14 @@ GemmEfficiency EstimateEfficiency(const GemmShape& s, int sm_count, const TileCo
 
 GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_gbps, int sm_count,
                       double scale) {
+  return EstimateGemm(s, peak_tflops, memory_bw_gbps, sm_count, scale, s);
+}
+
+GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_gbps, int sm_count,
+                      double scale, const GemmShape& tiling) {
   GemmTime t;
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.groups <= 0) return t;
-  t.efficiency = BestEfficiency(s, sm_count);
+  t.efficiency = BestEfficiency(tiling, sm_count);
   // 2 FLOPs (multiply, add) per m*n*k.
   t.flops = 2.0 * s.m * s.n * s.k * s.groups;
   // B read once, A read and C written once, bf16 activations.

@@ -65,5 +65,10 @@ GemmEfficiency BestEfficiency(const GemmShape& shape, int sm_count);
 // calibrated compute-efficiency factor (1 = the profile's sustained rate).
 GemmTime EstimateGemm(const GemmShape& shape, double peak_tflops, double memory_bw_gbps,
                       int sm_count, double scale);
+// A projection that runs inside a wider GEMM on the same input (SGLang's
+// merged linears): its own FLOPs and bytes, at the tile, wave and depth
+// efficiency of `tiling`, the whole GEMM's shape.
+GemmTime EstimateGemm(const GemmShape& shape, double peak_tflops, double memory_bw_gbps,
+                      int sm_count, double scale, const GemmShape& tiling);
 
 }  // namespace ppsearch::cost

@@ -85,6 +85,24 @@ TEST(EstimateGemm, GroupedExpertGemmIsComputeBound) {
   EXPECT_NEAR(BestEfficiency(ExpertShape(), 156).total(), 0.6568659457, 1e-9);
 }
 
+TEST(EstimateGemm, AProjectionInsideAWiderGemmTakesItsEfficiency) {
+  // One KDA projection at TP32 for 8,192 tokens: m 8192, n 384, k 7168 on
+  // 156 SMs at 143 TFLOPS; flops = 2 x 8192 x 384 x 7168 = 45,097,156,608.
+  // Alone: 128 x 64 tiles (per-tile 0.9), 64 x 6 = 384 tiles, 3 waves of 156:
+  //   0.9 x 384 / 468 x depth 7168 / 7296 = 0.725506 -> 434,682.4 ns.
+  // As one of [q | k | v | g], n 1536: 128 x 128 tiles, 64 x 12 = 768, 5 waves:
+  //   768 / 780 x 7168 / 7296 = 0.967341 -> 326,011.8 ns, 3/4 of the time.
+  const GemmShape one{.m = 8192, .n = 384, .k = 7168};
+  const GemmShape merged{.m = 8192, .n = 1536, .k = 7168};
+  const GemmTime alone = EstimateGemm(one, 143, 1400, 156, 1.0);
+  const GemmTime inside = EstimateGemm(one, 143, 1400, 156, 1.0, merged);
+  EXPECT_EQ(alone.ns, 434682);
+  EXPECT_EQ(inside.ns, 326012);
+  EXPECT_DOUBLE_EQ(inside.flops, alone.flops);  // its own work and bytes
+  EXPECT_DOUBLE_EQ(inside.bytes, alone.bytes);
+  EXPECT_NEAR(inside.efficiency.total(), 0.9673414305, 1e-9);
+}
+
 TEST(EstimateGemm, ComputeBoundTimeIsInverseInScale) {
   // Same GEMM at scale 1: half of 3,426,047.3 ns = 1,713,023.7 ns.
   EXPECT_EQ(EstimateGemm(ExpertShape(), 160, 1400, 156, 1.0).ns, 1713024);

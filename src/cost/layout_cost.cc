@@ -21,7 +21,7 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 bool SameCost(const model::Linear& a, const model::Linear& b) {
   return a.name == b.name && a.in_features == b.in_features && a.out_features == b.out_features &&
          a.count == b.count && a.active_count == b.active_count && a.dtype == b.dtype &&
-         a.sharding == b.sharding && a.role == b.role;
+         a.sharding == b.sharding && a.role == b.role && a.fused_gemm == b.fused_gemm;
 }
 
 }  // namespace
@@ -53,6 +53,12 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
                                [&](const model::Linear* d) { return SameCost(*d, l); });
         if (it == sl.distinct.end()) it = sl.distinct.insert(sl.distinct.end(), &l);
         sl.distinct_of.push_back(static_cast<int>(it - sl.distinct.begin()));
+        // A merged GEMM's width on this rank: its members' outputs together.
+        if (l.fused_gemm.empty()) continue;
+        int64_t n = 0;
+        for (const model::Linear& other : layer.linears)
+          if (other.fused_gemm == l.fused_gemm) n += LinearShape(other, 1, 1).n;
+        fused_n_[&l] = n;
       }
     }
     stage_layers_.push_back(std::move(sl));
@@ -218,9 +224,11 @@ std::vector<double> LayoutCostModel::LinearNsInOrder(
 double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t logit_rows,
                                  double rate_scale) const {
   if (l.role == OpRole::kEmbedding) return EmbeddingNs(tokens);
-  return static_cast<double>(EstimateGemm(LinearShape(l, tokens, logit_rows),
-                                          RateTflops(l.dtype) * rate_scale, MemoryBw() / 1e9,
-                                          hw_.sm_count, Efficiency(l))
+  const GemmShape shape = LinearShape(l, tokens, logit_rows);
+  GemmShape tiling = shape;
+  if (auto it = fused_n_.find(&l); it != fused_n_.end()) tiling.n = it->second;
+  return static_cast<double>(EstimateGemm(shape, RateTflops(l.dtype) * rate_scale, MemoryBw() / 1e9,
+                                          hw_.sm_count, Efficiency(l), tiling)
                                  .ns);
 }
 
@@ -255,7 +263,8 @@ std::vector<double> LayoutCostModel::WithTensorBurst(
   size_t next = 0;
   for (const auto* layer : layers) {
     std::vector<size_t> attention, ffn;
-    for (const auto& l : layer->linears) (in_attention_phase(l) ? attention : ffn).push_back(next++);
+    for (const auto& l : layer->linears)
+      (in_attention_phase(l) ? attention : ffn).push_back(next++);
     run_phase(attention, idle_before_attention);
     run_phase(ffn, before_ffn_ns(*layer));
     idle_before_attention = after_ffn_ns(*layer);

@@ -201,6 +201,9 @@ class LayoutCostModel : public sim::CostModel {
     std::vector<int> distinct_of;
   };
   std::vector<StageLayers> stage_layers_;
+  // Per-rank output width of the merged GEMM each fused linear runs in
+  // (Linear::fused_gemm): its tile and wave efficiency is that GEMM's.
+  std::map<const model::Linear*, int64_t> fused_n_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, StageBreakdown> cache_;
   // DP steps' token-count-dependent parts: (kind, stage, and its counts).

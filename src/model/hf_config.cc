@@ -235,7 +235,8 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
                            .out_features = model.hidden,
                            .active_count = 0,
                            .sharding = Sharding::kVocab,
-                           .role = OpRole::kEmbedding};
+                           .role = OpRole::kEmbedding,
+                           .fused_gemm = ""};
   model.lm_head =
       Linear{.name = "lm_head",
              .in_features = model.hidden,
@@ -243,7 +244,8 @@ Result<ModelDesc> ParseModelConfig(const std::string& json_text, const std::stri
              .dtype = model.tie_word_embeddings ? model.embedding.dtype
                                                 : quant.DTypeFor("lm_head", OpRole::kLmHead),
              .sharding = Sharding::kVocab,
-             .role = OpRole::kLmHead};
+             .role = OpRole::kLmHead,
+             .fused_gemm = ""};
   model.final_norm_params = model.hidden;
   return model;
 }

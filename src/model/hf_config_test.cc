@@ -259,6 +259,15 @@ TEST(FamilyTest, TinyKimiLinearConvertsLayerNumbers) {
   const int64_t kda = 4 * 64 * 16 + 2 * (64 * 8 + 8 * 16) + 64 * 2;
   const int64_t kda_small = 3 * 16 * 4 + 2 + 16 + 8;
   EXPECT_EQ(model->layers[1].params(), kda + kda_small + moe + 2 * 64);
+  // Low-rank gates run as SGLang's fused_qkvbfg_a_proj and fused_fg_b_proj.
+  for (const Linear& l : model->layers[1].linears) {
+    if (l.role != OpRole::kAttention) continue;
+    const bool b_stage = l.name == "f_b_proj" || l.name == "g_b_proj";
+    const char* gemm = l.name == "o_proj" ? ""
+                       : b_stage          ? "fused_fg_b_proj"
+                                          : "fused_qkvbfg_a_proj";
+    EXPECT_EQ(l.fused_gemm, gemm) << l.name;
+  }
 }
 
 TEST(QuantizationTest, CompressedTensorsInt4Experts) {

@@ -24,6 +24,12 @@ void LayerBuilder::Add(const std::string& name, const std::string& module, int64
   layer_.linears.push_back(std::move(linear));
 }
 
+void LayerBuilder::Fuse(const std::string& gemm, std::initializer_list<std::string> names) {
+  for (const std::string& name : names)
+    for (Linear& linear : layer_.linears)
+      if (linear.name == name) linear.fused_gemm = gemm;
+}
+
 void AddLayerNorms(int hidden, LayerBuilder& builder) { builder.AddSmall(2 * int64_t{hidden}); }
 
 // Projections as in DeepseekV3Attention:
@@ -33,6 +39,10 @@ void AddLayerNorms(int hidden, LayerBuilder& builder) { builder.AddSmall(2 * int
 //   kv_b kv_lora -> heads * (nope + v)      (column)
 //   o    heads * v -> hidden                (row)
 // Without q_lora, q_proj maps hidden -> heads * (nope + rope) directly.
+// q_a and kv_a run as one GEMM: SGLang's DeepseekV2AttentionMLA builds them
+// as one fused_qkv_a_proj_with_mqa (python/sglang/srt/models/deepseek_v2.py),
+// and Kimi K3's load_weights copies both checkpoint weights into it
+// (kimi_k3.py at the commit cited in AddKda).
 // The cache holds the compressed latent plus the shared rope key per token,
 // (kv_lora + rope) bf16 values, independent of the head count.
 void AddMla(const MlaShape& mla, int hidden, bool output_gate, LayerBuilder& builder) {
@@ -51,6 +61,7 @@ void AddMla(const MlaShape& mla, int hidden, bool output_gate, LayerBuilder& bui
   }
   builder.Add("kv_a_proj", "self_attn.kv_a_proj_with_mqa", hidden,
               int64_t{mla.kv_lora_rank} + mla.qk_rope_head_dim, Sharding::kReplicated, role);
+  if (mla.q_lora_rank > 0) builder.Fuse("fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj"});
   builder.AddSmall(mla.kv_lora_rank);  // kv_a_layernorm
   builder.Add("kv_b_proj", "self_attn.kv_b_proj", mla.kv_lora_rank,
               heads * (int64_t{mla.qk_nope_head_dim} + mla.v_head_dim), Sharding::kColumn, role);
@@ -76,6 +87,11 @@ void AddMla(const MlaShape& mla, int hidden, bool output_gate, LayerBuilder& bui
 // sglang@0000e9b46f38dd9055ecad825a42c47a047077e6) loads q, k, v and g_proj
 // into one fused column-parallel weight and keeps f_a_proj (ReplicatedLinear)
 // and f_b_proj as separate modules, and its load_weights maps no f_proj.
+// GEMMs as SGLang runs them (unquantized attention, attention TP = TP):
+// full-rank gate, [q | k | v | g] in one (fused_qkvg_proj) and [f_a | b] in
+// one (_merge_bfa_weights), then f_b; low-rank gates, [q | k | v | b | f_a |
+// g_a] in one (fused_qkvbfg_a_proj), then f_b and g_b batched
+// (fused_fg_b_proj).
 // Small vectors: short causal conv filters on q, k and v (3 * P * kernel),
 // A_log (heads), dt_bias (P) and the gated output RMSNorm (head_dim).
 // State per request: one fp32 head_dim x head_dim matrix per head, plus the
@@ -97,6 +113,14 @@ void AddKda(const KdaShape& kda, int hidden, bool full_rank_gate, LayerBuilder& 
     builder.Add("g_b_proj", "self_attn.g_b_proj", kda.head_dim, proj, Sharding::kColumn, role);
   }
   builder.Add("b_proj", "self_attn.b_proj", hidden, kda.num_heads, Sharding::kColumn, role);
+  if (full_rank_gate) {
+    builder.Fuse("fused_qkvg_proj", {"q_proj", "k_proj", "v_proj", "g_proj"});
+    builder.Fuse("bfa", {"f_a_proj", "b_proj"});
+  } else {
+    builder.Fuse("fused_qkvbfg_a_proj",
+                 {"q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj", "g_a_proj"});
+    builder.Fuse("fused_fg_b_proj", {"f_b_proj", "g_b_proj"});
+  }
   builder.Add("o_proj", "self_attn.o_proj", proj, hidden, Sharding::kRow, role);
   builder.AddSmall(3 * proj * kda.conv_kernel + kda.num_heads + proj + kda.head_dim);
   const int64_t recurrent_bytes = int64_t{kda.num_heads} * kda.head_dim * kda.head_dim * kFp32Bytes;
@@ -116,6 +140,7 @@ void AddGqa(const GqaShape& gqa, int hidden, const GqaOptions& options, LayerBui
   builder.Add("k_proj", "self_attn.k_proj", hidden, kv_width, Sharding::kColumn, role);
   builder.Add("v_proj", "self_attn.v_proj", hidden, kv_width, Sharding::kColumn, role);
   builder.Add("o_proj", "self_attn.o_proj", q_width, hidden, Sharding::kRow, role);
+  builder.Fuse("qkv_proj", {"q_proj", "k_proj", "v_proj"});  // SGLang's QKVParallelLinear
   if (options.qk_norm) builder.AddSmall(2 * int64_t{gqa.head_dim});
   if (options.qkv_bias) builder.AddSmall(q_width + 2 * kv_width);
   builder.layer().kv_bytes_per_token = 2 * kv_width * kBf16Bytes;
@@ -127,6 +152,7 @@ void AddDenseMlp(int hidden, int intermediate, LayerBuilder& builder) {
   builder.Add("gate_proj", "mlp.gate_proj", hidden, intermediate, Sharding::kColumn, role);
   builder.Add("up_proj", "mlp.up_proj", hidden, intermediate, Sharding::kColumn, role);
   builder.Add("down_proj", "mlp.down_proj", intermediate, hidden, Sharding::kRow, role);
+  builder.Fuse("gate_up_proj", {"gate_proj", "up_proj"});  // MergedColumnParallelLinear
 }
 
 // A DeepSeek-style MoE block:
@@ -137,9 +163,9 @@ void AddDenseMlp(int hidden, int intermediate, LayerBuilder& builder) {
 //                 hidden (how DeepSeek and Kimi build it; same parameters as
 //                 num_shared separate experts, one GEMM each)
 //   latent (K3)   down hidden -> latent before dispatch and up latent -> hidden
-//                 after combine. Replicated: every rank needs the full latent of
-//                 its tokens to dispatch them (as vLLM's NemotronH latent MoE
-//                 does); an assumption, SGLang's K3 code was not available.
+//                 after combine. Replicated: SGLang's KimiK3MoE builds both
+//                 as ReplicatedLinear, unquantized (kimi_k3.py at the commit
+//                 cited in AddKda), so every TP rank runs them whole.
 void AddMoe(const MoeShape& moe, int hidden, const MoeOptions& options, LayerBuilder& builder) {
   const MoeNames& names = options.names;
   const std::string& block = names.block;
@@ -174,7 +200,15 @@ void AddMoe(const MoeShape& moe, int hidden, const MoeOptions& options, LayerBui
                 Sharding::kColumn, role);
     builder.Add("shared_experts.down_proj", shared + "down_proj", shared_width, hidden,
                 Sharding::kRow, role);
+    builder.Fuse("shared_experts.gate_up_proj",
+                 {"shared_experts.gate_proj", "shared_experts.up_proj"});
   }
+  // Kimi K3 (latent MoE with shared experts, unquantized front weights, no
+  // all-to-all backend): KimiK3MoE._merge_front_weights reads the hidden
+  // states once through [shared gate_up | router | latent down] (kimi_k3.py).
+  if (latent && moe.num_shared_experts > 0)
+    builder.Fuse("front", {"shared_experts.gate_proj", "shared_experts.up_proj", "router",
+                           "latent_down_proj"});
 }
 
 }  // namespace ppsearch::model

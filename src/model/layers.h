@@ -5,6 +5,7 @@
 // name, so the reference implementations' names appear here.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "model/model.h"
@@ -21,6 +22,9 @@ class LayerBuilder {
   void Add(const std::string& name, const std::string& module, int64_t in_features,
            int64_t out_features, Sharding sharding, OpRole role, int64_t count = 1,
            int64_t active_count = 1);
+  // Marks the named linears of this layer as one GEMM, `gemm`: SGLang loads
+  // them into one merged weight and multiplies the shared input once.
+  void Fuse(const std::string& gemm, std::initializer_list<std::string> names);
   // Norm weights, biases, conv filters: bf16 vectors too small to shard or cost.
   void AddSmall(int64_t params) { layer_.norm_params += params; }
   LayerDesc& layer() { return layer_; }

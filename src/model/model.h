@@ -52,6 +52,9 @@ struct Linear {
   DType dtype = DType::kBf16;
   Sharding sharding = Sharding::kReplicated;
   OpRole role = OpRole::kAttention;
+  // The one GEMM this projection runs in with others on the same input
+  // (SGLang's merged linears, e.g. "qkv_proj"); empty: a GEMM of its own.
+  std::string fused_gemm;
 
   int64_t params() const { return in_features * out_features * count; }
   int64_t active_params() const { return in_features * out_features * active_count; }

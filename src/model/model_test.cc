@@ -77,6 +77,15 @@ TEST(DenseLlamaTest, ParamsMatchHandCount) {
   EXPECT_EQ(model->kv_bytes_per_token(), 2 * 128);
   EXPECT_EQ(model->state_bytes_per_request(), 0);
   EXPECT_EQ(model->max_context, 4096);
+  // SGLang's QKVParallelLinear and MergedColumnParallelLinear: q, k, v one
+  // GEMM, gate and up one GEMM; o and down alone.
+  const LayerDesc& layer = model->layers[0];
+  for (const char* name : {"q_proj", "k_proj", "v_proj"})
+    EXPECT_EQ(FindLinear(layer, name)->fused_gemm, "qkv_proj") << name;
+  EXPECT_EQ(FindLinear(layer, "gate_proj")->fused_gemm, "gate_up_proj");
+  EXPECT_EQ(FindLinear(layer, "up_proj")->fused_gemm, "gate_up_proj");
+  EXPECT_EQ(FindLinear(layer, "o_proj")->fused_gemm, "");
+  EXPECT_EQ(FindLinear(layer, "down_proj")->fused_gemm, "");
 }
 
 TEST(DenseLlamaTest, TiedEmbeddingsCountOnce) {
@@ -128,6 +137,15 @@ TEST(KimiK3Test, KdaDenseLayerMatchesHandCount) {
   EXPECT_EQ(FindLinear(layer, "f_a_proj")->sharding, Sharding::kReplicated);
   EXPECT_EQ(FindLinear(layer, "f_b_proj")->in_features, 128);
   EXPECT_EQ(FindLinear(layer, "g_proj")->out_features, proj);
+  // The GEMMs SGLang runs: [q | k | v | g] and [f_a | b] merged, f_b and o alone.
+  for (const char* name : {"q_proj", "k_proj", "v_proj", "g_proj"})
+    EXPECT_EQ(FindLinear(layer, name)->fused_gemm, "fused_qkvg_proj") << name;
+  EXPECT_EQ(FindLinear(layer, "f_a_proj")->fused_gemm, "bfa");
+  EXPECT_EQ(FindLinear(layer, "b_proj")->fused_gemm, "bfa");
+  EXPECT_EQ(FindLinear(layer, "f_b_proj")->fused_gemm, "");
+  EXPECT_EQ(FindLinear(layer, "o_proj")->fused_gemm, "");
+  EXPECT_EQ(FindLinear(layer, "gate_proj")->fused_gemm, "gate_up_proj");
+  EXPECT_EQ(FindLinear(layer, "up_proj")->fused_gemm, "gate_up_proj");
 }
 
 TEST(KimiK3Test, MlaMoeLayerMatchesHandCount) {
@@ -161,6 +179,15 @@ TEST(KimiK3Test, MlaMoeLayerMatchesHandCount) {
   }
   EXPECT_EQ(FindLinear(layer, "q_a_proj")->sharding, Sharding::kReplicated);
   EXPECT_EQ(FindLinear(layer, "o_proj")->sharding, Sharding::kRow);
+  // Merged GEMMs: MLA's q_a with kv_a; the MoE front reads the hidden states
+  // once for the shared experts' gate and up, the router and the latent down.
+  EXPECT_EQ(FindLinear(layer, "q_a_proj")->fused_gemm, "fused_qkv_a_proj_with_mqa");
+  EXPECT_EQ(FindLinear(layer, "kv_a_proj")->fused_gemm, "fused_qkv_a_proj_with_mqa");
+  for (const char* name :
+       {"shared_experts.gate_proj", "shared_experts.up_proj", "router", "latent_down_proj"})
+    EXPECT_EQ(FindLinear(layer, name)->fused_gemm, "front") << name;
+  for (const char* name : {"latent_up_proj", "shared_experts.down_proj", "experts.gate_up_proj"})
+    EXPECT_EQ(FindLinear(layer, name)->fused_gemm, "") << name;
 }
 
 TEST(KimiK3Test, CacheStateAndBytes) {
