@@ -274,10 +274,12 @@ void ExpectWithinBounds(const cost::Calibration& c, const hardware::HardwareProf
   }
 }
 
-// On the shipped baseline the compute classes reach their physical bound
-// (the profile's sustained rates) and the fit says so: the model counts more
-// per-rank work at PP1/TP32 than the measured time leaves room for.
-TEST(FitCalibration, ShippedBaselineStaysPhysicalAndSaysWhatItCannotFit) {
+// On the shipped baseline the fit is feasible: with the profile's tensor
+// burst between collectives the compute fits in the time the profile
+// leaves for it, at the GEMM classes' bound, and the links make up the rest
+// at a bus bandwidth above the prior (tuned-host class) but below the
+// PCIe line rate, which the off-prior rule names.
+TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksAboveTheirPrior) {
   const Baseline b = LoadBaseline();
   ASSERT_FALSE(b.model.layers.empty());
   Result<std::vector<Measurement>> m = LoadMeasurements(kBaselineCsv);
@@ -289,36 +291,20 @@ TEST(FitCalibration, ShippedBaselineStaysPhysicalAndSaysWhatItCannotFit) {
   ExpectWithinBounds(c, b.hardware);
   ASSERT_EQ(fit->residuals.size(), 2u);
   for (const PointResidual& r : fit->residuals)
-    EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.06) << r.concurrency;
+    EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.03) << r.concurrency;
   ASSERT_EQ(fit->shares.size(), 1u);
   EXPECT_DOUBLE_EQ(fit->shares[0].measured, 0.5727);
+  EXPECT_NEAR(fit->shares[0].predicted, 0.5727, 0.04);
   // One layout cannot separate the attention classes, the links across
   // nodes or the host time: they stay at their priors.
   for (cost::Param p : {cost::Param::kFp8Gemm, cost::Param::kInterLink, cost::Param::kHostOverhead})
     EXPECT_EQ(c.Status(p), cost::ParamStatus::kPrior) << cost::Info(p).name;
   EXPECT_EQ(c.Status(cost::Param::kDenseGemm), cost::ParamStatus::kAtBound);
   EXPECT_DOUBLE_EQ(c.Get(cost::Param::kDenseGemm), 1.0);
-  // The compute classes' finding; the link's (intra_bw_scale at the PCIe
-  // line rate) may come with it.
-  ASSERT_FALSE(c.infeasible.empty());
-  const auto compute =
-      std::find_if(c.infeasible.begin(), c.infeasible.end(), [](const std::string& s) {
-        return s.find("dense_gemm_eff = 1 (the profile's measured sustained BF16 GEMM rate)") !=
-               std::string::npos;
-      });
-  ASSERT_NE(compute, c.infeasible.end()) << c.infeasible.front();
-  // It names where the work goes: the latent projections every TP rank runs whole.
-  EXPECT_NE(compute->find("latent_down_proj"), std::string::npos) << *compute;
-  // The links buy what the compute cannot: intra_bw_scale far above its
-  // prior 0.7-1.1, which the off-prior rule names. At its bound it has a
-  // finding of its own, one parameter whose reason holds a comma.
-  for (const std::string& s : c.infeasible) {
-    if (s.rfind("intra_bw_scale = ", 0) != 0) continue;
-    EXPECT_NE(s.find("(P2P rate, or the best measured busbw on NVSwitch)) is at the physical"),
-              std::string::npos)
-        << s;
-  }
-  EXPECT_GT(c.Get(cost::Param::kIntraLink), 1.5);
+  EXPECT_TRUE(c.infeasible.empty()) << c.infeasible.front();
+  const double intra = c.Get(cost::Param::kIntraLink);
+  EXPECT_GT(intra, 1.4);
+  EXPECT_LT(intra, 0.9 * cost::Bounds(cost::Param::kIntraLink, b.hardware).hi);
   ASSERT_EQ(c.off_prior.size(), 1u);
   EXPECT_EQ(c.off_prior[0].rfind("intra_bw_scale = ", 0), 0u) << c.off_prior[0];
   EXPECT_TRUE(fit->held_out.empty());  // one layout: nothing to hold out
@@ -428,6 +414,14 @@ TEST(FitCalibration, ImpossibleThroughputIsInfeasible) {
   EXPECT_TRUE(names_compute) << c.infeasible.front();
   EXPECT_NE(c.infeasible.front().find("PP1/TP32/EP4 C=8 input TPS predicted"), std::string::npos)
       << c.infeasible.front();
+  // It names where the work goes: the latent projections every TP rank runs whole.
+  const auto compute =
+      std::find_if(c.infeasible.begin(), c.infeasible.end(), [](const std::string& s) {
+        return s.find("ran faster than its operators allow") != std::string::npos;
+      });
+  ASSERT_NE(compute, c.infeasible.end());
+  EXPECT_NE(compute->find("latent_down_proj 24% (replicated on every TP rank)"), std::string::npos)
+      << *compute;
 }
 
 TEST(FitCalibration, InvalidPlanIsAnError) {

@@ -392,6 +392,9 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
   const double att_rate = hw_.attention_tflops * 1e12 * calibration_.Get(Param::kAttention);
   const double kda_rate = hw_.bf16_tflops * 1e12 * calibration_.Get(Param::kLinearAttention);
   const double bw = MemoryBw();
+  int64_t prefix_sum = 0;
+  for (const auto& e : batch.entries) prefix_sum += e.prefix_tokens;
+  const bool absorbed = batch.is_prefill && AbsorbedPrefill(layout_.mla_prefill, prefix_sum);
   double ns = 0;
   for (const auto& e : batch.entries) {
     const double n = static_cast<double>(e.extend_tokens);
@@ -403,7 +406,13 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
       const double heads = std::max(1.0, static_cast<double>(m.num_heads) / tp);
       const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
       double t;
-      if (batch.is_prefill) {
+      if (batch.is_prefill && absorbed) {
+        // Absorbed-form prefill: scores against the latent and rope key,
+        // values summed in the latent (kv_lora + rope + kv_lora per pair);
+        // nothing is re-expanded. Absorbing q and un-absorbing the output
+        // cost what kv_b costs the MHA form per chunk token: the linears.
+        t = 2.0 * heads * n * ctx * (2.0 * m.kv_lora_rank + m.qk_rope_head_dim) / att_rate;
+      } else if (batch.is_prefill) {
         // MHA-form prefill: QK^T and PV over the context, plus re-expanding
         // the cached prefix latent through kv_b for this chunk.
         double flops = 2.0 * heads * n * ctx * (qk + m.v_head_dim) +

@@ -14,6 +14,7 @@
 #include "cost/calibration.h"
 #include "cost/collective.h"
 #include "cost/gemm.h"
+#include "cost/mla_prefill.h"
 #include "cost/moe_dispatch.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
@@ -58,6 +59,8 @@ struct LayoutShape {
   // before the next attention; false: the all-reduce path.
   bool deepep = false;
   DeepEpMode deepep_mode = DeepEpMode::kAuto;  // --deepep-mode
+  // Which prefill batches run MLA in the absorbed form (the default: none).
+  MlaPrefillRule mla_prefill;
   int moe_tp() const { return tp / (ep > 0 ? ep : 1); }
   int attn_tp() const { return dp > 1 && tp % dp == 0 ? tp / dp : tp; }
 };

@@ -392,6 +392,33 @@ TEST(LayoutCostModel, HostTimes) {
   EXPECT_EQ(cost.num_stages(), 1);
 }
 
+TEST(LayoutCostModel, MlaPrefillAbsorbsWhenTheBatchsPrefixIsShort) {
+  // TinyDenseModel's layers as MLA: 16 heads, kv_lora 64, nope 32, rope 16,
+  // v 32; 1,024 tokens on 4,096 cached, ctx 4,608.5; attention at
+  // 100 TFLOPS x 0.5 = 50,000 FLOP/ns, 4 layers. Under flashinfer's rule
+  // (absorbed for a batch prefix sum in (0, 8192)):
+  //   absorbed: 2 x 16 x 1024 x 4608.5 x (64 + 16 + 64) = 2.1745e10
+  //             -> 434,912.62464 per layer, 1,739,650.49856
+  //   MHA:      2 x 16 x 1024 x 4608.5 x (48 + 32) + re-expanding 4,096
+  //             latents 2 x 4096 x 64 x 16 x 64 = 1.2618e10 -> 1,009,422.17216
+  model::ModelDesc m = TinyDenseModel();
+  m.mla = {16, 0, 64, 32, 16, 32};
+  for (auto& layer : m.layers) layer.attention = model::AttentionKind::kMla;
+  LayoutShape flashinfer = Layout(1, 1);
+  flashinfer.mla_prefill = MlaPrefillRuleFor("flashinfer", 8192, false, false);
+  const LayoutCostModel absorbing(m, TinyGpu(), flashinfer, Ideal());
+  const LayoutCostModel mha(m, TinyGpu(), Layout(1, 1), Ideal());
+  EXPECT_NEAR(absorbing.Breakdown(0, Prefill({{1024, 4096}})).attention_ns, 1739650.49856, 1e-6);
+  EXPECT_NEAR(mha.Breakdown(0, Prefill({{1024, 4096}})).attention_ns, 1009422.17216, 1e-6);
+  // The rule reads the batch's sum: two such requests reach 8,192 and go
+  // back to the MHA form, as does a batch without a prefix.
+  const auto two = Prefill({{1024, 4096}, {1024, 4096}});
+  EXPECT_DOUBLE_EQ(absorbing.Breakdown(0, two).attention_ns, mha.Breakdown(0, two).attention_ns);
+  const auto fresh = Prefill({{1024, 0}});
+  EXPECT_DOUBLE_EQ(absorbing.Breakdown(0, fresh).attention_ns,
+                   mha.Breakdown(0, fresh).attention_ns);
+}
+
 TEST(LayoutCostModel, LongerPrefixCostsMoreAttention) {
   // Causal ctx = prefix + (1024 + 1) / 2: 512.5 without a prefix, 4608.5 with
   // 4096 cached tokens; attention time is proportional to it.
@@ -672,6 +699,31 @@ TEST(LayoutCostModel, DeepEpScattersTheMoeLayerHandWorked) {
   const StageBreakdown plain = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
   EXPECT_EQ(plain.a2a_ns, 0);
   EXPECT_EQ(plain.allreduce_calls, 2);
+}
+
+TEST(LayoutCostModel, DeepEpPhasesBurstForWhatTheirCollectivesRefilled) {
+  // DeepEpScattersTheMoeLayerHandWorked's layer on 4,096 tokens with a wide
+  // shared expert, so the FFN phase outlasts any refill: with a 1 s window
+  // the phase bursts for exactly the idle time before it, DeepEP's
+  // reduce-scatter and dispatch (not an all-reduce):
+  //   reduce-scatter of 8,388,608 B: 10 us + 3/4 x 8,388,608 / 30 GB/s
+  //     = 219,715.2 -> 219,715
+  //   dispatch of 1,024 rows: 1.393 copies x 2,097,152 B / 25 GB/s + 20 us
+  // Every kernel is compute-bound, so each burst ns saves one ns.
+  model::ModelDesc m = TinyMoeModel();
+  m.layers[0].linears.insert(m.layers[0].linears.begin(),
+                             MakeLinear("shared_experts.gate_up_proj", 1024, 65536,
+                                        Sharding::kColumn, OpRole::kSharedExpert));
+  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/4);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  layout.deepep = true;
+  const auto batch = Prefill({{4096, 0}});
+  const double plain = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch).gemm_ns;
+  const double burst =
+      LayoutCostModel(m, BurstGpu(1000.0), layout, Ideal()).Breakdown(0, batch).gemm_ns;
+  const double copies = 4.0 * 26 / 56 * 3 / 4;
+  EXPECT_NEAR(plain - burst, 219715 + copies * 2097152 / 25 + 20000, 1e-6);
 }
 
 TEST(LayoutCostModel, DeepEpRunsTheSharedExpertsWholeOnTheRanksTokens) {

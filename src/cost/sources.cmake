@@ -7,6 +7,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cost/dp_step.cc
   src/cost/gemm.cc
   src/cost/layout_cost.cc
+  src/cost/mla_prefill.cc
   src/cost/moe_dispatch.cc
   src/cost/parameters.cc
   src/cost/tensor_burst.cc)

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "plan/plan_internal.h"
+#include "spec/engine_env.h"
 
 namespace ppsearch::plan {
 namespace {
@@ -79,6 +80,10 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   plan.layout = layout;
   plan.moe_a2a_backend = MoeA2aBackend(spec.engine);
   plan.deepep_mode = spec.engine.ArgString("deepep-mode").value_or("auto");
+  plan.prefill_attention_backend = hw.attention_backend;
+  plan.chunked_prefix_cache_threshold = spec::ChunkedPrefixCacheThreshold(spec.engine);
+  plan.disable_chunked_prefix_cache = spec.engine.ArgTrue("disable-chunked-prefix-cache");
+  plan.flashinfer_mla_disable_ragged = spec.engine.ArgTrue("flashinfer-mla-disable-ragged");
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.
     plan.errors = ValidateLayout(layout, spec, model, hw, plan);

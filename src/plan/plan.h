@@ -132,6 +132,13 @@ struct LayoutPlan {
   // ("auto" when unset), which decide how the MoE layers communicate.
   std::string moe_a2a_backend = "none";
   std::string deepep_mode = "auto";
+  // What decides the form MLA prefill takes (cost/mla_prefill.h): the
+  // prefill attention backend, SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD,
+  // --disable-chunked-prefix-cache and --flashinfer-mla-disable-ragged.
+  std::string prefill_attention_backend;
+  int64_t chunked_prefix_cache_threshold = 8192;
+  bool disable_chunked_prefix_cache = false;
+  bool flashinfer_mla_disable_ragged = false;
   bool valid = true;
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;

@@ -47,6 +47,9 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   shape.deepep = plan.moe_a2a_backend == "deepep";
   if (plan.deepep_mode == "normal") shape.deepep_mode = cost::DeepEpMode::kNormal;
   if (plan.deepep_mode == "low_latency") shape.deepep_mode = cost::DeepEpMode::kLowLatency;
+  shape.mla_prefill = cost::MlaPrefillRuleFor(
+      plan.prefill_attention_backend, plan.chunked_prefix_cache_threshold,
+      plan.disable_chunked_prefix_cache, plan.flashinfer_mla_disable_ragged);
   for (const auto& st : plan.stages) {
     cost::StageShape s;
     s.first_layer = st.first_layer;

@@ -20,6 +20,23 @@ std::optional<double> ParseSmoothFactor(const std::string& text) {
   return v;
 }
 
+std::optional<int64_t> ParseTokenCount(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+int64_t ChunkedPrefixCacheThreshold(const EngineSpec& engine) {
+  constexpr int64_t kSglangDefault = 8192;
+  const std::string* text = FindEnv(engine, kChunkedPrefixThresholdEnv);
+  if (text == nullptr) return kSglangDefault;
+  return ParseTokenCount(*text).value_or(kSglangDefault);
+}
+
 double DynamicChunkSmoothFactor(const EngineSpec& engine) {
   const std::string* text = FindEnv(engine, kDynamicChunkSmoothEnv);
   if (text == nullptr) return 0.75;

@@ -161,6 +161,10 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
                                     "': expected a number from 0 (fixed chunks) to 1 (strict), "
                                     "got \"" +
                                     Excerpt(value) + "\"");
+    if (name == kChunkedPrefixThresholdEnv && !ParseTokenCount(value))
+      return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
+                                    "': expected a whole number of tokens, got \"" +
+                                    Excerpt(value) + "\"");
     out->env.emplace_back(name, std::move(value));
   }
   return Status::Ok();

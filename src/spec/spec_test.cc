@@ -289,6 +289,23 @@ TEST(SpecEngine, DynamicChunkSmoothFactor) {
   EXPECT_EQ(error.rfind("/s/spec.toml:", 0), 0u) << error;
 }
 
+// The cached prefix below which MLA prefill absorbs: a whole number of
+// tokens, SGLang's 8,192 when unset, an error at the key otherwise.
+TEST(SpecEngine, ChunkedPrefixCacheThreshold) {
+  EXPECT_EQ(ChunkedPrefixCacheThreshold(MustParse(Text()).engine), 8192);
+  EXPECT_EQ(ChunkedPrefixCacheThreshold(
+                MustParse(Text(kSweep, kWorkload,
+                               "[engine.env]\nSGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD = 4096\n"))
+                    .engine),
+            4096);
+  const std::string error = ErrorOf(
+      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD = \"4k\"\n"));
+  EXPECT_NE(error.find("key 'engine.env.SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD': expected a whole "
+                       "number of tokens, got \"4k\""),
+            std::string::npos)
+      << error;
+}
+
 TEST(SpecCluster, SshDefaultsAndPerHostSettings) {
   std::string text = Text(kSweep, kWorkload,
                           "[cluster.ssh]\nuser = \"ops\"\nport = 2222\n"
