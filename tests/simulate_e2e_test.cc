@@ -172,6 +172,27 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
   EXPECT_NE(r.err.find("missing column 'input_tps_median'"), std::string::npos) << r.err;
 }
 
+// With DeepEP the breakdown and the JSON count its dispatches and combines
+// per forward: DeepSeek-V3 (58 MoE layers) at PP1/TP32/EP32 on the example's
+// four nodes, its dense MLPs whole so it loads at TP32.
+TEST_F(SimulateE2e, DeepEpAllToAllsAreCountedPerForward) {
+  const std::string deepseek = std::string(" --layout 1/32/32 --concurrency 8 --samples 0") +
+                               " --set engine.model_config=../data/models/deepseek-v3/config.json" +
+                               " --set engine.args.moe-dense-tp-size=1" +
+                               " --set engine.args.moe-a2a-backend=deepep";
+  CommandResult text = Run(std::string("simulate ") + kSpec + deepseek);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("all-to-all/forward 116 (116 across nodes)"), std::string::npos)
+      << text.out;
+  CommandResult j = Run(std::string("simulate ") + kSpec + deepseek + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out)["points"][0]["alltoall_per_forward"].get<int>(), 116);
+  // Without DeepEP there are none, and the header says nothing of them.
+  CommandResult k3 = Run(std::string("simulate ") + kSpec + " --layout 8/4/4 --concurrency 8");
+  EXPECT_EQ(k3.exit_code, 0) << k3.err;
+  EXPECT_EQ(k3.out.find("all-to-all/forward"), std::string::npos) << k3.out;
+}
+
 }  // namespace
 }  // namespace ppsearch::testing
 

@@ -121,6 +121,7 @@ nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
                       {"exposed_comm_share", p.exposed_comm_share},
                       {"bubble_share", p.bubble_share},
                       {"allreduce_per_forward", p.allreduce_per_forward},
+                      {"alltoall_per_forward", p.alltoall_per_forward},
                       {"max_total_tokens", p.memory.max_total_tokens},
                       {"max_running_requests", p.memory.max_running_requests},
                       {"tightest_stage", p.memory.tightest_stage},
@@ -256,10 +257,17 @@ void PrintBreakdown(const std::vector<predict::SearchPoint>& points) {
   for (const auto& sp : points) {
     const auto& p = sp.prediction;
     const plan::LayoutPlan& lp = *sp.plan;
+    // DeepEP's dispatch and combine replace the MoE layers' FFN all-reduces.
+    const std::string alltoall =
+        lp.alltoall_per_forward > 0
+            ? fmt::format("  all-to-all/forward {} ({} across nodes)", lp.alltoall_per_forward,
+                          lp.cross_node_alltoall_per_forward)
+            : "";
     std::cout << fmt::format(
-        "{}  C={}  all-reduce/forward {} ({} across nodes)  exposed comm {}  bubble {}\n",
+        "{}  C={}  all-reduce/forward {} ({} across nodes){}  exposed comm {}  bubble {}\n",
         p.layout.Label(), p.concurrency, lp.allreduce_per_forward,
-        lp.cross_node_allreduce_per_forward, Pct(p.exposed_comm_share), Pct(p.bubble_share));
+        lp.cross_node_allreduce_per_forward, alltoall, Pct(p.exposed_comm_share),
+        Pct(p.bubble_share));
     text::Table t{
         {"stage", "layers", "TP group", "compute", "comm", "pp-recv", "gaps", "idle", "peak"},
         {},

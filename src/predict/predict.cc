@@ -146,6 +146,7 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   p.layout = plan.layout;
   p.concurrency = options.concurrency;
   p.allreduce_per_forward = plan.allreduce_per_forward;
+  p.alltoall_per_forward = plan.alltoall_per_forward;
   memory::MemoryInputs memory_inputs = MemoryInputsFor(plan, spec, model, hw);
   memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
   p.memory = memory::PlanMemory(memory_inputs);

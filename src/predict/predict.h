@@ -46,6 +46,7 @@ struct PointPrediction {
   double exposed_comm_share = 0;
   double bubble_share = 0;  // mean idle share over stages
   int allreduce_per_forward = 0;
+  int alltoall_per_forward = 0;  // DeepEP dispatch + combine
 };
 
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan);
