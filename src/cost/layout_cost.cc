@@ -236,12 +236,12 @@ std::vector<double> LayoutCostModel::WithTensorBurst(
     int stage, int64_t tokens, int64_t logit_rows, std::vector<double> sustained_ns,
     const std::function<double(const model::LayerDesc&)>& before_ffn_ns,
     const std::function<double(const model::LayerDesc&)>& after_ffn_ns) const {
+  const auto& layers = stage_layers_[stage].layers;
+  if (layers.empty()) return sustained_ns;
   const double ratio = hw_.TensorBurstRatio();
   const std::vector<double> burst_ns = LinearNsInOrder(
       stage, [&](const model::Linear& l) { return LinearNs(l, tokens, logit_rows, ratio); });
   const double window_ns = hw_.burst_window_ms * 1e6;
-  const auto& layers = stage_layers_[stage].layers;
-  if (layers.empty()) return sustained_ns;
   // Which phase a linear runs in; the latent up-projection (back to the
   // hidden size) follows the FFN's all-reduce.
   auto in_attention_phase = [&](const model::Linear& l) {
@@ -406,7 +406,7 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
       const double heads = std::max(1.0, static_cast<double>(m.num_heads) / tp);
       const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
       double t;
-      if (batch.is_prefill && absorbed) {
+      if (absorbed) {
         // Absorbed-form prefill: scores against the latent and rope key,
         // values summed in the latent (kv_lora + rope + kv_lora per pair);
         // nothing is re-expanded. Absorbing q and un-absorbing the output

@@ -1,5 +1,6 @@
 #include "spec/engine_env.h"
 
+#include <charconv>
 #include <cstdlib>
 
 namespace ppsearch::spec {
@@ -21,12 +22,10 @@ std::optional<double> ParseSmoothFactor(const std::string& text) {
 }
 
 std::optional<int64_t> ParseTokenCount(const std::string& text) {
-  if (text.empty() || text.size() > 18) return std::nullopt;
   int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || v < 0) return std::nullopt;
   return v;
 }
 
