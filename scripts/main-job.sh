@@ -4,7 +4,8 @@
 # with the report and the decision; the evidence is under results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+# Only the binary: the tests build in scripts/test.sh.
+bash scripts/build.sh ppsearch
 BIN=./${BUILD_DIR:-build}/ppsearch
 SPEC=examples/kimi-k3-pp-search.toml
 mkdir -p results

@@ -103,6 +103,47 @@ std::vector<std::string> LayeringViolations(const fs::path& src) {
   return out;
 }
 
+// Two seals over the floors, as "FILE:LINE: ..." lines; empty when they hold:
+//  - a header named *_parts.h is its folder's own: the pieces a sealed
+//    function assembles (predict/point_parts.h behind BuildPointModel), which
+//    no other folder may include, so no caller can assemble them without one;
+//  - an engine argument is read by name (EngineSpec::ArgInt, ArgString,
+//    ArgTrue) only where the spec becomes typed settings: spec/ itself, the
+//    loader's plan/engine_config.cc and plan/spec_hardware.cc, and sglang/,
+//    which launches SGLang with the spec's own flags. Everything else reads
+//    plan::EngineConfig, so no setting has a second default.
+std::vector<std::string> SealViolations(const fs::path& src) {
+  std::vector<std::string> out;
+  const std::regex include_re(R"re(^\s*#\s*include\s+"([^/"]+)/([^"]+_parts\.h)")re");
+  const std::regex arg_re(R"re(\.\s*Arg(Int|String|True)\s*\()re");
+  const std::set<std::string> arg_readers = {"plan/engine_config.cc", "plan/spec_hardware.cc"};
+  for (const fs::directory_entry& dir : fs::directory_iterator(src)) {
+    if (!dir.is_directory()) continue;
+    const std::string from = dir.path().filename().string();
+    for (const fs::directory_entry& file : fs::directory_iterator(dir.path())) {
+      const std::string ext = file.path().extension().string();
+      if (ext != ".cc" && ext != ".h") continue;
+      const std::string rel = from + "/" + file.path().filename().string();
+      const bool may_read_args = from == "spec" || from == "sglang" || arg_readers.count(rel) ||
+                                 IsTestSupport(file.path());
+      std::istringstream text(Slurp(file.path()));
+      int line_no = 0;
+      for (std::string line; std::getline(text, line);) {
+        ++line_no;
+        const std::string where = file.path().string() + ":" + std::to_string(line_no) + ": ";
+        std::smatch m;
+        if (std::regex_search(line, m, include_re) && m[1].str() != from)
+          out.push_back(where + from + " includes " + m[1].str() + "/" + m[2].str() +
+                        ", which is private to " + m[1].str() + "/");
+        if (!may_read_args && std::regex_search(line, m, arg_re))
+          out.push_back(where + "reads an engine argument by name (Arg" + m[1].str() +
+                        "); read plan::EngineConfig, which ResolveEngineConfig fills");
+      }
+    }
+  }
+  return out;
+}
+
 class LayeringTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -130,6 +171,35 @@ TEST(Layering, TheSourceTreeKeepsItsMap) {
   std::string all;
   for (const std::string& s : v) all += s + "\n";
   EXPECT_TRUE(v.empty()) << all;
+}
+
+TEST(Layering, TheSealsHold) {
+  const std::vector<std::string> v = SealViolations(fs::path(PPSEARCH_SOURCE_DIR) / "src");
+  std::string all;
+  for (const std::string& s : v) all += s + "\n";
+  EXPECT_TRUE(v.empty()) << all;
+}
+
+TEST_F(LayeringTest, APrivatePartsHeaderIsItsFoldersOwn) {
+  Write("plan/plan.cc", "#include \"plan/plan_parts.h\"\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("run/runner.cc", "#include \"plan/plan.h\"\n#include \"plan/plan_parts.h\"\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "run/runner.cc").string() +
+                      ":2: run includes plan/plan_parts.h, which is private to plan/");
+}
+
+TEST_F(LayeringTest, OnlyTheLoaderReadsEngineArgumentsByName) {
+  Write("plan/engine_config.cc", "c.chunk = engine.ArgInt(\"chunked-prefill-size\");\n");
+  Write("sim/engine_test.cc", "spec.engine.ArgTrue(\"x\");\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("sim/engine.cc", "#include <vector>\nconst auto c = spec.engine.ArgInt(\"page-size\");\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "sim/engine.cc").string() +
+                      ":2: reads an engine argument by name (ArgInt); read plan::EngineConfig, "
+                      "which ResolveEngineConfig fills");
 }
 
 TEST_F(LayeringTest, DownwardArrowsPass) { EXPECT_TRUE(LayeringViolations(root_).empty()); }

@@ -228,9 +228,7 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     r.concurrency = l.config->concurrency;
     r.calibrated_on = l.config->calibrate;
     r.dynamic_chunking = p.sim.dynamic_chunking;
-    r.chunked_prefill_size =
-        predict::SchedulerConfigFor(l.plan(), l.in.spec, l.in.model, p.memory, 0)
-            .chunked_prefill_size;
+    r.chunked_prefill_size = p.scheduler.chunked_prefill_size;
     r.prediction.name = r.name;
     r.prediction.input_tps = p.metrics.input_tps;
     r.prediction.ttft_p50_s = p.metrics.ttft_s.p50;

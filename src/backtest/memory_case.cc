@@ -81,9 +81,10 @@ Result<std::vector<FigureResult>> MemoryFigures(const Case& c) {
     Result<plan::SearchInputs> in =
         plan::LoadSearchInputs(std::move(spec).value(), {m.layout}, {1});
     if (!in.ok()) return at(in.error().message);
-    const plan::LayoutPlan& plan = in->plan.layouts.front();
     hardware::HardwareProfile hw = in->hardware;
     if (m.gpu_memory_mib > 0) hw.memory_mib = m.gpu_memory_mib;
+    // Planned on the logged GPU's memory: SGLang's defaults (the chunk) follow it.
+    const plan::LayoutPlan plan = plan::PlanLayout(m.layout, in->spec, in->model, hw);
     const memory::MemoryPlan memory =
         memory::PlanMemory(plan::StageMemoryInputs(plan, in->spec, in->model, hw));
     if (memory.stages.size() <= static_cast<size_t>(m.stage))

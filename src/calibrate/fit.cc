@@ -304,11 +304,10 @@ std::string WorstMisfit(const Evaluation& e) {
 std::string LargestOperators(const FitInputs& in, const cost::Calibration& c) {
   if (in.measurements.empty()) return "";
   const plan::LayoutPlan& plan = in.plans.front();
-  cost::LayoutCostModel model(in.search->model, in.search->hardware, predict::ShapeFromPlan(plan),
-                              c);
-  const int64_t chunk =
-      std::max<int64_t>(in.search->spec.engine.ArgInt("chunked-prefill-size").value_or(8192), 1);
-  auto ops = model.OperatorTimes(0, chunk);
+  const predict::PointModel point =
+      predict::BuildPointModel(plan, in.search->spec, in.search->model, in.search->hardware, c);
+  const int64_t chunk = std::max<int64_t>(point.scheduler.chunked_prefill_size, 1);
+  auto ops = point.cost->OperatorTimes(0, chunk);
   double total = 0;
   for (const auto& o : ops) total += o.ns;
   std::string s;

@@ -28,15 +28,6 @@ int SplitOf(const model::Linear& linear, const TpSplit& split) {
   return linear.role == model::OpRole::kAttention ? split.attn_tp : split.tp;
 }
 
-int64_t PrefillBatchTokens(const spec::Spec& spec, const hardware::HardwareProfile& hw) {
-  // Chunked prefill caps a prefill batch at chunked-prefill-size (SGLang's
-  // default scales with the GPU's memory); with chunking disabled (<= 0)
-  // max-prefill-tokens (16384) caps it.
-  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size")
-                            .value_or(memory::DefaultChunkedPrefillSize(hw.memory_mib));
-  return chunk > 0 ? chunk : spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
-}
-
 int64_t PrefillLogitRows(const spec::Spec& spec, int64_t chunk_tokens) {
   // A chunk ends the prompts that finish inside it: with prompts of at least
   // `shortest` tokens, at most chunk / shortest + 1 of them (one may finish
@@ -60,32 +51,28 @@ bool UsesAttention(const model::ModelDesc& model, model::AttentionKind kind) {
 // default backend (breakable) is turned off at pp > 1, for KDA models and
 // for an all-to-all backend it is not validated with, unless the prefill
 // backend is chosen explicitly.
-void ResolveGraphs(const spec::Spec& spec, const model::ModelDesc& model,
+void ResolveGraphs(const EngineConfig& e, const model::ModelDesc& model,
                    const spec::LayoutSpec& layout, memory::MemoryInputs& in) {
   const int pp = layout.pp;
-  const spec::EngineSpec& e = spec.engine;
-  const std::string a2a = e.ArgString("moe-a2a-backend").value_or("none");
+  const std::string& a2a = e.moe_a2a_backend;
   in.deepep = a2a == "deepep";
   // DP attention is a layout dimension ([sweep] dp), not an engine flag.
   in.dp_attention = layout.dp > 1;
   in.dp_size = std::max(layout.dp, 1);
   in.mla = UsesAttention(model, model::AttentionKind::kMla);
-  const bool all_off = e.ArgTrue("disable-cuda-graph");
-  const std::optional<std::string> decode_backend = e.ArgString("cuda-graph-backend-decode");
-  in.decode_graph = !all_off && !e.ArgTrue("disable-decode-cuda-graph");
-  if (decode_backend) in.decode_graph = *decode_backend != "disabled";
-  const std::optional<std::string> prefill_backend = e.ArgString("cuda-graph-backend-prefill");
-  if (prefill_backend) {
-    in.prefill_graph = *prefill_backend != "disabled";
+  const bool all_off = e.disable_cuda_graph;
+  in.decode_graph = !all_off && !e.disable_decode_cuda_graph;
+  if (e.cuda_graph_backend_decode) in.decode_graph = *e.cuda_graph_backend_decode != "disabled";
+  if (e.cuda_graph_backend_prefill) {
+    in.prefill_graph = *e.cuda_graph_backend_prefill != "disabled";
   } else {
     const bool validated_a2a =
         a2a == "none" || a2a == "deepep" || a2a == "megamoe" || a2a == "flashinfer";
-    in.prefill_graph = !all_off && !e.ArgTrue("disable-prefill-cuda-graph") && pp == 1 &&
+    in.prefill_graph = !all_off && !e.disable_prefill_cuda_graph && pp == 1 &&
                        !UsesAttention(model, model::AttentionKind::kKda) && validated_a2a;
   }
-  for (const char* flag : {"cuda-graph-max-bs", "cuda-graph-max-bs-decode"})
-    if (auto v = e.ArgInt(flag)) in.cuda_graph_max_bs = static_cast<int>(*v);
-  if (auto v = e.ArgInt("cuda-graph-max-bs-prefill")) in.prefill_graph_max_bs = *v;
+  if (e.cuda_graph_max_bs) in.cuda_graph_max_bs = *e.cuda_graph_max_bs;
+  if (e.cuda_graph_max_bs_prefill) in.prefill_graph_max_bs = *e.cuda_graph_max_bs_prefill;
 }
 
 }  // namespace
@@ -100,12 +87,12 @@ TpSplit SplitOf(const spec::LayoutSpec& layout) {
   return split;
 }
 
-VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine) {
+VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const EngineConfig& engine) {
   const TpSplit split = SplitOf(layout);
   const bool dp_attention = split.attn_tp != split.tp;
   VocabSplit vocab;
   vocab.embedding_tp = dp_attention ? 1 : split.tp;
-  vocab.lm_head_tp = dp_attention && engine.ArgTrue("enable-dp-lm-head") ? split.attn_tp : split.tp;
+  vocab.lm_head_tp = dp_attention && engine.enable_dp_lm_head ? split.attn_tp : split.tp;
   return vocab;
 }
 
@@ -185,22 +172,18 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   in.gpu_total_mib = hw.memory_mib;
   in.tp = plan.layout.tp;
   in.pp = plan.layout.pp;
-  in.chunked_prefill_size = PrefillBatchTokens(spec, hw);
+  // A prefill batch holds a chunk (SGLang's default scales with the GPU's
+  // memory), or max-prefill-tokens with chunking off.
+  in.chunked_prefill_size = plan.engine.PrefillBatchTokens();
   // The calibration parameter's prior centre; a prediction sets the calibrated value.
   in.workspace_mib = memory::kDefaultWorkspaceMib;
-  in.context_len = ContextLength(spec, model);
-  // SGLang's argparse reads "0.85" as 0.85, however the spec wrote it.
-  if (auto v = spec.engine.FindArg("mem-fraction-static"))
-    in.mem_fraction_static = v->kind == spec::ArgValue::Kind::kFloat ? v->float_value
-                             : v->kind == spec::ArgValue::Kind::kInt
-                                 ? static_cast<double>(v->int_value)
-                                 : std::strtod(v->text.c_str(), nullptr);
-  if (auto v = spec.engine.ArgInt("max-running-requests"))
-    in.max_running_requests = static_cast<int>(*v);
-  if (auto v = spec.engine.ArgInt("max-total-tokens")) in.max_total_tokens = *v;
-  ResolveGraphs(spec, model, plan.layout, in);
+  in.context_len = ContextLength(plan.engine, model);
+  if (plan.engine.mem_fraction_static) in.mem_fraction_static = *plan.engine.mem_fraction_static;
+  if (plan.engine.max_running_requests) in.max_running_requests = *plan.engine.max_running_requests;
+  if (plan.engine.max_total_tokens) in.max_total_tokens = *plan.engine.max_total_tokens;
+  ResolveGraphs(plan.engine, model, plan.layout, in);
   const int tp = std::max(plan.layout.tp, 1);
-  const VocabSplit vocab = VocabSplitOf(plan.layout, spec.engine);
+  const VocabSplit vocab = VocabSplitOf(plan.layout, plan.engine);
   for (const auto& st : plan.stages) {
     memory::StageFootprint f;
     f.weight_mib = st.weight_mib_per_rank;
@@ -224,8 +207,8 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   return in;
 }
 
-int64_t ContextLength(const spec::Spec& spec, const model::ModelDesc& model) {
-  return spec.engine.ArgInt("context-length").value_or(model.max_context);
+int64_t ContextLength(const EngineConfig& engine, const model::ModelDesc& model) {
+  return engine.context_length.value_or(model.max_context);
 }
 
 }  // namespace ppsearch::plan

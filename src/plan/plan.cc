@@ -78,12 +78,8 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const model::ModelDesc& model, const hardware::HardwareProfile& hw) {
   LayoutPlan plan;
   plan.layout = layout;
-  plan.moe_a2a_backend = MoeA2aBackend(spec.engine);
-  plan.deepep_mode = spec.engine.ArgString("deepep-mode").value_or("auto");
+  plan.engine = ResolveEngineConfig(spec.engine, hw.memory_mib);
   plan.prefill_attention_backend = hw.attention_backend;
-  plan.chunked_prefix_cache_threshold = spec::ChunkedPrefixCacheThreshold(spec.engine);
-  plan.disable_chunked_prefix_cache = spec.engine.ArgTrue("disable-chunked-prefix-cache");
-  plan.flashinfer_mla_disable_ragged = spec.engine.ArgTrue("flashinfer-mla-disable-ragged");
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.
     plan.errors = ValidateLayout(layout, spec, model, hw, plan);
@@ -107,7 +103,7 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
   plan.tp_groups = BuildTpGroups(plan.ranks, layout.pp);
   plan.attn_tp = SplitOf(layout).attn_tp;
   plan.attention_groups = BuildAttentionGroups(plan.ranks, layout.pp, layout.tp, layout.dp);
-  plan.stages = BuildStages(model, layout, spec.engine, plan.tp_groups);
+  plan.stages = BuildStages(model, layout, plan.engine, plan.tp_groups);
   plan.boundaries = BuildStageBoundaries(plan.ranks, layout.pp, layout.tp, model, plan.stages);
   SumForwardCollectives(plan);
   if (hw.memory_mib > 0 && !plan.stages.empty())
@@ -124,11 +120,12 @@ Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,
   plan.spec_path = spec.path;
   plan.model = SummarizeModel(model);
   plan.cluster = SummarizeCluster(spec.cluster, hw);
-  plan.moe_a2a_backend = MoeA2aBackend(spec.engine);
+  const EngineConfig engine = ResolveEngineConfig(spec.engine, hw.memory_mib);
+  plan.moe_a2a_backend = engine.moe_a2a_backend;
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
     plan.layouts.push_back(PlanLayout(layout, spec, model, hw));
   }
-  plan.warnings = SpecWarnings(spec);
+  plan.warnings = SpecWarnings(spec, engine);
   return plan;
 }
 

@@ -16,6 +16,7 @@
 #include "hardware/hardware.h"
 #include "memory/memory_model.h"
 #include "model/model.h"
+#include "plan/engine_config.h"
 #include "spec/spec.h"
 #include "util/source_loc.h"
 
@@ -128,17 +129,14 @@ struct LayoutPlan {
   // on [i*k, (i+1)*k). One entry with a single instance.
   std::vector<std::vector<int>> instance_nodes;
   int moe_tp = 1;  // tp / ep
-  // The engine's --moe-a2a-backend ("none" when unset) and --deepep-mode
-  // ("auto" when unset), which decide how the MoE layers communicate.
-  std::string moe_a2a_backend = "none";
-  std::string deepep_mode = "auto";
-  // What decides the form MLA prefill takes (cost/mla_prefill.h): the
-  // prefill attention backend, SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD,
-  // --disable-chunked-prefix-cache and --flashinfer-mla-disable-ragged.
+  // The engine settings the layout runs with (resolved once from the spec
+  // and SGLang's defaults on this GPU): what the memory plan, the cost model
+  // and the simulator read.
+  EngineConfig engine;
+  // The prefill attention backend (the hardware profile's selection), which
+  // with engine's MLA settings decides the form MLA prefill takes
+  // (cost/mla_prefill.h).
   std::string prefill_attention_backend;
-  int64_t chunked_prefix_cache_threshold = 8192;
-  bool disable_chunked_prefix_cache = false;
-  bool flashinfer_mla_disable_ragged = false;
   bool valid = true;
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;
@@ -206,7 +204,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
 
 // The context length SGLang serves: [engine.args] context-length, else the
 // model config's max_position_embeddings (0 when neither says).
-int64_t ContextLength(const spec::Spec& spec, const model::ModelDesc& model);
+int64_t ContextLength(const EngineConfig& engine, const model::ModelDesc& model);
 
 // Plans every layout of spec.sweep.layouts and collects the spec-level warnings.
 Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,

@@ -43,7 +43,7 @@ std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank);
 
 // Layer range, layer counts, nodes, memory and collectives of every stage.
 std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,
-                                   const spec::EngineSpec& engine,
+                                   const EngineConfig& engine,
                                    const std::vector<TpGroup>& tp_groups);
 
 // --- memory.cc ---
@@ -71,7 +71,7 @@ struct VocabSplit {
   int embedding_tp = 1;
   int lm_head_tp = 1;
 };
-VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine);
+VocabSplit VocabSplitOf(const spec::LayoutSpec& layout, const EngineConfig& engine);
 
 // Weight bytes one TP rank of `stage` holds.
 double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& stage,
@@ -99,15 +99,6 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned);
 
-// The moe-a2a-backend engine arg, "none" when unset.
-std::string MoeA2aBackend(const spec::EngineSpec& engine);
-// Whether that backend makes SGLang set ep_size = tp_size whatever the spec says.
-bool A2aForcesEpEqTp(const spec::EngineSpec& engine);
-
-// Whether the MoE backend builds the shared experts with tp_size 1, whole on
-// every rank (deepseek_v2.py, kimi_k3.py: the all-to-all leaves each rank
-// its own tokens, so a TP-sharded partial sum could not be reduced).
-bool SharedExpertsWhole(const spec::EngineSpec& engine);
 
 // --- weight_blocks.cc ---
 
@@ -122,18 +113,18 @@ struct PartialBlock {
 };
 
 // MoE-TP as SGLang runs it: TP / EP, with EP = TP under the backends that force it.
-int MoeTpOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine);
+int MoeTpOf(const spec::LayoutSpec& layout, const EngineConfig& engine);
 // How many ranks SGLang splits a (non-expert) weight over: TP, or 1 for the
 // dense MLP of an MoE model under moe-dense-tp-size = 1 and for the shared
 // experts under the dispatching moe-a2a backends.
 int GroupOf(const model::Linear& l, const model::ModelDesc& model, const spec::LayoutSpec& layout,
-            const spec::EngineSpec& engine);
+            const EngineConfig& engine);
 
 // Every distinct block-FP8 weight this layout shards into partial blocks, in
 // the order SGLang builds them; empty when the checkpoint is not
 // block-quantized or every shard holds whole blocks.
 std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout,
-                                        const spec::EngineSpec& engine,
+                                        const EngineConfig& engine,
                                         const model::ModelDesc& model);
 
 // The layout error for a non-empty PartialBlocks(): SGLang's message for the
@@ -144,7 +135,7 @@ std::string PartialBlockError(const spec::LayoutSpec& layout, const model::Model
 // --- warnings.cc ---
 
 // Spec settings that make measurements misleading (harmful flags, workload shapes).
-std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec);
+std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig& engine);
 
 // Settings that are fine for some layouts but risky for this one (weights
 // that leave no KV room are an error, ValidateLayout's).

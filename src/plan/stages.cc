@@ -78,7 +78,7 @@ std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank) {
 }
 
 std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,
-                                   const spec::EngineSpec& engine,
+                                   const EngineConfig& engine,
                                    const std::vector<TpGroup>& tp_groups) {
   const int pp = layout.pp;
   const bool lm_head_everywhere = LmHeadOnEveryStage(model);
@@ -101,7 +101,7 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
         StageStateBytesPerRequestPerRank(model, stage, split.attn_tp);
     stage.collectives =
         StageCollectivesFor(model, stage, layout.tp, static_cast<int>(tp_groups[s].nodes.size()),
-                            MoeA2aBackend(engine) == "deepep");
+                            engine.moe_a2a_backend == "deepep");
     stages.push_back(std::move(stage));
   }
   return stages;

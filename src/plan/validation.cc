@@ -84,7 +84,7 @@ void CheckMoe(const spec::LayoutSpec& layout, const model::ModelDesc& model,
 // SGLang's linear layers divide their width over their group
 // (distributed/utils.py divide, "{} is not divisible by {}"); attention heads
 // and expert widths have their own checks above and below.
-void CheckEvenSplits(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
+void CheckEvenSplits(const spec::LayoutSpec& layout, const EngineConfig& engine,
                      const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
   std::set<std::string> seen;
   for (const auto& layer : model.layers)
@@ -103,7 +103,7 @@ void CheckEvenSplits(const spec::LayoutSpec& layout, const spec::EngineSpec& eng
     }
 }
 
-void CheckWeightBlocks(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
+void CheckWeightBlocks(const spec::LayoutSpec& layout, const EngineConfig& engine,
                        const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
   const std::vector<PartialBlock> partial = PartialBlocks(layout, engine, model);
   if (!partial.empty())
@@ -169,11 +169,12 @@ void CheckAttention(const spec::LayoutSpec& layout, const model::ModelDesc& mode
                                            AttentionGroupText(layout) + "; " + rule));
 }
 
-void CheckA2aBackend(const spec::LayoutSpec& layout, const spec::EngineSpec& engine,
-                     std::vector<Diagnostic>& errors) {
-  const std::string backend = MoeA2aBackend(engine);
+void CheckA2aBackend(const spec::LayoutSpec& layout, const EngineConfig& engine,
+                     const spec::EngineSpec& written, std::vector<Diagnostic>& errors) {
+  const std::string& backend = engine.moe_a2a_backend;
   if (!A2aForcesEpEqTp(engine) || layout.ep == layout.tp) return;
-  const spec::ArgValue* arg = engine.FindArg("moe-a2a-backend");
+  // Where the spec set it, for the message (a search's knob has no line).
+  const spec::ArgValue* arg = written.FindArg("moe-a2a-backend");
   const std::string set_at =
       arg != nullptr && !arg->origin.Position().empty() ? " (" + arg->origin.Position() + ")" : "";
   errors.push_back(LayoutError(
@@ -204,12 +205,13 @@ void CheckWeightMemory(const spec::LayoutSpec& layout, const hardware::HardwareP
 // than the context length, and one whose input plus max_new_tokens reaches
 // it (tokenizer_manager.py _validate_one_request); every request would fail.
 void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                        const model::ModelDesc& model, std::vector<Diagnostic>& errors) {
-  const int64_t context = ContextLength(spec, model);
+                        const EngineConfig& engine, const model::ModelDesc& model,
+                        std::vector<Diagnostic>& errors) {
+  const int64_t context = ContextLength(engine, model);
   const int64_t input = spec.workload.input_tokens;
   const int64_t total = input + spec.workload.output_tokens;
   if (context <= 0 || total < context) return;
-  const bool overridden = spec.engine.FindArg("context-length") != nullptr;
+  const bool overridden = engine.context_length.has_value();
   const std::string source = overridden ? "[engine.args] context-length"
                                         : "the model's max_position_embeddings; [engine.args] "
                                           "context-length can raise it";
@@ -227,15 +229,15 @@ void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
 // profile and first chunk); without chunked prefill there is nothing to size
 // and the simulator does not model what SGLang would do instead.
 void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                          std::vector<Diagnostic>& errors) {
-  if (layout.pp <= 1 || !spec.engine.ArgTrue("enable-dynamic-chunking")) return;
-  const std::optional<int64_t> chunk = spec.engine.ArgInt("chunked-prefill-size");
-  if (!chunk || *chunk > 0) return;
+                          const EngineConfig& engine, std::vector<Diagnostic>& errors) {
+  if (layout.pp <= 1 || !engine.enable_dynamic_chunking) return;
+  if (!engine.chunked_prefill_size_from_spec || engine.chunked_prefill_size > 0) return;
+  const int64_t chunk = engine.chunked_prefill_size;
   const SourceLoc loc = spec.Origin("engine.args.chunked-prefill-size");
   const std::string where = loc.Where();
   errors.push_back({(where.empty() ? "" : where + ": ") + layout.Label() +
                         ": [engine.args] enable-dynamic-chunking with chunked-prefill-size = " +
-                        std::to_string(*chunk) +
+                        std::to_string(chunk) +
                         " (chunked prefill off) is not modelled; dynamic chunking needs a "
                         "positive chunked-prefill-size as its initial chunk",
                     loc, ""});
@@ -246,9 +248,8 @@ void CheckDynamicChunking(const spec::LayoutSpec& layout, const spec::Spec& spec
 // computes the same pool and says, in SGLang's words, why there is none. It
 // also refuses a stage whose weights, activations and CUDA graphs fill the
 // GPU by themselves: SGLang would start there only to run out of memory.
-void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                 const hardware::HardwareProfile& hw, const LayoutPlan& planned,
-                 std::vector<Diagnostic>& errors) {
+void CheckKvRoom(const spec::LayoutSpec& layout, const hardware::HardwareProfile& hw,
+                 const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
   if (hw.memory_mib <= 0 || planned.stages.empty() || planned.memory.stages.empty() ||
       planned.weight_mib_per_rank_max > hw.memory_mib)
     return;  // no GPU size, or CheckWeightMemory already says the weights do not fit
@@ -267,12 +268,13 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
   int heaviest = 0;
   for (const StagePlan& stage : planned.stages)
     if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;
-  const std::optional<std::string> mfs = spec.engine.ArgString("mem-fraction-static");
+  const std::string& mfs = planned.engine.mem_fraction_static_text;
   errors.push_back(LayoutError(
       layout,
       "holds " + FormatMib(weights) + " MiB of weights per GPU on stage " +
           std::to_string(heaviest) + ", but " +
-          (mfs ? "mem-fraction-static = " + *mfs
+          (!mfs.empty()
+               ? "mem-fraction-static = " + mfs
                : fmt::format("SGLang's default mem-fraction-static {:g}", m.mem_fraction_static)) +
           " leaves no room for the KV cache: mem_fraction_static x (GPU - CUDA context and NCCL) "
           "- weights = " +
@@ -283,19 +285,6 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const spec::Spec& spec,
 }
 
 }  // namespace
-
-std::string MoeA2aBackend(const spec::EngineSpec& engine) {
-  return engine.ArgString("moe-a2a-backend").value_or("none");
-}
-
-bool A2aForcesEpEqTp(const spec::EngineSpec& engine) {
-  // Backends whose dispatcher needs one expert shard per TP rank; SGLang
-  // overrides ep_size to tp_size for them (overrides.py _a2a_ep_size).
-  static const std::set<std::string> kBackends = {"deepep", "deepep_v2",     "mooncake",
-                                                  "nixl",   "ascend_fuseep", "flashinfer",
-                                                  "mori",   "pplx",          "megamoe"};
-  return kBackends.count(MoeA2aBackend(engine)) > 0;
-}
 
 const std::vector<std::string>& ErrorReasons() {
   static const std::vector<std::string> kReasons = {
@@ -336,16 +325,16 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                                " layers; PP must not exceed the layer count"));
   });
   check("moe_split", [&] { CheckMoe(layout, model, errors); });
-  check("uneven_split", [&] { CheckEvenSplits(layout, spec.engine, model, errors); });
-  check("weight_block", [&] { CheckWeightBlocks(layout, spec.engine, model, errors); });
+  check("uneven_split", [&] { CheckEvenSplits(layout, planned.engine, model, errors); });
+  check("weight_block", [&] { CheckWeightBlocks(layout, planned.engine, model, errors); });
   check("heads", [&] { CheckAttention(layout, model, errors); });
   check("a2a_backend", [&] {
-    if (model.is_moe()) CheckA2aBackend(layout, spec.engine, errors);
+    if (model.is_moe()) CheckA2aBackend(layout, planned.engine, spec.engine, errors);
   });
   check("weight_memory", [&] { CheckWeightMemory(layout, hw, planned, errors); });
-  check("kv_room", [&] { CheckKvRoom(layout, spec, hw, planned, errors); });
-  check("context", [&] { CheckContextLength(layout, spec, model, errors); });
-  check("dynamic_chunking", [&] { CheckDynamicChunking(layout, spec, errors); });
+  check("kv_room", [&] { CheckKvRoom(layout, hw, planned, errors); });
+  check("context", [&] { CheckContextLength(layout, spec, planned.engine, model, errors); });
+  check("dynamic_chunking", [&] { CheckDynamicChunking(layout, spec, planned.engine, errors); });
   return errors;
 }
 

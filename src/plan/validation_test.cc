@@ -571,17 +571,21 @@ TEST(LayoutWarnings, PoolsThatLeaveActivationsTooLittleRoom) {
 TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
   spec::Spec spec = MissionSpec();
   const model::ModelDesc model = KimiLikeModel();
-  const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, model, Rtx6000d());
-  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).chunked_prefill_size, 8192);
+  // The engine's settings are resolved when the layout is planned.
+  const auto inputs = [&] {
+    return StageMemoryInputs(PlanLayout(Layout(8, 4, 4, 1), spec, model, Rtx6000d()), spec, model,
+                             Rtx6000d());
+  };
+  EXPECT_EQ(inputs().chunked_prefill_size, 8192);
   SetArg(spec, "chunked-prefill-size", IntArg(-1, Loc(21, 1, "")));
-  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).chunked_prefill_size, 16384);
+  EXPECT_EQ(inputs().chunked_prefill_size, 16384);
   SetArg(spec, "max-prefill-tokens", IntArg(4096, Loc(22, 1, "")));
-  const memory::MemoryInputs in = StageMemoryInputs(plan, spec, model, Rtx6000d());
+  const memory::MemoryInputs in = inputs();
   EXPECT_EQ(in.chunked_prefill_size, 4096);
   // --max-total-tokens reaches the memory model as the pool's cap.
   EXPECT_FALSE(in.max_total_tokens.has_value());
   SetArg(spec, "max-total-tokens", IntArg(4096, Loc(23, 1, "")));
-  EXPECT_EQ(StageMemoryInputs(plan, spec, model, Rtx6000d()).max_total_tokens, 4096);
+  EXPECT_EQ(inputs().max_total_tokens, 4096);
   // Stage 0 holds the embedding (163840 x 7168 bf16 / 4), the last stage the
   // LM head: 560 MiB each per rank.
   EXPECT_DOUBLE_EQ(in.stages.front().embedding_mib, 560);
@@ -596,17 +600,16 @@ TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
 TEST(StageMemoryInputs, CudaGraphsAsSglangResolvesThem) {
   spec::Spec spec = MissionSpec();
   const model::ModelDesc gqa = TinyGqaModel();
-  const LayoutPlan pp1 = PlanLayout(Layout(1, 4, 4, 0), spec, gqa, Rtx6000d());
-  const LayoutPlan pp2 = PlanLayout(Layout(2, 2, 2, 1), spec, gqa, Rtx6000d());
-  memory::MemoryInputs in = StageMemoryInputs(pp1, spec, gqa, Rtx6000d());
+  const auto inputs = [&](const spec::LayoutSpec& layout, const model::ModelDesc& model) {
+    return StageMemoryInputs(PlanLayout(layout, spec, model, Rtx6000d()), spec, model, Rtx6000d());
+  };
+  memory::MemoryInputs in = inputs(Layout(1, 4, 4, 0), gqa);
   EXPECT_FALSE(in.mla);
   EXPECT_TRUE(in.decode_graph);
   EXPECT_TRUE(in.prefill_graph);
-  EXPECT_FALSE(StageMemoryInputs(pp2, spec, gqa, Rtx6000d()).prefill_graph);
+  EXPECT_FALSE(inputs(Layout(2, 2, 2, 1), gqa).prefill_graph);
   // Kimi-like: MLA and KDA layers; KDA keeps the prefill graph off at pp 1 too.
-  const model::ModelDesc kimi = KimiLikeModel();
-  const LayoutPlan kimi_pp1 = PlanLayout(Layout(1, 32, 4, 0), spec, kimi, Rtx6000d());
-  in = StageMemoryInputs(kimi_pp1, spec, kimi, Rtx6000d());
+  in = inputs(Layout(1, 32, 4, 0), KimiLikeModel());
   EXPECT_TRUE(in.mla);
   EXPECT_FALSE(in.prefill_graph);
 
@@ -619,7 +622,7 @@ TEST(StageMemoryInputs, CudaGraphsAsSglangResolvesThem) {
   off.bool_value = true;
   off.origin = Loc(23, 1, "engine.args.disable-cuda-graph");
   SetArg(spec, "disable-cuda-graph", off);
-  in = StageMemoryInputs(pp2, spec, gqa, Rtx6000d());
+  in = inputs(Layout(2, 2, 2, 1), gqa);
   EXPECT_TRUE(in.prefill_graph);  // the explicit backend wins at pp 2
   EXPECT_FALSE(in.decode_graph);
   EXPECT_TRUE(in.deepep);

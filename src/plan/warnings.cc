@@ -34,9 +34,11 @@ std::string ShortDouble(double value) {
   return buf;
 }
 
-void WarnMicroBatchSize(const spec::EngineSpec& engine, std::vector<Diagnostic>& out) {
-  const spec::ArgValue* arg = engine.FindArg("pp-max-micro-batch-size");
-  if (arg == nullptr || engine.ArgInt("pp-max-micro-batch-size").value_or(0) != 1) return;
+void WarnMicroBatchSize(const EngineConfig& engine, const spec::EngineSpec& written,
+                        std::vector<Diagnostic>& out) {
+  // `written` says where the spec set it, for the warning's position.
+  const spec::ArgValue* arg = written.FindArg("pp-max-micro-batch-size");
+  if (arg == nullptr || engine.pp_max_micro_batch_size != 1) return;
   out.push_back(At(arg->origin, "",
                    "pp-max-micro-batch-size = 1 lets the scheduler admit only one new request "
                    "per micro-batch, which serializes a concurrent load and exposes pipeline "
@@ -80,8 +82,9 @@ void WarnVariableLengths(const spec::WorkloadSpec& workload, std::vector<Diagnos
                        "1 (bench_serving: --random-range-ratio 1)"));
 }
 
-void WarnPrefixCache(const spec::Spec& spec, std::vector<Diagnostic>& out) {
-  if (spec.engine.ArgTrue("disable-radix-cache")) return;
+void WarnPrefixCache(const spec::Spec& spec, const EngineConfig& engine,
+                     std::vector<Diagnostic>& out) {
+  if (engine.disable_radix_cache) return;
   const spec::WorkloadSpec& workload = spec.workload;
   if (!workload.unique_prompts) {
     out.push_back(At(workload.origin, "workload.unique_prompts",
@@ -111,12 +114,12 @@ int VersionCode(const std::string& version) {
 
 }  // namespace
 
-std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec) {
+std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig& engine) {
   std::vector<Diagnostic> out;
-  WarnMicroBatchSize(spec.engine, out);
+  WarnMicroBatchSize(engine, spec.engine, out);
   WarnPartialWaves(spec, out);
   WarnVariableLengths(spec.workload, out);
-  WarnPrefixCache(spec, out);
+  WarnPrefixCache(spec, engine, out);
   return out;
 }
 
@@ -148,7 +151,7 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                              "(sgl-project/sglang issue #9805, open)"));
   }
   if (layout.dp > 1 && layout.tp % layout.dp == 0) {
-    const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+    const int64_t chunk = planned.engine.chunked_prefill_size;
     if (chunk > 0)
       out.push_back(At(layout.origin, "",
                        label + fmt::format(" runs DP attention: SGLang divides "

@@ -31,12 +31,6 @@
 
 namespace ppsearch::plan {
 
-bool SharedExpertsWhole(const spec::EngineSpec& engine) {
-  static const std::set<std::string> kBackends = {"deepep", "mooncake", "ascend_fuseep",
-                                                  "flashinfer"};
-  return kBackends.count(MoeA2aBackend(engine)) > 0;
-}
-
 namespace {
 
 // SGLang builds these as one merged GEMM (MergedColumnParallelLinear,
@@ -82,7 +76,7 @@ std::optional<PartialBlock> ExpertPartial(const model::Linear& l, const model::M
 std::optional<PartialBlock> PartialBlockOf(const model::Linear& l, model::AttentionKind attention,
                                            const model::ModelDesc& model,
                                            const spec::LayoutSpec& layout,
-                                           const spec::EngineSpec& engine) {
+                                           const EngineConfig& engine) {
   if (l.role == model::OpRole::kRoutedExpert)
     return ExpertPartial(l, model, MoeTpOf(layout, engine));
   const model::WeightBlock& block = model.fp8_block;
@@ -181,23 +175,21 @@ std::string TargetedFix(const spec::LayoutSpec& layout, const model::ModelDesc& 
 
 }  // namespace
 
-int MoeTpOf(const spec::LayoutSpec& layout, const spec::EngineSpec& engine) {
+int MoeTpOf(const spec::LayoutSpec& layout, const EngineConfig& engine) {
   const int ep = A2aForcesEpEqTp(engine) ? layout.tp : std::max(layout.ep, 1);
   return std::max(layout.tp / ep, 1);
 }
 
 int GroupOf(const model::Linear& l, const model::ModelDesc& model, const spec::LayoutSpec& layout,
-            const spec::EngineSpec& engine) {
-  if (l.role == model::OpRole::kDenseMlp && model.is_moe() &&
-      engine.ArgInt("moe-dense-tp-size").value_or(0) == 1)
+            const EngineConfig& engine) {
+  if (l.role == model::OpRole::kDenseMlp && model.is_moe() && engine.moe_dense_tp_size == 1)
     return 1;
   if (l.role == model::OpRole::kSharedExpert && SharedExpertsWhole(engine)) return 1;
   if (l.role == model::OpRole::kAttention) return SplitOf(layout).attn_tp;
   return layout.tp;
 }
 
-std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout,
-                                        const spec::EngineSpec& engine,
+std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout, const EngineConfig& engine,
                                         const model::ModelDesc& model) {
   std::vector<PartialBlock> out;
   if (!model.fp8_block.any()) return out;

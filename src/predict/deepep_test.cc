@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/plan_testing.h"
+#include "predict/point_parts.h"
 #include "predict/predict.h"
 #include "testkit/example_search.h"
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/plan_testing.h"
+#include "predict/point_parts.h"
 #include "predict/predict.h"
 #include "testkit/example_search.h"
 
@@ -36,12 +37,12 @@ TEST(PredictDpAttention, EachRankGetsItsShareOfTheChunkAndTheRequestCap) {
   const plan::LayoutPlan lp = Plan(Layout(1, 32, 4, 4), spec);
   memory::MemoryPlan memory;
   memory.max_running_requests = 4096;
-  const sim::SchedulerConfig c = SchedulerConfigFor(lp, spec, Example().model, memory, 0);
+  const sim::SchedulerConfig c = SchedulerConfigFor(lp, Example().model, memory, 0);
   EXPECT_EQ(c.dp_size, 4);
   EXPECT_EQ(c.chunked_prefill_size, 2048);  // server_args.py: chunked_prefill_size // dp
   EXPECT_EQ(c.max_running_requests, 16);    // pool_configurator.py: 64 // 4 per worker
   const sim::SchedulerConfig one =
-      SchedulerConfigFor(Plan(Layout(1, 32, 4, 1), spec), spec, Example().model, memory, 0);
+      SchedulerConfigFor(Plan(Layout(1, 32, 4, 1), spec), Example().model, memory, 0);
   EXPECT_EQ(one.dp_size, 1);
   EXPECT_EQ(one.chunked_prefill_size, 8192);
   EXPECT_EQ(one.max_running_requests, 4096);

@@ -4,20 +4,21 @@
 
 #include "cost/decode_step.h"
 #include "memory/sglang_reserve.h"
-#include "spec/engine_env.h"
+#include "predict/point_parts.h"
 #include "workload/instance_split.h"
 
 namespace ppsearch::predict {
 
 std::optional<std::string> NotModelled(const plan::LayoutPlan& plan) {
-  const std::string& a2a = plan.moe_a2a_backend;
+  const std::string& a2a = plan.engine.moe_a2a_backend;
+  const std::string& deepep_mode = plan.engine.deepep_mode;
   const std::string measure = "; plan it, or measure it with --engine sglang";
   if (a2a != "none" && a2a != "deepep")
     return plan.layout.Label() + " runs moe-a2a-backend \"" + a2a +
            "\", which the simulator does not model (it costs \"none\" and \"deepep\")" + measure;
-  if (a2a == "deepep" && plan.deepep_mode != "auto" && plan.deepep_mode != "normal" &&
-      plan.deepep_mode != "low_latency")
-    return "deepep-mode \"" + plan.deepep_mode +
+  if (a2a == "deepep" && deepep_mode != "auto" && deepep_mode != "normal" &&
+      deepep_mode != "low_latency")
+    return "deepep-mode \"" + deepep_mode +
            "\" is not one of SGLang's modes (auto, normal, low_latency)";
   if (a2a == "deepep" && plan.layout.pp > 1)
     return plan.layout.Label() +
@@ -44,12 +45,13 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   shape.tp = plan.layout.tp;
   shape.ep = plan.layout.ep;
   shape.dp = std::max(plan.layout.dp, 1);
-  shape.deepep = plan.moe_a2a_backend == "deepep";
-  if (plan.deepep_mode == "normal") shape.deepep_mode = cost::DeepEpMode::kNormal;
-  if (plan.deepep_mode == "low_latency") shape.deepep_mode = cost::DeepEpMode::kLowLatency;
+  const plan::EngineConfig& engine = plan.engine;
+  shape.deepep = engine.moe_a2a_backend == "deepep";
+  if (engine.deepep_mode == "normal") shape.deepep_mode = cost::DeepEpMode::kNormal;
+  if (engine.deepep_mode == "low_latency") shape.deepep_mode = cost::DeepEpMode::kLowLatency;
   shape.mla_prefill = cost::MlaPrefillRuleFor(
-      plan.prefill_attention_backend, plan.chunked_prefix_cache_threshold,
-      plan.disable_chunked_prefix_cache, plan.flashinfer_mla_disable_ragged);
+      plan.prefill_attention_backend, engine.chunked_prefix_cache_threshold,
+      engine.disable_chunked_prefix_cache, engine.flashinfer_mla_disable_ragged);
   for (const auto& st : plan.stages) {
     cost::StageShape s;
     s.first_layer = st.first_layer;
@@ -74,50 +76,61 @@ memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::S
   return plan::StageMemoryInputs(plan, spec, model, hw);
 }
 
-sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
-                                        const model::ModelDesc& model,
+sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const model::ModelDesc& model,
                                         const memory::MemoryPlan& memory, int mbs_override) {
+  const plan::EngineConfig& engine = plan.engine;
   sim::SchedulerConfig c;
   c.pp_size = plan.layout.pp;
-  c.num_slots =
-      plan.layout.pp + static_cast<int>(spec.engine.ArgInt("pp-async-batch-depth").value_or(0));
-  c.chunked_prefill_size = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
-  c.max_prefill_tokens = spec.engine.ArgInt("max-prefill-tokens").value_or(16384);
+  c.num_slots = plan.layout.pp + engine.pp_async_batch_depth;
+  c.chunked_prefill_size = engine.chunked_prefill_size;
+  c.max_prefill_tokens = engine.max_prefill_tokens;
   c.max_running_requests = std::max(memory.max_running_requests, 1);
-  c.pp_max_micro_batch_size =
-      mbs_override > 0
-          ? mbs_override
-          : static_cast<int>(spec.engine.ArgInt("pp-max-micro-batch-size").value_or(0));
+  c.pp_max_micro_batch_size = mbs_override > 0 ? mbs_override : engine.pp_max_micro_batch_size;
   // Only a model that caches nothing per token has no pool limit; a layout
   // that leaves no room for its KV pool is rejected by the planner
   // (plan/validation.cc CheckKvRoom), as SGLang refuses to start it.
   c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
-  c.page_size = static_cast<int>(spec.engine.ArgInt("page-size").value_or(1));
-  c.context_len = plan::ContextLength(spec, model);
-  c.dynamic_chunking.enabled = spec.engine.ArgTrue("enable-dynamic-chunking");
-  c.dynamic_chunking.smooth_factor = spec::DynamicChunkSmoothFactor(spec.engine);
-  c.overlap_schedule = plan.layout.pp == 1 && !spec.engine.ArgTrue("disable-overlap-schedule");
+  c.page_size = engine.page_size;
+  c.context_len = plan::ContextLength(engine, model);
+  c.dynamic_chunking.enabled = engine.enable_dynamic_chunking;
+  c.dynamic_chunking.smooth_factor = engine.dynamic_chunk_smooth_factor;
+  c.overlap_schedule = plan.layout.pp == 1 && !engine.disable_overlap_schedule;
   c.dp_size = std::max(plan.layout.dp, 1);
   if (c.dp_size > 1) {
     // Each DP rank's scheduler gets chunked_prefill_size // dp
     // (server_args.py _handle_data_parallelism) and max_running_requests //
     // dp of a user's cap (pool_configurator.py: requested
     // max_running_requests per worker); its KV pool is its own GPU's.
-    if (c.chunked_prefill_size > 0)
-      c.chunked_prefill_size = std::max<int64_t>(c.chunked_prefill_size / c.dp_size, 1);
-    if (auto cap = spec.engine.ArgInt("max-running-requests"))
+    c.chunked_prefill_size = engine.SchedulerChunk(c.dp_size);
+    if (const std::optional<int> cap = engine.max_running_requests)
       c.max_running_requests =
           std::max(std::min<int>(c.max_running_requests, static_cast<int>(*cap / c.dp_size)), 1);
   }
   return c;
 }
 
-std::vector<int> DecodeGraphBatchSizes(const spec::Spec& spec,
+std::vector<int> DecodeGraphBatchSizes(const plan::EngineConfig& engine,
                                        const memory::MemoryInputs& memory_inputs,
                                        const memory::MemoryPlan& memory) {
-  if (spec.engine.ArgTrue("disable-cuda-graph")) return {};
+  if (engine.disable_cuda_graph) return {};
   return cost::DecodeCaptureBatchSizes(memory::DecodeGraphMaxBs(memory_inputs),
                                        memory.max_running_requests);
+}
+
+PointModel BuildPointModel(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                           const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                           const cost::Calibration& calibration,
+                           int pp_max_micro_batch_size_override) {
+  PointModel m;
+  m.memory_inputs = MemoryInputsFor(plan, spec, model, hw);
+  m.memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
+  m.memory = memory::PlanMemory(m.memory_inputs);
+  m.memory_interval = memory::StagePeakIntervals(m.memory_inputs, memory::DefaultMemoryTermRange());
+  cost::LayoutShape shape = ShapeFromPlan(plan);
+  shape.decode_graph_batch_sizes = DecodeGraphBatchSizes(plan.engine, m.memory_inputs, m.memory);
+  m.cost = std::make_unique<cost::LayoutCostModel>(model, hw, shape, calibration);
+  m.scheduler = SchedulerConfigFor(plan, model, m.memory, pp_max_micro_batch_size_override);
+  return m;
 }
 
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed) {
@@ -147,21 +160,17 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   p.concurrency = options.concurrency;
   p.allreduce_per_forward = plan.allreduce_per_forward;
   p.alltoall_per_forward = plan.alltoall_per_forward;
-  memory::MemoryInputs memory_inputs = MemoryInputsFor(plan, spec, model, hw);
-  memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
-  p.memory = memory::PlanMemory(memory_inputs);
-  p.memory_interval = memory::StagePeakIntervals(memory_inputs, memory::DefaultMemoryTermRange());
-  cost::LayoutShape shape = ShapeFromPlan(plan);
-  shape.decode_graph_batch_sizes = DecodeGraphBatchSizes(spec, memory_inputs, p.memory);
-  cost::LayoutCostModel cost(model, hw, shape, calibration);
-  sim::SchedulerConfig config =
-      SchedulerConfigFor(plan, spec, model, p.memory, options.pp_max_micro_batch_size);
+  PointModel m =
+      BuildPointModel(plan, spec, model, hw, calibration, options.pp_max_micro_batch_size);
+  p.memory = m.memory;
+  p.memory_interval = std::move(m.memory_interval);
+  p.scheduler = m.scheduler;
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;
   sim_options.keep_trace = options.keep_trace;
   // With a request rate the concurrency caps the requests in flight, as the
   // benchmark client's does (0: no cap).
-  p.sim = sim::Simulate(config, cost, requests, w.concurrency, sim_options);
+  p.sim = sim::Simulate(m.scheduler, *m.cost, requests, w.concurrency, sim_options);
   p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
   for (const auto& s : p.sim.stages) {

@@ -2,7 +2,13 @@
 // Predicting one point (layout x concurrency) of a search: the planner's
 // layout, the memory model, the cost model and the engine model put together.
 // Pure: the same inputs give the same prediction.
+//
+// Sealed: a point's model is built only by BuildPointModel and predicted only
+// by PredictPoint / PredictEachInstance (and predict/search.h above them);
+// the pieces they assemble live in predict/point_parts.h, which only this
+// folder includes (tests/layering_test.cc).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,21 +53,32 @@ struct PointPrediction {
   double bubble_share = 0;  // mean idle share over stages
   int allreduce_per_forward = 0;
   int alltoall_per_forward = 0;  // DeepEP dispatch + combine
+  // The scheduler settings the point was simulated with (one DP rank's).
+  sim::SchedulerConfig scheduler;
 };
 
-cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan);
-memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
-                                     const model::ModelDesc& model,
-                                     const hardware::HardwareProfile& hw);
-sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
-                                        const model::ModelDesc& model,
-                                        const memory::MemoryPlan& memory,
-                                        int pp_max_micro_batch_size_override);
-// The decode batch sizes the layout's server captures as CUDA graphs (none
-// with disable-cuda-graph), for cost::LayoutShape::decode_graph_batch_sizes.
-std::vector<int> DecodeGraphBatchSizes(const spec::Spec& spec,
-                                       const memory::MemoryInputs& memory_inputs,
-                                       const memory::MemoryPlan& memory);
+// Everything one layout's server is modelled with, the calibration applied:
+// SGLang's memory sizing (the calibrated workspace included), the cost model
+// of its operators and links, and the scheduler's settings from the plan's
+// engine configuration. What PredictPoint simulates, and what serve-sim
+// runs in real time.
+struct PointModel {
+  memory::MemoryInputs memory_inputs;
+  memory::MemoryPlan memory;
+  // Per stage: the peak's interval from the memory model's estimated terms
+  // and its measured model form (memory/memory_interval.h).
+  std::vector<memory::StagePeakInterval> memory_interval;
+  // Refers to the model and hardware it was built from: they must outlive it.
+  std::unique_ptr<cost::LayoutCostModel> cost;
+  sim::SchedulerConfig scheduler;
+};
+
+// `pp_max_micro_batch_size_override` > 0 replaces the engine's setting.
+PointModel BuildPointModel(const plan::LayoutPlan& plan, const spec::Spec& spec,
+                           const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                           const cost::Calibration& calibration,
+                           int pp_max_micro_batch_size_override = 0);
+
 workload::WorkloadParams WorkloadFor(const spec::Spec& spec, int concurrency, uint64_t seed);
 
 // Why the simulator cannot predict this planned layout (a valid one SGLang

@@ -143,8 +143,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       faults.push_back(fault.fault);
   }
   const std::time_t t0 = std::time(nullptr);
-  const sim::SchedulerConfig sched =
-      predict::SchedulerConfigFor(*ctx.plan, spec_, model_, p.memory, 0);
+  const sim::SchedulerConfig& sched = p.scheduler;
   sglang_log::LogSetup setup = sglang_log::MakeLogSetup(
       model_, hw_, p.memory, ctx.plan->layout.tp, ctx.plan->layout.pp, sched.chunked_prefill_size,
       sched.max_prefill_tokens, p.sim.pp_max_micro_batch_size);

@@ -200,7 +200,9 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.decode = in.spec.workload.output_tokens > 1;
   const bool ttft = decide::ObjectiveLowerIsBetter(out.objective);
   const bool has_intervals = ObjectiveHasInterval(out.objective);
-  const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model);
+  const std::vector<Candidate> candidates =
+      Enumerate(options.bounds, in.spec, in.model,
+                plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib));
   out.candidates = static_cast<int>(candidates.size());
 
   // Candidates by knob setting, in enumeration order, each setting's groups

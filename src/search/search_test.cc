@@ -32,6 +32,11 @@ std::vector<int> Concurrencies(const std::vector<LoadPoint>& loads) {
   return out;
 }
 
+// The engine as planned on an 80 GiB GPU, where SGLang's default chunk is 8,192.
+plan::EngineConfig EngineOn80GiB(const spec::Spec& spec) {
+  return plan::ResolveEngineConfig(spec.engine, 80 * 1024);
+}
+
 std::vector<std::string> Labels(const std::vector<Candidate>& candidates) {
   std::vector<std::string> out;
   for (const Candidate& c : candidates) out.push_back(c.Label());
@@ -46,7 +51,8 @@ TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
   Bounds b;
   b.chunked_prefill_size = {8192};
   b.dp = {1};
-  const std::vector<Candidate> all = Enumerate(b, spec, plan::testing::TinyGqaModel());
+  const std::vector<Candidate> all =
+      Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec));
   EXPECT_THAT(
       Labels(all),
       ElementsAre("PP1/TP8/EP1 chunk 8192", "PP1/TP8/EP2 chunk 8192", "PP1/TP8/EP4 chunk 8192",
@@ -56,23 +62,23 @@ TEST(SearchSpace, EveryPpDividingTheGpusWithTpFillingThemAndEpDividingTp) {
   // not divide TP is no candidate.
   b.dp.clear();
   b.pp = {4};
-  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec))),
               ElementsAre("PP4/TP2/EP1 chunk 8192", "PP4/TP2/EP1/DP2 chunk 8192",
                           "PP4/TP2/EP2 chunk 8192", "PP4/TP2/EP2/DP2 chunk 8192"));
   b.pp = {2};
   b.ep = {4};
   b.dp = {2, 3};
-  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec))),
               ElementsAre("PP2/TP4/EP4/DP2 chunk 8192"));
   b.dp = {1};
   b.ep.clear();
   b.pp.clear();
-  // The default chunks: the spec's (8192 when unset), half and twice it.
+  // The default chunks: the spec's (SGLang's per-GPU default when unset), half and twice it.
   b.chunked_prefill_size.clear();
   b.pp = {2};
   b.ep = {4};
   EXPECT_THAT(
-      Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+      Labels(Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec))),
       ElementsAre("PP2/TP4/EP4 chunk 4096", "PP2/TP4/EP4 chunk 8192", "PP2/TP4/EP4 chunk 16384"));
   EXPECT_EQ(Concurrencies(LoadPoints(b)), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
 }
@@ -132,13 +138,13 @@ TEST(SearchSpace, InstancesSplitTheClusterIntoWholeNodeCopies) {
   b.ep = {2};
   b.dp = {1};
   EXPECT_EQ(InstanceCounts(b, spec), (std::vector<int>{1, 2}));
-  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel())),
+  EXPECT_THAT(Labels(Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec))),
               ElementsAre("PP1/TP16/EP2 chunk 8192", "PP2/TP8/EP2 chunk 8192",
                           "PP4/TP4/EP2 chunk 8192", "2xPP1/TP8/EP2 chunk 8192",
                           "2xPP2/TP4/EP2 chunk 8192", "2xPP4/TP2/EP2 chunk 8192"));
   // A count that does not divide the GPUs has no TP to give.
   b.instances = {3};
-  EXPECT_TRUE(Enumerate(b, spec, plan::testing::TinyGqaModel()).empty());
+  EXPECT_TRUE(Enumerate(b, spec, plan::testing::TinyGqaModel(), EngineOn80GiB(spec)).empty());
   b.instances = {0};
   EXPECT_EQ(CheckBounds(b).error().message, "--instances: expected values >= 1, got 0");
 }

@@ -146,9 +146,9 @@ std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec) {
 }
 
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
-                                 const model::ModelDesc& model) {
+                                 const model::ModelDesc& model, const plan::EngineConfig& engine) {
   const int world = spec.cluster.world_size();
-  const int64_t chunk = spec.engine.ArgInt("chunked-prefill-size").value_or(8192);
+  const int64_t chunk = engine.chunked_prefill_size;
   std::vector<int64_t> chunks = bounds.chunked_prefill_size;
   if (chunks.empty())
     chunks =

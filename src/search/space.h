@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "plan/engine_config.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -92,8 +93,10 @@ std::vector<int> DefaultConcurrency();
 // backend order. TP is an instance's GPU count over PP: a layout leaving GPUs idle
 // is not a candidate; EP and DP sizes that do not divide TP are not
 // candidates either (SGLang refuses them before any check of the planner's).
+// Without a chunk bound, the chunks are the engine's (the spec's, else
+// SGLang's default for the GPU), half and twice it.
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
-                                 const model::ModelDesc& model);
+                                 const model::ModelDesc& model, const plan::EngineConfig& engine);
 
 // The instance counts of a search within `bounds`: by default every count
 // that splits the cluster's hosts into equal runs of whole nodes.

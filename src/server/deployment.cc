@@ -83,15 +83,12 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
     for (const auto& e : d->plan.errors) msg += "\n  " + e.message;
     return MakeError(msg);
   }
-  const memory::MemoryInputs memory_inputs =
-      predict::MemoryInputsFor(d->plan, d->spec, d->model, d->hw);
-  d->memory = memory::PlanMemory(memory_inputs);
+  predict::PointModel point =
+      predict::BuildPointModel(d->plan, d->spec, d->model, d->hw, d->calibration);
+  d->memory = point.memory;
   if (!d->memory.fits) return MakeError(d->memory.refusal);
-  cost::LayoutShape shape = predict::ShapeFromPlan(d->plan);
-  shape.decode_graph_batch_sizes =
-      predict::DecodeGraphBatchSizes(d->spec, memory_inputs, d->memory);
-  d->cost = std::make_unique<cost::LayoutCostModel>(d->model, d->hw, shape, d->calibration);
-  d->scheduler = predict::SchedulerConfigFor(d->plan, d->spec, d->model, d->memory, 0);
+  d->cost = std::move(point.cost);
+  d->scheduler = point.scheduler;
   d->pp_max_micro_batch_size = sim::ResolvePpMaxMicroBatchSize(d->scheduler);
   return d;
 }

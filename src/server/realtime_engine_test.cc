@@ -141,12 +141,10 @@ TEST(RealtimeEngineTest, DecodeStreamsAtThePredictedStepPace) {
   const testkit::ExampleInputs& in = testkit::Example();
   const plan::LayoutPlan* lp = in.Layout(1);
   ASSERT_NE(lp, nullptr);
-  const memory::MemoryInputs mi = predict::MemoryInputsFor(*lp, in.spec, in.model, in.hardware);
-  const memory::MemoryPlan mem = memory::PlanMemory(mi);
-  cost::LayoutShape shape = predict::ShapeFromPlan(*lp);
-  shape.decode_graph_batch_sizes = predict::DecodeGraphBatchSizes(in.spec, mi, mem);
-  const cost::LayoutCostModel cost(in.model, in.hardware, shape, cost::Calibration{});
-  const sim::SchedulerConfig config = predict::SchedulerConfigFor(*lp, in.spec, in.model, mem, 0);
+  const predict::PointModel point =
+      predict::BuildPointModel(*lp, in.spec, in.model, in.hardware, cost::Calibration{});
+  const cost::LayoutCostModel& cost = *point.cost;
+  const sim::SchedulerConfig& config = point.scheduler;
   ASSERT_TRUE(config.overlap_schedule);
   constexpr int64_t kInput = 1000, kOutput = 64;
   constexpr double kScale = 4;

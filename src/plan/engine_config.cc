@@ -1,0 +1,95 @@
+#include "plan/engine_config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "memory/sglang_reserve.h"
+#include "spec/engine_env.h"
+
+namespace ppsearch::plan {
+namespace {
+
+// SGLang's argparse reads "0.85" as 0.85, however the spec wrote it.
+std::optional<double> ArgNumber(const spec::EngineSpec& engine, const char* flag) {
+  const spec::ArgValue* v = engine.FindArg(flag);
+  if (v == nullptr) return std::nullopt;
+  if (v->kind == spec::ArgValue::Kind::kFloat) return v->float_value;
+  if (v->kind == spec::ArgValue::Kind::kInt) return static_cast<double>(v->int_value);
+  return std::strtod(v->text.c_str(), nullptr);
+}
+
+template <typename T>
+std::optional<T> ArgAs(const spec::EngineSpec& engine, const char* flag) {
+  if (std::optional<int64_t> v = engine.ArgInt(flag)) return static_cast<T>(*v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t EngineConfig::SchedulerChunk(int dp) const {
+  if (chunked_prefill_size <= 0 || dp <= 1) return chunked_prefill_size;
+  return std::max<int64_t>(chunked_prefill_size / dp, 1);
+}
+
+int64_t EngineConfig::PrefillBatchTokens() const {
+  return chunked_prefill_size > 0 ? chunked_prefill_size : max_prefill_tokens;
+}
+
+EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib) {
+  EngineConfig c;
+  const std::optional<int64_t> chunk = engine.ArgInt("chunked-prefill-size");
+  c.chunked_prefill_size_from_spec = chunk.has_value();
+  c.chunked_prefill_size = chunk.value_or(memory::DefaultChunkedPrefillSize(gpu_memory_mib));
+  c.max_prefill_tokens = engine.ArgInt("max-prefill-tokens").value_or(c.max_prefill_tokens);
+  c.max_running_requests = ArgAs<int>(engine, "max-running-requests");
+  c.max_total_tokens = engine.ArgInt("max-total-tokens");
+  c.pp_max_micro_batch_size = ArgAs<int>(engine, "pp-max-micro-batch-size").value_or(0);
+  c.pp_async_batch_depth = ArgAs<int>(engine, "pp-async-batch-depth").value_or(0);
+  c.page_size = ArgAs<int>(engine, "page-size").value_or(1);
+  c.context_length = engine.ArgInt("context-length");
+  c.enable_dynamic_chunking = engine.ArgTrue("enable-dynamic-chunking");
+  c.dynamic_chunk_smooth_factor = spec::DynamicChunkSmoothFactor(engine);
+  c.disable_overlap_schedule = engine.ArgTrue("disable-overlap-schedule");
+  c.disable_radix_cache = engine.ArgTrue("disable-radix-cache");
+
+  c.mem_fraction_static = ArgNumber(engine, "mem-fraction-static");
+  c.mem_fraction_static_text = engine.ArgString("mem-fraction-static").value_or("");
+
+  c.disable_cuda_graph = engine.ArgTrue("disable-cuda-graph");
+  c.disable_decode_cuda_graph = engine.ArgTrue("disable-decode-cuda-graph");
+  c.disable_prefill_cuda_graph = engine.ArgTrue("disable-prefill-cuda-graph");
+  c.cuda_graph_backend_decode = engine.ArgString("cuda-graph-backend-decode");
+  c.cuda_graph_backend_prefill = engine.ArgString("cuda-graph-backend-prefill");
+  // --cuda-graph-max-bs is the deprecated alias of --cuda-graph-max-bs-decode;
+  // the newer spelling wins when both are given.
+  for (const char* flag : {"cuda-graph-max-bs", "cuda-graph-max-bs-decode"})
+    if (std::optional<int> v = ArgAs<int>(engine, flag)) c.cuda_graph_max_bs = v;
+  c.cuda_graph_max_bs_prefill = engine.ArgInt("cuda-graph-max-bs-prefill");
+
+  c.moe_a2a_backend = engine.ArgString("moe-a2a-backend").value_or("none");
+  c.deepep_mode = engine.ArgString("deepep-mode").value_or("auto");
+  c.moe_dense_tp_size = ArgAs<int>(engine, "moe-dense-tp-size").value_or(0);
+  c.enable_dp_lm_head = engine.ArgTrue("enable-dp-lm-head");
+
+  c.chunked_prefix_cache_threshold = spec::ChunkedPrefixCacheThreshold(engine);
+  c.disable_chunked_prefix_cache = engine.ArgTrue("disable-chunked-prefix-cache");
+  c.flashinfer_mla_disable_ragged = engine.ArgTrue("flashinfer-mla-disable-ragged");
+  return c;
+}
+
+bool A2aForcesEpEqTp(const EngineConfig& engine) {
+  // Backends whose dispatcher needs one expert shard per TP rank.
+  static const std::set<std::string> kBackends = {"deepep", "deepep_v2",     "mooncake",
+                                                  "nixl",   "ascend_fuseep", "flashinfer",
+                                                  "mori",   "pplx",          "megamoe"};
+  return kBackends.count(engine.moe_a2a_backend) > 0;
+}
+
+bool SharedExpertsWhole(const EngineConfig& engine) {
+  static const std::set<std::string> kBackends = {"deepep", "mooncake", "ascend_fuseep",
+                                                  "flashinfer"};
+  return kBackends.count(engine.moe_a2a_backend) > 0;
+}
+
+}  // namespace ppsearch::plan

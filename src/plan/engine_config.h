@@ -1,0 +1,89 @@
+#pragma once
+// The engine settings a layout runs with, typed and resolved once: the
+// spec's [engine.args] and [engine.env], else SGLang's defaults. Everything
+// below the loader (planner, memory, cost, simulator, search, calibration)
+// reads these fields; only ResolveEngineConfig reads an engine argument by
+// name (tests/layering_test.cc holds the rest of src/ to that).
+//
+// SGLang's defaults come from one table, its server_args.py (v0.5.18):
+// flag defaults at their argparse definitions, and the GPU-memory
+// heuristics of _handle_gpu_memory_settings for chunked_prefill_size
+// (memory/sglang_reserve.h DefaultChunkedPrefillSize: 8,192 below 160 GiB,
+// 16,384 from there on B200-class GPUs).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "spec/spec.h"
+
+namespace ppsearch::plan {
+
+struct EngineConfig {
+  // --- scheduler ---
+  // --chunked-prefill-size: the spec's, else SGLang's per-GPU default; <= 0
+  // disables chunking (a prefill batch is then capped by max_prefill_tokens).
+  int64_t chunked_prefill_size = 8192;
+  bool chunked_prefill_size_from_spec = false;
+  int64_t max_prefill_tokens = 16384;       // --max-prefill-tokens
+  std::optional<int> max_running_requests;  // --max-running-requests; unset: from the KV pool
+  std::optional<int64_t> max_total_tokens;  // --max-total-tokens: a cap on the KV pool
+  int pp_max_micro_batch_size = 0;          // 0: SGLang's max(max_running_requests // pp, 1)
+  int pp_async_batch_depth = 0;
+  int page_size = 1;
+  std::optional<int64_t> context_length;  // --context-length; unset: the model's
+  bool enable_dynamic_chunking = false;
+  double dynamic_chunk_smooth_factor = 0.75;  // SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR
+  bool disable_overlap_schedule = false;
+  bool disable_radix_cache = false;
+
+  // --- memory ---
+  std::optional<double> mem_fraction_static;  // unset: SGLang's heuristic
+  std::string mem_fraction_static_text;       // as the spec wrote it, for messages
+
+  // --- CUDA graphs (cuda_graph_hook.py parse_cuda_graph_config) ---
+  bool disable_cuda_graph = false;
+  bool disable_decode_cuda_graph = false;
+  bool disable_prefill_cuda_graph = false;
+  std::optional<std::string> cuda_graph_backend_decode;
+  std::optional<std::string> cuda_graph_backend_prefill;
+  std::optional<int> cuda_graph_max_bs;  // --cuda-graph-max-bs(-decode)
+  std::optional<int64_t> cuda_graph_max_bs_prefill;
+
+  // --- MoE ---
+  std::string moe_a2a_backend = "none";  // --moe-a2a-backend
+  std::string deepep_mode = "auto";      // --deepep-mode
+  int moe_dense_tp_size = 0;             // 0: unset
+  bool enable_dp_lm_head = false;
+
+  // --- MLA prefill form (cost/mla_prefill.h) ---
+  // SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD, --disable-chunked-prefix-cache,
+  // --flashinfer-mla-disable-ragged; the backend is the hardware profile's.
+  int64_t chunked_prefix_cache_threshold = 8192;
+  bool disable_chunked_prefix_cache = false;
+  bool flashinfer_mla_disable_ragged = false;
+
+  // The chunk one scheduler prefills: chunked_prefill_size // dp under DP
+  // attention (server_args.py _handle_data_parallelism), at least 1; <= 0
+  // when chunking is off.
+  int64_t SchedulerChunk(int dp) const;
+  // The tokens one prefill batch holds at most: the chunk, or
+  // max_prefill_tokens when chunking is off.
+  int64_t PrefillBatchTokens() const;
+};
+
+// Resolves the spec's engine settings on a GPU of `gpu_memory_mib` (0 when
+// unknown: SGLang's smallest tier applies). Values were checked when the
+// spec was parsed.
+EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib);
+
+// Whether the all-to-all backend makes SGLang set ep_size = tp_size whatever
+// the spec says (overrides.py _a2a_ep_size).
+bool A2aForcesEpEqTp(const EngineConfig& engine);
+
+// Whether the MoE backend builds the shared experts with tp_size 1, whole on
+// every rank (deepseek_v2.py, kimi_k3.py: the all-to-all leaves each rank
+// its own tokens, so a TP-sharded partial sum could not be reduced).
+bool SharedExpertsWhole(const EngineConfig& engine);
+
+}  // namespace ppsearch::plan
