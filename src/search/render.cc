@@ -418,8 +418,7 @@ std::string RenderCapacityText(const SearchResult& r, const CapacityPlan& plan, 
   if (plan.rows.empty()) return out + "  no qualifying candidate serves a request per second\n";
   text::Table t{{"GPUs", "instances", "of", "rank", "requests/s each", "each at", "fits"},
                 {},
-                {false, false, true, false, false, false, true},
-                {"", "", "", "", "", "", ""}};
+                {false, false, true, false, false, false, true}};
   for (size_t i = 0; i < plan.rows.size() && static_cast<int>(i) < top; ++i) {
     const CapacityRow& row = plan.rows[i];
     t.rows.push_back({FormatThousands(row.gpus), std::to_string(row.instances),
