@@ -83,14 +83,15 @@ std::vector<const PointFigures*> ByLoad(const Evaluated& e) {
 }
 
 // The point meeting the limits with the best objective (on a tie the
-// heavier load); none when no point meets them.
+// lighter load: a saturated layout gives no more for the longer queue);
+// none when no point meets them.
 std::optional<PointFigures> BestMeeting(const Evaluated& e, const decide::SlaLimits& limits,
                                         const std::string& objective) {
   const PointFigures* best = nullptr;
   for (const PointFigures* f : ByLoad(e))
     if (MeetsSlaAt(limits, *f) &&
         (best == nullptr ||
-         !Beats(ObjectiveAt(*best, objective), ObjectiveAt(*f, objective), objective)))
+         Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective), objective)))
       best = f;
   return best ? std::optional<PointFigures>(*best) : std::nullopt;
 }
