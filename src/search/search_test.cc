@@ -15,6 +15,7 @@
 #include "plan/plan_testing.h"
 #include "ppsearch_source_dir.h"
 #include "search/best_load.h"
+#include "search/measure.h"
 #include "search/render.h"
 #include "testkit/example_search.h"
 
@@ -494,6 +495,9 @@ TEST(Search, BisectionFindsTheKnownBreakOfAPredictedCandidate) {
   const std::string text = RenderSearchText(*r, 3);
   EXPECT_THAT(text, HasSubstr(fmt::format("missed at C={}", known + 1)));
   EXPECT_THAT(text, HasSubstr(fmt::format("({} more predictions)", r->probes)));
+  // A run spec of it measures the load the search judged it at.
+  EXPECT_EQ(WorthMeasuring(*r, "spec.toml", 40).sweep.concurrency,
+            (std::vector<int>{4, known, 16}));
 }
 
 // The example's requests generate one token: the simulator predicts no
