@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/objective.h"
+#include "decide/steady_state.h"
 #include "search/capacity.h"
 #include "text/table.h"
 #include "util/format.h"
@@ -141,6 +142,8 @@ json PointJson(const PointFigures& p) {
       {"request_rps", p.request_rps},
       {"goodput_rps", p.goodput_rps},
       {"meets_sla", p.meets_sla},
+      {"steady_state", p.not_steady.empty()},
+      {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
       {"sla_figures", SlaJson(p.sla)},
       {"bubble_share", p.bubble_share},
       {"exposed_comm_share", p.exposed_comm_share}};
@@ -154,6 +157,28 @@ json BindingJson(const Binding& b) {
                                    {"request_rate",
                                     b.missed_at->open() ? json(b.missed_at->request_rate) : json()}}
                             : json()}};
+}
+
+// Which closed-loop load points are short of their steady state: listed
+// ones (every candidate's sample has the same requests) and ranked
+// candidates' best load points, marked "~" in the table. Empty when all are
+// steady or the loop is open.
+std::string SteadyLine(const SearchResult& r) {
+  std::string listed;
+  for (const LoadPoint& l : r.load_points)
+    if (const std::string why = l.open() ? "" : decide::NotSteady(l.concurrency, r.requests);
+        !why.empty())
+      listed += (listed.empty() ? "" : "; ") + l.Label() + ": " + why;
+  int best = 0;
+  for (int k = 0; k < r.qualifying; ++k)
+    best += r.evaluated[static_cast<size_t>(k)].at->not_steady.empty() ? 0 : 1;
+  if (listed.empty() && best == 0) return "";
+  std::string out = "steady state: " + decide::SteadyRule() + "; short of it";
+  if (!listed.empty()) out += " at " + listed;
+  if (best > 0)
+    out += fmt::format("{}the best load point of {} ranked candidate(s), marked ~",
+                       listed.empty() ? ": " : "; and ", best);
+  return out;
 }
 
 }  // namespace
@@ -208,6 +233,7 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
           "not checked here: {} (no predicted figure); checked only on measurement", keys));
     }
   }
+  if (const std::string steady = SteadyLine(r); !steady.empty()) lines.push_back(steady);
   return lines;
 }
 
@@ -243,7 +269,7 @@ text::Table RankingTable(const SearchResult& r, int top) {
     std::vector<std::string> row = {std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
                                     e.candidate.Label(),
                                     ScoreText(e),
-                                    at.load.Label(),
+                                    at.load.Label() + (at.not_steady.empty() ? "" : "~"),
                                     FormatNumber(PerGpu(at, r.decode), 1),
                                     Seconds(at.ttft_p50_s)};
     if (r.decode) row.push_back(at.tpot_p50_s > 0 ? Milliseconds(at.tpot_p50_s) : "-");

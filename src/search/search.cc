@@ -8,6 +8,7 @@
 
 #include "decide/objective.h"
 #include "decide/rules.h"
+#include "decide/steady_state.h"
 #include "predict/search.h"
 #include "search/best_load.h"
 
@@ -117,6 +118,7 @@ PointFigures FiguresOf(const predict::PointPrediction& p, const LoadPoint& load,
     f.output_tps_per_user = 1 / f.tpot_p50_s;
   }
   f.sla = PredictedSla(p.metrics);
+  if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
   return f;
 }
 
@@ -287,6 +289,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
   SearchResult out;
   out.load_points = LoadPoints(options.bounds);
+  out.requests = in.spec.workload.requests;
   out.objective = in.spec.decision.objective;
   out.min_headroom_mib = in.spec.decision.min_headroom_mib;
   out.sla = in.spec.decision.sla;

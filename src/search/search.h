@@ -63,6 +63,9 @@ struct PointFigures {
   double output_tps_per_user = 0;
   decide::SlaValues sla;  // the SLA figures predicted: p99s of the simulated sample
   bool meets_sla = true;  // every [decision] limit holds on them
+  // Why the sample is short of its steady state (decide::NotSteady); empty
+  // when it is steady, or an open loop.
+  std::string not_steady;
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
   std::optional<uncertainty::Interval> output_tps_interval, tpot_p50_interval;
 };
@@ -129,6 +132,7 @@ struct ParetoPoint {
 
 struct SearchResult {
   std::vector<LoadPoint> load_points;
+  int requests = 0;  // in each simulated sample
   int candidates = 0;
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;

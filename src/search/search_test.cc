@@ -313,6 +313,30 @@ TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
   EXPECT_THAT(RenderSearchText(*r, 3), HasSubstr("Pareto front"));
 }
 
+// Steady state, said out loud: the example's 40 requests are 5 waves at
+// C = 8 and 2.5 at C = 16, short of the 4 waves the rule asks for.
+TEST(Search, ALoadPointShortOfItsSteadyStateIsSaid) {
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok());
+  ASSERT_GT(r->qualifying, 0);
+  const Evaluated& e = r->evaluated.front();
+  EXPECT_EQ(e.points[0].not_steady, "");
+  EXPECT_EQ(e.points[1].not_steady, "40 requests are 2.5 waves of 16, fewer than 4");
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr("waves (requests / requests in flight): the first wave's start and the "
+                        "last one's drain are then at most half of it; short of it at C=16: 40 "
+                        "requests are 2.5 waves of 16, fewer than 4"));
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["candidates"][0]["points"][0]["steady_state"], true);
+  EXPECT_EQ(j["candidates"][0]["points"][1]["steady_state"], false);
+  // 80 requests: 5 waves at C = 16, steady everywhere, and nothing said.
+  plan::SearchInputs in = testkit::Example();
+  in.spec.workload.requests = 80;
+  const Result<SearchResult> more = Search(in, cost::Calibration{}, Small(0));
+  ASSERT_TRUE(more.ok());
+  EXPECT_THAT(RenderSearchText(*more, 3), ::testing::Not(HasSubstr("steady state")));
+}
+
 // Request rates as load points: each candidate predicted at each rate in an
 // open loop under the cap, the points labelled and carried into the JSON.
 TEST(Search, RequestRatesAreOpenLoopLoadPointsUnderTheCap) {
