@@ -167,7 +167,8 @@ int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& l
                   const std::string& objective, bool screen,
                   const std::function<PointFigures(size_t, const LoadPoint&)>& predict) {
   const bool refine = limits.any() && !decide::ObjectiveLowerIsBetter(objective);
-  std::optional<double> best;  // the best objective at any candidate's best load so far
+  // The best objective at the best load of any candidate within the headroom so far.
+  std::optional<double> best;
   struct Gap {
     size_t candidate;
     double could_reach;  // the objective at the listed load that misses
@@ -177,9 +178,10 @@ int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& l
     Evaluated& e = candidates[i];
     for (PointFigures& f : e.points) f.meets_sla = MeetsSlaAt(limits, f);
     e.at = BestMeeting(e, limits, objective);
+    if (!e.meets_headroom) continue;  // it does not qualify: it sets no bar and is not refined
     if (e.at && (!best || Beats(ObjectiveAt(*e.at, objective), *best, objective)))
       best = ObjectiveAt(*e.at, objective);
-    if (!refine || !e.meets_headroom) continue;
+    if (!refine) continue;
     if (const std::optional<Bracket> b = BracketOf(e, limits))
       gaps.push_back({i, ObjectiveAt(*b->misses, objective)});
   }

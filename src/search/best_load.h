@@ -61,7 +61,8 @@ Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
 // that binds next. Candidates are refined by bisection in the order of the
 // most their objective could reach (its value at the listed point that
 // misses), and only while that could beat the best value found so far
-// (`screen`; false: every candidate with a gap); `predict(i, load)`
+// (`screen`; false: every candidate with a gap). A candidate outside the
+// headroom rule is not refined and sets no bar. `predict(i, load)`
 // predicts candidate i at a load. Returns the number of probes.
 int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& limits,
                   const std::string& objective, bool screen,

@@ -110,6 +110,15 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
   const std::vector<Evaluated> exhaustive = run(false);
   EXPECT_EQ(exhaustive[0].at->load.concurrency, 23);
   EXPECT_EQ(exhaustive[1].at->load.concurrency, 28);
+  // Outside the headroom rule the first does not qualify: it sets no bar,
+  // is not refined, and the second is.
+  std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
+  v[0].meets_headroom = false;
+  FindBestLoads(v, limits, "output_tps_per_gpu", true, [&](size_t i, const LoadPoint& load) {
+    return i == 0 ? Closed(load.concurrency, 0.0625, 10) : Closed(load.concurrency, 0.05, 5);
+  });
+  EXPECT_TRUE(v[0].probed.empty());
+  EXPECT_EQ(v[1].at->load.concurrency, 28);
 }
 
 TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
