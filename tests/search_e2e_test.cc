@@ -129,7 +129,7 @@ TEST_F(SearchE2e, AnSlaNoCandidateMeetsIsExit4NamingTheClosestWithTheirMargins) 
                        "any load point; the closest:"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("over at its nearest load point; first miss C=1: TTFT p99"),
+  EXPECT_NE(r.out.find(" times the limit at its nearest load point; first miss C=1: TTFT p99"),
             std::string::npos)
       << r.out;
   CommandResult j = Run(std::string("search ") + kSpec +

@@ -159,6 +159,13 @@ json BindingJson(const Binding& b) {
                             : json()}};
 }
 
+// How far a figure is over its limit: "+3.00% over", or past twice the
+// limit "4,553.2 times the limit".
+std::string OverText(double over) {
+  if (over < 1) return FormatSignedPercent(over) + " over";
+  return FormatNumber(over + 1, 1) + " times the limit";
+}
+
 // Which closed-loop load points are short of their steady state: listed
 // ones (every candidate's sample has the same requests) and ranked
 // candidates' best load points, marked "~" in the table. Empty when all are
@@ -324,9 +331,9 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
         "no candidate within the headroom meets the SLA ({}) at any load point; the closest:",
         decide::LimitsText(r.sla))};
     for (size_t i = 0; i < within.size() && i < 3; ++i)
-      out.push_back(fmt::format(
-          "{}: {} over at its nearest load point; first miss {}", within[i]->candidate.Label(),
-          FormatSignedPercent(within[i]->sla_shortfall), within[i]->sla_miss));
+      out.push_back(fmt::format("{}: {} at its nearest load point; first miss {}",
+                                within[i]->candidate.Label(), OverText(within[i]->sla_shortfall),
+                                within[i]->sla_miss));
     return out;
   }
   if (r.evaluated.empty())
