@@ -194,33 +194,17 @@ void SetIntervals(PointFigures& f, const uncertainty::PointUncertainty& u) {
   if (f.tpot_p50_s > 0) f.tpot_p50_interval = u.tpot_p50_s;
 }
 
-// Draws the intervals of one candidate's listed points in one group through
-// the one predictor.
-void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& calibration,
-                  const SearchOptions& options) {
-  plan::SearchInputs one = OneLayoutAt(group, e.candidate, group.loads.front());
-  one.spec.sweep.concurrency = group.inputs.spec.sweep.concurrency;
-  const predict::SearchPrediction p =
-      predict::PredictSearch(one, calibration, IntervalOptions(options));
-  for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
-    for (PointFigures& f : e.points)
-      if (const LoadPoint* load = LoadOf(group, p.points[i].prediction.concurrency);
-          load != nullptr && f.load == *load)
-        SetIntervals(f, p.intervals[i]);
-}
-
-// The best load point's intervals: its listed point's, or drawn at the load
-// bisection found.
+// Draws the intervals of a candidate's best load point through the one
+// predictor: the only point its score reads (a listed point's copy gets
+// them too).
 void AddIntervalsAt(const Group& group, Evaluated& e, const cost::Calibration& calibration,
                     const SearchOptions& options) {
-  for (const PointFigures& f : e.points)
-    if (f.load == e.at->load) {
-      e.at = f;
-      return;
-    }
   const predict::SearchPrediction p = predict::PredictSearch(
       OneLayoutAt(group, e.candidate, e.at->load), calibration, IntervalOptions(options));
-  if (!p.intervals.empty()) SetIntervals(*e.at, p.intervals.front());
+  if (p.intervals.empty()) return;
+  SetIntervals(*e.at, p.intervals.front());
+  for (PointFigures& f : e.points)
+    if (f.load == e.at->load) SetIntervals(f, p.intervals.front());
 }
 
 // The layout's plan in a group's inputs.
@@ -425,7 +409,6 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       if (options.screen && out.with_intervals > 0 &&
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
-      for (size_t gi : groups_of[i]) AddIntervals(groups[gi], e, calibration, options);
       AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;

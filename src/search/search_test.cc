@@ -266,10 +266,12 @@ TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputP
     if (!e.score_interval) continue;
     EXPECT_LE(e.score_interval->low, e.score_interval->high);
     EXPECT_LT(e.score_interval->low, e.score_interval->high) << "an output TPS band was drawn";
-    for (const PointFigures& f : e.points) {
-      ASSERT_TRUE(f.output_tps_interval && f.tpot_p50_interval) << e.candidate.Label();
-      EXPECT_LT(f.output_tps_interval->low, f.output_tps_interval->high);
-    }
+    // Drawn at the best load point, the one the score reads.
+    const PointFigures& at = *e.at;
+    ASSERT_TRUE(at.output_tps_interval && at.tpot_p50_interval) << e.candidate.Label();
+    EXPECT_LT(at.output_tps_interval->low, at.output_tps_interval->high);
+    for (const PointFigures& f : e.points)
+      EXPECT_EQ(f.output_tps_interval.has_value(), f.load == at.load) << f.load.Label();
   }
   ASSERT_FALSE(r->pareto.empty());
   for (const ParetoPoint& p : r->pareto)
@@ -284,7 +286,7 @@ TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputP
   const nlohmann::json j = SearchToJson(*r);
   EXPECT_EQ(j["pareto_axes"], nlohmann::json::array({"output_tps_per_gpu", "output_tps_per_user"}));
   EXPECT_TRUE(j["pareto"][0].contains("output_tps_per_user"));
-  const nlohmann::json& point = j["candidates"][0]["points"][0];
+  const nlohmann::json& point = j["candidates"][0]["at"];
   EXPECT_GT(point["tpot_p50_ms"].get<double>(), 0);
   EXPECT_LT(point["output_tps_low"].get<double>(), point["output_tps_high"].get<double>());
   const std::string text = RenderSearchText(*r, 3);
