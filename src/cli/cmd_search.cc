@@ -169,8 +169,9 @@ Runner AddSearchCommand(CLI::App& app) {
   sub->add_option("--interval-seed", opts->search.ensemble.seed, "Seed of the draws")
       ->default_val(opts->search.ensemble.seed);
   sub->add_flag("--exhaustive", opts->exhaustive,
-                "Draw intervals for every qualifying candidate instead of screening by central "
-                "values (the same result, slower)");
+                "Draw intervals for every qualifying candidate and bisect every candidate's "
+                "load to its SLA limit, instead of screening by central values (the same "
+                "best, slower)");
   sub->add_option("--top", opts->top,
                   "Ranked candidates to print (those tied with the best are "
                   "always printed)")
