@@ -50,7 +50,7 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
   EXPECT_TRUE(best["could_be_best"].get<bool>());
   EXPECT_TRUE(best["score_low"].is_number());
   ASSERT_EQ(best["points"].size(), 2u);
-  EXPECT_TRUE(best["points"][0]["input_tps_low"].is_number());
+  EXPECT_TRUE(best["at"]["input_tps_low"].is_number());
   EXPECT_TRUE(out["rejected"].is_object());
   EXPECT_FALSE(out["pareto"].empty());
   int rejected = 0;
@@ -116,6 +116,67 @@ TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("MiB short"), std::string::npos) << r.out;
+}
+
+// An SLA no candidate meets is exit 4, naming the closest with how far over
+// they are; the K3 layout whose KV pool is shorter than one prompt
+// (PP1/TP32/DP2 at chunk 8192) is refused, never ranked on zero figures.
+TEST_F(SearchE2e, AnSlaNoCandidateMeetsIsExit4NamingTheClosestWithTheirMargins) {
+  CommandResult r = Run(std::string("search ") + kSpec +
+                        " --samples 0 --concurrency 1,8 --set decision.ttft_p99_s=0.001");
+  EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
+  EXPECT_NE(r.out.find("no candidate within the headroom meets the SLA (ttft_p99_s 0.001 s) at "
+                       "any load point; the closest:"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" times the limit at its nearest load point; first miss C=1: TTFT p99"),
+            std::string::npos)
+      << r.out;
+  CommandResult j = Run(std::string("search ") + kSpec +
+                        " --samples 0 --concurrency 1,8 --set decision.ttft_p99_s=0.001 --json");
+  EXPECT_EQ(j.exit_code, 4);
+  const json out = json::parse(j.out);
+  EXPECT_EQ(out["qualifying"], 0);
+  for (const json& c : out["candidates"]) {
+    EXPECT_TRUE(c["rank"].is_null());
+    for (const json& p : c["points"]) EXPECT_GT(p["requests_completed"].get<int>(), 0);
+  }
+  bool dp2_refused = false;
+  for (const json& x : out["rejections"])
+    if (x["candidate"]["label"] == "PP1/TP32/EP4/DP2 chunk 8192")
+      dp2_refused = x["reason"] == "kv_room";
+  EXPECT_TRUE(dp2_refused);
+}
+
+// --target-rate: how many GPUs of which layout serve a rate under the SLA,
+// the fewest first.
+TEST_F(SearchE2e, ATargetRatePlansTheFewestGpus) {
+  const std::string space =
+      std::string("search ") + kSpec +
+      " --instances 1,2 --pp 4 --ep 4 --dp 1 --chunked-prefill-size 8192 --concurrency 4,8"
+      " --samples 0 --set decision.ttft_p99_s=60 --target-rate 1";
+  CommandResult r = Run(space);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("Capacity for 1.00 requests/s under the SLA (ttft_p99_s 60 s): the fewest "
+                       "GPUs first, then input TPS"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fewest GPUs: "), std::string::npos) << r.out;
+  CommandResult j = Run(space + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json rows = json::parse(j.out)["capacity"]["rows"];
+  ASSERT_FALSE(rows.empty());
+  int last = 0;
+  for (const json& row : rows) {
+    EXPECT_GE(row["gpus"].get<int>(), last);
+    last = row["gpus"].get<int>();
+    EXPECT_EQ(row["gpus"].get<int>(),
+              row["instances"].get<int>() * row["gpus_per_instance"].get<int>());
+    EXPECT_GE(row["instances"].get<int>() * row["instance_rps"].get<double>(), 1.0);
+    EXPECT_LT((row["instances"].get<int>() - 1) * row["instance_rps"].get<double>(), 1.0);
+  }
+  CommandResult bad = Run(space + " --target-rate 0");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // The example with a [search] section: PP 4 (TP 8: EP 4, 8) and PP 8 (TP 4:

@@ -1,21 +1,24 @@
 // ppsearch search SPEC [--instances ...] [--pp ...] [--ep ...] [--chunked-prefill-size ...]
 // [--max-running-requests ...] [--concurrency ...] [--calibration FILE]
-// [--json] [--top N]: every layout of the spec's cluster within the bounds
+// [--target-rate R] [--json] [--top N]: every layout of the spec's cluster within the bounds
 // (the spec's [search] lists, each replaced by its flag when one is given),
 // through the planner's checks, predicted, ranked by the decision's
-// objective with intervals where they matter, and the Pareto front.
+// objective at each one's best load point with intervals where they matter,
+// and the Pareto front; with --target-rate, the GPUs that serve that rate.
 
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "report/search_page.h"
+#include "search/capacity.h"
 #include "search/measure.h"
 #include "search/render.h"
 #include "search/search.h"
@@ -36,6 +39,7 @@ struct SearchCliOptions {
   bool json = false;
   bool exhaustive = false;
   int top = 10;
+  double target_rate = 0;  // requests/s to plan capacity for; 0: none
 };
 
 // Writes the run spec of the candidates worth measuring, after checking that
@@ -83,17 +87,24 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
   }
   PPS_ASSIGN_OR_RETURN(const search::SearchResult result,
                        search::Search(in, calibration, opts.search));
+  std::optional<search::CapacityPlan> capacity;
+  if (opts.target_rate > 0)
+    capacity = search::PlanCapacity(result, opts.target_rate, in.spec.cluster.world_size());
   if (opts.json) {
-    std::cout << search::SearchToJson(result).dump(2) << "\n";
+    nlohmann::json j = search::SearchToJson(result);
+    if (capacity) j["capacity"] = search::CapacityToJson(*capacity);
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << search::RenderSearchText(result, opts.top);
+    if (capacity && result.qualifying > 0)
+      std::cout << search::RenderCapacityText(result, *capacity, opts.top);
   }
   if (!opts.html.empty()) {
     PPS_RETURN_IF_ERROR(WriteFileAtomic(
         opts.html, report::RenderSearchHtml(opts.spec.spec_path, result, opts.top)));
     std::cerr << "wrote " << opts.html << "\n";
   }
-  if (result.qualifying == 0) return kExitNoneQualifies;
+  if (result.qualifying == 0 || (capacity && capacity->rows.empty())) return kExitNoneQualifies;
   if (!opts.emit_spec.empty())
     PPS_RETURN_IF_ERROR(EmitSpec(opts, result, in.spec.workload.requests));
   return kExitOk;
@@ -158,13 +169,18 @@ Runner AddSearchCommand(CLI::App& app) {
   sub->add_option("--interval-seed", opts->search.ensemble.seed, "Seed of the draws")
       ->default_val(opts->search.ensemble.seed);
   sub->add_flag("--exhaustive", opts->exhaustive,
-                "Draw intervals for every qualifying candidate instead of screening by central "
-                "values (the same result, slower)");
+                "Draw intervals for every qualifying candidate and bisect every candidate's "
+                "load to its SLA limit, instead of screening by central values (the same "
+                "best, slower)");
   sub->add_option("--top", opts->top,
                   "Ranked candidates to print (those tied with the best are "
                   "always printed)")
       ->default_val(opts->top)
       ->check(CLI::Range(1, 100000));
+  sub->add_option("--target-rate", opts->target_rate,
+                  "Plan capacity for this many requests/s: how many GPUs, in which layout and "
+                  "how many instances, serve it under the SLA (the fewest GPUs first)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--json", opts->json, "Print the whole result as JSON");
   sub->add_option("--html", opts->html,
                   "Write the result as a self-contained HTML page with the Pareto front drawn");

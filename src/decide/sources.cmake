@@ -3,4 +3,5 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/decide/objective.cc
   src/decide/rules.cc
-  src/decide/sla.cc)
+  src/decide/sla.cc
+  src/decide/steady_state.cc)

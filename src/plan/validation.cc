@@ -284,6 +284,26 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const hardware::HardwareProfile
           "\" Use more GPUs per stage (larger TP) or a larger mem-fraction-static"));
 }
 
+// SGLang aborts a request whose input is longer than its pool:
+// max_req_input_len = min(context_len - 1, max_total_num_tokens - 1)
+// (managers/scheduler.py), so a pool shorter than the workload's prompts
+// serves none of them.
+void CheckPoolHoldsAPrompt(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                           const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
+  const memory::MemoryPlan& m = planned.memory;
+  const int64_t input = spec.workload.input_tokens;
+  if (planned.memory.stages.empty() || !m.fits || m.max_total_tokens <= 0 ||
+      input <= m.max_total_tokens - 1)
+    return;
+  errors.push_back(LayoutError(
+      layout, "holds a KV pool of " + FormatThousands(m.max_total_tokens) + " tokens" +
+                  (layout.dp > 1 ? " per DP rank" : "") + ", too few for one prompt of " +
+                  FormatThousands(input) +
+                  " tokens: SGLang aborts every request whose input exceeds the pool - 1. Use "
+                  "more GPUs per stage (larger TP), a smaller chunked-prefill-size (a smaller "
+                  "activation reserve) or a larger mem-fraction-static"));
+}
+
 }  // namespace
 
 const std::vector<std::string>& ErrorReasons() {
@@ -333,6 +353,7 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
   });
   check("weight_memory", [&] { CheckWeightMemory(layout, hw, planned, errors); });
   check("kv_room", [&] { CheckKvRoom(layout, hw, planned, errors); });
+  check("kv_room", [&] { CheckPoolHoldsAPrompt(layout, spec, planned, errors); });
   check("context", [&] { CheckContextLength(layout, spec, planned.engine, model, errors); });
   check("dynamic_chunking", [&] { CheckDynamicChunking(layout, spec, planned.engine, errors); });
   return errors;

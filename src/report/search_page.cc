@@ -14,15 +14,19 @@ namespace {
 
 constexpr char kFront[] = "search-front";
 
-// Every qualifying point, coloured by PP size, shaped by load point, the
-// front ringed.
+// Every point of a qualifying candidate that meets the SLA, coloured by PP
+// size, shaped by load point (each listed load its own shape, the loads
+// bisection found one more), the front ringed. A refused candidate has no
+// point here.
 std::string FrontChart(const search::SearchResult& r) {
   ScatterChart c;
   c.id = kFront;
-  c.title = "Predicted " + search::FrontTitle(r) + ", every qualifying point";
+  c.title = "Predicted " + search::FrontTitle(r) + ", every qualifying point meeting the SLA";
   c.x_label = r.decode ? "throughput per user, 1 / TPOT p50 (tokens/s)" : "TTFT p50 (s)";
   c.y_label = r.decode ? "output TPS per GPU (tokens/s)" : "input TPS per GPU (tokens/s)";
   for (const search::LoadPoint& l : r.load_points) c.shapes.push_back(l.Label());
+  const int probed_shape = static_cast<int>(c.shapes.size());
+  bool any_probed = false;
   std::map<int, int> series_of_pp;
   for (int k = 0; k < r.qualifying; ++k) {
     const search::Evaluated& e = r.evaluated[static_cast<size_t>(k)];
@@ -32,20 +36,23 @@ std::string FrontChart(const search::SearchResult& r) {
       series_of_pp[pp] = index;
       c.series.push_back({fmt::format("PP{}", pp), PaletteColor(static_cast<size_t>(index))});
     }
-    for (size_t l = 0; l < e.points.size(); ++l) {
-      const search::PointFigures& f = e.points[l];
-      ScatterPoint s;
-      if (r.decode && !(f.output_tps_per_user > 0)) continue;
-      s.x = r.decode ? f.output_tps_per_user : f.ttft_p50_s;
-      s.y = r.decode ? f.output_tps_per_gpu : f.input_tps_per_gpu;
-      s.series = series_of_pp[pp];
-      s.shape = static_cast<int>(l);
-      s.what = fmt::format("{} {}", e.candidate.Label(), f.load.Label());
-      for (const search::ParetoPoint& p : r.pareto)
-        s.emphasized |= p.evaluated == static_cast<size_t>(k) && p.load == f.load;
-      c.points.push_back(s);
-    }
+    for (const std::vector<search::PointFigures>* list : {&e.points, &e.probed})
+      for (size_t l = 0; l < list->size(); ++l) {
+        const search::PointFigures& f = (*list)[l];
+        if (!f.meets_sla || (r.decode && !(f.output_tps_per_user > 0))) continue;
+        ScatterPoint s;
+        s.x = r.decode ? f.output_tps_per_user : f.ttft_p50_s;
+        s.y = r.decode ? f.output_tps_per_gpu : f.input_tps_per_gpu;
+        s.series = series_of_pp[pp];
+        s.shape = f.probed ? probed_shape : static_cast<int>(l);
+        any_probed |= f.probed;
+        s.what = fmt::format("{} {}", e.candidate.Label(), f.load.Label());
+        for (const search::ParetoPoint& p : r.pareto)
+          s.emphasized |= p.evaluated == static_cast<size_t>(k) && p.load == f.load;
+        c.points.push_back(s);
+      }
   }
+  if (any_probed) c.shapes.push_back("between listed loads (bisection)");
   c.emphasis_legend =
       r.decode ? "Pareto-optimal (no point has as many tokens/s per GPU and per user, and more "
                  "of one)"

@@ -94,9 +94,26 @@ std::string Diamond(double cx, double cy, double r) {
                      Num(cx), Num(cy + r), Num(cx - r), Num(cy));
 }
 
-// A point shape: 0 circle, 1 square, 2 triangle.
+// A closed path through points at `radii` (alternating, when two) around
+// (cx, cy), the first straight up (or rotated by `turn` of a step).
+std::string Polygon(int corners, const std::vector<double>& radii, double turn, double cx,
+                    double cy, const std::string& attrs) {
+  std::string d;
+  const double step = 2 * M_PI / corners;
+  for (int i = 0; i < corners; ++i) {
+    const double r = radii[static_cast<size_t>(i) % radii.size()];
+    const double a = (i + turn) * step;
+    d += fmt::format("{}{} {}", i == 0 ? "M" : "L", Num(cx + r * std::sin(a)),
+                     Num(cy - r * std::cos(a)));
+  }
+  return fmt::format("<path d=\"{}Z\" {}/>", d, attrs);
+}
+
+// A point shape, one of kShapes: 0 circle, 1 square, 2 triangle, 3 diamond,
+// 4 triangle down, 5 pentagon, 6 hexagon, 7 four-pointed star, 8 that star
+// turned 45 degrees; then again.
 std::string Shape(int shape, double cx, double cy, double r, const std::string& attrs) {
-  switch (shape % 3) {
+  switch (shape % kShapes) {
     case 1:
       return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" {}/>", Num(cx - r),
                          Num(cy - r), Num(2 * r), Num(2 * r), attrs);
@@ -104,6 +121,18 @@ std::string Shape(int shape, double cx, double cy, double r, const std::string& 
       return fmt::format("<path d=\"M{} {}L{} {}L{} {}Z\" {}/>", Num(cx), Num(cy - r * 1.2),
                          Num(cx + r * 1.1), Num(cy + r * 0.8), Num(cx - r * 1.1), Num(cy + r * 0.8),
                          attrs);
+    case 3:
+      return Polygon(4, {r * 1.3}, 0, cx, cy, attrs);
+    case 4:
+      return Polygon(3, {r * 1.25}, 0.5, cx, cy, attrs);
+    case 5:
+      return Polygon(5, {r * 1.15}, 0, cx, cy, attrs);
+    case 6:
+      return Polygon(6, {r * 1.1}, 0, cx, cy, attrs);
+    case 7:  // a four-pointed star: points and inner corners alternate
+      return Polygon(8, {r * 1.35, r * 0.5}, 0, cx, cy, attrs);
+    case 8:
+      return Polygon(8, {r * 1.35, r * 0.5}, 1, cx, cy, attrs);
     default:
       return fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" {}/>", Num(cx), Num(cy), Num(r),
                          attrs);

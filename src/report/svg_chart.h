@@ -71,10 +71,15 @@ struct BandChart {
   int value_decimals = 2;  // data-value precision
 };
 
+// Distinct point shapes: circle, square, triangle, diamond, triangle down,
+// pentagon, hexagon, four-pointed star upright and turned; a shape index
+// past them starts again.
+inline constexpr int kShapes = 9;
+
 struct ScatterPoint {
   double x = 0, y = 0;
   int series = 0;
-  int shape = 0;            // index into ScatterChart::shapes (circle, square, triangle)
+  int shape = 0;            // index into ScatterChart::shapes (kShapes distinct marks)
   bool emphasized = false;  // ringed (e.g. Pareto-optimal)
   std::string what;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace ppsearch::report {
 namespace {
 
@@ -95,6 +97,28 @@ TEST(RenderScatterChart, EmphasizedPointsAreRingedAndMarked) {
             std::string::npos);
   EXPECT_EQ(Count(svg, "<circle class=\"ring\""), 1);
   EXPECT_NE(svg.find("<title>PP8 C=16: 12556.79 at 9.59</title></rect>"), std::string::npos);
+}
+
+// Every load point its own marker: the legend's nine shapes are nine
+// different drawings (the default search has seven load points, and one
+// more for the loads bisection finds).
+TEST(RenderScatterChart, NineLoadPointsGetNineDistinctShapes) {
+  ScatterChart c;
+  c.id = "front";
+  c.series = {{"PP1", "#111"}};
+  for (int i = 0; i < kShapes; ++i) {
+    c.shapes.push_back("C = " + std::to_string(1 << i));
+    c.points.push_back({1.0 + i, 10.0 + i, 0, i, false, "PP1 " + c.shapes.back()});
+  }
+  const std::string svg = RenderScatterChart(c);
+  std::set<std::string> legend;
+  for (size_t at = 0; (at = svg.find("class=\"shape\"", at)) != std::string::npos; ++at) {
+    const size_t open = svg.rfind('<', at);
+    // The legend draws every shape at one centre: equal text is an equal shape.
+    legend.insert(svg.substr(open, svg.find("/>", at) - open));
+  }
+  EXPECT_EQ(legend.size(), static_cast<size_t>(kShapes));
+  EXPECT_EQ(Count(svg, "class=\"mark point"), kShapes);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ppsearch::search {
 
 Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec, int requests) {
@@ -19,6 +21,17 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   // cap of every request when the search had none).
   for (const LoadPoint& l : r.load_points)
     m.sweep.concurrency.push_back(l.open() && l.concurrency == 0 ? requests : l.concurrency);
+  // A closed loop measures each candidate's best load point too, where the
+  // search judged it: the load bisection found is no listed one.
+  const bool open = !r.load_points.empty() && r.load_points.front().open();
+  for (int k = 0; k < r.qualifying && !open; ++k) {
+    const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    if (e.at && e.at->probed && e.candidate.knobs == m.knobs && (e.could_be_best || k == 0))
+      m.sweep.concurrency.push_back(e.at->load.concurrency);
+  }
+  std::sort(m.sweep.concurrency.begin(), m.sweep.concurrency.end());
+  m.sweep.concurrency.erase(std::unique(m.sweep.concurrency.begin(), m.sweep.concurrency.end()),
+                            m.sweep.concurrency.end());
   if (!r.load_points.empty() && r.load_points.front().open()) {
     m.sweep.concurrency.resize(1);
     m.sweep.request_rate = r.load_points.front().request_rate;
@@ -32,7 +45,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   m.header = fmt::format(
       "# Written by `ppsearch search {}`: the {} candidate(s) that could still be the best\n"
       "# given the predictions' intervals, with the best one's knobs ({}), at the search's\n"
-      "# load points. Measure them with `ppsearch run` on this file.\n",
+      "# load points and their best. Measure them with `ppsearch run` on this file.\n",
       source_spec, m.measured.size(), m.knobs.Label());
   for (const Candidate& c : m.other_knobs)
     m.header +=

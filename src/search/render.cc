@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "decide/objective.h"
+#include "decide/steady_state.h"
+#include "search/capacity.h"
 #include "text/table.h"
 #include "util/format.h"
 
@@ -19,14 +22,6 @@ std::string Seconds(double s) { return FormatNumber(s, s < 10 ? 2 : 1) + " s"; }
 // tokens otherwise.
 double PerGpu(const PointFigures& p, bool decode) {
   return decode ? p.output_tps_per_gpu : p.input_tps_per_gpu;
-}
-
-// The highest throughput per GPU over the load points, and where.
-const PointFigures* PeakThroughput(const Evaluated& e, bool decode) {
-  const PointFigures* best = nullptr;
-  for (const PointFigures& p : e.points)
-    if (best == nullptr || PerGpu(p, decode) > PerGpu(*best, decode)) best = &p;
-  return best;
 }
 
 std::string Milliseconds(double s) { return FormatNumber(s * 1e3, 1) + " ms"; }
@@ -52,6 +47,14 @@ std::string Why(const Evaluated& e) {
              "{}, exposed communication up to {}",
              e.cross_node_allreduce_per_forward, e.allreduce_per_forward, a2a,
              e.cross_node_stage_hops, FormatPercent(bubble, 0), FormatPercent(exposed, 0));
+}
+
+// "tpot_p99_ms 96%, missed at C=24": the limit that binds next, how much of
+// it the best load point uses, and where it breaks.
+std::string BindingText(const Binding& b) {
+  std::string out = fmt::format("{} {}", decide::Info(b.metric).key, FormatPercent(b.use, 0));
+  if (b.missed_at) out += ", missed at " + b.missed_at->Label();
+  return out;
 }
 
 std::string ScoreText(const Evaluated& e) {
@@ -100,6 +103,91 @@ json SlaJson(const decide::SlaValues& v) {
   return out;
 }
 
+// How the best load points were found.
+std::string BestLoadLine(const SearchResult& r) {
+  if (decide::ObjectiveLowerIsBetter(r.objective))
+    return fmt::format("each candidate at the load point meeting the SLA where its {} is best",
+                       decide::ObjectiveLabel(r.objective));
+  return fmt::format(
+      "each candidate at the highest load meeting the SLA, bisected between the listed load "
+      "points where it could rank higher ({} more predictions)",
+      r.probes);
+}
+
+// One load point's figures; interval ends are null where none was drawn.
+json PointJson(const PointFigures& p) {
+  return {
+      {"concurrency", p.load.concurrency},
+      {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
+      {"probed", p.probed},
+      {"requests", p.requests},
+      {"requests_completed", p.requests_completed},
+      {"input_tps", p.input_tps},
+      {"input_tps_low", End(p.input_tps_interval, false)},
+      {"input_tps_high", End(p.input_tps_interval, true)},
+      {"input_tps_per_gpu", p.input_tps_per_gpu},
+      {"ttft_p50_s", p.ttft_p50_s},
+      {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
+      {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
+      {"ttft_p95_s", p.ttft_p95_s},
+      {"peak_gpu_mib", p.peak_gpu_mib},
+      {"output_tps", p.output_tps},
+      {"output_tps_low", End(p.output_tps_interval, false)},
+      {"output_tps_high", End(p.output_tps_interval, true)},
+      {"output_tps_per_gpu", p.output_tps_per_gpu},
+      {"output_tps_per_user", p.tpot_p50_s > 0 ? json(p.output_tps_per_user) : json()},
+      {"tpot_p50_ms", p.tpot_p50_s > 0 ? json(p.tpot_p50_s * 1e3) : json()},
+      {"tpot_p50_ms_low", p.tpot_p50_interval ? json(p.tpot_p50_interval->low * 1e3) : json()},
+      {"tpot_p50_ms_high", p.tpot_p50_interval ? json(p.tpot_p50_interval->high * 1e3) : json()},
+      {"request_rps", p.request_rps},
+      {"goodput_rps", p.goodput_rps},
+      {"meets_sla", p.meets_sla},
+      {"steady_state", p.not_steady.empty()},
+      {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
+      {"sla_figures", SlaJson(p.sla)},
+      {"bubble_share", p.bubble_share},
+      {"exposed_comm_share", p.exposed_comm_share}};
+}
+
+json BindingJson(const Binding& b) {
+  return {{"limit", decide::Info(b.metric).key},
+          {"use", b.use},
+          {"missed_at", b.missed_at
+                            ? json{{"concurrency", b.missed_at->concurrency},
+                                   {"request_rate",
+                                    b.missed_at->open() ? json(b.missed_at->request_rate) : json()}}
+                            : json()}};
+}
+
+// How far a figure is over its limit: "+3.00% over", or past twice the
+// limit "4,553.2 times the limit".
+std::string OverText(double over) {
+  if (over < 1) return FormatSignedPercent(over) + " over";
+  return FormatNumber(over + 1, 1) + " times the limit";
+}
+
+// Which closed-loop load points are short of their steady state: listed
+// ones (every candidate's sample has the same requests) and ranked
+// candidates' best load points, marked "~" in the table. Empty when all are
+// steady or the loop is open.
+std::string SteadyLine(const SearchResult& r) {
+  std::string listed;
+  for (const LoadPoint& l : r.load_points)
+    if (const std::string why = l.open() ? "" : decide::NotSteady(l.concurrency, r.requests);
+        !why.empty())
+      listed += (listed.empty() ? "" : "; ") + l.Label() + ": " + why;
+  int best = 0;
+  for (int k = 0; k < r.qualifying; ++k)
+    best += r.evaluated[static_cast<size_t>(k)].at->not_steady.empty() ? 0 : 1;
+  if (listed.empty() && best == 0) return "";
+  std::string out = "steady state: " + decide::SteadyRule() + "; short of it";
+  if (!listed.empty()) out += " at " + listed;
+  if (best > 0)
+    out += fmt::format("{}the best load point of {} ranked candidate(s), marked ~",
+                       listed.empty() ? ": " : "; and ", best);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> SummaryLines(const SearchResult& r) {
@@ -130,7 +218,10 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
                   "intervals drawn for {}",
                   r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
                   r.with_intervals)};
-  if (r.sla.any()) {
+  if (!r.sla.any()) {
+    lines.push_back(fmt::format("each candidate at the load point where its {} is best",
+                                decide::ObjectiveLabel(r.objective)));
+  } else {
     std::string missed;
     int total = 0;
     for (const auto& [key, count] : r.sla_failed_by_key) {
@@ -139,8 +230,9 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
     }
     lines.push_back(fmt::format(
         "SLA {} on the predicted p99s: {} of those within the headroom "
-        "miss it{}",
+        "miss it at every load point{}",
         decide::LimitsText(r.sla), total, missed.empty() ? "" : " (first missed: " + missed + ")"));
+    lines.push_back(BestLoadLine(r));
     if (!r.sla_unchecked.empty()) {
       std::string keys;
       for (const std::string& k : r.sla_unchecked) keys += (keys.empty() ? "" : ", ") + k;
@@ -148,42 +240,49 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
           "not checked here: {} (no predicted figure); checked only on measurement", keys));
     }
   }
+  if (const std::string steady = SteadyLine(r); !steady.empty()) lines.push_back(steady);
   return lines;
 }
 
 text::Table RankingTable(const SearchResult& r, int top) {
-  const std::string first = r.load_points.empty() ? std::string("?") : r.load_points[0].Label();
-  const bool open = !r.load_points.empty() && r.load_points[0].open();
-  // A decode workload: output throughput, and TPOT beside TTFT at the first load point.
-  text::Table t{{"rank", "candidate", "score [10-90%]",
-                 r.decode ? "peak output TPS/GPU" : "peak input TPS/GPU", open ? "at" : "at C",
-                 "TTFT p50 at " + first},
+  // The figures at each candidate's best load point: its throughput per GPU,
+  // TTFT p50 (and TPOT p50 for decode), each set SLA limit's figure and the
+  // limit that binds next.
+  text::Table t{{"rank", "candidate", "score [10-90%]", "at",
+                 r.decode ? "output TPS/GPU" : "input TPS/GPU", "TTFT p50"},
                 {},
                 {false, true, false, false, false, false},
-                {"", "", "", "tokens/s", "", ""}};
-  if (r.decode) {
-    t.header.push_back("TPOT p50 at " + first);
-    t.left.push_back(false);
+                {"", "", "", "", "tokens/s", ""}};
+  auto add = [&t](const std::string& name, bool left) {
+    t.header.push_back(name);
+    t.left.push_back(left);
     t.units.push_back("");
-  }
+  };
+  if (r.decode) add("TPOT p50", false);
+  std::vector<decide::SlaMetric> limits;
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (r.sla[m]) {
+      limits.push_back(m);
+      add(decide::Info(m).label, false);
+    }
+  if (r.sla.any()) add("binds next", true);
   t.header.insert(t.header.end(), {"headroom", "why"});
   t.left.insert(t.left.end(), {false, true});
   t.units.insert(t.units.end(), {"MiB", ""});
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (k >= top && !e.could_be_best) continue;
-    const PointFigures* peak = PeakThroughput(e, r.decode);
-    std::vector<std::string> row = {
-        std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
-        e.candidate.Label(),
-        ScoreText(e),
-        peak ? FormatNumber(PerGpu(*peak, r.decode), 1) : "-",
-        peak ? (open ? peak->load.Label() : std::to_string(peak->load.concurrency)) : "-",
-        e.points.empty() ? "-" : Seconds(e.points.front().ttft_p50_s)};
-    if (r.decode)
-      row.push_back(e.points.empty() || !(e.points.front().tpot_p50_s > 0)
-                        ? "-"
-                        : Milliseconds(e.points.front().tpot_p50_s));
+    const PointFigures& at = *e.at;
+    std::vector<std::string> row = {std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
+                                    e.candidate.Label(),
+                                    ScoreText(e),
+                                    at.load.Label() + (at.not_steady.empty() ? "" : "~"),
+                                    FormatNumber(PerGpu(at, r.decode), 1),
+                                    Seconds(at.ttft_p50_s)};
+    if (r.decode) row.push_back(at.tpot_p50_s > 0 ? Milliseconds(at.tpot_p50_s) : "-");
+    for (decide::SlaMetric m : limits)
+      row.push_back(at.sla[m] ? decide::InKeyUnit(m, *at.sla[m]) : "-");
+    if (r.sla.any()) row.push_back(e.binds_next ? BindingText(*e.binds_next) : "-");
     row.insert(row.end(), {FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
     t.rows.push_back(std::move(row));
   }
@@ -224,13 +323,21 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
   for (const Evaluated& e : r.evaluated)
     if (e.meets_headroom) within.push_back(&e);
   if (!within.empty()) {
-    std::vector<std::string> out = {
-        fmt::format("no candidate within the headroom meets the SLA ({}); the first misses:",
-                    decide::LimitsText(r.sla))};
+    // The closest: the least over a limit at any load point.
+    std::stable_sort(within.begin(), within.end(), [](const Evaluated* a, const Evaluated* b) {
+      return a->sla_shortfall < b->sla_shortfall;
+    });
+    std::vector<std::string> out = {fmt::format(
+        "no candidate within the headroom meets the SLA ({}) at any load point; the closest:",
+        decide::LimitsText(r.sla))};
     for (size_t i = 0; i < within.size() && i < 3; ++i)
-      out.push_back(within[i]->candidate.Label() + ": " + within[i]->sla_miss);
+      out.push_back(fmt::format("{}: {} at its nearest load point; first miss {}",
+                                within[i]->candidate.Label(), OverText(within[i]->sla_shortfall),
+                                within[i]->sla_miss));
     return out;
   }
+  if (r.evaluated.empty())
+    return {fmt::format("no candidate could be predicted: all {} were refused", r.rejected.size())};
   std::vector<const Evaluated*> closest;
   for (const Evaluated& e : r.evaluated) closest.push_back(&e);
   // The closest: the least headroom missing.
@@ -238,9 +345,8 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
     return a->headroom_mib > b->headroom_mib;
   });
   std::vector<std::string> out = {
-      fmt::format("no candidate keeps {} MiB of headroom{}",
-                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib)),
-                  closest.empty() ? "; none could be predicted" : "; the closest:")};
+      fmt::format("no candidate keeps {} MiB of headroom; the closest:",
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib)))};
   for (size_t i = 0; i < closest.size() && i < 3; ++i)
     out.push_back(fmt::format(
         "{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
@@ -273,33 +379,9 @@ nlohmann::json SearchToJson(const SearchResult& r) {
   json candidates = json::array();
   for (size_t i = 0; i < r.evaluated.size(); ++i) {
     const Evaluated& e = r.evaluated[i];
-    json points = json::array();
-    for (const PointFigures& p : e.points)
-      points.push_back(
-          {{"concurrency", p.load.concurrency},
-           {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
-           {"input_tps", p.input_tps},
-           {"input_tps_low", End(p.input_tps_interval, false)},
-           {"input_tps_high", End(p.input_tps_interval, true)},
-           {"input_tps_per_gpu", p.input_tps_per_gpu},
-           {"ttft_p50_s", p.ttft_p50_s},
-           {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
-           {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
-           {"ttft_p95_s", p.ttft_p95_s},
-           {"peak_gpu_mib", p.peak_gpu_mib},
-           {"output_tps", p.output_tps},
-           {"output_tps_low", End(p.output_tps_interval, false)},
-           {"output_tps_high", End(p.output_tps_interval, true)},
-           {"output_tps_per_gpu", p.output_tps_per_gpu},
-           {"output_tps_per_user", p.tpot_p50_s > 0 ? json(p.output_tps_per_user) : json()},
-           {"tpot_p50_ms", p.tpot_p50_s > 0 ? json(p.tpot_p50_s * 1e3) : json()},
-           {"tpot_p50_ms_low", p.tpot_p50_interval ? json(p.tpot_p50_interval->low * 1e3) : json()},
-           {"tpot_p50_ms_high",
-            p.tpot_p50_interval ? json(p.tpot_p50_interval->high * 1e3) : json()},
-           {"goodput_rps", p.goodput_rps},
-           {"sla_figures", SlaJson(p.sla)},
-           {"bubble_share", p.bubble_share},
-           {"exposed_comm_share", p.exposed_comm_share}});
+    json points = json::array(), probed = json::array();
+    for (const PointFigures& p : e.points) points.push_back(PointJson(p));
+    for (const PointFigures& p : e.probed) probed.push_back(PointJson(p));
     candidates.push_back({{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
                           {"candidate", LayoutJson(e.candidate)},
                           {"gpus", e.gpus},
@@ -316,7 +398,11 @@ nlohmann::json SearchToJson(const SearchResult& r) {
                           {"alltoall_per_forward", e.alltoall_per_forward},
                           {"cross_node_alltoall_per_forward", e.cross_node_alltoall_per_forward},
                           {"cross_node_stage_hops", e.cross_node_stage_hops},
-                          {"points", points}});
+                          {"points", points},
+                          {"probed", probed},
+                          {"at", e.at ? PointJson(*e.at) : json()},
+                          {"binds_next", e.binds_next ? BindingJson(*e.binds_next) : json()},
+                          {"sla_shortfall", e.at ? json() : json(e.sla_shortfall)}});
   }
   json rejected = json::array();
   for (const Rejection& x : r.rejected)
@@ -346,6 +432,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
           {"space_size", r.candidates},
           {"qualifying", r.qualifying},
           {"with_intervals", r.with_intervals},
+          {"probes", r.probes},
           {"could_be_best", r.could_be_best},
           {"pareto_axes", r.decode ? json::array({"output_tps_per_gpu", "output_tps_per_user"})
                                    : json::array({"input_tps_per_gpu", "ttft_p50_s"})},
@@ -353,6 +440,49 @@ nlohmann::json SearchToJson(const SearchResult& r) {
           {"rejected", r.rejected_by_reason},
           {"rejections", rejected},
           {"pareto", pareto}};
+}
+
+std::string RenderCapacityText(const SearchResult& r, const CapacityPlan& plan, int top) {
+  std::string out =
+      fmt::format("\nCapacity for {} requests/s{}: the fewest GPUs first, then {}\n",
+                  FormatNumber(plan.target_rps, plan.target_rps < 10 ? 2 : 1),
+                  r.sla.any() ? " under the SLA (" + decide::LimitsText(r.sla) + ")" : "",
+                  decide::ObjectiveLabel(r.objective));
+  if (plan.rows.empty()) return out + "  no qualifying candidate serves a request per second\n";
+  text::Table t{{"GPUs", "instances", "of", "rank", "requests/s each", "each at", "fits"},
+                {},
+                {false, false, true, false, false, false, true}};
+  for (size_t i = 0; i < plan.rows.size() && static_cast<int>(i) < top; ++i) {
+    const CapacityRow& row = plan.rows[i];
+    t.rows.push_back({FormatThousands(row.gpus), std::to_string(row.instances),
+                      fmt::format("{} ({} GPUs)", row.instance.Label(), row.gpus_per_instance),
+                      std::to_string(row.evaluated + 1), FormatNumber(row.instance_rps, 2),
+                      row.instance_load.Label(),
+                      row.gpus <= plan.cluster_gpus
+                          ? "yes"
+                          : fmt::format("no: the cluster has {}", plan.cluster_gpus)});
+  }
+  out += text::RenderTextTable(t);
+  const CapacityRow& best = plan.rows.front();
+  out += fmt::format("\n  fewest GPUs: {} instance(s) of {}, {} GPUs, each at {}\n", best.instances,
+                     best.instance.Label(), best.gpus, best.instance_load.Label());
+  return out;
+}
+
+nlohmann::json CapacityToJson(const CapacityPlan& plan) {
+  json rows = json::array();
+  for (const CapacityRow& row : plan.rows)
+    rows.push_back({{"gpus", row.gpus},
+                    {"instances", row.instances},
+                    {"instance", LayoutJson(row.instance)},
+                    {"gpus_per_instance", row.gpus_per_instance},
+                    {"rank", row.evaluated + 1},
+                    {"instance_rps", row.instance_rps},
+                    {"instance_concurrency", row.instance_load.concurrency},
+                    {"instance_request_rate",
+                     row.instance_load.open() ? json(row.instance_load.request_rate) : json()},
+                    {"fits_cluster", row.gpus <= plan.cluster_gpus}});
+  return {{"target_rps", plan.target_rps}, {"cluster_gpus", plan.cluster_gpus}, {"rows", rows}};
 }
 
 }  // namespace ppsearch::search

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "search/capacity.h"
 #include "search/search.h"
 #include "text/table.h"
 
@@ -23,6 +24,11 @@ std::vector<std::string> FrontLines(const SearchResult& result);          // the
 std::vector<std::string> NoneQualifiesLines(const SearchResult& result);  // and the closest
 
 std::string RenderSearchText(const SearchResult& result, int top);
+
+// The capacity plan of `--target-rate`: a table of its first `top` rows and
+// the fewest GPUs, and as JSON (`capacity`).
+std::string RenderCapacityText(const SearchResult& result, const CapacityPlan& plan, int top);
+nlohmann::json CapacityToJson(const CapacityPlan& plan);
 
 // Key names are a contract: `candidates`, `rejected`, `pareto`, ...
 nlohmann::json SearchToJson(const SearchResult& result);

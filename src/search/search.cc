@@ -8,7 +8,9 @@
 
 #include "decide/objective.h"
 #include "decide/rules.h"
+#include "decide/steady_state.h"
 #include "predict/search.h"
+#include "search/best_load.h"
 
 namespace ppsearch::search {
 namespace {
@@ -82,11 +84,6 @@ const LoadPoint* LoadOf(const Group& g, int concurrency) {
   return nullptr;
 }
 
-double ObjectiveOf(const PointFigures& p, const std::string& objective) {
-  return decide::ObjectiveValue(
-      objective, {p.input_tps, p.ttft_p50_s, p.output_tps, p.output_tps_per_gpu, p.goodput_rps});
-}
-
 // The predicted SLA figures of a simulated sample: its p99s, TPOT and ITL
 // only when a request generated a second token.
 decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
@@ -99,23 +96,39 @@ decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
   return v;
 }
 
-// Every limit at every load point: the first miss (returned, and said in
-// e.sla_miss), and the limits some point had no figure for.
-std::optional<decide::SlaMetric> CheckSlaLimits(const decide::SlaLimits& limits, Evaluated& e,
-                                                std::vector<std::string>& unchecked) {
-  std::optional<decide::SlaMetric> first;
-  for (const PointFigures& f : e.points) {
-    const decide::SlaCheck check = decide::CheckSla(limits, f.sla);
-    for (decide::SlaMetric m : check.unchecked)
-      if (std::find(unchecked.begin(), unchecked.end(), decide::Info(m).key) == unchecked.end())
-        unchecked.push_back(decide::Info(m).key);
-    if (!first && !check.meets()) {
-      first = check.misses.front().metric;
-      e.meets_sla = false;
-      e.sla_miss = fmt::format("{}: {}", f.load.Label(), decide::MissText(check.misses.front()));
-    }
+// A load point's figures from its prediction.
+PointFigures FiguresOf(const predict::PointPrediction& p, const LoadPoint& load, int gpus) {
+  PointFigures f;
+  f.load = load;
+  f.requests = p.metrics.requests_total;
+  f.requests_completed = p.metrics.requests_completed;
+  f.input_tps = p.metrics.input_tps;
+  f.input_tps_per_gpu = gpus > 0 ? p.metrics.input_tps / gpus : 0;
+  f.ttft_p50_s = p.metrics.ttft_s.p50;
+  f.ttft_p95_s = p.metrics.ttft_s.p95;
+  f.peak_gpu_mib = p.memory.peak_mib_max;
+  f.bubble_share = p.bubble_share;
+  f.exposed_comm_share = p.exposed_comm_share;
+  f.output_tps = p.metrics.output_tps;
+  f.output_tps_per_gpu = gpus > 0 ? p.metrics.output_tps / gpus : 0;
+  f.request_rps = p.metrics.request_throughput;
+  f.goodput_rps = p.metrics.goodput_rps;
+  if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
+    f.tpot_p50_s = p.metrics.tpot_s.p50;
+    f.output_tps_per_user = 1 / f.tpot_p50_s;
   }
-  return first;
+  f.sla = PredictedSla(p.metrics);
+  if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
+  return f;
+}
+
+// The limits no point of the workload can give a figure for (TPOT and ITL of
+// one-token answers), left to the measurement.
+std::vector<std::string> UncheckedLimits(const decide::SlaLimits& limits, bool decode) {
+  std::vector<std::string> out;
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (limits[m] && decide::Info(m).decode && !decode) out.push_back(decide::Info(m).key);
+  return out;
 }
 
 // Whether intervals are drawn for the objective's figure: throughput (in
@@ -138,30 +151,19 @@ std::optional<uncertainty::Interval> ObjectiveInterval(const PointFigures& p,
   return std::nullopt;
 }
 
-// The candidate's score over the interval's ends, against the central best
-// at each level (both ends of every level together: a conservative range).
-uncertainty::Interval ScoreInterval(const Evaluated& e, const std::vector<double>& best,
-                                    const std::string& objective) {
-  const bool ttft = decide::ObjectiveLowerIsBetter(objective);
-  double log_low = 0, log_high = 0;
-  int levels = 0;
-  for (size_t l = 0; l < e.points.size(); ++l) {
-    const std::optional<uncertainty::Interval> iv =
-        ObjectiveInterval(e.points[l], objective, e.gpus);
-    if (!iv || !(iv->low > 0) || !(best[l] > 0)) continue;
-    // Lower TTFT is better: the score's low end comes from the high TTFT.
-    log_low += std::log(ttft ? best[l] / iv->high : iv->low / best[l]);
-    log_high += std::log(ttft ? best[l] / iv->low : iv->high / best[l]);
-    ++levels;
-  }
-  if (levels == 0) return {e.score, e.score};
-  return {std::exp(log_low / levels), std::exp(log_high / levels)};
+// The candidate's score over its best load point's interval, against the
+// central best value.
+uncertainty::Interval ScoreInterval(const Evaluated& e, double best, const std::string& objective) {
+  const std::optional<uncertainty::Interval> iv =
+      e.at ? ObjectiveInterval(*e.at, objective, e.gpus) : std::nullopt;
+  if (!iv || !(iv->low > 0) || !(best > 0)) return {e.score, e.score};
+  // Lower TTFT is better: the score's low end comes from the high TTFT.
+  if (decide::ObjectiveLowerIsBetter(objective)) return {best / iv->high, best / iv->low};
+  return {iv->low / best, iv->high / best};
 }
 
-// Draws the intervals of one candidate's points in one group through the
-// one predictor.
-void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& calibration,
-                  const SearchOptions& options) {
+// One candidate's layout alone in `group`'s inputs, at one load point.
+plan::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const LoadPoint& load) {
   plan::SearchInputs one;
   one.spec = group.inputs.spec;
   one.model = group.inputs.model;
@@ -169,22 +171,99 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
   one.plan = group.inputs.plan;
   one.plan.layouts.clear();
   for (const plan::LayoutPlan& lp : group.inputs.plan.layouts)
-    if (lp.layout == e.candidate.layout) one.plan.layouts.push_back(lp);
-  one.spec.sweep.layouts = {e.candidate.layout};
+    if (lp.layout == c.layout) one.plan.layouts.push_back(lp);
+  one.spec.sweep.layouts = {c.layout};
+  one.spec.sweep.concurrency = {load.concurrency};
+  one.spec.workload.request_rate = load.request_rate;
+  return one;
+}
+
+predict::SearchOptions IntervalOptions(const SearchOptions& options) {
   predict::SearchOptions so;
   so.ensemble = options.ensemble;
   so.threads = options.threads;
   so.model_form = options.model_form;
-  const predict::SearchPrediction p = predict::PredictSearch(one, calibration, so);
-  for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
-    for (PointFigures& f : e.points)
-      if (const LoadPoint* load = LoadOf(group, p.points[i].prediction.concurrency);
-          load != nullptr && f.load == *load) {
-        f.input_tps_interval = p.intervals[i].input_tps;
-        f.ttft_p50_interval = p.intervals[i].ttft_p50_s;
-        if (f.output_tps > 0) f.output_tps_interval = p.intervals[i].output_tps;
-        if (f.tpot_p50_s > 0) f.tpot_p50_interval = p.intervals[i].tpot_p50_s;
+  return so;
+}
+
+// Sets a point's intervals from the predictor's.
+void SetIntervals(PointFigures& f, const uncertainty::PointUncertainty& u) {
+  f.input_tps_interval = u.input_tps;
+  f.ttft_p50_interval = u.ttft_p50_s;
+  if (f.output_tps > 0) f.output_tps_interval = u.output_tps;
+  if (f.tpot_p50_s > 0) f.tpot_p50_interval = u.tpot_p50_s;
+}
+
+// Draws the intervals of a candidate's best load point through the one
+// predictor: the only point its score reads (a listed point's copy gets
+// them too).
+void AddIntervalsAt(const Group& group, Evaluated& e, const cost::Calibration& calibration,
+                    const SearchOptions& options) {
+  const predict::SearchPrediction p = predict::PredictSearch(
+      OneLayoutAt(group, e.candidate, e.at->load), calibration, IntervalOptions(options));
+  if (p.intervals.empty()) return;
+  SetIntervals(*e.at, p.intervals.front());
+  for (PointFigures& f : e.points)
+    if (f.load == e.at->load) SetIntervals(f, p.intervals.front());
+}
+
+// The layout's plan in a group's inputs.
+const plan::LayoutPlan* PlanOf(const Group& group, const Candidate& c) {
+  for (const plan::LayoutPlan& lp : group.inputs.plan.layouts)
+    if (lp.layout == c.layout) return &lp;
+  return nullptr;
+}
+
+// Predicts a candidate at a load no group lists (a bisection's probe).
+PointFigures ProbeAt(const Group& group, const Evaluated& e, const LoadPoint& load,
+                     const cost::Calibration& calibration) {
+  predict::PointRequest request;
+  request.concurrency = load.concurrency;
+  if (!load.open())
+    return FiguresOf(predict::PredictSearchPoint(group.inputs, *PlanOf(group, e.candidate),
+                                                 calibration, request),
+                     load, e.gpus);
+  const plan::SearchInputs one = OneLayoutAt(group, e.candidate, load);
+  return FiguresOf(predict::PredictSearchPoint(one, one.plan.layouts.front(), calibration, request),
+                   load, e.gpus);
+}
+
+// The front of every point meeting the SLA of every qualifying candidate,
+// listed or probed: throughput per GPU against TTFT, or for decode output
+// throughput per GPU against throughput per user (both more is better: the
+// rule's (more, less) pairs with per user negated).
+std::vector<ParetoPoint> Front(const SearchResult& out) {
+  std::vector<std::pair<double, double>> xy;
+  std::vector<std::pair<size_t, const PointFigures*>> which;
+  for (size_t k = 0; k < static_cast<size_t>(out.qualifying); ++k)
+    for (const std::vector<PointFigures>* list :
+         {&out.evaluated[k].points, &out.evaluated[k].probed})
+      for (const PointFigures& f : *list) {
+        if (!MeetsSlaAt(out.sla, f)) continue;
+        if (out.decode) {
+          if (!(f.output_tps > 0) || !(f.output_tps_per_user > 0)) continue;
+          xy.push_back({f.output_tps_per_gpu, -f.output_tps_per_user});
+        } else {
+          if (!(f.input_tps > 0) || !(f.ttft_p50_s > 0)) continue;
+          xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
+        }
+        which.push_back({k, &f});
       }
+  const std::vector<bool> optimal = decide::ParetoOptimal(xy);
+  std::vector<ParetoPoint> front;
+  for (size_t i = 0; i < xy.size(); ++i) {
+    if (!optimal[i]) continue;
+    const PointFigures& f = *which[i].second;
+    front.push_back({which[i].first, f.load, f.input_tps_per_gpu, f.ttft_p50_s,
+                     f.output_tps_per_gpu, f.output_tps_per_user});
+  }
+  const bool decode = out.decode;
+  std::stable_sort(front.begin(), front.end(),
+                   [decode](const ParetoPoint& a, const ParetoPoint& b) {
+                     return decode ? a.output_tps_per_gpu > b.output_tps_per_gpu
+                                   : a.input_tps_per_gpu > b.input_tps_per_gpu;
+                   });
+  return front;
 }
 
 }  // namespace
@@ -194,11 +273,12 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
   SearchResult out;
   out.load_points = LoadPoints(options.bounds);
+  out.requests = in.spec.workload.requests;
   out.objective = in.spec.decision.objective;
   out.min_headroom_mib = in.spec.decision.min_headroom_mib;
   out.sla = in.spec.decision.sla;
   out.decode = in.spec.workload.output_tokens > 1;
-  const bool ttft = decide::ObjectiveLowerIsBetter(out.objective);
+  out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
   const bool has_intervals = ObjectiveHasInterval(out.objective);
   const std::vector<Candidate> candidates =
       Enumerate(options.bounds, in.spec, in.model,
@@ -219,8 +299,9 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     layouts_of[static_cast<size_t>(it - settings.begin())].push_back(c.layout);
   }
   std::vector<Group> groups;
-  std::vector<std::vector<size_t>> groups_of;  // each evaluated candidate's groups
-  std::map<std::string, size_t> evaluated_of;  // candidate label -> index
+  std::vector<Evaluated> predicted;
+  std::vector<std::vector<size_t>> groups_of;  // each predicted candidate's groups
+  std::map<std::string, size_t> predicted_of;  // candidate label -> index
   for (size_t si = 0; si < settings.size(); ++si) {
     bool first_of_setting = true;
     for (Group g : GroupsOf(settings[si], out.load_points)) {
@@ -247,7 +328,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
           predict::PredictSearch(group.inputs, calibration, predict::SearchOptions::CentralOnly());
       for (const predict::SearchPoint& sp : central.points) {
         const Candidate c{sp.plan->layout, group.knobs};
-        auto [it, added] = evaluated_of.emplace(c.Label(), out.evaluated.size());
+        auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());
         if (added) {
           Evaluated e;
           e.candidate = c;
@@ -258,70 +339,68 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
           e.cross_node_alltoall_per_forward = sp.plan->cross_node_alltoall_per_forward;
           e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
           e.headroom_mib = INFINITY;
-          out.evaluated.push_back(std::move(e));
+          predicted.push_back(std::move(e));
           groups_of.emplace_back();
         }
         std::vector<size_t>& mine = groups_of[it->second];
         if (mine.empty() || mine.back() != gi) mine.push_back(gi);
-        Evaluated& e = out.evaluated[it->second];
-        const predict::PointPrediction& p = sp.prediction;
-        PointFigures f;
-        f.load = *LoadOf(group, p.concurrency);
-        f.input_tps = p.metrics.input_tps;
-        f.input_tps_per_gpu = e.gpus > 0 ? p.metrics.input_tps / e.gpus : 0;
-        f.ttft_p50_s = p.metrics.ttft_s.p50;
-        f.ttft_p95_s = p.metrics.ttft_s.p95;
-        f.peak_gpu_mib = p.memory.peak_mib_max;
-        f.bubble_share = p.bubble_share;
-        f.exposed_comm_share = p.exposed_comm_share;
-        f.output_tps = p.metrics.output_tps;
-        f.output_tps_per_gpu = e.gpus > 0 ? p.metrics.output_tps / e.gpus : 0;
-        f.goodput_rps = p.metrics.goodput_rps;
-        if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
-          f.tpot_p50_s = p.metrics.tpot_s.p50;
-          f.output_tps_per_user = 1 / f.tpot_p50_s;
-        }
-        f.sla = PredictedSla(p.metrics);
+        Evaluated& e = predicted[it->second];
+        e.points.push_back(
+            FiguresOf(sp.prediction, *LoadOf(group, sp.prediction.concurrency), e.gpus));
         e.headroom_mib =
-            std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, f.peak_gpu_mib));
-        e.points.push_back(f);
+            std::min(e.headroom_mib,
+                     decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
       }
     }
   }
+
+  // A prediction that is no result refuses its candidate: it is never ranked.
+  std::vector<std::vector<size_t>> kept_groups;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    std::string why;
+    for (const PointFigures& f : predicted[i].points)
+      if (why.empty()) why = NoPredictionReason(f, out.sla, out.objective, out.decode);
+    if (!why.empty()) {
+      out.rejected.push_back(
+          {predicted[i].candidate, "no_prediction", predicted[i].candidate.Label() + ": " + why});
+      continue;
+    }
+    out.evaluated.push_back(std::move(predicted[i]));
+    kept_groups.push_back(std::move(groups_of[i]));
+  }
+  groups_of = std::move(kept_groups);
   for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
+
+  // Each candidate at its best load point.
+  for (Evaluated& e : out.evaluated)
+    // Without the GPU's size there is no headroom to judge.
+    e.meets_headroom =
+        in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
+  out.probes = FindBestLoads(
+      out.evaluated, out.sla, out.objective, options.screen, [&](size_t i, const LoadPoint& load) {
+        return ProbeAt(groups[groups_of[i].front()], out.evaluated[i], load, calibration);
+      });
 
   // Qualify, score, rank.
   std::vector<size_t> qualifying;
   for (size_t i = 0; i < out.evaluated.size(); ++i) {
-    Evaluated& e = out.evaluated[i];
-    // Without the GPU's size there is no headroom to judge.
-    e.meets_headroom =
-        in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
-    const std::optional<decide::SlaMetric> missed = CheckSlaLimits(out.sla, e, out.sla_unchecked);
-    if (e.meets_headroom && missed) ++out.sla_failed_by_key[decide::Info(*missed).key];
+    const Evaluated& e = out.evaluated[i];
+    if (e.meets_headroom && e.sla_missed) ++out.sla_failed_by_key[decide::Info(*e.sla_missed).key];
     if (e.meets_headroom && e.meets_sla) qualifying.push_back(i);
   }
   std::vector<std::vector<double>> values;
-  for (size_t i : qualifying) {
-    std::vector<double> v;
-    for (const PointFigures& f : out.evaluated[i].points)
-      v.push_back(ObjectiveOf(f, out.objective));
-    values.push_back(v);
-  }
-  const std::vector<double> scores = decide::RelativeScores(values, ttft);
+  for (size_t i : qualifying) values.push_back({ObjectiveAt(*out.evaluated[i].at, out.objective)});
+  const std::vector<double> scores =
+      decide::RelativeScores(values, decide::ObjectiveLowerIsBetter(out.objective));
   for (size_t k = 0; k < qualifying.size(); ++k) out.evaluated[qualifying[k]].score = scores[k];
   std::vector<size_t> ranked = qualifying;
   std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
     return out.evaluated[a].score > out.evaluated[b].score;
   });
   out.qualifying = static_cast<int>(ranked.size());
-  // The central best value at each level, what every score is relative to.
-  std::vector<double> best(out.load_points.size(), 0);
-  for (size_t i : qualifying)
-    for (size_t l = 0; l < best.size() && l < out.evaluated[i].points.size(); ++l) {
-      const double v = ObjectiveOf(out.evaluated[i].points[l], out.objective);
-      if (v > 0 && (best[l] == 0 || (ttft ? v < best[l] : v > best[l]))) best[l] = v;
-    }
+  // The central best value, what every score is relative to.
+  double best = 0;
+  if (!ranked.empty()) best = ObjectiveAt(*out.evaluated[ranked.front()].at, out.objective);
 
   // Intervals, best first, until no interval as wide as the widest seen
   // (times the screen factor) could reach the best's lower end.
@@ -332,7 +411,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       if (options.screen && out.with_intervals > 0 &&
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
-      for (size_t gi : groups_of[i]) AddIntervals(groups[gi], e, calibration, options);
+      AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
       if (out.with_intervals == 1) best_low = e.score_interval->low;
@@ -349,43 +428,13 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   }
   for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
 
-  // Order: ranked, then the candidates the headroom rule or an SLA leaves out.
+  // Order: ranked, then the candidates the headroom rule or the SLA leaves out.
   std::vector<Evaluated> ordered;
   for (size_t i : ranked) ordered.push_back(out.evaluated[i]);
   for (const Evaluated& e : out.evaluated)
     if (!e.meets_headroom || !e.meets_sla) ordered.push_back(e);
   out.evaluated = std::move(ordered);
-
-  // The front of every qualifying point: throughput per GPU against TTFT,
-  // or for decode output throughput per GPU against throughput per user
-  // (both more is better: the rule's (more, less) pairs with per user negated).
-  std::vector<std::pair<double, double>> xy;
-  std::vector<std::pair<size_t, size_t>> which;
-  for (size_t k = 0; k < static_cast<size_t>(out.qualifying); ++k)
-    for (size_t l = 0; l < out.evaluated[k].points.size(); ++l) {
-      const PointFigures& f = out.evaluated[k].points[l];
-      if (out.decode) {
-        if (!(f.output_tps > 0) || !(f.output_tps_per_user > 0)) continue;
-        xy.push_back({f.output_tps_per_gpu, -f.output_tps_per_user});
-      } else {
-        if (!(f.input_tps > 0) || !(f.ttft_p50_s > 0)) continue;
-        xy.push_back({f.input_tps_per_gpu, f.ttft_p50_s});
-      }
-      which.push_back({k, l});
-    }
-  const std::vector<bool> optimal = decide::ParetoOptimal(xy);
-  for (size_t i = 0; i < xy.size(); ++i) {
-    if (!optimal[i]) continue;
-    const PointFigures& f = out.evaluated[which[i].first].points[which[i].second];
-    out.pareto.push_back({which[i].first, f.load, f.input_tps_per_gpu, f.ttft_p50_s,
-                          f.output_tps_per_gpu, f.output_tps_per_user});
-  }
-  const bool decode = out.decode;
-  std::stable_sort(out.pareto.begin(), out.pareto.end(),
-                   [decode](const ParetoPoint& a, const ParetoPoint& b) {
-                     return decode ? a.output_tps_per_gpu > b.output_tps_per_gpu
-                                   : a.input_tps_per_gpu > b.input_tps_per_gpu;
-                   });
+  out.pareto = Front(out);
   return out;
 }
 

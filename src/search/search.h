@@ -1,14 +1,17 @@
 #pragma once
 // `ppsearch search`: every candidate of a space through the planner's checks
-// (rejections counted by reason), the rest predicted at every load point,
-// filtered by the decision's headroom rule, ranked by the decision's
-// objective with intervals where they could change the ranking, and the
-// Pareto front of throughput per GPU against TTFT (a decode workload's:
-// output throughput per GPU against throughput per user). The decision's SLA
-// limits filter on the predicted figures (decide::CheckSla on the simulated
-// samples' p99s); a limit without a predicted figure is reported as checked
-// only on measurement. Pure: the result depends only on the inputs, the
-// calibration and the options.
+// (rejections counted by reason), the rest predicted at every load point; a
+// prediction in which no request completes, or without a figure an SLA
+// limit or the objective needs, is refused as `no_prediction`. Each
+// remaining candidate is judged at its best load point: the highest load at
+// which every [decision] SLA limit holds on the predicted p99s (bisected
+// between the listed points where that could change the ranking,
+// search/best_load.h), filtered by the decision's headroom rule and ranked
+// by the decision's objective there, with intervals where they could
+// change the ranking; and the Pareto front of every load point meeting the
+// SLA: throughput per GPU against TTFT (a decode workload's: output
+// throughput per GPU against throughput per user). Pure: the result depends
+// only on the inputs, the calibration and the options.
 
 #include <map>
 #include <optional>
@@ -40,6 +43,9 @@ struct SearchOptions {
 
 struct PointFigures {
   LoadPoint load;
+  bool probed = false;  // found by bisection between two listed load points
+  int requests = 0;     // in the simulated sample (every instance's)
+  int requests_completed = 0;
   double input_tps = 0;
   double input_tps_per_gpu = 0;
   double ttft_p50_s = 0;
@@ -49,24 +55,49 @@ struct PointFigures {
   double exposed_comm_share = 0;
   double output_tps = 0;
   double output_tps_per_gpu = 0;
+  double request_rps = 0;  // requests/s completed, of the simulated sample
   double goodput_rps = 0;  // requests/s meeting every SLA limit, of the simulated sample
   // Decode: TPOT p50 and the throughput one user sees, 1 / TPOT p50 (the
   // report's definition); 0 when no request generated a second token.
   double tpot_p50_s = 0;
   double output_tps_per_user = 0;
   decide::SlaValues sla;  // the SLA figures predicted: p99s of the simulated sample
+  bool meets_sla = true;  // every [decision] limit holds on them
+  // Why the sample is short of its steady state (decide::NotSteady); empty
+  // when it is steady, or an open loop.
+  std::string not_steady;
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
   std::optional<uncertainty::Interval> output_tps_interval, tpot_p50_interval;
+};
+
+// The SLA limit that binds next at a candidate's best load point: the one
+// missed at the lowest load above it that misses one (`missed_at`), else
+// the one closest to its limit there.
+struct Binding {
+  decide::SlaMetric metric = decide::SlaMetric::kTtft;
+  double use = 0;  // the figure over the limit at the best load point: 0.96
+  std::optional<LoadPoint> missed_at;
 };
 
 struct Evaluated {
   Candidate candidate;
   int gpus = 0;
-  std::vector<PointFigures> points;  // one per load point, in order
-  double headroom_mib = 0;           // worst over the load points
+  std::vector<PointFigures> points;  // one per listed load point, in order
+  std::vector<PointFigures> probed;  // the loads bisection predicted, in the order probed
+  // The best load point: of the loads (listed and probed) at which every
+  // SLA limit holds, the one with the best objective; for a throughput or
+  // goodput objective the highest such load, refined by bisection. None
+  // when no load meets the SLA.
+  std::optional<PointFigures> at;
+  std::optional<Binding> binds_next;  // with SLA limits set
+  double headroom_mib = 0;            // worst over the load points
   bool meets_headroom = true;
-  bool meets_sla = true;
-  std::string sla_miss;  // the first miss: "C=16: TPOT p99 41.20 ms > tpot_p99_ms 40 ms (+3.00%)"
+  bool meets_sla = true;  // at some load point
+  // The first miss at the lowest load point: "C=1: TPOT p99 41.20 ms >
+  // tpot_p99_ms 40 ms (+3.00%)"; empty when a load meets the SLA.
+  std::string sla_miss;
+  std::optional<decide::SlaMetric> sla_missed;  // that first miss's limit
+  double sla_shortfall = 0;  // the fewest percent over a limit at any load point (0.03)
   // What the plan says of it: all-reduces per forward and how many cross nodes.
   int allreduce_per_forward = 0;
   int cross_node_allreduce_per_forward = 0;
@@ -80,7 +111,10 @@ struct Evaluated {
 
 struct Rejection {
   Candidate candidate;
-  std::string reason;   // plan::Diagnostic::reason, or "not_modelled"
+  // plan::Diagnostic::reason, "not_modelled", or "no_prediction" (a
+  // simulation in which no request completed, or without a figure an SLA
+  // limit or the objective needs)
+  std::string reason;
   std::string message;  // the first error, as plan prints it
 };
 
@@ -98,14 +132,17 @@ struct ParetoPoint {
 
 struct SearchResult {
   std::vector<LoadPoint> load_points;
+  int requests = 0;  // in each simulated sample
   int candidates = 0;
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;
-  // Ranked: qualifying candidates best first, then those that miss the
-  // headroom rule or an SLA limit (score 0).
+  // Ranked: qualifying candidates best first (by the objective at each one's
+  // best load point), then those that miss the headroom rule or meet the
+  // SLA at no load point (score 0).
   std::vector<Evaluated> evaluated;
   int qualifying = 0;
   int with_intervals = 0;  // candidates whose intervals were drawn
+  int probes = 0;          // predictions bisection added, over every candidate
   int could_be_best = 0;
   // Requests generate more than one token: the decode figures are shown and
   // the front is output throughput per GPU against throughput per user.
@@ -114,9 +151,10 @@ struct SearchResult {
   std::string objective;            // the decision's
   double min_headroom_mib = 0;
   decide::SlaLimits sla;  // the decision's limits
-  // Candidates that keep the headroom but miss an SLA limit, by the first
-  // limit missed ("tpot_p99_ms"); and the limits no prediction had a figure
-  // for, left to the measurement.
+  // Candidates that keep the headroom but meet the SLA at no load point, by
+  // the first limit missed at the lowest ("tpot_p99_ms"); and the limits
+  // the workload gives no figure for (TPOT of one-token answers), left to
+  // the measurement.
   std::map<std::string, int> sla_failed_by_key;
   std::vector<std::string> sla_unchecked;
 };

@@ -14,6 +14,8 @@
 
 #include "plan/plan_testing.h"
 #include "ppsearch_source_dir.h"
+#include "search/best_load.h"
+#include "search/measure.h"
 #include "search/render.h"
 #include "testkit/example_search.h"
 
@@ -270,10 +272,12 @@ TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputP
     if (!e.score_interval) continue;
     EXPECT_LE(e.score_interval->low, e.score_interval->high);
     EXPECT_LT(e.score_interval->low, e.score_interval->high) << "an output TPS band was drawn";
-    for (const PointFigures& f : e.points) {
-      ASSERT_TRUE(f.output_tps_interval && f.tpot_p50_interval) << e.candidate.Label();
-      EXPECT_LT(f.output_tps_interval->low, f.output_tps_interval->high);
-    }
+    // Drawn at the best load point, the one the score reads.
+    const PointFigures& at = *e.at;
+    ASSERT_TRUE(at.output_tps_interval && at.tpot_p50_interval) << e.candidate.Label();
+    EXPECT_LT(at.output_tps_interval->low, at.output_tps_interval->high);
+    for (const PointFigures& f : e.points)
+      EXPECT_EQ(f.output_tps_interval.has_value(), f.load == at.load) << f.load.Label();
   }
   ASSERT_FALSE(r->pareto.empty());
   for (const ParetoPoint& p : r->pareto)
@@ -288,13 +292,13 @@ TEST(Search, ADecodeWorkloadRanksByOutputThroughputAndFrontsItAgainstThroughputP
   const nlohmann::json j = SearchToJson(*r);
   EXPECT_EQ(j["pareto_axes"], nlohmann::json::array({"output_tps_per_gpu", "output_tps_per_user"}));
   EXPECT_TRUE(j["pareto"][0].contains("output_tps_per_user"));
-  const nlohmann::json& point = j["candidates"][0]["points"][0];
+  const nlohmann::json& point = j["candidates"][0]["at"];
   EXPECT_GT(point["tpot_p50_ms"].get<double>(), 0);
   EXPECT_LT(point["output_tps_low"].get<double>(), point["output_tps_high"].get<double>());
   const std::string text = RenderSearchText(*r, 3);
   EXPECT_THAT(text, HasSubstr("Pareto front (output TPS per GPU against throughput per user"));
-  EXPECT_THAT(text, HasSubstr("peak output TPS/GPU"));
-  EXPECT_THAT(text, HasSubstr("TPOT p50 at C=8"));
+  EXPECT_THAT(text, HasSubstr("output TPS/GPU"));
+  EXPECT_THAT(text, HasSubstr("TPOT p50"));
 }
 
 TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
@@ -315,6 +319,30 @@ TEST(Search, RankingFollowsTheObjectiveAndTheFrontIsNonDominated) {
   EXPECT_EQ(j["pareto"].size(), r->pareto.size());
   EXPECT_TRUE(j["rejected"].is_object());
   EXPECT_THAT(RenderSearchText(*r, 3), HasSubstr("Pareto front"));
+}
+
+// Steady state, said out loud: the example's 40 requests are 5 waves at
+// C = 8 and 2.5 at C = 16, short of the 4 waves the rule asks for.
+TEST(Search, ALoadPointShortOfItsSteadyStateIsSaid) {
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, Small(0));
+  ASSERT_TRUE(r.ok());
+  ASSERT_GT(r->qualifying, 0);
+  const Evaluated& e = r->evaluated.front();
+  EXPECT_EQ(e.points[0].not_steady, "");
+  EXPECT_EQ(e.points[1].not_steady, "40 requests are 2.5 waves of 16, fewer than 4");
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr("waves (requests / requests in flight): the first wave's start and the "
+                        "last one's drain are then at most half of it; short of it at C=16: 40 "
+                        "requests are 2.5 waves of 16, fewer than 4"));
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["candidates"][0]["points"][0]["steady_state"], true);
+  EXPECT_EQ(j["candidates"][0]["points"][1]["steady_state"], false);
+  // 80 requests: 5 waves at C = 16, steady everywhere, and nothing said.
+  plan::SearchInputs in = testkit::Example();
+  in.spec.workload.requests = 80;
+  const Result<SearchResult> more = Search(in, cost::Calibration{}, Small(0));
+  ASSERT_TRUE(more.ok());
+  EXPECT_THAT(RenderSearchText(*more, 3), ::testing::Not(HasSubstr("steady state")));
 }
 
 // Request rates as load points: each candidate predicted at each rate in an
@@ -399,24 +427,25 @@ TEST(Search, DpAttentionCandidatesArePredictedAtPp1AndRefusedWithPipelineStages)
   EXPECT_TRUE(predicted_dp || pp1_dp_refused_for_memory > 0);
 }
 
-// The highest predicted TTFT p99 of a candidate over its load points.
-double WorstTtftP99(const Evaluated& e) {
-  double worst = 0;
-  for (const PointFigures& f : e.points)
-    worst = std::max(worst, f.sla[decide::SlaMetric::kTtft].value_or(0));
-  return worst;
+// The predicted TTFT p99 of a candidate at its lightest load point.
+double LightestTtftP99(const Evaluated& e) {
+  return e.points.front().sla[decide::SlaMetric::kTtft].value_or(0);
 }
 
+// A limit qualifies the candidates that meet it at some load point (their
+// lightest), each ranked at a load that meets it; the others are counted by
+// the limit they miss.
 TEST(Search, AnSlaFiltersOnThePredictedFiguresAndCountsByKey) {
   const Result<SearchResult> free = Search(testkit::Example(), cost::Calibration{}, Small(0));
   ASSERT_TRUE(free.ok());
-  std::vector<double> worst;
-  for (int k = 0; k < free->qualifying; ++k) worst.push_back(WorstTtftP99(free->evaluated[k]));
-  std::sort(worst.begin(), worst.end());
-  ASSERT_GT(worst.size(), 2u);
-  const double limit = (worst[worst.size() / 2 - 1] + worst[worst.size() / 2]) / 2;
+  std::vector<double> lightest;
+  for (int k = 0; k < free->qualifying; ++k)
+    lightest.push_back(LightestTtftP99(free->evaluated[k]));
+  std::sort(lightest.begin(), lightest.end());
+  ASSERT_GT(lightest.size(), 2u);
+  const double limit = (lightest[lightest.size() / 2 - 1] + lightest[lightest.size() / 2]) / 2;
   int over = 0;
-  for (double w : worst) over += w > limit ? 1 : 0;
+  for (double w : lightest) over += w > limit ? 1 : 0;
   ASSERT_GT(over, 0);
 
   plan::SearchInputs in = testkit::Example();
@@ -427,20 +456,80 @@ TEST(Search, AnSlaFiltersOnThePredictedFiguresAndCountsByKey) {
   EXPECT_EQ(r->sla_failed_by_key.at("ttft_p99_s"), over);
   EXPECT_TRUE(r->sla_unchecked.empty());
   for (int k = 0; k < r->qualifying; ++k) {
-    EXPECT_TRUE(r->evaluated[k].meets_sla);
-    EXPECT_LE(WorstTtftP99(r->evaluated[k]), limit);
+    const Evaluated& e = r->evaluated[k];
+    EXPECT_TRUE(e.meets_sla);
+    ASSERT_TRUE(e.at);
+    EXPECT_LE(*e.at->sla[decide::SlaMetric::kTtft], limit);
+    ASSERT_TRUE(e.binds_next);
+    EXPECT_EQ(e.binds_next->metric, decide::SlaMetric::kTtft);
   }
   int missed = 0;
   for (const Evaluated& e : r->evaluated)
     if (!e.meets_sla) {
       ++missed;
-      EXPECT_THAT(e.sla_miss, HasSubstr("TTFT p99"));
-      EXPECT_GT(WorstTtftP99(e), limit);
+      EXPECT_THAT(e.sla_miss, HasSubstr("C=8: TTFT p99"));
+      EXPECT_GT(LightestTtftP99(e), limit);
+      EXPECT_FALSE(e.at);
     }
   EXPECT_EQ(missed, over);
-  EXPECT_THAT(RenderSearchText(*r, 3),
-              HasSubstr(fmt::format("miss it (first missed: ttft_p99_s {})", over)));
-  EXPECT_EQ(SearchToJson(*r)["sla_failed"]["ttft_p99_s"], over);
+  EXPECT_THAT(
+      RenderSearchText(*r, 3),
+      HasSubstr(fmt::format("miss it at every load point (first missed: ttft_p99_s {})", over)));
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["sla_failed"]["ttft_p99_s"], over);
+  EXPECT_EQ(j["candidates"][0]["binds_next"]["limit"], "ttft_p99_s");
+  EXPECT_LE(j["candidates"][0]["at"]["sla_figures"]["ttft_p99_s"].get<double>(), limit);
+}
+
+// The bisection on a real prediction: one candidate predicted at every
+// concurrency from 4 to 16 gives a TTFT p99 limit that holds up to a known
+// C and is missed above it; listed at 4 and 16 only, the search finds that C.
+TEST(Search, BisectionFindsTheKnownBreakOfAPredictedCandidate) {
+  SearchOptions o = Small(0);
+  o.bounds.pp = {8};
+  o.bounds.ep = {4};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency.clear();
+  for (int c = 4; c <= 16; ++c) o.bounds.concurrency.push_back(c);
+  const Result<SearchResult> every = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(every.ok());
+  ASSERT_EQ(every->evaluated.size(), 1u);
+  std::vector<double> p99;
+  for (const PointFigures& f : every->evaluated[0].points)
+    p99.push_back(*f.sla[decide::SlaMetric::kTtft]);
+  // The break: the C whose figures up to it all stay below every figure above it.
+  int known = 0;
+  double limit = 0;
+  for (size_t k = 1; k + 2 < p99.size() && known == 0; ++k) {
+    const double below = *std::max_element(p99.begin(), p99.begin() + static_cast<long>(k) + 1);
+    const double above = *std::min_element(p99.begin() + static_cast<long>(k) + 1, p99.end());
+    if (below < above) {
+      known = 4 + static_cast<int>(k);
+      limit = (below + above) / 2;
+    }
+  }
+  ASSERT_GT(known, 4) << "TTFT p99 does not rise with the load";
+
+  plan::SearchInputs in = testkit::Example();
+  in.spec.decision.sla[decide::SlaMetric::kTtft] = limit;
+  o.bounds.concurrency = {4, 16};
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->qualifying, 1);
+  const Evaluated& e = r->evaluated.front();
+  ASSERT_TRUE(e.at);
+  EXPECT_EQ(e.at->load.concurrency, known);
+  EXPECT_TRUE(e.at->probed);
+  EXPECT_EQ(r->probes, static_cast<int>(e.probed.size()));
+  EXPECT_LE(e.probed.size(), 4u);  // 12 concurrencies between: at most 4 halvings
+  EXPECT_DOUBLE_EQ(e.at->input_tps, every->evaluated[0].points[known - 4].input_tps);
+  EXPECT_EQ(e.binds_next->missed_at->concurrency, known + 1);
+  const std::string text = RenderSearchText(*r, 3);
+  EXPECT_THAT(text, HasSubstr(fmt::format("missed at C={}", known + 1)));
+  EXPECT_THAT(text, HasSubstr(fmt::format("({} more predictions)", r->probes)));
+  // A run spec of it measures the load the search judged it at.
+  EXPECT_EQ(WorthMeasuring(*r, "spec.toml", 40).sweep.concurrency,
+            (std::vector<int>{4, known, 16}));
 }
 
 // The example's requests generate one token: the simulator predicts no
@@ -456,6 +545,82 @@ TEST(Search, AnSlaWithoutAPredictedFigureIsCheckedOnlyOnMeasurement) {
   EXPECT_THAT(RenderSearchText(*r, 3),
               HasSubstr("not checked here: tpot_p99_ms (no predicted figure); checked only on "
                         "measurement"));
+}
+
+// Kimi K3 at PP1/TP32/DP2 with chunk 8192: SGLang's reserve for the chunk
+// leaves a KV pool of about 11,000 tokens per DP rank, shorter than one
+// 16,000-token prompt, so SGLang aborts every request. The planner refuses
+// it (kv_room); it is never predicted at zero and ranked, with or without an
+// SLA no one meets.
+TEST(Search, APoolShorterThanOnePromptIsRefusedNeverRankedAtZero) {
+  SearchOptions o = Small(0);
+  o.bounds.pp = {1};
+  o.bounds.ep = {4};
+  o.bounds.dp = {1, 2};
+  o.bounds.chunked_prefill_size = {8192};
+  for (double ttft_limit : {0.0, 0.001}) {
+    plan::SearchInputs in = testkit::Example();
+    if (ttft_limit > 0) in.spec.decision.sla[decide::SlaMetric::kTtft] = ttft_limit;
+    const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->rejected.size(), 1u);
+    EXPECT_EQ(r->rejected[0].candidate.Label(), "PP1/TP32/EP4/DP2 chunk 8192");
+    EXPECT_EQ(r->rejected[0].reason, "kv_room");
+    EXPECT_THAT(r->rejected[0].message,
+                HasSubstr("per DP rank, too few for one prompt of 16,000 tokens: SGLang aborts "
+                          "every request whose input exceeds the pool - 1"));
+    for (const Evaluated& e : r->evaluated) {
+      EXPECT_EQ(e.candidate.layout.dp, 1);
+      for (const PointFigures& f : e.points) EXPECT_GT(f.requests_completed, 0);
+    }
+    EXPECT_EQ(r->qualifying, ttft_limit > 0 ? 0 : 1);
+  }
+}
+
+// A prediction in which no request completes is refused as no_prediction,
+// counted with the other refusals: a pool the planner passes (18,000 tokens
+// for 16,000-token prompts) that the simulator fills before any request's
+// 4,096 answer tokens fit.
+TEST(Search, APredictionWithoutACompletedRequestIsRefusedAsNoPrediction) {
+  plan::SearchInputs in = testkit::Example();
+  plan::testing::SetArg(in.spec, "max-total-tokens", plan::testing::IntArg(18000, {}));
+  in.spec.workload.output_tokens = 4096;
+  SearchOptions o = Small(0);
+  o.bounds.pp = {4};
+  o.bounds.ep = {4};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {1, 2};
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->evaluated.empty());
+  EXPECT_EQ(r->rejected_by_reason.at("no_prediction"), 1);
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].message,
+            "PP4/TP8/EP4 chunk 8192: no simulated request completed at C=1 (of 40 sent)");
+  EXPECT_THAT(RenderSearchText(*r, 3),
+              HasSubstr("no candidate could be predicted: all 1 were refused"));
+  EXPECT_EQ(SearchToJson(*r)["rejected"]["no_prediction"], 1);
+}
+
+// A point is no result when a figure an SLA limit or the objective needs is
+// missing; TPOT only where the workload's answers have a second token.
+TEST(Search, APointWithoutAFigureTheLimitsOrObjectiveNeedIsNoResult) {
+  PointFigures f;
+  f.load.concurrency = 8;
+  f.requests = f.requests_completed = 16;
+  f.input_tps = f.output_tps = 100;
+  f.sla[decide::SlaMetric::kTtft] = 1;
+  decide::SlaLimits limits;
+  limits[decide::SlaMetric::kTpot] = 0.05;
+  EXPECT_EQ(NoPredictionReason(f, limits, "input_tps", /*decode=*/false), "");
+  EXPECT_EQ(NoPredictionReason(f, limits, "input_tps", /*decode=*/true),
+            "no predicted TPOT p99 at C=8 for tpot_p99_ms");
+  EXPECT_EQ(NoPredictionReason(f, {}, "output_tps_per_gpu", false),
+            "no predicted output TPS per GPU at C=8");
+  EXPECT_EQ(NoPredictionReason(f, {}, "goodput", false), "");  // none may meet the limits
+  f.requests_completed = 0;
+  EXPECT_EQ(NoPredictionReason(f, {}, "input_tps", false),
+            "no simulated request completed at C=8 (of 16 sent)");
 }
 
 // The all-to-all backend as a dimension: each backend's candidates carry it

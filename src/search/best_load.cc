@@ -1,0 +1,216 @@
+#include "search/best_load.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "decide/objective.h"
+#include "util/format.h"
+
+namespace ppsearch::search {
+
+std::optional<LoadPoint> Between(const LoadPoint& meets, const LoadPoint& misses) {
+  LoadPoint mid = meets;
+  if (meets.open()) {
+    if (misses.request_rate - meets.request_rate <= kRateResolution * meets.request_rate)
+      return std::nullopt;
+    mid.request_rate = (meets.request_rate + misses.request_rate) / 2;
+    return mid;
+  }
+  if (misses.concurrency - meets.concurrency <= 1) return std::nullopt;
+  mid.concurrency = (meets.concurrency + misses.concurrency) / 2;
+  return mid;
+}
+
+bool LighterThan(const LoadPoint& a, const LoadPoint& b) {
+  if (a.request_rate != b.request_rate) return a.request_rate < b.request_rate;
+  return a.concurrency < b.concurrency;
+}
+
+bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f) {
+  return decide::CheckSla(limits, f.sla).meets();
+}
+
+double ObjectiveAt(const PointFigures& f, const std::string& objective) {
+  return decide::ObjectiveValue(
+      objective, {f.input_tps, f.ttft_p50_s, f.output_tps, f.output_tps_per_gpu, f.goodput_rps});
+}
+
+bool Beats(double a, double b, const std::string& objective) {
+  return decide::ObjectiveLowerIsBetter(objective) ? a < b : a > b;
+}
+
+Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
+                     const PointFigures& misses,
+                     const std::function<PointFigures(const LoadPoint&)>& predict) {
+  Bisection b{meets.load, misses.load, {}};
+  while (const std::optional<LoadPoint> mid = Between(b.meets, b.misses)) {
+    b.probed.push_back(predict(*mid));
+    b.probed.back().load = *mid;
+    b.probed.back().probed = true;
+    b.probed.back().meets_sla = MeetsSlaAt(limits, b.probed.back());
+    (b.probed.back().meets_sla ? b.meets : b.misses) = *mid;
+  }
+  return b;
+}
+
+std::string NoPredictionReason(const PointFigures& f, const decide::SlaLimits& limits,
+                               const std::string& objective, bool decode) {
+  if (f.requests_completed == 0)
+    return fmt::format("no simulated request completed at {} (of {} sent)", f.load.Label(),
+                       f.requests);
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (limits[m] && !f.sla[m] && (decode || !decide::Info(m).decode))
+      return fmt::format("no predicted {} at {} for {}", decide::Info(m).label, f.load.Label(),
+                         decide::Info(m).key);
+  if (objective != "goodput" && !(ObjectiveAt(f, objective) > 0))
+    return fmt::format("no predicted {} at {}", decide::ObjectiveLabel(objective), f.load.Label());
+  return "";
+}
+
+namespace {
+
+// Every point of a candidate, listed and probed, lightest first.
+std::vector<const PointFigures*> ByLoad(const Evaluated& e) {
+  std::vector<const PointFigures*> out;
+  for (const PointFigures& f : e.points) out.push_back(&f);
+  for (const PointFigures& f : e.probed) out.push_back(&f);
+  std::stable_sort(out.begin(), out.end(), [](const PointFigures* a, const PointFigures* b) {
+    return LighterThan(a->load, b->load);
+  });
+  return out;
+}
+
+// The point meeting the limits with the best objective (on a tie the
+// lighter load: a saturated layout gives no more for the longer queue);
+// none when no point meets them.
+std::optional<PointFigures> BestMeeting(const Evaluated& e, const decide::SlaLimits& limits,
+                                        const std::string& objective) {
+  const PointFigures* best = nullptr;
+  for (const PointFigures* f : ByLoad(e))
+    if (MeetsSlaAt(limits, *f) &&
+        (best == nullptr ||
+         Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective), objective)))
+      best = f;
+  return best ? std::optional<PointFigures>(*best) : std::nullopt;
+}
+
+// The bracket bisection refines: the heaviest listed load meeting the
+// limits and the lightest listed load above it, which misses one.
+struct Bracket {
+  const PointFigures* meets = nullptr;
+  const PointFigures* misses = nullptr;
+};
+
+std::optional<Bracket> BracketOf(const Evaluated& e, const decide::SlaLimits& limits) {
+  std::vector<const PointFigures*> listed;
+  for (const PointFigures& f : e.points) listed.push_back(&f);
+  std::stable_sort(listed.begin(), listed.end(), [](const PointFigures* a, const PointFigures* b) {
+    return LighterThan(a->load, b->load);
+  });
+  Bracket b;
+  for (const PointFigures* f : listed)
+    if (MeetsSlaAt(limits, *f)) b.meets = f;
+  if (b.meets == nullptr) return std::nullopt;
+  for (const PointFigures* f : listed)
+    if (LighterThan(b.meets->load, f->load)) {
+      b.misses = f;
+      break;
+    }
+  if (b.misses == nullptr || !Between(b.meets->load, b.misses->load)) return std::nullopt;
+  return b;
+}
+
+// The limit that binds next at `at` (see Binding).
+std::optional<Binding> BindsNext(const Evaluated& e, const PointFigures& at,
+                                 const decide::SlaLimits& limits) {
+  if (!limits.any()) return std::nullopt;
+  for (const PointFigures* f : ByLoad(e)) {
+    if (!LighterThan(at.load, f->load)) continue;
+    const decide::SlaCheck check = decide::CheckSla(limits, f->sla);
+    if (check.meets()) continue;
+    const decide::SlaMiss* worst = &check.misses.front();
+    for (const decide::SlaMiss& m : check.misses)
+      if (m.over() > worst->over()) worst = &m;
+    const std::optional<double>& here = at.sla[worst->metric];
+    return Binding{worst->metric, here ? *here / worst->limit_s : 0, f->load};
+  }
+  std::optional<Binding> closest;
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (limits[m] && at.sla[m] && (!closest || *at.sla[m] / *limits[m] > closest->use))
+      closest = Binding{m, *at.sla[m] / *limits[m], std::nullopt};
+  return closest;
+}
+
+// Says how a candidate that meets the limits nowhere misses them: the first
+// miss at its lightest load, and the least any of its loads is over.
+void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
+  e.meets_sla = false;
+  e.sla_shortfall = INFINITY;
+  for (const PointFigures* f : ByLoad(e)) {
+    const decide::SlaCheck check = decide::CheckSla(limits, f->sla);
+    if (check.meets()) continue;
+    if (e.sla_miss.empty()) {
+      e.sla_miss = fmt::format("{}: {}", f->load.Label(), decide::MissText(check.misses.front()));
+      e.sla_missed = check.misses.front().metric;
+    }
+    double over = 0;
+    for (const decide::SlaMiss& m : check.misses) over = std::max(over, m.over());
+    e.sla_shortfall = std::min(e.sla_shortfall, over);
+  }
+}
+
+}  // namespace
+
+int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& limits,
+                  const std::string& objective, bool screen,
+                  const std::function<PointFigures(size_t, const LoadPoint&)>& predict) {
+  const bool refine = limits.any() && !decide::ObjectiveLowerIsBetter(objective);
+  // The best objective at the best load of any candidate within the headroom so far.
+  std::optional<double> best;
+  struct Gap {
+    size_t candidate;
+    double could_reach;  // the objective at the listed load that misses
+  };
+  std::vector<Gap> gaps;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Evaluated& e = candidates[i];
+    for (PointFigures& f : e.points) f.meets_sla = MeetsSlaAt(limits, f);
+    e.at = BestMeeting(e, limits, objective);
+    if (!e.meets_headroom) continue;  // it does not qualify: it sets no bar and is not refined
+    if (e.at && (!best || Beats(ObjectiveAt(*e.at, objective), *best, objective)))
+      best = ObjectiveAt(*e.at, objective);
+    if (!refine) continue;
+    if (const std::optional<Bracket> b = BracketOf(e, limits))
+      gaps.push_back({i, ObjectiveAt(*b->misses, objective)});
+  }
+  std::stable_sort(gaps.begin(), gaps.end(),
+                   [](const Gap& a, const Gap& b) { return a.could_reach > b.could_reach; });
+  int probes = 0;
+  for (const Gap& g : gaps) {
+    // Under the assumption that the objective grows with the load, no load
+    // below the missing one can beat the best found: it keeps its listed load.
+    if (screen && best && !(g.could_reach > *best)) continue;
+    Evaluated& e = candidates[g.candidate];
+    const Bracket b = *BracketOf(e, limits);
+    Bisection found = BisectLoad(limits, *b.meets, *b.misses,
+                                 [&](const LoadPoint& load) { return predict(g.candidate, load); });
+    probes += static_cast<int>(found.probed.size());
+    for (PointFigures& f : found.probed) e.probed.push_back(std::move(f));
+    e.at = BestMeeting(e, limits, objective);
+    if (e.at && (!best || Beats(ObjectiveAt(*e.at, objective), *best, objective)))
+      best = ObjectiveAt(*e.at, objective);
+  }
+  for (Evaluated& e : candidates) {
+    if (e.at) {
+      e.meets_sla = true;
+      e.binds_next = BindsNext(e, *e.at, limits);
+    } else {
+      SayMiss(e, limits);
+    }
+  }
+  return probes;
+}
+
+}  // namespace ppsearch::search

@@ -1,0 +1,167 @@
+// The best load point on hand-built candidates whose SLA figures are a
+// known function of the load: the bisection lands on the known break, the
+// screen leaves alone a candidate that could not rank higher, and the limit
+// that binds next is the one the next load misses.
+
+#include "search/best_load.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ppsearch::search {
+namespace {
+
+using ::testing::ElementsAre;
+
+// A candidate whose TTFT p99 is `ttft_per_request` x C and whose output
+// throughput per GPU is `tps_per_request` x C: a TTFT limit L breaks above
+// C = L / ttft_per_request.
+PointFigures Closed(int c, double ttft_per_request, double tps_per_request) {
+  PointFigures f;
+  f.load.concurrency = c;
+  f.sla[decide::SlaMetric::kTtft] = ttft_per_request * c;
+  f.sla[decide::SlaMetric::kTpot] = 0.010;
+  f.output_tps = f.output_tps_per_gpu = tps_per_request * c;
+  return f;
+}
+
+decide::SlaLimits TtftLimit(double seconds) {
+  decide::SlaLimits limits;
+  limits[decide::SlaMetric::kTtft] = seconds;
+  return limits;
+}
+
+Evaluated Candidate(double ttft_per_request, double tps_per_request,
+                    const std::vector<int>& listed) {
+  Evaluated e;
+  for (int c : listed) e.points.push_back(Closed(c, ttft_per_request, tps_per_request));
+  return e;
+}
+
+std::vector<int> Concurrencies(const std::vector<PointFigures>& points) {
+  std::vector<int> out;
+  for (const PointFigures& f : points) out.push_back(f.load.concurrency);
+  return out;
+}
+
+TEST(BestLoad, BisectionLandsOnTheKnownBreakBetweenListedPoints) {
+  // TTFT p99 1/16 s per request: C = 23 meets 1.4375 s exactly, C = 24 misses.
+  const decide::SlaLimits limits = TtftLimit(1.4375);
+  std::vector<Evaluated> v = {Candidate(0.0625, 10, {1, 16, 32, 64})};
+  int calls = 0;
+  const int probes =
+      FindBestLoads(v, limits, "output_tps_per_gpu", true, [&](size_t, const LoadPoint& load) {
+        ++calls;
+        return Closed(load.concurrency, 0.0625, 10);
+      });
+  ASSERT_TRUE(v[0].at);
+  EXPECT_EQ(v[0].at->load.concurrency, 23);
+  EXPECT_TRUE(v[0].at->probed);
+  EXPECT_DOUBLE_EQ(v[0].at->output_tps_per_gpu, 230);
+  // Between 16 (meets) and 32 (misses): 24 misses, 20, 22 and 23 meet.
+  EXPECT_THAT(Concurrencies(v[0].probed), ElementsAre(24, 20, 22, 23));
+  EXPECT_EQ(probes, 4);
+  EXPECT_EQ(calls, 4);
+  ASSERT_TRUE(v[0].binds_next);
+  EXPECT_EQ(v[0].binds_next->metric, decide::SlaMetric::kTtft);
+  EXPECT_DOUBLE_EQ(v[0].binds_next->use, 1.0);
+  EXPECT_EQ(v[0].binds_next->missed_at->concurrency, 24);
+  EXPECT_TRUE(v[0].meets_sla);
+}
+
+TEST(BestLoad, ARequestRateIsBisectedToItsResolution) {
+  // TTFT p99 2 s per request/s: the 0.75 s limit breaks above 0.375 req/s.
+  const decide::SlaLimits limits = TtftLimit(0.75);
+  auto open = [](double rate) {
+    PointFigures f;
+    f.load = {64, rate};
+    f.sla[decide::SlaMetric::kTtft] = 2 * rate;
+    f.output_tps = f.output_tps_per_gpu = 100 * rate;
+    return f;
+  };
+  Evaluated e;
+  e.points = {open(0.25), open(0.5)};
+  std::vector<Evaluated> v = {e};
+  FindBestLoads(v, limits, "output_tps", true,
+                [&](size_t, const LoadPoint& load) { return open(load.request_rate); });
+  ASSERT_TRUE(v[0].at);
+  EXPECT_LE(v[0].at->load.request_rate, 0.375);
+  EXPECT_GT(v[0].at->load.request_rate, 0.375 * (1 - kRateResolution));
+  EXPECT_EQ(v[0].at->load.concurrency, 64);
+}
+
+TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
+  // The first reaches 230 tokens/s per GPU at C = 23; the second's listed
+  // miss (C = 32 at 5 tokens/s per request: 160) is below that, so its gap
+  // is not bisected and it stays at its listed C = 16. Exhaustive: C = 28,
+  // where its TTFT p99 (1.4 s) still meets the limit.
+  const decide::SlaLimits limits = TtftLimit(1.4375);
+  auto run = [&](bool screen) {
+    std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
+    FindBestLoads(v, limits, "output_tps_per_gpu", screen, [&](size_t i, const LoadPoint& load) {
+      return i == 0 ? Closed(load.concurrency, 0.0625, 10) : Closed(load.concurrency, 0.05, 5);
+    });
+    return v;
+  };
+  const std::vector<Evaluated> screened = run(true);
+  EXPECT_EQ(screened[0].at->load.concurrency, 23);
+  EXPECT_EQ(screened[1].at->load.concurrency, 16);
+  EXPECT_TRUE(screened[1].probed.empty());
+  const std::vector<Evaluated> exhaustive = run(false);
+  EXPECT_EQ(exhaustive[0].at->load.concurrency, 23);
+  EXPECT_EQ(exhaustive[1].at->load.concurrency, 28);
+  // Outside the headroom rule the first does not qualify: it sets no bar,
+  // is not refined, and the second is.
+  std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
+  v[0].meets_headroom = false;
+  FindBestLoads(v, limits, "output_tps_per_gpu", true, [&](size_t i, const LoadPoint& load) {
+    return i == 0 ? Closed(load.concurrency, 0.0625, 10) : Closed(load.concurrency, 0.05, 5);
+  });
+  EXPECT_TRUE(v[0].probed.empty());
+  EXPECT_EQ(v[1].at->load.concurrency, 28);
+}
+
+TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
+  std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8, 64})};
+  v[0].points[1].output_tps_per_gpu = 1000;  // the peak at C = 8
+  const int probes =
+      FindBestLoads(v, decide::SlaLimits{}, "output_tps_per_gpu", true,
+                    [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  EXPECT_EQ(probes, 0);
+  EXPECT_EQ(v[0].at->load.concurrency, 8);
+  EXPECT_FALSE(v[0].binds_next);
+  // A lower-is-better objective: the lightest load, never bisected.
+  std::vector<Evaluated> t = {Candidate(0.04, 10, {1, 16, 32})};
+  for (PointFigures& f : t[0].points) f.ttft_p50_s = *f.sla[decide::SlaMetric::kTtft];
+  FindBestLoads(t, TtftLimit(1.0), "ttft_p50", true,
+                [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  EXPECT_EQ(t[0].at->load.concurrency, 1);
+  // The limit the load above misses binds next.
+  EXPECT_EQ(t[0].binds_next->missed_at->concurrency, 32);
+}
+
+TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
+  std::vector<Evaluated> v = {Candidate(0.04, 10, {32, 64})};
+  FindBestLoads(v, TtftLimit(1.0), "output_tps_per_gpu", true,
+                [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  EXPECT_FALSE(v[0].at);
+  EXPECT_FALSE(v[0].meets_sla);
+  EXPECT_EQ(v[0].sla_miss, "C=32: TTFT p99 1.280 s > ttft_p99_s 1 s (+28.00%)");
+  EXPECT_NEAR(v[0].sla_shortfall, 0.28, 1e-12);
+  EXPECT_EQ(v[0].sla_missed, decide::SlaMetric::kTtft);
+}
+
+TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
+  decide::SlaLimits limits = TtftLimit(10.0);
+  limits[decide::SlaMetric::kTpot] = 0.020;                  // TPOT at 10 ms: half of it
+  std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8})};  // TTFT 0.32 s at C = 8
+  FindBestLoads(v, limits, "output_tps_per_gpu", true,
+                [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  ASSERT_TRUE(v[0].binds_next);
+  EXPECT_EQ(v[0].binds_next->metric, decide::SlaMetric::kTpot);
+  EXPECT_DOUBLE_EQ(v[0].binds_next->use, 0.5);
+  EXPECT_FALSE(v[0].binds_next->missed_at);
+}
+
+}  // namespace
+}  // namespace ppsearch::search

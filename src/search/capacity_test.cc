@@ -1,0 +1,74 @@
+// Capacity planning on hand-built search results: instances of each
+// qualifying candidate enough for the target rate, the fewest GPUs first and
+// the ranking's order among equals.
+
+#include "search/capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "search/render.h"
+
+namespace ppsearch::search {
+namespace {
+
+Evaluated Served(int instances, int pp, int tp, double rps, int concurrency) {
+  Evaluated e;
+  e.candidate.layout.instances = instances;
+  e.candidate.layout.pp = pp;
+  e.candidate.layout.tp = tp;
+  e.candidate.layout.ep = 1;
+  e.gpus = instances * pp * tp;
+  PointFigures at;
+  at.load.concurrency = concurrency;
+  at.request_rps = rps;
+  e.at = at;
+  return e;
+}
+
+TEST(Capacity, TheFewestGpusFirstThenTheRanking) {
+  SearchResult r;
+  // Ranked first: one 16-GPU instance serving 3 requests/s; second: two
+  // 8-GPU instances serving 4 between them (2 each); third: 4 instances of
+  // 4 GPUs serving 2.5 each; a fourth that completes nothing is left out; a
+  // fifth the same as the third.
+  r.evaluated = {Served(1, 1, 16, 3, 32), Served(2, 1, 8, 4, 32), Served(4, 1, 4, 10, 16),
+                 Served(1, 2, 8, 0, 8), Served(4, 1, 4, 10, 16)};
+  r.qualifying = 5;
+  const CapacityPlan plan = PlanCapacity(r, 5, 16);
+  ASSERT_EQ(plan.rows.size(), 4u);
+  // 5 requests/s: 2 instances of 4 GPUs at 2.5 (8 GPUs; the third, then
+  // the fifth: equal GPUs keep the ranking's order), 3 of 8 GPUs at 2 (24),
+  // 2 of 16 GPUs at 3 (32).
+  EXPECT_EQ(plan.rows[0].evaluated, 2u);
+  EXPECT_EQ(plan.rows[1].evaluated, 4u);
+  EXPECT_EQ(plan.rows[0].instances, 2);
+  EXPECT_EQ(plan.rows[0].gpus, 8);
+  EXPECT_DOUBLE_EQ(plan.rows[0].instance_rps, 2.5);
+  EXPECT_EQ(plan.rows[0].instance_load.concurrency, 4);  // C=16 over 4 instances
+  EXPECT_EQ(plan.rows[0].instance.Label(), "PP1/TP4/EP1");
+  EXPECT_EQ(plan.rows[2].evaluated, 1u);
+  EXPECT_EQ(plan.rows[2].gpus, 24);
+  EXPECT_EQ(plan.rows[2].instances, 3);
+  EXPECT_EQ(plan.rows[3].gpus, 32);
+  EXPECT_EQ(plan.rows[3].instances, 2);
+  // Exactly a multiple: 10 / 2.5 is 4 instances, not 5.
+  EXPECT_EQ(PlanCapacity(r, 10, 16).rows[0].instances, 4);
+
+  const std::string text = RenderCapacityText(r, plan, 10);
+  EXPECT_NE(text.find("Capacity for 5.00 requests/s: the fewest GPUs first"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fewest GPUs: 2 instance(s) of PP1/TP4/EP1, 8 GPUs, each at C=4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("no: the cluster has 16"), std::string::npos) << text;
+  const nlohmann::json j = CapacityToJson(plan);
+  EXPECT_EQ(j["rows"][0]["gpus"], 8);
+  EXPECT_EQ(j["rows"][0]["rank"], 3);
+  EXPECT_EQ(j["rows"][0]["fits_cluster"], true);
+  EXPECT_EQ(j["rows"][3]["fits_cluster"], false);
+}
+
+}  // namespace
+}  // namespace ppsearch::search
