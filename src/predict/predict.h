@@ -22,6 +22,8 @@ struct PointOptions {
   int concurrency = 1;
   uint64_t seed = 1;
   bool keep_trace = false;
+  // Every decode step simulated as its own event (sim::SimOptions::step_by_step).
+  bool step_by_step = false;
   // Overrides the spec's pp-max-micro-batch-size (0: use the spec / default).
   int pp_max_micro_batch_size = 0;
 };
