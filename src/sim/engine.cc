@@ -74,6 +74,7 @@ class BenchmarkClient : public EngineListener {
     rec.send_ns = send_ns;
     rec.input_tokens = p.input_tokens;
     rec.reported_input_tokens = p.input_tokens;
+    rec.chunk_ns.reserve(static_cast<size_t>(std::max<int64_t>(p.output_tokens, 0)));
     engine_->Submit(send_ns, p.input_tokens, p.output_tokens);
   }
 
