@@ -150,5 +150,37 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
                  "Kimi K3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
 }
 
+// Without token times a stretch reports each request's last token in it
+// alone: the same requests, tokens, first tokens and ends, no ITL.
+TEST(DecodeStretch, WithoutTokenTimesOnlyTheInterTokenLatenciesGo) {
+  plan::SearchInputs in = ChatInputs();
+  ChatLoad(in.spec, 24);
+  for (int pp : {1, 2}) {
+    const plan::LayoutPlan lp =
+        plan::PlanLayout(Layout(pp, 16 / pp, 1), in.spec, in.model, in.hardware);
+    PointOptions po;
+    po.concurrency = 5;
+    const PointPrediction full =
+        PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+    po.token_times = false;
+    const PointPrediction lean =
+        PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+    ASSERT_EQ(full.sim.records.size(), lean.sim.records.size());
+    EXPECT_GT(lean.sim.stretched_batches, 0);
+    for (size_t i = 0; i < full.sim.records.size(); ++i) {
+      const workload::RequestRecord& a = full.sim.records[i];
+      const workload::RequestRecord& b = lean.sim.records[i];
+      EXPECT_EQ(a.output_tokens, b.output_tokens);
+      EXPECT_EQ(a.first_token_ns, b.first_token_ns);
+      EXPECT_EQ(a.end_ns, b.end_ns);
+      EXPECT_GT(a.chunk_ns.size(), 1u);
+      EXPECT_TRUE(b.chunk_ns.empty());
+    }
+    EXPECT_EQ(full.metrics.output_tps, lean.metrics.output_tps);
+    EXPECT_EQ(full.metrics.tpot_s.p99, lean.metrics.tpot_s.p99);
+    EXPECT_EQ(lean.metrics.itl_values, 0);
+  }
+}
+
 }  // namespace
 }  // namespace ppsearch::predict

@@ -87,6 +87,12 @@ double ObjectiveOf(const PointFigures& p, const std::string& objective) {
       objective, {p.input_tps, p.ttft_p50_s, p.output_tps, p.output_tps_per_gpu, p.goodput_rps});
 }
 
+// Only an ITL limit reads the inter-token latencies; without one the
+// simulator keeps no per-token times (a chat point has hundreds of thousands).
+bool NeedsTokenTimes(const spec::Spec& spec) {
+  return spec.decision.sla[decide::SlaMetric::kItl].has_value();
+}
+
 // The predicted SLA figures of a simulated sample: its p99s, TPOT and ITL
 // only when a request generated a second token.
 decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
@@ -175,6 +181,7 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
   so.ensemble = options.ensemble;
   so.threads = options.threads;
   so.model_form = options.model_form;
+  so.token_times = NeedsTokenTimes(one.spec);
   const predict::SearchPrediction p = predict::PredictSearch(one, calibration, so);
   for (size_t i = 0; i < p.points.size() && i < p.intervals.size(); ++i)
     for (PointFigures& f : e.points)
@@ -241,8 +248,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         }
       }
       first_of_setting = false;
+      predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
+      central_only.token_times = NeedsTokenTimes(group.inputs.spec);
       const predict::SearchPrediction central =
-          predict::PredictSearch(group.inputs, calibration, predict::SearchOptions::CentralOnly());
+          predict::PredictSearch(group.inputs, calibration, central_only);
       for (const predict::SearchPoint& sp : central.points) {
         const Candidate c{sp.plan->layout, group.knobs};
         auto [it, added] = evaluated_of.emplace(c.Label(), out.evaluated.size());

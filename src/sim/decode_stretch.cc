@@ -18,6 +18,7 @@ struct OnlineEngine::StretchSlot {
   MicroBatch batch;  // the decode step the slot would launch at the stretch's start
   std::vector<DecodeGrowth> stages;
   std::vector<int64_t> hop_ns;
+  std::vector<int64_t> compute_ns;  // per stage, summed over the slot's launches
   int64_t return_ns = 0;
   int64_t schedule_ns = 0;
   // Results the slot may apply before one finishes a request.
@@ -25,7 +26,8 @@ struct OnlineEngine::StretchSlot {
   std::vector<int> tickets;            // per entry; -1: aborted, not heard
   std::vector<int64_t> output_tokens;  // per entry, at the start
   int64_t launched = 0, processed = 0;
-  int64_t last_launch_k = 0;  // context steps of the slot's last launch past `batch`
+  int64_t last_launch_k = 0;   // context steps of the slot's last launch past `batch`
+  int64_t last_client_ns = 0;  // when the client holds the slot's last result
   bool visited = false;
   bool runs() const { return !batch.empty(); }
 };
@@ -51,6 +53,7 @@ bool OnlineEngine::BuildStretch(std::vector<StretchSlot>* out) const {
       std::optional<DecodeGrowth> g = cost_.DecodeStepGrowth(st, z.batch);
       if (!g) return false;
       z.stages.push_back(std::move(*g));
+      z.compute_ns.push_back(0);
       if (st + 1 < cost_.num_stages()) z.hop_ns.push_back(cost_.HopNs(st, z.batch));
     }
     z.return_ns = cost_.OutputReturnNs(z.batch);
@@ -104,10 +107,8 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
       }
       take(t);
       ++z.processed;
-      const int64_t client_ns = now_ + stream_out_ns;
-      for (size_t i = 0; i < z.tickets.size(); ++i)
-        if (z.tickets[i] >= 0)
-          listener_->OnTokens(z.tickets[i], z.output_tokens[i] + z.processed, client_ns);
+      z.last_client_ns = now_ + stream_out_ns;
+      if (options_.token_times) HearStretchTokens(z);
       kind = EventKind::kLoop;  // ContinueOrSleep(now)
       continue;
     }
@@ -146,12 +147,11 @@ void OnlineEngine::LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns
   int64_t end = launch_ns;
   for (int st = 0; st < stages; ++st) {
     const DecodeGrowth& g = z.stages[st];
-    StageTime time = g.at_start;
-    if (k > 0) time.compute_ns = g.ComputeNs(k);
+    const int64_t compute_ns = k > 0 ? g.ComputeNs(k) : g.at_start.compute_ns;
     const int64_t start = std::max(gpu_free_ns_[st], arrive);
-    end = start + time.total_ns();
+    end = start + g.at_start.total_ns() - g.at_start.compute_ns + compute_ns;
     gpu_free_ns_[st] = end;
-    AddStageTime(st, time);
+    z.compute_ns[st] += compute_ns;
     if (st + 1 < stages) {
       arrive = std::max(end, gpu_free_ns_[st + 1]) + z.hop_ns[st];
       gpu_free_ns_[st] = arrive;
@@ -167,9 +167,27 @@ void OnlineEngine::LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns
   z.last_launch_k = k;
 }
 
+void OnlineEngine::HearStretchTokens(const StretchSlot& z) {
+  for (size_t i = 0; i < z.tickets.size(); ++i)
+    if (z.tickets[i] >= 0)
+      listener_->OnTokens(z.tickets[i], z.output_tokens[i] + z.processed, z.last_client_ns);
+}
+
 void OnlineEngine::FinishStretch(std::vector<StretchSlot>& slots) {
   for (int s = 0; s < config_.num_slots; ++s) {
     StretchSlot& z = slots[s];
+    if (!options_.token_times && z.processed > 0) HearStretchTokens(z);
+    // Each launch's stage times but compute are those of the first.
+    for (size_t st = 0; st < z.stages.size() && z.launched > 0; ++st) {
+      const StageTime& first = z.stages[st].at_start;
+      StageStats& sum = counters_.stages[st];
+      sum.compute_ns += z.compute_ns[st];
+      sum.comm_ns += first.comm_ns * z.launched;
+      sum.transfer_ns += first.transfer_ns * z.launched;
+      sum.overhead_ns += first.overhead_ns * z.launched;
+      sum.allreduce_calls += first.allreduce_calls * z.launched;
+      sum.micro_batches += z.launched;
+    }
     scheduler_.AdvanceDecode(s, z.launched, z.processed, z.visited);
     if (z.launched == 0 || !slots_[s].active) continue;
     // The batch in flight is the slot's last launch.

@@ -47,6 +47,11 @@ struct SimOptions {
   // Keeping a trace steps too (the trace has a slice per step).
   bool step_by_step = false;
   bool keep_trace = false;
+  // Each token's arrival in the records (RequestRecord::chunk_ns: the
+  // inter-token latencies); false: a request's first token, count and end
+  // only, and a decode stretch tells the listener of each request's last
+  // token in it alone.
+  bool token_times = true;
   int64_t max_trace_slices = 200000;  // bounds memory for huge runs
 };
 

@@ -125,6 +125,8 @@ class OnlineEngine {
   bool BuildStretch(std::vector<StretchSlot>* slots) const;
   void LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns);
   void FinishStretch(std::vector<StretchSlot>& slots);
+  // The listener hears the slot's last result of the stretch so far.
+  void HearStretchTokens(const StretchSlot& z);
   void OnSend(int ticket);
   void OnArrive(int request);
   void OnLoop();
