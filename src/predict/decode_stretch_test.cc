@@ -45,6 +45,7 @@ void ChatLoad(spec::Spec& spec, int requests) {
 
 struct Case {
   PointPrediction stepped, stretched;
+  PointPrediction lean;  // stretched without token times: lone slots jump whole cycles
 };
 
 Case Both(const plan::SearchInputs& in, const spec::LayoutSpec& layout, int concurrency) {
@@ -59,6 +60,8 @@ Case Both(const plan::SearchInputs& in, const spec::LayoutSpec& layout, int conc
   c.stepped = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
   po.step_by_step = false;
   c.stretched = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+  po.token_times = false;
+  c.lean = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
   return c;
 }
 
@@ -108,6 +111,32 @@ void ExpectSame(const Case& c, const std::string& what) {
   EXPECT_NEAR(n.ttft_s.p99, m.ttft_s.p99, 1e-4 * m.ttft_s.p99);
   EXPECT_NEAR(n.tpot_s.p50, m.tpot_s.p50, 1e-4 * m.tpot_s.p50);
   EXPECT_NEAR(n.itl_s.p99, m.itl_s.p99, 1e-4 * m.itl_s.p99);
+
+  // Without token times: the same requests, tokens and batches, the times
+  // as near, no inter-token latencies.
+  const sim::SimResult& l = c.lean.sim;
+  EXPECT_EQ(a.decode_batches, l.decode_batches);
+  EXPECT_EQ(a.stretched_batches, 0);
+  EXPECT_GT(l.stretched_batches, l.decode_batches / 2);
+  EXPECT_PRED2(near, a.window_ns, l.window_ns);
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    const workload::RequestRecord& x = a.records[i];
+    const workload::RequestRecord& z = l.records[i];
+    ASSERT_EQ(x.output_tokens, z.output_tokens) << "request " << i;
+    ASSERT_PRED2(near, x.first_token_ns, z.first_token_ns) << "request " << i;
+    ASSERT_PRED2(near, x.end_ns, z.end_ns) << "request " << i;
+    ASSERT_TRUE(z.chunk_ns.empty());
+  }
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    EXPECT_EQ(a.stages[s].micro_batches, l.stages[s].micro_batches);
+    EXPECT_PRED2(near, a.stages[s].compute_ns, l.stages[s].compute_ns);
+  }
+  const stats::SampleMetrics& o = c.lean.metrics;
+  EXPECT_NEAR(o.output_tps, m.output_tps, 1e-4 * m.output_tps);
+  EXPECT_NEAR(o.ttft_s.p99, m.ttft_s.p99, 1e-4 * m.ttft_s.p99);
+  EXPECT_NEAR(o.tpot_s.p50, m.tpot_s.p50, 1e-4 * m.tpot_s.p50);
+  EXPECT_NEAR(o.tpot_s.p99, m.tpot_s.p99, 1e-4 * m.tpot_s.p99);
+  EXPECT_EQ(o.itl_values, 0);
 }
 
 spec::LayoutSpec Layout(int pp, int tp, int ep, int dp = 1) {
@@ -148,38 +177,6 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
     for (int c : {1, 8})
       ExpectSame(Both(in, Layout(pp, 32 / pp, 4), c),
                  "Kimi K3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
-}
-
-// Without token times a stretch reports each request's last token in it
-// alone: the same requests, tokens, first tokens and ends, no ITL.
-TEST(DecodeStretch, WithoutTokenTimesOnlyTheInterTokenLatenciesGo) {
-  plan::SearchInputs in = ChatInputs();
-  ChatLoad(in.spec, 24);
-  for (int pp : {1, 2}) {
-    const plan::LayoutPlan lp =
-        plan::PlanLayout(Layout(pp, 16 / pp, 1), in.spec, in.model, in.hardware);
-    PointOptions po;
-    po.concurrency = 5;
-    const PointPrediction full =
-        PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
-    po.token_times = false;
-    const PointPrediction lean =
-        PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
-    ASSERT_EQ(full.sim.records.size(), lean.sim.records.size());
-    EXPECT_GT(lean.sim.stretched_batches, 0);
-    for (size_t i = 0; i < full.sim.records.size(); ++i) {
-      const workload::RequestRecord& a = full.sim.records[i];
-      const workload::RequestRecord& b = lean.sim.records[i];
-      EXPECT_EQ(a.output_tokens, b.output_tokens);
-      EXPECT_EQ(a.first_token_ns, b.first_token_ns);
-      EXPECT_EQ(a.end_ns, b.end_ns);
-      EXPECT_GT(a.chunk_ns.size(), 1u);
-      EXPECT_TRUE(b.chunk_ns.empty());
-    }
-    EXPECT_EQ(full.metrics.output_tps, lean.metrics.output_tps);
-    EXPECT_EQ(full.metrics.tpot_s.p99, lean.metrics.tpot_s.p99);
-    EXPECT_EQ(lean.metrics.itl_values, 0);
-  }
 }
 
 }  // namespace

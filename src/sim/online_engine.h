@@ -124,6 +124,14 @@ class OnlineEngine {
   bool AdvanceDecodeStretch(int64_t limit_ns);
   bool BuildStretch(std::vector<StretchSlot>* slots) const;
   void LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns);
+  int64_t StageEnds(const StretchSlot& z, int64_t k, int64_t launch_ns,
+                    std::vector<int64_t>* compute_ns);
+  // A slot decoding alone, cycle after cycle, in closed form (decode_stretch.cc).
+  struct Cycle;
+  Cycle CycleOf(const StretchSlot& z, int64_t t) const;
+  int64_t CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
+                       int64_t outside_ns, int64_t limit_ns) const;
+  int64_t JumpCycles(std::vector<StretchSlot>& slots, int slot, int64_t t, int64_t cycles);
   void FinishStretch(std::vector<StretchSlot>& slots);
   // The listener hears the slot's last result of the stretch so far.
   void HearStretchTokens(const StretchSlot& z);
