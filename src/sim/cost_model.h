@@ -4,7 +4,6 @@
 // micro-batch costs on each stage; it never sees layers or GPUs.
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -28,7 +27,7 @@ struct StageTime {
 // How a decode step's stage time grows while its batch decodes on with the
 // same sequences: the step in which each sequence has k more tokens of
 // context costs `at_start` but for its compute, which is
-//   llround(fixed_compute_ns + max over groups g of (group_ns[g] + k * group_growth_ns[g]))
+//   round(fixed_compute_ns + max over groups g of (group_ns[g] + k * group_growth_ns[g]))
 // One group, or one per DP attention rank (the busiest rank's attention
 // sets the step); attention reads each sequence's context once, so a
 // group's time is affine in its summed context.
@@ -42,7 +41,9 @@ struct DecodeGrowth {
     double most = 0;
     for (size_t g = 0; g < group_ns.size(); ++g)
       most = std::max(most, group_ns[g] + static_cast<double>(k) * group_growth_ns[g]);
-    return std::llround(fixed_compute_ns + most);
+    // llround for the non-negative times here, without its library call
+    // (a decode stretch rounds once per step and stage).
+    return static_cast<int64_t>(fixed_compute_ns + most + 0.5);
   }
 };
 
