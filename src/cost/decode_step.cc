@@ -88,4 +88,40 @@ double LayoutCostModel::DecodeLinearNs(const model::Linear& l, int64_t padded,
                       Efficiency(l));
 }
 
+double LayoutCostModel::DecodeAttentionNsPerContextToken(int stage) const {
+  // Two one-sequence steps 1,024 tokens of context apart: the difference is
+  // the per-token part alone (a sequence's fixed part, as KDA's state read,
+  // cancels).
+  constexpr int64_t kSpan = 1024;
+  sim::MicroBatch step;
+  step.entries.push_back({0, 1, 0, false});
+  const double at_zero = AttentionNs(stage, step);
+  step.entries.front().prefix_tokens = kSpan;
+  return (AttentionNs(stage, step) - at_zero) / kSpan;
+}
+
+std::optional<sim::DecodeGrowth> LayoutCostModel::DecodeStepGrowth(
+    int stage, const sim::MicroBatch& batch) const {
+  if (batch.is_prefill || batch.empty()) return std::nullopt;
+  const double per_token_ns = DecodeAttentionNsPerContextToken(stage);
+  sim::DecodeGrowth g;
+  g.at_start = StageCost(stage, batch);
+  if (batch.dp_ranks.empty()) {
+    const StageBreakdown b = DecodeBreakdown(stage, batch);
+    g.fixed_compute_ns = b.gemm_ns + b.elementwise_ns;
+    g.group_ns.push_back(b.attention_ns);
+    g.group_growth_ns.push_back(per_token_ns * static_cast<double>(batch.entries.size()));
+    return g;
+  }
+  std::vector<StageBreakdown> sides;
+  const StageBreakdown shared = DpSides(stage, batch, &sides);
+  g.fixed_compute_ns = shared.gemm_ns + shared.attention_ns + shared.elementwise_ns;
+  for (size_t r = 0; r < sides.size(); ++r) {
+    g.group_ns.push_back(sides[r].gemm_ns + sides[r].attention_ns + sides[r].elementwise_ns);
+    g.group_growth_ns.push_back(per_token_ns *
+                                static_cast<double>(batch.dp_ranks[r].entries.size()));
+  }
+  return g;
+}
+
 }  // namespace ppsearch::cost

@@ -185,7 +185,8 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
   return b;
 }
 
-StageBreakdown LayoutCostModel::DpBreakdown(int stage, const sim::MicroBatch& step) const {
+StageBreakdown LayoutCostModel::DpSides(int stage, const sim::MicroBatch& step,
+                                        std::vector<StageBreakdown>* rank_sides) const {
   const std::vector<sim::MicroBatch>& ranks = step.dp_ranks;
   const int dp = static_cast<int>(ranks.size());
   bool extend = false;
@@ -212,13 +213,20 @@ StageBreakdown LayoutCostModel::DpBreakdown(int stage, const sim::MicroBatch& st
   }
   const bool max_len = graph || (!extend && 2 * sum_rows >= max_rows * dp);
   const int64_t gathered = max_len ? max_rows * dp : sum_rows;
-  StageBreakdown b = DpSharedSide(stage, gathered, extend ? -1 : sequences,
-                                  extend ? sequences : gathered, max_rows, max_len);
+  rank_sides->clear();
+  for (int r = 0; r < dp; ++r)
+    rank_sides->push_back(DpRankSide(stage, ranks[static_cast<size_t>(r)], rows[r]));
+  return DpSharedSide(stage, gathered, extend ? -1 : sequences, extend ? sequences : gathered,
+                      max_rows, max_len);
+}
+
+StageBreakdown LayoutCostModel::DpBreakdown(int stage, const sim::MicroBatch& step) const {
+  std::vector<StageBreakdown> sides;
+  StageBreakdown b = DpSides(stage, step, &sides);
   // The busiest rank sets the step; the others wait for it in the gather.
   StageBreakdown busiest;
   double most = -1;
-  for (int r = 0; r < dp; ++r) {
-    const StageBreakdown side = DpRankSide(stage, ranks[static_cast<size_t>(r)], rows[r]);
+  for (const StageBreakdown& side : sides) {
     const double t = side.gemm_ns + side.attention_ns + side.elementwise_ns;
     if (t > most) {
       most = t;

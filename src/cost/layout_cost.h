@@ -101,6 +101,11 @@ class LayoutCostModel : public sim::CostModel {
 
   int num_stages() const override { return static_cast<int>(layout_.stages.size()); }
   sim::StageTime StageCost(int stage, const sim::MicroBatch& batch) const override;
+  // Decode steps (decode_step.cc): TokenPart and every DP rank's side are
+  // the same for each step of a batch; only attention grows, by the same
+  // time per token of context whatever the sequence.
+  std::optional<sim::DecodeGrowth> DecodeStepGrowth(int stage,
+                                                    const sim::MicroBatch& batch) const override;
   int64_t HopNs(int from_stage, const sim::MicroBatch& batch) const override;
   int64_t OutputReturnNs(const sim::MicroBatch& batch) const override;
   int64_t ScheduleNs(const sim::MicroBatch& batch) const override;
@@ -132,6 +137,12 @@ class LayoutCostModel : public sim::CostModel {
   // A step of every DP attention rank's batch (dp_step.cc): the busiest
   // rank's attention side, then the FFN on the gathered tokens.
   StageBreakdown DpBreakdown(int stage, const sim::MicroBatch& step) const;
+  // DpBreakdown's parts: the shared side and each rank's side, in rank order.
+  StageBreakdown DpSides(int stage, const sim::MicroBatch& step,
+                         std::vector<StageBreakdown>* rank_sides) const;
+  // Decode attention time per token of one sequence's context (AttentionNs
+  // is affine in it: each sequence reads its cache once).
+  double DecodeAttentionNsPerContextToken(int stage) const;
   // One DP rank's share of a DP step: attention projections, attention,
   // the element-wise work before the gather, embedding and sampling, on the
   // rank's own `rows` (its tokens, or its padded decode batch).

@@ -168,6 +168,8 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   auto requests = workload::PlanRequests(w);
   sim::SimOptions sim_options;
   sim_options.keep_trace = options.keep_trace;
+  sim_options.step_by_step = options.step_by_step;
+  sim_options.token_times = options.token_times;
   // With a request rate the concurrency caps the requests in flight, as the
   // benchmark client's does (0: no cap).
   p.sim = sim::Simulate(m.scheduler, *m.cost, requests, w.concurrency, sim_options);

@@ -28,6 +28,11 @@ struct PointOptions {
   int concurrency = 1;
   uint64_t seed = 1;
   bool keep_trace = false;
+  // Every decode step simulated as its own event (sim::SimOptions::step_by_step).
+  bool step_by_step = false;
+  // Each token's arrival in the records (sim::SimOptions::token_times): the
+  // inter-token latencies need them, nothing else does.
+  bool token_times = true;
   // Overrides the spec's pp-max-micro-batch-size (0: use the spec / default).
   int pp_max_micro_batch_size = 0;
 };

@@ -5,6 +5,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
+#include "plan/search_inputs.h"
+#include "ppsearch_source_dir.h"
 #include "predict/predict.h"
 #include "predict/search.h"
 #include "testkit/example_search.h"
@@ -48,6 +52,27 @@ void BM_ExampleIntervals(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ExampleIntervals)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One load point of the chat example (DeepSeek-V3, 512 requests of 2,000
+// tokens in and 1,000 out) at PP4/TP8 and concurrency C, as the search
+// predicts it (no per-token times): a low concurrency has the most decode
+// steps, one token each.
+void BM_ChatPoint(benchmark::State& state) {
+  static const plan::SearchInputs in = *plan::LoadSpecFileInputs(
+      std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml");
+  const plan::LayoutPlan* pp4 = nullptr;
+  for (const auto& lp : in.plan.layouts)
+    if (lp.layout.pp == 4) pp4 = &lp;
+  predict::PointOptions po;
+  po.concurrency = static_cast<int>(state.range(0));
+  po.token_times = false;
+  for (auto _ : state) {
+    auto p = predict::PredictPoint(*pp4, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+    benchmark::DoNotOptimize(p.metrics.output_tps);
+    state.counters["decode_batches"] = static_cast<double>(p.sim.decode_batches);
+  }
+}
+BENCHMARK(BM_ChatPoint)->Arg(1)->Arg(2)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
 
 // N requests of 16K prefill at PP8/TP4/EP4, closed loop C = 16.
 void BM_Pp8LongRun(benchmark::State& state) {

@@ -29,6 +29,7 @@ PointOptions OptionsOf(const plan::SearchInputs& in, const PointRequest& request
   po.seed = request.seed.value_or(in.spec.workload.seed);
   po.keep_trace = request.keep_trace;
   po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
+  po.token_times = request.token_times;
   return po;
 }
 
@@ -71,6 +72,7 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
       PointRequest request;
       request.concurrency = c;
       request.keep_trace = options.keep_trace;
+      request.token_times = options.token_times;
       SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
       if (options.cap_check && lp.layout.pp > 1) {
         request.keep_trace = false;
@@ -90,6 +92,7 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
     const SearchPoint& sp = out.points[job];
     PointRequest request;
     request.concurrency = sp.prediction.concurrency;
+    request.token_times = options.token_times;
     return ValuesOf(PredictSearchPoint(in, *sp.plan, member, request));
   };
   out.intervals = uncertainty::Propagate(jobs, ensemble, evaluate, options.threads);

@@ -29,6 +29,9 @@ struct SearchOptions {
   // advice starts from); empty when it names none.
   std::vector<spec::LayoutSpec> measured;
   int threads = 2;  // the result does not depend on it
+  // Each token's arrival in the records (PointOptions::token_times); false
+  // leaves the inter-token latencies out of the figures.
+  bool token_times = true;
   // The model-form term every interval carries (uncertainty/model_error.h);
   // nullopt: the parameters' bands alone (tests that isolate them).
   // uncertainty::ModelFormFor gives the scales a calibration uses.
@@ -72,6 +75,7 @@ struct PointRequest {
   std::optional<uint64_t> seed;
   bool keep_trace = false;
   int pp_max_micro_batch_size = 0;  // 0: the spec's
+  bool token_times = true;          // PointOptions::token_times
 };
 
 // One point of `inputs`' search, predicted as PredictSearch predicts each

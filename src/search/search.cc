@@ -84,6 +84,12 @@ const LoadPoint* LoadOf(const Group& g, int concurrency) {
   return nullptr;
 }
 
+// Only an ITL limit reads the inter-token latencies; without one the
+// simulator keeps no per-token times (a chat point has hundreds of thousands).
+bool NeedsTokenTimes(const spec::Spec& spec) {
+  return spec.decision.sla[decide::SlaMetric::kItl].has_value();
+}
+
 // The predicted SLA figures of a simulated sample: its p99s, TPOT and ITL
 // only when a request generated a second token.
 decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
@@ -178,11 +184,12 @@ plan::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const Loa
   return one;
 }
 
-predict::SearchOptions IntervalOptions(const SearchOptions& options) {
+predict::SearchOptions IntervalOptions(const SearchOptions& options, const spec::Spec& spec) {
   predict::SearchOptions so;
   so.ensemble = options.ensemble;
   so.threads = options.threads;
   so.model_form = options.model_form;
+  so.token_times = NeedsTokenTimes(spec);
   return so;
 }
 
@@ -199,8 +206,9 @@ void SetIntervals(PointFigures& f, const uncertainty::PointUncertainty& u) {
 // them too).
 void AddIntervalsAt(const Group& group, Evaluated& e, const cost::Calibration& calibration,
                     const SearchOptions& options) {
-  const predict::SearchPrediction p = predict::PredictSearch(
-      OneLayoutAt(group, e.candidate, e.at->load), calibration, IntervalOptions(options));
+  const predict::SearchPrediction p =
+      predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration,
+                             IntervalOptions(options, group.inputs.spec));
   if (p.intervals.empty()) return;
   SetIntervals(*e.at, p.intervals.front());
   for (PointFigures& f : e.points)
@@ -219,6 +227,7 @@ PointFigures ProbeAt(const Group& group, const Evaluated& e, const LoadPoint& lo
                      const cost::Calibration& calibration) {
   predict::PointRequest request;
   request.concurrency = load.concurrency;
+  request.token_times = NeedsTokenTimes(group.inputs.spec);
   if (!load.open())
     return FiguresOf(predict::PredictSearchPoint(group.inputs, *PlanOf(group, e.candidate),
                                                  calibration, request),
@@ -324,8 +333,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         }
       }
       first_of_setting = false;
+      predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
+      central_only.token_times = NeedsTokenTimes(group.inputs.spec);
       const predict::SearchPrediction central =
-          predict::PredictSearch(group.inputs, calibration, predict::SearchOptions::CentralOnly());
+          predict::PredictSearch(group.inputs, calibration, central_only);
       for (const predict::SearchPoint& sp : central.points) {
         const Candidate c{sp.plan->layout, group.knobs};
         auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());

@@ -2,10 +2,17 @@
 // whole default space (every PP dividing 32 GPUs, every EP dividing TP, three
 // chunk sizes, seven load points) with 32-member intervals where they could
 // change the ranking, and a space ten times larger (more chunk sizes and
-// max-running-requests values), per candidate.
+// max-running-requests values), per candidate. The same for the chat
+// example (examples/deepseek-v3-chat-search.toml: DeepSeek-V3 on 4 x 8
+// H200, 2,000 tokens in and 1,000 out, 512 requests per load point),
+// where decode dominates.
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
+#include "plan/search_inputs.h"
+#include "ppsearch_source_dir.h"
 #include "search/search.h"
 #include "testkit/example_search.h"
 #include "uncertainty/model_error_file.h"
@@ -13,10 +20,17 @@
 namespace ppsearch::search {
 namespace {
 
-void RunSpace(benchmark::State& state, const SearchOptions& options) {
+const plan::SearchInputs& ChatExample() {
+  static const plan::SearchInputs in = *plan::LoadSpecFileInputs(
+      std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml");
+  return in;
+}
+
+void RunSpace(benchmark::State& state, const SearchOptions& options,
+              const plan::SearchInputs& inputs = testkit::Example()) {
   int candidates = 0, predictions = 0;
   for (auto _ : state) {
-    Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, options);
+    Result<SearchResult> r = Search(inputs, cost::Calibration{}, options);
     if (!r.ok()) {
       state.SkipWithError(r.error().message.c_str());
       return;
@@ -49,6 +63,19 @@ void BM_SearchTenfoldSpace(benchmark::State& state) {
   RunSpace(state, o);
 }
 BENCHMARK(BM_SearchTenfoldSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_SearchChatDefaultSpace(benchmark::State& state) {
+  RunSpace(state, WithModelForm(), ChatExample());
+}
+BENCHMARK(BM_SearchChatDefaultSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_SearchChatTenfoldSpace(benchmark::State& state) {
+  SearchOptions o = WithModelForm();
+  o.bounds.chunked_prefill_size = {2048, 4096, 6144, 8192, 12288, 16384};
+  o.bounds.max_running_requests = {0, 16, 32, 64, 128};
+  RunSpace(state, o, ChatExample());
+}
+BENCHMARK(BM_SearchChatTenfoldSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 }  // namespace ppsearch::search

@@ -3,7 +3,10 @@
 // the performance model of operators and links. The engine asks what a
 // micro-batch costs on each stage; it never sees layers or GPUs.
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "sim/batch.h"
 
@@ -21,11 +24,41 @@ struct StageTime {
   int64_t total_ns() const { return compute_ns + comm_ns + transfer_ns + overhead_ns; }
 };
 
+// How a decode step's stage time grows while its batch decodes on with the
+// same sequences: the step in which each sequence has k more tokens of
+// context costs `at_start` but for its compute, which is
+//   round(fixed_compute_ns + max over groups g of (group_ns[g] + k * group_growth_ns[g]))
+// One group, or one per DP attention rank (the busiest rank's attention
+// sets the step); attention reads each sequence's context once, so a
+// group's time is affine in its summed context.
+struct DecodeGrowth {
+  StageTime at_start;
+  double fixed_compute_ns = 0;
+  std::vector<double> group_ns;
+  std::vector<double> group_growth_ns;  // per step: ns per context token x sequences
+
+  int64_t ComputeNs(int64_t k) const {
+    double most = 0;
+    for (size_t g = 0; g < group_ns.size(); ++g)
+      most = std::max(most, group_ns[g] + static_cast<double>(k) * group_growth_ns[g]);
+    // llround for the non-negative times here, without its library call
+    // (a decode stretch rounds once per step and stage).
+    return static_cast<int64_t>(fixed_compute_ns + most + 0.5);
+  }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual int num_stages() const = 0;
   virtual StageTime StageCost(int stage, const MicroBatch& batch) const = 0;
+  // StageCost of `batch` (a decode step) and of the steps that follow it
+  // with the same sequences, as one form; nullopt: the engine asks
+  // StageCost step by step.
+  virtual std::optional<DecodeGrowth> DecodeStepGrowth(int /*stage*/,
+                                                       const MicroBatch& /*batch*/) const {
+    return std::nullopt;
+  }
   // Latency from the end of `from_stage`'s compute until stage from_stage + 1
   // holds the activations (point-to-point send of hidden states and residual).
   virtual int64_t HopNs(int from_stage, const MicroBatch& batch) const = 0;

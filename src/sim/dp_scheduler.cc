@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 namespace ppsearch::sim {
 
@@ -41,12 +42,11 @@ MicroBatch DpScheduler::ToLocal(MicroBatch batch) const {
   return batch;
 }
 
-MicroBatch DpScheduler::NextBatch(int slot) {
-  if (dp_size() == 1) return ranks_.front().NextBatch(slot);
+MicroBatch DpScheduler::Step(const std::function<MicroBatch(int rank)>& part_of) const {
   MicroBatch step;
   bool any = false;
   for (int r = 0; r < dp_size(); ++r) {
-    MicroBatch part = ToGlobal(r, ranks_[r].NextBatch(slot));
+    MicroBatch part = ToGlobal(r, part_of(r));
     any = any || !part.empty();
     step.is_prefill = step.is_prefill || part.is_prefill;
     step.entries.insert(step.entries.end(), part.entries.begin(), part.entries.end());
@@ -54,6 +54,25 @@ MicroBatch DpScheduler::NextBatch(int slot) {
   }
   if (!any) return MicroBatch{};
   return step;
+}
+
+MicroBatch DpScheduler::NextBatch(int slot) {
+  if (dp_size() == 1) return ranks_.front().NextBatch(slot);
+  return Step([&](int r) { return ranks_[r].NextBatch(slot); });
+}
+
+MicroBatch DpScheduler::PeekDecode(int slot) const {
+  if (dp_size() == 1) return ranks_.front().PeekDecode(slot);
+  return Step([&](int r) { return ranks_[r].PeekDecode(slot); });
+}
+
+void DpScheduler::AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited) {
+  for (auto& rank : ranks_) rank.AdvanceDecode(slot, launched, processed, visited);
+}
+
+bool DpScheduler::HasWaiting() const {
+  return std::any_of(ranks_.begin(), ranks_.end(),
+                     [](const Scheduler& s) { return s.HasWaiting(); });
 }
 
 void DpScheduler::ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,

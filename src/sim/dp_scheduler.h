@@ -15,6 +15,7 @@
 // batches pass through as they are.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -38,6 +39,12 @@ class DpScheduler {
   MicroBatch NextBatch(int slot);
   void ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,
                    std::vector<int>* finished);
+  // Scheduler::PeekDecode and AdvanceDecode on every rank; PeekDecode is
+  // shaped as NextBatch's step.
+  MicroBatch PeekDecode(int slot) const;
+  void AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited);
+  // Some rank has a request waiting or being chunked: a prefill may be formed.
+  bool HasWaiting() const;
   bool Idle() const;
   // Fails the head of the first rank's waiting queue that has one.
   int DropHeadWaiting();
@@ -58,6 +65,8 @@ class DpScheduler {
   // The batch with request ids mapped from rank-local to global (or back).
   MicroBatch ToGlobal(int rank, MicroBatch batch) const;
   MicroBatch ToLocal(MicroBatch batch) const;
+  // One step of every rank, each rank's part from `part_of`.
+  MicroBatch Step(const std::function<MicroBatch(int rank)>& part_of) const;
 
   std::vector<Scheduler> ranks_;
   std::vector<std::pair<int, int>> where_;   // id -> (rank, rank-local id)

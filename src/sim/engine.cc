@@ -13,8 +13,8 @@ namespace {
 class BenchmarkClient : public EngineListener {
  public:
   BenchmarkClient(const std::vector<workload::PlannedRequest>& planned, int concurrency,
-                  SimResult* result)
-      : planned_(planned), concurrency_(concurrency), result_(result) {
+                  bool token_times, SimResult* result)
+      : planned_(planned), concurrency_(concurrency), token_times_(token_times), result_(result) {
     result_->records.resize(planned.size());
   }
 
@@ -33,7 +33,7 @@ class BenchmarkClient : public EngineListener {
     auto& rec = result_->records[request];
     if (output_tokens == 1) rec.first_token_ns = client_ns;
     rec.output_tokens = output_tokens;
-    rec.chunk_ns.push_back(client_ns);
+    if (token_times_) rec.chunk_ns.push_back(client_ns);
   }
 
   void OnFinished(int request, int64_t client_ns, bool ok) override {
@@ -74,11 +74,14 @@ class BenchmarkClient : public EngineListener {
     rec.send_ns = send_ns;
     rec.input_tokens = p.input_tokens;
     rec.reported_input_tokens = p.input_tokens;
+    if (token_times_)
+      rec.chunk_ns.reserve(static_cast<size_t>(std::max<int64_t>(p.output_tokens, 0)));
     engine_->Submit(send_ns, p.input_tokens, p.output_tokens);
   }
 
   const std::vector<workload::PlannedRequest>& planned_;
   const int concurrency_;
+  const bool token_times_;
   SimResult* result_;
   OnlineEngine* engine_ = nullptr;
   int next_to_send_ = 0;
@@ -91,7 +94,7 @@ SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
                    const std::vector<workload::PlannedRequest>& planned, int concurrency,
                    const SimOptions& options) {
   SimResult result;
-  BenchmarkClient client(planned, concurrency, &result);
+  BenchmarkClient client(planned, concurrency, options.token_times, &result);
   OnlineEngine engine(config, cost, &client, options);
   client.Start(&engine);
   engine.RunToEnd();
@@ -103,6 +106,7 @@ SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
   result.micro_batches = counters.micro_batches;
   result.prefill_batches = counters.prefill_batches;
   result.decode_batches = counters.decode_batches;
+  result.stretched_batches = counters.stretched_batches;
   result.peak_kv_tokens = counters.peak_kv_tokens;
   result.peak_running_requests = counters.peak_running_requests;
   result.pp_max_micro_batch_size = engine.pp_max_micro_batch_size();

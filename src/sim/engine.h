@@ -41,7 +41,17 @@ struct TraceSlice {
 };
 
 struct SimOptions {
+  // Every decode step its own pair of events, as SGLang's loop runs them;
+  // otherwise each stretch of decode steps whose batches keep their
+  // sequences is advanced in one go (online_engine.h), to the same figures.
+  // Keeping a trace steps too (the trace has a slice per step).
+  bool step_by_step = false;
   bool keep_trace = false;
+  // Each token's arrival in the records (RequestRecord::chunk_ns: the
+  // inter-token latencies); false: a request's first token, count and end
+  // only, and a decode stretch tells the listener of each request's last
+  // token in it alone.
+  bool token_times = true;
   int64_t max_trace_slices = 200000;  // bounds memory for huge runs
 };
 
@@ -53,6 +63,8 @@ struct SimResult {
   int64_t micro_batches = 0;
   int64_t prefill_batches = 0;
   int64_t decode_batches = 0;
+  // Decode batches advanced inside decode stretches (0 step by step).
+  int64_t stretched_batches = 0;
   int pp_max_micro_batch_size = 0;  // resolved admission cap
   // Dynamic chunking ran: asked for, PP > 1, and the profiled prefill curve
   // was convex (otherwise SGLang, and this engine, fall back to fixed chunks).

@@ -47,11 +47,22 @@ void OnlineEngine::RunUntil(int64_t t_ns) {
 }
 
 void OnlineEngine::RunToEnd() {
-  while (!events_.empty()) Dispatch(events_.Pop());
+  const bool stretches = !options_.step_by_step && !options_.keep_trace;
+  while (!events_.empty()) {
+    if (stretches && AdvanceDecodeStretch(INT64_MAX)) continue;
+    Dispatch(events_.Pop());
+  }
+}
+
+void OnlineEngine::PushInternal(int64_t t, EventKind kind, int index) {
+  ++internal_pending_;
+  events_.Push(t, {kind, index});
 }
 
 void OnlineEngine::Dispatch(const EventQueue<Event>::Event& e) {
   now_ = e.time_ns;
+  if (e.payload.kind == EventKind::kLoop || e.payload.kind == EventKind::kProcess)
+    --internal_pending_;
   switch (e.payload.kind) {
     case EventKind::kSend:
       OnSend(e.payload.index);
@@ -96,7 +107,7 @@ void OnlineEngine::OnArrive(int request) {
   ++queued_;
   if (sleeping_) {
     sleeping_ = false;
-    events_.Push(now_, {EventKind::kLoop, -1});
+    PushInternal(now_, EventKind::kLoop, -1);
   }
 }
 
@@ -124,7 +135,7 @@ void OnlineEngine::OnLoop() {
   const int next = static_cast<int>((mb_counter_ + 1) % config_.num_slots);
   ++mb_counter_;
   if (slots_[next].active) {
-    events_.Push(std::max(t, slots_[next].outputs_ready_ns), {EventKind::kProcess, next});
+    PushInternal(std::max(t, slots_[next].outputs_ready_ns), EventKind::kProcess, next);
     return;
   }
   ContinueOrSleep(t);
@@ -174,7 +185,7 @@ void OnlineEngine::ContinueOrSleep(int64_t t) {
     listener_->OnFinished(sched_to_ticket_[r], t, /*ok=*/false);
     empty_passes_ = 0;
   }
-  events_.Push(t, {EventKind::kLoop, -1});
+  PushInternal(t, EventKind::kLoop, -1);
 }
 
 void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
@@ -229,6 +240,16 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
 
 void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch,
                            int slot) {
+  AddStageTime(stage, st);
+  if (options_.keep_trace &&
+      static_cast<int64_t>(counters_.trace.size()) < options_.max_trace_slices) {
+    counters_.trace.push_back({stage, start, st.total_ns(), counters_.micro_batches, slot,
+                               batch.is_prefill, batch.extend_tokens(),
+                               static_cast<int>(batch.entries.size()), st});
+  }
+}
+
+void OnlineEngine::AddStageTime(int stage, const StageTime& st) {
   StageStats& s = counters_.stages[stage];
   s.compute_ns += st.compute_ns;
   s.comm_ns += st.comm_ns;
@@ -236,12 +257,6 @@ void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const 
   s.overhead_ns += st.overhead_ns;
   s.allreduce_calls += st.allreduce_calls;
   ++s.micro_batches;
-  if (options_.keep_trace &&
-      static_cast<int64_t>(counters_.trace.size()) < options_.max_trace_slices) {
-    counters_.trace.push_back({stage, start, st.total_ns(), counters_.micro_batches, slot,
-                               batch.is_prefill, batch.extend_tokens(),
-                               static_cast<int>(batch.entries.size()), st});
-  }
 }
 
 }  // namespace ppsearch::sim

@@ -50,6 +50,7 @@ struct EngineCounters {
   int64_t micro_batches = 0;
   int64_t prefill_batches = 0;
   int64_t decode_batches = 0;
+  int64_t stretched_batches = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
 };
@@ -69,9 +70,13 @@ class OnlineEngine {
   // listener hears nothing more of it, nor of its finish.
   void Abort(int ticket);
 
-  // Processes every event at or before `t_ns`, then sets now to t_ns.
+  // Processes every event at or before `t_ns`, then sets now to t_ns. Step
+  // by step: the listener hears every batch launched.
   void RunUntil(int64_t t_ns);
-  // Processes events until none is left.
+  // Processes events until none is left. Unless options.step_by_step or
+  // keep_trace, each decode stretch (below) is advanced in one go: the
+  // listener hears its tokens, in order and at their times, but not its
+  // batch launches.
   void RunToEnd();
   // Time of the next event, if any.
   std::optional<int64_t> NextEventNs() const;
@@ -103,7 +108,33 @@ class OnlineEngine {
     bool active = false;
   };
 
+  // One slot's part of a decode stretch (decode_stretch.cc).
+  struct StretchSlot;
+  enum class Step { kAdvanced, kStop };
+
   void Dispatch(const EventQueue<Event>::Event& e);
+  void PushInternal(int64_t t, EventKind kind, int index);
+  // A decode stretch: while no request waits to be admitted and the
+  // micro-batches in flight decode, every slot runs the same sequences
+  // step after step until a result finishes one of them or an outside
+  // event (an arrival, a send) comes due. Its steps are played here
+  // without the event queue, each stage's time from the cost model's
+  // DecodeGrowth, in the order and at the times the events would have had;
+  // false when no step could be advanced.
+  bool AdvanceDecodeStretch(int64_t limit_ns);
+  bool BuildStretch(std::vector<StretchSlot>* slots) const;
+  void LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns);
+  int64_t StageEnds(const StretchSlot& z, int64_t k, int64_t launch_ns,
+                    std::vector<int64_t>* compute_ns);
+  // A slot decoding alone, cycle after cycle, in closed form (decode_stretch.cc).
+  struct Cycle;
+  Cycle CycleOf(const StretchSlot& z, int64_t t) const;
+  int64_t CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
+                       int64_t outside_ns, int64_t limit_ns) const;
+  int64_t JumpCycles(std::vector<StretchSlot>& slots, int slot, int64_t t, int64_t cycles);
+  void FinishStretch(std::vector<StretchSlot>& slots);
+  // The listener hears the slot's last result of the stretch so far.
+  void HearStretchTokens(const StretchSlot& z);
   void OnSend(int ticket);
   void OnArrive(int request);
   void OnLoop();
@@ -111,6 +142,7 @@ class OnlineEngine {
   void ContinueOrSleep(int64_t t);
   void Launch(int slot, MicroBatch batch, int64_t launch_ns);
   void Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch, int slot);
+  void AddStageTime(int stage, const StageTime& st);
 
   const SchedulerConfig config_;
   const CostModel& cost_;
@@ -129,6 +161,7 @@ class OnlineEngine {
   int64_t mb_counter_ = 0;
   int64_t last_launch_ns_ = 0;  // the host's last batch launch (overlap scheduler)
   int empty_passes_ = 0;
+  int internal_pending_ = 0;  // kLoop and kProcess events queued (at most one, by the loop's chain)
   int queued_ = 0;
   bool sleeping_ = true;
 };

@@ -164,17 +164,36 @@ MicroBatch Scheduler::NextPrefill(Slot& slot) {
 }
 
 MicroBatch Scheduler::NextDecode(Slot& slot) {
-  MicroBatch batch;
-  batch.is_prefill = false;
   // An empty slot holds no decode work that could make it full; clearing the
   // flag here keeps a slot from staying closed after the pool drained.
   if (slot.running.empty()) slot.batch_is_full = false;
+  MicroBatch batch = DecodeOf(slot);
+  kv_used_ += static_cast<int64_t>(batch.entries.size());
+  return batch;
+}
+
+MicroBatch Scheduler::DecodeOf(const Slot& slot) const {
+  MicroBatch batch;
+  batch.is_prefill = false;
+  batch.entries.reserve(slot.running.size());
   for (int r : slot.running) {
     const SchedRequest& q = requests_[r];
     batch.entries.push_back({r, 1, q.input_tokens + q.output_tokens - 1, false});
-    ++kv_used_;
   }
   return batch;
+}
+
+MicroBatch Scheduler::PeekDecode(int slot) const { return DecodeOf(slots_[slot]); }
+
+void Scheduler::AdvanceDecode(int slot_index, int64_t launched, int64_t processed, bool visited) {
+  Slot& slot = slots_[slot_index];
+  if (visited && slot.running.empty()) slot.batch_is_full = false;
+  kv_used_ += launched * static_cast<int64_t>(slot.running.size());
+  for (int r : slot.running) {
+    SchedRequest& q = requests_[r];
+    q.output_tokens += processed;
+    assert(q.output_tokens < q.max_new_tokens);
+  }
 }
 
 void Scheduler::Release(int request) {

@@ -77,6 +77,16 @@ class Scheduler {
   void ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,
                    std::vector<int>* finished);
 
+  // The decode batch NextBatch(slot) would return when no prefill can be
+  // formed, without taking its KV tokens; empty when the slot runs nothing.
+  MicroBatch PeekDecode(int slot) const;
+  // The state after `launched` decode steps of `slot`'s running batch, of
+  // which the first `processed` have had their results applied, none of
+  // them finishing a request; `visited`: NextBatch(slot) ran at least once
+  // (an empty slot's batch_is_full is then cleared). What a decode stretch
+  // leaves (online_engine.h).
+  void AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited);
+
   // Nothing waiting, no chunked request, no running request.
   bool Idle() const;
   bool HasWaiting() const { return !waiting_.empty() || chunked_ >= 0; }
@@ -102,6 +112,7 @@ class Scheduler {
 
   MicroBatch NextPrefill(Slot& slot);
   MicroBatch NextDecode(Slot& slot);
+  MicroBatch DecodeOf(const Slot& slot) const;
   int64_t ReservedDecodeTokens() const;
   void Release(int request);
 

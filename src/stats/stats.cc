@@ -107,10 +107,30 @@ LatencySummary Summarize(const std::vector<double>& v) {
   LatencySummary s;
   if (v.empty()) return s;
   s.mean = Mean(v);
-  s.p50 = Percentile(v, 50);
-  s.p90 = Percentile(v, 90);
-  s.p95 = Percentile(v, 95);
-  s.p99 = Percentile(v, 99);
+  // The same interpolation as Percentile, from order statistics selected
+  // at rising ranks, each among the values right of the last one: linear
+  // time where a simulated sample has a value per token.
+  std::vector<double> w = v;
+  size_t placed_to = 0;  // w[0, placed_to) holds no rank still to be selected
+  auto at_rank = [&](size_t rank) {
+    if (rank >= placed_to) {
+      std::nth_element(w.begin() + static_cast<std::ptrdiff_t>(placed_to),
+                       w.begin() + static_cast<std::ptrdiff_t>(rank), w.end());
+      placed_to = rank + 1;
+    }
+    return w[rank];
+  };
+  auto percentile = [&](double q) {
+    const double h = (static_cast<double>(w.size()) - 1) * q / 100.0;
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    const size_t hi = std::min(lo + 1, w.size() - 1);
+    const double low = at_rank(lo);
+    return low + (h - static_cast<double>(lo)) * (at_rank(hi) - low);
+  };
+  s.p50 = percentile(50);
+  s.p90 = percentile(90);
+  s.p95 = percentile(95);
+  s.p99 = percentile(99);
   s.max = *std::max_element(v.begin(), v.end());
   return s;
 }

@@ -19,6 +19,22 @@ TEST(StatsTest, PercentileMatchesNumpyLinear) {
   EXPECT_DOUBLE_EQ(Percentile({7}, 95), 7);
 }
 
+// Summarize selects its order statistics instead of sorting per
+// percentile; the figures are Percentile's, ties and repeats included.
+TEST(StatsTest, SummarizeEqualsPercentileAtEverySize) {
+  for (int n = 1; n <= 60; ++n) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i)
+      v.push_back(static_cast<double>((i * 37 + n) % 11) + 0.25 * (i % 3));
+    const LatencySummary s = Summarize(v);
+    EXPECT_EQ(s.p50, Percentile(v, 50)) << n;
+    EXPECT_EQ(s.p90, Percentile(v, 90)) << n;
+    EXPECT_EQ(s.p95, Percentile(v, 95)) << n;
+    EXPECT_EQ(s.p99, Percentile(v, 99)) << n;
+    EXPECT_EQ(s.max, Percentile(v, 100)) << n;
+  }
+}
+
 TEST(StatsTest, SpreadIsRangeOverMedian) {
   EXPECT_DOUBLE_EQ(Spread({99, 100, 101}), 0.02);
   EXPECT_DOUBLE_EQ(Spread({5}), 0);

@@ -1,0 +1,183 @@
+// The simulator's decode stretches (sim/decode_stretch.cc) against its
+// step-by-step reference, on the real cost model: MLA (DeepSeek-V3), GQA
+// (Qwen3) and the hybrid KDA + MLA stack (Kimi K3), at PP 1, 2 and 4 and
+// with DP attention. Output lengths are uniform so that requests finish,
+// and new ones are admitted, in the middle of other requests' decode.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "plan/search_inputs.h"
+#include "ppsearch_source_dir.h"
+#include "predict/predict.h"
+#include "testkit/example_search.h"
+
+namespace ppsearch::predict {
+namespace {
+
+const std::string kSource = PPSEARCH_SOURCE_DIR;
+
+// The chat example on two of its nodes (16 GPUs: DeepSeek-V3's block-FP8
+// weights do not split 32 ways), with `model_config` instead of its model.
+plan::SearchInputs ChatInputs(const std::string& model_config = "") {
+  plan::InputsOptions o;
+  o.spec_path = kSource + "/examples/deepseek-v3-chat-search.toml";
+  o.overrides.push_back("cluster.hosts=[\"n0\", \"n1\"]");
+  o.overrides.push_back("sweep.pp=[1]");
+  if (!model_config.empty())
+    o.overrides.push_back("engine.model_config=\"" + kSource + "/data/models/" + model_config +
+                          "/config.json\"");
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(o);
+  EXPECT_TRUE(in.ok()) << in.error().message;
+  return *in;
+}
+
+// A short chat load: 300-token prompts, 20 to 60 tokens out.
+void ChatLoad(spec::Spec& spec, int requests) {
+  spec.workload.requests = requests;
+  spec.workload.input_tokens = 300;
+  spec.workload.output_tokens = 60;
+  spec.workload.output_distribution = "uniform";
+  spec.workload.output_range_ratio = 0.33;
+}
+
+struct Case {
+  PointPrediction stepped, stretched;
+  PointPrediction lean;  // stretched without token times: lone slots jump whole cycles
+};
+
+Case Both(const plan::SearchInputs& in, const spec::LayoutSpec& layout, int concurrency) {
+  const plan::LayoutPlan lp = plan::PlanLayout(layout, in.spec, in.model, in.hardware);
+  EXPECT_TRUE(lp.valid) << layout.Label() << ": "
+                        << (lp.errors.empty() ? "" : lp.errors.front().message);
+  PointOptions po;
+  po.concurrency = concurrency;
+  po.seed = 7;
+  Case c;
+  po.step_by_step = true;
+  c.stepped = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+  po.step_by_step = false;
+  c.stretched = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+  po.token_times = false;
+  c.lean = PredictPoint(lp, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+  return c;
+}
+
+// Every request's times and tokens, the engine's counters and the
+// figures: equal, the times to within 1 ns per 10 us (rounding of the
+// stage times' closed form), far inside the 0.5% the figures may differ.
+void ExpectSame(const Case& c, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_GT(c.stepped.metrics.requests_completed, 0);
+  const sim::SimResult& a = c.stepped.sim;
+  const sim::SimResult& b = c.stretched.sim;
+  EXPECT_EQ(a.stretched_batches, 0);
+  EXPECT_GT(b.stretched_batches, b.decode_batches / 2) << "the stretches advanced few steps";
+  EXPECT_EQ(a.micro_batches, b.micro_batches);
+  EXPECT_EQ(a.prefill_batches, b.prefill_batches);
+  EXPECT_EQ(a.decode_batches, b.decode_batches);
+  EXPECT_EQ(a.peak_kv_tokens, b.peak_kv_tokens);
+  EXPECT_EQ(a.peak_running_requests, b.peak_running_requests);
+  auto near = [](int64_t x, int64_t y) {
+    return std::llabs(x - y) <= 1 + std::max(std::llabs(x), std::llabs(y)) / 10000;
+  };
+  EXPECT_PRED2(near, a.window_ns, b.window_ns);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    const workload::RequestRecord& x = a.records[i];
+    const workload::RequestRecord& y = b.records[i];
+    ASSERT_EQ(x.output_tokens, y.output_tokens) << "request " << i;
+    ASSERT_EQ(x.chunk_ns.size(), y.chunk_ns.size()) << "request " << i;
+    ASSERT_PRED2(near, x.send_ns, y.send_ns) << "request " << i;
+    ASSERT_PRED2(near, x.first_token_ns, y.first_token_ns) << "request " << i;
+    ASSERT_PRED2(near, x.end_ns, y.end_ns) << "request " << i;
+    for (size_t k = 0; k < x.chunk_ns.size(); ++k)
+      ASSERT_PRED2(near, x.chunk_ns[k], y.chunk_ns[k]) << "request " << i << " token " << k;
+  }
+  ASSERT_EQ(a.stages.size(), b.stages.size());
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    EXPECT_EQ(a.stages[s].micro_batches, b.stages[s].micro_batches);
+    EXPECT_PRED2(near, a.stages[s].compute_ns, b.stages[s].compute_ns);
+    EXPECT_EQ(a.stages[s].comm_ns, b.stages[s].comm_ns);
+    EXPECT_EQ(a.stages[s].overhead_ns, b.stages[s].overhead_ns);
+  }
+  const stats::SampleMetrics& m = c.stepped.metrics;
+  const stats::SampleMetrics& n = c.stretched.metrics;
+  EXPECT_EQ(m.requests_completed, n.requests_completed);
+  EXPECT_EQ(m.output_tokens, n.output_tokens);
+  EXPECT_NEAR(n.output_tps, m.output_tps, 1e-4 * m.output_tps);
+  EXPECT_NEAR(n.ttft_s.p99, m.ttft_s.p99, 1e-4 * m.ttft_s.p99);
+  EXPECT_NEAR(n.tpot_s.p50, m.tpot_s.p50, 1e-4 * m.tpot_s.p50);
+  EXPECT_NEAR(n.itl_s.p99, m.itl_s.p99, 1e-4 * m.itl_s.p99);
+
+  // Without token times: the same requests, tokens and batches, the times
+  // as near, no inter-token latencies.
+  const sim::SimResult& l = c.lean.sim;
+  EXPECT_EQ(a.decode_batches, l.decode_batches);
+  EXPECT_EQ(a.stretched_batches, 0);
+  EXPECT_GT(l.stretched_batches, l.decode_batches / 2);
+  EXPECT_PRED2(near, a.window_ns, l.window_ns);
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    const workload::RequestRecord& x = a.records[i];
+    const workload::RequestRecord& z = l.records[i];
+    ASSERT_EQ(x.output_tokens, z.output_tokens) << "request " << i;
+    ASSERT_PRED2(near, x.first_token_ns, z.first_token_ns) << "request " << i;
+    ASSERT_PRED2(near, x.end_ns, z.end_ns) << "request " << i;
+    ASSERT_TRUE(z.chunk_ns.empty());
+  }
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    EXPECT_EQ(a.stages[s].micro_batches, l.stages[s].micro_batches);
+    EXPECT_PRED2(near, a.stages[s].compute_ns, l.stages[s].compute_ns);
+  }
+  const stats::SampleMetrics& o = c.lean.metrics;
+  EXPECT_NEAR(o.output_tps, m.output_tps, 1e-4 * m.output_tps);
+  EXPECT_NEAR(o.ttft_s.p99, m.ttft_s.p99, 1e-4 * m.ttft_s.p99);
+  EXPECT_NEAR(o.tpot_s.p50, m.tpot_s.p50, 1e-4 * m.tpot_s.p50);
+  EXPECT_NEAR(o.tpot_s.p99, m.tpot_s.p99, 1e-4 * m.tpot_s.p99);
+  EXPECT_EQ(o.itl_values, 0);
+}
+
+spec::LayoutSpec Layout(int pp, int tp, int ep, int dp = 1) {
+  return {.pp = pp, .tp = tp, .ep = ep, .origin = {}, .dp = dp};
+}
+
+TEST(DecodeStretch, MlaAtPp124) {
+  plan::SearchInputs in = ChatInputs();
+  ChatLoad(in.spec, 24);
+  for (int pp : {1, 2, 4})
+    for (int c : {1, 5, 16})
+      ExpectSame(Both(in, Layout(pp, 16 / pp, 1), c),
+                 "DeepSeek-V3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
+}
+
+TEST(DecodeStretch, MlaWithDpAttention) {
+  plan::SearchInputs in = ChatInputs();
+  ChatLoad(in.spec, 24);
+  for (int dp : {2, 4})
+    for (int c : {3, 16})
+      ExpectSame(Both(in, Layout(1, 16, 1, dp), c),
+                 "DeepSeek-V3 DP" + std::to_string(dp) + " C=" + std::to_string(c));
+}
+
+TEST(DecodeStretch, GqaAtPp124) {
+  plan::SearchInputs in = ChatInputs("qwen3-235b-a22b");
+  ChatLoad(in.spec, 24);
+  for (int pp : {1, 2, 4})
+    for (int c : {2, 16})
+      ExpectSame(Both(in, Layout(pp, 16 / pp, 1), c),
+                 "Qwen3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
+}
+
+TEST(DecodeStretch, HybridKdaAtPp124) {
+  plan::SearchInputs in = testkit::Example();
+  ChatLoad(in.spec, 16);
+  for (int pp : {1, 2, 4})
+    for (int c : {1, 8})
+      ExpectSame(Both(in, Layout(pp, 32 / pp, 4), c),
+                 "Kimi K3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
+}
+
+}  // namespace
+}  // namespace ppsearch::predict

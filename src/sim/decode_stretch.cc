@@ -1,0 +1,341 @@
+// OnlineEngine's decode stretches: the steps of batches that keep their
+// sequences, played without the event queue. Each step is what OnLoop and
+// OnProcess (online_engine.cc) would do with it, in the same order and at
+// the same times; the scheduler and the slots are then left as those
+// events would have left them. What makes a step cheap: its stage times
+// come from the cost model's DecodeGrowth of the stretch's first step (no
+// pricing per step), its batch is never built, and the scheduler is told
+// the outcome once (Scheduler::AdvanceDecode).
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "sim/online_engine.h"
+
+namespace ppsearch::sim {
+
+struct OnlineEngine::StretchSlot {
+  MicroBatch batch;  // the decode step the slot would launch at the stretch's start
+  std::vector<DecodeGrowth> stages;
+  std::vector<int64_t> hop_ns;
+  std::vector<int64_t> compute_ns;  // per stage, summed over the slot's launches
+  int64_t return_ns = 0;
+  int64_t schedule_ns = 0;
+  // Results the slot may apply before one finishes a request.
+  int64_t results_left = 0;
+  std::vector<int> tickets;            // per entry; -1: aborted, not heard
+  std::vector<int64_t> output_tokens;  // per entry, at the start
+  int64_t launched = 0, processed = 0;
+  int64_t last_launch_k = 0;   // context steps of the slot's last launch past `batch`
+  int64_t last_client_ns = 0;  // when the client holds the slot's last result
+  bool visited = false;
+  bool runs() const { return !batch.empty(); }
+};
+
+bool OnlineEngine::BuildStretch(std::vector<StretchSlot>* out) const {
+  std::vector<StretchSlot>& slots = *out;
+  slots.resize(config_.num_slots);
+  bool any = false;
+  for (int s = 0; s < config_.num_slots; ++s) {
+    StretchSlot& z = slots[s];
+    z.batch = scheduler_.PeekDecode(s);
+    if (!z.runs()) continue;
+    any = true;
+    z.results_left = INT64_MAX;
+    for (const BatchEntry& e : z.batch.entries) {
+      const SchedRequest& q = scheduler_.request(e.request);
+      z.results_left = std::min(z.results_left, q.max_new_tokens - q.output_tokens - 1);
+      z.output_tokens.push_back(q.output_tokens);
+      const int ticket = sched_to_ticket_[e.request];
+      z.tickets.push_back(pending_[ticket].aborted ? -1 : ticket);
+    }
+    for (int st = 0; st < cost_.num_stages(); ++st) {
+      std::optional<DecodeGrowth> g = cost_.DecodeStepGrowth(st, z.batch);
+      if (!g) return false;
+      z.stages.push_back(std::move(*g));
+      z.compute_ns.push_back(0);
+      if (st + 1 < cost_.num_stages()) z.hop_ns.push_back(cost_.HopNs(st, z.batch));
+    }
+    z.return_ns = cost_.OutputReturnNs(z.batch);
+    z.schedule_ns = cost_.ScheduleNs(z.batch);
+  }
+  return any;
+}
+
+bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
+  if (internal_pending_ != 1 || events_.empty()) return false;
+  const EventQueue<Event>::Event head = events_.Top();
+  const bool is_loop = head.payload.kind == EventKind::kLoop;
+  if (!is_loop && head.payload.kind != EventKind::kProcess) return false;
+  if (head.time_ns > limit_ns || scheduler_.HasWaiting()) return false;
+  for (const InFlight& f : slots_)
+    if (f.active && f.batch.is_prefill) return false;
+  std::vector<StretchSlot> slots;
+  if (!BuildStretch(&slots)) return false;
+
+  const int num_slots = config_.num_slots;
+  const int64_t stream_out_ns = cost_.StreamOutNs();
+  auto in_flight = [this] {
+    return std::any_of(slots_.begin(), slots_.end(), [](const InFlight& f) { return f.active; });
+  };
+  EventKind kind = head.payload.kind;
+  int process_slot = head.payload.index;
+  int64_t t = head.time_ns;
+  // Outside events queued before the stretch come first at equal times; the
+  // head alone was queued before some of them and is the queue's first.
+  int64_t outside_ns = INT64_MAX;
+  bool started = false;
+  // The step at `at` is played: the head leaves the queue with the first.
+  auto take = [&](int64_t at) {
+    if (!started) {
+      events_.Pop();
+      --internal_pending_;
+      outside_ns = events_.empty() ? INT64_MAX : events_.Top().time_ns;
+      started = true;
+    }
+    now_ = at;
+  };
+  while (true) {
+    if (started && (t >= outside_ns || t > limit_ns)) break;
+    if (kind == EventKind::kProcess) {
+      StretchSlot& z = slots[process_slot];
+      if (z.processed >= z.results_left) break;  // this result finishes a request
+      slots_[process_slot].active = false;
+      if (!in_flight() && empty_passes_ > num_slots) {  // OnProcess would drop a request
+        slots_[process_slot].active = true;
+        break;
+      }
+      take(t);
+      if (const int64_t cycles = CyclesToJump(slots, process_slot, t, outside_ns, limit_ns);
+          cycles > 0) {
+        t = JumpCycles(slots, process_slot, t, cycles);
+        continue;
+      }
+      ++z.processed;
+      z.last_client_ns = now_ + stream_out_ns;
+      if (options_.token_times) HearStretchTokens(z);
+      kind = EventKind::kLoop;  // ContinueOrSleep(now)
+      continue;
+    }
+    const int slot = static_cast<int>(mb_counter_ % num_slots);
+    StretchSlot& z = slots[slot];
+    if (!z.runs() && !in_flight() && empty_passes_ + 1 > num_slots) break;
+    take(t);
+    z.visited = true;
+    if (z.runs()) {
+      t = config_.overlap_schedule ? std::max(t, last_launch_ns_ + z.schedule_ns)
+                                   : t + z.schedule_ns;
+      LaunchStretchStep(z, slot, t);
+      empty_passes_ = 0;
+    } else {
+      ++empty_passes_;
+    }
+    const int next = static_cast<int>((mb_counter_ + 1) % num_slots);
+    ++mb_counter_;
+    if (slots_[next].active) {
+      kind = EventKind::kProcess;
+      process_slot = next;
+      t = std::max(t, slots_[next].outputs_ready_ns);
+    }
+  }
+  if (!started) return false;
+  PushInternal(t, kind, kind == EventKind::kProcess ? process_slot : -1);
+  FinishStretch(slots);
+  return true;
+}
+
+// Launch's stage arithmetic for a step `k` context tokens past the slot's
+// batch; adds each stage's compute to `compute_ns`; returns when the last
+// stage ends.
+int64_t OnlineEngine::StageEnds(const StretchSlot& z, int64_t k, int64_t launch_ns,
+                                std::vector<int64_t>* compute_ns) {
+  const int stages = cost_.num_stages();
+  int64_t arrive = launch_ns;
+  int64_t end = launch_ns;
+  for (int st = 0; st < stages; ++st) {
+    const DecodeGrowth& g = z.stages[st];
+    const int64_t c = k > 0 ? g.ComputeNs(k) : g.at_start.compute_ns;
+    const int64_t start = std::max(gpu_free_ns_[st], arrive);
+    end = start + g.at_start.total_ns() - g.at_start.compute_ns + c;
+    gpu_free_ns_[st] = end;
+    if (compute_ns != nullptr) (*compute_ns)[st] += c;
+    if (st + 1 < stages) {
+      arrive = std::max(end, gpu_free_ns_[st + 1]) + z.hop_ns[st];
+      gpu_free_ns_[st] = arrive;
+    }
+  }
+  return end;
+}
+
+// The slot's next step launched at `launch_ns`.
+void OnlineEngine::LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns) {
+  const int64_t k = z.processed;  // each launch follows the slot's previous result
+  const int64_t end = StageEnds(z, k, launch_ns, &z.compute_ns);
+  last_launch_ns_ = launch_ns;
+  ++counters_.micro_batches;
+  ++counters_.decode_batches;
+  ++counters_.stretched_batches;
+  slots_[slot].outputs_ready_ns = end + z.return_ns;
+  slots_[slot].active = true;
+  ++z.launched;
+  z.last_launch_k = k;
+}
+
+// A slot that decodes alone (no other slot runs or is in flight) repeats
+// one cycle: apply its result, launch its next step, pass the empty slots,
+// wait for the result. Cycle j's times follow from the step time
+//   D(k) = sum over stages of (its time but compute + fixed + group + k x growth)
+//          + the hops + the output's return,
+// affine in the step's context k, so that the launch of cycle j is
+//   t_j = P_0 + (j + 1) x schedule + sum_{i=1..j} D(p0 + i)         (no overlap)
+//   t_j = t_0 + sum_{i=1..j} max(D(p0 + i), schedule)                (overlap)
+// with P_0 the first result's time and p0 the results applied before it:
+// sums of an affine sequence, in closed form. Each stage's time is rounded
+// to the ns once per cycle step by step and once per jump here (within a
+// ns per step of the step-by-step times).
+struct OnlineEngine::Cycle {
+  double p0 = 0, first_ns = 0, schedule_ns = 0, last_launch_ns = 0;
+  double d_fixed = 0, d_growth = 0;  // D(k) = d_fixed + k x d_growth
+  bool overlap = false;
+
+  double D(double k) const { return d_fixed + k * d_growth; }
+  // Launch time of cycle j (j >= 0).
+  double Launch(double j) const {
+    if (!overlap)
+      return first_ns + (j + 1) * schedule_ns + j * d_fixed + d_growth * (j * p0 + j * (j + 1) / 2);
+    const double t0 = std::max(first_ns, last_launch_ns + schedule_ns);
+    // Cycles whose step is shorter than the schedule time: i < below + 1.
+    double below = 0;
+    if (d_growth > 0)
+      below = std::clamp(std::ceil((schedule_ns - d_fixed) / d_growth - p0) - 1, 0.0, j);
+    else if (d_fixed < schedule_ns)
+      below = j;
+    return t0 + below * schedule_ns + (j - below) * (d_fixed + p0 * d_growth) +
+           d_growth * (j * (j + 1) / 2 - below * (below + 1) / 2);
+  }
+  // Result time of cycle j: P_0, then the previous launch plus its step.
+  double Result(double j) const { return j == 0 ? first_ns : Launch(j - 1) + D(p0 + j); }
+};
+
+int64_t OnlineEngine::CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
+                                   int64_t outside_ns, int64_t limit_ns) const {
+  if (options_.token_times) return 0;  // every token's time is wanted
+  for (int s = 0; s < config_.num_slots; ++s)
+    if (s != slot && (slots[s].runs() || slots_[s].active)) return 0;
+  const StretchSlot& z = slots[slot];
+  for (const DecodeGrowth& g : z.stages)
+    if (g.group_ns.size() != 1) return 0;
+  // Cycles that apply a result before the one that finishes a request.
+  const int64_t most = z.results_left - z.processed;
+  if (most < 2) return 0;
+  const Cycle c = CycleOf(z, t);
+  // The last cycle's launch must come before the next outside event, by a
+  // margin that the closed form's rounding cannot cross (the step-by-step
+  // loop plays the cycles near it).
+  constexpr double kMarginNs = 1e4;
+  auto fits = [&](int64_t j) {
+    const double launch = c.Launch(static_cast<double>(j - 1));
+    return launch < static_cast<double>(outside_ns) - kMarginNs &&
+           launch <= static_cast<double>(limit_ns) - kMarginNs;
+  };
+  if (!fits(1)) return 0;
+  int64_t lo = 1, hi = most;  // fits(lo); the answer is in [lo, hi]
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+OnlineEngine::Cycle OnlineEngine::CycleOf(const StretchSlot& z, int64_t t) const {
+  Cycle c;
+  c.p0 = static_cast<double>(z.processed);
+  c.first_ns = static_cast<double>(t);
+  c.schedule_ns = static_cast<double>(z.schedule_ns);
+  c.last_launch_ns = static_cast<double>(last_launch_ns_);
+  c.overlap = config_.overlap_schedule;
+  c.d_fixed = static_cast<double>(z.return_ns);
+  for (int64_t hop : z.hop_ns) c.d_fixed += static_cast<double>(hop);
+  for (const DecodeGrowth& g : z.stages) {
+    c.d_fixed += static_cast<double>(g.at_start.total_ns() - g.at_start.compute_ns) +
+                 g.fixed_compute_ns + g.group_ns.front();
+    c.d_growth += g.group_growth_ns.front();
+  }
+  return c;
+}
+
+// Plays `cycles` cycles of the slot (CyclesToJump) from its result at `t`;
+// returns the time of the result that follows them.
+int64_t OnlineEngine::JumpCycles(std::vector<StretchSlot>& slots, int slot, int64_t t,
+                                 int64_t cycles) {
+  StretchSlot& z = slots[slot];
+  const Cycle c = CycleOf(z, t);
+  const double j = static_cast<double>(cycles);
+  // Stage compute over launches k = p0 + 1 .. p0 + cycles.
+  const double k_sum = j * c.p0 + j * (j + 1) / 2;
+  for (size_t st = 0; st < z.stages.size(); ++st) {
+    const DecodeGrowth& g = z.stages[st];
+    z.compute_ns[st] += std::llround(j * (g.fixed_compute_ns + g.group_ns.front()) +
+                                     k_sum * g.group_growth_ns.front());
+  }
+  const int64_t last_launch = std::llround(c.Launch(j - 1));
+  const int64_t last_result = std::llround(c.Result(j - 1));
+  z.processed += cycles;
+  // The last launch's stages, from free GPUs (each cycle waits for its result).
+  for (int64_t& free_ns : gpu_free_ns_) free_ns = std::min(free_ns, last_launch);
+  const int64_t end = StageEnds(z, z.processed, last_launch, nullptr);
+  slots_[slot].outputs_ready_ns = end + z.return_ns;
+  slots_[slot].active = true;
+  z.launched += cycles;
+  z.last_launch_k = z.processed;
+  z.last_client_ns = last_result + cost_.StreamOutNs();
+  last_launch_ns_ = last_launch;
+  counters_.micro_batches += cycles;
+  counters_.decode_batches += cycles;
+  counters_.stretched_batches += cycles;
+  const int num_slots = config_.num_slots;
+  mb_counter_ += cycles * num_slots;
+  empty_passes_ = num_slots - 1;
+  for (StretchSlot& other : slots) other.visited = true;
+  now_ = num_slots == 1 ? last_result : last_launch;
+  return std::max(last_launch, slots_[slot].outputs_ready_ns);
+}
+
+void OnlineEngine::HearStretchTokens(const StretchSlot& z) {
+  for (size_t i = 0; i < z.tickets.size(); ++i)
+    if (z.tickets[i] >= 0)
+      listener_->OnTokens(z.tickets[i], z.output_tokens[i] + z.processed, z.last_client_ns);
+}
+
+void OnlineEngine::FinishStretch(std::vector<StretchSlot>& slots) {
+  for (int s = 0; s < config_.num_slots; ++s) {
+    StretchSlot& z = slots[s];
+    if (!options_.token_times && z.processed > 0) HearStretchTokens(z);
+    // Each launch's stage times but compute are those of the first.
+    for (size_t st = 0; st < z.stages.size() && z.launched > 0; ++st) {
+      const StageTime& first = z.stages[st].at_start;
+      StageStats& sum = counters_.stages[st];
+      sum.compute_ns += z.compute_ns[st];
+      sum.comm_ns += first.comm_ns * z.launched;
+      sum.transfer_ns += first.transfer_ns * z.launched;
+      sum.overhead_ns += first.overhead_ns * z.launched;
+      sum.allreduce_calls += first.allreduce_calls * z.launched;
+      sum.micro_batches += z.launched;
+    }
+    scheduler_.AdvanceDecode(s, z.launched, z.processed, z.visited);
+    if (z.launched == 0 || !slots_[s].active) continue;
+    // The batch in flight is the slot's last launch.
+    MicroBatch batch = std::move(z.batch);
+    for (BatchEntry& e : batch.entries) e.prefix_tokens += z.last_launch_k;
+    for (MicroBatch& part : batch.dp_ranks)
+      for (BatchEntry& e : part.entries) e.prefix_tokens += z.last_launch_k;
+    slots_[s].batch = std::move(batch);
+  }
+  counters_.peak_kv_tokens = std::max(counters_.peak_kv_tokens, scheduler_.kv_tokens_used());
+}
+
+}  // namespace ppsearch::sim
