@@ -108,13 +108,15 @@ Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
           fmt::format("expected 5 comma-separated fields (index, uuid, name, memory.used, "
                       "memory.total), got {}",
                       f.size()));
-    // A sixth column is the driver version (a dotted number, or N/A) when
-    // the two fields before it stand where readings do.
+    // A sixth column is the driver version when the two fields before it
+    // stand where readings do and it does not (a word, N/A, or a dotted
+    // number such as 550.54.15).
     std::string driver;
     const std::string& last = f.back();
+    const bool dotted =
+        last.find('.') != std::string::npos && std::isdigit(static_cast<unsigned char>(last[0]));
     if (f.size() >= 6 && LooksLikeReading(f[f.size() - 3]) && LooksLikeReading(f[f.size() - 2]) &&
-        (IsNotAvailable(last) || (last.find('.') != std::string::npos &&
-                                  std::isdigit(static_cast<unsigned char>(last[0]))))) {
+        (IsNotAvailable(last) || dotted || !LooksLikeReading(last))) {
       driver = IsNotAvailable(last) ? "" : last;
       f.pop_back();
     }

@@ -109,6 +109,14 @@ TEST(GpuMemoryCsvTest, ImpossibleReadingsAreKeptInTheirColumn) {
   }
 }
 
+TEST(GpuMemoryCsvTest, ADriverVersionMayBeAWord) {
+  auto gpus = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H200, 0, 85651, smi-sim\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  EXPECT_EQ((*gpus)[0].driver_version, "smi-sim");
+  EXPECT_EQ((*gpus)[0].unreadable, "");
+  EXPECT_DOUBLE_EQ(*(*gpus)[0].total_mib, 85651);
+}
+
 TEST(GpuMemoryCsvTest, ReadingsThatAreNoNumberAreNaNAndNamed) {
   auto hex = ParseGpuMemoryCsv("0, GPU-a, NVIDIA H200, 0x10, 143771, 550.54.15\n");
   ASSERT_TRUE(hex.ok()) << hex.error().message;
