@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -73,6 +74,31 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_EQ(ReadText(run / "summary.csv"), before);
   EXPECT_TRUE(fs::exists(run / "report.md"));
+}
+
+// The relay a server's output passes through on its way to live/: the key
+// where it is a value, a line at a time, the last line without its newline
+// too; ppsearch's own words stay although the key reads "ppsearch".
+TEST_F(RunE2e, TheLogRelayRedactsTheKeyWhereItIsAValue) {
+  const std::string secrets =
+      R"([{"names":["--api-key","api_key","engine.args.api-key"],"value":"ppsearch"}])";
+  const fs::path input = dir_ / "server.out";
+  {
+    std::ofstream out(input);
+    out << "server_args=ServerArgs(api_key='ppsearch', tp_size=8)\n"
+           "[ppsearch] stopping the server\nlast --api-key ppsearch";
+  }
+  CommandResult r = RunCommand("PPSEARCH_REDACT_SECRETS='" + secrets + "' " + bin_ +
+                               " redact-log < " + input.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "server_args=ServerArgs(api_key='<redacted>', tp_size=8)\n"
+            "[ppsearch] stopping the server\nlast --api-key <redacted>");
+  CommandResult unset = Run("redact-log < " + input.string());
+  EXPECT_EQ(unset.exit_code, 2);
+  EXPECT_EQ(unset.err, "error: PPSEARCH_REDACT_SECRETS is not set\n");
+  CommandResult typo = Run("redact-lo");
+  EXPECT_EQ(typo.err.find("redact-log"), std::string::npos) << typo.err;  // not offered
 }
 
 TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {

@@ -87,6 +87,37 @@ std::string BudgetDetail(const Observation& obs, const Choice& choice,
       obs.gpu_hours_spent + choice.cost_gpu_hours, budget.budget_gpu_hours);
 }
 
+// The trajectory a resume finds, against the spec, the manifest and the
+// policy: its steps (evidence::CheckTrajectorySteps), and a stop line's
+// reason, which the policy must reach again from the same evidence (no
+// sample runs after a stop): a line it did not write would end the run.
+Status CheckTrajectory(const plan::SearchInputs& in, const evidence::Trajectory& t,
+                       Observation obs) {
+  std::vector<spec::LayoutSpec> layouts;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    if (lp.valid) layouts.push_back(lp.layout);
+  PPS_RETURN_IF_ERROR(evidence::CheckTrajectorySteps(t, layouts, obs.problem.load_points,
+                                                     obs.problem.repeats, obs.ran));
+  if (!t.stop) return Status::Ok();
+  obs.problem.running.clear();
+  const Assessment a = Assess(obs.problem);
+  const bool next = !a.settled && ChooseNext(obs.problem, a).has_value();
+  const spec::AdaptiveSpec& budget = in.spec.adaptive;
+  const bool holds = t.stop->reason == "settled"    ? a.settled
+                     : t.stop->reason == "complete" ? !a.settled && !next
+                     : t.stop->reason == "budget"
+                         ? next && (budget.budget_samples > 0 || budget.budget_gpu_hours > 0)
+                         : false;
+  if (holds) return Status::Ok();
+  return MakeError(fmt::format(
+      "{}: the stop line says \"{}\", but this run's evidence does not lead the policy there "
+      "({}); the line was not written by this run: remove it to resume",
+      evidence::kTrajectoryFile, t.stop->reason,
+      a.settled ? "the choice is settled"
+      : next    ? "it would measure another point"
+                : "every point is measured"));
+}
+
 }  // namespace
 
 std::string StopMessage(const evidence::TrajectoryStop& s) {
@@ -120,8 +151,9 @@ std::string StopMessage(const evidence::TrajectoryStop& s) {
 
 Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& paths) {
   PPS_ASSIGN_OR_RETURN(evidence::Trajectory trajectory, evidence::ReadTrajectory(paths));
-  if (trajectory.stop) return std::vector<evidence::SampleId>{};
   PPS_ASSIGN_OR_RETURN(Observation obs, Observe(inputs_, start_, paths.root, options_));
+  PPS_RETURN_IF_ERROR(CheckTrajectory(inputs_, trajectory, obs));
+  if (trajectory.stop) return std::vector<evidence::SampleId>{};
   // An interrupted step is finished before anything new is chosen: a kill
   // after its line was written, even before its first sample completed,
   // resumes that step rather than recording another.

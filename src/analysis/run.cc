@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
@@ -122,6 +123,7 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   for (auto& p : evidence::CheckBenchSummary(*text, name, rel, &bench))
     in.invalid_evidence.push_back(std::move(p));
   if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
+  in.synthesized = bench.synthesis.has_value();
 }
 
 // Every host of the cluster leaves a server log per sample; files of other
@@ -252,9 +254,14 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
       }
   if (ev.metadata.adaptive) {
     Result<evidence::Trajectory> trajectory = evidence::ReadTrajectory(paths);
-    if (!trajectory.ok()) {
-      ev.warnings.push_back(trajectory.error().message +
-                            "; the adaptive run's trajectory is left out");
+    std::set<std::string> ran;
+    for (const SampleAnalysis& s : ev.samples) ran.insert(s.name);
+    Status steps = trajectory.ok() ? evidence::CheckTrajectorySteps(
+                                         *trajectory, ev.spec.sweep.layouts,
+                                         ev.spec.sweep.concurrency, ev.spec.sweep.repeats, ran)
+                                   : Status(trajectory.error());
+    if (!steps.ok()) {
+      ev.warnings.push_back(steps.error().message + "; the adaptive run's trajectory is left out");
     } else {
       ev.trajectory = std::move(trajectory).value();
       if (ev.trajectory->stop && ev.trajectory->stop->reason != "budget") {

@@ -91,6 +91,8 @@ SampleInputs SampleInputsFor(const spec::Spec& spec, const evidence::SampleId& i
   in.id = id;
   in.requests_expected = spec.workload.requests;
   in.output_tokens_asked = spec.workload.output_tokens;
+  in.max_input_tokens = evidence::MaxInputTokens(spec.workload);
+  in.max_output_tokens = evidence::MaxOutputTokens(spec.workload);
   in.sla = spec.decision.sla;
   in.min_window_s = spec.lifecycle.min_window_s;
   in.deadline_s = evidence::SampleDeadlineS(spec, id.concurrency);
@@ -102,8 +104,9 @@ namespace {
 std::vector<evidence::EvidenceProblem> CheckEvidence(const SampleInputs& in) {
   std::vector<evidence::EvidenceProblem> out;
   const std::string name = in.id.str();
-  const evidence::RecordLimits limits{in.requests_expected,
-                                      static_cast<int64_t>(std::llround(in.deadline_s * 1e9))};
+  const evidence::RecordLimits limits{
+      in.requests_expected, static_cast<int64_t>(std::llround(in.deadline_s * 1e9)),
+      in.synthesized ? 0 : in.id.concurrency, in.max_input_tokens, in.max_output_tokens};
   for (auto& p : evidence::CheckRecords(in.records, limits, "raw/" + name + ".jsonl"))
     out.push_back(std::move(p));
   for (const NodeGpuSnapshot& node : in.gpu)

@@ -36,7 +36,15 @@ struct SampleInputs {
   std::vector<workload::RequestRecord> records;
   int requests_expected = 0;        // workload.requests of the spec
   int64_t output_tokens_asked = 0;  // workload.output_tokens; 0 = not checked
-  decide::SlaLimits sla;            // [decision]'s limits, which goodput counts against
+  // The longest prompt and output the workload draws (evidence::
+  // MaxInputTokens, MaxOutputTokens); 0 = not checked.
+  int64_t max_input_tokens = 0;
+  int64_t max_output_tokens = 0;
+  // Records synthesized from a CSV of medians (the bench summary's
+  // synthesis): they hold the file's figures, not a client's timeline, so
+  // their overlap is not checked against the concurrency.
+  bool synthesized = false;
+  decide::SlaLimits sla;  // [decision]'s limits, which goodput counts against
   // The shortest measured window (first send to last completion) a sample
   // may have to count; 0 = no minimum.
   double min_window_s = 0;
@@ -87,7 +95,7 @@ struct SampleAnalysis {
   double min_window_s = 0;
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
-  std::optional<double> ready_s;  // SampleInputs::ready_s
+  std::optional<double> ready_s;     // SampleInputs::ready_s
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one
   int logs_missing = 0;

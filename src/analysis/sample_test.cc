@@ -200,11 +200,11 @@ TEST(SampleVerdict, ImpossibleRecordsAreInvalidEvidenceAndMeasureNothing) {
   SampleAnalysis s = AnalyseSample(in);
   EXPECT_STREQ(evidence::VerdictName(s.verdict), "invalid_evidence");
   EXPECT_EQ(s.detail,
-            "the evidence cannot be true (duplicate_request_id, more_records_than_requests); its "
-            "numbers are left out");
-  ASSERT_EQ(s.invalid_evidence.size(), 2u);
+            "the evidence cannot be true (duplicate_request_id, more_records_than_requests, "
+            "more_in_flight_than_concurrency); its numbers are left out");
+  ASSERT_EQ(s.invalid_evidence.size(), 3u);
   EXPECT_EQ(s.invalid_evidence[0].file, "raw/pp8-tp4-ep4_c8_r1.jsonl");
-  EXPECT_EQ(s.problems.size(), 2u);
+  EXPECT_EQ(s.problems.size(), 3u);
   EXPECT_FALSE(s.trustworthy());
   EXPECT_FALSE(s.valid());
   EXPECT_EQ(s.metrics.requests_completed, 0);  // not the 16 of the doubled file

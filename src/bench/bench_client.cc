@@ -14,10 +14,14 @@ namespace ppsearch::bench {
 namespace {
 
 using workload::RequestRecord;
+using workload::RequestStatus;
 
 constexpr int64_t kProbeTimeoutMs = 5000;
 constexpr int kMaxRequests = 10'000'000;
 constexpr int64_t kMaxPromptTokens = 10'000'000;
+// Below it, arrival times of a large sample leave the nanosecond clock's
+// range (and no sample waits 1000 s between requests).
+constexpr double kMinRequestRate = 1e-3;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -137,8 +141,11 @@ Status ValidateBenchOptions(const BenchOptions& o) {
     return MakeError(o.request_rate == 0 ? "--concurrency must be at least 1"
                                          : "--concurrency must be 0 (no cap) or more");
   }
-  if (!(o.request_rate >= 0) || std::isinf(o.request_rate)) {
-    return MakeError("--request-rate must be a finite number of requests/s >= 0 (0: closed loop)");
+  if (!(o.request_rate >= 0) || std::isinf(o.request_rate) ||
+      (o.request_rate > 0 && o.request_rate < kMinRequestRate)) {
+    return MakeError(
+        "--request-rate must be 0 (closed loop) or a finite number of requests/s of at least "
+        "0.001 (one every 1000 s)");
   }
   if (o.input_tokens < 1 || o.input_tokens > kMaxPromptTokens) {
     return MakeError("--input-tokens must be between 1 and " + std::to_string(kMaxPromptTokens));
@@ -148,7 +155,8 @@ Status ValidateBenchOptions(const BenchOptions& o) {
     return MakeError("--range-ratio must be in (0, 1]");
   if (!(o.output_range_ratio > 0 && o.output_range_ratio <= 1))
     return MakeError("--output-range-ratio must be in (0, 1]");
-  if (o.warmup_requests < 0) return MakeError("--warmup must be 0 or more");
+  if (o.warmup_requests < 0 || o.warmup_requests > kMaxRequests)
+    return MakeError("--warmup must be between 0 and " + std::to_string(kMaxRequests));
   if (!(o.timeout_s > 0) || o.timeout_s > 1e6)
     return MakeError("--timeout-s must be in (0, 1e6] seconds");
   if (o.prompt.min_token_id < 0 || o.prompt.vocab_size <= o.prompt.min_token_id) {
@@ -192,6 +200,16 @@ Result<BenchResult> RunBench(const BenchOptions& o) {
         std::chrono::duration<double>(wall).count() - static_cast<double>(since_start_ns) * 1e-9;
   }
   result.records = std::move(out.records);
+  for (size_t i = 0; i < result.records.size(); ++i) {
+    // An answer longer than max_new_tokens answers another request: its
+    // tokens (recorded as they arrived) would inflate the output throughput.
+    RequestRecord& r = result.records[i];
+    if (r.ok() && r.output_tokens > requests[i].output_tokens) {
+      r.status = RequestStatus::kStreamError;
+      r.error = "the server sent " + std::to_string(r.output_tokens) + " output tokens where " +
+                std::to_string(requests[i].output_tokens) + " were asked (max_new_tokens)";
+    }
+  }
   for (RequestRecord& r : result.records) {
     if (r.reported_input_tokens >= 0 && r.reported_input_tokens != r.input_tokens) {
       ++result.prompt_length_mismatches;

@@ -135,6 +135,7 @@ TEST(BenchClientTest, StreamSplitIntoSingleBytes) {
   });
   BenchOptions o = Options(*server, 1, 1);
   o.input_tokens = 4;
+  o.output_tokens = 3;  // the captured stream's
   Result<BenchResult> result = RunBench(o);
   ASSERT_TRUE(result.ok()) << result.error().message;
   const auto& r = result->records[0];
@@ -242,6 +243,27 @@ TEST(BenchClientTest, PromptLengthMismatchIsFlaggedNotFailed) {
   EXPECT_EQ(result->prompt_length_mismatches, 3);
   EXPECT_EQ(result->metrics.requests_completed, 3);
   EXPECT_EQ(result->records[0].error, "note: the server counted 15 prompt tokens, 16 were sent");
+}
+
+// 50 tokens where 2 were asked: the record keeps what arrived, and the
+// request fails rather than add 25 times its tokens to the throughput.
+TEST(BenchClientTest, AnAnswerLongerThanAskedFailsAndCountsNoThroughput) {
+  auto server = StartServer([](const ScriptedRequest& req) {
+    ScriptedResponse r;
+    const int64_t prompt = PromptLength(req);
+    r.pieces.push_back({0, NativeChunk(prompt, 1, false), true});
+    r.pieces.push_back({kMs, NativeChunk(prompt, 50, true) + "data: [DONE]\n\n", false});
+    return r;
+  });
+  Result<BenchResult> result = RunBench(Options(*server, 3, 3));
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  for (const auto& r : result->records) {
+    EXPECT_EQ(r.status, RequestStatus::kStreamError);
+    EXPECT_EQ(r.output_tokens, 50);
+    EXPECT_EQ(r.error, "the server sent 50 output tokens where 2 were asked (max_new_tokens)");
+  }
+  EXPECT_EQ(result->metrics.requests_completed, 0);
+  EXPECT_DOUBLE_EQ(result->metrics.output_tps, 0);
 }
 
 TEST(BenchClientTest, ServerSeesExactDistinctPromptsWarmupThenFlush) {
@@ -404,6 +426,15 @@ TEST(BenchClientTest, ValidationMessages) {
   EXPECT_EQ(ValidateBenchOptions(o).error().message, "--concurrency must be at least 1");
   o.request_rate = 10;
   EXPECT_TRUE(ValidateBenchOptions(o).ok());
+  o.request_rate = 1e-300;  // every arrival past the clock's range
+  EXPECT_EQ(ValidateBenchOptions(o).error().message,
+            "--request-rate must be 0 (closed loop) or a finite number of requests/s of at least "
+            "0.001 (one every 1000 s)");
+  o.request_rate = 0.001;
+  EXPECT_TRUE(ValidateBenchOptions(o).ok());
+  o.warmup_requests = 2'000'000'000;  // refused before anything is planned
+  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--warmup must be between 0 and 10000000");
+  o.warmup_requests = 0;
   o.prompt.vocab_size = 10;
   EXPECT_EQ(ValidateBenchOptions(o).error().message,
             "token ids are drawn from [--min-token-id, --vocab-size); it must not be empty");

@@ -14,6 +14,22 @@ using workload::RequestRecord;
 
 std::string Ms(double s) { return FormatNumber(s * 1e3, 2); }
 
+// A latency of the completed requests; "-" when none completed.
+std::string CompletedMs(const stats::SampleMetrics& m, double s) {
+  return m.requests_completed > 0 ? Ms(s) : std::string("-");
+}
+
+// `url` without the user and password it may carry (http://user:pw@host):
+// what the outputs show of it.
+std::string ShownUrl(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t host = scheme + 3;
+  const size_t at = url.find('@', host);
+  if (at == std::string::npos || at > url.find('/', host)) return url;
+  return url.substr(0, host) + "<redacted>@" + url.substr(at + 1);
+}
+
 std::string LoopDescription(const BenchOptions& o) {
   if (o.request_rate <= 0) return fmt::format("closed loop, concurrency {}", o.concurrency);
   return fmt::format("open loop, Poisson {} requests/s, {}", FormatNumber(o.request_rate, 2),
@@ -57,7 +73,7 @@ std::vector<evidence::BenchInstance> ServedByInstance(const std::vector<RequestR
 std::vector<evidence::BenchInstance> BenchInstances(const BenchOptions& o, const BenchResult& r) {
   const std::vector<std::string> urls = ServerUrls(o);
   std::vector<evidence::BenchInstance> out = ServedByInstance(r.records, urls.size());
-  for (size_t i = 0; i < urls.size(); ++i) out[i].url = urls[i];
+  for (size_t i = 0; i < urls.size(); ++i) out[i].url = ShownUrl(urls[i]);
   return out;
 }
 
@@ -74,9 +90,12 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
   auto line = [&out](const std::string& s) { out += s + "\n"; };
   line("# ppsearch bench");
   if (o.more_urls.empty()) {
-    line(fmt::format("# url: {}  api: {} (POST {})", o.url, ApiName(o.api), ApiPath(o.api)));
+    line(fmt::format("# url: {}  api: {} (POST {})", ShownUrl(o.url), ApiName(o.api),
+                     ApiPath(o.api)));
   } else {
-    line(fmt::format("# urls: {}  routing: {}  api: {} (POST {})", fmt::join(ServerUrls(o), " "),
+    std::vector<std::string> shown;
+    for (const std::string& url : ServerUrls(o)) shown.push_back(ShownUrl(url));
+    line(fmt::format("# urls: {}  routing: {}  api: {} (POST {})", fmt::join(shown, " "),
                      RoutingName(o.routing), ApiName(o.api), ApiPath(o.api)));
     std::string served;
     for (const evidence::BenchInstance& i : BenchInstances(o, r))
@@ -106,12 +125,13 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
                 {"", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)", "(ms)", "(ms)", "(ms)",
                  "(ms)", "(ms)", "(ms)"},
                 /*commented_header=*/true};
-  t.rows.push_back({std::to_string(m.requests_total), std::to_string(m.requests_completed),
-                    std::to_string(m.requests_total - m.requests_completed),
-                    FormatNumber(m.duration_s, 3), FormatNumber(m.request_throughput, 2),
-                    FormatNumber(m.input_tps, 1), FormatNumber(m.output_tps, 1), Ms(m.ttft_s.mean),
-                    Ms(m.ttft_s.p50), Ms(m.ttft_s.p95), Ms(m.ttft_s.p99), Ms(m.ttft_s.max),
-                    Ms(m.e2e_s.p50), Ms(m.e2e_s.p99)});
+  t.rows.push_back(
+      {std::to_string(m.requests_total), std::to_string(m.requests_completed),
+       std::to_string(m.requests_total - m.requests_completed), FormatNumber(m.duration_s, 3),
+       FormatNumber(m.request_throughput, 2), FormatNumber(m.input_tps, 1),
+       FormatNumber(m.output_tps, 1), CompletedMs(m, m.ttft_s.mean), CompletedMs(m, m.ttft_s.p50),
+       CompletedMs(m, m.ttft_s.p95), CompletedMs(m, m.ttft_s.p99), CompletedMs(m, m.ttft_s.max),
+       CompletedMs(m, m.e2e_s.p50), CompletedMs(m, m.e2e_s.p99)});
   // Decode columns only where requests generated more than one token: a
   // prefill-only table stays as it was.
   if (m.tpot_requests > 0) {
@@ -131,7 +151,7 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
 evidence::BenchClientSummary BenchClientSummaryOf(const BenchOptions& o, const BenchResult& r) {
   const auto& m = r.metrics;
   evidence::BenchClientSummary c;
-  c.url = o.url;
+  c.url = ShownUrl(o.url);
   c.api = ApiName(o.api);
   c.concurrency = o.concurrency;
   c.request_rate = o.request_rate;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "evidence/evidence.h"
 
 namespace ppsearch::bench {
@@ -79,6 +83,50 @@ TEST(BenchReportTest, SummaryAndRecords) {
   EXPECT_EQ(second["status"], "timeout");
   EXPECT_TRUE(second["ttft_s"].is_null());
   EXPECT_EQ(second["first_token_ns"], -1);
+}
+
+// Every request failed: no latency was measured, and the outputs say so
+// rather than report an instant answer.
+TEST(BenchReportTest, ASampleWithoutACompletedRequestHasNoLatencies) {
+  BenchOptions o;
+  o.url = "http://h:1";
+  o.num_requests = 1;
+  o.concurrency = 1;
+  BenchResult r = TwoRequests();
+  r.records.erase(r.records.begin());
+  r.metrics = stats::ComputeSampleMetrics(r.records);
+  const nlohmann::json j = BenchSummaryJson(o, r);
+  for (const char* key : {"ttft_s", "e2e_s"})
+    for (const char* figure : {"mean", "p50", "p99", "max"})
+      EXPECT_TRUE(j[key][figure].is_null()) << key << "." << figure << ": " << j[key][figure];
+  const std::string text = RenderBenchText(o, r);
+  const size_t row = text.find("\n         1    0        1");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string line = text.substr(row + 1, text.find('\n', row + 1) - row - 1);
+  std::istringstream cells(line);
+  std::vector<std::string> fields{std::istream_iterator<std::string>(cells), {}};
+  ASSERT_EQ(fields.size(), 14u) << line;
+  for (size_t i = 7; i < fields.size(); ++i) EXPECT_EQ(fields[i], "-") << i << ": " << line;
+}
+
+TEST(BenchReportTest, CredentialsInTheUrlAreNotShown) {
+  BenchOptions o;
+  o.url = "http://alice:s3cret@h:1/";
+  o.more_urls = {"https://bob@h:2", "http://h:3/x@y"};
+  o.num_requests = 2;
+  o.concurrency = 2;
+  const BenchResult r = TwoRequests();
+  const std::string json = BenchSummaryJson(o, r).dump();
+  const std::string text = RenderBenchText(o, r);
+  for (const std::string& out : {json, text}) {
+    EXPECT_EQ(out.find("s3cret"), std::string::npos) << out;
+    EXPECT_EQ(out.find("alice"), std::string::npos) << out;
+    EXPECT_EQ(out.find("bob"), std::string::npos) << out;
+  }
+  EXPECT_EQ(BenchClientSummaryOf(o, r).url, "http://<redacted>@h:1/");
+  const nlohmann::json j = BenchSummaryJson(o, r);
+  EXPECT_EQ(j["instances"][1]["url"], "https://<redacted>@h:2");
+  EXPECT_EQ(j["instances"][2]["url"], "http://h:3/x@y");  // an @ in the path is no user
 }
 
 }  // namespace

@@ -59,5 +59,6 @@ Runner AddCompareCommand(CLI::App& app);
 Runner AddServeSimCommand(CLI::App& app);
 Runner AddBenchCommand(CLI::App& app);
 Runner AddSmiSimCommand(CLI::App& app);
+Runner AddRedactLogCommand(CLI::App& app);
 
 }  // namespace ppsearch::cli

@@ -17,25 +17,27 @@ namespace {
 struct CommandEntry {
   const char* name;
   ppsearch::cli::AddCommandFn add;
+  bool listed;  // false: started by ppsearch itself, not named to users
 };
 
 // Subtools in one table, in the order `--help` lists them.
 constexpr CommandEntry kCommands[] = {
-    {"validate", ppsearch::cli::AddValidateCommand},
-    {"plan", ppsearch::cli::AddPlanCommand},
-    {"model", ppsearch::cli::AddModelCommand},
-    {"simulate", ppsearch::cli::AddSimulateCommand},
-    {"search", ppsearch::cli::AddSearchCommand},
-    {"run", ppsearch::cli::AddRunCommand},
-    {"adaptive-eval", ppsearch::cli::AddAdaptiveEvalCommand},
-    {"calibrate", ppsearch::cli::AddCalibrateCommand},
-    {"backtest", ppsearch::cli::AddBacktestCommand},
-    {"nsys", ppsearch::cli::AddNsysCommand},
-    {"report", ppsearch::cli::AddReportCommand},
-    {"compare", ppsearch::cli::AddCompareCommand},
-    {"serve-sim", ppsearch::cli::AddServeSimCommand},
-    {"bench", ppsearch::cli::AddBenchCommand},
-    {"smi-sim", ppsearch::cli::AddSmiSimCommand},
+    {"validate", ppsearch::cli::AddValidateCommand, true},
+    {"plan", ppsearch::cli::AddPlanCommand, true},
+    {"model", ppsearch::cli::AddModelCommand, true},
+    {"simulate", ppsearch::cli::AddSimulateCommand, true},
+    {"search", ppsearch::cli::AddSearchCommand, true},
+    {"run", ppsearch::cli::AddRunCommand, true},
+    {"adaptive-eval", ppsearch::cli::AddAdaptiveEvalCommand, true},
+    {"calibrate", ppsearch::cli::AddCalibrateCommand, true},
+    {"backtest", ppsearch::cli::AddBacktestCommand, true},
+    {"nsys", ppsearch::cli::AddNsysCommand, true},
+    {"report", ppsearch::cli::AddReportCommand, true},
+    {"compare", ppsearch::cli::AddCompareCommand, true},
+    {"serve-sim", ppsearch::cli::AddServeSimCommand, true},
+    {"bench", ppsearch::cli::AddBenchCommand, true},
+    {"smi-sim", ppsearch::cli::AddSmiSimCommand, true},
+    {"redact-log", ppsearch::cli::AddRedactLogCommand, false},
 };
 
 // "error: unknown command 'valdate' (did you mean 'validate'?)" for a first
@@ -46,6 +48,7 @@ std::string UnknownCommandMessage(const std::string& word) {
   size_t best_distance = 3;  // suggest only within 2 edits
   for (const auto& command : kCommands) {
     if (word == command.name) return "";
+    if (!command.listed) continue;
     names += (names.empty() ? "" : ", ") + std::string(command.name);
     const size_t d = ppsearch::EditDistance(word, command.name);
     if (d < best_distance) {

@@ -14,6 +14,15 @@ nlohmann::json LatencyJson(const stats::LatencySummary& s) {
           {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
 }
 
+// The latencies of a sample where no request completed: each figure null,
+// not a 0 that reads as an instant answer.
+nlohmann::json LatencyJsonOf(const stats::LatencySummary& s, int completed) {
+  if (completed > 0) return LatencyJson(s);
+  nlohmann::json j = nlohmann::json::object();
+  for (const char* key : {"mean", "p50", "p90", "p95", "p99", "max"}) j[key] = nullptr;
+  return j;
+}
+
 nlohmann::json InstancesJson(const std::vector<BenchInstance>& instances) {
   nlohmann::json out = nlohmann::json::array();
   for (const BenchInstance& i : instances) {
@@ -189,8 +198,8 @@ nlohmann::json BenchClientJson(const BenchClientSummary& c,
       {"request_throughput", c.request_throughput},
       {"input_tps", c.input_tps},
       {"output_tps", c.output_tps},
-      {"ttft_s", LatencyJson(c.ttft_s)},
-      {"e2e_s", LatencyJson(c.e2e_s)},
+      {"ttft_s", LatencyJsonOf(c.ttft_s, c.requests_completed)},
+      {"e2e_s", LatencyJsonOf(c.e2e_s, c.requests_completed)},
       {"tpot_requests", c.tpot_requests},
       {"tpot_s", LatencyJson(c.tpot_s)},
       {"itl_values", c.itl_values},

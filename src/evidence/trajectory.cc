@@ -1,6 +1,10 @@
 #include "evidence/trajectory.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "evidence/json_fields.h"
 #include "util/files.h"
@@ -169,6 +173,49 @@ Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
     }
   }
   return out;
+}
+
+Status CheckTrajectorySteps(const Trajectory& trajectory,
+                            const std::vector<spec::LayoutSpec>& layouts,
+                            const std::vector<int>& concurrency, int repeats,
+                            const std::set<std::string>& ran) {
+  std::map<std::pair<std::string, int>, int> measured_by;  // point -> step
+  std::set<std::string> stepped;
+  for (size_t i = 0; i < trajectory.steps.size(); ++i) {
+    const TrajectoryStep& s = trajectory.steps[i];
+    const std::string where = fmt::format("{} step {}", kTrajectoryFile, i + 1);
+    if (s.step != static_cast<int>(i) + 1)
+      return MakeError(fmt::format(
+          "{} is numbered {}: the steps must be numbered 1, 2, ... in the order they ran", where,
+          s.step));
+    const auto layout =
+        std::find_if(layouts.begin(), layouts.end(),
+                     [&](const spec::LayoutSpec& l) { return l.Slug() == s.layout; });
+    if (layout == layouts.end() ||
+        std::find(concurrency.begin(), concurrency.end(), s.concurrency) == concurrency.end())
+      return MakeError(fmt::format("{} measures '{}' at C={}, not a point of this run's sweep",
+                                   where, s.layout, s.concurrency));
+    std::vector<std::string> expected;
+    for (int r = 1; r <= repeats; ++r)
+      expected.push_back(SampleId{*layout, s.concurrency, r}.str());
+    if (s.samples != expected)
+      return MakeError(fmt::format("{} lists the samples [{}], not the point's {} repeats [{}]",
+                                   where, fmt::join(s.samples, ", "), repeats,
+                                   fmt::join(expected, ", ")));
+    const auto [first, fresh] =
+        measured_by.emplace(std::make_pair(s.layout, s.concurrency), static_cast<int>(i) + 1);
+    if (!fresh)
+      return MakeError(fmt::format("{} measures {} at C={} again (step {} did)", where,
+                                   layout->Label(), s.concurrency, first->second));
+    stepped.insert(expected.begin(), expected.end());
+  }
+  for (const std::string& sample : ran)
+    if (!stepped.count(sample))
+      return MakeError(fmt::format(
+          "sample {} ran (manifest.jsonl), but no step of {} measured it: the trajectory has lost "
+          "steps (a deleted or cut {}), and what chose them cannot be rebuilt",
+          sample, kTrajectoryFile, kTrajectoryFile));
+  return Status::Ok();
 }
 
 }  // namespace ppsearch::evidence

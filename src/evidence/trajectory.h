@@ -13,11 +13,13 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::evidence {
@@ -78,5 +80,15 @@ Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& stop);
 // An empty trajectory when the file does not exist yet. Errors name
 // adaptive.jsonl:LINE and the key.
 Result<Trajectory> ReadTrajectory(const RunPaths& paths);
+
+// The steps against the run they claim to be of: numbered 1, 2, ... in
+// order; each a point of `layouts` x `concurrency` with exactly its
+// `repeats` samples; no point twice (so no more steps than points); and
+// every sample in `ran` (the manifest's) measured by one of them, else the
+// file lost steps. Errors name adaptive.jsonl and the step.
+Status CheckTrajectorySteps(const Trajectory& trajectory,
+                            const std::vector<spec::LayoutSpec>& layouts,
+                            const std::vector<int>& concurrency, int repeats,
+                            const std::set<std::string>& ran);
 
 }  // namespace ppsearch::evidence

@@ -36,6 +36,10 @@ inline constexpr const char* kMoreRecordsThanRequests = "more_records_than_reque
 inline constexpr const char* kEndBeforeSend = "end_before_send";
 inline constexpr const char* kFirstTokenOutsideRequest = "first_token_outside_request";
 inline constexpr const char* kTimeOutsideWindow = "time_outside_window";
+inline constexpr const char* kRequestIdOutOfRange = "request_id_out_of_range";
+inline constexpr const char* kLengthOutOfRange = "length_out_of_range";
+inline constexpr const char* kStatusContradictsHttp = "status_contradicts_http";
+inline constexpr const char* kMoreInFlightThanConcurrency = "more_in_flight_than_concurrency";
 inline constexpr const char* kGpuMemoryOutOfRange = "gpu_memory_out_of_range";
 inline constexpr const char* kGpuMemoryAboveTotal = "gpu_memory_above_total";
 inline constexpr const char* kConflictingVerdicts = "conflicting_verdicts";
@@ -54,7 +58,16 @@ double SampleDeadlineS(const spec::Spec& spec, int concurrency);
 struct RecordLimits {
   int requests_expected = 0;  // workload.requests; 0 = not checked
   int64_t window_ns = 0;      // SampleDeadlineS in ns; 0 = not checked
+  int concurrency = 0;        // the sample's; 0 = not checked
+  // The longest prompt and output the spec's workload draws; 0 = not checked.
+  int64_t max_input_tokens = 0;
+  int64_t max_output_tokens = 0;
 };
+
+// The longest prompt and output `workload` draws (its lengths file's rows,
+// or input_tokens and output_tokens).
+int64_t MaxInputTokens(const spec::WorkloadSpec& workload);
+int64_t MaxOutputTokens(const spec::WorkloadSpec& workload);
 
 // Per-request records of one sample (times in ns since the sample's start):
 //   duplicate_request_id         an id appears on more than one record
@@ -63,6 +76,15 @@ struct RecordLimits {
 //   first_token_outside_request  a first token before the send or after the end
 //   time_outside_window          a time below 0 (other than -1, "did not
 //                                happen") or past limits.window_ns
+//   request_id_out_of_range      an id outside [0, requests_expected): the
+//                                sample's requests are numbered from 0
+//   length_out_of_range          input_tokens outside [1, max_input_tokens],
+//                                output_tokens below 0, or an ok request's
+//                                above max_output_tokens (bench fails one)
+//   status_contradicts_http      status ok with an http_status not 2xx, or
+//                                http_error with a 2xx one
+//   more_in_flight_than_concurrency  more requests between their send and
+//                                end at one instant than the concurrency
 // Records with status not_sent have no times to check. One problem per kind,
 // with the count and the first record (1-based, in file order).
 std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRecord>& records,
@@ -73,7 +95,8 @@ std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRec
 inline constexpr double kMaxGpuMemoryMib = 16.0 * 1024 * 1024;
 
 // One node's nvidia-smi snapshot:
-//   gpu_memory_out_of_range  a used or total reading that is negative, not
+//   gpu_memory_out_of_range  a used or total reading that is negative, not a
+//                            number (GpuMemory::unreadable), not
 //                            finite, or above kMaxGpuMemoryMib
 //   gpu_memory_above_total   more memory used than the GPU has
 std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>& gpus,

@@ -48,11 +48,77 @@ std::vector<std::string> Kinds(const std::vector<EvidenceProblem>& problems) {
 TEST(CheckRecords, RecordsThatCanBeTruePass) {
   std::vector<workload::RequestRecord> records = Sent();
   records[3].status = workload::RequestStatus::kHttpError;  // failed: no first token
+  records[3].http_status = 503;
   records[3].first_token_ns = -1;
   records[4].status = workload::RequestStatus::kNotSent;  // never sent: no times at all
   records[4].first_token_ns = records[4].end_ns = -1;
   records[4].send_ns = 0;
   EXPECT_TRUE(CheckRecords(records, kLimits, kRaw).empty());
+}
+
+// The sample's spec: 40 requests at concurrency 40, prompts of at most 100
+// tokens, outputs of at most 1.
+const RecordLimits kSpecLimits{40, 100 * kSecond, 40, 100, 1};
+
+TEST(CheckRecords, RecordsTheSpecAllowsPass) {
+  std::vector<workload::RequestRecord> records = Sent();
+  records[3].status = workload::RequestStatus::kHttpError;
+  records[3].http_status = 500;
+  records[3].first_token_ns = -1;
+  records[3].output_tokens = 0;
+  records[5].status = workload::RequestStatus::kStreamError;  // a reset after the 200
+  records[6].status = workload::RequestStatus::kStreamError;  // longer than asked: flagged
+  records[6].output_tokens = 50;
+  EXPECT_TRUE(CheckRecords(records, kSpecLimits, kRaw).empty());
+}
+
+TEST(CheckRecords, RecordsTheSpecCannotHaveMadeAreNamed) {
+  std::vector<workload::RequestRecord> records = Sent();
+  records[1].input_tokens = 1'000'000'000'000;
+  records[2].output_tokens = -5;
+  records[3].output_tokens = 50;                            // 1 asked
+  records[4].http_status = 500;                             // yet ok
+  records[5].status = workload::RequestStatus::kHttpError;  // yet 200
+  records[6].id = -1;
+  records[7].id = 40;
+  const std::vector<EvidenceProblem> problems = CheckRecords(records, kSpecLimits, kRaw);
+  ASSERT_EQ(Kinds(problems), (std::vector<std::string>{kRequestIdOutOfRange, kLengthOutOfRange,
+                                                       kStatusContradictsHttp}));
+  EXPECT_EQ(problems[0].Text(),
+            "raw/pp4-tp8-ep4_c8_r1.jsonl: request_id_out_of_range: 2 requests have an id outside "
+            "[0, 40) (workload.requests) (first: record 7: id -1)");
+  EXPECT_EQ(
+      problems[1].Text(),
+      "raw/pp4-tp8-ep4_c8_r1.jsonl: length_out_of_range: 3 requests have input_tokens "
+      "outside [1, 100] or output_tokens outside [0, 1] (the longest the workload draws; an ok "
+      "request's output) (first: record 2: id 1: input_tokens 1000000000000, output_tokens 1)");
+  EXPECT_EQ(problems[2].Text(),
+            "raw/pp4-tp8-ep4_c8_r1.jsonl: status_contradicts_http: 2 requests have a status "
+            "their HTTP status denies (first: record 5: id 4: status ok with http_status 500)");
+}
+
+// Half the records copied under fresh ids: the copies overlap their
+// originals in time, so more requests are in flight than the client allows.
+TEST(CheckRecords, RecordsReusedUnderNewIdsExceedTheConcurrency) {
+  std::vector<workload::RequestRecord> records = Sent(20);
+  for (int i = 0; i < 20; ++i) {
+    workload::RequestRecord copy = records[static_cast<size_t>(i)];
+    copy.id = 20 + i;
+    records.push_back(copy);
+  }
+  const RecordLimits limits{40, 100 * kSecond, 20, 100, 1};
+  const std::vector<EvidenceProblem> problems = CheckRecords(records, limits, kRaw);
+  ASSERT_EQ(Kinds(problems), std::vector<std::string>{kMoreInFlightThanConcurrency});
+  EXPECT_EQ(problems[0].detail,
+            "40 requests in flight at once, but the sample's concurrency is 20 (first: record 11: "
+            "id 10)");
+  // A closed loop at its limit: each send at the nanosecond the previous
+  // request ended is no overlap.
+  std::vector<workload::RequestRecord> chain = Sent(2);
+  chain[1].send_ns = chain[0].end_ns;
+  chain[1].first_token_ns = chain[1].send_ns + 1;
+  chain[1].end_ns = chain[1].send_ns + 2;
+  EXPECT_TRUE(CheckRecords(chain, {40, 100 * kSecond, 1, 100, 1}, kRaw).empty());
 }
 
 TEST(CheckRecords, AFileAppendedToItselfRepeatsEveryIdAndHoldsTooManyRecords) {
@@ -130,7 +196,8 @@ TEST(CheckGpuSnapshot, ImpossibleReadingsAreNamed) {
   ASSERT_EQ(Kinds(problems),
             (std::vector<std::string>{kGpuMemoryOutOfRange, kGpuMemoryAboveTotal}));
   EXPECT_EQ(problems[0].detail,
-            "3 readings are negative, not finite or above 16777216 MiB (first: record 3: GPU 2: "
+            "3 readings are negative, not finite, not numbers or above 16777216 MiB (first: record "
+            "3: GPU 2: "
             "memory.used 1e+308, memory.total 85651 MiB)");
   EXPECT_EQ(problems[1].detail,
             "1 GPUs use more memory than they have (first: record 5: GPU 4: memory.used 90000, "

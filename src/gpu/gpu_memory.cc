@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace ppsearch::gpu {
@@ -33,21 +35,48 @@ bool IsNotAvailable(const std::string& v) {
   return v == "[N/A]" || v == "N/A" || v == "[Not Supported]";
 }
 
-// A MiB value, or nullopt for N/A; false when the text is neither.
-bool ParseMib(const std::string& v, std::optional<double>* out) {
-  if (IsNotAvailable(v)) {
-    *out = std::nullopt;
-    return true;
-  }
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Whether a field stands where a reading does: a number of any shape (a
+// sign, a digit or a point first; nan or inf), or N/A. A GPU's name never
+// starts so, which tells a reading split at a decimal comma from a name
+// holding a comma.
+bool LooksLikeReading(const std::string& v) {
   if (v.empty()) return false;
-  std::string num = v;
+  if (IsNotAvailable(v)) return true;
+  const std::string word = Lower(v[0] == '+' || v[0] == '-' ? v.substr(1) : v);
+  if (word.rfind("nan", 0) == 0 || word.rfind("inf", 0) == 0) return true;
+  return std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '+' || v[0] == '-' ||
+         v[0] == '.';
+}
+
+// A decimal number (sign, digits, point, exponent; or nan, inf), without
+// hexadecimal or locale forms.
+bool IsDecimal(const std::string& v) {
+  const std::string word = Lower(v[0] == '+' || v[0] == '-' ? v.substr(1) : v);
+  if (word == "nan" || word == "inf" || word == "infinity") return true;
+  return !word.empty() && word.find_first_not_of("0123456789.e+-") == std::string::npos &&
+         std::isdigit(static_cast<unsigned char>(word.back()));
+}
+
+// A MiB reading: nullopt for N/A; its value when it is a decimal number,
+// however impossible (negative, not finite, 1e5000 as inf: validation
+// names those); NaN when it is no number at all (0x10, 1,5), with `bad`
+// saying so.
+std::optional<double> ParseMib(const std::string& field, const char* column, std::string* bad) {
+  if (IsNotAvailable(field)) return std::nullopt;
+  std::string num = field;
   if (num.size() > 4 && num.compare(num.size() - 4, 4, " MiB") == 0) num.resize(num.size() - 4);
   char* end = nullptr;
-  errno = 0;
-  const double d = std::strtod(num.c_str(), &end);
-  if (errno != 0 || end == num.c_str() || *end != '\0' || !std::isfinite(d) || d < 0) return false;
-  *out = d;
-  return true;
+  const double d = num.empty() ? 0 : std::strtod(num.c_str(), &end);
+  if (num.empty() || !IsDecimal(num) || end != num.c_str() + num.size()) {
+    *bad += std::string(bad->empty() ? "" : ", ") + column + " '" + field + "' is not a number";
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return d;  // strtod's overflow is +-HUGE_VAL, an infinity
 }
 
 bool ParseIndex(const std::string& v, int* out) {
@@ -79,21 +108,24 @@ Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
           fmt::format("expected 5 comma-separated fields (index, uuid, name, memory.used, "
                       "memory.total), got {}",
                       f.size()));
-    // Only the name is free text: fields beyond the fixed ones belong to it.
-    // A sixth column is the driver version when the two before it are
-    // memory values (a comma in a five-column line's name leaves a name
-    // part there instead).
-    std::optional<double> unused;
-    const bool has_driver =
-        f.size() >= 6 && ParseMib(f[f.size() - 3], &unused) && ParseMib(f[f.size() - 2], &unused);
+    // A sixth column is the driver version when the two fields before it
+    // stand where readings do and it does not (a word, N/A, or a dotted
+    // number such as 550.54.15).
     std::string driver;
-    if (has_driver) {
-      driver = IsNotAvailable(f.back()) ? "" : f.back();
+    const std::string& last = f.back();
+    const bool dotted =
+        last.find('.') != std::string::npos && std::isdigit(static_cast<unsigned char>(last[0]));
+    if (f.size() >= 6 && LooksLikeReading(f[f.size() - 3]) && LooksLikeReading(f[f.size() - 2]) &&
+        (IsNotAvailable(last) || dotted || !LooksLikeReading(last))) {
+      driver = IsNotAvailable(last) ? "" : last;
       f.pop_back();
     }
-    while (f.size() > 5) {
-      f[2] += ", " + f[3];
-      f.erase(f.begin() + 3);
+    // The name is the only free text: it takes the fields after it up to
+    // the first that stands where a reading does.
+    size_t readings = 3;
+    while (readings + 2 < f.size() && !LooksLikeReading(f[readings])) {
+      f[2] += ", " + f[readings];
+      ++readings;
     }
     GpuMemory g;
     if (!ParseIndex(f[0], &g.index))
@@ -102,10 +134,15 @@ Result<std::vector<GpuMemory>> ParseGpuMemoryCsv(const std::string& text,
     g.name = f[2];
     g.driver_version = driver;
     if (g.uuid.empty()) return fail("empty uuid");
-    if (!ParseMib(f[3], &g.used_mib))
-      return fail("memory.used '" + f[3] + "' is not a number of MiB or [N/A]");
-    if (!ParseMib(f[4], &g.total_mib))
-      return fail("memory.total '" + f[4] + "' is not a number of MiB or [N/A]");
+    if (f.size() - readings == 2) {
+      g.used_mib = ParseMib(f[readings], "memory.used", &g.unreadable);
+      g.total_mib = ParseMib(f[readings + 1], "memory.total", &g.unreadable);
+    } else {  // a reading split at a decimal comma: which one cannot be told
+      std::string text;
+      for (size_t i = readings; i < f.size(); ++i) text += (text.empty() ? "" : ",") + f[i];
+      g.unreadable = "memory.used and memory.total '" + text + "' are not two numbers";
+      g.used_mib = g.total_mib = std::numeric_limits<double>::quiet_NaN();
+    }
     gpus.push_back(std::move(g));
   }
   if (gpus.empty()) return MakeError(source + ": no GPU lines in the output");

@@ -195,6 +195,32 @@ TEST(Spawn, OutputGoesToTheFileAndTheExitIsReported) {
   fs::remove_all(dir);
 }
 
+// A server's output holds its key: the log is its owner's alone, an older
+// one made so, and what the filter takes out never reaches it, although the
+// server ends before the filter has written everything.
+TEST(Spawn, TheOutputIsPrivateAndPassesThroughTheFilter) {
+  const fs::path dir = Scratch("filter");
+  const std::string log = (dir / "n0.log").string();
+  { std::ofstream(log) << "earlier\n"; }
+  fs::permissions(log, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                           fs::perms::others_read);
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", "echo \"api_key='$PPS_K'\"; echo done >&2"};
+  s.env = {{"PPS_K", "sk-live-1"}};
+  s.output_path = log;
+  s.output_filter = {"/bin/sh", "-c", "sed -u \"s/$PPS_SECRET/<redacted>/g\""};
+  s.filter_env = {{"PPS_SECRET", "sk-live-1"}};
+  Result<pid_t> pid = Spawn(s);
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  ASSERT_TRUE(WaitExit(*pid, 10).has_value());
+  for (int i = 0; i < 500 && ReadAll(log).find("done") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(ReadAll(log), "earlier\napi_key='<redacted>'\ndone\n");
+  EXPECT_EQ(fs::status(log).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  fs::remove_all(dir);
+}
+
 TEST(RunCaptured, KillsTheWholeGroupAtTheDeadline) {
   const auto start = std::chrono::steady_clock::now();
   Result<Captured> c = RunCaptured({"/bin/sh", "-c", "echo hi; sleep 30 & sleep 30"}, 0.3);

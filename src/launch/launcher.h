@@ -24,7 +24,10 @@ struct ServerLaunch {
   std::vector<std::string> argv;  // the server command, container wrapper included
   EnvList env;                    // set for the server (and the container runtime)
   std::string log_path;           // local file the output is appended to
-  std::string tag;                // unique per run, sample and node: names Slurm steps
+  // What the output passes through on its way there (SpawnSpec::output_filter).
+  std::vector<std::string> output_filter = {};
+  EnvList filter_env = {};
+  std::string tag;  // unique per run, sample and node: names Slurm steps
   // kContainer when argv runs a container runtime: through sudo when the
   // spec's [cluster.sudo] names that step.
   SudoStep step = SudoStep::kNone;

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +118,35 @@ void CloseInput(int fds[2]) {
     if (fds[i] >= 0) ::close(fds[i]);
 }
 
+// Starts spec.output_filter with its standard input a new pipe and its
+// output `out_fd`; returns the pipe's write end, for the command's output.
+// Forked twice, so the filter is no child of this process: nothing here
+// waits for it, and it ends at its input's end.
+Result<int> StartOutputFilter(const SpawnSpec& spec, int out_fd) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return MakeError(std::string("pipe failed: ") + strerror(errno));
+  std::vector<std::string> argv = spec.output_filter;
+  std::vector<std::string> env = ChildEnvironment(spec.filter_env);
+  std::vector<char*> argv_p = Pointers(argv);
+  std::vector<char*> env_p = Pointers(env);
+  const pid_t middle = ::fork();
+  if (middle < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return MakeError(std::string("fork failed: ") + strerror(errno));
+  }
+  if (middle == 0) {
+    if (::fork() == 0) ExecChild(argv_p.data(), env_p.data(), pipe_fds[0], out_fd, out_fd, true);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::close(pipe_fds[0]);
+  return pipe_fds[1];
+}
+
 }  // namespace
 
 std::string SignalName(int sig) {
@@ -147,8 +177,18 @@ std::string ExitInfo::Describe() const {
 Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) return MakeError("no command to start");
   const std::string out_path = spec.output_path.empty() ? "/dev/null" : spec.output_path;
-  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return MakeError("cannot open " + out_path + ": " + strerror(errno));
+  if (!spec.output_path.empty() && ::fchmod(fd, 0600) != 0) {
+    ::close(fd);
+    return MakeError("cannot make " + out_path + " private (chmod 600): " + strerror(errno));
+  }
+  if (!spec.output_filter.empty()) {
+    Result<int> piped = StartOutputFilter(spec, fd);
+    ::close(fd);
+    if (!piped.ok()) return piped.error();
+    fd = *piped;
+  }
   int in[2];
   if (Status st = OpenInput(spec.input, in); !st.ok()) {
     ::close(fd);

@@ -37,13 +37,22 @@ struct SpawnSpec {
   // kMaxInputBytes, so the write never waits on the reader); empty: stdin is
   // /dev/null. A secret travels here, never on the command line.
   std::string input;
+  // A program the output passes through on its way to output_path (it
+  // reads it on its standard input and writes the file), with these
+  // additions to its environment; empty: the output goes to the file as
+  // is. It runs in a session of its own, outside this process's children,
+  // so it outlives this process and ends when the output does.
+  std::vector<std::string> output_filter = {};
+  EnvList filter_env = {};
 };
 
 inline constexpr size_t kMaxInputBytes = 4096;
 
-// Starts `spec`. Errors: the output file cannot be opened, fork fails. A
-// program that cannot be executed exits with status 127 and says why in its
-// output file.
+// Starts `spec`. The output file is readable by its owner only (0600, an
+// existing one made so): a server's output may hold what the run keeps
+// secret. Errors: the output file cannot be opened, fork fails. A program
+// that cannot be executed exits with status 127 and says why in its output
+// file.
 Result<pid_t> Spawn(const SpawnSpec& spec);
 
 // The exit of a child of this process, if it has exited (reaps it).

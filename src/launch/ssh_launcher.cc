@@ -158,6 +158,8 @@ class SshLauncher : public Launcher {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.output_filter = launch.output_filter;
+    s.filter_env = launch.filter_env;
     s.input = StepInput(launch.step);
     std::error_code ec;
     const auto offset = std::filesystem::exists(launch.log_path, ec)

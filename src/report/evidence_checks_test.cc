@@ -131,8 +131,10 @@ TEST_F(EvidenceChecksTest, ARawFileAppendedToItselfIsNotDoubleTheThroughput) {
   const std::string raw = Raw();
   ASSERT_TRUE(WriteFileAtomic(paths().raw(kDamaged), raw + raw).ok());
   const nlohmann::json sample = Report();
+  // Each request twice: twice the concurrency in flight at once.
   EXPECT_EQ(Kinds(sample), (std::vector<std::string>{evidence::kDuplicateRequestId,
-                                                     evidence::kMoreRecordsThanRequests}));
+                                                     evidence::kMoreRecordsThanRequests,
+                                                     evidence::kMoreInFlightThanConcurrency}));
   ExpectInvalid(sample, "raw/pp8-tp4-ep4_c8_r1.jsonl: duplicate_request_id: 8 records repeat");
 }
 
@@ -146,9 +148,10 @@ TEST_F(EvidenceChecksTest, TwoHundredThousandCopiesOfARecordAreMoreThanWereSent)
   ASSERT_TRUE(WriteFileAtomic(paths().raw(kDamaged), copies).ok());
   const nlohmann::json sample = Report();
   ExpectInvalid(sample, "raw/pp8-tp4-ep4_c8_r1.jsonl: duplicate_request_id: 199999 records");
-  ASSERT_EQ(sample["invalid_evidence"].size(), 2u);
+  ASSERT_EQ(sample["invalid_evidence"].size(), 3u);
   EXPECT_EQ(sample["invalid_evidence"][1]["detail"],
             "200000 records, but the sample sends 8 requests (workload.requests)");
+  EXPECT_EQ(sample["invalid_evidence"][2]["kind"], evidence::kMoreInFlightThanConcurrency);
 }
 
 TEST_F(EvidenceChecksTest, ASendAfterItsEndIsNotANegativeLatency) {
@@ -192,6 +195,42 @@ TEST_F(EvidenceChecksTest, ImpossibleGpuMemoryIsNotAPeak) {
       EXPECT_LT(m["peak_gpu_mib"].get<double>(), 85651);
     }
   }
+}
+
+// nvidia-smi readings that are no memory size, in either column: each is
+// named for its column, and none is read as part of the GPU's name.
+TEST_F(EvidenceChecksTest, EveryBadReadingIsOutOfRangeInItsOwnColumn) {
+  WriteHealthyRun();
+  const std::string csv = paths().gpu(kDamaged, "602");
+  Result<std::string> healthy = ReadFile(csv);
+  ASSERT_TRUE(healthy.ok());
+  const std::vector<std::pair<std::string, std::string>> shown = {
+      {"-5", "-5"},
+      {"nan", "nan"},
+      {"inf", "inf"},
+      {"1e5000", "inf"},
+      {"0x10", "'0x10' is not a number"}};
+  for (const auto& [bad, as] : shown) {
+    for (const std::string column : {"80200", "85651"}) {  // GPU 0's memory.used, memory.total
+      std::string text = *healthy;
+      text.replace(text.find(column), column.size(), bad);
+      ASSERT_TRUE(WriteFileAtomic(csv, text).ok());
+      const nlohmann::json sample = Report();
+      ASSERT_EQ(Kinds(sample), std::vector<std::string>{evidence::kGpuMemoryOutOfRange})
+          << bad << " in " << column;
+      const std::string detail = sample["invalid_evidence"][0]["detail"];
+      const std::string named = column == "80200" ? "memory.used " : "memory.total ";
+      EXPECT_NE(detail.find(named + as), std::string::npos) << detail;
+    }
+  }
+  std::string comma = *healthy;  // a decimal comma: which reading it split cannot be told
+  comma.replace(comma.find("80200"), 5, "1,5");
+  ASSERT_TRUE(WriteFileAtomic(csv, comma).ok());
+  const nlohmann::json sample = Report();
+  ASSERT_EQ(Kinds(sample), std::vector<std::string>{evidence::kGpuMemoryOutOfRange});
+  EXPECT_NE(std::string(sample["invalid_evidence"][0]["detail"])
+                .find("GPU 0: memory.used and memory.total '1,5,85651' are not two numbers"),
+            std::string::npos);
 }
 
 TEST_F(EvidenceChecksTest, MoreMemoryUsedThanTheGpuHasIsNamed) {

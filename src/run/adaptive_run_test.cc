@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 
 #include "adaptive/session.h"
 #include "analysis/run.h"
@@ -16,6 +17,7 @@
 #include "run/runner.h"
 #include "run/sim_sample.h"
 #include "testkit/example_search.h"
+#include "util/files.h"
 
 namespace ppsearch::run {
 namespace {
@@ -205,6 +207,68 @@ TEST_F(AdaptiveRunTest, AKillBeforeAStepsFirstSampleCompletedResumesThatStep) {
   }
   ASSERT_TRUE(a->stop && b->stop);
   EXPECT_EQ(a->stop->samples_spent, b->stop->samples_spent);
+}
+
+// A resume reads a trajectory someone else may have written: steps that
+// are not points of the sweep, repeated, out of order or lost, and a stop
+// line the policy would not write, are refused by name before anything
+// runs; the report leaves such a trajectory out.
+TEST_F(AdaptiveRunTest, AResumeRefusesATrajectoryThisRunDidNotWrite) {
+  Result<RunOutcome> cut = Run("cut", "", 2);  // step 1's three samples
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  const evidence::RunPaths paths{cut->run_dir};
+  const std::string file = paths.metadata(evidence::kTrajectoryFile);
+  Result<std::string> own = ReadFile(file);
+  ASSERT_TRUE(own.ok());
+  Result<evidence::Trajectory> t = evidence::ReadTrajectory(paths);
+  ASSERT_TRUE(t.ok() && t->steps.size() == 1u);
+  const evidence::TrajectoryStep first = t->steps[0];
+  auto refusal = [&](const std::function<void()>& forge) {
+    EXPECT_TRUE(WriteFileAtomic(file, *own).ok());
+    forge();
+    Result<RunOutcome> resumed = Run("", cut->run_dir);
+    return resumed.ok() ? std::string("resumed") : resumed.error().message;
+  };
+  auto append = [&](evidence::TrajectoryStep s) {
+    EXPECT_TRUE(evidence::AppendTrajectoryStep(paths, s).ok());
+  };
+  evidence::TrajectoryStep again = first;
+  again.step = 2;
+  EXPECT_EQ(refusal([&] { append(again); }),
+            fmt::format("adaptive.jsonl step 2 measures {} at C={} again (step 1 did)", first.label,
+                        first.concurrency));
+  evidence::TrajectoryStep empty;
+  empty.step = 2;
+  EXPECT_EQ(refusal([&] { append(empty); }),
+            "adaptive.jsonl step 2 measures '' at C=0, not a point of this run's sweep");
+  evidence::TrajectoryStep early = first;
+  early.step = 3;
+  EXPECT_EQ(refusal([&] { append(early); }),
+            "adaptive.jsonl step 2 is numbered 3: the steps must be numbered 1, 2, ... in the "
+            "order they ran");
+  evidence::TrajectoryStop settled;
+  settled.reason = "settled";
+  EXPECT_EQ(refusal([&] { ASSERT_TRUE(evidence::AppendTrajectoryStop(paths, settled).ok()); }),
+            "adaptive.jsonl: the stop line says \"settled\", but this run's evidence does not lead "
+            "the policy there (it would measure another point); the line was not written by this "
+            "run: remove it to resume");
+  EXPECT_EQ(refusal([&] { fs::remove(file); }),
+            fmt::format("sample {} ran (manifest.jsonl), but no step of adaptive.jsonl measured "
+                        "it: the trajectory has lost steps (a deleted or cut adaptive.jsonl), and "
+                        "what chose them cannot be rebuilt",
+                        first.samples[0]));
+  // The report leaves a forged trajectory out and says why.
+  ASSERT_TRUE(WriteFileAtomic(file, *own).ok());
+  append(again);
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(cut->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_FALSE(a->evidence.trajectory.has_value());
+  EXPECT_THAT(a->evidence.warnings,
+              ::testing::Contains(::testing::HasSubstr("adaptive.jsonl step 2 measures")));
+  // Its own trajectory resumes.
+  ASSERT_TRUE(WriteFileAtomic(file, *own).ok());
+  Result<RunOutcome> resumed = Run("", cut->run_dir);
+  EXPECT_TRUE(resumed.ok()) << resumed.error().message;
 }
 
 // A run resumed between two steps has no server up, whatever the last

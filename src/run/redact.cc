@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace ppsearch::run {
 namespace {
@@ -47,12 +48,12 @@ std::string Upper(std::string s) {
 Redactor::Redactor(const spec::Spec& spec) {
   for (const auto& [name, value] : spec.engine.env)
     if (!value.empty() && value != kRedacted && IsSecretEnvName(name, spec.engine))
-      secrets_.push_back({{name}, value});
+      secrets_.push_back({{name, "engine.env." + name}, value});
   for (const auto& [flag, value] : spec.engine.args)
     if (!value.text.empty() && value.text != kRedacted && spec::IsSecretFlag(flag)) {
       std::string attribute = flag;  // SGLang prints its arguments as api_key='...'
       std::replace(attribute.begin(), attribute.end(), '-', '_');
-      secrets_.push_back({{"--" + flag, attribute}, value.text});
+      secrets_.push_back({{"--" + flag, attribute, "engine.args." + flag}, value.text});
     }
   std::sort(secrets_.begin(), secrets_.end(),
             [](const Secret& a, const Secret& b) { return a.value.size() > b.value.size(); });
@@ -61,11 +62,36 @@ Redactor::Redactor(const spec::Spec& spec) {
 std::string Redactor::Apply(std::string text) const {
   for (const Secret& s : secrets_) {
     for (const std::string& name : s.names) RedactAssignments(text, name, s.value);
-    if (s.value.size() < kMinWordSecret) continue;
-    for (size_t at = text.find(s.value); at != std::string::npos; at = text.find(s.value, at + 1))
-      if (WholeWordAt(text, at, s.value)) text.replace(at, s.value.size(), kRedacted);
   }
   return text;
+}
+
+std::string Redactor::ToJsonText() const {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Secret& s : secrets_) j.push_back({{"names", s.names}, {"value", s.value}});
+  return j.dump();
+}
+
+Result<Redactor> Redactor::FromJsonText(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  const std::string expected =
+      std::string(kRedactSecretsVariable) +
+      " must be a JSON array of {\"names\": [strings], \"value\": string} objects";
+  if (!j.is_array()) return MakeError(expected);
+  Redactor r;
+  for (const nlohmann::json& e : j) {
+    if (!e.is_object() || !e.contains("names") || !e["names"].is_array() || !e.contains("value") ||
+        !e["value"].is_string() || e["value"].get<std::string>().empty())
+      return MakeError(expected);
+    Secret s;
+    s.value = e["value"].get<std::string>();
+    for (const nlohmann::json& n : e["names"]) {
+      if (!n.is_string() || n.get<std::string>().empty()) return MakeError(expected);
+      s.names.push_back(n.get<std::string>());
+    }
+    r.secrets_.push_back(std::move(s));
+  }
+  return r;
 }
 
 std::string SecretArgVariable(const std::string& flag) {

@@ -4,10 +4,11 @@
 // spec/secrets.h.) Which values are secrets is spec::IsSecretEnvName and
 // spec::IsSecretFlag; see docs/cluster.md, "Secrets".
 //
-// In free text a secret's own assignment is redacted (HF_TOKEN=..., --api-key
-// ..., api_key='...'), and a value of at least kMinWordSecret characters
-// wherever it stands as a whole word. A shorter value is not searched for on
-// its own: "16" or "true" would rewrite unrelated text.
+// In free text a secret is redacted where it stands as a value: its own
+// assignment (HF_TOKEN=..., --api-key ..., SGLang's printed api_key='...',
+// a --set engine.args.api-key=...). It is never searched for as a word of
+// prose: a key that reads "ppsearch" or "16" would rewrite the log lines
+// and numbers the analysis reads.
 
 #include <string>
 #include <vector>
@@ -21,7 +22,10 @@ namespace ppsearch::run {
 using spec::IsSecretEnvName;
 using spec::kRedacted;
 
-inline constexpr size_t kMinWordSecret = 8;
+// The environment variable that hands a Redactor's secrets (ToJsonText) to
+// `ppsearch redact-log`, which a server's output passes through on its way
+// to live/<sample>/<host>.log: the key never reaches the disk.
+inline constexpr const char* kRedactSecretsVariable = "PPSEARCH_REDACT_SECRETS";
 
 class Redactor {
  public:
@@ -29,6 +33,10 @@ class Redactor {
   explicit Redactor(const spec::Spec& spec);
   std::string Apply(std::string text) const;
   bool empty() const { return secrets_.empty(); }
+
+  // The secrets and how their assignments are spelled, as JSON, and back.
+  std::string ToJsonText() const;
+  static Result<Redactor> FromJsonText(const std::string& text);
 
  private:
   struct Secret {

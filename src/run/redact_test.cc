@@ -36,7 +36,7 @@ TEST(Secrets, NamesAreSecretByWholeWordsNotSubstrings) {
     EXPECT_FALSE(spec::IsSecretFlag(flag)) << flag;
 }
 
-TEST(Redactor, FreeTextLosesEachSecretsAssignmentAndLongValuesAnywhere) {
+TEST(Redactor, FreeTextLosesEachSecretsAssignment) {
   spec::Spec s = Parse(
       "secret_env = [\"MY_CREDS\"]\n[engine.args]\napi-key = \"sk-abcdefgh123\"\n"
       "admin-api-key = \"16\"\n[engine.env]\nHF_TOKEN = \"true\"\nMY_CREDS = \"hunter2\"\n"
@@ -52,9 +52,47 @@ TEST(Redactor, FreeTextLosesEachSecretsAssignmentAndLongValuesAnywhere) {
             "api_key='<redacted>')");
   EXPECT_EQ(r.Apply("python3 -m sglang.launch_server --api-key sk-abcdefgh123 --port 16"),
             "python3 -m sglang.launch_server --api-key <redacted> --port 16");
-  // A long value wherever it stands as a word, and not inside another word.
+  EXPECT_EQ(r.Apply("ppsearch run s.toml --set 'engine.args.api-key=sk-abcdefgh123' --set "
+                    "'engine.env.HF_TOKEN = true'"),
+            "ppsearch run s.toml --set 'engine.args.api-key=<redacted>' --set "
+            "'engine.env.HF_TOKEN = <redacted>'");
+  // Not a value: left alone, however long.
   EXPECT_EQ(r.Apply("echo sk-abcdefgh123; x=sk-abcdefgh1234"),
-            "echo <redacted>; x=sk-abcdefgh1234");
+            "echo sk-abcdefgh123; x=sk-abcdefgh1234");
+}
+
+TEST(Redactor, AKeyThatReadsLikeProseIsRedactedOnlyWhereItIsAValue) {
+  spec::Spec s = Parse("[engine.args]\napi-key = \"ppsearch\"");
+  Redactor r(s);
+  // ppsearch's own stop marker and command line keep their words.
+  EXPECT_EQ(r.Apply("[ppsearch] stopping the server\nNode lost: rank 3\n"),
+            "[ppsearch] stopping the server\nNode lost: rank 3\n");
+  EXPECT_EQ(r.Apply("ppsearch run /s/spec.toml --set 'engine.args.api-key=ppsearch' --engine sim"),
+            "ppsearch run /s/spec.toml --set 'engine.args.api-key=<redacted>' --engine sim");
+  EXPECT_EQ(r.Apply("server_args=ServerArgs(api_key='ppsearch', served_model_name='ppsearch')"),
+            "server_args=ServerArgs(api_key='<redacted>', served_model_name='ppsearch')");
+  EXPECT_EQ(r.Apply("python3 -m sglang.launch_server --api-key=ppsearch --host ppsearch"),
+            "python3 -m sglang.launch_server --api-key=<redacted> --host ppsearch");
+}
+
+// What `ppsearch redact-log` is handed: the same redaction, from JSON.
+TEST(Redactor, TheSecretsTravelAsJsonAndRedactAlike) {
+  spec::Spec s = Parse("[engine.args]\napi-key = \"sk-abc\"\n[engine.env]\nHF_TOKEN = \"hf_x\"");
+  const Redactor original(s);
+  Result<Redactor> back = Redactor::FromJsonText(original.ToJsonText());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  const std::string line = "server_args=ServerArgs(api_key='sk-abc') HF_TOKEN=hf_x sk-abc\n";
+  EXPECT_EQ(back->Apply(line),
+            "server_args=ServerArgs(api_key='<redacted>') HF_TOKEN=<redacted> sk-abc\n");
+  EXPECT_EQ(back->Apply(line), original.Apply(line));
+  for (const char* bad :
+       {"", "{}", "[{\"names\": [\"a\"]}]", "[{\"names\": [1], \"value\": \"v\"}]"}) {
+    Result<Redactor> refused = Redactor::FromJsonText(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().message,
+              "PPSEARCH_REDACT_SECRETS must be a JSON array of {\"names\": [strings], \"value\": "
+              "string} objects");
+  }
 }
 
 TEST(Secrets, TheSpecCopyKeepsEveryOtherByteAndStillParses) {

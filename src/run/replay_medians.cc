@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "evidence/medians_csv.h"
+#include "evidence/validation.h"
 #include "gpu/gpu_memory.h"
 #include "predict/predict.h"
 #include "run/runner.h"
@@ -86,6 +87,9 @@ Result<std::vector<workload::RequestRecord>> SynthesizeRecords(
 
 namespace {
 
+// More than any GPU made computes (dense FP4 peaks are below 2e16 FLOP/s).
+constexpr double kMaxGpuFlops = 1e17;
+
 struct Point {
   const evidence::MedianRow* row = nullptr;
   double noise_cv = 0;
@@ -129,15 +133,67 @@ class MediansReplayEngine : public SampleEngine {
             "the spec's [sim] noise_cv: the file records no spread over two or more repeats"};
   }
 
-  // The row's figures against the workload at every repeat's seed, before any sample runs.
+  // The row's figures against the workload at every repeat's seed, before
+  // any sample runs: what a sample made of them would be, checked as the
+  // report checks evidence, and figures no GPU could reach.
   Status Check(const evidence::MedianRow& row) const {
     if (!row.measured) return Status::Ok();  // its samples fail as they did
+    if (row.input_tps_spread && !(*row.input_tps_spread >= 0))
+      return MakeError(
+          fmt::format("{}: input_tps_spread {} is negative (a spread is (max - min) "
+                      "/ median)",
+                      Where(row), *row.input_tps_spread));
     for (int r = 1; r <= spec_.sweep.repeats; ++r) {
       const evidence::SampleId id{row.layout, row.concurrency, r};
-      if (Result<std::vector<workload::RequestRecord>> ok = Records(row, SampleSeed(spec_, id));
-          !ok.ok())
-        return MakeError(Where(row) + ": " + ok.error().message);
+      const auto requests = workload::PlanRequests(
+          predict::WorkloadFor(spec_, row.concurrency, SampleSeed(spec_, id)));
+      PPS_RETURN_IF_ERROR(CheckReachable(row, requests));
+      Result<std::vector<workload::RequestRecord>> records = Records(row, SampleSeed(spec_, id));
+      if (!records.ok()) return MakeError(Where(row) + ": " + records.error().message);
+      const evidence::RecordLimits limits{
+          spec_.workload.requests,
+          static_cast<int64_t>(
+              std::llround(evidence::SampleDeadlineS(spec_, row.concurrency) * 1e9)),
+          /*concurrency=*/0, evidence::MaxInputTokens(spec_.workload),
+          evidence::MaxOutputTokens(spec_.workload)};
+      std::vector<evidence::EvidenceProblem> problems =
+          evidence::CheckRecords(*records, limits, "the synthesized records");
+      if (const std::string csv = GpuCsv(row, spec_.cluster.hosts[0].name); !csv.empty())
+        if (Result<std::vector<gpu::GpuMemory>> gpus = gpu::ParseGpuMemoryCsv(csv); gpus.ok())
+          for (auto& p : evidence::CheckGpuSnapshot(*gpus, "the synthesized GPU snapshot"))
+            problems.push_back(std::move(p));
+      if (!problems.empty())
+        return MakeError(Where(row) + ": its figures make evidence that cannot be true: " +
+                         problems.front().Text());
     }
+    return Status::Ok();
+  }
+
+  // No GPU computes faster than kMaxGpuFlops, and a prompt token costs at
+  // least 2 FLOPs per active parameter (one multiply-add each): the input
+  // TPS and the TTFT of the row's shortest prompt are bounded by the
+  // layout's GPUs.
+  Status CheckReachable(const evidence::MedianRow& row,
+                        const std::vector<workload::PlannedRequest>& requests) const {
+    const double flops_per_token = 2.0 * static_cast<double>(plan_.model.active_params);
+    const double gpus = static_cast<double>(row.layout.gpus());
+    if (!(flops_per_token > 0) || requests.empty()) return Status::Ok();
+    const double max_tps = gpus * kMaxGpuFlops / flops_per_token;
+    if (!(row.input_tps_median > 0) || row.input_tps_median > max_tps)
+      return MakeError(fmt::format(
+          "{}: input_tps_median {:.4g} is not in (0, {:.4g}] tokens/s, the most {} GPUs at {:.0e} "
+          "FLOP/s each could prefill of a model with {} active parameters",
+          Where(row), row.input_tps_median, max_tps, gpus, kMaxGpuFlops,
+          plan_.model.active_params));
+    int64_t shortest = requests.front().input_tokens;
+    for (const auto& r : requests) shortest = std::min(shortest, r.input_tokens);
+    const double min_ttft_s = static_cast<double>(shortest) / max_tps;
+    for (const std::optional<double>& ttft : {row.ttft_p50_s_median, row.ttft_p95_s_median})
+      if (ttft && !(*ttft >= min_ttft_s))
+        return MakeError(fmt::format(
+            "{}: a TTFT of {:.4g} s is below {:.4g} s, the least a prompt of {} tokens takes at "
+            "that bound",
+            Where(row), *ttft, min_ttft_s, shortest));
     return Status::Ok();
   }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "analysis/run.h"
 #include "evidence/run_metadata.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
@@ -100,6 +101,30 @@ std::string MissingList(const std::vector<evidence::SampleId>& missing) {
   return out;
 }
 
+// The source's own analysis of each sample the sweep replays, before the
+// first runs: evidence the source's report names as missing, unreadable or
+// impossible (a log that could not be audited, a link where a file belongs,
+// a negative TTFT, a peak above the GPU's total) would come back as a sample
+// that looks whole. Each problem is named.
+Status CheckSourceEvidence(const spec::Spec& spec, const plan::Plan& plan, const std::string& dir) {
+  PPS_ASSIGN_OR_RETURN(analysis::RunEvidence source, analysis::LoadRunEvidence(dir));
+  std::map<std::string, const analysis::SampleAnalysis*> analysed;
+  for (const analysis::SampleAnalysis& s : source.samples) analysed[s.name] = &s;
+  std::string found;
+  int samples = 0;
+  for (const evidence::SampleId& id : ExpandSamples(spec, plan)) {
+    auto it = analysed.find(id.str());
+    if (it == analysed.end() || !it->second->completed() || it->second->problems.empty()) continue;
+    ++samples;
+    for (const std::string& p : it->second->problems) found += "\n  " + p;
+  }
+  if (samples == 0) return Status::Ok();
+  return MakeError(fmt::format(
+      "{}: {} of this sweep's samples have evidence that run's own report names as missing or "
+      "impossible; a replay would hand it on as whole:{}",
+      dir, samples, found));
+}
+
 Result<std::unique_ptr<SampleEngine>> MakeRunReplay(const spec::Spec& spec, const plan::Plan& plan,
                                                     const std::string& dir) {
   const evidence::RunPaths paths{dir};
@@ -128,6 +153,7 @@ Result<std::unique_ptr<SampleEngine>> MakeRunReplay(const spec::Spec& spec, cons
         fmt::format("{} has no completed or failed sample for {} of this sweep's "
                     "samples (in its manifest.jsonl, with raw/ and bench/ files):{}",
                     dir, missing.size(), MissingList(missing)));
+  PPS_RETURN_IF_ERROR(CheckSourceEvidence(spec, plan, dir));
   PPS_ASSIGN_OR_RETURN(std::string sha256, RunDirectoryDigest(dir));
   return std::unique_ptr<SampleEngine>(
       new RunReplayEngine(spec, dir, std::move(source), std::move(entries), std::move(sha256)));

@@ -8,6 +8,7 @@
 #include "analysis/analysis_testing.h"
 #include "analysis/run.h"
 #include "evidence/bench_summary.h"
+#include "evidence/evidence.h"
 #include "plan/search_inputs.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
@@ -131,6 +132,58 @@ TEST_F(ReplayTest, ARunWithoutASampleOfTheSweepIsRefusedNamingEach) {
                 "manifest.jsonl, with raw/ and bench/ files):\n"
                 "  PP4/TP8/EP4 at C=8 repeat 2 (pp4-tp8-ep4_c8_r2)\n"
                 "  PP8/TP4/EP4 at C=8 repeat 2 (pp8-tp4-ep4_c8_r2)");
+}
+
+// What the source's own report finds wrong with a sample stops the replay
+// before its first sample, each problem named: a log folder gone, a link
+// where a log belongs, a first token before its send.
+TEST_F(ReplayTest, ASourceWhoseReportFindsItsEvidenceWantingIsRefusedBeforeAnySample) {
+  const plan::SearchInputs in = Inputs();
+  const std::string source = SimRun(in);
+  EXPECT_EQ(Refusal(in, source), "");
+  const evidence::SampleId first{in.spec.sweep.layouts[0], 8, 1};
+  const evidence::SampleId second{in.spec.sweep.layouts[1], 8, 2};
+  fs::remove_all(source + "/service/" + first.str());
+  const std::string log = source + "/service/" + second.str() + "/602.log";
+  fs::remove(log);
+  fs::create_symlink("/etc/hostname", log);
+  const std::string raw = source + "/raw/" + second.str() + ".jsonl";
+  Result<std::vector<workload::RequestRecord>> records = evidence::ReadRecords(raw);
+  ASSERT_TRUE(records.ok());
+  workload::RequestRecord& last = records->back();  // a negative TTFT
+  last.send_ns = 10;
+  last.first_token_ns = 5;
+  ASSERT_TRUE(WriteFileAtomic(raw, evidence::RecordsToJsonl(*records)).ok());
+  const std::string why = Refusal(in, source);
+  EXPECT_THAT(
+      why,
+      HasSubstr(source + ": 2 of this sweep's samples have evidence that run's own report "
+                         "names as missing or impossible; a replay would hand it on as whole:"));
+  EXPECT_THAT(why, HasSubstr("\n  service/" + first.str() +
+                             "/601.log is missing: node 601's failures could not be audited"));
+  EXPECT_THAT(why, HasSubstr("service/" + second.str() + "/602.log: not_a_regular_file"));
+  EXPECT_THAT(why, HasSubstr("raw/" + second.str() + ".jsonl: first_token_outside_request"));
+}
+
+// Rows no GPU could have measured, or whose samples would be impossible
+// evidence, are refused before the first sample, at their line.
+TEST_F(ReplayTest, MedianFiguresNoSampleCouldHaveAreRefusedAtTheirLine) {
+  const plan::SearchInputs in = Inputs();
+  const std::string header =
+      "pp,tp,ep,concurrency,repeats,input_tps_median,input_tps_spread,ttft_p50_s_median,"
+      "peak_gpu_mib,gpu_total_mib\n4,8,4,8,3,4100,0.02,3.5,80000,97871\n";
+  const std::string fast = Write("fast.csv", header + "8,4,4,8,3,1e12,0.02,1e-9,82000,97871\n");
+  EXPECT_THAT(Refusal(in, fast),
+              HasSubstr(fast + ":3: PP8/TP4/EP4 at C=8: input_tps_median 1e+12 is not in (0, "));
+  const std::string spread = Write("spread.csv", header + "8,4,4,8,3,3900,-0.5,3.9,82000,97871\n");
+  EXPECT_EQ(Refusal(in, spread),
+            spread +
+                ":3: PP8/TP4/EP4 at C=8: input_tps_spread -0.5 is negative (a spread is (max - "
+                "min) / median)");
+  const std::string peak = Write("peak.csv", header + "8,4,4,8,3,3900,0.02,3.9,99000,97871\n");
+  EXPECT_THAT(Refusal(in, peak),
+              HasSubstr(peak + ":3: PP8/TP4/EP4 at C=8: its figures make evidence that cannot be "
+                               "true: the synthesized GPU snapshot: gpu_memory_above_total"));
 }
 
 // Two layouts with spread and memory, as a run's summary.csv has them.

@@ -12,6 +12,7 @@ SampleVerdict DecideVerdict(const spec::Spec& spec, const evidence::SampleId& id
   in.records = out.records;
   in.engine_verdict = out.verdict;
   in.engine_detail = out.detail;
+  in.synthesized = out.bench.synthesis.has_value();
   for (const auto& node : out.nodes)
     in.logs.push_back({"service/" + id.str() + "/" + node.host + ".log", node.log});
   const analysis::SampleAnalysis a = analysis::AnalyseSample(in);

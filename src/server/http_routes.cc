@@ -9,6 +9,7 @@
 #include "server/api.h"
 #include "server/sim_server.h"
 #include "server/stream_pump.h"
+#include "util/sha256.h"
 
 namespace ppsearch::server {
 namespace {
@@ -86,26 +87,43 @@ bool HasBody(const httplib::Request& req) {
   return req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked";
 }
 
+// Two SHA-256 digests compared in time that does not depend on where they
+// differ: a client timing 401s learns nothing of the key (nor, as the
+// digests are of fixed length, of its length).
+bool SameDigest(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return differ == 0;
+}
+
 std::string RequestId(int seq) {
   return fmt::format("{:032x}", 0x5151000000000000ull + static_cast<uint64_t>(seq));
 }
 
 }  // namespace
 
+void SimServer::AddConnectionHooks() {
+  http_->set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
+    if (guard_) guard_->RequestStarted(q.remote_addr, q.remote_port);
+    if (authorization_digest_.empty() || q.path.rfind("/health", 0) == 0 ||
+        q.path.rfind("/metrics", 0) == 0 ||
+        SameDigest(Sha256Hex(q.get_header_value("Authorization")), authorization_digest_))
+      return httplib::Server::HandlerResponse::Unhandled;
+    SendJson(r, 401, {{"error", "Unauthorized"}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http_->set_logger([this](const httplib::Request& q, const httplib::Response&) {
+    if (guard_) guard_->RequestEnded(q.remote_addr, q.remote_port);
+  });
+}
+
 void SimServer::AddLeaderRoutes() {
   // SGLang's --api-key (add_api_key_middleware): every route but /health*
   // and /metrics answers 401 without "Authorization: Bearer <key>".
-  for (const ExtraFlag& f : args_.extra_flags) {
-    if (f.name != "api-key" || !f.value || f.value->empty()) continue;
-    http_->set_pre_routing_handler(
-        [expected = "Bearer " + *f.value](const httplib::Request& q, httplib::Response& r) {
-          if (q.path.rfind("/health", 0) == 0 || q.path.rfind("/metrics", 0) == 0 ||
-              q.get_header_value("Authorization") == expected)
-            return httplib::Server::HandlerResponse::Unhandled;
-          SendJson(r, 401, {{"error", "Unauthorized"}});
-          return httplib::Server::HandlerResponse::Handled;
-        });
-  }
+  for (const ExtraFlag& f : args_.extra_flags)
+    if (f.name == "api-key" && f.value && !f.value->empty())
+      authorization_digest_ = Sha256Hex("Bearer " + *f.value);
   auto health = [this](const httplib::Request&, httplib::Response& res) {
     res.status = ready_ && !shutting_down() ? 200 : 503;
   };

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "spec/secrets.h"
+
 namespace ppsearch::server {
 namespace {
 
@@ -100,10 +102,15 @@ bool LooksNumeric(const std::string& v) {
   return end == v.c_str() + v.size() && v.find_first_of("0123456789") != std::string::npos;
 }
 
+// A secret flag's value (spec::IsSecretFlag: api-key) is shown as
+// '<redacted>' in both forms: the log line that prints them lands in files
+// (--log-file, a run's live logs), and /server_info needs no key to be told.
 Field ExtraField(const ExtraFlag& f) {
   std::string key = f.name;
   std::replace(key.begin(), key.end(), '-', '_');
   if (!f.value) return {key, "True", true};
+  if (spec::IsSecretFlag(f.name))
+    return {key, std::string("'") + spec::kRedacted + "'", spec::kRedacted};
   if (LooksNumeric(*f.value))
     return {key, *f.value, nlohmann::json::parse(*f.value, nullptr, false)};
   return {key, "'" + *f.value + "'", *f.value};

@@ -68,5 +68,17 @@ TEST(ServerArgsTest, ReprAndJsonUseSglangNames) {
   EXPECT_TRUE(j["max_running_requests"].is_null());
 }
 
+// serve-sim's log line goes to --log-file: the key is not in it.
+TEST(ServerArgsTest, TheApiKeyIsNotPrinted) {
+  ServerArgs a = Valid();
+  a.extra_flags.push_back({"api-key", std::string("sk-serve-1")});
+  a.extra_flags.push_back({"trust-remote-code", std::nullopt});
+  const std::string repr = ServerArgsRepr(a);
+  EXPECT_EQ(repr.find("sk-serve-1"), std::string::npos) << repr;
+  EXPECT_NE(repr.find("api_key='<redacted>'"), std::string::npos) << repr;
+  EXPECT_NE(repr.find("trust_remote_code=True"), std::string::npos) << repr;
+  EXPECT_EQ(ServerArgsJson(a)["api_key"], "<redacted>");
+}
+
 }  // namespace
 }  // namespace ppsearch::server

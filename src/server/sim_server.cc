@@ -131,6 +131,7 @@ bool SimServer::StartHttp() {
   } else {
     AddFollowerRoutes();
   }
+  AddConnectionHooks();
   if (!http_->bind_to_port(args_.host, args_.port)) {
     Shutdown(ServeOutcome::kStartupFailed,
              fmt::format("cannot listen on {}:{}: the address is in use (another server on the "
@@ -138,7 +139,10 @@ bool SimServer::StartHttp() {
                          args_.host, args_.port));
     return false;
   }
-  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);
+  if (listen_fd_ >= 0) {
+    ::listen(listen_fd_, kListenBacklog);
+    guard_ = std::make_unique<ConnectionGuard>(listen_fd_);
+  }
   http_thread_ = std::thread([this] {
     http_->listen_after_bind();
     http_done_ = true;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/connection_guard.h"
 #include "server/deployment.h"
 #include "server/gpu_registry.h"
 #include "server/node_group.h"
@@ -74,6 +75,8 @@ class SimServer {
 
   // http_routes.cc
   void AddLeaderRoutes();
+  // The guard's marks and the --api-key check, before every route.
+  void AddConnectionHooks();
   void AddFollowerRoutes();
   void HandleGenerate(const httplib::Request& req, httplib::Response& res);
   void HandleCompletions(const httplib::Request& req, httplib::Response& res);
@@ -111,6 +114,11 @@ class SimServer {
   std::thread http_thread_;
   std::atomic<bool> http_done_{false};
   int listen_fd_ = -1;
+  // Cuts clients that hold a worker without sending a request
+  // (connection_guard.h); made once the port is bound.
+  std::unique_ptr<ConnectionGuard> guard_;
+  // SHA-256 of "Bearer <--api-key>"; empty: no key is asked for.
+  std::string authorization_digest_;
   GpuRegistry gpu_registry_;
   NodeGroupLeader leader_;
   NodeGroupFollower follower_;

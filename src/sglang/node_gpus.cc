@@ -98,7 +98,9 @@ Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spe
                                                        spec.cluster.hosts[node].name));
   std::vector<std::string> out;
   for (const auto& g : gpus)
-    if (g.used_mib && *g.used_mib > threshold_mib)
+    if (!g.unreadable.empty())
+      out.push_back(fmt::format("GPU {} reads {}", g.index, g.unreadable));
+    else if (g.used_mib && *g.used_mib > threshold_mib)
       out.push_back(fmt::format("GPU {} holds {:.0f} MiB", g.index, *g.used_mib));
   return out;
 }

@@ -35,7 +35,9 @@ Result<std::vector<ComputeApp>> ParseComputeApps(const std::string& text,
                                                  const std::string& source);
 
 // The GPUs of `node` using more than `threshold_mib`, as "GPU 3 holds 41234 MiB"
-// (empty: every GPU is at or under it). Errors when nvidia-smi fails.
+// (empty: every GPU is at or under it); a reading that is no number is named
+// too, as "GPU 3 reads memory.used '0x10' is not a number". Errors when
+// nvidia-smi fails.
 Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spec::Spec& spec,
                                            int node, double threshold_mib,
                                            std::optional<double> timeout_s = std::nullopt);

@@ -12,6 +12,7 @@
 #include "analysis/log_scan.h"
 #include "bench/bench_client.h"
 #include "bench/load_loop.h"
+#include "run/redact.h"
 #include "run/server_state.h"
 #include "sglang/commands.h"
 #include "util/files.h"
@@ -56,6 +57,12 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
     l.env = c.env;
     l.step = c.step;
     l.log_path = paths_.live_log(sample, host);
+    // A secret the server prints (SGLang's server_args line holds
+    // api_key='...') is redacted before the log reaches the disk.
+    if (const run::Redactor redact(spec_); !redact.empty()) {
+      l.output_filter = {SelfExecutable(), "redact-log"};
+      l.filter_env = {{run::kRedactSecretsVariable, redact.ToJsonText()}};
+    }
     l.tag = ServerTag(run_id, sample, host);
     PPS_RETURN_IF_ERROR(MakeDirs(DirName(l.log_path)));
     log_paths_.push_back(l.log_path);

@@ -43,7 +43,8 @@ constexpr const char* kBusyGpus =
     "1, GPU-1, NVIDIA H200, 120000, 143771, 570.86\n";
 
 // What the engine asks of node 0, answered as SGLang does: health, version,
-// cache flush, and /generate streamed in two tokens.
+// cache flush, and /generate streamed: the first token, then the rest of
+// the max_new_tokens asked in one chunk (ignore_eos).
 bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
   bench::ScriptedResponse r;
   r.content_type = "application/json";
@@ -59,9 +60,14 @@ bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
   const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
   const int64_t prompt =
       body.contains("input_ids") ? static_cast<int64_t>(body["input_ids"].size()) : 0;
+  int64_t asked = 2;
+  if (body.is_object() && body.contains("sampling_params") &&
+      body["sampling_params"].contains("max_new_tokens"))
+    asked = body["sampling_params"]["max_new_tokens"].get<int64_t>();
   r.content_type = "text/event-stream";
-  r.pieces = {{0, bench::NativeChunk(prompt, 1, false), true},
-              {0, bench::NativeChunk(prompt, 2, true) + "data: [DONE]\n\n", false}};
+  r.pieces = {{0, bench::NativeChunk(prompt, 1, asked == 1), true}};
+  if (asked > 1) r.pieces.push_back({0, bench::NativeChunk(prompt, asked, true), false});
+  r.pieces.back().bytes += "data: [DONE]\n\n";
   return r;
 }
 
