@@ -25,6 +25,9 @@ struct ServerLaunch {
   EnvList env;                    // set for the server (and the container runtime)
   std::string log_path;           // local file the output is appended to
   std::string tag;                // unique per run, sample and node: names Slurm steps
+  // The run directory log_path lies in: no directory between them, nor the
+  // log itself, is opened through a symbolic link (SpawnSpec::output_root).
+  std::string log_root;
   // kContainer when argv runs a container runtime: through sudo when the
   // spec's [cluster.sudo] names that step.
   SudoStep step = SudoStep::kNone;

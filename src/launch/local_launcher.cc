@@ -63,6 +63,7 @@ class LocalLauncher : public Launcher {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);
     PPS_ASSIGN_OR_RETURN(pid_t pid, Spawn(s));
     ServerRecord r;

@@ -9,10 +9,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
+
+#include "util/files.h"
 
 extern char** environ;
 
@@ -117,6 +120,24 @@ void CloseInput(int fds[2]) {
     if (fds[i] >= 0) ::close(fds[i]);
 }
 
+// The file a command's output is appended to: /dev/null when none, else
+// never through a symbolic link (see SpawnSpec::output_root).
+Result<int> OpenOutput(const SpawnSpec& spec) {
+  const int append = O_WRONLY | O_CREAT | O_APPEND;
+  if (spec.output_path.empty()) {
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return MakeError(std::string("cannot open /dev/null: ") + strerror(errno));
+    return fd;
+  }
+  const std::string& root = spec.output_root;
+  if (!root.empty() && spec.output_path.rfind(root + "/", 0) == 0)
+    return OpenBelow(root, spec.output_path.substr(root.size() + 1), append, 0644, true);
+  const std::string dir = DirName(spec.output_path);
+  return OpenBelow(dir.empty() ? "." : dir,
+                   std::filesystem::path(spec.output_path).filename().string(), append, 0644,
+                   false);
+}
+
 }  // namespace
 
 std::string SignalName(int sig) {
@@ -146,9 +167,7 @@ std::string ExitInfo::Describe() const {
 
 Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) return MakeError("no command to start");
-  const std::string out_path = spec.output_path.empty() ? "/dev/null" : spec.output_path;
-  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot open " + out_path + ": " + strerror(errno));
+  PPS_ASSIGN_OR_RETURN(const int fd, OpenOutput(spec));
   int in[2];
   if (Status st = OpenInput(spec.input, in); !st.ok()) {
     ::close(fd);

@@ -37,6 +37,10 @@ struct SpawnSpec {
   // kMaxInputBytes, so the write never waits on the reader); empty: stdin is
   // /dev/null. A secret travels here, never on the command line.
   std::string input;
+  // When set, `output_path` lies under this directory and every directory
+  // between them is opened by descriptor, never through a symbolic link (the
+  // output file itself never is one either way).
+  std::string output_root;
 };
 
 inline constexpr size_t kMaxInputBytes = 4096;

@@ -56,6 +56,7 @@ class SlurmLauncher : public Launcher {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);  // srun forwards its stdin to the step's one task
     PPS_ASSIGN_OR_RETURN(pid_t client, Spawn(s));
     ServerRecord r;

@@ -158,6 +158,7 @@ class SshLauncher : public Launcher {
     SpawnSpec s;
     s.argv = WrapServer(launch.node, launch);
     s.output_path = launch.log_path;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);
     std::error_code ec;
     const auto offset = std::filesystem::exists(launch.log_path, ec)
