@@ -192,6 +192,12 @@ void AddIntervals(const Group& group, Evaluated& e, const cost::Calibration& cal
 Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
                             const SearchOptions& options) {
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
+  const SpaceEstimate estimate = EstimateSpace(options.bounds, in.spec, in.model, options.threads);
+  PPS_RETURN_IF_ERROR(CheckSpaceEstimate(estimate, options.max_search_s));
+  if (options.on_estimate) options.on_estimate(estimate);
+  const auto progress = [&](const char* phase, size_t done, size_t total) {
+    if (options.progress) options.progress(phase, done, total);
+  };
   SearchResult out;
   out.load_points = LoadPoints(options.bounds);
   out.objective = in.spec.decision.objective;
@@ -219,6 +225,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   std::vector<Group> groups;
   std::vector<std::vector<size_t>> groups_of;  // each evaluated candidate's groups
   std::map<std::string, size_t> evaluated_of;  // candidate label -> index
+  size_t predicted = 0;                        // candidates, for progress
   for (size_t si = 0; si < settings.size(); ++si) {
     bool first_of_setting = true;
     for (Group g : GroupsOf(settings[si], out.load_points)) {
@@ -285,6 +292,8 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         e.points.push_back(f);
       }
     }
+    predicted += layouts_of[si].size();
+    progress("predicting", predicted, candidates.size());
   }
   for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
 
@@ -333,6 +342,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       for (size_t gi : groups_of[i]) AddIntervals(groups[gi], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
+      progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
       if (out.with_intervals == 1) best_low = e.score_interval->low;
       if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
     }
