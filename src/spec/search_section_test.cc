@@ -126,7 +126,7 @@ TEST(SpecSearch, MoeA2aBackendsAreSglangNamesListedOnce) {
   EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepepp\"]\n"),
             "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepepp\" is not an SGLang "
             "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
-            "megamoe, pplx, ascend_tp)");
+            "megamoe, pplx, ascend_tp, deepep_v2)");
   EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepep\", \"deepep\"]\n"),
             "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepep\" is listed twice");
 }
