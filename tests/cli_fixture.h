@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,17 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+
+// How much slower than an idle machine this one is now: the one-minute load
+// average per core, at least 1 and at most 10. A deadline a test waits on
+// (a server to answer, a sample to finish) is multiplied by it, so a busy
+// machine, as a user's often is, does not fail a test for want of seconds.
+inline double LoadFactor() {
+  double load = 0;
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(&load, 1) != 1 || cores < 1) return 1;
+  return std::clamp(load / static_cast<double>(cores), 1.0, 10.0);
+}
 
 inline std::string ReadText(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -189,7 +190,8 @@ class SshE2e : public CliTest {
     // sshd re-executes itself: argv[0] must be its absolute path.
     sshd_ = StartDaemon({kSshd, "-D", "-e", "-f", d + "/sshd_config"}, d + "/sshd.log");
     ASSERT_GE(sshd_, 0);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(10 * LoadFactor()));
     bool up = false;
     while (!up && Clock::now() < deadline) {
       up = true;
@@ -270,8 +272,10 @@ class SshE2e : public CliTest {
          // About the lifecycle over ssh: serve-sim's throughput on a busy
          // 2-core machine varies more between repeats than 5%.
          "max_repeat_spread = 1.0\nfailure_policy = \"exclude\"\n\n"
-      << "[lifecycle]\nstart_timeout_s = 60\npoll_interval_s = 0.1\nrequest_timeout_s = 120\n"
-         "stop_grace_s = 10\nmemory_release_timeout_s = 20\n";
+      // The waits scale with the machine's load (LoadFactor).
+      << "[lifecycle]\nstart_timeout_s = " << std::ceil(60 * LoadFactor())
+      << "\npoll_interval_s = 0.1\nrequest_timeout_s = " << std::ceil(120 * LoadFactor())
+      << "\nstop_grace_s = 10\nmemory_release_timeout_s = 20\n";
     const fs::path path = dir_ / file;
     std::ofstream(path) << s.str();
     return path.string();
@@ -297,7 +301,7 @@ class SshE2e : public CliTest {
 
   // The serve-sim processes this test's servers left (they name its state directory).
   std::vector<pid_t> ServeSimsLeft(double wait_s) const {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(wait_s);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(wait_s * LoadFactor());
     std::vector<pid_t> left;
     do {
       left = ProcessesMentioning({"serve-sim", (dir_ / "gpu").string()});
@@ -503,13 +507,17 @@ TEST_F(SshE2e, AHostThatNeverAnswersIsUnreachableInSshsOwnWords) {
   spec_text += "\n[cluster.ssh.n1]\nport = " + std::to_string(silent_port) + "\n";
   std::ofstream(dir_ / "spec.toml") << spec_text;
 
+  // The check's timeout scales with the machine's load: the other hosts'
+  // (real, loaded) sshd must answer within it.
+  const double check_timeout_s = std::ceil(3 * LoadFactor());
   const auto start = Clock::now();
   CommandResult r =
-      Run("run " + (dir_ / "spec.toml").string() + " --set lifecycle.check_timeout_s=3");
+      Run("run " + (dir_ / "spec.toml").string() +
+          " --set lifecycle.check_timeout_s=" + std::to_string(static_cast<int>(check_timeout_s)));
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_LT(took, 20) << r.err;
+  EXPECT_LT(took, 20 * check_timeout_s / 3) << r.err;
   EXPECT_NE(r.err.find("error: n1: reach: ssh to n1 (127.0.0.2): unreachable: Connection timed "
                        "out during banner exchange\n"),
             std::string::npos)
@@ -545,12 +553,23 @@ TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
       if (e.path().extension() == ".json") files.push_back(e.path());
     return files;
   };
+  // Waits on the runner's progress, not a fixed time: the deadline moves
+  // whenever the manifest or the server states change, so a loaded machine
+  // that runs slowly still gets there; a runner that stalls does not.
   bool ready = false;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  const auto stall =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(60 * LoadFactor()));
+  auto deadline = Clock::now() + stall;
+  size_t progress = 0;
   while (!ready && Clock::now() < deadline) {
     run = RunDir();
     if (!run.empty()) {
       const std::vector<nlohmann::json> lines = Manifest(run);
+      const size_t now = lines.size() * 16 + state_files().size();
+      if (now != progress) {
+        progress = now;
+        deadline = Clock::now() + stall;
+      }
       int completed = 0;
       for (const auto& j : lines) completed += j.value("state", "") == "completed" ? 1 : 0;
       const bool in_progress = !lines.empty() && lines.back().value("state", "") == "started";

@@ -27,6 +27,9 @@ struct Draws {
   std::vector<double> value;  // [draw][candidate][point]
   std::vector<double> score;  // [draw][candidate]; 0 for excluded candidates
   std::vector<int> first, second;
+  // Draws where a value overflowed to infinity, underflowed to 0 or is not a
+  // number, or a score is not finite: such a draw ranks nothing.
+  int degenerate = 0;
 
   double& Value(int s, int c, int p) {
     return value[(static_cast<size_t>(s) * candidates + c) * points + p];
@@ -63,6 +66,7 @@ Draws MakeDraws(const Problem& pr) {
   d.points = static_cast<int>(pr.load_points.size());
   d.value.assign(static_cast<size_t>(d.n) * d.candidates * d.points, 0);
   workload::SplitMix64 rng(pr.seed);
+  std::vector<char> broken(d.n, 0);
   for (int s = 0; s < d.n; ++s)
     for (int c = 0; c < d.candidates; ++c) {
       const CandidateState& cand = pr.candidates[c];
@@ -72,14 +76,16 @@ Draws MakeDraws(const Problem& pr) {
       for (int p = 0; p < d.points; ++p) {
         const PointState& ps = cand.points[p];
         const double noise = StandardNormal(rng);
+        const double base = ps.measured ? *ps.measured : MemberValue(ps, s);
         double v;
         if (ps.measured)
-          v = *ps.measured * std::exp(ps.measured_sigma * noise);
+          v = base * std::exp(ps.measured_sigma * noise);
         else if (anchored)
-          v = MemberValue(ps, s) * std::exp(miss + pr.within_sigma * z);
+          v = base * std::exp(miss + pr.within_sigma * z);
         else
-          v = MemberValue(ps, s) * std::exp(ps.sigma * z);
+          v = base * std::exp(ps.sigma * z);
         d.Value(s, c, p) = v;
+        if (!cand.excluded && (!std::isfinite(v) || (v <= 0 && base > 0))) broken[s] = 1;
       }
     }
   // Each draw's scores over the candidates that can qualify.
@@ -107,7 +113,9 @@ Draws MakeDraws(const Problem& pr) {
     }
     d.first[s] = first;
     d.second[s] = second;
+    for (double x : scores) broken[s] = broken[s] || !std::isfinite(x);
   }
+  d.degenerate = static_cast<int>(std::count(broken.begin(), broken.end(), 1));
   return d;
 }
 
@@ -142,7 +150,10 @@ Assessment AssessWeighted(const Problem& pr, const Draws& d, const std::vector<d
     if (unmeasured(d.first[s]) || unmeasured(d.second[s])) a.p_change += w[s];
   }
   const bool measured = a.primary >= 0 && !unmeasured(a.primary) && !unmeasured(a.fallback);
-  a.settled = measured && a.p_change < pr.stop_probability;
+  // Draws that overflow or degenerate cannot say the choice is settled: a
+  // p_change of 0 from them would be certainty about nothing.
+  a.degenerate_draws = d.degenerate;
+  a.settled = measured && a.p_change < pr.stop_probability && d.degenerate == 0;
   return a;
 }
 

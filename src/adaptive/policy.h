@@ -73,8 +73,13 @@ struct Assessment {
   double p_wrong = 0;
   // P(a candidate not fully measured is in the top two).
   double p_change = 0;
-  // primary and fallback fully measured and p_change below stop_probability.
+  // primary and fallback fully measured, p_change below stop_probability,
+  // and no draw degenerate.
   bool settled = false;
+  // Draws whose values overflowed, underflowed to 0 or are not numbers (a
+  // model-form sigma far beyond what it can mean): while any remain, the
+  // run measures on rather than stop on them.
+  int degenerate_draws = 0;
   int eligible = 0;  // candidates not excluded
 };
 

@@ -74,6 +74,27 @@ TEST(AdaptivePolicyTest, TheSameModelErrorFarBelowTheTopTwoDoesNot) {
   EXPECT_TRUE(Assess(pr).settled);
 }
 
+TEST(AdaptivePolicyTest, DrawsThatOverflowNeverSettleTheChoice) {
+  // A model-form sigma of 1e5 sends every unmeasured draw to 0 or infinity:
+  // a ranking of such draws is certainty about nothing.
+  Problem pr = TwoPoints();
+  pr.candidates = {Measured("a", 1000, 1000), Measured("b", 900, 900),
+                   Predicted("c", 1500, 1500, 1e5), Predicted("d", 400, 400, 1e5)};
+  const Assessment a = Assess(pr);
+  EXPECT_EQ(a.degenerate_draws, pr.draws);
+  EXPECT_FALSE(a.settled);
+  const std::optional<Choice> next = ChooseNext(pr, a);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GE(next->candidate, 2) << next->reason;
+  // Once measured, the same candidates settle.
+  Problem measured = TwoPoints();
+  measured.candidates = {Measured("a", 1000, 1000), Measured("b", 900, 900),
+                         Measured("c", 500, 500), Measured("d", 400, 400)};
+  const Assessment after = Assess(measured);
+  EXPECT_EQ(after.degenerate_draws, 0);
+  EXPECT_TRUE(after.settled);
+}
+
 TEST(AdaptivePolicyTest, NotSettledUntilTheEstimatedFallbackIsMeasuredEverywhere) {
   Problem pr = TwoPoints();
   CandidateState b = Measured("b", 900, 900);

@@ -202,6 +202,11 @@ Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& 
   }
   step.reason = choice->reason;
   for (const std::string& note : obs.notes) step.reason += " (" + note + ")";
+  if (a.degenerate_draws > 0)
+    step.reason += fmt::format(
+        " ({} of {} draws of the belief overflow or degenerate: the run measures on rather than "
+        "stop on them)",
+        a.degenerate_draws, pr.draws);
   step.value_of_information = choice->value_of_information;
   step.p_wrong_before = a.p_wrong;
   step.p_wrong_expected_after = choice->p_wrong_expected_after;

@@ -1,7 +1,10 @@
 #include "backtest/case_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -217,6 +220,9 @@ Status CheckRefusedUse(const Case& c) {
 std::string Written(const Reference& r) {
   const std::string pair = "[\"" + Excerpt(r.a) + "\", \"" + Excerpt(r.b) + "\"]";
   if (r.kind == FigureKind::kBeats) return "beats = " + pair;
+  if (r.kind == FigureKind::kTtftP50 || r.kind == FigureKind::kTpotMs)
+    return std::string(r.kind == FigureKind::kTtftP50 ? "ttft_p50_s" : "tpot_ms") + " = \"" +
+           Excerpt(r.a) + "\", value = " + spec::FormatNumber(r.value);
   return "ratio = " + pair + ", value = " + spec::FormatNumber(r.value);
 }
 
@@ -254,6 +260,83 @@ Status CheckBeatsAgree(const Case& c) {
               Written(first) + " at " + first.origin.Position() +
               (what == "repeats" ? "; give it once" : "; keep the one the source supports"));
     }
+  }
+  return Status::Ok();
+}
+
+// log(a's input TPS / b's) as a ratio reference states it, seen from `from`
+// (its a or b).
+double LogRatioFrom(const Reference& r, const std::string& from) {
+  return r.a == from ? std::log(r.value) : -std::log(r.value);
+}
+
+// The implied log(to / from) along earlier ratio references (indices below
+// `before`), and the references on the path; nullopt when none connects them.
+std::optional<std::pair<double, std::vector<size_t>>> ImpliedLogRatio(const Case& c, size_t before,
+                                                                      const std::string& from,
+                                                                      const std::string& to) {
+  std::map<std::string, std::pair<double, std::vector<size_t>>> reached{{from, {0.0, {}}}};
+  std::vector<std::string> frontier{from};
+  while (!frontier.empty()) {
+    const std::string at = frontier.back();
+    frontier.pop_back();
+    for (size_t j = 0; j < before; ++j) {
+      const Reference& r = c.references[j];
+      if (r.kind != FigureKind::kTpsRatio || (r.a != at && r.b != at)) continue;
+      const std::string& next = r.a == at ? r.b : r.a;
+      if (reached.count(next) != 0) continue;
+      auto path = reached[at];
+      path.first -= LogRatioFrom(r, at);  // log(next / at) = -log(at / next)
+      path.second.push_back(j);
+      reached[next] = path;
+      frontier.push_back(next);
+    }
+  }
+  const auto it = reached.find(to);
+  if (it == reached.end()) return std::nullopt;
+  return it->second;
+}
+
+// Figures that cannot all be true: a TTFT or TPOT of one configuration given
+// twice, a ratio of one pair given twice (either way round), or a ratio
+// that a chain of others implies differently by more than the case's
+// tolerance (a / b = 2 and b / c = 2 with a / c = 8). The evaluation would
+// judge the prediction against both; the case is refused naming them.
+Status CheckFiguresAgree(const Case& c) {
+  const double slack = std::log1p(c.tolerance);
+  for (size_t i = 0; i < c.references.size(); ++i) {
+    const Reference& later = c.references[i];
+    if (later.kind == FigureKind::kBeats || later.kind == FigureKind::kRefused) continue;
+    const auto refuse = [&](const std::string& what, const std::string& with) {
+      return spec::PositionError(
+          later.origin,
+          "reference '" + later.origin.key + "': " + Written(later) + " " + what + " " + with +
+              (what == "repeats" ? "; give it once" : "; keep the one the source supports"));
+    };
+    for (size_t j = 0; j < i; ++j) {
+      const Reference& first = c.references[j];
+      if (first.kind != later.kind) continue;
+      const bool same_pair =
+          (first.a == later.a && first.b == later.b) || (first.a == later.b && first.b == later.a);
+      if (!same_pair) continue;
+      const double stated = later.kind == FigureKind::kTpsRatio
+                                ? LogRatioFrom(later, later.a) - LogRatioFrom(first, later.a)
+                                : std::log(later.value / first.value);
+      return refuse(std::abs(stated) <= 1e-9 ? "repeats" : "contradicts",
+                    Written(first) + " at " + first.origin.Position());
+    }
+    if (later.kind != FigureKind::kTpsRatio) continue;
+    const auto implied = ImpliedLogRatio(c, i, later.b, later.a);
+    if (!implied || std::abs(implied->first - std::log(later.value)) <= slack) continue;
+    std::string chain;
+    for (size_t j : implied->second)
+      chain += (chain.empty() ? "" : " and ") + Written(c.references[j]) + " at " +
+               c.references[j].origin.Position();
+    return refuse("contradicts",
+                  chain + ", which give " +
+                      spec::FormatNumber(std::round(std::exp(implied->first) * 1000) / 1000) +
+                      " (more than the case's tolerance " + spec::FormatNumber(c.tolerance) +
+                      " apart)");
   }
   return Status::Ok();
 }
@@ -338,6 +421,7 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
   }
   PPS_RETURN_IF_ERROR(CheckRefusedUse(c));
   PPS_RETURN_IF_ERROR(CheckBeatsAgree(c));
+  PPS_RETURN_IF_ERROR(CheckFiguresAgree(c));
   return c;
 }
 

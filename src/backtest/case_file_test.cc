@@ -139,6 +139,39 @@ TEST(CaseFile, BeatsReferencesThatDisagreeOrRepeatAreRefusedNamingBoth) {
             "the one the source supports");
 }
 
+TEST(CaseFile, FiguresThatCannotAllBeTrueAreRefusedNamingBoth) {
+  const std::string more = std::string(kCase) + "\n[[reference]]\n";
+  // pp4 / pp1 = 3.2 and pp1 / pp4 = 0.5: one pair, two answers.
+  EXPECT_EQ(ErrorOf(more + "ratio = [\"pp1\", \"pp4\"]\nvalue = 0.5\n"),
+            "/c/case.toml:27:1: reference 'reference[3]': ratio = [\"pp1\", \"pp4\"], value = "
+            "0.5 contradicts ratio = [\"pp4\", \"pp1\"], value = 3.2 at /c/case.toml:15:1; keep "
+            "the one the source supports");
+  // The same figure again, or its inverse: given once.
+  EXPECT_EQ(ErrorOf(more + "ratio = [\"pp4\", \"pp1\"]\nvalue = 3.2\n"),
+            "/c/case.toml:27:1: reference 'reference[3]': ratio = [\"pp4\", \"pp1\"], value = "
+            "3.2 repeats ratio = [\"pp4\", \"pp1\"], value = 3.2 at /c/case.toml:15:1; give it "
+            "once");
+  EXPECT_THAT(ErrorOf(more + "ratio = [\"pp1\", \"pp4\"]\nvalue = 0.3125\n"),
+              HasSubstr("repeats ratio = [\"pp4\", \"pp1\"], value = 3.2"));
+  // One TTFT given as 15.5 s and 50 s.
+  EXPECT_EQ(ErrorOf(more + "ttft_p50_s = \"pp4\"\nvalue = 50\n"),
+            "/c/case.toml:27:1: reference 'reference[3]': ttft_p50_s = \"pp4\", value = 50 "
+            "contradicts ttft_p50_s = \"pp4\", value = 15.5 at /c/case.toml:20:1; keep the one "
+            "the source supports");
+  // A chain: pp2 / pp1 = 2 and pp4 / pp1 = 3.2 give pp4 / pp2 = 1.6, not 4.
+  const std::string chain = std::string(kCase) +
+                            "\n[configurations.pp2]\nlayout = {pp = 2, tp = 8}\n\n"
+                            "[[reference]]\nratio = [\"pp2\", \"pp1\"]\nvalue = 2\n\n"
+                            "[[reference]]\nratio = [\"pp4\", \"pp2\"]\nvalue = ";
+  EXPECT_EQ(ErrorOf(chain + "4\n"),
+            "/c/case.toml:34:1: reference 'reference[4]': ratio = [\"pp4\", \"pp2\"], value = 4 "
+            "contradicts ratio = [\"pp2\", \"pp1\"], value = 2 at /c/case.toml:30:1 and ratio = "
+            "[\"pp4\", \"pp1\"], value = 3.2 at /c/case.toml:15:1, which give 1.6 (more than the "
+            "case's tolerance 0.15 apart); keep the one the source supports");
+  // Within the tolerance, rounding of published figures is no contradiction.
+  EXPECT_EQ(ErrorOf(chain + "1.7\n"), "");
+}
+
 TEST(CaseFile, CalibrationFromNamesACalibrationConfiguration) {
   const std::string pp4 = "layout = {pp = 4, tp = 8}\n";
   Result<Case> c =

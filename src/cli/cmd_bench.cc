@@ -61,6 +61,8 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
     opts.bench.lengths = std::move(*lengths);
   }
   if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) return s.error();
+  PPS_RETURN_IF_ERROR(CheckOutputPath("--records", opts.records_path,
+                                      {{"the --lengths-file", opts.bench.lengths_file}}));
   Result<bench::BenchResult> result = bench::RunBench(opts.bench);
   // A server that cannot be used is the machine's failure, not the arguments' (exit 1).
   if (!result.ok()) return MakeError(result.error().message, ErrorKind::kIo);

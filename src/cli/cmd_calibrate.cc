@@ -100,6 +100,10 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
 
 Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
   PPS_RETURN_IF_ERROR(CheckOutputDirectory(opts.output));
+  std::vector<NamedPath> inputs{{"the spec", opts.spec.spec_path}};
+  for (const auto& m : opts.measured) inputs.push_back({"a --measured file", m});
+  for (const auto& p : opts.profile_summaries) inputs.push_back({"a --profile-summary file", p});
+  PPS_RETURN_IF_ERROR(CheckOutputPath("-o", opts.output, inputs));
   Result<SearchInputs> in = LoadSearchInputs(opts.spec, {});
   if (!in.ok()) return in.error();
   calibrate::FitInputs fi;

@@ -42,6 +42,9 @@ Result<nsys::ProfileContext> ContextFrom(const NsysOptions& o) {
 }
 
 Result<ExitCode> RunNsys(const NsysOptions& opts) {
+  std::vector<NamedPath> inputs;
+  for (const auto& p : opts.profiles) inputs.push_back({"a profile export", p});
+  PPS_RETURN_IF_ERROR(CheckOutputPath("-o", opts.output, inputs));
   PPS_ASSIGN_OR_RETURN(const nsys::ProfileContext context, ContextFrom(opts));
   PPS_ASSIGN_OR_RETURN(const nsys::WindowChoice window,
                        nsys::ParseWindowChoice(opts.window, opts.gap_us));

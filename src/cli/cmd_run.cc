@@ -218,6 +218,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     in = std::move(loaded).value();
   }
   for (const auto& w : in->plan.warnings) std::cerr << "warning: " << w.message << "\n";
+  PPS_RETURN_IF_ERROR(plan::CheckProfileExport(in->spec.profile));
   std::vector<std::string> errors;
   for (const auto& lp : in->plan.layouts)
     for (const auto& e : lp.errors) errors.push_back(e.message);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@
 #include "spec/spec_parser.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"
+#include "util/format.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -73,7 +75,43 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
   return Status::Ok();
 }
 
+// Progress on stderr for a search that takes more than a moment: the
+// estimate when it passes kQuietS, then, once kQuietS have passed, a line
+// at most every second and one when a phase ends.
+class SearchProgress {
+ public:
+  static constexpr double kQuietS = 2.0;
+
+  void Estimate(const search::SpaceEstimate& e) {
+    if (e.seconds < kQuietS) return;
+    std::cerr << fmt::format("search: {} candidates, {} predictions, estimated {} s\n",
+                             FormatNumber(e.candidates, 0), FormatNumber(e.predictions, 0),
+                             FormatNumber(e.seconds, 0));
+  }
+
+  void Update(const char* phase, size_t done, size_t total) {
+    const auto now = Clock::now();
+    if (Seconds(now - start_) < kQuietS) return;
+    if (done < total && Seconds(now - last_) < 1.0) return;
+    last_ = now;
+    std::cerr << fmt::format("search: {} {} of {} candidates ({:.0f}%), {:.0f} s\n", phase, done,
+                             total, total > 0 ? 100.0 * done / total : 100.0,
+                             Seconds(now - start_));
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_ = start_;
+};
+
 Result<ExitCode> RunSearch(SearchCliOptions opts) {
+  const NamedPath spec{"the spec", opts.spec.spec_path};
+  const NamedPath calibration_file{"the calibration", opts.calibration_path};
+  PPS_RETURN_IF_ERROR(CheckOutputPath("--emit-spec", opts.emit_spec,
+                                      {spec, calibration_file, {"the --html page", opts.html}}));
+  PPS_RETURN_IF_ERROR(CheckOutputPath("--html", opts.html, {spec, calibration_file}));
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {}));
   // The spec's [search] lists, each replaced by its flag when one is given.
   opts.search.bounds = search::WithFlags(search::SpecBounds(in.spec.search), opts.search.bounds);
@@ -85,6 +123,11 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
   if (opts.search.ensemble.members > 0) {
     PPS_ASSIGN_OR_RETURN(opts.search.model_form, uncertainty::ModelFormFor(calibration));
   }
+  SearchProgress progress;
+  opts.search.on_estimate = [&](const search::SpaceEstimate& e) { progress.Estimate(e); };
+  opts.search.progress = [&](const char* phase, size_t done, size_t total) {
+    progress.Update(phase, done, total);
+  };
   PPS_ASSIGN_OR_RETURN(const search::SearchResult result,
                        search::Search(in, calibration, opts.search));
   std::optional<search::CapacityPlan> capacity;
@@ -168,6 +211,11 @@ Runner AddSearchCommand(CLI::App& app) {
       ->check(CLI::Range(0, 4096));
   sub->add_option("--interval-seed", opts->search.ensemble.seed, "Seed of the draws")
       ->default_val(opts->search.ensemble.seed);
+  sub->add_option("--max-search-s", opts->search.max_search_s,
+                  "Refuse a search whose estimated simulation time passes this many seconds "
+                  "(0: no bound)")
+      ->default_val(opts->search.max_search_s)
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--exhaustive", opts->exhaustive,
                 "Draw intervals for every qualifying candidate and bisect every candidate's "
                 "load to its SLA limit, instead of screening by central values (the same "

@@ -342,6 +342,11 @@ void PrintUncertainty(const uncertainty::UncertaintySummary& s,
 }
 
 Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
+  const NamedPath spec{"the spec", opts.spec.spec_path};
+  const NamedPath calibration_file{"the calibration", opts.calibration_path};
+  PPS_RETURN_IF_ERROR(CheckOutputPath(
+      "--html", opts.html_path, {spec, calibration_file, {"the --trace file", opts.trace_path}}));
+  PPS_RETURN_IF_ERROR(CheckOutputPath("--trace", opts.trace_path, {spec, calibration_file}));
   Result<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection);
   if (!in.ok()) return in.error();
   cost::Calibration calibration;

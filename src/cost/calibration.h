@@ -34,6 +34,22 @@ inline constexpr int kModelFormDistances = 6;
 inline constexpr std::array<const char*, kModelFormDistances> kModelFormDistanceNames = {
     "pp_depth", "node_span", "input_length", "hardware", "concurrency", "output_length"};
 
+// The most a model-form scale (s0 or a per-unit one) can be: each is a
+// standard deviation of log(measured / predicted), and at 2 a prediction is
+// off by a factor of 7.4 at one sigma, beyond which it says nothing a draw
+// could rank by (at 1e5 every draw overflows to 0 or infinity).
+inline constexpr double kMaxModelFormSigma = 2.0;
+inline constexpr const char* kModelFormSigmaWhy =
+    "a standard deviation of log(measured / predicted); 2 is a factor of 7.4 at one sigma";
+// Whether `x` is such a scale (a fit that stops at the bound rounds to it).
+inline bool ModelFormSigmaInRange(double x) { return x >= 0 && x <= kMaxModelFormSigma + 1e-9; }
+// The most a variance of log(parameter) can be: a standard deviation of 3
+// spans a factor of 20 at one sigma, wider than any parameter's physical
+// bounds allow.
+inline constexpr double kMaxLogVariance = 9.0;
+inline constexpr const char* kMaxLogVarianceWhy =
+    "of log(parameter); 9 is a factor of 20 at one sigma, wider than any parameter's bounds";
+
 struct ModelFormScales {
   double s0 = 0;             // at a calibrated point
   double pp_depth = 0;       // per unit |ln(pp / pp_calibrated)|

@@ -1,5 +1,6 @@
 #include "evidence/calibration_file.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "util/edit_distance.h"
@@ -93,8 +94,12 @@ Result<ModelFormScales> ParseModelForm(const std::string& path, const nlohmann::
                      "\"");
   ModelFormScales out;
   const auto read = [&](const char* key, double* dst) -> Status {
-    if (!m.contains(key) || !m[key].is_number() || !(m[key].get<double>() >= 0))
-      return MakeError(path + ": key 'model_error." + key + "': expected a number >= 0");
+    if (!m.contains(key) || !m[key].is_number() ||
+        !cost::ModelFormSigmaInRange(m[key].get<double>()))
+      return MakeError(path + ": key 'model_error." + key + "': expected a number in [0, " +
+                       nlohmann::json(cost::kMaxModelFormSigma).dump() + "] (" +
+                       cost::kModelFormSigmaWhy + ")" +
+                       (m.contains(key) ? ", got " + Excerpt(m[key].dump()) : ", found none"));
     *dst = m[key].get<double>();
     return Status::Ok();
   };
@@ -105,6 +110,40 @@ Result<ModelFormScales> ParseModelForm(const std::string& path, const nlohmann::
   out.SetPerUnit(scales);
   if (m.contains("source") && m["source"].is_string()) out.source = m["source"].get<std::string>();
   return out;
+}
+
+// The covariance of log(parameter) means something only as a covariance:
+// finite, symmetric, variances in [0, kMaxLogVariance], every correlation in
+// [-1, 1]. A 1e300 variance would make every draw overflow; a negative one
+// has no square root.
+Status CheckLogCovariance(const std::string& path, const std::vector<double>& m) {
+  const auto at = [&](int r, int k) { return m[static_cast<size_t>(r) * kParamCount + k]; };
+  const auto key = [&](int r, int k) {
+    return path + ": key 'log_covariance[" + std::to_string(r) + "][" + std::to_string(k) + "]' (" +
+           std::string(AllParams()[r].name) + ", " + std::string(AllParams()[k].name) + "): ";
+  };
+  for (int r = 0; r < kParamCount; ++r) {
+    const double v = at(r, r);
+    if (!(v >= 0 && v <= cost::kMaxLogVariance))
+      return MakeError(key(r, r) + "expected a variance in [0, " +
+                       nlohmann::json(cost::kMaxLogVariance).dump() + "] (" +
+                       cost::kMaxLogVarianceWhy + "), got " + nlohmann::json(v).dump());
+  }
+  for (int r = 0; r < kParamCount; ++r)
+    for (int k = r + 1; k < kParamCount; ++k) {
+      const double c = at(r, k);
+      const double limit = std::sqrt(at(r, r) * at(k, k)) * (1 + 1e-9) + 1e-300;
+      if (!std::isfinite(c) || std::abs(c - at(k, r)) > 1e-9 * limit + 1e-12)
+        return MakeError(key(r, k) + "expected a finite number equal to [" + std::to_string(k) +
+                         "][" + std::to_string(r) + "] (a covariance is symmetric), got " +
+                         nlohmann::json(c).dump() + " and " + nlohmann::json(at(k, r)).dump());
+      if (std::abs(c) > limit)
+        return MakeError(key(r, k) +
+                         "expected |covariance| <= sqrt(variance x variance), a correlation "
+                         "within [-1, 1], got " +
+                         nlohmann::json(c).dump());
+    }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -139,6 +178,14 @@ Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string&
     c.Set(info->param, x);
     c.status[Index(info->param)] = ParamStatus::kDetermined;
   }
+  // A parameter left out would silently take its prior's centre while the
+  // file claims to be a fit.
+  for (const auto& p : AllParams())
+    if (!j["parameters"].contains(p.name))
+      return MakeError(path + ": key 'parameters." + std::string(p.name) +
+                       "' is missing; a calibration states every parameter (" +
+                       std::string(p.unit) + "; its prior's centre is " +
+                       nlohmann::json(p.nominal).dump() + ")");
   if (j.contains("status") && j["status"].is_object())
     for (const auto& [key, v] : j["status"].items()) {
       const ParamInfo* info = FindParam(key);
@@ -162,6 +209,7 @@ Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string&
         c.log_covariance.push_back(x.get<double>());
       }
     }
+    PPS_RETURN_IF_ERROR(CheckLogCovariance(path, c.log_covariance));
   }
   if (j.contains("infeasible") && j["infeasible"].is_array())
     for (const auto& s : j["infeasible"])

@@ -24,6 +24,13 @@ using cost::ModelFormScales;
 using cost::Param;
 using cost::ParamStatus;
 
+// Every parameter at its prior's centre, as a file's "parameters" object.
+std::string AllAtPrior() {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& p : AllParams()) j[std::string(p.name)] = p.nominal;
+  return j.dump();
+}
+
 class CalibrationFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -165,33 +172,91 @@ TEST_F(CalibrationFileTest, TheModelFormTermAndWhereTheFitSatRoundTrip) {
   EXPECT_EQ(loaded->fitted_output_tokens, 1024);
   EXPECT_EQ(loaded->fitted_layouts, c.fitted_layouts);
   // A file without the section states none: the shipped fit applies.
-  Result<Calibration> bare =
-      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": {}})"));
+  Result<Calibration> bare = LoadCalibration(
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" + AllAtPrior() + "}"));
   ASSERT_TRUE(bare.ok());
   EXPECT_FALSE(bare->model_form.has_value());
 }
 
 TEST_F(CalibrationFileTest, AModelFormOfAnotherShapeIsRefused) {
-  Result<Calibration> c = LoadCalibration(Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "model_error": {"form": "gp"}})"));
+  Result<Calibration> c =
+      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" +
+                            AllAtPrior() + R"(, "model_error": {"form": "gp"}})"));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("key 'model_error.form': expected \"lognormal"),
             std::string::npos)
       << c.error().message;
 }
 
-TEST_F(CalibrationFileTest, MissingKeysKeepTheirPriorCentres) {
-  Result<Calibration> c = LoadCalibration(
-      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})"));
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_DOUBLE_EQ(c->Get(Param::kDenseGemm), 0.5);
-  EXPECT_EQ(c->Status(Param::kDenseGemm), ParamStatus::kDetermined);
-  for (const auto& p : AllParams()) {
-    if (p.param == Param::kDenseGemm) continue;
-    EXPECT_DOUBLE_EQ(c->Get(p.param), p.nominal) << p.name;
-    EXPECT_EQ(c->Status(p.param), ParamStatus::kPrior) << p.name;
-  }
-  EXPECT_TRUE(c->log_covariance.empty());
+TEST_F(CalibrationFileTest, AMissingParameterIsAnErrorNotItsPrior) {
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": {"dense_gemm_eff": 0.5}})");
+  Result<Calibration> c = LoadCalibration(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, path +
+                                   ": key 'parameters.fp8_gemm_eff' is missing; a calibration "
+                                   "states every parameter (fraction of fp8_tflops; its "
+                                   "prior's centre is 0.85)");
+  nlohmann::json all = nlohmann::json::parse(AllAtPrior());
+  all["dense_gemm_eff"] = 0.5;
+  Result<Calibration> full = LoadCalibration(
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" + all.dump() + "}"));
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  EXPECT_DOUBLE_EQ(full->Get(Param::kDenseGemm), 0.5);
+  EXPECT_TRUE(full->log_covariance.empty());
+}
+
+// Each model-form scale and each variance is bounded by what it can mean:
+// 1e5 as s0 made every draw of an adaptive run overflow.
+TEST_F(CalibrationFileTest, ModelFormAndCovarianceBeyondWhatTheyCanMeanAreRefused) {
+  const auto with = [&](const std::string& extra) {
+    return Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" + AllAtPrior() + ", " +
+                 extra + "}");
+  };
+  std::string scales;
+  for (const char* k : cost::kModelFormDistanceNames) scales += ", \"" + std::string(k) + "\": 0.1";
+  const std::string form = "\"form\": \"" + std::string(cost::kModelForm) + "\"";
+  const std::string huge = with(R"("model_error": {)" + form + R"(, "s0": 1e5)" + scales + "}");
+  Result<Calibration> c = LoadCalibration(huge);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            huge +
+                ": key 'model_error.s0': expected a number in [0, 2.0] (a standard deviation "
+                "of log(measured / predicted); 2 is a factor of 7.4 at one sigma), got 100000.0");
+  EXPECT_TRUE(
+      LoadCalibration(with(R"("model_error": {)" + form + R"(, "s0": 0.05)" + scales + "}")).ok());
+  EXPECT_FALSE(
+      LoadCalibration(with(R"("model_error": {)" + form + R"(, "s0": -0.1)" + scales + "}")).ok());
+  // A covariance: variances in [0, 9], symmetric, correlations within [-1, 1].
+  const auto covariance = [&](int r, int k, double v) {
+    nlohmann::json m = nlohmann::json::array();
+    for (int i = 0; i < kParamCount; ++i) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int j = 0; j < kParamCount; ++j) row.push_back(i == j ? 0.01 : 0.0);
+      m.push_back(row);
+    }
+    m[r][k] = v;
+    m[k][r] = v;
+    return with(R"("log_covariance": )" + m.dump());
+  };
+  EXPECT_TRUE(LoadCalibration(covariance(0, 1, 0.005)).ok());
+  const auto error = [](const std::string& path) {
+    Result<Calibration> c = LoadCalibration(path);
+    return c.ok() ? std::string("loaded") : c.error().message;
+  };
+  const std::string negative = covariance(2, 2, -0.5);
+  EXPECT_EQ(error(negative),
+            negative +
+                ": key 'log_covariance[2][2]' (moe_gemm_eff, moe_gemm_eff): expected a "
+                "variance in [0, 9.0] (of log(parameter); 9 is a factor of 20 at one "
+                "sigma, wider than any parameter's bounds), got -0.5");
+  EXPECT_FALSE(LoadCalibration(covariance(3, 3, 1e300)).ok());
+  const std::string correlated = covariance(0, 1, 0.05);
+  EXPECT_EQ(error(correlated),
+            correlated +
+                ": key 'log_covariance[0][1]' (dense_gemm_eff, fp8_gemm_eff): expected "
+                "|covariance| <= sqrt(variance x variance), a correlation within "
+                "[-1, 1], got 0.05");
 }
 
 TEST_F(CalibrationFileTest, MissingParametersObject) {
@@ -272,8 +337,8 @@ TEST_F(CalibrationFileTest, MissingOrUnknownSchemaIsRefusedNamingBoth) {
 }
 
 TEST_F(CalibrationFileTest, BadCovarianceShape) {
-  const std::string path = Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "log_covariance": [[1, 0], [0, 1]]})");
+  const std::string path = Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" +
+                                 AllAtPrior() + R"(, "log_covariance": [[1, 0], [0, 1]]})");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
@@ -292,9 +357,9 @@ TEST_F(CalibrationFileTest, NonNumberValue) {
 
 // A value pasted by mistake is quoted in part, with its size.
 TEST_F(CalibrationFileTest, AHugeBadValueIsQuotedInPart) {
-  const std::string path = Write(
-      R"({"schema": "ppsearch.calibration/2", "parameters": {}, "status": {"dense_gemm_eff": ")" +
-      std::string(1 << 20, 'x') + "\"}}");
+  const std::string path =
+      Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" + AllAtPrior() +
+            R"(, "status": {"dense_gemm_eff": ")" + std::string(1 << 20, 'x') + "\"}}");
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +

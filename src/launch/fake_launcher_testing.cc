@@ -1,12 +1,15 @@
 #include "launch/fake_launcher_testing.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
 #include <mutex>
 
 #include "launch/launchers.h"
+#include "util/files.h"
 
 namespace ppsearch::launch {
 
@@ -180,6 +183,14 @@ std::vector<std::string> FakeLauncher::WrapServer(int, const ServerLaunch& launc
 }
 
 Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLaunch& launch) {
+  // The log opened as Spawn opens it: never through a link under the run
+  // directory, so a refusal is the real launchers'.
+  int log_fd = -1;
+  if (!launch.log_root.empty() && launch.log_path.rfind(launch.log_root + "/", 0) == 0) {
+    PPS_ASSIGN_OR_RETURN(
+        log_fd, OpenBelow(launch.log_root, launch.log_path.substr(launch.log_root.size() + 1),
+                          O_WRONLY | O_CREAT | O_APPEND, 0644, true));
+  }
   FakeServerScript script;
   auto server = std::make_shared<State::Server>();
   ServerRecord record;
@@ -197,7 +208,10 @@ Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLau
     state_->calls.push_back(c);
     if (auto it = state_->servers_scripted.find(launch.node); it != state_->servers_scripted.end())
       script = it->second;
-    if (script.start_error) return MakeError(*script.start_error);
+    if (script.start_error) {
+      if (log_fd >= 0) ::close(log_fd);
+      return MakeError(*script.start_error);
+    }
     server->node = launch.node;
     server->ignores_sigterm = script.ignores_sigterm;
     if (script.exit_code_at_start) {
@@ -215,7 +229,16 @@ Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLau
     record.tag = launch.tag;
   }
   // Its output, as a real launcher streams it into the log file.
-  std::ofstream(launch.log_path, std::ios::app) << script.log;
+  if (log_fd >= 0) {
+    for (size_t done = 0; done < script.log.size();) {
+      const ssize_t n = ::write(log_fd, script.log.data() + done, script.log.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(log_fd);
+  } else {
+    std::ofstream(launch.log_path, std::ios::app) << script.log;
+  }
   if (!script.exit_code_at_start && script.on_start) script.on_start();
   return std::unique_ptr<ServerProcess>(new FakeProcess(state_, server, record));
 }

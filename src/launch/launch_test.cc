@@ -221,6 +221,37 @@ TEST(Spawn, TheOutputIsPrivateAndPassesThroughTheFilter) {
   fs::remove_all(dir);
 }
 
+TEST(Spawn, AServersOutputNeverGoesThroughALinkPlantedInTheRunDirectory) {
+  const fs::path dir = Scratch("spawnlink");
+  std::ofstream(dir / "victim.txt") << "untouched\n";
+  fs::create_directories(dir / "elsewhere");
+  fs::create_directories(dir / "run/live/s1");
+  fs::create_symlink(dir / "victim.txt", dir / "run/live/s1/n0.log");
+  fs::create_symlink(dir / "elsewhere", dir / "run/live/s2");
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", "echo server output"};
+  s.output_root = (dir / "run").string();
+  s.output_path = (dir / "run/live/s1/n0.log").string();
+  Result<pid_t> through_file = Spawn(s);
+  ASSERT_FALSE(through_file.ok());
+  EXPECT_EQ(through_file.error().message,
+            "cannot open " + s.output_path +
+                ": is a symbolic link, expected a regular file; refusing to follow it");
+  s.output_path = (dir / "run/live/s2/n0.log").string();
+  Result<pid_t> through_dir = Spawn(s);
+  ASSERT_FALSE(through_dir.ok());
+  EXPECT_NE(through_dir.error().message.find("live/s2 is a symbolic link or not a directory"),
+            std::string::npos)
+      << through_dir.error().message;
+  EXPECT_EQ(ReadAll((dir / "victim.txt").string()), "untouched\n");
+  EXPECT_TRUE(fs::is_empty(dir / "elsewhere"));
+  // Without a root the file itself is still never a link.
+  s.output_root.clear();
+  s.output_path = (dir / "run/live/s1/n0.log").string();
+  EXPECT_FALSE(Spawn(s).ok());
+  fs::remove_all(dir);
+}
+
 TEST(RunCaptured, KillsTheWholeGroupAtTheDeadline) {
   const auto start = std::chrono::steady_clock::now();
   Result<Captured> c = RunCaptured({"/bin/sh", "-c", "echo hi; sleep 30 & sleep 30"}, 0.3);

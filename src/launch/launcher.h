@@ -28,6 +28,9 @@ struct ServerLaunch {
   std::vector<std::string> output_filter = {};
   EnvList filter_env = {};
   std::string tag;  // unique per run, sample and node: names Slurm steps
+  // The run directory log_path lies in: no directory between them, nor the
+  // log itself, is opened through a symbolic link (SpawnSpec::output_root).
+  std::string log_root;
   // kContainer when argv runs a container runtime: through sudo when the
   // spec's [cluster.sudo] names that step.
   SudoStep step = SudoStep::kNone;

@@ -65,6 +65,7 @@ class LocalLauncher : public Launcher {
     s.output_path = launch.log_path;
     s.output_filter = launch.output_filter;
     s.filter_env = launch.filter_env;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);
     PPS_ASSIGN_OR_RETURN(pid_t pid, Spawn(s));
     ServerRecord r;

@@ -10,10 +10,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
+
+#include "util/files.h"
 
 extern char** environ;
 
@@ -147,6 +150,24 @@ Result<int> StartOutputFilter(const SpawnSpec& spec, int out_fd) {
   return pipe_fds[1];
 }
 
+// The file a command's output is appended to: /dev/null when none, else
+// never through a symbolic link (see SpawnSpec::output_root).
+Result<int> OpenOutput(const SpawnSpec& spec) {
+  const int append = O_WRONLY | O_CREAT | O_APPEND;
+  if (spec.output_path.empty()) {
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return MakeError(std::string("cannot open /dev/null: ") + strerror(errno));
+    return fd;
+  }
+  const std::string& root = spec.output_root;
+  if (!root.empty() && spec.output_path.rfind(root + "/", 0) == 0)
+    return OpenBelow(root, spec.output_path.substr(root.size() + 1), append, 0600, true);
+  const std::string dir = DirName(spec.output_path);
+  return OpenBelow(dir.empty() ? "." : dir,
+                   std::filesystem::path(spec.output_path).filename().string(), append, 0600,
+                   false);
+}
+
 }  // namespace
 
 std::string SignalName(int sig) {
@@ -176,12 +197,13 @@ std::string ExitInfo::Describe() const {
 
 Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) return MakeError("no command to start");
-  const std::string out_path = spec.output_path.empty() ? "/dev/null" : spec.output_path;
-  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return MakeError("cannot open " + out_path + ": " + strerror(errno));
+  // Private (0600): a server's output can hold what redaction has not yet
+  // reached.
+  PPS_ASSIGN_OR_RETURN(int fd, OpenOutput(spec));
   if (!spec.output_path.empty() && ::fchmod(fd, 0600) != 0) {
     ::close(fd);
-    return MakeError("cannot make " + out_path + " private (chmod 600): " + strerror(errno));
+    return MakeError("cannot make " + spec.output_path +
+                     " private (chmod 600): " + strerror(errno));
   }
   if (!spec.output_filter.empty()) {
     Result<int> piped = StartOutputFilter(spec, fd);

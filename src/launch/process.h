@@ -44,6 +44,10 @@ struct SpawnSpec {
   // so it outlives this process and ends when the output does.
   std::vector<std::string> output_filter = {};
   EnvList filter_env = {};
+  // When set, `output_path` lies under this directory and every directory
+  // between them is opened by descriptor, never through a symbolic link (the
+  // output file itself never is one either way).
+  std::string output_root;
 };
 
 inline constexpr size_t kMaxInputBytes = 4096;

@@ -58,6 +58,7 @@ class SlurmLauncher : public Launcher {
     s.output_path = launch.log_path;
     s.output_filter = launch.output_filter;
     s.filter_env = launch.filter_env;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);  // srun forwards its stdin to the step's one task
     PPS_ASSIGN_OR_RETURN(pid_t client, Spawn(s));
     ServerRecord r;

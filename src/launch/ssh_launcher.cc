@@ -160,6 +160,7 @@ class SshLauncher : public Launcher {
     s.output_path = launch.log_path;
     s.output_filter = launch.output_filter;
     s.filter_env = launch.filter_env;
+    s.output_root = launch.log_root;
     s.input = StepInput(launch.step);
     std::error_code ec;
     const auto offset = std::filesystem::exists(launch.log_path, ec)

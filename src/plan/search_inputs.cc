@@ -1,5 +1,9 @@
 #include "plan/search_inputs.h"
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
 #include "model/hf_config.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
@@ -70,11 +74,33 @@ Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec) {
   return model::LoadModel(spec.engine.model_config);
 }
 
+Status CheckProfileExport(const spec::ProfileSpec& profile) {
+  if (profile.file.empty()) return Status::Ok();
+  const std::string where =
+      profile.file_origin.Position() + ": key 'profile.file': " + profile.file + " ";
+  const std::string expected = "; expected an Nsight Systems SQLite export";
+  std::error_code ec;
+  const auto status = std::filesystem::status(profile.file, ec);
+  if (ec || !std::filesystem::exists(status)) return MakeError(where + "does not exist" + expected);
+  if (!std::filesystem::is_regular_file(status))
+    return MakeError(where + "is not a regular file" + expected);
+  constexpr char kMagic[] = "SQLite format 3";  // with its NUL: the first 16 bytes
+  char header[sizeof(kMagic)] = {};
+  std::ifstream in(profile.file, std::ios::binary);
+  in.read(header, sizeof(header));
+  if (in.gcount() != static_cast<std::streamsize>(sizeof(header)) ||
+      std::memcmp(header, kMagic, sizeof(kMagic)) != 0)
+    return MakeError(where + "is not an SQLite database" + expected +
+                     " (nsys export --type sqlite)");
+  return Status::Ok();
+}
+
 std::vector<Error> InputErrors(const spec::Spec& spec) {
   std::vector<Error> errors;
   if (Result<model::ModelDesc> m = LoadSpecModel(spec); !m.ok()) errors.push_back(m.error());
   if (Result<hardware::HardwareProfile> h = LoadSpecHardware(spec); !h.ok())
     errors.push_back(h.error());
+  if (Status p = CheckProfileExport(spec.profile); !p.ok()) errors.push_back(p.error());
   return errors;
 }
 

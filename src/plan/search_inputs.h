@@ -48,8 +48,14 @@ Result<SearchInputs> LoadSearchInputs(spec::Spec spec,
 // it when the hardware profile no longer matters).
 Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec);
 
-// The model config and hardware profile a spec names, each error kept: what
-// `validate` lists all at once. Empty when both load.
+// The model config and hardware profile a spec names, and the export its
+// [profile] file names, each error kept: what `validate` lists all at once.
+// Empty when all load.
 std::vector<Error> InputErrors(const spec::Spec& spec);
+
+// The export a spec's [profile] file names, checked before a run starts
+// rather than after its first sample: a regular file that begins as an
+// SQLite database does. Ok when the spec names none.
+Status CheckProfileExport(const spec::ProfileSpec& profile);
 
 }  // namespace ppsearch::plan

@@ -147,8 +147,11 @@ TEST_F(BuildReportTest, TheCalibrationASimulatedRunUsedIsReadByItsOwnReader) {
     run["calibration"] = calibration;
     ASSERT_TRUE(WriteFileAtomic(run_json, run.dump(2)).ok());
   };
-  with_calibration({{"schema", evidence::kCalibrationSchema},
-                    {"parameters", {{"memory_bw_eff", 0.75}, {"dense_gemm_eff", 0.8125}}}});
+  nlohmann::json parameters = nlohmann::json::object();
+  for (const cost::ParamInfo& p : cost::AllParams()) parameters[std::string(p.name)] = p.nominal;
+  parameters["memory_bw_eff"] = 0.75;
+  parameters["dense_gemm_eff"] = 0.8125;
+  with_calibration({{"schema", evidence::kCalibrationSchema}, {"parameters", parameters}});
   Result<ReportOutcome> out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_NE(out->markdown.find(" Calibration: dense_gemm_eff = 0.8125, fp8_gemm_eff = 0.85, "

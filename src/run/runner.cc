@@ -130,7 +130,8 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const Redactor& reda
                            const std::function<void(const std::string&)>& say) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(paths.live_dir(), ec)) return Status::Ok();
+  if (fs::is_symlink(paths.live_dir(), ec) || !fs::is_directory(paths.live_dir(), ec))
+    return Status::Ok();
   PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
   std::set<std::string> completed;
   for (const auto& [sample, state] : states)
@@ -139,7 +140,9 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const Redactor& reda
   std::vector<std::string> moved;
   for (const auto& sample_dir : fs::directory_iterator(paths.live_dir(), ec)) {
     const std::string sample = sample_dir.path().filename().string();
-    if (completed.count(sample) || !sample_dir.is_directory(ec)) continue;
+    // A link planted in live/ is not a log the run wrote: never copied out.
+    if (completed.count(sample) || sample_dir.is_symlink(ec) || !sample_dir.is_directory(ec))
+      continue;
     for (const auto& log : fs::directory_iterator(sample_dir.path(), ec)) {
       ReadOptions evidence_file;
       evidence_file.follow_links = false;

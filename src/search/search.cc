@@ -280,6 +280,15 @@ std::vector<ParetoPoint> Front(const SearchResult& out) {
 Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
                             const SearchOptions& options) {
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
+  const plan::EngineConfig engine =
+      plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib);
+  const SpaceEstimate estimate =
+      EstimateSpace(options.bounds, in.spec, in.model, engine, options.threads);
+  PPS_RETURN_IF_ERROR(CheckSpaceEstimate(estimate, options.max_search_s));
+  if (options.on_estimate) options.on_estimate(estimate);
+  const auto progress = [&](const char* phase, size_t done, size_t total) {
+    if (options.progress) options.progress(phase, done, total);
+  };
   SearchResult out;
   out.load_points = LoadPoints(options.bounds);
   out.requests = in.spec.workload.requests;
@@ -289,9 +298,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.decode = in.spec.workload.output_tokens > 1;
   out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
   const bool has_intervals = ObjectiveHasInterval(out.objective);
-  const std::vector<Candidate> candidates =
-      Enumerate(options.bounds, in.spec, in.model,
-                plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib));
+  const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
   out.candidates = static_cast<int>(candidates.size());
 
   // Candidates by knob setting, in enumeration order, each setting's groups
@@ -311,6 +318,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   std::vector<Evaluated> predicted;
   std::vector<std::vector<size_t>> groups_of;  // each predicted candidate's groups
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
+  size_t settings_predicted = 0;               // candidates, for progress
   for (size_t si = 0; si < settings.size(); ++si) {
     bool first_of_setting = true;
     for (Group g : GroupsOf(settings[si], out.load_points)) {
@@ -363,6 +371,8 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
                      decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
       }
     }
+    settings_predicted += layouts_of[si].size();
+    progress("predicting", settings_predicted, candidates.size());
   }
 
   // A prediction that is no result refuses its candidate: it is never ranked.
@@ -425,6 +435,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
+      progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
       if (out.with_intervals == 1) best_low = e.score_interval->low;
       if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
     }

@@ -13,6 +13,7 @@
 // throughput per GPU against throughput per user). Pure: the result depends
 // only on the inputs, the calibration and the options.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,14 @@ struct SearchOptions {
   double screen_factor = 2.0;
   bool screen = true;  // false: an interval for every qualifying candidate
   int threads = 2;
+  // A search estimated (EstimateSpace) past this many seconds is refused
+  // before it starts; 0: no bound.
+  double max_search_s = kDefaultMaxSearchSeconds;
+  // Told the estimate once, then, as the work goes, the phase ("predicting",
+  // "intervals"), how many of its candidates are done and of how many; empty:
+  // nobody listens.
+  std::function<void(const SpaceEstimate&)> on_estimate;
+  std::function<void(const char* phase, size_t done, size_t total)> progress;
 };
 
 struct PointFigures {

@@ -18,6 +18,7 @@
 #include "search/measure.h"
 #include "search/render.h"
 #include "testkit/example_search.h"
+#include "util/format.h"
 
 namespace ppsearch::search {
 namespace {
@@ -128,6 +129,14 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   b.chunked_prefill_size = {0};
   EXPECT_EQ(CheckBounds(b).error().message,
             "--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
+  // Past the spec's own bounds: --emit-spec could not write them into a spec.
+  b = {};
+  b.concurrency = {8, 65537};
+  EXPECT_EQ(CheckBounds(b).error().message, "--concurrency: expected values <= 65536, got 65537");
+  b = {};
+  b.max_running_requests = {2147483647};
+  EXPECT_EQ(CheckBounds(b).error().message,
+            "--max-running-requests: expected values <= 65536, got 2147483647");
 }
 
 // Instances split the hosts: each count that divides them, TP filling an
@@ -186,6 +195,71 @@ SearchOptions Small(int members) {
   o.bounds.concurrency = {8, 16};
   o.ensemble.members = members;
   return o;
+}
+
+// The estimate counts what Enumerate would list without listing it, and
+// the simulator's work as the example's 40 requests of 16,000 tokens.
+TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
+  const SearchOptions o = Small(0);
+  const plan::EngineConfig engine = EngineOn80GiB(testkit::Example().spec);
+  const SpaceEstimate e =
+      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, engine, 2);
+  EXPECT_EQ(e.candidates, 14);
+  EXPECT_EQ(
+      e.candidates,
+      static_cast<double>(
+          Enumerate(o.bounds, testkit::Example().spec, testkit::Example().model, engine).size()));
+  EXPECT_EQ(e.predictions, 28);
+  // 40 requests x (ceil(16000 / 4096) + ceil(16000 / 8192)) steps x 2 load
+  // points x the shapes' PP sizes (PP1, PP2, PP4 with EP 4 and 8; PP8 with EP 4).
+  EXPECT_EQ(e.work_units, 40.0 * (4 + 2) * 2 * (2 * 1 + 2 * 2 + 2 * 4 + 1 * 8));
+  EXPECT_DOUBLE_EQ(e.seconds,
+                   (28 * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) / 2);
+  // Six dimensions of 64 values each: counted, never listed (2^36 candidates).
+  Bounds wide = o.bounds;
+  wide.chunked_prefill_size.clear();
+  wide.max_running_requests.clear();
+  wide.concurrency.clear();
+  for (int v = 1; v <= 64; ++v) {
+    wide.chunked_prefill_size.push_back(v * 512);
+    wide.max_running_requests.push_back(v);
+    wide.concurrency.push_back(v);
+  }
+  const SpaceEstimate huge =
+      EstimateSpace(wide, testkit::Example().spec, testkit::Example().model, 2);
+  EXPECT_EQ(huge.candidates, 7.0 * 64 * 64);
+  EXPECT_EQ(huge.predictions, 7.0 * 64 * 64 * 64);
+}
+
+TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
+  SearchOptions o = Small(0);
+  o.bounds.chunked_prefill_size = {1};
+  o.max_search_s = 0.1;
+  const SpaceEstimate e =
+      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, o.threads);
+  ASSERT_GT(e.seconds, 0.1);
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            fmt::format("the search would predict 7 candidates at 2 load points (14 "
+                        "predictions), an estimated {} s of simulation, past --max-search-s 0.1; "
+                        "narrow it (--pp, --ep, --dp, --chunked-prefill-size, "
+                        "--max-running-requests, --concurrency, workload.requests) or raise "
+                        "--max-search-s (0: no bound)",
+                        FormatNumber(e.seconds, 0)));
+  // The default bound passes the ordinary search, and reports its progress.
+  SearchOptions ordinary = Small(0);
+  std::vector<std::pair<std::string, size_t>> seen;
+  size_t total = 0;
+  ordinary.progress = [&](const char* phase, size_t done, size_t of) {
+    seen.emplace_back(phase, done);
+    total = of;
+  };
+  ASSERT_TRUE(Search(testkit::Example(), cost::Calibration{}, ordinary).ok());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(total, 14u);
+  EXPECT_EQ(seen.back(), (std::pair<std::string, size_t>{"predicting", 14}));
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].second, seen[i - 1].second);
 }
 
 TEST(Search, RefusalsAreCountedByTheirReason) {
@@ -390,7 +464,11 @@ TEST(Search, RequestRatesAreOpenLoopLoadPointsUnderTheCap) {
   o.bounds.concurrency.clear();
   o.bounds.request_rate = {0};
   EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
-            "--request-rate: expected requests/s > 0, got 0");
+            "--request-rate: expected requests/s >= 0.001, got 0");
+  // 1e-308 req/s once predicted an exposed communication share of 2e12%.
+  o.bounds.request_rate = {1e-308};
+  EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
+            "--request-rate: expected requests/s >= 0.001, got 1e-308");
 }
 
 // DP attention is a dimension of the default space: predicted where the

@@ -84,8 +84,19 @@ Status CheckBounds(const Bounds& b) {
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
   for (double r : b.request_rate)
-    if (!(r > 0) || std::isinf(r))
-      return MakeError(fmt::format("--request-rate: expected requests/s > 0, got {}", r));
+    if (!(r >= spec::kMinRequestRate) || std::isinf(r))
+      return MakeError(fmt::format("--request-rate: expected requests/s >= {:g}, got {}",
+                                   spec::kMinRequestRate, r));
+  // Past the spec's own bounds a value could not be written into the run
+  // spec --emit-spec derives.
+  for (int c : b.concurrency)
+    if (c > spec::kMaxConcurrency)
+      return MakeError(
+          fmt::format("--concurrency: expected values <= {}, got {}", spec::kMaxConcurrency, c));
+  for (int m : b.max_running_requests)
+    if (m > spec::kMaxConcurrency)
+      return MakeError(fmt::format("--max-running-requests: expected values <= {}, got {}",
+                                   spec::kMaxConcurrency, m));
   PPS_RETURN_IF_ERROR(CheckList(b.request_rate, "--request-rate", 0.0));
   if (!b.request_rate.empty() && b.concurrency.size() > 1)
     return MakeError(fmt::format(
@@ -145,21 +156,22 @@ std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec) {
                   static_cast<int>(spec.cluster.hosts.size()));
 }
 
-std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
-                                 const model::ModelDesc& model, const plan::EngineConfig& engine) {
-  const int world = spec.cluster.world_size();
+namespace {
+
+// The chunk sizes a search tries: the bound's, else the engine's (the spec's,
+// or SGLang's default for the GPU) with half and twice it.
+std::vector<int64_t> ChunkSizes(const Bounds& bounds, const plan::EngineConfig& engine) {
+  if (!bounds.chunked_prefill_size.empty()) return bounds.chunked_prefill_size;
   const int64_t chunk = engine.chunked_prefill_size;
-  std::vector<int64_t> chunks = bounds.chunked_prefill_size;
-  if (chunks.empty())
-    chunks =
-        chunk > 0 ? std::vector<int64_t>{chunk / 2, chunk, chunk * 2} : std::vector<int64_t>{chunk};
-  const std::vector<int> mrrs =
-      bounds.max_running_requests.empty() ? std::vector<int>{0} : bounds.max_running_requests;
-  // The spec's backend is written as the empty "keep" so a default search's
-  // candidates and labels are the spec's own.
-  const std::vector<std::string> backends =
-      bounds.moe_a2a_backend.empty() ? std::vector<std::string>{""} : bounds.moe_a2a_backend;
-  std::vector<Candidate> out;
+  return chunk > 0 ? std::vector<int64_t>{chunk / 2, chunk, chunk * 2}
+                   : std::vector<int64_t>{chunk};
+}
+
+// Calls `each(instances, pp, tp)` for every layout shape Enumerate lists.
+template <typename F>
+void ForEachShape(const Bounds& bounds, const spec::Spec& spec, const model::ModelDesc& model,
+                  F each) {
+  const int world = spec.cluster.world_size();
   for (int instances : InstanceCounts(bounds, spec)) {
     // Instances x PP x TP must use every GPU; whether the instances get whole
     // nodes is the planner's check, counted among the refusals.
@@ -169,26 +181,81 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
         bounds.pp.empty() ? Divisors(instance_gpus, std::max(model.num_layers, 1)) : bounds.pp;
     for (int pp : pps) {
       if (pp < 1 || instance_gpus % pp != 0) continue;
-      const int tp = instance_gpus / pp;
-      for (int ep : Within(bounds.ep, Divisors(tp, tp)))
-        for (int dp : Within(bounds.dp, Divisors(tp, tp)))
-          for (int64_t c : chunks)
-            for (int mrr : mrrs)
-              for (const std::string& backend : backends) {
-                Candidate cand;
-                cand.layout.pp = pp;
-                cand.layout.tp = tp;
-                cand.layout.ep = ep;
-                cand.layout.dp = dp;
-                cand.layout.instances = instances;
-                cand.layout.origin.file = "search";
-                cand.knobs.chunked_prefill_size = c;
-                cand.knobs.max_running_requests = mrr;
-                cand.knobs.moe_a2a_backend = backend;
-                out.push_back(cand);
-              }
+      each(instances, pp, instance_gpus / pp);
     }
   }
+}
+
+}  // namespace
+
+SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
+                            const model::ModelDesc& model, const plan::EngineConfig& engine,
+                            int threads) {
+  const std::vector<int64_t> chunks = ChunkSizes(bounds, engine);
+  const double knob_settings =
+      static_cast<double>(std::max<size_t>(1, bounds.max_running_requests.size())) *
+      static_cast<double>(std::max<size_t>(1, bounds.moe_a2a_backend.size()));
+  const double load_points = static_cast<double>(LoadPoints(bounds).size());
+  const spec::WorkloadSpec& w = spec.workload;
+  const double input = static_cast<double>(std::max<int64_t>(1, w.input_tokens));
+  const double decode = static_cast<double>(std::max<int64_t>(0, w.output_tokens - 1));
+  double per_chunk_list = 0;  // sum over the chunk sizes of one request's steps
+  for (int64_t c : chunks) per_chunk_list += std::ceil(input / (c > 0 ? c : input)) + decode;
+  SpaceEstimate e;
+  ForEachShape(bounds, spec, model, [&](int, int pp, int tp) {
+    const double shapes = static_cast<double>(Within(bounds.ep, Divisors(tp, tp)).size()) *
+                          static_cast<double>(Within(bounds.dp, Divisors(tp, tp)).size()) *
+                          knob_settings;
+    e.candidates += shapes * static_cast<double>(chunks.size());
+    e.work_units +=
+        shapes * load_points * std::max(1, w.requests + w.warmup_requests) * per_chunk_list * pp;
+  });
+  e.predictions = e.candidates * load_points;
+  e.seconds = (e.predictions * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) /
+              std::max(1, threads);
+  return e;
+}
+
+Status CheckSpaceEstimate(const SpaceEstimate& e, double max_seconds) {
+  if (max_seconds <= 0 || e.seconds <= max_seconds) return Status::Ok();
+  return MakeError(fmt::format(
+      "the search would predict {} candidates at {} load points ({} predictions), an estimated "
+      "{} of simulation, past --max-search-s {:g}; narrow it (--pp, --ep, --dp, "
+      "--chunked-prefill-size, --max-running-requests, --concurrency, workload.requests) or "
+      "raise --max-search-s (0: no bound)",
+      FormatNumber(e.candidates, 0), FormatNumber(e.predictions / std::max(e.candidates, 1.0), 0),
+      FormatNumber(e.predictions, 0), FormatNumber(e.seconds, 0) + " s", max_seconds));
+}
+
+std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
+                                 const model::ModelDesc& model, const plan::EngineConfig& engine) {
+  const std::vector<int64_t> chunks = ChunkSizes(bounds, engine);
+  const std::vector<int> mrrs =
+      bounds.max_running_requests.empty() ? std::vector<int>{0} : bounds.max_running_requests;
+  // The spec's backend is written as the empty "keep" so a default search's
+  // candidates and labels are the spec's own.
+  const std::vector<std::string> backends =
+      bounds.moe_a2a_backend.empty() ? std::vector<std::string>{""} : bounds.moe_a2a_backend;
+  std::vector<Candidate> out;
+  ForEachShape(bounds, spec, model, [&](int instances, int pp, int tp) {
+    for (int ep : Within(bounds.ep, Divisors(tp, tp)))
+      for (int dp : Within(bounds.dp, Divisors(tp, tp)))
+        for (int64_t c : chunks)
+          for (int mrr : mrrs)
+            for (const std::string& backend : backends) {
+              Candidate cand;
+              cand.layout.pp = pp;
+              cand.layout.tp = tp;
+              cand.layout.ep = ep;
+              cand.layout.dp = dp;
+              cand.layout.instances = instances;
+              cand.layout.origin.file = "search";
+              cand.knobs.chunked_prefill_size = c;
+              cand.knobs.max_running_requests = mrr;
+              cand.knobs.moe_a2a_backend = backend;
+              out.push_back(cand);
+            }
+  });
   return out;
 }
 

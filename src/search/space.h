@@ -106,4 +106,37 @@ std::vector<int> InstanceCounts(const Bounds& bounds, const spec::Spec& spec);
 // has any, else its concurrencies.
 std::vector<LoadPoint> LoadPoints(const Bounds& bounds);
 
+// What a search would cost, counted before anything is enumerated or
+// predicted (the lists' product can be billions of candidates):
+// candidates as Enumerate would list them, predictions (candidates x load
+// points), and the simulator's work, one unit per scheduled chunk or decode
+// token per request per pipeline stage:
+//   requests x (ceil(input_tokens / chunk) + output_tokens - 1) x pp
+// summed over the predictions; a chunk of -1 (no chunking) is the prompt.
+struct SpaceEstimate {
+  double candidates = 0;
+  double predictions = 0;
+  double work_units = 0;
+  // (predictions x kSecondsPerPrediction + work_units x kSecondsPerWorkUnit)
+  // / threads
+  double seconds = 0;
+};
+// CPU seconds of one prediction as enumerated (planning it, most refused by
+// the planner's checks, pricing the rest) and of one work unit, fitted to
+// `ppsearch search` of the example (release build, 2-core machine): the
+// default space, 3,696 predictions in 0.18 s; five max-running-requests
+// values, 12,320 in 0.60 s; chunk sizes 1, 2 and 4, 4.1e9 work units in
+// 60 s (docs/search.md).
+inline constexpr double kSecondsPerPrediction = 5e-5;
+inline constexpr double kSecondsPerWorkUnit = 1.5e-8;
+// The most estimated seconds a search starts without --max-search-s.
+inline constexpr double kDefaultMaxSearchSeconds = 300;
+SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
+                            const model::ModelDesc& model, const plan::EngineConfig& engine,
+                            int threads);
+
+// Refuses a search whose estimate passes `max_seconds` (0: no bound),
+// naming its size and the flags that narrow it or lift the bound.
+Status CheckSpaceEstimate(const SpaceEstimate& estimate, double max_seconds);
+
 }  // namespace ppsearch::search

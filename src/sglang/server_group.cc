@@ -1,12 +1,14 @@
 #include "sglang/server_group.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "analysis/log_scan.h"
@@ -63,6 +65,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
       l.output_filter = {SelfExecutable(), "redact-log"};
       l.filter_env = {{run::kRedactSecretsVariable, redact.ToJsonText()}};
     }
+    l.log_root = paths_.root;
     l.tag = ServerTag(run_id, sample, host);
     PPS_RETURN_IF_ERROR(MakeDirs(DirName(l.log_path)));
     log_paths_.push_back(l.log_path);
@@ -210,7 +213,8 @@ std::vector<std::string> ServerGroup::Stop() {
   for (Server& s : servers_) {
     if (!s.exit) s.exit = s.process->Poll();
     if (!s.exit)
-      AppendLine(s.log_path, std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
+      AppendLineBelow(paths_.root, s.log_path.substr(paths_.root.size() + 1),
+                      std::string(analysis::kStopMarker) + ": SIGTERM to its process tree");
   }
   for (Server& s : servers_)
     if (!s.exit) s.process->Signal(SIGTERM);
@@ -249,21 +253,42 @@ std::vector<std::string> ServerGroup::Stop() {
   return notes;
 }
 
+std::optional<int> ServerGroup::OpenLog(size_t node) const {
+  if (node >= log_paths_.size()) return std::nullopt;
+  const std::string& path = log_paths_[node];
+  if (path.rfind(paths_.root + "/", 0) != 0) return std::nullopt;
+  // Never through a link planted in live/: its target is not this server's output.
+  Result<int> fd = OpenBelow(paths_.root, path.substr(paths_.root.size() + 1), O_RDONLY, 0, false);
+  if (!fd.ok()) return std::nullopt;
+  return *fd;
+}
+
 std::vector<uintmax_t> ServerGroup::LogEnds() const {
   std::vector<uintmax_t> out;
-  for (const std::string& path : log_paths_) {
-    std::error_code ec;
-    const uintmax_t size = std::filesystem::file_size(path, ec);
-    out.push_back(ec ? 0 : size);
+  for (size_t n = 0; n < log_paths_.size(); ++n) {
+    struct stat st {};
+    const std::optional<int> fd = OpenLog(n);
+    out.push_back(fd && ::fstat(*fd, &st) == 0 ? static_cast<uintmax_t>(st.st_size) : 0);
+    if (fd) ::close(*fd);
   }
   return out;
 }
 
 std::string ServerGroup::LogSince(size_t node, uintmax_t offset) const {
-  if (node >= log_paths_.size()) return "";
-  std::ifstream in(log_paths_[node], std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(offset));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::optional<int> fd = OpenLog(node);
+  if (!fd) return "";
+  std::string text;
+  char buffer[1 << 16];
+  off_t at = static_cast<off_t>(offset);
+  for (;;) {
+    const ssize_t n = ::pread(*fd, buffer, sizeof(buffer), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    at += n;
+  }
+  ::close(*fd);
+  return text;
 }
 
 std::string ServerGroup::LogTail(size_t node, int lines) const {

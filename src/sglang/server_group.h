@@ -86,6 +86,9 @@ class ServerGroup {
   };
 
   std::string NodeName(int node) const;
+  // A node's streamed log opened for reading, never through a link under
+  // the run directory; none when it cannot be opened so.
+  std::optional<int> OpenLog(size_t node) const;
 
   const spec::Spec& spec_;
   launch::Launcher& launcher_;

@@ -23,7 +23,9 @@
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
 #include "sglang/commands.h"
+#include "sglang/server_group.h"
 #include "spec/spec_parser.h"
+#include "util/files.h"
 
 namespace ppsearch::sglang {
 namespace {
@@ -34,6 +36,7 @@ using launch::FakeLauncher;
 using launch::FakeOutput;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr const char* kIdleGpus =
@@ -282,6 +285,49 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
 // Stopping node 0 makes its peers log a lost connection before their own
 // SIGTERM arrives: every log's stop marker is written before any node is
 // signalled, so those lines fall after it and are no finding of the sample.
+// Whoever can write the results directory while a run goes on must not make
+// it append to, or copy out, another file: a log planted as a link, or a
+// sample's live/ directory planted as a link to another directory.
+TEST_F(SglangEngineTest, ALogPlantedAsALinkIsNeitherWrittenNorCopiedIntoTheEvidence) {
+  const fs::path victim = dir_ / "victim.txt";
+  std::ofstream(victim) << "another file's secret\n";
+  const fs::path live = fs::path(paths_.live_log(sample_, "n1")).parent_path();
+  fs::create_directories(live);
+  fs::create_symlink(victim, live / "n1.log");
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_failed_to_start");
+  EXPECT_THAT(out.detail, HasSubstr("cannot start the server on node 1 (n1): cannot open " +
+                                    paths_.live_log(sample_, "n1") +
+                                    ": is a symbolic link, expected a regular file"));
+  for (const auto& node : out.nodes) EXPECT_THAT(node.log, Not(HasSubstr("secret"))) << node.host;
+  EXPECT_EQ(*ReadFile(victim.string()), "another file's secret\n");
+  EXPECT_TRUE(NoServerStateLeft());
+}
+
+TEST_F(SglangEngineTest, ASampleDirectoryPlantedAsALinkIsNotWrittenThrough) {
+  const fs::path elsewhere = dir_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  const fs::path live = fs::path(paths_.live_log(sample_, "n0")).parent_path();
+  fs::create_directories(live.parent_path());
+  fs::create_symlink(elsewhere, live);
+  const run::SampleOutput out = RunSample(MakeSpec());
+  EXPECT_EQ(VerdictOf(out), "engine_failed_to_start");
+  EXPECT_THAT(out.detail, HasSubstr("is a symbolic link or not a directory; refusing to write "
+                                    "through it"));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
+// A run directory deleted while its servers run is not recreated by the
+// stop marker: a stray live/ would block the run id.
+TEST_F(SglangEngineTest, StoppingAfterTheRunDirectoryWasDeletedRecreatesNothing) {
+  const spec::Spec spec = MakeSpec();
+  ServerGroup group(spec, launcher_, paths_);
+  ASSERT_TRUE(group.Start(sample_, "t").ok());
+  fs::remove_all(dir_);
+  group.Stop();
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
 TEST_F(SglangEngineTest, APeerLoggingTheStopOfNodeZeroIsNoFinding) {
   peer_logs_node0_exit_ = true;
   const run::SampleOutput out = RunSample(MakeSpec());

@@ -199,6 +199,26 @@ TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
   EXPECT_EQ(s.engine.ArgString("mem-fraction-static"), "0.85");
 }
 
+// A cap of 0 (or -1, or 2^31) running requests once passed and predicted a
+// server that never runs one; a backend SGLang does not have passed validate.
+TEST(SpecEngine, MaxRunningRequestsAndTheAllToAllBackendMeanWhatSglangTakes) {
+  const std::string expected =
+      "/s/spec.toml:8:32: key 'engine.args.max-running-requests': expected a whole number in "
+      "[1, 65536] (requests a scheduler runs at once), got ";
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 0}")), expected + "0");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = -1}")),
+            expected + "-1");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 2147483648}")),
+            expected + "2147483648");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 64}")), "");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"evil\"}")),
+            "/s/spec.toml:8:27: key 'engine.args.moe-a2a-backend': \"evil\" is not an SGLang "
+            "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
+            "megamoe, pplx, ascend_tp, deepep_v2)");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep\"}")), "");
+  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep_v2\"}")), "");
+}
+
 TEST(SpecLifecycle, DefaultsAndBounds) {
   auto d = MustParse(Spec("hosts = [\"a\"]"));
   EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);

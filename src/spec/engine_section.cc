@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "spec/engine_env.h"
+#include "spec/limits.h"
+#include "spec/moe_backends.h"
 #include "spec/sections.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -108,14 +110,30 @@ std::optional<double> ArgNumber(const ArgValue& arg) {
 // Flags whose value the planner reads as a number, with the range SGLang
 // gives it meaning in; written as a float, an integer or a numeric string.
 Status CheckNumericArgs(const EngineSpec& engine) {
-  const ArgValue* fraction = engine.FindArg("mem-fraction-static");
-  if (fraction == nullptr) return Status::Ok();
-  const std::optional<double> v = ArgNumber(*fraction);
-  if (!v || !(*v > 0 && *v < 1))
-    return KeyError(fraction->origin,
-                    "expected a number in (0, 1) (the share of each GPU's memory SGLang "
-                    "takes for weights and the KV cache), got " +
-                        Excerpt(fraction->text));
+  if (const ArgValue* fraction = engine.FindArg("mem-fraction-static")) {
+    const std::optional<double> v = ArgNumber(*fraction);
+    if (!v || !(*v > 0 && *v < 1))
+      return KeyError(fraction->origin,
+                      "expected a number in (0, 1) (the share of each GPU's memory SGLang "
+                      "takes for weights and the KV cache), got " +
+                          Excerpt(fraction->text));
+  }
+  // 0 or a negative cap admits nothing (the simulator would predict a
+  // server that never runs a request); past the largest concurrency a
+  // sweep may ask for, it is a typo.
+  if (const ArgValue* mrr = engine.FindArg("max-running-requests")) {
+    const std::optional<double> v = ArgNumber(*mrr);
+    if (!v || *v != std::floor(*v) || !(*v >= 1 && *v <= kMaxConcurrency))
+      return KeyError(mrr->origin,
+                      "expected a whole number in [1, " + std::to_string(kMaxConcurrency) +
+                          "] (requests a scheduler runs at once), got " + Excerpt(mrr->text));
+  }
+  if (const ArgValue* backend = engine.FindArg("moe-a2a-backend")) {
+    if (backend->kind != ArgValue::Kind::kString || !IsMoeA2aBackend(backend->text))
+      return KeyError(backend->origin, "\"" + Excerpt(backend->text) +
+                                           "\" is not an SGLang moe-a2a-backend (" +
+                                           MoeA2aBackendNames() + ")");
+  }
   return Status::Ok();
 }
 

@@ -79,6 +79,10 @@ Status ReadWorkload(const TableReader& section, const std::string& base_dir, Wor
   PPS_RETURN_IF_ERROR(
       section.Int("warmup_requests", &out->warmup_requests, Need::kOptional, 0, kMaxRequests));
   PPS_RETURN_IF_ERROR(section.Number("request_rate", &out->request_rate, 0, DBL_MAX));
+  if (out->request_rate > 0 && out->request_rate < kMinRequestRate)
+    return KeyError(section.KeyLoc("request_rate"),
+                    fmt::format("expected 0 (closed loop) or requests/s >= {:g}, got {}",
+                                kMinRequestRate, FormatNumber(out->request_rate)));
   PPS_RETURN_IF_ERROR(section.Enum("routing", &out->routing, {"least-outstanding", "round-robin"}));
   return Status::Ok();
 }

@@ -19,5 +19,10 @@ inline constexpr int kMaxParallelSize = 32768;  // each of pp, tp, ep: pp x tp f
 // Values in one list of [search] (and of each `ppsearch search` flag): the
 // lists multiply into the candidates every search predicts.
 inline constexpr int kMaxSearchValues = 64;
+// The least open-loop request rate, requests/s (workload.request_rate,
+// [search] request_rate, --request-rate): one request every 1,000 s. Below
+// it a sample of a few requests lasts days, and near 1e-10 the arrival
+// times overflow the simulator's integer nanoseconds.
+inline constexpr double kMinRequestRate = 1e-3;
 
 }  // namespace ppsearch::spec

@@ -6,9 +6,9 @@
 namespace ppsearch::spec {
 namespace {
 
-constexpr std::array<const char*, 10> kBackends = {"none", "deepep",        "mooncake",   "nixl",
+constexpr std::array<const char*, 11> kBackends = {"none", "deepep",        "mooncake",   "nixl",
                                                    "mori", "ascend_fuseep", "flashinfer", "megamoe",
-                                                   "pplx", "ascend_tp"};
+                                                   "pplx", "ascend_tp",     "deepep_v2"};
 
 }  // namespace
 

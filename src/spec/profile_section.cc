@@ -33,7 +33,10 @@ Status ReadProfile(const TableReader& section, const std::string& base_dir, cons
         section.KeyLoc("output_dir"),
         "expected an absolute directory on every node, got \"" + Excerpt(out->output_dir) + "\"");
   PPS_RETURN_IF_ERROR(section.String("file", &out->file, Need::kOptional));
-  if (!out->file.empty()) out->file = ResolvePath(base_dir, out->file);
+  if (!out->file.empty()) {
+    out->file = ResolvePath(base_dir, out->file);
+    out->file_origin = section.KeyLoc("file");
+  }
   if (out->nsys && !out->file.empty())
     return KeyError(section.KeyLoc("file"),
                     "give either nsys = true (profile every sample) or file (attach an existing "

@@ -49,7 +49,9 @@ Status ReadRates(const TableReader& section, std::string_view key, std::vector<d
     const SourceLoc loc = section.source().Locate(
         element.source(), JoinKey(section.key_path(), key) + "[" + std::to_string(i) + "]");
     PPS_ASSIGN_OR_RETURN(const double rate, ToNumber(element, loc, 0, DBL_MAX));
-    if (!(rate > 0)) return KeyError(loc, "expected requests/s > 0, got 0");
+    if (!(rate >= kMinRequestRate))
+      return KeyError(loc, fmt::format("expected requests/s >= {:g}, got {}", kMinRequestRate,
+                                       FormatNumber(rate)));
     if (std::find(out->begin(), out->end(), rate) != out->end())
       return KeyError(loc, FormatNumber(rate) + " is listed twice");
     out->push_back(rate);

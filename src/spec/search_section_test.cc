@@ -94,7 +94,10 @@ TEST(SpecSearch, RequestRatesAreNumbersAboveZeroWithAtMostOneConcurrencyAsTheirC
   EXPECT_EQ(spec->search.request_rate, (std::vector<double>{0.5, 2, 8}));
   EXPECT_EQ(spec->search.concurrency, (std::vector<int>{64}));
   EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1, 0]\n"),
-            "/s/spec.toml:7:20: key 'search.request_rate[1]': expected requests/s > 0, got 0");
+            "/s/spec.toml:7:20: key 'search.request_rate[1]': expected requests/s >= 0.001, got 0");
+  EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1e-308]\n"),
+            "/s/spec.toml:7:17: key 'search.request_rate[0]': expected requests/s >= 0.001, got "
+            "1e-308");
   EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [1.5, 1.5]\n"),
             "/s/spec.toml:7:22: key 'search.request_rate[1]': 1.5 is listed twice");
   EXPECT_EQ(ErrorOf("[search]\nrequest_rate = [\"fast\"]\n"),
@@ -123,7 +126,7 @@ TEST(SpecSearch, MoeA2aBackendsAreSglangNamesListedOnce) {
   EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepepp\"]\n"),
             "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepepp\" is not an SGLang "
             "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
-            "megamoe, pplx, ascend_tp)");
+            "megamoe, pplx, ascend_tp, deepep_v2)");
   EXPECT_EQ(ErrorOf("[search]\nmoe_a2a_backend = [\"deepep\", \"deepep\"]\n"),
             "/s/spec.toml:7:19: key 'search.moe_a2a_backend': \"deepep\" is listed twice");
 }

@@ -281,8 +281,9 @@ struct ProfileSpec {
   bool nsys = false;
   std::vector<std::string> nsys_command = {"nsys"};  // the profiler program on every node
   std::string output_dir = "/tmp/ppsearch-nsys";     // where each node writes its report
-  std::string file;    // an existing SQLite export, resolved absolute; empty: none
-  std::string layout;  // the layout `file` profiled ("pp1-tp32-ep4"); empty: every layout
+  std::string file;       // an existing SQLite export, resolved absolute; empty: none
+  SourceLoc file_origin;  // where `file` is written
+  std::string layout;     // the layout `file` profiled ("pp1-tp32-ep4"); empty: every layout
   std::string window = "forward";  // forward | nvtx:REGEX (as `ppsearch nsys --window`)
   int gap_us = 1000;               // forward windows: idle gap that ends a pass
   SourceLoc origin;

@@ -365,6 +365,16 @@ TEST(SpecErrors, UnknownKeySuggestsTheClosest) {
             "/s/spec.toml:15:2: unknown key 'worklaod' (did you mean 'workload'?)");
 }
 
+// 1e-308 requests/s once predicted a communication share of 2e12%: a rate
+// is 0 (closed loop) or at least one request every 1,000 s.
+TEST(SpecErrors, ARequestRateTooLowToMeanAnythingIsRefused) {
+  EXPECT_EQ(ErrorOf(Text(kSweep, std::string(kWorkload) + "request_rate = 1e-308\n")),
+            "/s/spec.toml:15:16: key 'workload.request_rate': expected 0 (closed loop) or "
+            "requests/s >= 0.001, got 1e-308");
+  EXPECT_EQ(ErrorOf(Text(kSweep, std::string(kWorkload) + "request_rate = 0.5\n")), "");
+  EXPECT_EQ(ErrorOf(Text(kSweep, std::string(kWorkload) + "request_rate = 0\n")), "");
+}
+
 TEST(SpecErrors, WrongType) {
   EXPECT_EQ(ErrorOf(Text(kSweep, "[workload]\ninput_tokens = 100\nrequests = \"40\"\n")),
             "/s/spec.toml:14:12: key 'workload.requests': expected an integer, got a string");

@@ -175,7 +175,7 @@ ModelFormFit FitModelForm(const std::vector<Miss>& misses, const ModelFormFloors
   Scales s{};
   for (int k = 0; k < kN; ++k) s[k] = out.identified[k] ? per_unit_floor() : 0.0;
   // Scales beyond 2 (a factor e^2 per unit) are not a model but its absence.
-  const double log_hi = std::log(2.0);
+  const double log_hi = std::log(cost::kMaxModelFormSigma);
   if (!misses.empty()) {
     for (int round = 0; round < 30; ++round) {
       const double before = Sum(s0, s);

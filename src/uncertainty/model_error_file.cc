@@ -22,15 +22,18 @@ Result<cost::ModelFormScales> LoadModelForm(const std::string& path) {
   if (!j.contains("form") || j["form"] != cost::kModelForm)
     return MakeError(path + ": key 'form': expected \"" + std::string(cost::kModelForm) + "\"");
   cost::ModelFormScales s;
-  if (!j.contains("s0") || !j["s0"].is_number() || !(j["s0"].get<double>() > 0))
-    return MakeError(path + ": key 's0': expected a number > 0");
+  const std::string range = " (" + std::string(cost::kModelFormSigmaWhy) + ")";
+  if (!j.contains("s0") || !j["s0"].is_number() || !(j["s0"].get<double>() > 0) ||
+      !cost::ModelFormSigmaInRange(j["s0"].get<double>()))
+    return MakeError(path + ": key 's0': expected a number in (0, 2]" + range);
   s.s0 = j["s0"].get<double>();
   std::array<double, cost::kModelFormDistances> scales{};
   for (int k = 0; k < cost::kModelFormDistances; ++k) {
     const char* key = cost::kModelFormDistanceNames[k];
     if (!j.contains("scales") || !j["scales"].contains(key) || !j["scales"][key].is_number() ||
-        !(j["scales"][key].get<double>() >= 0))
-      return MakeError(path + ": key 'scales." + std::string(key) + "': expected a number >= 0");
+        !cost::ModelFormSigmaInRange(j["scales"][key].get<double>()))
+      return MakeError(path + ": key 'scales." + std::string(key) +
+                       "': expected a number in [0, 2]" + range);
     scales[k] = j["scales"][key].get<double>();
   }
   s.SetPerUnit(scales);

@@ -114,7 +114,47 @@ Status MakeDirs(const std::string& path) {
   return Status::Ok();
 }
 
+namespace {
+
+// Refuses an existing `path` that a rename would replace but that is no
+// file ppsearch wrote: a device, FIFO, socket or directory. A symbolic link
+// is replaced (not written through), a regular file overwritten.
+Status CheckReplaceable(const std::string& label, const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return Status::Ok();
+  return MakeError(label + ": is " + FileKind(st.st_mode) +
+                   ", expected a regular file or a new path; ppsearch does not replace it");
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa {};
+  struct stat sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ec_a;
+  std::error_code ec_b;
+  const auto ca = std::filesystem::weakly_canonical(a, ec_a);
+  const auto cb = std::filesystem::weakly_canonical(b, ec_b);
+  return !ec_a && !ec_b && ca == cb;
+}
+
+}  // namespace
+
+Status CheckOutputPath(const std::string& flag, const std::string& path,
+                       const std::vector<NamedPath>& inputs) {
+  if (path.empty()) return Status::Ok();
+  PPS_RETURN_IF_ERROR(CheckReplaceable(flag + " " + path, path));
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty() || !SameFile(path, in.path)) continue;
+    return MakeError(flag + " " + path + ": is " + in.what + " (" + in.path +
+                     "); an output must not replace one of the command's own inputs");
+  }
+  return Status::Ok();
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+  PPS_RETURN_IF_ERROR(CheckReplaceable("cannot write " + path, path));
   PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int create = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
@@ -142,15 +182,81 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   return Status::Ok();
 }
 
-Status AppendLine(const std::string& path, const std::string& line) {
-  PPS_RETURN_IF_ERROR(MakeDirs(DirName(path)));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot open " + path + ": " + ErrnoText());
+Result<int> OpenBelow(const std::string& root, const std::string& relative, int flags,
+                      unsigned mode, bool create_dirs) {
+  std::vector<std::string> parts;
+  for (const auto& part : std::filesystem::path(relative)) {
+    const std::string name = part.string();
+    if (name.empty() || name == "." || name == "/") continue;
+    if (name == "..") return MakeError("cannot open " + relative + " under " + root + ": has ..");
+    parts.push_back(name);
+  }
+  const std::string path = root + "/" + relative;
+  if (parts.empty()) return MakeError("cannot open " + path + ": no file name");
+  int dir = ::open(root.empty() ? "." : root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return IoError("cannot open " + root + ": " + ErrnoText());
+  std::string walked = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked += "/" + parts[i];
+    const int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    int next = ::openat(dir, parts[i].c_str(), dir_flags);
+    if (next < 0 && errno == ENOENT && create_dirs) {
+      if (::mkdirat(dir, parts[i].c_str(), 0755) != 0 && errno != EEXIST) {
+        const std::string message = "cannot create directory " + walked + ": " + ErrnoText();
+        ::close(dir);
+        return IoError(message);
+      }
+      next = ::openat(dir, parts[i].c_str(), dir_flags);
+    }
+    const int err = errno;
+    ::close(dir);
+    if (next < 0) {
+      if (err == ELOOP || err == ENOTDIR)
+        return MakeError("cannot open " + path + ": " + walked +
+                         " is a symbolic link or not a directory; refusing to write through it");
+      return IoError("cannot open " + walked + ": " + std::strerror(err));
+    }
+    dir = next;
+  }
+  // O_NONBLOCK: a FIFO planted at the path fails the open (or fstat below)
+  // instead of blocking.
+  const int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+                          static_cast<mode_t>(mode));
+  const int err = errno;
+  ::close(dir);
+  if (fd < 0) {
+    if (err == ELOOP)
+      return MakeError("cannot open " + path +
+                       ": is a symbolic link, expected a regular file; refusing to follow it");
+    return IoError("cannot open " + path + ": " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string kind = FileKind(st.st_mode);
+    ::close(fd);
+    return MakeError("cannot open " + path + ": is " + kind + ", expected a regular file");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+Status AppendLineBelow(const std::string& root, const std::string& relative,
+                       const std::string& line) {
+  PPS_ASSIGN_OR_RETURN(const int fd,
+                       OpenBelow(root, relative, O_WRONLY | O_CREAT | O_APPEND, 0644, true));
+  const std::string path = root + "/" + relative;
   Status written = WriteAll(fd, line + "\n", path);
   if (written.ok() && ::fsync(fd) != 0)
     written = IoError("cannot fsync " + path + ": " + ErrnoText());
   ::close(fd);
   return written;
+}
+
+Status AppendLine(const std::string& path, const std::string& line) {
+  const std::string dir = DirName(path);
+  PPS_RETURN_IF_ERROR(MakeDirs(dir));
+  return AppendLineBelow(dir.empty() ? "." : dir, std::filesystem::path(path).filename().string(),
+                         line);
 }
 
 DirLock::~DirLock() {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -32,11 +33,40 @@ Result<std::string> ReadFile(const std::string& path, const ReadOptions& options
 // new one, never a prefix. Creates missing parent directories. The temporary
 // file is created exclusively and never through a link, so whatever sits at
 // the temporary path (a symbolic link planted there, say) is replaced, not
-// written through.
+// written through. An existing `path` that is neither a regular file nor a
+// symbolic link (a device such as /dev/null, a FIFO, a directory, a socket)
+// is refused, a config error: the rename would replace it.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 
+// A command's output file checked before any work: `flag` ("-o", "--html")
+// names it in the error. Refused: an existing path that WriteFileAtomic
+// would refuse, and a path that is the same file as one of `inputs` (pairs
+// of what the input is and its path, e.g. {"the spec", "run.toml"}; another
+// output of the same command counts as one). Empty paths are skipped.
+struct NamedPath {
+  std::string what;
+  std::string path;
+};
+Status CheckOutputPath(const std::string& flag, const std::string& path,
+                       const std::vector<NamedPath>& inputs);
+
 // Appends one line (a '\n' is added) and fsyncs, for append-only logs.
+// Never through a symbolic link: the file (and, with OpenBelow, every
+// directory under the root) is opened with O_NOFOLLOW.
 Status AppendLine(const std::string& path, const std::string& line);
+
+// Opens `relative` under the directory `root` with `flags` (O_NOFOLLOW and
+// O_CLOEXEC added) and `mode`, walking every directory between them by
+// descriptor with O_NOFOLLOW, so no symbolic link under `root` (a file or
+// a directory planted while a run goes on) is followed; `root` itself may
+// be one (the user's choice). With `create_dirs`, missing directories are
+// made (0755). Returns the descriptor, which the caller closes.
+Result<int> OpenBelow(const std::string& root, const std::string& relative, int flags,
+                      unsigned mode, bool create_dirs);
+
+// AppendLine for a file under `root`, never through a link under it.
+Status AppendLineBelow(const std::string& root, const std::string& relative,
+                       const std::string& line);
 
 Status MakeDirs(const std::string& path);
 

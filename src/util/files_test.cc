@@ -145,5 +145,83 @@ TEST_F(ReadFileTest, AtomicWriteReplacesALinkAtItsTemporaryPathInsteadOfWritingT
   EXPECT_FALSE(fs::exists(fs::symlink_status(tmp)));
 }
 
+TEST_F(ReadFileTest, AtomicWriteRefusesToReplaceADeviceAFifoOrADirectory) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Status over_fifo = WriteFileAtomic(fifo, "x");
+  ASSERT_FALSE(over_fifo.ok());
+  EXPECT_EQ(over_fifo.error().message,
+            "cannot write " + fifo +
+                ": is a FIFO, expected a regular file or a new path; ppsearch does not replace it");
+  EXPECT_EQ(over_fifo.error().kind, ErrorKind::kConfig);
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_FALSE(WriteFileAtomic(dir_.string(), "x").ok());
+  EXPECT_TRUE(fs::is_directory(dir_));
+  // A link at the path is replaced, its target untouched; a file overwritten.
+  const std::string target = Write("target.txt", "kept");
+  const std::string link = (dir_ / "link.txt").string();
+  fs::create_symlink(target, link);
+  ASSERT_TRUE(WriteFileAtomic(link, "new").ok());
+  EXPECT_EQ(*ReadFile(target), "kept");
+  ASSERT_TRUE(WriteFileAtomic(target, "again").ok());
+  EXPECT_EQ(*ReadFile(target), "again");
+}
+
+TEST_F(ReadFileTest, AnOutputMayNotBeADeviceNorOneOfTheCommandsInputs) {
+  const std::string spec = Write("run.toml", "[model]\n");
+  Status dev = CheckOutputPath("-o", "/dev/null", {});
+  ASSERT_FALSE(dev.ok());
+  EXPECT_EQ(dev.error().message,
+            "-o /dev/null: is a character device, expected a regular file or a new path; "
+            "ppsearch does not replace it");
+  Status same = CheckOutputPath("--emit-spec", spec, {{"the spec", spec}});
+  ASSERT_FALSE(same.ok());
+  EXPECT_EQ(same.error().message, "--emit-spec " + spec + ": is the spec (" + spec +
+                                      "); an output must not replace one of the command's own "
+                                      "inputs");
+  // The same file by another name, and two outputs at one new path.
+  const std::string other_name = (dir_ / "." / "run.toml").string();
+  EXPECT_FALSE(CheckOutputPath("-o", other_name, {{"the spec", spec}}).ok());
+  const std::string fresh = (dir_ / "page.html").string();
+  EXPECT_FALSE(CheckOutputPath("--emit-spec", fresh, {{"the --html page", fresh}}).ok());
+  EXPECT_TRUE(CheckOutputPath("--emit-spec", fresh, {{"the spec", spec}, {"none", ""}}).ok());
+  EXPECT_TRUE(CheckOutputPath("--html", "", {{"the spec", spec}}).ok());
+}
+
+TEST_F(ReadFileTest, AnAppendNeverFollowsALinkAtTheFileOrADirectoryBelowTheRoot) {
+  const std::string victim = Write("victim.txt", "untouched\n");
+  fs::create_directories(dir_ / "run");
+  fs::create_symlink(victim, dir_ / "run/manifest.jsonl");
+  Status through_file = AppendLine((dir_ / "run/manifest.jsonl").string(), "{}");
+  ASSERT_FALSE(through_file.ok());
+  EXPECT_EQ(through_file.error().message,
+            "cannot open " + (dir_ / "run/manifest.jsonl").string() +
+                ": is a symbolic link, expected a regular file; refusing to follow it");
+  // live/<sample> a link to another directory: nothing is written there.
+  fs::create_directories(dir_ / "elsewhere");
+  fs::create_directories(dir_ / "run/live");
+  fs::create_symlink(dir_ / "elsewhere", dir_ / "run/live/s1");
+  const std::string root = (dir_ / "run").string();
+  Status through_dir = AppendLineBelow(root, "live/s1/n0.log", "server output");
+  ASSERT_FALSE(through_dir.ok());
+  EXPECT_EQ(through_dir.error().message,
+            "cannot open " + root + "/live/s1/n0.log: " + root +
+                "/live/s1 is a symbolic link or not a directory; refusing to write through it");
+  EXPECT_TRUE(fs::is_empty(dir_ / "elsewhere"));
+  EXPECT_EQ(*ReadFile(victim), "untouched\n");
+  // A FIFO planted at the path is refused without blocking.
+  ASSERT_EQ(::mkfifo((dir_ / "run/fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(AppendLineBelow(root, "fifo", "x").ok());
+  // The ordinary case creates missing directories and appends.
+  ASSERT_TRUE(AppendLineBelow(root, "live/s2/n0.log", "one").ok());
+  ASSERT_TRUE(AppendLineBelow(root, "live/s2/n0.log", "two").ok());
+  EXPECT_EQ(*ReadFile(root + "/live/s2/n0.log"), "one\ntwo\n");
+  // The root itself may be a link: the user's choice of where results go.
+  fs::create_symlink(dir_ / "run", dir_ / "results");
+  EXPECT_TRUE(AppendLine((dir_ / "results/manifest2.jsonl").string(), "{}").ok());
+}
+
 }  // namespace
 }  // namespace ppsearch
