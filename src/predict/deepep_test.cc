@@ -23,8 +23,19 @@ spec::Spec WithBackend(const std::string& backend) {
   return spec;
 }
 
+// The example's model and cluster on H200s: SGLang runs DeepEP only where
+// the GPUs have NVLink, which the example's RTX 6000Ds do not.
+const hardware::HardwareProfile& H200() {
+  static const hardware::HardwareProfile hw = [] {
+    Result<hardware::HardwareProfile> loaded = hardware::LoadHardwareProfile("h200");
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return loaded.ok() ? *loaded : hardware::HardwareProfile{};
+  }();
+  return hw;
+}
+
 plan::LayoutPlan Plan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
-  return plan::PlanLayout(layout, spec, Example().model, Example().hardware);
+  return plan::PlanLayout(layout, spec, Example().model, H200());
 }
 
 TEST(PredictDeepEp, ModelledAtPp1AndRefusedWithPpOrDpOrAnotherBackend) {
