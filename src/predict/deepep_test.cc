@@ -65,6 +65,15 @@ TEST(PredictDeepEp, TheCostModelGetsTheBackendAndItsMode) {
   SetArg(deepep, "deepep-mode", StringArg("low_latency", {}));
   EXPECT_EQ(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_mode,
             cost::DeepEpMode::kLowLatency);
+  // DeepEP dispatches BF16 under the MoE runners that quantize inside
+  // (get_deepep_output_dtype), FP8 under the others.
+  EXPECT_FALSE(shape.deepep_bf16_dispatch);
+  for (const char* runner : {"cutlass", "flashinfer_cutedsl"}) {
+    SetArg(deepep, "moe-runner-backend", StringArg(runner, {}));
+    EXPECT_TRUE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch) << runner;
+  }
+  SetArg(deepep, "moe-runner-backend", StringArg("deep_gemm", {}));
+  EXPECT_FALSE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch);
 }
 
 TEST(PlanDeepEp, SharedExpertsAreWholeOnEveryRankAndEachMoeLayerDispatchesAndCombines) {
