@@ -174,9 +174,11 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
 
 // With DeepEP the breakdown and the JSON count its dispatches and combines
 // per forward: DeepSeek-V3 (58 MoE layers) at PP1/TP32/EP32 on the example's
-// four nodes, its dense MLPs whole so it loads at TP32.
+// four nodes of H200s (DeepEP needs NVLink), its dense MLPs whole so it loads
+// at TP32.
 TEST_F(SimulateE2e, DeepEpAllToAllsAreCountedPerForward) {
   const std::string deepseek = std::string(" --layout 1/32/32 --concurrency 8 --samples 0") +
+                               " --set cluster.hardware=h200" +
                                " --set engine.model_config=../data/models/deepseek-v3/config.json" +
                                " --set engine.args.moe-dense-tp-size=1" +
                                " --set engine.args.moe-a2a-backend=deepep";

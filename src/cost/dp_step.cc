@@ -22,6 +22,14 @@
 //    over the TP group (_dp_gather_via_all_gather), the scatter
 //    reduce-scatters over the TP group and all-gathers inside the attention-TP
 //    group (dp_reduce_scatter_tensor), with the FFN's all-reduce skipped.
+// Kimi K3 does not use the layer communicator (its block attention
+// residuals replace the norms the communicator owns): its MLP and MoE
+// modules gather with dp_gather_replicate, run their own all-reduces over
+// the whole TP group, and dp_scatter copies the rank's rows back
+// (models/kimi_k3.py KimiK3MoE.forward, KimiK3MLP.forward). In MAX_LEN mode
+// the FFN output is therefore all-reduced, not reduce-scattered; the gather
+// and SUM_LEN mode are as above, and the attention-TP side is left as the
+// communicator's.
 // The ranks meet in every layer's gather, so a step lasts as long as its
 // busiest rank's attention side plus the shared FFN and collectives; the
 // other ranks wait inside the gather.
@@ -124,6 +132,7 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
   const double tp_arrival_ns = ArrivalWaitUs(tp_group, links_) * 1e3;
   const double attn_arrival_ns = ArrivalWaitUs(attn_group, links_) * 1e3;
   const double skew = ExpertSkew();
+  const bool ffn_all_reduces = model_.model_type == "kimi_k3";
   auto linear_ns = [&](const model::Linear& l) {
     return sequences >= 0 ? DecodeLinearNs(l, gathered, sequences)
                           : LinearNs(l, gathered, logit_rows);
@@ -152,8 +161,9 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
     b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
     const double ffn_bytes = static_cast<double>(FfnAllReduceWidth(*layer)) * gathered * kBf16Bytes;
     if (max_len_padding) {
-      b.allreduce_ns += static_cast<double>(AllGatherNs(act_bytes, tp_group, links_) +
-                                            ReduceScatterNs(ffn_bytes, tp_group, links_));
+      const int64_t ffn_out_ns = ffn_all_reduces ? AllReduceNs(ffn_bytes, tp_group, links_)
+                                                 : ReduceScatterNs(ffn_bytes, tp_group, links_);
+      b.allreduce_ns += static_cast<double>(AllGatherNs(act_bytes, tp_group, links_) + ffn_out_ns);
       b.allreduce_calls += 2;
       b.jitter_wait_ns += 2 * tp_arrival_ns;
       if (attn_tp_split) {

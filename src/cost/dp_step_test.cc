@@ -137,6 +137,28 @@ TEST(DpStep, GraphDecodeGathersByAllGatherHandWorked) {
   EXPECT_DOUBLE_EQ(one_busy.allreduce_ns, 67206);
 }
 
+TEST(DpStep, KimiK3AllReducesTheFfnOutputUnderMaxLenHandWorked) {
+  // GraphDecodeGathersByAllGatherHandWorked's step on a model SGLang runs as
+  // Kimi K3 (models/kimi_k3.py: no layer communicator; the FFN all-reduces
+  // over TP and dp_scatter copies): the reduce-scatter of the FFN output
+  // becomes an all-reduce of its 32,768 bytes, 5,000 + 32,768 / 40 GB/s
+  // (bus factor 1 at TP2) = 5,819.2 -> 5,819. Per layer 5,410 + 5,819 =
+  // 11,229; x 4 = 44,916; + the LM head's 5,819 + 18,107 = 68,842.
+  model::ModelDesc k3 = TinyDenseModel();
+  k3.model_type = "kimi_k3";
+  LayoutCostModel cost(k3, TinyGpu(), DpLayout(2, 2, {1, 2, 4, 8, 16}), Ideal());
+  const StageBreakdown b =
+      cost.Breakdown(0, Step({RankDecode(0, 8, 1000), RankDecode(8, 8, 1000)}));
+  EXPECT_DOUBLE_EQ(b.allreduce_ns, 68842);
+  EXPECT_EQ(b.allreduce_calls, 9);
+  // SUM_LEN (a step that extends) is the same as under the communicator.
+  const sim::MicroBatch prefill = Step({RankPrefill(0, {512}), RankPrefill(1, {1024})});
+  EXPECT_DOUBLE_EQ(cost.Breakdown(0, prefill).allreduce_ns,
+                   LayoutCostModel(kModel, TinyGpu(), DpLayout(2, 2, {1, 2, 4, 8, 16}), Ideal())
+                       .Breakdown(0, prefill)
+                       .allreduce_ns);
+}
+
 TEST(DpStep, AttentionTpGroupsAddTheirOwnScatterAndGather) {
   // TP4 DP2: attention over 2 GPUs, so the MAX_LEN gather reduce-scatters
   // inside the attention-TP group first and the scatter all-gathers in it

@@ -304,7 +304,8 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     d.experts = model_.moe.num_experts;
     d.top_k = model_.moe.top_k;
     d.kernels = KernelsFor(layout_.deepep_mode, decode_sequences >= 0);
-    d.fp8_dispatch = d.kernels == DeepEpKernels::kLowLatency || routed_experts_fp8_;
+    d.fp8_dispatch = !layout_.deepep_bf16_dispatch &&
+                     (d.kernels == DeepEpKernels::kLowLatency || routed_experts_fp8_);
     dispatch = DeepEpNs(d, group, links_);
   }
   auto scattered = [&](const model::LayerDesc& layer) {

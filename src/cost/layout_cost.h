@@ -59,6 +59,9 @@ struct LayoutShape {
   // before the next attention; false: the all-reduce path.
   bool deepep = false;
   DeepEpMode deepep_mode = DeepEpMode::kAuto;  // --deepep-mode
+  // DeepEP dispatches BF16 in both kernels whatever the experts' dtype (the
+  // MoE runner quantizes inside: plan::DeepEpDispatchesBf16).
+  bool deepep_bf16_dispatch = false;
   // Which prefill batches run MLA in the absorbed form (the default: none).
   MlaPrefillRule mla_prefill;
   int moe_tp() const { return tp / (ep > 0 ? ep : 1); }

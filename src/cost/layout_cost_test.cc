@@ -675,6 +675,16 @@ TEST(LayoutCostModel, BlockAttentionResidualsHandWorked) {
   EXPECT_EQ(LayoutCostModel(plain, TinyGpu(), Layout(2, 2), Ideal()).HopNs(0, batch), 46943);
 }
 
+// TP4 = EP4 under DeepEP on one stage of MoE layers only (no embedding, no
+// LM head).
+LayoutShape DeepEpTp4() {
+  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/4);
+  layout.stages[0].has_embedding = false;
+  layout.stages[0].has_lm_head = false;
+  layout.deepep = true;
+  return layout;
+}
+
 TEST(LayoutCostModel, DeepEpScattersTheMoeLayerHandWorked) {
   // TP4 = EP4 on one node of the tiny GPU (no NVLink: DeepEP goes through
   // the NICs), 1024 tokens, 8 experts of width 1024, top 2, BF16 dispatch.
@@ -684,10 +694,7 @@ TEST(LayoutCostModel, DeepEpScattersTheMoeLayerHandWorked) {
   //     3/4 of them off this rank: 1.393 copies x 524,288 B / 25 GB/s
   //     = 29,210.3 ns + (10 + 10) us = 49,210.3 each way.
   model::ModelDesc m = TinyMoeModel();
-  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/4);
-  layout.stages[0].has_embedding = false;
-  layout.stages[0].has_lm_head = false;
-  layout.deepep = true;
+  LayoutShape layout = DeepEpTp4();
   const auto batch = Prefill({{1024, 0}});
   const StageBreakdown b = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
   EXPECT_EQ(b.allreduce_calls, 2);
@@ -699,6 +706,26 @@ TEST(LayoutCostModel, DeepEpScattersTheMoeLayerHandWorked) {
   const StageBreakdown plain = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch);
   EXPECT_EQ(plain.a2a_ns, 0);
   EXPECT_EQ(plain.allreduce_calls, 2);
+}
+
+TEST(LayoutCostModel, DeepEpLowLatencyDispatchIsBf16UnderRunnersThatQuantizeInside) {
+  // DeepEpScattersTheMoeLayerHandWorked's layer in low-latency mode: one copy
+  // per expert, 2 x 3/4 = 1.5 off this rank, of 256 rows x 1024 values.
+  //   FP8 dispatch (the default): 1.5 x 256 x 1024 x (1 + 4/128) B
+  //     / 25 GB/s + 20 us = 16,220.16 + 20,000 ns
+  //   BF16 dispatch (cutlass, flashinfer_cutedsl runners) and combine:
+  //     1.5 x 524,288 B / 25 GB/s + 20 us = 31,457.28 + 20,000 ns
+  model::ModelDesc m = TinyMoeModel();
+  LayoutShape layout = DeepEpTp4();
+  layout.deepep_mode = DeepEpMode::kLowLatency;
+  const auto batch = Prefill({{1024, 0}});
+  const double fp8 = 1.5 * 256 * 1024 * (1 + 4.0 / 128) / 25 + 20000;
+  const double bf16 = 1.5 * 524288 / 25 + 20000;
+  EXPECT_NEAR(LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch).a2a_ns, fp8 + bf16,
+              1e-6);
+  layout.deepep_bf16_dispatch = true;
+  EXPECT_NEAR(LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch).a2a_ns, 2 * bf16,
+              1e-6);
 }
 
 TEST(LayoutCostModel, DeepEpPhasesBurstForWhatTheirCollectivesRefilled) {
@@ -714,10 +741,7 @@ TEST(LayoutCostModel, DeepEpPhasesBurstForWhatTheirCollectivesRefilled) {
   m.layers[0].linears.insert(m.layers[0].linears.begin(),
                              MakeLinear("shared_experts.gate_up_proj", 1024, 65536,
                                         Sharding::kColumn, OpRole::kSharedExpert));
-  LayoutShape layout = Layout(1, 4, 1, 1, /*ep=*/4);
-  layout.stages[0].has_embedding = false;
-  layout.stages[0].has_lm_head = false;
-  layout.deepep = true;
+  LayoutShape layout = DeepEpTp4();
   const auto batch = Prefill({{4096, 0}});
   const double plain = LayoutCostModel(m, TinyGpu(), layout, Ideal()).Breakdown(0, batch).gemm_ns;
   const double burst =

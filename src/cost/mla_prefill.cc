@@ -8,12 +8,16 @@ MlaPrefillRule MlaPrefillRuleFor(const std::string& backend, int64_t threshold,
                                  bool disable_chunked_prefix_cache, bool disable_ragged) {
   constexpr int64_t kAnyPrefix = std::numeric_limits<int64_t>::max();
   MlaPrefillRule rule;
-  if (backend == "triton") {
-    rule.absorbed_below = kAnyPrefix;
-  } else if (backend == "flashinfer" || backend == "fa3" || backend == "flashmla" ||
-             backend == "cutlass_mla") {
+  if (backend == "flashinfer" || backend == "fa3" || backend == "flashmla" ||
+      backend == "cutlass_mla") {
     rule.always = disable_ragged && (backend == "flashinfer" || backend == "flashmla");
     rule.absorbed_below = disable_chunked_prefix_cache ? kAnyPrefix : threshold;
+  } else if (backend == "trtllm_mla") {
+    rule.absorbed_below = disable_chunked_prefix_cache ? kAnyPrefix : 0;
+  } else if (backend != "fa4" && backend != "aiter" && backend != "ascend" && backend != "nsa") {
+    // triton's handler, registered for "triton" and the fallback of every
+    // backend without one of its own.
+    rule.absorbed_below = kAnyPrefix;
   }
   return rule;
 }

@@ -9,8 +9,14 @@
 //     prefix cache is enabled; the absorbed form (attention over the latent
 //     cache, like decode) in between; flashinfer and flashmla with
 //     --flashinfer-mla-disable-ragged always absorb;
-//   triton: the MHA form only without a prefix;
-//   fa4 and the other backends: the MHA form.
+//   trtllm_mla: the MHA form, except that with
+//     --disable-chunked-prefix-cache a batch with any prefix absorbs
+//     (handle_attention_trtllm_mla);
+//   fa4, aiter, ascend, nsa: the MHA form for every extend batch (their
+//     handlers; nsa's choice is its backend's, not modelled here);
+//   triton, and every backend SGLang registers no handler for: the MHA form
+//     only without a prefix (AttentionBackendRegistry.get_handler falls back
+//     to handle_attention_triton).
 
 #include <cstdint>
 #include <string>

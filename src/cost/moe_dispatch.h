@@ -11,12 +11,17 @@
 //  - normal: one copy per destination rank (the token's experts on one rank
 //    share it); across nodes one copy per destination node over RDMA, then
 //    forwarded over NVLink. Without NVLink (DeepEP's PCIe mode, DeepEP
-//    PR #375) every copy goes through the NIC.
+//    PR #375, only on its hybrid-ep branch) every copy goes through the
+//    NIC; SGLang never enables that mode, so the planner refuses DeepEP
+//    there (plan/validation.cc CheckDeepEpLinks) and this path is costed
+//    only for callers below it.
 //  - low-latency: one copy per expert, straight to its rank: NVLink inside a
 //    node where there is one, the NIC otherwise.
 // Dispatch is FP8 with one fp32 scale per 128 values when the kernels ask
-// for it (low-latency always; normal when the experts run DeepGEMM's FP8
-// path: token_dispatcher/deepep.py), BF16 otherwise; combine is BF16.
+// for it (low-latency by default; normal when the experts run DeepGEMM's
+// FP8 path: token_dispatcher/deepep.py), BF16 otherwise and always under the
+// cutlass and flashinfer_cutedsl MoE runners (layers/moe/utils.py
+// get_deepep_output_dtype); combine is BF16.
 // Routing is uniform over the experts, as everywhere in the cost model.
 
 #include <cstdint>

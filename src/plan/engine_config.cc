@@ -69,6 +69,7 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
 
   c.moe_a2a_backend = engine.ArgString("moe-a2a-backend").value_or("none");
   c.deepep_mode = engine.ArgString("deepep-mode").value_or("auto");
+  c.moe_runner_backend = engine.ArgString("moe-runner-backend").value_or("auto");
   c.moe_dense_tp_size = ArgAs<int>(engine, "moe-dense-tp-size").value_or(0);
   c.enable_dp_lm_head = engine.ArgTrue("enable-dp-lm-head");
 
@@ -84,6 +85,11 @@ bool A2aForcesEpEqTp(const EngineConfig& engine) {
                                                   "nixl",   "ascend_fuseep", "flashinfer",
                                                   "mori",   "pplx",          "megamoe"};
   return kBackends.count(engine.moe_a2a_backend) > 0;
+}
+
+bool DeepEpDispatchesBf16(const EngineConfig& engine) {
+  return engine.moe_runner_backend == "cutlass" ||
+         engine.moe_runner_backend == "flashinfer_cutedsl";
 }
 
 bool SharedExpertsWhole(const EngineConfig& engine) {

@@ -51,9 +51,10 @@ struct EngineConfig {
   std::optional<int64_t> cuda_graph_max_bs_prefill;
 
   // --- MoE ---
-  std::string moe_a2a_backend = "none";  // --moe-a2a-backend
-  std::string deepep_mode = "auto";      // --deepep-mode
-  int moe_dense_tp_size = 0;             // 0: unset
+  std::string moe_a2a_backend = "none";     // --moe-a2a-backend
+  std::string deepep_mode = "auto";         // --deepep-mode
+  std::string moe_runner_backend = "auto";  // --moe-runner-backend
+  int moe_dense_tp_size = 0;                // 0: unset
   bool enable_dp_lm_head = false;
 
   // --- MLA prefill form (cost/mla_prefill.h) ---
@@ -85,5 +86,13 @@ bool A2aForcesEpEqTp(const EngineConfig& engine);
 // every rank (deepseek_v2.py, kimi_k3.py: the all-to-all leaves each rank
 // its own tokens, so a TP-sharded partial sum could not be reduced).
 bool SharedExpertsWhole(const EngineConfig& engine);
+
+// Whether DeepEP dispatches BF16 activations whatever the experts' weights:
+// under the cutlass and flashinfer_cutedsl MoE runners, which quantize
+// inside their kernels (layers/moe/utils.py get_deepep_output_dtype, step
+// "flashinfer_cutedsl / cutlass ... expects BF16 dispatch"; the normal
+// dispatcher's FP8 quantization in token_dispatcher/deepep.py
+// _DeepEPDispatcherImplNormal.dispatch_a is skipped then too).
+bool DeepEpDispatchesBf16(const EngineConfig& engine);
 
 }  // namespace ppsearch::plan

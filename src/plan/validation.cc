@@ -184,6 +184,33 @@ void CheckA2aBackend(const spec::LayoutSpec& layout, const EngineConfig& engine,
                   ". Set ep = " + std::to_string(layout.tp) + " or moe-a2a-backend = \"none\""));
 }
 
+// SGLang cannot run DeepEP where the GPUs have no NVLink.
+// token_dispatcher/deepep.py (DeepEPBuffer.get_deepep_buffer) builds DeepEP's
+// Buffer without allow_nvlink_for_normal_mode=False, and the PCIe path of the
+// normal kernels (DeepEP PR #375) is only on DeepEP's hybrid-ep branch, so
+// the normal kernels (every batch that extends, under the default auto mode)
+// need NVLink inside the node. Their combine also needs DeepGEMM
+// (_DeepEPDispatcherImplNormal.combine_a raises NotImplementedError without
+// ENABLE_JIT_DEEPGEMM), which has no SM120 kernels; the SM120 GPUs (RTX PRO
+// 6000 and RTX 6000D class) have no NVLink either, so the one test refuses
+// both.
+void CheckDeepEpLinks(const spec::LayoutSpec& layout, const hardware::HardwareProfile& hw,
+                      const EngineConfig& engine, const spec::EngineSpec& written,
+                      std::vector<Diagnostic>& errors) {
+  if (engine.moe_a2a_backend != "deepep" || hw.nvlink) return;
+  const spec::ArgValue* arg = written.FindArg("moe-a2a-backend");
+  const std::string set_at =
+      arg != nullptr && !arg->origin.Position().empty() ? " (" + arg->origin.Position() + ")" : "";
+  const std::string gpu = hw.gpu_name.empty() ? hw.name : hw.gpu_name;
+  errors.push_back(LayoutError(
+      layout, "sets moe-a2a-backend = \"deepep\"" + set_at + " but the GPUs (" + gpu +
+                  ", hardware profile " + hw.name +
+                  ") have no NVLink: SGLang runs DeepEP's normal kernels (every prefill "
+                  "batch) only over NVLink inside a node, and their combine needs DeepGEMM, "
+                  "which has no kernels for SM120 GPUs. Use moe-a2a-backend = \"none\" (the "
+                  "MoE all-reduce over TP)"));
+}
+
 void CheckWeightMemory(const spec::LayoutSpec& layout, const hardware::HardwareProfile& hw,
                        const LayoutPlan& planned, std::vector<Diagnostic>& errors) {
   if (hw.memory_mib <= 0) return;
@@ -349,7 +376,9 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
   check("weight_block", [&] { CheckWeightBlocks(layout, planned.engine, model, errors); });
   check("heads", [&] { CheckAttention(layout, model, errors); });
   check("a2a_backend", [&] {
-    if (model.is_moe()) CheckA2aBackend(layout, planned.engine, spec.engine, errors);
+    if (!model.is_moe()) return;
+    CheckA2aBackend(layout, planned.engine, spec.engine, errors);
+    CheckDeepEpLinks(layout, hw, planned.engine, spec.engine, errors);
   });
   check("weight_memory", [&] { CheckWeightMemory(layout, hw, planned, errors); });
   check("kv_room", [&] { CheckKvRoom(layout, hw, planned, errors); });

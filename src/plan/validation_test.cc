@@ -34,8 +34,16 @@ std::vector<std::string> Messages(const std::vector<Diagnostic>& diagnostics) {
 
 std::vector<std::string> ErrorsOf(const spec::LayoutSpec& layout,
                                   const model::ModelDesc& model = KimiLikeModel(),
-                                  const spec::Spec& spec = MissionSpec()) {
-  return Messages(PlanLayout(layout, spec, model, Rtx6000d()).errors);
+                                  const spec::Spec& spec = MissionSpec(),
+                                  const hardware::HardwareProfile& hw = Rtx6000d()) {
+  return Messages(PlanLayout(layout, spec, model, hw).errors);
+}
+
+// A shipped profile with NVLink, where SGLang can run DeepEP.
+hardware::HardwareProfile H200() {
+  Result<hardware::HardwareProfile> hw = hardware::LoadHardwareProfile("h200");
+  EXPECT_TRUE(hw.ok()) << hw.error().message;
+  return hw.ok() ? *hw : hardware::HardwareProfile{};
 }
 
 constexpr char kAt[] = "examples/x.toml:31:10: key 'sweep.layouts[1]': ";
@@ -338,12 +346,12 @@ TEST(ValidateLayout, GqaKvHeadsMustTileTp) {
 TEST(ValidateLayout, A2aBackendForcesEpEqualTp) {
   spec::Spec spec = MissionSpec();
   SetArg(spec, "moe-a2a-backend", StringArg("deepep", Loc(20, 1, "engine.args.moe-a2a-backend")));
-  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec),
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec, H200()),
               ElementsAre(std::string(kAt) +
                           "PP1/TP32/EP4 sets EP 4 but moe-a2a-backend = \"deepep\" "
                           "(examples/x.toml:20:1) forces EP = TP; SGLang would silently change "
                           "ep from 4 to 32. Set ep = 32 or moe-a2a-backend = \"none\""));
-  EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec), IsEmpty());
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec, H200()), IsEmpty());
   SetArg(spec, "moe-a2a-backend",
          StringArg("deepep_v2", Loc(20, 1, "engine.args.moe-a2a-backend")));
   EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec),
@@ -353,6 +361,28 @@ TEST(ValidateLayout, A2aBackendForcesEpEqualTp) {
                           "ep from 4 to 32. Set ep = 32 or moe-a2a-backend = \"none\""));
   SetArg(spec, "moe-a2a-backend", StringArg("none", Loc(20, 1, "engine.args.moe-a2a-backend")));
   EXPECT_THAT(ErrorsOf(Layout(1, 32, 4, 1), KimiLikeModel(), spec), IsEmpty());
+}
+
+// SGLang runs DeepEP's normal kernels only over NVLink, and their combine
+// only with DeepGEMM (no SM120 kernels): on PCIe-only GPUs DeepEP is refused
+// rather than costed over the NIC. Other backends are not affected.
+TEST(ValidateLayout, DeepEpNeedsNvlink) {
+  spec::Spec spec = MissionSpec();
+  SetArg(spec, "moe-a2a-backend", StringArg("deepep", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  EXPECT_THAT(
+      ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec),
+      ElementsAre(std::string(kAt) +
+                  "PP1/TP32/EP32 sets moe-a2a-backend = \"deepep\" (examples/x.toml:20:1) but "
+                  "the GPUs (NVIDIA RTX 6000D, hardware profile rtx-6000d) have no NVLink: "
+                  "SGLang runs DeepEP's normal kernels (every prefill batch) only over NVLink "
+                  "inside a node, and their combine needs DeepGEMM, which has no kernels for "
+                  "SM120 GPUs. Use moe-a2a-backend = \"none\" (the MoE all-reduce over TP)"));
+  const LayoutPlan planned = PlanLayout(Layout(1, 32, 32, 1), spec, KimiLikeModel(), Rtx6000d());
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_EQ(planned.errors[0].reason, "a2a_backend");
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec, H200()), IsEmpty());
+  SetArg(spec, "moe-a2a-backend", StringArg("mooncake", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  EXPECT_THAT(ErrorsOf(Layout(1, 32, 32, 1), KimiLikeModel(), spec), IsEmpty());
 }
 
 TEST(ValidateLayout, PipelineCannotExceedLayers) {

@@ -23,8 +23,19 @@ spec::Spec WithBackend(const std::string& backend) {
   return spec;
 }
 
+// The example's model and cluster on H200s: SGLang runs DeepEP only where
+// the GPUs have NVLink, which the example's RTX 6000Ds do not.
+const hardware::HardwareProfile& H200() {
+  static const hardware::HardwareProfile hw = [] {
+    Result<hardware::HardwareProfile> loaded = hardware::LoadHardwareProfile("h200");
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return loaded.ok() ? *loaded : hardware::HardwareProfile{};
+  }();
+  return hw;
+}
+
 plan::LayoutPlan Plan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
-  return plan::PlanLayout(layout, spec, Example().model, Example().hardware);
+  return plan::PlanLayout(layout, spec, Example().model, H200());
 }
 
 TEST(PredictDeepEp, ModelledAtPp1AndRefusedWithPpOrDpOrAnotherBackend) {
@@ -54,6 +65,15 @@ TEST(PredictDeepEp, TheCostModelGetsTheBackendAndItsMode) {
   SetArg(deepep, "deepep-mode", StringArg("low_latency", {}));
   EXPECT_EQ(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_mode,
             cost::DeepEpMode::kLowLatency);
+  // DeepEP dispatches BF16 under the MoE runners that quantize inside
+  // (get_deepep_output_dtype), FP8 under the others.
+  EXPECT_FALSE(shape.deepep_bf16_dispatch);
+  for (const char* runner : {"cutlass", "flashinfer_cutedsl"}) {
+    SetArg(deepep, "moe-runner-backend", StringArg(runner, {}));
+    EXPECT_TRUE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch) << runner;
+  }
+  SetArg(deepep, "moe-runner-backend", StringArg("deep_gemm", {}));
+  EXPECT_FALSE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch);
 }
 
 TEST(PlanDeepEp, SharedExpertsAreWholeOnEveryRankAndEachMoeLayerDispatchesAndCombines) {

@@ -49,6 +49,7 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
   shape.deepep = engine.moe_a2a_backend == "deepep";
   if (engine.deepep_mode == "normal") shape.deepep_mode = cost::DeepEpMode::kNormal;
   if (engine.deepep_mode == "low_latency") shape.deepep_mode = cost::DeepEpMode::kLowLatency;
+  shape.deepep_bf16_dispatch = plan::DeepEpDispatchesBf16(engine);
   shape.mla_prefill = cost::MlaPrefillRuleFor(
       plan.prefill_attention_backend, engine.chunked_prefix_cache_threshold,
       engine.disable_chunked_prefix_cache, engine.flashinfer_mla_disable_ragged);

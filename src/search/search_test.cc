@@ -712,11 +712,12 @@ TEST(Search, MoeA2aBackendsAreADimensionAndDeepEpKeepsOnlyEpEqualToTp) {
   EXPECT_THAT(CheckBounds(b).error().message,
               HasSubstr("--moe-a2a-backend: \"nccl\" is not an SGLang backend (none, deepep"));
 
-  // DeepSeek-V3 on the example's cluster, its dense MLPs whole
-  // (moe-dense-tp-size 1): at TP32 its block-FP8 shared experts load only
-  // whole, as DeepEP builds them; Kimi K3's whole shared experts leave no
-  // KV room there.
+  // DeepSeek-V3 on the example's four nodes of H200s (SGLang runs DeepEP
+  // only where there is NVLink), its dense MLPs whole (moe-dense-tp-size 1):
+  // at TP32 its block-FP8 shared experts load only whole, as DeepEP builds
+  // them.
   spec::Spec spec = testkit::Example().spec;
+  spec.cluster.hardware = "h200";
   spec.engine.model_config =
       std::string(PPSEARCH_SOURCE_DIR) + "/data/models/deepseek-v3/config.json";
   plan::testing::SetArg(spec, "moe-dense-tp-size", plan::testing::IntArg(1, {}));
