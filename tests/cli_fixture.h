@@ -43,13 +43,16 @@ inline std::string ReadText(const std::filesystem::path& path) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* bin = std::getenv("PPSEARCH_BIN");
-    ASSERT_NE(bin, nullptr) << "PPSEARCH_BIN is set by CMake's test properties";
-    bin_ = bin;
+    // dir_ first: fixtures find (and kill) the processes their test started
+    // by the paths under it, so it must never be empty, not even when the
+    // binary is missing and the test stops here.
     dir_ = std::filesystem::temp_directory_path() /
            ("ppsearch_e2e_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
+    const char* bin = std::getenv("PPSEARCH_BIN");
+    ASSERT_NE(bin, nullptr) << "PPSEARCH_BIN is set by CMake's test properties";
+    bin_ = bin;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -122,6 +122,22 @@ TEST_F(OutputPathsE2e, ValuesThatCannotMeanAnythingAreRefusedByValidate) {
   EXPECT_EQ(rate.err, "error: --request-rate: expected requests/s >= 0.001, got 1e-308\n");
 }
 
+// A [profile] file that is no export once failed only after the first
+// sample had started; run refuses it first (here ahead of the layouts that
+// the backend makes invalid, so nothing could start either way).
+TEST_F(OutputPathsE2e, RunRefusesAProfileFileThatIsNoExportBeforeAnySample) {
+  const std::string text = (dir_ / "notes.sqlite").string();
+  std::ofstream(text) << "not a database, but long enough to read sixteen bytes of\n";
+  CommandResult r = Run(std::string("run ") + kSpec +
+                        " --set engine.args.moe-a2a-backend=deepep --set profile.file=" + text);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --set profile.file=" + text + ": key 'profile.file': " + text +
+                       " is not an SQLite database; expected an Nsight Systems SQLite export "
+                       "(nsys export --type sqlite)\n"),
+            std::string::npos)
+      << r.err;
+}
+
 // Six dimensions' product once ran past 300 s with no output.
 TEST_F(OutputPathsE2e, ASearchPastItsEstimatedBoundIsRefusedAtOnce) {
   std::string values;

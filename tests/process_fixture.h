@@ -77,6 +77,10 @@ inline bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0 && !IsZombi
 inline std::vector<pid_t> ProcessesWhose(const std::string& what,
                                          const std::vector<std::string>& needles) {
   std::vector<pid_t> out;
+  // An empty needle is in every command line: what is found here is often
+  // killed, so it finds nothing rather than every process.
+  for (const auto& n : needles)
+    if (n.empty()) return out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
@@ -170,8 +174,8 @@ inline void HoldGpuMemory(const std::filesystem::path& node_state_dir, int node_
                           int used_mib) {
   std::filesystem::create_directories(node_state_dir);
   std::ofstream(node_state_dir / ("serve-sim-" + std::to_string(::getpid()) + ".json"))
-      << "{\"pid\": " << ::getpid() << ", \"process_name\": \"python3\", \"node_rank\": "
-      << node_rank
+      << "{\"pid\": " << ::getpid()
+      << ", \"process_name\": \"python3\", \"node_rank\": " << node_rank
       << ", \"held_until_unix_s\": null, \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-held\", "
          "\"name\": \"NVIDIA RTX 6000D\", \"used_mib\": "
       << used_mib << ", \"total_mib\": 85651}]}";

@@ -78,7 +78,10 @@ inline double UnixNow() {
 class ServeSimE2e : public CliTest {
  protected:
   void TearDown() override {
+    // Only children not yet reaped: a reaped one's pid may already name
+    // another process.
     for (pid_t pid : children_) {
+      if (pid <= 0 || ::waitpid(pid, nullptr, WNOHANG) != 0) continue;
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
@@ -91,6 +94,12 @@ class ServeSimE2e : public CliTest {
     const std::string cmd = "exec " + bin_ + " serve-sim " + args + " --log-file " + log + " >" +
                             (dir_ / (name + ".out")).string() + " 2>&1";
     pid_t pid = ::fork();
+    if (pid < 0) {
+      // A -1 handed to kill() would signal every process this one may
+      // signal (all of them, as root): stop the test binary here instead.
+      std::perror("fork");
+      std::abort();
+    }
     if (pid == 0) {
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
