@@ -103,16 +103,17 @@ double LayoutCostModel::DecodeAttentionNsPerContextToken(int stage) const {
 std::optional<sim::DecodeGrowth> LayoutCostModel::DecodeStepGrowth(
     int stage, const sim::MicroBatch& batch) const {
   if (batch.is_prefill || batch.empty()) return std::nullopt;
-  const double per_token_ns = DecodeAttentionNsPerContextToken(stage);
+  const double per_token_ns = decode_attention_ns_per_token_[static_cast<size_t>(stage)];
   sim::DecodeGrowth g;
-  g.at_start = StageCost(stage, batch);
   if (batch.dp_ranks.empty()) {
     const StageBreakdown b = DecodeBreakdown(stage, batch);
+    g.at_start = TimeOf(b);
     g.fixed_compute_ns = b.gemm_ns + b.elementwise_ns;
     g.group_ns.push_back(b.attention_ns);
     g.group_growth_ns.push_back(per_token_ns * static_cast<double>(batch.entries.size()));
     return g;
   }
+  g.at_start = StageCost(stage, batch);
   std::vector<StageBreakdown> sides;
   const StageBreakdown shared = DpSides(stage, batch, &sides);
   g.fixed_compute_ns = shared.gemm_ns + shared.attention_ns + shared.elementwise_ns;

@@ -63,6 +63,8 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
     }
     stage_layers_.push_back(std::move(sl));
   }
+  for (int stage = 0; stage < num_stages(); ++stage)
+    decode_attention_ns_per_token_.push_back(DecodeAttentionNsPerContextToken(stage));
 }
 
 double LayoutCostModel::RateTflops(DType dtype) const {
@@ -477,7 +479,10 @@ StageBreakdown LayoutCostModel::Breakdown(int stage, const sim::MicroBatch& batc
 }
 
 sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batch) const {
-  StageBreakdown b = Breakdown(stage, batch);
+  return TimeOf(Breakdown(stage, batch));
+}
+
+sim::StageTime LayoutCostModel::TimeOf(const StageBreakdown& b) {
   sim::StageTime t;
   t.compute_ns = std::llround(b.gemm_ns + b.attention_ns + b.elementwise_ns);
   t.comm_ns = std::llround(b.allreduce_ns + b.a2a_ns + b.imbalance_wait_ns + b.jitter_wait_ns);

@@ -144,8 +144,11 @@ class LayoutCostModel : public sim::CostModel {
   StageBreakdown DpSides(int stage, const sim::MicroBatch& step,
                          std::vector<StageBreakdown>* rank_sides) const;
   // Decode attention time per token of one sequence's context (AttentionNs
-  // is affine in it: each sequence reads its cache once).
+  // is affine in it: each sequence reads its cache once); per stage in
+  // decode_attention_ns_per_token_.
   double DecodeAttentionNsPerContextToken(int stage) const;
+  // What StageCost makes of a breakdown.
+  static sim::StageTime TimeOf(const StageBreakdown& b);
   // One DP rank's share of a DP step: attention projections, attention,
   // the element-wise work before the gather, embedding and sampling, on the
   // rank's own `rows` (its tokens, or its padded decode batch).
@@ -218,6 +221,7 @@ class LayoutCostModel : public sim::CostModel {
     std::vector<int> distinct_of;
   };
   std::vector<StageLayers> stage_layers_;
+  std::vector<double> decode_attention_ns_per_token_;
   // Per-rank output width of the merged GEMM each fused linear runs in
   // (Linear::fused_gemm): its tile and wave efficiency is that GEMM's.
   std::map<const model::Linear*, int64_t> fused_n_;

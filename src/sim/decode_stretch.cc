@@ -14,6 +14,34 @@
 #include "sim/online_engine.h"
 
 namespace ppsearch::sim {
+namespace {
+
+// The same growth with the groups no other group ever falls below dropped
+// (one with no more time and no more growth than another): the busiest
+// DP rank is one of those left, and a DP step of even ranks has one line.
+DecodeGrowth WithoutDominatedGroups(DecodeGrowth g) {
+  std::vector<double> ns, growth;
+  for (size_t i = 0; i < g.group_ns.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < g.group_ns.size() && !dominated; ++j) {
+      if (j == i) continue;
+      const bool covers =
+          g.group_ns[j] >= g.group_ns[i] && g.group_growth_ns[j] >= g.group_growth_ns[i];
+      const bool same =
+          g.group_ns[j] == g.group_ns[i] && g.group_growth_ns[j] == g.group_growth_ns[i];
+      dominated = covers && (!same || j < i);  // of equal groups the first stays
+    }
+    if (!dominated) {
+      ns.push_back(g.group_ns[i]);
+      growth.push_back(g.group_growth_ns[i]);
+    }
+  }
+  g.group_ns = std::move(ns);
+  g.group_growth_ns = std::move(growth);
+  return g;
+}
+
+}  // namespace
 
 struct OnlineEngine::StretchSlot {
   MicroBatch batch;  // the decode step the slot would launch at the stretch's start
@@ -30,6 +58,8 @@ struct OnlineEngine::StretchSlot {
   int64_t last_launch_k = 0;   // context steps of the slot's last launch past `batch`
   int64_t last_client_ns = 0;  // when the client holds the slot's last result
   bool visited = false;
+  // It alone runs, and one line gives each stage's compute: cycles jump.
+  bool decodes_alone = false;
   bool runs() const { return !batch.empty(); }
 };
 
@@ -53,13 +83,19 @@ bool OnlineEngine::BuildStretch(std::vector<StretchSlot>* out) const {
     for (int st = 0; st < cost_.num_stages(); ++st) {
       std::optional<DecodeGrowth> g = cost_.DecodeStepGrowth(st, z.batch);
       if (!g) return false;
-      z.stages.push_back(std::move(*g));
+      z.stages.push_back(WithoutDominatedGroups(std::move(*g)));
       z.compute_ns.push_back(0);
       if (st + 1 < cost_.num_stages()) z.hop_ns.push_back(cost_.HopNs(st, z.batch));
     }
     z.return_ns = cost_.OutputReturnNs(z.batch);
     z.schedule_ns = cost_.ScheduleNs(z.batch);
   }
+  const auto running =
+      std::count_if(slots.begin(), slots.end(), [](const StretchSlot& z) { return z.runs(); });
+  for (StretchSlot& z : slots)
+    z.decodes_alone = running == 1 && z.runs() &&
+                      std::all_of(z.stages.begin(), z.stages.end(),
+                                  [](const DecodeGrowth& g) { return g.group_ns.size() == 1; });
   return any;
 }
 
@@ -221,11 +257,10 @@ struct OnlineEngine::Cycle {
 int64_t OnlineEngine::CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
                                    int64_t outside_ns, int64_t limit_ns) const {
   if (options_.token_times) return 0;  // every token's time is wanted
-  for (int s = 0; s < config_.num_slots; ++s)
-    if (s != slot && (slots[s].runs() || slots_[s].active)) return 0;
   const StretchSlot& z = slots[slot];
-  for (const DecodeGrowth& g : z.stages)
-    if (g.group_ns.size() != 1) return 0;
+  if (!z.decodes_alone) return 0;
+  for (int s = 0; s < config_.num_slots; ++s)
+    if (s != slot && slots_[s].active) return 0;
   // Cycles that apply a result before the one that finishes a request.
   const int64_t most = z.results_left - z.processed;
   if (most < 2) return 0;
