@@ -225,8 +225,8 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
     wide.max_running_requests.push_back(v);
     wide.concurrency.push_back(v);
   }
-  const SpaceEstimate huge =
-      EstimateSpace(wide, testkit::Example().spec, testkit::Example().model, 2);
+  const SpaceEstimate huge = EstimateSpace(wide, testkit::Example().spec, testkit::Example().model,
+                                           EngineOn80GiB(testkit::Example().spec), 2);
   EXPECT_EQ(huge.candidates, 7.0 * 64 * 64);
   EXPECT_EQ(huge.predictions, 7.0 * 64 * 64 * 64);
 }
@@ -235,8 +235,8 @@ TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
   SearchOptions o = Small(0);
   o.bounds.chunked_prefill_size = {1};
   o.max_search_s = 0.1;
-  const SpaceEstimate e =
-      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, o.threads);
+  const SpaceEstimate e = EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model,
+                                        EngineOn80GiB(testkit::Example().spec), o.threads);
   ASSERT_GT(e.seconds, 0.1);
   const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
   ASSERT_FALSE(r.ok());
