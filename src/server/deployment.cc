@@ -6,6 +6,7 @@
 
 #include "evidence/calibration_file.h"
 #include "model/hf_config.h"
+#include "plan/search_inputs.h"
 #include "predict/predict.h"
 
 namespace ppsearch::server {
@@ -65,19 +66,19 @@ spec::Spec SpecFromArgs(const ServerArgs& args) {
 
 Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
   auto d = std::make_unique<Deployment>();
-  d->spec = SpecFromArgs(args);
-  auto model = model::LoadModel(args.ModelSource());
-  if (!model) return model.error();
-  d->model = std::move(*model);
-  auto hw = hardware::LoadHardwareProfile(args.hardware);
-  if (!hw) return hw.error();
-  d->hw = std::move(*hw);
+  // The one loader, as every other command: the model, the hardware profile
+  // with the spec's attention backend, the planned layout.
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(SpecFromArgs(args));
+  if (!in) return in.error();
+  d->spec = std::move(in->spec);
+  d->model = std::move(in->model);
+  d->hw = std::move(in->hardware);
   if (!args.calibration_path.empty()) {
     auto cal = evidence::LoadCalibration(args.calibration_path);
     if (!cal) return cal.error();
     d->calibration = *cal;
   }
-  d->plan = plan::PlanLayout(d->spec.sweep.layouts[0], d->spec, d->model, d->hw);
+  d->plan = std::move(in->plan.layouts.front());
   if (!d->plan.valid) {
     std::string msg = "SGLang would reject this layout:";
     for (const auto& e : d->plan.errors) msg += "\n  " + e.message;
