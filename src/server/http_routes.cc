@@ -10,6 +10,7 @@
 #include "server/sim_server.h"
 #include "server/stream_pump.h"
 #include "util/sha256.h"
+#include "workload/workload.h"
 
 namespace ppsearch::server {
 namespace {
@@ -26,13 +27,13 @@ void SendJson(httplib::Response& res, int status, const nlohmann::json& j) {
   res.set_content(j.dump(), "application/json");
 }
 
-// splitmix64: the seeded draw of --fault-http500 for request `seq`.
+// The seeded draw of --fault-http500 for request `seq`: the first draw of
+// the one seeded generator (workload's SplitMix64) from a state that makes
+// its first step land on seed x golden + seq, so each request's draw is
+// independent of the order requests arrive in.
 double UnitDraw(uint64_t seed, uint64_t seq) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + seq;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) / static_cast<double>(1ull << 53);
+  constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;  // SplitMix64's step
+  return workload::SplitMix64(seed * kGolden + seq - kGolden).NextUnit();
 }
 
 // Counts a request as in flight (for /flush_cache) for as long as it lives.

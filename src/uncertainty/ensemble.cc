@@ -6,29 +6,18 @@
 
 #include "stats/stats.h"
 #include "util/matrix.h"
+#include "workload/workload.h"
 
 namespace ppsearch::uncertainty {
 namespace {
 
-// SplitMix64: a small generator whose output is defined by its arithmetic
-// alone, so draws are the same with every standard library.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t Next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound); the modulo bias is below 2^-50 for a few hundred members.
-  uint64_t Below(uint64_t bound) { return Next() % bound; }
-};
-
-// Fisher-Yates over 0..n-1.
-std::vector<int> Shuffled(int n, SplitMix64& rng) {
+// Fisher-Yates over 0..n-1, with the one seeded generator (workload's
+// SplitMix64: draws defined by its arithmetic alone, the same with every
+// standard library; the modulo bias is below 2^-50 for a few hundred members).
+std::vector<int> Shuffled(int n, workload::SplitMix64& rng) {
   std::vector<int> v(n);
   std::iota(v.begin(), v.end(), 0);
-  for (int i = n - 1; i > 0; --i) std::swap(v[i], v[rng.Below(static_cast<uint64_t>(i) + 1)]);
+  for (int i = n - 1; i > 0; --i) std::swap(v[i], v[rng.UniformInt(0, i)]);
   return v;
 }
 
@@ -108,7 +97,7 @@ Ensemble DrawEnsemble(const cost::Calibration& central, const hardware::Hardware
   const std::vector<double> l = CorrelationFactor(cov, n);
   for (int d = 0; d < n; ++d) e.varies[d] = cov[d * n + d] > 0;
 
-  SplitMix64 rng{options.seed};
+  workload::SplitMix64 rng(options.seed);
   // strata[d][i]: which of the `members` equal-probability strata member i
   // takes on parameter d; the draw is the stratum's middle quantile (before
   // the covariance correlates them).
