@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "plan/plan_internal.h"
-#include "spec/engine_env.h"
 
 namespace ppsearch::plan {
 namespace {
