@@ -19,8 +19,21 @@
 // source tree's examples/, data/ and validation/ (and an empty results/,
 // as the README's tour has it), so a later block reads
 // what an earlier one wrote (the README's tour: calibrate, then simulate).
+//
+// A figure in prose that comes from a command's output points at the block
+// that shows it: the block is preceded by an anchor line
+//
+//   <a id="chat-front"></a>
+//
+// and the sentence that quotes its figures links there, as "[...](#chat-front)"
+// or, from another document, "[...](search.md#chat-front)". Every figure in
+// that sentence, outside code spans, must appear in the block as printed, so
+// a change that moves the output fails here until the prose follows it:
+// prose, block and binary are checked as one chain.
 
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -110,6 +123,194 @@ std::vector<GeneratedBlock> Blocks(const std::string& doc) {
   }
   if (open != nullptr) out.back().args = "(no end marker) " + out.back().args;
   return out;
+}
+
+// The text of every block that an anchor line ("<a id="NAME"></a>") directly
+// precedes, by NAME.
+std::map<std::string, std::string> AnchoredBlocks(const std::string& doc) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(doc);
+  std::string previous;
+  const std::vector<GeneratedBlock> blocks = Blocks(doc);
+  size_t next = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(kBegin, 0) == 0 && next < blocks.size()) {
+      const std::string open = "<a id=\"", close = "\"></a>";
+      if (previous.rfind(open, 0) == 0 && previous.ends_with(close))
+        out[previous.substr(open.size(), previous.size() - open.size() - close.size())] =
+            blocks[next].text;
+      ++next;
+    }
+    previous = line;
+  }
+  return out;
+}
+
+struct PointingSentence {
+  int line = 0;          // where the sentence starts
+  std::string text;      // the sentence, code spans removed
+  std::string file;      // the linked document ("" : this one)
+  std::string anchor;    // the block it points at
+};
+
+// The sentences of `doc`'s prose (outside generated blocks and fences) that
+// link to an anchor "#NAME" of a markdown file; a sentence ends at '.', '!'
+// or '?' followed by white space, or at a blank line.
+std::vector<PointingSentence> PointingSentences(const std::string& doc) {
+  std::vector<PointingSentence> out;
+  std::istringstream in(doc);
+  bool in_block = false, in_fence = false;
+  std::string sentence;
+  int start = 0;
+  auto finish = [&] {
+    // Drop code spans: they quote commands and keys, not figures.
+    std::string text;
+    bool code = false;
+    for (char c : sentence) {
+      if (c == '`') code = !code;
+      else if (!code) text += c;
+    }
+    for (size_t at = text.find("](", 0); at != std::string::npos; at = text.find("](", at + 2)) {
+      const size_t end = text.find(')', at);
+      const std::string target = text.substr(at + 2, end == std::string::npos ? 0 : end - at - 2);
+      const size_t hash = target.find('#');
+      if (hash == std::string::npos || target.find("://") != std::string::npos) continue;
+      const std::string file = target.substr(0, hash);
+      if (!file.empty() && !file.ends_with(".md")) continue;
+      std::string rest = text;  // the figures, without the link targets
+      for (size_t t = rest.find("]("); t != std::string::npos; t = rest.find("](", t + 1)) {
+        const size_t e = rest.find(')', t);
+        rest.erase(t + 1, e == std::string::npos ? std::string::npos : e - t);
+      }
+      out.push_back({start, rest, file, target.substr(hash + 1)});
+    }
+    sentence.clear();
+  };
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.rfind(kBegin, 0) == 0) in_block = true;
+    if (in_block) {
+      if (line == kEnd) in_block = false;
+      continue;
+    }
+    if (line.rfind("```", 0) == 0) {
+      in_fence = !in_fence;
+      continue;
+    }
+    if (in_fence) continue;
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      finish();
+      continue;
+    }
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (sentence.empty()) start = n;
+      sentence += line[i];
+      const bool ends = (line[i] == '.' || line[i] == '!' || line[i] == '?') &&
+                        (i + 1 == line.size() || line[i + 1] == ' ');
+      if (ends) finish();
+    }
+    if (!sentence.empty()) sentence += ' ';
+  }
+  finish();
+  return out;
+}
+
+// The figures of `text`: runs of digits with their thousands commas and
+// decimals ("28,177", "0.97", "64"), not those inside a word ("PP1", "x8").
+std::vector<std::string> Figures(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    const bool starts = std::isdigit(static_cast<unsigned char>(text[i])) &&
+                        (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
+    if (!starts) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[j])) ||
+            ((text[j] == ',' || text[j] == '.') && j + 1 < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[j + 1])))))
+      ++j;
+    const bool in_word = j < text.size() && std::isalpha(static_cast<unsigned char>(text[j])) &&
+                         !(j + 1 < text.size() && text[j] == 'x');
+    if (!in_word) out.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Whether `figure` appears in `text` as a whole number, not inside a longer
+// one ("64" is not in "1,640" nor in "0.64").
+bool ShowsFigure(const std::string& text, const std::string& figure) {
+  auto part_of_number = [](char c) { return std::isdigit(static_cast<unsigned char>(c)); };
+  for (size_t at = text.find(figure); at != std::string::npos; at = text.find(figure, at + 1)) {
+    const bool before_ok = at == 0 || (!part_of_number(text[at - 1]) &&
+                                       !((text[at - 1] == '.' || text[at - 1] == ',') && at >= 2 &&
+                                         part_of_number(text[at - 2])));
+    const size_t end = at + figure.size();
+    const bool after_ok = end == text.size() ||
+                          (!part_of_number(text[end]) &&
+                           !((text[end] == '.' || text[end] == ',') && end + 1 < text.size() &&
+                             part_of_number(text[end + 1])));
+    if (before_ok && after_ok) return true;
+  }
+  return false;
+}
+
+TEST(DocsFigures, ASentencePointingAtABlockIsReadWithItsFigures) {
+  const std::string doc =
+      "Intro 12 here.\n\n<a id=\"front\"></a>\n<!-- generated by: ppsearch search x -->\n"
+      "```text\nC=64  124.5 tok/s  1,640\n```\n<!-- end generated -->\n\n"
+      "The best is 124.5 tok/s at C = 64 with `--pp 1` ([front](#front)). Then 3 more.\n";
+  const std::map<std::string, std::string> blocks = AnchoredBlocks(doc);
+  ASSERT_EQ(blocks.count("front"), 1u);
+  EXPECT_EQ(blocks.at("front"), "C=64  124.5 tok/s  1,640\n");
+  const std::vector<PointingSentence> s = PointingSentences(doc);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].line, 10);
+  EXPECT_EQ(s[0].anchor, "front");
+  EXPECT_EQ(Figures(s[0].text), (std::vector<std::string>{"124.5", "64"}));
+  EXPECT_EQ(Figures("PP1 at 28,177 TPS, 2x faster, 0.97 s, 8-GPU"),
+            (std::vector<std::string>{"28,177", "2", "0.97", "8"}));
+  EXPECT_TRUE(ShowsFigure(blocks.at("front"), "124.5"));
+  EXPECT_TRUE(ShowsFigure(blocks.at("front"), "1,640"));
+  EXPECT_FALSE(ShowsFigure(blocks.at("front"), "124"));
+  EXPECT_FALSE(ShowsFigure(blocks.at("front"), "640"));
+  EXPECT_FALSE(ShowsFigure(blocks.at("front"), "24.5"));
+}
+
+// Prose figures that point at a generated block are in it (and the block is
+// what the binary prints, EveryGeneratedBlockIsWhatTheCommandPrintsNow).
+TEST(DocsFigures, EveryFigureInASentencePointingAtABlockIsInThatBlock) {
+  const fs::path root = PPSEARCH_SOURCE_DIR;
+  std::vector<fs::path> files = {root / "README.md", root / "validation" / "README.md",
+                                 root / "src" / "README.md"};
+  for (const auto& e : fs::directory_iterator(root / "docs"))
+    if (e.path().extension() == ".md") files.push_back(e.path());
+  std::map<std::string, std::map<std::string, std::string>> anchors;  // by file
+  for (const fs::path& f : files) anchors[f.string()] = AnchoredBlocks(ReadText(f));
+  int checked = 0;
+  for (const fs::path& f : files) {
+    const std::string name = f.lexically_relative(root).string();
+    for (const PointingSentence& s : PointingSentences(ReadText(f))) {
+      const std::string target =
+          s.file.empty() ? f.string() : (f.parent_path() / s.file).lexically_normal().string();
+      const auto doc = anchors.find(target);
+      if (doc == anchors.end() || !doc->second.count(s.anchor)) continue;  // a heading anchor
+      const std::string& block = doc->second.at(s.anchor);
+      for (const std::string& figure : Figures(s.text)) {
+        ++checked;
+        EXPECT_TRUE(ShowsFigure(block, figure))
+            << name << ":" << s.line << ": " << figure << " is not in the block #" << s.anchor
+            << " that the sentence points at; quote the block as printed (bash scripts/docs.sh "
+            << "regenerates blocks, not prose):\n"
+            << s.text;
+      }
+    }
+  }
+  EXPECT_GE(checked, 1) << "no prose figure points at a generated block";
 }
 
 class DocsGenerated : public CliTest {};
