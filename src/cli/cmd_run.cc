@@ -334,7 +334,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   }
   if (in->spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
-      return run::PredictedBreakdownJson(ctx, *in, calibration);
+      return run::PredictedBreakdownOf(ctx, *in, calibration);
     };
   ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, OnRunStopSignal);

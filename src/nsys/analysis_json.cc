@@ -191,4 +191,46 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   return out;
 }
 
+namespace {
+
+// `j[key]` (or `j[key][field]`) when it is a number; else the error naming it.
+Result<double> NumberAt(const nlohmann::json& j, const std::string& where, const char* key,
+                        const char* field = nullptr) {
+  const nlohmann::json* v = j.contains(key) ? &j[key] : nullptr;
+  if (v != nullptr && field != nullptr)
+    v = v->is_object() && v->contains(field) ? &(*v)[field] : nullptr;
+  const std::string name = field == nullptr ? key : std::string(key) + "." + field;
+  if (v == nullptr || !v->is_number())
+    return MakeError(where + ": key '" + name +
+                     "' must be a number (the JSON `ppsearch nsys` writes)" +
+                     (v == nullptr ? ", got nothing" : ", got " + v->dump()));
+  return v->get<double>();
+}
+
+}  // namespace
+
+Result<AnalysisSummary> ReadAnalysisSummary(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return MakeError(where + ": not a JSON object");
+  AnalysisSummary s;
+  PPS_ASSIGN_OR_RETURN(s.exposed_share_median,
+                       NumberAt(j, where, "exposed_nccl_share_of_prefill_window_median"));
+  PPS_ASSIGN_OR_RETURN(s.exposed_share_spread, NumberAt(j, where, "exposed_share", "spread"));
+  PPS_ASSIGN_OR_RETURN(s.overlapped_share_median, NumberAt(j, where, "overlapped_share", "median"));
+  PPS_ASSIGN_OR_RETURN(s.compute_only_share_median,
+                       NumberAt(j, where, "compute_only_share", "median"));
+  PPS_ASSIGN_OR_RETURN(s.idle_share_median, NumberAt(j, where, "idle_share", "median"));
+  PPS_ASSIGN_OR_RETURN(s.allreduce_calls_in_window,
+                       NumberAt(j, where, "allreduce_calls_in_window"));
+  PPS_ASSIGN_OR_RETURN(const double windows, NumberAt(j, where, "windows"));
+  PPS_ASSIGN_OR_RETURN(const double gpus, NumberAt(j, where, "gpus"));
+  s.windows = static_cast<int>(windows);
+  s.gpus = static_cast<int>(gpus);
+  const auto words = j.find("compute_communication_overlap");
+  if (words == j.end() || !words->is_string())
+    return MakeError(where + ": key 'compute_communication_overlap' must be a string (the JSON " +
+                     "`ppsearch nsys` writes)");
+  s.overlap_words = words->get<std::string>();
+  return s;
+}
+
 }  // namespace ppsearch::nsys

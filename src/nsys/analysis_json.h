@@ -9,6 +9,7 @@
 #include <string>
 
 #include "nsys/analyze.h"
+#include "util/result.h"
 
 namespace ppsearch::nsys {
 
@@ -20,6 +21,24 @@ struct ProfileContext {
 };
 
 nlohmann::ordered_json AnalysisJson(const ProfileAnalysis& analysis, const ProfileContext& context);
+
+// The headline figures of an analysis AnalysisJson wrote, read back: what a
+// report shows of a sample's profile.
+struct AnalysisSummary {
+  double exposed_share_median = 0;  // exposed_nccl_share_of_prefill_window_median
+  double exposed_share_spread = 0;
+  double overlapped_share_median = 0;
+  double compute_only_share_median = 0;
+  double idle_share_median = 0;
+  double allreduce_calls_in_window = 0;
+  int windows = 0;
+  int gpus = 0;
+  std::string overlap_words;  // compute_communication_overlap
+};
+
+// Reads `j`'s summary; a missing key or one of another type is an error
+// "<where>: key '<key>' must be <what>" (never read as 0).
+Result<AnalysisSummary> ReadAnalysisSummary(const nlohmann::json& j, const std::string& where);
 
 // `#` metadata lines, a table of the shares per GPU (names, then units), the
 // collectives by kind, and a footer with the medians.

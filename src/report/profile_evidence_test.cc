@@ -44,7 +44,7 @@ TEST_F(ProfileEvidenceTest, QuotesTheAnalysisBesideThePrediction) {
             "compute_communication_overlap": "effectively none"})");
   Write("profile/pp1-tp32-ep4_c8_r1/predicted.json",
         R"({"layout": "PP1/TP32/EP4", "concurrency": 8, "exposed_comm_share": 0.551,
-            "bubble_share": 0.0, "allreduce_per_forward": 187})");
+            "bubble_share": 0.0, "allreduce_per_forward": 187, "stages": []})");
   Write("profile/pp2-tp16-ep4_c8_r1/601.json", R"({"error": "nsys export: no report"})");
   auto lines = ProfileEvidenceLines(dir_);
   ASSERT_TRUE(lines.ok()) << lines.error().message;
@@ -63,8 +63,33 @@ TEST_F(ProfileEvidenceTest, AFileOfAnotherShapeIsNamed) {
   Write("profile/pp1-tp32-ep4_c8_r1/file.json", R"({"share": 0.5})");
   auto lines = ProfileEvidenceLines(dir_);
   ASSERT_FALSE(lines.ok());
-  EXPECT_THAT(lines.error().message, HasSubstr("profile/pp1-tp32-ep4_c8_r1/file.json: no "
-                                               "'exposed_nccl_share_of_prefill_window_median'"));
+  EXPECT_THAT(lines.error().message,
+              HasSubstr("profile/pp1-tp32-ep4_c8_r1/file.json: key "
+                        "'exposed_nccl_share_of_prefill_window_median' must be a number (the JSON "
+                        "`ppsearch nsys` writes), got nothing"));
+}
+
+// A figure missing from an analysis or a prediction is an error naming it,
+// never a 0 in the report.
+TEST_F(ProfileEvidenceTest, AMissingFigureIsNamedNeverReadAsZero) {
+  Write("profile/pp1-tp32-ep4_c8_r1/file.json",
+        R"({"exposed_nccl_share_of_prefill_window_median": 0.5727, "windows": 40, "gpus": 32,
+            "exposed_share": {"median": 0.5727, "spread": 0.031},
+            "overlapped_share": {"median": 0.001}, "compute_only_share": {"median": 0.40},
+            "idle_share": {"median": 0.0263},
+            "compute_communication_overlap": "effectively none"})");
+  auto lines = ProfileEvidenceLines(dir_);
+  ASSERT_FALSE(lines.ok());
+  EXPECT_THAT(lines.error().message,
+              HasSubstr("file.json: key 'allreduce_calls_in_window' must be a number"));
+  Write("profile/pp1-tp32-ep4_c8_r1/file.json", R"({"error": "nsys export: no report"})");
+  Write("profile/pp1-tp32-ep4_c8_r1/predicted.json",
+        R"({"layout": "PP1/TP32/EP4", "concurrency": 8, "exposed_comm_share": 0.551,
+            "allreduce_per_forward": 187, "stages": []})");
+  lines = ProfileEvidenceLines(dir_);
+  ASSERT_FALSE(lines.ok());
+  EXPECT_THAT(lines.error().message,
+              HasSubstr("predicted.json: key 'bubble_share' must be a number"));
 }
 
 }  // namespace

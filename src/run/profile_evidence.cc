@@ -14,28 +14,23 @@ int TpSpanNodes(const plan::LayoutPlan& plan) {
   return static_cast<int>(span);
 }
 
-nlohmann::json PredictedBreakdownJson(const SampleContext& context,
-                                      const plan::SearchInputs& inputs,
-                                      const cost::Calibration& calibration) {
+evidence::PredictedBreakdown PredictedBreakdownOf(const SampleContext& context,
+                                                  const plan::SearchInputs& inputs,
+                                                  const cost::Calibration& calibration) {
   predict::PointRequest request;
   request.concurrency = context.id.concurrency;
   request.seed = context.workload_seed;
   const predict::PointPrediction p =
       predict::PredictSearchPoint(inputs, *context.plan, calibration, request);
-  nlohmann::json stages = nlohmann::json::array();
+  evidence::PredictedBreakdown b;
+  b.layout = context.plan->layout.Label();
+  b.concurrency = context.id.concurrency;
+  b.exposed_comm_share = p.exposed_comm_share;
+  b.bubble_share = p.bubble_share;
+  b.allreduce_per_forward = p.allreduce_per_forward;
   for (const auto& s : p.stage_shares)
-    stages.push_back({{"compute", s.compute},
-                      {"exposed_comm", s.exposed_comm},
-                      {"transfer", s.transfer},
-                      {"overhead", s.overhead},
-                      {"idle", s.idle}});
-  return {{"what", "the simulator's breakdown of this sample's layout and concurrency"},
-          {"layout", context.plan->layout.Label()},
-          {"concurrency", context.id.concurrency},
-          {"exposed_comm_share", p.exposed_comm_share},
-          {"bubble_share", p.bubble_share},
-          {"allreduce_per_forward", p.allreduce_per_forward},
-          {"stages", stages}};
+    b.stages.push_back({s.compute, s.exposed_comm, s.transfer, s.overhead, s.idle});
+  return b;
 }
 
 Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,

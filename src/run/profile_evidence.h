@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/calibration.h"
+#include "evidence/profile_files.h"
 #include "plan/plan.h"
 #include "plan/search_inputs.h"
 #include "run/sample_engine.h"
@@ -21,9 +22,9 @@ int TpSpanNodes(const plan::LayoutPlan& plan);
 // The simulator's breakdown of `context`'s layout and concurrency, the numbers
 // a profile of that sample is read against: exposed communication, bubble
 // and per-stage shares, all-reduces per forward.
-nlohmann::json PredictedBreakdownJson(const SampleContext& context,
-                                      const plan::SearchInputs& inputs,
-                                      const cost::Calibration& calibration);
+evidence::PredictedBreakdown PredictedBreakdownOf(const SampleContext& context,
+                                                  const plan::SearchInputs& inputs,
+                                                  const cost::Calibration& calibration);
 
 // The spec's export ([profile] file) analysed for `plan`'s layout.
 Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,

@@ -64,18 +64,7 @@ class RunReplayEngine : public SampleEngine {
       PPS_ASSIGN_OR_RETURN(node.gpu_csv, OptionalEvidence(paths_.gpu(ctx.id, source_.hosts[n])));
       out.nodes.push_back(std::move(node));
     }
-    std::error_code ec;
-    const fs::path profiles = paths_.profile_dir() + "/" + name;
-    std::vector<fs::path> files;
-    for (const auto& f : fs::directory_iterator(profiles, ec))
-      if (f.path().extension() == ".json") files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) {
-      PPS_ASSIGN_OR_RETURN(std::string text, evidence::ReadEvidenceFile(f.string()));
-      nlohmann::json analysis = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (analysis.is_discarded()) return MakeError(f.string() + ": not valid JSON");
-      out.profiles.push_back({f.stem().string(), std::move(analysis)});
-    }
+    PPS_ASSIGN_OR_RETURN(out.profiles, evidence::ReadSampleProfiles(paths_, name));
     // An engine's verdict stands as it was; the others follow from the evidence again.
     if (entry.verdict && evidence::IsEngineVerdict(*entry.verdict)) {
       out.verdict = *entry.verdict;

@@ -100,8 +100,7 @@ Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id
       PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
   }
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.raw(id), evidence::RecordsToJsonl(out.records)));
-  for (const auto& p : out.profiles)
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.profile(id, p.name), p.analysis.dump(2) + "\n"));
+  PPS_RETURN_IF_ERROR(evidence::WriteSampleProfiles(paths, id, out.profiles));
   // The bench summary is written last: its presence means the sample's files are whole.
   return evidence::WriteBenchSummary(paths, id, out.bench);
 }
@@ -119,7 +118,8 @@ Status AttachProfiles(const RunOptions& o, const spec::Spec& spec, const SampleC
     out.profiles.push_back({"file", *file_analysis});
   }
   if (!out.profiles.empty() && o.predicted_breakdown)
-    out.profiles.push_back({"predicted", o.predicted_breakdown(ctx)});
+    out.profiles.push_back({evidence::kPredictedProfile,
+                            evidence::PredictedBreakdownJson(o.predicted_breakdown(ctx))});
   return Status::Ok();
 }
 

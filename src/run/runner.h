@@ -32,7 +32,7 @@ struct RunOptions {
   std::function<void(const std::string&)> notice;  // one line for the user (stderr)
   // The simulator's time breakdown of a sample's layout, written beside its
   // profile evidence (profile/<sample>/predicted.json); unset: none.
-  std::function<nlohmann::json(const SampleContext&)> predicted_breakdown;
+  std::function<evidence::PredictedBreakdown(const SampleContext&)> predicted_breakdown;
   // The commands a sample stands for, one display line each (the SGLang
   // servers and the benchmark, sglang/commands.h), for commands.txt; unset: none.
   std::function<std::vector<std::string>(const evidence::SampleId&)> sample_commands;

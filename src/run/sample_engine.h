@@ -10,6 +10,7 @@
 
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
+#include "evidence/profile_files.h"
 #include "evidence/run_metadata.h"
 #include "plan/plan.h"
 #include "util/result.h"
@@ -33,11 +34,9 @@ struct NodeEvidence {
 };
 
 // One Nsight Systems analysis of a sample (nsys/analysis_json.h's JSON):
-// per node for a profiled real server, or of the export the spec names.
-struct ProfileEvidence {
-  std::string name;  // the host, or "file"
-  nlohmann::json analysis;
-};
+// per node for a profiled real server, or of the export the spec names;
+// evidence/profile_files.h owns the files.
+using ProfileEvidence = evidence::ProfileFile;
 
 struct SampleOutput {
   std::vector<workload::RequestRecord> records;
