@@ -16,6 +16,8 @@
 //   profile/<sample>/<name>.json  Nsight Systems analysis (ppsearch nsys) per
 //                             node or given export, and predicted.json, the
 //                             simulator's breakdown of the same layout (profile_files.h)
+//   state/servers/<tag>.json  every server the run started and has not seen
+//                             stop (server_state_file.h)
 //   results.csv, summary.csv, summary.json, report.md   derived (ppsearch report)
 //
 // Sample ids look like "pp2-tp16-ep4_c8_r1" (repeat numbers start at 1).

@@ -11,6 +11,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/results_csv.cc
   src/evidence/run_metadata.cc
   src/evidence/run_spec.cc
+  src/evidence/server_state_file.cc
   src/evidence/spec_json.cc
   src/evidence/summary_json.cc
   src/evidence/trajectory.cc

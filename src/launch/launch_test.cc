@@ -308,24 +308,6 @@ TEST(LocalLauncher, ASignalReachesTheWholeTreeAndARecordedServerIsStopped) {
   fs::remove_all(dir);
 }
 
-TEST(ServerRecord, RoundTripsAndNamesBadFiles) {
-  ServerRecord r;
-  r.launcher = "ssh";
-  r.host = "n2";
-  r.node = 2;
-  r.pid = 4242;
-  r.start_ticks = 99;
-  r.cleanup = {"docker", "rm", "-f", "x"};
-  auto back = ServerRecord::FromJson(r.ToJson(), "f.json");
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(back->pid, 4242);
-  EXPECT_EQ(back->cleanup.size(), 4u);
-  EXPECT_EQ(back->Describe(), "pid 4242 on n2");
-  auto bad = ServerRecord::FromJson({{"launcher", "pbs"}, {"host", "a"}, {"pid", 1}}, "f.json");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "f.json: unknown launcher 'pbs'");
-}
-
 // ssh's own failures, by kind, from what OpenSSH prints.
 TEST(SshFailure, EachKindIsNamedWithTheLineThatSaysSo) {
   EXPECT_EQ(DescribeSshFailure("ssh: connect to host 601 port 22: Connection timed out\n"),

@@ -48,8 +48,6 @@ struct ServerRecord {
   std::string slurm_job;     // slurm: the job id
   std::vector<std::string> cleanup;  // run on the host after a kill (remove a container)
 
-  nlohmann::json ToJson() const;
-  static Result<ServerRecord> FromJson(const nlohmann::json& j, const std::string& where);
   std::string Describe() const;  // "pid 1234 on n1", for messages
 };
 

@@ -191,7 +191,7 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
                                              spec.lifecycle.host_timeout_s));
     for (const auto& line : stopped) say(line);
   } else {
-    PPS_ASSIGN_OR_RETURN(auto left, LoadServerStates(paths));
+    PPS_ASSIGN_OR_RETURN(auto left, evidence::LoadServerStates(paths));
     if (!left.empty())
       return MakeError(paths.server_state_dir() + " lists servers of a real engine (" +
                        left[0].Describe() + "); resume with the same engine");

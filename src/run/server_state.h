@@ -1,23 +1,17 @@
 #pragma once
-// The state file of every server a run starts (state/servers/<tag>.json):
-// written before the server can do anything and removed once it is seen
-// stopped, so whatever a crashed or killed ppsearch left running is known
-// and `run --resume` stops it on every host before running anything.
+// What `run --resume` does with the servers an interrupted run left: the
+// state files (evidence/server_state_file.h) name them, and each is stopped
+// on its host before anything runs.
 
 #include <string>
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "evidence/server_state_file.h"
 #include "launch/launcher.h"
 #include "util/result.h"
 
 namespace ppsearch::run {
-
-Status SaveServerState(const evidence::RunPaths& paths, const launch::ServerRecord& record);
-void RemoveServerState(const evidence::RunPaths& paths, const launch::ServerRecord& record);
-
-// Every recorded server; unreadable files are errors naming the file.
-Result<std::vector<launch::ServerRecord>> LoadServerStates(const evidence::RunPaths& paths);
 
 // Stops every recorded server through `launcher` (SIGTERM, SIGKILL after
 // `grace_s`, then its cleanup command) and removes its state file. Returns one

@@ -16,6 +16,8 @@ namespace ppsearch::run {
 namespace {
 
 namespace fs = std::filesystem;
+using evidence::LoadServerStates;
+using evidence::SaveServerState;
 using ::testing::ElementsAre;
 
 class ServerStateTest : public ::testing::Test {

@@ -14,6 +14,7 @@
 #include "analysis/log_scan.h"
 #include "bench/bench_client.h"
 #include "bench/load_loop.h"
+#include "evidence/server_state_file.h"
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "sglang/commands.h"
@@ -82,7 +83,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
     s.log_path = l.log_path;
     s.kept_log_path = paths_.service(sample, host);
     // Written before waiting on anything: a crash from here on leaves a record to stop.
-    Status saved = run::SaveServerState(paths_, s.record);
+    Status saved = evidence::SaveServerState(paths_, s.record);
     servers_.push_back(std::move(s));
     if (!saved.ok()) {
       Stop();
@@ -244,7 +245,7 @@ std::vector<std::string> ServerGroup::Stop() {
   std::vector<Server> left;
   for (Server& s : servers_) {
     if (s.exit) {
-      run::RemoveServerState(paths_, s.record);
+      evidence::RemoveServerState(paths_, s.record);
     } else {
       notes.push_back(NodeName(s.node) + " did not exit after SIGKILL; its state file stays");
     }
