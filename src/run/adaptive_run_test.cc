@@ -271,6 +271,76 @@ TEST_F(AdaptiveRunTest, AResumeRefusesATrajectoryThisRunDidNotWrite) {
   EXPECT_TRUE(resumed.ok()) << resumed.error().message;
 }
 
+// The trajectory a resume reads, forged three more ways: more steps than
+// the sweep has points (refused at the first past them, before the rest
+// is read), a step of a layout or a load the sweep does not have, and two
+// real steps swapped and renumbered (the manifest says which ran first).
+TEST_F(AdaptiveRunTest, AResumeRefusesManyEmptyStepsPointsOutsideTheSweepAndSwappedSteps) {
+  Result<RunOutcome> cut = Run("cut", "", 5);  // steps 1 and 2, three samples each
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  const evidence::RunPaths paths{cut->run_dir};
+  const std::string file = paths.metadata(evidence::kTrajectoryFile);
+  Result<std::string> own = ReadFile(file);
+  ASSERT_TRUE(own.ok());
+  Result<evidence::Trajectory> t = evidence::ReadTrajectory(paths);
+  ASSERT_TRUE(t.ok() && t->steps.size() == 2u);
+  ASSERT_NE(t->steps[0].layout + std::to_string(t->steps[0].concurrency),
+            t->steps[1].layout + std::to_string(t->steps[1].concurrency));
+  auto resume_with = [&](const std::string& text) {
+    EXPECT_TRUE(WriteFileAtomic(file, text).ok());
+    Result<RunOutcome> resumed = Run("", cut->run_dir);
+    return resumed.ok() ? std::string("resumed") : resumed.error().message;
+  };
+  const size_t points = inputs_.spec.sweep.layouts.size() * inputs_.spec.sweep.concurrency.size();
+  std::string many = *own;
+  for (int i = 0; i < 200000; ++i) many += "{\"event\":\"step\"}\n";
+  EXPECT_EQ(resume_with(many),
+            fmt::format("{}:{}: step {} is one more than the sweep has points ({}); a run "
+                        "measures each point once",
+                        file, points + 1, points + 1, points));
+
+  auto line = [](const evidence::TrajectoryStep& s) {
+    const std::string dir = (fs::temp_directory_path() / "ppsearch_adaptive_line").string();
+    fs::remove_all(dir);
+    fs::create_directories(dir + "/metadata");
+    EXPECT_TRUE(evidence::AppendTrajectoryStep(evidence::RunPaths{dir}, s).ok());
+    Result<std::string> text =
+        ReadFile(evidence::RunPaths{dir}.metadata(evidence::kTrajectoryFile));
+    fs::remove_all(dir);
+    return text.ok() ? *text : "";
+  };
+  evidence::TrajectoryStep outside = t->steps[1];
+  outside.step = 3;
+  outside.layout = "pp16-tp2-ep1";
+  EXPECT_EQ(resume_with(*own + line(outside)),
+            fmt::format("adaptive.jsonl step 3 measures 'pp16-tp2-ep1' at C={}, not a point of "
+                        "this run's sweep",
+                        outside.concurrency));
+  evidence::TrajectoryStep no_load = t->steps[1];
+  no_load.step = 3;
+  no_load.concurrency = 3;
+  EXPECT_EQ(resume_with(*own + line(no_load)),
+            fmt::format("adaptive.jsonl step 3 measures '{}' at C=3, not a point of this run's "
+                        "sweep",
+                        no_load.layout));
+
+  evidence::TrajectoryStep first = t->steps[1], second = t->steps[0];
+  first.step = 1;
+  second.step = 2;
+  EXPECT_EQ(resume_with(line(t->steps[1]) + line(t->steps[0])),
+            "adaptive.jsonl step 1 is numbered 2: the steps must be numbered 1, 2, ... in the "
+            "order they ran");
+  EXPECT_EQ(resume_with(line(first) + line(second)),
+            fmt::format("adaptive.jsonl step 2 measures {} at C={}, whose samples ran before "
+                        "those of step 1 (manifest.jsonl): the steps are not in the order they ran",
+                        second.label, second.concurrency));
+  // The report leaves the swapped steps out too; its own trajectory resumes.
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(cut->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_FALSE(a->evidence.trajectory.has_value());
+  EXPECT_EQ(resume_with(*own), "resumed");
+}
+
 // A run resumed between two steps has no server up, whatever the last
 // sample's layout: the first step it chooses counts a start.
 TEST_F(AdaptiveRunTest, TheFirstStepAfterAResumeCountsAServerStart) {
