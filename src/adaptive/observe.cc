@@ -159,7 +159,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
     if (s.ready_s && start) timed_starts.push_back(*s.ready_s);
     previous = layout;
     ran_samples.push_back(&s);
-    out.ran.insert(s.id.str());
+    if (out.ran.insert(s.id.str()).second) out.ran_in_order.push_back(s.id.str());
     starts.push_back(start);
     ++ran[{layout, s.id.concurrency}];
     if (s.completed()) durations[{layout, s.id.concurrency}].push_back(s.metrics.duration_s);

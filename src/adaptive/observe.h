@@ -37,6 +37,7 @@ struct Observation {
   // Their ids (SampleId::str()): a step whose samples are not all here was
   // interrupted, and is finished before anything new is chosen.
   std::set<std::string> ran;
+  std::vector<std::string> ran_in_order;  // the same, in the order they ran
 };
 
 // `inputs` is the run's spec (its sweep: the candidates), model, hardware

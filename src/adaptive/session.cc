@@ -97,7 +97,7 @@ Status CheckTrajectory(const plan::SearchInputs& in, const evidence::Trajectory&
   for (const plan::LayoutPlan& lp : in.plan.layouts)
     if (lp.valid) layouts.push_back(lp.layout);
   PPS_RETURN_IF_ERROR(evidence::CheckTrajectorySteps(t, layouts, obs.problem.load_points,
-                                                     obs.problem.repeats, obs.ran));
+                                                     obs.problem.repeats, obs.ran_in_order));
   if (!t.stop) return Status::Ok();
   obs.problem.running.clear();
   const Assessment a = Assess(obs.problem);
@@ -150,7 +150,8 @@ std::string StopMessage(const evidence::TrajectoryStop& s) {
 }
 
 Result<std::vector<evidence::SampleId>> Session::Next(const evidence::RunPaths& paths) {
-  PPS_ASSIGN_OR_RETURN(evidence::Trajectory trajectory, evidence::ReadTrajectory(paths));
+  const size_t points = inputs_.spec.sweep.layouts.size() * inputs_.spec.sweep.concurrency.size();
+  PPS_ASSIGN_OR_RETURN(evidence::Trajectory trajectory, evidence::ReadTrajectory(paths, points));
   PPS_ASSIGN_OR_RETURN(Observation obs, Observe(inputs_, start_, paths.root, options_));
   PPS_RETURN_IF_ERROR(CheckTrajectory(inputs_, trajectory, obs));
   if (trajectory.stop) return std::vector<evidence::SampleId>{};

@@ -253,9 +253,12 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
           ev.missing.push_back({id.str(), evidence::SampleStateName(it->state)});
       }
   if (ev.metadata.adaptive) {
-    Result<evidence::Trajectory> trajectory = evidence::ReadTrajectory(paths);
-    std::set<std::string> ran;
-    for (const SampleAnalysis& s : ev.samples) ran.insert(s.name);
+    Result<evidence::Trajectory> trajectory = evidence::ReadTrajectory(
+        paths, ev.spec.sweep.layouts.size() * ev.spec.sweep.concurrency.size());
+    std::set<std::string> seen;
+    std::vector<std::string> ran;  // in run order, each once
+    for (const SampleAnalysis& s : ev.samples)
+      if (seen.insert(s.name).second) ran.push_back(s.name);
     Status steps = trajectory.ok() ? evidence::CheckTrajectorySteps(
                                          *trajectory, ev.spec.sweep.layouts,
                                          ev.spec.sweep.concurrency, ev.spec.sweep.repeats, ran)

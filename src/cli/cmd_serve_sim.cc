@@ -2,9 +2,9 @@
 // SGLang server over real HTTP, for testing the harness without GPUs.
 // SGLang flags it does not model are accepted and shown in server_args.
 // Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a fault exit (--fault-exit-after,
-// --fault-exit-during-start, --fault-die-after-s), a lost peer node or a port
-// that cannot be bound; 2 bad arguments, fault plan, model, hardware profile,
-// calibration or a layout SGLang rejects.
+// --fault-exit-during-start, --fault-die-after-s, --fault-die-after-requests), a lost peer node or
+// a port that cannot be bound; 2 bad arguments, fault plan, model, hardware profile, calibration or
+// a layout SGLang rejects.
 
 #include <fmt/format.h>
 
@@ -53,6 +53,8 @@ void AddFaultOptions(CLI::App* c, server::FaultArgs& f) {
               "a model-loading traceback, then exit 1 before ready");
   c->add_option("--fault-die-after-s", f.die_after_s,
                 "exit abruptly (status 1) S wall seconds after ready (node 0) or joined");
+  c->add_option("--fault-die-after-requests", f.die_after_requests,
+                "exit abruptly (status 1) once the deployment answered N requests (any node)");
   c->add_flag("--fault-ignore-sigterm", f.ignore_sigterm, "log and ignore SIGTERM");
   c->add_option("--fault-leak-gpu-s", f.leak_gpu_s,
                 "keep the --gpu-state-dir registration S seconds after exit");

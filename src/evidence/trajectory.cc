@@ -141,7 +141,7 @@ Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& s) {
   return AppendTrajectoryLine(paths, j);
 }
 
-Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
+Result<Trajectory> ReadTrajectory(const RunPaths& paths, size_t max_steps) {
   Trajectory out;
   const std::string path = TrajectoryPath(paths);
   std::error_code ec;
@@ -157,12 +157,19 @@ Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
     pos = end + 1;
     if (body.empty()) continue;
     const std::string where = path + ":" + std::to_string(line);
+    if (out.stop)
+      return MakeError(where + ": a line after the stop line; a run writes nothing after it stops");
     const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
     if (!j.is_object()) return MakeError(where + ": not a JSON object");
     const JsonFields r(j, where);
     std::string event;
     PPS_RETURN_IF_ERROR(r.String("event", &event));
     if (event == "step") {
+      if (out.steps.size() == max_steps)
+        return MakeError(fmt::format(
+            "{}: step {} is one more than the sweep has points ({}); a run measures each point "
+            "once",
+            where, max_steps + 1, max_steps));
       PPS_ASSIGN_OR_RETURN(TrajectoryStep s, StepFrom(r));
       out.steps.push_back(std::move(s));
     } else if (event == "stop") {
@@ -178,9 +185,13 @@ Result<Trajectory> ReadTrajectory(const RunPaths& paths) {
 Status CheckTrajectorySteps(const Trajectory& trajectory,
                             const std::vector<spec::LayoutSpec>& layouts,
                             const std::vector<int>& concurrency, int repeats,
-                            const std::set<std::string>& ran) {
+                            const std::vector<std::string>& ran) {
   std::map<std::pair<std::string, int>, int> measured_by;  // point -> step
   std::set<std::string> stepped;
+  std::map<std::string, size_t> ran_at;  // sample -> its place in the run order
+  for (size_t k = 0; k < ran.size(); ++k) ran_at.emplace(ran[k], k);
+  size_t previous_first = 0;  // where the previous step's first sample ran
+  int previous_ran = 0;       // that step's number, 0 before any step that ran
   for (size_t i = 0; i < trajectory.steps.size(); ++i) {
     const TrajectoryStep& s = trajectory.steps[i];
     const std::string where = fmt::format("{} step {}", kTrajectoryFile, i + 1);
@@ -208,6 +219,19 @@ Status CheckTrajectorySteps(const Trajectory& trajectory,
       return MakeError(fmt::format("{} measures {} at C={} again (step {} did)", where,
                                    layout->Label(), s.concurrency, first->second));
     stepped.insert(expected.begin(), expected.end());
+    std::optional<size_t> first_ran;
+    for (const std::string& sample : expected)
+      if (auto at = ran_at.find(sample);
+          at != ran_at.end() && (!first_ran || at->second < *first_ran))
+        first_ran = at->second;
+    if (!first_ran) continue;
+    if (previous_ran > 0 && *first_ran < previous_first)
+      return MakeError(fmt::format(
+          "{} measures {} at C={}, whose samples ran before those of step {} (manifest.jsonl): "
+          "the steps are not in the order they ran",
+          where, layout->Label(), s.concurrency, previous_ran));
+    previous_first = *first_ran;
+    previous_ran = static_cast<int>(i) + 1;
   }
   for (const std::string& sample : ran)
     if (!stepped.count(sample))

@@ -11,6 +11,7 @@
 //     point (so each step's calibration after it is on the next line).
 // The one writer and reader of the file; the keys are in docs/formats.md.
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -77,18 +78,23 @@ struct Trajectory {
 Status AppendTrajectoryStep(const RunPaths& paths, const TrajectoryStep& step);
 Status AppendTrajectoryStop(const RunPaths& paths, const TrajectoryStop& stop);
 
-// An empty trajectory when the file does not exist yet. Errors name
-// adaptive.jsonl:LINE and the key.
-Result<Trajectory> ReadTrajectory(const RunPaths& paths);
+// An empty trajectory when the file does not exist yet. A run writes at
+// most one step per point of its sweep, then one stop line, and nothing
+// after it: a step past `max_steps` (the sweep's points) or any line after
+// the stop is refused there, before the rest of the file is read. Errors
+// name adaptive.jsonl:LINE and the key.
+Result<Trajectory> ReadTrajectory(const RunPaths& paths,
+                                  size_t max_steps = std::numeric_limits<size_t>::max());
 
 // The steps against the run they claim to be of: numbered 1, 2, ... in
 // order; each a point of `layouts` x `concurrency` with exactly its
-// `repeats` samples; no point twice (so no more steps than points); and
-// every sample in `ran` (the manifest's) measured by one of them, else the
-// file lost steps. Errors name adaptive.jsonl and the step.
+// `repeats` samples; no point twice (so no more steps than points); in the
+// order their samples ran (`ran`, the manifest's samples in run order, each
+// once); and every sample in `ran` measured by one of them, else the file
+// lost steps. Errors name adaptive.jsonl and the step.
 Status CheckTrajectorySteps(const Trajectory& trajectory,
                             const std::vector<spec::LayoutSpec>& layouts,
                             const std::vector<int>& concurrency, int repeats,
-                            const std::set<std::string>& ran);
+                            const std::vector<std::string>& ran);
 
 }  // namespace ppsearch::evidence

@@ -119,5 +119,31 @@ TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
       << c.error().message;
 }
 
+// A run writes at most one step per point of its sweep and nothing after
+// its stop line: a file that goes on is refused at the first line past
+// that, before the rest is read (200,000 empty steps cost nothing).
+TEST_F(TrajectoryTest, StepsPastTheSweepsPointsAndLinesAfterTheStopAreRefusedWhereTheyStart) {
+  std::string many;
+  for (int i = 0; i < 200000; ++i) many += "{\"event\":\"step\"}\n";
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile), many).ok());
+  Result<Trajectory> t = ReadTrajectory(Paths(), 6);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message,
+            Paths().metadata(kTrajectoryFile) +
+                ":7: step 7 is one more than the sweep has points (6); a run measures each point "
+                "once");
+  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+                              "{\"event\":\"step\",\"step\":1}\n"
+                              "{\"event\":\"stop\",\"reason\":\"settled\"}\n"
+                              "\n"
+                              "{\"event\":\"step\",\"step\":2}\n")
+                  .ok());
+  Result<Trajectory> after = ReadTrajectory(Paths(), 6);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().message,
+            Paths().metadata(kTrajectoryFile) +
+                ":4: a line after the stop line; a run writes nothing after it stops");
+}
+
 }  // namespace
 }  // namespace ppsearch::evidence

@@ -271,6 +271,95 @@ TEST_F(AdaptiveRunTest, AResumeRefusesATrajectoryThisRunDidNotWrite) {
   EXPECT_TRUE(resumed.ok()) << resumed.error().message;
 }
 
+// A run cut after its first two steps (three samples each), its
+// trajectory, and resumes of it with the trajectory replaced by `text`.
+class ForgedTrajectoryTest : public AdaptiveRunTest {
+ protected:
+  void SetUp() override {
+    AdaptiveRunTest::SetUp();
+    Result<RunOutcome> cut = Run("cut", "", 5);
+    ASSERT_TRUE(cut.ok()) << cut.error().message;
+    run_dir_ = cut->run_dir;
+    file_ = evidence::RunPaths{run_dir_}.metadata(evidence::kTrajectoryFile);
+    Result<std::string> own = ReadFile(file_);
+    ASSERT_TRUE(own.ok());
+    own_ = *own;
+    Result<evidence::Trajectory> t = evidence::ReadTrajectory(evidence::RunPaths{run_dir_});
+    ASSERT_TRUE(t.ok() && t->steps.size() == 2u);
+    steps_ = t->steps;
+    ASSERT_NE(steps_[0].layout + std::to_string(steps_[0].concurrency),
+              steps_[1].layout + std::to_string(steps_[1].concurrency));
+  }
+  // "resumed", or why the resume was refused.
+  std::string ResumeWith(const std::string& text) {
+    EXPECT_TRUE(WriteFileAtomic(file_, text).ok());
+    Result<RunOutcome> resumed = Run("", run_dir_);
+    return resumed.ok() ? std::string("resumed") : resumed.error().message;
+  }
+  // The line the writer writes for `s`.
+  std::string Line(const evidence::TrajectoryStep& s) {
+    const evidence::RunPaths scratch{(dir_ / "scratch").string()};
+    fs::remove_all(scratch.root);
+    fs::create_directories(scratch.root + "/metadata");
+    EXPECT_TRUE(evidence::AppendTrajectoryStep(scratch, s).ok());
+    Result<std::string> text = ReadFile(scratch.metadata(evidence::kTrajectoryFile));
+    return text.ok() ? *text : "";
+  }
+
+  std::string run_dir_, file_, own_;
+  std::vector<evidence::TrajectoryStep> steps_;
+};
+
+// 200,000 empty steps: refused at the first step past the sweep's points,
+// before the rest of the file is read.
+TEST_F(ForgedTrajectoryTest, MoreStepsThanTheSweepHasPointsAreRefusedAtTheFirstPastThem) {
+  const size_t points = inputs_.spec.sweep.layouts.size() * inputs_.spec.sweep.concurrency.size();
+  std::string many = own_;
+  for (int i = 0; i < 200000; ++i) many += "{\"event\":\"step\"}\n";
+  EXPECT_EQ(ResumeWith(many),
+            fmt::format("{}:{}: step {} is one more than the sweep has points ({}); a run "
+                        "measures each point once",
+                        file_, points + 1, points + 1, points));
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(run_dir_);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_FALSE(a->evidence.trajectory.has_value()) << "the report leaves it out";
+}
+
+TEST_F(ForgedTrajectoryTest, AStepOfALayoutOrALoadOutsideTheSweepIsRefused) {
+  evidence::TrajectoryStep outside = steps_[1];
+  outside.step = 3;
+  outside.layout = "pp16-tp2-ep1";
+  EXPECT_EQ(ResumeWith(own_ + Line(outside)),
+            fmt::format("adaptive.jsonl step 3 measures 'pp16-tp2-ep1' at C={}, not a point of "
+                        "this run's sweep",
+                        outside.concurrency));
+  evidence::TrajectoryStep no_load = steps_[1];
+  no_load.step = 3;
+  no_load.concurrency = 3;
+  EXPECT_EQ(ResumeWith(own_ + Line(no_load)),
+            fmt::format("adaptive.jsonl step 3 measures '{}' at C=3, not a point of this run's "
+                        "sweep",
+                        no_load.layout));
+}
+
+// Swapped, the numbers say so; swapped and renumbered, the manifest does.
+TEST_F(ForgedTrajectoryTest, StepsSwappedOutOfTheOrderTheyRanAreRefused) {
+  EXPECT_EQ(ResumeWith(Line(steps_[1]) + Line(steps_[0])),
+            "adaptive.jsonl step 1 is numbered 2: the steps must be numbered 1, 2, ... in the "
+            "order they ran");
+  evidence::TrajectoryStep first = steps_[1], second = steps_[0];
+  first.step = 1;
+  second.step = 2;
+  EXPECT_EQ(ResumeWith(Line(first) + Line(second)),
+            fmt::format("adaptive.jsonl step 2 measures {} at C={}, whose samples ran before "
+                        "those of step 1 (manifest.jsonl): the steps are not in the order they ran",
+                        second.label, second.concurrency));
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(run_dir_);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_FALSE(a->evidence.trajectory.has_value()) << "the report leaves them out";
+  EXPECT_EQ(ResumeWith(own_), "resumed") << "its own trajectory resumes";
+}
+
 // A run resumed between two steps has no server up, whatever the last
 // sample's layout: the first step it chooses counts a start.
 TEST_F(AdaptiveRunTest, TheFirstStepAfterAResumeCountsAServerStart) {

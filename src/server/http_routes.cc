@@ -9,7 +9,6 @@
 #include "server/api.h"
 #include "server/sim_server.h"
 #include "server/stream_pump.h"
-#include "util/sha256.h"
 #include "workload/workload.h"
 
 namespace ppsearch::server {
@@ -88,16 +87,6 @@ bool HasBody(const httplib::Request& req) {
   return req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked";
 }
 
-// Two SHA-256 digests compared in time that does not depend on where they
-// differ: a client timing 401s learns nothing of the key (nor, as the
-// digests are of fixed length, of its length).
-bool SameDigest(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char differ = 0;
-  for (size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return differ == 0;
-}
-
 std::string RequestId(int seq) {
   return fmt::format("{:032x}", 0x5151000000000000ull + static_cast<uint64_t>(seq));
 }
@@ -107,9 +96,8 @@ std::string RequestId(int seq) {
 void SimServer::AddConnectionHooks() {
   http_->set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
     if (guard_) guard_->RequestStarted(q.remote_addr, q.remote_port);
-    if (authorization_digest_.empty() || q.path.rfind("/health", 0) == 0 ||
-        q.path.rfind("/metrics", 0) == 0 ||
-        SameDigest(Sha256Hex(q.get_header_value("Authorization")), authorization_digest_))
+    if (q.path.rfind("/health", 0) == 0 || q.path.rfind("/metrics", 0) == 0 ||
+        api_key_.Admits(q.get_header_value("Authorization")))
       return httplib::Server::HandlerResponse::Unhandled;
     SendJson(r, 401, {{"error", "Unauthorized"}});
     return httplib::Server::HandlerResponse::Handled;
@@ -123,8 +111,7 @@ void SimServer::AddLeaderRoutes() {
   // SGLang's --api-key (add_api_key_middleware): every route but /health*
   // and /metrics answers 401 without "Authorization: Bearer <key>".
   for (const ExtraFlag& f : args_.extra_flags)
-    if (f.name == "api-key" && f.value && !f.value->empty())
-      authorization_digest_ = Sha256Hex("Bearer " + *f.value);
+    if (f.name == "api-key" && f.value && !f.value->empty()) api_key_ = ApiKeyCheck(*f.value);
   auto health = [this](const httplib::Request&, httplib::Response& res) {
     res.status = ready_ && !shutting_down() ? 200 : 503;
   };
@@ -261,6 +248,9 @@ void SimServer::OnRequestDone() {
   const int done = ++requests_done_;
   if (done == 1 && !args_.fault.log.empty() && !fault_log_written_.exchange(true))
     log_->Raw(FaultLogText(args_.fault.log, *d_));
+  if (args_.nnodes > 1) leader_.Answered(done);
+  if (args_.fault.die_after_requests > 0 && done == args_.fault.die_after_requests)
+    DieAfterRequests();
   if (args_.fault.exit_after_requests > 0 && done == args_.fault.exit_after_requests) {
     log_->Info(fmt::format("Exiting after {} requests (--fault-exit-after).", done));
     Shutdown(ServeOutcome::kFaultExit, fmt::format("--fault-exit-after {} reached", done));

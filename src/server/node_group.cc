@@ -57,8 +57,10 @@ void SendAll(int fd, const std::string& s) {
   }
 }
 
-// Blocks until the peer closes or errors (or `closing` is set).
-void WaitForDrop(int fd, const std::atomic<bool>& closing) {
+// Blocks until the peer closes or errors (or `closing` is set); calls
+// `on_line` at each whole line the peer sends.
+void WaitForDrop(int fd, const std::atomic<bool>& closing,
+                 const std::function<void()>& on_line = {}) {
   char buf[64];
   while (!closing) {
     pollfd p{fd, POLLIN, 0};
@@ -67,6 +69,8 @@ void WaitForDrop(int fd, const std::atomic<bool>& closing) {
     if (r == 0) continue;
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
     if (n <= 0) return;
+    for (ssize_t i = 0; i < n; ++i)
+      if (buf[i] == '\n' && on_line) on_line();
   }
 }
 
@@ -109,11 +113,12 @@ void NodeGroupLeader::AcceptLoop() {
     int fd = ::accept(listen_fd_, nullptr, nullptr);
     if (fd < 0) continue;
     std::string line;
-    int rank = -1, nnodes = -1;
+    int rank = -1, nnodes = -1, notify_at = 0;
     if (ReadLine(fd, &line, 5000)) {
       std::istringstream in(line);
       std::string word;
       in >> word >> rank >> nnodes;
+      if (!(in >> notify_at)) notify_at = 0;
       if (word != "PPSEARCH-JOIN") rank = -1;
     }
     std::lock_guard lock(mu_);
@@ -127,6 +132,7 @@ void NodeGroupLeader::AcceptLoop() {
     SendAll(fd, "OK\n");
     ranks_.insert(rank);
     fds_.push_back(fd);
+    if (notify_at > 0) notify_.emplace_back(notify_at, fd);
     threads_.emplace_back([this, fd, rank] { Monitor(fd, rank); });
   }
 }
@@ -134,6 +140,12 @@ void NodeGroupLeader::AcceptLoop() {
 void NodeGroupLeader::Monitor(int fd, int rank) {
   WaitForDrop(fd, closing_);
   if (!closing_ && on_lost_) on_lost_(rank);
+}
+
+void NodeGroupLeader::Answered(int answered) {
+  std::lock_guard lock(mu_);
+  for (const auto& [at, fd] : notify_)
+    if (at == answered) SendAll(fd, fmt::format("ANSWERED {}\n", answered));
 }
 
 void NodeGroupLeader::Close() {
@@ -151,7 +163,8 @@ void NodeGroupLeader::Close() {
 NodeGroupFollower::~NodeGroupFollower() { Close(); }
 
 Status NodeGroupFollower::Join(const std::string& host, int port, int rank, int nnodes,
-                               double timeout_s, std::function<void()> on_lost) {
+                               double timeout_s, std::function<void()> on_lost, int notify_at,
+                               std::function<void()> on_answered) {
   sockaddr_in addr{};
   if (!Resolve(host, port, &addr))
     return MakeError(fmt::format("--dist-init-addr {}:{}: cannot resolve '{}'", host, port, host));
@@ -160,14 +173,16 @@ Status NodeGroupFollower::Join(const std::string& host, int port, int rank, int 
   while (std::chrono::steady_clock::now() < deadline && !closing_) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-      SendAll(fd, fmt::format("PPSEARCH-JOIN {} {}\n", rank, nnodes));
+      SendAll(fd, notify_at > 0 ? fmt::format("PPSEARCH-JOIN {} {} {}\n", rank, nnodes, notify_at)
+                                : fmt::format("PPSEARCH-JOIN {} {}\n", rank, nnodes));
       std::string reply;
       if (ReadLine(fd, &reply, 5000) && reply == "OK") {
         fd_ = fd;
-        monitor_ = std::thread([this, on_lost = std::move(on_lost)] {
-          WaitForDrop(fd_, closing_);
-          if (!closing_ && on_lost) on_lost();
-        });
+        monitor_ =
+            std::thread([this, on_lost = std::move(on_lost), on_answered = std::move(on_answered)] {
+              WaitForDrop(fd_, closing_, on_answered);
+              if (!closing_ && on_lost) on_lost();
+            });
         return Status::Ok();
       }
       ::close(fd);

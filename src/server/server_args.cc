@@ -68,6 +68,8 @@ Status ValidateServerArgs(const ServerArgs& a) {
     return MakeError("--fault-slow-start-s must be a non-negative number of seconds");
   if (!(a.fault.die_after_s >= 0))
     return MakeError("--fault-die-after-s must be a non-negative number of seconds");
+  if (a.fault.die_after_requests < 0)
+    return MakeError("--fault-die-after-requests must be a non-negative number of requests");
   if (!(a.fault.leak_gpu_s >= 0))
     return MakeError("--fault-leak-gpu-s must be a non-negative number of seconds");
   return Status::Ok();

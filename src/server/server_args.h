@@ -22,8 +22,11 @@ struct FaultArgs {
   double slow_start_s = 0;      // extra wall seconds before the server is ready
   bool exit_during_start = false;  // a model-loading traceback, exit 1, never ready
   double die_after_s = 0;          // > 0: exit 1 this many wall seconds after ready/joined
-  bool ignore_sigterm = false;     // SIGTERM is logged and ignored
-  double leak_gpu_s = 0;           // GPU registration kept this long after exit
+  // > 0: exit 1 abruptly once the deployment (node 0) has answered this many
+  // requests; node 0 tells a node >= 1 over --dist-init-addr.
+  int die_after_requests = 0;
+  bool ignore_sigterm = false;  // SIGTERM is logged and ignored
+  double leak_gpu_s = 0;        // GPU registration kept this long after exit
 };
 
 // A launch flag serve-sim does not model, kept as given: "--name value" or a

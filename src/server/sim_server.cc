@@ -254,18 +254,27 @@ void SimServer::WaitUntilDeath(const std::atomic<bool>& stop_requested) {
                                               args_.node_rank, die_s));
 }
 
+void SimServer::DieAfterRequests() {
+  Shutdown(ServeOutcome::kDied,
+           fmt::format("node {} died --fault-die-after-requests {}, once the deployment had "
+                       "answered that many requests",
+                       args_.node_rank, args_.fault.die_after_requests));
+}
+
 ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
   auto addr = SplitHostPort(args_.dist_init_addr);
   std::atomic<bool> joined{false};
   std::thread join_thread([&] {
-    Status st = follower_.Join(addr->first, addr->second, args_.node_rank, args_.nnodes,
-                               kJoinTimeoutS, [this] {
-                                 log_->Info(
-                                     "Lost the connection to node 0 at --dist-init-addr (NCCL "
-                                     "error: remote process exited or there "
-                                     "was a network error). Exiting.");
-                                 Shutdown(ServeOutcome::kNodeLost, "node 0 left the deployment");
-                               });
+    Status st = follower_.Join(
+        addr->first, addr->second, args_.node_rank, args_.nnodes, kJoinTimeoutS,
+        [this] {
+          log_->Info(
+              "Lost the connection to node 0 at --dist-init-addr (NCCL "
+              "error: remote process exited or there "
+              "was a network error). Exiting.");
+          Shutdown(ServeOutcome::kNodeLost, "node 0 left the deployment");
+        },
+        args_.fault.die_after_requests, [this] { DieAfterRequests(); });
     if (!st.ok()) {
       Shutdown(ServeOutcome::kStartupFailed, st.error().message);
     } else {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/api_key.h"
 #include "server/connection_guard.h"
 #include "server/deployment.h"
 #include "server/gpu_registry.h"
@@ -33,7 +34,7 @@ enum class ServeOutcome {
   kStartupFailed,  // port in use, node 0 unreachable: nothing served
   kFaultExit,      // --fault-exit-after reached
   kNodeLost,       // a peer node's connection dropped
-  kDied,           // --fault-die-after-s: the caller should exit at once, without cleanup
+  kDied,           // --fault-die-after-s/-requests: the caller should exit at once, without cleanup
 };
 
 struct ServeResult {
@@ -71,6 +72,8 @@ class SimServer {
   bool WaitFor(const std::atomic<bool>& stop_requested, double max_s, Pred pred);
   // Serves until shutdown; with --fault-die-after-s, until that many seconds passed (kDied).
   void WaitUntilDeath(const std::atomic<bool>& stop_requested);
+  // --fault-die-after-requests reached (node 0's count, told to the others).
+  void DieAfterRequests();
   bool shutting_down() const { return shutting_down_.load(); }
 
   // http_routes.cc
@@ -117,8 +120,8 @@ class SimServer {
   // Cuts clients that hold a worker without sending a request
   // (connection_guard.h); made once the port is bound.
   std::unique_ptr<ConnectionGuard> guard_;
-  // SHA-256 of "Bearer <--api-key>"; empty: no key is asked for.
-  std::string authorization_digest_;
+  // --api-key; asks for none without it.
+  ApiKeyCheck api_key_;
   GpuRegistry gpu_registry_;
   NodeGroupLeader leader_;
   NodeGroupFollower follower_;

@@ -2,6 +2,7 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/server/api.cc
+  src/server/api_key.cc
   src/server/connection_guard.cc
   src/server/deployment.cc
   src/server/fault_plan.cc
