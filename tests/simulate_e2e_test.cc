@@ -94,6 +94,37 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   EXPECT_EQ(names, 2 + 5);  // two processes, 4 + 1 stage threads
 }
 
+// Each point is judged by the one steady-state rule (decide/steady_state.h),
+// in the table's header and per point in the JSON: 40 requests are five
+// waves at C=8 and two and a half at C=16.
+TEST_F(SimulateE2e, EachPointSaysWhetherItsSampleHoldsItsSteadyState) {
+  const std::string point = std::string("simulate ") + kSpec + " --layout 8/4/4";
+  CommandResult text = Run(point);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\n# steady state: a closed loop's figures are steady-state when its "
+                          "sample holds at least 4 waves"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("; short of it at C=16: 40 requests are 2.5 waves of 16, fewer than 4\n"),
+            std::string::npos)
+      << text.out;
+  CommandResult j = Run(point + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json parsed = json::parse(j.out);
+  EXPECT_NE(parsed["steady_rule"].get<std::string>().find("at least 4 waves"), std::string::npos);
+  ASSERT_EQ(parsed["points"].size(), 2u);
+  EXPECT_EQ(parsed["points"][0]["concurrency"], 8);
+  EXPECT_EQ(parsed["points"][0]["steady_state"], true);
+  EXPECT_TRUE(parsed["points"][0]["not_steady"].is_null());
+  EXPECT_EQ(parsed["points"][1]["steady_state"], false);
+  EXPECT_EQ(parsed["points"][1]["not_steady"], "40 requests are 2.5 waves of 16, fewer than 4");
+  // Enough requests at every level: the rule is stated and nothing is short.
+  CommandResult steady = Run(point + " --set workload.requests=64");
+  ASSERT_EQ(steady.exit_code, 0) << steady.err;
+  EXPECT_NE(steady.out.find("most half of it; every load point holds it\n"), std::string::npos)
+      << steady.out;
+}
+
 TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
   std::ofstream(dir_ / "bad.json")
       << "{\"schema\": \"ppsearch.calibration/2\", \"parameters\": {\"moe_gemm_eff\": 1.5}}";

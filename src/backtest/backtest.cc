@@ -226,6 +226,8 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     r.weights = l.in.model.quantization;
     r.calibration_from = l.config->calibration_from;
     r.concurrency = l.config->concurrency;
+    r.sample = {r.name, l.in.spec.workload.request_rate > 0 ? 0 : r.concurrency,
+                l.in.spec.workload.requests};
     r.calibrated_on = l.config->calibrate;
     r.dynamic_chunking = p.sim.dynamic_chunking;
     r.chunked_prefill_size = p.scheduler.chunked_prefill_size;

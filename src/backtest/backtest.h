@@ -11,6 +11,7 @@
 #include "backtest/case_file.h"
 #include "backtest/evaluate.h"
 #include "cost/calibration.h"
+#include "decide/steady_state.h"
 #include "uncertainty/ensemble.h"
 #include "util/result.h"
 
@@ -24,6 +25,9 @@ struct ConfigurationResult {
   std::string weights;           // the checkpoint's quantization ("fp8", "none", ...)
   std::string calibration_from;  // the configuration whose fit predicts it, when not its own
   int concurrency = 1;
+  // The simulated sample, named for the configuration: its requests and, in
+  // a closed loop, its concurrency (0: an open loop), for the steady-state rule.
+  decide::LoopSample sample;
   bool calibrated_on = false;
   bool dynamic_chunking = false;  // the simulated engine ran it
   int64_t chunked_prefill_size = 0;

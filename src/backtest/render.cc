@@ -4,6 +4,7 @@
 
 #include "cost/calibration.h"
 #include "cost/parameters.h"
+#include "decide/steady_state.h"
 #include "text/table.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -87,6 +88,17 @@ Totals Sum(const std::vector<CaseResult>& cases) {
   return t;
 }
 
+// Each configuration's simulated sample, for the steady-state rule.
+std::vector<decide::LoopSample> Samples(const CaseResult& c) {
+  std::vector<decide::LoopSample> out;
+  for (const ConfigurationResult& r : c.configurations) out.push_back(r.sample);
+  return out;
+}
+
+std::string NotSteady(const ConfigurationResult& r) {
+  return decide::NotSteady(r.sample.concurrency, r.sample.requests);
+}
+
 void RenderCase(const CaseResult& c, std::string& out) {
   out += fmt::format("# case {} ({}), tolerance {}\n", c.name, c.path, Tolerance(c.tolerance));
   for (const FamilyFit& f : c.fits) {
@@ -116,7 +128,11 @@ void RenderCase(const CaseResult& c, std::string& out) {
   // A case of startup logs alone has no configuration to show.
   if (!c.configurations.empty()) {
     out += text::RenderTextTable(configurations);
-    out += "(* calibration configuration)\n\n";
+    out += "(* calibration configuration)\n";
+    if (const std::string line = decide::SteadyStateLine(Samples(c), "configuration");
+        !line.empty())
+      out += "# " + line + "\n";
+    out += "\n";
   }
   text::Table figures{
       {"figure", "reference", "predicted", "error", "within " + Tolerance(c.tolerance),
@@ -321,6 +337,12 @@ std::string RenderMarkdown(const std::vector<CaseResult>& cases, const Coverage&
     for (const FigureResult& f : c.figures)
       if (!f.known_miss.empty()) stated += "- " + f.label + ": " + f.known_miss + "\n";
   if (!stated.empty()) out += "\nStated misses (the case file gives the reason):\n\n" + stated;
+  std::string short_of;
+  for (const CaseResult& c : cases)
+    if (const std::string s = decide::ShortOfSteadyState(Samples(c)); !s.empty())
+      short_of += "- " + c.name + ": " + s + "\n";
+  if (!short_of.empty())
+    out += "\nShort of their steady state (" + decide::SteadyRule() + "):\n\n" + short_of;
   if (!signs.rows.empty()) out += "\n" + text::RenderMarkdownTable(signs);
   if (!refusals.rows.empty()) out += "\n" + text::RenderMarkdownTable(refusals);
   // Coverage (when measured) before the totals line, which ends the document.
@@ -357,21 +379,26 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
     }
     cj["configurations"] = nlohmann::ordered_json::array();
     for (const ConfigurationResult& r : c.configurations)
-      cj["configurations"].push_back({{"name", r.name},
-                                      {"pp", r.layout.pp},
-                                      {"tp", r.layout.tp},
-                                      {"ep", r.layout.ep},
-                                      {"hardware", r.hardware},
-                                      {"model", r.model},
-                                      {"weights", r.weights},
-                                      {"calibration_from", r.calibration_from},
-                                      {"concurrency", r.concurrency},
-                                      {"calibration", r.calibrated_on},
-                                      {"chunked_prefill_size", r.chunked_prefill_size},
-                                      {"dynamic_chunking", r.dynamic_chunking},
-                                      {"input_tps", r.prediction.input_tps},
-                                      {"ttft_p50_s", r.prediction.ttft_p50_s},
-                                      {"tpot_ms", r.prediction.tpot_ms}});
+      cj["configurations"].push_back(
+          {{"name", r.name},
+           {"pp", r.layout.pp},
+           {"tp", r.layout.tp},
+           {"ep", r.layout.ep},
+           {"hardware", r.hardware},
+           {"model", r.model},
+           {"weights", r.weights},
+           {"calibration_from", r.calibration_from},
+           {"concurrency", r.concurrency},
+           {"requests", r.sample.requests},
+           {"steady_state", NotSteady(r).empty()},
+           {"not_steady",
+            NotSteady(r).empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(NotSteady(r))},
+           {"calibration", r.calibrated_on},
+           {"chunked_prefill_size", r.chunked_prefill_size},
+           {"dynamic_chunking", r.dynamic_chunking},
+           {"input_tps", r.prediction.input_tps},
+           {"ttft_p50_s", r.prediction.ttft_p50_s},
+           {"tpot_ms", r.prediction.tpot_ms}});
     cj["figures"] = nlohmann::ordered_json::array();
     for (const FigureResult& f : c.figures) {
       nlohmann::ordered_json fj = {{"figure", f.label},

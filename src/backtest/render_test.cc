@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+
+#include "decide/steady_state.h"
 
 namespace ppsearch::backtest {
 namespace {
@@ -68,6 +71,49 @@ TEST(RenderMarkdown, OffPriorParametersAreMarkedInTheFitsColumn) {
       << md;
   EXPECT_NE(RenderText({c}).find("#   off prior: intra_bw_scale = 1.646 is 1.4 prior widths"),
             std::string::npos);
+}
+
+// A case with a decode configuration of two waves (short of its steady
+// state) and one of eight.
+CaseResult DecodeCase() {
+  CaseResult c = OneCase();
+  for (const auto& [name, requests] : {std::pair{"tp8-c64", 128}, std::pair{"tp8-c16", 128}}) {
+    ConfigurationResult r;
+    r.name = name;
+    r.layout = {1, 8, 1, {}};
+    r.concurrency = name == std::string("tp8-c64") ? 64 : 16;
+    r.sample = {r.name, r.concurrency, requests};
+    c.configurations.push_back(r);
+  }
+  return c;
+}
+
+TEST(Render, EachConfigurationIsJudgedByTheSteadyStateRule) {
+  const CaseResult c = DecodeCase();
+  const std::string text = RenderText({c});
+  EXPECT_NE(text.find("# steady state: " + decide::SteadyRule() +
+                      "; short of it at tp8-c64: 128 requests are 2.0 waves of 64, fewer "
+                      "than 4\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(RenderMarkdown({c}).find("\nShort of their steady state (" + decide::SteadyRule() +
+                                     "):\n\n- lab/model|x: tp8-c64: 128 requests are 2.0 waves "
+                                     "of 64, fewer than 4\n"),
+            std::string::npos);
+  const nlohmann::ordered_json j = RenderJson({c});
+  EXPECT_EQ(j["cases"][0]["configurations"][0]["requests"], 128);
+  EXPECT_EQ(j["cases"][0]["configurations"][0]["steady_state"], false);
+  EXPECT_EQ(j["cases"][0]["configurations"][0]["not_steady"],
+            "128 requests are 2.0 waves of 64, fewer than 4");
+  EXPECT_EQ(j["cases"][0]["configurations"][1]["steady_state"], true);
+  EXPECT_TRUE(j["cases"][0]["configurations"][1]["not_steady"].is_null());
+
+  CaseResult steady = c;
+  steady.configurations[0].sample.requests = 256;
+  EXPECT_NE(RenderText({steady}).find("# steady state: " + decide::SteadyRule() +
+                                      "; every configuration holds it\n"),
+            std::string::npos);
+  EXPECT_EQ(RenderMarkdown({steady}).find("Short of their steady state"), std::string::npos);
 }
 
 }  // namespace

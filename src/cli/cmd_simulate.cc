@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
+#include "decide/steady_state.h"
 #include "evidence/calibration_file.h"
 #include "memory/memory_interval.h"
 #include "predict/search.h"
@@ -75,9 +76,17 @@ std::vector<DecodeFigure> DecodeFigures(const SimulatedPoint& sp) {
            u ? &u->parameter.e2e_p50_s : nullptr, 1}};
 }
 
+// The sample a point simulates, for the steady-state rule: a closed loop
+// at the point's concurrency, or an open loop (not judged).
+decide::LoopSample SampleOf(const predict::PointPrediction& p, const spec::WorkloadSpec& w) {
+  return {"C=" + std::to_string(p.concurrency), w.request_rate > 0 ? 0 : p.concurrency, w.requests};
+}
+
 // `decode`: the workload asks for more than one output token per request.
-nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
+nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, bool decode) {
   const auto& p = sp.point.prediction;
+  const decide::LoopSample sample = SampleOf(p, w);
+  const std::string not_steady = decide::NotSteady(sample.concurrency, sample.requests);
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
     const auto& sh = p.stage_shares[s];
@@ -104,31 +113,34 @@ nlohmann::json PointJson(const SimulatedPoint& sp, bool decode) {
       st["peak_gpu_mib_model_form"] = i.model_form_mib;
     }
   }
-  nlohmann::json j = {{"pp", p.layout.pp},
-                      {"tp", p.layout.tp},
-                      {"ep", p.layout.ep},
-                      {"concurrency", p.concurrency},
-                      {"input_tps", p.metrics.input_tps},
-                      {"ttft_mean_s", p.metrics.ttft_s.mean},
-                      {"ttft_p50_s", p.metrics.ttft_s.p50},
-                      {"ttft_p95_s", p.metrics.ttft_s.p95},
-                      {"ttft_p99_s", p.metrics.ttft_s.p99},
-                      {"e2e_p50_s", p.metrics.e2e_s.p50},
-                      {"requests_completed", p.metrics.requests_completed},
-                      {"requests_total", p.metrics.requests_total},
-                      {"peak_gpu_mib", p.memory.peak_mib_max},
-                      {"peak_spread_mib", p.memory.peak_spread_mib},
-                      {"exposed_comm_share", p.exposed_comm_share},
-                      {"bubble_share", p.bubble_share},
-                      {"allreduce_per_forward", p.allreduce_per_forward},
-                      {"alltoall_per_forward", p.alltoall_per_forward},
-                      {"max_total_tokens", p.memory.max_total_tokens},
-                      {"max_running_requests", p.memory.max_running_requests},
-                      {"tightest_stage", p.memory.tightest_stage},
-                      {"tightest_reason", p.memory.tightest_reason},
-                      {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
-                      {"micro_batches", p.sim.micro_batches},
-                      {"stages", stages}};
+  nlohmann::json j = {
+      {"pp", p.layout.pp},
+      {"tp", p.layout.tp},
+      {"ep", p.layout.ep},
+      {"concurrency", p.concurrency},
+      {"input_tps", p.metrics.input_tps},
+      {"ttft_mean_s", p.metrics.ttft_s.mean},
+      {"ttft_p50_s", p.metrics.ttft_s.p50},
+      {"ttft_p95_s", p.metrics.ttft_s.p95},
+      {"ttft_p99_s", p.metrics.ttft_s.p99},
+      {"e2e_p50_s", p.metrics.e2e_s.p50},
+      {"requests_completed", p.metrics.requests_completed},
+      {"requests_total", p.metrics.requests_total},
+      {"steady_state", not_steady.empty()},
+      {"not_steady", not_steady.empty() ? nlohmann::json() : nlohmann::json(not_steady)},
+      {"peak_gpu_mib", p.memory.peak_mib_max},
+      {"peak_spread_mib", p.memory.peak_spread_mib},
+      {"exposed_comm_share", p.exposed_comm_share},
+      {"bubble_share", p.bubble_share},
+      {"allreduce_per_forward", p.allreduce_per_forward},
+      {"alltoall_per_forward", p.alltoall_per_forward},
+      {"max_total_tokens", p.memory.max_total_tokens},
+      {"max_running_requests", p.memory.max_running_requests},
+      {"tightest_stage", p.memory.tightest_stage},
+      {"tightest_reason", p.memory.tightest_reason},
+      {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
+      {"micro_batches", p.sim.micro_batches},
+      {"stages", stages}};
   if (sp.point.cap1_input_tps > 0)
     j["input_tps_with_pp_max_micro_batch_size_1"] = sp.point.cap1_input_tps;
   if (const uncertainty::PointUncertainty* u = sp.spread) {
@@ -390,6 +402,14 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
         {prediction.points[i], prediction.IntervalOf(i),
          i < prediction.extrapolation.size() ? &prediction.extrapolation[i] : nullptr});
   const bool decode = in->spec.workload.output_tokens > 1;
+  // Each simulated sample once (a layout's points share their concurrency levels).
+  std::vector<decide::LoopSample> samples;
+  for (const auto& sp : points) {
+    decide::LoopSample s = SampleOf(sp.point.prediction, in->spec.workload);
+    if (std::none_of(samples.begin(), samples.end(),
+                     [&](const decide::LoopSample& o) { return o.label == s.label; }))
+      samples.push_back(std::move(s));
+  }
   std::vector<report::ResultRow> rows;
   for (const auto& sp : points) {
     const auto& p = sp.point.prediction;
@@ -411,7 +431,8 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                         {"calibration", calibration.source},
                         {"calibration_infeasible", calibration.infeasible},
                         {"points", nlohmann::json::array()}};
-    for (const auto& sp : points) j["points"].push_back(PointJson(sp, decode));
+    for (const auto& sp : points) j["points"].push_back(PointJson(sp, in->spec.workload, decode));
+    j["steady_rule"] = decide::SteadyRule();
     j["memory_interval"] = MemoryIntervalJson(memory::DefaultMemoryTermRange());
     if (intervals) {
       j["uncertainty"] =
@@ -444,6 +465,8 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                 << " finding(s) in " << calibration.source
                 << " (parameters held at physical bounds while the data pulls further; see "
                    "its \"infeasible\" list)\n";
+    if (const std::string line = decide::SteadyStateLine(samples, "load point"); !line.empty())
+      std::cout << "# " << line << "\n";
     if (intervals)
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)
                 << "\n";

@@ -21,4 +21,21 @@ std::string SteadyRule() {
       kSteadyWavesMin);
 }
 
+std::string ShortOfSteadyState(const std::vector<LoopSample>& samples) {
+  std::string out;
+  for (const LoopSample& s : samples)
+    if (const std::string why = NotSteady(s.concurrency, s.requests); !why.empty())
+      out += (out.empty() ? "" : "; ") + s.label + ": " + why;
+  return out;
+}
+
+std::string SteadyStateLine(const std::vector<LoopSample>& samples, const std::string& noun) {
+  bool closed = false;
+  for (const LoopSample& s : samples) closed = closed || s.concurrency > 0;
+  if (!closed) return "";
+  const std::string short_of = ShortOfSteadyState(samples);
+  return "steady state: " + SteadyRule() +
+         (short_of.empty() ? "; every " + noun + " holds it" : "; short of it at " + short_of);
+}
+
 }  // namespace ppsearch::decide

@@ -8,6 +8,7 @@
 // it names. One rule for every figure a load point reports.
 
 #include <string>
+#include <vector>
 
 namespace ppsearch::decide {
 
@@ -20,5 +21,22 @@ std::string NotSteady(int concurrency, int requests);
 
 // The rule in one sentence, for outputs that apply it.
 std::string SteadyRule();
+
+// One sample a load point ran or predicts: `concurrency` requests in flight
+// (0: an open loop, not judged) out of `requests`.
+struct LoopSample {
+  std::string label;  // "C=16", a configuration's name
+  int concurrency = 0;
+  int requests = 0;
+};
+
+// The samples short of their steady state, each with why ("C=16: 40
+// requests are 2.5 waves of 16, fewer than 4; C=32: ..."); empty when none is.
+std::string ShortOfSteadyState(const std::vector<LoopSample>& samples);
+
+// The rule stated for outputs that list samples: "steady state: <rule>;
+// short of it at <ShortOfSteadyState>", or "...; every <noun> holds it"
+// when none is short; empty when no sample is a closed loop.
+std::string SteadyStateLine(const std::vector<LoopSample>& samples, const std::string& noun);
 
 }  // namespace ppsearch::decide

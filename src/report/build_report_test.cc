@@ -12,6 +12,7 @@
 
 #include "analysis/analysis_testing.h"
 #include "analysis/baseline.h"
+#include "decide/steady_state.h"
 #include "evidence/calibration_file.h"
 #include "evidence/evidence.h"
 #include "evidence/results_csv.h"
@@ -132,6 +133,27 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   Result<ReportOutcome> again = BuildReport(dir_);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->markdown, md);
+}
+
+// Whether a measured point's samples held their steady state is said by the
+// rule every prediction is judged by: 8 requests at C=8 are one wave.
+TEST_F(BuildReportTest, EachConcurrencyLevelIsJudgedByTheSteadyStateRule) {
+  WriteHealthyRun();
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_NE(out->markdown.find("\n\nSteady state: " + decide::SteadyRule() +
+                               "; short of it at C=8: 8 requests are 1.0 waves of 8, fewer than "
+                               "4.\n\n"),
+            std::string::npos)
+      << out->markdown;
+
+  WriteMetadata({"workload.requests=32"});
+  Result<ReportOutcome> steady = BuildReport(dir_);
+  ASSERT_TRUE(steady.ok()) << steady.error().message;
+  EXPECT_NE(steady->markdown.find("\n\nSteady state: " + decide::SteadyRule() +
+                                  "; every concurrency level holds it.\n\n"),
+            std::string::npos)
+      << steady->markdown;
 }
 
 // The report names the calibration a simulated run used, as the calibration

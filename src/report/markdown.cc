@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "decide/sla.h"
+#include "decide/steady_state.h"
 #include "evidence/calibration_file.h"
 #include "report/adaptive_section.h"
 #include "report/breakdown.h"
@@ -91,6 +92,20 @@ Block Header(const analysis::RunAnalysis& a) {
   return Block::Paragraph(out);
 }
 
+// Whether each concurrency level's samples held their steady state, by the
+// rule every prediction is judged by (decide/steady_state.h); none for an
+// open loop.
+std::optional<Block> SteadyState(const spec::Spec& spec) {
+  std::vector<decide::LoopSample> samples;
+  for (int c : spec.sweep.concurrency)
+    samples.push_back(
+        {"C=" + std::to_string(c), spec.workload.request_rate > 0 ? 0 : c, spec.workload.requests});
+  std::string line = decide::SteadyStateLine(samples, "concurrency level");
+  if (line.empty()) return std::nullopt;
+  line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
+  return Block::Paragraph(line + ".");
+}
+
 Section Results(const analysis::RunAnalysis& a) {
   std::string intro =
       fmt::format("Medians of the completed repeats (up to {} per point).", a.spec().sweep.repeats);
@@ -110,11 +125,13 @@ Section Results(const analysis::RunAnalysis& a) {
     if (p.imported) rows.push_back(ToRow(p));
   for (const auto& p : a.points) rows.push_back(ToRow(p));
   for (const auto& p : a.baseline_rows) baseline.push_back(ToRow(p));
-  return {
+  Section s{
       "Results",
-      {Block::Paragraph(intro), Block::TableBlock(ResultTable(rows, baseline, a.baseline_layout)),
-       Block::Figure(kFigureInputTps), Block::Figure(kFigureTtft), Block::Figure(kFigureTradeoff),
-       Block::Figure(kFigureDecodeTradeoff)}};
+      {Block::Paragraph(intro), Block::TableBlock(ResultTable(rows, baseline, a.baseline_layout))}};
+  if (std::optional<Block> steady = SteadyState(a.spec())) s.blocks.push_back(std::move(*steady));
+  for (const char* figure : {kFigureInputTps, kFigureTtft, kFigureTradeoff, kFigureDecodeTradeoff})
+    s.blocks.push_back(Block::Figure(figure));
+  return s;
 }
 
 Section Memory(const analysis::RunAnalysis& a) {

@@ -171,11 +171,10 @@ std::string OverText(double over) {
 // candidates' best load points, marked "~" in the table. Empty when all are
 // steady or the loop is open.
 std::string SteadyLine(const SearchResult& r) {
-  std::string listed;
+  std::vector<decide::LoopSample> samples;
   for (const LoadPoint& l : r.load_points)
-    if (const std::string why = l.open() ? "" : decide::NotSteady(l.concurrency, r.requests);
-        !why.empty())
-      listed += (listed.empty() ? "" : "; ") + l.Label() + ": " + why;
+    samples.push_back({l.Label(), l.open() ? 0 : l.concurrency, r.requests});
+  const std::string listed = decide::ShortOfSteadyState(samples);
   int best = 0;
   for (int k = 0; k < r.qualifying; ++k)
     best += r.evaluated[static_cast<size_t>(k)].at->not_steady.empty() ? 0 : 1;
