@@ -342,7 +342,7 @@ TEST_F(CalibrationFileTest, BadCovarianceShape) {
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
-                                   ": key 'log_covariance': expected a 12 x 12 array of "
+                                   ": key 'log_covariance': expected a 13 x 13 array of "
                                    "numbers in parameter order");
 }
 
