@@ -273,6 +273,9 @@ std::string Assumption(Param p) {
     case Param::kHostOverhead:
       return "the host's per-iteration time cannot be negative: the model's GPU time alone "
              "exceeds the measured time";
+    case Param::kDecodeKernel:
+      return "the measured decode steps are shorter than the kernels the model counts take at "
+             "no work: the runtime fuses kernels the model counts apart, or skips them";
     case Param::kWorkspace:
       return "the measured peak is below what the model's pools, weights and activations "
              "alone take, or above the GPU: the memory model's terms do not hold here";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "cost/layout_cost.h"
 
@@ -52,6 +53,47 @@ double SamplingBytes(int64_t batch, int64_t vocab) {
   return kPasses * static_cast<double>(batch) * static_cast<double>(vocab) * kFp32Bytes;
 }
 
+int AttentionDecodeKernels(const std::string& backend) {
+  static const std::set<std::string> kSplitWithCombine = {"triton", "fa3", "flashmla"};
+  return kSplitWithCombine.count(backend) > 0 ? 2 : 1;
+}
+
+DecodeKernels DecodeKernelsPerLayer(const model::LayerDesc& layer, const std::string& backend) {
+  using model::AttentionKind;
+  DecodeKernels k;
+  std::set<std::string> merged;
+  bool shared_experts = false;
+  for (const model::Linear& l : layer.linears) {
+    shared_experts = shared_experts || l.role == model::OpRole::kSharedExpert;
+    if (!l.fused_gemm.empty() && !merged.insert(l.fused_gemm).second) continue;
+    k.gemms += 1;
+    if (l.dtype == model::DType::kFp8) k.activation_quant += 1;
+  }
+  k.norms = 2;
+  switch (layer.attention) {
+    case AttentionKind::kMla:
+      k.norms += 2;
+      k.attention = 3 + AttentionDecodeKernels(backend);
+      break;
+    case AttentionKind::kGqa:
+      k.attention = 2 + AttentionDecodeKernels(backend);
+      break;
+    case AttentionKind::kKda:
+      k.norms += 1;
+      k.attention = 2;
+      break;
+    case AttentionKind::kNone:
+      break;
+  }
+  if (layer.ffn == model::FfnKind::kMoe) {
+    k.routing = 2;
+    k.ffn = 2 + (shared_experts ? 1 : 0);
+  } else {
+    k.ffn = 1;
+  }
+  return k;
+}
+
 // The decode path of LayoutCostModel: the same operators as a prefill of
 // `padded` tokens (weights are read once per step whatever the batch, which
 // EstimateGemm's roofline already charges), with the routed experts costed
@@ -86,6 +128,13 @@ double LayoutCostModel::DecodeLinearNs(const model::Linear& l, int64_t padded,
   }
   return DecodeGemmNs(LinearShape(run, padded, padded), RateTflops(l.dtype), MemoryBw() / 1e9,
                       Efficiency(l));
+}
+
+double LayoutCostModel::KernelGapsNs(const model::LayerDesc& layer, bool decode) const {
+  if (decode)
+    return DecodeKernelsPerLayer(layer, hw_.attention_backend).total() *
+           calibration_.Get(Param::kDecodeKernel) * 1e3;
+  return static_cast<double>(layer.linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
 }
 
 double LayoutCostModel::DecodeAttentionNsPerContextToken(int stage) const {

@@ -7,9 +7,11 @@
 // functions; LayoutCostModel's decode path (decode_step.cc) applies them.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cost/gemm.h"
+#include "model/model.h"
 
 namespace ppsearch::cost {
 
@@ -48,5 +50,42 @@ double DecodeGemmNs(const GemmShape& shape, double peak_tflops, double memory_bw
 // and draws, about three passes over batch x vocab x 4 bytes (an estimate;
 // flashinfer's fused top-k/top-p sampling reads them at least once).
 double SamplingBytes(int64_t batch, int64_t vocab);
+
+// The kernels one layer's decode step launches on a rank, by what they do.
+// Each costs at least decode_kernel_us whatever its work (parameters.h), so
+// at small batches a layer's step has a floor of total() x that, on top of
+// the bytes and FLOPs the rest of the model charges. The collectives are
+// not here: their latency is in their own cost (collective.h). Counted from
+// the forward code of SGLang's decode path, an estimate per family:
+struct DecodeKernels {
+  // One per GEMM (projections merged into one GEMM count once; the routed
+  // experts' grouped GEMMs, gate-up and down, one each).
+  int gemms = 0;
+  // FP8 GEMMs quantize their activations first (per-token-group FP8
+  // quantization before each block-scaled GEMM): one kernel each.
+  int activation_quant = 0;
+  // The input and post-attention RMSNorms (residual add fused), plus MLA's
+  // q_a and kv_a norms and KDA's gated output norm.
+  int norms = 0;
+  // Attention besides its projections: rope and the cache write (MLA
+  // adds the absorbed value bmm beside the one kv_b counts), the decode
+  // kernel(s) of the backend (AttentionDecodeKernels), KDA's short-conv
+  // update and recurrent step.
+  int attention = 0;
+  // MoE routing: top-k over the router's logits, then the sort of tokens
+  // by expert (moe_align_block_size).
+  int routing = 0;
+  // The FFN's other kernels: the SiLU-and-multiply activation (one per
+  // MLP or expert set), the routed experts' weighted sum.
+  int ffn = 0;
+  int total() const { return gemms + activation_quant + norms + attention + routing + ffn; }
+};
+
+// Kernels the decode attention of `backend` launches per layer: the split-KV
+// kernel and its combine (triton's stage 1 and 2, fa3's and flashmla's
+// split combine), else one fused kernel (flashinfer, trtllm_mla, cutlass_mla).
+int AttentionDecodeKernels(const std::string& backend);
+
+DecodeKernels DecodeKernelsPerLayer(const model::LayerDesc& layer, const std::string& backend);
 
 }  // namespace ppsearch::cost

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "cost/calibration.h"
 #include "cost/cost_testing.h"
 #include "cost/layout_cost.h"
@@ -92,7 +94,8 @@ model::ModelDesc DecodeModel() {
 
 TEST(DecodeStep, Tp2Ep2StepHandWorked) {
   const hardware::HardwareProfile hw = testing::TinyGpu();
-  const Calibration c = testing::Ideal();
+  Calibration c = testing::Ideal();
+  c.Set(Param::kDecodeKernel, 2.0);
   LayoutShape layout;
   layout.tp = 2;
   layout.ep = 2;
@@ -124,12 +127,112 @@ TEST(DecodeStep, Tp2Ep2StepHandWorked) {
   // / 40 GB/s = 8277 ns.
   EXPECT_EQ(b.allreduce_calls, 3);
   EXPECT_NEAR(b.allreduce_ns, 3 * 5205 + 8277, 1e-6);
-  // Kernel gaps: (4 GEMMs + 8) x 1 us.
-  EXPECT_NEAR(b.gaps_ns, 12000, 1e-6);
+  // Each kernel's floor, 2 us: 4 GEMMs, 2 norms, rope + cache write + one
+  // attention kernel, top-k + sort, activation + weighted sum = 13 kernels.
+  EXPECT_NEAR(b.gaps_ns, 26000, 1e-6);
   const sim::StageTime t = cost.StageCost(0, batch);
   EXPECT_EQ(t.compute_ns, 45562);  // 42678.272 + 1572.864 + 1310.72
   EXPECT_EQ(t.comm_ns, 23892);
-  EXPECT_EQ(t.total_ns(), 45562 + 23892 + 12000);
+  EXPECT_EQ(t.overhead_ns, 26000);
+  EXPECT_EQ(t.total_ns(), 45562 + 23892 + 26000);
+}
+
+// `l` run in the merged GEMM `gemm`.
+model::Linear Merged(model::Linear l, const char* gemm) {
+  l.fused_gemm = gemm;
+  return l;
+}
+
+// DeepSeek-R1's MoE layer as SGLang decodes it on fa3: the merged q_a/kv_a
+// GEMM, q_b, kv_b (the absorbed key bmm), o_proj, the router, the routed
+// gate-up and down, the shared experts' merged gate-up and down = 9 GEMMs,
+// 8 of them FP8 (all but the router) with a quantization kernel each; 4
+// norms (input, post-attention, q_a, kv_a); rope, cache write, the value
+// bmm and fa3's split kernel with its combine = 5; top-k and the sort; the
+// routed and shared activations and the weighted sum = 3. 31 kernels.
+TEST(DecodeStep, DeepSeekMlaMoeLayerLaunches31Kernels) {
+  model::LayerDesc layer;
+  layer.attention = model::AttentionKind::kMla;
+  layer.ffn = model::FfnKind::kMoe;
+  auto fp8 = [](model::Linear l) {
+    l.dtype = model::DType::kFp8;
+    return l;
+  };
+  layer.linears = {
+      fp8(Merged(MakeLinear("q_a_proj", 7168, 1536, Sharding::kReplicated), "qkv_a")),
+      fp8(Merged(MakeLinear("kv_a_proj", 7168, 576, Sharding::kReplicated), "qkv_a")),
+      fp8(MakeLinear("q_b_proj", 1536, 24576, Sharding::kColumn)),
+      fp8(MakeLinear("kv_b_proj", 512, 32768, Sharding::kColumn)),
+      fp8(MakeLinear("o_proj", 16384, 7168, Sharding::kRow)),
+      MakeLinear("router", 7168, 256, Sharding::kReplicated, OpRole::kRouter),
+      fp8(MakeLinear("experts.gate_up_proj", 7168, 4096, Sharding::kExpert, OpRole::kRoutedExpert,
+                     model::DType::kFp8, 256, 8)),
+      fp8(MakeLinear("experts.down_proj", 2048, 7168, Sharding::kExpert, OpRole::kRoutedExpert,
+                     model::DType::kFp8, 256, 8)),
+      fp8(Merged(
+          MakeLinear("shared.gate_proj", 7168, 2048, Sharding::kColumn, OpRole::kSharedExpert),
+          "shared.gate_up")),
+      fp8(Merged(MakeLinear("shared.up_proj", 7168, 2048, Sharding::kColumn, OpRole::kSharedExpert),
+                 "shared.gate_up")),
+      fp8(MakeLinear("shared.down_proj", 2048, 7168, Sharding::kRow, OpRole::kSharedExpert))};
+  const DecodeKernels k = DecodeKernelsPerLayer(layer, "fa3");
+  EXPECT_EQ(k.gemms, 9);
+  EXPECT_EQ(k.activation_quant, 8);
+  EXPECT_EQ(k.norms, 4);
+  EXPECT_EQ(k.attention, 5);
+  EXPECT_EQ(k.routing, 2);
+  EXPECT_EQ(k.ffn, 3);
+  EXPECT_EQ(k.total(), 31);
+  // One fused decode kernel on flashinfer: 30.
+  EXPECT_EQ(DecodeKernelsPerLayer(layer, "flashinfer").total(), 30);
+}
+
+// A KDA layer with a dense MLP: the merged qkvg and [f_a | b] GEMMs, f_b,
+// o_proj, the MLP's gate-up and down = 6 GEMMs; 3 norms (the gated output
+// norm); the short-conv update and the recurrent step; the activation.
+TEST(DecodeStep, KdaDenseLayerLaunches12Kernels) {
+  model::LayerDesc layer;
+  layer.attention = model::AttentionKind::kKda;
+  layer.ffn = model::FfnKind::kDense;
+  layer.linears = {
+      Merged(MakeLinear("q_proj", 7168, 12288, Sharding::kColumn), "qkvg"),
+      Merged(MakeLinear("k_proj", 7168, 12288, Sharding::kColumn), "qkvg"),
+      Merged(MakeLinear("f_a_proj", 7168, 128, Sharding::kReplicated), "bfa"),
+      Merged(MakeLinear("b_proj", 7168, 96, Sharding::kColumn), "bfa"),
+      MakeLinear("f_b_proj", 128, 12288, Sharding::kColumn),
+      MakeLinear("o_proj", 12288, 7168, Sharding::kRow),
+      Merged(MakeLinear("gate_proj", 7168, 18432, Sharding::kColumn, OpRole::kDenseMlp), "gate_up"),
+      Merged(MakeLinear("up_proj", 7168, 18432, Sharding::kColumn, OpRole::kDenseMlp), "gate_up"),
+      MakeLinear("down_proj", 18432, 7168, Sharding::kRow, OpRole::kDenseMlp)};
+  const DecodeKernels k = DecodeKernelsPerLayer(layer, "flashinfer");
+  EXPECT_EQ(k.gemms, 6);
+  EXPECT_EQ(k.total(), 6 + 3 + 2 + 1);
+}
+
+// The floor is per kernel and per step: a prefill keeps its 1 us gaps, and
+// a decode stretch carries the same overhead at every step.
+TEST(DecodeStep, TheKernelFloorIsADecodeTermConstantOverAStretch) {
+  const hardware::HardwareProfile hw = testing::TinyGpu();
+  Calibration c = testing::Ideal();
+  c.Set(Param::kDecodeKernel, 3.0);
+  LayoutShape layout;
+  layout.stages = {{0, 1, true, true}};
+  const model::ModelDesc m = DecodeModel();
+  LayoutCostModel cost(m, hw, layout, c);
+  sim::MicroBatch decode;
+  for (int r = 0; r < 2; ++r) decode.entries.push_back({r, 1, 100, false});
+  const std::optional<sim::DecodeGrowth> g = cost.DecodeStepGrowth(0, decode);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->at_start.overhead_ns, 13 * 3000);
+  sim::MicroBatch prefill;
+  prefill.is_prefill = true;
+  prefill.entries.push_back({0, 100, 0, true});
+  // (4 GEMMs + 8) x 1 us, as before.
+  EXPECT_EQ(cost.StageCost(0, prefill).overhead_ns, 12000);
+  c.Set(Param::kDecodeKernel, 1.0);
+  LayoutCostModel faster(m, hw, layout, c);
+  EXPECT_EQ(faster.DecodeStepGrowth(0, decode)->at_start.overhead_ns, 13 * 1000);
+  EXPECT_EQ(faster.StageCost(0, prefill).overhead_ns, 12000);
 }
 
 TEST(DecodeStep, TinyBatchesReadOnlyTheTouchedExperts) {

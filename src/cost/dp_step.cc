@@ -158,7 +158,7 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
       b.elementwise_ns += res_ns;
     }
     b.elementwise_ns += bytes / MemoryBw() * 1e9;
-    b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
+    b.gaps_ns += KernelGapsNs(*layer, sequences >= 0);
     const double ffn_bytes = static_cast<double>(FfnAllReduceWidth(*layer)) * gathered * kBf16Bytes;
     if (max_len_padding) {
       const int64_t ffn_out_ns = ffn_all_reduces ? AllReduceNs(ffn_bytes, tp_group, links_)

@@ -351,7 +351,7 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
       b.elementwise_ns += res_ns;
     }
     b.elementwise_ns += bytes / MemoryBw() * 1e9;
-    b.gaps_ns += (layer->linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
+    b.gaps_ns += KernelGapsNs(*layer, decode_sequences >= 0);
     if (layout_.tp > 1 && scattered(*layer)) {
       b.allreduce_ns += reduce_scatter_ns + all_gather_ns;
       b.allreduce_calls += 2;

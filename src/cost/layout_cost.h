@@ -147,6 +147,11 @@ class LayoutCostModel : public sim::CostModel {
   // is affine in it: each sequence reads its cache once); per stage in
   // decode_attention_ns_per_token_.
   double DecodeAttentionNsPerContextToken(int stage) const;
+  // The time `layer`'s kernels cost beyond their work: in a decode step
+  // (a CUDA-graph replay) each kernel's floor, decode_kernel_us x
+  // DecodeKernelsPerLayer; in a prefill the idle gap between dependent
+  // kernels. Fixed per step, so constant over a decode stretch.
+  double KernelGapsNs(const model::LayerDesc& layer, bool decode) const;
   // What StageCost makes of a breakdown.
   static sim::StageTime TimeOf(const StageBreakdown& b);
   // One DP rank's share of a DP step: attention projections, attention,

@@ -50,6 +50,19 @@ const std::array<ParamInfo, kParamCount> kParams = {{
      12000, 0, 65536, "none below zero",
      "GPU memory in use beyond the static pools and the computed chunk activations (allocator "
      "cache and fragmentation, NCCL buffers, graph pools); only a measured peak determines it"},
+    // A kernel replayed from a CUDA graph costs its node's launch on the
+    // GPU (about 0.5 us: NVIDIA's "Getting Started with CUDA Graphs" blog
+    // measures 3.4 us per 2.9 us kernel replayed, against 3.8 us launched
+    // from a stream) plus a small kernel's own floor: the grid's ramp-up,
+    // one DRAM round trip for its first operands and the tail waiting on
+    // its last block, 1-3 us whatever the work. The 2.5 us centre is their
+    // sum; the prior spans a fused elementwise kernel (1.5) to a split-K
+    // GEMM with its reduction (4.5).
+    {Param::kDecodeKernel, "decode_kernel_us", "us per kernel of a decode step", 2.5, 1.5, 4.5, 0.0,
+     50.0, "none below zero",
+     "the least time each kernel of a CUDA-graph decode step takes whatever its work (graph "
+     "launch, ramp-up, first memory round trip, tail); times the kernels each layer launches "
+     "(cost/decode_step.h DecodeKernelsPerLayer)"},
 }};
 
 }  // namespace

@@ -25,8 +25,9 @@ enum class Param {
   kRankJitter,       // spread of ranks' arrival at a collective, microseconds (1 sigma)
   kHostOverhead,     // host time per scheduler iteration, microseconds
   kWorkspace,        // GPU memory in use beyond the pools and computed activations, MiB
+  kDecodeKernel,     // time every kernel of a CUDA-graph decode step takes at least, us
 };
-constexpr int kParamCount = 12;
+constexpr int kParamCount = 13;
 
 struct ParamInfo {
   Param param;

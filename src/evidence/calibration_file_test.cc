@@ -342,7 +342,7 @@ TEST_F(CalibrationFileTest, BadCovarianceShape) {
   Result<Calibration> c = LoadCalibration(path);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, path +
-                                   ": key 'log_covariance': expected a 12 x 12 array of "
+                                   ": key 'log_covariance': expected a 13 x 13 array of "
                                    "numbers in parameter order");
 }
 
@@ -391,7 +391,8 @@ TEST_F(CalibrationFileTest, UnknownKeyIsAnErrorWithDidYouMean) {
                 ": unknown key 'parameters.dense_gem_eff' (did you mean 'dense_gemm_eff'?); "
                 "known: dense_gemm_eff, fp8_gemm_eff, moe_gemm_eff, attention_eff, "
                 "linear_attention_eff, memory_bw_eff, intra_bw_scale, inter_bw_eff, "
-                "expert_skew, rank_jitter_us, host_overhead_us, runtime_workspace_mib");
+                "expert_skew, rank_jitter_us, host_overhead_us, runtime_workspace_mib, "
+                "decode_kernel_us");
 }
 
 TEST_F(CalibrationFileTest, ADirectoryIsSaidToBeOne) {
