@@ -208,17 +208,10 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
            last_event <= static_cast<double>(limit_ns) - kEventMarginNs;
   };
   if (!fits(kMinJumpRounds)) return 0;
-  int64_t lo = kMinJumpRounds, hi = most;  // fits(lo); the answer is in [lo, hi]
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
+  const int64_t rounds = LastFitting(kMinJumpRounds, most, fits);
   end_state->resize(n_vars);
-  for (size_t v = 0; v < n_vars; ++v) (*end_state)[v] = state_after(lo, v);
-  return lo;
+  for (size_t v = 0; v < n_vars; ++v) (*end_state)[v] = state_after(rounds, v);
+  return rounds;
 }
 
 int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int64_t rounds,

@@ -273,15 +273,7 @@ int64_t OnlineEngine::CyclesToJump(const std::vector<StretchSlot>& slots, int sl
            launch <= static_cast<double>(limit_ns) - kMarginNs;
   };
   if (!fits(1)) return 0;
-  int64_t lo = 1, hi = most;  // fits(lo); the answer is in [lo, hi]
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return LastFitting(1, most, fits);
 }
 
 OnlineEngine::Cycle OnlineEngine::CycleOf(const StretchSlot& z, int64_t t) const {

@@ -32,4 +32,18 @@ struct OnlineEngine::StretchSlot {
   bool runs() const { return !batch.empty(); }
 };
 
+// The largest n in [lo, hi] with fits(n), given fits(lo) and that fits
+// holds up to some n and not past it.
+template <typename Fits>
+int64_t LastFitting(int64_t lo, int64_t hi, const Fits& fits) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 }  // namespace ppsearch::sim
