@@ -142,6 +142,16 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
     ++running;
   }
   if (running < 2 || most < kMinJumpRounds) return 0;
+  // A round lasts about from the slot's previous result to this one: an
+  // outside event due sooner than the fewest rounds a jump takes leaves no
+  // jump, without trial rounds.
+  const StretchSlot& first = slots[slot];
+  if (first.processed > 0) {
+    const double round_ns = static_cast<double>(t - (first.last_client_ns - cost_.StreamOutNs()));
+    const double room_ns = static_cast<double>(std::min(outside_ns, limit_ns)) -
+                           static_cast<double>(t) - kEventMarginNs;
+    if (room_ns < static_cast<double>(kMinJumpRounds) * round_ns) return 0;
+  }
 
   // Trial rounds from the stretch's state.
   std::vector<std::vector<double>> state(kTrialRounds + 1);

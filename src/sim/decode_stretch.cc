@@ -17,9 +17,9 @@
 namespace ppsearch::sim {
 namespace {
 
-// Results applied step by step after a pipeline's rounds could not jump
-// before they are tried again, per slot.
-constexpr int64_t kRoundRetryEvery = 4;
+// Results applied step by step, per slot, after a pipeline's rounds first
+// could not jump, before they are tried again.
+constexpr int64_t kRoundRetryFirst = 4;
 
 // The same growth with the groups no other group ever falls below dropped
 // (one with no more time and no more growth than another): the busiest
@@ -108,6 +108,7 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
   int64_t outside_ns = INT64_MAX;
   bool started = false;
   int64_t processes = 0, next_round_try = 0;  // results applied; when rounds may jump
+  int64_t round_retry_wait = kRoundRetryFirst;
   std::vector<double> round_state;
   // The step at `at` is played: the head leaves the queue with the first.
   auto take = [&](int64_t at) {
@@ -142,8 +143,10 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
           t = JumpRounds(slots, process_slot, rounds, round_state);
           continue;
         }
-        // A pipeline not yet in one pattern: play a few rounds before the next try.
-        next_round_try = processes + kRoundRetryEvery * num_slots;
+        // A pipeline not yet in one pattern: play a few rounds before the
+        // next try, twice as many after each miss.
+        next_round_try = processes + round_retry_wait * num_slots;
+        round_retry_wait *= 2;
       }
       ++processes;
       ++z.processed;
