@@ -21,11 +21,13 @@ const std::string kSource = PPSEARCH_SOURCE_DIR;
 
 // The chat example on two of its nodes (16 GPUs: DeepSeek-V3's block-FP8
 // weights do not split 32 ways), with `model_config` instead of its model.
-plan::SearchInputs ChatInputs(const std::string& model_config = "") {
+plan::SearchInputs ChatInputs(const std::string& model_config = "",
+                              const std::string& chunk_override = "") {
   plan::InputsOptions o;
   o.spec_path = kSource + "/examples/deepseek-v3-chat-search.toml";
   o.overrides.push_back("cluster.hosts=[\"n0\", \"n1\"]");
   o.overrides.push_back("sweep.pp=[1]");
+  if (!chunk_override.empty()) o.overrides.push_back(chunk_override);
   if (!model_config.empty())
     o.overrides.push_back("engine.model_config=\"" + kSource + "/data/models/" + model_config +
                           "/config.json\"");
@@ -177,6 +179,25 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
     for (int c : {1, 8})
       ExpectSame(Both(in, Layout(pp, 32 / pp, 4), c),
                  "Kimi K3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
+}
+
+// Long answers keep every slot of a pipeline decoding for hundreds of
+// rounds (prompts prefilled in small chunks land in different slots):
+// those rounds are jumped in closed form (without token times), with the
+// same figures as step by step.
+TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
+  plan::SearchInputs in = ChatInputs("", "engine.args.chunked-prefill-size=512");
+  ChatLoad(in.spec, 16);
+  in.spec.workload.output_tokens = 400;
+  in.spec.workload.output_range_ratio = 0.8;
+  for (const spec::LayoutSpec& layout : {Layout(2, 8, 1), Layout(4, 4, 1), Layout(2, 8, 1, 2)})
+    for (int c : {4, 16}) {
+      const std::string what = "DeepSeek-V3 " + layout.Label() + " C=" + std::to_string(c);
+      const Case both = Both(in, layout, c);
+      ExpectSame(both, what);
+      EXPECT_EQ(both.stretched.sim.round_batches, 0) << what << ": token times are all played";
+      EXPECT_GT(both.lean.sim.round_batches, both.lean.sim.decode_batches / 2) << what;
+    }
 }
 
 }  // namespace

@@ -215,6 +215,16 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
   EXPECT_EQ(e.work_units, 40.0 * (4 + 2) * 2 * (2 * 1 + 2 * 2 + 2 * 4 + 1 * 8));
   EXPECT_DOUBLE_EQ(e.seconds,
                    (28 * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) / 2);
+  // A request's decode counts its stretches' boundaries, not its tokens: a
+  // 1,000-token answer kDecodeUnitsPerRequest units per chunk size, a
+  // 5-token one its 4 steps.
+  spec::Spec chat = testkit::Example().spec;
+  chat.workload.output_tokens = 1000;
+  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2).work_units,
+            40.0 * (4 + 2 + 2 * kDecodeUnitsPerRequest) * 2 * 22);
+  chat.workload.output_tokens = 5;
+  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2).work_units,
+            40.0 * (4 + 2 + 2 * 4) * 2 * 22);
   // Six dimensions of 64 values each: counted, never listed (2^36 candidates).
   Bounds wide = o.bounds;
   wide.chunked_prefill_size.clear();

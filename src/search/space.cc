@@ -198,7 +198,9 @@ SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
   const double load_points = static_cast<double>(LoadPoints(bounds).size());
   const spec::WorkloadSpec& w = spec.workload;
   const double input = static_cast<double>(std::max<int64_t>(1, w.input_tokens));
-  const double decode = static_cast<double>(std::max<int64_t>(0, w.output_tokens - 1));
+  // A request's decode costs its stretches' boundaries, not its tokens.
+  const double decode = std::min(static_cast<double>(std::max<int64_t>(0, w.output_tokens - 1)),
+                                 kDecodeUnitsPerRequest);
   double per_chunk_list = 0;  // sum over the chunk sizes of one request's steps
   for (int64_t c : chunks) per_chunk_list += std::ceil(input / (c > 0 ? c : input)) + decode;
   SpaceEstimate e;

@@ -109,9 +109,14 @@ std::vector<LoadPoint> LoadPoints(const Bounds& bounds);
 // What a search would cost, counted before anything is enumerated or
 // predicted (the lists' product can be billions of candidates):
 // candidates as Enumerate would list them, predictions (candidates x load
-// points), and the simulator's work, one unit per scheduled chunk or decode
-// token per request per pipeline stage:
-//   requests x (ceil(input_tokens / chunk) + output_tokens - 1) x pp
+// points), and the simulator's work, one unit per scheduled chunk per
+// request per pipeline stage, and for decode what the simulator plays one
+// by one: a decode stretch (sim/decode_stretch.cc) jumps its lone slot's
+// cycles and its pipeline's rounds in closed form, and each request's
+// admission and last token break the stretches, so a request's decode
+// costs about kDecodeUnitsPerRequest units however long its answer:
+//   requests x (ceil(input_tokens / chunk)
+//               + min(output_tokens - 1, kDecodeUnitsPerRequest)) x pp
 // summed over the predictions; a chunk of -1 (no chunking) is the prompt.
 struct SpaceEstimate {
   double candidates = 0;
@@ -129,6 +134,11 @@ struct SpaceEstimate {
 // 60 s (docs/search.md).
 inline constexpr double kSecondsPerPrediction = 5e-5;
 inline constexpr double kSecondsPerWorkUnit = 1.5e-8;
+// Decode units per request, fitted to `ppsearch search` of the chat example
+// (examples/deepseek-v3-chat-search.toml, --samples 0: 3,696 predictions of
+// 512 requests, 2,000 tokens in and 1,000 out) at 1.4 s of CPU on the 2-core
+// machine with pipelines' rounds jumped (docs/search.md).
+inline constexpr double kDecodeUnitsPerRequest = 13;
 // The most estimated seconds a search starts without --max-search-s.
 inline constexpr double kDefaultMaxSearchSeconds = 300;
 SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,

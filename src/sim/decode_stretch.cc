@@ -11,10 +11,15 @@
 #include <climits>
 #include <cmath>
 
+#include "sim/decode_stretch_parts.h"
 #include "sim/online_engine.h"
 
 namespace ppsearch::sim {
 namespace {
+
+// Results applied step by step, per slot, after a pipeline's rounds first
+// could not jump, before they are tried again.
+constexpr int64_t kRoundRetryFirst = 4;
 
 // The same growth with the groups no other group ever falls below dropped
 // (one with no more time and no more growth than another): the busiest
@@ -42,26 +47,6 @@ DecodeGrowth WithoutDominatedGroups(DecodeGrowth g) {
 }
 
 }  // namespace
-
-struct OnlineEngine::StretchSlot {
-  MicroBatch batch;  // the decode step the slot would launch at the stretch's start
-  std::vector<DecodeGrowth> stages;
-  std::vector<int64_t> hop_ns;
-  std::vector<int64_t> compute_ns;  // per stage, summed over the slot's launches
-  int64_t return_ns = 0;
-  int64_t schedule_ns = 0;
-  // Results the slot may apply before one finishes a request.
-  int64_t results_left = 0;
-  std::vector<int> tickets;            // per entry; -1: aborted, not heard
-  std::vector<int64_t> output_tokens;  // per entry, at the start
-  int64_t launched = 0, processed = 0;
-  int64_t last_launch_k = 0;   // context steps of the slot's last launch past `batch`
-  int64_t last_client_ns = 0;  // when the client holds the slot's last result
-  bool visited = false;
-  // It alone runs, and one line gives each stage's compute: cycles jump.
-  bool decodes_alone = false;
-  bool runs() const { return !batch.empty(); }
-};
 
 bool OnlineEngine::BuildStretch(std::vector<StretchSlot>* out) const {
   std::vector<StretchSlot>& slots = *out;
@@ -122,6 +107,9 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
   // head alone was queued before some of them and is the queue's first.
   int64_t outside_ns = INT64_MAX;
   bool started = false;
+  int64_t processes = 0, next_round_try = 0;  // results applied; when rounds may jump
+  int64_t round_retry_wait = kRoundRetryFirst;
+  std::vector<double> round_state;
   // The step at `at` is played: the head leaves the queue with the first.
   auto take = [&](int64_t at) {
     if (!started) {
@@ -148,6 +136,19 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
         t = JumpCycles(slots, process_slot, t, cycles);
         continue;
       }
+      if (processes >= next_round_try) {
+        if (const int64_t rounds =
+                RoundsToJump(slots, process_slot, t, outside_ns, limit_ns, &round_state);
+            rounds > 0) {
+          t = JumpRounds(slots, process_slot, rounds, round_state);
+          continue;
+        }
+        // A pipeline not yet in one pattern: play a few rounds before the
+        // next try, twice as many after each miss.
+        next_round_try = processes + round_retry_wait * num_slots;
+        round_retry_wait *= 2;
+      }
+      ++processes;
       ++z.processed;
       z.last_client_ns = now_ + stream_out_ns;
       if (options_.token_times) HearStretchTokens(z);
@@ -275,15 +276,7 @@ int64_t OnlineEngine::CyclesToJump(const std::vector<StretchSlot>& slots, int sl
            launch <= static_cast<double>(limit_ns) - kMarginNs;
   };
   if (!fits(1)) return 0;
-  int64_t lo = 1, hi = most;  // fits(lo); the answer is in [lo, hi]
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return LastFitting(1, most, fits);
 }
 
 OnlineEngine::Cycle OnlineEngine::CycleOf(const StretchSlot& z, int64_t t) const {

@@ -65,6 +65,9 @@ struct SimResult {
   int64_t decode_batches = 0;
   // Decode batches advanced inside decode stretches (0 step by step).
   int64_t stretched_batches = 0;
+  // Of those, the batches of a pipeline's rounds played in closed form
+  // (decode_rounds.cc) rather than one by one.
+  int64_t round_batches = 0;
   int pp_max_micro_batch_size = 0;  // resolved admission cap
   // Dynamic chunking ran: asked for, PP > 1, and the profiled prefill curve
   // was convex (otherwise SGLang, and this engine, fall back to fixed chunks).

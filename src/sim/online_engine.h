@@ -51,6 +51,7 @@ struct EngineCounters {
   int64_t prefill_batches = 0;
   int64_t decode_batches = 0;
   int64_t stretched_batches = 0;
+  int64_t round_batches = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
 };
@@ -132,6 +133,15 @@ class OnlineEngine {
   int64_t CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
                        int64_t outside_ns, int64_t limit_ns) const;
   int64_t JumpCycles(std::vector<StretchSlot>& slots, int slot, int64_t t, int64_t cycles);
+  // Every slot of a pipeline decoding, round after round, in closed form
+  // (decode_rounds.cc): rounds to jump from the result of `slot` at `t`
+  // (0: none), and the jump, which returns the time of the result after them.
+  int64_t RoundsToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
+                       int64_t outside_ns, int64_t limit_ns, std::vector<double>* end_state) const;
+  int64_t JumpRounds(std::vector<StretchSlot>& slots, int slot, int64_t rounds,
+                     const std::vector<double>& end_state);
+  void PlayRound(const std::vector<StretchSlot>& slots, int first, int64_t round,
+                 std::vector<double>& state, std::vector<double>* margins) const;
   void FinishStretch(std::vector<StretchSlot>& slots);
   // The listener hears the slot's last result of the stretch so far.
   void HearStretchTokens(const StretchSlot& z);

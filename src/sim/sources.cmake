@@ -3,6 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/sim/dp_scheduler.cc
   src/sim/dynamic_chunk.cc
+  src/sim/decode_rounds.cc
   src/sim/decode_stretch.cc
   src/sim/engine.cc
   src/sim/online_engine.cc

@@ -1,0 +1,273 @@
+// A pipeline's decode rounds in closed form. While every slot of a decode
+// stretch runs, the stretch repeats one round: each slot in turn applies
+// its result, launches its next step through the stages, and the next slot
+// waits for its own result. A round is a fixed sequence of max() and +
+// over the state (the stages' free times, the slots' result times, the
+// host's last launch), and each step's stage time is affine in the slot's
+// context k (DecodeGrowth). While every max() keeps its winner, each state
+// time is a quadratic in the round number and each max()'s margin (winner
+// minus loser) is too: the round's increments grow by the growth of the
+// path that wins. So: play a few rounds unrounded, check that the state and
+// the margins are quadratics, find the last round before a margin changes
+// sign (or a request finishes, or an outside event comes due), and jump
+// there. The jump drops the per-step rounding of the stage times (within
+// half a ns per stage and step of the step-by-step times).
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/decode_stretch_parts.h"
+#include "sim/online_engine.h"
+
+namespace ppsearch::sim {
+namespace {
+
+// Rounds played unrounded before a jump: the state after rounds 2..6 and
+// the margins of rounds 2..5 must be quadratics (rounds 0 and 1 still read
+// the stretch's rounded times).
+constexpr int kTrialRounds = 6;
+constexpr int kFirstFitRound = 2;
+// Fewer rounds than this are played step by step.
+constexpr int64_t kMinJumpRounds = 12;
+// Margins within this of zero are ties; a margin may cross zero by the
+// slack (the max() then differs by under a ns).
+constexpr double kTieNs = 1e-3;
+constexpr double kSlackNs = 0.5;
+// Agreement of a second difference with the next (doubles at ~1e10 ns).
+constexpr double kSecondDiffNs = 1e-3;
+// The last event of a jump stays this far before an outside event.
+constexpr double kEventMarginNs = 1e4;
+
+// Quadratic through the values at rounds 1, 2, 3 (v1, v2, v3), at round r.
+double Quadratic(double v1, double v2, double v3, double r) {
+  const double d = v2 - v1, c = v3 - 2 * v2 + v1;
+  return v1 + (r - 1) * d + (r - 1) * (r - 2) / 2 * c;
+}
+
+// Whether the values at rounds 1..n (n >= 4) lie on one quadratic.
+bool IsQuadratic(const std::vector<const double*>& at) {
+  for (size_t r = 3; r < at.size(); ++r) {
+    const double predicted = Quadratic(*at[0], *at[1], *at[2], static_cast<double>(r + 1));
+    if (std::abs(predicted - *at[r]) > kSecondDiffNs + std::abs(*at[r]) * 1e-12) return false;
+  }
+  return true;
+}
+
+// The least of the quadratic through (1, v1), (2, v2), (3, v3) over [1, r].
+double LeastUpTo(double v1, double v2, double v3, double r) {
+  double least = std::min(Quadratic(v1, v2, v3, 1), Quadratic(v1, v2, v3, r));
+  const double c = v3 - 2 * v2 + v1;
+  if (c > 0) {  // convex: the vertex may be inside
+    const double vertex = 1.5 - (v2 - v1) / c;
+    if (vertex > 1 && vertex < r) least = std::min(least, Quadratic(v1, v2, v3, vertex));
+  }
+  return least;
+}
+
+// The running slot whose result a round from `first` applies last.
+template <typename Slots>
+int LastRunning(const Slots& slots, int first) {
+  const int n = static_cast<int>(slots.size());
+  for (int i = n - 1; i > 0; --i)
+    if (slots[(first + i) % n].runs()) return (first + i) % n;
+  return first;
+}
+
+}  // namespace
+
+// One round from `first`'s result at state[0]: every slot, from `first` on,
+// applies its result, launches step k = processed + round + 1 and hands over
+// to the next slot's result. `state`: [t, last launch, free per stage,
+// outputs ready per slot, result time per slot]. Each max()'s margin is
+// appended to `margins`.
+void OnlineEngine::PlayRound(const std::vector<StretchSlot>& slots, int first, int64_t round,
+                             std::vector<double>& state, std::vector<double>* margins) const {
+  const int num_slots = config_.num_slots;
+  const int stages = cost_.num_stages();
+  double& t = state[0];
+  double& last_launch = state[1];
+  double* free = &state[2];
+  double* ready = free + stages;
+  double* heard = ready + num_slots;
+  auto pick = [margins](double a, double b) {
+    margins->push_back(a - b);
+    return std::max(a, b);
+  };
+  for (int i = 0; i < num_slots; ++i) {
+    const int s = (first + i) % num_slots;
+    const StretchSlot& z = slots[s];
+    if (!z.runs()) continue;  // an empty slot passes at the time it is reached
+    heard[s] = t;
+    const double k = static_cast<double>(z.processed + round + 1);
+    const double sched = static_cast<double>(z.schedule_ns);
+    const double launch = config_.overlap_schedule ? pick(t, last_launch + sched) : t + sched;
+    last_launch = launch;
+    double arrive = launch, end = launch;
+    for (int st = 0; st < stages; ++st) {
+      const DecodeGrowth& g = z.stages[st];
+      double most = g.group_ns[0] + k * g.group_growth_ns[0];
+      for (size_t a = 1; a < g.group_ns.size(); ++a)
+        most = pick(most, g.group_ns[a] + k * g.group_growth_ns[a]);
+      const double start = pick(free[st], arrive);
+      end = start + static_cast<double>(g.at_start.total_ns() - g.at_start.compute_ns) +
+            g.fixed_compute_ns + most;
+      free[st] = end;
+      if (st + 1 < stages) {
+        arrive = pick(end, free[st + 1]) + static_cast<double>(z.hop_ns[st]);
+        free[st] = arrive;
+      }
+    }
+    ready[s] = end + static_cast<double>(z.return_ns);
+    int next = (s + 1) % num_slots;  // the next running slot (`first` runs)
+    while (!slots[next].runs()) next = (next + 1) % num_slots;
+    t = pick(launch, ready[next]);
+  }
+}
+
+int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
+                                   int64_t outside_ns, int64_t limit_ns,
+                                   std::vector<double>* end_state) const {
+  const int num_slots = config_.num_slots;
+  const int stages = cost_.num_stages();
+  if (options_.token_times || num_slots < 2) return 0;
+  if (mb_counter_ % num_slots != slot) return 0;
+  int64_t most = INT64_MAX;  // rounds before a result would finish a request
+  int running = 0;
+  for (int s = 0; s < num_slots; ++s) {
+    const StretchSlot& z = slots[s];
+    if (z.decodes_alone) return 0;
+    if (!z.runs()) continue;
+    if (s != slot && !slots_[s].active) return 0;
+    most = std::min(most, z.results_left - z.processed);
+    ++running;
+  }
+  if (running < 2 || most < kMinJumpRounds) return 0;
+  // A round lasts about from the slot's previous result to this one: an
+  // outside event due sooner than the fewest rounds a jump takes leaves no
+  // jump, without trial rounds.
+  const StretchSlot& first = slots[slot];
+  if (first.processed > 0) {
+    const double round_ns = static_cast<double>(t - (first.last_client_ns - cost_.StreamOutNs()));
+    const double room_ns = static_cast<double>(std::min(outside_ns, limit_ns)) -
+                           static_cast<double>(t) - kEventMarginNs;
+    if (room_ns < static_cast<double>(kMinJumpRounds) * round_ns) return 0;
+  }
+
+  // Trial rounds from the stretch's state.
+  std::vector<std::vector<double>> state(kTrialRounds + 1);
+  std::vector<std::vector<double>> margins(kTrialRounds);
+  state[0] = {static_cast<double>(t), static_cast<double>(last_launch_ns_)};
+  for (int64_t f : gpu_free_ns_) state[0].push_back(static_cast<double>(f));
+  for (const InFlight& f : slots_) state[0].push_back(static_cast<double>(f.outputs_ready_ns));
+  state[0].resize(state[0].size() + static_cast<size_t>(num_slots), 0.0);
+  for (int r = 0; r < kTrialRounds; ++r) {
+    state[r + 1] = state[r];
+    PlayRound(slots, slot, r, state[r + 1], &margins[r]);
+  }
+  // The state and the margins on quadratics; margins keep their sign (or
+  // stay ties).
+  const size_t n_vars = state[0].size();
+  for (size_t v = 0; v < n_vars; ++v) {
+    std::vector<const double*> at;
+    for (int r = kFirstFitRound; r <= kTrialRounds; ++r) at.push_back(&state[r][v]);
+    if (!IsQuadratic(at)) return 0;
+  }
+  struct Margin {
+    double v1, v2, v3, sign;
+  };
+  std::vector<Margin> kept;
+  for (size_t m = 0; m < margins[0].size(); ++m) {
+    std::vector<const double*> at;
+    int positive = 0, negative = 0;
+    for (int r = kFirstFitRound; r < kTrialRounds; ++r) {
+      if (margins[r].size() != margins[0].size()) return 0;
+      at.push_back(&margins[r][m]);
+      positive += margins[r][m] > kTieNs;
+      negative += margins[r][m] < -kTieNs;
+    }
+    if (!IsQuadratic(at)) return 0;
+    if (positive > 0 && negative > 0) return 0;
+    const double sign = positive > 0 ? 1 : negative > 0 ? -1 : 0;
+    if (sign != 0 && positive + negative != kTrialRounds - kFirstFitRound) return 0;
+    kept.push_back({*at[0], *at[1], *at[2], sign});
+  }
+  // State after n rounds, on the quadratic through the fitted rounds' (the
+  // quadratics' argument counts from 1 at kFirstFitRound).
+  constexpr double kShift = kFirstFitRound - 1;
+  auto state_after = [&](int64_t n, size_t v) {
+    return Quadratic(state[kFirstFitRound][v], state[kFirstFitRound + 1][v],
+                     state[kFirstFitRound + 2][v], static_cast<double>(n) - kShift);
+  };
+  const size_t last_heard = 2 + static_cast<size_t>(stages) + static_cast<size_t>(num_slots) +
+                            static_cast<size_t>(LastRunning(slots, slot));
+  auto fits = [&](int64_t n) {
+    // Rounds 0..n-1 are played; margins of rounds kFirstFitRound..n-1 keep
+    // their winner.
+    const double rounds = static_cast<double>(n - 1) - kShift;
+    for (const Margin& m : kept) {
+      if (m.sign == 0) {  // a tie stays one: the max() is either side
+        if (LeastUpTo(m.v1, m.v2, m.v3, rounds) < -kSlackNs ||
+            LeastUpTo(-m.v1, -m.v2, -m.v3, rounds) < -kSlackNs)
+          return false;
+        continue;
+      }
+      if (LeastUpTo(m.sign * m.v1, m.sign * m.v2, m.sign * m.v3, rounds) < -kSlackNs) return false;
+    }
+    const double last_event = state_after(n, last_heard);
+    return last_event < static_cast<double>(outside_ns) - kEventMarginNs &&
+           last_event <= static_cast<double>(limit_ns) - kEventMarginNs;
+  };
+  if (!fits(kMinJumpRounds)) return 0;
+  const int64_t rounds = LastFitting(kMinJumpRounds, most, fits);
+  end_state->resize(n_vars);
+  for (size_t v = 0; v < n_vars; ++v) (*end_state)[v] = state_after(rounds, v);
+  return rounds;
+}
+
+int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int64_t rounds,
+                                 const std::vector<double>& end_state) {
+  const int num_slots = config_.num_slots;
+  const int stages = cost_.num_stages();
+  const double* free = &end_state[2];
+  const double* ready = free + stages;
+  const double* heard = ready + num_slots;
+  const double n = static_cast<double>(rounds);
+  int64_t batches = 0;
+  for (int s = 0; s < num_slots; ++s) {
+    StretchSlot& z = slots[s];
+    z.visited = true;
+    if (!z.runs()) continue;
+    batches += rounds;
+    // Stage compute over launches k = p + 1 .. p + rounds, on each stage's
+    // winning line (the margins kept it).
+    const double p = static_cast<double>(z.processed);
+    const double k_sum = n * p + n * (n + 1) / 2;
+    for (int st = 0; st < stages; ++st) {
+      const DecodeGrowth& g = z.stages[st];
+      size_t line = 0;
+      for (size_t a = 1; a < g.group_ns.size(); ++a)
+        if (g.group_ns[a] + (p + 1) * g.group_growth_ns[a] >
+            g.group_ns[line] + (p + 1) * g.group_growth_ns[line])
+          line = a;
+      z.compute_ns[st] += std::llround(n * (g.fixed_compute_ns + g.group_ns[line]) +
+                                       k_sum * g.group_growth_ns[line]);
+    }
+    z.processed += rounds;
+    z.launched += rounds;
+    z.last_launch_k = z.processed;
+    z.last_client_ns = std::llround(heard[s]) + cost_.StreamOutNs();
+    slots_[s].outputs_ready_ns = std::llround(ready[s]);
+    slots_[s].active = true;
+  }
+  for (int st = 0; st < stages; ++st) gpu_free_ns_[st] = std::llround(free[st]);
+  last_launch_ns_ = std::llround(end_state[1]);
+  counters_.micro_batches += batches;
+  counters_.decode_batches += batches;
+  counters_.stretched_batches += batches;
+  counters_.round_batches += batches;
+  mb_counter_ += rounds * num_slots;  // the empty slots' passes too
+  now_ = std::llround(heard[LastRunning(slots, slot)]);
+  return std::llround(end_state[0]);
+}
+
+}  // namespace ppsearch::sim
