@@ -31,7 +31,7 @@ std::string ClosestName(std::string_view word, const std::vector<std::string>& c
   size_t best_distance = 0;
   for (const std::string& candidate : candidates) {
     const size_t distance = EditDistance(word, candidate);
-    if (distance > std::max<size_t>(1, candidate.size() / 3)) continue;
+    if (distance > std::min<size_t>(2, std::max<size_t>(1, candidate.size() / 3))) continue;
     if (best == nullptr || distance < best_distance) {
       best = &candidate;
       best_distance = distance;

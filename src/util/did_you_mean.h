@@ -3,10 +3,11 @@
 // (an unknown key, command, hardware profile, configuration, sample or
 // state): the candidate closest to the word by Levenshtein distance, letters
 // compared case-insensitively, when that distance is at most
-// max(1, n / 3) for a candidate of n characters; on a tie the earlier
-// candidate. So one slip in a short name ("tp" -> "pp") and two in a long
-// one ("worklaod" -> "workload") are suggested, "h20" is not taken for
-// "b200".
+// min(2, max(1, n / 3)) for a candidate of n characters (one edit under six
+// characters, else two); on a tie the earlier candidate. So one slip in a
+// short name ("tp" -> "pp") and two in a longer one ("worklaod" ->
+// "workload") are suggested; "h20" is not taken for "b200", nor one sample
+// id for another that differs in every number.
 
 #include <string>
 #include <string_view>
