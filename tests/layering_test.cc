@@ -111,12 +111,24 @@ std::vector<std::string> LayeringViolations(const fs::path& src) {
 //    ArgTrue) only where the spec becomes typed settings: spec/ itself, the
 //    loader's plan/engine_config.cc and plan/spec_hardware.cc, and sglang/,
 //    which launches SGLang with the spec's own flags. Everything else reads
-//    plan::EngineConfig, so no setting has a second default.
+//    plan::EngineConfig, so no setting has a second default;
+//  - an objective is decide::Objective's own: outside decide/ no line that
+//    speaks of an objective compares it with a string literal, names one
+//    by its Objective::Kind (ask the Objective: lower_is_better(),
+//    adaptive(), Of(...)), and only spec/ parses a name (FromName);
+//  - "did you mean" has one rule: only util/ measures an edit distance;
+//    everyone else asks util/did_you_mean.h.
+// Tests and test support are free to name objectives and distances.
 std::vector<std::string> SealViolations(const fs::path& src) {
   std::vector<std::string> out;
   const std::regex include_re(R"re(^\s*#\s*include\s+"([^/"]+)/([^"]+_parts\.h)")re");
   const std::regex arg_re(R"re(\.\s*Arg(Int|String|True)\s*\()re");
   const std::set<std::string> arg_readers = {"plan/engine_config.cc", "plan/spec_hardware.cc"};
+  const std::regex objective_line_re(R"re(objective)re", std::regex::icase);
+  const std::regex literal_compare_re(R"re([!=]=\s*"|"\s*[!=]=)re");
+  const std::regex kind_re(R"re(Objective::Kind::)re");
+  const std::regex from_name_re(R"re(Objective::FromName\s*\()re");
+  const std::regex distance_re(R"re(\bEditDistance\s*\()re");
   for (const fs::directory_entry& dir : fs::directory_iterator(src)) {
     if (!dir.is_directory()) continue;
     const std::string from = dir.path().filename().string();
@@ -138,6 +150,22 @@ std::vector<std::string> SealViolations(const fs::path& src) {
         if (!may_read_args && std::regex_search(line, m, arg_re))
           out.push_back(where + "reads an engine argument by name (Arg" + m[1].str() +
                         "); read plan::EngineConfig, which ResolveEngineConfig fills");
+        if (from == "decide" || IsTestSupport(file.path())) continue;
+        if (std::regex_search(line, objective_line_re) &&
+            std::regex_search(line, literal_compare_re))
+          out.push_back(where +
+                        "compares an objective with a string; ask decide::Objective "
+                        "(parsed once by spec/)");
+        if (std::regex_search(line, kind_re))
+          out.push_back(where +
+                        "names an objective by its kind; ask decide::Objective "
+                        "(lower_is_better, adaptive, Of, ...)");
+        if (from != "spec" && std::regex_search(line, from_name_re))
+          out.push_back(where + "parses an objective name; only spec/ does (decide::Objective)");
+        if (from != "util" && std::regex_search(line, distance_re))
+          out.push_back(where +
+                        "measures an edit distance; suggest names with util/did_you_mean.h's "
+                        "DidYouMean or ClosestName (one rule)");
       }
     }
   }
@@ -200,6 +228,41 @@ TEST_F(LayeringTest, OnlyTheLoaderReadsEngineArgumentsByName) {
   EXPECT_EQ(v[0], (root_ / "sim/engine.cc").string() +
                       ":2: reads an engine argument by name (ArgInt); read plan::EngineConfig, "
                       "which ResolveEngineConfig fills");
+}
+
+TEST_F(LayeringTest, OnlyDecideKnowsTheObjectivesByName) {
+  Write("decide/objective.cc", "if (name == \"ttft_p50\") return kTtft;\n");
+  Write("spec/decision.cc", "out->objective = *decide::Objective::FromName(name);\n");
+  Write("run/runner_test.cc",
+        "Objective o(Objective::Kind::kGoodput);\nif (objective.name() == \"goodput\") {}\n");
+  Write("run/runner.cc", "if (spec.decision.objective.lower_is_better()) {}\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("run/runner.cc",
+        "#include <vector>\nif (spec.decision.objective.name() == \"ttft_p50\") {}\n"
+        "const bool ttft = o.kind() == decide::Objective::Kind::kTtftP50;\n"
+        "auto o = decide::Objective::FromName(\"goodput\");\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 3u);
+  const std::string file = (root_ / "run/runner.cc").string();
+  EXPECT_EQ(v[0], file +
+                      ":2: compares an objective with a string; ask decide::Objective (parsed "
+                      "once by spec/)");
+  EXPECT_EQ(v[1], file +
+                      ":3: names an objective by its kind; ask decide::Objective "
+                      "(lower_is_better, adaptive, Of, ...)");
+  EXPECT_EQ(v[2], file + ":4: parses an objective name; only spec/ does (decide::Objective)");
+}
+
+TEST_F(LayeringTest, OnlyUtilMeasuresEditDistances) {
+  Write("util/did_you_mean.cc", "const size_t d = EditDistance(word, candidate);\n");
+  Write("plan/plan.cc", "message += DidYouMean(key, known);\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("sim/engine.cc", "if (EditDistance(word, name) < 3) best = name;\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "sim/engine.cc").string() +
+                      ":1: measures an edit distance; suggest names with util/did_you_mean.h's "
+                      "DidYouMean or ClosestName (one rule)");
 }
 
 TEST_F(LayeringTest, DownwardArrowsPass) { EXPECT_TRUE(LayeringViolations(root_).empty()); }

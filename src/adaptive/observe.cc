@@ -14,6 +14,7 @@
 #include "predict/search.h"
 #include "uncertainty/model_error.h"
 #include "uncertainty/model_error_file.h"
+#include "uncertainty/sensitivity.h"
 
 namespace ppsearch::adaptive {
 namespace {
@@ -32,13 +33,11 @@ double MedianSigma(double spread, int repeats) {
 
 // The decision's own definition of a point's objective value.
 double Objective(const spec::Spec& spec, const analysis::PointSummary& p) {
-  return decide::ObjectiveValue(spec.decision.objective,
-                                {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median,
-                                 p.output_tps_per_gpu_median, p.goodput_rps_median});
+  return spec.decision.objective.Of(evidence::ObjectiveMedians(p));
 }
 
 double ObjectiveSpread(const spec::Spec& spec, const analysis::PointSummary& p) {
-  return spec.decision.objective == "ttft_p50" ? p.ttft_p50_s_spread : p.input_tps_spread;
+  return spec.decision.objective.Of(evidence::ObjectiveSpreads(p));
 }
 
 // Exclusions the measured evidence already settles; the decision applies
@@ -102,12 +101,14 @@ Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
   out.calibration = fit->calibration;
   out.calibration.model_form = start.model_form;
   for (const auto& m : fi.measurements) out.layouts.push_back(m.layout.Label());
-  const bool ttft = in.spec.decision.objective == "ttft_p50";
+  const decide::Objective& objective = in.spec.decision.objective;
   double sum = 0;
   int n = 0;
   for (const calibrate::PointResidual& r : fit->held_out) {
-    const double m = ttft ? r.measured_ttft_p50_s : r.measured_tps;
-    const double p = ttft ? r.predicted_ttft_p50_s : r.predicted_tps;
+    // The residuals hold the figures an adaptive objective reads.
+    const double m = objective.Of(decide::ObjectiveFigures{r.measured_tps, r.measured_ttft_p50_s});
+    const double p =
+        objective.Of(decide::ObjectiveFigures{r.predicted_tps, r.predicted_ttft_p50_s});
     if (m <= 0 || p <= 0) continue;
     sum += std::log(m / p) * std::log(m / p);
     ++n;
@@ -123,11 +124,10 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   const spec::Spec& spec = in.spec;
   // The belief carries what the simulator's ensemble predicts; the decode
   // objectives are decided on measurements alone (docs/adaptive.md).
-  if (spec.decision.objective != "input_tps" && spec.decision.objective != "ttft_p50")
-    return MakeError(
-        "an adaptive run chooses by the input_tps or ttft_p50 objective; [decision] "
-        "objective = \"" +
-        spec.decision.objective + "\" needs every sample measured (run without --adaptive)");
+  if (!spec.decision.objective.adaptive())
+    return MakeError("an adaptive run chooses by the " + decide::Objective::AdaptiveChoices() +
+                     " objective; [decision] objective = \"" + spec.decision.objective.name() +
+                     "\" needs every sample measured (run without --adaptive)");
   for (const plan::LayoutPlan& lp : in.plan.layouts)
     if (auto why = predict::NotModelled(lp))
       return MakeError("an adaptive run predicts what it has not measured: " + *why);
@@ -135,7 +135,7 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   Observation out;
   Problem& pr = out.problem;
   pr.load_points = spec.sweep.concurrency;
-  pr.lower_is_better = decide::ObjectiveLowerIsBetter(spec.decision.objective);
+  pr.lower_is_better = spec.decision.objective.lower_is_better();
   pr.repeats = spec.sweep.repeats;
   pr.reuse_server = spec.lifecycle.reuse_server;
   pr.server_start_s = spec.adaptive.server_start_s;
@@ -219,11 +219,12 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
         const predict::PointPrediction& p = prediction.points[i].prediction;
         if (!(p.layout == lp.layout) || p.concurrency != c) continue;
         const stats::SampleMetrics& m = p.metrics;
-        ps.central = pr.lower_is_better ? m.ttft_s.p50 : m.input_tps;
+        ps.central = spec.decision.objective.Of(
+            decide::ObjectiveFigures{m.input_tps, m.ttft_s.p50, m.output_tps, 0, 0});
         ps.sample_s = m.duration_s;
         if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i)) {
           for (const auto& mv : u->members)
-            ps.members.push_back(pr.lower_is_better ? mv.ttft_p50_s : mv.input_tps);
+            ps.members.push_back(uncertainty::ObjectiveValue(mv, spec.decision.objective));
           ps.sigma = u->model_form_rel / uncertainty::kZ90;
         }
         // The run's own held-out misses, when larger, are the better

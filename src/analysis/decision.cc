@@ -140,24 +140,18 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
   }
 }
 
-double Objective(const PointSummary& p, const std::string& objective) {
-  return decide::ObjectiveValue(objective,
-                                {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median,
-                                 p.output_tps_per_gpu_median, p.goodput_rps_median});
-}
-
 void Score(const spec::Spec& spec, const std::vector<PointSummary>& points,
            std::vector<LayoutVerdict>& verdicts) {
-  const std::string& objective = spec.decision.objective;
+  const decide::Objective& objective = spec.decision.objective;
   std::vector<std::vector<double>> values;
   for (const LayoutVerdict& v : verdicts) {
     if (!v.qualifies) continue;
     values.emplace_back();
     for (int c : spec.sweep.concurrency)
-      values.back().push_back(Objective(*FindPoint(points, v.layout, c), objective));
+      values.back().push_back(
+          objective.Of(evidence::ObjectiveMedians(*FindPoint(points, v.layout, c))));
   }
-  const std::vector<double> scores =
-      decide::RelativeScores(values, decide::ObjectiveLowerIsBetter(objective));
+  const std::vector<double> scores = decide::RelativeScores(values, objective.lower_is_better());
   size_t i = 0;
   for (LayoutVerdict& v : verdicts)
     if (v.qualifies) v.score = scores[i++];
@@ -165,15 +159,14 @@ void Score(const spec::Spec& spec, const std::vector<PointSummary>& points,
 
 // "+12.34% vs PP1 at C=8 and +11.00% at C=16".
 std::string BaselineDeltas(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                           const spec::LayoutSpec& layout, const std::string& objective) {
-  // The baseline deltas are of input TPS and TTFT p50 only.
-  const bool ttft = objective == "ttft_p50";
-  if (!spec.baseline.layout || (!ttft && objective != "input_tps")) return "";
+                           const spec::LayoutSpec& layout, const decide::Objective& objective) {
+  if (!spec.baseline.layout) return "";
   std::vector<std::string> parts;
   for (int c : spec.sweep.concurrency) {
     const PointSummary* p = FindPoint(points, layout, c);
     if (p == nullptr) continue;
-    const std::optional<double>& d = ttft ? p->ttft_p50_vs_baseline : p->input_tps_vs_baseline;
+    // The baseline deltas are of input TPS and TTFT p50 only.
+    const std::optional<double> d = objective.Of(evidence::ObjectiveVsBaseline(*p));
     if (!d) continue;
     parts.push_back(fmt::format(
         "{} {}at C={}", FormatSignedPercent(*d),
@@ -186,12 +179,12 @@ std::string BaselineDeltas(const spec::Spec& spec, const std::vector<PointSummar
 }
 
 std::string PrimaryReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                          const std::vector<LayoutVerdict>& ranked, const std::string& objective) {
+                          const std::vector<LayoutVerdict>& ranked,
+                          const decide::Objective& objective) {
   const LayoutVerdict& best = ranked[0];
   std::string reason = ranked.size() == 1 ? "the only layout that qualifies; " : "";
-  reason += decide::ObjectiveLowerIsBetter(objective)
-                ? "best (lowest) " + decide::ObjectiveLabel(objective)
-                : "best " + decide::ObjectiveLabel(objective);
+  reason += objective.lower_is_better() ? "best (lowest) " + objective.label()
+                                        : "best " + objective.label();
   const std::string deltas = BaselineDeltas(spec, points, best.layout, objective);
   if (!deltas.empty()) reason += " (" + deltas + ")";
   if (!best.headroom_mib) return reason;
@@ -215,14 +208,14 @@ std::string PrimaryReason(const spec::Spec& spec, const std::vector<PointSummary
 }
 
 std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummary>& points,
-                           const std::vector<LayoutVerdict>& ranked, const std::string& objective) {
+                           const std::vector<LayoutVerdict>& ranked,
+                           const decide::Objective& objective) {
   const LayoutVerdict& primary = ranked[0];
   const LayoutVerdict& fb = ranked[1];
   std::string reason =
       fmt::format("runner-up: {} {} than {} (geometric mean over the concurrency levels)",
                   FormatPercent(std::abs(1 - fb.score / primary.score)),
-                  (decide::ObjectiveLowerIsBetter(objective) ? "higher " : "less ") +
-                      decide::ObjectiveLabel(objective),
+                  (objective.lower_is_better() ? "higher " : "less ") + objective.label(),
                   primary.layout.Label());
   const std::string deltas = BaselineDeltas(spec, points, fb.layout, objective);
   if (!deltas.empty()) reason += ", " + deltas;

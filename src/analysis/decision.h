@@ -16,7 +16,7 @@
 //     each repeat's p99); a limit whose figure was not measured (TPOT of a
 //     point without decode) excludes it too, never passes it.
 // Qualifying layouts are scored by decide::RelativeScores of their objective
-// medians (decide::ObjectiveValue) over the swept concurrency levels
+// medians (decide::Objective::Of) over the swept concurrency levels
 // (ttft_p50: lower is better; the others higher), 1.0 meaning best everywhere. The highest score is
 // the primary, the next the fallback. Layouts imported as a baseline are not candidates: their
 // evidence is not in this run.

@@ -46,18 +46,21 @@ std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& pre
 
 std::optional<std::string> OverlapNote(const RunPrediction& prediction,
                                        const spec::LayoutSpec& primary,
-                                       const spec::LayoutSpec& runner_up, bool ttft) {
+                                       const spec::LayoutSpec& runner_up,
+                                       const decide::Objective& objective) {
   auto levels = [&](const spec::LayoutSpec& layout) {
     std::vector<uncertainty::LevelInterval> out;
     for (const PredictedPoint& p : prediction.points) {
-      const auto& i = ttft ? p.ttft_p50_interval : p.input_tps_interval;
+      const std::optional<uncertainty::Interval> i =
+          objective.Of(decide::ObjectiveFields<std::optional<uncertainty::Interval>>{
+              p.input_tps_interval, p.ttft_p50_interval, std::nullopt, std::nullopt, std::nullopt});
       if (p.layout == layout && i) out.push_back({p.concurrency, *i});
     }
     return out;
   };
   const auto a = levels(primary), b = levels(runner_up);
   if (a.empty() || b.empty()) return std::nullopt;
-  return uncertainty::OverlapNote(primary, a, runner_up, b, uncertainty::ObjectiveName(ttft));
+  return uncertainty::OverlapNote(primary, a, runner_up, b, objective.label());
 }
 
 RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,

@@ -44,12 +44,14 @@ struct RunPrediction {
 // The points of a search prediction with their intervals, in its order.
 std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& prediction);
 
-// Whether the predicted intervals of the decision's objective (TTFT p50 when
-// `ttft`, else input TPS) of the primary and the runner-up overlap
-// (uncertainty::OverlapNote); nullopt when either has no intervals.
+// Whether the predicted intervals of the decision's objective (one the
+// draws carry: decide::Objective::adaptive) of the primary and the
+// runner-up overlap (uncertainty::OverlapNote); nullopt when either has no
+// intervals.
 std::optional<std::string> OverlapNote(const RunPrediction& prediction,
                                        const spec::LayoutSpec& primary,
-                                       const spec::LayoutSpec& runner_up, bool ttft);
+                                       const spec::LayoutSpec& runner_up,
+                                       const decide::Objective& objective);
 
 // Predicts every point of a run's sweep from its inputs (its spec copy, the
 // model config and hardware profile it names; null when they did not load)

@@ -24,16 +24,17 @@ TEST(PredictionOverlap, ComparesTheObjectivesIntervalsAtEachLevel) {
               Point(4, 8, 7400, {7000, 9100}, 17, {16, 18}),
               Point(4, 16, 7400, {7000, 8000}, 33, {31, 35})};
   const spec::LayoutSpec pp8 = r.points[0].layout, pp4 = r.points[2].layout;
-  EXPECT_EQ(OverlapNote(r, pp8, pp4, false),
+  EXPECT_EQ(OverlapNote(r, pp8, pp4, decide::Objective()),
             "the intervals of PP8/TP4/EP4 and PP4/TP8/EP4 overlap (input TPS at C=8): the ranking "
             "is not certain at this calibration");
   // By TTFT p50 they are apart at both levels.
-  EXPECT_NE(OverlapNote(r, pp8, pp4, true)->find("do not overlap (TTFT p50 at every"),
+  EXPECT_NE(OverlapNote(r, pp8, pp4, decide::Objective(decide::Objective::Kind::kTtftP50))
+                ->find("do not overlap (TTFT p50 at every"),
             std::string::npos);
   // A layout without intervals: nothing to say.
   r.points[2].input_tps_interval.reset();
   r.points[3].input_tps_interval.reset();
-  EXPECT_FALSE(OverlapNote(r, pp8, pp4, false));
+  EXPECT_FALSE(OverlapNote(r, pp8, pp4, decide::Objective()));
 }
 
 TEST(PredictedPoints, CarryEachPointsFiguresAndItsOwnInterval) {

@@ -11,6 +11,7 @@
 #include "backtest/memory_case.h"
 #include "spec/sections.h"
 #include "spec/toml_access.h"
+#include "util/did_you_mean.h"
 #include "util/excerpt.h"
 #include "util/files.h"
 
@@ -151,10 +152,8 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
     if (name->empty() || c.Find(*name) != nullptr) continue;
     std::vector<std::string> names;
     for (const auto& config : c.configurations) names.push_back(config.name);
-    const std::string near = spec::ClosestKey(*name, names);
     return spec::KeyError(ref.KeyLoc(key),
-                          "no configuration named '" + *name + "'" +
-                              (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+                          "no configuration named '" + *name + "'" + DidYouMean(*name, names));
   }
   if (r.kind == FigureKind::kBeats || r.kind == FigureKind::kRefused) {
     if (ref.Find("value") != nullptr)
@@ -366,11 +365,10 @@ Status ReadConfigurations(const TableReader& top, const std::string& base_dir, C
     std::vector<std::string> names;
     for (const auto& x : c.configurations)
       if (x.calibrate) names.push_back(x.name);
-    const std::string near = spec::ClosestKey(config.calibration_from, names);
     return spec::KeyError(config.calibration_from_loc,
                           from == nullptr
                               ? "no configuration named '" + config.calibration_from + "'" +
-                                    (near.empty() ? "" : " (did you mean '" + near + "'?)")
+                                    DidYouMean(config.calibration_from, names)
                               : "'" + config.calibration_from +
                                     "' is not a calibration configuration (calibrate = true)");
   }

@@ -227,11 +227,10 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
     return ErrorLines(errors);
   }
   const std::string engine_kind = ChooseEngine(opts, in->spec);
-  if (opts.adaptive && in->spec.decision.objective != "input_tps" &&
-      in->spec.decision.objective != "ttft_p50")
+  if (opts.adaptive && !in->spec.decision.objective.adaptive())
     return MakeError(in->spec.Origin("decision.objective").Where() +
-                     ": an adaptive run chooses by the input_tps or ttft_p50 objective, not " +
-                     in->spec.decision.objective +
+                     ": an adaptive run chooses by the " + decide::Objective::AdaptiveChoices() +
+                     " objective, not " + in->spec.decision.objective.name() +
                      " (run without --adaptive to measure every sample)");
   // A sample budget under one step's repeats would stop before the first step.
   if (opts.adaptive && in->spec.adaptive.budget_samples > 0 &&

@@ -211,7 +211,7 @@ nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
 nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
                                const cost::Calibration& calibration,
                                const uncertainty::EnsembleOptions& eo,
-                               const std::string& objective) {
+                               const decide::Objective& objective) {
   nlohmann::json j = {{"samples", eo.members},
                       {"seed", eo.seed},
                       {"low_percentile", uncertainty::kIntervalLowPercentile},
@@ -230,7 +230,7 @@ nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
     j["sensitivity"].push_back(e);
   }
   if (s.ranking.size() >= 2) {
-    nlohmann::json d = {{"objective", objective},
+    nlohmann::json d = {{"objective", objective.name()},
                         {"primary", LayoutJson(s.ranking[0].layout)},
                         {"runner_up", LayoutJson(s.ranking[1].layout)},
                         {"primary_score", s.ranking[0].score},
@@ -340,7 +340,7 @@ void PrintCapCheck(const std::vector<predict::SearchPoint>& points) {
 }
 
 void PrintUncertainty(const uncertainty::UncertaintySummary& s,
-                      const cost::Calibration& calibration, const std::string& objective) {
+                      const cost::Calibration& calibration, const decide::Objective& objective) {
   std::cout << "\n# sensitivity: how much of a layout's input TPS interval is the model's form "
                "(its structural error, fitted to the backtest's misses) and how much the "
                "parameters (log-space variance shares); each parameter's share of the variance "

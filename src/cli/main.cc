@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "ppsearch_version.h"
-#include "util/edit_distance.h"
+#include "util/did_you_mean.h"
 
 namespace {
 
@@ -44,21 +44,16 @@ constexpr CommandEntry kCommands[] = {
 // argument that names no subcommand; "" when it names one (or is an option).
 std::string UnknownCommandMessage(const std::string& word) {
   if (word.empty() || word[0] == '-') return "";
-  std::string best, names;
-  size_t best_distance = 3;  // suggest only within 2 edits
+  std::string names;
+  std::vector<std::string> listed;
   for (const auto& command : kCommands) {
     if (word == command.name) return "";
     if (!command.listed) continue;
     names += (names.empty() ? "" : ", ") + std::string(command.name);
-    const size_t d = ppsearch::EditDistance(word, command.name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = command.name;
-    }
+    listed.emplace_back(command.name);
   }
-  return "error: unknown command '" + word + "'" +
-         (best.empty() ? "" : " (did you mean '" + best + "'?)") + "; commands: " + names +
-         " (ppsearch --help)";
+  return "error: unknown command '" + word + "'" + ppsearch::DidYouMean(word, listed) +
+         "; commands: " + names + " (ppsearch --help)";
 }
 
 // The one place a command's outcome becomes the exit code: an error is

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "util/edit_distance.h"
+#include "util/did_you_mean.h"
 #include "util/excerpt.h"
 #include "util/files.h"
 #include "util/json_file.h"
@@ -30,15 +30,10 @@ std::string KnownNames() {
   return s;
 }
 
-std::string ClosestName(const std::string& key) {
-  std::string best;
-  size_t best_distance = 4;
-  for (const auto& p : AllParams())
-    if (const size_t d = EditDistance(key, std::string(p.name)); d < best_distance) {
-      best_distance = d;
-      best = p.name;
-    }
-  return best;
+std::vector<std::string> ParamNames() {
+  std::vector<std::string> names;
+  for (const auto& p : AllParams()) names.emplace_back(p.name);
+  return names;
 }
 
 Error UnknownKey(const std::string& path, const std::string& key) {
@@ -47,10 +42,8 @@ Error UnknownKey(const std::string& path, const std::string& key) {
                      ": key 'parameters.compute_scale' is from an older calibration "
                      "format (one factor for every kernel); run 'ppsearch calibrate' "
                      "again to fit the per-operator efficiencies");
-  const std::string best = ClosestName(key);
   return MakeError(path + ": unknown key 'parameters." + Excerpt(key) + "'" +
-                   (best.empty() ? "" : " (did you mean '" + best + "'?)") +
-                   "; known: " + KnownNames());
+                   DidYouMean(key, ParamNames()) + "; known: " + KnownNames());
 }
 
 Result<ParamStatus> ParseStatus(const std::string& path, const std::string& key,

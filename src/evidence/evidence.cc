@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "spec/layout_text.h"
-#include "util/edit_distance.h"
+#include "util/did_you_mean.h"
 #include "util/files.h"
 #include "util/json_text.h"
 
@@ -249,20 +249,6 @@ Status AppendManifest(const RunPaths& paths, const SampleId& sample, SampleState
 }
 
 namespace {
-
-// "(did you mean 'x'?)" for the closest of `names` within 2 edits, else "".
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_distance = 3;
-  for (const std::string& n : names) {
-    const size_t d = EditDistance(word, n);
-    if (d < best_distance) {
-      best_distance = d;
-      best = n;
-    }
-  }
-  return best.empty() ? "" : " (did you mean '" + best + "'?)";
-}
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;

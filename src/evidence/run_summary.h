@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "decide/objective.h"
 #include "decide/sla.h"
 #include "evidence/evidence.h"
 #include "evidence/validation.h"
@@ -62,6 +63,22 @@ struct PointSummary {
   bool imported = false;     // read from an imported CSV or run, not measured here
 };
 
+// The figures a decide::Objective ranks a point by: medians over repeats.
+inline decide::ObjectiveFigures ObjectiveMedians(const PointSummary& p) {
+  return {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median, p.output_tps_per_gpu_median,
+          p.goodput_rps_median};
+}
+// Their spreads over repeats, where the point records one (input TPS and
+// TTFT p50, the objectives an adaptive run chooses by); 0 for the others.
+inline decide::ObjectiveFigures ObjectiveSpreads(const PointSummary& p) {
+  return {p.input_tps_spread, p.ttft_p50_s_spread, 0, 0, 0};
+}
+// Against the baseline, where the point records it (input TPS and TTFT p50).
+inline decide::ObjectiveFields<std::optional<double>> ObjectiveVsBaseline(const PointSummary& p) {
+  return {p.input_tps_vs_baseline, p.ttft_p50_vs_baseline, std::nullopt, std::nullopt,
+          std::nullopt};
+}
+
 struct StagePeak {
   int pp_rank = 0;
   double peak_mib = 0;  // highest used over the stage's GPUs and the samples
@@ -99,7 +116,7 @@ struct LayoutVerdict {
 // The decision under a spec's [decision] policy (analysis/decision.h says
 // how it is made).
 struct Decision {
-  std::string objective;                // decide::ObjectiveNames()
+  decide::Objective objective;          // the spec's [decision] objective
   decide::SlaLimits sla;                // the limits every layout was held to
   std::vector<LayoutVerdict> verdicts;  // in sweep order
   std::optional<spec::LayoutSpec> primary;

@@ -84,7 +84,7 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
             {"routing", spec.workload.routing}}},
           {"baseline", baseline},
           {"decision",
-           {{"objective", spec.decision.objective},
+           {{"objective", spec.decision.objective.name()},
             {"min_headroom_mib", spec.decision.min_headroom_mib},
             {"max_repeat_spread", spec.decision.max_repeat_spread},
             {"failure_policy", spec.decision.failure_policy},

@@ -97,7 +97,7 @@ nlohmann::json DecisionJson(const Decision& d) {
   nlohmann::json sla = nlohmann::json::object();
   for (decide::SlaMetric m : decide::kSlaMetrics)
     if (d.sla[m]) sla[decide::Info(m).key] = *d.sla[m] * decide::Info(m).per_second;
-  return {{"objective", d.objective},
+  return {{"objective", d.objective.name()},
           {"sla", sla},
           {"primary", OptLayout(d.primary)},
           {"primary_reason", d.primary_reason},

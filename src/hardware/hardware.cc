@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "util/edit_distance.h"
+#include "util/did_you_mean.h"
 #include "util/files.h"
 #include "util/source_loc.h"
 
@@ -49,21 +49,6 @@ std::string HardwareDir() { return DataDir() + "/hardware"; }
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-// The candidate within two edits of `word`, for "did you mean" hints; "" if none.
-std::string Closest(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = 3;
-  for (const auto& candidate : candidates) {
-    size_t distance = EditDistance(word, candidate);
-    // Within half the candidate's length, so "b200" is not taken for "h20".
-    if (distance < best_distance && 2 * distance < candidate.size()) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -108,8 +93,7 @@ class TableReader {
     }
     if (unknown == nullptr) return Status::Ok();
     std::string message = "unknown key '" + Dotted(unknown->str()) + "'";
-    std::string suggestion = Closest(unknown->str(), known);
-    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    message += DidYouMean(unknown->str(), known);
     return MakeError(Locate(unknown->source(), "").Position() + ": " + message);
   }
 
@@ -349,8 +333,7 @@ std::vector<std::string> ProfilesIn(const std::string& dir) {
 Error UnknownProfile(const std::string& name) {
   std::vector<std::string> available = ProfilesIn(HardwareDir());
   std::string message = "unknown hardware profile '" + name + "'";
-  std::string suggestion = Closest(name, available);
-  if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+  message += DidYouMean(name, available);
   message += available.empty() ? "; no profiles in " + HardwareDir()
                                : "; available in " + HardwareDir() + ": " + Join(available);
   return MakeError(message + "; or give a path to a .toml file");

@@ -110,7 +110,7 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
   }
   uncertainty::SummaryInputs si;
   si.levels = in.spec.sweep.concurrency;
-  si.ttft = in.spec.decision.objective == "ttft_p50";
+  si.objective = in.spec.decision.objective.Drawn();
   si.candidates = HeadroomCandidates(in, out.points);
   si.measured = options.measured;
   out.summary = uncertainty::Summarize(out.intervals, ensemble, si);

@@ -181,7 +181,7 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
       "Policy: objective `{}`, min_headroom_mib {}, max_repeat_spread {:.2f}%, failure_policy "
       "`{}`. Qualifying layouts are ranked by the geometric mean over concurrency levels of their "
       "objective median relative to the best qualifying layout at that level.",
-      policy.objective, FormatThousands(static_cast<int64_t>(policy.min_headroom_mib)),
+      policy.objective.name(), FormatThousands(static_cast<int64_t>(policy.min_headroom_mib)),
       policy.max_repeat_spread * 100, policy.failure_policy)));
   if (d.sla.any())
     s.blocks.push_back(Block::Paragraph(fmt::format(
@@ -197,11 +197,9 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
     s.blocks.push_back(Block::Bullets(std::move(items)));
     // A simulated run's samples are predictions: say whether the
     // calibration's uncertainty could swap the two.
-    const bool predicted_objective =
-        policy.objective == "input_tps" || policy.objective == "ttft_p50";
-    if (a.evidence.simulated && d.fallback && predicted_objective)
-      if (std::optional<std::string> note = analysis::OverlapNote(
-              prediction, *d.primary, *d.fallback, policy.objective == "ttft_p50"))
+    if (a.evidence.simulated && d.fallback && policy.objective.adaptive())
+      if (std::optional<std::string> note =
+              analysis::OverlapNote(prediction, *d.primary, *d.fallback, policy.objective))
         s.blocks.push_back(Block::Paragraph(
             fmt::format("Uncertainty of the prediction behind these samples: {}.", *note)));
   } else {

@@ -29,23 +29,23 @@ text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
 }
 
 std::vector<std::string> DecisionUncertaintyLines(const uncertainty::UncertaintySummary& s,
-                                                  const std::string& objective) {
+                                                  const decide::Objective& objective) {
   if (s.ranking.size() < 2) return {};
   const uncertainty::LayoutScore& a = s.ranking[0];
   const uncertainty::LayoutScore& b = s.ranking[1];
-  // The draws carry input TPS and TTFT p50 (predict/search.cc ranks by
-  // TTFT p50 for that objective, else by input TPS): another objective is
-  // not what they ranked, and the line says so.
-  const bool drawn = objective == "input_tps" || objective == "ttft_p50";
+  // The draws rank by the objective where they carry it, else by input TPS
+  // (decide::Objective::Drawn): another objective is not what they ranked,
+  // and the line says so.
   const std::string by =
-      drawn ? fmt::format(
-                  "by objective `{}`: the geometric mean over the concurrency levels, as "
-                  "the decision ranks",
-                  objective)
-            : fmt::format(
-                  "by input TPS: the geometric mean over the concurrency levels; the "
-                  "draws do not carry objective `{}`",
-                  objective);
+      objective.adaptive()
+          ? fmt::format(
+                "by objective `{}`: the geometric mean over the concurrency levels, as "
+                "the decision ranks",
+                objective.name())
+          : fmt::format(
+                "by {}: the geometric mean over the concurrency levels; the "
+                "draws do not carry objective `{}`",
+                objective.Drawn().label(), objective.name());
   std::vector<std::string> out = {
       fmt::format("predicted best {}, runner-up {} ({} lower score {})", a.layout.Label(),
                   b.layout.Label(), FormatPercent(a.score > 0 ? 1 - b.score / a.score : 0), by)};
@@ -68,7 +68,7 @@ std::string IntervalMeaning(int members, uint64_t seed) {
 }
 
 Section UncertaintySection(const uncertainty::UncertaintySummary& s,
-                           const cost::Calibration& calibration, const std::string& objective,
+                           const cost::Calibration& calibration, const decide::Objective& objective,
                            int members, uint64_t seed) {
   Section sec{"Uncertainty", {}};
   sec.blocks.push_back(Block::Paragraph(

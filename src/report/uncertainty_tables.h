@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
+#include "decide/objective.h"
 #include "report/document.h"
 #include "uncertainty/summary.h"
 
@@ -23,13 +24,13 @@ text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
 // them and the next measurement, one sentence each (empty with fewer than
 // two ranked layouts).
 std::vector<std::string> DecisionUncertaintyLines(const uncertainty::UncertaintySummary& s,
-                                                  const std::string& objective);
+                                                  const decide::Objective& objective);
 
 // "10th–90th percentile over 32 draws (seed 1) of the parameters ..."
 std::string IntervalMeaning(int members, uint64_t seed);
 
 Section UncertaintySection(const uncertainty::UncertaintySummary& s,
-                           const cost::Calibration& calibration, const std::string& objective,
+                           const cost::Calibration& calibration, const decide::Objective& objective,
                            int members, uint64_t seed);
 
 }  // namespace ppsearch::report

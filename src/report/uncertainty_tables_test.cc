@@ -23,10 +23,11 @@ uncertainty::UncertaintySummary TwoRanked() {
 // The draws rank by input TPS (or TTFT p50): under another objective the
 // line says what it ranked by, not the objective it did not.
 TEST(DecisionUncertaintyLines, NameWhatTheDrawsRankedBy) {
-  EXPECT_EQ(DecisionUncertaintyLines(TwoRanked(), "input_tps")[0],
+  EXPECT_EQ(DecisionUncertaintyLines(TwoRanked(), decide::Objective())[0],
             "predicted best PP8/TP4/EP4, runner-up PP4/TP8/EP4 (20.00% lower score by objective "
             "`input_tps`: the geometric mean over the concurrency levels, as the decision ranks)");
-  EXPECT_EQ(DecisionUncertaintyLines(TwoRanked(), "goodput")[0],
+  EXPECT_EQ(DecisionUncertaintyLines(TwoRanked(),
+                                     decide::Objective(decide::Objective::Kind::kGoodput))[0],
             "predicted best PP8/TP4/EP4, runner-up PP4/TP8/EP4 (20.00% lower score by input TPS: "
             "the geometric mean over the concurrency levels; the draws do not carry objective "
             "`goodput`)");

@@ -32,13 +32,9 @@ bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f) {
   return decide::CheckSla(limits, f.sla).meets();
 }
 
-double ObjectiveAt(const PointFigures& f, const std::string& objective) {
-  return decide::ObjectiveValue(
-      objective, {f.input_tps, f.ttft_p50_s, f.output_tps, f.output_tps_per_gpu, f.goodput_rps});
-}
-
-bool Beats(double a, double b, const std::string& objective) {
-  return decide::ObjectiveLowerIsBetter(objective) ? a < b : a > b;
+double ObjectiveAt(const PointFigures& f, const decide::Objective& objective) {
+  return objective.Of(decide::ObjectiveFigures{f.input_tps, f.ttft_p50_s, f.output_tps,
+                                               f.output_tps_per_gpu, f.goodput_rps});
 }
 
 Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
@@ -56,7 +52,7 @@ Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
 }
 
 std::string NoPredictionReason(const PointFigures& f, const decide::SlaLimits& limits,
-                               const std::string& objective, bool decode) {
+                               const decide::Objective& objective, bool decode) {
   if (f.requests_completed == 0)
     return fmt::format("no simulated request completed at {} (of {} sent)", f.load.Label(),
                        f.requests);
@@ -64,8 +60,8 @@ std::string NoPredictionReason(const PointFigures& f, const decide::SlaLimits& l
     if (limits[m] && !f.sla[m] && (decode || !decide::Info(m).decode))
       return fmt::format("no predicted {} at {} for {}", decide::Info(m).label, f.load.Label(),
                          decide::Info(m).key);
-  if (objective != "goodput" && !(ObjectiveAt(f, objective) > 0))
-    return fmt::format("no predicted {} at {}", decide::ObjectiveLabel(objective), f.load.Label());
+  if (!objective.may_be_zero() && !(ObjectiveAt(f, objective) > 0))
+    return fmt::format("no predicted {} at {}", objective.label(), f.load.Label());
   return "";
 }
 
@@ -86,12 +82,12 @@ std::vector<const PointFigures*> ByLoad(const Evaluated& e) {
 // lighter load: a saturated layout gives no more for the longer queue);
 // none when no point meets them.
 std::optional<PointFigures> BestMeeting(const Evaluated& e, const decide::SlaLimits& limits,
-                                        const std::string& objective) {
+                                        const decide::Objective& objective) {
   const PointFigures* best = nullptr;
   for (const PointFigures* f : ByLoad(e))
     if (MeetsSlaAt(limits, *f) &&
         (best == nullptr ||
-         Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective), objective)))
+         objective.Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective))))
       best = f;
   return best ? std::optional<PointFigures>(*best) : std::nullopt;
 }
@@ -164,9 +160,9 @@ void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
 }  // namespace
 
 int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& limits,
-                  const std::string& objective, bool screen,
+                  const decide::Objective& objective, bool screen,
                   const std::function<PointFigures(size_t, const LoadPoint&)>& predict) {
-  const bool refine = limits.any() && !decide::ObjectiveLowerIsBetter(objective);
+  const bool refine = limits.any() && !objective.lower_is_better();
   // The best objective at the best load of any candidate within the headroom so far.
   std::optional<double> best;
   struct Gap {
@@ -179,7 +175,7 @@ int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& l
     for (PointFigures& f : e.points) f.meets_sla = MeetsSlaAt(limits, f);
     e.at = BestMeeting(e, limits, objective);
     if (!e.meets_headroom) continue;  // it does not qualify: it sets no bar and is not refined
-    if (e.at && (!best || Beats(ObjectiveAt(*e.at, objective), *best, objective)))
+    if (e.at && (!best || objective.Beats(ObjectiveAt(*e.at, objective), *best)))
       best = ObjectiveAt(*e.at, objective);
     if (!refine) continue;
     if (const std::optional<Bracket> b = BracketOf(e, limits))
@@ -199,7 +195,7 @@ int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& l
     probes += static_cast<int>(found.probed.size());
     for (PointFigures& f : found.probed) e.probed.push_back(std::move(f));
     e.at = BestMeeting(e, limits, objective);
-    if (e.at && (!best || Beats(ObjectiveAt(*e.at, objective), *best, objective)))
+    if (e.at && (!best || objective.Beats(ObjectiveAt(*e.at, objective), *best)))
       best = ObjectiveAt(*e.at, objective);
   }
   for (Evaluated& e : candidates) {

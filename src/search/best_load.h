@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decide/objective.h"
 #include "decide/sla.h"
 #include "search/search.h"
 
@@ -34,16 +35,16 @@ bool LighterThan(const LoadPoint& a, const LoadPoint& b);
 // without a figure, one the workload cannot give, does not fail it).
 bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f);
 
-// The objective's value at a point, and whether a value beats another.
-double ObjectiveAt(const PointFigures& f, const std::string& objective);
-bool Beats(double a, double b, const std::string& objective);
+// The objective's value at a point: a predicted point's figures as the
+// objective reads them.
+double ObjectiveAt(const PointFigures& f, const decide::Objective& objective);
 
 // Why a point's prediction is no result: no request completed, or a figure
 // an SLA limit or the objective needs is missing (TPOT and ITL are needed
 // only when the workload's answers have a second token, `decode`; goodput
 // may be 0). Empty when it is a result.
 std::string NoPredictionReason(const PointFigures& f, const decide::SlaLimits& limits,
-                               const std::string& objective, bool decode);
+                               const decide::Objective& objective, bool decode);
 
 struct Bisection {
   LoadPoint meets;                   // the highest load found to meet the limits
@@ -65,7 +66,7 @@ Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
 // headroom rule is not refined and sets no bar. `predict(i, load)`
 // predicts candidate i at a load. Returns the number of probes.
 int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& limits,
-                  const std::string& objective, bool screen,
+                  const decide::Objective& objective, bool screen,
                   const std::function<PointFigures(size_t, const LoadPoint&)>& predict);
 
 }  // namespace ppsearch::search

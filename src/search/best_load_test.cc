@@ -50,10 +50,11 @@ TEST(BestLoad, BisectionLandsOnTheKnownBreakBetweenListedPoints) {
   std::vector<Evaluated> v = {Candidate(0.0625, 10, {1, 16, 32, 64})};
   int calls = 0;
   const int probes =
-      FindBestLoads(v, limits, "output_tps_per_gpu", true, [&](size_t, const LoadPoint& load) {
-        ++calls;
-        return Closed(load.concurrency, 0.0625, 10);
-      });
+      FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
+                    [&](size_t, const LoadPoint& load) {
+                      ++calls;
+                      return Closed(load.concurrency, 0.0625, 10);
+                    });
   ASSERT_TRUE(v[0].at);
   EXPECT_EQ(v[0].at->load.concurrency, 23);
   EXPECT_TRUE(v[0].at->probed);
@@ -82,7 +83,7 @@ TEST(BestLoad, ARequestRateIsBisectedToItsResolution) {
   Evaluated e;
   e.points = {open(0.25), open(0.5)};
   std::vector<Evaluated> v = {e};
-  FindBestLoads(v, limits, "output_tps", true,
+  FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTps), true,
                 [&](size_t, const LoadPoint& load) { return open(load.request_rate); });
   ASSERT_TRUE(v[0].at);
   EXPECT_LE(v[0].at->load.request_rate, 0.375);
@@ -98,9 +99,11 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
   const decide::SlaLimits limits = TtftLimit(1.4375);
   auto run = [&](bool screen) {
     std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
-    FindBestLoads(v, limits, "output_tps_per_gpu", screen, [&](size_t i, const LoadPoint& load) {
-      return i == 0 ? Closed(load.concurrency, 0.0625, 10) : Closed(load.concurrency, 0.05, 5);
-    });
+    FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), screen,
+                  [&](size_t i, const LoadPoint& load) {
+                    return i == 0 ? Closed(load.concurrency, 0.0625, 10)
+                                  : Closed(load.concurrency, 0.05, 5);
+                  });
     return v;
   };
   const std::vector<Evaluated> screened = run(true);
@@ -114,9 +117,11 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
   // is not refined, and the second is.
   std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
   v[0].meets_headroom = false;
-  FindBestLoads(v, limits, "output_tps_per_gpu", true, [&](size_t i, const LoadPoint& load) {
-    return i == 0 ? Closed(load.concurrency, 0.0625, 10) : Closed(load.concurrency, 0.05, 5);
-  });
+  FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
+                [&](size_t i, const LoadPoint& load) {
+                  return i == 0 ? Closed(load.concurrency, 0.0625, 10)
+                                : Closed(load.concurrency, 0.05, 5);
+                });
   EXPECT_TRUE(v[0].probed.empty());
   EXPECT_EQ(v[1].at->load.concurrency, 28);
 }
@@ -124,16 +129,16 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
 TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
   std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8, 64})};
   v[0].points[1].output_tps_per_gpu = 1000;  // the peak at C = 8
-  const int probes =
-      FindBestLoads(v, decide::SlaLimits{}, "output_tps_per_gpu", true,
-                    [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  const int probes = FindBestLoads(
+      v, decide::SlaLimits{}, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
+      [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   EXPECT_EQ(probes, 0);
   EXPECT_EQ(v[0].at->load.concurrency, 8);
   EXPECT_FALSE(v[0].binds_next);
   // A lower-is-better objective: the lightest load, never bisected.
   std::vector<Evaluated> t = {Candidate(0.04, 10, {1, 16, 32})};
   for (PointFigures& f : t[0].points) f.ttft_p50_s = *f.sla[decide::SlaMetric::kTtft];
-  FindBestLoads(t, TtftLimit(1.0), "ttft_p50", true,
+  FindBestLoads(t, TtftLimit(1.0), decide::Objective(decide::Objective::Kind::kTtftP50), true,
                 [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   EXPECT_EQ(t[0].at->load.concurrency, 1);
   // The limit the load above misses binds next.
@@ -142,8 +147,8 @@ TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
 
 TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
   std::vector<Evaluated> v = {Candidate(0.04, 10, {32, 64})};
-  FindBestLoads(v, TtftLimit(1.0), "output_tps_per_gpu", true,
-                [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  FindBestLoads(v, TtftLimit(1.0), decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu),
+                true, [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   EXPECT_FALSE(v[0].at);
   EXPECT_FALSE(v[0].meets_sla);
   EXPECT_EQ(v[0].sla_miss, "C=32: TTFT p99 1.280 s > ttft_p99_s 1 s (+28.00%)");
@@ -155,7 +160,7 @@ TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
   decide::SlaLimits limits = TtftLimit(10.0);
   limits[decide::SlaMetric::kTpot] = 0.020;                  // TPOT at 10 ms: half of it
   std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8})};  // TTFT 0.32 s at C = 8
-  FindBestLoads(v, limits, "output_tps_per_gpu", true,
+  FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
                 [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   ASSERT_TRUE(v[0].binds_next);
   EXPECT_EQ(v[0].binds_next->metric, decide::SlaMetric::kTpot);

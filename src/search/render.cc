@@ -105,9 +105,9 @@ json SlaJson(const decide::SlaValues& v) {
 
 // How the best load points were found.
 std::string BestLoadLine(const SearchResult& r) {
-  if (decide::ObjectiveLowerIsBetter(r.objective))
+  if (r.objective.lower_is_better())
     return fmt::format("each candidate at the load point meeting the SLA where its {} is best",
-                       decide::ObjectiveLabel(r.objective));
+                       r.objective.label());
   return fmt::format(
       "each candidate at the highest load meeting the SLA, bisected between the listed load "
       "points where it could rank higher ({} more predictions)",
@@ -210,7 +210,7 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::vector<std::string> lines = {
       fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
                   "at least {} MiB",
-                  r.candidates, r.load_points.size(), load_text, r.objective,
+                  r.candidates, r.load_points.size(), load_text, r.objective.name(),
                   FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
       fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
       fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
@@ -218,8 +218,8 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
                   r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
                   r.with_intervals)};
   if (!r.sla.any()) {
-    lines.push_back(fmt::format("each candidate at the load point where its {} is best",
-                                decide::ObjectiveLabel(r.objective)));
+    lines.push_back(
+        fmt::format("each candidate at the load point where its {} is best", r.objective.label()));
   } else {
     std::string missed;
     int total = 0;
@@ -422,7 +422,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
     pareto.push_back(member);
   }
   return {{"schema", "ppsearch.search/1"},
-          {"objective", r.objective},
+          {"objective", r.objective.name()},
           {"min_headroom_mib", r.min_headroom_mib},
           {"sla", SlaJson(r.sla)},
           {"sla_failed", r.sla_failed_by_key},
@@ -442,11 +442,10 @@ nlohmann::json SearchToJson(const SearchResult& r) {
 }
 
 std::string RenderCapacityText(const SearchResult& r, const CapacityPlan& plan, int top) {
-  std::string out =
-      fmt::format("\nCapacity for {} requests/s{}: the fewest GPUs first, then {}\n",
-                  FormatNumber(plan.target_rps, plan.target_rps < 10 ? 2 : 1),
-                  r.sla.any() ? " under the SLA (" + decide::LimitsText(r.sla) + ")" : "",
-                  decide::ObjectiveLabel(r.objective));
+  std::string out = fmt::format(
+      "\nCapacity for {} requests/s{}: the fewest GPUs first, then {}\n",
+      FormatNumber(plan.target_rps, plan.target_rps < 10 ? 2 : 1),
+      r.sla.any() ? " under the SLA (" + decide::LimitsText(r.sla) + ")" : "", r.objective.label());
   if (plan.rows.empty()) return out + "  no qualifying candidate serves a request per second\n";
   text::Table t{{"GPUs", "instances", "of", "rank", "requests/s each", "each at", "fits"},
                 {},

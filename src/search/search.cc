@@ -137,34 +137,27 @@ std::vector<std::string> UncheckedLimits(const decide::SlaLimits& limits, bool d
   return out;
 }
 
-// Whether intervals are drawn for the objective's figure: throughput (in
-// or out, whole or per GPU) and TTFT p50. Goodput counts requests against
-// the limits in one simulated sample; it has no ensemble band.
-bool ObjectiveHasInterval(const std::string& objective) {
-  return objective == "input_tps" || objective == "ttft_p50" || objective == "output_tps" ||
-         objective == "output_tps_per_gpu";
-}
-
 // The interval of a point's objective figure, in the objective's unit.
 std::optional<uncertainty::Interval> ObjectiveInterval(const PointFigures& p,
-                                                       const std::string& objective, int gpus) {
-  if (objective == "ttft_p50") return p.ttft_p50_interval;
-  if (objective == "input_tps") return p.input_tps_interval;
-  if (objective == "output_tps") return p.output_tps_interval;
-  if (objective == "output_tps_per_gpu" && p.output_tps_interval && gpus > 0)
-    return uncertainty::Interval{p.output_tps_interval->low / gpus,
-                                 p.output_tps_interval->high / gpus};
-  return std::nullopt;
+                                                       const decide::Objective& objective,
+                                                       int gpus) {
+  std::optional<uncertainty::Interval> per_gpu;
+  if (p.output_tps_interval && gpus > 0)
+    per_gpu = uncertainty::Interval{p.output_tps_interval->low / gpus,
+                                    p.output_tps_interval->high / gpus};
+  return objective.Of(decide::ObjectiveFields<std::optional<uncertainty::Interval>>{
+      p.input_tps_interval, p.ttft_p50_interval, p.output_tps_interval, per_gpu, std::nullopt});
 }
 
 // The candidate's score over its best load point's interval, against the
 // central best value.
-uncertainty::Interval ScoreInterval(const Evaluated& e, double best, const std::string& objective) {
+uncertainty::Interval ScoreInterval(const Evaluated& e, double best,
+                                    const decide::Objective& objective) {
   const std::optional<uncertainty::Interval> iv =
       e.at ? ObjectiveInterval(*e.at, objective, e.gpus) : std::nullopt;
   if (!iv || !(iv->low > 0) || !(best > 0)) return {e.score, e.score};
   // Lower TTFT is better: the score's low end comes from the high TTFT.
-  if (decide::ObjectiveLowerIsBetter(objective)) return {best / iv->high, best / iv->low};
+  if (objective.lower_is_better()) return {best / iv->high, best / iv->low};
   return {iv->low / best, iv->high / best};
 }
 
@@ -297,7 +290,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.sla = in.spec.decision.sla;
   out.decode = in.spec.workload.output_tokens > 1;
   out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
-  const bool has_intervals = ObjectiveHasInterval(out.objective);
+  const bool has_intervals = out.objective.has_interval();
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
   out.candidates = static_cast<int>(candidates.size());
 
@@ -412,7 +405,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   std::vector<std::vector<double>> values;
   for (size_t i : qualifying) values.push_back({ObjectiveAt(*out.evaluated[i].at, out.objective)});
   const std::vector<double> scores =
-      decide::RelativeScores(values, decide::ObjectiveLowerIsBetter(out.objective));
+      decide::RelativeScores(values, out.objective.lower_is_better());
   for (size_t k = 0; k < qualifying.size(); ++k) out.evaluated[qualifying[k]].score = scores[k];
   std::vector<size_t> ranked = qualifying;
   std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {

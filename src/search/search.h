@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
+#include "decide/objective.h"
 #include "decide/sla.h"
 #include "plan/plan.h"
 #include "plan/search_inputs.h"
@@ -157,7 +158,7 @@ struct SearchResult {
   // the front is output throughput per GPU against throughput per user.
   bool decode = false;
   std::vector<ParetoPoint> pareto;  // by throughput per GPU, highest first
-  std::string objective;            // the decision's
+  decide::Objective objective;      // the decision's
   double min_headroom_mib = 0;
   decide::SlaLimits sla;  // the decision's limits
   // Candidates that keep the headroom but meet the SLA at no load point, by

@@ -294,7 +294,7 @@ TEST(Search, RefusalsAreCountedByTheirReason) {
 plan::SearchInputs DecodeExample() {
   plan::SearchInputs in = testkit::Example();
   in.spec.workload.output_tokens = 64;
-  in.spec.decision.objective = "output_tps_per_gpu";
+  in.spec.decision.objective = decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu);
   return in;
 }
 
@@ -700,14 +700,16 @@ TEST(Search, APointWithoutAFigureTheLimitsOrObjectiveNeedIsNoResult) {
   f.sla[decide::SlaMetric::kTtft] = 1;
   decide::SlaLimits limits;
   limits[decide::SlaMetric::kTpot] = 0.05;
-  EXPECT_EQ(NoPredictionReason(f, limits, "input_tps", /*decode=*/false), "");
-  EXPECT_EQ(NoPredictionReason(f, limits, "input_tps", /*decode=*/true),
+  EXPECT_EQ(NoPredictionReason(f, limits, decide::Objective(), /*decode=*/false), "");
+  EXPECT_EQ(NoPredictionReason(f, limits, decide::Objective(), /*decode=*/true),
             "no predicted TPOT p99 at C=8 for tpot_p99_ms");
-  EXPECT_EQ(NoPredictionReason(f, {}, "output_tps_per_gpu", false),
+  EXPECT_EQ(NoPredictionReason(f, {}, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu),
+                               false),
             "no predicted output TPS per GPU at C=8");
-  EXPECT_EQ(NoPredictionReason(f, {}, "goodput", false), "");  // none may meet the limits
+  EXPECT_EQ(NoPredictionReason(f, {}, decide::Objective(decide::Objective::Kind::kGoodput), false),
+            "");  // none may meet the limits
   f.requests_completed = 0;
-  EXPECT_EQ(NoPredictionReason(f, {}, "input_tps", false),
+  EXPECT_EQ(NoPredictionReason(f, {}, decide::Objective(), false),
             "no simulated request completed at C=8 (of 16 sent)");
 }
 

@@ -141,7 +141,9 @@ Status ReadSla(const TableReader& section, const WorkloadSpec& workload, decide:
 Status ReadDecision(const TableReader& section, const WorkloadSpec& workload, DecisionSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kDecisionKeys));
   out->origin = section.origin();
-  PPS_RETURN_IF_ERROR(section.Enum("objective", &out->objective, decide::ObjectiveNames()));
+  std::string objective = out->objective.name();
+  PPS_RETURN_IF_ERROR(section.Enum("objective", &objective, decide::Objective::Names()));
+  out->objective = *decide::Objective::FromName(objective);
   PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Number("max_repeat_spread", &out->max_repeat_spread, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Enum("failure_policy", &out->failure_policy, {"exclude", "warn"}));

@@ -11,6 +11,7 @@
 
 #include "spec/layout_text.h"
 #include "spec/sections.h"
+#include "util/did_you_mean.h"
 #include "util/excerpt.h"
 
 namespace ppsearch::spec {
@@ -36,7 +37,7 @@ std::vector<std::string> SweepSampleIds(const SweepSpec& sweep) {
 
 // "did you mean" the closest sample id, else the first and last ids of the sweep.
 std::string SampleHint(const std::string& sample, const std::vector<std::string>& ids) {
-  const std::string closest = ClosestKey(sample, ids);
+  const std::string closest = ClosestName(sample, ids);
   if (!closest.empty()) return " (did you mean \"" + closest + "\"?)";
   if (ids.empty()) return " (the sweep holds no sample)";
   std::string list;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "decide/objective.h"
 #include "decide/sla.h"
 #include "util/source_loc.h"
 #include "workload/lengths_file.h"
@@ -194,8 +195,7 @@ struct BaselineSpec {
 };
 
 struct DecisionSpec {
-  // input_tps | ttft_p50 | output_tps | output_tps_per_gpu | goodput
-  std::string objective = "input_tps";
+  decide::Objective objective;  // input_tps unless [decision] objective names another
   double min_headroom_mib = 0;
   double max_repeat_spread = 0.05;         // (max - min) / median
   std::string failure_policy = "exclude";  // exclude | warn

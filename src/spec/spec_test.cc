@@ -123,7 +123,7 @@ TEST(SpecExample, ParsesTheKimiK3Search) {
   EXPECT_EQ(spec.baseline.import_csv, root + "/data/baseline/pp1-tp32-ep4.csv");
   EXPECT_TRUE(std::filesystem::exists(spec.baseline.import_csv));
 
-  EXPECT_EQ(spec.decision.objective, "input_tps");
+  EXPECT_EQ(spec.decision.objective.name(), "input_tps");
   EXPECT_EQ(spec.decision.min_headroom_mib, 2048);
   EXPECT_DOUBLE_EQ(spec.decision.max_repeat_spread, 0.05);
   EXPECT_EQ(spec.decision.failure_policy, "exclude");
@@ -330,7 +330,7 @@ TEST(SpecOverrides, ApplyBeforeConversion) {
   EXPECT_EQ(spec.engine.ArgInt("chunked-prefill-size"), 16384);
   EXPECT_EQ(spec.Origin("engine.args.chunked-prefill-size").Position(),
             "--set engine.args.chunked-prefill-size=16384");
-  EXPECT_EQ(spec.decision.objective, "ttft_p50");
+  EXPECT_EQ(spec.decision.objective.name(), "ttft_p50");
   EXPECT_EQ(spec.engine.version, "0.5.18");
   EXPECT_EQ(spec.cluster.launcher, "ssh");
   EXPECT_FALSE(spec.workload.unique_prompts);
@@ -457,7 +457,7 @@ TEST(SpecDecision, SlaLimitsAreHeldInSeconds) {
                                 "/s/spec.toml");
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   const decide::SlaLimits& sla = spec->decision.sla;
-  EXPECT_EQ(spec->decision.objective, "goodput");
+  EXPECT_EQ(spec->decision.objective.name(), "goodput");
   EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTtft], 2.5);
   EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTpot], 0.040);
   EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kItl], 0.060);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "util/edit_distance.h"
+#include "util/did_you_mean.h"
 #include "util/excerpt.h"
 
 namespace ppsearch::spec {
@@ -85,21 +85,6 @@ std::string FormatNumber(double value) {
   if (fixed_ec == std::errc() && static_cast<size_t>(fixed_end - buffer) <= shortest.size() + 1)
     return std::string(buffer, fixed_end);
   return shortest;
-}
-
-std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = 3;
-  for (const auto& candidate : candidates) {
-    size_t distance = EditDistance(key, candidate);
-    // A distance as large as the candidate itself means no shared letters
-    // ("x" vs "ep"): a suggestion would only confuse.
-    if (distance < best_distance && distance < candidate.size()) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
 }
 
 std::string JoinKey(std::string_view prefix, std::string_view key) {
@@ -199,8 +184,7 @@ Status TableReader::CheckKeys(const std::vector<std::string>& known) const {
   }
   if (first_unknown == nullptr) return Status::Ok();
   std::string message = "unknown key '" + Excerpt(JoinKey(key_path_, first_unknown->str())) + "'";
-  std::string suggestion = ClosestKey(first_unknown->str(), known);
-  if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+  message += DidYouMean(first_unknown->str(), known);
   return PositionError(source_.Locate(first_unknown->source(), ""), message);
 }
 

@@ -47,8 +47,6 @@ class SpecSource {
 std::string DescribeType(const toml::node& node);
 // Shortest text that reads back as the same double ("0.05", "2048").
 std::string FormatNumber(double value);
-// The candidate closest to `key` by edit distance if within 2, else "".
-std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates);
 std::string JoinKey(std::string_view prefix, std::string_view key);
 
 // "<pos>: key '<k>': <what>" for a value that is present but wrong.

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "decide/objective.h"
 #include "spec/spec.h"
 #include "uncertainty/ensemble.h"
 
@@ -38,6 +39,12 @@ struct MemberValues {
   double output_tps = 0;
   double e2e_p50_s = 0;
 };
+
+// The figures a decide::Objective reads from one draw: those the draws
+// carry (input TPS, TTFT p50, output TPS); 0 for the others.
+inline decide::ObjectiveFigures ObjectiveDraw(const MemberValues& v) {
+  return {v.input_tps, v.ttft_p50_s, v.output_tps, 0, 0};
+}
 
 // The parameter ensemble's bands alone, before the model-form term.
 struct ParameterIntervals {

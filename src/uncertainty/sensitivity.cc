@@ -34,7 +34,8 @@ double SafeLog(double v) { return std::log(std::max(v, 1e-300)); }
 template <typename F>
 std::vector<double> Scores(const std::vector<PointUncertainty>& points,
                            const std::vector<spec::LayoutSpec>& layouts,
-                           const std::vector<int>& levels, bool ttft, F value) {
+                           const std::vector<int>& levels, const decide::Objective& objective,
+                           F value) {
   std::vector<std::vector<double>> values;
   for (const spec::LayoutSpec& l : layouts) {
     values.emplace_back();
@@ -43,13 +44,13 @@ std::vector<double> Scores(const std::vector<PointUncertainty>& points,
       values.back().push_back(p ? value(*p) : 0.0);
     }
   }
-  return decide::RelativeScores(values, ttft);
+  return decide::RelativeScores(values, objective.lower_is_better());
 }
 
 }  // namespace
 
-double ObjectiveValue(const MemberValues& v, bool ttft) {
-  return ttft ? v.ttft_p50_s : v.input_tps;
+double ObjectiveValue(const MemberValues& v, const decide::Objective& objective) {
+  return objective.Of(ObjectiveDraw(v));
 }
 
 std::vector<LayoutSensitivity> ParameterSensitivity(const std::vector<PointUncertainty>& points,
@@ -96,15 +97,16 @@ std::vector<LayoutSensitivity> ParameterSensitivity(const std::vector<PointUncer
 
 std::vector<LayoutScore> RankLayouts(const std::vector<PointUncertainty>& points,
                                      const std::vector<spec::LayoutSpec>& candidates,
-                                     const std::vector<int>& levels, bool ttft) {
+                                     const std::vector<int>& levels,
+                                     const decide::Objective& objective) {
   std::vector<spec::LayoutSpec> complete;
   for (const spec::LayoutSpec& l : candidates)
     if (std::all_of(levels.begin(), levels.end(),
                     [&](int c) { return Find(points, l, c) != nullptr; }))
       complete.push_back(l);
   const std::vector<double> scores =
-      Scores(points, complete, levels, ttft,
-             [&](const PointUncertainty& p) { return ObjectiveValue(p.central, ttft); });
+      Scores(points, complete, levels, objective,
+             [&](const PointUncertainty& p) { return ObjectiveValue(p.central, objective); });
   std::vector<LayoutScore> out;
   for (size_t i = 0; i < complete.size(); ++i) out.push_back({complete[i], scores[i]});
   std::stable_sort(out.begin(), out.end(),
@@ -114,7 +116,8 @@ std::vector<LayoutScore> RankLayouts(const std::vector<PointUncertainty>& points
 
 std::optional<NextMeasurement> BestNextMeasurement(const std::vector<PointUncertainty>& points,
                                                    const std::vector<LayoutScore>& ranked,
-                                                   const std::vector<int>& levels, bool ttft,
+                                                   const std::vector<int>& levels,
+                                                   const decide::Objective& objective,
                                                    const std::vector<spec::LayoutSpec>& measured) {
   if (ranked.size() < 2 || points.empty()) return std::nullopt;
   const size_t members = points.front().members.size();
@@ -129,8 +132,8 @@ std::optional<NextMeasurement> BestNextMeasurement(const std::vector<PointUncert
   for (const LayoutScore& s : ranked) layouts.push_back(s.layout);
   std::vector<double> margin;
   for (size_t m = 0; m < members; ++m) {
-    const std::vector<double> s = Scores(points, layouts, levels, ttft, [&](const auto& p) {
-      return m < p.members.size() ? ObjectiveValue(p.members[m], ttft) : 0.0;
+    const std::vector<double> s = Scores(points, layouts, levels, objective, [&](const auto& p) {
+      return m < p.members.size() ? ObjectiveValue(p.members[m], objective) : 0.0;
     });
     margin.push_back(SafeLog(s[0]) - SafeLog(s[1]));
     if (s[1] > s[0]) ++n.flips;
@@ -139,7 +142,7 @@ std::optional<NextMeasurement> BestNextMeasurement(const std::vector<PointUncert
     if (std::find(measured.begin(), measured.end(), p.layout) != measured.end()) continue;
     std::vector<double> x;
     for (size_t m = 0; m < members && m < p.members.size(); ++m)
-      x.push_back(SafeLog(ObjectiveValue(p.members[m], ttft)));
+      x.push_back(SafeLog(ObjectiveValue(p.members[m], objective)));
     const double r = stats::Correlation(x, margin);
     if (r * r > n.explained) {
       n.explained = r * r;

@@ -43,8 +43,8 @@ struct LayoutSensitivity {
 std::vector<LayoutSensitivity> ParameterSensitivity(const std::vector<PointUncertainty>& points,
                                                     const Ensemble& ensemble, int top = 3);
 
-// The objective's value at a point: input TPS, or TTFT p50 when `ttft`.
-double ObjectiveValue(const MemberValues& v, bool ttft);
+// The objective's value at a point (one the draws carry: Objective::Drawn).
+double ObjectiveValue(const MemberValues& v, const decide::Objective& objective);
 
 struct LayoutScore {
   spec::LayoutSpec layout;
@@ -55,7 +55,8 @@ struct LayoutScore {
 // the decision's score of their central predictions, best first.
 std::vector<LayoutScore> RankLayouts(const std::vector<PointUncertainty>& points,
                                      const std::vector<spec::LayoutSpec>& candidates,
-                                     const std::vector<int>& levels, bool ttft);
+                                     const std::vector<int>& levels,
+                                     const decide::Objective& objective);
 
 struct NextMeasurement {
   spec::LayoutSpec primary, runner_up;
@@ -72,7 +73,8 @@ struct NextMeasurement {
 // nullopt with fewer than two ranked layouts or no members.
 std::optional<NextMeasurement> BestNextMeasurement(const std::vector<PointUncertainty>& points,
                                                    const std::vector<LayoutScore>& ranked,
-                                                   const std::vector<int>& levels, bool ttft,
+                                                   const std::vector<int>& levels,
+                                                   const decide::Objective& objective,
                                                    const std::vector<spec::LayoutSpec>& measured);
 
 // "measure PP8/TP4/EP4 at C=8 next: it explains 71% of the uncertainty in

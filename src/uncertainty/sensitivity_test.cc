@@ -75,7 +75,8 @@ TEST_F(SensitivityTest, PicksTheParameterThatMovesTheLayout) {
 }
 
 TEST_F(SensitivityTest, RanksLayoutsByTheDecisionsScore) {
-  const auto ranked = RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels, false);
+  const auto ranked =
+      RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels, decide::Objective());
   ASSERT_EQ(ranked.size(), 3u);
   EXPECT_EQ(ranked[0].layout, L(8, 4));
   EXPECT_EQ(ranked[1].layout, L(4, 8));
@@ -84,15 +85,20 @@ TEST_F(SensitivityTest, RanksLayoutsByTheDecisionsScore) {
   EXPECT_NEAR(ranked[1].score, 0.9, 1e-12);
   EXPECT_NEAR(ranked[2].score, 0.5, 1e-12);
   // By TTFT (here 1000 / TPS) the order is the same.
-  EXPECT_EQ(RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels, true)[0].layout, L(8, 4));
+  EXPECT_EQ(RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels,
+                        decide::Objective(decide::Objective::Kind::kTtftP50))[0]
+                .layout,
+            L(8, 4));
   // A layout without a point at every level is not ranked.
-  EXPECT_EQ(RankLayouts(points, {L(4, 8), L(1, 32)}, levels, false).size(), 1u);
+  EXPECT_EQ(RankLayouts(points, {L(4, 8), L(1, 32)}, levels, decide::Objective()).size(), 1u);
 }
 
 TEST_F(SensitivityTest, TheNextMeasurementIsThePointTheMarginMovesWith) {
-  const auto ranked = RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels, false);
+  const auto ranked =
+      RankLayouts(points, {L(2, 16), L(4, 8), L(8, 4)}, levels, decide::Objective());
   // margin = (log A8 + log A16) / 2 - log 900: A8's share is 0.25 / (0.25 + 0.0225).
-  const std::optional<NextMeasurement> n = BestNextMeasurement(points, ranked, levels, false, {});
+  const std::optional<NextMeasurement> n =
+      BestNextMeasurement(points, ranked, levels, decide::Objective(), {});
   ASSERT_TRUE(n);
   EXPECT_EQ(n->primary, L(8, 4));
   EXPECT_EQ(n->runner_up, L(4, 8));
@@ -108,13 +114,13 @@ TEST_F(SensitivityTest, TheNextMeasurementIsThePointTheMarginMovesWith) {
                                          FormatPercent(n->explained, 0) +
                                          " of the uncertainty in PP8/TP4/EP4-vs-PP4/TP8/EP4");
   // With A measured already, what is left explains little: B is fixed, C independent.
-  const auto rest = BestNextMeasurement(points, ranked, levels, false, {L(8, 4)});
+  const auto rest = BestNextMeasurement(points, ranked, levels, decide::Objective(), {L(8, 4)});
   ASSERT_TRUE(rest);
   if (rest->layout) {
     EXPECT_EQ(*rest->layout, L(2, 16));
   }
   EXPECT_LT(rest->explained, 0.3);
-  EXPECT_FALSE(BestNextMeasurement(points, {ranked[0]}, levels, false, {}));
+  EXPECT_FALSE(BestNextMeasurement(points, {ranked[0]}, levels, decide::Objective(), {}));
 }
 
 TEST_F(SensitivityTest, SummaryNotesWhetherTheBestTwoOverlap) {

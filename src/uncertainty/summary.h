@@ -17,7 +17,7 @@ namespace ppsearch::uncertainty {
 
 struct SummaryInputs {
   std::vector<int> levels;                   // the sweep's concurrency levels
-  bool ttft = false;                         // objective ttft_p50 (else input_tps)
+  decide::Objective objective;               // one the draws carry (Objective::Drawn)
   std::vector<spec::LayoutSpec> candidates;  // layouts the decision may pick
   std::vector<spec::LayoutSpec> measured;    // layouts the calibration was fitted to
 };
@@ -32,10 +32,8 @@ struct UncertaintySummary {
 
 // The objective's interval of `layout` at each level it has a point.
 std::vector<LevelInterval> ObjectiveIntervals(const std::vector<PointUncertainty>& points,
-                                              const spec::LayoutSpec& layout, bool ttft);
-
-// The objective's name in sentences: "input TPS" or "TTFT p50".
-std::string ObjectiveName(bool ttft);
+                                              const spec::LayoutSpec& layout,
+                                              const decide::Objective& objective);
 
 UncertaintySummary Summarize(const std::vector<PointUncertainty>& points, const Ensemble& ensemble,
                              const SummaryInputs& in);

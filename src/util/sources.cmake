@@ -2,7 +2,7 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/util/csv.cc
-  src/util/edit_distance.cc
+  src/util/did_you_mean.cc
   src/util/excerpt.cc
   src/util/files.cc
   src/util/format.cc
