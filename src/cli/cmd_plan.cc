@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "plan/disaggregation.h"
 #include "plan/plan.h"
 
 namespace ppsearch::cli {
@@ -20,6 +21,16 @@ struct PlanOptions {
 };
 
 Result<ExitCode> RunPlan(const PlanOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
+                       plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
+  if (disaggregated) {
+    if (opts.json || !opts.layouts.empty())
+      return MakeError(std::string(opts.json ? "--json" : "--layout") +
+                       " is not available for a disaggregated spec yet ([sweep.prefill] and "
+                       "[sweep.decode]); run `ppsearch plan SPEC`");
+    std::cout << plan::RenderDisaggregatedText(disaggregated->plan);
+    return disaggregated->plan.valid() ? kExitOk : kExitConfigError;
+  }
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {opts.layouts, {}}));
   const plan::Plan& result = in.plan;
   if (opts.json) {
