@@ -24,11 +24,15 @@ Result<ExitCode> RunPlan(const PlanOptions& opts) {
   PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
                        plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
   if (disaggregated) {
-    if (opts.json || !opts.layouts.empty())
-      return MakeError(std::string(opts.json ? "--json" : "--layout") +
-                       " is not available for a disaggregated spec yet ([sweep.prefill] and "
-                       "[sweep.decode]); run `ppsearch plan SPEC`");
-    std::cout << plan::RenderDisaggregatedText(disaggregated->plan);
+    if (!opts.layouts.empty())
+      return MakeError(
+          "--layout picks among [sweep]'s layouts; this spec's are its "
+          "[sweep.prefill] and [sweep.decode] pools");
+    if (opts.json) {
+      std::cout << plan::DisaggregatedToJson(disaggregated->plan).dump(2) << "\n";
+    } else {
+      std::cout << plan::RenderDisaggregatedText(disaggregated->plan);
+    }
     return disaggregated->plan.valid() ? kExitOk : kExitConfigError;
   }
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {opts.layouts, {}}));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "memory/sglang_reserve.h"
 #include "plan/plan_internal.h"
@@ -291,6 +292,42 @@ std::string RenderDisaggregatedText(const DisaggregatedPlan& plan) {
   out += fmt::format("\n# disaggregated deployment {} ({} error{})\n",
                      errors == 0 ? "valid" : "invalid", errors, errors == 1 ? "" : "s");
   return out;
+}
+
+namespace {
+
+nlohmann::json PoolToJson(const PoolPlan& pool) {
+  const PdSettings& pd = pool.pd;
+  return {{"role", pool.role},
+          {"hosts", pool.hosts},
+          {"pd",
+           {{"mode", pd.mode},
+            {"transfer_backend", pd.transfer_backend},
+            {"bootstrap_port", pd.bootstrap_port},
+            {"decode_radix_cache", pd.decode_radix_cache}}},
+          {"metadata_slots", pool.metadata_slots},
+          {"metadata_host_bytes", pool.metadata_host_bytes},
+          {"decode_extra_slots", pool.decode_extra_slots},
+          {"plan", PlanToJson(pool.plan)}};
+}
+
+}  // namespace
+
+nlohmann::json DisaggregatedToJson(const DisaggregatedPlan& plan) {
+  const spec::DisaggregationEngineSpec& t = plan.transfer;
+  nlohmann::json errors = nlohmann::json::array();
+  for (const Diagnostic& e : plan.errors) errors.push_back(e.message);
+  return {{"spec", plan.spec_path},
+          {"transfer",
+           {{"backend", t.transfer_backend},
+            {"ib_device", t.ib_device},
+            {"bootstrap_port", t.bootstrap_port},
+            {"router_policy", t.router_policy},
+            {"router_port", t.router_port}}},
+          {"prefill", PoolToJson(plan.prefill)},
+          {"decode", PoolToJson(plan.decode)},
+          {"errors", errors},
+          {"valid", plan.valid()}};
 }
 
 }  // namespace ppsearch::plan

@@ -8,6 +8,7 @@
 // python/sglang/srt/; each check names the function it follows.
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,15 @@ struct DisaggregatedInputs {
 // nullopt when the spec at `path` is not disaggregated.
 Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
     const std::string& path, const std::vector<std::string>& overrides);
+
+// `plan --json` of a disaggregated deployment: spec, transfer (backend,
+// ib_device, bootstrap_port, router_policy, router_port), then per pool
+// ("prefill", "decode") its role, hosts, PD settings (mode,
+// transfer_backend, bootstrap_port, decode_radix_cache), transfer buffers
+// (metadata_slots, metadata_host_bytes, decode_extra_slots) and "plan", the
+// pool's PlanToJson; "errors" between the pools, "valid". Key names are a
+// contract.
+nlohmann::json DisaggregatedToJson(const DisaggregatedPlan& plan);
 
 // The error every command but `plan` and `validate` gives a disaggregated
 // spec, at its [sweep.prefill] table; Ok for an aggregated spec.

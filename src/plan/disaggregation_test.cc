@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "plan/search_inputs.h"
@@ -202,6 +203,18 @@ TEST(Disaggregated, PlanTextShowsBothPoolsAndTheirPdSettings) {
                               "--disaggregation-bootstrap-port 8998\n"));
   EXPECT_THAT(text, HasSubstr("  transfer        1,024 metadata slots x 1,600 B"));
   EXPECT_THAT(text, HasSubstr("\n# disaggregated deployment valid (0 errors)\n"));
+}
+
+TEST(Disaggregated, JsonHoldsBothPoolsAndTheirPlans) {
+  const nlohmann::json j = DisaggregatedToJson(PlanOf(kOnePrefillThreeDecode));
+  EXPECT_EQ(j["transfer"]["backend"], "mooncake");
+  EXPECT_EQ(j["transfer"]["router_policy"], "cache_aware");
+  EXPECT_EQ(j["prefill"]["pd"]["mode"], "prefill");
+  EXPECT_EQ(j["decode"]["hosts"], nlohmann::json({"n1", "n2", "n3"}));
+  EXPECT_EQ(j["decode"]["metadata_slots"], 1024);
+  EXPECT_EQ(j["decode"]["plan"]["layouts"][0]["dp"], 8);
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_TRUE(j["errors"].empty());
 }
 
 }  // namespace
