@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "plan/disaggregation.h"
 #include "plan/plan.h"
 
 namespace ppsearch::cli {
@@ -20,6 +21,20 @@ struct PlanOptions {
 };
 
 Result<ExitCode> RunPlan(const PlanOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
+                       plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
+  if (disaggregated) {
+    if (!opts.layouts.empty())
+      return MakeError(
+          "--layout picks among [sweep]'s layouts; this spec's are its "
+          "[sweep.prefill] and [sweep.decode] pools");
+    if (opts.json) {
+      std::cout << plan::DisaggregatedToJson(disaggregated->plan).dump(2) << "\n";
+    } else {
+      std::cout << plan::RenderDisaggregatedText(disaggregated->plan);
+    }
+    return disaggregated->plan.valid() ? kExitOk : kExitConfigError;
+  }
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {opts.layouts, {}}));
   const plan::Plan& result = in.plan;
   if (opts.json) {

@@ -91,7 +91,25 @@ struct ServeSimOptions {
   std::string fault_key;
 };
 
+// serve-sim plays aggregated servers only: a prefill or decode server of a
+// disaggregated deployment kept as an unmodelled extra flag would be served
+// as an aggregated one without a word.
+Status RefuseDisaggregationMode(const std::vector<std::string>& extras) {
+  const std::string flag = "--disaggregation-mode";
+  for (size_t i = 0; i < extras.size(); ++i) {
+    std::string mode;
+    if (extras[i] == flag && i + 1 < extras.size()) mode = extras[i + 1];
+    if (extras[i].rfind(flag + "=", 0) == 0) mode = extras[i].substr(flag.size() + 1);
+    if (!mode.empty() && mode != "null")
+      return MakeError(flag + " " + mode +
+                       ": serve-sim plays aggregated SGLang servers only; only `ppsearch plan` "
+                       "and `ppsearch validate` understand disaggregated deployments so far");
+  }
+  return Status::Ok();
+}
+
 Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
+  PPS_RETURN_IF_ERROR(RefuseDisaggregationMode(extras));
   server::ServerArgs& a = o.args;
   auto extra_flags = server::ParseExtraFlags(extras);
   if (!extra_flags.ok()) return extra_flags.error();

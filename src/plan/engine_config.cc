@@ -5,6 +5,7 @@
 #include <set>
 
 #include "memory/sglang_reserve.h"
+#include "plan/disaggregation.h"
 #include "spec/engine_env.h"
 
 namespace ppsearch::plan {
@@ -96,6 +97,19 @@ bool SharedExpertsWhole(const EngineConfig& engine) {
   static const std::set<std::string> kBackends = {"deepep", "mooncake", "ascend_fuseep",
                                                   "flashinfer"};
   return kBackends.count(engine.moe_a2a_backend) > 0;
+}
+
+PdSettings ResolvePdSettings(const spec::EngineSpec& engine) {
+  PdSettings pd;
+  pd.mode = engine.ArgString("disaggregation-mode").value_or(pd.mode);
+  pd.transfer_backend =
+      engine.ArgString("disaggregation-transfer-backend").value_or(pd.transfer_backend);
+  pd.bootstrap_port =
+      ArgAs<int>(engine, "disaggregation-bootstrap-port").value_or(pd.bootstrap_port);
+  pd.decode_extra_slots = ArgAs<int>(engine, "disaggregation-decode-extra-slots");
+  pd.decode_radix_cache = engine.ArgTrue("disaggregation-decode-enable-radix-cache");
+  pd.kv_cache_dtype = engine.ArgString("kv-cache-dtype").value_or(pd.kv_cache_dtype);
+  return pd;
 }
 
 }  // namespace ppsearch::plan

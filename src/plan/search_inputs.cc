@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "model/hf_config.h"
+#include "plan/disaggregation.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 
@@ -60,6 +61,9 @@ Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path) {
 
 Result<SearchInputs> LoadSearchInputs(spec::Spec spec, const std::vector<spec::LayoutSpec>& layouts,
                                       const std::vector<int>& concurrency) {
+  // Nothing past `plan` and `validate` knows a disaggregated deployment yet;
+  // treating its empty sweep as aggregated would be wrong silently.
+  PPS_RETURN_IF_ERROR(DisaggregatedRefusal(spec));
   PPS_RETURN_IF_ERROR(ApplySelection(layouts, concurrency, spec));
   Result<model::ModelDesc> model = LoadSpecModel(spec);
   if (!model.ok()) return AsConfigError(model.error());

@@ -1,6 +1,7 @@
 # Sources of src/plan/; CMakeLists.txt includes this file. Every .cc under src/
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
+  src/plan/disaggregation.cc
   src/plan/engine_config.cc
   src/plan/format.cc
   src/plan/memory.cc

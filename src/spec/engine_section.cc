@@ -47,9 +47,13 @@ constexpr OwnedFlag kOwnedFlags[] = {
     {"host", "the launcher sets it from [cluster]"},
     {"port", "the launcher sets it from [cluster]"},
     {"model-path", "the launcher sets it from engine.model_path"},
+    {"disaggregation-mode", "the pools set it ([sweep.prefill], [sweep.decode])"},
+    {"disaggregation-transfer-backend", "[engine.disaggregation] sets it (transfer_backend)"},
+    {"disaggregation-bootstrap-port", "[engine.disaggregation] sets it (bootstrap_port)"},
+    {"disaggregation-ib-device", "[engine.disaggregation] sets it (ib_device)"},
 };
 
-Status CheckFlagName(const std::string& name, const SourceLoc& loc) {
+Status CheckFlagName(const std::string& name, const SourceLoc& loc, const std::string& table) {
   if (!name.empty() && name.front() == '-') {
     size_t first = name.find_first_not_of('-');
     std::string bare = first == std::string::npos ? "" : name.substr(first);
@@ -62,7 +66,7 @@ Status CheckFlagName(const std::string& name, const SourceLoc& loc) {
   }
   for (const auto& owned : kOwnedFlags) {
     if (name == owned.flag) {
-      return KeyError(loc, std::string(owned.owner) + "; remove it from [engine.args]");
+      return KeyError(loc, std::string(owned.owner) + "; remove it from [" + table + "]");
     }
   }
   return Status::Ok();
@@ -137,17 +141,22 @@ Status CheckNumericArgs(const EngineSpec& engine) {
   return Status::Ok();
 }
 
-Status ReadArgs(const TableReader& args, EngineSpec* out) {
+}  // namespace
+
+Status ReadEngineArgs(const TableReader& args, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(args)) {
     const std::string name(key->str());
     const std::string dotted = JoinKey(args.key_path(), name);
-    PPS_RETURN_IF_ERROR(CheckFlagName(name, args.source().Locate(key->source(), dotted)));
+    PPS_RETURN_IF_ERROR(
+        CheckFlagName(name, args.source().Locate(key->source(), dotted), args.key_path()));
     PPS_ASSIGN_OR_RETURN(ArgValue value,
                          ToArgValue(*node, args.source().Locate(node->source(), dotted)));
     out->args.emplace_back(name, std::move(value));
   }
   return CheckNumericArgs(*out);
 }
+
+namespace {
 
 bool IsEnvName(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
@@ -254,14 +263,15 @@ Status ReadEngine(const TableReader& section, const std::string& base_dir, Engin
 
   PPS_ASSIGN_OR_RETURN(const toml::table* args, section.Table("args", Need::kOptional));
   if (args != nullptr) {
-    PPS_RETURN_IF_ERROR(
-        ReadArgs(TableReader(section.source(), *args, JoinKey(section.key_path(), "args")), out));
+    PPS_RETURN_IF_ERROR(ReadEngineArgs(
+        TableReader(section.source(), *args, JoinKey(section.key_path(), "args")), out));
   }
   PPS_ASSIGN_OR_RETURN(const toml::table* env, section.Table("env", Need::kOptional));
   if (env != nullptr) {
     PPS_RETURN_IF_ERROR(
         ReadEnv(TableReader(section.source(), *env, JoinKey(section.key_path(), "env")), out));
   }
+  // [engine.disaggregation] is read with the pools (ReadDisaggregation).
   return Status::Ok();
 }
 

@@ -20,9 +20,13 @@ const KeyList kSudoKeys = {"steps", "password_file"};
 const KeyList kSudoSteps = {"container", "stop"};
 const KeyList kEngineKeys = {"kind",           "command",    "image",      "container",
                              "container_args", "secret_env", "model_path", "model_config",
-                             "version",        "patches",    "args",       "env"};
-const KeyList kSweepKeys = {"pp",      "tp",          "ep",      "dp",
-                            "layouts", "concurrency", "repeats", "instances"};
+                             "version",        "patches",    "args",       "env",
+                             "disaggregation"};
+const KeyList kEngineDisaggregationKeys = {"transfer_backend", "ib_device", "bootstrap_port",
+                                           "router_policy", "router_port"};
+const KeyList kSweepKeys = {"pp",          "tp",      "ep",        "dp",      "layouts",
+                            "concurrency", "repeats", "instances", "prefill", "decode"};
+const KeyList kPoolKeys = {"hosts", "pp", "tp", "ep", "dp", "instances", "args"};
 const KeyList kLayoutKeys = {"pp", "tp", "ep", "dp", "instances"};
 const KeyList kWorkloadKeys = {"input_tokens",
                                "output_tokens",
@@ -73,8 +77,11 @@ const TableKeys kTables[] = {
     {"cluster.slurm", kSlurmKeys},
     {"cluster.sudo", kSudoKeys},
     {"engine", kEngineKeys},
+    {"engine.disaggregation", kEngineDisaggregationKeys},
     {"sweep", kSweepKeys},
     {"sweep.layouts", kLayoutKeys},
+    {"sweep.prefill", kPoolKeys},
+    {"sweep.decode", kPoolKeys},
     {"workload", kWorkloadKeys},
     {"baseline", kBaselineKeys},
     {"baseline.layout", kLayoutKeys},

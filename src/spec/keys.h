@@ -30,7 +30,11 @@ extern const KeyList kSudoKeys;
 extern const KeyList kSudoSteps;
 // [engine]; its `args` and `env` tables take any flag or variable name.
 extern const KeyList kEngineKeys;
+// [engine.disaggregation].
+extern const KeyList kEngineDisaggregationKeys;
 extern const KeyList kSweepKeys;
+// [sweep.prefill] and [sweep.decode]: a pool's layout, hosts and args.
+extern const KeyList kPoolKeys;
 // A layout tuple {pp = 2, tp = 16, ep = 4}: sweep.layouts entries, baseline.layout.
 extern const KeyList kLayoutKeys;
 extern const KeyList kWorkloadKeys;

@@ -5,10 +5,12 @@
 
 #include <toml++/toml.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "spec/disaggregation.h"
 #include "spec/keys.h"
 #include "spec/limits.h"
 #include "spec/spec.h"
@@ -36,6 +38,16 @@ Status ReadProfile(const TableReader& section, const std::string& base_dir, cons
 
 Status ReadSearch(const TableReader& section, SearchSpec* out);
 
+// [engine.args] or a pool's args table: flag names (not the ones a layout,
+// the launcher or the pools own) and their values.
+Status ReadEngineArgs(const TableReader& args, EngineSpec* out);
+// [engine.disaggregation] and [sweep.prefill] / [sweep.decode] of the spec's
+// root table, after the rest of `spec` was read: nullopt without pools; an
+// error for transfer settings without pools, pools that share a host or
+// name one not in [cluster], a backend or router policy SGLang lacks, or a
+// bootstrap or router port that is every server's HTTP port.
+Result<std::optional<Disaggregation>> ReadDisaggregation(const TableReader& root, const Spec& spec);
+
 // One value of an integer list, with where it was written.
 struct LocatedInt {
   int value = 0;
@@ -46,6 +58,10 @@ struct LocatedInt {
 // name), each error at the element's position and dotted key ("sweep.pp[2]").
 Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std::string_view key,
                                                  int max);
+
+// A layout's pp, tp, ep, dp and instances keys in `table` (tp required, pp
+// as `pp` says, the rest optional), each in [1, kMaxParallelSize].
+Status ReadLayoutSizes(const TableReader& table, Need pp, LayoutSpec* layout);
 
 // {pp = 2, tp = 16, ep = 4}: pp and tp required, ep defaults to 1. `loc`
 // (the tuple's position and dotted key) becomes the layout's origin.

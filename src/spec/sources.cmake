@@ -2,6 +2,7 @@
 # other than *_test.cc must be in one list, or configure fails.
 list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/cluster_section.cc
+  src/spec/disaggregation_section.cc
   src/spec/emit.cc
   src/spec/engine_env.cc
   src/spec/engine_section.cc

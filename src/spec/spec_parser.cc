@@ -109,20 +109,44 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
     return ReadProfile(t, base_dir, spec.sweep, &spec.profile);
   }));
   RecordOrigins(source, root_table, "", &spec.origins);
+  PPS_RETURN_IF_ERROR(ReadDisaggregation(root, spec));
   return spec;
+}
+
+// The TOML with the --set overrides applied, and the labels messages give them.
+Result<toml::table> ParseWithOverrides(const std::string& toml_text, const std::string& path,
+                                       const std::vector<std::string>& overrides,
+                                       std::vector<std::string>* labels) {
+  PPS_ASSIGN_OR_RETURN(toml::table root, ParseToml(toml_text, path));
+  for (const auto& override_text : overrides) {
+    PPS_RETURN_IF_ERROR(ApplyOverride(override_text, &root));
+    labels->push_back(OverrideLabel(override_text));
+  }
+  return root;
 }
 
 }  // namespace
 
 Result<Spec> ParseSpec(const std::string& toml_text, const std::string& path,
                        const std::vector<std::string>& overrides) {
-  PPS_ASSIGN_OR_RETURN(toml::table root, ParseToml(toml_text, path));
   std::vector<std::string> labels;
-  for (const auto& override_text : overrides) {
-    PPS_RETURN_IF_ERROR(ApplyOverride(override_text, &root));
-    labels.push_back(OverrideLabel(override_text));
-  }
+  PPS_ASSIGN_OR_RETURN(toml::table root, ParseWithOverrides(toml_text, path, overrides, &labels));
   return ConvertSpec(SpecSource(path, std::move(labels)), root, BaseDir(path));
+}
+
+Result<std::optional<Disaggregation>> LoadDisaggregation(
+    const std::string& path, const std::vector<std::string>& overrides) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseDisaggregation(text, path, overrides);
+}
+
+Result<std::optional<Disaggregation>> ParseDisaggregation(
+    const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  std::vector<std::string> labels;
+  PPS_ASSIGN_OR_RETURN(toml::table root, ParseWithOverrides(text, path, overrides, &labels));
+  const SpecSource source(path, std::move(labels));
+  PPS_ASSIGN_OR_RETURN(Spec spec, ConvertSpec(source, root, BaseDir(path)));
+  return ReadDisaggregation(TableReader(source, root, ""), spec);
 }
 
 Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& overrides) {

@@ -151,18 +151,21 @@ Result<std::vector<LocatedInt>> ReadPositiveList(const TableReader& section, std
   return out;
 }
 
+Status ReadLayoutSizes(const TableReader& table, Need pp, LayoutSpec* layout) {
+  PPS_RETURN_IF_ERROR(table.Int("pp", &layout->pp, pp, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(table.Int("tp", &layout->tp, Need::kRequired, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(table.Int("ep", &layout->ep, Need::kOptional, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(table.Int("dp", &layout->dp, Need::kOptional, 1, kMaxParallelSize));
+  return table.Int("instances", &layout->instances, Need::kOptional, 1, kMaxParallelSize);
+}
+
 Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& node,
                                    const SourceLoc& loc) {
   PPS_ASSIGN_OR_RETURN(const toml::table* table, ToTable(node, loc, kTupleExample));
   TableReader tuple(source, *table, loc.key);
   PPS_RETURN_IF_ERROR(tuple.CheckKeys(kLayoutKeys));
   LayoutSpec layout;
-  PPS_RETURN_IF_ERROR(tuple.Int("pp", &layout.pp, Need::kRequired, 1, kMaxParallelSize));
-  PPS_RETURN_IF_ERROR(tuple.Int("tp", &layout.tp, Need::kRequired, 1, kMaxParallelSize));
-  PPS_RETURN_IF_ERROR(tuple.Int("ep", &layout.ep, Need::kOptional, 1, kMaxParallelSize));
-  PPS_RETURN_IF_ERROR(tuple.Int("dp", &layout.dp, Need::kOptional, 1, kMaxParallelSize));
-  PPS_RETURN_IF_ERROR(
-      tuple.Int("instances", &layout.instances, Need::kOptional, 1, kMaxParallelSize));
+  PPS_RETURN_IF_ERROR(ReadLayoutSizes(tuple, Need::kRequired, &layout));
   layout.origin = loc;
   return layout;
 }
@@ -170,7 +173,18 @@ Result<LayoutSpec> ReadLayoutTuple(const SpecSource& source, const toml::node& n
 Status ReadSweep(const TableReader& section, const ClusterSpec& cluster, SweepSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kSweepKeys));
   out->origin = section.origin();
-  if (section.Find("layouts") != nullptr) {
+  if (section.Find("prefill") != nullptr || section.Find("decode") != nullptr) {
+    // The pools are the layout: a list beside them would say two things.
+    for (const char* list : {"layouts", "pp", "tp", "ep", "dp", "instances"}) {
+      if (section.Find(list) != nullptr) {
+        return KeyError(section.KeyLoc(list),
+                        "a disaggregated sweep's layouts are [sweep.prefill] and "
+                        "[sweep.decode]; remove '" +
+                            JoinKey(section.key_path(), list) + "'");
+      }
+    }
+    // The pools themselves are read with [engine.disaggregation] (ReadDisaggregation).
+  } else if (section.Find("layouts") != nullptr) {
     for (const char* list : {"pp", "tp", "ep", "dp", "instances"}) {
       if (section.Find(list) != nullptr) {
         return KeyError(section.KeyLoc(list),
