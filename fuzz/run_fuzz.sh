@@ -28,7 +28,7 @@ lib_sources() {
     done
   done
 }
-util=("$src/src/util/edit_distance.cc" "$src/src/util/excerpt.cc" "$src/src/util/files.cc"
+util=("$src/src/util/did_you_mean.cc" "$src/src/util/excerpt.cc" "$src/src/util/files.cc"
   "$src/src/util/host_name.cc" "$src/src/util/safe_name.cc")
 defines=(-DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 "-DPPSEARCH_SOURCE_DIR=\"$src\""
   '-DPPSEARCH_DATA_DIR_FROM_BIN="../share/ppsearch/data"')

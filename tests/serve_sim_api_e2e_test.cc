@@ -62,8 +62,13 @@ double P99TtftS(int port, int concurrency) {
 
 TEST_F(ServeSimApiE2e, TtftUnderLoadHasNoConnectOrNagleStalls) {
   const int port = StartReady(" --time-scale 100000");
-  EXPECT_LT(P99TtftS(port, 8), 0.030);
-  EXPECT_LT(P99TtftS(port, 256), 0.300);
+  // A Nagle or delayed-ACK stall costs 40 ms a request; on an idle machine the
+  // limits sit below it. A busy machine delays every answer: the limits scale
+  // with its load per core, so they catch the stall wherever it can be told
+  // from the load and never fail for the load alone.
+  const double load = LoadFactor();
+  EXPECT_LT(P99TtftS(port, 8), 0.030 * load);
+  EXPECT_LT(P99TtftS(port, 256), 0.300 * load);
   // Keep-alive is not capped at 5 requests: 4 x 256 requests did not reconnect into a
   // full backlog (a reconnect storm shows up in the TTFT above).
 }
