@@ -60,9 +60,12 @@ case $name in
   evidence)
     # Not run_spec.cc: re-reading a run's spec needs the TOML parser, which
     # the spec target fuzzes; nor calibration_file.cc, which needs the cost
-    # model's parameter table and is not among the formats fuzzed here.
+    # model's parameter table and is not among the formats fuzzed here; nor
+    # the profile and server-state files (they need nsys/ and launch/).
     mapfile -t sources < <(echo "$src/fuzz/evidence_fuzz.cc"; lib_sources evidence |
-      grep -v -e '/run_spec\.cc$' -e '/calibration_file\.cc$'
+      grep -v -e '/run_spec\.cc$' -e '/calibration_file\.cc$' -e '/profile_files\.cc$' \
+        -e '/server_state_file\.cc$'
+      echo "$src/src/decide/objective.cc"
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
       echo "$src/src/spec/layout_text.cc"
       echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"

@@ -70,13 +70,17 @@ std::vector<std::string> ProseLines(const std::string& text) {
   return lines;
 }
 
-// Every heading's anchor, with GitHub's -1, -2 suffixes for repeats.
+// Every heading's anchor, with GitHub's -1, -2 suffixes for repeats, and
+// every anchor line (`<a id="NAME"></a>`, which marks a generated block that
+// prose quotes).
 std::set<std::string> Anchors(const fs::path& file) {
   std::set<std::string> anchors;
   std::map<std::string, int> seen;
   static const std::regex heading(R"(#{1,6}\s+(.*?)\s*#*\s*)");
+  static const std::regex anchor_line(R"re(<a id="([^"]+)"></a>)re");
   for (const std::string& line : ProseLines(ReadText(file))) {
     std::smatch m;
+    if (std::regex_match(line, m, anchor_line)) anchors.insert(m[1]);
     if (!std::regex_match(line, m, heading)) continue;
     const std::string slug = Slug(m[1]);
     const int n = seen[slug]++;

@@ -175,13 +175,13 @@ Result<std::optional<Disaggregation>> ReadDisaggregation(const TableReader& root
 EngineSpec PoolEngineSpec(const Spec& spec, const Disaggregation& deployment,
                           const PoolSpec& pool) {
   EngineSpec engine = spec.engine;
-  for (const auto& [name, value] : pool.args) {
+  for (const auto& pool_arg : pool.args) {
     auto it = std::find_if(engine.args.begin(), engine.args.end(),
-                           [&](const auto& arg) { return arg.first == name; });
+                           [&](const auto& arg) { return arg.first == pool_arg.first; });
     if (it != engine.args.end()) {
-      it->second = value;
+      it->second = pool_arg.second;
     } else {
-      engine.args.emplace_back(name, value);
+      engine.args.push_back(pool_arg);
     }
   }
   const DisaggregationEngineSpec& d = deployment.transfer;
