@@ -56,6 +56,11 @@ Status JsonFields::Int(const char* key, int* out) const {
   return ReadAs(*this, key, "an integer", FitsInteger<int>, out);
 }
 
+Status JsonFields::Require(const char* key, const char* expected) const {
+  if (Has(key)) return Status::Ok();
+  return Wrong(key, expected);
+}
+
 Status JsonFields::Int64(const char* key, int64_t* out) const {
   return ReadAs(*this, key, "an integer", FitsInteger<int64_t>, out);
 }

@@ -25,6 +25,9 @@ class JsonFields {
   // `key`'s value when present and not null.
   const nlohmann::json* Find(const char* key) const;
   bool Has(const char* key) const { return Find(key) != nullptr; }
+  // Ok when `key` is present; else Wrong(key, expected): for the keys a
+  // format cannot do without (the readers above leave an absent key as is).
+  Status Require(const char* key, const char* expected) const;
 
   Status Number(const char* key, double* out) const;
   Status Int(const char* key, int* out) const;

@@ -7,17 +7,8 @@
 #include "util/files.h"
 
 namespace ppsearch::evidence {
-namespace {
 
 namespace fs = std::filesystem;
-
-// JsonFields leaves an absent key as it was; here every key is required.
-Status Require(const JsonFields& f, const char* key, const char* what) {
-  if (f.Has(key)) return Status::Ok();
-  return f.Wrong(key, what);
-}
-
-}  // namespace
 
 nlohmann::json PredictedBreakdownJson(const PredictedBreakdown& b) {
   nlohmann::json stages = nlohmann::json::array();
@@ -47,7 +38,7 @@ Result<PredictedBreakdown> ReadPredictedBreakdown(const nlohmann::json& j,
                                   {"bubble_share", "a number"},
                                   {"allreduce_per_forward", "an integer"},
                                   {"stages", "an array of objects"}})
-    PPS_RETURN_IF_ERROR(Require(f, key, what));
+    PPS_RETURN_IF_ERROR(f.Require(key, what));
   PPS_RETURN_IF_ERROR(f.String("layout", &b.layout));
   PPS_RETURN_IF_ERROR(f.Int("concurrency", &b.concurrency));
   PPS_RETURN_IF_ERROR(f.Number("exposed_comm_share", &b.exposed_comm_share));
@@ -61,7 +52,7 @@ Result<PredictedBreakdown> ReadPredictedBreakdown(const nlohmann::json& j,
                                    {"transfer", &st.transfer},
                                    {"overhead", &st.overhead},
                                    {"idle", &st.idle}}) {
-      PPS_RETURN_IF_ERROR(Require(s, key, "a number"));
+      PPS_RETURN_IF_ERROR(s.Require(key, "a number"));
       PPS_RETURN_IF_ERROR(s.Number(key, out));
     }
     b.stages.push_back(st);

@@ -26,7 +26,7 @@ Result<launch::ServerRecord> ReadServerRecord(const nlohmann::json& j, const std
   for (const auto& [key, what] : {std::pair{"launcher", "a string (local, ssh or slurm)"},
                                   {"host", "a string"},
                                   {"pid", "an integer"}})
-    if (!f.Has(key)) return f.Wrong(key, what);
+    PPS_RETURN_IF_ERROR(f.Require(key, what));
   launch::ServerRecord r;
   PPS_RETURN_IF_ERROR(f.String("launcher", &r.launcher));
   PPS_RETURN_IF_ERROR(f.String("host", &r.host));
