@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +73,25 @@ inline bool IsZombie(pid_t pid) {
 
 // Running: it exists and is not a zombie.
 inline bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0 && !IsZombie(pid); }
+
+// Field 22 of /proc/<pid>/stat, the start time; 0 when gone. A pid is soon
+// given again (pid_max is often 32,768, and serve-sim alone runs a thousand
+// threads, whose ids /proc answers for too): a process is its pid and this.
+inline unsigned long long StartTicks(pid_t pid) {
+  const std::string stat = ReadBinary("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i)
+    if (!(rest >> field)) return 0;
+  return std::strtoull(field.c_str(), nullptr, 10);
+}
+
+// The very process that had `start_ticks` still runs.
+inline bool AliveSince(pid_t pid, unsigned long long start_ticks) {
+  return Alive(pid) && StartTicks(pid) == start_ticks;
+}
 
 // Live processes (not this one) whose /proc file `what` ("cmdline" or
 // "environ", NUL-separated words) contains every one of `needles`.

@@ -596,13 +596,19 @@ TEST_F(SshE2e, KilledRunnerThenResumeLeavesNoOrphanAndNoDuplicate) {
   }
   ASSERT_EQ(recorded.size(), 4u);
   int alive = 0;
-  for (pid_t r : recorded) alive += Alive(r) ? 1 : 0;
+  std::vector<unsigned long long> started;
+  for (pid_t r : recorded) {
+    started.push_back(StartTicks(r));
+    alive += Alive(r) && started.back() != 0 ? 1 : 0;
+  }
   EXPECT_GE(alive, 1) << "the killed runner's servers should still run on their hosts";
 
   CommandResult resumed = Run("run --resume " + run.string());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   EXPECT_NE(resumed.err.find("stopped pid"), std::string::npos) << resumed.err;
-  for (pid_t r : recorded) EXPECT_FALSE(Alive(r)) << "pid " << r << " outlived the resume";
+  for (size_t i = 0; i < recorded.size(); ++i)
+    EXPECT_FALSE(started[i] != 0 && AliveSince(recorded[i], started[i]))
+        << "pid " << recorded[i] << " outlived the resume";
   std::error_code ec;
   EXPECT_TRUE(!fs::exists(run / "state" / "servers") || fs::is_empty(run / "state" / "servers"))
       << "state/servers is not empty";

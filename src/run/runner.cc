@@ -181,7 +181,7 @@ Status CheckSameReplay(const evidence::RunPaths& paths, const SampleEngine& engi
 // Before a resumed run does anything: stop the servers an earlier process
 // left running, keep the logs of interrupted samples, drop torn temp files.
 Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
-                     const Redactor& redact) {
+                     const Redactor& redact, SampleEngine& engine) {
   auto say = [&](const std::string& line) {
     if (o.notice) o.notice(line);
   };
@@ -190,6 +190,7 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
                          StopLeftoverServers(paths, *o.launcher, spec.lifecycle.stop_grace_s,
                                              spec.lifecycle.host_timeout_s));
     for (const auto& line : stopped) say(line);
+    if (!stopped.empty()) engine.ServersStoppedElsewhere();
   } else {
     PPS_ASSIGN_OR_RETURN(auto left, evidence::LoadServerStates(paths));
     if (!left.empty())
@@ -259,7 +260,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
       LockDirectory(outcome.run_dir, paths.lock(), "run directory " + outcome.run_dir));
   if (!o.resume_dir.empty()) {
     PPS_RETURN_IF_ERROR(CheckSameReplay(paths, engine));
-    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec, redact));
+    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec, redact, engine));
     PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
     for (const auto& [sample, state] : states)
       if (state == SampleState::kCompleted) done.insert(sample);

@@ -61,6 +61,10 @@ class SampleEngine {
   virtual Result<SampleOutput> Run(const SampleContext& context) = 0;
   // After the last sample (or an interruption): stop whatever is still running.
   virtual void Finish() {}
+  // A resume stopped servers an earlier process left: their GPUs free their
+  // memory some time after the processes end, so the next start waits for it
+  // as it does after a stop of its own.
+  virtual void ServersStoppedElsewhere() {}
 };
 
 }  // namespace ppsearch::run

@@ -1,15 +1,13 @@
 #include "server/gpu_registry.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
-#include <cerrno>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "launch/process.h"
 #include "util/files.h"
 
 namespace ppsearch::server {
@@ -65,6 +63,7 @@ std::string FormatRegistration(const GpuRegistration& r) {
                     {"total_mib", g.total_mib.value_or(0)}});
   nlohmann::json j = {
       {"pid", r.pid},
+      {"start_ticks", r.start_ticks},
       {"process_name", r.process_name},
       {"node_rank", r.node_rank},
       {"held_until_unix_s",
@@ -81,6 +80,11 @@ Result<GpuRegistration> ParseRegistration(const std::string& text, const std::st
   if (!j.contains("gpus") || !j["gpus"].is_array()) return bad("\"gpus\" must be a list");
   GpuRegistration r;
   r.pid = j["pid"].get<int>();
+  if (j.contains("start_ticks")) {
+    if (!j["start_ticks"].is_number_unsigned())
+      return bad("\"start_ticks\" must be a non-negative integer");
+    r.start_ticks = j["start_ticks"].get<uint64_t>();
+  }
   r.process_name = j.value("process_name", std::string());
   r.node_rank = j.value("node_rank", 0);
   if (j.contains("held_until_unix_s") && j["held_until_unix_s"].is_number())
@@ -102,8 +106,8 @@ Result<GpuRegistration> ParseRegistration(const std::string& text, const std::st
 }
 
 bool IsLive(const GpuRegistration& r, double now_unix_s,
-            const std::function<bool(int)>& pid_alive) {
-  return pid_alive(r.pid) || r.held_until_unix_s > now_unix_s;
+            const std::function<bool(int, uint64_t)>& pid_alive) {
+  return pid_alive(r.pid, r.start_ticks) || r.held_until_unix_s > now_unix_s;
 }
 
 Result<SmiQuery> ParseSmiArgs(const std::vector<std::string>& args) {
@@ -246,15 +250,15 @@ Status GpuRegistry::Release(double until_unix_s) {
   return Status::Ok();
 }
 
-bool PidAlive(int pid) {
+bool PidAlive(int pid, uint64_t start_ticks) {
   if (pid <= 0) return false;
-  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  if (!launch::ProcessExists(pid)) return false;
+  const std::optional<launch::ProcStat> stat = launch::ReadProcStat(pid);
+  // Gone between the two looks.
+  if (!stat) return false;
   // A zombie has exited (and freed its GPU memory); only its parent has not reaped it.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t paren = text.rfind(')');
-  if (paren != std::string::npos && paren + 2 < text.size()) return text[paren + 2] != 'Z';
-  return true;
+  if (stat->state == 'Z') return false;
+  return start_ticks == 0 || stat->start_ticks == start_ticks;
 }
 
 std::vector<GpuRegistration> ReadLiveRegistrations(const std::string& dir, double now_unix_s) {

@@ -22,19 +22,26 @@ namespace ppsearch::server {
 
 struct GpuRegistration {
   int pid = 0;
+  // The process's start time (launch::ProcessStartTicks; 0: unknown). A pid
+  // alone comes back: pid_max is often 32,768, and /proc/<pid> answers for
+  // any thread id too, so a dead server's pid soon names a new server's
+  // thread and its memory would count twice.
+  uint64_t start_ticks = 0;
   std::string process_name;  // what nvidia-smi's process_name shows
   int node_rank = 0;
   double held_until_unix_s = 0;      // 0: none; else live until then even after exit
   std::vector<gpu::GpuMemory> gpus;  // per local GPU: index, uuid, name, used_mib, total_mib
 };
 
-// The file's JSON: {"pid", "process_name", "node_rank", "held_until_unix_s"
+// The file's JSON: {"pid", "start_ticks" (optional), "process_name", "node_rank", "held_until_unix_s"
 // (null when none), "gpus": [{"index", "uuid", "name", "used_mib", "total_mib"}]}.
 std::string FormatRegistration(const GpuRegistration& r);
 // Errors read "<source>: <what>".
 Result<GpuRegistration> ParseRegistration(const std::string& text, const std::string& source);
 
-bool IsLive(const GpuRegistration& r, double now_unix_s, const std::function<bool(int)>& pid_alive);
+// `pid_alive(pid, start_ticks)` says whether that very process still runs.
+bool IsLive(const GpuRegistration& r, double now_unix_s,
+            const std::function<bool(int, uint64_t)>& pid_alive);
 
 // The GPUs smi-sim lists: indices 0..count-1, one name, total and driver
 // version ("smi-sim" unless told: no real driver is behind it).
@@ -86,8 +93,10 @@ class GpuRegistry {
   bool registered_ = false;
 };
 
-// True when `pid` runs (kill(pid, 0) is 0 or EPERM) and is not a zombie.
-bool PidAlive(int pid);
+// True when `pid` runs (kill(pid, 0) is 0 or EPERM), is not a zombie and,
+// when `start_ticks` is not 0, started then: not a later process or thread
+// that was given the same number.
+bool PidAlive(int pid, uint64_t start_ticks = 0);
 
 // Every serve-sim-*.json in `dir` that parses (others are skipped: a file
 // being replaced, a stray file), live ones only.

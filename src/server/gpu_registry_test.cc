@@ -1,10 +1,15 @@
 #include "server/gpu_registry.h"
 
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
+#include "launch/process.h"
 #include "util/files.h"
 
 namespace ppsearch::server {
@@ -52,8 +57,8 @@ TEST(GpuRegistrationTest, RoundTripsThroughItsJson) {
 
 TEST(GpuRegistrationTest, LiveWhileThePidLivesOrUntilHeld) {
   GpuRegistration r = Reg(10, {1});
-  auto alive = [](int) { return true; };
-  auto dead = [](int) { return false; };
+  auto alive = [](int, uint64_t) { return true; };
+  auto dead = [](int, uint64_t) { return false; };
   EXPECT_TRUE(IsLive(r, 100, alive));
   EXPECT_FALSE(IsLive(r, 100, dead));
   r.held_until_unix_s = 150;
@@ -61,6 +66,42 @@ TEST(GpuRegistrationTest, LiveWhileThePidLivesOrUntilHeld) {
   EXPECT_FALSE(IsLive(r, 150, dead));
   EXPECT_TRUE(PidAlive(::getpid()));
   EXPECT_FALSE(PidAlive(0));
+}
+
+// pid_max is often 32,768 and serve-sim runs a thousand threads: a server
+// killed without removing its file soon has its pid given to a thread of
+// another, and /proc answers for thread ids. Only the same start time is the
+// same process.
+TEST(GpuRegistrationTest, APidGivenToALaterProcessOrThreadIsNotTheRegisteredOne) {
+  const uint64_t mine = *launch::ProcessStartTicks(::getpid());
+  EXPECT_TRUE(PidAlive(::getpid(), mine));
+  EXPECT_FALSE(PidAlive(::getpid(), mine + 1));
+  // A thread's id reaches /proc/<tid>/stat like a pid, with the thread's start.
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::thread t([&] {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(PidAlive(tid, 0)) << "a thread id looks alive without the start time";
+  EXPECT_FALSE(PidAlive(tid, mine)) << "the thread started after the registered process";
+  done = true;
+  t.join();
+
+  GpuRegistration r = Reg(::getpid(), {1});
+  r.start_ticks = mine + 7;
+  EXPECT_FALSE(IsLive(r, 100, PidAlive));
+  r.start_ticks = mine;
+  EXPECT_TRUE(IsLive(r, 100, PidAlive));
+  auto back = ParseRegistration(FormatRegistration(r), "f.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->start_ticks, mine);
+  EXPECT_EQ(ParseRegistration(R"({"pid": 1, "start_ticks": -4, "gpus": []})", "f.json")
+                .error()
+                .message,
+            "f.json: \"start_ticks\" must be a non-negative integer");
 }
 
 TEST(SmiQueryTest, GpuQuerySumsLiveRegistrations) {

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <thread>
 
+#include "launch/process.h"
+
 namespace ppsearch::server {
 namespace {
 
@@ -165,6 +167,7 @@ void SimServer::RegisterGpus() {
   if (args_.gpu_state_dir.empty()) return;
   GpuRegistration r;
   r.pid = static_cast<int>(::getpid());
+  r.start_ticks = launch::ProcessStartTicks(::getpid()).value_or(0);
   r.process_name = "ppsearch serve-sim";
   r.node_rank = args_.node_rank;
   r.gpus = NodeGpuMemory(*d_, args_.node_rank);

@@ -42,6 +42,7 @@ class SglangSampleEngine : public run::SampleEngine {
   bool simulated() const override { return false; }
   Result<run::SampleOutput> Run(const run::SampleContext& context) override;
   void Finish() override;
+  void ServersStoppedElsewhere() override { release_pending_ = true; }
 
  private:
   // "" when every host is ready for a new server; else what is wrong.
