@@ -117,8 +117,13 @@ if [ "$rebuild" = 1 ]; then
     echo "run_fuzz: $CXX cannot link -fsanitize=fuzzer (libclang-rt missing?); skipped" >&2
     exit 77
   fi
+  # One translation unit of every source, as the main build's unity batches:
+  # the headers' templates are instrumented and generated once, not once per
+  # file (a third of the time: 49 s for the evidence readers instead of 133).
+  unity=$out/${name}_all.cc
+  printf '#include "%s"\n' "${sources[@]}" >"$unity"
   "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "${defines[@]}" -I "$src/src" -I "$2/generated" "${sources[@]}" "${libs[@]}" -o "$bin.tmp"
+    "${defines[@]}" -I "$src/src" -I "$2/generated" "$unity" "${libs[@]}" -o "$bin.tmp"
   mv "$bin.tmp" "$bin"
 fi
 # libFuzzer's default crash exit code is 77, ctest's "skipped": report 1.

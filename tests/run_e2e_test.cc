@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+constexpr const char* kRunSpec = "examples/kimi-k3-pp-search.toml";
 
 class RunE2e : public CliTest {
  protected:
@@ -44,7 +44,7 @@ class RunE2e : public CliTest {
 };
 
 TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
-  CommandResult r = Run(std::string("run ") + kSpec +
+  CommandResult r = Run(std::string("run ") + kRunSpec +
                         " --engine sim --set experiment.results_dir='" + Results("a") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run = RunDir(Results("a"));
@@ -102,7 +102,7 @@ TEST_F(RunE2e, TheLogRelayRedactsTheKeyWhereItIsAValue) {
 }
 
 TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
-  CommandResult full = Run(std::string("run ") + kSpec +
+  CommandResult full = Run(std::string("run ") + kRunSpec +
                            " --engine sim --set experiment.results_dir='" + Results("full") + "'");
   ASSERT_EQ(full.exit_code, 0) << full.err;
 
@@ -113,7 +113,7 @@ TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
     ::freopen("/dev/null", "w", stdout);
     ::freopen("/dev/null", "w", stderr);
     std::string set = "experiment.results_dir='" + results + "'";
-    ::execl(bin_.c_str(), bin_.c_str(), "run", kSpec, "--engine", "sim", "--set", set.c_str(),
+    ::execl(bin_.c_str(), bin_.c_str(), "run", kRunSpec, "--engine", "sim", "--set", set.c_str(),
             "--pace-ms", "200", static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -135,7 +135,7 @@ TEST_F(RunE2e, KilledRunResumesToTheSameSummary) {
   ASSERT_GE(done_before, 5);
   ASSERT_LT(done_before, 24);
 
-  CommandResult resumed = Run(std::string("run ") + kSpec + " --resume " + run.string());
+  CommandResult resumed = Run(std::string("run ") + kRunSpec + " --resume " + run.string());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(CountCompleted(run), 24) << "every sample completed exactly once";
   EXPECT_EQ(ReadText(run / "summary.csv"), ReadText(RunDir(Results("full")) / "summary.csv"));
@@ -146,7 +146,7 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
       "sim.inject=[{sample=\"pp2-tp16-ep4_c8_r2\", fault=\"lose_requests\", count=3}, "
       "{sample=\"pp4-tp8-ep4_c16_r1\", fault=\"oom\"}]";
   CommandResult r =
-      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+      Run(std::string("run ") + kRunSpec + " --engine sim --set experiment.results_dir='" +
           Results("f") + "' --set '" + inject + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;  // PP8 and PP1 still qualify
   const std::string report = ReadText(RunDir(Results("f")) / "report.md");
@@ -165,7 +165,7 @@ TEST_F(RunE2e, TpotSlaQualifiesOneLayoutAndTheReportSaysWhy) {
           " --engine sim --set sweep.pp=[4,8] --set sweep.concurrency=[8] --set "
           "sweep.repeats=1 --set workload.requests=8 --set workload.output_tokens=64") +
       " --set experiment.results_dir='";
-  CommandResult free = Run(std::string("run ") + kSpec + small + Results("free") + "'");
+  CommandResult free = Run(std::string("run ") + kRunSpec + small + Results("free") + "'");
   ASSERT_EQ(free.exit_code, 0) << free.err;
   Result<CsvTable> summary = ReadCsv((RunDir(Results("free")) / "summary.csv").string());
   ASSERT_TRUE(summary.ok());
@@ -179,7 +179,7 @@ TEST_F(RunE2e, TpotSlaQualifiesOneLayoutAndTheReportSaysWhy) {
   const std::string slower = pp4 > pp8 ? "PP4/TP8/EP4" : "PP8/TP4/EP4";
   const std::string faster = pp4 > pp8 ? "PP8/TP4/EP4" : "PP4/TP8/EP4";
 
-  CommandResult r = Run(std::string("run ") + kSpec + small + Results("sla") +
+  CommandResult r = Run(std::string("run ") + kRunSpec + small + Results("sla") +
                         "' --set decision.tpot_p99_ms=" + std::to_string(limit_ms));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run = RunDir(Results("sla"));
@@ -200,7 +200,7 @@ TEST_F(RunE2e, TpotSlaQualifiesOneLayoutAndTheReportSaysWhy) {
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
   CommandResult r =
-      Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+      Run(std::string("run ") + kRunSpec + " --engine sim --set experiment.results_dir='" +
           Results("n") + "' --set decision.min_headroom_mib=60000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(ReadText(RunDir(Results("n")) / "report.md").find("one qualifies"), std::string::npos);
@@ -208,7 +208,7 @@ TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
 
 TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
   CommandResult r =
-      Run(std::string("run ") + kSpec + " --engine sim --dry-run --set experiment.results_dir='" +
+      Run(std::string("run ") + kRunSpec + " --engine sim --dry-run --set experiment.results_dir='" +
           Results("d") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 samples"), std::string::npos);
@@ -225,10 +225,10 @@ TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
       "sweep.repeats=2 --set workload.requests=8 --set "
       "experiment.results_dir='" +
       Results("r") + "'";
-  CommandResult sim = Run(std::string("run ") + kSpec + " --engine sim --run-id sim" + small);
+  CommandResult sim = Run(std::string("run ") + kRunSpec + " --engine sim --run-id sim" + small);
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const fs::path source = fs::path(Results("r")) / "sim";
-  CommandResult replay = Run(std::string("run ") + kSpec + " --engine replay:" + source.string() +
+  CommandResult replay = Run(std::string("run ") + kRunSpec + " --engine replay:" + source.string() +
                              " --run-id replay" + small);
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const fs::path replayed = fs::path(Results("r")) / "replay";
@@ -250,7 +250,7 @@ TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
             std::string::npos)
       << other.err;
 
-  CommandResult bogus = Run(std::string("run ") + kSpec + " --engine replay" + small);
+  CommandResult bogus = Run(std::string("run ") + kRunSpec + " --engine replay" + small);
   EXPECT_NE(bogus.exit_code, 0);
   EXPECT_NE(bogus.err.find("--engine: expected sim, sglang or replay:PATH (a run directory or a "
                            "CSV of medians), got 'replay'"),

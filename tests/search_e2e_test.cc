@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+constexpr const char* kSearchSpec = "examples/kimi-k3-pp-search.toml";
 // A small space: the example's PP sizes at EP 4 and 8, two chunk sizes.
 // One instance and no DP attention: those dimensions have their own tests.
 constexpr const char* kSmall =
@@ -25,7 +25,7 @@ constexpr const char* kSmall =
 class SearchE2e : public CliTest {};
 
 TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
-  CommandResult r = Run(std::string("search ") + kSpec + kSmall);
+  CommandResult r = Run(std::string("search ") + kSearchSpec + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   for (const char* text : {"search: 14 candidates x 2 load points (C = 8, 16)",
                            "rejected: ", "could still be the best given the intervals",
@@ -33,14 +33,14 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 
   const std::string html = (dir_ / "search.html").string();
-  CommandResult h = Run(std::string("search ") + kSpec + kSmall + " --html " + html);
+  CommandResult h = Run(std::string("search ") + kSearchSpec + kSmall + " --html " + html);
   ASSERT_EQ(h.exit_code, 0) << h.err;
   const std::string page = ReadText(html);
   for (const char* text :
        {"<svg", "id=\"search-front\"", "Pareto front", "Ranking", "predicted by the simulator"})
     EXPECT_NE(page.find(text), std::string::npos) << text;
 
-  CommandResult j = Run(std::string("search ") + kSpec + kSmall + " --json");
+  CommandResult j = Run(std::string("search ") + kSearchSpec + kSmall + " --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const json out = json::parse(j.out);
   ASSERT_TRUE(out["candidates"].is_array());
@@ -60,7 +60,7 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
 
 TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
   const std::string emitted = (dir_ / "measure.toml").string();
-  CommandResult r = Run(std::string("search ") + kSpec + kSmall +
+  CommandResult r = Run(std::string("search ") + kSearchSpec + kSmall +
                         " --set workload.requests=16 --emit-spec " + emitted);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("wrote " + emitted), std::string::npos) << r.err;
@@ -79,20 +79,20 @@ TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
 // only a search of one rate emits a spec, and it runs.
 TEST_F(SearchE2e, RequestRatesAreLoadPointsAndOneRateEmitsARunnableSpec) {
   const std::string space = " --instances 1 --pp 4,8 --ep 4 --dp 1 --chunked-prefill-size 8192";
-  CommandResult r = Run(std::string("search ") + kSpec + space +
+  CommandResult r = Run(std::string("search ") + kSearchSpec + space +
                         " --samples 0 --request-rate 0.2,0.4 --concurrency 32");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("(Poisson arrivals at 0.20, 0.40 requests/s, at most 32 in flight)"),
             std::string::npos)
       << r.out;
   const std::string emitted = (dir_ / "rate.toml").string();
-  r = Run(std::string("search ") + kSpec + space +
+  r = Run(std::string("search ") + kSearchSpec + space +
           " --samples 0 --request-rate 0.2,0.4 --emit-spec " + emitted);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("a run spec holds one workload.request_rate, the search has 2"),
             std::string::npos)
       << r.err;
-  r = Run(std::string("search ") + kSpec + space +
+  r = Run(std::string("search ") + kSearchSpec + space +
           " --samples 0 --request-rate 0.5 --concurrency 16 --set workload.requests=8"
           " --emit-spec " +
           emitted);
@@ -108,7 +108,7 @@ TEST_F(SearchE2e, RequestRatesAreLoadPointsAndOneRateEmitsARunnableSpec) {
 }
 
 TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
-  CommandResult r = Run(std::string("search ") + kSpec +
+  CommandResult r = Run(std::string("search ") + kSearchSpec +
                         " --pp 4,8 --ep 4 --concurrency 8 --samples 0"
                         " --set decision.min_headroom_mib=500000");
   EXPECT_EQ(r.exit_code, 4) << r.err;
@@ -122,7 +122,7 @@ TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
 // they are; the K3 layout whose KV pool is shorter than one prompt
 // (PP1/TP32/DP2 at chunk 8192) is refused, never ranked on zero figures.
 TEST_F(SearchE2e, AnSlaNoCandidateMeetsIsExit4NamingTheClosestWithTheirMargins) {
-  CommandResult r = Run(std::string("search ") + kSpec +
+  CommandResult r = Run(std::string("search ") + kSearchSpec +
                         " --samples 0 --concurrency 1,8 --set decision.ttft_p99_s=0.001");
   EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
   EXPECT_NE(r.out.find("no candidate within the headroom meets the SLA (ttft_p99_s 0.001 s) at "
@@ -132,7 +132,7 @@ TEST_F(SearchE2e, AnSlaNoCandidateMeetsIsExit4NamingTheClosestWithTheirMargins) 
   EXPECT_NE(r.out.find(" times the limit at its nearest load point; first miss C=1: TTFT p99"),
             std::string::npos)
       << r.out;
-  CommandResult j = Run(std::string("search ") + kSpec +
+  CommandResult j = Run(std::string("search ") + kSearchSpec +
                         " --samples 0 --concurrency 1,8 --set decision.ttft_p99_s=0.001 --json");
   EXPECT_EQ(j.exit_code, 4);
   const json out = json::parse(j.out);
@@ -152,7 +152,7 @@ TEST_F(SearchE2e, AnSlaNoCandidateMeetsIsExit4NamingTheClosestWithTheirMargins) 
 // the fewest first.
 TEST_F(SearchE2e, ATargetRatePlansTheFewestGpus) {
   const std::string space =
-      std::string("search ") + kSpec +
+      std::string("search ") + kSearchSpec +
       " --instances 1,2 --pp 4 --ep 4 --dp 1 --chunked-prefill-size 8192 --concurrency 4,8"
       " --samples 0 --set decision.ttft_p99_s=60 --target-rate 1";
   CommandResult r = Run(space);
@@ -182,7 +182,7 @@ TEST_F(SearchE2e, ATargetRatePlansTheFewestGpus) {
 // The example with a [search] section: PP 4 (TP 8: EP 4, 8) and PP 8 (TP 4:
 // EP 4; EP 8 does not divide TP) at two chunk sizes is 6 candidates.
 TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
-  std::string text = ReadText(kSpec);
+  std::string text = ReadText(kSearchSpec);
   const std::string examples = std::filesystem::absolute("examples").string();
   for (size_t at; (at = text.find("\"../")) != std::string::npos;)
     text.replace(at, 4, "\"" + examples + "/../");

@@ -12,12 +12,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSpec = "examples/kimi-k3-pp-search.toml";
+constexpr const char* kIntervalsSpec = "examples/kimi-k3-pp-search.toml";
 
 class SimulateIntervalsE2e : public CliTest {
  protected:
   json Simulate(const std::string& extra) {
-    CommandResult r = Run(std::string("simulate ") + kSpec + " --json --no-cap-check " + extra);
+    CommandResult r = Run(std::string("simulate ") + kIntervalsSpec + " --json --no-cap-check " + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
   }
@@ -82,7 +82,7 @@ TEST_F(SimulateIntervalsE2e, TheSeedDecidesTheDrawsAndZeroSamplesDropTheInterval
 }
 
 TEST_F(SimulateIntervalsE2e, TextShowsIntervalsSensitivityAndTheNextMeasurement) {
-  CommandResult r = Run(std::string("simulate ") + kSpec + " --no-cap-check");
+  CommandResult r = Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("10th\u201390th percentile over 32 draws (seed 1)"), std::string::npos);
   EXPECT_NE(r.out.find(" s ["), std::string::npos);  // a TTFT with its interval
@@ -91,15 +91,15 @@ TEST_F(SimulateIntervalsE2e, TextShowsIntervalsSensitivityAndTheNextMeasurement)
   EXPECT_NE(r.out.find("predicted best PP"), std::string::npos);
   EXPECT_NE(r.out.find("the intervals of PP"), std::string::npos);
   EXPECT_NE(r.out.find("  measure PP"), std::string::npos) << r.out;
-  CommandResult none = Run(std::string("simulate ") + kSpec + " --no-cap-check --samples 0");
+  CommandResult none = Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --samples 0");
   EXPECT_EQ(none.out.find("# sensitivity"), std::string::npos);
   EXPECT_EQ(none.out.find(" s ["), std::string::npos);
-  EXPECT_NE(Run(std::string("simulate ") + kSpec + " --samples -1").exit_code, 0);
+  EXPECT_NE(Run(std::string("simulate ") + kIntervalsSpec + " --samples -1").exit_code, 0);
 }
 
 TEST_F(SimulateIntervalsE2e, ThePredictionPageShowsTheIntervalsAndTheUncertaintySection) {
   const std::string page = (dir_ / "predicted.html").string();
-  CommandResult r = Run(std::string("simulate ") + kSpec + " --no-cap-check --html " + page);
+  CommandResult r = Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --html " + page);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = ReadText(page);
   EXPECT_NE(html.find("<h2>Uncertainty</h2>"), std::string::npos);
@@ -112,7 +112,7 @@ TEST_F(SimulateIntervalsE2e, ThePredictionPageShowsTheIntervalsAndTheUncertainty
 
 TEST_F(SimulateIntervalsE2e, ACalibratedLayoutIsNotTheNextMeasurement) {
   const std::string cal = (dir_ / "cal.json").string();
-  CommandResult c = Run(std::string("calibrate ") + kSpec +
+  CommandResult c = Run(std::string("calibrate ") + kIntervalsSpec +
                         " --measured data/baseline/pp1-tp32-ep4.csv -o " + cal);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const json j = Simulate("--calibration " + cal);
@@ -140,7 +140,7 @@ TEST_F(SimulateIntervalsE2e, ACalibratedLayoutIsNotTheNextMeasurement) {
 }
 
 TEST_F(SimulateIntervalsE2e, ASimulatedRunsReportShowsTheIntervalsAndTheirOverlap) {
-  CommandResult r = Run(std::string("run ") + kSpec + " --engine sim --run-id ex --set " +
+  CommandResult r = Run(std::string("run ") + kIntervalsSpec + " --engine sim --run-id ex --set " +
                         "experiment.results_dir='" + dir_.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string md = ReadText(dir_ / "ex" / "report.md");

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kSshd = "/usr/sbin/sshd";
-const char* const kHosts[] = {"n0", "n1", "n2", "n3"};
+const char* const kSshHosts[] = {"n0", "n1", "n2", "n3"};
 
 // A TOML basic string holding `s` exactly.
 std::string Toml(const std::string& s) {
@@ -166,7 +166,7 @@ class SshE2e : public CliTest {
     dist_port_ = ports[2];
     std::error_code ec;  // sshd's privilege separation directory
     fs::create_directories("/run/sshd", ec);
-    for (const char* h : kHosts) fs::create_directories(dir_ / "gpu" / h);
+    for (const char* h : kSshHosts) fs::create_directories(dir_ / "gpu" / h);
     const std::string d = dir_.string();
     ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/host_key").c_str()), 0);
     ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/client_key").c_str()), 0);
@@ -342,7 +342,7 @@ TEST_F(SshE2e, WholeSearchOverSshLeavesTheSameEvidence) {
     EXPECT_EQ(verdict, "ok") << sample << ": " << ReadText(run / "manifest.jsonl");
     EXPECT_TRUE(fs::exists(run / "raw" / (sample + ".jsonl"))) << sample;
     EXPECT_TRUE(fs::exists(run / "bench" / (sample + ".json"))) << sample;
-    for (const char* host : kHosts) {
+    for (const char* host : kSshHosts) {
       EXPECT_TRUE(fs::exists(run / "service" / sample / (std::string(host) + ".log")))
           << sample << " " << host;
       EXPECT_TRUE(fs::exists(run / "gpu" / sample / (std::string(host) + ".csv")))
@@ -380,7 +380,7 @@ TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
   const fs::path run = RunDir();
   ASSERT_FALSE(run.empty());
   const std::string sample = "pp8-tp4-ep4_c8_r1";
-  for (const char* host : kHosts) {
+  for (const char* host : kSshHosts) {
     const std::string log = ReadText(run / "service" / sample / (std::string(host) + ".log"));
     EXPECT_NE(log.find("\nENV=" + value + "\n"), std::string::npos) << host << ":\n" << log;
     EXPECT_NE(log.find("server_args=ServerArgs("), std::string::npos) << host;

@@ -6,7 +6,7 @@
 namespace ppsearch::evidence {
 namespace {
 
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+nlohmann::json SpecLayoutJson(const spec::LayoutSpec& l) {
   nlohmann::json j = {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
   if (l.dp > 1) j["dp"] = l.dp;  // absent: no DP attention, as files written before it
   if (l.instances > 1) j["instances"] = l.instances;  // absent: one instance
@@ -17,7 +17,7 @@ nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
 
 nlohmann::json SpecToJson(const spec::Spec& spec) {
   nlohmann::json layouts = nlohmann::json::array();
-  for (const auto& l : spec.sweep.layouts) layouts.push_back(LayoutJson(l));
+  for (const auto& l : spec.sweep.layouts) layouts.push_back(SpecLayoutJson(l));
   nlohmann::json args = nlohmann::json::object();
   for (const auto& [k, v] : spec.engine.args) args[k] = v.text;
   nlohmann::json env = nlohmann::json::object();
@@ -37,7 +37,7 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
   nlohmann::json baseline = {{"layout", nullptr},
                              {"import_csv", spec.baseline.import_csv},
                              {"import_run", spec.baseline.import_run}};
-  if (spec.baseline.layout) baseline["layout"] = LayoutJson(*spec.baseline.layout);
+  if (spec.baseline.layout) baseline["layout"] = SpecLayoutJson(*spec.baseline.layout);
   return {{"experiment",
            {{"name", spec.experiment.name}, {"results_dir", spec.experiment.results_dir}}},
           {"cluster",

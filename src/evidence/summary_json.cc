@@ -8,13 +8,13 @@ nlohmann::json Opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+nlohmann::json SummaryLayoutJson(const spec::LayoutSpec& l) {
   return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
           {"label", l.Label()}};
 }
 
 nlohmann::json OptLayout(const std::optional<spec::LayoutSpec>& l) {
-  return l ? LayoutJson(*l) : nlohmann::json();
+  return l ? SummaryLayoutJson(*l) : nlohmann::json();
 }
 
 // A decode figure, or unknown (null) for a prefill-only point.
@@ -23,7 +23,7 @@ nlohmann::json DecodeOnly(const PointSummary& p, double v) {
 }
 
 nlohmann::json PointJson(const PointSummary& p) {
-  return {{"layout", LayoutJson(p.layout)},
+  return {{"layout", SummaryLayoutJson(p.layout)},
           {"concurrency", p.concurrency},
           {"repeats", p.repeats},
           {"valid_repeats", p.valid_repeats},
@@ -65,7 +65,7 @@ nlohmann::json MemoryJson(const LayoutMemory& m) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StagePeak& s : m.stages)
     stages.push_back({{"pp_rank", s.pp_rank}, {"peak_mib", s.peak_mib}});
-  return {{"layout", LayoutJson(m.layout)},
+  return {{"layout", SummaryLayoutJson(m.layout)},
           {"peak_gpu_mib", Opt(m.peak_gpu_mib)},
           {"gpu_total_mib", Opt(m.gpu_total_mib)},
           {"remaining_mib", Opt(m.remaining_mib)},
@@ -86,7 +86,7 @@ nlohmann::json DecisionJson(const Decision& d) {
                         {"value_s", at.miss.value_s},
                         {"limit_s", at.miss.limit_s},
                         {"over", at.miss.over()}});
-    verdicts.push_back({{"layout", LayoutJson(v.layout)},
+    verdicts.push_back({{"layout", SummaryLayoutJson(v.layout)},
                         {"qualifies", v.qualifies},
                         {"score", v.score},
                         {"headroom_mib", Opt(v.headroom_mib)},

@@ -10,7 +10,7 @@
 namespace ppsearch::memory {
 namespace {
 
-constexpr double kMib = 1024.0 * 1024.0;
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
 
 // A stage's footprint. Its activations are given as 12,288 MiB (SGLang's own
 // 1.5 MiB x 8192-token allowance, a round number for the hand-worked peaks);
@@ -21,7 +21,7 @@ StageFootprint Stage(double weight_mib, double kv_bytes_per_token, double state_
   f.weight_mib = weight_mib;
   f.kv_bytes_per_token = kv_bytes_per_token;
   f.state_bytes_per_request = state_bytes;
-  f.activation.bytes = activation_mib * kMib;
+  f.activation.bytes = activation_mib * kBytesPerMib;
   f.activation.peak = "MoE experts (layer 1)";
   return f;
 }
@@ -173,7 +173,7 @@ TEST(PlanMemory, SmallKvPoolCapsRequestsAtHalfItsTokens) {
   // budget = 78500 - 40000 - 15700 = 22800 MiB; 8 MiB per token -> 2850 tokens;
   // the clamp's 2048 is capped by 2850 / 2 = 1425.
   MemoryInputs in = TwoStages();
-  in.stages = {Stage(40000, 8 * kMib, 0)};
+  in.stages = {Stage(40000, 8 * kBytesPerMib, 0)};
   MemoryPlan plan = PlanMemory(in);
   EXPECT_EQ(plan.max_total_tokens, 2850);
   EXPECT_EQ(plan.max_running_requests, 1425);
@@ -185,8 +185,8 @@ TEST(PlanMemory, LinearAttentionStateTakesHalfTheBudgetFirst) {
   // (stage 1 at 50 KiB would hold 233,472). Requests: 116,736 x 512 / 32768 = 1824
   // -> raised to 2048, then capped by the 1425 state slots.
   MemoryInputs in = TwoStages();
-  in.stages[0].state_bytes_per_request = 8 * kMib;
-  in.stages[1].state_bytes_per_request = 4 * kMib;
+  in.stages[0].state_bytes_per_request = 8 * kBytesPerMib;
+  in.stages[1].state_bytes_per_request = 4 * kBytesPerMib;
   MemoryPlan plan = PlanMemory(in);
   EXPECT_EQ(plan.state_slots, 1425);
   EXPECT_EQ(plan.max_total_tokens, 116736);
@@ -201,7 +201,7 @@ TEST(PlanMemory, LinearAttentionStateTakesHalfTheBudgetFirst) {
 TEST(PlanMemory, StateSlotsAreCappedAt4096) {
   // 22800 MiB x 0.5 / 1 MiB = 11400 slots -> 4096; KV budget 22800 - 4096 = 18704 MiB.
   MemoryInputs in = TwoStages();
-  in.stages[0].state_bytes_per_request = kMib;
+  in.stages[0].state_bytes_per_request = kBytesPerMib;
   MemoryPlan plan = PlanMemory(in);
   EXPECT_EQ(plan.state_slots, 4096);
   EXPECT_EQ(plan.max_total_tokens, 18704 * 1024 / 100);  // 18704 MiB / 100 KiB = 191,528.96
@@ -239,7 +239,7 @@ TEST(PlanMemory, NoKvRoomIsRefusedInSglangsWords) {
 // RuntimeError.
 TEST(PlanMemory, APoolOfNoTokenIsRefused) {
   MemoryInputs in = TwoStages();
-  in.stages = {Stage(40000, 30000 * kMib, 0)};
+  in.stages = {Stage(40000, 30000 * kBytesPerMib, 0)};
   MemoryPlan plan = PlanMemory(in);
   EXPECT_FALSE(plan.fits);
   EXPECT_TRUE(plan.sglang_refuses);

@@ -26,7 +26,7 @@ using testing::SetArg;
 using testing::StringArg;
 using testing::TinyGqaModel;
 
-std::vector<std::string> Messages(const std::vector<Diagnostic>& diagnostics) {
+std::vector<std::string> ErrorTexts(const std::vector<Diagnostic>& diagnostics) {
   std::vector<std::string> out;
   for (const Diagnostic& d : diagnostics) out.push_back(d.message);
   return out;
@@ -36,7 +36,7 @@ std::vector<std::string> ErrorsOf(const spec::LayoutSpec& layout,
                                   const model::ModelDesc& model = KimiLikeModel(),
                                   const spec::Spec& spec = MissionSpec(),
                                   const hardware::HardwareProfile& hw = Rtx6000d()) {
-  return Messages(PlanLayout(layout, spec, model, hw).errors);
+  return ErrorTexts(PlanLayout(layout, spec, model, hw).errors);
 }
 
 // A shipped profile with NVLink, where SGLang can run DeepEP.
@@ -403,7 +403,7 @@ TEST(ValidateLayout, WeightsMustFitTheGpu) {
   hw.memory_mib = 100;  // TinyGqaModel at PP2/TP2 needs about 140 MiB per rank
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
   EXPECT_FALSE(plan.valid);
-  EXPECT_THAT(Messages(plan.errors),
+  EXPECT_THAT(ErrorTexts(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP2/TP2/EP2 needs 140 MiB of weights per GPU on stage 0 but the GPU "
                           "(NVIDIA RTX 6000D) has 100 MiB; use more GPUs per stage (larger TP)"));
@@ -413,13 +413,13 @@ TEST(ValidateLayout, NonPositiveSizesStopPlanning) {
   LayoutPlan plan = PlanLayout(Layout(0, 32, 4, 1), MissionSpec(), KimiLikeModel(), Rtx6000d());
   EXPECT_FALSE(plan.valid);
   EXPECT_TRUE(plan.ranks.empty());
-  EXPECT_THAT(Messages(plan.errors),
+  EXPECT_THAT(ErrorTexts(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP0/TP32/EP4 has a size below 1; PP, TP, EP and DP must be at least 1"));
 }
 
 std::vector<std::string> SpecWarningsOf(const spec::Spec& spec) {
-  return Messages(PlanSearch(spec, KimiLikeModel(), Rtx6000d()).warnings);
+  return ErrorTexts(PlanSearch(spec, KimiLikeModel(), Rtx6000d()).warnings);
 }
 
 TEST(SpecWarnings, MicroBatchSizeOne) {
@@ -487,7 +487,7 @@ TEST(LayoutWarnings, PpOnSglangVersionsWithPpBugs) {
   spec.engine.version = "0.5.9";
   Plan plan = PlanSearch(spec, KimiLikeModel(), Rtx6000d());
   EXPECT_THAT(plan.layouts[0].warnings, IsEmpty());  // PP1
-  EXPECT_THAT(Messages(plan.layouts[1].warnings),
+  EXPECT_THAT(ErrorTexts(plan.layouts[1].warnings),
               ElementsAre("examples/x.toml:31:10: key 'sweep.layouts[1]': PP2/TP16/EP4 runs "
                           "pipeline parallelism on SGLang 0.5.9, whose inverted admission check "
                           "can hang PP with chunked prefill (fixed in 0.5.11 by PR #23006); use "
@@ -503,7 +503,7 @@ TEST(LayoutWarnings, GqaKvHeadReplication) {
   spec::Spec spec = MissionSpec();
   spec.cluster.hosts.resize(1);
   LayoutPlan plan = PlanLayout(Layout(1, 8, 8, 1), spec, TinyGqaModel(), Rtx6000d());
-  EXPECT_THAT(Messages(plan.warnings),
+  EXPECT_THAT(ErrorTexts(plan.warnings),
               ElementsAre(std::string(kAt) +
                           "PP1/TP8/EP8 replicates each of the 4 GQA KV heads on 2 TP ranks; the "
                           "KV cache per token does not shrink beyond TP 4"));
@@ -526,7 +526,7 @@ TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
   hw.memory_mib = 1700;  // TinyGqaModel at PP2/TP2 holds about 140 MiB on stage 0
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
   EXPECT_FALSE(plan.valid);
-  EXPECT_THAT(Messages(plan.errors),
+  EXPECT_THAT(ErrorTexts(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP2/TP2/EP2 holds 140 MiB of weights per GPU on stage 0, but "
                           "mem-fraction-static = 0.5 leaves no room for the KV cache: "
@@ -536,7 +536,7 @@ TEST(ValidateLayout, WeightsThatLeaveNoRoomForKvCacheAreAnError) {
                           "--mem-fraction-static=0.5. Raise --mem-fraction-static above 0.702 "
                           "(minimum viable = 1 - available/pre = 0.7013).\" Use more GPUs per "
                           "stage (larger TP) or a larger mem-fraction-static"));
-  EXPECT_THAT(Messages(plan.warnings), IsEmpty());
+  EXPECT_THAT(ErrorTexts(plan.warnings), IsEmpty());
   SetArg(spec, "mem-fraction-static", StringArg("0.9", Loc(22, 1, "")));
   EXPECT_TRUE(PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw).valid);
 }
@@ -562,7 +562,7 @@ TEST(ValidateLayout, ActivationsThatLeaveNoRoomForKvCacheAreAnError) {
   LayoutPlan plan = PlanLayout(Layout(2, 2, 2, 1), spec, TinyGqaModel(), hw);
   EXPECT_FALSE(plan.valid);
   EXPECT_DOUBLE_EQ(plan.memory.stages[0].activation_mib, 30752.0 * 8192 / kBytesPerMib);
-  EXPECT_THAT(Messages(plan.errors),
+  EXPECT_THAT(ErrorTexts(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP2/TP2/EP2 leaves no room for the KV cache: stage 0 needs 2393 MiB "
                           "without any KV cache (weights 140, activations 240, CUDA graphs 512, "
@@ -578,7 +578,7 @@ TEST(ValidateLayout, ActivationsThatLeaveNoRoomForKvCacheAreAnError) {
 // than PP8/TP4 needs: SGLang starts, but a full chunk may not fit.
 TEST(LayoutWarnings, PoolsThatLeaveActivationsTooLittleRoom) {
   spec::Spec spec = MissionSpec();
-  EXPECT_THAT(Messages(PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d()).warnings),
+  EXPECT_THAT(ErrorTexts(PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d()).warnings),
               IsEmpty());
   SetArg(spec, "mem-fraction-static", StringArg("0.97", Loc(22, 1, "")));
   const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d());
@@ -587,7 +587,7 @@ TEST(LayoutWarnings, PoolsThatLeaveActivationsTooLittleRoom) {
   EXPECT_GT(last.activation_mib, 1501);
   EXPECT_GT(last.peak_mib, 85651);
   EXPECT_THAT(
-      Messages(plan.warnings),
+      ErrorTexts(plan.warnings),
       ElementsAre(::testing::StartsWith(
           std::string(kAt) + "PP8/TP4/EP4 is predicted to peak at " + FormatMib(last.peak_mib) +
           " MiB on stage " + std::to_string(plan.memory.tightest_stage) +

@@ -141,7 +141,7 @@ void ExpectSame(const Case& c, const std::string& what) {
   EXPECT_EQ(o.itl_values, 0);
 }
 
-spec::LayoutSpec Layout(int pp, int tp, int ep, int dp = 1) {
+spec::LayoutSpec StretchLayout(int pp, int tp, int ep, int dp = 1) {
   return {.pp = pp, .tp = tp, .ep = ep, .origin = {}, .dp = dp};
 }
 
@@ -150,7 +150,7 @@ TEST(DecodeStretch, MlaAtPp124) {
   ChatLoad(in.spec, 24);
   for (int pp : {1, 2, 4})
     for (int c : {1, 5, 16})
-      ExpectSame(Both(in, Layout(pp, 16 / pp, 1), c),
+      ExpectSame(Both(in, StretchLayout(pp, 16 / pp, 1), c),
                  "DeepSeek-V3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
 }
 
@@ -159,7 +159,7 @@ TEST(DecodeStretch, MlaWithDpAttention) {
   ChatLoad(in.spec, 24);
   for (int dp : {2, 4})
     for (int c : {3, 16})
-      ExpectSame(Both(in, Layout(1, 16, 1, dp), c),
+      ExpectSame(Both(in, StretchLayout(1, 16, 1, dp), c),
                  "DeepSeek-V3 DP" + std::to_string(dp) + " C=" + std::to_string(c));
 }
 
@@ -168,7 +168,7 @@ TEST(DecodeStretch, GqaAtPp124) {
   ChatLoad(in.spec, 24);
   for (int pp : {1, 2, 4})
     for (int c : {2, 16})
-      ExpectSame(Both(in, Layout(pp, 16 / pp, 1), c),
+      ExpectSame(Both(in, StretchLayout(pp, 16 / pp, 1), c),
                  "Qwen3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
 }
 
@@ -177,7 +177,7 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
   ChatLoad(in.spec, 16);
   for (int pp : {1, 2, 4})
     for (int c : {1, 8})
-      ExpectSame(Both(in, Layout(pp, 32 / pp, 4), c),
+      ExpectSame(Both(in, StretchLayout(pp, 32 / pp, 4), c),
                  "Kimi K3 PP" + std::to_string(pp) + " C=" + std::to_string(c));
 }
 
@@ -190,7 +190,7 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
   ChatLoad(in.spec, 16);
   in.spec.workload.output_tokens = 400;
   in.spec.workload.output_range_ratio = 0.8;
-  for (const spec::LayoutSpec& layout : {Layout(2, 8, 1), Layout(4, 4, 1), Layout(2, 8, 1, 2)})
+  for (const spec::LayoutSpec& layout : {StretchLayout(2, 8, 1), StretchLayout(4, 4, 1), StretchLayout(2, 8, 1, 2)})
     for (int c : {4, 16}) {
       const std::string what = "DeepSeek-V3 " + layout.Label() + " C=" + std::to_string(c);
       const Case both = Both(in, layout, c);

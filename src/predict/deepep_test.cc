@@ -34,51 +34,51 @@ const hardware::HardwareProfile& H200() {
   return hw;
 }
 
-plan::LayoutPlan Plan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
+plan::LayoutPlan DeepEpPlan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
   return plan::PlanLayout(layout, spec, Example().model, H200());
 }
 
 TEST(PredictDeepEp, ModelledAtPp1AndRefusedWithPpOrDpOrAnotherBackend) {
   const spec::Spec deepep = WithBackend("deepep");
-  EXPECT_EQ(NotModelled(Plan(Layout(1, 32, 32), deepep)), std::nullopt);
-  EXPECT_NE(NotModelled(Plan(Layout(2, 16, 16), deepep)).value_or("").find("sglang#17823"),
+  EXPECT_EQ(NotModelled(DeepEpPlan(Layout(1, 32, 32), deepep)), std::nullopt);
+  EXPECT_NE(NotModelled(DeepEpPlan(Layout(2, 16, 16), deepep)).value_or("").find("sglang#17823"),
             std::string::npos);
   spec::LayoutSpec dp = Layout(1, 32, 32);
   dp.dp = 4;
-  EXPECT_NE(NotModelled(Plan(dp, deepep)).value_or("").find("DeepEP with DP attention"),
+  EXPECT_NE(NotModelled(DeepEpPlan(dp, deepep)).value_or("").find("DeepEP with DP attention"),
             std::string::npos);
-  EXPECT_EQ(NotModelled(Plan(Layout(1, 32, 32), WithBackend("mooncake"))).value_or(""),
+  EXPECT_EQ(NotModelled(DeepEpPlan(Layout(1, 32, 32), WithBackend("mooncake"))).value_or(""),
             "PP1/TP32/EP32 runs moe-a2a-backend \"mooncake\", which the simulator does not model "
             "(it costs \"none\" and \"deepep\"); plan it, or measure it with --engine sglang");
   spec::Spec bad_mode = deepep;
   SetArg(bad_mode, "deepep-mode", StringArg("fast", {}));
-  EXPECT_EQ(NotModelled(Plan(Layout(1, 32, 32), bad_mode)).value_or(""),
+  EXPECT_EQ(NotModelled(DeepEpPlan(Layout(1, 32, 32), bad_mode)).value_or(""),
             "deepep-mode \"fast\" is not one of SGLang's modes (auto, normal, low_latency)");
 }
 
 TEST(PredictDeepEp, TheCostModelGetsTheBackendAndItsMode) {
   spec::Spec deepep = WithBackend("deepep");
-  EXPECT_FALSE(ShapeFromPlan(Plan(Layout(1, 32, 32), Example().spec)).deepep);
-  cost::LayoutShape shape = ShapeFromPlan(Plan(Layout(1, 32, 32), deepep));
+  EXPECT_FALSE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), Example().spec)).deepep);
+  cost::LayoutShape shape = ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep));
   EXPECT_TRUE(shape.deepep);
   EXPECT_EQ(shape.deepep_mode, cost::DeepEpMode::kAuto);
   SetArg(deepep, "deepep-mode", StringArg("low_latency", {}));
-  EXPECT_EQ(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_mode,
+  EXPECT_EQ(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_mode,
             cost::DeepEpMode::kLowLatency);
   // DeepEP dispatches BF16 under the MoE runners that quantize inside
   // (get_deepep_output_dtype), FP8 under the others.
   EXPECT_FALSE(shape.deepep_bf16_dispatch);
   for (const char* runner : {"cutlass", "flashinfer_cutedsl"}) {
     SetArg(deepep, "moe-runner-backend", StringArg(runner, {}));
-    EXPECT_TRUE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch) << runner;
+    EXPECT_TRUE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch) << runner;
   }
   SetArg(deepep, "moe-runner-backend", StringArg("deep_gemm", {}));
-  EXPECT_FALSE(ShapeFromPlan(Plan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch);
+  EXPECT_FALSE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch);
 }
 
 TEST(PlanDeepEp, SharedExpertsAreWholeOnEveryRankAndEachMoeLayerDispatchesAndCombines) {
-  const plan::LayoutPlan none = Plan(Layout(1, 32, 32), Example().spec);
-  const plan::LayoutPlan deepep = Plan(Layout(1, 32, 32), WithBackend("deepep"));
+  const plan::LayoutPlan none = DeepEpPlan(Layout(1, 32, 32), Example().spec);
+  const plan::LayoutPlan deepep = DeepEpPlan(Layout(1, 32, 32), WithBackend("deepep"));
   // The difference is every shared expert's 31/32 a rank no longer splits.
   double shared_bytes = 0;
   int moe_layers = 0;

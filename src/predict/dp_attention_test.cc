@@ -13,18 +13,18 @@ namespace {
 
 using testkit::Example;
 
-spec::LayoutSpec Layout(int pp, int tp, int ep, int dp) {
+spec::LayoutSpec DpLayout(int pp, int tp, int ep, int dp) {
   return {.pp = pp, .tp = tp, .ep = ep, .origin = {}, .dp = dp};
 }
 
-plan::LayoutPlan Plan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
+plan::LayoutPlan DpPlan(const spec::LayoutSpec& layout, const spec::Spec& spec) {
   return plan::PlanLayout(layout, spec, Example().model, Example().hardware);
 }
 
 TEST(PredictDpAttention, ModelledAtPp1AndRefusedWithPp) {
   const spec::Spec& spec = Example().spec;
-  EXPECT_EQ(NotModelled(Plan(Layout(1, 32, 4, 2), spec)), std::nullopt);
-  EXPECT_EQ(NotModelled(Plan(Layout(2, 16, 4, 2), spec)).value_or(""),
+  EXPECT_EQ(NotModelled(DpPlan(DpLayout(1, 32, 4, 2), spec)), std::nullopt);
+  EXPECT_EQ(NotModelled(DpPlan(DpLayout(2, 16, 4, 2), spec)).value_or(""),
             "PP2/TP16/EP4/DP2 runs DP attention with pipeline parallelism, which the simulator "
             "does not model (its DP ranks step together at PP 1 only; SGLang itself crashes on "
             "this combination's warm-up request); plan it, or measure it with --engine sglang");
@@ -34,7 +34,7 @@ TEST(PredictDpAttention, EachRankGetsItsShareOfTheChunkAndTheRequestCap) {
   spec::Spec spec = Example().spec;
   plan::testing::SetArg(spec, "chunked-prefill-size", plan::testing::IntArg(8192, {}));
   plan::testing::SetArg(spec, "max-running-requests", plan::testing::IntArg(64, {}));
-  const plan::LayoutPlan lp = Plan(Layout(1, 32, 4, 4), spec);
+  const plan::LayoutPlan lp = DpPlan(DpLayout(1, 32, 4, 4), spec);
   memory::MemoryPlan memory;
   memory.max_running_requests = 4096;
   const sim::SchedulerConfig c = SchedulerConfigFor(lp, Example().model, memory, 0);
@@ -42,7 +42,7 @@ TEST(PredictDpAttention, EachRankGetsItsShareOfTheChunkAndTheRequestCap) {
   EXPECT_EQ(c.chunked_prefill_size, 2048);  // server_args.py: chunked_prefill_size // dp
   EXPECT_EQ(c.max_running_requests, 16);    // pool_configurator.py: 64 // 4 per worker
   const sim::SchedulerConfig one =
-      SchedulerConfigFor(Plan(Layout(1, 32, 4, 1), spec), Example().model, memory, 0);
+      SchedulerConfigFor(DpPlan(DpLayout(1, 32, 4, 1), spec), Example().model, memory, 0);
   EXPECT_EQ(one.dp_size, 1);
   EXPECT_EQ(one.chunked_prefill_size, 8192);
   EXPECT_EQ(one.max_running_requests, 4096);
@@ -59,7 +59,7 @@ TEST(PredictDpAttention, APointRunsEveryRequestAndIsDeterministic) {
       value.int_value = 4096;
       value.text = "4096";
     }
-  const plan::LayoutPlan lp = Plan(Layout(1, 32, 4, 2), spec);
+  const plan::LayoutPlan lp = DpPlan(DpLayout(1, 32, 4, 2), spec);
   ASSERT_TRUE(lp.valid) << lp.errors.front().message;
   PointOptions po;
   po.concurrency = 3;

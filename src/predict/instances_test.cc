@@ -19,7 +19,7 @@ spec::Spec FirstHosts(int hosts, int requests) {
   return s;
 }
 
-spec::LayoutSpec Layout(int instances, int pp, int tp, int ep) {
+spec::LayoutSpec InstancesLayout(int instances, int pp, int tp, int ep) {
   spec::LayoutSpec l;
   l.instances = instances;
   l.pp = pp;
@@ -38,8 +38,8 @@ PointPrediction At(const spec::LayoutSpec& layout, const spec::Spec& spec, int c
 }
 
 TEST(PredictInstances, AnEvenSplitIsTwiceOneInstanceAtHalfTheLoad) {
-  const PointPrediction two = At(Layout(2, 2, 8, 8), FirstHosts(4, 32), 16);
-  const PointPrediction one = At(Layout(1, 2, 8, 8), FirstHosts(2, 16), 8);
+  const PointPrediction two = At(InstancesLayout(2, 2, 8, 8), FirstHosts(4, 32), 16);
+  const PointPrediction one = At(InstancesLayout(1, 2, 8, 8), FirstHosts(2, 16), 8);
   ASSERT_GT(one.metrics.input_tps, 0);
   EXPECT_DOUBLE_EQ(two.metrics.input_tps, 2 * one.metrics.input_tps);
   EXPECT_DOUBLE_EQ(two.metrics.output_tps, 2 * one.metrics.output_tps);
@@ -53,15 +53,15 @@ TEST(PredictInstances, AnEvenSplitIsTwiceOneInstanceAtHalfTheLoad) {
 
 TEST(PredictInstances, AnUnevenSplitSumsBothSharesWithTheBusierLatency) {
   // C = 5 over 2 instances: 3 and 2 in flight, 18 and 12 of the 30 requests.
-  const PointPrediction busier = At(Layout(1, 2, 8, 8), FirstHosts(2, 18), 3);
-  const PointPrediction lighter = At(Layout(1, 2, 8, 8), FirstHosts(2, 12), 2);
-  const PointPrediction two = At(Layout(2, 2, 8, 8), FirstHosts(4, 30), 5);
+  const PointPrediction busier = At(InstancesLayout(1, 2, 8, 8), FirstHosts(2, 18), 3);
+  const PointPrediction lighter = At(InstancesLayout(1, 2, 8, 8), FirstHosts(2, 12), 2);
+  const PointPrediction two = At(InstancesLayout(2, 2, 8, 8), FirstHosts(4, 30), 5);
   EXPECT_DOUBLE_EQ(two.metrics.input_tps, busier.metrics.input_tps + lighter.metrics.input_tps);
   EXPECT_EQ(two.metrics.requests_completed, 30);
   EXPECT_DOUBLE_EQ(two.metrics.ttft_s.p50, busier.metrics.ttft_s.p50);
   // C = 1 over 2 instances: one serves every request, the other is idle.
-  const PointPrediction alone = At(Layout(1, 2, 8, 8), FirstHosts(2, 30), 1);
-  const PointPrediction idle = At(Layout(2, 2, 8, 8), FirstHosts(4, 30), 1);
+  const PointPrediction alone = At(InstancesLayout(1, 2, 8, 8), FirstHosts(2, 30), 1);
+  const PointPrediction idle = At(InstancesLayout(2, 2, 8, 8), FirstHosts(4, 30), 1);
   EXPECT_DOUBLE_EQ(idle.metrics.input_tps, alone.metrics.input_tps);
 }
 

@@ -31,7 +31,7 @@ decide::SlaLimits TtftLimit(double seconds) {
   return limits;
 }
 
-Evaluated Candidate(double ttft_per_request, double tps_per_request,
+Evaluated EvaluatedAt(double ttft_per_request, double tps_per_request,
                     const std::vector<int>& listed) {
   Evaluated e;
   for (int c : listed) e.points.push_back(Closed(c, ttft_per_request, tps_per_request));
@@ -47,7 +47,7 @@ std::vector<int> Concurrencies(const std::vector<PointFigures>& points) {
 TEST(BestLoad, BisectionLandsOnTheKnownBreakBetweenListedPoints) {
   // TTFT p99 1/16 s per request: C = 23 meets 1.4375 s exactly, C = 24 misses.
   const decide::SlaLimits limits = TtftLimit(1.4375);
-  std::vector<Evaluated> v = {Candidate(0.0625, 10, {1, 16, 32, 64})};
+  std::vector<Evaluated> v = {EvaluatedAt(0.0625, 10, {1, 16, 32, 64})};
   int calls = 0;
   const int probes =
       FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
@@ -98,7 +98,7 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
   // where its TTFT p99 (1.4 s) still meets the limit.
   const decide::SlaLimits limits = TtftLimit(1.4375);
   auto run = [&](bool screen) {
-    std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
+    std::vector<Evaluated> v = {EvaluatedAt(0.0625, 10, {16, 32}), EvaluatedAt(0.05, 5, {16, 32})};
     FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), screen,
                   [&](size_t i, const LoadPoint& load) {
                     return i == 0 ? Closed(load.concurrency, 0.0625, 10)
@@ -115,7 +115,7 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
   EXPECT_EQ(exhaustive[1].at->load.concurrency, 28);
   // Outside the headroom rule the first does not qualify: it sets no bar,
   // is not refined, and the second is.
-  std::vector<Evaluated> v = {Candidate(0.0625, 10, {16, 32}), Candidate(0.05, 5, {16, 32})};
+  std::vector<Evaluated> v = {EvaluatedAt(0.0625, 10, {16, 32}), EvaluatedAt(0.05, 5, {16, 32})};
   v[0].meets_headroom = false;
   FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
                 [&](size_t i, const LoadPoint& load) {
@@ -127,7 +127,7 @@ TEST(BestLoad, TheScreenSkipsACandidateThatCouldNotRankHigher) {
 }
 
 TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
-  std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8, 64})};
+  std::vector<Evaluated> v = {EvaluatedAt(0.04, 10, {1, 8, 64})};
   v[0].points[1].output_tps_per_gpu = 1000;  // the peak at C = 8
   const int probes = FindBestLoads(
       v, decide::SlaLimits{}, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
@@ -136,7 +136,7 @@ TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
   EXPECT_EQ(v[0].at->load.concurrency, 8);
   EXPECT_FALSE(v[0].binds_next);
   // A lower-is-better objective: the lightest load, never bisected.
-  std::vector<Evaluated> t = {Candidate(0.04, 10, {1, 16, 32})};
+  std::vector<Evaluated> t = {EvaluatedAt(0.04, 10, {1, 16, 32})};
   for (PointFigures& f : t[0].points) f.ttft_p50_s = *f.sla[decide::SlaMetric::kTtft];
   FindBestLoads(t, TtftLimit(1.0), decide::Objective(decide::Objective::Kind::kTtftP50), true,
                 [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
@@ -146,7 +146,7 @@ TEST(BestLoad, WithoutLimitsTheBestObjectiveAndNoBisection) {
 }
 
 TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
-  std::vector<Evaluated> v = {Candidate(0.04, 10, {32, 64})};
+  std::vector<Evaluated> v = {EvaluatedAt(0.04, 10, {32, 64})};
   FindBestLoads(v, TtftLimit(1.0), decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu),
                 true, [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   EXPECT_FALSE(v[0].at);
@@ -159,7 +159,7 @@ TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
 TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
   decide::SlaLimits limits = TtftLimit(10.0);
   limits[decide::SlaMetric::kTpot] = 0.020;                  // TPOT at 10 ms: half of it
-  std::vector<Evaluated> v = {Candidate(0.04, 10, {1, 8})};  // TTFT 0.32 s at C = 8
+  std::vector<Evaluated> v = {EvaluatedAt(0.04, 10, {1, 8})};  // TTFT 0.32 s at C = 8
   FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
                 [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
   ASSERT_TRUE(v[0].binds_next);

@@ -39,7 +39,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-constexpr const char* kIdleGpus =
+constexpr const char* kIdleGpuCsv =
     "0, GPU-0, NVIDIA H200, 1, 143771, 570.86\n1, GPU-1, NVIDIA H200, 1, 143771, 570.86\n";
 constexpr const char* kBusyGpus =
     "0, GPU-0, NVIDIA H200, 120000, 143771, 570.86\n"
@@ -149,7 +149,7 @@ class SglangEngineTest : public ::testing::Test {
     };
     launcher_.ScriptServer(0, node0);
     launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-compute-apps", {FakeOutput("")});
-    launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-gpu", {FakeOutput(kIdleGpus)});
+    launcher_.ScriptCommand(FakeLauncher::kAnyNode, "--query-gpu", {FakeOutput(kIdleGpuCsv)});
   }
 
   void TearDown() override {
@@ -252,7 +252,7 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
   // at the first poll after the stop, released at the second.
   launcher_.ScriptCommand(
       0, "--query-gpu",
-      {FakeOutput(kIdleGpus), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus), FakeOutput(kIdleGpus)});
+      {FakeOutput(kIdleGpuCsv), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus), FakeOutput(kIdleGpuCsv)});
   const spec::Spec spec = MakeSpec();
   const run::SampleOutput out = RunSample(spec);
   EXPECT_EQ(VerdictOf(out), "ok") << out.detail;
@@ -270,7 +270,7 @@ TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) 
                            "SIGTERM 0", "SIGTERM 1", "gpus 0", "gpus 1", "gpus 0", "gpus 1"));
   ASSERT_EQ(out.nodes.size(), 2u);
   EXPECT_EQ(out.nodes[0].gpu_csv, kBusyGpus);
-  EXPECT_EQ(out.nodes[1].gpu_csv, kIdleGpus);
+  EXPECT_EQ(out.nodes[1].gpu_csv, kIdleGpuCsv);
   EXPECT_THAT(out.nodes[0].log, HasSubstr("ready to roll"));
   EXPECT_THAT(out.nodes[0].log, HasSubstr("[ppsearch] stopping the server"));
   // Each node is launched with its own rank, its output streamed to live/.
@@ -348,8 +348,8 @@ TEST_F(SglangEngineTest, AfterAReleaseTimeoutTheNextSampleWaitsForTheGpusBeforeI
   // Node 0: idle at the first preflight; held at the snapshot, at the
   // release poll and at the next sample's wait; released at its preflight.
   launcher_.ScriptCommand(0, "--query-gpu",
-                          {FakeOutput(kIdleGpus), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus),
-                           FakeOutput(kBusyGpus), FakeOutput(kIdleGpus)});
+                          {FakeOutput(kIdleGpuCsv), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus),
+                           FakeOutput(kBusyGpus), FakeOutput(kIdleGpuCsv)});
   const spec::Spec spec = MakeSpec();
   const run::SampleOutput first = RunSample(spec);
   EXPECT_EQ(VerdictOf(first), "timeout");

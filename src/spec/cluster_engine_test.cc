@@ -11,7 +11,7 @@
 namespace ppsearch::spec {
 namespace {
 
-std::string Spec(const std::string& cluster, const std::string& engine = "",
+std::string ClusterSpecText(const std::string& cluster, const std::string& engine = "",
                  const std::string& extra = "") {
   return "[experiment]\nname = \"t\"\n"      // 1-2
          "[cluster]\ngpus_per_node = 4\n" +  // 3-4
@@ -22,20 +22,20 @@ std::string Spec(const std::string& cluster, const std::string& engine = "",
          extra;
 }
 
-std::string ErrorOf(const std::string& text) {
+std::string ClusterErrorOf(const std::string& text) {
   Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
   return s.ok() ? "" : s.error().message;
 }
 
-ppsearch::spec::Spec MustParse(const std::string& text) {
+ppsearch::spec::Spec ClusterMustParse(const std::string& text) {
   Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
   EXPECT_TRUE(s.ok()) << s.error().message;
   return s.ok() ? *s : ppsearch::spec::Spec{};
 }
 
 TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
-  auto s = MustParse(
-      Spec("hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
            "server_port = 31000\ndist_init_port = 31500"));
   ASSERT_EQ(s.cluster.hosts.size(), 2u);
   EXPECT_EQ(s.cluster.Address(0), "a");
@@ -47,155 +47,155 @@ TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
 }
 
 TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected) {
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"../../../../escaped\", \"nb\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"../../../../escaped\", \"nb\"]")),
             "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
             "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got "
             "'../../../../escaped'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"node-a; touch /tmp/x\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"node-a; touch /tmp/x\"]")),
             "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
             "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got "
             "'node-a; touch /tmp/x'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"10.0.0.1;id\"}]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"10.0.0.1;id\"}]")),
             "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
             "address or an IPv6 address, got '10.0.0.1;id'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"999.1.1.1\"}]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"999.1.1.1\"}]")),
             "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
             "address or an IPv6 address, got '999.1.1.1'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh.a]\naddress = \"$(id)\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh.a]\naddress = \"$(id)\"")),
             "/s/spec.toml:7:11: key 'cluster.ssh.a.address': expected a host name, an IPv4 "
             "address or an IPv6 address, got '$(id)'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
             "/s/spec.toml:7:8: key 'cluster.ssh.user': expected a login name (letters, digits, "
             "'.', '_', '-'), got '-oProxyCommand=x'");
   // A host name becomes a file name with suffixes: a long DNS name is an address.
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"" + std::string(200, 'h') + "\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"" + std::string(200, 'h') + "\"]")),
             "/s/spec.toml:5:10: key 'cluster.hosts[0]': expected a host name: letters, digits, "
             "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got '" +
                 std::string(80, 'h') + "... (200 bytes)'");
   // IPv6 and a bare number (an ssh alias such as the team's "601") are fine.
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")), "");
 }
 
 TEST(SpecCluster, SshOptionsAndSlurmSettings) {
-  auto s = MustParse(
-      Spec("hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
            "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
            "srun_args = [\"--mpi=none\"]"));
   EXPECT_EQ(s.cluster.ssh_options, std::vector<std::string>{"StrictHostKeyChecking=yes"});
   EXPECT_EQ(s.cluster.hosts[0].ssh_key, "/s/keys/id");
   EXPECT_EQ(s.cluster.slurm.partition, "gpu");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\noptions = [\"-oProxyCommand=x\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\noptions = [\"-oProxyCommand=x\"]")),
             "/s/spec.toml:7:11: key 'cluster.ssh.options': expected ssh options as Name=value "
             "(e.g. \"StrictHostKeyChecking=yes\"), got '-oProxyCommand=x'");
 }
 
 TEST(SpecCluster, SudoStepsAndPasswordFile) {
   auto s =
-      MustParse(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"container\", \"stop\"]\n"
+      ClusterMustParse(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"container\", \"stop\"]\n"
                      "password_file = \"secrets/pw\""));
   EXPECT_EQ(s.cluster.sudo.steps, (std::vector<std::string>{"container", "stop"}));
   EXPECT_TRUE(s.cluster.sudo.Runs("stop"));
   EXPECT_EQ(s.cluster.sudo.password_file, "/s/secrets/pw");
-  EXPECT_TRUE(MustParse(Spec("hosts = [\"a\"]")).cluster.sudo.steps.empty());
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"containers\"]")),
+  EXPECT_TRUE(ClusterMustParse(ClusterSpecText("hosts = [\"a\"]")).cluster.sudo.steps.empty());
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"containers\"]")),
             "/s/spec.toml:7:9: key 'cluster.sudo.steps': expected step names out of "
             "\"container\", \"stop\", got 'containers'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"stop\", \"stop\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"stop\", \"stop\"]")),
             "/s/spec.toml:7:9: key 'cluster.sudo.steps': step 'stop' is listed twice");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.sudo]\npassword = \"x\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\npassword = \"x\"")),
             "/s/spec.toml:7:1: unknown key 'cluster.sudo.password'");
 }
 
 TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
-  auto s = MustParse(Spec("hosts = [\"a\"]",
+  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]",
                           "command = [\"{ppsearch}\", \"serve-sim\", \"--log\", \"/x/{host}\"]\n"
                           "container = \"apptainer\"\nsecret_env = [\"MY_CREDS\"]\n"
                           "version = \"v0.5.14.post1\""));
   EXPECT_EQ(s.engine.command.size(), 4u);
   EXPECT_EQ(s.engine.container, "apptainer");
   EXPECT_EQ(s.engine.secret_env, std::vector<std::string>{"MY_CREDS"});
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "command = [\"x\", \"{hots}\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "command = [\"x\", \"{hots}\"]")),
             "/s/spec.toml:8:11: key 'engine.command': unknown placeholder '{hots}' (known: "
             "{host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "version = \"latest\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "version = \"latest\"")),
             "/s/spec.toml:8:11: key 'engine.version': expected an SGLang version such as "
             "\"0.5.18\", got 'latest'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "container = \"lxc\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "container = \"lxc\"")),
             "/s/spec.toml:8:13: key 'engine.container': expected one of 'docker', 'podman', "
             "'apptainer', 'enroot', got 'lxc'");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "[engine.env]\n\"A B\" = \"1\"")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "[engine.env]\n\"A B\" = \"1\"")),
             "/s/spec.toml:9:9: 'engine.env.A B' is not an environment variable name (letters, "
             "digits and '_', not starting with a digit)");
 }
 
 TEST(SpecEngine, PatchesResolveAgainstTheSpecAndAreNamedOnce) {
-  auto s = MustParse(Spec("hosts = [\"a\"]", "patches = [\"p/pp.patch\", \"/opt/extra.py\"]"));
+  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "patches = [\"p/pp.patch\", \"/opt/extra.py\"]"));
   EXPECT_EQ(s.engine.patches, (std::vector<std::string>{"/s/p/pp.patch", "/opt/extra.py"}));
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [\"a.patch\", \"\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [\"a.patch\", \"\"]")),
             "/s/spec.toml:8:23: key 'engine.patches[1]': expected the path of a patch or extra "
             "file, got \"\"");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [\"a.patch\", \"./a.patch\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [\"a.patch\", \"./a.patch\"]")),
             "/s/spec.toml:8:23: key 'engine.patches[1]': './a.patch' is named twice");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "patches = [3]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [3]")),
             "/s/spec.toml:8:12: key 'engine.patches[0]': expected a string, got an integer");
 }
 
 // Two listeners on one port of one host: the second server cannot bind, and
 // nothing says so until a sample starts.
 TEST(SpecCluster, PortsOneHostListensOnMustDiffer) {
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\nserver_port = 5000")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\nserver_port = 5000")),
             "/s/spec.toml:6:15: key 'cluster.server_port': port 5000 is the HTTP port of host 'a' "
             "and also node 0's --dist-init-addr port (cluster.dist_init_port, by default), both "
             "on a; the ports one host listens on must differ");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\", \"b\"]\nserver_port = 31000\ndist_init_port = 31000")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\", \"b\"]\nserver_port = 31000\ndist_init_port = 31000")),
             "/s/spec.toml:7:18: key 'cluster.dist_init_port': port 31000 is node 0's "
             "--dist-init-addr port and also the HTTP port of host 'a' (/s/spec.toml:6:15: key "
             "'cluster.server_port'), both on a; the ports one host listens on must differ");
   // Several nodes on one machine (a rehearsal) need a port each.
-  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
                          "= \"127.0.0.1\", server_port = 30000}]")),
             "/s/spec.toml:5:97: key 'cluster.hosts[1].server_port': port 30000 is the HTTP port "
             "of host 'b' and also the HTTP port of host 'a' (cluster.server_port, by default), "
             "both on 127.0.0.1; the ports one host listens on must differ");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
                          "= \"127.0.0.1\", server_port = 30001}]")),
             "");
   // sshd listens on the host too, when the launcher is ssh.
   const std::string ssh_on_http =
       "hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nport = 30000";
-  EXPECT_EQ(ErrorOf(Spec(ssh_on_http)),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(ssh_on_http)),
             "/s/spec.toml:8:8: key 'cluster.ssh.port': port 30000 is the ssh port of host 'a' and "
             "also the HTTP port of host 'a' (cluster.server_port, by default), both on a; the "
             "ports one host listens on must differ");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]\n[cluster.ssh]\nport = 30000")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\nport = 30000")), "");
   // The same ports on different hosts are the usual multi-node case.
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\", \"b\"]\nlauncher = \"ssh\"")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\", \"b\"]\nlauncher = \"ssh\"")), "");
 }
 
 // mem-fraction-static is the share of each GPU SGLang takes; nan or inf
 // anywhere in the engine's values would reach the planner's arithmetic and
 // the server's command line.
 TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = 2.0}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = 2.0}")),
             "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
             "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 2");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"0\"}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0\"}")),
             "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
             "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 0");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = nan}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = nan}")),
             "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a finite number, "
             "got nan");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"nan\"}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"nan\"}")),
             "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
             "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got "
             "nan");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {watchdog-timeout = inf}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {watchdog-timeout = inf}")),
             "/s/spec.toml:8:28: key 'engine.args.watchdog-timeout': expected a finite number, got "
             "inf");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "env = {NCCL_TIMEOUT = -inf}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "env = {NCCL_TIMEOUT = -inf}")),
             "/s/spec.toml:8:23: key 'engine.env.NCCL_TIMEOUT': expected a finite number, got "
             "-inf");
-  auto s = MustParse(Spec("hosts = [\"a\"]", "args = {mem-fraction-static = \"0.85\"}"));
+  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0.85\"}"));
   EXPECT_EQ(s.engine.ArgString("mem-fraction-static"), "0.85");
 }
 
@@ -205,35 +205,35 @@ TEST(SpecEngine, MaxRunningRequestsAndTheAllToAllBackendMeanWhatSglangTakes) {
   const std::string expected =
       "/s/spec.toml:8:32: key 'engine.args.max-running-requests': expected a whole number in "
       "[1, 65536] (requests a scheduler runs at once), got ";
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 0}")), expected + "0");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = -1}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 0}")), expected + "0");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = -1}")),
             expected + "-1");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 2147483648}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 2147483648}")),
             expected + "2147483648");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {max-running-requests = 64}")), "");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"evil\"}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 64}")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"evil\"}")),
             "/s/spec.toml:8:27: key 'engine.args.moe-a2a-backend': \"evil\" is not an SGLang "
             "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
             "megamoe, pplx, ascend_tp, deepep_v2)");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep\"}")), "");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep_v2\"}")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep\"}")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep_v2\"}")), "");
 }
 
 TEST(SpecLifecycle, DefaultsAndBounds) {
-  auto d = MustParse(Spec("hosts = [\"a\"]"));
+  auto d = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]"));
   EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);
   EXPECT_EQ(d.lifecycle.stop_grace_s, 30);
   EXPECT_FALSE(d.lifecycle.reuse_server);
-  auto s = MustParse(Spec("hosts = [\"a\"]", "",
+  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "",
                           "[lifecycle]\nstart_timeout_s = 60\nreuse_server = true\n"
                           "memory_release_mib = 512"));
   EXPECT_EQ(s.lifecycle.start_timeout_s, 60);
   EXPECT_TRUE(s.lifecycle.reuse_server);
   EXPECT_EQ(s.lifecycle.memory_release_mib, 512);
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "", "[lifecycle]\nstart_timout_s = 60")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstart_timout_s = 60")),
             "/s/spec.toml:16:1: unknown key 'lifecycle.start_timout_s' (did you mean "
             "'start_timeout_s'?)");
-  EXPECT_EQ(ErrorOf(Spec("hosts = [\"a\"]", "", "[lifecycle]\nstop_grace_s = -1")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstop_grace_s = -1")),
             "/s/spec.toml:16:16: key 'lifecycle.stop_grace_s': expected a number in [0, 3600], "
             "got -1");
 }

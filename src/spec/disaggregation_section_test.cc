@@ -14,7 +14,7 @@ namespace {
 
 // Lines: 1-2 experiment, 3-5 cluster, 6-8 engine, 9 [engine.disaggregation]
 // and its keys from 10, then `sweep` (its first line is [sweep]).
-std::string Spec(const std::string& disagg, const std::string& sweep) {
+std::string PdSpecText(const std::string& disagg, const std::string& sweep) {
   return "[experiment]\nname = \"t\"\n"                                              // 1-2
          "[cluster]\ngpus_per_node = 8\nhosts = [\"n0\", \"n1\", \"n2\", \"n3\"]\n"  // 3-5
          "[engine]\nmodel_config = \"m.json\"\nargs = {page-size = 1}\n"             // 6-8
@@ -28,7 +28,7 @@ const char* const kPools =
     "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\nargs = {chunked-prefill-size = 16384}\n"
     "[sweep.decode]\nhosts = [\"n1\", \"n2\", \"n3\"]\ninstances = 3\ntp = 8\ndp = 8\n";
 
-std::string ErrorOf(const std::string& text) {
+std::string PdErrorOf(const std::string& text) {
   Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
   return s.ok() ? "" : s.error().message;
 }
@@ -41,7 +41,7 @@ Disaggregation MustRead(const std::string& text) {
 }
 
 TEST(SpecDisaggregation, PoolsAndTransferSettingsParse) {
-  const std::string text = Spec(
+  const std::string text = PdSpecText(
       "transfer_backend = \"nixl\"\nib_device = \"mlx5_0,mlx5_1\"\n"
       "router_policy = \"round_robin\"\nrouter_port = 9000",
       kPools);
@@ -65,7 +65,7 @@ TEST(SpecDisaggregation, PoolsAndTransferSettingsParse) {
 
 TEST(SpecDisaggregation, OverridesReachThePools) {
   Result<std::optional<Disaggregation>> d =
-      ParseDisaggregation(Spec("", kPools), "/s/spec.toml", {"sweep.decode.instances=1"});
+      ParseDisaggregation(PdSpecText("", kPools), "/s/spec.toml", {"sweep.decode.instances=1"});
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ((*d)->decode.layout.instances, 1);
 }
@@ -81,7 +81,7 @@ TEST(SpecDisaggregation, AnAggregatedSpecHasNone) {
 }
 
 TEST(SpecDisaggregation, EachPoolRunsWithItsArgsAndSglangsPdFlags) {
-  const std::string text = Spec("ib_device = \"mlx5_0\"", kPools);
+  const std::string text = PdSpecText("ib_device = \"mlx5_0\"", kPools);
   Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
   ASSERT_TRUE(s.ok()) << s.error().message;
   const Disaggregation d = MustRead(text);
@@ -98,7 +98,7 @@ TEST(SpecDisaggregation, EachPoolRunsWithItsArgsAndSglangsPdFlags) {
 }
 
 TEST(SpecDisaggregation, OverlappingPoolsAreRefused) {
-  EXPECT_EQ(ErrorOf(Spec("",
+  EXPECT_EQ(PdErrorOf(PdSpecText("",
                          "[sweep]\nconcurrency = [8]\n"
                          "[sweep.prefill]\nhosts = [\"n0\", \"n1\"]\ntp = 16\n"
                          "[sweep.decode]\nhosts = [\"n2\", \"n1\"]\ntp = 16\n")),
@@ -107,7 +107,7 @@ TEST(SpecDisaggregation, OverlappingPoolsAreRefused) {
 }
 
 TEST(SpecDisaggregation, APoolHostMustBeInTheCluster) {
-  EXPECT_EQ(ErrorOf(Spec("",
+  EXPECT_EQ(PdErrorOf(PdSpecText("",
                          "[sweep]\nconcurrency = [8]\n"
                          "[sweep.prefill]\nhosts = [\"n9\"]\ntp = 8\n"
                          "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
@@ -117,27 +117,27 @@ TEST(SpecDisaggregation, APoolHostMustBeInTheCluster) {
 
 TEST(SpecDisaggregation, ABackendSglangLacksIsRefused) {
   // server_args.py DISAGG_TRANSFER_BACKEND_CHOICES has no "ucx".
-  EXPECT_EQ(ErrorOf(Spec("transfer_backend = \"ucx\"", kPools)),
+  EXPECT_EQ(PdErrorOf(PdSpecText("transfer_backend = \"ucx\"", kPools)),
             "/s/spec.toml:10:20: key 'engine.disaggregation.transfer_backend': SGLang has no "
             "transfer backend 'ucx' (its --disaggregation-transfer-backend takes 'mooncake', "
             "'nixl', 'ascend', 'fake', 'mori', 'mooncake_tcp'); expected 'mooncake' or 'nixl'");
   // "fake" is SGLang's, but moves no KV (and handle_pd_disaggregation
   // refuses it on a prefill server).
-  EXPECT_EQ(ErrorOf(Spec("transfer_backend = \"fake\"", kPools)),
+  EXPECT_EQ(PdErrorOf(PdSpecText("transfer_backend = \"fake\"", kPools)),
             "/s/spec.toml:10:20: key 'engine.disaggregation.transfer_backend': 'fake' is an "
             "SGLang transfer backend ppsearch does not plan (it plans KV transfer over RDMA "
             "between NVIDIA GPU nodes); expected 'mooncake' or 'nixl'");
 }
 
 TEST(SpecDisaggregation, ARouterPolicyTheRouterLacksIsRefused) {
-  EXPECT_EQ(ErrorOf(Spec("router_policy = \"least_load\"", kPools)),
+  EXPECT_EQ(PdErrorOf(PdSpecText("router_policy = \"least_load\"", kPools)),
             "/s/spec.toml:10:17: key 'engine.disaggregation.router_policy': expected one of "
             "'random', 'round_robin', 'cache_aware', 'power_of_two', 'bucket', 'manual', "
             "'consistent_hashing', 'prefix_hash', got 'least_load'");
 }
 
 TEST(SpecDisaggregation, PoolsAndLayoutListsDoNotMix) {
-  EXPECT_EQ(ErrorOf(Spec("",
+  EXPECT_EQ(PdErrorOf(PdSpecText("",
                          "[sweep]\npp = [1]\nconcurrency = [8]\n"
                          "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
                          "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
@@ -146,14 +146,14 @@ TEST(SpecDisaggregation, PoolsAndLayoutListsDoNotMix) {
 }
 
 TEST(SpecDisaggregation, BothPoolsAreNeeded) {
-  EXPECT_EQ(ErrorOf(Spec("",
+  EXPECT_EQ(PdErrorOf(PdSpecText("",
                          "[sweep]\nconcurrency = [8]\n"
                          "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n")),
             "/s/spec.toml:11:1: missing required key 'sweep.decode'");
 }
 
 TEST(SpecDisaggregation, PdFlagsBelongToTheirTables) {
-  EXPECT_EQ(ErrorOf(Spec("",
+  EXPECT_EQ(PdErrorOf(PdSpecText("",
                          "[sweep]\nconcurrency = [8]\n"
                          "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
                          "args = {disaggregation-mode = \"decode\"}\n"
@@ -163,13 +163,13 @@ TEST(SpecDisaggregation, PdFlagsBelongToTheirTables) {
 }
 
 TEST(SpecDisaggregation, TransferSettingsWithoutPoolsAreRefused) {
-  EXPECT_EQ(ErrorOf(Spec("bootstrap_port = 9000", "[sweep]\npp = [1]\nconcurrency = [8]\n")),
+  EXPECT_EQ(PdErrorOf(PdSpecText("bootstrap_port = 9000", "[sweep]\npp = [1]\nconcurrency = [8]\n")),
             "/s/spec.toml:9:1: key 'engine.disaggregation': [engine.disaggregation] configures a "
             "disaggregated deployment, but the sweep has no [sweep.prefill] and [sweep.decode]");
 }
 
 TEST(SpecDisaggregation, TheBootstrapPortIsNotTheServersHttpPort) {
-  EXPECT_EQ(ErrorOf(Spec("bootstrap_port = 30000", kPools)),
+  EXPECT_EQ(PdErrorOf(PdSpecText("bootstrap_port = 30000", kPools)),
             "/s/spec.toml:10:18: key 'engine.disaggregation.bootstrap_port': 30000 is also "
             "cluster.server_port; a prefill server's bootstrap server and its HTTP server would "
             "both bind it");

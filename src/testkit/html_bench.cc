@@ -17,15 +17,15 @@
 namespace ppsearch {
 namespace {
 
-struct Example {
+struct ExamplePageParts {
   spec::Spec spec;
   report::SimulationPage page;
 };
 
-const Example& ExamplePage() {
-  static const Example ex = [] {
+const ExamplePageParts& ExamplePage() {
+  static const ExamplePageParts ex = [] {
     const testkit::ExampleInputs& in = testkit::Example();
-    Example e;
+    ExamplePageParts e;
     e.spec = in.spec;
     e.page.spec_path = "examples/kimi-k3-pp-search.toml";
     e.page.calibration_source = "uncalibrated";
@@ -39,7 +39,7 @@ const Example& ExamplePage() {
 }
 
 void BM_SimulationPageHtml(benchmark::State& state) {
-  const Example& ex = ExamplePage();
+  const ExamplePageParts& ex = ExamplePage();
   size_t bytes = 0;
   for (auto _ : state) {
     const std::string html = report::RenderSimulationHtml(ex.spec, ex.page);
@@ -64,7 +64,7 @@ void BM_ChromiumLoad(benchmark::State& state) {
     page = env;
   } else {
     page = (dir / "simulate.html").string();
-    const Example& ex = ExamplePage();
+    const ExamplePageParts& ex = ExamplePage();
     (void)WriteFileAtomic(page, report::RenderSimulationHtml(ex.spec, ex.page));
   }
   auto browser = testkit::HeadlessBrowser::Start(chromium, (dir / "profile").string());
