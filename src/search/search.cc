@@ -11,6 +11,7 @@
 #include "decide/steady_state.h"
 #include "predict/search.h"
 #include "search/best_load.h"
+#include "util/parallel.h"
 
 namespace ppsearch::search {
 namespace {
@@ -307,11 +308,9 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     }
     layouts_of[static_cast<size_t>(it - settings.begin())].push_back(c.layout);
   }
+  // The groups and the planner's refusals, in enumeration order.
   std::vector<Group> groups;
-  std::vector<Evaluated> predicted;
-  std::vector<std::vector<size_t>> groups_of;  // each predicted candidate's groups
-  std::map<std::string, size_t> predicted_of;  // candidate label -> index
-  size_t settings_predicted = 0;               // candidates, for progress
+  std::vector<size_t> setting_of;  // each group's setting
   for (size_t si = 0; si < settings.size(); ++si) {
     bool first_of_setting = true;
     for (Group g : GroupsOf(settings[si], out.load_points)) {
@@ -319,12 +318,9 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       g.inputs.model = in.model;
       g.inputs.hardware = in.hardware;
       g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
-      groups.push_back(std::move(g));
-      const size_t gi = groups.size() - 1;
-      const Group& group = groups[gi];
       if (first_of_setting) {  // refusals once per candidate, not per request rate
-        for (const plan::LayoutPlan& lp : group.inputs.plan.layouts) {
-          const Candidate c{lp.layout, group.knobs};
+        for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
+          const Candidate c{lp.layout, g.knobs};
           if (!lp.valid) {
             const plan::Diagnostic& first = lp.errors.front();
             out.rejected.push_back({c, first.reason, first.message});
@@ -334,38 +330,69 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         }
       }
       first_of_setting = false;
-      predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
-      central_only.token_times = NeedsTokenTimes(group.inputs.spec);
-      const predict::SearchPrediction central =
-          predict::PredictSearch(group.inputs, calibration, central_only);
-      for (const predict::SearchPoint& sp : central.points) {
-        const Candidate c{sp.plan->layout, group.knobs};
-        auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());
-        if (added) {
-          Evaluated e;
-          e.candidate = c;
-          e.gpus = static_cast<int>(sp.plan->layout.gpus());
-          e.allreduce_per_forward = sp.plan->allreduce_per_forward;
-          e.cross_node_allreduce_per_forward = sp.plan->cross_node_allreduce_per_forward;
-          e.alltoall_per_forward = sp.plan->alltoall_per_forward;
-          e.cross_node_alltoall_per_forward = sp.plan->cross_node_alltoall_per_forward;
-          e.cross_node_stage_hops = sp.plan->cross_node_stage_boundaries;
-          e.headroom_mib = INFINITY;
-          predicted.push_back(std::move(e));
-          groups_of.emplace_back();
-        }
-        std::vector<size_t>& mine = groups_of[it->second];
-        if (mine.empty() || mine.back() != gi) mine.push_back(gi);
-        Evaluated& e = predicted[it->second];
-        e.points.push_back(
-            FiguresOf(sp.prediction, *LoadOf(group, sp.prediction.concurrency), e.gpus));
-        e.headroom_mib =
-            std::min(e.headroom_mib,
-                     decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
-      }
+      groups.push_back(std::move(g));
+      setting_of.push_back(si);
     }
-    settings_predicted += layouts_of[si].size();
-    progress("predicting", settings_predicted, candidates.size());
+  }
+
+  // The central predictions, the groups spread over the threads (each
+  // writes its own slot: the same result on any number of threads). Only a
+  // point's figures are kept, not its per-request record.
+  struct CentralPoint {
+    const plan::LayoutPlan* plan = nullptr;
+    PointFigures figures;
+  };
+  std::vector<std::vector<CentralPoint>> central(groups.size());
+  std::vector<size_t> groups_left(settings.size(), 0);
+  for (size_t si : setting_of) ++groups_left[si];
+  size_t settings_predicted = 0;  // candidates, for progress
+  ParallelFor(
+      groups.size(), options.threads,
+      [&](size_t gi) {
+        const Group& group = groups[gi];
+        predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
+        central_only.token_times = NeedsTokenTimes(group.inputs.spec);
+        for (const predict::SearchPoint& sp :
+             predict::PredictSearch(group.inputs, calibration, central_only).points)
+          central[gi].push_back(
+              {sp.plan, FiguresOf(sp.prediction, *LoadOf(group, sp.prediction.concurrency),
+                                  static_cast<int>(sp.plan->layout.gpus()))});
+      },
+      [&](size_t gi, size_t) {
+        if (--groups_left[setting_of[gi]] > 0) return;
+        settings_predicted += layouts_of[setting_of[gi]].size();
+        progress("predicting", settings_predicted, candidates.size());
+      });
+
+  std::vector<Evaluated> predicted;
+  std::vector<std::vector<size_t>> groups_of;  // each predicted candidate's groups
+  std::map<std::string, size_t> predicted_of;  // candidate label -> index
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    for (CentralPoint& cp : central[gi]) {
+      const Candidate c{cp.plan->layout, groups[gi].knobs};
+      auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());
+      if (added) {
+        Evaluated e;
+        e.candidate = c;
+        e.gpus = static_cast<int>(cp.plan->layout.gpus());
+        e.allreduce_per_forward = cp.plan->allreduce_per_forward;
+        e.cross_node_allreduce_per_forward = cp.plan->cross_node_allreduce_per_forward;
+        e.alltoall_per_forward = cp.plan->alltoall_per_forward;
+        e.cross_node_alltoall_per_forward = cp.plan->cross_node_alltoall_per_forward;
+        e.cross_node_stage_hops = cp.plan->cross_node_stage_boundaries;
+        e.headroom_mib = INFINITY;
+        predicted.push_back(std::move(e));
+        groups_of.emplace_back();
+      }
+      std::vector<size_t>& mine = groups_of[it->second];
+      if (mine.empty() || mine.back() != gi) mine.push_back(gi);
+      Evaluated& e = predicted[it->second];
+      e.points.push_back(std::move(cp.figures));
+      e.headroom_mib =
+          std::min(e.headroom_mib,
+                   decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
+    }
+    central[gi].clear();
   }
 
   // A prediction that is no result refuses its candidate: it is never ranked.

@@ -1,11 +1,10 @@
 #include "uncertainty/propagate.h"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 #include <utility>
 
 #include "stats/stats.h"
+#include "util/parallel.h"
 
 namespace ppsearch::uncertainty {
 
@@ -36,19 +35,9 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
   const size_t members = ensemble.members.size();
   const size_t tasks = jobs.size() * members;
   std::vector<MemberValues> values(tasks);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    // Each task index is claimed once; the loop ends when all are claimed.
-    for (size_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
-      values[t] = evaluate(t / members, ensemble.members[t % members]);
-    }
-  };
-  const int n_threads =
-      static_cast<int>(std::max<size_t>(std::min<size_t>(std::max(threads, 1), tasks), 1));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < n_threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  ParallelFor(tasks, threads, [&](size_t t) {
+    values[t] = evaluate(t / members, ensemble.members[t % members]);
+  });
 
   std::vector<PointUncertainty> out;
   for (size_t j = 0; j < jobs.size(); ++j) {

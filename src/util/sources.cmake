@@ -8,5 +8,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/util/format.cc
   src/util/host_name.cc
   src/util/matrix.cc
+  src/util/parallel.cc
   src/util/safe_name.cc
   src/util/sha256.cc)
