@@ -190,7 +190,8 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
   ChatLoad(in.spec, 16);
   in.spec.workload.output_tokens = 400;
   in.spec.workload.output_range_ratio = 0.8;
-  for (const spec::LayoutSpec& layout : {StretchLayout(2, 8, 1), StretchLayout(4, 4, 1), StretchLayout(2, 8, 1, 2)})
+  for (const spec::LayoutSpec& layout :
+       {StretchLayout(2, 8, 1), StretchLayout(4, 4, 1), StretchLayout(2, 8, 1, 2)})
     for (int c : {4, 16}) {
       const std::string what = "DeepSeek-V3 " + layout.Label() + " C=" + std::to_string(c);
       const Case both = Both(in, layout, c);
@@ -198,6 +199,20 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
       EXPECT_EQ(both.stretched.sim.round_batches, 0) << what << ": token times are all played";
       EXPECT_GT(both.lean.sim.round_batches, both.lean.sim.decode_batches / 2) << what;
     }
+}
+
+// More clients than max-running-requests admits: requests wait for a slot
+// the whole run. A stretch still runs while none of them could be admitted
+// before a finish (the pool or a pipeline slot's micro-batch is full), with
+// the figures of step by step; before, every such step was an event.
+TEST(DecodeStretch, RequestsWaitingBehindAFullPoolDoNotStopTheStretch) {
+  plan::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
+  ChatLoad(in.spec, 24);
+  for (const spec::LayoutSpec& layout :
+       {StretchLayout(1, 16, 1), StretchLayout(2, 8, 1), StretchLayout(1, 16, 1, 2)})
+    for (int c : {6, 16})
+      ExpectSame(Both(in, layout, c), "DeepSeek-V3 " + layout.Label() +
+                                          " max-running-requests 4 C=" + std::to_string(c));
 }
 
 }  // namespace

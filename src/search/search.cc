@@ -388,9 +388,8 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       if (mine.empty() || mine.back() != gi) mine.push_back(gi);
       Evaluated& e = predicted[it->second];
       e.points.push_back(std::move(cp.figures));
-      e.headroom_mib =
-          std::min(e.headroom_mib,
-                   decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
+      e.headroom_mib = std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib,
+                                                                    e.points.back().peak_gpu_mib));
     }
     central[gi].clear();
   }

@@ -33,8 +33,9 @@ struct GpuRegistration {
   std::vector<gpu::GpuMemory> gpus;  // per local GPU: index, uuid, name, used_mib, total_mib
 };
 
-// The file's JSON: {"pid", "start_ticks" (optional), "process_name", "node_rank", "held_until_unix_s"
-// (null when none), "gpus": [{"index", "uuid", "name", "used_mib", "total_mib"}]}.
+// The file's JSON: {"pid", "start_ticks" (optional), "process_name", "node_rank",
+// "held_until_unix_s" (null when none), "gpus": [{"index", "uuid", "name", "used_mib",
+// "total_mib"}]}.
 std::string FormatRegistration(const GpuRegistration& r);
 // Errors read "<source>: <what>".
 Result<GpuRegistration> ParseRegistration(const std::string& text, const std::string& source);

@@ -98,10 +98,9 @@ TEST(GpuRegistrationTest, APidGivenToALaterProcessOrThreadIsNotTheRegisteredOne)
   auto back = ParseRegistration(FormatRegistration(r), "f.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->start_ticks, mine);
-  EXPECT_EQ(ParseRegistration(R"({"pid": 1, "start_ticks": -4, "gpus": []})", "f.json")
-                .error()
-                .message,
-            "f.json: \"start_ticks\" must be a non-negative integer");
+  EXPECT_EQ(
+      ParseRegistration(R"({"pid": 1, "start_ticks": -4, "gpus": []})", "f.json").error().message,
+      "f.json: \"start_ticks\" must be a non-negative integer");
 }
 
 TEST(SmiQueryTest, GpuQuerySumsLiveRegistrations) {

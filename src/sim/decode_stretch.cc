@@ -89,7 +89,8 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
   const EventQueue<Event>::Event head = events_.Top();
   const bool is_loop = head.payload.kind == EventKind::kLoop;
   if (!is_loop && head.payload.kind != EventKind::kProcess) return false;
-  if (head.time_ns > limit_ns || scheduler_.HasWaiting()) return false;
+  // Requests may wait, as long as none could be admitted before a finish.
+  if (head.time_ns > limit_ns || !scheduler_.AdmitsNothingUntilAFinish()) return false;
   for (const InFlight& f : slots_)
     if (f.active && f.batch.is_prefill) return false;
   std::vector<StretchSlot> slots;

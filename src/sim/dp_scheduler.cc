@@ -75,6 +75,11 @@ bool DpScheduler::HasWaiting() const {
                      [](const Scheduler& s) { return s.HasWaiting(); });
 }
 
+bool DpScheduler::AdmitsNothingUntilAFinish() const {
+  return std::all_of(ranks_.begin(), ranks_.end(),
+                     [](const Scheduler& s) { return s.AdmitsNothingUntilAFinish(); });
+}
+
 void DpScheduler::ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,
                               std::vector<int>* finished) {
   if (batch.dp_ranks.empty()) {

@@ -45,6 +45,8 @@ class DpScheduler {
   void AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited);
   // Some rank has a request waiting or being chunked: a prefill may be formed.
   bool HasWaiting() const;
+  // Scheduler::AdmitsNothingUntilAFinish on every rank.
+  bool AdmitsNothingUntilAFinish() const;
   bool Idle() const;
   // Fails the head of the first rank's waiting queue that has one.
   int DropHeadWaiting();

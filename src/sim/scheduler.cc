@@ -97,10 +97,7 @@ MicroBatch Scheduler::NextPrefill(Slot& slot) {
   batch.is_prefill = true;
   if ((slot.batch_is_full || waiting_.empty()) && chunked_ < 0) return batch;
 
-  const int running_bs = static_cast<int>(slot.running.size());
-  // get_num_allocatable_reqs: the per-micro-batch cap, bounded by the pool.
-  const int allocatable =
-      std::min(pp_max_mbs_ - running_bs, config_.max_running_requests - pool_used_);
+  const int allocatable = Allocatable(slot);
   if (allocatable <= 0 && chunked_ < 0) {
     slot.batch_is_full = true;
     return batch;
@@ -185,9 +182,30 @@ MicroBatch Scheduler::DecodeOf(const Slot& slot) const {
 
 MicroBatch Scheduler::PeekDecode(int slot) const { return DecodeOf(slots_[slot]); }
 
+int Scheduler::Allocatable(const Slot& slot) const {
+  // get_num_allocatable_reqs: the per-micro-batch cap, bounded by the pool.
+  return std::min(pp_max_mbs_ - static_cast<int>(slot.running.size()),
+                  config_.max_running_requests - pool_used_);
+}
+
+bool Scheduler::AdmitsNothingUntilAFinish() const {
+  if (!HasWaiting()) return true;
+  if (chunked_ >= 0) return false;
+  for (const Slot& slot : slots_) {
+    // An empty slot's flag is cleared by its first decode pass (NextDecode).
+    const bool flag_holds = slot.batch_is_full && !slot.running.empty();
+    if (!flag_holds && Allocatable(slot) > 0) return false;
+  }
+  return true;
+}
+
 void Scheduler::AdvanceDecode(int slot_index, int64_t launched, int64_t processed, bool visited) {
   Slot& slot = slots_[slot_index];
   if (visited && slot.running.empty()) slot.batch_is_full = false;
+  // With requests waiting and no room, a visit's NextPrefill sets the flag
+  // (AdmitsNothingUntilAFinish allowed the stretch).
+  if (visited && !slot.running.empty() && !waiting_.empty() && Allocatable(slot) <= 0)
+    slot.batch_is_full = true;
   kv_used_ += launched * static_cast<int64_t>(slot.running.size());
   for (int r : slot.running) {
     SchedRequest& q = requests_[r];

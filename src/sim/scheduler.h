@@ -90,6 +90,13 @@ class Scheduler {
   // Nothing waiting, no chunked request, no running request.
   bool Idle() const;
   bool HasWaiting() const { return !waiting_.empty() || chunked_ >= 0; }
+  // No prefill can be formed before a request finishes: nothing waits, or
+  // no request is being chunked and no slot has room for what waits (the
+  // pool of max_running_requests is full, or the slot's micro-batch is, or
+  // its batch_is_full flag holds, which only a finish clears on a running
+  // slot). A decode stretch may then run with requests waiting: only a
+  // finish, which ends it, could let one in.
+  bool AdmitsNothingUntilAFinish() const;
   // Fails the head of the waiting queue (it can never be admitted); returns it.
   int DropHeadWaiting();
   // Aborts `request` as SGLang's abort_request does when its client goes
@@ -113,6 +120,8 @@ class Scheduler {
   MicroBatch NextPrefill(Slot& slot);
   MicroBatch NextDecode(Slot& slot);
   MicroBatch DecodeOf(const Slot& slot) const;
+  // Requests the slot's next prefill could admit (get_num_allocatable_reqs).
+  int Allocatable(const Slot& slot) const;
   int64_t ReservedDecodeTokens() const;
   void Release(int request);
 

@@ -35,9 +35,8 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
   const size_t members = ensemble.members.size();
   const size_t tasks = jobs.size() * members;
   std::vector<MemberValues> values(tasks);
-  ParallelFor(tasks, threads, [&](size_t t) {
-    values[t] = evaluate(t / members, ensemble.members[t % members]);
-  });
+  ParallelFor(tasks, threads,
+              [&](size_t t) { values[t] = evaluate(t / members, ensemble.members[t % members]); });
 
   std::vector<PointUncertainty> out;
   for (size_t j = 0; j < jobs.size(); ++j) {
