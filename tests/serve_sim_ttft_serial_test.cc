@@ -8,7 +8,10 @@
 // alone (RUN_SERIAL).
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "bench/bench_client.h"
 #include "serve_sim_fixture.h"
@@ -55,6 +58,22 @@ std::vector<double> FirstTokenGapsS(int port, int concurrency) {
   return gaps;
 }
 
+// How late this machine wakes a sleeping thread now: the p90 of the
+// oversleep of 100 sleeps of 1 ms. Idle, tens of microseconds; with other
+// work on both cores, a scheduler tick (4-10 ms), which every first token
+// handed from the engine's thread to a reader then pays too. The bounds
+// below are about serve-sim's HTTP path, not the machine's scheduler.
+double WakeupDelayP90S() {
+  std::vector<double> late;
+  for (int i = 0; i < 100; ++i) {
+    const auto before = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    late.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count() - 1e-3);
+  }
+  return stats::Percentile(late, 90);
+}
+
 TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) {
   // x20: a decode step of 256 streams then lasts long enough for the client
   // to read its 256 chunks before the next first tokens come. At x100 (20 s
@@ -71,9 +90,17 @@ TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) 
     // (CI once 1.45 ms at C=256). The bounds sit between the two, and the
     // best of at most three samples is judged, as a stray burst of other
     // work can still take one of 2 cores.
-    const double p99_bound = 0.005;
+    // On a machine that wakes threads late for other work (measured
+    // before each sample), the bounds grow with that delay: CI once gave a
+    // p90 of 10.7 ms at C = 8, 16 and every try, the test taking 103 s
+    // instead of 34; alone on the same build, 0.4 ms.
+    double p99_bound = 0.005, p90_bound = 0.002, wakeup_s = 0;
     double best_p90 = 1e9, best_p99 = 1e9;
-    for (int attempt = 0; attempt < 3 && best_p99 >= p99_bound; ++attempt) {
+    for (int attempt = 0; attempt < 3 && (best_p99 >= p99_bound || best_p90 >= p90_bound);
+         ++attempt) {
+      wakeup_s = WakeupDelayP90S();
+      p99_bound = std::max(p99_bound, 3 * wakeup_s);
+      p90_bound = std::max(p90_bound, 2 * wakeup_s);
       std::vector<double> gaps = FirstTokenGapsS(port, c);
       ASSERT_EQ(gaps.size(), static_cast<size_t>(std::max(2 * c, 64)));
       EXPECT_GT(stats::Percentile(gaps, 1), -0.001) << "C=" << c << ": the client saw it before";
@@ -81,9 +108,10 @@ TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) 
       best_p99 = std::min(best_p99, stats::Percentile(gaps, 99));
     }
     std::cout << "C=" << c << ": best p90 " << best_p90 * 1e3 << " ms, best p99 " << best_p99 * 1e3
+              << " ms; wake-up delay p90 " << wakeup_s * 1e3
               << " ms\n";  // the measured margin, in the test log
     EXPECT_LT(best_p99, p99_bound) << "C=" << c;
-    EXPECT_LT(best_p90, 0.002) << "C=" << c;
+    EXPECT_LT(best_p90, p90_bound) << "C=" << c;
   }
 }
 
