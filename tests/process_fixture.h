@@ -15,13 +15,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "launch/process.h"
 
 namespace ppsearch::testing {
 
@@ -74,18 +74,12 @@ inline bool IsZombie(pid_t pid) {
 // Running: it exists and is not a zombie.
 inline bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0 && !IsZombie(pid); }
 
-// Field 22 of /proc/<pid>/stat, the start time; 0 when gone. A pid is soon
-// given again (pid_max is often 32,768, and serve-sim alone runs a thousand
-// threads, whose ids /proc answers for too): a process is its pid and this.
+// The start time of `pid` (launch::ProcessStartTicks), 0 when gone. A pid is
+// soon given again (pid_max is often 32,768, and serve-sim alone runs a
+// thousand threads, whose ids /proc answers for too): a process is its pid
+// and this.
 inline unsigned long long StartTicks(pid_t pid) {
-  const std::string stat = ReadBinary("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(paren + 1));
-  std::string field;
-  for (int i = 3; i <= 22; ++i)
-    if (!(rest >> field)) return 0;
-  return std::strtoull(field.c_str(), nullptr, 10);
+  return launch::ProcessStartTicks(pid).value_or(0);
 }
 
 // The very process that had `start_ticks` still runs.

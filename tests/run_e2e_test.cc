@@ -208,8 +208,8 @@ TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {
 
 TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
   CommandResult r =
-      Run(std::string("run ") + kRunSpec + " --engine sim --dry-run --set experiment.results_dir='" +
-          Results("d") + "'");
+      Run(std::string("run ") + kRunSpec +
+          " --engine sim --dry-run --set experiment.results_dir='" + Results("d") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 samples"), std::string::npos);
   EXPECT_NE(r.out.find("pp1-tp32-ep4_c8_r1"), std::string::npos);
@@ -228,8 +228,8 @@ TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
   CommandResult sim = Run(std::string("run ") + kRunSpec + " --engine sim --run-id sim" + small);
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const fs::path source = fs::path(Results("r")) / "sim";
-  CommandResult replay = Run(std::string("run ") + kRunSpec + " --engine replay:" + source.string() +
-                             " --run-id replay" + small);
+  CommandResult replay = Run(std::string("run ") + kRunSpec +
+                             " --engine replay:" + source.string() + " --run-id replay" + small);
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const fs::path replayed = fs::path(Results("r")) / "replay";
   EXPECT_EQ(ReadText(replayed / "summary.csv"), ReadText(source / "summary.csv"));

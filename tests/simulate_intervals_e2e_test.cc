@@ -17,7 +17,8 @@ constexpr const char* kIntervalsSpec = "examples/kimi-k3-pp-search.toml";
 class SimulateIntervalsE2e : public CliTest {
  protected:
   json Simulate(const std::string& extra) {
-    CommandResult r = Run(std::string("simulate ") + kIntervalsSpec + " --json --no-cap-check " + extra);
+    CommandResult r =
+        Run(std::string("simulate ") + kIntervalsSpec + " --json --no-cap-check " + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
   }
@@ -91,7 +92,8 @@ TEST_F(SimulateIntervalsE2e, TextShowsIntervalsSensitivityAndTheNextMeasurement)
   EXPECT_NE(r.out.find("predicted best PP"), std::string::npos);
   EXPECT_NE(r.out.find("the intervals of PP"), std::string::npos);
   EXPECT_NE(r.out.find("  measure PP"), std::string::npos) << r.out;
-  CommandResult none = Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --samples 0");
+  CommandResult none =
+      Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --samples 0");
   EXPECT_EQ(none.out.find("# sensitivity"), std::string::npos);
   EXPECT_EQ(none.out.find(" s ["), std::string::npos);
   EXPECT_NE(Run(std::string("simulate ") + kIntervalsSpec + " --samples -1").exit_code, 0);
@@ -99,7 +101,8 @@ TEST_F(SimulateIntervalsE2e, TextShowsIntervalsSensitivityAndTheNextMeasurement)
 
 TEST_F(SimulateIntervalsE2e, ThePredictionPageShowsTheIntervalsAndTheUncertaintySection) {
   const std::string page = (dir_ / "predicted.html").string();
-  CommandResult r = Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --html " + page);
+  CommandResult r =
+      Run(std::string("simulate ") + kIntervalsSpec + " --no-cap-check --html " + page);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = ReadText(page);
   EXPECT_NE(html.find("<h2>Uncertainty</h2>"), std::string::npos);

@@ -578,8 +578,9 @@ TEST(ValidateLayout, ActivationsThatLeaveNoRoomForKvCacheAreAnError) {
 // than PP8/TP4 needs: SGLang starts, but a full chunk may not fit.
 TEST(LayoutWarnings, PoolsThatLeaveActivationsTooLittleRoom) {
   spec::Spec spec = MissionSpec();
-  EXPECT_THAT(ErrorTexts(PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d()).warnings),
-              IsEmpty());
+  EXPECT_THAT(
+      ErrorTexts(PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d()).warnings),
+      IsEmpty());
   SetArg(spec, "mem-fraction-static", StringArg("0.97", Loc(22, 1, "")));
   const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d());
   ASSERT_TRUE(plan.valid);

@@ -70,7 +70,8 @@ TEST(PredictDeepEp, TheCostModelGetsTheBackendAndItsMode) {
   EXPECT_FALSE(shape.deepep_bf16_dispatch);
   for (const char* runner : {"cutlass", "flashinfer_cutedsl"}) {
     SetArg(deepep, "moe-runner-backend", StringArg(runner, {}));
-    EXPECT_TRUE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch) << runner;
+    EXPECT_TRUE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch)
+        << runner;
   }
   SetArg(deepep, "moe-runner-backend", StringArg("deep_gemm", {}));
   EXPECT_FALSE(ShapeFromPlan(DeepEpPlan(Layout(1, 32, 32), deepep)).deepep_bf16_dispatch);

@@ -32,7 +32,7 @@ decide::SlaLimits TtftLimit(double seconds) {
 }
 
 Evaluated EvaluatedAt(double ttft_per_request, double tps_per_request,
-                    const std::vector<int>& listed) {
+                      const std::vector<int>& listed) {
   Evaluated e;
   for (int c : listed) e.points.push_back(Closed(c, ttft_per_request, tps_per_request));
   return e;
@@ -158,7 +158,7 @@ TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
 
 TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
   decide::SlaLimits limits = TtftLimit(10.0);
-  limits[decide::SlaMetric::kTpot] = 0.020;                  // TPOT at 10 ms: half of it
+  limits[decide::SlaMetric::kTpot] = 0.020;                    // TPOT at 10 ms: half of it
   std::vector<Evaluated> v = {EvaluatedAt(0.04, 10, {1, 8})};  // TTFT 0.32 s at C = 8
   FindBestLoads(v, limits, decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
                 [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });

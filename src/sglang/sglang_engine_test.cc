@@ -250,9 +250,9 @@ class SglangEngineTest : public ::testing::Test {
 TEST_F(SglangEngineTest, ASampleStartsEveryNodeThenStopsThemAndWaitsForTheGpus) {
   // Node 0's GPUs: idle at preflight, held by the server at the snapshot and
   // at the first poll after the stop, released at the second.
-  launcher_.ScriptCommand(
-      0, "--query-gpu",
-      {FakeOutput(kIdleGpuCsv), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus), FakeOutput(kIdleGpuCsv)});
+  launcher_.ScriptCommand(0, "--query-gpu",
+                          {FakeOutput(kIdleGpuCsv), FakeOutput(kBusyGpus), FakeOutput(kBusyGpus),
+                           FakeOutput(kIdleGpuCsv)});
   const spec::Spec spec = MakeSpec();
   const run::SampleOutput out = RunSample(spec);
   EXPECT_EQ(VerdictOf(out), "ok") << out.detail;

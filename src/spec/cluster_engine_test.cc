@@ -12,7 +12,7 @@ namespace ppsearch::spec {
 namespace {
 
 std::string ClusterSpecText(const std::string& cluster, const std::string& engine = "",
-                 const std::string& extra = "") {
+                            const std::string& extra = "") {
   return "[experiment]\nname = \"t\"\n"      // 1-2
          "[cluster]\ngpus_per_node = 4\n" +  // 3-4
          cluster +                           // 5...
@@ -34,9 +34,9 @@ ppsearch::spec::Spec ClusterMustParse(const std::string& text) {
 }
 
 TEST(SpecCluster, HostsMayBeTablesWithAddressAndPort) {
-  auto s = ClusterMustParse(
-      ClusterSpecText("hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
-           "server_port = 31000\ndist_init_port = 31500"));
+  auto s = ClusterMustParse(ClusterSpecText(
+      "hosts = [\"a\", {name = \"b\", address = \"127.0.0.2\", server_port = 31001}]\n"
+      "server_port = 31000\ndist_init_port = 31500"));
   ASSERT_EQ(s.cluster.hosts.size(), 2u);
   EXPECT_EQ(s.cluster.Address(0), "a");
   EXPECT_EQ(s.cluster.ServerPort(0), 31000);
@@ -61,10 +61,12 @@ TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"999.1.1.1\"}]")),
             "/s/spec.toml:5:33: key 'cluster.hosts[0].address': expected a host name, an IPv4 "
             "address or an IPv6 address, got '999.1.1.1'");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh.a]\naddress = \"$(id)\"")),
-            "/s/spec.toml:7:11: key 'cluster.ssh.a.address': expected a host name, an IPv4 "
-            "address or an IPv6 address, got '$(id)'");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh.a]\naddress = \"$(id)\"")),
+      "/s/spec.toml:7:11: key 'cluster.ssh.a.address': expected a host name, an IPv4 "
+      "address or an IPv6 address, got '$(id)'");
+  EXPECT_EQ(ClusterErrorOf(
+                ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\nuser = \"-oProxyCommand=x\"")),
             "/s/spec.toml:7:8: key 'cluster.ssh.user': expected a login name (letters, digits, "
             "'.', '_', '-'), got '-oProxyCommand=x'");
   // A host name becomes a file name with suffixes: a long DNS name is an address.
@@ -73,44 +75,49 @@ TEST(SpecCluster, HostNamesThatCouldLeaveTheRunDirectoryOrReachAShellAreRejected
             "'.', '_' or '-', starting with a letter or digit, at most 128 characters, got '" +
                 std::string(80, 'h') + "... (200 bytes)'");
   // IPv6 and a bare number (an ssh alias such as the team's "601") are fine.
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")), "");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"601\", {name = \"b\", address = \"::1\"}]")),
+            "");
 }
 
 TEST(SpecCluster, SshOptionsAndSlurmSettings) {
-  auto s = ClusterMustParse(
-      ClusterSpecText("hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
-           "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
-           "srun_args = [\"--mpi=none\"]"));
+  auto s = ClusterMustParse(ClusterSpecText(
+      "hosts = [\"a\"]\nlauncher = \"ssh\"\n[cluster.ssh]\nkey = \"keys/id\"\n"
+      "options = [\"StrictHostKeyChecking=yes\"]\n[cluster.slurm]\npartition = \"gpu\"\n"
+      "srun_args = [\"--mpi=none\"]"));
   EXPECT_EQ(s.cluster.ssh_options, std::vector<std::string>{"StrictHostKeyChecking=yes"});
   EXPECT_EQ(s.cluster.hosts[0].ssh_key, "/s/keys/id");
   EXPECT_EQ(s.cluster.slurm.partition, "gpu");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.ssh]\noptions = [\"-oProxyCommand=x\"]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                "hosts = [\"a\"]\n[cluster.ssh]\noptions = [\"-oProxyCommand=x\"]")),
             "/s/spec.toml:7:11: key 'cluster.ssh.options': expected ssh options as Name=value "
             "(e.g. \"StrictHostKeyChecking=yes\"), got '-oProxyCommand=x'");
 }
 
 TEST(SpecCluster, SudoStepsAndPasswordFile) {
-  auto s =
-      ClusterMustParse(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"container\", \"stop\"]\n"
-                     "password_file = \"secrets/pw\""));
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"container\", \"stop\"]\n"
+                      "password_file = \"secrets/pw\""));
   EXPECT_EQ(s.cluster.sudo.steps, (std::vector<std::string>{"container", "stop"}));
   EXPECT_TRUE(s.cluster.sudo.Runs("stop"));
   EXPECT_EQ(s.cluster.sudo.password_file, "/s/secrets/pw");
   EXPECT_TRUE(ClusterMustParse(ClusterSpecText("hosts = [\"a\"]")).cluster.sudo.steps.empty());
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"containers\"]")),
-            "/s/spec.toml:7:9: key 'cluster.sudo.steps': expected step names out of "
-            "\"container\", \"stop\", got 'containers'");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"stop\", \"stop\"]")),
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"containers\"]")),
+      "/s/spec.toml:7:9: key 'cluster.sudo.steps': expected step names out of "
+      "\"container\", \"stop\", got 'containers'");
+  EXPECT_EQ(ClusterErrorOf(
+                ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\nsteps = [\"stop\", \"stop\"]")),
             "/s/spec.toml:7:9: key 'cluster.sudo.steps': step 'stop' is listed twice");
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]\n[cluster.sudo]\npassword = \"x\"")),
             "/s/spec.toml:7:1: unknown key 'cluster.sudo.password'");
 }
 
 TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
-  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]",
-                          "command = [\"{ppsearch}\", \"serve-sim\", \"--log\", \"/x/{host}\"]\n"
-                          "container = \"apptainer\"\nsecret_env = [\"MY_CREDS\"]\n"
-                          "version = \"v0.5.14.post1\""));
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]",
+                      "command = [\"{ppsearch}\", \"serve-sim\", \"--log\", \"/x/{host}\"]\n"
+                      "container = \"apptainer\"\nsecret_env = [\"MY_CREDS\"]\n"
+                      "version = \"v0.5.14.post1\""));
   EXPECT_EQ(s.engine.command.size(), 4u);
   EXPECT_EQ(s.engine.container, "apptainer");
   EXPECT_EQ(s.engine.secret_env, std::vector<std::string>{"MY_CREDS"});
@@ -129,13 +136,15 @@ TEST(SpecEngine, CommandContainerSecretsAndPlaceholders) {
 }
 
 TEST(SpecEngine, PatchesResolveAgainstTheSpecAndAreNamedOnce) {
-  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "patches = [\"p/pp.patch\", \"/opt/extra.py\"]"));
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]", "patches = [\"p/pp.patch\", \"/opt/extra.py\"]"));
   EXPECT_EQ(s.engine.patches, (std::vector<std::string>{"/s/p/pp.patch", "/opt/extra.py"}));
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [\"a.patch\", \"\"]")),
             "/s/spec.toml:8:23: key 'engine.patches[1]': expected the path of a patch or extra "
             "file, got \"\"");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [\"a.patch\", \"./a.patch\"]")),
-            "/s/spec.toml:8:23: key 'engine.patches[1]': './a.patch' is named twice");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [\"a.patch\", \"./a.patch\"]")),
+      "/s/spec.toml:8:23: key 'engine.patches[1]': './a.patch' is named twice");
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "patches = [3]")),
             "/s/spec.toml:8:12: key 'engine.patches[0]': expected a string, got an integer");
 }
@@ -147,18 +156,21 @@ TEST(SpecCluster, PortsOneHostListensOnMustDiffer) {
             "/s/spec.toml:6:15: key 'cluster.server_port': port 5000 is the HTTP port of host 'a' "
             "and also node 0's --dist-init-addr port (cluster.dist_init_port, by default), both "
             "on a; the ports one host listens on must differ");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\", \"b\"]\nserver_port = 31000\ndist_init_port = 31000")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                "hosts = [\"a\", \"b\"]\nserver_port = 31000\ndist_init_port = 31000")),
             "/s/spec.toml:7:18: key 'cluster.dist_init_port': port 31000 is node 0's "
             "--dist-init-addr port and also the HTTP port of host 'a' (/s/spec.toml:6:15: key "
             "'cluster.server_port'), both on a; the ports one host listens on must differ");
   // Several nodes on one machine (a rehearsal) need a port each.
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
-                         "= \"127.0.0.1\", server_port = 30000}]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                "hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+                "= \"127.0.0.1\", server_port = 30000}]")),
             "/s/spec.toml:5:97: key 'cluster.hosts[1].server_port': port 30000 is the HTTP port "
             "of host 'b' and also the HTTP port of host 'a' (cluster.server_port, by default), "
             "both on 127.0.0.1; the ports one host listens on must differ");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
-                         "= \"127.0.0.1\", server_port = 30001}]")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                "hosts = [{name = \"a\", address = \"127.0.0.1\"}, {name = \"b\", address "
+                "= \"127.0.0.1\", server_port = 30001}]")),
             "");
   // sshd listens on the host too, when the launcher is ssh.
   const std::string ssh_on_http =
@@ -176,26 +188,31 @@ TEST(SpecCluster, PortsOneHostListensOnMustDiffer) {
 // anywhere in the engine's values would reach the planner's arithmetic and
 // the server's command line.
 TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = 2.0}")),
-            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
-            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 2");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0\"}")),
-            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
-            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 0");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = nan}")),
-            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a finite number, "
-            "got nan");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"nan\"}")),
-            "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
-            "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got "
-            "nan");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = 2.0}")),
+      "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+      "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 2");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0\"}")),
+      "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+      "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got 0");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = nan}")),
+      "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a finite number, "
+      "got nan");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"nan\"}")),
+      "/s/spec.toml:8:31: key 'engine.args.mem-fraction-static': expected a number in (0, "
+      "1) (the share of each GPU's memory SGLang takes for weights and the KV cache), got "
+      "nan");
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {watchdog-timeout = inf}")),
             "/s/spec.toml:8:28: key 'engine.args.watchdog-timeout': expected a finite number, got "
             "inf");
   EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "env = {NCCL_TIMEOUT = -inf}")),
             "/s/spec.toml:8:23: key 'engine.env.NCCL_TIMEOUT': expected a finite number, got "
             "-inf");
-  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0.85\"}"));
+  auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]", "args = {mem-fraction-static = \"0.85\"}"));
   EXPECT_EQ(s.engine.ArgString("mem-fraction-static"), "0.85");
 }
 
@@ -205,18 +222,27 @@ TEST(SpecEngine, MaxRunningRequestsAndTheAllToAllBackendMeanWhatSglangTakes) {
   const std::string expected =
       "/s/spec.toml:8:32: key 'engine.args.max-running-requests': expected a whole number in "
       "[1, 65536] (requests a scheduler runs at once), got ";
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 0}")), expected + "0");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = -1}")),
-            expected + "-1");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 2147483648}")),
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 0}")),
+            expected + "0");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = -1}")),
+      expected + "-1");
+  EXPECT_EQ(ClusterErrorOf(
+                ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 2147483648}")),
             expected + "2147483648");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 64}")), "");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"evil\"}")),
-            "/s/spec.toml:8:27: key 'engine.args.moe-a2a-backend': \"evil\" is not an SGLang "
-            "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
-            "megamoe, pplx, ascend_tp, deepep_v2)");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep\"}")), "");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep_v2\"}")), "");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = 64}")), "");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"evil\"}")),
+      "/s/spec.toml:8:27: key 'engine.args.moe-a2a-backend': \"evil\" is not an SGLang "
+      "moe-a2a-backend (none, deepep, mooncake, nixl, mori, ascend_fuseep, flashinfer, "
+      "megamoe, pplx, ascend_tp, deepep_v2)");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep\"}")),
+      "");
+  EXPECT_EQ(ClusterErrorOf(
+                ClusterSpecText("hosts = [\"a\"]", "args = {moe-a2a-backend = \"deepep_v2\"}")),
+            "");
 }
 
 TEST(SpecLifecycle, DefaultsAndBounds) {
@@ -224,18 +250,21 @@ TEST(SpecLifecycle, DefaultsAndBounds) {
   EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);
   EXPECT_EQ(d.lifecycle.stop_grace_s, 30);
   EXPECT_FALSE(d.lifecycle.reuse_server);
-  auto s = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "",
-                          "[lifecycle]\nstart_timeout_s = 60\nreuse_server = true\n"
-                          "memory_release_mib = 512"));
+  auto s =
+      ClusterMustParse(ClusterSpecText("hosts = [\"a\"]", "",
+                                       "[lifecycle]\nstart_timeout_s = 60\nreuse_server = true\n"
+                                       "memory_release_mib = 512"));
   EXPECT_EQ(s.lifecycle.start_timeout_s, 60);
   EXPECT_TRUE(s.lifecycle.reuse_server);
   EXPECT_EQ(s.lifecycle.memory_release_mib, 512);
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstart_timout_s = 60")),
-            "/s/spec.toml:16:1: unknown key 'lifecycle.start_timout_s' (did you mean "
-            "'start_timeout_s'?)");
-  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstop_grace_s = -1")),
-            "/s/spec.toml:16:16: key 'lifecycle.stop_grace_s': expected a number in [0, 3600], "
-            "got -1");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstart_timout_s = 60")),
+      "/s/spec.toml:16:1: unknown key 'lifecycle.start_timout_s' (did you mean "
+      "'start_timeout_s'?)");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "", "[lifecycle]\nstop_grace_s = -1")),
+      "/s/spec.toml:16:16: key 'lifecycle.stop_grace_s': expected a number in [0, 3600], "
+      "got -1");
 }
 
 TEST(SpecVersion, ParsesReleaseTags) {

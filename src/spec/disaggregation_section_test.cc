@@ -99,18 +99,18 @@ TEST(SpecDisaggregation, EachPoolRunsWithItsArgsAndSglangsPdFlags) {
 
 TEST(SpecDisaggregation, OverlappingPoolsAreRefused) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
-                         "[sweep]\nconcurrency = [8]\n"
-                         "[sweep.prefill]\nhosts = [\"n0\", \"n1\"]\ntp = 16\n"
-                         "[sweep.decode]\nhosts = [\"n2\", \"n1\"]\ntp = 16\n")),
+                                 "[sweep]\nconcurrency = [8]\n"
+                                 "[sweep.prefill]\nhosts = [\"n0\", \"n1\"]\ntp = 16\n"
+                                 "[sweep.decode]\nhosts = [\"n2\", \"n1\"]\ntp = 16\n")),
             "/s/spec.toml:17:16: key 'sweep.decode.hosts[1]': host 'n1' is in the prefill pool "
             "too; the pools run on disjoint nodes");
 }
 
 TEST(SpecDisaggregation, APoolHostMustBeInTheCluster) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
-                         "[sweep]\nconcurrency = [8]\n"
-                         "[sweep.prefill]\nhosts = [\"n9\"]\ntp = 8\n"
-                         "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
+                                 "[sweep]\nconcurrency = [8]\n"
+                                 "[sweep.prefill]\nhosts = [\"n9\"]\ntp = 8\n"
+                                 "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
             "/s/spec.toml:14:10: key 'sweep.prefill.hosts[0]': host 'n9' is not in "
             "cluster.hosts ('n0', 'n1', 'n2', 'n3')");
 }
@@ -138,34 +138,35 @@ TEST(SpecDisaggregation, ARouterPolicyTheRouterLacksIsRefused) {
 
 TEST(SpecDisaggregation, PoolsAndLayoutListsDoNotMix) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
-                         "[sweep]\npp = [1]\nconcurrency = [8]\n"
-                         "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
-                         "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
+                                 "[sweep]\npp = [1]\nconcurrency = [8]\n"
+                                 "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
+                                 "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
             "/s/spec.toml:12:6: key 'sweep.pp': a disaggregated sweep's layouts are "
             "[sweep.prefill] and [sweep.decode]; remove 'sweep.pp'");
 }
 
 TEST(SpecDisaggregation, BothPoolsAreNeeded) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
-                         "[sweep]\nconcurrency = [8]\n"
-                         "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n")),
+                                 "[sweep]\nconcurrency = [8]\n"
+                                 "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n")),
             "/s/spec.toml:11:1: missing required key 'sweep.decode'");
 }
 
 TEST(SpecDisaggregation, PdFlagsBelongToTheirTables) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
-                         "[sweep]\nconcurrency = [8]\n"
-                         "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
-                         "args = {disaggregation-mode = \"decode\"}\n"
-                         "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
+                                 "[sweep]\nconcurrency = [8]\n"
+                                 "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\n"
+                                 "args = {disaggregation-mode = \"decode\"}\n"
+                                 "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n")),
             "/s/spec.toml:16:9: key 'sweep.prefill.args.disaggregation-mode': the pools set it "
             "([sweep.prefill], [sweep.decode]); remove it from [sweep.prefill.args]");
 }
 
 TEST(SpecDisaggregation, TransferSettingsWithoutPoolsAreRefused) {
-  EXPECT_EQ(PdErrorOf(PdSpecText("bootstrap_port = 9000", "[sweep]\npp = [1]\nconcurrency = [8]\n")),
-            "/s/spec.toml:9:1: key 'engine.disaggregation': [engine.disaggregation] configures a "
-            "disaggregated deployment, but the sweep has no [sweep.prefill] and [sweep.decode]");
+  EXPECT_EQ(
+      PdErrorOf(PdSpecText("bootstrap_port = 9000", "[sweep]\npp = [1]\nconcurrency = [8]\n")),
+      "/s/spec.toml:9:1: key 'engine.disaggregation': [engine.disaggregation] configures a "
+      "disaggregated deployment, but the sweep has no [sweep.prefill] and [sweep.decode]");
 }
 
 TEST(SpecDisaggregation, TheBootstrapPortIsNotTheServersHttpPort) {

@@ -19,11 +19,13 @@ constexpr char kSearchSectionSpec[] =
     "sweep = {pp = [1, 2], concurrency = [8]}\n"
     "workload = {input_tokens = 100, requests = 4}\n";
 
-Result<Spec> ParseSearch(const std::string& search, const std::vector<std::string>& overrides = {}) {
+Result<Spec> ParseSearch(const std::string& search,
+                         const std::vector<std::string>& overrides = {}) {
   return ParseSpec(std::string(kSearchSectionSpec) + search, "/s/spec.toml", overrides);
 }
 
-std::string SearchErrorOf(const std::string& search, const std::vector<std::string>& overrides = {}) {
+std::string SearchErrorOf(const std::string& search,
+                          const std::vector<std::string>& overrides = {}) {
   Result<Spec> spec = ParseSearch(search, overrides);
   return spec.ok() ? "" : spec.error().message;
 }
