@@ -9,7 +9,7 @@ PACKAGES=(
   # build: compiler, CMake + ninja, git for the sha recorded in evidence
   build-essential cmake ninja-build pkg-config git
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev libssl-dev libre2-dev
+  libcurl4-openssl-dev libcpp-httplib-dev libevent-dev libsqlite3-dev libssl-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # test support: libpng decodes the screenshots of the report.html check
   libpng-dev

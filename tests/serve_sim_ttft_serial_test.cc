@@ -61,7 +61,7 @@ std::vector<double> FirstTokenGapsS(int port, int concurrency) {
 // How late this machine wakes a sleeping thread now: the p90 of the
 // oversleep of 100 sleeps of 1 ms. Idle, tens of microseconds; with other
 // work on both cores, a scheduler tick (4-10 ms), which every first token
-// handed from the engine's thread to a reader then pays too. The bounds
+// handed from serve-sim's loop to a reader then pays too. The bounds
 // below are about serve-sim's HTTP path, not the machine's scheduler.
 double WakeupDelayP90S() {
   std::vector<double> late;
@@ -82,11 +82,11 @@ TEST_F(ServeSimTtft, ClientTtftIsWithinAMillisecondOfTheServersFirstTokenAtP99) 
   // path: p99 0.55-1.9 ms there, against 0.39-0.63 ms at x20.
   const int port = StartReady(" --time-scale 20");
   for (int c : {8, 16, 256}) {
-    // Before serve-sim wrote every stream from the engine's thread and the
+    // Before serve-sim wrote every stream from the thread that runs its engine and the
     // client built its bodies ahead, C=256 reached p99 6-17 ms here (256
     // woken handler threads, and a wave of body building, between a first
     // token and its stamp) and p90 above 2 ms; a backlog drop adds 1 s and
-    // Nagle 40 ms. Measured on this design: p90 0.28-0.39 ms, p99 0.35-1.9 ms
+    // Nagle 40 ms. Measured since: p90 0.28-0.48 ms, p99 0.35-3.3 ms
     // (CI once 1.45 ms at C=256). The bounds sit between the two, and the
     // best of at most three samples is judged, as a stray burst of other
     // work can still take one of 2 cores.

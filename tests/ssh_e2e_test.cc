@@ -275,7 +275,9 @@ class SshE2e : public CliTest {
       // The waits scale with the machine's load (LoadFactor).
       << "[lifecycle]\nstart_timeout_s = " << std::ceil(60 * LoadFactor())
       << "\npoll_interval_s = 0.1\nrequest_timeout_s = " << std::ceil(120 * LoadFactor())
-      << "\nstop_grace_s = 10\nmemory_release_timeout_s = 20\n";
+      << "\nstop_grace_s = 10\nmemory_release_timeout_s = 20\n"
+      // A reach check once met a loaded sshd past the default 10 s.
+      << "check_timeout_s = " << std::ceil(20 * LoadFactor()) << "\n";
     const fs::path path = dir_ / file;
     std::ofstream(path) << s.str();
     return path.string();

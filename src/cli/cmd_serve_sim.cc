@@ -151,10 +151,10 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
   const server::ServeResult r = sim->Run(g_stop_requested);
   served = true;
   if (sigterm_logger.joinable()) sigterm_logger.join();
-  if (r.outcome == server::ServeOutcome::kDied || !r.drained) {
-    // Abrupt (a died node), or HTTP workers still hold connections: the
-    // server and its log stay alive for them, and the process ends without
-    // unwinding (main, std::_Exit) once the outcome is reported.
+  if (r.outcome == server::ServeOutcome::kDied) {
+    // Abrupt (a died node): the server and its log stay alive, and the
+    // process ends without unwinding (main, std::_Exit) once the outcome is
+    // reported.
     static_cast<void>(sim.release());
     static_cast<void>(log.release());
     EndProcessWithoutUnwinding();

@@ -23,7 +23,7 @@ double SteadyS() {
 
 std::string Key(const std::string& ip, int port) { return ip + " " + std::to_string(port); }
 
-// The address and port of a socket's end as httplib names a client
+// The address and port of a socket's end as the HTTP loop names a client
 // (numeric host), or false for a socket without one.
 bool Name(const sockaddr_storage& a, std::string* ip, int* port) {
   char text[INET6_ADDRSTRLEN] = {};

@@ -1,15 +1,16 @@
 #pragma once
-// serve-sim's guard against clients that hold its HTTP workers without
-// asking anything (slowloris: one header line a second). cpp-httplib gives
-// every connection a worker for its whole life and times out only single
-// reads, so a client that trickles its headers keeps its worker forever. A
-// watchdog thread looks at the server's connections a few times a second
-// and cuts (shutdown) those still waiting for their request's headers:
+// serve-sim's guard against clients that hold its connections without
+// asking anything (slowloris: one header line a second). The HTTP loop
+// times out only silence, so a client that trickles its headers keeps its
+// connection (a file descriptor) for ever. A watchdog thread looks at the
+// server's connections a few times a second and cuts (shutdown) those
+// still waiting for their request's headers:
 //   - past a total deadline since the connection was first seen, or since
 //     its last answer was sent (keep-alive), whoever the client is;
 //   - beyond a number per client address, oldest first, counting only
 //     those waiting longer than a client sending headers in one go ever
-//     does, so one address cannot take every worker.
+//     does, so one address cannot take every connection the process may
+//     open.
 // The server tells it when a request's headers were read and when its
 // answer was sent; connections are found through /proc/self/fd and named
 // by their peer address, so a cut can never reach another socket.

@@ -2,8 +2,8 @@
 // answers; sglang.md section 4).
 
 #include <fmt/format.h>
-#include <httplib.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "server/api.h"
@@ -19,11 +19,9 @@ constexpr const char* kFlushText =
     "Cache flushed.\nPlease check backend logs for more details. (When there are running or "
     "waiting requests, the "
     "operation will not be performed.)\n";
-constexpr auto kPoll = std::chrono::milliseconds(200);
 
-void SendJson(httplib::Response& res, int status, const nlohmann::json& j) {
-  res.status = status;
-  res.set_content(j.dump(), "application/json");
+void SendJson(HttpCall& call, int status, const nlohmann::json& j) {
+  call.Reply(status, "application/json", j.dump());
 }
 
 // The seeded draw of --fault-http500 for request `seq`: the first draw of
@@ -72,103 +70,104 @@ StreamEvents StreamErrorEvents(const RequestProgress& p, bool openai) {
   return {SseEvent(error) + kSseDone, true};
 }
 
-// The final progress of a non-streaming request (or unfinished at shutdown).
-RequestProgress FinalProgress(RequestHandle& h, int64_t cap, const std::atomic<bool>& stopping) {
-  RequestProgress p;
-  do p = h.WaitBeyond(INT64_MAX, kPoll);
-  while (!p.finished && !stopping);
-  return Capped(p, cap);
-}
-
-// POST bodies are read only when the client says how long they are: a POST
-// without Content-Length (curl -X POST, requests.post(url)) has no body, and
-// reading one would wait for the client to close.
-bool HasBody(const httplib::Request& req) {
-  return req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked";
-}
-
 std::string RequestId(int seq) {
   return fmt::format("{:032x}", 0x5151000000000000ull + static_cast<uint64_t>(seq));
 }
 
 }  // namespace
 
-void SimServer::AddConnectionHooks() {
-  http_->set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& r) {
-    if (guard_) guard_->RequestStarted(q.remote_addr, q.remote_port);
-    if (q.path.rfind("/health", 0) == 0 || q.path.rfind("/metrics", 0) == 0 ||
-        api_key_.Admits(q.get_header_value("Authorization")))
-      return httplib::Server::HandlerResponse::Unhandled;
-    SendJson(r, 401, {{"error", "Unauthorized"}});
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  http_->set_logger([this](const httplib::Request& q, const httplib::Response&) {
-    if (guard_) guard_->RequestEnded(q.remote_addr, q.remote_port);
-  });
-}
-
-void SimServer::AddLeaderRoutes() {
+void SimServer::Dispatch(const Call& call) {
+  const HttpRequest& q = call->request();
+  if (guard_) guard_->RequestStarted(q.remote_ip, q.remote_port);
   // SGLang's --api-key (add_api_key_middleware): every route but /health*
   // and /metrics answers 401 without "Authorization: Bearer <key>".
-  for (const ExtraFlag& f : args_.extra_flags)
-    if (f.name == "api-key" && f.value && !f.value->empty()) api_key_ = ApiKeyCheck(*f.value);
-  auto health = [this](const httplib::Request&, httplib::Response& res) {
-    res.status = ready_ && !shutting_down() ? 200 : 503;
-  };
-  http_->Get("/health", health);
-  http_->Get("/health_generate", health);
-  http_->Get("/ping", health);
-  http_->Get("/server_info", [this](const auto& q, auto& r) { HandleServerInfo(q, r); });
-  http_->Get("/get_server_info", [this](const auto& q, auto& r) {
-    log_->Info(
-        "Endpoint '/get_server_info' is deprecated and will be removed in a future version. Please "
-        "use "
-        "'/server_info' instead.");
-    HandleServerInfo(q, r);
-  });
-  http_->Get("/model_info", [this](const auto& q, auto& r) { HandleModelInfo(q, r); });
-  http_->Get("/get_model_info", [this](const auto& q, auto& r) {
-    log_->Info(
-        "Endpoint '/get_model_info' is deprecated and will be removed in a future version. Please "
-        "use '/model_info' instead.");
-    HandleModelInfo(q, r);
-  });
-  http_->Get("/v1/models", [this](const auto& q, auto& r) { HandleModels(q, r); });
-  http_->Post("/generate", [this](const auto& q, auto& r) { HandleGenerate(q, r); });
-  http_->Post("/v1/completions", [this](const auto& q, auto& r) { HandleCompletions(q, r); });
-  http_->Post("/v1/chat/completions",
-              [this](const auto& q, auto& r) { HandleChatCompletions(q, r); });
-  http_->Get("/flush_cache", [this](const auto& q, auto& r) { HandleFlushCache(q, r); });
-  http_->Post("/flush_cache", [this](const httplib::Request& q, httplib::Response& r,
-                                     const httplib::ContentReader& read) {
-    if (HasBody(q)) read([](const char*, size_t) { return true; });  // discarded
-    HandleFlushCache(q, r);
-  });
-  http_->Get("/gpu_memory", [this](const auto& q, auto& r) { HandleGpuMemory(q, r); });
+  if (q.path.rfind("/health", 0) != 0 && q.path.rfind("/metrics", 0) != 0 &&
+      !api_key_.Admits(q.Header("Authorization")))
+    return SendJson(*call, 401, {{"error", "Unauthorized"}});
+  if (args_.node_rank == 0) return HandleLeader(call);
+  HandleFollower(call);
 }
 
-void SimServer::AddFollowerRoutes() {
+namespace {
+
+// FastAPI's answers for a path no route has, and a route asked with another method.
+void NotFound(HttpCall& call) { SendJson(call, 404, {{"detail", "Not Found"}}); }
+void MethodNotAllowed(HttpCall& call) { SendJson(call, 405, {{"detail", "Method Not Allowed"}}); }
+
+}  // namespace
+
+void SimServer::HandleLeader(const Call& call) {
+  const std::string& path = call->request().path;
+  const std::string& method = call->request().method;
+  const bool get = method == "GET";
+  const bool post = method == "POST";
+  if (path == "/health" || path == "/health_generate" || path == "/ping") {
+    if (!get) return MethodNotAllowed(*call);
+    return call->Reply(ready_ && !shutting_down() ? 200 : 503, "", "");
+  }
+  if (path == "/generate" || path == "/v1/completions" || path == "/v1/chat/completions") {
+    if (!post) return MethodNotAllowed(*call);
+    const std::string& body = call->request().body;
+    if (path == "/generate") return HandleGenerate(call);
+    if (path == "/v1/completions") {
+      auto parsed = ParseCompletionRequest(body);
+      if (!parsed) return ServeOpenAi(call, parsed.error().message, {}, false);
+      return ServeOpenAi(call, "",
+                         {parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
+                          parsed->include_usage},
+                         false);
+    }
+    auto parsed = ParseChatRequest(body);
+    if (!parsed) return ServeOpenAi(call, parsed.error().message, {}, true);
+    return ServeOpenAi(call, "",
+                       {parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
+                        parsed->include_usage},
+                       true);
+  }
+  // A POST /flush_cache without Content-Length has no body (curl -X POST,
+  // requests.post(url)): the loop does not wait for one.
+  if (path == "/flush_cache") return get || post ? HandleFlushCache(call) : MethodNotAllowed(*call);
+  using Handler = void (SimServer::*)(const Call&);
+  static const std::map<std::string, Handler> kGets = {
+      {"/server_info", &SimServer::HandleServerInfo},
+      {"/get_server_info", &SimServer::HandleServerInfo},
+      {"/model_info", &SimServer::HandleModelInfo},
+      {"/get_model_info", &SimServer::HandleModelInfo},
+      {"/v1/models", &SimServer::HandleModels},
+      {"/gpu_memory", &SimServer::HandleGpuMemory}};
+  const auto route = kGets.find(path);
+  if (route == kGets.end()) return NotFound(*call);
+  if (!get) return MethodNotAllowed(*call);
+  if (path.rfind("/get_", 0) == 0)
+    log_->Info(fmt::format(
+        "Endpoint '{}' is deprecated and will be removed in a future version. Please use '{}' "
+        "instead.",
+        path, "/" + path.substr(5)));
+  (this->*route->second)(call);
+}
+
+void SimServer::HandleFollower(const Call& call) {
   // launch_dummy_health_check_server: always 200 on nodes >= 1.
-  auto ok = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
-  http_->Get("/health", ok);
-  http_->Get("/health_generate", ok);
-  http_->Get("/ping", ok);
-  http_->Get("/gpu_memory", [this](const auto& q, auto& r) { HandleGpuMemory(q, r); });
+  const std::string& path = call->request().path;
+  if (call->request().method != "GET") return NotFound(*call);
+  if (path == "/health" || path == "/health_generate" || path == "/ping")
+    return call->Reply(200, "", "");
+  if (path == "/gpu_memory") return HandleGpuMemory(call);
+  NotFound(*call);
 }
 
-void SimServer::HandleGpuMemory(const httplib::Request&, httplib::Response& res) {
-  res.status = 200;
-  res.set_content(gpu::FormatGpuMemoryCsv(NodeGpuMemory(*d_, args_.node_rank)), "text/csv");
+void SimServer::HandleGpuMemory(const Call& call) {
+  call->Reply(200, "text/csv", gpu::FormatGpuMemoryCsv(NodeGpuMemory(*d_, args_.node_rank)));
 }
 
-void SimServer::HandleModels(const httplib::Request&, httplib::Response& res) {
-  SendJson(res, 200,
+void SimServer::HandleModels(const Call& call) {
+  SendJson(*call, 200,
            ModelList(args_.model_path, static_cast<int64_t>(startup_unix_s_),
                      d_->scheduler.context_len));
 }
 
-void SimServer::HandleModelInfo(const httplib::Request&, httplib::Response& res) {
-  SendJson(res, 200,
+void SimServer::HandleModelInfo(const Call& call) {
+  SendJson(*call, 200,
            {{"model_path", args_.model_path},
             {"tokenizer_path", args_.model_path},
             {"is_generation", true},
@@ -180,14 +179,13 @@ void SimServer::HandleModelInfo(const httplib::Request&, httplib::Response& res)
             {"architectures", nlohmann::json::array({sglang_log::ModelClassName(d_->model)})}});
 }
 
-void SimServer::HandleFlushCache(const httplib::Request&, httplib::Response& res) {
+void SimServer::HandleFlushCache(const Call& call) {
   // The radix cache is flushed only when nothing is running or waiting.
   const bool idle = active_requests_.load() == 0 && (!engine_ || engine_->in_flight() == 0);
-  res.status = idle ? 200 : 400;
-  res.set_content(kFlushText, "text/plain");
+  call->Reply(idle ? 200 : 400, "text/plain", kFlushText);
 }
 
-void SimServer::HandleServerInfo(const httplib::Request&, httplib::Response& res) {
+void SimServer::HandleServerInfo(const Call& call) {
   constexpr double kGib = 1024.0;
   const memory::StageMemory& s0 = d_->memory.stages.front();
   nlohmann::json stages = nlohmann::json::array();
@@ -224,20 +222,18 @@ void SimServer::HandleServerInfo(const httplib::Request&, httplib::Response& res
       {"layout", d_->plan.layout.Label()}, {"hardware", d_->hw.name},
       {"gpu_name", d_->hw.gpu_name},       {"calibration", d_->calibration.source},
       {"time_scale", args_.time_scale},    {"stages", stages}};
-  SendJson(res, 200, j);
+  SendJson(*call, 200, j);
 }
 
-bool SimServer::InjectRequestFault(int seq, httplib::Response& res) {
+bool SimServer::InjectRequestFault(int seq, const Call& call) {
   const FaultArgs& f = args_.fault;
   if (f.hang_after_requests > 0 && seq == f.hang_after_requests + 1) {
-    // Never answers: held until the server shuts down, then the connection closes.
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return shutting_down(); });
-    res.status = 503;
+    // Never answers: the call stays open until the client gives up or the
+    // server shuts down and closes its connection.
     return true;
   }
   if (f.http500_fraction > 0 && UnitDraw(f.seed, static_cast<uint64_t>(seq)) < f.http500_fraction) {
-    SendJson(res, 500, ErrorJson("Internal server error (injected by --fault-http500)", 500));
+    SendJson(*call, 500, ErrorJson("Internal server error (injected by --fault-http500)", 500));
     OnRequestDone();
     return true;
   }
@@ -257,16 +253,16 @@ void SimServer::OnRequestDone() {
   }
 }
 
-void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& res) {
+void SimServer::HandleGenerate(const Call& call) {
   auto guard = std::make_shared<ActiveGuard>(active_requests_);
-  if (!ready_) return SendJson(res, 503, ErrorJson("The server is not ready yet.", 503));
-  auto parsed = ParseGenerateRequest(req.body);
-  if (!parsed) return SendJson(res, 400, ErrorJson(parsed.error().message, 400));
+  if (!ready_) return SendJson(*call, 503, ErrorJson("The server is not ready yet.", 503));
+  auto parsed = ParseGenerateRequest(call->request().body);
+  if (!parsed) return SendJson(*call, 400, ErrorJson(parsed.error().message, 400));
   const std::string too_long =
       ContextLengthError(parsed->prompt_tokens, parsed->max_new_tokens, d_->scheduler.context_len);
-  if (!too_long.empty()) return SendJson(res, 400, ErrorJson(too_long, 400));
+  if (!too_long.empty()) return SendJson(*call, 400, ErrorJson(too_long, 400));
   const int seq = ++request_seq_;
-  if (InjectRequestFault(seq, res)) return;
+  if (InjectRequestFault(seq, call)) return;
   const GenerateRequest g = *parsed;
   const int64_t cap = g.max_new_tokens;
   GenerateState base;
@@ -288,17 +284,14 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
   };
 
   if (!g.stream) {
-    auto handle = engine_->Submit(g.prompt_tokens, std::max<int64_t>(cap, 1));
-    const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
-    if (!p.finished || !p.ok) {
-      SendJson(res, p.finished ? p.http_status : 503,
-               ErrorJson(p.finished ? p.error : "The server is shutting down.",
-                         p.finished ? p.http_status : 503));
-    } else {
-      SendJson(res, 200, GenerateChunk(state_of(p, UnixNowS())));
-    }
-    OnRequestDone();
-    return;
+    HttpCall* c = call.get();  // alive while it is answered
+    return AnswerWhenFinished(
+        call, g.prompt_tokens, cap,
+        [c, state_of](const RequestProgress& p) {
+          if (!p.ok) return SendJson(*c, p.http_status, ErrorJson(p.error, p.http_status));
+          SendJson(*c, 200, GenerateChunk(state_of(p, UnixNowS())));
+        },
+        guard);
   }
 
   int64_t sent = 0;
@@ -313,73 +306,66 @@ void SimServer::HandleGenerate(const httplib::Request& req, httplib::Response& r
     if (e.last) e.text += kSseDone;
     return e;
   };
-  Stream(res, g.prompt_tokens, cap, render, guard);
+  Stream(call, g.prompt_tokens, cap, render, guard);
 }
 
-void SimServer::Stream(httplib::Response& res, int64_t prompt_tokens, int64_t cap,
-                       StreamRenderer render, std::shared_ptr<void> guard) {
-  // The request reaches the engine only once this thread is ready to stream
-  // it, as SGLang's scheduler sees a request only after its HTTP layer took
-  // it in: submitted earlier, a first token released while this thread waits
-  // for a core would be stamped before it could be written.
-  res.set_chunked_content_provider("text/event-stream", [this, prompt_tokens, cap, render, guard](
-                                                            size_t, httplib::DataSink& sink) {
-    auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
-    if (!PumpStream(*handle, sink, render, shutting_down_)) {
-      // The client went away (or the server stops): SGLang aborts the request.
-      engine_->Abort(*handle);
-      return false;  // closes
-    }
-    sink.done();
-    OnRequestDone();
-    return true;
-  });
+void SimServer::Stream(const Call& call, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
+                       std::shared_ptr<void> guard) {
+  auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+  http_->Kick();
+  // The client went away (or the server stops): SGLang aborts the request.
+  auto abort = [this, handle, guard] {
+    engine_->Abort(*handle);
+    http_->Kick();  // its place may go to a waiting request
+  };
+  PumpStream(*http_, call, handle, std::move(render), abort, [this, guard] { OnRequestDone(); });
 }
 
-void SimServer::HandleCompletions(const httplib::Request& req, httplib::Response& res) {
-  auto parsed = ParseCompletionRequest(req.body);
-  if (!parsed) return ServeOpenAi(req, res, parsed.error().message, {}, false);
-  OpenAiRequest r{parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
-                  parsed->include_usage};
-  ServeOpenAi(req, res, "", r, false);
+void SimServer::AnswerWhenFinished(const Call& call, int64_t prompt_tokens, int64_t cap,
+                                   std::function<void(const RequestProgress&)> answer,
+                                   std::shared_ptr<void> guard) {
+  auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+  http_->Kick();
+  auto abort = [this, handle, guard] {
+    engine_->Abort(*handle);
+    http_->Kick();
+  };
+  FollowOnLoop(
+      *http_, call, handle,
+      [this, cap, answer = std::move(answer), guard](const RequestProgress& raw) {
+        if (!raw.finished) return false;
+        answer(Capped(raw, cap));
+        OnRequestDone();
+        return true;
+      },
+      abort);
 }
 
-void SimServer::HandleChatCompletions(const httplib::Request& req, httplib::Response& res) {
-  auto parsed = ParseChatRequest(req.body);
-  if (!parsed) return ServeOpenAi(req, res, parsed.error().message, {}, true);
-  OpenAiRequest r{parsed->model, parsed->prompt_tokens, parsed->max_tokens, parsed->stream,
-                  parsed->include_usage};
-  ServeOpenAi(req, res, "", r, true);
-}
-
-void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
-                            const std::string& parse_error, const OpenAiRequest& c, bool chat) {
+void SimServer::ServeOpenAi(const Call& call, const std::string& parse_error,
+                            const OpenAiRequest& c, bool chat) {
   auto guard = std::make_shared<ActiveGuard>(active_requests_);
-  if (!ready_) return SendJson(res, 503, OpenAiErrorJson("The server is not ready yet.", 503));
-  if (!parse_error.empty()) return SendJson(res, 400, OpenAiErrorJson(parse_error, 400));
+  if (!ready_) return SendJson(*call, 503, OpenAiErrorJson("The server is not ready yet.", 503));
+  if (!parse_error.empty()) return SendJson(*call, 400, OpenAiErrorJson(parse_error, 400));
   const std::string too_long =
       ContextLengthError(c.prompt_tokens, c.max_tokens, d_->scheduler.context_len);
-  if (!too_long.empty()) return SendJson(res, 400, OpenAiErrorJson(too_long, 400));
+  if (!too_long.empty()) return SendJson(*call, 400, OpenAiErrorJson(too_long, 400));
   const int seq = ++request_seq_;
-  if (InjectRequestFault(seq, res)) return;
+  if (InjectRequestFault(seq, call)) return;
   const std::string model = c.model.empty() ? args_.model_path : c.model;
   const std::string id = (chat ? "chatcmpl-" : "cmpl-") + RequestId(seq);
   const auto created = static_cast<int64_t>(UnixNowS());
   const int64_t cap = c.max_tokens;
   if (!c.stream) {
-    auto handle = engine_->Submit(c.prompt_tokens, std::max<int64_t>(cap, 1));
-    const RequestProgress p = FinalProgress(*handle, cap, shutting_down_);
-    if (!p.finished || !p.ok) {
-      const int status = p.finished ? p.http_status : 503;
-      SendJson(res, status,
-               OpenAiErrorJson(p.finished ? p.error : "The server is shutting down.", status));
-    } else {
-      SendJson(res, 200,
-               chat ? ChatResponse(id, created, model, c.prompt_tokens, p.output_tokens)
-                    : CompletionResponse(id, created, model, c.prompt_tokens, p.output_tokens));
-    }
-    OnRequestDone();
-    return;
+    HttpCall* r = call.get();  // alive while it is answered
+    return AnswerWhenFinished(
+        call, c.prompt_tokens, cap,
+        [r, c, id, created, model, chat](const RequestProgress& p) {
+          if (!p.ok) return SendJson(*r, p.http_status, OpenAiErrorJson(p.error, p.http_status));
+          SendJson(*r, 200,
+                   chat ? ChatResponse(id, created, model, c.prompt_tokens, p.output_tokens)
+                        : CompletionResponse(id, created, model, c.prompt_tokens, p.output_tokens));
+        },
+        guard);
   }
 
   int64_t sent = 0;
@@ -410,7 +396,7 @@ void SimServer::ServeOpenAi(const httplib::Request&, httplib::Response& res,
     e.text += kSseDone;
     return e;
   };
-  Stream(res, c.prompt_tokens, cap, render, guard);
+  Stream(call, c.prompt_tokens, cap, render, guard);
 }
 
 }  // namespace ppsearch::server

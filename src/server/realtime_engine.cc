@@ -46,23 +46,22 @@ RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::Co
                                double time_scale, const Clock& clock)
     : clock_(clock), time_scale_(time_scale), engine_(config, cost, this) {}
 
-RealtimeEngine::~RealtimeEngine() { Stop(); }
-
 void RealtimeEngine::Start() {
   std::lock_guard lock(mu_);
   if (started_) return;
-  started_ = true;
   start_ns_ = clock_.NowNs();
-  driver_ = std::thread([this] { Drive(); });
+  started_ = true;
 }
 
-void RealtimeEngine::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (driver_.joinable()) driver_.join();
+double RealtimeEngine::RunDue() {
+  std::lock_guard lock(mu_);
+  if (!started_) return -1;
+  const int64_t now = SimNowNs();
+  engine_.RunUntil(now);
+  const auto next = engine_.NextEventNs();
+  if (!next) return -1;
+  // Bounded so a clock that jumps (a fake, a suspended VM) is re-read soon.
+  return std::clamp(static_cast<double>(*next - now) / time_scale_ * 1e-9, 0.0, 0.05);
 }
 
 int64_t RealtimeEngine::SimNowNs() const {
@@ -81,18 +80,19 @@ int RealtimeEngine::pp_max_micro_batch_size() const { return engine_.pp_max_micr
 std::shared_ptr<RequestHandle> RealtimeEngine::Submit(int64_t input_tokens,
                                                       int64_t max_new_tokens) {
   auto handle = std::make_shared<RequestHandle>();
-  std::lock_guard lock(mu_);
-  const int64_t now = std::max(SimNowNs(), engine_.now_ns());
-  handle->progress_.submit_sim_ns = now;
-  handle->progress_.submit_unix_s = UnixNowS();
-  if (!failure_.empty()) {
-    Finish(*handle, now, false, 500, failure_);
-    return handle;
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = std::max(SimNowNs(), engine_.now_ns());
+    handle->progress_.submit_sim_ns = now;
+    handle->progress_.submit_unix_s = UnixNowS();
+    if (!failure_.empty()) {
+      Finish(*handle, now, false, 500, failure_);
+      return handle;
+    }
+    const int ticket = engine_.Submit(now, input_tokens, max_new_tokens);
+    handle->ticket_ = ticket;
+    live_[ticket] = handle;
   }
-  const int ticket = engine_.Submit(now, input_tokens, max_new_tokens);
-  handle->ticket_ = ticket;
-  live_[ticket] = handle;
-  cv_.notify_all();
   return handle;
 }
 
@@ -103,7 +103,6 @@ void RealtimeEngine::Abort(RequestHandle& handle) {
   engine_.Abort(handle.ticket_);
   Finish(handle, engine_.now_ns(), false, 499, "The client disconnected; the request was aborted.");
   live_.erase(it);
-  cv_.notify_all();
 }
 
 void RealtimeEngine::FailAll(const std::string& reason) {
@@ -111,24 +110,6 @@ void RealtimeEngine::FailAll(const std::string& reason) {
   failure_ = reason;
   for (auto& [ticket, h] : live_) Finish(*h, engine_.now_ns(), false, 500, reason);
   live_.clear();
-}
-
-void RealtimeEngine::Drive() {
-  std::unique_lock lock(mu_);
-  while (!stop_) {
-    const int64_t now = SimNowNs();
-    engine_.RunUntil(now);
-    const auto next = engine_.NextEventNs();
-    if (!next) {
-      cv_.wait(lock);
-      continue;
-    }
-    const double wall_ns = static_cast<double>(*next - now) / time_scale_;
-    // Bounded so a clock that jumps (a fake, a suspended VM) is re-read soon.
-    const auto wait =
-        std::chrono::nanoseconds(static_cast<int64_t>(std::clamp(wall_ns, 0.0, 50e6)));
-    if (wait.count() > 0) cv_.wait_for(lock, wait);
-  }
 }
 
 void RealtimeEngine::OnBatchLaunched(const sim::BatchLaunch& launch) {

@@ -1,8 +1,12 @@
 #pragma once
-// The simulated engine run against a wall clock: a driver thread advances an
-// OnlineEngine so that simulated time = elapsed wall time x time_scale, and
-// hands each request's tokens to whoever waits on its RequestHandle (an HTTP
-// handler). The clock is an interface so tests can run it on a fake.
+// The simulated engine run against a wall clock: its owner (serve-sim's HTTP
+// loop, http_front.h) calls RunDue() when the next event is due, so that
+// simulated time = elapsed wall time x time_scale, and each request's tokens
+// go to whoever follows its RequestHandle. Running it on the loop that
+// writes the streams, as SGLang's one event loop does, hands no token from
+// thread to thread: on a 2-core machine a third busy thread (a driver of
+// its own) delayed first tokens by a scheduler tick at p99. The clock is an
+// interface so tests can run it on a fake.
 
 #include <chrono>
 #include <condition_variable>
@@ -12,7 +16,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "sim/online_engine.h"
 
@@ -59,12 +62,11 @@ class RequestHandle {
   RequestProgress WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout);
   RequestProgress Snapshot();
 
-  // `f` is called with the progress at once and then on the engine's thread
-  // the moment tokens are released or the request finishes, so a stream's
-  // events are written by one thread as SGLang's single event loop writes
-  // them, not by one woken thread per request (which on a small machine
-  // would add scheduling delay to every first token). Calls are serialised
-  // with each other and with ClearObserver, after which none is in flight.
+  // `f` is called with the progress at once and then, inside RunDue (or
+  // FailAll, Abort), the moment tokens are released or the request
+  // finishes. Calls are serialised with each other and with ClearObserver,
+  // after which none is in flight; `f` must not call back into the handle
+  // or the engine (their locks are held).
   void SetObserver(Observer f);
   void ClearObserver();
 
@@ -83,19 +85,22 @@ class RequestHandle {
 
 class RealtimeEngine : private sim::EngineListener {
  public:
-  // `config`, `cost` and `clock` must outlive the engine. The driver thread
-  // starts in Start(); simulated time 0 is that moment.
+  // `config`, `cost` and `clock` must outlive the engine.
   RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost, double time_scale,
                  const Clock& clock);
-  ~RealtimeEngine() override;
 
-  // Called on the driver thread for every launched micro-batch (log lines).
+  // Called inside RunDue for every launched micro-batch (log lines).
   void SetBatchObserver(std::function<void(const sim::BatchLaunch&, const sim::OnlineEngine&)> f) {
     batch_observer_ = std::move(f);
   }
 
+  // Simulated time 0 is now; nothing runs before.
   void Start();
-  void Stop();
+  // Runs every event due by the clock now, on the caller's thread, and
+  // returns the wall seconds until the next one (at most 0.05, so a clock
+  // that jumps is read again soon), or a negative number when none is
+  // scheduled: after a Submit or an Abort, call it again.
+  double RunDue();
 
   std::shared_ptr<RequestHandle> Submit(int64_t input_tokens, int64_t max_new_tokens);
   // The client of `handle` went away: SGLang aborts the request, so the
@@ -110,7 +115,6 @@ class RealtimeEngine : private sim::EngineListener {
   int pp_max_micro_batch_size() const;
 
  private:
-  void Drive();
   void OnBatchLaunched(const sim::BatchLaunch& launch) override;
   void OnTokens(int request, int64_t output_tokens, int64_t client_ns) override;
   void OnFinished(int request, int64_t client_ns, bool ok) override;
@@ -121,14 +125,11 @@ class RealtimeEngine : private sim::EngineListener {
   const double time_scale_;
   int64_t start_ns_ = 0;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   sim::OnlineEngine engine_;
   std::map<int, std::shared_ptr<RequestHandle>> live_;
   std::function<void(const sim::BatchLaunch&, const sim::OnlineEngine&)> batch_observer_;
   std::string failure_;
-  bool stop_ = false;
   bool started_ = false;
-  std::thread driver_;
 };
 
 }  // namespace ppsearch::server

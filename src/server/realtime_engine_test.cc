@@ -112,24 +112,27 @@ TEST(RealtimeEngineTest, TokensArriveWhenTheScaledClockReachesThem) {
   LinearCost cost(1, 1000, 0);  // 1 us per token: 1000-token prefill = 1 ms simulated
   FakeClock clock;
   RealtimeEngine engine(Config(1), cost, /*time_scale=*/10.0, clock);
+  EXPECT_LT(engine.RunDue(), 0) << "not started: nothing runs";
   engine.Start();
+  EXPECT_LT(engine.RunDue(), 0) << "idle: nothing is scheduled";
   auto h = engine.Submit(1000, 3);
   EXPECT_EQ(engine.in_flight(), 1);
-  // Nothing can be done before the clock moves.
-  RequestProgress p = h->WaitBeyond(0, std::chrono::milliseconds(100));
+  // Nothing can be done before the clock moves; the first event (the
+  // request's ingest, 2 us simulated) is 0.2 us of wall time away.
+  EXPECT_NEAR(engine.RunDue(), 0.2e-6, 1e-9);
+  RequestProgress p = h->Snapshot();
   EXPECT_EQ(p.output_tokens, 0);
   EXPECT_FALSE(p.finished);
   // 1 ms wall = 10 ms simulated: prefill and both decode steps are done.
   clock.now_ns += 1'000'000;
-  for (int i = 0; i < 50 && !p.finished; ++i)
-    p = h->WaitBeyond(p.output_tokens, std::chrono::milliseconds(100));
+  EXPECT_LT(engine.RunDue(), 0) << "done: nothing is left";
+  p = h->Snapshot();
   ASSERT_TRUE(p.finished);
   EXPECT_TRUE(p.ok);
   EXPECT_EQ(p.output_tokens, 3);
   // ingest 2 us + schedule 0.5 us + 1000 us + return 1 us + stream 0.3 us.
   EXPECT_EQ(p.first_token_sim_ns, 2000 + 500 + 1'000'000 + 1000 + 300);
   EXPECT_EQ(engine.in_flight(), 0);
-  engine.Stop();
 }
 
 // A rehearsal streams decode at the predicted pace: the example's PP1
@@ -168,12 +171,15 @@ TEST(RealtimeEngineTest, DecodeStreamsAtThePredictedStepPace) {
   std::vector<int64_t> wall_ns;
   for (int64_t k = 1; k <= kOutput; ++k) {
     const int64_t release = chunks[k - 1] - cost.StreamOutNs();
-    clock.now_ns = start + static_cast<int64_t>(std::ceil(release / kScale));
-    const RequestProgress p = h->WaitBeyond(k - 1, std::chrono::milliseconds(5000));
-    ASSERT_EQ(p.output_tokens, k) << "token " << k << " not released exactly at its time";
+    const int64_t at = start + static_cast<int64_t>(std::ceil(release / kScale));
+    clock.now_ns = at - 1;
+    engine.RunDue();
+    ASSERT_EQ(h->Snapshot().output_tokens, k - 1) << "token " << k << " released early";
+    clock.now_ns = at;
+    engine.RunDue();
+    ASSERT_EQ(h->Snapshot().output_tokens, k) << "token " << k << " not released at its time";
     wall_ns.push_back(clock.now_ns.load());
   }
-  engine.Stop();
   for (int64_t k = 2; k <= kOutput; ++k) {
     // Token k follows the step that read a context of input + k - 2 tokens.
     const double predicted = step_ns(kInput + k - 2) / kScale;
@@ -196,7 +202,6 @@ TEST(RealtimeEngineTest, FailAllFailsInFlightAndLaterRequests) {
   EXPECT_EQ(p.http_status, 500);
   EXPECT_EQ(p.error, "node 1 left");
   EXPECT_EQ(engine.Submit(5, 5)->Snapshot().http_status, 500);
-  engine.Stop();
 }
 
 }  // namespace

@@ -1,11 +1,6 @@
 #include "server/sim_server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,60 +13,13 @@ namespace {
 
 // How long a node >= 1 keeps retrying node 0 at --dist-init-addr.
 constexpr double kJoinTimeoutS = 300;
-// Worker threads answering HTTP: every open keep-alive connection and every
-// request being answered holds one, so this bounds a benchmark's concurrency
-// (a few hundred streaming requests plus idle keep-alive connections).
-constexpr size_t kHttpThreads = 1024;
-// How much lower the HTTP workers' CPU priority is than the engine thread's
-// (setpriority's nice steps; raising one's own nice value needs no privilege).
-constexpr int kWorkerNice = 10;
-
-// httplib's pool, with each worker lowering its own priority before its first
-// task. Workers parse request bodies (a 4,096-token prompt is ~30 KB of JSON);
-// at equal priority a wave of them took the cores from the engine thread,
-// which writes every stream's tokens, and from a client on the same machine.
-class LowPriorityPool : public httplib::ThreadPool {
- public:
-  using httplib::ThreadPool::ThreadPool;
-  void enqueue(std::function<void()> fn) override {
-    httplib::ThreadPool::enqueue([fn = std::move(fn)] {
-      thread_local const bool lowered = [] {
-        const auto tid = static_cast<id_t>(gettid());
-        return setpriority(PRIO_PROCESS, tid, getpriority(PRIO_PROCESS, tid) + kWorkerNice) == 0;
-      }();
-      (void)lowered;  // best effort: an unchanged priority costs latency, not correctness
-      fn();
-    });
-  }
-};
-// Pending connections the kernel queues before accept(). Debian's
-// libcpp-httplib is compiled with CPPHTTPLIB_LISTEN_BACKLOG 5 (a macro in the
-// .so, so defining it here changes nothing); at 8+ simultaneous connects the
-// rest are dropped and retried by the client kernel ~1 s later. Linux lets
-// listen() on a listening socket change its backlog (capped by somaxconn).
-constexpr int kListenBacklog = 4096;
-// Requests per keep-alive connection (cpp-httplib's default is 5, which
-// forces a reconnect every 5 requests; uvicorn has no such limit).
-constexpr size_t kKeepAliveMaxRequests = 1000000;
-// A client that stops sending mid-request (headers or body) this long is
-// cut, so it holds its worker no longer; cpp-httplib's default is 5 s.
-constexpr time_t kReadTimeoutS = 2;
-// Idle keep-alive connections are closed after this, as uvicorn's
+// A new connection silent this long mid-request is cut; cpp-httplib, used
+// before, waited 5 s.
+constexpr double kReadTimeoutS = 2;
+// A client that reads nothing of its answer this long is cut, and idle
+// keep-alive connections are closed after it, as uvicorn's
 // timeout_keep_alive (5 s) closes SGLang's.
-constexpr time_t kKeepAliveTimeoutS = 5;
-// After a stop, how long HTTP workers get to finish (idle keep-alive
-// connections otherwise hold them for their 5 s timeout).
-constexpr double kHttpDrainS = 0.7;
-
-// SO_REUSEADDR only: cpp-httplib's default sets SO_REUSEPORT, which lets two
-// servers listen on one port and split its connections. TCP_NODELAY on the
-// listening socket is inherited by accepted sockets on Linux; without it the
-// first chunk after the headers waits for the client's delayed ACK (~40 ms).
-void ListenSocketOptions(int fd) {
-  int yes = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-}
+constexpr double kKeepAliveTimeoutS = 5;
 
 }  // namespace
 
@@ -83,10 +31,9 @@ SimServer::SimServer(ServerArgs args, std::unique_ptr<Deployment> deployment, Se
       batch_logger_(d_->memory.max_total_tokens, std::max(args_.decode_log_interval, 1)) {}
 
 SimServer::~SimServer() {
-  StopHttp(1e9);
+  StopHttp();
   leader_.Close();
   follower_.Close();
-  if (engine_) engine_->Stop();
 }
 
 void SimServer::Shutdown(ServeOutcome outcome, const std::string& message) {
@@ -118,49 +65,33 @@ bool SimServer::WaitFor(const std::atomic<bool>& stop_requested, double max_s, P
 }
 
 bool SimServer::StartHttp() {
-  http_ = std::make_unique<httplib::Server>();
-  http_->new_task_queue = [] { return new LowPriorityPool(kHttpThreads); };
-  http_->set_socket_options([this](socket_t fd) {
-    ListenSocketOptions(fd);
-    if (listen_fd_ < 0) listen_fd_ = fd;
-  });
-  http_->set_tcp_nodelay(true);
-  http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
-  http_->set_keep_alive_timeout(kKeepAliveTimeoutS);
-  http_->set_read_timeout(kReadTimeoutS, 0);
-  if (args_.node_rank == 0) {
-    AddLeaderRoutes();
-  } else {
-    AddFollowerRoutes();
-  }
-  AddConnectionHooks();
-  if (!http_->bind_to_port(args_.host, args_.port)) {
-    Shutdown(ServeOutcome::kStartupFailed,
-             fmt::format("cannot listen on {}:{}: the address is in use (another server on the "
-                         "port?) or not an address of this host",
-                         args_.host, args_.port));
+  // SGLang's --api-key guards node 0's API; the dummy health server of the
+  // other nodes takes none.
+  if (args_.node_rank == 0)
+    for (const ExtraFlag& f : args_.extra_flags)
+      if (f.name == "api-key" && f.value && !f.value->empty()) api_key_ = ApiKeyCheck(*f.value);
+  HttpFrontOptions options;
+  options.read_timeout_s = kReadTimeoutS;
+  options.write_timeout_s = kKeepAliveTimeoutS;
+  http_ = std::make_unique<HttpFront>([this](const Call& call) { Dispatch(call); },
+                                      [this](const HttpRequest& q) {
+                                        if (guard_)
+                                          guard_->RequestEnded(q.remote_ip, q.remote_port);
+                                      },
+                                      options);
+  if (Status st = http_->Listen(args_.host, args_.port); !st.ok()) {
+    Shutdown(ServeOutcome::kStartupFailed, st.error().message);
     return false;
   }
-  if (listen_fd_ >= 0) {
-    ::listen(listen_fd_, kListenBacklog);
-    guard_ = std::make_unique<ConnectionGuard>(listen_fd_);
-  }
-  http_thread_ = std::thread([this] {
-    http_->listen_after_bind();
-    http_done_ = true;
-  });
+  guard_ = std::make_unique<ConnectionGuard>(http_->listen_fd());
+  // The engine runs on the loop that writes its streams (realtime_engine.h).
+  if (engine_) http_->SetTicker([this] { return engine_->RunDue(); });
+  http_->Start();
   return true;
 }
 
-bool SimServer::StopHttp(double max_s) {
-  if (http_) http_->stop();
-  if (!http_thread_.joinable()) return true;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_s);
-  while (!http_done_ && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!http_done_) return false;
-  http_thread_.join();
-  return true;
+void SimServer::StopHttp() {
+  if (http_) http_->Stop();
 }
 
 void SimServer::RegisterGpus() {
@@ -230,6 +161,7 @@ ServeResult SimServer::RunLeader(const std::atomic<bool>& stop_requested) {
   }
   if (!shutting_down()) {
     engine_->Start();
+    http_->Post([this] { http_->Kick(); });
     if (!args_.fault.never_ready) {
       ready_ = true;
       log_->Info("The server is fired up and ready to roll!");
@@ -240,11 +172,10 @@ ServeResult SimServer::RunLeader(const std::atomic<bool>& stop_requested) {
   if (result_.outcome == ServeOutcome::kDied) return result_;  // abrupt: nothing answered
   if (result_.outcome != ServeOutcome::kStopped)
     engine_->FailAll("The server is shutting down: " + result_.message);
-  // Let handlers that were just answered flush their last bytes.
+  // Let answers just given (the failures above) reach their clients.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  result_.drained = StopHttp(kHttpDrainS);
+  StopHttp();
   leader_.Close();
-  if (result_.drained) engine_->Stop();
   return result_;
 }
 
@@ -302,7 +233,7 @@ ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
   }
   follower_.Close();  // also ends a join still retrying
   join_thread.join();
-  result_.drained = StopHttp(kHttpDrainS);
+  StopHttp();
   return result_;
 }
 

@@ -14,18 +14,12 @@
 #include "server/connection_guard.h"
 #include "server/deployment.h"
 #include "server/gpu_registry.h"
+#include "server/http_front.h"
 #include "server/node_group.h"
 #include "server/realtime_engine.h"
 #include "server/server_args.h"
 #include "server/sglang_log.h"
 #include "server/stream_pump.h"
-
-namespace httplib {
-class Server;
-class Request;
-class Response;
-class DataSink;
-}  // namespace httplib
 
 namespace ppsearch::server {
 
@@ -40,10 +34,6 @@ enum class ServeOutcome {
 struct ServeResult {
   ServeOutcome outcome = ServeOutcome::kStopped;
   std::string message;
-  // False when HTTP worker threads were still busy after the stop deadline
-  // (idle keep-alive connections, clients not reading): the caller must
-  // exit the process without destroying the server.
-  bool drained = true;
 };
 
 class SimServer {
@@ -63,8 +53,8 @@ class SimServer {
   ServeResult RunLeader(const std::atomic<bool>& stop_requested);
   ServeResult RunFollower(const std::atomic<bool>& stop_requested);
   bool StartHttp();
-  // Stops accepting and waits at most `max_s` for the workers; false if they are still busy.
-  bool StopHttp(double max_s);
+  // Closes every connection (requests being answered are aborted).
+  void StopHttp();
   // Puts this node's GPU memory into --gpu-state-dir (weights are loading).
   void RegisterGpus();
   // Waits until shutdown or `pred()`; polls stop_requested. False on shutdown.
@@ -76,19 +66,18 @@ class SimServer {
   void DieAfterRequests();
   bool shutting_down() const { return shutting_down_.load(); }
 
-  // http_routes.cc
-  void AddLeaderRoutes();
-  // The guard's marks and the --api-key check, before every route.
-  void AddConnectionHooks();
-  void AddFollowerRoutes();
-  void HandleGenerate(const httplib::Request& req, httplib::Response& res);
-  void HandleCompletions(const httplib::Request& req, httplib::Response& res);
-  void HandleFlushCache(const httplib::Request& req, httplib::Response& res);
-  void HandleServerInfo(const httplib::Request& req, httplib::Response& res);
-  void HandleGpuMemory(const httplib::Request& req, httplib::Response& res);
-  void HandleModels(const httplib::Request& req, httplib::Response& res);
-  void HandleModelInfo(const httplib::Request& req, httplib::Response& res);
-  void HandleChatCompletions(const httplib::Request& req, httplib::Response& res);
+  // http_routes.cc. Every handler runs on the HTTP loop's thread.
+  using Call = std::shared_ptr<HttpCall>;
+  // Routes a request (the --api-key check first) to its handler.
+  void Dispatch(const Call& call);
+  void HandleLeader(const Call& call);
+  void HandleFollower(const Call& call);
+  void HandleGenerate(const Call& call);
+  void HandleFlushCache(const Call& call);
+  void HandleServerInfo(const Call& call);
+  void HandleGpuMemory(const Call& call);
+  void HandleModels(const Call& call);
+  void HandleModelInfo(const Call& call);
   // /v1/completions and /v1/chat/completions alike; `parse_error` non-empty: a 400.
   struct OpenAiRequest {
     std::string model;
@@ -97,14 +86,18 @@ class SimServer {
     bool stream = false;
     bool include_usage = false;
   };
-  void ServeOpenAi(const httplib::Request& req, httplib::Response& res,
-                   const std::string& parse_error, const OpenAiRequest& c, bool chat);
+  void ServeOpenAi(const Call& call, const std::string& parse_error, const OpenAiRequest& c,
+                   bool chat);
   // Answers with a stream of `render`'s events for a request of
   // `prompt_tokens` and at most `cap` output tokens; `guard` lives as long.
-  void Stream(httplib::Response& res, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
+  void Stream(const Call& call, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
               std::shared_ptr<void> guard);
+  // Answers once the request finished: `answer(progress)` (or a 500 the engine gave).
+  void AnswerWhenFinished(const Call& call, int64_t prompt_tokens, int64_t cap,
+                          std::function<void(const RequestProgress&)> answer,
+                          std::shared_ptr<void> guard);
   // Fault gate for request number `seq` (1-based): true when it answered already.
-  bool InjectRequestFault(int seq, httplib::Response& res);
+  bool InjectRequestFault(int seq, const Call& call);
   void OnRequestDone();
   void OnBatch(const sim::BatchLaunch& launch);
 
@@ -113,10 +106,7 @@ class SimServer {
   ServerLog* log_;
   SteadyClock clock_;
   std::unique_ptr<RealtimeEngine> engine_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread http_thread_;
-  std::atomic<bool> http_done_{false};
-  int listen_fd_ = -1;
+  std::unique_ptr<HttpFront> http_;
   // Cuts clients that hold a worker without sending a request
   // (connection_guard.h); made once the port is bound.
   std::unique_ptr<ConnectionGuard> guard_;

@@ -7,6 +7,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/server/deployment.cc
   src/server/fault_plan.cc
   src/server/gpu_registry.cc
+  src/server/http_front.cc
   src/server/http_routes.cc
   src/server/node_group.cc
   src/server/realtime_engine.cc

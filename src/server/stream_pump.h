@@ -1,20 +1,18 @@
 #pragma once
-// A streaming response written on the engine's thread. The HTTP handler's
-// thread registers the stream with the request and sleeps until it is
-// complete; each token release then writes its event at once from the thread
-// that released it, as SGLang's one event loop writes every stream. One woken
-// handler thread per request (the previous design) put up to 256 runnable
-// threads between a first token and its client on a 2-core machine.
+// A request's progress turned into its HTTP answer. The engine reports
+// progress (tokens released, the finish) from inside RunDue, on the HTTP
+// loop (or from another thread: FailAll); the observer posts each report to
+// the loop (http_front.h), which writes the stream's events or the final
+// answer in order once the engine's callback returns (the observer runs
+// under the engine's locks). A client that goes away first has its request
+// aborted, as SGLang aborts it.
 
-#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "server/http_front.h"
 #include "server/realtime_engine.h"
-
-namespace httplib {
-class DataSink;
-}
 
 namespace ppsearch::server {
 
@@ -26,15 +24,23 @@ struct StreamEvents {
   bool last = false;
 };
 
-// Called in order, on whichever thread reports progress; it keeps its own
-// count of what it has written.
+// Called in order on the loop thread; it keeps its own count of what it
+// has written.
 using StreamRenderer = std::function<StreamEvents(const RequestProgress&)>;
 
-// Writes `handle`'s stream into `sink` until the renderer says it is
-// complete (true), or the client goes away or `stopping` is set (false). A
-// client that stops reading with a full socket buffer holds the engine's
-// thread for at most the HTTP write timeout, after which its stream ends.
-bool PumpStream(RequestHandle& handle, httplib::DataSink& sink, StreamRenderer render,
-                const std::atomic<bool>& stopping);
+// Hands `handle`'s progress reports to `on_progress` on `front`'s loop, in
+// order, until it returns true (the answer is complete), or `call` closes
+// first: then `on_abort` runs once and no report follows. Call on the loop
+// thread; the current progress is the first report.
+void FollowOnLoop(HttpFront& front, std::shared_ptr<HttpCall> call,
+                  std::shared_ptr<RequestHandle> handle,
+                  std::function<bool(const RequestProgress&)> on_progress,
+                  std::function<void()> on_abort);
+
+// Answers `call` with a stream of `render`'s events (text/event-stream),
+// ending it after the last; `on_complete` runs then.
+void PumpStream(HttpFront& front, std::shared_ptr<HttpCall> call,
+                std::shared_ptr<RequestHandle> handle, StreamRenderer render,
+                std::function<void()> on_abort, std::function<void()> on_complete);
 
 }  // namespace ppsearch::server

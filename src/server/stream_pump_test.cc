@@ -1,10 +1,14 @@
 #include "server/stream_pump.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
-#include <mutex>
 #include <thread>
 
 #include "server/engine_testing.h"
@@ -15,24 +19,6 @@ namespace {
 using testutil::Config;
 using testutil::FakeClock;
 using testutil::LinearCost;
-
-// A sink that records what was written and by which thread.
-struct RecordingSink {
-  std::mutex mu;
-  std::vector<std::pair<std::thread::id, std::string>> writes;
-  bool writable = true;
-  bool accept_writes = true;
-  httplib::DataSink sink;
-
-  RecordingSink() {
-    sink.write = [this](const char* d, size_t n) {
-      std::lock_guard lock(mu);
-      writes.emplace_back(std::this_thread::get_id(), std::string(d, n));
-      return accept_writes;
-    };
-    sink.is_writable = [this] { return writable; };
-  }
-};
 
 // One line per progress report with new tokens; the finish ends the stream.
 StreamRenderer LineRenderer() {
@@ -49,15 +35,42 @@ StreamRenderer LineRenderer() {
   };
 }
 
-// An engine on a fake clock at x10: 1,000 tokens of prefill take 1 ms
-// simulated, 0.1 ms of the clock.
+// An engine on a fake clock at x10 (1,000 tokens of prefill take 1 ms
+// simulated, 0.1 ms of the clock), run by a real HTTP front on loopback
+// as serve-sim runs it: each request to it streams a request of 1,000
+// prompt tokens and `tokens` outputs.
 class PumpStreamTest : public ::testing::Test {
  protected:
-  void SetUp() override { engine.Start(); }
-  void TearDown() override { engine.Stop(); }
+  void SetUp() override {
+    engine.Start();
+    front.SetTicker([this] { return engine.RunDue(); });
+    ASSERT_TRUE(front.Listen("127.0.0.1", 0).ok());
+    sockaddr_in addr{};
+    socklen_t len = sizeof(addr);
+    ::getsockname(front.listen_fd(), reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+    front.Start();
+  }
+  void TearDown() override { front.Stop(); }
+  void Handle(const std::shared_ptr<HttpCall>& call) {
+    handle = engine.Submit(1000, tokens);
+    front.Kick();
+    if (finish_first) {
+      clock.now_ns += 10'000'000;  // everything is done before the stream registers
+      engine.RunDue();
+    }
+    PumpStream(
+        front, call, handle, LineRenderer(),
+        [this] {
+          engine.Abort(*handle);
+          ++aborted;
+        },
+        [this] { ++completed; });
+    asked = true;
+  }
   // Advances the clock in steps until `done()`, at most `steps` times.
   template <typename Done>
-  void AdvanceUntil(Done done, int steps = 200) {
+  void AdvanceUntil(Done done, int steps = 500) {
     for (int i = 0; i < steps && !done(); ++i) {
       clock.now_ns += 100'000;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -67,82 +80,64 @@ class PumpStreamTest : public ::testing::Test {
   LinearCost cost{1, 1000, 0};
   FakeClock clock;
   RealtimeEngine engine{Config(1), cost, /*time_scale=*/10.0, clock};
-  RecordingSink out;
-  std::atomic<bool> stopping{false};
+  HttpFront front{[this](const std::shared_ptr<HttpCall>& call) { Handle(call); }, nullptr};
+  int port = 0;
+  int64_t tokens = 3;
+  bool finish_first = false;
+  std::shared_ptr<RequestHandle> handle;
+  std::atomic<bool> asked{false};
+  std::atomic<int> aborted{0}, completed{0};
 };
 
-TEST_F(PumpStreamTest, EventsAreWrittenByTheThreadThatReleasesTheTokens) {
-  auto h = engine.Submit(1000, 3);
-  bool complete = false;
-  std::thread::id handler_id;
-  std::atomic<bool> registered{false};
-  StreamRenderer render = [&registered, inner = LineRenderer()](const RequestProgress& p) mutable {
-    registered = true;  // SetObserver reports the progress at once
-    return inner(p);
-  };
-  std::thread handler([&] {
-    handler_id = std::this_thread::get_id();
-    complete = PumpStream(*h, out.sink, render, stopping);
-  });
-  for (int i = 0; i < 1000 && !registered; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(registered);
-  AdvanceUntil([&] { return h->Snapshot().finished; });
-  handler.join();
-  ASSERT_TRUE(complete);
-  std::string text;
-  for (const auto& [id, t] : out.writes) {
-    EXPECT_NE(id, handler_id) << "written by the handler's thread: " << t;
-    text += t;
-  }
-  EXPECT_EQ(text.substr(0, 9), "tokens 1\n");
-  EXPECT_EQ(text.substr(text.size() - 5), "done\n");
+TEST_F(PumpStreamTest, EveryReportIsWrittenInOrderAndTheStreamEndsWithTheFinish) {
+  std::thread ticker([&] { AdvanceUntil([&] { return completed > 0; }, 2000); });
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(10, 0);
+  auto res = c.Get("/");
+  ticker.join();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body.substr(0, 9), "tokens 1\n");
+  EXPECT_EQ(res->body.substr(res->body.size() - 14), "tokens 3\ndone\n");
+  EXPECT_EQ(completed, 1);
+  EXPECT_EQ(aborted, 0);
 }
 
-TEST_F(PumpStreamTest, AFailedWriteEndsTheStream) {
-  out.accept_writes = false;  // the client went away
-  auto h = engine.Submit(1000, 50);
-  bool complete = true;
-  std::thread handler([&] { complete = PumpStream(*h, out.sink, LineRenderer(), stopping); });
+TEST_F(PumpStreamTest, AClientThatGoesAwayMidStreamAbortsItsRequest) {
+  tokens = 1'000'000;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string req = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  std::string got;
+  char buf[4096];
   AdvanceUntil([&] {
-    std::lock_guard lock(out.mu);
-    return !out.writes.empty();
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+    return got.find("tokens 2") != std::string::npos;
   });
-  handler.join();  // returns without waiting for the other 49 tokens
-  EXPECT_FALSE(complete);
-  std::lock_guard lock(out.mu);
-  EXPECT_EQ(out.writes.size(), 1u) << "nothing is written after a failed write";
+  ASSERT_NE(got.find("tokens 2"), std::string::npos) << got;
+  EXPECT_EQ(engine.in_flight(), 1);
+  ::close(fd);
+  AdvanceUntil([&] { return aborted > 0; });
+  EXPECT_EQ(aborted, 1);
+  EXPECT_EQ(completed, 0);
+  EXPECT_EQ(engine.in_flight(), 0) << "the engine stopped computing it";
+  EXPECT_TRUE(handle->Snapshot().finished);
 }
 
-TEST_F(PumpStreamTest, AClientThatClosesWhileNoTokenIsDueIsNoticed) {
-  out.writable = false;
-  auto h = engine.Submit(1000, 3);
-  const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_FALSE(PumpStream(*h, out.sink, LineRenderer(), stopping));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
-}
-
-TEST_F(PumpStreamTest, ShutdownEndsAWaitingStream) {
-  auto h = engine.Submit(1000, 3);
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    stopping = true;
-  });
-  EXPECT_FALSE(PumpStream(*h, out.sink, LineRenderer(), stopping));
-  stopper.join();
-  EXPECT_TRUE(out.writes.empty());
-}
-
-// Tokens released before the stream is registered are written at once.
 TEST_F(PumpStreamTest, ProgressBeforeRegistrationIsWrittenAtOnce) {
-  auto h = engine.Submit(1000, 2);
-  clock.now_ns += 10'000'000;  // everything is done
-  for (int i = 0; i < 500 && !h->Snapshot().finished; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  ASSERT_TRUE(h->Snapshot().finished);
-  EXPECT_TRUE(PumpStream(*h, out.sink, LineRenderer(), stopping));
-  ASSERT_EQ(out.writes.size(), 1u);
-  EXPECT_EQ(out.writes[0].second, "tokens 2\ndone\n");
+  tokens = 2;
+  finish_first = true;
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto res = c.Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body, "tokens 2\ndone\n");
+  EXPECT_EQ(completed, 1);
 }
 
 }  // namespace
