@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "analysis/prediction.h"
@@ -49,9 +50,31 @@ struct SimulatedPoint {
   const predict::SearchPoint& point;
   const uncertainty::PointUncertainty* spread;
   const uncertainty::Extrapolation* extrapolation;  // null: no model-form term
+  // The share of its input TPS the profile's tensor burst gives
+  // (predict::TensorBurstShare); nullopt: the profile has no burst.
+  std::optional<double> burst_share = std::nullopt;
 };
 
 std::string Pct(double share) { return FormatPercent(share, 1); }
+
+// The profile's tensor burst and the range of its share of the points'
+// input TPS, for the text output; "" without a burst.
+std::string BurstLine(const hardware::HardwareProfile& hw,
+                      const std::vector<SimulatedPoint>& points) {
+  double low = 1, high = 0;
+  for (const auto& sp : points)
+    if (sp.burst_share) {
+      low = std::min(low, *sp.burst_share);
+      high = std::max(high, *sp.burst_share);
+    }
+  if (low > high) return "";
+  return fmt::format(
+      "the tensor burst ({}: {:.0f} TFLOPS for the first {:.1f} ms of tensor work after idle, "
+      "{:.0f} "
+      "sustained; one public run's window, docs/model.md) gives {} to {} of these predictions' "
+      "input TPS (tensor_burst_share in --json)",
+      hw.name, hw.burst_bf16_tflops, hw.burst_window_ms, hw.bf16_tflops, Pct(low), Pct(high));
+}
 
 // A decode figure of a point: its JSON key, the central value, its interval
 // (null without intervals) and the factor to the key's unit.
@@ -138,6 +161,8 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"max_running_requests", p.memory.max_running_requests},
       {"tightest_stage", p.memory.tightest_stage},
       {"tightest_reason", p.memory.tightest_reason},
+      {"tensor_burst_share",
+       sp.burst_share ? nlohmann::json(*sp.burst_share) : nlohmann::json(nullptr)},
       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
       {"micro_batches", p.sim.micro_batches},
       {"stages", stages}};
@@ -401,6 +426,13 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
     points.push_back(
         {prediction.points[i], prediction.IntervalOf(i),
          i < prediction.extrapolation.size() ? &prediction.extrapolation[i] : nullptr});
+  if (in->hardware.TensorBurstRatio() > 1)
+    for (auto& sp : points) {
+      predict::PointRequest request;
+      request.concurrency = sp.point.prediction.concurrency;
+      sp.burst_share = predict::TensorBurstShare(*in, *sp.point.plan, calibration, request,
+                                                 sp.point.prediction.metrics.input_tps);
+    }
   const bool decode = in->spec.workload.output_tokens > 1;
   // Each simulated sample once (a layout's points share their concurrency levels).
   std::vector<decide::LoopSample> samples;
@@ -466,6 +498,8 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
                 << " (parameters held at physical bounds while the data pulls further; see "
                    "its \"infeasible\" list)\n";
     if (const std::string line = decide::SteadyStateLine(samples, "load point"); !line.empty())
+      std::cout << "# " << line << "\n";
+    if (const std::string line = BurstLine(in->hardware, points); !line.empty())
       std::cout << "# " << line << "\n";
     if (intervals)
       std::cout << "# " << report::IntervalMeaning(opts.ensemble.members, opts.ensemble.seed)

@@ -54,6 +54,19 @@ PointPrediction PredictSearchPoint(const plan::SearchInputs& in, const plan::Lay
   return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, OptionsOf(in, request));
 }
 
+double TensorBurstShare(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+                        const cost::Calibration& calibration, const PointRequest& request,
+                        double input_tps) {
+  if (in.hardware.TensorBurstRatio() <= 1 || input_tps <= 0) return 0;
+  hardware::HardwareProfile sustained = in.hardware;
+  sustained.burst_window_ms = 0;
+  sustained.burst_bf16_tflops = 0;
+  const double without =
+      PredictPoint(layout, in.spec, in.model, sustained, calibration, OptionsOf(in, request))
+          .metrics.input_tps;
+  return 1 - without / input_tps;
+}
+
 std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& in,
                                                             const plan::LayoutPlan& layout,
                                                             const cost::Calibration& calibration,

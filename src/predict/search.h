@@ -96,6 +96,16 @@ std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchIn
                                                             const cost::Calibration& calibration,
                                                             const PointRequest& request);
 
+// How much of a point's predicted input throughput the hardware profile's
+// tensor burst ([tensor_burst]: a faster tensor rate for a short window
+// after idle) gives: 1 - (input TPS with the burst off) / `input_tps`, the
+// point predicted as PredictSearchPoint predicts it. 0 when the profile
+// has no burst or `input_tps` is 0. The burst is one public run's window,
+// not a measured limit, so the share says how far a prediction leans on it.
+double TensorBurstShare(const plan::SearchInputs& inputs, const plan::LayoutPlan& layout,
+                        const cost::Calibration& calibration, const PointRequest& request,
+                        double input_tps);
+
 // What the intervals carry of one prediction.
 uncertainty::MemberValues ValuesOf(const PointPrediction& p);
 

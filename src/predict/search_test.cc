@@ -98,3 +98,40 @@ TEST(PredictSearch, PointsCapCheckAndSummary) {
 
 }  // namespace
 }  // namespace ppsearch::predict
+
+namespace ppsearch::predict {
+namespace {
+
+// The burst's share is what the point loses without it: the same point
+// predicted on the profile with its [tensor_burst] taken out. PP1 (TP32,
+// the slowest collectives, so the longest refill before each phase) leans
+// on it more than PP8; a profile without a burst has no share.
+TEST(TensorBurstShare, IsWhatThePointLosesWithoutTheBurstAndZeroWithoutOne) {
+  const ExampleInputs& in = Example();
+  ASSERT_GT(in.hardware.TensorBurstRatio(), 1) << "the example's rtx-6000d has a burst";
+  PointRequest request;
+  request.concurrency = 8;
+  const cost::Calibration none;
+  auto share_of = [&](const ExampleInputs& inputs, int pp) {
+    const PointPrediction p = PredictSearchPoint(inputs, *inputs.Layout(pp), none, request);
+    return TensorBurstShare(inputs, *inputs.Layout(pp), none, request, p.metrics.input_tps);
+  };
+  const double pp1 = share_of(in, 1), pp8 = share_of(in, 8);
+  EXPECT_GT(pp1, 0.01);
+  EXPECT_LT(pp1, 0.5);
+  EXPECT_GT(pp8, 0);
+  EXPECT_GT(pp1, pp8);
+
+  ExampleInputs sustained = in;
+  sustained.hardware.burst_window_ms = 0;
+  sustained.hardware.burst_bf16_tflops = 0;
+  const double without =
+      PredictSearchPoint(sustained, *sustained.Layout(1), none, request).metrics.input_tps;
+  const double with = PredictSearchPoint(in, *in.Layout(1), none, request).metrics.input_tps;
+  EXPECT_NEAR(pp1, 1 - without / with, 1e-12);
+  EXPECT_EQ(share_of(sustained, 1), 0);
+  EXPECT_EQ(TensorBurstShare(in, *in.Layout(1), none, request, 0), 0) << "nothing predicted";
+}
+
+}  // namespace
+}  // namespace ppsearch::predict
