@@ -69,11 +69,9 @@ std::string BurstLine(const hardware::HardwareProfile& hw,
     }
   if (low > high) return "";
   return fmt::format(
-      "the tensor burst ({}: {:.0f} TFLOPS for the first {:.1f} ms of tensor work after idle, "
-      "{:.0f} "
-      "sustained; one public run's window, docs/model.md) gives {} to {} of these predictions' "
-      "input TPS (tensor_burst_share in --json)",
-      hw.name, hw.burst_bf16_tflops, hw.burst_window_ms, hw.bf16_tflops, Pct(low), Pct(high));
+      "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of these "
+      "predictions' input TPS (tensor_burst_share in --json)",
+      hw.TensorBurstText(), Pct(low), Pct(high));
 }
 
 // A decode figure of a point: its JSON key, the central value, its interval

@@ -1,5 +1,6 @@
 #include "hardware/hardware.h"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -350,6 +351,14 @@ const IntraCollective& NearestGroup(const std::vector<IntraCollective>& table, i
 }
 
 }  // namespace
+
+std::string HardwareProfile::TensorBurstText() const {
+  if (TensorBurstRatio() <= 1) return "";
+  return fmt::format(
+      "{}: {:.0f} TFLOPS for the first {:.1f} ms of tensor work after idle, {:.0f} "
+      "sustained",
+      name, burst_bf16_tflops, burst_window_ms, bf16_tflops);
+}
 
 const IntraCollective& HardwareProfile::IntraFor(int group_size) const {
   return NearestGroup(intra_allreduce, group_size);

@@ -64,6 +64,10 @@ struct HardwareProfile {
     return burst_window_ms > 0 && bf16_tflops > 0 ? burst_bf16_tflops / bf16_tflops : 1.0;
   }
 
+  // The burst for a reader ("rtx-6000d: 241 TFLOPS for the first 2.5 ms of
+  // tensor work after idle, 143 sustained"); "" without a [tensor_burst].
+  std::string TensorBurstText() const;
+
   // The all-reduce entry for a node-local group of `group_size` GPUs:
   // exact match, else the nearest larger group (conservative), else the
   // largest. Loaded profiles always have an entry for gpus_per_node.

@@ -297,6 +297,22 @@ std::string TiedLine(const SearchResult& r) {
       r.could_be_best == 1 ? "1 candidate" : std::to_string(r.could_be_best) + " candidates", tied);
 }
 
+// The range of the tensor burst's share over the candidates that could be
+// the best; "" on a profile without a burst.
+std::string BurstLine(const SearchResult& r) {
+  double low = 1, high = 0;
+  for (const Evaluated& e : r.evaluated)
+    if (e.tensor_burst_share) {
+      low = std::min(low, *e.tensor_burst_share);
+      high = std::max(high, *e.tensor_burst_share);
+    }
+  if (r.tensor_burst.empty() || low > high) return "";
+  return fmt::format(
+      "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of their "
+      "input TPS at their best load points (tensor_burst_share in --json)",
+      r.tensor_burst, FormatPercent(low, 1), FormatPercent(high, 1));
+}
+
 std::string FrontTitle(const SearchResult& r) {
   return r.decode ? "output TPS per GPU against throughput per user (1 / TPOT p50)"
                   : "input TPS per GPU against TTFT p50";
@@ -369,6 +385,8 @@ std::string RenderSearchText(const SearchResult& r, int top) {
     return out;
   }
   out.append("\n  ").append(TiedLine(r)).append("\n");
+  if (const std::string burst = BurstLine(r); !burst.empty())
+    out.append("  ").append(burst).append("\n");
   out.append("\nPareto front (").append(FrontTitle(r)).append("):\n");
   for (const std::string& line : FrontLines(r)) out.append("  ").append(line).append("\n");
   return out;
@@ -381,27 +399,29 @@ nlohmann::json SearchToJson(const SearchResult& r) {
     json points = json::array(), probed = json::array();
     for (const PointFigures& p : e.points) points.push_back(PointJson(p));
     for (const PointFigures& p : e.probed) probed.push_back(PointJson(p));
-    candidates.push_back({{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
-                          {"candidate", LayoutJson(e.candidate)},
-                          {"gpus", e.gpus},
-                          {"qualifies", e.meets_headroom && e.meets_sla},
-                          {"headroom_mib", e.headroom_mib},
-                          {"meets_sla", e.meets_sla},
-                          {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
-                          {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
-                          {"score_low", e.score_interval ? json(e.score_interval->low) : json()},
-                          {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
-                          {"could_be_best", e.could_be_best},
-                          {"allreduce_per_forward", e.allreduce_per_forward},
-                          {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
-                          {"alltoall_per_forward", e.alltoall_per_forward},
-                          {"cross_node_alltoall_per_forward", e.cross_node_alltoall_per_forward},
-                          {"cross_node_stage_hops", e.cross_node_stage_hops},
-                          {"points", points},
-                          {"probed", probed},
-                          {"at", e.at ? PointJson(*e.at) : json()},
-                          {"binds_next", e.binds_next ? BindingJson(*e.binds_next) : json()},
-                          {"sla_shortfall", e.at ? json() : json(e.sla_shortfall)}});
+    candidates.push_back(
+        {{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
+         {"candidate", LayoutJson(e.candidate)},
+         {"gpus", e.gpus},
+         {"qualifies", e.meets_headroom && e.meets_sla},
+         {"headroom_mib", e.headroom_mib},
+         {"meets_sla", e.meets_sla},
+         {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
+         {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
+         {"score_low", e.score_interval ? json(e.score_interval->low) : json()},
+         {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
+         {"could_be_best", e.could_be_best},
+         {"tensor_burst_share", e.tensor_burst_share ? json(*e.tensor_burst_share) : json()},
+         {"allreduce_per_forward", e.allreduce_per_forward},
+         {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
+         {"alltoall_per_forward", e.alltoall_per_forward},
+         {"cross_node_alltoall_per_forward", e.cross_node_alltoall_per_forward},
+         {"cross_node_stage_hops", e.cross_node_stage_hops},
+         {"points", points},
+         {"probed", probed},
+         {"at", e.at ? PointJson(*e.at) : json()},
+         {"binds_next", e.binds_next ? BindingJson(*e.binds_next) : json()},
+         {"sla_shortfall", e.at ? json() : json(e.sla_shortfall)}});
   }
   json rejected = json::array();
   for (const Rejection& x : r.rejected)

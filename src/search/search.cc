@@ -231,6 +231,21 @@ PointFigures ProbeAt(const Group& group, const Evaluated& e, const LoadPoint& lo
                    load, e.gpus);
 }
 
+// How much of a candidate's input TPS at its best load point the tensor
+// burst gives, predicted as ProbeAt predicts a point.
+double BurstShareAt(const Group& group, const Evaluated& e, const cost::Calibration& calibration) {
+  const LoadPoint& load = e.at->load;
+  predict::PointRequest request;
+  request.concurrency = load.concurrency;
+  request.token_times = NeedsTokenTimes(group.inputs.spec);
+  if (!load.open())
+    return predict::TensorBurstShare(group.inputs, *PlanOf(group, e.candidate), calibration,
+                                     request, e.at->input_tps);
+  const plan::SearchInputs one = OneLayoutAt(group, e.candidate, load);
+  return predict::TensorBurstShare(one, one.plan.layouts.front(), calibration, request,
+                                   e.at->input_tps);
+}
+
 // The front of every point meeting the SLA of every qualifying candidate,
 // listed or probed: throughput per GPU against TTFT, or for decode output
 // throughput per GPU against throughput per user (both more is better: the
@@ -468,6 +483,14 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     for (size_t i : ranked) out.evaluated[i].could_be_best = out.evaluated[i].score == top;
   }
   for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
+  // How far those lean on the hardware's tensor burst (one prediction more each).
+  out.tensor_burst = in.hardware.TensorBurstText();
+  if (!out.tensor_burst.empty())
+    for (size_t i : ranked) {
+      Evaluated& e = out.evaluated[i];
+      if (e.could_be_best && e.at)
+        e.tensor_burst_share = BurstShareAt(groups[groups_of[i].front()], e, calibration);
+    }
 
   // Order: ranked, then the candidates the headroom rule or the SLA leaves out.
   std::vector<Evaluated> ordered;

@@ -117,6 +117,10 @@ struct Evaluated {
   double score = 0;  // decide::RelativeScores over the qualifying candidates; 0: not ranked
   std::optional<uncertainty::Interval> score_interval;
   bool could_be_best = false;  // its interval reaches the best's
+  // The share of its input TPS at its best load point that the hardware
+  // profile's tensor burst gives (predict::TensorBurstShare); set for the
+  // candidates that could be the best, on a profile with a burst.
+  std::optional<double> tensor_burst_share;
 };
 
 struct Rejection {
@@ -167,6 +171,7 @@ struct SearchResult {
   // the measurement.
   std::map<std::string, int> sla_failed_by_key;
   std::vector<std::string> sla_unchecked;
+  std::string tensor_burst;  // hardware::HardwareProfile::TensorBurstText
 };
 
 // Searches the space of `bounds` around `inputs` (its spec's cluster,

@@ -25,6 +25,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<int> Concurrencies(const std::vector<LoadPoint>& loads) {
   std::vector<int> out;
@@ -766,6 +767,42 @@ TEST(Search, MoeA2aBackendsAreADimensionAndDeepEpKeepsOnlyEpEqualToTp) {
     in_json |=
         c["candidate"]["moe_a2a_backend"] == "deepep" && c["alltoall_per_forward"].get<int>() > 0;
   EXPECT_TRUE(in_json);
+}
+
+// The candidates that could be the best say how much of their input TPS at
+// their best load point the rtx-6000d's tensor burst gives: none without a
+// TP collective before a phase (TP1), some with one; a profile without a
+// burst gives no share and no line.
+TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
+  SearchOptions o = Small(16);
+  o.bounds.pp = {8, 32};
+  o.bounds.ep = {1};
+  o.bounds.chunked_prefill_size = {8192};
+  const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_THAT(r->tensor_burst, HasSubstr("rtx-6000d: 241 TFLOPS"));
+  int shares = 0;
+  for (const Evaluated& e : r->evaluated) {
+    EXPECT_EQ(e.tensor_burst_share.has_value(), e.could_be_best) << e.candidate.Label();
+    if (!e.tensor_burst_share) continue;
+    ++shares;
+    if (e.candidate.layout.tp == 1) {
+      EXPECT_EQ(*e.tensor_burst_share, 0) << "no collective, no idle tensor cores to refill";
+    } else {
+      EXPECT_GT(*e.tensor_burst_share, 0) << e.candidate.Label();
+      EXPECT_LT(*e.tensor_burst_share, 0.5) << e.candidate.Label();
+    }
+  }
+  EXPECT_GT(shares, 0);
+  EXPECT_THAT(RenderSearchText(*r, 10), HasSubstr("the tensor burst (rtx-6000d"));
+
+  testkit::ExampleInputs sustained = testkit::Example();
+  sustained.hardware.burst_window_ms = 0;
+  const Result<SearchResult> none = Search(sustained, cost::Calibration{}, o);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->tensor_burst, "");
+  for (const Evaluated& e : none->evaluated) EXPECT_FALSE(e.tensor_burst_share);
+  EXPECT_THAT(RenderSearchText(*none, 10), Not(HasSubstr("tensor burst")));
 }
 
 }  // namespace
