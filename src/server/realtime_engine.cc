@@ -9,13 +9,6 @@ double UnixNowS() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-RequestProgress RequestHandle::WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, timeout,
-               [&] { return progress_.finished || progress_.output_tokens > seen_tokens; });
-  return progress_;
-}
-
 RequestProgress RequestHandle::Snapshot() {
   std::lock_guard lock(mu_);
   return progress_;
@@ -34,12 +27,9 @@ void RequestHandle::ClearObserver() {
 
 template <typename Update>
 void RequestHandle::Change(Update update) {
-  {
-    std::lock_guard lock(mu_);
-    if (!update(progress_)) return;
-    if (observer_) observer_(progress_);
-  }
-  cv_.notify_all();
+  std::lock_guard lock(mu_);
+  if (!update(progress_)) return;
+  if (observer_) observer_(progress_);
 }
 
 RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost,

@@ -9,7 +9,6 @@
 // interface so tests can run it on a fake.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -57,9 +56,6 @@ class RequestHandle {
  public:
   using Observer = std::function<void(const RequestProgress&)>;
 
-  // Waits until the request has more than `seen_tokens` tokens or finished,
-  // at most `timeout`; returns the progress either way.
-  RequestProgress WaitBeyond(int64_t seen_tokens, std::chrono::milliseconds timeout);
   RequestProgress Snapshot();
 
   // `f` is called with the progress at once and then, inside RunDue (or
@@ -72,12 +68,11 @@ class RequestHandle {
 
  private:
   friend class RealtimeEngine;
-  // Updates progress under the lock, then tells the waiters and the observer.
+  // Updates progress under the lock and tells the observer.
   template <typename Update>
   void Change(Update update);
 
   std::mutex mu_;
-  std::condition_variable cv_;
   RequestProgress progress_;
   Observer observer_;
   int ticket_ = -1;  // the engine's, guarded by RealtimeEngine::mu_
