@@ -58,11 +58,12 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
         int64_t n = 0;
         for (const model::Linear& other : layer.linears)
           if (other.fused_gemm == l.fused_gemm) n += LinearShape(other, 1, 1).n;
-        fused_n_[&l] = n;
+        fused_n_.emplace_back(&l, n);
       }
     }
     stage_layers_.push_back(std::move(sl));
   }
+  std::sort(fused_n_.begin(), fused_n_.end());
   for (int stage = 0; stage < num_stages(); ++stage)
     decode_attention_ns_per_token_.push_back(DecodeAttentionNsPerContextToken(stage));
 }
@@ -228,7 +229,11 @@ double LayoutCostModel::LinearNs(const model::Linear& l, int64_t tokens, int64_t
   if (l.role == OpRole::kEmbedding) return EmbeddingNs(tokens);
   const GemmShape shape = LinearShape(l, tokens, logit_rows);
   GemmShape tiling = shape;
-  if (auto it = fused_n_.find(&l); it != fused_n_.end()) tiling.n = it->second;
+  const auto it = std::lower_bound(fused_n_.begin(), fused_n_.end(), &l,
+                                   [](const auto& entry, const model::Linear* key) {
+                                     return std::less<const model::Linear*>()(entry.first, key);
+                                   });
+  if (it != fused_n_.end() && it->first == &l) tiling.n = it->second;
   return static_cast<double>(EstimateGemm(shape, RateTflops(l.dtype) * rate_scale, MemoryBw() / 1e9,
                                           hw_.sm_count, Efficiency(l), tiling)
                                  .ns);

@@ -229,7 +229,9 @@ class LayoutCostModel : public sim::CostModel {
   std::vector<double> decode_attention_ns_per_token_;
   // Per-rank output width of the merged GEMM each fused linear runs in
   // (Linear::fused_gemm): its tile and wave efficiency is that GEMM's.
-  std::map<const model::Linear*, int64_t> fused_n_;
+  // Sorted by the linear's address (a cost model is built per prediction:
+  // one allocation, not one per linear).
+  std::vector<std::pair<const model::Linear*, int64_t>> fused_n_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, StageBreakdown> cache_;
   // DP steps' token-count-dependent parts: (kind, stage, and its counts).

@@ -201,6 +201,26 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
     }
 }
 
+// An open loop whose requests come faster than a pool of four serves
+// them: arrivals end stretches while every slot keeps its sequences (what
+// arrives waits), and the next stretch prices those slots from the last
+// one's, their growth shifted by the steps between. Step by step, each
+// step is priced afresh.
+TEST(DecodeStretch, ASlotThatKeepsItsSequencesCarriesItsPriceToTheNextStretch) {
+  plan::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
+  ChatLoad(in.spec, 24);
+  in.spec.workload.output_tokens = 200;
+  in.spec.workload.request_rate = 10;
+  for (const spec::LayoutSpec& layout :
+       {StretchLayout(1, 16, 1), StretchLayout(2, 8, 1), StretchLayout(1, 16, 1, 2)}) {
+    const std::string what = "DeepSeek-V3 " + layout.Label() + " at 10 requests/s";
+    const Case both = Both(in, layout, 0);
+    ExpectSame(both, what);
+    EXPECT_GT(both.stretched.sim.carried_prices, 10) << what;
+    EXPECT_EQ(both.stepped.sim.carried_prices, 0) << what;
+  }
+}
+
 // More clients than max-running-requests admits: requests wait for a slot
 // the whole run. A stretch still runs while none of them could be admitted
 // before a finish (the pool or a pipeline slot's micro-batch is full), with

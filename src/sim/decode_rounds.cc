@@ -14,6 +14,7 @@
 // half a ns per stage and step of the step-by-step times).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "sim/decode_stretch_parts.h"
@@ -45,10 +46,10 @@ double Quadratic(double v1, double v2, double v3, double r) {
 }
 
 // Whether the values at rounds 1..n (n >= 4) lie on one quadratic.
-bool IsQuadratic(const std::vector<const double*>& at) {
-  for (size_t r = 3; r < at.size(); ++r) {
-    const double predicted = Quadratic(*at[0], *at[1], *at[2], static_cast<double>(r + 1));
-    if (std::abs(predicted - *at[r]) > kSecondDiffNs + std::abs(*at[r]) * 1e-12) return false;
+bool IsQuadratic(const double* at, size_t n) {
+  for (size_t r = 3; r < n; ++r) {
+    const double predicted = Quadratic(at[0], at[1], at[2], static_cast<double>(r + 1));
+    if (std::abs(predicted - at[r]) > kSecondDiffNs + std::abs(at[r]) * 1e-12) return false;
   }
   return true;
 }
@@ -153,43 +154,47 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
     if (room_ns < static_cast<double>(kMinJumpRounds) * round_ns) return 0;
   }
 
-  // Trial rounds from the stretch's state.
-  std::vector<std::vector<double>> state(kTrialRounds + 1);
-  std::vector<std::vector<double>> margins(kTrialRounds);
-  state[0] = {static_cast<double>(t), static_cast<double>(last_launch_ns_)};
+  // Trial rounds from the stretch's state (in storage the engine keeps:
+  // a pipeline tries often).
+  RoundTrial& trial = round_trial_;
+  std::vector<std::vector<double>>& state = trial.state;
+  std::vector<std::vector<double>>& margins = trial.margins;
+  state.resize(kTrialRounds + 1);
+  margins.resize(kTrialRounds);
+  state[0].assign({static_cast<double>(t), static_cast<double>(last_launch_ns_)});
   for (int64_t f : gpu_free_ns_) state[0].push_back(static_cast<double>(f));
   for (const InFlight& f : slots_) state[0].push_back(static_cast<double>(f.outputs_ready_ns));
   state[0].resize(state[0].size() + static_cast<size_t>(num_slots), 0.0);
   for (int r = 0; r < kTrialRounds; ++r) {
     state[r + 1] = state[r];
+    margins[r].clear();
     PlayRound(slots, slot, r, state[r + 1], &margins[r]);
   }
   // The state and the margins on quadratics; margins keep their sign (or
   // stay ties).
   const size_t n_vars = state[0].size();
+  std::array<double, kTrialRounds + 1> at{};
   for (size_t v = 0; v < n_vars; ++v) {
-    std::vector<const double*> at;
-    for (int r = kFirstFitRound; r <= kTrialRounds; ++r) at.push_back(&state[r][v]);
-    if (!IsQuadratic(at)) return 0;
+    size_t n = 0;
+    for (int r = kFirstFitRound; r <= kTrialRounds; ++r) at[n++] = state[r][v];
+    if (!IsQuadratic(at.data(), n)) return 0;
   }
-  struct Margin {
-    double v1, v2, v3, sign;
-  };
-  std::vector<Margin> kept;
+  std::vector<RoundTrial::Margin>& kept = trial.kept;
+  kept.clear();
   for (size_t m = 0; m < margins[0].size(); ++m) {
-    std::vector<const double*> at;
+    size_t n = 0;
     int positive = 0, negative = 0;
     for (int r = kFirstFitRound; r < kTrialRounds; ++r) {
       if (margins[r].size() != margins[0].size()) return 0;
-      at.push_back(&margins[r][m]);
+      at[n++] = margins[r][m];
       positive += margins[r][m] > kTieNs;
       negative += margins[r][m] < -kTieNs;
     }
-    if (!IsQuadratic(at)) return 0;
+    if (!IsQuadratic(at.data(), n)) return 0;
     if (positive > 0 && negative > 0) return 0;
     const double sign = positive > 0 ? 1 : negative > 0 ? -1 : 0;
     if (sign != 0 && positive + negative != kTrialRounds - kFirstFitRound) return 0;
-    kept.push_back({*at[0], *at[1], *at[2], sign});
+    kept.push_back({at[0], at[1], at[2], sign});
   }
   // State after n rounds, on the quadratic through the fitted rounds' (the
   // quadratics' argument counts from 1 at kFirstFitRound).
@@ -204,7 +209,7 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
     // Rounds 0..n-1 are played; margins of rounds kFirstFitRound..n-1 keep
     // their winner.
     const double rounds = static_cast<double>(n - 1) - kShift;
-    for (const Margin& m : kept) {
+    for (const RoundTrial::Margin& m : kept) {
       if (m.sign == 0) {  // a tie stays one: the max() is either side
         if (LeastUpTo(m.v1, m.v2, m.v3, rounds) < -kSlackNs ||
             LeastUpTo(-m.v1, -m.v2, -m.v3, rounds) < -kSlackNs)

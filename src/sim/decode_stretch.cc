@@ -21,63 +21,118 @@ namespace {
 // could not jump, before they are tried again.
 constexpr int64_t kRoundRetryFirst = 4;
 
-// The same growth with the groups no other group ever falls below dropped
-// (one with no more time and no more growth than another): the busiest
-// DP rank is one of those left, and a DP step of even ranks has one line.
-DecodeGrowth WithoutDominatedGroups(DecodeGrowth g) {
-  std::vector<double> ns, growth;
-  for (size_t i = 0; i < g.group_ns.size(); ++i) {
-    bool dominated = false;
-    for (size_t j = 0; j < g.group_ns.size() && !dominated; ++j) {
+// Drops the groups no other group ever falls below (one with no more time
+// and no more growth than another): the busiest DP rank is one of those
+// left, and a DP step of even ranks has one line.
+void DropDominatedGroups(DecodeGrowth& g) {
+  const size_t n = g.group_ns.size();
+  if (n < 2) return;
+  std::vector<char> dominated(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n && !dominated[i]; ++j) {
       if (j == i) continue;
       const bool covers =
           g.group_ns[j] >= g.group_ns[i] && g.group_growth_ns[j] >= g.group_growth_ns[i];
       const bool same =
           g.group_ns[j] == g.group_ns[i] && g.group_growth_ns[j] == g.group_growth_ns[i];
-      dominated = covers && (!same || j < i);  // of equal groups the first stays
+      dominated[i] = covers && (!same || j < i);  // of equal groups the first stays
     }
-    if (!dominated) {
-      ns.push_back(g.group_ns[i]);
-      growth.push_back(g.group_growth_ns[i]);
-    }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (dominated[i]) continue;
+    g.group_ns[kept] = g.group_ns[i];
+    g.group_growth_ns[kept] = g.group_growth_ns[i];
+    ++kept;
   }
-  g.group_ns = std::move(ns);
-  g.group_growth_ns = std::move(growth);
-  return g;
+  g.group_ns.resize(kept);
+  g.group_growth_ns.resize(kept);
+}
+
+// Context steps the batch has taken since the slot's price was made: the
+// same sequences in the same order, each `steps` tokens on; nullopt when
+// the slot runs other sequences.
+std::optional<int64_t> StepsSincePriced(const MicroBatch& batch, const std::vector<int>& requests,
+                                        const std::vector<int64_t>& context) {
+  if (batch.entries.size() != requests.size() || requests.empty()) return std::nullopt;
+  const int64_t steps = batch.entries.front().prefix_tokens - context.front();
+  if (steps < 0) return std::nullopt;
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (batch.entries[i].request != requests[i] ||
+        batch.entries[i].prefix_tokens - context[i] != steps)
+      return std::nullopt;
+  return steps;
 }
 
 }  // namespace
 
-bool OnlineEngine::BuildStretch(std::vector<StretchSlot>* out) const {
-  std::vector<StretchSlot>& slots = *out;
-  slots.resize(config_.num_slots);
-  bool any = false;
-  for (int s = 0; s < config_.num_slots; ++s) {
-    StretchSlot& z = slots[s];
-    z.batch = scheduler_.PeekDecode(s);
-    if (!z.runs()) continue;
-    any = true;
-    z.results_left = INT64_MAX;
-    for (const BatchEntry& e : z.batch.entries) {
-      const SchedRequest& q = scheduler_.request(e.request);
-      z.results_left = std::min(z.results_left, q.max_new_tokens - q.output_tokens - 1);
-      z.output_tokens.push_back(q.output_tokens);
-      const int ticket = sched_to_ticket_[e.request];
-      z.tickets.push_back(pending_[ticket].aborted ? -1 : ticket);
+bool OnlineEngine::PriceStretchSlot(StretchSlot& z) {
+  if (const std::optional<int64_t> steps =
+          StepsSincePriced(z.batch, z.priced_requests, z.priced_context)) {
+    // DecodeGrowth's form: `steps` on, each group starts where its line is
+    // then. The hops, the return and the schedule read the batch's shape only.
+    const double k = static_cast<double>(*steps);
+    for (DecodeGrowth& g : z.stages) {
+      for (size_t a = 0; a < g.group_ns.size(); ++a) g.group_ns[a] += k * g.group_growth_ns[a];
+      DropDominatedGroups(g);
+      g.at_start.compute_ns = g.ComputeNs(0);
     }
+    ++counters_.carried_prices;
+  } else {
+    z.stages.clear();
+    z.hop_ns.clear();
     for (int st = 0; st < cost_.num_stages(); ++st) {
       std::optional<DecodeGrowth> g = cost_.DecodeStepGrowth(st, z.batch);
-      if (!g) return false;
-      z.stages.push_back(WithoutDominatedGroups(std::move(*g)));
-      z.compute_ns.push_back(0);
+      if (!g) {
+        z.priced_requests.clear();
+        return false;
+      }
+      DropDominatedGroups(*g);
+      z.stages.push_back(std::move(*g));
       if (st + 1 < cost_.num_stages()) z.hop_ns.push_back(cost_.HopNs(st, z.batch));
     }
     z.return_ns = cost_.OutputReturnNs(z.batch);
     z.schedule_ns = cost_.ScheduleNs(z.batch);
+    z.priced_requests.clear();
+    for (const BatchEntry& e : z.batch.entries) z.priced_requests.push_back(e.request);
   }
-  const auto running =
-      std::count_if(slots.begin(), slots.end(), [](const StretchSlot& z) { return z.runs(); });
-  for (StretchSlot& z : slots)
+  z.priced_context.clear();
+  for (const BatchEntry& e : z.batch.entries) z.priced_context.push_back(e.prefix_tokens);
+  return true;
+}
+
+bool OnlineEngine::BuildStretch() {
+  stretch_.resize(config_.num_slots);
+  bool any = false;
+  for (int s = 0; s < config_.num_slots; ++s) {
+    StretchSlot& z = stretch_[s];
+    z.StartStretch();
+    z.batch = scheduler_.PeekDecode(s);
+    if (!z.runs()) {
+      z.priced_requests.clear();
+      continue;
+    }
+    any = true;
+    z.results_left = scheduler_.ResultsBeforeAFinish(s);
+    for (const BatchEntry& e : z.batch.entries) {
+      z.output_tokens.push_back(scheduler_.request(e.request).output_tokens);
+      const int ticket = sched_to_ticket_[e.request];
+      z.tickets.push_back(pending_[ticket].aborted ? -1 : ticket);
+    }
+    if (!PriceStretchSlot(z)) return false;
+    z.compute_ns.assign(z.stages.size(), 0);
+    z.lines.clear();
+    if (std::all_of(z.stages.begin(), z.stages.end(),
+                    [](const DecodeGrowth& g) { return g.group_ns.size() == 1; }))
+      for (size_t st = 0; st < z.stages.size(); ++st) {
+        const DecodeGrowth& g = z.stages[st];
+        z.lines.push_back({g.at_start.total_ns() - g.at_start.compute_ns, g.at_start.compute_ns,
+                           g.fixed_compute_ns, g.group_ns[0], g.group_growth_ns[0],
+                           st < z.hop_ns.size() ? z.hop_ns[st] : 0});
+      }
+  }
+  const auto running = std::count_if(stretch_.begin(), stretch_.end(),
+                                     [](const StretchSlot& z) { return z.runs(); });
+  for (StretchSlot& z : stretch_)
     z.decodes_alone = running == 1 && z.runs() &&
                       std::all_of(z.stages.begin(), z.stages.end(),
                                   [](const DecodeGrowth& g) { return g.group_ns.size() == 1; });
@@ -93,8 +148,11 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
   if (head.time_ns > limit_ns || !scheduler_.AdmitsNothingUntilAFinish()) return false;
   for (const InFlight& f : slots_)
     if (f.active && f.batch.is_prefill) return false;
-  std::vector<StretchSlot> slots;
-  if (!BuildStretch(&slots)) return false;
+  // A result that finishes a request ends the stretch before its first
+  // step: nothing to build.
+  if (!is_loop && scheduler_.ResultsBeforeAFinish(head.payload.index) <= 0) return false;
+  if (!BuildStretch()) return false;
+  std::vector<StretchSlot>& slots = stretch_;
 
   const int num_slots = config_.num_slots;
   const int64_t stream_out_ns = cost_.StreamOutNs();
@@ -111,6 +169,9 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
   int64_t processes = 0, next_round_try = 0;  // results applied; when rounds may jump
   int64_t round_retry_wait = kRoundRetryFirst;
   std::vector<double> round_state;
+  // mb_counter_ % num_slots, kept without a division per step (the jumps
+  // advance the counter by whole turns of the slots).
+  int loop_slot = static_cast<int>(mb_counter_ % num_slots);
   // The step at `at` is played: the head leaves the queue with the first.
   auto take = [&](int64_t at) {
     if (!started) {
@@ -127,7 +188,7 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
       StretchSlot& z = slots[process_slot];
       if (z.processed >= z.results_left) break;  // this result finishes a request
       slots_[process_slot].active = false;
-      if (!in_flight() && empty_passes_ > num_slots) {  // OnProcess would drop a request
+      if (empty_passes_ > num_slots && !in_flight()) {  // OnProcess would drop a request
         slots_[process_slot].active = true;
         break;
       }
@@ -156,9 +217,9 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
       kind = EventKind::kLoop;  // ContinueOrSleep(now)
       continue;
     }
-    const int slot = static_cast<int>(mb_counter_ % num_slots);
+    const int slot = loop_slot;
     StretchSlot& z = slots[slot];
-    if (!z.runs() && !in_flight() && empty_passes_ + 1 > num_slots) break;
+    if (!z.runs() && empty_passes_ + 1 > num_slots && !in_flight()) break;
     take(t);
     z.visited = true;
     if (z.runs()) {
@@ -169,8 +230,9 @@ bool OnlineEngine::AdvanceDecodeStretch(int64_t limit_ns) {
     } else {
       ++empty_passes_;
     }
-    const int next = static_cast<int>((mb_counter_ + 1) % num_slots);
+    const int next = slot + 1 == num_slots ? 0 : slot + 1;
     ++mb_counter_;
+    loop_slot = next;
     if (slots_[next].active) {
       kind = EventKind::kProcess;
       process_slot = next;
@@ -191,6 +253,26 @@ int64_t OnlineEngine::StageEnds(const StretchSlot& z, int64_t k, int64_t launch_
   const int stages = cost_.num_stages();
   int64_t arrive = launch_ns;
   int64_t end = launch_ns;
+  if (!z.lines.empty()) {  // the same arithmetic on one line per stage, laid out flat
+    const double kd = static_cast<double>(k);
+    int64_t* free = gpu_free_ns_.data();
+    int64_t* compute = compute_ns != nullptr ? compute_ns->data() : nullptr;
+    for (int st = 0; st < stages; ++st) {
+      const StretchSlot::StageLine& l = z.lines[st];
+      const int64_t c =
+          k > 0
+              ? static_cast<int64_t>(l.fixed_ns + std::max(0.0, l.line_ns + kd * l.growth_ns) + 0.5)
+              : l.start_compute_ns;
+      end = std::max(free[st], arrive) + l.other_ns + c;
+      free[st] = end;
+      if (compute != nullptr) compute[st] += c;
+      if (st + 1 < stages) {
+        arrive = std::max(end, free[st + 1]) + l.hop_ns;
+        free[st] = arrive;
+      }
+    }
+    return end;
+  }
   for (int st = 0; st < stages; ++st) {
     const DecodeGrowth& g = z.stages[st];
     const int64_t c = k > 0 ? g.ComputeNs(k) : g.at_start.compute_ns;

@@ -14,11 +14,24 @@ namespace ppsearch::sim {
 
 struct OnlineEngine::StretchSlot {
   MicroBatch batch;  // the decode step the slot would launch at the stretch's start
+  // Its price (OnlineEngine::PriceStretchSlot), kept from one stretch to
+  // the next with the sequences and contexts it was priced for.
   std::vector<DecodeGrowth> stages;
   std::vector<int64_t> hop_ns;
-  std::vector<int64_t> compute_ns;  // per stage, summed over the slot's launches
   int64_t return_ns = 0;
   int64_t schedule_ns = 0;
+  std::vector<int> priced_requests;
+  std::vector<int64_t> priced_context;
+  // `stages` and `hop_ns` laid out for StageEnds when each stage has one
+  // group (no DP attention); empty otherwise.
+  struct StageLine {
+    int64_t other_ns = 0;          // the stage's time but its compute
+    int64_t start_compute_ns = 0;  // at_start.compute_ns
+    double fixed_ns = 0, line_ns = 0, growth_ns = 0;
+    int64_t hop_ns = 0;  // to the next stage
+  };
+  std::vector<StageLine> lines;
+  std::vector<int64_t> compute_ns;  // per stage, summed over the slot's launches
   // Results the slot may apply before one finishes a request.
   int64_t results_left = 0;
   std::vector<int> tickets;            // per entry; -1: aborted, not heard
@@ -30,6 +43,14 @@ struct OnlineEngine::StretchSlot {
   // It alone runs, and one line gives each stage's compute: cycles jump.
   bool decodes_alone = false;
   bool runs() const { return !batch.empty(); }
+  // Clears what one stretch accumulates; the price stays.
+  void StartStretch() {
+    results_left = 0;
+    tickets.clear();
+    output_tokens.clear();
+    launched = processed = last_launch_k = last_client_ns = 0;
+    visited = decodes_alone = false;
+  }
 };
 
 // The largest n in [lo, hi] with fits(n), given fits(lo) and that fits

@@ -66,6 +66,12 @@ MicroBatch DpScheduler::PeekDecode(int slot) const {
   return Step([&](int r) { return ranks_[r].PeekDecode(slot); });
 }
 
+int64_t DpScheduler::ResultsBeforeAFinish(int slot) const {
+  int64_t least = INT64_MAX;
+  for (const Scheduler& rank : ranks_) least = std::min(least, rank.ResultsBeforeAFinish(slot));
+  return least;
+}
+
 void DpScheduler::AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited) {
   for (auto& rank : ranks_) rank.AdvanceDecode(slot, launched, processed, visited);
 }

@@ -42,6 +42,8 @@ class DpScheduler {
   // Scheduler::PeekDecode and AdvanceDecode on every rank; PeekDecode is
   // shaped as NextBatch's step.
   MicroBatch PeekDecode(int slot) const;
+  // The least of every rank's Scheduler::ResultsBeforeAFinish.
+  int64_t ResultsBeforeAFinish(int slot) const;
   void AdvanceDecode(int slot, int64_t launched, int64_t processed, bool visited);
   // Some rank has a request waiting or being chunked: a prefill may be formed.
   bool HasWaiting() const;

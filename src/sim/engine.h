@@ -68,6 +68,9 @@ struct SimResult {
   // Of those, the batches of a pipeline's rounds played in closed form
   // (decode_rounds.cc) rather than one by one.
   int64_t round_batches = 0;
+  // Decode stretches' slots priced from the stretch before (the same
+  // sequences, some steps on) rather than by the cost model.
+  int64_t carried_prices = 0;
   int pp_max_micro_batch_size = 0;  // resolved admission cap
   // Dynamic chunking ran: asked for, PP > 1, and the profiled prefill curve
   // was convex (otherwise SGLang, and this engine, fall back to fixed chunks).

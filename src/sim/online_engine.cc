@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "sim/decode_stretch_parts.h"
+
 namespace ppsearch::sim {
 namespace {
 
@@ -27,6 +29,8 @@ OnlineEngine::OnlineEngine(const SchedulerConfig& config, const CostModel& cost,
       gpu_free_ns_(cost.num_stages(), 0) {
   counters_.stages.resize(cost.num_stages());
 }
+
+OnlineEngine::~OnlineEngine() = default;
 
 int OnlineEngine::Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens) {
   assert(send_ns >= now_);

@@ -52,6 +52,7 @@ struct EngineCounters {
   int64_t decode_batches = 0;
   int64_t stretched_batches = 0;
   int64_t round_batches = 0;
+  int64_t carried_prices = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
 };
@@ -61,6 +62,9 @@ class OnlineEngine {
   // `cost` and `listener` must outlive the engine.
   OnlineEngine(const SchedulerConfig& config, const CostModel& cost, EngineListener* listener,
                const SimOptions& options = {});
+  ~OnlineEngine();
+  OnlineEngine(const OnlineEngine&) = delete;
+  OnlineEngine& operator=(const OnlineEngine&) = delete;
 
   // A client sends a request at `send_ns` (>= now_ns()); returns its ticket
   // (0, 1, 2, ... in submission order).
@@ -123,7 +127,12 @@ class OnlineEngine {
   // DecodeGrowth, in the order and at the times the events would have had;
   // false when no step could be advanced.
   bool AdvanceDecodeStretch(int64_t limit_ns);
-  bool BuildStretch(std::vector<StretchSlot>* slots) const;
+  bool BuildStretch();
+  // The slot's decode batch priced per stage: from what the last stretch
+  // priced when the slot runs the same sequences, some steps on (its
+  // growth shifted), else by the cost model; false when the cost model
+  // has no DecodeGrowth for it.
+  bool PriceStretchSlot(StretchSlot& z);
   void LaunchStretchStep(StretchSlot& z, int slot, int64_t launch_ns);
   int64_t StageEnds(const StretchSlot& z, int64_t k, int64_t launch_ns,
                     std::vector<int64_t>* compute_ns);
@@ -161,6 +170,18 @@ class OnlineEngine {
   DpScheduler scheduler_;  // one Scheduler, or one per DP attention rank
   std::vector<InFlight> slots_;
   std::vector<int64_t> gpu_free_ns_;
+  // RoundsToJump's trial rounds: the state after each, each max()'s margin.
+  struct RoundTrial {
+    struct Margin {
+      double v1, v2, v3, sign;
+    };
+    std::vector<std::vector<double>> state, margins;
+    std::vector<Margin> kept;
+  };
+  mutable RoundTrial round_trial_;
+  // Each slot's part of the current or last decode stretch: its storage is
+  // reused and its pricing carried over (PriceStretchSlot).
+  std::vector<StretchSlot> stretch_;
   EventQueue<Event> events_;
   EngineCounters counters_;
   std::vector<Pending> pending_;

@@ -182,6 +182,15 @@ MicroBatch Scheduler::DecodeOf(const Slot& slot) const {
 
 MicroBatch Scheduler::PeekDecode(int slot) const { return DecodeOf(slots_[slot]); }
 
+int64_t Scheduler::ResultsBeforeAFinish(int slot) const {
+  int64_t least = INT64_MAX;
+  for (int r : slots_[slot].running) {
+    const SchedRequest& q = requests_[r];
+    least = std::min(least, q.max_new_tokens - q.output_tokens - 1);
+  }
+  return least;
+}
+
 int Scheduler::Allocatable(const Slot& slot) const {
   // get_num_allocatable_reqs: the per-micro-batch cap, bounded by the pool.
   return std::min(pp_max_mbs_ - static_cast<int>(slot.running.size()),

@@ -80,6 +80,9 @@ class Scheduler {
   // The decode batch NextBatch(slot) would return when no prefill can be
   // formed, without taking its KV tokens; empty when the slot runs nothing.
   MicroBatch PeekDecode(int slot) const;
+  // Decode results the slot's running batch may apply before one finishes
+  // a request (0: its next finishes one); INT64_MAX when it runs nothing.
+  int64_t ResultsBeforeAFinish(int slot) const;
   // The state after `launched` decode steps of `slot`'s running batch, of
   // which the first `processed` have had their results applied, none of
   // them finishing a request; `visited`: NextBatch(slot) ran at least once
