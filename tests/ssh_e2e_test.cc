@@ -510,8 +510,9 @@ TEST_F(SshE2e, AHostThatNeverAnswersIsUnreachableInSshsOwnWords) {
   std::ofstream(dir_ / "spec.toml") << spec_text;
 
   // The check's timeout scales with the machine's load: the other hosts'
-  // (real, loaded) sshd must answer within it.
-  const double check_timeout_s = std::ceil(3 * LoadFactor());
+  // (real, loaded) sshd must answer within it, also when the load rises
+  // after it was read (a full suite on two cores: 3 s was once too short).
+  const double check_timeout_s = std::ceil(5 * LoadFactor());
   const auto start = Clock::now();
   CommandResult r =
       Run("run " + (dir_ / "spec.toml").string() +
@@ -519,7 +520,7 @@ TEST_F(SshE2e, AHostThatNeverAnswersIsUnreachableInSshsOwnWords) {
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_LT(took, 20 * check_timeout_s / 3) << r.err;
+  EXPECT_LT(took, 4 * check_timeout_s) << r.err;
   EXPECT_NE(r.err.find("error: n1: reach: ssh to n1 (127.0.0.2): unreachable: Connection timed "
                        "out during banner exchange\n"),
             std::string::npos)

@@ -225,7 +225,12 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
         if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i)) {
           for (const auto& mv : u->members)
             ps.members.push_back(uncertainty::ObjectiveValue(mv, spec.decision.objective));
-          ps.sigma = u->model_form_rel / uncertainty::kZ90;
+          // Before anything is measured every layout is unmeasured: the
+          // model form's shared terms (no calibration among them) move
+          // them alike and the ranking compares them without; a measured
+          // layout anchors the rest against the whole discrepancy.
+          ps.sigma = (measured.empty() ? u->compared_model_form_rel : u->model_form_rel) /
+                     uncertainty::kZ90;
         }
         // The run's own held-out misses, when larger, are the better
         // estimate of how far this cluster strays from the model.

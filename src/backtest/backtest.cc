@@ -165,6 +165,80 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
   return fit;
 }
 
+// What `prediction` (of `l`, with `calibration`) says, for the figures.
+ConfigurationPrediction PredictionOf(const Loaded& l, const predict::SearchPrediction& prediction,
+                                     const cost::Calibration& calibration) {
+  const predict::PointPrediction& p = prediction.points.front().prediction;
+  ConfigurationPrediction out;
+  out.name = l.config->name;
+  out.input_tps = p.metrics.input_tps;
+  out.ttft_p50_s = p.metrics.ttft_s.p50;
+  out.tpot_ms = p.metrics.tpot_s.p50 * 1000;
+  out.site = SiteOf(l);
+  // The nearest fitted layout by plain distance (the scales are not known yet).
+  cost::ModelFormScales unit;
+  unit.s0 = 1;
+  std::array<double, cost::kModelFormDistances> ones;
+  ones.fill(1);
+  unit.SetPerUnit(ones);
+  out.from_calibration = uncertainty::FromCalibration(out.site, calibration, unit);
+  if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(0))
+    for (const uncertainty::MemberValues& m : u->members) {
+      out.member_input_tps.push_back(m.input_tps);
+      out.member_ttft_p50_s.push_back(m.ttft_p50_s);
+      out.member_tpot_ms.push_back(m.tpot_p50_s * 1000);
+    }
+  return out;
+}
+
+// The 10th-90th percentile of `members`, and whether there are any.
+void SetMemberInterval(FigureResult& f, const std::vector<double>& members) {
+  f.has_interval = !members.empty();
+  if (f.has_interval) f.parameter = uncertainty::IntervalOf(members);
+}
+
+// Every configuration predicted with no calibration, against the case's
+// references and against each calibration configuration's measured input
+// TPS and TTFT p50 at its concurrency (the absolute figures a fit would
+// have absorbed; a TTFT the references already state once).
+Result<std::vector<FigureResult>> UncalibratedFigures(const Case& c,
+                                                      const std::vector<Loaded>& loaded,
+                                                      const RunOptions& options) {
+  const cost::Calibration priors;
+  std::vector<ConfigurationPrediction> predictions;
+  std::vector<FigureResult> out;
+  for (const Loaded& l : loaded) {
+    PPS_ASSIGN_OR_RETURN(const predict::SearchPrediction prediction,
+                         PredictConfiguration(l, priors, options));
+    ConfigurationPrediction p = PredictionOf(l, prediction, priors);
+    if (l.config->calibrate) {
+      PPS_ASSIGN_OR_RETURN(const calibrate::Measurement m, MeasurementOf(*l.config));
+      for (const calibrate::MeasuredPoint& point : m.points) {
+        if (point.concurrency != l.config->concurrency) continue;
+        const std::string at = " (measured, c=" + std::to_string(point.concurrency) + ")";
+        out.push_back(MakeFigure(p.name + " input TPS" + at, "tok/s", point.input_tps, p.input_tps,
+                                 c.tolerance));
+        SetMemberInterval(out.back(), p.member_input_tps);
+        out.back().extrapolation = p.from_calibration;
+        // A TTFT reference of this configuration is the same figure.
+        const bool referenced = std::any_of(
+            c.references.begin(), c.references.end(),
+            [&](const Reference& r) { return r.kind == FigureKind::kTtftP50 && r.a == p.name; });
+        if (point.ttft_p50_s > 0 && !referenced) {
+          out.push_back(MakeFigure(p.name + " TTFT p50" + at, "s", point.ttft_p50_s, p.ttft_p50_s,
+                                   c.tolerance));
+          SetMemberInterval(out.back(), p.member_ttft_p50_s);
+          out.back().extrapolation = p.from_calibration;
+        }
+      }
+    }
+    predictions.push_back(std::move(p));
+  }
+  for (FigureResult& f : ReferenceFigures(c, predictions)) out.push_back(std::move(f));
+  for (FigureResult& f : out) f.held_out = true;  // nothing was fitted
+  return out;
+}
+
 }  // namespace
 
 int CaseResult::figures_within() const {
@@ -231,28 +305,11 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     r.calibrated_on = l.config->calibrate;
     r.dynamic_chunking = p.sim.dynamic_chunking;
     r.chunked_prefill_size = p.scheduler.chunked_prefill_size;
-    r.prediction.name = r.name;
-    r.prediction.input_tps = p.metrics.input_tps;
-    r.prediction.ttft_p50_s = p.metrics.ttft_s.p50;
-    r.prediction.tpot_ms = p.metrics.tpot_s.p50 * 1000;
-    r.prediction.site = SiteOf(l);
-    // The nearest fitted layout by plain distance (the scales are not known yet).
-    cost::ModelFormScales unit;
-    unit.s0 = 1;
-    std::array<double, cost::kModelFormDistances> ones;
-    ones.fill(1);
-    unit.SetPerUnit(ones);
-    r.prediction.from_calibration =
-        uncertainty::FromCalibration(r.prediction.site, fit.calibration, unit);
-    if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(0))
-      for (const uncertainty::MemberValues& m : u->members) {
-        r.prediction.member_input_tps.push_back(m.input_tps);
-        r.prediction.member_ttft_p50_s.push_back(m.ttft_p50_s);
-        r.prediction.member_tpot_ms.push_back(m.tpot_p50_s * 1000);
-      }
+    r.prediction = PredictionOf(l, prediction, fit.calibration);
     predictions.push_back(r.prediction);
     out.configurations.push_back(std::move(r));
   }
+  PPS_ASSIGN_OR_RETURN(out.uncalibrated, UncalibratedFigures(c, loaded, run_options));
   for (auto& f : ReferenceFigures(c, predictions)) out.figures.push_back(std::move(f));
   out.signs = ImpliedSigns(c, predictions);
   PPS_ASSIGN_OR_RETURN(std::vector<FigureResult> memory, MemoryFigures(c));

@@ -57,6 +57,11 @@ struct CaseResult {
   std::vector<FamilyFit> fits;
   std::vector<ConfigurationResult> configurations;
   std::vector<FigureResult> figures;  // fit residuals first, then the references
+  // The same references, and each calibration configuration's own measured
+  // point, predicted with no calibration (the parameters' priors, as
+  // simulate and search predict before anything is measured): every one is
+  // held out. Not part of passed(): the tolerance judges calibrated figures.
+  std::vector<FigureResult> uncalibrated;
   std::vector<SignResult> signs;
   std::vector<RefusalResult> refusals;
 

@@ -17,7 +17,8 @@ namespace ppsearch::backtest {
 
 inline constexpr double kNominalCoverage = 0.8;
 
-struct Coverage {
+// How many held-out figures fall inside their intervals.
+struct CoverageCount {
   int figures = 0;  // held-out figures with an interval, stated misses aside
   int inside = 0;
   // Held-out figures with a stated miss: a failure whose cause the case
@@ -26,6 +27,12 @@ struct Coverage {
   int stated = 0;
   double coverage = 0;             // inside / figures
   double mean_interval_width = 0;  // mean of (high - low) / predicted
+};
+
+struct Coverage : CoverageCount {
+  // The same over the uncalibrated figures (CaseResult::uncalibrated):
+  // whether the intervals hold before anything is measured.
+  CoverageCount uncalibrated;
   // The scales fitted to every case (what --fit-model-error writes).
   uncertainty::ModelFormFit all;
   // Each case's scales, fitted without it, in case order.
@@ -43,7 +50,8 @@ std::vector<uncertainty::Miss> MissesOf(const CaseResult& c);
 uncertainty::ModelFormFit FitAll(const std::vector<CaseResult>& cases);
 
 // Fills every interval-carrying figure's model_form_rel, interval and
-// inside with the scales fitted without its case, and counts the held-out ones.
+// inside with the scales fitted without its case, and counts the held-out
+// ones, calibrated and uncalibrated apart.
 Coverage LeaveOneCaseOut(std::vector<CaseResult>& cases);
 
 }  // namespace ppsearch::backtest

@@ -77,6 +77,49 @@ TEST(CoverageTest, AStatedMissIsShownButNeitherCountedNorFitted) {
   EXPECT_GT(cases[1].figures[0].interval.high, 0);  // still shown with its interval
 }
 
+// A figure predicted with no calibration: an absolute one, at the
+// uncalibrated distance, with a parameter band of +-2%.
+FigureResult Uncalibrated(double reference, double predicted) {
+  FigureResult f = MakeFigure("pp1 input TPS (measured, c=8)", "tok/s", reference, predicted, 0.15);
+  f.has_interval = true;
+  f.held_out = true;
+  f.parameter = {predicted * 0.98, predicted * 1.02};
+  f.extrapolation.uncalibrated = 1;
+  return f;
+}
+
+// The uncalibrated figures' misses are fitted with the others (they alone
+// identify the uncalibrated scale) and counted apart: a 25% miss
+// uncalibrated widens the uncalibrated intervals, not the calibrated ones.
+TEST(CoverageTest, UncalibratedFiguresFitTheirOwnScaleAndAreCountedApart) {
+  std::vector<CaseResult> cases = {CaseOf("a", {HeldOut(1.01, 1.0)}),
+                                   CaseOf("b", {HeldOut(1.02, 1.0)}),
+                                   CaseOf("c", {HeldOut(0.99, 1.0)})};
+  cases[0].uncalibrated = {Uncalibrated(1300, 1000)};
+  cases[1].uncalibrated = {Uncalibrated(800, 1000)};
+  cases[2].uncalibrated = {Uncalibrated(1250, 1000)};
+  const std::vector<uncertainty::Miss> misses = MissesOf(cases[0]);
+  ASSERT_EQ(misses.size(), 2u);
+  EXPECT_EQ(misses[1].d.uncalibrated, 1.0);
+  const Coverage c = LeaveOneCaseOut(cases);
+  EXPECT_EQ(c.figures, 3);
+  EXPECT_EQ(c.uncalibrated.figures, 3);
+  EXPECT_GT(c.all.scales.uncalibrated, 0.15);
+  EXPECT_LT(c.all.scales.pp_depth, 0.05);
+  // Each uncalibrated interval is far wider than its calibrated neighbour's.
+  for (const CaseResult& k : cases)
+    EXPECT_GT(k.uncalibrated[0].model_form_rel, 3 * k.figures[0].model_form_rel) << k.name;
+  EXPECT_EQ(c.uncalibrated.inside, 3);
+  EXPECT_DOUBLE_EQ(c.uncalibrated.coverage, 1.0);
+  EXPECT_GT(c.uncalibrated.mean_interval_width, 3 * c.mean_interval_width);
+  // Without the uncalibrated misses, nothing identifies the scale: the
+  // calibrated figures are as they were.
+  for (CaseResult& k : cases) k.uncalibrated.clear();
+  const Coverage alone = LeaveOneCaseOut(cases);
+  EXPECT_EQ(alone.uncalibrated.figures, 0);
+  EXPECT_FALSE(alone.all.identified[6]);
+}
+
 // The model form is the throughput and latency model's: a memory figure's
 // miss (weights, KV pool) is not one of its misses, however large.
 TEST(CoverageTest, MemoryFiguresAreNotModelFormMisses) {

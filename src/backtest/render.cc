@@ -39,7 +39,7 @@ std::string InsideCell(const FigureResult& f) {
 }
 
 // "7/8 held-out figures inside their 10-90% interval (87.5%, nominal 80%), mean width 21.0%".
-std::string CoverageLine(const Coverage& c) {
+std::string CoverageLine(const CoverageCount& c) {
   if (c.figures == 0) return "no held-out figure carries an interval";
   return fmt::format(
       "{}/{} held-out figures inside their 10-90% interval ({}, nominal {}), mean interval "
@@ -47,6 +47,24 @@ std::string CoverageLine(const Coverage& c) {
       c.inside, c.figures, FormatPercent(c.coverage, 1), FormatPercent(kNominalCoverage, 0),
       FormatPercent(c.mean_interval_width, 1),
       c.stated == 0 ? "" : fmt::format("; {} stated misses not counted", c.stated));
+}
+
+// The uncalibrated figures' coverage and how far off they are: "the same
+// cases predicted with no calibration: 9/12 held-out figures inside ...;
+// median |error| 21.3%".
+std::string UncalibratedLine(const std::vector<CaseResult>& cases, const Coverage& coverage) {
+  std::vector<double> errors;
+  for (const CaseResult& c : cases)
+    for (const FigureResult& f : c.uncalibrated)
+      if (f.known_miss.empty() && std::isfinite(f.error)) errors.push_back(std::fabs(f.error));
+  std::string out =
+      "the same cases predicted with no calibration: " + CoverageLine(coverage.uncalibrated);
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    out += "; median |error| " + FormatPercent(errors[errors.size() / 2], 1) + " of " +
+           std::to_string(errors.size()) + " figures";
+  }
+  return out;
 }
 
 // "deepseek-v3" for .../deepseek-v3/config.json: the folder names the model.
@@ -291,7 +309,10 @@ std::string RenderText(const std::vector<CaseResult>& cases, const Coverage& cov
   std::string out;
   for (const CaseResult& c : cases) RenderCase(c, out);
   out += "# backtest: " + TotalsLine(cases) + "\n";
-  if (!coverage.left_out.empty()) out += "# coverage: " + CoverageLine(coverage) + "\n";
+  if (!coverage.left_out.empty()) {
+    out += "# coverage: " + CoverageLine(coverage) + "\n";
+    out += "# coverage uncalibrated: " + UncalibratedLine(cases, coverage) + "\n";
+  }
   return out;
 }
 
@@ -348,10 +369,35 @@ std::string RenderMarkdown(const std::vector<CaseResult>& cases, const Coverage&
   // Coverage (when measured) before the totals line, which ends the document.
   if (!coverage.left_out.empty()) {
     out += "\nCoverage: " + CoverageLine(coverage) + ".\n";
+    out += "\nUncalibrated coverage: " + UncalibratedLine(cases, coverage) + ".\n";
     out += "\n" + text::RenderMarkdownTable(ScalesTable(coverage));
   }
   out += "\nTotals: " + TotalsLine(cases) + ".\n";
   return out;
+}
+
+// One figure as --json writes it.
+nlohmann::ordered_json FigureJson(const FigureResult& f) {
+  nlohmann::ordered_json fj = {{"figure", f.label},
+                               {"what", f.what},
+                               {"unit", f.unit},
+                               {"reference", f.reference},
+                               {"predicted", f.predicted},
+                               {"error", f.error},
+                               {"tolerance", f.tolerance},
+                               {"within_tolerance", f.within},
+                               {"known_miss", f.known_miss}};
+  if (f.has_interval) {
+    fj["held_out"] = f.held_out;
+    fj["low"] = f.interval.low;
+    fj["high"] = f.interval.high;
+    fj["parameter_low"] = f.parameter.low;
+    fj["parameter_high"] = f.parameter.high;
+    fj["model_form_rel"] = f.model_form_rel;
+    fj["extrapolation"] = ExtrapolationJson(f.extrapolation);
+    fj["inside"] = f.inside;
+  }
+  return fj;
 }
 
 nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Coverage& coverage) {
@@ -400,28 +446,10 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
            {"ttft_p50_s", r.prediction.ttft_p50_s},
            {"tpot_ms", r.prediction.tpot_ms}});
     cj["figures"] = nlohmann::ordered_json::array();
-    for (const FigureResult& f : c.figures) {
-      nlohmann::ordered_json fj = {{"figure", f.label},
-                                   {"what", f.what},
-                                   {"unit", f.unit},
-                                   {"reference", f.reference},
-                                   {"predicted", f.predicted},
-                                   {"error", f.error},
-                                   {"tolerance", f.tolerance},
-                                   {"within_tolerance", f.within},
-                                   {"known_miss", f.known_miss}};
-      if (f.has_interval) {
-        fj["held_out"] = f.held_out;
-        fj["low"] = f.interval.low;
-        fj["high"] = f.interval.high;
-        fj["parameter_low"] = f.parameter.low;
-        fj["parameter_high"] = f.parameter.high;
-        fj["model_form_rel"] = f.model_form_rel;
-        fj["extrapolation"] = ExtrapolationJson(f.extrapolation);
-        fj["inside"] = f.inside;
-      }
-      cj["figures"].push_back(std::move(fj));
-    }
+    for (const FigureResult& f : c.figures) cj["figures"].push_back(FigureJson(f));
+    cj["uncalibrated_figures"] = nlohmann::ordered_json::array();
+    for (const FigureResult& f : c.uncalibrated)
+      cj["uncalibrated_figures"].push_back(FigureJson(f));
     cj["signs"] = nlohmann::ordered_json::array();
     for (const SignResult& s : c.signs)
       cj["signs"].push_back({{"better", s.better},
@@ -459,6 +487,11 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
   j["coverage_stated_misses"] = coverage.stated;
   j["nominal_coverage"] = kNominalCoverage;
   j["mean_interval_width"] = coverage.mean_interval_width;
+  j["uncalibrated_coverage"] = coverage.uncalibrated.coverage;
+  j["uncalibrated_coverage_figures"] = coverage.uncalibrated.figures;
+  j["uncalibrated_coverage_inside"] = coverage.uncalibrated.inside;
+  j["uncalibrated_coverage_stated_misses"] = coverage.uncalibrated.stated;
+  j["uncalibrated_mean_interval_width"] = coverage.uncalibrated.mean_interval_width;
   j["model_form"] = ScalesJson(coverage.all.scales);
   j["model_form_left_out"] = nlohmann::ordered_json::array();
   for (const auto& [name, s] : coverage.left_out)

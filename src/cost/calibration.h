@@ -26,13 +26,14 @@ namespace ppsearch::cost {
 inline constexpr const char* kModelForm =
     "lognormal: sigma^2 = s0^2 + (pp_depth*d_pp)^2 + (node_span*d_span)^2 + "
     "(input_length*d_len)^2 + (hardware*d_hw)^2 + (concurrency*d_c)^2 + "
-    "(output_length*d_out)^2";
+    "(output_length*d_out)^2 + (uncalibrated*d_uncal)^2";
 
 // The distances' names, in the form's order: the keys of every file and JSON
 // object that lists the scales or the distances.
-inline constexpr int kModelFormDistances = 6;
+inline constexpr int kModelFormDistances = 7;
 inline constexpr std::array<const char*, kModelFormDistances> kModelFormDistanceNames = {
-    "pp_depth", "node_span", "input_length", "hardware", "concurrency", "output_length"};
+    "pp_depth",    "node_span",     "input_length", "hardware",
+    "concurrency", "output_length", "uncalibrated"};
 
 // The most a model-form scale (s0 or a per-unit one) can be: each is a
 // standard deviation of log(measured / predicted), and at 2 a prediction is
@@ -58,15 +59,18 @@ struct ModelFormScales {
   double hardware = 0;       // a GPU profile other than the calibrated one
   double concurrency = 0;    // per unit |ln(concurrency / calibrated)|: the batch a step runs
   double output_length = 0;  // per unit |ln(output tokens / calibrated)|: prefill to decode
-  std::string source;        // the file the values came from
+  // A prediction with no calibration behind it (the parameters' priors, 0
+  // or 1): how far the model is from a cluster before anything is measured.
+  double uncalibrated = 0;
+  std::string source;  // the file the values came from
 
   // The per-unit scales in kModelFormDistanceNames' order, and back.
   std::array<double, kModelFormDistances> PerUnit() const {
-    return {pp_depth, node_span, input_length, hardware, concurrency, output_length};
+    return {pp_depth, node_span, input_length, hardware, concurrency, output_length, uncalibrated};
   }
   void SetPerUnit(const std::array<double, kModelFormDistances>& s) {
     pp_depth = s[0], node_span = s[1], input_length = s[2], hardware = s[3];
-    concurrency = s[4], output_length = s[5];
+    concurrency = s[4], output_length = s[5], uncalibrated = s[6];
   }
 };
 

@@ -117,7 +117,9 @@ SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibra
                                    u.concurrency,    in.spec.workload.output_tokens};
       const uncertainty::Extrapolation d =
           uncertainty::FromCalibration(site, calibration, *options.model_form);
-      uncertainty::ApplyModelForm(u, uncertainty::ModelFormSigma(*options.model_form, d));
+      uncertainty::ApplyModelForm(
+          u, uncertainty::ModelFormSigma(*options.model_form, d),
+          uncertainty::ModelFormSigma(*options.model_form, uncertainty::Compared(d)));
       out.extrapolation.push_back(d);
     }
   }

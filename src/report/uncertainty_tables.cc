@@ -62,7 +62,8 @@ std::string IntervalMeaning(int members, uint64_t seed) {
   return fmt::format(
       "in brackets, the 10th\u201390th percentile over {} draws (seed {}) of the parameters the "
       "calibration left uncertain, widened by the model's form error (throughput and TTFT; "
-      "fitted to the backtest's misses, growing with extrapolation from what was calibrated); "
+      "fitted to the backtest's misses, growing with extrapolation from what was calibrated, "
+      "widest with no calibration); "
       "not measurement noise",
       members, seed);
 }

@@ -143,15 +143,16 @@ std::optional<uncertainty::Interval> ObjectiveInterval(const PointFigures& p,
                                                        const decide::Objective& objective,
                                                        int gpus) {
   std::optional<uncertainty::Interval> per_gpu;
-  if (p.output_tps_interval && gpus > 0)
-    per_gpu = uncertainty::Interval{p.output_tps_interval->low / gpus,
-                                    p.output_tps_interval->high / gpus};
+  if (p.compared_output_tps && gpus > 0)
+    per_gpu = uncertainty::Interval{p.compared_output_tps->low / gpus,
+                                    p.compared_output_tps->high / gpus};
   return objective.Of(decide::ObjectiveFields<std::optional<uncertainty::Interval>>{
-      p.input_tps_interval, p.ttft_p50_interval, p.output_tps_interval, per_gpu, std::nullopt});
+      p.compared_input_tps, p.compared_ttft_p50, p.compared_output_tps, per_gpu, std::nullopt});
 }
 
-// The candidate's score over its best load point's interval, against the
-// central best value.
+// The candidate's score over its best load point's compared interval (the
+// model form's terms every candidate shares left out: they cancel against
+// the best), against the central best value.
 uncertainty::Interval ScoreInterval(const Evaluated& e, double best,
                                     const decide::Objective& objective) {
   const std::optional<uncertainty::Interval> iv =
@@ -191,7 +192,10 @@ predict::SearchOptions IntervalOptions(const SearchOptions& options, const spec:
 void SetIntervals(PointFigures& f, const uncertainty::PointUncertainty& u) {
   f.input_tps_interval = u.input_tps;
   f.ttft_p50_interval = u.ttft_p50_s;
+  f.compared_input_tps = u.compared_input_tps;
+  f.compared_ttft_p50 = u.compared_ttft_p50_s;
   if (f.output_tps > 0) f.output_tps_interval = u.output_tps;
+  if (f.output_tps > 0) f.compared_output_tps = u.compared_output_tps;
   if (f.tpot_p50_s > 0) f.tpot_p50_interval = u.tpot_p50_s;
 }
 

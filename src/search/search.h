@@ -78,6 +78,10 @@ struct PointFigures {
   std::string not_steady;
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
   std::optional<uncertainty::Interval> output_tps_interval, tpot_p50_interval;
+  // What the score compares candidates by (uncertainty::PointUncertainty's
+  // compared intervals): the model form's shared terms left out.
+  std::optional<uncertainty::Interval> compared_input_tps, compared_ttft_p50;
+  std::optional<uncertainty::Interval> compared_output_tps;
 };
 
 // The SLA limit that binds next at a candidate's best load point: the one

@@ -773,6 +773,37 @@ TEST(Search, MoeA2aBackendsAreADimensionAndDeepEpKeepsOnlyEpEqualToTp) {
 // their best load point the rtx-6000d's tensor burst gives: none without a
 // TP collective before a phase (TP1), some with one; a profile without a
 // burst gives no share and no line.
+// No calibration widens every candidate's absolute interval alike: the
+// score, a ratio to the best, is compared without that term, so which
+// candidates could be the best does not move with it.
+TEST(Search, TheScoreLeavesOutTheModelFormTermEveryCandidateShares) {
+  SearchOptions o = Small(8);
+  o.model_form = cost::ModelFormScales{};
+  o.model_form->s0 = 0.02;
+  const Result<SearchResult> narrow = Search(testkit::Example(), cost::Calibration{}, o);
+  o.model_form->uncalibrated = 0.5;
+  const Result<SearchResult> uncalibrated = Search(testkit::Example(), cost::Calibration{}, o);
+  ASSERT_TRUE(narrow.ok() && uncalibrated.ok());
+  ASSERT_EQ(narrow->evaluated.size(), uncalibrated->evaluated.size());
+  EXPECT_EQ(narrow->could_be_best, uncalibrated->could_be_best);
+  int compared = 0;
+  for (size_t i = 0; i < narrow->evaluated.size(); ++i) {
+    const Evaluated& a = narrow->evaluated[i];
+    const Evaluated& b = uncalibrated->evaluated[i];
+    ASSERT_EQ(a.candidate.Label(), b.candidate.Label());
+    if (!a.score_interval || !b.score_interval || !a.at || !b.at) continue;
+    ++compared;
+    EXPECT_DOUBLE_EQ(a.score_interval->low, b.score_interval->low) << a.candidate.Label();
+    EXPECT_DOUBLE_EQ(a.score_interval->high, b.score_interval->high) << a.candidate.Label();
+    // The absolute interval carries it: exp(+-1.28 x 0.5) is a factor of 1.9.
+    ASSERT_TRUE(a.at->input_tps_interval && b.at->input_tps_interval);
+    EXPECT_GT(b.at->input_tps_interval->high / b.at->input_tps,
+              1.8 * (a.at->input_tps_interval->high / a.at->input_tps - 1) + 1);
+    EXPECT_GT(b.at->input_tps_interval->high, 1.8 * b.at->input_tps);
+  }
+  EXPECT_GT(compared, 1);
+}
+
 TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
   SearchOptions o = Small(16);
   o.bounds.pp = {8, 32};

@@ -118,6 +118,7 @@ Extrapolation FromCalibration(const Site& point, const cost::Calibration& calibr
       }
     }
   }
+  if (best_sigma < 0) best.uncalibrated = 1;
   return best;
 }
 
@@ -149,8 +150,17 @@ double ModelFormShare(const SplitInterval& s, double central) {
   return m2 + p * p > 0 ? m2 / (m2 + p * p) : 0.0;
 }
 
-void ApplyModelForm(PointUncertainty& u, double sigma) {
+Extrapolation Compared(Extrapolation d) {
+  d.hardware = d.input_length = d.output_length = d.uncalibrated = 0;
+  return d;
+}
+
+void ApplyModelForm(PointUncertainty& u, double sigma, double compared_sigma) {
   u.model_form_rel = kZ90 * sigma;
+  u.compared_model_form_rel = kZ90 * compared_sigma;
+  u.compared_input_tps = Widen(u.central.input_tps, u.parameter.input_tps, compared_sigma).total;
+  u.compared_ttft_p50_s = Widen(u.central.ttft_p50_s, u.parameter.ttft_p50_s, compared_sigma).total;
+  u.compared_output_tps = Widen(u.central.output_tps, u.parameter.output_tps, compared_sigma).total;
   u.input_tps = Widen(u.central.input_tps, u.parameter.input_tps, sigma).total;
   u.ttft_p50_s = Widen(u.central.ttft_p50_s, u.parameter.ttft_p50_s, sigma).total;
   u.ttft_p95_s = Widen(u.central.ttft_p95_s, u.parameter.ttft_p95_s, sigma).total;

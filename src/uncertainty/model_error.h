@@ -12,7 +12,9 @@
 // |ln(c / c_cal)| between two decode sites (the batch a decode step runs;
 // for one-token requests concurrency only sets the queue, which the
 // scheduler simulation plays out), and output length |ln(out / out_cal)|
-// (from prefill to decode). s0 is the miss at a
+// (from prefill to decode), and whether the prediction has a calibration
+// behind it at all (0 or 1: the parameters' priors alone are the farthest
+// extrapolation, from nothing measured). s0 is the miss at a
 // calibrated point (a fit does not reproduce its own data exactly). The
 // scales are fitted to how the model actually misses (FitModelForm) and
 // shipped in data/model_error.json (model_error_file.h); docs/model.md
@@ -51,9 +53,10 @@ struct Site {
 struct Extrapolation {
   double pp_depth = 0, node_span = 0, input_length = 0, hardware = 0;
   double concurrency = 0, output_length = 0;
+  double uncalibrated = 0;  // 1: predicted with no calibration (the priors)
   // In cost::kModelFormDistanceNames' order.
   std::array<double, cost::kModelFormDistances> Values() const {
-    return {pp_depth, node_span, input_length, hardware, concurrency, output_length};
+    return {pp_depth, node_span, input_length, hardware, concurrency, output_length, uncalibrated};
   }
   bool Zero() const {
     for (double v : Values())
@@ -73,8 +76,9 @@ double ModelFormSigma(const cost::ModelFormScales& s, const Extrapolation& d);
 // A point predicted with `calibration`: its distance from the nearest of
 // the calibration's fitted sites (each fitted layout at each fitted
 // concurrency; the one giving the smallest sigma).
-// A calibration that names no fitted layout (the defaults) extrapolates from
-// nothing the parameters do not already carry: zero distances, s0 alone.
+// A calibration that names no fitted layout (the defaults: nothing was
+// measured) is the uncalibrated distance alone: the other distances measure
+// how far a point is from what was fitted, and nothing was.
 Extrapolation FromCalibration(const Site& point, const cost::Calibration& calibration,
                               const cost::ModelFormScales& scales);
 
@@ -96,8 +100,16 @@ SplitInterval Widen(double central, const Interval& parameter, double sigma);
 double ModelFormShare(const SplitInterval& s, double central);
 
 // Widens `u`'s throughput, TTFT and decode intervals by the discrepancy `sigma`
-// around its central values, keeping the parameter bands in u.parameter.
-void ApplyModelForm(PointUncertainty& u, double sigma);
+// around its central values, keeping the parameter bands in u.parameter,
+// and its compared intervals by `compared_sigma` (Compared below).
+void ApplyModelForm(PointUncertainty& u, double sigma, double compared_sigma);
+
+// The distances that tell apart points predicted with one calibration for
+// one hardware profile and workload: PP depth, node span, concurrency. The
+// others (no calibration, another profile, the input and output lengths)
+// are the same for every such point, as a ratio of two of them (a
+// backtest's `a / b`) has them cancel.
+Extrapolation Compared(Extrapolation d);
 
 // One held-out miss: log(measured / predicted) at its distances.
 struct Miss {

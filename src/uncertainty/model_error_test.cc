@@ -87,6 +87,29 @@ TEST(ModelErrorTest, WidenAddsLogVariancesOnEachSide) {
   EXPECT_NEAR(ModelFormShare(z, 100), 1.0, 1e-12);
 }
 
+// What compares two points of one search keeps the distances that differ
+// between them; the compared intervals are widened by that sigma alone.
+TEST(ModelErrorTest, ComparedIntervalsKeepOnlyTheDistancesThatTellLayoutsApart) {
+  Extrapolation d;
+  d.pp_depth = 1;
+  d.node_span = 2;
+  d.concurrency = 3;
+  d.input_length = d.hardware = d.output_length = d.uncalibrated = 1;
+  const Extrapolation c = Compared(d);
+  EXPECT_EQ(c.pp_depth, 1);
+  EXPECT_EQ(c.node_span, 2);
+  EXPECT_EQ(c.concurrency, 3);
+  EXPECT_EQ(c.input_length + c.hardware + c.output_length + c.uncalibrated, 0);
+  PointUncertainty u;
+  u.central.input_tps = 100;
+  u.parameter.input_tps = {100, 100};
+  ApplyModelForm(u, 0.5, 0.1);
+  EXPECT_NEAR(u.input_tps.high, 100 * std::exp(kZ90 * 0.5), 1e-9);
+  EXPECT_NEAR(u.compared_input_tps.high, 100 * std::exp(kZ90 * 0.1), 1e-9);
+  EXPECT_NEAR(u.compared_input_tps.low, 100 * std::exp(-kZ90 * 0.1), 1e-9);
+  EXPECT_NEAR(u.compared_model_form_rel, kZ90 * 0.1, 1e-12);
+}
+
 TEST(ModelErrorTest, CalibrationDistanceIsFromTheNearestFittedLayout) {
   cost::Calibration c;
   c.fitted_layouts = {"PP1/TP8/EP1", "PP4/TP8/EP1"};
@@ -96,8 +119,16 @@ TEST(ModelErrorTest, CalibrationDistanceIsFromTheNearestFittedLayout) {
   cost::ModelFormScales s;
   s.s0 = s.pp_depth = s.node_span = s.input_length = s.hardware = 0.05;
   EXPECT_NEAR(FromCalibration(At(8, 8), c, s).pp_depth, std::log(2.0), 1e-12);
-  // The defaults name no fitted layout: s0 alone.
-  EXPECT_TRUE(FromCalibration(At(8, 8), cost::Calibration(), s).Zero());
+  EXPECT_EQ(FromCalibration(At(8, 8), c, s).uncalibrated, 0.0);
+  // The defaults name no fitted layout: nothing was measured, the
+  // uncalibrated distance alone.
+  const Extrapolation none = FromCalibration(At(8, 8), cost::Calibration(), s);
+  EXPECT_EQ(none.uncalibrated, 1.0);
+  EXPECT_EQ(none.pp_depth + none.node_span + none.input_length + none.hardware + none.concurrency +
+                none.output_length,
+            0.0);
+  s.uncalibrated = 0.2;
+  EXPECT_NEAR(ModelFormSigma(s, none), std::hypot(0.05, 0.2), 1e-12);
   // A decode fit at concurrency 1 and 16: a decode point at 8 is ln 2 from
   // the nearer one.
   s.SetPerUnit({0.05, 0.05, 0.05, 0.05, 0.05, 0.05});

@@ -52,6 +52,9 @@ std::vector<PointUncertainty> Propagate(const std::vector<PointJob>& jobs, const
     }
     u.parameter = {u.input_tps, u.ttft_p50_s, u.ttft_p95_s, u.tpot_p50_s,
                    u.itl_p99_s, u.output_tps, u.e2e_p50_s};
+    u.compared_input_tps = u.input_tps;
+    u.compared_ttft_p50_s = u.ttft_p50_s;
+    u.compared_output_tps = u.output_tps;
     out.push_back(std::move(u));
   }
   return out;

@@ -66,6 +66,14 @@ struct PointUncertainty {
   Interval tpot_p50_s, itl_p99_s, output_tps, e2e_p50_s;
   ParameterIntervals parameter;  // equal to the above until ApplyModelForm
   double model_form_rel = 0;     // z90 * sigma, the discrepancy's log half-width
+  // Input TPS, TTFT p50 and output TPS with only the part of the model form
+  // that tells one layout from another (ApplyModelForm's `compared_sigma`):
+  // what a search compares candidates by. A term every candidate of one
+  // search shares (no calibration, another GPU profile, the lengths) moves
+  // them all alike and cancels in a ratio to the best. Equal to the
+  // parameter bands until ApplyModelForm.
+  Interval compared_input_tps, compared_ttft_p50_s, compared_output_tps;
+  double compared_model_form_rel = 0;  // z90 * compared_sigma
 };
 
 // A point to propagate: which point it is and its central prediction.
