@@ -83,8 +83,12 @@ Result<ModelFormScales> ParseModelForm(const std::string& path, const nlohmann::
   const auto& m = j["model_error"];
   if (!m.is_object()) return MakeError(path + ": key 'model_error': expected an object");
   if (!m.contains("form") || !m["form"].is_string() || m["form"].get<std::string>() != kModelForm)
-    return MakeError(path + ": key 'model_error.form': expected \"" + std::string(kModelForm) +
-                     "\"");
+    return MakeError(
+        path + ": key 'model_error.form': expected \"" + std::string(kModelForm) + "\"" +
+        (m.contains("form") ? ", got " + Excerpt(m["form"].dump()) +
+                                  " (a form another version of ppsearch wrote: run 'ppsearch "
+                                  "calibrate' again to write this one)"
+                            : ", found none"));
   ModelFormScales out;
   const auto read = [&](const char* key, double* dst) -> Status {
     if (!m.contains(key) || !m[key].is_number() ||

@@ -186,6 +186,18 @@ TEST_F(CalibrationFileTest, AModelFormOfAnotherShapeIsRefused) {
   EXPECT_NE(c.error().message.find("key 'model_error.form': expected \"lognormal"),
             std::string::npos)
       << c.error().message;
+  // The form of an older version (before the uncalibrated distance): what
+  // was found, and what to do.
+  const std::string older =
+      "lognormal: sigma^2 = s0^2 + (pp_depth*d_pp)^2 + (node_span*d_span)^2 + "
+      "(input_length*d_len)^2 + (hardware*d_hw)^2 + (concurrency*d_c)^2 + (output_length*d_out)^2";
+  Result<Calibration> old =
+      LoadCalibration(Write(R"({"schema": "ppsearch.calibration/2", "parameters": )" +
+                            AllAtPrior() + R"(, "model_error": {"form": ")" + older + R"("}})"));
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("run 'ppsearch calibrate' again to write this one"),
+            std::string::npos)
+      << old.error().message;
 }
 
 TEST_F(CalibrationFileTest, AMissingParameterIsAnErrorNotItsPrior) {
