@@ -132,10 +132,8 @@ bool OnlineEngine::BuildStretch() {
   }
   const auto running = std::count_if(stretch_.begin(), stretch_.end(),
                                      [](const StretchSlot& z) { return z.runs(); });
-  for (StretchSlot& z : stretch_)
-    z.decodes_alone = running == 1 && z.runs() &&
-                      std::all_of(z.stages.begin(), z.stages.end(),
-                                  [](const DecodeGrowth& g) { return g.group_ns.size() == 1; });
+  // One line per stage is what laid `lines` out.
+  for (StretchSlot& z : stretch_) z.decodes_alone = running == 1 && z.runs() && !z.lines.empty();
   return any;
 }
 
