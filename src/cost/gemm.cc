@@ -4,11 +4,6 @@
 #include <cmath>
 
 namespace ppsearch::cost {
-namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 int64_t TileM(int64_t m) {
   int64_t t = kMinTileM;

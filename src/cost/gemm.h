@@ -7,6 +7,9 @@
 
 namespace ppsearch::cost {
 
+// ceil(a / b) for a >= 0, b > 0: tiles, waves and per-rank shares.
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 struct GemmShape {
   int64_t m = 0;       // rows per group (tokens)
   int64_t n = 0;       // output features per rank

@@ -14,8 +14,6 @@ using model::DType;
 using model::OpRole;
 using model::Sharding;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Whether two linears cost the same for every batch: every field the
 // costing reads (LinearShape, Efficiency, DecodeLinearNs) is equal.
 bool SameCost(const model::Linear& a, const model::Linear& b) {
