@@ -19,6 +19,7 @@
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
 #include "nsys/export_rows.h"
+#include "util/json_text.h"
 
 namespace {
 
@@ -207,7 +208,8 @@ void CheckAnalysis(const ppsearch::nsys::ProfileAnalysis& a) {
               b.idle_ns >= 0);
         Check(b.exposed_ns + b.overlapped_ns + b.compute_only_ns + b.idle_ns == b.duration_ns());
       }
-  (void)ppsearch::nsys::AnalysisJson(a, {}).dump();
+  // As `ppsearch nsys` writes it: names that are not UTF-8 become U+FFFD.
+  (void)ppsearch::JsonText(ppsearch::nsys::AnalysisJson(a, {}));
   (void)ppsearch::nsys::AnalysisTable(a);
 }
 

@@ -103,6 +103,27 @@ TEST_F(NsysCliTest, LongTextsAndNumbersAreNoCrash) {
   EXPECT_THAT(r.err, HasSubstr("--layout 99999999999/32/4: expected PP/TP/EP"));
 }
 
+// An export's texts are bytes, not always UTF-8 (a fuzzed NVTX pattern and
+// GPU name once made the analysis JSON throw halfway through): they reach
+// the table and the analysis file, the invalid bytes as U+FFFD.
+TEST_F(NsysCliTest, TextsThatAreNotUtf8AreNoCrash) {
+  const std::string path = (dir_ / "bytes.sqlite").string();
+  {
+    auto w = nsys::TestExportWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    (*w)->AddGpu(0, "NVIDIA \xff\xfe GPU");
+    (*w)->AddNvtxRange(0, 1'000'000, "prefill \xc3\x28");
+    (*w)->AddKernel(0, 7, 0, 1'000'000, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL\xff");
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  const std::string out = (dir_ / "a.json").string();
+  CommandResult r = Run("nsys " + path + " --window 'nvtx:^prefill' --json -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j.dump().find("\xef\xbf\xbd"), std::string::npos) << "no U+FFFD in " << r.out;
+  EXPECT_EQ(nlohmann::json::parse(ReadText(out)), j);
+}
+
 // A broken cell fails with its table, row and column; a reversed row is
 // skipped and counted in the table's notes.
 TEST_F(NsysCliTest, DamagedRowsAreNamedOrCounted) {

@@ -13,6 +13,7 @@
 #include "nsys/analyze.h"
 #include "spec/layout_text.h"
 #include "util/files.h"
+#include "util/json_text.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -50,7 +51,8 @@ Result<ExitCode> RunNsys(const NsysOptions& opts) {
                        nsys::ParseWindowChoice(opts.window, opts.gap_us));
   PPS_ASSIGN_OR_RETURN(const nsys::ProfileAnalysis analysis,
                        nsys::AnalyzeProfiles(opts.profiles, window));
-  const std::string json = nsys::AnalysisJson(analysis, context).dump(2) + "\n";
+  // An export's texts (GPU, kernel and NVTX names) are bytes, not always UTF-8.
+  const std::string json = JsonText(nsys::AnalysisJson(analysis, context), 2) + "\n";
   PPS_RETURN_IF_ERROR(WriteFileAtomic(opts.output, json));
   if (opts.json) {
     std::cout << json;

@@ -5,6 +5,7 @@
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
 #include "predict/search.h"
+#include "util/json_text.h"
 
 namespace ppsearch::run {
 
@@ -43,8 +44,9 @@ Result<nlohmann::json> AnalyseExportFile(const spec::ProfileSpec& profile,
   c.tp = plan.layout.tp;
   c.ep = plan.layout.ep;
   c.tp_span_nodes = TpSpanNodes(plan);
-  // Round-trip through text: nlohmann's ordered and plain JSON are distinct types.
-  return nlohmann::json::parse(nsys::AnalysisJson(a, c).dump());
+  // Round-trip through text: nlohmann's ordered and plain JSON are distinct
+  // types (and the export's names are bytes, not always UTF-8).
+  return nlohmann::json::parse(JsonText(nsys::AnalysisJson(a, c)));
 }
 
 }  // namespace ppsearch::run
