@@ -102,8 +102,9 @@ Status RefuseDisaggregationMode(const std::vector<std::string>& extras) {
     if (extras[i].rfind(flag + "=", 0) == 0) mode = extras[i].substr(flag.size() + 1);
     if (!mode.empty() && mode != "null")
       return MakeError(flag + " " + mode +
-                       ": serve-sim plays aggregated SGLang servers only; only `ppsearch plan` "
-                       "and `ppsearch validate` understand disaggregated deployments so far");
+                       ": serve-sim plays aggregated SGLang servers only; only `ppsearch plan`, "
+                       "`ppsearch validate` and `ppsearch simulate` understand disaggregated "
+                       "deployments so far");
   }
   return Status::Ok();
 }

@@ -16,10 +16,12 @@
 #include "analysis/prediction.h"
 #include "cli/command.h"
 #include "cli/search_inputs.h"
+#include "cli/simulate_disaggregated.h"
 #include "cost/calibration.h"
 #include "decide/steady_state.h"
 #include "evidence/calibration_file.h"
 #include "memory/memory_interval.h"
+#include "plan/disaggregation.h"
 #include "predict/search.h"
 #include "report/result_table.h"
 #include "report/simulation_page.h"
@@ -382,14 +384,27 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   PPS_RETURN_IF_ERROR(CheckOutputPath(
       "--html", opts.html_path, {spec, calibration_file, {"the --trace file", opts.trace_path}}));
   PPS_RETURN_IF_ERROR(CheckOutputPath("--trace", opts.trace_path, {spec, calibration_file}));
-  Result<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection);
-  if (!in.ok()) return in.error();
+  PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
+                       plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
+  if (disaggregated && !opts.selection.layouts.empty())
+    return MakeError(
+        "--layout picks among [sweep]'s layouts; this spec's are its [sweep.prefill] and "
+        "[sweep.decode] pools");
+  if (disaggregated && (!opts.html_path.empty() || !opts.trace_path.empty()))
+    return MakeError(
+        "--html and --trace are not built for a disaggregated deployment yet; its tables and "
+        "--json are");
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     Result<cost::Calibration> loaded = evidence::LoadCalibration(opts.calibration_path);
     if (!loaded.ok()) return loaded.error();
     calibration = *loaded;
   }
+  if (disaggregated)
+    return SimulateDisaggregated(*disaggregated, calibration, opts.selection.concurrency,
+                                 opts.ensemble.members > 0, opts.json);
+  Result<SearchInputs> in = LoadSearchInputs(opts.spec, opts.selection);
+  if (!in.ok()) return in.error();
   // The valid layouts are still predicted and printed; the invalid ones make
   // the outcome an error, reported after them.
   std::vector<std::string> errors;

@@ -50,44 +50,14 @@ void CheckRatio(const spec::PoolSpec& pool, int gpus_per_node, std::vector<Diagn
   }
 }
 
-// SGLang's reserve for a PD server (server_args.py
-// _handle_gpu_memory_settings, reserve_for_graph_mb, reserve_for_deepep_a2a_mb
-// and _apply_cuda_graph_disaggregation_roles): a prefill server captures no
-// decode graph (nor its DP-attention padding, nor DeepEP's decode buffers);
-// a decode server no prefill graph, and its activation allowance counts
-// its running requests (max_running_requests, else the decode graph's
-// max_bs) where an aggregated server counts its prefill chunk. Each is
-// expressed in the inputs the memory model already reads.
-memory::MemoryInputs PdMemoryInputs(const LayoutPlan& layout, const PdSettings& pd,
-                                    const spec::Spec& pool_spec, const model::ModelDesc& model,
-                                    const hardware::HardwareProfile& hw) {
-  memory::MemoryInputs in = StageMemoryInputs(layout, pool_spec, model, hw);
-  const EngineConfig& e = layout.engine;
-  if (pd.mode == "prefill") {
-    if (!e.cuda_graph_backend_decode) in.decode_graph = false;
-    in.dp_attention = false;  // its only use is the decode graph's padding
-  } else if (pd.mode == "decode") {
-    if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
-    in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
-  }
-  return in;
-}
-
 PoolPlan PlanPool(const spec::Spec& spec, const spec::Disaggregation& deployment,
                   const spec::PoolSpec& pool, const model::ModelDesc& model,
                   const hardware::HardwareProfile& hw) {
-  spec::Spec pool_spec = spec;
-  pool_spec.cluster.hosts.clear();
+  const spec::Spec pool_spec = PoolSpecOf(spec, deployment, pool);
   PoolPlan out;
   out.role = pool.role;
   out.pool = pool;
-  for (int h : pool.hosts) {
-    pool_spec.cluster.hosts.push_back(spec.cluster.hosts[h]);
-    out.hosts.push_back(spec.cluster.hosts[h].name);
-  }
-  // The one engine configuration, resolved per pool from the pool's flags.
-  pool_spec.engine = spec::PoolEngineSpec(spec, deployment, pool);
-  pool_spec.sweep.layouts = {pool.layout};
+  for (int h : pool.hosts) out.hosts.push_back(spec.cluster.hosts[h].name);
   out.pd = ResolvePdSettings(pool_spec.engine);
   out.plan = PlanSearch(pool_spec, model, hw);
 
@@ -96,7 +66,7 @@ PoolPlan PlanPool(const spec::Spec& spec, const spec::Disaggregation& deployment
   // server" unless --disaggregation-decode-enable-radix-cache.
   if (out.pd.mode == "decode") layout.engine.disable_radix_cache = !out.pd.decode_radix_cache;
   if (hw.memory_mib > 0 && !layout.stages.empty()) {
-    layout.memory = memory::PlanMemory(PdMemoryInputs(layout, out.pd, pool_spec, model, hw));
+    layout.memory = memory::PlanMemory(PoolMemoryInputs(layout, out.pd, pool_spec, model, hw));
     layout.errors = ValidateLayout(pool.layout, pool_spec, model, hw, layout);
   }
   std::vector<Diagnostic> errors;
@@ -176,6 +146,40 @@ void CheckPools(const PoolPlan& prefill, const PoolPlan& decode, std::vector<Dia
 
 }  // namespace
 
+// SGLang's reserve for a PD server (server_args.py
+// _handle_gpu_memory_settings, reserve_for_graph_mb, reserve_for_deepep_a2a_mb
+// and _apply_cuda_graph_disaggregation_roles): a prefill server captures no
+// decode graph (nor its DP-attention padding, nor DeepEP's decode buffers);
+// a decode server no prefill graph, and its activation allowance counts
+// its running requests (max_running_requests, else the decode graph's
+// max_bs) where an aggregated server counts its prefill chunk. Each is
+// expressed in the inputs the memory model already reads.
+memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings& pd,
+                                      const spec::Spec& pool_spec, const model::ModelDesc& model,
+                                      const hardware::HardwareProfile& hw) {
+  memory::MemoryInputs in = StageMemoryInputs(layout, pool_spec, model, hw);
+  const EngineConfig& e = layout.engine;
+  if (pd.mode == "prefill") {
+    if (!e.cuda_graph_backend_decode) in.decode_graph = false;
+    in.dp_attention = false;  // its only use is the decode graph's padding
+  } else if (pd.mode == "decode") {
+    if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
+    in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
+  }
+  return in;
+}
+
+spec::Spec PoolSpecOf(const spec::Spec& spec, const spec::Disaggregation& deployment,
+                      const spec::PoolSpec& pool) {
+  spec::Spec pool_spec = spec;
+  pool_spec.cluster.hosts.clear();
+  for (int h : pool.hosts) pool_spec.cluster.hosts.push_back(spec.cluster.hosts[h]);
+  // The one engine configuration, resolved per pool from the pool's flags.
+  pool_spec.engine = spec::PoolEngineSpec(spec, deployment, pool);
+  pool_spec.sweep.layouts = {pool.layout};
+  return pool_spec;
+}
+
 int DecodeExtraSlots(std::optional<int> max_running_requests, int dp) {
   if (!max_running_requests) return 0;
   const int per_worker = *max_running_requests / std::max(1, dp);
@@ -211,8 +215,8 @@ Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::LoadSpec(path, overrides));
   PPS_ASSIGN_OR_RETURN(model::ModelDesc model, LoadSpecModel(spec));
   PPS_ASSIGN_OR_RETURN(hardware::HardwareProfile hw, LoadSpecHardware(spec));
-  DisaggregatedInputs in{std::move(spec), {}};
-  in.plan = PlanDisaggregated(in.spec, *deployment, model, hw);
+  DisaggregatedInputs in{std::move(spec), std::move(model), std::move(hw), {}};
+  in.plan = PlanDisaggregated(in.spec, *deployment, in.model, in.hardware);
   return std::optional<DisaggregatedInputs>(std::move(in));
 }
 
@@ -220,8 +224,9 @@ Status DisaggregatedRefusal(const spec::Spec& spec) {
   if (!spec::IsDisaggregated(spec)) return Status::Ok();
   return MakeError(spec.Origin("sweep.prefill").Position() +
                    ": [sweep.prefill] and [sweep.decode] make this a disaggregated deployment; "
-                   "only `ppsearch plan` and `ppsearch validate` understand disaggregated "
-                   "deployments so far (prediction, search and runs of them are not built yet)");
+                   "only `ppsearch plan`, `ppsearch validate` and `ppsearch simulate` "
+                   "understand disaggregated deployments so far (running them is not built "
+                   "yet; `ppsearch search` of an aggregated spec adds them itself)");
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hardware/hardware.h"
+#include "memory/memory_model.h"
 #include "model/model.h"
 #include "plan/plan.h"
 #include "spec/disaggregation.h"
@@ -42,6 +43,9 @@ struct PdSettings {
   std::optional<int> decode_extra_slots;  // --disaggregation-decode-extra-slots
   bool decode_radix_cache = false;        // --disaggregation-decode-enable-radix-cache
   std::string kv_cache_dtype = "auto";    // --kv-cache-dtype
+  // --num-reserved-decode-tokens (server_args.py, default 512): the KV a
+  // decode server keeps free per active request when it preallocates another.
+  int64_t reserved_decode_tokens = 512;
 };
 PdSettings ResolvePdSettings(const spec::EngineSpec& engine);
 
@@ -85,6 +89,17 @@ struct DisaggregatedPlan {
 // or fewer.
 int DecodeExtraSlots(std::optional<int> max_running_requests, int dp);
 
+// The spec one pool is planned (and predicted) with: the pool's hosts as
+// the cluster, its layout as the sweep's, and its engine (PoolEngineSpec).
+spec::Spec PoolSpecOf(const spec::Spec& spec, const spec::Disaggregation& deployment,
+                      const spec::PoolSpec& pool);
+
+// The memory model's inputs for one pool's server: SGLang's reserve for a
+// PD server of the mode `pd.mode` (defined beside PlanPool).
+memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings& pd,
+                                      const spec::Spec& pool_spec, const model::ModelDesc& model,
+                                      const hardware::HardwareProfile& hw);
+
 // Plans both pools of `deployment` on the spec's cluster.
 DisaggregatedPlan PlanDisaggregated(const spec::Spec& spec, const spec::Disaggregation& deployment,
                                     const model::ModelDesc& model,
@@ -94,6 +109,8 @@ DisaggregatedPlan PlanDisaggregated(const spec::Spec& spec, const spec::Disaggre
 // model and hardware (as LoadSearchInputs loads them) and both pools' plan.
 struct DisaggregatedInputs {
   spec::Spec spec;
+  model::ModelDesc model;
+  hardware::HardwareProfile hardware;
   DisaggregatedPlan plan;
 };
 // nullopt when the spec at `path` is not disaggregated.

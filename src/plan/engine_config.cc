@@ -109,6 +109,8 @@ PdSettings ResolvePdSettings(const spec::EngineSpec& engine) {
   pd.decode_extra_slots = ArgAs<int>(engine, "disaggregation-decode-extra-slots");
   pd.decode_radix_cache = engine.ArgTrue("disaggregation-decode-enable-radix-cache");
   pd.kv_cache_dtype = engine.ArgString("kv-cache-dtype").value_or(pd.kv_cache_dtype);
+  pd.reserved_decode_tokens =
+      ArgAs<int64_t>(engine, "num-reserved-decode-tokens").value_or(pd.reserved_decode_tokens);
   return pd;
 }
 

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "cost/calibration.h"
 #include "cost/layout_cost.h"
 #include "memory/memory_model.h"
 #include "model/model.h"
@@ -13,6 +14,15 @@
 #include "spec/spec.h"
 
 namespace ppsearch::predict {
+
+struct PointModel;
+// BuildPointModel from the server's memory inputs as the caller resolved
+// them (a disaggregated pool's, plan::PoolMemoryInputs); the calibrated
+// workspace is applied here.
+PointModel BuildPointModelFrom(const plan::LayoutPlan& plan, memory::MemoryInputs memory_inputs,
+                               const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                               const cost::Calibration& calibration,
+                               int pp_max_micro_batch_size_override);
 
 cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan);
 memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,

@@ -1,6 +1,7 @@
 #include "predict/predict.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "cost/decode_step.h"
 #include "memory/sglang_reserve.h"
@@ -122,8 +123,16 @@ PointModel BuildPointModel(const plan::LayoutPlan& plan, const spec::Spec& spec,
                            const model::ModelDesc& model, const hardware::HardwareProfile& hw,
                            const cost::Calibration& calibration,
                            int pp_max_micro_batch_size_override) {
+  return BuildPointModelFrom(plan, MemoryInputsFor(plan, spec, model, hw), model, hw, calibration,
+                             pp_max_micro_batch_size_override);
+}
+
+PointModel BuildPointModelFrom(const plan::LayoutPlan& plan, memory::MemoryInputs memory_inputs,
+                               const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                               const cost::Calibration& calibration,
+                               int pp_max_micro_batch_size_override) {
   PointModel m;
-  m.memory_inputs = MemoryInputsFor(plan, spec, model, hw);
+  m.memory_inputs = std::move(memory_inputs);
   m.memory_inputs.workspace_mib = calibration.Get(cost::Param::kWorkspace);
   m.memory = memory::PlanMemory(m.memory_inputs);
   m.memory_interval = memory::StagePeakIntervals(m.memory_inputs, memory::DefaultMemoryTermRange());

@@ -7,8 +7,10 @@
 
 #include <string>
 
+#include "plan/disaggregation.h"
 #include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
+#include "predict/disaggregated.h"
 #include "predict/predict.h"
 #include "predict/search.h"
 #include "testkit/example_search.h"
@@ -73,6 +75,26 @@ void BM_ChatPoint(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ChatPoint)->Arg(1)->Arg(2)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
+
+// One load point of the disaggregated example (DeepSeek-V3 1P3D, the decode
+// servers with DP attention; 512 requests of 2,000 tokens in and 1,000
+// out) at concurrency C, as `simulate` and the search predict it.
+void BM_DisaggregatedPoint(benchmark::State& state) {
+  static const plan::DisaggregatedInputs in = **plan::LoadDisaggregatedInputs(
+      std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-1p1d.toml", {});
+  predict::PointOptions po;
+  po.concurrency = static_cast<int>(state.range(0));
+  po.seed = in.spec.workload.seed;
+  po.token_times = false;
+  for (auto _ : state) {
+    auto p = predict::PredictDisaggregated(in.plan, in.spec, in.model, in.hardware,
+                                           cost::Calibration{}, po);
+    benchmark::DoNotOptimize(p.metrics.output_tps);
+    state.counters["decode_batches"] = static_cast<double>(p.sim.decode.micro_batches);
+    state.counters["stretched"] = static_cast<double>(p.sim.decode.stretched_batches);
+  }
+}
+BENCHMARK(BM_DisaggregatedPoint)->Arg(1)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 
 // N requests of 16K prefill at PP8/TP4/EP4, closed loop C = 16.
 void BM_Pp8LongRun(benchmark::State& state) {

@@ -6,6 +6,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/build_report.cc
   src/report/charts.cc
   src/report/compare_render.cc
+  src/report/disaggregated_prediction.cc
   src/report/document.cc
   src/report/evidence_tables.cc
   src/report/html.cc

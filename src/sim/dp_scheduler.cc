@@ -14,10 +14,15 @@ DpScheduler::DpScheduler(const SchedulerConfig& config,
   global_of_.resize(dp);
 }
 
-int DpScheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens) {
-  const int rank = next_rank_;
-  next_rank_ = (next_rank_ + 1) % dp_size();
-  const int local = ranks_[rank].AddRequest(input_tokens, max_new_tokens);
+int DpScheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens, bool prefilled,
+                            int chosen_rank) {
+  int rank = chosen_rank;
+  if (rank < 0) {
+    rank = next_rank_;
+    next_rank_ = (next_rank_ + 1) % dp_size();
+  }
+  assert(rank < dp_size());
+  const int local = ranks_[rank].AddRequest(input_tokens, max_new_tokens, prefilled);
   const int id = static_cast<int>(where_.size());
   where_.emplace_back(rank, local);
   global_of_[rank].push_back(id);
@@ -102,6 +107,18 @@ void DpScheduler::ApplyResult(int slot, const MicroBatch& batch, std::vector<int
     ranks_[r].ApplyResult(slot, ToLocal(part), &first, &done);
     for (int local : first) first_token->push_back(global_of_[r][local]);
     for (int local : done) finished->push_back(global_of_[r][local]);
+  }
+}
+
+void DpScheduler::TakePrefilledAdmissions(std::vector<int>* admitted, std::vector<int>* finished) {
+  admitted->clear();
+  finished->clear();
+  for (int r = 0; r < dp_size(); ++r) {
+    const size_t a0 = admitted->size(), f0 = finished->size();
+    ranks_[r].TakePrefilledAdmissions(admitted, finished);
+    if (dp_size() == 1) break;  // ids are the rank's own
+    for (size_t i = a0; i < admitted->size(); ++i) (*admitted)[i] = global_of_[r][(*admitted)[i]];
+    for (size_t i = f0; i < finished->size(); ++i) (*finished)[i] = global_of_[r][(*finished)[i]];
   }
 }
 

@@ -30,8 +30,12 @@ class DpScheduler {
   // `config.dp_size` ranks, each a Scheduler of `config`.
   DpScheduler(const SchedulerConfig& config, std::optional<ChunkSizePredictor> chunk_predictor);
 
-  // Routes the request to the next rank (round robin); returns its id.
-  int AddRequest(int64_t input_tokens, int64_t max_new_tokens);
+  // Routes the request to the next rank (round robin), or to `rank` when
+  // one is given (a disaggregated decode server's request goes to the rank
+  // that preallocated its KV); returns its id. `prefilled`:
+  // SchedRequest::prefilled.
+  int AddRequest(int64_t input_tokens, int64_t max_new_tokens, bool prefilled = false,
+                 int rank = -1);
   void Enqueue(int request);
   // One step for `slot`: with DP, MicroBatch::dp_ranks holds each rank's
   // batch (an idle rank's empty) and `entries` all of them; empty when no
@@ -39,6 +43,8 @@ class DpScheduler {
   MicroBatch NextBatch(int slot);
   void ApplyResult(int slot, const MicroBatch& batch, std::vector<int>* first_token,
                    std::vector<int>* finished);
+  // Scheduler::TakePrefilledAdmissions of every rank, as ids, into emptied lists.
+  void TakePrefilledAdmissions(std::vector<int>* admitted, std::vector<int>* finished);
   // Scheduler::PeekDecode and AdvanceDecode on every rank; PeekDecode is
   // shaped as NextBatch's step.
   MicroBatch PeekDecode(int slot) const;
@@ -62,6 +68,8 @@ class DpScheduler {
   // The fullest rank's KV pool (each rank has its own pool of
   // max_total_tokens).
   int64_t kv_tokens_used() const;
+  // One rank's KV pool in use.
+  int64_t kv_tokens_used(int rank) const { return ranks_[rank].kv_tokens_used(); }
   // Requests holding a pool slot on any rank.
   int running_requests() const;
 

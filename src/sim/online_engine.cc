@@ -40,6 +40,21 @@ int OnlineEngine::Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_
   return ticket;
 }
 
+int OnlineEngine::SubmitPrefilled(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens,
+                                  int dp_rank) {
+  const int ticket = Submit(send_ns, input_tokens, max_new_tokens);
+  pending_[ticket].prefilled = true;
+  pending_[ticket].dp_rank = dp_rank;
+  return ticket;
+}
+
+bool OnlineEngine::Step(int64_t limit_ns) {
+  if (events_.empty() || events_.Top().time_ns > limit_ns) return false;
+  if (!options_.step_by_step && !options_.keep_trace && AdvanceDecodeStretch(limit_ns)) return true;
+  Dispatch(events_.Pop());
+  return true;
+}
+
 std::optional<int64_t> OnlineEngine::NextEventNs() const {
   if (events_.empty()) return std::nullopt;
   return events_.Top().time_ns;
@@ -97,11 +112,13 @@ void OnlineEngine::Abort(int ticket) {
 void OnlineEngine::OnSend(int ticket) {
   Pending& p = pending_[ticket];
   if (p.aborted) return;
-  int r = scheduler_.AddRequest(p.input_tokens, p.max_new_tokens);
+  int r = scheduler_.AddRequest(p.input_tokens, p.max_new_tokens, p.prefilled, p.dp_rank);
   p.sched = r;
   sched_to_ticket_.push_back(ticket);
   arrived_.push_back(false);
-  events_.Push(now_ + cost_.IngestNs(p.input_tokens), {EventKind::kArrive, r});
+  // A prefilled request was tokenized and handed over by the transfer.
+  const int64_t ingest = p.prefilled ? 0 : cost_.IngestNs(p.input_tokens);
+  events_.Push(now_ + ingest, {EventKind::kArrive, r});
 }
 
 void OnlineEngine::OnArrive(int request) {
@@ -120,6 +137,10 @@ void OnlineEngine::OnArrive(int request) {
 void OnlineEngine::OnLoop() {
   const int slot = static_cast<int>(mb_counter_ % config_.num_slots);
   MicroBatch batch = scheduler_.NextBatch(slot);
+  // Prefilled requests admitted by this pass: the decode server's prebuilt
+  // batch streams their first token (computed by the prefill server).
+  scheduler_.TakePrefilledAdmissions(&first_token_, &finished_);
+  queued_ -= static_cast<int>(first_token_.size());
   int64_t t = now_;
   if (!batch.empty()) {
     // Overlapped, the host formed this decode batch while the GPU ran the
@@ -131,6 +152,16 @@ void OnlineEngine::OnLoop() {
     empty_passes_ = 0;
   } else {
     ++empty_passes_;
+  }
+  if (!first_token_.empty()) {
+    empty_passes_ = 0;
+    const int64_t client_ns = t + cost_.StreamOutNs();
+    for (int r : first_token_)
+      if (!pending_[sched_to_ticket_[r]].aborted)
+        listener_->OnTokens(sched_to_ticket_[r], 1, client_ns);
+    for (int r : finished_)
+      if (!pending_[sched_to_ticket_[r]].aborted)
+        listener_->OnFinished(sched_to_ticket_[r], client_ns, /*ok=*/true);
   }
   counters_.peak_kv_tokens = std::max(counters_.peak_kv_tokens, scheduler_.kv_tokens_used());
   counters_.peak_running_requests =

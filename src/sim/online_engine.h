@@ -69,6 +69,11 @@ class OnlineEngine {
   // A client sends a request at `send_ns` (>= now_ns()); returns its ticket
   // (0, 1, 2, ... in submission order).
   int Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens);
+  // A request whose prompt's KV arrives computed (a disaggregated decode
+  // server's, sim/disaggregated.h) at `send_ns`, for DP rank `dp_rank` (-1:
+  // the next in turn). It needs no ingest; once the running batch has room
+  // it joins it, and the listener hears its first token then.
+  int SubmitPrefilled(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens, int dp_rank);
 
   // Aborts request `ticket` (its client went away): not yet admitted, it is
   // dropped at once; admitted, it finishes with its next result. The
@@ -85,11 +90,20 @@ class OnlineEngine {
   void RunToEnd();
   // Time of the next event, if any.
   std::optional<int64_t> NextEventNs() const;
+  // Advances by the next event, or by a decode stretch up to `limit_ns`
+  // (unless options.step_by_step or keep_trace), when the next event is at
+  // or before `limit_ns`; false when none is. A stretch ends before any
+  // result that finishes a request, so the listener hears finishes only
+  // from single events: what lets several engines run side by side in time
+  // order (sim/disaggregated.cc).
+  bool Step(int64_t limit_ns);
 
   int64_t now_ns() const { return now_; }
   int pp_max_micro_batch_size() const { return scheduler_.pp_max_micro_batch_size(); }
   bool dynamic_chunking() const { return scheduler_.dynamic_chunking(); }
   int64_t kv_tokens_used() const { return scheduler_.kv_tokens_used(); }
+  int64_t kv_tokens_used(int dp_rank) const { return scheduler_.kv_tokens_used(dp_rank); }
+  int dp_size() const { return scheduler_.dp_size(); }
   int running_requests() const { return scheduler_.running_requests(); }
   int queued_requests() const { return queued_; }
   const EngineCounters& counters() const { return counters_; }
@@ -105,6 +119,8 @@ class OnlineEngine {
     int64_t max_new_tokens = 0;
     int sched = -1;        // its scheduler index once sent
     bool aborted = false;  // the listener hears nothing more of it
+    bool prefilled = false;
+    int dp_rank = -1;
   };
   // A micro-batch launched into a slot and not yet processed.
   struct InFlight {

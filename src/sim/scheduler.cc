@@ -7,9 +7,6 @@
 namespace ppsearch::sim {
 namespace {
 
-// schedule_policy.py CLIP_MAX_NEW_TOKENS: the decode growth PrefillAdder
-// reserves per request is clipped to this.
-constexpr int64_t kClipMaxNewTokens = 4096;
 // SGLang's --init-new-token-ratio default: the expected fraction of
 // max_new_tokens a running request still needs (decays over time in SGLang;
 // held constant here, a documented simplification).
@@ -34,10 +31,11 @@ Scheduler::Scheduler(const SchedulerConfig& config,
   assert(config.num_slots >= 1);
 }
 
-int Scheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens) {
+int Scheduler::AddRequest(int64_t input_tokens, int64_t max_new_tokens, bool prefilled) {
   SchedRequest r;
   r.input_tokens = input_tokens;
   r.max_new_tokens = std::max<int64_t>(max_new_tokens, 1);
+  r.prefilled = prefilled;
   requests_.push_back(r);
   return static_cast<int>(requests_.size()) - 1;
 }
@@ -74,9 +72,44 @@ int Scheduler::DropHeadWaiting() {
 
 MicroBatch Scheduler::NextBatch(int slot_index) {
   Slot& slot = slots_[slot_index];
+  AdmitPrefilled(slot);
   MicroBatch batch = NextPrefill(slot);
   if (!batch.empty()) return batch;  // "Run prefill first if possible"
   return NextDecode(slot);
+}
+
+void Scheduler::AdmitPrefilled(Slot& slot) {
+  // get_new_prebuilt_batch admits waiting requests while the running batch
+  // is below min(req_to_token_pool.size, max_running_requests); their KV was
+  // allocated when the transfer was set up, so no token budget is checked.
+  // A full slot's flag holds as for a prefill (AdmitsNothingUntilAFinish).
+  if (slot.batch_is_full && !slot.running.empty()) return;
+  while (!waiting_.empty() && chunked_ < 0 && requests_[waiting_.front()].prefilled &&
+         Allocatable(slot) > 0) {
+    const int r = waiting_.front();
+    waiting_.pop_front();
+    SchedRequest& q = requests_[r];
+    q.admitted = true;
+    ++pool_used_;
+    q.scheduled_tokens = q.input_tokens;
+    q.output_tokens = 1;  // computed by the prefill server, streamed by the prebuilt batch
+    kv_used_ += q.input_tokens;
+    prefilled_admitted_.push_back(r);
+    if (q.output_tokens >= q.max_new_tokens) {
+      Release(r);
+      prefilled_finished_.push_back(r);
+    } else {
+      slot.running.push_back(r);
+    }
+  }
+}
+
+void Scheduler::TakePrefilledAdmissions(std::vector<int>* admitted, std::vector<int>* finished) {
+  if (prefilled_admitted_.empty()) return;  // the common case: nothing allocated
+  admitted->insert(admitted->end(), prefilled_admitted_.begin(), prefilled_admitted_.end());
+  finished->insert(finished->end(), prefilled_finished_.begin(), prefilled_finished_.end());
+  prefilled_admitted_.clear();
+  prefilled_finished_.clear();
 }
 
 int64_t Scheduler::ReservedDecodeTokens() const {
@@ -134,6 +167,7 @@ MicroBatch Scheduler::NextPrefill(Slot& slot) {
     if (rem_chunk <= 0 || rem_input <= 0) break;
     int r = waiting_.front();
     SchedRequest& q = requests_[r];
+    if (q.prefilled) break;  // waits for room in the running batch (AdmitPrefilled)
     int64_t need = q.input_tokens + std::min(q.max_new_tokens, kClipMaxNewTokens);
     if (need > rem_total) break;  // AddReqResult.NO_TOKEN
     int64_t take = q.input_tokens;

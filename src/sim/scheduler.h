@@ -22,6 +22,11 @@
 
 namespace ppsearch::sim {
 
+// schedule_policy.py CLIP_MAX_NEW_TOKENS: the decode growth PrefillAdder
+// reserves per request (and a decode server's preallocation checks) is
+// clipped to this.
+inline constexpr int64_t kClipMaxNewTokens = 4096;
+
 struct SchedulerConfig {
   int num_slots = 1;                    // pp_size + pp_async_batch_depth
   int64_t chunked_prefill_size = 8192;  // <= 0: no chunking
@@ -54,6 +59,10 @@ struct SchedRequest {
   int64_t output_tokens = 0;     // tokens generated so far
   bool admitted = false;         // holds a request-pool slot
   bool finished = false;
+  // Its prompt's KV was computed elsewhere and moved here (a decode server
+  // of a disaggregated deployment): admitted, it joins the running batch
+  // with its first token, no prefill run (sim/disaggregated.h).
+  bool prefilled = false;
 };
 
 class Scheduler {
@@ -64,12 +73,21 @@ class Scheduler {
                      std::optional<ChunkSizePredictor> chunk_predictor = std::nullopt);
 
   // Adds a request (index into requests()) to the waiting queue.
-  int AddRequest(int64_t input_tokens, int64_t max_new_tokens);
+  // `prefilled`: its KV arrives computed (SchedRequest::prefilled).
+  int AddRequest(int64_t input_tokens, int64_t max_new_tokens, bool prefilled = false);
   void Enqueue(int request);
 
   // get_next_batch_to_run for `slot`: a prefill batch if one can be formed,
   // else a decode step of the slot's running batch; empty when neither.
+  // Prefilled requests at the head of the waiting queue first join the
+  // slot's running batch while it has room, as a decode server's prebuilt
+  // batch merges them (disaggregation/decode.py get_new_prebuilt_batch):
+  // TakePrefilledAdmissions lists them.
   MicroBatch NextBatch(int slot);
+  // Appends the prefilled requests NextBatch admitted since the last call
+  // (each now holds its first token) to `admitted`, and those of them
+  // already complete (a single output token) to `finished`.
+  void TakePrefilledAdmissions(std::vector<int>* admitted, std::vector<int>* finished);
 
   // Applies a finished micro-batch's result for `slot`. Appends requests that
   // got their first token to `first_token` and requests that completed to
@@ -121,6 +139,7 @@ class Scheduler {
   };
 
   MicroBatch NextPrefill(Slot& slot);
+  void AdmitPrefilled(Slot& slot);
   MicroBatch NextDecode(Slot& slot);
   MicroBatch DecodeOf(const Slot& slot) const;
   // Requests the slot's next prefill could admit (get_num_allocatable_reqs).
@@ -135,6 +154,7 @@ class Scheduler {
   std::deque<int> waiting_;
   std::vector<Slot> slots_;
   int chunked_ = -1;  // the one request being chunked, or -1
+  std::vector<int> prefilled_admitted_, prefilled_finished_;
   int64_t kv_used_ = 0;
   int pool_used_ = 0;
 };
