@@ -18,11 +18,14 @@
 #include "cli/search_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
+#include "plan/disaggregation.h"
+#include "plan/spec_hardware.h"
 #include "report/search_page.h"
 #include "search/capacity.h"
 #include "search/measure.h"
 #include "search/render.h"
 #include "search/search.h"
+#include "spec/disaggregation.h"
 #include "spec/emit.h"
 #include "spec/spec_parser.h"
 #include "uncertainty/model_error_file.h"
@@ -46,16 +49,23 @@ struct SearchCliOptions {
 
 // Writes the run spec of the candidates worth measuring, after checking that
 // it parses and that every layout in it plans as valid.
-Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result, int requests) {
+Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result, int requests,
+                const std::vector<spec::HostSpec>& cluster_hosts) {
   if (result.load_points.size() > 1 && result.load_points.front().open())
     return MakeError(fmt::format(
         "--emit-spec {}: a run spec holds one workload.request_rate, the search has {}; search "
         "one --request-rate to emit its spec",
         opts.emit_spec, result.load_points.size()));
-  const search::Measurement m = search::WorthMeasuring(result, opts.spec.spec_path, requests);
+  std::vector<std::string> hosts;
+  for (const spec::HostSpec& h : cluster_hosts) hosts.push_back(h.name);
+  const search::Measurement m =
+      search::WorthMeasuring(result, opts.spec.spec_path, requests, hosts);
   if (m.measured.empty())
     return MakeError("--emit-spec " + opts.emit_spec +
-                     ": no candidate qualifies; nothing to measure");
+                     (m.disaggregated.empty()
+                          ? ": no candidate qualifies; nothing to measure"
+                          : ": no aggregated candidate qualifies, and `run` does not run a "
+                            "disaggregated deployment yet; nothing to measure"));
   PPS_ASSIGN_OR_RETURN(const std::string source, ReadFile(opts.spec.spec_path));
   PPS_ASSIGN_OR_RETURN(
       const std::string text,
@@ -64,6 +74,25 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
   if (!parsed.ok())
     return MakeError("--emit-spec: the derived spec does not parse (a bug): " +
                      parsed.error().message);
+  if (m.sweep.prefill) {
+    // A disaggregated deployment: checked as `plan` checks one.
+    Result<std::optional<spec::Disaggregation>> d =
+        spec::ParseDisaggregation(text, opts.emit_spec, {});
+    if (!d.ok() || !d->has_value())
+      return MakeError("--emit-spec: the derived disaggregated spec does not parse (a bug): " +
+                       (d.ok() ? std::string("no pools") : d.error().message));
+    PPS_ASSIGN_OR_RETURN(const model::ModelDesc model, plan::LoadSpecModel(*parsed));
+    PPS_ASSIGN_OR_RETURN(const hardware::HardwareProfile hw, plan::LoadSpecHardware(*parsed));
+    const plan::DisaggregatedPlan check = plan::PlanDisaggregated(*parsed, **d, model, hw);
+    if (const std::vector<plan::Diagnostic> errors = check.AllErrors(); !errors.empty())
+      return MakeError("--emit-spec: the deployment does not plan in the derived spec (a bug): " +
+                       errors.front().message);
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(opts.emit_spec, text));
+    std::cerr << "wrote " << opts.emit_spec << ": the disaggregated deployment "
+              << m.measured.front().Label() << " (`ppsearch simulate " << opts.emit_spec
+              << "` predicts it; `run` does not run one yet)\n";
+    return Status::Ok();
+  }
   PPS_ASSIGN_OR_RETURN(const SearchInputs check, plan::LoadSearchInputs(*parsed));
   for (const auto& lp : check.plan.layouts)
     if (!lp.valid)
@@ -149,7 +178,7 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
   }
   if (result.qualifying == 0 || (capacity && capacity->rows.empty())) return kExitNoneQualifies;
   if (!opts.emit_spec.empty())
-    PPS_RETURN_IF_ERROR(EmitSpec(opts, result, in.spec.workload.requests));
+    PPS_RETURN_IF_ERROR(EmitSpec(opts, result, in.spec.workload.requests, in.spec.cluster.hosts));
   return kExitOk;
 }
 
@@ -182,6 +211,11 @@ Runner AddSearchCommand(CLI::App& app) {
                   "DP-attention sizes to consider, each dividing TP (default: [search] dp, else "
                   "1)")
       ->delimiter(',');
+  sub->add_option("--disaggregated", b.disaggregated,
+                  "Disaggregated prefill/decode deployments over the hosts' whole nodes beside the "
+                  "aggregated layouts: on or off (default: on for a decode workload on two hosts "
+                  "or more)")
+      ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--chunked-prefill-size", b.chunked_prefill_size,
                   "chunked-prefill-size values (default: [search] chunked_prefill_size, else the "
                   "spec's, half and twice it)")

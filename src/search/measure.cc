@@ -5,15 +5,76 @@
 #include <algorithm>
 
 namespace ppsearch::search {
+namespace {
 
-Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec, int requests) {
+// The sweep's concurrencies in order, once each; an open loop's one rate
+// (a spec holds one) with its cap.
+void SortLoads(const SearchResult& r, spec::DerivedSweep* sweep) {
+  std::sort(sweep->concurrency.begin(), sweep->concurrency.end());
+  sweep->concurrency.erase(std::unique(sweep->concurrency.begin(), sweep->concurrency.end()),
+                           sweep->concurrency.end());
+  if (!r.load_points.empty() && r.load_points.front().open()) {
+    sweep->concurrency.resize(1);
+    sweep->request_rate = r.load_points.front().request_rate;
+  }
+}
+
+// The spec of the best candidate when it is disaggregated: its two pools on
+// the cluster's hosts, the prefill servers first, as the search predicted it.
+Measurement BestDisaggregated(const SearchResult& r, const std::string& source_spec, int requests,
+                              const std::vector<std::string>& hosts) {
+  Measurement m;
+  const Evaluated& best = r.evaluated.front();
+  const PdPools& pd = *best.candidate.pd;
+  m.measured.push_back(best.candidate);
+  spec::DerivedSweep::Pool prefill{{}, pd.prefill}, decode{{}, pd.decode};
+  for (int h = 0; h < pd.prefill_nodes + pd.decode_nodes && h < static_cast<int>(hosts.size()); ++h)
+    (h < pd.prefill_nodes ? prefill : decode).hosts.push_back(hosts[static_cast<size_t>(h)]);
+  m.sweep.prefill = prefill;
+  m.sweep.decode = decode;
+  m.sweep.concurrency.clear();
+  for (const LoadPoint& l : r.load_points)
+    m.sweep.concurrency.push_back(l.open() && l.concurrency == 0 ? requests : l.concurrency);
+  if (best.at && best.at->probed && !best.at->load.open())
+    m.sweep.concurrency.push_back(best.at->load.concurrency);
+  SortLoads(r, &m.sweep);
+  m.header = fmt::format(
+      "# Written by `ppsearch search {}`: its best candidate is disaggregated,\n"
+      "# {}. `ppsearch plan`, `validate` and `simulate` take this\n"
+      "# file; `run` does not run a disaggregated deployment yet.\n",
+      source_spec, best.candidate.Label());
+  for (int k = 1; k < r.qualifying; ++k) {
+    const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    if (e.could_be_best) m.header += "# Also could be the best: " + e.candidate.Label() + "\n";
+  }
+  return m;
+}
+
+}  // namespace
+
+Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec, int requests,
+                           const std::vector<std::string>& hosts) {
   Measurement m;
   if (r.qualifying == 0) return m;
-  m.knobs = r.evaluated.front().candidate.knobs;
+  const Evaluated& best = r.evaluated.front();
+  if (best.candidate.pd && !hosts.empty())
+    return BestDisaggregated(r, source_spec, requests, hosts);
+  // `run` measures aggregated layouts: a disaggregated candidate that could
+  // be the best is named in the header instead, and the best aggregated one
+  // leads the sweep.
+  int first = -1;
+  for (int k = 0; k < r.qualifying && first < 0; ++k)
+    if (!r.evaluated[static_cast<size_t>(k)].candidate.pd) first = k;
+  if (first < 0) return m;
+  m.knobs = r.evaluated[static_cast<size_t>(first)].candidate.knobs;
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
-    // The best is measured even when no interval was drawn.
-    if (!e.could_be_best && k > 0) continue;
+    if (e.candidate.pd) {
+      if (e.could_be_best || k == 0) m.disaggregated.push_back(e.candidate);
+      continue;
+    }
+    // The best aggregated one is measured even when no interval was drawn.
+    if (!e.could_be_best && k > first) continue;
     (e.candidate.knobs == m.knobs ? m.measured : m.other_knobs).push_back(e.candidate);
   }
   for (const Candidate& c : m.measured) m.sweep.layouts.push_back(c.layout);
@@ -26,16 +87,11 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   const bool open = !r.load_points.empty() && r.load_points.front().open();
   for (int k = 0; k < r.qualifying && !open; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
-    if (e.at && e.at->probed && e.candidate.knobs == m.knobs && (e.could_be_best || k == 0))
+    if (e.candidate.pd) continue;
+    if (e.at && e.at->probed && e.candidate.knobs == m.knobs && (e.could_be_best || k == first))
       m.sweep.concurrency.push_back(e.at->load.concurrency);
   }
-  std::sort(m.sweep.concurrency.begin(), m.sweep.concurrency.end());
-  m.sweep.concurrency.erase(std::unique(m.sweep.concurrency.begin(), m.sweep.concurrency.end()),
-                            m.sweep.concurrency.end());
-  if (!r.load_points.empty() && r.load_points.front().open()) {
-    m.sweep.concurrency.resize(1);
-    m.sweep.request_rate = r.load_points.front().request_rate;
-  }
+  SortLoads(r, &m.sweep);
   if (m.knobs.chunked_prefill_size != 0)
     m.sweep.engine_args.push_back({"chunked-prefill-size", m.knobs.chunked_prefill_size});
   if (m.knobs.max_running_requests != 0)
@@ -50,6 +106,11 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   for (const Candidate& c : m.other_knobs)
     m.header +=
         "# Also tied with the best, with other knobs (a spec of its own): " + c.Label() + "\n";
+  for (const Candidate& c : m.disaggregated)
+    m.header +=
+        "# Also could be the best, disaggregated (`ppsearch simulate` predicts such a\n"
+        "# deployment; `run` does not run one yet): " +
+        c.Label() + "\n";
   return m;
 }
 

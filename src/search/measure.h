@@ -14,18 +14,25 @@ namespace ppsearch::search {
 
 struct Measurement {
   spec::DerivedSweep sweep;
-  Knobs knobs;                         // the best candidate's
-  std::vector<Candidate> measured;     // in the sweep, best first
-  std::vector<Candidate> other_knobs;  // could be the best too, with other knobs
+  Knobs knobs;                           // the best candidate's
+  std::vector<Candidate> measured;       // in the sweep, best first
+  std::vector<Candidate> other_knobs;    // could be the best too, with other knobs
+  std::vector<Candidate> disaggregated;  // could be the best too; `run` cannot measure them
   // Comment lines for the head of the derived spec: what it holds and why.
   std::string header;
 };
 
-// Empty `measured` when no candidate qualifies. `requests`: the workload's
+// Empty `measured` when no aggregated candidate qualifies. `requests`: the workload's
 // request count, the cap that stands for none in an open loop. A search of
 // several request rates gives its first (a spec holds one; EmitSpec refuses
 // more).
-Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec,
-                           int requests);
+//
+// When the best candidate is disaggregated, the sweep is that deployment
+// (its pools on `hosts`, the cluster's host names, prefill first) and
+// `measured` holds it alone: `plan`, `validate` and `simulate` take such a
+// spec, `run` does not yet. The aggregated candidates that could be the
+// best are then named in the header.
+Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec, int requests,
+                           const std::vector<std::string>& hosts = {});
 
 }  // namespace ppsearch::search

@@ -28,6 +28,18 @@ std::string Milliseconds(double s) { return FormatNumber(s * 1e3, 1) + " ms"; }
 
 // Why a candidate ranks where it does, from its plan and prediction.
 std::string Why(const Evaluated& e) {
+  if (const std::optional<PdPools>& pd = e.candidate.pd) {
+    std::string at;
+    if (e.at && e.at->pd)
+      at = fmt::format(
+          "; at {}: transfer {} of TTFT, prefill busy {}, decode held {}, bottleneck {}",
+          e.at->load.Label(), FormatPercent(e.at->pd->transfer_share_of_ttft, 1),
+          FormatPercent(e.at->pd->prefill_busy, 0), FormatPercent(e.at->pd->decode_fill, 0),
+          e.at->pd->bottleneck);
+    return fmt::format("disaggregated: {} prefill GPUs on {} node(s), {} decode GPUs on {}{}",
+                       pd->prefill.gpus(), pd->prefill_nodes, pd->decode.gpus(), pd->decode_nodes,
+                       at);
+  }
   double bubble = 0, exposed = 0;
   for (const PointFigures& p : e.points) {
     bubble = std::max(bubble, p.bubble_share);
@@ -70,7 +82,28 @@ json End(const std::optional<uncertainty::Interval>& iv, bool high) {
   return iv ? json(high ? iv->high : iv->low) : json();
 }
 
+json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
+  return {{"pp", l.pp},    {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"servers", l.instances},
+          {"nodes", nodes}};
+}
+
+// An aggregated candidate's layout, or a disaggregated one's pools under
+// "disaggregated" (its pp, tp, ep, dp and instances null).
 json LayoutJson(const Candidate& c) {
+  if (c.pd)
+    return {{"label", c.Label()},
+            {"pp", json()},
+            {"tp", json()},
+            {"ep", json()},
+            {"dp", json()},
+            {"instances", json()},
+            {"disaggregated",
+             {{"ratio", c.pd->Ratio()},
+              {"prefill", PdPoolJson(c.pd->prefill, c.pd->prefill_nodes)},
+              {"decode", PdPoolJson(c.pd->decode, c.pd->decode_nodes)}}},
+            {"chunked_prefill_size", json()},
+            {"max_running_requests", json()},
+            {"moe_a2a_backend", json()}};
   return {{"label", c.Label()},
           {"pp", c.layout.pp},
           {"tp", c.layout.tp},
@@ -82,7 +115,8 @@ json LayoutJson(const Candidate& c) {
           {"max_running_requests",
            c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()},
           {"moe_a2a_backend",
-           !c.knobs.moe_a2a_backend.empty() ? json(c.knobs.moe_a2a_backend) : json()}};
+           !c.knobs.moe_a2a_backend.empty() ? json(c.knobs.moe_a2a_backend) : json()},
+          {"disaggregated", json()}};
 }
 
 // Closed-loop load points as their concurrencies; open-loop ones as
@@ -146,7 +180,12 @@ json PointJson(const PointFigures& p) {
       {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
       {"sla_figures", SlaJson(p.sla)},
       {"bubble_share", p.bubble_share},
-      {"exposed_comm_share", p.exposed_comm_share}};
+      {"exposed_comm_share", p.exposed_comm_share},
+      {"disaggregated", p.pd ? json{{"transfer_share_of_ttft", p.pd->transfer_share_of_ttft},
+                                    {"prefill_busy_share", p.pd->prefill_busy},
+                                    {"decode_held_share", p.pd->decode_fill},
+                                    {"bottleneck", p.pd->bottleneck}}
+                             : json()}};
 }
 
 json BindingJson(const Binding& b) {
@@ -321,7 +360,9 @@ std::string FrontTitle(const SearchResult& r) {
 std::vector<std::string> FrontLines(const SearchResult& r) {
   std::vector<std::string> out;
   for (const ParetoPoint& p : r.pareto) {
-    const std::string label = r.evaluated[p.evaluated].candidate.Label();
+    // Which kind each member is: the ratio names a disaggregated one too.
+    const Candidate& c = r.evaluated[p.evaluated].candidate;
+    const std::string label = c.Label() + (c.pd ? " (disaggregated)" : "");
     if (r.decode)
       out.push_back(fmt::format("{} at {}: {} output tokens/s per GPU, {} tokens/s per user", label,
                                 p.load.Label(), FormatNumber(p.output_tps_per_gpu, 1),
@@ -430,6 +471,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
   json pareto = json::array();
   for (const ParetoPoint& p : r.pareto) {
     json member = {{"candidate", r.evaluated[p.evaluated].candidate.Label()},
+                   {"disaggregated", r.evaluated[p.evaluated].candidate.pd.has_value()},
                    {"rank", p.evaluated + 1},
                    {"concurrency", p.load.concurrency},
                    {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},

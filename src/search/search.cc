@@ -9,6 +9,8 @@
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/steady_state.h"
+#include "plan/disaggregation.h"
+#include "predict/disaggregated.h"
 #include "predict/search.h"
 #include "search/best_load.h"
 #include "util/parallel.h"
@@ -103,30 +105,74 @@ decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
   return v;
 }
 
-// A load point's figures from its prediction.
-PointFigures FiguresOf(const predict::PointPrediction& p, const LoadPoint& load, int gpus) {
+// A load point's figures from a simulated sample's metrics.
+PointFigures FiguresOf(const stats::SampleMetrics& m, const LoadPoint& load, int gpus) {
   PointFigures f;
   f.load = load;
-  f.requests = p.metrics.requests_total;
-  f.requests_completed = p.metrics.requests_completed;
-  f.input_tps = p.metrics.input_tps;
-  f.input_tps_per_gpu = gpus > 0 ? p.metrics.input_tps / gpus : 0;
-  f.ttft_p50_s = p.metrics.ttft_s.p50;
-  f.ttft_p95_s = p.metrics.ttft_s.p95;
+  f.requests = m.requests_total;
+  f.requests_completed = m.requests_completed;
+  f.input_tps = m.input_tps;
+  f.input_tps_per_gpu = gpus > 0 ? m.input_tps / gpus : 0;
+  f.ttft_p50_s = m.ttft_s.p50;
+  f.ttft_p95_s = m.ttft_s.p95;
+  f.output_tps = m.output_tps;
+  f.output_tps_per_gpu = gpus > 0 ? m.output_tps / gpus : 0;
+  f.request_rps = m.request_throughput;
+  f.goodput_rps = m.goodput_rps;
+  if (m.tpot_requests > 0 && m.tpot_s.p50 > 0) {
+    f.tpot_p50_s = m.tpot_s.p50;
+    f.output_tps_per_user = 1 / f.tpot_p50_s;
+  }
+  f.sla = PredictedSla(m);
+  if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
+  return f;
+}
+
+PointFigures FiguresOf(const predict::PointPrediction& p, const LoadPoint& load, int gpus) {
+  PointFigures f = FiguresOf(p.metrics, load, gpus);
   f.peak_gpu_mib = p.memory.peak_mib_max;
   f.bubble_share = p.bubble_share;
   f.exposed_comm_share = p.exposed_comm_share;
-  f.output_tps = p.metrics.output_tps;
-  f.output_tps_per_gpu = gpus > 0 ? p.metrics.output_tps / gpus : 0;
-  f.request_rps = p.metrics.request_throughput;
-  f.goodput_rps = p.metrics.goodput_rps;
-  if (p.metrics.tpot_requests > 0 && p.metrics.tpot_s.p50 > 0) {
-    f.tpot_p50_s = p.metrics.tpot_s.p50;
-    f.output_tps_per_user = 1 / f.tpot_p50_s;
-  }
-  f.sla = PredictedSla(p.metrics);
-  if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
   return f;
+}
+
+// A disaggregated candidate's point: the client's figures, the fuller of
+// the two pools' GPUs as the peak.
+PointFigures FiguresOf(const predict::DisaggregatedPrediction& p, const LoadPoint& load, int gpus) {
+  PointFigures f = FiguresOf(p.metrics, load, gpus);
+  f.peak_gpu_mib = std::max(p.prefill.memory.peak_mib_max, p.decode.memory.peak_mib_max);
+  f.pd =
+      PdShares{p.transfer_share_of_ttft, p.prefill.busy_share, p.decode.batch_fill, p.bottleneck};
+  return f;
+}
+
+// A disaggregated candidate's deployment on the search's cluster: the
+// prefill servers on the first hosts, the decode servers on the others,
+// the transfer and the router at SGLang's defaults.
+spec::Disaggregation DeploymentOf(const PdPools& pd) {
+  spec::Disaggregation d;
+  d.prefill.role = "prefill";
+  d.prefill.layout = pd.prefill;
+  d.prefill.origin.file = "search";
+  for (int h = 0; h < pd.prefill_nodes; ++h) d.prefill.hosts.push_back(h);
+  d.decode.role = "decode";
+  d.decode.layout = pd.decode;
+  d.decode.origin.file = "search";
+  for (int h = 0; h < pd.decode_nodes; ++h) d.decode.hosts.push_back(pd.prefill_nodes + h);
+  return d;
+}
+
+// A disaggregated candidate predicted at `load`.
+predict::DisaggregatedPrediction PredictPdAt(const plan::DisaggregatedPlan& plan,
+                                             const plan::SearchInputs& in, const LoadPoint& load,
+                                             const cost::Calibration& calibration) {
+  spec::Spec s = in.spec;
+  s.workload.request_rate = load.request_rate;
+  predict::PointOptions o;
+  o.concurrency = load.concurrency;
+  o.seed = s.workload.seed;
+  o.token_times = NeedsTokenTimes(s);
+  return predict::PredictDisaggregated(plan, s, in.model, in.hardware, calibration, o);
 }
 
 // The limits no point of the workload can give a figure for (TPOT and ITL of
@@ -188,15 +234,27 @@ predict::SearchOptions IntervalOptions(const SearchOptions& options, const spec:
   return so;
 }
 
-// Sets a point's intervals from the predictor's.
-void SetIntervals(PointFigures& f, const uncertainty::PointUncertainty& u) {
+// The intervals a point's figures carry, from either predictor.
+struct PointIntervals {
+  uncertainty::Interval input_tps, ttft_p50, output_tps, tpot_p50;
+  uncertainty::Interval compared_input_tps, compared_ttft_p50, compared_output_tps;
+};
+
+void SetIntervals(PointFigures& f, const PointIntervals& u) {
   f.input_tps_interval = u.input_tps;
-  f.ttft_p50_interval = u.ttft_p50_s;
+  f.ttft_p50_interval = u.ttft_p50;
   f.compared_input_tps = u.compared_input_tps;
-  f.compared_ttft_p50 = u.compared_ttft_p50_s;
+  f.compared_ttft_p50 = u.compared_ttft_p50;
   if (f.output_tps > 0) f.output_tps_interval = u.output_tps;
   if (f.output_tps > 0) f.compared_output_tps = u.compared_output_tps;
-  if (f.tpot_p50_s > 0) f.tpot_p50_interval = u.tpot_p50_s;
+  if (f.tpot_p50_s > 0) f.tpot_p50_interval = u.tpot_p50;
+}
+
+// Sets the best load point's intervals, and its listed copy's.
+void SetIntervalsAt(Evaluated& e, const PointIntervals& u) {
+  SetIntervals(*e.at, u);
+  for (PointFigures& f : e.points)
+    if (f.load == e.at->load) SetIntervals(f, u);
 }
 
 // Draws the intervals of a candidate's best load point through the one
@@ -208,9 +266,23 @@ void AddIntervalsAt(const Group& group, Evaluated& e, const cost::Calibration& c
       predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration,
                              IntervalOptions(options, group.inputs.spec));
   if (p.intervals.empty()) return;
-  SetIntervals(*e.at, p.intervals.front());
-  for (PointFigures& f : e.points)
-    if (f.load == e.at->load) SetIntervals(f, p.intervals.front());
+  const uncertainty::PointUncertainty& u = p.intervals.front();
+  SetIntervalsAt(e, {u.input_tps, u.ttft_p50_s, u.output_tps, u.tpot_p50_s, u.compared_input_tps,
+                     u.compared_ttft_p50_s, u.compared_output_tps});
+}
+
+// A disaggregated candidate's intervals at its best load point: the model
+// form's alone (predict::ModelFormIntervals; no parameter ensemble is drawn
+// through two pools), none without a model-form term.
+void AddPdIntervalsAt(const plan::DisaggregatedPlan& plan, const plan::SearchInputs& in,
+                      Evaluated& e, const cost::Calibration& calibration,
+                      const SearchOptions& options) {
+  if (!options.model_form) return;
+  const predict::DisaggregatedPrediction p = PredictPdAt(plan, in, e.at->load, calibration);
+  const predict::DisaggregatedIntervals v =
+      predict::ModelFormIntervals(p, plan, in.spec, in.hardware, calibration, *options.model_form);
+  SetIntervalsAt(e, {v.input_tps, v.ttft_p50_s, v.output_tps, v.tpot_p50_s, v.compared_input_tps,
+                     v.compared_ttft_p50_s, v.compared_output_tps});
 }
 
 // The layout's plan in a group's inputs.
@@ -339,7 +411,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
       if (first_of_setting) {  // refusals once per candidate, not per request rate
         for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
-          const Candidate c{lp.layout, g.knobs};
+          const Candidate c{lp.layout, g.knobs, std::nullopt};
           if (!lp.valid) {
             const plan::Diagnostic& first = lp.errors.front();
             out.rejected.push_back({c, first.reason, first.message});
@@ -388,7 +460,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     for (CentralPoint& cp : central[gi]) {
-      const Candidate c{cp.plan->layout, groups[gi].knobs};
+      const Candidate c{cp.plan->layout, groups[gi].knobs, std::nullopt};
       auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());
       if (added) {
         Evaluated e;
@@ -413,8 +485,56 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     central[gi].clear();
   }
 
+  // Disaggregated candidates: each planned as `plan` plans a disaggregated
+  // spec and predicted at every load point as `simulate` predicts it.
+  std::vector<plan::DisaggregatedPlan> pd_plans;
+  std::vector<int> pd_of(predicted.size(), -1);  // each predicted candidate's pd_plans index
+  {
+    std::vector<Candidate> kept;
+    for (const Candidate& c : EnumerateDisaggregated(options.bounds, in.spec, in.model)) {
+      ++out.candidates;
+      plan::DisaggregatedPlan dp =
+          plan::PlanDisaggregated(in.spec, DeploymentOf(*c.pd), in.model, in.hardware);
+      const std::vector<plan::Diagnostic> errors = dp.AllErrors();
+      if (!errors.empty()) {
+        out.rejected.push_back({c, errors.front().reason, errors.front().message});
+        continue;
+      }
+      if (auto why = predict::DisaggregatedNotModelled(dp)) {
+        out.rejected.push_back({c, "not_modelled", c.Label() + ": " + *why});
+        continue;
+      }
+      kept.push_back(c);
+      pd_plans.push_back(std::move(dp));
+    }
+    const size_t loads = out.load_points.size();
+    std::vector<PointFigures> figures(kept.size() * loads);
+    ParallelFor(figures.size(), options.threads, [&](size_t k) {
+      const size_t ci = k / loads;
+      const LoadPoint& load = out.load_points[k % loads];
+      figures[k] = FiguresOf(PredictPdAt(pd_plans[ci], in, load, calibration), load,
+                             static_cast<int>(kept[ci].gpus()));
+    });
+    for (size_t ci = 0; ci < kept.size(); ++ci) {
+      Evaluated e;
+      e.candidate = kept[ci];
+      e.gpus = static_cast<int>(kept[ci].gpus());
+      e.headroom_mib = INFINITY;
+      for (size_t l = 0; l < loads; ++l) {
+        e.points.push_back(std::move(figures[ci * loads + l]));
+        e.headroom_mib =
+            std::min(e.headroom_mib,
+                     decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
+      }
+      predicted.push_back(std::move(e));
+      groups_of.emplace_back();
+      pd_of.push_back(static_cast<int>(ci));
+    }
+  }
+
   // A prediction that is no result refuses its candidate: it is never ranked.
   std::vector<std::vector<size_t>> kept_groups;
+  std::vector<int> kept_pd;
   for (size_t i = 0; i < predicted.size(); ++i) {
     std::string why;
     for (const PointFigures& f : predicted[i].points)
@@ -426,8 +546,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     }
     out.evaluated.push_back(std::move(predicted[i]));
     kept_groups.push_back(std::move(groups_of[i]));
+    kept_pd.push_back(pd_of[i]);
   }
   groups_of = std::move(kept_groups);
+  pd_of = std::move(kept_pd);
   for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
 
   // Each candidate at its best load point.
@@ -437,6 +559,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
   out.probes = FindBestLoads(
       out.evaluated, out.sla, out.objective, options.screen, [&](size_t i, const LoadPoint& load) {
+        if (pd_of[i] >= 0)
+          return FiguresOf(
+              PredictPdAt(pd_plans[static_cast<size_t>(pd_of[i])], in, load, calibration), load,
+              out.evaluated[i].gpus);
         return ProbeAt(groups[groups_of[i].front()], out.evaluated[i], load, calibration);
       });
 
@@ -470,7 +596,10 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       if (options.screen && out.with_intervals > 0 &&
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
-      AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
+      if (pd_of[i] >= 0)
+        AddPdIntervalsAt(pd_plans[static_cast<size_t>(pd_of[i])], in, e, calibration, options);
+      else
+        AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
       progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
@@ -492,7 +621,7 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   if (!out.tensor_burst.empty())
     for (size_t i : ranked) {
       Evaluated& e = out.evaluated[i];
-      if (e.could_be_best && e.at)
+      if (e.could_be_best && e.at && pd_of[i] < 0)
         e.tensor_burst_share = BurstShareAt(groups[groups_of[i].front()], e, calibration);
     }
 

@@ -1,5 +1,8 @@
 #pragma once
 // `ppsearch search`: every candidate of a space through the planner's checks
+// (aggregated layouts and, for a decode workload, disaggregated deployments:
+// search/space.h EnumerateDisaggregated, each planned as `plan` plans a
+// disaggregated spec and predicted as `simulate` predicts it)
 // (rejections counted by reason), the rest predicted at every load point; a
 // prediction in which no request completes, or without a figure an SLA
 // limit or the objective needs, is refused as `no_prediction`. Each
@@ -51,6 +54,15 @@ struct SearchOptions {
   std::function<void(const char* phase, size_t done, size_t total)> progress;
 };
 
+// A disaggregated candidate's point: where its TTFT went and how loaded
+// each pool ran (predict::DisaggregatedPrediction).
+struct PdShares {
+  double transfer_share_of_ttft = 0;
+  double prefill_busy = 0;  // the prefill pool's GPU time at work
+  double decode_fill = 0;   // the decode pool's requests held / admitted at once
+  std::string bottleneck;   // "prefill", "decode" or "neither"
+};
+
 struct PointFigures {
   LoadPoint load;
   bool probed = false;  // found by bisection between two listed load points
@@ -82,6 +94,7 @@ struct PointFigures {
   // compared intervals): the model form's shared terms left out.
   std::optional<uncertainty::Interval> compared_input_tps, compared_ttft_p50;
   std::optional<uncertainty::Interval> compared_output_tps;
+  std::optional<PdShares> pd;  // a disaggregated candidate's
 };
 
 // The SLA limit that binds next at a candidate's best load point: the one

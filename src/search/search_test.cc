@@ -12,12 +12,16 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "plan/disaggregation.h"
 #include "plan/plan_testing.h"
+#include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
+#include "predict/disaggregated.h"
 #include "search/best_load.h"
 #include "search/measure.h"
 #include "search/render.h"
 #include "testkit/example_search.h"
+#include "uncertainty/model_error.h"
 #include "util/format.h"
 
 namespace ppsearch::search {
@@ -194,6 +198,7 @@ SearchOptions Small(int members) {
   o.bounds.dp = {1};
   o.bounds.chunked_prefill_size = {4096, 8192};
   o.bounds.concurrency = {8, 16};
+  o.bounds.disaggregated = "off";  // these spaces are the aggregated layouts'
   o.ensemble.members = members;
   return o;
 }
@@ -201,7 +206,7 @@ SearchOptions Small(int members) {
 // The estimate counts what Enumerate would list without listing it, and
 // the simulator's work as the example's 40 requests of 16,000 tokens.
 TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
-  const SearchOptions o = Small(0);
+  SearchOptions o = Small(0);
   const plan::EngineConfig engine = EngineOn80GiB(testkit::Example().spec);
   const SpaceEstimate e =
       EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, engine, 2);
@@ -226,6 +231,15 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
   chat.workload.output_tokens = 5;
   EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2).work_units,
             40.0 * (4 + 2 + 2 * 4) * 2 * 22);
+  // Disaggregated candidates count one prefill pass and one decode per
+  // request each (PP 1): the example's 4 hosts give 8 of them with --dp 1.
+  chat.workload.output_tokens = 1000;
+  o.bounds.disaggregated = "on";
+  const SpaceEstimate with_pd = EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2);
+  EXPECT_EQ(with_pd.candidates, 14 + 8);
+  EXPECT_EQ(with_pd.work_units, 40.0 * (4 + 2 + 2 * kDecodeUnitsPerRequest) * 2 * 22 +
+                                    8 * 2 * 40.0 * (4 + kDecodeUnitsPerRequest));
+  o.bounds.disaggregated = "off";
   // Six dimensions of 64 values each: counted, never listed (2^36 candidates).
   Bounds wide = o.bounds;
   wide.chunked_prefill_size.clear();
@@ -834,6 +848,189 @@ TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
   EXPECT_EQ(none->tensor_burst, "");
   for (const Evaluated& e : none->evaluated) EXPECT_FALSE(e.tensor_burst_share);
   EXPECT_THAT(RenderSearchText(*none, 10), Not(HasSubstr("tensor burst")));
+}
+
+// The chat example (DeepSeek-V3 on four 8-GPU H200 nodes, 2,000 tokens in
+// and 1,000 out).
+plan::SearchInputs ChatSearchInputs() {
+  plan::InputsOptions o;
+  o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml";
+  o.overrides = {"workload.requests=96"};
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(o);
+  EXPECT_TRUE(in.ok()) << in.error().message;
+  return *in;
+}
+
+TEST(SearchSpace, DisaggregatedCandidatesSplitTheNodesIntoAPrefillAndADecodePool) {
+  const plan::SearchInputs in = ChatSearchInputs();
+  Bounds b;
+  const std::vector<Candidate> all = EnumerateDisaggregated(b, in.spec, in.model);
+  // x prefill nodes and 4 - x decode nodes, each server 1 or more whole
+  // nodes, the decode servers with and without DP attention.
+  ASSERT_EQ(all.size(), 16u);
+  for (const Candidate& c : all) {
+    ASSERT_TRUE(c.pd);
+    EXPECT_EQ(c.pd->prefill_nodes + c.pd->decode_nodes, 4);
+    EXPECT_EQ(c.gpus(), 32);
+    EXPECT_EQ(c.pd->prefill.ep, c.pd->prefill.tp);  // MoE: EP = TP
+    EXPECT_EQ(c.pd->prefill.dp, 1);
+  }
+  EXPECT_THAT(Labels(all), ::testing::Contains("1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8"));
+  EXPECT_THAT(Labels(all), ::testing::Contains("2P1D 2xPP1/TP8/EP8 + PP1/TP16/EP16"));
+  b.dp = {1};
+  EXPECT_EQ(EnumerateDisaggregated(b, in.spec, in.model).size(), 8u);
+  b.disaggregated = "off";
+  EXPECT_TRUE(EnumerateDisaggregated(b, in.spec, in.model).empty());
+  // One-token answers leave a decode pool nothing to do: only when asked.
+  spec::Spec prefill_only = in.spec;
+  prefill_only.workload.output_tokens = 1;
+  EXPECT_TRUE(EnumerateDisaggregated(Bounds{}, prefill_only, in.model).empty());
+  Bounds on;
+  on.disaggregated = "on";
+  EXPECT_EQ(EnumerateDisaggregated(on, prefill_only, in.model).size(), 16u);
+  spec::Spec one_node = in.spec;
+  one_node.cluster.hosts.resize(1);
+  EXPECT_TRUE(EnumerateDisaggregated(on, one_node, in.model).empty());
+  Bounds bad;
+  bad.disaggregated = "maybe";
+  EXPECT_THAT(CheckBounds(bad).error().message, HasSubstr("--disaggregated: expected on or off"));
+}
+
+TEST(Search, DisaggregatedCandidatesArePredictedAsSimulatePredictsThemBesideTheAggregated) {
+  const plan::SearchInputs in = ChatSearchInputs();
+  SearchOptions o;
+  o.bounds.instances = {4};
+  o.bounds.pp = {1};
+  o.bounds.ep = {8};
+  o.bounds.dp = {1};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {16, 64};
+  o.ensemble.members = 0;
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Evaluated* pd = nullptr;
+  int aggregated = 0;
+  for (const Evaluated& e : r->evaluated) {
+    if (!e.candidate.pd) ++aggregated;
+    if (e.candidate.Label() == "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8") pd = &e;
+  }
+  EXPECT_EQ(aggregated, 1);
+  ASSERT_NE(pd, nullptr);
+  // Three-node servers split DeepSeek-V3's 256 experts 24 ways: refused.
+  EXPECT_EQ(r->rejected_by_reason.at("moe_split"), 2);
+  // The figures are the deployment's prediction, planned as `plan` plans it.
+  spec::Disaggregation d;
+  d.prefill = {"prefill", pd->candidate.pd->prefill, {0}, {}, {}};
+  d.decode = {"decode", pd->candidate.pd->decode, {1, 2, 3}, {}, {}};
+  const plan::DisaggregatedPlan plan = plan::PlanDisaggregated(in.spec, d, in.model, in.hardware);
+  predict::PointOptions po;
+  po.concurrency = 64;
+  po.seed = in.spec.workload.seed;
+  po.token_times = false;
+  const predict::DisaggregatedPrediction direct =
+      predict::PredictDisaggregated(plan, in.spec, in.model, in.hardware, cost::Calibration{}, po);
+  ASSERT_EQ(pd->points.size(), 2u);
+  const PointFigures& c64 = pd->points[1];
+  EXPECT_DOUBLE_EQ(c64.output_tps, direct.metrics.output_tps);
+  EXPECT_DOUBLE_EQ(c64.output_tps_per_gpu, direct.metrics.output_tps / 32);
+  EXPECT_DOUBLE_EQ(c64.ttft_p50_s, direct.metrics.ttft_s.p50);
+  ASSERT_TRUE(c64.pd);
+  EXPECT_EQ(c64.pd->bottleneck, direct.bottleneck);
+  EXPECT_DOUBLE_EQ(c64.pd->transfer_share_of_ttft, direct.transfer_share_of_ttft);
+  // Ranked among the others by the same objective, and shown as what it is.
+  EXPECT_GT(pd->score, 0);
+  const std::string text = RenderSearchText(*r, 50);
+  EXPECT_THAT(text, HasSubstr("1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8"));
+  EXPECT_THAT(text, HasSubstr("disaggregated: 8 prefill GPUs on 1 node(s), 24 decode GPUs on 3"));
+  const nlohmann::json j = SearchToJson(*r);
+  bool found = false;
+  for (const nlohmann::json& c : j["candidates"])
+    if (c["candidate"]["label"] == "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8") {
+      found = true;
+      EXPECT_EQ(c["candidate"]["disaggregated"]["ratio"], "1P3D");
+      EXPECT_EQ(c["candidate"]["disaggregated"]["decode"]["servers"], 3);
+      EXPECT_EQ(c["at"]["disaggregated"]["bottleneck"], direct.bottleneck);
+    }
+  EXPECT_TRUE(found);
+  for (const nlohmann::json& p : j["pareto"]) EXPECT_TRUE(p.contains("disaggregated"));
+
+  // With a model-form term its best load point gets the model form's
+  // intervals, and its score one: wider than they would be without the
+  // transfer's never-calibrated term, which the compared ones keep.
+  o.ensemble.members = 4;
+  o.screen = false;
+  cost::ModelFormScales scales;
+  scales.s0 = 0.03;
+  scales.uncalibrated = 0.2;
+  o.model_form = scales;
+  const Result<SearchResult> with = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(with.ok()) << with.error().message;
+  int checked = 0;
+  for (const Evaluated& e : with->evaluated) {
+    if (e.candidate.Label() != "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8") continue;
+    ++checked;
+    ASSERT_TRUE(e.at && e.at->output_tps_interval && e.at->compared_output_tps);
+    EXPECT_LT(e.at->output_tps_interval->low, e.at->output_tps);
+    EXPECT_GT(e.at->output_tps_interval->high, e.at->output_tps);
+    // Compared: the uncalibrated distance both kinds share is left out, the
+    // transfer's 0.2 is not.
+    EXPECT_NEAR(std::log(e.at->compared_output_tps->high / e.at->output_tps),
+                uncertainty::kZ90 * std::hypot(0.03, 0.2), 1e-9);
+    ASSERT_TRUE(e.score_interval);
+    EXPECT_LT(e.score_interval->low, e.score_interval->high);
+  }
+  EXPECT_EQ(checked, 1);
+}
+
+TEST(Search, ADisaggregatedCandidateToMeasureIsNamedAndTheAggregatedOnesSwept) {
+  SearchResult r;
+  r.load_points = {{16, 0}};
+  Evaluated pd, agg;
+  pd.candidate.pd = PdPools{};
+  pd.candidate.pd->prefill.instances = 1;
+  pd.candidate.pd->decode.instances = 3;
+  pd.could_be_best = true;
+  agg.candidate.layout.tp = 8;
+  agg.could_be_best = false;
+  r.evaluated = {pd, agg};
+  r.qualifying = 2;
+  const Measurement m = WorthMeasuring(r, "chat.toml", 96);
+  ASSERT_EQ(m.measured.size(), 1u);
+  EXPECT_EQ(m.measured[0].Label(), agg.candidate.Label());
+  ASSERT_EQ(m.disaggregated.size(), 1u);
+  EXPECT_THAT(m.header, HasSubstr("Also could be the best, disaggregated"));
+  EXPECT_THAT(m.header, HasSubstr("1P3D"));
+  EXPECT_FALSE(m.sweep.prefill);
+}
+
+TEST(Search, ADisaggregatedBestIsEmittedAsItsDeployment) {
+  SearchResult r;
+  r.load_points = {{16, 0}, {64, 0}};
+  Evaluated pd, agg;
+  pd.candidate.pd = PdPools{};
+  pd.candidate.pd->prefill.tp = pd.candidate.pd->prefill.ep = 8;
+  pd.candidate.pd->decode.tp = pd.candidate.pd->decode.ep = 8;
+  pd.candidate.pd->decode.instances = 3;
+  pd.candidate.pd->prefill_nodes = 1;
+  pd.candidate.pd->decode_nodes = 3;
+  pd.could_be_best = true;
+  PointFigures at;
+  at.load = {40, 0};
+  at.probed = true;
+  pd.at = at;
+  agg.candidate.layout.tp = 8;
+  agg.could_be_best = true;
+  r.evaluated = {pd, agg};
+  r.qualifying = 2;
+  const Measurement m = WorthMeasuring(r, "chat.toml", 96, {"n0", "n1", "n2", "n3"});
+  ASSERT_TRUE(m.sweep.prefill && m.sweep.decode);
+  EXPECT_EQ(m.sweep.prefill->hosts, (std::vector<std::string>{"n0"}));
+  EXPECT_EQ(m.sweep.decode->hosts, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(m.sweep.decode->layout.instances, 3);
+  EXPECT_EQ(m.sweep.concurrency, (std::vector<int>{16, 40, 64}));  // and its best load
+  ASSERT_EQ(m.measured.size(), 1u);
+  EXPECT_THAT(m.header, HasSubstr("its best candidate is disaggregated,\n# 1P3D"));
+  EXPECT_THAT(m.header, HasSubstr("Also could be the best: " + agg.candidate.Label()));
 }
 
 }  // namespace

@@ -56,9 +56,20 @@ std::string Knobs::Label() const {
   return out.empty() ? "spec's knobs" : out;
 }
 
+std::string PdPools::Ratio() const {
+  return fmt::format("{}P{}D", prefill.instances, decode.instances);
+}
+
 std::string Candidate::Label() const {
   const std::string set = knobs.Label();
-  return layout.Label() + (set == "spec's knobs" ? "" : " " + set);
+  const std::string what =
+      pd ? fmt::format("{} {} + {}", pd->Ratio(), pd->prefill.Label(), pd->decode.Label())
+         : layout.Label();
+  return what + (set == "spec's knobs" ? "" : " " + set);
+}
+
+int64_t Candidate::gpus() const {
+  return pd ? pd->prefill.gpus() + pd->decode.gpus() : layout.gpus();
 }
 
 std::string LoadPoint::Label() const {
@@ -80,6 +91,9 @@ Status CheckBounds(const Bounds& b) {
     if (!spec::IsMoeA2aBackend(name))
       return MakeError(fmt::format("--moe-a2a-backend: \"{}\" is not an SGLang backend ({})", name,
                                    spec::MoeA2aBackendNames()));
+  if (!b.disaggregated.empty() && b.disaggregated != "on" && b.disaggregated != "off")
+    return MakeError(
+        fmt::format("--disaggregated: expected on or off, got \"{}\"", b.disaggregated));
   for (int64_t c : b.chunked_prefill_size)
     if (c == 0)
       return MakeError("--chunked-prefill-size: 0 is not a chunk size (-1 disables chunking)");
@@ -133,6 +147,7 @@ Bounds WithFlags(Bounds section, const Bounds& flags) {
   over(section.moe_a2a_backend, flags.moe_a2a_backend);
   over(section.concurrency, flags.concurrency);
   over(section.request_rate, flags.request_rate);
+  over(section.disaggregated, flags.disaggregated);
   return section;
 }
 
@@ -212,6 +227,14 @@ SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
     e.work_units +=
         shapes * load_points * std::max(1, w.requests + w.warmup_requests) * per_chunk_list * pp;
   });
+  // A disaggregated candidate: each prompt once on a prefill server, each
+  // answer's decode on a decode server (PP 1).
+  const double pd = static_cast<double>(EnumerateDisaggregated(bounds, spec, model).size());
+  e.candidates += pd;
+  e.work_units +=
+      pd * load_points * std::max(1, w.requests + w.warmup_requests) *
+      (std::ceil(input / static_cast<double>(chunks.front() > 0 ? chunks.front() : input)) +
+       decode);
   e.predictions = e.candidates * load_points;
   e.seconds = (e.predictions * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) /
               std::max(1, threads);
@@ -258,6 +281,43 @@ std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
               out.push_back(cand);
             }
   });
+  return out;
+}
+
+bool WantsDisaggregated(const Bounds& bounds, const spec::Spec& spec) {
+  if (bounds.disaggregated == "off") return false;
+  if (spec.cluster.hosts.size() < 2) return false;
+  return bounds.disaggregated == "on" || spec.workload.output_tokens > 1;
+}
+
+std::vector<Candidate> EnumerateDisaggregated(const Bounds& bounds, const spec::Spec& spec,
+                                              const model::ModelDesc& model) {
+  std::vector<Candidate> out;
+  if (!WantsDisaggregated(bounds, spec)) return out;
+  const int hosts = static_cast<int>(spec.cluster.hosts.size());
+  const int per_node = spec.cluster.gpus_per_node;
+  auto server = [&](int pool_nodes, int server_nodes, int dp) {
+    spec::LayoutSpec l;
+    l.tp = server_nodes * per_node;
+    l.ep = model.is_moe() ? l.tp : 1;
+    l.dp = dp;
+    l.instances = pool_nodes / server_nodes;
+    l.origin.file = "search";
+    return l;
+  };
+  for (int p = 1; p < hosts; ++p) {
+    const int d = hosts - p;
+    for (int ps : Divisors(p, p))
+      for (int ds : Divisors(d, d)) {
+        const int tp = ds * per_node;
+        for (int dp : Within(bounds.dp, std::vector<int>{1, tp})) {
+          if (tp % dp != 0) continue;
+          Candidate c;
+          c.pd = PdPools{server(p, ps, 1), server(d, ds, dp), p, d};
+          out.push_back(c);
+        }
+      }
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 // max-running-requests) and the load points. Pure: bounds in, candidates out.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -49,10 +50,25 @@ struct LoadPoint {
   }
 };
 
+// A disaggregated candidate's pools (SGLang's prefill-decode
+// disaggregation): `prefill.instances` prefill servers on the first
+// `prefill_nodes` hosts, `decode.instances` decode servers on the others.
+struct PdPools {
+  spec::LayoutSpec prefill;
+  spec::LayoutSpec decode;
+  int prefill_nodes = 0;
+  int decode_nodes = 0;
+  // "1P3D": prefill servers, decode servers.
+  std::string Ratio() const;
+};
+
 struct Candidate {
-  spec::LayoutSpec layout;
+  spec::LayoutSpec layout;  // aggregated; a disaggregated candidate's is unused
   Knobs knobs;
-  std::string Label() const;  // "PP8/TP4/EP4 chunk 8192"
+  std::optional<PdPools> pd;  // set: a disaggregated deployment
+  // "PP8/TP4/EP4 chunk 8192"; "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8".
+  std::string Label() const;
+  int64_t gpus() const;
 };
 
 // Bounds on each dimension; an empty list takes the default.
@@ -69,6 +85,10 @@ struct Bounds {
   // deployment's choice: it needs its library and, for DeepEP, EP = TP)
   std::vector<std::string> moe_a2a_backend;
   std::vector<int> concurrency;  // default: 1, 2, 4, ..., 64
+  // Disaggregated candidates (EnumerateDisaggregated): "on", "off", or ""
+  // (default): on for a decode workload (more than one output token) on
+  // two hosts or more.
+  std::string disaggregated;
   // Open-loop load points, requests/s; with them `concurrency` holds at most
   // one value, the cap on requests in flight (none: no cap).
   std::vector<double> request_rate;
@@ -97,6 +117,18 @@ std::vector<int> DefaultConcurrency();
 // SGLang's default for the GPU), half and twice it.
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,
                                  const model::ModelDesc& model, const plan::EngineConfig& engine);
+
+// Whether `bounds` and the spec ask for disaggregated candidates.
+bool WantsDisaggregated(const Bounds& bounds, const spec::Spec& spec);
+
+// Every disaggregated deployment of the cluster's whole nodes: x nodes of
+// prefill servers and the rest of decode servers, for every x, each
+// server one or more whole nodes (PP 1, TP its GPUs, EP = TP for a MoE
+// model, as SGLang's PD recipes run them), the decode servers with and
+// without DP attention (dp = TP, or within `bounds.dp`), the prefill
+// servers without. Empty unless WantsDisaggregated.
+std::vector<Candidate> EnumerateDisaggregated(const Bounds& bounds, const spec::Spec& spec,
+                                              const model::ModelDesc& model);
 
 // The instance counts of a search within `bounds`: by default every count
 // that splits the cluster's hosts into equal runs of whole nodes.

@@ -80,14 +80,27 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
     sweep_table = TableAt(root, {"sweep"});
   }
   for (const char* list : {"pp", "tp", "ep", "dp", "instances"}) sweep_table->erase(list);
-  toml::array layouts;
-  for (const LayoutSpec& l : sweep.layouts) {
+  auto layout_table = [](const LayoutSpec& l) {
     toml::table t{{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
     if (l.dp > 1) t.insert("dp", l.dp);
     if (l.instances > 1) t.insert("instances", l.instances);
-    layouts.push_back(std::move(t));
+    return t;
+  };
+  if (sweep.prefill && sweep.decode) {
+    sweep_table->erase("layouts");
+    for (const auto& [name, pool] :
+         {std::pair{"prefill", &*sweep.prefill}, std::pair{"decode", &*sweep.decode}}) {
+      toml::table t = layout_table(pool->layout);
+      toml::array hosts;
+      for (const std::string& h : pool->hosts) hosts.push_back(h);
+      t.insert("hosts", std::move(hosts));
+      sweep_table->insert_or_assign(name, std::move(t));
+    }
+  } else {
+    toml::array layouts;
+    for (const LayoutSpec& l : sweep.layouts) layouts.push_back(layout_table(l));
+    sweep_table->insert_or_assign("layouts", std::move(layouts));
   }
-  sweep_table->insert_or_assign("layouts", std::move(layouts));
   if (!sweep.concurrency.empty()) {
     toml::array levels;
     for (int c : sweep.concurrency) levels.push_back(c);

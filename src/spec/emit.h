@@ -24,6 +24,14 @@ struct DerivedSweep {
   // [engine.args] flags to set (name without leading dashes): a number
   // (chunked-prefill-size) or a word (moe-a2a-backend).
   std::vector<std::pair<std::string, std::variant<int64_t, std::string>>> engine_args;
+  // Both set: a disaggregated deployment in place of `layouts`
+  // ([sweep.prefill] and [sweep.decode], spec/disaggregation.h; [sweep]'s
+  // layouts go): each pool's hosts by name and its server's layout.
+  struct Pool {
+    std::vector<std::string> hosts;
+    LayoutSpec layout;
+  };
+  std::optional<Pool> prefill, decode;
 };
 
 // `text` is the spec file at `path` (read by the caller). Relative paths in

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spec/disaggregation.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {
@@ -86,6 +87,34 @@ TEST(DeriveSpecText, WordFlagsAndRatesReadBackAsWritten) {
   EXPECT_EQ(s->workload.request_rate, 0.3);
   EXPECT_EQ(s->engine.ArgString("moe-a2a-backend"), "deepep");
   EXPECT_EQ(s->engine.ArgInt("chunked-prefill-size"), 8192);  // the source's, kept
+}
+
+TEST(DeriveSpecText, ADisaggregatedDeploymentBecomesItsTwoPools) {
+  const std::string source = std::string(kSource).replace(
+      std::string(kSource).find("hosts = [\"a\"]"), 13, "hosts = [\"a\", \"b\", \"c\"]");
+  DerivedSweep sweep;
+  LayoutSpec p, d;
+  p.tp = p.ep = 8;
+  d.tp = d.ep = d.dp = 8;
+  d.instances = 2;
+  sweep.prefill = DerivedSweep::Pool{{"a"}, p};
+  sweep.decode = DerivedSweep::Pool{{"b", "c"}, d};
+  sweep.concurrency = {16, 64};
+  Result<std::string> text = DeriveSpecText(source, "/specs/dir/s.toml", {}, sweep, "");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  Result<std::optional<Disaggregation>> pd = ParseDisaggregation(*text, "/elsewhere/pd.toml", {});
+  ASSERT_TRUE(pd.ok()) << pd.error().message << "\n" << *text;
+  ASSERT_TRUE(pd->has_value()) << *text;
+  EXPECT_EQ((*pd)->prefill.layout.Label(), "PP1/TP8/EP8");
+  EXPECT_EQ((*pd)->prefill.hosts, (std::vector<int>{0}));
+  EXPECT_EQ((*pd)->decode.layout.Label(), "2xPP1/TP8/EP8/DP8");
+  EXPECT_EQ((*pd)->decode.hosts, (std::vector<int>{1, 2}));
+  // The source's layout lists are gone; its sweep keeps the load points.
+  Result<Spec> s = ParseSpec(*text, "/elsewhere/pd.toml");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE(IsDisaggregated(*s));
+  EXPECT_EQ(s->sweep.concurrency, (std::vector<int>{16, 64}));
+  EXPECT_EQ(text->find("pp = [1, 2]"), std::string::npos) << *text;
 }
 
 TEST(DeriveSpecText, NotTomlIsAnError) {
