@@ -120,11 +120,15 @@ TEST_F(DisaggregationE2e, SimulateRefusesAnInvalidDeploymentWithExit2) {
 // which plan, validate and simulate then take.
 TEST_F(DisaggregationE2e, SearchEmitsItsBestDisaggregatedDeploymentForSimulate) {
   const std::string out = (dir_ / "best.toml").string();
+  const std::string html = (dir_ / "search.html").string();
   CommandResult r =
       Run("search examples/deepseek-v3-chat-search.toml --ep 5 --concurrency 16 --samples 0 "
           "--set workload.requests=64 --emit-spec " +
-          out);
+          out + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The page's front chart has a series of its own for them.
+  EXPECT_NE(ppsearch::testing::ReadText(html).find("<text x=\"18\" y=\"10\">disaggregated</text>"),
+            std::string::npos);
   EXPECT_NE(r.out.find("1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the disaggregated deployment"), std::string::npos) << r.err;
   CommandResult v = Run("validate " + out);

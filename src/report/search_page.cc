@@ -30,11 +30,14 @@ std::string FrontChart(const search::SearchResult& r) {
   std::map<int, int> series_of_pp;
   for (int k = 0; k < r.qualifying; ++k) {
     const search::Evaluated& e = r.evaluated[static_cast<size_t>(k)];
-    const int pp = e.candidate.layout.pp;
+    // A series per PP depth; disaggregated deployments (PP 1 pools) one of
+    // their own.
+    const int pp = e.candidate.pd ? 0 : e.candidate.layout.pp;
     if (!series_of_pp.count(pp)) {
       const int index = static_cast<int>(series_of_pp.size());
       series_of_pp[pp] = index;
-      c.series.push_back({fmt::format("PP{}", pp), PaletteColor(static_cast<size_t>(index))});
+      c.series.push_back({pp == 0 ? std::string("disaggregated") : fmt::format("PP{}", pp),
+                          PaletteColor(static_cast<size_t>(index))});
     }
     for (const std::vector<search::PointFigures>* list : {&e.points, &e.probed})
       for (size_t l = 0; l < list->size(); ++l) {

@@ -237,8 +237,10 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
   o.bounds.disaggregated = "on";
   const SpaceEstimate with_pd = EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2);
   EXPECT_EQ(with_pd.candidates, 14 + 8);
+  // Predicted with the spec's engine: its chunk, not the bounds'.
+  ASSERT_EQ(engine.chunked_prefill_size, 8192);
   EXPECT_EQ(with_pd.work_units, 40.0 * (4 + 2 + 2 * kDecodeUnitsPerRequest) * 2 * 22 +
-                                    8 * 2 * 40.0 * (4 + kDecodeUnitsPerRequest));
+                                    8 * 2 * 40.0 * (2 + kDecodeUnitsPerRequest));
   o.bounds.disaggregated = "off";
   // Six dimensions of 64 values each: counted, never listed (2^36 candidates).
   Bounds wide = o.bounds;
@@ -952,6 +954,7 @@ TEST(Search, DisaggregatedCandidatesArePredictedAsSimulatePredictsThemBesideTheA
       EXPECT_EQ(c["at"]["disaggregated"]["bottleneck"], direct.bottleneck);
     }
   EXPECT_TRUE(found);
+  ASSERT_FALSE(j["pareto"].empty());
   for (const nlohmann::json& p : j["pareto"]) EXPECT_TRUE(p.contains("disaggregated"));
 
   // With a model-form term its best load point gets the model form's

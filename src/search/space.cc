@@ -227,14 +227,15 @@ SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
     e.work_units +=
         shapes * load_points * std::max(1, w.requests + w.warmup_requests) * per_chunk_list * pp;
   });
-  // A disaggregated candidate: each prompt once on a prefill server, each
-  // answer's decode on a decode server (PP 1).
+  // A disaggregated candidate (the spec's engine, PP 1): each prompt once
+  // on a prefill server, each answer's decode on a decode server.
   const double pd = static_cast<double>(EnumerateDisaggregated(bounds, spec, model).size());
   e.candidates += pd;
-  e.work_units +=
-      pd * load_points * std::max(1, w.requests + w.warmup_requests) *
-      (std::ceil(input / static_cast<double>(chunks.front() > 0 ? chunks.front() : input)) +
-       decode);
+  e.work_units += pd * load_points * std::max(1, w.requests + w.warmup_requests) *
+                  (std::ceil(input / static_cast<double>(engine.chunked_prefill_size > 0
+                                                             ? engine.chunked_prefill_size
+                                                             : input)) +
+                   decode);
   e.predictions = e.candidates * load_points;
   e.seconds = (e.predictions * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) /
               std::max(1, threads);
@@ -310,8 +311,7 @@ std::vector<Candidate> EnumerateDisaggregated(const Bounds& bounds, const spec::
     for (int ps : Divisors(p, p))
       for (int ds : Divisors(d, d)) {
         const int tp = ds * per_node;
-        for (int dp : Within(bounds.dp, std::vector<int>{1, tp})) {
-          if (tp % dp != 0) continue;
+        for (int dp : Within(bounds.dp, tp > 1 ? std::vector<int>{1, tp} : std::vector<int>{1})) {
           Candidate c;
           c.pd = PdPools{server(p, ps, 1), server(d, ds, dp), p, d};
           out.push_back(c);

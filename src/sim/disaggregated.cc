@@ -40,6 +40,8 @@ class PdDeployment {
     for (const auto& s : prefill_) servers_.push_back(s.get());
     for (const auto& s : decode_) servers_.push_back(s.get());
     link_free_ns_.assign(static_cast<size_t>(p), 0);
+    lookahead_ns_ = config.transfer.handshake_ns + config.transfer.latency_ns +
+                    LeastPrefillNs(config.prefill, prefill_cost, planned);
     requests_.resize(planned.size());
     out_->records.resize(planned.size());
     out_->phases.resize(planned.size());
@@ -72,15 +74,24 @@ class PdDeployment {
         continue;
       }
       // Every event is taken in time order, and so every finish (a decode
-      // stretch ends before one). A decode server's stretch may run past the
-      // other decode servers' next events: they touch it only through a
-      // finish, whose client sends again and whose preallocation reads the
-      // server's KV then (the stretch's later KV, larger by its steps: a
-      // preallocation more cautious by a few tokens per running request),
-      // and a KV transfer into it comes from a prefill server's event, past
-      // which no stretch runs.
-      const int64_t limit =
-          next->decode ? std::min(client_ns, prefill_ns) : std::min(client_ns, other_ns);
+      // stretch ends before one). A decode server's stretch may run past
+      // the other decode servers' next events by the lookahead: another
+      // server's finish reaches it only through a client's new request,
+      // which must be handshaken, prefilled and transferred first. Its
+      // preallocation may read this server's KV up to the lookahead late
+      // (larger by those steps' tokens: a more cautious preallocation). No
+      // stretch runs past a client's send or a prefill server's next event,
+      // from which a transfer into it comes.
+      int64_t limit = std::min(client_ns, other_ns);
+      if (next->decode) {
+        int64_t decode_ns = INT64_MAX;
+        for (const auto& s : decode_)
+          if (s.get() != next)
+            if (const auto t = s->engine->NextEventNs()) decode_ns = std::min(decode_ns, *t);
+        const int64_t reach =
+            decode_ns > INT64_MAX - lookahead_ns_ ? INT64_MAX : decode_ns + lookahead_ns_;
+        limit = std::min({client_ns, prefill_ns, reach});
+      }
       next->engine->Step(limit);
     }
     Finish();
@@ -200,6 +211,24 @@ class PdDeployment {
     }
   }
 
+  // A lower bound on any prompt's time from its send to a prefill server
+  // until its first token: the shortest prompt's ingest and its first
+  // chunk alone on the first stage (a batch with more in it costs no less).
+  // 0 with DP attention on the prefill servers, whose batches are per rank.
+  static int64_t LeastPrefillNs(const SchedulerConfig& prefill, const CostModel& cost,
+                                const std::vector<workload::PlannedRequest>& planned) {
+    if (planned.empty() || prefill.dp_size > 1) return 0;
+    int64_t shortest = INT64_MAX;
+    for (const workload::PlannedRequest& p : planned) shortest = std::min(shortest, p.input_tokens);
+    const int64_t chunk = prefill.chunked_prefill_size > 0
+                              ? std::min(shortest, prefill.chunked_prefill_size)
+                              : shortest;
+    MicroBatch first;
+    first.is_prefill = true;
+    first.entries.push_back({0, chunk, 0, chunk == shortest});
+    return cost.IngestNs(shortest) + cost.StageCost(0, first).total_ns();
+  }
+
   static void Bind(Server& s, int ticket, int request) {
     if (static_cast<int>(s.requests.size()) <= ticket)
       s.requests.resize(static_cast<size_t>(ticket) + 1, -1);
@@ -253,10 +282,17 @@ class PdDeployment {
     Request& q = requests_[static_cast<size_t>(i)];
     Rank& r = decode_[static_cast<size_t>(q.decode)]->ranks[static_cast<size_t>(q.rank)];
     --r.active;
+    if (!ok) {
+      // Refused before it joined a batch: its preallocated KV goes back.
+      r.held_tokens -= planned_[static_cast<size_t>(i)].input_tokens;
+      Fail(i, t, "request does not fit the decode server's KV cache pool");
+      TryPrealloc(q.decode, q.rank, t);
+      return;
+    }
     --decode_[static_cast<size_t>(q.decode)]->in_flight;
     workload::RequestRecord& rec = out_->records[static_cast<size_t>(i)];
     rec.end_ns = t;
-    rec.http_status = ok ? 200 : 400;
+    rec.http_status = 200;
     q.done = true;
     Next(t);
     TryPrealloc(q.decode, q.rank, t);
@@ -340,7 +376,10 @@ class PdDeployment {
   std::vector<Server*> servers_;  // both pools, prefill first
   std::vector<Request> requests_;
   std::vector<int64_t> link_free_ns_;  // per prefill server
-  EventQueue<int> sends_;              // the clients' sends
+  // The least time from a decode server's finish to a transfer into
+  // another decode server (handshake, prefill, the transfer's notice).
+  int64_t lookahead_ns_ = 0;
+  EventQueue<int> sends_;  // the clients' sends
   int next_to_send_ = 0;
   int prefill_turn_ = 0, decode_turn_ = 0;
   int64_t last_end_ns_ = 0;
