@@ -55,10 +55,21 @@ class PdDeployment {
       const int64_t client_ns = sends_.empty() ? INT64_MAX : sends_.Top().time_ns;
       Server* next = nullptr;
       int64_t next_ns = INT64_MAX, other_ns = INT64_MAX, prefill_ns = INT64_MAX;
+      // The two earliest decode servers' next events: when the earliest of
+      // all is a decode server, the other decode servers' earliest is the
+      // second.
+      int64_t decode_first = INT64_MAX, decode_second = INT64_MAX;
       for (Server* s : servers_) {
         const auto t = s->engine->NextEventNs();
         if (!t) continue;
-        if (!s->decode) prefill_ns = std::min(prefill_ns, *t);
+        if (!s->decode) {
+          prefill_ns = std::min(prefill_ns, *t);
+        } else if (*t < decode_first) {
+          decode_second = decode_first;
+          decode_first = *t;
+        } else {
+          decode_second = std::min(decode_second, *t);
+        }
         if (*t < next_ns) {
           other_ns = next_ns;
           next_ns = *t;
@@ -84,12 +95,8 @@ class PdDeployment {
       // from which a transfer into it comes.
       int64_t limit = std::min(client_ns, other_ns);
       if (next->decode) {
-        int64_t decode_ns = INT64_MAX;
-        for (const auto& s : decode_)
-          if (s.get() != next)
-            if (const auto t = s->engine->NextEventNs()) decode_ns = std::min(decode_ns, *t);
         const int64_t reach =
-            decode_ns > INT64_MAX - lookahead_ns_ ? INT64_MAX : decode_ns + lookahead_ns_;
+            decode_second > INT64_MAX - lookahead_ns_ ? INT64_MAX : decode_second + lookahead_ns_;
         limit = std::min({client_ns, prefill_ns, reach});
       }
       next->engine->Step(limit);
