@@ -21,7 +21,8 @@ if [ "${1:-}" = "--tests" ]; then
   # report.html is opened in headless Chromium (the browser e2e test, the page benchmark);
   # the slurm e2e test starts a Slurm cluster on this machine (munged, slurmctld, slurmd);
   # the ssh e2e test's privileged steps need sudo (a user who needs a password for it)
-  PACKAGES+=(chromium slurmctld slurmd slurm-client munge sudo)
+  # the probe's tests run its script on Debian's CPU PyTorch
+  PACKAGES+=(chromium slurmctld slurmd slurm-client munge sudo python3-torch)
 fi
 
 missing=()

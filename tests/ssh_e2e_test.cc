@@ -364,6 +364,38 @@ TEST_F(SshE2e, WholeSearchOverSshLeavesTheSameEvidence) {
   EXPECT_TRUE(ServeSimsLeft(5).empty()) << "serve-sim processes outlived the run";
 }
 
+// `ppsearch probe` over ssh: each node's phase runs the script through the
+// launcher (its standard input carried by ssh), then both nodes at once
+// meet at the first node's address for the cross-node ping-pong (gloo over
+// 127.0.0.1, the nodes' CPU PyTorch).
+TEST_F(SshE2e, ProbeMeasuresEachNodeAndTheLinkBetweenThem) {
+  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0)
+    FAIL() << "/usr/bin/python3 cannot import torch: run scripts/setup.sh --tests";
+  SpecParts p;
+  p.hosts =
+      "[\n  {name = \"n0\", address = \"127.0.0.1\"},\n  {name = \"n1\", address = "
+      "\"127.0.0.2\"},\n]";
+  p.pp = "[1]";
+  const std::string spec = WriteSpec(p);
+  const std::string out = (dir_ / "measured.toml").string();
+  CommandResult r = Run("probe " + spec +
+                        " --python /usr/bin/python3 --quick --tokens 32 --shapes 2 "
+                        "--seconds 0.05 -o " +
+                        out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("probe: n0 (1 of 2)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("probe: n1 (2 of 2)"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("between nodes: "), std::string::npos) << r.out;
+  const std::string text = ReadText(out);
+  EXPECT_NE(text.find("on n0, n1"), std::string::npos) << text;
+  EXPECT_NE(text.find("nic_gbps_per_gpu = "), std::string::npos) << text;
+  EXPECT_NE(text.find("inter_latency_us = "), std::string::npos);
+  // The plan reads the overlay (K3 fits no layout of two nodes; the header
+  // names the profile all the same).
+  r = Run("plan " + spec + " --set cluster.hardware=measured.toml");
+  EXPECT_NE(r.out.find("NVIDIA RTX 6000D (measured)"), std::string::npos) << r.out << r.err;
+}
+
 TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
   const std::string pwned = "/tmp/" + unique_ + "-pwned";
   const std::string value = "a b;touch " + pwned + ";$(id)'\"`x`";

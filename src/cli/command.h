@@ -58,6 +58,7 @@ Runner AddReportCommand(CLI::App& app);
 Runner AddCompareCommand(CLI::App& app);
 Runner AddServeSimCommand(CLI::App& app);
 Runner AddBenchCommand(CLI::App& app);
+Runner AddProbeCommand(CLI::App& app);
 Runner AddSmiSimCommand(CLI::App& app);
 Runner AddRedactLogCommand(CLI::App& app);
 

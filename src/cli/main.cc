@@ -31,6 +31,7 @@ constexpr CommandEntry kCommands[] = {
     {"adaptive-eval", ppsearch::cli::AddAdaptiveEvalCommand, true},
     {"calibrate", ppsearch::cli::AddCalibrateCommand, true},
     {"backtest", ppsearch::cli::AddBacktestCommand, true},
+    {"probe", ppsearch::cli::AddProbeCommand, true},
     {"nsys", ppsearch::cli::AddNsysCommand, true},
     {"report", ppsearch::cli::AddReportCommand, true},
     {"compare", ppsearch::cli::AddCompareCommand, true},

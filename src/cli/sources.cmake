@@ -9,6 +9,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cli/cmd_model.cc
   src/cli/cmd_nsys.cc
   src/cli/cmd_plan.cc
+  src/cli/cmd_probe.cc
   src/cli/cmd_redact_log.cc
   src/cli/cmd_search.cc
   src/cli/cmd_report.cc

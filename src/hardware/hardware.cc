@@ -42,7 +42,8 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "inter_latency_us",
                                                "intra_allreduce",
                                                "intra_alltoall",
-                                               "tensor_burst"};
+                                               "tensor_burst",
+                                               "base"};
 const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
 const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms"};
 
@@ -164,7 +165,8 @@ class TableReader {
 
   SourceLoc Locate(const toml::source_region& region, std::string key) const {
     SourceLoc loc;
-    loc.file = path_;
+    // A key an overlay's base gave is located in the base's file.
+    loc.file = region.path && !region.path->empty() ? *region.path : path_;
     loc.line = static_cast<int>(region.begin.line);
     loc.col = static_cast<int>(region.begin.column);
     loc.key = std::move(key);
@@ -306,19 +308,6 @@ Status SelectAttentionBackend(HardwareProfile& hw, const std::string& backend) {
 
 namespace {
 
-Result<HardwareProfile> LoadFile(const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    const auto& begin = e.source().begin;
-    return MakeError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
-                     ": " + std::string(e.description()));
-  }
-  return ReadProfile(path, root);
-}
-
 std::vector<std::string> ProfilesIn(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -338,6 +327,60 @@ Error UnknownProfile(const std::string& name) {
   message += available.empty() ? "; no profiles in " + HardwareDir()
                                : "; available in " + HardwareDir() + ": " + Join(available);
   return MakeError(message + "; or give a path to a .toml file");
+}
+
+// A profile file's table with its `base` applied: the base profile's keys
+// (a shipped name, or a .toml path relative to this file), each replaced
+// whole by the same key here ([[intra_*]] arrays and tables included). An
+// overlay's own base is applied first, up to kMaxBaseDepth deep.
+constexpr int kMaxBaseDepth = 4;
+
+Result<std::string> BasePath(const std::string& path, const toml::node& base) {
+  const auto* name = base.as_string();
+  const toml::source_region& at = base.source();
+  const std::string where = path + ":" + std::to_string(at.begin.line) + ":" +
+                            std::to_string(at.begin.column) + ": key 'base'";
+  if (name == nullptr || name->get().empty())
+    return MakeError(where + ": expected a profile name or a .toml path, got " + ShowValue(base));
+  const std::string& value = name->get();
+  if (!EndsWith(value, kTomlSuffix)) {
+    std::string shipped = HardwareDir() + "/" + value + std::string(kTomlSuffix);
+    if (value.find('/') != std::string::npos || !std::filesystem::is_regular_file(shipped))
+      return MakeError(where + ": " + UnknownProfile(value).message);
+    return shipped;
+  }
+  std::filesystem::path p(value);
+  if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
+  return p.lexically_normal().string();
+}
+
+Result<toml::table> ReadTable(const std::string& path, int depth) {
+  PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    return MakeError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
+                     ": " + std::string(e.description()));
+  }
+  const toml::node* base = root.get("base");
+  if (base == nullptr) return root;
+  if (depth >= kMaxBaseDepth)
+    return MakeError(path + ": key 'base': more than " + std::to_string(kMaxBaseDepth) +
+                     " profiles deep (a profile that is its own base?)");
+  PPS_ASSIGN_OR_RETURN(std::string base_path, BasePath(path, *base));
+  PPS_ASSIGN_OR_RETURN(toml::table merged, ReadTable(base_path, depth + 1));
+  for (const auto& [key, node] : root) {
+    if (key.str() == "base") continue;
+    merged.insert_or_assign(key, node);
+  }
+  return merged;
+}
+
+Result<HardwareProfile> LoadFile(const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(toml::table root, ReadTable(path, 0));
+  return ReadProfile(path, root);
 }
 
 // Exact match, else the nearest larger group, else the largest.

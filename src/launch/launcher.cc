@@ -19,9 +19,15 @@ std::string Launcher::StepInput(SudoStep step) const {
 
 Result<Captured> Launcher::RunStep(SudoStep step, int node, const std::vector<std::string>& argv,
                                    double timeout_s) {
-  if (!sudo_.Runs(step)) return RunOnHost(node, argv, timeout_s);
-  PPS_ASSIGN_OR_RETURN(Captured c,
-                       RunOnHostWithInput(node, sudo_.Wrap(argv), timeout_s, sudo_.input()));
+  return RunStepWithInput(step, node, argv, timeout_s, "");
+}
+
+Result<Captured> Launcher::RunStepWithInput(SudoStep step, int node,
+                                            const std::vector<std::string>& argv, double timeout_s,
+                                            const std::string& input) {
+  if (!sudo_.Runs(step)) return RunOnHostWithInput(node, argv, timeout_s, input);
+  PPS_ASSIGN_OR_RETURN(
+      Captured c, RunOnHostWithInput(node, sudo_.Wrap(argv), timeout_s, sudo_.input() + input));
   if (!c.exit.ok())
     if (std::optional<std::string> refused = sudo_.Refusal(c.err))
       return MakeError(*refused + " for the " + SudoStepName(step) + " step on node " +

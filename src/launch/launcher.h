@@ -81,6 +81,10 @@ class Launcher {
   // RunOnHost. A refusal by sudo is an error saying so.
   Result<Captured> RunStep(SudoStep step, int node, const std::vector<std::string>& argv,
                            double timeout_s);
+  // RunStep with `input` on the command's standard input, after the sudo
+  // password where the step runs through sudo (sudo -S reads one line).
+  Result<Captured> RunStepWithInput(SudoStep step, int node, const std::vector<std::string>& argv,
+                                    double timeout_s, const std::string& input);
   // Stops a server recorded by an earlier process: SIGTERM to its tree, then
   // SIGKILL after `grace_s`. Ok when it is not running (any more).
   virtual Status StopRecorded(const ServerRecord& record, double grace_s) = 0;

@@ -87,6 +87,8 @@ ExitInfo FromStatus(int status) {
   ::_exit(127);
 }
 
+void CloseInput(int fds[2]);
+
 // A pipe that will feed `input` to a child's stdin; {-1, -1} for no input.
 Status OpenInput(const std::string& input, int fds[2]) {
   fds[0] = fds[1] = -1;
@@ -96,6 +98,17 @@ Status OpenInput(const std::string& input, int fds[2]) {
                      " bytes is more than the " + std::to_string(kMaxInputBytes) + " allowed");
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return MakeError(std::string("pipe failed: ") + strerror(errno));
+  // The whole input must fit the pipe (64 KiB by default on Linux; a lower
+  // pipe-max-size or a user over the pipe quota gets less).
+  const int capacity = ::fcntl(fds[1], F_GETPIPE_SZ);
+  if (capacity < 0 || static_cast<size_t>(capacity) < input.size()) {
+    if (::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(input.size())) < 0) {
+      const std::string why = strerror(errno);
+      CloseInput(fds);
+      return MakeError("standard input of " + std::to_string(input.size()) +
+                       " bytes does not fit a pipe here: " + why);
+    }
+  }
   return Status::Ok();
 }
 

@@ -50,7 +50,8 @@ struct SpawnSpec {
   std::string output_root;
 };
 
-inline constexpr size_t kMaxInputBytes = 4096;
+// Within Linux's default pipe capacity (64 KiB); the probe's script is the largest.
+inline constexpr size_t kMaxInputBytes = 60 * 1024;
 
 // Starts `spec`. The output file is readable by its owner only (0600, an
 // existing one made so): a server's output may hold what the run keeps

@@ -181,6 +181,29 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   return c;
 }
 
+NodeCommand ToolCommand(const spec::Spec& spec, int node, const std::string& name,
+                        const std::vector<std::string>& argv) {
+  const spec::EngineSpec& e = spec.engine;
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"{host}", spec.cluster.hosts[node].name}, {"{spec_dir}", spec.base_dir}};
+  NodeCommand c;
+  for (const auto& [k, v] : e.env) c.env.emplace_back(k, Fill(v, vars));
+  if (e.image.empty()) {
+    c.argv = argv;
+    return c;
+  }
+  c.argv = ContainerWords(e, c.env, name, "");
+  // docker and podman close a container's standard input unless told (-i).
+  if (e.container == "docker" || e.container == "podman") c.argv.insert(c.argv.begin() + 2, "-i");
+  c.step = launch::SudoStep::kContainer;
+  c.argv.insert(c.argv.end(), argv.begin(), argv.end());
+  if (e.container == "apptainer")
+    for (auto& [k, v] : c.env) k = "APPTAINERENV_" + k;
+  if (e.container == "docker" || e.container == "podman")
+    c.cleanup = {e.container, "rm", "-f", name};
+  return c;
+}
+
 bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& s,
                                     uint64_t seed) {
   const auto& w = spec.workload;

@@ -36,6 +36,13 @@ struct NodeCommand {
 // --dist-init-addr is the instance's first node.
 NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node);
 
+// One of ppsearch's own tools run on `node` where the server would run:
+// `argv` inside the spec's container image (its standard input kept open)
+// when it names one, with [engine.env] ({host} and {spec_dir} filled in).
+// `name` names the container.
+NodeCommand ToolCommand(const spec::Spec& spec, int node, const std::string& name,
+                        const std::vector<std::string>& argv);
+
 // `[engine.args]` as SGLang flags for `version` ("" = as written): flags
 // renamed in 0.5.14 (cuda-graph-max-bs -> cuda-graph-max-bs-decode,
 // disable-cuda-graph -> cuda-graph-backend-{decode,prefill} disabled).

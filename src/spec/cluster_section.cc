@@ -308,8 +308,11 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
     return KeyError(section.KeyLoc("hardware"), "expected a profile name or a path");
   }
   // A bare name ("rtx-6000d") picks a shipped profile; anything with a slash
-  // is a file the user wrote, found relative to the spec like other paths.
-  if (out->hardware.find('/') != std::string::npos) {
+  // or ending in .toml (what `ppsearch probe -o` writes) is a file the user
+  // wrote, found relative to the spec like other paths.
+  const std::string& h = out->hardware;
+  const bool toml = h.size() > 5 && h.compare(h.size() - 5, 5, ".toml") == 0;
+  if (toml || h.find('/') != std::string::npos) {
     out->hardware = ResolvePath(base_dir, out->hardware);
   }
   PPS_RETURN_IF_ERROR(section.Enum("launcher", &out->launcher, {"local", "ssh", "slurm"}));

@@ -1,0 +1,129 @@
+#include "probe/overlay.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "util/format.h"
+
+namespace ppsearch::probe {
+namespace {
+
+std::string Number(double v) { return fmt::format("{:.4g}", v); }
+
+std::string Bytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 20)) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+std::string Nodes(const std::vector<NodeResult>& nodes) {
+  std::string out;
+  for (const NodeResult& n : nodes) out += (out.empty() ? "" : ", ") + n.node;
+  return out;
+}
+
+std::string Spread(double spread, size_t nodes) {
+  if (nodes < 2) return "one node";
+  return fmt::format("median of {} nodes, spread {}", nodes, FormatPercent(spread, 1));
+}
+
+// The [[intra_*]] table of `op`: the measured group sizes, the base's for
+// the others (the loader wants the largest at gpus_per_node).
+std::string IntraTable(const char* key, const std::string& op,
+                       const std::vector<hardware::IntraCollective>& base,
+                       const std::vector<CollectiveFigure>& measured) {
+  std::map<int, std::pair<hardware::IntraCollective, bool>> rows;
+  for (const hardware::IntraCollective& c : base) rows[c.group_size] = {c, false};
+  bool any = false;
+  int64_t largest = 0;
+  for (const CollectiveFigure& c : measured) {
+    if (c.op != op || !(c.busbw_gbps > 0) || !(c.latency_us > 0)) continue;
+    rows[c.group_size] = {{c.group_size, c.busbw_gbps, c.latency_us}, true};
+    largest = std::max(largest, c.largest_bytes);
+    any = true;
+  }
+  if (!any) return "";
+  std::string out = fmt::format(
+      "\n# {}: nccl-tests bus bandwidth at {} and the fastest time at <= 4 KiB, measured where\n"
+      "# marked; the base's entry for the other group sizes.\n",
+      op, Bytes(largest));
+  for (const auto& [size, row] : rows) {
+    const auto& [c, is_measured] = row;
+    out += fmt::format("[[{}]]\ngroup_size = {}\nbusbw_gbps = {}{}\nlatency_us = {}\n", key, size,
+                       Number(c.busbw_gbps), is_measured ? "   # measured" : "   # base",
+                       Number(c.latency_us));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string OverlayToml(const std::string& name, const std::string& base_ref,
+                        const hardware::HardwareProfile& base, const ProbeFigures& f,
+                        const std::vector<NodeResult>& nodes, const Provenance& p) {
+  const NodeResult* first = nodes.empty() ? nullptr : &nodes.front();
+  const bool gpu = first != nullptr && first->on_gpu();
+  std::string out = fmt::format("# Measured by `{}`\n# ({}) at {} on {}.\n", p.command, p.version,
+                                p.date_utc, Nodes(nodes));
+  if (first != nullptr) {
+    out += fmt::format("# Device: {}{}, torch {}{}.\n", first->device_name,
+                       gpu ? fmt::format(" x {}", first->device_count) : "", first->torch,
+                       first->cuda.empty() ? "" : ", CUDA " + first->cuda);
+  }
+  if (!gpu)
+    out +=
+        "# MEASURED ON THE CPU: these figures test the probe, they are not a GPU's. Do not\n"
+        "# plan with them.\n";
+  out += fmt::format("# Each measured key says how; every other key is {}'s ({}).\n", base.name,
+                     base.source_path);
+  out += fmt::format("name = \"{}\"\nbase = \"{}\"\n", name, base_ref);
+  if (f.bf16_tflops) {
+    out += fmt::format(
+        "\n# Sustained BF16 GEMM rate: the median over {}'s GEMM shapes at {} tokens of the\n"
+        "# measured rate over the GEMM model's tile, wave and K-loop efficiency for the shape\n"
+        "# (shapes below the roofline's ridge left out); {}. The base says {}.\n"
+        "bf16_tflops = {}\n",
+        p.model_name, FormatThousands(p.tokens), Spread(f.bf16_spread, f.nodes.size()),
+        Number(base.bf16_tflops), Number(*f.bf16_tflops));
+  }
+  if (f.memory_bw_gbps) {
+    out += fmt::format(
+        "\n# DRAM: device copies measured {} GB/s (read + write; {}), over the cost model's\n"
+        "# memory_bw_eff prior centre, so that the model reaches the measured rate. The base\n"
+        "# says {}.\nmemory_bw_gbps = {}\n",
+        Number(*f.copy_gbps), Spread(f.copy_spread, f.nodes.size()), Number(base.memory_bw_gbps),
+        Number(*f.memory_bw_gbps));
+  }
+  if (f.p2p_gbps && f.p2p_latency_us) {
+    out += fmt::format(
+        "\n# Two local ranks' send/recv ping-pong, one direction: largest message, smallest.\n"
+        "p2p_gbps = {}\np2p_latency_us = {}\n",
+        Number(*f.p2p_gbps), Number(*f.p2p_latency_us));
+  }
+  if (f.nic_gbps && f.inter_latency_us) {
+    out += fmt::format(
+        "\n# The first two nodes' send/recv ping-pong (one process each), one direction:\n"
+        "# largest message, smallest.\nnic_gbps_per_gpu = {}\ninter_latency_us = {}\n",
+        Number(*f.nic_gbps), Number(*f.inter_latency_us));
+  }
+  // Tables last: a root key after a table header would belong to the table.
+  if (f.burst && f.bf16_tflops && f.burst->sustained_tflops > 0) {
+    const BurstFigure& b = *f.burst;
+    const double ratio = b.burst_tflops > 0 ? b.burst_tflops / b.sustained_tflops : 1.0;
+    out += fmt::format(
+        "\n# After {:.1f} s idle, one GEMM timed call by call for {:.0f} ms: {}\n"
+        "[tensor_burst]\nbf16_tflops = {}\nwindow_ms = {}\n",
+        nodes.empty() || !nodes.front().burst ? 0.0 : nodes.front().burst->idle_s, b.series_ms,
+        b.burst_tflops > 0
+            ? fmt::format("the first {:.2f} ms ran {:.3g}x the sustained rate (a burst).",
+                          b.window_ms, ratio)
+            : std::string("no call ran 5% above the sustained rate (no burst; the same rate)."),
+        Number(*f.bf16_tflops * ratio), Number(b.burst_tflops > 0 ? b.window_ms : b.series_ms));
+  }
+  out += IntraTable("intra_allreduce", "all_reduce", base.intra_allreduce, f.collectives);
+  out += IntraTable("intra_alltoall", "all_to_all", base.intra_alltoall, f.collectives);
+  return out;
+}
+
+}  // namespace ppsearch::probe
