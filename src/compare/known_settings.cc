@@ -165,7 +165,7 @@ const Entry* Find(const Entry (&table)[N], const std::string& name) {
   return nullptr;
 }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool HasPrefix(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 SettingClass FromEntry(const Entry& e, const std::string& label) {
   return {e.severity, e.kind, label, e.reason};
@@ -186,19 +186,19 @@ const char* SeverityName(Severity s) {
 }
 
 SettingClass ClassifySetting(const std::string& key) {
-  if (StartsWith(key, kArgPrefix)) {
+  if (HasPrefix(key, kArgPrefix)) {
     const std::string flag = key.substr(std::string(kArgPrefix).size());
     if (const Entry* e = Find(kServerFlags, flag)) return FromEntry(*e, flag);
     return {Severity::kRelevant, "server flag", flag,
             "a server flag without a known effect here; check whether it changes the result"};
   }
-  if (StartsWith(key, kEnvPrefix)) {
+  if (HasPrefix(key, kEnvPrefix)) {
     const std::string name = key.substr(std::string(kEnvPrefix).size());
     if (const Entry* e = Find(kEnvVars, name)) return FromEntry(*e, name);
     return {Severity::kRelevant, "environment", name,
             "an environment variable without a known effect here; check it"};
   }
-  if (StartsWith(key, kPatchPrefix))
+  if (HasPrefix(key, kPatchPrefix))
     return {Severity::kHarmful, "patches", key.substr(std::string(kPatchPrefix).size()),
             "a patched or extra file is another engine (e.g. a runtime PP patch)"};
   if (const Entry* e = Find(kSettings, key)) return FromEntry(*e, key);

@@ -9,7 +9,7 @@
 namespace ppsearch::probe {
 namespace {
 
-bool Skipped(const model::Linear& l) {
+bool RunsFewRows(const model::Linear& l) {
   // The LM head and the embedding run on a few rows or none: not GEMMs a
   // forward spends its time in.
   return l.role == model::OpRole::kEmbedding || l.role == model::OpRole::kLmHead;
@@ -30,7 +30,7 @@ std::vector<GemmShape> ModelGemmShapes(const model::ModelDesc& model,
       std::map<std::string, GemmShape> fused;
       bool first_expert = true;
       for (const model::Linear& l : model.layers[i].linears) {
-        if (Skipped(l)) continue;
+        if (RunsFewRows(l)) continue;
         GemmShape g;
         g.m = tokens;
         g.k = l.in_features;
