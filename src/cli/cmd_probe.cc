@@ -165,8 +165,7 @@ Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string&
     request.max_iterations = 200;
   }
 
-  const std::string control_dir =
-      spec.cluster.launcher == "ssh" ? "/tmp/ppsearch-ssh-" + std::to_string(::getpid()) : "";
+  const std::string control_dir = spec.cluster.launcher == "ssh" ? launch::SshControlDir() : "";
   PPS_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launcher> launcher,
                        launch::MakeLauncher(spec, control_dir, spec.lifecycle.host_timeout_s));
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
@@ -195,12 +194,12 @@ Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string&
     p.model_name = in.model.name;
     p.tokens = tokens;
     const std::string name = std::filesystem::path(opts.output).stem().string();
-    // A shipped profile by name; a profile file by its absolute path.
+    // A shipped profile by its name (what the spec wrote), a profile file by
+    // its absolute path.
     const std::string base_ref =
-        spec.cluster.hardware.size() > 5 &&
-                spec.cluster.hardware.compare(spec.cluster.hardware.size() - 5, 5, ".toml") == 0
-            ? std::filesystem::absolute(in.hardware.source_path).lexically_normal().string()
-            : in.hardware.name;
+        spec.cluster.hardware == in.hardware.name
+            ? in.hardware.name
+            : std::filesystem::absolute(in.hardware.source_path).lexically_normal().string();
     PPS_RETURN_IF_ERROR(WriteFileAtomic(
         opts.output, probe::OverlayToml(name, base_ref, in.hardware, figures, run->nodes, p)));
     std::cout << fmt::format(

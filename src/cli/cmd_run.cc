@@ -110,10 +110,6 @@ std::string ChooseEngine(const RunCliOptions& opts, const spec::Spec& spec) {
   return "sim";
 }
 
-// ssh's control sockets: a private directory with a short path (a Unix
-// socket path holds at most 108 bytes).
-std::string ControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid()); }
-
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
                  const std::string& engine, bool adaptive) {
   const spec::Spec shown = spec::WithoutSecrets(spec);
@@ -266,7 +262,7 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
                                     engine ? engine->simulated() : engine_kind == "sim",
                                     !opts.resume.empty()));
 
-  const std::string control_dir = in->spec.cluster.launcher == "ssh" ? ControlDir() : "";
+  const std::string control_dir = in->spec.cluster.launcher == "ssh" ? launch::SshControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =
       launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return launcher.error();

@@ -1,5 +1,7 @@
 #include "launch/launcher.h"
 
+#include <unistd.h>
+
 #include "launch/launchers.h"
 
 namespace ppsearch::launch {
@@ -34,6 +36,8 @@ Result<Captured> Launcher::RunStepWithInput(SudoStep step, int node,
                        std::to_string(node));
   return c;
 }
+
+std::string SshControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid()); }
 
 Status CheckSudo(Launcher& launcher, const spec::Spec& spec, double timeout_s) {
   const Sudo& sudo = launcher.sudo();

@@ -117,6 +117,10 @@ Status CheckSudo(Launcher& launcher, const spec::Spec& spec, double timeout_s);
 // Empty when SLURM_JOB_ID is set.
 std::string SlurmAllocationProblem();
 
+// ssh's control sockets for this process: a private directory with a short
+// path (a Unix socket path holds at most 108 bytes), /tmp/ppsearch-ssh-PID.
+std::string SshControlDir();
+
 // The launcher the spec's cluster.launcher names. `control_dir` holds ssh's
 // control sockets (short path).
 Result<std::unique_ptr<Launcher>> MakeLauncher(const spec::Spec& spec,

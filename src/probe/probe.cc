@@ -64,14 +64,6 @@ Result<std::string> RunOn(const spec::Spec& spec, launch::Launcher& launcher, in
 
 }  // namespace
 
-std::vector<std::string> ProbeArgv(const spec::Spec& spec, int node, const ProbeOptions& options,
-                                   const nlohmann::json& request) {
-  const sglang::NodeCommand c =
-      sglang::ToolCommand(spec, node, "ppsearch-probe-" + spec.cluster.hosts[node].name,
-                          {options.python, "-c", kBootstrap, request.dump()});
-  return launch::WithEnv(c.env, c.argv);
-}
-
 Result<ProbeRun> RunProbe(const spec::Spec& spec, launch::Launcher& launcher,
                           const ProbeRequest& request, const ProbeOptions& options,
                           std::ostream& progress) {

@@ -30,12 +30,6 @@ struct ProbeRun {
   std::string cross_failure;
 };
 
-// The words that run the script on `node` (wrapper, interpreter and the
-// bootstrap that saves the script its standard input carries, so the
-// collectives' worker processes can start from it).
-std::vector<std::string> ProbeArgv(const spec::Spec& spec, int node, const ProbeOptions& options,
-                                   const nlohmann::json& request);
-
 // Every node's phase, then the cross phase. A node whose probe fails is an
 // error naming the host and what it printed; a cross phase that fails is
 // reported in ProbeRun::cross_failure and keeps the nodes' figures.

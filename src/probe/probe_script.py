@@ -158,6 +158,7 @@ def collective_worker(rank, world, port, cfg, queue):
                 rows.append(row)
         if world == 2 and cfg.get("p2p", True):
             for size in cfg["collective_bytes"]:
+                dist.barrier()
                 rows.append(run_p2p(size, rank, device, timer, cfg))
     finally:
         dist.barrier()
@@ -205,7 +206,8 @@ def run_collective(op, size, rank, world, device, timer, cfg):
 
 
 def run_p2p(size, rank, device, timer, cfg):
-    """Rank 0 sends to rank 1 and back (ping-pong): half a round trip each way."""
+    """Rank 0 sends to rank 1 and back (ping-pong): half a round trip each way.
+    Ranks 0 and 1 call it together; other ranks do not."""
     x = torch.ones(max(size // 4, 1), dtype=torch.float32, device=device)
 
     def pingpong():
@@ -219,7 +221,6 @@ def run_p2p(size, rank, device, timer, cfg):
     pingpong()
     timer.sync()
     iterations = max(1, min(cfg["max_iterations"], 20))
-    dist.barrier()
     seconds = timer.time(pingpong, iterations)
     return {"op": "send_recv", "ranks": 2, "bytes": x.numel() * 4, "iterations": iterations * 2,
             "seconds": seconds}
@@ -271,24 +272,9 @@ def cross_node(cfg, device, timer):
     rows = []
     try:
         for size in cfg["collective_bytes"]:
-            x = torch.ones(max(size // 4, 1), dtype=torch.float32, device=device)
             dist.barrier()
             if c["rank"] < 2:
-                peer = 1 - c["rank"]
-
-                def pingpong():
-                    if c["rank"] == 0:
-                        dist.send(x, peer)
-                        dist.recv(x, peer)
-                    else:
-                        dist.recv(x, peer)
-                        dist.send(x, peer)
-
-                pingpong()
-                iterations = 10
-                seconds = timer.time(pingpong, iterations)
-                rows.append({"op": "send_recv", "ranks": 2, "bytes": x.numel() * 4,
-                             "iterations": iterations * 2, "seconds": seconds})
+                rows.append(run_p2p(size, c["rank"], device, timer, cfg))
     finally:
         dist.barrier()
         dist.destroy_process_group()
