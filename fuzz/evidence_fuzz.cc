@@ -24,7 +24,7 @@
 #include "evidence/medians_csv.h"
 #include "evidence/run_metadata.h"
 #include "evidence/validation.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "stats/stats.h"
 
 namespace {
@@ -124,8 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               (!row.measured || row.input_tps_median > 0));
   }
 
-  ppsearch::Result<std::vector<ppsearch::gpu::GpuMemory>> gpus =
-      ppsearch::gpu::ParseGpuMemoryCsv(bytes, "fuzz.csv");
+  ppsearch::Result<std::vector<ppsearch::nvidia_smi::GpuMemory>> gpus =
+      ppsearch::nvidia_smi::ParseGpuMemoryCsv(bytes, "fuzz.csv");
   if (gpus.ok() && ppsearch::evidence::CheckGpuSnapshot(*gpus, "fuzz.csv").empty())
     for (const auto& g : *gpus)
       Check(!g.used_mib ||

@@ -35,7 +35,7 @@ defines=(-DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 "-DPPSEARCH_SOURCE_DIR=\"$src\
 libs=()
 case $name in
   sse)
-    sources=("$src/fuzz/sse_fuzz.cc" "$src/src/bench/sse_parser.cc" "$src/src/bench/stream_decoder.cc")
+    sources=("$src/fuzz/sse_fuzz.cc" "$src/src/loadgen/sse_parser.cc" "$src/src/loadgen/stream_decoder.cc")
     # Seeds: real SGLang stream shapes; the first byte picks the piece size.
     printf '\x05data: {"text": "Hi", "output_ids": [9], "meta_info": {"id": "a", "finish_reason": {"type": "length", "length": 1}, "prompt_tokens": 4, "completion_tokens": 1, "cached_tokens": 0}}\n\ndata: [DONE]\n\n' \
       >"$corpus/native"
@@ -68,7 +68,7 @@ case $name in
       echo "$src/src/decide/objective.cc"
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
       echo "$src/src/spec/layout_text.cc"
-      echo "$src/src/gpu/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
+      echo "$src/src/nvidia_smi/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
       echo "$src/src/stats/stats.cc"; echo "$src/src/decide/sla.cc"
       echo "$src/src/util/format.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
@@ -88,7 +88,7 @@ case $name in
       >"$corpus/bench"
     ;;
   nsys)
-    mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats decide text
+    mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats decide table
       echo "$src/src/util/format.cc")
     libs=(-lsqlite3 -lre2 -lfmt -pthread)
     # Seeds: the NVTX pattern up to a lone backslash (FuzzedDataProvider's

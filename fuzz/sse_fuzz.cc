@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/sse_parser.h"
-#include "bench/stream_decoder.h"
+#include "loadgen/sse_parser.h"
+#include "loadgen/stream_decoder.h"
 
 namespace {
 
@@ -20,7 +20,7 @@ void Check(bool ok) {
 
 // Parses `bytes` in pieces of at most `piece` bytes; returns the events.
 std::vector<std::string> ParseInPieces(std::string_view bytes, size_t piece, bool& failed) {
-  ppsearch::bench::SseParser parser(/*max_event_bytes=*/1 << 16);
+  ppsearch::loadgen::SseParser parser(/*max_event_bytes=*/1 << 16);
   std::vector<std::string> events;
   for (size_t pos = 0; pos < bytes.size(); pos += piece) {
     if (!parser.Feed(bytes.substr(pos, piece), events)) break;
@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Where bytes split must not change what the parser sees.
   Check(failed_whole == failed_pieces);
   if (!failed_whole) Check(whole == pieces);
-  for (auto api : {ppsearch::bench::Api::kNative, ppsearch::bench::Api::kOpenAi}) {
-    ppsearch::bench::StreamDecoder decoder(api);
+  for (auto api : {ppsearch::loadgen::Api::kNative, ppsearch::loadgen::Api::kOpenAi}) {
+    ppsearch::loadgen::StreamDecoder decoder(api);
     int first_tokens = 0;
     for (const auto& event : whole) first_tokens += decoder.OnEvent(event) ? 1 : 0;
     Check(first_tokens <= 1);

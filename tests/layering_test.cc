@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -56,6 +57,20 @@ std::map<std::string, int> ReadFloors(const fs::path& readme, std::vector<std::s
 bool IsTestSupport(const fs::path& file) {
   const std::string stem = file.stem().string();
   return stem.ends_with("_test") || stem.ends_with("_bench") || stem.ends_with("_testing");
+}
+
+// A line without its trailing // comment (one outside a string literal).
+std::string CodeOf(const std::string& line) {
+  bool quoted = false;
+  for (size_t i = 0; i + 1 < line.size(); ++i) {
+    if (line[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (line[i] == '"') quoted = !quoted;
+    if (!quoted && line[i] == '/' && line[i + 1] == '/') return line.substr(0, i);
+  }
+  return line;
 }
 
 // Every arrow that breaks the floors under `src`, as "FILE:LINE: A (floor
@@ -122,13 +137,20 @@ std::vector<std::string> LayeringViolations(const fs::path& src) {
 std::vector<std::string> SealViolations(const fs::path& src) {
   std::vector<std::string> out;
   const std::regex include_re(R"re(^\s*#\s*include\s+"([^/"]+)/([^"]+_parts\.h)")re");
-  const std::regex arg_re(R"re(\.\s*Arg(Int|String|True)\s*\()re");
+  const std::regex arg_re(R"re(\.\s*(?:Arg(Int|String|True)|(FindArg))\s*\()re");
   const std::set<std::string> arg_readers = {"plan/engine_config.cc", "plan/spec_hardware.cc"};
+  // Writing one: spec/ (the loader, --set) and serve-sim, whose command line
+  // is SGLang's own flags turned into a spec; a search's knobs are typed.
+  const std::regex arg_write_re(R"re(\.\s*args\s*\.\s*(push_back|emplace_back|insert)\s*\()re");
+  const std::set<std::string> arg_writers = {"serve_sim/deployment.cc"};
   const std::regex objective_line_re(R"re(objective)re", std::regex::icase);
   const std::regex literal_compare_re(R"re([!=]=\s*"|"\s*[!=]=)re");
   const std::regex kind_re(R"re(Objective::Kind::)re");
   const std::regex from_name_re(R"re(Objective::FromName\s*\()re");
   const std::regex distance_re(R"re(\bEditDistance\s*\()re");
+  // A run directory's places are named once, by evidence::RunPaths.
+  const std::regex run_place_re(
+      R"re("(raw|bench|gpu|service|metadata|profile|live|state|interrupted)/)re");
   for (const fs::directory_entry& dir : fs::directory_iterator(src)) {
     if (!dir.is_directory()) continue;
     const std::string from = dir.path().filename().string();
@@ -148,8 +170,19 @@ std::vector<std::string> SealViolations(const fs::path& src) {
           out.push_back(where + from + " includes " + m[1].str() + "/" + m[2].str() +
                         ", which is private to " + m[1].str() + "/");
         if (!may_read_args && std::regex_search(line, m, arg_re))
-          out.push_back(where + "reads an engine argument by name (Arg" + m[1].str() +
+          out.push_back(where + "reads an engine argument by name (" +
+                        (m[2].matched ? m[2].str() : "Arg" + m[1].str()) +
                         "); read plan::EngineConfig, which ResolveEngineConfig fills");
+        if (!may_read_args && !arg_writers.count(rel) && std::regex_search(line, arg_write_re))
+          out.push_back(where +
+                        "writes an engine argument by name; set plan::EngineKnobs (typed, "
+                        "over the resolved plan::EngineConfig) instead");
+        const std::string code = CodeOf(line);
+        if (from != "evidence" && !IsTestSupport(file.path()) &&
+            std::regex_search(code, m, run_place_re))
+          out.push_back(where + "names a place in the run directory (\"" + m[1].str() +
+                        "/...\"); ask evidence::RunPaths (with an empty root for the place "
+                        "alone)");
         if (from == "decide" || IsTestSupport(file.path())) continue;
         if (std::regex_search(line, objective_line_re) &&
             std::regex_search(line, literal_compare_re))
@@ -168,6 +201,32 @@ std::vector<std::string> SealViolations(const fs::path& src) {
                         "DidYouMean or ClosestName (one rule)");
       }
     }
+  }
+  return out;
+}
+
+// Every source file's name is unique across src/: a name in a stack trace,
+// a compiler message or a unity batch then says which file it is, and a
+// folder's files need no path to tell them from another's. "A/x.h and B/x.h"
+// for each name used twice.
+std::vector<std::string> DuplicateNames(const fs::path& src) {
+  std::map<std::string, std::vector<std::string>> where;
+  for (const fs::directory_entry& dir : fs::directory_iterator(src)) {
+    if (!dir.is_directory()) continue;
+    for (const fs::directory_entry& file : fs::directory_iterator(dir.path())) {
+      const std::string ext = file.path().extension().string();
+      if (ext != ".cc" && ext != ".h" && ext != ".py") continue;
+      where[file.path().filename().string()].push_back(dir.path().filename().string() + "/" +
+                                                       file.path().filename().string());
+    }
+  }
+  std::vector<std::string> out;
+  for (auto& [name, paths] : where) {
+    if (paths.size() < 2) continue;
+    std::sort(paths.begin(), paths.end());
+    std::string line = "src/" + paths[0];
+    for (size_t i = 1; i < paths.size(); ++i) line += " and src/" + paths[i];
+    out.push_back(line + " share the file name " + name + "; name one by its subject");
   }
   return out;
 }
@@ -208,6 +267,23 @@ TEST(Layering, TheSealsHold) {
   EXPECT_TRUE(v.empty()) << all;
 }
 
+TEST(Layering, EveryFileNameIsUnique) {
+  const std::vector<std::string> v = DuplicateNames(fs::path(PPSEARCH_SOURCE_DIR) / "src");
+  std::string all;
+  for (const std::string& s : v) all += s + "\n";
+  EXPECT_TRUE(v.empty()) << all;
+}
+
+TEST_F(LayeringTest, AFileNameInTwoFoldersFails) {
+  EXPECT_TRUE(DuplicateNames(root_).empty());
+  Write("run/engine.cc", "#include \"plan/plan.h\"\n");
+  const std::vector<std::string> v = DuplicateNames(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0],
+            "src/run/engine.cc and src/sim/engine.cc share the file name engine.cc; "
+            "name one by its subject");
+}
+
 TEST_F(LayeringTest, APrivatePartsHeaderIsItsFoldersOwn) {
   Write("plan/plan.cc", "#include \"plan/plan_parts.h\"\n");
   EXPECT_TRUE(SealViolations(root_).empty());
@@ -216,6 +292,30 @@ TEST_F(LayeringTest, APrivatePartsHeaderIsItsFoldersOwn) {
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0], (root_ / "run/runner.cc").string() +
                       ":2: run includes plan/plan_parts.h, which is private to plan/");
+}
+
+TEST_F(LayeringTest, OnlyEvidenceNamesThePlacesOfARunDirectory) {
+  Write("evidence/paths.cc", "return At(\"raw/\" + sample + \".jsonl\");\n");
+  Write("sim/engine.cc", "#include <vector>\nint x;  // e.g. \"raw/a.jsonl\"\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("sim/engine.cc", "#include <vector>\nconst auto f = dir + \"/\" + \"gpu/\" + name;\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "sim/engine.cc").string() +
+                      ":2: names a place in the run directory (\"gpu/...\"); ask "
+                      "evidence::RunPaths (with an empty root for the place alone)");
+}
+
+TEST_F(LayeringTest, NoSearchWritesEngineArgumentsByName) {
+  Write("spec/overrides.cc", "s.engine.args.push_back({flag, value});\n");
+  EXPECT_TRUE(SealViolations(root_).empty());
+  Write("sim/engine.cc",
+        "#include <vector>\ns.engine.args.push_back({\"chunked-prefill-size\", v});\n");
+  const std::vector<std::string> v = SealViolations(root_);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], (root_ / "sim/engine.cc").string() +
+                      ":2: writes an engine argument by name; set plan::EngineKnobs (typed, over "
+                      "the resolved plan::EngineConfig) instead");
 }
 
 TEST_F(LayeringTest, OnlyTheLoaderReadsEngineArgumentsByName) {

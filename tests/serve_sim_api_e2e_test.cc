@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "bench/bench_client.h"
+#include "loadgen/bench_client.h"
 #include "serve_sim_fixture.h"
 #include "stats/stats.h"
 
@@ -41,14 +41,14 @@ TEST_F(ServeSimApiE2e, APortInUseExitsOneNamingHostAndPort) {
 // so the TTFT is the HTTP path's: a dropped SYN (backlog 5) costs 1 s, a
 // delayed ACK behind Nagle 40 ms.
 double P99TtftS(int port, int concurrency) {
-  bench::BenchOptions o;
+  loadgen::BenchOptions o;
   o.url = "http://127.0.0.1:" + std::to_string(port);
   o.concurrency = concurrency;
   o.num_requests = concurrency * 4;
   o.input_tokens = 16;
   o.output_tokens = 4;
   o.timeout_s = 30;
-  auto r = bench::RunBench(o);
+  auto r = loadgen::RunBench(o);
   EXPECT_TRUE(r.ok()) << r.error().message;
   if (!r.ok()) return 1e9;
   std::vector<double> ttft;

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "gpu/snapshot_testing.h"
+#include "nvidia_smi/snapshot_testing.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {
@@ -16,13 +16,13 @@ namespace {
 class ServeSimClusterE2e : public ServeSimE2e {
  protected:
   // `ppsearch smi-sim --state-dir DIR <query>`'s GPU lines, parsed as nvidia-smi's.
-  std::vector<gpu::GpuMemory> Smi(const std::filesystem::path& dir) {
-    gpu::ShellRunner shell;
-    auto gpus = gpu::TakeSnapshot(shell, bin_ + " smi-sim --state-dir " + dir.string() +
+  std::vector<nvidia_smi::GpuMemory> Smi(const std::filesystem::path& dir) {
+    nvidia_smi::ShellRunner shell;
+    auto gpus = nvidia_smi::TakeSnapshot(shell, bin_ + " smi-sim --state-dir " + dir.string() +
                                              " --query-gpu=index,uuid,name,memory.used,"
                                              "memory.total --format=csv,noheader,nounits");
     EXPECT_TRUE(gpus.ok()) << gpus.error().message;
-    return gpus.ok() ? *gpus : std::vector<gpu::GpuMemory>{};
+    return gpus.ok() ? *gpus : std::vector<nvidia_smi::GpuMemory>{};
   }
   double UsedMib(const std::filesystem::path& dir) {
     double used = 0;
@@ -88,8 +88,8 @@ TEST_F(ServeSimClusterE2e, RunnersFourNodeCommandAndAFaultPlanKillingNodeTwo) {
     ASSERT_EQ(gpus.size(), 8u);
     EXPECT_GT(*gpus[0].used_mib, 10000) << n;
   }
-  gpu::ShellRunner shell;
-  auto served = gpu::TakeSnapshot(
+  nvidia_smi::ShellRunner shell;
+  auto served = nvidia_smi::TakeSnapshot(
       shell, "curl -s http://127.0.0.1:" + std::to_string(ports[0]) + "/gpu_memory");
   ASSERT_TRUE(served.ok());
   EXPECT_NEAR(*(*served)[0].used_mib, *Smi(dir_ / "n0")[0].used_mib, 1.0);

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/snapshot_testing.h"
+#include "nvidia_smi/snapshot_testing.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {
@@ -98,9 +98,9 @@ TEST_F(ServeSimE2e, StreamsSglangChunksAndServesTheApi) {
   EXPECT_GT(ij["internal_states"][0]["memory_usage"]["token_capacity"].get<int64_t>(), 0);
 
   // /gpu_memory read through the same parser as nvidia-smi's output.
-  gpu::ShellRunner shell;
+  nvidia_smi::ShellRunner shell;
   auto gpus =
-      gpu::TakeSnapshot(shell, "curl -s http://127.0.0.1:" + std::to_string(port) + "/gpu_memory");
+      nvidia_smi::TakeSnapshot(shell, "curl -s http://127.0.0.1:" + std::to_string(port) + "/gpu_memory");
   ASSERT_TRUE(gpus.ok()) << gpus.error().message;
   ASSERT_EQ(gpus->size(), 8u);
   EXPECT_EQ((*gpus)[0].name, "NVIDIA RTX 6000D");

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/bench_client.h"
+#include "loadgen/bench_client.h"
 #include "serve_sim_fixture.h"
 #include "stats/stats.h"
 
@@ -36,7 +36,7 @@ class ServeSimTtft : public ServeSimE2e {
 // so first tokens come a few at a time as on a real server (256 released at
 // one instant would measure this machine's scheduler instead).
 std::vector<double> FirstTokenGapsS(int port, int concurrency) {
-  bench::BenchOptions o;
+  loadgen::BenchOptions o;
   o.url = "http://127.0.0.1:" + std::to_string(port);
   o.concurrency = concurrency;
   o.num_requests = std::max(concurrency * 2, 64);
@@ -44,7 +44,7 @@ std::vector<double> FirstTokenGapsS(int port, int concurrency) {
   o.output_tokens = 4;
   o.timeout_s = 30;
   o.warmup_requests = concurrency;  // as a sample's warm-up does: no cold first burst
-  auto r = bench::RunBench(o);
+  auto r = loadgen::RunBench(o);
   EXPECT_TRUE(r.ok()) << r.error().message;
   std::vector<double> gaps;
   if (!r.ok()) return gaps;

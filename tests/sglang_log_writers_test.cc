@@ -1,6 +1,6 @@
 // The two SGLang log writers agree: a simulated sample's node log
 // (run/sim_sample.cc) and serve-sim's startup lines and fault texts
-// (server/) carry the same lines for the same model, GPU and layout, since
+// (serve_sim/) carry the same lines for the same model, GPU and layout, since
 // both come from sglang_log/.
 
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 
 #include "ppsearch_source_dir.h"
 #include "run/sim_sample.h"
-#include "server/deployment.h"
-#include "server/sglang_log.h"
+#include "serve_sim/deployment.h"
+#include "serve_sim/server_log.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -32,16 +32,16 @@ bool Contains(const std::vector<std::string>& lines, const std::string& line) {
 
 void ExpectSameLines(const std::string& model, const std::string& hardware, int tp, int pp, int ep,
                      int nnodes) {
-  server::ServerArgs a;
+  serve_sim::ServerArgs a;
   a.model_path = std::string(PPSEARCH_SOURCE_DIR) + "/" + model;
   a.hardware = hardware;
   a.tp_size = tp;
   a.pp_size = pp;
   a.ep_size = ep;
   a.nnodes = nnodes;
-  auto d = server::BuildDeployment(a);
+  auto d = serve_sim::BuildDeployment(a);
   ASSERT_TRUE(d.ok()) << d.error().message;
-  const server::Deployment& dep = **d;
+  const serve_sim::Deployment& dep = **d;
 
   spec::Spec spec = dep.spec;
   spec.sim.inject.push_back({});
@@ -60,7 +60,7 @@ void ExpectSameLines(const std::string& model, const std::string& hardware, int 
   ASSERT_FALSE(out->nodes.empty());
   const std::vector<std::string> sample_log = Unstamped(out->nodes[0].log);
 
-  for (const auto& line : server::StartupLines(a, dep, 0))
+  for (const auto& line : serve_sim::StartupLines(a, dep, 0))
     EXPECT_TRUE(Contains(sample_log, line.prefix + "] " + line.message))
         << "serve-sim line missing from the sample log: " << line.prefix << "] " << line.message
         << "\n"
@@ -72,7 +72,7 @@ void ExpectSameLines(const std::string& model, const std::string& hardware, int 
     return out;
   };
   const std::vector<std::string> sample_text = after_stamp(sample_log);
-  for (const auto& line : after_stamp(Unstamped(server::FaultLogText("nccl", dep))))
+  for (const auto& line : after_stamp(Unstamped(serve_sim::FaultLogText("nccl", dep))))
     EXPECT_TRUE(Contains(sample_text, line)) << line;
   EXPECT_NE(out->nodes[0].log.find(
                 fmt::format("NumelIn={}", dep.scheduler.chunked_prefill_size * dep.model.hidden)),

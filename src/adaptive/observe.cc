@@ -6,12 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "adaptive/preconditions.h"
 #include "analysis/run.h"
 #include "calibrate/fit.h"
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/sla.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "uncertainty/model_error.h"
 #include "uncertainty/model_error_file.h"
 #include "uncertainty/sensitivity.h"
@@ -117,23 +118,9 @@ Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
   return out;
 }
 
-}  // namespace
-
-Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibration& start,
-                            const std::string& run_dir, const ObserveOptions& options) {
-  const spec::Spec& spec = in.spec;
-  // The belief carries what the simulator's ensemble predicts; the decode
-  // objectives are decided on measurements alone (docs/adaptive.md).
-  if (!spec.decision.objective.adaptive())
-    return MakeError("an adaptive run chooses by the " + decide::Objective::AdaptiveChoices() +
-                     " objective; [decision] objective = \"" + spec.decision.objective.name() +
-                     "\" needs every sample measured (run without --adaptive)");
-  for (const plan::LayoutPlan& lp : in.plan.layouts)
-    if (auto why = predict::NotModelled(lp))
-      return MakeError("an adaptive run predicts what it has not measured: " + *why);
-  PPS_ASSIGN_OR_RETURN(analysis::RunEvidence ev, analysis::LoadRunEvidence(run_dir));
-  Observation out;
-  Problem& pr = out.problem;
+// The problem's settings from the spec, before anything is read.
+Problem ProblemOf(const spec::Spec& spec, const ObserveOptions& options) {
+  Problem pr;
   pr.load_points = spec.sweep.concurrency;
   pr.lower_is_better = spec.decision.objective.lower_is_better();
   pr.repeats = spec.sweep.repeats;
@@ -141,10 +128,23 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
   pr.server_start_s = spec.adaptive.server_start_s;
   pr.stop_probability = spec.decision.stop_probability;
   pr.seed = options.seed;
+  return pr;
+}
 
-  // What ran, in run order: GPU-hours, timed starts, which points ran in full.
-  std::map<Key, int> ran;  // completed or failed
+// What ran per point: samples completed or failed, and the completed ones'
+// durations.
+struct Ran {
+  std::map<Key, int> samples;
   std::map<Key, std::vector<double>> durations;
+};
+
+// What ran, in run order: the samples and GPU-hours spent (timed server
+// starts where the engine timed them; measured starts replace the spec's
+// estimate, for what was spent and for what the next steps will cost), and
+// the server left running.
+Ran ReadSpent(const plan::SearchInputs& in, const analysis::RunEvidence& ev, Observation& out) {
+  Problem& pr = out.problem;
+  Ran ran;
   std::map<std::string, int> gpus;
   for (const plan::LayoutPlan& lp : in.plan.layouts)
     gpus[lp.layout.Slug()] = static_cast<int>(lp.layout.gpus());
@@ -161,12 +161,10 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
     ran_samples.push_back(&s);
     if (out.ran.insert(s.id.str()).second) out.ran_in_order.push_back(s.id.str());
     starts.push_back(start);
-    ++ran[{layout, s.id.concurrency}];
-    if (s.completed()) durations[{layout, s.id.concurrency}].push_back(s.metrics.duration_s);
+    ++ran.samples[{layout, s.id.concurrency}];
+    if (s.completed()) ran.durations[{layout, s.id.concurrency}].push_back(s.metrics.duration_s);
   }
   out.samples_spent = static_cast<int>(ran_samples.size());
-  // Measured starts replace the spec's estimate, for what was spent and
-  // for what the next steps will cost.
   if (!timed_starts.empty()) {
     double sum = 0;
     for (double t : timed_starts) sum += t;
@@ -178,105 +176,144 @@ Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibratio
     out.gpu_hours_spent += gpus[s.id.layout.Slug()] * (start_s + s.metrics.duration_s) / 3600;
   }
   if (pr.reuse_server) pr.running = previous;
+  return ran;
+}
 
-  // The points whose every repeat ran; a failed repeat excludes the layout.
-  std::vector<analysis::PointSummary> measured;
-  std::map<Key, const analysis::PointSummary*> by_key;
+// The points whose every repeat ran (a failed repeat excludes the layout),
+// and of those the ones measured whole, every repeat valid.
+struct Measured {
   std::map<Key, bool> fully_ran;
-  for (const auto& [k, n] : ran) fully_ran[k] = n >= pr.repeats;
+  std::map<Key, const analysis::PointSummary*> by_key;
+  std::vector<analysis::PointSummary> whole;
+};
+
+Measured MeasuredPoints(const spec::Spec& spec, const analysis::RunEvidence& ev, const Ran& ran,
+                        int repeats) {
+  Measured m;
+  for (const auto& [k, n] : ran.samples) m.fully_ran[k] = n >= repeats;
   for (const analysis::PointSummary& p : ev.points) {
     const Key k{p.layout.Slug(), p.concurrency};
-    if (!fully_ran[k]) continue;
-    by_key[k] = &p;
-    if (p.repeats == pr.repeats && p.valid_repeats == p.repeats && Objective(spec, p) > 0)
-      measured.push_back(p);
+    if (!m.fully_ran[k]) continue;
+    m.by_key[k] = &p;
+    if (p.repeats == repeats && p.valid_repeats == p.repeats && Objective(spec, p) > 0)
+      m.whole.push_back(p);
   }
+  return m;
+}
 
+// One layout as the policy sees it: each load point predicted (central
+// value, ensemble members, the spread the model form and the held-out
+// misses give) and, where measured, what it showed; excluded, with why, by
+// predicted headroom (unless measured), a point none of whose samples
+// completed, or a measured exclusion.
+CandidateState CandidateOf(const plan::LayoutPlan& lp, const plan::SearchInputs& in,
+                           const predict::SearchPrediction& prediction, const Refit& refit,
+                           const Ran& ran, Measured& m, int repeats) {
+  const spec::Spec& spec = in.spec;
+  CandidateState cand;
+  bool predicted_short = false;  // excluded by predicted headroom alone
+  cand.id = lp.layout.Slug();
+  cand.label = lp.layout.Label();
+  cand.gpus = static_cast<int>(lp.layout.gpus());
+  for (int c : spec.sweep.concurrency) {
+    PointState ps;
+    for (size_t i = 0; i < prediction.points.size(); ++i) {
+      const predict::PointPrediction& p = prediction.points[i].prediction;
+      if (!(p.layout == lp.layout) || p.concurrency != c) continue;
+      const stats::SampleMetrics& metrics = p.metrics;
+      ps.central = spec.decision.objective.Of(decide::ObjectiveFigures{
+          metrics.input_tps, metrics.ttft_s.p50, metrics.output_tps, 0, 0});
+      ps.sample_s = metrics.duration_s;
+      if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i)) {
+        for (const auto& mv : u->members)
+          ps.members.push_back(uncertainty::ObjectiveValue(mv, spec.decision.objective));
+        // Before anything is measured every layout is unmeasured: the
+        // model form's shared terms (no calibration among them) move
+        // them alike and the ranking compares them without; a measured
+        // layout anchors the rest against the whole discrepancy.
+        ps.sigma =
+            (m.whole.empty() ? u->compared_model_form_rel : u->model_form_rel) / uncertainty::kZ90;
+      }
+      // The run's own held-out misses, when larger, are the better
+      // estimate of how far this cluster strays from the model.
+      ps.sigma = std::max(ps.sigma, refit.held_out_sigma);
+      const double headroom = decide::HeadroomMib(in.hardware.memory_mib, p.memory.peak_mib_max);
+      if (in.hardware.memory_mib > 0 &&
+          !decide::MeetsHeadroom(headroom, spec.decision.min_headroom_mib) && !cand.excluded) {
+        cand.excluded = true;
+        predicted_short = true;
+        cand.why = fmt::format("predicted to keep {:.0f} MiB at C={}, under min_headroom_mib",
+                               headroom, c);
+      }
+    }
+    const Key k{cand.id, c};
+    if (m.fully_ran[k] && !m.by_key.count(k)) {
+      cand.excluded = true;
+      predicted_short = false;
+      cand.why = fmt::format("no sample of it at C={} completed", c);
+    }
+    if (auto it = m.by_key.find(k); it != m.by_key.end()) {
+      const analysis::PointSummary& p = *it->second;
+      std::string why = MeasuredExclusion(spec, p);
+      if (why.empty() && p.repeats < repeats)
+        why = fmt::format("{} of its {} samples at C={} did not complete", repeats - p.repeats,
+                          repeats, c);
+      if (!why.empty()) {
+        cand.excluded = true;
+        predicted_short = false;
+        cand.why = std::move(why);
+      } else {
+        ps.measured = Objective(spec, p);
+        ps.measured_sigma = MedianSigma(ObjectiveSpread(spec, p), p.repeats);
+        if (auto d = ran.durations.find(k); d != ran.durations.end() && !d->second.empty()) {
+          double sum = 0;
+          for (double x : d->second) sum += x;
+          ps.sample_s = sum / d->second.size();
+        }
+      }
+    }
+    cand.points.push_back(std::move(ps));
+  }
+  // A measured layout is judged on what it showed, not on the prediction.
+  if (predicted_short && cand.AnyMeasured()) {
+    cand.excluded = false;
+    cand.why.clear();
+  }
+  return cand;
+}
+
+}  // namespace
+
+Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibration& start,
+                            const std::string& run_dir, const ObserveOptions& options) {
+  // The same refusal `ppsearch run --adaptive` gives before it starts.
+  if (const std::vector<std::string> problems = AdaptiveRunProblems(in); !problems.empty()) {
+    std::string text = problems.front();
+    for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
+    return MakeError(text);
+  }
+  PPS_ASSIGN_OR_RETURN(analysis::RunEvidence ev, analysis::LoadRunEvidence(run_dir));
+  Observation out;
+  out.problem = ProblemOf(in.spec, options);
+  const Ran ran = ReadSpent(in, ev, out);
+  Measured measured = MeasuredPoints(in.spec, ev, ran, out.problem.repeats);
   if (!options.predict) return out;
-  const Refit refit = RefitOn(in, start, measured);
+
+  const Refit refit = RefitOn(in, start, measured.whole);
   out.calibration = refit.calibration;
   out.calibrated_on = refit.layouts;
   if (!refit.note.empty()) out.notes.push_back(refit.note);
   PPS_ASSIGN_OR_RETURN(cost::ModelFormScales form, uncertainty::ModelFormFor(out.calibration));
-  pr.within_sigma = form.s0;
-
+  out.problem.within_sigma = form.s0;
   predict::SearchOptions so;
   so.ensemble.members = options.members;
   so.ensemble.seed = options.seed;
   so.model_form = form;
   const predict::SearchPrediction prediction = predict::PredictSearch(in, out.calibration, so);
-
-  for (const plan::LayoutPlan& lp : in.plan.layouts) {
-    if (!lp.valid) continue;
-    CandidateState cand;
-    bool predicted_short = false;  // excluded by predicted headroom alone
-    cand.id = lp.layout.Slug();
-    cand.label = lp.layout.Label();
-    cand.gpus = static_cast<int>(lp.layout.gpus());
-    for (int c : spec.sweep.concurrency) {
-      PointState ps;
-      for (size_t i = 0; i < prediction.points.size(); ++i) {
-        const predict::PointPrediction& p = prediction.points[i].prediction;
-        if (!(p.layout == lp.layout) || p.concurrency != c) continue;
-        const stats::SampleMetrics& m = p.metrics;
-        ps.central = spec.decision.objective.Of(
-            decide::ObjectiveFigures{m.input_tps, m.ttft_s.p50, m.output_tps, 0, 0});
-        ps.sample_s = m.duration_s;
-        if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i)) {
-          for (const auto& mv : u->members)
-            ps.members.push_back(uncertainty::ObjectiveValue(mv, spec.decision.objective));
-          // Before anything is measured every layout is unmeasured: the
-          // model form's shared terms (no calibration among them) move
-          // them alike and the ranking compares them without; a measured
-          // layout anchors the rest against the whole discrepancy.
-          ps.sigma = (measured.empty() ? u->compared_model_form_rel : u->model_form_rel) /
-                     uncertainty::kZ90;
-        }
-        // The run's own held-out misses, when larger, are the better
-        // estimate of how far this cluster strays from the model.
-        ps.sigma = std::max(ps.sigma, refit.held_out_sigma);
-        const double headroom = decide::HeadroomMib(in.hardware.memory_mib, p.memory.peak_mib_max);
-        if (in.hardware.memory_mib > 0 &&
-            !decide::MeetsHeadroom(headroom, spec.decision.min_headroom_mib) && !cand.excluded) {
-          cand.excluded = true;
-          predicted_short = true;
-          cand.why = fmt::format("predicted to keep {:.0f} MiB at C={}, under min_headroom_mib",
-                                 headroom, c);
-        }
-      }
-      const Key k{cand.id, c};
-      if (fully_ran[k] && !by_key.count(k)) {
-        cand.excluded = true;
-        predicted_short = false;
-        cand.why = fmt::format("no sample of it at C={} completed", c);
-      }
-      if (auto it = by_key.find(k); it != by_key.end()) {
-        const analysis::PointSummary& p = *it->second;
-        std::string why = MeasuredExclusion(spec, p);
-        if (why.empty() && p.repeats < pr.repeats)
-          why = fmt::format("{} of its {} samples at C={} did not complete", pr.repeats - p.repeats,
-                            pr.repeats, c);
-        if (!why.empty()) {
-          cand.excluded = true;
-          predicted_short = false;
-          cand.why = std::move(why);
-        } else {
-          ps.measured = Objective(spec, p);
-          ps.measured_sigma = MedianSigma(ObjectiveSpread(spec, p), p.repeats);
-          double sum = 0;
-          for (double d : durations[k]) sum += d;
-          if (!durations[k].empty()) ps.sample_s = sum / durations[k].size();
-        }
-      }
-      cand.points.push_back(std::move(ps));
-    }
-    // A measured layout is judged on what it showed, not on the prediction.
-    if (predicted_short && cand.AnyMeasured()) {
-      cand.excluded = false;
-      cand.why.clear();
-    }
-    pr.candidates.push_back(std::move(cand));
-  }
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    if (lp.valid)
+      out.problem.candidates.push_back(
+          CandidateOf(lp, in, prediction, refit, ran, measured, out.problem.repeats));
   return out;
 }
 

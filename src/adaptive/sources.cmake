@@ -3,6 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/adaptive/observe.cc
   src/adaptive/policy.cc
+  src/adaptive/preconditions.cc
   src/adaptive/session.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES
   src/adaptive/policy_bench.cc)

@@ -78,7 +78,7 @@ inline std::vector<NodeGpuSnapshot> FlatGpus(int hosts, int gpus, double used_mi
     node.host = std::to_string(601 + h);
     node.node = h;
     for (int g = 0; g < gpus; ++g) {
-      gpu::GpuMemory m;
+      nvidia_smi::GpuMemory m;
       m.index = g;
       m.used_mib = used_mib;
       m.total_mib = total_mib;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "evidence/evidence.h"
 #include "evidence/medians_csv.h"
 #include "util/files.h"
 
@@ -66,10 +67,10 @@ Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir) {
   std::string from, to;
   if (!spec.baseline.import_csv.empty()) {
     from = spec.baseline.import_csv;
-    to = run_dir + "/metadata/" + kBaselineCsvCopy;
+    to = evidence::RunPaths{run_dir}.baseline_csv();
   } else if (!spec.baseline.import_run.empty()) {
-    from = spec.baseline.import_run + "/summary.csv";
-    to = run_dir + "/metadata/" + kBaselineRunSummaryCopy;
+    from = evidence::RunPaths{spec.baseline.import_run}.summary_csv();
+    to = evidence::RunPaths{run_dir}.baseline_run_summary_csv();
   } else {
     return Status::Ok();
   }

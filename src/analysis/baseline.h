@@ -28,13 +28,6 @@ std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& 
                                                const spec::LayoutSpec& baseline,
                                                const spec::Spec& spec, const std::string& source);
 
-// The copies of an imported baseline a run keeps in its metadata/, so that
-// moving or editing the original later does not change what the run is
-// compared against: baseline.import_csv as metadata/baseline.csv, an
-// imported run directory's summary.csv as metadata/baseline-run-summary.csv.
-constexpr const char* kBaselineCsvCopy = "baseline.csv";
-constexpr const char* kBaselineRunSummaryCopy = "baseline-run-summary.csv";
-
 // Copies what `spec` imports as its baseline into `run_dir`/metadata/
 // (atomically); nothing to do when it imports none. The runner calls it at
 // run start. Errors name the file that could not be read or written (an

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "plan/search_inputs.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "uncertainty/propagate.h"
 
 namespace ppsearch::analysis {

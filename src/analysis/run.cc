@@ -10,7 +10,7 @@
 #include "evidence/evidence.h"
 #include "evidence/run_spec.h"
 #include "evidence/spec_json.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 #include "util/json_text.h"
@@ -39,10 +39,17 @@ std::vector<fs::path> EntriesIn(const std::string& dir, const std::string& ext) 
 // sample's files are then not read (and, completed, it is invalid evidence).
 bool OwnFolders(const evidence::RunPaths& paths, const std::string& name, SampleInputs& in) {
   bool own = true;
-  for (const std::string& rel : std::vector<std::string>{"raw", "bench", "gpu", "service",
-                                                         "gpu/" + name, "service/" + name}) {
+  const evidence::RunPaths place;  // the same folders by their place in the run
+  const std::pair<std::string, std::string> folders[] = {
+      {paths.raw_dir(), place.raw_dir()},
+      {paths.bench_dir(), place.bench_dir()},
+      {paths.gpu_dir(), place.gpu_dir()},
+      {paths.service_dir(), place.service_dir()},
+      {paths.gpu_dir(name), place.gpu_dir(name)},
+      {paths.service_dir(name), place.service_dir(name)}};
+  for (const auto& [folder, rel] : folders) {
     std::error_code ec;
-    const fs::file_status st = fs::symlink_status(paths.file(rel), ec);
+    const fs::file_status st = fs::symlink_status(folder, ec);
     if (!fs::exists(st) || fs::is_directory(st)) continue;
     own = false;
     if (in.state == evidence::SampleState::kCompleted)
@@ -79,16 +86,16 @@ int NodeIndex(const spec::Spec& spec, const std::string& host) {
 }
 
 // Distinct GPU indices of a snapshot (a file may repeat the GPUs per snapshot).
-size_t DistinctGpus(const std::vector<gpu::GpuMemory>& gpus) {
+size_t DistinctGpus(const std::vector<nvidia_smi::GpuMemory>& gpus) {
   std::vector<int> seen;
-  for (const gpu::GpuMemory& g : gpus)
+  for (const nvidia_smi::GpuMemory& g : gpus)
     if (std::find(seen.begin(), seen.end(), g.index) == seen.end()) seen.push_back(g.index);
   return seen.size();
 }
 
 void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
                     const evidence::SampleId& id, bool completed, SampleInputs& in) {
-  const std::string rel = "raw/" + name + ".jsonl";
+  const std::string rel = evidence::RunPaths{}.raw(name);
   if (!Present(paths.raw(id))) {
     if (completed) in.problems.push_back(rel + " is missing: the sample has no request record");
     return;
@@ -109,7 +116,7 @@ void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
 // whole one has evidence that is not whole either.
 void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
                       const evidence::SampleId& id, SampleInputs& in) {
-  const std::string rel = "bench/" + name + ".json";
+  const std::string rel = evidence::RunPaths{}.bench(name);
   if (!Present(paths.bench(id))) {
     in.invalid_evidence.push_back(
         {evidence::kBenchSummaryMissing, rel,
@@ -133,11 +140,11 @@ void ReadLogs(const evidence::RunPaths& paths, const spec::Spec& spec, const std
   for (const spec::HostSpec& host : spec.cluster.hosts) {
     if (!completed || Present(paths.service(id, host.name))) continue;
     ++in.logs_missing;
-    in.problems.push_back("service/" + name + "/" + host.name + ".log is missing: node " +
+    in.problems.push_back(evidence::RunPaths{}.service(name, host.name) + " is missing: node " +
                           host.name + "'s failures could not be audited");
   }
-  for (const fs::path& log : EntriesIn(paths.root + "/service/" + name, ".log")) {
-    const std::string rel = "service/" + name + "/" + log.filename().string();
+  for (const fs::path& log : EntriesIn(paths.service_dir(name), ".log")) {
+    const std::string rel = evidence::RunPaths{}.service_dir(name) + "/" + log.filename().string();
     if (std::optional<std::string> text = ReadSampleFile(log.string(), rel, in))
       in.logs.push_back({rel, std::move(*text)});
     else if (completed)
@@ -150,15 +157,15 @@ void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, cons
                    const evidence::SampleId& id, bool completed, SampleInputs& in) {
   for (const spec::HostSpec& host : spec.cluster.hosts) {
     if (!completed || Present(paths.gpu(id, host.name))) continue;
-    in.problems.push_back("gpu/" + name + "/" + host.name + ".csv is missing: node " + host.name +
-                          "'s memory is not in the headroom check");
+    in.problems.push_back(evidence::RunPaths{}.gpu(name, host.name) + " is missing: node " +
+                          host.name + "'s memory is not in the headroom check");
   }
-  for (const fs::path& csv : EntriesIn(paths.root + "/gpu/" + name, ".csv")) {
-    const std::string rel = "gpu/" + name + "/" + csv.filename().string();
+  for (const fs::path& csv : EntriesIn(paths.gpu_dir(name), ".csv")) {
+    const std::string rel = evidence::RunPaths{}.gpu_dir(name) + "/" + csv.filename().string();
     const std::string host = csv.stem().string();
     std::optional<std::string> text = ReadSampleFile(csv.string(), rel, in);
     if (!text) continue;
-    Result<std::vector<gpu::GpuMemory>> gpus = gpu::ParseGpuMemoryCsv(*text, rel);
+    Result<std::vector<nvidia_smi::GpuMemory>> gpus = nvidia_smi::ParseGpuMemoryCsv(*text, rel);
     if (!gpus.ok()) {
       if (completed) in.problems.push_back(gpus.error().message);
       continue;
@@ -204,9 +211,9 @@ bool InSweep(const spec::SweepSpec& sweep, const evidence::SampleId& id) {
 Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec))
-    return MakeError(run_dir +
-                     ": no such run directory (expected results/<RUN_ID>/ with "
-                     "metadata/run.json, metadata/spec.toml and manifest.jsonl)");
+    return MakeError(run_dir + ": no such run directory (expected results/<RUN_ID>/ with " +
+                     evidence::RunPaths{}.run_json() + ", " + evidence::RunPaths{}.spec_toml() +
+                     " and " + evidence::RunPaths{}.manifest() + ")");
   RunEvidence ev;
   ev.run_dir = run_dir;
   const evidence::RunPaths paths{run_dir};
@@ -297,8 +304,7 @@ std::vector<PointSummary> RowsOf(const std::vector<PointSummary>& rows,
 }
 
 // metadata/<name> of the run when the runner copied the baseline there.
-std::optional<std::string> BaselineCopy(const RunAnalysis& a, const char* name) {
-  const std::string path = evidence::RunPaths{a.evidence.run_dir}.metadata(name);
+std::optional<std::string> BaselineCopy(const std::string& path) {
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return path;
   return std::nullopt;
@@ -308,9 +314,10 @@ void ImportBaselineCsv(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   a.baseline_source = spec.baseline.import_csv;
   a.baseline_file = spec.baseline.import_csv;
-  if (std::optional<std::string> copy = BaselineCopy(a, kBaselineCsvCopy)) {
+  if (std::optional<std::string> copy =
+          BaselineCopy(evidence::RunPaths{a.evidence.run_dir}.baseline_csv())) {
     a.baseline_file = *copy;
-    a.baseline_note = std::string("baseline rows read from metadata/") + kBaselineCsvCopy +
+    a.baseline_note = "baseline rows read from " + evidence::RunPaths{}.baseline_csv() +
                       ", the copy of " + spec.baseline.import_csv + " made at run start";
   } else {
     a.baseline_note = "baseline rows read from " + spec.baseline.import_csv +
@@ -334,7 +341,8 @@ void ImportBaselineCsv(RunAnalysis& a) {
 void ImportBaselineRun(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   a.baseline_source = spec.baseline.import_run;
-  const std::optional<std::string> copy = BaselineCopy(a, kBaselineRunSummaryCopy);
+  const std::optional<std::string> copy =
+      BaselineCopy(evidence::RunPaths{a.evidence.run_dir}.baseline_run_summary_csv());
   Result<RunEvidence> other = LoadRunEvidence(spec.baseline.import_run);
   if (!other.ok() && !copy) {
     a.comparability.push_back("baseline run not imported: " + other.error().message);
@@ -343,9 +351,10 @@ void ImportBaselineRun(RunAnalysis& a) {
   std::vector<PointSummary> all;
   if (copy) {
     a.baseline_file = *copy;
-    a.baseline_note = std::string("baseline rows read from metadata/") + kBaselineRunSummaryCopy +
-                      ", the copy of " + spec.baseline.import_run +
-                      "/summary.csv made at run start";
+    a.baseline_note = "baseline rows read from " + evidence::RunPaths{}.baseline_run_summary_csv() +
+                      ", the copy of " +
+                      evidence::RunPaths{spec.baseline.import_run}.summary_csv() +
+                      " made at run start";
     Result<std::vector<PointSummary>> read = ReadBaselineCsv(*copy);
     if (!read.ok()) {
       a.comparability.push_back("baseline run not imported: " + read.error().message);
@@ -353,7 +362,7 @@ void ImportBaselineRun(RunAnalysis& a) {
     }
     all = *read;
   } else {
-    const std::string summary = evidence::RunPaths{spec.baseline.import_run}.file("summary.csv");
+    const std::string summary = evidence::RunPaths{spec.baseline.import_run}.summary_csv();
     Result<std::vector<PointSummary>> read = ReadBaselineCsv(summary);
     all = read.ok() ? *read : other->points;
     a.baseline_file = read.ok() ? summary : spec.baseline.import_run;
@@ -374,8 +383,8 @@ void ImportBaselineRun(RunAnalysis& a) {
   // The two runs' settings are compared by the confounder check of the report (compare/).
   if (!other.ok()) {
     a.comparability.push_back("baseline run " + a.baseline_source + " could not be read (" +
-                              other.error().message + "): its rows come from metadata/" +
-                              kBaselineRunSummaryCopy +
+                              other.error().message + "): its rows come from " +
+                              evidence::RunPaths{}.baseline_run_summary_csv() +
                               ", and the two runs' settings were not compared");
   }
   a.baseline_imported = true;
@@ -461,7 +470,7 @@ Result<RunAnalysis> AnalyseRun(const std::string& run_dir) {
     for (const plan::Diagnostic& w : a.inputs->plan.warnings)
       (w.location.key.rfind("engine.", 0) == 0 ? flags : a.spec_warnings).push_back(w.message);
   a.decision = Decide(spec, a.evidence.samples, a.points, a.memory, flags);
-  const std::string calibration = evidence::RunPaths{run_dir}.metadata("calibration.json");
+  const std::string calibration = evidence::RunPaths{run_dir}.calibration_json();
   a.prediction = PredictRun(a.inputs ? &*a.inputs : nullptr, a.evidence.simulated,
                             std::filesystem::exists(calibration) ? calibration : "");
   return a;

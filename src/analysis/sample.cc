@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "evidence/evidence.h"
+
 namespace ppsearch::analysis {
 
 int SampleAnalysis::requests_total() const {
@@ -107,10 +109,10 @@ std::vector<evidence::EvidenceProblem> CheckEvidence(const SampleInputs& in) {
   const evidence::RecordLimits limits{
       in.requests_expected, static_cast<int64_t>(std::llround(in.deadline_s * 1e9)),
       in.synthesized ? 0 : in.id.concurrency, in.max_input_tokens, in.max_output_tokens};
-  for (auto& p : evidence::CheckRecords(in.records, limits, "raw/" + name + ".jsonl"))
+  for (auto& p : evidence::CheckRecords(in.records, limits, evidence::RunPaths{}.raw(name)))
     out.push_back(std::move(p));
   for (const NodeGpuSnapshot& node : in.gpu)
-    for (auto& p : evidence::CheckGpuSnapshot(node.gpus, "gpu/" + name + "/" + node.host + ".csv"))
+    for (auto& p : evidence::CheckGpuSnapshot(node.gpus, evidence::RunPaths{}.gpu(name, node.host)))
       out.push_back(std::move(p));
   return out;
 }
@@ -126,7 +128,7 @@ void Measure(const SampleInputs& in, SampleAnalysis& out) {
   // A node's CSV may hold several snapshots: keep each GPU's highest reading.
   std::map<std::pair<std::string, int>, size_t> index;
   for (const NodeGpuSnapshot& node : in.gpu) {
-    for (const gpu::GpuMemory& g : node.gpus) {
+    for (const nvidia_smi::GpuMemory& g : node.gpus) {
       if (!g.used_mib) continue;
       auto key = std::make_pair(node.host, g.index);
       auto it = index.find(key);

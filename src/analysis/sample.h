@@ -11,7 +11,7 @@
 #include "analysis/log_scan.h"
 #include "evidence/evidence.h"
 #include "evidence/validation.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "spec/spec.h"
 #include "stats/stats.h"
 #include "workload/request_record.h"
@@ -27,7 +27,7 @@ struct LogText {
 struct NodeGpuSnapshot {
   std::string host;
   int node = -1;  // index of host in the spec's cluster.hosts; -1 when unknown
-  std::vector<gpu::GpuMemory> gpus;
+  std::vector<nvidia_smi::GpuMemory> gpus;
 };
 
 struct SampleInputs {

@@ -72,7 +72,7 @@ TEST(AnalyseSample, PromptLengthMismatchesAreCounted) {
 TEST(AnalyseSample, PeakGpuMemoryIsTheMaxOverSnapshotsAndHeadroomTheWorstRank) {
   SampleInputs in;
   in.id = {Layout(8, 4, 4), 8, 1};
-  Result<std::vector<gpu::GpuMemory>> first = gpu::ParseGpuMemoryCsv(
+  Result<std::vector<nvidia_smi::GpuMemory>> first = nvidia_smi::ParseGpuMemoryCsv(
       "0, GPU-a, NVIDIA RTX 6000D, 70000, 85651\n"
       "1, GPU-b, NVIDIA RTX 6000D, 80000, 85651\n"
       "0, GPU-a, NVIDIA RTX 6000D, 81355, 85651\n"

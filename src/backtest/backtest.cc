@@ -8,7 +8,7 @@
 #include "calibrate/fit.h"
 #include "plan/search_inputs.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::backtest {

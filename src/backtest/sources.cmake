@@ -6,4 +6,4 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/backtest/evaluate.cc
   src/backtest/coverage.cc
   src/backtest/memory_case.cc
-  src/backtest/render.cc)
+  src/backtest/backtest_render.cc)

@@ -11,7 +11,7 @@
 #include "cost/layout_cost.h"
 #include "evidence/medians_csv.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "util/files.h"
 #include "util/json_file.h"
 #include "util/matrix.h"

@@ -18,7 +18,7 @@
 #include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 

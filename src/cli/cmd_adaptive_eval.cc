@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
-#include "scenarios/scenarios.h"
-#include "text/table.h"
+#include "adaptive_eval/scenarios.h"
+#include "table/table.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 struct EvalCliOptions {
   SpecOptions spec;
   std::string calibration_path;
-  scenarios::ScenarioOptions eval;
+  adaptive_eval::ScenarioOptions eval;
   bool json = false;
 };
 
@@ -32,8 +32,8 @@ std::string Decision(const std::string& primary, const std::string& fallback) {
   return (primary.empty() ? "none" : primary) + " / " + (fallback.empty() ? "none" : fallback);
 }
 
-nlohmann::json EvaluationJson(const scenarios::Evaluation& ev,
-                              const scenarios::ScenarioOptions& o) {
+nlohmann::json EvaluationJson(const adaptive_eval::Evaluation& ev,
+                              const adaptive_eval::ScenarioOptions& o) {
   nlohmann::json out = {{"scenarios", o.scenarios},
                         {"seed", o.seed},
                         {"hidden", o.hidden},
@@ -42,7 +42,7 @@ nlohmann::json EvaluationJson(const scenarios::Evaluation& ev,
                         {"median_fraction", ev.median_fraction},
                         {"worst_fraction", ev.worst_fraction},
                         {"results", nlohmann::json::array()}};
-  for (const scenarios::ScenarioResult& s : ev.results) {
+  for (const adaptive_eval::ScenarioResult& s : ev.results) {
     nlohmann::json hidden = nlohmann::json::object();
     for (const auto& [label, f] : s.hidden) hidden[label] = f;
     out["results"].push_back({{"scenario", s.index},
@@ -64,12 +64,12 @@ nlohmann::json EvaluationJson(const scenarios::Evaluation& ev,
   return out;
 }
 
-std::string EvaluationText(const scenarios::Evaluation& ev, const scenarios::ScenarioOptions& o) {
-  text::Table t{{"scenario", "full sweep: primary / fallback", "adaptive: primary / fallback",
+std::string EvaluationText(const adaptive_eval::Evaluation& ev, const adaptive_eval::ScenarioOptions& o) {
+  table::Table t{{"scenario", "full sweep: primary / fallback", "adaptive: primary / fallback",
                  "same", "samples", "GPU-hours", "share", "stop"},
                 {},
                 {false, true, true, true, false, false, false, true}};
-  for (const scenarios::ScenarioResult& s : ev.results)
+  for (const adaptive_eval::ScenarioResult& s : ev.results)
     t.rows.push_back({std::to_string(s.index), Decision(s.full_primary, s.full_fallback),
                       Decision(s.adaptive_primary, s.adaptive_fallback), s.agrees ? "yes" : "NO",
                       fmt::format("{} of {}", s.adaptive_samples, s.full_samples),
@@ -79,7 +79,7 @@ std::string EvaluationText(const scenarios::Evaluation& ev, const scenarios::Sce
       "# ppsearch adaptive-eval: {} scenarios (seed {}), each layout's throughput x U(1 - {:g}, "
       "1 + {:g}) hidden from the model, repeats spread {:g}\n\n",
       o.scenarios, o.seed, o.hidden, o.hidden, o.spread);
-  out += text::RenderTextTable(t);
+  out += table::RenderTextTable(t);
   out += fmt::format(
       "\nthe adaptive run reached the full sweep's primary and fallback in {} of {} scenarios, "
       "spending a median {:.0f}% (worst {:.0f}%) of the full sweep's GPU-hours\n",
@@ -95,7 +95,7 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));
   }
-  scenarios::ScenarioOptions& o = opts.eval;
+  adaptive_eval::ScenarioOptions& o = opts.eval;
   o.spec_path = opts.spec.spec_path;
   o.overrides = opts.spec.overrides;
   namespace fs = std::filesystem;
@@ -109,7 +109,7 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
   if (ec) return IoError("cannot create " + o.work_dir + ": " + ec.message());
-  Result<scenarios::Evaluation> ev = scenarios::Evaluate(in, calibration, o);
+  Result<adaptive_eval::Evaluation> ev = adaptive_eval::Evaluate(in, calibration, o);
   if (temporary) fs::remove_all(o.work_dir, ec);
   if (!ev.ok()) return ev.error();
   std::cout << (opts.json ? EvaluationJson(*ev, o).dump(2) + "\n" : EvaluationText(*ev, o));
@@ -127,7 +127,7 @@ Runner AddAdaptiveEvalCommand(CLI::App& app) {
       "per-layout factors: each replayed in full and adaptively, decisions and GPU-hours "
       "compared");
   AddSpecOptions(sub, opts->spec);
-  scenarios::ScenarioOptions& o = opts->eval;
+  adaptive_eval::ScenarioOptions& o = opts->eval;
   sub->add_option("--scenarios", o.scenarios, "Scenarios to run")
       ->default_val(o.scenarios)
       ->check(CLI::Range(1, 10000));

@@ -9,7 +9,7 @@
 
 #include "backtest/backtest.h"
 #include "backtest/coverage.h"
-#include "backtest/render.h"
+#include "backtest/backtest_render.h"
 #include "cli/command.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"

@@ -9,8 +9,8 @@
 #include <iostream>
 #include <memory>
 
-#include "bench/bench_client.h"
-#include "bench/bench_report.h"
+#include "loadgen/bench_client.h"
+#include "loadgen/bench_report.h"
 #include "cli/command.h"
 #include "evidence/evidence.h"
 #include "util/files.h"
@@ -24,7 +24,7 @@ namespace {
 constexpr int64_t kMaxLengthTokens = 10'000'000;
 
 struct BenchCommandOptions {
-  bench::BenchOptions bench;
+  loadgen::BenchOptions bench;
   std::string api = "native";
   std::vector<std::string> urls;
   std::string routing = "least-outstanding";
@@ -34,14 +34,14 @@ struct BenchCommandOptions {
 };
 
 Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
-  const std::optional<bench::Api> api = bench::ParseApi(opts.api);
+  const std::optional<loadgen::Api> api = loadgen::ParseApi(opts.api);
   if (!api) {
     return MakeError(
         "--api must be 'native' (POST /generate) or 'openai' (POST /v1/completions), got '" +
         opts.api + "'");
   }
   opts.bench.api = *api;
-  const std::optional<bench::Routing> routing = bench::ParseRouting(opts.routing);
+  const std::optional<loadgen::Routing> routing = loadgen::ParseRouting(opts.routing);
   if (!routing)
     return MakeError("--routing must be 'least-outstanding' or 'round-robin', got '" +
                      opts.routing + "'");
@@ -60,18 +60,18 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
     if (!lengths.ok()) return MakeError("--lengths-file: " + lengths.error().message);
     opts.bench.lengths = std::move(*lengths);
   }
-  if (Status s = bench::ValidateBenchOptions(opts.bench); !s.ok()) return s.error();
+  if (Status s = loadgen::ValidateBenchOptions(opts.bench); !s.ok()) return s.error();
   PPS_RETURN_IF_ERROR(CheckOutputPath("--records", opts.records_path,
                                       {{"the --lengths-file", opts.bench.lengths_file}}));
-  Result<bench::BenchResult> result = bench::RunBench(opts.bench);
+  Result<loadgen::BenchResult> result = loadgen::RunBench(opts.bench);
   // A server that cannot be used is the machine's failure, not the arguments' (exit 1).
   if (!result.ok()) return MakeError(result.error().message, ErrorKind::kIo);
   if (opts.json) {
-    std::cout << bench::BenchSummaryJson(opts.bench, *result)
+    std::cout << loadgen::BenchSummaryJson(opts.bench, *result)
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
-    std::cout << bench::RenderBenchText(opts.bench, *result);
+    std::cout << loadgen::RenderBenchText(opts.bench, *result);
   }
   if (!opts.records_path.empty()) {
     if (Status s = WriteFileAtomic(opts.records_path, evidence::RecordsToJsonl(result->records));
@@ -87,7 +87,7 @@ Result<ExitCode> RunBenchCommand(BenchCommandOptions& opts) {
 
 Runner AddBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchCommandOptions>();
-  bench::BenchOptions& b = opts->bench;
+  loadgen::BenchOptions& b = opts->bench;
   CLI::App* sub = app.add_subcommand(
       "bench",
       "Load a running SGLang-compatible server with streamed requests and measure TTFT/throughput");

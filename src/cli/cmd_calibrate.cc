@@ -11,9 +11,9 @@
 
 #include "calibrate/fit.h"
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "evidence/calibration_file.h"
-#include "text/table.h"
+#include "table/table.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -52,7 +52,7 @@ Status CheckOutputDirectory(const std::string& output) {
 std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds, 2) + " s" : "-"; }
 
 void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
-  text::Table t{{"layout", "C", "input TPS measured", "predicted", "error", "TTFT p50 measured",
+  table::Table t{{"layout", "C", "input TPS measured", "predicted", "error", "TTFT p50 measured",
                  "predicted", "error", "peak MiB measured", "predicted"},
                 {},
                 {true}};
@@ -66,12 +66,12 @@ void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
                           : "-",
                       r.measured_peak_mib > 0 ? FormatNumber(r.measured_peak_mib, 0) : "-",
                       FormatNumber(r.predicted_peak_mib, 0)});
-  std::cout << text::RenderTextTable(t);
+  std::cout << table::RenderTextTable(t);
 }
 
 void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& hw) {
   const auto& c = fit.calibration;
-  text::Table params{
+  table::Table params{
       {"parameter", "value", "bounds", "prior", "status"}, {}, {true, true, true, true, true}};
   for (const auto& p : cost::AllParams()) {
     const int i = cost::Index(p.param);
@@ -81,7 +81,7 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
                            fmt::format("[{:.4g}, {:.4g}]", prior.lo, prior.hi),
                            cost::ParamStatusName(c.status[i])});
   }
-  std::cout << text::RenderTextTable(params) << "\n";
+  std::cout << table::RenderTextTable(params) << "\n";
   for (const auto& p : cost::AllParams())
     std::cout << p.name << ": " << c.note[cost::Index(p.param)] << "\n";
   std::cout << "\nresiduals (fitted points)\n";

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "plan/disaggregation.h"
 #include "plan/plan.h"
 

@@ -18,17 +18,16 @@
 #include "adaptive/session.h"
 #include "analysis/baseline.h"
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "cli/slurm_submit.h"
 #include "compare/confounders.h"
 #include "compare/load.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "evidence/run_metadata.h"
-#include "evidence/run_spec.h"
 #include "launch/launcher.h"
-#include "predict/predict.h"
 #include "report/build_report.h"
+#include "run/prepare.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
 #include "run/replay_sample.h"
@@ -40,7 +39,6 @@
 #include "spec/spec_parser.h"
 #include "util/excerpt.h"
 #include "util/files.h"
-#include "util/safe_name.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -78,36 +76,6 @@ void ShowProgress(const run::RunProgress& p) {
   } else {
     std::cerr << line << "\n";
   }
-}
-
-// The spec of a run being resumed: the copy in its metadata, resolved as the
-// original was (same path, same --set overrides), so a resumed run cannot
-// silently change what it measures. Secrets come back from the environment.
-Result<spec::Spec> LoadRunSpec(const std::string& run_dir, std::string* spec_path,
-                               std::vector<std::string>* overrides, std::string* engine,
-                               bool* adaptive) {
-  const evidence::RunPaths paths{run_dir};
-  PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
-  if (run.spec_path.empty())
-    return MakeError(paths.metadata("run.json") +
-                     ": not a valid run description (no 'spec_path' string)");
-  *spec_path = run.spec_path;
-  // A replay is resumed from the same source: "replay:PATH" as it was given.
-  *engine =
-      run.engine == "replay" && run.replay ? run::kReplayPrefix + run.replay->path : run.engine;
-  *overrides = run.overrides;
-  *adaptive = run.adaptive;
-  PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
-  PPS_RETURN_IF_ERROR(run::RestoreSecrets(spec));
-  return spec;
-}
-
-// The engine the user asked for, else the one the spec implies: a spec that
-// names a launcher for an SGLang engine means a real run.
-std::string ChooseEngine(const RunCliOptions& opts, const spec::Spec& spec) {
-  if (!opts.engine.empty()) return opts.engine;
-  if (spec.engine.kind == "sglang" && spec.origins.count("cluster.launcher")) return "sglang";
-  return "sim";
 }
 
 void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
@@ -153,183 +121,150 @@ Status CheckBaseline(const spec::Spec& spec, const std::string& engine_kind, boo
   return Status::Ok();
 }
 
-Result<ExitCode> RunRun(RunCliOptions& opts) {
+// Once, before the run directory exists, what would fail every sample, each
+// after its own timeouts: one line per problem and a last that says so;
+// empty when the cluster is ready. A resume checks reach and nvidia-smi
+// only: its own leftover servers hold the ports and GPUs until it stops
+// them (each sample's preflight checks them again).
+std::vector<std::string> ClusterNotReady(launch::Launcher& launcher, const spec::Spec& spec,
+                                         bool resuming) {
+  std::vector<std::string> lines;
+  for (const sglang::HostProblem& p :
+       sglang::CheckCluster(launcher, spec, spec.lifecycle.check_timeout_s,
+                            /*check_busy=*/!resuming))
+    lines.push_back(p.Describe());
+  if (!lines.empty())
+    lines.push_back(
+        fmt::format("the cluster is not ready, so no sample ran (every host checked with a {:g} s "
+                    "timeout, lifecycle.check_timeout_s)",
+                    spec.lifecycle.check_timeout_s));
+  return lines;
+}
+
+// The ssh masters remove their own sockets as they exit, perhaps while this
+// walks the directory: a socket that vanished is not an error.
+void RemoveControlDir(const std::string& control_dir) {
+  if (control_dir.empty()) return;
+  std::error_code ec;
+  for (int attempt = 0; attempt < 3 && std::filesystem::exists(control_dir, ec); ++attempt)
+    std::filesystem::remove_all(control_dir, ec);
+}
+
+// After the samples: what ran, then the report and the decision (or how to
+// resume an interrupted run). The exit code says whether the sweep is
+// complete and a layout qualifies.
+Result<ExitCode> Conclude(const run::RunOutcome& out) {
+  std::cerr << fmt::format(
+      "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n", out.run_dir,
+      out.completed, out.not_ok, out.skipped, out.total);
+  if (out.interrupted) {
+    std::cerr << fmt::format("interrupted; resume with: ppsearch run --resume {}\n", out.run_dir);
+    return kExitIncomplete;
+  }
+  PPS_ASSIGN_OR_RETURN(const report::ReportOutcome report, report::BuildReport(out.run_dir));
+  for (const auto& w : report.warnings) std::cerr << "warning: " << w << "\n";
+  std::cout << report.markdown;
+  return static_cast<ExitCode>(report.exit_code);
+}
+
+// The request a command line makes of run::PrepareRun.
+run::RunRequest RequestOf(const RunCliOptions& opts) {
+  run::RunRequest r;
+  r.spec_path = opts.spec.spec_path;
+  r.overrides = opts.spec.overrides;
+  r.engine = opts.engine;
+  r.resume_dir = opts.resume;
+  r.run_id = opts.run_id;
+  if (const char* env = std::getenv("RUN_ID"); env != nullptr) r.run_id_env = env;
+  r.calibration = opts.calibration;
+  r.adaptive = opts.adaptive;
+  return r;
+}
+
+Result<ExitCode> RunRun(const RunCliOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(run::PreparedRun prepared, run::PrepareRun(RequestOf(opts)));
+  if (!prepared.resume_dir.empty())
+    std::cerr << "resuming " << prepared.resume_dir << " with its recorded spec ("
+              << prepared.spec_path << ")\n";
+  const SearchInputs& in = prepared.inputs;
+  for (const auto& w : in.plan.warnings) std::cerr << "warning: " << w.message << "\n";
+  if (!prepared.refusals.empty()) return ErrorLines(prepared.refusals);
+  const std::string& engine_kind = prepared.engine_kind;
   run::RunOptions ro;
   ro.command_line = opts.command_line;
   ro.pace_ms = opts.pace_ms;
-  ro.spec_path = opts.spec.spec_path;
-  ro.overrides = opts.spec.overrides;
-  ro.run_id = opts.run_id;
-  if (ro.run_id.empty())
-    if (const char* env = std::getenv("RUN_ID"); env != nullptr && *env != '\0') ro.run_id = env;
-  if (!ro.run_id.empty() && !IsSafeName(ro.run_id))
-    return MakeError("--run-id/RUN_ID '" + Excerpt(ro.run_id) + "' must be " + SafeNameRule() +
-                     " (it names the run directory)");
-  std::optional<SearchInputs> in;
-  if (!opts.resume.empty()) {
-    std::string recorded_path;
-    std::vector<std::string> overrides;
-    std::string recorded_engine;
-    bool recorded_adaptive = false;
-    Result<spec::Spec> spec =
-        LoadRunSpec(opts.resume, &recorded_path, &overrides, &recorded_engine, &recorded_adaptive);
-    if (!spec.ok()) return spec.error();
-    // A resumed run keeps its engine: mixing simulated and real samples would be meaningless.
-    if (std::optional<std::string> path = run::ReplayPath(opts.engine); path && !path->empty())
-      opts.engine =
-          run::kReplayPrefix + std::filesystem::absolute(*path).lexically_normal().string();
-    if (!opts.engine.empty() && !recorded_engine.empty() && opts.engine != recorded_engine)
-      return MakeError(opts.resume + " was run with --engine " + recorded_engine +
-                       "; resume it with the same engine");
-    if (opts.engine.empty()) opts.engine = recorded_engine;
-    // A resumed run keeps its way of choosing samples, too.
-    if (opts.adaptive && !recorded_adaptive)
-      return MakeError(opts.resume +
-                       " ran every sample of its sweep; resume it without --adaptive, or start "
-                       "a new adaptive run");
-    opts.adaptive = recorded_adaptive;
-    if (!opts.spec.overrides.empty())
-      return MakeError(
-          "--resume runs the recorded spec with its recorded --set values; drop --set (" +
-          opts.spec.overrides[0] + ") or start a new run");
-    if (!opts.spec.spec_path.empty() &&
-        std::filesystem::absolute(opts.spec.spec_path).lexically_normal().string() != recorded_path)
-      return MakeError("--resume runs the spec recorded in " + opts.resume + " (" + recorded_path +
-                       "), not " + opts.spec.spec_path + "; drop SPEC or start a new run");
-    if (!ro.run_id.empty() && !opts.run_id.empty())
-      return MakeError("--run-id names a new run; --resume continues " + opts.resume);
-    PPS_ASSIGN_OR_RETURN(in, plan::LoadSearchInputs(*spec));
-    ro.resume_dir = opts.resume;
-    ro.spec_path = recorded_path;
-    ro.overrides = overrides;
-    ro.run_id.clear();
-    if (std::filesystem::exists(evidence::RunPaths{opts.resume}.metadata("calibration.json")))
-      opts.calibration = evidence::RunPaths{opts.resume}.metadata("calibration.json");
-    std::cerr << "resuming " << opts.resume << " with its recorded spec (" << recorded_path
-              << ")\n";
-  } else {
-    if (opts.spec.spec_path.empty()) return MakeError("give SPEC, or --resume RUN_DIR");
-    Result<SearchInputs> loaded = LoadSearchInputs(opts.spec, {});
-    if (!loaded.ok()) return loaded.error();
-    in = std::move(loaded).value();
-  }
-  for (const auto& w : in->plan.warnings) std::cerr << "warning: " << w.message << "\n";
-  PPS_RETURN_IF_ERROR(plan::CheckProfileExport(in->spec.profile));
-  std::vector<std::string> errors;
-  for (const auto& lp : in->plan.layouts)
-    for (const auto& e : lp.errors) errors.push_back(e.message);
-  if (!errors.empty()) {
-    errors.push_back("the spec has invalid layouts; fix them or remove them from [sweep]");
-    return ErrorLines(errors);
-  }
-  const std::string engine_kind = ChooseEngine(opts, in->spec);
-  if (opts.adaptive && !in->spec.decision.objective.adaptive())
-    return MakeError(in->spec.Origin("decision.objective").Where() +
-                     ": an adaptive run chooses by the " + decide::Objective::AdaptiveChoices() +
-                     " objective, not " + in->spec.decision.objective.name() +
-                     " (run without --adaptive to measure every sample)");
-  // A sample budget under one step's repeats would stop before the first step.
-  if (opts.adaptive && in->spec.adaptive.budget_samples > 0 &&
-      in->spec.adaptive.budget_samples < in->spec.sweep.repeats)
-    return MakeError(fmt::format(
-        "{}: a budget of {} sample{} is less than one step of an adaptive run (a point's {} "
-        "repeats, sweep.repeats), so it could measure nothing; give at least {}, or 0 for no "
-        "sample budget",
-        in->spec.Origin("adaptive.budget_samples").Where(), in->spec.adaptive.budget_samples,
-        in->spec.adaptive.budget_samples == 1 ? "" : "s", in->spec.sweep.repeats,
-        in->spec.sweep.repeats));
-  if (engine_kind == "sim" || opts.adaptive) {
-    for (const auto& lp : in->plan.layouts)
-      if (auto why = predict::NotModelled(lp)) errors.push_back(*why);
-    if (!errors.empty()) {
-      errors.push_back(engine_kind == "sim"
-                           ? "the simulated engine cannot run these layouts; remove them from "
-                             "[sweep]"
-                           : "an adaptive run predicts the layouts it has not measured and "
-                             "cannot predict these; remove them from [sweep]");
-      return ErrorLines(errors);
-    }
-  }
+  ro.spec_path = prepared.spec_path;
+  ro.overrides = prepared.overrides;
+  ro.run_id = prepared.run_id;
+  ro.resume_dir = prepared.resume_dir;
   // A replay checks every sample of the sweep against its source before anything else.
   std::unique_ptr<run::SampleEngine> engine;
   if (std::optional<std::string> path = run::ReplayPath(engine_kind)) {
     if (opts.slurm_submit)
       return MakeError("--slurm-submit runs servers in an allocation; --engine " + engine_kind +
                        " runs none");
-    PPS_ASSIGN_OR_RETURN(engine, run::MakeReplayEngine(in->spec, in->plan, *path));
+    PPS_ASSIGN_OR_RETURN(engine, run::MakeReplayEngine(in.spec, in.plan, *path));
   }
-  PPS_RETURN_IF_ERROR(CheckBaseline(in->spec, engine ? engine->kind() : engine_kind,
+  PPS_RETURN_IF_ERROR(CheckBaseline(in.spec, engine ? engine->kind() : engine_kind,
                                     engine ? engine->simulated() : engine_kind == "sim",
-                                    !opts.resume.empty()));
+                                    !prepared.resume_dir.empty()));
 
-  const std::string control_dir = in->spec.cluster.launcher == "ssh" ? launch::SshControlDir() : "";
+  const std::string control_dir = in.spec.cluster.launcher == "ssh" ? launch::SshControlDir() : "";
   Result<std::unique_ptr<launch::Launcher>> launcher =
-      launch::MakeLauncher(in->spec, control_dir, in->spec.lifecycle.host_timeout_s);
+      launch::MakeLauncher(in.spec, control_dir, in.spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return launcher.error();
   if (opts.dry_run) {
-    PrintDryRun(in->spec, in->plan, launcher->get(), engine_kind, opts.adaptive);
+    PrintDryRun(in.spec, in.plan, launcher->get(), engine_kind, prepared.adaptive);
     return kExitOk;
   }
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)
     return IoError("cannot create " + control_dir + " for ssh's control sockets");
-  if (engine_kind == "sglang" && in->spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
+  if (engine_kind == "sglang" && in.spec.cluster.launcher == "slurm" && !opts.slurm_submit &&
       !launch::SlurmAllocationProblem().empty())
     return MakeError(launch::SlurmAllocationProblem());
   if (opts.slurm_submit) {
-    Result<std::string> submitted = SubmitSlurmJob(in->spec, ro, engine_kind);
+    Result<std::string> submitted = SubmitSlurmJob(in.spec, ro, engine_kind);
     if (!submitted.ok()) return submitted.error();
     std::cout << *submitted;
     return kExitOk;
   }
 
   cost::Calibration calibration;
-  if (!opts.calibration.empty()) {
-    Result<cost::Calibration> c = evidence::LoadCalibration(opts.calibration);
-    if (!c.ok()) return c.error();
-    calibration = *c;
-    Result<std::string> text = ReadFile(opts.calibration);
-    if (text.ok()) ro.calibration_json = *text;
+  if (!prepared.calibration.empty()) {
+    PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(prepared.calibration));
+    // The run keeps the file's own text beside its evidence.
+    if (Result<std::string> text = ReadFile(prepared.calibration); text.ok())
+      ro.calibration_json = *text;
   }
   if (engine_kind == "sglang") {
-    // Once, before the run directory exists: what fails here would fail
-    // every sample, each after its own timeouts. A resume checks reach and
-    // nvidia-smi only: its own leftover servers hold the ports and GPUs
-    // until it stops them (each sample's preflight checks them again).
-    std::vector<sglang::HostProblem> problems =
-        sglang::CheckCluster(**launcher, in->spec, in->spec.lifecycle.check_timeout_s,
-                             /*check_busy=*/opts.resume.empty());
-    if (!problems.empty()) {
+    if (std::vector<std::string> lines =
+            ClusterNotReady(**launcher, in.spec, !prepared.resume_dir.empty());
+        !lines.empty()) {
       (*launcher)->Close();
-      std::vector<std::string> lines;
-      for (const auto& p : problems) lines.push_back(p.Describe());
-      lines.push_back(fmt::format(
-          "the cluster is not ready, so no sample ran (every host checked with a {:g} s "
-          "timeout, lifecycle.check_timeout_s)",
-          in->spec.lifecycle.check_timeout_s));
       return ErrorLines(lines);
     }
   }
   if (engine_kind == "sglang") {
-    engine = std::make_unique<sglang::SglangSampleEngine>(in->spec, **launcher);
+    engine = std::make_unique<sglang::SglangSampleEngine>(in.spec, **launcher);
     ro.launcher = launcher->get();
   } else if (engine_kind == "sim") {  // else the replay, made above
-    engine = std::make_unique<run::SimSampleEngine>(*in, calibration);
+    engine = std::make_unique<run::SimSampleEngine>(in, calibration);
   }
   // commands.txt is written from the spec without its secrets.
-  ro.sample_commands = [shown = spec::WithoutSecrets(in->spec),
+  ro.sample_commands = [shown = spec::WithoutSecrets(in.spec),
                         launcher = ro.launcher](const evidence::SampleId& s) {
     return sglang::SampleCommands(shown, s, run::SampleSeed(shown, s), launcher);
   };
   // The adaptive session predicts from the run's calibration (the defaults
   // when none) and refits it on every point it measures.
   std::optional<adaptive::Session> session;
-  if (opts.adaptive) {
-    session.emplace(*in, calibration);
+  if (prepared.adaptive) {
+    session.emplace(in, calibration);
     ro.next_samples = [&session](const evidence::RunPaths& paths) { return session->Next(paths); };
   }
-  if (in->spec.profile.enabled())
+  if (in.spec.profile.enabled())
     ro.predicted_breakdown = [&in, calibration](const run::SampleContext& ctx) {
-      return run::PredictedBreakdownOf(ctx, *in, calibration);
+      return run::PredictedBreakdownOf(ctx, in, calibration);
     };
   ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, OnRunStopSignal);
@@ -337,36 +272,18 @@ Result<ExitCode> RunRun(RunCliOptions& opts) {
   std::signal(SIGPIPE, SIG_IGN);
   ro.stop = &g_run_stop;
   // A wrong sudo password is one error before any sample, not a failed sample.
-  const Status sudo = engine_kind == "sglang" ? launch::CheckSudo(**launcher, in->spec,
-                                                                  in->spec.lifecycle.host_timeout_s)
-                                              : Status::Ok();
+  const Status sudo = engine_kind == "sglang"
+                          ? launch::CheckSudo(**launcher, in.spec, in.spec.lifecycle.host_timeout_s)
+                          : Status::Ok();
   Result<run::RunOutcome> out = sudo.ok()
-                                    ? run::RunSamples(ro, in->spec, in->plan, *engine, ShowProgress)
+                                    ? run::RunSamples(ro, in.spec, in.plan, *engine, ShowProgress)
                                     : Result<run::RunOutcome>(sudo.error());
   engine.reset();
   (*launcher)->Close();
-  if (!control_dir.empty()) {
-    // The ssh masters remove their own sockets as they exit, perhaps while
-    // this walks the directory: a socket that vanished is not an error.
-    std::error_code ec;
-    for (int attempt = 0; attempt < 3 && std::filesystem::exists(control_dir, ec); ++attempt)
-      std::filesystem::remove_all(control_dir, ec);
-  }
+  RemoveControlDir(control_dir);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return out.error();
-  std::cerr << fmt::format(
-      "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n",
-      out->run_dir, out->completed, out->not_ok, out->skipped, out->total);
-  if (out->interrupted) {
-    std::cerr << fmt::format("interrupted; resume with: ppsearch run --resume {}\n", out->run_dir);
-    return kExitIncomplete;
-  }
-  Result<report::ReportOutcome> report = report::BuildReport(out->run_dir);
-  if (!report.ok()) return report.error();
-  for (const auto& w : report->warnings) std::cerr << "warning: " << w << "\n";
-  std::cout << report->markdown;
-  // The decision is printed; the code says whether the sweep is complete and a layout qualifies.
-  return static_cast<ExitCode>(report->exit_code);
+  return Conclude(*out);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "plan/disaggregation.h"
@@ -23,9 +23,9 @@
 #include "report/search_page.h"
 #include "search/capacity.h"
 #include "search/measure.h"
-#include "search/render.h"
+#include "search/search_render.h"
 #include "search/search.h"
-#include "spec/disaggregation.h"
+#include "spec/disaggregation_section.h"
 #include "spec/emit.h"
 #include "spec/spec_parser.h"
 #include "uncertainty/model_error_file.h"

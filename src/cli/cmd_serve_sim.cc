@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "cli/command.h"
-#include "server/deployment.h"
-#include "server/fault_plan.h"
-#include "server/sim_server.h"
+#include "serve_sim/deployment.h"
+#include "serve_sim/fault_plan.h"
+#include "serve_sim/sim_server.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -38,7 +38,7 @@ void OnServeSimStopSignal(int sig) {
   }
 }
 
-void AddFaultOptions(CLI::App* c, server::FaultArgs& f) {
+void AddFaultOptions(CLI::App* c, serve_sim::FaultArgs& f) {
   c->add_option("--fault-exit-after", f.exit_after_requests,
                 "exit (status 1) after N answered requests");
   c->add_flag("--fault-never-ready", f.never_ready, "/health stays 503");
@@ -61,12 +61,12 @@ void AddFaultOptions(CLI::App* c, server::FaultArgs& f) {
 }
 
 // Adds the fault flags of FILE's line KEY; errors read "FILE:LINE: ...".
-Status ApplyFaultPlan(const std::string& file, const std::string& key, server::FaultArgs& f) {
+Status ApplyFaultPlan(const std::string& file, const std::string& key, serve_sim::FaultArgs& f) {
   if (key.empty()) return MakeError("--fault-plan needs --fault-key KEY");
   auto text = ReadFile(file);
   if (!text.ok())
     return MakeError(file + ":0: cannot read the fault plan: " + text.error().message);
-  auto line = server::FindFaultPlanLine(*text, file, key);
+  auto line = serve_sim::FindFaultPlanLine(*text, file, key);
   if (!line.ok()) return line.error();
   if (line->line == 0) return Status::Ok();
   CLI::App plan("fault plan");
@@ -82,7 +82,7 @@ Status ApplyFaultPlan(const std::string& file, const std::string& key, server::F
 }
 
 struct ServeSimOptions {
-  server::ServerArgs args;
+  serve_sim::ServerArgs args;
   int64_t chunked_prefill_size = 0;  // 0: unset
   int max_running_requests = 0;
   int pp_max_micro_batch_size = 0;
@@ -111,8 +111,8 @@ Status RefuseDisaggregationMode(const std::vector<std::string>& extras) {
 
 Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
   PPS_RETURN_IF_ERROR(RefuseDisaggregationMode(extras));
-  server::ServerArgs& a = o.args;
-  auto extra_flags = server::ParseExtraFlags(extras);
+  serve_sim::ServerArgs& a = o.args;
+  auto extra_flags = serve_sim::ParseExtraFlags(extras);
   if (!extra_flags.ok()) return extra_flags.error();
   a.extra_flags = std::move(*extra_flags);
   if (!o.fault_plan.empty())
@@ -121,14 +121,14 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
   if (o.max_running_requests > 0) a.max_running_requests = o.max_running_requests;
   if (o.pp_max_micro_batch_size > 0) a.pp_max_micro_batch_size = o.pp_max_micro_batch_size;
   if (o.mem_fraction_static > 0) a.mem_fraction_static = o.mem_fraction_static;
-  PPS_RETURN_IF_ERROR(server::ValidateServerArgs(a));
-  auto deployment = server::BuildDeployment(a);
+  PPS_RETURN_IF_ERROR(serve_sim::ValidateServerArgs(a));
+  auto deployment = serve_sim::BuildDeployment(a);
   if (!deployment.ok()) return deployment.error();
-  std::unique_ptr<server::ServerLog> log;
+  std::unique_ptr<serve_sim::ServerLog> log;
   if (a.log_file.empty()) {
-    log = std::make_unique<server::ServerLog>();
+    log = std::make_unique<serve_sim::ServerLog>();
   } else {
-    auto opened = server::ServerLog::Open(a.log_file);
+    auto opened = serve_sim::ServerLog::Open(a.log_file);
     if (!opened.ok()) return opened.error();
     log = std::move(opened.value());
   }
@@ -148,11 +148,11 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
       }
     });
   }
-  auto sim = std::make_unique<server::SimServer>(a, std::move(deployment.value()), log.get());
-  const server::ServeResult r = sim->Run(g_stop_requested);
+  auto sim = std::make_unique<serve_sim::SimServer>(a, std::move(deployment.value()), log.get());
+  const serve_sim::ServeResult r = sim->Run(g_stop_requested);
   served = true;
   if (sigterm_logger.joinable()) sigterm_logger.join();
-  if (r.outcome == server::ServeOutcome::kDied) {
+  if (r.outcome == serve_sim::ServeOutcome::kDied) {
     // Abrupt (a died node): the server and its log stay alive, and the
     // process ends without unwinding (main, std::_Exit) once the outcome is
     // reported.
@@ -161,7 +161,7 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
     EndProcessWithoutUnwinding();
   }
   // A fault exit, a lost peer node or a port that cannot be bound: exit 1.
-  if (r.outcome != server::ServeOutcome::kStopped) return MakeError(r.message, ErrorKind::kIo);
+  if (r.outcome != serve_sim::ServeOutcome::kStopped) return MakeError(r.message, ErrorKind::kIo);
   return kExitOk;
 }
 
@@ -169,7 +169,7 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
 
 Runner AddServeSimCommand(CLI::App& app) {
   auto o = std::make_shared<ServeSimOptions>();
-  server::ServerArgs& a = o->args;
+  serve_sim::ServerArgs& a = o->args;
   CLI::App* c = app.add_subcommand(
       "serve-sim",
       "Run a simulated SGLang server over HTTP (timings from the simulator), for harness tests");

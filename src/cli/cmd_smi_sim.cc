@@ -11,15 +11,15 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "server/gpu_registry.h"
-#include "server/realtime_engine.h"
+#include "serve_sim/gpu_registry.h"
+#include "serve_sim/realtime_engine.h"
 
 namespace ppsearch::cli {
 namespace {
 
 struct SmiSimOptions {
   std::string state_dir;
-  server::SmiGpus gpus;
+  serve_sim::SmiGpus gpus;
 };
 
 // "--query-gpu index,..." as "--query-gpu=index,...".
@@ -38,7 +38,7 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& words) {
 }
 
 Result<ExitCode> RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
-  auto query = server::ParseSmiArgs(JoinValues(smi_args));
+  auto query = serve_sim::ParseSmiArgs(JoinValues(smi_args));
   if (!query.ok()) {
     // nvidia-smi's own answer to a query it does not support, in its words
     // and without ppsearch's error prefix: harnesses match on it.
@@ -46,8 +46,8 @@ Result<ExitCode> RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_
     return kExitConfigError;
   }
   o.gpus.uuid_seed = o.state_dir;
-  const auto live = server::ReadLiveRegistrations(o.state_dir, server::UnixNowS());
-  std::cout << server::AnswerSmiQuery(*query, o.gpus, live);
+  const auto live = serve_sim::ReadLiveRegistrations(o.state_dir, serve_sim::UnixNowS());
+  std::cout << serve_sim::AnswerSmiQuery(*query, o.gpus, live);
   return kExitOk;
 }
 

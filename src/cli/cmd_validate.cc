@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/search_inputs.h"
+#include "cli/command_inputs.h"
 #include "cli/spec_options.h"
 #include "plan/disaggregation.h"
 #include "plan/search_inputs.h"

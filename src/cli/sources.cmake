@@ -19,7 +19,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cli/cmd_smi_sim.cc
   src/cli/cmd_validate.cc
   src/cli/exit_codes.cc
-  src/cli/search_inputs.cc
+  src/cli/command_inputs.cc
   src/cli/simulate_disaggregated.cc
   src/cli/slurm_submit.cc
   src/cli/spec_options.cc)

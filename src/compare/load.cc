@@ -5,7 +5,7 @@
 #include "analysis/baseline.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "plan/search_inputs.h"
 #include "util/csv.h"
 #include "util/files.h"
@@ -35,9 +35,9 @@ Observed ObserveEvidence(const analysis::RunEvidence& ev) {
     for (const auto& host : ev.spec.cluster.hosts) {
       Result<std::string> csv = ReadFile(paths.gpu(s.id, host.name));
       if (!csv.ok()) continue;  // the report names missing snapshots; here they record nothing
-      Result<std::vector<gpu::GpuMemory>> gpus = gpu::ParseGpuMemoryCsv(*csv);
+      Result<std::vector<nvidia_smi::GpuMemory>> gpus = nvidia_smi::ParseGpuMemoryCsv(*csv);
       if (!gpus.ok()) continue;
-      for (const gpu::GpuMemory& g : *gpus) {
+      for (const nvidia_smi::GpuMemory& g : *gpus) {
         if (!g.name.empty()) seen.gpu_names.insert(g.name);
         if (!g.driver_version.empty()) seen.driver_versions.insert(g.driver_version);
       }
@@ -77,7 +77,7 @@ Result<Side> LoadCsvSide(const std::string& path) {
   // A run's summary.csv is described by the run it sits in.
   const std::string dir = DirName(fs::absolute(path).string());
   std::error_code ec;
-  if (fs::is_regular_file(evidence::RunPaths{dir}.metadata("run.json"), ec)) {
+  if (fs::is_regular_file(evidence::RunPaths{dir}.run_json(), ec)) {
     Result<analysis::RunEvidence> ev = analysis::LoadRunEvidence(dir);
     if (ev.ok()) {
       side.description = DescribeEvidence(*ev, path);

@@ -13,7 +13,7 @@
 //    forwarded over NVLink. Without NVLink (DeepEP's PCIe mode, DeepEP
 //    PR #375, only on its hybrid-ep branch) every copy goes through the
 //    NIC; SGLang never enables that mode, so the planner refuses DeepEP
-//    there (plan/validation.cc CheckDeepEpLinks) and this path is costed
+//    there (plan/layout_checks.cc CheckDeepEpLinks) and this path is costed
 //    only for callers below it.
 //  - low-latency: one copy per expert, straight to its rank: NVLink inside a
 //    node where there is one, the NIC otherwise.

@@ -55,35 +55,83 @@ Result<SampleId> ParseSampleId(const std::string& text);
 // '.') is replaced, so no value can write outside the run directory.
 std::string SafePathComponent(const std::string& name);
 
-// Paths inside a run directory.
+// An adaptive run's trajectory, in metadata/ (evidence/trajectory.h).
+inline constexpr const char* kTrajectoryFile = "adaptive.jsonl";
+
+// Every path inside a run directory, each named once here. An accessor
+// joins `root` with the file's place in the run; with an empty root it gives
+// the place alone ("raw/pp2-tp16-ep4_c8_r1.jsonl"), the name messages and
+// evidence problems use. A sample is named by its SampleId, or by its
+// manifest name where a reader has only that.
 struct RunPaths {
   std::string root;
-  std::string manifest() const { return root + "/manifest.jsonl"; }
-  std::string metadata(const std::string& name) const { return root + "/metadata/" + name; }
-  std::string bench(const SampleId& s) const { return root + "/bench/" + s.str() + ".json"; }
-  std::string raw(const SampleId& s) const { return root + "/raw/" + s.str() + ".jsonl"; }
-  std::string gpu(const SampleId& s, const std::string& host) const {
-    return root + "/gpu/" + s.str() + "/" + SafePathComponent(host) + ".csv";
+
+  std::string manifest() const { return At("manifest.jsonl"); }
+  std::string lock() const { return At(".lock"); }
+
+  // metadata/: what the run was started with.
+  std::string metadata_dir() const { return At("metadata"); }
+  std::string run_json() const { return Metadata("run.json"); }
+  std::string spec_toml() const { return Metadata("spec.toml"); }
+  std::string spec_resolved_json() const { return Metadata("spec.resolved.json"); }
+  std::string commands_txt() const { return Metadata("commands.txt"); }
+  std::string calibration_json() const { return Metadata("calibration.json"); }
+  std::string trajectory_jsonl() const { return Metadata(kTrajectoryFile); }
+  // An imported baseline's copies (analysis/baseline.h).
+  std::string baseline_csv() const { return Metadata("baseline.csv"); }
+  std::string baseline_run_summary_csv() const { return Metadata("baseline-run-summary.csv"); }
+
+  // What the report writes at the top.
+  std::string results_csv() const { return At("results.csv"); }
+  std::string summary_csv() const { return At("summary.csv"); }
+  std::string summary_json() const { return At("summary.json"); }
+  std::string report_md() const { return At("report.md"); }
+  std::string report_html() const { return At("report.html"); }
+
+  // Per sample.
+  std::string raw_dir() const { return At("raw"); }
+  std::string bench_dir() const { return At("bench"); }
+  std::string gpu_dir() const { return At("gpu"); }
+  std::string service_dir() const { return At("service"); }
+  std::string raw(const std::string& sample) const { return At("raw/" + sample + ".jsonl"); }
+  std::string raw(const SampleId& s) const { return raw(s.str()); }
+  std::string bench(const std::string& sample) const { return At("bench/" + sample + ".json"); }
+  std::string bench(const SampleId& s) const { return bench(s.str()); }
+  std::string gpu_dir(const std::string& sample) const { return At("gpu/" + sample); }
+  std::string gpu(const std::string& sample, const std::string& host) const {
+    return gpu_dir(sample) + "/" + SafePathComponent(host) + ".csv";
+  }
+  std::string gpu(const SampleId& s, const std::string& host) const { return gpu(s.str(), host); }
+  std::string service_dir(const std::string& sample) const { return At("service/" + sample); }
+  std::string service(const std::string& sample, const std::string& host) const {
+    return service_dir(sample) + "/" + SafePathComponent(host) + ".log";
   }
   std::string service(const SampleId& s, const std::string& host) const {
-    return root + "/service/" + s.str() + "/" + SafePathComponent(host) + ".log";
+    return service(s.str(), host);
   }
+  std::string profile_dir() const { return At("profile"); }
   std::string profile(const SampleId& s, const std::string& name) const {
-    return root + "/profile/" + s.str() + "/" + SafePathComponent(name) + ".json";
+    return At("profile/" + s.str() + "/" + SafePathComponent(name) + ".json");
   }
-  std::string profile_dir() const { return root + "/profile"; }
   // A real server's output while it runs; moved into service/ when the sample ends.
+  std::string live_dir() const { return At("live"); }
   std::string live_log(const SampleId& s, const std::string& host) const {
-    return root + "/live/" + s.str() + "/" + SafePathComponent(host) + ".log";
+    return At("live/" + s.str() + "/" + SafePathComponent(host) + ".log");
   }
-  std::string live_dir() const { return root + "/live"; }
+  // An interrupted run's live logs, kept by resume under the time it resumed.
+  std::string interrupted_dir() const { return At("interrupted"); }
   // One file per server a run started and has not yet seen stop (resume stops them).
+  std::string server_state_dir() const { return At("state/servers"); }
   std::string server_state(const std::string& tag) const {
-    return root + "/state/servers/" + SafePathComponent(tag) + ".json";
+    return server_state_dir() + "/" + SafePathComponent(tag) + ".json";
   }
-  std::string server_state_dir() const { return root + "/state/servers"; }
-  std::string lock() const { return root + "/.lock"; }
-  std::string file(const std::string& name) const { return root + "/" + name; }
+
+ private:
+  std::string At(const std::string& place) const {
+    if (root.empty()) return place;
+    return root.back() == '/' ? root + place : root + "/" + place;
+  }
+  std::string Metadata(const char* name) const { return At(std::string("metadata/") + name); }
 };
 
 // How every file of a run directory is read: a regular file only, never

@@ -272,5 +272,39 @@ TEST(Records, MalformedChunkArraysAreErrorsNamingTheField) {
   EXPECT_FALSE(RecordFromJson(zero_tokens, "raw/x.jsonl:3").ok());
 }
 
+// Every place of a run directory has one name: joined to the root, or alone
+// with an empty root (what messages and evidence problems quote), a host
+// name never leaving the directory, a trailing slash not doubled.
+TEST(RunPathsTest, EachPlaceIsNamedOnceWithOrWithoutTheRoot) {
+  spec::LayoutSpec layout;
+  layout.pp = 2;
+  layout.tp = 16;
+  layout.ep = 4;
+  const SampleId id{layout, 8, 1};
+  const RunPaths run{"results/r1"};
+  const RunPaths place;
+  EXPECT_EQ(place.raw(id), "raw/pp2-tp16-ep4_c8_r1.jsonl");
+  EXPECT_EQ(run.raw(id), "results/r1/raw/pp2-tp16-ep4_c8_r1.jsonl");
+  EXPECT_EQ(run.raw(id), run.raw(id.str()));
+  EXPECT_EQ(place.bench(id), "bench/pp2-tp16-ep4_c8_r1.json");
+  EXPECT_EQ(place.gpu(id, "601"), "gpu/pp2-tp16-ep4_c8_r1/601.csv");
+  EXPECT_EQ(place.service(id, "601"), "service/pp2-tp16-ep4_c8_r1/601.log");
+  EXPECT_EQ(place.gpu_dir(id.str()) + "/601.csv", place.gpu(id, "601"));
+  EXPECT_EQ(place.service(id, "../x"),
+            "service/pp2-tp16-ep4_c8_r1/" + SafePathComponent("../x") + ".log");
+  EXPECT_EQ(place.profile(id, "601"), "profile/pp2-tp16-ep4_c8_r1/601.json");
+  EXPECT_EQ(place.run_json(), "metadata/run.json");
+  EXPECT_EQ(place.spec_toml(), "metadata/spec.toml");
+  EXPECT_EQ(place.trajectory_jsonl(), std::string("metadata/") + kTrajectoryFile);
+  EXPECT_EQ(place.baseline_csv(), "metadata/baseline.csv");
+  EXPECT_EQ(place.summary_csv(), "summary.csv");
+  EXPECT_EQ(place.manifest(), "manifest.jsonl");
+  EXPECT_EQ(place.server_state("n0:30000"),
+            "state/servers/" + SafePathComponent("n0:30000") + ".json");
+  EXPECT_EQ(run.summary_csv(), "results/r1/summary.csv");
+  EXPECT_EQ(RunPaths{"results/r1/"}.summary_csv(), "results/r1/summary.csv");
+  EXPECT_EQ(run.interrupted_dir(), "results/r1/interrupted");
+}
+
 }  // namespace
 }  // namespace ppsearch::evidence

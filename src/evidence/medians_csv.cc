@@ -6,6 +6,7 @@
 
 #include "evidence/csv_cells.h"
 #include "util/excerpt.h"
+#include "evidence/evidence.h"
 
 namespace ppsearch::evidence {
 namespace {
@@ -148,7 +149,7 @@ Result<MediansCsv> ReadMediansCsv(const std::string& path) {
   std::string file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    file = (std::filesystem::path(path) / "summary.csv").string();
+    file = RunPaths{path}.summary_csv();
     if (!std::filesystem::exists(file, ec))
       return MakeError(path + ": a directory without summary.csv (expected a run directory)");
   }

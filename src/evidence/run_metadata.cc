@@ -147,12 +147,12 @@ Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::stri
 
 Status WriteRunMetadata(const RunPaths& paths, const RunMetadata& m) {
   return WriteFileAtomic(
-      paths.metadata("run.json"),
+      paths.run_json(),
       RunMetadataToJson(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 Result<RunMetadata> ReadRunMetadata(const RunPaths& paths) {
-  const std::string file = paths.metadata("run.json");
+  const std::string file = paths.run_json();
   Result<std::string> text = ReadEvidenceFile(file);
   if (!text.ok()) {
     std::error_code ec;

@@ -6,7 +6,7 @@
 namespace ppsearch::evidence {
 
 Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m) {
-  const std::string spec_file = paths.metadata("spec.toml");
+  const std::string spec_file = paths.spec_toml();
   Result<std::string> text = ReadEvidenceFile(spec_file);
   if (!text.ok())
     return MakeError(paths.root +

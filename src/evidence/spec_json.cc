@@ -121,7 +121,7 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
 }
 
 void ApplyRecordedSweep(const RunPaths& paths, spec::Spec& spec) {
-  Result<std::string> text = ReadEvidenceFile(paths.metadata("spec.resolved.json"));
+  Result<std::string> text = ReadEvidenceFile(paths.spec_resolved_json());
   if (!text.ok()) return;
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.contains("sweep") || !j["sweep"].is_object()) return;

@@ -52,7 +52,7 @@ TEST(SpecJson, TheRecordedSweepIsTheOneTheAnalysisReads) {
   ApplyRecordedSweep(paths, untouched);  // no file: the spec stays as it is
   EXPECT_EQ(untouched.sweep.layouts.size(), 2u);
   std::filesystem::create_directories(pattern + "/metadata");
-  std::ofstream(paths.metadata("spec.resolved.json")) << SpecToJson(Narrowed()).dump(2);
+  std::ofstream(paths.spec_resolved_json()) << SpecToJson(Narrowed()).dump(2);
   ApplyRecordedSweep(paths, full);
   ASSERT_EQ(full.sweep.layouts.size(), 1u);
   EXPECT_EQ(full.sweep.layouts[0].origin.line, 12);

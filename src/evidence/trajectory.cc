@@ -13,7 +13,7 @@
 namespace ppsearch::evidence {
 namespace {
 
-std::string TrajectoryPath(const RunPaths& paths) { return paths.metadata(kTrajectoryFile); }
+std::string TrajectoryPath(const RunPaths& paths) { return paths.trajectory_jsonl(); }
 
 nlohmann::json PBestJson(const std::vector<std::pair<std::string, double>>& p_best) {
   nlohmann::json out = nlohmann::json::array();

@@ -25,8 +25,6 @@
 
 namespace ppsearch::evidence {
 
-inline constexpr const char* kTrajectoryFile = "adaptive.jsonl";
-
 struct TrajectoryStep {
   int step = 0;        // 1, 2, ...
   std::string layout;  // layout id ("pp8-tp4-ep4")

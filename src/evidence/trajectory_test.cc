@@ -70,7 +70,7 @@ TEST_F(TrajectoryTest, NoFileIsAnEmptyTrajectoryAndATornLastLineIsIgnored) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->steps.empty());
   EXPECT_FALSE(none->stop.has_value());
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
                               "{\"event\":\"step\",\"step\":1}\n{\"event\":\"st")
                   .ok());
   Result<Trajectory> torn = ReadTrajectory(Paths());
@@ -81,7 +81,7 @@ TEST_F(TrajectoryTest, NoFileIsAnEmptyTrajectoryAndATornLastLineIsIgnored) {
 // A kill mid-write leaves a last line without its newline; the next line
 // appended (the resumed run's step) must not join it.
 TEST_F(TrajectoryTest, ATornLastLineIsCutBeforeTheNextLineIsAppended) {
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
                               "{\"event\":\"step\",\"step\":1}\n{\"event\":\"step\",\"st")
                   .ok());
   TrajectoryStep step;
@@ -95,7 +95,7 @@ TEST_F(TrajectoryTest, ATornLastLineIsCutBeforeTheNextLineIsAppended) {
 }
 
 TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
                               "{\"event\":\"step\",\"step\":1}\n"
                               "{\"event\":\"step\",\"step\":2,\"concurrency\":\"eight\"}\n")
                   .ok());
@@ -104,11 +104,11 @@ TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
   EXPECT_NE(t.error().message.find("adaptive.jsonl:2: key 'concurrency' must be an integer"),
             std::string::npos)
       << t.error().message;
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile), "{\"event\":\"leap\"}\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(), "{\"event\":\"leap\"}\n").ok());
   Result<Trajectory> e = ReadTrajectory(Paths());
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("adaptive.jsonl:1: key 'event' must be"), std::string::npos);
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
                               "{\"event\":\"stop\",\"calibration\":[0.8]}\n")
                   .ok());
   Result<Trajectory> c = ReadTrajectory(Paths());
@@ -125,14 +125,14 @@ TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
 TEST_F(TrajectoryTest, StepsPastTheSweepsPointsAndLinesAfterTheStopAreRefusedWhereTheyStart) {
   std::string many;
   for (int i = 0; i < 200000; ++i) many += "{\"event\":\"step\"}\n";
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile), many).ok());
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(), many).ok());
   Result<Trajectory> t = ReadTrajectory(Paths(), 6);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message,
-            Paths().metadata(kTrajectoryFile) +
+            Paths().trajectory_jsonl() +
                 ":7: step 7 is one more than the sweep has points (6); a run measures each point "
                 "once");
-  ASSERT_TRUE(WriteFileAtomic(Paths().metadata(kTrajectoryFile),
+  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
                               "{\"event\":\"step\",\"step\":1}\n"
                               "{\"event\":\"stop\",\"reason\":\"settled\"}\n"
                               "\n"
@@ -141,7 +141,7 @@ TEST_F(TrajectoryTest, StepsPastTheSweepsPointsAndLinesAfterTheStopAreRefusedWhe
   Result<Trajectory> after = ReadTrajectory(Paths(), 6);
   ASSERT_FALSE(after.ok());
   EXPECT_EQ(after.error().message,
-            Paths().metadata(kTrajectoryFile) +
+            Paths().trajectory_jsonl() +
                 ":4: a line after the stop line; a run writes nothing after it stops");
 }
 

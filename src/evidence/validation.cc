@@ -180,12 +180,12 @@ std::string Reading(const std::optional<double>& mib) {
 
 }  // namespace
 
-std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>& gpus,
+std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<nvidia_smi::GpuMemory>& gpus,
                                               const std::string& file) {
   std::vector<EvidenceProblem> out;
   Tally out_of_range, above_total;
   for (size_t i = 0; i < gpus.size(); ++i) {
-    const gpu::GpuMemory& g = gpus[i];
+    const nvidia_smi::GpuMemory& g = gpus[i];
     const std::string example =
         g.unreadable.empty() ? fmt::format("GPU {}: memory.used {}, memory.total {} MiB", g.index,
                                            Reading(g.used_mib), Reading(g.total_mib))

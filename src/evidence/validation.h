@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "evidence/bench_summary.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "spec/spec.h"
 #include "util/result.h"
 #include "workload/request_record.h"
@@ -99,7 +99,7 @@ inline constexpr double kMaxGpuMemoryMib = 16.0 * 1024 * 1024;
 //                            number (GpuMemory::unreadable), not
 //                            finite, or above kMaxGpuMemoryMib
 //   gpu_memory_above_total   more memory used than the GPU has
-std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<gpu::GpuMemory>& gpus,
+std::vector<EvidenceProblem> CheckGpuSnapshot(const std::vector<nvidia_smi::GpuMemory>& gpus,
                                               const std::string& file);
 
 // bench/<sample>.json's text read as the summary of `sample`

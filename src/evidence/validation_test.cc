@@ -183,7 +183,7 @@ TEST(SampleDeadline, IsTheBenchTimeoutElseEveryWaveTimingOut) {
 
 TEST(CheckGpuSnapshot, ImpossibleReadingsAreNamed) {
   const char* file = "gpu/pp4-tp8-ep4_c8_r1/601.csv";
-  std::vector<gpu::GpuMemory> gpus = {
+  std::vector<nvidia_smi::GpuMemory> gpus = {
       {0, "GPU-0", "NVIDIA RTX 6000D", 61234.0, 85651.0, "575"},
       {1, "GPU-1", "NVIDIA RTX 6000D", std::nullopt, 85651.0, "575"},  // [N/A] is allowed
   };

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "text/table.h"
+#include "table/table.h"
 #include "util/format.h"
 
 namespace ppsearch::model {
@@ -89,7 +89,7 @@ std::string FormatParams(int64_t params) {
 std::string FormatGiB(double bytes) { return FormatNumber(bytes / kGiB, 1) + " GiB"; }
 
 std::string DescribeModel(const ModelDesc& model) {
-  text::Table t;  // key and value, no header
+  table::Table t;  // key and value, no header
   t.left = {true, true};
   t.gap = 2;
   auto line = [&t](const char* key, const std::string& value) { t.rows.push_back({key, value}); };
@@ -121,12 +121,12 @@ std::string DescribeModel(const ModelDesc& model) {
   line("kv cache", fmt::format("{} B/token (bf16)", FormatThousands(model.kv_bytes_per_token())));
   line("state", fmt::format("{} MiB/request (linear-attention recurrent and conv state)",
                             FormatNumber(model.state_bytes_per_request() / kMiB, 1)));
-  return text::RenderTextTable(t);
+  return table::RenderTextTable(t);
 }
 
 // nccl-tests layout: '#' header lines with names, then units, then one row per layer.
 std::string DescribeLayers(const ModelDesc& model) {
-  text::Table t{{"layer", "attention", "ffn", "params", "active", "weights", "kv_cache", "state"},
+  table::Table t{{"layer", "attention", "ffn", "params", "active", "weights", "kv_cache", "state"},
                 {},
                 {false, true, true, false, false, false, false, false},
                 {"", "", "", "(M)", "(M)", "(MiB)", "(B/token)", "(MiB/req)"},
@@ -138,7 +138,7 @@ std::string DescribeLayers(const ModelDesc& model) {
          FormatNumber(layer.weight_bytes() / kMiB, 1), FormatThousands(layer.kv_bytes_per_token),
          FormatNumber(layer.state_bytes_per_request / kMiB, 2)});
   }
-  return text::RenderTextTable(t);
+  return table::RenderTextTable(t);
 }
 
 nlohmann::ordered_json ModelToJson(const ModelDesc& model, bool with_linears) {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "text/table.h"
+#include "table/table.h"
 #include "util/format.h"
 
 namespace ppsearch::nsys {
@@ -143,7 +143,7 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   out +=
       fmt::format("# windows: {}; {} windows on {} GPUs\n", a.window.Describe(), s.windows, s.gpus);
   out += "#\n";
-  text::Table gpus{
+  table::Table gpus{
       {"gpu", "windows", "window", "exposed", "overlapped", "compute", "idle", "AllReduce"},
       {},
       {true, false, false, false, false, false, false, false},
@@ -161,9 +161,9 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
            FormatNumber(gs.calls_per_window[static_cast<int>(Collective::kAllReduce)].median, 1)});
     }
   }
-  out += text::RenderTextTable(gpus);
+  out += table::RenderTextTable(gpus);
   out += "#\n";
-  text::Table kinds{{"collective", "calls", "time", "calls total", "time total"},
+  table::Table kinds{{"collective", "calls", "time", "calls total", "time total"},
                     {},
                     {true, false, false, false, false},
                     {"", "(per window)", "(ms/window)", "", "(ms)"}};
@@ -175,7 +175,7 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
                           FormatThousands(s.total_calls[k]),
                           FormatNumber(static_cast<double>(s.total_time_ns[k]) / 1e6, 3)});
   }
-  out += text::RenderTextTable(kinds);
+  out += table::RenderTextTable(kinds);
   out += "#\n";
   out += fmt::format(
       "# exposed communication: {}% of the window (median over {} windows, spread {}%); "

@@ -9,7 +9,7 @@
 
 #include "nsys/export_rows.h"
 #include "nsys/nvtx_pattern.h"
-#include "nsys/summary.h"
+#include "nsys/profile_summary.h"
 #include "util/result.h"
 
 namespace ppsearch::nsys {

@@ -3,12 +3,12 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/nsys/analysis_json.cc
   src/nsys/analyze.cc
-  src/nsys/collective.cc
+  src/nsys/comm_kernels.cc
   src/nsys/export_reader.cc
   src/nsys/export_rows.cc
   src/nsys/intervals.cc
   src/nsys/nvtx_pattern.cc
-  src/nsys/summary.cc
+  src/nsys/profile_summary.cc
   src/nsys/window_analysis.cc)
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
   src/nsys/export_testing.cc)

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "nsys/collective.h"
+#include "nsys/comm_kernels.h"
 #include "nsys/intervals.h"
 
 namespace ppsearch::nsys {

@@ -17,7 +17,7 @@
 #include "memory/memory_model.h"
 #include "model/model.h"
 #include "plan/plan.h"
-#include "spec/disaggregation.h"
+#include "spec/disaggregation_section.h"
 #include "spec/spec.h"
 #include "util/result.h"
 

@@ -1,5 +1,7 @@
 #include "plan/engine_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -18,6 +20,18 @@ std::optional<double> ArgNumber(const spec::EngineSpec& engine, const char* flag
   if (v->kind == spec::ArgValue::Kind::kFloat) return v->float_value;
   if (v->kind == spec::ArgValue::Kind::kInt) return static_cast<double>(v->int_value);
   return std::strtod(v->text.c_str(), nullptr);
+}
+
+std::optional<SourceLoc> OriginOf(const spec::EngineSpec& engine, const char* flag) {
+  if (const spec::ArgValue* v = engine.FindArg(flag)) return v->origin;
+  return std::nullopt;
+}
+
+// Where a search's knob sets a setting.
+SourceLoc SearchOrigin() {
+  SourceLoc loc;
+  loc.file = "search";
+  return loc;
 }
 
 template <typename T>
@@ -41,6 +55,9 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
   EngineConfig c;
   const std::optional<int64_t> chunk = engine.ArgInt("chunked-prefill-size");
   c.chunked_prefill_size_from_spec = chunk.has_value();
+  c.chunked_prefill_size_origin = OriginOf(engine, "chunked-prefill-size");
+  c.pp_max_micro_batch_size_origin = OriginOf(engine, "pp-max-micro-batch-size");
+  c.moe_a2a_backend_origin = OriginOf(engine, "moe-a2a-backend");
   c.chunked_prefill_size = chunk.value_or(memory::DefaultChunkedPrefillSize(gpu_memory_mib));
   c.max_prefill_tokens = engine.ArgInt("max-prefill-tokens").value_or(c.max_prefill_tokens);
   c.max_running_requests = ArgAs<int>(engine, "max-running-requests");
@@ -78,6 +95,29 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
   c.disable_chunked_prefix_cache = engine.ArgTrue("disable-chunked-prefix-cache");
   c.flashinfer_mla_disable_ragged = engine.ArgTrue("flashinfer-mla-disable-ragged");
   return c;
+}
+
+std::string EngineKnobs::Label() const {
+  std::string out;
+  if (chunked_prefill_size != 0) out += fmt::format("chunk {}", chunked_prefill_size);
+  if (max_running_requests != 0)
+    out += (out.empty() ? "" : ", ") + fmt::format("mrr {}", max_running_requests);
+  if (!moe_a2a_backend.empty()) out += (out.empty() ? "a2a " : ", a2a ") + moe_a2a_backend;
+  return out.empty() ? "spec's knobs" : out;
+}
+
+EngineConfig WithKnobs(EngineConfig engine, const EngineKnobs& knobs) {
+  if (knobs.chunked_prefill_size != 0) {
+    engine.chunked_prefill_size = knobs.chunked_prefill_size;
+    engine.chunked_prefill_size_from_spec = true;
+    engine.chunked_prefill_size_origin = SearchOrigin();
+  }
+  if (knobs.max_running_requests != 0) engine.max_running_requests = knobs.max_running_requests;
+  if (!knobs.moe_a2a_backend.empty()) {
+    engine.moe_a2a_backend = knobs.moe_a2a_backend;
+    engine.moe_a2a_backend_origin = SearchOrigin();
+  }
+  return engine;
 }
 
 bool A2aForcesEpEqTp(const EngineConfig& engine) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "spec/spec.h"
 
@@ -24,11 +25,11 @@ struct EngineConfig {
   // --chunked-prefill-size: the spec's, else SGLang's per-GPU default; <= 0
   // disables chunking (a prefill batch is then capped by max_prefill_tokens).
   int64_t chunked_prefill_size = 8192;
-  bool chunked_prefill_size_from_spec = false;
-  int64_t max_prefill_tokens = 16384;       // --max-prefill-tokens
-  std::optional<int> max_running_requests;  // --max-running-requests; unset: from the KV pool
-  std::optional<int64_t> max_total_tokens;  // --max-total-tokens: a cap on the KV pool
-  int pp_max_micro_batch_size = 0;          // 0: SGLang's max(max_running_requests // pp, 1)
+  bool chunked_prefill_size_from_spec = false;  // set by the spec (or a search's knob)
+  int64_t max_prefill_tokens = 16384;           // --max-prefill-tokens
+  std::optional<int> max_running_requests;      // --max-running-requests; unset: from the KV pool
+  std::optional<int64_t> max_total_tokens;      // --max-total-tokens: a cap on the KV pool
+  int pp_max_micro_batch_size = 0;              // 0: SGLang's max(max_running_requests // pp, 1)
   int pp_async_batch_depth = 0;
   int page_size = 1;
   std::optional<int64_t> context_length;  // --context-length; unset: the model's
@@ -64,6 +65,12 @@ struct EngineConfig {
   bool disable_chunked_prefix_cache = false;
   bool flashinfer_mla_disable_ragged = false;
 
+  // Where the settings that messages point at were set: the argument's place
+  // in the spec (or "search" for a search's knob); unset: SGLang's default.
+  std::optional<SourceLoc> chunked_prefill_size_origin;
+  std::optional<SourceLoc> pp_max_micro_batch_size_origin;
+  std::optional<SourceLoc> moe_a2a_backend_origin;
+
   // The chunk one scheduler prefills: chunked_prefill_size // dp under DP
   // attention (server_args.py _handle_data_parallelism), at least 1; <= 0
   // when chunking is off.
@@ -73,10 +80,33 @@ struct EngineConfig {
   int64_t PrefillBatchTokens() const;
 };
 
+// The engine settings a search varies over the spec's own (search/space.h
+// enumerates them): 0 or empty keeps the spec's. They are set on a resolved
+// configuration (WithKnobs), never written back into the spec as arguments.
+struct EngineKnobs {
+  int64_t chunked_prefill_size = 0;  // -1: chunking off
+  int max_running_requests = 0;
+  std::string moe_a2a_backend;
+  bool operator==(const EngineKnobs& o) const {
+    return chunked_prefill_size == o.chunked_prefill_size &&
+           max_running_requests == o.max_running_requests && moe_a2a_backend == o.moe_a2a_backend;
+  }
+  bool operator<(const EngineKnobs& o) const {
+    return std::tie(chunked_prefill_size, max_running_requests, moe_a2a_backend) <
+           std::tie(o.chunked_prefill_size, o.max_running_requests, o.moe_a2a_backend);
+  }
+  // "chunk 8192, mrr 64, a2a deepep"; "spec's knobs" when all are kept.
+  std::string Label() const;
+};
+
 // Resolves the spec's engine settings on a GPU of `gpu_memory_mib` (0 when
 // unknown: SGLang's smallest tier applies). Values were checked when the
 // spec was parsed.
 EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib);
+
+// `engine` with the knobs that are set: a chunk set this way counts as set
+// (as the spec's would), and what a knob sets was set at "search".
+EngineConfig WithKnobs(EngineConfig engine, const EngineKnobs& knobs);
 
 // Whether the all-to-all backend makes SGLang set ep_size = tp_size whatever
 // the spec says (overrides.py _a2a_ep_size).

@@ -74,10 +74,11 @@ bool Plan::all_valid() const {
 }
 
 LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                      const model::ModelDesc& model, const hardware::HardwareProfile& hw) {
+                      const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                      const EngineKnobs& knobs) {
   LayoutPlan plan;
   plan.layout = layout;
-  plan.engine = ResolveEngineConfig(spec.engine, hw.memory_mib);
+  plan.engine = WithKnobs(ResolveEngineConfig(spec.engine, hw.memory_mib), knobs);
   plan.prefill_attention_backend = hw.attention_backend;
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.
@@ -114,15 +115,15 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
 }
 
 Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,
-                const hardware::HardwareProfile& hw) {
+                const hardware::HardwareProfile& hw, const EngineKnobs& knobs) {
   Plan plan;
   plan.spec_path = spec.path;
   plan.model = SummarizeModel(model);
   plan.cluster = SummarizeCluster(spec.cluster, hw);
-  const EngineConfig engine = ResolveEngineConfig(spec.engine, hw.memory_mib);
+  const EngineConfig engine = WithKnobs(ResolveEngineConfig(spec.engine, hw.memory_mib), knobs);
   plan.moe_a2a_backend = engine.moe_a2a_backend;
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
-    plan.layouts.push_back(PlanLayout(layout, spec, model, hw));
+    plan.layouts.push_back(PlanLayout(layout, spec, model, hw, knobs));
   }
   plan.warnings = SpecWarnings(spec, engine);
   return plan;

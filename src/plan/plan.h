@@ -191,10 +191,12 @@ struct Plan {
   bool all_valid() const;
 };
 
-// Plans one layout. Never fails: problems become `errors` (valid = false) and
+// Plans one layout with the spec's engine configuration and a search's
+// `knobs` over it. Never fails: problems become `errors` (valid = false) and
 // whatever can still be computed (rank map, stages) is filled in.
 LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
-                      const model::ModelDesc& model, const hardware::HardwareProfile& hw);
+                      const model::ModelDesc& model, const hardware::HardwareProfile& hw,
+                      const EngineKnobs& knobs = {});
 
 // What the memory model (memory/memory_model.h) needs of a planned layout:
 // the GPU, the engine args that size memory, and each stage's footprint.
@@ -206,9 +208,10 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
 // model config's max_position_embeddings (0 when neither says).
 int64_t ContextLength(const EngineConfig& engine, const model::ModelDesc& model);
 
-// Plans every layout of spec.sweep.layouts and collects the spec-level warnings.
+// Plans every layout of spec.sweep.layouts (with a search's `knobs`) and
+// collects the spec-level warnings.
 Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,
-                const hardware::HardwareProfile& hw);
+                const hardware::HardwareProfile& hw, const EngineKnobs& knobs = {});
 
 // nccl-tests-style text: a header with model and cluster, then one block per layout.
 std::string RenderPlanText(const Plan& plan);

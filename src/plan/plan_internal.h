@@ -99,7 +99,6 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                        const hardware::HardwareProfile& hw,
                                        const LayoutPlan& planned);
 
-
 // --- weight_blocks.cc ---
 
 // A block-FP8 weight whose shard on one rank holds part of a block.
@@ -123,8 +122,7 @@ int GroupOf(const model::Linear& l, const model::ModelDesc& model, const spec::L
 // Every distinct block-FP8 weight this layout shards into partial blocks, in
 // the order SGLang builds them; empty when the checkpoint is not
 // block-quantized or every shard holds whole blocks.
-std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout,
-                                        const EngineConfig& engine,
+std::vector<PartialBlock> PartialBlocks(const spec::LayoutSpec& layout, const EngineConfig& engine,
                                         const model::ModelDesc& model);
 
 // The layout error for a non-empty PartialBlocks(): SGLang's message for the

@@ -15,8 +15,11 @@ namespace {
 using ::testing::ElementsAre;
 using testing::KimiLikeModel;
 using testing::Layout;
+using testing::Loc;
 using testing::MissionSpec;
 using testing::Rtx6000d;
+using testing::SetArg;
+using testing::StringArg;
 using testing::TinyGqaModel;
 
 LayoutPlan PlanMission(int pp, int tp, int ep) {
@@ -245,6 +248,48 @@ TEST(PlanSearch, PlansEveryLayoutWithModelTotals) {
   EXPECT_THAT(plan.cluster.hosts, ElementsAre("601", "602", "603", "604"));
   EXPECT_EQ(plan.moe_a2a_backend, "none");
   EXPECT_TRUE(plan.warnings.empty());
+}
+
+// A search's knobs are typed: set over the spec's resolved configuration on
+// every layout's plan, the spec's arguments left as written; a backend set
+// by a knob cites the search, not the spec line it overrode.
+TEST(PlanSearch, KnobsSetTheEngineConfigurationNotTheSpec) {
+  spec::Spec spec = MissionSpec();
+  SetArg(spec, "moe-a2a-backend", StringArg("none", Loc(20, 1, "engine.args.moe-a2a-backend")));
+  const spec::Spec written = spec;
+  EngineKnobs knobs;
+  knobs.chunked_prefill_size = 4096;
+  knobs.max_running_requests = 48;
+  knobs.moe_a2a_backend = "deepep";
+  const Plan plan = PlanSearch(spec, KimiLikeModel(), Rtx6000d(), knobs);
+  EXPECT_EQ(spec.engine.args.size(), written.engine.args.size());
+  EXPECT_EQ(spec.engine.FindArg("chunked-prefill-size"), nullptr);
+  EXPECT_EQ(plan.moe_a2a_backend, "deepep");
+  for (const LayoutPlan& lp : plan.layouts) {
+    EXPECT_EQ(lp.engine.chunked_prefill_size, 4096) << lp.layout.Label();
+    EXPECT_TRUE(lp.engine.chunked_prefill_size_from_spec);
+    EXPECT_EQ(lp.engine.max_running_requests, 48);
+    EXPECT_EQ(lp.engine.moe_a2a_backend, "deepep");
+    ASSERT_TRUE(lp.engine.moe_a2a_backend_origin.has_value());
+    EXPECT_EQ(lp.engine.moe_a2a_backend_origin->Position(), "search");
+    ASSERT_TRUE(lp.engine.chunked_prefill_size_origin.has_value());
+    EXPECT_EQ(lp.engine.chunked_prefill_size_origin->Position(), "search");
+  }
+  // PP1/TP32/EP4 under a DeepEP knob: refused, citing the search.
+  ASSERT_FALSE(plan.layouts[0].valid);
+  EXPECT_EQ(plan.layouts[0].errors[0].reason, "a2a_backend");
+  EXPECT_NE(plan.layouts[0].errors[0].message.find("\"deepep\" (search) forces"), std::string::npos)
+      << plan.layouts[0].errors[0].message;
+
+  const Plan kept = PlanSearch(spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_EQ(kept.layouts[0].engine.moe_a2a_backend, "none");
+  ASSERT_TRUE(kept.layouts[0].engine.moe_a2a_backend_origin.has_value());
+  EXPECT_EQ(kept.layouts[0].engine.moe_a2a_backend_origin->Position(), "examples/x.toml:20:1");
+  EXPECT_FALSE(kept.layouts[0].engine.chunked_prefill_size_origin.has_value());
+  EXPECT_EQ(kept.layouts[0].engine.chunked_prefill_size, 8192);
+  EXPECT_FALSE(kept.layouts[0].engine.chunked_prefill_size_from_spec);
+  EXPECT_EQ(EngineKnobs{}.Label(), "spec's knobs");
+  EXPECT_EQ(knobs.Label(), "chunk 4096, mrr 48, a2a deepep");
 }
 
 }  // namespace

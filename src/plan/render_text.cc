@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "plan/plan_internal.h"
-#include "text/table.h"
+#include "table/table.h"
 
 namespace ppsearch::plan {
 namespace {
@@ -63,14 +63,14 @@ std::string JoinHosts(const std::vector<std::string>& hosts) {
 constexpr size_t kGutter = 18;
 
 // The plan's tables are two spaces apart, so a layout's block fits in 100 columns.
-text::Table PlanTable(std::vector<std::string> header, std::vector<bool> left) {
-  text::Table t{std::move(header), {}, std::move(left)};
+table::Table PlanTable(std::vector<std::string> header, std::vector<bool> left) {
+  table::Table t{std::move(header), {}, std::move(left)};
   t.gap = 2;
   return t;
 }
 
-void AppendSection(const std::string& name, const text::Table& table, std::string& out) {
-  const std::string lines = text::Indent(text::RenderTextTable(table), kGutter);
+void AppendSection(const std::string& name, const table::Table& table, std::string& out) {
+  const std::string lines = table::Indent(table::RenderTextTable(table), kGutter);
   out += "  " + name + lines.substr(2 + name.size());
 }
 
@@ -93,7 +93,7 @@ void RenderHeader(const Plan& plan, std::string& out) {
 
 // One line per run of consecutive GPUs on a node that belong to one stage.
 void RenderRankMap(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  text::Table t =
+  table::Table t =
       PlanTable({"node", "GPUs", "ranks", "stage", "TP ranks"}, std::vector<bool>(5, true));
   size_t i = 0;
   int last_node = -1;
@@ -115,7 +115,7 @@ void RenderRankMap(const Plan& plan, const LayoutPlan& layout, std::string& out)
 }
 
 void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  text::Table t = PlanTable({"stage", "ranks", "nodes"}, {true, true, true});
+  table::Table t = PlanTable({"stage", "ranks", "nodes"}, {true, true, true});
   for (const TpGroup& group : layout.tp_groups)
     t.rows.push_back(
         {std::to_string(group.pp_rank), RangeText(group.ranks), SpanText(plan, group.nodes)});
@@ -126,7 +126,7 @@ void RenderTpGroups(const Plan& plan, const LayoutPlan& layout, std::string& out
 // pool), dp groups of attention TP tp / dp per stage.
 void RenderAttentionGroups(const Plan& plan, const LayoutPlan& layout, std::string& out) {
   if (layout.attention_groups.empty()) return;
-  text::Table t = PlanTable({"stage", "DP rank", "ranks", "nodes"}, {true, true, true, true});
+  table::Table t = PlanTable({"stage", "DP rank", "ranks", "nodes"}, {true, true, true, true});
   for (const AttentionGroup& g : layout.attention_groups)
     t.rows.push_back({std::to_string(g.pp_rank), std::to_string(g.dp_rank), RangeText(g.ranks),
                       SpanText(plan, g.nodes)});
@@ -134,7 +134,7 @@ void RenderAttentionGroups(const Plan& plan, const LayoutPlan& layout, std::stri
 }
 
 void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) {
-  text::Table t =
+  table::Table t =
       PlanTable({"stage", "layers", "count", "MLA", "KDA", "GQA", "dense", "MoE", "holds", "nodes"},
                 std::vector<bool>(10, true));
   for (const StagePlan& s : layout.stages) {
@@ -150,7 +150,7 @@ void RenderStages(const Plan& plan, const LayoutPlan& layout, std::string& out) 
 }
 
 void RenderMemory(const LayoutPlan& layout, std::string& out) {
-  text::Table per_rank =
+  table::Table per_rank =
       PlanTable({"stage", "weights MiB", "KV cache B/token", "KDA state B/request"},
                 {true, false, false, false});
   for (const StagePlan& s : layout.stages) {
@@ -166,7 +166,7 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
   out += fmt::format(
       "  memory plan     mem_fraction_static {:g}; KV pool {} tokens; max_running_requests {}\n",
       m.mem_fraction_static, FormatThousands(m.max_total_tokens), m.max_running_requests);
-  text::Table mib = PlanTable(
+  table::Table mib = PlanTable(
       {"stage", "KV pool", "state", "activations", "peak", "headroom", "activations peak at"},
       {true, false, false, false, false, false, true});
   for (size_t i = 0; i < m.stages.size(); ++i) {
@@ -230,7 +230,7 @@ void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& 
                                [](const StagePlan& s) { return s.collectives.alltoall_count > 0; });
   std::vector<std::string> header = {"stage", "all-reduce", "all-gather", "crosses nodes"};
   if (a2a) header.insert(header.begin() + 3, "all-to-all");
-  text::Table t = PlanTable(header, std::vector<bool>(header.size(), true));
+  table::Table t = PlanTable(header, std::vector<bool>(header.size(), true));
   for (const StagePlan& s : layout.stages) {
     const StageCollectives& c = s.collectives;
     std::vector<std::string> row = {std::to_string(s.pp_rank), std::to_string(c.allreduce_count),
@@ -242,7 +242,7 @@ void RenderCollectives(const Plan& plan, const LayoutPlan& layout, std::string& 
     if (a2a) row.insert(row.begin() + 3, std::to_string(c.alltoall_count));
     t.rows.push_back(std::move(row));
   }
-  out += text::Indent(text::RenderTextTable(t), kGutter);
+  out += table::Indent(table::RenderTextTable(t), kGutter);
   out += fmt::format(
       "                  total  {} all-reduce ({} across nodes), {} logits "
       "all-gather\n",

@@ -3,7 +3,7 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/plan/disaggregation.cc
   src/plan/engine_config.cc
-  src/plan/format.cc
+  src/plan/number_format.cc
   src/plan/memory.cc
   src/plan/plan.cc
   src/plan/rank_map.cc
@@ -12,6 +12,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/plan/search_inputs.cc
   src/plan/spec_hardware.cc
   src/plan/stages.cc
-  src/plan/validation.cc
+  src/plan/layout_checks.cc
   src/plan/warnings.cc
   src/plan/weight_blocks.cc)

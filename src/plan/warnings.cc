@@ -34,12 +34,10 @@ std::string ShortDouble(double value) {
   return buf;
 }
 
-void WarnMicroBatchSize(const EngineConfig& engine, const spec::EngineSpec& written,
-                        std::vector<Diagnostic>& out) {
-  // `written` says where the spec set it, for the warning's position.
-  const spec::ArgValue* arg = written.FindArg("pp-max-micro-batch-size");
-  if (arg == nullptr || engine.pp_max_micro_batch_size != 1) return;
-  out.push_back(At(arg->origin, "",
+void WarnMicroBatchSize(const EngineConfig& engine, std::vector<Diagnostic>& out) {
+  // Only where the spec set it: the warning points there.
+  if (!engine.pp_max_micro_batch_size_origin || engine.pp_max_micro_batch_size != 1) return;
+  out.push_back(At(*engine.pp_max_micro_batch_size_origin, "",
                    "pp-max-micro-batch-size = 1 lets the scheduler admit only one new request "
                    "per micro-batch, which serializes a concurrent load and exposes pipeline "
                    "bubbles; SGLang's default is max(max_running_requests // pp_size, 1). "
@@ -116,7 +114,7 @@ int VersionCode(const std::string& version) {
 
 std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig& engine) {
   std::vector<Diagnostic> out;
-  WarnMicroBatchSize(engine, spec.engine, out);
+  WarnMicroBatchSize(engine, out);
   WarnPartialWaves(spec, out);
   WarnVariableLengths(spec.workload, out);
   WarnPrefixCache(spec, engine, out);

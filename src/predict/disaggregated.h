@@ -3,7 +3,7 @@
 // point: each pool's server modelled as BuildPointModel models an
 // aggregated one (its memory as SGLang sizes a PD server of its mode), the
 // two joined by the KV transfer and driven by the router and the benchmark
-// client (sim/disaggregated.h). Pure: the same inputs give the same
+// client (sim/disaggregated_engine.h). Pure: the same inputs give the same
 // prediction.
 
 #include <optional>
@@ -15,7 +15,7 @@
 #include "model/model.h"
 #include "plan/disaggregation.h"
 #include "predict/predict.h"
-#include "sim/disaggregated.h"
+#include "sim/disaggregated_engine.h"
 #include "spec/spec.h"
 #include "stats/stats.h"
 #include "uncertainty/model_error.h"

@@ -90,7 +90,7 @@ sim::SchedulerConfig SchedulerConfigFor(const plan::LayoutPlan& plan, const mode
   c.pp_max_micro_batch_size = mbs_override > 0 ? mbs_override : engine.pp_max_micro_batch_size;
   // Only a model that caches nothing per token has no pool limit; a layout
   // that leaves no room for its KV pool is rejected by the planner
-  // (plan/validation.cc CheckKvRoom), as SGLang refuses to start it.
+  // (plan/layout_checks.cc CheckKvRoom), as SGLang refuses to start it.
   c.max_total_tokens = memory.max_total_tokens > 0 ? memory.max_total_tokens : (int64_t{1} << 40);
   c.page_size = engine.page_size;
   c.context_len = plan::ContextLength(engine, model);

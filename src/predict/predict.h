@@ -4,7 +4,7 @@
 // Pure: the same inputs give the same prediction.
 //
 // Sealed: a point's model is built only by BuildPointModel and predicted only
-// by PredictPoint / PredictEachInstance (and predict/search.h above them);
+// by PredictPoint / PredictEachInstance (and predict/search_points.h above them);
 // the pieces they assemble live in predict/point_parts.h, which only this
 // folder includes (tests/layering_test.cc).
 

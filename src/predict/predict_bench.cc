@@ -12,7 +12,7 @@
 #include "ppsearch_source_dir.h"
 #include "predict/disaggregated.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "testkit/example_search.h"
 
 namespace ppsearch {

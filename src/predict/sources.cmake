@@ -3,6 +3,6 @@
 list(APPEND PPSEARCH_LIB_SOURCES
   src/predict/disaggregated.cc
   src/predict/predict.cc
-  src/predict/search.cc)
+  src/predict/search_points.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES
   src/predict/predict_bench.cc)

@@ -9,11 +9,11 @@ namespace {
 
 std::string Percent(double p) { return fmt::format("{:.1f}%", p * 100); }
 
-text::Table StepTable(const evidence::Trajectory& t) {
-  text::Table table{{"step", "measured", "server start", "P(wrong) before", "expected after",
-                     "GPU-hours before", "cost", "why"},
-                    {},
-                    {false, true, true, false, false, false, false, true}};
+table::Table StepTable(const evidence::Trajectory& t) {
+  table::Table table{{"step", "measured", "server start", "P(wrong) before", "expected after",
+                      "GPU-hours before", "cost", "why"},
+                     {},
+                     {false, true, true, false, false, false, false, true}};
   table.units = {"", "", "", "", "", "", "GPU-h", ""};
   for (const evidence::TrajectoryStep& s : t.steps)
     table.rows.push_back({std::to_string(s.step), fmt::format("{} C={}", s.label, s.concurrency),

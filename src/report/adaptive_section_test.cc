@@ -40,7 +40,7 @@ TEST(AdaptiveSection, TheStopParagraphAndOneRowPerStep) {
   EXPECT_EQ(s->title, "Adaptive measurement");
   ASSERT_EQ(s->blocks.size(), 4u);
   EXPECT_EQ(s->blocks[1].text, "Stopped: the choice is settled.");
-  const text::Table& table = s->blocks[2].table;
+  const table::Table& table = s->blocks[2].table;
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(table.rows[1], (std::vector<std::string>{"2", "PP4/TP8/EP4 C=16", "no", "50.0%",
                                                      "25.0%", "18.30", "18.30", "reason 2"}));

@@ -18,9 +18,9 @@ const analysis::PointSummary* FindMeasured(const std::vector<analysis::PointSumm
   return nullptr;
 }
 
-text::Table PredictedTable(const analysis::RunPrediction& prediction,
-                           const std::vector<analysis::PointSummary>& measured) {
-  text::Table t;
+table::Table PredictedTable(const analysis::RunPrediction& prediction,
+                            const std::vector<analysis::PointSummary>& measured) {
+  table::Table t;
   t.header = {"PP / TP / EP", "C", "Predicted input TPS", "Predicted TTFT p50",
               "Predicted TTFT p95"};
   const bool intervals = prediction.interval_members > 0;
@@ -56,8 +56,8 @@ text::Table PredictedTable(const analysis::RunPrediction& prediction,
 
 }  // namespace
 
-text::Table BreakdownTable(const analysis::RunPrediction& prediction) {
-  text::Table t;
+table::Table BreakdownTable(const analysis::RunPrediction& prediction) {
+  table::Table t;
   t.header = {"PP / TP / EP",      "C",           "Stage",         "Compute", "Exposed TP comm",
               "Pipeline transfer", "Kernel gaps", "Bubble (idle)", "Peak MiB"};
   t.left = {true, false, false, false, false, false, false, false, false};

@@ -18,6 +18,6 @@ Section PredictionSection(const analysis::RunPrediction& prediction,
                           const std::vector<analysis::PointSummary>& measured);
 
 // Per stage of each predicted point: the five shares and the peak memory.
-text::Table BreakdownTable(const analysis::RunPrediction& prediction);
+table::Table BreakdownTable(const analysis::RunPrediction& prediction);
 
 }  // namespace ppsearch::report

@@ -12,7 +12,7 @@
 #include "report/evidence_tables.h"
 #include "report/html.h"
 #include "report/markdown.h"
-#include "report/profile_evidence.h"
+#include "report/profile_evidence_section.h"
 #include "util/files.h"
 #include "util/json_text.h"
 
@@ -57,11 +57,11 @@ Result<ReportOutcome> BuildReport(const std::string& run_dir) {
   out.warnings.insert(out.warnings.end(), a.warnings.begin(), a.warnings.end());
   const evidence::RunPaths paths{run_dir};
   const std::vector<std::pair<std::string, std::string>> files = {
-      {paths.file("results.csv"), ResultsCsv(a)},
-      {paths.file("summary.csv"), SummaryCsv(a)},
-      {paths.file("summary.json"), JsonText(out.summary, 2) + "\n"},
-      {paths.file("report.md"), out.markdown},
-      {paths.file("report.html"), out.html},
+      {paths.results_csv(), ResultsCsv(a)},
+      {paths.summary_csv(), SummaryCsv(a)},
+      {paths.summary_json(), JsonText(out.summary, 2) + "\n"},
+      {paths.report_md(), out.markdown},
+      {paths.report_html(), out.html},
   };
   out.not_written = NotWritable(run_dir);
   for (const auto& [path, contents] : files) {

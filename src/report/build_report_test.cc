@@ -16,7 +16,7 @@
 #include "evidence/calibration_file.h"
 #include "evidence/evidence.h"
 #include "evidence/results_csv.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "report/markdown.h"
 #include "report/run_dir_testing.h"
 #include "util/csv.h"

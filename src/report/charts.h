@@ -57,7 +57,7 @@ struct ChartInputs {
   std::optional<double> gpu_total_mib;
   double min_headroom_mib = 0;
   const analysis::RunPrediction* prediction =
-      nullptr;  // breakdown; null or empty: no breakdown chart
+      nullptr;                                       // breakdown; null or empty: no breakdown chart
   const evidence::Trajectory* trajectory = nullptr;  // an adaptive run's; null: none
 };
 

@@ -76,7 +76,7 @@ std::string PointTable(const compare::PointMatch& m) {
                        Value(d.b, s), Signed(d.abs, s), Percent(d.rel), NoiseCell(d),
                        WithinCell(d)});
     }
-  return text::RenderTextTable(
+  return table::RenderTextTable(
       {{"PP / TP / EP", "C", "metric", "A", "B", "B - A", "B vs A", "noise", "difference"},
        cells,
        {true, false, true, false, false, false, false, false, true}});
@@ -98,7 +98,7 @@ std::string PredictionText(const compare::PredictionCheck& p) {
     cells.push_back({LayoutCell(pt.layout), std::to_string(pt.concurrency),
                      Percent(pt.input_tps_error), Percent(pt.ttft_p50_error),
                      Percent(pt.ttft_p95_error)});
-  out += text::RenderTextTable(
+  out += table::RenderTextTable(
       {{"PP / TP / EP", "C", "Input TPS error", "TTFT p50 error", "TTFT p95 error"},
        cells,
        {true}});
@@ -163,7 +163,7 @@ std::vector<Block> ConfounderBlocks(const compare::ConfounderReport& r) {
     blocks.push_back(
         Block::Paragraph("No recorded setting differs besides layout and concurrency."));
   } else {
-    text::Table t{{"class", "kind", "setting", "A", "B", "why"}, {}, std::vector<bool>(6, true)};
+    table::Table t{{"class", "kind", "setting", "A", "B", "why"}, {}, std::vector<bool>(6, true)};
     for (const compare::Difference& d : r.differences)
       t.rows.push_back({compare::SeverityName(d.what.severity), d.what.kind, d.what.label, d.a, d.b,
                         d.what.reason});
@@ -185,7 +185,7 @@ std::string RenderConfounders(const compare::ConfounderReport& r) {
     if (!out.empty()) out += "\n";
     switch (b.kind) {
       case Block::Kind::kTable:
-        out += text::RenderTextTable(b.table);
+        out += table::RenderTextTable(b.table);
         break;
       case Block::Kind::kBullets:
         for (const std::string& item : b.items) out += "- " + item + "\n";

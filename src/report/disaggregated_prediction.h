@@ -8,7 +8,7 @@
 
 #include "plan/disaggregation.h"
 #include "predict/disaggregated.h"
-#include "sim/disaggregated.h"
+#include "sim/disaggregated_engine.h"
 
 namespace ppsearch::report {
 

@@ -15,7 +15,7 @@ Block Block::Bullets(std::vector<std::string> items) {
   return b;
 }
 
-Block Block::TableBlock(text::Table table) {
+Block Block::TableBlock(table::Table table) {
   Block b;
   b.kind = Kind::kTable;
   b.table = std::move(table);
@@ -48,7 +48,7 @@ std::string BlockMarkdown(const Block& b) {
       return out;
     }
     case Block::Kind::kTable:
-      return text::RenderMarkdownTable(b.table);
+      return table::RenderMarkdownTable(b.table);
     case Block::Kind::kCode:
       return "```sh\n" + b.text + "```\n";
     case Block::Kind::kFigure:

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "text/table.h"
+#include "table/table.h"
 
 namespace ppsearch::report {
 
@@ -17,11 +17,11 @@ struct Block {
   Kind kind = Kind::kParagraph;
   std::string text;                // paragraph; code; the figure's name
   std::vector<std::string> items;  // bullets
-  text::Table table;
+  table::Table table;
 
   static Block Paragraph(std::string text);
   static Block Bullets(std::vector<std::string> items);
-  static Block TableBlock(text::Table table);
+  static Block TableBlock(table::Table table);
   static Block Code(std::string text);
   static Block Figure(std::string name);
 };

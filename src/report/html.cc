@@ -25,7 +25,7 @@ svg .refline{stroke-width:1.6;stroke-dasharray:6 4}svg .ring{fill:none;stroke:#1
 svg .shape{fill:#888}svg .point{stroke:#fff;stroke-width:.8}svg .interval{stroke:#D55E00;stroke-width:2}
 )";
 
-std::string TableHtml(const text::Table& t) {
+std::string TableHtml(const table::Table& t) {
   auto left = [&](size_t i) { return i < t.left.size() && t.left[i]; };
   std::string out = "<div class=\"table\"><table><thead><tr>";
   for (size_t i = 0; i < t.header.size(); ++i)

@@ -19,7 +19,7 @@ Document Sample() {
   Document doc;
   doc.title = "ppsearch report: r1";
   doc.intro.push_back(Block::Paragraph("Intro with **bold**."));
-  text::Table t;
+  table::Table t;
   t.header = {"Layout", "TPS"};
   t.left = {true, false};
   t.rows = {{"1 / 32 / 4", "3,257.96"}, {"8 / 4 / 4", "12,556.79"}};

@@ -135,7 +135,7 @@ Section Results(const analysis::RunAnalysis& a) {
 }
 
 Section Memory(const analysis::RunAnalysis& a) {
-  text::Table t;
+  table::Table t;
   t.header = {"PP / TP / EP",  "Peak GPU memory MiB", "GPU total MiB",
               "Remaining MiB", "Stage spread MiB",    "Peak on"};
   t.left = {true, false, false, false, false, true};
@@ -157,8 +157,8 @@ Section Memory(const analysis::RunAnalysis& a) {
 }
 
 // Every SLA miss: which limit, where, the measured figure against the limit.
-std::optional<text::Table> SlaMissTable(const analysis::Decision& d) {
-  text::Table t;
+std::optional<table::Table> SlaMissTable(const analysis::Decision& d) {
+  table::Table t;
   t.header = {"PP / TP / EP", "C", "SLA", "Measured", "Limit", "Over by"};
   t.left = {true, false, true, false, false, false};
   for (const analysis::LayoutVerdict& v : d.verdicts)
@@ -214,7 +214,7 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
     s.blocks.push_back(Block::Paragraph("Excluded:"));
     s.blocks.push_back(Block::Bullets(excluded));
   }
-  if (std::optional<text::Table> misses = SlaMissTable(d))
+  if (std::optional<table::Table> misses = SlaMissTable(d))
     s.blocks.push_back(Block::TableBlock(std::move(*misses)));
   if (!notes.empty()) {
     s.blocks.push_back(Block::Paragraph("Noted (not excluding):"));

@@ -16,7 +16,7 @@
 
 namespace ppsearch::report {
 
-// `profile_lines`: the "Profile evidence" section (report/profile_evidence.h).
+// `profile_lines`: the "Profile evidence" section (report/profile_evidence_section.h).
 // `baseline_check`: the confounder check of an imported baseline (null when
 // none is imported), rendered under "Baseline comparability".
 Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPrediction& prediction,

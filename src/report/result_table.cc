@@ -59,11 +59,11 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
   return d;
 }
 
-text::Table ResultTable(const std::vector<ResultRow>& rows,
-                        const std::vector<ResultRow>& baseline_rows,
-                        const std::optional<spec::LayoutSpec>& baseline) {
+table::Table ResultTable(const std::vector<ResultRow>& rows,
+                         const std::vector<ResultRow>& baseline_rows,
+                         const std::optional<spec::LayoutSpec>& baseline) {
   const std::string base = baseline ? "PP" + std::to_string(baseline->pp) : "baseline";
-  text::Table t;
+  table::Table t;
   t.header = {"PP / TP / EP",       "C",        "Input TPS",
               "TTFT p50",           "TTFT p95", "Input TPS vs " + base,
               "TTFT p50 vs " + base};
@@ -106,7 +106,7 @@ text::Table ResultTable(const std::vector<ResultRow>& rows,
 std::string RenderResultTable(const std::vector<ResultRow>& rows,
                               const std::vector<ResultRow>& baseline_rows,
                               const std::optional<spec::LayoutSpec>& baseline, bool markdown) {
-  return text::RenderTable(ResultTable(rows, baseline_rows, baseline), markdown);
+  return table::RenderTable(ResultTable(rows, baseline_rows, baseline), markdown);
 }
 
 }  // namespace ppsearch::report

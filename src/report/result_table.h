@@ -63,9 +63,9 @@ std::string TpsCell(double value, const std::optional<uncertainty::Interval>& in
 std::string SecondsCell(double value, const std::optional<uncertainty::Interval>& interval);
 
 // The table's cells: the layout, C, the medians and the deltas, formatted.
-text::Table ResultTable(const std::vector<ResultRow>& rows,
-                        const std::vector<ResultRow>& baseline_rows,
-                        const std::optional<spec::LayoutSpec>& baseline);
+table::Table ResultTable(const std::vector<ResultRow>& rows,
+                         const std::vector<ResultRow>& baseline_rows,
+                         const std::optional<spec::LayoutSpec>& baseline);
 
 // Fixed-width text (markdown = false) or a markdown table.
 std::string RenderResultTable(const std::vector<ResultRow>& rows,

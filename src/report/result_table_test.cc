@@ -48,7 +48,7 @@ TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   const ResultRow prefill = Row(1, 8, 4, 1000, 2);
   ResultRow decode = Row(2, 4, 4, 900, 1.5);
   decode.decode = DecodeCells{0.0123, 0.0456, 0.0789, 2400, 300};
-  const text::Table t = ResultTable({prefill, decode}, {}, std::nullopt);
+  const table::Table t = ResultTable({prefill, decode}, {}, std::nullopt);
   EXPECT_EQ(t.header, (std::vector<std::string>{"PP / TP / EP", "C", "Input TPS", "TTFT p50",
                                                 "TTFT p95", "TPOT p50", "TPOT p99", "ITL p99",
                                                 "Output TPS", "Output TPS/GPU",

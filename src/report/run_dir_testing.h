@@ -16,7 +16,7 @@
 #include "analysis/analysis_testing.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "util/files.h"
 
 namespace ppsearch::report::testing {
@@ -82,13 +82,13 @@ class RunDirTest : public ::testing::Test {
                     .ok());
     for (int h = 0; h < 4; ++h) {
       const std::string host = std::to_string(601 + h);
-      std::vector<gpu::GpuMemory> gpus;
+      std::vector<nvidia_smi::GpuMemory> gpus;
       for (int g = 0; g < 8; ++g) {
         const int stage = (h * 8 + g) / layout.tp;
         gpus.push_back({g, "GPU-" + host + std::to_string(g), "NVIDIA RTX 6000D",
                         80000.0 + 100 * stage, 85651.0, "575.57.08"});
       }
-      ASSERT_TRUE(WriteFileAtomic(paths.gpu(id, host), gpu::FormatGpuMemoryCsv(gpus)).ok());
+      ASSERT_TRUE(WriteFileAtomic(paths.gpu(id, host), nvidia_smi::FormatGpuMemoryCsv(gpus)).ok());
       ASSERT_TRUE(WriteFileAtomic(paths.service(id, host),
                                   host == "603" ? log_603 : "[2026-01-01 00:00:00] ready\n")
                       .ok());

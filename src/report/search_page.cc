@@ -7,7 +7,7 @@
 #include "report/document.h"
 #include "report/html.h"
 #include "report/svg_chart.h"
-#include "search/render.h"
+#include "search/search_render.h"
 
 namespace ppsearch::report {
 namespace {
@@ -88,7 +88,7 @@ std::string RenderSearchHtml(const std::string& spec_path, const search::SearchR
     doc.sections.push_back(front);
   }
   if (!r.rejected.empty()) {
-    text::Table t{{"reason", "candidates", "first refusal"}, {}, {true, false, true}};
+    table::Table t{{"reason", "candidates", "first refusal"}, {}, {true, false, true}};
     for (const auto& [reason, count] : r.rejected_by_reason) {
       std::string first;
       for (const search::Rejection& x : r.rejected)

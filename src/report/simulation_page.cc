@@ -34,7 +34,7 @@ Section Results(const spec::Spec& spec, const SimulationPage& page,
 }
 
 Section Memory(const SimulationPage& page) {
-  text::Table t;
+  table::Table t;
   t.header = {"PP / TP / EP", "Peak GPU memory MiB", "GPU total MiB", "Remaining MiB",
               "Stage spread MiB"};
   t.left = {true, false, false, false, false};
@@ -54,7 +54,7 @@ Section Memory(const SimulationPage& page) {
 }
 
 std::optional<Section> CapCheck(const SimulationPage& page) {
-  text::Table t;
+  table::Table t;
   t.header = {"PP / TP / EP", "C", "Default cap", "Input TPS", "Input TPS with cap 1", "Change"};
   t.left = {true, false, false, false, false, false};
   for (const auto& p : page.prediction.points) {

@@ -12,9 +12,10 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/html.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
-  src/report/profile_evidence.cc
+  src/report/profile_evidence_section.cc
   src/report/result_table.cc
   src/report/search_page.cc
+  src/report/simulated_prediction.cc
   src/report/simulation_page.cc
   src/report/svg_chart.cc
   src/report/uncertainty_tables.cc)

@@ -7,9 +7,9 @@
 
 namespace ppsearch::report {
 
-text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
-                             const cost::Calibration& calibration) {
-  text::Table t;
+table::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
+                              const cost::Calibration& calibration) {
+  table::Table t;
   t.header = {"PP / TP / EP", "Model form / parameters", "Moves input TPS most", "Second", "Third"};
   t.left = {true, true, true, true, true};
   for (const uncertainty::LayoutSensitivity& l : s.sensitivity) {

@@ -17,8 +17,8 @@ namespace ppsearch::report {
 
 // One row per layout: its top parameters, "moe_gemm_eff 54% (prior, +)" each:
 // its share, its calibration status, and + when TPS rises with it.
-text::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
-                             const cost::Calibration& calibration);
+table::Table SensitivityTable(const uncertainty::UncertaintySummary& s,
+                              const cost::Calibration& calibration);
 
 // The predicted best and runner-up, the overlap note, the draws that swap
 // them and the next measurement, one sentence each (empty with fewer than

@@ -217,7 +217,7 @@ TEST_F(AdaptiveRunTest, AResumeRefusesATrajectoryThisRunDidNotWrite) {
   Result<RunOutcome> cut = Run("cut", "", 2);  // step 1's three samples
   ASSERT_TRUE(cut.ok()) << cut.error().message;
   const evidence::RunPaths paths{cut->run_dir};
-  const std::string file = paths.metadata(evidence::kTrajectoryFile);
+  const std::string file = paths.trajectory_jsonl();
   Result<std::string> own = ReadFile(file);
   ASSERT_TRUE(own.ok());
   Result<evidence::Trajectory> t = evidence::ReadTrajectory(paths);
@@ -280,7 +280,7 @@ class ForgedTrajectoryTest : public AdaptiveRunTest {
     Result<RunOutcome> cut = Run("cut", "", 5);
     ASSERT_TRUE(cut.ok()) << cut.error().message;
     run_dir_ = cut->run_dir;
-    file_ = evidence::RunPaths{run_dir_}.metadata(evidence::kTrajectoryFile);
+    file_ = evidence::RunPaths{run_dir_}.trajectory_jsonl();
     Result<std::string> own = ReadFile(file_);
     ASSERT_TRUE(own.ok());
     own_ = *own;
@@ -302,7 +302,7 @@ class ForgedTrajectoryTest : public AdaptiveRunTest {
     fs::remove_all(scratch.root);
     fs::create_directories(scratch.root + "/metadata");
     EXPECT_TRUE(evidence::AppendTrajectoryStep(scratch, s).ok());
-    Result<std::string> text = ReadFile(scratch.metadata(evidence::kTrajectoryFile));
+    Result<std::string> text = ReadFile(scratch.trajectory_jsonl());
     return text.ok() ? *text : "";
   }
 

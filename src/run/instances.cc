@@ -1,6 +1,6 @@
 #include "run/instances.h"
 
-#include "bench/bench_report.h"
+#include "loadgen/bench_report.h"
 
 namespace ppsearch::run {
 
@@ -8,7 +8,7 @@ std::vector<evidence::BenchInstance> InstancesEvidence(
     const spec::Spec& spec, const plan::LayoutPlan& plan,
     const std::vector<workload::RequestRecord>& records) {
   std::vector<evidence::BenchInstance> out =
-      bench::ServedByInstance(records, plan.instance_nodes.size());
+      loadgen::ServedByInstance(records, plan.instance_nodes.size());
   for (size_t i = 0; i < plan.instance_nodes.size(); ++i) {
     std::vector<std::string>& hosts = out[i].hosts.emplace();
     for (int n : plan.instance_nodes[i])

@@ -4,7 +4,7 @@
 
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "util/json_text.h"
 
 namespace ppsearch::run {

@@ -7,7 +7,7 @@
 
 #include "evidence/medians_csv.h"
 #include "evidence/validation.h"
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "predict/predict.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
@@ -159,7 +159,8 @@ class MediansReplayEngine : public SampleEngine {
       std::vector<evidence::EvidenceProblem> problems =
           evidence::CheckRecords(*records, limits, "the synthesized records");
       if (const std::string csv = GpuCsv(row, spec_.cluster.hosts[0].name); !csv.empty())
-        if (Result<std::vector<gpu::GpuMemory>> gpus = gpu::ParseGpuMemoryCsv(csv); gpus.ok())
+        if (Result<std::vector<nvidia_smi::GpuMemory>> gpus = nvidia_smi::ParseGpuMemoryCsv(csv);
+            gpus.ok())
           for (auto& p : evidence::CheckGpuSnapshot(*gpus, "the synthesized GPU snapshot"))
             problems.push_back(std::move(p));
       if (!problems.empty())
@@ -252,9 +253,9 @@ class MediansReplayEngine : public SampleEngine {
     const double total = row.gpu_total_mib  ? *row.gpu_total_mib
                          : row.headroom_mib ? *row.peak_gpu_mib + *row.headroom_mib
                                             : plan_.cluster.gpu_memory_mib;
-    std::vector<gpu::GpuMemory> gpus;
+    std::vector<nvidia_smi::GpuMemory> gpus;
     for (int g = 0; g < spec_.cluster.gpus_per_node; ++g) {
-      gpu::GpuMemory m;
+      nvidia_smi::GpuMemory m;
       m.index = g;
       m.uuid = fmt::format("GPU-replay-{}-{}", host, g);
       m.name = plan_.cluster.gpu_name.empty() ? "replayed GPU" : plan_.cluster.gpu_name;
@@ -262,7 +263,7 @@ class MediansReplayEngine : public SampleEngine {
       m.total_mib = std::round(total);
       gpus.push_back(m);
     }
-    return gpu::FormatGpuMemoryCsv(gpus);
+    return nvidia_smi::FormatGpuMemoryCsv(gpus);
   }
 
   const spec::Spec& spec_;

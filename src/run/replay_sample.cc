@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/run.h"
+#include "evidence/evidence.h"
 #include "evidence/run_metadata.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
@@ -157,8 +158,10 @@ std::optional<std::string> ReplayPath(const std::string& engine) {
 }
 
 Result<std::string> RunDirectoryDigest(const std::string& run_dir) {
-  std::vector<std::string> files = {"manifest.jsonl", "metadata/run.json"};
-  for (const char* folder : {"raw", "bench", "service", "gpu", "profile"}) {
+  const evidence::RunPaths place;  // places in the run, as the digest lists them
+  std::vector<std::string> files = {place.manifest(), place.run_json()};
+  for (const std::string& folder : {place.raw_dir(), place.bench_dir(), place.service_dir(),
+                                    place.gpu_dir(), place.profile_dir()}) {
     std::error_code ec;
     const fs::path root = fs::path(run_dir) / folder;
     if (!fs::is_directory(root, ec)) continue;

@@ -13,8 +13,8 @@
 #include "ppsearch_version.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
+#include "run/sample_verdict.h"
 #include "run/server_state.h"
-#include "run/verdict.h"
 #include "spec/secret_text.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -50,10 +50,9 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_ASSIGN_OR_RETURN(std::string spec_copy,
                        spec::RedactSpecText(spec_text, o.spec_path, spec.engine));
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("spec.toml"), spec_copy));
-  PPS_RETURN_IF_ERROR(
-      WriteFileAtomic(paths.metadata("spec.resolved.json"),
-                      evidence::SpecToJson(spec::WithoutSecrets(spec)).dump(2) + "\n"));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.spec_toml(), spec_copy));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(
+      paths.spec_resolved_json(), evidence::SpecToJson(spec::WithoutSecrets(spec)).dump(2) + "\n"));
   std::string commands =
       "# launcher: " +
       std::string(o.launcher ? o.launcher->kind()
@@ -64,10 +63,10 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
     if (o.sample_commands)
       for (const auto& c : o.sample_commands(s)) commands += c + "\n";
   }
-  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("commands.txt"), commands));
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.commands_txt(), commands));
   evidence::RunMetadata run;
   if (!o.calibration_json.empty()) {
-    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.metadata("calibration.json"), o.calibration_json));
+    PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.calibration_json(), o.calibration_json));
     run.calibration = nlohmann::json::parse(o.calibration_json, nullptr, false);
   }
   for (const auto& h : spec.cluster.hosts) run.hosts.push_back(h.name);
@@ -136,7 +135,7 @@ Status KeepInterruptedLogs(const evidence::RunPaths& paths, const Redactor& reda
   std::set<std::string> completed;
   for (const auto& [sample, state] : states)
     if (state == SampleState::kCompleted) completed.insert(sample);
-  const std::string kept = paths.root + "/interrupted/" + UtcNow("%Y%m%d-%H%M%S");
+  const std::string kept = paths.interrupted_dir() + "/" + UtcNow("%Y%m%d-%H%M%S");
   std::vector<std::string> moved;
   for (const auto& sample_dir : fs::directory_iterator(paths.live_dir(), ec)) {
     const std::string sample = sample_dir.path().filename().string();
@@ -203,6 +202,223 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
   return Status::Ok();
 }
 
+// The run directory a run writes, opened: chosen (resumed, named or new),
+// locked against a second process, and either recovered (a resume: what an
+// earlier process left stopped or kept, its completed samples read back) or
+// given its metadata (a new run).
+struct OpenRun {
+  std::string dir;
+  evidence::RunPaths paths;
+  std::unique_ptr<DirLock> lock;
+  std::set<std::string> done;  // samples already completed (a resume)
+};
+
+Result<std::string> ChooseRunDir(const RunOptions& o, const spec::Spec& spec) {
+  if (!o.resume_dir.empty()) {
+    if (!std::filesystem::exists(evidence::RunPaths{o.resume_dir}.run_json()))
+      return MakeError(o.resume_dir + ": not a ppsearch run directory (no " +
+                       evidence::RunPaths{}.run_json() + ")");
+    return o.resume_dir;
+  }
+  if (o.run_id.empty()) return NewRunDir(spec.experiment.results_dir, spec.experiment.name);
+  const std::string dir = spec.experiment.results_dir + "/" + o.run_id;
+  if (std::filesystem::exists(dir))
+    return MakeError("run directory " + dir + " already exists; continue it with --resume " + dir +
+                     " or choose another --run-id");
+  return dir;
+}
+
+Result<OpenRun> OpenRunDir(const RunOptions& o, const spec::Spec& spec,
+                           const std::vector<evidence::SampleId>& samples, SampleEngine& engine,
+                           const Redactor& redact) {
+  OpenRun run;
+  PPS_ASSIGN_OR_RETURN(run.dir, ChooseRunDir(o, spec));
+  // Hashed before the run directory exists: a patch that cannot be read leaves nothing behind.
+  std::vector<evidence::RunPatch> patches;
+  if (o.resume_dir.empty()) {
+    PPS_ASSIGN_OR_RETURN(patches, PatchRecords(spec));
+  }
+  run.paths = evidence::RunPaths{run.dir};
+  // One process per run directory: a second one would run samples twice.
+  PPS_ASSIGN_OR_RETURN(run.lock,
+                       LockDirectory(run.dir, run.paths.lock(), "run directory " + run.dir));
+  if (!o.resume_dir.empty()) {
+    PPS_RETURN_IF_ERROR(CheckSameReplay(run.paths, engine));
+    PPS_RETURN_IF_ERROR(RecoverRunDir(run.paths, o, spec, redact, engine));
+    PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(run.paths));
+    for (const auto& [sample, state] : states)
+      if (state == SampleState::kCompleted) run.done.insert(sample);
+  } else {
+    PPS_RETURN_IF_ERROR(WriteMetadata(run.paths, o, spec, samples, engine, patches, redact));
+    // What is imported travels with the run: moving the CSV later loses nothing.
+    PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, run.dir));
+  }
+  return run;
+}
+
+// Runs one sample at a time into an open run directory: the manifest's
+// started line, the engine, the profiles, the sample's files, its verdict
+// and the completed line; a failed sample is recorded and the sweep goes on.
+class SampleRunner {
+ public:
+  SampleRunner(const RunOptions& o, const spec::Spec& spec, const plan::Plan& plan,
+               SampleEngine& engine, const Redactor& redact, OpenRun& run, RunOutcome& outcome,
+               const std::function<void(const RunProgress&)>& progress)
+      : o_(o),
+        spec_(spec),
+        plan_(plan),
+        engine_(engine),
+        redact_(redact),
+        run_(run),
+        outcome_(outcome),
+        progress_(progress),
+        run_id_(std::filesystem::path(run.dir).filename().string()),
+        start_(std::chrono::steady_clock::now()) {}
+
+  // False when a stop was asked for before the sample began.
+  Result<bool> Run(const evidence::SampleId& id, bool next_same_layout) {
+    PPS_RETURN_IF_ERROR(run_.lock->StillThere());
+    if (o_.stop != nullptr && o_.stop->load()) return false;
+    Report(id);
+    const evidence::RunPaths& paths = run_.paths;
+    PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kStarted));
+    const plan::LayoutPlan* lp = nullptr;
+    for (const auto& l : plan_.layouts)
+      if (l.layout == id.layout) lp = &l;
+    SampleContext ctx{id, lp, SampleSeed(spec_, id), &paths, run_id_, next_same_layout};
+    Result<SampleOutput> out = engine_.Run(ctx);
+    // A run directory deleted during the sample: stop rather than recreate it.
+    PPS_RETURN_IF_ERROR(run_.lock->StillThere());
+    if (out.ok()) out->detail = redact_.Apply(out->detail);  // quotes server logs
+    if (!out.ok()) {
+      // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
+      PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
+                                                   {{"error", out.error().message}}));
+      return true;
+    }
+    PPS_RETURN_IF_ERROR(AttachProfiles(o_, spec_, ctx, file_analysis_, *out));
+    PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out, redact_));
+    const SampleVerdict v = DecideVerdict(spec_, id, *out);
+    if (v.verdict != evidence::Verdict::kOk) ++outcome_.not_ok;
+    PPS_RETURN_IF_ERROR(evidence::AppendManifest(
+        paths, id, SampleState::kCompleted,
+        {{"verdict", evidence::VerdictName(v.verdict)}, {"detail", v.detail}}));
+    ++outcome_.completed;
+    ++ran_;
+    PPS_RETURN_IF_ERROR(CheckRepeatedPreflight(id, v));
+    if (o_.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o_.pace_ms));
+    return true;
+  }
+
+ private:
+  void Report(const evidence::SampleId& id) {
+    RunProgress p;
+    p.done = outcome_.skipped + outcome_.completed;
+    p.total = outcome_.total;
+    p.sample = id.str();
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (ran_ > 0 && !o_.next_samples) p.eta_s = p.elapsed_s / ran_ * (outcome_.total - p.done);
+    progress_(p);
+  }
+
+  // The same failed preflight twice in a row will not go away by itself.
+  Status CheckRepeatedPreflight(const evidence::SampleId& id, const SampleVerdict& v) {
+    if (v.verdict == evidence::Verdict::kPreflightFailed && v.detail == preflight_cause_)
+      return MakeError(preflight_sample_ + " and " + id.str() +
+                           " failed preflight for the same cause, which will not go away by "
+                           "itself: " +
+                           v.detail +
+                           ". The run stopped there; fix the cause, then "
+                           "resume with: ppsearch run --resume " +
+                           outcome_.run_dir,
+                       ErrorKind::kIncomplete);
+    preflight_cause_ = v.verdict == evidence::Verdict::kPreflightFailed ? v.detail : "";
+    preflight_sample_ = id.str();
+    return Status::Ok();
+  }
+
+  const RunOptions& o_;
+  const spec::Spec& spec_;
+  const plan::Plan& plan_;
+  SampleEngine& engine_;
+  const Redactor& redact_;
+  OpenRun& run_;
+  RunOutcome& outcome_;
+  const std::function<void(const RunProgress&)>& progress_;
+  const std::string run_id_;
+  const std::chrono::steady_clock::time_point start_;
+  int ran_ = 0;
+  // [profile] file: one export, analysed on first use, for every sample of its layout.
+  std::optional<nlohmann::json> file_analysis_;
+  // The cause of the last sample's failed preflight ("" after any other outcome).
+  std::string preflight_cause_;
+  std::string preflight_sample_;
+};
+
+// Every sample of the sweep in order, those already completed skipped.
+Status RunInOrder(const std::vector<evidence::SampleId>& samples, const OpenRun& run,
+                  SampleRunner& runner, RunOutcome& outcome) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const evidence::SampleId& id = samples[i];
+    if (run.done.count(id.str())) {
+      ++outcome.skipped;
+      continue;
+    }
+    bool next_same_layout = false;
+    for (size_t j = i + 1; j < samples.size(); ++j) {
+      if (run.done.count(samples[j].str())) continue;
+      next_same_layout = samples[j].layout == id.layout;
+      break;
+    }
+    PPS_ASSIGN_OR_RETURN(const bool began, runner.Run(id, next_same_layout));
+    if (!began) {
+      outcome.interrupted = true;
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+// The samples the adaptive policy asks for, step by step, until it asks for none.
+Status RunAsAsked(const RunOptions& o, const spec::Spec& spec, const OpenRun& run,
+                  SampleRunner& runner, RunOutcome& outcome) {
+  outcome.skipped = static_cast<int>(run.done.size());
+  // Every sample this process began: a policy that asks for one again
+  // would loop, so that is an error, not a retry.
+  std::set<std::string> attempted;
+  while (!outcome.interrupted) {
+    if (o.stop != nullptr && o.stop->load()) {
+      outcome.interrupted = true;
+      break;
+    }
+    PPS_ASSIGN_OR_RETURN(std::vector<evidence::SampleId> step, o.next_samples(run.paths));
+    if (step.empty()) break;
+    int began_any = 0;
+    for (size_t j = 0; j < step.size(); ++j) {
+      const evidence::SampleId& id = step[j];
+      if (run.done.count(id.str())) continue;
+      if (!attempted.insert(id.str()).second)
+        return MakeError("the adaptive policy asked for " + id.str() +
+                         " again after it ran in this process; stopping rather than looping");
+      // The step's last sample keeps a reusable server up: the next step,
+      // chosen after it, may well stay on this layout, and a sample of
+      // another layout stops it first.
+      const bool next_same_layout =
+          j + 1 < step.size() ? step[j + 1].layout == id.layout : spec.lifecycle.reuse_server;
+      PPS_ASSIGN_OR_RETURN(const bool began, runner.Run(id, next_same_layout));
+      if (!began) {
+        outcome.interrupted = true;
+        break;
+      }
+      ++began_any;
+    }
+    if (began_any == 0 && !outcome.interrupted)
+      return MakeError("the adaptive policy asked only for samples already complete (" +
+                       step[0].str() + ", ...); stopping rather than looping");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan) {
@@ -232,162 +448,18 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
   RunOutcome outcome;
   const std::vector<evidence::SampleId> samples = ExpandSamples(spec, plan);
   outcome.total = static_cast<int>(samples.size());
-  std::set<std::string> done;
-  if (!o.resume_dir.empty()) {
-    outcome.run_dir = o.resume_dir;
-    if (!std::filesystem::exists(evidence::RunPaths{o.resume_dir}.metadata("run.json")))
-      return MakeError(o.resume_dir + ": not a ppsearch run directory (no metadata/run.json)");
-  } else if (!o.run_id.empty()) {
-    outcome.run_dir = spec.experiment.results_dir + "/" + o.run_id;
-    if (std::filesystem::exists(outcome.run_dir))
-      return MakeError("run directory " + outcome.run_dir +
-                       " already exists; continue it with --resume " + outcome.run_dir +
-                       " or choose another --run-id");
-  } else {
-    outcome.run_dir = NewRunDir(spec.experiment.results_dir, spec.experiment.name);
-  }
-  // Hashed before the run directory exists: a patch that cannot be read leaves nothing behind.
-  std::vector<evidence::RunPatch> patches;
-  if (o.resume_dir.empty()) {
-    PPS_ASSIGN_OR_RETURN(patches, PatchRecords(spec));
-  }
-  const evidence::RunPaths paths{outcome.run_dir};
   // Everything the run writes that can quote a secret goes through this one.
   const Redactor redact(spec);
-  // One process per run directory: a second one would run samples twice.
-  PPS_ASSIGN_OR_RETURN(
-      std::unique_ptr<DirLock> lock,
-      LockDirectory(outcome.run_dir, paths.lock(), "run directory " + outcome.run_dir));
-  if (!o.resume_dir.empty()) {
-    PPS_RETURN_IF_ERROR(CheckSameReplay(paths, engine));
-    PPS_RETURN_IF_ERROR(RecoverRunDir(paths, o, spec, redact, engine));
-    PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
-    for (const auto& [sample, state] : states)
-      if (state == SampleState::kCompleted) done.insert(sample);
-  } else {
-    PPS_RETURN_IF_ERROR(WriteMetadata(paths, o, spec, samples, engine, patches, redact));
-    // What is imported travels with the run: moving the CSV later loses nothing.
-    PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, outcome.run_dir));
-  }
-  const std::string run_id = std::filesystem::path(outcome.run_dir).filename().string();
-
-  const auto start = std::chrono::steady_clock::now();
-  int ran = 0;
-  // [profile] file: one export, analysed on first use, for every sample of its layout.
-  std::optional<nlohmann::json> file_analysis;
-  // The cause of the last sample's failed preflight ("" after any other
-  // outcome): the same cause twice in a row will not go away by itself.
-  std::string preflight_cause;
-  std::string preflight_sample;
-  // One sample; false when a stop was asked for before it began.
-  auto run_one = [&](const evidence::SampleId& id, bool next_same_layout) -> Result<bool> {
-    PPS_RETURN_IF_ERROR(lock->StillThere());
-    if (o.stop != nullptr && o.stop->load()) return false;
-    RunProgress p;
-    p.done = outcome.skipped + outcome.completed;
-    p.total = outcome.total;
-    p.sample = id.str();
-    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (ran > 0 && !o.next_samples) p.eta_s = p.elapsed_s / ran * (outcome.total - p.done);
-    progress(p);
-    PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kStarted));
-    const plan::LayoutPlan* lp = nullptr;
-    for (const auto& l : plan.layouts)
-      if (l.layout == id.layout) lp = &l;
-    SampleContext ctx{id, lp, SampleSeed(spec, id), &paths, run_id, next_same_layout};
-    Result<SampleOutput> out = engine.Run(ctx);
-    // A run directory deleted during the sample: stop rather than recreate it.
-    PPS_RETURN_IF_ERROR(lock->StillThere());
-    if (out.ok()) out->detail = redact.Apply(out->detail);  // quotes server logs
-    if (!out.ok()) {
-      // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
-      PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kFailed,
-                                                   {{"error", out.error().message}}));
-      return true;
-    }
-    PPS_RETURN_IF_ERROR(AttachProfiles(o, spec, ctx, file_analysis, *out));
-    PPS_RETURN_IF_ERROR(WriteSample(paths, id, *out, redact));
-    const SampleVerdict v = DecideVerdict(spec, id, *out);
-    if (v.verdict != evidence::Verdict::kOk) ++outcome.not_ok;
-    PPS_RETURN_IF_ERROR(evidence::AppendManifest(
-        paths, id, SampleState::kCompleted,
-        {{"verdict", evidence::VerdictName(v.verdict)}, {"detail", v.detail}}));
-    ++outcome.completed;
-    ++ran;
-    if (v.verdict == evidence::Verdict::kPreflightFailed && v.detail == preflight_cause)
-      return MakeError(preflight_sample + " and " + id.str() +
-                           " failed preflight for the same cause, which will not go away by "
-                           "itself: " +
-                           v.detail +
-                           ". The run stopped there; fix the cause, then "
-                           "resume with: ppsearch run --resume " +
-                           outcome.run_dir,
-                       ErrorKind::kIncomplete);
-    preflight_cause = v.verdict == evidence::Verdict::kPreflightFailed ? v.detail : "";
-    preflight_sample = id.str();
-    if (o.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
-    return true;
-  };
-  if (!o.next_samples) {
-    for (size_t i = 0; i < samples.size(); ++i) {
-      const evidence::SampleId& id = samples[i];
-      if (done.count(id.str())) {
-        ++outcome.skipped;
-        continue;
-      }
-      bool next_same_layout = false;
-      for (size_t j = i + 1; j < samples.size(); ++j) {
-        if (done.count(samples[j].str())) continue;
-        next_same_layout = samples[j].layout == id.layout;
-        break;
-      }
-      PPS_ASSIGN_OR_RETURN(const bool began, run_one(id, next_same_layout));
-      if (!began) {
-        outcome.interrupted = true;
-        break;
-      }
-    }
-  } else {
-    outcome.skipped = static_cast<int>(done.size());
-    // Every sample this process began: a policy that asks for one again
-    // would loop, so that is an error, not a retry.
-    std::set<std::string> attempted;
-    while (!outcome.interrupted) {
-      if (o.stop != nullptr && o.stop->load()) {
-        outcome.interrupted = true;
-        break;
-      }
-      PPS_ASSIGN_OR_RETURN(std::vector<evidence::SampleId> step, o.next_samples(paths));
-      if (step.empty()) break;
-      int began_any = 0;
-      for (size_t j = 0; j < step.size(); ++j) {
-        const evidence::SampleId& id = step[j];
-        if (done.count(id.str())) continue;
-        if (!attempted.insert(id.str()).second)
-          return MakeError("the adaptive policy asked for " + id.str() +
-                           " again after it ran in this process; stopping rather than looping");
-        // The step's last sample keeps a reusable server up: the next step,
-        // chosen after it, may well stay on this layout, and a sample of
-        // another layout stops it first.
-        const bool next_same_layout =
-            j + 1 < step.size() ? step[j + 1].layout == id.layout : spec.lifecycle.reuse_server;
-        PPS_ASSIGN_OR_RETURN(const bool began, run_one(id, next_same_layout));
-        if (!began) {
-          outcome.interrupted = true;
-          break;
-        }
-        ++began_any;
-      }
-      if (began_any == 0 && !outcome.interrupted)
-        return MakeError("the adaptive policy asked only for samples already complete (" +
-                         step[0].str() + ", ...); stopping rather than looping");
-    }
-  }
+  PPS_ASSIGN_OR_RETURN(OpenRun run, OpenRunDir(o, spec, samples, engine, redact));
+  outcome.run_dir = run.dir;
+  SampleRunner runner(o, spec, plan, engine, redact, run, outcome, progress);
+  PPS_RETURN_IF_ERROR(o.next_samples ? RunAsAsked(o, spec, run, runner, outcome)
+                                     : RunInOrder(samples, run, runner, outcome));
   engine.Finish();
   // Every log is in service/ now; the streamed copies are no longer needed.
   if (!outcome.interrupted) {
     std::error_code ec;
-    std::filesystem::remove_all(paths.live_dir(), ec);
+    std::filesystem::remove_all(run.paths.live_dir(), ec);
   }
   return outcome;
 }

@@ -101,8 +101,9 @@ TEST_F(RunnerTest, RunsEverySampleAndWritesEvidence) {
   EXPECT_EQ(out->completed, 8);
   EXPECT_EQ(progress_calls, 8);
   evidence::RunPaths paths{out->run_dir};
-  for (const char* f : {"run.json", "spec.toml", "spec.resolved.json", "commands.txt"})
-    EXPECT_TRUE(fs::exists(paths.metadata(f))) << f;
+  for (const std::string& f :
+       {paths.run_json(), paths.spec_toml(), paths.spec_resolved_json(), paths.commands_txt()})
+    EXPECT_TRUE(fs::exists(f)) << f;
   evidence::SampleId id{spec_.sweep.layouts[1], 2, 2};
   EXPECT_EQ(id.str(), "pp2-tp2-ep1_c2_r2");
   EXPECT_TRUE(fs::exists(paths.raw(id)));

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <ctime>
 
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "predict/predict.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "run/instances.h"
 #include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
@@ -70,12 +70,12 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
 std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
                        const predict::PointPrediction& p, int node, size_t host,
                        const hardware::HardwareProfile& hw) {
-  std::vector<gpu::GpuMemory> gpus;
+  std::vector<nvidia_smi::GpuMemory> gpus;
   const int per_node = spec.cluster.gpus_per_node;
   for (int g = 0; g < per_node; ++g) {
     const int rank = node * per_node + g;
     const int stage = rank / plan.layout.tp;
-    gpu::GpuMemory m;
+    nvidia_smi::GpuMemory m;
     m.index = g;
     m.uuid =
         fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[host].name) & 0xffffffff,
@@ -85,7 +85,7 @@ std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
     m.total_mib = hw.memory_mib;
     gpus.push_back(m);
   }
-  return gpu::FormatGpuMemoryCsv(gpus);
+  return nvidia_smi::FormatGpuMemoryCsv(gpus);
 }
 
 void InjectLostRequests(int count, std::vector<workload::RequestRecord>& records) {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/render.h"
+#include "search/search_render.h"
 
 namespace ppsearch::search {
 namespace {

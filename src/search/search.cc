@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "decide/objective.h"
@@ -11,38 +12,12 @@
 #include "decide/steady_state.h"
 #include "plan/disaggregation.h"
 #include "predict/disaggregated.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "search/best_load.h"
 #include "util/parallel.h"
 
 namespace ppsearch::search {
 namespace {
-
-spec::ArgValue IntValue(int64_t v) {
-  spec::ArgValue a;
-  a.kind = spec::ArgValue::Kind::kInt;
-  a.text = std::to_string(v);
-  a.int_value = v;
-  a.origin.file = "search";
-  return a;
-}
-
-spec::ArgValue StringValue(const std::string& v) {
-  spec::ArgValue a;
-  a.kind = spec::ArgValue::Kind::kString;
-  a.text = v;
-  a.origin.file = "search";
-  return a;
-}
-
-void SetArg(spec::Spec& s, const std::string& flag, spec::ArgValue value) {
-  for (auto& [name, existing] : s.engine.args)
-    if (name == flag) {
-      existing = std::move(value);
-      return;
-    }
-  s.engine.args.push_back({flag, std::move(value)});
-}
 
 // One knob setting's candidates at some of the load points, planned and
 // predicted together: every closed-loop point in one group (the sweep's
@@ -54,17 +29,12 @@ struct Group {
   plan::SearchInputs inputs;
 };
 
-// The spec a group runs: the search's engine with the knobs set, its layouts
-// and load points as the sweep (and the workload's request rate).
+// The spec a group runs: the search's, with its layouts and load points as
+// the sweep (and the workload's request rate). The knobs are not in it: the
+// group's plan carries them (plan::PlanSearch's knobs).
 spec::Spec SpecFor(const spec::Spec& base, const Group& g,
                    const std::vector<spec::LayoutSpec>& layouts) {
   spec::Spec s = base;
-  if (g.knobs.chunked_prefill_size != 0)
-    SetArg(s, "chunked-prefill-size", IntValue(g.knobs.chunked_prefill_size));
-  if (g.knobs.max_running_requests != 0)
-    SetArg(s, "max-running-requests", IntValue(g.knobs.max_running_requests));
-  if (!g.knobs.moe_a2a_backend.empty())
-    SetArg(s, "moe-a2a-backend", StringValue(g.knobs.moe_a2a_backend));
   s.sweep.layouts = layouts;
   s.sweep.concurrency.clear();
   for (const LoadPoint& l : g.loads) s.sweep.concurrency.push_back(l.concurrency);
@@ -360,34 +330,27 @@ std::vector<ParetoPoint> Front(const SearchResult& out) {
   return front;
 }
 
-}  // namespace
+// What the stages of a search share besides its result. Candidate i of
+// `predicted` (the result's `evaluated` once refused ones are dropped) was
+// predicted in the groups groups_of[i] (none for a disaggregated one) and,
+// disaggregated, has the plan pd_plans[pd_of[i]] (pd_of[i] = -1 otherwise).
+struct Work {
+  std::vector<Group> groups;
+  std::vector<size_t> setting_of;             // each group's knob setting
+  std::vector<size_t> candidates_of_setting;  // for progress
+  std::vector<Evaluated> predicted;
+  std::vector<std::vector<size_t>> groups_of;
+  std::vector<plan::DisaggregatedPlan> pd_plans;
+  std::vector<int> pd_of;
+};
 
-Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
-                            const SearchOptions& options) {
-  PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
-  const plan::EngineConfig engine =
-      plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib);
-  const SpaceEstimate estimate =
-      EstimateSpace(options.bounds, in.spec, in.model, engine, options.threads);
-  PPS_RETURN_IF_ERROR(CheckSpaceEstimate(estimate, options.max_search_s));
-  if (options.on_estimate) options.on_estimate(estimate);
-  const auto progress = [&](const char* phase, size_t done, size_t total) {
-    if (options.progress) options.progress(phase, done, total);
-  };
-  SearchResult out;
-  out.load_points = LoadPoints(options.bounds);
-  out.requests = in.spec.workload.requests;
-  out.objective = in.spec.decision.objective;
-  out.min_headroom_mib = in.spec.decision.min_headroom_mib;
-  out.sla = in.spec.decision.sla;
-  out.decode = in.spec.workload.output_tokens > 1;
-  out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
-  const bool has_intervals = out.objective.has_interval();
-  const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
-  out.candidates = static_cast<int>(candidates.size());
+using Progress = std::function<void(const char*, size_t, size_t)>;
 
-  // Candidates by knob setting, in enumeration order, each setting's groups
-  // together.
+// Stage 1: the aggregated candidates by knob setting, in enumeration order,
+// each setting's groups planned with its knobs, and the planner's refusals
+// (once per candidate, not per request rate).
+void PlanGroups(const plan::SearchInputs& in, const std::vector<Candidate>& candidates,
+                SearchResult& out, Work& w) {
   std::vector<Knobs> settings;
   std::vector<std::vector<spec::LayoutSpec>> layouts_of;
   for (const Candidate& c : candidates) {
@@ -399,17 +362,15 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     }
     layouts_of[static_cast<size_t>(it - settings.begin())].push_back(c.layout);
   }
-  // The groups and the planner's refusals, in enumeration order.
-  std::vector<Group> groups;
-  std::vector<size_t> setting_of;  // each group's setting
   for (size_t si = 0; si < settings.size(); ++si) {
+    w.candidates_of_setting.push_back(layouts_of[si].size());
     bool first_of_setting = true;
     for (Group g : GroupsOf(settings[si], out.load_points)) {
       g.inputs.spec = SpecFor(in.spec, g, layouts_of[si]);
       g.inputs.model = in.model;
       g.inputs.hardware = in.hardware;
-      g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware);
-      if (first_of_setting) {  // refusals once per candidate, not per request rate
+      g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware, g.knobs);
+      if (first_of_setting) {
         for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
           const Candidate c{lp.layout, g.knobs, std::nullopt};
           if (!lp.valid) {
@@ -421,26 +382,31 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         }
       }
       first_of_setting = false;
-      groups.push_back(std::move(g));
-      setting_of.push_back(si);
+      w.groups.push_back(std::move(g));
+      w.setting_of.push_back(si);
     }
   }
+}
 
-  // The central predictions, the groups spread over the threads (each
-  // writes its own slot: the same result on any number of threads). Only a
-  // point's figures are kept, not its per-request record.
+// Stage 2: the central predictions of every group, spread over the threads
+// (each writes its own slot: the same result on any number of threads), and
+// each aggregated candidate's load points gathered from its groups. Only a
+// point's figures are kept, not its per-request record.
+void PredictAggregated(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                       const SearchOptions& options, size_t candidates, const Progress& progress,
+                       Work& w) {
   struct CentralPoint {
     const plan::LayoutPlan* plan = nullptr;
     PointFigures figures;
   };
-  std::vector<std::vector<CentralPoint>> central(groups.size());
-  std::vector<size_t> groups_left(settings.size(), 0);
-  for (size_t si : setting_of) ++groups_left[si];
+  std::vector<std::vector<CentralPoint>> central(w.groups.size());
+  std::vector<size_t> groups_left(w.candidates_of_setting.size(), 0);
+  for (size_t si : w.setting_of) ++groups_left[si];
   size_t settings_predicted = 0;  // candidates, for progress
   ParallelFor(
-      groups.size(), options.threads,
+      w.groups.size(), options.threads,
       [&](size_t gi) {
-        const Group& group = groups[gi];
+        const Group& group = w.groups[gi];
         predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
         central_only.token_times = NeedsTokenTimes(group.inputs.spec);
         for (const predict::SearchPoint& sp :
@@ -450,18 +416,16 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
                                   static_cast<int>(sp.plan->layout.gpus()))});
       },
       [&](size_t gi, size_t) {
-        if (--groups_left[setting_of[gi]] > 0) return;
-        settings_predicted += layouts_of[setting_of[gi]].size();
-        progress("predicting", settings_predicted, candidates.size());
+        if (--groups_left[w.setting_of[gi]] > 0) return;
+        settings_predicted += w.candidates_of_setting[w.setting_of[gi]];
+        progress("predicting", settings_predicted, candidates);
       });
 
-  std::vector<Evaluated> predicted;
-  std::vector<std::vector<size_t>> groups_of;  // each predicted candidate's groups
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
+  for (size_t gi = 0; gi < w.groups.size(); ++gi) {
     for (CentralPoint& cp : central[gi]) {
-      const Candidate c{cp.plan->layout, groups[gi].knobs, std::nullopt};
-      auto [it, added] = predicted_of.emplace(c.Label(), predicted.size());
+      const Candidate c{cp.plan->layout, w.groups[gi].knobs, std::nullopt};
+      auto [it, added] = predicted_of.emplace(c.Label(), w.predicted.size());
       if (added) {
         Evaluated e;
         e.candidate = c;
@@ -472,101 +436,118 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
         e.cross_node_alltoall_per_forward = cp.plan->cross_node_alltoall_per_forward;
         e.cross_node_stage_hops = cp.plan->cross_node_stage_boundaries;
         e.headroom_mib = INFINITY;
-        predicted.push_back(std::move(e));
-        groups_of.emplace_back();
+        w.predicted.push_back(std::move(e));
+        w.groups_of.emplace_back();
+        w.pd_of.push_back(-1);
       }
-      std::vector<size_t>& mine = groups_of[it->second];
+      std::vector<size_t>& mine = w.groups_of[it->second];
       if (mine.empty() || mine.back() != gi) mine.push_back(gi);
-      Evaluated& e = predicted[it->second];
+      Evaluated& e = w.predicted[it->second];
       e.points.push_back(std::move(cp.figures));
       e.headroom_mib = std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib,
                                                                     e.points.back().peak_gpu_mib));
     }
     central[gi].clear();
   }
+}
 
-  // Disaggregated candidates: each planned as `plan` plans a disaggregated
-  // spec and predicted at every load point as `simulate` predicts it.
-  std::vector<plan::DisaggregatedPlan> pd_plans;
-  std::vector<int> pd_of(predicted.size(), -1);  // each predicted candidate's pd_plans index
-  {
-    std::vector<Candidate> kept;
-    for (const Candidate& c : EnumerateDisaggregated(options.bounds, in.spec, in.model)) {
-      ++out.candidates;
-      plan::DisaggregatedPlan dp =
-          plan::PlanDisaggregated(in.spec, DeploymentOf(*c.pd), in.model, in.hardware);
-      const std::vector<plan::Diagnostic> errors = dp.AllErrors();
-      if (!errors.empty()) {
-        out.rejected.push_back({c, errors.front().reason, errors.front().message});
-        continue;
-      }
-      if (auto why = predict::DisaggregatedNotModelled(dp)) {
-        out.rejected.push_back({c, "not_modelled", c.Label() + ": " + *why});
-        continue;
-      }
-      kept.push_back(c);
-      pd_plans.push_back(std::move(dp));
-    }
-    const size_t loads = out.load_points.size();
-    std::vector<PointFigures> figures(kept.size() * loads);
-    ParallelFor(figures.size(), options.threads, [&](size_t k) {
-      const size_t ci = k / loads;
-      const LoadPoint& load = out.load_points[k % loads];
-      figures[k] = FiguresOf(PredictPdAt(pd_plans[ci], in, load, calibration), load,
-                             static_cast<int>(kept[ci].gpus()));
-    });
-    for (size_t ci = 0; ci < kept.size(); ++ci) {
-      Evaluated e;
-      e.candidate = kept[ci];
-      e.gpus = static_cast<int>(kept[ci].gpus());
-      e.headroom_mib = INFINITY;
-      for (size_t l = 0; l < loads; ++l) {
-        e.points.push_back(std::move(figures[ci * loads + l]));
-        e.headroom_mib =
-            std::min(e.headroom_mib,
-                     decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
-      }
-      predicted.push_back(std::move(e));
-      groups_of.emplace_back();
-      pd_of.push_back(static_cast<int>(ci));
-    }
-  }
-
-  // A prediction that is no result refuses its candidate: it is never ranked.
-  std::vector<std::vector<size_t>> kept_groups;
-  std::vector<int> kept_pd;
-  for (size_t i = 0; i < predicted.size(); ++i) {
-    std::string why;
-    for (const PointFigures& f : predicted[i].points)
-      if (why.empty()) why = NoPredictionReason(f, out.sla, out.objective, out.decode);
-    if (!why.empty()) {
-      out.rejected.push_back(
-          {predicted[i].candidate, "no_prediction", predicted[i].candidate.Label() + ": " + why});
+// Stage 3: the disaggregated candidates, each planned as `plan` plans a
+// disaggregated spec (refused as it refuses one) and predicted at every load
+// point as `simulate` predicts it.
+void PredictDisaggregatedCandidates(const plan::SearchInputs& in,
+                                    const cost::Calibration& calibration,
+                                    const SearchOptions& options, SearchResult& out, Work& w) {
+  std::vector<Candidate> kept;
+  const size_t first_plan = w.pd_plans.size();
+  for (const Candidate& c : EnumerateDisaggregated(options.bounds, in.spec, in.model)) {
+    ++out.candidates;
+    plan::DisaggregatedPlan dp =
+        plan::PlanDisaggregated(in.spec, DeploymentOf(*c.pd), in.model, in.hardware);
+    const std::vector<plan::Diagnostic> errors = dp.AllErrors();
+    if (!errors.empty()) {
+      out.rejected.push_back({c, errors.front().reason, errors.front().message});
       continue;
     }
-    out.evaluated.push_back(std::move(predicted[i]));
-    kept_groups.push_back(std::move(groups_of[i]));
-    kept_pd.push_back(pd_of[i]);
+    if (auto why = predict::DisaggregatedNotModelled(dp)) {
+      out.rejected.push_back({c, "not_modelled", c.Label() + ": " + *why});
+      continue;
+    }
+    kept.push_back(c);
+    w.pd_plans.push_back(std::move(dp));
   }
-  groups_of = std::move(kept_groups);
-  pd_of = std::move(kept_pd);
-  for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
+  const size_t loads = out.load_points.size();
+  std::vector<PointFigures> figures(kept.size() * loads);
+  ParallelFor(figures.size(), options.threads, [&](size_t k) {
+    const size_t ci = k / loads;
+    const LoadPoint& load = out.load_points[k % loads];
+    figures[k] = FiguresOf(PredictPdAt(w.pd_plans[first_plan + ci], in, load, calibration), load,
+                           static_cast<int>(kept[ci].gpus()));
+  });
+  for (size_t ci = 0; ci < kept.size(); ++ci) {
+    Evaluated e;
+    e.candidate = kept[ci];
+    e.gpus = static_cast<int>(kept[ci].gpus());
+    e.headroom_mib = INFINITY;
+    for (size_t l = 0; l < loads; ++l) {
+      e.points.push_back(std::move(figures[ci * loads + l]));
+      e.headroom_mib = std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib,
+                                                                    e.points.back().peak_gpu_mib));
+    }
+    w.predicted.push_back(std::move(e));
+    w.groups_of.emplace_back();
+    w.pd_of.push_back(static_cast<int>(first_plan + ci));
+  }
+}
 
-  // Each candidate at its best load point.
+// Stage 4: a prediction that is no result refuses its candidate, which is
+// never ranked; the others become the result's evaluated candidates.
+void RefuseNoPredictions(SearchResult& out, Work& w) {
+  std::vector<std::vector<size_t>> kept_groups;
+  std::vector<int> kept_pd;
+  for (size_t i = 0; i < w.predicted.size(); ++i) {
+    std::string why;
+    for (const PointFigures& f : w.predicted[i].points)
+      if (why.empty()) why = NoPredictionReason(f, out.sla, out.objective, out.decode);
+    if (!why.empty()) {
+      out.rejected.push_back({w.predicted[i].candidate, "no_prediction",
+                              w.predicted[i].candidate.Label() + ": " + why});
+      continue;
+    }
+    out.evaluated.push_back(std::move(w.predicted[i]));
+    kept_groups.push_back(std::move(w.groups_of[i]));
+    kept_pd.push_back(w.pd_of[i]);
+  }
+  w.predicted.clear();
+  w.groups_of = std::move(kept_groups);
+  w.pd_of = std::move(kept_pd);
+  for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
+}
+
+// Predicts evaluated candidate i at `load`, through the predictor that
+// predicted its listed points.
+PointFigures PredictAt(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                       const SearchResult& out, const Work& w, size_t i, const LoadPoint& load) {
+  if (w.pd_of[i] >= 0)
+    return FiguresOf(
+        PredictPdAt(w.pd_plans[static_cast<size_t>(w.pd_of[i])], in, load, calibration), load,
+        out.evaluated[i].gpus);
+  return ProbeAt(w.groups[w.groups_of[i].front()], out.evaluated[i], load, calibration);
+}
+
+// Stage 5: each candidate's headroom, its best load point under the SLA,
+// and the ranking of those that qualify by the objective there; the indices
+// of out.evaluated, best first.
+std::vector<size_t> RankAtBestLoads(const plan::SearchInputs& in,
+                                    const cost::Calibration& calibration,
+                                    const SearchOptions& options, SearchResult& out,
+                                    const Work& w) {
   for (Evaluated& e : out.evaluated)
     // Without the GPU's size there is no headroom to judge.
     e.meets_headroom =
         in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
   out.probes = FindBestLoads(
-      out.evaluated, out.sla, out.objective, options.screen, [&](size_t i, const LoadPoint& load) {
-        if (pd_of[i] >= 0)
-          return FiguresOf(
-              PredictPdAt(pd_plans[static_cast<size_t>(pd_of[i])], in, load, calibration), load,
-              out.evaluated[i].gpus);
-        return ProbeAt(groups[groups_of[i].front()], out.evaluated[i], load, calibration);
-      });
-
-  // Qualify, score, rank.
+      out.evaluated, out.sla, out.objective, options.screen,
+      [&](size_t i, const LoadPoint& load) { return PredictAt(in, calibration, out, w, i, load); });
   std::vector<size_t> qualifying;
   for (size_t i = 0; i < out.evaluated.size(); ++i) {
     const Evaluated& e = out.evaluated[i];
@@ -583,23 +564,30 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
     return out.evaluated[a].score > out.evaluated[b].score;
   });
   out.qualifying = static_cast<int>(ranked.size());
-  // The central best value, what every score is relative to.
-  double best = 0;
-  if (!ranked.empty()) best = ObjectiveAt(*out.evaluated[ranked.front()].at, out.objective);
+  return ranked;
+}
 
-  // Intervals, best first, until no interval as wide as the widest seen
-  // (times the screen factor) could reach the best's lower end.
-  if (options.ensemble.members > 0 && has_intervals && !ranked.empty()) {
+// Stage 6: which ranked candidates could be the best. With intervals: drawn
+// best first, until no interval as wide as the widest seen (times the
+// screen factor) could reach the best's lower end. Without: ties at the
+// best score.
+void MarkCouldBeBest(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                     const SearchOptions& options, const std::vector<size_t>& ranked,
+                     const Progress& progress, SearchResult& out, const Work& w) {
+  if (ranked.empty()) return;
+  // The central best value, what every score is relative to.
+  const double best = ObjectiveAt(*out.evaluated[ranked.front()].at, out.objective);
+  if (options.ensemble.members > 0 && out.objective.has_interval()) {
     double best_low = 0, widest = 0;
     for (size_t i : ranked) {
       Evaluated& e = out.evaluated[i];
       if (options.screen && out.with_intervals > 0 &&
           e.score * (1 + options.screen_factor * widest) < best_low)
         break;
-      if (pd_of[i] >= 0)
-        AddPdIntervalsAt(pd_plans[static_cast<size_t>(pd_of[i])], in, e, calibration, options);
+      if (w.pd_of[i] >= 0)
+        AddPdIntervalsAt(w.pd_plans[static_cast<size_t>(w.pd_of[i])], in, e, calibration, options);
       else
-        AddIntervalsAt(groups[groups_of[i].front()], e, calibration, options);
+        AddIntervalsAt(w.groups[w.groups_of[i].front()], e, calibration, options);
       e.score_interval = ScoreInterval(e, best, out.objective);
       ++out.with_intervals;
       progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
@@ -610,20 +598,59 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
       Evaluated& e = out.evaluated[i];
       e.could_be_best = e.score_interval && e.score_interval->high >= best_low;
     }
-  } else if (!ranked.empty()) {
-    // Central values only: ties at the best score.
+  } else {
     const double top = out.evaluated[ranked.front()].score;
     for (size_t i : ranked) out.evaluated[i].could_be_best = out.evaluated[i].score == top;
   }
-  for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
-  // How far those lean on the hardware's tensor burst (one prediction more each).
+}
+
+// Stage 7: how far the candidates that could be best lean on the hardware's
+// tensor burst (one prediction more each).
+void AddBurstShares(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                    const std::vector<size_t>& ranked, SearchResult& out, const Work& w) {
   out.tensor_burst = in.hardware.TensorBurstText();
-  if (!out.tensor_burst.empty())
-    for (size_t i : ranked) {
-      Evaluated& e = out.evaluated[i];
-      if (e.could_be_best && e.at && pd_of[i] < 0)
-        e.tensor_burst_share = BurstShareAt(groups[groups_of[i].front()], e, calibration);
-    }
+  if (out.tensor_burst.empty()) return;
+  for (size_t i : ranked) {
+    Evaluated& e = out.evaluated[i];
+    if (e.could_be_best && e.at && w.pd_of[i] < 0)
+      e.tensor_burst_share = BurstShareAt(w.groups[w.groups_of[i].front()], e, calibration);
+  }
+}
+
+}  // namespace
+
+Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                            const SearchOptions& options) {
+  PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
+  const plan::EngineConfig engine =
+      plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib);
+  const SpaceEstimate estimate =
+      EstimateSpace(options.bounds, in.spec, in.model, engine, options.threads);
+  PPS_RETURN_IF_ERROR(CheckSpaceEstimate(estimate, options.max_search_s));
+  if (options.on_estimate) options.on_estimate(estimate);
+  const Progress progress = [&](const char* phase, size_t done, size_t total) {
+    if (options.progress) options.progress(phase, done, total);
+  };
+  SearchResult out;
+  out.load_points = LoadPoints(options.bounds);
+  out.requests = in.spec.workload.requests;
+  out.objective = in.spec.decision.objective;
+  out.min_headroom_mib = in.spec.decision.min_headroom_mib;
+  out.sla = in.spec.decision.sla;
+  out.decode = in.spec.workload.output_tokens > 1;
+  out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
+  const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
+  out.candidates = static_cast<int>(candidates.size());
+
+  Work w;
+  PlanGroups(in, candidates, out, w);
+  PredictAggregated(in, calibration, options, candidates.size(), progress, w);
+  PredictDisaggregatedCandidates(in, calibration, options, out, w);
+  RefuseNoPredictions(out, w);
+  const std::vector<size_t> ranked = RankAtBestLoads(in, calibration, options, out, w);
+  MarkCouldBeBest(in, calibration, options, ranked, progress, out, w);
+  for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;
+  AddBurstShares(in, calibration, ranked, out, w);
 
   // Order: ranked, then the candidates the headroom rule or the SLA leaves out.
   std::vector<Evaluated> ordered;
@@ -634,5 +661,4 @@ Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibratio
   out.pareto = Front(out);
   return out;
 }
-
 }  // namespace ppsearch::search

@@ -19,7 +19,7 @@
 #include "predict/disaggregated.h"
 #include "search/best_load.h"
 #include "search/measure.h"
-#include "search/render.h"
+#include "search/search_render.h"
 #include "testkit/example_search.h"
 #include "uncertainty/model_error.h"
 #include "util/format.h"

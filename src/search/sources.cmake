@@ -4,7 +4,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/search/best_load.cc
   src/search/capacity.cc
   src/search/measure.cc
-  src/search/render.cc
+  src/search/search_render.cc
   src/search/search.cc
   src/search/space.cc)
 list(APPEND PPSEARCH_BENCH_SOURCES

@@ -47,15 +47,6 @@ Status CheckList(const std::vector<T>& values, const char* flag, T at_least) {
 
 }  // namespace
 
-std::string Knobs::Label() const {
-  std::string out;
-  if (chunked_prefill_size != 0) out += fmt::format("chunk {}", chunked_prefill_size);
-  if (max_running_requests != 0)
-    out += (out.empty() ? "" : ", ") + fmt::format("mrr {}", max_running_requests);
-  if (!moe_a2a_backend.empty()) out += (out.empty() ? "a2a " : ", a2a ") + moe_a2a_backend;
-  return out.empty() ? "spec's knobs" : out;
-}
-
 std::string PdPools::Ratio() const {
   return fmt::format("{}P{}D", prefill.instances, decode.instances);
 }

@@ -19,21 +19,7 @@ namespace ppsearch::search {
 
 // What a candidate sets beyond its layout; 0 keeps the spec's value (or
 // SGLang's default when the spec has none).
-struct Knobs {
-  int64_t chunked_prefill_size = 0;
-  int max_running_requests = 0;
-  std::string moe_a2a_backend;  // empty: the spec's
-  bool operator==(const Knobs& o) const {
-    return chunked_prefill_size == o.chunked_prefill_size &&
-           max_running_requests == o.max_running_requests && moe_a2a_backend == o.moe_a2a_backend;
-  }
-  bool operator<(const Knobs& o) const {
-    return std::tie(chunked_prefill_size, max_running_requests, moe_a2a_backend) <
-           std::tie(o.chunked_prefill_size, o.max_running_requests, o.moe_a2a_backend);
-  }
-  // "chunk 8192, mrr 64, a2a deepep"; "spec's knobs" when all are kept.
-  std::string Label() const;
-};
+using Knobs = plan::EngineKnobs;
 
 // Where a candidate is predicted: `concurrency` requests in a closed loop,
 // or an open Poisson loop of `request_rate` requests/s with at most

@@ -204,17 +204,17 @@ NodeCommand ToolCommand(const spec::Spec& spec, int node, const std::string& nam
   return c;
 }
 
-bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& s,
+loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& s,
                                     uint64_t seed) {
   const auto& w = spec.workload;
-  bench::BenchOptions o;
+  loadgen::BenchOptions o;
   o.url = NodeUrl(spec, 0);
   const std::vector<int> heads = InstanceHeads(spec, s.layout);
   for (size_t i = 1; i < heads.size(); ++i) o.more_urls.push_back(NodeUrl(spec, heads[i]));
   o.num_requests = w.requests;
   o.concurrency = s.concurrency;
   o.request_rate = w.request_rate;
-  o.routing = bench::ParseRouting(w.routing).value_or(bench::Routing::kLeastOutstanding);
+  o.routing = loadgen::ParseRouting(w.routing).value_or(loadgen::Routing::kLeastOutstanding);
   o.input_tokens = w.input_tokens;
   o.output_tokens = w.output_tokens;
   o.range_ratio = w.input_distribution == "uniform" ? w.range_ratio : 1.0;
@@ -229,7 +229,7 @@ bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Samp
   return o;
 }
 
-std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
+std::vector<std::string> BenchArgv(const loadgen::BenchOptions& o) {
   auto num = [](double v) {
     std::string s = std::to_string(v);
     s.erase(s.find_last_not_of('0') + 1);
@@ -240,7 +240,7 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
   for (const std::string& url : o.more_urls) urls += "," + url;
   std::vector<std::string> a = {"ppsearch",        "bench",
                                 "--url",           urls,
-                                "--api",           bench::ApiName(o.api),
+                                "--api",           loadgen::ApiName(o.api),
                                 "--concurrency",   std::to_string(o.concurrency),
                                 "--requests",      std::to_string(o.num_requests),
                                 "--input-tokens",  std::to_string(o.input_tokens),
@@ -254,7 +254,7 @@ std::vector<std::string> BenchArgv(const bench::BenchOptions& o) {
   if (o.warmup_requests > 0) a.insert(a.end(), {"--warmup", std::to_string(o.warmup_requests)});
   if (o.request_rate > 0) a.insert(a.end(), {"--request-rate", num(o.request_rate)});
   if (o.flush_cache) a.push_back("--flush-cache");
-  if (!o.more_urls.empty()) a.insert(a.end(), {"--routing", bench::RoutingName(o.routing)});
+  if (!o.more_urls.empty()) a.insert(a.end(), {"--routing", loadgen::RoutingName(o.routing)});
   return a;
 }
 

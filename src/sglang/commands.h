@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_client.h"
+#include "loadgen/bench_client.h"
 #include "evidence/evidence.h"
 #include "launch/launcher.h"
 #include "spec/spec.h"
@@ -54,11 +54,11 @@ std::vector<std::string> EngineArgWords(const spec::EngineSpec& engine);
 std::vector<int> InstanceHeads(const spec::Spec& spec, const spec::LayoutSpec& layout);
 
 // The benchmark of a sample against node 0, or spread over every
-// instance's first node (bench::BenchOptions::more_urls) with several.
-bench::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& sample,
+// instance's first node (loadgen::BenchOptions::more_urls) with several.
+loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& sample,
                                     uint64_t seed);
 // The `ppsearch bench` command that runs the same benchmark.
-std::vector<std::string> BenchArgv(const bench::BenchOptions& options);
+std::vector<std::string> BenchArgv(const loadgen::BenchOptions& options);
 
 // Every command of a sample as one display line each ("<host>: <command>"),
 // the launcher's wrapper included when one is given, then the benchmark.

@@ -58,7 +58,7 @@ TEST(ServerCommand, EachInstanceIsADeploymentOfItsOwnNodes) {
   EXPECT_EQ(launch::ShellJoin(ServerCommand(s, two, 1).argv),
             "python3 -m sglang.launch_server --model-path /models/k3 --tp-size 4 --pp-size 1 "
             "--ep-size 2 --host n1 --port 30000");
-  const bench::BenchOptions o = BenchOptionsFor(s, two, 7);
+  const loadgen::BenchOptions o = BenchOptionsFor(s, two, 7);
   EXPECT_EQ(o.url, "http://10.0.0.1:30000");
   EXPECT_EQ(o.more_urls, (std::vector<std::string>{"http://n1:30000"}));
   EXPECT_NE(launch::ShellJoin(BenchArgv(o)).find("--url http://10.0.0.1:30000,http://n1:30000"),

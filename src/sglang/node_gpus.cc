@@ -43,7 +43,7 @@ std::string Trim(std::string s) {
 }  // namespace
 
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node) {
-  return RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields,
+  return RunSmi(launcher, spec, node, std::string("--query-gpu=") + nvidia_smi::kGpuQueryFields,
                 std::nullopt);
 }
 
@@ -92,9 +92,9 @@ Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spe
                                            std::optional<double> timeout_s) {
   PPS_ASSIGN_OR_RETURN(
       std::string csv,
-      RunSmi(launcher, spec, node, std::string("--query-gpu=") + gpu::kGpuQueryFields, timeout_s));
-  PPS_ASSIGN_OR_RETURN(std::vector<gpu::GpuMemory> gpus,
-                       gpu::ParseGpuMemoryCsv(csv, spec.cluster.nvidia_smi[0] + " on " +
+      RunSmi(launcher, spec, node, std::string("--query-gpu=") + nvidia_smi::kGpuQueryFields, timeout_s));
+  PPS_ASSIGN_OR_RETURN(std::vector<nvidia_smi::GpuMemory> gpus,
+                       nvidia_smi::ParseGpuMemoryCsv(csv, spec.cluster.nvidia_smi[0] + " on " +
                                                        spec.cluster.hosts[node].name));
   std::vector<std::string> out;
   for (const auto& g : gpus)

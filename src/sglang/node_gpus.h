@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "gpu/gpu_memory.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "launch/launcher.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::sglang {
 
-// --query-gpu=gpu::kGpuQueryFields --format=csv,noheader,nounits
+// --query-gpu=nvidia_smi::kGpuQueryFields --format=csv,noheader,nounits
 // Each query waits `timeout_s` for nvidia-smi (unset: lifecycle.host_timeout_s).
 Result<std::string> QueryGpuCsv(launch::Launcher& launcher, const spec::Spec& spec, int node);
 

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "analysis/log_scan.h"
-#include "bench/bench_client.h"
-#include "bench/load_loop.h"
+#include "loadgen/bench_client.h"
+#include "loadgen/load_loop.h"
 #include "evidence/server_state_file.h"
 #include "run/redact.h"
 #include "run/server_state.h"
@@ -174,14 +174,14 @@ Status ServerGroup::WaitReady() {
     const double left = SecondsLeft(deadline);
     if (left <= 0) break;
     const int64_t probe_ms = static_cast<int64_t>(std::clamp(left, 0.1, 10.0) * 1000);
-    Result<bench::SimpleResponse> health = bench::Get(url + "/health_generate", probe_ms);
+    Result<loadgen::SimpleResponse> health = loadgen::Get(url + "/health_generate", probe_ms);
     if (!health.ok()) {
       last = health.error().message;
     } else if (health->http_status != 200) {
       last = fmt::format("/health_generate answered HTTP {}", health->http_status);
     } else {
       // Proven with a real generation: one request, one token.
-      bench::BenchOptions probe;
+      loadgen::BenchOptions probe;
       probe.url = url;
       probe.num_requests = 1;
       probe.input_tokens = 16;
@@ -189,7 +189,7 @@ Status ServerGroup::WaitReady() {
       probe.timeout_s = std::clamp(left, 1.0, 600.0);
       probe.prompt.seed = 7;
       probe.api_key = spec_.engine.ArgString("api-key").value_or("");
-      Result<bench::BenchResult> r = bench::RunBench(probe);
+      Result<loadgen::BenchResult> r = loadgen::RunBench(probe);
       if (r.ok() && !r->records.empty() && r->records[0].ok()) {
         if (++ready == heads.size()) return Status::Ok();
         url = NodeUrl(spec_, heads[ready]);

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "bench/bench_report.h"
-#include "bench/load_loop.h"
+#include "loadgen/bench_report.h"
+#include "loadgen/load_loop.h"
 #include "evidence/validation.h"
 #include "run/instances.h"
 #include "sglang/commands.h"
@@ -44,8 +44,8 @@ Result<std::string> ReportedVersion(const std::string& url, double timeout_s,
   std::string why;
   for (const char* route : {"/server_info", "/get_server_info"}) {
     // The whole answer: server args and internal states run to several KiB.
-    Result<bench::SimpleResponse> r =
-        bench::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20, api_key);
+    Result<loadgen::SimpleResponse> r =
+        loadgen::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20, api_key);
     if (!r.ok()) {
       why = r.error().message;
       continue;
@@ -157,7 +157,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   out.bench.ready = evidence::BenchServerReady{
       std::chrono::duration<double>(Clock::now() - started).count(), server_version_};
 
-  bench::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
+  loadgen::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
   const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
   group_->ScanLogsFrom(log_from);
   // The load loop asks between events, often: the logs are read at most
@@ -189,7 +189,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
     }
     return "";
   };
-  Result<bench::BenchResult> result = bench::RunBench(options);
+  Result<loadgen::BenchResult> result = loadgen::RunBench(options);
   // A node that died can end the benchmark before a poll saw it: its peers
   // fail every request at once (SGLang's do too), so look once more.
   if (died.empty() && late.empty()) {
@@ -197,12 +197,12 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   }
   if (result.ok()) {
     out.records = result->records;
-    out.bench.client = bench::BenchClientSummaryOf(options, *result);
-    if (!options.more_urls.empty()) out.bench.instances = bench::BenchInstances(options, *result);
+    out.bench.client = loadgen::BenchClientSummaryOf(options, *result);
+    if (!options.more_urls.empty()) out.bench.instances = loadgen::BenchInstances(options, *result);
     // Several instances: each one's hosts beside its URL and requests.
     if (ctx.id.layout.instances > 1) {
       out.bench.instances = run::InstancesEvidence(spec_, *ctx.plan, out.records);
-      const std::vector<std::string> urls = bench::ServerUrls(options);
+      const std::vector<std::string> urls = loadgen::ServerUrls(options);
       for (size_t i = 0; i < out.bench.instances.size() && i < urls.size(); ++i)
         out.bench.instances[i].url = urls[i];
     }

@@ -8,7 +8,7 @@
 //   start      every node's server, its output streamed into live/
 //   ready      node 0's /health_generate, then one 1-token request (a node
 //              that exits or prints such a line first fails the start)
-//   bench      the built-in client (bench::RunBench), stopped at once when a
+//   bench      the built-in client (loadgen::RunBench), stopped at once when a
 //              node's process exits, any node's log prints a line that means
 //              a rank cannot go on (OOM, NCCL failure, CUDA error, SGLang's
 //              watchdog, a fatal signal), or the benchmark's deadline passes

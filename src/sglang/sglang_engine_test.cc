@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "analysis/log_scan.h"
-#include "bench/scripted_server_testing.h"
+#include "loadgen/scripted_server_testing.h"
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
 #include "sglang/commands.h"
@@ -48,8 +48,8 @@ constexpr const char* kBusyGpus =
 // What the engine asks of node 0, answered as SGLang does: health, version,
 // cache flush, and /generate streamed: the first token, then the rest of
 // the max_new_tokens asked in one chunk (ignore_eos).
-bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
-  bench::ScriptedResponse r;
+loadgen::ScriptedResponse AsSglang(const loadgen::ScriptedRequest& req) {
+  loadgen::ScriptedResponse r;
   r.content_type = "application/json";
   if (req.path == "/health_generate" || req.path == "/flush_cache") return r;
   if (req.path == "/server_info") {
@@ -68,8 +68,8 @@ bench::ScriptedResponse AsSglang(const bench::ScriptedRequest& req) {
       body["sampling_params"].contains("max_new_tokens"))
     asked = body["sampling_params"]["max_new_tokens"].get<int64_t>();
   r.content_type = "text/event-stream";
-  r.pieces = {{0, bench::NativeChunk(prompt, 1, asked == 1), true}};
-  if (asked > 1) r.pieces.push_back({0, bench::NativeChunk(prompt, asked, true), false});
+  r.pieces = {{0, loadgen::NativeChunk(prompt, 1, asked == 1), true}};
+  if (asked > 1) r.pieces.push_back({0, loadgen::NativeChunk(prompt, asked, true), false});
   r.pieces.back().bytes += "data: [DONE]\n\n";
   return r;
 }
@@ -79,7 +79,7 @@ std::string VerdictOf(const run::SampleOutput& out) { return evidence::VerdictNa
 
 // A port of 127.0.0.1 free now (the stand-in binds it again when node 0 starts).
 int FreePort() {
-  auto probe = bench::ScriptedServer::Start(AsSglang);
+  auto probe = loadgen::ScriptedServer::Start(AsSglang);
   EXPECT_TRUE(probe.ok()) << probe.error().message;
   return probe.ok() ? (*probe)->port() : 0;
 }
@@ -103,8 +103,8 @@ class SglangEngineTest : public ::testing::Test {
     launch::FakeServerScript node0;
     node0.log = "The server is fired up and ready to roll!\n";
     node0.on_start = [this] {
-      auto served = bench::ScriptedServer::Start(
-          [this](const bench::ScriptedRequest& req) {
+      auto served = loadgen::ScriptedServer::Start(
+          [this](const loadgen::ScriptedRequest& req) {
             if (req.path != "/generate") return AsSglang(req);
             const int n = ++generate_requests_;
             if (n == die_at_generate_) launcher_.ExitServer(1, 1);
@@ -120,8 +120,8 @@ class SglangEngineTest : public ::testing::Test {
               });
             }
             if (peer_lost_at_generate_ > 0 && n >= peer_lost_at_generate_) {
-              bench::ScriptedResponse hang;
-              hang.end = bench::ScriptedResponse::End::kHang;
+              loadgen::ScriptedResponse hang;
+              hang.end = loadgen::ScriptedResponse::End::kHang;
               return hang;
             }
             if (fatal_at_generate_ < 0 || n < fatal_at_generate_) return AsSglang(req);
@@ -131,8 +131,8 @@ class SglangEngineTest : public ::testing::Test {
               log << "[2026-01-01 00:00:00 PP1 TP0] Load batch\nFatal Python error: "
                      "Segmentation fault\n";
             }
-            bench::ScriptedResponse hang;
-            hang.end = bench::ScriptedResponse::End::kHang;
+            loadgen::ScriptedResponse hang;
+            hang.end = loadgen::ScriptedResponse::End::kHang;
             return hang;
           },
           port_);
@@ -243,7 +243,7 @@ class SglangEngineTest : public ::testing::Test {
   std::thread exit_later_;
   bool peer_logs_node0_exit_ = false;  // node 1 logs node 0's exit when it comes
   FakeLauncher launcher_{{"n0", "n1"}};
-  std::unique_ptr<bench::ScriptedServer> http_;
+  std::unique_ptr<loadgen::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
 };
 

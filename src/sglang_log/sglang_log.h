@@ -1,6 +1,6 @@
 #pragma once
 // The one writer of SGLang's log texts, shared by the simulated sample engine
-// (run/sim_sample.cc) and serve-sim (server/): SGLang's line format
+// (run/sim_sample.cc) and serve-sim (serve_sim/): SGLang's line format
 // ("[%Y-%m-%d %H:%M:%S{prefix}] message", utils/common.py configure_logger),
 // the startup lines of a pipeline stage, the per-batch lines and the failure
 // blocks. Every number comes from the model, the GPU profile and the memory

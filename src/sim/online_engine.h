@@ -70,7 +70,7 @@ class OnlineEngine {
   // (0, 1, 2, ... in submission order).
   int Submit(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens);
   // A request whose prompt's KV arrives computed (a disaggregated decode
-  // server's, sim/disaggregated.h) at `send_ns`, for DP rank `dp_rank` (-1:
+  // server's, sim/disaggregated_engine.h) at `send_ns`, for DP rank `dp_rank` (-1:
   // the next in turn). It needs no ingest; once the running batch has room
   // it joins it, and the listener hears its first token then.
   int SubmitPrefilled(int64_t send_ns, int64_t input_tokens, int64_t max_new_tokens, int dp_rank);
@@ -95,7 +95,7 @@ class OnlineEngine {
   // or before `limit_ns`; false when none is. A stretch ends before any
   // result that finishes a request, so the listener hears finishes only
   // from single events: what lets several engines run side by side in time
-  // order (sim/disaggregated.cc).
+  // order (sim/disaggregated_engine.cc).
   bool Step(int64_t limit_ns);
 
   int64_t now_ns() const { return now_; }

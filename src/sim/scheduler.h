@@ -61,7 +61,7 @@ struct SchedRequest {
   bool finished = false;
   // Its prompt's KV was computed elsewhere and moved here (a decode server
   // of a disaggregated deployment): admitted, it joins the running batch
-  // with its first token, no prefill run (sim/disaggregated.h).
+  // with its first token, no prefill run (sim/disaggregated_engine.h).
   bool prefilled = false;
 };
 

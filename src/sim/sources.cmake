@@ -5,7 +5,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/sim/dynamic_chunk.cc
   src/sim/decode_rounds.cc
   src/sim/decode_stretch.cc
-  src/sim/disaggregated.cc
+  src/sim/disaggregated_engine.cc
   src/sim/engine.cc
   src/sim/online_engine.cc
   src/sim/scheduler.cc

@@ -1,6 +1,6 @@
 // A disaggregated deployment: [engine.disaggregation] (how the pools talk)
 // and [sweep.prefill] / [sweep.decode] (each pool's layout, hosts and args),
-// read and checked (spec/disaggregation.h). SGLang's choices come from its
+// read and checked (spec/disaggregation_section.h). SGLang's choices come from its
 // server_args.py DISAGG_TRANSFER_BACKEND_CHOICES and the router's
 // router_args.py _POLICY_CHOICES.
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "spec/disaggregation.h"
+#include "spec/disaggregation_section.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {

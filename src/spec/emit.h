@@ -25,7 +25,7 @@ struct DerivedSweep {
   // (chunked-prefill-size) or a word (moe-a2a-backend).
   std::vector<std::pair<std::string, std::variant<int64_t, std::string>>> engine_args;
   // Both set: a disaggregated deployment in place of `layouts`
-  // ([sweep.prefill] and [sweep.decode], spec/disaggregation.h; [sweep]'s
+  // ([sweep.prefill] and [sweep.decode], spec/disaggregation_section.h; [sweep]'s
   // layouts go): each pool's hosts by name and its server's layout.
   struct Pool {
     std::vector<std::string> hosts;

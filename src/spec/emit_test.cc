@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/disaggregation.h"
+#include "spec/disaggregation_section.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {

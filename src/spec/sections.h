@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/disaggregation.h"
+#include "spec/disaggregation_section.h"
 #include "spec/keys.h"
 #include "spec/limits.h"
 #include "spec/spec.h"

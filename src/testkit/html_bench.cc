@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "analysis/prediction.h"
-#include "predict/search.h"
+#include "predict/search_points.h"
 #include "report/simulation_page.h"
 #include "testkit/example_search.h"
 #include "testkit/headless_browser.h"

@@ -1,0 +1,135 @@
+#include "predict/search_points.h"
+
+#include "decide/rules.h"
+
+namespace ppsearch::predict {
+namespace {
+
+// The layouts the decision may pick, by the headroom rule on the predicted peak.
+std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
+                                                 const std::vector<SearchPoint>& points) {
+  std::vector<spec::LayoutSpec> out;
+  for (const plan::LayoutPlan& lp : in.plan.layouts)
+    for (const SearchPoint& sp : points)
+      if (sp.plan == &lp) {
+        const double headroom =
+            decide::HeadroomMib(in.hardware.memory_mib, sp.prediction.memory.peak_mib_max);
+        if (decide::MeetsHeadroom(headroom, in.spec.decision.min_headroom_mib))
+          out.push_back(lp.layout);
+        break;
+      }
+  return out;
+}
+
+// A point request as the simulator's options: the spec's seed unless the
+// request names one.
+PointOptions OptionsOf(const plan::SearchInputs& in, const PointRequest& request) {
+  PointOptions po;
+  po.concurrency = request.concurrency;
+  po.seed = request.seed.value_or(in.spec.workload.seed);
+  po.keep_trace = request.keep_trace;
+  po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
+  po.token_times = request.token_times;
+  return po;
+}
+
+}  // namespace
+
+uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
+  uncertainty::MemberValues v;
+  v.input_tps = p.metrics.input_tps;
+  v.ttft_p50_s = p.metrics.ttft_s.p50;
+  v.ttft_p95_s = p.metrics.ttft_s.p95;
+  v.peak_gpu_mib = p.memory.peak_mib_max;
+  v.tpot_p50_s = p.metrics.tpot_s.p50;
+  v.itl_p99_s = p.metrics.itl_s.p99;
+  v.output_tps = p.metrics.output_tps;
+  v.e2e_p50_s = p.metrics.e2e_s.p50;
+  return v;
+}
+
+PointPrediction PredictSearchPoint(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+                                   const cost::Calibration& calibration,
+                                   const PointRequest& request) {
+  return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, OptionsOf(in, request));
+}
+
+double TensorBurstShare(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+                        const cost::Calibration& calibration, const PointRequest& request,
+                        double input_tps) {
+  if (in.hardware.TensorBurstRatio() <= 1 || input_tps <= 0) return 0;
+  hardware::HardwareProfile sustained = in.hardware;
+  sustained.burst_window_ms = 0;
+  sustained.burst_bf16_tflops = 0;
+  const double without =
+      PredictPoint(layout, in.spec, in.model, sustained, calibration, OptionsOf(in, request))
+          .metrics.input_tps;
+  return 1 - without / input_tps;
+}
+
+std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& in,
+                                                            const plan::LayoutPlan& layout,
+                                                            const cost::Calibration& calibration,
+                                                            const PointRequest& request) {
+  return PredictEachInstance(layout, in.spec, in.model, in.hardware, calibration,
+                             OptionsOf(in, request));
+}
+
+SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,
+                               const SearchOptions& options) {
+  SearchPrediction out;
+  out.ensemble = options.ensemble;
+  for (const plan::LayoutPlan& lp : in.plan.layouts) {
+    if (!lp.valid || NotModelled(lp)) continue;
+    for (int c : in.spec.sweep.concurrency) {
+      PointRequest request;
+      request.concurrency = c;
+      request.keep_trace = options.keep_trace;
+      request.token_times = options.token_times;
+      SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
+      if (options.cap_check && lp.layout.pp > 1) {
+        request.keep_trace = false;
+        request.pp_max_micro_batch_size = 1;
+        sp.cap1_input_tps = PredictSearchPoint(in, lp, calibration, request).metrics.input_tps;
+      }
+      out.points.push_back(std::move(sp));
+    }
+  }
+  const uncertainty::Ensemble ensemble =
+      uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble);
+  if (ensemble.members.empty()) return out;
+  std::vector<uncertainty::PointJob> jobs;
+  for (const SearchPoint& sp : out.points)
+    jobs.push_back({sp.plan->layout, sp.prediction.concurrency, ValuesOf(sp.prediction)});
+  const auto evaluate = [&](size_t job, const cost::Calibration& member) {
+    const SearchPoint& sp = out.points[job];
+    PointRequest request;
+    request.concurrency = sp.prediction.concurrency;
+    request.token_times = options.token_times;
+    return ValuesOf(PredictSearchPoint(in, *sp.plan, member, request));
+  };
+  out.intervals = uncertainty::Propagate(jobs, ensemble, evaluate, options.threads);
+  out.model_form = options.model_form;
+  if (options.model_form) {
+    for (uncertainty::PointUncertainty& u : out.intervals) {
+      const uncertainty::Site site{u.layout,         in.spec.cluster.gpus_per_node,
+                                   in.hardware.name, in.spec.workload.input_tokens,
+                                   u.concurrency,    in.spec.workload.output_tokens};
+      const uncertainty::Extrapolation d =
+          uncertainty::FromCalibration(site, calibration, *options.model_form);
+      uncertainty::ApplyModelForm(
+          u, uncertainty::ModelFormSigma(*options.model_form, d),
+          uncertainty::ModelFormSigma(*options.model_form, uncertainty::Compared(d)));
+      out.extrapolation.push_back(d);
+    }
+  }
+  uncertainty::SummaryInputs si;
+  si.levels = in.spec.sweep.concurrency;
+  si.objective = in.spec.decision.objective.Drawn();
+  si.candidates = HeadroomCandidates(in, out.points);
+  si.measured = options.measured;
+  out.summary = uncertainty::Summarize(out.intervals, ensemble, si);
+  return out;
+}
+
+}  // namespace ppsearch::predict

@@ -1,0 +1,128 @@
+#include "run/prepare.h"
+
+#include <filesystem>
+
+#include "adaptive/preconditions.h"
+#include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
+#include "evidence/run_spec.h"
+#include "predict/predict.h"
+#include "run/redact.h"
+#include "run/replay_sample.h"
+#include "util/excerpt.h"
+#include "util/safe_name.h"
+
+namespace ppsearch::run {
+namespace {
+
+std::string Absolute(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// A resumed run keeps what it was started with: its recorded spec and --set
+// values, its engine (mixing simulated and real samples would be
+// meaningless) and its way of choosing samples. The request may repeat them
+// but not change them.
+Status CheckResumeKeeps(const RunRequest& r, const evidence::RunMetadata& run,
+                        const std::string& engine, const std::string& recorded_engine) {
+  if (!engine.empty() && !recorded_engine.empty() && engine != recorded_engine)
+    return MakeError(r.resume_dir + " was run with --engine " + recorded_engine +
+                     "; resume it with the same engine");
+  if (r.adaptive && !run.adaptive)
+    return MakeError(r.resume_dir +
+                     " ran every sample of its sweep; resume it without --adaptive, or start "
+                     "a new adaptive run");
+  if (!r.overrides.empty())
+    return MakeError(
+        "--resume runs the recorded spec with its recorded --set values; drop --set (" +
+        r.overrides[0] + ") or start a new run");
+  if (!r.spec_path.empty() && Absolute(r.spec_path) != run.spec_path)
+    return MakeError("--resume runs the spec recorded in " + r.resume_dir + " (" + run.spec_path +
+                     "), not " + r.spec_path + "; drop SPEC or start a new run");
+  if (!r.run_id.empty())
+    return MakeError("--run-id names a new run; --resume continues " + r.resume_dir);
+  return Status::Ok();
+}
+
+// The spec of a run being resumed: the copy in its metadata, resolved as the
+// original was (same path, same --set overrides), so a resumed run cannot
+// silently change what it measures. Secrets come back from the environment.
+Result<PreparedRun> PrepareResume(const RunRequest& r) {
+  const evidence::RunPaths paths{r.resume_dir};
+  PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
+  if (run.spec_path.empty())
+    return MakeError(paths.run_json() + ": not a valid run description (no 'spec_path' string)");
+  // A replay is resumed from the same source: "replay:PATH" as it was given.
+  const std::string recorded_engine =
+      run.engine == "replay" && run.replay ? kReplayPrefix + run.replay->path : run.engine;
+  std::string engine = r.engine;
+  if (std::optional<std::string> path = ReplayPath(engine); path && !path->empty())
+    engine = kReplayPrefix + Absolute(*path);
+  PPS_RETURN_IF_ERROR(CheckResumeKeeps(r, run, engine, recorded_engine));
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
+  PPS_RETURN_IF_ERROR(RestoreSecrets(spec));
+  PreparedRun p;
+  PPS_ASSIGN_OR_RETURN(p.inputs, plan::LoadSearchInputs(std::move(spec)));
+  p.spec_path = run.spec_path;
+  p.overrides = run.overrides;
+  p.resume_dir = r.resume_dir;
+  p.engine_kind = ChooseEngine(engine.empty() ? recorded_engine : engine, p.inputs.spec);
+  p.adaptive = run.adaptive;
+  p.calibration = r.calibration;
+  if (std::filesystem::exists(paths.calibration_json())) p.calibration = paths.calibration_json();
+  return p;
+}
+
+Result<PreparedRun> PrepareNew(const RunRequest& r) {
+  if (r.spec_path.empty()) return MakeError("give SPEC, or --resume RUN_DIR");
+  const std::string run_id = r.run_id.empty() ? r.run_id_env : r.run_id;
+  if (!run_id.empty() && !IsSafeName(run_id))
+    return MakeError("--run-id/RUN_ID '" + Excerpt(run_id) + "' must be " + SafeNameRule() +
+                     " (it names the run directory)");
+  PreparedRun p;
+  PPS_ASSIGN_OR_RETURN(
+      p.inputs, plan::LoadSearchInputs(plan::InputsOptions{r.spec_path, r.overrides, {}, {}}));
+  p.spec_path = r.spec_path;
+  p.overrides = r.overrides;
+  p.run_id = run_id;
+  p.adaptive = r.adaptive;
+  p.calibration = r.calibration;
+  p.engine_kind = ChooseEngine(r.engine, p.inputs.spec);
+  return p;
+}
+
+// Why the planned layouts cannot run on the chosen engine, one line each.
+std::vector<std::string> Refusals(const PreparedRun& p) {
+  std::vector<std::string> out;
+  for (const plan::LayoutPlan& lp : p.inputs.plan.layouts)
+    for (const plan::Diagnostic& e : lp.errors) out.push_back(e.message);
+  if (!out.empty()) {
+    out.push_back("the spec has invalid layouts; fix them or remove them from [sweep]");
+    return out;
+  }
+  if (p.adaptive) return adaptive::AdaptiveRunProblems(p.inputs);
+  if (p.engine_kind != "sim") return out;
+  for (const plan::LayoutPlan& lp : p.inputs.plan.layouts)
+    if (auto why = predict::NotModelled(lp)) out.push_back(*why);
+  if (!out.empty())
+    out.push_back("the simulated engine cannot run these layouts; remove them from [sweep]");
+  return out;
+}
+
+}  // namespace
+
+std::string ChooseEngine(const std::string& asked, const spec::Spec& spec) {
+  if (!asked.empty()) return asked;
+  if (spec.engine.kind == "sglang" && spec.origins.count("cluster.launcher")) return "sglang";
+  return "sim";
+}
+
+Result<PreparedRun> PrepareRun(const RunRequest& request) {
+  PPS_ASSIGN_OR_RETURN(PreparedRun p,
+                       request.resume_dir.empty() ? PrepareNew(request) : PrepareResume(request));
+  PPS_RETURN_IF_ERROR(plan::CheckProfileExport(p.inputs.spec.profile));
+  p.refusals = Refusals(p);
+  return p;
+}
+
+}  // namespace ppsearch::run

@@ -1,4 +1,0 @@
-# Sources of src/scenarios/; CMakeLists.txt includes this file. Every .cc under src/
-# other than *_test.cc must be in one list, or configure fails.
-list(APPEND PPSEARCH_LIB_SOURCES
-  src/scenarios/scenarios.cc)

@@ -1,0 +1,548 @@
+#include "search/search_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "decide/objective.h"
+#include "decide/steady_state.h"
+#include "search/capacity.h"
+#include "table/table.h"
+#include "util/format.h"
+
+namespace ppsearch::search {
+namespace {
+
+using nlohmann::json;
+
+std::string Seconds(double s) { return FormatNumber(s, s < 10 ? 2 : 1) + " s"; }
+
+// Throughput per GPU of a point: output tokens for a decode workload, input
+// tokens otherwise.
+double PerGpu(const PointFigures& p, bool decode) {
+  return decode ? p.output_tps_per_gpu : p.input_tps_per_gpu;
+}
+
+std::string Milliseconds(double s) { return FormatNumber(s * 1e3, 1) + " ms"; }
+
+// Why a candidate ranks where it does, from its plan and prediction.
+std::string Why(const Evaluated& e) {
+  if (const std::optional<PdPools>& pd = e.candidate.pd) {
+    std::string at;
+    if (e.at && e.at->pd)
+      at = fmt::format(
+          "; at {}: transfer {} of TTFT, prefill busy {}, decode held {}, bottleneck {}",
+          e.at->load.Label(), FormatPercent(e.at->pd->transfer_share_of_ttft, 1),
+          FormatPercent(e.at->pd->prefill_busy, 0), FormatPercent(e.at->pd->decode_fill, 0),
+          e.at->pd->bottleneck);
+    return fmt::format("disaggregated: {} prefill GPUs on {} node(s), {} decode GPUs on {}{}",
+                       pd->prefill.gpus(), pd->prefill_nodes, pd->decode.gpus(), pd->decode_nodes,
+                       at);
+  }
+  double bubble = 0, exposed = 0;
+  for (const PointFigures& p : e.points) {
+    bubble = std::max(bubble, p.bubble_share);
+    exposed = std::max(exposed, p.exposed_comm_share);
+  }
+  const int n = e.candidate.layout.instances;
+  const std::string instances =
+      n > 1 ? fmt::format("{} instances of {} GPUs, each serving C/{}; ", n, e.gpus / n, n) : "";
+  const std::string a2a =
+      e.alltoall_per_forward > 0
+          ? fmt::format("; {} of {} DeepEP all-to-alls cross nodes",
+                        e.cross_node_alltoall_per_forward, e.alltoall_per_forward)
+          : "";
+  return instances +
+         fmt::format(
+             "{} of {} all-reduces cross nodes{}; {} stage hops cross nodes; bubble up to "
+             "{}, exposed communication up to {}",
+             e.cross_node_allreduce_per_forward, e.allreduce_per_forward, a2a,
+             e.cross_node_stage_hops, FormatPercent(bubble, 0), FormatPercent(exposed, 0));
+}
+
+// "tpot_p99_ms 96%, missed at C=24": the limit that binds next, how much of
+// it the best load point uses, and where it breaks.
+std::string BindingText(const Binding& b) {
+  std::string out = fmt::format("{} {}", decide::Info(b.metric).key, FormatPercent(b.use, 0));
+  if (b.missed_at) out += ", missed at " + b.missed_at->Label();
+  return out;
+}
+
+std::string ScoreText(const Evaluated& e) {
+  std::string s = FormatNumber(e.score, 3);
+  if (e.score_interval)
+    s += fmt::format(" [{}–{}]", FormatNumber(e.score_interval->low, 3),
+                     FormatNumber(e.score_interval->high, 3));
+  return s;
+}
+
+// One end of an interval; null when none was drawn.
+json End(const std::optional<uncertainty::Interval>& iv, bool high) {
+  return iv ? json(high ? iv->high : iv->low) : json();
+}
+
+json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
+  return {{"pp", l.pp},    {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"servers", l.instances},
+          {"nodes", nodes}};
+}
+
+// An aggregated candidate's layout, or a disaggregated one's pools under
+// "disaggregated" (its pp, tp, ep, dp and instances null).
+json LayoutJson(const Candidate& c) {
+  if (c.pd)
+    return {{"label", c.Label()},
+            {"pp", json()},
+            {"tp", json()},
+            {"ep", json()},
+            {"dp", json()},
+            {"instances", json()},
+            {"disaggregated",
+             {{"ratio", c.pd->Ratio()},
+              {"prefill", PdPoolJson(c.pd->prefill, c.pd->prefill_nodes)},
+              {"decode", PdPoolJson(c.pd->decode, c.pd->decode_nodes)}}},
+            {"chunked_prefill_size", json()},
+            {"max_running_requests", json()},
+            {"moe_a2a_backend", json()}};
+  return {{"label", c.Label()},
+          {"pp", c.layout.pp},
+          {"tp", c.layout.tp},
+          {"ep", c.layout.ep},
+          {"dp", c.layout.dp},
+          {"instances", c.layout.instances},
+          {"chunked_prefill_size",
+           c.knobs.chunked_prefill_size != 0 ? json(c.knobs.chunked_prefill_size) : json()},
+          {"max_running_requests",
+           c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()},
+          {"moe_a2a_backend",
+           !c.knobs.moe_a2a_backend.empty() ? json(c.knobs.moe_a2a_backend) : json()},
+          {"disaggregated", json()}};
+}
+
+// Closed-loop load points as their concurrencies; open-loop ones as
+// {request_rate, concurrency (the cap, 0 for none)}.
+json LoadPointsJson(const std::vector<LoadPoint>& loads) {
+  json out = json::array();
+  for (const LoadPoint& l : loads)
+    out.push_back(l.open() ? json{{"request_rate", l.request_rate}, {"concurrency", l.concurrency}}
+                           : json(l.concurrency));
+  return out;
+}
+
+// Set values by [decision] key, in the key's unit (ms for tpot_p99_ms).
+json SlaJson(const decide::SlaValues& v) {
+  json out = json::object();
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (v[m]) out[decide::Info(m).key] = *v[m] * decide::Info(m).per_second;
+  return out;
+}
+
+// How the best load points were found.
+std::string BestLoadLine(const SearchResult& r) {
+  if (r.objective.lower_is_better())
+    return fmt::format("each candidate at the load point meeting the SLA where its {} is best",
+                       r.objective.label());
+  return fmt::format(
+      "each candidate at the highest load meeting the SLA, bisected between the listed load "
+      "points where it could rank higher ({} more predictions)",
+      r.probes);
+}
+
+// One load point's figures; interval ends are null where none was drawn.
+json PointJson(const PointFigures& p) {
+  return {
+      {"concurrency", p.load.concurrency},
+      {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
+      {"probed", p.probed},
+      {"requests", p.requests},
+      {"requests_completed", p.requests_completed},
+      {"input_tps", p.input_tps},
+      {"input_tps_low", End(p.input_tps_interval, false)},
+      {"input_tps_high", End(p.input_tps_interval, true)},
+      {"input_tps_per_gpu", p.input_tps_per_gpu},
+      {"ttft_p50_s", p.ttft_p50_s},
+      {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
+      {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
+      {"ttft_p95_s", p.ttft_p95_s},
+      {"peak_gpu_mib", p.peak_gpu_mib},
+      {"output_tps", p.output_tps},
+      {"output_tps_low", End(p.output_tps_interval, false)},
+      {"output_tps_high", End(p.output_tps_interval, true)},
+      {"output_tps_per_gpu", p.output_tps_per_gpu},
+      {"output_tps_per_user", p.tpot_p50_s > 0 ? json(p.output_tps_per_user) : json()},
+      {"tpot_p50_ms", p.tpot_p50_s > 0 ? json(p.tpot_p50_s * 1e3) : json()},
+      {"tpot_p50_ms_low", p.tpot_p50_interval ? json(p.tpot_p50_interval->low * 1e3) : json()},
+      {"tpot_p50_ms_high", p.tpot_p50_interval ? json(p.tpot_p50_interval->high * 1e3) : json()},
+      {"request_rps", p.request_rps},
+      {"goodput_rps", p.goodput_rps},
+      {"meets_sla", p.meets_sla},
+      {"steady_state", p.not_steady.empty()},
+      {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
+      {"sla_figures", SlaJson(p.sla)},
+      {"bubble_share", p.bubble_share},
+      {"exposed_comm_share", p.exposed_comm_share},
+      {"disaggregated", p.pd ? json{{"transfer_share_of_ttft", p.pd->transfer_share_of_ttft},
+                                    {"prefill_busy_share", p.pd->prefill_busy},
+                                    {"decode_held_share", p.pd->decode_fill},
+                                    {"bottleneck", p.pd->bottleneck}}
+                             : json()}};
+}
+
+json BindingJson(const Binding& b) {
+  return {{"limit", decide::Info(b.metric).key},
+          {"use", b.use},
+          {"missed_at", b.missed_at
+                            ? json{{"concurrency", b.missed_at->concurrency},
+                                   {"request_rate",
+                                    b.missed_at->open() ? json(b.missed_at->request_rate) : json()}}
+                            : json()}};
+}
+
+// How far a figure is over its limit: "+3.00% over", or past twice the
+// limit "4,553.2 times the limit".
+std::string OverText(double over) {
+  if (over < 1) return FormatSignedPercent(over) + " over";
+  return FormatNumber(over + 1, 1) + " times the limit";
+}
+
+// Which closed-loop load points are short of their steady state: listed
+// ones (every candidate's sample has the same requests) and ranked
+// candidates' best load points, marked "~" in the table. Empty when all are
+// steady or the loop is open.
+std::string SteadyLine(const SearchResult& r) {
+  std::vector<decide::LoopSample> samples;
+  for (const LoadPoint& l : r.load_points)
+    samples.push_back({l.Label(), l.open() ? 0 : l.concurrency, r.requests});
+  const std::string listed = decide::ShortOfSteadyState(samples);
+  int best = 0;
+  for (int k = 0; k < r.qualifying; ++k)
+    best += r.evaluated[static_cast<size_t>(k)].at->not_steady.empty() ? 0 : 1;
+  if (listed.empty() && best == 0) return "";
+  std::string out = "steady state: " + decide::SteadyRule() + "; short of it";
+  if (!listed.empty()) out += " at " + listed;
+  if (best > 0)
+    out += fmt::format("{}the best load point of {} ranked candidate(s), marked ~",
+                       listed.empty() ? ": " : "; and ", best);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> SummaryLines(const SearchResult& r) {
+  std::string levels;
+  const bool open = !r.load_points.empty() && r.load_points.front().open();
+  for (const LoadPoint& l : r.load_points)
+    levels += (levels.empty() ? "" : ", ") +
+              (open ? FormatNumber(l.request_rate, l.request_rate < 10 ? 2 : 1)
+                    : std::to_string(l.concurrency));
+  const std::string load_text =
+      !open ? "C = " + levels
+            : "Poisson arrivals at " + levels + " requests/s" +
+                  (r.load_points.front().concurrency > 0
+                       ? fmt::format(", at most {} in flight", r.load_points.front().concurrency)
+                       : "");
+  std::string reasons;
+  for (const auto& [reason, count] : r.rejected_by_reason)
+    reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
+  int below = 0;
+  for (const Evaluated& e : r.evaluated) below += e.meets_headroom ? 0 : 1;
+  std::vector<std::string> lines = {
+      fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
+                  "at least {} MiB",
+                  r.candidates, r.load_points.size(), load_text, r.objective.name(),
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
+      fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
+      fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
+                  "intervals drawn for {}",
+                  r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
+                  r.with_intervals)};
+  if (!r.sla.any()) {
+    lines.push_back(
+        fmt::format("each candidate at the load point where its {} is best", r.objective.label()));
+  } else {
+    std::string missed;
+    int total = 0;
+    for (const auto& [key, count] : r.sla_failed_by_key) {
+      missed += (missed.empty() ? "" : ", ") + fmt::format("{} {}", key, count);
+      total += count;
+    }
+    lines.push_back(fmt::format(
+        "SLA {} on the predicted p99s: {} of those within the headroom "
+        "miss it at every load point{}",
+        decide::LimitsText(r.sla), total, missed.empty() ? "" : " (first missed: " + missed + ")"));
+    lines.push_back(BestLoadLine(r));
+    if (!r.sla_unchecked.empty()) {
+      std::string keys;
+      for (const std::string& k : r.sla_unchecked) keys += (keys.empty() ? "" : ", ") + k;
+      lines.push_back(fmt::format(
+          "not checked here: {} (no predicted figure); checked only on measurement", keys));
+    }
+  }
+  if (const std::string steady = SteadyLine(r); !steady.empty()) lines.push_back(steady);
+  return lines;
+}
+
+table::Table RankingTable(const SearchResult& r, int top) {
+  // The figures at each candidate's best load point: its throughput per GPU,
+  // TTFT p50 (and TPOT p50 for decode), each set SLA limit's figure and the
+  // limit that binds next.
+  table::Table t{{"rank", "candidate", "score [10-90%]", "at",
+                  r.decode ? "output TPS/GPU" : "input TPS/GPU", "TTFT p50"},
+                 {},
+                 {false, true, false, false, false, false},
+                 {"", "", "", "", "tokens/s", ""}};
+  auto add = [&t](const std::string& name, bool left) {
+    t.header.push_back(name);
+    t.left.push_back(left);
+    t.units.push_back("");
+  };
+  if (r.decode) add("TPOT p50", false);
+  std::vector<decide::SlaMetric> limits;
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (r.sla[m]) {
+      limits.push_back(m);
+      add(decide::Info(m).label, false);
+    }
+  if (r.sla.any()) add("binds next", true);
+  t.header.insert(t.header.end(), {"headroom", "why"});
+  t.left.insert(t.left.end(), {false, true});
+  t.units.insert(t.units.end(), {"MiB", ""});
+  for (int k = 0; k < r.qualifying; ++k) {
+    const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
+    if (k >= top && !e.could_be_best) continue;
+    const PointFigures& at = *e.at;
+    std::vector<std::string> row = {std::to_string(k + 1) + (e.could_be_best ? "*" : ""),
+                                    e.candidate.Label(),
+                                    ScoreText(e),
+                                    at.load.Label() + (at.not_steady.empty() ? "" : "~"),
+                                    FormatNumber(PerGpu(at, r.decode), 1),
+                                    Seconds(at.ttft_p50_s)};
+    if (r.decode) row.push_back(at.tpot_p50_s > 0 ? Milliseconds(at.tpot_p50_s) : "-");
+    for (decide::SlaMetric m : limits)
+      row.push_back(at.sla[m] ? decide::InKeyUnit(m, *at.sla[m]) : "-");
+    if (r.sla.any()) row.push_back(e.binds_next ? BindingText(*e.binds_next) : "-");
+    row.insert(row.end(), {FormatThousands(static_cast<int64_t>(e.headroom_mib)), Why(e)});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string TiedLine(const SearchResult& r) {
+  std::string tied;
+  for (const Evaluated& e : r.evaluated)
+    if (e.could_be_best) tied += (tied.empty() ? "" : ", ") + e.candidate.Label();
+  return fmt::format(
+      "{} could still be the best given the intervals (marked *): {}",
+      r.could_be_best == 1 ? "1 candidate" : std::to_string(r.could_be_best) + " candidates", tied);
+}
+
+// The range of the tensor burst's share over the candidates that could be
+// the best; "" on a profile without a burst.
+std::string BurstLine(const SearchResult& r) {
+  double low = 1, high = 0;
+  for (const Evaluated& e : r.evaluated)
+    if (e.tensor_burst_share) {
+      low = std::min(low, *e.tensor_burst_share);
+      high = std::max(high, *e.tensor_burst_share);
+    }
+  if (r.tensor_burst.empty() || low > high) return "";
+  return fmt::format(
+      "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of their "
+      "input TPS at their best load points (tensor_burst_share in --json)",
+      r.tensor_burst, FormatPercent(low, 1), FormatPercent(high, 1));
+}
+
+std::string FrontTitle(const SearchResult& r) {
+  return r.decode ? "output TPS per GPU against throughput per user (1 / TPOT p50)"
+                  : "input TPS per GPU against TTFT p50";
+}
+
+std::vector<std::string> FrontLines(const SearchResult& r) {
+  std::vector<std::string> out;
+  for (const ParetoPoint& p : r.pareto) {
+    // Which kind each member is: the ratio names a disaggregated one too.
+    const Candidate& c = r.evaluated[p.evaluated].candidate;
+    const std::string label = c.Label() + (c.pd ? " (disaggregated)" : "");
+    if (r.decode)
+      out.push_back(fmt::format("{} at {}: {} output tokens/s per GPU, {} tokens/s per user", label,
+                                p.load.Label(), FormatNumber(p.output_tps_per_gpu, 1),
+                                FormatNumber(p.output_tps_per_user, 1)));
+    else
+      out.push_back(fmt::format("{} at {}: {} tokens/s per GPU, TTFT p50 {}", label, p.load.Label(),
+                                FormatNumber(p.input_tps_per_gpu, 1), Seconds(p.ttft_p50_s)));
+  }
+  return out;
+}
+
+std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
+  std::vector<const Evaluated*> within;
+  for (const Evaluated& e : r.evaluated)
+    if (e.meets_headroom) within.push_back(&e);
+  if (!within.empty()) {
+    // The closest: the least over a limit at any load point.
+    std::stable_sort(within.begin(), within.end(), [](const Evaluated* a, const Evaluated* b) {
+      return a->sla_shortfall < b->sla_shortfall;
+    });
+    std::vector<std::string> out = {fmt::format(
+        "no candidate within the headroom meets the SLA ({}) at any load point; the closest:",
+        decide::LimitsText(r.sla))};
+    for (size_t i = 0; i < within.size() && i < 3; ++i)
+      out.push_back(fmt::format("{}: {} at its nearest load point; first miss {}",
+                                within[i]->candidate.Label(), OverText(within[i]->sla_shortfall),
+                                within[i]->sla_miss));
+    return out;
+  }
+  if (r.evaluated.empty())
+    return {fmt::format("no candidate could be predicted: all {} were refused", r.rejected.size())};
+  std::vector<const Evaluated*> closest;
+  for (const Evaluated& e : r.evaluated) closest.push_back(&e);
+  // The closest: the least headroom missing.
+  std::stable_sort(closest.begin(), closest.end(), [](const Evaluated* a, const Evaluated* b) {
+    return a->headroom_mib > b->headroom_mib;
+  });
+  std::vector<std::string> out = {
+      fmt::format("no candidate keeps {} MiB of headroom; the closest:",
+                  FormatThousands(static_cast<int64_t>(r.min_headroom_mib)))};
+  for (size_t i = 0; i < closest.size() && i < 3; ++i)
+    out.push_back(fmt::format(
+        "{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
+        FormatThousands(static_cast<int64_t>(closest[i]->headroom_mib)),
+        FormatThousands(static_cast<int64_t>(r.min_headroom_mib - closest[i]->headroom_mib))));
+  return out;
+}
+
+std::string RenderSearchText(const SearchResult& r, int top) {
+  // Appended piece by piece: GCC 12 at -O3 misreads "literal" + string&&.
+  const std::vector<std::string> summary = SummaryLines(r);
+  std::string out;
+  for (size_t i = 0; i < summary.size(); ++i) {
+    out.append(i == 0 ? "" : "  ").append(summary[i]).append("\n");
+  }
+  out.append("\n").append(table::RenderTextTable(RankingTable(r, top)));
+  if (r.qualifying == 0) {
+    const std::vector<std::string> lines = NoneQualifiesLines(r);
+    for (size_t i = 0; i < lines.size(); ++i)
+      out.append(i == 0 ? "\n" : "  ").append(lines[i]).append("\n");
+    return out;
+  }
+  out.append("\n  ").append(TiedLine(r)).append("\n");
+  if (const std::string burst = BurstLine(r); !burst.empty())
+    out.append("  ").append(burst).append("\n");
+  out.append("\nPareto front (").append(FrontTitle(r)).append("):\n");
+  for (const std::string& line : FrontLines(r)) out.append("  ").append(line).append("\n");
+  return out;
+}
+
+nlohmann::json SearchToJson(const SearchResult& r) {
+  json candidates = json::array();
+  for (size_t i = 0; i < r.evaluated.size(); ++i) {
+    const Evaluated& e = r.evaluated[i];
+    json points = json::array(), probed = json::array();
+    for (const PointFigures& p : e.points) points.push_back(PointJson(p));
+    for (const PointFigures& p : e.probed) probed.push_back(PointJson(p));
+    candidates.push_back(
+        {{"rank", static_cast<int>(i) < r.qualifying ? json(i + 1) : json()},
+         {"candidate", LayoutJson(e.candidate)},
+         {"gpus", e.gpus},
+         {"qualifies", e.meets_headroom && e.meets_sla},
+         {"headroom_mib", e.headroom_mib},
+         {"meets_sla", e.meets_sla},
+         {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
+         {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
+         {"score_low", e.score_interval ? json(e.score_interval->low) : json()},
+         {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
+         {"could_be_best", e.could_be_best},
+         {"tensor_burst_share", e.tensor_burst_share ? json(*e.tensor_burst_share) : json()},
+         {"allreduce_per_forward", e.allreduce_per_forward},
+         {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
+         {"alltoall_per_forward", e.alltoall_per_forward},
+         {"cross_node_alltoall_per_forward", e.cross_node_alltoall_per_forward},
+         {"cross_node_stage_hops", e.cross_node_stage_hops},
+         {"points", points},
+         {"probed", probed},
+         {"at", e.at ? PointJson(*e.at) : json()},
+         {"binds_next", e.binds_next ? BindingJson(*e.binds_next) : json()},
+         {"sla_shortfall", e.at ? json() : json(e.sla_shortfall)}});
+  }
+  json rejected = json::array();
+  for (const Rejection& x : r.rejected)
+    rejected.push_back(
+        {{"candidate", LayoutJson(x.candidate)}, {"reason", x.reason}, {"message", x.message}});
+  json pareto = json::array();
+  for (const ParetoPoint& p : r.pareto) {
+    json member = {{"candidate", r.evaluated[p.evaluated].candidate.Label()},
+                   {"disaggregated", r.evaluated[p.evaluated].candidate.pd.has_value()},
+                   {"rank", p.evaluated + 1},
+                   {"concurrency", p.load.concurrency},
+                   {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
+                   {"input_tps_per_gpu", p.input_tps_per_gpu},
+                   {"ttft_p50_s", p.ttft_p50_s}};
+    if (r.decode) {
+      member["output_tps_per_gpu"] = p.output_tps_per_gpu;
+      member["output_tps_per_user"] = p.output_tps_per_user;
+    }
+    pareto.push_back(member);
+  }
+  return {{"schema", "ppsearch.search/1"},
+          {"objective", r.objective.name()},
+          {"min_headroom_mib", r.min_headroom_mib},
+          {"sla", SlaJson(r.sla)},
+          {"sla_failed", r.sla_failed_by_key},
+          {"sla_unchecked", r.sla_unchecked},
+          {"load_points", LoadPointsJson(r.load_points)},
+          {"space_size", r.candidates},
+          {"qualifying", r.qualifying},
+          {"with_intervals", r.with_intervals},
+          {"probes", r.probes},
+          {"could_be_best", r.could_be_best},
+          {"pareto_axes", r.decode ? json::array({"output_tps_per_gpu", "output_tps_per_user"})
+                                   : json::array({"input_tps_per_gpu", "ttft_p50_s"})},
+          {"candidates", candidates},
+          {"rejected", r.rejected_by_reason},
+          {"rejections", rejected},
+          {"pareto", pareto}};
+}
+
+std::string RenderCapacityText(const SearchResult& r, const CapacityPlan& plan, int top) {
+  std::string out = fmt::format(
+      "\nCapacity for {} requests/s{}: the fewest GPUs first, then {}\n",
+      FormatNumber(plan.target_rps, plan.target_rps < 10 ? 2 : 1),
+      r.sla.any() ? " under the SLA (" + decide::LimitsText(r.sla) + ")" : "", r.objective.label());
+  if (plan.rows.empty()) return out + "  no qualifying candidate serves a request per second\n";
+  table::Table t{{"GPUs", "instances", "of", "rank", "requests/s each", "each at", "fits"},
+                 {},
+                 {false, false, true, false, false, false, true}};
+  for (size_t i = 0; i < plan.rows.size() && static_cast<int>(i) < top; ++i) {
+    const CapacityRow& row = plan.rows[i];
+    t.rows.push_back({FormatThousands(row.gpus), std::to_string(row.instances),
+                      fmt::format("{} ({} GPUs)", row.instance.Label(), row.gpus_per_instance),
+                      std::to_string(row.evaluated + 1), FormatNumber(row.instance_rps, 2),
+                      row.instance_load.Label(),
+                      row.gpus <= plan.cluster_gpus
+                          ? "yes"
+                          : fmt::format("no: the cluster has {}", plan.cluster_gpus)});
+  }
+  out += table::RenderTextTable(t);
+  const CapacityRow& best = plan.rows.front();
+  out += fmt::format("\n  fewest GPUs: {} instance(s) of {}, {} GPUs, each at {}\n", best.instances,
+                     best.instance.Label(), best.gpus, best.instance_load.Label());
+  return out;
+}
+
+nlohmann::json CapacityToJson(const CapacityPlan& plan) {
+  json rows = json::array();
+  for (const CapacityRow& row : plan.rows)
+    rows.push_back({{"gpus", row.gpus},
+                    {"instances", row.instances},
+                    {"instance", LayoutJson(row.instance)},
+                    {"gpus_per_instance", row.gpus_per_instance},
+                    {"rank", row.evaluated + 1},
+                    {"instance_rps", row.instance_rps},
+                    {"instance_concurrency", row.instance_load.concurrency},
+                    {"instance_request_rate",
+                     row.instance_load.open() ? json(row.instance_load.request_rate) : json()},
+                    {"fits_cluster", row.gpus <= plan.cluster_gpus}});
+  return {{"target_rps", plan.target_rps}, {"cluster_gpus", plan.cluster_gpus}, {"rows", rows}};
+}
+
+}  // namespace ppsearch::search

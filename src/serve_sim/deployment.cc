@@ -1,0 +1,126 @@
+#include "serve_sim/deployment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "evidence/calibration_file.h"
+#include "model/hf_config.h"
+#include "plan/search_inputs.h"
+#include "predict/predict.h"
+
+namespace ppsearch::serve_sim {
+namespace {
+
+spec::ArgValue IntArg(int64_t v) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kInt;
+  a.int_value = v;
+  a.text = std::to_string(v);
+  return a;
+}
+
+spec::ArgValue FloatArg(double v) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kFloat;
+  a.float_value = v;
+  a.text = fmt::format("{}", v);
+  return a;
+}
+
+}  // namespace
+
+spec::Spec SpecFromArgs(const ServerArgs& args) {
+  spec::Spec s;
+  s.path = "<serve-sim arguments>";
+  s.experiment.name = "serve-sim";
+  for (int n = 0; n < args.nnodes; ++n) {
+    spec::HostSpec h;
+    h.name = "node" + std::to_string(n);
+    h.address = h.name;
+    s.cluster.hosts.push_back(h);
+  }
+  s.cluster.gpus_per_node = std::max(1, args.tp_size * args.pp_size / std::max(args.nnodes, 1));
+  s.cluster.hardware = args.hardware;
+  s.engine.model_path = args.model_path;
+  s.engine.model_config = args.ModelSource();
+  s.engine.version = "0.5.18";
+  if (args.chunked_prefill_size)
+    s.engine.args.emplace_back("chunked-prefill-size", IntArg(*args.chunked_prefill_size));
+  if (args.max_running_requests)
+    s.engine.args.emplace_back("max-running-requests", IntArg(*args.max_running_requests));
+  if (args.pp_max_micro_batch_size)
+    s.engine.args.emplace_back("pp-max-micro-batch-size", IntArg(*args.pp_max_micro_batch_size));
+  if (args.mem_fraction_static)
+    s.engine.args.emplace_back("mem-fraction-static", FloatArg(*args.mem_fraction_static));
+  spec::LayoutSpec layout;
+  layout.pp = args.pp_size;
+  layout.tp = args.tp_size;
+  layout.ep = args.ep_size;
+  s.sweep.layouts.push_back(layout);
+  s.sweep.concurrency = {1};
+  s.workload.requests = 1;
+  s.workload.input_tokens = 1;
+  return s;
+}
+
+Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
+  auto d = std::make_unique<Deployment>();
+  // The one loader, as every other command: the model, the hardware profile
+  // with the spec's attention backend, the planned layout.
+  Result<plan::SearchInputs> in = plan::LoadSearchInputs(SpecFromArgs(args));
+  if (!in) return in.error();
+  d->spec = std::move(in->spec);
+  d->model = std::move(in->model);
+  d->hw = std::move(in->hardware);
+  if (!args.calibration_path.empty()) {
+    auto cal = evidence::LoadCalibration(args.calibration_path);
+    if (!cal) return cal.error();
+    d->calibration = *cal;
+  }
+  d->plan = std::move(in->plan.layouts.front());
+  if (!d->plan.valid) {
+    std::string msg = "SGLang would reject this layout:";
+    for (const auto& e : d->plan.errors) msg += "\n  " + e.message;
+    return MakeError(msg);
+  }
+  predict::PointModel point =
+      predict::BuildPointModel(d->plan, d->spec, d->model, d->hw, d->calibration);
+  d->memory = point.memory;
+  if (!d->memory.fits) return MakeError(d->memory.refusal);
+  d->cost = std::move(point.cost);
+  d->scheduler = point.scheduler;
+  d->pp_max_micro_batch_size = sim::ResolvePpMaxMicroBatchSize(d->scheduler);
+  return d;
+}
+
+std::vector<int> StagesOnNode(const Deployment& d, int node) {
+  std::vector<int> stages;
+  for (const auto& r : d.plan.ranks)
+    if (r.node == node && std::find(stages.begin(), stages.end(), r.pp_rank) == stages.end())
+      stages.push_back(r.pp_rank);
+  std::sort(stages.begin(), stages.end());
+  return stages;
+}
+
+std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d, int node) {
+  std::vector<nvidia_smi::GpuMemory> gpus;
+  for (const auto& r : d.plan.ranks) {
+    if (r.node != node) continue;
+    nvidia_smi::GpuMemory g;
+    g.index = r.local_gpu;
+    // Stable, recognisably fake UUIDs: node and local index in the last group.
+    g.uuid = fmt::format("GPU-5151a000-0000-4000-8000-{:06x}{:06x}", node, r.local_gpu);
+    g.name = d.hw.gpu_name;
+    const auto& stages = d.memory.stages;
+    if (r.pp_rank < static_cast<int>(stages.size()))
+      g.used_mib = std::min(stages[r.pp_rank].peak_mib, d.hw.memory_mib);
+    g.total_mib = d.hw.memory_mib;
+    gpus.push_back(g);
+  }
+  std::sort(gpus.begin(), gpus.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
+  return gpus;
+}
+
+}  // namespace ppsearch::serve_sim

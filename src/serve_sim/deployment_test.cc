@@ -1,0 +1,86 @@
+#include "serve_sim/deployment.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ppsearch_source_dir.h"
+#include "serve_sim/server_log.h"
+
+namespace ppsearch::serve_sim {
+namespace {
+
+ServerArgs Qwen(int tp, int pp, int nnodes) {
+  ServerArgs a;
+  a.model_path = std::string(PPSEARCH_SOURCE_DIR) + "/data/models/qwen3-235b-a22b";
+  a.tp_size = tp;
+  a.pp_size = pp;
+  a.nnodes = nnodes;
+  if (nnodes > 1) a.dist_init_addr = "127.0.0.1:25000";
+  return a;
+}
+
+TEST(DeploymentTest, SpecDescribesTheLaunchArguments) {
+  ServerArgs a = Qwen(4, 2, 2);
+  a.chunked_prefill_size = 4096;
+  spec::Spec s = SpecFromArgs(a);
+  ASSERT_EQ(s.cluster.hosts.size(), 2u);
+  EXPECT_EQ(s.cluster.hosts[1].name, "node1");
+  EXPECT_EQ(s.cluster.gpus_per_node, 4);
+  EXPECT_EQ(s.engine.ArgInt("chunked-prefill-size"), 4096);
+  ASSERT_EQ(s.sweep.layouts.size(), 1u);
+  EXPECT_EQ(s.sweep.layouts[0].Label(), "PP2/TP4/EP1");
+}
+
+TEST(DeploymentTest, TwoNodesHoldOneStageEach) {
+  auto d = BuildDeployment(Qwen(4, 2, 2));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const Deployment& dep = **d;
+  EXPECT_EQ(StagesOnNode(dep, 0), std::vector<int>({0}));
+  EXPECT_EQ(StagesOnNode(dep, 1), std::vector<int>({1}));
+  EXPECT_GT(dep.memory.max_total_tokens, 0);
+  EXPECT_EQ(dep.pp_max_micro_batch_size, std::max(dep.memory.max_running_requests / 2, 1));
+
+  auto gpus = NodeGpuMemory(dep, 1);
+  ASSERT_EQ(gpus.size(), 4u);
+  EXPECT_EQ(gpus[0].name, "NVIDIA RTX 6000D");
+  EXPECT_DOUBLE_EQ(*gpus[0].total_mib, 85651);
+  EXPECT_NEAR(*gpus[3].used_mib, dep.memory.stages[1].peak_mib, 1e-9);
+  // What /gpu_memory serves reads back through the nvidia-smi parser.
+  auto parsed = nvidia_smi::ParseGpuMemoryCsv(nvidia_smi::FormatGpuMemoryCsv(gpus));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ((*parsed)[2].index, 2);
+}
+
+TEST(DeploymentTest, StartupLinesCarryTheMemoryModelsNumbers) {
+  ServerArgs a = Qwen(8, 1, 1);
+  auto d = BuildDeployment(a);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  auto lines = StartupLines(a, **d, 0);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0].message, "Init torch distributed begin.");
+  EXPECT_EQ(lines[0].prefix, " TP0");
+  const std::string summary = lines.back().message;
+  EXPECT_EQ(summary.rfind(
+                fmt::format(
+                    "max_total_num_tokens={}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                    "max_running_requests={}, context_len=",
+                    (*d)->memory.max_total_tokens, (*d)->memory.max_running_requests),
+                0),
+            0u)
+      << summary;
+  bool kv_line = false;
+  for (const auto& l : lines)
+    kv_line |= l.message.find("KV Cache is allocated. dtype: torch.bfloat16, #tokens: " +
+                              std::to_string((*d)->memory.max_total_tokens)) == 0;
+  EXPECT_TRUE(kv_line);
+}
+
+TEST(DeploymentTest, RejectedLayoutNamesThePlannersError) {
+  auto d = BuildDeployment(Qwen(3, 1, 1));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().message.rfind("SGLang would reject this layout:", 0), 0u)
+      << d.error().message;
+}
+
+}  // namespace
+}  // namespace ppsearch::serve_sim

@@ -1,0 +1,144 @@
+#include "serve_sim/realtime_engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsearch::serve_sim {
+
+double UnixNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+RequestProgress RequestHandle::Snapshot() {
+  std::lock_guard lock(mu_);
+  return progress_;
+}
+
+void RequestHandle::SetObserver(Observer f) {
+  std::lock_guard lock(mu_);
+  observer_ = std::move(f);
+  if (observer_) observer_(progress_);
+}
+
+void RequestHandle::ClearObserver() {
+  std::lock_guard lock(mu_);
+  observer_ = nullptr;
+}
+
+template <typename Update>
+void RequestHandle::Change(Update update) {
+  std::lock_guard lock(mu_);
+  if (!update(progress_)) return;
+  if (observer_) observer_(progress_);
+}
+
+RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost,
+                               double time_scale, const Clock& clock)
+    : clock_(clock), time_scale_(time_scale), engine_(config, cost, this) {}
+
+void RealtimeEngine::Start() {
+  std::lock_guard lock(mu_);
+  if (started_) return;
+  start_ns_ = clock_.NowNs();
+  started_ = true;
+}
+
+double RealtimeEngine::RunDue() {
+  std::lock_guard lock(mu_);
+  if (!started_) return -1;
+  const int64_t now = SimNowNs();
+  engine_.RunUntil(now);
+  const auto next = engine_.NextEventNs();
+  if (!next) return -1;
+  // Bounded so a clock that jumps (a fake, a suspended VM) is re-read soon.
+  return std::clamp(static_cast<double>(*next - now) / time_scale_ * 1e-9, 0.0, 0.05);
+}
+
+int64_t RealtimeEngine::SimNowNs() const {
+  if (!started_) return 0;
+  return static_cast<int64_t>(
+      std::llround(static_cast<double>(clock_.NowNs() - start_ns_) * time_scale_));
+}
+
+int RealtimeEngine::in_flight() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(live_.size());
+}
+
+int RealtimeEngine::pp_max_micro_batch_size() const { return engine_.pp_max_micro_batch_size(); }
+
+std::shared_ptr<RequestHandle> RealtimeEngine::Submit(int64_t input_tokens,
+                                                      int64_t max_new_tokens) {
+  auto handle = std::make_shared<RequestHandle>();
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = std::max(SimNowNs(), engine_.now_ns());
+    handle->progress_.submit_sim_ns = now;
+    handle->progress_.submit_unix_s = UnixNowS();
+    if (!failure_.empty()) {
+      Finish(*handle, now, false, 500, failure_);
+      return handle;
+    }
+    const int ticket = engine_.Submit(now, input_tokens, max_new_tokens);
+    handle->ticket_ = ticket;
+    live_[ticket] = handle;
+  }
+  return handle;
+}
+
+void RealtimeEngine::Abort(RequestHandle& handle) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(handle.ticket_);
+  if (it == live_.end() || it->second.get() != &handle) return;  // finished already
+  engine_.Abort(handle.ticket_);
+  Finish(handle, engine_.now_ns(), false, 499, "The client disconnected; the request was aborted.");
+  live_.erase(it);
+}
+
+void RealtimeEngine::FailAll(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  failure_ = reason;
+  for (auto& [ticket, h] : live_) Finish(*h, engine_.now_ns(), false, 500, reason);
+  live_.clear();
+}
+
+void RealtimeEngine::OnBatchLaunched(const sim::BatchLaunch& launch) {
+  if (batch_observer_) batch_observer_(launch, engine_);
+}
+
+void RealtimeEngine::OnTokens(int request, int64_t output_tokens, int64_t client_ns) {
+  auto it = live_.find(request);
+  if (it == live_.end()) return;  // failed earlier
+  it->second->Change([&](RequestProgress& p) {
+    if (p.first_token_sim_ns < 0) {
+      p.first_token_sim_ns = client_ns;
+      p.first_token_unix_s = UnixNowS();
+    }
+    p.output_tokens = output_tokens;
+    return true;
+  });
+}
+
+void RealtimeEngine::OnFinished(int request, int64_t client_ns, bool ok) {
+  auto it = live_.find(request);
+  if (it == live_.end()) return;
+  Finish(*it->second, client_ns, ok, ok ? 200 : 400,
+         ok ? "" : "The input is longer than the KV cache pool can ever hold.");
+  live_.erase(it);
+}
+
+void RealtimeEngine::Finish(RequestHandle& h, int64_t sim_ns, bool ok, int status,
+                            const std::string& error) {
+  h.Change([&](RequestProgress& p) {
+    if (p.finished) return false;
+    p.finished = true;
+    p.ok = ok;
+    p.http_status = status;
+    p.error = error;
+    p.finish_sim_ns = sim_ns;
+    p.finish_unix_s = UnixNowS();
+    return true;
+  });
+}
+
+}  // namespace ppsearch::serve_sim

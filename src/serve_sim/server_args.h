@@ -1,0 +1,88 @@
+#pragma once
+// The launch arguments of `ppsearch serve-sim`: the SGLang server flags that
+// matter for a layout, the simulation's own knobs and the fault injectors.
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace ppsearch::serve_sim {
+
+struct FaultArgs {
+  int exit_after_requests = 0;  // > 0: exit (status 1) after answering this many requests
+  bool never_ready = false;     // /health stays 503 forever
+  std::string log;              // "", "oom", "nccl", "traceback": printed after the first request
+  double http500_fraction = 0;  // seeded fraction of requests answered with HTTP 500
+  uint64_t seed = 1;            // for http500_fraction
+  int hang_after_requests = 0;  // > 0: request N+1 never answers
+  double slow_start_s = 0;      // extra wall seconds before the server is ready
+  bool exit_during_start = false;  // a model-loading traceback, exit 1, never ready
+  double die_after_s = 0;          // > 0: exit 1 this many wall seconds after ready/joined
+  // > 0: exit 1 abruptly once the deployment (node 0) has answered this many
+  // requests; node 0 tells a node >= 1 over --dist-init-addr.
+  int die_after_requests = 0;
+  bool ignore_sigterm = false;  // SIGTERM is logged and ignored
+  double leak_gpu_s = 0;        // GPU registration kept this long after exit
+};
+
+// A launch flag serve-sim does not model, kept as given: "--name value" or a
+// switch "--name" (no value).
+struct ExtraFlag {
+  std::string name;  // without the leading "--", e.g. "moe-runner-backend"
+  std::optional<std::string> value;
+};
+
+// SGLang flags serve-sim does not model, from the words CLI parsing left
+// over: a word after "--name" that does not start with "--" is its value,
+// otherwise "--name" is a switch; "--name=value" is one word. Errors name a
+// word that is not a flag.
+Result<std::vector<ExtraFlag>> ParseExtraFlags(const std::vector<std::string>& words);
+
+struct ServerArgs {
+  std::string model_path;    // what --model-path said (config.json or a model directory)
+  std::string model_config;  // --model-config: config used when model_path has none
+  int tp_size = 1;
+  int pp_size = 1;
+  int ep_size = 1;
+  std::optional<int64_t> chunked_prefill_size;
+  std::optional<int> max_running_requests;
+  std::optional<int> pp_max_micro_batch_size;
+  std::optional<double> mem_fraction_static;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string dist_init_addr;  // host:port that node 0 listens on when nnodes > 1
+  std::string host = "127.0.0.1";
+  int port = 30000;
+  std::string hardware = "rtx-6000d";
+  std::string calibration_path;
+  double time_scale = 1.0;  // simulated seconds per wall second
+  std::string log_file;     // empty: stdout
+  int decode_log_interval = 40;
+  std::string gpu_state_dir;           // register this node's GPU memory here (smi-sim)
+  std::vector<ExtraFlag> extra_flags;  // in the order given
+  FaultArgs fault;
+
+  // The config.json (or directory) to load: model_config when given, else model_path.
+  const std::string& ModelSource() const {
+    return model_config.empty() ? model_path : model_config;
+  }
+};
+
+// Checks the combinations SGLang and serve-sim reject; the message names the flag.
+Status ValidateServerArgs(const ServerArgs& args);
+
+// host and port of --dist-init-addr ("10.0.0.1:25000").
+Result<std::pair<std::string, int>> SplitHostPort(const std::string& addr);
+
+// SGLang's `server_args=ServerArgs(model_path='...', tp_size=8, ...)` text,
+// resolved values (`pp_max_micro_batch_size` as given; None when unset).
+std::string ServerArgsRepr(const ServerArgs& args);
+
+// The same fields as JSON (keys as SGLang's dataclass names them).
+nlohmann::json ServerArgsJson(const ServerArgs& args);
+
+}  // namespace ppsearch::serve_sim

@@ -1,0 +1,133 @@
+#pragma once
+// `ppsearch serve-sim`: a simulated SGLang server over real HTTP. Node 0
+// serves SGLang's API (http_routes.cc) with timings from the realtime
+// simulated engine; nodes >= 1 join node 0 at --dist-init-addr and serve
+// SGLang's dummy /health. Faults from --fault-* are injected here.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "serve_sim/api_key.h"
+#include "serve_sim/connection_guard.h"
+#include "serve_sim/deployment.h"
+#include "serve_sim/gpu_registry.h"
+#include "serve_sim/http_front.h"
+#include "serve_sim/node_group.h"
+#include "serve_sim/realtime_engine.h"
+#include "serve_sim/server_args.h"
+#include "serve_sim/server_log.h"
+#include "serve_sim/stream_pump.h"
+
+namespace ppsearch::serve_sim {
+
+enum class ServeOutcome {
+  kStopped,        // asked to stop (signal): a clean exit
+  kStartupFailed,  // port in use, node 0 unreachable: nothing served
+  kFaultExit,      // --fault-exit-after reached
+  kNodeLost,       // a peer node's connection dropped
+  kDied,           // --fault-die-after-s/-requests: the caller should exit at once, without cleanup
+};
+
+struct ServeResult {
+  ServeOutcome outcome = ServeOutcome::kStopped;
+  std::string message;
+};
+
+class SimServer {
+ public:
+  SimServer(ServerArgs args, std::unique_ptr<Deployment> deployment, ServerLog* log);
+  ~SimServer();
+
+  // Serves until stopped, a fault exit or a lost node. `stop_requested` is
+  // polled (set it from a signal handler). The GPU registration
+  // (--gpu-state-dir) is released (or held, --fault-leak-gpu-s) before it returns.
+  ServeResult Run(const std::atomic<bool>& stop_requested);
+
+  // Thread-safe; the first call decides the outcome.
+  void Shutdown(ServeOutcome outcome, const std::string& message);
+
+ private:
+  ServeResult RunLeader(const std::atomic<bool>& stop_requested);
+  ServeResult RunFollower(const std::atomic<bool>& stop_requested);
+  bool StartHttp();
+  // Closes every connection (requests being answered are aborted).
+  void StopHttp();
+  // Puts this node's GPU memory into --gpu-state-dir (weights are loading).
+  void RegisterGpus();
+  // Waits until shutdown or `pred()`; polls stop_requested. False on shutdown.
+  template <typename Pred>
+  bool WaitFor(const std::atomic<bool>& stop_requested, double max_s, Pred pred);
+  // Serves until shutdown; with --fault-die-after-s, until that many seconds passed (kDied).
+  void WaitUntilDeath(const std::atomic<bool>& stop_requested);
+  // --fault-die-after-requests reached (node 0's count, told to the others).
+  void DieAfterRequests();
+  bool shutting_down() const { return shutting_down_.load(); }
+
+  // http_routes.cc. Every handler runs on the HTTP loop's thread.
+  using Call = std::shared_ptr<HttpCall>;
+  // Routes a request (the --api-key check first) to its handler.
+  void Dispatch(const Call& call);
+  void HandleLeader(const Call& call);
+  void HandleFollower(const Call& call);
+  void HandleGenerate(const Call& call);
+  void HandleFlushCache(const Call& call);
+  void HandleServerInfo(const Call& call);
+  void HandleGpuMemory(const Call& call);
+  void HandleModels(const Call& call);
+  void HandleModelInfo(const Call& call);
+  // /v1/completions and /v1/chat/completions alike; `parse_error` non-empty: a 400.
+  struct OpenAiRequest {
+    std::string model;
+    int64_t prompt_tokens = 0;
+    int64_t max_tokens = 16;
+    bool stream = false;
+    bool include_usage = false;
+  };
+  void ServeOpenAi(const Call& call, const std::string& parse_error, const OpenAiRequest& c,
+                   bool chat);
+  // Answers with a stream of `render`'s events for a request of
+  // `prompt_tokens` and at most `cap` output tokens; `guard` lives as long.
+  void Stream(const Call& call, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
+              std::shared_ptr<void> guard);
+  // Answers once the request finished: `answer(progress)` (or a 500 the engine gave).
+  void AnswerWhenFinished(const Call& call, int64_t prompt_tokens, int64_t cap,
+                          std::function<void(const RequestProgress&)> answer,
+                          std::shared_ptr<void> guard);
+  // Fault gate for request number `seq` (1-based): true when it answered already.
+  bool InjectRequestFault(int seq, const Call& call);
+  void OnRequestDone();
+  void OnBatch(const sim::BatchLaunch& launch);
+
+  ServerArgs args_;
+  std::unique_ptr<Deployment> d_;
+  ServerLog* log_;
+  SteadyClock clock_;
+  std::unique_ptr<RealtimeEngine> engine_;
+  std::unique_ptr<HttpFront> http_;
+  // Cuts clients that hold a worker without sending a request
+  // (connection_guard.h); made once the port is bound.
+  std::unique_ptr<ConnectionGuard> guard_;
+  // --api-key; asks for none without it.
+  ApiKeyCheck api_key_;
+  GpuRegistry gpu_registry_;
+  NodeGroupLeader leader_;
+  NodeGroupFollower follower_;
+  BatchLogger batch_logger_;
+  double startup_unix_s_ = 0;
+
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int> request_seq_{0};
+  std::atomic<int> requests_done_{0};
+  std::atomic<int> active_requests_{0};
+  std::atomic<bool> fault_log_written_{false};
+  std::atomic<double> last_gen_throughput_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  ServeResult result_;
+};
+
+}  // namespace ppsearch::serve_sim
