@@ -13,26 +13,9 @@ namespace ppsearch::analysis {
 Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table) {
   PPS_ASSIGN_OR_RETURN(evidence::MediansCsv csv, evidence::ParseMediansCsv(table));
   std::vector<PointSummary> out;
-  for (const evidence::MedianRow& row : csv.rows) {
-    if (!row.measured) continue;  // no valid repeat: nothing to take deltas against
-    PointSummary p;
-    p.layout = row.layout;
-    p.concurrency = row.concurrency;
-    p.repeats = row.repeats.value_or(0);
-    p.valid_repeats = row.valid_repeats.value_or(p.repeats);
-    p.requests_completed = row.requests_completed.value_or(0);
-    p.requests_total = row.requests_total.value_or(0);
-    p.input_tps_median = row.input_tps_median;
-    p.ttft_p50_s_median = row.ttft_p50_s_median.value_or(0);
-    p.ttft_p95_s_median = row.ttft_p95_s_median.value_or(0);
-    p.input_tps_spread = row.input_tps_spread.value_or(0);
-    p.ttft_p50_s_spread = row.ttft_p50_s_spread.value_or(0);
-    p.peak_gpu_mib = row.peak_gpu_mib;
-    p.gpu_total_mib = row.gpu_total_mib;
-    p.headroom_mib = row.headroom_mib;
-    p.imported = true;
-    out.push_back(p);
-  }
+  for (const evidence::MedianRow& row : csv.rows)
+    // A row with no valid repeat has nothing to take deltas against.
+    if (row.measured) out.push_back(evidence::PointSummaryOf(row));
   return out;
 }
 

@@ -5,8 +5,8 @@
 #include <tuple>
 
 #include "evidence/csv_cells.h"
-#include "util/excerpt.h"
 #include "evidence/evidence.h"
+#include "util/excerpt.h"
 
 namespace ppsearch::evidence {
 namespace {
@@ -143,6 +143,65 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
                    CsvFixed(r.goodput_rps_median, 4),
                    std::to_string(r.layout.instances)});
   return out;
+}
+
+MedianRow MedianRowOf(const PointSummary& p, bool simulated) {
+  MedianRow r;
+  r.layout = p.layout;
+  r.concurrency = p.concurrency;
+  r.repeats = p.repeats;
+  r.valid_repeats = p.valid_repeats;
+  r.requests_completed = p.requests_completed;
+  r.requests_total = p.requests_total;
+  r.input_tps_median = p.input_tps_median;
+  r.input_tps_spread = p.input_tps_spread;
+  r.ttft_p50_s_median = p.ttft_p50_s_median;
+  r.ttft_p50_s_spread = p.ttft_p50_s_spread;
+  r.ttft_p95_s_median = p.ttft_p95_s_median;
+  r.peak_gpu_mib = p.peak_gpu_mib;
+  r.gpu_total_mib = p.gpu_total_mib;
+  r.headroom_mib = p.headroom_mib;
+  r.input_tps_vs_baseline = p.input_tps_vs_baseline;
+  r.ttft_p50_vs_baseline = p.ttft_p50_vs_baseline;
+  r.simulated = simulated;
+  r.output_tps_median = p.output_tps_median;
+  r.output_tps_per_gpu_median = p.output_tps_per_gpu_median;
+  r.ttft_p99_s_median = p.ttft_p99_s_median;
+  if (p.decode) {  // TPOT and ITL exist only where requests generated a second token
+    r.tpot_p99_s_median = p.tpot_p99_s_median;
+    r.itl_p99_s_median = p.itl_p99_s_median;
+  }
+  r.e2e_p99_s_median = p.e2e_p99_s_median;
+  r.goodput_rps_median = p.goodput_rps_median;
+  return r;
+}
+
+PointSummary PointSummaryOf(const MedianRow& row) {
+  PointSummary p;
+  p.layout = row.layout;
+  p.concurrency = row.concurrency;
+  p.repeats = row.repeats.value_or(0);
+  p.valid_repeats = row.valid_repeats.value_or(p.repeats);
+  p.requests_completed = row.requests_completed.value_or(0);
+  p.requests_total = row.requests_total.value_or(0);
+  p.input_tps_median = row.input_tps_median;
+  p.input_tps_spread = row.input_tps_spread.value_or(0);
+  p.ttft_p50_s_median = row.ttft_p50_s_median.value_or(0);
+  p.ttft_p50_s_spread = row.ttft_p50_s_spread.value_or(0);
+  p.ttft_p95_s_median = row.ttft_p95_s_median.value_or(0);
+  p.peak_gpu_mib = row.peak_gpu_mib;
+  p.gpu_total_mib = row.gpu_total_mib;
+  p.headroom_mib = row.headroom_mib;
+  p.output_tps_median = row.output_tps_median.value_or(0);
+  p.output_tps_per_gpu_median = row.output_tps_per_gpu_median.value_or(0);
+  p.ttft_p99_s_median = row.ttft_p99_s_median.value_or(0);
+  p.decode = row.tpot_p99_s_median.has_value();
+  p.tpot_p99_s_median = row.tpot_p99_s_median.value_or(0);
+  p.itl_p99_s_median = row.itl_p99_s_median.value_or(0);
+  p.e2e_p99_s_median = row.e2e_p99_s_median.value_or(0);
+  p.goodput_rps_median = row.goodput_rps_median.value_or(0);
+  p.imported = true;
+  return p;
 }
 
 Result<MediansCsv> ReadMediansCsv(const std::string& path) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/run_summary.h"
 #include "spec/spec.h"
 #include "util/csv.h"
 #include "util/result.h"
@@ -48,6 +49,16 @@ struct MediansCsv {
 };
 
 Result<MediansCsv> ParseMediansCsv(const CsvTable& table);
+
+// A point's row of summary.csv and back: the one mapping between a run's
+// point summary and the file's columns (report/ writes it, a baseline
+// import reads it). A column the row leaves unset stays unset.
+MedianRow MedianRowOf(const PointSummary& p, bool simulated);
+// The point a measured row stands for, every column the file holds carried
+// (the decode and SLA figures too); what the file does not hold (TPOT p50,
+// e2e p50, the per-user rate) stays 0, and its deltas against its own run's
+// baseline are left to the reader's baseline. `imported` is set.
+PointSummary PointSummaryOf(const MedianRow& row);
 
 // summary.csv's text (schema version 1): the header, then one row per
 // element of `rows`, every column written (an unset figure as an empty

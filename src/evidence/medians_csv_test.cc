@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace ppsearch::evidence {
 namespace {
 
@@ -136,6 +139,71 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   EXPECT_EQ(r.goodput_rps_median, 3.25);
   EXPECT_FALSE(r.itl_p99_s_median.has_value());  // an empty cell: not measured
   EXPECT_FALSE(back->rows[1].measured);
+}
+
+// A point's summary.csv row and back through the file: every column the file
+// holds comes back, the decode and SLA ones too (a baseline imported from a
+// run's summary.csv used to lose them), and a prefill-only point stays one.
+TEST(MediansCsv, APointSummaryRoundTripsThroughItsRow) {
+  PointSummary p;
+  p.layout = {2, 16, 4, {}};
+  p.concurrency = 64;
+  p.repeats = 3;
+  p.valid_repeats = 2;
+  p.requests_completed = 128;
+  p.requests_total = 128;
+  p.input_tps_median = 5120.5;
+  p.input_tps_spread = 0.02;
+  p.ttft_p50_s_median = 0.42;
+  p.ttft_p50_s_spread = 0.03;
+  p.ttft_p95_s_median = 0.61;
+  p.ttft_p99_s_median = 0.74;
+  p.e2e_p99_s_median = 35.5;
+  p.goodput_rps_median = 1.75;
+  p.decode = true;
+  p.output_tps_median = 1830.25;
+  p.output_tps_per_gpu_median = 57.2;
+  p.tpot_p99_s_median = 0.041;
+  p.itl_p99_s_median = 0.052;
+  p.peak_gpu_mib = 80000;
+  p.gpu_total_mib = 85651;
+  p.headroom_mib = 5651;
+  PointSummary prefill = p;
+  prefill.concurrency = 8;
+  prefill.decode = false;
+  Result<CsvTable> table =
+      ParseCsv(SummaryCsvText({MedianRowOf(p, false), MedianRowOf(prefill, false)}), "summary.csv");
+  ASSERT_TRUE(table.ok());
+  Result<MediansCsv> back = ParseMediansCsv(*table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->rows.size(), 2u);
+  const PointSummary q = PointSummaryOf(back->rows[0]);
+  EXPECT_EQ(q.layout, p.layout);
+  EXPECT_EQ(q.concurrency, 64);
+  EXPECT_EQ(q.repeats, 3);
+  EXPECT_EQ(q.valid_repeats, 2);
+  EXPECT_EQ(q.requests_completed, 128);
+  for (const auto& [got, want] : std::vector<std::pair<double, double>>{
+           {q.input_tps_median, p.input_tps_median},
+           {q.input_tps_spread, p.input_tps_spread},
+           {q.ttft_p50_s_median, p.ttft_p50_s_median},
+           {q.ttft_p50_s_spread, p.ttft_p50_s_spread},
+           {q.ttft_p95_s_median, p.ttft_p95_s_median},
+           {q.ttft_p99_s_median, p.ttft_p99_s_median},
+           {q.e2e_p99_s_median, p.e2e_p99_s_median},
+           {q.goodput_rps_median, p.goodput_rps_median},
+           {q.output_tps_median, p.output_tps_median},
+           {q.output_tps_per_gpu_median, p.output_tps_per_gpu_median},
+           {q.tpot_p99_s_median, p.tpot_p99_s_median},
+           {q.itl_p99_s_median, p.itl_p99_s_median}})
+    EXPECT_DOUBLE_EQ(got, want);
+  EXPECT_TRUE(q.decode);
+  EXPECT_EQ(q.headroom_mib, p.headroom_mib);
+  EXPECT_TRUE(q.imported);
+  const PointSummary r = PointSummaryOf(back->rows[1]);
+  EXPECT_FALSE(r.decode);  // no TPOT written for a prefill-only point
+  EXPECT_EQ(r.tpot_p99_s_median, 0);
+  EXPECT_DOUBLE_EQ(r.output_tps_median, p.output_tps_median);
 }
 
 }  // namespace

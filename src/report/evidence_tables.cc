@@ -46,38 +46,6 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   return r;
 }
 
-// summary.csv's row of a point (evidence/medians_csv owns the format).
-evidence::MedianRow SummaryRow(const analysis::PointSummary& p, bool simulated) {
-  evidence::MedianRow r;
-  r.layout = p.layout;
-  r.concurrency = p.concurrency;
-  r.repeats = p.repeats;
-  r.valid_repeats = p.valid_repeats;
-  r.requests_completed = p.requests_completed;
-  r.requests_total = p.requests_total;
-  r.input_tps_median = p.input_tps_median;
-  r.input_tps_spread = p.input_tps_spread;
-  r.ttft_p50_s_median = p.ttft_p50_s_median;
-  r.ttft_p50_s_spread = p.ttft_p50_s_spread;
-  r.ttft_p95_s_median = p.ttft_p95_s_median;
-  r.peak_gpu_mib = p.peak_gpu_mib;
-  r.gpu_total_mib = p.gpu_total_mib;
-  r.headroom_mib = p.headroom_mib;
-  r.input_tps_vs_baseline = p.input_tps_vs_baseline;
-  r.ttft_p50_vs_baseline = p.ttft_p50_vs_baseline;
-  r.simulated = simulated;
-  r.output_tps_median = p.output_tps_median;
-  r.output_tps_per_gpu_median = p.output_tps_per_gpu_median;
-  r.ttft_p99_s_median = p.ttft_p99_s_median;
-  if (p.decode) {
-    r.tpot_p99_s_median = p.tpot_p99_s_median;
-    r.itl_p99_s_median = p.itl_p99_s_median;
-  }
-  r.e2e_p99_s_median = p.e2e_p99_s_median;
-  r.goodput_rps_median = p.goodput_rps_median;
-  return r;
-}
-
 // checks.samples' entry of a sample. Impossible evidence measured nothing:
 // its counts and figures are unknown, not zero.
 evidence::SampleCheck SampleCheckOf(const analysis::SampleAnalysis& s) {
@@ -136,7 +104,7 @@ std::string ResultsCsv(const analysis::RunAnalysis& a) {
 std::string SummaryCsv(const analysis::RunAnalysis& a) {
   std::vector<evidence::MedianRow> rows;
   for (const analysis::PointSummary& p : a.points)
-    rows.push_back(SummaryRow(p, a.evidence.simulated));
+    rows.push_back(evidence::MedianRowOf(p, a.evidence.simulated));
   return evidence::SummaryCsvText(rows);
 }
 

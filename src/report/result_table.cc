@@ -92,7 +92,11 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
     if (!decode) continue;
     std::vector<std::string> cells(5, "-");
     if (r.decode) {
-      const auto ms = [](double s) { return FormatNumber(s * 1e3, 2) + " ms"; };
+      // A decode point's times are positive; 0 is a figure its source did
+      // not record (TPOT p50 of a baseline imported from a summary.csv).
+      const auto ms = [](double s) {
+        return s > 0 ? FormatNumber(s * 1e3, 2) + " ms" : std::string("-");
+      };
       cells = {ms(r.decode->tpot_p50_s), ms(r.decode->tpot_p99_s), ms(r.decode->itl_p99_s),
                FormatNumber(r.decode->output_tps, 2),
                FormatNumber(r.decode->output_tps_per_gpu, 2)};

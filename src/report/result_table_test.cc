@@ -59,6 +59,11 @@ TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   EXPECT_EQ(t.rows[1],
             (std::vector<std::string>{"2 / 4 / 4", "4", "900.00", "1.50 s", "1.50 s", "12.30 ms",
                                       "45.60 ms", "78.90 ms", "2,400.00", "300.00", "-", "-"}));
+  // A baseline imported from a summary.csv has no TPOT p50: not 0 ms.
+  ResultRow imported = Row(2, 4, 4, 880, 1.6, /*imported=*/true);
+  imported.decode = DecodeCells{0, 0.0456, 0.0789, 2300, 287.5};
+  EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][5], "-");
+  EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][6], "45.60 ms");
   // Without decode figures the table keeps its prefill-only shape.
   EXPECT_EQ(ResultTable({prefill}, {}, std::nullopt).header.size(), 7u);
 }
