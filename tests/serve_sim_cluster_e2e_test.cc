@@ -19,8 +19,8 @@ class ServeSimClusterE2e : public ServeSimE2e {
   std::vector<nvidia_smi::GpuMemory> Smi(const std::filesystem::path& dir) {
     nvidia_smi::ShellRunner shell;
     auto gpus = nvidia_smi::TakeSnapshot(shell, bin_ + " smi-sim --state-dir " + dir.string() +
-                                             " --query-gpu=index,uuid,name,memory.used,"
-                                             "memory.total --format=csv,noheader,nounits");
+                                                    " --query-gpu=index,uuid,name,memory.used,"
+                                                    "memory.total --format=csv,noheader,nounits");
     EXPECT_TRUE(gpus.ok()) << gpus.error().message;
     return gpus.ok() ? *gpus : std::vector<nvidia_smi::GpuMemory>{};
   }

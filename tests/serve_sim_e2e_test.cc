@@ -99,8 +99,8 @@ TEST_F(ServeSimE2e, StreamsSglangChunksAndServesTheApi) {
 
   // /gpu_memory read through the same parser as nvidia-smi's output.
   nvidia_smi::ShellRunner shell;
-  auto gpus =
-      nvidia_smi::TakeSnapshot(shell, "curl -s http://127.0.0.1:" + std::to_string(port) + "/gpu_memory");
+  auto gpus = nvidia_smi::TakeSnapshot(
+      shell, "curl -s http://127.0.0.1:" + std::to_string(port) + "/gpu_memory");
   ASSERT_TRUE(gpus.ok()) << gpus.error().message;
   ASSERT_EQ(gpus->size(), 8u);
   EXPECT_EQ((*gpus)[0].name, "NVIDIA RTX 6000D");

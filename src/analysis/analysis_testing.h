@@ -2,13 +2,13 @@
 // Test helpers shared by analysis_test and report_test: specs from the
 // shipped example, synthetic request records and samples.
 
-#include "ppsearch_source_dir.h"
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "analysis/sample.h"
+#include "ppsearch_source_dir.h"
 #include "spec/spec.h"
 #include "spec/spec_parser.h"
 #include "workload/request_record.h"

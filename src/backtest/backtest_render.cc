@@ -132,9 +132,9 @@ void RenderCase(const CaseResult& c, std::string& out) {
       out += fmt::format("# {} ({}, quantization {}) is predicted with the fit of {}\n", r.name,
                          ModelName(r.model), r.weights, r.calibration_from);
   table::Table configurations{{"configuration", "layout", "hardware", "weights", "chunk", "dynamic",
-                              "C", "input TPS", "TTFT p50", "TPOT p50"},
-                             {},
-                             {true, true, true, true, false, false, false, false, false, false}};
+                               "C", "input TPS", "TTFT p50", "TPOT p50"},
+                              {},
+                              {true, true, true, true, false, false, false, false, false, false}};
   for (const ConfigurationResult& r : c.configurations)
     configurations.rows.push_back(
         {r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware, r.weights,
@@ -318,12 +318,12 @@ std::string RenderText(const std::vector<CaseResult>& cases, const Coverage& cov
 
 std::string RenderMarkdown(const std::vector<CaseResult>& cases, const Coverage& coverage) {
   table::Table fits{{"case", "model", "calibrated on", "parameters off their prior", "fit"},
-                   {},
-                   {true, true, true, true, true}};
+                    {},
+                    {true, true, true, true, true}};
   table::Table figures{{"case", "figure", "reference", "predicted", "error", "within",
-                       "interval (10-90%)", "model form", "inside"},
-                      {},
-                      {true, true, false, false, false, true, false, false, true}};
+                        "interval (10-90%)", "model form", "inside"},
+                       {},
+                       {true, true, false, false, false, true, false, false, true}};
   table::Table signs{
       {"case", "comparison implied by the references", "predicted"}, {}, {true, true, true}};
   table::Table refusals{

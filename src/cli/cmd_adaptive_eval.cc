@@ -11,11 +11,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "adaptive_eval/scenarios.h"
 #include "cli/command.h"
 #include "cli/command_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
-#include "adaptive_eval/scenarios.h"
 #include "table/table.h"
 
 namespace ppsearch::cli {
@@ -64,11 +64,12 @@ nlohmann::json EvaluationJson(const adaptive_eval::Evaluation& ev,
   return out;
 }
 
-std::string EvaluationText(const adaptive_eval::Evaluation& ev, const adaptive_eval::ScenarioOptions& o) {
+std::string EvaluationText(const adaptive_eval::Evaluation& ev,
+                           const adaptive_eval::ScenarioOptions& o) {
   table::Table t{{"scenario", "full sweep: primary / fallback", "adaptive: primary / fallback",
-                 "same", "samples", "GPU-hours", "share", "stop"},
-                {},
-                {false, true, true, true, false, false, false, true}};
+                  "same", "samples", "GPU-hours", "share", "stop"},
+                 {},
+                 {false, true, true, true, false, false, false, true}};
   for (const adaptive_eval::ScenarioResult& s : ev.results)
     t.rows.push_back({std::to_string(s.index), Decision(s.full_primary, s.full_fallback),
                       Decision(s.adaptive_primary, s.adaptive_fallback), s.agrees ? "yes" : "NO",

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "backtest/backtest.h"
-#include "backtest/coverage.h"
 #include "backtest/backtest_render.h"
+#include "backtest/coverage.h"
 #include "cli/command.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"

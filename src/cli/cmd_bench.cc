@@ -9,10 +9,10 @@
 #include <iostream>
 #include <memory>
 
-#include "loadgen/bench_client.h"
-#include "loadgen/bench_report.h"
 #include "cli/command.h"
 #include "evidence/evidence.h"
+#include "loadgen/bench_client.h"
+#include "loadgen/bench_report.h"
 #include "util/files.h"
 #include "workload/lengths_file.h"
 

@@ -53,9 +53,9 @@ std::string TtftCell(double seconds) { return seconds > 0 ? FormatNumber(seconds
 
 void PrintPoints(const std::vector<calibrate::PointResidual>& points) {
   table::Table t{{"layout", "C", "input TPS measured", "predicted", "error", "TTFT p50 measured",
-                 "predicted", "error", "peak MiB measured", "predicted"},
-                {},
-                {true}};
+                  "predicted", "error", "peak MiB measured", "predicted"},
+                 {},
+                 {true}};
   for (const auto& r : points)
     t.rows.push_back({r.layout.Label(), std::to_string(r.concurrency),
                       FormatNumber(r.measured_tps, 2), FormatNumber(r.predicted_tps, 2),

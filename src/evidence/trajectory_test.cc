@@ -108,9 +108,9 @@ TEST_F(TrajectoryTest, AWrongValueNamesTheLineAndTheKey) {
   Result<Trajectory> e = ReadTrajectory(Paths());
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("adaptive.jsonl:1: key 'event' must be"), std::string::npos);
-  ASSERT_TRUE(WriteFileAtomic(Paths().trajectory_jsonl(),
-                              "{\"event\":\"stop\",\"calibration\":[0.8]}\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(Paths().trajectory_jsonl(), "{\"event\":\"stop\",\"calibration\":[0.8]}\n")
+          .ok());
   Result<Trajectory> c = ReadTrajectory(Paths());
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find(

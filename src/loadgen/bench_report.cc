@@ -118,13 +118,14 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
   }
   line(fmt::format("# seed: {}  token ids: [{}, {})  shared prefix: {} tokens", o.prompt.seed,
                    o.prompt.min_token_id, o.prompt.vocab_size, o.prompt.shared_prefix_tokens));
-  table::Table t{{"requests", "ok", "errors", "duration", "req_rate", "input_tput", "output_tput",
-                 "ttft_mean", "ttft_p50", "ttft_p95", "ttft_p99", "ttft_max", "e2e_p50", "e2e_p99"},
-                {},
-                {},
-                {"", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)", "(ms)", "(ms)", "(ms)",
-                 "(ms)", "(ms)", "(ms)"},
-                /*commented_header=*/true};
+  table::Table t{
+      {"requests", "ok", "errors", "duration", "req_rate", "input_tput", "output_tput", "ttft_mean",
+       "ttft_p50", "ttft_p95", "ttft_p99", "ttft_max", "e2e_p50", "e2e_p99"},
+      {},
+      {},
+      {"", "", "", "(s)", "(req/s)", "(tok/s)", "(tok/s)", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)",
+       "(ms)", "(ms)"},
+      /*commented_header=*/true};
   t.rows.push_back(
       {std::to_string(m.requests_total), std::to_string(m.requests_completed),
        std::to_string(m.requests_total - m.requests_completed), FormatNumber(m.duration_s, 3),

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "loadgen/bench_client.h"
 #include "evidence/bench_summary.h"
+#include "loadgen/bench_client.h"
 
 namespace ppsearch::loadgen {
 

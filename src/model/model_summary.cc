@@ -127,10 +127,10 @@ std::string DescribeModel(const ModelDesc& model) {
 // nccl-tests layout: '#' header lines with names, then units, then one row per layer.
 std::string DescribeLayers(const ModelDesc& model) {
   table::Table t{{"layer", "attention", "ffn", "params", "active", "weights", "kv_cache", "state"},
-                {},
-                {false, true, true, false, false, false, false, false},
-                {"", "", "", "(M)", "(M)", "(MiB)", "(B/token)", "(MiB/req)"},
-                /*commented_header=*/true};
+                 {},
+                 {false, true, true, false, false, false, false, false},
+                 {"", "", "", "(M)", "(M)", "(MiB)", "(B/token)", "(MiB/req)"},
+                 /*commented_header=*/true};
   for (const LayerDesc& layer : model.layers) {
     t.rows.push_back(
         {std::to_string(layer.index), AttentionKindName(layer.attention), FfnKindName(layer.ffn),

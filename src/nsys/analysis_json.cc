@@ -164,9 +164,9 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   out += table::RenderTextTable(gpus);
   out += "#\n";
   table::Table kinds{{"collective", "calls", "time", "calls total", "time total"},
-                    {},
-                    {true, false, false, false, false},
-                    {"", "(per window)", "(ms/window)", "", "(ms)"}};
+                     {},
+                     {true, false, false, false, false},
+                     {"", "(per window)", "(ms/window)", "", "(ms)"}};
   for (Collective kind : kAllCollectives) {
     const int k = static_cast<int>(kind);
     if (s.total_calls[k] == 0) continue;

@@ -11,10 +11,10 @@
 
 #include "cost/calibration.h"
 #include "cost/layout_cost.h"
-#include "nvidia_smi/gpu_memory.h"
 #include "hardware/hardware.h"
 #include "memory/memory_model.h"
 #include "model/model.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "plan/plan.h"
 #include "serve_sim/server_args.h"
 #include "sim/scheduler.h"

@@ -29,7 +29,7 @@ struct GpuRegistration {
   uint64_t start_ticks = 0;
   std::string process_name;  // what nvidia-smi's process_name shows
   int node_rank = 0;
-  double held_until_unix_s = 0;      // 0: none; else live until then even after exit
+  double held_until_unix_s = 0;             // 0: none; else live until then even after exit
   std::vector<nvidia_smi::GpuMemory> gpus;  // per local GPU: index, uuid, name, used_mib, total_mib
 };
 

@@ -205,7 +205,7 @@ NodeCommand ToolCommand(const spec::Spec& spec, int node, const std::string& nam
 }
 
 loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& s,
-                                    uint64_t seed) {
+                                      uint64_t seed) {
   const auto& w = spec.workload;
   loadgen::BenchOptions o;
   o.url = NodeUrl(spec, 0);

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "loadgen/bench_client.h"
 #include "evidence/evidence.h"
 #include "launch/launcher.h"
+#include "loadgen/bench_client.h"
 #include "spec/spec.h"
 
 namespace ppsearch::sglang {
@@ -56,7 +56,7 @@ std::vector<int> InstanceHeads(const spec::Spec& spec, const spec::LayoutSpec& l
 // The benchmark of a sample against node 0, or spread over every
 // instance's first node (loadgen::BenchOptions::more_urls) with several.
 loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::SampleId& sample,
-                                    uint64_t seed);
+                                      uint64_t seed);
 // The `ppsearch bench` command that runs the same benchmark.
 std::vector<std::string> BenchArgv(const loadgen::BenchOptions& options);
 

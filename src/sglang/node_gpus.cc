@@ -92,10 +92,11 @@ Result<std::vector<std::string>> GpusAbove(launch::Launcher& launcher, const spe
                                            std::optional<double> timeout_s) {
   PPS_ASSIGN_OR_RETURN(
       std::string csv,
-      RunSmi(launcher, spec, node, std::string("--query-gpu=") + nvidia_smi::kGpuQueryFields, timeout_s));
+      RunSmi(launcher, spec, node, std::string("--query-gpu=") + nvidia_smi::kGpuQueryFields,
+             timeout_s));
   PPS_ASSIGN_OR_RETURN(std::vector<nvidia_smi::GpuMemory> gpus,
                        nvidia_smi::ParseGpuMemoryCsv(csv, spec.cluster.nvidia_smi[0] + " on " +
-                                                       spec.cluster.hosts[node].name));
+                                                              spec.cluster.hosts[node].name));
   std::vector<std::string> out;
   for (const auto& g : gpus)
     if (!g.unreadable.empty())

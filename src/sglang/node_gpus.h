@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "nvidia_smi/gpu_memory.h"
 #include "launch/launcher.h"
+#include "nvidia_smi/gpu_memory.h"
 #include "spec/spec.h"
 #include "util/result.h"
 

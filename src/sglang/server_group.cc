@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "analysis/log_scan.h"
+#include "evidence/server_state_file.h"
 #include "loadgen/bench_client.h"
 #include "loadgen/load_loop.h"
-#include "evidence/server_state_file.h"
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "sglang/commands.h"

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
+#include "evidence/validation.h"
 #include "loadgen/bench_report.h"
 #include "loadgen/load_loop.h"
-#include "evidence/validation.h"
 #include "run/instances.h"
 #include "sglang/commands.h"
 #include "sglang/host_check.h"

@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "analysis/log_scan.h"
-#include "loadgen/scripted_server_testing.h"
 #include "evidence/verdict.h"
 #include "launch/fake_launcher_testing.h"
+#include "loadgen/scripted_server_testing.h"
 #include "sglang/commands.h"
 #include "sglang/server_group.h"
 #include "spec/spec_parser.h"

@@ -2,11 +2,12 @@
 // parsing, the exact errors for the common mistakes, and the engine each
 // pool runs with.
 
+#include "spec/disaggregation_section.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "spec/disaggregation_section.h"
 #include "spec/spec_parser.h"
 
 namespace ppsearch::spec {
