@@ -54,7 +54,6 @@ int64_t EngineConfig::PrefillBatchTokens() const {
 EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib) {
   EngineConfig c;
   const std::optional<int64_t> chunk = engine.ArgInt("chunked-prefill-size");
-  c.chunked_prefill_size_from_spec = chunk.has_value();
   c.chunked_prefill_size_origin = OriginOf(engine, "chunked-prefill-size");
   c.pp_max_micro_batch_size_origin = OriginOf(engine, "pp-max-micro-batch-size");
   c.moe_a2a_backend_origin = OriginOf(engine, "moe-a2a-backend");
@@ -109,7 +108,6 @@ std::string EngineKnobs::Label() const {
 EngineConfig WithKnobs(EngineConfig engine, const EngineKnobs& knobs) {
   if (knobs.chunked_prefill_size != 0) {
     engine.chunked_prefill_size = knobs.chunked_prefill_size;
-    engine.chunked_prefill_size_from_spec = true;
     engine.chunked_prefill_size_origin = SearchOrigin();
   }
   if (knobs.max_running_requests != 0) engine.max_running_requests = knobs.max_running_requests;

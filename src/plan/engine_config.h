@@ -25,11 +25,10 @@ struct EngineConfig {
   // --chunked-prefill-size: the spec's, else SGLang's per-GPU default; <= 0
   // disables chunking (a prefill batch is then capped by max_prefill_tokens).
   int64_t chunked_prefill_size = 8192;
-  bool chunked_prefill_size_from_spec = false;  // set by the spec (or a search's knob)
-  int64_t max_prefill_tokens = 16384;           // --max-prefill-tokens
-  std::optional<int> max_running_requests;      // --max-running-requests; unset: from the KV pool
-  std::optional<int64_t> max_total_tokens;      // --max-total-tokens: a cap on the KV pool
-  int pp_max_micro_batch_size = 0;              // 0: SGLang's max(max_running_requests // pp, 1)
+  int64_t max_prefill_tokens = 16384;       // --max-prefill-tokens
+  std::optional<int> max_running_requests;  // --max-running-requests; unset: from the KV pool
+  std::optional<int64_t> max_total_tokens;  // --max-total-tokens: a cap on the KV pool
+  int pp_max_micro_batch_size = 0;          // 0: SGLang's max(max_running_requests // pp, 1)
   int pp_async_batch_depth = 0;
   int page_size = 1;
   std::optional<int64_t> context_length;  // --context-length; unset: the model's
@@ -70,6 +69,8 @@ struct EngineConfig {
   std::optional<SourceLoc> chunked_prefill_size_origin;
   std::optional<SourceLoc> pp_max_micro_batch_size_origin;
   std::optional<SourceLoc> moe_a2a_backend_origin;
+  // Whether the chunk was set (by the spec or a knob), not SGLang's default.
+  bool chunked_prefill_size_from_spec() const { return chunked_prefill_size_origin.has_value(); }
 
   // The chunk one scheduler prefills: chunked_prefill_size // dp under DP
   // attention (server_args.py _handle_data_parallelism), at least 1; <= 0

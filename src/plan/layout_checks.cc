@@ -260,7 +260,7 @@ void CheckContextLength(const spec::LayoutSpec& layout, const spec::Spec& spec,
 void CheckDynamicChunking(const spec::LayoutSpec& layout, const EngineConfig& engine,
                           std::vector<Diagnostic>& errors) {
   if (layout.pp <= 1 || !engine.enable_dynamic_chunking) return;
-  if (!engine.chunked_prefill_size_from_spec || engine.chunked_prefill_size > 0) return;
+  if (!engine.chunked_prefill_size_from_spec() || engine.chunked_prefill_size > 0) return;
   const int64_t chunk = engine.chunked_prefill_size;
   const SourceLoc loc = engine.chunked_prefill_size_origin.value_or(SourceLoc{});
   const std::string where = loc.Where();

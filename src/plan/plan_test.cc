@@ -267,7 +267,7 @@ TEST(PlanSearch, KnobsSetTheEngineConfigurationNotTheSpec) {
   EXPECT_EQ(plan.moe_a2a_backend, "deepep");
   for (const LayoutPlan& lp : plan.layouts) {
     EXPECT_EQ(lp.engine.chunked_prefill_size, 4096) << lp.layout.Label();
-    EXPECT_TRUE(lp.engine.chunked_prefill_size_from_spec);
+    EXPECT_TRUE(lp.engine.chunked_prefill_size_from_spec());
     EXPECT_EQ(lp.engine.max_running_requests, 48);
     EXPECT_EQ(lp.engine.moe_a2a_backend, "deepep");
     ASSERT_TRUE(lp.engine.moe_a2a_backend_origin.has_value());
@@ -287,7 +287,7 @@ TEST(PlanSearch, KnobsSetTheEngineConfigurationNotTheSpec) {
   EXPECT_EQ(kept.layouts[0].engine.moe_a2a_backend_origin->Position(), "examples/x.toml:20:1");
   EXPECT_FALSE(kept.layouts[0].engine.chunked_prefill_size_origin.has_value());
   EXPECT_EQ(kept.layouts[0].engine.chunked_prefill_size, 8192);
-  EXPECT_FALSE(kept.layouts[0].engine.chunked_prefill_size_from_spec);
+  EXPECT_FALSE(kept.layouts[0].engine.chunked_prefill_size_from_spec());
   EXPECT_EQ(EngineKnobs{}.Label(), "spec's knobs");
   EXPECT_EQ(knobs.Label(), "chunk 4096, mrr 48, a2a deepep");
 }
