@@ -201,6 +201,25 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
     }
 }
 
+// 2,000-token prompts and answers of 133 to 400 tokens at PP 4: after
+// requests finish and others join, the pipeline's first rounds are not yet
+// in their pattern (a slot's batch waits on another's once, then no more),
+// so the trial's fit starts at a later round. Those rounds are jumped too
+// (late_fit_jumps), with the figures of step by step.
+TEST(DecodeStretch, APipelineThatSettlesDuringTheTrialStillJumps) {
+  plan::SearchInputs in = ChatInputs();
+  ChatLoad(in.spec, 64);
+  in.spec.workload.input_tokens = 2000;
+  in.spec.workload.output_tokens = 400;
+  for (const spec::LayoutSpec& layout : {StretchLayout(4, 4, 1), StretchLayout(2, 8, 1, 2)}) {
+    const std::string what = "DeepSeek-V3 " + layout.Label() + " C=16";
+    const Case both = Both(in, layout, 16);
+    ExpectSame(both, what);
+    EXPECT_GT(both.lean.sim.late_fit_jumps, 0) << what;
+    EXPECT_EQ(both.stepped.sim.late_fit_jumps, 0) << what;
+  }
+}
+
 // An open loop whose requests come faster than a pool of four serves
 // them: arrivals end stretches while every slot keeps its sequences (what
 // arrives waits), and the next stretch prices those slots from the last

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -185,9 +186,15 @@ plan::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const Loa
   one.spec = group.inputs.spec;
   one.model = group.inputs.model;
   one.hardware = group.inputs.hardware;
-  one.plan = group.inputs.plan;
-  one.plan.layouts.clear();
-  for (const plan::LayoutPlan& lp : group.inputs.plan.layouts)
+  // The plan without the group's other layouts (copying them is most of
+  // the cost of an interval's set-up).
+  const plan::Plan& all = group.inputs.plan;
+  one.plan.spec_path = all.spec_path;
+  one.plan.model = all.model;
+  one.plan.cluster = all.cluster;
+  one.plan.moe_a2a_backend = all.moe_a2a_backend;
+  one.plan.warnings = all.warnings;
+  for (const plan::LayoutPlan& lp : all.layouts)
     if (lp.layout == c.layout) one.plan.layouts.push_back(lp);
   one.spec.sweep.layouts = {c.layout};
   one.spec.sweep.concurrency = {load.concurrency};
@@ -227,32 +234,35 @@ void SetIntervalsAt(Evaluated& e, const PointIntervals& u) {
     if (f.load == e.at->load) SetIntervals(f, u);
 }
 
-// Draws the intervals of a candidate's best load point through the one
-// predictor: the only point its score reads (a listed point's copy gets
-// them too).
-void AddIntervalsAt(const Group& group, Evaluated& e, const cost::Calibration& calibration,
-                    const SearchOptions& options) {
+// The intervals of a candidate's best load point, drawn through the one
+// predictor: the only point its score reads. Nullopt when none is drawn.
+std::optional<PointIntervals> IntervalsAt(const Group& group, const Evaluated& e,
+                                          const cost::Calibration& calibration,
+                                          const SearchOptions& options) {
   const predict::SearchPrediction p =
       predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration,
                              IntervalOptions(options, group.inputs.spec));
-  if (p.intervals.empty()) return;
+  if (p.intervals.empty()) return std::nullopt;
   const uncertainty::PointUncertainty& u = p.intervals.front();
-  SetIntervalsAt(e, {u.input_tps, u.ttft_p50_s, u.output_tps, u.tpot_p50_s, u.compared_input_tps,
-                     u.compared_ttft_p50_s, u.compared_output_tps});
+  return PointIntervals{u.input_tps,          u.ttft_p50_s,         u.output_tps,
+                        u.tpot_p50_s,         u.compared_input_tps, u.compared_ttft_p50_s,
+                        u.compared_output_tps};
 }
 
 // A disaggregated candidate's intervals at its best load point: the model
 // form's alone (predict::ModelFormIntervals; no parameter ensemble is drawn
 // through two pools), none without a model-form term.
-void AddPdIntervalsAt(const plan::DisaggregatedPlan& plan, const plan::SearchInputs& in,
-                      Evaluated& e, const cost::Calibration& calibration,
-                      const SearchOptions& options) {
-  if (!options.model_form) return;
+std::optional<PointIntervals> PdIntervalsAt(const plan::DisaggregatedPlan& plan,
+                                            const plan::SearchInputs& in, const Evaluated& e,
+                                            const cost::Calibration& calibration,
+                                            const SearchOptions& options) {
+  if (!options.model_form) return std::nullopt;
   const predict::DisaggregatedPrediction p = PredictPdAt(plan, in, e.at->load, calibration);
   const predict::DisaggregatedIntervals v =
       predict::ModelFormIntervals(p, plan, in.spec, in.hardware, calibration, *options.model_form);
-  SetIntervalsAt(e, {v.input_tps, v.ttft_p50_s, v.output_tps, v.tpot_p50_s, v.compared_input_tps,
-                     v.compared_ttft_p50_s, v.compared_output_tps});
+  return PointIntervals{v.input_tps,          v.ttft_p50_s,         v.output_tps,
+                        v.tpot_p50_s,         v.compared_input_tps, v.compared_ttft_p50_s,
+                        v.compared_output_tps};
 }
 
 // The layout's plan in a group's inputs.
@@ -570,7 +580,10 @@ std::vector<size_t> RankAtBestLoads(const plan::SearchInputs& in,
 // Stage 6: which ranked candidates could be the best. With intervals: drawn
 // best first, until no interval as wide as the widest seen (times the
 // screen factor) could reach the best's lower end. Without: ties at the
-// best score.
+// best score. The intervals are drawn on the threads a candidate each, in
+// rank order, and judged in rank order as they arrive: the same candidates
+// get them on any number of threads, and past the one the rule stops at
+// only those already begun are drawn.
 void MarkCouldBeBest(const plan::SearchInputs& in, const cost::Calibration& calibration,
                      const SearchOptions& options, const std::vector<size_t>& ranked,
                      const Progress& progress, SearchResult& out, const Work& w) {
@@ -578,22 +591,45 @@ void MarkCouldBeBest(const plan::SearchInputs& in, const cost::Calibration& cali
   // The central best value, what every score is relative to.
   const double best = ObjectiveAt(*out.evaluated[ranked.front()].at, out.objective);
   if (options.ensemble.members > 0 && out.objective.has_interval()) {
+    SearchOptions one_thread = options;
+    one_thread.threads = 1;
+    std::vector<std::optional<PointIntervals>> drawn(ranked.size());
+    std::vector<char> arrived(ranked.size(), 0);
+    std::atomic<bool> stopped{false};
+    size_t judged = 0;  // ranked candidates judged so far, in order
     double best_low = 0, widest = 0;
-    for (size_t i : ranked) {
-      Evaluated& e = out.evaluated[i];
-      if (options.screen && out.with_intervals > 0 &&
-          e.score * (1 + options.screen_factor * widest) < best_low)
-        break;
-      if (w.pd_of[i] >= 0)
-        AddPdIntervalsAt(w.pd_plans[static_cast<size_t>(w.pd_of[i])], in, e, calibration, options);
-      else
-        AddIntervalsAt(w.groups[w.groups_of[i].front()], e, calibration, options);
-      e.score_interval = ScoreInterval(e, best, out.objective);
-      ++out.with_intervals;
-      progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
-      if (out.with_intervals == 1) best_low = e.score_interval->low;
-      if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
-    }
+    // Whether the rule draws the next candidate's interval at all.
+    auto drawn_next = [&](const Evaluated& e) {
+      return !options.screen || out.with_intervals == 0 ||
+             !(e.score * (1 + options.screen_factor * widest) < best_low);
+    };
+    ParallelFor(
+        ranked.size(), options.threads,
+        [&](size_t k) {
+          if (stopped.load()) return;
+          const size_t i = ranked[k];
+          const Evaluated& e = out.evaluated[i];
+          drawn[k] = w.pd_of[i] >= 0 ? PdIntervalsAt(w.pd_plans[static_cast<size_t>(w.pd_of[i])],
+                                                     in, e, calibration, one_thread)
+                                     : IntervalsAt(w.groups[w.groups_of[i].front()], e, calibration,
+                                                   one_thread);
+        },
+        [&](size_t k, size_t) {
+          arrived[k] = 1;
+          for (; !stopped.load() && judged < ranked.size() && arrived[judged]; ++judged) {
+            Evaluated& e = out.evaluated[ranked[judged]];
+            if (!drawn_next(e)) {
+              stopped.store(true);
+              break;
+            }
+            if (drawn[judged]) SetIntervalsAt(e, *drawn[judged]);
+            e.score_interval = ScoreInterval(e, best, out.objective);
+            ++out.with_intervals;
+            progress("intervals", static_cast<size_t>(out.with_intervals), ranked.size());
+            if (out.with_intervals == 1) best_low = e.score_interval->low;
+            if (e.score > 0) widest = std::max(widest, e.score_interval->high / e.score - 1);
+          }
+        });
     for (size_t i : ranked) {
       Evaluated& e = out.evaluated[i];
       e.could_be_best = e.score_interval && e.score_interval->high >= best_low;

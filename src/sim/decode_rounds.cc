@@ -23,13 +23,21 @@
 namespace ppsearch::sim {
 namespace {
 
-// Rounds played unrounded before a jump: the state after rounds 2..6 and
-// the margins of rounds 2..5 must be quadratics (rounds 0 and 1 still read
-// the stretch's rounded times).
-constexpr int kTrialRounds = 6;
+// Rounds played unrounded before a jump: the state after kFitRounds
+// rounds from the first fitted one, and the margins of all of them but the
+// last, must be quadratics. The first fitted round is 2 (rounds 0 and 1
+// still read the stretch's rounded times), or later while the fit fails,
+// up to kLastFirstFitRound: a pipeline often needs a few rounds to settle
+// into its pattern (a max() changes winner once, or the ns the stretch's
+// start times were rounded to still ripple through), and each round played
+// here is one less played step by step before the next try.
+constexpr int kFitRounds = 5;
 constexpr int kFirstFitRound = 2;
-// Fewer rounds than this are played step by step.
+constexpr int kLastFirstFitRound = 6;
+constexpr int kMostTrialRounds = kLastFirstFitRound + kFitRounds - 1;
+// Fewer rounds than this are played step by step (more than the trial plays).
 constexpr int64_t kMinJumpRounds = 12;
+static_assert(kMinJumpRounds > kMostTrialRounds);
 // Margins within this of zero are ties; a margin may cross zero by the
 // slack (the max() then differs by under a ns).
 constexpr double kTieNs = 1e-3;
@@ -155,60 +163,69 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
   }
 
   // Trial rounds from the stretch's state (in storage the engine keeps:
-  // a pipeline tries often).
+  // a pipeline tries often), played as the fit asks for them.
   RoundTrial& trial = round_trial_;
   std::vector<std::vector<double>>& state = trial.state;
   std::vector<std::vector<double>>& margins = trial.margins;
-  state.resize(kTrialRounds + 1);
-  margins.resize(kTrialRounds);
+  state.resize(kMostTrialRounds + 1);
+  margins.resize(kMostTrialRounds);
   state[0].assign({static_cast<double>(t), static_cast<double>(last_launch_ns_)});
   for (int64_t f : gpu_free_ns_) state[0].push_back(static_cast<double>(f));
   for (const InFlight& f : slots_) state[0].push_back(static_cast<double>(f.outputs_ready_ns));
   state[0].resize(state[0].size() + static_cast<size_t>(num_slots), 0.0);
-  for (int r = 0; r < kTrialRounds; ++r) {
-    state[r + 1] = state[r];
-    margins[r].clear();
-    PlayRound(slots, slot, r, state[r + 1], &margins[r]);
-  }
-  // The state and the margins on quadratics; margins keep their sign (or
-  // stay ties).
-  const size_t n_vars = state[0].size();
-  std::array<double, kTrialRounds + 1> at{};
-  for (size_t v = 0; v < n_vars; ++v) {
-    size_t n = 0;
-    for (int r = kFirstFitRound; r <= kTrialRounds; ++r) at[n++] = state[r][v];
-    if (!IsQuadratic(at.data(), n)) return 0;
-  }
-  std::vector<RoundTrial::Margin>& kept = trial.kept;
-  kept.clear();
-  for (size_t m = 0; m < margins[0].size(); ++m) {
-    size_t n = 0;
-    int positive = 0, negative = 0;
-    for (int r = kFirstFitRound; r < kTrialRounds; ++r) {
-      if (margins[r].size() != margins[0].size()) return 0;
-      at[n++] = margins[r][m];
-      positive += margins[r][m] > kTieNs;
-      negative += margins[r][m] < -kTieNs;
+  int played = 0;
+  auto play_to = [&](int rounds) {
+    for (; played < rounds; ++played) {
+      state[played + 1] = state[played];
+      margins[played].clear();
+      PlayRound(slots, slot, played, state[played + 1], &margins[played]);
     }
-    if (!IsQuadratic(at.data(), n)) return 0;
-    if (positive > 0 && negative > 0) return 0;
-    const double sign = positive > 0 ? 1 : negative > 0 ? -1 : 0;
-    if (sign != 0 && positive + negative != kTrialRounds - kFirstFitRound) return 0;
-    kept.push_back({at[0], at[1], at[2], sign});
-  }
+  };
+  const size_t n_vars = state[0].size();
+  std::vector<RoundTrial::Margin>& kept = trial.kept;
+  // Whether rounds from `first` on fit: the state and the margins on
+  // quadratics, margins keeping their sign (or staying ties); fills `kept`.
+  auto fit_from = [&](int first) {
+    play_to(first + kFitRounds - 1);
+    std::array<double, kFitRounds> at{};
+    for (size_t v = 0; v < n_vars; ++v) {
+      for (int r = 0; r < kFitRounds; ++r) at[r] = state[first + r][v];
+      if (!IsQuadratic(at.data(), kFitRounds)) return false;
+    }
+    kept.clear();
+    for (size_t m = 0; m < margins[first].size(); ++m) {
+      int positive = 0, negative = 0;
+      for (int r = 0; r < kFitRounds - 1; ++r) {
+        if (margins[first + r].size() != margins[first].size()) return false;
+        at[r] = margins[first + r][m];
+        positive += at[r] > kTieNs;
+        negative += at[r] < -kTieNs;
+      }
+      if (!IsQuadratic(at.data(), kFitRounds - 1)) return false;
+      if (positive > 0 && negative > 0) return false;
+      const double sign = positive > 0 ? 1 : negative > 0 ? -1 : 0;
+      if (sign != 0 && positive + negative != kFitRounds - 1) return false;
+      kept.push_back({at[0], at[1], at[2], sign});
+    }
+    return true;
+  };
+  int first_fit = kFirstFitRound;
+  while (!fit_from(first_fit))
+    if (++first_fit > kLastFirstFitRound) return 0;
+  trial.first_fit = first_fit;
   // State after n rounds, on the quadratic through the fitted rounds' (the
-  // quadratics' argument counts from 1 at kFirstFitRound).
-  constexpr double kShift = kFirstFitRound - 1;
+  // quadratics' argument counts from 1 at first_fit).
+  const double shift = first_fit - 1;
   auto state_after = [&](int64_t n, size_t v) {
-    return Quadratic(state[kFirstFitRound][v], state[kFirstFitRound + 1][v],
-                     state[kFirstFitRound + 2][v], static_cast<double>(n) - kShift);
+    return Quadratic(state[first_fit][v], state[first_fit + 1][v], state[first_fit + 2][v],
+                     static_cast<double>(n) - shift);
   };
   const size_t last_heard = 2 + static_cast<size_t>(stages) + static_cast<size_t>(num_slots) +
                             static_cast<size_t>(LastRunning(slots, slot));
   auto fits = [&](int64_t n) {
-    // Rounds 0..n-1 are played; margins of rounds kFirstFitRound..n-1 keep
+    // Rounds 0..n-1 are played; margins of rounds first_fit..n-1 keep
     // their winner.
-    const double rounds = static_cast<double>(n - 1) - kShift;
+    const double rounds = static_cast<double>(n - 1) - shift;
     for (const RoundTrial::Margin& m : kept) {
       if (m.sign == 0) {  // a tie stays one: the max() is either side
         if (LeastUpTo(m.v1, m.v2, m.v3, rounds) < -kSlackNs ||
@@ -270,6 +287,7 @@ int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int6
   counters_.decode_batches += batches;
   counters_.stretched_batches += batches;
   counters_.round_batches += batches;
+  if (round_trial_.first_fit > kFirstFitRound) ++counters_.late_fit_jumps;
   mb_counter_ += rounds * num_slots;  // the empty slots' passes too
   now_ = std::llround(heard[LastRunning(slots, slot)]);
   return std::llround(end_state[0]);

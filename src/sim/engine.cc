@@ -108,6 +108,7 @@ SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
   result.decode_batches = counters.decode_batches;
   result.stretched_batches = counters.stretched_batches;
   result.round_batches = counters.round_batches;
+  result.late_fit_jumps = counters.late_fit_jumps;
   result.carried_prices = counters.carried_prices;
   result.peak_kv_tokens = counters.peak_kv_tokens;
   result.peak_running_requests = counters.peak_running_requests;

@@ -68,6 +68,9 @@ struct SimResult {
   // Of those, the batches of a pipeline's rounds played in closed form
   // (decode_rounds.cc) rather than one by one.
   int64_t round_batches = 0;
+  // Of those jumps, the ones fitted only past the pipeline's first rounds
+  // (it settled into its pattern during the trial).
+  int64_t late_fit_jumps = 0;
   // Decode stretches' slots priced from the stretch before (the same
   // sequences, some steps on) rather than by the cost model.
   int64_t carried_prices = 0;

@@ -52,6 +52,7 @@ struct EngineCounters {
   int64_t decode_batches = 0;
   int64_t stretched_batches = 0;
   int64_t round_batches = 0;
+  int64_t late_fit_jumps = 0;  // round jumps fitted past a pipeline's first rounds
   int64_t carried_prices = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
@@ -193,6 +194,7 @@ class OnlineEngine {
     };
     std::vector<std::vector<double>> state, margins;
     std::vector<Margin> kept;
+    int first_fit = 0;  // the first round the last fit read
   };
   mutable RoundTrial round_trial_;
   // Each slot's part of the current or last decode stretch: its storage is
