@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "run/sim_sample.h"
 #include "serve_sim/deployment.h"
@@ -50,7 +51,7 @@ void ExpectSameLines(const std::string& model, const std::string& hardware, int 
   id.concurrency = 1;
   spec.sim.inject.back().sample = id.str();
   spec.sim.inject.back().fault = "nccl";
-  const plan::SearchInputs inputs{spec, dep.model, dep.hw, {}};
+  const inputs::SearchInputs inputs{spec, dep.model, dep.hw, {}};
   run::SimSampleEngine engine(inputs, dep.calibration);
   run::SampleContext ctx;
   ctx.id = id;

@@ -12,6 +12,7 @@
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/sla.h"
+#include "inputs/search_inputs.h"
 #include "predict/search_points.h"
 #include "uncertainty/model_error.h"
 #include "uncertainty/model_error_file.h"
@@ -70,7 +71,7 @@ struct Refit {
   std::string note;
 };
 
-Refit RefitOn(const plan::SearchInputs& in, const cost::Calibration& start,
+Refit RefitOn(const inputs::SearchInputs& in, const cost::Calibration& start,
               const std::vector<analysis::PointSummary>& measured) {
   Refit out;
   out.calibration = start;
@@ -142,7 +143,7 @@ struct Ran {
 // starts where the engine timed them; measured starts replace the spec's
 // estimate, for what was spent and for what the next steps will cost), and
 // the server left running.
-Ran ReadSpent(const plan::SearchInputs& in, const analysis::RunEvidence& ev, Observation& out) {
+Ran ReadSpent(const inputs::SearchInputs& in, const analysis::RunEvidence& ev, Observation& out) {
   Problem& pr = out.problem;
   Ran ran;
   std::map<std::string, int> gpus;
@@ -206,7 +207,7 @@ Measured MeasuredPoints(const spec::Spec& spec, const analysis::RunEvidence& ev,
 // misses give) and, where measured, what it showed; excluded, with why, by
 // predicted headroom (unless measured), a point none of whose samples
 // completed, or a measured exclusion.
-CandidateState CandidateOf(const plan::LayoutPlan& lp, const plan::SearchInputs& in,
+CandidateState CandidateOf(const plan::LayoutPlan& lp, const inputs::SearchInputs& in,
                            const predict::SearchPrediction& prediction, const Refit& refit,
                            const Ran& ran, Measured& m, int repeats) {
   const spec::Spec& spec = in.spec;
@@ -284,7 +285,7 @@ CandidateState CandidateOf(const plan::LayoutPlan& lp, const plan::SearchInputs&
 
 }  // namespace
 
-Result<Observation> Observe(const plan::SearchInputs& in, const cost::Calibration& start,
+Result<Observation> Observe(const inputs::SearchInputs& in, const cost::Calibration& start,
                             const std::string& run_dir, const ObserveOptions& options) {
   // The same refusal `ppsearch run --adaptive` gives before it starts.
   if (const std::vector<std::string> problems = AdaptiveRunProblems(in); !problems.empty()) {

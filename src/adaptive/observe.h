@@ -13,7 +13,7 @@
 #include "adaptive/policy.h"
 #include "cost/calibration.h"
 #include "evidence/evidence.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "util/result.h"
 
 namespace ppsearch::adaptive {
@@ -43,7 +43,7 @@ struct Observation {
 // `inputs` is the run's spec (its sweep: the candidates), model, hardware
 // and plan; `start` the calibration the run was given (defaults when none).
 // Errors: a layout the simulator cannot predict, evidence that cannot be read.
-Result<Observation> Observe(const plan::SearchInputs& inputs, const cost::Calibration& start,
+Result<Observation> Observe(const inputs::SearchInputs& inputs, const cost::Calibration& start,
                             const std::string& run_dir, const ObserveOptions& options = {});
 
 }  // namespace ppsearch::adaptive

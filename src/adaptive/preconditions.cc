@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "inputs/search_inputs.h"
 #include "predict/predict.h"
 
 namespace ppsearch::adaptive {
 
-std::vector<std::string> AdaptiveRunProblems(const plan::SearchInputs& in) {
+std::vector<std::string> AdaptiveRunProblems(const inputs::SearchInputs& in) {
   const spec::Spec& spec = in.spec;
   if (!spec.decision.objective.adaptive())
     return {spec.Origin("decision.objective").Where() + ": an adaptive run chooses by the " +

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 
 namespace ppsearch::adaptive {
 
@@ -18,6 +18,6 @@ namespace ppsearch::adaptive {
 // - a sample budget smaller than one step (a point's repeats);
 // - layouts the simulator does not model (the run predicts what it has not
 //   measured).
-std::vector<std::string> AdaptiveRunProblems(const plan::SearchInputs& in);
+std::vector<std::string> AdaptiveRunProblems(const inputs::SearchInputs& in);
 
 }  // namespace ppsearch::adaptive

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cost/parameters.h"
+#include "inputs/search_inputs.h"
 
 namespace ppsearch::adaptive {
 namespace {
@@ -14,7 +15,7 @@ nlohmann::json CalibrationValues(const cost::Calibration& c) {
 }
 
 // The samples of `step` that have not run.
-std::vector<evidence::SampleId> Pending(const plan::SearchInputs& in,
+std::vector<evidence::SampleId> Pending(const inputs::SearchInputs& in,
                                         const evidence::TrajectoryStep& step,
                                         const std::set<std::string>& ran) {
   std::vector<evidence::SampleId> out;
@@ -91,7 +92,7 @@ std::string BudgetDetail(const Observation& obs, const Choice& choice,
 // policy: its steps (evidence::CheckTrajectorySteps), and a stop line's
 // reason, which the policy must reach again from the same evidence (no
 // sample runs after a stop): a line it did not write would end the run.
-Status CheckTrajectory(const plan::SearchInputs& in, const evidence::Trajectory& t,
+Status CheckTrajectory(const inputs::SearchInputs& in, const evidence::Trajectory& t,
                        Observation obs) {
   std::vector<spec::LayoutSpec> layouts;
   for (const plan::LayoutPlan& lp : in.plan.layouts)

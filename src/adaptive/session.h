@@ -13,12 +13,13 @@
 #include "adaptive/observe.h"
 #include "evidence/evidence.h"
 #include "evidence/trajectory.h"
+#include "inputs/search_inputs.h"
 
 namespace ppsearch::adaptive {
 
 class Session {
  public:
-  Session(const plan::SearchInputs& inputs, cost::Calibration start, ObserveOptions options = {})
+  Session(const inputs::SearchInputs& inputs, cost::Calibration start, ObserveOptions options = {})
       : inputs_(inputs), start_(std::move(start)), options_(options) {}
 
   // The samples to run next; empty once the run should end (its stop line
@@ -26,7 +27,7 @@ class Session {
   Result<std::vector<evidence::SampleId>> Next(const evidence::RunPaths& paths);
 
  private:
-  const plan::SearchInputs& inputs_;
+  const inputs::SearchInputs& inputs_;
   cost::Calibration start_;
   ObserveOptions options_;
   bool ran_a_step_ = false;  // in this process

@@ -10,6 +10,7 @@
 #include "adaptive/session.h"
 #include "evidence/medians_csv.h"
 #include "evidence/trajectory.h"
+#include "inputs/search_inputs.h"
 #include "predict/search_points.h"
 #include "report/build_report.h"
 #include "run/replay_sample.h"
@@ -23,7 +24,7 @@ namespace {
 
 // The medians of one scenario's truth: the calibration's central
 // prediction of every point with its layout's hidden factor.
-std::vector<evidence::MedianRow> TruthRows(const plan::SearchInputs& in,
+std::vector<evidence::MedianRow> TruthRows(const inputs::SearchInputs& in,
                                            const predict::SearchPrediction& model,
                                            const std::vector<double>& factor, double spread) {
   std::vector<evidence::MedianRow> rows;
@@ -60,7 +61,7 @@ struct Outcome {
   std::string stop_reason;
 };
 
-Result<Outcome> Replay(const plan::SearchInputs& in, const cost::Calibration& calibration,
+Result<Outcome> Replay(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                        const ScenarioOptions& o, const std::string& csv, const std::string& dir,
                        bool adaptive) {
   run::RunOptions ro;
@@ -99,7 +100,7 @@ Result<Outcome> Replay(const plan::SearchInputs& in, const cost::Calibration& ca
 
 }  // namespace
 
-Result<Evaluation> Evaluate(const plan::SearchInputs& in, const cost::Calibration& calibration,
+Result<Evaluation> Evaluate(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                             const ScenarioOptions& o) {
   const predict::SearchPrediction model =
       predict::PredictSearch(in, calibration, predict::SearchOptions::CentralOnly());

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "util/result.h"
 
 namespace ppsearch::adaptive_eval {
@@ -51,7 +51,7 @@ struct Evaluation {
 
 // `calibration` makes the model's truth (before the hidden factors) and is
 // where each adaptive run starts.
-Result<Evaluation> Evaluate(const plan::SearchInputs& inputs, const cost::Calibration& calibration,
-                            const ScenarioOptions& options);
+Result<Evaluation> Evaluate(const inputs::SearchInputs& inputs,
+                            const cost::Calibration& calibration, const ScenarioOptions& options);
 
 }  // namespace ppsearch::adaptive_eval

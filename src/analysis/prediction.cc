@@ -4,6 +4,7 @@
 
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
+#include "inputs/search_inputs.h"
 #include "uncertainty/model_error_file.h"
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
@@ -63,7 +64,7 @@ std::optional<std::string> OverlapNote(const RunPrediction& prediction,
   return uncertainty::OverlapNote(primary, a, runner_up, b, objective.label());
 }
 
-RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
+RunPrediction PredictRun(const inputs::SearchInputs* inputs, bool simulated,
                          const std::string& calibration_path) {
   RunPrediction out;
   const bool calibrated = !calibration_path.empty();

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "predict/search_points.h"
 #include "uncertainty/propagate.h"
 
@@ -59,7 +59,7 @@ std::optional<std::string> OverlapNote(const RunPrediction& prediction,
 // none: a simulated run then used the shipped profile, and so does its
 // prediction), with the intervals of uncertainty::EnsembleOptions' default
 // draws. A measured run without a calibration has none.
-RunPrediction PredictRun(const plan::SearchInputs* inputs, bool simulated,
+RunPrediction PredictRun(const inputs::SearchInputs* inputs, bool simulated,
                          const std::string& calibration_path);
 
 }  // namespace ppsearch::analysis

@@ -10,6 +10,7 @@
 #include "evidence/evidence.h"
 #include "evidence/run_spec.h"
 #include "evidence/spec_json.h"
+#include "inputs/search_inputs.h"
 #include "nvidia_smi/gpu_memory.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -421,7 +422,7 @@ void NoteMissingBaseline(RunAnalysis& a) {
 
 void PlanLayouts(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
-  Result<plan::SearchInputs> in = plan::LoadSearchInputs(spec);
+  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(spec);
   if (!in.ok()) {
     a.warnings.push_back("communication-domain analysis and per-stage memory skipped: " +
                          in.error().message);

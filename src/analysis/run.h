@@ -15,8 +15,8 @@
 #include "analysis/sample.h"
 #include "evidence/run_metadata.h"
 #include "evidence/trajectory.h"
+#include "inputs/search_inputs.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -45,7 +45,7 @@ struct RunEvidence {
   // spent budget, a sample it never began is not missing.
   std::optional<evidence::Trajectory> trajectory;
   std::vector<std::string> not_needed;
-  std::vector<PointSummary> points;     // this run's, no baseline applied
+  std::vector<PointSummary> points;  // this run's, no baseline applied
   // Evidence that is damaged and belongs to no sample: manifest lines that
   // could not be read or name a sample outside the sweep ("manifest.jsonl:LINE: ...").
   std::vector<std::string> problems;
@@ -69,7 +69,7 @@ struct RunAnalysis {
   std::vector<PointSummary> baseline_rows;  // rows deltas are taken against (is_baseline set)
   std::vector<PointSummary> points;         // this run's, deltas applied
   // The spec copy's model, hardware and plan; absent when they would not load.
-  std::optional<plan::SearchInputs> inputs;
+  std::optional<inputs::SearchInputs> inputs;
   std::optional<plan::LayoutPlan> baseline_plan;  // an imported baseline layout not in the sweep
   std::vector<LayoutMemory> memory;               // sweep layouts, then an imported baseline
   Decision decision;

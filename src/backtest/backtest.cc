@@ -6,7 +6,7 @@
 
 #include "backtest/memory_case.h"
 #include "calibrate/fit.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "predict/predict.h"
 #include "predict/search_points.h"
 #include "spec/spec_parser.h"
@@ -18,7 +18,7 @@ namespace {
 // case's spec narrowed to this configuration's layout and concurrency.
 struct Loaded {
   const Configuration* config = nullptr;
-  plan::SearchInputs in;
+  inputs::SearchInputs in;
   const plan::LayoutPlan& plan() const { return in.plan.layouts.front(); }
 };
 
@@ -29,8 +29,8 @@ Error AtConfiguration(const Configuration& c, const std::string& message) {
 Result<Loaded> LoadConfiguration(const Case& c, const Configuration& config) {
   Result<spec::Spec> spec = spec::LoadSpec(c.spec_path, config.overrides);
   if (!spec.ok()) return AtConfiguration(config, spec.error().message);
-  Result<plan::SearchInputs> in =
-      plan::LoadSearchInputs(std::move(spec).value(), {config.layout}, {config.concurrency});
+  Result<inputs::SearchInputs> in =
+      inputs::LoadSearchInputs(std::move(spec).value(), {config.layout}, {config.concurrency});
   if (!in.ok()) return AtConfiguration(config, in.error().message);
   Loaded l{&config, std::move(in).value()};
   if (!l.plan().valid && !c.Refused(config.name)) {

@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
+#include "inputs/search_inputs.h"
 #include "memory/memory_model.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "spec/sections.h"
 #include "spec/spec_parser.h"
 
@@ -78,8 +78,8 @@ Result<std::vector<FigureResult>> MemoryFigures(const Case& c) {
     };
     Result<spec::Spec> spec = spec::LoadSpec(c.spec_path, m.overrides);
     if (!spec.ok()) return at(spec.error().message);
-    Result<plan::SearchInputs> in =
-        plan::LoadSearchInputs(std::move(spec).value(), {m.layout}, {1});
+    Result<inputs::SearchInputs> in =
+        inputs::LoadSearchInputs(std::move(spec).value(), {m.layout}, {1});
     if (!in.ok()) return at(in.error().message);
     hardware::HardwareProfile hw = in->hardware;
     if (m.gpu_memory_mib > 0) hw.memory_mib = m.gpu_memory_mib;

@@ -14,9 +14,9 @@
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "hardware/hardware.h"
+#include "inputs/search_inputs.h"
 #include "model/model.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
@@ -84,7 +84,7 @@ struct FitInputs {
   std::vector<plan::LayoutPlan> plans;
   // The spec, model and hardware every point is predicted with
   // (predict::PredictSearchPoint, as a search predicts its points).
-  const plan::SearchInputs* search = nullptr;
+  const inputs::SearchInputs* search = nullptr;
   Noise noise;
 };
 

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "hardware/hardware.h"
+#include "inputs/search_inputs.h"
 #include "model/hf_config.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/predict.h"
 #include "predict/search_points.h"
@@ -239,11 +239,11 @@ TEST_F(MeasurementFileTest, MissingFiles) {
 }
 
 // The shipped example spec, its model and hardware.
-using Baseline = plan::SearchInputs;
+using Baseline = inputs::SearchInputs;
 
 Baseline LoadBaseline() {
-  Result<plan::SearchInputs> in =
-      plan::LoadSpecFileInputs(kRoot + "/examples/kimi-k3-pp-search.toml");
+  Result<inputs::SearchInputs> in =
+      inputs::LoadSpecFileInputs(kRoot + "/examples/kimi-k3-pp-search.toml");
   EXPECT_TRUE(in.ok()) << in.error().message;
   return in.ok() ? *in : Baseline();
 }

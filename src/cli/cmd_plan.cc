@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/command_inputs.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "plan/plan.h"
 
@@ -21,8 +22,8 @@ struct PlanOptions {
 };
 
 Result<ExitCode> RunPlan(const PlanOptions& opts) {
-  PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
-                       plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
+  PPS_ASSIGN_OR_RETURN(std::optional<inputs::DisaggregatedInputs> disaggregated,
+                       inputs::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
   if (disaggregated) {
     if (!opts.layouts.empty())
       return MakeError(

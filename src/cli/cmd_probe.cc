@@ -18,8 +18,8 @@
 
 #include "cli/command.h"
 #include "cli/spec_options.h"
+#include "inputs/search_inputs.h"
 #include "launch/launcher.h"
-#include "plan/search_inputs.h"
 #include "ppsearch_version.h"
 #include "probe/figures.h"
 #include "probe/overlay.h"
@@ -132,7 +132,7 @@ void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeRes
 
 Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string& command_line) {
   PPS_ASSIGN_OR_RETURN(const spec::Spec spec, LoadSpec(opts.spec));
-  PPS_ASSIGN_OR_RETURN(plan::SearchInputs in, plan::LoadSearchInputs(spec));
+  PPS_ASSIGN_OR_RETURN(inputs::SearchInputs in, inputs::LoadSearchInputs(spec));
   if (!opts.output.empty()) {
     PPS_RETURN_IF_ERROR(CheckOutputPath(
         "-o", opts.output,

@@ -18,6 +18,7 @@
 #include "cli/command_inputs.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "plan/spec_hardware.h"
 #include "report/search_page.h"
@@ -81,7 +82,7 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
     if (!d.ok() || !d->has_value())
       return MakeError("--emit-spec: the derived disaggregated spec does not parse (a bug): " +
                        (d.ok() ? std::string("no pools") : d.error().message));
-    PPS_ASSIGN_OR_RETURN(const model::ModelDesc model, plan::LoadSpecModel(*parsed));
+    PPS_ASSIGN_OR_RETURN(const model::ModelDesc model, inputs::LoadSpecModel(*parsed));
     PPS_ASSIGN_OR_RETURN(const hardware::HardwareProfile hw, plan::LoadSpecHardware(*parsed));
     const plan::DisaggregatedPlan check = plan::PlanDisaggregated(*parsed, **d, model, hw);
     if (const std::vector<plan::Diagnostic> errors = check.AllErrors(); !errors.empty())
@@ -93,7 +94,7 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
               << "` predicts it; `run` does not run one yet)\n";
     return Status::Ok();
   }
-  PPS_ASSIGN_OR_RETURN(const SearchInputs check, plan::LoadSearchInputs(*parsed));
+  PPS_ASSIGN_OR_RETURN(const SearchInputs check, inputs::LoadSearchInputs(*parsed));
   for (const auto& lp : check.plan.layouts)
     if (!lp.valid)
       return MakeError("--emit-spec: " + lp.layout.Label() +

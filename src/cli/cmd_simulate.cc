@@ -19,6 +19,7 @@
 #include "cli/simulate_disaggregated.h"
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "predict/search_points.h"
 #include "report/simulated_prediction.h"
@@ -105,8 +106,8 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   PPS_RETURN_IF_ERROR(CheckOutputPath(
       "--html", opts.html_path, {spec, calibration_file, {"the --trace file", opts.trace_path}}));
   PPS_RETURN_IF_ERROR(CheckOutputPath("--trace", opts.trace_path, {spec, calibration_file}));
-  PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> disaggregated,
-                       plan::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
+  PPS_ASSIGN_OR_RETURN(std::optional<inputs::DisaggregatedInputs> disaggregated,
+                       inputs::LoadDisaggregatedInputs(opts.spec.spec_path, opts.spec.overrides));
   if (disaggregated && !opts.selection.layouts.empty())
     return MakeError(
         "--layout picks among [sweep]'s layouts; this spec's are its [sweep.prefill] and "

@@ -11,8 +11,8 @@
 #include "cli/command.h"
 #include "cli/command_inputs.h"
 #include "cli/spec_options.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
-#include "plan/search_inputs.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -20,9 +20,9 @@ namespace {
 // The errors `plan` and `run` would stop on, in the order they would meet them.
 std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
   std::vector<std::string> errors;
-  for (const Error& e : plan::InputErrors(spec)) errors.push_back(e.message);
+  for (const Error& e : inputs::InputErrors(spec)) errors.push_back(e.message);
   if (!errors.empty()) return errors;
-  Result<plan::SearchInputs> in = plan::LoadSearchInputs(spec);
+  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(spec);
   if (!in.ok()) return {in.error().message};
   for (const plan::LayoutPlan& layout : in->plan.layouts)
     for (const plan::Diagnostic& e : layout.errors) errors.push_back(e.message);
@@ -44,10 +44,10 @@ Runner AddValidateCommand(CLI::App& app) {
     PPS_ASSIGN_OR_RETURN(const spec::Spec spec, LoadSpec(*opts));
     std::vector<std::string> errors;
     if (spec::IsDisaggregated(spec)) {
-      for (const Error& e : plan::InputErrors(spec)) errors.push_back(e.message);
+      for (const Error& e : inputs::InputErrors(spec)) errors.push_back(e.message);
       if (errors.empty()) {
-        PPS_ASSIGN_OR_RETURN(std::optional<plan::DisaggregatedInputs> in,
-                             plan::LoadDisaggregatedInputs(opts->spec_path, opts->overrides));
+        PPS_ASSIGN_OR_RETURN(std::optional<inputs::DisaggregatedInputs> in,
+                             inputs::LoadDisaggregatedInputs(opts->spec_path, opts->overrides));
         for (const plan::Diagnostic& e : in->plan.AllErrors()) errors.push_back(e.message);
       }
     } else {

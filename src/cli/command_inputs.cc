@@ -1,6 +1,7 @@
 #include "cli/command_inputs.h"
 
 #include "analysis/baseline.h"
+#include "inputs/search_inputs.h"
 #include "spec/layout_text.h"
 
 namespace ppsearch::cli {
@@ -14,13 +15,13 @@ void AddPointSelection(CLI::App* sub, PointSelection& selection) {
 
 Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
                                       const PointSelection& selection) {
-  plan::InputsOptions options{
+  inputs::InputsOptions options{
       spec_options.spec_path, spec_options.overrides, {}, selection.concurrency};
   for (const std::string& text : selection.layouts) {
     PPS_ASSIGN_OR_RETURN(spec::LayoutSpec layout, spec::ParseLayoutText(text));
     options.layouts.push_back(layout);
   }
-  return plan::LoadSearchInputs(options);
+  return inputs::LoadSearchInputs(options);
 }
 
 Result<std::vector<analysis::PointSummary>> ReadImportedCsv(const spec::Spec& spec) {

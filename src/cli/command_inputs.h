@@ -9,13 +9,13 @@
 
 #include "analysis/points.h"
 #include "cli/spec_options.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::cli {
 
-using plan::SearchInputs;
+using inputs::SearchInputs;
 
 struct PointSelection {
   std::vector<std::string> layouts;  // "8/4/4" or "PP8/TP4/EP4"
@@ -30,7 +30,7 @@ void AddPointSelection(CLI::App* sub, PointSelection& selection);
 // before anything is written.
 Result<std::vector<analysis::PointSummary>> ReadImportedCsv(const spec::Spec& spec);
 
-// plan::LoadSearchInputs with the selection's layouts parsed.
+// inputs::LoadSearchInputs with the selection's layouts parsed.
 Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,
                                       const PointSelection& selection);
 

@@ -5,13 +5,14 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "inputs/search_inputs.h"
 #include "predict/disaggregated.h"
 #include "report/disaggregated_prediction.h"
 #include "uncertainty/model_error_file.h"
 
 namespace ppsearch::cli {
 
-Result<ExitCode> SimulateDisaggregated(const plan::DisaggregatedInputs& in,
+Result<ExitCode> SimulateDisaggregated(const inputs::DisaggregatedInputs& in,
                                        const cost::Calibration& calibration,
                                        const std::vector<int>& concurrency, bool intervals,
                                        bool json) {

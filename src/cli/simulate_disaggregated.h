@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cost/calibration.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "util/result.h"
 
@@ -14,7 +15,7 @@ namespace ppsearch::cli {
 
 // `concurrency`: the load points to predict (empty: the sweep's);
 // `intervals`: with the model-form intervals (predict::ModelFormIntervals).
-Result<ExitCode> SimulateDisaggregated(const plan::DisaggregatedInputs& in,
+Result<ExitCode> SimulateDisaggregated(const inputs::DisaggregatedInputs& in,
                                        const cost::Calibration& calibration,
                                        const std::vector<int>& concurrency, bool intervals,
                                        bool json);

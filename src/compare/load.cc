@@ -5,8 +5,8 @@
 #include "analysis/baseline.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
+#include "inputs/search_inputs.h"
 #include "nvidia_smi/gpu_memory.h"
-#include "plan/search_inputs.h"
 #include "util/csv.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // it); empty when unreadable (moved since the run): then those settings are
 // not recorded.
 void ObserveModel(const spec::Spec& spec, Observed& seen) {
-  Result<model::ModelDesc> model = plan::LoadSpecModel(spec);
+  Result<model::ModelDesc> model = inputs::LoadSpecModel(spec);
   if (!model.ok()) return;
   seen.model_quantization = model->quantization;
   Result<std::string> text = ReadFile(model->source_path);

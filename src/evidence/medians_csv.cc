@@ -11,6 +11,61 @@
 namespace ppsearch::evidence {
 namespace {
 
+// summary.csv's figure columns, each declared once: the header, the writer
+// and the reader all read these tables. The file's columns are
+// schema_version, the layout's pp, tp and ep, concurrency, the four counts,
+// input_tps_median, kFiguresFirst, simulated, dp, kFiguresLater (added
+// after dp: the decode and SLA figures), instances. An unset figure is an
+// empty cell, except those `zero_when_unset` (schema 1's first columns,
+// which wrote 0).
+struct FigureColumn {
+  const char* name;
+  std::optional<double> MedianRow::*field;
+  int decimals;
+  bool zero_when_unset;
+};
+constexpr FigureColumn kFiguresFirst[] = {
+    {"input_tps_spread", &MedianRow::input_tps_spread, 6, true},
+    {"ttft_p50_s_median", &MedianRow::ttft_p50_s_median, 4, true},
+    {"ttft_p50_s_spread", &MedianRow::ttft_p50_s_spread, 6, true},
+    {"ttft_p95_s_median", &MedianRow::ttft_p95_s_median, 4, true},
+    {"peak_gpu_mib", &MedianRow::peak_gpu_mib, 0, false},
+    {"gpu_total_mib", &MedianRow::gpu_total_mib, 0, false},
+    {"headroom_mib", &MedianRow::headroom_mib, 0, false},
+    {"input_tps_vs_baseline", &MedianRow::input_tps_vs_baseline, 6, false},
+    {"ttft_p50_vs_baseline", &MedianRow::ttft_p50_vs_baseline, 6, false}};
+constexpr FigureColumn kFiguresLater[] = {
+    {"output_tps_median", &MedianRow::output_tps_median, 2, false},
+    {"output_tps_per_gpu_median", &MedianRow::output_tps_per_gpu_median, 2, false},
+    {"ttft_p99_s_median", &MedianRow::ttft_p99_s_median, 4, false},
+    {"tpot_p99_s_median", &MedianRow::tpot_p99_s_median, 6, false},
+    {"itl_p99_s_median", &MedianRow::itl_p99_s_median, 6, false},
+    {"e2e_p99_s_median", &MedianRow::e2e_p99_s_median, 4, false},
+    {"goodput_rps_median", &MedianRow::goodput_rps_median, 4, false}};
+
+template <size_t N>
+void AddNames(const FigureColumn (&columns)[N], std::vector<std::string>& out) {
+  for (const FigureColumn& c : columns) out.push_back(c.name);
+}
+
+template <size_t N>
+void AddCells(const FigureColumn (&columns)[N], const MedianRow& r,
+              std::vector<std::string>& out) {
+  for (const FigureColumn& c : columns) {
+    const std::optional<double>& v = r.*c.field;
+    out.push_back(c.zero_when_unset ? CsvFixed(v.value_or(0), c.decimals)
+                                    : CsvFixed(v, c.decimals));
+  }
+}
+
+template <size_t N>
+Status ReadFigures(const FigureColumn (&columns)[N], const CsvTable& t, size_t r, MedianRow& row) {
+  for (const FigureColumn& c : columns) {
+    PPS_ASSIGN_OR_RETURN(row.*c.field, CsvOptional(t, r, c.name));
+  }
+  return Status::Ok();
+}
+
 Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   PPS_ASSIGN_OR_RETURN(row.layout, CsvLayout(t, r));
   PPS_ASSIGN_OR_RETURN(row.concurrency, CsvPositiveInt(t, r, "concurrency"));
@@ -27,26 +82,8 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
                      ": column 'input_tps_median': expected a positive number (tokens/s), got " +
                      Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
-  const std::pair<const char*, std::optional<double>*> optional[] = {
-      {"input_tps_spread", &row.input_tps_spread},
-      {"ttft_p50_s_median", &row.ttft_p50_s_median},
-      {"ttft_p50_s_spread", &row.ttft_p50_s_spread},
-      {"ttft_p95_s_median", &row.ttft_p95_s_median},
-      {"peak_gpu_mib", &row.peak_gpu_mib},
-      {"gpu_total_mib", &row.gpu_total_mib},
-      {"headroom_mib", &row.headroom_mib},
-      {"input_tps_vs_baseline", &row.input_tps_vs_baseline},
-      {"ttft_p50_vs_baseline", &row.ttft_p50_vs_baseline},
-      {"output_tps_median", &row.output_tps_median},
-      {"output_tps_per_gpu_median", &row.output_tps_per_gpu_median},
-      {"ttft_p99_s_median", &row.ttft_p99_s_median},
-      {"tpot_p99_s_median", &row.tpot_p99_s_median},
-      {"itl_p99_s_median", &row.itl_p99_s_median},
-      {"e2e_p99_s_median", &row.e2e_p99_s_median},
-      {"goodput_rps_median", &row.goodput_rps_median}};
-  for (const auto& [column, field] : optional) {
-    PPS_ASSIGN_OR_RETURN(*field, CsvOptional(t, r, column));
-  }
+  PPS_RETURN_IF_ERROR(ReadFigures(kFiguresFirst, t, r, row));
+  PPS_RETURN_IF_ERROR(ReadFigures(kFiguresLater, t, r, row));
   if (!row.headroom_mib && row.peak_gpu_mib && row.gpu_total_mib)
     row.headroom_mib = *row.gpu_total_mib - *row.peak_gpu_mib;
   return Status::Ok();
@@ -83,65 +120,34 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
 }
 
 std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
-  std::string out = CsvRow({"schema_version",
-                            "pp",
-                            "tp",
-                            "ep",
-                            "concurrency",
-                            "repeats",
-                            "valid_repeats",
-                            "requests_completed",
-                            "requests_total",
-                            "input_tps_median",
-                            "input_tps_spread",
-                            "ttft_p50_s_median",
-                            "ttft_p50_s_spread",
-                            "ttft_p95_s_median",
-                            "peak_gpu_mib",
-                            "gpu_total_mib",
-                            "headroom_mib",
-                            "input_tps_vs_baseline",
-                            "ttft_p50_vs_baseline",
-                            "simulated",
-                            "dp",
-                            "output_tps_median",
-                            "output_tps_per_gpu_median",
-                            "ttft_p99_s_median",
-                            "tpot_p99_s_median",
-                            "itl_p99_s_median",
-                            "e2e_p99_s_median",
-                            "goodput_rps_median",
-                            "instances"});
-  for (const MedianRow& r : rows)
-    out += CsvRow({"1",
-                   std::to_string(r.layout.pp),
-                   std::to_string(r.layout.tp),
-                   std::to_string(r.layout.ep),
-                   std::to_string(r.concurrency),
-                   std::to_string(r.repeats.value_or(0)),
-                   std::to_string(r.valid_repeats.value_or(0)),
-                   std::to_string(r.requests_completed.value_or(0)),
-                   std::to_string(r.requests_total.value_or(0)),
-                   CsvFixed(r.input_tps_median, 2),
-                   CsvFixed(r.input_tps_spread.value_or(0), 6),
-                   CsvFixed(r.ttft_p50_s_median.value_or(0), 4),
-                   CsvFixed(r.ttft_p50_s_spread.value_or(0), 6),
-                   CsvFixed(r.ttft_p95_s_median.value_or(0), 4),
-                   CsvFixed(r.peak_gpu_mib, 0),
-                   CsvFixed(r.gpu_total_mib, 0),
-                   CsvFixed(r.headroom_mib, 0),
-                   CsvFixed(r.input_tps_vs_baseline, 6),
-                   CsvFixed(r.ttft_p50_vs_baseline, 6),
-                   r.simulated.value_or(false) ? "true" : "false",
-                   std::to_string(r.layout.dp),
-                   CsvFixed(r.output_tps_median, 2),
-                   CsvFixed(r.output_tps_per_gpu_median, 2),
-                   CsvFixed(r.ttft_p99_s_median, 4),
-                   CsvFixed(r.tpot_p99_s_median, 6),
-                   CsvFixed(r.itl_p99_s_median, 6),
-                   CsvFixed(r.e2e_p99_s_median, 4),
-                   CsvFixed(r.goodput_rps_median, 4),
-                   std::to_string(r.layout.instances)});
+  std::vector<std::string> header = {"schema_version",     "pp",
+                                     "tp",                 "ep",
+                                     "concurrency",        "repeats",
+                                     "valid_repeats",      "requests_completed",
+                                     "requests_total",     "input_tps_median"};
+  AddNames(kFiguresFirst, header);
+  header.insert(header.end(), {"simulated", "dp"});
+  AddNames(kFiguresLater, header);
+  header.push_back("instances");
+  std::string out = CsvRow(header);
+  for (const MedianRow& r : rows) {
+    std::vector<std::string> cells = {"1",
+                                      std::to_string(r.layout.pp),
+                                      std::to_string(r.layout.tp),
+                                      std::to_string(r.layout.ep),
+                                      std::to_string(r.concurrency),
+                                      std::to_string(r.repeats.value_or(0)),
+                                      std::to_string(r.valid_repeats.value_or(0)),
+                                      std::to_string(r.requests_completed.value_or(0)),
+                                      std::to_string(r.requests_total.value_or(0)),
+                                      CsvFixed(r.input_tps_median, 2)};
+    AddCells(kFiguresFirst, r, cells);
+    cells.push_back(r.simulated.value_or(false) ? "true" : "false");
+    cells.push_back(std::to_string(r.layout.dp));
+    AddCells(kFiguresLater, r, cells);
+    cells.push_back(std::to_string(r.layout.instances));
+    out += CsvRow(cells);
+  }
   return out;
 }
 

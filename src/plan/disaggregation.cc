@@ -11,7 +11,6 @@
 
 #include "memory/sglang_reserve.h"
 #include "plan/plan_internal.h"
-#include "plan/search_inputs.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 #include "util/format.h"
@@ -205,19 +204,6 @@ DisaggregatedPlan PlanDisaggregated(const spec::Spec& spec, const spec::Disaggre
   plan.decode = PlanPool(spec, deployment, deployment.decode, model, hw);
   CheckPools(plan.prefill, plan.decode, plan.errors);
   return plan;
-}
-
-Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
-    const std::string& path, const std::vector<std::string>& overrides) {
-  PPS_ASSIGN_OR_RETURN(std::optional<spec::Disaggregation> deployment,
-                       spec::LoadDisaggregation(path, overrides));
-  if (!deployment) return std::optional<DisaggregatedInputs>();
-  PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::LoadSpec(path, overrides));
-  PPS_ASSIGN_OR_RETURN(model::ModelDesc model, LoadSpecModel(spec));
-  PPS_ASSIGN_OR_RETURN(hardware::HardwareProfile hw, LoadSpecHardware(spec));
-  DisaggregatedInputs in{std::move(spec), std::move(model), std::move(hw), {}};
-  in.plan = PlanDisaggregated(in.spec, *deployment, in.model, in.hardware);
-  return std::optional<DisaggregatedInputs>(std::move(in));
 }
 
 Status DisaggregatedRefusal(const spec::Spec& spec) {

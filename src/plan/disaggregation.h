@@ -105,18 +105,6 @@ DisaggregatedPlan PlanDisaggregated(const spec::Spec& spec, const spec::Disaggre
                                     const model::ModelDesc& model,
                                     const hardware::HardwareProfile& hw);
 
-// What `plan` and `validate` load for a disaggregated spec: the spec, its
-// model and hardware (as LoadSearchInputs loads them) and both pools' plan.
-struct DisaggregatedInputs {
-  spec::Spec spec;
-  model::ModelDesc model;
-  hardware::HardwareProfile hardware;
-  DisaggregatedPlan plan;
-};
-// nullopt when the spec at `path` is not disaggregated.
-Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
-    const std::string& path, const std::vector<std::string>& overrides);
-
 // `plan --json` of a disaggregated deployment: spec, transfer (backend,
 // ib_device, bootstrap_port, router_policy, router_port), then per pool
 // ("prefill", "decode") its role, hosts, PD settings (mode,

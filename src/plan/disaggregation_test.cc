@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "plan/search_inputs.h"
+#include "model/hf_config.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
@@ -50,7 +50,7 @@ DisaggregatedPlan PlanOf(const std::string& pools) {
       spec::ParseDisaggregation(text, "/s/pd.toml", {});
   EXPECT_TRUE(deployment.ok() && deployment->has_value());
   if (!spec.ok() || !deployment.ok() || !deployment->has_value()) return {};
-  Result<model::ModelDesc> model = LoadSpecModel(*spec);
+  Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
   Result<hardware::HardwareProfile> hw = LoadSpecHardware(*spec);
   EXPECT_TRUE(model.ok() && hw.ok());
   if (!model.ok() || !hw.ok()) return {};

@@ -23,7 +23,7 @@ double LinearBytesPerRank(const model::Linear& linear, int tp) {
 // projections are split over attn_tp = tp / dp ranks (each DP group holds a
 // whole copy), the MLP and the experts over the whole TP group; shared
 // experts are whole under the all-to-all backends that build them so.
-int SplitOf(const model::Linear& linear, const TpSplit& split) {
+int WaysOf(const model::Linear& linear, const TpSplit& split) {
   if (linear.role == model::OpRole::kSharedExpert && split.whole_shared_experts) return 1;
   return linear.role == model::OpRole::kAttention ? split.attn_tp : split.tp;
 }
@@ -109,7 +109,7 @@ double StageWeightBytesPerRank(const model::ModelDesc& model, const StagePlan& s
     if (i >= static_cast<int>(model.layers.size())) break;
     const model::LayerDesc& layer = model.layers[i];
     for (const model::Linear& linear : layer.linears)
-      bytes += LinearBytesPerRank(linear, SplitOf(linear, split));
+      bytes += LinearBytesPerRank(linear, WaysOf(linear, split));
     bytes += static_cast<double>(layer.norm_params) * kBf16Bytes;  // norms are replicated
   }
   return bytes + StageEmbeddingBytesPerRank(model, stage, vocab.embedding_tp) +

@@ -9,7 +9,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/plan/rank_map.cc
   src/plan/render_json.cc
   src/plan/render_text.cc
-  src/plan/search_inputs.cc
   src/plan/spec_hardware.cc
   src/plan/stages.cc
   src/plan/layout_checks.cc

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/predict.h"
 #include "testkit/example_search.h"
@@ -21,9 +21,9 @@ const std::string kSource = PPSEARCH_SOURCE_DIR;
 
 // The chat example on two of its nodes (16 GPUs: DeepSeek-V3's block-FP8
 // weights do not split 32 ways), with `model_config` instead of its model.
-plan::SearchInputs ChatInputs(const std::string& model_config = "",
-                              const std::string& chunk_override = "") {
-  plan::InputsOptions o;
+inputs::SearchInputs ChatInputs(const std::string& model_config = "",
+                                const std::string& chunk_override = "") {
+  inputs::InputsOptions o;
   o.spec_path = kSource + "/examples/deepseek-v3-chat-search.toml";
   o.overrides.push_back("cluster.hosts=[\"n0\", \"n1\"]");
   o.overrides.push_back("sweep.pp=[1]");
@@ -31,7 +31,7 @@ plan::SearchInputs ChatInputs(const std::string& model_config = "",
   if (!model_config.empty())
     o.overrides.push_back("engine.model_config=\"" + kSource + "/data/models/" + model_config +
                           "/config.json\"");
-  Result<plan::SearchInputs> in = plan::LoadSearchInputs(o);
+  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(o);
   EXPECT_TRUE(in.ok()) << in.error().message;
   return *in;
 }
@@ -50,7 +50,7 @@ struct Case {
   PointPrediction lean;  // stretched without token times: lone slots jump whole cycles
 };
 
-Case Both(const plan::SearchInputs& in, const spec::LayoutSpec& layout, int concurrency) {
+Case Both(const inputs::SearchInputs& in, const spec::LayoutSpec& layout, int concurrency) {
   const plan::LayoutPlan lp = plan::PlanLayout(layout, in.spec, in.model, in.hardware);
   EXPECT_TRUE(lp.valid) << layout.Label() << ": "
                         << (lp.errors.empty() ? "" : lp.errors.front().message);
@@ -146,7 +146,7 @@ spec::LayoutSpec StretchLayout(int pp, int tp, int ep, int dp = 1) {
 }
 
 TEST(DecodeStretch, MlaAtPp124) {
-  plan::SearchInputs in = ChatInputs();
+  inputs::SearchInputs in = ChatInputs();
   ChatLoad(in.spec, 24);
   for (int pp : {1, 2, 4})
     for (int c : {1, 5, 16})
@@ -155,7 +155,7 @@ TEST(DecodeStretch, MlaAtPp124) {
 }
 
 TEST(DecodeStretch, MlaWithDpAttention) {
-  plan::SearchInputs in = ChatInputs();
+  inputs::SearchInputs in = ChatInputs();
   ChatLoad(in.spec, 24);
   for (int dp : {2, 4})
     for (int c : {3, 16})
@@ -164,7 +164,7 @@ TEST(DecodeStretch, MlaWithDpAttention) {
 }
 
 TEST(DecodeStretch, GqaAtPp124) {
-  plan::SearchInputs in = ChatInputs("qwen3-235b-a22b");
+  inputs::SearchInputs in = ChatInputs("qwen3-235b-a22b");
   ChatLoad(in.spec, 24);
   for (int pp : {1, 2, 4})
     for (int c : {2, 16})
@@ -173,7 +173,7 @@ TEST(DecodeStretch, GqaAtPp124) {
 }
 
 TEST(DecodeStretch, HybridKdaAtPp124) {
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   ChatLoad(in.spec, 16);
   for (int pp : {1, 2, 4})
     for (int c : {1, 8})
@@ -186,7 +186,7 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
 // those rounds are jumped in closed form (without token times), with the
 // same figures as step by step.
 TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
-  plan::SearchInputs in = ChatInputs("", "engine.args.chunked-prefill-size=512");
+  inputs::SearchInputs in = ChatInputs("", "engine.args.chunked-prefill-size=512");
   ChatLoad(in.spec, 16);
   in.spec.workload.output_tokens = 400;
   in.spec.workload.output_range_ratio = 0.8;
@@ -207,7 +207,7 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
 // so the trial's fit starts at a later round. Those rounds are jumped too
 // (late_fit_jumps), with the figures of step by step.
 TEST(DecodeStretch, APipelineThatSettlesDuringTheTrialStillJumps) {
-  plan::SearchInputs in = ChatInputs();
+  inputs::SearchInputs in = ChatInputs();
   ChatLoad(in.spec, 64);
   in.spec.workload.input_tokens = 2000;
   in.spec.workload.output_tokens = 400;
@@ -226,7 +226,7 @@ TEST(DecodeStretch, APipelineThatSettlesDuringTheTrialStillJumps) {
 // one's, their growth shifted by the steps between. Step by step, each
 // step is priced afresh.
 TEST(DecodeStretch, ASlotThatKeepsItsSequencesCarriesItsPriceToTheNextStretch) {
-  plan::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
+  inputs::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
   ChatLoad(in.spec, 24);
   in.spec.workload.output_tokens = 200;
   in.spec.workload.request_rate = 10;
@@ -245,7 +245,7 @@ TEST(DecodeStretch, ASlotThatKeepsItsSequencesCarriesItsPriceToTheNextStretch) {
 // before a finish (the pool or a pipeline slot's micro-batch is full), with
 // the figures of step by step; before, every such step was an event.
 TEST(DecodeStretch, RequestsWaitingBehindAFullPoolDoNotStopTheStretch) {
-  plan::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
+  inputs::SearchInputs in = ChatInputs("", "engine.args.max-running-requests=4");
   ChatLoad(in.spec, 24);
   for (const spec::LayoutSpec& layout :
        {StretchLayout(1, 16, 1), StretchLayout(2, 8, 1), StretchLayout(1, 16, 1, 2)})

@@ -11,21 +11,22 @@
 #include <string>
 #include <vector>
 
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 
 namespace ppsearch::predict {
 namespace {
 
-plan::DisaggregatedInputs PdExample(const std::vector<std::string>& more = {}) {
+inputs::DisaggregatedInputs PdExample(const std::vector<std::string>& more = {}) {
   std::vector<std::string> overrides = {"workload.requests=96"};
   overrides.insert(overrides.end(), more.begin(), more.end());
-  Result<std::optional<plan::DisaggregatedInputs>> in = plan::LoadDisaggregatedInputs(
+  Result<std::optional<inputs::DisaggregatedInputs>> in = inputs::LoadDisaggregatedInputs(
       std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-1p1d.toml", overrides);
   EXPECT_TRUE(in.ok() && in->has_value()) << (in.ok() ? "not disaggregated" : in.error().message);
   return **in;
 }
 
-DisaggregatedPrediction PredictPd(const plan::DisaggregatedInputs& in, int concurrency,
+DisaggregatedPrediction PredictPd(const inputs::DisaggregatedInputs& in, int concurrency,
                                   bool step_by_step = false) {
   PointOptions o;
   o.concurrency = concurrency;
@@ -35,7 +36,7 @@ DisaggregatedPrediction PredictPd(const plan::DisaggregatedInputs& in, int concu
 }
 
 TEST(PredictDisaggregated, TheExampleCompletesAndItsTtftIsTheSumOfItsParts) {
-  const plan::DisaggregatedInputs in = PdExample();
+  const inputs::DisaggregatedInputs in = PdExample();
   ASSERT_FALSE(DisaggregatedNotModelled(in.plan).has_value());
   const DisaggregatedPrediction p = PredictPd(in, 32);
   EXPECT_EQ(p.metrics.requests_completed, 96);
@@ -55,7 +56,7 @@ TEST(PredictDisaggregated, TheExampleCompletesAndItsTtftIsTheSumOfItsParts) {
 }
 
 TEST(PredictDisaggregated, DecodeStretchesAcrossBothPoolsMatchStepByStep) {
-  const plan::DisaggregatedInputs in = PdExample({"workload.output_tokens=200"});
+  const inputs::DisaggregatedInputs in = PdExample({"workload.output_tokens=200"});
   const DisaggregatedPrediction a = PredictPd(in, 48, /*step_by_step=*/true);
   const DisaggregatedPrediction b = PredictPd(in, 48);
   EXPECT_EQ(a.sim.decode.stretched_batches, 0);
@@ -96,7 +97,7 @@ TEST(PredictDisaggregated, TheBottleneckIsThePoolTheLoadFills) {
 }
 
 TEST(PredictDisaggregated, ItsIntervalsAddTheNeverCalibratedTransferToThePoolsOwnError) {
-  const plan::DisaggregatedInputs in = PdExample();
+  const inputs::DisaggregatedInputs in = PdExample();
   const DisaggregatedPrediction p = PredictPd(in, 32);
   cost::ModelFormScales scales;
   scales.s0 = 0.03;

@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
-#include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/disaggregated.h"
 #include "predict/predict.h"
@@ -60,7 +60,7 @@ BENCHMARK(BM_ExampleIntervals)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->U
 // predicts it (no per-token times): a low concurrency has the most decode
 // steps, one token each.
 void BM_ChatPoint(benchmark::State& state) {
-  static const plan::SearchInputs in = *plan::LoadSpecFileInputs(
+  static const inputs::SearchInputs in = *inputs::LoadSpecFileInputs(
       std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml");
   const plan::LayoutPlan* pp4 = nullptr;
   for (const auto& lp : in.plan.layouts)
@@ -80,7 +80,7 @@ BENCHMARK(BM_ChatPoint)->Arg(1)->Arg(2)->Arg(8)->Arg(64)->Unit(benchmark::kMilli
 // servers with DP attention; 512 requests of 2,000 tokens in and 1,000
 // out) at concurrency C, as `simulate` and the search predict it.
 void BM_DisaggregatedPoint(benchmark::State& state) {
-  static const plan::DisaggregatedInputs in = **plan::LoadDisaggregatedInputs(
+  static const inputs::DisaggregatedInputs in = **inputs::LoadDisaggregatedInputs(
       std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-1p1d.toml", {});
   predict::PointOptions po;
   po.concurrency = static_cast<int>(state.range(0));

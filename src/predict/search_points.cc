@@ -1,12 +1,13 @@
 #include "predict/search_points.h"
 
 #include "decide/rules.h"
+#include "inputs/search_inputs.h"
 
 namespace ppsearch::predict {
 namespace {
 
 // The layouts the decision may pick, by the headroom rule on the predicted peak.
-std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
+std::vector<spec::LayoutSpec> HeadroomCandidates(const inputs::SearchInputs& in,
                                                  const std::vector<SearchPoint>& points) {
   std::vector<spec::LayoutSpec> out;
   for (const plan::LayoutPlan& lp : in.plan.layouts)
@@ -23,7 +24,7 @@ std::vector<spec::LayoutSpec> HeadroomCandidates(const plan::SearchInputs& in,
 
 // A point request as the simulator's options: the spec's seed unless the
 // request names one.
-PointOptions OptionsOf(const plan::SearchInputs& in, const PointRequest& request) {
+PointOptions OptionsOf(const inputs::SearchInputs& in, const PointRequest& request) {
   PointOptions po;
   po.concurrency = request.concurrency;
   po.seed = request.seed.value_or(in.spec.workload.seed);
@@ -48,13 +49,13 @@ uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
   return v;
 }
 
-PointPrediction PredictSearchPoint(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+PointPrediction PredictSearchPoint(const inputs::SearchInputs& in, const plan::LayoutPlan& layout,
                                    const cost::Calibration& calibration,
                                    const PointRequest& request) {
   return PredictPoint(layout, in.spec, in.model, in.hardware, calibration, OptionsOf(in, request));
 }
 
-double TensorBurstShare(const plan::SearchInputs& in, const plan::LayoutPlan& layout,
+double TensorBurstShare(const inputs::SearchInputs& in, const plan::LayoutPlan& layout,
                         const cost::Calibration& calibration, const PointRequest& request,
                         double input_tps) {
   if (in.hardware.TensorBurstRatio() <= 1 || input_tps <= 0) return 0;
@@ -67,7 +68,7 @@ double TensorBurstShare(const plan::SearchInputs& in, const plan::LayoutPlan& la
   return 1 - without / input_tps;
 }
 
-std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& in,
+std::vector<PointPrediction> PredictSearchPointEachInstance(const inputs::SearchInputs& in,
                                                             const plan::LayoutPlan& layout,
                                                             const cost::Calibration& calibration,
                                                             const PointRequest& request) {
@@ -75,7 +76,7 @@ std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchIn
                              OptionsOf(in, request));
 }
 
-SearchPrediction PredictSearch(const plan::SearchInputs& in, const cost::Calibration& calibration,
+SearchPrediction PredictSearch(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                                const SearchOptions& options) {
   SearchPrediction out;
   out.ensemble = options.ensemble;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "predict/predict.h"
 #include "uncertainty/model_error.h"
 #include "uncertainty/summary.h"
@@ -85,13 +85,14 @@ struct PointRequest {
 // calibration fit is given). The one way a point is predicted: the search,
 // the simulated engine's samples, their profile breakdown and every
 // evaluation of the calibration fit.
-PointPrediction PredictSearchPoint(const plan::SearchInputs& inputs, const plan::LayoutPlan& layout,
+PointPrediction PredictSearchPoint(const inputs::SearchInputs& inputs,
+                                   const plan::LayoutPlan& layout,
                                    const cost::Calibration& calibration,
                                    const PointRequest& request);
 
 // The same point, each instance of the layout apart (PredictEachInstance):
 // what the simulated engine turns into each instance's evidence.
-std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchInputs& inputs,
+std::vector<PointPrediction> PredictSearchPointEachInstance(const inputs::SearchInputs& inputs,
                                                             const plan::LayoutPlan& layout,
                                                             const cost::Calibration& calibration,
                                                             const PointRequest& request);
@@ -102,14 +103,14 @@ std::vector<PointPrediction> PredictSearchPointEachInstance(const plan::SearchIn
 // point predicted as PredictSearchPoint predicts it. 0 when the profile
 // has no burst or `input_tps` is 0. The burst is one public run's window,
 // not a measured limit, so the share says how far a prediction leans on it.
-double TensorBurstShare(const plan::SearchInputs& inputs, const plan::LayoutPlan& layout,
+double TensorBurstShare(const inputs::SearchInputs& inputs, const plan::LayoutPlan& layout,
                         const cost::Calibration& calibration, const PointRequest& request,
                         double input_tps);
 
 // What the intervals carry of one prediction.
 uncertainty::MemberValues ValuesOf(const PointPrediction& p);
 
-SearchPrediction PredictSearch(const plan::SearchInputs& inputs,
+SearchPrediction PredictSearch(const inputs::SearchInputs& inputs,
                                const cost::Calibration& calibration, const SearchOptions& options);
 
 }  // namespace ppsearch::predict

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/steady_state.h"
+#include "inputs/search_inputs.h"
 #include "memory/memory_interval.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
@@ -65,11 +66,9 @@ decide::LoopSample SampleOf(const predict::PointPrediction& p, const spec::Workl
   return {"C=" + std::to_string(p.concurrency), w.request_rate > 0 ? 0 : p.concurrency, w.requests};
 }
 
-// `decode`: the workload asks for more than one output token per request.
-nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, bool decode) {
-  const auto& p = sp.point->prediction;
-  const decide::LoopSample sample = SampleOf(p, w);
-  const std::string not_steady = decide::NotSteady(sample.concurrency, sample.requests);
+// A point's stages: each one's time shares and memory, with the peak's
+// interval where one was drawn.
+nlohmann::json StagesJson(const predict::PointPrediction& p) {
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
     const auto& sh = p.stage_shares[s];
@@ -96,6 +95,63 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       st["peak_gpu_mib_model_form"] = i.model_form_mib;
     }
   }
+  return stages;
+}
+
+// A point's intervals: each figure's low and high, the parameters' band
+// apart, the model-form half-width and the distances it grew with.
+void AddIntervals(const SimulatedPoint& sp, nlohmann::json& j) {
+  const uncertainty::PointUncertainty* u = sp.spread;
+  if (u == nullptr) return;
+  const std::pair<const char*, const uncertainty::Interval*> fields[] = {
+      {"input_tps", &u->input_tps},
+      {"ttft_p50_s", &u->ttft_p50_s},
+      {"ttft_p95_s", &u->ttft_p95_s},
+      {"peak_gpu_mib", &u->peak_gpu_mib}};
+  for (const auto& [name, interval] : fields) {
+    j[std::string(name) + "_low"] = interval->low;
+    j[std::string(name) + "_high"] = interval->high;
+  }
+  // The two parts of each interval: the parameters' band, and the
+  // model-form half-width (log space) it was widened by.
+  const std::pair<const char*, const uncertainty::Interval*> parameter[] = {
+      {"input_tps", &u->parameter.input_tps},
+      {"ttft_p50_s", &u->parameter.ttft_p50_s},
+      {"ttft_p95_s", &u->parameter.ttft_p95_s},
+      {"peak_gpu_mib", &u->peak_gpu_mib}};
+  for (const auto& [name, interval] : parameter) {
+    j[std::string(name) + "_parameter_low"] = interval->low;
+    j[std::string(name) + "_parameter_high"] = interval->high;
+  }
+  j["model_form_rel"] = u->model_form_rel;
+  j["parameter_rel"] = u->central.input_tps > 0 && u->parameter.input_tps.low > 0
+                           ? std::log(u->parameter.input_tps.high / u->parameter.input_tps.low) / 2
+                           : 0.0;
+  if (const uncertainty::Extrapolation* d = sp.extrapolation) {
+    const auto values = d->Values();
+    for (int k = 0; k < cost::kModelFormDistances; ++k)
+      j["extrapolation"][cost::kModelFormDistanceNames[k]] = values[k];
+  }
+}
+
+// A decode workload's figures (TPOT, ITL, output TPS, ...) with theirs.
+void AddDecodeFigures(const SimulatedPoint& sp, nlohmann::json& j) {
+  j["itl_p50_ms"] = sp.point->prediction.metrics.itl_s.p50 * 1e3;
+  for (const DecodeFigure& f : DecodeFigures(sp)) {
+    j[f.key] = f.value * f.scale;
+    if (!f.interval) continue;
+    j[std::string(f.key) + "_low"] = f.interval->low * f.scale;
+    j[std::string(f.key) + "_high"] = f.interval->high * f.scale;
+    j[std::string(f.key) + "_parameter_low"] = f.parameter->low * f.scale;
+    j[std::string(f.key) + "_parameter_high"] = f.parameter->high * f.scale;
+  }
+}
+
+// `decode`: the workload asks for more than one output token per request.
+nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, bool decode) {
+  const auto& p = sp.point->prediction;
+  const decide::LoopSample sample = SampleOf(p, w);
+  const std::string not_steady = decide::NotSteady(sample.concurrency, sample.requests);
   nlohmann::json j = {
       {"pp", p.layout.pp},
       {"tp", p.layout.tp},
@@ -125,52 +181,11 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
        sp.burst_share ? nlohmann::json(*sp.burst_share) : nlohmann::json(nullptr)},
       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
       {"micro_batches", p.sim.micro_batches},
-      {"stages", stages}};
+      {"stages", StagesJson(p)}};
   if (sp.point->cap1_input_tps > 0)
     j["input_tps_with_pp_max_micro_batch_size_1"] = sp.point->cap1_input_tps;
-  if (const uncertainty::PointUncertainty* u = sp.spread) {
-    const std::pair<const char*, const uncertainty::Interval*> fields[] = {
-        {"input_tps", &u->input_tps},
-        {"ttft_p50_s", &u->ttft_p50_s},
-        {"ttft_p95_s", &u->ttft_p95_s},
-        {"peak_gpu_mib", &u->peak_gpu_mib}};
-    for (const auto& [name, interval] : fields) {
-      j[std::string(name) + "_low"] = interval->low;
-      j[std::string(name) + "_high"] = interval->high;
-    }
-    // The two parts of each interval: the parameters' band, and the
-    // model-form half-width (log space) it was widened by.
-    const std::pair<const char*, const uncertainty::Interval*> parameter[] = {
-        {"input_tps", &u->parameter.input_tps},
-        {"ttft_p50_s", &u->parameter.ttft_p50_s},
-        {"ttft_p95_s", &u->parameter.ttft_p95_s},
-        {"peak_gpu_mib", &u->peak_gpu_mib}};
-    for (const auto& [name, interval] : parameter) {
-      j[std::string(name) + "_parameter_low"] = interval->low;
-      j[std::string(name) + "_parameter_high"] = interval->high;
-    }
-    j["model_form_rel"] = u->model_form_rel;
-    j["parameter_rel"] =
-        u->central.input_tps > 0 && u->parameter.input_tps.low > 0
-            ? std::log(u->parameter.input_tps.high / u->parameter.input_tps.low) / 2
-            : 0.0;
-    if (const uncertainty::Extrapolation* d = sp.extrapolation) {
-      const auto values = d->Values();
-      for (int k = 0; k < cost::kModelFormDistances; ++k)
-        j["extrapolation"][cost::kModelFormDistanceNames[k]] = values[k];
-    }
-  }
-  if (decode) {
-    j["itl_p50_ms"] = p.metrics.itl_s.p50 * 1e3;
-    for (const DecodeFigure& f : DecodeFigures(sp)) {
-      j[f.key] = f.value * f.scale;
-      if (!f.interval) continue;
-      j[std::string(f.key) + "_low"] = f.interval->low * f.scale;
-      j[std::string(f.key) + "_high"] = f.interval->high * f.scale;
-      j[std::string(f.key) + "_parameter_low"] = f.parameter->low * f.scale;
-      j[std::string(f.key) + "_parameter_high"] = f.parameter->high * f.scale;
-    }
-  }
+  AddIntervals(sp, j);
+  if (decode) AddDecodeFigures(sp, j);
   return j;
 }
 
@@ -368,7 +383,7 @@ bool Decode(const SimulatedPage& page) { return page.inputs->spec.workload.outpu
 }  // namespace
 
 std::string RenderSimulatedPrediction(const SimulatedPage& page) {
-  const plan::SearchInputs& in = *page.inputs;
+  const inputs::SearchInputs& in = *page.inputs;
   const cost::Calibration& calibration = *page.calibration;
   const bool intervals = !page.prediction->intervals.empty();
   const auto& w = in.spec.workload;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cost/calibration.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "predict/search_points.h"
 #include "uncertainty/ensemble.h"
 
@@ -29,7 +29,7 @@ struct SimulatedPoint {
 
 struct SimulatedPage {
   std::string spec_path;
-  const plan::SearchInputs* inputs = nullptr;
+  const inputs::SearchInputs* inputs = nullptr;
   const cost::Calibration* calibration = nullptr;
   const predict::SearchPrediction* prediction = nullptr;
   std::vector<SimulatedPoint> points;  // one per prediction->points

@@ -12,6 +12,7 @@
 
 #include "adaptive/session.h"
 #include "analysis/run.h"
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "run/replay_sample.h"
 #include "run/runner.h"
@@ -68,7 +69,7 @@ class AdaptiveRunTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  plan::SearchInputs inputs_;
+  inputs::SearchInputs inputs_;
 };
 
 TEST_F(AdaptiveRunTest, MeasuresFewerSamplesAndEndsWithAMeasuredPrimaryAndFallback) {

@@ -6,6 +6,7 @@
 #include "evidence/evidence.h"
 #include "evidence/run_metadata.h"
 #include "evidence/run_spec.h"
+#include "inputs/search_inputs.h"
 #include "predict/predict.h"
 #include "run/redact.h"
 #include "run/replay_sample.h"
@@ -62,7 +63,7 @@ Result<PreparedRun> PrepareResume(const RunRequest& r) {
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(RestoreSecrets(spec));
   PreparedRun p;
-  PPS_ASSIGN_OR_RETURN(p.inputs, plan::LoadSearchInputs(std::move(spec)));
+  PPS_ASSIGN_OR_RETURN(p.inputs, inputs::LoadSearchInputs(std::move(spec)));
   p.spec_path = run.spec_path;
   p.overrides = run.overrides;
   p.resume_dir = r.resume_dir;
@@ -81,7 +82,7 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
                      " (it names the run directory)");
   PreparedRun p;
   PPS_ASSIGN_OR_RETURN(
-      p.inputs, plan::LoadSearchInputs(plan::InputsOptions{r.spec_path, r.overrides, {}, {}}));
+      p.inputs, inputs::LoadSearchInputs(inputs::InputsOptions{r.spec_path, r.overrides, {}, {}}));
   p.spec_path = r.spec_path;
   p.overrides = r.overrides;
   p.run_id = run_id;
@@ -120,7 +121,7 @@ std::string ChooseEngine(const std::string& asked, const spec::Spec& spec) {
 Result<PreparedRun> PrepareRun(const RunRequest& request) {
   PPS_ASSIGN_OR_RETURN(PreparedRun p,
                        request.resume_dir.empty() ? PrepareNew(request) : PrepareResume(request));
-  PPS_RETURN_IF_ERROR(plan::CheckProfileExport(p.inputs.spec.profile));
+  PPS_RETURN_IF_ERROR(inputs::CheckProfileExport(p.inputs.spec.profile));
   p.refusals = Refusals(p);
   return p;
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "util/result.h"
 
 namespace ppsearch::run {
@@ -28,7 +28,7 @@ struct RunRequest {
 };
 
 struct PreparedRun {
-  plan::SearchInputs inputs;
+  inputs::SearchInputs inputs;
   // For RunOptions: the spec as recorded (a resumed run's own), the run's
   // name ("" for a generated one, and always for a resume).
   std::string spec_path;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "inputs/search_inputs.h"
 #include "nsys/analysis_json.h"
 #include "nsys/analyze.h"
 #include "predict/search_points.h"
@@ -16,7 +17,7 @@ int TpSpanNodes(const plan::LayoutPlan& plan) {
 }
 
 evidence::PredictedBreakdown PredictedBreakdownOf(const SampleContext& context,
-                                                  const plan::SearchInputs& inputs,
+                                                  const inputs::SearchInputs& inputs,
                                                   const cost::Calibration& calibration) {
   predict::PointRequest request;
   request.concurrency = context.id.concurrency;

@@ -8,8 +8,8 @@
 
 #include "cost/calibration.h"
 #include "evidence/profile_files.h"
+#include "inputs/search_inputs.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
 #include "util/result.h"
@@ -23,7 +23,7 @@ int TpSpanNodes(const plan::LayoutPlan& plan);
 // a profile of that sample is read against: exposed communication, bubble
 // and per-stage shares, all-reduces per forward.
 evidence::PredictedBreakdown PredictedBreakdownOf(const SampleContext& context,
-                                                  const plan::SearchInputs& inputs,
+                                                  const inputs::SearchInputs& inputs,
                                                   const cost::Calibration& calibration);
 
 // The spec's export ([profile] file) analysed for `plan`'s layout.

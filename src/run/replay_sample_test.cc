@@ -9,7 +9,7 @@
 #include "analysis/run.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
@@ -42,17 +42,17 @@ class ReplayTest : public ::testing::Test {
     return o;
   }
 
-  plan::SearchInputs Inputs(std::vector<std::string> extra = {}) {
+  inputs::SearchInputs Inputs(std::vector<std::string> extra = {}) {
     Result<spec::Spec> spec =
         spec::LoadSpec(analysis::testing::ExampleSpecPath(), Overrides(extra));
     EXPECT_TRUE(spec.ok()) << spec.error().message;
-    Result<plan::SearchInputs> in = plan::LoadSearchInputs(*spec);
+    Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(*spec);
     EXPECT_TRUE(in.ok()) << in.error().message;
     return *in;
   }
 
   // Runs the sweep of `in` through `engine` into results/<run_id>.
-  std::string Run(const plan::SearchInputs& in, SampleEngine& engine, const std::string& run_id,
+  std::string Run(const inputs::SearchInputs& in, SampleEngine& engine, const std::string& run_id,
                   std::vector<std::string> extra = {}, const std::string& resume = "") {
     RunOptions o;
     o.spec_path = analysis::testing::ExampleSpecPath();
@@ -64,7 +64,7 @@ class ReplayTest : public ::testing::Test {
     return out.ok() ? out->run_dir : "";
   }
 
-  std::string SimRun(const plan::SearchInputs& in, std::vector<std::string> extra = {}) {
+  std::string SimRun(const inputs::SearchInputs& in, std::vector<std::string> extra = {}) {
     SimSampleEngine sim(in, cost::Calibration{});
     return Run(in, sim, "sim", extra);
   }
@@ -76,7 +76,7 @@ class ReplayTest : public ::testing::Test {
   }
 
   // Why MakeReplayEngine refuses `path` for the sweep of `in`; "" when it does not.
-  static std::string Refusal(const plan::SearchInputs& in, const std::string& path) {
+  static std::string Refusal(const inputs::SearchInputs& in, const std::string& path) {
     Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, path);
     return replay.ok() ? std::string() : replay.error().message;
   }
@@ -91,7 +91,7 @@ class ReplayTest : public ::testing::Test {
 };
 
 TEST_F(ReplayTest, ReplayOfASimulatedRunReproducesItsDecision) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   const std::string source = SimRun(in);
   Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, source);
   ASSERT_TRUE(replay.ok()) << replay.error().message;
@@ -124,7 +124,7 @@ TEST_F(ReplayTest, ReplayOfASimulatedRunReproducesItsDecision) {
 }
 
 TEST_F(ReplayTest, ARunWithoutASampleOfTheSweepIsRefusedNamingEach) {
-  const plan::SearchInputs one = Inputs({"sweep.repeats=1"});
+  const inputs::SearchInputs one = Inputs({"sweep.repeats=1"});
   const std::string source = SimRun(one);
   EXPECT_EQ(Refusal(Inputs(), source),
             source +
@@ -138,7 +138,7 @@ TEST_F(ReplayTest, ARunWithoutASampleOfTheSweepIsRefusedNamingEach) {
 // before its first sample, each problem named: a log folder gone, a link
 // where a log belongs, a first token before its send.
 TEST_F(ReplayTest, ASourceWhoseReportFindsItsEvidenceWantingIsRefusedBeforeAnySample) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   const std::string source = SimRun(in);
   EXPECT_EQ(Refusal(in, source), "");
   const evidence::SampleId first{in.spec.sweep.layouts[0], 8, 1};
@@ -168,7 +168,7 @@ TEST_F(ReplayTest, ASourceWhoseReportFindsItsEvidenceWantingIsRefusedBeforeAnySa
 // Rows no GPU could have measured, or whose samples would be impossible
 // evidence, are refused before the first sample, at their line.
 TEST_F(ReplayTest, MedianFiguresNoSampleCouldHaveAreRefusedAtTheirLine) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   const std::string header =
       "pp,tp,ep,concurrency,repeats,input_tps_median,input_tps_spread,ttft_p50_s_median,"
       "peak_gpu_mib,gpu_total_mib\n4,8,4,8,3,4100,0.02,3.5,80000,97871\n";
@@ -194,7 +194,7 @@ constexpr const char* kMedians =
     "8,4,4,8,3,3900,0.02,3.9,5.5,82000,97871\n";
 
 TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
-  const plan::SearchInputs in = Inputs({"sweep.repeats=3"});
+  const inputs::SearchInputs in = Inputs({"sweep.repeats=3"});
   const std::string csv = Write("medians.csv", kMedians);
   Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, csv);
   ASSERT_TRUE(replay.ok()) << replay.error().message;
@@ -236,7 +236,7 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
 }
 
 TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   const std::string csv = Write("medians.csv",
                                 "pp,tp,ep,concurrency,input_tps_median\n"
                                 "4,8,4,8,4100\n8,4,4,8,3900\n");
@@ -258,7 +258,7 @@ TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
 }
 
 TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {
-  const plan::SearchInputs in = Inputs({"sweep.concurrency=[8,16]"});
+  const inputs::SearchInputs in = Inputs({"sweep.concurrency=[8,16]"});
   const std::string csv = Write("medians.csv", kMedians);
   EXPECT_EQ(Refusal(in, csv),
             csv +
@@ -268,7 +268,7 @@ TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {
 }
 
 TEST_F(ReplayTest, AHostileCsvIsRefusedAtItsLine) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   auto error = [&](const std::string& rows) {
     const std::string csv = Write("bad.csv", "pp,tp,ep,concurrency,input_tps_median\n" + rows);
     const std::string why = Refusal(in, csv);  // "<csv>:<line>: ..." after the path
@@ -288,7 +288,7 @@ TEST_F(ReplayTest, AHostileCsvIsRefusedAtItsLine) {
 }
 
 TEST_F(ReplayTest, AResumedReplayRefusesASourceThatChanged) {
-  const plan::SearchInputs in = Inputs();
+  const inputs::SearchInputs in = Inputs();
   const std::string csv = Write("medians.csv", kMedians);
   Result<std::unique_ptr<SampleEngine>> first = MakeReplayEngine(in.spec, in.plan, csv);
   ASSERT_TRUE(first.ok());

@@ -7,8 +7,8 @@
 
 #include "cost/calibration.h"
 #include "hardware/hardware.h"
+#include "inputs/search_inputs.h"
 #include "model/model.h"
-#include "plan/search_inputs.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
 
@@ -17,7 +17,7 @@ namespace ppsearch::run {
 class SimSampleEngine : public SampleEngine {
  public:
   // `inputs` outlives the engine; a sample's plan is one of its layouts.
-  SimSampleEngine(const plan::SearchInputs& inputs, const cost::Calibration& calibration)
+  SimSampleEngine(const inputs::SearchInputs& inputs, const cost::Calibration& calibration)
       : inputs_(inputs),
         spec_(inputs.spec),
         model_(inputs.model),
@@ -33,7 +33,7 @@ class SimSampleEngine : public SampleEngine {
   static double NoiseFactor(const spec::SimSpec& sim, const evidence::SampleId& id);
 
  private:
-  const plan::SearchInputs& inputs_;
+  const inputs::SearchInputs& inputs_;
   const spec::Spec& spec_;
   const model::ModelDesc& model_;
   const hardware::HardwareProfile& hw_;

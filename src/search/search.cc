@@ -11,6 +11,7 @@
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/steady_state.h"
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "predict/disaggregated.h"
 #include "predict/search_points.h"
@@ -27,7 +28,7 @@ namespace {
 struct Group {
   Knobs knobs;
   std::vector<LoadPoint> loads;
-  plan::SearchInputs inputs;
+  inputs::SearchInputs inputs;
 };
 
 // The spec a group runs: the search's, with its layouts and load points as
@@ -135,7 +136,7 @@ spec::Disaggregation DeploymentOf(const PdPools& pd) {
 
 // A disaggregated candidate predicted at `load`.
 predict::DisaggregatedPrediction PredictPdAt(const plan::DisaggregatedPlan& plan,
-                                             const plan::SearchInputs& in, const LoadPoint& load,
+                                             const inputs::SearchInputs& in, const LoadPoint& load,
                                              const cost::Calibration& calibration) {
   spec::Spec s = in.spec;
   s.workload.request_rate = load.request_rate;
@@ -181,8 +182,8 @@ uncertainty::Interval ScoreInterval(const Evaluated& e, double best,
 }
 
 // One candidate's layout alone in `group`'s inputs, at one load point.
-plan::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const LoadPoint& load) {
-  plan::SearchInputs one;
+inputs::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const LoadPoint& load) {
+  inputs::SearchInputs one;
   one.spec = group.inputs.spec;
   one.model = group.inputs.model;
   one.hardware = group.inputs.hardware;
@@ -253,7 +254,7 @@ std::optional<PointIntervals> IntervalsAt(const Group& group, const Evaluated& e
 // form's alone (predict::ModelFormIntervals; no parameter ensemble is drawn
 // through two pools), none without a model-form term.
 std::optional<PointIntervals> PdIntervalsAt(const plan::DisaggregatedPlan& plan,
-                                            const plan::SearchInputs& in, const Evaluated& e,
+                                            const inputs::SearchInputs& in, const Evaluated& e,
                                             const cost::Calibration& calibration,
                                             const SearchOptions& options) {
   if (!options.model_form) return std::nullopt;
@@ -282,7 +283,7 @@ PointFigures ProbeAt(const Group& group, const Evaluated& e, const LoadPoint& lo
     return FiguresOf(predict::PredictSearchPoint(group.inputs, *PlanOf(group, e.candidate),
                                                  calibration, request),
                      load, e.gpus);
-  const plan::SearchInputs one = OneLayoutAt(group, e.candidate, load);
+  const inputs::SearchInputs one = OneLayoutAt(group, e.candidate, load);
   return FiguresOf(predict::PredictSearchPoint(one, one.plan.layouts.front(), calibration, request),
                    load, e.gpus);
 }
@@ -297,7 +298,7 @@ double BurstShareAt(const Group& group, const Evaluated& e, const cost::Calibrat
   if (!load.open())
     return predict::TensorBurstShare(group.inputs, *PlanOf(group, e.candidate), calibration,
                                      request, e.at->input_tps);
-  const plan::SearchInputs one = OneLayoutAt(group, e.candidate, load);
+  const inputs::SearchInputs one = OneLayoutAt(group, e.candidate, load);
   return predict::TensorBurstShare(one, one.plan.layouts.front(), calibration, request,
                                    e.at->input_tps);
 }
@@ -359,7 +360,7 @@ using Progress = std::function<void(const char*, size_t, size_t)>;
 // Stage 1: the aggregated candidates by knob setting, in enumeration order,
 // each setting's groups planned with its knobs, and the planner's refusals
 // (once per candidate, not per request rate).
-void PlanGroups(const plan::SearchInputs& in, const std::vector<Candidate>& candidates,
+void PlanGroups(const inputs::SearchInputs& in, const std::vector<Candidate>& candidates,
                 SearchResult& out, Work& w) {
   std::vector<Knobs> settings;
   std::vector<std::vector<spec::LayoutSpec>> layouts_of;
@@ -402,7 +403,7 @@ void PlanGroups(const plan::SearchInputs& in, const std::vector<Candidate>& cand
 // (each writes its own slot: the same result on any number of threads), and
 // each aggregated candidate's load points gathered from its groups. Only a
 // point's figures are kept, not its per-request record.
-void PredictAggregated(const plan::SearchInputs& in, const cost::Calibration& calibration,
+void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                        const SearchOptions& options, size_t candidates, const Progress& progress,
                        Work& w) {
   struct CentralPoint {
@@ -464,7 +465,7 @@ void PredictAggregated(const plan::SearchInputs& in, const cost::Calibration& ca
 // Stage 3: the disaggregated candidates, each planned as `plan` plans a
 // disaggregated spec (refused as it refuses one) and predicted at every load
 // point as `simulate` predicts it.
-void PredictDisaggregatedCandidates(const plan::SearchInputs& in,
+void PredictDisaggregatedCandidates(const inputs::SearchInputs& in,
                                     const cost::Calibration& calibration,
                                     const SearchOptions& options, SearchResult& out, Work& w) {
   std::vector<Candidate> kept;
@@ -535,7 +536,7 @@ void RefuseNoPredictions(SearchResult& out, Work& w) {
 
 // Predicts evaluated candidate i at `load`, through the predictor that
 // predicted its listed points.
-PointFigures PredictAt(const plan::SearchInputs& in, const cost::Calibration& calibration,
+PointFigures PredictAt(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                        const SearchResult& out, const Work& w, size_t i, const LoadPoint& load) {
   if (w.pd_of[i] >= 0)
     return FiguresOf(
@@ -547,7 +548,7 @@ PointFigures PredictAt(const plan::SearchInputs& in, const cost::Calibration& ca
 // Stage 5: each candidate's headroom, its best load point under the SLA,
 // and the ranking of those that qualify by the objective there; the indices
 // of out.evaluated, best first.
-std::vector<size_t> RankAtBestLoads(const plan::SearchInputs& in,
+std::vector<size_t> RankAtBestLoads(const inputs::SearchInputs& in,
                                     const cost::Calibration& calibration,
                                     const SearchOptions& options, SearchResult& out,
                                     const Work& w) {
@@ -584,7 +585,7 @@ std::vector<size_t> RankAtBestLoads(const plan::SearchInputs& in,
 // rank order, and judged in rank order as they arrive: the same candidates
 // get them on any number of threads, and past the one the rule stops at
 // only those already begun are drawn.
-void MarkCouldBeBest(const plan::SearchInputs& in, const cost::Calibration& calibration,
+void MarkCouldBeBest(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                      const SearchOptions& options, const std::vector<size_t>& ranked,
                      const Progress& progress, SearchResult& out, const Work& w) {
   if (ranked.empty()) return;
@@ -642,7 +643,7 @@ void MarkCouldBeBest(const plan::SearchInputs& in, const cost::Calibration& cali
 
 // Stage 7: how far the candidates that could be best lean on the hardware's
 // tensor burst (one prediction more each).
-void AddBurstShares(const plan::SearchInputs& in, const cost::Calibration& calibration,
+void AddBurstShares(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                     const std::vector<size_t>& ranked, SearchResult& out, const Work& w) {
   out.tensor_burst = in.hardware.TensorBurstText();
   if (out.tensor_burst.empty()) return;
@@ -655,7 +656,7 @@ void AddBurstShares(const plan::SearchInputs& in, const cost::Calibration& calib
 
 }  // namespace
 
-Result<SearchResult> Search(const plan::SearchInputs& in, const cost::Calibration& calibration,
+Result<SearchResult> Search(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                             const SearchOptions& options) {
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
   const plan::EngineConfig engine =

@@ -25,8 +25,8 @@
 #include "cost/calibration.h"
 #include "decide/objective.h"
 #include "decide/sla.h"
+#include "inputs/search_inputs.h"
 #include "plan/plan.h"
-#include "plan/search_inputs.h"
 #include "search/space.h"
 #include "uncertainty/ensemble.h"
 #include "uncertainty/propagate.h"
@@ -193,7 +193,7 @@ struct SearchResult {
 
 // Searches the space of `bounds` around `inputs` (its spec's cluster,
 // engine, workload and decision; its sweep is not used).
-Result<SearchResult> Search(const plan::SearchInputs& inputs, const cost::Calibration& calibration,
-                            const SearchOptions& options);
+Result<SearchResult> Search(const inputs::SearchInputs& inputs,
+                            const cost::Calibration& calibration, const SearchOptions& options);
 
 }  // namespace ppsearch::search

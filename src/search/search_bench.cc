@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "search/search.h"
 #include "testkit/example_search.h"
@@ -20,14 +20,14 @@
 namespace ppsearch::search {
 namespace {
 
-const plan::SearchInputs& ChatExample() {
-  static const plan::SearchInputs in = *plan::LoadSpecFileInputs(
+const inputs::SearchInputs& ChatExample() {
+  static const inputs::SearchInputs in = *inputs::LoadSpecFileInputs(
       std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml");
   return in;
 }
 
 void RunSpace(benchmark::State& state, const SearchOptions& options,
-              const plan::SearchInputs& inputs = testkit::Example()) {
+              const inputs::SearchInputs& inputs = testkit::Example()) {
   int candidates = 0, predictions = 0;
   for (auto _ : state) {
     Result<SearchResult> r = Search(inputs, cost::Calibration{}, options);

@@ -12,9 +12,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
 #include "plan/plan_testing.h"
-#include "plan/search_inputs.h"
 #include "ppsearch_source_dir.h"
 #include "predict/disaggregated.h"
 #include "search/best_load.h"
@@ -308,14 +308,14 @@ TEST(Search, RefusalsAreCountedByTheirReason) {
 
 // A decode workload of the example: 64 output tokens per request, ranked by
 // output throughput per GPU.
-plan::SearchInputs DecodeExample() {
-  plan::SearchInputs in = testkit::Example();
+inputs::SearchInputs DecodeExample() {
+  inputs::SearchInputs in = testkit::Example();
   in.spec.workload.output_tokens = 64;
   in.spec.decision.objective = decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu);
   return in;
 }
 
-void ExpectScreeningGivesTheExhaustiveResult(const plan::SearchInputs& in) {
+void ExpectScreeningGivesTheExhaustiveResult(const inputs::SearchInputs& in) {
   SearchOptions screened = Small(8);
   SearchOptions exhaustive = Small(8);
   exhaustive.screen = false;
@@ -347,6 +347,26 @@ TEST(Search, ScreeningGivesTheExhaustiveResult) {
 
 TEST(Search, ScreeningGivesTheExhaustiveResultOnADecodeObjective) {
   ExpectScreeningGivesTheExhaustiveResult(DecodeExample());
+}
+
+// The intervals are drawn a candidate per thread and judged in rank order
+// as they arrive: on one thread or three, the same candidates get the same
+// intervals, the screen stops at the same one, and the result is the same
+// to the last digit.
+TEST(Search, TheScreenedIntervalsAreTheSameOnAnyNumberOfThreads) {
+  for (const inputs::SearchInputs& in :
+       std::vector<inputs::SearchInputs>{testkit::Example(), DecodeExample()}) {
+    SearchOptions one = Small(8);
+    one.threads = 1;
+    SearchOptions three = Small(8);
+    three.threads = 3;
+    const Result<SearchResult> a = Search(in, cost::Calibration{}, one);
+    const Result<SearchResult> b = Search(in, cost::Calibration{}, three);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_GT(a->with_intervals, 1);
+    EXPECT_EQ(a->with_intervals, b->with_intervals);
+    EXPECT_EQ(SearchToJson(*a).dump(), SearchToJson(*b).dump());
+  }
 }
 
 // Output throughput carries its interval into the score, and the front is
@@ -439,7 +459,7 @@ TEST(Search, ALoadPointShortOfItsSteadyStateIsSaid) {
   EXPECT_EQ(j["candidates"][0]["points"][0]["steady_state"], true);
   EXPECT_EQ(j["candidates"][0]["points"][1]["steady_state"], false);
   // 80 requests: 5 waves at C = 16, steady everywhere, and nothing said.
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   in.spec.workload.requests = 80;
   const Result<SearchResult> more = Search(in, cost::Calibration{}, Small(0));
   ASSERT_TRUE(more.ok());
@@ -553,7 +573,7 @@ TEST(Search, AnSlaFiltersOnThePredictedFiguresAndCountsByKey) {
   for (double w : lightest) over += w > limit ? 1 : 0;
   ASSERT_GT(over, 0);
 
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   in.spec.decision.sla[decide::SlaMetric::kTtft] = limit;
   const Result<SearchResult> r = Search(in, cost::Calibration{}, Small(0));
   ASSERT_TRUE(r.ok());
@@ -615,7 +635,7 @@ TEST(Search, BisectionFindsTheKnownBreakOfAPredictedCandidate) {
   }
   ASSERT_GT(known, 4) << "TTFT p99 does not rise with the load";
 
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   in.spec.decision.sla[decide::SlaMetric::kTtft] = limit;
   o.bounds.concurrency = {4, 16};
   const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
@@ -640,7 +660,7 @@ TEST(Search, BisectionFindsTheKnownBreakOfAPredictedCandidate) {
 // The example's requests generate one token: the simulator predicts no
 // TPOT, so a TPOT limit is left to the measurement, and said so.
 TEST(Search, AnSlaWithoutAPredictedFigureIsCheckedOnlyOnMeasurement) {
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   in.spec.decision.sla[decide::SlaMetric::kTpot] = 0.001;
   const Result<SearchResult> r = Search(in, cost::Calibration{}, Small(0));
   const Result<SearchResult> free = Search(testkit::Example(), cost::Calibration{}, Small(0));
@@ -664,7 +684,7 @@ TEST(Search, APoolShorterThanOnePromptIsRefusedNeverRankedAtZero) {
   o.bounds.dp = {1, 2};
   o.bounds.chunked_prefill_size = {8192};
   for (double ttft_limit : {0.0, 0.001}) {
-    plan::SearchInputs in = testkit::Example();
+    inputs::SearchInputs in = testkit::Example();
     if (ttft_limit > 0) in.spec.decision.sla[decide::SlaMetric::kTtft] = ttft_limit;
     const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -687,7 +707,7 @@ TEST(Search, APoolShorterThanOnePromptIsRefusedNeverRankedAtZero) {
 // for 16,000-token prompts) that the simulator fills before any request's
 // 4,096 answer tokens fit.
 TEST(Search, APredictionWithoutACompletedRequestIsRefusedAsNoPrediction) {
-  plan::SearchInputs in = testkit::Example();
+  inputs::SearchInputs in = testkit::Example();
   plan::testing::SetArg(in.spec, "max-total-tokens", plan::testing::IntArg(18000, {}));
   in.spec.workload.output_tokens = 4096;
   SearchOptions o = Small(0);
@@ -750,7 +770,7 @@ TEST(Search, MoeA2aBackendsAreADimensionAndDeepEpKeepsOnlyEpEqualToTp) {
   spec.engine.model_config =
       std::string(PPSEARCH_SOURCE_DIR) + "/data/models/deepseek-v3/config.json";
   plan::testing::SetArg(spec, "moe-dense-tp-size", plan::testing::IntArg(1, {}));
-  const Result<plan::SearchInputs> deepseek = plan::LoadSearchInputs(spec);
+  const Result<inputs::SearchInputs> deepseek = inputs::LoadSearchInputs(spec);
   ASSERT_TRUE(deepseek.ok()) << deepseek.error().message;
   SearchOptions o = Small(0);
   o.bounds.pp = {1, 2};
@@ -854,17 +874,17 @@ TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
 
 // The chat example (DeepSeek-V3 on four 8-GPU H200 nodes, 2,000 tokens in
 // and 1,000 out).
-plan::SearchInputs ChatSearchInputs() {
-  plan::InputsOptions o;
+inputs::SearchInputs ChatSearchInputs() {
+  inputs::InputsOptions o;
   o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml";
   o.overrides = {"workload.requests=96"};
-  Result<plan::SearchInputs> in = plan::LoadSearchInputs(o);
+  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(o);
   EXPECT_TRUE(in.ok()) << in.error().message;
   return *in;
 }
 
 TEST(SearchSpace, DisaggregatedCandidatesSplitTheNodesIntoAPrefillAndADecodePool) {
-  const plan::SearchInputs in = ChatSearchInputs();
+  const inputs::SearchInputs in = ChatSearchInputs();
   Bounds b;
   const std::vector<Candidate> all = EnumerateDisaggregated(b, in.spec, in.model);
   // x prefill nodes and 4 - x decode nodes, each server 1 or more whole
@@ -899,7 +919,7 @@ TEST(SearchSpace, DisaggregatedCandidatesSplitTheNodesIntoAPrefillAndADecodePool
 }
 
 TEST(Search, DisaggregatedCandidatesArePredictedAsSimulatePredictsThemBesideTheAggregated) {
-  const plan::SearchInputs in = ChatSearchInputs();
+  const inputs::SearchInputs in = ChatSearchInputs();
   SearchOptions o;
   o.bounds.instances = {4};
   o.bounds.pp = {1};

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "evidence/calibration_file.h"
+#include "inputs/search_inputs.h"
 #include "model/hf_config.h"
-#include "plan/search_inputs.h"
 #include "predict/predict.h"
 
 namespace ppsearch::serve_sim {
@@ -68,7 +68,7 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
   auto d = std::make_unique<Deployment>();
   // The one loader, as every other command: the model, the hardware profile
   // with the spec's attention backend, the planned layout.
-  Result<plan::SearchInputs> in = plan::LoadSearchInputs(SpecFromArgs(args));
+  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(SpecFromArgs(args));
   if (!in) return in.error();
   d->spec = std::move(in->spec);
   d->model = std::move(in->model);

@@ -117,46 +117,61 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   if (!group_) group_.emplace(spec_, launcher_, *paths_);
 
   const auto started = Clock::now();
-  const bool reuse = spec_.lifecycle.reuse_server && group_->running() &&
-                     group_->layout() == ctx.id.layout && !group_->FirstExited();
   std::vector<uintmax_t> log_from;
-  if (reuse) {
-    log_from = group_->LogEnds();
-  } else {
-    // A server kept up for a next sample of its layout that did not come
-    // (an adaptive run chose another layout) frees its GPUs only now.
-    if (group_->running()) release_pending_ = true;
-    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
-    if (release_pending_) {
-      out.bench.release_wait = WaitMemoryReleased();
-      release_pending_ = false;
-    }
-    const std::string busy = Preflight();
-    if (!busy.empty()) {
-      SetVerdict(out, evidence::Verdict::kPreflightFailed, busy);
-      Snapshot(out);
-      return out;
-    }
-    Status st = group_->Start(ctx.id, ctx.run_id);
-    server_sample_ = ctx.id;
-    if (st.ok()) st = group_->WaitReady();
-    if (!st.ok()) {
-      SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
-      Snapshot(out);
-      for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
-      CollectLogs({}, out);
-      return out;
-    }
-    log_from.assign(spec_.cluster.hosts.size(), 0);
-    Result<std::string> version = ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s,
-                                                  spec_.engine.ArgString("api-key").value_or(""));
-    server_version_ = version.ok() ? *version : "";
-    if (!version.ok()) out.bench.server_version_error = version.error().message;
-  }
+  if (!ServeLayout(ctx, out, log_from)) return out;
   // What a comparison of two runs checks besides the spec's engine.version.
   out.bench.ready = evidence::BenchServerReady{
       std::chrono::duration<double>(Clock::now() - started).count(), server_version_};
+  Benchmark(ctx, log_from, out);
+  Snapshot(out);
+  EndSample(ctx, out);
+  CollectLogs(log_from, out);
+  out.bench.sample_wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return out;
+}
 
+bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleOutput& out,
+                                     std::vector<uintmax_t>& log_from) {
+  const bool reuse = spec_.lifecycle.reuse_server && group_->running() &&
+                     group_->layout() == ctx.id.layout && !group_->FirstExited();
+  if (reuse) {
+    log_from = group_->LogEnds();
+    return true;
+  }
+  // A server kept up for a next sample of its layout that did not come
+  // (an adaptive run chose another layout) frees its GPUs only now.
+  if (group_->running()) release_pending_ = true;
+  for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+  if (release_pending_) {
+    out.bench.release_wait = WaitMemoryReleased();
+    release_pending_ = false;
+  }
+  const std::string busy = Preflight();
+  if (!busy.empty()) {
+    SetVerdict(out, evidence::Verdict::kPreflightFailed, busy);
+    Snapshot(out);
+    return false;
+  }
+  Status st = group_->Start(ctx.id, ctx.run_id);
+  server_sample_ = ctx.id;
+  if (st.ok()) st = group_->WaitReady();
+  if (!st.ok()) {
+    SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
+    Snapshot(out);
+    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+    CollectLogs({}, out);
+    return false;
+  }
+  log_from.assign(spec_.cluster.hosts.size(), 0);
+  Result<std::string> version = ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s,
+                                                spec_.engine.ArgString("api-key").value_or(""));
+  server_version_ = version.ok() ? *version : "";
+  if (!version.ok()) out.bench.server_version_error = version.error().message;
+  return true;
+}
+
+void SglangSampleEngine::Benchmark(const run::SampleContext& ctx,
+                                   const std::vector<uintmax_t>& log_from, run::SampleOutput& out) {
   loadgen::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
   const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
   group_->ScanLogsFrom(log_from);
@@ -223,22 +238,20 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
         break;
       }
   }
-  Snapshot(out);
+}
+
+void SglangSampleEngine::EndSample(const run::SampleContext& ctx, run::SampleOutput& out) {
   const bool keep = spec_.lifecycle.reuse_server && ctx.next_same_layout &&
                     out.verdict == evidence::Verdict::kOk && !group_->FirstExited();
-  if (!keep) {
-    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
-    const std::string held = WaitMemoryReleased();
-    release_pending_ = !held.empty();
-    if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
-    // nsys writes its report when the profiled server exits; a reused
-    // server's report covers every sample it served.
-    if (spec_.profile.nsys && server_sample_)
-      out.profiles = CollectNsysProfiles(launcher_, spec_, *ctx.plan, *server_sample_);
-  }
-  CollectLogs(log_from, out);
-  out.bench.sample_wall_s = std::chrono::duration<double>(Clock::now() - started).count();
-  return out;
+  if (keep) return;
+  for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+  const std::string held = WaitMemoryReleased();
+  release_pending_ = !held.empty();
+  if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
+  // nsys writes its report when the profiled server exits; a reused
+  // server's report covers every sample it served.
+  if (spec_.profile.nsys && server_sample_)
+    out.profiles = CollectNsysProfiles(launcher_, spec_, *ctx.plan, *server_sample_);
 }
 
 void SglangSampleEngine::Finish() {

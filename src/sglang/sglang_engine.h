@@ -51,6 +51,17 @@ class SglangSampleEngine : public run::SampleEngine {
   std::string WaitMemoryReleased();
   void Snapshot(run::SampleOutput& out);
   void CollectLogs(const std::vector<uintmax_t>& from, run::SampleOutput& out);
+  // A sample's stages. ServeLayout: the layout's servers up and ready (kept
+  // from the sample before, or started after a preflight), with the log
+  // offsets the sample's logs start at; false when they are not, the
+  // verdict and evidence in `out`. Benchmark: the load against them, its
+  // records and its verdict. EndSample: the servers stopped and their GPUs
+  // released unless the next sample reuses them, and nsys's reports.
+  bool ServeLayout(const run::SampleContext& ctx, run::SampleOutput& out,
+                   std::vector<uintmax_t>& log_from);
+  void Benchmark(const run::SampleContext& ctx, const std::vector<uintmax_t>& log_from,
+                 run::SampleOutput& out);
+  void EndSample(const run::SampleContext& ctx, run::SampleOutput& out);
 
   const spec::Spec& spec_;
   launch::Launcher& launcher_;

@@ -1,16 +1,16 @@
 #pragma once
 // The shipped example search (examples/kimi-k3-pp-search.toml: Kimi K3 on
-// 4 x 8 RTX 6000D), loaded once through plan::LoadSearchInputs, for the
+// 4 x 8 RTX 6000D), loaded once through inputs::LoadSearchInputs, for the
 // tests and benchmarks that predict it.
 
 #include <string>
 
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
 
 namespace ppsearch::testkit {
 
-struct ExampleInputs : plan::SearchInputs {
+struct ExampleInputs : inputs::SearchInputs {
   // The example's layout with this PP size (one per PP size), or nullptr.
   const plan::LayoutPlan* Layout(int pp) const {
     for (const auto& lp : plan.layouts)
@@ -20,8 +20,8 @@ struct ExampleInputs : plan::SearchInputs {
 };
 
 inline const ExampleInputs& Example() {
-  static const ExampleInputs in{*plan::LoadSpecFileInputs(std::string(PPSEARCH_SOURCE_DIR) +
-                                                          "/examples/kimi-k3-pp-search.toml")};
+  static const ExampleInputs in{*inputs::LoadSpecFileInputs(std::string(PPSEARCH_SOURCE_DIR) +
+                                                            "/examples/kimi-k3-pp-search.toml")};
   return in;
 }
 

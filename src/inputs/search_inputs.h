@@ -5,25 +5,27 @@
 // every command, the run analysis, the backtest, the benchmarks and the
 // tests. No command-line parsing and no exit codes here: errors are returned.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/disaggregation.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
-namespace ppsearch::plan {
+namespace ppsearch::inputs {
 
 struct SearchInputs {
   spec::Spec spec;
   model::ModelDesc model;
   hardware::HardwareProfile hardware;
-  Plan plan;  // planned after the selection below was applied
+  plan::Plan plan;  // planned after the selection below was applied
 
   // The planned layout with this PP/TP/EP, or nullptr.
-  const LayoutPlan* Find(const spec::LayoutSpec& layout) const;
+  const plan::LayoutPlan* Find(const spec::LayoutSpec& layout) const;
 };
 
 struct InputsOptions {
@@ -44,6 +46,18 @@ Result<SearchInputs> LoadSearchInputs(spec::Spec spec,
                                       const std::vector<spec::LayoutSpec>& layouts = {},
                                       const std::vector<int>& concurrency = {});
 
+// What `plan` and `validate` load for a disaggregated spec: the spec, its
+// model and hardware (as LoadSearchInputs loads them) and both pools' plan.
+struct DisaggregatedInputs {
+  spec::Spec spec;
+  model::ModelDesc model;
+  hardware::HardwareProfile hardware;
+  plan::DisaggregatedPlan plan;
+};
+// nullopt when the spec at `path` is not disaggregated.
+Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
+    const std::string& path, const std::vector<std::string>& overrides);
+
 // The model config a spec names, alone (what a run's description records of
 // it when the hardware profile no longer matters).
 Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec);
@@ -58,4 +72,4 @@ std::vector<Error> InputErrors(const spec::Spec& spec);
 // SQLite database does. Ok when the spec names none.
 Status CheckProfileExport(const spec::ProfileSpec& profile);
 
-}  // namespace ppsearch::plan
+}  // namespace ppsearch::inputs

@@ -1,4 +1,4 @@
-#include "plan/search_inputs.h"
+#include "inputs/search_inputs.h"
 
 #include <cstring>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
 
-namespace ppsearch::plan {
+namespace ppsearch::inputs {
 namespace {
 
 Status ApplySelection(const std::vector<spec::LayoutSpec>& layouts,
@@ -41,8 +41,8 @@ Error AsConfigError(Error e) {
 
 }  // namespace
 
-const LayoutPlan* SearchInputs::Find(const spec::LayoutSpec& layout) const {
-  for (const LayoutPlan& lp : plan.layouts)
+const plan::LayoutPlan* SearchInputs::Find(const spec::LayoutSpec& layout) const {
+  for (const plan::LayoutPlan& lp : plan.layouts)
     if (lp.layout == layout) return &lp;
   return nullptr;
 }
@@ -63,15 +63,28 @@ Result<SearchInputs> LoadSearchInputs(spec::Spec spec, const std::vector<spec::L
                                       const std::vector<int>& concurrency) {
   // Nothing past `plan` and `validate` knows a disaggregated deployment yet;
   // treating its empty sweep as aggregated would be wrong silently.
-  PPS_RETURN_IF_ERROR(DisaggregatedRefusal(spec));
+  PPS_RETURN_IF_ERROR(plan::DisaggregatedRefusal(spec));
   PPS_RETURN_IF_ERROR(ApplySelection(layouts, concurrency, spec));
   Result<model::ModelDesc> model = LoadSpecModel(spec);
   if (!model.ok()) return AsConfigError(model.error());
-  Result<hardware::HardwareProfile> hw = LoadSpecHardware(spec);
+  Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
   if (!hw.ok()) return AsConfigError(hw.error());
   SearchInputs in{std::move(spec), std::move(model).value(), std::move(hw).value(), {}};
-  in.plan = PlanSearch(in.spec, in.model, in.hardware);
+  in.plan = plan::PlanSearch(in.spec, in.model, in.hardware);
   return in;
+}
+
+Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
+    const std::string& path, const std::vector<std::string>& overrides) {
+  PPS_ASSIGN_OR_RETURN(std::optional<spec::Disaggregation> deployment,
+                       spec::LoadDisaggregation(path, overrides));
+  if (!deployment) return std::optional<DisaggregatedInputs>();
+  PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::LoadSpec(path, overrides));
+  PPS_ASSIGN_OR_RETURN(model::ModelDesc model, LoadSpecModel(spec));
+  PPS_ASSIGN_OR_RETURN(hardware::HardwareProfile hw, plan::LoadSpecHardware(spec));
+  DisaggregatedInputs in{std::move(spec), std::move(model), std::move(hw), {}};
+  in.plan = plan::PlanDisaggregated(in.spec, *deployment, in.model, in.hardware);
+  return std::optional<DisaggregatedInputs>(std::move(in));
 }
 
 Result<model::ModelDesc> LoadSpecModel(const spec::Spec& spec) {
@@ -102,10 +115,10 @@ Status CheckProfileExport(const spec::ProfileSpec& profile) {
 std::vector<Error> InputErrors(const spec::Spec& spec) {
   std::vector<Error> errors;
   if (Result<model::ModelDesc> m = LoadSpecModel(spec); !m.ok()) errors.push_back(m.error());
-  if (Result<hardware::HardwareProfile> h = LoadSpecHardware(spec); !h.ok())
+  if (Result<hardware::HardwareProfile> h = plan::LoadSpecHardware(spec); !h.ok())
     errors.push_back(h.error());
   if (Status p = CheckProfileExport(spec.profile); !p.ok()) errors.push_back(p.error());
   return errors;
 }
 
-}  // namespace ppsearch::plan
+}  // namespace ppsearch::inputs

@@ -1,0 +1,4 @@
+# Sources of src/inputs/; CMakeLists.txt includes this file. Every .cc under src/
+# other than *_test.cc must be in one list, or configure fails.
+list(APPEND PPSEARCH_LIB_SOURCES
+  src/inputs/search_inputs.cc)
