@@ -137,6 +137,9 @@ TEST_F(CompareE2e, TheOlderPp4RunIsNotComparableForExactlyItsThreeFlags) {
 // SGLang) and the simulated engine on the same spec: a prediction check.
 TEST_F(CompareE2e, SimulatedAgainstMeasuredIsAPredictionCheck) {
   const std::string state = (dir_ / "gpu-state").string();
+  // Both ports below Linux's ephemeral range (32768-60999): node 0 listens
+  // on the dist-init port, and one inside the range can already be the
+  // source port of another test's connection under ctest -j2.
   const std::string spec = WriteSpec(
       "rehearsal.toml",
       "[experiment]\nname = \"rehearsal\"\nresults_dir = \"" + (dir_ / "results").string() +
@@ -146,7 +149,7 @@ TEST_F(CompareE2e, SimulatedAgainstMeasuredIsAPredictionCheck) {
           "\"127.0.0.3\"},\n"
           "  {name = \"n3\", address = \"127.0.0.4\"},\n]\ngpus_per_node = 8\n"
           "hardware = \"rtx-6000d\"\nlauncher = \"local\"\nserver_port = 32410\n"
-          "dist_init_port = 32910\n"
+          "dist_init_port = 32310\n"
           "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", \"" +
           state +
           "/{host}\", \"--driver-version\", \"575.57.08\"]\n"

@@ -74,13 +74,9 @@ StageBreakdown LayoutCostModel::DpRankSide(int stage, const sim::MicroBatch& par
   const int64_t sequences = static_cast<int64_t>(part.entries.size());
   const DpKey key{0, stage, rows, sequences, part.is_prefill ? 1 : 0, 0};
   bool cached = false;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = dp_cache_.find(key);
-    if (it != dp_cache_.end()) {
-      b = it->second;
-      cached = true;
-    }
+  if (auto it = dp_cache_.find(key); it != dp_cache_.end()) {
+    b = it->second;
+    cached = true;
   }
   if (!cached) {
     const double act_bytes = static_cast<double>(rows) * model_.hidden * kBf16Bytes;
@@ -102,7 +98,6 @@ StageBreakdown LayoutCostModel::DpRankSide(int stage, const sim::MicroBatch& par
       }
     }
     if (layout_.stages[stage].has_embedding) b.gemm_ns += EmbeddingNs(rows);
-    std::lock_guard<std::mutex> lock(cache_mu_);
     dp_cache_.emplace(key, b);
   }
   b.attention_ns = AttentionNs(stage, part);
@@ -117,11 +112,7 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
                                              int64_t logit_rows, int64_t rank_rows,
                                              bool max_len_padding) const {
   const DpKey key{1, stage, gathered, sequences, logit_rows, rank_rows * 2 + max_len_padding};
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = dp_cache_.find(key);
-    if (it != dp_cache_.end()) return it->second;
-  }
+  if (auto it = dp_cache_.find(key); it != dp_cache_.end()) return it->second;
   StageBreakdown b;
   const StageShape& st = layout_.stages[stage];
   const GroupSpan tp_group = TpGroup(stage);
@@ -190,7 +181,6 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
     b.allreduce_calls += 1;
     b.jitter_wait_ns += tp_arrival_ns;
   }
-  std::lock_guard<std::mutex> lock(cache_mu_);
   dp_cache_.emplace(key, b);
   return b;
 }

@@ -17,9 +17,11 @@ using model::Sharding;
 // Whether two linears cost the same for every batch: every field the
 // costing reads (LinearShape, Efficiency, DecodeLinearNs) is equal.
 bool SameCost(const model::Linear& a, const model::Linear& b) {
-  return a.name == b.name && a.in_features == b.in_features && a.out_features == b.out_features &&
-         a.count == b.count && a.active_count == b.active_count && a.dtype == b.dtype &&
-         a.sharding == b.sharding && a.role == b.role && a.fused_gemm == b.fused_gemm;
+  // The numbers first: a cost model is built per prediction, and most pairs
+  // differ in shape before their names need comparing.
+  return a.in_features == b.in_features && a.out_features == b.out_features && a.count == b.count &&
+         a.active_count == b.active_count && a.dtype == b.dtype && a.sharding == b.sharding &&
+         a.role == b.role && a.name == b.name && a.fused_gemm == b.fused_gemm;
 }
 
 }  // namespace
@@ -279,11 +281,8 @@ std::vector<double> LayoutCostModel::WithTensorBurst(
 
 StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows,
                                           int64_t decode_sequences) const {
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = cache_.find({stage, tokens, logit_rows, decode_sequences});
-    if (it != cache_.end()) return it->second;
-  }
+  if (auto it = cache_.find({stage, tokens, logit_rows, decode_sequences}); it != cache_.end())
+    return it->second;
   StageBreakdown b;
   const StageShape& st = layout_.stages[stage];
   const GroupSpan group = TpGroup(stage);
@@ -387,7 +386,6 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
     b.recv_allgather_ns =
         static_cast<double>(AllGatherNs(BoundaryVectors(stage) * act_bytes, group, links_));
   }
-  std::lock_guard<std::mutex> lock(cache_mu_);
   cache_.emplace(std::make_tuple(stage, tokens, logit_rows, decode_sequences), b);
   return b;
 }

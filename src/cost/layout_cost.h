@@ -5,10 +5,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "cost/calibration.h"
@@ -232,11 +231,28 @@ class LayoutCostModel : public sim::CostModel {
   // Sorted by the linear's address (a cost model is built per prediction:
   // one allocation, not one per linear).
   std::vector<std::pair<const model::Linear*, int64_t>> fused_n_;
-  mutable std::mutex cache_mu_;
-  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, StageBreakdown> cache_;
+  // The caches of token-count-dependent parts. Not locked: a cost model
+  // belongs to one prediction, or to one serve-sim engine that calls it
+  // under its own lock (a lock per lookup was 3% of a chat search's CPU).
+  struct KeyHash {
+    template <typename... T>
+    size_t operator()(const std::tuple<T...>& key) const {
+      size_t h = 0;
+      std::apply(
+          [&h](const auto&... v) {
+            ((h ^= std::hash<int64_t>{}(static_cast<int64_t>(v)) + 0x9e3779b97f4a7c15ULL +
+                   (h << 6) + (h >> 2)),
+             ...);
+          },
+          key);
+      return h;
+    }
+  };
+  using TokenKey = std::tuple<int, int64_t, int64_t, int64_t>;
+  mutable std::unordered_map<TokenKey, StageBreakdown, KeyHash> cache_;
   // DP steps' token-count-dependent parts: (kind, stage, and its counts).
   using DpKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
-  mutable std::map<DpKey, StageBreakdown> dp_cache_;
+  mutable std::unordered_map<DpKey, StageBreakdown, KeyHash> dp_cache_;
 };
 
 }  // namespace ppsearch::cost

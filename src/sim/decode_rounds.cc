@@ -261,18 +261,36 @@ int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int6
     if (!z.runs()) continue;
     batches += rounds;
     // Stage compute over launches k = p + 1 .. p + rounds, on each stage's
-    // winning line (the margins kept it).
+    // winning line: the margins kept it from the first fitted round on; a
+    // line that wins only before it counts the rounds it won.
     const double p = static_cast<double>(z.processed);
     const double k_sum = n * p + n * (n + 1) / 2;
+    const int first_fit = round_trial_.first_fit;
     for (int st = 0; st < stages; ++st) {
       const DecodeGrowth& g = z.stages[st];
-      size_t line = 0;
-      for (size_t a = 1; a < g.group_ns.size(); ++a)
-        if (g.group_ns[a] + (p + 1) * g.group_growth_ns[a] >
-            g.group_ns[line] + (p + 1) * g.group_growth_ns[line])
-          line = a;
-      z.compute_ns[st] += std::llround(n * (g.fixed_compute_ns + g.group_ns[line]) +
-                                       k_sum * g.group_growth_ns[line]);
+      auto winner = [&g](double k) {
+        size_t line = 0;
+        for (size_t a = 1; a < g.group_ns.size(); ++a)
+          if (g.group_ns[a] + k * g.group_growth_ns[a] >
+              g.group_ns[line] + k * g.group_growth_ns[line])
+            line = a;
+        return line;
+      };
+      auto step_ns = [&g](size_t line, double k) {
+        return g.fixed_compute_ns + g.group_ns[line] + k * g.group_growth_ns[line];
+      };
+      const size_t line = winner(p + first_fit + 1);
+      if (winner(p + 1) == line) {
+        z.compute_ns[st] += std::llround(n * (g.fixed_compute_ns + g.group_ns[line]) +
+                                         k_sum * g.group_growth_ns[line]);
+        continue;
+      }
+      double sum = 0;
+      for (int r = 0; r < first_fit; ++r) sum += step_ns(winner(p + r + 1), p + r + 1);
+      const double m = n - first_fit;
+      sum += m * (g.fixed_compute_ns + g.group_ns[line]) +
+             (m * (p + first_fit) + m * (m + 1) / 2) * g.group_growth_ns[line];
+      z.compute_ns[st] += std::llround(sum);
     }
     z.processed += rounds;
     z.launched += rounds;
