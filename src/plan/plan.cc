@@ -73,6 +73,14 @@ bool Plan::all_valid() const {
                      [](const LayoutPlan& layout) { return layout.valid; });
 }
 
+Plan Plan::Only(const spec::LayoutSpec& layout) const {
+  // Every field named: one added to Plan and left out here does not build.
+  Plan one{spec_path, model, cluster, moe_a2a_backend, {}, warnings};
+  for (const LayoutPlan& lp : layouts)
+    if (lp.layout == layout) one.layouts.push_back(lp);
+  return one;
+}
+
 LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const model::ModelDesc& model, const hardware::HardwareProfile& hw,
                       const EngineKnobs& knobs) {

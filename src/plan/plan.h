@@ -189,6 +189,9 @@ struct Plan {
   std::vector<Diagnostic> warnings;  // spec-level, independent of the layout
 
   bool all_valid() const;
+  // This plan with only `layout`'s plan (none if it has none), without
+  // copying the others.
+  Plan Only(const spec::LayoutSpec& layout) const;
 };
 
 // Plans one layout with the spec's engine configuration and a search's

@@ -187,16 +187,9 @@ inputs::SearchInputs OneLayoutAt(const Group& group, const Candidate& c, const L
   one.spec = group.inputs.spec;
   one.model = group.inputs.model;
   one.hardware = group.inputs.hardware;
-  // The plan without the group's other layouts (copying them is most of
-  // the cost of an interval's set-up).
-  const plan::Plan& all = group.inputs.plan;
-  one.plan.spec_path = all.spec_path;
-  one.plan.model = all.model;
-  one.plan.cluster = all.cluster;
-  one.plan.moe_a2a_backend = all.moe_a2a_backend;
-  one.plan.warnings = all.warnings;
-  for (const plan::LayoutPlan& lp : all.layouts)
-    if (lp.layout == c.layout) one.plan.layouts.push_back(lp);
+  // Not the group's other layouts: copying them was most of the cost of
+  // an interval's set-up.
+  one.plan = group.inputs.plan.Only(c.layout);
   one.spec.sweep.layouts = {c.layout};
   one.spec.sweep.concurrency = {load.concurrency};
   one.spec.workload.request_rate = load.request_rate;
