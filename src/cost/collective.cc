@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "stats/stats.h"
+#include "util/round.h"
 
 namespace ppsearch::cost {
 namespace {
@@ -13,7 +14,7 @@ const hardware::IntraCollective* IntraEntry(const LinkParams& links, int group_s
   return NearestEntry(links.intra, group_size);
 }
 
-int64_t ToNs(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+int64_t ToNs(double seconds) { return static_cast<int64_t>(RoundToInt64(seconds * 1e9)); }
 
 // The table's busbw for a node-local group of `local` ranks, scaled and
 // capped at the line rate.

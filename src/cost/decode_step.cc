@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "cost/layout_cost.h"
 
@@ -54,18 +53,24 @@ double SamplingBytes(int64_t batch, int64_t vocab) {
 }
 
 int AttentionDecodeKernels(const std::string& backend) {
-  static const std::set<std::string> kSplitWithCombine = {"triton", "fa3", "flashmla"};
-  return kSplitWithCombine.count(backend) > 0 ? 2 : 1;
+  // The split-KV backends that combine the splits in a kernel of their own.
+  return backend == "triton" || backend == "fa3" || backend == "flashmla" ? 2 : 1;
 }
 
 DecodeKernels DecodeKernelsPerLayer(const model::LayerDesc& layer, const std::string& backend) {
   using model::AttentionKind;
   DecodeKernels k;
-  std::set<std::string> merged;
   bool shared_experts = false;
-  for (const model::Linear& l : layer.linears) {
+  for (size_t i = 0; i < layer.linears.size(); ++i) {
+    const model::Linear& l = layer.linears[i];
     shared_experts = shared_experts || l.role == model::OpRole::kSharedExpert;
-    if (!l.fused_gemm.empty() && !merged.insert(l.fused_gemm).second) continue;
+    // A merged GEMM counts once, at its first member.
+    const auto first_member = [&] {
+      for (size_t j = 0; j < i; ++j)
+        if (layer.linears[j].fused_gemm == l.fused_gemm) return false;
+      return true;
+    };
+    if (!l.fused_gemm.empty() && !first_member()) continue;
     k.gemms += 1;
     if (l.dtype == model::DType::kFp8) k.activation_quant += 1;
   }
@@ -132,7 +137,7 @@ double LayoutCostModel::DecodeLinearNs(const model::Linear& l, int64_t padded,
 
 double LayoutCostModel::KernelGapsNs(const model::LayerDesc& layer, bool decode) const {
   if (decode)
-    return DecodeKernelsPerLayer(layer, hw_.attention_backend).total() *
+    return decode_kernels_[static_cast<size_t>(layer.index)] *
            calibration_.Get(Param::kDecodeKernel) * 1e3;
   return static_cast<double>(layer.linears.size() + kExtraKernelsPerLayer) * k_.kernel_gap_us * 1e3;
 }
@@ -162,9 +167,9 @@ std::optional<sim::DecodeGrowth> LayoutCostModel::DecodeStepGrowth(
     g.group_growth_ns.push_back(per_token_ns * static_cast<double>(batch.entries.size()));
     return g;
   }
-  g.at_start = StageCost(stage, batch);
   std::vector<StageBreakdown> sides;
   const StageBreakdown shared = DpSides(stage, batch, &sides);
+  g.at_start = TimeOf(DpCombined(shared, sides));  // StageCost's, from the same sides
   g.fixed_compute_ns = shared.gemm_ns + shared.attention_ns + shared.elementwise_ns;
   for (size_t r = 0; r < sides.size(); ++r) {
     g.group_ns.push_back(sides[r].gemm_ns + sides[r].attention_ns + sides[r].elementwise_ns);

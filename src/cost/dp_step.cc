@@ -222,7 +222,11 @@ StageBreakdown LayoutCostModel::DpSides(int stage, const sim::MicroBatch& step,
 
 StageBreakdown LayoutCostModel::DpBreakdown(int stage, const sim::MicroBatch& step) const {
   std::vector<StageBreakdown> sides;
-  StageBreakdown b = DpSides(stage, step, &sides);
+  return DpCombined(DpSides(stage, step, &sides), sides);
+}
+
+StageBreakdown LayoutCostModel::DpCombined(StageBreakdown b,
+                                           const std::vector<StageBreakdown>& sides) {
   // The busiest rank sets the step; the others wait for it in the gather.
   StageBreakdown busiest;
   double most = -1;

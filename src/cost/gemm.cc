@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/round.h"
+
 namespace ppsearch::cost {
 
 int64_t TileM(int64_t m) {
@@ -62,7 +64,7 @@ GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_g
   const double compute_s = t.flops / (peak_tflops * 1e12 * t.efficiency.total() * scale);
   const double memory_s = t.bytes / (memory_bw_gbps * 1e9);
   t.memory_bound = memory_s > compute_s;
-  t.ns = static_cast<int64_t>(std::llround(std::max(compute_s, memory_s) * 1e9));
+  t.ns = static_cast<int64_t>(RoundToInt64(std::max(compute_s, memory_s) * 1e9));
   return t;
 }
 

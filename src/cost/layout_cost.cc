@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/decode_step.h"
 #include "cost/gemm.h"
 #include "cost/tensor_burst.h"
+#include "util/round.h"
 
 namespace ppsearch::cost {
 namespace {
@@ -24,6 +26,17 @@ bool SameCost(const model::Linear& a, const model::Linear& b) {
          a.role == b.role && a.name == b.name && a.fused_gemm == b.fused_gemm;
 }
 
+// Whether every linear of `b` costs as the same linear of `a`, in order,
+// under the same attention and FFN kinds: what the cost model derives from
+// a layer (its distinct linears, merged widths, decode kernels) is then the same.
+bool SameLayerCost(const model::LayerDesc& a, const model::LayerDesc& b) {
+  if (a.attention != b.attention || a.ffn != b.ffn || a.linears.size() != b.linears.size())
+    return false;
+  for (size_t k = 0; k < a.linears.size(); ++k)
+    if (!SameCost(a.linears[k], b.linears[k])) return false;
+  return true;
+}
+
 }  // namespace
 
 LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::HardwareProfile& hw,
@@ -39,8 +52,11 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
   links_.intra_bw_scale = calibration.Get(Param::kIntraLink);
   links_.inter_bw_eff = calibration.Get(Param::kInterLink);
   links_.rank_jitter_us = calibration.Get(Param::kRankJitter);
+  decode_kernels_.assign(model.layers.size(), 0);
   for (const auto& st : layout_.stages) {
     StageLayers sl;
+    const model::LayerDesc* previous = nullptr;
+    std::vector<int64_t> fused_widths;  // the previous layer's, by linear (-1: not fused)
     for (int i = st.first_layer; i < st.end_layer && i < static_cast<int>(model.layers.size());
          ++i) {
       const auto& layer = model.layers[i];
@@ -48,7 +64,23 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
       sl.mla += layer.attention == AttentionKind::kMla;
       sl.kda += layer.attention == AttentionKind::kKda;
       sl.gqa += layer.attention == AttentionKind::kGqa;
-      for (const model::Linear& l : layer.linears) {
+      int& kernels = decode_kernels_.at(static_cast<size_t>(layer.index));
+      if (previous != nullptr && SameLayerCost(*previous, layer)) {
+        // Priced as the layer before (most of a stack repeats one layer):
+        // the same distinct linears, merged widths and decode kernels.
+        const size_t first = sl.distinct_of.size() - layer.linears.size();
+        for (size_t k = 0; k < layer.linears.size(); ++k) {
+          sl.distinct_of.push_back(sl.distinct_of[first + k]);
+          if (fused_widths[k] >= 0) fused_n_.emplace_back(&layer.linears[k], fused_widths[k]);
+        }
+        kernels = decode_kernels_[static_cast<size_t>(previous->index)];
+        previous = &layer;
+        continue;
+      }
+      kernels = DecodeKernelsPerLayer(layer, hw.attention_backend).total();
+      fused_widths.assign(layer.linears.size(), -1);
+      for (size_t k = 0; k < layer.linears.size(); ++k) {
+        const model::Linear& l = layer.linears[k];
         auto it = std::find_if(sl.distinct.begin(), sl.distinct.end(),
                                [&](const model::Linear* d) { return SameCost(*d, l); });
         if (it == sl.distinct.end()) it = sl.distinct.insert(sl.distinct.end(), &l);
@@ -59,7 +91,9 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
         for (const model::Linear& other : layer.linears)
           if (other.fused_gemm == l.fused_gemm) n += LinearShape(other, 1, 1).n;
         fused_n_.emplace_back(&l, n);
+        fused_widths[k] = n;
       }
+      previous = &layer;
     }
     stage_layers_.push_back(std::move(sl));
   }
@@ -485,10 +519,10 @@ sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batc
 
 sim::StageTime LayoutCostModel::TimeOf(const StageBreakdown& b) {
   sim::StageTime t;
-  t.compute_ns = std::llround(b.gemm_ns + b.attention_ns + b.elementwise_ns);
-  t.comm_ns = std::llround(b.allreduce_ns + b.a2a_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
-  t.transfer_ns = std::llround(b.recv_allgather_ns);
-  t.overhead_ns = std::llround(b.gaps_ns);
+  t.compute_ns = RoundToInt64(b.gemm_ns + b.attention_ns + b.elementwise_ns);
+  t.comm_ns = RoundToInt64(b.allreduce_ns + b.a2a_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
+  t.transfer_ns = RoundToInt64(b.recv_allgather_ns);
+  t.overhead_ns = RoundToInt64(b.gaps_ns);
   t.allreduce_calls = b.allreduce_calls;
   return t;
 }
@@ -510,13 +544,13 @@ int64_t LayoutCostModel::OutputReturnNs(const sim::MicroBatch& batch) const {
 }
 
 int64_t LayoutCostModel::ScheduleNs(const sim::MicroBatch&) const {
-  return std::llround(calibration_.Get(Param::kHostOverhead) * 1e3);
+  return RoundToInt64(calibration_.Get(Param::kHostOverhead) * 1e3);
 }
 
 int64_t LayoutCostModel::IngestNs(int64_t input_tokens) const {
-  return std::llround((k_.ingest_fixed_us + k_.ingest_us_per_token * input_tokens) * 1e3);
+  return RoundToInt64((k_.ingest_fixed_us + k_.ingest_us_per_token * input_tokens) * 1e3);
 }
 
-int64_t LayoutCostModel::StreamOutNs() const { return std::llround(k_.stream_out_us * 1e3); }
+int64_t LayoutCostModel::StreamOutNs() const { return RoundToInt64(k_.stream_out_us * 1e3); }
 
 }  // namespace ppsearch::cost

@@ -142,6 +142,8 @@ class LayoutCostModel : public sim::CostModel {
   // DpBreakdown's parts: the shared side and each rank's side, in rank order.
   StageBreakdown DpSides(int stage, const sim::MicroBatch& step,
                          std::vector<StageBreakdown>* rank_sides) const;
+  // DpBreakdown of DpSides' shared side `shared` and its rank sides.
+  static StageBreakdown DpCombined(StageBreakdown shared, const std::vector<StageBreakdown>& sides);
   // Decode attention time per token of one sequence's context (AttentionNs
   // is affine in it: each sequence reads its cache once); per stage in
   // decode_attention_ns_per_token_.
@@ -226,6 +228,9 @@ class LayoutCostModel : public sim::CostModel {
   };
   std::vector<StageLayers> stage_layers_;
   std::vector<double> decode_attention_ns_per_token_;
+  // DecodeKernelsPerLayer(layer).total() by the layer's index, counted once
+  // (a decode step's pricing asks it per layer).
+  std::vector<int> decode_kernels_;
   // Per-rank output width of the merged GEMM each fused linear runs in
   // (Linear::fused_gemm): its tile and wave efficiency is that GEMM's.
   // Sorted by the linear's address (a cost model is built per prediction:

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,20 @@ TEST(LayoutCostModel, TensorBurstNeedsIdleTensorCores) {
   }
 }
 
+// TinyDenseModel with its gate_up replaced by two 1024 -> 256 projections,
+// merged into one GEMM in the layers `fused` names.
+model::ModelDesc WithGateAndUpHalves(const std::function<bool(int layer)>& fused) {
+  model::ModelDesc m = TinyDenseModel();
+  for (auto& layer : m.layers) {
+    layer.linears[2] = MakeLinear("gate", 1024, 256, Sharding::kColumn, OpRole::kDenseMlp);
+    layer.linears.insert(layer.linears.begin() + 3,
+                         MakeLinear("up", 1024, 256, Sharding::kColumn, OpRole::kDenseMlp));
+    if (fused(layer.index))
+      layer.linears[2].fused_gemm = layer.linears[3].fused_gemm = "gate_up_proj";
+  }
+  return m;
+}
+
 TEST(LayoutCostModel, FusedProjectionsRunAtTheMergedGemmsEfficiency) {
   // TinyDenseModel's gate_up replaced by two 1024 -> 256 projections, TP1,
   // 1,024 tokens, 100 SMs: each 2 x 1024 x 256 x 1024 = 536,870,912 FLOP.
@@ -214,21 +229,30 @@ TEST(LayoutCostModel, FusedProjectionsRunAtTheMergedGemmsEfficiency) {
   //   merged, n 512: 128 x 64 tiles, 8 x 8 = 64, 0.64 x 0.9 x 8/9 = 0.512
   //     -> 10,485.76 -> 10,486 ns
   // 2,097 ns less per projection, 2 per layer, 4 layers: 16,776.
-  auto with_halves = [](bool fused) {
-    model::ModelDesc m = TinyDenseModel();
-    for (auto& layer : m.layers) {
-      layer.linears[2] = MakeLinear("gate", 1024, 256, Sharding::kColumn, OpRole::kDenseMlp);
-      layer.linears.insert(layer.linears.begin() + 3,
-                           MakeLinear("up", 1024, 256, Sharding::kColumn, OpRole::kDenseMlp));
-      if (fused) layer.linears[2].fused_gemm = layer.linears[3].fused_gemm = "gate_up_proj";
-    }
-    return m;
-  };
-  const model::ModelDesc separate = with_halves(false), merged = with_halves(true);
+  const model::ModelDesc separate = WithGateAndUpHalves([](int) { return false; });
+  const model::ModelDesc merged = WithGateAndUpHalves([](int) { return true; });
   LayoutCostModel a(separate, TinyGpu(), Layout(1, 1), Ideal());
   LayoutCostModel b(merged, TinyGpu(), Layout(1, 1), Ideal());
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   EXPECT_DOUBLE_EQ(a.Breakdown(0, batch).gemm_ns - b.Breakdown(0, batch).gemm_ns, 16776);
+}
+
+TEST(LayoutCostModel, ALayerUnlikeTheOneBeforeIsPricedAsItself) {
+  // Most layers repeat the one before and are priced as it; here only layer
+  // 2 of 4 merges its gate and up projections. Its prefill saves what one
+  // merged layer saves above (2 x 2,097 ns), and its decode step launches
+  // one GEMM fewer (DecodeKernelsPerLayer): layer 3, like layers 0 and 1,
+  // must not be priced as layer 2.
+  const model::ModelDesc separate = WithGateAndUpHalves([](int) { return false; });
+  const model::ModelDesc one_merged = WithGateAndUpHalves([](int layer) { return layer == 2; });
+  const Calibration c = Ideal();
+  LayoutCostModel a(separate, TinyGpu(), Layout(1, 1), c);
+  LayoutCostModel b(one_merged, TinyGpu(), Layout(1, 1), c);
+  const sim::MicroBatch prefill = Prefill({{1024, 0}});
+  EXPECT_DOUBLE_EQ(a.Breakdown(0, prefill).gemm_ns - b.Breakdown(0, prefill).gemm_ns, 4194);
+  const sim::MicroBatch decode = Decode(4, 1000);
+  EXPECT_DOUBLE_EQ(a.Breakdown(0, decode).gaps_ns - b.Breakdown(0, decode).gaps_ns,
+                   c.Get(Param::kDecodeKernel) * 1e3);
 }
 
 TEST(LayoutCostModel, Tp1HasNoCommunication) {

@@ -134,17 +134,18 @@ StageActivation EstimateStageActivation(const model::ModelDesc& model,
   const double receive =
       shape.receives ? model.StreamVectorsAt(shape.first_layer) * vector_bytes : 0;
   const int end = std::min<int>(shape.end_layer, static_cast<int>(model.layers.size()));
-  // One moment of the forward: its live terms and the name of each; the
-  // peak is named after its largest term.
-  auto consider = [&](double stream, const std::string& stream_name, double sublayer,
-                      const std::string& sublayer_name, double logits) {
+  // One moment of the forward: its live terms and what names each; the
+  // peak is named after its largest term. Names are written only for a new
+  // peak (a prediction plans memory once per calibration member).
+  auto consider = [&](double stream, const auto& stream_name, double sublayer,
+                      const auto& sublayer_name, double logits) {
     const double total = stream + sublayer + logits + receive;
     if (total <= best.bytes) return;
-    best = {stream, sublayer, logits, receive, total, stream_name};
+    best = {stream, sublayer, logits, receive, total, stream_name()};
     double largest = stream;
     if (sublayer > largest) {
       largest = sublayer;
-      best.peak = sublayer_name;
+      best.peak = sublayer_name();
     }
     if (logits > largest) {
       largest = logits;
@@ -163,11 +164,14 @@ StageActivation EstimateStageActivation(const model::ModelDesc& model,
     const double stream = model.StreamVectorsAt(i) * vector_bytes;
     const double attention = tokens * AttentionBytesPerToken(model, layer, tp);
     const double ffn = tokens * FfnBytesPerToken(layer, tp, moe_tp);
-    consider(stream, stream_name(i), std::max(attention, ffn),
-             attention >= ffn ? fmt::format("{} attention (layer {})",
-                                            model::AttentionKindName(layer.attention), i)
-                              : fmt::format("{} (layer {})", FfnName(layer), i),
-             0);
+    consider(
+        stream, [&] { return stream_name(i); }, std::max(attention, ffn),
+        [&] {
+          return attention >= ffn ? fmt::format("{} attention (layer {})",
+                                                model::AttentionKindName(layer.attention), i)
+                                  : fmt::format("{} (layer {})", FfnName(layer), i);
+        },
+        0);
   }
   if (shape.has_lm_head) {
     // logits_processor.py: the LM head runs on the last token of each
@@ -178,7 +182,9 @@ StageActivation EstimateStageActivation(const model::ModelDesc& model,
     const double logits =
         rows * (OutWidth(model.lm_head, tp) * kBf16 + vocab * kBf16 + vocab * kFp32);
     const int last = std::max(end - 1, 0);
-    consider(model.StreamVectorsAt(last) * vector_bytes, stream_name(last), 0, "", logits);
+    consider(
+        model.StreamVectorsAt(last) * vector_bytes, [&] { return stream_name(last); }, 0,
+        [] { return std::string(); }, logits);
   }
   return best;
 }

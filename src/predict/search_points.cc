@@ -96,8 +96,12 @@ SearchPrediction PredictSearch(const inputs::SearchInputs& in, const cost::Calib
       out.points.push_back(std::move(sp));
     }
   }
-  const uncertainty::Ensemble ensemble =
-      uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble);
+  if (options.ensemble.members <= 0) return out;
+  const std::shared_ptr<const uncertainty::Ensemble> drawn =
+      options.drawn ? options.drawn
+                    : std::make_shared<const uncertainty::Ensemble>(
+                          uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble));
+  const uncertainty::Ensemble& ensemble = *drawn;
   if (ensemble.members.empty()) return out;
   std::vector<uncertainty::PointJob> jobs;
   for (const SearchPoint& sp : out.points)

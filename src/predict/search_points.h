@@ -8,6 +8,7 @@
 // Pure: the same inputs, calibration and options give the same prediction.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct SearchOptions {
   // nullopt: the parameters' bands alone (tests that isolate them).
   // uncertainty::ModelFormFor gives the scales a calibration uses.
   std::optional<cost::ModelFormScales> model_form;
+  // The ensemble uncertainty::DrawEnsemble draws from this calibration, the
+  // inputs' hardware and `ensemble`, when the caller drew it already (a
+  // search draws it once for every candidate's interval); null: drawn here.
+  std::shared_ptr<const uncertainty::Ensemble> drawn;
 
   // Central values only: no intervals.
   static SearchOptions CentralOnly() {

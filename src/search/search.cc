@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "decide/objective.h"
 #include "decide/rules.h"
@@ -16,6 +17,7 @@
 #include "predict/disaggregated.h"
 #include "predict/search_points.h"
 #include "search/best_load.h"
+#include "uncertainty/ensemble.h"
 #include "util/parallel.h"
 
 namespace ppsearch::search {
@@ -230,12 +232,14 @@ void SetIntervalsAt(Evaluated& e, const PointIntervals& u) {
 
 // The intervals of a candidate's best load point, drawn through the one
 // predictor: the only point its score reads. Nullopt when none is drawn.
-std::optional<PointIntervals> IntervalsAt(const Group& group, const Evaluated& e,
-                                          const cost::Calibration& calibration,
-                                          const SearchOptions& options) {
+// `drawn`: the ensemble, drawn once for every candidate.
+std::optional<PointIntervals> IntervalsAt(
+    const Group& group, const Evaluated& e, const cost::Calibration& calibration,
+    const SearchOptions& options, const std::shared_ptr<const uncertainty::Ensemble>& drawn) {
+  predict::SearchOptions so = IntervalOptions(options, group.inputs.spec);
+  so.drawn = drawn;
   const predict::SearchPrediction p =
-      predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration,
-                             IntervalOptions(options, group.inputs.spec));
+      predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration, so);
   if (p.intervals.empty()) return std::nullopt;
   const uncertainty::PointUncertainty& u = p.intervals.front();
   return PointIntervals{u.input_tps,          u.ttft_p50_s,         u.output_tps,
@@ -393,65 +397,77 @@ void PlanGroups(const inputs::SearchInputs& in, const std::vector<Candidate>& ca
 }
 
 // Stage 2: the central predictions of every group, spread over the threads
-// (each writes its own slot: the same result on any number of threads), and
-// each aggregated candidate's load points gathered from its groups. Only a
-// point's figures are kept, not its per-request record.
+// a point each (a group holds every layout of a knob setting: a thread per
+// group left one thread alone with the last), each written to its own slot,
+// in the order PredictSearch lists them: the same result on any number of
+// threads. Each aggregated candidate's load points are gathered from its
+// groups. Only a point's figures are kept, not its per-request record.
 void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                        const SearchOptions& options, size_t candidates, const Progress& progress,
                        Work& w) {
   struct CentralPoint {
+    size_t group = 0;
     const plan::LayoutPlan* plan = nullptr;
+    const LoadPoint* load = nullptr;
     PointFigures figures;
   };
-  std::vector<std::vector<CentralPoint>> central(w.groups.size());
-  std::vector<size_t> groups_left(w.candidates_of_setting.size(), 0);
-  for (size_t si : w.setting_of) ++groups_left[si];
-  size_t settings_predicted = 0;  // candidates, for progress
+  std::vector<CentralPoint> central;
+  std::vector<size_t> points_left(w.candidates_of_setting.size(), 0);
+  for (size_t gi = 0; gi < w.groups.size(); ++gi)
+    for (const plan::LayoutPlan& lp : w.groups[gi].inputs.plan.layouts) {
+      if (!lp.valid || predict::NotModelled(lp)) continue;
+      for (int c : w.groups[gi].inputs.spec.sweep.concurrency) {
+        central.push_back({gi, &lp, LoadOf(w.groups[gi], c), {}});
+        ++points_left[w.setting_of[gi]];
+      }
+    }
+  size_t settings_predicted = 0;  // candidates, for progress; a setting with no point at once
+  for (size_t si = 0; si < points_left.size(); ++si)
+    if (points_left[si] == 0) settings_predicted += w.candidates_of_setting[si];
   ParallelFor(
-      w.groups.size(), options.threads,
-      [&](size_t gi) {
-        const Group& group = w.groups[gi];
-        predict::SearchOptions central_only = predict::SearchOptions::CentralOnly();
-        central_only.token_times = NeedsTokenTimes(group.inputs.spec);
-        for (const predict::SearchPoint& sp :
-             predict::PredictSearch(group.inputs, calibration, central_only).points)
-          central[gi].push_back(
-              {sp.plan, FiguresOf(sp.prediction, *LoadOf(group, sp.prediction.concurrency),
-                                  static_cast<int>(sp.plan->layout.gpus()))});
+      central.size(), options.threads,
+      [&](size_t k) {
+        CentralPoint& cp = central[k];
+        const Group& group = w.groups[cp.group];
+        predict::PointRequest request;
+        request.concurrency = cp.load->concurrency;
+        request.token_times = NeedsTokenTimes(group.inputs.spec);
+        cp.figures =
+            FiguresOf(predict::PredictSearchPoint(group.inputs, *cp.plan, calibration, request),
+                      *cp.load, static_cast<int>(cp.plan->layout.gpus()));
       },
-      [&](size_t gi, size_t) {
-        if (--groups_left[w.setting_of[gi]] > 0) return;
-        settings_predicted += w.candidates_of_setting[w.setting_of[gi]];
+      [&](size_t k, size_t) {
+        const size_t si = w.setting_of[central[k].group];
+        if (--points_left[si] > 0) return;
+        settings_predicted += w.candidates_of_setting[si];
         progress("predicting", settings_predicted, candidates);
       });
 
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
-  for (size_t gi = 0; gi < w.groups.size(); ++gi) {
-    for (CentralPoint& cp : central[gi]) {
-      const Candidate c{cp.plan->layout, w.groups[gi].knobs, std::nullopt};
-      auto [it, added] = predicted_of.emplace(c.Label(), w.predicted.size());
-      if (added) {
-        Evaluated e;
-        e.candidate = c;
-        e.gpus = static_cast<int>(cp.plan->layout.gpus());
-        e.allreduce_per_forward = cp.plan->allreduce_per_forward;
-        e.cross_node_allreduce_per_forward = cp.plan->cross_node_allreduce_per_forward;
-        e.alltoall_per_forward = cp.plan->alltoall_per_forward;
-        e.cross_node_alltoall_per_forward = cp.plan->cross_node_alltoall_per_forward;
-        e.cross_node_stage_hops = cp.plan->cross_node_stage_boundaries;
-        e.headroom_mib = INFINITY;
-        w.predicted.push_back(std::move(e));
-        w.groups_of.emplace_back();
-        w.pd_of.push_back(-1);
-      }
-      std::vector<size_t>& mine = w.groups_of[it->second];
-      if (mine.empty() || mine.back() != gi) mine.push_back(gi);
-      Evaluated& e = w.predicted[it->second];
-      e.points.push_back(std::move(cp.figures));
-      e.headroom_mib = std::min(e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib,
-                                                                    e.points.back().peak_gpu_mib));
+  for (CentralPoint& cp : central) {
+    const size_t gi = cp.group;
+    const Candidate c{cp.plan->layout, w.groups[gi].knobs, std::nullopt};
+    auto [it, added] = predicted_of.emplace(c.Label(), w.predicted.size());
+    if (added) {
+      Evaluated e;
+      e.candidate = c;
+      e.gpus = static_cast<int>(cp.plan->layout.gpus());
+      e.allreduce_per_forward = cp.plan->allreduce_per_forward;
+      e.cross_node_allreduce_per_forward = cp.plan->cross_node_allreduce_per_forward;
+      e.alltoall_per_forward = cp.plan->alltoall_per_forward;
+      e.cross_node_alltoall_per_forward = cp.plan->cross_node_alltoall_per_forward;
+      e.cross_node_stage_hops = cp.plan->cross_node_stage_boundaries;
+      e.headroom_mib = INFINITY;
+      w.predicted.push_back(std::move(e));
+      w.groups_of.emplace_back();
+      w.pd_of.push_back(-1);
     }
-    central[gi].clear();
+    std::vector<size_t>& mine = w.groups_of[it->second];
+    if (mine.empty() || mine.back() != gi) mine.push_back(gi);
+    Evaluated& e = w.predicted[it->second];
+    e.points.push_back(std::move(cp.figures));
+    e.headroom_mib = std::min(
+        e.headroom_mib, decide::HeadroomMib(in.hardware.memory_mib, e.points.back().peak_gpu_mib));
   }
 }
 
@@ -587,6 +603,8 @@ void MarkCouldBeBest(const inputs::SearchInputs& in, const cost::Calibration& ca
   if (options.ensemble.members > 0 && out.objective.has_interval()) {
     SearchOptions one_thread = options;
     one_thread.threads = 1;
+    const auto ensemble = std::make_shared<const uncertainty::Ensemble>(
+        uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble));
     std::vector<std::optional<PointIntervals>> drawn(ranked.size());
     std::vector<char> arrived(ranked.size(), 0);
     std::atomic<bool> stopped{false};
@@ -606,7 +624,7 @@ void MarkCouldBeBest(const inputs::SearchInputs& in, const cost::Calibration& ca
           drawn[k] = w.pd_of[i] >= 0 ? PdIntervalsAt(w.pd_plans[static_cast<size_t>(w.pd_of[i])],
                                                      in, e, calibration, one_thread)
                                      : IntervalsAt(w.groups[w.groups_of[i].front()], e, calibration,
-                                                   one_thread);
+                                                   one_thread, ensemble);
         },
         [&](size_t k, size_t) {
           arrived[k] = 1;

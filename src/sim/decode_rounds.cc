@@ -19,6 +19,7 @@
 
 #include "sim/decode_stretch_parts.h"
 #include "sim/online_engine.h"
+#include "util/round.h"
 
 namespace ppsearch::sim {
 namespace {
@@ -281,7 +282,7 @@ int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int6
       };
       const size_t line = winner(p + first_fit + 1);
       if (winner(p + 1) == line) {
-        z.compute_ns[st] += std::llround(n * (g.fixed_compute_ns + g.group_ns[line]) +
+        z.compute_ns[st] += RoundToInt64(n * (g.fixed_compute_ns + g.group_ns[line]) +
                                          k_sum * g.group_growth_ns[line]);
         continue;
       }
@@ -290,25 +291,25 @@ int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int6
       const double m = n - first_fit;
       sum += m * (g.fixed_compute_ns + g.group_ns[line]) +
              (m * (p + first_fit) + m * (m + 1) / 2) * g.group_growth_ns[line];
-      z.compute_ns[st] += std::llround(sum);
+      z.compute_ns[st] += RoundToInt64(sum);
     }
     z.processed += rounds;
     z.launched += rounds;
     z.last_launch_k = z.processed;
-    z.last_client_ns = std::llround(heard[s]) + cost_.StreamOutNs();
-    slots_[s].outputs_ready_ns = std::llround(ready[s]);
+    z.last_client_ns = RoundToInt64(heard[s]) + cost_.StreamOutNs();
+    slots_[s].outputs_ready_ns = RoundToInt64(ready[s]);
     slots_[s].active = true;
   }
-  for (int st = 0; st < stages; ++st) gpu_free_ns_[st] = std::llround(free[st]);
-  last_launch_ns_ = std::llround(end_state[1]);
+  for (int st = 0; st < stages; ++st) gpu_free_ns_[st] = RoundToInt64(free[st]);
+  last_launch_ns_ = RoundToInt64(end_state[1]);
   counters_.micro_batches += batches;
   counters_.decode_batches += batches;
   counters_.stretched_batches += batches;
   counters_.round_batches += batches;
   if (round_trial_.first_fit > kFirstFitRound) ++counters_.late_fit_jumps;
   mb_counter_ += rounds * num_slots;  // the empty slots' passes too
-  now_ = std::llround(heard[LastRunning(slots, slot)]);
-  return std::llround(end_state[0]);
+  now_ = RoundToInt64(heard[LastRunning(slots, slot)]);
+  return RoundToInt64(end_state[0]);
 }
 
 }  // namespace ppsearch::sim

@@ -13,6 +13,7 @@
 
 #include "sim/decode_stretch_parts.h"
 #include "sim/online_engine.h"
+#include "util/round.h"
 
 namespace ppsearch::sim {
 namespace {
@@ -388,11 +389,11 @@ int64_t OnlineEngine::JumpCycles(std::vector<StretchSlot>& slots, int slot, int6
   const double k_sum = j * c.p0 + j * (j + 1) / 2;
   for (size_t st = 0; st < z.stages.size(); ++st) {
     const DecodeGrowth& g = z.stages[st];
-    z.compute_ns[st] += std::llround(j * (g.fixed_compute_ns + g.group_ns.front()) +
+    z.compute_ns[st] += RoundToInt64(j * (g.fixed_compute_ns + g.group_ns.front()) +
                                      k_sum * g.group_growth_ns.front());
   }
-  const int64_t last_launch = std::llround(c.Launch(j - 1));
-  const int64_t last_result = std::llround(c.Result(j - 1));
+  const int64_t last_launch = RoundToInt64(c.Launch(j - 1));
+  const int64_t last_result = RoundToInt64(c.Result(j - 1));
   z.processed += cycles;
   // The last launch's stages, from free GPUs (each cycle waits for its result).
   for (int64_t& free_ns : gpu_free_ns_) free_ns = std::min(free_ns, last_launch);
