@@ -120,8 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         ppsearch::evidence::ParseMediansCsv(*table);
     if (medians.ok())
       for (const auto& row : medians->rows)
-        Check(row.layout.pp >= 1 && row.concurrency >= 1 &&
-              (!row.measured || row.input_tps_median > 0));
+        Check(row.point.layout.pp >= 1 && row.point.concurrency >= 1 &&
+              (!row.measured || row.point.input_tps_median > 0));
   }
 
   ppsearch::Result<std::vector<ppsearch::nvidia_smi::GpuMemory>> gpus =

@@ -35,21 +35,25 @@ std::vector<evidence::MedianRow> TruthRows(const inputs::SearchInputs& in,
     while (layout < in.plan.layouts.size() && !(in.plan.layouts[layout].layout == p.layout))
       ++layout;
     const double f = factor[layout];
-    evidence::MedianRow r;
-    r.layout = p.layout;
-    r.concurrency = p.concurrency;
-    r.repeats = repeats;
-    r.valid_repeats = repeats;
-    r.requests_completed = in.spec.workload.requests;
-    r.requests_total = in.spec.workload.requests;
-    r.input_tps_median = p.metrics.input_tps * f;
-    r.input_tps_spread = spread;
-    r.ttft_p50_s_median = p.metrics.ttft_s.p50 / f;
-    r.ttft_p50_s_spread = spread;
-    r.ttft_p95_s_median = p.metrics.ttft_s.p95 / f;
-    r.peak_gpu_mib = p.memory.peak_mib_max;
-    r.gpu_total_mib = in.hardware.memory_mib;
-    rows.push_back(r);
+    evidence::PointSummary truth;
+    truth.layout = p.layout;
+    truth.concurrency = p.concurrency;
+    truth.repeats = repeats;
+    truth.valid_repeats = repeats;
+    truth.requests_completed = in.spec.workload.requests;
+    truth.requests_total = in.spec.workload.requests;
+    truth.input_tps_median = p.metrics.input_tps * f;
+    truth.input_tps_spread = spread;
+    truth.ttft_p50_s_median = p.metrics.ttft_s.p50 / f;
+    truth.ttft_p50_s_spread = spread;
+    truth.ttft_p95_s_median = p.metrics.ttft_s.p95 / f;
+    truth.peak_gpu_mib = p.memory.peak_mib_max;
+    truth.gpu_total_mib = in.hardware.memory_mib;
+    // The truth has schema 1's first columns only: the decode and SLA
+    // figures after them are not modelled, so the file leaves them empty.
+    for (const evidence::PointColumn& c : evidence::PointColumns())
+      truth.held.push_back(c.csv != evidence::CsvPlace::kLater);
+    rows.push_back(evidence::MedianRowOf(truth, /*simulated=*/false));
   }
   return rows;
 }

@@ -15,7 +15,7 @@ Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table) {
   std::vector<PointSummary> out;
   for (const evidence::MedianRow& row : csv.rows)
     // A row with no valid repeat has nothing to take deltas against.
-    if (row.measured) out.push_back(evidence::PointSummaryOf(row));
+    if (row.measured) out.push_back(row.point);
   return out;
 }
 

@@ -440,18 +440,18 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
     // nothing about speed, and the rest of the run still calibrates.
     if (!row.measured) {
       if (notes != nullptr)
-        notes->push_back(csv.path + ":" + std::to_string(row.line()) + ": " + row.layout.Label() +
-                         " C=" + std::to_string(row.concurrency) +
+        notes->push_back(csv.path + ":" + std::to_string(row.line()) + ": " +
+                         row.point.layout.Label() + " C=" + std::to_string(row.point.concurrency) +
                          " has no valid repeats; left out of the fit");
       continue;
     }
     MeasuredPoint p;
-    p.concurrency = row.concurrency;
-    p.input_tps = row.input_tps_median;
-    p.ttft_p50_s = row.ttft_p50_s_median.value_or(0);  // unset: not measured
-    p.ttft_p95_s = row.ttft_p95_s_median.value_or(0);
-    p.peak_gpu_mib = row.peak_gpu_mib.value_or(0);
-    spec::LayoutSpec layout = row.layout;
+    p.concurrency = row.point.concurrency;
+    p.input_tps = row.point.input_tps_median;
+    p.ttft_p50_s = row.point.ttft_p50_s_median;  // 0 where not held: not measured
+    p.ttft_p95_s = row.point.ttft_p95_s_median;
+    p.peak_gpu_mib = row.point.peak_gpu_mib.value_or(0);
+    spec::LayoutSpec layout = row.point.layout;
     layout.origin = {};
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Measurement& m) { return m.layout == layout; });

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/point_columns.h"
 #include "evidence/run_summary.h"
 #include "spec/spec.h"
 #include "util/csv.h"
@@ -23,24 +24,26 @@
 
 namespace ppsearch::evidence {
 
+// A row of a CSV of medians: the point it stands for, in the one record of
+// a point's figures (PointSummary, whose `held` says which columns of
+// PointColumns() the row holds), and what only the file says of it.
 struct MedianRow {
-  spec::LayoutSpec layout;  // origin: the file and the row's line
-  int concurrency = 0;
-  bool measured = true;  // false: no valid repeat, no medians
-  std::optional<int> repeats, valid_repeats, requests_completed, requests_total;
-  double input_tps_median = 0;  // positive when measured
-  std::optional<double> input_tps_spread, ttft_p50_s_median, ttft_p50_s_spread, ttft_p95_s_median,
-      peak_gpu_mib, gpu_total_mib, headroom_mib;
-  // Against the run's baseline at the same concurrency: value / baseline - 1.
-  std::optional<double> input_tps_vs_baseline, ttft_p50_vs_baseline;
+  PointSummary point;             // its layout's origin: the file and the row's line
+  bool measured = true;           // false: no valid repeat, no medians
   std::optional<bool> simulated;  // the `simulated` column, when present
-  // Columns after `dp`: output throughput, the SLA figures (medians over
-  // repeats of each repeat's p99) and goodput; empty where not measured
-  // (TPOT and ITL of a prefill-only point).
-  std::optional<double> output_tps_median, output_tps_per_gpu_median, ttft_p99_s_median,
-      tpot_p99_s_median, itl_p99_s_median, e2e_p99_s_median, goodput_rps_median;
 
-  int line() const { return layout.origin.line; }
+  // Whether the row holds the column (ValueOf is set).
+  bool Holds(const PointColumn* column) const;
+  // ... the column of one of PointSummary's fields.
+  template <class Field>
+  bool Holds(Field PointSummary::*field) const {
+    return Holds(ColumnOf(field));
+  }
+  // A figure of the point where the row holds it.
+  std::optional<double> Get(double PointSummary::*figure) const {
+    return Holds(figure) ? std::optional<double>(point.*figure) : std::nullopt;
+  }
+  int line() const { return point.layout.origin.line; }
 };
 
 struct MediansCsv {
@@ -50,19 +53,16 @@ struct MediansCsv {
 
 Result<MediansCsv> ParseMediansCsv(const CsvTable& table);
 
-// A point's row of summary.csv and back: the one mapping between a run's
-// point summary and the file's columns (report/ writes it, a baseline
-// import reads it). A column the row leaves unset stays unset.
+// A point's row of summary.csv: every column whose value is set
+// (ValueOf). Read back, the row's point is the same point with `imported`
+// and `held` set; what the file does not hold (TPOT p50, e2e p50, the
+// per-user rate) is unknown, and its deltas against its own run's baseline
+// are left to the reader's baseline.
 MedianRow MedianRowOf(const PointSummary& p, bool simulated);
-// The point a measured row stands for, every column the file holds carried
-// (the decode and SLA figures too); what the file does not hold (TPOT p50,
-// e2e p50, the per-user rate) stays 0, and its deltas against its own run's
-// baseline are left to the reader's baseline. `imported` is set.
-PointSummary PointSummaryOf(const MedianRow& row);
 
 // summary.csv's text (schema version 1): the header, then one row per
-// element of `rows`, every column written (an unset figure as an empty
-// cell, an unset count or median as 0).
+// element of `rows`, every column written (one the row does not hold as an
+// empty cell, or as 0 for a count and schema 1's first medians).
 std::string SummaryCsvText(const std::vector<MedianRow>& rows);
 // `path` is the CSV, or a run directory whose summary.csv is read.
 Result<MediansCsv> ReadMediansCsv(const std::string& path);

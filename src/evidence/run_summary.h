@@ -61,6 +61,10 @@ struct PointSummary {
   std::optional<double> ttft_p50_vs_baseline;
   bool is_baseline = false;  // a row of the baseline
   bool imported = false;     // read from an imported CSV or run, not measured here
+  // Read from a file: which of its columns (evidence::PointColumns(), by
+  // index) the file held; a figure it did not hold is unknown, not 0.
+  // Empty: every figure is known (a point this run measured).
+  std::vector<bool> held;
 };
 
 // The figures a decide::Objective ranks a point by: medians over repeats.

@@ -7,6 +7,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/evidence/evidence.cc
   src/evidence/json_fields.cc
   src/evidence/medians_csv.cc
+  src/evidence/point_columns.cc
   src/evidence/profile_files.cc
   src/evidence/results_csv.cc
   src/evidence/run_metadata.cc

@@ -1,5 +1,7 @@
 #include "evidence/summary_json.h"
 
+#include "evidence/point_columns.h"
+
 namespace ppsearch::evidence {
 namespace {
 
@@ -17,42 +19,21 @@ nlohmann::json OptLayout(const std::optional<spec::LayoutSpec>& l) {
   return l ? SummaryLayoutJson(*l) : nlohmann::json();
 }
 
-// A decode figure, or unknown (null) for a prefill-only point.
-nlohmann::json DecodeOnly(const PointSummary& p, double v) {
-  return p.decode ? nlohmann::json(v) : nlohmann::json();
-}
-
+// The point's layout and flags, then every column of PointColumns() (null
+// where unset: an unknown figure, or a decode figure of a prefill-only point).
 nlohmann::json PointJson(const PointSummary& p) {
-  return {{"layout", SummaryLayoutJson(p.layout)},
-          {"concurrency", p.concurrency},
-          {"repeats", p.repeats},
-          {"valid_repeats", p.valid_repeats},
-          {"requests_completed", p.requests_completed},
-          {"requests_total", p.requests_total},
-          {"input_tps_median", p.input_tps_median},
-          {"input_tps_spread", p.input_tps_spread},
-          {"ttft_mean_s_median", p.ttft_mean_s_median},
-          {"ttft_p50_s_median", p.ttft_p50_s_median},
-          {"ttft_p50_s_spread", p.ttft_p50_s_spread},
-          {"ttft_p95_s_median", p.ttft_p95_s_median},
-          {"ttft_p99_s_median", p.ttft_p99_s_median},
-          {"e2e_p50_s_median", p.e2e_p50_s_median},
-          {"e2e_p99_s_median", p.e2e_p99_s_median},
-          {"goodput_rps_median", p.goodput_rps_median},
-          {"decode", p.decode},
-          {"output_tps_median", DecodeOnly(p, p.output_tps_median)},
-          {"output_tps_per_gpu_median", DecodeOnly(p, p.output_tps_per_gpu_median)},
-          {"tpot_p50_s_median", DecodeOnly(p, p.tpot_p50_s_median)},
-          {"output_tps_per_user", DecodeOnly(p, p.output_tps_per_user)},
-          {"tpot_p99_s_median", DecodeOnly(p, p.tpot_p99_s_median)},
-          {"itl_p99_s_median", DecodeOnly(p, p.itl_p99_s_median)},
-          {"peak_gpu_mib", Opt(p.peak_gpu_mib)},
-          {"gpu_total_mib", Opt(p.gpu_total_mib)},
-          {"headroom_mib", Opt(p.headroom_mib)},
-          {"input_tps_vs_baseline", Opt(p.input_tps_vs_baseline)},
-          {"ttft_p50_vs_baseline", Opt(p.ttft_p50_vs_baseline)},
-          {"is_baseline", p.is_baseline},
-          {"imported", p.imported}};
+  nlohmann::json j = {{"layout", SummaryLayoutJson(p.layout)},
+                      {"concurrency", p.concurrency},
+                      {"decode", p.decode},
+                      {"is_baseline", p.is_baseline},
+                      {"imported", p.imported}};
+  for (const PointColumn& c : PointColumns()) {
+    const std::optional<double> v = ValueOf(c, p);
+    j[c.name] = !v                   ? nlohmann::json()
+                : c.count != nullptr ? nlohmann::json(p.*c.count)
+                                     : nlohmann::json(*v);
+  }
+  return j;
 }
 
 nlohmann::json PointsJson(const std::vector<PointSummary>& points) {

@@ -115,20 +115,21 @@ class MediansReplayEngine : public SampleEngine {
 
   const evidence::MedianRow* Find(const spec::LayoutSpec& layout, int concurrency) const {
     for (const auto& r : csv_.rows)
-      if (r.layout == layout && r.concurrency == concurrency) return &r;
+      if (r.point.layout == layout && r.point.concurrency == concurrency) return &r;
     return nullptr;
   }
 
   std::string Where(const evidence::MedianRow& row) const {
-    return fmt::format("{}:{}: {} at C={}", csv_.path, row.line(), row.layout.Label(),
-                       row.concurrency);
+    return fmt::format("{}:{}: {} at C={}", csv_.path, row.line(), row.point.layout.Label(),
+                       row.point.concurrency);
   }
 
   Point PointOf(const evidence::MedianRow& row) const {
-    const int repeats = row.valid_repeats.value_or(row.repeats.value_or(0));
-    if (row.input_tps_spread && repeats >= 2)
-      return {&row, *row.input_tps_spread / (2 * stats::ExpectedMaxOfNormals(repeats)),
-              fmt::format("input_tps_spread {} over {} repeats", *row.input_tps_spread, repeats)};
+    const int repeats = row.point.valid_repeats;
+    if (const std::optional<double> spread = row.Get(&evidence::PointSummary::input_tps_spread);
+        spread && repeats >= 2)
+      return {&row, *spread / (2 * stats::ExpectedMaxOfNormals(repeats)),
+              fmt::format("input_tps_spread {} over {} repeats", *spread, repeats)};
     return {&row, spec_.sim.noise_cv,
             "the spec's [sim] noise_cv: the file records no spread over two or more repeats"};
   }
@@ -138,22 +139,23 @@ class MediansReplayEngine : public SampleEngine {
   // report checks evidence, and figures no GPU could reach.
   Status Check(const evidence::MedianRow& row) const {
     if (!row.measured) return Status::Ok();  // its samples fail as they did
-    if (row.input_tps_spread && !(*row.input_tps_spread >= 0))
+    const std::optional<double> spread = row.Get(&evidence::PointSummary::input_tps_spread);
+    if (spread && !(*spread >= 0))
       return MakeError(
           fmt::format("{}: input_tps_spread {} is negative (a spread is (max - min) "
                       "/ median)",
-                      Where(row), *row.input_tps_spread));
+                      Where(row), *spread));
     for (int r = 1; r <= spec_.sweep.repeats; ++r) {
-      const evidence::SampleId id{row.layout, row.concurrency, r};
+      const evidence::SampleId id{row.point.layout, row.point.concurrency, r};
       const auto requests = workload::PlanRequests(
-          predict::WorkloadFor(spec_, row.concurrency, SampleSeed(spec_, id)));
+          predict::WorkloadFor(spec_, row.point.concurrency, SampleSeed(spec_, id)));
       PPS_RETURN_IF_ERROR(CheckReachable(row, requests));
       Result<std::vector<workload::RequestRecord>> records = Records(row, SampleSeed(spec_, id));
       if (!records.ok()) return MakeError(Where(row) + ": " + records.error().message);
       const evidence::RecordLimits limits{
           spec_.workload.requests,
           static_cast<int64_t>(
-              std::llround(evidence::SampleDeadlineS(spec_, row.concurrency) * 1e9)),
+              std::llround(evidence::SampleDeadlineS(spec_, row.point.concurrency) * 1e9)),
           /*concurrency=*/0, evidence::MaxInputTokens(spec_.workload),
           evidence::MaxOutputTokens(spec_.workload)};
       std::vector<evidence::EvidenceProblem> problems =
@@ -177,19 +179,20 @@ class MediansReplayEngine : public SampleEngine {
   Status CheckReachable(const evidence::MedianRow& row,
                         const std::vector<workload::PlannedRequest>& requests) const {
     const double flops_per_token = 2.0 * static_cast<double>(plan_.model.active_params);
-    const double gpus = static_cast<double>(row.layout.gpus());
+    const double gpus = static_cast<double>(row.point.layout.gpus());
     if (!(flops_per_token > 0) || requests.empty()) return Status::Ok();
     const double max_tps = gpus * kMaxGpuFlops / flops_per_token;
-    if (!(row.input_tps_median > 0) || row.input_tps_median > max_tps)
+    const double input_tps = row.point.input_tps_median;
+    if (!(input_tps > 0) || input_tps > max_tps)
       return MakeError(fmt::format(
           "{}: input_tps_median {:.4g} is not in (0, {:.4g}] tokens/s, the most {} GPUs at {:.0e} "
           "FLOP/s each could prefill of a model with {} active parameters",
-          Where(row), row.input_tps_median, max_tps, gpus, kMaxGpuFlops,
-          plan_.model.active_params));
+          Where(row), input_tps, max_tps, gpus, kMaxGpuFlops, plan_.model.active_params));
     int64_t shortest = requests.front().input_tokens;
     for (const auto& r : requests) shortest = std::min(shortest, r.input_tokens);
     const double min_ttft_s = static_cast<double>(shortest) / max_tps;
-    for (const std::optional<double>& ttft : {row.ttft_p50_s_median, row.ttft_p95_s_median})
+    for (const std::optional<double>& ttft : {row.Get(&evidence::PointSummary::ttft_p50_s_median),
+                                              row.Get(&evidence::PointSummary::ttft_p95_s_median)})
       if (ttft && !(*ttft >= min_ttft_s))
         return MakeError(fmt::format(
             "{}: a TTFT of {:.4g} s is below {:.4g} s, the least a prompt of {} tokens takes at "
@@ -201,10 +204,12 @@ class MediansReplayEngine : public SampleEngine {
   Result<std::vector<workload::RequestRecord>> Records(const evidence::MedianRow& row,
                                                        uint64_t seed, double factor = 1) const {
     const auto requests =
-        workload::PlanRequests(predict::WorkloadFor(spec_, row.concurrency, seed));
-    return SynthesizeRecords(requests, row.concurrency,
-                             {row.input_tps_median, row.ttft_p50_s_median, row.ttft_p95_s_median},
-                             factor);
+        workload::PlanRequests(predict::WorkloadFor(spec_, row.point.concurrency, seed));
+    return SynthesizeRecords(
+        requests, row.point.concurrency,
+        {row.point.input_tps_median, row.Get(&evidence::PointSummary::ttft_p50_s_median),
+         row.Get(&evidence::PointSummary::ttft_p95_s_median)},
+        factor);
   }
 
   Result<SampleOutput> Run(const SampleContext& ctx) override {
@@ -236,12 +241,12 @@ class MediansReplayEngine : public SampleEngine {
     out.bench.synthesis = evidence::BenchSynthesis{
         .noise_cv = point.noise_cv,
         .noise_source = point.noise_source,
-        .ttft = row->ttft_p50_s_median
+        .ttft = row->Holds(&evidence::PointSummary::ttft_p50_s_median)
                     ? "from the file"
                     : "not in the file: Little's law from the concurrency and input TPS",
         .decode = "not in the file: each record carries its first token only",
         .gpu_memory =
-            row->peak_gpu_mib ? "peak_gpu_mib on every GPU" : "not in the file: no snapshot"};
+            row->point.peak_gpu_mib ? "peak_gpu_mib on every GPU" : "not in the file: no snapshot"};
     return out;
   }
 
@@ -249,17 +254,18 @@ class MediansReplayEngine : public SampleEngine {
   // Every GPU of the node at the row's peak: the worst rank's headroom is
   // then the row's.
   std::string GpuCsv(const evidence::MedianRow& row, const std::string& host) const {
-    if (!row.peak_gpu_mib) return "";
-    const double total = row.gpu_total_mib  ? *row.gpu_total_mib
-                         : row.headroom_mib ? *row.peak_gpu_mib + *row.headroom_mib
-                                            : plan_.cluster.gpu_memory_mib;
+    const evidence::PointSummary& p = row.point;
+    if (!p.peak_gpu_mib) return "";
+    const double total = p.gpu_total_mib  ? *p.gpu_total_mib
+                         : p.headroom_mib ? *p.peak_gpu_mib + *p.headroom_mib
+                                          : plan_.cluster.gpu_memory_mib;
     std::vector<nvidia_smi::GpuMemory> gpus;
     for (int g = 0; g < spec_.cluster.gpus_per_node; ++g) {
       nvidia_smi::GpuMemory m;
       m.index = g;
       m.uuid = fmt::format("GPU-replay-{}-{}", host, g);
       m.name = plan_.cluster.gpu_name.empty() ? "replayed GPU" : plan_.cluster.gpu_name;
-      m.used_mib = std::round(*row.peak_gpu_mib);
+      m.used_mib = std::round(*p.peak_gpu_mib);
       m.total_mib = std::round(total);
       gpus.push_back(m);
     }

@@ -1,0 +1,134 @@
+#include "evidence/point_columns.h"
+
+#include <cmath>
+
+namespace ppsearch::evidence {
+namespace {
+
+using P = PointSummary;
+
+// summary.csv's columns are schema_version, the layout's pp, tp and ep,
+// concurrency, kCounts, kFirst, simulated, dp, kLater, instances (docs/formats.md).
+const PointColumn kColumns[] = {
+    {.name = "repeats", .csv = CsvPlace::kCounts, .count = &P::repeats},
+    {.name = "valid_repeats", .csv = CsvPlace::kCounts, .count = &P::valid_repeats},
+    {.name = "requests_completed", .csv = CsvPlace::kCounts, .count = &P::requests_completed},
+    {.name = "requests_total", .csv = CsvPlace::kCounts, .count = &P::requests_total},
+    {.name = "input_tps_median",
+     .csv = CsvPlace::kFirst,
+     .figure = &P::input_tps_median,
+     .decimals = 2},
+    {.name = "input_tps_spread",
+     .csv = CsvPlace::kFirst,
+     .figure = &P::input_tps_spread,
+     .decimals = 6,
+     .zero_when_unset = true},
+    {.name = "ttft_p50_s_median",
+     .csv = CsvPlace::kFirst,
+     .figure = &P::ttft_p50_s_median,
+     .decimals = 4,
+     .zero_when_unset = true},
+    {.name = "ttft_p50_s_spread",
+     .csv = CsvPlace::kFirst,
+     .figure = &P::ttft_p50_s_spread,
+     .decimals = 6,
+     .zero_when_unset = true},
+    {.name = "ttft_p95_s_median",
+     .csv = CsvPlace::kFirst,
+     .figure = &P::ttft_p95_s_median,
+     .decimals = 4,
+     .zero_when_unset = true},
+    {.name = "peak_gpu_mib", .csv = CsvPlace::kFirst, .maybe = &P::peak_gpu_mib},
+    {.name = "gpu_total_mib", .csv = CsvPlace::kFirst, .maybe = &P::gpu_total_mib},
+    {.name = "headroom_mib", .csv = CsvPlace::kFirst, .maybe = &P::headroom_mib},
+    {.name = "input_tps_vs_baseline",
+     .csv = CsvPlace::kFirst,
+     .maybe = &P::input_tps_vs_baseline,
+     .decimals = 6,
+     .against_baseline = true},
+    {.name = "ttft_p50_vs_baseline",
+     .csv = CsvPlace::kFirst,
+     .maybe = &P::ttft_p50_vs_baseline,
+     .decimals = 6,
+     .against_baseline = true},
+    {.name = "output_tps_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::output_tps_median,
+     .decimals = 2,
+     .decode_only = true},
+    {.name = "output_tps_per_gpu_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::output_tps_per_gpu_median,
+     .decimals = 2,
+     .decode_only = true},
+    {.name = "ttft_p99_s_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::ttft_p99_s_median,
+     .decimals = 4},
+    {.name = "tpot_p99_s_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::tpot_p99_s_median,
+     .decimals = 6,
+     .decode_only = true},
+    {.name = "itl_p99_s_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::itl_p99_s_median,
+     .decimals = 6,
+     .decode_only = true},
+    {.name = "e2e_p99_s_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::e2e_p99_s_median,
+     .decimals = 4},
+    {.name = "goodput_rps_median",
+     .csv = CsvPlace::kLater,
+     .figure = &P::goodput_rps_median,
+     .decimals = 4},
+    {.name = "ttft_mean_s_median", .figure = &P::ttft_mean_s_median},
+    {.name = "e2e_p50_s_median", .figure = &P::e2e_p50_s_median},
+    {.name = "tpot_p50_s_median", .figure = &P::tpot_p50_s_median, .decode_only = true},
+    {.name = "output_tps_per_user", .figure = &P::output_tps_per_user, .decode_only = true},
+};
+
+}  // namespace
+
+std::span<const PointColumn> PointColumns() { return kColumns; }
+
+const PointColumn* ColumnOf(int PointSummary::*count) {
+  for (const PointColumn& c : kColumns)
+    if (c.count == count) return &c;
+  return nullptr;
+}
+
+const PointColumn* ColumnOf(double PointSummary::*figure) {
+  for (const PointColumn& c : kColumns)
+    if (c.figure == figure) return &c;
+  return nullptr;
+}
+
+const PointColumn* ColumnOf(std::optional<double> PointSummary::*maybe) {
+  for (const PointColumn& c : kColumns)
+    if (c.maybe == maybe) return &c;
+  return nullptr;
+}
+
+size_t IndexOf(const PointColumn& c) { return static_cast<size_t>(&c - kColumns); }
+
+std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p) {
+  if (c.decode_only && !p.decode) return std::nullopt;
+  if (c.maybe != nullptr) return p.*c.maybe;
+  if (!p.held.empty() && !p.held[IndexOf(c)]) return std::nullopt;
+  if (c.count != nullptr) return p.*c.count;
+  return p.*c.figure;
+}
+
+void SetValue(const PointColumn& c, double v, PointSummary& p) {
+  if (c.count != nullptr) {
+    p.*c.count = static_cast<int>(std::llround(v));
+  } else if (c.figure != nullptr) {
+    p.*c.figure = v;
+  } else {
+    p.*c.maybe = v;
+  }
+}
+
+}  // namespace ppsearch::evidence

@@ -1,0 +1,59 @@
+#pragma once
+// The figures of a run's point (PointSummary) that its files carry, each
+// declared once: its name (summary.csv's column and summary.json's key),
+// where it sits in PointSummary, its decimals in the CSV, and when it is
+// set. summary.csv's writer and reader (medians_csv) and summary.json's
+// writer (summary_json) read this table, as every reporter of a benchmark
+// library reads one run record: a figure added here reaches both files.
+
+#include <optional>
+#include <span>
+
+#include "evidence/run_summary.h"
+
+namespace ppsearch::evidence {
+
+// Where a column sits in summary.csv: after the concurrency (the counts),
+// after them (the medians from schema 1's first columns), after `simulated`
+// and `dp` (the decode and SLA figures added later), or nowhere (the
+// figures only summary.json carries).
+enum class CsvPlace { kCounts, kFirst, kLater, kNone };
+
+struct PointColumn {
+  const char* name;
+  CsvPlace csv = CsvPlace::kNone;
+  // Exactly one of these: a count, a figure, a figure that may be unknown.
+  int PointSummary::*count = nullptr;
+  double PointSummary::*figure = nullptr;
+  std::optional<double> PointSummary::*maybe = nullptr;
+  int decimals = 0;  // in summary.csv
+  // Set only where the samples generated more than one token per request
+  // (PointSummary::decode): output throughput, TPOT, ITL and what is read
+  // from them, as results.csv leaves a prefill-only sample's output_tps empty.
+  bool decode_only = false;
+  // An unset value in summary.csv: 0 in schema 1's first columns (which
+  // always wrote one), else an empty cell.
+  bool zero_when_unset = false;
+  // Against the writer's own baseline: a reader derives it against its own
+  // baseline (analysis' ApplyBaseline) rather than read it.
+  bool against_baseline = false;
+};
+
+// Every column, in summary.csv's order within each place.
+std::span<const PointColumn> PointColumns();
+
+// The column of a figure of PointSummary; null for a field no file carries.
+const PointColumn* ColumnOf(int PointSummary::*count);
+const PointColumn* ColumnOf(double PointSummary::*figure);
+const PointColumn* ColumnOf(std::optional<double> PointSummary::*maybe);
+
+// The column's value in `p`: unset for a decode figure of a point without
+// decode, an optional figure without a value, or a count or figure its file
+// did not hold (PointSummary::held).
+std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p);
+// The column's index in PointColumns().
+size_t IndexOf(const PointColumn& c);
+// Sets the column's field of `p` to `v` (a count is rounded).
+void SetValue(const PointColumn& c, double v, PointSummary& p);
+
+}  // namespace ppsearch::evidence
