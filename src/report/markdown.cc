@@ -24,20 +24,7 @@ std::string Mib(const std::optional<double>& v) {
   return v ? FormatThousands(static_cast<int64_t>(std::llround(*v))) : std::string("-");
 }
 
-ResultRow ToRow(const analysis::PointSummary& p) {
-  ResultRow r;
-  r.layout = p.layout;
-  r.concurrency = p.concurrency;
-  r.input_tps = p.input_tps_median;
-  r.ttft_p50_s = p.ttft_p50_s_median;
-  r.ttft_p95_s = p.ttft_p95_s_median;
-  r.peak_gpu_mib = p.peak_gpu_mib.value_or(0);
-  r.imported = p.imported;
-  if (p.decode)
-    r.decode = DecodeCells{p.tpot_p50_s_median, p.tpot_p99_s_median, p.itl_p99_s_median,
-                           p.output_tps_median, p.output_tps_per_gpu_median};
-  return r;
-}
+ResultRow ToRow(const analysis::PointSummary& p) { return ResultRow{p}; }
 
 // The calibration and noise model a simulated run used, as run.json records them.
 std::string SimulationNote(const evidence::RunMetadata& run) {

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 
+#include "evidence/point_columns.h"
 #include "util/format.h"
 
 namespace ppsearch::report {
 namespace {
 
 std::string RowLabel(const ResultRow& r) {
-  return LayoutCell(r.layout) + (r.imported ? " (imported)" : "");
+  return LayoutCell(r.point.layout) + (r.point.imported ? " (imported)" : "");
 }
 
 }  // namespace
@@ -45,16 +46,18 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
   RowDelta d;
   if (!baseline) return d;
   const bool imported = std::any_of(baseline_rows.begin(), baseline_rows.end(),
-                                    [](const ResultRow& b) { return b.imported; });
-  if (row.layout == *baseline && row.imported == imported) {
+                                    [](const ResultRow& b) { return b.point.imported; });
+  const evidence::PointSummary& p = row.point;
+  if (p.layout == *baseline && p.imported == imported) {
     d.is_baseline = true;
     return d;
   }
-  for (const auto& b : baseline_rows) {
-    if (!(b.layout == *baseline) || b.imported != imported || b.concurrency != row.concurrency)
+  for (const auto& row_b : baseline_rows) {
+    const evidence::PointSummary& b = row_b.point;
+    if (!(b.layout == *baseline) || b.imported != imported || b.concurrency != p.concurrency)
       continue;
-    if (b.input_tps > 0) d.input_tps = row.input_tps / b.input_tps - 1;
-    if (b.ttft_p50_s > 0) d.ttft_p50 = row.ttft_p50_s / b.ttft_p50_s - 1;
+    if (b.input_tps_median > 0) d.input_tps = p.input_tps_median / b.input_tps_median - 1;
+    if (b.ttft_p50_s_median > 0) d.ttft_p50 = p.ttft_p50_s_median / b.ttft_p50_s_median - 1;
   }
   return d;
 }
@@ -70,8 +73,8 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
   t.left = {true, false, false, false, false, false, false};
   // Decode columns only when a row has decode figures: a prefill-only table
   // keeps its shape.
-  const bool decode = std::any_of(rows.begin(), rows.end(),
-                                  [](const ResultRow& r) { return r.decode.has_value(); });
+  const bool decode =
+      std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.point.decode; });
   constexpr size_t kDecodeAt = 5;  // after TTFT p95
   if (decode) {
     t.header.insert(t.header.begin() + kDecodeAt,
@@ -79,27 +82,37 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
     t.left.insert(t.left.begin() + kDecodeAt, 5, false);
   }
   for (const auto& r : rows) {
+    const evidence::PointSummary& p = r.point;
     RowDelta d = DeltaAgainst(r, baseline_rows, baseline);
     auto delta = [&](const std::optional<double>& v) {
       return d.is_baseline ? std::string("baseline")
              : v           ? FormatSignedPercent(*v)
                            : std::string("-");
     };
-    t.rows.push_back(
-        {RowLabel(r), std::to_string(r.concurrency), TpsCell(r.input_tps, r.input_tps_interval),
-         SecondsCell(r.ttft_p50_s, r.ttft_p50_interval),
-         SecondsCell(r.ttft_p95_s, r.ttft_p95_interval), delta(d.input_tps), delta(d.ttft_p50)});
+    t.rows.push_back({RowLabel(r), std::to_string(p.concurrency),
+                      TpsCell(p.input_tps_median, r.input_tps_interval),
+                      SecondsCell(p.ttft_p50_s_median, r.ttft_p50_interval),
+                      SecondsCell(p.ttft_p95_s_median, r.ttft_p95_interval), delta(d.input_tps),
+                      delta(d.ttft_p50)});
     if (!decode) continue;
     std::vector<std::string> cells(5, "-");
-    if (r.decode) {
-      // A decode point's times are positive; 0 is a figure its source did
-      // not record (TPOT p50 of a baseline imported from a summary.csv).
-      const auto ms = [](double s) {
-        return s > 0 ? FormatNumber(s * 1e3, 2) + " ms" : std::string("-");
+    if (p.decode) {
+      // A figure its source did not hold (TPOT p50 of a baseline imported
+      // from a summary.csv) is "-"; so is a time of 0, which no decode
+      // point has.
+      const auto ms = [&](double evidence::PointSummary::*figure) {
+        const std::optional<double> s = evidence::ValueOf(*evidence::ColumnOf(figure), p);
+        return s && *s > 0 ? FormatNumber(*s * 1e3, 2) + " ms" : std::string("-");
       };
-      cells = {ms(r.decode->tpot_p50_s), ms(r.decode->tpot_p99_s), ms(r.decode->itl_p99_s),
-               FormatNumber(r.decode->output_tps, 2),
-               FormatNumber(r.decode->output_tps_per_gpu, 2)};
+      const auto tps = [&](double evidence::PointSummary::*figure) {
+        const std::optional<double> v = evidence::ValueOf(*evidence::ColumnOf(figure), p);
+        return v ? FormatNumber(*v, 2) : std::string("-");
+      };
+      cells = {ms(&evidence::PointSummary::tpot_p50_s_median),
+               ms(&evidence::PointSummary::tpot_p99_s_median),
+               ms(&evidence::PointSummary::itl_p99_s_median),
+               tps(&evidence::PointSummary::output_tps_median),
+               tps(&evidence::PointSummary::output_tps_per_gpu_median)};
     }
     auto& row = t.rows.back();
     row.insert(row.begin() + kDecodeAt, cells.begin(), cells.end());

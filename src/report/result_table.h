@@ -7,35 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "evidence/run_summary.h"
 #include "report/document.h"
 #include "spec/spec.h"
 #include "uncertainty/propagate.h"
 
 namespace ppsearch::report {
 
-// Decode medians of a point whose requests generated more than one token.
-struct DecodeCells {
-  double tpot_p50_s = 0;
-  double tpot_p99_s = 0;
-  double itl_p99_s = 0;
-  double output_tps = 0;
-  double output_tps_per_gpu = 0;
-};
-
+// A row: the point's figures in the one record of a point
+// (evidence::PointSummary: a run's medians, an imported row, or a
+// prediction written as one) and, for a prediction, its intervals. When any
+// row is a decode point (PointSummary::decode), the table adds the decode
+// columns after TTFT p95.
 struct ResultRow {
-  spec::LayoutSpec layout;
-  int concurrency = 0;
-  double input_tps = 0;
-  double ttft_p50_s = 0;
-  double ttft_p95_s = 0;
-  double peak_gpu_mib = 0;  // 0: unknown
-  bool imported = false;    // from an earlier run or a CSV of medians; shown as "(imported)"
+  evidence::PointSummary point;
   // A prediction's 10th-90th percentile intervals, shown after the values.
   std::optional<uncertainty::Interval> input_tps_interval{}, ttft_p50_interval{},
       ttft_p95_interval{};
-  // None for prefill-only points; when any row has them, the table adds the
-  // decode columns after TTFT p95.
-  std::optional<DecodeCells> decode{};
 };
 
 struct RowDelta {

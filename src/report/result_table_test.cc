@@ -2,27 +2,39 @@
 
 #include <gtest/gtest.h>
 
+#include "evidence/point_columns.h"
+
 namespace ppsearch::report {
 namespace {
 
 ResultRow Row(int pp, int tp, int c, double tps, double ttft, bool imported = false) {
   ResultRow r;
-  r.layout.pp = pp;
-  r.layout.tp = tp;
-  r.layout.ep = 4;
-  r.concurrency = c;
-  r.input_tps = tps;
-  r.ttft_p50_s = ttft;
-  r.ttft_p95_s = ttft;
-  r.imported = imported;
+  r.point.layout.pp = pp;
+  r.point.layout.tp = tp;
+  r.point.layout.ep = 4;
+  r.point.concurrency = c;
+  r.point.input_tps_median = tps;
+  r.point.ttft_p50_s_median = ttft;
+  r.point.ttft_p95_s_median = ttft;
+  r.point.imported = imported;
   return r;
+}
+
+void SetDecode(ResultRow& r, double tpot_p50_s, double tpot_p99_s, double itl_p99_s,
+               double output_tps, double output_tps_per_gpu) {
+  r.point.decode = true;
+  r.point.tpot_p50_s_median = tpot_p50_s;
+  r.point.tpot_p99_s_median = tpot_p99_s;
+  r.point.itl_p99_s_median = itl_p99_s;
+  r.point.output_tps_median = output_tps;
+  r.point.output_tps_per_gpu_median = output_tps_per_gpu;
 }
 
 TEST(RenderResultTable, ImportedBaselineRowsAreMarkedAndThisRunsRowsOfThatLayoutCompared) {
   const ResultRow base = Row(1, 32, 8, 3200, 40, /*imported=*/true);
   const ResultRow again = Row(1, 32, 8, 3520, 36);
   const ResultRow pp8 = Row(8, 4, 8, 4000, 30);
-  std::optional<spec::LayoutSpec> baseline = base.layout;
+  std::optional<spec::LayoutSpec> baseline = base.point.layout;
   EXPECT_TRUE(DeltaAgainst(base, {base}, baseline).is_baseline);
   RowDelta d = DeltaAgainst(again, {base}, baseline);
   EXPECT_FALSE(d.is_baseline);
@@ -47,7 +59,7 @@ TEST(RenderResultTable, ImportedBaselineRowsAreMarkedAndThisRunsRowsOfThatLayout
 TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   const ResultRow prefill = Row(1, 8, 4, 1000, 2);
   ResultRow decode = Row(2, 4, 4, 900, 1.5);
-  decode.decode = DecodeCells{0.0123, 0.0456, 0.0789, 2400, 300};
+  SetDecode(decode, 0.0123, 0.0456, 0.0789, 2400, 300);
   const table::Table t = ResultTable({prefill, decode}, {}, std::nullopt);
   EXPECT_EQ(t.header, (std::vector<std::string>{"PP / TP / EP", "C", "Input TPS", "TTFT p50",
                                                 "TTFT p95", "TPOT p50", "TPOT p99", "ITL p99",
@@ -59,9 +71,15 @@ TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   EXPECT_EQ(t.rows[1],
             (std::vector<std::string>{"2 / 4 / 4", "4", "900.00", "1.50 s", "1.50 s", "12.30 ms",
                                       "45.60 ms", "78.90 ms", "2,400.00", "300.00", "-", "-"}));
-  // A baseline imported from a summary.csv has no TPOT p50: not 0 ms.
+  // A baseline imported from a summary.csv holds no TPOT p50 (the file has
+  // no such column): "-", not 0 ms; what the file held shows.
   ResultRow imported = Row(2, 4, 4, 880, 1.6, /*imported=*/true);
-  imported.decode = DecodeCells{0, 0.0456, 0.0789, 2300, 287.5};
+  SetDecode(imported, 0, 0.0456, 0.0789, 2300, 287.5);
+  imported.point.held.assign(evidence::PointColumns().size(), true);
+  imported.point
+      .held[evidence::IndexOf(*evidence::ColumnOf(&evidence::PointSummary::tpot_p50_s_median))] =
+      false;
+  imported.point.tpot_p50_s_median = 0.0123;  // not held: never shown
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][5], "-");
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][6], "45.60 ms");
   // Without decode figures the table keeps its prefill-only shape.

@@ -362,12 +362,13 @@ std::vector<ResultRow> Rows(const SimulatedPage& page) {
   std::vector<ResultRow> rows;
   for (const auto& sp : page.points) {
     const auto& p = sp.point->prediction;
-    ResultRow row{p.layout,
-                  p.concurrency,
-                  p.metrics.input_tps,
-                  p.metrics.ttft_s.p50,
-                  p.metrics.ttft_s.p95,
-                  p.memory.peak_mib_max};
+    ResultRow row;
+    row.point.layout = p.layout;
+    row.point.concurrency = p.concurrency;
+    row.point.input_tps_median = p.metrics.input_tps;
+    row.point.ttft_p50_s_median = p.metrics.ttft_s.p50;
+    row.point.ttft_p95_s_median = p.metrics.ttft_s.p95;
+    row.point.peak_gpu_mib = p.memory.peak_mib_max;
     if (sp.spread) {
       row.input_tps_interval = sp.spread->input_tps;
       row.ttft_p50_interval = sp.spread->ttft_p50_s;

@@ -17,9 +17,17 @@ namespace {
 Section Results(const spec::Spec& spec, const SimulationPage& page,
                 const analysis::RunPrediction& prediction) {
   std::vector<ResultRow> rows;
-  for (const auto& p : prediction.points)
-    rows.push_back({p.layout, p.concurrency, p.input_tps, p.ttft_p50_s, p.ttft_p95_s, 0, false,
-                    p.input_tps_interval, p.ttft_p50_interval, p.ttft_p95_interval});
+  for (const auto& p : prediction.points) {
+    ResultRow& r = rows.emplace_back();
+    r.point.layout = p.layout;
+    r.point.concurrency = p.concurrency;
+    r.point.input_tps_median = p.input_tps;
+    r.point.ttft_p50_s_median = p.ttft_p50_s;
+    r.point.ttft_p95_s_median = p.ttft_p95_s;
+    r.input_tps_interval = p.input_tps_interval;
+    r.ttft_p50_interval = p.ttft_p50_interval;
+    r.ttft_p95_interval = p.ttft_p95_interval;
+  }
   return {
       "Results",
       {Block::Paragraph(fmt::format(
