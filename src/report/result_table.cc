@@ -10,6 +10,11 @@
 namespace ppsearch::report {
 namespace {
 
+// A figure of the row's point where its source held it (evidence::ValueOf).
+std::optional<double> Known(const evidence::PointSummary& p, double evidence::PointSummary::*f) {
+  return evidence::ValueOf(*evidence::ColumnOf(f), p);
+}
+
 std::string RowLabel(const ResultRow& r) {
   return LayoutCell(r.point.layout) + (r.point.imported ? " (imported)" : "");
 }
@@ -56,8 +61,14 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
     const evidence::PointSummary& b = row_b.point;
     if (!(b.layout == *baseline) || b.imported != imported || b.concurrency != p.concurrency)
       continue;
-    if (b.input_tps_median > 0) d.input_tps = p.input_tps_median / b.input_tps_median - 1;
-    if (b.ttft_p50_s_median > 0) d.ttft_p50 = p.ttft_p50_s_median / b.ttft_p50_s_median - 1;
+    // Against what both rows hold: an imported row may lack TTFT.
+    const auto ratio = [&](double evidence::PointSummary::*f) -> std::optional<double> {
+      const std::optional<double> mine = Known(p, f), theirs = Known(b, f);
+      if (!mine || !theirs || !(*theirs > 0)) return std::nullopt;
+      return *mine / *theirs - 1;
+    };
+    if (const auto v = ratio(&evidence::PointSummary::input_tps_median)) d.input_tps = v;
+    if (const auto v = ratio(&evidence::PointSummary::ttft_p50_s_median)) d.ttft_p50 = v;
   }
   return d;
 }
@@ -89,11 +100,18 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
              : v           ? FormatSignedPercent(*v)
                            : std::string("-");
     };
-    t.rows.push_back({RowLabel(r), std::to_string(p.concurrency),
-                      TpsCell(p.input_tps_median, r.input_tps_interval),
-                      SecondsCell(p.ttft_p50_s_median, r.ttft_p50_interval),
-                      SecondsCell(p.ttft_p95_s_median, r.ttft_p95_interval), delta(d.input_tps),
-                      delta(d.ttft_p50)});
+    // A figure the row's source did not hold (an imported CSV without TTFT) is "-".
+    const auto cell = [&](double evidence::PointSummary::*f, const auto& format,
+                          const std::optional<uncertainty::Interval>& interval) {
+      const std::optional<double> v = Known(p, f);
+      return v ? format(*v, interval) : std::string("-");
+    };
+    t.rows.push_back(
+        {RowLabel(r), std::to_string(p.concurrency),
+         cell(&evidence::PointSummary::input_tps_median, TpsCell, r.input_tps_interval),
+         cell(&evidence::PointSummary::ttft_p50_s_median, SecondsCell, r.ttft_p50_interval),
+         cell(&evidence::PointSummary::ttft_p95_s_median, SecondsCell, r.ttft_p95_interval),
+         delta(d.input_tps), delta(d.ttft_p50)});
     if (!decode) continue;
     std::vector<std::string> cells(5, "-");
     if (p.decode) {
@@ -101,11 +119,11 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
       // from a summary.csv) is "-"; so is a time of 0, which no decode
       // point has.
       const auto ms = [&](double evidence::PointSummary::*figure) {
-        const std::optional<double> s = evidence::ValueOf(*evidence::ColumnOf(figure), p);
+        const std::optional<double> s = Known(p, figure);
         return s && *s > 0 ? FormatNumber(*s * 1e3, 2) + " ms" : std::string("-");
       };
       const auto tps = [&](double evidence::PointSummary::*figure) {
-        const std::optional<double> v = evidence::ValueOf(*evidence::ColumnOf(figure), p);
+        const std::optional<double> v = Known(p, figure);
         return v ? FormatNumber(*v, 2) : std::string("-");
       };
       cells = {ms(&evidence::PointSummary::tpot_p50_s_median),

@@ -82,6 +82,16 @@ TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   imported.point.tpot_p50_s_median = 0.0123;  // not held: never shown
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][5], "-");
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][6], "45.60 ms");
+  // An imported row without TTFT: "-" and no TTFT delta, not 0.00 s and -100%.
+  ResultRow no_ttft = Row(2, 4, 4, 880, 0, /*imported=*/true);
+  no_ttft.point.held.assign(evidence::PointColumns().size(), true);
+  for (auto f :
+       {&evidence::PointSummary::ttft_p50_s_median, &evidence::PointSummary::ttft_p95_s_median})
+    no_ttft.point.held[evidence::IndexOf(*evidence::ColumnOf(f))] = false;
+  const ResultRow base = Row(1, 8, 4, 800, 2, /*imported=*/true);
+  const table::Table u = ResultTable({base, no_ttft}, {base}, base.point.layout);
+  EXPECT_EQ(u.rows[1], (std::vector<std::string>{"2 / 4 / 4 (imported)", "4", "880.00", "-", "-",
+                                                 "+10.00%", "-"}));
   // Without decode figures the table keeps its prefill-only shape.
   EXPECT_EQ(ResultTable({prefill}, {}, std::nullopt).header.size(), 7u);
 }

@@ -442,6 +442,7 @@ void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& 
         settings_predicted += w.candidates_of_setting[si];
         progress("predicting", settings_predicted, candidates);
       });
+  if (central.empty()) progress("predicting", settings_predicted, candidates);
 
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
   for (CentralPoint& cp : central) {
