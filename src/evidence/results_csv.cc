@@ -6,27 +6,70 @@
 namespace ppsearch::evidence {
 namespace {
 
-std::string Count(const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); }
+// results.csv's columns in the file's order, each declared once: the
+// header, the writer and the reader all read this table. A count or a
+// figure is an optional cell (empty: not measured); the other columns are
+// written by `write` and read by ReadRow.
+struct ResultsColumn {
+  const char* name;
+  std::string (*write)(const ResultRow&) = nullptr;
+  std::optional<int> ResultRow::*count = nullptr;
+  std::optional<double> ResultRow::*figure = nullptr;
+  int decimals = 0;
+};
+
+using R = ResultRow;
+
+const ResultsColumn kResultsColumns[] = {
+    {"schema_version", [](const R&) { return std::to_string(kResultsSchemaVersion); }},
+    {"sample", [](const R& r) { return r.sample; }},
+    {"pp", [](const R& r) { return std::to_string(r.layout.pp); }},
+    {"tp", [](const R& r) { return std::to_string(r.layout.tp); }},
+    {"ep", [](const R& r) { return std::to_string(r.layout.ep); }},
+    {"concurrency", [](const R& r) { return std::to_string(r.concurrency); }},
+    {"repeat", [](const R& r) { return std::to_string(r.repeat); }},
+    {"requests_completed", nullptr, &R::requests_completed},
+    {"requests_total", nullptr, &R::requests_total},
+    {"request_errors", nullptr, &R::request_errors},
+    {"input_tps", nullptr, nullptr, &R::input_tps, 2},
+    {"ttft_mean_s", nullptr, nullptr, &R::ttft_mean_s, 4},
+    {"ttft_p50_s", nullptr, nullptr, &R::ttft_p50_s, 4},
+    {"ttft_p95_s", nullptr, nullptr, &R::ttft_p95_s, 4},
+    {"ttft_p99_s", nullptr, nullptr, &R::ttft_p99_s, 4},
+    {"e2e_p50_s", nullptr, nullptr, &R::e2e_p50_s, 4},
+    {"peak_gpu_mib", nullptr, nullptr, &R::peak_gpu_mib, 0},
+    {"gpu_total_mib", nullptr, nullptr, &R::gpu_total_mib, 0},
+    {"findings", [](const R& r) { return std::to_string(r.findings); }},
+    {"simulated", [](const R& r) { return std::string(r.simulated ? "true" : "false"); }},
+    {"verdict", [](const R& r) { return std::string(VerdictName(r.verdict)); }},
+    {"output_tps", nullptr, nullptr, &R::output_tps, 2},
+    {"output_tps_per_gpu", nullptr, nullptr, &R::output_tps_per_gpu, 2},
+    {"tpot_p50_s", nullptr, nullptr, &R::tpot_p50_s, 6},
+    {"tpot_p99_s", nullptr, nullptr, &R::tpot_p99_s, 6},
+    {"itl_p50_s", nullptr, nullptr, &R::itl_p50_s, 6},
+    {"itl_p99_s", nullptr, nullptr, &R::itl_p99_s, 6},
+    {"dp", [](const R& r) { return std::to_string(r.layout.dp); }},
+    {"goodput_rps", nullptr, nullptr, &R::goodput_rps, 4},
+    {"instances", [](const R& r) { return std::to_string(r.layout.instances); }},
+};
+
+std::string Cell(const ResultsColumn& c, const ResultRow& r) {
+  if (c.write != nullptr) return c.write(r);
+  if (c.count != nullptr) return r.*c.count ? std::to_string(*(r.*c.count)) : std::string();
+  return CsvFixed(r.*c.figure, c.decimals);
+}
 
 Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
   row.sample = CsvCell(t, r, "sample");
   PPS_ASSIGN_OR_RETURN(row.layout, CsvLayout(t, r));  // the header check requires dp
   PPS_ASSIGN_OR_RETURN(row.concurrency, CsvPositiveInt(t, r, "concurrency"));
   PPS_ASSIGN_OR_RETURN(row.repeat, CsvPositiveInt(t, r, "repeat"));
-  PPS_ASSIGN_OR_RETURN(row.requests_completed, CsvOptionalCount(t, r, "requests_completed"));
-  PPS_ASSIGN_OR_RETURN(row.requests_total, CsvOptionalCount(t, r, "requests_total"));
-  PPS_ASSIGN_OR_RETURN(row.request_errors, CsvOptionalCount(t, r, "request_errors"));
-  const std::pair<const char*, std::optional<double>*> figures[] = {
-      {"input_tps", &row.input_tps},       {"ttft_mean_s", &row.ttft_mean_s},
-      {"ttft_p50_s", &row.ttft_p50_s},     {"ttft_p95_s", &row.ttft_p95_s},
-      {"ttft_p99_s", &row.ttft_p99_s},     {"e2e_p50_s", &row.e2e_p50_s},
-      {"peak_gpu_mib", &row.peak_gpu_mib}, {"gpu_total_mib", &row.gpu_total_mib},
-      {"output_tps", &row.output_tps},     {"output_tps_per_gpu", &row.output_tps_per_gpu},
-      {"tpot_p50_s", &row.tpot_p50_s},     {"tpot_p99_s", &row.tpot_p99_s},
-      {"itl_p50_s", &row.itl_p50_s},       {"itl_p99_s", &row.itl_p99_s},
-      {"goodput_rps", &row.goodput_rps}};
-  for (const auto& [column, field] : figures) {
-    PPS_ASSIGN_OR_RETURN(*field, CsvOptional(t, r, column));
+  for (const ResultsColumn& c : kResultsColumns) {
+    if (c.count != nullptr) {
+      PPS_ASSIGN_OR_RETURN(row.*c.count, CsvOptionalCount(t, r, c.name));
+    } else if (c.figure != nullptr) {
+      PPS_ASSIGN_OR_RETURN(row.*c.figure, CsvOptional(t, r, c.name));
+    }
   }
   PPS_ASSIGN_OR_RETURN(std::optional<int> findings, CsvOptionalCount(t, r, "findings"));
   row.findings = findings.value_or(0);
@@ -49,67 +92,14 @@ Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
 }  // namespace
 
 std::string ResultsCsvText(const std::vector<ResultRow>& rows) {
-  std::string out = CsvRow({"schema_version",
-                            "sample",
-                            "pp",
-                            "tp",
-                            "ep",
-                            "concurrency",
-                            "repeat",
-                            "requests_completed",
-                            "requests_total",
-                            "request_errors",
-                            "input_tps",
-                            "ttft_mean_s",
-                            "ttft_p50_s",
-                            "ttft_p95_s",
-                            "ttft_p99_s",
-                            "e2e_p50_s",
-                            "peak_gpu_mib",
-                            "gpu_total_mib",
-                            "findings",
-                            "simulated",
-                            "verdict",
-                            "output_tps",
-                            "output_tps_per_gpu",
-                            "tpot_p50_s",
-                            "tpot_p99_s",
-                            "itl_p50_s",
-                            "itl_p99_s",
-                            "dp",
-                            "goodput_rps",
-                            "instances"});
-  for (const ResultRow& r : rows)
-    out += CsvRow({std::to_string(kResultsSchemaVersion),
-                   r.sample,
-                   std::to_string(r.layout.pp),
-                   std::to_string(r.layout.tp),
-                   std::to_string(r.layout.ep),
-                   std::to_string(r.concurrency),
-                   std::to_string(r.repeat),
-                   Count(r.requests_completed),
-                   Count(r.requests_total),
-                   Count(r.request_errors),
-                   CsvFixed(r.input_tps, 2),
-                   CsvFixed(r.ttft_mean_s, 4),
-                   CsvFixed(r.ttft_p50_s, 4),
-                   CsvFixed(r.ttft_p95_s, 4),
-                   CsvFixed(r.ttft_p99_s, 4),
-                   CsvFixed(r.e2e_p50_s, 4),
-                   CsvFixed(r.peak_gpu_mib, 0),
-                   CsvFixed(r.gpu_total_mib, 0),
-                   std::to_string(r.findings),
-                   r.simulated ? "true" : "false",
-                   VerdictName(r.verdict),
-                   CsvFixed(r.output_tps, 2),
-                   CsvFixed(r.output_tps_per_gpu, 2),
-                   CsvFixed(r.tpot_p50_s, 6),
-                   CsvFixed(r.tpot_p99_s, 6),
-                   CsvFixed(r.itl_p50_s, 6),
-                   CsvFixed(r.itl_p99_s, 6),
-                   std::to_string(r.layout.dp),
-                   CsvFixed(r.goodput_rps, 4),
-                   std::to_string(r.layout.instances)});
+  std::vector<std::string> cells;
+  for (const ResultsColumn& c : kResultsColumns) cells.push_back(c.name);
+  std::string out = CsvRow(cells);
+  for (const ResultRow& r : rows) {
+    cells.clear();
+    for (const ResultsColumn& c : kResultsColumns) cells.push_back(Cell(c, r));
+    out += CsvRow(cells);
+  }
   return out;
 }
 
