@@ -154,18 +154,20 @@ double LayoutCostModel::DecodeAttentionNsPerContextToken(int stage) const {
   return (AttentionNs(stage, step) - at_zero) / kSpan;
 }
 
-std::optional<sim::DecodeGrowth> LayoutCostModel::DecodeStepGrowth(
-    int stage, const sim::MicroBatch& batch) const {
-  if (batch.is_prefill || batch.empty()) return std::nullopt;
+bool LayoutCostModel::DecodeStepGrowth(int stage, const sim::MicroBatch& batch,
+                                       sim::DecodeGrowth* growth) const {
+  if (batch.is_prefill || batch.empty()) return false;
   const double per_token_ns = decode_attention_ns_per_token_[static_cast<size_t>(stage)];
-  sim::DecodeGrowth g;
+  sim::DecodeGrowth& g = *growth;
+  g.group_ns.clear();
+  g.group_growth_ns.clear();
   if (batch.dp_ranks.empty()) {
     const StageBreakdown b = DecodeBreakdown(stage, batch);
     g.at_start = TimeOf(b);
     g.fixed_compute_ns = b.gemm_ns + b.elementwise_ns;
     g.group_ns.push_back(b.attention_ns);
     g.group_growth_ns.push_back(per_token_ns * static_cast<double>(batch.entries.size()));
-    return g;
+    return true;
   }
   std::vector<StageBreakdown> sides;
   const StageBreakdown shared = DpSides(stage, batch, &sides);
@@ -176,7 +178,7 @@ std::optional<sim::DecodeGrowth> LayoutCostModel::DecodeStepGrowth(
     g.group_growth_ns.push_back(per_token_ns *
                                 static_cast<double>(batch.dp_ranks[r].entries.size()));
   }
-  return g;
+  return true;
 }
 
 }  // namespace ppsearch::cost

@@ -221,9 +221,9 @@ TEST(DecodeStep, TheKernelFloorIsADecodeTermConstantOverAStretch) {
   LayoutCostModel cost(m, hw, layout, c);
   sim::MicroBatch decode;
   for (int r = 0; r < 2; ++r) decode.entries.push_back({r, 1, 100, false});
-  const std::optional<sim::DecodeGrowth> g = cost.DecodeStepGrowth(0, decode);
-  ASSERT_TRUE(g.has_value());
-  EXPECT_EQ(g->at_start.overhead_ns, 13 * 3000);
+  sim::DecodeGrowth g;
+  ASSERT_TRUE(cost.DecodeStepGrowth(0, decode, &g));
+  EXPECT_EQ(g.at_start.overhead_ns, 13 * 3000);
   sim::MicroBatch prefill;
   prefill.is_prefill = true;
   prefill.entries.push_back({0, 100, 0, true});
@@ -231,7 +231,8 @@ TEST(DecodeStep, TheKernelFloorIsADecodeTermConstantOverAStretch) {
   EXPECT_EQ(cost.StageCost(0, prefill).overhead_ns, 12000);
   c.Set(Param::kDecodeKernel, 1.0);
   LayoutCostModel faster(m, hw, layout, c);
-  EXPECT_EQ(faster.DecodeStepGrowth(0, decode)->at_start.overhead_ns, 13 * 1000);
+  ASSERT_TRUE(faster.DecodeStepGrowth(0, decode, &g));  // written over the first's
+  EXPECT_EQ(g.at_start.overhead_ns, 13 * 1000);
   EXPECT_EQ(faster.StageCost(0, prefill).overhead_ns, 12000);
 }
 

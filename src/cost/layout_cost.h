@@ -106,8 +106,8 @@ class LayoutCostModel : public sim::CostModel {
   // Decode steps (decode_step.cc): TokenPart and every DP rank's side are
   // the same for each step of a batch; only attention grows, by the same
   // time per token of context whatever the sequence.
-  std::optional<sim::DecodeGrowth> DecodeStepGrowth(int stage,
-                                                    const sim::MicroBatch& batch) const override;
+  bool DecodeStepGrowth(int stage, const sim::MicroBatch& batch,
+                        sim::DecodeGrowth* growth) const override;
   int64_t HopNs(int from_stage, const sim::MicroBatch& batch) const override;
   int64_t OutputReturnNs(const sim::MicroBatch& batch) const override;
   int64_t ScheduleNs(const sim::MicroBatch& batch) const override;

@@ -53,11 +53,12 @@ class CostModel {
   virtual int num_stages() const = 0;
   virtual StageTime StageCost(int stage, const MicroBatch& batch) const = 0;
   // StageCost of `batch` (a decode step) and of the steps that follow it
-  // with the same sequences, as one form; nullopt: the engine asks
-  // StageCost step by step.
-  virtual std::optional<DecodeGrowth> DecodeStepGrowth(int /*stage*/,
-                                                       const MicroBatch& /*batch*/) const {
-    return std::nullopt;
+  // with the same sequences, as one form, written over `growth` (its
+  // vectors' room reused: a decode stretch prices every stage of each batch
+  // it forms); false: the engine asks StageCost step by step.
+  virtual bool DecodeStepGrowth(int /*stage*/, const MicroBatch& /*batch*/,
+                                DecodeGrowth* /*growth*/) const {
+    return false;
   }
   // Latency from the end of `from_stage`'s compute until stage from_stage + 1
   // holds the activations (point-to-point send of hidden states and residual).

@@ -79,16 +79,17 @@ bool OnlineEngine::PriceStretchSlot(StretchSlot& z) {
     }
     ++counters_.carried_prices;
   } else {
-    z.stages.clear();
+    // Each stage's form is written over the last batch's, in its room.
+    z.stages.resize(static_cast<size_t>(cost_.num_stages()));
     z.hop_ns.clear();
     for (int st = 0; st < cost_.num_stages(); ++st) {
-      std::optional<DecodeGrowth> g = cost_.DecodeStepGrowth(st, z.batch);
-      if (!g) {
+      DecodeGrowth& g = z.stages[static_cast<size_t>(st)];
+      if (!cost_.DecodeStepGrowth(st, z.batch, &g)) {
+        z.stages.resize(static_cast<size_t>(st));  // the stages priced
         z.priced_requests.clear();
         return false;
       }
-      DropDominatedGroups(*g);
-      z.stages.push_back(std::move(*g));
+      DropDominatedGroups(g);
       if (st + 1 < cost_.num_stages()) z.hop_ns.push_back(cost_.HopNs(st, z.batch));
     }
     z.return_ns = cost_.OutputReturnNs(z.batch);

@@ -21,15 +21,15 @@ class PdContextCost : public CostModel {
     for (const BatchEntry& e : b.entries) t.compute_ns += per_ctx_ns_ * e.prefix_tokens;
     return t;
   }
-  std::optional<DecodeGrowth> DecodeStepGrowth(int stage, const MicroBatch& b) const override {
-    DecodeGrowth g;
+  bool DecodeStepGrowth(int stage, const MicroBatch& b, DecodeGrowth* growth) const override {
+    DecodeGrowth& g = *growth;
     g.at_start = StageCost(stage, b);
     int64_t context = 0;
     for (const BatchEntry& e : b.entries) context += e.prefix_tokens;
     g.fixed_compute_ns = static_cast<double>(per_token_ns_ * b.extend_tokens());
     g.group_ns = {static_cast<double>(per_ctx_ns_ * context)};
     g.group_growth_ns = {static_cast<double>(per_ctx_ns_) * static_cast<double>(b.entries.size())};
-    return g;
+    return true;
   }
   int64_t HopNs(int, const MicroBatch&) const override { return 0; }
   int64_t OutputReturnNs(const MicroBatch&) const override { return 0; }
