@@ -19,9 +19,9 @@ void AddNames(CsvPlace place, std::vector<std::string>& out) {
 void AddCells(CsvPlace place, const MedianRow& r, std::vector<std::string>& out) {
   for (const PointColumn& c : PointColumns()) {
     if (c.csv != place) continue;
-    const std::optional<double> v = r.Holds(&c) ? ValueOf(c, r.point) : std::optional<double>();
+    const std::optional<double> v = ValueOf(c, r.point);
     if (c.count != nullptr) {
-      out.push_back(std::to_string(r.Holds(&c) ? r.point.*c.count : 0));
+      out.push_back(std::to_string(v ? r.point.*c.count : 0));
     } else {
       out.push_back(c.zero_when_unset ? CsvFixed(v.value_or(0), c.decimals)
                                       : CsvFixed(v, c.decimals));
@@ -73,10 +73,8 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   p.held[IndexOf(*ColumnOf(&PointSummary::input_tps_median))] = true;
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kFirst, t, r, row));
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kLater, t, r, row));
-  if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib) {
+  if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib)
     p.headroom_mib = *p.gpu_total_mib - *p.peak_gpu_mib;
-    p.held[IndexOf(*ColumnOf(&PointSummary::headroom_mib))] = true;
-  }
   // TPOT exists only where requests generated a second token.
   p.decode = p.held[IndexOf(*ColumnOf(&PointSummary::tpot_p99_s_median))];
   return Status::Ok();

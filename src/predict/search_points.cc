@@ -76,32 +76,39 @@ std::vector<PointPrediction> PredictSearchPointEachInstance(const inputs::Search
                              OptionsOf(in, request));
 }
 
+std::vector<PlannedPoint> SearchPointsOf(const inputs::SearchInputs& in) {
+  std::vector<PlannedPoint> out;
+  for (const plan::LayoutPlan& lp : in.plan.layouts) {
+    if (!lp.valid || NotModelled(lp)) continue;
+    for (int c : in.spec.sweep.concurrency) out.push_back({&lp, c});
+  }
+  return out;
+}
+
 SearchPrediction PredictSearch(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                                const SearchOptions& options) {
   SearchPrediction out;
   out.ensemble = options.ensemble;
-  for (const plan::LayoutPlan& lp : in.plan.layouts) {
-    if (!lp.valid || NotModelled(lp)) continue;
-    for (int c : in.spec.sweep.concurrency) {
-      PointRequest request;
-      request.concurrency = c;
-      request.keep_trace = options.keep_trace;
-      request.token_times = options.token_times;
-      SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
-      if (options.cap_check && lp.layout.pp > 1) {
-        request.keep_trace = false;
-        request.pp_max_micro_batch_size = 1;
-        sp.cap1_input_tps = PredictSearchPoint(in, lp, calibration, request).metrics.input_tps;
-      }
-      out.points.push_back(std::move(sp));
+  for (const PlannedPoint& pp : SearchPointsOf(in)) {
+    const plan::LayoutPlan& lp = *pp.plan;
+    PointRequest request;
+    request.concurrency = pp.concurrency;
+    request.keep_trace = options.keep_trace;
+    request.token_times = options.token_times;
+    SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
+    if (options.cap_check && lp.layout.pp > 1) {
+      request.keep_trace = false;
+      request.pp_max_micro_batch_size = 1;
+      sp.cap1_input_tps = PredictSearchPoint(in, lp, calibration, request).metrics.input_tps;
     }
+    out.points.push_back(std::move(sp));
   }
   if (options.ensemble.members <= 0) return out;
-  const std::shared_ptr<const uncertainty::Ensemble> drawn =
-      options.drawn ? options.drawn
-                    : std::make_shared<const uncertainty::Ensemble>(
-                          uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble));
-  const uncertainty::Ensemble& ensemble = *drawn;
+  std::optional<uncertainty::Ensemble> own;
+  const uncertainty::Ensemble& ensemble =
+      options.drawn != nullptr
+          ? *options.drawn
+          : own.emplace(uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble));
   if (ensemble.members.empty()) return out;
   std::vector<uncertainty::PointJob> jobs;
   for (const SearchPoint& sp : out.points)

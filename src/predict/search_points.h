@@ -8,7 +8,6 @@
 // Pure: the same inputs, calibration and options give the same prediction.
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -39,8 +38,9 @@ struct SearchOptions {
   std::optional<cost::ModelFormScales> model_form;
   // The ensemble uncertainty::DrawEnsemble draws from this calibration, the
   // inputs' hardware and `ensemble`, when the caller drew it already (a
-  // search draws it once for every candidate's interval); null: drawn here.
-  std::shared_ptr<const uncertainty::Ensemble> drawn;
+  // search draws it once for every candidate's interval; it outlives the
+  // call); null: drawn here.
+  const uncertainty::Ensemble* drawn = nullptr;
 
   // Central values only: no intervals.
   static SearchOptions CentralOnly() {
@@ -71,6 +71,15 @@ struct SearchPrediction {
     return point < intervals.size() ? &intervals[point] : nullptr;
   }
 };
+
+// A point of a search: a layout of its plan at one of its concurrencies.
+struct PlannedPoint {
+  const plan::LayoutPlan* plan = nullptr;  // into the inputs' plan
+  int concurrency = 0;
+};
+// The points PredictSearch predicts, in its order: every valid layout the
+// simulator models, in plan order, then the sweep's concurrencies.
+std::vector<PlannedPoint> SearchPointsOf(const inputs::SearchInputs& inputs);
 
 // Which point of a search to predict, and how.
 struct PointRequest {

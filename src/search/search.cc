@@ -7,7 +7,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <memory>
 
 #include "decide/objective.h"
 #include "decide/rules.h"
@@ -233,11 +232,12 @@ void SetIntervalsAt(Evaluated& e, const PointIntervals& u) {
 // The intervals of a candidate's best load point, drawn through the one
 // predictor: the only point its score reads. Nullopt when none is drawn.
 // `drawn`: the ensemble, drawn once for every candidate.
-std::optional<PointIntervals> IntervalsAt(
-    const Group& group, const Evaluated& e, const cost::Calibration& calibration,
-    const SearchOptions& options, const std::shared_ptr<const uncertainty::Ensemble>& drawn) {
+std::optional<PointIntervals> IntervalsAt(const Group& group, const Evaluated& e,
+                                          const cost::Calibration& calibration,
+                                          const SearchOptions& options,
+                                          const uncertainty::Ensemble& drawn) {
   predict::SearchOptions so = IntervalOptions(options, group.inputs.spec);
-  so.drawn = drawn;
+  so.drawn = &drawn;
   const predict::SearchPrediction p =
       predict::PredictSearch(OneLayoutAt(group, e.candidate, e.at->load), calibration, so);
   if (p.intervals.empty()) return std::nullopt;
@@ -414,12 +414,9 @@ void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& 
   std::vector<CentralPoint> central;
   std::vector<size_t> points_left(w.candidates_of_setting.size(), 0);
   for (size_t gi = 0; gi < w.groups.size(); ++gi)
-    for (const plan::LayoutPlan& lp : w.groups[gi].inputs.plan.layouts) {
-      if (!lp.valid || predict::NotModelled(lp)) continue;
-      for (int c : w.groups[gi].inputs.spec.sweep.concurrency) {
-        central.push_back({gi, &lp, LoadOf(w.groups[gi], c), {}});
-        ++points_left[w.setting_of[gi]];
-      }
+    for (const predict::PlannedPoint& pp : predict::SearchPointsOf(w.groups[gi].inputs)) {
+      central.push_back({gi, pp.plan, LoadOf(w.groups[gi], pp.concurrency), {}});
+      ++points_left[w.setting_of[gi]];
     }
   size_t settings_predicted = 0;  // candidates, for progress; a setting with no point at once
   for (size_t si = 0; si < points_left.size(); ++si)
@@ -604,8 +601,8 @@ void MarkCouldBeBest(const inputs::SearchInputs& in, const cost::Calibration& ca
   if (options.ensemble.members > 0 && out.objective.has_interval()) {
     SearchOptions one_thread = options;
     one_thread.threads = 1;
-    const auto ensemble = std::make_shared<const uncertainty::Ensemble>(
-        uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble));
+    const uncertainty::Ensemble ensemble =
+        uncertainty::DrawEnsemble(calibration, in.hardware, options.ensemble);
     std::vector<std::optional<PointIntervals>> drawn(ranked.size());
     std::vector<char> arrived(ranked.size(), 0);
     std::atomic<bool> stopped{false};
