@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "free_port.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -27,18 +28,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kModel = "data/models/qwen3-235b-a22b";
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::vector<json> ReadJsonl(const std::filesystem::path& path) {
   std::vector<json> lines;

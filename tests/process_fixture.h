@@ -21,27 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "free_port.h"
 #include "launch/process.h"
 
 namespace ppsearch::testing {
-
-// `n` distinct free TCP ports on 127.0.0.1 (all bound at once, then released).
-inline std::vector<int> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
-}
 
 inline bool CanConnect(const std::string& address, int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

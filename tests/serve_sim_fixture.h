@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "free_port.h"
 
 namespace ppsearch::testing {
 
@@ -25,19 +26,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 inline constexpr const char* kModel = "data/models/qwen3-235b-a22b";
-
-inline int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // A raw TCP connection to 127.0.0.1:`port` whose reads give up after
 // `recv_timeout_s`; -1 when it cannot connect.
