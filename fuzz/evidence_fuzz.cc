@@ -121,7 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (medians.ok())
       for (const auto& row : medians->rows)
         Check(row.point.layout.pp >= 1 && row.point.concurrency >= 1 &&
-              (!row.measured || row.point.input_tps_median > 0));
+              (!row.measured || row.point.median.input_tps > 0));
   }
 
   ppsearch::Result<std::vector<ppsearch::nvidia_smi::GpuMemory>> gpus =

@@ -69,7 +69,8 @@ case $name in
       echo "$src/src/spec/spec.cc"; echo "$src/src/spec/secrets.cc"
       echo "$src/src/spec/layout_text.cc"
       echo "$src/src/nvidia_smi/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
-      echo "$src/src/stats/stats.cc"; echo "$src/src/decide/sla.cc"
+      echo "$src/src/stats/stats.cc"; echo "$src/src/stats/point_figures.cc"
+      echo "$src/src/decide/sla.cc"
       echo "$src/src/util/format.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
     libs=(-lfmt)

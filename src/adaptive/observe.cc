@@ -87,9 +87,9 @@ Refit RefitOn(const inputs::SearchInputs& in, const cost::Calibration& start,
     }
     calibrate::MeasuredPoint mp;
     mp.concurrency = p.concurrency;
-    mp.input_tps = p.input_tps_median;
-    mp.ttft_p50_s = p.ttft_p50_s_median;
-    mp.ttft_p95_s = p.ttft_p95_s_median;
+    mp.input_tps = p.median.input_tps;
+    mp.ttft_p50_s = p.median.ttft_p50_s;
+    mp.ttft_p95_s = p.median.ttft_p95_s;
     mp.peak_gpu_mib = p.peak_gpu_mib.value_or(0);
     it->points.push_back(mp);
   }

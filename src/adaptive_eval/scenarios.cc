@@ -42,11 +42,11 @@ std::vector<evidence::MedianRow> TruthRows(const inputs::SearchInputs& in,
     truth.valid_repeats = repeats;
     truth.requests_completed = in.spec.workload.requests;
     truth.requests_total = in.spec.workload.requests;
-    truth.input_tps_median = p.metrics.input_tps * f;
+    truth.median.input_tps = p.metrics.input_tps * f;
     truth.input_tps_spread = spread;
-    truth.ttft_p50_s_median = p.metrics.ttft_s.p50 / f;
+    truth.median.ttft_p50_s = p.metrics.ttft_s.p50 / f;
     truth.ttft_p50_s_spread = spread;
-    truth.ttft_p95_s_median = p.metrics.ttft_s.p95 / f;
+    truth.median.ttft_p95_s = p.metrics.ttft_s.p95 / f;
     truth.peak_gpu_mib = p.memory.peak_mib_max;
     truth.gpu_total_mib = in.hardware.memory_mib;
     // The truth has schema 1's first columns only: the decode and SLA

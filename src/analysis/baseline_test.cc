@@ -22,9 +22,9 @@ TEST(ReadBaselineCsv, ReadsTheShippedPp1Medians) {
   EXPECT_EQ(c8.concurrency, 8);
   EXPECT_EQ(c8.repeats, 3);
   EXPECT_EQ(c8.requests_total, 40);
-  EXPECT_DOUBLE_EQ(c8.input_tps_median, 3257.96);
-  EXPECT_DOUBLE_EQ(c8.ttft_p50_s_median, 39.19);
-  EXPECT_DOUBLE_EQ(c8.ttft_p95_s_median, 41.62);
+  EXPECT_DOUBLE_EQ(c8.median.input_tps, 3257.96);
+  EXPECT_DOUBLE_EQ(c8.median.ttft_p50_s, 39.19);
+  EXPECT_DOUBLE_EQ(c8.median.ttft_p95_s, 41.62);
   EXPECT_DOUBLE_EQ(*c8.headroom_mib, 4296);
   EXPECT_TRUE(c8.imported);
   EXPECT_EQ((*rows)[1].concurrency, 16);

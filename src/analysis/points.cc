@@ -8,13 +8,6 @@
 namespace ppsearch::analysis {
 namespace {
 
-template <typename F>
-std::vector<double> Collect(const std::vector<const SampleAnalysis*>& samples, F value) {
-  std::vector<double> out;
-  for (const SampleAnalysis* s : samples) out.push_back(value(*s));
-  return out;
-}
-
 PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
                        const std::vector<const SampleAnalysis*>& samples) {
   PointSummary p;
@@ -33,39 +26,26 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
     if (s->headroom_mib && (!p.headroom_mib || *s->headroom_mib < *p.headroom_mib))
       p.headroom_mib = s->headroom_mib;
   }
-  const auto tps = Collect(samples, [](const SampleAnalysis& s) { return s.metrics.input_tps; });
-  const auto p50 = Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p50; });
-  p.input_tps_median = stats::Median(tps);
-  p.input_tps_spread = stats::Spread(tps);
-  p.ttft_p50_s_median = stats::Median(p50);
-  p.ttft_p50_s_spread = stats::Spread(p50);
-  p.ttft_mean_s_median = stats::Median(
-      Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.mean; }));
-  p.ttft_p95_s_median =
-      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p95; }));
-  p.ttft_p99_s_median =
-      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.ttft_s.p99; }));
-  p.e2e_p50_s_median =
-      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p50; }));
-  p.e2e_p99_s_median =
-      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.e2e_s.p99; }));
-  p.goodput_rps_median = stats::Median(
-      Collect(samples, [](const SampleAnalysis& s) { return s.metrics.goodput_rps; }));
-  p.output_tps_median =
-      stats::Median(Collect(samples, [](const SampleAnalysis& s) { return s.metrics.output_tps; }));
-  // SGLang's world size: TP ranks per stage times stages (EP shares the TP ranks).
-  p.output_tps_per_gpu_median = p.output_tps_median / static_cast<double>(layout.gpus());
-  p.decode = std::any_of(samples.begin(), samples.end(),
-                         [](const SampleAnalysis* s) { return s->metrics.tpot_requests > 0; });
-  if (p.decode) {
-    p.tpot_p50_s_median = stats::Median(
-        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p50; }));
-    if (p.tpot_p50_s_median > 0) p.output_tps_per_user = 1 / p.tpot_p50_s_median;
-    p.tpot_p99_s_median = stats::Median(
-        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.tpot_s.p99; }));
-    p.itl_p99_s_median = stats::Median(
-        Collect(samples, [](const SampleAnalysis& s) { return s.metrics.itl_s.p99; }));
+  // Each figure's median over the repeats; the derived ones from the medians.
+  std::vector<stats::Figures> figures;
+  for (const SampleAnalysis* s : samples)
+    figures.push_back(stats::FiguresOf(s->metrics, layout.gpus()));
+  for (const stats::FigureField& field : stats::FigureFields()) {
+    if (field.derived) continue;
+    std::vector<double> values;
+    for (const stats::Figures& f : figures) values.push_back(f.*field.member);
+    p.median.*field.member = stats::Median(values);
   }
+  p.median.decode =
+      std::any_of(figures.begin(), figures.end(), [](const stats::Figures& f) { return f.decode; });
+  stats::Derive(p.median, layout.gpus());
+  std::vector<double> tps, p50;
+  for (const stats::Figures& f : figures) {
+    tps.push_back(f.input_tps);
+    p50.push_back(f.ttft_p50_s);
+  }
+  p.input_tps_spread = stats::Spread(tps);
+  p.ttft_p50_s_spread = stats::Spread(p50);
   return p;
 }
 
@@ -73,11 +53,11 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
 
 decide::SlaValues SlaFigures(const PointSummary& p) {
   decide::SlaValues v;
-  v[decide::SlaMetric::kTtft] = p.ttft_p99_s_median;
-  v[decide::SlaMetric::kE2e] = p.e2e_p99_s_median;
-  if (p.decode) {
-    v[decide::SlaMetric::kTpot] = p.tpot_p99_s_median;
-    v[decide::SlaMetric::kItl] = p.itl_p99_s_median;
+  v[decide::SlaMetric::kTtft] = p.median.ttft_p99_s;
+  v[decide::SlaMetric::kE2e] = p.median.e2e_p99_s;
+  if (p.median.decode) {
+    v[decide::SlaMetric::kTpot] = p.median.tpot_p99_s;
+    v[decide::SlaMetric::kItl] = p.median.itl_p99_s;
   }
   return v;
 }
@@ -110,10 +90,10 @@ void ApplyBaseline(std::vector<PointSummary>& points,
     }
     for (const PointSummary& b : baseline_rows) {
       if (!(b.layout == baseline) || b.concurrency != p.concurrency) continue;
-      if (b.input_tps_median > 0)
-        p.input_tps_vs_baseline = p.input_tps_median / b.input_tps_median - 1;
-      if (b.ttft_p50_s_median > 0)
-        p.ttft_p50_vs_baseline = p.ttft_p50_s_median / b.ttft_p50_s_median - 1;
+      if (b.median.input_tps > 0)
+        p.input_tps_vs_baseline = p.median.input_tps / b.median.input_tps - 1;
+      if (b.median.ttft_p50_s > 0)
+        p.ttft_p50_vs_baseline = p.median.ttft_p50_s / b.median.ttft_p50_s - 1;
     }
   }
 }

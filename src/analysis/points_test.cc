@@ -24,10 +24,10 @@ TEST(AggregatePoints, MediansAndSpreadsOverRepeats) {
   EXPECT_EQ(p.valid_repeats, 3);
   EXPECT_EQ(p.requests_completed, 8);
   EXPECT_EQ(p.requests_total, 8);
-  EXPECT_NEAR(p.input_tps_median, 16000, 1e-6);
+  EXPECT_NEAR(p.median.input_tps, 16000, 1e-6);
   EXPECT_NEAR(p.input_tps_spread, (128000 / 7.5 - 128000 / 8.5) / 16000, 1e-12);
   EXPECT_NEAR(p.input_tps_spread, 0.125490, 1e-6);
-  EXPECT_NEAR(p.ttft_p50_s_median, 4.5, 1e-9);
+  EXPECT_NEAR(p.median.ttft_p50_s, 4.5, 1e-9);
   EXPECT_NEAR(p.ttft_p50_s_spread, 0.125, 1e-9);
   EXPECT_DOUBLE_EQ(*p.peak_gpu_mib, 81000);
   EXPECT_DOUBLE_EQ(*p.headroom_mib, 85651 - 81000);
@@ -50,29 +50,29 @@ TEST(AggregatePoints, DecodeMediansWhereRequestsGeneratedMoreThanOneToken) {
   std::vector<PointSummary> points = AggregatePoints(samples, {l}, {8});
   ASSERT_EQ(points.size(), 1u);
   const PointSummary& p = points[0];
-  EXPECT_TRUE(p.decode);
-  EXPECT_DOUBLE_EQ(p.output_tps_median, 4800);
-  EXPECT_DOUBLE_EQ(p.output_tps_per_gpu_median, 150);
-  EXPECT_DOUBLE_EQ(p.tpot_p50_s_median, 0.025);
-  EXPECT_DOUBLE_EQ(p.tpot_p99_s_median, 0.050);
-  EXPECT_DOUBLE_EQ(p.itl_p99_s_median, 0.075);
-  EXPECT_DOUBLE_EQ(p.output_tps_per_user, 1 / 0.025);
+  EXPECT_TRUE(p.median.decode);
+  EXPECT_DOUBLE_EQ(p.median.output_tps, 4800);
+  EXPECT_DOUBLE_EQ(p.median.output_tps_per_gpu, 150);
+  EXPECT_DOUBLE_EQ(p.median.tpot_p50_s, 0.025);
+  EXPECT_DOUBLE_EQ(p.median.tpot_p99_s, 0.050);
+  EXPECT_DOUBLE_EQ(p.median.itl_p99_s, 0.075);
+  EXPECT_DOUBLE_EQ(p.median.output_tps_per_user, 1 / 0.025);
   // The SLA figures: medians of the repeats' p99s.
   const decide::SlaValues sla = SlaFigures(p);
   EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTpot], 0.050);
   EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kItl], 0.075);
-  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTtft], p.ttft_p99_s_median);
+  EXPECT_DOUBLE_EQ(*sla[decide::SlaMetric::kTtft], p.median.ttft_p99_s);
   // One-token samples (EvenRecords) are prefill-only: no decode figures,
   // and no TPOT or ITL to check an SLA on; output TPS counts first tokens
   // (8 tokens in 8 s).
   const PointSummary prefill = AggregatePoints({MakeSample(l, 8, 1, 8.0)}, {l}, {8})[0];
-  EXPECT_FALSE(prefill.decode);
-  EXPECT_DOUBLE_EQ(prefill.output_tps_median, 1);
+  EXPECT_FALSE(prefill.median.decode);
+  EXPECT_DOUBLE_EQ(prefill.median.output_tps, 1);
   EXPECT_FALSE(SlaFigures(prefill)[decide::SlaMetric::kTpot].has_value());
   // TTFTs and e2e latencies 1 ... 8 s: p99 7 + 0.93 = 7.93 s; goodput
   // without a limit is the request throughput, 8 / 8 s.
-  EXPECT_NEAR(prefill.e2e_p99_s_median, 7.93, 1e-9);
-  EXPECT_DOUBLE_EQ(prefill.goodput_rps_median, 1);
+  EXPECT_NEAR(prefill.median.e2e_p99_s, 7.93, 1e-9);
+  EXPECT_DOUBLE_EQ(prefill.median.goodput_rps, 1);
 }
 
 TEST(AggregatePoints, OnlyCompletedSamplesCountAndInvalidOnesAreNotValid) {
@@ -95,20 +95,20 @@ TEST(AggregatePoints, ASampleWithImpossibleEvidenceIsInNoMedian) {
   std::vector<PointSummary> points = AggregatePoints(samples, {l}, {8});
   ASSERT_EQ(points.size(), 1u);
   EXPECT_EQ(points[0].repeats, 1);
-  EXPECT_NEAR(points[0].input_tps_median, 16000, 1e-6);  // not the 32,000 of repeat 2
+  EXPECT_NEAR(points[0].median.input_tps, 16000, 1e-6);  // not the 32,000 of repeat 2
 }
 
 TEST(ApplyBaseline, DeltasAtTheSameConcurrencyAndImportedRowsAreTheBaseline) {
   PointSummary base;
   base.layout = Layout(1, 32, 4);
   base.concurrency = 8;
-  base.input_tps_median = 12800;
-  base.ttft_p50_s_median = 5.0;
+  base.median.input_tps = 12800;
+  base.median.ttft_p50_s = 5.0;
   base.imported = true;
   PointSummary mine = base;
   mine.imported = false;  // this run's PP1: compared with the import, not marked
-  mine.input_tps_median = 16000;
-  mine.ttft_p50_s_median = 4.5;
+  mine.median.input_tps = 16000;
+  mine.median.ttft_p50_s = 4.5;
   PointSummary other = mine;
   other.layout = Layout(8, 4, 4);
   other.concurrency = 16;  // no baseline at C=16

@@ -22,11 +22,9 @@ std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& pre
   for (size_t i = 0; i < prediction.points.size(); ++i) {
     const predict::PointPrediction& p = prediction.points[i].prediction;
     PredictedPoint pp;
+    static_cast<stats::Figures&>(pp) = stats::FiguresOf(p.metrics, p.layout.gpus());
     pp.layout = p.layout;
     pp.concurrency = p.concurrency;
-    pp.input_tps = p.metrics.input_tps;
-    pp.ttft_p50_s = p.metrics.ttft_s.p50;
-    pp.ttft_p95_s = p.metrics.ttft_s.p95;
     pp.stages = p.stage_shares;
     for (const auto& s : p.memory.stages) pp.stage_peak_mib.push_back(s.peak_mib);
     pp.peak_gpu_mib = p.memory.peak_mib_max;

@@ -14,16 +14,16 @@
 
 #include "inputs/search_inputs.h"
 #include "predict/search_points.h"
+#include "stats/point_figures.h"
 #include "uncertainty/propagate.h"
 
 namespace ppsearch::analysis {
 
-struct PredictedPoint {
+// A run's point as predicted: its figures (stats::Figures) with the
+// stages' shares and memory.
+struct PredictedPoint : stats::Figures {
   spec::LayoutSpec layout;
   int concurrency = 0;
-  double input_tps = 0;
-  double ttft_p50_s = 0;
-  double ttft_p95_s = 0;
   std::vector<predict::StageShare> stages;  // by pp_rank
   std::vector<double> stage_peak_mib;       // by pp_rank
   std::optional<uncertainty::Interval> input_tps_interval{}, ttft_p50_interval{},

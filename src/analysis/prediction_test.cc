@@ -7,14 +7,14 @@ namespace {
 
 PredictedPoint Point(int pp, int c, double tps, uncertainty::Interval tps_i, double ttft,
                      uncertainty::Interval ttft_i) {
-  return {.layout = {pp, 32 / pp, 4, {}},
-          .concurrency = c,
-          .input_tps = tps,
-          .ttft_p50_s = ttft,
-          .stages = {},
-          .stage_peak_mib = {},
-          .input_tps_interval = tps_i,
-          .ttft_p50_interval = ttft_i};
+  PredictedPoint p;
+  p.layout = {pp, 32 / pp, 4, {}};
+  p.concurrency = c;
+  p.input_tps = tps;
+  p.ttft_p50_s = ttft;
+  p.input_tps_interval = tps_i;
+  p.ttft_p50_interval = ttft_i;
+  return p;
 }
 
 TEST(PredictionOverlap, ComparesTheObjectivesIntervalsAtEachLevel) {

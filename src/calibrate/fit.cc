@@ -447,9 +447,9 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
     }
     MeasuredPoint p;
     p.concurrency = row.point.concurrency;
-    p.input_tps = row.point.input_tps_median;
-    p.ttft_p50_s = row.point.ttft_p50_s_median;  // 0 where not held: not measured
-    p.ttft_p95_s = row.point.ttft_p95_s_median;
+    p.input_tps = row.point.median.input_tps;
+    p.ttft_p50_s = row.point.median.ttft_p50_s;  // 0 where not held: not measured
+    p.ttft_p95_s = row.point.median.ttft_p95_s;
     p.peak_gpu_mib = row.point.peak_gpu_mib.value_or(0);
     spec::LayoutSpec layout = row.point.layout;
     layout.origin = {};

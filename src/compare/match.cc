@@ -81,14 +81,14 @@ PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
     mp.layout = pa.layout;
     mp.b_layout = pb->layout;
     mp.concurrency = pa.concurrency;
-    mp.metrics.push_back(Diff("input_tps", pa.input_tps_median, pb->input_tps_median,
+    mp.metrics.push_back(Diff("input_tps", pa.median.input_tps, pb->median.input_tps,
                               KnownSpread(a, pa, pa.input_tps_spread),
                               KnownSpread(b, *pb, pb->input_tps_spread)));
-    mp.metrics.push_back(Diff("ttft_p50_s", pa.ttft_p50_s_median, pb->ttft_p50_s_median,
+    mp.metrics.push_back(Diff("ttft_p50_s", pa.median.ttft_p50_s, pb->median.ttft_p50_s,
                               KnownSpread(a, pa, pa.ttft_p50_s_spread),
                               KnownSpread(b, *pb, pb->ttft_p50_s_spread)));
     // No repeat spread of p95 is kept: its noise is unknown.
-    mp.metrics.push_back(Diff("ttft_p95_s", pa.ttft_p95_s_median, pb->ttft_p95_s_median,
+    mp.metrics.push_back(Diff("ttft_p95_s", pa.median.ttft_p95_s, pb->median.ttft_p95_s,
                               std::nullopt, std::nullopt));
     if (pa.peak_gpu_mib && pb->peak_gpu_mib)
       mp.metrics.push_back(

@@ -25,11 +25,11 @@ PointSummary Point(int pp, int c, double tps, double p50, int repeats = 3, doubl
   p.layout = Layout(pp, 32 / pp, 4);
   p.concurrency = c;
   p.repeats = repeats;
-  p.input_tps_median = tps;
+  p.median.input_tps = tps;
   p.input_tps_spread = spread;
-  p.ttft_p50_s_median = p50;
+  p.median.ttft_p50_s = p50;
   p.ttft_p50_s_spread = spread;
-  p.ttft_p95_s_median = p50 * 1.1;
+  p.median.ttft_p95_s = p50 * 1.1;
   return p;
 }
 

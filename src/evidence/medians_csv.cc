@@ -32,8 +32,7 @@ void AddCells(CsvPlace place, const MedianRow& r, std::vector<std::string>& out)
 // The columns of `place` that the row has a cell for.
 Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) {
   for (const PointColumn& c : PointColumns()) {
-    if (c.csv != place || c.figure == &PointSummary::input_tps_median || c.against_baseline)
-      continue;
+    if (c.csv != place || c.median == &stats::Figures::input_tps || c.against_baseline) continue;
     std::optional<double> v;
     if (c.count != nullptr) {
       PPS_ASSIGN_OR_RETURN(std::optional<int> n, CsvOptionalCount(t, r, c.name));
@@ -64,19 +63,19 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   row.simulated = CsvBool(t, r, "simulated");
   row.measured = !no_valid_repeat && !CsvCell(t, r, "input_tps_median").empty();
   if (!row.measured) return Status::Ok();
-  PPS_ASSIGN_OR_RETURN(p.input_tps_median, CsvNumber(t, r, "input_tps_median"));
-  if (!(p.input_tps_median > 0))
+  PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
+  if (!(p.median.input_tps > 0))
     return MakeError(CsvAt(t, r) +
                      ": column 'input_tps_median': expected a positive number (tokens/s), got " +
                      Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
-  p.held[IndexOf(*ColumnOf(&PointSummary::input_tps_median))] = true;
+  p.held[IndexOf(*ColumnOf(&stats::Figures::input_tps))] = true;
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kFirst, t, r, row));
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kLater, t, r, row));
   if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib)
     p.headroom_mib = *p.gpu_total_mib - *p.peak_gpu_mib;
   // TPOT exists only where requests generated a second token.
-  p.decode = p.held[IndexOf(*ColumnOf(&PointSummary::tpot_p99_s_median))];
+  p.median.decode = p.held[IndexOf(*ColumnOf(&stats::Figures::tpot_p99_s))];
   return Status::Ok();
 }
 

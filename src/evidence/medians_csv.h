@@ -39,9 +39,13 @@ struct MedianRow {
   bool Holds(Field PointSummary::*field) const {
     return Holds(ColumnOf(field));
   }
+  bool Holds(double stats::Figures::*median) const { return Holds(ColumnOf(median)); }
   // A figure of the point where the row holds it.
   std::optional<double> Get(double PointSummary::*figure) const {
     return Holds(figure) ? std::optional<double>(point.*figure) : std::nullopt;
+  }
+  std::optional<double> Get(double stats::Figures::*median) const {
+    return Holds(median) ? std::optional<double>(point.median.*median) : std::nullopt;
   }
   int line() const { return point.layout.origin.line; }
 };

@@ -26,15 +26,15 @@ TEST(MediansCsv, ReadsMeasuredRowsWithTheirLinesAndOptionalColumns) {
   EXPECT_EQ(a.point.layout.Label(), "PP1/TP32/EP4");
   EXPECT_EQ(a.line(), 2);
   EXPECT_TRUE(a.measured);
-  EXPECT_DOUBLE_EQ(a.point.input_tps_median, 3257.96);
-  EXPECT_EQ(a.Get(&PointSummary::ttft_p50_s_median), 39.19);
+  EXPECT_DOUBLE_EQ(a.point.median.input_tps, 3257.96);
+  EXPECT_EQ(a.Get(&stats::Figures::ttft_p50_s), 39.19);
   EXPECT_EQ(a.point.headroom_mib, 85651 - 81355);  // derived when not recorded
   EXPECT_TRUE(a.Holds(&PointSummary::headroom_mib));
   EXPECT_EQ(a.simulated, false);
   EXPECT_TRUE(a.point.imported);
   const MedianRow& b = csv->rows[1];
-  EXPECT_FALSE(b.Get(&PointSummary::ttft_p50_s_median));  // an empty cell: not recorded
-  EXPECT_EQ(b.point.ttft_p50_s_median, 0);
+  EXPECT_FALSE(b.Get(&stats::Figures::ttft_p50_s));  // an empty cell: not recorded
+  EXPECT_EQ(b.point.median.ttft_p50_s, 0);
   EXPECT_FALSE(b.point.peak_gpu_mib);
   EXPECT_EQ(b.point.valid_repeats, 2);
   EXPECT_FALSE(b.Holds(&PointSummary::input_tps_spread));  // no such column
@@ -50,8 +50,8 @@ TEST(MediansCsv, ARowWithoutValidRepeatsIsUnmeasured) {
   ASSERT_TRUE(csv.ok()) << csv.error().message;
   for (const MedianRow& row : csv->rows) {
     EXPECT_FALSE(row.measured) << row.line();
-    EXPECT_EQ(row.point.input_tps_median, 0);
-    EXPECT_FALSE(row.Holds(&PointSummary::input_tps_median));
+    EXPECT_EQ(row.point.median.input_tps, 0);
+    EXPECT_FALSE(row.Holds(&stats::Figures::input_tps));
   }
 }
 
@@ -100,26 +100,26 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   p.valid_repeats = 3;
   p.requests_completed = 40;
   p.requests_total = 40;
-  p.input_tps_median = 9641.63;
+  p.median.input_tps = 9641.63;
   p.input_tps_spread = 0.0012;
-  p.ttft_p50_s_median = 24.5;
+  p.median.ttft_p50_s = 24.5;
   p.ttft_p50_s_spread = 0.001;
-  p.ttft_p95_s_median = 26.25;
+  p.median.ttft_p95_s = 26.25;
   p.peak_gpu_mib = 80000;
   p.gpu_total_mib = 85651;
   p.headroom_mib = 5651;
   p.input_tps_vs_baseline = 1.95;
   p.ttft_p50_vs_baseline = -0.66;
-  p.decode = true;
-  p.tpot_p99_s_median = 0.0415;
-  p.goodput_rps_median = 3.25;
+  p.median.decode = true;
+  p.median.tpot_p99_s = 0.0415;
+  p.median.goodput_rps = 3.25;
   p.held.assign(PointColumns().size(), true);
-  p.held[IndexOf(*ColumnOf(&PointSummary::itl_p99_s_median))] = false;  // unknown: empty cell
+  p.held[IndexOf(*ColumnOf(&stats::Figures::itl_p99_s))] = false;  // unknown: empty cell
   const MedianRow a = MedianRowOf(p, /*simulated=*/true);
   PointSummary failed = p;  // every repeat failed: no medians
   failed.concurrency = 8;
   failed.valid_repeats = 0;
-  failed.input_tps_median = 0;
+  failed.median.input_tps = 0;
   const std::string text = SummaryCsvText({a, MedianRowOf(failed, true)});
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "schema_version,pp,tp,ep,concurrency,repeats,valid_repeats,requests_completed,"
@@ -137,17 +137,17 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   EXPECT_EQ(r.point.layout, p.layout);
   EXPECT_EQ(r.point.layout.instances, 2);
   EXPECT_EQ(r.point.concurrency, 16);
-  EXPECT_DOUBLE_EQ(r.point.input_tps_median, 9641.63);
-  EXPECT_EQ(r.point.ttft_p95_s_median, 26.25);
+  EXPECT_DOUBLE_EQ(r.point.median.input_tps, 9641.63);
+  EXPECT_EQ(r.point.median.ttft_p95_s, 26.25);
   EXPECT_EQ(r.point.headroom_mib, 5651);
   EXPECT_NE(text.find(",1.950000,-0.660000,"), std::string::npos) << text;
   // Deltas against the writer's baseline: the reader derives its own.
   EXPECT_FALSE(r.point.input_tps_vs_baseline);
   EXPECT_FALSE(r.point.ttft_p50_vs_baseline);
   EXPECT_EQ(r.simulated, true);
-  EXPECT_EQ(r.point.tpot_p99_s_median, 0.0415);
-  EXPECT_EQ(r.point.goodput_rps_median, 3.25);
-  EXPECT_FALSE(r.Holds(&PointSummary::itl_p99_s_median));  // an empty cell: not measured
+  EXPECT_EQ(r.point.median.tpot_p99_s, 0.0415);
+  EXPECT_EQ(r.point.median.goodput_rps, 3.25);
+  EXPECT_FALSE(r.Holds(&stats::Figures::itl_p99_s));  // an empty cell: not measured
   EXPECT_FALSE(back->rows[1].measured);
 }
 
@@ -162,25 +162,25 @@ TEST(MediansCsv, APointSummaryRoundTripsThroughItsRow) {
   p.valid_repeats = 2;
   p.requests_completed = 128;
   p.requests_total = 128;
-  p.input_tps_median = 5120.5;
+  p.median.input_tps = 5120.5;
   p.input_tps_spread = 0.02;
-  p.ttft_p50_s_median = 0.42;
+  p.median.ttft_p50_s = 0.42;
   p.ttft_p50_s_spread = 0.03;
-  p.ttft_p95_s_median = 0.61;
-  p.ttft_p99_s_median = 0.74;
-  p.e2e_p99_s_median = 35.5;
-  p.goodput_rps_median = 1.75;
-  p.decode = true;
-  p.output_tps_median = 1830.25;
-  p.output_tps_per_gpu_median = 57.2;
-  p.tpot_p99_s_median = 0.041;
-  p.itl_p99_s_median = 0.052;
+  p.median.ttft_p95_s = 0.61;
+  p.median.ttft_p99_s = 0.74;
+  p.median.e2e_p99_s = 35.5;
+  p.median.goodput_rps = 1.75;
+  p.median.decode = true;
+  p.median.output_tps = 1830.25;
+  p.median.output_tps_per_gpu = 57.2;
+  p.median.tpot_p99_s = 0.041;
+  p.median.itl_p99_s = 0.052;
   p.peak_gpu_mib = 80000;
   p.gpu_total_mib = 85651;
   p.headroom_mib = 5651;
   PointSummary prefill = p;
   prefill.concurrency = 8;
-  prefill.decode = false;
+  prefill.median.decode = false;
   Result<CsvTable> table =
       ParseCsv(SummaryCsvText({MedianRowOf(p, false), MedianRowOf(prefill, false)}), "summary.csv");
   ASSERT_TRUE(table.ok());
@@ -194,28 +194,28 @@ TEST(MediansCsv, APointSummaryRoundTripsThroughItsRow) {
   EXPECT_EQ(q.valid_repeats, 2);
   EXPECT_EQ(q.requests_completed, 128);
   for (const auto& [got, want] : std::vector<std::pair<double, double>>{
-           {q.input_tps_median, p.input_tps_median},
+           {q.median.input_tps, p.median.input_tps},
            {q.input_tps_spread, p.input_tps_spread},
-           {q.ttft_p50_s_median, p.ttft_p50_s_median},
+           {q.median.ttft_p50_s, p.median.ttft_p50_s},
            {q.ttft_p50_s_spread, p.ttft_p50_s_spread},
-           {q.ttft_p95_s_median, p.ttft_p95_s_median},
-           {q.ttft_p99_s_median, p.ttft_p99_s_median},
-           {q.e2e_p99_s_median, p.e2e_p99_s_median},
-           {q.goodput_rps_median, p.goodput_rps_median},
-           {q.output_tps_median, p.output_tps_median},
-           {q.output_tps_per_gpu_median, p.output_tps_per_gpu_median},
-           {q.tpot_p99_s_median, p.tpot_p99_s_median},
-           {q.itl_p99_s_median, p.itl_p99_s_median}})
+           {q.median.ttft_p95_s, p.median.ttft_p95_s},
+           {q.median.ttft_p99_s, p.median.ttft_p99_s},
+           {q.median.e2e_p99_s, p.median.e2e_p99_s},
+           {q.median.goodput_rps, p.median.goodput_rps},
+           {q.median.output_tps, p.median.output_tps},
+           {q.median.output_tps_per_gpu, p.median.output_tps_per_gpu},
+           {q.median.tpot_p99_s, p.median.tpot_p99_s},
+           {q.median.itl_p99_s, p.median.itl_p99_s}})
     EXPECT_DOUBLE_EQ(got, want);
-  EXPECT_TRUE(q.decode);
+  EXPECT_TRUE(q.median.decode);
   EXPECT_EQ(q.headroom_mib, p.headroom_mib);
   EXPECT_TRUE(q.imported);
   const PointSummary r = back->rows[1].point;
-  EXPECT_FALSE(r.decode);  // no TPOT written for a prefill-only point
-  EXPECT_EQ(r.tpot_p99_s_median, 0);
+  EXPECT_FALSE(r.median.decode);  // no TPOT written for a prefill-only point
+  EXPECT_EQ(r.median.tpot_p99_s, 0);
   // Output throughput is a decode figure, as in results.csv: not written.
-  EXPECT_FALSE(back->rows[1].Holds(&PointSummary::output_tps_median));
-  EXPECT_EQ(r.output_tps_median, 0);
+  EXPECT_FALSE(back->rows[1].Holds(&stats::Figures::output_tps));
+  EXPECT_EQ(r.median.output_tps, 0);
 }
 
 }  // namespace

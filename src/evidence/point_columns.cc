@@ -6,6 +6,7 @@ namespace ppsearch::evidence {
 namespace {
 
 using P = PointSummary;
+using F = stats::Figures;
 
 // summary.csv's columns are schema_version, the layout's pp, tp and ep,
 // concurrency, kCounts, kFirst, simulated, dp, kLater, instances (docs/formats.md).
@@ -14,10 +15,7 @@ const PointColumn kColumns[] = {
     {.name = "valid_repeats", .csv = CsvPlace::kCounts, .count = &P::valid_repeats},
     {.name = "requests_completed", .csv = CsvPlace::kCounts, .count = &P::requests_completed},
     {.name = "requests_total", .csv = CsvPlace::kCounts, .count = &P::requests_total},
-    {.name = "input_tps_median",
-     .csv = CsvPlace::kFirst,
-     .figure = &P::input_tps_median,
-     .decimals = 2},
+    {.name = "input_tps_median", .csv = CsvPlace::kFirst, .median = &F::input_tps, .decimals = 2},
     {.name = "input_tps_spread",
      .csv = CsvPlace::kFirst,
      .figure = &P::input_tps_spread,
@@ -25,7 +23,7 @@ const PointColumn kColumns[] = {
      .zero_when_unset = true},
     {.name = "ttft_p50_s_median",
      .csv = CsvPlace::kFirst,
-     .figure = &P::ttft_p50_s_median,
+     .median = &F::ttft_p50_s,
      .decimals = 4,
      .zero_when_unset = true},
     {.name = "ttft_p50_s_spread",
@@ -35,7 +33,7 @@ const PointColumn kColumns[] = {
      .zero_when_unset = true},
     {.name = "ttft_p95_s_median",
      .csv = CsvPlace::kFirst,
-     .figure = &P::ttft_p95_s_median,
+     .median = &F::ttft_p95_s,
      .decimals = 4,
      .zero_when_unset = true},
     {.name = "peak_gpu_mib", .csv = CsvPlace::kFirst, .maybe = &P::peak_gpu_mib},
@@ -51,42 +49,23 @@ const PointColumn kColumns[] = {
      .maybe = &P::ttft_p50_vs_baseline,
      .decimals = 6,
      .against_baseline = true},
-    {.name = "output_tps_median",
-     .csv = CsvPlace::kLater,
-     .figure = &P::output_tps_median,
-     .decimals = 2,
-     .decode_only = true},
+    {.name = "output_tps_median", .csv = CsvPlace::kLater, .median = &F::output_tps, .decimals = 2},
     {.name = "output_tps_per_gpu_median",
      .csv = CsvPlace::kLater,
-     .figure = &P::output_tps_per_gpu_median,
-     .decimals = 2,
-     .decode_only = true},
-    {.name = "ttft_p99_s_median",
-     .csv = CsvPlace::kLater,
-     .figure = &P::ttft_p99_s_median,
-     .decimals = 4},
-    {.name = "tpot_p99_s_median",
-     .csv = CsvPlace::kLater,
-     .figure = &P::tpot_p99_s_median,
-     .decimals = 6,
-     .decode_only = true},
-    {.name = "itl_p99_s_median",
-     .csv = CsvPlace::kLater,
-     .figure = &P::itl_p99_s_median,
-     .decimals = 6,
-     .decode_only = true},
-    {.name = "e2e_p99_s_median",
-     .csv = CsvPlace::kLater,
-     .figure = &P::e2e_p99_s_median,
-     .decimals = 4},
+     .median = &F::output_tps_per_gpu,
+     .decimals = 2},
+    {.name = "ttft_p99_s_median", .csv = CsvPlace::kLater, .median = &F::ttft_p99_s, .decimals = 4},
+    {.name = "tpot_p99_s_median", .csv = CsvPlace::kLater, .median = &F::tpot_p99_s, .decimals = 6},
+    {.name = "itl_p99_s_median", .csv = CsvPlace::kLater, .median = &F::itl_p99_s, .decimals = 6},
+    {.name = "e2e_p99_s_median", .csv = CsvPlace::kLater, .median = &F::e2e_p99_s, .decimals = 4},
     {.name = "goodput_rps_median",
      .csv = CsvPlace::kLater,
-     .figure = &P::goodput_rps_median,
+     .median = &F::goodput_rps,
      .decimals = 4},
-    {.name = "ttft_mean_s_median", .figure = &P::ttft_mean_s_median},
-    {.name = "e2e_p50_s_median", .figure = &P::e2e_p50_s_median},
-    {.name = "tpot_p50_s_median", .figure = &P::tpot_p50_s_median, .decode_only = true},
-    {.name = "output_tps_per_user", .figure = &P::output_tps_per_user, .decode_only = true},
+    {.name = "ttft_mean_s_median", .median = &F::ttft_mean_s},
+    {.name = "e2e_p50_s_median", .median = &F::e2e_p50_s},
+    {.name = "tpot_p50_s_median", .median = &F::tpot_p50_s},
+    {.name = "output_tps_per_user", .median = &F::output_tps_per_user},
 };
 
 }  // namespace
@@ -105,25 +84,38 @@ const PointColumn* ColumnOf(double PointSummary::*figure) {
   return nullptr;
 }
 
+const PointColumn* ColumnOf(double stats::Figures::*median) {
+  for (const PointColumn& c : kColumns)
+    if (c.median == median) return &c;
+  return nullptr;
+}
+
 const PointColumn* ColumnOf(std::optional<double> PointSummary::*maybe) {
   for (const PointColumn& c : kColumns)
     if (c.maybe == maybe) return &c;
   return nullptr;
 }
 
+bool DecodeOnly(const PointColumn& c) {
+  return c.median != nullptr && stats::FieldOf(c.median)->decode_only;
+}
+
 size_t IndexOf(const PointColumn& c) { return static_cast<size_t>(&c - kColumns); }
 
 std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p) {
-  if (c.decode_only && !p.decode) return std::nullopt;
+  if (DecodeOnly(c) && !p.median.decode) return std::nullopt;
   if (c.maybe != nullptr) return p.*c.maybe;
   if (!p.held.empty() && !p.held[IndexOf(c)]) return std::nullopt;
   if (c.count != nullptr) return p.*c.count;
+  if (c.median != nullptr) return p.median.*c.median;
   return p.*c.figure;
 }
 
 void SetValue(const PointColumn& c, double v, PointSummary& p) {
   if (c.count != nullptr) {
     p.*c.count = static_cast<int>(std::llround(v));
+  } else if (c.median != nullptr) {
+    p.median.*c.median = v;
   } else if (c.figure != nullptr) {
     p.*c.figure = v;
   } else {

@@ -22,15 +22,14 @@ enum class CsvPlace { kCounts, kFirst, kLater, kNone };
 struct PointColumn {
   const char* name;
   CsvPlace csv = CsvPlace::kNone;
-  // Exactly one of these: a count, a figure, a figure that may be unknown.
+  // Exactly one of these: a count, a median (stats::Figures of
+  // PointSummary::median), a figure of the point, a figure that may be
+  // unknown.
   int PointSummary::*count = nullptr;
+  double stats::Figures::*median = nullptr;
   double PointSummary::*figure = nullptr;
   std::optional<double> PointSummary::*maybe = nullptr;
   int decimals = 0;  // in summary.csv
-  // Set only where the samples generated more than one token per request
-  // (PointSummary::decode): output throughput, TPOT, ITL and what is read
-  // from them, as results.csv leaves a prefill-only sample's output_tps empty.
-  bool decode_only = false;
   // An unset value in summary.csv: 0 in schema 1's first columns (which
   // always wrote one), else an empty cell.
   bool zero_when_unset = false;
@@ -45,7 +44,14 @@ std::span<const PointColumn> PointColumns();
 // The column of a figure of PointSummary; null for a field no file carries.
 const PointColumn* ColumnOf(int PointSummary::*count);
 const PointColumn* ColumnOf(double PointSummary::*figure);
+const PointColumn* ColumnOf(double stats::Figures::*median);
 const PointColumn* ColumnOf(std::optional<double> PointSummary::*maybe);
+
+// Whether the column is set only where the samples generated more than one
+// token per request (stats::FigureField::decode_only: output throughput,
+// TPOT, ITL and what is read from them), as results.csv leaves a
+// prefill-only sample's output_tps empty.
+bool DecodeOnly(const PointColumn& c);
 
 // The column's value in `p`: unset for a decode figure of a point without
 // decode, an optional figure without a value, or a count or figure its file

@@ -18,7 +18,7 @@ PointSummary EveryColumnDistinct() {
   PointSummary p;
   p.layout = {2, 8, 4, {}};
   p.concurrency = 32;
-  p.decode = true;
+  p.median.decode = true;
   int i = 0;
   for (const PointColumn& c : PointColumns()) {
     ++i;
@@ -61,16 +61,16 @@ TEST(PointColumns, EachColumnReachesBothFilesUnderItsNameFromItsField) {
 // summary.json, an empty cell in summary.csv.
 TEST(PointColumns, DecodeFiguresAreUnsetForAPrefillOnlyPoint) {
   PointSummary p = EveryColumnDistinct();
-  p.decode = false;
+  p.median.decode = false;
   RunSummary run;
   run.points = {p};
   const nlohmann::json point = SummaryJson(run)["points"][0];
   Result<CsvTable> table = ParseCsv(SummaryCsvText({MedianRowOf(p, false)}), "summary.csv");
   ASSERT_TRUE(table.ok());
   for (const PointColumn& c : PointColumns()) {
-    EXPECT_EQ(point[c.name].is_null(), c.decode_only) << c.name;
+    EXPECT_EQ(point[c.name].is_null(), DecodeOnly(c)) << c.name;
     if (c.csv != CsvPlace::kNone) {
-      EXPECT_EQ(CsvCell(*table, 0, c.name).empty(), c.decode_only) << c.name;
+      EXPECT_EQ(CsvCell(*table, 0, c.name).empty(), DecodeOnly(c)) << c.name;
     }
   }
 }

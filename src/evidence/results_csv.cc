@@ -7,18 +7,21 @@ namespace ppsearch::evidence {
 namespace {
 
 // results.csv's columns in the file's order, each declared once: the
-// header, the writer and the reader all read this table. A count or a
-// figure is an optional cell (empty: not measured); the other columns are
-// written by `write` and read by ReadRow.
+// header, the writer and the reader all read this table. A count, a figure
+// of the sample (stats::Figures, named as stats::FigureFields names it) or
+// a memory reading is an optional cell (empty: not measured); the other
+// columns are written by `write` and read by ReadRow.
 struct ResultsColumn {
   const char* name;
   std::string (*write)(const ResultRow&) = nullptr;
   std::optional<int> ResultRow::*count = nullptr;
-  std::optional<double> ResultRow::*figure = nullptr;
+  double stats::Figures::*figure = nullptr;
+  std::optional<double> ResultRow::*memory = nullptr;
   int decimals = 0;
 };
 
 using R = ResultRow;
+using F = stats::Figures;
 
 const ResultsColumn kResultsColumns[] = {
     {"schema_version", [](const R&) { return std::to_string(kResultsSchemaVersion); }},
@@ -31,32 +34,39 @@ const ResultsColumn kResultsColumns[] = {
     {"requests_completed", nullptr, &R::requests_completed},
     {"requests_total", nullptr, &R::requests_total},
     {"request_errors", nullptr, &R::request_errors},
-    {"input_tps", nullptr, nullptr, &R::input_tps, 2},
-    {"ttft_mean_s", nullptr, nullptr, &R::ttft_mean_s, 4},
-    {"ttft_p50_s", nullptr, nullptr, &R::ttft_p50_s, 4},
-    {"ttft_p95_s", nullptr, nullptr, &R::ttft_p95_s, 4},
-    {"ttft_p99_s", nullptr, nullptr, &R::ttft_p99_s, 4},
-    {"e2e_p50_s", nullptr, nullptr, &R::e2e_p50_s, 4},
-    {"peak_gpu_mib", nullptr, nullptr, &R::peak_gpu_mib, 0},
-    {"gpu_total_mib", nullptr, nullptr, &R::gpu_total_mib, 0},
+    {"input_tps", nullptr, nullptr, &F::input_tps, nullptr, 2},
+    {"ttft_mean_s", nullptr, nullptr, &F::ttft_mean_s, nullptr, 4},
+    {"ttft_p50_s", nullptr, nullptr, &F::ttft_p50_s, nullptr, 4},
+    {"ttft_p95_s", nullptr, nullptr, &F::ttft_p95_s, nullptr, 4},
+    {"ttft_p99_s", nullptr, nullptr, &F::ttft_p99_s, nullptr, 4},
+    {"e2e_p50_s", nullptr, nullptr, &F::e2e_p50_s, nullptr, 4},
+    {"peak_gpu_mib", nullptr, nullptr, nullptr, &R::peak_gpu_mib, 0},
+    {"gpu_total_mib", nullptr, nullptr, nullptr, &R::gpu_total_mib, 0},
     {"findings", [](const R& r) { return std::to_string(r.findings); }},
     {"simulated", [](const R& r) { return std::string(r.simulated ? "true" : "false"); }},
     {"verdict", [](const R& r) { return std::string(VerdictName(r.verdict)); }},
-    {"output_tps", nullptr, nullptr, &R::output_tps, 2},
-    {"output_tps_per_gpu", nullptr, nullptr, &R::output_tps_per_gpu, 2},
-    {"tpot_p50_s", nullptr, nullptr, &R::tpot_p50_s, 6},
-    {"tpot_p99_s", nullptr, nullptr, &R::tpot_p99_s, 6},
-    {"itl_p50_s", nullptr, nullptr, &R::itl_p50_s, 6},
-    {"itl_p99_s", nullptr, nullptr, &R::itl_p99_s, 6},
+    {"output_tps", nullptr, nullptr, &F::output_tps, nullptr, 2},
+    {"output_tps_per_gpu", nullptr, nullptr, &F::output_tps_per_gpu, nullptr, 2},
+    {"tpot_p50_s", nullptr, nullptr, &F::tpot_p50_s, nullptr, 6},
+    {"tpot_p99_s", nullptr, nullptr, &F::tpot_p99_s, nullptr, 6},
+    {"itl_p50_s", nullptr, nullptr, &F::itl_p50_s, nullptr, 6},
+    {"itl_p99_s", nullptr, nullptr, &F::itl_p99_s, nullptr, 6},
     {"dp", [](const R& r) { return std::to_string(r.layout.dp); }},
-    {"goodput_rps", nullptr, nullptr, &R::goodput_rps, 4},
+    {"goodput_rps", nullptr, nullptr, &F::goodput_rps, nullptr, 4},
     {"instances", [](const R& r) { return std::to_string(r.layout.instances); }},
 };
+
+// Whether the row has the figure: a sample that measured something, and
+// for a decode figure (stats::FigureField::decode_only) a decode sample.
+bool Has(const ResultsColumn& c, const ResultRow& r) {
+  return r.figures && (r.figures->decode || !stats::FieldOf(c.figure)->decode_only);
+}
 
 std::string Cell(const ResultsColumn& c, const ResultRow& r) {
   if (c.write != nullptr) return c.write(r);
   if (c.count != nullptr) return r.*c.count ? std::to_string(*(r.*c.count)) : std::string();
-  return CsvFixed(r.*c.figure, c.decimals);
+  if (c.memory != nullptr) return CsvFixed(r.*c.memory, c.decimals);
+  return Has(c, r) ? CsvFixed(r.figures.value().*c.figure, c.decimals) : std::string();
 }
 
 Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
@@ -64,11 +74,27 @@ Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
   PPS_ASSIGN_OR_RETURN(row.layout, CsvLayout(t, r));  // the header check requires dp
   PPS_ASSIGN_OR_RETURN(row.concurrency, CsvPositiveInt(t, r, "concurrency"));
   PPS_ASSIGN_OR_RETURN(row.repeat, CsvPositiveInt(t, r, "repeat"));
+  // A sample measured something where it has an input TPS, and decoded
+  // where it has a TPOT p50; it then has every figure the writer writes for
+  // it, and no other.
+  if (!CsvCell(t, r, "input_tps").empty()) {
+    row.figures.emplace();
+    row.figures->decode = !CsvCell(t, r, "tpot_p50_s").empty();
+  }
   for (const ResultsColumn& c : kResultsColumns) {
     if (c.count != nullptr) {
       PPS_ASSIGN_OR_RETURN(row.*c.count, CsvOptionalCount(t, r, c.name));
+    } else if (c.memory != nullptr) {
+      PPS_ASSIGN_OR_RETURN(row.*c.memory, CsvOptional(t, r, c.name));
     } else if (c.figure != nullptr) {
-      PPS_ASSIGN_OR_RETURN(row.*c.figure, CsvOptional(t, r, c.name));
+      PPS_ASSIGN_OR_RETURN(const std::optional<double> v, CsvOptional(t, r, c.name));
+      if (Has(c, row) != v.has_value())
+        return MakeError(CsvAt(t, r) + ": column '" + c.name + "': expected " +
+                         (v ? std::string("an empty cell (the sample has no ") +
+                                  (row.figures ? "decode figures: tpot_p50_s is empty)"
+                                               : "figures: input_tps is empty)")
+                            : std::string("a number, as the sample's other figures")));
+      if (v) row.figures.value().*c.figure = *v;
     }
   }
   PPS_ASSIGN_OR_RETURN(std::optional<int> findings, CsvOptionalCount(t, r, "findings"));

@@ -12,6 +12,7 @@
 
 #include "evidence/verdict.h"
 #include "spec/spec.h"
+#include "stats/point_figures.h"
 #include "util/csv.h"
 #include "util/result.h"
 
@@ -25,15 +26,13 @@ struct ResultRow {
   int concurrency = 0;
   int repeat = 0;
   std::optional<int> requests_completed, requests_total, request_errors;
-  std::optional<double> input_tps, ttft_mean_s, ttft_p50_s, ttft_p95_s, ttft_p99_s, e2e_p50_s;
+  // The sample's figures (stats::FiguresOf); unset where it measured
+  // nothing. Its decode figures are written only where `figures->decode`.
+  std::optional<stats::Figures> figures;
   std::optional<double> peak_gpu_mib, gpu_total_mib;
   int findings = 0;  // log findings
   bool simulated = false;
   Verdict verdict = Verdict::kOk;
-  // Decode figures; unset for a prefill-only sample.
-  std::optional<double> output_tps, output_tps_per_gpu, tpot_p50_s, tpot_p99_s, itl_p50_s,
-      itl_p99_s;
-  std::optional<double> goodput_rps;
 };
 
 std::string ResultsCsvText(const std::vector<ResultRow>& rows);

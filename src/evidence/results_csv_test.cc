@@ -22,17 +22,20 @@ ResultRow Measured() {
   r.requests_completed = 64;
   r.requests_total = 64;
   r.request_errors = 0;
-  r.input_tps = 5123.25;
-  r.ttft_mean_s = 12.5;
-  r.ttft_p50_s = 12.25;
-  r.ttft_p95_s = 20.5;
-  r.ttft_p99_s = 21.75;
-  r.e2e_p50_s = 13.5;
+  stats::Figures& f = r.figures.emplace();
+  f.input_tps = 5123.25;
+  f.ttft_mean_s = 12.5;
+  f.ttft_p50_s = 12.25;
+  f.ttft_p95_s = 20.5;
+  f.ttft_p99_s = 21.75;
+  f.e2e_p50_s = 13.5;
+  f.goodput_rps = 0.5;
+  // Not written for a prefill-only sample: what it generated is first tokens.
+  f.output_tps = 64;
   r.peak_gpu_mib = 80123;
   r.gpu_total_mib = 97871;
   r.findings = 2;
   r.simulated = true;
-  r.goodput_rps = 0.5;
   return r;
 }
 
@@ -46,12 +49,14 @@ std::vector<ResultRow> Rows() {
   decode.layout.dp = 8;
   decode.concurrency = 16;
   decode.repeat = 2;
-  decode.output_tps = 800.5;
-  decode.output_tps_per_gpu = 100.25;  // two decimals, as written
-  decode.tpot_p50_s = 0.012;
-  decode.tpot_p99_s = 0.025;
-  decode.itl_p50_s = 0.011;
-  decode.itl_p99_s = 0.03;
+  stats::Figures& f = decode.figures.value();
+  f.decode = true;
+  f.output_tps = 800.5;
+  f.output_tps_per_gpu = 100.25;  // two decimals, as written
+  f.tpot_p50_s = 0.012;
+  f.tpot_p99_s = 0.025;
+  f.itl_p50_s = 0.011;
+  f.itl_p99_s = 0.03;
   ResultRow impossible;
   impossible.sample = "pp4-tp8-ep4_c8_r3";
   impossible.layout.pp = 4;
@@ -81,20 +86,27 @@ TEST(ResultsCsv, WhatIsWrittenReadsBackTheSame) {
     EXPECT_EQ(b.requests_completed, a.requests_completed);
     EXPECT_EQ(b.requests_total, a.requests_total);
     EXPECT_EQ(b.request_errors, a.request_errors);
-    EXPECT_EQ(b.input_tps, a.input_tps);
-    EXPECT_EQ(b.ttft_mean_s, a.ttft_mean_s);
-    EXPECT_EQ(b.ttft_p99_s, a.ttft_p99_s);
-    EXPECT_EQ(b.e2e_p50_s, a.e2e_p50_s);
     EXPECT_EQ(b.peak_gpu_mib, a.peak_gpu_mib);
     EXPECT_EQ(b.gpu_total_mib, a.gpu_total_mib);
     EXPECT_EQ(b.findings, a.findings);
     EXPECT_EQ(b.simulated, a.simulated);
     EXPECT_EQ(b.verdict, a.verdict);
-    EXPECT_EQ(b.output_tps, a.output_tps);
-    EXPECT_EQ(b.output_tps_per_gpu, a.output_tps_per_gpu);
-    EXPECT_EQ(b.tpot_p50_s, a.tpot_p50_s);
-    EXPECT_EQ(b.itl_p99_s, a.itl_p99_s);
-    EXPECT_EQ(b.goodput_rps, a.goodput_rps);
+    ASSERT_EQ(b.figures.has_value(), a.figures.has_value());
+    if (!a.figures) continue;
+    EXPECT_EQ(b.figures->decode, a.figures->decode);
+    // Every figure the file carries reads back; a prefill-only sample's
+    // decode figures are not carried and read as 0.
+    for (const char* name : {"input_tps", "ttft_mean_s", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s",
+                             "e2e_p50_s", "goodput_rps", "output_tps", "output_tps_per_gpu",
+                             "tpot_p50_s", "tpot_p99_s", "itl_p50_s", "itl_p99_s"}) {
+      const stats::FigureField* field = nullptr;
+      for (const stats::FigureField& f : stats::FigureFields())
+        if (std::string(f.name) == name) field = &f;
+      ASSERT_NE(field, nullptr) << name;
+      const double want =
+          a.figures->decode || !field->decode_only ? a.figures.value().*field->member : 0;
+      EXPECT_EQ(b.figures.value().*field->member, want) << a.sample << " " << name;
+    }
   }
 }
 
@@ -140,6 +152,33 @@ TEST(ResultsCsv, AnotherSchemaOrAnUnknownVerdictIsNamedWithItsLine) {
   EXPECT_EQ(r.error().message,
             "old.csv:1: missing column 'schema_version' in the header (expected results.csv of "
             "schema version 1)");
+}
+
+// A row holds every figure its sample has or none: an empty cell among
+// them, or a decode figure without a TPOT p50, is named with its line.
+TEST(ResultsCsv, AFigureMissingOrOutOfPlaceIsNamedWithItsLine) {
+  const std::string text = ResultsCsvText({Measured()});
+  Result<CsvTable> t = ParseCsv(text, "results.csv");
+  ASSERT_TRUE(t.ok());
+  const auto with_cell = [&](const std::string& column, const std::string& value) {
+    CsvTable edited = *t;
+    edited.rows[0][static_cast<size_t>(edited.Column(column))] = value;
+    return ParseResultsCsv(edited);
+  };
+  Result<std::vector<ResultRow>> r = with_cell("ttft_p95_s", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "results.csv:2: column 'ttft_p95_s': expected a number, as the sample's other figures");
+  r = with_cell("itl_p99_s", "0.5");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "results.csv:2: column 'itl_p99_s': expected an empty cell (the sample has no decode "
+            "figures: tpot_p50_s is empty)");
+  r = with_cell("input_tps", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "results.csv:2: column 'ttft_mean_s': expected an empty cell (the sample has no "
+            "figures: input_tps is empty)");
 }
 
 }  // namespace

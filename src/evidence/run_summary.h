@@ -16,6 +16,7 @@
 #include "evidence/validation.h"
 #include "evidence/verdict.h"
 #include "spec/spec.h"
+#include "stats/point_figures.h"
 
 namespace ppsearch::evidence {
 
@@ -29,30 +30,14 @@ struct PointSummary {
   // requests each sample should have sent.
   int requests_completed = 0;
   int requests_total = 0;
-  // Medians over repeats (stats::Median) and spreads ((max - min) / median, stats::Spread).
-  double input_tps_median = 0;
+  // Medians over repeats (stats::Median) of each figure, the derived ones
+  // (per GPU, per user) taken from the medians; `median.decode`: some
+  // sample generated more than one token per request. For a one-token
+  // workload the output throughput counts first tokens.
+  stats::Figures median;
+  // Spreads over repeats ((max - min) / median, stats::Spread).
   double input_tps_spread = 0;
-  double ttft_mean_s_median = 0;
-  double ttft_p50_s_median = 0;
   double ttft_p50_s_spread = 0;
-  double ttft_p95_s_median = 0;
-  double ttft_p99_s_median = 0;
-  double e2e_p50_s_median = 0;
-  double e2e_p99_s_median = 0;
-  // Requests/s meeting every [decision] SLA limit (stats' goodput); the
-  // request throughput when no limit is set.
-  double goodput_rps_median = 0;
-  // Output throughput: medians over repeats (for a one-token workload it
-  // counts first tokens). Decode, where the samples generated more than one
-  // token per request (decode): medians over repeats of TPOT and ITL.
-  bool decode = false;
-  double output_tps_median = 0;
-  double output_tps_per_gpu_median = 0;  // output_tps / (pp x tp) GPUs
-  double tpot_p50_s_median = 0;
-  // Throughput one user sees while decoding: 1 / tpot_p50_s_median, tokens/s.
-  double output_tps_per_user = 0;
-  double tpot_p99_s_median = 0;
-  double itl_p99_s_median = 0;
   std::optional<double> peak_gpu_mib;   // highest over repeats and GPUs
   std::optional<double> gpu_total_mib;  // of that GPU
   std::optional<double> headroom_mib;   // worst rank over repeats: min of total - used
@@ -69,8 +54,8 @@ struct PointSummary {
 
 // The figures a decide::Objective ranks a point by: medians over repeats.
 inline decide::ObjectiveFigures ObjectiveMedians(const PointSummary& p) {
-  return {p.input_tps_median, p.ttft_p50_s_median, p.output_tps_median, p.output_tps_per_gpu_median,
-          p.goodput_rps_median};
+  return {p.median.input_tps, p.median.ttft_p50_s, p.median.output_tps, p.median.output_tps_per_gpu,
+          p.median.goodput_rps};
 }
 // Their spreads over repeats, where the point records one (input TPS and
 // TTFT p50, the objectives an adaptive run chooses by); 0 for the others.

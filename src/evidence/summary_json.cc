@@ -24,7 +24,7 @@ nlohmann::json OptLayout(const std::optional<spec::LayoutSpec>& l) {
 nlohmann::json PointJson(const PointSummary& p) {
   nlohmann::json j = {{"layout", SummaryLayoutJson(p.layout)},
                       {"concurrency", p.concurrency},
-                      {"decode", p.decode},
+                      {"decode", p.median.decode},
                       {"is_baseline", p.is_baseline},
                       {"imported", p.imported}};
   for (const PointColumn& c : PointColumns()) {

@@ -22,8 +22,8 @@ TEST(SummaryJson, APrefillPointHasNullDecodeFiguresAndUnknownMemoryIsNull) {
   PointSummary p;
   p.layout = Pp2Tp16Ep4();
   p.concurrency = 8;
-  p.input_tps_median = 5123.25;
-  p.output_tps_median = 64;  // one token per request: not a decode figure
+  p.median.input_tps = 5123.25;
+  p.median.output_tps = 64;  // one token per request: not a decode figure
   s.points.push_back(p);
   const nlohmann::json j = SummaryJson(s);
   EXPECT_EQ(j["schema_version"], kSummarySchemaVersion);

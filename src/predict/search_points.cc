@@ -38,14 +38,8 @@ PointOptions OptionsOf(const inputs::SearchInputs& in, const PointRequest& reque
 
 uncertainty::MemberValues ValuesOf(const PointPrediction& p) {
   uncertainty::MemberValues v;
-  v.input_tps = p.metrics.input_tps;
-  v.ttft_p50_s = p.metrics.ttft_s.p50;
-  v.ttft_p95_s = p.metrics.ttft_s.p95;
+  static_cast<stats::Figures&>(v) = stats::FiguresOf(p.metrics, p.layout.gpus());
   v.peak_gpu_mib = p.memory.peak_mib_max;
-  v.tpot_p50_s = p.metrics.tpot_s.p50;
-  v.itl_p99_s = p.metrics.itl_s.p99;
-  v.output_tps = p.metrics.output_tps;
-  v.e2e_p50_s = p.metrics.e2e_s.p50;
   return v;
 }
 

@@ -38,14 +38,14 @@ table::Table PredictedTable(const analysis::RunPrediction& prediction,
                                     SecondsCell(p.ttft_p95_s, p.ttft_p95_interval)};
     if (!measured.empty()) {
       const analysis::PointSummary* m = FindMeasured(measured, p);
-      row.push_back(m ? FormatNumber(m->input_tps_median, 2) : "-");
+      row.push_back(m ? FormatNumber(m->median.input_tps, 2) : "-");
       row.push_back(
-          m && p.input_tps > 0 ? FormatSignedPercent(m->input_tps_median / p.input_tps - 1) : "-");
+          m && p.input_tps > 0 ? FormatSignedPercent(m->median.input_tps / p.input_tps - 1) : "-");
       if (intervals) {
         const auto& i = p.input_tps_interval;
         row.push_back(!m || !i                        ? "-"
-                      : m->input_tps_median < i->low  ? "below"
-                      : m->input_tps_median > i->high ? "above"
+                      : m->median.input_tps < i->low  ? "below"
+                      : m->median.input_tps > i->high ? "above"
                                                       : "yes");
       }
     }

@@ -76,8 +76,9 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 4u);
   EXPECT_EQ((*rows)[0].sample, "pp4-tp8-ep4_c8_r1");
-  EXPECT_EQ((*rows)[0].input_tps, 12800.00);
-  EXPECT_FALSE((*rows)[0].tpot_p50_s.has_value());
+  ASSERT_TRUE((*rows)[0].figures.has_value());
+  EXPECT_EQ((*rows)[0].figures->input_tps, 12800.00);
+  EXPECT_FALSE((*rows)[0].figures->decode);
 
   Result<CsvTable> summary = ReadCsv(dir_ + "/summary.csv");
   ASSERT_TRUE(summary.ok());

@@ -272,14 +272,14 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     ChartPoint cp;
     cp.layout = p.layout;
     cp.concurrency = p.concurrency;
-    cp.input_tps = p.input_tps_median;
-    cp.ttft_p50_s = p.ttft_p50_s_median;
-    cp.ttft_p95_s = p.ttft_p95_s_median;
+    cp.input_tps = p.median.input_tps;
+    cp.ttft_p50_s = p.median.ttft_p50_s;
+    cp.ttft_p95_s = p.median.ttft_p95_s;
     cp.baseline = p.is_baseline;
     cp.imported = p.imported;
-    if (p.decode && p.output_tps_per_user > 0) {
-      cp.output_tps_per_gpu = p.output_tps_per_gpu_median;
-      cp.output_tps_per_user = p.output_tps_per_user;
+    if (p.median.decode && p.median.output_tps_per_user > 0) {
+      cp.output_tps_per_gpu = p.median.output_tps_per_gpu;
+      cp.output_tps_per_user = p.median.output_tps_per_user;
     }
     if (!p.imported) {
       for (const analysis::SampleAnalysis& s : a.evidence.samples)

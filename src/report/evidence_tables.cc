@@ -26,23 +26,9 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   r.requests_completed = m.requests_completed;
   r.requests_total = s.requests_total();
   r.request_errors = m.request_errors;
-  r.input_tps = m.input_tps;
-  r.ttft_mean_s = m.ttft_s.mean;
-  r.ttft_p50_s = m.ttft_s.p50;
-  r.ttft_p95_s = m.ttft_s.p95;
-  r.ttft_p99_s = m.ttft_s.p99;
-  r.e2e_p50_s = m.e2e_s.p50;
+  r.figures = stats::FiguresOf(m, s.id.layout.gpus());
   r.peak_gpu_mib = s.peak_gpu_mib;
   r.gpu_total_mib = s.gpu_total_mib;
-  r.goodput_rps = m.goodput_rps;
-  if (m.tpot_requests > 0) {  // a decode sample
-    r.output_tps = m.output_tps;
-    r.output_tps_per_gpu = m.output_tps / static_cast<double>(s.id.layout.gpus());
-    r.tpot_p50_s = m.tpot_s.p50;
-    r.tpot_p99_s = m.tpot_s.p99;
-    r.itl_p50_s = m.itl_s.p50;
-    r.itl_p99_s = m.itl_s.p99;
-  }
   return r;
 }
 

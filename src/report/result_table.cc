@@ -11,7 +11,7 @@ namespace ppsearch::report {
 namespace {
 
 // A figure of the row's point where its source held it (evidence::ValueOf).
-std::optional<double> Known(const evidence::PointSummary& p, double evidence::PointSummary::*f) {
+std::optional<double> Known(const evidence::PointSummary& p, double stats::Figures::*f) {
   return evidence::ValueOf(*evidence::ColumnOf(f), p);
 }
 
@@ -62,13 +62,13 @@ RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseli
     if (!(b.layout == *baseline) || b.imported != imported || b.concurrency != p.concurrency)
       continue;
     // Against what both rows hold: an imported row may lack TTFT.
-    const auto ratio = [&](double evidence::PointSummary::*f) -> std::optional<double> {
+    const auto ratio = [&](double stats::Figures::*f) -> std::optional<double> {
       const std::optional<double> mine = Known(p, f), theirs = Known(b, f);
       if (!mine || !theirs || !(*theirs > 0)) return std::nullopt;
       return *mine / *theirs - 1;
     };
-    if (const auto v = ratio(&evidence::PointSummary::input_tps_median)) d.input_tps = v;
-    if (const auto v = ratio(&evidence::PointSummary::ttft_p50_s_median)) d.ttft_p50 = v;
+    if (const auto v = ratio(&stats::Figures::input_tps)) d.input_tps = v;
+    if (const auto v = ratio(&stats::Figures::ttft_p50_s)) d.ttft_p50 = v;
   }
   return d;
 }
@@ -84,8 +84,8 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
   t.left = {true, false, false, false, false, false, false};
   // Decode columns only when a row has decode figures: a prefill-only table
   // keeps its shape.
-  const bool decode =
-      std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.point.decode; });
+  const bool decode = std::any_of(rows.begin(), rows.end(),
+                                  [](const ResultRow& r) { return r.point.median.decode; });
   constexpr size_t kDecodeAt = 5;  // after TTFT p95
   if (decode) {
     t.header.insert(t.header.begin() + kDecodeAt,
@@ -101,36 +101,33 @@ table::Table ResultTable(const std::vector<ResultRow>& rows,
                            : std::string("-");
     };
     // A figure the row's source did not hold (an imported CSV without TTFT) is "-".
-    const auto cell = [&](double evidence::PointSummary::*f, const auto& format,
+    const auto cell = [&](double stats::Figures::*f, const auto& format,
                           const std::optional<uncertainty::Interval>& interval) {
       const std::optional<double> v = Known(p, f);
       return v ? format(*v, interval) : std::string("-");
     };
-    t.rows.push_back(
-        {RowLabel(r), std::to_string(p.concurrency),
-         cell(&evidence::PointSummary::input_tps_median, TpsCell, r.input_tps_interval),
-         cell(&evidence::PointSummary::ttft_p50_s_median, SecondsCell, r.ttft_p50_interval),
-         cell(&evidence::PointSummary::ttft_p95_s_median, SecondsCell, r.ttft_p95_interval),
-         delta(d.input_tps), delta(d.ttft_p50)});
+    t.rows.push_back({RowLabel(r), std::to_string(p.concurrency),
+                      cell(&stats::Figures::input_tps, TpsCell, r.input_tps_interval),
+                      cell(&stats::Figures::ttft_p50_s, SecondsCell, r.ttft_p50_interval),
+                      cell(&stats::Figures::ttft_p95_s, SecondsCell, r.ttft_p95_interval),
+                      delta(d.input_tps), delta(d.ttft_p50)});
     if (!decode) continue;
     std::vector<std::string> cells(5, "-");
-    if (p.decode) {
+    if (p.median.decode) {
       // A figure its source did not hold (TPOT p50 of a baseline imported
       // from a summary.csv) is "-"; so is a time of 0, which no decode
       // point has.
-      const auto ms = [&](double evidence::PointSummary::*figure) {
+      const auto ms = [&](double stats::Figures::*figure) {
         const std::optional<double> s = Known(p, figure);
         return s && *s > 0 ? FormatNumber(*s * 1e3, 2) + " ms" : std::string("-");
       };
-      const auto tps = [&](double evidence::PointSummary::*figure) {
+      const auto tps = [&](double stats::Figures::*figure) {
         const std::optional<double> v = Known(p, figure);
         return v ? FormatNumber(*v, 2) : std::string("-");
       };
-      cells = {ms(&evidence::PointSummary::tpot_p50_s_median),
-               ms(&evidence::PointSummary::tpot_p99_s_median),
-               ms(&evidence::PointSummary::itl_p99_s_median),
-               tps(&evidence::PointSummary::output_tps_median),
-               tps(&evidence::PointSummary::output_tps_per_gpu_median)};
+      cells = {ms(&stats::Figures::tpot_p50_s), ms(&stats::Figures::tpot_p99_s),
+               ms(&stats::Figures::itl_p99_s), tps(&stats::Figures::output_tps),
+               tps(&stats::Figures::output_tps_per_gpu)};
     }
     auto& row = t.rows.back();
     row.insert(row.begin() + kDecodeAt, cells.begin(), cells.end());

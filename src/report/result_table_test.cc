@@ -13,21 +13,21 @@ ResultRow Row(int pp, int tp, int c, double tps, double ttft, bool imported = fa
   r.point.layout.tp = tp;
   r.point.layout.ep = 4;
   r.point.concurrency = c;
-  r.point.input_tps_median = tps;
-  r.point.ttft_p50_s_median = ttft;
-  r.point.ttft_p95_s_median = ttft;
+  r.point.median.input_tps = tps;
+  r.point.median.ttft_p50_s = ttft;
+  r.point.median.ttft_p95_s = ttft;
   r.point.imported = imported;
   return r;
 }
 
 void SetDecode(ResultRow& r, double tpot_p50_s, double tpot_p99_s, double itl_p99_s,
                double output_tps, double output_tps_per_gpu) {
-  r.point.decode = true;
-  r.point.tpot_p50_s_median = tpot_p50_s;
-  r.point.tpot_p99_s_median = tpot_p99_s;
-  r.point.itl_p99_s_median = itl_p99_s;
-  r.point.output_tps_median = output_tps;
-  r.point.output_tps_per_gpu_median = output_tps_per_gpu;
+  r.point.median.decode = true;
+  r.point.median.tpot_p50_s = tpot_p50_s;
+  r.point.median.tpot_p99_s = tpot_p99_s;
+  r.point.median.itl_p99_s = itl_p99_s;
+  r.point.median.output_tps = output_tps;
+  r.point.median.output_tps_per_gpu = output_tps_per_gpu;
 }
 
 TEST(RenderResultTable, ImportedBaselineRowsAreMarkedAndThisRunsRowsOfThatLayoutCompared) {
@@ -76,17 +76,14 @@ TEST(RenderResultTable, DecodeColumnsFollowTtftWhenARowHasThem) {
   ResultRow imported = Row(2, 4, 4, 880, 1.6, /*imported=*/true);
   SetDecode(imported, 0, 0.0456, 0.0789, 2300, 287.5);
   imported.point.held.assign(evidence::PointColumns().size(), true);
-  imported.point
-      .held[evidence::IndexOf(*evidence::ColumnOf(&evidence::PointSummary::tpot_p50_s_median))] =
-      false;
-  imported.point.tpot_p50_s_median = 0.0123;  // not held: never shown
+  imported.point.held[evidence::IndexOf(*evidence::ColumnOf(&stats::Figures::tpot_p50_s))] = false;
+  imported.point.median.tpot_p50_s = 0.0123;  // not held: never shown
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][5], "-");
   EXPECT_EQ(ResultTable({imported}, {}, std::nullopt).rows[0][6], "45.60 ms");
   // An imported row without TTFT: "-" and no TTFT delta, not 0.00 s and -100%.
   ResultRow no_ttft = Row(2, 4, 4, 880, 0, /*imported=*/true);
   no_ttft.point.held.assign(evidence::PointColumns().size(), true);
-  for (auto f :
-       {&evidence::PointSummary::ttft_p50_s_median, &evidence::PointSummary::ttft_p95_s_median})
+  for (auto f : {&stats::Figures::ttft_p50_s, &stats::Figures::ttft_p95_s})
     no_ttft.point.held[evidence::IndexOf(*evidence::ColumnOf(f))] = false;
   const ResultRow base = Row(1, 8, 4, 800, 2, /*imported=*/true);
   const table::Table u = ResultTable({base, no_ttft}, {base}, base.point.layout);

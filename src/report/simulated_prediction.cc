@@ -365,9 +365,9 @@ std::vector<ResultRow> Rows(const SimulatedPage& page) {
     ResultRow row;
     row.point.layout = p.layout;
     row.point.concurrency = p.concurrency;
-    row.point.input_tps_median = p.metrics.input_tps;
-    row.point.ttft_p50_s_median = p.metrics.ttft_s.p50;
-    row.point.ttft_p95_s_median = p.metrics.ttft_s.p95;
+    row.point.median.input_tps = p.metrics.input_tps;
+    row.point.median.ttft_p50_s = p.metrics.ttft_s.p50;
+    row.point.median.ttft_p95_s = p.metrics.ttft_s.p95;
     row.point.peak_gpu_mib = p.memory.peak_mib_max;
     if (sp.spread) {
       row.input_tps_interval = sp.spread->input_tps;

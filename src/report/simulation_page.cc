@@ -21,9 +21,9 @@ Section Results(const spec::Spec& spec, const SimulationPage& page,
     ResultRow& r = rows.emplace_back();
     r.point.layout = p.layout;
     r.point.concurrency = p.concurrency;
-    r.point.input_tps_median = p.input_tps;
-    r.point.ttft_p50_s_median = p.ttft_p50_s;
-    r.point.ttft_p95_s_median = p.ttft_p95_s;
+    r.point.median.input_tps = p.input_tps;
+    r.point.median.ttft_p50_s = p.ttft_p50_s;
+    r.point.median.ttft_p95_s = p.ttft_p95_s;
     r.input_tps_interval = p.input_tps_interval;
     r.ttft_p50_interval = p.ttft_p50_interval;
     r.ttft_p95_interval = p.ttft_p95_interval;

@@ -182,7 +182,7 @@ class MediansReplayEngine : public SampleEngine {
     const double gpus = static_cast<double>(row.point.layout.gpus());
     if (!(flops_per_token > 0) || requests.empty()) return Status::Ok();
     const double max_tps = gpus * kMaxGpuFlops / flops_per_token;
-    const double input_tps = row.point.input_tps_median;
+    const double input_tps = row.point.median.input_tps;
     if (!(input_tps > 0) || input_tps > max_tps)
       return MakeError(fmt::format(
           "{}: input_tps_median {:.4g} is not in (0, {:.4g}] tokens/s, the most {} GPUs at {:.0e} "
@@ -191,8 +191,8 @@ class MediansReplayEngine : public SampleEngine {
     int64_t shortest = requests.front().input_tokens;
     for (const auto& r : requests) shortest = std::min(shortest, r.input_tokens);
     const double min_ttft_s = static_cast<double>(shortest) / max_tps;
-    for (const std::optional<double>& ttft : {row.Get(&evidence::PointSummary::ttft_p50_s_median),
-                                              row.Get(&evidence::PointSummary::ttft_p95_s_median)})
+    for (const std::optional<double>& ttft :
+         {row.Get(&stats::Figures::ttft_p50_s), row.Get(&stats::Figures::ttft_p95_s)})
       if (ttft && !(*ttft >= min_ttft_s))
         return MakeError(fmt::format(
             "{}: a TTFT of {:.4g} s is below {:.4g} s, the least a prompt of {} tokens takes at "
@@ -205,11 +205,10 @@ class MediansReplayEngine : public SampleEngine {
                                                        uint64_t seed, double factor = 1) const {
     const auto requests =
         workload::PlanRequests(predict::WorkloadFor(spec_, row.point.concurrency, seed));
-    return SynthesizeRecords(
-        requests, row.point.concurrency,
-        {row.point.input_tps_median, row.Get(&evidence::PointSummary::ttft_p50_s_median),
-         row.Get(&evidence::PointSummary::ttft_p95_s_median)},
-        factor);
+    return SynthesizeRecords(requests, row.point.concurrency,
+                             {row.point.median.input_tps, row.Get(&stats::Figures::ttft_p50_s),
+                              row.Get(&stats::Figures::ttft_p95_s)},
+                             factor);
   }
 
   Result<SampleOutput> Run(const SampleContext& ctx) override {
@@ -241,7 +240,7 @@ class MediansReplayEngine : public SampleEngine {
     out.bench.synthesis = evidence::BenchSynthesis{
         .noise_cv = point.noise_cv,
         .noise_source = point.noise_source,
-        .ttft = row->Holds(&evidence::PointSummary::ttft_p50_s_median)
+        .ttft = row->Holds(&stats::Figures::ttft_p50_s)
                     ? "from the file"
                     : "not in the file: Little's law from the concurrency and input TPS",
         .decode = "not in the file: each record carries its first token only",

@@ -105,9 +105,9 @@ TEST_F(ReplayTest, ReplayOfASimulatedRunReproducesItsDecision) {
   EXPECT_EQ(b.decision.fallback_reason, a.decision.fallback_reason);
   ASSERT_EQ(b.points.size(), a.points.size());
   for (size_t i = 0; i < a.points.size(); ++i) {
-    EXPECT_EQ(b.points[i].input_tps_median, a.points[i].input_tps_median) << i;
+    EXPECT_EQ(b.points[i].median.input_tps, a.points[i].median.input_tps) << i;
     EXPECT_EQ(b.points[i].input_tps_spread, a.points[i].input_tps_spread) << i;
-    EXPECT_EQ(b.points[i].ttft_p50_s_median, a.points[i].ttft_p50_s_median) << i;
+    EXPECT_EQ(b.points[i].median.ttft_p50_s, a.points[i].median.ttft_p50_s) << i;
     EXPECT_EQ(b.points[i].headroom_mib, a.points[i].headroom_mib) << i;
   }
   // The records, logs and snapshots are the source's own.
@@ -206,8 +206,8 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
     const analysis::PointSummary& p = a.points[i];
     EXPECT_EQ(p.valid_repeats, 3);
     // A spread of 2% over 3 repeats is a cv of about 1.15%: medians within 4%.
-    EXPECT_NEAR(p.input_tps_median / file_tps[i], 1, 0.04) << i;
-    EXPECT_NEAR(p.ttft_p50_s_median / file_p50[i], 1, 0.04) << i;
+    EXPECT_NEAR(p.median.input_tps / file_tps[i], 1, 0.04) << i;
+    EXPECT_NEAR(p.median.ttft_p50_s / file_p50[i], 1, 0.04) << i;
     EXPECT_GT(p.input_tps_spread, 0) << "the repeats carry the file's noise";
     ASSERT_TRUE(p.headroom_mib);
     EXPECT_EQ(*p.headroom_mib, 97871 - (i == 0 ? 80000 : 82000));

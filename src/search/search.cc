@@ -81,21 +81,10 @@ decide::SlaValues PredictedSla(const stats::SampleMetrics& m) {
 // A load point's figures from a simulated sample's metrics.
 PointFigures FiguresOf(const stats::SampleMetrics& m, const LoadPoint& load, int gpus) {
   PointFigures f;
+  static_cast<stats::Figures&>(f) = stats::FiguresOf(m, gpus);
   f.load = load;
   f.requests = m.requests_total;
   f.requests_completed = m.requests_completed;
-  f.input_tps = m.input_tps;
-  f.input_tps_per_gpu = gpus > 0 ? m.input_tps / gpus : 0;
-  f.ttft_p50_s = m.ttft_s.p50;
-  f.ttft_p95_s = m.ttft_s.p95;
-  f.output_tps = m.output_tps;
-  f.output_tps_per_gpu = gpus > 0 ? m.output_tps / gpus : 0;
-  f.request_rps = m.request_throughput;
-  f.goodput_rps = m.goodput_rps;
-  if (m.tpot_requests > 0 && m.tpot_s.p50 > 0) {
-    f.tpot_p50_s = m.tpot_s.p50;
-    f.output_tps_per_user = 1 / f.tpot_p50_s;
-  }
   f.sla = PredictedSla(m);
   if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
   return f;

@@ -28,6 +28,7 @@
 #include "inputs/search_inputs.h"
 #include "plan/plan.h"
 #include "search/space.h"
+#include "stats/point_figures.h"
 #include "uncertainty/ensemble.h"
 #include "uncertainty/propagate.h"
 
@@ -63,26 +64,16 @@ struct PdShares {
   std::string bottleneck;   // "prefill", "decode" or "neither"
 };
 
-struct PointFigures {
+// A load point's figures (stats::Figures: the client's, from the simulated
+// sample) with what the search adds about it.
+struct PointFigures : stats::Figures {
   LoadPoint load;
   bool probed = false;  // found by bisection between two listed load points
   int requests = 0;     // in the simulated sample (every instance's)
   int requests_completed = 0;
-  double input_tps = 0;
-  double input_tps_per_gpu = 0;
-  double ttft_p50_s = 0;
-  double ttft_p95_s = 0;
   double peak_gpu_mib = 0;
   double bubble_share = 0;
   double exposed_comm_share = 0;
-  double output_tps = 0;
-  double output_tps_per_gpu = 0;
-  double request_rps = 0;  // requests/s completed, of the simulated sample
-  double goodput_rps = 0;  // requests/s meeting every SLA limit, of the simulated sample
-  // Decode: TPOT p50 and the throughput one user sees, 1 / TPOT p50 (the
-  // report's definition); 0 when no request generated a second token.
-  double tpot_p50_s = 0;
-  double output_tps_per_user = 0;
   decide::SlaValues sla;  // the SLA figures predicted: p99s of the simulated sample
   bool meets_sla = true;  // every [decision] limit holds on them
   // Why the sample is short of its steady state (decide::NotSteady); empty

@@ -12,6 +12,7 @@
 
 #include "decide/objective.h"
 #include "spec/spec.h"
+#include "stats/point_figures.h"
 #include "uncertainty/ensemble.h"
 
 namespace ppsearch::uncertainty {
@@ -27,17 +28,10 @@ struct Interval {
 // The 10th to 90th percentile of `values` (stats::Percentile).
 Interval IntervalOf(const std::vector<double>& values);
 
-// What one member predicts for a point.
-struct MemberValues {
-  double input_tps = 0;
-  double ttft_p50_s = 0;
-  double ttft_p95_s = 0;
+// What one member predicts for a point: its figures (the decode ones 0
+// when requests have one output token) and the memory plan's peak.
+struct MemberValues : stats::Figures {
   double peak_gpu_mib = 0;
-  // Decode (stats::SampleMetrics): 0 when requests have one output token.
-  double tpot_p50_s = 0;
-  double itl_p99_s = 0;
-  double output_tps = 0;
-  double e2e_p50_s = 0;
 };
 
 // The figures a decide::Objective reads from one draw: those the draws

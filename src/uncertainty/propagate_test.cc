@@ -13,7 +13,12 @@ namespace {
 // TTFT inversely, memory fixed, scaled per job.
 MemberValues Toy(size_t job, const cost::Calibration& c) {
   const double moe = c.Get(cost::Param::kMoeGemm);
-  return {1000.0 * moe * (job + 1), 10.0 / moe, 12.0 / moe, 70000};
+  MemberValues v;
+  v.input_tps = 1000.0 * moe * static_cast<double>(job + 1);
+  v.ttft_p50_s = 10.0 / moe;
+  v.ttft_p95_s = 12.0 / moe;
+  v.peak_gpu_mib = 70000;
+  return v;
 }
 
 // Each member's value lands in its member's slot, the interval is the
@@ -21,7 +26,12 @@ MemberValues Toy(size_t job, const cost::Calibration& c) {
 TEST(PropagateTest, IntervalsAreThePercentilesOfTheMembersValues) {
   const Ensemble e =
       DrawEnsemble(OneUncertain(cost::Param::kMoeGemm, 0.1), ExampleHardware(), {32, 3});
-  const std::vector<PointJob> jobs = {{{8, 4, 4, {}}, 8, {1, 2, 3, 4}}};
+  MemberValues central;
+  central.input_tps = 1;
+  central.ttft_p50_s = 2;
+  central.ttft_p95_s = 3;
+  central.peak_gpu_mib = 4;
+  const std::vector<PointJob> jobs = {{{8, 4, 4, {}}, 8, central}};
   const std::vector<PointUncertainty> u = Propagate(jobs, e, Toy);
   ASSERT_EQ(u.size(), 1u);
   ASSERT_EQ(u[0].members.size(), 32u);

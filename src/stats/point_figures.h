@@ -1,0 +1,68 @@
+#pragma once
+// A point's figures: what one sample measured, one prediction says, or a
+// run's repeats give as medians. The one record every predictor fills and
+// every reporter reads: the search's load points (search::PointFigures),
+// each draw of the parameter ensemble (uncertainty::MemberValues), a run's
+// predicted points (analysis::PredictedPoint), a run's medians
+// (evidence::PointSummary::median) and results.csv's rows all hold or read
+// it, filled from a sample's metrics by FiguresOf alone. Memory is not
+// here: a prediction's peak comes from the memory plan and a run's from the
+// GPUs' readings, each with its own meaning.
+
+#include <span>
+
+#include "stats/stats.h"
+
+namespace ppsearch::stats {
+
+struct Figures {
+  double input_tps = 0;
+  double output_tps = 0;  // for a one-token workload it counts first tokens
+  double request_rps = 0;
+  // Requests/s meeting every [decision] SLA limit; the request throughput
+  // when no limit is set (SampleMetrics::goodput_rps).
+  double goodput_rps = 0;
+  double ttft_mean_s = 0;
+  double ttft_p50_s = 0;
+  double ttft_p95_s = 0;
+  double ttft_p99_s = 0;
+  double e2e_p50_s = 0;
+  double e2e_p99_s = 0;
+  // Decode: some completed request generated a second token. The decode
+  // figures are 0 without one.
+  bool decode = false;
+  double tpot_p50_s = 0;
+  double tpot_p99_s = 0;
+  double itl_p50_s = 0;
+  double itl_p99_s = 0;
+  // Derived from the above by Derive, never measured on their own.
+  double input_tps_per_gpu = 0;
+  double output_tps_per_gpu = 0;  // output_tps / (pp x tp) GPUs
+  // Throughput one user sees while decoding: 1 / tpot_p50_s, tokens/s; 0
+  // without a TPOT.
+  double output_tps_per_user = 0;
+};
+
+// A figure of Figures: its name (the key of every JSON and the stem of
+// every CSV column that carries it), where it lives, and whether only a
+// decode point has it.
+struct FigureField {
+  const char* name;
+  double Figures::*member;
+  bool decode_only = false;
+  bool derived = false;  // set by Derive from the others
+};
+
+// Every figure, in Figures' order.
+std::span<const FigureField> FigureFields();
+// The field of `member`; null for none.
+const FigureField* FieldOf(double Figures::*member);
+
+// Sets the derived figures from the others, on `gpus` GPUs.
+void Derive(Figures& f, int gpus);
+
+// A sample's figures, on `gpus` GPUs (its world size: TP ranks per stage
+// times stages; 0 leaves the per-GPU figures 0).
+Figures FiguresOf(const SampleMetrics& m, int gpus);
+
+}  // namespace ppsearch::stats
