@@ -123,7 +123,11 @@ void HttpCall::Reply(int status, std::string_view content_type, std::string_view
 void HttpCall::StartStream(std::string_view content_type) {
   if (!req_) return;
   SetContentType(req_, content_type);
-  evhttp_send_reply_start(req_, 200, nullptr);
+  // The head waits for the first chunk: sent now, it would enable the
+  // socket's write event while the engine has no token for it, and every
+  // turn of the loop until then would find the socket writable (epoll is
+  // level-triggered) for nothing.
+  head_pending_ = true;
   // evhttp reads a streaming connection only to see it close, but its read
   // timeout would still cut a stream whose next token is more than that
   // away: a stream keeps only the write timeout (a client not reading).
@@ -131,8 +135,15 @@ void HttpCall::StartStream(std::string_view content_type) {
   bufferevent_set_timeouts(evhttp_connection_get_bufferevent(conn_), nullptr, &write_timeout);
 }
 
+void HttpCall::SendStreamHead() {
+  if (!head_pending_) return;
+  head_pending_ = false;
+  evhttp_send_reply_start(req_, 200, nullptr);
+}
+
 void HttpCall::Write(std::string_view chunk) {
   if (!req_ || chunk.empty()) return;
+  SendStreamHead();
   evbuffer* out = evbuffer_new();
   evbuffer_add(out, chunk.data(), chunk.size());
   evhttp_send_reply_chunk(req_, out);
@@ -141,6 +152,7 @@ void HttpCall::Write(std::string_view chunk) {
 
 void HttpCall::EndStream() {
   if (!req_) return;
+  SendStreamHead();
   evhttp_request* req = req_;
   // Both bounds again, for the idle keep-alive connection this becomes.
   const timeval timeout = Seconds(front_->options_.write_timeout_s);

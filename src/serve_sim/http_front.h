@@ -62,6 +62,9 @@ class HttpCall {
 
   void Reply(int status, std::string_view content_type, std::string_view body);
   // A 200 answer with chunked transfer encoding: Write each chunk, then End.
+  // The status line and headers go out with the first chunk (or the end),
+  // as one write: a socket waits in epoll for writing only when it has
+  // something to write.
   void StartStream(std::string_view content_type);
   void Write(std::string_view chunk);
   void EndStream();
@@ -74,12 +77,15 @@ class HttpCall {
   HttpCall(HttpFront* front, evhttp_request* req, HttpRequest request);
   // The answer is complete or the connection closed: forget the request.
   void Detach();
+  // Sends the status line and headers of a started stream, once.
+  void SendStreamHead();
 
   HttpFront* front_;
   evhttp_request* req_;
   evhttp_connection* conn_;
   HttpRequest request_;
   std::function<void()> on_close_;
+  bool head_pending_ = false;  // StartStream ran, its head not yet sent
 };
 
 struct HttpFrontOptions {
