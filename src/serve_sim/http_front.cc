@@ -23,14 +23,6 @@
 namespace ppsearch::serve_sim {
 namespace {
 
-// Event priorities (lower runs first): posted tasks, then connections
-// (evhttp's events take the middle one, kPriorities / 2).
-constexpr int kPriorities = 2;
-constexpr int kTaskPriority = 0;
-constexpr int kConnectionPriority = 1;
-// A ticker due again sooner than this is busy (OnTick).
-constexpr double kTickerBusyS = 50e-6;
-
 timeval Seconds(double s) {
   const double whole = std::floor(s);
   return {static_cast<time_t>(whole), static_cast<suseconds_t>((s - whole) * 1e6)};
@@ -182,14 +174,16 @@ HttpFront::HttpFront(Handler handler, std::function<void(const HttpRequest&)> en
   // Timers to the microsecond (timerfd): epoll's own timeout is in whole
   // milliseconds, longer than a decode step at a high --time-scale.
   event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
-  // The ticker (the engine) and posted tasks go before the connections'
-  // events of the same turn, which may parse 30 KB request bodies: a wave
-  // of new requests must not hold back a first token for long. (Looking
-  // for them again after every connection callback cost an epoll_wait per
-  // callback: a third fewer requests per second.)
+  // One priority for every event. With the ticker (the engine) and posted
+  // tasks above the connections, libevent ran only them in a turn where
+  // they were due, which at a high --time-scale was most turns: a client's
+  // next request waited several turns to be read, and each turn's
+  // epoll_wait reported every such socket again (level-triggered), 160
+  // events a call at C=256. In one queue a turn runs all it found: twice
+  // the requests per second, with the same first-token gap
+  // (serve_sim_bench.cc, docs/tools.md).
   base_ = event_base_new_with_config(config);
   event_config_free(config);
-  event_base_priority_init(base_, kPriorities);
   http_ = evhttp_new(base_);
   const timeval read_timeout = Seconds(options_.read_timeout_s);
   evhttp_set_timeout_tv(http_, &read_timeout);
@@ -201,9 +195,7 @@ HttpFront::HttpFront(Handler handler, std::function<void(const HttpRequest&)> en
   evhttp_set_gencb(http_, &HttpFront::OnRequest, this);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   wake_event_ = event_new(base_, wake_fd_, EV_READ | EV_PERSIST, &HttpFront::OnWake, this);
-  event_priority_set(wake_event_, kTaskPriority);
   local_wake_event_ = event_new(base_, -1, 0, &HttpFront::OnWake, this);
-  event_priority_set(local_wake_event_, kTaskPriority);
   event_add(wake_event_, nullptr);
   hang_up_scan_ = event_new(base_, -1, EV_PERSIST, &HttpFront::OnHangUpScan, this);
   const timeval every = Seconds(options_.hang_up_scan_s);
@@ -259,7 +251,6 @@ Status HttpFront::Listen(const std::string& host, int port) {
 void HttpFront::SetTicker(std::function<double()> tick) {
   tick_ = std::move(tick);
   tick_event_ = event_new(base_, -1, 0, &HttpFront::OnTick, this);
-  event_priority_set(tick_event_, kTaskPriority);
 }
 
 void HttpFront::Kick() {
@@ -270,11 +261,6 @@ void HttpFront::OnTick(int, short, void* self) {
   auto* front = static_cast<HttpFront*>(self);
   const double next_s = front->tick_();
   if (next_s < 0) return;
-  // Due again almost at once (a busy engine at a high --time-scale), the
-  // ticker waits its turn with the connections: ahead of them it would
-  // starve them, and no request would be read.
-  event_priority_set(front->tick_event_,
-                     next_s < kTickerBusyS ? kConnectionPriority : kTaskPriority);
   const timeval after = Seconds(std::max(next_s, front->options_.min_tick_s));
   event_add(front->tick_event_, &after);
 }
