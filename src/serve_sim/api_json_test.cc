@@ -43,6 +43,32 @@ TEST(GenerateRequestTest, Errors) {
             "max_new_tokens must be a non-negative integer");
 }
 
+// Token ids are counted and checked as the body is read, not kept: the
+// count, the first bad id by its index, and lists below the top level
+// left alone.
+TEST(GenerateRequestTest, TokenIdsAreCountedAndCheckedWhereverTheyFail) {
+  auto r = ParseGenerateRequest(
+      R"({"extra": {"input_ids": [-1, [2]]}, "input_ids": [7, 8, 9], "rid": "x"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->prompt_tokens, 3);
+  EXPECT_EQ(r->rid, "x");
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": [0, 1, -4, -5]})").error().message,
+            "input_ids must hold token ids of 0 or more; input_ids[2] is -4");
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": [1, 2.5]})").error().message,
+            "input_ids must be a flat list of integer token ids (batches are not supported)");
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": [1, {"id": 2}]})").error().message,
+            "input_ids must be a flat list of integer token ids (batches are not supported)");
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": 5})").error().message,
+            "input_ids must be a list of token ids");
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": []})").error().message, "The input is empty.");
+  // A repeated key: the last one, as the JSON value the server reads.
+  r = ParseGenerateRequest(R"({"input_ids": [1], "input_ids": [1, 2]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->prompt_tokens, 2);
+  EXPECT_EQ(ParseGenerateRequest(R"({"input_ids": [1, 2)").error().message,
+            "request body is not valid JSON");
+}
+
 TEST(CompletionRequestTest, PromptStringOrTokens) {
   auto s = ParseCompletionRequest(R"({"model": "m", "prompt": "abcd efgh", "stream": true,
                                       "stream_options": {"include_usage": true}})");
