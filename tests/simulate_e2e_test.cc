@@ -174,7 +174,7 @@ TEST_F(SimulateE2e, DecodeFiguresWithIntervals) {
   CommandResult r = Run(point + " --set workload.output_tokens=32");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json p = json::parse(r.out)["points"][0];
-  for (const char* key : {"tpot_ms", "itl_p99_ms", "output_tps", "e2e_p50_s"}) {
+  for (const char* key : {"tpot_p50_ms", "itl_p99_ms", "output_tps", "e2e_p50_s"}) {
     ASSERT_TRUE(p.contains(key)) << key;
     EXPECT_GT(p[key].get<double>(), 0) << key;
     EXPECT_LE(p[std::string(key) + "_low"].get<double>(),
@@ -182,12 +182,12 @@ TEST_F(SimulateE2e, DecodeFiguresWithIntervals) {
         << key;
   }
   // Every request's e2e is its TTFT plus 31 of its tokens.
-  const double tpot_s = p["tpot_ms"].get<double>() / 1e3;
+  const double tpot_s = p["tpot_p50_ms"].get<double>() / 1e3;
   EXPECT_GT(p["e2e_p50_s"].get<double>(), p["ttft_p50_s"].get<double>() + 25 * tpot_s);
   EXPECT_GE(p["itl_p99_ms"].get<double>(), p["itl_p50_ms"].get<double>());
   CommandResult one = Run(point);
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  EXPECT_FALSE(json::parse(one.out)["points"][0].contains("tpot_ms"));
+  EXPECT_FALSE(json::parse(one.out)["points"][0].contains("tpot_p50_ms"));
   CommandResult text = Run(std::string("simulate ") + kSpec +
                            " --layout 8/4/4 --concurrency 8 --samples 0 --no-cap-check"
                            " --set workload.requests=8 --set workload.output_tokens=32");

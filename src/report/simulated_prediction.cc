@@ -39,25 +39,27 @@ std::string BurstLine(const hardware::HardwareProfile& hw,
 
 // A decode figure of a point: its JSON key, the central value, its interval
 // (null without intervals) and the factor to the key's unit.
+// A decode figure of a point: which one, its unit in the JSON, and its
+// intervals where drawn.
 struct DecodeFigure {
-  const char* key;
-  double value;
+  double stats::Figures::*member;
+  stats::TimeUnit unit;
   const uncertainty::Interval* interval;
   const uncertainty::Interval* parameter;  // the interval before the model-form term
-  double scale;                            // to the key's unit
 };
 
 std::vector<DecodeFigure> DecodeFigures(const SimulatedPoint& sp) {
-  const auto& m = sp.point->prediction.metrics;
+  using F = stats::Figures;
+  using stats::TimeUnit;
   const uncertainty::PointUncertainty* u = sp.spread;
-  return {{"tpot_ms", m.tpot_s.p50, u ? &u->tpot_p50_s : nullptr,
-           u ? &u->parameter.tpot_p50_s : nullptr, 1e3},
-          {"itl_p99_ms", m.itl_s.p99, u ? &u->itl_p99_s : nullptr,
-           u ? &u->parameter.itl_p99_s : nullptr, 1e3},
-          {"output_tps", m.output_tps, u ? &u->output_tps : nullptr,
-           u ? &u->parameter.output_tps : nullptr, 1},
-          {"e2e_p50_s", m.e2e_s.p50, u ? &u->e2e_p50_s : nullptr,
-           u ? &u->parameter.e2e_p50_s : nullptr, 1}};
+  return {{&F::tpot_p50_s, TimeUnit::kMilliseconds, u ? &u->tpot_p50_s : nullptr,
+           u ? &u->parameter.tpot_p50_s : nullptr},
+          {&F::itl_p99_s, TimeUnit::kMilliseconds, u ? &u->itl_p99_s : nullptr,
+           u ? &u->parameter.itl_p99_s : nullptr},
+          {&F::output_tps, TimeUnit::kSeconds, u ? &u->output_tps : nullptr,
+           u ? &u->parameter.output_tps : nullptr},
+          {&F::e2e_p50_s, TimeUnit::kSeconds, u ? &u->e2e_p50_s : nullptr,
+           u ? &u->parameter.e2e_p50_s : nullptr}};
 }
 
 // The sample a point simulates, for the steady-state rule: a closed loop
@@ -135,15 +137,18 @@ void AddIntervals(const SimulatedPoint& sp, nlohmann::json& j) {
 }
 
 // A decode workload's figures (TPOT, ITL, output TPS, ...) with theirs.
-void AddDecodeFigures(const SimulatedPoint& sp, nlohmann::json& j) {
-  j["itl_p50_ms"] = sp.point->prediction.metrics.itl_s.p50 * 1e3;
-  for (const DecodeFigure& f : DecodeFigures(sp)) {
-    j[f.key] = f.value * f.scale;
-    if (!f.interval) continue;
-    j[std::string(f.key) + "_low"] = f.interval->low * f.scale;
-    j[std::string(f.key) + "_high"] = f.interval->high * f.scale;
-    j[std::string(f.key) + "_parameter_low"] = f.parameter->low * f.scale;
-    j[std::string(f.key) + "_parameter_high"] = f.parameter->high * f.scale;
+void AddDecodeFigures(const SimulatedPoint& sp, const stats::Figures& f, nlohmann::json& j) {
+  using stats::TimeUnit;
+  j[stats::FigureKey(&stats::Figures::itl_p50_s, TimeUnit::kMilliseconds)] =
+      stats::FigureIn(f.itl_p50_s, TimeUnit::kMilliseconds);
+  for (const DecodeFigure& d : DecodeFigures(sp)) {
+    const std::string key = stats::FigureKey(d.member, d.unit);
+    j[key] = stats::FigureIn(f.*d.member, d.unit);
+    if (!d.interval) continue;
+    j[key + "_low"] = stats::FigureIn(d.interval->low, d.unit);
+    j[key + "_high"] = stats::FigureIn(d.interval->high, d.unit);
+    j[key + "_parameter_low"] = stats::FigureIn(d.parameter->low, d.unit);
+    j[key + "_parameter_high"] = stats::FigureIn(d.parameter->high, d.unit);
   }
 }
 
@@ -157,12 +162,6 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"tp", p.layout.tp},
       {"ep", p.layout.ep},
       {"concurrency", p.concurrency},
-      {"input_tps", p.metrics.input_tps},
-      {"ttft_mean_s", p.metrics.ttft_s.mean},
-      {"ttft_p50_s", p.metrics.ttft_s.p50},
-      {"ttft_p95_s", p.metrics.ttft_s.p95},
-      {"ttft_p99_s", p.metrics.ttft_s.p99},
-      {"e2e_p50_s", p.metrics.e2e_s.p50},
       {"requests_completed", p.metrics.requests_completed},
       {"requests_total", p.metrics.requests_total},
       {"steady_state", not_steady.empty()},
@@ -182,10 +181,15 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
       {"micro_batches", p.sim.micro_batches},
       {"stages", StagesJson(p)}};
+  using F = stats::Figures;
+  const stats::Figures f = stats::FiguresOf(p.metrics, p.layout.gpus());
+  for (double F::*m : {&F::input_tps, &F::ttft_mean_s, &F::ttft_p50_s, &F::ttft_p95_s,
+                       &F::ttft_p99_s, &F::e2e_p50_s})
+    j[stats::FigureKey(m)] = f.*m;
   if (sp.point->cap1_input_tps > 0)
     j["input_tps_with_pp_max_micro_batch_size_1"] = sp.point->cap1_input_tps;
   AddIntervals(sp, j);
-  if (decode) AddDecodeFigures(sp, j);
+  if (decode) AddDecodeFigures(sp, f, j);
   return j;
 }
 
@@ -303,12 +307,13 @@ void AppendDecode(const std::vector<SimulatedPoint>& points, std::string& out) {
                  {true, false, false, false, false, false}};
   for (const auto& sp : points) {
     const auto& p = sp.point->prediction;
+    const stats::Figures figures = stats::FiguresOf(p.metrics, p.layout.gpus());
     std::vector<std::string> row = {p.layout.Label(), std::to_string(p.concurrency)};
     for (const DecodeFigure& f : DecodeFigures(sp)) {
-      std::string cell = FormatNumber(f.value * f.scale, 2);
+      std::string cell = FormatNumber(stats::FigureIn(figures.*f.member, f.unit), 2);
       if (f.interval)
-        cell += fmt::format(" [{}, {}]", FormatNumber(f.interval->low * f.scale, 2),
-                            FormatNumber(f.interval->high * f.scale, 2));
+        cell += fmt::format(" [{}, {}]", FormatNumber(stats::FigureIn(f.interval->low, f.unit), 2),
+                            FormatNumber(stats::FigureIn(f.interval->high, f.unit), 2));
       row.push_back(cell);
     }
     t.rows.push_back(std::move(row));
@@ -438,8 +443,14 @@ nlohmann::json SimulatedPredictionJson(const SimulatedPage& page) {
       for (int k = 0; k < cost::kModelFormDistances; ++k)
         mj[cost::kModelFormDistanceNames[k]] = scales[k];
       mj["source"] = m->source;
-      mj["applies_to"] = {"input_tps",  "ttft_p50_s", "ttft_p95_s", "tpot_ms",
-                          "itl_p99_ms", "output_tps", "e2e_p50_s"};
+      // The figures ApplyModelForm widens: those with intervals above.
+      nlohmann::json applies = nlohmann::json::array();
+      for (double stats::Figures::*m :
+           {&stats::Figures::input_tps, &stats::Figures::ttft_p50_s, &stats::Figures::ttft_p95_s})
+        applies.push_back(stats::FigureKey(m));
+      for (const DecodeFigure& d : DecodeFigures(SimulatedPoint{}))
+        applies.push_back(stats::FigureKey(d.member, d.unit));
+      mj["applies_to"] = applies;
     }
   }
   return j;

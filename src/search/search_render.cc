@@ -77,11 +77,6 @@ std::string ScoreText(const Evaluated& e) {
   return s;
 }
 
-// One end of an interval; null when none was drawn.
-json End(const std::optional<uncertainty::Interval>& iv, bool high) {
-  return iv ? json(high ? iv->high : iv->low) : json();
-}
-
 json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
   return {{"pp", l.pp},    {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"servers", l.instances},
           {"nodes", nodes}};
@@ -148,44 +143,45 @@ std::string BestLoadLine(const SearchResult& r) {
       r.probes);
 }
 
-// One load point's figures; interval ends are null where none was drawn.
+// One load point's figures, named by stats::FigureKey; interval ends are
+// null where none was drawn, the decode figures null without a TPOT.
 json PointJson(const PointFigures& p) {
-  return {
-      {"concurrency", p.load.concurrency},
-      {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
-      {"probed", p.probed},
-      {"requests", p.requests},
-      {"requests_completed", p.requests_completed},
-      {"input_tps", p.input_tps},
-      {"input_tps_low", End(p.input_tps_interval, false)},
-      {"input_tps_high", End(p.input_tps_interval, true)},
-      {"input_tps_per_gpu", p.input_tps_per_gpu},
-      {"ttft_p50_s", p.ttft_p50_s},
-      {"ttft_p50_s_low", End(p.ttft_p50_interval, false)},
-      {"ttft_p50_s_high", End(p.ttft_p50_interval, true)},
-      {"ttft_p95_s", p.ttft_p95_s},
-      {"peak_gpu_mib", p.peak_gpu_mib},
-      {"output_tps", p.output_tps},
-      {"output_tps_low", End(p.output_tps_interval, false)},
-      {"output_tps_high", End(p.output_tps_interval, true)},
-      {"output_tps_per_gpu", p.output_tps_per_gpu},
-      {"output_tps_per_user", p.tpot_p50_s > 0 ? json(p.output_tps_per_user) : json()},
-      {"tpot_p50_ms", p.tpot_p50_s > 0 ? json(p.tpot_p50_s * 1e3) : json()},
-      {"tpot_p50_ms_low", p.tpot_p50_interval ? json(p.tpot_p50_interval->low * 1e3) : json()},
-      {"tpot_p50_ms_high", p.tpot_p50_interval ? json(p.tpot_p50_interval->high * 1e3) : json()},
-      {"request_rps", p.request_rps},
-      {"goodput_rps", p.goodput_rps},
-      {"meets_sla", p.meets_sla},
-      {"steady_state", p.not_steady.empty()},
-      {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
-      {"sla_figures", SlaJson(p.sla)},
-      {"bubble_share", p.bubble_share},
-      {"exposed_comm_share", p.exposed_comm_share},
-      {"disaggregated", p.pd ? json{{"transfer_share_of_ttft", p.pd->transfer_share_of_ttft},
-                                    {"prefill_busy_share", p.pd->prefill_busy},
-                                    {"decode_held_share", p.pd->decode_fill},
-                                    {"bottleneck", p.pd->bottleneck}}
-                             : json()}};
+  using F = stats::Figures;
+  using stats::TimeUnit;
+  json j = {{"concurrency", p.load.concurrency},
+            {"request_rate", p.load.open() ? json(p.load.request_rate) : json()},
+            {"probed", p.probed},
+            {"requests", p.requests},
+            {"requests_completed", p.requests_completed},
+            {"peak_gpu_mib", p.peak_gpu_mib},
+            {"meets_sla", p.meets_sla},
+            {"steady_state", p.not_steady.empty()},
+            {"not_steady", p.not_steady.empty() ? json() : json(p.not_steady)},
+            {"sla_figures", SlaJson(p.sla)},
+            {"bubble_share", p.bubble_share},
+            {"exposed_comm_share", p.exposed_comm_share},
+            {"disaggregated", p.pd ? json{{"transfer_share_of_ttft", p.pd->transfer_share_of_ttft},
+                                          {"prefill_busy_share", p.pd->prefill_busy},
+                                          {"decode_held_share", p.pd->decode_fill},
+                                          {"bottleneck", p.pd->bottleneck}}
+                                   : json()}};
+  for (double F::*m : {&F::input_tps, &F::input_tps_per_gpu, &F::ttft_p50_s, &F::ttft_p95_s,
+                       &F::output_tps, &F::output_tps_per_gpu, &F::request_rps, &F::goodput_rps})
+    j[stats::FigureKey(m)] = p.*m;
+  const bool decoded = p.tpot_p50_s > 0;
+  j[stats::FigureKey(&F::output_tps_per_user)] = decoded ? json(p.output_tps_per_user) : json();
+  const std::string tpot = stats::FigureKey(&F::tpot_p50_s, TimeUnit::kMilliseconds);
+  j[tpot] = decoded ? json(stats::FigureIn(p.tpot_p50_s, TimeUnit::kMilliseconds)) : json();
+  const auto ends = [&](const std::string& key, const std::optional<uncertainty::Interval>& i,
+                        TimeUnit unit) {
+    j[key + "_low"] = i ? json(stats::FigureIn(i->low, unit)) : json();
+    j[key + "_high"] = i ? json(stats::FigureIn(i->high, unit)) : json();
+  };
+  ends(stats::FigureKey(&F::input_tps), p.input_tps_interval, TimeUnit::kSeconds);
+  ends(stats::FigureKey(&F::ttft_p50_s), p.ttft_p50_interval, TimeUnit::kSeconds);
+  ends(stats::FigureKey(&F::output_tps), p.output_tps_interval, TimeUnit::kSeconds);
+  ends(tpot, p.tpot_p50_interval, TimeUnit::kMilliseconds);
+  return j;
 }
 
 json BindingJson(const Binding& b) {

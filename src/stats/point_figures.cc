@@ -35,6 +35,18 @@ const FigureField* FieldOf(double Figures::*member) {
   return nullptr;
 }
 
+std::string FigureKey(double Figures::*member, TimeUnit unit) {
+  std::string key = FieldOf(member)->name;
+  if (unit == TimeUnit::kMilliseconds && key.size() > 2 &&
+      key.compare(key.size() - 2, 2, "_s") == 0)
+    key.replace(key.size() - 2, 2, "_ms");
+  return key;
+}
+
+double FigureIn(double value, TimeUnit unit) {
+  return unit == TimeUnit::kMilliseconds ? value * 1e3 : value;
+}
+
 void Derive(Figures& f, int gpus) {
   f.input_tps_per_gpu = gpus > 0 ? f.input_tps / gpus : 0;
   f.output_tps_per_gpu = gpus > 0 ? f.output_tps / gpus : 0;

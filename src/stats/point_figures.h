@@ -10,6 +10,7 @@
 // GPUs' readings, each with its own meaning.
 
 #include <span>
+#include <string>
 
 #include "stats/stats.h"
 
@@ -57,6 +58,15 @@ struct FigureField {
 std::span<const FigureField> FigureFields();
 // The field of `member`; null for none.
 const FigureField* FieldOf(double Figures::*member);
+
+// The unit a file gives a time figure in.
+enum class TimeUnit { kSeconds, kMilliseconds };
+// The key of `member` in a file: its FigureFields name, a time's "_s"
+// written "_ms" where the file gives it in milliseconds. Every JSON writer
+// of a point's figures names them so: one name per figure.
+std::string FigureKey(double Figures::*member, TimeUnit unit = TimeUnit::kSeconds);
+// `value` of `member` in that unit.
+double FigureIn(double value, TimeUnit unit);
 
 // Sets the derived figures from the others, on `gpus` GPUs.
 void Derive(Figures& f, int gpus);

@@ -81,5 +81,16 @@ TEST(Figures, TheTableNamesEveryFieldOnceAndFindsItByMember) {
       << "a double member of Figures is not in FigureFields() (the +1 is `decode`, padded)";
 }
 
+// A file names a figure by the table, a time in milliseconds with "_ms"
+// for "_s", and converts only the value it is given.
+TEST(Figures, AKeyIsTheFieldsNameInTheFilesUnit) {
+  EXPECT_EQ(FigureKey(&Figures::tpot_p50_s), "tpot_p50_s");
+  EXPECT_EQ(FigureKey(&Figures::tpot_p50_s, TimeUnit::kMilliseconds), "tpot_p50_ms");
+  EXPECT_EQ(FigureKey(&Figures::itl_p99_s, TimeUnit::kMilliseconds), "itl_p99_ms");
+  EXPECT_EQ(FigureKey(&Figures::input_tps), "input_tps");
+  EXPECT_DOUBLE_EQ(FigureIn(0.025, TimeUnit::kMilliseconds), 25);
+  EXPECT_DOUBLE_EQ(FigureIn(0.025, TimeUnit::kSeconds), 0.025);
+}
+
 }  // namespace
 }  // namespace ppsearch::stats
