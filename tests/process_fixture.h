@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "free_port.h"
+#include "testkit/free_port.h"
 #include "launch/process.h"
 
 namespace ppsearch::testing {

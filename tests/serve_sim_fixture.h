@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli_fixture.h"
-#include "free_port.h"
+#include "testkit/free_port.h"
 
 namespace ppsearch::testing {
 

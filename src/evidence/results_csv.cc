@@ -76,7 +76,8 @@ Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
   PPS_ASSIGN_OR_RETURN(row.repeat, CsvPositiveInt(t, r, "repeat"));
   // A sample measured something where it has an input TPS, and decoded
   // where it has a TPOT p50; it then has every figure the writer writes for
-  // it, and no other.
+  // it, and no other. A column the file's header lacks (a file written
+  // before it was added) is unknown, read as 0.
   if (!CsvCell(t, r, "input_tps").empty()) {
     row.figures.emplace();
     row.figures->decode = !CsvCell(t, r, "tpot_p50_s").empty();
@@ -86,7 +87,7 @@ Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
       PPS_ASSIGN_OR_RETURN(row.*c.count, CsvOptionalCount(t, r, c.name));
     } else if (c.memory != nullptr) {
       PPS_ASSIGN_OR_RETURN(row.*c.memory, CsvOptional(t, r, c.name));
-    } else if (c.figure != nullptr) {
+    } else if (c.figure != nullptr && t.Column(c.name) >= 0) {
       PPS_ASSIGN_OR_RETURN(const std::optional<double> v, CsvOptional(t, r, c.name));
       if (Has(c, row) != v.has_value())
         return MakeError(CsvAt(t, r) + ": column '" + c.name + "': expected " +

@@ -181,5 +181,23 @@ TEST(ResultsCsv, AFigureMissingOrOutOfPlaceIsNamedWithItsLine) {
             "figures: input_tps is empty)");
 }
 
+// A file written before a figure's column existed (goodput_rps came after
+// dp) reads, the figure unknown.
+TEST(ResultsCsv, AFileWithoutALaterFigureColumnReads) {
+  Result<CsvTable> t = ParseCsv(ResultsCsvText({Measured()}), "results.csv");
+  ASSERT_TRUE(t.ok());
+  const size_t at = static_cast<size_t>(t->Column("goodput_rps"));
+  CsvTable older = *t;
+  older.header.erase(older.header.begin() + static_cast<long>(at));
+  for (auto& row : older.rows) row.erase(row.begin() + static_cast<long>(at));
+  Result<CsvTable> reparsed = ParseCsv(CsvRow(older.header) + CsvRow(older.rows[0]), "old.csv");
+  ASSERT_TRUE(reparsed.ok());
+  Result<std::vector<ResultRow>> r = ParseResultsCsv(*reparsed);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE((*r)[0].figures.has_value());
+  EXPECT_EQ((*r)[0].figures->input_tps, 5123.25);
+  EXPECT_EQ((*r)[0].figures->goodput_rps, 0);
+}
+
 }  // namespace
 }  // namespace ppsearch::evidence

@@ -37,8 +37,6 @@ std::string BurstLine(const hardware::HardwareProfile& hw,
       hw.TensorBurstText(), Pct(low), Pct(high));
 }
 
-// A decode figure of a point: its JSON key, the central value, its interval
-// (null without intervals) and the factor to the key's unit.
 // A decode figure of a point: which one, its unit in the JSON, and its
 // intervals where drawn.
 struct DecodeFigure {

@@ -120,11 +120,22 @@ void HttpCall::StartStream(std::string_view content_type) {
   // turn of the loop until then would find the socket writable (epoll is
   // level-triggered) for nothing.
   head_pending_ = true;
-  // evhttp reads a streaming connection only to see it close, but its read
-  // timeout would still cut a stream whose next token is more than that
-  // away: a stream keeps only the write timeout (a client not reading).
+  // A stream hears its client close at once, before its head too: reading
+  // is turned on with no read callback, as evhttp turns it on for a reply
+  // it writes (data waits for the next request; an end of file reaches
+  // evhttp's error callback, which closes the connection).
+  bufferevent* bev = evhttp_connection_get_bufferevent(conn_);
+  bufferevent_data_cb read_cb = nullptr, write_cb = nullptr;
+  bufferevent_event_cb event_cb = nullptr;
+  void* arg = nullptr;
+  bufferevent_getcb(bev, &read_cb, &write_cb, &event_cb, &arg);
+  bufferevent_setcb(bev, nullptr, write_cb, event_cb, arg);
+  bufferevent_enable(bev, EV_READ);
+  // evhttp's read timeout would still cut a stream whose next token is more
+  // than that away: a stream keeps only the write timeout (a client not
+  // reading).
   const timeval write_timeout = Seconds(front_->options_.write_timeout_s);
-  bufferevent_set_timeouts(evhttp_connection_get_bufferevent(conn_), nullptr, &write_timeout);
+  bufferevent_set_timeouts(bev, nullptr, &write_timeout);
 }
 
 void HttpCall::SendStreamHead() {

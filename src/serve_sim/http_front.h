@@ -117,16 +117,19 @@ class HttpFront {
   // the error names the address and why.
   Status Listen(const std::string& host, int port);
   int listen_fd() const { return listen_fd_; }
-  // `tick` runs on the loop thread before connections' events: after
-  // Kick(), and then again the seconds it returns later (not again until
-  // the next Kick while it returns a negative number). Set before Start().
+  // `tick` runs on the loop thread, in the loop's turn with the
+  // connections' events: after Kick(), and then again the seconds it
+  // returns later (not again until the next Kick while it returns a
+  // negative number). Set before Start().
   void SetTicker(std::function<double()> tick);
-  // Runs the ticker as soon as the current callback returns. Loop thread only.
+  // Runs the ticker in this turn of the loop, after the events already due
+  // in it. Loop thread only.
   void Kick();
   // Starts the loop thread; requests are answered from now on.
   void Start();
   // Runs `task` on the loop thread, after every task posted before it (on
-  // the loop thread itself: once the current callback returns).
+  // the loop thread itself: in this turn, after the events already due in
+  // it).
   // Thread-safe; tasks posted after Stop() never run.
   void Post(std::function<void()> task);
   // Stops the loop and closes every connection (requests still being

@@ -143,6 +143,36 @@ TEST(HttpFront, AClientThatHangsUpBeforeItsAnswerIsHeardAtOnce) {
   EXPECT_LT(SecondsSince(t0), 1.0) << "the hang-up scan runs every 0.2 s";
 }
 
+// A stream's head waits for its first chunk, but its client's hang-up is
+// heard at once all the same, not at the next hang-up scan (set far off
+// here), and the head never went out.
+TEST(HttpFront, AStreamWaitingForItsFirstChunkHearsItsClientHangUpAtOnce) {
+  std::atomic<bool> closed{false};
+  std::atomic<bool> started{false};
+  HttpFrontOptions options;
+  options.hang_up_scan_s = 30;
+  Served s(
+      [&](const std::shared_ptr<HttpCall>& call) {
+        call->OnClose([&] { closed = true; });
+        call->StartStream("text/event-stream");
+        started = true;  // no chunk ever
+      },
+      options);
+  const int fd = Connect(s.port);
+  ASSERT_GE(fd, 0);
+  SendAll(fd, "POST /generate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+  for (int i = 0; i < 500 && !started; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(started);
+  char c = 0;
+  EXPECT_EQ(::recv(fd, &c, 1, MSG_DONTWAIT), -1) << "no head before the first chunk";
+  const auto t0 = Steady::now();
+  ::close(fd);
+  while (!closed && SecondsSince(t0) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(closed);
+  EXPECT_LT(SecondsSince(t0), 1.0);
+}
+
 TEST(HttpFront, ASilentConnectionIsCutAfterTheReadTimeoutAndAnIdleOneAfterTheWriteTimeout) {
   HttpFrontOptions options;
   options.read_timeout_s = 0.4;

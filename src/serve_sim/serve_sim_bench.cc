@@ -28,6 +28,7 @@
 #include "serve_sim/deployment.h"
 #include "serve_sim/sim_server.h"
 #include "stats/stats.h"
+#include "testkit/free_port.h"
 #include "util/files.h"
 
 namespace ppsearch::serve_sim {
@@ -43,22 +44,6 @@ bool WaitHealthy(int port, double timeout_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
-}
-
-// A loopback port no socket holds now, as the kernel picks one (a fixed
-// port in the ephemeral range was once held by an earlier run's client).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
 }
 
 // serve-sim on its own threads in this process, as `ppsearch serve-sim`
@@ -112,7 +97,7 @@ double ProcessCpuS() {
 
 void BM_ServeSimFirstTokenGap(benchmark::State& state) {
   const int concurrency = static_cast<int>(state.range(0));
-  InProcessServer server(FreePort(), 20);
+  InProcessServer server(ppsearch::testing::FreePort(), 20);
   if (!server.error.empty()) {
     state.SkipWithError(server.error.c_str());
     return;
@@ -153,7 +138,7 @@ BENCHMARK(BM_ServeSimFirstTokenGap)
 
 void BM_ServeSimOneTokenRequests(benchmark::State& state) {
   // x1000: a 128-token prefill is microseconds, so the HTTP path is what is timed.
-  InProcessServer server(FreePort(), 1000);
+  InProcessServer server(ppsearch::testing::FreePort(), 1000);
   if (!server.error.empty()) {
     state.SkipWithError(server.error.c_str());
     return;

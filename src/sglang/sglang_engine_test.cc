@@ -25,6 +25,7 @@
 #include "sglang/commands.h"
 #include "sglang/server_group.h"
 #include "spec/spec_parser.h"
+#include "testkit/free_port.h"
 #include "util/files.h"
 
 namespace ppsearch::sglang {
@@ -77,13 +78,6 @@ loadgen::ScriptedResponse AsSglang(const loadgen::ScriptedRequest& req) {
 // The verdict as the manifest names it.
 std::string VerdictOf(const run::SampleOutput& out) { return evidence::VerdictName(out.verdict); }
 
-// A port of 127.0.0.1 free now (the stand-in binds it again when node 0 starts).
-int FreePort() {
-  auto probe = loadgen::ScriptedServer::Start(AsSglang);
-  EXPECT_TRUE(probe.ok()) << probe.error().message;
-  return probe.ok() ? (*probe)->port() : 0;
-}
-
 class SglangEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -93,8 +87,9 @@ class SglangEngineTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     paths_.root = dir_.string();
-    port_ = FreePort();
-    dist_port_ = FreePort();
+    const std::vector<int> ports = ppsearch::testing::FreePorts(2);
+    port_ = ports[0];
+    dist_port_ = ports[1];
     sample_.layout.pp = 2;
     sample_.layout.tp = 2;
     sample_.layout.ep = 1;

@@ -62,8 +62,9 @@ const FigureField* FieldOf(double Figures::*member);
 // The unit a file gives a time figure in.
 enum class TimeUnit { kSeconds, kMilliseconds };
 // The key of `member` in a file: its FigureFields name, a time's "_s"
-// written "_ms" where the file gives it in milliseconds. Every JSON writer
-// of a point's figures names them so: one name per figure.
+// written "_ms" where the file gives it in milliseconds. `search --json`,
+// `simulate --json` and results.csv name a point's figures so (summary's
+// medians add "_median"): one name per figure.
 std::string FigureKey(double Figures::*member, TimeUnit unit = TimeUnit::kSeconds);
 // `value` of `member` in that unit.
 double FigureIn(double value, TimeUnit unit);

@@ -34,8 +34,8 @@ struct MemberValues : stats::Figures {
   double peak_gpu_mib = 0;
 };
 
-// The figures a decide::Objective reads from one draw: those the draws
-// carry (input TPS, TTFT p50, output TPS); 0 for the others.
+// The figures a decide::Objective reads from one draw: input TPS, TTFT p50
+// and output TPS; 0 for the others.
 inline decide::ObjectiveFigures ObjectiveDraw(const MemberValues& v) {
   return {v.input_tps, v.ttft_p50_s, v.output_tps, 0, 0};
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Loopback ports for the end-to-end tests, the one definition they share.
+// Loopback ports for the tests and benchmarks that start servers, the one
+// definition they share.
 //
 // A port the kernel hands out for bind(0) lies in the ephemeral range, where
 // any process in a parallel test (srun, ssh, an HTTP client) may be given the
@@ -51,7 +52,10 @@ inline bool Reserve(int port) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ppsearch-test-ports";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::filesystem::permissions(dir, std::filesystem::perms::all, ec);
+  // Shared by every user's tests, as /tmp is: anyone may add a file, only
+  // its owner remove it.
+  std::filesystem::permissions(
+      dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
   const std::string file = (dir / std::to_string(port)).string();
   const int fd = ::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
   if (fd < 0) return false;
@@ -62,18 +66,24 @@ inline bool Reserve(int port) {
   return true;
 }
 
-// bind(0) on 127.0.0.1: the fallback when no port lies below the ephemeral
-// range on this machine.
-inline int KernelPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+// `n` distinct ports bind(0) gives on 127.0.0.1, all held at once and then
+// released: the fallback when no port lies below the ephemeral range on
+// this machine.
+inline std::vector<int> KernelPorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    fds.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
 }
 
 }  // namespace free_port_detail
@@ -85,10 +95,7 @@ inline std::vector<int> FreePorts(int n) {
   constexpr int kLowest = 10000;
   const int high = d::EphemeralLow();  // exclusive
   std::vector<int> ports;
-  if (high - kLowest < 1000) {
-    for (int i = 0; i < n; ++i) ports.push_back(d::KernelPort());
-    return ports;
-  }
+  if (high - kLowest < 1000) return d::KernelPorts(n);
   // Start where the pid points, so parallel tests rarely probe the same
   // files, and walk the range once at most.
   const int span = high - kLowest;
@@ -97,7 +104,10 @@ inline std::vector<int> FreePorts(int n) {
     const int port = kLowest + (start + i) % span;
     if (d::Bindable(port) && d::Reserve(port)) ports.push_back(port);
   }
-  while (static_cast<int>(ports.size()) < n) ports.push_back(d::KernelPort());
+  if (static_cast<int>(ports.size()) < n) {
+    const std::vector<int> more = d::KernelPorts(n - static_cast<int>(ports.size()));
+    ports.insert(ports.end(), more.begin(), more.end());
+  }
   return ports;
 }
 
