@@ -26,7 +26,8 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
     if (s->headroom_mib && (!p.headroom_mib || *s->headroom_mib < *p.headroom_mib))
       p.headroom_mib = s->headroom_mib;
   }
-  // Each figure's median over the repeats; the derived ones from the medians.
+  // Each figure's median over the repeats (input TPS and TTFT p50 with
+  // their spreads); the derived ones from the medians.
   std::vector<stats::Figures> figures;
   for (const SampleAnalysis* s : samples)
     figures.push_back(stats::FiguresOf(s->metrics, layout.gpus()));
@@ -35,17 +36,12 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
     std::vector<double> values;
     for (const stats::Figures& f : figures) values.push_back(f.*field.member);
     p.median.*field.member = stats::Median(values);
+    if (field.member == &stats::Figures::input_tps) p.input_tps_spread = stats::Spread(values);
+    if (field.member == &stats::Figures::ttft_p50_s) p.ttft_p50_s_spread = stats::Spread(values);
   }
   p.median.decode =
       std::any_of(figures.begin(), figures.end(), [](const stats::Figures& f) { return f.decode; });
   stats::Derive(p.median, layout.gpus());
-  std::vector<double> tps, p50;
-  for (const stats::Figures& f : figures) {
-    tps.push_back(f.input_tps);
-    p50.push_back(f.ttft_p50_s);
-  }
-  p.input_tps_spread = stats::Spread(tps);
-  p.ttft_p50_s_spread = stats::Spread(p50);
   return p;
 }
 
