@@ -334,15 +334,26 @@ void HttpFront::OnRequest(evhttp_request* req, void* self) {
   front->handler_(call);
 }
 
-void HttpFront::OnConnectionClose(evhttp_connection*, void* raw) {
+void HttpFront::OnConnectionClose(evhttp_connection* conn, void* raw) {
   auto* call = static_cast<HttpCall*>(raw);
   auto& calls = call->front_->calls_;
   auto it = calls.find(call);
   if (it == calls.end()) return;
   const std::shared_ptr<HttpCall> keep = it->second;  // alive through Detach
-  call->conn_ = nullptr;                              // being freed
+  // A connection that fails while its request is still being answered (the
+  // client's end of file or a timeout: evhttp_connection_incoming_fail)
+  // unlinks the request before it frees the connection, and leaves the
+  // request to the code answering it, whose evhttp_send_reply_end would
+  // free it. Freed with the connection otherwise (still linked: our own
+  // evhttp_connection_free, evhttp_free). `conn` is null only from Stop,
+  // after evhttp_free, when the request may be gone.
+  evhttp_request* orphan =
+      conn && call->req_ && evhttp_request_get_connection(call->req_) == nullptr ? call->req_
+                                                                                 : nullptr;
+  call->conn_ = nullptr;  // being freed
   std::function<void()> on_close = std::move(call->on_close_);
   call->Detach();
+  if (orphan) evhttp_request_free(orphan);
   if (on_close) on_close();
 }
 
