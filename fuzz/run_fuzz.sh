@@ -87,6 +87,8 @@ case $name in
     cat "$corpus/records" "$corpus/records" >"$corpus/records-doubled"
     printf '%s\n' '{"sample": "2x-pp2-tp8-ep4_c8_r1", "simulated": false, "seed": 7, "ready_s": 0.5, "server_version": null, "url": "http://n0:1", "ttft_s": {"p50": 0.2, "max": 0.4}, "instances": [{"instance": 0, "hosts": ["n0"], "requests": 4, "requests_ok": 4}], "stop_notes": ["killed"], "replayed_from": {"file": "m.csv", "line": 2}, "noise_cv": 0.01, "micro_batches": 9}' \
       >"$corpus/bench"
+    printf '%s\n' '{"sample": "1p1d-pp1-tp8-ep8+pp1-tp8-ep8-dp8_c8_r1", "disaggregation": {"pools": [{"role": "prefill", "gpus": 8, "servers": [{"instance": 0, "hosts": ["n0"], "requests": 4, "requests_ok": 4}], "busy_share": 0.5, "batch_fill": 0.1}], "ttft_parts_s": {"prefill": 0.2, "transfer": 0.01}, "transfer_bytes": 1024, "bottleneck": "prefill"}}' \
+      >"$corpus/bench-disaggregated"
     ;;
   nsys)
     mapfile -t sources < <(echo "$src/fuzz/nsys_fuzz.cc"; lib_sources nsys stats decide table

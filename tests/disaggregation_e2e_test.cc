@@ -1,12 +1,19 @@
 // A disaggregated spec as a user meets it: `plan` and `validate` accept the
-// shipped example and print both pools, `simulate` predicts it; the commands
-// that search or run refuse it with exit 2 rather than treat it as
-// aggregated.
+// shipped example and print both pools, `simulate` predicts it, `run
+// --engine sim` runs it into a run directory that keeps each pool's
+// evidence (killed and resumed as any run); the commands that cannot take
+// one yet refuse it with exit 2 rather than treat it as aggregated.
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli_fixture.h"
 
@@ -16,15 +23,28 @@ namespace fs = std::filesystem;
 
 using ppsearch::testing::CliTest;
 using ppsearch::testing::CommandResult;
+using ppsearch::testing::ReadText;
 
 constexpr char kExample[] = "examples/deepseek-v3-1p1d.toml";
 
 // The example's [sweep.prefill] table starts on this line.
 constexpr char kRefusal[] =
     "error: examples/deepseek-v3-1p1d.toml:44:1: [sweep.prefill] and [sweep.decode] make this a "
-    "disaggregated deployment; only `ppsearch plan`, `ppsearch validate` and `ppsearch "
-    "simulate` understand disaggregated deployments so far (running them is not built yet; "
-    "`ppsearch search` of an aggregated spec adds them itself)\n";
+    "disaggregated deployment; only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` "
+    "and `ppsearch run --engine sim` understand disaggregated deployments so far (`ppsearch "
+    "search` of an aggregated spec adds them itself)\n";
+
+// The example's one deployment, as its samples are named.
+constexpr char kDeployment[] = "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8";
+
+int CountCompleted(const fs::path& run) {
+  const std::string m = ReadText(run / "manifest.jsonl");
+  int n = 0;
+  for (size_t p = m.find("\"completed\""); p != std::string::npos;
+       p = m.find("\"completed\"", p + 1))
+    ++n;
+  return n;
+}
 
 class DisaggregationE2e : public CliTest {};
 
@@ -127,8 +147,7 @@ TEST_F(DisaggregationE2e, SearchEmitsItsBestDisaggregatedDeploymentForSimulate) 
           out + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The page's front chart has a series of its own for them.
-  EXPECT_NE(ppsearch::testing::ReadText(html).find("<text x=\"18\" y=\"10\">disaggregated</text>"),
-            std::string::npos);
+  EXPECT_NE(ReadText(html).find("<text x=\"18\" y=\"10\">disaggregated</text>"), std::string::npos);
   EXPECT_NE(r.out.find("1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the disaggregated deployment"), std::string::npos) << r.err;
   CommandResult v = Run("validate " + out);
@@ -138,6 +157,11 @@ TEST_F(DisaggregationE2e, SearchEmitsItsBestDisaggregatedDeploymentForSimulate) 
   const nlohmann::json j = nlohmann::json::parse(s.out);
   EXPECT_TRUE(j["disaggregated"].get<bool>());
   EXPECT_EQ(j["points"][0]["requests_completed"].get<int>(), 64);
+  // ... and `run --engine sim` runs it.
+  CommandResult ran = Run("run " + out + " --engine sim --run-id best --set sweep.repeats=1" +
+                          " --set experiment.results_dir=" + (dir_ / "runs").string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ReadText(dir_ / "runs" / "best" / "report.md").find("## Pools"), std::string::npos);
 }
 
 TEST_F(DisaggregationE2e, SearchRefusesWithExit2) {
@@ -146,14 +170,135 @@ TEST_F(DisaggregationE2e, SearchRefusesWithExit2) {
   EXPECT_EQ(r.err, kRefusal);
 }
 
-TEST_F(DisaggregationE2e, RunRefusesWithExit2) {
-  const fs::path out = dir_ / "run";
-  CommandResult r = Run(std::string("run ") + kExample +
-                        " --engine sim --set experiment.results_dir=" + out.string());
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.err.find("only `ppsearch plan`, `ppsearch validate` and `ppsearch simulate`"),
+// The example on the simulated engine: its samples are the deployment's;
+// each node's log and GPU snapshot are its pool's server's (its
+// --disaggregation-mode, its memory), bench/<sample>.json names each pool's
+// servers with the requests each served, commands.txt holds both pools'
+// servers, the router in PD mode and the benchmark through it, and the
+// report has a Pools section that `report` rebuilds from the evidence.
+TEST_F(DisaggregationE2e, RunOnTheSimulatedEngineKeepsEachPoolsEvidence) {
+  const fs::path results = dir_ / "results";
+  CommandResult r = Run(std::string("run ") + kExample + " --engine sim --run-id pd" +
+                        " --set experiment.results_dir=" + results.string() +
+                        " --set sweep.concurrency=[16] --set sweep.repeats=1 "
+                        "--set workload.requests=64");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = results / "pd";
+  const std::string sample = std::string(kDeployment) + "_c16_r1";
+  EXPECT_EQ(CountCompleted(run), 1);
+  const std::string prefill_log = ReadText(run / "service" / sample / "n0.log");
+  EXPECT_NE(prefill_log.find("disaggregation_mode='prefill'"), std::string::npos) << prefill_log;
+  EXPECT_NE(prefill_log.find("tp_size=8, pp_size=1, ep_size=8, dp_size=1"), std::string::npos);
+  const std::string decode_log = ReadText(run / "service" / sample / "n3.log");
+  EXPECT_NE(decode_log.find("disaggregation_mode='decode'"), std::string::npos) << decode_log;
+  EXPECT_NE(decode_log.find("enable_dp_attention=True"), std::string::npos);
+  // Each pool's memory: the decode servers hold more than the prefill server.
+  const std::string prefill_gpus = ReadText(run / "gpu" / sample / "n0.csv");
+  const std::string decode_gpus = ReadText(run / "gpu" / sample / "n1.csv");
+  ASSERT_FALSE(prefill_gpus.empty());
+  EXPECT_NE(prefill_gpus, decode_gpus);
+
+  const nlohmann::json bench = nlohmann::json::parse(ReadText(run / "bench" / (sample + ".json")));
+  const nlohmann::json& pools = bench.at("disaggregation").at("pools");
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0]["role"], "prefill");
+  EXPECT_EQ(pools[0]["gpus"], 8);
+  EXPECT_EQ(pools[1]["role"], "decode");
+  ASSERT_EQ(pools[1]["servers"].size(), 3u);
+  EXPECT_EQ(pools[1]["servers"][2]["hosts"], nlohmann::json::array({"n3"}));
+  int served = 0;
+  for (const auto& server : pools[1]["servers"]) served += server["requests_ok"].get<int>();
+  EXPECT_EQ(served, 64) << "every request decoded on one of the decode servers";
+  EXPECT_EQ(pools[0]["servers"][0]["requests_ok"], 64);
+
+  const std::string commands = ReadText(run / "metadata" / "commands.txt");
+  EXPECT_NE(commands.find("n0 (prefill): python3 -m sglang.launch_server"), std::string::npos);
+  EXPECT_NE(commands.find("--disaggregation-mode decode --disaggregation-transfer-backend "
+                          "mooncake --disaggregation-bootstrap-port 8998"),
             std::string::npos)
-      << r.err;
+      << commands;
+  EXPECT_NE(commands.find("n0 (router): python3 -m sglang_router.launch_router "
+                          "--pd-disaggregation --prefill http://n0:30000 8998 --decode "
+                          "http://n1:30000 --decode http://n2:30000 --decode http://n3:30000 "
+                          "--policy cache_aware --host n0 --port 8000"),
+            std::string::npos)
+      << commands;
+  EXPECT_NE(commands.find("ppsearch bench --url http://n0:8000 "), std::string::npos);
+
+  const std::string summary = ReadText(run / "summary.csv");
+  EXPECT_NE(summary.find("\n1,,,,16,"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(std::string(",") + kDeployment + "\n"), std::string::npos) << summary;
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_NE(report.find("## Pools"), std::string::npos) << report;
+  EXPECT_NE(report.find("| prefill |       1 | n0       |    8 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("**Primary: 1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8**"), std::string::npos)
+      << report;
+  fs::remove(run / "report.md");
+  fs::remove(run / "summary.csv");
+  CommandResult rebuilt = Run("report " + run.string());
+  ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+  EXPECT_EQ(ReadText(run / "summary.csv"), summary);
+  EXPECT_EQ(ReadText(run / "report.md"), report);
+}
+
+// Killed mid-run and resumed, a deployment's run completes each sample
+// exactly once and ends as a run left alone does.
+TEST_F(DisaggregationE2e, AKilledRunResumesToTheSameSummary) {
+  const std::string sets = std::string(" --set sweep.concurrency=[16,32] --set sweep.repeats=2 ") +
+                           "--set workload.requests=64";
+  const fs::path results = dir_ / "results";
+  CommandResult full = Run(std::string("run ") + kExample + " --engine sim --run-id full" + sets +
+                           " --set experiment.results_dir=" + results.string());
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const std::string set_dir = "experiment.results_dir=" + results.string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::freopen("/dev/null", "w", stdout);
+    ::freopen("/dev/null", "w", stderr);
+    ::execl(bin_.c_str(), bin_.c_str(), "run", kExample, "--engine", "sim", "--run-id", "killed",
+            "--set", "sweep.concurrency=[16,32]", "--set", "sweep.repeats=2", "--set",
+            "workload.requests=64", "--set", set_dir.c_str(), "--pace-ms", "400",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const fs::path run = results / "killed";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(fs::exists(run / "manifest.jsonl") && CountCompleted(run) >= 1))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const int before = CountCompleted(run);
+  ASSERT_GE(before, 1);
+  ASSERT_LT(before, 4);
+  CommandResult resumed = Run("run --resume " + run.string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(CountCompleted(run), 4) << "every sample completed exactly once";
+  EXPECT_EQ(ReadText(run / "summary.csv"), ReadText(results / "full" / "summary.csv"));
+}
+
+// What is not built for a deployment yet is refused before anything runs:
+// real servers (the example names an ssh launcher, so `run` would start
+// them) and an adaptive run, which chooses among layouts.
+TEST_F(DisaggregationE2e, RunRefusesRealServersAndAnAdaptiveRunWithExit2) {
+  const std::string results = " --set experiment.results_dir=" + (dir_ / "r").string();
+  CommandResult real = Run(std::string("run ") + kExample + results);
+  EXPECT_EQ(real.exit_code, 2) << real.out;
+  EXPECT_NE(real.err.find("examples/deepseek-v3-1p1d.toml:44:1: a disaggregated deployment runs "
+                          "on the simulated engine only so far (--engine sglang is not built "
+                          "for one yet); run it with --engine sim"),
+            std::string::npos)
+      << real.err;
+  CommandResult adaptive =
+      Run(std::string("run ") + kExample + " --engine sim --adaptive" + results);
+  EXPECT_EQ(adaptive.exit_code, 2) << adaptive.out;
+  EXPECT_NE(adaptive.err.find("a disaggregated spec holds one deployment; run it without "
+                              "--adaptive"),
+            std::string::npos)
+      << adaptive.err;
+  EXPECT_FALSE(fs::exists(dir_ / "r")) << "nothing was written";
 }
 
 TEST_F(DisaggregationE2e, ServeSimRefusesAPdServerWithExit2) {
@@ -162,8 +307,8 @@ TEST_F(DisaggregationE2e, ServeSimRefusesAPdServerWithExit2) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(r.err,
             "error: --disaggregation-mode decode: serve-sim plays aggregated SGLang servers only; "
-            "only `ppsearch plan`, `ppsearch validate` and `ppsearch simulate` understand "
-            "disaggregated deployments so far\n");
+            "only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` and `ppsearch run "
+            "--engine sim` understand disaggregated deployments so far\n");
 }
 
 }  // namespace

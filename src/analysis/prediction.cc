@@ -5,6 +5,7 @@
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "inputs/search_inputs.h"
+#include "predict/disaggregated.h"
 #include "uncertainty/model_error_file.h"
 #include "uncertainty/overlap.h"
 #include "uncertainty/summary.h"
@@ -16,6 +17,47 @@ const PredictedPoint* RunPrediction::Find(const spec::LayoutSpec& layout, int co
     if (p.layout == layout && p.concurrency == concurrency) return &p;
   return nullptr;
 }
+
+namespace {
+
+// A disaggregated spec's deployment at each of its sweep's load points, as
+// `simulate` predicts it (predict::PredictDisaggregated), with the
+// model-form intervals of input TPS and TTFT p50; the sentence the note
+// adds about them, "" for an aggregated spec.
+std::string AddDeploymentPoints(const inputs::SearchInputs& in,
+                                const cost::Calibration& calibration,
+                                const cost::ModelFormScales& scales, RunPrediction& out) {
+  if (!in.deployment) return "";
+  const plan::DisaggregatedPlan& d = *in.deployment;
+  if (!d.valid()) return "; the disaggregated deployment is invalid and was not predicted";
+  if (std::optional<std::string> why = predict::DisaggregatedNotModelled(d))
+    return "; the disaggregated deployment was not predicted: " + *why;
+  const spec::LayoutSpec& layout = in.spec.sweep.layouts.front();
+  for (int c : in.spec.sweep.concurrency) {
+    predict::PointOptions options;
+    options.concurrency = c;
+    options.seed = in.spec.workload.seed;
+    options.token_times = false;  // no figure here reads the inter-token gaps
+    const predict::DisaggregatedPrediction p =
+        predict::PredictDisaggregated(d, in.spec, in.model, in.hardware, calibration, options);
+    const predict::DisaggregatedIntervals iv =
+        predict::ModelFormIntervals(p, d, in.spec, in.hardware, calibration, scales);
+    PredictedPoint pp;
+    static_cast<stats::Figures&>(pp) = stats::FiguresOf(p.metrics, layout.gpus());
+    pp.layout = layout;
+    pp.concurrency = c;
+    pp.peak_gpu_mib = std::max(p.prefill.memory.peak_mib_max, p.decode.memory.peak_mib_max);
+    pp.input_tps_interval = iv.input_tps;
+    pp.ttft_p50_interval = iv.ttft_p50_s;
+    out.points.push_back(std::move(pp));
+  }
+  return "; in brackets for the disaggregated deployment, the 10th\u201390th percentile of the "
+         "model's own form error alone (each pool's distance from the calibration, and the "
+         "transfer, preallocation and router that no measurement has calibrated), as `ppsearch "
+         "simulate` gives them";
+}
+
+}  // namespace
 
 std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& prediction) {
   std::vector<PredictedPoint> out;
@@ -93,18 +135,25 @@ RunPrediction PredictRun(const inputs::SearchInputs* inputs, bool simulated,
   }
   options.model_form = *model_form;
   out.points = PredictedPoints(predict::PredictSearch(*inputs, calibration, options));
-  out.interval_members = options.ensemble.members;
-  out.note =
+  const std::string deployment = AddDeploymentPoints(*inputs, calibration, *model_form, out);
+  const std::string source =
       std::string("Predicted by the simulator from this run's spec") +
       (calibrated ? " and calibration (`metadata/calibration.json`)"
                   : " with the hardware profile as shipped (no calibration)") +
       (simulated ? ", without repeat noise: the central value the repeats scatter around"
-                 : ": what the calibrated model expects, to set against the measured medians") +
-      fmt::format(
-          "; in brackets, the 10th\u201390th percentile over {} draws of the parameters "
-          "the calibration left uncertain, widened by the model's own form error (fitted to "
-          "the backtest's misses; not measurement noise)",
-          options.ensemble.members);
+                 : ": what the calibrated model expects, to set against the measured medians");
+  if (inputs->plan.layouts.empty()) {  // a disaggregated deployment alone
+    out.note = source + deployment;
+    return out;
+  }
+  out.interval_members = options.ensemble.members;
+  out.note = source +
+             fmt::format(
+                 "; in brackets, the 10th\u201390th percentile over {} draws of the parameters "
+                 "the calibration left uncertain, widened by the model's own form error (fitted to "
+                 "the backtest's misses; not measurement noise)",
+                 options.ensemble.members) +
+             deployment;
   return out;
 }
 

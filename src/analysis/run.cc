@@ -132,6 +132,7 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
     in.invalid_evidence.push_back(std::move(p));
   if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
   in.synthesized = bench.synthesis.has_value();
+  in.disaggregation = bench.disaggregation;
 }
 
 // Every host of the cluster leaves a server log per sample; files of other
@@ -422,7 +423,8 @@ void NoteMissingBaseline(RunAnalysis& a) {
 
 void PlanLayouts(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
-  Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(spec);
+  Result<inputs::SearchInputs> in =
+      inputs::LoadSearchInputs(spec, {}, {}, inputs::Deployments::kPlan);
   if (!in.ok()) {
     a.warnings.push_back("communication-domain analysis and per-stage memory skipped: " +
                          in.error().message);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/log_scan.h"
+#include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
 #include "evidence/validation.h"
 #include "nvidia_smi/gpu_memory.h"
@@ -59,6 +60,9 @@ struct SampleInputs {
   // bench summary's ready_s: a server start, or ~0 for a reused server);
   // none when the engine does not time it (the simulated one).
   std::optional<double> ready_s;
+  // A disaggregated deployment's pools in the sample (the bench summary's
+  // `disaggregation` group); none for an aggregated layout.
+  std::optional<evidence::BenchDisaggregation> disaggregation;
   std::vector<LogText> logs;
   int logs_missing = 0;  // nodes of the cluster whose server log is absent or unreadable
   std::vector<NodeGpuSnapshot> gpu;
@@ -95,7 +99,8 @@ struct SampleAnalysis {
   double min_window_s = 0;
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
-  std::optional<double> ready_s;     // SampleInputs::ready_s
+  std::optional<double> ready_s;                                // SampleInputs::ready_s
+  std::optional<evidence::BenchDisaggregation> disaggregation;  // SampleInputs::disaggregation
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one
   int logs_missing = 0;

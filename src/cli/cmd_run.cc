@@ -78,10 +78,11 @@ void ShowProgress(const run::RunProgress& p) {
   }
 }
 
-void PrintDryRun(const spec::Spec& spec, const plan::Plan& plan, const launch::Launcher* launcher,
+void PrintDryRun(const SearchInputs& in, const launch::Launcher* launcher,
                  const std::string& engine, bool adaptive) {
+  const spec::Spec& spec = in.spec;
   const spec::Spec shown = spec::WithoutSecrets(spec);
-  auto samples = run::ExpandSamples(spec, plan);
+  auto samples = run::ExpandSamples(spec, in.plan, in.deployment ? &*in.deployment : nullptr);
   std::cout << fmt::format(
       "# dry run: {} samples ({} layouts x {} concurrency x {} repeats), engine {}, launcher {}; "
       "nothing is started\n",
@@ -197,6 +198,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
   ro.overrides = prepared.overrides;
   ro.run_id = prepared.run_id;
   ro.resume_dir = prepared.resume_dir;
+  if (in.deployment) ro.deployment = &*in.deployment;
   // A replay checks every sample of the sweep against its source before anything else.
   std::unique_ptr<run::SampleEngine> engine;
   if (std::optional<std::string> path = run::ReplayPath(engine_kind)) {
@@ -214,7 +216,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
       launch::MakeLauncher(in.spec, control_dir, in.spec.lifecycle.host_timeout_s);
   if (!launcher.ok()) return launcher.error();
   if (opts.dry_run) {
-    PrintDryRun(in.spec, in.plan, launcher->get(), engine_kind, prepared.adaptive);
+    PrintDryRun(in, launcher->get(), engine_kind, prepared.adaptive);
     return kExitOk;
   }
   if (!control_dir.empty() && ::mkdir(control_dir.c_str(), 0700) != 0 && errno != EEXIST)

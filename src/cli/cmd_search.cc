@@ -65,8 +65,8 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
     return MakeError("--emit-spec " + opts.emit_spec +
                      (m.disaggregated.empty()
                           ? ": no candidate qualifies; nothing to measure"
-                          : ": no aggregated candidate qualifies, and `run` does not run a "
-                            "disaggregated deployment yet; nothing to measure"));
+                          : ": no aggregated candidate qualifies, and real servers do not run "
+                            "a disaggregated deployment yet; nothing to measure"));
   PPS_ASSIGN_OR_RETURN(const std::string source, ReadFile(opts.spec.spec_path));
   PPS_ASSIGN_OR_RETURN(
       const std::string text,
@@ -91,7 +91,8 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
     PPS_RETURN_IF_ERROR(WriteFileAtomic(opts.emit_spec, text));
     std::cerr << "wrote " << opts.emit_spec << ": the disaggregated deployment "
               << m.measured.front().Label() << " (`ppsearch simulate " << opts.emit_spec
-              << "` predicts it; `run` does not run one yet)\n";
+              << "` predicts it, `ppsearch run " << opts.emit_spec
+              << " --engine sim` runs it; real servers do not run one yet)\n";
     return Status::Ok();
   }
   PPS_ASSIGN_OR_RETURN(const SearchInputs check, inputs::LoadSearchInputs(*parsed));

@@ -103,8 +103,8 @@ Status RefuseDisaggregationMode(const std::vector<std::string>& extras) {
     if (!mode.empty() && mode != "null")
       return MakeError(flag + " " + mode +
                        ": serve-sim plays aggregated SGLang servers only; only `ppsearch plan`, "
-                       "`ppsearch validate` and `ppsearch simulate` understand disaggregated "
-                       "deployments so far");
+                       "`ppsearch validate`, `ppsearch simulate` and `ppsearch run --engine sim` "
+                       "understand disaggregated deployments so far");
   }
   return Status::Ok();
 }

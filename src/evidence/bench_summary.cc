@@ -35,6 +35,26 @@ nlohmann::json InstancesJson(const std::vector<BenchInstance>& instances) {
   return out;
 }
 
+nlohmann::json DisaggregationJson(const BenchDisaggregation& d) {
+  nlohmann::json pools = nlohmann::json::array();
+  for (const BenchPool& p : d.pools)
+    pools.push_back({{"role", p.role},
+                     {"gpus", p.gpus},
+                     {"servers", InstancesJson(p.servers)},
+                     {"busy_share", p.busy_share},
+                     {"batch_fill", p.batch_fill}});
+  return {{"pools", pools},
+          {"ttft_parts_s",
+           {{"prealloc_wait", d.prealloc_wait_s},
+            {"handshake", d.handshake_s},
+            {"prefill", d.prefill_s},
+            {"transfer", d.transfer_s},
+            {"decode_join", d.decode_join_s}}},
+          {"transfer_share_of_ttft", d.transfer_share_of_ttft},
+          {"transfer_bytes", d.transfer_bytes},
+          {"bottleneck", d.bottleneck}};
+}
+
 bool HasAny(const JsonFields& r, std::initializer_list<const char*> keys) {
   for (const char* key : keys)
     if (r.Has(key)) return true;
@@ -100,8 +120,9 @@ Result<BenchClientSummary> ReadClient(const JsonFields& r) {
   return c;
 }
 
-Status ReadInstances(const JsonFields& r, std::vector<BenchInstance>* out) {
-  PPS_ASSIGN_OR_RETURN(std::vector<JsonFields> each, r.FieldsOfEach("instances"));
+Status ReadInstances(const JsonFields& r, std::vector<BenchInstance>* out,
+                     const char* key = "instances") {
+  PPS_ASSIGN_OR_RETURN(std::vector<JsonFields> each, r.FieldsOfEach(key));
   for (const JsonFields& e : each) {
     BenchInstance i;
     PPS_RETURN_IF_ERROR(e.Int("instance", &i.instance));
@@ -114,6 +135,33 @@ Status ReadInstances(const JsonFields& r, std::vector<BenchInstance>* out) {
     PPS_RETURN_IF_ERROR(e.Int("requests_ok", &i.requests_ok));
     out->push_back(std::move(i));
   }
+  return Status::Ok();
+}
+
+Status ReadDisaggregation(const JsonFields& r, std::optional<BenchDisaggregation>* out) {
+  if (!r.Has("disaggregation")) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(JsonFields j, r.Fields("disaggregation"));
+  BenchDisaggregation& d = out->emplace();
+  PPS_ASSIGN_OR_RETURN(std::vector<JsonFields> pools, j.FieldsOfEach("pools"));
+  for (const JsonFields& p : pools) {
+    BenchPool& pool = d.pools.emplace_back();
+    PPS_RETURN_IF_ERROR(p.String("role", &pool.role));
+    PPS_RETURN_IF_ERROR(p.Int("gpus", &pool.gpus));
+    PPS_RETURN_IF_ERROR(ReadInstances(p, &pool.servers, "servers"));
+    PPS_RETURN_IF_ERROR(p.Number("busy_share", &pool.busy_share));
+    PPS_RETURN_IF_ERROR(p.Number("batch_fill", &pool.batch_fill));
+  }
+  if (j.Has("ttft_parts_s")) {
+    PPS_ASSIGN_OR_RETURN(JsonFields t, j.Fields("ttft_parts_s"));
+    PPS_RETURN_IF_ERROR(t.Number("prealloc_wait", &d.prealloc_wait_s));
+    PPS_RETURN_IF_ERROR(t.Number("handshake", &d.handshake_s));
+    PPS_RETURN_IF_ERROR(t.Number("prefill", &d.prefill_s));
+    PPS_RETURN_IF_ERROR(t.Number("transfer", &d.transfer_s));
+    PPS_RETURN_IF_ERROR(t.Number("decode_join", &d.decode_join_s));
+  }
+  PPS_RETURN_IF_ERROR(j.Number("transfer_share_of_ttft", &d.transfer_share_of_ttft));
+  PPS_RETURN_IF_ERROR(j.Int64("transfer_bytes", &d.transfer_bytes));
+  PPS_RETURN_IF_ERROR(j.String("bottleneck", &d.bottleneck));
   return Status::Ok();
 }
 
@@ -249,6 +297,7 @@ nlohmann::json BenchSummaryToJson(const BenchSummary& s) {
                                                           : nlohmann::json(s.ready->server_version);
   }
   if (s.sample_wall_s) j["sample_wall_s"] = *s.sample_wall_s;
+  if (s.disaggregation) j["disaggregation"] = DisaggregationJson(*s.disaggregation);
   return j;
 }
 
@@ -280,6 +329,7 @@ Result<BenchSummary> BenchSummaryFromText(const std::string& text) {
   PPS_RETURN_IF_ERROR(r.String("server_version_error", &s.server_version_error));
   PPS_RETURN_IF_ERROR(ReadGroups(r, s));
   PPS_RETURN_IF_ERROR(ReadInstances(r, &s.instances));
+  PPS_RETURN_IF_ERROR(ReadDisaggregation(r, &s.disaggregation));
   return s;
 }
 

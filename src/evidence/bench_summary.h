@@ -85,6 +85,27 @@ struct BenchInstance {
   int requests = 0, requests_ok = 0;
 };
 
+// One pool of a disaggregated deployment in a sample: its servers (each a
+// BenchInstance: hosts and the requests it served) and how loaded it ran.
+struct BenchPool {
+  std::string role;  // "prefill" | "decode"
+  int gpus = 0;      // all of its servers'
+  std::vector<BenchInstance> servers;
+  double busy_share = 0;  // its GPUs' time at work over the window
+  double batch_fill = 0;  // requests held on average / what its servers admit at once
+};
+
+// A disaggregated deployment's sample: each pool, where the completed
+// requests' TTFT went (means, seconds), the KV moved between the pools and
+// which pool held the throughput back ("prefill", "decode", "neither").
+struct BenchDisaggregation {
+  std::vector<BenchPool> pools;  // prefill, then decode
+  double prealloc_wait_s = 0, handshake_s = 0, prefill_s = 0, transfer_s = 0, decode_join_s = 0;
+  double transfer_share_of_ttft = 0;
+  int64_t transfer_bytes = 0;
+  std::string bottleneck;
+};
+
 struct BenchSummary {
   std::string sample;             // the sample id
   std::optional<bool> simulated;  // none from a CSV of medians
@@ -103,8 +124,9 @@ struct BenchSummary {
   std::string server_version_error;
   std::optional<BenchServerReady> ready;
   std::optional<BenchClientSummary> client;
-  std::vector<BenchInstance> instances;  // a layout of several instances
-  std::optional<double> sample_wall_s;   // the real sample's whole time
+  std::vector<BenchInstance> instances;               // a layout of several instances
+  std::optional<BenchDisaggregation> disaggregation;  // a disaggregated deployment's sample
+  std::optional<double> sample_wall_s;                // the real sample's whole time
 };
 
 // The load generator's keys, with "instances" when there are any: what

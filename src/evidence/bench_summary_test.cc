@@ -101,6 +101,46 @@ TEST(BenchSummary, EveryGroupSurvivesAWriteAndARead) {
   }
 }
 
+// A disaggregated deployment's sample: its pools, each server's hosts and
+// requests, the TTFT's parts and the bottleneck, written and read back.
+TEST(BenchSummary, ADeploymentsPoolsSurviveAWriteAndARead) {
+  BenchSummary s;
+  s.sample = "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8_c64_r1";
+  s.simulated = true;
+  BenchDisaggregation& d = s.disaggregation.emplace();
+  d.pools.push_back({"prefill", 8, {{0, std::vector<std::string>{"n0"}, "", 64, 64}}, 0.14, 0.01});
+  d.pools.push_back({"decode",
+                     24,
+                     {{0, std::vector<std::string>{"n1"}, "", 22, 22},
+                      {1, std::vector<std::string>{"n2"}, "", 21, 20},
+                      {2, std::vector<std::string>{"n3"}, "", 21, 21}},
+                     0.99,
+                     0.04});
+  d.prefill_s = 0.31;
+  d.transfer_s = 0.001;
+  d.decode_join_s = 0.012;
+  d.transfer_share_of_ttft = 0.003;
+  d.transfer_bytes = 1 << 30;
+  d.bottleneck = "neither";
+  const std::string text = BenchSummaryText(s);
+  Result<BenchSummary> back = ParseBenchSummary(text, kFile);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(BenchSummaryText(*back), text);
+  ASSERT_TRUE(back->disaggregation);
+  ASSERT_EQ(back->disaggregation->pools.size(), 2u);
+  EXPECT_EQ(back->disaggregation->pools[1].servers[1].requests_ok, 20);
+  EXPECT_EQ(*back->disaggregation->pools[1].servers[2].hosts, std::vector<std::string>{"n3"});
+  EXPECT_EQ(back->disaggregation->prefill_s, 0.31);
+  EXPECT_EQ(back->disaggregation->bottleneck, "neither");
+  Result<BenchSummary> bad = ParseBenchSummary(
+      R"({"sample": "s", "disaggregation": {"pools": [{"role": "prefill", "gpus": "eight"}]}})",
+      kFile);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "bench/pp4-tp8-ep4_c8_r1.json: key 'disaggregation.pools[0].gpus' must be an "
+            "integer, got \"eight\"");
+}
+
 TEST(BenchSummary, TheLoadGeneratorsPartIsWhatBenchJsonPrints) {
   const BenchSummary real = RealSample();
   const nlohmann::json file = BenchSummaryToJson(real);

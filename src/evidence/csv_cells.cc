@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "spec/layout_text.h"
 #include "util/excerpt.h"
 
 namespace ppsearch::evidence {
@@ -41,7 +42,25 @@ Result<std::optional<int>> CsvOptionalCount(const CsvTable& t, size_t r,
   return std::optional<int>(static_cast<int>(*v));
 }
 
+CsvLayoutCells LayoutCells(const spec::LayoutSpec& l) {
+  if (l.disaggregated()) return {"", "", "", "", "", l.Slug()};
+  return {std::to_string(l.pp), std::to_string(l.tp),        std::to_string(l.ep),
+          std::to_string(l.dp), std::to_string(l.instances), ""};
+}
+
 Result<spec::LayoutSpec> CsvLayout(const CsvTable& t, size_t r) {
+  if (const std::string pools = CsvCell(t, r, "pools"); !pools.empty()) {
+    const auto read = spec::ParseSlugPrefix(pools);
+    if (!read || read->second != pools.size() || !read->first.disaggregated())
+      return MakeError(CsvAt(t, r) +
+                       ": column 'pools': expected a disaggregated deployment's name, e.g. "
+                       "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8, got " +
+                       Excerpt(pools));
+    spec::LayoutSpec layout = read->first;
+    layout.origin.file = t.path;
+    layout.origin.line = t.row_lines[r];
+    return layout;
+  }
   spec::LayoutSpec layout;
   PPS_ASSIGN_OR_RETURN(layout.pp, CsvPositiveInt(t, r, "pp"));
   PPS_ASSIGN_OR_RETURN(layout.tp, CsvPositiveInt(t, r, "tp"));

@@ -24,8 +24,16 @@ Result<std::optional<double>> CsvOptional(const CsvTable& t, size_t r, const std
 Result<std::optional<int>> CsvOptionalCount(const CsvTable& t, size_t r, const std::string& column);
 // The row's layout: pp, tp, ep (positive integers) and dp when the column is
 // there (files written before DP attention have none: plain TP attention);
-// its origin is the file and the row's line.
+// a disaggregated deployment's from its `pools` cell (its name,
+// spec::LayoutSpec::Slug), its size cells then empty. Its origin is the
+// file and the row's line.
 Result<spec::LayoutSpec> CsvLayout(const CsvTable& t, size_t r);
+// A layout's cells as CsvLayout reads them: pp, tp, ep, dp, instances, and
+// pools (empty for an aggregated layout; a deployment's sizes empty).
+struct CsvLayoutCells {
+  std::string pp, tp, ep, dp, instances, pools;
+};
+CsvLayoutCells LayoutCells(const spec::LayoutSpec& layout);
 // "true" or "false"; unset for an absent column or any other text.
 std::optional<bool> CsvBool(const CsvTable& t, size_t r, const std::string& column);
 

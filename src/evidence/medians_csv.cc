@@ -93,16 +93,14 @@ Result<MediansCsv> ParseMediansCsv(const CsvTable& table) {
                        "input_tps_median)");
   MediansCsv out;
   out.path = table.path;
-  // (instances, pp, tp, ep, dp, concurrency)
-  std::map<std::tuple<int, int, int, int, int, int>, int> first_line;
+  // (the layout's name, concurrency)
+  std::map<std::pair<std::string, int>, int> first_line;
   for (size_t r = 0; r < table.rows.size(); ++r) {
     MedianRow row;
     PPS_RETURN_IF_ERROR(ReadRow(table, r, row));
     // Two rows for one point would leave which medians count to the reader.
     const auto [seen, added] = first_line.emplace(
-        std::make_tuple(row.point.layout.instances, row.point.layout.pp, row.point.layout.tp,
-                        row.point.layout.ep, row.point.layout.dp, row.point.concurrency),
-        row.line());
+        std::make_pair(row.point.layout.Slug(), row.point.concurrency), row.line());
     if (!added)
       return MakeError(CsvAt(table, r) + ": " + row.point.layout.Label() + " at concurrency " +
                        std::to_string(row.point.concurrency) + " appears twice (first at line " +
@@ -119,18 +117,17 @@ std::string SummaryCsvText(const std::vector<MedianRow>& rows) {
   AddNames(CsvPlace::kFirst, header);
   header.insert(header.end(), {"simulated", "dp"});
   AddNames(CsvPlace::kLater, header);
-  header.push_back("instances");
+  header.insert(header.end(), {"instances", "pools"});
   std::string out = CsvRow(header);
   for (const MedianRow& r : rows) {
-    const spec::LayoutSpec& l = r.point.layout;
-    std::vector<std::string> cells = {"1", std::to_string(l.pp), std::to_string(l.tp),
-                                      std::to_string(l.ep), std::to_string(r.point.concurrency)};
+    const CsvLayoutCells l = LayoutCells(r.point.layout);
+    std::vector<std::string> cells = {"1", l.pp, l.tp, l.ep, std::to_string(r.point.concurrency)};
     AddCells(CsvPlace::kCounts, r, cells);
     AddCells(CsvPlace::kFirst, r, cells);
     cells.push_back(r.simulated.value_or(false) ? "true" : "false");
-    cells.push_back(std::to_string(l.dp));
+    cells.push_back(l.dp);
     AddCells(CsvPlace::kLater, r, cells);
-    cells.push_back(std::to_string(l.instances));
+    cells.insert(cells.end(), {l.instances, l.pools});
     out += CsvRow(cells);
   }
   return out;

@@ -127,7 +127,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
             "ttft_p50_s_spread,ttft_p95_s_median,peak_gpu_mib,gpu_total_mib,headroom_mib,"
             "input_tps_vs_baseline,ttft_p50_vs_baseline,simulated,dp,output_tps_median,"
             "output_tps_per_gpu_median,ttft_p99_s_median,tpot_p99_s_median,itl_p99_s_median,"
-            "e2e_p99_s_median,goodput_rps_median,instances");
+            "e2e_p99_s_median,goodput_rps_median,instances,pools");
   Result<CsvTable> table = ParseCsv(text, "summary.csv");
   ASSERT_TRUE(table.ok());
   Result<MediansCsv> back = ParseMediansCsv(*table);
@@ -149,6 +149,28 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   EXPECT_EQ(r.point.median.goodput_rps, 3.25);
   EXPECT_FALSE(r.Holds(&stats::Figures::itl_p99_s));  // an empty cell: not measured
   EXPECT_FALSE(back->rows[1].measured);
+
+  // A disaggregated deployment's row: its name in `pools`, no sizes of its own.
+  spec::LayoutSpec prefill, decode;
+  prefill.tp = decode.tp = 8;
+  decode.instances = 3;
+  PointSummary pd = p;
+  pd.layout = spec::DeploymentLayout(prefill, decode, {});
+  const std::string pd_text = SummaryCsvText({MedianRowOf(pd, true)});
+  EXPECT_NE(pd_text.find("\n1,,,,16,"), std::string::npos) << pd_text;
+  EXPECT_NE(pd_text.find(",,1p3d-pp1-tp8-ep1+3x-pp1-tp8-ep1\n"), std::string::npos) << pd_text;
+  Result<CsvTable> pd_table = ParseCsv(pd_text, "summary.csv");
+  ASSERT_TRUE(pd_table.ok());
+  Result<MediansCsv> pd_back = ParseMediansCsv(*pd_table);
+  ASSERT_TRUE(pd_back.ok()) << pd_back.error().message;
+  EXPECT_EQ(pd_back->rows.at(0).point.layout, pd.layout);
+  std::string bad = pd_text;
+  bad.replace(bad.rfind("1p3d"), 4, "2p3d");
+  Result<MediansCsv> refused = ParseMediansCsv(*ParseCsv(bad, "summary.csv"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "summary.csv:2: column 'pools': expected a disaggregated deployment's name, e.g. "
+            "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8, got 2p3d-pp1-tp8-ep1+3x-pp1-tp8-ep1");
 }
 
 // A point's summary.csv row and back through the file: every column the file

@@ -26,9 +26,9 @@ using F = stats::Figures;
 const ResultsColumn kResultsColumns[] = {
     {"schema_version", [](const R&) { return std::to_string(kResultsSchemaVersion); }},
     {"sample", [](const R& r) { return r.sample; }},
-    {"pp", [](const R& r) { return std::to_string(r.layout.pp); }},
-    {"tp", [](const R& r) { return std::to_string(r.layout.tp); }},
-    {"ep", [](const R& r) { return std::to_string(r.layout.ep); }},
+    {"pp", [](const R& r) { return LayoutCells(r.layout).pp; }},
+    {"tp", [](const R& r) { return LayoutCells(r.layout).tp; }},
+    {"ep", [](const R& r) { return LayoutCells(r.layout).ep; }},
     {"concurrency", [](const R& r) { return std::to_string(r.concurrency); }},
     {"repeat", [](const R& r) { return std::to_string(r.repeat); }},
     {"requests_completed", nullptr, &R::requests_completed},
@@ -51,9 +51,10 @@ const ResultsColumn kResultsColumns[] = {
     {"tpot_p99_s", nullptr, nullptr, &F::tpot_p99_s, nullptr, 6},
     {"itl_p50_s", nullptr, nullptr, &F::itl_p50_s, nullptr, 6},
     {"itl_p99_s", nullptr, nullptr, &F::itl_p99_s, nullptr, 6},
-    {"dp", [](const R& r) { return std::to_string(r.layout.dp); }},
+    {"dp", [](const R& r) { return LayoutCells(r.layout).dp; }},
     {"goodput_rps", nullptr, nullptr, &F::goodput_rps, nullptr, 4},
-    {"instances", [](const R& r) { return std::to_string(r.layout.instances); }},
+    {"instances", [](const R& r) { return LayoutCells(r.layout).instances; }},
+    {"pools", [](const R& r) { return LayoutCells(r.layout).pools; }},
 };
 
 // Whether the row has the figure: a sample that measured something, and

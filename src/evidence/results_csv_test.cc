@@ -117,13 +117,13 @@ TEST(ResultsCsv, UnknownCellsAreEmptyAndFiguresHaveFixedDecimals) {
             "requests_total,request_errors,input_tps,ttft_mean_s,ttft_p50_s,ttft_p95_s,"
             "ttft_p99_s,e2e_p50_s,peak_gpu_mib,gpu_total_mib,findings,simulated,verdict,"
             "output_tps,output_tps_per_gpu,tpot_p50_s,tpot_p99_s,itl_p50_s,itl_p99_s,dp,"
-            "goodput_rps,instances");
+            "goodput_rps,instances,pools");
   EXPECT_NE(text.find("\n1,pp2-tp16-ep4_c8_r1,2,16,4,8,1,64,64,0,5123.25,12.5000,12.2500,"
-                      "20.5000,21.7500,13.5000,80123,97871,2,true,ok,,,,,,,1,0.5000,1\n"),
+                      "20.5000,21.7500,13.5000,80123,97871,2,true,ok,,,,,,,1,0.5000,1,\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("\n1,pp4-tp8-ep4_c8_r3,4,8,4,8,3,,,,,,,,,,,,0,false,invalid_evidence,,,,,,,"
-                      "1,,1\n"),
+                      "1,,1,\n"),
             std::string::npos)
       << text;
 }

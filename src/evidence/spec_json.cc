@@ -1,5 +1,7 @@
 #include "evidence/spec_json.h"
 
+#include <optional>
+
 #include "spec/secrets.h"
 #include "util/files.h"
 
@@ -7,10 +9,41 @@ namespace ppsearch::evidence {
 namespace {
 
 nlohmann::json SpecLayoutJson(const spec::LayoutSpec& l) {
+  // A disaggregated deployment: its two pools, each as a layout.
+  if (l.disaggregated())
+    return {{"prefill", SpecLayoutJson(l.prefill())}, {"decode", SpecLayoutJson(l.decode())}};
   nlohmann::json j = {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
   if (l.dp > 1) j["dp"] = l.dp;  // absent: no DP attention, as files written before it
   if (l.instances > 1) j["instances"] = l.instances;  // absent: one instance
   return j;
+}
+
+// SpecLayoutJson's object read back; nullopt when it is not one.
+std::optional<spec::LayoutSpec> LayoutOfJson(const nlohmann::json& l) {
+  if (!l.is_object()) return std::nullopt;
+  if (l.contains("prefill") || l.contains("decode")) {
+    if (!l.contains("prefill") || !l.contains("decode")) return std::nullopt;
+    const std::optional<spec::LayoutSpec> prefill = LayoutOfJson(l["prefill"]);
+    const std::optional<spec::LayoutSpec> decode = LayoutOfJson(l["decode"]);
+    if (!prefill || !decode || prefill->disaggregated() || decode->disaggregated())
+      return std::nullopt;
+    return spec::DeploymentLayout(*prefill, *decode, {});
+  }
+  for (const char* key : {"pp", "tp", "ep"})
+    if (!l.contains(key) || !l[key].is_number_integer()) return std::nullopt;
+  spec::LayoutSpec layout;
+  layout.pp = l["pp"].get<int>();
+  layout.tp = l["tp"].get<int>();
+  layout.ep = l["ep"].get<int>();
+  if (l.contains("dp")) {
+    if (!l["dp"].is_number_integer()) return std::nullopt;
+    layout.dp = l["dp"].get<int>();
+  }
+  if (l.contains("instances")) {
+    if (!l["instances"].is_number_integer()) return std::nullopt;
+    layout.instances = l["instances"].get<int>();
+  }
+  return layout;
 }
 
 }  // namespace
@@ -129,20 +162,9 @@ void ApplyRecordedSweep(const RunPaths& paths, spec::Spec& spec) {
   if (sweep.contains("layouts") && sweep["layouts"].is_array() && !sweep["layouts"].empty()) {
     std::vector<spec::LayoutSpec> layouts;
     for (const auto& l : sweep["layouts"]) {
-      for (const char* key : {"pp", "tp", "ep"})
-        if (!l.is_object() || !l.contains(key) || !l[key].is_number_integer()) return;
-      spec::LayoutSpec layout;
-      layout.pp = l["pp"].get<int>();
-      layout.tp = l["tp"].get<int>();
-      layout.ep = l["ep"].get<int>();
-      if (l.contains("dp")) {
-        if (!l["dp"].is_number_integer()) return;
-        layout.dp = l["dp"].get<int>();
-      }
-      if (l.contains("instances")) {
-        if (!l["instances"].is_number_integer()) return;
-        layout.instances = l["instances"].get<int>();
-      }
+      std::optional<spec::LayoutSpec> read = LayoutOfJson(l);
+      if (!read) return;
+      spec::LayoutSpec layout = std::move(*read);
       for (const spec::LayoutSpec& written : spec.sweep.layouts)
         if (written == layout) layout = written;  // keep where it was written
       layouts.push_back(layout);

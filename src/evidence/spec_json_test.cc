@@ -58,6 +58,23 @@ TEST(SpecJson, TheRecordedSweepIsTheOneTheAnalysisReads) {
   EXPECT_EQ(full.sweep.layouts[0].origin.line, 12);
   EXPECT_EQ(full.sweep.concurrency, std::vector<int>{16});
   EXPECT_EQ(full.sweep.repeats, 2);
+
+  // A disaggregated deployment is recorded as its two pools and read back whole.
+  spec::LayoutSpec prefill, decode;
+  prefill.tp = decode.tp = 8;
+  decode.dp = 8;
+  decode.instances = 3;
+  spec::Spec pd = Narrowed();
+  pd.sweep.layouts = {spec::DeploymentLayout(prefill, decode, {"pd.toml", 44, 1, "sweep.prefill"})};
+  const nlohmann::json j = SpecToJson(pd);
+  EXPECT_EQ(j["sweep"]["layouts"][0]["decode"]["instances"], 3);
+  EXPECT_FALSE(j["sweep"]["layouts"][0].contains("pp"));
+  std::ofstream(paths.spec_resolved_json(), std::ios::trunc) << j.dump(2);
+  spec::Spec read = pd;
+  ApplyRecordedSweep(paths, read);
+  ASSERT_EQ(read.sweep.layouts.size(), 1u);
+  EXPECT_EQ(read.sweep.layouts[0], pd.sweep.layouts[0]);
+  EXPECT_EQ(read.sweep.layouts[0].origin.line, 44);
   std::filesystem::remove_all(pattern);
 }
 

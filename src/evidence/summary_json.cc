@@ -11,6 +11,10 @@ nlohmann::json Opt(const std::optional<T>& v) {
 }
 
 nlohmann::json SummaryLayoutJson(const spec::LayoutSpec& l) {
+  if (l.disaggregated())
+    return {{"prefill", SummaryLayoutJson(l.prefill())},
+            {"decode", SummaryLayoutJson(l.decode())},
+            {"label", l.Label()}};
   return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
           {"label", l.Label()}};
 }

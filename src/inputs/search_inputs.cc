@@ -50,7 +50,8 @@ const plan::LayoutPlan* SearchInputs::Find(const spec::LayoutSpec& layout) const
 Result<SearchInputs> LoadSearchInputs(const InputsOptions& options) {
   Result<spec::Spec> spec = spec::LoadSpec(options.spec_path, options.overrides);
   if (!spec.ok()) return AsConfigError(spec.error());
-  return LoadSearchInputs(std::move(spec).value(), options.layouts, options.concurrency);
+  return LoadSearchInputs(std::move(spec).value(), options.layouts, options.concurrency,
+                          options.deployments);
 }
 
 Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path) {
@@ -60,30 +61,33 @@ Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path) {
 }
 
 Result<SearchInputs> LoadSearchInputs(spec::Spec spec, const std::vector<spec::LayoutSpec>& layouts,
-                                      const std::vector<int>& concurrency) {
-  // Nothing past `plan` and `validate` knows a disaggregated deployment yet;
-  // treating its empty sweep as aggregated would be wrong silently.
-  PPS_RETURN_IF_ERROR(plan::DisaggregatedRefusal(spec));
+                                      const std::vector<int>& concurrency,
+                                      Deployments deployments) {
+  // A command that does not know a disaggregated deployment would take its
+  // one layout for an aggregated one of 1 GPU, wrong silently.
+  if (deployments == Deployments::kRefuse) PPS_RETURN_IF_ERROR(plan::DisaggregatedRefusal(spec));
   PPS_RETURN_IF_ERROR(ApplySelection(layouts, concurrency, spec));
   Result<model::ModelDesc> model = LoadSpecModel(spec);
   if (!model.ok()) return AsConfigError(model.error());
   Result<hardware::HardwareProfile> hw = plan::LoadSpecHardware(spec);
   if (!hw.ok()) return AsConfigError(hw.error());
-  SearchInputs in{std::move(spec), std::move(model).value(), std::move(hw).value(), {}};
+  SearchInputs in{std::move(spec), std::move(model).value(), std::move(hw).value(), {}, {}};
   in.plan = plan::PlanSearch(in.spec, in.model, in.hardware);
+  if (in.spec.disaggregation)
+    in.deployment =
+        plan::PlanDisaggregated(in.spec, *in.spec.disaggregation, in.model, in.hardware);
   return in;
 }
 
 Result<std::optional<DisaggregatedInputs>> LoadDisaggregatedInputs(
     const std::string& path, const std::vector<std::string>& overrides) {
-  PPS_ASSIGN_OR_RETURN(std::optional<spec::Disaggregation> deployment,
-                       spec::LoadDisaggregation(path, overrides));
-  if (!deployment) return std::optional<DisaggregatedInputs>();
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, spec::LoadSpec(path, overrides));
+  if (!spec.disaggregation) return std::optional<DisaggregatedInputs>();
+  const spec::Disaggregation deployment = *spec.disaggregation;
   PPS_ASSIGN_OR_RETURN(model::ModelDesc model, LoadSpecModel(spec));
   PPS_ASSIGN_OR_RETURN(hardware::HardwareProfile hw, plan::LoadSpecHardware(spec));
   DisaggregatedInputs in{std::move(spec), std::move(model), std::move(hw), {}};
-  in.plan = plan::PlanDisaggregated(in.spec, *deployment, in.model, in.hardware);
+  in.plan = plan::PlanDisaggregated(in.spec, deployment, in.model, in.hardware);
   return std::optional<DisaggregatedInputs>(std::move(in));
 }
 

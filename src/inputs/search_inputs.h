@@ -22,11 +22,19 @@ struct SearchInputs {
   spec::Spec spec;
   model::ModelDesc model;
   hardware::HardwareProfile hardware;
-  plan::Plan plan;  // planned after the selection below was applied
+  plan::Plan plan;  // planned after the selection below was applied; no deployment's
+  // A disaggregated spec's deployment (its sweep's one layout), both pools
+  // planned; loaded only where asked for (Deployments::kPlan).
+  std::optional<plan::DisaggregatedPlan> deployment{};
 
   // The planned layout with this PP/TP/EP, or nullptr.
   const plan::LayoutPlan* Find(const spec::LayoutSpec& layout) const;
 };
+
+// What loading does with a disaggregated spec: refuse it (plan::
+// DisaggregatedRefusal: the command does not understand one), or plan its
+// deployment into SearchInputs::deployment.
+enum class Deployments { kRefuse, kPlan };
 
 struct InputsOptions {
   std::string spec_path;
@@ -35,6 +43,7 @@ struct InputsOptions {
   // its layouts matches, so messages point into the file), these levels.
   std::vector<spec::LayoutSpec> layouts;
   std::vector<int> concurrency;
+  Deployments deployments = Deployments::kRefuse;
 };
 
 // Reads the spec, then LoadSearchInputs(spec, ...).
@@ -44,7 +53,8 @@ Result<SearchInputs> LoadSpecFileInputs(const std::string& spec_path);
 // For a spec already in hand (a run's recorded spec, a backtest case).
 Result<SearchInputs> LoadSearchInputs(spec::Spec spec,
                                       const std::vector<spec::LayoutSpec>& layouts = {},
-                                      const std::vector<int>& concurrency = {});
+                                      const std::vector<int>& concurrency = {},
+                                      Deployments deployments = Deployments::kRefuse);
 
 // What `plan` and `validate` load for a disaggregated spec: the spec, its
 // model and hardware (as LoadSearchInputs loads them) and both pools' plan.

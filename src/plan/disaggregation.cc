@@ -210,9 +210,9 @@ Status DisaggregatedRefusal(const spec::Spec& spec) {
   if (!spec::IsDisaggregated(spec)) return Status::Ok();
   return MakeError(spec.Origin("sweep.prefill").Position() +
                    ": [sweep.prefill] and [sweep.decode] make this a disaggregated deployment; "
-                   "only `ppsearch plan`, `ppsearch validate` and `ppsearch simulate` "
-                   "understand disaggregated deployments so far (running them is not built "
-                   "yet; `ppsearch search` of an aggregated spec adds them itself)");
+                   "only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` and "
+                   "`ppsearch run --engine sim` understand disaggregated deployments so far "
+                   "(`ppsearch search` of an aggregated spec adds them itself)");
 }
 
 namespace {

@@ -131,6 +131,9 @@ Plan PlanSearch(const spec::Spec& spec, const model::ModelDesc& model,
   const EngineConfig engine = WithKnobs(ResolveEngineConfig(spec.engine, hw.memory_mib), knobs);
   plan.moe_a2a_backend = engine.moe_a2a_backend;
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
+    // A disaggregated deployment's pools are planned apart, each with its
+    // own engine (PlanDisaggregated).
+    if (layout.disaggregated()) continue;
     plan.layouts.push_back(PlanLayout(layout, spec, model, hw, knobs));
   }
   plan.warnings = SpecWarnings(spec, engine);

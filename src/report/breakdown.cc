@@ -77,13 +77,17 @@ Section PredictionSection(const analysis::RunPrediction& prediction,
   Section s{"Prediction and time breakdown", {Block::Paragraph(prediction.note + ".")}};
   if (prediction.points.empty()) return s;
   s.blocks.push_back(Block::TableBlock(PredictedTable(prediction, measured)));
+  // A disaggregated deployment's points have no stages here: its pools'
+  // shares are in the Pools section.
+  const table::Table breakdown = BreakdownTable(prediction);
+  if (breakdown.rows.empty()) return s;
   s.blocks.push_back(Block::Paragraph(
       "Each stage's share of the sample window (first send to last completion): compute, "
       "exposed TP collectives (communication not hidden behind compute), pipeline transfer "
       "(receiving the previous stage's activations), kernel gaps (host overhead between "
       "kernels) and idle, the pipeline bubble (waiting for another stage or for work)."));
   s.blocks.push_back(Block::Figure(kFigureBreakdown));
-  s.blocks.push_back(Block::TableBlock(BreakdownTable(prediction)));
+  s.blocks.push_back(Block::TableBlock(breakdown));
   return s;
 }
 

@@ -13,12 +13,6 @@ namespace {
 
 using compare::MetricDiff;
 
-std::string LayoutCell(const spec::LayoutSpec& l) {
-  return (l.instances > 1 ? fmt::format("{} x ", l.instances) : "") +
-         fmt::format("{} / {} / {}", l.pp, l.tp, l.ep) +
-         (l.dp > 1 ? fmt::format(" / DP{}", l.dp) : "");
-}
-
 struct MetricStyle {
   const char* label;
   const char* unit;  // appended to values: " s", " MiB", ""

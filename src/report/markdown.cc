@@ -13,6 +13,7 @@
 #include "report/breakdown.h"
 #include "report/charts.h"
 #include "report/compare_render.h"
+#include "report/pools_section.h"
 #include "report/result_table.h"
 #include "util/format.h"
 #include "util/json_text.h"
@@ -259,6 +260,7 @@ Document ReportDocument(const analysis::RunAnalysis& a, const analysis::RunPredi
   doc.intro.push_back(Header(a));
   doc.sections.push_back(Results(a));
   doc.sections.push_back(Memory(a));
+  if (std::optional<Section> s = PoolsSection(a)) doc.sections.push_back(std::move(*s));
   doc.sections.push_back({"Checks", {Block::Bullets(CheckLines(a))}});
   const std::vector<std::string> comm = CommunicationLines(a);
   if (!comm.empty())

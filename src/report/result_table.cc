@@ -22,6 +22,8 @@ std::string RowLabel(const ResultRow& r) {
 }  // namespace
 
 std::string LayoutCell(const spec::LayoutSpec& l) {
+  // A deployment's pools are no PP / TP / EP of their own: its name says them.
+  if (l.disaggregated()) return l.Label();
   std::string cell =
       std::to_string(l.pp) + " / " + std::to_string(l.tp) + " / " + std::to_string(l.ep);
   if (l.dp > 1) cell.append(" / DP").append(std::to_string(l.dp));

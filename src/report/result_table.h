@@ -39,7 +39,8 @@ struct RowDelta {
 RowDelta DeltaAgainst(const ResultRow& row, const std::vector<ResultRow>& baseline_rows,
                       const std::optional<spec::LayoutSpec>& baseline);
 
-// "2 / 16 / 4", the first cell of every layout table.
+// "2 / 16 / 4", the first cell of every layout table; a disaggregated
+// deployment's is its label ("1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8").
 std::string LayoutCell(const spec::LayoutSpec& l);
 
 // "8,892.12 [7,951–9,610]": a value with its interval, when there is one

@@ -7,6 +7,7 @@
 #include "evidence/run_metadata.h"
 #include "evidence/run_spec.h"
 #include "inputs/search_inputs.h"
+#include "predict/disaggregated.h"
 #include "predict/predict.h"
 #include "run/redact.h"
 #include "run/replay_sample.h"
@@ -63,7 +64,8 @@ Result<PreparedRun> PrepareResume(const RunRequest& r) {
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(RestoreSecrets(spec));
   PreparedRun p;
-  PPS_ASSIGN_OR_RETURN(p.inputs, inputs::LoadSearchInputs(std::move(spec)));
+  PPS_ASSIGN_OR_RETURN(
+      p.inputs, inputs::LoadSearchInputs(std::move(spec), {}, {}, inputs::Deployments::kPlan));
   p.spec_path = run.spec_path;
   p.overrides = run.overrides;
   p.resume_dir = r.resume_dir;
@@ -81,8 +83,9 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
     return MakeError("--run-id/RUN_ID '" + Excerpt(run_id) + "' must be " + SafeNameRule() +
                      " (it names the run directory)");
   PreparedRun p;
-  PPS_ASSIGN_OR_RETURN(
-      p.inputs, inputs::LoadSearchInputs(inputs::InputsOptions{r.spec_path, r.overrides, {}, {}}));
+  PPS_ASSIGN_OR_RETURN(p.inputs,
+                       inputs::LoadSearchInputs(inputs::InputsOptions{
+                           r.spec_path, r.overrides, {}, {}, inputs::Deployments::kPlan}));
   p.spec_path = r.spec_path;
   p.overrides = r.overrides;
   p.run_id = run_id;
@@ -92,8 +95,39 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
   return p;
 }
 
+// Why a disaggregated deployment cannot run as asked, one line each. Only
+// the simulated engine runs one so far, every sample of it.
+std::vector<std::string> DeploymentRefusals(const PreparedRun& p) {
+  const plan::DisaggregatedPlan& deployment = *p.inputs.deployment;
+  std::vector<std::string> out;
+  for (const plan::Diagnostic& e : deployment.AllErrors()) out.push_back(e.message);
+  if (!out.empty()) {
+    out.push_back("the deployment is invalid; fix [sweep.prefill] and [sweep.decode]");
+    return out;
+  }
+  const std::string where = p.inputs.spec.Origin("sweep.prefill").Position() + ": ";
+  if (p.adaptive)
+    out.push_back(where +
+                  "an adaptive run chooses among the sweep's layouts, and a disaggregated spec "
+                  "holds one deployment; run it without --adaptive");
+  if (p.inputs.spec.profile.enabled())
+    out.push_back(p.inputs.spec.profile.origin.Position() +
+                  ": [profile] analyses one aggregated layout's Nsight Systems profile; "
+                  "profiling a disaggregated deployment is not built yet; remove [profile]");
+  if (p.engine_kind != "sim") {
+    out.push_back(where +
+                  "a disaggregated deployment runs on the simulated engine only so far "
+                  "(--engine " +
+                  p.engine_kind + " is not built for one yet); run it with --engine sim");
+  } else if (std::optional<std::string> why = predict::DisaggregatedNotModelled(deployment)) {
+    out.push_back(where + *why);
+  }
+  return out;
+}
+
 // Why the planned layouts cannot run on the chosen engine, one line each.
 std::vector<std::string> Refusals(const PreparedRun& p) {
+  if (p.inputs.deployment) return DeploymentRefusals(p);
   std::vector<std::string> out;
   for (const plan::LayoutPlan& lp : p.inputs.plan.layouts)
     for (const plan::Diagnostic& e : lp.errors) out.push_back(e.message);

@@ -285,7 +285,13 @@ class SampleRunner {
     const plan::LayoutPlan* lp = nullptr;
     for (const auto& l : plan_.layouts)
       if (l.layout == id.layout) lp = &l;
-    SampleContext ctx{id, lp, SampleSeed(spec_, id), &paths, run_id_, next_same_layout};
+    SampleContext ctx{id,
+                      lp,
+                      SampleSeed(spec_, id),
+                      &paths,
+                      run_id_,
+                      next_same_layout,
+                      id.layout.disaggregated() ? o_.deployment : nullptr};
     Result<SampleOutput> out = engine_.Run(ctx);
     // A run directory deleted during the sample: stop rather than recreate it.
     PPS_RETURN_IF_ERROR(run_.lock->StillThere());
@@ -421,13 +427,18 @@ Status RunAsAsked(const RunOptions& o, const spec::Spec& spec, const OpenRun& ru
 
 }  // namespace
 
-std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan) {
+std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan,
+                                              const plan::DisaggregatedPlan* deployment) {
   std::vector<evidence::SampleId> out;
-  for (const auto& lp : plan.layouts) {
-    if (!lp.valid) continue;
+  auto add = [&](const spec::LayoutSpec& layout) {
     for (int c : spec.sweep.concurrency)
-      for (int r = 1; r <= spec.sweep.repeats; ++r) out.push_back({lp.layout, c, r});
-  }
+      for (int r = 1; r <= spec.sweep.repeats; ++r) out.push_back({layout, c, r});
+  };
+  for (const auto& lp : plan.layouts)
+    if (lp.valid) add(lp.layout);
+  if (deployment != nullptr && deployment->valid())
+    for (const spec::LayoutSpec& layout : spec.sweep.layouts)
+      if (layout.disaggregated()) add(layout);
   return out;
 }
 
@@ -446,7 +457,7 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
                               SampleEngine& engine,
                               const std::function<void(const RunProgress&)>& progress) {
   RunOutcome outcome;
-  const std::vector<evidence::SampleId> samples = ExpandSamples(spec, plan);
+  const std::vector<evidence::SampleId> samples = ExpandSamples(spec, plan, o.deployment);
   outcome.total = static_cast<int>(samples.size());
   // Everything the run writes that can quote a secret goes through this one.
   const Redactor redact(spec);

@@ -11,6 +11,7 @@
 
 #include "evidence/evidence.h"
 #include "launch/launcher.h"
+#include "plan/disaggregation.h"
 #include "plan/plan.h"
 #include "run/sample_engine.h"
 #include "spec/spec.h"
@@ -40,6 +41,9 @@ struct RunOptions {
   // samples to run next, until it returns none; the samples it never asks
   // for are not run. Unset: every sample of the sweep, in order.
   std::function<Result<std::vector<evidence::SampleId>>(const evidence::RunPaths&)> next_samples;
+  // A disaggregated spec's deployment, planned (inputs::SearchInputs::
+  // deployment): its samples are the sweep's. Null for an aggregated spec.
+  const plan::DisaggregatedPlan* deployment = nullptr;
 };
 
 struct RunProgress {
@@ -59,8 +63,10 @@ struct RunOutcome {
   bool interrupted = false;
 };
 
-// All samples of the spec's valid layouts in run order.
-std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan);
+// All samples of the spec's valid layouts in run order; a disaggregated
+// spec's, of its deployment when `deployment` (its plan) is valid.
+std::vector<evidence::SampleId> ExpandSamples(const spec::Spec& spec, const plan::Plan& plan,
+                                              const plan::DisaggregatedPlan* deployment = nullptr);
 
 // The seed of a sample's workload: the spec's seed, varied per repeat so
 // repeats never share prompts.

@@ -12,6 +12,7 @@
 #include "evidence/evidence.h"
 #include "evidence/profile_files.h"
 #include "evidence/run_metadata.h"
+#include "plan/disaggregation.h"
 #include "plan/plan.h"
 #include "util/result.h"
 #include "workload/request_record.h"
@@ -20,11 +21,14 @@ namespace ppsearch::run {
 
 struct SampleContext {
   evidence::SampleId id;
-  const plan::LayoutPlan* plan = nullptr;
+  const plan::LayoutPlan* plan = nullptr;     // an aggregated layout's; null for a deployment
   uint64_t workload_seed = 1;                 // differs per repeat: no prefix reuse across repeats
   const evidence::RunPaths* paths = nullptr;  // the run directory (live logs, server state)
   std::string run_id;
   bool next_same_layout = false;  // the sample after this one uses the same layout
+  // A disaggregated deployment's two pools (the sample's layout is one);
+  // null for an aggregated layout.
+  const plan::DisaggregatedPlan* deployment = nullptr;
 };
 
 struct NodeEvidence {

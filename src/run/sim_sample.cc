@@ -6,21 +6,16 @@
 #include <cmath>
 #include <ctime>
 
-#include "nvidia_smi/gpu_memory.h"
 #include "predict/predict.h"
 #include "predict/search_points.h"
 #include "run/instances.h"
+#include "run/sim_deployment.h"
+#include "run/sim_evidence.h"
 #include "sglang_log/sglang_log.h"
 #include "workload/workload.h"
 
 namespace ppsearch::run {
 namespace {
-
-uint64_t HashString(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // Per-node server log: startup lines of every stage on the node, then the
 // stage-0 batch lines the simulated sample produced. `node` counts within
@@ -70,48 +65,24 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
 std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
                        const predict::PointPrediction& p, int node, size_t host,
                        const hardware::HardwareProfile& hw) {
-  std::vector<nvidia_smi::GpuMemory> gpus;
+  std::vector<double> peak_mib;
   const int per_node = spec.cluster.gpus_per_node;
   for (int g = 0; g < per_node; ++g) {
-    const int rank = node * per_node + g;
-    const int stage = rank / plan.layout.tp;
-    nvidia_smi::GpuMemory m;
-    m.index = g;
-    m.uuid =
-        fmt::format("GPU-{:08x}-sim-{}-{}", HashString(spec.cluster.hosts[host].name) & 0xffffffff,
-                    spec.cluster.hosts[host].name, g);
-    m.name = hw.gpu_name;
-    m.used_mib = std::round(p.memory.stages[stage].peak_mib);
-    m.total_mib = hw.memory_mib;
-    gpus.push_back(m);
+    const int stage = (node * per_node + g) / plan.layout.tp;
+    peak_mib.push_back(p.memory.stages[stage].peak_mib);
   }
-  return nvidia_smi::FormatGpuMemoryCsv(gpus);
-}
-
-void InjectLostRequests(int count, std::vector<workload::RequestRecord>& records) {
-  for (int i = 0; i < count && i < static_cast<int>(records.size()); ++i) {
-    auto& r = records[records.size() - 1 - i];
-    r.status = workload::RequestStatus::kHttpError;
-    r.http_status = 500;
-    r.first_token_ns = -1;
-    r.output_tokens = 0;
-    r.error = "injected failure: request lost (HTTP 500)";
-  }
+  return SimGpuCsv(spec.cluster.hosts[host].name, peak_mib, hw);
 }
 
 }  // namespace
 
 double SimSampleEngine::NoiseFactor(const spec::SimSpec& sim, const evidence::SampleId& id) {
-  if (sim.noise_cv <= 0) return 1.0;
-  workload::SplitMix64 rng(sim.seed ^ HashString(id.str()));
-  // Box-Muller; lognormal with E[f] = 1 and CV = noise_cv.
-  const double u1 = std::max(rng.NextUnit(), 1e-12), u2 = rng.NextUnit();
-  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  const double sigma = std::sqrt(std::log1p(sim.noise_cv * sim.noise_cv));
-  return std::exp(sigma * z - sigma * sigma / 2);
+  return SimNoiseFactor(sim, id);
 }
 
 Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
+  if (ctx.deployment != nullptr)
+    return DeploymentSample(inputs_, calibration_, ctx, NoiseFactor(spec_.sim, ctx.id));
   predict::PointRequest request;
   request.concurrency = ctx.id.concurrency;
   request.seed = ctx.workload_seed;
@@ -129,19 +100,8 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
       r.instance = static_cast<int>(i);
       out.records.push_back(std::move(r));
     }
-  for (auto& r : out.records) {
-    r.send_ns = std::llround(r.send_ns * f);
-    if (r.first_token_ns >= 0) r.first_token_ns = std::llround(r.first_token_ns * f);
-    if (r.end_ns >= 0) r.end_ns = std::llround(r.end_ns * f);
-  }
-  std::vector<std::string> faults;
-  for (const auto& fault : spec_.sim.inject) {
-    if (fault.sample != ctx.id.str()) continue;
-    if (fault.fault == "lose_requests")
-      InjectLostRequests(fault.count, out.records);
-    else
-      faults.push_back(fault.fault);
-  }
+  StretchRecords(f, out.records);
+  const std::vector<std::string> faults = InjectFaults(spec_.sim, ctx.id, out.records);
   const std::time_t t0 = std::time(nullptr);
   const sim::SchedulerConfig& sched = p.scheduler;
   sglang_log::LogSetup setup = sglang_log::MakeLogSetup(

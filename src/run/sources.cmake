@@ -9,5 +9,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/run/runner.cc
   src/run/instances.cc
   src/run/server_state.cc
+  src/run/sim_deployment.cc
+  src/run/sim_evidence.cc
   src/run/sim_sample.cc
   src/run/sample_verdict.cc)

@@ -40,8 +40,8 @@ Measurement BestDisaggregated(const SearchResult& r, const std::string& source_s
   SortLoads(r, &m.sweep);
   m.header = fmt::format(
       "# Written by `ppsearch search {}`: its best candidate is disaggregated,\n"
-      "# {}. `ppsearch plan`, `validate` and `simulate` take this\n"
-      "# file; `run` does not run a disaggregated deployment yet.\n",
+      "# {}. `ppsearch plan`, `validate`, `simulate` and `run --engine sim`\n"
+      "# take this file; `run` on real servers does not run one yet.\n",
       source_spec, best.candidate.Label());
   for (int k = 1; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
@@ -109,7 +109,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   for (const Candidate& c : m.disaggregated)
     m.header +=
         "# Also could be the best, disaggregated (`ppsearch simulate` predicts such a\n"
-        "# deployment; `run` does not run one yet): " +
+        "# deployment and `run --engine sim` runs one, from a spec of its own): " +
         c.Label() + "\n";
   return m;
 }

@@ -14,10 +14,11 @@ namespace ppsearch::search {
 
 struct Measurement {
   spec::DerivedSweep sweep;
-  Knobs knobs;                           // the best candidate's
-  std::vector<Candidate> measured;       // in the sweep, best first
-  std::vector<Candidate> other_knobs;    // could be the best too, with other knobs
-  std::vector<Candidate> disaggregated;  // could be the best too; `run` cannot measure them
+  Knobs knobs;                         // the best candidate's
+  std::vector<Candidate> measured;     // in the sweep, best first
+  std::vector<Candidate> other_knobs;  // could be the best too, with other knobs
+  // Could be the best too; a disaggregated deployment is a spec of its own.
+  std::vector<Candidate> disaggregated;
   // Comment lines for the head of the derived spec: what it holds and why.
   std::string header;
 };
@@ -29,8 +30,8 @@ struct Measurement {
 //
 // When the best candidate is disaggregated, the sweep is that deployment
 // (its pools on `hosts`, the cluster's host names, prefill first) and
-// `measured` holds it alone: `plan`, `validate` and `simulate` take such a
-// spec, `run` does not yet. The aggregated candidates that could be the
+// `measured` holds it alone: `plan`, `validate`, `simulate` and `run
+// --engine sim` take such a spec. The aggregated candidates that could be the
 // best are then named in the header.
 Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec, int requests,
                            const std::vector<std::string>& hosts = {});

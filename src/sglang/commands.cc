@@ -4,6 +4,7 @@
 
 #include "launch/launchers.h"
 #include "launch/process.h"
+#include "plan/disaggregation.h"
 #include "sglang/nsys_profile.h"
 #include "util/files.h"
 
@@ -258,8 +259,72 @@ std::vector<std::string> BenchArgv(const loadgen::BenchOptions& o) {
   return a;
 }
 
+std::string RouterUrl(const spec::Spec& spec) {
+  const spec::Disaggregation& d = *spec.disaggregation;
+  return "http://" +
+         HostPort(spec.cluster.Address(d.prefill.hosts.front()), d.transfer.router_port);
+}
+
+std::vector<std::string> RouterArgv(const spec::Spec& spec) {
+  const spec::Disaggregation& d = *spec.disaggregation;
+  std::vector<std::string> argv = {"python3", "-m", "sglang_router.launch_router",
+                                   "--pd-disaggregation"};
+  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
+    const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
+    for (int head : InstanceHeads(pool_spec, pool->layout)) {
+      argv.push_back(pool == &d.prefill ? "--prefill" : "--decode");
+      argv.push_back(NodeUrl(pool_spec, head));
+      if (pool == &d.prefill) argv.push_back(std::to_string(d.transfer.bootstrap_port));
+    }
+  }
+  argv.insert(argv.end(), {"--policy", d.transfer.router_policy, "--host",
+                           spec.cluster.Address(d.prefill.hosts.front()), "--port",
+                           std::to_string(d.transfer.router_port)});
+  return argv;
+}
+
+namespace {
+
+// A disaggregated deployment's commands: each pool's servers as that pool's
+// own aggregated layout on its hosts (plan::PoolSpecOf: its engine flags
+// with SGLang's --disaggregation-* ones), the router, the benchmark.
+std::vector<std::string> DeploymentCommands(const spec::Spec& spec,
+                                            const evidence::SampleId& sample, uint64_t seed,
+                                            const launch::Launcher* launcher) {
+  const spec::Disaggregation& d = *spec.disaggregation;
+  std::vector<std::string> out;
+  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
+    const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
+    const evidence::SampleId pool_sample{pool->layout, sample.concurrency, sample.repeat};
+    for (size_t n = 0; n < pool->hosts.size(); ++n) {
+      const NodeCommand c = ServerCommand(pool_spec, pool_sample, static_cast<int>(n));
+      launch::ServerLaunch l;
+      l.node = pool->hosts[n];  // the launcher's node: the host's place in the whole cluster
+      l.argv = c.argv;
+      l.env = c.env;
+      l.step = c.step;
+      const std::vector<std::string> argv =
+          launcher != nullptr ? launcher->WrapServer(l.node, l) : launch::WithEnv(c.env, c.argv);
+      out.push_back(spec.cluster.hosts[l.node].name + " (" + pool->role +
+                    "): " + launch::ShellJoin(argv));
+    }
+  }
+  out.push_back(spec.cluster.hosts[d.prefill.hosts.front()].name +
+                " (router): " + launch::ShellJoin(RouterArgv(spec)));
+  loadgen::BenchOptions bench = BenchOptionsFor(spec, sample, seed);
+  bench.url = RouterUrl(spec);
+  bench.more_urls.clear();
+  out.push_back(spec.cluster.hosts[0].name +
+                " (bench, built in): " + launch::ShellJoin(BenchArgv(bench)));
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::SampleId& sample,
                                         uint64_t seed, const launch::Launcher* launcher) {
+  if (sample.layout.disaggregated() && spec.disaggregation)
+    return DeploymentCommands(spec, sample, seed, launcher);
   std::vector<std::string> out;
   for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
     const int node = static_cast<int>(n);

@@ -60,8 +60,21 @@ loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Sa
 // The `ppsearch bench` command that runs the same benchmark.
 std::vector<std::string> BenchArgv(const loadgen::BenchOptions& options);
 
+// The router of a disaggregated deployment (SGLang's sglang_router in PD
+// mode: sgl-model-gateway/bindings/python/src/sglang_router/router_args.py
+// at 71de97b264b04dcd514cf904003028aefe9775c8): `--pd-disaggregation`, each
+// prefill server's URL with its bootstrap port (`--prefill URL PORT`), each
+// decode server's (`--decode URL`), the policy and the port of
+// [engine.disaggregation]. It runs on the first prefill node, where the
+// benchmark sends its requests.
+std::vector<std::string> RouterArgv(const spec::Spec& spec);
+// http://<first prefill node>:<router port>.
+std::string RouterUrl(const spec::Spec& spec);
+
 // Every command of a sample as one display line each ("<host>: <command>"),
-// the launcher's wrapper included when one is given, then the benchmark.
+// the launcher's wrapper included when one is given, then the benchmark. A
+// disaggregated deployment's: each pool's servers ("<host> (prefill): ..."),
+// the router, then the benchmark through the router.
 // Not redacted: callers pass the lines through a Redactor.
 std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::SampleId& sample,
                                         uint64_t seed, const launch::Launcher* launcher);

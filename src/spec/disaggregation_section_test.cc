@@ -49,7 +49,12 @@ TEST(SpecDisaggregation, PoolsAndTransferSettingsParse) {
   Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_TRUE(IsDisaggregated(*s));
-  EXPECT_TRUE(s->sweep.layouts.empty());
+  // The sweep holds the deployment alone, written where its prefill pool is.
+  ASSERT_EQ(s->sweep.layouts.size(), 1u);
+  EXPECT_EQ(s->sweep.layouts[0].Label(), "1P3D PP1/TP8/EP1 + 3xPP1/TP8/EP1/DP8");
+  EXPECT_EQ(s->sweep.layouts[0].origin.Position(), "/s/spec.toml:16:1");
+  EXPECT_EQ(s->sweep.layouts[0].gpus(), 32);
+  ASSERT_TRUE(s->disaggregation.has_value());
   const Disaggregation d = MustRead(text);
   EXPECT_EQ(d.prefill.role, "prefill");
   EXPECT_EQ(d.prefill.hosts, std::vector<int>{0});
@@ -62,6 +67,21 @@ TEST(SpecDisaggregation, PoolsAndTransferSettingsParse) {
   EXPECT_EQ(d.transfer.bootstrap_port, 8998);  // SGLang's default
   EXPECT_EQ(d.transfer.router_policy, "round_robin");
   EXPECT_EQ(d.transfer.router_port, 9000);
+}
+
+// The [sim] inject table names a deployment's samples by its slug.
+TEST(SpecDisaggregation, InjectNamesTheDeploymentsSamples) {
+  const std::string text =
+      PdSpecText("", kPools) +
+      "[sim]\ninject = [{sample = \"1p3d-pp1-tp8-ep1+3x-pp1-tp8-ep1-dp8_c8_r1\", fault = "
+      "\"oom\"}]\n";
+  Result<ppsearch::spec::Spec> s = ParseSpec(text, "/s/spec.toml", {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->sim.inject.size(), 1u);
+  const std::string wrong = PdSpecText("", kPools) +
+                            "[sim]\ninject = [{sample = \"pp1-tp8-ep1_c8_r1\", fault = \"oom\"}]\n";
+  EXPECT_NE(PdErrorOf(wrong).find("1p3d-pp1-tp8-ep1+3x-pp1-tp8-ep1-dp8_c8_r1"), std::string::npos)
+      << PdErrorOf(wrong);
 }
 
 TEST(SpecDisaggregation, OverridesReachThePools) {

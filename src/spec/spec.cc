@@ -34,6 +34,9 @@ std::optional<std::vector<int>> ParseVersion(const std::string& text) {
 }
 
 std::string LayoutSpec::Label() const {
+  if (disaggregated())
+    return std::to_string(prefill().instances) + "P" + std::to_string(decode().instances) + "D " +
+           prefill().Label() + " + " + decode().Label();
   std::string label =
       "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);
   if (dp > 1) label.append("/DP").append(std::to_string(dp));
@@ -42,11 +45,23 @@ std::string LayoutSpec::Label() const {
 }
 
 std::string LayoutSpec::Slug() const {
+  if (disaggregated())
+    return std::to_string(prefill().instances) + "p" + std::to_string(decode().instances) + "d-" +
+           prefill().Slug() + "+" + decode().Slug();
   std::string slug =
       "pp" + std::to_string(pp) + "-tp" + std::to_string(tp) + "-ep" + std::to_string(ep);
   if (dp > 1) slug.append("-dp").append(std::to_string(dp));
   if (instances > 1) return std::to_string(instances) + "x-" + slug;
   return slug;
+}
+
+LayoutSpec DeploymentLayout(const LayoutSpec& prefill, const LayoutSpec& decode,
+                            const SourceLoc& origin) {
+  LayoutSpec deployment;
+  deployment.origin = origin;
+  deployment.pools = {prefill, decode};
+  for (LayoutSpec& pool : deployment.pools) pool.pools.clear();  // a pool is never a deployment
+  return deployment;
 }
 
 const ArgValue* EngineSpec::FindArg(const std::string& flag) const {

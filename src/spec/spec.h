@@ -32,18 +32,39 @@ struct LayoutSpec {
   // own nodes (instance i on hosts [i*k, (i+1)*k), k = hosts / instances),
   // the load split between them as a router would.
   int instances = 1;
+  // A disaggregated deployment (SGLang's prefill-decode disaggregation,
+  // [sweep.prefill] and [sweep.decode]): {the prefill pool, the decode
+  // pool}, each pool's servers its `instances`. The sizes above are then
+  // no pool's and stay 1: read a deployment's through its pools. Empty for
+  // an aggregated layout.
+  std::vector<LayoutSpec> pools{};
 
-  // "PP2/TP16/EP4", "PP1/TP8/EP8/DP8" with DP attention, "2xPP2/TP8/EP4" with 2 instances
+  bool disaggregated() const { return !pools.empty(); }
+  const LayoutSpec& prefill() const { return pools.front(); }
+  const LayoutSpec& decode() const { return pools.back(); }
+  // "PP2/TP16/EP4", "PP1/TP8/EP8/DP8" with DP attention, "2xPP2/TP8/EP4" with
+  // 2 instances; "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8" for a deployment of
+  // one prefill and three decode servers.
   std::string Label() const;
   // "pp2-tp16-ep4" ("-dp8" appended with DP attention, "2x-" prefixed with 2
-  // instances): names in files and directories.
+  // instances; "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8" for the deployment
+  // above): names in files and directories.
   std::string Slug() const;
-  // Every instance's GPUs together (64-bit: each size may be up to 32768).
-  int64_t gpus() const { return int64_t{instances} * pp * tp; }
+  // Every instance's GPUs together (64-bit: each size may be up to 32768);
+  // a deployment's, both pools'.
+  int64_t gpus() const {
+    if (disaggregated()) return prefill().gpus() + decode().gpus();
+    return int64_t{instances} * pp * tp;
+  }
   bool operator==(const LayoutSpec& o) const {
-    return pp == o.pp && tp == o.tp && ep == o.ep && dp == o.dp && instances == o.instances;
+    return pp == o.pp && tp == o.tp && ep == o.ep && dp == o.dp && instances == o.instances &&
+           pools == o.pools;
   }
 };
+
+// The layout that names a disaggregated deployment of these pools.
+LayoutSpec DeploymentLayout(const LayoutSpec& prefill, const LayoutSpec& decode,
+                            const SourceLoc& origin);
 
 struct HostSpec {
   std::string name;      // as the user names it, e.g. "601"; a host name, safe as a file name
@@ -291,6 +312,33 @@ struct ProfileSpec {
   bool enabled() const { return nsys || !file.empty(); }
 };
 
+// A disaggregated deployment's tables (spec/disaggregation_section.h reads
+// them; names and defaults are SGLang's, cited there).
+struct DisaggregationEngineSpec {
+  std::string transfer_backend = "mooncake";  // --disaggregation-transfer-backend
+  std::string ib_device;                      // --disaggregation-ib-device; empty: SGLang detects
+  int bootstrap_port = 8998;                  // --disaggregation-bootstrap-port (prefill servers)
+  std::string router_policy = "cache_aware";  // the router's --policy (RouterArgs.policy)
+  int router_port = 8000;                     // the router's --port
+  SourceLoc origin;
+};
+
+// One pool: its layout (instances of PP/TP/EP/DP), the hosts it runs on and
+// the engine arguments it adds to [engine.args] (its own win).
+struct PoolSpec {
+  std::string role;  // "prefill" | "decode": SGLang's --disaggregation-mode
+  LayoutSpec layout;
+  std::vector<int> hosts;  // indices into cluster.hosts, in the order listed
+  std::vector<std::pair<std::string, ArgValue>> args;
+  SourceLoc origin;
+};
+
+struct Disaggregation {
+  DisaggregationEngineSpec transfer;
+  PoolSpec prefill;
+  PoolSpec decode;
+};
+
 struct ExperimentSpec {
   std::string name;
   std::string results_dir = "results";  // resolved relative to the spec file
@@ -316,6 +364,10 @@ struct Spec {
   // ("workload.requests", "sweep.pp[2]", "engine.args.chunked-prefill-size"),
   // for checks that need to point at a value the structs above hold bare.
   std::map<std::string, SourceLoc> origins;
+  // [engine.disaggregation], [sweep.prefill] and [sweep.decode]: set for a
+  // disaggregated deployment, whose sweep then holds its one layout
+  // (DeploymentLayout of the two pools).
+  std::optional<Disaggregation> disaggregation;
 
   // origins[key], or the spec file alone when the key was not written (a default).
   SourceLoc Origin(const std::string& key) const;

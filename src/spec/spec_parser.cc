@@ -87,6 +87,14 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   PPS_RETURN_IF_ERROR(ReadSection(root, "workload", Need::kRequired, [&](const TableReader& t) {
     return ReadWorkload(t, base_dir, &spec.workload);
   }));
+  // A disaggregated deployment is the sweep's one layout, known before the
+  // tables that name the sweep's samples or layouts ([sim], [profile]).
+  RecordOrigins(source, root_table, "", &spec.origins);
+  PPS_ASSIGN_OR_RETURN(spec.disaggregation, ReadDisaggregation(root, spec));
+  if (spec.disaggregation)
+    spec.sweep.layouts = {DeploymentLayout(spec.disaggregation->prefill.layout,
+                                           spec.disaggregation->decode.layout,
+                                           spec.disaggregation->prefill.origin)};
   PPS_RETURN_IF_ERROR(ReadSection(root, "baseline", Need::kOptional, [&](const TableReader& t) {
     return ReadBaseline(t, base_dir, &spec.baseline);
   }));
@@ -108,8 +116,6 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
   PPS_RETURN_IF_ERROR(ReadSection(root, "profile", Need::kOptional, [&](const TableReader& t) {
     return ReadProfile(t, base_dir, spec.sweep, &spec.profile);
   }));
-  RecordOrigins(source, root_table, "", &spec.origins);
-  PPS_RETURN_IF_ERROR(ReadDisaggregation(root, spec));
   return spec;
 }
 
@@ -142,11 +148,8 @@ Result<std::optional<Disaggregation>> LoadDisaggregation(
 
 Result<std::optional<Disaggregation>> ParseDisaggregation(
     const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
-  std::vector<std::string> labels;
-  PPS_ASSIGN_OR_RETURN(toml::table root, ParseWithOverrides(text, path, overrides, &labels));
-  const SpecSource source(path, std::move(labels));
-  PPS_ASSIGN_OR_RETURN(Spec spec, ConvertSpec(source, root, BaseDir(path)));
-  return ReadDisaggregation(TableReader(source, root, ""), spec);
+  PPS_ASSIGN_OR_RETURN(Spec spec, ParseSpec(text, path, overrides));
+  return std::move(spec.disaggregation);
 }
 
 Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& overrides) {

@@ -233,6 +233,33 @@ TEST(SpecLayoutText, InstancesPrefixTheLayout) {
   EXPECT_FALSE(ParseSlugPrefix("2-pp2-tp8-ep4").has_value());
 }
 
+// A disaggregated deployment's name: its ratio, then each pool's slug; the
+// counts must be the pools' server counts.
+TEST(SpecLayoutText, ADeploymentsSlugNamesBothPoolsAndReadsBack) {
+  LayoutSpec prefill;
+  prefill.tp = 8;
+  prefill.ep = 8;
+  LayoutSpec decode = prefill;
+  decode.dp = 8;
+  decode.instances = 3;
+  const LayoutSpec d = DeploymentLayout(prefill, decode, {});
+  EXPECT_TRUE(d.disaggregated());
+  EXPECT_EQ(d.Slug(), "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8");
+  EXPECT_EQ(d.Label(), "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8");
+  EXPECT_EQ(d.gpus(), 32);
+  EXPECT_FALSE(d == prefill);
+  const std::string id = d.Slug() + "_c64_r2";
+  auto parsed = ParseSlugPrefix(id);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->first, d);
+  EXPECT_EQ(id.substr(parsed->second), "_c64_r2");
+  // Counts that are not the pools', a missing pool, a pool's own slug.
+  EXPECT_FALSE(ParseSlugPrefix("2p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8_c64_r2").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("1p3d-pp1-tp8-ep8_c64_r2").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("1p3d-pp1-tp8-ep8+_c64_r2").has_value());
+  EXPECT_FALSE(ParseSlugPrefix("pp1-tp8-ep8_c64_r2")->first.disaggregated());
+}
+
 TEST(SpecLayoutText, DpIsAFourthPart) {
   auto dp = ParseLayoutText("PP1/TP8/EP8/DP4");
   ASSERT_TRUE(dp.ok());

@@ -1,0 +1,37 @@
+#pragma once
+// What the simulated engine's samples share, aggregated layout or
+// disaggregated deployment: the seeded per-repeat noise, the faults a spec's
+// [sim] inject table plants, and the snapshot of a simulated node's GPUs.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "evidence/evidence.h"
+#include "hardware/hardware.h"
+#include "spec/spec.h"
+#include "workload/request_record.h"
+
+namespace ppsearch::run {
+
+// FNV-1a of `s`: seeds and GPU ids that depend on a name only.
+uint64_t NameHash(const std::string& s);
+
+// The repeat's throughput factor: lognormal with mean 1 and the spec's
+// coefficient of variation, seeded by (sim.seed, sample id).
+double SimNoiseFactor(const spec::SimSpec& sim, const evidence::SampleId& id);
+
+// A slower repeat stretches every timestamp by `factor` (throughput / factor).
+void StretchRecords(double factor, std::vector<workload::RequestRecord>& records);
+
+// The [sim] inject entries for this sample: `lose_requests` applied to the
+// records here (the last ones fail with HTTP 500); every other fault's kind
+// returned, for the node log to print.
+std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::SampleId& id,
+                                      std::vector<workload::RequestRecord>& records);
+
+// nvidia-smi's CSV of a simulated node: `peak_mib[g]` on its GPU g.
+std::string SimGpuCsv(const std::string& host, const std::vector<double>& peak_mib,
+                      const hardware::HardwareProfile& hw);
+
+}  // namespace ppsearch::run
