@@ -233,6 +233,9 @@ TEST_F(DisaggregationE2e, RunOnTheSimulatedEngineKeepsEachPoolsEvidence) {
   EXPECT_NE(report.find("| prefill |       1 | n0       |    8 |"), std::string::npos) << report;
   EXPECT_NE(report.find("**Primary: 1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8**"), std::string::npos)
       << report;
+  const std::string html = ReadText(run / "report.html");
+  EXPECT_NE(html.find("id=\"pools-ttft\""), std::string::npos);
+  EXPECT_NE(html.find("data-key=\"C = 16 decode pool fill\""), std::string::npos);
   fs::remove(run / "report.md");
   fs::remove(run / "summary.csv");
   CommandResult rebuilt = Run("report " + run.string());

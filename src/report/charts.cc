@@ -309,6 +309,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     if (!cm.stage_peak_mib.empty()) in.memory.push_back(std::move(cm));
   }
   MarkDecodePareto(in.points);
+  in.pools = PoolPoints(a);
   // Imported first, as in the memory table.
   std::stable_partition(in.memory.begin(), in.memory.end(),
                         [](const ChartMemory& m) { return m.imported; });
@@ -332,6 +333,10 @@ std::map<std::string, std::string> RenderCharts(const ChartInputs& in) {
     out[kFigureBreakdown] = BreakdownChart(*in.prediction);
   if (in.trajectory && (!in.trajectory->steps.empty() || in.trajectory->stop))
     out[kFigureTrajectory] = TrajectoryChart(*in.trajectory);
+  if (!in.pools.empty()) {
+    out[kFigurePoolTtft] = PoolTtftChart(in.pools);
+    out[kFigurePoolLoad] = PoolLoadChart(in.pools);
+  }
   return out;
 }
 

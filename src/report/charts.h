@@ -6,7 +6,8 @@
 // Pareto-optimal points ringed, peak memory per PP stage against the GPU
 // total and the decision's headroom limit, the simulator's time breakdown
 // per stage as stacked bars, and, for decode, output throughput per GPU
-// against throughput per user with the Pareto front ringed.
+// against throughput per user with the Pareto front ringed; for a
+// disaggregated deployment, its TTFT's parts and each pool's load.
 
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "analysis/prediction.h"
 #include "analysis/run.h"
+#include "report/pools_section.h"
 
 namespace ppsearch::report {
 
@@ -59,6 +61,7 @@ struct ChartInputs {
   const analysis::RunPrediction* prediction =
       nullptr;                                       // breakdown; null or empty: no breakdown chart
   const evidence::Trajectory* trajectory = nullptr;  // an adaptive run's; null: none
+  std::vector<PoolPoint> pools;  // a disaggregated deployment's load points; empty: none
 };
 
 // Sets decode_pareto on the decode points: decide::ParetoOptimal of output

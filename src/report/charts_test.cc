@@ -49,5 +49,33 @@ TEST(RenderCharts, TheDecodeTradeoffOnlyWhenADecodePointIsThere) {
   EXPECT_NE(svg.find("point pareto"), std::string::npos);
 }
 
+// A disaggregated deployment's two charts: the TTFT's parts stacked per load
+// point, and each pool's load against the half line; none without pools.
+TEST(RenderCharts, ADeploymentsTtftPartsAndPoolLoads) {
+  ChartInputs in;
+  in.points = {Point(4, 8, 100, 1)};
+  EXPECT_EQ(RenderCharts(in).count(kFigurePoolTtft), 0u);
+  PoolPoint p;
+  p.concurrency = 64;
+  p.prefill_busy = 0.14;
+  p.decode_fill = 0.04;
+  p.prealloc_s = 0.002;
+  p.prefill_s = 0.3;
+  p.transfer_s = 0.001;
+  p.decode_join_s = 0.012;
+  in.pools = {p};
+  const auto charts = RenderCharts(in);
+  const std::string ttft = charts.at(kFigurePoolTtft);
+  // Each part a segment of its own size, stacked in the order of a request's life.
+  const size_t prefill = ttft.find("data-key=\"C = 64 prefill\" data-value=\"0.3000\"");
+  const size_t transfer = ttft.find("data-key=\"C = 64 transfer\" data-value=\"0.0010\"");
+  ASSERT_NE(prefill, std::string::npos) << ttft;
+  ASSERT_NE(transfer, std::string::npos) << ttft;
+  EXPECT_LT(prefill, transfer);
+  const std::string load = charts.at(kFigurePoolLoad);
+  EXPECT_NE(load.find("data-key=\"C = 64 prefill pool busy\""), std::string::npos) << load;
+  EXPECT_NE(load.find("data-value=\"14.0\""), std::string::npos) << load;
+}
+
 }  // namespace
 }  // namespace ppsearch::report

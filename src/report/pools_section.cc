@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "report/svg_chart.h"
 #include "stats/stats.h"
 #include "util/format.h"
 
@@ -14,63 +15,47 @@ namespace {
 
 using evidence::BenchDisaggregation;
 
-// The valid samples of a deployment at one load point, in run order.
-std::map<int, std::vector<const analysis::SampleAnalysis*>> ByConcurrency(
+// The valid samples of a deployment at each load point, in run order.
+std::map<int, std::vector<const BenchDisaggregation*>> ByConcurrency(
     const analysis::RunAnalysis& a) {
-  std::map<int, std::vector<const analysis::SampleAnalysis*>> out;
+  std::map<int, std::vector<const BenchDisaggregation*>> out;
   for (const analysis::SampleAnalysis& s : a.evidence.samples)
     if (s.valid() && s.disaggregation && s.disaggregation->pools.size() == 2)
-      out[s.id.concurrency].push_back(&s);
+      out[s.id.concurrency].push_back(&*s.disaggregation);
   return out;
 }
 
-double MedianOf(const std::vector<const analysis::SampleAnalysis*>& samples,
-                double (*get)(const BenchDisaggregation&)) {
+template <typename Get>
+double MedianOf(const std::vector<const BenchDisaggregation*>& samples, Get get) {
   std::vector<double> values;
-  for (const auto* s : samples) values.push_back(get(*s->disaggregation));
+  for (const BenchDisaggregation* d : samples) values.push_back(get(*d));
   return stats::Median(values);
 }
 
 // The repeats' most frequent answer (the first of a tie, in run order).
-std::string MostOften(const std::vector<const analysis::SampleAnalysis*>& samples) {
+std::string MostOften(const std::vector<const BenchDisaggregation*>& samples) {
   std::map<std::string, int> count;
   std::string best;
-  for (const auto* s : samples) {
-    const int n = ++count[s->disaggregation->bottleneck];
-    if (n > count[best] || best.empty()) best = s->disaggregation->bottleneck;
+  for (const BenchDisaggregation* d : samples) {
+    const int n = ++count[d->bottleneck];
+    if (best.empty() || n > count[best]) best = d->bottleneck;
   }
   return best;
 }
 
 std::string Seconds(double s) { return FormatNumber(s, 3) + " s"; }
 
-table::Table LoadTable(const std::map<int, std::vector<const analysis::SampleAnalysis*>>& points) {
+table::Table LoadTable(const std::vector<PoolPoint>& points) {
   table::Table t;
   t.header = {"C",         "Prefill busy", "Decode fill", "Preallocation",
               "Prefill",   "Transfer",     "Decode join", "Transfer share of TTFT",
               "Bottleneck"};
   t.left = {false, false, false, false, false, false, false, false, true};
-  for (const auto& [c, samples] : points) {
-    t.rows.push_back(
-        {std::to_string(c),
-         FormatPercent(
-             MedianOf(samples, [](const BenchDisaggregation& d) { return d.pools[0].busy_share; }),
-             1),
-         FormatPercent(
-             MedianOf(samples, [](const BenchDisaggregation& d) { return d.pools[1].batch_fill; }),
-             1),
-         Seconds(MedianOf(
-             samples,
-             [](const BenchDisaggregation& d) { return d.prealloc_wait_s + d.handshake_s; })),
-         Seconds(MedianOf(samples, [](const BenchDisaggregation& d) { return d.prefill_s; })),
-         Seconds(MedianOf(samples, [](const BenchDisaggregation& d) { return d.transfer_s; })),
-         Seconds(MedianOf(samples, [](const BenchDisaggregation& d) { return d.decode_join_s; })),
-         FormatPercent(
-             MedianOf(samples,
-                      [](const BenchDisaggregation& d) { return d.transfer_share_of_ttft; }),
-             1),
-         MostOften(samples)});
-  }
+  for (const PoolPoint& p : points)
+    t.rows.push_back({std::to_string(p.concurrency), FormatPercent(p.prefill_busy, 1),
+                      FormatPercent(p.decode_fill, 1), Seconds(p.prealloc_s), Seconds(p.prefill_s),
+                      Seconds(p.transfer_s), Seconds(p.decode_join_s),
+                      FormatPercent(p.transfer_share, 1), p.bottleneck});
   return t;
 }
 
@@ -104,12 +89,36 @@ table::Table MemoryTable(const analysis::RunAnalysis& a, const BenchDisaggregati
   return t;
 }
 
+std::string LoadLabel(const PoolPoint& p) { return fmt::format("C = {}", p.concurrency); }
+
 }  // namespace
 
+std::vector<PoolPoint> PoolPoints(const analysis::RunAnalysis& a) {
+  std::vector<PoolPoint> out;
+  for (const auto& [c, samples] : ByConcurrency(a)) {
+    PoolPoint p;
+    p.concurrency = c;
+    p.prefill_busy = MedianOf(samples, [](const auto& d) { return d.pools[0].busy_share; });
+    p.decode_fill = MedianOf(samples, [](const auto& d) { return d.pools[1].batch_fill; });
+    p.prealloc_s =
+        MedianOf(samples, [](const auto& d) { return d.prealloc_wait_s + d.handshake_s; });
+    p.prefill_s = MedianOf(samples, [](const auto& d) { return d.prefill_s; });
+    p.transfer_s = MedianOf(samples, [](const auto& d) { return d.transfer_s; });
+    p.decode_join_s = MedianOf(samples, [](const auto& d) { return d.decode_join_s; });
+    p.transfer_share = MedianOf(samples, [](const auto& d) { return d.transfer_share_of_ttft; });
+    p.bottleneck = MostOften(samples);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 std::optional<Section> PoolsSection(const analysis::RunAnalysis& a) {
-  const auto points = ByConcurrency(a);
+  const std::vector<PoolPoint> points = PoolPoints(a);
   if (points.empty()) return std::nullopt;
-  const BenchDisaggregation& first = *points.begin()->second.front()->disaggregation;
+  const BenchDisaggregation* first = nullptr;
+  for (const analysis::SampleAnalysis& s : a.evidence.samples)
+    if (!first && s.valid() && s.disaggregation && s.disaggregation->pools.size() == 2)
+      first = &*s.disaggregation;
   Section s{"Pools", {}};
   s.blocks.push_back(Block::Paragraph(
       "A disaggregated deployment: a prefill pool and a decode pool, the KV cache of each "
@@ -122,8 +131,56 @@ std::optional<Section> PoolsSection(const analysis::RunAnalysis& a) {
       "in. The bottleneck is the pool that held the throughput back ('neither' when both ran "
       "below half)."));
   s.blocks.push_back(Block::TableBlock(LoadTable(points)));
-  s.blocks.push_back(Block::TableBlock(MemoryTable(a, first)));
+  s.blocks.push_back(Block::Figure(kFigurePoolTtft));
+  s.blocks.push_back(Block::Figure(kFigurePoolLoad));
+  s.blocks.push_back(Block::TableBlock(MemoryTable(a, *first)));
   return s;
+}
+
+std::string PoolTtftChart(const std::vector<PoolPoint>& points) {
+  BandChart c;
+  c.id = kFigurePoolTtft;
+  c.title = "Where the time to first token went (means of the completed requests)";
+  c.x_label = "concurrency C";
+  c.y_label = "TTFT (s)";
+  // Short names: the legend sits on one line.
+  c.series = {{"preallocation", PaletteColor(0)},
+              {"prefill", PaletteColor(1)},
+              {"transfer", PaletteColor(2)},
+              {"decode join", PaletteColor(3)}};
+  c.value_decimals = 4;
+  for (const PoolPoint& p : points) {
+    Slot slot;
+    slot.what = LoadLabel(p);
+    double at = 0;
+    const double parts[] = {p.prealloc_s, p.prefill_s, p.transfer_s, p.decode_join_s};
+    for (int i = 0; i < 4; ++i) {
+      slot.bars.push_back({i, at, at + parts[i], LoadLabel(p) + " " + c.series[i].name});
+      at += parts[i];
+    }
+    c.bands.push_back({LoadLabel(p), "", false, "", {slot}});
+  }
+  return RenderBandChart(c);
+}
+
+std::string PoolLoadChart(const std::vector<PoolPoint>& points) {
+  BandChart c;
+  c.id = kFigurePoolLoad;
+  c.title = "How loaded each pool ran";
+  c.x_label = "concurrency C";
+  c.y_label = "share (%)";
+  c.series = {{"prefill pool busy", PaletteColor(0)}, {"decode pool fill", PaletteColor(1)}};
+  c.value_decimals = 1;
+  for (const PoolPoint& p : points) {
+    Slot busy, fill;
+    busy.what = LoadLabel(p) + " prefill pool busy";
+    fill.what = LoadLabel(p) + " decode pool fill";
+    busy.bars.push_back({0, 0, p.prefill_busy * 100, busy.what});
+    fill.bars.push_back({1, 0, p.decode_fill * 100, fill.what});
+    c.bands.push_back({LoadLabel(p), "", false, "", {busy, fill}});
+  }
+  c.lines.push_back({50, "half: below it in both pools, the load sets the pace", "#888"});
+  return RenderBandChart(c);
 }
 
 }  // namespace ppsearch::report
