@@ -66,7 +66,7 @@ TEST_F(DisaggregationE2e, ValidateAcceptsTheExample) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, std::string(kExample) +
                        ": ok (disaggregated: prefill PP1/TP8/EP8, decode 3xPP1/TP8/EP8/DP8; plan, "
-                       "validate and simulate understand it so far)\n");
+                       "validate, simulate and run --engine sim understand it so far)\n");
 }
 
 TEST_F(DisaggregationE2e, PlanAndValidateRefuseAPdMismatchWithExit2) {
@@ -192,11 +192,20 @@ TEST_F(DisaggregationE2e, RunOnTheSimulatedEngineKeepsEachPoolsEvidence) {
   const std::string decode_log = ReadText(run / "service" / sample / "n3.log");
   EXPECT_NE(decode_log.find("disaggregation_mode='decode'"), std::string::npos) << decode_log;
   EXPECT_NE(decode_log.find("enable_dp_attention=True"), std::string::npos);
-  // Each pool's memory: the decode servers hold more than the prefill server.
-  const std::string prefill_gpus = ReadText(run / "gpu" / sample / "n0.csv");
-  const std::string decode_gpus = ReadText(run / "gpu" / sample / "n1.csv");
-  ASSERT_FALSE(prefill_gpus.empty());
-  EXPECT_NE(prefill_gpus, decode_gpus);
+  // Each pool's memory, from its own plan: the decode servers (KV pool for
+  // 512 running requests a rank) hold more than the prefill server.
+  auto used_mib = [&](const std::string& host) {
+    const std::string csv = ReadText(run / "gpu" / sample / (host + ".csv"));
+    // index, uuid, name, memory.used, memory.total, ...: the first GPU's used.
+    size_t at = 0;
+    for (int comma = 0; comma < 3 && at != std::string::npos; ++comma) at = csv.find(',', at + 1);
+    return at == std::string::npos ? -1.0 : std::stod(csv.substr(at + 1));
+  };
+  const double prefill_mib = used_mib("n0");
+  const double decode_mib = used_mib("n1");
+  EXPECT_GT(prefill_mib, 0);
+  EXPECT_GT(decode_mib, prefill_mib);
+  EXPECT_EQ(used_mib("n3"), decode_mib);
 
   const nlohmann::json bench = nlohmann::json::parse(ReadText(run / "bench" / (sample + ".json")));
   const nlohmann::json& pools = bench.at("disaggregation").at("pools");
@@ -242,6 +251,25 @@ TEST_F(DisaggregationE2e, RunOnTheSimulatedEngineKeepsEachPoolsEvidence) {
   ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
   EXPECT_EQ(ReadText(run / "summary.csv"), summary);
   EXPECT_EQ(ReadText(run / "report.md"), report);
+}
+
+// A cluster host in neither pool runs no server: it leaves no log or
+// snapshot, and its absence is not missing evidence.
+TEST_F(DisaggregationE2e, AHostInNeitherPoolIsNotMissedByTheAnalysis) {
+  const fs::path results = dir_ / "results";
+  CommandResult r =
+      Run(std::string("run ") + kExample + " --engine sim --run-id spare" +
+          " --set experiment.results_dir=" + results.string() +
+          " --set 'cluster.hosts=[\"n0\", \"n1\", \"n2\", \"n3\", \"n4\"]'"
+          " --set sweep.concurrency=[16] --set sweep.repeats=1 --set workload.requests=64");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = results / "spare";
+  const std::string sample = std::string(kDeployment) + "_c16_r1";
+  EXPECT_FALSE(fs::exists(run / "service" / sample / "n4.log"));
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_EQ(report.find("is missing"), std::string::npos) << report;
+  EXPECT_NE(report.find("Verdicts: 1 ok."), std::string::npos) << report;
+  EXPECT_NE(report.find("## Pools"), std::string::npos) << report;
 }
 
 // Killed mid-run and resumed, a deployment's run completes each sample

@@ -135,11 +135,24 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   in.disaggregation = bench.disaggregation;
 }
 
-// Every host of the cluster leaves a server log per sample; files of other
-// hosts found there are scanned too.
+// The hosts a sample runs servers on: every host of the cluster, or a
+// disaggregated deployment's pools' (a host in neither pool runs nothing).
+std::vector<spec::HostSpec> ServerHosts(const spec::Spec& spec, const evidence::SampleId& id) {
+  if (!id.layout.disaggregated() || !spec.disaggregation) return spec.cluster.hosts;
+  std::vector<spec::HostSpec> out;
+  for (size_t h = 0; h < spec.cluster.hosts.size(); ++h)
+    for (const spec::PoolSpec* pool : {&spec.disaggregation->prefill, &spec.disaggregation->decode})
+      if (std::find(pool->hosts.begin(), pool->hosts.end(), static_cast<int>(h)) !=
+          pool->hosts.end())
+        out.push_back(spec.cluster.hosts[h]);
+  return out;
+}
+
+// Every host that runs a server leaves a server log per sample; files of
+// other hosts found there are scanned too.
 void ReadLogs(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
               const evidence::SampleId& id, bool completed, SampleInputs& in) {
-  for (const spec::HostSpec& host : spec.cluster.hosts) {
+  for (const spec::HostSpec& host : ServerHosts(spec, id)) {
     if (!completed || Present(paths.service(id, host.name))) continue;
     ++in.logs_missing;
     in.problems.push_back(evidence::RunPaths{}.service(name, host.name) + " is missing: node " +
@@ -154,10 +167,10 @@ void ReadLogs(const evidence::RunPaths& paths, const spec::Spec& spec, const std
   }
 }
 
-// Every host of the cluster leaves an nvidia-smi snapshot of all its GPUs.
+// Every host that runs a server leaves an nvidia-smi snapshot of all its GPUs.
 void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, const std::string& name,
                    const evidence::SampleId& id, bool completed, SampleInputs& in) {
-  for (const spec::HostSpec& host : spec.cluster.hosts) {
+  for (const spec::HostSpec& host : ServerHosts(spec, id)) {
     if (!completed || Present(paths.gpu(id, host.name))) continue;
     in.problems.push_back(evidence::RunPaths{}.gpu(name, host.name) + " is missing: node " +
                           host.name + "'s memory is not in the headroom check");
@@ -431,7 +444,8 @@ void PlanLayouts(RunAnalysis& a) {
     return;
   }
   a.inputs = std::move(in).value();
-  if (a.baseline_imported && a.baseline_layout &&
+  // A disaggregated baseline is not planned as a layout: its pools are.
+  if (a.baseline_imported && a.baseline_layout && !a.baseline_layout->disaggregated() &&
       std::find(spec.sweep.layouts.begin(), spec.sweep.layouts.end(), *a.baseline_layout) ==
           spec.sweep.layouts.end())
     a.baseline_plan =

@@ -436,6 +436,13 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
   if (csv.rows.empty()) return MakeError(csv.path + ": no measured rows");
   std::vector<Measurement> out;
   for (const evidence::MedianRow& row : csv.rows) {
+    // The fit models one aggregated server per layout; a deployment's two
+    // pools and its transfer are not in it.
+    if (row.point.layout.disaggregated())
+      return MakeError(csv.path + ":" + std::to_string(row.line()) +
+                       ": column 'pools': " + row.point.layout.Label() +
+                       " is a disaggregated deployment; a calibration is fitted to aggregated "
+                       "layouts only (measure the pools' layouts aggregated to calibrate them)");
     // A run's point whose every repeat failed has no medians: it says
     // nothing about speed, and the rest of the run still calibrates.
     if (!row.measured) {

@@ -93,6 +93,19 @@ TEST_F(MeasurementFileTest, OptionalColumnsAndProfile) {
   EXPECT_FALSE(m->exposed_comm_share.has_value());
 }
 
+// A disaggregated deployment's row (another run's summary.csv) is not fitted
+// as if it were an aggregated layout of its own sizes.
+TEST_F(MeasurementFileTest, ADeploymentsRowIsRefused) {
+  const std::string csv = Write("m.csv",
+                                "pp,tp,ep,concurrency,input_tps_median,pools\n"
+                                ",,,64,5400,1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8\n");
+  EXPECT_EQ(ErrorFor(csv), csv +
+                               ":2: column 'pools': 1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8 is a "
+                               "disaggregated deployment; a calibration is fitted to aggregated "
+                               "layouts only (measure the pools' layouts aggregated to calibrate "
+                               "them)");
+}
+
 TEST_F(MeasurementFileTest, MissingColumn) {
   const std::string csv = Write("m.csv", "pp,tp,concurrency,input_tps_median\n1,32,8,3257.96\n");
   EXPECT_EQ(ErrorFor(csv), csv +

@@ -67,7 +67,9 @@ Runner AddValidateCommand(CLI::App& app) {
       const spec::LayoutSpec& p = deployment->prefill.layout;
       const spec::LayoutSpec& d = deployment->decode.layout;
       std::cout << opts->spec_path << ": ok (disaggregated: prefill " << p.Label() << ", decode "
-                << d.Label() << "; plan, validate and simulate understand it so far)\n";
+                << d.Label()
+                << "; plan, validate, simulate and run --engine sim understand it so "
+                   "far)\n";
       return kExitOk;
     }
     std::cout << opts->spec_path << ": ok (" << sweep.layouts.size() << " layouts x "

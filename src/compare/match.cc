@@ -61,9 +61,12 @@ PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
   for (size_t i = 0; i < a.points.size(); ++i) {
     if (partner[i] != nullptr) continue;
     const analysis::PointSummary& pa = a.points[i];
+    // Two deployments, or a deployment and a layout, pair only as equals
+    // (their own sizes are no pool's).
+    if (pa.layout.disaggregated()) continue;
     for (const auto& pb : b.points)
-      if (!taken.count(&pb) && pb.layout.pp == pa.layout.pp && pb.layout.tp == pa.layout.tp &&
-          pb.concurrency == pa.concurrency) {
+      if (!taken.count(&pb) && !pb.layout.disaggregated() && pb.layout.pp == pa.layout.pp &&
+          pb.layout.tp == pa.layout.tp && pb.concurrency == pa.concurrency) {
         partner[i] = &pb;
         taken.insert(&pb);
         break;

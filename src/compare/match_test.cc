@@ -98,6 +98,21 @@ TEST(MatchPointsTest, PointsLeftOverAreMatchedAcrossEpSizes) {
   EXPECT_EQ(c->confounders.verdict, "not comparable because of layout.ep (EP4, 8 vs EP4)");
 }
 
+// A deployment's own sizes are no pool's: two different deployments at the
+// same load point are not paired, a deployment pairs with itself.
+TEST(MatchPointsTest, DeploymentsPairOnlyWithTheSameDeployment) {
+  spec::LayoutSpec prefill = Layout(1, 8, 8), decode = Layout(1, 8, 8);
+  decode.instances = 3;
+  PointSummary one = Point(1, 64, 5000, 1), other = Point(1, 64, 6000, 1);
+  one.layout = spec::DeploymentLayout(prefill, decode, {});
+  decode.instances = 1;
+  other.layout = spec::DeploymentLayout(prefill, decode, {});
+  const PointMatch m = MatchPoints(SidePoints{{one}, true}, SidePoints{{other}, true});
+  EXPECT_TRUE(m.matched.empty());
+  EXPECT_EQ(m.only_a.size(), 1u);
+  EXPECT_EQ(MatchPoints(SidePoints{{one}, true}, SidePoints{{one}, true}).matched.size(), 1u);
+}
+
 TEST(MatchPointsTest, SpreadsACsvDoesNotRecordAreUnknown) {
   SidePoints a{{Point(4, 8, 1000, 10)}, false};
   SidePoints b{{Point(4, 8, 1001, 10, 1)}, true};

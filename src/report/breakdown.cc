@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/charts.h"
 #include "report/result_table.h"
 #include "util/format.h"
@@ -23,7 +25,12 @@ table::Table PredictedTable(const analysis::RunPrediction& prediction,
   table::Table t;
   t.header = {"PP / TP / EP", "C", "Predicted input TPS", "Predicted TTFT p50",
               "Predicted TTFT p95"};
-  const bool intervals = prediction.interval_members > 0;
+  // A disaggregated deployment's points carry the model-form interval alone.
+  const bool intervals = prediction.interval_members > 0 ||
+                         std::any_of(prediction.points.begin(), prediction.points.end(),
+                                     [](const analysis::PredictedPoint& p) {
+                                       return p.input_tps_interval.has_value();
+                                     });
   if (!measured.empty()) {
     t.header.push_back("Measured input TPS");
     t.header.push_back("Measured vs predicted");

@@ -11,8 +11,12 @@
 namespace ppsearch::report {
 namespace {
 
-// "2/16/4": short enough to sit under a bar.
+// "2/16/4": short enough to sit under a bar; a disaggregated deployment's
+// "1P3D 1/8/8+3x1/8/8/8".
 std::string Short(const spec::LayoutSpec& l) {
+  if (l.disaggregated())
+    return fmt::format("{}P{}D {}+{}", l.prefill().instances, l.decode().instances,
+                       Short(l.prefill()), Short(l.decode()));
   return (l.instances > 1 ? fmt::format("{}x", l.instances) : "") +
          fmt::format("{}/{}/{}", l.pp, l.tp, l.ep) + (l.dp > 1 ? fmt::format("/{}", l.dp) : "");
 }
@@ -193,8 +197,9 @@ std::string MemoryChart(const ChartInputs& in) {
   for (const ChartMemory& m : in.memory) {
     Band b;
     b.label = Short(m.layout) + (m.imported ? " imp" : "");
-    const bool per_stage =
-        !m.imported && m.stage_peak_mib.size() == static_cast<size_t>(m.layout.pp);
+    // A deployment's pools have stages of their own: its one peak is no stage's.
+    const bool per_stage = !m.imported && !m.layout.disaggregated() &&
+                           m.stage_peak_mib.size() == static_cast<size_t>(m.layout.pp);
     for (size_t s = 0; s < m.stage_peak_mib.size(); ++s) {
       Slot slot;
       slot.what = per_stage ? fmt::format("{} stage {}", m.layout.Label(), s)

@@ -111,6 +111,10 @@ std::string PredictionText(const compare::PredictionCheck& p) {
 }
 
 nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
+  if (l.disaggregated())
+    return {{"prefill", LayoutJson(l.prefill())},
+            {"decode", LayoutJson(l.decode())},
+            {"label", l.Label()}};
   return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
 }
 

@@ -15,30 +15,44 @@ namespace {
 
 using evidence::BenchDisaggregation;
 
+// A sample's pools as the section reads them: the prefill pool first, the
+// decode pool second, found by role (a file may list them in any order).
+std::optional<BenchDisaggregation> Ordered(const analysis::SampleAnalysis& s) {
+  if (!s.valid() || !s.disaggregation) return std::nullopt;
+  const evidence::BenchPool* prefill = nullptr;
+  const evidence::BenchPool* decode = nullptr;
+  for (const evidence::BenchPool& pool : s.disaggregation->pools) {
+    if (pool.role == "prefill" && !prefill) prefill = &pool;
+    if (pool.role == "decode" && !decode) decode = &pool;
+  }
+  if (!prefill || !decode) return std::nullopt;
+  BenchDisaggregation d = *s.disaggregation;
+  d.pools = {*prefill, *decode};
+  return d;
+}
+
 // The valid samples of a deployment at each load point, in run order.
-std::map<int, std::vector<const BenchDisaggregation*>> ByConcurrency(
-    const analysis::RunAnalysis& a) {
-  std::map<int, std::vector<const BenchDisaggregation*>> out;
+std::map<int, std::vector<BenchDisaggregation>> ByConcurrency(const analysis::RunAnalysis& a) {
+  std::map<int, std::vector<BenchDisaggregation>> out;
   for (const analysis::SampleAnalysis& s : a.evidence.samples)
-    if (s.valid() && s.disaggregation && s.disaggregation->pools.size() == 2)
-      out[s.id.concurrency].push_back(&*s.disaggregation);
+    if (std::optional<BenchDisaggregation> d = Ordered(s)) out[s.id.concurrency].push_back(*d);
   return out;
 }
 
 template <typename Get>
-double MedianOf(const std::vector<const BenchDisaggregation*>& samples, Get get) {
+double MedianOf(const std::vector<BenchDisaggregation>& samples, Get get) {
   std::vector<double> values;
-  for (const BenchDisaggregation* d : samples) values.push_back(get(*d));
+  for (const BenchDisaggregation& d : samples) values.push_back(get(d));
   return stats::Median(values);
 }
 
 // The repeats' most frequent answer (the first of a tie, in run order).
-std::string MostOften(const std::vector<const BenchDisaggregation*>& samples) {
+std::string MostOften(const std::vector<BenchDisaggregation>& samples) {
   std::map<std::string, int> count;
   std::string best;
-  for (const BenchDisaggregation* d : samples) {
-    const int n = ++count[d->bottleneck];
-    if (best.empty() || n > count[best]) best = d->bottleneck;
+  for (const BenchDisaggregation& d : samples) {
+    const int n = ++count[d.bottleneck];
+    if (best.empty() || n > count[best]) best = d.bottleneck;
   }
   return best;
 }
@@ -115,10 +129,9 @@ std::vector<PoolPoint> PoolPoints(const analysis::RunAnalysis& a) {
 std::optional<Section> PoolsSection(const analysis::RunAnalysis& a) {
   const std::vector<PoolPoint> points = PoolPoints(a);
   if (points.empty()) return std::nullopt;
-  const BenchDisaggregation* first = nullptr;
+  std::optional<BenchDisaggregation> first;
   for (const analysis::SampleAnalysis& s : a.evidence.samples)
-    if (!first && s.valid() && s.disaggregation && s.disaggregation->pools.size() == 2)
-      first = &*s.disaggregation;
+    if (!first) first = Ordered(s);
   Section s{"Pools", {}};
   s.blocks.push_back(Block::Paragraph(
       "A disaggregated deployment: a prefill pool and a decode pool, the KV cache of each "

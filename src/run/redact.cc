@@ -49,12 +49,21 @@ Redactor::Redactor(const spec::Spec& spec) {
   for (const auto& [name, value] : spec.engine.env)
     if (!value.empty() && value != kRedacted && IsSecretEnvName(name, spec.engine))
       secrets_.push_back({{name, "engine.env." + name}, value});
-  for (const auto& [flag, value] : spec.engine.args)
-    if (!value.text.empty() && value.text != kRedacted && spec::IsSecretFlag(flag)) {
-      std::string attribute = flag;  // SGLang prints its arguments as api_key='...'
-      std::replace(attribute.begin(), attribute.end(), '-', '_');
-      secrets_.push_back({{"--" + flag, attribute, "engine.args." + flag}, value.text});
-    }
+  auto add_args = [&](const std::vector<std::pair<std::string, spec::ArgValue>>& args,
+                      const std::string& table) {
+    for (const auto& [flag, value] : args)
+      if (!value.text.empty() && value.text != kRedacted && spec::IsSecretFlag(flag)) {
+        std::string attribute = flag;  // SGLang prints its arguments as api_key='...'
+        std::replace(attribute.begin(), attribute.end(), '-', '_');
+        secrets_.push_back({{"--" + flag, attribute, table + "." + flag}, value.text});
+      }
+  };
+  add_args(spec.engine.args, "engine.args");
+  // A disaggregated deployment's pools add flags of their own.
+  if (spec.disaggregation) {
+    add_args(spec.disaggregation->prefill.args, "sweep.prefill.args");
+    add_args(spec.disaggregation->decode.args, "sweep.decode.args");
+  }
   std::sort(secrets_.begin(), secrets_.end(),
             [](const Secret& a, const Secret& b) { return a.value.size() > b.value.size(); });
 }
@@ -110,15 +119,24 @@ Status RestoreSecrets(spec::Spec& spec) {
                        name + " in the environment of `ppsearch run --resume`");
     value = from_env;
   }
-  for (auto& [flag, value] : spec.engine.args) {
-    if (value.text != kRedacted) continue;
-    const std::string variable = SecretArgVariable(flag);
-    const char* from_env = std::getenv(variable.c_str());
-    if (from_env == nullptr)
-      return MakeError("engine.args." + flag +
-                       " is a secret and the run's copy of the spec holds it redacted; export " +
-                       variable + " in the environment of `ppsearch run --resume`");
-    value.text = from_env;
+  auto restore = [](std::vector<std::pair<std::string, spec::ArgValue>>& args,
+                    const std::string& table) -> Status {
+    for (auto& [flag, value] : args) {
+      if (value.text != kRedacted) continue;
+      const std::string variable = SecretArgVariable(flag);
+      const char* from_env = std::getenv(variable.c_str());
+      if (from_env == nullptr)
+        return MakeError(table + "." + flag +
+                         " is a secret and the run's copy of the spec holds it redacted; export " +
+                         variable + " in the environment of `ppsearch run --resume`");
+      value.text = from_env;
+    }
+    return Status::Ok();
+  };
+  PPS_RETURN_IF_ERROR(restore(spec.engine.args, "engine.args"));
+  if (spec.disaggregation) {
+    PPS_RETURN_IF_ERROR(restore(spec.disaggregation->prefill.args, "sweep.prefill.args"));
+    PPS_RETURN_IF_ERROR(restore(spec.disaggregation->decode.args, "sweep.decode.args"));
   }
   return Status::Ok();
 }

@@ -133,6 +133,42 @@ TEST(Secrets, TheResolvedSpecAndOverridesHoldNoSecret) {
             "engine.env.TOKENIZERS_PARALLELISM=true");
 }
 
+// A disaggregated deployment's pools take flags of their own: a secret
+// among them is kept out of the resolved spec, the spec copy, the free text
+// (commands.txt, logs) and the overrides, and a resume takes it back from
+// its variable.
+TEST(Secrets, APoolsOwnSecretFlagIsRedactedEverywhere) {
+  const std::string text =
+      "[experiment]\nname = \"t\"\n[cluster]\nhosts = [\"n0\", \"n1\"]\ngpus_per_node = 8\n"
+      "[engine]\nmodel_config = \"m.json\"\nmodel_path = \"/m\"\n[sweep]\nconcurrency = [8]\n"
+      "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\nargs = {api-key = \"pk-123456\"}\n"
+      "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\n[workload]\ninput_tokens = 16\n"
+      "requests = 16\n";
+  Result<spec::Spec> s = spec::ParseSpec(text, "/s/spec.toml", {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const spec::Spec shown = spec::WithoutSecrets(*s);
+  EXPECT_EQ(shown.disaggregation->prefill.args.at(0).second.text, kRedacted);
+  Result<std::string> copy = spec::RedactSpecText(text, "/s/spec.toml", s->engine);
+  ASSERT_TRUE(copy.ok()) << copy.error().message;
+  EXPECT_EQ(copy->find("pk-123456"), std::string::npos) << *copy;
+  EXPECT_EQ(Redactor(*s).Apply("n0: launch_server --api-key pk-123456 --port 1"),
+            "n0: launch_server --api-key <redacted> --port 1");
+  EXPECT_EQ(spec::RedactOverride("sweep.prefill.args.api-key=pk", s->engine),
+            "sweep.prefill.args.api-key=<redacted>");
+  Result<spec::Spec> resumed = spec::ParseSpec(*copy, "/s/spec.toml", {});
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  ::unsetenv("PPSEARCH_SECRET_API_KEY");
+  Status missing = RestoreSecrets(*resumed);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("sweep.prefill.args.api-key is a secret"),
+            std::string::npos)
+      << missing.error().message;
+  ::setenv("PPSEARCH_SECRET_API_KEY", "pk-123456", 1);
+  ASSERT_TRUE(RestoreSecrets(*resumed).ok());
+  EXPECT_EQ(resumed->disaggregation->prefill.args.at(0).second.text, "pk-123456");
+  ::unsetenv("PPSEARCH_SECRET_API_KEY");
+}
+
 TEST(Redactor, AResumedRunTakesARedactedFlagFromItsVariable) {
   spec::Spec s = Parse("[engine.args]\napi-key = \"<redacted>\"");
   ::unsetenv("PPSEARCH_SECRET_API_KEY");

@@ -138,12 +138,14 @@ Result<SampleOutput> DeploymentSample(const inputs::SearchInputs& in,
     }
     bench.pools.push_back(PoolEvidence(pool, p, out.records));
   }
+  // The repeat's stretch applies to every time, as to the records; the
+  // shares are ratios of times and stay.
   const predict::TtftParts& t = p.ttft_parts;
-  bench.prealloc_wait_s = t.prealloc_wait_s;
-  bench.handshake_s = t.handshake_s;
-  bench.prefill_s = t.prefill_s;
-  bench.transfer_s = t.transfer_s;
-  bench.decode_join_s = t.decode_join_s;
+  bench.prealloc_wait_s = t.prealloc_wait_s * noise_factor;
+  bench.handshake_s = t.handshake_s * noise_factor;
+  bench.prefill_s = t.prefill_s * noise_factor;
+  bench.transfer_s = t.transfer_s * noise_factor;
+  bench.decode_join_s = t.decode_join_s * noise_factor;
   bench.transfer_share_of_ttft = p.transfer_share_of_ttft;
   bench.transfer_bytes = p.sim.transfer_bytes;
   bench.bottleneck = p.bottleneck;

@@ -127,7 +127,9 @@ std::vector<int> InstanceHeads(const spec::Spec& spec, const spec::LayoutSpec& l
   return heads;
 }
 
-NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node) {
+NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node,
+                          const std::string& sample_name) {
+  const std::string name_of_sample = sample_name.empty() ? sample.str() : sample_name;
   const spec::EngineSpec& e = spec.engine;
   // The node's instance: nodes [head, head + nnodes).
   const int nnodes =
@@ -137,7 +139,7 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   const std::vector<std::pair<std::string, std::string>> vars = {
       {"{host}", spec.cluster.hosts[node].name},
       {"{node_rank}", std::to_string(rank)},
-      {"{sample}", sample.str()},
+      {"{sample}", name_of_sample},
       {"{port}", std::to_string(spec.cluster.ServerPort(node))},
       {"{spec_dir}", spec.base_dir},
       {"{ppsearch}", SelfExecutable()}};
@@ -171,7 +173,7 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
     return c;
   }
   // The container's name, so what outlives a killed client can be removed.
-  const std::string name = "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name;
+  const std::string name = "ppsearch-" + name_of_sample + "-" + spec.cluster.hosts[node].name;
   c.argv = ContainerWords(e, c.env, name, spec.profile.nsys ? spec.profile.output_dir : "");
   c.step = launch::SudoStep::kContainer;
   c.argv.insert(c.argv.end(), server.begin(), server.end());
@@ -297,7 +299,8 @@ std::vector<std::string> DeploymentCommands(const spec::Spec& spec,
     const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
     const evidence::SampleId pool_sample{pool->layout, sample.concurrency, sample.repeat};
     for (size_t n = 0; n < pool->hosts.size(); ++n) {
-      const NodeCommand c = ServerCommand(pool_spec, pool_sample, static_cast<int>(n));
+      const NodeCommand c =
+          ServerCommand(pool_spec, pool_sample, static_cast<int>(n), sample.str());
       launch::ServerLaunch l;
       l.node = pool->hosts[n];  // the launcher's node: the host's place in the whole cluster
       l.argv = c.argv;

@@ -34,7 +34,11 @@ struct NodeCommand {
 // instances each is a deployment of its own: --nnodes counts the
 // instance's nodes, --node-rank is the node's rank within it and
 // --dist-init-addr is the instance's first node.
-NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node);
+// `sample_name` names the sample in {sample} and the container where the
+// server is one pool of a disaggregated deployment's sample (its own
+// `sample` is then the pool's layout); "" for sample.str().
+NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& sample, int node,
+                          const std::string& sample_name = "");
 
 // One of ppsearch's own tools run on `node` where the server would run:
 // `argv` inside the spec's container image (its standard input kept open)

@@ -10,7 +10,8 @@
 namespace ppsearch::spec {
 namespace {
 
-// The secret paths ("engine", "env", "HF_TOKEN") present in `root`.
+// The secret paths ("engine", "env", "HF_TOKEN"; "sweep", "prefill", "args",
+// "api-key") present in `root`.
 std::vector<std::vector<std::string>> SecretPaths(const toml::table& root,
                                                   const EngineSpec& engine) {
   std::vector<std::vector<std::string>> out;
@@ -24,6 +25,14 @@ std::vector<std::vector<std::string>> SecretPaths(const toml::table& root,
     for (const auto& [k, v] : *args)
       if (IsSecretFlag(std::string(k.str())))
         out.push_back({"engine", "args", std::string(k.str())});
+  // A disaggregated deployment's pools' own flags.
+  if (const toml::table* sweep = root["sweep"].as_table())
+    for (const char* pool : {"prefill", "decode"})
+      if (const toml::node_view<const toml::node> t = (*sweep)[pool]; t.is_table())
+        if (const toml::table* args = t["args"].as_table())
+          for (const auto& [k, v] : *args)
+            if (IsSecretFlag(std::string(k.str())))
+              out.push_back({"sweep", pool, "args", std::string(k.str())});
   return out;
 }
 
@@ -51,8 +60,11 @@ size_t Offset(const std::string& text, uint32_t line, uint32_t column) {
 
 // Sets each secret of `root` (paths from SecretPaths) to kRedacted.
 void RedactTree(toml::table& root, const std::vector<std::vector<std::string>>& secrets) {
-  for (const auto& p : secrets)
-    At(root, {p[0], p[1]})->as_table()->insert_or_assign(p[2], std::string(kRedacted));
+  for (const auto& p : secrets) {
+    // The table holding the secret, then its key.
+    const std::vector<std::string> table(p.begin(), p.end() - 1);
+    At(root, table)->as_table()->insert_or_assign(p.back(), std::string(kRedacted));
+  }
 }
 
 // The tree as TOML, for when an in-place edit is not safe.

@@ -42,11 +42,19 @@ Spec WithoutSecrets(const Spec& spec) {
   Spec out = spec;
   for (auto& [name, value] : out.engine.env)
     if (IsSecretEnvName(name, spec.engine) && !value.empty()) value = kRedacted;
-  for (auto& [flag, value] : out.engine.args)
-    if (IsSecretFlag(flag)) {
-      value.kind = ArgValue::Kind::kString;
-      value.text = kRedacted;
-    }
+  auto redact_args = [](std::vector<std::pair<std::string, ArgValue>>& args) {
+    for (auto& [flag, value] : args)
+      if (IsSecretFlag(flag)) {
+        value.kind = ArgValue::Kind::kString;
+        value.text = kRedacted;
+      }
+  };
+  redact_args(out.engine.args);
+  // A disaggregated deployment's pools add flags of their own.
+  if (out.disaggregation) {
+    redact_args(out.disaggregation->prefill.args);
+    redact_args(out.disaggregation->decode.args);
+  }
   return out;
 }
 
@@ -58,8 +66,9 @@ std::string RedactOverride(const std::string& assignment, const EngineSpec& engi
   key.erase(key.find_last_not_of(' ') + 1);
   const bool env = key.rfind("engine.env.", 0) == 0 &&
                    IsSecretEnvName(key.substr(std::string("engine.env.").size()), engine);
-  const bool arg = key.rfind("engine.args.", 0) == 0 &&
-                   IsSecretFlag(key.substr(std::string("engine.args.").size()));
+  bool arg = false;
+  for (const std::string prefix : {"engine.args.", "sweep.prefill.args.", "sweep.decode.args."})
+    arg |= key.rfind(prefix, 0) == 0 && IsSecretFlag(key.substr(prefix.size()));
   return env || arg ? assignment.substr(0, eq + 1) + kRedacted : assignment;
 }
 
