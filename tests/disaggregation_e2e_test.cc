@@ -272,6 +272,31 @@ TEST_F(DisaggregationE2e, AHostInNeitherPoolIsNotMissedByTheAnalysis) {
   EXPECT_NE(report.find("## Pools"), std::string::npos) << report;
 }
 
+// A failed KV transfer injected into a deployment's sample is logged on its
+// prefill server as SGLang logs one, found by the scan, and keeps the
+// sample out of the decision; an aggregated sample cannot take that fault.
+TEST_F(DisaggregationE2e, AnInjectedKvTransferFailureIsALogFinding) {
+  const fs::path results = dir_ / "results";
+  const std::string sample = std::string(kDeployment) + "_c16_r1";
+  CommandResult r = Run(std::string("run ") + kExample + " --engine sim --run-id kv" +
+                        " --set experiment.results_dir=" + results.string() +
+                        " --set sweep.concurrency=[16] --set sweep.repeats=1 "
+                        "--set workload.requests=64 --set 'sim.inject=[{sample=\"" +
+                        sample + "\", fault=\"kv_transfer\"}]'");
+  EXPECT_EQ(r.exit_code, 4) << r.err;  // the one deployment no longer qualifies
+  const std::string report = ReadText(results / "kv" / "report.md");
+  EXPECT_NE(report.find("Verdicts: 1 log_findings."), std::string::npos) << report;
+  EXPECT_NE(report.find("KV transfer failure in service/" + sample + "/n0.log:"), std::string::npos)
+      << report;
+  CommandResult aggregated =
+      Run("validate examples/kimi-k3-pp-search.toml --set "
+          "'sim.inject=[{sample=\"pp2-tp16-ep4_c8_r1\", fault=\"kv_transfer\"}]'");
+  EXPECT_EQ(aggregated.exit_code, 2);
+  EXPECT_NE(aggregated.err.find("\"kv_transfer\" fails a disaggregated deployment's KV transfer"),
+            std::string::npos)
+      << aggregated.err;
+}
+
 // Killed mid-run and resumed, a deployment's run completes each sample
 // exactly once and ends as a run left alone does.
 TEST_F(DisaggregationE2e, AKilledRunResumesToTheSameSummary) {

@@ -14,8 +14,8 @@ struct Pattern {
 };
 
 // Lines SGLang, PyTorch, NCCL and CPython print when a rank cannot go on.
-const std::array<Pattern, 5>& Patterns() {
-  static const std::array<Pattern, 5> patterns = {{
+const std::array<Pattern, 6>& Patterns() {
+  static const std::array<Pattern, 6> patterns = {{
       {FindingKind::kCudaOom,
        {"CUDA out of memory", "CUDA error: out of memory", "torch.OutOfMemoryError",
         "OutOfMemoryError"},
@@ -26,6 +26,14 @@ const std::array<Pattern, 5>& Patterns() {
         "unhandled system error", "unhandled cuda error", "remote process exiting",
         "remote process exited", "Some NCCL operations have failed or timed out",
         "NCCL communicator was aborted"},
+       {}},
+      // A disaggregated deployment's KV transfer that failed: SGLang aborts
+      // the request and logs it on either side (disaggregation/prefill.py
+      // and decode.py, "... failed for request rank=N req.rid=... with
+      // exception KVTransferError(bootstrap_room=...): ...").
+      {FindingKind::kKvTransfer,
+       {"Prefill transfer failed for request", "Decode transfer failed for request",
+        "Prefill bootstrap failed for request", "KVTransferError"},
        {}},
       // A CUDA error that says "out of memory" is the allocator's: OOM only.
       {FindingKind::kCudaError, {"CUDA error:", "an illegal memory access"}, {"out of memory"}},
@@ -95,6 +103,8 @@ const char* FindingKindName(FindingKind kind) {
       return "Python traceback";
     case FindingKind::kEngineExit:
       return "engine exit";
+    case FindingKind::kKvTransfer:
+      return "KV transfer failure";
   }
   return "unknown";
 }
@@ -116,7 +126,9 @@ std::vector<LogFinding> ScanLog(const std::string& text, const std::string& file
   return out;
 }
 
-bool EndsTheServer(FindingKind kind) { return kind != FindingKind::kTraceback; }
+bool EndsTheServer(FindingKind kind) {
+  return kind != FindingKind::kTraceback && kind != FindingKind::kKvTransfer;
+}
 
 const LogFinding* MostSevere(const std::vector<LogFinding>& findings) {
   const LogFinding* best = nullptr;

@@ -9,9 +9,17 @@
 namespace ppsearch::analysis {
 
 // In order of severity: the first is the one a decision reason names.
-enum class FindingKind { kCudaOom, kNcclFailure, kCudaError, kTraceback, kEngineExit };
+enum class FindingKind {
+  kCudaOom,
+  kNcclFailure,
+  kCudaError,
+  kTraceback,
+  kEngineExit,
+  kKvTransfer,  // a disaggregated deployment's KV transfer between its pools
+};
 
-// "CUDA out of memory", "NCCL failure", "CUDA error", "Python traceback", "engine exit".
+// "CUDA out of memory", "NCCL failure", "CUDA error", "Python traceback",
+// "engine exit", "KV transfer failure".
 const char* FindingKindName(FindingKind kind);
 
 struct LogFinding {
@@ -45,6 +53,9 @@ struct LogFinding {
 //                       "server process exited", "Watchdog timeout (" (SGLang's scheduler
 //                       watchdog), "Fatal Python error:" (faulthandler: a segmentation
 //                       fault, an abort), "Child process unexpectedly failed with"
+//   KV transfer failure: "Prefill transfer failed for request", "Decode transfer failed for
+//                       request", "Prefill bootstrap failed for request", "KVTransferError"
+//                       (a disaggregated deployment's request whose KV did not arrive)
 // Lines after the runner's stop marker (a line starting with kStopMarker,
 // which the real engine appends to each node's log just before it sends
 // SIGTERM) are not scanned.
@@ -54,7 +65,8 @@ inline constexpr const char* kStopMarker = "[ppsearch] stopping the server";
 
 // Whether a finding of `kind` means a rank cannot go on, so a running sample
 // should end at once: every kind but a traceback, which SGLang also prints
-// for errors it survives (its fatal ones come with one of the other lines).
+// for errors it survives (its fatal ones come with one of the other lines),
+// and a KV transfer failure, which aborts one request and not the server.
 bool EndsTheServer(FindingKind kind);
 
 // The most severe finding (lowest kind, then earliest), or nullptr.

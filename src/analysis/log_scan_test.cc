@@ -101,6 +101,28 @@ TEST(ScanLog, EveryKindButATracebackEndsTheServer) {
   EXPECT_TRUE(EndsTheServer(FindingKind::kCudaError));
   EXPECT_TRUE(EndsTheServer(FindingKind::kEngineExit));
   EXPECT_FALSE(EndsTheServer(FindingKind::kTraceback));
+  EXPECT_FALSE(EndsTheServer(FindingKind::kKvTransfer)) << "one request aborted, not the server";
+}
+
+// A disaggregated deployment's failed transfers, as SGLang logs them on
+// either side (lines from public logs of a Mooncake deployment).
+TEST(ScanLog, AFailedKvTransferIsFoundOnEitherSide) {
+  const std::string text =
+      "[2026-02-27 15:01:51 TP8] Decode transfer failed for request rank=8 "
+      "decode_req.req.rid='63b1b22dad53465b92560ebdda56d075' "
+      "decode_req.req.bootstrap_room=6593551520068383758 with exception "
+      "KVTransferError(bootstrap_room=6593551520068383758): Failed to get kvcache from prefill "
+      "instance, it might be dead\n"
+      "[2026-02-27 15:01:51 TP4] Prefill transfer failed for request rank=4 "
+      "req.rid='ca271fb6eab2421f98ac61976e6f0f34' req.bootstrap_room=6593551520068383758 with "
+      "exception KVTransferError(bootstrap_room=6593551520068383758): Decode instance could be "
+      "dead, remote mooncake session 10.99.91.49:15295 is not alive\n"
+      "[2026-02-27 15:01:52 TP0] Decode batch, #running-req: 3, #token: 6000\n";
+  const std::vector<LogFinding> found = ScanLog(text, "n1.log");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].kind, FindingKind::kKvTransfer);
+  EXPECT_EQ(found[1].Where(), "n1.log:2");
+  EXPECT_STREQ(FindingKindName(found[1].kind), "KV transfer failure");
 }
 
 TEST(ScanLog, OomBlockReportsEachKindOnItsLineAndOomIsMostSevere) {

@@ -205,6 +205,14 @@ std::string FaultText(const std::string& kind, const LogSetup& s, std::time_t t,
            fmt::format("AssertionError: pp_max_micro_batch_size={} exceeded by running batch\n",
                        s.pp_max_micro_batch_size);
   }
+  if (kind == "kv_transfer") {
+    // As a Mooncake transfer to a decode server that went away logs it.
+    return stamp +
+           "Prefill transfer failed for request rank=0 "
+           "req.rid='3f2a9c0d51e84b7c9a6e2d4f8b1c0e57' req.bootstrap_room=6593551520068383758 "
+           "with exception KVTransferError(bootstrap_room=6593551520068383758): Decode instance "
+           "could be dead, remote mooncake session 10.0.0.2:15295 is not alive\n";
+  }
   if (kind == "engine_exit") {
     return fmt::format(
         "[{}] Received sigquit from a child process. It usually means the child failed.\n",

@@ -98,6 +98,8 @@ int64_t NcclTimeoutNumel(const LogSetup& s);
 //   "traceback"  a scheduler exception in event_loop_pp
 //   "engine_exit" the launcher's "Received sigquit from a child process" line
 //   "start"      a RuntimeError while loading the weights, then the launcher's sigquit line
+//   "kv_transfer" a prefill server's failed KV transfer to its decode server
+//                (SGLang's disaggregation/prefill.py warning, the request aborted)
 // Unknown kinds give "".
 std::string FaultText(const std::string& kind, const LogSetup& s, std::time_t t,
                       const std::string& prefix);

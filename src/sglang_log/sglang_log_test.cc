@@ -139,7 +139,7 @@ TEST(FaultTextTest, NcclNumelIsChunkTokensTimesHidden) {
 
 TEST(FaultTextTest, EveryKindEndsInANewlineAndUnknownIsEmpty) {
   const LogSetup s = SetupFor({"data/models/kimi-k3", "rtx-6000d"});
-  for (const char* kind : {"oom", "nccl", "traceback", "engine_exit", "start"}) {
+  for (const char* kind : {"oom", "nccl", "traceback", "engine_exit", "start", "kv_transfer"}) {
     const std::string text = FaultText(kind, s, 0, " PP0 TP0");
     ASSERT_FALSE(text.empty()) << kind;
     EXPECT_EQ(text.back(), '\n') << kind;

@@ -64,8 +64,17 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
     return KeyError(t.KeyLoc("sample"), "no sample \"" + Excerpt(f.sample) + "\" in the sweep" +
                                             SampleHint(f.sample, sample_ids));
   PPS_RETURN_IF_ERROR(
-      t.Enum("fault", &f.fault, {"lose_requests", "oom", "nccl", "traceback", "engine_exit"}));
+      t.Enum("fault", &f.fault,
+             {"lose_requests", "oom", "nccl", "traceback", "engine_exit", "kv_transfer"}));
   if (t.Find("fault") == nullptr) return t.Missing("fault");
+  // Only a disaggregated deployment moves KV between servers.
+  if (f.fault == "kv_transfer") {
+    const auto layout = ParseSlugPrefix(f.sample);
+    if (!layout || !layout->first.disaggregated())
+      return KeyError(t.KeyLoc("fault"),
+                      "\"kv_transfer\" fails a disaggregated deployment's KV transfer; sample \"" +
+                          Excerpt(f.sample) + "\" is an aggregated layout's");
+  }
   PPS_RETURN_IF_ERROR(t.Int("count", &f.count, Need::kOptional, 1, kMaxRequests));
   return f;
 }

@@ -685,7 +685,7 @@ TEST(SpecSim, Errors) {
       ErrorOf(Text(kSweep, kWorkload,
                    "[sim]\ninject = [{sample = \"pp1-tp8-ep1_c8_r1\", fault = \"fire\"}]\n")),
       "/s/spec.toml:16:50: key 'sim.inject[0].fault': expected one of 'lose_requests', 'oom', "
-      "'nccl', 'traceback', 'engine_exit', got 'fire'");
+      "'nccl', 'traceback', 'engine_exit', 'kv_transfer', got 'fire'");
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, "[sim]\nnoise_cb = 0.1\n")),
             "/s/spec.toml:16:1: unknown key 'sim.noise_cb' (did you mean 'noise_cv'?)");
 }
