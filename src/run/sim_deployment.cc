@@ -59,19 +59,6 @@ std::string PoolNodeLog(const inputs::SearchInputs& in, const Pool& pool,
   return out;
 }
 
-// The GPUs of a pool's node: each rank's stage peak (ranks stage by stage,
-// TP ranks within a stage, as the planner numbers them).
-std::vector<double> PoolNodePeaks(const inputs::SearchInputs& in, const Pool& pool, int node) {
-  const int per_node = in.spec.cluster.gpus_per_node;
-  const auto& stages = pool.predicted.memory.stages;
-  std::vector<double> peaks;
-  for (int g = 0; g < per_node; ++g) {
-    const size_t stage = static_cast<size_t>((node * per_node + g) / pool.plan.pool.layout.tp);
-    peaks.push_back(stage < stages.size() ? stages[stage].peak_mib : 0.0);
-  }
-  return peaks;
-}
-
 // Each server of the pool: its hosts and the requests it served (the
 // prefill or decode server the router gave each record).
 evidence::BenchPool PoolEvidence(const Pool& pool, const predict::DisaggregatedPrediction& p,
@@ -133,7 +120,8 @@ Result<SampleOutput> DeploymentSample(const inputs::SearchInputs& in,
               fault, setup, t0 + 1,
               sglang_log::ScopePrefix(0, pool.plan.pool.layout.pp, 0, pool.plan.pool.layout.tp,
                                       pool.plan.pool.layout.ep));
-      ne.gpu_csv = SimGpuCsv(ne.host, PoolNodePeaks(in, pool, node), in.hardware);
+      ne.gpu_csv = SimGpuCsv(ne.host, pool.predicted.memory, node, in.spec.cluster.gpus_per_node,
+                             pool.plan.pool.layout.tp, in.hardware);
       out.nodes.push_back(std::move(ne));
     }
     bench.pools.push_back(PoolEvidence(pool, p, out.records));

@@ -55,15 +55,16 @@ std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::
   return faults;
 }
 
-std::string SimGpuCsv(const std::string& host, const std::vector<double>& peak_mib,
-                      const hardware::HardwareProfile& hw) {
+std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
+                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw) {
   std::vector<nvidia_smi::GpuMemory> gpus;
-  for (size_t g = 0; g < peak_mib.size(); ++g) {
+  for (int g = 0; g < gpus_per_node; ++g) {
+    const size_t stage = static_cast<size_t>((node * gpus_per_node + g) / std::max(tp, 1));
     nvidia_smi::GpuMemory m;
-    m.index = static_cast<int>(g);
+    m.index = g;
     m.uuid = fmt::format("GPU-{:08x}-sim-{}-{}", NameHash(host) & 0xffffffff, host, g);
     m.name = hw.gpu_name;
-    m.used_mib = std::round(peak_mib[g]);
+    m.used_mib = std::round(stage < memory.stages.size() ? memory.stages[stage].peak_mib : 0.0);
     m.total_mib = hw.memory_mib;
     gpus.push_back(m);
   }

@@ -9,6 +9,7 @@
 
 #include "evidence/evidence.h"
 #include "hardware/hardware.h"
+#include "memory/memory_model.h"
 #include "spec/spec.h"
 #include "workload/request_record.h"
 
@@ -30,8 +31,10 @@ void StretchRecords(double factor, std::vector<workload::RequestRecord>& records
 std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::SampleId& id,
                                       std::vector<workload::RequestRecord>& records);
 
-// nvidia-smi's CSV of a simulated node: `peak_mib[g]` on its GPU g.
-std::string SimGpuCsv(const std::string& host, const std::vector<double>& peak_mib,
-                      const hardware::HardwareProfile& hw);
+// nvidia-smi's CSV of a simulated node, `node` of its server (which stages'
+// ranks it holds): each GPU at its stage's planned peak (ranks stage by
+// stage, `tp` TP ranks each, as the planner numbers them).
+std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
+                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw);
 
 }  // namespace ppsearch::run

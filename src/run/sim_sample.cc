@@ -60,20 +60,6 @@ std::string NodeLog(const spec::Spec& spec, const plan::LayoutPlan& plan,
   return out;
 }
 
-// `node`: within the instance (which stage's ranks it holds); `host`: its
-// index in the cluster.
-std::string NodeGpuCsv(const spec::Spec& spec, const plan::LayoutPlan& plan,
-                       const predict::PointPrediction& p, int node, size_t host,
-                       const hardware::HardwareProfile& hw) {
-  std::vector<double> peak_mib;
-  const int per_node = spec.cluster.gpus_per_node;
-  for (int g = 0; g < per_node; ++g) {
-    const int stage = (node * per_node + g) / plan.layout.tp;
-    peak_mib.push_back(p.memory.stages[stage].peak_mib);
-  }
-  return SimGpuCsv(spec.cluster.hosts[host].name, peak_mib, hw);
-}
-
 }  // namespace
 
 double SimSampleEngine::NoiseFactor(const spec::SimSpec& sim, const evidence::SampleId& id) {
@@ -124,7 +110,9 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
             fault, setup, t0 + 1,
             sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp,
                                     ctx.plan->layout.ep));
-    ne.gpu_csv = NodeGpuCsv(spec_, *ctx.plan, each[instance], node, n, hw_);
+    // `node`: within the instance (which stage's ranks it holds).
+    ne.gpu_csv = SimGpuCsv(ne.host, each[instance].memory, node, spec_.cluster.gpus_per_node,
+                           ctx.plan->layout.tp, hw_);
     out.nodes.push_back(std::move(ne));
   }
   out.bench.sample = ctx.id.str();

@@ -287,6 +287,18 @@ std::vector<std::string> RouterArgv(const spec::Spec& spec) {
 
 namespace {
 
+// One server's command as a display line, wrapped by the launcher when one
+// is given; `node` is the host's place in the launcher's (the whole) cluster.
+std::string ServerLine(const NodeCommand& c, int node, const launch::Launcher* launcher) {
+  launch::ServerLaunch l;
+  l.node = node;
+  l.argv = c.argv;
+  l.env = c.env;
+  l.step = c.step;
+  return launch::ShellJoin(launcher != nullptr ? launcher->WrapServer(node, l)
+                                               : launch::WithEnv(c.env, c.argv));
+}
+
 // A disaggregated deployment's commands: each pool's servers as that pool's
 // own aggregated layout on its hosts (plan::PoolSpecOf: its engine flags
 // with SGLang's --disaggregation-* ones), the router, the benchmark.
@@ -301,15 +313,9 @@ std::vector<std::string> DeploymentCommands(const spec::Spec& spec,
     for (size_t n = 0; n < pool->hosts.size(); ++n) {
       const NodeCommand c =
           ServerCommand(pool_spec, pool_sample, static_cast<int>(n), sample.str());
-      launch::ServerLaunch l;
-      l.node = pool->hosts[n];  // the launcher's node: the host's place in the whole cluster
-      l.argv = c.argv;
-      l.env = c.env;
-      l.step = c.step;
-      const std::vector<std::string> argv =
-          launcher != nullptr ? launcher->WrapServer(l.node, l) : launch::WithEnv(c.env, c.argv);
-      out.push_back(spec.cluster.hosts[l.node].name + " (" + pool->role +
-                    "): " + launch::ShellJoin(argv));
+      const int node = pool->hosts[n];
+      out.push_back(spec.cluster.hosts[node].name + " (" + pool->role +
+                    "): " + ServerLine(c, node, launcher));
     }
   }
   out.push_back(spec.cluster.hosts[d.prefill.hosts.front()].name +
@@ -331,15 +337,8 @@ std::vector<std::string> SampleCommands(const spec::Spec& spec, const evidence::
   std::vector<std::string> out;
   for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
     const int node = static_cast<int>(n);
-    NodeCommand c = ServerCommand(spec, sample, node);
-    launch::ServerLaunch l;
-    l.node = node;
-    l.argv = c.argv;
-    l.env = c.env;
-    l.step = c.step;
-    const std::vector<std::string> argv =
-        launcher != nullptr ? launcher->WrapServer(node, l) : launch::WithEnv(c.env, c.argv);
-    out.push_back(spec.cluster.hosts[n].name + ": " + launch::ShellJoin(argv));
+    out.push_back(spec.cluster.hosts[n].name + ": " +
+                  ServerLine(ServerCommand(spec, sample, node), node, launcher));
   }
   out.push_back(spec.cluster.hosts[0].name + " (bench, built in): " +
                 launch::ShellJoin(BenchArgv(BenchOptionsFor(spec, sample, seed))));

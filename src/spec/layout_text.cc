@@ -75,40 +75,6 @@ Result<LayoutSpec> ParseLayoutText(const std::string& text) {
 namespace {
 
 // An aggregated layout's slug at the start of `text`.
-std::optional<std::pair<LayoutSpec, size_t>> ParseLayoutSlugPrefix(std::string_view text);
-
-// "1p3d-<prefill slug>+<decode slug>": the counts must be the pools' instances.
-std::optional<std::pair<LayoutSpec, size_t>> ParseDeploymentSlugPrefix(std::string_view text) {
-  int prefill_servers = 0, decode_servers = 0;
-  const char* const begin = text.data();
-  const char* const end = begin + text.size();
-  auto [p, ec] = std::from_chars(begin, end, prefill_servers);
-  if (ec != std::errc() || p == end || *p != 'p') return std::nullopt;
-  auto [d, ec2] = std::from_chars(p + 1, end, decode_servers);
-  if (ec2 != std::errc() || end - d < 2 || d[0] != 'd' || d[1] != '-') return std::nullopt;
-  size_t pos = static_cast<size_t>(d + 2 - begin);
-  const auto prefill = ParseLayoutSlugPrefix(text.substr(pos));
-  if (!prefill) return std::nullopt;
-  pos += prefill->second;
-  if (pos >= text.size() || text[pos] != '+') return std::nullopt;
-  ++pos;
-  const auto decode = ParseLayoutSlugPrefix(text.substr(pos));
-  if (!decode) return std::nullopt;
-  pos += decode->second;
-  if (prefill->first.instances != prefill_servers || decode->first.instances != decode_servers)
-    return std::nullopt;
-  return std::make_pair(DeploymentLayout(prefill->first, decode->first, {}), pos);
-}
-
-}  // namespace
-
-std::optional<std::pair<LayoutSpec, size_t>> ParseSlugPrefix(std::string_view text) {
-  if (auto deployment = ParseDeploymentSlugPrefix(text)) return deployment;
-  return ParseLayoutSlugPrefix(text);
-}
-
-namespace {
-
 std::optional<std::pair<LayoutSpec, size_t>> ParseLayoutSlugPrefix(std::string_view text) {
   size_t pos = 0;
   // One "<prefix><digits>" part; a number of more than 6 digits is no layout's.
@@ -148,6 +114,34 @@ std::optional<std::pair<LayoutSpec, size_t>> ParseLayoutSlugPrefix(std::string_v
   return std::make_pair(l, pos);
 }
 
+// "1p3d-<prefill slug>+<decode slug>": the counts must be the pools' instances.
+std::optional<std::pair<LayoutSpec, size_t>> ParseDeploymentSlugPrefix(std::string_view text) {
+  int prefill_servers = 0, decode_servers = 0;
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  auto [p, ec] = std::from_chars(begin, end, prefill_servers);
+  if (ec != std::errc() || p == end || *p != 'p') return std::nullopt;
+  auto [d, ec2] = std::from_chars(p + 1, end, decode_servers);
+  if (ec2 != std::errc() || end - d < 2 || d[0] != 'd' || d[1] != '-') return std::nullopt;
+  size_t pos = static_cast<size_t>(d + 2 - begin);
+  const auto prefill = ParseLayoutSlugPrefix(text.substr(pos));
+  if (!prefill) return std::nullopt;
+  pos += prefill->second;
+  if (pos >= text.size() || text[pos] != '+') return std::nullopt;
+  ++pos;
+  const auto decode = ParseLayoutSlugPrefix(text.substr(pos));
+  if (!decode) return std::nullopt;
+  pos += decode->second;
+  if (prefill->first.instances != prefill_servers || decode->first.instances != decode_servers)
+    return std::nullopt;
+  return std::make_pair(DeploymentLayout(prefill->first, decode->first, {}), pos);
+}
+
 }  // namespace
+
+std::optional<std::pair<LayoutSpec, size_t>> ParseSlugPrefix(std::string_view text) {
+  if (auto deployment = ParseDeploymentSlugPrefix(text)) return deployment;
+  return ParseLayoutSlugPrefix(text);
+}
 
 }  // namespace ppsearch::spec
