@@ -29,10 +29,10 @@ constexpr char kExample[] = "examples/deepseek-v3-1p1d.toml";
 
 // The example's [sweep.prefill] table starts on this line.
 constexpr char kRefusal[] =
-    "error: examples/deepseek-v3-1p1d.toml:44:1: [sweep.prefill] and [sweep.decode] make this a "
-    "disaggregated deployment; only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` "
-    "and `ppsearch run --engine sim` understand disaggregated deployments so far (`ppsearch "
-    "search` of an aggregated spec adds them itself)\n";
+    "error: examples/deepseek-v3-1p1d.toml:47:1: [sweep.prefill] and [sweep.decode] make this a "
+    "disaggregated deployment; only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate`, "
+    "`ppsearch run` and `ppsearch backtest` understand disaggregated deployments so far "
+    "(`ppsearch search` of an aggregated spec adds them itself)\n";
 
 // The example's one deployment, as its samples are named.
 constexpr char kDeployment[] = "1p3d-pp1-tp8-ep8+3x-pp1-tp8-ep8-dp8";
@@ -66,7 +66,7 @@ TEST_F(DisaggregationE2e, ValidateAcceptsTheExample) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, std::string(kExample) +
                        ": ok (disaggregated: prefill PP1/TP8/EP8, decode 3xPP1/TP8/EP8/DP8; plan, "
-                       "validate, simulate and run --engine sim understand it so far)\n");
+                       "validate, simulate, run and backtest understand it so far)\n");
 }
 
 TEST_F(DisaggregationE2e, PlanAndValidateRefuseAPdMismatchWithExit2) {
@@ -335,18 +335,21 @@ TEST_F(DisaggregationE2e, AKilledRunResumesToTheSameSummary) {
   EXPECT_EQ(ReadText(run / "summary.csv"), ReadText(results / "full" / "summary.csv"));
 }
 
-// What is not built for a deployment yet is refused before anything runs:
-// real servers (the example names an ssh launcher, so `run` would start
-// them) and an adaptive run, which chooses among layouts.
-TEST_F(DisaggregationE2e, RunRefusesRealServersAndAnAdaptiveRunWithExit2) {
+// Real servers run a deployment: its dry run shows each pool's servers,
+// the router and the benchmark through it. What is not built for one is
+// refused before anything runs: an adaptive run, which chooses among
+// layouts, and a replay.
+TEST_F(DisaggregationE2e, RealServersAreDryRunAndAnAdaptiveRunOrAReplayIsRefusedWithExit2) {
   const std::string results = " --set experiment.results_dir=" + (dir_ / "r").string();
-  CommandResult real = Run(std::string("run ") + kExample + results);
-  EXPECT_EQ(real.exit_code, 2) << real.out;
-  EXPECT_NE(real.err.find("examples/deepseek-v3-1p1d.toml:44:1: a disaggregated deployment runs "
-                          "on the simulated engine only so far (--engine sglang is not built "
-                          "for one yet); run it with --engine sim"),
+  CommandResult dry = Run(std::string("run ") + kExample + " --dry-run" + results);
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("engine sglang, launcher ssh"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("n3 (decode): "), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("n0 (router): "), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("python3 -m sglang_router.launch_router --pd-disaggregation --prefill "
+                         "http://n0:30000 8998"),
             std::string::npos)
-      << real.err;
+      << dry.out;
   CommandResult adaptive =
       Run(std::string("run ") + kExample + " --engine sim --adaptive" + results);
   EXPECT_EQ(adaptive.exit_code, 2) << adaptive.out;
@@ -354,17 +357,19 @@ TEST_F(DisaggregationE2e, RunRefusesRealServersAndAnAdaptiveRunWithExit2) {
                               "--adaptive"),
             std::string::npos)
       << adaptive.err;
+  CommandResult replay = Run(std::string("run ") + kExample +
+                             " --engine replay:" + (dir_ / "none").string() + results);
+  EXPECT_NE(replay.exit_code, 0);
   EXPECT_FALSE(fs::exists(dir_ / "r")) << "nothing was written";
 }
 
-TEST_F(DisaggregationE2e, ServeSimRefusesAPdServerWithExit2) {
+// serve-sim plays SGLang's PD servers; a mode SGLang lacks is refused.
+TEST_F(DisaggregationE2e, ServeSimRefusesAModeSglangLacksWithExit2) {
   CommandResult r = Run(
-      "serve-sim --model-path data/models/deepseek-v3 --tp-size 8 --disaggregation-mode decode");
+      "serve-sim --model-path data/models/deepseek-v3 --tp-size 8 --disaggregation-mode encode");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(r.err,
-            "error: --disaggregation-mode decode: serve-sim plays aggregated SGLang servers only; "
-            "only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` and `ppsearch run "
-            "--engine sim` understand disaggregated deployments so far\n");
+            "error: --disaggregation-mode must be one of null, prefill, decode (got 'encode')\n");
 }
 
 }  // namespace

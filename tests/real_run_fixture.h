@@ -112,8 +112,8 @@ class RealRunTest : public CliTest {
     return n;
   }
 
-  // serve-sim processes whose command line names this test's GPU state dir.
-  std::vector<int> LeftoverServers() {
+  // Live processes whose command line holds every one of `needles`.
+  static std::vector<int> ProcessesWith(const std::vector<std::string>& needles) {
     std::vector<int> pids;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
       const std::string name = e.path().filename().string();
@@ -124,12 +124,15 @@ class RealRunTest : public CliTest {
       const size_t close = stat.rfind(')');
       const bool zombie =
           close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
-      if (!zombie && cmdline.find("serve-sim") != std::string::npos &&
-          cmdline.find(gpu_dir_) != std::string::npos)
-        pids.push_back(std::stoi(name));
+      bool all = !zombie;
+      for (const std::string& n : needles) all = all && cmdline.find(n) != std::string::npos;
+      if (all) pids.push_back(std::stoi(name));
     }
     return pids;
   }
+
+  // serve-sim processes whose command line names this test's GPU state dir.
+  std::vector<int> LeftoverServers() { return ProcessesWith({"serve-sim", gpu_dir_}); }
 
   // `ppsearch run SPEC` as a child of the test, its output discarded.
   // `run SPEC`, with `flag` after SPEC when given.

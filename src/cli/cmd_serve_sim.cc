@@ -56,6 +56,8 @@ void AddFaultOptions(CLI::App* c, serve_sim::FaultArgs& f) {
   c->add_option("--fault-die-after-requests", f.die_after_requests,
                 "exit abruptly (status 1) once the deployment answered N requests (any node)");
   c->add_flag("--fault-ignore-sigterm", f.ignore_sigterm, "log and ignore SIGTERM");
+  c->add_option("--fault-kv-fail-after", f.kv_fail_after,
+                "a PD prefill server: the KV transfer after N good ones fails");
   c->add_option("--fault-leak-gpu-s", f.leak_gpu_s,
                 "keep the --gpu-state-dir registration S seconds after exit");
 }
@@ -91,27 +93,24 @@ struct ServeSimOptions {
   std::string fault_key;
 };
 
-// serve-sim plays aggregated servers only: a prefill or decode server of a
-// disaggregated deployment kept as an unmodelled extra flag would be served
-// as an aggregated one without a word.
-Status RefuseDisaggregationMode(const std::vector<std::string>& extras) {
-  const std::string flag = "--disaggregation-mode";
-  for (size_t i = 0; i < extras.size(); ++i) {
-    std::string mode;
-    if (extras[i] == flag && i + 1 < extras.size()) mode = extras[i + 1];
-    if (extras[i].rfind(flag + "=", 0) == 0) mode = extras[i].substr(flag.size() + 1);
-    if (!mode.empty() && mode != "null")
-      return MakeError(flag + " " + mode +
-                       ": serve-sim plays aggregated SGLang servers only; only `ppsearch plan`, "
-                       "`ppsearch validate`, `ppsearch simulate` and `ppsearch run --engine sim` "
-                       "understand disaggregated deployments so far");
-  }
+// SGLang's PD timeouts (the transfer engine reads them from its
+// environment), seconds; an unset variable keeps the default.
+Status ReadPdTimeout(const char* name, double& seconds) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return Status::Ok();
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v > 0))
+    return MakeError(fmt::format("{}='{}': expected a positive number of seconds", name, text));
+  seconds = v;
   return Status::Ok();
 }
 
 Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
-  PPS_RETURN_IF_ERROR(RefuseDisaggregationMode(extras));
   serve_sim::ServerArgs& a = o.args;
+  PPS_RETURN_IF_ERROR(
+      ReadPdTimeout("SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT", a.bootstrap_timeout_s));
+  PPS_RETURN_IF_ERROR(ReadPdTimeout("SGLANG_DISAGGREGATION_WAITING_TIMEOUT", a.waiting_timeout_s));
   auto extra_flags = serve_sim::ParseExtraFlags(extras);
   if (!extra_flags.ok()) return extra_flags.error();
   a.extra_flags = std::move(*extra_flags);
@@ -204,6 +203,17 @@ Runner AddServeSimCommand(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--gpu-state-dir", a.gpu_state_dir,
                 "register this node's GPU memory here for `ppsearch smi-sim`");
+  c->add_option("--disaggregation-mode", a.disaggregation_mode,
+                "null, or a PD server: prefill | decode")
+      ->capture_default_str();
+  c->add_option("--disaggregation-bootstrap-port", a.disaggregation_bootstrap_port,
+                "a prefill server's bootstrap port (decode servers fetch the KV there)")
+      ->capture_default_str();
+  c->add_option("--disaggregation-transfer-backend", a.disaggregation_transfer_backend,
+                "mooncake | nixl (the transfer is simulated either way)")
+      ->capture_default_str();
+  c->add_option("--disaggregation-ib-device", a.disaggregation_ib_device,
+                "RDMA devices (shown in server_args; nothing uses them here)");
   AddFaultOptions(c, a.fault);
   c->add_option("--fault-plan", o->fault_plan,
                 "file of `KEY --fault-flag [value] ...` lines; the --fault-key line applies");

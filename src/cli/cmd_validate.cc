@@ -68,8 +68,7 @@ Runner AddValidateCommand(CLI::App& app) {
       const spec::LayoutSpec& d = deployment->decode.layout;
       std::cout << opts->spec_path << ": ok (disaggregated: prefill " << p.Label() << ", decode "
                 << d.Label()
-                << "; plan, validate, simulate and run --engine sim understand it so "
-                   "far)\n";
+                << "; plan, validate, simulate, run and backtest understand it so far)\n";
       return kExitOk;
     }
     std::cout << opts->spec_path << ": ok (" << sweep.layouts.size() << " layouts x "

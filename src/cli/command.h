@@ -60,6 +60,7 @@ Runner AddServeSimCommand(CLI::App& app);
 Runner AddBenchCommand(CLI::App& app);
 Runner AddProbeCommand(CLI::App& app);
 Runner AddSmiSimCommand(CLI::App& app);
+Runner AddRouterSimCommand(CLI::App& app);
 Runner AddRedactLogCommand(CLI::App& app);
 
 }  // namespace ppsearch::cli

@@ -38,6 +38,7 @@ constexpr CommandEntry kCommands[] = {
     {"serve-sim", ppsearch::cli::AddServeSimCommand, true},
     {"bench", ppsearch::cli::AddBenchCommand, true},
     {"smi-sim", ppsearch::cli::AddSmiSimCommand, true},
+    {"router-sim", ppsearch::cli::AddRouterSimCommand, true},
     {"redact-log", ppsearch::cli::AddRedactLogCommand, false},
 };
 

@@ -14,6 +14,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/cli/cmd_search.cc
   src/cli/cmd_report.cc
   src/cli/cmd_run.cc
+  src/cli/cmd_router_sim.cc
   src/cli/cmd_serve_sim.cc
   src/cli/cmd_simulate.cc
   src/cli/cmd_smi_sim.cc

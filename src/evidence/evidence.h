@@ -109,6 +109,14 @@ struct RunPaths {
   std::string service(const SampleId& s, const std::string& host) const {
     return service(s.str(), host);
   }
+  // The router of a disaggregated deployment, run on `host` beside its
+  // server: its log, kept and while it runs.
+  std::string router_service(const SampleId& s, const std::string& host) const {
+    return service_dir(s.str()) + "/" + SafePathComponent(host) + ".router.log";
+  }
+  std::string router_live_log(const SampleId& s, const std::string& host) const {
+    return At("live/" + s.str() + "/" + SafePathComponent(host) + ".router.log");
+  }
   std::string profile_dir() const { return At("profile"); }
   std::string profile(const SampleId& s, const std::string& name) const {
     return At("profile/" + s.str() + "/" + SafePathComponent(name) + ".json");

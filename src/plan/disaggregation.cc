@@ -210,8 +210,8 @@ Status DisaggregatedRefusal(const spec::Spec& spec) {
   if (!spec::IsDisaggregated(spec)) return Status::Ok();
   return MakeError(spec.Origin("sweep.prefill").Position() +
                    ": [sweep.prefill] and [sweep.decode] make this a disaggregated deployment; "
-                   "only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate` and "
-                   "`ppsearch run --engine sim` understand disaggregated deployments so far "
+                   "only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate`, `ppsearch "
+                   "run` and `ppsearch backtest` understand disaggregated deployments so far "
                    "(`ppsearch search` of an aggregated spec adds them itself)");
 }
 

@@ -22,9 +22,9 @@ PdPoolModel BuildPoolModel(const plan::DisaggregatedPlan& plan, const plan::Pool
                            const cost::Calibration& calibration) {
   const spec::Disaggregation deployment{plan.transfer, plan.prefill.pool, plan.decode.pool};
   PdPoolModel out{{}, plan::PoolSpecOf(spec, deployment, pool.pool)};
-  out.model = BuildPointModelFrom(
-      pool.layout(), plan::PoolMemoryInputs(pool.layout(), pool.pd, out.spec, model, hw), model, hw,
-      calibration, 0);
+  // The pool's engine carries its --disaggregation-mode: built as any
+  // server of that mode is, serve-sim's included.
+  out.model = BuildPointModel(pool.layout(), out.spec, model, hw, calibration);
   return out;
 }
 
@@ -55,10 +55,16 @@ double NsToSeconds(double ns) { return ns / 1e9; }
 sim::KvTransferConfig TransferFor(const plan::DisaggregatedPlan& plan,
                                   const model::ModelDesc& model,
                                   const hardware::HardwareProfile& hw) {
+  return TransferBetween(PoolServerGpus(plan.prefill.pool.layout),
+                         PoolServerGpus(plan.decode.pool.layout), model, hw);
+}
+
+sim::KvTransferConfig TransferBetween(int prefill_gpus, int decode_gpus,
+                                      const model::ModelDesc& model,
+                                      const hardware::HardwareProfile& hw) {
   sim::KvTransferConfig t;
   t.kv_bytes_per_token = model.kv_bytes_per_token();
-  const int gpus =
-      std::min(PoolServerGpus(plan.prefill.pool.layout), PoolServerGpus(plan.decode.pool.layout));
+  const int gpus = std::min(prefill_gpus, decode_gpus);
   t.bytes_per_ns = hw.nic_gbps_per_gpu * std::max(gpus, 1);  // GB/s is bytes per ns
   t.latency_ns = std::llround(hw.inter_latency_us * 1e3);
   t.handshake_ns = t.latency_ns;

@@ -101,6 +101,12 @@ DisaggregatedIntervals ModelFormIntervals(const DisaggregatedPrediction& p,
 sim::KvTransferConfig TransferFor(const plan::DisaggregatedPlan& plan,
                                   const model::ModelDesc& model,
                                   const hardware::HardwareProfile& hw);
+// The same between a prefill server of `prefill_gpus` GPUs and a decode
+// server of `decode_gpus` (serve-sim's prefill server learns the second from
+// the decode server's handshake).
+sim::KvTransferConfig TransferBetween(int prefill_gpus, int decode_gpus,
+                                      const model::ModelDesc& model,
+                                      const hardware::HardwareProfile& hw);
 
 // Why the simulator cannot predict this deployment (a pool's layout it does
 // not model, or a plan with errors), or nullopt when it can.

@@ -5,6 +5,7 @@
 
 #include "cost/decode_step.h"
 #include "memory/sglang_reserve.h"
+#include "plan/disaggregation.h"
 #include "predict/point_parts.h"
 #include "workload/instance_split.h"
 
@@ -75,6 +76,11 @@ cost::LayoutShape ShapeFromPlan(const plan::LayoutPlan& plan) {
 memory::MemoryInputs MemoryInputsFor(const plan::LayoutPlan& plan, const spec::Spec& spec,
                                      const model::ModelDesc& model,
                                      const hardware::HardwareProfile& hw) {
+  // A server of a disaggregated pool (--disaggregation-mode prefill or
+  // decode) sets memory aside as SGLang sizes a PD server of its mode.
+  const plan::PdSettings pd = plan::ResolvePdSettings(spec.engine);
+  if (pd.mode == "prefill" || pd.mode == "decode")
+    return plan::PoolMemoryInputs(plan, pd, spec, model, hw);
   return plan::StageMemoryInputs(plan, spec, model, hw);
 }
 

@@ -12,14 +12,11 @@
 #include "run/redact.h"
 #include "run/replay_sample.h"
 #include "util/excerpt.h"
+#include "util/files.h"
 #include "util/safe_name.h"
 
 namespace ppsearch::run {
 namespace {
-
-std::string Absolute(const std::string& path) {
-  return std::filesystem::absolute(path).lexically_normal().string();
-}
 
 // A resumed run keeps what it was started with: its recorded spec and --set
 // values, its engine (mixing simulated and real samples would be
@@ -38,7 +35,7 @@ Status CheckResumeKeeps(const RunRequest& r, const evidence::RunMetadata& run,
     return MakeError(
         "--resume runs the recorded spec with its recorded --set values; drop --set (" +
         r.overrides[0] + ") or start a new run");
-  if (!r.spec_path.empty() && Absolute(r.spec_path) != run.spec_path)
+  if (!r.spec_path.empty() && AbsolutePath(r.spec_path) != run.spec_path)
     return MakeError("--resume runs the spec recorded in " + r.resume_dir + " (" + run.spec_path +
                      "), not " + r.spec_path + "; drop SPEC or start a new run");
   if (!r.run_id.empty())
@@ -59,7 +56,7 @@ Result<PreparedRun> PrepareResume(const RunRequest& r) {
       run.engine == "replay" && run.replay ? kReplayPrefix + run.replay->path : run.engine;
   std::string engine = r.engine;
   if (std::optional<std::string> path = ReplayPath(engine); path && !path->empty())
-    engine = kReplayPrefix + Absolute(*path);
+    engine = kReplayPrefix + AbsolutePath(*path);
   PPS_RETURN_IF_ERROR(CheckResumeKeeps(r, run, engine, recorded_engine));
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(RestoreSecrets(spec));
@@ -114,11 +111,13 @@ std::vector<std::string> DeploymentRefusals(const PreparedRun& p) {
     out.push_back(p.inputs.spec.profile.origin.Position() +
                   ": [profile] analyses one aggregated layout's Nsight Systems profile; "
                   "profiling a disaggregated deployment is not built yet; remove [profile]");
-  if (p.engine_kind != "sim") {
+  if (p.engine_kind != "sim" && p.engine_kind != "sglang") {
     out.push_back(where +
-                  "a disaggregated deployment runs on the simulated engine only so far "
-                  "(--engine " +
-                  p.engine_kind + " is not built for one yet); run it with --engine sim");
+                  "a disaggregated deployment runs on the simulated engine or on real servers "
+                  "(--engine sim or sglang); --engine " +
+                  p.engine_kind + " is not built for one yet");
+  } else if (p.engine_kind != "sim") {
+    // Real servers: SGLang refuses what it cannot run, with its own words.
   } else if (std::optional<std::string> why = predict::DisaggregatedNotModelled(deployment)) {
     out.push_back(where + *why);
   }

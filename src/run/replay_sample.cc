@@ -11,16 +11,13 @@
 #include "evidence/run_metadata.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
+#include "util/files.h"
 #include "util/sha256.h"
 
 namespace ppsearch::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Absolute(const std::string& path) {
-  return fs::absolute(path).lexically_normal().string();
-}
 
 // The file at `path`, read as evidence is; "" when there is none.
 Result<std::string> OptionalEvidence(const std::string& path) {
@@ -186,7 +183,7 @@ Result<std::unique_ptr<SampleEngine>> MakeReplayEngine(const spec::Spec& spec,
   if (path.empty())
     return MakeError("--engine replay:PATH needs a PATH: a run directory or a CSV of medians");
   std::error_code ec;
-  const std::string abs = Absolute(path);
+  const std::string abs = AbsolutePath(path);
   if (!fs::exists(abs, ec))
     return MakeError(path +
                      ": no such file or directory (replay:PATH names a run directory or a "

@@ -78,7 +78,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   run.launcher = o.launcher ? o.launcher->kind() : "";
   run.tool_version = PPSEARCH_VERSION;
   run.git_sha = PPSEARCH_GIT_SHA;
-  run.spec_path = std::filesystem::absolute(o.spec_path).lexically_normal().string();
+  run.spec_path = AbsolutePath(o.spec_path);
   run.image = spec.engine.image;
   run.patches = patches;
   run.workload_seed = spec.workload.seed;
@@ -98,6 +98,9 @@ Status WriteSample(const evidence::RunPaths& paths, const evidence::SampleId& id
     if (!node.gpu_csv.empty())
       PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.gpu(id, node.host), node.gpu_csv));
   }
+  if (!out.router_host.empty())
+    PPS_RETURN_IF_ERROR(
+        WriteFileAtomic(paths.router_service(id, out.router_host), redact.Apply(out.router_log)));
   PPS_RETURN_IF_ERROR(WriteFileAtomic(paths.raw(id), evidence::RecordsToJsonl(out.records)));
   PPS_RETURN_IF_ERROR(evidence::WriteSampleProfiles(paths, id, out.profiles));
   // The bench summary is written last: its presence means the sample's files are whole.

@@ -45,6 +45,10 @@ using ProfileEvidence = evidence::ProfileFile;
 struct SampleOutput {
   std::vector<workload::RequestRecord> records;
   std::vector<NodeEvidence> nodes;
+  // A disaggregated deployment's router (real servers): the host it ran on
+  // and its log; none otherwise.
+  std::string router_host;
+  std::string router_log;
   std::vector<ProfileEvidence> profiles;
   evidence::BenchSummary bench;  // bench/<sample>.json
   // The engine's own verdict, from what it saw of the servers (the evidence

@@ -136,6 +136,30 @@ Result<GenerateRequest> ParseGenerateRequest(const std::string& body) {
   return r;
 }
 
+Result<PdFields> ParsePdFields(const std::string& body) {
+  auto parsed = ParseObject(body);
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = parsed->json;
+  PdFields f;
+  if (j.contains("bootstrap_room") && !j["bootstrap_room"].is_null()) {
+    if (!j["bootstrap_room"].is_number_unsigned())
+      return MakeError("bootstrap_room must be a non-negative integer");
+    f.room = j["bootstrap_room"].get<uint64_t>();
+  }
+  if (j.contains("bootstrap_host") && !j["bootstrap_host"].is_null()) {
+    if (!j["bootstrap_host"].is_string()) return MakeError("bootstrap_host must be a string");
+    f.host = j["bootstrap_host"].get<std::string>();
+  }
+  if (j.contains("bootstrap_port") && !j["bootstrap_port"].is_null()) {
+    if (!j["bootstrap_port"].is_number_integer() || j["bootstrap_port"].get<int64_t>() < 1 ||
+        j["bootstrap_port"].get<int64_t>() > 65535)
+      return MakeError("bootstrap_port must be a TCP port");
+    f.port = j["bootstrap_port"].get<int>();
+  }
+  if (j.contains("rid") && j["rid"].is_string()) f.rid = j["rid"].get<std::string>();
+  return f;
+}
+
 Result<CompletionRequest> ParseCompletionRequest(const std::string& body) {
   auto parsed = ParseObject(body);
   if (!parsed) return parsed.error();

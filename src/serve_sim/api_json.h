@@ -32,6 +32,22 @@ struct GenerateRequest {
 // POST /generate. Errors are the message of SGLang's 400 answer.
 Result<GenerateRequest> ParseGenerateRequest(const std::string& body);
 
+// What SGLang's PD router adds to a request's body for the servers of a
+// disaggregated deployment (GenerateReqInput's bootstrap_host,
+// bootstrap_port, bootstrap_room; the OpenAI routes take them too): which
+// prefill server's bootstrap port the KV is fetched from, and the room
+// both servers know the request by.
+struct PdFields {
+  std::optional<uint64_t> room;  // none: the body has no bootstrap_room
+  std::string host;
+  int port = 0;
+  std::string rid;
+};
+
+// Reads them from a request body (a JSON object); the error names a field
+// of the wrong type.
+Result<PdFields> ParsePdFields(const std::string& body);
+
 struct CompletionRequest {
   std::string model;
   int64_t prompt_tokens = 0;

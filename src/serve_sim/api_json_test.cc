@@ -13,6 +13,25 @@ TEST(TextTokensTest, WordsOfUpToFourBytesAreOneToken) {
   EXPECT_EQ(CountTextTokens("a\tb\nc  d"), 4);
 }
 
+TEST(PdFieldsTest, TheRoutersBootstrapFieldsAreReadAndCheckedAndMayBeAbsent) {
+  auto f = ParsePdFields(
+      R"({"text": "x", "bootstrap_host": "10.0.0.1", "bootstrap_port": 8998,
+          "bootstrap_room": 9007199254740993, "rid": "r1"})");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_TRUE(f->room.has_value());
+  EXPECT_EQ(*f->room, uint64_t{9007199254740993});  // beyond a double's integers
+  EXPECT_EQ(f->host, "10.0.0.1");
+  EXPECT_EQ(f->port, 8998);
+  EXPECT_EQ(f->rid, "r1");
+  auto none = ParsePdFields(R"({"text": "x"})");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->room.has_value());
+  EXPECT_EQ(ParsePdFields(R"({"bootstrap_room": -1})").error().message,
+            "bootstrap_room must be a non-negative integer");
+  EXPECT_EQ(ParsePdFields(R"({"bootstrap_port": 70000})").error().message,
+            "bootstrap_port must be a TCP port");
+}
+
 TEST(GenerateRequestTest, InputIdsAndDefaults) {
   auto r = ParseGenerateRequest(R"({"input_ids": [1, 2, 3, 4, 5], "stream": true})");
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -20,6 +20,13 @@ spec::ArgValue IntArg(int64_t v) {
   return a;
 }
 
+spec::ArgValue TextArg(const std::string& v) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kString;
+  a.text = v;
+  return a;
+}
+
 spec::ArgValue FloatArg(double v) {
   spec::ArgValue a;
   a.kind = spec::ArgValue::Kind::kFloat;
@@ -53,6 +60,15 @@ spec::Spec SpecFromArgs(const ServerArgs& args) {
     s.engine.args.emplace_back("pp-max-micro-batch-size", IntArg(*args.pp_max_micro_batch_size));
   if (args.mem_fraction_static)
     s.engine.args.emplace_back("mem-fraction-static", FloatArg(*args.mem_fraction_static));
+  // A PD server's mode decides what memory it sets aside (predict's builder
+  // reads it as it reads a disaggregated pool's).
+  if (args.disaggregation_mode != "null") {
+    s.engine.args.emplace_back("disaggregation-mode", TextArg(args.disaggregation_mode));
+    s.engine.args.emplace_back("disaggregation-transfer-backend",
+                               TextArg(args.disaggregation_transfer_backend));
+    s.engine.args.emplace_back("disaggregation-bootstrap-port",
+                               IntArg(args.disaggregation_bootstrap_port));
+  }
   spec::LayoutSpec layout;
   layout.pp = args.pp_size;
   layout.tp = args.tp_size;

@@ -70,6 +70,14 @@ HttpRequest ReadRequest(evhttp_request* req) {
   evhttp_connection_get_peer(evhttp_request_get_connection(req), &ip, &port);
   r.remote_ip = ip ? ip : "";
   r.remote_port = port;
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof(local);
+  const int fd =
+      bufferevent_getfd(evhttp_connection_get_bufferevent(evhttp_request_get_connection(req)));
+  if (fd >= 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0)
+    r.local_port = local.ss_family == AF_INET6
+                       ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                       : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
   return r;
 }
 
@@ -246,7 +254,7 @@ Status HttpFront::Listen(const std::string& host, int port) {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, options_.listen_backlog) == 0) {
       ::freeaddrinfo(found);
-      listen_fd_ = fd;
+      if (listen_fd_ < 0) listen_fd_ = fd;
       evhttp_accept_socket_with_handle(http_, fd);
       return Status::Ok();
     }
@@ -312,6 +320,7 @@ void HttpFront::Stop() {
     [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof(one));
     loop_.join();
   }
+  DropFetches();
   // Closes every connection; the calls still open hear OnConnectionClose.
   if (http_) evhttp_free(http_);
   http_ = nullptr;

@@ -44,6 +44,7 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string remote_ip;
   int remote_port = 0;
+  int local_port = 0;  // the port the client connected to (a server may listen on several)
 
   // The first value of header `name` (any case), or "" when absent.
   std::string Header(std::string_view name) const;
@@ -88,6 +89,37 @@ class HttpCall {
   bool head_pending_ = false;  // StartStream ran, its head not yet sent
 };
 
+// A request this loop sends to another server (http_fetch.cc): a PD decode
+// server asking a prefill server's bootstrap port for its KV, the router
+// passing a request on. Plain HTTP/1.1, one connection per request.
+struct FetchRequest {
+  std::string method = "GET";  // GET or POST
+  std::string host;            // a name or address (IPv6 without brackets)
+  int port = 0;
+  std::string path = "/";  // with its query
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  // No byte for this long, while sending or receiving: the fetch fails.
+  double timeout_s = 30;
+};
+
+struct FetchReply {
+  int status = 0;     // 0: no answer (error says why)
+  std::string error;  // the transport's failure, else ""
+  std::string content_type;
+};
+
+// What a fetch tells its owner, on the loop thread: `head` once the status
+// line and headers are in, `chunk` for each piece of the body as it
+// arrives, then `done` once (after a failure, without `head`).
+struct FetchCallbacks {
+  std::function<void(const FetchReply&)> head;
+  std::function<void(std::string_view)> chunk;
+  std::function<void(const FetchReply&)> done;
+};
+
+class Fetch;
+
 struct HttpFrontOptions {
   double read_timeout_s = 2;
   double write_timeout_s = 5;
@@ -115,8 +147,18 @@ class HttpFront {
 
   // Binds host:port (SO_REUSEADDR only, TCP_NODELAY, the backlog above);
   // the error names the address and why.
+  // Called again, it listens on one more address; requests from every one
+  // reach the same handler (HttpRequest::local_port tells them apart).
   Status Listen(const std::string& host, int port);
-  int listen_fd() const { return listen_fd_; }
+  int listen_fd() const { return listen_fd_; }  // the first
+
+  // Runs `task` on the loop thread once `seconds` have passed. Loop thread
+  // only; a task not yet due when the front stops never runs.
+  void After(double seconds, std::function<void()> task);
+  // Sends `request`; its answer comes to `callbacks` on the loop thread.
+  // Loop thread only. Cancel the returned fetch to drop it (its `done` is
+  // then never called); a front that stops drops every fetch still open.
+  std::shared_ptr<Fetch> Send(FetchRequest request, FetchCallbacks callbacks);
   // `tick` runs on the loop thread, in the loop's turn with the
   // connections' events: after Kick(), and then again the seconds it
   // returns later (not again until the next Kick while it returns a
@@ -143,7 +185,9 @@ class HttpFront {
   static void OnHangUpScan(int fd, short what, void* self);
   static void OnWake(int fd, short what, void* self);
   static void OnTick(int fd, short what, void* self);
+  static void OnTimer(int fd, short what, void* timer);
   void Forget(HttpCall* call);
+  void DropFetches();  // http_fetch.cc
 
   Handler handler_;
   std::function<void(const HttpRequest&)> ended_;
@@ -161,10 +205,44 @@ class HttpFront {
   std::thread loop_;
   // Requests being answered, owned here until complete or gone.
   std::unordered_map<HttpCall*, std::shared_ptr<HttpCall>> calls_;
+  // After()'s tasks not yet due, and the fetches not yet done.
+  struct Timer {
+    HttpFront* front = nullptr;
+    event* ev = nullptr;
+    std::function<void()> task;
+  };
+  std::unordered_map<Timer*, std::unique_ptr<Timer>> timers_;
+  std::unordered_map<Fetch*, std::shared_ptr<Fetch>> fetches_;
+  friend class Fetch;
 
   std::mutex mu_;
   std::vector<std::function<void()>> tasks_;
   bool stopped_ = false;
+};
+
+// One request sent by HttpFront::Send, while it is open.
+class Fetch {
+ public:
+  ~Fetch();
+  // Drops the request (its connection closes); no callback runs after.
+  // Loop thread only; a no-op once done.
+  void Cancel();
+
+ private:
+  friend class HttpFront;
+  static int OnHead(evhttp_request* req, void* self);
+  static void OnChunk(evhttp_request* req, void* self);
+  static void OnDone(evhttp_request* req, void* self);
+  static void OnError(int error, void* self);
+  // Ends the fetch: the callbacks are dropped and the front forgets it.
+  void Finish();
+
+  HttpFront* front_ = nullptr;
+  evhttp_connection* conn_ = nullptr;
+  evhttp_request* req_ = nullptr;
+  FetchCallbacks callbacks_;
+  FetchReply reply_;
+  bool open_ = false;
 };
 
 }  // namespace ppsearch::serve_sim

@@ -368,3 +368,96 @@ TEST(HttpFront, APortInUseIsRefusedNamingTheAddress) {
 
 }  // namespace
 }  // namespace ppsearch::serve_sim
+
+namespace ppsearch::serve_sim {
+namespace {
+
+// The loop's outgoing side: a fetch of another front's stream arrives
+// chunk by chunk, in order, then done; a timer runs once when due.
+TEST(HttpFront, AFetchHearsAStreamChunkByChunkAndATimerRunsWhenDue) {
+  Served upstream([](const std::shared_ptr<HttpCall>& call) {
+    call->StartStream("text/event-stream");
+    call->Write("data: 1\n\n");
+    call->Write("data: 2\n\n");
+    call->EndStream();
+  });
+  std::mutex mu;
+  std::vector<std::string> heard;
+  FetchReply head, done;
+  std::atomic<bool> finished{false};
+  std::atomic<double> timer_after_s{-1};
+  Served client([](const std::shared_ptr<HttpCall>& call) { call->Reply(404, "", ""); });
+  const auto t0 = Steady::now();
+  client.front.Post([&] {
+    client.front.After(0.05, [&] { timer_after_s = SecondsSince(t0); });
+    FetchRequest request;
+    request.host = "127.0.0.1";
+    request.port = upstream.port;
+    request.path = "/stream";
+    FetchCallbacks cb;
+    cb.head = [&](const FetchReply& r) { head = r; };
+    cb.chunk = [&](std::string_view c) {
+      std::lock_guard lock(mu);
+      heard.emplace_back(c);
+    };
+    cb.done = [&](const FetchReply& r) {
+      done = r;
+      finished = true;
+    };
+    client.front.Send(std::move(request), std::move(cb));
+  });
+  for (int i = 0; i < 200 && (!finished || timer_after_s < 0); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(finished.load());
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.content_type, "text/event-stream");
+  EXPECT_EQ(done.status, 200);
+  EXPECT_EQ(done.error, "");
+  std::string all;
+  for (const std::string& c : heard) all += c;
+  EXPECT_EQ(all, "data: 1\n\ndata: 2\n\n");
+  EXPECT_GE(timer_after_s.load(), 0.045);
+}
+
+TEST(HttpFront, AFetchToAClosedPortFailsSayingSoAndACancelledOneTellsNothing) {
+  const int closed = [] {
+    Served s([](const std::shared_ptr<HttpCall>& call) { call->Reply(200, "", ""); });
+    return s.port;  // closed again when `s` goes
+  }();
+  // A server that never answers: the cancelled fetch's connection closes.
+  std::atomic<bool> upstream_closed{false};
+  Served silent([&](const std::shared_ptr<HttpCall>& call) {
+    call->OnClose([&] { upstream_closed = true; });
+  });
+  Served client([](const std::shared_ptr<HttpCall>& call) { call->Reply(404, "", ""); });
+  std::atomic<bool> refused_done{false}, cancelled_heard{false};
+  FetchReply refused;
+  client.front.Post([&] {
+    FetchRequest to_closed;
+    to_closed.host = "127.0.0.1";
+    to_closed.port = closed;
+    FetchCallbacks cb;
+    cb.done = [&](const FetchReply& r) {
+      refused = r;
+      refused_done = true;
+    };
+    client.front.Send(std::move(to_closed), std::move(cb));
+    FetchRequest to_silent;
+    to_silent.host = "127.0.0.1";
+    to_silent.port = silent.port;
+    FetchCallbacks quiet;
+    quiet.done = [&](const FetchReply&) { cancelled_heard = true; };
+    std::shared_ptr<Fetch> fetch = client.front.Send(std::move(to_silent), std::move(quiet));
+    client.front.After(0.1, [fetch] { fetch->Cancel(); });
+  });
+  for (int i = 0; i < 300 && (!refused_done || !upstream_closed); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(refused_done.load());
+  EXPECT_EQ(refused.status, 0);
+  EXPECT_NE(refused.error, "");
+  EXPECT_TRUE(upstream_closed.load()) << "the cancelled fetch's server saw its client go";
+  EXPECT_FALSE(cancelled_heard.load());
+}
+
+}  // namespace
+}  // namespace ppsearch::serve_sim

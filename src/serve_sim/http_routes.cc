@@ -79,6 +79,8 @@ std::string RequestId(int seq) {
 void SimServer::Dispatch(const Call& call) {
   const HttpRequest& q = call->request();
   if (guard_) guard_->RequestStarted(q.remote_ip, q.remote_port);
+  // A prefill server's bootstrap port (pd_routes.cc) asks for no key, as SGLang's.
+  if (bootstrap_call(call)) return HandleBootstrap(call);
   // SGLang's --api-key (add_api_key_middleware): every route but /health*
   // and /metrics answers 401 without "Authorization: Bearer <key>".
   if (q.path.rfind("/health", 0) != 0 && q.path.rfind("/metrics", 0) != 0 &&
@@ -218,10 +220,13 @@ void SimServer::HandleServerInfo(const Call& call) {
   j["internal_states"] = nlohmann::json::array({internal});
   j["version"] = kVersion;
   j["kv_events"] = nullptr;
-  j["ppsearch_simulated"] = {
-      {"layout", d_->plan.layout.Label()}, {"hardware", d_->hw.name},
-      {"gpu_name", d_->hw.gpu_name},       {"calibration", d_->calibration.source},
-      {"time_scale", args_.time_scale},    {"stages", stages}};
+  j["ppsearch_simulated"] = {{"layout", d_->plan.layout.Label()},
+                             {"disaggregation_mode", args_.disaggregation_mode},
+                             {"hardware", d_->hw.name},
+                             {"gpu_name", d_->hw.gpu_name},
+                             {"calibration", d_->calibration.source},
+                             {"time_scale", args_.time_scale},
+                             {"stages", stages}};
   SendJson(*call, 200, j);
 }
 
@@ -311,11 +316,13 @@ void SimServer::HandleGenerate(const Call& call) {
 
 void SimServer::Stream(const Call& call, int64_t prompt_tokens, int64_t cap, StreamRenderer render,
                        std::shared_ptr<void> guard) {
-  auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+  auto handle = BeginRequest(call, prompt_tokens, cap);
+  if (!handle) return;
   http_->Kick();
   // The client went away (or the server stops): SGLang aborts the request.
   auto abort = [this, handle, guard] {
     engine_->Abort(*handle);
+    DropPdFetch(*handle);
     http_->Kick();  // its place may go to a waiting request
   };
   PumpStream(*http_, call, handle, std::move(render), abort, [this, guard] { OnRequestDone(); });
@@ -324,10 +331,12 @@ void SimServer::Stream(const Call& call, int64_t prompt_tokens, int64_t cap, Str
 void SimServer::AnswerWhenFinished(const Call& call, int64_t prompt_tokens, int64_t cap,
                                    std::function<void(const RequestProgress&)> answer,
                                    std::shared_ptr<void> guard) {
-  auto handle = engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+  auto handle = BeginRequest(call, prompt_tokens, cap);
+  if (!handle) return;
   http_->Kick();
   auto abort = [this, handle, guard] {
     engine_->Abort(*handle);
+    DropPdFetch(*handle);
     http_->Kick();
   };
   FollowOnLoop(

@@ -25,11 +25,26 @@ void RequestHandle::ClearObserver() {
   observer_ = nullptr;
 }
 
+void RequestHandle::OnFinish(Observer f) {
+  std::lock_guard lock(mu_);
+  if (progress_.finished) {
+    if (f) f(progress_);
+    return;
+  }
+  on_finish_ = std::move(f);
+}
+
 template <typename Update>
 void RequestHandle::Change(Update update) {
   std::lock_guard lock(mu_);
+  const bool was_finished = progress_.finished;
   if (!update(progress_)) return;
   if (observer_) observer_(progress_);
+  if (progress_.finished && !was_finished && on_finish_) {
+    Observer f = std::move(on_finish_);
+    on_finish_ = nullptr;
+    f(progress_);
+  }
 }
 
 RealtimeEngine::RealtimeEngine(const sim::SchedulerConfig& config, const sim::CostModel& cost,
@@ -62,7 +77,7 @@ int64_t RealtimeEngine::SimNowNs() const {
 
 int RealtimeEngine::in_flight() const {
   std::lock_guard lock(mu_);
-  return static_cast<int>(live_.size());
+  return static_cast<int>(live_.size() + reserved_.size());
 }
 
 int RealtimeEngine::pp_max_micro_batch_size() const { return engine_.pp_max_micro_batch_size(); }
@@ -86,8 +101,44 @@ std::shared_ptr<RequestHandle> RealtimeEngine::Submit(int64_t input_tokens,
   return handle;
 }
 
+std::shared_ptr<RequestHandle> RealtimeEngine::Reserve() {
+  auto handle = std::make_shared<RequestHandle>();
+  std::lock_guard lock(mu_);
+  handle->progress_.submit_sim_ns = std::max(SimNowNs(), engine_.now_ns());
+  handle->progress_.submit_unix_s = UnixNowS();
+  if (!failure_.empty()) {
+    Finish(*handle, handle->progress_.submit_sim_ns, false, 500, failure_);
+    return handle;
+  }
+  reserved_[handle.get()] = handle;
+  return handle;
+}
+
+void RealtimeEngine::Admit(const std::shared_ptr<RequestHandle>& handle, int64_t input_tokens,
+                           int64_t max_new_tokens, bool prefilled) {
+  std::lock_guard lock(mu_);
+  // Gone already: aborted by its client, or failed with the engine.
+  if (reserved_.erase(handle.get()) == 0) return;
+  const int64_t now = std::max(SimNowNs(), engine_.now_ns());
+  const int ticket = prefilled ? engine_.SubmitPrefilled(now, input_tokens, max_new_tokens, -1)
+                               : engine_.Submit(now, input_tokens, max_new_tokens);
+  handle->ticket_ = ticket;
+  live_[ticket] = handle;
+}
+
+void RealtimeEngine::Fail(RequestHandle& handle, int http_status, const std::string& error) {
+  std::lock_guard lock(mu_);
+  if (reserved_.erase(&handle) == 0) return;
+  Finish(handle, engine_.now_ns(), false, http_status, error);
+}
+
 void RealtimeEngine::Abort(RequestHandle& handle) {
   std::lock_guard lock(mu_);
+  if (reserved_.erase(&handle) > 0) {  // its KV has not come: nothing runs yet
+    Finish(handle, engine_.now_ns(), false, 499,
+           "The client disconnected; the request was aborted.");
+    return;
+  }
   auto it = live_.find(handle.ticket_);
   if (it == live_.end() || it->second.get() != &handle) return;  // finished already
   engine_.Abort(handle.ticket_);
@@ -100,6 +151,8 @@ void RealtimeEngine::FailAll(const std::string& reason) {
   failure_ = reason;
   for (auto& [ticket, h] : live_) Finish(*h, engine_.now_ns(), false, 500, reason);
   live_.clear();
+  for (auto& [raw, h] : reserved_) Finish(*h, engine_.now_ns(), false, 500, reason);
+  reserved_.clear();
 }
 
 void RealtimeEngine::OnBatchLaunched(const sim::BatchLaunch& launch) {

@@ -65,6 +65,10 @@ class RequestHandle {
   // or the engine (their locks are held).
   void SetObserver(Observer f);
   void ClearObserver();
+  // `f` is called once, with the final progress, when the request finishes
+  // (inside RunDue, or on the thread of FailAll); like the observer, it
+  // must not call back into the handle or the engine.
+  void OnFinish(Observer f);
 
  private:
   friend class RealtimeEngine;
@@ -75,6 +79,7 @@ class RequestHandle {
   std::mutex mu_;
   RequestProgress progress_;
   Observer observer_;
+  Observer on_finish_;
   int ticket_ = -1;  // the engine's, guarded by RealtimeEngine::mu_
 };
 
@@ -98,6 +103,16 @@ class RealtimeEngine : private sim::EngineListener {
   double RunDue();
 
   std::shared_ptr<RequestHandle> Submit(int64_t input_tokens, int64_t max_new_tokens);
+  // A PD server's request before it may run (a prefill server's waits for
+  // its decode server's handshake, a decode server's for its KV): a handle
+  // that has nothing to tell yet (its submit time is now). Admit then hands
+  // the engine the request, `prefilled` with its prompt computed elsewhere
+  // (sim::OnlineEngine::SubmitPrefilled), or Fail ends it.
+  std::shared_ptr<RequestHandle> Reserve();
+  void Admit(const std::shared_ptr<RequestHandle>& handle, int64_t input_tokens,
+             int64_t max_new_tokens, bool prefilled);
+  // Finishes a reserved request failed, with `http_status` and `error`.
+  void Fail(RequestHandle& handle, int http_status, const std::string& error);
   // The client of `handle` went away: SGLang aborts the request, so the
   // engine stops computing it (it leaves the waiting queue, or finishes with
   // its next result) and the handle finishes failed at once.
@@ -122,6 +137,7 @@ class RealtimeEngine : private sim::EngineListener {
   mutable std::mutex mu_;
   sim::OnlineEngine engine_;
   std::map<int, std::shared_ptr<RequestHandle>> live_;
+  std::map<RequestHandle*, std::shared_ptr<RequestHandle>> reserved_;
   std::function<void(const sim::BatchLaunch&, const sim::OnlineEngine&)> batch_observer_;
   std::string failure_;
   bool started_ = false;

@@ -204,5 +204,49 @@ TEST(RealtimeEngineTest, FailAllFailsInFlightAndLaterRequests) {
   EXPECT_EQ(engine.Submit(5, 5)->Snapshot().http_status, 500);
 }
 
+// A PD server's request waits in a reserved handle: nothing runs until it
+// is admitted; a prefilled one skips its prompt (its first token comes with
+// the decode loop, not after a 1,000-token prefill); a failed or aborted
+// one finishes at once, and an admit after that does nothing.
+TEST(RealtimeEngineTest, AReservedRequestRunsOnlyOnceAdmittedAndPrefilledSkipsItsPrompt) {
+  LinearCost cost(1, 1000, 0);
+  FakeClock clock;
+  RealtimeEngine engine(Config(1), cost, 1.0, clock);
+  engine.Start();
+  auto waiting = engine.Reserve();
+  EXPECT_EQ(engine.in_flight(), 1);
+  EXPECT_LT(engine.RunDue(), 0) << "a reserved request schedules nothing";
+  RequestProgress finished_with;
+  int finishes = 0;
+  waiting->OnFinish([&](const RequestProgress& p) {
+    finished_with = p;
+    ++finishes;
+  });
+  engine.Admit(waiting, 1000, 3, /*prefilled=*/true);
+  clock.now_ns += 1'000'000;  // 1 ms: a 1,000-token prefill alone would take it all
+  engine.RunDue();
+  const RequestProgress p = waiting->Snapshot();
+  ASSERT_TRUE(p.finished);
+  EXPECT_TRUE(p.ok);
+  EXPECT_EQ(p.output_tokens, 3);
+  EXPECT_LT(p.first_token_sim_ns - p.submit_sim_ns, 1'000'000 / 10)
+      << "its prompt was computed elsewhere";
+  EXPECT_EQ(finishes, 1);
+  EXPECT_TRUE(finished_with.ok);
+
+  auto failed = engine.Reserve();
+  engine.Fail(*failed, 500, "Decode transfer failed for request");
+  EXPECT_EQ(failed->Snapshot().http_status, 500);
+  engine.Admit(failed, 10, 1, true);
+  EXPECT_LT(engine.RunDue(), 0) << "a failed request is not admitted later";
+  auto aborted = engine.Reserve();
+  engine.Abort(*aborted);
+  EXPECT_EQ(aborted->Snapshot().http_status, 499);
+  EXPECT_EQ(engine.in_flight(), 0);
+  auto last = engine.Reserve();
+  engine.FailAll("shutting down");
+  EXPECT_EQ(last->Snapshot().error, "shutting down");
+}
+
 }  // namespace
 }  // namespace ppsearch::serve_sim

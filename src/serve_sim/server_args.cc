@@ -56,6 +56,28 @@ Status ValidateServerArgs(const ServerArgs& a) {
           "--enable-dp-attention: serve-sim does not serve DP attention (its per-rank "
           "schedulers, logs and routes); predict the layout with `ppsearch simulate`, or "
           "rehearse it without the flag");
+  if (a.disaggregation_mode != "null" && a.disaggregation_mode != "prefill" &&
+      a.disaggregation_mode != "decode")
+    return MakeError("--disaggregation-mode must be one of null, prefill, decode (got '" +
+                     a.disaggregation_mode + "')");
+  if (a.disaggregation_transfer_backend != "mooncake" &&
+      a.disaggregation_transfer_backend != "nixl")
+    return MakeError("--disaggregation-transfer-backend: serve-sim plays mooncake and nixl (got '" +
+                     a.disaggregation_transfer_backend + "')");
+  if (a.disaggregation_bootstrap_port < 1 || a.disaggregation_bootstrap_port > 65535)
+    return MakeError(fmt::format("--disaggregation-bootstrap-port {} is not a TCP port",
+                                 a.disaggregation_bootstrap_port));
+  if (a.disaggregation_mode == "prefill" && a.disaggregation_bootstrap_port == a.port)
+    return MakeError(fmt::format(
+        "--disaggregation-bootstrap-port {} is also --port: the bootstrap server needs its own",
+        a.port));
+  if (a.disaggregation_mode != "null" && a.nnodes > 1)
+    return MakeError(
+        "--disaggregation-mode with --nnodes > 1: serve-sim plays a PD server on one node");
+  if (!(a.bootstrap_timeout_s > 0) || !(a.waiting_timeout_s > 0))
+    return MakeError(
+        "SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT and SGLANG_DISAGGREGATION_WAITING_TIMEOUT must "
+        "be positive seconds");
   if (a.mem_fraction_static && !(*a.mem_fraction_static > 0 && *a.mem_fraction_static < 1))
     return MakeError("--mem-fraction-static must be in (0, 1)");
   if (!(a.fault.http500_fraction >= 0 && a.fault.http500_fraction <= 1))  // NaN fails too
@@ -70,6 +92,12 @@ Status ValidateServerArgs(const ServerArgs& a) {
     return MakeError("--fault-die-after-s must be a non-negative number of seconds");
   if (a.fault.die_after_requests < 0)
     return MakeError("--fault-die-after-requests must be a non-negative number of requests");
+  if (a.fault.kv_fail_after < 0)
+    return MakeError("--fault-kv-fail-after must be a non-negative number of transfers");
+  if (a.fault.kv_fail_after > 0 && a.disaggregation_mode != "prefill")
+    return MakeError(
+        "--fault-kv-fail-after needs --disaggregation-mode prefill (it fails a KV "
+        "transfer, which prefill servers send)");
   if (!(a.fault.leak_gpu_s >= 0))
     return MakeError("--fault-leak-gpu-s must be a non-negative number of seconds");
   return Status::Ok();
@@ -153,6 +181,11 @@ std::vector<Field> Fields(const ServerArgs& a) {
       Num("decode_log_interval", a.decode_log_interval),
       {"disable_overlap_schedule", a.pp_size > 1 ? "True" : "False", a.pp_size > 1},
       {"load_format", "'dummy'", "dummy"},
+      {"disaggregation_mode", "'" + a.disaggregation_mode + "'", a.disaggregation_mode},
+      {"disaggregation_transfer_backend", "'" + a.disaggregation_transfer_backend + "'",
+       a.disaggregation_transfer_backend},
+      Num("disaggregation_bootstrap_port", a.disaggregation_bootstrap_port),
+      Str("disaggregation_ib_device", a.disaggregation_ib_device),
       {"ppsearch_hardware", "'" + a.hardware + "'", a.hardware},
       Num("ppsearch_time_scale", a.time_scale),
   };

@@ -27,6 +27,9 @@ struct FaultArgs {
   int die_after_requests = 0;
   bool ignore_sigterm = false;  // SIGTERM is logged and ignored
   double leak_gpu_s = 0;        // GPU registration kept this long after exit
+  // > 0 on a PD prefill server: the KV transfer of its request N+1 fails
+  // (logged as SGLang logs one; its decode server is told, and fails it).
+  int kv_fail_after = 0;
 };
 
 // A launch flag serve-sim does not model, kept as given: "--name value" or a
@@ -65,6 +68,20 @@ struct ServerArgs {
   std::string gpu_state_dir;           // register this node's GPU memory here (smi-sim)
   std::vector<ExtraFlag> extra_flags;  // in the order given
   FaultArgs fault;
+
+  // Prefill-decode disaggregation (SGLang's --disaggregation-* flags): a
+  // prefill server runs prompts and hands their KV to decode servers over
+  // its bootstrap port; a decode server takes it and decodes (pd_server.h).
+  std::string disaggregation_mode = "null";  // null | prefill | decode
+  int disaggregation_bootstrap_port = 8998;
+  std::string disaggregation_transfer_backend = "mooncake";
+  std::string disaggregation_ib_device;  // accepted and shown; no RDMA here
+  // SGLang's SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT (prefill: how long a
+  // request waits for its decode server's handshake) and
+  // SGLANG_DISAGGREGATION_WAITING_TIMEOUT (decode: how long it waits for
+  // the KV), wall seconds, 300 each unless the environment says otherwise.
+  double bootstrap_timeout_s = 300;
+  double waiting_timeout_s = 300;
 
   // The config.json (or directory) to load: model_config when given, else model_path.
   const std::string& ModelSource() const {

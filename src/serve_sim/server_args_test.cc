@@ -44,6 +44,37 @@ TEST(ServerArgsTest, ValidationMessages) {
             "rehearse it without the flag");
 }
 
+TEST(ServerArgsTest, PdFlagsAreCheckedAsSglangWould) {
+  ServerArgs a = Valid();
+  a.disaggregation_mode = "encode";
+  EXPECT_EQ(ValidateServerArgs(a).error().message,
+            "--disaggregation-mode must be one of null, prefill, decode (got 'encode')");
+  a.disaggregation_mode = "prefill";
+  a.disaggregation_bootstrap_port = a.port;
+  EXPECT_NE(ValidateServerArgs(a).error().message.find("the bootstrap server needs its own"),
+            std::string::npos);
+  a.disaggregation_bootstrap_port = 8998;
+  a.disaggregation_transfer_backend = "ucx";
+  EXPECT_NE(ValidateServerArgs(a).error().message.find("mooncake and nixl"), std::string::npos);
+  a.disaggregation_transfer_backend = "nixl";
+  EXPECT_TRUE(ValidateServerArgs(a).ok());
+  a.disaggregation_mode = "decode";
+  a.fault.kv_fail_after = 2;
+  EXPECT_NE(ValidateServerArgs(a).error().message.find("needs --disaggregation-mode prefill"),
+            std::string::npos);
+  a.fault.kv_fail_after = 0;
+  a.waiting_timeout_s = 0;
+  EXPECT_NE(ValidateServerArgs(a).error().message.find("SGLANG_DISAGGREGATION_WAITING_TIMEOUT"),
+            std::string::npos);
+  // Shown as SGLang's server_args line shows them.
+  a.waiting_timeout_s = 300;
+  EXPECT_NE(ServerArgsRepr(a).find("disaggregation_mode='decode', "
+                                   "disaggregation_transfer_backend='nixl', "
+                                   "disaggregation_bootstrap_port=8998"),
+            std::string::npos)
+      << ServerArgsRepr(a);
+}
+
 TEST(ServerArgsTest, SplitHostPort) {
   auto hp = SplitHostPort("10.0.0.2:25000");
   ASSERT_TRUE(hp.ok());

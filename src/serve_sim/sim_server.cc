@@ -84,6 +84,13 @@ bool SimServer::StartHttp() {
     return false;
   }
   guard_ = std::make_unique<ConnectionGuard>(http_->listen_fd());
+  // A prefill server's bootstrap server, where decode servers fetch the KV.
+  if (args_.node_rank == 0 && args_.disaggregation_mode == "prefill") {
+    if (Status st = http_->Listen(args_.host, args_.disaggregation_bootstrap_port); !st.ok()) {
+      Shutdown(ServeOutcome::kStartupFailed, "bootstrap server: " + st.error().message);
+      return false;
+    }
+  }
   // The engine runs on the loop that writes its streams (realtime_engine.h).
   if (engine_) http_->SetTicker([this] { return engine_->RunDue(); });
   http_->Start();

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "serve_sim/api_json.h"
 #include "serve_sim/api_key.h"
 #include "serve_sim/connection_guard.h"
 #include "serve_sim/deployment.h"
@@ -96,6 +98,28 @@ class SimServer {
   void AnswerWhenFinished(const Call& call, int64_t prompt_tokens, int64_t cap,
                           std::function<void(const RequestProgress&)> answer,
                           std::shared_ptr<void> guard);
+  // pd_routes.cc. The engine's handle for a request of `prompt_tokens` and
+  // at most `cap` output tokens: submitted at once by an aggregated server;
+  // by a PD server once its decode server has shaken hands (prefill) or its
+  // KV has come (decode). Null when the request was answered already (a
+  // PD server's request without its bootstrap fields: 400).
+  std::shared_ptr<RequestHandle> BeginRequest(const Call& call, int64_t prompt_tokens, int64_t cap);
+  std::shared_ptr<RequestHandle> BeginPrefill(const PdFields& pd, int64_t prompt_tokens);
+  std::shared_ptr<RequestHandle> BeginDecode(const PdFields& pd, int64_t prompt_tokens,
+                                             int64_t cap);
+  // The prefill server's bootstrap port: GET /kv/<room>/<decode GPUs> is a
+  // decode server's handshake for a request, answered once its KV has
+  // arrived there (or failed).
+  void HandleBootstrap(const Call& call);
+  // The handshake and the request are both in: the prompt runs.
+  void StartPrefill(uint64_t room);
+  std::string PdPrefix() const;  // the scope prefix of PD log lines
+  // A prefill server's request finished: its KV goes over the link.
+  void SendKv(uint64_t room, const RequestProgress& p);
+  // A request aborted by its client: a decode server stops waiting for its KV.
+  void DropPdFetch(RequestHandle& handle);
+  bool bootstrap_call(const Call& call) const;
+
   // Fault gate for request number `seq` (1-based): true when it answered already.
   bool InjectRequestFault(int seq, const Call& call);
   void OnRequestDone();
@@ -128,6 +152,14 @@ class SimServer {
   std::mutex mu_;
   std::condition_variable cv_;
   ServeResult result_;
+
+  // A PD server's requests in flight between the two servers (loop thread
+  // only): a prefill server's by bootstrap room, a decode server's fetches.
+  struct PdRoom;
+  std::map<uint64_t, std::shared_ptr<PdRoom>> pd_rooms_;
+  double pd_link_free_s_ = 0;  // steady seconds: the prefill's link is busy until then
+  int pd_transfers_ = 0;       // KV transfers started (--fault-kv-fail-after counts them)
+  std::map<RequestHandle*, std::shared_ptr<Fetch>> pd_fetches_;
 };
 
 }  // namespace ppsearch::serve_sim

@@ -7,9 +7,12 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/serve_sim/deployment.cc
   src/serve_sim/fault_plan.cc
   src/serve_sim/gpu_registry.cc
+  src/serve_sim/http_fetch.cc
   src/serve_sim/http_front.cc
   src/serve_sim/http_routes.cc
   src/serve_sim/node_group.cc
+  src/serve_sim/pd_router.cc
+  src/serve_sim/pd_routes.cc
   src/serve_sim/realtime_engine.cc
   src/serve_sim/server_args.cc
   src/serve_sim/server_log.cc

@@ -267,10 +267,19 @@ std::string RouterUrl(const spec::Spec& spec) {
          HostPort(spec.cluster.Address(d.prefill.hosts.front()), d.transfer.router_port);
 }
 
-std::vector<std::string> RouterArgv(const spec::Spec& spec) {
+std::vector<std::string> RouterArgv(const spec::Spec& spec, const std::string& sample_name) {
   const spec::Disaggregation& d = *spec.disaggregation;
-  std::vector<std::string> argv = {"python3", "-m", "sglang_router.launch_router",
-                                   "--pd-disaggregation"};
+  const int node = d.prefill.hosts.front();
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"{host}", spec.cluster.hosts[node].name},
+      {"{node_rank}", "0"},
+      {"{sample}", sample_name},
+      {"{port}", std::to_string(d.transfer.router_port)},
+      {"{spec_dir}", spec.base_dir},
+      {"{ppsearch}", SelfExecutable()}};
+  std::vector<std::string> argv;
+  for (const std::string& w : d.transfer.router_command) argv.push_back(Fill(w, vars));
+  argv.push_back("--pd-disaggregation");
   for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
     const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
     for (int head : InstanceHeads(pool_spec, pool->layout)) {
@@ -279,10 +288,25 @@ std::vector<std::string> RouterArgv(const spec::Spec& spec) {
       if (pool == &d.prefill) argv.push_back(std::to_string(d.transfer.bootstrap_port));
     }
   }
-  argv.insert(argv.end(), {"--policy", d.transfer.router_policy, "--host",
-                           spec.cluster.Address(d.prefill.hosts.front()), "--port",
-                           std::to_string(d.transfer.router_port)});
+  argv.insert(argv.end(),
+              {"--policy", d.transfer.router_policy, "--host", spec.cluster.Address(node), "--port",
+               std::to_string(d.transfer.router_port)});
   return argv;
+}
+
+NodeCommand RouterCommand(const spec::Spec& spec, const evidence::SampleId& sample) {
+  const int node = spec.disaggregation->prefill.hosts.front();
+  const std::string name =
+      "ppsearch-" + sample.str() + "-" + spec.cluster.hosts[node].name + "-router";
+  return ToolCommand(spec, node, name, RouterArgv(spec, sample.str()));
+}
+
+loadgen::BenchOptions DeploymentBenchOptions(const spec::Spec& spec,
+                                             const evidence::SampleId& sample, uint64_t seed) {
+  loadgen::BenchOptions bench = BenchOptionsFor(spec, sample, seed);
+  bench.url = RouterUrl(spec);
+  bench.more_urls.clear();
+  return bench;
 }
 
 namespace {
@@ -318,13 +342,11 @@ std::vector<std::string> DeploymentCommands(const spec::Spec& spec,
                     "): " + ServerLine(c, node, launcher));
     }
   }
-  out.push_back(spec.cluster.hosts[d.prefill.hosts.front()].name +
-                " (router): " + launch::ShellJoin(RouterArgv(spec)));
-  loadgen::BenchOptions bench = BenchOptionsFor(spec, sample, seed);
-  bench.url = RouterUrl(spec);
-  bench.more_urls.clear();
-  out.push_back(spec.cluster.hosts[0].name +
-                " (bench, built in): " + launch::ShellJoin(BenchArgv(bench)));
+  const int router_node = d.prefill.hosts.front();
+  out.push_back(spec.cluster.hosts[router_node].name +
+                " (router): " + ServerLine(RouterCommand(spec, sample), router_node, launcher));
+  out.push_back(spec.cluster.hosts[0].name + " (bench, built in): " +
+                launch::ShellJoin(BenchArgv(DeploymentBenchOptions(spec, sample, seed))));
   return out;
 }
 

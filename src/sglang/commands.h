@@ -71,7 +71,15 @@ std::vector<std::string> BenchArgv(const loadgen::BenchOptions& options);
 // decode server's (`--decode URL`), the policy and the port of
 // [engine.disaggregation]. It runs on the first prefill node, where the
 // benchmark sends its requests.
-std::vector<std::string> RouterArgv(const spec::Spec& spec);
+// Its program is engine.disaggregation.router_command ({sample} is
+// `sample_name`).
+std::vector<std::string> RouterArgv(const spec::Spec& spec, const std::string& sample_name = "");
+// The router's command on its node, as the servers' are (environment,
+// container).
+NodeCommand RouterCommand(const spec::Spec& spec, const evidence::SampleId& sample);
+// A deployment's benchmark: the sample's, sent to the router.
+loadgen::BenchOptions DeploymentBenchOptions(const spec::Spec& spec,
+                                             const evidence::SampleId& sample, uint64_t seed);
 // http://<first prefill node>:<router port>.
 std::string RouterUrl(const spec::Spec& spec);
 

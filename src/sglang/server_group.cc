@@ -40,26 +40,49 @@ void SleepUntilOr(Clock::time_point deadline, double seconds) {
 
 }  // namespace
 
-std::string ServerGroup::NodeName(int node) const {
-  return fmt::format("node {} ({})", node, spec_.cluster.hosts[node].name);
+std::string ServerGroup::SlotName(size_t slot) const {
+  return slot < slots_.size() ? slots_[slot].name : "server " + std::to_string(slot);
 }
 
 Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& run_id) {
+  std::vector<ServerSlot> slots;
+  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    const int node = static_cast<int>(n);
+    ServerSlot slot;
+    slot.node = node;
+    slot.host = spec_.cluster.hosts[n].name;
+    slot.name = fmt::format("node {} ({})", node, slot.host);
+    slot.command = ServerCommand(spec_, sample, node);
+    slot.log_path = paths_.live_log(sample, slot.host);
+    slot.kept_log_path = paths_.service(sample, slot.host);
+    slots.push_back(std::move(slot));
+  }
+  // Every instance's first node answers for its instance, one after another.
+  std::vector<ReadyProbe> probes;
+  for (int head : InstanceHeads(spec_, sample.layout))
+    probes.push_back({NodeUrl(spec_, head), true});
+  if (probes.empty()) probes.push_back({NodeUrl(spec_, 0), true});
+  return StartSlots(sample.layout, sample, run_id, std::move(slots), std::move(probes));
+}
+
+Status ServerGroup::StartSlots(const spec::LayoutSpec& layout, const evidence::SampleId& sample,
+                               const std::string& run_id, std::vector<ServerSlot> slots,
+                               std::vector<ReadyProbe> probes) {
   Stop();
-  layout_ = sample.layout;
+  layout_ = layout;
+  slots_ = std::move(slots);
+  probes_ = std::move(probes);
   log_paths_.clear();
   scans_.clear();
   fatal_.reset();
-  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
-    const int node = static_cast<int>(n);
-    const std::string& host = spec_.cluster.hosts[n].name;
-    NodeCommand c = ServerCommand(spec_, sample, node);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const ServerSlot& slot = slots_[i];
     launch::ServerLaunch l;
-    l.node = node;
-    l.argv = c.argv;
-    l.env = c.env;
-    l.step = c.step;
-    l.log_path = paths_.live_log(sample, host);
+    l.node = slot.node;
+    l.argv = slot.command.argv;
+    l.env = slot.command.env;
+    l.step = slot.command.step;
+    l.log_path = slot.log_path;
     // A secret the server prints (SGLang's server_args line holds
     // api_key='...') is redacted before the log reaches the disk.
     if (const run::Redactor redact(spec_); !redact.empty()) {
@@ -67,21 +90,22 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
       l.filter_env = {{run::kRedactSecretsVariable, redact.ToJsonText()}};
     }
     l.log_root = paths_.root;
-    l.tag = ServerTag(run_id, sample, host);
+    l.tag = ServerTag(run_id, sample, slot.host) + (slot.router ? "-router" : "");
     PPS_RETURN_IF_ERROR(MakeDirs(DirName(l.log_path)));
     log_paths_.push_back(l.log_path);
     Result<std::unique_ptr<launch::ServerProcess>> p = launcher_.StartServer(l);
     if (!p.ok()) {
       Stop();
-      return MakeError("cannot start the server on " + NodeName(node) + ": " + p.error().message);
+      return MakeError("cannot start " + std::string(slot.router ? "" : "the server on ") +
+                       slot.name + ": " + p.error().message);
     }
     Server s;
-    s.node = node;
+    s.slot = static_cast<int>(i);
     s.process = std::move(p).value();
     s.record = s.process->Record();
-    s.record.cleanup = c.cleanup;
+    s.record.cleanup = slot.command.cleanup;
     s.log_path = l.log_path;
-    s.kept_log_path = paths_.service(sample, host);
+    s.kept_log_path = slot.kept_log_path;
     // Written before waiting on anything: a crash from here on leaves a record to stop.
     Status saved = evidence::SaveServerState(paths_, s.record);
     servers_.push_back(std::move(s));
@@ -96,7 +120,7 @@ Status ServerGroup::Start(const evidence::SampleId& sample, const std::string& r
 std::optional<std::string> ServerGroup::FirstExited() {
   for (Server& s : servers_) {
     if (!s.exit) s.exit = s.process->Poll();
-    if (s.exit) return NodeName(s.node) + " " + s.exit->Describe();
+    if (s.exit) return SlotName(s.slot) + " " + s.exit->Describe();
   }
   return std::nullopt;
 }
@@ -122,7 +146,7 @@ std::optional<std::string> ServerGroup::FatalLine() {
       // the error: the most severe line names it, the earliest breaks ties.
       if (fatal_ && f.kind >= fatal_->kind) continue;
       fatal_ = f;
-      fatal_->file = NodeName(static_cast<int>(n));
+      fatal_->file = SlotName(n);
       fatal_->line += scan.lines;
     }
     scan.offset += lines.size();
@@ -148,21 +172,18 @@ Status ServerGroup::WaitReady() {
   const auto& lc = spec_.lifecycle;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(lc.start_timeout_s));
-  // Every instance's first node answers for its instance, one after another.
-  std::vector<int> heads = InstanceHeads(spec_, layout_);
-  if (heads.empty()) heads = {0};
   size_t ready = 0;
-  std::string url = NodeUrl(spec_, heads[ready]);
   std::string last = "no answer yet";
   auto exited_error = [this](const std::string& exited) {
-    size_t node = 0;
-    for (size_t i = 0; i < servers_.size(); ++i)
-      if (servers_[i].exit) node = i;
+    size_t slot = 0;
+    for (const Server& s : servers_)
+      if (s.exit) slot = static_cast<size_t>(s.slot);
     // The copy the sample keeps: the streamed one in live/ is removed.
     return MakeError(exited + " before the server was ready; the last lines of its log (" +
-                     servers_[node].kept_log_path + "):\n" + LogTail(node, 15));
+                     slots_[slot].kept_log_path + "):\n" + LogTail(slot, 15));
   };
-  while (true) {
+  while (ready < probes_.size()) {
+    const ReadyProbe& probe = probes_[ready];
     if (auto exited = FirstExited()) return exited_error(*exited);
     if (FatalLine()) {
       // A process that prints its failure usually exits a moment later; its
@@ -174,25 +195,29 @@ Status ServerGroup::WaitReady() {
     const double left = SecondsLeft(deadline);
     if (left <= 0) break;
     const int64_t probe_ms = static_cast<int64_t>(std::clamp(left, 0.1, 10.0) * 1000);
-    Result<loadgen::SimpleResponse> health = loadgen::Get(url + "/health_generate", probe_ms);
+    const std::string route = probe.generate ? "/health_generate" : "/health";
+    Result<loadgen::SimpleResponse> health = loadgen::Get(probe.url + route, probe_ms);
     if (!health.ok()) {
       last = health.error().message;
     } else if (health->http_status != 200) {
-      last = fmt::format("/health_generate answered HTTP {}", health->http_status);
+      last = fmt::format("{} answered HTTP {}", route, health->http_status);
+    } else if (!probe.generate) {
+      ++ready;
+      last = "no answer yet";
+      continue;
     } else {
       // Proven with a real generation: one request, one token.
-      loadgen::BenchOptions probe;
-      probe.url = url;
-      probe.num_requests = 1;
-      probe.input_tokens = 16;
-      probe.output_tokens = 1;
-      probe.timeout_s = std::clamp(left, 1.0, 600.0);
-      probe.prompt.seed = 7;
-      probe.api_key = spec_.engine.ArgString("api-key").value_or("");
-      Result<loadgen::BenchResult> r = loadgen::RunBench(probe);
+      loadgen::BenchOptions one;
+      one.url = probe.url;
+      one.num_requests = 1;
+      one.input_tokens = 16;
+      one.output_tokens = 1;
+      one.timeout_s = std::clamp(left, 1.0, 600.0);
+      one.prompt.seed = 7;
+      one.api_key = spec_.engine.ArgString("api-key").value_or("");
+      Result<loadgen::BenchResult> r = loadgen::RunBench(one);
       if (r.ok() && !r->records.empty() && r->records[0].ok()) {
-        if (++ready == heads.size()) return Status::Ok();
-        url = NodeUrl(spec_, heads[ready]);
+        ++ready;
         last = "no answer yet";
         continue;
       }
@@ -200,8 +225,9 @@ Status ServerGroup::WaitReady() {
     }
     SleepUntilOr(deadline, lc.poll_interval_s);
   }
+  if (ready == probes_.size()) return Status::Ok();
   return MakeError(fmt::format("the server did not become ready within {} s ({}: {})",
-                               lc.start_timeout_s, url, last));
+                               lc.start_timeout_s, probes_[ready].url, last));
 }
 
 std::vector<std::string> ServerGroup::Stop() {
@@ -233,11 +259,12 @@ std::vector<std::string> ServerGroup::Stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   for (Server& s : servers_) {
     if (s.exit) continue;
-    notes.push_back(fmt::format("{} ignored SIGTERM for {} s and was killed", NodeName(s.node),
+    notes.push_back(fmt::format("{} ignored SIGTERM for {} s and was killed", SlotName(s.slot),
                                 lc.stop_grace_s));
     s.process->Signal(SIGKILL);
     if (!s.record.cleanup.empty())
-      launcher_.RunStep(launch::SudoStep::kContainer, s.node, s.record.cleanup, lc.host_timeout_s);
+      launcher_.RunStep(launch::SudoStep::kContainer, slots_[s.slot].node, s.record.cleanup,
+                        lc.host_timeout_s);
   }
   const auto hard = Clock::now() + std::chrono::seconds(10);
   while (!all_exited() && Clock::now() < hard)
@@ -247,7 +274,7 @@ std::vector<std::string> ServerGroup::Stop() {
     if (s.exit) {
       evidence::RemoveServerState(paths_, s.record);
     } else {
-      notes.push_back(NodeName(s.node) + " did not exit after SIGKILL; its state file stays");
+      notes.push_back(SlotName(s.slot) + " did not exit after SIGKILL; its state file stays");
     }
   }
   servers_.clear();

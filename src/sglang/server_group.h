@@ -13,10 +13,30 @@
 #include "analysis/log_scan.h"
 #include "evidence/evidence.h"
 #include "launch/launcher.h"
+#include "sglang/commands.h"
 #include "spec/spec.h"
 #include "util/result.h"
 
 namespace ppsearch::sglang {
+
+// One process the group starts: a node's server, or a disaggregated
+// deployment's router.
+struct ServerSlot {
+  int node = 0;      // the cluster's host it runs on (the launcher's node)
+  std::string name;  // in messages: "node 1 (n1)", "the router on n0"
+  std::string host;  // for its tag and state file
+  NodeCommand command;
+  std::string log_path;       // live/: streamed while it runs
+  std::string kept_log_path;  // service/: what the sample keeps
+  bool router = false;
+};
+
+// What readiness waits for, in order: `url` answers /health (and, with
+// `generate`, /health_generate and a 1-token request).
+struct ReadyProbe {
+  std::string url;
+  bool generate = true;
+};
 
 class ServerGroup {
  public:
@@ -28,6 +48,17 @@ class ServerGroup {
   // live/<sample>/<host>.log. An error (with the servers already started
   // stopped again) when one cannot be started.
   Status Start(const evidence::SampleId& sample, const std::string& run_id);
+  // Starts a disaggregated deployment's sample (deployment_servers.cc):
+  // every pool's servers, each pool planned as its own layout on its hosts
+  // (plan::PoolSpecOf), then the router on the first prefill node. Ready
+  // once every server answers /health and a 1-token request succeeds
+  // through the router (a PD server cannot generate alone).
+  Status StartDeployment(const evidence::SampleId& sample, const std::string& run_id);
+  // Starts `slots` (a disaggregated deployment's servers and router) and
+  // makes WaitReady wait for `probes`. `layout` is what layout() reports.
+  Status StartSlots(const spec::LayoutSpec& layout, const evidence::SampleId& sample,
+                    const std::string& run_id, std::vector<ServerSlot> slots,
+                    std::vector<ReadyProbe> probes);
 
   // Waits until node 0 (with several instances, each instance's first node)
   // answers /health_generate with 200 and a 1-token request succeeds,
@@ -62,8 +93,13 @@ class ServerGroup {
 
   bool running() const { return !servers_.empty(); }
   const spec::LayoutSpec& layout() const { return layout_; }
+  // What the last Start started; the log functions below index them (an
+  // aggregated layout's slot n is node n).
+  const std::vector<ServerSlot>& slots() const { return slots_; }
+  // The URL of readiness probe `i` (a deployment's first: its first prefill server).
+  std::string ProbeUrl(size_t i) const { return i < probes_.size() ? probes_[i].url : ""; }
 
-  // Each node's log from `offsets` (bytes) to its end now, and the current ends.
+  // Each slot's log from `offsets` (bytes) to its end now, and the current ends.
   std::vector<uintmax_t> LogEnds() const;
   std::string LogSince(size_t node, uintmax_t offset) const;
   // The last `lines` lines of a node's log, for error messages.
@@ -71,7 +107,7 @@ class ServerGroup {
 
  private:
   struct Server {
-    int node = 0;
+    int slot = 0;
     std::unique_ptr<launch::ServerProcess> process;
     launch::ServerRecord record;
     std::string log_path;
@@ -85,7 +121,7 @@ class ServerGroup {
     int lines = 0;         // whole lines read since ScanLogsFrom
   };
 
-  std::string NodeName(int node) const;
+  std::string SlotName(size_t slot) const;
   // A node's streamed log opened for reading, never through a link under
   // the run directory; none when it cannot be opened so.
   std::optional<int> OpenLog(size_t node) const;
@@ -95,7 +131,9 @@ class ServerGroup {
   const evidence::RunPaths& paths_;
   spec::LayoutSpec layout_;
   std::vector<Server> servers_;
-  std::vector<std::string> log_paths_;         // per node, kept after Stop until the next Start
+  std::vector<ServerSlot> slots_;  // kept after Stop until the next Start
+  std::vector<ReadyProbe> probes_;
+  std::vector<std::string> log_paths_;         // per slot, kept after Stop until the next Start
   std::vector<LogScan> scans_;                 // per node
   std::optional<analysis::LogFinding> fatal_;  // file: the node's name
 };

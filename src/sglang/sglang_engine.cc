@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -94,22 +95,45 @@ std::string SglangSampleEngine::WaitMemoryReleased() {
 }
 
 void SglangSampleEngine::Snapshot(run::SampleOutput& out) {
-  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
-    Result<std::string> csv = QueryGpuCsv(launcher_, spec_, static_cast<int>(n));
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
+    Result<std::string> csv = QueryGpuCsv(launcher_, spec_, sample_hosts_[i]);
     // A failed query leaves no snapshot; analysis names the missing file.
-    out.nodes[n].gpu_csv = csv.ok() ? *csv : "";
+    out.nodes[i].gpu_csv = csv.ok() ? *csv : "";
     if (!csv.ok()) out.bench.snapshot_errors.push_back(csv.error().message);
   }
 }
 
 void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, run::SampleOutput& out) {
-  for (size_t n = 0; n < out.nodes.size(); ++n)
-    out.nodes[n].log = group_->LogSince(n, n < from.size() ? from[n] : 0);
+  const std::vector<ServerSlot>& slots = group_->slots();
+  for (size_t slot = 0; slot < slots.size(); ++slot) {
+    std::string log = group_->LogSince(slot, slot < from.size() ? from[slot] : 0);
+    if (slots[slot].router) {
+      out.router_host = slots[slot].host;
+      out.router_log = std::move(log);
+      continue;
+    }
+    for (size_t i = 0; i < out.nodes.size(); ++i)
+      if (sample_hosts_[i] == slots[slot].node) out.nodes[i].log = std::move(log);
+  }
 }
 
 Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx) {
   run::SampleOutput out;
-  for (const auto& h : spec_.cluster.hosts) out.nodes.push_back({h.name, "", ""});
+  // The hosts whose servers the sample runs: every node, or a deployment's pools'.
+  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
+  sample_hosts_.clear();
+  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    const int node = static_cast<int>(n);
+    if (deployment) {
+      const auto& p = spec_.disaggregation->prefill.hosts;
+      const auto& d = spec_.disaggregation->decode.hosts;
+      if (std::find(p.begin(), p.end(), node) == p.end() &&
+          std::find(d.begin(), d.end(), node) == d.end())
+        continue;
+    }
+    sample_hosts_.push_back(node);
+    out.nodes.push_back({spec_.cluster.hosts[n].name, "", ""});
+  }
   out.bench.sample = ctx.id.str();
   out.bench.simulated = false;
   out.bench.seed = ctx.workload_seed;
@@ -152,7 +176,9 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
     Snapshot(out);
     return false;
   }
-  Status st = group_->Start(ctx.id, ctx.run_id);
+  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
+  Status st =
+      deployment ? group_->StartDeployment(ctx.id, ctx.run_id) : group_->Start(ctx.id, ctx.run_id);
   server_sample_ = ctx.id;
   if (st.ok()) st = group_->WaitReady();
   if (!st.ok()) {
@@ -162,8 +188,10 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
     CollectLogs({}, out);
     return false;
   }
-  log_from.assign(spec_.cluster.hosts.size(), 0);
-  Result<std::string> version = ReportedVersion(NodeUrl(spec_, 0), spec_.lifecycle.host_timeout_s,
+  log_from.assign(group_->slots().size(), 0);
+  // A deployment's servers report their version; its router is not SGLang's server.
+  const std::string asked = deployment ? group_->ProbeUrl(0) : NodeUrl(spec_, 0);
+  Result<std::string> version = ReportedVersion(asked, spec_.lifecycle.host_timeout_s,
                                                 spec_.engine.ArgString("api-key").value_or(""));
   server_version_ = version.ok() ? *version : "";
   if (!version.ok()) out.bench.server_version_error = version.error().message;
@@ -172,7 +200,10 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
 
 void SglangSampleEngine::Benchmark(const run::SampleContext& ctx,
                                    const std::vector<uintmax_t>& log_from, run::SampleOutput& out) {
-  loadgen::BenchOptions options = BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
+  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
+  loadgen::BenchOptions options = deployment
+                                      ? DeploymentBenchOptions(spec_, ctx.id, ctx.workload_seed)
+                                      : BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);
   const auto deadline = After(evidence::SampleDeadlineS(spec_, ctx.id.concurrency));
   group_->ScanLogsFrom(log_from);
   // The load loop asks between events, often: the logs are read at most

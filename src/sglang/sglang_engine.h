@@ -68,7 +68,8 @@ class SglangSampleEngine : public run::SampleEngine {
   std::optional<ServerGroup> group_;
   std::optional<evidence::RunPaths> paths_;
   std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
-  std::string server_version_;  // reported by the running servers; "" when unknown
+  std::string server_version_;     // reported by the running servers; "" when unknown
+  std::vector<int> sample_hosts_;  // the cluster nodes of the sample's servers (out.nodes)
   // The last stop's GPU memory was not released in time: the next sample
   // waits for it (up to memory_release_timeout_s again) before its preflight,
   // rather than failing at once on what is only slow.

@@ -106,6 +106,10 @@ Status ReadTransfer(const TableReader& section, DisaggregationEngineSpec* out) {
   PPS_RETURN_IF_ERROR(
       section.Int("bootstrap_port", &out->bootstrap_port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(section.Enum("router_policy", &out->router_policy, kRouterPolicies));
+  if (section.Find("router_command") != nullptr) {
+    PPS_RETURN_IF_ERROR(section.StringList("router_command", &out->router_command, true));
+    PPS_RETURN_IF_ERROR(CheckPlaceholders(out->router_command, section.KeyLoc("router_command")));
+  }
   return section.Int("router_port", &out->router_port, Need::kOptional, 1, 65535);
 }
 

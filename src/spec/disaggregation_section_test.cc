@@ -157,6 +157,17 @@ TEST(SpecDisaggregation, ARouterPolicyTheRouterLacksIsRefused) {
             "'consistent_hashing', 'prefix_hash', got 'least_load'");
 }
 
+TEST(SpecDisaggregation, TheRoutersProgramDefaultsToSglangsAndTakesPlaceholders) {
+  EXPECT_EQ(MustRead(PdSpecText("", kPools)).transfer.router_command,
+            (std::vector<std::string>{"python3", "-m", "sglang_router.launch_router"}));
+  EXPECT_EQ(MustRead(PdSpecText("router_command = [\"{ppsearch}\", \"router-sim\"]", kPools))
+                .transfer.router_command,
+            (std::vector<std::string>{"{ppsearch}", "router-sim"}));
+  EXPECT_EQ(PdErrorOf(PdSpecText("router_command = [\"{ppsearch}\", \"{router}\"]", kPools)),
+            "/s/spec.toml:10:18: key 'engine.disaggregation.router_command': unknown placeholder "
+            "'{router}' (known: {host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
+}
+
 TEST(SpecDisaggregation, PoolsAndLayoutListsDoNotMix) {
   EXPECT_EQ(PdErrorOf(PdSpecText("",
                                  "[sweep]\npp = [1]\nconcurrency = [8]\n"

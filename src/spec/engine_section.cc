@@ -156,6 +156,23 @@ Status ReadEngineArgs(const TableReader& args, EngineSpec* out) {
   return CheckNumericArgs(*out);
 }
 
+Status CheckPlaceholders(const std::vector<std::string>& words, const SourceLoc& loc) {
+  static const std::vector<std::string> known = {"{host}", "{node_rank}", "{sample}",
+                                                 "{port}", "{spec_dir}",  "{ppsearch}"};
+  for (const std::string& w : words) {
+    for (size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
+      const size_t close = w.find('}', open);
+      if (close == std::string::npos) continue;
+      const std::string p = w.substr(open, close - open + 1);
+      if (std::find(known.begin(), known.end(), p) == known.end())
+        return KeyError(
+            loc, "unknown placeholder '" + p +
+                     "' (known: {host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
+    }
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 bool IsEnvName(const std::string& name) {
@@ -193,24 +210,6 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
                                     "': expected a whole number of tokens, got \"" +
                                     Excerpt(value) + "\"");
     out->env.emplace_back(name, std::move(value));
-  }
-  return Status::Ok();
-}
-
-// The placeholders a command word may hold; anything else in braces is a typo.
-Status CheckPlaceholders(const std::vector<std::string>& words, const SourceLoc& loc) {
-  static const std::vector<std::string> known = {"{host}", "{node_rank}", "{sample}",
-                                                 "{port}", "{spec_dir}",  "{ppsearch}"};
-  for (const std::string& w : words) {
-    for (size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
-      const size_t close = w.find('}', open);
-      if (close == std::string::npos) continue;
-      const std::string p = w.substr(open, close - open + 1);
-      if (std::find(known.begin(), known.end(), p) == known.end())
-        return KeyError(
-            loc, "unknown placeholder '" + p +
-                     "' (known: {host}, {node_rank}, {sample}, {port}, {spec_dir}, {ppsearch})");
-    }
   }
   return Status::Ok();
 }

@@ -22,8 +22,8 @@ const KeyList kEngineKeys = {"kind",           "command",    "image",      "cont
                              "container_args", "secret_env", "model_path", "model_config",
                              "version",        "patches",    "args",       "env",
                              "disaggregation"};
-const KeyList kEngineDisaggregationKeys = {"transfer_backend", "ib_device", "bootstrap_port",
-                                           "router_policy", "router_port"};
+const KeyList kEngineDisaggregationKeys = {"transfer_backend", "ib_device",   "bootstrap_port",
+                                           "router_policy",    "router_port", "router_command"};
 const KeyList kSweepKeys = {"pp",          "tp",      "ep",        "dp",      "layouts",
                             "concurrency", "repeats", "instances", "prefill", "decode"};
 const KeyList kPoolKeys = {"hosts", "pp", "tp", "ep", "dp", "instances", "args"};

@@ -41,6 +41,9 @@ Status ReadSearch(const TableReader& section, SearchSpec* out);
 // [engine.args] or a pool's args table: flag names (not the ones a layout,
 // the launcher or the pools own) and their values.
 Status ReadEngineArgs(const TableReader& args, EngineSpec* out);
+// The placeholders a command word may hold ({host}, {node_rank}, {sample},
+// {port}, {spec_dir}, {ppsearch}); anything else in braces is a typo.
+Status CheckPlaceholders(const std::vector<std::string>& words, const SourceLoc& loc);
 // [engine.disaggregation] and [sweep.prefill] / [sweep.decode] of the spec's
 // root table, after the rest of `spec` was read: nullopt without pools; an
 // error for transfer settings without pools, pools that share a host or

@@ -320,6 +320,10 @@ struct DisaggregationEngineSpec {
   int bootstrap_port = 8998;                  // --disaggregation-bootstrap-port (prefill servers)
   std::string router_policy = "cache_aware";  // the router's --policy (RouterArgs.policy)
   int router_port = 8000;                     // the router's --port
+  // The router's program, before ppsearch's flags (--pd-disaggregation,
+  // --prefill, --decode, --policy, --host, --port): SGLang's router, or
+  // `ppsearch router-sim` in a rehearsal. Placeholders as engine.command.
+  std::vector<std::string> router_command = {"python3", "-m", "sglang_router.launch_router"};
   SourceLoc origin;
 };
 

@@ -327,6 +327,10 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
 
+std::string AbsolutePath(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
 std::string ChooseDataDir(const std::string& env_dir, const std::string& exe_path,
                           const std::string& source_data_dir) {
   if (!env_dir.empty()) return env_dir;

@@ -105,6 +105,8 @@ int RemoveStrayTempFiles(const std::string& dir);
 std::string DirName(const std::string& path);
 // `path` if absolute, else `base_dir`/`path`.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);
+// `path` made absolute against the working directory, normalised.
+std::string AbsolutePath(const std::string& path);
 
 // The project's data directory (hardware profiles, model configs, baseline),
 // the first of: the PPSEARCH_DATA_DIR environment variable; the installed

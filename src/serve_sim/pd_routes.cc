@@ -1,0 +1,252 @@
+// serve-sim as a server of a disaggregated deployment (SGLang's
+// --disaggregation-mode prefill / decode, python/sglang/srt/disaggregation/
+// at v0.5.18), played over real HTTP between the processes:
+//  - the router sends each request to one prefill and one decode server
+//    with the same bootstrap_room, and bootstrap_host/bootstrap_port naming
+//    the prefill server's bootstrap port;
+//  - the decode server shakes hands there: GET /kv/<room>/<its GPUs>. The
+//    prefill server's request waits for it (PrefillBootstrapQueue), for at
+//    most SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT, then runs its prompt
+//    alone (max_new_tokens 1: the first token is computed here);
+//  - its KV then crosses the prefill server's link, one transfer after
+//    another, taking what the simulator's transfer takes
+//    (predict::TransferBetween), scaled to the wall clock; the handshake is
+//    answered when it has arrived;
+//  - the decode server, given the answer, admits the request with its
+//    prompt computed (the running batch takes it when it has room) and
+//    streams its tokens to the router. No answer within
+//    SGLANG_DISAGGREGATION_WAITING_TIMEOUT fails it.
+// Failures are logged in SGLang's words ("Prefill bootstrap failed for
+// request", "Decode transfer failed for request"), which the log scan knows.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "predict/disaggregated.h"
+#include "serve_sim/sim_server.h"
+
+namespace ppsearch::serve_sim {
+
+struct SimServer::PdRoom {
+  int64_t prompt_tokens = -1;  // -1: its request has not come
+  std::string rid;
+  std::weak_ptr<RequestHandle> handle;
+  std::shared_ptr<HttpCall> handshake;  // the decode server's GET, until answered
+  int decode_gpus = 0;
+  bool started = false;  // the prompt is admitted
+};
+
+namespace {
+
+double SteadyS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void SendPdJson(HttpCall& call, int status, const nlohmann::json& j) {
+  call.Reply(status, "application/json", j.dump());
+}
+
+std::string RequestNames(const std::string& rid, uint64_t room) {
+  return fmt::format("rank=0 req.rid='{}' req.bootstrap_room={}", rid, room);
+}
+
+}  // namespace
+
+bool SimServer::bootstrap_call(const Call& call) const {
+  return args_.disaggregation_mode == "prefill" &&
+         call->request().local_port == args_.disaggregation_bootstrap_port;
+}
+
+std::shared_ptr<RequestHandle> SimServer::BeginRequest(const Call& call, int64_t prompt_tokens,
+                                                       int64_t cap) {
+  const std::string& mode = args_.disaggregation_mode;
+  if (mode == "null") return engine_->Submit(prompt_tokens, std::max<int64_t>(cap, 1));
+  Result<PdFields> pd = ParsePdFields(call->request().body);
+  if (pd.ok() && !pd->room)
+    pd = MakeError(fmt::format(
+        "bootstrap_room is required: a server started with --disaggregation-mode {} serves the "
+        "requests of SGLang's PD router (python3 -m sglang_router.launch_router "
+        "--pd-disaggregation), not clients",
+        mode));
+  if (pd.ok() && mode == "decode" && (pd->host.empty() || pd->port == 0))
+    pd = MakeError("bootstrap_host and bootstrap_port are required on a decode server");
+  if (!pd.ok()) {
+    SendPdJson(*call, 400, ErrorJson(pd.error().message, 400));
+    return nullptr;
+  }
+  return mode == "prefill" ? BeginPrefill(*pd, prompt_tokens)
+                           : BeginDecode(*pd, prompt_tokens, cap);
+}
+
+std::shared_ptr<RequestHandle> SimServer::BeginPrefill(const PdFields& pd, int64_t prompt_tokens) {
+  auto handle = engine_->Reserve();
+  const uint64_t id = *pd.room;
+  std::shared_ptr<PdRoom>& room = pd_rooms_[id];
+  if (!room) room = std::make_shared<PdRoom>();
+  if (room->prompt_tokens >= 0) {
+    engine_->Fail(*handle, 400, fmt::format("bootstrap_room {} is in use", id));
+    return handle;
+  }
+  room->prompt_tokens = prompt_tokens;
+  room->rid = pd.rid;
+  room->handle = handle;
+  if (room->handshake) {
+    StartPrefill(id);
+    return handle;
+  }
+  http_->After(args_.bootstrap_timeout_s, [this, id] {
+    auto it = pd_rooms_.find(id);
+    if (it == pd_rooms_.end() || it->second->started) return;
+    const std::string error = fmt::format(
+        "Prefill bootstrap failed for request {} with exception no decode server shook "
+        "hands within {} s (SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT)",
+        RequestNames(it->second->rid, id), args_.bootstrap_timeout_s);
+    log_->Info(error, PdPrefix());
+    if (auto h = it->second->handle.lock()) engine_->Fail(*h, 500, error);
+    pd_rooms_.erase(it);
+  });
+  return handle;
+}
+
+void SimServer::StartPrefill(uint64_t id) {
+  auto it = pd_rooms_.find(id);
+  if (it == pd_rooms_.end() || it->second->started) return;
+  PdRoom& r = *it->second;
+  std::shared_ptr<RequestHandle> h = r.handle.lock();
+  if (!h) return;  // its router left
+  r.started = true;
+  h->OnFinish([this, id](const RequestProgress& p) {
+    // Inside the engine's callback: the transfer starts in a task of its own.
+    http_->Post([this, id, p] { SendKv(id, p); });
+  });
+  engine_->Admit(h, r.prompt_tokens, 1, /*prefilled=*/false);
+  http_->Kick();
+}
+
+void SimServer::HandleBootstrap(const Call& call) {
+  const HttpRequest& q = call->request();
+  if (q.method == "GET" && (q.path == "/health" || q.path == "/route"))
+    return call->Reply(200, "text/plain", "OK");
+  // /kv/<room>/<decode GPUs>
+  uint64_t id = 0;
+  int gpus = 0;
+  char tail = 0;
+  if (q.method != "GET" || std::sscanf(q.path.c_str(), "/kv/%lu/%d%c", &id, &gpus, &tail) != 2 ||
+      gpus < 1)
+    return SendPdJson(*call, 404, {{"detail", "Not Found"}});
+  std::shared_ptr<PdRoom>& room = pd_rooms_[id];
+  if (!room) room = std::make_shared<PdRoom>();
+  if (room->handshake && room->handshake->open())
+    return SendPdJson(*call, 409,
+                      {{"error", fmt::format("bootstrap_room {} has a decode server", id)}});
+  room->handshake = call;
+  room->decode_gpus = gpus;
+  if (room->prompt_tokens >= 0) return StartPrefill(id);
+  // The decode server came first: its request to this server is on the way.
+  http_->After(args_.bootstrap_timeout_s, [this, id] {
+    auto it = pd_rooms_.find(id);
+    if (it == pd_rooms_.end() || it->second->prompt_tokens >= 0) return;
+    if (it->second->handshake)
+      SendPdJson(*it->second->handshake, 500,
+                 {{"error", fmt::format("no request came for bootstrap_room {} within {} s", id,
+                                        args_.bootstrap_timeout_s)}});
+    pd_rooms_.erase(it);
+  });
+}
+
+void SimServer::SendKv(uint64_t id, const RequestProgress& p) {
+  auto it = pd_rooms_.find(id);
+  if (it == pd_rooms_.end()) return;
+  const std::shared_ptr<PdRoom> room = it->second;
+  if (!p.ok) {
+    if (room->handshake)
+      SendPdJson(*room->handshake, 500,
+                 {{"error", "the prefill failed: " + p.error}, {"bootstrap_room", id}});
+    pd_rooms_.erase(it);
+    return;
+  }
+  // One transfer after another on this server's link, as the simulator
+  // sends them (sim/disaggregated_engine.h), in wall seconds.
+  const sim::KvTransferConfig t = predict::TransferBetween(
+      args_.tp_size * args_.pp_size, std::max(room->decode_gpus, 1), d_->model, d_->hw);
+  const int64_t bytes = t.kv_bytes_per_token * room->prompt_tokens;
+  const double wire_s =
+      static_cast<double>(bytes) / std::max(t.bytes_per_ns, 1e-9) * 1e-9 / args_.time_scale;
+  const double now = SteadyS();
+  const double start = std::max(now, pd_link_free_s_);
+  pd_link_free_s_ = start + wire_s;
+  const double arrive =
+      pd_link_free_s_ + static_cast<double>(t.latency_ns) * 1e-9 / args_.time_scale;
+  const int kv_fail_after = args_.fault.kv_fail_after;
+  const bool fail = kv_fail_after > 0 && ++pd_transfers_ == kv_fail_after + 1;
+  http_->After(arrive - now, [this, id, bytes, fail] {
+    auto at = pd_rooms_.find(id);
+    if (at == pd_rooms_.end()) return;
+    PdRoom& r = *at->second;
+    if (fail) {
+      // What SGLang's prefill side logs when a transfer fails (prefill.py).
+      const std::string error = fmt::format(
+          "Prefill transfer failed for request {} with exception "
+          "KVTransferError(bootstrap_room={}): "
+          "injected by --fault-kv-fail-after",
+          RequestNames(r.rid, id), id);
+      log_->Info(error, PdPrefix());
+      if (r.handshake) SendPdJson(*r.handshake, 500, {{"error", error}, {"bootstrap_room", id}});
+    } else if (r.handshake) {
+      SendPdJson(*r.handshake, 200,
+                 {{"bootstrap_room", id}, {"prompt_tokens", r.prompt_tokens}, {"kv_bytes", bytes}});
+    }
+    pd_rooms_.erase(at);
+  });
+}
+
+std::shared_ptr<RequestHandle> SimServer::BeginDecode(const PdFields& pd, int64_t prompt_tokens,
+                                                      int64_t cap) {
+  auto handle = engine_->Reserve();
+  FetchRequest kv;
+  kv.host = pd.host;
+  kv.port = pd.port;
+  kv.path = fmt::format("/kv/{}/{}", *pd.room, args_.tp_size * args_.pp_size);
+  kv.timeout_s = args_.waiting_timeout_s;
+  std::weak_ptr<RequestHandle> weak = handle;
+  const std::string names = RequestNames(pd.rid, *pd.room);
+  const std::string where = fmt::format("{}:{}", pd.host, pd.port);
+  FetchCallbacks callbacks;
+  callbacks.done = [this, weak, names, where, prompt_tokens, cap](const FetchReply& reply) {
+    std::shared_ptr<RequestHandle> h = weak.lock();
+    if (!h) return;
+    pd_fetches_.erase(h.get());
+    if (reply.status == 200) {
+      engine_->Admit(h, prompt_tokens, std::max<int64_t>(cap, 1), /*prefilled=*/true);
+      http_->Kick();
+      return;
+    }
+    const std::string why = !reply.error.empty()
+                                ? reply.error
+                                : fmt::format("the prefill server answered HTTP {}", reply.status);
+    const std::string error = fmt::format(
+        "Decode transfer failed for request {} with exception KVTransferError(bootstrap "
+        "{}: {})",
+        names, where, why);
+    log_->Info(error, PdPrefix());
+    engine_->Fail(*h, 500, error);
+  };
+  pd_fetches_[handle.get()] = http_->Send(std::move(kv), std::move(callbacks));
+  return handle;
+}
+
+void SimServer::DropPdFetch(RequestHandle& handle) {
+  auto it = pd_fetches_.find(&handle);
+  if (it == pd_fetches_.end()) return;
+  it->second->Cancel();
+  pd_fetches_.erase(it);
+}
+
+std::string SimServer::PdPrefix() const {
+  return ScopePrefix(0, args_.pp_size, 0, args_.tp_size, args_.ep_size);
+}
+
+}  // namespace ppsearch::serve_sim
