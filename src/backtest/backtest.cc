@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "backtest/memory_case.h"
 #include "calibrate/fit.h"
 #include "inputs/search_inputs.h"
+#include "predict/disaggregated.h"
 #include "predict/predict.h"
 #include "predict/search_points.h"
 #include "spec/spec_parser.h"
@@ -84,6 +86,93 @@ uncertainty::Site SiteOf(const Loaded& l) {
   return {l.config->layout,      l.in.spec.cluster.gpus_per_node,
           l.in.hardware.name,    l.in.spec.workload.input_tokens,
           l.config->concurrency, l.in.spec.workload.output_tokens};
+}
+
+// A deployment configuration: its spec's pools planned, and predicted by
+// the disaggregated predictor with the parameters' priors.
+struct LoadedDeployment {
+  const Configuration* config = nullptr;
+  inputs::DisaggregatedInputs in;
+  std::string not_predicted;  // why it cannot be predicted; empty: it can
+};
+
+Result<LoadedDeployment> LoadDeployment(const Case& c, const Configuration& config) {
+  Result<std::optional<inputs::DisaggregatedInputs>> in =
+      inputs::LoadDisaggregatedInputs(c.spec_path, config.overrides);
+  if (!in.ok()) return AtConfiguration(config, in.error().message);
+  if (!in->has_value())
+    return AtConfiguration(config, "deployment = true, but " + c.spec_path +
+                                       " has no [sweep.prefill] and [sweep.decode] pools");
+  LoadedDeployment l{&config, std::move(**in), {}};
+  // A deployment the source ran but ppsearch cannot plan or simulate is a
+  // limit of the model, not a broken case: it is reported, not refused.
+  for (const plan::Diagnostic& d : l.in.plan.AllErrors())
+    l.not_predicted += (l.not_predicted.empty() ? "" : "; ") + d.message;
+  if (l.not_predicted.empty())
+    if (auto why = predict::DisaggregatedNotModelled(l.in.plan)) l.not_predicted = *why;
+  return l;
+}
+
+// The pools as "4P x PP1/TP8/EP8 + 9D x ...": instances and one server's layout.
+std::string DeploymentLabel(const plan::DisaggregatedPlan& plan) {
+  const auto pool = [](const plan::PoolPlan& x, const char* role) {
+    return std::to_string(std::max(x.pool.layout.instances, 1)) + role + " x " +
+           x.pool.layout.Label();
+  };
+  return pool(plan.prefill, "P") + " + " + pool(plan.decode, "D");
+}
+
+// An error when the point's requests do not all complete, as for a layout.
+Result<ConfigurationResult> PredictDeployment(const LoadedDeployment& l) {
+  const inputs::DisaggregatedInputs& in = l.in;
+  ConfigurationResult r;
+  r.name = l.config->name;
+  r.layout = in.plan.prefill.pool.layout;
+  r.deployment = DeploymentLabel(in.plan);
+  r.hardware = in.hardware.name;
+  r.model = in.spec.engine.model_config;
+  r.weights = in.model.quantization;
+  r.concurrency = l.config->concurrency;
+  r.sample = {r.name, in.spec.workload.request_rate > 0 ? 0 : r.concurrency,
+              in.spec.workload.requests};
+  ConfigurationPrediction& out = r.prediction;
+  out.name = r.name;
+  out.deployment = true;
+  // No ensemble and no site: a deployment carries no interval here.
+  out.from_calibration.uncalibrated = 1;
+  if (!l.not_predicted.empty()) {
+    out.not_predicted = l.not_predicted;
+    return r;
+  }
+
+  predict::PointOptions options;
+  options.concurrency = l.config->concurrency;
+  options.seed = static_cast<uint64_t>(in.spec.workload.seed);
+  options.token_times = false;  // TPOT is (e2e - TTFT) / (output - 1), no gaps needed
+  const predict::DisaggregatedPrediction p = predict::PredictDisaggregated(
+      in.plan, in.spec, in.model, in.hardware, cost::Calibration{}, options);
+  // The prefill pool computes every prompt; the decode pool every output
+  // token but the first, which the prefill server streams.
+  if (p.metrics.requests_completed < p.metrics.requests_total)
+    return AtConfiguration(*l.config, std::to_string(p.metrics.request_errors) + " of " +
+                                          std::to_string(p.metrics.requests_total) +
+                                          " simulated requests of the deployment failed");
+  double input_tokens = 0, decode_tokens = 0;
+  for (const workload::RequestRecord& request : p.sim.records) {
+    if (request.status != workload::RequestStatus::kOk) continue;
+    input_tokens += static_cast<double>(request.input_tokens);
+    decode_tokens += static_cast<double>(std::max<int64_t>(request.output_tokens - 1, 0));
+  }
+  r.chunked_prefill_size = p.prefill.scheduler.chunked_prefill_size;
+  out.input_tps = p.metrics.input_tps;
+  out.ttft_p50_s = p.metrics.ttft_s.p50;
+  out.tpot_ms = p.metrics.tpot_s.p50 * 1000;
+  const int per_node = in.spec.cluster.gpus_per_node;
+  out.prefill_tps_per_node = PerNodeWhileBusy(input_tokens, p.prefill.busy_share, p.sim.window_ns,
+                                              p.prefill.gpus, per_node);
+  out.decode_tps_per_node = PerNodeWhileBusy(decode_tokens, p.decode.busy_share, p.sim.window_ns,
+                                             p.decode.gpus, per_node);
+  return r;
 }
 
 // `l`'s one point predicted by the one predictor of a search, with its
@@ -267,7 +356,13 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
   out.name = c.name;
   out.tolerance = c.tolerance;
   std::vector<Loaded> loaded;
+  std::vector<LoadedDeployment> deployments;
   for (const Configuration& config : c.configurations) {
+    if (config.deployment) {
+      PPS_ASSIGN_OR_RETURN(LoadedDeployment d, LoadDeployment(c, config));
+      deployments.push_back(std::move(d));
+      continue;
+    }
     PPS_ASSIGN_OR_RETURN(Loaded l, LoadConfiguration(c, config));
     if (c.Refused(config.name))
       out.refusals.push_back(RefusalOf(c, l));
@@ -309,7 +404,22 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
     predictions.push_back(r.prediction);
     out.configurations.push_back(std::move(r));
   }
+  // A deployment is predicted with the priors: the same prediction is its
+  // calibrated and its uncalibrated one.
+  std::vector<ConfigurationPrediction> deployment_predictions;
+  for (const LoadedDeployment& d : deployments) {
+    PPS_ASSIGN_OR_RETURN(ConfigurationResult r, PredictDeployment(d));
+    out.configurations.push_back(std::move(r));
+    // A figure the model cannot predict is no uncalibrated error either.
+    if (d.not_predicted.empty())
+      deployment_predictions.push_back(out.configurations.back().prediction);
+    predictions.push_back(out.configurations.back().prediction);
+  }
   PPS_ASSIGN_OR_RETURN(out.uncalibrated, UncalibratedFigures(c, loaded, run_options));
+  for (FigureResult& f : ReferenceFigures(c, deployment_predictions)) {
+    f.held_out = true;
+    out.uncalibrated.push_back(std::move(f));
+  }
   for (auto& f : ReferenceFigures(c, predictions)) out.figures.push_back(std::move(f));
   out.signs = ImpliedSigns(c, predictions);
   PPS_ASSIGN_OR_RETURN(std::vector<FigureResult> memory, MemoryFigures(c));

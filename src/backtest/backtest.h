@@ -19,7 +19,9 @@ namespace ppsearch::backtest {
 
 struct ConfigurationResult {
   std::string name;
-  spec::LayoutSpec layout;
+  spec::LayoutSpec layout;  // a deployment's: its prefill pool's
+  // A deployment's pools, "1P x PP1/TP8/EP1 + 1D x PP1/TP8/EP1"; empty for a layout.
+  std::string deployment;
   std::string hardware;          // profile name
   std::string model;             // model config path
   std::string weights;           // the checkpoint's quantization ("fp8", "none", ...)

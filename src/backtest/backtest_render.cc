@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "cost/calibration.h"
 #include "cost/parameters.h"
 #include "decide/steady_state.h"
@@ -23,8 +27,31 @@ std::string Value(double v, const std::string& unit) {
 
 std::string Tolerance(double t) { return FormatPercent(t, 0); }
 
-// "3.04 x - 3.91 x" or "fit" for a residual (what the fit saw carries no interval).
+// "# not predicted: a, b: why", one line per reason,
+// naming every configuration that has it.
+std::string NotPredictedLines(const CaseResult& c) {
+  std::vector<std::pair<std::string, std::string>> reasons;  // (reason, names)
+  for (const ConfigurationResult& r : c.configurations) {
+    const std::string& why = r.prediction.not_predicted;
+    if (why.empty()) continue;
+    auto it =
+        std::find_if(reasons.begin(), reasons.end(), [&](const auto& x) { return x.first == why; });
+    const std::string& named = r.name;
+    if (it == reasons.end())
+      reasons.push_back({why, named});
+    else
+      it->second += ", " + named;
+  }
+  std::string out;
+  for (const auto& [why, names] : reasons) out += "# not predicted: " + names + ": " + why + "\n";
+  return out;
+}
+
+// "3.04 x - 3.91 x", "fit" for a residual (what the fit saw carries no
+// interval), "priors" for a deployment's figure (predicted uncalibrated,
+// with none drawn).
 std::string IntervalCell(const FigureResult& f) {
+  if (f.deployment) return "(priors)";
   if (!f.has_interval) return "(fit)";
   return Value(f.interval.low, f.unit) + " - " + Value(f.interval.high, f.unit);
 }
@@ -137,7 +164,8 @@ void RenderCase(const CaseResult& c, std::string& out) {
                               {true, true, true, true, false, false, false, false, false, false}};
   for (const ConfigurationResult& r : c.configurations)
     configurations.rows.push_back(
-        {r.name + (r.calibrated_on ? " *" : ""), r.layout.Label(), r.hardware, r.weights,
+        {r.name + (r.calibrated_on ? " *" : ""),
+         r.deployment.empty() ? r.layout.Label() : r.deployment, r.hardware, r.weights,
          std::to_string(r.chunked_prefill_size), r.dynamic_chunking ? "yes" : "no",
          std::to_string(r.concurrency), FormatNumber(r.prediction.input_tps, 1),
          Value(r.prediction.ttft_p50_s, "s"),
@@ -146,7 +174,10 @@ void RenderCase(const CaseResult& c, std::string& out) {
   // A case of startup logs alone has no configuration to show.
   if (!c.configurations.empty()) {
     out += table::RenderTextTable(configurations);
-    out += "(* calibration configuration)\n";
+    if (std::any_of(c.configurations.begin(), c.configurations.end(),
+                    [](const ConfigurationResult& r) { return r.calibrated_on; }))
+      out += "(* calibration configuration)\n";
+    out += NotPredictedLines(c);
     if (const std::string line = decide::SteadyStateLine(Samples(c), "configuration");
         !line.empty())
       out += "# " + line + "\n";
@@ -387,6 +418,7 @@ nlohmann::ordered_json FigureJson(const FigureResult& f) {
                                {"tolerance", f.tolerance},
                                {"within_tolerance", f.within},
                                {"known_miss", f.known_miss}};
+  if (f.deployment) fj["deployment"] = true;
   if (f.has_interval) {
     fj["held_out"] = f.held_out;
     fj["low"] = f.interval.low;
@@ -424,7 +456,7 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
                                     {"off_prior", f.calibration.off_prior}});
     }
     cj["configurations"] = nlohmann::ordered_json::array();
-    for (const ConfigurationResult& r : c.configurations)
+    for (const ConfigurationResult& r : c.configurations) {
       cj["configurations"].push_back(
           {{"name", r.name},
            {"pp", r.layout.pp},
@@ -445,6 +477,14 @@ nlohmann::ordered_json RenderJson(const std::vector<CaseResult>& cases, const Co
            {"input_tps", r.prediction.input_tps},
            {"ttft_p50_s", r.prediction.ttft_p50_s},
            {"tpot_ms", r.prediction.tpot_ms}});
+      if (r.prediction.deployment) {
+        nlohmann::ordered_json& d = cj["configurations"].back();
+        d["deployment"] = r.deployment;
+        d["prefill_tps_per_node"] = r.prediction.prefill_tps_per_node;
+        d["decode_tps_per_node"] = r.prediction.decode_tps_per_node;
+        if (!r.prediction.not_predicted.empty()) d["not_predicted"] = r.prediction.not_predicted;
+      }
+    }
     cj["figures"] = nlohmann::ordered_json::array();
     for (const FigureResult& f : c.figures) cj["figures"].push_back(FigureJson(f));
     cj["uncalibrated_figures"] = nlohmann::ordered_json::array();

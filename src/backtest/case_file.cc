@@ -56,19 +56,42 @@ Result<std::vector<calibrate::MeasuredPoint>> ReadMeasured(const TableReader& co
   return points;
 }
 
+// A deployment configuration: its layouts are the spec's pools, and with no
+// fit of a deployment (calibrate refuses its rows) it is predicted with the
+// priors, so it neither calibrates nor borrows a fit.
+Result<Configuration> ReadDeployment(const TableReader& config, Configuration c) {
+  for (const char* key :
+       {"layout", "calibrate", "measured", "measured_csv", "profile_summary", "calibration_from"})
+    if (config.Find(key) != nullptr)
+      return spec::KeyError(config.KeyLoc(key),
+                            std::string("a deployment configuration takes no '") + key +
+                                "': its layouts are the spec's pools, and it is predicted with "
+                                "the parameters' priors (a deployment is not calibrated on)");
+  PPS_RETURN_IF_ERROR(config.StringList("set", &c.overrides, false));
+  PPS_RETURN_IF_ERROR(
+      config.Int("concurrency", &c.concurrency, Need::kOptional, 1, spec::kMaxConcurrency));
+  return c;
+}
+
 Result<Configuration> ReadConfiguration(const TableReader& parent, const std::string& name,
                                         const toml::node& node, const std::string& base_dir) {
   const SourceLoc loc = parent.KeyLoc(name);
   PPS_ASSIGN_OR_RETURN(const toml::table* table,
                        spec::ToTable(node, loc, "{layout = {pp = 4, tp = 8}, set = [...]}"));
   TableReader config(parent.source(), *table, loc.key);
-  PPS_RETURN_IF_ERROR(config.CheckKeys({"layout", "set", "concurrency", "calibrate", "measured",
-                                        "measured_csv", "profile_summary", "calibration_from"}));
+  PPS_RETURN_IF_ERROR(
+      config.CheckKeys({"layout", "deployment", "set", "concurrency", "calibrate", "measured",
+                        "measured_csv", "profile_summary", "calibration_from"}));
   Configuration c;
   c.name = name;
   c.origin = loc;
+  PPS_RETURN_IF_ERROR(config.Bool("deployment", &c.deployment));
   const toml::node* layout = config.Find("layout");
-  if (layout == nullptr) return config.Missing("layout", " (e.g. layout = {pp = 4, tp = 8})");
+  if (c.deployment) return ReadDeployment(config, std::move(c));
+  if (layout == nullptr)
+    return config.Missing("layout",
+                          " (e.g. layout = {pp = 4, tp = 8}, or deployment = true for a "
+                          "disaggregated spec's deployment)");
   PPS_ASSIGN_OR_RETURN(c.layout,
                        spec::ReadLayoutTuple(parent.source(), *layout, config.KeyLoc("layout")));
   // A case predicts every configuration; the simulator models DP attention at PP 1 only.
@@ -112,21 +135,32 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
 // Exactly one of ratio / ttft_p50_s / tpot_ms / beats / refused names the figure's
 // configurations.
 Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
-  PPS_RETURN_IF_ERROR(ref.CheckKeys(
-      {"ratio", "ttft_p50_s", "tpot_ms", "beats", "refused", "because", "value", "what", "miss"}));
+  PPS_RETURN_IF_ERROR(ref.CheckKeys({"ratio", "ttft_p50_s", "tpot_ms", "prefill_tps_per_node",
+                                     "decode_tps_per_node", "beats", "refused", "because", "value",
+                                     "what", "miss"}));
   Reference r;
   r.origin = ref.origin();
   int kinds = 0;
-  for (const char* key : {"ratio", "ttft_p50_s", "tpot_ms", "beats", "refused"})
+  for (const char* key : {"ratio", "ttft_p50_s", "tpot_ms", "prefill_tps_per_node",
+                          "decode_tps_per_node", "beats", "refused"})
     kinds += ref.Find(key) != nullptr;
   if (kinds != 1)
     return spec::PositionError(
         ref.origin(), "reference '" + ref.key_path() +
                           "': expected exactly one of ratio = [\"a\", \"b\"], ttft_p50_s = \"a\", "
-                          "tpot_ms = \"a\", "
+                          "tpot_ms = \"a\", prefill_tps_per_node = \"a\", "
+                          "decode_tps_per_node = \"a\", "
                           "beats = [\"a\", \"b\"] or refused = \"a\"");
   std::string key = "ttft_p50_s";
-  if (ref.Find("ttft_p50_s") != nullptr) {
+  const bool pool =
+      ref.Find("prefill_tps_per_node") != nullptr || ref.Find("decode_tps_per_node") != nullptr;
+  if (pool) {
+    key = ref.Find("prefill_tps_per_node") != nullptr ? "prefill_tps_per_node"
+                                                      : "decode_tps_per_node";
+    r.kind = key == "prefill_tps_per_node" ? FigureKind::kPrefillTpsPerNode
+                                           : FigureKind::kDecodeTpsPerNode;
+    PPS_RETURN_IF_ERROR(ref.String(key, &r.a, Need::kRequired));
+  } else if (ref.Find("ttft_p50_s") != nullptr) {
     r.kind = FigureKind::kTtftP50;
     PPS_RETURN_IF_ERROR(ref.String("ttft_p50_s", &r.a, Need::kRequired));
   } else if (ref.Find("tpot_ms") != nullptr) {
@@ -155,6 +189,16 @@ Result<Reference> ReadReference(const Case& c, const TableReader& ref) {
     return spec::KeyError(ref.KeyLoc(key),
                           "no configuration named '" + *name + "'" + DidYouMean(*name, names));
   }
+  // A pool's figure needs pools; a refusal is the planner's of one layout.
+  if (pool && !c.Find(r.a)->deployment)
+    return spec::KeyError(ref.KeyLoc(key), "'" + r.a +
+                                               "' is a layout, not a deployment (deployment = "
+                                               "true); a pool's figure needs a deployment's pools");
+  if (r.kind == FigureKind::kRefused && c.Find(r.a)->deployment)
+    return spec::KeyError(ref.KeyLoc(key),
+                          "'" + r.a +
+                              "' is a deployment; a 'refused' reference names a layout the "
+                              "planner must refuse");
   if (r.kind == FigureKind::kBeats || r.kind == FigureKind::kRefused) {
     if (ref.Find("value") != nullptr)
       return spec::KeyError(ref.KeyLoc("value"),
@@ -215,13 +259,29 @@ Status CheckRefusedUse(const Case& c) {
   return Status::Ok();
 }
 
+// The case file's key of a one-configuration figure.
+const char* KeyOf(FigureKind kind) {
+  switch (kind) {
+    case FigureKind::kTtftP50:
+      return "ttft_p50_s";
+    case FigureKind::kTpotMs:
+      return "tpot_ms";
+    case FigureKind::kPrefillTpsPerNode:
+      return "prefill_tps_per_node";
+    case FigureKind::kDecodeTpsPerNode:
+      return "decode_tps_per_node";
+    default:
+      return "ratio";
+  }
+}
+
 // A reference as written, for messages that set two side by side.
 std::string Written(const Reference& r) {
   const std::string pair = "[\"" + Excerpt(r.a) + "\", \"" + Excerpt(r.b) + "\"]";
   if (r.kind == FigureKind::kBeats) return "beats = " + pair;
-  if (r.kind == FigureKind::kTtftP50 || r.kind == FigureKind::kTpotMs)
-    return std::string(r.kind == FigureKind::kTtftP50 ? "ttft_p50_s" : "tpot_ms") + " = \"" +
-           Excerpt(r.a) + "\", value = " + spec::FormatNumber(r.value);
+  if (r.kind != FigureKind::kTpsRatio)
+    return std::string(KeyOf(r.kind)) + " = \"" + Excerpt(r.a) +
+           "\", value = " + spec::FormatNumber(r.value);
   return "ratio = " + pair + ", value = " + spec::FormatNumber(r.value);
 }
 
@@ -353,8 +413,12 @@ Status ReadConfigurations(const TableReader& top, const std::string& base_dir, C
   }
   if (c.configurations.empty())
     return spec::KeyError(top.KeyLoc("configurations"), "expected at least one configuration");
-  if (std::none_of(c.configurations.begin(), c.configurations.end(),
-                   [](const Configuration& x) { return x.calibrate; }))
+  // Layouts are predicted with a fit; deployments with the priors alone.
+  const auto any = [&](auto pred) {
+    return std::any_of(c.configurations.begin(), c.configurations.end(), pred);
+  };
+  if (any([](const Configuration& x) { return !x.deployment; }) &&
+      !any([](const Configuration& x) { return x.calibrate; }))
     return spec::KeyError(top.KeyLoc("configurations"),
                           "expected at least one configuration with calibrate = true");
 

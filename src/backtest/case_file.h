@@ -19,6 +19,12 @@ namespace ppsearch::backtest {
 struct Configuration {
   std::string name;  // the table's key, e.g. "pp4-tp8"
   spec::LayoutSpec layout;
+  // `deployment = true` instead of a layout: the base spec (with the
+  // overrides) is disaggregated, and this configuration is its whole
+  // deployment, predicted by predict::PredictDisaggregated with the
+  // parameters' priors (calibrate refuses a deployment's measurement, so
+  // there is no fit of one to carry).
+  bool deployment = false;
   // --set overrides of the base spec, applied in order ("cluster.hardware=h20-141g").
   std::vector<std::string> overrides;
   int concurrency = 1;  // the point every reference figure of this configuration is at
@@ -40,11 +46,16 @@ enum class FigureKind {
   kTpotMs,    // TPOT p50 of a, milliseconds (decode: (e2e - TTFT) / (output tokens - 1))
   kBeats,     // sign only: a's input TPS exceeds b's
   kRefused,   // the source says SGLang cannot run a: ppsearch must refuse its layout too
+  // A deployment's pool at saturation, per node of the pool: the prefill
+  // pool's input tok/s and the decode pool's output tok/s (a's pool tokens
+  // over the pool's busy time: what it sustains while it works).
+  kPrefillTpsPerNode,
+  kDecodeTpsPerNode,
 };
 
 struct Reference {
   FigureKind kind = FigureKind::kTpsRatio;
-  std::string a, b;  // configuration names (b empty for kTtftP50, kTpotMs and kRefused)
+  std::string a, b;  // configuration names (b empty but for kTpsRatio and kBeats)
   double value = 0;  // the published ratio or seconds (unused for kBeats)
   std::string what;  // what the source says, for the table
   // kRefused: text the planner's refusal must contain (empty: any refusal).

@@ -116,6 +116,76 @@ TEST(CaseFile, MistakesNameTheFileLineAndKey) {
       "");
 }
 
+constexpr char kDeploymentCase[] = R"([case]
+name = "pd"
+spec = "spec.toml"
+tolerance = 0.25
+
+[configurations.1p1d-c8]
+deployment = true
+concurrency = 8
+set = ["workload.requests=16"]
+
+[[reference]]
+tpot_ms = "1p1d-c8"
+value = 8.3
+
+[[reference]]
+prefill_tps_per_node = "1p1d-c8"
+value = 57674
+
+[[reference]]
+decode_tps_per_node = "1p1d-c8"
+value = 22282
+miss = "why, with its source"
+)";
+
+// A deployment configuration is the disaggregated spec's whole deployment:
+// no layout, nothing to calibrate (a case of deployments alone needs no
+// calibration configuration), and the pools' figures name only deployments.
+TEST(CaseFile, ADeploymentConfigurationAndItsPoolFigures) {
+  Result<Case> c = ParseCase(kDeploymentCase, "/c/case.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->configurations.size(), 1u);
+  EXPECT_TRUE(c->configurations[0].deployment);
+  EXPECT_EQ(c->configurations[0].concurrency, 8);
+  EXPECT_EQ(c->configurations[0].overrides, std::vector<std::string>{"workload.requests=16"});
+  ASSERT_EQ(c->references.size(), 3u);
+  EXPECT_EQ(c->references[1].kind, FigureKind::kPrefillTpsPerNode);
+  EXPECT_EQ(c->references[2].kind, FigureKind::kDecodeTpsPerNode);
+  EXPECT_EQ(c->references[2].miss, "why, with its source");
+
+  EXPECT_EQ(ErrorOf(Replace(kDeploymentCase, "deployment = true\n",
+                            "deployment = true\nlayout = {pp = 1, tp = 8}\n")),
+            "/c/case.toml:8:10: key 'configurations.1p1d-c8.layout': a deployment configuration "
+            "takes no 'layout': its layouts are the spec's pools, and it is predicted with the "
+            "parameters' priors (a deployment is not calibrated on)");
+  EXPECT_THAT(ErrorOf(Replace(kDeploymentCase, "deployment = true\n",
+                              "deployment = true\ncalibrate = true\n")),
+              HasSubstr("key 'configurations.1p1d-c8.calibrate': a deployment configuration "
+                        "takes no 'calibrate'"));
+  // A pool's figure of a layout, and a refusal of a deployment.
+  EXPECT_THAT(ErrorOf(std::string(kCase).append("\n[[reference]]\nprefill_tps_per_node = "
+                                                "\"pp4\"\nvalue = 1\n")),
+              HasSubstr("key 'reference[3].prefill_tps_per_node': 'pp4' is a layout, not a "
+                        "deployment"));
+  EXPECT_THAT(
+      ErrorOf(std::string(kDeploymentCase).append("\n[[reference]]\nrefused = \"1p1d-c8\"\n")),
+      HasSubstr("'1p1d-c8' is a deployment; a 'refused' reference names a layout"));
+  // Two figures of one pool that disagree are refused as any pair is.
+  EXPECT_THAT(ErrorOf(std::string(kDeploymentCase)
+                          .append("\n[[reference]]\nprefill_tps_per_node = \"1p1d-c8\"\n"
+                                  "value = 50000\n")),
+              HasSubstr("prefill_tps_per_node = \"1p1d-c8\", value = 50000 contradicts "
+                        "prefill_tps_per_node = \"1p1d-c8\", value = 57674"));
+  // Layouts still need a calibration configuration.
+  EXPECT_THAT(ErrorOf(Replace(kCase,
+                              "calibrate = true\nmeasured = [{concurrency = 1, input_tps "
+                              "= 2702.5, ttft_p50_s = 48.5}]\n",
+                              "")),
+              HasSubstr("expected at least one configuration with calibrate = true"));
+}
+
 // The signs implied by a case are checked once per pair: a second 'beats'
 // of the same pair, reversed or not, would be dropped without a word.
 TEST(CaseFile, BeatsReferencesThatDisagreeOrRepeatAreRefusedNamingBoth) {

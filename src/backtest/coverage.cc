@@ -14,6 +14,9 @@ void AddMisses(const CaseResult& c, const std::vector<FigureResult>& figures,
     // The discrepancy is the throughput and latency model's; memory figures
     // check another model.
     if (f.memory) continue;
+    // Nor is a deployment's: its discrepancy has its own form
+    // (predict::ModelFormIntervals), and it is predicted uncalibrated.
+    if (f.deployment) continue;
     if (!(f.reference > 0) || !(f.predicted > 0)) continue;
     if (!f.known_miss.empty()) continue;
     uncertainty::Miss m;

@@ -31,6 +31,13 @@ uncertainty::Interval MemberInterval(size_t members, F f) {
 
 }  // namespace
 
+double PerNodeWhileBusy(double tokens, double busy_share, int64_t window_ns, int pool_gpus,
+                        int gpus_per_node) {
+  const double busy_s = static_cast<double>(window_ns) / 1e9 * busy_share;
+  const double nodes = static_cast<double>(pool_gpus) / std::max(gpus_per_node, 1);
+  return busy_s > 0 && nodes > 0 ? tokens / busy_s / nodes : 0;
+}
+
 FigureResult MakeFigure(std::string label, std::string unit, double reference, double predicted,
                         double tolerance) {
   FigureResult f;
@@ -74,9 +81,17 @@ std::vector<FigureResult> ReferenceFigures(
           MemberInterval(a->member_tpot_ms.size(), [&](size_t m) { return a->member_tpot_ms[m]; });
       out.back().has_interval = !a->member_tpot_ms.empty();
       out.back().extrapolation = a->from_calibration;
+    } else if ((r.kind == FigureKind::kPrefillTpsPerNode ||
+                r.kind == FigureKind::kDecodeTpsPerNode) &&
+               a != nullptr) {
+      const bool prefill = r.kind == FigureKind::kPrefillTpsPerNode;
+      out.push_back(MakeFigure(
+          (prefill ? "prefill input TPS/node " : "decode output TPS/node ") + r.a, "tok/s", r.value,
+          prefill ? a->prefill_tps_per_node : a->decode_tps_per_node, c.tolerance));
     } else {
       continue;
     }
+    out.back().deployment = a->deployment;
     const Configuration* ca = c.Find(r.a);
     const Configuration* cb = r.b.empty() ? nullptr : c.Find(r.b);
     out.back().held_out = (ca != nullptr && !ca->calibrate) || (cb != nullptr && !cb->calibrate);
@@ -166,8 +181,10 @@ std::vector<SignResult> ImpliedSigns(const Case& c,
     if (r.kind == FigureKind::kBeats) add(r.a, r.b, "input TPS", "beats at " + r.origin.Position());
 
   std::vector<const Reference*> ttft;
+  // A TTFT the case states the model misses, with its reason, orders
+  // nothing: each sign against it would count that one miss again.
   for (const Reference& r : c.references)
-    if (r.kind == FigureKind::kTtftP50) ttft.push_back(&r);
+    if (r.kind == FigureKind::kTtftP50 && r.miss.empty()) ttft.push_back(&r);
   for (size_t i = 0; i < ttft.size(); ++i)
     for (size_t j = i + 1; j < ttft.size(); ++j) {
       const Reference& x = *ttft[i];

@@ -3,6 +3,7 @@
 // error and whether it is within the case's tolerance, and the sign of every
 // pairwise comparison the references imply. Pure: predictions in, verdicts out.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ struct ConfigurationPrediction {
   double input_tps = 0;
   double ttft_p50_s = 0;
   double tpot_ms = 0;  // TPOT p50; 0 for a prefill-only workload
+  // A deployment (Configuration::deployment): each pool's tokens over its
+  // busy time, per node of the pool (PerNodeWhileBusy).
+  bool deployment = false;
+  double prefill_tps_per_node = 0, decode_tps_per_node = 0;
+  // Why the model cannot predict this deployment (the planner's errors, or a
+  // pool the simulator does not model); its figures are then predicted as 0,
+  // outside any tolerance, and pass only with the case's stated miss.
+  std::string not_predicted;
   // The same under each member of the calibration's parameter ensemble.
   std::vector<double> member_input_tps, member_ttft_p50_s, member_tpot_ms;
   uncertainty::Site site;                       // where it sits, for extrapolation distances
@@ -42,6 +51,10 @@ struct FigureResult {
   // misses say nothing of the throughput and latency model's form, so the
   // model-form fit leaves it out (backtest/coverage.h).
   bool memory = false;
+  // A figure of a disaggregated deployment, predicted with the priors: the
+  // model-form fit of the aggregated predictions leaves it out too
+  // (predict::ModelFormIntervals gives a deployment its own discrepancy).
+  bool deployment = false;
   // Reference figures only (fit residuals carry no interval: they are what
   // the fit saw). held_out: a configuration in it was not calibrated on, so
   // it counts toward the coverage.
@@ -64,10 +77,18 @@ struct SignResult {
   bool right = false;         // the prediction orders them the same way
 };
 
+// A pool's figure (kPrefillTpsPerNode, kDecodeTpsPerNode): `tokens` over
+// the pool's busy time (the window times `busy_share`, the mean over its
+// servers) per node of the pool. What the pool sustains while it works:
+// its throughput when the load keeps it busy throughout, as a measurement
+// of one pool at saturation does. 0 when it was never busy.
+double PerNodeWhileBusy(double tokens, double busy_share, int64_t window_ns, int pool_gpus,
+                        int gpus_per_node);
+
 FigureResult MakeFigure(std::string label, std::string unit, double reference, double predicted,
                         double tolerance);
 
-// One figure per reference of kind ratio or ttft_p50_s (beats are signs only).
+// One figure per reference with a value (beats are signs only, refusals the planner's).
 std::vector<FigureResult> ReferenceFigures(const Case& c,
                                            const std::vector<ConfigurationPrediction>& predictions);
 
@@ -79,7 +100,8 @@ std::vector<FigureResult> ResidualFigures(const std::vector<calibrate::PointResi
 // Every pairwise comparison the references imply: input TPS between any two
 // configurations joined by a chain of ratios (the chain's product orders
 // them), each `beats`, and TTFT p50 between any two configurations with a
-// TTFT reference. Ties (equal implied values) imply nothing.
+// TTFT reference without a stated miss. Ties (equal implied values) imply
+// nothing.
 std::vector<SignResult> ImpliedSigns(const Case& c,
                                      const std::vector<ConfigurationPrediction>& predictions);
 

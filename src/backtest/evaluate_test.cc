@@ -117,6 +117,48 @@ TEST(Evaluate, TpotIsAnAbsoluteFigureInMillisecondsAndAStatedMissIsAccepted) {
   EXPECT_FALSE(ReferenceFigures(c, {p16, p64})[0].accepted());
 }
 
+// A deployment's pool figures: the prefill pool's input and the decode
+// pool's output tok/s per node, with no interval and outside the
+// model-form fit (FigureResult::deployment).
+TEST(Evaluate, APoolsFigureIsItsTokensPerNodeAndCarriesNoInterval) {
+  Case c;
+  c.tolerance = 0.25;
+  Configuration d;
+  d.name = "4p9d";
+  d.deployment = true;
+  c.configurations = {d};
+  Reference prefill, decode;
+  prefill.kind = FigureKind::kPrefillTpsPerNode;
+  prefill.a = "4p9d";
+  prefill.value = 57674;
+  decode.kind = FigureKind::kDecodeTpsPerNode;
+  decode.a = "4p9d";
+  decode.value = 22282;
+  c.references = {prefill, decode};
+  ConfigurationPrediction p = P("4p9d", 0, 0);
+  p.deployment = true;
+  p.prefill_tps_per_node = 50000;
+  p.decode_tps_per_node = 30000;
+  std::vector<FigureResult> f = ReferenceFigures(c, {p});
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].label, "prefill input TPS/node 4p9d");
+  EXPECT_EQ(f[0].unit, "tok/s");
+  EXPECT_NEAR(f[0].error, 50000.0 / 57674 - 1, 1e-12);  // -13.3%: within
+  EXPECT_TRUE(f[0].within);
+  EXPECT_EQ(f[1].label, "decode output TPS/node 4p9d");
+  EXPECT_NEAR(f[1].error, 30000.0 / 22282 - 1, 1e-12);  // +34.6%: outside
+  EXPECT_FALSE(f[1].within);
+  // 1,000,000 prompt tokens, the pool busy half of a 10 s window, 32 GPUs
+  // of 8 per node: 1e6 / 5 s / 4 nodes = 50,000 tok/s per node.
+  EXPECT_DOUBLE_EQ(PerNodeWhileBusy(1e6, 0.5, 10'000'000'000, 32, 8), 50000);
+  EXPECT_EQ(PerNodeWhileBusy(1e6, 0, 10'000'000'000, 32, 8), 0);  // never busy
+  for (const FigureResult& x : f) {
+    EXPECT_TRUE(x.deployment);
+    EXPECT_FALSE(x.has_interval);
+    EXPECT_TRUE(x.held_out);
+  }
+}
+
 TEST(Evaluate, RatioChainsAndTtftImplyEveryPair) {
   // tp32 predicted above pp4: the ratio chain (3.20 > 2.54) says otherwise.
   std::vector<ConfigurationPrediction> p = {P("pp1", 1000, 50), P("pp4", 2600, 17),
@@ -134,6 +176,13 @@ TEST(Evaluate, RatioChainsAndTtftImplyEveryPair) {
   EXPECT_EQ(s[3].metric, "TTFT p50");
   EXPECT_EQ(s[3].better, "pp4");
   EXPECT_TRUE(s[3].right);
+  // A TTFT with a stated miss orders nothing: the miss is counted once, as
+  // its figure.
+  Case stated = ThreeConfigurations();
+  stated.references[3].miss = "why, with its source";
+  s = ImpliedSigns(stated, p);
+  ASSERT_EQ(s.size(), 3u);
+  for (const SignResult& x : s) EXPECT_EQ(x.metric, "input TPS");
 }
 
 TEST(Evaluate, BeatsAddsOnlyPairsNotAlreadyImplied) {

@@ -90,7 +90,7 @@ class HardwareFileTest : public ::testing::Test {
 
 TEST(ShippedProfilesTest, ListsTheShippedProfiles) {
   EXPECT_EQ(ListHardwareProfiles(),
-            (std::vector<std::string>{"b200", "h20", "h20-141g", "h200", "rtx-6000d",
+            (std::vector<std::string>{"b200", "h100", "h20", "h20-141g", "h200", "rtx-6000d",
                                       "rtx-pro-6000-server"}));
 }
 

@@ -71,9 +71,10 @@ struct DisaggregatedPrediction {
 // (each pool's server at its distances from the calibration, as an
 // aggregated point's), a distance of 1 for the parts no measurement has
 // calibrated: the KV transfer, the preallocation between the pools and the
-// router. No disaggregated measurement is in the backtest yet, so its scale
-// is what the fit gives a distance it cannot identify: the largest fitted
-// per-unit scale (uncertainty::FitModelForm).
+// router. The backtest's disaggregated cases are predicted uncalibrated and
+// kept out of the model-form fit (backtest::FigureResult::deployment), so
+// its scale is what the fit gives a distance it cannot identify: the
+// largest fitted per-unit scale (uncertainty::FitModelForm).
 //   sigma^2 = max(sigma_prefill, sigma_decode)^2 + (largest per-unit scale)^2
 // `compared_*`: what a search compares candidates by, the pools' distances
 // that every candidate of one search shares left out (uncertainty::Compared),
