@@ -24,68 +24,11 @@ namespace fs = std::filesystem;
 
 class PdRehearsalTest : public RealRunTest {
  protected:
-  void SetUp() override {
-    RealRunTest::SetUp();
-    bootstrap_port_ = FreePort();
-    router_port_ = FreePort();
-  }
-
-  // 1P1D DeepSeek-V3 on H200 (prefill n0, decode n1; n2 spare), 10 times
-  // faster than real time. `sweep` and `command_extra` as WriteSpec's.
-  std::string WritePdSpec(const std::string& sweep, const std::string& command_extra = "",
-                          const std::string& prefill_hosts = "[\"n0\"]",
-                          int prefill_instances = 1) {
-    const std::string repo = fs::current_path().string();
-    std::ostringstream s;
-    s << "[experiment]\nname = \"pd\"\nresults_dir = \"" << results_ << "\"\n"
-      << "[cluster]\nhosts = [{name = \"n0\", address = \"127.0.0.1\"}, {name = \"n1\", address "
-         "= \"127.0.0.2\"}, {name = \"n2\", address = \"127.0.0.3\"}]\n"
-      << "gpus_per_node = 8\nhardware = \"h200\"\nlauncher = \"local\"\n"
-      << "server_port = " << server_port_ << "\ndist_init_port = " << dist_port_ << "\n"
-      << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", \"" << gpu_dir_
-      << "/{host}\", \"--total-mib\", \"143771\", \"--name\", \"NVIDIA H200\"]\n"
-      << "[engine]\nkind = \"sglang\"\n"
-      << "command = [\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \"10\", \"--model-config\", "
-         "\""
-      << repo << "/data/models/deepseek-v3/config.json\", \"--hardware\", \"h200\", "
-      << "\"--gpu-state-dir\", \"" << gpu_dir_ << "/{host}\"" << command_extra << "]\n"
-      << "model_path = \"/models/deepseek-v3\"\nmodel_config = \"" << repo
-      << "/data/models/deepseek-v3/config.json\"\n"
-      << "[engine.disaggregation]\nbootstrap_port = " << bootstrap_port_
-      << "\nrouter_port = " << router_port_
-      << "\nrouter_command = [\"{ppsearch}\", \"router-sim\"]\n"
-      << "[sweep]\n"
-      << sweep << "\n"
-      << "[sweep.prefill]\nhosts = " << prefill_hosts << "\ninstances = " << prefill_instances
-      << "\ntp = 8\nep = 8\n"
-      << "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\nep = 8\n"
-      << "[workload]\ninput_tokens = 2000\noutput_tokens = 40\nrequests = 24\nseed = 7\n"
-      << "[decision]\nmax_repeat_spread = 1.0\n"
-      << "[lifecycle]\nstart_timeout_s = 30\npoll_interval_s = 0.05\nrequest_timeout_s = 60\n"
-      << "stop_grace_s = 5\nmemory_release_timeout_s = 10\n";
-    const fs::path path = dir_ / "pd.toml";
-    std::ofstream(path) << s.str();
-    return path.string();
-  }
-
-  // router-sim processes listening on this test's router port.
-  std::vector<int> LeftoverRouters() {
-    return ProcessesWith({"router-sim", " --port " + std::to_string(router_port_) + " "});
-  }
-
-  void TearDown() override {
-    for (int pid : LeftoverRouters()) ::kill(pid, SIGKILL);
-    RealRunTest::TearDown();
-  }
-
   static int Count(const std::string& text, const std::string& what) {
     int n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   }
-
-  int bootstrap_port_ = 0;
-  int router_port_ = 0;
 };
 
 constexpr const char* kSample = "1p1d-pp1-tp8-ep8+pp1-tp8-ep8_c8_r1";

@@ -25,6 +25,8 @@ class RealRunTest : public CliTest {
     CliTest::SetUp();
     server_port_ = FreePort();
     dist_port_ = FreePort();
+    bootstrap_port_ = FreePort();
+    router_port_ = FreePort();
     gpu_dir_ = (dir_ / "gpus").string();
     results_ = (dir_ / "results").string();
   }
@@ -76,6 +78,49 @@ class RealRunTest : public CliTest {
     for (const auto& [k, v] : lc) s << k << " = " << v << "\n";
     s << extra_sections;
     const std::filesystem::path path = dir_ / "spec.toml";
+    std::ofstream(path) << s.str();
+    return path.string();
+  }
+
+  // A disaggregated deployment: 1P1D DeepSeek-V3 on H200 (prefill on
+  // n0, decode on n1, n2 spare, each its own loopback address), serve-sim
+  // as SGLang's PD servers 10 times faster than real time, router-sim as
+  // its router. `sweep` lines go into [sweep]; `command_extra` words after
+  // serve-sim's; `extra_sections` at the end.
+  std::string WritePdSpec(const std::string& sweep, const std::string& command_extra = "",
+                          const std::string& prefill_hosts = "[\"n0\"]", int prefill_instances = 1,
+                          const std::string& launcher = "local",
+                          const std::string& extra_sections = "") {
+    const std::string repo = std::filesystem::current_path().string();
+    std::ostringstream s;
+    s << "[experiment]\nname = \"pd\"\nresults_dir = \"" << results_ << "\"\n"
+      << "[cluster]\nhosts = [{name = \"n0\", address = \"127.0.0.1\"}, {name = \"n1\", address "
+         "= \"127.0.0.2\"}, {name = \"n2\", address = \"127.0.0.3\"}]\n"
+      << "gpus_per_node = 8\nhardware = \"h200\"\nlauncher = \"" << launcher << "\"\n"
+      << "server_port = " << server_port_ << "\ndist_init_port = " << dist_port_ << "\n"
+      << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", \"" << gpu_dir_
+      << "/{host}\", \"--total-mib\", \"143771\", \"--name\", \"NVIDIA H200\"]\n"
+      << "[engine]\nkind = \"sglang\"\n"
+      << "command = [\"{ppsearch}\", \"serve-sim\", \"--time-scale\", \"10\", \"--model-config\", "
+         "\""
+      << repo << "/data/models/deepseek-v3/config.json\", \"--hardware\", \"h200\", "
+      << "\"--gpu-state-dir\", \"" << gpu_dir_ << "/{host}\"" << command_extra << "]\n"
+      << "model_path = \"/models/deepseek-v3\"\nmodel_config = \"" << repo
+      << "/data/models/deepseek-v3/config.json\"\n"
+      << "[engine.disaggregation]\nbootstrap_port = " << bootstrap_port_
+      << "\nrouter_port = " << router_port_
+      << "\nrouter_command = [\"{ppsearch}\", \"router-sim\"]\n"
+      << "[sweep]\n"
+      << sweep << "\n"
+      << "[sweep.prefill]\nhosts = " << prefill_hosts << "\ninstances = " << prefill_instances
+      << "\ntp = 8\nep = 8\n"
+      << "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\nep = 8\n"
+      << "[workload]\ninput_tokens = 2000\noutput_tokens = 40\nrequests = 24\nseed = 7\n"
+      << "[decision]\nmax_repeat_spread = 1.0\n"
+      << "[lifecycle]\nstart_timeout_s = 30\npoll_interval_s = 0.05\nrequest_timeout_s = 60\n"
+      << "stop_grace_s = 5\nmemory_release_timeout_s = 10\n"
+      << extra_sections;
+    const std::filesystem::path path = dir_ / "pd.toml";
     std::ofstream(path) << s.str();
     return path.string();
   }
@@ -133,6 +178,10 @@ class RealRunTest : public CliTest {
 
   // serve-sim processes whose command line names this test's GPU state dir.
   std::vector<int> LeftoverServers() { return ProcessesWith({"serve-sim", gpu_dir_}); }
+  // router-sim processes listening on this test's router port.
+  std::vector<int> LeftoverRouters() {
+    return ProcessesWith({"router-sim", " --port " + std::to_string(router_port_) + " "});
+  }
 
   // `ppsearch run SPEC` as a child of the test, its output discarded.
   // `run SPEC`, with `flag` after SPEC when given.
@@ -149,11 +198,14 @@ class RealRunTest : public CliTest {
 
   void TearDown() override {
     for (int pid : LeftoverServers()) ::kill(pid, SIGKILL);
+    for (int pid : LeftoverRouters()) ::kill(pid, SIGKILL);
     CliTest::TearDown();
   }
 
   int server_port_ = 0;
   int dist_port_ = 0;
+  int bootstrap_port_ = 0;  // a disaggregated deployment's (WritePdSpec)
+  int router_port_ = 0;
   std::string gpu_dir_;
   std::string results_;
 };

@@ -112,6 +112,20 @@ class SlurmClusterTest : public SlurmTest {
     return out;
   }
 
+  // `ppsearch run SPEC` inside a new allocation of the four nodes, as a
+  // user would with salloc; its one sample must be ok. The job's id.
+  std::string RunOneOkSampleInAnAllocation(const std::string& spec) {
+    CommandResult r = RunCommand("salloc --immediate=20 --nodes=4 --exclusive --gres=gpu:8 " +
+                                 bin_ + " run " + spec);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string job = JobId(r.err, "Granted job allocation");
+    EXPECT_FALSE(job.empty()) << r.err;
+    const auto v = Verdicts(RunDir());
+    EXPECT_EQ(v.size(), 1u);
+    for (const auto& [sample, j] : v) EXPECT_EQ(j["verdict"], "ok") << sample << j.dump();
+    return job;
+  }
+
   // How many steps of `job` this node's slurmd launched.
   int StepsLaunched(const std::string& node, const std::string& job) {
     const std::string log = ReadText(cluster_.NodeLog(node));
@@ -129,14 +143,9 @@ class SlurmClusterTest : public SlurmTest {
 TEST_F(SlurmClusterTest, EachNodeIsOneSrunStepInsideTheAllocation) {
   const std::string spec = WriteSpec("pp = [8]\nconcurrency = [8]\nrepeats = 1", "", "", "slurm",
                                      "[cluster.slurm]\nsrun_args = [\"--mpi=none\"]\n");
-  CommandResult r = RunCommand("salloc --immediate=20 --nodes=4 --exclusive --gres=gpu:8 " + bin_ +
-                               " run " + spec);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string job = JobId(r.err, "Granted job allocation");
-  ASSERT_FALSE(job.empty()) << r.err;
+  const std::string job = RunOneOkSampleInAnAllocation(spec);
+  ASSERT_FALSE(HasFailure());
   const auto v = Verdicts(RunDir());
-  ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v.begin()->second["verdict"], "ok") << v.begin()->second.dump();
   // Each node's own slurmd started its server and its nvidia-smi query.
   for (const char* host : kHosts)
     EXPECT_GE(StepsLaunched(host, job), 2) << host << ":\n" << ReadText(cluster_.NodeLog(host));
@@ -147,6 +156,32 @@ TEST_F(SlurmClusterTest, EachNodeIsOneSrunStepInsideTheAllocation) {
   EXPECT_NE(commands.find("--mpi=none --kill-on-bad-exit=1"), std::string::npos) << commands;
   EXPECT_EQ(EndOfJob(job, 10), "COMPLETED 0:0") << "salloc released the allocation";
   EXPECT_TRUE(LeftoverServers().empty());
+}
+
+// A disaggregated deployment in an allocation: each pool's server is a step
+// on its node, and the router a second step on the first prefill node
+// (srun --overlap), all ended when the sample ends.
+TEST_F(SlurmClusterTest, ADisaggregatedDeploymentsServersAndRouterAreSrunSteps) {
+  const std::string spec = WritePdSpec("concurrency = [8]\nrepeats = 1", "", "[\"n0\"]", 1, "slurm",
+                                       "[cluster.slurm]\nsrun_args = [\"--mpi=none\"]\n");
+  const std::string job = RunOneOkSampleInAnAllocation(spec);
+  ASSERT_FALSE(HasFailure());
+  const auto v = Verdicts(RunDir());
+  // n0: its prefill server, the router and the GPU query; n1: its decode
+  // server and the query; n2 runs nothing but the checks.
+  EXPECT_GE(StepsLaunched("n0", job), 3) << ReadText(cluster_.NodeLog("n0"));
+  EXPECT_GE(StepsLaunched("n1", job), 2) << ReadText(cluster_.NodeLog("n1"));
+  const std::string sample = v.begin()->first;
+  EXPECT_NE(ReadText(RunDir() / "service" / sample / "n0.router.log").find("Starting router on"),
+            std::string::npos);
+  const std::string commands = ReadText(RunDir() / "metadata" / "commands.txt");
+  EXPECT_NE(commands.find("n0 (router): srun --nodes=1 --ntasks=1 --nodelist=n0 --overlap "
+                          "--job-name="),
+            std::string::npos)
+      << commands;
+  EXPECT_EQ(EndOfJob(job, 10), "COMPLETED 0:0") << "salloc released the allocation";
+  EXPECT_TRUE(LeftoverServers().empty());
+  EXPECT_TRUE(LeftoverRouters().empty());
 }
 
 TEST_F(SlurmTest, OutsideAnAllocationItSaysHowToGetOne) {

@@ -364,6 +364,64 @@ TEST_F(SshE2e, WholeSearchOverSshLeavesTheSameEvidence) {
   EXPECT_TRUE(ServeSimsLeft(5).empty()) << "serve-sim processes outlived the run";
 }
 
+// A disaggregated deployment over ssh: each pool's server and the router
+// (a second process on the first prefill node) started through ssh, the
+// benchmark through the router, every process stopped at the end.
+TEST_F(SshE2e, ADisaggregatedDeploymentRunsOverSshWithItsRouter) {
+  const std::string cwd = fs::current_path().string();
+  const std::string d = dir_.string();
+  const std::vector<int> ports = FreePorts(2);
+  std::ostringstream s;
+  s << "[experiment]\nname = \"pd-ssh\"\nresults_dir = " << Toml(Results()) << "\n"
+    << "[cluster]\nhosts = [{name = \"n0\", address = \"127.0.0.1\"}, {name = \"n1\", "
+       "address = \"127.0.0.2\"}, {name = \"n2\", address = \"127.0.0.3\"}]\n"
+    << "gpus_per_node = 8\nhardware = \"h200\"\nlauncher = \"ssh\"\n"
+    << "server_port = " << server_port_ << "\ndist_init_port = " << dist_port_ << "\n"
+    << "nvidia_smi = [\"{ppsearch}\", \"smi-sim\", \"--state-dir\", " << Toml(d + "/gpu/{host}")
+    << ", \"--total-mib\", \"143771\"]\n"
+    << "[cluster.ssh]\nkey = " << Toml(d + "/client_key") << "\nport = " << ssh_port_
+    << "\noptions = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", "
+       "\"LogLevel=ERROR\"]\n"
+    << "[engine]\nkind = \"sglang\"\ncommand = [\"{ppsearch}\", \"serve-sim\", \"--time-scale\", "
+       "\"10\", \"--model-config\", "
+    << Toml(cwd + "/data/models/deepseek-v3/config.json")
+    << ", \"--hardware\", \"h200\", \"--gpu-state-dir\", " << Toml(d + "/gpu/{host}") << "]\n"
+    << "model_path = \"/models/deepseek-v3\"\nmodel_config = "
+    << Toml(cwd + "/data/models/deepseek-v3/config.json") << "\n"
+    << "[engine.disaggregation]\nbootstrap_port = " << ports[0] << "\nrouter_port = " << ports[1]
+    << "\nrouter_command = [\"{ppsearch}\", \"router-sim\"]\n"
+    << "[sweep]\nconcurrency = [8]\nrepeats = 1\n"
+    << "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\nep = 8\n"
+    << "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\nep = 8\n"
+    << "[workload]\ninput_tokens = 2000\noutput_tokens = 40\nrequests = 24\nseed = 7\n"
+    << "[decision]\nmax_repeat_spread = 1.0\n"
+    << "[lifecycle]\nstart_timeout_s = " << std::ceil(60 * LoadFactor())
+    << "\npoll_interval_s = 0.1\nrequest_timeout_s = " << std::ceil(120 * LoadFactor())
+    << "\nstop_grace_s = 10\nmemory_release_timeout_s = 20\ncheck_timeout_s = "
+    << std::ceil(20 * LoadFactor()) << "\n";
+  const fs::path spec = dir_ / "pd.toml";
+  std::ofstream(spec) << s.str();
+  CommandResult r = Run("run " + spec.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const fs::path run = RunDir();
+  std::map<std::string, std::string> verdicts;
+  for (const auto& j : Manifest(run))
+    if (j.value("state", "") == "completed")
+      verdicts[j.value("sample", "")] = j.value("verdict", "");
+  ASSERT_EQ(verdicts.size(), 1u) << ReadText(run / "manifest.jsonl");
+  const std::string sample = verdicts.begin()->first;
+  EXPECT_EQ(verdicts.begin()->second, "ok") << ReadText(run / "manifest.jsonl");
+  EXPECT_NE(ReadText(run / "service" / sample / "n0.log").find("Prefill batch"), std::string::npos);
+  EXPECT_NE(ReadText(run / "service" / sample / "n1.log").find("Decode batch"), std::string::npos);
+  EXPECT_NE(ReadText(run / "service" / sample / "n0.router.log").find("Starting router on"),
+            std::string::npos);
+  const std::string commands = ReadText(run / "metadata" / "commands.txt");
+  EXPECT_NE(commands.find("n0 (router): ssh -n -T"), std::string::npos) << commands;
+  EXPECT_TRUE(ServeSimsLeft(5).empty()) << "serve-sim processes outlived the run";
+  EXPECT_TRUE(ProcessesMentioning({"router-sim", "--port " + std::to_string(ports[1])}).empty())
+      << "the router outlived the run";
+}
+
 // `ppsearch probe` over ssh: each node's phase runs the script through the
 // launcher (its standard input carried by ssh), then both nodes at once
 // meet at the first node's address for the cross-node ping-pong (gloo over
