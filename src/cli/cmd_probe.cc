@@ -182,7 +182,7 @@ Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string&
       spec.cluster.launcher, in.model.name, FormatThousands(tokens));
   Result<probe::ProbeRun> run = probe::RunProbe(spec, *launcher, request, options, std::cerr);
   launcher->Close();
-  if (!control_dir.empty()) std::filesystem::remove_all(control_dir);
+  launch::RemoveSshControlDir(control_dir);
   if (!run.ok()) return run.error();
   const probe::ProbeFigures figures = probe::Summarize(run->nodes, run->cross, in.hardware);
   PrintFigures(figures, run->nodes, in.hardware, *run);

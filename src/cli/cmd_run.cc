@@ -142,15 +142,6 @@ std::vector<std::string> ClusterNotReady(launch::Launcher& launcher, const spec:
   return lines;
 }
 
-// The ssh masters remove their own sockets as they exit, perhaps while this
-// walks the directory: a socket that vanished is not an error.
-void RemoveControlDir(const std::string& control_dir) {
-  if (control_dir.empty()) return;
-  std::error_code ec;
-  for (int attempt = 0; attempt < 3 && std::filesystem::exists(control_dir, ec); ++attempt)
-    std::filesystem::remove_all(control_dir, ec);
-}
-
 // After the samples: what ran, then the report and the decision (or how to
 // resume an interrupted run). The exit code says whether the sweep is
 // complete and a layout qualifies.
@@ -282,7 +273,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
                                     : Result<run::RunOutcome>(sudo.error());
   engine.reset();
   (*launcher)->Close();
-  RemoveControlDir(control_dir);
+  launch::RemoveSshControlDir(control_dir);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return out.error();
   return Conclude(*out);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "launch/launchers.h"
 
 namespace ppsearch::launch {
@@ -38,6 +40,13 @@ Result<Captured> Launcher::RunStepWithInput(SudoStep step, int node,
 }
 
 std::string SshControlDir() { return "/tmp/ppsearch-ssh-" + std::to_string(::getpid()); }
+
+void RemoveSshControlDir(const std::string& control_dir) {
+  if (control_dir.empty()) return;
+  std::error_code ec;
+  for (int attempt = 0; attempt < 3 && std::filesystem::exists(control_dir, ec); ++attempt)
+    std::filesystem::remove_all(control_dir, ec);
+}
 
 Status CheckSudo(Launcher& launcher, const spec::Spec& spec, double timeout_s) {
   const Sudo& sudo = launcher.sudo();

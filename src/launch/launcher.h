@@ -120,6 +120,10 @@ std::string SlurmAllocationProblem();
 // ssh's control sockets for this process: a private directory with a short
 // path (a Unix socket path holds at most 108 bytes), /tmp/ppsearch-ssh-PID.
 std::string SshControlDir();
+// Removes it (nothing for ""). The ssh masters remove their own sockets as
+// they exit, perhaps while this walks the directory: a socket that vanished
+// is not an error.
+void RemoveSshControlDir(const std::string& control_dir);
 
 // The launcher the spec's cluster.launcher names. `control_dir` holds ssh's
 // control sockets (short path).

@@ -16,23 +16,32 @@
 
 namespace ppsearch::serve_sim {
 
-void HttpFront::After(double seconds, std::function<void()> task) {
+HttpFront::TimerId HttpFront::After(double seconds, std::function<void()> task) {
   auto timer = std::make_unique<Timer>();
   Timer* t = timer.get();
   t->front = this;
+  t->id = ++next_timer_;
   t->task = std::move(task);
   t->ev = event_new(base_, -1, 0, &HttpFront::OnTimer, t);
   const double s = std::max(seconds, 0.0);
   const double whole = std::floor(s);
   const timeval after{static_cast<time_t>(whole), static_cast<suseconds_t>((s - whole) * 1e6)};
   event_add(t->ev, &after);
-  timers_[t] = std::move(timer);
+  timers_[t->id] = std::move(timer);
+  return t->id;
+}
+
+void HttpFront::CancelTimer(TimerId id) {
+  auto it = timers_.find(id);
+  if (it == timers_.end()) return;
+  event_free(it->second->ev);  // deletes the pending event too
+  timers_.erase(it);
 }
 
 void HttpFront::OnTimer(int, short, void* raw) {
   auto* t = static_cast<Timer*>(raw);
   HttpFront* front = t->front;
-  auto it = front->timers_.find(t);
+  auto it = front->timers_.find(t->id);
   if (it == front->timers_.end()) return;
   std::unique_ptr<Timer> owned = std::move(it->second);
   front->timers_.erase(it);
@@ -82,8 +91,13 @@ std::shared_ptr<Fetch> HttpFront::Send(FetchRequest request, FetchCallbacks call
   f->open_ = true;
   fetches_[f] = fetch;
   const evhttp_cmd_type method = request.method == "POST" ? EVHTTP_REQ_POST : EVHTTP_REQ_GET;
-  if (evhttp_make_request(f->conn_, f->req_, method, request.path.c_str()) != 0) {
-    // libevent has freed the request and, with it done, the connection.
+  if (evhttp_make_request(f->conn_, f->req_, method, request.path.c_str()) != 0 && f->open_) {
+    // The connection could not even start (no socket): libevent 2.1 takes
+    // the request back off the connection and leaves both to their owner,
+    // unless its failure path already ended them (then OnDone has run and
+    // the fetch is no longer open). Both are dropped with the fetch here.
+    evhttp_request_free(f->req_);
+    evhttp_connection_free(f->conn_);
     f->req_ = nullptr;
     f->conn_ = nullptr;
     f->reply_.error = "cannot send the request to " + host_header;
@@ -113,8 +127,8 @@ void HttpFront::DropFetches() {
 Fetch::~Fetch() = default;
 
 void Fetch::Cancel() {
+  callbacks_ = {};  // a fetch that failed before it opened tells no one either
   if (!open_) return;
-  callbacks_ = {};
   // The peer must see the connection go (a decode server aborts a request
   // whose router left): the socket is shut, and libevent, finding it so,
   // fails the request, frees it and its connection, and calls OnDone,

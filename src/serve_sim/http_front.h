@@ -17,6 +17,7 @@
 // has gone must not end it).
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -153,8 +154,11 @@ class HttpFront {
   int listen_fd() const { return listen_fd_; }  // the first
 
   // Runs `task` on the loop thread once `seconds` have passed. Loop thread
-  // only; a task not yet due when the front stops never runs.
-  void After(double seconds, std::function<void()> task);
+  // only; a task not yet due when the front stops never runs. The id lets
+  // CancelTimer drop it before it is due (a no-op after).
+  using TimerId = uint64_t;
+  TimerId After(double seconds, std::function<void()> task);
+  void CancelTimer(TimerId id);
   // Sends `request`; its answer comes to `callbacks` on the loop thread.
   // Loop thread only. Cancel the returned fetch to drop it (its `done` is
   // then never called); a front that stops drops every fetch still open.
@@ -208,10 +212,12 @@ class HttpFront {
   // After()'s tasks not yet due, and the fetches not yet done.
   struct Timer {
     HttpFront* front = nullptr;
+    TimerId id = 0;
     event* ev = nullptr;
     std::function<void()> task;
   };
-  std::unordered_map<Timer*, std::unique_ptr<Timer>> timers_;
+  std::unordered_map<TimerId, std::unique_ptr<Timer>> timers_;
+  TimerId next_timer_ = 0;
   std::unordered_map<Fetch*, std::shared_ptr<Fetch>> fetches_;
   friend class Fetch;
 

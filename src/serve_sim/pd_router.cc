@@ -118,6 +118,14 @@ Result<RouterArgs> ParseRouterArgs(const std::vector<std::string>& words) {
                          "': expected random, round_robin, cache_aware, power_of_two, bucket, "
                          "manual, consistent_hashing or prefix_hash");
       if (w == "--policy") a.policy = *p;
+      if (w == "--prefill-policy") a.prefill_policy = *p;
+      if (w == "--decode-policy") a.decode_policy = *p;
+    } else if (w == "--worker-startup-timeout-secs") {
+      auto t = value();
+      if (!t.ok()) return t.error();
+      if (t->empty() || t->size() > 9 || t->find_first_not_of("0123456789") != std::string::npos)
+        return MakeError(w + " '" + *t + "': expected whole seconds");
+      a.worker_startup_timeout_s = std::stoi(*t);
     } else if (w == "--host") {
       auto h = value();
       if (!h.ok()) return h.error();
@@ -135,7 +143,9 @@ Result<RouterArgs> ParseRouterArgs(const std::vector<std::string>& words) {
     } else {
       return MakeError("router-sim: unknown argument '" + w +
                        "' (it plays SGLang's PD router: --pd-disaggregation, --prefill URL "
-                       "[BOOTSTRAP_PORT], --decode URL, --policy, --host, --port, --log-file)");
+                       "[BOOTSTRAP_PORT], --decode URL, --policy, --prefill-policy, "
+                       "--decode-policy, --worker-startup-timeout-secs, --host, --port, "
+                       "--log-file)");
     }
   }
   if (!pd)
@@ -182,9 +192,10 @@ Status PdRouter::Run(const std::atomic<bool>& stop_requested) {
   return Status::Ok();
 }
 
-RouterWorker& PdRouter::Pick(std::vector<RouterWorker>& pool, size_t& next) {
+RouterWorker& PdRouter::Pick(std::vector<RouterWorker>& pool, const std::string& policy,
+                             size_t& next) {
   size_t at = 0;
-  if (args_.policy == "round_robin") {
+  if ((policy.empty() ? args_.policy : policy) == "round_robin") {
     at = next++ % pool.size();
   } else {
     for (size_t i = 1; i < pool.size(); ++i)
@@ -252,8 +263,8 @@ void PdRouter::Route(const Call& call) {
   if (!body.is_object()) return SendError(*call, 400, "the request body is not a JSON object");
   auto r = std::make_shared<Routed>();
   r->client = call;
-  r->prefill = &Pick(args_.prefill, next_prefill_);
-  r->decode = &Pick(args_.decode, next_decode_);
+  r->prefill = &Pick(args_.prefill, args_.prefill_policy, next_prefill_);
+  r->decode = &Pick(args_.decode, args_.decode_policy, next_decode_);
   workload::SplitMix64 rooms(room_state_);
   room_state_ = rooms.Next();
   body["bootstrap_host"] = r->prefill->host;

@@ -41,6 +41,11 @@ struct RouterArgs {
   // cache_aware nothing else to go by), as the simulator's router
   // (sim/disaggregated_engine.h).
   std::string policy = "cache_aware";
+  // --prefill-policy / --decode-policy: a pool's own, instead of --policy.
+  std::string prefill_policy, decode_policy;
+  // --worker-startup-timeout-secs: accepted; router-sim does not wait for
+  // its servers (ppsearch's readiness check does).
+  int worker_startup_timeout_s = 1800;
   std::string host = "127.0.0.1";
   int port = 30000;
   std::string log_file;  // empty: stdout
@@ -74,7 +79,7 @@ class PdRouter {
   void PassGet(const Call& call);
   void FlushAll(const Call& call);
   // The server a request goes to, by the policy; counted in flight.
-  RouterWorker& Pick(std::vector<RouterWorker>& pool, size_t& next);
+  RouterWorker& Pick(std::vector<RouterWorker>& pool, const std::string& policy, size_t& next);
 
   RouterArgs args_;
   ServerLog* log_;

@@ -8,7 +8,8 @@ namespace {
 TEST(PdRouterArgs, TheRoutersCommandLineIsReadInOrder) {
   auto a = ParseRouterArgs({"--pd-disaggregation", "--prefill", "http://127.0.0.1:30000", "8998",
                             "--prefill", "http://[::1]:30001", "--decode", "http://10.0.0.2:30000/",
-                            "--policy", "round_robin", "--host", "0.0.0.0", "--port", "8000"});
+                            "--policy", "round_robin", "--decode-policy", "power_of_two", "--host",
+                            "0.0.0.0", "--port", "8000", "--worker-startup-timeout-secs", "900"});
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_EQ(a->prefill.size(), 2u);
   EXPECT_EQ(a->prefill[0].host, "127.0.0.1");
@@ -20,6 +21,9 @@ TEST(PdRouterArgs, TheRoutersCommandLineIsReadInOrder) {
   ASSERT_EQ(a->decode.size(), 1u);
   EXPECT_EQ(a->decode[0].host, "10.0.0.2");
   EXPECT_EQ(a->policy, "round_robin");
+  EXPECT_EQ(a->decode_policy, "power_of_two");
+  EXPECT_EQ(a->prefill_policy, "");
+  EXPECT_EQ(a->worker_startup_timeout_s, 900);
   EXPECT_EQ(a->host, "0.0.0.0");
   EXPECT_EQ(a->port, 8000);
   EXPECT_EQ(RouterStartLine(*a),

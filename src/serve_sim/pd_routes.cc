@@ -36,7 +36,8 @@ struct SimServer::PdRoom {
   std::weak_ptr<RequestHandle> handle;
   std::shared_ptr<HttpCall> handshake;  // the decode server's GET, until answered
   int decode_gpus = 0;
-  bool started = false;  // the prompt is admitted
+  bool started = false;            // the prompt is admitted
+  HttpFront::TimerId timeout = 0;  // the bootstrap timeout's timer, until it starts
 };
 
 namespace {
@@ -97,7 +98,7 @@ std::shared_ptr<RequestHandle> SimServer::BeginPrefill(const PdFields& pd, int64
     StartPrefill(id);
     return handle;
   }
-  http_->After(args_.bootstrap_timeout_s, [this, id] {
+  room->timeout = http_->After(args_.bootstrap_timeout_s, [this, id] {
     auto it = pd_rooms_.find(id);
     if (it == pd_rooms_.end() || it->second->started) return;
     const std::string error = fmt::format(
@@ -115,8 +116,16 @@ void SimServer::StartPrefill(uint64_t id) {
   auto it = pd_rooms_.find(id);
   if (it == pd_rooms_.end() || it->second->started) return;
   PdRoom& r = *it->second;
+  http_->CancelTimer(r.timeout);
   std::shared_ptr<RequestHandle> h = r.handle.lock();
-  if (!h) return;  // its router left
+  if (!h) {  // its router left: nothing will be sent
+    if (r.handshake)
+      SendPdJson(
+          *r.handshake, 500,
+          {{"error", "the request was aborted on the prefill server"}, {"bootstrap_room", id}});
+    pd_rooms_.erase(it);
+    return;
+  }
   r.started = true;
   h->OnFinish([this, id](const RequestProgress& p) {
     // Inside the engine's callback: the transfer starts in a task of its own.
@@ -146,7 +155,7 @@ void SimServer::HandleBootstrap(const Call& call) {
   room->decode_gpus = gpus;
   if (room->prompt_tokens >= 0) return StartPrefill(id);
   // The decode server came first: its request to this server is on the way.
-  http_->After(args_.bootstrap_timeout_s, [this, id] {
+  room->timeout = http_->After(args_.bootstrap_timeout_s, [this, id] {
     auto it = pd_rooms_.find(id);
     if (it == pd_rooms_.end() || it->second->prompt_tokens >= 0) return;
     if (it->second->handshake)
@@ -214,11 +223,15 @@ std::shared_ptr<RequestHandle> SimServer::BeginDecode(const PdFields& pd, int64_
   std::weak_ptr<RequestHandle> weak = handle;
   const std::string names = RequestNames(pd.rid, *pd.room);
   const std::string where = fmt::format("{}:{}", pd.host, pd.port);
+  const uint64_t fetch_id = ++pd_fetch_seq_;
   FetchCallbacks callbacks;
-  callbacks.done = [this, weak, names, where, prompt_tokens, cap](const FetchReply& reply) {
+  callbacks.done = [this, weak, fetch_id, names, where, prompt_tokens,
+                    cap](const FetchReply& reply) {
+    pd_fetches_.erase(fetch_id);
     std::shared_ptr<RequestHandle> h = weak.lock();
     if (!h) return;
-    pd_fetches_.erase(h.get());
+    if (auto of = pd_fetch_of_.find(h.get()); of != pd_fetch_of_.end() && of->second == fetch_id)
+      pd_fetch_of_.erase(of);
     if (reply.status == 200) {
       engine_->Admit(h, prompt_tokens, std::max<int64_t>(cap, 1), /*prefilled=*/true);
       http_->Kick();
@@ -234,15 +247,20 @@ std::shared_ptr<RequestHandle> SimServer::BeginDecode(const PdFields& pd, int64_
     log_->Info(error, PdPrefix());
     engine_->Fail(*h, 500, error);
   };
-  pd_fetches_[handle.get()] = http_->Send(std::move(kv), std::move(callbacks));
+  pd_fetches_[fetch_id] = http_->Send(std::move(kv), std::move(callbacks));
+  pd_fetch_of_[handle.get()] = fetch_id;
   return handle;
 }
 
 void SimServer::DropPdFetch(RequestHandle& handle) {
-  auto it = pd_fetches_.find(&handle);
-  if (it == pd_fetches_.end()) return;
-  it->second->Cancel();
-  pd_fetches_.erase(it);
+  // Called with the handle alive: its entry is its own fetch's.
+  auto of = pd_fetch_of_.find(&handle);
+  if (of == pd_fetch_of_.end()) return;
+  if (auto it = pd_fetches_.find(of->second); it != pd_fetches_.end()) {
+    it->second->Cancel();
+    pd_fetches_.erase(it);
+  }
+  pd_fetch_of_.erase(of);
 }
 
 std::string SimServer::PdPrefix() const {

@@ -71,7 +71,7 @@ struct ServerArgs {
 
   // Prefill-decode disaggregation (SGLang's --disaggregation-* flags): a
   // prefill server runs prompts and hands their KV to decode servers over
-  // its bootstrap port; a decode server takes it and decodes (pd_server.h).
+  // its bootstrap port; a decode server takes it and decodes (pd_routes.cc).
   std::string disaggregation_mode = "null";  // null | prefill | decode
   int disaggregation_bootstrap_port = 8998;
   std::string disaggregation_transfer_backend = "mooncake";

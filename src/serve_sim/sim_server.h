@@ -159,7 +159,11 @@ class SimServer {
   std::map<uint64_t, std::shared_ptr<PdRoom>> pd_rooms_;
   double pd_link_free_s_ = 0;  // steady seconds: the prefill's link is busy until then
   int pd_transfers_ = 0;       // KV transfers started (--fault-kv-fail-after counts them)
-  std::map<RequestHandle*, std::shared_ptr<Fetch>> pd_fetches_;
+  // A decode server's KV fetches by their own number, and each waiting
+  // request's (a handle's address is taken only while it is alive).
+  std::map<uint64_t, std::shared_ptr<Fetch>> pd_fetches_;
+  std::map<RequestHandle*, uint64_t> pd_fetch_of_;
+  uint64_t pd_fetch_seq_ = 0;
 };
 
 }  // namespace ppsearch::serve_sim

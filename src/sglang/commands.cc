@@ -291,6 +291,12 @@ std::vector<std::string> RouterArgv(const spec::Spec& spec, const std::string& s
   argv.insert(argv.end(),
               {"--policy", d.transfer.router_policy, "--host", spec.cluster.Address(node), "--port",
                std::to_string(d.transfer.router_port)});
+  // The router waits this long for its servers to become healthy, then
+  // exits: as long as ppsearch itself waits for them (the router's own
+  // default, 600 s in some releases, is shorter than a large MoE model's load).
+  argv.insert(argv.end(),
+              {"--worker-startup-timeout-secs",
+               std::to_string(static_cast<int64_t>(std::ceil(spec.lifecycle.start_timeout_s)))});
   return argv;
 }
 

@@ -63,9 +63,9 @@ Result<std::string> ReportedVersion(const std::string& url, double timeout_s,
 
 std::string SglangSampleEngine::Preflight() {
   std::string out;
-  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n)
-    for (const HostProblem& p : CheckHost(launcher_, spec_, static_cast<int>(n),
-                                          spec_.lifecycle.host_timeout_s, /*check_reach=*/false))
+  for (int n : sample_hosts_)
+    for (const HostProblem& p : CheckHost(launcher_, spec_, n, spec_.lifecycle.host_timeout_s,
+                                          /*check_reach=*/false))
       out += (out.empty() ? "" : "; ") + p.host + ": " + p.detail;
   return out;
 }
@@ -76,9 +76,9 @@ std::string SglangSampleEngine::WaitMemoryReleased() {
   std::string held;
   while (true) {
     held.clear();
-    for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
+    for (int n : sample_hosts_) {
       Result<std::vector<std::string>> above =
-          GpusAbove(launcher_, spec_, static_cast<int>(n), lc.memory_release_mib);
+          GpusAbove(launcher_, spec_, n, lc.memory_release_mib);
       const std::string& host = spec_.cluster.hosts[n].name;
       if (!above.ok()) {
         held += (held.empty() ? "" : "; ") + host + ": " + above.error().message;
