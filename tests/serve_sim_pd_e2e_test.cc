@@ -31,8 +31,8 @@ class ServeSimPdE2e : public ServeSimE2e {
   // A PD server of DeepSeek-V3 on one 8 x H200 node.
   void StartServer(const std::string& mode, int port, const std::string& extra = "") {
     Start(std::string("--model-path ") + kDeepSeek + " --tp-size 8 --ep-size 8 --hardware h200" +
-              " --time-scale 10 --port " + std::to_string(port) + " --disaggregation-mode " +
-              mode + " --disaggregation-bootstrap-port " + std::to_string(bootstrap_) + extra,
+              " --time-scale 10 --port " + std::to_string(port) + " --disaggregation-mode " + mode +
+              " --disaggregation-bootstrap-port " + std::to_string(bootstrap_) + extra,
           mode);
   }
 
@@ -40,9 +40,9 @@ class ServeSimPdE2e : public ServeSimE2e {
     const std::string log = (dir_ / "router.log").string();
     const std::string cmd = "exec " + bin_ + " router-sim --pd-disaggregation --prefill " +
                             "http://127.0.0.1:" + std::to_string(prefill_) + " " +
-                            std::to_string(bootstrap_) + " --decode http://127.0.0.1:" +
-                            std::to_string(decode_) + " --port " + std::to_string(router_) +
-                            " --log-file " + log + " >/dev/null 2>&1";
+                            std::to_string(bootstrap_) +
+                            " --decode http://127.0.0.1:" + std::to_string(decode_) + " --port " +
+                            std::to_string(router_) + " --log-file " + log + " >/dev/null 2>&1";
     const pid_t pid = ::fork();
     if (pid < 0) std::abort();
     if (pid == 0) {
@@ -59,6 +59,39 @@ class ServeSimPdE2e : public ServeSimE2e {
     ASSERT_TRUE(WaitHealthy(prefill_, 20)) << Log("prefill");
     ASSERT_TRUE(WaitHealthy(decode_, 20)) << Log("decode");
     ASSERT_TRUE(WaitHealthy(router_, 20)) << ReadText(dir_ / "router.log");
+  }
+
+  // The socket of a streaming /generate sent to `port`, left open (-1 when
+  // it cannot connect).
+  static int OpenStream(int port, const json& body) {
+    const int fd = ConnectLoopback(port, 10);
+    if (fd < 0) return fd;
+    const std::string text = body.dump();
+    const std::string head =
+        "POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\nContent-Length: " +
+        std::to_string(text.size()) + "\r\n\r\n" + text;
+    if (::send(fd, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  // A decode server's preallocation counts from /server_info, polled
+  // (bounded) until they are `preallocated` and `queued`; the last read.
+  json WaitPreallocation(int preallocated, int queued) {
+    json state = json::object();
+    for (int i = 0; i < 100; ++i) {
+      httplib::Client c("127.0.0.1", decode_);
+      auto r = c.Get("/server_info");
+      if (r) state = json::parse(r->body)["internal_states"][0];
+      if (state.value("disaggregation_preallocated", -1) == preallocated &&
+          state.value("disaggregation_prealloc_queue", -1) == queued)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return state;
   }
 
   int prefill_ = 0, bootstrap_ = 0, decode_ = 0, router_ = 0;
@@ -100,13 +133,8 @@ TEST_F(ServeSimPdE2e, AClientThatLeavesThroughTheRouterEndsItsRequestOnBothServe
   const json body = {{"text", "a long answer please"},
                      {"stream", true},
                      {"sampling_params", {{"max_new_tokens", 20000}, {"ignore_eos", true}}}};
-  const int fd = ConnectLoopback(router_, 10);
+  const int fd = OpenStream(router_, body);
   ASSERT_GE(fd, 0);
-  const std::string text = body.dump();
-  const std::string head = "POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                           "application/json\r\nContent-Length: " +
-                           std::to_string(text.size()) + "\r\n\r\n" + text;
-  ASSERT_EQ(::send(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
   char buf[4096];
   ASSERT_GT(::recv(fd, buf, sizeof(buf), 0), 0) << "the stream began";
   httplib::Client decode("127.0.0.1", decode_);
@@ -122,6 +150,35 @@ TEST_F(ServeSimPdE2e, AClientThatLeavesThroughTheRouterEndsItsRequestOnBothServe
     status = r ? r->status : -1;
   }
   EXPECT_EQ(status, 200) << "the decode server still runs the abandoned request";
+}
+
+// The decode server preallocates before it shakes hands, as SGLang's
+// DecodePreallocQueue: with --max-running-requests 1 it holds 1 + 2 extra
+// slots (handle_pd_disaggregation's default), and a fourth request waits
+// in its queue, its prefill not begun.
+TEST_F(ServeSimPdE2e, TheDecodeServerPreallocatesBeforeItsPrefillMayBegin) {
+  StartServer("prefill", prefill_);
+  StartServer("decode", decode_, " --max-running-requests 1");
+  StartRouter();
+  ASSERT_TRUE(WaitHealthy(prefill_, 20)) << Log("prefill");
+  ASSERT_TRUE(WaitHealthy(decode_, 20)) << Log("decode");
+  ASSERT_TRUE(WaitHealthy(router_, 20));
+  const json body = {{"text", "a long answer please"},
+                     {"stream", true},
+                     {"sampling_params", {{"max_new_tokens", 20000}, {"ignore_eos", true}}}};
+  std::vector<int> clients;
+  for (int i = 0; i < 5; ++i) {
+    clients.push_back(OpenStream(router_, body));
+    ASSERT_GE(clients.back(), 0);
+  }
+  json state = WaitPreallocation(3, 2);
+  EXPECT_EQ(state["disaggregation_preallocated"], 3) << state.dump();
+  EXPECT_EQ(state["disaggregation_prealloc_queue"], 2) << state.dump();
+  for (int fd : clients) ::close(fd);
+  // Their clients gone, every slot and the queue empty again.
+  state = WaitPreallocation(0, 0);
+  EXPECT_EQ(state["disaggregation_preallocated"], 0) << state.dump();
+  EXPECT_EQ(state["disaggregation_prealloc_queue"], 0) << state.dump();
 }
 
 TEST_F(ServeSimPdE2e, AHandshakeThatNeverComesAndAKvThatNeverComesFailInSglangsWords) {

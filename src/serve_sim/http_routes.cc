@@ -203,6 +203,10 @@ void SimServer::HandleServerInfo(const Call& call) {
       {"max_total_num_tokens", d_->memory.max_total_tokens},
       {"chunked_prefill_size", d_->scheduler.chunked_prefill_size},
       {"last_gen_throughput", last_gen_throughput_.load()},
+      // A PD decode server's preallocation (SGLang logs them as
+      // #prealloc-req and #transfer-req): waiting for room, and holding it.
+      {"disaggregation_prealloc_queue", pd_prealloc_.size()},
+      {"disaggregation_preallocated", pd_active_},
       {"memory_usage",
        {{"weight", s0.weight_mib / kGib},
         {"kvcache", (s0.kv_pool_mib + s0.state_pool_mib) / kGib},

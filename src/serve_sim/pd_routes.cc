@@ -4,7 +4,9 @@
 //  - the router sends each request to one prefill and one decode server
 //    with the same bootstrap_room, and bootstrap_host/bootstrap_port naming
 //    the prefill server's bootstrap port;
-//  - the decode server shakes hands there: GET /kv/<room>/<its GPUs>. The
+//  - the decode server first preallocates the request's KV (a slot and its
+//    tokens, sim::Preallocate: the simulator's rule), waiting in FIFO order
+//    for room, then shakes hands there: GET /kv/<room>/<its GPUs>. The
 //    prefill server's request waits for it (PrefillBootstrapQueue), for at
 //    most SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT, then runs its prompt
 //    alone (max_new_tokens 1: the first token is computed here);
@@ -25,8 +27,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "plan/disaggregation.h"
 #include "predict/disaggregated.h"
 #include "serve_sim/sim_server.h"
+#include "sim/disaggregated_engine.h"
 
 namespace ppsearch::serve_sim {
 
@@ -215,15 +219,71 @@ void SimServer::SendKv(uint64_t id, const RequestProgress& p) {
 std::shared_ptr<RequestHandle> SimServer::BeginDecode(const PdFields& pd, int64_t prompt_tokens,
                                                       int64_t cap) {
   auto handle = engine_->Reserve();
+  pd_prealloc_.push_back({handle, pd, prompt_tokens, cap});
+  Preallocate();
+  return handle;
+}
+
+void SimServer::Preallocate() {
+  sim::DecodePool pool;
+  pool.max_total_tokens = d_->memory.max_total_tokens;
+  pool.slots = d_->scheduler.max_running_requests +
+               plan::DecodeExtraSlots(args_.max_running_requests, /*dp=*/1);
+  pool.reserved_decode_tokens = plan::ResolvePdSettings(d_->spec.engine).reserved_decode_tokens;
+  while (!pd_prealloc_.empty()) {
+    PdWaiting w = pd_prealloc_.front();
+    std::shared_ptr<RequestHandle> h = w.handle.lock();
+    if (!h || h->Snapshot().finished) {  // its router left while it waited
+      pd_prealloc_.pop_front();
+      continue;
+    }
+    pool.used_tokens = engine_->KvTokensUsed();
+    pool.held_tokens = pd_held_tokens_;
+    pool.active = pd_active_;
+    const sim::Preallocation now = sim::Preallocate(pool, w.prompt_tokens, w.cap);
+    if (now == sim::Preallocation::kWait) return;
+    pd_prealloc_.pop_front();
+    if (now == sim::Preallocation::kNeverFits) {
+      engine_->Fail(*h, 400, "The request does not fit the decode server's KV cache pool.");
+      continue;
+    }
+    // Its KV is held from now until it joins the running batch, its slot
+    // until it finishes; either may free room for the next in the queue.
+    pd_held_tokens_ += w.prompt_tokens;
+    ++pd_active_;
+    auto joined = std::make_shared<bool>(false);
+    const int64_t prompt = w.prompt_tokens;
+    h->OnFirstToken([this, joined, prompt](const RequestProgress&) {
+      http_->Post([this, joined, prompt] {
+        *joined = true;
+        pd_held_tokens_ -= prompt;
+        Preallocate();
+      });
+    });
+    h->OnFinish([this, joined, prompt](const RequestProgress&) {
+      http_->Post([this, joined, prompt] {
+        if (!*joined) pd_held_tokens_ -= prompt;  // failed or aborted before it joined
+        *joined = true;
+        --pd_active_;
+        Preallocate();
+      });
+    });
+    FetchKv(h, w);
+  }
+}
+
+void SimServer::FetchKv(const std::shared_ptr<RequestHandle>& handle, const PdWaiting& w) {
   FetchRequest kv;
-  kv.host = pd.host;
-  kv.port = pd.port;
-  kv.path = fmt::format("/kv/{}/{}", *pd.room, args_.tp_size * args_.pp_size);
+  kv.host = w.pd.host;
+  kv.port = w.pd.port;
+  kv.path = fmt::format("/kv/{}/{}", *w.pd.room, args_.tp_size * args_.pp_size);
   kv.timeout_s = args_.waiting_timeout_s;
   std::weak_ptr<RequestHandle> weak = handle;
-  const std::string names = RequestNames(pd.rid, *pd.room);
-  const std::string where = fmt::format("{}:{}", pd.host, pd.port);
+  const std::string names = RequestNames(w.pd.rid, *w.pd.room);
+  const std::string where = fmt::format("{}:{}", w.pd.host, w.pd.port);
   const uint64_t fetch_id = ++pd_fetch_seq_;
+  const int64_t prompt_tokens = w.prompt_tokens;
+  const int64_t cap = w.cap;
   FetchCallbacks callbacks;
   callbacks.done = [this, weak, fetch_id, names, where, prompt_tokens,
                     cap](const FetchReply& reply) {
@@ -249,7 +309,6 @@ std::shared_ptr<RequestHandle> SimServer::BeginDecode(const PdFields& pd, int64_
   };
   pd_fetches_[fetch_id] = http_->Send(std::move(kv), std::move(callbacks));
   pd_fetch_of_[handle.get()] = fetch_id;
-  return handle;
 }
 
 void SimServer::DropPdFetch(RequestHandle& handle) {

@@ -34,12 +34,27 @@ void RequestHandle::OnFinish(Observer f) {
   on_finish_ = std::move(f);
 }
 
+void RequestHandle::OnFirstToken(Observer f) {
+  std::lock_guard lock(mu_);
+  if (progress_.first_token_sim_ns >= 0) {
+    if (f) f(progress_);
+    return;
+  }
+  on_first_token_ = std::move(f);
+}
+
 template <typename Update>
 void RequestHandle::Change(Update update) {
   std::lock_guard lock(mu_);
   const bool was_finished = progress_.finished;
+  const bool had_token = progress_.first_token_sim_ns >= 0;
   if (!update(progress_)) return;
   if (observer_) observer_(progress_);
+  if (!had_token && progress_.first_token_sim_ns >= 0 && on_first_token_) {
+    Observer f = std::move(on_first_token_);
+    on_first_token_ = nullptr;
+    f(progress_);
+  }
   if (progress_.finished && !was_finished && on_finish_) {
     Observer f = std::move(on_finish_);
     on_finish_ = nullptr;
@@ -78,6 +93,11 @@ int64_t RealtimeEngine::SimNowNs() const {
 int RealtimeEngine::in_flight() const {
   std::lock_guard lock(mu_);
   return static_cast<int>(live_.size() + reserved_.size());
+}
+
+int64_t RealtimeEngine::KvTokensUsed() const {
+  std::lock_guard lock(mu_);
+  return engine_.kv_tokens_used();
 }
 
 int RealtimeEngine::pp_max_micro_batch_size() const { return engine_.pp_max_micro_batch_size(); }

@@ -69,6 +69,8 @@ class RequestHandle {
   // (inside RunDue, or on the thread of FailAll); like the observer, it
   // must not call back into the handle or the engine.
   void OnFinish(Observer f);
+  // The same, once, when its first token is released.
+  void OnFirstToken(Observer f);
 
  private:
   friend class RealtimeEngine;
@@ -80,6 +82,7 @@ class RequestHandle {
   RequestProgress progress_;
   Observer observer_;
   Observer on_finish_;
+  Observer on_first_token_;
   int ticket_ = -1;  // the engine's, guarded by RealtimeEngine::mu_
 };
 
@@ -121,6 +124,8 @@ class RealtimeEngine : private sim::EngineListener {
   void FailAll(const std::string& reason);
 
   int in_flight() const;
+  // KV tokens the running batch holds now (one DP rank's: serve-sim has one).
+  int64_t KvTokensUsed() const;
   int64_t SimNowNs() const;
   int pp_max_micro_batch_size() const;
 

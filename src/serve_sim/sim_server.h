@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,16 @@ class SimServer {
   std::string PdPrefix() const;  // the scope prefix of PD log lines
   // A prefill server's request finished: its KV goes over the link.
   void SendKv(uint64_t room, const RequestProgress& p);
+  // A decode server's queue of requests waiting for their preallocation:
+  // takes those that fit, in order, each then fetching its KV.
+  struct PdWaiting {
+    std::weak_ptr<RequestHandle> handle;
+    PdFields pd;
+    int64_t prompt_tokens = 0;
+    int64_t cap = 0;
+  };
+  void Preallocate();
+  void FetchKv(const std::shared_ptr<RequestHandle>& handle, const PdWaiting& w);
   // A request aborted by its client: a decode server stops waiting for its KV.
   void DropPdFetch(RequestHandle& handle);
   bool bootstrap_call(const Call& call) const;
@@ -164,6 +175,9 @@ class SimServer {
   std::map<uint64_t, std::shared_ptr<Fetch>> pd_fetches_;
   std::map<RequestHandle*, uint64_t> pd_fetch_of_;
   uint64_t pd_fetch_seq_ = 0;
+  std::deque<PdWaiting> pd_prealloc_;
+  int64_t pd_held_tokens_ = 0;  // preallocated, not yet in the running batch
+  int pd_active_ = 0;           // preallocated and not finished
 };
 
 }  // namespace ppsearch::serve_sim

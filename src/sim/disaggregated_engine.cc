@@ -182,21 +182,21 @@ class PdDeployment {
   void TryPrealloc(int decode, int rank, int64_t t) {
     Server& d = *decode_[static_cast<size_t>(decode)];
     Rank& r = d.ranks[static_cast<size_t>(rank)];
-    const int slots = config_.decode.max_running_requests + config_.decode_extra_slots;
-    const int64_t reserve = config_.reserved_decode_tokens;
+    DecodePool pool;
+    pool.max_total_tokens = config_.decode.max_total_tokens;
+    pool.slots = config_.decode.max_running_requests + config_.decode_extra_slots;
+    pool.reserved_decode_tokens = config_.reserved_decode_tokens;
     while (!r.prealloc.empty()) {
       const int i = r.prealloc.front();
       const workload::PlannedRequest& p = planned_[static_cast<size_t>(i)];
-      const int64_t used = d.engine->kv_tokens_used(rank);
-      const int64_t available = config_.decode.max_total_tokens - used - r.held_tokens;
-      const int64_t allocatable = available - reserve * r.active;
-      const int64_t whole = p.input_tokens + std::min(p.output_tokens, kClipMaxNewTokens);
-      const bool fits = r.active < slots && p.input_tokens + reserve <= allocatable &&
-                        whole - used <= allocatable;
-      if (!fits) {
+      pool.used_tokens = d.engine->kv_tokens_used(rank);
+      pool.held_tokens = r.held_tokens;
+      pool.active = r.active;
+      const Preallocation now = Preallocate(pool, p.input_tokens, p.output_tokens);
+      if (now != Preallocation::kNow) {
         // One that no emptier pool could ever hold would block the queue
         // for good; SGLang aborts it.
-        if (r.active == 0 && used == 0) {
+        if (now == Preallocation::kNeverFits) {
           r.prealloc.pop_front();
           --prefill_[static_cast<size_t>(requests_[static_cast<size_t>(i)].prefill)]->in_flight;
           Fail(i, t, "request does not fit the decode server's KV cache pool");
@@ -393,6 +393,18 @@ class PdDeployment {
 };
 
 }  // namespace
+
+Preallocation Preallocate(const DecodePool& pool, int64_t input_tokens, int64_t output_tokens) {
+  const int64_t reserve = pool.reserved_decode_tokens;
+  const int64_t available = pool.max_total_tokens - pool.used_tokens - pool.held_tokens;
+  const int64_t allocatable = available - reserve * pool.active;
+  const int64_t whole = input_tokens + std::min(output_tokens, kClipMaxNewTokens);
+  const bool fits = pool.active < pool.slots && input_tokens + reserve <= allocatable &&
+                    whole - pool.used_tokens <= allocatable;
+  if (fits) return Preallocation::kNow;
+  return pool.active == 0 && pool.used_tokens == 0 ? Preallocation::kNeverFits
+                                                   : Preallocation::kWait;
+}
 
 DisaggregatedResult SimulateDisaggregated(const DisaggregatedConfig& config,
                                           const CostModel& prefill_cost,

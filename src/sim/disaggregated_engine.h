@@ -65,6 +65,28 @@ struct DisaggregatedConfig {
   RouterPolicy router = RouterPolicy::kLeastLoaded;
 };
 
+// A decode server's (one DP rank's) preallocation, SGLang's
+// DecodePreallocQueue.pop_preallocated: the head of the queue may take a
+// request slot (max_running_requests + the extra slots) and `input +
+// reserved` tokens (and its whole length beyond what the running requests
+// could give back) within what the pool has free beyond the active
+// requests' reserved decode tokens. One definition for the simulator and
+// serve-sim's decode server.
+struct DecodePool {
+  int64_t max_total_tokens = 0;  // the KV pool
+  int64_t used_tokens = 0;       // in the running batch now
+  int64_t held_tokens = 0;       // preallocated, not yet in the running batch
+  int active = 0;                // preallocated and not finished
+  int slots = 0;                 // max_running_requests + extra slots
+  int64_t reserved_decode_tokens = 512;
+};
+enum class Preallocation {
+  kNow,        // it fits: preallocate it
+  kWait,       // not yet: the queue waits for room
+  kNeverFits,  // an empty pool could not hold it: SGLang aborts it
+};
+Preallocation Preallocate(const DecodePool& pool, int64_t input_tokens, int64_t output_tokens);
+
 // Where one request's time to first token went, ns (-1: it never got there).
 struct RequestPhases {
   int prefill_instance = -1;
