@@ -61,6 +61,11 @@ TEST_F(PdRehearsalTest, OnePrefillAndOneDecodeServerRunEndToEndThroughTheRouter)
                 "))], decode_urls: [\"http://127.0.0.2:" + std::to_string(server_port_) + "\"] }"),
             std::string::npos)
       << router;
+  // The report's pools: each one's hosts and the GPU memory its snapshots hold.
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_NE(report.find("A disaggregated deployment on real servers"), std::string::npos) << report;
+  EXPECT_NE(report.find("| prefill |       1 | n0    |    8 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| decode  |       1 | n1    |    8 |"), std::string::npos) << report;
   EXPECT_TRUE(fs::exists(run / "gpu" / kSample / "n0.csv"));
   EXPECT_TRUE(fs::exists(run / "gpu" / kSample / "n1.csv"));
   EXPECT_FALSE(fs::exists(run / "gpu" / kSample / "n2.csv"));

@@ -73,29 +73,59 @@ table::Table LoadTable(const std::vector<PoolPoint>& points) {
   return t;
 }
 
+// One pool as the memory table lists it.
+struct PoolRow {
+  std::string role;
+  int servers = 0;
+  std::vector<std::string> hosts;
+  int gpus = 0;
+};
+
+// The pools of a sample's bench summary (the simulated engine writes them).
+std::vector<PoolRow> RowsOf(const BenchDisaggregation& d) {
+  std::vector<PoolRow> out;
+  for (const evidence::BenchPool& pool : d.pools) {
+    PoolRow row{pool.role, static_cast<int>(pool.servers.size()), {}, pool.gpus};
+    for (const evidence::BenchInstance& server : pool.servers)
+      for (const std::string& h : server.hosts.value_or(std::vector<std::string>{}))
+        row.hosts.push_back(h);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// The pools as the spec gives them (a run on real servers, whose bench
+// summaries hold no simulated pool figures).
+std::vector<PoolRow> RowsOf(const spec::Spec& spec) {
+  std::vector<PoolRow> out;
+  for (const spec::PoolSpec* pool : {&spec.disaggregation->prefill, &spec.disaggregation->decode}) {
+    PoolRow row{
+        pool->role, std::max(pool->layout.instances, 1), {}, static_cast<int>(pool->layout.gpus())};
+    for (int h : pool->hosts) row.hosts.push_back(spec.cluster.hosts[static_cast<size_t>(h)].name);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 // Each pool's servers, hosts and the highest GPU memory any of its GPUs
-// held in a valid sample.
-table::Table MemoryTable(const analysis::RunAnalysis& a, const BenchDisaggregation& first) {
+// held in a valid sample of a deployment.
+table::Table MemoryTable(const analysis::RunAnalysis& a, const std::vector<PoolRow>& pools) {
   table::Table t;
   t.header = {"Pool",          "Servers", "Hosts", "GPUs", "Peak GPU memory MiB",
               "Remaining MiB", "Peak on"};
   t.left = {true, false, true, false, false, false, true};
-  for (const evidence::BenchPool& pool : first.pools) {
-    std::set<std::string> hosts;
+  for (const PoolRow& pool : pools) {
+    const std::set<std::string> hosts(pool.hosts.begin(), pool.hosts.end());
     std::string host_list;
-    for (const evidence::BenchInstance& server : pool.servers)
-      for (const std::string& h : server.hosts.value_or(std::vector<std::string>{})) {
-        hosts.insert(h);
-        host_list += (host_list.empty() ? "" : " ") + h;
-      }
+    for (const std::string& h : pool.hosts) host_list += (host_list.empty() ? "" : " ") + h;
     std::optional<analysis::GpuPeak> peak;
     for (const analysis::SampleAnalysis& s : a.evidence.samples) {
-      if (!s.valid() || !s.disaggregation) continue;
+      if (!s.valid() || !s.id.layout.disaggregated()) continue;
       for (const analysis::GpuPeak& g : s.gpus)
         if (hosts.count(g.host) && (!peak || g.used_mib > peak->used_mib)) peak = g;
     }
     t.rows.push_back(
-        {pool.role, std::to_string(pool.servers.size()), host_list, std::to_string(pool.gpus),
+        {pool.role, std::to_string(pool.servers), host_list, std::to_string(pool.gpus),
          peak ? FormatNumber(peak->used_mib, 0) : "-",
          peak && peak->total_mib > 0 ? FormatNumber(peak->total_mib - peak->used_mib, 0) : "-",
          peak ? fmt::format("host {} GPU {}", peak->host, peak->local_gpu) : "-"});
@@ -128,7 +158,22 @@ std::vector<PoolPoint> PoolPoints(const analysis::RunAnalysis& a) {
 
 std::optional<Section> PoolsSection(const analysis::RunAnalysis& a) {
   const std::vector<PoolPoint> points = PoolPoints(a);
-  if (points.empty()) return std::nullopt;
+  if (points.empty()) {
+    // Real servers: each pool's evidence is its hosts' logs and snapshots.
+    bool deployment = false;
+    for (const analysis::SampleAnalysis& s : a.evidence.samples)
+      deployment = deployment || (s.valid() && s.id.layout.disaggregated());
+    if (!deployment || !a.spec().disaggregation) return std::nullopt;
+    Section s{"Pools", {}};
+    s.blocks.push_back(Block::Paragraph(
+        "A disaggregated deployment on real servers: a prefill pool and a decode pool, SGLang's "
+        "router in front. Each pool's servers kept their logs (service/<sample>/<host>.log, the "
+        "router's <host>.router.log) and GPU snapshots apart. How loaded each pool ran and "
+        "where the time to first token went are the simulator's figures: `ppsearch simulate` "
+        "or `ppsearch run --engine sim` gives them for this deployment."));
+    s.blocks.push_back(Block::TableBlock(MemoryTable(a, RowsOf(a.spec()))));
+    return s;
+  }
   std::optional<BenchDisaggregation> first;
   for (const analysis::SampleAnalysis& s : a.evidence.samples)
     if (!first) first = Ordered(s);
@@ -146,7 +191,7 @@ std::optional<Section> PoolsSection(const analysis::RunAnalysis& a) {
   s.blocks.push_back(Block::TableBlock(LoadTable(points)));
   s.blocks.push_back(Block::Figure(kFigurePoolTtft));
   s.blocks.push_back(Block::Figure(kFigurePoolLoad));
-  s.blocks.push_back(Block::TableBlock(MemoryTable(a, *first)));
+  s.blocks.push_back(Block::TableBlock(MemoryTable(a, RowsOf(*first))));
   return s;
 }
 

@@ -36,7 +36,8 @@ struct PoolPoint {
 // empty for a run of aggregated layouts.
 std::vector<PoolPoint> PoolPoints(const analysis::RunAnalysis& a);
 
-// nullopt for a run of aggregated layouts.
+// nullopt for a run of aggregated layouts. A deployment run on real servers
+// (no simulated pool figures) gets its pools' hosts and GPU memory only.
 std::optional<Section> PoolsSection(const analysis::RunAnalysis& a);
 
 // Stacked bars per load point: where the TTFT went.
