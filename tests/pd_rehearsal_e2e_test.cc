@@ -24,6 +24,52 @@ namespace fs = std::filesystem;
 
 class PdRehearsalTest : public RealRunTest {
  protected:
+  // Runs `spec` (3 repeats of one point of deployment `slug`), kills the
+  // runner with SIGKILL once a sample has completed and the next one's
+  // `processes` (its servers and router) are recorded, resumes it, and checks
+  // that every sample completed once, ok, and nothing was left running.
+  void KillMidSweepThenResume(const std::string& spec, size_t processes, const std::string& slug) {
+    const pid_t pid = StartRunInBackground(spec);
+    ASSERT_GT(pid, 0);
+    fs::path run;
+    size_t recorded = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      run = RunDir();
+      recorded = 0;
+      if (!run.empty() && fs::exists(run / "manifest.jsonl") && fs::exists(run / "state/servers")) {
+        // Whole records only: one being written is a temporary file beside them.
+        for (const auto& e : fs::directory_iterator(run / "state/servers"))
+          if (e.path().extension() == ".json" &&
+              nlohmann::json::parse(ReadText(e.path()), nullptr, false).is_object())
+            ++recorded;
+        if (ReadText(run / "manifest.jsonl").find("\"completed\"") != std::string::npos &&
+            recorded == processes)
+          break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_EQ(recorded, processes) << "the second sample's servers and router";
+    EXPECT_FALSE(LeftoverRouters().empty()) << "the killed runner left its router behind";
+
+    CommandResult resumed = Run("run --resume " + run.string());
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("stopped pid"), std::string::npos) << resumed.err;
+    for (int repeat = 1; repeat <= 3; ++repeat) {
+      const std::string s = slug + "_c8_r" + std::to_string(repeat);
+      EXPECT_EQ(CountState(run, s, "completed"), 1) << s;
+    }
+    for (const auto& [sample, j] : Verdicts(run))
+      EXPECT_EQ(j.value("verdict", ""), "ok") << sample << j.dump();
+    EXPECT_TRUE(fs::is_empty(run / "state" / "servers"));
+    EXPECT_FALSE(fs::exists(run / "live"));
+    EXPECT_TRUE(LeftoverServers().empty());
+    EXPECT_TRUE(LeftoverRouters().empty());
+  }
+
   static int Count(const std::string& text, const std::string& what) {
     int n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -152,48 +198,13 @@ TEST_F(PdRehearsalTest, AFailedKvTransferIsALogFindingThatKeepsTheSampleOutOfThe
 }
 
 TEST_F(PdRehearsalTest, AKilledRunnerIsResumedWithoutOrphansOrDuplicates) {
-  const std::string spec = WritePdSpec("concurrency = [8]\nrepeats = 3");
-  const pid_t pid = StartRunInBackground(spec);
-  ASSERT_GT(pid, 0);
-  // Bounded wait: one sample completed and the next one's two servers and
-  // router recorded.
-  fs::path run;
-  size_t recorded = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    run = RunDir();
-    recorded = 0;
-    if (!run.empty() && fs::exists(run / "manifest.jsonl") && fs::exists(run / "state/servers")) {
-      // Whole records only: one being written is a temporary file beside them.
-      for (const auto& e : fs::directory_iterator(run / "state/servers"))
-        if (e.path().extension() == ".json" &&
-            nlohmann::json::parse(ReadText(e.path()), nullptr, false).is_object())
-          ++recorded;
-      if (ReadText(run / "manifest.jsonl").find("\"completed\"") != std::string::npos &&
-          recorded == 3)
-        break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_EQ(recorded, 3u) << "the second sample's prefill server, decode server and router";
-  EXPECT_FALSE(LeftoverRouters().empty()) << "the killed runner left its router behind";
+  KillMidSweepThenResume(WritePdSpec("concurrency = [8]\nrepeats = 3"), 3,
+                         "1p1d-pp1-tp8-ep8+pp1-tp8-ep8");
+}
 
-  CommandResult resumed = Run("run --resume " + run.string());
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_NE(resumed.err.find("stopped pid"), std::string::npos) << resumed.err;
-  for (int repeat = 1; repeat <= 3; ++repeat) {
-    const std::string s = "1p1d-pp1-tp8-ep8+pp1-tp8-ep8_c8_r" + std::to_string(repeat);
-    EXPECT_EQ(CountState(run, s, "completed"), 1) << s;
-  }
-  for (const auto& [sample, j] : Verdicts(run))
-    EXPECT_EQ(j.value("verdict", ""), "ok") << sample << j.dump();
-  EXPECT_TRUE(fs::is_empty(run / "state" / "servers"));
-  EXPECT_FALSE(fs::exists(run / "live"));
-  EXPECT_TRUE(LeftoverServers().empty());
-  EXPECT_TRUE(LeftoverRouters().empty());
+TEST_F(PdRehearsalTest, AKilledTwoPrefillRunnerIsResumedWithoutOrphansOrDuplicates) {
+  KillMidSweepThenResume(WritePdSpec("concurrency = [8]\nrepeats = 3", "", "[\"n0\", \"n2\"]", 2),
+                         4, "2p1d-2x-pp1-tp8-ep8+pp1-tp8-ep8");
 }
 
 }  // namespace
