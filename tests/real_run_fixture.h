@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cli_fixture.h"
+#include "process_fixture.h"
 #include "serve_sim_fixture.h"
 
 namespace ppsearch::testing {
@@ -157,30 +158,11 @@ class RealRunTest : public CliTest {
     return n;
   }
 
-  // Live processes whose command line holds every one of `needles`.
-  static std::vector<int> ProcessesWith(const std::vector<std::string>& needles) {
-    std::vector<int> pids;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-      const std::string name = e.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::string cmdline = ReadText(e.path() / "cmdline");
-      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-      std::string stat = ReadText(e.path() / "stat");
-      const size_t close = stat.rfind(')');
-      const bool zombie =
-          close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
-      bool all = !zombie;
-      for (const std::string& n : needles) all = all && cmdline.find(n) != std::string::npos;
-      if (all) pids.push_back(std::stoi(name));
-    }
-    return pids;
-  }
-
   // serve-sim processes whose command line names this test's GPU state dir.
-  std::vector<int> LeftoverServers() { return ProcessesWith({"serve-sim", gpu_dir_}); }
+  std::vector<pid_t> LeftoverServers() { return ProcessesMentioning({"serve-sim", gpu_dir_}); }
   // router-sim processes listening on this test's router port.
-  std::vector<int> LeftoverRouters() {
-    return ProcessesWith({"router-sim", " --port " + std::to_string(router_port_) + " "});
+  std::vector<pid_t> LeftoverRouters() {
+    return ProcessesMentioning({"router-sim", " --port " + std::to_string(router_port_) + " "});
   }
 
   // `ppsearch run SPEC` as a child of the test, its output discarded.

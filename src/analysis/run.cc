@@ -135,16 +135,10 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   in.disaggregation = bench.disaggregation;
 }
 
-// The hosts a sample runs servers on: every host of the cluster, or a
-// disaggregated deployment's pools' (a host in neither pool runs nothing).
+// The hosts a sample runs servers on (spec::ServerNodes).
 std::vector<spec::HostSpec> ServerHosts(const spec::Spec& spec, const evidence::SampleId& id) {
-  if (!id.layout.disaggregated() || !spec.disaggregation) return spec.cluster.hosts;
   std::vector<spec::HostSpec> out;
-  for (size_t h = 0; h < spec.cluster.hosts.size(); ++h)
-    for (const spec::PoolSpec* pool : {&spec.disaggregation->prefill, &spec.disaggregation->decode})
-      if (std::find(pool->hosts.begin(), pool->hosts.end(), static_cast<int>(h)) !=
-          pool->hosts.end())
-        out.push_back(spec.cluster.hosts[h]);
+  for (int node : spec::ServerNodes(spec, id.layout)) out.push_back(spec.cluster.hosts[node]);
   return out;
 }
 

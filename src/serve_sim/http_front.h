@@ -45,7 +45,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string remote_ip;
   int remote_port = 0;
-  int local_port = 0;  // the port the client connected to (a server may listen on several)
+  // The port the client connected to, when the front listens on several
+  // (HttpFront::Listen called more than once); 0 otherwise.
+  int local_port = 0;
 
   // The first value of header `name` (any case), or "" when absent.
   std::string Header(std::string_view name) const;
@@ -199,7 +201,8 @@ class HttpFront {
   event_base* base_ = nullptr;
   evhttp* http_ = nullptr;
   int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: tasks were posted
+  int listeners_ = 0;  // sockets Listen bound
+  int wake_fd_ = -1;   // eventfd: tasks were posted
   event* wake_event_ = nullptr;
   event* local_wake_event_ = nullptr;  // the same, posted from the loop itself
   event* hang_up_scan_ = nullptr;

@@ -267,6 +267,27 @@ std::string RouterUrl(const spec::Spec& spec) {
          HostPort(spec.cluster.Address(d.prefill.hosts.front()), d.transfer.router_port);
 }
 
+std::vector<PoolServer> DeploymentServers(const spec::Spec& spec,
+                                          const evidence::SampleId& sample) {
+  const spec::Disaggregation& d = *spec.disaggregation;
+  std::vector<PoolServer> out;
+  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
+    const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
+    const evidence::SampleId pool_sample{pool->layout, sample.concurrency, sample.repeat};
+    for (size_t n = 0; n < pool->hosts.size(); ++n)
+      out.push_back({pool->hosts[n], pool->role,
+                     ServerCommand(pool_spec, pool_sample, static_cast<int>(n), sample.str())});
+  }
+  return out;
+}
+
+std::vector<std::string> PoolServerUrls(const spec::Spec& spec, const spec::PoolSpec& pool) {
+  const spec::Spec pool_spec = plan::PoolSpecOf(spec, *spec.disaggregation, pool);
+  std::vector<std::string> urls;
+  for (int head : InstanceHeads(pool_spec, pool.layout)) urls.push_back(NodeUrl(pool_spec, head));
+  return urls;
+}
+
 std::vector<std::string> RouterArgv(const spec::Spec& spec, const std::string& sample_name) {
   const spec::Disaggregation& d = *spec.disaggregation;
   const int node = d.prefill.hosts.front();
@@ -281,10 +302,9 @@ std::vector<std::string> RouterArgv(const spec::Spec& spec, const std::string& s
   for (const std::string& w : d.transfer.router_command) argv.push_back(Fill(w, vars));
   argv.push_back("--pd-disaggregation");
   for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
-    const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
-    for (int head : InstanceHeads(pool_spec, pool->layout)) {
+    for (const std::string& url : PoolServerUrls(spec, *pool)) {
       argv.push_back(pool == &d.prefill ? "--prefill" : "--decode");
-      argv.push_back(NodeUrl(pool_spec, head));
+      argv.push_back(url);
       if (pool == &d.prefill) argv.push_back(std::to_string(d.transfer.bootstrap_port));
     }
   }
@@ -337,17 +357,9 @@ std::vector<std::string> DeploymentCommands(const spec::Spec& spec,
                                             const launch::Launcher* launcher) {
   const spec::Disaggregation& d = *spec.disaggregation;
   std::vector<std::string> out;
-  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
-    const spec::Spec pool_spec = plan::PoolSpecOf(spec, d, *pool);
-    const evidence::SampleId pool_sample{pool->layout, sample.concurrency, sample.repeat};
-    for (size_t n = 0; n < pool->hosts.size(); ++n) {
-      const NodeCommand c =
-          ServerCommand(pool_spec, pool_sample, static_cast<int>(n), sample.str());
-      const int node = pool->hosts[n];
-      out.push_back(spec.cluster.hosts[node].name + " (" + pool->role +
-                    "): " + ServerLine(c, node, launcher));
-    }
-  }
+  for (const PoolServer& server : DeploymentServers(spec, sample))
+    out.push_back(spec.cluster.hosts[server.node].name + " (" + server.role +
+                  "): " + ServerLine(server.command, server.node, launcher));
   const int router_node = d.prefill.hosts.front();
   out.push_back(spec.cluster.hosts[router_node].name +
                 " (router): " + ServerLine(RouterCommand(spec, sample), router_node, launcher));

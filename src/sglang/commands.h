@@ -64,6 +64,20 @@ loadgen::BenchOptions BenchOptionsFor(const spec::Spec& spec, const evidence::Sa
 // The `ppsearch bench` command that runs the same benchmark.
 std::vector<std::string> BenchArgv(const loadgen::BenchOptions& options);
 
+// One server of a disaggregated deployment's sample: the cluster node it
+// runs on, its pool's role and its command, its pool planned as a layout of
+// its own on its hosts (plan::PoolSpecOf: its engine flags with SGLang's
+// --disaggregation-* ones); the pools in order, prefill first.
+struct PoolServer {
+  int node = 0;
+  std::string role;
+  NodeCommand command;
+};
+std::vector<PoolServer> DeploymentServers(const spec::Spec& spec, const evidence::SampleId& sample);
+// The URL of each server instance's first node in `pool` (what the router
+// and readiness address).
+std::vector<std::string> PoolServerUrls(const spec::Spec& spec, const spec::PoolSpec& pool);
+
 // The router of a disaggregated deployment (SGLang's sglang_router in PD
 // mode: sgl-model-gateway/bindings/python/src/sglang_router/router_args.py
 // at 71de97b264b04dcd514cf904003028aefe9775c8): `--pd-disaggregation`, each

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "plan/disaggregation.h"
 #include "sglang/server_group.h"
 
 namespace ppsearch::sglang {
@@ -11,23 +10,19 @@ namespace ppsearch::sglang {
 Status ServerGroup::StartDeployment(const evidence::SampleId& sample, const std::string& run_id) {
   const spec::Disaggregation& d = *spec_.disaggregation;
   std::vector<ServerSlot> slots;
-  std::vector<ReadyProbe> probes;
-  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode}) {
-    const spec::Spec pool_spec = plan::PoolSpecOf(spec_, d, *pool);
-    const evidence::SampleId pool_sample{pool->layout, sample.concurrency, sample.repeat};
-    for (size_t n = 0; n < pool->hosts.size(); ++n) {
-      ServerSlot slot;
-      slot.node = pool->hosts[n];
-      slot.host = spec_.cluster.hosts[slot.node].name;
-      slot.name = fmt::format("node {} ({}, {})", slot.node, slot.host, pool->role);
-      slot.command = ServerCommand(pool_spec, pool_sample, static_cast<int>(n), sample.str());
-      slot.log_path = paths_.live_log(sample, slot.host);
-      slot.kept_log_path = paths_.service(sample, slot.host);
-      slots.push_back(std::move(slot));
-    }
-    for (int head : InstanceHeads(pool_spec, pool->layout))
-      probes.push_back({NodeUrl(pool_spec, head), false});
+  for (PoolServer& server : DeploymentServers(spec_, sample)) {
+    ServerSlot slot;
+    slot.node = server.node;
+    slot.host = spec_.cluster.hosts[slot.node].name;
+    slot.name = fmt::format("node {} ({}, {})", slot.node, slot.host, server.role);
+    slot.command = std::move(server.command);
+    slot.log_path = paths_.live_log(sample, slot.host);
+    slot.kept_log_path = paths_.service(sample, slot.host);
+    slots.push_back(std::move(slot));
   }
+  std::vector<ReadyProbe> probes;
+  for (const spec::PoolSpec* pool : {&d.prefill, &d.decode})
+    for (const std::string& url : PoolServerUrls(spec_, *pool)) probes.push_back({url, false});
   ServerSlot router;
   router.node = d.prefill.hosts.front();
   router.host = spec_.cluster.hosts[router.node].name;

@@ -27,6 +27,11 @@ Clock::time_point After(double seconds) {
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// A disaggregated deployment's sample: its pools' servers and the router.
+bool IsDeployment(const spec::Spec& spec, const run::SampleContext& ctx) {
+  return ctx.id.layout.disaggregated() && spec.disaggregation.has_value();
+}
+
 void SetVerdict(run::SampleOutput& out, evidence::Verdict verdict, std::string detail) {
   if (out.verdict != evidence::Verdict::kOk) {
     out.detail += "; " + detail;  // the first failure decides; later ones are noted
@@ -120,20 +125,8 @@ void SglangSampleEngine::CollectLogs(const std::vector<uintmax_t>& from, run::Sa
 Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx) {
   run::SampleOutput out;
   // The hosts whose servers the sample runs: every node, or a deployment's pools'.
-  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
-  sample_hosts_.clear();
-  for (size_t n = 0; n < spec_.cluster.hosts.size(); ++n) {
-    const int node = static_cast<int>(n);
-    if (deployment) {
-      const auto& p = spec_.disaggregation->prefill.hosts;
-      const auto& d = spec_.disaggregation->decode.hosts;
-      if (std::find(p.begin(), p.end(), node) == p.end() &&
-          std::find(d.begin(), d.end(), node) == d.end())
-        continue;
-    }
-    sample_hosts_.push_back(node);
-    out.nodes.push_back({spec_.cluster.hosts[n].name, "", ""});
-  }
+  sample_hosts_ = spec::ServerNodes(spec_, ctx.id.layout);
+  for (int node : sample_hosts_) out.nodes.push_back({spec_.cluster.hosts[node].name, "", ""});
   out.bench.sample = ctx.id.str();
   out.bench.simulated = false;
   out.bench.seed = ctx.workload_seed;
@@ -176,7 +169,7 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
     Snapshot(out);
     return false;
   }
-  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
+  const bool deployment = IsDeployment(spec_, ctx);
   Status st =
       deployment ? group_->StartDeployment(ctx.id, ctx.run_id) : group_->Start(ctx.id, ctx.run_id);
   server_sample_ = ctx.id;
@@ -200,7 +193,7 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
 
 void SglangSampleEngine::Benchmark(const run::SampleContext& ctx,
                                    const std::vector<uintmax_t>& log_from, run::SampleOutput& out) {
-  const bool deployment = ctx.id.layout.disaggregated() && spec_.disaggregation;
+  const bool deployment = IsDeployment(spec_, ctx);
   loadgen::BenchOptions options = deployment
                                       ? DeploymentBenchOptions(spec_, ctx.id, ctx.workload_seed)
                                       : BenchOptionsFor(spec_, ctx.id, ctx.workload_seed);

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <string_view>
@@ -107,6 +108,20 @@ SourceLoc Spec::Origin(const std::string& key) const {
   loc.file = path;
   loc.key = key;
   return loc;
+}
+
+std::vector<int> ServerNodes(const Spec& spec, const LayoutSpec& layout) {
+  std::vector<int> out;
+  const bool pools_only = layout.disaggregated() && spec.disaggregation;
+  for (size_t h = 0; h < spec.cluster.hosts.size(); ++h) {
+    const int node = static_cast<int>(h);
+    auto in = [node](const PoolSpec& pool) {
+      return std::find(pool.hosts.begin(), pool.hosts.end(), node) != pool.hosts.end();
+    };
+    if (!pools_only || in(spec.disaggregation->prefill) || in(spec.disaggregation->decode))
+      out.push_back(node);
+  }
+  return out;
 }
 
 }  // namespace ppsearch::spec

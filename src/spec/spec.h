@@ -377,4 +377,9 @@ struct Spec {
   SourceLoc Origin(const std::string& key) const;
 };
 
+// The cluster hosts (indices, ascending) that run a server for `layout`:
+// every host, or a disaggregated deployment's pools' (a host in neither
+// pool runs nothing).
+std::vector<int> ServerNodes(const Spec& spec, const LayoutSpec& layout);
+
 }  // namespace ppsearch::spec
