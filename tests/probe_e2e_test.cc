@@ -50,6 +50,9 @@ TEST_F(ProbeE2e, MeasuresThisMachineAndWritesAProfileEveryCommandTakes) {
   EXPECT_NE(r.out.find("localhost"), std::string::npos);
   EXPECT_NE(r.out.find("all_reduce"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("skipped on localhost: kernel launch floor"), std::string::npos);
+  // The burst's GEMM was timed again after --quick's one short gap.
+  EXPECT_NE(r.out.find("tensor budget (median node): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 1 series after gaps up to "), std::string::npos) << r.out;
   const std::string text = ReadText(out);
   EXPECT_NE(text.find("name = \"measured\"\nbase = \"h200\""), std::string::npos) << text;
   EXPECT_NE(text.find("MEASURED ON THE CPU"), std::string::npos);

@@ -56,6 +56,27 @@ std::string Opt(const std::optional<double>& v, const char* format = "{:.1f}") {
   return v ? fmt::format(fmt::runtime(format), *v) : "-";
 }
 
+// The tensor budget (cost/tensor_burst.h) the median node's series show.
+std::string BudgetLine(const probe::BurstFigure& b, const std::vector<probe::NodeResult>& nodes) {
+  size_t gaps = 0;
+  for (const probe::NodeResult& n : nodes)
+    if (n.burst) gaps = std::max(gaps, n.burst->refills.size());
+  std::string line = "tensor budget (median node): ";
+  if (b.burst_tflops <= 0) {
+    line += fmt::format("no burst in {:.0f} ms of calls", b.series_ms);
+  } else {
+    line += fmt::format("{:.1f} TFLOPS for {:.2f} ms, ", b.burst_tflops, b.window_ms);
+    line += b.payback_tflops > 0 ? fmt::format("then {:.1f} for {:.2f} ms (payback), ",
+                                               b.payback_tflops, b.payback_ms)
+                                 : "no payback, ";
+    line += fmt::format("{:.1f} sustained", b.sustained_tflops);
+    if (b.refill_ratio)
+      line += fmt::format("; refilled {}{:.3g} ms per ms idle", b.refill_at_least ? ">= " : "",
+                          *b.refill_ratio);
+  }
+  return line + fmt::format("; {} series after gaps up to {:.1f} ms", gaps, b.longest_gap_ms);
+}
+
 void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeResult>& nodes,
                   const hardware::HardwareProfile& base, const probe::ProbeRun& run) {
   const probe::NodeResult& first = nodes.front();
@@ -87,6 +108,7 @@ void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeRes
       base.TensorBurstRatio() > 1 ? fmt::format("{:.2f}", base.burst_window_ms) : "-", "-",
       base.p2p_gbps);
   std::cout << "  (* the profile's DRAM figure is the datasheet rate; a copy reaches less)\n";
+  if (f.burst) std::cout << BudgetLine(*f.burst, nodes) << "\n";
   if (f.bf16_spread > 0.05)
     std::cout << fmt::format(
         "warning: the nodes' bf16 rates differ by {}: a slow node paces "
@@ -158,6 +180,8 @@ Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string&
     // short timings, one group of two.
     request.idle_s = 0.2;
     request.burst_s = 0.1;
+    request.refill_gaps_s = {0.002};
+    request.refill_s = 0.05;
     request.copy_bytes = int64_t{4} << 20;
     request.collective_seconds = 0.02;
     request.group_sizes = {2};

@@ -279,38 +279,73 @@ std::vector<double> LayoutCostModel::WithTensorBurst(
     const std::function<double(const model::LayerDesc&)>& after_ffn_ns) const {
   const auto& layers = stage_layers_[stage].layers;
   if (layers.empty()) return sustained_ns;
-  const double ratio = hw_.TensorBurstRatio();
+  const double burst_ratio = hw_.TensorBurstRatio(), payback_ratio = hw_.TensorPaybackRatio();
   const std::vector<double> burst_ns = LinearNsInOrder(
-      stage, [&](const model::Linear& l) { return LinearNs(l, tokens, logit_rows, ratio); });
-  const double window_ns = hw_.burst_window_ms * 1e6;
+      stage, [&](const model::Linear& l) { return LinearNs(l, tokens, logit_rows, burst_ratio); });
+  std::vector<double> payback_ns = sustained_ns;
+  if (payback_ratio < 1) {
+    payback_ns = LinearNsInOrder(stage, [&](const model::Linear& l) {
+      return LinearNs(l, tokens, logit_rows, payback_ratio);
+    });
+  }
+  BurstBudget budget;
+  budget.window_ns = hw_.burst_window_ms * 1e6;
+  budget.payback_ns = payback_ratio < 1 ? hw_.burst_payback_ms * 1e6 : 0;
+  budget.refill_ratio = hw_.burst_refill_ratio;
   // Which phase a linear runs in; the latent up-projection (back to the
   // hidden size) follows the FFN's all-reduce.
   auto in_attention_phase = [&](const model::Linear& l) {
     return l.role == OpRole::kAttention ||
            (l.role == OpRole::kLatentProj && l.out_features == model_.hidden);
   };
-  auto run_phase = [&](const std::vector<size_t>& index, double idle_ns) {
-    std::vector<double> s, b;
-    for (size_t i : index) {
-      s.push_back(sustained_ns[i]);
-      b.push_back(burst_ns[i]);
-    }
-    const std::vector<double> t = BurstPhaseNs(s, b, BurstWindowAfterIdle(idle_ns, window_ns));
-    for (size_t k = 0; k < index.size(); ++k) sustained_ns[index[k]] = t[k];
+  struct Phase {
+    double idle_before_ns = 0;
+    std::vector<size_t> linears;
+    std::vector<KernelRates> kernels;
   };
-  // The stage's first phase follows the previous micro-batch's last
-  // collective after an FFN, the same as every later attention phase's.
-  double idle_before_attention = after_ffn_ns(*layers.front());
+  std::vector<Phase> phases;
   size_t next = 0;
-  for (const auto* layer : layers) {
-    std::vector<size_t> attention, ffn;
-    for (const auto& l : layer->linears)
-      (in_attention_phase(l) ? attention : ffn).push_back(next++);
-    run_phase(attention, idle_before_attention);
-    run_phase(ffn, before_ffn_ns(*layer));
-    idle_before_attention = after_ffn_ns(*layer);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    // The stage's first phase follows the previous step's last collective.
+    const model::LayerDesc& before = *layers[i == 0 ? layers.size() - 1 : i - 1];
+    Phase attention{after_ffn_ns(before), {}, {}}, ffn{before_ffn_ns(*layers[i]), {}, {}};
+    for (const auto& l : layers[i]->linears) {
+      Phase& p = in_attention_phase(l) ? attention : ffn;
+      p.linears.push_back(next);
+      p.kernels.push_back({sustained_ns[next], burst_ns[next], payback_ns[next]});
+      ++next;
+    }
+    phases.push_back(std::move(attention));
+    phases.push_back(std::move(ffn));
   }
-  return sustained_ns;
+  auto run_step = [&](BudgetState state, std::vector<double>* out) {
+    for (const Phase& p : phases) {
+      state = AfterIdle(state, p.idle_before_ns, budget);
+      const std::vector<double> t = RunPhase(p.kernels, budget, &state);
+      for (size_t k = 0; k < p.linears.size(); ++k) (*out)[p.linears[k]] = t[k];
+    }
+    return state;
+  };
+  auto same = [](const BudgetState& a, const BudgetState& b) {
+    return std::abs(a.credit_ns - b.credit_ns) < 1 && std::abs(a.debt_ns - b.debt_ns) < 1;
+  };
+  // The steady state. A card that idled long starts with a full budget; if
+  // a step leaves it full, every step does. Otherwise each step drains it a
+  // little until it runs dry, and a stage that keeps serving runs where the
+  // drain bottoms out: the cycle reached from an empty budget, each step
+  // starting where the last one left off until that stops changing (within
+  // a nanosecond; a step that spans many paybacks settles within itself).
+  std::vector<double> out = sustained_ns;
+  const BudgetState full{budget.window_ns, 0};
+  if (same(run_step(full, &out), full)) return out;
+  constexpr int kMaxSteps = 8;
+  BudgetState state;
+  for (int step = 0; step < kMaxSteps; ++step) {
+    const BudgetState start = state;
+    state = run_step(state, &out);
+    if (same(state, start)) break;
+  }
+  return out;
 }
 
 StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t logit_rows,

@@ -179,13 +179,15 @@ class LayoutCostModel : public sim::CostModel {
   // `rate_scale` multiplies the dtype's tensor rate (the profile's burst ratio).
   double LinearNs(const model::Linear& linear, int64_t tokens, int64_t logit_rows,
                   double rate_scale = 1.0) const;
-  // `sustained_ns` (LinearNsInOrder's order) with each compute phase's
-  // burst window at the profile's burst rate (tensor_burst.h). A phase is
-  // the work between two TP collectives: a layer's attention projections,
-  // with a latent MoE's up-projection (it runs after the FFN's all-reduce),
-  // then its FFN; it starts with the burst time the collective before it
-  // refilled (`before_ffn_ns`, `after_ffn_ns` of the layer: the all-reduces,
-  // or DeepEP's reduce-scatter and dispatch, combine and all-gather).
+  // `sustained_ns` (LinearNsInOrder's order) with the profile's burst budget
+  // spent and paid back phase by phase (tensor_burst.h). A phase is the work
+  // between two TP collectives: a layer's attention projections, with a
+  // latent MoE's up-projection (it runs after the FFN's all-reduce), then its
+  // FFN; the collective before it is idle that refills the budget
+  // (`before_ffn_ns`, `after_ffn_ns` of the layer: the all-reduces, or
+  // DeepEP's reduce-scatter and dispatch, combine and all-gather). A serving
+  // stage runs the same step again and again, so the times are those of a
+  // step that starts in the state the step before it left (its steady state).
   std::vector<double> WithTensorBurst(
       int stage, int64_t tokens, int64_t logit_rows, std::vector<double> sustained_ns,
       const std::function<double(const model::LayerDesc&)>& before_ffn_ns,

@@ -177,19 +177,44 @@ TEST(LayoutCostModel, TensorBurstShortensEachPhaseBetweenCollectives) {
   EXPECT_DOUBLE_EQ(a.attention_ns, b.attention_ns);  // attention kernels get no burst
 }
 
-TEST(LayoutCostModel, TensorBurstIsOnlyWhatTheCollectiveBeforeRefilled) {
-  // A 1 ms window, but each phase follows 57,429 ns of all-reduce: the
-  // attention phase (20,972 at the burst rate) fits, saving 20,972; in the
-  // FFN phase gate_up fits too (56,623 at the burst rate, saving 56,623) and
-  // leaves 806 ns for down (71,303 sustained, 35,652 burst): 806 ns do
-  // 806 x 71,303 / 35,652 = 1,611.98 ns of its work, saving 805.98.
-  // 78,400.98 per layer, x 4 = 313,603.91.
+TEST(LayoutCostModel, ABudgetTheCollectivesKeepFullBurstsEveryGemm) {
+  // A 1 ms window, and each phase follows 57,429 ns of all-reduce, which
+  // refills more than the phase spends: every GEMM runs at the burst rate
+  // (compute-bound, each burst ns saves one): attention 20,972, gate_up
+  // 56,623, down 71,303 - 35,652 = 35,651; 113,246 a layer, 4 layers.
   const model::ModelDesc m = TinyDenseModel();
   const sim::MicroBatch batch = Prefill({{1024, 0}});
   LayoutCostModel plain(m, TinyGpu(), Layout(1, 2), Ideal());
   LayoutCostModel burst(m, BurstGpu(1.0), Layout(1, 2), Ideal());
-  EXPECT_NEAR(plain.Breakdown(0, batch).gemm_ns - burst.Breakdown(0, batch).gemm_ns, 313603.91,
-              0.01);
+  EXPECT_NEAR(plain.Breakdown(0, batch).gemm_ns - burst.Breakdown(0, batch).gemm_ns, 452984, 1e-6);
+}
+
+TEST(LayoutCostModel, ABudgetThatRunsDryBurstsOnlyWhatTheIdleRefills) {
+  // The same at refill_ratio 0.5: a layer could spend 113,246 ns of burst
+  // but its two all-reduces buy back 0.5 x 2 x 57,429 = 57,429, so however
+  // large the window a serving stage drains it and then saves that much a
+  // layer: 4 x 57,429.
+  const model::ModelDesc m = TinyDenseModel();
+  const sim::MicroBatch batch = Prefill({{1024, 0}});
+  hardware::HardwareProfile half = BurstGpu(1.0);
+  half.burst_refill_ratio = 0.5;
+  LayoutCostModel plain(m, TinyGpu(), Layout(1, 2), Ideal());
+  LayoutCostModel burst(m, half, Layout(1, 2), Ideal());
+  const double plain_ns = plain.Breakdown(0, batch).gemm_ns;
+  EXPECT_NEAR(plain_ns - burst.Breakdown(0, batch).gemm_ns, 4 * 57429, 1e-6);
+  // Spending it all is paid back: a 0.05 ms stretch at half the sustained
+  // rate after each time it runs dry costs more than the burst gave.
+  half.burst_payback_bf16_tflops = 50;
+  half.burst_payback_ms = 0.05;
+  LayoutCostModel payback(m, half, Layout(1, 2), Ideal());
+  EXPECT_GT(payback.Breakdown(0, batch).gemm_ns, burst.Breakdown(0, batch).gemm_ns);
+  // A budget that never runs dry never pays back.
+  hardware::HardwareProfile kept = BurstGpu(1.0);
+  kept.burst_payback_bf16_tflops = 50;
+  kept.burst_payback_ms = 0.05;
+  EXPECT_NEAR(
+      plain_ns - LayoutCostModel(m, kept, Layout(1, 2), Ideal()).Breakdown(0, batch).gemm_ns,
+      452984, 1e-6);
 }
 
 TEST(LayoutCostModel, TensorBurstNeedsIdleTensorCores) {
@@ -754,12 +779,13 @@ TEST(LayoutCostModel, DeepEpLowLatencyDispatchIsBf16UnderRunnersThatQuantizeInsi
 
 TEST(LayoutCostModel, DeepEpPhasesBurstForWhatTheirCollectivesRefilled) {
   // DeepEpScattersTheMoeLayerHandWorked's layer on 4,096 tokens with a wide
-  // shared expert, so the FFN phase outlasts any refill: with a 1 s window
-  // the phase bursts for exactly the idle time before it, DeepEP's
-  // reduce-scatter and dispatch (not an all-reduce):
-  //   reduce-scatter of 8,388,608 B: 10 us + 3/4 x 8,388,608 / 30 GB/s
-  //     = 219,715.2 -> 219,715
-  //   dispatch of 1,024 rows: 1.393 copies x 2,097,152 B / 25 GB/s + 20 us
+  // shared expert, so the FFN phase outspends any refill: with a 1 s window
+  // a serving stage drains it and then bursts, each step, for exactly the
+  // idle DeepEP's collectives (not all-reduces) give it:
+  //   reduce-scatter and all-gather of 8,388,608 B, each
+  //     10 us + 3/4 x 8,388,608 / 30 GB/s = 219,715.2 -> 219,715
+  //   dispatch and combine of 1,024 rows, each
+  //     1.393 copies x 2,097,152 B / 25 GB/s + 20 us
   // Every kernel is compute-bound, so each burst ns saves one ns.
   model::ModelDesc m = TinyMoeModel();
   m.layers[0].linears.insert(m.layers[0].linears.begin(),
@@ -771,7 +797,7 @@ TEST(LayoutCostModel, DeepEpPhasesBurstForWhatTheirCollectivesRefilled) {
   const double burst =
       LayoutCostModel(m, BurstGpu(1000.0), layout, Ideal()).Breakdown(0, batch).gemm_ns;
   const double copies = 4.0 * 26 / 56 * 3 / 4;
-  EXPECT_NEAR(plain - burst, 219715 + copies * 2097152 / 25 + 20000, 1e-6);
+  EXPECT_NEAR(plain - burst, 2 * (219715 + copies * 2097152 / 25 + 20000), 1e-6);
 }
 
 TEST(LayoutCostModel, DeepEpRunsTheSharedExpertsWholeOnTheRanksTokens) {

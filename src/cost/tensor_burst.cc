@@ -4,31 +4,66 @@
 
 namespace ppsearch::cost {
 
-std::vector<double> BurstPhaseNs(const std::vector<double>& sustained_ns,
-                                 const std::vector<double>& burst_ns, double window_ns) {
-  std::vector<double> out;
-  out.reserve(sustained_ns.size());
-  double left = std::max(window_ns, 0.0);
-  for (size_t i = 0; i < sustained_ns.size(); ++i) {
-    const double s = sustained_ns[i];
-    const double b = std::min(burst_ns[i], s);  // a burst is never slower
-    if (left <= 0 || b <= 0) {
-      out.push_back(s);
-    } else if (b <= left) {
-      out.push_back(b);
-      left -= b;
-    } else {
-      // The window ends inside this kernel: left / b of its work done at the
-      // burst rate, the remaining share at the sustained rate.
-      out.push_back(left + (1.0 - left / b) * s);
-      left = 0;
-    }
+BudgetState AfterIdle(const BudgetState& state, double idle_ns, const BurstBudget& budget) {
+  BudgetState out = state;
+  double idle = std::max(idle_ns, 0.0);
+  const double repaid = std::min(out.debt_ns, idle);
+  out.debt_ns -= repaid;
+  idle -= repaid;
+  if (out.debt_ns <= 0) {
+    out.debt_ns = 0;
+    out.credit_ns =
+        std::min(std::max(budget.window_ns, 0.0), out.credit_ns + budget.refill_ratio * idle);
   }
   return out;
 }
 
-double BurstWindowAfterIdle(double idle_ns, double window_ns) {
-  return std::clamp(idle_ns, 0.0, std::max(window_ns, 0.0));
+namespace {
+
+// Runs the `*left` share of a kernel's work still to run, at `whole_ns` for
+// the whole kernel, for at most `*budget_ns`; returns the time it ran and
+// takes it off the budget (0 once the budget, rather than the work, ran out).
+double RunWithin(double whole_ns, double* budget_ns, double* left) {
+  const double need = *left * whole_ns;
+  if (need < *budget_ns) {
+    *budget_ns -= need;
+    *left = 0;
+    return need;
+  }
+  const double ran = *budget_ns;
+  *left -= ran / whole_ns;
+  *budget_ns = 0;
+  return ran;
+}
+
+}  // namespace
+
+std::vector<double> RunPhase(const std::vector<KernelRates>& kernels, const BurstBudget& budget,
+                             BudgetState* state) {
+  std::vector<double> out;
+  out.reserve(kernels.size());
+  for (const KernelRates& k : kernels) {
+    const double sustained = k.sustained_ns;
+    const double burst = std::min(k.burst_ns, sustained);
+    const double payback = std::max(k.payback_ns, sustained);
+    double left = 1;  // the share of the kernel's work still to run
+    double ns = 0;
+    // At most three stretches: debt, credit (which may end in new debt),
+    // then that debt; each either finishes the kernel or ends its state.
+    for (int stretch = 0; stretch < 4 && left > 0; ++stretch) {
+      if (state->debt_ns > 0 && payback > 0) {
+        ns += RunWithin(payback, &state->debt_ns, &left);
+      } else if (state->credit_ns > 0 && burst > 0) {
+        ns += RunWithin(burst, &state->credit_ns, &left);
+        if (state->credit_ns <= 0) state->debt_ns = std::max(budget.payback_ns, 0.0);
+      } else {
+        ns += left * sustained;
+        left = 0;
+      }
+    }
+    out.push_back(ns);
+  }
+  return out;
 }
 
 }  // namespace ppsearch::cost

@@ -1,26 +1,52 @@
 #pragma once
 // GPUs whose tensor rate is held down under sustained load but runs faster
 // for a few milliseconds after the tensor cores have been idle (the RTX
-// 6000D: data/hardware/rtx-6000d.toml, [tensor_burst]). Between two TP
-// collectives a rank's GEMMs form one compute phase; the collective leaves
-// the tensor cores idle, so the next phase starts with burst time again.
+// 6000D: data/hardware/rtx-6000d.toml, [tensor_burst]). The faster rate is a
+// budget, not a gift: tensor work at the burst rate drains it, idle time
+// refills it, and spending it all is paid back with a stretch below the
+// sustained rate. Between two TP collectives a rank's GEMMs form one compute
+// phase; the collective before it is the idle that refilled it.
 
 #include <vector>
 
 namespace ppsearch::cost {
 
-// Time of each kernel of one compute phase, run in order, when the phase's
-// first `window_ns` of kernel time runs at the burst rate and the rest at the
-// sustained rate. `sustained_ns[i]` and `burst_ns[i]` are kernel i's time at
-// either rate (equal for a kernel that memory bandwidth bounds). A kernel the
-// window ends inside runs its first part at the burst rate: the fraction
-// window_left / burst_ns of its work, then the rest at the sustained rate.
-std::vector<double> BurstPhaseNs(const std::vector<double>& sustained_ns,
-                                 const std::vector<double>& burst_ns, double window_ns);
+// The budget's parameters, in the cost model's units (rates as ratios to the
+// sustained rate, times in ns). hardware::HardwareProfile's [tensor_burst]
+// gives them; src/probe measures them.
+struct BurstBudget {
+  double window_ns = 0;     // the full budget: this long at the burst rate
+  double payback_ns = 0;    // how long the card runs slower once it is spent
+  double refill_ratio = 1;  // budget regained per ns of tensor idle
+};
 
-// The burst time a phase starts with after `idle_ns` without tensor work,
-// when the previous phase used its window up: the window refills as fast as
-// it drains, up to `window_ns`.
-double BurstWindowAfterIdle(double idle_ns, double window_ns);
+// Where a card is in its budget: `credit_ns` of burst left, or `debt_ns` of
+// payback still to run (never both). A card that idled long starts full.
+struct BudgetState {
+  double credit_ns = 0;
+  double debt_ns = 0;
+};
+
+// One kernel's time at each rate: equal for a kernel that memory bandwidth
+// bounds, the sustained time scaled by the rate ratio for a compute-bound one.
+struct KernelRates {
+  double sustained_ns = 0;
+  double burst_ns = 0;    // never above sustained_ns
+  double payback_ns = 0;  // never below sustained_ns
+};
+
+// The state after `idle_ns` without tensor work: the payback runs out first
+// (it lasts its time whether the card works or idles), then the window
+// refills at refill_ratio, up to the full budget.
+BudgetState AfterIdle(const BudgetState& state, double idle_ns, const BurstBudget& budget);
+
+// Runs one compute phase's kernels in order from `state` and returns each
+// kernel's time; `state` becomes the state after the phase. While in debt a
+// kernel runs at the payback rate, else while credit lasts at the burst rate
+// (spending credit as it goes, and when the credit runs out inside the
+// phase the payback starts there), else at the sustained rate. A kernel a
+// boundary falls inside runs each share of its work at its own rate.
+std::vector<double> RunPhase(const std::vector<KernelRates>& kernels, const BurstBudget& budget,
+                             BudgetState* state);
 
 }  // namespace ppsearch::cost

@@ -45,7 +45,8 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "tensor_burst",
                                                "base"};
 const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
-const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms"};
+const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms", "payback_bf16_tflops",
+                                             "payback_ms", "refill_ratio"};
 
 std::string HardwareDir() { return DataDir() + "/hardware"; }
 
@@ -106,6 +107,15 @@ class TableReader {
     if (const auto* f = node->as_floating_point()) value = f->get();
     // A non-number leaves value at 0; TOML's nan and inf fail here too.
     if (!(value > 0) || !std::isfinite(value)) return Expected(key, "a positive number", *node);
+    return value;
+  }
+
+  Result<double> NonNegativeNumber(std::string_view key) const {
+    PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
+    double value = -1;
+    if (const auto* i = node->as_integer()) value = static_cast<double>(i->get());
+    if (const auto* f = node->as_floating_point()) value = f->get();
+    if (!(value >= 0) || !std::isfinite(value)) return Expected(key, "a number >= 0", *node);
     return value;
   }
 
@@ -272,6 +282,29 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
                                                 FormatNumber(hw.bf16_tflops) + "), got " +
                                                 FormatNumber(hw.burst_bf16_tflops));
     }
+    // The payback comes as a pair: a rate without a length (or the reverse)
+    // says nothing of what spending the window costs.
+    const bool rate = t->contains("payback_bf16_tflops"), length = t->contains("payback_ms");
+    if (rate != length) {
+      return reader.KeyError(rate ? "payback_bf16_tflops" : "payback_ms",
+                             std::string("expected payback_bf16_tflops and payback_ms together, "
+                                         "got no ") +
+                                 (rate ? "payback_ms" : "payback_bf16_tflops"));
+    }
+    if (rate) {
+      PPS_ASSIGN_OR_RETURN(hw.burst_payback_bf16_tflops,
+                           reader.PositiveNumber("payback_bf16_tflops"));
+      PPS_ASSIGN_OR_RETURN(hw.burst_payback_ms, reader.PositiveNumber("payback_ms"));
+      if (hw.burst_payback_bf16_tflops > hw.bf16_tflops) {
+        return reader.KeyError(
+            "payback_bf16_tflops",
+            "expected at most the sustained bf16_tflops (" + FormatNumber(hw.bf16_tflops) +
+                "): the payback runs below it, got " + FormatNumber(hw.burst_payback_bf16_tflops));
+      }
+    }
+    if (t->contains("refill_ratio")) {
+      PPS_ASSIGN_OR_RETURN(hw.burst_refill_ratio, reader.NonNegativeNumber("refill_ratio"));
+    }
   }
   PPS_ASSIGN_OR_RETURN(hw.gpus_per_node, root.IntAtLeast("gpus_per_node", 1));
   PPS_ASSIGN_OR_RETURN(hw.nvlink, root.Bool("nvlink"));
@@ -397,10 +430,14 @@ const IntraCollective& NearestGroup(const std::vector<IntraCollective>& table, i
 
 std::string HardwareProfile::TensorBurstText() const {
   if (TensorBurstRatio() <= 1) return "";
-  return fmt::format(
+  std::string text = fmt::format(
       "{}: {:.0f} TFLOPS for the first {:.1f} ms of tensor work after idle, {:.0f} "
       "sustained",
       name, burst_bf16_tflops, burst_window_ms, bf16_tflops);
+  if (TensorPaybackRatio() < 1)
+    text += fmt::format(", {:.0f} for {:.0f} ms once spent", burst_payback_bf16_tflops,
+                        burst_payback_ms);
+  return text + fmt::format(", refilled {:.3g} ms per ms idle", burst_refill_ratio);
 }
 
 const IntraCollective& HardwareProfile::IntraFor(int group_size) const {

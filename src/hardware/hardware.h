@@ -42,11 +42,17 @@ struct HardwareProfile {
   std::map<std::string, double> attention_backends;
   bool fp4_tensor_cores = false;  // false: FP4 operands are widened (Hopper)
   // A tensor rate held down only under sustained load ([tensor_burst] table,
-  // optional; 0 when absent): after the tensor cores have been idle, the
-  // first burst_window_ms of tensor work runs at burst_bf16_tflops, and every
-  // tensor rate above scales by the same ratio for that time.
+  // optional; 0 when absent), as a budget (src/cost/tensor_burst.h): after
+  // the tensor cores have been idle, the first burst_window_ms of tensor work
+  // runs at burst_bf16_tflops, and every tensor rate above scales by the same
+  // ratio for that time; spending it all is paid back with
+  // burst_payback_ms at burst_payback_bf16_tflops (0: no payback); idle time
+  // regains burst_refill_ratio ms of window per ms.
   double burst_bf16_tflops = 0;
   double burst_window_ms = 0;
+  double burst_payback_bf16_tflops = 0;
+  double burst_payback_ms = 0;
+  double burst_refill_ratio = 1;
   int gpus_per_node = 0;
   // Intra-node links.
   bool nvlink = false;  // false: GPUs talk over PCIe only
@@ -62,6 +68,12 @@ struct HardwareProfile {
   // Burst over sustained tensor rate; 1 without a [tensor_burst] table.
   double TensorBurstRatio() const {
     return burst_window_ms > 0 && bf16_tflops > 0 ? burst_bf16_tflops / bf16_tflops : 1.0;
+  }
+  // The payback's rate over the sustained one (1: no payback).
+  double TensorPaybackRatio() const {
+    return TensorBurstRatio() > 1 && burst_payback_ms > 0 && burst_payback_bf16_tflops > 0
+               ? burst_payback_bf16_tflops / bf16_tflops
+               : 1.0;
   }
 
   // The burst for a reader ("rtx-6000d: 241 TFLOPS for the first 2.5 ms of

@@ -311,6 +311,42 @@ TEST_F(HardwareFileTest, TensorBurstIsOptionalAndChecked) {
                 "window_ms, got 2");
 }
 
+TEST_F(HardwareFileTest, TheBurstsPaybackComesAsAPairBelowTheSustainedRate) {
+  auto with = [](const std::string& extra) {
+    return Replace("inter_latency_us = 10",
+                   "inter_latency_us = 10\n[tensor_burst]\n"
+                   "bf16_tflops = 170\nwindow_ms = 2.5\n" +
+                       extra) +
+           "\n";
+  };
+  Result<HardwareProfile> hw = LoadHardwareProfile(
+      Write(with("payback_bf16_tflops = 80\npayback_ms = 35\nrefill_ratio = 0.5")));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->burst_payback_bf16_tflops, 80);
+  EXPECT_DOUBLE_EQ(hw->burst_payback_ms, 35);
+  EXPECT_DOUBLE_EQ(hw->TensorPaybackRatio(), 0.8);
+  EXPECT_DOUBLE_EQ(hw->burst_refill_ratio, 0.5);
+  EXPECT_NE(hw->TensorBurstText().find("80 for 35 ms once spent, refilled 0.5 ms per ms idle"),
+            std::string::npos)
+      << hw->TensorBurstText();
+
+  Result<HardwareProfile> plain = LoadHardwareProfile(Write(with("")));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_DOUBLE_EQ(plain->TensorPaybackRatio(), 1.0) << "no payback unless the profile gives one";
+  EXPECT_DOUBLE_EQ(plain->burst_refill_ratio, 1.0) << "refilled as fast as it drains by default";
+
+  EXPECT_EQ(ErrorFor(with("payback_ms = 35")),
+            dir_ +
+                "/x.toml:23:1: key 'tensor_burst.payback_ms': expected payback_bf16_tflops and "
+                "payback_ms together, got no payback_bf16_tflops");
+  EXPECT_EQ(ErrorFor(with("payback_bf16_tflops = 120\npayback_ms = 35")),
+            dir_ +
+                "/x.toml:23:1: key 'tensor_burst.payback_bf16_tflops': expected at most the "
+                "sustained bf16_tflops (100): the payback runs below it, got 120");
+  EXPECT_EQ(ErrorFor(with("refill_ratio = -1")),
+            dir_ + "/x.toml:23:1: key 'tensor_burst.refill_ratio': expected a number >= 0, got -1");
+}
+
 TEST_F(HardwareFileTest, CollectiveTablesMustAscendToTheWholeNode) {
   EXPECT_EQ(ErrorFor(Replace("group_size = 4\nbusbw_gbps = 25", "group_size = 2\nbusbw_gbps = 25")),
             dir_ +

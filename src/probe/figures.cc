@@ -87,22 +87,71 @@ double BusBandwidthGbps(const std::string& op, int ranks, int64_t bytes, double 
   return algbw * (n - 1) / n;  // all_gather, reduce_scatter, all_to_all
 }
 
+namespace {
+
+// The burst time a refill series spent: for each leading call above the
+// margin, the share of it that ran at the burst rate, from how much sooner
+// than the sustained rate it ended (t_sustained - t = x (ratio - 1)).
+double BurstSpentMs(const std::vector<double>& calls, double flops, double sustained_tflops,
+                    double ratio) {
+  double spent_s = 0;
+  for (double t : calls) {
+    const double t_sustained = flops / (sustained_tflops * 1e12);
+    if (t_sustained <= kBurstMargin * t) break;
+    spent_s += std::min(t, (t_sustained - t) / (ratio - 1));
+  }
+  return spent_s * 1e3;
+}
+
+}  // namespace
+
 BurstFigure BurstOf(const BurstTiming& b) {
   BurstFigure f;
   const std::vector<double>& calls = b.call_seconds;
   if (calls.empty()) return f;
   const double flops = b.shape.flops();
   for (double s : calls) f.series_ms += s * 1e3;
+  for (const RefillTiming& r : b.refills)
+    f.longest_gap_ms = std::max(f.longest_gap_ms, r.idle_s * 1e3);
   std::vector<double> tail;
   for (size_t i = calls.size() / 2; i < calls.size(); ++i) tail.push_back(flops / calls[i] / 1e12);
   f.sustained_tflops = Median(tail);
+  auto rate = [&](double seconds) { return flops / seconds / 1e12; };
   double window_s = 0;
   size_t lead = 0;
-  while (lead < calls.size() / 2 && flops / calls[lead] / 1e12 > kBurstMargin * f.sustained_tflops)
+  while (lead < calls.size() / 2 && rate(calls[lead]) > kBurstMargin * f.sustained_tflops)
     window_s += calls[lead++];
-  if (lead > 0) {
-    f.window_ms = window_s * 1e3;
-    f.burst_tflops = flops * static_cast<double>(lead) / window_s / 1e12;
+  if (lead == 0) return f;
+  f.window_ms = window_s * 1e3;
+  f.burst_tflops = flops * static_cast<double>(lead) / window_s / 1e12;
+  // The payback: the slow calls that follow, while the tail is not reached.
+  double payback_s = 0;
+  size_t slow = 0;
+  for (size_t i = lead; i < calls.size() && rate(calls[i]) * kBurstMargin < f.sustained_tflops;
+       ++i, ++slow)
+    payback_s += calls[i];
+  if (slow > 0) {
+    f.payback_ms = payback_s * 1e3;
+    f.payback_tflops = flops * static_cast<double>(slow) / payback_s / 1e12;
+  }
+  // The refill: each series after a gap starts from the sustained state the
+  // series before it ended in, so what it spends is what the gap refilled.
+  const double ratio = f.burst_tflops / f.sustained_tflops;
+  std::vector<double> unsaturated;
+  double saturated_bound = 0;
+  for (const RefillTiming& r : b.refills) {
+    const double spent_ms = BurstSpentMs(r.call_seconds, flops, f.sustained_tflops, ratio);
+    const double per_ms = spent_ms / (r.idle_s * 1e3);
+    if (spent_ms >= 0.9 * f.window_ms)
+      saturated_bound = std::max(saturated_bound, per_ms);
+    else
+      unsaturated.push_back(per_ms);
+  }
+  if (!unsaturated.empty()) {
+    f.refill_ratio = Median(unsaturated);
+  } else if (saturated_bound > 0) {
+    f.refill_ratio = saturated_bound;
+    f.refill_at_least = true;
   }
   return f;
 }

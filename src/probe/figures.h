@@ -22,11 +22,22 @@ struct ShapeRate {
   bool memory_bound = false;  // below the roofline's ridge: says nothing of the tensor rate
 };
 
+// The tensor budget (cost/tensor_burst.h) as one node's calls show it.
 struct BurstFigure {
   double sustained_tflops = 0;  // the second half of the calls, median
   double burst_tflops = 0;      // the leading calls above 1.05 x sustained (0: none)
   double window_ms = 0;         // how long they lasted
   double series_ms = 0;         // how long the calls ran in all
+  // The calls right after the burst below sustained / 1.05: the payback
+  // (0: none, or no burst to pay back).
+  double payback_tflops = 0;
+  double payback_ms = 0;
+  // Burst time regained per second of idle, from the series after short
+  // gaps (unset: no burst, or no gap run). `refill_at_least`: every gap
+  // refilled the whole window, so the ratio is a lower bound.
+  std::optional<double> refill_ratio;
+  bool refill_at_least = false;
+  double longest_gap_ms = 0;  // the longest gap timed (0: none)
 };
 
 // A node-local collective's nccl-tests figures for one group size.

@@ -29,6 +29,19 @@ Status ReadShape(const JsonFields& f, GemmShape* g) {
   return Status::Ok();
 }
 
+// A GEMM timed call by call: at least one positive time.
+Status ReadCalls(const JsonFields& f, std::vector<double>* out) {
+  const nlohmann::json* calls = f.Find("call_seconds");
+  if (calls == nullptr || !calls->is_array() || calls->empty())
+    return f.Wrong("call_seconds", "a non-empty array of seconds", calls);
+  for (const nlohmann::json& c : *calls) {
+    if (!c.is_number() || !(c.get<double>() > 0))
+      return f.Wrong("call_seconds", "positive times", &c);
+    out->push_back(c.get<double>());
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<CollectiveTiming>> ReadCollectives(const JsonFields& root, const char* key) {
   std::vector<CollectiveTiming> out;
   PPS_ASSIGN_OR_RETURN(std::vector<JsonFields> rows, root.FieldsOfEach(key));
@@ -92,13 +105,18 @@ Result<NodeResult> ParseNodeOutput(const std::string& node, const std::string& o
     BurstTiming t;
     PPS_RETURN_IF_ERROR(ReadShape(b, &t.shape));
     PPS_RETURN_IF_ERROR(b.Number("idle_s", &t.idle_s));
-    const nlohmann::json* calls = b.Find("call_seconds");
-    if (calls == nullptr || !calls->is_array())
-      return b.Wrong("call_seconds", "an array of seconds", calls);
-    for (const nlohmann::json& c : *calls) {
-      if (!c.is_number() || !(c.get<double>() > 0))
-        return b.Wrong("call_seconds", "positive times", &c);
-      t.call_seconds.push_back(c.get<double>());
+    PPS_RETURN_IF_ERROR(ReadCalls(b, &t.call_seconds));
+    // Absent in an older script's output: no refill measured.
+    if (b.Has("refills")) {
+      PPS_ASSIGN_OR_RETURN(std::vector<JsonFields> refills, b.FieldsOfEach("refills"));
+      for (const JsonFields& f : refills) {
+        RefillTiming refill;
+        PPS_RETURN_IF_ERROR(f.Require("idle_s", "the gap in seconds"));
+        PPS_RETURN_IF_ERROR(f.Number("idle_s", &refill.idle_s));
+        if (!(refill.idle_s > 0)) return f.Wrong("idle_s", "a positive gap");
+        PPS_RETURN_IF_ERROR(ReadCalls(f, &refill.call_seconds));
+        t.refills.push_back(std::move(refill));
+      }
     }
     r.burst = t;
   }

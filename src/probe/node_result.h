@@ -23,10 +23,17 @@ struct GemmTiming {
 };
 
 // One GEMM timed call by call after `idle_s` of idle tensor cores.
+// The same GEMM timed again after a short gap (the gap as measured).
+struct RefillTiming {
+  double idle_s = 0;
+  std::vector<double> call_seconds;
+};
+
 struct BurstTiming {
   GemmShape shape;
   double idle_s = 0;
   std::vector<double> call_seconds;
+  std::vector<RefillTiming> refills;  // in the order run
 };
 
 struct CopyTiming {

@@ -57,6 +57,50 @@ std::string IntraTable(const char* key, const std::string& op,
   return out;
 }
 
+// [tensor_burst] from the median node's series: each rate as a ratio to the
+// series' own sustained rate, times the measured GEMM rate, so the budget
+// scales the profile's bf16_tflops the way the series scaled its own.
+std::string BurstTable(const BurstFigure& b, double bf16_tflops,
+                       const std::vector<NodeResult>& nodes) {
+  const double idle_s = nodes.empty() || !nodes.front().burst ? 0.0 : nodes.front().burst->idle_s;
+  std::string out = fmt::format(
+      "\n# After {:.1f} s idle, one GEMM timed call by call for {:.0f} ms: ", idle_s, b.series_ms);
+  if (b.burst_tflops <= 0) {
+    return out + fmt::format(
+                     "no call ran 5% above the sustained rate (no burst; the same rate).\n"
+                     "[tensor_burst]\nbf16_tflops = {}\nwindow_ms = {}\n",
+                     Number(bf16_tflops), Number(b.series_ms));
+  }
+  const double ratio = b.burst_tflops / b.sustained_tflops;
+  out += fmt::format("the first {:.2f} ms ran {:.3g}x the sustained rate (a burst)", b.window_ms,
+                     ratio);
+  std::string keys = fmt::format("bf16_tflops = {}\nwindow_ms = {}\n", Number(bf16_tflops * ratio),
+                                 Number(b.window_ms));
+  if (b.payback_tflops > 0) {
+    const double payback = b.payback_tflops / b.sustained_tflops;
+    out += fmt::format(", and the {:.2f} ms after it {:.3g}x (its payback)", b.payback_ms, payback);
+    keys += fmt::format("payback_bf16_tflops = {}\npayback_ms = {}\n",
+                        Number(bf16_tflops * payback), Number(b.payback_ms));
+  } else {
+    out += "; no call after it ran 5% below (no payback)";
+  }
+  out += ".\n";
+  if (b.refill_ratio) {
+    if (*b.refill_ratio <= 0) {
+      out += fmt::format("# No gap up to {:.1f} ms bought any burst back.\n", b.longest_gap_ms);
+    } else {
+      out += fmt::format(
+          "# Timed again after short gaps: each ms of idle bought back {}{:.3g} ms of burst{}.\n",
+          b.refill_at_least ? "at least " : "", *b.refill_ratio,
+          b.refill_at_least ? " (every gap refilled the whole window)" : "");
+    }
+    keys += fmt::format("refill_ratio = {}\n", Number(*b.refill_ratio));
+  } else {
+    out += "# No gap was timed: the refill ratio stays the default (as fast as it drains).\n";
+  }
+  return out + "[tensor_burst]\n" + keys;
+}
+
 }  // namespace
 
 std::string OverlayToml(const std::string& name, const std::string& base_ref,
@@ -108,19 +152,8 @@ std::string OverlayToml(const std::string& name, const std::string& base_ref,
         Number(*f.nic_gbps), Number(*f.inter_latency_us));
   }
   // Tables last: a root key after a table header would belong to the table.
-  if (f.burst && f.bf16_tflops && f.burst->sustained_tflops > 0) {
-    const BurstFigure& b = *f.burst;
-    const double ratio = b.burst_tflops > 0 ? b.burst_tflops / b.sustained_tflops : 1.0;
-    out += fmt::format(
-        "\n# After {:.1f} s idle, one GEMM timed call by call for {:.0f} ms: {}\n"
-        "[tensor_burst]\nbf16_tflops = {}\nwindow_ms = {}\n",
-        nodes.empty() || !nodes.front().burst ? 0.0 : nodes.front().burst->idle_s, b.series_ms,
-        b.burst_tflops > 0
-            ? fmt::format("the first {:.2f} ms ran {:.3g}x the sustained rate (a burst).",
-                          b.window_ms, ratio)
-            : std::string("no call ran 5% above the sustained rate (no burst; the same rate)."),
-        Number(*f.bf16_tflops * ratio), Number(b.burst_tflops > 0 ? b.window_ms : b.series_ms));
-  }
+  if (f.burst && f.bf16_tflops && f.burst->sustained_tflops > 0)
+    out += BurstTable(*f.burst, *f.bf16_tflops, nodes);
   out += IntraTable("intra_allreduce", "all_reduce", base.intra_allreduce, f.collectives);
   out += IntraTable("intra_alltoall", "all_to_all", base.intra_alltoall, f.collectives);
   return out;

@@ -96,12 +96,27 @@ def burst(cfg, device, timer):
     torch.matmul(a, b)
     timer.sync()
     time.sleep(cfg["idle_s"])
-    calls = []
-    t0 = now()
-    while now() - t0 < cfg["burst_s"] and len(calls) < cfg["max_iterations"]:
-        calls.append(timer.time(lambda: torch.matmul(a, b), 1))
+
+    def series(seconds):
+        calls = []
+        t0 = now()
+        while now() - t0 < seconds and len(calls) < cfg["max_iterations"]:
+            calls.append(timer.time(lambda: torch.matmul(a, b), 1))
+        return calls
+
+    calls = series(cfg["burst_s"])
+    # How fast idle refills the burst: after each series the card runs at its
+    # sustained rate again, so a short gap then shows what that much idle
+    # buys back. The gap is timed, not assumed: a sleep overshoots.
+    refills = []
+    for gap in cfg.get("refill_gaps_s", []):
+        timer.sync()
+        start = now()
+        time.sleep(gap)
+        idle = now() - start
+        refills.append({"idle_s": idle, "call_seconds": series(cfg["refill_s"])})
     return {"m": shape["m"], "n": shape["n"], "k": shape["k"], "dtype": shape["dtype"],
-            "idle_s": cfg["idle_s"], "call_seconds": calls}
+            "idle_s": cfg["idle_s"], "call_seconds": calls, "refills": refills}
 
 
 def memory_bandwidth(cfg, device, timer):

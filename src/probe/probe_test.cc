@@ -25,7 +25,9 @@ const char* kRecorded = R"(
  "gemm": [{"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16", "iterations": 100, "seconds": 0.1442},
           {"m": 16, "n": 7168, "k": 2048, "dtype": "bf16", "iterations": 1000, "seconds": 0.02}],
  "burst": {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16", "idle_s": 2,
-           "call_seconds": [0.0011, 0.0011, 0.0015, 0.0015, 0.0015, 0.0015, 0.0015, 0.0015]},
+           "call_seconds": [0.0011, 0.0011, 0.0018, 0.0015, 0.0015, 0.0015, 0.0015, 0.0015,
+                            0.0015, 0.0015],
+           "refills": [{"idle_s": 0.001, "call_seconds": [0.0013, 0.0015, 0.0015]}]},
  "memory": {"bytes": 1073741824, "iterations": 100, "seconds": 0.05},
  "launch": {"kernels": 200, "iterations": 50, "seconds": 0.02},
  "collectives": [
@@ -56,7 +58,9 @@ TEST(ProbeOutput, ReadsEveryTiming) {
   EXPECT_EQ(r->gemm[0].shape.k, 8192);
   EXPECT_EQ(r->gemm[0].run.iterations, 100);
   ASSERT_TRUE(r->burst.has_value());
-  EXPECT_EQ(r->burst->call_seconds.size(), 8u);
+  EXPECT_EQ(r->burst->call_seconds.size(), 10u);
+  ASSERT_EQ(r->burst->refills.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->burst->refills[0].idle_s, 0.001);
   ASSERT_TRUE(r->copy && r->launch);
   EXPECT_EQ(r->collectives.size(), 6u);
   ASSERT_EQ(r->skipped.size(), 1u);
@@ -106,6 +110,38 @@ TEST(ProbeFigures, TheLeadingFastCallsAreTheBurst) {
   f = BurstOf(b);
   EXPECT_EQ(f.burst_tflops, 0);
   EXPECT_EQ(f.window_ms, 0);
+}
+
+TEST(ProbeFigures, TheSlowCallsAfterTheBurstAreItsPaybackAndGapsTimeTheRefill) {
+  BurstTiming b;
+  b.shape = {1000, 1000, 1000, "bf16", ""};  // 2 GFLOP a call: 2 ms at 1 TFLOPS
+  // 2 ms of burst at 2 TFLOPS, then 3 calls of 4 ms at 0.5 (12 ms of
+  // payback), then sustained.
+  b.call_seconds = {0.001, 0.001, 0.004, 0.004, 0.004, 0.002, 0.002, 0.002,
+                    0.002, 0.002, 0.002, 0.002, 0.002, 0.002, 0.002, 0.002};
+  // After a 1 ms gap the first call took 1.5 ms: 0.5 ms of it sooner than
+  // sustained, which at twice the rate is 0.5 ms of burst: 0.5 ms a ms.
+  // After a 10 ms gap the whole 2 ms window came back (a lower bound only).
+  b.refills = {{0.001, {0.0015, 0.002, 0.002}}, {0.010, {0.001, 0.001, 0.002, 0.002}}};
+  BurstFigure f = BurstOf(b);
+  EXPECT_DOUBLE_EQ(f.burst_tflops, 2.0);
+  EXPECT_DOUBLE_EQ(f.window_ms, 2.0);
+  EXPECT_DOUBLE_EQ(f.payback_tflops, 0.5);
+  EXPECT_DOUBLE_EQ(f.payback_ms, 12.0);
+  ASSERT_TRUE(f.refill_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*f.refill_ratio, 0.5) << "from the gap that did not refill it all";
+  EXPECT_FALSE(f.refill_at_least);
+  EXPECT_DOUBLE_EQ(f.longest_gap_ms, 10.0);
+  // Only whole windows: the ratio is at least what the shortest such gap bought.
+  b.refills = {{0.010, {0.001, 0.001, 0.002}}, {0.004, {0.001, 0.001, 0.002}}};
+  f = BurstOf(b);
+  EXPECT_DOUBLE_EQ(*f.refill_ratio, 0.5);
+  EXPECT_TRUE(f.refill_at_least);
+  // No burst: nothing to pay back or refill.
+  b.call_seconds = {0.002, 0.002, 0.002, 0.004, 0.002, 0.002};
+  f = BurstOf(b);
+  EXPECT_EQ(f.payback_tflops, 0);
+  EXPECT_FALSE(f.refill_ratio.has_value());
 }
 
 TEST(ProbeFigures, AShapeImpliesTheRateOverItsGemmEfficiency) {
@@ -240,9 +276,14 @@ TEST_F(OverlayTest, TheOverlayLoadsAsAProfileWithTheMeasuredKeysAndTheBasesOther
   EXPECT_NEAR(hw->nic_gbps_per_gpu, *f.nic_gbps, *f.nic_gbps * 1e-3);
   EXPECT_NEAR(hw->intra_allreduce.back().busbw_gbps, f.collectives.front().busbw_gbps,
               f.collectives.front().busbw_gbps * 1e-3);
-  // The burst: 1.1 ms calls before 1.5 ms ones, 1.36x for 2.2 ms.
+  // The burst: 1.1 ms calls before 1.5 ms ones, 1.36x for 2.2 ms; then one
+  // 1.8 ms call (1.5 / 1.8 of the rate) as its payback; after a 1 ms gap a
+  // 1.3 ms call, 0.2 ms sooner, at 1.36x: 0.2 / 0.364 = 0.55 ms of burst.
   EXPECT_NEAR(hw->TensorBurstRatio(), 1.5 / 1.1, 1e-3);
   EXPECT_NEAR(hw->burst_window_ms, 2.2, 1e-3);
+  EXPECT_NEAR(hw->TensorPaybackRatio(), 1.5 / 1.8, 1e-3);
+  EXPECT_NEAR(hw->burst_payback_ms, 1.8, 1e-3);
+  EXPECT_NEAR(hw->burst_refill_ratio, 0.2 / (1.5 / 1.1 - 1), 1e-3);
   // Not measured: the base's.
   EXPECT_EQ(hw->fp8_tflops, h200->fp8_tflops);
   EXPECT_EQ(hw->gpu_name, h200->gpu_name);

@@ -91,6 +91,8 @@ nlohmann::json RequestJson(const ProbeRequest& r) {
                       {"max_iterations", r.max_iterations},
                       {"idle_s", r.idle_s},
                       {"burst_s", r.burst_s},
+                      {"refill_gaps_s", r.refill_gaps_s},
+                      {"refill_s", r.refill_s},
                       {"copy_bytes", r.copy_bytes},
                       {"collective_ops", r.collective_ops},
                       {"collective_bytes", r.collective_bytes},

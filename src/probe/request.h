@@ -31,6 +31,10 @@ struct ProbeRequest {
   int max_iterations = 2000;
   double idle_s = 2;     // the tensor cores idle this long before the burst
   double burst_s = 0.5;  // the burst's GEMM is timed call by call this long
+  // Then, after each of these gaps, timed again for refill_s: how much burst
+  // that much idle buys back (the window's refill ratio).
+  std::vector<double> refill_gaps_s = {0.0005, 0.002, 0.008, 0.032};
+  double refill_s = 0.15;
   int64_t copy_bytes = int64_t{1} << 30;
   std::vector<std::string> collective_ops = {"all_reduce", "all_gather", "reduce_scatter",
                                              "all_to_all"};
