@@ -298,53 +298,29 @@ std::vector<double> LayoutCostModel::WithTensorBurst(
     return l.role == OpRole::kAttention ||
            (l.role == OpRole::kLatentProj && l.out_features == model_.hidden);
   };
-  struct Phase {
-    double idle_before_ns = 0;
-    std::vector<size_t> linears;
-    std::vector<KernelRates> kernels;
-  };
-  std::vector<Phase> phases;
+  std::vector<BurstPhase> phases;
+  std::vector<std::vector<size_t>> linears;  // each phase's kernels in sustained_ns
   size_t next = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     // The stage's first phase follows the previous step's last collective.
     const model::LayerDesc& before = *layers[i == 0 ? layers.size() - 1 : i - 1];
-    Phase attention{after_ffn_ns(before), {}, {}}, ffn{before_ffn_ns(*layers[i]), {}, {}};
+    BurstPhase attention{after_ffn_ns(before), {}}, ffn{before_ffn_ns(*layers[i]), {}};
+    std::vector<size_t> in_attention, in_ffn;
     for (const auto& l : layers[i]->linears) {
-      Phase& p = in_attention_phase(l) ? attention : ffn;
-      p.linears.push_back(next);
-      p.kernels.push_back({sustained_ns[next], burst_ns[next], payback_ns[next]});
-      ++next;
+      const bool first = in_attention_phase(l);
+      (first ? attention : ffn)
+          .kernels.push_back({sustained_ns[next], burst_ns[next], payback_ns[next]});
+      (first ? in_attention : in_ffn).push_back(next++);
     }
     phases.push_back(std::move(attention));
     phases.push_back(std::move(ffn));
+    linears.push_back(std::move(in_attention));
+    linears.push_back(std::move(in_ffn));
   }
-  auto run_step = [&](BudgetState state, std::vector<double>* out) {
-    for (const Phase& p : phases) {
-      state = AfterIdle(state, p.idle_before_ns, budget);
-      const std::vector<double> t = RunPhase(p.kernels, budget, &state);
-      for (size_t k = 0; k < p.linears.size(); ++k) (*out)[p.linears[k]] = t[k];
-    }
-    return state;
-  };
-  auto same = [](const BudgetState& a, const BudgetState& b) {
-    return std::abs(a.credit_ns - b.credit_ns) < 1 && std::abs(a.debt_ns - b.debt_ns) < 1;
-  };
-  // The steady state. A card that idled long starts with a full budget; if
-  // a step leaves it full, every step does. Otherwise each step drains it a
-  // little until it runs dry, and a stage that keeps serving runs where the
-  // drain bottoms out: the cycle reached from an empty budget, each step
-  // starting where the last one left off until that stops changing (within
-  // a nanosecond; a step that spans many paybacks settles within itself).
+  const std::vector<std::vector<double>> times = SteadyStepNs(phases, budget);
   std::vector<double> out = sustained_ns;
-  const BudgetState full{budget.window_ns, 0};
-  if (same(run_step(full, &out), full)) return out;
-  constexpr int kMaxSteps = 8;
-  BudgetState state;
-  for (int step = 0; step < kMaxSteps; ++step) {
-    const BudgetState start = state;
-    state = run_step(state, &out);
-    if (same(state, start)) break;
-  }
+  for (size_t p = 0; p < phases.size(); ++p)
+    for (size_t k = 0; k < linears[p].size(); ++k) out[linears[p][k]] = times[p][k];
   return out;
 }
 

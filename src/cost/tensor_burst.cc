@@ -1,6 +1,7 @@
 #include "cost/tensor_burst.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ppsearch::cost {
 
@@ -12,8 +13,9 @@ BudgetState AfterIdle(const BudgetState& state, double idle_ns, const BurstBudge
   idle -= repaid;
   if (out.debt_ns <= 0) {
     out.debt_ns = 0;
-    out.credit_ns =
-        std::min(std::max(budget.window_ns, 0.0), out.credit_ns + budget.refill_ratio * idle);
+    const double full = std::max(budget.window_ns, 0.0);
+    out.credit_ns = std::min(full, out.credit_ns + budget.refill_ratio * idle);
+    if (out.credit_ns >= full) out.spent_ns = 0;
   }
   return out;
 }
@@ -54,8 +56,14 @@ std::vector<double> RunPhase(const std::vector<KernelRates>& kernels, const Burs
       if (state->debt_ns > 0 && payback > 0) {
         ns += RunWithin(payback, &state->debt_ns, &left);
       } else if (state->credit_ns > 0 && burst > 0) {
-        ns += RunWithin(burst, &state->credit_ns, &left);
-        if (state->credit_ns <= 0) state->debt_ns = std::max(budget.payback_ns, 0.0);
+        const double ran = RunWithin(burst, &state->credit_ns, &left);
+        ns += ran;
+        state->spent_ns += ran;
+        if (state->credit_ns <= 0) {
+          const double share = budget.window_ns > 0 ? state->spent_ns / budget.window_ns : 1.0;
+          state->debt_ns = std::max(budget.payback_ns, 0.0) * std::min(share, 1.0);
+          state->spent_ns = 0;
+        }
       } else {
         ns += left * sustained;
         left = 0;
@@ -63,6 +71,33 @@ std::vector<double> RunPhase(const std::vector<KernelRates>& kernels, const Burs
     }
     out.push_back(ns);
   }
+  return out;
+}
+
+std::vector<std::vector<double>> SteadyStepNs(const std::vector<BurstPhase>& phases,
+                                              const BurstBudget& budget) {
+  std::vector<std::vector<double>> out(phases.size());
+  auto run_step = [&](BudgetState state) {
+    for (size_t p = 0; p < phases.size(); ++p) {
+      state = AfterIdle(state, phases[p].idle_before_ns, budget);
+      out[p] = RunPhase(phases[p].kernels, budget, &state);
+    }
+    return state;
+  };
+  auto same = [](const BudgetState& a, const BudgetState& b) {
+    return std::abs(a.credit_ns - b.credit_ns) < 1 && std::abs(a.debt_ns - b.debt_ns) < 1 &&
+           std::abs(a.spent_ns - b.spent_ns) < 1;
+  };
+  constexpr int kMaxSteps = 8;
+  auto settle = [&](BudgetState state) {
+    for (int step = 0; step < kMaxSteps; ++step) {
+      const BudgetState start = state;
+      state = run_step(state);
+      if (same(state, start)) return true;
+    }
+    return false;
+  };
+  if (!settle(BudgetState{std::max(budget.window_ns, 0.0), 0, 0})) settle(BudgetState{});
   return out;
 }
 

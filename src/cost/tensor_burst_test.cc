@@ -68,6 +68,19 @@ TEST(RunPhase, SpendingTheBudgetStartsThePaybackInsideTheSameKernel) {
   EXPECT_DOUBLE_EQ(state.credit_ns, 0);
 }
 
+TEST(RunPhase, RunningDryAfterASliverCostsASliverOfThePayback) {
+  // A 100 ns window whose whole spending costs 1,000 ns of payback. From 10
+  // ns of credit (nothing else spent since it was last full) a 100 ns kernel
+  // (50 at the burst rate, 150 in payback) runs 10 ns at the burst rate (a
+  // fifth of its work) and runs dry: 10/100 of the payback, 100 ns, does
+  // two thirds of it, and the last 2/15 runs sustained: 10 + 100 + 40/3.
+  BudgetState state{10, 0, 0};
+  const std::vector<double> out = RunPhase({Compute(100)}, Budget(100, 1000), &state);
+  EXPECT_NEAR(out[0], 10 + 100 + 40.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(state.debt_ns, 0);
+  EXPECT_DOUBLE_EQ(state.spent_ns, 0) << "running dry starts the count again";
+}
+
 TEST(RunPhase, ADebtSlowsTheNextPhaseUntilItIsRunOut) {
   BudgetState state{0, 3};
   const std::vector<double> out = RunPhase({Compute(4), Compute(4)}, Budget(8, 3), &state);
@@ -86,6 +99,32 @@ TEST(AfterIdle, TheDebtRunsOutFirstThenTheWindowRefillsAtItsRatio) {
   EXPECT_DOUBLE_EQ(s.credit_ns, 2) << "4 ns idle after the debt, at 0.5";
   s = AfterIdle({7, 0}, 100, budget);
   EXPECT_DOUBLE_EQ(s.credit_ns, 10) << "never above the full window";
+}
+
+TEST(AfterIdle, AFullBudgetForgetsWhatWasSpentBeforeIt) {
+  EXPECT_DOUBLE_EQ(AfterIdle({5, 0, 30}, 2, Budget(10)).spent_ns, 30);
+  EXPECT_DOUBLE_EQ(AfterIdle({5, 0, 30}, 5, Budget(10)).spent_ns, 0);
+}
+
+TEST(SteadyStepNs, AStageThatSettlesBelowFullKeepsItsBurst) {
+  // Window 100 (payback 3,000 at half the rate). Phase A follows 50 ns of
+  // idle and could spend 60; phase B follows 20 and could spend 5. From full
+  // the budget settles at 55 after B and never runs dry: every step runs
+  // both at the burst rate (60 and 5), however long a run dry would cost.
+  const std::vector<BurstPhase> phases = {{50, {Compute(120)}}, {20, {Compute(10)}}};
+  const auto t = SteadyStepNs(phases, Budget(100, 3000));
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0][0], 60);
+  EXPECT_DOUBLE_EQ(t[1][0], 5);
+}
+
+TEST(SteadyStepNs, ALargeBudgetDrainedALittleEachStepIsCostedDry) {
+  // A 1 ms window; each step spends 20 ns of burst and idles 10: it would
+  // take 100,000 steps to run dry, after which each step bursts the 10 ns
+  // its idle refills (a quarter of the kernel's work) and runs the rest
+  // sustained: 10 + 0.5 x 40 = 30 ns.
+  const auto t = SteadyStepNs({{10, {Compute(40)}}}, Budget(1e6));
+  EXPECT_DOUBLE_EQ(t[0][0], 30);
 }
 
 TEST(AfterIdle, ARatioOfZeroNeverRefills) {

@@ -435,7 +435,7 @@ std::string HardwareProfile::TensorBurstText() const {
       "sustained",
       name, burst_bf16_tflops, burst_window_ms, bf16_tflops);
   if (TensorPaybackRatio() < 1)
-    text += fmt::format(", {:.0f} for {:.0f} ms once spent", burst_payback_bf16_tflops,
+    text += fmt::format(", {:.0f} for {:.3g} ms once spent", burst_payback_bf16_tflops,
                         burst_payback_ms);
   return text + fmt::format(", refilled {:.3g} ms per ms idle", burst_refill_ratio);
 }

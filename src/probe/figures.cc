@@ -89,9 +89,10 @@ double BusBandwidthGbps(const std::string& op, int ranks, int64_t bytes, double 
 
 namespace {
 
-// The burst time a refill series spent: for each leading call above the
-// margin, the share of it that ran at the burst rate, from how much sooner
-// than the sustained rate it ended (t_sustained - t = x (ratio - 1)).
+// The burst time a series spent: for each leading call above the margin,
+// the share of it that ran at the burst rate, from how much sooner than the
+// sustained rate it ended (t_sustained - t = x (ratio - 1)), so a call the
+// budget ran out inside counts only its burst part.
 double BurstSpentMs(const std::vector<double>& calls, double flops, double sustained_tflops,
                     double ratio) {
   double spent_s = 0;
@@ -117,41 +118,55 @@ BurstFigure BurstOf(const BurstTiming& b) {
   for (size_t i = calls.size() / 2; i < calls.size(); ++i) tail.push_back(flops / calls[i] / 1e12);
   f.sustained_tflops = Median(tail);
   auto rate = [&](double seconds) { return flops / seconds / 1e12; };
-  double window_s = 0;
   size_t lead = 0;
-  while (lead < calls.size() / 2 && rate(calls[lead]) > kBurstMargin * f.sustained_tflops)
-    window_s += calls[lead++];
+  while (lead < calls.size() / 2 && rate(calls[lead]) > kBurstMargin * f.sustained_tflops) ++lead;
   if (lead == 0) return f;
-  f.window_ms = window_s * 1e3;
-  f.burst_tflops = flops * static_cast<double>(lead) / window_s / 1e12;
-  // The payback: the slow calls that follow, while the tail is not reached.
+  // The burst rate from the calls that ran wholly inside it: all the fast
+  // ones but the last, which the budget may have run out inside (one fast
+  // call alone gives a lower bound). The window is the burst time spent.
+  const size_t whole = lead > 1 ? lead - 1 : 1;
+  double whole_s = 0;
+  for (size_t i = 0; i < whole; ++i) whole_s += calls[i];
+  f.burst_tflops = flops * static_cast<double>(whole) / whole_s / 1e12;
+  const double ratio = f.burst_tflops / f.sustained_tflops;
+  f.window_ms = BurstSpentMs(calls, flops, f.sustained_tflops, ratio);
+  // The payback: the slow calls that follow, past at most one call the
+  // payback started inside (within the margin of the sustained rate).
+  auto slow = [&](size_t i) { return rate(calls[i]) * kBurstMargin < f.sustained_tflops; };
+  size_t first = lead;
+  if (first < calls.size() && !slow(first)) ++first;
   double payback_s = 0;
-  size_t slow = 0;
-  for (size_t i = lead; i < calls.size() && rate(calls[i]) * kBurstMargin < f.sustained_tflops;
-       ++i, ++slow)
-    payback_s += calls[i];
-  if (slow > 0) {
+  size_t count = 0;
+  for (size_t i = first; i < calls.size() && slow(i); ++i, ++count) payback_s += calls[i];
+  if (count > 0) {
     f.payback_ms = payback_s * 1e3;
-    f.payback_tflops = flops * static_cast<double>(slow) / payback_s / 1e12;
+    f.payback_tflops = flops * static_cast<double>(count) / payback_s / 1e12;
   }
   // The refill: each series after a gap starts from the sustained state the
   // series before it ended in, so what it spends is what the gap refilled.
-  const double ratio = f.burst_tflops / f.sustained_tflops;
-  std::vector<double> unsaturated;
-  double saturated_bound = 0;
+  // A gap that bought back too little to show (no call above the margin)
+  // says nothing; one that refilled the window (90% of it) gives a lower
+  // bound, which the ratio never falls below.
+  std::vector<double> partial;
+  double at_least = 0;
+  bool any = false;
   for (const RefillTiming& r : b.refills) {
     const double spent_ms = BurstSpentMs(r.call_seconds, flops, f.sustained_tflops, ratio);
+    if (spent_ms <= 0) continue;
+    any = true;
     const double per_ms = spent_ms / (r.idle_s * 1e3);
     if (spent_ms >= 0.9 * f.window_ms)
-      saturated_bound = std::max(saturated_bound, per_ms);
+      at_least = std::max(at_least, per_ms);
     else
-      unsaturated.push_back(per_ms);
+      partial.push_back(per_ms);
   }
-  if (!unsaturated.empty()) {
-    f.refill_ratio = Median(unsaturated);
-  } else if (saturated_bound > 0) {
-    f.refill_ratio = saturated_bound;
+  if (!partial.empty()) {
+    f.refill_ratio = std::max(Median(partial), at_least);
+  } else if (any) {
+    f.refill_ratio = at_least;
     f.refill_at_least = true;
+  } else if (!b.refills.empty()) {
+    f.refill_ratio = 0;  // no gap up to the longest bought back a burst that shows
   }
   return f;
 }

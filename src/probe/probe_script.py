@@ -86,35 +86,56 @@ def gemm(cfg, device, timer, skipped):
 
 def burst(cfg, device, timer):
     """One GEMM timed call by call after the tensor cores idled: the rate of
-    the first calls against the sustained one shows a burst and its length."""
+    the first calls against the sustained one shows a burst, its length and
+    its payback; the same series after short gaps shows how fast idle refills
+    it."""
     shape = cfg.get("burst_shape")
     if not shape:
         return None
     dtype = DTYPES[shape["dtype"]]
     a = torch.randn(shape["m"], shape["k"], device=device).to(dtype)
     b = torch.randn(shape["k"], shape["n"], device=device).to(dtype)
-    torch.matmul(a, b)
-    timer.sync()
-    time.sleep(cfg["idle_s"])
+    # One call's time (before the idle, so it spends nothing measured) sizes
+    # each series: on a GPU every call of a series is queued at once, so the
+    # GPU runs them back to back and no host gap refills anything mid-series.
+    per_call = timer.time(lambda: torch.matmul(a, b), 3) / 3
 
     def series(seconds):
-        calls = []
-        t0 = now()
-        while now() - t0 < seconds and len(calls) < cfg["max_iterations"]:
+        """[call seconds], the first call's start and the last one's end
+        (events on a GPU, host clock readings on the CPU)."""
+        if timer.cuda:
+            count = max(2, min(cfg["max_iterations"], int(seconds / max(per_call, 1e-6)) + 1))
+            events = [torch.cuda.Event(enable_timing=True) for _ in range(count + 1)]
+            events[0].record()
+            for i in range(count):
+                torch.matmul(a, b)
+                events[i + 1].record()
+            events[-1].synchronize()
+            calls = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(count)]
+            return calls, events[0], events[-1]
+        calls, first = [], now()
+        while now() - first < seconds and len(calls) < cfg["max_iterations"]:
             calls.append(timer.time(lambda: torch.matmul(a, b), 1))
-        return calls
+        return calls, first, now()
 
-    calls = series(cfg["burst_s"])
-    # How fast idle refills the burst: after each series the card runs at its
-    # sustained rate again, so a short gap then shows what that much idle
-    # buys back. The gap is timed, not assumed: a sleep overshoots.
+    def idle_between(end, start):
+        if timer.cuda:
+            return end.elapsed_time(start) / 1e3
+        return start - end
+
+    timer.sync()
+    time.sleep(cfg["idle_s"])
+    calls, _, end = series(cfg["burst_s"])
+    # After each series the card runs at its sustained rate again, so a short
+    # gap then shows what that much idle buys back. The gap is the device's
+    # idle between the two series (events), not the sleep: the host's work
+    # before the first launch idles it too.
     refills = []
     for gap in cfg.get("refill_gaps_s", []):
-        timer.sync()
-        start = now()
         time.sleep(gap)
-        idle = now() - start
-        refills.append({"idle_s": idle, "call_seconds": series(cfg["refill_s"])})
+        gap_calls, start, next_end = series(cfg["refill_s"])
+        refills.append({"idle_s": idle_between(end, start), "call_seconds": gap_calls})
+        end = next_end
     return {"m": shape["m"], "n": shape["n"], "k": shape["k"], "dtype": shape["dtype"],
             "idle_s": cfg["idle_s"], "call_seconds": calls, "refills": refills}
 

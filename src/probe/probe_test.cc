@@ -144,6 +144,32 @@ TEST(ProbeFigures, TheSlowCallsAfterTheBurstAreItsPaybackAndGapsTimeTheRefill) {
   EXPECT_FALSE(f.refill_ratio.has_value());
 }
 
+TEST(ProbeFigures, ACallTheBurstRanOutInsideCountsOnlyItsBurstPart) {
+  BurstTiming b;
+  b.shape = {1000, 1000, 1000, "bf16", ""};  // 2 ms a call at 1 TFLOPS sustained
+  // A 1 ms call at 2 TFLOPS, then a 1.5 ms call the budget ran out inside:
+  // 0.5 ms sooner than sustained at twice the rate is 0.5 ms of burst. Then
+  // a 2.05 ms call inside the margin (the payback starts inside it), two 4
+  // ms calls at half the rate, and the sustained rate.
+  b.call_seconds = {0.001, 0.0015, 0.00205, 0.004, 0.004, 0.002, 0.002,
+                    0.002, 0.002,  0.002,   0.002, 0.002, 0.002, 0.002};
+  // Gaps: 0.5 ms bought back nothing that shows (no call above the margin),
+  // 1 ms bought 0.25 ms, 20 ms the whole 1.5 ms window (0.075 a ms at least).
+  b.refills = {
+      {0.0005, {0.00199, 0.002}}, {0.001, {0.00175, 0.002}}, {0.02, {0.001, 0.0015, 0.002}}};
+  const BurstFigure f = BurstOf(b);
+  EXPECT_DOUBLE_EQ(f.burst_tflops, 2.0) << "from the call wholly inside the burst";
+  EXPECT_DOUBLE_EQ(f.window_ms, 1.5);
+  EXPECT_DOUBLE_EQ(f.payback_tflops, 0.5) << "past the call the payback started inside";
+  EXPECT_DOUBLE_EQ(f.payback_ms, 8.0);
+  ASSERT_TRUE(f.refill_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*f.refill_ratio, 0.25) << "the gap that showed nothing is left out";
+  EXPECT_FALSE(f.refill_at_least);
+  // Gaps that bought back nothing that shows: a refill ratio of 0.
+  b.refills = {{0.0005, {0.002}}, {0.001, {0.002}}};
+  EXPECT_EQ(BurstOf(b).refill_ratio, 0.0);
+}
+
 TEST(ProbeFigures, AShapeImpliesTheRateOverItsGemmEfficiency) {
   Result<hardware::HardwareProfile> h200 = hardware::LoadHardwareProfile("h200");
   ASSERT_TRUE(h200.ok());
@@ -292,6 +318,55 @@ TEST_F(OverlayTest, TheOverlayLoadsAsAProfileWithTheMeasuredKeysAndTheBasesOther
   EXPECT_NE(text.find("# Measured by `ppsearch probe spec.toml -o measured.toml`"),
             std::string::npos);
   EXPECT_EQ(text.find("MEASURED ON THE CPU"), std::string::npos);
+}
+
+TEST_F(OverlayTest, TheBudgetsRefillIsWrittenAsMeasuredOrBounded) {
+  Result<hardware::HardwareProfile> h200 = hardware::LoadHardwareProfile("h200");
+  ASSERT_TRUE(h200.ok());
+  ProbeFigures f;
+  f.bf16_tflops = 800;
+  BurstFigure b;
+  b.sustained_tflops = 1;
+  b.burst_tflops = 1.5;
+  b.window_ms = 2;
+  b.series_ms = 500;
+  b.payback_tflops = 0.8;
+  b.payback_ms = 30;
+  b.refill_ratio = 0.4;
+  b.refill_at_least = true;
+  b.longest_gap_ms = 32;
+  f.burst = b;
+  Provenance p;
+  auto load = [&](const std::string& text) {
+    std::ofstream(dir_ / "burst.toml") << text;
+    return hardware::LoadHardwareProfile((dir_ / "burst.toml").string());
+  };
+  std::string text = OverlayToml("burst", "h200", *h200, f, {}, p);
+  EXPECT_NE(text.find("each ms of idle bought back at least 0.4 ms of burst (every gap refilled "
+                      "the whole window)"),
+            std::string::npos)
+      << text;
+  Result<hardware::HardwareProfile> hw = load(text);
+  ASSERT_TRUE(hw.ok()) << hw.error().message << "\n" << text;
+  EXPECT_DOUBLE_EQ(hw->burst_bf16_tflops, 1200);
+  EXPECT_DOUBLE_EQ(hw->burst_payback_bf16_tflops, 640);
+  EXPECT_DOUBLE_EQ(hw->burst_payback_ms, 30);
+  EXPECT_DOUBLE_EQ(hw->burst_refill_ratio, 0.4);
+
+  f.burst->refill_ratio = 0;
+  f.burst->refill_at_least = false;
+  text = OverlayToml("burst", "h200", *h200, f, {}, p);
+  EXPECT_NE(text.find("No gap up to 32.0 ms bought back a burst that shows"), std::string::npos);
+  hw = load(text);
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->burst_refill_ratio, 0);
+
+  f.burst->refill_ratio.reset();
+  text = OverlayToml("burst", "h200", *h200, f, {}, p);
+  EXPECT_NE(text.find("No gap was timed"), std::string::npos);
+  hw = load(text);
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->burst_refill_ratio, 1) << "the default stands";
 }
 
 TEST_F(OverlayTest, CpuFiguresSaySoInTheFile) {
