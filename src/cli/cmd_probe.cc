@@ -57,10 +57,7 @@ std::string Opt(const std::optional<double>& v, const char* format = "{:.1f}") {
 }
 
 // The tensor budget (cost/tensor_burst.h) the median node's series show.
-std::string BudgetLine(const probe::BurstFigure& b, const std::vector<probe::NodeResult>& nodes) {
-  size_t gaps = 0;
-  for (const probe::NodeResult& n : nodes)
-    if (n.burst) gaps = std::max(gaps, n.burst->refills.size());
+std::string BudgetLine(const probe::BurstFigure& b) {
   std::string line = "tensor budget (median node): ";
   if (b.burst_tflops <= 0) {
     line += fmt::format("no burst in {:.0f} ms of calls", b.series_ms);
@@ -74,7 +71,7 @@ std::string BudgetLine(const probe::BurstFigure& b, const std::vector<probe::Nod
       line += fmt::format("; refilled {}{:.3g} ms per ms idle", b.refill_at_least ? ">= " : "",
                           *b.refill_ratio);
   }
-  return line + fmt::format("; {} series after gaps up to {:.1f} ms", gaps, b.longest_gap_ms);
+  return line + fmt::format("; {} series after gaps up to {:.1f} ms", b.gaps, b.longest_gap_ms);
 }
 
 void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeResult>& nodes,
@@ -108,7 +105,7 @@ void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeRes
       base.TensorBurstRatio() > 1 ? fmt::format("{:.2f}", base.burst_window_ms) : "-", "-",
       base.p2p_gbps);
   std::cout << "  (* the profile's DRAM figure is the datasheet rate; a copy reaches less)\n";
-  if (f.burst) std::cout << BudgetLine(*f.burst, nodes) << "\n";
+  if (f.burst) std::cout << BudgetLine(*f.burst) << "\n";
   if (f.bf16_spread > 0.05)
     std::cout << fmt::format(
         "warning: the nodes' bf16 rates differ by {}: a slow node paces "

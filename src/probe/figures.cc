@@ -112,6 +112,7 @@ BurstFigure BurstOf(const BurstTiming& b) {
   if (calls.empty()) return f;
   const double flops = b.shape.flops();
   for (double s : calls) f.series_ms += s * 1e3;
+  f.gaps = static_cast<int>(b.refills.size());
   for (const RefillTiming& r : b.refills)
     f.longest_gap_ms = std::max(f.longest_gap_ms, r.idle_s * 1e3);
   std::vector<double> tail;

@@ -38,6 +38,7 @@ struct BurstFigure {
   std::optional<double> refill_ratio;
   bool refill_at_least = false;
   double longest_gap_ms = 0;  // the longest gap timed (0: none)
+  int gaps = 0;               // how many gaps were timed
 };
 
 // A node-local collective's nccl-tests figures for one group size.

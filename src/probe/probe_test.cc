@@ -132,6 +132,7 @@ TEST(ProbeFigures, TheSlowCallsAfterTheBurstAreItsPaybackAndGapsTimeTheRefill) {
   EXPECT_DOUBLE_EQ(*f.refill_ratio, 0.5) << "from the gap that did not refill it all";
   EXPECT_FALSE(f.refill_at_least);
   EXPECT_DOUBLE_EQ(f.longest_gap_ms, 10.0);
+  EXPECT_EQ(f.gaps, 2);
   // Only whole windows: the ratio is at least what the shortest such gap bought.
   b.refills = {{0.010, {0.001, 0.001, 0.002}}, {0.004, {0.001, 0.001, 0.002}}};
   f = BurstOf(b);
