@@ -45,9 +45,9 @@ struct HardwareProfile {
   // optional; 0 when absent), as a budget (src/cost/tensor_burst.h): after
   // the tensor cores have been idle, the first burst_window_ms of tensor work
   // runs at burst_bf16_tflops, and every tensor rate above scales by the same
-  // ratio for that time; spending it all is paid back with
-  // burst_payback_ms at burst_payback_bf16_tflops (0: no payback); idle time
-  // regains burst_refill_ratio ms of window per ms.
+  // ratio for that time; running it dry is paid back with burst_payback_ms
+  // at burst_payback_bf16_tflops for a whole window spent, pro rata for less
+  // (0: no payback); idle time regains burst_refill_ratio ms of window per ms.
   double burst_bf16_tflops = 0;
   double burst_window_ms = 0;
   double burst_payback_bf16_tflops = 0;
