@@ -22,7 +22,7 @@ class SimulateE2e : public CliTest {
                           cal);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     for (const char* text : {"dense_gemm_eff", "intra_bw_scale", "determined", "prior", "at bound",
-                             "off prior: intra_bw_scale", "residuals (fitted points)"})
+                             "residuals (fitted points)"})
       EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
     EXPECT_EQ(r.out.find("infeasible: "), std::string::npos) << r.out;
     return cal;

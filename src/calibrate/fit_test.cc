@@ -289,10 +289,11 @@ void ExpectWithinBounds(const cost::Calibration& c, const hardware::HardwareProf
 
 // On the shipped baseline the fit is feasible: with the profile's tensor
 // burst between collectives the compute fits in the time the profile
-// leaves for it, at the GEMM classes' bound, and the links make up the rest
-// at a bus bandwidth above the prior (tuned-host class) but below the
-// PCIe line rate, which the off-prior rule names.
-TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksAboveTheirPrior) {
+// leaves for it, at the dense GEMM class's bound, and the links make up
+// the rest at a bus bandwidth that only the PCIe-switch hosts of the board
+// measured (37.6-41.1 GB/s at 8 GPUs, the top of the range the profile
+// states), below the PCIe line rate.
+TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksOfASwitchedHost) {
   const Baseline b = LoadBaseline();
   ASSERT_FALSE(b.model.layers.empty());
   Result<std::vector<Measurement>> m = LoadMeasurements(kBaselineCsv);
@@ -307,7 +308,10 @@ TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksAboveTheirPrior) {
     EXPECT_LT(std::abs(r.predicted_tps / r.measured_tps - 1), 0.03) << r.concurrency;
   ASSERT_EQ(fit->shares.size(), 1u);
   EXPECT_DOUBLE_EQ(fit->shares[0].measured, 0.5727);
-  EXPECT_NEAR(fit->shares[0].predicted, 0.5727, 0.04);
+  // Within 5 points, low: at TP32 the model's compute, at its bounds, is
+  // more than the profile leaves for it (docs/model.md), and the fit
+  // spends the rest of the prior's room on the links.
+  EXPECT_NEAR(fit->shares[0].predicted, 0.5727, 0.05);
   // One layout cannot separate the attention classes, the links across
   // nodes or the host time: they stay at their priors.
   for (cost::Param p : {cost::Param::kFp8Gemm, cost::Param::kInterLink, cost::Param::kHostOverhead})
@@ -315,11 +319,11 @@ TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksAboveTheirPrior) {
   EXPECT_EQ(c.Status(cost::Param::kDenseGemm), cost::ParamStatus::kAtBound);
   EXPECT_DOUBLE_EQ(c.Get(cost::Param::kDenseGemm), 1.0);
   EXPECT_TRUE(c.infeasible.empty()) << c.infeasible.front();
-  const double intra = c.Get(cost::Param::kIntraLink);
-  EXPECT_GT(intra, 1.4);
-  EXPECT_LT(intra, 0.9 * cost::Bounds(cost::Param::kIntraLink, b.hardware).hi);
-  ASSERT_EQ(c.off_prior.size(), 1u);
-  EXPECT_EQ(c.off_prior[0].rfind("intra_bw_scale = ", 0), 0u) << c.off_prior[0];
+  const double busbw = c.Get(cost::Param::kIntraLink) * b.hardware.IntraFor(8).busbw_gbps;
+  EXPECT_GT(busbw, 37.6);
+  EXPECT_LT(busbw, 0.9 * b.hardware.p2p_gbps);
+  // Inside what the board's hosts span, so no more than a prior width out.
+  EXPECT_TRUE(c.off_prior.empty()) << c.off_prior.front();
   EXPECT_TRUE(fit->held_out.empty());  // one layout: nothing to hold out
 }
 
@@ -327,7 +331,9 @@ TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksAboveTheirPrior) {
 // prior width outside its prior range is flagged, and its log-space spread
 // then reaches the prior's edge.
 TEST(FlagOffPrior, FlagsOnlyBeyondOnePriorWidthAndWidensTheSpread) {
-  const Baseline b = LoadBaseline();
+  Baseline b = LoadBaseline();
+  // The default prior 0.7-1.1: a table that states no hosts' range.
+  for (auto& e : b.hardware.intra_allreduce) e.busbw_lo_gbps = e.busbw_hi_gbps = 0;
   FitResult fit;
   constexpr int n = cost::kParamCount;
   fit.calibration.log_covariance.assign(n * n, 0.0);

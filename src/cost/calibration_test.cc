@@ -24,6 +24,29 @@ TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
   EXPECT_NEAR(PriorWidthsOutside(Param::kIntraLink, 0.5, hw), 0.5, 1e-9);
 }
 
+// A borrowed all-reduce table states the busbw other hosts of the board
+// measured; intra_bw_scale's prior widens to reach each entry's range (and
+// never narrows below the default), clipped to the link's bound.
+TEST(CalibrationPrior, IntraLinkPriorReachesTheHostsRangeATableStates) {
+  hardware::HardwareProfile hw;
+  hw.p2p_gbps = 50;
+  hw.intra_allreduce = {{4, 30.4, 12.9}, {8, 30.2, 24.2}};
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).lo, 0.7);
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).hi, 1.1);
+  hw.intra_allreduce[0].busbw_lo_gbps = 26.4, hw.intra_allreduce[0].busbw_hi_gbps = 35.0;
+  hw.intra_allreduce[1].busbw_lo_gbps = 22.2, hw.intra_allreduce[1].busbw_hi_gbps = 41.1;
+  // Highest: 41.1 / 30.2 (the 8-GPU hosts); lowest: the default 0.7, below
+  // 22.2 / 30.2 = 0.735.
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).hi, 41.1 / 30.2);
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).lo, 0.7);
+  EXPECT_NEAR(PriorLogSigma(Param::kIntraLink, hw), std::log(41.1 / 30.2 / 0.7) / 4, 1e-12);
+  // A range past the line rate stops at the bound: 50 / 30.2.
+  hw.intra_allreduce[1].busbw_hi_gbps = 80;
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).hi, 50 / 30.2);
+  // Other parameters keep theirs.
+  EXPECT_DOUBLE_EQ(Prior(Param::kDenseGemm, hw).hi, 1.0);
+}
+
 TEST(CalibrationPrior, CovarianceDefaultsToThePriorsDiagonal) {
   hardware::HardwareProfile hw;
   Calibration c;

@@ -98,7 +98,18 @@ Range Bounds(Param p, const hardware::HardwareProfile& hw) {
 Range Prior(Param p, const hardware::HardwareProfile& hw) {
   const ParamInfo& info = Info(p);
   const Range b = Bounds(p, hw);
-  return {std::clamp(info.prior_lo, b.lo, b.hi), std::clamp(info.prior_hi, b.lo, b.hi)};
+  Range r{info.prior_lo, info.prior_hi};
+  // A table borrowed from other hosts of the board states the busbw they
+  // spanned; the target may be like any of them, so the scale's prior
+  // reaches every one (data/hardware/README.md, busbw_range_gbps).
+  if (p == Param::kIntraLink) {
+    for (const auto& e : hw.intra_allreduce) {
+      if (e.busbw_hi_gbps <= 0) continue;
+      r.lo = std::min(r.lo, e.busbw_lo_gbps / e.busbw_gbps);
+      r.hi = std::max(r.hi, e.busbw_hi_gbps / e.busbw_gbps);
+    }
+  }
+  return {std::clamp(r.lo, b.lo, b.hi), std::clamp(r.hi, b.lo, b.hi)};
 }
 
 }  // namespace ppsearch::cost

@@ -53,7 +53,8 @@ struct Range {
 // the link's line rate (the profile's P2P rate, or its best measured busbw on
 // NVSwitch), so its upper bound depends on the profile's table.
 Range Bounds(Param p, const hardware::HardwareProfile& hw);
-// The prior range clipped to the bounds.
+// The prior range clipped to the bounds; intra_bw_scale's widened to reach
+// the busbw range a borrowed all-reduce table states (busbw_range_gbps).
 Range Prior(Param p, const hardware::HardwareProfile& hw);
 
 }  // namespace ppsearch::cost

@@ -45,6 +45,8 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "tensor_burst",
                                                "base"};
 const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
+const std::vector<std::string> kAllReduceKeys = {"group_size", "busbw_gbps", "latency_us",
+                                                 "busbw_range_gbps"};
 const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms", "payback_bf16_tflops",
                                              "payback_ms", "refill_ratio"};
 
@@ -143,6 +145,8 @@ class TableReader {
     return b->get();
   }
 
+  bool Has(std::string_view key) const { return table_.contains(key); }
+
   Result<const toml::node*> Require(std::string_view key) const {
     const toml::node* node = table_.get(key);
     if (node != nullptr) return node;
@@ -188,13 +192,37 @@ class TableReader {
   std::string key_prefix_;
 };
 
-Result<IntraCollective> ReadCollective(const TableReader& entry) {
-  PPS_RETURN_IF_ERROR(entry.CheckKeys(kCollectiveKeys));
+// `busbw_range_gbps = [lo, hi]`: two positive numbers holding the entry's
+// own busbw between them.
+Status ReadBusBwRange(const TableReader& entry, IntraCollective& out) {
+  PPS_ASSIGN_OR_RETURN(const toml::node* node, entry.Require("busbw_range_gbps"));
+  const toml::array* array = node->as_array();
+  double lo = 0, hi = 0;
+  if (array != nullptr && array->size() == 2) {
+    lo = array->at(0).value<double>().value_or(0);
+    hi = array->at(1).value<double>().value_or(0);
+  }
+  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi))
+    return entry.Expected("busbw_range_gbps", "[lowest, highest], two positive GB/s figures",
+                          *node);
+  if (out.busbw_gbps < lo || out.busbw_gbps > hi) {
+    return entry.KeyError("busbw_range_gbps", "expected a range holding busbw_gbps (" +
+                                                  FormatNumber(out.busbw_gbps) + "), got [" +
+                                                  FormatNumber(lo) + ", " + FormatNumber(hi) + "]");
+  }
+  out.busbw_lo_gbps = lo;
+  out.busbw_hi_gbps = hi;
+  return Status::Ok();
+}
+
+Result<IntraCollective> ReadCollective(const TableReader& entry, bool allreduce) {
+  PPS_RETURN_IF_ERROR(entry.CheckKeys(allreduce ? kAllReduceKeys : kCollectiveKeys));
   IntraCollective out;
   // A "group" of one GPU has no collective to cost.
   PPS_ASSIGN_OR_RETURN(out.group_size, entry.IntAtLeast("group_size", 2));
   PPS_ASSIGN_OR_RETURN(out.busbw_gbps, entry.PositiveNumber("busbw_gbps"));
   PPS_ASSIGN_OR_RETURN(out.latency_us, entry.PositiveNumber("latency_us"));
+  if (allreduce && entry.Has("busbw_range_gbps")) PPS_RETURN_IF_ERROR(ReadBusBwRange(entry, out));
   return out;
 }
 
@@ -216,7 +244,7 @@ Result<std::vector<IntraCollective>> ReadCollectives(const TableReader& root, st
   for (size_t i = 0; i < array->size(); ++i) {
     std::string prefix = std::string(key) + "[" + std::to_string(i) + "]";
     TableReader entry(root.path(), *array->at(i).as_table(), prefix);
-    PPS_ASSIGN_OR_RETURN(IntraCollective c, ReadCollective(entry));
+    PPS_ASSIGN_OR_RETURN(IntraCollective c, ReadCollective(entry, key == "intra_allreduce"));
     if (!out.empty() && c.group_size <= out.back().group_size) {
       return entry.KeyError("group_size", "expected group sizes in ascending order, got " +
                                               std::to_string(c.group_size) + " after " +

@@ -16,6 +16,14 @@ struct IntraCollective {
   int group_size = 0;
   double busbw_gbps = 0;  // large-message bus bandwidth, GB/s (nccl-tests busbw)
   double latency_us = 0;  // small-message floor, microseconds
+  // All-reduce entries only, optional (0, 0: none stated): the busbw that
+  // other hosts of this board measured, lowest and highest, where the entry
+  // is borrowed from them rather than measured on the target. The
+  // calibration's prior on intra_bw_scale widens to reach it
+  // (cost::Prior), so an uncalibrated prediction's interval spans the hosts
+  // the target may be like.
+  double busbw_lo_gbps = 0;
+  double busbw_hi_gbps = 0;
 };
 
 struct HardwareProfile {

@@ -139,7 +139,10 @@ TEST(ShippedProfilesTest, TargetClusterProfileHasTheReferenceNumbers) {
   EXPECT_DOUBLE_EQ(hw->burst_bf16_tflops, 241);
   EXPECT_DOUBLE_EQ(hw->burst_window_ms, 2.5);
   EXPECT_DOUBLE_EQ(hw->nic_gbps_per_gpu, 50);
-  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_gbps, 24.7);
+  // The 8-GPU busbw is the middle of the RTX PRO 6000 hosts' range.
+  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_gbps, 30.2);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_lo_gbps, 22.2);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_hi_gbps, 41.1);
   EXPECT_DOUBLE_EQ(hw->IntraFor(8).latency_us, 24.2);
   EXPECT_DOUBLE_EQ(hw->IntraFor(2).busbw_gbps, 38.6);
 }
@@ -191,6 +194,34 @@ TEST_F(HardwareFileTest, ValidProfileLoadsEveryField) {
   EXPECT_EQ(hw->intra_allreduce[1].latency_us, 13);
   ASSERT_EQ(hw->intra_alltoall.size(), 1u);
   EXPECT_EQ(hw->intra_alltoall[0].busbw_gbps, 20);
+}
+
+// An all-reduce entry borrowed from other hosts may state the busbw they
+// spanned; the range must hold the entry's own figure, and an all-to-all
+// entry has no such key.
+TEST_F(HardwareFileTest, AllReduceEntryStatesTheHostsBusBwRange) {
+  auto with = [](const std::string& range) {
+    return Replace("busbw_gbps = 25", "busbw_gbps = 25\nbusbw_range_gbps = " + range);
+  };
+  auto hw = LoadHardwareProfile(Write(with("[20, 35.5]")));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->IntraFor(4).busbw_lo_gbps, 20);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(4).busbw_hi_gbps, 35.5);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(2).busbw_hi_gbps, 0);  // none stated
+  const std::string key = dir_ + "/x.toml:29:1: key 'intra_allreduce[1].busbw_range_gbps': ";
+  EXPECT_EQ(ErrorFor(with("3")),
+            key + "expected [lowest, highest], two positive GB/s figures, got 3");
+  EXPECT_EQ(ErrorFor(with("[35, 20]")),
+            key + "expected [lowest, highest], two positive GB/s figures, got an array");
+  EXPECT_EQ(ErrorFor(with("[0, 30]")),
+            key + "expected [lowest, highest], two positive GB/s figures, got an array");
+  EXPECT_EQ(ErrorFor(with("[20, \"x\"]")),
+            key + "expected [lowest, highest], two positive GB/s figures, got an array");
+  EXPECT_EQ(ErrorFor(with("[26, 35]")),
+            key + "expected a range holding busbw_gbps (25), got [26, 35]");
+  EXPECT_NE(ErrorFor(Replace("busbw_gbps = 20", "busbw_gbps = 20\nbusbw_range_gbps = [10, 30]"))
+                .find("unknown key 'intra_alltoall[0].busbw_range_gbps'"),
+            std::string::npos);
 }
 
 TEST_F(HardwareFileTest, SyntaxErrorGivesPositionAndTomlDescription) {

@@ -29,7 +29,8 @@ std::string Spread(double spread, size_t nodes) {
 }
 
 // The [[intra_*]] table of `op`: the measured group sizes, the base's for
-// the others (the loader wants the largest at gpus_per_node).
+// the others (the loader wants the largest at gpus_per_node). A base entry
+// keeps the hosts' range it states (still borrowed); a measured one has none.
 std::string IntraTable(const char* key, const std::string& op,
                        const std::vector<hardware::IntraCollective>& base,
                        const std::vector<CollectiveFigure>& measured) {
@@ -53,6 +54,9 @@ std::string IntraTable(const char* key, const std::string& op,
     out += fmt::format("[[{}]]\ngroup_size = {}\nbusbw_gbps = {}{}\nlatency_us = {}\n", key, size,
                        Number(c.busbw_gbps), is_measured ? "   # measured" : "   # base",
                        Number(c.latency_us));
+    if (c.busbw_hi_gbps > 0)
+      out += fmt::format("busbw_range_gbps = [{}, {}]   # base: the hosts it is borrowed from\n",
+                         Number(c.busbw_lo_gbps), Number(c.busbw_hi_gbps));
   }
   return out;
 }

@@ -321,6 +321,33 @@ TEST_F(OverlayTest, TheOverlayLoadsAsAProfileWithTheMeasuredKeysAndTheBasesOther
   EXPECT_EQ(text.find("MEASURED ON THE CPU"), std::string::npos);
 }
 
+// Over a base whose all-reduce table is borrowed (rtx-6000d states the
+// hosts' busbw range), a measured group size drops the range and the
+// others keep theirs: the prior widens only where nothing was measured.
+TEST_F(OverlayTest, AMeasuredAllReduceEntryDropsTheBorrowedRange) {
+  Result<hardware::HardwareProfile> base = hardware::LoadHardwareProfile("rtx-6000d");
+  ASSERT_TRUE(base.ok());
+  ASSERT_GT(base->IntraFor(8).busbw_hi_gbps, 0);
+  ASSERT_GT(base->IntraFor(4).busbw_hi_gbps, 0);
+  ProbeFigures f;
+  CollectiveFigure c;
+  c.op = "all_reduce";
+  c.group_size = 8;
+  c.busbw_gbps = 39.5;
+  c.latency_us = 22;
+  c.largest_bytes = int64_t{1} << 30;
+  f.collectives = {c};
+  const std::string text = OverlayToml("switched", "rtx-6000d", *base, f, {}, {});
+  std::ofstream(dir_ / "switched.toml") << text;
+  Result<hardware::HardwareProfile> hw =
+      hardware::LoadHardwareProfile((dir_ / "switched.toml").string());
+  ASSERT_TRUE(hw.ok()) << hw.error().message << "\n" << text;
+  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_gbps, 39.5);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(8).busbw_hi_gbps, 0);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(4).busbw_lo_gbps, base->IntraFor(4).busbw_lo_gbps);
+  EXPECT_DOUBLE_EQ(hw->IntraFor(4).busbw_hi_gbps, base->IntraFor(4).busbw_hi_gbps);
+}
+
 TEST_F(OverlayTest, TheBudgetsRefillIsWrittenAsMeasuredOrBounded) {
   Result<hardware::HardwareProfile> h200 = hardware::LoadHardwareProfile("h200");
   ASSERT_TRUE(h200.ok());
