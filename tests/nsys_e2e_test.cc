@@ -46,6 +46,25 @@ TEST_F(NsysCliTest, TableAndAnalysisFile) {
   EXPECT_EQ(j["layout"]["tp"], 32);
 }
 
+// The analysis file as calibrate's profile summary: its exposed share is
+// fitted to, its compute by class printed beside the fitted prediction.
+TEST_F(NsysCliTest, CalibratePrintsTheProfilesComputeByClassBesideThePrediction) {
+  const std::string profile = WriteExport();
+  const std::string analysis = (dir_ / "nsys_analysis.json").string();
+  ASSERT_EQ(
+      Run("nsys " + profile + " --window nvtx:prefill --layout 1/32/4 -o " + analysis).exit_code,
+      0);
+  CommandResult r =
+      Run("calibrate examples/kimi-k3-pp-search.toml --measured "
+          "data/baseline/pp1-tp32-ep4.csv --profile-summary " +
+          analysis + " -o " + (dir_ / "cal.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("PP1/TP32/EP4 exposed communication share: measured 60.00%"));
+  EXPECT_THAT(r.out, HasSubstr("PP1/TP32/EP4 compute by class, share of the window (measured / "
+                               "predicted): gemm 40.00% / "));
+  EXPECT_THAT(r.out, HasSubstr(", moe 0.00% / "));
+}
+
 TEST_F(NsysCliTest, JsonGoesToStdout) {
   const std::string profile = WriteExport();
   CommandResult r =

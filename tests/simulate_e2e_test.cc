@@ -60,6 +60,15 @@ TEST_F(SimulateE2e, CalibratedPp1ReproducesBaselineAndPredictsEveryLayout) {
       EXPECT_NEAR(p["ttft_p50_s"].get<double>(), ttft, 0.08 * ttft);
       EXPECT_GT(p["exposed_comm_share"].get<double>(), 0.3);
       EXPECT_EQ(p["allreduce_per_forward"].get<int>(), 187);
+      // The stage's compute by class adds up to its compute share; at TP32
+      // the replicated latent projections make GEMMs the largest class.
+      const json& st = p["stages"][0];
+      const json& classes = st["compute_class_share"];
+      double sum = 0;
+      for (const char* c : {"gemm", "moe", "attention", "other"}) sum += classes[c].get<double>();
+      EXPECT_NEAR(sum, st["compute_share"].get<double>(), 1e-6);
+      EXPECT_GT(classes["gemm"].get<double>(), classes["moe"].get<double>());
+      EXPECT_GT(classes["attention"].get<double>(), 0.0);
     }
     EXPECT_LT(p["peak_gpu_mib"].get<double>(), 85651);
   }
@@ -76,6 +85,9 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
   EXPECT_NE(r.out.find("baseline"), std::string::npos);
   EXPECT_NE(r.out.find("time breakdown"), std::string::npos);
+  // The compute by class, in the names `ppsearch nsys` measures kernels by.
+  EXPECT_NE(r.out.find("  compute by class, share of the window (mean over stages): gemm "),
+            std::string::npos);
   EXPECT_NE(r.out.find("pp-max-micro-batch-size = 1"), std::string::npos);
   EXPECT_NE(r.out.find("PP4/TP8/EP4  C=8  default cap"), std::string::npos);
   // Each layout's tightest stage under its breakdown: PP4's last stage holds

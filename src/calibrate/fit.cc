@@ -58,7 +58,23 @@ struct Evaluation {
   std::vector<double> data;  // residuals in noise units
   std::vector<PointResidual> points;
   std::vector<ShareResidual> shares;
+  std::vector<ClassShares> class_shares;
 };
+
+// A prediction's compute by class: the mean over stages of each class's
+// share of the window, in nsys::kAllComputeClasses' order.
+std::array<double, nsys::kComputeClasses> PredictedClasses(const predict::PointPrediction& p) {
+  std::array<double, nsys::kComputeClasses> out{};
+  if (p.stage_shares.empty()) return out;
+  const double n = static_cast<double>(p.stage_shares.size());
+  for (const predict::StageShare& s : p.stage_shares) {
+    out[static_cast<int>(nsys::ComputeClass::kGemm)] += s.gemm / n;
+    out[static_cast<int>(nsys::ComputeClass::kMoe)] += s.moe / n;
+    out[static_cast<int>(nsys::ComputeClass::kAttention)] += s.attention / n;
+    out[static_cast<int>(nsys::ComputeClass::kOther)] += s.other() / n;
+  }
+  return out;
+}
 
 class Problem {
  public:
@@ -82,6 +98,7 @@ class Problem {
     const Measurement& meas = in_.measurements[m];
     const plan::LayoutPlan& plan = in_.plans[m];
     double share = 0;
+    std::array<double, nsys::kComputeClasses> classes{};
     for (const auto& mp : meas.points) {
       // The fit varies only the calibration between evaluations; the point
       // is predicted as every search predicts it.
@@ -92,6 +109,9 @@ class Problem {
       e.points.push_back({meas.layout, mp.concurrency, mp.input_tps, tps, mp.ttft_p50_s,
                           p.metrics.ttft_s.p50, p.memory.peak_mib_max, mp.peak_gpu_mib});
       share += p.exposed_comm_share / static_cast<double>(meas.points.size());
+      const auto predicted = PredictedClasses(p);
+      for (int k = 0; k < nsys::kComputeClasses; ++k)
+        classes[k] += predicted[k] / static_cast<double>(meas.points.size());
       if (!residuals) continue;
       e.data.push_back(std::log(tps / mp.input_tps) / in_.noise.input_tps_rel);
       if (mp.ttft_p50_s > 0 && p.metrics.ttft_s.p50 > 0)
@@ -99,6 +119,8 @@ class Problem {
       if (mp.peak_gpu_mib > 0 && p.memory.peak_mib_max > 0)
         e.data.push_back(std::log(p.memory.peak_mib_max / mp.peak_gpu_mib) / in_.noise.peak_rel);
     }
+    if (meas.compute_class_shares)
+      e.class_shares.push_back({meas.layout, *meas.compute_class_shares, classes});
     if (meas.exposed_comm_share) {
       e.shares.push_back({meas.layout, *meas.exposed_comm_share, share});
       if (residuals)
@@ -463,7 +485,7 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Measurement& m) { return m.layout == layout; });
     if (it == out.end()) {
-      out.push_back(Measurement{layout, {}, std::nullopt, csv.path});
+      out.push_back(Measurement{layout, {}, std::nullopt, csv.path, std::nullopt});
       it = out.end() - 1;
     }
     it->points.push_back(p);
@@ -507,6 +529,25 @@ Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& m
   }
   if (target->exposed_comm_share)
     return MakeError(path + ": a second profile summary for " + target->layout.Label());
+  if (j.contains("compute_classes")) {
+    // `ppsearch nsys`'s compute_classes: each class's share of the window.
+    std::array<double, nsys::kComputeClasses> classes{};
+    for (nsys::ComputeClass c : nsys::kAllComputeClasses) {
+      const std::string name = nsys::ComputeClassName(c);
+      const nlohmann::json* v = nullptr;
+      if (j["compute_classes"].is_object() && j["compute_classes"].contains(name) &&
+          j["compute_classes"][name].is_object() && j["compute_classes"][name].contains("share") &&
+          j["compute_classes"][name]["share"].is_object() &&
+          j["compute_classes"][name]["share"].contains("median"))
+        v = &j["compute_classes"][name]["share"]["median"];
+      if (v == nullptr || !v->is_number() || v->get<double>() < 0 || v->get<double>() > 1)
+        return MakeError(path + ": key 'compute_classes." + name +
+                         ".share.median': expected a share in [0, 1]" +
+                         (v == nullptr ? std::string(", missing") : ", got " + v->dump()));
+      classes[static_cast<int>(c)] = v->get<double>();
+    }
+    target->compute_class_shares = classes;
+  }
   target->exposed_comm_share = share;
   return Status::Ok();
 }
@@ -529,6 +570,7 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   Classify(sol, space, in, fit);
   fit.residuals = sol.eval.points;
   fit.shares = sol.eval.shares;
+  fit.class_shares = sol.eval.class_shares;
   fit.evaluations = problem.evaluations();
   // Where the fit sits, so the model-form distances of its predictions are
   // measured from the layouts it saw (uncertainty::FromCalibration).

@@ -7,6 +7,7 @@
 // and the Gauss-Newton curvature at the optimum says which ones the data
 // determined and how much uncertainty is left. Pure: inputs in, values out.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "hardware/hardware.h"
 #include "inputs/search_inputs.h"
 #include "model/model.h"
+#include "nsys/compute_kernels.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "util/result.h"
@@ -36,6 +38,17 @@ struct Measurement {
   std::vector<MeasuredPoint> points;
   std::optional<double> exposed_comm_share;  // from an Nsight profile summary
   std::string source;
+  // The profile's compute by kernel class (`ppsearch nsys`'s compute_classes,
+  // median share of the window), in nsys::kAllComputeClasses' order; absent
+  // from summaries that state none. Compared, not fitted to.
+  std::optional<std::array<double, nsys::kComputeClasses>> compute_class_shares;
+};
+
+// A profiled layout's compute by class, measured and as the fitted model
+// predicts it (mean over the measured points of the stages' mean share).
+struct ClassShares {
+  spec::LayoutSpec layout;
+  std::array<double, nsys::kComputeClasses> measured{}, predicted{};
 };
 
 // Measurement noise each residual is divided by (docs/model.md, "Calibration parameters").
@@ -55,6 +68,7 @@ struct FitResult {
   cost::Calibration calibration;  // values, statuses, notes, covariance, infeasible
   std::vector<PointResidual> residuals;
   std::vector<ShareResidual> shares;
+  std::vector<ClassShares> class_shares;  // the profiled layouts that state classes
   // Leave-one-layout-out: each layout predicted by a fit to the others
   // (only when two or more layouts were measured).
   std::vector<PointResidual> held_out;
@@ -74,7 +88,8 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
 
 // Attaches a profile summary JSON (exposed_nccl_share_of_prefill_window_median;
 // "layout": {pp, tp, ep} names the layout it profiles, required when more
-// than one layout was measured).
+// than one layout was measured; "compute_classes", as `ppsearch nsys` writes
+// it, optional).
 Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements);
 
 struct FitInputs {

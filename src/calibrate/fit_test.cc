@@ -290,9 +290,9 @@ void ExpectWithinBounds(const cost::Calibration& c, const hardware::HardwareProf
 // On the shipped baseline the fit is feasible: with the profile's tensor
 // burst between collectives the compute fits in the time the profile
 // leaves for it, at the dense GEMM class's bound, and the links make up
-// the rest at a bus bandwidth that only the PCIe-switch hosts of the board
-// measured (37.6-41.1 GB/s at 8 GPUs, the top of the range the profile
-// states), below the PCIe line rate.
+// the rest at a bus bandwidth that only hosts with PCIe switches or tuned
+// NCCL channels measured (37.6-41.1 GB/s at 8 GPUs, the top of the range
+// the profile states), below the PCIe line rate.
 TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksOfASwitchedHost) {
   const Baseline b = LoadBaseline();
   ASSERT_FALSE(b.model.layers.empty());
@@ -322,9 +322,64 @@ TEST(FitCalibration, ShippedBaselineIsFeasibleWithTheLinksOfASwitchedHost) {
   const double busbw = c.Get(cost::Param::kIntraLink) * b.hardware.IntraFor(8).busbw_gbps;
   EXPECT_GT(busbw, 37.6);
   EXPECT_LT(busbw, 0.9 * b.hardware.p2p_gbps);
-  // Inside what the board's hosts span, so no more than a prior width out.
+  // At the top of what the board's hosts span: not a prior width out.
   EXPECT_TRUE(c.off_prior.empty()) << c.off_prior.front();
   EXPECT_TRUE(fit->held_out.empty());  // one layout: nothing to hold out
+}
+
+// A profile summary from `ppsearch nsys` states the compute by kernel
+// class: read as shares in its class order, checked key by key, and set
+// beside the fitted model's prediction of the same layout (not fitted to).
+TEST_F(MeasurementFileTest, ComputeClassesAreReadAndComparedNotFitted) {
+  const std::string summary =
+      R"({"layout": {"pp": 1, "tp": 32, "ep": 4},
+          "exposed_nccl_share_of_prefill_window_median": 0.5727,
+          "compute_classes": {"gemm": {"share": {"median": 0.20}},
+                              "moe": {"share": {"median": 0.10}},
+                              "attention": {"share": {"median": 0.04}},
+                              "other": {"share": {"median": 0.05}}}})";
+  const std::string with = Write("classes.json", summary);
+  Result<std::vector<Measurement>> m = LoadMeasurements(kBaselineCsv);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(AttachProfileSummary(with, *m).ok());
+  ASSERT_TRUE(m->front().compute_class_shares.has_value());
+  EXPECT_DOUBLE_EQ((*m->front().compute_class_shares)[static_cast<int>(nsys::ComputeClass::kMoe)],
+                   0.10);
+  // The classes change nothing the fit reads: the same fit as without them.
+  const Baseline b = LoadBaseline();
+  Result<FitResult> fit = FitCalibration(InputsFor(b, *m));
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  ASSERT_EQ(fit->class_shares.size(), 1u);
+  const ClassShares& cs = fit->class_shares.front();
+  EXPECT_DOUBLE_EQ(cs.measured[static_cast<int>(nsys::ComputeClass::kGemm)], 0.20);
+  double predicted = 0;
+  for (double x : cs.predicted) predicted += x;
+  // The classes add up to the predicted compute: what exposed
+  // communication and the rest leave of the window.
+  EXPECT_GT(predicted, 0.3);
+  EXPECT_LT(predicted, 1 - fit->shares.front().predicted + 1e-9);
+  EXPECT_GT(cs.predicted[static_cast<int>(nsys::ComputeClass::kGemm)],
+            cs.predicted[static_cast<int>(nsys::ComputeClass::kMoe)]);
+  Result<std::vector<Measurement>> plain = LoadMeasurements(kBaselineCsv);
+  ASSERT_TRUE(AttachProfileSummary(kBaselineProfile, *plain).ok());
+  Result<FitResult> without = FitCalibration(InputsFor(b, *plain));
+  ASSERT_TRUE(without.ok());
+  EXPECT_TRUE(without->class_shares.empty());
+  for (const auto& p : cost::AllParams())
+    EXPECT_DOUBLE_EQ(fit->calibration.Get(p.param), without->calibration.Get(p.param)) << p.name;
+
+  const std::string bad =
+      summary.substr(0, summary.find("\"other\"")) + R"("other": {"share": {"median": 1.5}}}})";
+  EXPECT_EQ(ErrorFor(kBaselineCsv, Write("bad.json", bad)),
+            dir_ +
+                "/bad.json: key 'compute_classes.other.share.median': expected a share in "
+                "[0, 1], got 1.5");
+  const std::string missing =
+      summary.substr(0, summary.find(",\n                              \"other\"")) + "}}";
+  EXPECT_EQ(ErrorFor(kBaselineCsv, Write("missing.json", missing)),
+            dir_ +
+                "/missing.json: key 'compute_classes.other.share.median': expected a share "
+                "in [0, 1], missing");
 }
 
 // The off-prior rule on hand-made fit results: only a value more than one

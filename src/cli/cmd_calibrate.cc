@@ -90,6 +90,19 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
     std::cout << fmt::format("{} exposed communication share: measured {}, predicted {}\n",
                              s.layout.Label(), FormatPercent(s.measured),
                              FormatPercent(s.predicted));
+  // Compared, not fitted to: which part of the compute the model over- or
+  // under-counts, by the classes `ppsearch nsys` measured.
+  for (const auto& cs : fit.class_shares) {
+    std::string parts;
+    for (nsys::ComputeClass cls : nsys::kAllComputeClasses) {
+      const int k = static_cast<int>(cls);
+      parts += fmt::format("{}{} {} / {}", parts.empty() ? "" : ", ", nsys::ComputeClassName(cls),
+                           FormatPercent(cs.measured[k]), FormatPercent(cs.predicted[k]));
+    }
+    std::cout << fmt::format(
+        "{} compute by class, share of the window (measured / predicted): {}\n", cs.layout.Label(),
+        parts);
+  }
   if (!fit.held_out.empty()) {
     std::cout << "\nleave-one-layout-out (each layout predicted by a fit to the others)\n";
     PrintPoints(fit.held_out);
@@ -163,7 +176,8 @@ Runner AddCalibrateCommand(CLI::App& app) {
       ->required();
   sub->add_option("--profile-summary", opts->profile_summaries,
                   "JSON with exposed_nccl_share_of_prefill_window_median (and \"layout\" when "
-                  "several layouts are measured); repeatable");
+                  "several layouts are measured), e.g. ppsearch nsys's nsys_analysis.json, whose "
+                  "compute by kernel class is printed beside the fit's; repeatable");
   sub->add_option("-o,--output", opts->output, "Calibration file to write")->capture_default_str();
   return [opts] { return RunCalibrate(*opts); };
 }

@@ -11,7 +11,7 @@ namespace {
 
 TEST(PriorWidthsOutside, CountsWholePriorWidthsBeyondTheNearerEdge) {
   // intra_bw_scale's prior is 0.7-1.1 (width 0.4) on any profile whose
-  // bound reaches past 1.1.
+  // bound reaches past 1.1 and whose table states no hosts' range.
   hardware::HardwareProfile hw;
   hw.intra_allreduce = {{8, 24.7, 24.2}};
   hw.p2p_gbps = 50;
@@ -40,6 +40,9 @@ TEST(CalibrationPrior, IntraLinkPriorReachesTheHostsRangeATableStates) {
   EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).hi, 41.1 / 30.2);
   EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).lo, 0.7);
   EXPECT_NEAR(PriorLogSigma(Param::kIntraLink, hw), std::log(41.1 / 30.2 / 0.7) / 4, 1e-12);
+  // A host far below the table's figure lowers the bottom: 15 / 30.4.
+  hw.intra_allreduce[0].busbw_lo_gbps = 15;
+  EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).lo, 15 / 30.4);
   // A range past the line rate stops at the bound: 50 / 30.2.
   hw.intra_allreduce[1].busbw_hi_gbps = 80;
   EXPECT_DOUBLE_EQ(Prior(Param::kIntraLink, hw).hi, 50 / 30.2);

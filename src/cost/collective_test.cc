@@ -11,7 +11,8 @@
 namespace ppsearch::cost {
 namespace {
 
-// The RTX 6000D profile's links (data/hardware/rtx-6000d.toml), built by hand.
+// An 8-GPU PCIe node's links (the RTX PRO 6000 server table of
+// data/hardware/rtx-pro-6000-server.toml, with the RTX 6000D's P2P rate), built by hand.
 LinkParams Links() {
   LinkParams p;
   p.intra = {{2, 38.6, 6.2}, {4, 26.4, 12.9}, {8, 24.7, 24.2}};

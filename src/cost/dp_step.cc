@@ -137,12 +137,18 @@ StageBreakdown LayoutCostModel::DpSharedSide(int stage, int64_t gathered, int64_
       const double ns = linears_ns[next++];
       if (l.role == OpRole::kAttention) continue;
       b.gemm_ns += ns;
-      if (l.role == OpRole::kRoutedExpert) b.imbalance_wait_ns += (skew - 1.0) * ns;
+      if (l.role == OpRole::kRoutedExpert) {
+        b.imbalance_wait_ns += (skew - 1.0) * ns;
+        b.routed_gemm_ns += ns;
+      }
     }
     double bytes = k_.elementwise_passes / 2 * act_bytes;
-    if (layer->ffn == model::FfnKind::kMoe)
-      bytes +=
+    if (layer->ffn == model::FfnKind::kMoe) {
+      const double permute =
           4.0 * gathered * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes / layout_.ep;
+      bytes += permute;
+      b.moe_permute_ns += permute / MemoryBw() * 1e9;
+    }
     if (model_.attn_res_block_size > 0) {  // the residual before the FFN
       const double res_ns = model_.ResidualVectorsAt(layer->index) * act_bytes / MemoryBw() * 1e9;
       b.attn_res_ns += res_ns;

@@ -380,14 +380,21 @@ StageBreakdown LayoutCostModel::TokenPart(int stage, int64_t tokens, int64_t log
       b.gemm_ns += ns;
       // Every rank waits, inside the next all-reduce, for the busiest EP
       // rank's experts: the mean rank computes `ns`, the slowest skew x ns.
-      if (l.role == OpRole::kRoutedExpert) b.imbalance_wait_ns += (skew - 1.0) * ns;
+      if (l.role == OpRole::kRoutedExpert) {
+        b.imbalance_wait_ns += (skew - 1.0) * ns;
+        b.routed_gemm_ns += ns;
+      }
     }
     // Memory-bound element-wise work over hidden-size activations; MoE adds
     // permute/unpermute (read + write, each way) of the top_k copies routed
     // to this rank's experts (1/ep of them) at the experts' width.
     double bytes = k_.elementwise_passes * act_bytes;
-    if (layer->ffn == model::FfnKind::kMoe)
-      bytes += 4.0 * tokens * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes / layout_.ep;
+    if (layer->ffn == model::FfnKind::kMoe) {
+      const double permute =
+          4.0 * tokens * model_.moe.top_k * model_.moe.expert_hidden * kBf16Bytes / layout_.ep;
+      bytes += permute;
+      b.moe_permute_ns += permute / MemoryBw() * 1e9;
+    }
     // Block attention residuals: before the attention and before the FFN,
     // each token's input is a softmax-weighted sum over the completed block
     // summaries and the running block sum (read, scored, summed: memory-bound).
@@ -531,6 +538,9 @@ sim::StageTime LayoutCostModel::StageCost(int stage, const sim::MicroBatch& batc
 sim::StageTime LayoutCostModel::TimeOf(const StageBreakdown& b) {
   sim::StageTime t;
   t.compute_ns = RoundToInt64(b.gemm_ns + b.attention_ns + b.elementwise_ns);
+  t.gemm_ns = RoundToInt64(b.gemm_ns - b.routed_gemm_ns);
+  t.moe_ns = RoundToInt64(b.routed_gemm_ns + b.moe_permute_ns);
+  t.attention_ns = RoundToInt64(b.attention_ns);
   t.comm_ns = RoundToInt64(b.allreduce_ns + b.a2a_ns + b.imbalance_wait_ns + b.jitter_wait_ns);
   t.transfer_ns = RoundToInt64(b.recv_allgather_ns);
   t.overhead_ns = RoundToInt64(b.gaps_ns);

@@ -80,6 +80,8 @@ struct KernelConstants {
 // A stage's time split by operator class, for the breakdown.
 struct StageBreakdown {
   double gemm_ns = 0;
+  double routed_gemm_ns = 0;  // the routed experts', in gemm_ns too
+  double moe_permute_ns = 0;  // routed tokens' permutation (memory-bound), in elementwise_ns too
   double attention_ns = 0;
   double elementwise_ns = 0;
   double gaps_ns = 0;

@@ -104,7 +104,7 @@ Range Prior(Param p, const hardware::HardwareProfile& hw) {
   // reaches every one (data/hardware/README.md, busbw_range_gbps).
   if (p == Param::kIntraLink) {
     for (const auto& e : hw.intra_allreduce) {
-      if (e.busbw_hi_gbps <= 0) continue;
+      if (!(e.busbw_lo_gbps > 0) || !(e.busbw_gbps > 0)) continue;  // none stated
       r.lo = std::min(r.lo, e.busbw_lo_gbps / e.busbw_gbps);
       r.hi = std::max(r.hi, e.busbw_hi_gbps / e.busbw_gbps);
     }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -197,21 +198,26 @@ class TableReader {
 Status ReadBusBwRange(const TableReader& entry, IntraCollective& out) {
   PPS_ASSIGN_OR_RETURN(const toml::node* node, entry.Require("busbw_range_gbps"));
   const toml::array* array = node->as_array();
-  double lo = 0, hi = 0;
+  std::optional<double> lo, hi;
   if (array != nullptr && array->size() == 2) {
-    lo = array->at(0).value<double>().value_or(0);
-    hi = array->at(1).value<double>().value_or(0);
+    lo = array->at(0).value<double>();
+    hi = array->at(1).value<double>();
   }
-  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi))
+  if (!lo || !hi)
     return entry.Expected("busbw_range_gbps", "[lowest, highest], two positive GB/s figures",
                           *node);
-  if (out.busbw_gbps < lo || out.busbw_gbps > hi) {
+  const std::string got = "[" + FormatNumber(*lo) + ", " + FormatNumber(*hi) + "]";
+  if (!(*lo > 0) || !std::isfinite(*lo) || !std::isfinite(*hi))
+    return entry.KeyError("busbw_range_gbps",
+                          "expected two positive, finite GB/s figures, got " + got);
+  if (*hi < *lo)
+    return entry.KeyError("busbw_range_gbps", "expected the lowest figure first, got " + got);
+  if (out.busbw_gbps < *lo || out.busbw_gbps > hi) {
     return entry.KeyError("busbw_range_gbps", "expected a range holding busbw_gbps (" +
-                                                  FormatNumber(out.busbw_gbps) + "), got [" +
-                                                  FormatNumber(lo) + ", " + FormatNumber(hi) + "]");
+                                                  FormatNumber(out.busbw_gbps) + "), got " + got);
   }
-  out.busbw_lo_gbps = lo;
-  out.busbw_hi_gbps = hi;
+  out.busbw_lo_gbps = *lo;
+  out.busbw_hi_gbps = *hi;
   return Status::Ok();
 }
 

@@ -19,9 +19,8 @@ struct IntraCollective {
   // All-reduce entries only, optional (0, 0: none stated): the busbw that
   // other hosts of this board measured, lowest and highest, where the entry
   // is borrowed from them rather than measured on the target. The
-  // calibration's prior on intra_bw_scale widens to reach it
-  // (cost::Prior), so an uncalibrated prediction's interval spans the hosts
-  // the target may be like.
+  // calibration's prior on intra_bw_scale widens so that its +-2 sigma
+  // reach it (cost::Prior).
   double busbw_lo_gbps = 0;
   double busbw_hi_gbps = 0;
 };

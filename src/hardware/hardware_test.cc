@@ -211,9 +211,14 @@ TEST_F(HardwareFileTest, AllReduceEntryStatesTheHostsBusBwRange) {
   const std::string key = dir_ + "/x.toml:29:1: key 'intra_allreduce[1].busbw_range_gbps': ";
   EXPECT_EQ(ErrorFor(with("3")),
             key + "expected [lowest, highest], two positive GB/s figures, got 3");
-  EXPECT_EQ(ErrorFor(with("[35, 20]")),
-            key + "expected [lowest, highest], two positive GB/s figures, got an array");
+  EXPECT_EQ(ErrorFor(with("[35, 20]")), key + "expected the lowest figure first, got [35, 20]");
   EXPECT_EQ(ErrorFor(with("[0, 30]")),
+            key + "expected two positive, finite GB/s figures, got [0, 30]");
+  EXPECT_EQ(ErrorFor(with("[20, inf]")),
+            key + "expected two positive, finite GB/s figures, got [20, inf]");
+  EXPECT_EQ(ErrorFor(with("[nan, 30]")),
+            key + "expected two positive, finite GB/s figures, got [nan, 30]");
+  EXPECT_EQ(ErrorFor(with("[20, 30, 40]")),
             key + "expected [lowest, highest], two positive GB/s figures, got an array");
   EXPECT_EQ(ErrorFor(with("[20, \"x\"]")),
             key + "expected [lowest, highest], two positive GB/s figures, got an array");

@@ -34,6 +34,10 @@ nlohmann::ordered_json WindowJson(const WindowBreakdown& w, const std::string& l
       c[CollectiveName(kind)] = {{"calls", w.calls[k]}, {"time_ns", w.time_ns[k]}};
   }
   j["collectives"] = c;
+  nlohmann::ordered_json classes = nlohmann::ordered_json::object();
+  for (ComputeClass cls : kAllComputeClasses)
+    classes[ComputeClassName(cls)] = w.class_time_ns[static_cast<int>(cls)];
+  j["compute_classes_ns"] = classes;
   return j;
 }
 
@@ -125,6 +129,14 @@ nlohmann::ordered_json AnalysisJson(const ProfileAnalysis& a, const ProfileConte
         {"time_ms_total", static_cast<double>(s.total_time_ns[k]) / 1e6}};
   }
   j["collectives"] = collectives;
+  nlohmann::ordered_json classes = nlohmann::ordered_json::object();
+  for (ComputeClass cls : kAllComputeClasses) {
+    const int c = static_cast<int>(cls);
+    classes[ComputeClassName(cls)] = {
+        {"share", DistributionJson(s.class_share[c])},
+        {"time_ms_total", static_cast<double>(s.total_class_time_ns[c]) / 1e6}};
+  }
+  j["compute_classes"] = classes;
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const ExportAnalysis& e : a.exports)
     for (const GpuWindows& g : e.gpus) gpus.push_back(GpuJson(g));
@@ -186,6 +198,11 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   out += fmt::format("# compute/communication overlap: {} ({}% of communication time overlapped)\n",
                      OverlapWords(s.comm_overlapped_fraction.median),
                      Percent(s.comm_overlapped_fraction.median));
+  std::string classes;
+  for (ComputeClass cls : kAllComputeClasses)
+    classes += fmt::format("{}{} {}%", classes.empty() ? "" : ", ", ComputeClassName(cls),
+                           Percent(s.class_share[static_cast<int>(cls)].median));
+  out += "# compute kernels by class, share of the window (median): " + classes + "\n";
   for (const ExportAnalysis& e : a.exports)
     for (const auto& n : e.notes) out += "# note: " + n + "\n";
   return out;

@@ -59,6 +59,35 @@ TEST_F(ExportTest, KnownAnswersOnTwoGpus) {
   EXPECT_DOUBLE_EQ(a.summary.calls_per_window[static_cast<int>(Collective::kAllReduce)].median, 1);
 }
 
+// Compute kernels are split by class from their names: the window's shares
+// per class, their medians over windows and GPUs, the JSON and the table.
+TEST_F(ExportTest, ComputeKernelsAreSplitByClass) {
+  auto w = Writer("classes.sqlite");
+  w->AddGpu(0, "NVIDIA H200");
+  w->AddNvtxRange(0, 1000, "prefill", 1);
+  w->AddKernel(0, 7, 0, 400, kGemm, 1);
+  w->AddKernel(0, 7, 400, 600, "fused_moe_kernel", 1);
+  w->AddKernel(0, 7, 600, 700, "void flash::FlashAttnFwdSm90<cutlass::bfloat16_t>()", 1);
+  w->AddKernel(0, 7, 700, 750, "void flashinfer::norm::FusedAddRMSNormKernel<8u>()", 1);
+  w->AddKernel(0, 8, 750, 1000, kAllReduce, 1);
+  ASSERT_TRUE(w->Close().ok());
+  const ProfileAnalysis a = Analyze("classes.sqlite", "nvtx:prefill");
+  const WindowBreakdown& b = a.exports.at(0).gpus.at(0).windows.at(0);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kGemm)], 400);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kMoe)], 200);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kAttention)], 100);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kOther)], 50);
+  EXPECT_DOUBLE_EQ(a.summary.class_share[static_cast<int>(ComputeClass::kGemm)].median, 0.4);
+  EXPECT_EQ(a.summary.total_class_time_ns[static_cast<int>(ComputeClass::kMoe)], 200);
+  const nlohmann::ordered_json j = AnalysisJson(a, {});
+  EXPECT_DOUBLE_EQ(j["compute_classes"]["attention"]["share"]["median"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(j["compute_classes"]["other"]["time_ms_total"].get<double>(), 50e-6);
+  EXPECT_EQ(j["per_gpu"][0]["per_window"][0]["compute_classes_ns"]["moe"].get<int64_t>(), 200);
+  EXPECT_THAT(AnalysisTable(a), HasSubstr("# compute kernels by class, share of the window "
+                                          "(median): gemm 40.00%, moe 20.00%, attention 10.00%, "
+                                          "other 5.00%"));
+}
+
 TEST_F(ExportTest, FullOverlapAndAnEmptyWindow) {
   auto w = Writer("full.sqlite");
   w->AddNvtxRange(0, 1000, "prefill");

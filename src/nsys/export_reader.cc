@@ -219,9 +219,28 @@ Result<std::unordered_map<int64_t, Collective>> ExportReader::CommunicationNames
   return out;
 }
 
+Result<std::unordered_map<int64_t, ComputeClass>> ExportReader::ComputeNames() const {
+  // Every string is classified (a few thousand in a profile; NVTX texts and
+  // API names among them cost a lowercase copy each): which are kernel names
+  // only the kernel table knows.
+  Statement q(db_, "SELECT rowid, id, value FROM StringIds");
+  if (!q.ok()) return SqlError("reading StringIds");
+  const RowCells cells(path_, "StringIds", q, 0);
+  std::unordered_map<int64_t, ComputeClass> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> id, cells.Integer(1, "id", false));
+    const ComputeClass c = ClassifyComputeKernel(q.Text(2));
+    if (c != ComputeClass::kOther) out.emplace(*id, c);
+  }
+  if (rc != SQLITE_DONE) return SqlError("reading StringIds");
+  return out;
+}
+
 Result<RowScan> ExportReader::ForEachKernel(
     const std::function<bool(const KernelRow&)>& on_row) const {
   PPS_ASSIGN_OR_RETURN(const auto comm, CommunicationNames());
+  PPS_ASSIGN_OR_RETURN(const auto compute, ComputeNames());
   Statement q(db_, std::string("SELECT rowid, deviceId, start, end, shortName, demangledName, "
                                "globalPid FROM ") +
                        kKernelTable + " ORDER BY deviceId, start");
@@ -229,6 +248,10 @@ Result<RowScan> ExportReader::ForEachKernel(
   auto kind_of = [&comm](int64_t id) -> std::optional<Collective> {
     auto it = comm.find(id);
     return it == comm.end() ? std::nullopt : std::optional<Collective>(it->second);
+  };
+  auto class_of = [&compute](int64_t id) {
+    auto it = compute.find(id);
+    return it == compute.end() ? ComputeClass::kOther : it->second;
   };
   const RowCells cells(path_, kKernelTable, q, 0);
   RowScan scan;
@@ -250,6 +273,11 @@ Result<RowScan> ExportReader::ForEachKernel(
     row.kernel.span = {start, end};
     row.kernel.collective = kind_of(*short_name);
     if (!row.kernel.collective) row.kernel.collective = kind_of(*long_name);
+    // The demangled name says more (namespaces, template arguments); the
+    // short one where it names nothing the rules know.
+    row.kernel.compute_class = class_of(*long_name);
+    if (row.kernel.compute_class == ComputeClass::kOther)
+      row.kernel.compute_class = class_of(*short_name);
     row.global_pid = pid.value_or(-1);
     if (!on_row(row)) return scan;
   }

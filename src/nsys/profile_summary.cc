@@ -21,6 +21,7 @@ ProfileSummary Summarize(const std::vector<GpuWindows>& gpus) {
   ProfileSummary s;
   std::vector<double> ms, exposed, overlapped, compute_only, idle, comm_overlap;
   std::array<std::vector<double>, kCollectiveKinds> calls, time_ms;
+  std::array<std::vector<double>, kComputeClasses> class_share;
   for (const GpuWindows& g : gpus) {
     if (!g.windows.empty()) ++s.gpus;
     for (const WindowBreakdown& w : g.windows) {
@@ -39,6 +40,10 @@ ProfileSummary Summarize(const std::vector<GpuWindows>& gpus) {
         s.total_calls[k] += w.calls[k];
         s.total_time_ns[k] = AddSaturating(s.total_time_ns[k], w.time_ns[k]);
       }
+      for (int c = 0; c < kComputeClasses; ++c) {
+        class_share[c].push_back(w.Share(w.class_time_ns[c]));
+        s.total_class_time_ns[c] = AddSaturating(s.total_class_time_ns[c], w.class_time_ns[c]);
+      }
     }
   }
   s.window_ms = Describe(ms);
@@ -51,6 +56,7 @@ ProfileSummary Summarize(const std::vector<GpuWindows>& gpus) {
     s.calls_per_window[k] = Describe(calls[k]);
     s.time_ms_per_window[k] = Describe(time_ms[k]);
   }
+  for (int c = 0; c < kComputeClasses; ++c) s.class_share[c] = Describe(class_share[c]);
   return s;
 }
 

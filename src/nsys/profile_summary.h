@@ -36,6 +36,10 @@ struct ProfileSummary {
   Distribution comm_overlapped_fraction;
   std::array<Distribution, kCollectiveKinds> calls_per_window, time_ms_per_window;
   std::array<int64_t, kCollectiveKinds> total_calls{}, total_time_ns{};
+  // Per compute class (nsys/compute_kernels.h): its kernels' time as a share
+  // of the window, and in all windows together.
+  std::array<Distribution, kComputeClasses> class_share;
+  std::array<int64_t, kComputeClasses> total_class_time_ns{};
 };
 
 ProfileSummary Summarize(const std::vector<GpuWindows>& gpus);

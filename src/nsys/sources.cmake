@@ -4,6 +4,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/nsys/analysis_json.cc
   src/nsys/analyze.cc
   src/nsys/comm_kernels.cc
+  src/nsys/compute_kernels.cc
   src/nsys/export_reader.cc
   src/nsys/export_rows.cc
   src/nsys/intervals.cc

@@ -41,6 +41,9 @@ void GpuWindowAnalyzer::AddKernel(const Kernel& k) {
       const int kind = static_cast<int>(*k.collective);
       ++b.calls[kind];
       b.time_ns[kind] = AddSaturating(b.time_ns[kind], overlap);
+    } else {
+      const int c = static_cast<int>(k.compute_class);
+      b.class_time_ns[c] = AddSaturating(b.class_time_ns[c], overlap);
     }
   });
   if (k.collective) {

@@ -12,13 +12,15 @@
 #include <vector>
 
 #include "nsys/comm_kernels.h"
+#include "nsys/compute_kernels.h"
 #include "nsys/intervals.h"
 
 namespace ppsearch::nsys {
 
 struct Kernel {
   Interval span;
-  std::optional<Collective> collective;  // nullopt: compute
+  std::optional<Collective> collective;               // nullopt: compute
+  ComputeClass compute_class = ComputeClass::kOther;  // compute kernels only
 };
 
 struct WindowBreakdown {
@@ -32,6 +34,9 @@ struct WindowBreakdown {
   // their durations clipped to it (concurrent calls each count).
   std::array<int, kCollectiveKinds> calls{};
   std::array<int64_t, kCollectiveKinds> time_ns{};
+  // Per compute class: the sum of its kernels' durations clipped to the
+  // window (concurrent kernels each count).
+  std::array<int64_t, kComputeClasses> class_time_ns{};
 
   int64_t duration_ns() const { return window.length_ns(); }
   double Share(int64_t part_ns) const;  // part / duration; 0 for an empty window

@@ -57,6 +57,24 @@ TEST(GpuWindowAnalyzerTest, NoOverlap) {
   EXPECT_EQ(b.time_ns[static_cast<int>(Collective::kAllReduce)], 300);
 }
 
+// Compute kernels add their time, clipped to the window, to their class;
+// communication kernels to no class.
+TEST(GpuWindowAnalyzerTest, ComputeTimeByClassIsClippedToTheWindow) {
+  Kernel gemm = Compute(-100, 300);  // 300 ns inside
+  gemm.compute_class = ComputeClass::kGemm;
+  Kernel moe = Compute(300, 500);
+  moe.compute_class = ComputeClass::kMoe;
+  Kernel attention = Compute(400, 450);  // concurrent with the MoE kernel: both count
+  attention.compute_class = ComputeClass::kAttention;
+  Kernel norm = Compute(900, 1200);  // 100 ns inside, class "other"
+  const WindowBreakdown b = One({0, 1000}, {gemm, moe, attention, AllReduce(500, 800), norm});
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kGemm)], 300);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kMoe)], 200);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kAttention)], 50);
+  EXPECT_EQ(b.class_time_ns[static_cast<int>(ComputeClass::kOther)], 100);
+  EXPECT_EQ(b.compute_only_ns, 600);  // the union: 0-500 and 900-1000
+}
+
 TEST(GpuWindowAnalyzerTest, FullOverlap) {
   const WindowBreakdown b = One({0, 1000}, {Compute(0, 1000), AllReduce(200, 600)});
   EXPECT_EQ(b.exposed_ns, 0);

@@ -194,6 +194,9 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   for (const auto& s : p.sim.stages) {
     StageShare share;
     share.compute = s.compute_ns / window;
+    share.gemm = s.gemm_ns / window;
+    share.moe = s.moe_ns / window;
+    share.attention = s.attention_ns / window;
     share.exposed_comm = s.comm_ns / window;
     share.transfer = s.transfer_ns / window;
     share.overhead = s.overhead_ns / window;

@@ -8,6 +8,7 @@
 // the pieces they assemble live in predict/point_parts.h, which only this
 // folder includes (tests/layering_test.cc).
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ struct PointOptions {
 // Per-stage shares of the sample window.
 struct StageShare {
   double compute = 0, exposed_comm = 0, transfer = 0, overhead = 0, idle = 0;
+  // Of compute, by class (sim::StageTime): dense GEMMs, routed experts,
+  // attention cores; other = compute - the three.
+  double gemm = 0, moe = 0, attention = 0;
+  double other() const { return std::max(compute - gemm - moe - attention, 0.0); }
 };
 
 struct PointPrediction {

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "decide/steady_state.h"
 #include "inputs/search_inputs.h"
 #include "memory/memory_interval.h"
+#include "nsys/compute_kernels.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
 #include "table/table.h"
@@ -66,6 +68,16 @@ decide::LoopSample SampleOf(const predict::PointPrediction& p, const spec::Workl
   return {"C=" + std::to_string(p.concurrency), w.request_rate > 0 ? 0 : p.concurrency, w.requests};
 }
 
+// A stage's compute by class, in the classes and names `ppsearch nsys`
+// measures a profile's kernels by.
+std::array<std::pair<nsys::ComputeClass, double>, nsys::kComputeClasses> ClassShares(
+    const predict::StageShare& sh) {
+  return {{{nsys::ComputeClass::kGemm, sh.gemm},
+           {nsys::ComputeClass::kMoe, sh.moe},
+           {nsys::ComputeClass::kAttention, sh.attention},
+           {nsys::ComputeClass::kOther, sh.other()}}};
+}
+
 // A point's stages: each one's time shares and memory, with the peak's
 // interval where one was drawn.
 nlohmann::json StagesJson(const predict::PointPrediction& p) {
@@ -73,8 +85,11 @@ nlohmann::json StagesJson(const predict::PointPrediction& p) {
   for (size_t s = 0; s < p.stage_shares.size(); ++s) {
     const auto& sh = p.stage_shares[s];
     const auto& mem = p.memory.stages[s];
+    nlohmann::json classes;
+    for (const auto& [cls, share] : ClassShares(sh)) classes[nsys::ComputeClassName(cls)] = share;
     stages.push_back({{"stage", s},
                       {"compute_share", sh.compute},
+                      {"compute_class_share", classes},
                       {"exposed_comm_share", sh.exposed_comm},
                       {"pp_transfer_share", sh.transfer},
                       {"overhead_share", sh.overhead},
@@ -288,6 +303,19 @@ void AppendBreakdown(const std::vector<predict::SearchPoint>& points, std::strin
                         Pct(sh.idle), FormatNumber(p.memory.stages[s].peak_mib, 0) + " MiB"});
     }
     out += table::Indent(table::RenderTextTable(t), 2);
+    if (!p.stage_shares.empty()) {
+      std::array<double, nsys::kComputeClasses> mean{};
+      for (const auto& sh : p.stage_shares) {
+        const auto shares = ClassShares(sh);
+        for (int c = 0; c < nsys::kComputeClasses; ++c)
+          mean[c] += shares[c].second / static_cast<double>(p.stage_shares.size());
+      }
+      std::string classes;
+      for (nsys::ComputeClass cls : nsys::kAllComputeClasses)
+        classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ", nsys::ComputeClassName(cls),
+                               Pct(mean[static_cast<int>(cls)]));
+      out += "  compute by class, share of the window (mean over stages): " + classes + "\n";
+    }
     if (!p.memory.stages.empty()) {
       const auto& tight = p.memory.stages[p.memory.tightest_stage];
       out += fmt::format("  tightest: stage {} ({}); headroom {} MiB\n", p.memory.tightest_stage,

@@ -15,7 +15,12 @@ namespace ppsearch::sim {
 // Time one pipeline stage spends on a micro-batch. TP collectives run on the
 // compute stream in SGLang (no overlap), so the parts add up.
 struct StageTime {
-  int64_t compute_ns = 0;   // GEMMs, attention, MoE, element-wise work
+  int64_t compute_ns = 0;  // GEMMs, attention, MoE, element-wise work
+  // Of compute_ns, by class (the rest is element-wise and other work): dense
+  // GEMMs; routed experts (their GEMMs and token permutation); attention
+  // cores (softmax, MLA and linear attention). What a profile's kernel
+  // classes measure (nsys/compute_kernels.h).
+  int64_t gemm_ns = 0, moe_ns = 0, attention_ns = 0;
   int64_t comm_ns = 0;      // exposed TP collectives (all-reduce)
   int64_t transfer_ns = 0;  // exposed part of receiving activations (intra-stage all-gather)
   int64_t overhead_ns = 0;  // kernel launch gaps, host work on the critical path

@@ -75,7 +75,10 @@ bool OnlineEngine::PriceStretchSlot(StretchSlot& z) {
     for (DecodeGrowth& g : z.stages) {
       for (size_t a = 0; a < g.group_ns.size(); ++a) g.group_ns[a] += k * g.group_growth_ns[a];
       DropDominatedGroups(g);
+      // What the steps added is attention's (only it grows).
+      const int64_t before = g.at_start.compute_ns;
       g.at_start.compute_ns = g.ComputeNs(0);
+      g.at_start.attention_ns += g.at_start.compute_ns - before;
     }
     ++counters_.carried_prices;
   } else {
@@ -431,6 +434,12 @@ void OnlineEngine::FinishStretch(std::vector<StretchSlot>& slots) {
       const StageTime& first = z.stages[st].at_start;
       StageStats& sum = counters_.stages[st];
       sum.compute_ns += z.compute_ns[st];
+      // Only attention grows along a stretch (DecodeGrowth): every launch
+      // pays the first's other classes, and attention the rest.
+      sum.gemm_ns += first.gemm_ns * z.launched;
+      sum.moe_ns += first.moe_ns * z.launched;
+      sum.attention_ns += std::max<int64_t>(
+          z.compute_ns[st] - (first.compute_ns - first.attention_ns) * z.launched, 0);
       sum.comm_ns += first.comm_ns * z.launched;
       sum.transfer_ns += first.transfer_ns * z.launched;
       sum.overhead_ns += first.overhead_ns * z.launched;

@@ -335,6 +335,9 @@ class PdDeployment {
         StageStats& to = sim->stages[k];
         const StageStats& from = c.stages[k];
         to.compute_ns += from.compute_ns;
+        to.gemm_ns += from.gemm_ns;
+        to.moe_ns += from.moe_ns;
+        to.attention_ns += from.attention_ns;
         to.comm_ns += from.comm_ns;
         to.transfer_ns += from.transfer_ns;
         to.overhead_ns += from.overhead_ns;

@@ -17,6 +17,7 @@ namespace ppsearch::sim {
 
 struct StageStats {
   int64_t compute_ns = 0;
+  int64_t gemm_ns = 0, moe_ns = 0, attention_ns = 0;  // of compute_ns (StageTime's classes)
   int64_t comm_ns = 0;
   int64_t transfer_ns = 0;
   int64_t overhead_ns = 0;

@@ -287,6 +287,9 @@ void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const 
 void OnlineEngine::AddStageTime(int stage, const StageTime& st) {
   StageStats& s = counters_.stages[stage];
   s.compute_ns += st.compute_ns;
+  s.gemm_ns += st.gemm_ns;
+  s.moe_ns += st.moe_ns;
+  s.attention_ns += st.attention_ns;
   s.comm_ns += st.comm_ns;
   s.transfer_ns += st.transfer_ns;
   s.overhead_ns += st.overhead_ns;
