@@ -61,21 +61,6 @@ struct Evaluation {
   std::vector<ClassShares> class_shares;
 };
 
-// A prediction's compute by class: the mean over stages of each class's
-// share of the window, in nsys::kAllComputeClasses' order.
-std::array<double, nsys::kComputeClasses> PredictedClasses(const predict::PointPrediction& p) {
-  std::array<double, nsys::kComputeClasses> out{};
-  if (p.stage_shares.empty()) return out;
-  const double n = static_cast<double>(p.stage_shares.size());
-  for (const predict::StageShare& s : p.stage_shares) {
-    out[static_cast<int>(nsys::ComputeClass::kGemm)] += s.gemm / n;
-    out[static_cast<int>(nsys::ComputeClass::kMoe)] += s.moe / n;
-    out[static_cast<int>(nsys::ComputeClass::kAttention)] += s.attention / n;
-    out[static_cast<int>(nsys::ComputeClass::kOther)] += s.other() / n;
-  }
-  return out;
-}
-
 class Problem {
  public:
   Problem(const FitInputs& in, std::vector<int> use) : in_(in), use_(std::move(use)) {}
@@ -109,7 +94,7 @@ class Problem {
       e.points.push_back({meas.layout, mp.concurrency, mp.input_tps, tps, mp.ttft_p50_s,
                           p.metrics.ttft_s.p50, p.memory.peak_mib_max, mp.peak_gpu_mib});
       share += p.exposed_comm_share / static_cast<double>(meas.points.size());
-      const auto predicted = PredictedClasses(p);
+      const auto predicted = predict::MeanClassShares(p.stage_shares);
       for (int k = 0; k < nsys::kComputeClasses; ++k)
         classes[k] += predicted[k] / static_cast<double>(meas.points.size());
       if (!residuals) continue;
@@ -529,25 +514,8 @@ Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& m
   }
   if (target->exposed_comm_share)
     return MakeError(path + ": a second profile summary for " + target->layout.Label());
-  if (j.contains("compute_classes")) {
-    // `ppsearch nsys`'s compute_classes: each class's share of the window.
-    std::array<double, nsys::kComputeClasses> classes{};
-    for (nsys::ComputeClass c : nsys::kAllComputeClasses) {
-      const std::string name = nsys::ComputeClassName(c);
-      const nlohmann::json* v = nullptr;
-      if (j["compute_classes"].is_object() && j["compute_classes"].contains(name) &&
-          j["compute_classes"][name].is_object() && j["compute_classes"][name].contains("share") &&
-          j["compute_classes"][name]["share"].is_object() &&
-          j["compute_classes"][name]["share"].contains("median"))
-        v = &j["compute_classes"][name]["share"]["median"];
-      if (v == nullptr || !v->is_number() || v->get<double>() < 0 || v->get<double>() > 1)
-        return MakeError(path + ": key 'compute_classes." + name +
-                         ".share.median': expected a share in [0, 1]" +
-                         (v == nullptr ? std::string(", missing") : ", got " + v->dump()));
-      classes[static_cast<int>(c)] = v->get<double>();
-    }
-    target->compute_class_shares = classes;
-  }
+  // `ppsearch nsys`'s compute by class, where the summary is its analysis.
+  PPS_ASSIGN_OR_RETURN(target->compute_class_shares, nsys::ReadClassShares(j, path));
   target->exposed_comm_share = share;
   return Status::Ok();
 }

@@ -17,6 +17,7 @@
 #include "hardware/hardware.h"
 #include "inputs/search_inputs.h"
 #include "model/model.h"
+#include "nsys/analysis_json.h"
 #include "nsys/compute_kernels.h"
 #include "plan/plan.h"
 #include "spec/spec.h"

@@ -18,13 +18,20 @@ nlohmann::json PredictedBreakdownJson(const PredictedBreakdown& b) {
                       {"transfer", s.transfer},
                       {"overhead", s.overhead},
                       {"idle", s.idle}});
-  return {{"what", "the simulator's breakdown of this sample's layout and concurrency"},
-          {"layout", b.layout},
-          {"concurrency", b.concurrency},
-          {"exposed_comm_share", b.exposed_comm_share},
-          {"bubble_share", b.bubble_share},
-          {"allreduce_per_forward", b.allreduce_per_forward},
-          {"stages", stages}};
+  nlohmann::json j = {{"what", "the simulator's breakdown of this sample's layout and concurrency"},
+                      {"layout", b.layout},
+                      {"concurrency", b.concurrency},
+                      {"exposed_comm_share", b.exposed_comm_share},
+                      {"bubble_share", b.bubble_share},
+                      {"allreduce_per_forward", b.allreduce_per_forward},
+                      {"stages", stages}};
+  if (b.compute_classes) {
+    nlohmann::json classes;
+    for (nsys::ComputeClass c : nsys::kAllComputeClasses)
+      classes[nsys::ComputeClassName(c)] = (*b.compute_classes)[static_cast<int>(c)];
+    j["compute_classes"] = classes;
+  }
+  return j;
 }
 
 Result<PredictedBreakdown> ReadPredictedBreakdown(const nlohmann::json& j,
@@ -56,6 +63,16 @@ Result<PredictedBreakdown> ReadPredictedBreakdown(const nlohmann::json& j,
       PPS_RETURN_IF_ERROR(s.Number(key, out));
     }
     b.stages.push_back(st);
+  }
+  if (j.contains("compute_classes")) {
+    PPS_ASSIGN_OR_RETURN(const JsonFields classes, f.Fields("compute_classes"));
+    std::array<double, nsys::kComputeClasses> out{};
+    for (nsys::ComputeClass c : nsys::kAllComputeClasses) {
+      const std::string name = nsys::ComputeClassName(c);
+      PPS_RETURN_IF_ERROR(classes.Require(name.c_str(), "a number"));
+      PPS_RETURN_IF_ERROR(classes.Number(name.c_str(), &out[static_cast<int>(c)]));
+    }
+    b.compute_classes = out;
   }
   return b;
 }

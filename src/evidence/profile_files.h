@@ -9,6 +9,7 @@
 //   predicted.json          the simulator's breakdown of the same layout
 //                           and concurrency (PredictedBreakdown)
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ struct PredictedBreakdown {
   double bubble_share = 0;
   int allreduce_per_forward = 0;
   std::vector<StageBreakdown> stages;
+  // The compute by class, mean over stages of each class's share of the
+  // window, in nsys::kAllComputeClasses' order (predict::MeanClassShares);
+  // absent from files written before the classes were.
+  std::optional<std::array<double, nsys::kComputeClasses>> compute_classes;
 };
 
 nlohmann::json PredictedBreakdownJson(const PredictedBreakdown& breakdown);

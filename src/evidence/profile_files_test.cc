@@ -29,11 +29,19 @@ TEST(ProfileFiles, APredictedBreakdownReadsBackAsWritten) {
   ASSERT_EQ(back->stages.size(), 2u);
   EXPECT_DOUBLE_EQ(back->stages[1].idle, 0.15);
   EXPECT_DOUBLE_EQ(back->stages[0].transfer, 0.05);
+  EXPECT_FALSE(back->compute_classes.has_value());  // written without: read without
+  b.compute_classes = std::array<double, nsys::kComputeClasses>{0.3, 0.15, 0.05, 0.05};
+  const nlohmann::json j = PredictedBreakdownJson(b);
+  EXPECT_DOUBLE_EQ(j["compute_classes"]["moe"].get<double>(), 0.15);
+  back = ReadPredictedBreakdown(j, "predicted.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->compute_classes.has_value());
+  EXPECT_EQ(*back->compute_classes, *b.compute_classes);
 }
 
 TEST(ProfileFiles, EveryKeyOfAPredictionIsRequiredAndNamed) {
-  nlohmann::json j = PredictedBreakdownJson(
-      PredictedBreakdown{"PP1/TP32/EP4", 8, 0.5, 0, 187, {{0.5, 0.5, 0, 0, 0}}});
+  nlohmann::json j = PredictedBreakdownJson(PredictedBreakdown{
+      "PP1/TP32/EP4", 8, 0.5, 0, 187, {{0.5, 0.5, 0, 0, 0}}, {{0.2, 0.1, 0.1, 0.1}}});
   j["stages"][0].erase("overhead");
   auto r = ReadPredictedBreakdown(j, "p.json");
   ASSERT_FALSE(r.ok());
@@ -42,6 +50,13 @@ TEST(ProfileFiles, EveryKeyOfAPredictionIsRequiredAndNamed) {
   r = ReadPredictedBreakdown(j, "p.json");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("p.json: key 'concurrency' must be an integer"));
+  j["concurrency"] = 8;
+  j["stages"][0]["overhead"] = 0;
+  j["compute_classes"].erase("attention");
+  r = ReadPredictedBreakdown(j, "p.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message,
+              HasSubstr("p.json: key 'compute_classes.attention' must be a number"));
 }
 
 TEST(ProfileFiles, AnAnalysisWithoutItsFiguresOrAnEmptyErrorIsRefused) {

@@ -212,7 +212,7 @@ Status ReadBusBwRange(const TableReader& entry, IntraCollective& out) {
                           "expected two positive, finite GB/s figures, got " + got);
   if (*hi < *lo)
     return entry.KeyError("busbw_range_gbps", "expected the lowest figure first, got " + got);
-  if (out.busbw_gbps < *lo || out.busbw_gbps > hi) {
+  if (out.busbw_gbps < *lo || out.busbw_gbps > *hi) {
     return entry.KeyError("busbw_range_gbps", "expected a range holding busbw_gbps (" +
                                                   FormatNumber(out.busbw_gbps) + "), got " + got);
   }

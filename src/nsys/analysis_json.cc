@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "table/table.h"
 #include "util/format.h"
 
@@ -247,7 +249,32 @@ Result<AnalysisSummary> ReadAnalysisSummary(const nlohmann::json& j, const std::
     return MakeError(where + ": key 'compute_communication_overlap' must be a string (the JSON " +
                      "`ppsearch nsys` writes)");
   s.overlap_words = words->get<std::string>();
+  PPS_ASSIGN_OR_RETURN(s.class_share_median, ReadClassShares(j, where));
   return s;
+}
+
+Result<std::optional<std::array<double, kComputeClasses>>> ReadClassShares(
+    const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("compute_classes"))
+    return std::optional<std::array<double, kComputeClasses>>();
+  std::array<double, kComputeClasses> out{};
+  const nlohmann::json& classes = j["compute_classes"];
+  for (ComputeClass c : kAllComputeClasses) {
+    const std::string name = ComputeClassName(c);
+    const nlohmann::json* v = nullptr;
+    if (classes.is_object() && classes.contains(name) && classes[name].is_object() &&
+        classes[name].contains("share") && classes[name]["share"].is_object() &&
+        classes[name]["share"].contains("median"))
+      v = &classes[name]["share"]["median"];
+    // Concurrent kernels each count, so a share may pass 1; never below 0.
+    if (v == nullptr || !v->is_number() || !(v->get<double>() >= 0) ||
+        !std::isfinite(v->get<double>()))
+      return MakeError(where + ": key 'compute_classes." + name +
+                       ".share.median': expected a share >= 0" +
+                       (v == nullptr ? std::string(", missing") : ", got " + v->dump()));
+    out[static_cast<int>(c)] = v->get<double>();
+  }
+  return std::optional<std::array<double, kComputeClasses>>(out);
 }
 
 }  // namespace ppsearch::nsys

@@ -4,6 +4,7 @@
 // --profile-summary` reads, then the detail: per GPU and window, medians and
 // spreads, collectives by kind) and the human table.
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,7 +35,17 @@ struct AnalysisSummary {
   int windows = 0;
   int gpus = 0;
   std::string overlap_words;  // compute_communication_overlap
+  // compute_classes' share medians, in kAllComputeClasses' order; absent
+  // from analyses written before the classes were.
+  std::optional<std::array<double, kComputeClasses>> class_share_median;
 };
+
+// The share medians of `j`'s "compute_classes" (as AnalysisJson writes it),
+// in kAllComputeClasses' order; nullopt when `j` has no such key. A class
+// missing or below 0 is an error "<where>: key
+// 'compute_classes.<class>.share.median': ...".
+Result<std::optional<std::array<double, kComputeClasses>>> ReadClassShares(
+    const nlohmann::json& j, const std::string& where);
 
 // Reads `j`'s summary; a missing key or one of another type is an error
 // "<where>: key '<key>' must be <what>" (never read as 0).

@@ -66,8 +66,10 @@ TEST_F(ExportTest, ComputeKernelsAreSplitByClass) {
   w->AddGpu(0, "NVIDIA H200");
   w->AddNvtxRange(0, 1000, "prefill", 1);
   w->AddKernel(0, 7, 0, 400, kGemm, 1);
-  w->AddKernel(0, 7, 400, 600, "fused_moe_kernel", 1);
-  w->AddKernel(0, 7, 600, 700, "void flash::FlashAttnFwdSm90<cutlass::bfloat16_t>()", 1);
+  // The demangled name decides where the short one says nothing ("kernel"),
+  // and the short one where the demangled one says nothing.
+  w->AddKernel(0, 7, 400, 600, "fused_moe_kernel", 1, "void triton_0<128>()");
+  w->AddKernel(0, 7, 600, 700, "kernel", 1, "void flash::FlashAttnFwdSm90<cutlass::bfloat16_t>()");
   w->AddKernel(0, 7, 700, 750, "void flashinfer::norm::FusedAddRMSNormKernel<8u>()", 1);
   w->AddKernel(0, 8, 750, 1000, kAllReduce, 1);
   ASSERT_TRUE(w->Close().ok());

@@ -1,5 +1,8 @@
 #include "nsys/comm_kernels.h"
 
+#include <algorithm>
+#include <cctype>
+#include <string>
 #include <utility>
 
 namespace ppsearch::nsys {
@@ -50,6 +53,11 @@ std::optional<Collective> ClassifyKernel(std::string_view name) {
     return Collective::kOther;
   }
   if (name.find("cross_device_reduce") != std::string_view::npos) return Collective::kAllReduce;
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  for (const char* part : {"allreduce_fusion", "shotallreduce", "lamport"})
+    if (lower.find(part) != std::string::npos) return Collective::kAllReduce;
   if (name.find("deep_ep") != std::string_view::npos &&
       (name.find("dispatch") != std::string_view::npos ||
        name.find("combine") != std::string_view::npos))

@@ -31,13 +31,15 @@ const char* CollectiveName(Collective kind);  // "AllReduce", ...
 // names across versions: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL" (2.19+),
 // "ncclKernel_AllGather_RING_LL_Sum_int8_t" (2.7-2.18),
 // "ncclAllReduceRingLLKernel_sum_f32" (older), "ncclDevKernel_SendRecv";
-// SGLang's custom all-reduce ("cross_device_reduce_1stage"), and DeepEP's
-// dispatch/combine kernels as all-to-all.
+// SGLang's custom all-reduce ("cross_device_reduce_1stage"), FlashInfer's
+// and TensorRT-LLM's fused and one/two-shot all-reduces
+// ("allreduce_fusion_kernel_oneshot_lamport", "oneShotAllReduceKernel"), and
+// DeepEP's dispatch/combine kernels as all-to-all.
 std::optional<Collective> ClassifyKernel(std::string_view name);
 
 // Whether a name may be communication, for a cheap SQL prefilter: every name
 // ClassifyKernel recognises contains one of these (case-insensitively).
-inline constexpr std::array<const char*, 3> kCommunicationNameParts = {
-    "nccl", "cross_device_reduce", "deep_ep"};
+inline constexpr std::array<const char*, 6> kCommunicationNameParts = {
+    "nccl", "cross_device_reduce", "deep_ep", "allreduce_fusion", "shotallreduce", "lamport"};
 
 }  // namespace ppsearch::nsys

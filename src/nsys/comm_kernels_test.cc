@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+
 namespace ppsearch::nsys {
 namespace {
 
@@ -28,6 +31,13 @@ TEST(ClassifyKernelTest, SglangCommunicationKernels) {
   EXPECT_EQ(KindOf("cross_device_reduce_1stage"), "AllReduce");
   EXPECT_EQ(KindOf("void deep_ep::intranode::dispatch<8, 768>(...)"), "AllToAll");
   EXPECT_EQ(KindOf("void deep_ep::internode::combine<true>(...)"), "AllToAll");
+  // FlashInfer's fused all-reduce (with the next norm) and TensorRT-LLM's
+  // one/two-shot kernels are the all-reduce, not compute.
+  EXPECT_EQ(KindOf("void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_"
+                   "lamport<__nv_bfloat16, 8>(...)"),
+            "AllReduce");
+  EXPECT_EQ(KindOf("void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16>(...)"),
+            "AllReduce");
 }
 
 TEST(ClassifyKernelTest, EverythingElseIsCompute) {
@@ -36,11 +46,15 @@ TEST(ClassifyKernelTest, EverythingElseIsCompute) {
   EXPECT_EQ(KindOf("void at::native::vectorized_elementwise_kernel<4>"), "compute");
   EXPECT_EQ(KindOf("deep_ep_layout_kernel"), "compute");
   // Every communication name passes the SQL prefilter.
+  // (SQLite's LIKE ignores ASCII case, as the comparison below does.)
   for (const char* name :
-       {"ncclDevKernel_SendRecv", "cross_device_reduce_2stage", "deep_ep::intranode::combine"}) {
+       {"ncclDevKernel_SendRecv", "cross_device_reduce_2stage", "deep_ep::intranode::combine",
+        "allreduce_fusion_kernel_twoshot", "oneShotAllReduceKernel", "lamport_initialize"}) {
     bool passes = false;
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (const char* part : kCommunicationNameParts)
-      passes = passes || std::string(name).find(part) != std::string::npos;
+      passes = passes || lower.find(part) != std::string::npos;
     EXPECT_TRUE(passes) << name;
   }
 }

@@ -23,7 +23,25 @@ TEST(ComputeKernels, ClassifiesSglangKernelsByName) {
       {"moe_align_block_size_kernel", ComputeClass::kMoe},
       {"void tensorrt_llm::kernels::cutlass_kernels::MoeFCGemm<cutlass::float_e4m3_t>()",
        ComputeClass::kMoe},
-      {"void deep_gemm::sm90_fp8_m_grouped_gemm_contiguous_kernel<128u>()", ComputeClass::kMoe},
+      {"void deep_gemm::sm90_fp8_gemm_1d2d_impl<(cute::UMMA::Major)0, 128u, "
+       "(deep_gemm::GemmType)1, false>()",
+       ComputeClass::kMoe},
+      {"void deep_gemm::sm90_fp8_gemm_1d2d_impl<(cute::UMMA::Major)0, 128u, "
+       "(deep_gemm::GemmType)0, false>()",
+       ComputeClass::kGemm},
+      {"bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s4_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_"
+       "schedS_bN_tma_tmaOpt_clmp_dynB_sm100f",
+       ComputeClass::kMoe},
+      {"_fwd_kernel_ep_scatter_1", ComputeClass::kMoe},
+      {"pre_reorder_triton_kernel", ComputeClass::kMoe},
+      {"moe_fused_gate_kernel", ComputeClass::kOther},  // routing: element-wise in the model
+      {"topkGatingSoftmax", ComputeClass::kOther},
+      {"l2norm_fwd_kernel", ComputeClass::kOther},
+      {"set_mla_kv_buffer_kernel", ComputeClass::kOther},
+      {"fused_kda_gate_fwd_kernel", ComputeClass::kOther},
+      {"fused_sigmoid_gating_delta_rule_update_kernel", ComputeClass::kAttention},
+      {"_fwd_kernel_stage1", ComputeClass::kAttention},
+      {"void flashinfer::BatchPODWithKVCacheTensorKernel<128u>()", ComputeClass::kAttention},
       {"void flash::FlashAttnFwdSm90<cutlass::bfloat16_t>()", ComputeClass::kAttention},
       {"void flashinfer::BatchPrefillWithPagedKVCacheKernel<128u>()", ComputeClass::kAttention},
       {"BatchDecodeWithPagedKVCacheKernel", ComputeClass::kAttention},

@@ -219,28 +219,15 @@ Result<std::unordered_map<int64_t, Collective>> ExportReader::CommunicationNames
   return out;
 }
 
-Result<std::unordered_map<int64_t, ComputeClass>> ExportReader::ComputeNames() const {
-  // Every string is classified (a few thousand in a profile; NVTX texts and
-  // API names among them cost a lowercase copy each): which are kernel names
-  // only the kernel table knows.
-  Statement q(db_, "SELECT rowid, id, value FROM StringIds");
-  if (!q.ok()) return SqlError("reading StringIds");
-  const RowCells cells(path_, "StringIds", q, 0);
-  std::unordered_map<int64_t, ComputeClass> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    PPS_ASSIGN_OR_RETURN(std::optional<int64_t> id, cells.Integer(1, "id", false));
-    const ComputeClass c = ClassifyComputeKernel(q.Text(2));
-    if (c != ComputeClass::kOther) out.emplace(*id, c);
-  }
-  if (rc != SQLITE_DONE) return SqlError("reading StringIds");
-  return out;
-}
-
 Result<RowScan> ExportReader::ForEachKernel(
     const std::function<bool(const KernelRow&)>& on_row) const {
   PPS_ASSIGN_OR_RETURN(const auto comm, CommunicationNames());
-  PPS_ASSIGN_OR_RETURN(const auto compute, ComputeNames());
+  // Compute classes by name, looked up as each kernel name id first occurs:
+  // a profile's kernels have a few hundred distinct names, its StringIds
+  // (API calls, NVTX texts, backtraces) can hold millions of strings.
+  Statement name_q(db_, "SELECT value FROM StringIds WHERE id = ?");
+  if (!name_q.ok()) return SqlError("reading StringIds");
+  std::unordered_map<int64_t, ComputeClass> classes;
   Statement q(db_, std::string("SELECT rowid, deviceId, start, end, shortName, demangledName, "
                                "globalPid FROM ") +
                        kKernelTable + " ORDER BY deviceId, start");
@@ -249,9 +236,16 @@ Result<RowScan> ExportReader::ForEachKernel(
     auto it = comm.find(id);
     return it == comm.end() ? std::nullopt : std::optional<Collective>(it->second);
   };
-  auto class_of = [&compute](int64_t id) {
-    auto it = compute.find(id);
-    return it == compute.end() ? ComputeClass::kOther : it->second;
+  auto class_of = [&classes, &name_q](int64_t id) {
+    auto it = classes.find(id);
+    if (it != classes.end()) return it->second;
+    name_q.BindInt64(1, id);
+    // A name id with no StringIds row names nothing: "other".
+    const ComputeClass c =
+        name_q.Step() == SQLITE_ROW ? ClassifyComputeKernel(name_q.Text(0)) : ComputeClass::kOther;
+    name_q.Reset();
+    classes.emplace(id, c);
+    return c;
   };
   const RowCells cells(path_, kKernelTable, q, 0);
   RowScan scan;

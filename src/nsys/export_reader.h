@@ -94,9 +94,6 @@ class ExportReader {
   Status RequireColumns(const std::string& table, const std::vector<std::string>& columns) const;
   // StringIds ids whose text names a communication kernel, with its kind.
   Result<std::unordered_map<int64_t, Collective>> CommunicationNames() const;
-  // StringIds ids whose text names a compute kernel of a class other than
-  // "other" (nsys/compute_kernels.h), with the class.
-  Result<std::unordered_map<int64_t, ComputeClass>> ComputeNames() const;
   Error SqlError(const std::string& what) const;
 
   std::string path_;

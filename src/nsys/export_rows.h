@@ -44,6 +44,9 @@ class Statement {
   void BindText(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.c_str(), -1, SQLITE_TRANSIENT);
   }
+  void BindInt64(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  // Ready to step again from the first row, with new bindings.
+  void Reset() { sqlite3_reset(stmt_); }
   int Type(int col) const { return sqlite3_column_type(stmt_, col); }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool Null(int col) const { return Type(col) == SQLITE_NULL; }

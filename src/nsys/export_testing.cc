@@ -129,8 +129,10 @@ void TestExportWriter::AddGpu(int device_id, const std::string& name) {
 }
 
 void TestExportWriter::AddKernel(int device_id, int stream_id, int64_t start_ns, int64_t end_ns,
-                                 const std::string& short_name, int64_t pid) {
+                                 const std::string& short_name, int64_t pid,
+                                 const std::string& demangled_name) {
   const int64_t name = StringId(short_name);
+  const int64_t demangled = demangled_name.empty() ? name : StringId(demangled_name);
   const int64_t correlation = next_correlation_++;
   sqlite3_bind_int64(kernel_, 1, start_ns);
   sqlite3_bind_int64(kernel_, 2, end_ns);
@@ -138,8 +140,8 @@ void TestExportWriter::AddKernel(int device_id, int stream_id, int64_t start_ns,
   sqlite3_bind_int(kernel_, 4, stream_id);
   sqlite3_bind_int64(kernel_, 5, correlation);
   sqlite3_bind_int64(kernel_, 6, pid * kPidShift);
-  sqlite3_bind_int64(kernel_, 7, name);
-  sqlite3_bind_int64(kernel_, 8, name);
+  sqlite3_bind_int64(kernel_, 7, demangled);  // demangledName
+  sqlite3_bind_int64(kernel_, 8, name);       // shortName
   sqlite3_bind_int64(kernel_, 9, correlation);
   if (sqlite3_step(kernel_) != SQLITE_DONE) error_ = sqlite3_errmsg(db_);
   sqlite3_reset(kernel_);

@@ -31,8 +31,10 @@ class TestExportWriter {
 
   void AddGpu(int device_id, const std::string& name);
   // A kernel on `device_id`; `pid` is the launching process (global pid = pid << 24).
+  // `demangled_name` ("": the short name) goes in demangledName.
   void AddKernel(int device_id, int stream_id, int64_t start_ns, int64_t end_ns,
-                 const std::string& short_name, int64_t pid = 1);
+                 const std::string& short_name, int64_t pid = 1,
+                 const std::string& demangled_name = "");
   // A push/pop range on process `pid`'s thread `tid`. Registered strings
   // go through StringIds (textId), others in `text`, as nsys writes them.
   void AddNvtxRange(int64_t start_ns, int64_t end_ns, const std::string& text, int64_t pid = 1,

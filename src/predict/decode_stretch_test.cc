@@ -102,6 +102,7 @@ void ExpectSame(const Case& c, const std::string& what) {
   for (size_t s = 0; s < a.stages.size(); ++s) {
     EXPECT_EQ(a.stages[s].micro_batches, b.stages[s].micro_batches);
     EXPECT_PRED2(near, a.stages[s].compute_ns, b.stages[s].compute_ns);
+    const sim::StageStats &x = a.stages[s], &y = b.stages[s];
     // The compute's classes: a stretch pays its first launch's GEMM and MoE
     // time at every launch, and attention the rest, as the steps do.
     EXPECT_PRED2(near, a.stages[s].gemm_ns, b.stages[s].gemm_ns);
@@ -109,15 +110,15 @@ void ExpectSame(const Case& c, const std::string& what) {
     // Attention is what the stretch's compute leaves: it carries the
     // compute's own difference (the closed form's rounding) and each
     // launch's rounding of its parts (under 2 ns a launch).
-    const sim::StageStats &x = a.stages[s], &y = b.stages[s];
     EXPECT_LE(std::llabs(x.attention_ns - y.attention_ns),
               std::llabs(x.compute_ns - y.compute_ns) + std::llabs(x.gemm_ns - y.gemm_ns) +
                   std::llabs(x.moe_ns - y.moe_ns) + 2 * x.micro_batches + 1);
-    EXPECT_GT(a.stages[s].gemm_ns, 0);
-    EXPECT_GT(a.stages[s].moe_ns, 0);  // every model here is an MoE
-    EXPECT_GT(a.stages[s].attention_ns, 0);
-    EXPECT_LE(a.stages[s].gemm_ns + a.stages[s].moe_ns + a.stages[s].attention_ns,
-              a.stages[s].compute_ns);
+    for (const sim::StageStats* z : {&x, &y, &c.lean.sim.stages[s]}) {
+      EXPECT_GT(z->gemm_ns, 0);
+      EXPECT_GT(z->moe_ns, 0);  // every model here is an MoE
+      EXPECT_GT(z->attention_ns, 0);
+      EXPECT_LE(z->gemm_ns + z->moe_ns + z->attention_ns, z->compute_ns);
+    }
     EXPECT_EQ(a.stages[s].comm_ns, b.stages[s].comm_ns);
     EXPECT_EQ(a.stages[s].overhead_ns, b.stages[s].overhead_ns);
   }
@@ -148,6 +149,8 @@ void ExpectSame(const Case& c, const std::string& what) {
   for (size_t s = 0; s < a.stages.size(); ++s) {
     EXPECT_EQ(a.stages[s].micro_batches, l.stages[s].micro_batches);
     EXPECT_PRED2(near, a.stages[s].compute_ns, l.stages[s].compute_ns);
+    EXPECT_PRED2(near, a.stages[s].gemm_ns, l.stages[s].gemm_ns);
+    EXPECT_PRED2(near, a.stages[s].moe_ns, l.stages[s].moe_ns);
   }
   const stats::SampleMetrics& o = c.lean.metrics;
   EXPECT_NEAR(o.output_tps, m.output_tps, 1e-4 * m.output_tps);

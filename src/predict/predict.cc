@@ -214,6 +214,25 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
 
 }  // namespace
 
+std::array<double, nsys::kComputeClasses> ClassShares(const StageShare& s) {
+  std::array<double, nsys::kComputeClasses> out{};
+  out[static_cast<int>(nsys::ComputeClass::kGemm)] = s.gemm;
+  out[static_cast<int>(nsys::ComputeClass::kMoe)] = s.moe;
+  out[static_cast<int>(nsys::ComputeClass::kAttention)] = s.attention;
+  out[static_cast<int>(nsys::ComputeClass::kOther)] = s.other();
+  return out;
+}
+
+std::array<double, nsys::kComputeClasses> MeanClassShares(const std::vector<StageShare>& stages) {
+  std::array<double, nsys::kComputeClasses> out{};
+  for (const StageShare& s : stages) {
+    const auto c = ClassShares(s);
+    for (int k = 0; k < nsys::kComputeClasses; ++k)
+      out[k] += c[k] / static_cast<double>(stages.size());
+  }
+  return out;
+}
+
 InstanceShares SplitOverInstances(const workload::WorkloadParams& w, int instances) {
   InstanceShares out;
   const std::vector<int> loads = workload::SplitEvenly(w.concurrency, instances);

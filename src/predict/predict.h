@@ -9,6 +9,7 @@
 // folder includes (tests/layering_test.cc).
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cost/layout_cost.h"
 #include "memory/memory_interval.h"
 #include "memory/memory_model.h"
+#include "nsys/compute_kernels.h"
 #include "plan/plan.h"
 #include "sim/engine.h"
 #include "spec/spec.h"
@@ -46,6 +48,12 @@ struct StageShare {
   double gemm = 0, moe = 0, attention = 0;
   double other() const { return std::max(compute - gemm - moe - attention, 0.0); }
 };
+
+// A stage's compute by class, in nsys::kAllComputeClasses' order (the
+// classes `ppsearch nsys` sorts a profile's kernels into), and the mean over
+// a point's stages: what a profile's per-GPU class shares are set against.
+std::array<double, nsys::kComputeClasses> ClassShares(const StageShare& s);
+std::array<double, nsys::kComputeClasses> MeanClassShares(const std::vector<StageShare>& stages);
 
 struct PointPrediction {
   spec::LayoutSpec layout;

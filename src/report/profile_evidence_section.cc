@@ -9,23 +9,37 @@
 namespace ppsearch::report {
 namespace {
 
+// ", compute by class gemm x%, moe y%, ..." (shares of the window), or "".
+std::string ClassesText(const std::optional<std::array<double, nsys::kComputeClasses>>& classes) {
+  if (!classes) return "";
+  std::string out;
+  for (nsys::ComputeClass c : nsys::kAllComputeClasses)
+    out += fmt::format("{}{} {}", out.empty() ? "; compute by class " : ", ",
+                       nsys::ComputeClassName(c), FormatPercent((*classes)[static_cast<int>(c)]));
+  return out;
+}
+
 std::string MeasuredText(const nsys::AnalysisSummary& a) {
   return fmt::format(
-      "exposed communication {} of the window (median over {} windows on {} GPUs, spread {}), "
-      "overlapped {}, compute only {}, idle {}; {} AllReduce calls per window; compute/"
-      "communication overlap {}",
-      FormatPercent(a.exposed_share_median), a.windows, a.gpus,
-      FormatPercent(a.exposed_share_spread), FormatPercent(a.overlapped_share_median),
-      FormatPercent(a.compute_only_share_median), FormatPercent(a.idle_share_median),
-      a.allreduce_calls_in_window, a.overlap_words);
+             "exposed communication {} of the window (median over {} windows on {} GPUs, spread "
+             "{}), "
+             "overlapped {}, compute only {}, idle {}; {} AllReduce calls per window; compute/"
+             "communication overlap {}",
+             FormatPercent(a.exposed_share_median), a.windows, a.gpus,
+             FormatPercent(a.exposed_share_spread), FormatPercent(a.overlapped_share_median),
+             FormatPercent(a.compute_only_share_median), FormatPercent(a.idle_share_median),
+             a.allreduce_calls_in_window, a.overlap_words) +
+         ClassesText(a.class_share_median);
 }
 
 std::string PredictedText(const evidence::PredictedBreakdown& p) {
   return fmt::format(
-      "the simulator predicts for {} at C={}: exposed communication {}, pipeline bubble {}, {} "
-      "all-reduces per forward",
-      p.layout, p.concurrency, FormatPercent(p.exposed_comm_share), FormatPercent(p.bubble_share),
-      p.allreduce_per_forward);
+             "the simulator predicts for {} at C={}: exposed communication {}, pipeline bubble {}, "
+             "{} "
+             "all-reduces per forward",
+             p.layout, p.concurrency, FormatPercent(p.exposed_comm_share),
+             FormatPercent(p.bubble_share), p.allreduce_per_forward) +
+         ClassesText(p.compute_classes);
 }
 
 }  // namespace

@@ -59,6 +59,34 @@ TEST_F(ProfileEvidenceTest, QuotesTheAnalysisBesideThePrediction) {
   EXPECT_EQ((*lines)[1], "`pp2-tp16-ep4_c8_r1` (node 601): no analysis: nsys export: no report");
 }
 
+// Files that state the compute by class (`ppsearch nsys`'s analysis, the
+// run's prediction) show it on each side, in the same classes.
+TEST_F(ProfileEvidenceTest, TheComputeByClassIsQuotedOnBothSides) {
+  Write("profile/pp1-tp32-ep4_c8_r1/file.json",
+        R"({"exposed_nccl_share_of_prefill_window_median": 0.5727, "windows": 40, "gpus": 32,
+            "exposed_share": {"median": 0.5727, "spread": 0.031},
+            "overlapped_share": {"median": 0.001}, "compute_only_share": {"median": 0.40},
+            "idle_share": {"median": 0.0263}, "allreduce_calls_in_window": 557,
+            "compute_communication_overlap": "effectively none",
+            "compute_classes": {"gemm": {"share": {"median": 0.21}},
+                                "moe": {"share": {"median": 0.1}},
+                                "attention": {"share": {"median": 0.04}},
+                                "other": {"share": {"median": 0.05}}}})");
+  Write("profile/pp1-tp32-ep4_c8_r1/predicted.json",
+        R"({"layout": "PP1/TP32/EP4", "concurrency": 8, "exposed_comm_share": 0.551,
+            "bubble_share": 0.0, "allreduce_per_forward": 187, "stages": [],
+            "compute_classes": {"gemm": 0.24, "moe": 0.126, "attention": 0.038,
+                                "other": 0.067}})");
+  auto lines = ProfileEvidenceLines(dir_);
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  ASSERT_EQ(lines->size(), 1u);
+  EXPECT_THAT((*lines)[0], HasSubstr("compute/communication overlap effectively none; compute by "
+                                     "class gemm 21.00%, moe 10.00%, attention 4.00%, other "
+                                     "5.00%; the simulator predicts"));
+  EXPECT_THAT((*lines)[0], HasSubstr("187 all-reduces per forward; compute by class gemm 24.00%, "
+                                     "moe 12.60%, attention 3.80%, other 6.70%"));
+}
+
 TEST_F(ProfileEvidenceTest, AFileOfAnotherShapeIsNamed) {
   Write("profile/pp1-tp32-ep4_c8_r1/file.json", R"({"share": 0.5})");
   auto lines = ProfileEvidenceLines(dir_);

@@ -68,16 +68,6 @@ decide::LoopSample SampleOf(const predict::PointPrediction& p, const spec::Workl
   return {"C=" + std::to_string(p.concurrency), w.request_rate > 0 ? 0 : p.concurrency, w.requests};
 }
 
-// A stage's compute by class, in the classes and names `ppsearch nsys`
-// measures a profile's kernels by.
-std::array<std::pair<nsys::ComputeClass, double>, nsys::kComputeClasses> ClassShares(
-    const predict::StageShare& sh) {
-  return {{{nsys::ComputeClass::kGemm, sh.gemm},
-           {nsys::ComputeClass::kMoe, sh.moe},
-           {nsys::ComputeClass::kAttention, sh.attention},
-           {nsys::ComputeClass::kOther, sh.other()}}};
-}
-
 // A point's stages: each one's time shares and memory, with the peak's
 // interval where one was drawn.
 nlohmann::json StagesJson(const predict::PointPrediction& p) {
@@ -86,7 +76,9 @@ nlohmann::json StagesJson(const predict::PointPrediction& p) {
     const auto& sh = p.stage_shares[s];
     const auto& mem = p.memory.stages[s];
     nlohmann::json classes;
-    for (const auto& [cls, share] : ClassShares(sh)) classes[nsys::ComputeClassName(cls)] = share;
+    const auto shares = predict::ClassShares(sh);
+    for (nsys::ComputeClass cls : nsys::kAllComputeClasses)
+      classes[nsys::ComputeClassName(cls)] = shares[static_cast<int>(cls)];
     stages.push_back({{"stage", s},
                       {"compute_share", sh.compute},
                       {"compute_class_share", classes},
@@ -304,12 +296,7 @@ void AppendBreakdown(const std::vector<predict::SearchPoint>& points, std::strin
     }
     out += table::Indent(table::RenderTextTable(t), 2);
     if (!p.stage_shares.empty()) {
-      std::array<double, nsys::kComputeClasses> mean{};
-      for (const auto& sh : p.stage_shares) {
-        const auto shares = ClassShares(sh);
-        for (int c = 0; c < nsys::kComputeClasses; ++c)
-          mean[c] += shares[c].second / static_cast<double>(p.stage_shares.size());
-      }
+      const auto mean = predict::MeanClassShares(p.stage_shares);
       std::string classes;
       for (nsys::ComputeClass cls : nsys::kAllComputeClasses)
         classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ", nsys::ComputeClassName(cls),

@@ -32,6 +32,7 @@ evidence::PredictedBreakdown PredictedBreakdownOf(const SampleContext& context,
   b.allreduce_per_forward = p.allreduce_per_forward;
   for (const auto& s : p.stage_shares)
     b.stages.push_back({s.compute, s.exposed_comm, s.transfer, s.overhead, s.idle});
+  b.compute_classes = predict::MeanClassShares(p.stage_shares);
   return b;
 }
 
