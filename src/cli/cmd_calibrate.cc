@@ -93,12 +93,10 @@ void PrintFit(const calibrate::FitResult& fit, const hardware::HardwareProfile& 
   // Compared, not fitted to: which part of the compute the model over- or
   // under-counts, by the classes `ppsearch nsys` measured.
   for (const auto& cs : fit.class_shares) {
-    std::string parts;
-    for (nsys::ComputeClass cls : nsys::kAllComputeClasses) {
-      const int k = static_cast<int>(cls);
-      parts += fmt::format("{}{} {} / {}", parts.empty() ? "" : ", ", nsys::ComputeClassName(cls),
-                           FormatPercent(cs.measured[k]), FormatPercent(cs.predicted[k]));
-    }
+    const std::string parts = nsys::ClassesText([&cs](nsys::ComputeClass c) {
+      const int k = static_cast<int>(c);
+      return FormatPercent(cs.measured[k]) + " / " + FormatPercent(cs.predicted[k]);
+    });
     std::cout << fmt::format(
         "{} compute by class, share of the window (measured / predicted): {}\n", cs.layout.Label(),
         parts);

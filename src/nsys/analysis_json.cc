@@ -200,11 +200,11 @@ std::string AnalysisTable(const ProfileAnalysis& a) {
   out += fmt::format("# compute/communication overlap: {} ({}% of communication time overlapped)\n",
                      OverlapWords(s.comm_overlapped_fraction.median),
                      Percent(s.comm_overlapped_fraction.median));
-  std::string classes;
-  for (ComputeClass cls : kAllComputeClasses)
-    classes += fmt::format("{}{} {}%", classes.empty() ? "" : ", ", ComputeClassName(cls),
-                           Percent(s.class_share[static_cast<int>(cls)].median));
-  out += "# compute kernels by class, share of the window (median): " + classes + "\n";
+  out += "# compute kernels by class, share of the window (median): " +
+         ClassesText([&s](ComputeClass c) {
+           return Percent(s.class_share[static_cast<int>(c)].median) + "%";
+         }) +
+         "\n";
   for (const ExportAnalysis& e : a.exports)
     for (const auto& n : e.notes) out += "# note: " + n + "\n";
   return out;
@@ -261,11 +261,8 @@ Result<std::optional<std::array<double, kComputeClasses>>> ReadClassShares(
   const nlohmann::json& classes = j["compute_classes"];
   for (ComputeClass c : kAllComputeClasses) {
     const std::string name = ComputeClassName(c);
-    const nlohmann::json* v = nullptr;
-    if (classes.is_object() && classes.contains(name) && classes[name].is_object() &&
-        classes[name].contains("share") && classes[name]["share"].is_object() &&
-        classes[name]["share"].contains("median"))
-      v = &classes[name]["share"]["median"];
+    const nlohmann::json::json_pointer at("/" + name + "/share/median");
+    const nlohmann::json* v = classes.contains(at) ? &classes.at(at) : nullptr;
     // Concurrent kernels each count, so a share may pass 1; never below 0.
     if (v == nullptr || !v->is_number() || !(v->get<double>() >= 0) ||
         !std::isfinite(v->get<double>()))

@@ -70,4 +70,11 @@ ComputeClass ClassifyComputeKernel(std::string_view name) {
   return ComputeClass::kOther;
 }
 
+std::string ClassesText(const std::function<std::string(ComputeClass)>& value) {
+  std::string out;
+  for (ComputeClass c : kAllComputeClasses)
+    out += (out.empty() ? "" : ", ") + std::string(ComputeClassName(c)) + " " + value(c);
+  return out;
+}
+
 }  // namespace ppsearch::nsys

@@ -6,6 +6,8 @@
 // copies), never guessed into a class.
 
 #include <array>
+#include <functional>
+#include <string>
 #include <string_view>
 
 namespace ppsearch::nsys {
@@ -26,5 +28,9 @@ const char* ComputeClassName(ComputeClass c);  // "gemm", "moe", "attention", "o
 // name, case-insensitively. MoE is tried first (its grouped GEMMs are GEMMs
 // too, and cutlass names both), then attention, then GEMM.
 ComputeClass ClassifyComputeKernel(std::string_view name);
+
+// "gemm A, moe B, attention C, other D": every class in order, each with
+// what `value` writes for it (a share, or a measured / predicted pair).
+std::string ClassesText(const std::function<std::string(ComputeClass)>& value);
 
 }  // namespace ppsearch::nsys

@@ -12,11 +12,9 @@ namespace {
 // ", compute by class gemm x%, moe y%, ..." (shares of the window), or "".
 std::string ClassesText(const std::optional<std::array<double, nsys::kComputeClasses>>& classes) {
   if (!classes) return "";
-  std::string out;
-  for (nsys::ComputeClass c : nsys::kAllComputeClasses)
-    out += fmt::format("{}{} {}", out.empty() ? "; compute by class " : ", ",
-                       nsys::ComputeClassName(c), FormatPercent((*classes)[static_cast<int>(c)]));
-  return out;
+  return "; compute by class " + nsys::ClassesText([&classes](nsys::ComputeClass c) {
+           return FormatPercent((*classes)[static_cast<int>(c)]);
+         });
 }
 
 std::string MeasuredText(const nsys::AnalysisSummary& a) {

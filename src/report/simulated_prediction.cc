@@ -297,11 +297,10 @@ void AppendBreakdown(const std::vector<predict::SearchPoint>& points, std::strin
     out += table::Indent(table::RenderTextTable(t), 2);
     if (!p.stage_shares.empty()) {
       const auto mean = predict::MeanClassShares(p.stage_shares);
-      std::string classes;
-      for (nsys::ComputeClass cls : nsys::kAllComputeClasses)
-        classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ", nsys::ComputeClassName(cls),
-                               Pct(mean[static_cast<int>(cls)]));
-      out += "  compute by class, share of the window (mean over stages): " + classes + "\n";
+      out += "  compute by class, share of the window (mean over stages): " +
+             nsys::ClassesText(
+                 [&mean](nsys::ComputeClass c) { return Pct(mean[static_cast<int>(c)]); }) +
+             "\n";
     }
     if (!p.memory.stages.empty()) {
       const auto& tight = p.memory.stages[p.memory.tightest_stage];
