@@ -137,13 +137,17 @@ TEST_F(DisaggregationE2e, SimulateRefusesAnInvalidDeploymentWithExit2) {
 // A chat search ranks disaggregated deployments beside the aggregated
 // layouts; with the aggregated ones bounded away (no EP size of 5 divides
 // any TP), its best is disaggregated and --emit-spec writes that deployment,
-// which plan, validate and simulate then take.
+// which plan, validate and simulate then take. The context is capped as a
+// chat service would (at DeepSeek-V3's 163,840 tokens each decode server's
+// request table takes 1.3 GiB), and at SGLang's default fraction a decode
+// server leaves about 1.9 GiB by this model: a 1 GiB rule lets them rank.
 TEST_F(DisaggregationE2e, SearchEmitsItsBestDisaggregatedDeploymentForSimulate) {
   const std::string out = (dir_ / "best.toml").string();
   const std::string html = (dir_ / "search.html").string();
   CommandResult r =
       Run("search examples/deepseek-v3-chat-search.toml --ep 5 --concurrency 16 --samples 0 "
-          "--set workload.requests=64 --emit-spec " +
+          "--set workload.requests=64 --set engine.args.context-length=8192 "
+          "--set decision.min_headroom_mib=1024 --emit-spec " +
           out + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The page's front chart has a series of its own for them.

@@ -15,10 +15,6 @@ namespace ppsearch::memory {
 namespace {
 
 constexpr double kMib = 1024.0 * 1024.0;
-// Share of the post-weight budget given to linear-attention state slots before
-// KV tokens (SGLang's hybrid pools split the budget between the two; the
-// exact split varies by version, so this is an estimate).
-constexpr double kStateBudgetShare = 0.5;
 
 // One named share of a stage's peak, MiB.
 struct Share {
@@ -34,6 +30,7 @@ std::vector<Share> SharesOf(const StageFootprint& f, const StageMemory& m) {
        f.weight_mib - f.embedding_mib - f.lm_head_mib},
       {"KV cache", m.kv_pool_mib},
       {"linear-attention state", m.state_pool_mib},
+      {"request table", m.request_table_mib},
       {m.activation_peak.empty() ? "activations" : "activations, " + m.activation_peak,
        m.activation_mib},
   };
@@ -113,16 +110,22 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     plan.refusal = NoKvRoomMessage(plan.mem_fraction_static, plan.pre_load_free_mib, max_weight);
   }
 
+  // The linear-attention state pool comes out of the same budget first
+  // (memory/state_pool.h): slots of the largest stage's state per request.
   double max_state = 0;
   for (const auto& s : in.stages) max_state = std::max(max_state, s.state_bytes_per_request);
-  // kv_cache_configurator resolve_max_num_reqs: clamp(capacity / context * 512, 2048, 4096),
-  // capped by capacity // 2; linear-attention state slots cap it too.
-  int state_slots = 1 << 30;
   double kv_budget_mib = std::max(budget_mib, 0.0);
+  int64_t state_slots = 0;
   if (max_state > 0) {
-    state_slots = static_cast<int>(kv_budget_mib * kStateBudgetShare * kMib / max_state);
-    state_slots = std::min(state_slots, 4096);
-    kv_budget_mib -= state_slots * max_state / kMib;
+    const StatePoolSize pool =
+        SizeStatePool(in.state_pool, budget_mib, max_state, in.max_running_requests, in.dp_size);
+    state_slots = pool.slots;
+    kv_budget_mib = std::max(kv_budget_mib - pool.charged_mib, 0.0);
+    if (!pool.refusal.empty() && plan.fits) {
+      plan.fits = false;
+      plan.sglang_refuses = true;
+      plan.refusal = pool.refusal;
+    }
   }
   int64_t tokens = INT64_MAX;
   for (const auto& s : in.stages)
@@ -151,16 +154,40 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   estimated = std::clamp<int64_t>(estimated, 2048, 4096);
   int64_t mrr = in.max_running_requests ? *in.max_running_requests : estimated;
   mrr = std::min<int64_t>(mrr, std::max<int64_t>(tokens / 2, 1));
-  if (max_state > 0) mrr = std::min<int64_t>(mrr, std::max(state_slots, 1));
+  if (max_state > 0) {
+    // resolve_max_num_reqs: each running request holds this many state slots.
+    const int per_request = std::max(in.state_pool.slots_per_request, 1);
+    const int64_t cap = state_slots / per_request;
+    if (cap <= 0 && plan.fits) {
+      plan.fits = false;
+      plan.sglang_refuses = true;
+      plan.refusal = fmt::format(
+          "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
+          "max_mamba_cache_size={}, mamba_ratio={}, resulting max_num_reqs={}. Try: (1) reduce "
+          "--max-running-requests, (2) increase --mem-fraction-static, or (3) use GPUs with more "
+          "memory.",
+          state_slots, per_request, cap);
+    }
+    mrr = std::min<int64_t>(mrr, std::max<int64_t>(cap, 1));
+    plan.state_slots_per_request = per_request;
+  }
   plan.max_running_requests = static_cast<int>(mrr);
-  plan.state_slots = max_state > 0 ? state_slots : 0;
+  plan.state_slots = static_cast<int>(state_slots);
+  // One int32 row of the context (+4 tokens of decode headroom,
+  // allocation_sizing.py) per request slot and a padding row.
+  const double request_table_mib =
+      in.context_len > 0
+          ? static_cast<double>(mrr + 1) * static_cast<double>(in.context_len + 4) * 4 / kMib
+          : 0;
 
   double lo = 1e300;
   for (const auto& s : in.stages) {
     StageMemory m;
     m.weight_mib = s.weight_mib;
     m.kv_pool_mib = tokens * s.kv_bytes_per_token / kMib;
-    m.state_pool_mib = plan.state_slots * s.state_bytes_per_request / kMib;
+    // Each stage allocates the slots, and a padding slot, for its own layers.
+    m.state_pool_mib = max_state > 0 ? (state_slots + 1) * s.state_bytes_per_request / kMib : 0;
+    m.request_table_mib = request_table_mib;
     m.runtime_mib = in.runtime_mib;
     // This stage's own chunk activations and workspace at their peak (the
     // caching allocator keeps the peak of what a chunk used).
@@ -171,7 +198,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     m.graph_mib = GraphReserveMib(in);
     m.workspace_mib = in.workspace_mib;
     m.peak_mib = m.runtime_mib + m.weight_mib + m.kv_pool_mib + m.state_pool_mib +
-                 m.activation_mib + m.graph_mib + m.workspace_mib;
+                 m.request_table_mib + m.activation_mib + m.graph_mib + m.workspace_mib;
     m.headroom_mib = in.gpu_total_mib - m.peak_mib;
     plan.peak_mib_max = std::max(plan.peak_mib_max, m.peak_mib);
     lo = std::min(lo, m.peak_mib);
@@ -206,6 +233,7 @@ nlohmann::json StageMemoryToJson(const StageMemory& s) {
           {"activation_peak", s.activation_peak},
           {"graph_mib", s.graph_mib},
           {"workspace_mib", s.workspace_mib},
+          {"request_table_mib", s.request_table_mib},
           {"peak_mib", s.peak_mib},
           {"headroom_mib", s.headroom_mib}};
 }
@@ -218,6 +246,7 @@ nlohmann::json MemoryPlanToJson(const MemoryPlan& plan) {
           {"max_total_tokens", plan.max_total_tokens},
           {"max_running_requests", plan.max_running_requests},
           {"state_slots", plan.state_slots},
+          {"state_slots_per_request", plan.state_slots_per_request},
           {"peak_mib_max", plan.peak_mib_max},
           {"peak_spread_mib", plan.peak_spread_mib},
           {"fits", plan.fits},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "memory/activation.h"
+#include "memory/state_pool.h"
 
 namespace ppsearch::memory {
 
@@ -61,6 +62,9 @@ struct MemoryInputs {
   // unless an interval (memory/memory_interval.h) moves it.
   double runtime_mib = kRuntimeMib;
   std::vector<StageFootprint> stages;
+  // How SGLang sizes the linear-attention state pool (memory/state_pool.h);
+  // read only when a stage keeps state.
+  StatePoolSettings state_pool;
 };
 
 struct StageMemory {
@@ -74,6 +78,10 @@ struct StageMemory {
   double workspace_mib = 0;  // runtime memory beyond the computed terms (calibrated)
   double peak_mib = 0;
   double headroom_mib = 0;  // gpu total - peak
+  // req_to_token_pool: one int32 row of the context length (+4) per running
+  // request and a padding row (mem_cache/memory_pool.py ReqToTokenPool),
+  // allocated outside mem_fraction_static on every rank.
+  double request_table_mib = 0;
 };
 
 struct MemoryPlan {
@@ -81,7 +89,7 @@ struct MemoryPlan {
   double pre_load_free_mib = 0;
   int64_t max_total_tokens = 0;  // KV pool capacity, MIN over stages
   int max_running_requests = 0;  // resolved (feeds pp_max_micro_batch_size)
-  int state_slots = 0;
+  int state_slots = 0;           // max_mamba_cache_size (a stage allocates one more, for padding)
   std::vector<StageMemory> stages;
   double peak_mib_max = 0;
   double peak_spread_mib = 0;  // max - min peak over stages
@@ -96,6 +104,7 @@ struct MemoryPlan {
   // one), and what makes it so ("LM head weights", "KDA state", ...).
   int tightest_stage = 0;
   std::string tightest_reason;
+  int state_slots_per_request = 0;  // _calculate_mamba_ratio; 0 without state
 };
 
 // Memory in use beyond the static pools and the computed chunk activations:
@@ -117,8 +126,8 @@ MemoryPlan PlanMemory(const MemoryInputs& in);
 
 // Machine-readable forms; key names are a contract (plan --json, serve-sim's
 // /server_info). A stage: weight_mib, kv_pool_mib, state_pool_mib,
-// runtime_mib, activation_mib, activation_peak, graph_mib, peak_mib,
-// headroom_mib.
+// runtime_mib, activation_mib, activation_peak, graph_mib, workspace_mib,
+// request_table_mib, peak_mib, headroom_mib.
 nlohmann::json StageMemoryToJson(const StageMemory& stage);
 nlohmann::json MemoryPlanToJson(const MemoryPlan& plan);
 

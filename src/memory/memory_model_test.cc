@@ -70,10 +70,12 @@ TEST(DefaultMemFractionStatic, UserGraphBatchSize) {
 //   budget = 78500 - 40000 (heaviest stage) - 15700 = 22800 MiB
 //   stage 0: 22800 MiB / 100 KiB per token = 233,472 tokens
 //   stage 1: 22800 MiB / 50 KiB per token  = 466,944 tokens -> MIN 233,472
+// A context of 32,764 tokens makes a request's table row (context + 4)
+// x 4 B = 128 KiB: the table is (max_running_requests + 1) / 8 MiB.
 MemoryInputs TwoStages() {
   MemoryInputs in = Inputs(80000, 4, 2, 8192);
   in.mem_fraction_static = 0.8;
-  in.context_len = 32768;
+  in.context_len = 32764;
   in.stages = {Stage(40000, 102400, 0), Stage(38000, 51200, 0)};
   return in;
 }
@@ -107,8 +109,9 @@ TEST(PlanMemory, PeaksPerStageHandWorked) {
   MemoryPlan plan = PlanMemory(TwoStages());
   ASSERT_EQ(plan.stages.size(), 2u);
   // stage 0: runtime 1500 + weights 40000 + KV 233,472 x 100 KiB = 22800
-  //          + activations 12288 (the stage's own) + graphs 512 x 2 = 1024 -> 77612
-  // stage 1: 1500 + 38000 + 233,472 x 50 KiB = 11400 + 12288 + 1024 -> 64212
+  //          + activations 12288 (the stage's own) + graphs 512 x 2 = 1024
+  //          + request table (3648 + 1) / 8 = 456.125 -> 78068.125
+  // stage 1: 1500 + 38000 + 233,472 x 50 KiB = 11400 + 12288 + 1024 + 456.125 -> 64668.125
   const StageMemory& s0 = plan.stages[0];
   EXPECT_DOUBLE_EQ(s0.runtime_mib, 1500);
   EXPECT_DOUBLE_EQ(s0.weight_mib, 40000);
@@ -116,17 +119,19 @@ TEST(PlanMemory, PeaksPerStageHandWorked) {
   EXPECT_DOUBLE_EQ(s0.state_pool_mib, 0);
   EXPECT_DOUBLE_EQ(s0.activation_mib, 12288);
   EXPECT_DOUBLE_EQ(s0.graph_mib, 1024);
-  EXPECT_DOUBLE_EQ(s0.peak_mib, 77612);
-  EXPECT_DOUBLE_EQ(s0.headroom_mib, 2388);
+  EXPECT_DOUBLE_EQ(s0.request_table_mib, 456.125);
+  EXPECT_DOUBLE_EQ(s0.peak_mib, 78068.125);
+  EXPECT_DOUBLE_EQ(s0.headroom_mib, 1931.875);
   EXPECT_DOUBLE_EQ(plan.stages[1].kv_pool_mib, 11400);
-  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 64212);
-  EXPECT_DOUBLE_EQ(plan.stages[1].headroom_mib, 15788);
-  EXPECT_DOUBLE_EQ(plan.peak_mib_max, 77612);
-  EXPECT_DOUBLE_EQ(plan.peak_spread_mib, 77612 - 64212);
+  EXPECT_DOUBLE_EQ(plan.stages[1].request_table_mib, 456.125);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 64668.125);
+  EXPECT_DOUBLE_EQ(plan.stages[1].headroom_mib, 15331.875);
+  EXPECT_DOUBLE_EQ(plan.peak_mib_max, 78068.125);
+  EXPECT_DOUBLE_EQ(plan.peak_spread_mib, 78068.125 - 64668.125);
 }
 
 TEST(PlanMemory, MaxRunningRequestsClampRule) {
-  // capacity / context x 512 = 233,472 x 512 / 32768 = 3648, inside [2048, 4096].
+  // capacity / context x 512 = 233,472 x 512 / 32764 = 3648, inside [2048, 4096].
   EXPECT_EQ(PlanMemory(TwoStages()).max_running_requests, 3648);
   MemoryInputs long_context = TwoStages();
   long_context.context_len = 1000000;  // 233,472 x 512 / 1e6 = 119 -> raised to 2048
@@ -159,8 +164,8 @@ TEST(PlanMemory, MaxTotalTokensCapsThePool) {
   ASSERT_EQ(plan.stages.size(), 2u);
   EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 400);
   EXPECT_DOUBLE_EQ(plan.stages[1].kv_pool_mib, 200);
-  // stage 0's peak: 1500 + 40000 + 400 + 12288 + 1024 = 55212 MiB.
-  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 55212);
+  // stage 0's peak: 1500 + 40000 + 400 + 12288 + 1024 + (2048 + 1) / 8 = 55468.125 MiB.
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 55468.125);
   // max_running_requests comes from the profiled 233,472 (3648), then is
   // capped at half the allocated pool: 2048.
   EXPECT_EQ(plan.max_running_requests, 2048);
@@ -179,32 +184,108 @@ TEST(PlanMemory, SmallKvPoolCapsRequestsAtHalfItsTokens) {
   EXPECT_EQ(plan.max_running_requests, 1425);
 }
 
-TEST(PlanMemory, LinearAttentionStateTakesHalfTheBudgetFirst) {
-  // state slots = 22800 MiB x 0.5 / 8 MiB = 1425 (under the 4096 cap);
-  // KV budget = 22800 - 1425 x 8 = 11400 MiB -> 11400 MiB / 100 KiB = 116,736 tokens
-  // (stage 1 at 50 KiB would hold 233,472). Requests: 116,736 x 512 / 32768 = 1824
-  // -> raised to 2048, then capped by the 1425 state slots.
+// The state pool of SGLang v0.5.18 (memory/state_pool.h) on TwoStages with
+// 8 and 4 MiB of state per request: it takes 0.9 / 1.9 of the 22,800 MiB
+// budget, 10,800 MiB, in slots of the largest stage's 8 MiB plus a padding
+// slot: floor((10,800 - 8) / 8) = 1349 slots, 1350 x 8 = 10,800 MiB charged.
+// KV: 22,800 - 10,800 = 12,000 MiB / 100 KiB = 122,880 tokens. Requests:
+// 122,880 x 512 / 32764 = 1920 -> raised to 2048, then the 1349 slots at 3
+// per request cap them at 449.
+MemoryInputs HybridStages() {
   MemoryInputs in = TwoStages();
   in.stages[0].state_bytes_per_request = 8 * kBytesPerMib;
   in.stages[1].state_bytes_per_request = 4 * kBytesPerMib;
-  MemoryPlan plan = PlanMemory(in);
-  EXPECT_EQ(plan.state_slots, 1425);
-  EXPECT_EQ(plan.max_total_tokens, 116736);
-  EXPECT_EQ(plan.max_running_requests, 1425);
-  EXPECT_DOUBLE_EQ(plan.stages[0].state_pool_mib, 11400);  // 1425 x 8 MiB
-  EXPECT_DOUBLE_EQ(plan.stages[1].state_pool_mib, 5700);   // 1425 x 4 MiB
-  EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 11400);     // 116,736 x 100 KiB
-  // 1500 + 40000 + 11400 + 11400 + 12288 + 1024 = 77612
-  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 77612);
+  in.state_pool.slots_per_request = 3;
+  return in;
 }
 
-TEST(PlanMemory, StateSlotsAreCappedAt4096) {
-  // 22800 MiB x 0.5 / 1 MiB = 11400 slots -> 4096; KV budget 22800 - 4096 = 18704 MiB.
-  MemoryInputs in = TwoStages();
+TEST(PlanMemory, LinearAttentionStateTakesItsRatioOfTheBudgetFirst) {
+  MemoryPlan plan = PlanMemory(HybridStages());
+  EXPECT_TRUE(plan.fits) << plan.refusal;
+  EXPECT_EQ(plan.state_slots, 1349);
+  EXPECT_EQ(plan.state_slots_per_request, 3);
+  EXPECT_EQ(plan.max_total_tokens, 122880);
+  EXPECT_EQ(plan.max_running_requests, 449);
+  // Each stage allocates the slots and the padding slot for its own layers.
+  EXPECT_DOUBLE_EQ(plan.stages[0].state_pool_mib, 10800);  // 1350 x 8 MiB
+  EXPECT_DOUBLE_EQ(plan.stages[1].state_pool_mib, 5400);   // 1350 x 4 MiB
+  EXPECT_DOUBLE_EQ(plan.stages[0].kv_pool_mib, 12000);     // 122,880 x 100 KiB
+  // 1500 + 40000 + 12000 + 10800 + (449 + 1) / 8 + 12288 + 1024 = 77668.25
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_mib, 77668.25);
+}
+
+TEST(PlanMemory, StateSlotsAreWhatTheBudgetHoldsWithNoFixedCap) {
+  // 1 MiB per request: floor((10,800 - 1) / 1) = 10,799 slots, far past
+  // the 4,096 an older model of this pool capped them at.
+  MemoryInputs in = HybridStages();
   in.stages[0].state_bytes_per_request = kBytesPerMib;
+  in.stages[1].state_bytes_per_request = 0;
   MemoryPlan plan = PlanMemory(in);
-  EXPECT_EQ(plan.state_slots, 4096);
-  EXPECT_EQ(plan.max_total_tokens, 18704 * 1024 / 100);  // 18704 MiB / 100 KiB = 191,528.96
+  EXPECT_EQ(plan.state_slots, 10799);
+  EXPECT_EQ(plan.max_total_tokens, 12000 * 1024 / 100);  // 12,000 MiB / 100 KiB
+}
+
+TEST(PlanMemory, BeforeV0517EveryStagePaidForTheWholeModelsState) {
+  // The whole model keeps 24 MiB per request: floor(10,800 / 24) = 450
+  // slots, 450 x 24 = 10,800 MiB charged on every rank, yet stage 0
+  // allocates (450 + 1) x 8 MiB = 3608 and stage 1 451 x 4 = 1804: the rest
+  // of the state budget stays unused.
+  MemoryInputs in = HybridStages();
+  in.state_pool.whole_model_per_stage = true;
+  in.state_pool.whole_model_bytes_per_request = 24 * kBytesPerMib;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.state_slots, 450);
+  EXPECT_EQ(plan.max_total_tokens, 122880);
+  EXPECT_EQ(plan.max_running_requests, 150);  // 450 slots / 3 per request
+  EXPECT_DOUBLE_EQ(plan.stages[0].state_pool_mib, 3608);
+  EXPECT_DOUBLE_EQ(plan.stages[1].state_pool_mib, 1804);
+  const MemoryPlan now = PlanMemory(HybridStages());
+  EXPECT_GT(plan.stages[0].headroom_mib, now.stages[0].headroom_mib + 7000);
+}
+
+TEST(PlanMemory, UsersSlotsOrRequestsSetThePool) {
+  MemoryInputs in = HybridStages();
+  in.state_pool.max_cache_size = 1000;  // 1001 x 8 = 8008 MiB charged
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.state_slots, 1000);
+  EXPECT_EQ(plan.max_total_tokens, static_cast<int64_t>((22800 - 8008) * 1024.0 / 100));
+  EXPECT_EQ(plan.max_running_requests, 333);  // 1000 / 3
+  in.dp_size = 2;                             // a whole server's count, split over the DP ranks
+  EXPECT_EQ(PlanMemory(in).state_slots, 500);
+  // With the radix cache off, --max-running-requests sets the slots.
+  MemoryInputs no_radix = HybridStages();
+  no_radix.state_pool.radix_cache = false;
+  no_radix.state_pool.slots_per_request = 1;
+  no_radix.max_running_requests = 64;
+  const MemoryPlan sized = PlanMemory(no_radix);
+  EXPECT_EQ(sized.state_slots, 64);
+  EXPECT_EQ(sized.max_running_requests, 64);
+  EXPECT_DOUBLE_EQ(sized.stages[0].state_pool_mib, 65 * 8);
+}
+
+TEST(PlanMemory, NoStateSlotIsRefusedInSglangsWords) {
+  // Weights of 62,790 MiB leave 10 MiB; 0.9 / 1.9 of it is 4.74 MiB, short
+  // of one 8 MiB state and its padding slot: floor((4.74 - 8) / 8) = -1.
+  MemoryInputs in = HybridStages();
+  in.stages[0].weight_mib = 62790;
+  MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_TRUE(plan.sglang_refuses);
+  EXPECT_EQ(plan.refusal,
+            "Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+            "max_mamba_cache_size=-1 (total_rest_memory=0.01 GB, mamba_cache_per_req=8.00 MB). "
+            "Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, (3) "
+            "reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.");
+  // Two slots at 3 per request serve no request.
+  MemoryInputs two = HybridStages();
+  two.state_pool.max_cache_size = 2;
+  const MemoryPlan none = PlanMemory(two);
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.refusal,
+            "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
+            "max_mamba_cache_size=2, mamba_ratio=3, resulting max_num_reqs=0. Try: (1) reduce "
+            "--max-running-requests, (2) increase --mem-fraction-static, or (3) use GPUs with more "
+            "memory.");
 }
 
 TEST(PlanMemory, DoesNotFitWhenWeightsExceedTheBudget) {
@@ -230,9 +311,10 @@ TEST(PlanMemory, NoKvRoomIsRefusedInSglangsWords) {
             "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.8. "
             "Raise --mem-fraction-static above 0.892 (minimum viable = 1 - available/pre = "
             "0.8917).");
-  // Headroom 80000 - (1500 + 70000 + 12288 + 1024) = -4812 on stage 0.
+  // Headroom 80000 - (1500 + 70000 + 12288 + 1024 + a request table of
+  // (1 + 1) / 8 MiB) = -4812.25 on stage 0.
   EXPECT_EQ(plan.tightest_stage, 0);
-  EXPECT_DOUBLE_EQ(plan.stages[0].headroom_mib, -4812);
+  EXPECT_DOUBLE_EQ(plan.stages[0].headroom_mib, -4812.25);
 }
 
 // A budget of 22,800 MiB holds no token of 30,000 MiB: pool_configurator.py's
@@ -302,8 +384,8 @@ TEST(PlanMemory, ActivationsAreEachStagesOwn) {
   EXPECT_DOUBLE_EQ(plan.stages[0].activation_mib, 12288);
   EXPECT_DOUBLE_EQ(plan.stages[1].activation_mib, 3000);
   EXPECT_EQ(plan.stages[1].activation_peak, "KDA attention (layer 5)");
-  // 1500 + 38000 + 11400 + 3000 + 1024 = 54924
-  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 54924);
+  // 1500 + 38000 + 11400 + 3000 + 1024 + 456.125 (request table) = 55380.125
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_mib, 55380.125);
 }
 
 TEST(DefaultReservedMib, SglangsAllowanceNotTheModels) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -42,6 +43,14 @@ std::optional<T> ArgAs(const spec::EngineSpec& engine, const char* flag) {
 
 }  // namespace
 
+int VersionCode(const std::string& version) {
+  std::string text = version;
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.erase(0, 1);
+  int major = 0, minor = 0, patch = 0;
+  if (std::sscanf(text.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) return -1;
+  return major * 10000 + minor * 100 + patch;
+}
+
 int64_t EngineConfig::SchedulerChunk(int dp) const {
   if (chunked_prefill_size <= 0 || dp <= 1) return chunked_prefill_size;
   return std::max<int64_t>(chunked_prefill_size / dp, 1);
@@ -72,6 +81,15 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
 
   c.mem_fraction_static = ArgNumber(engine, "mem-fraction-static");
   c.mem_fraction_static_text = engine.ArgString("mem-fraction-static").value_or("");
+
+  c.mamba_full_memory_ratio =
+      ArgNumber(engine, "mamba-full-memory-ratio").value_or(c.mamba_full_memory_ratio);
+  c.max_mamba_cache_size = engine.ArgInt("max-mamba-cache-size");
+  // Either spelling (one dest in SGLang's argparse; the spec refuses both).
+  for (const char* flag : {"mamba-scheduler-strategy", "mamba-radix-cache-strategy"})
+    if (std::optional<std::string> v = engine.ArgString(flag)) c.mamba_radix_cache_strategy = *v;
+  c.linear_attn_backend = engine.ArgString("linear-attn-backend").value_or(c.linear_attn_backend);
+  c.version_code = VersionCode(engine.version);
 
   c.disable_cuda_graph = engine.ArgTrue("disable-cuda-graph");
   c.disable_decode_cuda_graph = engine.ArgTrue("disable-decode-cuda-graph");

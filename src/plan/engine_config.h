@@ -41,6 +41,17 @@ struct EngineConfig {
   std::optional<double> mem_fraction_static;  // unset: SGLang's heuristic
   std::string mem_fraction_static_text;       // as the spec wrote it, for messages
 
+  // --- linear-attention state pool (memory/state_pool.h) ---
+  double mamba_full_memory_ratio = 0.9;         // --mamba-full-memory-ratio
+  std::optional<int64_t> max_mamba_cache_size;  // --max-mamba-cache-size
+  // --mamba-radix-cache-strategy, or its older alias --mamba-scheduler-strategy.
+  std::string mamba_radix_cache_strategy = "auto";
+  std::string linear_attn_backend = "triton";  // --linear-attn-backend
+
+  // engine.version as minor * 100 + patch ("0.5.18" -> 518); -1 when the
+  // spec names none, and the model then follows v0.5.18.
+  int version_code = -1;
+
   // --- CUDA graphs (cuda_graph_hook.py parse_cuda_graph_config) ---
   bool disable_cuda_graph = false;
   bool disable_decode_cuda_graph = false;
@@ -99,6 +110,9 @@ struct EngineKnobs {
   // "chunk 8192, mrr 64, a2a deepep"; "spec's knobs" when all are kept.
   std::string Label() const;
 };
+
+// "0.5.9" or "v0.5.9" -> 509 (minor * 100 + patch, major 0); -1 when unknown.
+int VersionCode(const std::string& version);
 
 // Resolves the spec's engine settings on a GPU of `gpu_memory_mib` (0 when
 // unknown: SGLang's smallest tier applies). Values were checked when the

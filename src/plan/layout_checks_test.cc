@@ -499,6 +499,25 @@ TEST(LayoutWarnings, PpOnSglangVersionsWithPpBugs) {
                           "far too small"));
 }
 
+// Without a version the state pool follows 0.5.17 and later; where that
+// decides a PP layout's memory the plan says so.
+TEST(LayoutWarnings, AnUnversionedHybridPipelineNamesTheStatePoolItAssumes) {
+  spec::Spec spec = MissionSpec();
+  spec.engine.version.clear();
+  Plan plan = PlanSearch(spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(plan.layouts[0].warnings, IsEmpty());  // PP1: one stage holds every layer
+  EXPECT_THAT(ErrorTexts(plan.layouts[3].warnings),
+              ElementsAre("examples/x.toml:31:10: key 'sweep.layouts[3]': PP8/TP4/EP4 sizes its "
+                          "linear-attention state pool as SGLang 0.5.17 and later do (every rank "
+                          "pays for the largest stage's state layers); before, every stage paid "
+                          "for the whole model's (PR #33666), leaving most of that memory unused "
+                          "and running far fewer requests. Set engine.version to the image's "
+                          "SGLang version"));
+  // A GQA model keeps no state: nothing to say.
+  spec.cluster.hosts.resize(1);
+  EXPECT_THAT(PlanLayout(Layout(2, 4, 4, 1), spec, TinyGqaModel(), Rtx6000d()).warnings, IsEmpty());
+}
+
 TEST(LayoutWarnings, GqaKvHeadReplication) {
   spec::Spec spec = MissionSpec();
   spec.cluster.hosts.resize(1);
@@ -622,6 +641,60 @@ TEST(StageMemoryInputs, PrefillBatchFollowsChunking) {
   EXPECT_DOUBLE_EQ(in.stages.front().embedding_mib, 560);
   EXPECT_DOUBLE_EQ(in.stages.back().lm_head_mib, 560 + 7168 * 2 / (1024.0 * 1024));
   EXPECT_EQ(in.stages.back().num_layers, 12);
+}
+
+// The KDA state pool as the SGLang version sizes it. K3-like PP8/TP4: 69
+// KDA layers of 96 x 128 x 128 fp32 state, a quarter per TP rank, 1.5 MiB a
+// layer; the largest stages keep 9 of them (13.5 MiB a request), the whole
+// model 69 (103.5 MiB). Since 0.5.17 every rank charges the budget for the
+// largest stage; before, for the whole model, so each stage used about a
+// seventh of the state memory it set aside (SGLang PR #33666).
+TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
+  spec::Spec spec = MissionSpec();  // version 0.5.18, radix cache off
+  const model::ModelDesc model = KimiLikeModel();
+  const auto planned = [&](const spec::LayoutSpec& layout) {
+    return PlanLayout(layout, spec, model, Rtx6000d());
+  };
+  const LayoutPlan now = planned(Layout(8, 4, 4, 1));
+  const memory::MemoryInputs in = StageMemoryInputs(now, spec, model, Rtx6000d());
+  constexpr double kMib = 1024.0 * 1024.0;
+  EXPECT_FALSE(in.state_pool.whole_model_per_stage);
+  EXPECT_DOUBLE_EQ(in.state_pool.whole_model_bytes_per_request, 69 * 1.5 * kMib);
+  EXPECT_EQ(in.state_pool.slots_per_request, 1);  // the radix cache is off
+  EXPECT_DOUBLE_EQ(in.stages[0].state_bytes_per_request, 9 * 1.5 * kMib);
+
+  spec.engine.version = "0.5.16";
+  const LayoutPlan before = planned(Layout(8, 4, 4, 1));
+  EXPECT_TRUE(StageMemoryInputs(before, spec, model, Rtx6000d()).state_pool.whole_model_per_stage);
+  // A state slot then costs the budget 69 / 9 times as much: about that many
+  // fewer slots, and requests, with the rest of the budget set aside unused.
+  EXPECT_NEAR(static_cast<double>(now.memory.state_slots) / before.memory.state_slots, 69.0 / 9,
+              0.1);
+  EXPECT_EQ(before.memory.max_running_requests, before.memory.state_slots);
+  for (size_t s = 0; s < 8; ++s)
+    EXPECT_LT(before.memory.stages[s].state_pool_mib, now.memory.stages[s].state_pool_mib / 7)
+        << "stage " << s;
+  const auto tightest = [](const LayoutPlan& p) {
+    return p.memory.stages[p.memory.tightest_stage].headroom_mib;
+  };
+  EXPECT_GT(tightest(before), tightest(now) + 5000);
+  // One stage holds every layer either way.
+  EXPECT_FALSE(StageMemoryInputs(planned(Layout(1, 32, 4, 0)), spec, model, Rtx6000d())
+                   .state_pool.whole_model_per_stage);
+
+  // With the radix cache on, the request holds 3 slots plus the extra
+  // buffer's ping-pong: 2 with the overlap scheduler (PP1), 1 under PP.
+  spec::Spec radix = MissionSpec();
+  radix.engine.args.clear();
+  const auto slots = [&](const spec::LayoutSpec& layout) {
+    return StageMemoryInputs(PlanLayout(layout, radix, model, Rtx6000d()), radix, model, Rtx6000d())
+        .state_pool.slots_per_request;
+  };
+  EXPECT_EQ(slots(Layout(1, 32, 4, 0)), 5);
+  EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 4);
+  SetArg(radix, "mamba-radix-cache-strategy",
+         StringArg("no_buffer", Loc(21, 1, "engine.args.mamba-radix-cache-strategy")));
+  EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 3);
 }
 
 // The CUDA graphs SGLang captures, resolved from the flags as

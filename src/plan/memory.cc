@@ -75,6 +75,34 @@ void ResolveGraphs(const EngineConfig& e, const model::ModelDesc& model,
   if (e.cuda_graph_max_bs_prefill) in.prefill_graph_max_bs = *e.cuda_graph_max_bs_prefill;
 }
 
+// The state pool's settings (memory/state_pool.h) from the flags, the
+// layout and the SGLang version.
+memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model::ModelDesc& model,
+                                              const spec::LayoutSpec& layout, int attn_tp) {
+  memory::StatePoolSettings s;
+  s.full_memory_ratio = e.mamba_full_memory_ratio;
+  s.max_cache_size = e.max_mamba_cache_size;
+  s.radix_cache = !e.disable_radix_cache;
+  memory::SlotRuleInputs rule;
+  rule.radix_cache = s.radix_cache;
+  rule.strategy = e.mamba_radix_cache_strategy;
+  rule.overlap_disabled_by_user = e.disable_overlap_schedule;
+  rule.page_size = e.page_size;
+  rule.pp = std::max(layout.pp, 1);
+  // The hybrid models ppsearch reads (Kimi Linear, Kimi K3) are on SGLang's
+  // extra-buffer list, which needs the triton linear-attention backend.
+  rule.extra_buffer_supported = e.linear_attn_backend == "triton";
+  s.slots_per_request = memory::ResolveSlotRule(rule).slots_per_request;
+  // Before 0.5.17 (PR #33666) every stage paid for the whole model's state.
+  s.whole_model_per_stage = e.version_code >= 0 && e.version_code < 517 && layout.pp > 1;
+  StagePlan whole;
+  whole.first_layer = 0;
+  whole.end_layer = static_cast<int>(model.layers.size());
+  s.whole_model_bytes_per_request =
+      static_cast<double>(StageStateBytesPerRequestPerRank(model, whole, attn_tp));
+  return s;
+}
+
 }  // namespace
 
 TpSplit SplitOf(const spec::LayoutSpec& layout) {
@@ -182,6 +210,8 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   if (plan.engine.max_running_requests) in.max_running_requests = *plan.engine.max_running_requests;
   if (plan.engine.max_total_tokens) in.max_total_tokens = *plan.engine.max_total_tokens;
   ResolveGraphs(plan.engine, model, plan.layout, in);
+  in.state_pool =
+      StatePoolSettingsOf(plan.engine, model, plan.layout, SplitOf(plan.layout).attn_tp);
   const int tp = std::max(plan.layout.tp, 1);
   const VocabSplit vocab = VocabSplitOf(plan.layout, plan.engine);
   for (const auto& st : plan.stages) {

@@ -166,14 +166,18 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
   out += fmt::format(
       "  memory plan     mem_fraction_static {:g}; KV pool {} tokens; max_running_requests {}\n",
       m.mem_fraction_static, FormatThousands(m.max_total_tokens), m.max_running_requests);
+  if (m.state_slots_per_request > 0)
+    out += fmt::format("                  state pool {} request states, {} per running request\n",
+                       FormatThousands(m.state_slots), m.state_slots_per_request);
+  // reqs: the request-to-token table, a row of the context per running request.
   table::Table mib = PlanTable(
-      {"stage", "KV pool", "state", "activations", "peak", "headroom", "activations peak at"},
-      {true, false, false, false, false, false, true});
+      {"stage", "KV", "state", "reqs", "activations", "peak", "headroom", "activations peak at"},
+      {true, false, false, false, false, false, false, true});
   for (size_t i = 0; i < m.stages.size(); ++i) {
     const memory::StageMemory& s = m.stages[i];
     mib.rows.push_back({std::to_string(i), FormatMib(s.kv_pool_mib), FormatMib(s.state_pool_mib),
-                        FormatMib(s.activation_mib), FormatMib(s.peak_mib),
-                        FormatMib(s.headroom_mib), s.activation_peak});
+                        FormatMib(s.request_table_mib), FormatMib(s.activation_mib),
+                        FormatMib(s.peak_mib), FormatMib(s.headroom_mib), s.activation_peak});
   }
   AppendSection("memory MiB", mib, out);
   out += fmt::format("                  tightest: stage {} ({})\n", m.tightest_stage,

@@ -101,15 +101,6 @@ void WarnPrefixCache(const spec::Spec& spec, const EngineConfig& engine,
   }
 }
 
-// "0.5.9" or "v0.5.9" -> 509 (minor * 100 + patch, major 0); -1 when unknown.
-int VersionCode(const std::string& version) {
-  std::string text = version;
-  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.erase(0, 1);
-  int major = 0, minor = 0, patch = 0;
-  if (std::sscanf(text.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) return -1;
-  return major * 10000 + minor * 100 + patch;
-}
-
 }  // namespace
 
 std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig& engine) {
@@ -127,7 +118,7 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                                        const LayoutPlan& planned) {
   std::vector<Diagnostic> out;
   const std::string label = layout.Label();
-  const int version = VersionCode(spec.engine.version);
+  const int version = planned.engine.version_code;
   if (layout.pp > 1 && version >= 508 && version <= 510) {
     out.push_back(At(layout.origin, "",
                      label + " runs pipeline parallelism on SGLang " + spec.engine.version +
@@ -140,6 +131,19 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                          ", which sizes the linear-attention state pool for the whole model on "
                          "every stage (fixed in 0.5.17 by PR #33666); max_running_requests and "
                          "pp_max_micro_batch_size come out far too small"));
+  }
+  // The state pool's size under PP changed in 0.5.17; without a version the
+  // plan follows 0.5.18, and says so where the answer depends on it.
+  const bool keeps_state =
+      std::any_of(planned.stages.begin(), planned.stages.end(),
+                  [](const StagePlan& st) { return st.state_bytes_per_request_per_rank > 0; });
+  if (layout.pp > 1 && version < 0 && keeps_state) {
+    out.push_back(At(layout.origin, "",
+                     label + " sizes its linear-attention state pool as SGLang 0.5.17 and later "
+                             "do (every rank pays for the largest stage's state layers); before, "
+                             "every stage paid for the whole model's (PR #33666), leaving most "
+                             "of that memory unused and running far fewer requests. Set "
+                             "engine.version to the image's SGLang version"));
   }
   if (layout.dp > 1 && layout.pp > 1) {
     out.push_back(At(layout.origin, "",

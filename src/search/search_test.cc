@@ -308,6 +308,21 @@ TEST(Search, RefusalsAreCountedByTheirReason) {
 
 // A decode workload of the example: 64 output tokens per request, ranked by
 // output throughput per GPU.
+// The inputs with SGLang's context capped at `tokens` (--context-length).
+// Uncapped, K3's 1,048,576 tokens give each running request a 4 MiB row of
+// the request table (2-3 GiB a server), which leaves the chunk-4096
+// pipelines below the headroom rule, and DeepSeek-V3's 163,840 leave its
+// decode servers below it; the tests that need several qualifying
+// candidates cap it as a user serving short requests would.
+inputs::SearchInputs WithContextLength(inputs::SearchInputs in, int64_t tokens) {
+  spec::ArgValue v;
+  v.kind = spec::ArgValue::Kind::kInt;
+  v.int_value = tokens;
+  v.text = std::to_string(tokens);
+  in.spec.engine.args.push_back({"context-length", v});
+  return in;
+}
+
 inputs::SearchInputs DecodeExample() {
   inputs::SearchInputs in = testkit::Example();
   in.spec.workload.output_tokens = 64;
@@ -355,7 +370,8 @@ TEST(Search, ScreeningGivesTheExhaustiveResultOnADecodeObjective) {
 // to the last digit.
 TEST(Search, TheScreenedIntervalsAreTheSameOnAnyNumberOfThreads) {
   for (const inputs::SearchInputs& in :
-       std::vector<inputs::SearchInputs>{testkit::Example(), DecodeExample()}) {
+       std::vector<inputs::SearchInputs>{WithContextLength(testkit::Example(), 65536),
+                                         WithContextLength(DecodeExample(), 65536)}) {
     SearchOptions one = Small(8);
     one.threads = 1;
     SearchOptions three = Small(8);
@@ -816,9 +832,10 @@ TEST(Search, TheScoreLeavesOutTheModelFormTermEveryCandidateShares) {
   SearchOptions o = Small(8);
   o.model_form = cost::ModelFormScales{};
   o.model_form->s0 = 0.02;
-  const Result<SearchResult> narrow = Search(testkit::Example(), cost::Calibration{}, o);
+  const inputs::SearchInputs in = WithContextLength(testkit::Example(), 65536);
+  const Result<SearchResult> narrow = Search(in, cost::Calibration{}, o);
   o.model_form->uncalibrated = 0.5;
-  const Result<SearchResult> uncalibrated = Search(testkit::Example(), cost::Calibration{}, o);
+  const Result<SearchResult> uncalibrated = Search(in, cost::Calibration{}, o);
   ASSERT_TRUE(narrow.ok() && uncalibrated.ok());
   ASSERT_EQ(narrow->evaluated.size(), uncalibrated->evaluated.size());
   EXPECT_EQ(narrow->could_be_best, uncalibrated->could_be_best);
@@ -919,7 +936,10 @@ TEST(SearchSpace, DisaggregatedCandidatesSplitTheNodesIntoAPrefillAndADecodePool
 }
 
 TEST(Search, DisaggregatedCandidatesArePredictedAsSimulatePredictsThemBesideTheAggregated) {
-  const inputs::SearchInputs in = ChatSearchInputs();
+  // At SGLang's default fraction a decode server here leaves about 1.9 GiB
+  // by this model: a 1 GiB rule lets the deployments rank.
+  inputs::SearchInputs in = WithContextLength(ChatSearchInputs(), 8192);
+  in.spec.decision.min_headroom_mib = 1024;
   SearchOptions o;
   o.bounds.instances = {4};
   o.bounds.pp = {1};

@@ -97,7 +97,8 @@ std::vector<LogLine> StageStartupLines(const LogSetup& s, int stage) {
   const double weight_gib = st.weight_mib / kMibPerGib;
   const double kv_gib = st.kv_pool_mib / kMibPerGib;
   const double after_weights = pre_load_gib - weight_gib;
-  const double after_pool = after_weights - kv_gib - st.state_pool_mib / kMibPerGib;
+  const double after_pool =
+      after_weights - kv_gib - (st.state_pool_mib + st.request_table_mib) / kMibPerGib;
   const double after_graph = after_pool - st.graph_mib / kMibPerGib;
   lines.push_back({prefix, "Init torch distributed begin."});
   lines.push_back({prefix, fmt::format("Init torch distributed ends. elapsed=0.50 s, mem "

@@ -216,6 +216,37 @@ TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
   EXPECT_EQ(s.engine.ArgString("mem-fraction-static"), "0.85");
 }
 
+// The linear-attention state pool's flags (memory/state_pool.h): a ratio
+// that is not positive, a pool of no slot, an unknown strategy and both
+// spellings of the strategy at once are refused where they are written.
+TEST(SpecEngine, StatePoolFlagsMeanWhatSglangTakes) {
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mamba-full-memory-ratio = 0}")),
+      "/s/spec.toml:8:35: key 'engine.args.mamba-full-memory-ratio': expected a positive number "
+      "(the linear-attention state pool's budget over the KV pool's), got 0");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-mamba-cache-size = 0.5}")),
+      "/s/spec.toml:8:32: key 'engine.args.max-mamba-cache-size': expected a whole number of at "
+      "least 1 (linear-attention request states the server keeps), got 0.5");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]",
+                                           "args = {mamba-radix-cache-strategy = \"extra\"}")),
+            "/s/spec.toml:8:38: key 'engine.args.mamba-radix-cache-strategy': \"extra\" is not an "
+            "SGLang mamba-radix-cache-strategy (auto, no_buffer, extra_buffer, "
+            "extra_buffer_lazy)");
+  EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                "hosts = [\"a\"]",
+                "args = {mamba-radix-cache-strategy = \"auto\", mamba-scheduler-strategy = "
+                "\"no_buffer\"}")),
+            "/s/spec.toml:8:73: key 'engine.args.mamba-scheduler-strategy': "
+            "mamba-scheduler-strategy is SGLang's older name of mamba-radix-cache-strategy; give "
+            "one of them");
+  const auto s = ClusterMustParse(
+      ClusterSpecText("hosts = [\"a\"]",
+                      "args = {mamba-scheduler-strategy = \"no_buffer\", "
+                      "mamba-full-memory-ratio = 0.5, max-mamba-cache-size = 64}"));
+  EXPECT_EQ(s.engine.ArgString("mamba-scheduler-strategy"), "no_buffer");
+}
+
 // A cap of 0 (or -1, or 2^31) running requests once passed and predicted a
 // server that never runs one; a backend SGLang does not have passed validate.
 TEST(SpecEngine, MaxRunningRequestsAndTheAllToAllBackendMeanWhatSglangTakes) {

@@ -7,7 +7,9 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "spec/engine_env.h"
 #include "spec/limits.h"
@@ -111,26 +113,63 @@ std::optional<double> ArgNumber(const ArgValue& arg) {
   return parsed;
 }
 
-// Flags whose value the planner reads as a number, with the range SGLang
-// gives it meaning in; written as a float, an integer or a numeric string.
+// A flag the planner reads as a number, with the range SGLang gives it
+// meaning in; written as a float, an integer or a numeric string.
+struct NumericFlag {
+  const char* flag;
+  double low = 0;
+  bool low_open = false;  // low itself is out of range
+  double high = 0;
+  bool high_open = false;
+  bool whole = false;
+  std::string expected;  // what the error says it expects
+};
+
+const std::vector<NumericFlag>& NumericFlags() {
+  static const std::vector<NumericFlag> flags = {
+      {"mem-fraction-static", 0, true, 1, true, false,
+       "a number in (0, 1) (the share of each GPU's memory SGLang takes for weights and the KV "
+       "cache)"},
+      // 0 or a negative cap admits nothing (the simulator would predict a
+      // server that never runs a request); past the largest concurrency a
+      // sweep may ask for, it is a typo.
+      {"max-running-requests", 1, false, kMaxConcurrency, false, true,
+       "a whole number in [1, " + std::to_string(kMaxConcurrency) +
+           "] (requests a scheduler runs at once)"},
+      {"mamba-full-memory-ratio", 0, true, 1e6, false, false,
+       "a positive number (the linear-attention state pool's budget over the KV pool's)"},
+      {"max-mamba-cache-size", 1, false, 1e9, false, true,
+       "a whole number of at least 1 (linear-attention request states the server keeps)"},
+  };
+  return flags;
+}
+
 Status CheckNumericArgs(const EngineSpec& engine) {
-  if (const ArgValue* fraction = engine.FindArg("mem-fraction-static")) {
-    const std::optional<double> v = ArgNumber(*fraction);
-    if (!v || !(*v > 0 && *v < 1))
-      return KeyError(fraction->origin,
-                      "expected a number in (0, 1) (the share of each GPU's memory SGLang "
-                      "takes for weights and the KV cache), got " +
-                          Excerpt(fraction->text));
+  for (const NumericFlag& f : NumericFlags()) {
+    const ArgValue* arg = engine.FindArg(f.flag);
+    if (arg == nullptr) continue;
+    const std::optional<double> v = ArgNumber(*arg);
+    const bool in_range = v && (f.low_open ? *v > f.low : *v >= f.low) &&
+                          (f.high_open ? *v < f.high : *v <= f.high) &&
+                          (!f.whole || *v == std::floor(*v));
+    if (!in_range)
+      return KeyError(arg->origin, "expected " + f.expected + ", got " + Excerpt(arg->text));
   }
-  // 0 or a negative cap admits nothing (the simulator would predict a
-  // server that never runs a request); past the largest concurrency a
-  // sweep may ask for, it is a typo.
-  if (const ArgValue* mrr = engine.FindArg("max-running-requests")) {
-    const std::optional<double> v = ArgNumber(*mrr);
-    if (!v || *v != std::floor(*v) || !(*v >= 1 && *v <= kMaxConcurrency))
-      return KeyError(mrr->origin,
-                      "expected a whole number in [1, " + std::to_string(kMaxConcurrency) +
-                          "] (requests a scheduler runs at once), got " + Excerpt(mrr->text));
+  const ArgValue* strategy = nullptr;
+  for (const char* flag : {"mamba-radix-cache-strategy", "mamba-scheduler-strategy"}) {
+    const ArgValue* v = engine.FindArg(flag);
+    if (v == nullptr) continue;
+    if (strategy != nullptr)
+      return KeyError(v->origin,
+                      "mamba-scheduler-strategy is SGLang's older name of "
+                      "mamba-radix-cache-strategy; give one of them");
+    strategy = v;
+    static const std::vector<std::string> kStrategies = {"auto", "no_buffer", "extra_buffer",
+                                                         "extra_buffer_lazy"};
+    if (v->kind != ArgValue::Kind::kString ||
+        std::find(kStrategies.begin(), kStrategies.end(), v->text) == kStrategies.end())
+      return KeyError(v->origin, "\"" + Excerpt(v->text) + "\" is not an SGLang " + flag +
+                                     " (auto, no_buffer, extra_buffer, extra_buffer_lazy)");
   }
   if (const ArgValue* backend = engine.FindArg("moe-a2a-backend")) {
     if (backend->kind != ArgValue::Kind::kString || !IsMoeA2aBackend(backend->text))

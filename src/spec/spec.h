@@ -153,7 +153,7 @@ struct EngineSpec {
   std::vector<std::string> secret_env;
   std::string model_path;    // path the server loads
   std::string model_config;  // config.json (or directory) for planning, resolved to absolute
-  std::string version;       // engine version, e.g. "0.5.18" (chooses flag spellings)
+  std::string version;  // engine version, e.g. "0.5.18" (flag spellings; the state pool under PP)
   // Files the engine runs with besides its image or install: patches, extra
   // modules (resolved absolute). A run records their SHA-256 in run.json.
   std::vector<std::string> patches;

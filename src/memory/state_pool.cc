@@ -1,0 +1,84 @@
+#include "memory/state_pool.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsearch::memory {
+namespace {
+
+constexpr double kBytesInMib = 1024.0 * 1024.0;
+
+// kv_cache_configurator.py: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, the
+// slots a request holds with the radix cache on (its live state and what the
+// cache retains), before the extra buffer's ping-pong slots.
+constexpr int kBaseSlotsPerRequest = 3;
+
+}  // namespace
+
+SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
+  SlotRule out;
+  if (!in.radix_cache) return out;  // a request holds its live state only
+  out.strategy = in.strategy;
+  bool overlap = !in.overlap_disabled_by_user;
+  if (out.strategy == "auto") {
+    if ((overlap || in.page_size > 1) && in.extra_buffer_supported) {
+      out.strategy = "extra_buffer";
+    } else {
+      out.strategy = "no_buffer";
+      overlap = false;
+    }
+  }
+  // _pipeline_parallel_overlap_disable, after the strategy was chosen.
+  if (in.pp > 1) overlap = false;
+  int extra = 0;
+  if (out.strategy == "extra_buffer") {
+    extra = overlap ? 2 : 1;
+  } else if (out.strategy == "extra_buffer_lazy") {
+    extra = 1;
+    if (!overlap)
+      out.refusal =
+          "Lazy extra buffer requires overlap schedule (--disable-overlap-schedule is "
+          "incompatible)";
+  }
+  out.slots_per_request = kBaseSlotsPerRequest + extra;
+  return out;
+}
+
+StatePoolSize SizeStatePool(const StatePoolSettings& s, double budget_mib,
+                            double largest_stage_bytes_per_request,
+                            std::optional<int> max_running_requests, int dp) {
+  StatePoolSize out;
+  out.bytes_per_slot =
+      s.whole_model_per_stage ? s.whole_model_bytes_per_request : largest_stage_bytes_per_request;
+  if (out.bytes_per_slot <= 0) return out;
+  dp = std::max(dp, 1);
+  const double per = out.bytes_per_slot;
+  if (s.max_cache_size) {
+    out.slots = *s.max_cache_size / dp;
+  } else if (!s.radix_cache && max_running_requests) {
+    out.slots = *max_running_requests / dp;
+  } else {
+    const double ratio = s.full_memory_ratio;
+    const double budget_bytes = budget_mib * kBytesInMib * ratio / (1 + ratio);
+    // 0.5.17 counts the padding slot in the solve; earlier versions did not.
+    const double slots = s.whole_model_per_stage ? budget_bytes / per : (budget_bytes - per) / per;
+    out.slots = static_cast<int64_t>(std::floor(slots));
+  }
+  if (out.slots <= 0) {
+    out.refusal = fmt::format(
+        "Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+        "max_mamba_cache_size={} (total_rest_memory={:.2f} GB, mamba_cache_per_req={:.2f} MB). "
+        "Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
+        "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.",
+        out.slots, budget_mib / 1024, per / kBytesInMib);
+    out.slots = 0;
+    return out;
+  }
+  const int64_t charged_slots = s.whole_model_per_stage ? out.slots : out.slots + 1;
+  out.charged_mib = static_cast<double>(charged_slots) * per / kBytesInMib;
+  return out;
+}
+
+}  // namespace ppsearch::memory
