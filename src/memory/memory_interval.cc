@@ -31,15 +31,28 @@ std::vector<StagePeakInterval> StagePeakIntervals(const MemoryInputs& in,
   std::vector<StagePeakInterval> out(central.stages.size());
   for (size_t s = 0; s < out.size(); ++s)
     out[s].terms_low_mib = out[s].terms_high_mib = central.stages[s].peak_mib;
-  for (double runtime : {range.runtime_low_mib, range.runtime_high_mib}) {
-    for (double scale : {range.activation_low_scale, range.activation_high_scale}) {
-      MemoryInputs corner = in;
-      corner.runtime_mib = runtime;
-      for (StageFootprint& f : corner.stages) f.activation.bytes *= scale;
-      const MemoryPlan plan = PlanMemory(corner);
-      for (size_t s = 0; s < out.size() && s < plan.stages.size(); ++s) {
-        out[s].terms_low_mib = std::min(out[s].terms_low_mib, plan.stages[s].peak_mib);
-        out[s].terms_high_mib = std::max(out[s].terms_high_mib, plan.stages[s].peak_mib);
+  // The state-pool rules the stages may be sized by: the planned one, and
+  // with the version unknown on a pipeline that keeps state, the other.
+  std::vector<StatePoolSettings> rules = {in.state_pool};
+  const bool keeps_state =
+      std::any_of(in.stages.begin(), in.stages.end(),
+                  [](const StageFootprint& f) { return f.state_bytes_per_request > 0; });
+  if (!in.state_pool.version_known && in.stages.size() > 1 && keeps_state) {
+    rules.push_back(in.state_pool);
+    rules.back().whole_model_per_stage = !in.state_pool.whole_model_per_stage;
+  }
+  for (const StatePoolSettings& rule : rules) {
+    for (double runtime : {range.runtime_low_mib, range.runtime_high_mib}) {
+      for (double scale : {range.activation_low_scale, range.activation_high_scale}) {
+        MemoryInputs corner = in;
+        corner.state_pool = rule;
+        corner.runtime_mib = runtime;
+        for (StageFootprint& f : corner.stages) f.activation.bytes *= scale;
+        const MemoryPlan plan = PlanMemory(corner);
+        for (size_t s = 0; s < out.size() && s < plan.stages.size(); ++s) {
+          out[s].terms_low_mib = std::min(out[s].terms_low_mib, plan.stages[s].peak_mib);
+          out[s].terms_high_mib = std::max(out[s].terms_high_mib, plan.stages[s].peak_mib);
+        }
       }
     }
   }

@@ -7,7 +7,10 @@
 //   weights load (kRuntimeMib, an estimate) and this model's chunk
 //   activations (memory/activation.h, never measured per stage). The peak is
 //   planned at each corner of their ranges, so the KV pool SGLang would size
-//   moves with them as it does (more runtime memory, a smaller pool).
+//   moves with them as it does (more runtime memory, a smaller pool). A
+//   pipeline of a model with linear-attention state whose SGLang version
+//   the spec does not name is planned at both state-pool rules too
+//   (memory/state_pool.h: before 0.5.17 a stage set aside more than it used).
 // - the model form: the memory model's measured error on real SGLang startup
 //   logs (validation/memory-sglang-logs), applied to the KV pool, the term
 //   those logs check.

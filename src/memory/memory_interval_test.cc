@@ -48,6 +48,39 @@ TEST(StagePeakIntervals, CornersOfRuntimeAndActivationsThenModelForm) {
   EXPECT_NEAR(out[0].high_mib, 82224, 1e-6);
 }
 
+// Two stages keeping 8 and 4 MiB of state a request; the whole model 24.
+MemoryInputs HybridPipeline(bool version_known) {
+  MemoryInputs in = OneStage();
+  in.pp = 2;
+  in.stages.push_back(in.stages[0]);
+  in.stages[0].state_bytes_per_request = 8 * kMib;
+  in.stages[1].state_bytes_per_request = 4 * kMib;
+  in.state_pool.whole_model_bytes_per_request = 24 * kMib;
+  in.state_pool.version_known = version_known;
+  return in;
+}
+
+// Without the SGLang version a hybrid pipeline's stages may be sized by
+// either state-pool rule: the interval reaches down to the older rule's
+// peaks (the state it sets aside but does not allocate), and only then.
+TEST(StagePeakIntervals, AnUnknownVersionSpansBothStatePoolRules) {
+  MemoryTermRange r;
+  r.runtime_low_mib = r.runtime_high_mib = 1500;
+  const std::vector<StagePeakInterval> known = StagePeakIntervals(HybridPipeline(true), r);
+  const std::vector<StagePeakInterval> unknown = StagePeakIntervals(HybridPipeline(false), r);
+  MemoryInputs older = HybridPipeline(true);
+  older.state_pool.whole_model_per_stage = true;
+  const MemoryPlan before = PlanMemory(older);
+  const MemoryPlan now = PlanMemory(HybridPipeline(true));
+  ASSERT_EQ(unknown.size(), 2u);
+  for (size_t s = 0; s < 2; ++s) {
+    EXPECT_LT(before.stages[s].peak_mib, now.stages[s].peak_mib - 1000) << s;
+    EXPECT_DOUBLE_EQ(known[s].terms_low_mib, now.stages[s].peak_mib) << s;
+    EXPECT_DOUBLE_EQ(unknown[s].terms_low_mib, before.stages[s].peak_mib) << s;
+    EXPECT_DOUBLE_EQ(unknown[s].terms_high_mib, known[s].terms_high_mib) << s;
+  }
+}
+
 TEST(StagePeakIntervals, TheCentralPeakLiesInside) {
   const MemoryInputs in = OneStage();
   const double central = PlanMemory(in).stages[0].peak_mib;  // 77612

@@ -176,9 +176,9 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   // One int32 row of the context (+4 tokens of decode headroom,
   // allocation_sizing.py) per request slot and a padding row.
   const double request_table_mib =
-      in.context_len > 0
-          ? static_cast<double>(mrr + 1) * static_cast<double>(in.context_len + 4) * 4 / kMib
-          : 0;
+      in.context_len > 0 ? static_cast<double>(mrr + 1 + in.request_table_extra_rows) *
+                               static_cast<double>(in.context_len + 4) * 4 / kMib
+                         : 0;
 
   double lo = 1e300;
   for (const auto& s : in.stages) {

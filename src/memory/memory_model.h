@@ -65,6 +65,10 @@ struct MemoryInputs {
   // How SGLang sizes the linear-attention state pool (memory/state_pool.h);
   // read only when a stage keeps state.
   StatePoolSettings state_pool;
+  // Request-table rows beyond the running requests and the padding row: a
+  // PD decode server's pre-allocation slots (disaggregation/decode.py
+  // DecodeReqToTokenPool, size + pre_alloc_size + 1).
+  int request_table_extra_rows = 0;
 };
 
 struct StageMemory {

@@ -58,6 +58,9 @@ struct StatePoolSettings {
   bool radix_cache = true;
   // SGLang before 0.5.17 charged every stage for the whole model's states.
   bool whole_model_per_stage = false;
+  // Whether the spec named the SGLang version; without it a pipeline's pool
+  // could be either, and the memory interval spans both.
+  bool version_known = true;
   double whole_model_bytes_per_request = 0;  // per rank, every state layer
 };
 

@@ -164,6 +164,7 @@ memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings
   } else if (pd.mode == "decode") {
     if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
     in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
+    in.request_table_extra_rows = DecodeExtraSlots(e.max_running_requests, layout.layout.dp);
   }
   return in;
 }

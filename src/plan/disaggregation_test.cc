@@ -119,6 +119,25 @@ TEST(Disaggregated, DecodeExtraSlotsFollowSglangsDefault) {
   EXPECT_EQ(DecodeExtraSlots(33, 1), 0);
 }
 
+// A decode server's request table has its pre-allocation rows too
+// (disaggregation/decode.py DecodeReqToTokenPool: size + pre_alloc_size + 1
+// rows of DeepSeek-V3's 163,840-token context + 4, int32): 16 running
+// requests and 32 pre-allocated, 49 rows of 640 KiB + 16 B.
+TEST(Disaggregated, TheDecodeRequestTableHoldsThePreAllocationRows) {
+  const DisaggregatedPlan plan = PlanOf(
+      "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\nep = 8\n"
+      "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\nep = 8\n"
+      "args = {max-running-requests = 16}\n");
+  ASSERT_EQ(plan.decode.decode_extra_slots, 32);
+  const memory::MemoryPlan& decode = plan.decode.layout().memory;
+  ASSERT_EQ(decode.max_running_requests, 16);
+  EXPECT_DOUBLE_EQ(decode.stages[0].request_table_mib, 49.0 * (163840 + 4) * 4 / (1024 * 1024));
+  // The prefill server pre-allocates nothing: its running requests and one row.
+  const memory::MemoryPlan& prefill = plan.prefill.layout().memory;
+  EXPECT_DOUBLE_EQ(prefill.stages[0].request_table_mib,
+                   (prefill.max_running_requests + 1.0) * (163840 + 4) * 4 / (1024 * 1024));
+}
+
 // scheduler.py dispatch_event_loop runs event_loop_pp_disagg_prefill and
 // event_loop_pp_disagg_decode at pp > 1, and CommonKVManager._resolve_rank_mapping
 // maps any prefill PP onto a PP1 decode server.

@@ -95,6 +95,7 @@ memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model
   s.slots_per_request = memory::ResolveSlotRule(rule).slots_per_request;
   // Before 0.5.17 (PR #33666) every stage paid for the whole model's state.
   s.whole_model_per_stage = e.version_code >= 0 && e.version_code < 517 && layout.pp > 1;
+  s.version_known = e.version_code >= 0;
   StagePlan whole;
   whole.first_layer = 0;
   whole.end_layer = static_cast<int>(model.layers.size());
