@@ -175,8 +175,14 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   plan.state_slots = static_cast<int>(state_slots);
   // One int32 row of the context (+4 tokens of decode headroom,
   // allocation_sizing.py) per request slot and a padding row.
+  // Each DP attention rank's scheduler has its own table, for a user's
+  // max-running-requests split over them (resolve_max_num_reqs).
+  int64_t table_requests = mrr;
+  if (in.max_running_requests && in.dp_attention && in.dp_size > 1)
+    table_requests =
+        std::min<int64_t>(table_requests, std::max(*in.max_running_requests / in.dp_size, 1));
   const double request_table_mib =
-      in.context_len > 0 ? static_cast<double>(mrr + 1 + in.request_table_extra_rows) *
+      in.context_len > 0 ? static_cast<double>(table_requests + 1 + in.request_table_extra_rows) *
                                static_cast<double>(in.context_len + 4) * 4 / kMib
                          : 0;
 

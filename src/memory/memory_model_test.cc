@@ -144,6 +144,17 @@ TEST(PlanMemory, MaxRunningRequestsClampRule) {
   EXPECT_EQ(PlanMemory(no_context).max_running_requests, 4096);
 }
 
+// With DP attention each rank's scheduler runs the user's requests / dp and
+// holds a table for them: 64 / 4 = 16 rows and the padding row, 17 / 8 MiB.
+TEST(PlanMemory, EachDpRankHoldsTheTableOfItsShareOfTheRequests) {
+  MemoryInputs in = TwoStages();
+  in.max_running_requests = 64;
+  EXPECT_DOUBLE_EQ(PlanMemory(in).stages[0].request_table_mib, 65.0 / 8);
+  in.dp_attention = true;
+  in.dp_size = 4;
+  EXPECT_DOUBLE_EQ(PlanMemory(in).stages[0].request_table_mib, 17.0 / 8);
+}
+
 TEST(PlanMemory, UserMaxRunningRequestsIsCappedByHalfTheCapacity) {
   MemoryInputs in = TwoStages();
   in.max_running_requests = 10000;  // taken as is: 10000 < 233,472 / 2
