@@ -124,6 +124,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     if (!pool.refusal.empty() && plan.fits) {
       plan.fits = false;
       plan.sglang_refuses = true;
+      plan.state_pool_refuses = true;
       plan.refusal = pool.refusal;
     }
   }
@@ -161,6 +162,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     if (cap <= 0 && plan.fits) {
       plan.fits = false;
       plan.sglang_refuses = true;
+      plan.state_pool_refuses = true;
       plan.refusal = fmt::format(
           "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
           "max_mamba_cache_size={}, mamba_ratio={}, resulting max_num_reqs={}. Try: (1) reduce "

@@ -109,6 +109,9 @@ struct MemoryPlan {
   int tightest_stage = 0;
   std::string tightest_reason;
   int state_slots_per_request = 0;  // _calculate_mamba_ratio; 0 without state
+  // The refusal is the linear-attention state pool's (no slot, or too few
+  // for one request), not the KV pool's.
+  bool state_pool_refuses = false;
 };
 
 // Memory in use beyond the static pools and the computed chunk activations:

@@ -294,6 +294,16 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const hardware::HardwareProfile
                     "chunked-prefill-size"));
     return;
   }
+  if (m.state_pool_refuses) {
+    errors.push_back(
+        LayoutError(layout,
+                    "leaves its linear-attention state pool no room for a request. SGLang refuses "
+                    "to start: \"" +
+                        m.refusal +
+                        "\" Raise mamba-full-memory-ratio or mem-fraction-static, or set "
+                        "max-mamba-cache-size"));
+    return;
+  }
   int heaviest = 0;
   for (const StagePlan& stage : planned.stages)
     if (stage.weight_mib_per_rank == planned.weight_mib_per_rank_max) heaviest = stage.pp_rank;

@@ -697,6 +697,26 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
   EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 3);
 }
 
+// A state pool with no slot is refused in SGLang's words, as a state-pool
+// problem, not as a KV pool the weights leave no room for.
+TEST(ValidateLayout, AStatePoolWithNoSlotIsRefusedAsSuch) {
+  spec::Spec spec = MissionSpec();
+  SetArg(spec, "mamba-full-memory-ratio",
+         spec::ArgValue{spec::ArgValue::Kind::kFloat, "0.0001", 0, 0.0001, false,
+                        Loc(21, 1, "engine.args.mamba-full-memory-ratio")});
+  const LayoutPlan plan = PlanLayout(Layout(8, 4, 4, 1), spec, KimiLikeModel(), Rtx6000d());
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_THAT(
+      plan.errors[0].message,
+      ::testing::AllOf(HasSubstr("PP8/TP4/EP4 leaves its linear-attention state pool no room for a "
+                                 "request. SGLang refuses to start: \"Not enough GPU memory for "
+                                 "hybrid (mamba/linear-attention) state cache. Computed "
+                                 "max_mamba_cache_size=-1"),
+                       HasSubstr("Raise mamba-full-memory-ratio or mem-fraction-static, or set "
+                                 "max-mamba-cache-size"),
+                       ::testing::Not(HasSubstr("weights per GPU"))));
+}
+
 // The CUDA graphs SGLang captures, resolved from the flags as
 // cuda_graph_hook.py does: the breakable prefill graph is on by default only
 // at pp 1 and not for KDA models; an explicit prefill backend overrides that;
