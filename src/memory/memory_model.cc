@@ -153,7 +153,12 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
 
   int64_t estimated = in.context_len > 0 ? profiled * 512 / in.context_len : 4096;
   estimated = std::clamp<int64_t>(estimated, 2048, 4096);
-  int64_t mrr = in.max_running_requests ? *in.max_running_requests : estimated;
+  // resolve_max_num_reqs: a user's cap is the whole server's; each DP
+  // attention rank takes its share (requested_per_worker), and everything
+  // below (the KV pool, the state slots, the request table) is per rank.
+  int64_t mrr = in.max_running_requests
+                    ? std::max<int64_t>(*in.max_running_requests / std::max(in.dp_size, 1), 1)
+                    : estimated;
   mrr = std::min<int64_t>(mrr, std::max<int64_t>(tokens / 2, 1));
   if (max_state > 0) {
     // resolve_max_num_reqs: each running request holds this many state slots.

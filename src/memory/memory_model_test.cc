@@ -274,6 +274,26 @@ TEST(PlanMemory, UsersSlotsOrRequestsSetThePool) {
   EXPECT_DOUBLE_EQ(sized.stages[0].state_pool_mib, 65 * 8);
 }
 
+// resolve_max_num_reqs: a user's --max-running-requests is the whole
+// server's; each DP attention rank takes max_running_requests // dp
+// (requested_per_worker), and its request table holds that many rows and a
+// padding row.
+TEST(PlanMemory, AUsersRequestCapIsSplitOverTheDpRanks) {
+  MemoryInputs in = TwoStages();
+  in.max_running_requests = 256;
+  in.dp_size = 4;
+  const MemoryPlan plan = PlanMemory(in);
+  EXPECT_EQ(plan.max_running_requests, 64);
+  EXPECT_DOUBLE_EQ(plan.stages[0].request_table_mib, 65.0 / 8);
+  // A hybrid model: its state cap is per rank too (1349 slots / 3 = 449).
+  MemoryInputs hybrid = HybridStages();
+  hybrid.max_running_requests = 1024;
+  hybrid.dp_size = 2;
+  EXPECT_EQ(PlanMemory(hybrid).max_running_requests, 449);
+  hybrid.dp_size = 4;
+  EXPECT_EQ(PlanMemory(hybrid).max_running_requests, 256);
+}
+
 TEST(PlanMemory, NoStateSlotIsRefusedInSglangsWords) {
   // Weights of 62,790 MiB leave 10 MiB; 0.9 / 1.9 of it is 4.74 MiB, short
   // of one 8 MiB state and its padding slot: floor((4.74 - 8) / 8) = -1.
