@@ -678,9 +678,15 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
     return p.memory.stages[p.memory.tightest_stage].headroom_mib;
   };
   EXPECT_GT(tightest(before), tightest(now) + 5000);
-  // One stage holds every layer either way.
-  EXPECT_FALSE(StageMemoryInputs(planned(Layout(1, 32, 4, 0)), spec, model, Rtx6000d())
-                   .state_pool.whole_model_per_stage);
+  // One stage holds every layer, so it pays for the whole model's either
+  // way; but 0.5.16 left the padding slot out of the solve at PP1 too:
+  // floor(budget / state) slots, one more than 0.5.17's.
+  EXPECT_TRUE(StageMemoryInputs(planned(Layout(1, 32, 4, 0)), spec, model, Rtx6000d())
+                  .state_pool.whole_model_per_stage);
+  spec::Spec v18 = spec;
+  v18.engine.version = "0.5.18";
+  EXPECT_EQ(planned(Layout(1, 32, 4, 0)).memory.state_slots,
+            PlanLayout(Layout(1, 32, 4, 0), v18, model, Rtx6000d()).memory.state_slots + 1);
 
   // With the radix cache on, the request holds 3 slots plus the extra
   // buffer's ping-pong: 2 with the overlap scheduler (PP1), 1 under PP.

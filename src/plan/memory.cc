@@ -93,8 +93,9 @@ memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model
   // extra-buffer list, which needs the triton linear-attention backend.
   rule.extra_buffer_supported = e.linear_attn_backend == "triton";
   s.slots_per_request = memory::ResolveSlotRule(rule).slots_per_request;
-  // Before 0.5.17 (PR #33666) every stage paid for the whole model's state.
-  s.whole_model_per_stage = e.version_code >= 0 && e.version_code < 517 && layout.pp > 1;
+  // Before 0.5.17 (PR #33666) every stage paid for the whole model's state
+  // (at PP1 the same bytes) and the padding slot was left out of the solve.
+  s.whole_model_per_stage = e.version_code >= 0 && e.version_code < 517;
   s.version_known = e.version_code >= 0;
   StagePlan whole;
   whole.first_layer = 0;
