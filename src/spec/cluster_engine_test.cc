@@ -240,6 +240,16 @@ TEST(SpecEngine, StatePoolFlagsMeanWhatSglangTakes) {
             "/s/spec.toml:8:73: key 'engine.args.mamba-scheduler-strategy': "
             "mamba-scheduler-strategy is SGLang's older name of mamba-radix-cache-strategy; give "
             "one of them");
+  // SGLang's argparse reads these with type=int: 64.0 and "1e3" are not
+  // whole numbers to it (and were ignored by the planner).
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-mamba-cache-size = 64.0}")),
+      "/s/spec.toml:8:32: key 'engine.args.max-mamba-cache-size': expected a whole number of at "
+      "least 1 (linear-attention request states the server keeps), got 64");
+  EXPECT_EQ(
+      ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = \"1e3\"}")),
+      "/s/spec.toml:8:32: key 'engine.args.max-running-requests': expected a whole number "
+      "in [1, 65536] (requests a scheduler runs at once), got 1e3");
   const auto s = ClusterMustParse(
       ClusterSpecText("hosts = [\"a\"]",
                       "args = {mamba-scheduler-strategy = \"no_buffer\", "

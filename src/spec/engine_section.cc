@@ -144,6 +144,17 @@ const std::vector<NumericFlag>& NumericFlags() {
   return flags;
 }
 
+// An integer as argparse's type=int reads it: 64 or "64", not 64.0 or "1e3".
+bool IntegerSpelling(const ArgValue& arg) {
+  if (arg.kind == ArgValue::Kind::kInt) return true;
+  if (arg.kind != ArgValue::Kind::kString) return false;
+  int64_t parsed = 0;
+  const char* begin = arg.text.data();
+  const char* end = begin + arg.text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, parsed);
+  return ec == std::errc() && ptr == end && begin != end;
+}
+
 Status CheckNumericArgs(const EngineSpec& engine) {
   for (const NumericFlag& f : NumericFlags()) {
     const ArgValue* arg = engine.FindArg(f.flag);
@@ -151,7 +162,7 @@ Status CheckNumericArgs(const EngineSpec& engine) {
     const std::optional<double> v = ArgNumber(*arg);
     const bool in_range = v && (f.low_open ? *v > f.low : *v >= f.low) &&
                           (f.high_open ? *v < f.high : *v <= f.high) &&
-                          (!f.whole || *v == std::floor(*v));
+                          (!f.whole || (*v == std::floor(*v) && IntegerSpelling(*arg)));
     if (!in_range)
       return KeyError(arg->origin, "expected " + f.expected + ", got " + Excerpt(arg->text));
   }
