@@ -116,6 +116,12 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   for (const auto& s : in.stages) max_state = std::max(max_state, s.state_bytes_per_request);
   double kv_budget_mib = std::max(budget_mib, 0.0);
   int64_t state_slots = 0;
+  if (max_state > 0 && !in.state_pool.rule_refusal.empty() && plan.fits) {
+    plan.fits = false;
+    plan.sglang_refuses = true;
+    plan.state_refusal = MemoryPlan::StateRefusal::kSetting;
+    plan.refusal = in.state_pool.rule_refusal;
+  }
   if (max_state > 0) {
     const StatePoolSize pool =
         SizeStatePool(in.state_pool, budget_mib, max_state, in.max_running_requests, in.dp_size);
@@ -124,7 +130,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     if (!pool.refusal.empty() && plan.fits) {
       plan.fits = false;
       plan.sglang_refuses = true;
-      plan.state_pool_refuses = true;
+      plan.state_refusal = MemoryPlan::StateRefusal::kSize;
       plan.refusal = pool.refusal;
     }
   }
@@ -167,7 +173,7 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     if (cap <= 0 && plan.fits) {
       plan.fits = false;
       plan.sglang_refuses = true;
-      plan.state_pool_refuses = true;
+      plan.state_refusal = MemoryPlan::StateRefusal::kSize;
       plan.refusal = fmt::format(
           "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
           "max_mamba_cache_size={}, mamba_ratio={}, resulting max_num_reqs={}. Try: (1) reduce "
@@ -182,14 +188,8 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
   plan.state_slots = static_cast<int>(state_slots);
   // One int32 row of the context (+4 tokens of decode headroom,
   // allocation_sizing.py) per request slot and a padding row.
-  // Each DP attention rank's scheduler has its own table, for a user's
-  // max-running-requests split over them (resolve_max_num_reqs).
-  int64_t table_requests = mrr;
-  if (in.max_running_requests && in.dp_attention && in.dp_size > 1)
-    table_requests =
-        std::min<int64_t>(table_requests, std::max(*in.max_running_requests / in.dp_size, 1));
   const double request_table_mib =
-      in.context_len > 0 ? static_cast<double>(table_requests + 1 + in.request_table_extra_rows) *
+      in.context_len > 0 ? static_cast<double>(mrr + 1 + in.request_table_extra_rows) *
                                static_cast<double>(in.context_len + 4) * 4 / kMib
                          : 0;
 

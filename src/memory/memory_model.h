@@ -109,9 +109,11 @@ struct MemoryPlan {
   int tightest_stage = 0;
   std::string tightest_reason;
   int state_slots_per_request = 0;  // _calculate_mamba_ratio; 0 without state
-  // The refusal is the linear-attention state pool's (no slot, or too few
-  // for one request), not the KV pool's.
-  bool state_pool_refuses = false;
+  // Whether the refusal is the linear-attention state pool's, not the KV
+  // pool's: its flags (a strategy SGLang asserts against), or its size (no
+  // slot, or too few for one request).
+  enum class StateRefusal { kNone, kSetting, kSize };
+  StateRefusal state_refusal = StateRefusal::kNone;
 };
 
 // Memory in use beyond the static pools and the computed chunk activations:

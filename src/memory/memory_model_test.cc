@@ -294,6 +294,20 @@ TEST(PlanMemory, AUsersRequestCapIsSplitOverTheDpRanks) {
   EXPECT_EQ(PlanMemory(hybrid).max_running_requests, 256);
 }
 
+TEST(PlanMemory, AStrategySglangRefusesIsARefusal) {
+  MemoryInputs in = HybridStages();
+  in.state_pool.rule_refusal = "no_buffer only supports page_size=1.";
+  const MemoryPlan plan = PlanMemory(in);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_TRUE(plan.sglang_refuses);
+  EXPECT_EQ(plan.state_refusal, MemoryPlan::StateRefusal::kSetting);
+  EXPECT_EQ(plan.refusal, "no_buffer only supports page_size=1.");
+  // A model without state has no state pool to refuse.
+  MemoryInputs plain = TwoStages();
+  plain.state_pool.rule_refusal = "no_buffer only supports page_size=1.";
+  EXPECT_TRUE(PlanMemory(plain).fits);
+}
+
 TEST(PlanMemory, NoStateSlotIsRefusedInSglangsWords) {
   // Weights of 62,790 MiB leave 10 MiB; 0.9 / 1.9 of it is 4.74 MiB, short
   // of one 8 MiB state and its padding slot: floor((4.74 - 8) / 8) = -1.

@@ -30,6 +30,17 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
       overlap = false;
     }
   }
+  // server_args.py _validate_mamba_no_buffer / _validate_mamba_extra_buffer
+  // assert on the strategy before PP turns the overlap scheduler off.
+  if (out.strategy == "no_buffer" && in.page_size > 1)
+    out.refusal = "no_buffer only supports page_size=1.";
+  else if (out.strategy == "no_buffer" && overlap)
+    out.refusal =
+        "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.";
+  else if (out.strategy != "no_buffer" && !in.extra_buffer_supported)
+    out.refusal = out.strategy +
+                  " is not supported for this model on its linear-attention backend (the extra "
+                  "buffer needs linear-attn-backend triton); use no_buffer.";
   // _pipeline_parallel_overlap_disable, after the strategy was chosen.
   if (in.pp > 1) overlap = false;
   int extra = 0;
@@ -37,7 +48,7 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
     extra = overlap ? 2 : 1;
   } else if (out.strategy == "extra_buffer_lazy") {
     extra = 1;
-    if (!overlap)
+    if (!overlap && out.refusal.empty())
       out.refusal =
           "Lazy extra buffer requires overlap schedule (--disable-overlap-schedule is "
           "incompatible)";

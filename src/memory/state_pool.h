@@ -55,6 +55,7 @@ struct StatePoolSettings {
   double full_memory_ratio = 0.9;         // --mamba-full-memory-ratio
   std::optional<int64_t> max_cache_size;  // --max-mamba-cache-size, whole server
   int slots_per_request = 1;              // ResolveSlotRule
+  std::string rule_refusal;               // ResolveSlotRule's: SGLang would not start
   bool radix_cache = true;
   // SGLang before 0.5.17 charged every stage for the whole model's states.
   bool whole_model_per_stage = false;

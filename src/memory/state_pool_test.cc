@@ -64,6 +64,28 @@ TEST(SlotRule, WrittenStrategies) {
             "incompatible)");
 }
 
+// server_args.py _validate_mamba_no_buffer / _validate_mamba_extra_buffer.
+TEST(SlotRule, StrategiesSglangAssertsAgainstAreRefused) {
+  SlotRuleInputs in = Defaults(8);
+  in.strategy = "no_buffer";  // the overlap scheduler is still on when SGLang checks
+  EXPECT_EQ(ResolveSlotRule(in).refusal,
+            "no_buffer do not support overlap schedule. Try to set "
+            "disable_overlap_schedule=True.");
+  in.overlap_disabled_by_user = true;
+  EXPECT_TRUE(ResolveSlotRule(in).refusal.empty());
+  in.page_size = 16;
+  EXPECT_EQ(ResolveSlotRule(in).refusal, "no_buffer only supports page_size=1.");
+  SlotRuleInputs unsupported = Defaults(1);
+  unsupported.strategy = "extra_buffer";
+  unsupported.extra_buffer_supported = false;
+  EXPECT_EQ(ResolveSlotRule(unsupported).refusal,
+            "extra_buffer is not supported for this model on its linear-attention backend (the "
+            "extra buffer needs linear-attn-backend triton); use no_buffer.");
+  // auto falls back to no_buffer (and turns the overlap off itself): fine.
+  unsupported.strategy = "auto";
+  EXPECT_TRUE(ResolveSlotRule(unsupported).refusal.empty());
+}
+
 TEST(SizeStatePool, NothingToSizeWithoutState) {
   const StatePoolSize none = SizeStatePool(StatePoolSettings{}, 1000, 0, std::nullopt, 1);
   EXPECT_EQ(none.slots, 0);

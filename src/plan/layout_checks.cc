@@ -294,7 +294,13 @@ void CheckKvRoom(const spec::LayoutSpec& layout, const hardware::HardwareProfile
                     "chunked-prefill-size"));
     return;
   }
-  if (m.state_pool_refuses) {
+  if (m.state_refusal == memory::MemoryPlan::StateRefusal::kSetting) {
+    errors.push_back(LayoutError(
+        layout, "sets its linear-attention state pool up as SGLang refuses to start it: \"" +
+                    m.refusal + "\""));
+    return;
+  }
+  if (m.state_refusal == memory::MemoryPlan::StateRefusal::kSize) {
     errors.push_back(
         LayoutError(layout,
                     "leaves its linear-attention state pool no room for a request. SGLang refuses "

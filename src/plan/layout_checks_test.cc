@@ -698,9 +698,23 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
   };
   EXPECT_EQ(slots(Layout(1, 32, 4, 0)), 5);
   EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 4);
+  // no_buffer as written needs the overlap scheduler off by the user (SGLang
+  // asserts before PP turns it off): refused, then 3 slots with the flag.
   SetArg(radix, "mamba-radix-cache-strategy",
          StringArg("no_buffer", Loc(21, 1, "engine.args.mamba-radix-cache-strategy")));
+  EXPECT_THAT(ErrorTexts(PlanLayout(Layout(8, 4, 4, 1), radix, model, Rtx6000d()).errors),
+              ElementsAre(HasSubstr("PP8/TP4/EP4 sets its linear-attention state pool up as "
+                                    "SGLang refuses to start it: \"no_buffer do not support "
+                                    "overlap schedule. Try to set "
+                                    "disable_overlap_schedule=True.\"")));
+  spec::ArgValue on;
+  on.kind = spec::ArgValue::Kind::kBool;
+  on.text = "true";
+  on.bool_value = true;
+  on.origin = Loc(22, 1, "engine.args.disable-overlap-schedule");
+  SetArg(radix, "disable-overlap-schedule", on);
   EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 3);
+  EXPECT_THAT(PlanLayout(Layout(8, 4, 4, 1), radix, model, Rtx6000d()).errors, IsEmpty());
 }
 
 // A state pool with no slot is refused in SGLang's words, as a state-pool

@@ -92,7 +92,9 @@ memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model
   // The hybrid models ppsearch reads (Kimi Linear, Kimi K3) are on SGLang's
   // extra-buffer list, which needs the triton linear-attention backend.
   rule.extra_buffer_supported = e.linear_attn_backend == "triton";
-  s.slots_per_request = memory::ResolveSlotRule(rule).slots_per_request;
+  const memory::SlotRule resolved = memory::ResolveSlotRule(rule);
+  s.slots_per_request = resolved.slots_per_request;
+  s.rule_refusal = resolved.refusal;
   // Before 0.5.17 (PR #33666) every stage paid for the whole model's state
   // (at PP1 the same bytes) and the padding slot was left out of the solve.
   s.whole_model_per_stage = e.version_code >= 0 && e.version_code < 517;
