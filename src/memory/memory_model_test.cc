@@ -272,6 +272,8 @@ TEST(PlanMemory, UsersSlotsOrRequestsSetThePool) {
   EXPECT_EQ(sized.state_slots, 64);
   EXPECT_EQ(sized.max_running_requests, 64);
   EXPECT_DOUBLE_EQ(sized.stages[0].state_pool_mib, 65 * 8);
+  no_radix.dp_size = 2;  // each DP rank takes its share of the requests
+  EXPECT_EQ(PlanMemory(no_radix).state_slots, 32);
 }
 
 // resolve_max_num_reqs: a user's --max-running-requests is the whole

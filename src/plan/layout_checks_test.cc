@@ -698,6 +698,14 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
   };
   EXPECT_EQ(slots(Layout(1, 32, 4, 0)), 5);
   EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 4);
+  // Another linear-attention backend has no extra buffer: auto is no_buffer.
+  spec::Spec other_backend = radix;
+  SetArg(other_backend, "linear-attn-backend",
+         StringArg("flashinfer", Loc(20, 1, "engine.args.linear-attn-backend")));
+  EXPECT_EQ(StageMemoryInputs(PlanLayout(Layout(1, 32, 4, 0), other_backend, model, Rtx6000d()),
+                              other_backend, model, Rtx6000d())
+                .state_pool.slots_per_request,
+            3);
   // no_buffer as written needs the overlap scheduler off by the user (SGLang
   // asserts before PP turns it off): refused, then 3 slots with the flag.
   SetArg(radix, "mamba-radix-cache-strategy",
