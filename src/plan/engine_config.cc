@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "memory/sglang_reserve.h"
 #include "plan/disaggregation.h"
@@ -44,11 +45,12 @@ std::optional<T> ArgAs(const spec::EngineSpec& engine, const char* flag) {
 }  // namespace
 
 int VersionCode(const std::string& version) {
-  std::string text = version;
-  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.erase(0, 1);
-  int major = 0, minor = 0, patch = 0;
-  if (std::sscanf(text.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) return -1;
-  return major * 10000 + minor * 100 + patch;
+  // The spec's reading of a version (spec::ParseVersion), so that what the
+  // spec accepts the planner understands: "1" is 1.0.0, "v0.5.18rc1" 0.5.18.
+  const std::optional<std::vector<int>> parts = spec::ParseVersion(version);
+  if (!parts) return -1;
+  const auto part = [&](size_t i) { return i < parts->size() ? (*parts)[i] : 0; };
+  return part(0) * 10000 + part(1) * 100 + part(2);
 }
 
 int64_t EngineConfig::SchedulerChunk(int dp) const {

@@ -725,6 +725,17 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
   EXPECT_THAT(PlanLayout(Layout(8, 4, 4, 1), radix, model, Rtx6000d()).errors, IsEmpty());
 }
 
+// The planner reads a version as the spec does (spec::ParseVersion).
+TEST(VersionCode, ReadsWhatTheSpecAccepts) {
+  EXPECT_EQ(VersionCode("0.5.18"), 518);
+  EXPECT_EQ(VersionCode("v0.5.16"), 516);
+  EXPECT_EQ(VersionCode("0.5.18rc1"), 518);
+  EXPECT_EQ(VersionCode("0.5"), 500);
+  EXPECT_EQ(VersionCode("1"), 10000);
+  EXPECT_EQ(VersionCode(""), -1);
+  EXPECT_EQ(VersionCode("garbage"), -1);
+}
+
 // A state pool with no slot is refused in SGLang's words, as a state-pool
 // problem, not as a KV pool the weights leave no room for.
 TEST(ValidateLayout, AStatePoolWithNoSlotIsRefusedAsSuch) {

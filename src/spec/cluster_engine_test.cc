@@ -219,6 +219,16 @@ TEST(SpecEngine, NumbersOutsideTheirMeaningAreRefused) {
 // The linear-attention state pool's flags (memory/state_pool.h): a ratio
 // that is not positive, a pool of no slot, an unknown strategy and both
 // spellings of the strategy at once are refused where they are written.
+TEST(SpecEngine, AContextOfNoTokenIsRefused) {
+  for (const char* value : {"0", "-5"})
+    EXPECT_EQ(ClusterErrorOf(ClusterSpecText(
+                  "hosts = [\"a\"]", std::string("args = {context-length = ") + value + "}")),
+              std::string("/s/spec.toml:8:26: key 'engine.args.context-length': expected a whole "
+                          "number of tokens of at least 1 (the longest request SGLang admits), "
+                          "got ") +
+                  value);
+}
+
 TEST(SpecEngine, StatePoolFlagsMeanWhatSglangTakes) {
   EXPECT_EQ(
       ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {mamba-full-memory-ratio = 0}")),

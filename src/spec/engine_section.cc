@@ -136,6 +136,10 @@ const std::vector<NumericFlag>& NumericFlags() {
       {"max-running-requests", 1, false, kMaxConcurrency, false, true,
        "a whole number in [1, " + std::to_string(kMaxConcurrency) +
            "] (requests a scheduler runs at once)"},
+      // A context of no token admits no request; the request table and the
+      // default request count divide by it.
+      {"context-length", 1, false, 1e9, false, true,
+       "a whole number of tokens of at least 1 (the longest request SGLang admits)"},
       {"mamba-full-memory-ratio", 0, true, 1e6, false, false,
        "a positive number (the linear-attention state pool's budget over the KV pool's)"},
       {"max-mamba-cache-size", 1, false, 1e9, false, true,
