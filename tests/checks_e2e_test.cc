@@ -231,5 +231,27 @@ TEST_F(ChecksE2e, ReportOnAReadOnlyRunPrintsWithoutWriting) {
   EXPECT_FALSE(fs::exists(dir + "/report.md"));
 }
 
+// What the planner warns of one layout reaches the report's checks: the
+// example names no SGLang version, so its PP8 memory follows the state-pool
+// rule of 0.5.17 and later, and the report says so; with the version named,
+// it does not.
+TEST_F(ChecksE2e, TheReportCarriesThePlannersLayoutWarnings) {
+  const std::string warning =
+      "Layout warning: --set sweep.pp=[8]: key 'sweep.pp[0]': PP8/TP4/EP4 "
+      "sizes its linear-attention state pool as SGLang 0.5.17 and later do";
+  for (const std::string version : {"", "0.5.18"}) {
+    const fs::path results = dir_ / ("r" + version);
+    CommandResult run =
+        Run(std::string("run ") + kSpec + " --engine sim --set experiment.results_dir='" +
+            results.string() + "' --set sweep.pp=[8] --set sweep.repeats=1" +
+            (version.empty() ? "" : " --set engine.version=" + version));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::ifstream in(RunDir(results) / "report.md");
+    const std::string report((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+    EXPECT_EQ(report.find(warning) != std::string::npos, version.empty()) << report;
+  }
+}
+
 }  // namespace
 }  // namespace ppsearch::testing

@@ -231,6 +231,11 @@ std::vector<std::string> CheckLines(const analysis::RunAnalysis& a) {
   for (const auto& m : a.memory)
     if (!m.imported && !m.stages.empty()) out.push_back(StageBalanceLine(m));
   for (const std::string& w : a.spec_warnings) out.push_back("Spec warning: " + w);
+  // What the planner says of one layout (a version with a PP bug, the state
+  // pool's rule it assumed, KV heads replicated): the report says it too.
+  if (const plan::Plan* p = a.plan())
+    for (const plan::LayoutPlan& lp : p->layouts)
+      for (const plan::Diagnostic& w : lp.warnings) out.push_back("Layout warning: " + w.message);
   return out;
 }
 
