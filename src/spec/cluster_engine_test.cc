@@ -255,7 +255,8 @@ TEST(SpecEngine, StatePoolFlagsMeanWhatSglangTakes) {
   EXPECT_EQ(
       ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-mamba-cache-size = 64.0}")),
       "/s/spec.toml:8:32: key 'engine.args.max-mamba-cache-size': expected a whole number of at "
-      "least 1 (linear-attention request states the server keeps), got 64");
+      "least 1 (linear-attention request states the server keeps), got 64 (written as a "
+      "float)");
   EXPECT_EQ(
       ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {max-running-requests = \"1e3\"}")),
       "/s/spec.toml:8:32: key 'engine.args.max-running-requests': expected a whole number "

@@ -167,8 +167,13 @@ Status CheckNumericArgs(const EngineSpec& engine) {
     const bool in_range = v && (f.low_open ? *v > f.low : *v >= f.low) &&
                           (f.high_open ? *v < f.high : *v <= f.high) &&
                           (!f.whole || (*v == std::floor(*v) && IntegerSpelling(*arg)));
+    // A whole float prints without its point ("64" for 64.0): say how it
+    // was written, or the error would read as refusing a whole number.
+    const bool whole_float = f.whole && arg->kind == ArgValue::Kind::kFloat &&
+                             arg->text.find_first_of(".eE") == std::string::npos;
     if (!in_range)
-      return KeyError(arg->origin, "expected " + f.expected + ", got " + Excerpt(arg->text));
+      return KeyError(arg->origin, "expected " + f.expected + ", got " + Excerpt(arg->text) +
+                                       (whole_float ? " (written as a float)" : ""));
   }
   const ArgValue* strategy = nullptr;
   for (const char* flag : {"mamba-radix-cache-strategy", "mamba-scheduler-strategy"}) {
