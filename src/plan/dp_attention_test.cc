@@ -126,11 +126,7 @@ TEST(DpAttention, DpLmHeadSplitsTheLmHeadOverTheAttentionGroup) {
   // the final norm (1024 bf16 = 2 KiB) beside it.
   spec::Spec spec = OneNodeOfFour();
   const LayoutPlan dp = PlanLayout(WithDp(Layout(1, 4, 4), 2), spec, TinyGqaModel(), Rtx6000d());
-  spec::ArgValue on;
-  on.kind = spec::ArgValue::Kind::kBool;
-  on.text = "true";
-  on.bool_value = true;
-  testing::SetArg(spec, "enable-dp-lm-head", on);
+  testing::SetArg(spec, "enable-dp-lm-head", testing::SwitchArg(SourceLoc{}));
   const LayoutPlan head = PlanLayout(WithDp(Layout(1, 4, 4), 2), spec, TinyGqaModel(), Rtx6000d());
   EXPECT_DOUBLE_EQ(head.stages[0].weight_mib_per_rank - dp.stages[0].weight_mib_per_rank, 16.0);
   EXPECT_DOUBLE_EQ(StageMemoryInputs(head, spec, TinyGqaModel(), Rtx6000d()).stages[0].lm_head_mib,

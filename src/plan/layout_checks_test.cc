@@ -24,6 +24,7 @@ using testing::MissionSpec;
 using testing::Rtx6000d;
 using testing::SetArg;
 using testing::StringArg;
+using testing::SwitchArg;
 using testing::TinyGqaModel;
 
 std::vector<std::string> ErrorTexts(const std::vector<Diagnostic>& diagnostics) {
@@ -715,12 +716,8 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
                                     "SGLang refuses to start it: \"no_buffer do not support "
                                     "overlap schedule. Try to set "
                                     "disable_overlap_schedule=True.\"")));
-  spec::ArgValue on;
-  on.kind = spec::ArgValue::Kind::kBool;
-  on.text = "true";
-  on.bool_value = true;
-  on.origin = Loc(22, 1, "engine.args.disable-overlap-schedule");
-  SetArg(radix, "disable-overlap-schedule", on);
+  SetArg(radix, "disable-overlap-schedule",
+         SwitchArg(Loc(22, 1, "engine.args.disable-overlap-schedule")));
   EXPECT_EQ(slots(Layout(8, 4, 4, 1)), 3);
   EXPECT_THAT(PlanLayout(Layout(8, 4, 4, 1), radix, model, Rtx6000d()).errors, IsEmpty());
 }
@@ -779,12 +776,7 @@ TEST(StageMemoryInputs, CudaGraphsAsSglangResolvesThem) {
   SetArg(spec, "cuda-graph-backend-prefill",
          StringArg("breakable", Loc(21, 1, "engine.args.cuda-graph-backend-prefill")));
   SetArg(spec, "moe-a2a-backend", StringArg("deepep", Loc(22, 1, "engine.args.moe-a2a-backend")));
-  spec::ArgValue off;
-  off.kind = spec::ArgValue::Kind::kBool;
-  off.text = "true";
-  off.bool_value = true;
-  off.origin = Loc(23, 1, "engine.args.disable-cuda-graph");
-  SetArg(spec, "disable-cuda-graph", off);
+  SetArg(spec, "disable-cuda-graph", SwitchArg(Loc(23, 1, "engine.args.disable-cuda-graph")));
   in = inputs(Layout(2, 2, 2, 1), gqa);
   EXPECT_TRUE(in.prefill_graph);  // the explicit backend wins at pp 2
   EXPECT_FALSE(in.decode_graph);

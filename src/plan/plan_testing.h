@@ -3,6 +3,7 @@
 // function of plain structs, so tests build them directly instead of parsing.
 
 #include <string>
+#include <utility>
 
 #include "hardware/hardware.h"
 #include "model/model.h"
@@ -117,6 +118,16 @@ inline spec::LayoutSpec Layout(int pp, int tp, int ep, int index = 0) {
   return l;
 }
 
+// A bare switch written `flag = true`.
+inline spec::ArgValue SwitchArg(SourceLoc origin) {
+  spec::ArgValue a;
+  a.kind = spec::ArgValue::Kind::kBool;
+  a.text = "true";
+  a.bool_value = true;
+  a.origin = std::move(origin);
+  return a;
+}
+
 // The mission's cluster (hosts 601-604, 8 GPUs each) and workload (16K fixed
 // prompts, 40 requests, C = 8 and 16), radix cache off, no warmup.
 inline spec::Spec MissionSpec() {
@@ -129,12 +140,8 @@ inline spec::Spec MissionSpec() {
   }
   s.cluster.gpus_per_node = 8;
   s.engine.version = "0.5.18";
-  spec::ArgValue no_radix;
-  no_radix.kind = spec::ArgValue::Kind::kBool;
-  no_radix.text = "true";
-  no_radix.bool_value = true;
-  no_radix.origin = Loc(18, 1, "engine.args.disable-radix-cache");
-  s.engine.args.push_back({"disable-radix-cache", no_radix});
+  s.engine.args.push_back(
+      {"disable-radix-cache", SwitchArg(Loc(18, 1, "engine.args.disable-radix-cache"))});
   s.sweep.layouts = {Layout(1, 32, 4, 0), Layout(2, 16, 4, 1), Layout(4, 8, 4, 2),
                      Layout(8, 4, 4, 3)};
   s.sweep.concurrency = {8, 16};

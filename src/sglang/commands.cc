@@ -5,23 +5,12 @@
 #include "launch/launchers.h"
 #include "launch/process.h"
 #include "plan/disaggregation.h"
+#include "plan/engine_config.h"
 #include "sglang/nsys_profile.h"
 #include "util/files.h"
 
 namespace ppsearch::sglang {
 namespace {
-
-// SGLang renamed these flags in 0.5.14 (server_args.py keeps the old names as
-// deprecated aliases); a spec written either way gets the spelling its
-// version expects.
-bool AtLeast(const std::string& version, std::vector<int> min) {
-  auto v = spec::ParseVersion(version);
-  if (!v) return true;
-  std::vector<int> have = *v;
-  have.resize(std::max(have.size(), min.size()), 0);
-  min.resize(have.size(), 0);
-  return have >= min;
-}
 
 std::string Fill(std::string word, const std::vector<std::pair<std::string, std::string>>& vars) {
   for (const auto& [key, value] : vars) {
@@ -86,7 +75,11 @@ std::string FillHostWords(const std::string& word, const spec::Spec& spec, int n
 }
 
 std::vector<std::string> EngineArgWords(const spec::EngineSpec& engine) {
-  const bool renamed = !engine.version.empty() && AtLeast(engine.version, {0, 5, 14});
+  // SGLang renamed these flags in 0.5.14 (server_args.py keeps the old names
+  // as deprecated aliases); a spec written either way gets the spelling its
+  // version expects.
+  const int version = plan::VersionCode(engine.version);
+  const bool renamed = !engine.version.empty() && (version < 0 || version >= 514);
   const bool old = !engine.version.empty() && !renamed;
   std::vector<std::string> out;
   for (const auto& [flag, value] : engine.args) {
