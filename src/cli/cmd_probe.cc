@@ -18,6 +18,7 @@
 
 #include "cli/command.h"
 #include "cli/spec_options.h"
+#include "cost/gemm.h"
 #include "inputs/search_inputs.h"
 #include "launch/launcher.h"
 #include "ppsearch_version.h"
@@ -100,7 +101,7 @@ void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeRes
     row("median", f.bf16_tflops, f.copy_gbps, f.burst, f.launch_us, f.p2p_gbps);
   std::cout << fmt::format(
       "{:<12} {:>12.1f} {:>11} {:>14} {:>10} {:>9} {:>11.1f}\n", "profile " + base.name,
-      base.bf16_tflops, fmt::format("{:.0f}*", base.memory_bw_gbps),
+      cost::ModelBf16Tflops(base), fmt::format("{:.0f}*", base.memory_bw_gbps),
       base.TensorBurstRatio() > 1 ? fmt::format("{:.1f}", base.burst_bf16_tflops) : "none",
       base.TensorBurstRatio() > 1 ? fmt::format("{:.2f}", base.burst_window_ms) : "-", "-",
       base.p2p_gbps);

@@ -68,4 +68,11 @@ GemmTime EstimateGemm(const GemmShape& s, double peak_tflops, double memory_bw_g
   return t;
 }
 
+double ModelBf16Tflops(const hardware::HardwareProfile& hw) {
+  const auto& at = hw.bf16_measured_at;
+  if (at.m <= 0 || at.n <= 0 || at.k <= 0) return hw.bf16_tflops;
+  const double efficiency = BestEfficiency(GemmShape{at.m, at.n, at.k}, hw.sm_count).total();
+  return efficiency > 0 ? hw.bf16_tflops / efficiency : hw.bf16_tflops;
+}
+
 }  // namespace ppsearch::cost

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "hardware/hardware.h"
+
 namespace ppsearch::cost {
 
 // ceil(a / b) for a >= 0, b > 0: tiles, waves and per-rank shares.
@@ -73,5 +75,11 @@ GemmTime EstimateGemm(const GemmShape& shape, double peak_tflops, double memory_
 // efficiency of `tiling`, the whole GEMM's shape.
 GemmTime EstimateGemm(const GemmShape& shape, double peak_tflops, double memory_bw_gbps,
                       int sm_count, double scale, const GemmShape& tiling);
+
+// The BF16 rate the model's GEMMs run at before their efficiency: the
+// profile's bf16_tflops, or, where the profile says which GEMM shape that
+// rate was measured at, the rate over the model's efficiency at that shape,
+// so that EstimateGemm of that very shape reproduces the measurement.
+double ModelBf16Tflops(const hardware::HardwareProfile& hw);
 
 }  // namespace ppsearch::cost

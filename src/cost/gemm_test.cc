@@ -141,6 +141,22 @@ TEST(EstimateGemm, MoreBandwidthOrComputeIsNeverSlower) {
   }
 }
 
+TEST(ModelBf16Tflops, AMeasuredRateIsReproducedAtItsOwnShape) {
+  hardware::HardwareProfile hw;
+  hw.sm_count = 156;
+  hw.bf16_tflops = 143.1;
+  EXPECT_DOUBLE_EQ(ModelBf16Tflops(hw), 143.1);  // no shape: the model's rate as given
+
+  // 10240^3 on 156 SMs: 6,400 tiles in 42 waves (41 x 156 = 6,396), wave
+  // 6400 / 6552, depth 10240 / 10368: efficiency 0.964724...
+  hw.bf16_measured_at = {10240, 10240, 10240};
+  const double rate = ModelBf16Tflops(hw);
+  EXPECT_NEAR(rate, 143.1 / (6400.0 / 6552.0 * 10240.0 / 10368.0), 1e-9);
+  const GemmShape shape{10240, 10240, 10240};
+  const GemmTime t = EstimateGemm(shape, rate, 1e9, hw.sm_count, 1.0);
+  EXPECT_NEAR(t.flops / t.ns / 1e3, 143.1, 0.01);  // TFLOPS, as measured
+}
+
 TEST(EstimateGemm, EmptyShapeTakesNoTime) {
   GemmTime t = EstimateGemm(GemmShape{.m = 0, .n = 768, .k = 3584}, 160, 1400, 156, 1.0);
   EXPECT_EQ(t.ns, 0);

@@ -44,6 +44,7 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
                                  const KernelConstants& constants)
     : model_(model),
       hw_(hw),
+      bf16_rate_tflops_(ModelBf16Tflops(hw)),
       layout_(layout),
       calibration_(calibration),
       k_(constants),
@@ -105,7 +106,7 @@ LayoutCostModel::LayoutCostModel(const model::ModelDesc& model, const hardware::
 double LayoutCostModel::RateTflops(DType dtype) const {
   switch (dtype) {
     case DType::kBf16:
-      return hw_.bf16_tflops;
+      return bf16_rate_tflops_;
     case DType::kFp8:
       return hw_.fp8_tflops;
     case DType::kMxfp4:
@@ -114,9 +115,9 @@ double LayoutCostModel::RateTflops(DType dtype) const {
       return hw_.w4a8_tflops;
     case DType::kInt4:
       // W4A16 (Marlin-style) dequantizes to bf16 and runs at the bf16 rate.
-      return hw_.bf16_tflops;
+      return bf16_rate_tflops_;
   }
-  return hw_.bf16_tflops;
+  return bf16_rate_tflops_;
 }
 
 double LayoutCostModel::Efficiency(const model::Linear& l) const {

@@ -216,6 +216,7 @@ class LayoutCostModel : public sim::CostModel {
 
   const model::ModelDesc& model_;
   hardware::HardwareProfile hw_;
+  double bf16_rate_tflops_ = 0;  // ModelBf16Tflops(hw_), once
   LayoutShape layout_;
   Calibration calibration_;
   KernelConstants k_;

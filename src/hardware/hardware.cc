@@ -48,6 +48,7 @@ const std::vector<std::string> kProfileKeys = {"name",
 const std::vector<std::string> kCollectiveKeys = {"group_size", "busbw_gbps", "latency_us"};
 const std::vector<std::string> kAllReduceKeys = {"group_size", "busbw_gbps", "latency_us",
                                                  "busbw_range_gbps"};
+const std::vector<std::string> kMeasuredRateKeys = {"measured", "m", "n", "k"};
 const std::vector<std::string> kBurstKeys = {"bf16_tflops", "window_ms", "payback_bf16_tflops",
                                              "payback_ms", "refill_ratio"};
 
@@ -268,6 +269,25 @@ Result<std::vector<IntraCollective>> ReadCollectives(const TableReader& root, st
   return out;
 }
 
+// `bf16_tflops`: a number (the cost model's rate), or a measured rate with
+// the GEMM shape it was measured at: { measured = .., m = .., n = .., k = .. }.
+Status ReadBf16Rate(const std::string& path, const TableReader& root, const toml::table& root_table,
+                    HardwareProfile& hw) {
+  const toml::node* node = root_table.get("bf16_tflops");
+  const toml::table* measured = node != nullptr ? node->as_table() : nullptr;
+  if (measured == nullptr) {
+    PPS_ASSIGN_OR_RETURN(hw.bf16_tflops, root.PositiveNumber("bf16_tflops"));
+    return Status::Ok();
+  }
+  TableReader reader(path, *measured, "bf16_tflops");
+  PPS_RETURN_IF_ERROR(reader.CheckKeys(kMeasuredRateKeys));
+  PPS_ASSIGN_OR_RETURN(hw.bf16_tflops, reader.PositiveNumber("measured"));
+  PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.m, reader.IntAtLeast("m", 1));
+  PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.n, reader.IntAtLeast("n", 1));
+  PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.k, reader.IntAtLeast("k", 1));
+  return Status::Ok();
+}
+
 Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& root_table) {
   TableReader root(path, root_table, "");
   PPS_RETURN_IF_ERROR(root.CheckKeys(kProfileKeys));
@@ -285,7 +305,7 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
   PPS_ASSIGN_OR_RETURN(hw.sm_count, root.IntAtLeast("sm_count", 1));
   PPS_ASSIGN_OR_RETURN(hw.memory_mib, root.PositiveNumber("memory_mib"));
   PPS_ASSIGN_OR_RETURN(hw.memory_bw_gbps, root.PositiveNumber("memory_bw_gbps"));
-  PPS_ASSIGN_OR_RETURN(hw.bf16_tflops, root.PositiveNumber("bf16_tflops"));
+  PPS_RETURN_IF_ERROR(ReadBf16Rate(path, root, root_table, hw));
   PPS_ASSIGN_OR_RETURN(hw.fp8_tflops, root.PositiveNumber("fp8_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.fp4_tflops, root.PositiveNumber("fp4_tflops"));
   PPS_ASSIGN_OR_RETURN(hw.w4a8_tflops, root.PositiveNumber("w4a8_tflops"));

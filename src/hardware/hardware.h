@@ -34,6 +34,17 @@ struct HardwareProfile {
   double memory_bw_gbps = 0;  // DRAM bandwidth, GB/s
   // Sustained dense tensor rates, TFLOPS.
   double bf16_tflops = 0;
+  // The GEMM shape bf16_tflops was measured at, when the profile gives it
+  // (`bf16_tflops = { measured = .., m = .., n = .., k = .. }`); all zero
+  // when bf16_tflops is the cost model's rate itself, as `ppsearch probe`
+  // writes it. The model derates every GEMM by its tile, wave and K-loop
+  // efficiency, so a measured rate is divided by the model's efficiency at
+  // its shape first (cost::ModelBf16Tflops), else the shape that defines the
+  // rate would be predicted below it.
+  struct GemmDims {
+    int m = 0, n = 0, k = 0;
+  };
+  GemmDims bf16_measured_at;
   double fp8_tflops = 0;
   double fp4_tflops = 0;  // FP4 x FP4; the FP8 rate where there are no FP4 tensor cores
   // Effective MXFP4-weight MoE grouped GEMM at prefill token counts: x MXFP8

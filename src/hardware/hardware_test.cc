@@ -134,7 +134,10 @@ TEST(ShippedProfilesTest, TargetClusterProfileHasTheReferenceNumbers) {
   EXPECT_EQ(hw->sm_count, 156);
   EXPECT_EQ(hw->gpus_per_node, 8);
   EXPECT_FALSE(hw->nvlink);
-  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 143);
+  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 143.1);  // measured at 10240^3
+  EXPECT_EQ(hw->bf16_measured_at.m, 10240);
+  EXPECT_EQ(hw->bf16_measured_at.n, 10240);
+  EXPECT_EQ(hw->bf16_measured_at.k, 10240);
   EXPECT_DOUBLE_EQ(hw->fp8_tflops, 280);
   EXPECT_DOUBLE_EQ(hw->burst_bf16_tflops, 241);
   EXPECT_DOUBLE_EQ(hw->burst_window_ms, 2.5);
@@ -277,6 +280,43 @@ TEST_F(HardwareFileTest, NonPositiveValuesAreRejected) {
             dir_ +
                 "/x.toml:22:1: key 'intra_allreduce[0].group_size': expected an integer >= 2, "
                 "got 1");
+}
+
+TEST_F(HardwareFileTest, Bf16RateMayNameTheShapeItWasMeasuredAt) {
+  Result<HardwareProfile> plain = LoadHardwareProfile(Write(kValidProfile));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->bf16_measured_at.m, 0);  // a number: the model's rate itself
+
+  const std::string measured = Replace(
+      "bf16_tflops = 100", "bf16_tflops = { measured = 98.5, m = 8192, n = 4096, k = 2048 }");
+  Result<HardwareProfile> hw = LoadHardwareProfile(Write(measured));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 98.5);
+  EXPECT_EQ(hw->bf16_measured_at.m, 8192);
+  EXPECT_EQ(hw->bf16_measured_at.n, 4096);
+  EXPECT_EQ(hw->bf16_measured_at.k, 2048);
+
+  EXPECT_EQ(ErrorFor(Replace("bf16_tflops = 100", "bf16_tflops = { measured = 98.5, m = 8192 }")),
+            dir_ + "/x.toml:6:15: missing required key 'bf16_tflops.n'");
+  EXPECT_EQ(ErrorFor(Replace("bf16_tflops = 100",
+                             "bf16_tflops = { measured = 98.5, m = 0, n = 1, k = 1 }")),
+            dir_ + "/x.toml:6:34: key 'bf16_tflops.m': expected a positive integer, got 0");
+  EXPECT_EQ(
+      ErrorFor(Replace("bf16_tflops = 100", "bf16_tflops = { rate = 98.5, m = 1, n = 1, k = 1 }")),
+      dir_ + "/x.toml:6:17: unknown key 'bf16_tflops.rate'");
+}
+
+TEST_F(HardwareFileTest, AnOverlaysRateReplacesTheBasesMeasuredShape) {
+  // `ppsearch probe` writes the model's rate as a number over a base that
+  // gave a measured shape: the shape must not divide the probe's rate again.
+  Write(Replace("bf16_tflops = 100",
+                "bf16_tflops = { measured = 98.5, m = 8192, n = 4096, k = 2048 }"));
+  Result<HardwareProfile> hw =
+      LoadHardwareProfile(Write("name = \"y\"\nbase = \"x.toml\"\nbf16_tflops = 120\n", "y.toml"));
+  ASSERT_TRUE(hw.ok()) << hw.error().message;
+  EXPECT_DOUBLE_EQ(hw->bf16_tflops, 120);
+  EXPECT_EQ(hw->bf16_measured_at.m, 0);
+  EXPECT_EQ(hw->sm_count, 100);  // the rest from the base
 }
 
 TEST_F(HardwareFileTest, UnknownKeyIsCaughtWithASuggestion) {

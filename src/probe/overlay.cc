@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "cost/gemm.h"
 #include "util/format.h"
 
 namespace ppsearch::probe {
@@ -136,7 +137,7 @@ std::string OverlayToml(const std::string& name, const std::string& base_ref,
         "# (shapes below the roofline's ridge left out); {}. The base says {}.\n"
         "bf16_tflops = {}\n",
         p.model_name, FormatThousands(p.tokens), Spread(f.bf16_spread, f.nodes.size()),
-        Number(base.bf16_tflops), Number(*f.bf16_tflops));
+        Number(cost::ModelBf16Tflops(base)), Number(*f.bf16_tflops));
   }
   if (f.memory_bw_gbps) {
     out += fmt::format(
