@@ -185,6 +185,14 @@ MemoryPlan PlanMemory(const MemoryInputs& in) {
     plan.state_slots_per_request = per_request;
   }
   plan.max_running_requests = static_cast<int>(mrr);
+  if (max_state > 0 && in.pd_decode) {
+    // HybridMambaDecodeReqToTokenPool: max(the budget's slots, (running +
+    // pre-allocated) x slots per request). The KV pool is already sized, so
+    // raised slots come out of the headroom.
+    const int64_t needed = (mrr + in.request_table_extra_rows) *
+                           std::max<int64_t>(in.state_pool.decode_slots_per_request, 1);
+    state_slots = std::max(state_slots, needed);
+  }
   plan.state_slots = static_cast<int>(state_slots);
   // One int32 row of the context (+4 tokens of decode headroom,
   // allocation_sizing.py) per request slot and a padding row.

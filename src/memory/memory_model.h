@@ -69,6 +69,10 @@ struct MemoryInputs {
   // PD decode server's pre-allocation slots (disaggregation/decode.py
   // DecodeReqToTokenPool, size + pre_alloc_size + 1).
   int request_table_extra_rows = 0;
+  // A PD decode server (--disaggregation-mode decode): its state pool holds
+  // at least (running + pre-allocated) x state_pool.decode_slots_per_request
+  // slots, raised past what the budget sized where that is fewer.
+  bool pd_decode = false;
 };
 
 struct StageMemory {

@@ -296,6 +296,36 @@ TEST(PlanMemory, AUsersRequestCapIsSplitOverTheDpRanks) {
   EXPECT_EQ(PlanMemory(hybrid).max_running_requests, 256);
 }
 
+// disaggregation/decode.py HybridMambaDecodeReqToTokenPool: a decode
+// server's state pool holds at least (running + pre-allocated) x (1 +
+// ping-pong) slots, whatever the budget sized.
+TEST(PlanMemory, APdDecodeServerRaisesItsStatePoolForItsPreAllocatedRequests) {
+  MemoryInputs in = HybridStages();
+  in.state_pool.max_cache_size = 60;  // 61 x 8 = 488 MiB charged to the budget
+  in.state_pool.decode_slots_per_request = 3;
+  in.max_running_requests = 16;  // 60 / 3 = 20 would allow more
+  in.request_table_extra_rows = 32;
+  const MemoryPlan aggregated = PlanMemory(in);
+  EXPECT_EQ(aggregated.state_slots, 60);
+  EXPECT_DOUBLE_EQ(aggregated.stages[0].state_pool_mib, 61 * 8);
+  in.pd_decode = true;
+  const MemoryPlan decode = PlanMemory(in);
+  EXPECT_EQ(decode.max_running_requests, 16);
+  EXPECT_EQ(decode.state_slots, 144);  // (16 + 32) x 3
+  EXPECT_DOUBLE_EQ(decode.stages[0].state_pool_mib, 145 * 8);
+  EXPECT_DOUBLE_EQ(decode.stages[1].state_pool_mib, 145 * 4);
+  // The KV pool was sized first: the raise comes out of the headroom.
+  EXPECT_EQ(decode.max_total_tokens, aggregated.max_total_tokens);
+  EXPECT_DOUBLE_EQ(aggregated.stages[0].headroom_mib - decode.stages[0].headroom_mib, 84 * 8);
+  // A pool the budget already made large enough is left as it is.
+  MemoryInputs roomy = HybridStages();
+  roomy.pd_decode = true;
+  roomy.state_pool.decode_slots_per_request = 3;
+  roomy.max_running_requests = 16;
+  roomy.request_table_extra_rows = 32;
+  EXPECT_EQ(PlanMemory(roomy).state_slots, 1349);
+}
+
 TEST(PlanMemory, AStrategySglangRefusesIsARefusal) {
   MemoryInputs in = HybridStages();
   in.state_pool.rule_refusal = "no_buffer only supports page_size=1.";

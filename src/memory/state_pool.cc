@@ -46,8 +46,11 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
   int extra = 0;
   if (out.strategy == "extra_buffer") {
     extra = overlap ? 2 : 1;
+    out.decode_slots_per_request = 1 + extra;
   } else if (out.strategy == "extra_buffer_lazy") {
     extra = 1;
+    // The decode server's pool sizes the ping-pong by the overlap alone.
+    out.decode_slots_per_request = 1 + (overlap ? 2 : 1);
     if (!overlap && out.refusal.empty())
       out.refusal =
           "Lazy extra buffer requires overlap schedule (--disable-overlap-schedule is "

@@ -36,6 +36,11 @@ struct SlotRuleInputs {
 
 struct SlotRule {
   int slots_per_request = 1;
+  // What a PD decode server's pool holds per running or pre-allocated
+  // request (disaggregation/decode.py HybridMambaDecodeReqToTokenPool): its
+  // live state, plus the extra buffer's ping-pong (2 with the overlap
+  // scheduler on, 1 with it off) where the extra buffer is on.
+  int decode_slots_per_request = 1;
   std::string strategy;  // as resolved ("" with the radix cache off)
   // Set when SGLang refuses the combination at startup, in its words.
   std::string refusal;
@@ -55,6 +60,7 @@ struct StatePoolSettings {
   double full_memory_ratio = 0.9;         // --mamba-full-memory-ratio
   std::optional<int64_t> max_cache_size;  // --max-mamba-cache-size, whole server
   int slots_per_request = 1;              // ResolveSlotRule
+  int decode_slots_per_request = 1;       // ResolveSlotRule, a PD decode server's
   std::string rule_refusal;               // ResolveSlotRule's: SGLang would not start
   bool radix_cache = true;
   // SGLang before 0.5.17 charged every stage for the whole model's states.

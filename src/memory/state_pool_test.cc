@@ -36,6 +36,24 @@ TEST(SlotRule, AutoPicksTheExtraBufferAndPpTurnsTheOverlapOffAfterwards) {
   EXPECT_TRUE(pp.refusal.empty());
 }
 
+TEST(SlotRule, APdDecodeServerHoldsTheLiveStateAndThePingPong) {
+  // HybridMambaDecodeReqToTokenPool: 1 + the ping-pong where the extra
+  // buffer is on (2 with the overlap scheduler, 1 under PP), else 1.
+  EXPECT_EQ(ResolveSlotRule(Defaults(1)).decode_slots_per_request, 3);
+  EXPECT_EQ(ResolveSlotRule(Defaults(8)).decode_slots_per_request, 2);
+  SlotRuleInputs no_buffer = Defaults(1);
+  no_buffer.strategy = "no_buffer";
+  no_buffer.overlap_disabled_by_user = true;
+  EXPECT_EQ(ResolveSlotRule(no_buffer).decode_slots_per_request, 1);
+  SlotRuleInputs lazy = Defaults(1);
+  lazy.strategy = "extra_buffer_lazy";
+  EXPECT_EQ(ResolveSlotRule(lazy).slots_per_request, 4);         // lazy saves a slot here...
+  EXPECT_EQ(ResolveSlotRule(lazy).decode_slots_per_request, 3);  // ...not on a decode server
+  SlotRuleInputs off = Defaults(1);
+  off.radix_cache = false;
+  EXPECT_EQ(ResolveSlotRule(off).decode_slots_per_request, 1);
+}
+
 TEST(SlotRule, AutoWithoutTheOverlapOrSupportIsNoBuffer) {
   SlotRuleInputs off = Defaults(1);
   off.overlap_disabled_by_user = true;

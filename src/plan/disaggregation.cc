@@ -165,6 +165,7 @@ memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings
     if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
     in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
     in.request_table_extra_rows = DecodeExtraSlots(e.max_running_requests, layout.layout.dp);
+    in.pd_decode = true;
   }
   return in;
 }

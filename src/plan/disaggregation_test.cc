@@ -42,19 +42,37 @@ const char* const kOnePrefillThreeDecode =
     "[sweep.decode]\nhosts = [\"n1\", \"n2\", \"n3\"]\ninstances = 3\ntp = 8\nep = 8\ndp = 8\n"
     "args = {max-running-requests = 512}\n";
 
-DisaggregatedPlan PlanOf(const std::string& pools) {
+// What a deployment is planned from: the spec, its pools, the model and the
+// hardware; `ok` is false (with a test failure) when any failed to load.
+struct Inputs {
+  bool ok = false;
+  spec::Spec spec;
+  spec::Disaggregation deployment;
+  model::ModelDesc model;
+  hardware::HardwareProfile hw;
+};
+
+Inputs InputsOf(const std::string& pools) {
   const std::string text = SpecText(pools);
+  Inputs in;
   Result<spec::Spec> spec = spec::ParseSpec(text, "/s/pd.toml", {});
   EXPECT_TRUE(spec.ok()) << spec.error().message;
   Result<std::optional<spec::Disaggregation>> deployment =
       spec::ParseDisaggregation(text, "/s/pd.toml", {});
   EXPECT_TRUE(deployment.ok() && deployment->has_value());
-  if (!spec.ok() || !deployment.ok() || !deployment->has_value()) return {};
+  if (!spec.ok() || !deployment.ok() || !deployment->has_value()) return in;
   Result<model::ModelDesc> model = model::LoadModel(spec->engine.model_config);
   Result<hardware::HardwareProfile> hw = LoadSpecHardware(*spec);
   EXPECT_TRUE(model.ok() && hw.ok());
-  if (!model.ok() || !hw.ok()) return {};
-  return PlanDisaggregated(*spec, **deployment, *model, *hw);
+  if (!model.ok() || !hw.ok()) return in;
+  in = {true, *spec, **deployment, *model, *hw};
+  return in;
+}
+
+DisaggregatedPlan PlanOf(const std::string& pools) {
+  const Inputs in = InputsOf(pools);
+  if (!in.ok) return {};
+  return PlanDisaggregated(in.spec, in.deployment, in.model, in.hw);
 }
 
 std::vector<std::string> ErrorsOf(const std::string& pools) {
@@ -136,6 +154,21 @@ TEST(Disaggregated, TheDecodeRequestTableHoldsThePreAllocationRows) {
   const memory::MemoryPlan& prefill = plan.prefill.layout().memory;
   EXPECT_DOUBLE_EQ(prefill.stages[0].request_table_mib,
                    (prefill.max_running_requests + 1.0) * (163840 + 4) * 4 / (1024 * 1024));
+}
+
+// Only a decode server raises its state pool for its pre-allocated requests
+// (memory_model_test.cc has the rule): the memory inputs say which it is.
+TEST(Disaggregated, OnlyTheDecodeServersMemoryIsPlannedAsADecodeServers) {
+  const Inputs in = InputsOf(kOnePrefillThreeDecode);
+  ASSERT_TRUE(in.ok);
+  const spec::Disaggregation& d = in.deployment;
+  const DisaggregatedPlan plan = PlanDisaggregated(in.spec, d, in.model, in.hw);
+  const memory::MemoryInputs decode = PoolMemoryInputs(
+      plan.decode.layout(), plan.decode.pd, PoolSpecOf(in.spec, d, d.decode), in.model, in.hw);
+  const memory::MemoryInputs prefill = PoolMemoryInputs(
+      plan.prefill.layout(), plan.prefill.pd, PoolSpecOf(in.spec, d, d.prefill), in.model, in.hw);
+  EXPECT_TRUE(decode.pd_decode);
+  EXPECT_FALSE(prefill.pd_decode);
 }
 
 // scheduler.py dispatch_event_loop runs event_loop_pp_disagg_prefill and

@@ -94,6 +94,7 @@ memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model
   rule.extra_buffer_supported = e.linear_attn_backend == "triton";
   const memory::SlotRule resolved = memory::ResolveSlotRule(rule);
   s.slots_per_request = resolved.slots_per_request;
+  s.decode_slots_per_request = resolved.decode_slots_per_request;
   s.rule_refusal = resolved.refusal;
   // Before 0.5.17 (PR #33666) every stage paid for the whole model's state
   // (at PP1 the same bytes) and the padding slot was left out of the solve.
