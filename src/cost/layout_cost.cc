@@ -447,7 +447,7 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
   const StageLayers& sl = stage_layers_[stage];
   const int tp = layout_.attn_tp();  // heads split over the attention-TP group
   const double att_rate = hw_.attention_tflops * 1e12 * calibration_.Get(Param::kAttention);
-  const double kda_rate = hw_.bf16_tflops * 1e12 * calibration_.Get(Param::kLinearAttention);
+  const double kda_rate = bf16_rate_tflops_ * 1e12 * calibration_.Get(Param::kLinearAttention);
   const double bw = MemoryBw();
   int64_t prefix_sum = 0;
   for (const auto& e : batch.entries) prefix_sum += e.prefix_tokens;
@@ -487,7 +487,8 @@ double LayoutCostModel::AttentionNs(int stage, const sim::MicroBatch& batch) con
       const double heads = std::max(1.0, static_cast<double>(kd.num_heads) / tp);
       // Chunkwise delta rule, linear in tokens: anchored on 0.70 us/token/layer
       // at 96 heads measured on an RTX PRO 6000 (~418 TFLOPS sustained bf16),
-      // i.e. ~3.05 MFLOP-equivalent per token per head at the bf16 rate.
+      // i.e. ~3.05 MFLOP-equivalent per token per head at the model's BF16
+      // rate (ModelBf16Tflops, the one every BF16 GEMM runs at).
       double t = n * heads * k_.kda_flops_per_token_head / kda_rate;
       if (!batch.is_prefill)  // decode reads and writes the fp32 state
         t = std::max(t, 2.0 * heads * kd.head_dim * kd.head_dim * 4 / bw);

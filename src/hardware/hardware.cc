@@ -276,6 +276,10 @@ Status ReadBf16Rate(const std::string& path, const TableReader& root, const toml
   const toml::node* node = root_table.get("bf16_tflops");
   const toml::table* measured = node != nullptr ? node->as_table() : nullptr;
   if (measured == nullptr) {
+    if (node != nullptr && !node->is_number())
+      return root.Expected(
+          "bf16_tflops", "a positive number, or a table { measured = .., m = .., n = .., k = .. }",
+          *node);
     PPS_ASSIGN_OR_RETURN(hw.bf16_tflops, root.PositiveNumber("bf16_tflops"));
     return Status::Ok();
   }
@@ -285,6 +289,19 @@ Status ReadBf16Rate(const std::string& path, const TableReader& root, const toml
   PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.m, reader.IntAtLeast("m", 1));
   PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.n, reader.IntAtLeast("n", 1));
   PPS_ASSIGN_OR_RETURN(hw.bf16_measured_at.k, reader.IntAtLeast("k", 1));
+  // A shape paced by DRAM measured its bandwidth, not the tensor rate: the
+  // model would turn it into a rate no GEMM reaches.
+  const auto& at = hw.bf16_measured_at;
+  const double flops = 2.0 * at.m * static_cast<double>(at.n) * at.k;
+  const double ridge = hw.bf16_tflops * 1e12 / (hw.memory_bw_gbps * 1e9);
+  if (flops / Bf16GemmMinBytes(at.m, at.n, at.k) < ridge)
+    return root.KeyError(
+        "bf16_tflops",
+        fmt::format("a {} x {} x {} GEMM does {:.0f} FLOPs per byte it moves, below the "
+                    "{:.0f} at which {} TFLOPS outruns {} GB/s of DRAM: its time measures the "
+                    "memory, not the tensor rate; give a larger shape",
+                    at.m, at.n, at.k, flops / Bf16GemmMinBytes(at.m, at.n, at.k), ridge,
+                    FormatNumber(hw.bf16_tflops), FormatNumber(hw.memory_bw_gbps)));
   return Status::Ok();
 }
 
@@ -481,6 +498,8 @@ const IntraCollective& NearestGroup(const std::vector<IntraCollective>& table, i
 }
 
 }  // namespace
+
+double Bf16GemmMinBytes(double m, double n, double k) { return 2.0 * (m * k + k * n + m * n); }
 
 std::string HardwareProfile::TensorBurstText() const {
   if (TensorBurstRatio() <= 1) return "";

@@ -106,6 +106,11 @@ struct HardwareProfile {
   const IntraCollective& IntraAllToAllFor(int group_size) const;
 };
 
+// Bytes a BF16 GEMM of m x n x k moves at least: both operands read and
+// the output written once. Below the roofline's ridge (FLOPs per byte under
+// TFLOPS / DRAM bandwidth) a GEMM's time says nothing of the tensor rate.
+double Bf16GemmMinBytes(double m, double n, double k);
+
 // Makes attention_tflops the rate of `backend` (the spec's
 // --prefill-attention-backend or --attention-backend; empty: the profile's
 // own). A backend the profile has no rate for is an error naming the known ones.

@@ -304,6 +304,17 @@ TEST_F(HardwareFileTest, Bf16RateMayNameTheShapeItWasMeasuredAt) {
   EXPECT_EQ(
       ErrorFor(Replace("bf16_tflops = 100", "bf16_tflops = { rate = 98.5, m = 1, n = 1, k = 1 }")),
       dir_ + "/x.toml:6:17: unknown key 'bf16_tflops.rate'");
+  EXPECT_EQ(ErrorFor(Replace("bf16_tflops = 100", "bf16_tflops = \"fast\"")),
+            dir_ +
+                "/x.toml:6:1: key 'bf16_tflops': expected a positive number, or a table { "
+                "measured = .., m = .., n = .., k = .. }, got \"fast\"");
+  // 16 x 4096 x 4096 does 15.9 FLOPs per byte, below 98.5 TFLOPS / 1500 GB/s.
+  EXPECT_EQ(ErrorFor(Replace("bf16_tflops = 100",
+                             "bf16_tflops = { measured = 98.5, m = 16, n = 4096, k = 4096 }")),
+            dir_ +
+                "/x.toml:6:1: key 'bf16_tflops': a 16 x 4096 x 4096 GEMM does 16 FLOPs per "
+                "byte it moves, below the 66 at which 98.5 TFLOPS outruns 1500 GB/s of DRAM: "
+                "its time measures the memory, not the tensor rate; give a larger shape");
 }
 
 TEST_F(HardwareFileTest, AnOverlaysRateReplacesTheBasesMeasuredShape) {

@@ -12,8 +12,12 @@ constexpr double kBytesInMib = 1024.0 * 1024.0;
 
 // kv_cache_configurator.py: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, the
 // slots a request holds with the radix cache on (its live state and what the
-// cache retains), before the extra buffer's ping-pong slots.
+// cache retains), before the extra buffer's ping-pong slots;
+// MAMBA_CACHE_BASE_RATIO_DROP_ON_SKIP, what SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK
+// takes off it (and gives back to no_buffer, which has no ping-pong to
+// absorb the prefill-to-decode peak).
 constexpr int kBaseSlotsPerRequest = 3;
+constexpr int kBaseDropOnSkip = 1;
 
 }  // namespace
 
@@ -37,6 +41,10 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
   else if (out.strategy == "no_buffer" && overlap)
     out.refusal =
         "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.";
+  else if (out.strategy == "extra_buffer_lazy" && in.pd_refuses_lazy)
+    out.refusal =
+        "extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy "
+        "extra_buffer.";
   else if (out.strategy != "no_buffer" && !in.extra_buffer_supported)
     out.refusal = out.strategy +
                   " is not supported for this model on its linear-attention backend (the extra "
@@ -56,7 +64,9 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
           "Lazy extra buffer requires overlap schedule (--disable-overlap-schedule is "
           "incompatible)";
   }
-  out.slots_per_request = kBaseSlotsPerRequest + extra;
+  if (in.skip_decode_lock && out.strategy == "no_buffer") extra = kBaseDropOnSkip;
+  out.slots_per_request =
+      kBaseSlotsPerRequest - (in.skip_decode_lock ? kBaseDropOnSkip : 0) + extra;
   return out;
 }
 

@@ -32,6 +32,12 @@ struct SlotRuleInputs {
   // Whether the model and its linear-attention backend support the extra
   // buffer (overrides.py _MAMBA_EXTRA_BUFFER_ARCHS, with the triton backend).
   bool extra_buffer_supported = true;
+  // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK (0.5.17 and later): the base drops
+  // from 3 slots to 2; no_buffer gets the slot back (3 whatever the lock).
+  bool skip_decode_lock = false;
+  // A PD server (--disaggregation-mode prefill or decode) of SGLang 0.5.17
+  // or later, which refuses the lazy extra buffer.
+  bool pd_refuses_lazy = false;
 };
 
 struct SlotRule {
@@ -52,7 +58,8 @@ struct SlotRule {
 // model supports it, else no_buffer; PP turns the overlap scheduler off
 // only after that choice (server_args.py runs the model's adjustments
 // first). Then 3 slots, plus the extra buffer's ping-pong: 2 with the
-// overlap scheduler on, 1 with it off (lazy: 1, and it needs the overlap).
+// overlap scheduler on, 1 with it off (lazy: 1, and it needs the overlap);
+// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK takes 1 off the 3 except under no_buffer.
 SlotRule ResolveSlotRule(const SlotRuleInputs& in);
 
 // The settings PlanMemory sizes the pool with.

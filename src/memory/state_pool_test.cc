@@ -54,6 +54,41 @@ TEST(SlotRule, APdDecodeServerHoldsTheLiveStateAndThePingPong) {
   EXPECT_EQ(ResolveSlotRule(off).decode_slots_per_request, 1);
 }
 
+TEST(SlotRule, ThePdServersOf0517RefuseTheLazyBuffer) {
+  SlotRuleInputs lazy = Defaults(1);
+  lazy.strategy = "extra_buffer_lazy";
+  EXPECT_TRUE(ResolveSlotRule(lazy).refusal.empty());
+  lazy.pd_refuses_lazy = true;
+  EXPECT_EQ(ResolveSlotRule(lazy).refusal,
+            "extra_buffer_lazy unsupported under PD disaggregation; use "
+            "--mamba-radix-cache-strategy extra_buffer.");
+  SlotRuleInputs extra = Defaults(1);
+  extra.pd_refuses_lazy = true;
+  EXPECT_TRUE(ResolveSlotRule(extra).refusal.empty());  // auto: the extra buffer
+}
+
+TEST(SlotRule, SkippingTheDecodeLockTakesASlotOffTheBase) {
+  // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK: 2 + the ping-pong (2 at PP1, 1 under
+  // PP); no_buffer keeps 3; with the radix cache off a request holds 1.
+  SlotRuleInputs one = Defaults(1);
+  one.skip_decode_lock = true;
+  EXPECT_EQ(ResolveSlotRule(one).slots_per_request, 4);
+  SlotRuleInputs pp = Defaults(8);
+  pp.skip_decode_lock = true;
+  EXPECT_EQ(ResolveSlotRule(pp).slots_per_request, 3);
+  EXPECT_EQ(ResolveSlotRule(pp).decode_slots_per_request, 2);  // the decode pool is unmoved
+  SlotRuleInputs no_buffer = pp;
+  no_buffer.strategy = "no_buffer";
+  no_buffer.overlap_disabled_by_user = true;
+  EXPECT_EQ(ResolveSlotRule(no_buffer).slots_per_request, 3);
+  SlotRuleInputs lazy = one;
+  lazy.strategy = "extra_buffer_lazy";
+  EXPECT_EQ(ResolveSlotRule(lazy).slots_per_request, 3);
+  SlotRuleInputs off = one;
+  off.radix_cache = false;
+  EXPECT_EQ(ResolveSlotRule(off).slots_per_request, 1);
+}
+
 TEST(SlotRule, AutoWithoutTheOverlapOrSupportIsNoBuffer) {
   SlotRuleInputs off = Defaults(1);
   off.overlap_disabled_by_user = true;

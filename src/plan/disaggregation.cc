@@ -49,6 +49,12 @@ void CheckRatio(const spec::PoolSpec& pool, int gpus_per_node, std::vector<Diagn
   }
 }
 
+// A decode server's pre-allocation slots (pre_alloc_size): the user's
+// --disaggregation-decode-extra-slots, else SGLang's default for it.
+int PreAllocSlots(const PdSettings& pd, const EngineConfig& e, int dp) {
+  return pd.decode_extra_slots.value_or(DecodeExtraSlots(e.max_running_requests, dp));
+}
+
 PoolPlan PlanPool(const spec::Spec& spec, const spec::Disaggregation& deployment,
                   const spec::PoolSpec& pool, const model::ModelDesc& model,
                   const hardware::HardwareProfile& hw) {
@@ -81,8 +87,7 @@ PoolPlan PlanPool(const spec::Spec& spec, const spec::Disaggregation& deployment
   out.metadata_slots = mrr * 2;
   out.metadata_host_bytes = int64_t{out.metadata_slots} * kMetadataSlotBytes;
   if (out.pd.mode == "decode")
-    out.decode_extra_slots = out.pd.decode_extra_slots.value_or(
-        DecodeExtraSlots(layout.engine.max_running_requests, pool.layout.dp));
+    out.decode_extra_slots = PreAllocSlots(out.pd, layout.engine, pool.layout.dp);
   return out;
 }
 
@@ -164,7 +169,7 @@ memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings
   } else if (pd.mode == "decode") {
     if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
     in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
-    in.request_table_extra_rows = DecodeExtraSlots(e.max_running_requests, layout.layout.dp);
+    in.request_table_extra_rows = PreAllocSlots(pd, e, layout.layout.dp);
     in.pd_decode = true;
   }
   return in;

@@ -154,6 +154,15 @@ TEST(Disaggregated, TheDecodeRequestTableHoldsThePreAllocationRows) {
   const memory::MemoryPlan& prefill = plan.prefill.layout().memory;
   EXPECT_DOUBLE_EQ(prefill.stages[0].request_table_mib,
                    (prefill.max_running_requests + 1.0) * (163840 + 4) * 4 / (1024 * 1024));
+  // A user's --disaggregation-decode-extra-slots is the pre_alloc_size
+  // (pd_disaggregation_hook.py fills in the default only when it is unset).
+  const DisaggregatedPlan set = PlanOf(
+      "[sweep.prefill]\nhosts = [\"n0\"]\ntp = 8\nep = 8\n"
+      "[sweep.decode]\nhosts = [\"n1\"]\ntp = 8\nep = 8\n"
+      "args = {max-running-requests = 16, disaggregation-decode-extra-slots = 8}\n");
+  ASSERT_EQ(set.decode.decode_extra_slots, 8);
+  EXPECT_DOUBLE_EQ(set.decode.layout().memory.stages[0].request_table_mib,
+                   25.0 * (163840 + 4) * 4 / (1024 * 1024));
 }
 
 // Only a decode server raises its state pool for its pre-allocated requests

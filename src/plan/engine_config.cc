@@ -91,6 +91,8 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
   for (const char* flag : {"mamba-scheduler-strategy", "mamba-radix-cache-strategy"})
     if (std::optional<std::string> v = engine.ArgString(flag)) c.mamba_radix_cache_strategy = *v;
   c.linear_attn_backend = engine.ArgString("linear-attn-backend").value_or(c.linear_attn_backend);
+  c.mamba_skip_decode_lock = spec::MambaSkipDecodeLock(engine);
+  c.pp_layer_partition = spec::PpLayerPartition(engine);
   c.version_code = VersionCode(engine.version);
 
   c.disable_cuda_graph = engine.ArgTrue("disable-cuda-graph");

@@ -47,6 +47,9 @@ struct EngineConfig {
   // --mamba-radix-cache-strategy, or its older alias --mamba-scheduler-strategy.
   std::string mamba_radix_cache_strategy = "auto";
   std::string linear_attn_backend = "triton";  // --linear-attn-backend
+  bool mamba_skip_decode_lock = false;         // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK
+  // SGLANG_PP_LAYER_PARTITION: each stage's layers; empty: the even split.
+  std::vector<int> pp_layer_partition;
 
   // engine.version as minor * 100 + patch ("0.5.18" -> 518); -1 when the
   // spec names none, and the model then follows v0.5.18.

@@ -5,6 +5,7 @@
 // with the layout's file:line:col and key so an editor can jump to it.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -388,6 +389,15 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
                                                " pipeline stages but the model has only " +
                                                std::to_string(model.num_layers) +
                                                " layers; PP must not exceed the layer count"));
+  });
+  check("pp_layer_partition", [&] {
+    const std::vector<int>& partition = planned.engine.pp_layer_partition;
+    const std::string refused = PartitionError(partition, model.num_layers, layout.pp);
+    if (!refused.empty())
+      errors.push_back(LayoutError(
+          layout, fmt::format("does not fit [engine.env] SGLANG_PP_LAYER_PARTITION = \"{}\", and "
+                              "SGLang refuses to start it: \"{}\"",
+                              fmt::join(partition, ","), refused)));
   });
   check("moe_split", [&] { CheckMoe(layout, model, errors); });
   check("uneven_split", [&] { CheckEvenSplits(layout, planned.engine, model, errors); });

@@ -722,6 +722,46 @@ TEST(StageMemoryInputs, TheStatePoolFollowsTheSglangVersion) {
   EXPECT_THAT(PlanLayout(Layout(8, 4, 4, 1), radix, model, Rtx6000d()).errors, IsEmpty());
 }
 
+// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK (0.5.17 on) takes a slot off a running
+// request's; an older SGLang has no such variable.
+TEST(LayoutChecks, SkippingTheDecodeLockIsReadFromTheEnvironmentFrom0517) {
+  const model::ModelDesc model = KimiLikeModel();
+  spec::Spec spec = MissionSpec();
+  spec.engine.args.clear();  // the radix cache on
+  spec.engine.env.emplace_back("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", "1");
+  const auto slots = [&](const std::string& version) {
+    spec.engine.version = version;
+    return StageMemoryInputs(PlanLayout(Layout(8, 4, 4, 1), spec, model, Rtx6000d()), spec, model,
+                             Rtx6000d())
+        .state_pool.slots_per_request;
+  };
+  EXPECT_EQ(slots(""), 3);  // 2 + the ping-pong under PP
+  EXPECT_EQ(slots("0.5.18"), 3);
+  EXPECT_EQ(slots("0.5.16"), 4);
+}
+
+// server_args.py _validate_mamba_extra_buffer (0.5.17 on): a PD server
+// refuses the lazy extra buffer.
+TEST(LayoutChecks, APdServerOf0517RefusesTheLazyBuffer) {
+  const model::ModelDesc model = KimiLikeModel();
+  spec::Spec spec = MissionSpec();
+  spec.engine.args.clear();  // the radix cache on
+  SetArg(spec, "mamba-radix-cache-strategy",
+         StringArg("extra_buffer_lazy", Loc(21, 1, "engine.args.mamba-radix-cache-strategy")));
+  const auto refusal = [&](const std::string& version) {
+    spec.engine.version = version;
+    return StageMemoryInputs(PlanLayout(Layout(1, 32, 4, 0), spec, model, Rtx6000d()), spec, model,
+                             Rtx6000d())
+        .state_pool.rule_refusal;
+  };
+  EXPECT_EQ(refusal(""), "");  // aggregated
+  SetArg(spec, "disaggregation-mode", StringArg("prefill", Loc(22, 1, "sweep.prefill")));
+  EXPECT_EQ(refusal(""),
+            "extra_buffer_lazy unsupported under PD disaggregation; use "
+            "--mamba-radix-cache-strategy extra_buffer.");
+  EXPECT_EQ(refusal("0.5.16"), "");
+}
+
 // The planner reads a version as the spec does (spec::ParseVersion).
 TEST(VersionCode, ReadsWhatTheSpecAccepts) {
   EXPECT_EQ(VersionCode("0.5.18"), 518);

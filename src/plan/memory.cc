@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "memory/sglang_reserve.h"
+#include "plan/disaggregation.h"
 #include "plan/plan_internal.h"
 
 namespace ppsearch::plan {
@@ -78,7 +79,8 @@ void ResolveGraphs(const EngineConfig& e, const model::ModelDesc& model,
 // The state pool's settings (memory/state_pool.h) from the flags, the
 // layout and the SGLang version.
 memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model::ModelDesc& model,
-                                              const spec::LayoutSpec& layout, int attn_tp) {
+                                              const spec::LayoutSpec& layout, int attn_tp,
+                                              bool pd_server) {
   memory::StatePoolSettings s;
   s.full_memory_ratio = e.mamba_full_memory_ratio;
   s.max_cache_size = e.max_mamba_cache_size;
@@ -92,6 +94,11 @@ memory::StatePoolSettings StatePoolSettingsOf(const EngineConfig& e, const model
   // The hybrid models ppsearch reads (Kimi Linear, Kimi K3) are on SGLang's
   // extra-buffer list, which needs the triton linear-attention backend.
   rule.extra_buffer_supported = e.linear_attn_backend == "triton";
+  // The variable exists from 0.5.17 on; an older SGLang ignores it. The
+  // lazy buffer's refusal under PD came with the same release.
+  const bool since_0517 = e.version_code < 0 || e.version_code >= 517;
+  rule.skip_decode_lock = e.mamba_skip_decode_lock && since_0517;
+  rule.pd_refuses_lazy = pd_server && since_0517;
   const memory::SlotRule resolved = memory::ResolveSlotRule(rule);
   s.slots_per_request = resolved.slots_per_request;
   s.decode_slots_per_request = resolved.decode_slots_per_request;
@@ -215,8 +222,8 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
   if (plan.engine.max_running_requests) in.max_running_requests = *plan.engine.max_running_requests;
   if (plan.engine.max_total_tokens) in.max_total_tokens = *plan.engine.max_total_tokens;
   ResolveGraphs(plan.engine, model, plan.layout, in);
-  in.state_pool =
-      StatePoolSettingsOf(plan.engine, model, plan.layout, SplitOf(plan.layout).attn_tp);
+  in.state_pool = StatePoolSettingsOf(plan.engine, model, plan.layout, SplitOf(plan.layout).attn_tp,
+                                      ResolvePdSettings(spec.engine).mode != "null");
   const int tp = std::max(plan.layout.tp, 1);
   const VocabSplit vocab = VocabSplitOf(plan.layout, plan.engine);
   for (const auto& st : plan.stages) {

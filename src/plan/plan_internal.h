@@ -38,8 +38,16 @@ std::string HostName(const ClusterSummary& cluster, int node);
 // --- stages.cc ---
 
 // SGLang's get_pp_indices: [first, end) layers of stage `pp_rank`; the last
-// num_layers % pp stages get one extra layer.
-std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank);
+// num_layers % pp stages get one extra layer. A `partition`
+// (SGLANG_PP_LAYER_PARTITION) with one entry per stage summing to
+// num_layers gives each stage its entry instead; SGLang refuses any other
+// (PartitionError), and the even split stands in for it here.
+std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank,
+                                    const std::vector<int>& partition = {});
+
+// SGLang's ValueError for a partition that does not fit the layout, in its
+// words; "" when it fits or is unset.
+std::string PartitionError(const std::vector<int>& partition, int num_layers, int pp);
 
 // Layer range, layer counts, nodes, memory and collectives of every stage.
 std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::LayoutSpec& layout,

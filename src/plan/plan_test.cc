@@ -46,6 +46,39 @@ TEST(StageLayerRange, LastRemainderStagesGetTheExtraLayer) {
   EXPECT_EQ(StageLayerRange(93, 2, 1), std::make_pair(46, 93));
 }
 
+// SGLANG_PP_LAYER_PARTITION: each stage takes its entry, in order; one that
+// does not fit is SGLang's ValueError, and the even split stands in.
+TEST(StageLayerRange, APartitionGivesEachStageItsEntry) {
+  const std::vector<int> partition = {12, 12, 12, 12, 12, 12, 12, 9};
+  EXPECT_EQ(StageLayerRange(93, 8, 0, partition), std::make_pair(0, 12));
+  EXPECT_EQ(StageLayerRange(93, 8, 7, partition), std::make_pair(84, 93));
+  EXPECT_EQ(PartitionError(partition, 93, 8), "");
+  EXPECT_EQ(PartitionError({}, 93, 8), "");
+  EXPECT_EQ(PartitionError(partition, 93, 4), "len(partitions)=8 does not match pp_size=4.");
+  EXPECT_EQ(PartitionError({50, 50}, 93, 2),
+            "sum(partitions)=100 does not match num_hidden_layers=93.");
+  EXPECT_EQ(StageLayerRange(93, 2, 1, {50, 50}), std::make_pair(46, 93));
+}
+
+TEST(PlanLayout, APartitionInTheEnvironmentSplitsTheStages) {
+  spec::Spec spec = MissionSpec();
+  spec.engine.env.emplace_back("SGLANG_PP_LAYER_PARTITION", "12,12,12,12,12,12,12,9");
+  const LayoutPlan plan = PlanLayout(Layout(8, 4, 4), spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(LayerCounts(plan), ElementsAre(12, 12, 12, 12, 12, 12, 12, 9));
+  EXPECT_THAT(plan.errors, IsEmpty());
+  // The last stage, with the LM head, now holds less than the even split's.
+  const LayoutPlan even = PlanMission(8, 4, 4);
+  EXPECT_LT(plan.stages.back().weight_mib_per_rank, even.stages.back().weight_mib_per_rank);
+  // A layout it does not fit is refused in SGLang's words.
+  const LayoutPlan pp4 = PlanLayout(Layout(4, 8, 4), spec, KimiLikeModel(), Rtx6000d());
+  ASSERT_EQ(pp4.errors.size(), 1u);
+  EXPECT_EQ(pp4.errors[0].reason, "pp_layer_partition");
+  EXPECT_THAT(pp4.errors[0].message,
+              HasSubstr("PP4/TP8/EP4 does not fit [engine.env] SGLANG_PP_LAYER_PARTITION = "
+                        "\"12,12,12,12,12,12,12,9\", and SGLang refuses to start it: "
+                        "\"len(partitions)=8 does not match pp_size=4.\""));
+}
+
 TEST(PlanLayout, Pp1Tp32GroupSpansAllFourNodes) {
   LayoutPlan plan = PlanMission(1, 32, 4);
   EXPECT_TRUE(plan.valid);

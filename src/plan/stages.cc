@@ -3,6 +3,8 @@
 // distributed/utils.py get_pp_indices, models/*.py (lm_head placement) and
 // managers/scheduler_pp_mixin.py _pp_send_dict_to_next_stage (send-allgather).
 
+#include <fmt/format.h>
+
 #include <tuple>
 
 #include "plan/plan_internal.h"
@@ -65,7 +67,24 @@ StageCollectives StageCollectivesFor(const model::ModelDesc& model, const StageP
 
 }  // namespace
 
-std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank) {
+std::string PartitionError(const std::vector<int>& partition, int num_layers, int pp) {
+  if (partition.empty()) return "";
+  if (static_cast<int>(partition.size()) != pp)
+    return fmt::format("len(partitions)={} does not match pp_size={}.", partition.size(), pp);
+  int64_t sum = 0;
+  for (const int layers : partition) sum += layers;
+  if (sum != num_layers)
+    return fmt::format("sum(partitions)={} does not match num_hidden_layers={}.", sum, num_layers);
+  return "";
+}
+
+std::pair<int, int> StageLayerRange(int num_layers, int pp, int pp_rank,
+                                    const std::vector<int>& partition) {
+  if (!partition.empty() && PartitionError(partition, num_layers, pp).empty()) {
+    int first = 0;
+    for (int s = 0; s < pp_rank; ++s) first += partition[static_cast<size_t>(s)];
+    return {first, first + partition[static_cast<size_t>(pp_rank)]};
+  }
   const int base = num_layers / pp;
   const int remainder = num_layers % pp;
   // Stages before pp - remainder get `base` layers, the rest base + 1.
@@ -86,7 +105,8 @@ std::vector<StagePlan> BuildStages(const model::ModelDesc& model, const spec::La
   for (int s = 0; s < pp; ++s) {
     StagePlan stage;
     stage.pp_rank = s;
-    std::tie(stage.first_layer, stage.end_layer) = StageLayerRange(model.num_layers, pp, s);
+    std::tie(stage.first_layer, stage.end_layer) =
+        StageLayerRange(model.num_layers, pp, s, engine.pp_layer_partition);
     stage.nodes = tp_groups[s].nodes;
     stage.has_embedding = s == 0;
     stage.has_lm_head = s == pp - 1;

@@ -25,10 +25,9 @@ double SecondsPerOp(const TimedRun& run) {
   return run.seconds / static_cast<double>(std::max<int64_t>(run.iterations, 1));
 }
 
-// Bytes a GEMM moves at least: both operands and the output, once, in bf16.
 double GemmBytes(const GemmShape& g) {
-  return 2.0 * (static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n +
-                static_cast<double>(g.m) * g.n);
+  return hardware::Bf16GemmMinBytes(static_cast<double>(g.m), static_cast<double>(g.n),
+                                    static_cast<double>(g.k));
 }
 
 std::optional<double> MedianOf(const std::vector<NodeFigures>& nodes,

@@ -1,5 +1,6 @@
 #include "spec/engine_env.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
@@ -27,6 +28,46 @@ std::optional<int64_t> ParseTokenCount(const std::string& text) {
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || ptr != end || v < 0) return std::nullopt;
   return v;
+}
+
+std::optional<bool> ParseEnvBool(const std::string& text) {
+  std::string lower;
+  for (const char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "1" || lower == "yes" || lower == "y") return true;
+  if (lower == "false" || lower == "0" || lower == "no" || lower == "n") return false;
+  return std::nullopt;
+}
+
+std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string field = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    const size_t first = field.find_first_not_of(" \t");
+    const size_t last = field.find_last_not_of(" \t");
+    if (first == std::string::npos) return std::nullopt;
+    field = field.substr(first, last - first + 1);
+    if (field.front() == '+') field.erase(0, 1);
+    int v = 0;
+    const char* end = field.data() + field.size();
+    const auto [ptr, ec] = std::from_chars(field.data(), end, v);
+    if (field.empty() || ec != std::errc() || ptr != end || v < 1) return std::nullopt;
+    out.push_back(v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::vector<int> PpLayerPartition(const EngineSpec& engine) {
+  const std::string* text = FindEnv(engine, kPpLayerPartitionEnv);
+  if (text == nullptr) return {};
+  return ParsePpLayerPartition(*text).value_or(std::vector<int>{});
+}
+
+bool MambaSkipDecodeLock(const EngineSpec& engine) {
+  const std::string* text = FindEnv(engine, kMambaSkipDecodeLockEnv);
+  return text != nullptr && ParseEnvBool(*text).value_or(false);
 }
 
 int64_t ChunkedPrefixCacheThreshold(const EngineSpec& engine) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spec/spec.h"
 
@@ -11,6 +12,8 @@ namespace ppsearch::spec {
 
 inline constexpr char kDynamicChunkSmoothEnv[] = "SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR";
 inline constexpr char kChunkedPrefixThresholdEnv[] = "SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD";
+inline constexpr char kMambaSkipDecodeLockEnv[] = "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK";
+inline constexpr char kPpLayerPartitionEnv[] = "SGLANG_PP_LAYER_PARTITION";
 
 // The value of variable `name` in [engine.env], or nullptr.
 const std::string* FindEnv(const EngineSpec& engine, const std::string& name);
@@ -21,6 +24,27 @@ std::optional<double> ParseSmoothFactor(const std::string& text);
 // The text as a whole number of tokens, >= 0 (SGLang reads it with int());
 // nullopt otherwise.
 std::optional<int64_t> ParseTokenCount(const std::string& text);
+
+// The text as SGLang's EnvBool reads it (environ.py): true, 1, yes, y or
+// false, 0, no, n in any case; nullopt otherwise (SGLang refuses to start).
+std::optional<bool> ParseEnvBool(const std::string& text);
+
+// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK from [engine.env] (checked when the spec
+// is parsed), else false: whether a running request of a hybrid model holds
+// one state slot fewer (mem_cache/kv_cache_configurator.py
+// _calculate_mamba_ratio, SGLang 0.5.17 and later).
+bool MambaSkipDecodeLock(const EngineSpec& engine);
+
+// SGLANG_PP_LAYER_PARTITION's text as SGLang splits it (distributed/utils.py
+// get_pp_indices: int() of each comma-separated field, spaces around a
+// number allowed): the layers of each pipeline stage, each at least 1 (a
+// stage of no layer, or fewer, is no split); nullopt otherwise.
+std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text);
+
+// SGLANG_PP_LAYER_PARTITION from [engine.env] (checked when the spec is
+// parsed); empty when unset: SGLang's even split. Whether it has one entry
+// per stage and sums to the model's layers is the planner's check.
+std::vector<int> PpLayerPartition(const EngineSpec& engine);
 
 // SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD from [engine.env] (checked when the
 // spec is parsed), else SGLang's 8,192 (models/deepseek_v2.py): the cached

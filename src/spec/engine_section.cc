@@ -241,6 +241,28 @@ bool IsEnvName(const std::string& name) {
   return true;
 }
 
+// The [engine.env] variables the simulator reads (spec/engine_env.h), each
+// with the values SGLang (or the model) takes; another value is an error at
+// its key.
+struct EnvCheck {
+  const char* name;
+  bool (*valid)(const std::string& value);
+  const char* expected;
+};
+const EnvCheck kEnvChecks[] = {
+    {kDynamicChunkSmoothEnv, [](const std::string& v) { return ParseSmoothFactor(v).has_value(); },
+     "a number from 0 (fixed chunks) to 1 (strict)"},
+    {kPpLayerPartitionEnv,
+     [](const std::string& v) { return ParsePpLayerPartition(v).has_value(); },
+     "each pipeline stage's layer count, whole numbers of at least 1 separated by commas "
+     "(\"12,12,11\")"},
+    {kMambaSkipDecodeLockEnv, [](const std::string& v) { return ParseEnvBool(v).has_value(); },
+     "true, 1, yes, y, false, 0, no or n (SGLang's EnvBool)"},
+    {kChunkedPrefixThresholdEnv,
+     [](const std::string& v) { return ParseTokenCount(v).has_value(); },
+     "a whole number of tokens"},
+};
+
 Status ReadEnv(const TableReader& env, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(env)) {
     const std::string name(key->str());
@@ -259,15 +281,11 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
     } else {
       PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
     }
-    if (name == kDynamicChunkSmoothEnv && !ParseSmoothFactor(value))
-      return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
-                                    "': expected a number from 0 (fixed chunks) to 1 (strict), "
-                                    "got \"" +
-                                    Excerpt(value) + "\"");
-    if (name == kChunkedPrefixThresholdEnv && !ParseTokenCount(value))
-      return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
-                                    "': expected a whole number of tokens, got \"" +
-                                    Excerpt(value) + "\"");
+    for (const EnvCheck& check : kEnvChecks)
+      if (name == check.name && !check.valid(value))
+        return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
+                                      "': expected " + check.expected + ", got \"" +
+                                      Excerpt(value) + "\"");
     out->env.emplace_back(name, std::move(value));
   }
   return Status::Ok();

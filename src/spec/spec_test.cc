@@ -298,17 +298,24 @@ TEST(SpecEngine, ArgsKeepFileOrderAndTypes) {
   EXPECT_EQ(spec.engine.ArgInt("b-flag"), std::nullopt);
 }
 
+// A spec whose [engine.env] sets `name` to `value` (TOML, quoted if a
+// string), parsed, and the error parsing it gives ("" when it parses).
+Spec WithEnv(const std::string& name, const std::string& value) {
+  return MustParse(Text(kSweep, kWorkload, "[engine.env]\n" + name + " = " + value + "\n"));
+}
+std::string EnvError(const std::string& name, const std::string& value) {
+  return ErrorOf(Text(kSweep, kWorkload, "[engine.env]\n" + name + " = " + value + "\n"));
+}
+
 // Dynamic chunking's smoothing factor is read from [engine.env] as SGLang
 // does; a float is accepted as the variable's text, anything outside [0, 1]
 // is an error at the key.
 TEST(SpecEngine, DynamicChunkSmoothFactor) {
   EXPECT_DOUBLE_EQ(DynamicChunkSmoothFactor(MustParse(Text()).engine), 0.75);
-  Spec spec = MustParse(
-      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR = 0.65\n"));
+  Spec spec = WithEnv("SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR", "0.65");
   EXPECT_EQ(*FindEnv(spec.engine, "SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR"), "0.65");
   EXPECT_DOUBLE_EQ(DynamicChunkSmoothFactor(spec.engine), 0.65);
-  const std::string error = ErrorOf(
-      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR = \"1.5\"\n"));
+  const std::string error = EnvError("SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR", "\"1.5\"");
   EXPECT_NE(error.find("key 'engine.env.SGLANG_DYNAMIC_CHUNKING_SMOOTH_FACTOR': expected a number "
                        "from 0 (fixed chunks) to 1 (strict), got \"1.5\""),
             std::string::npos)
@@ -320,15 +327,45 @@ TEST(SpecEngine, DynamicChunkSmoothFactor) {
 // tokens, SGLang's 8,192 when unset, an error at the key otherwise.
 TEST(SpecEngine, ChunkedPrefixCacheThreshold) {
   EXPECT_EQ(ChunkedPrefixCacheThreshold(MustParse(Text()).engine), 8192);
-  EXPECT_EQ(ChunkedPrefixCacheThreshold(
-                MustParse(Text(kSweep, kWorkload,
-                               "[engine.env]\nSGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD = 4096\n"))
-                    .engine),
-            4096);
-  const std::string error = ErrorOf(
-      Text(kSweep, kWorkload, "[engine.env]\nSGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD = \"4k\"\n"));
+  EXPECT_EQ(
+      ChunkedPrefixCacheThreshold(WithEnv("SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD", "4096").engine),
+      4096);
+  const std::string error = EnvError("SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD", "\"4k\"");
   EXPECT_NE(error.find("key 'engine.env.SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD': expected a whole "
                        "number of tokens, got \"4k\""),
+            std::string::npos)
+      << error;
+}
+
+// SGLANG_PP_LAYER_PARTITION: each stage's layers, as SGLang's int() of
+// each comma-separated field reads them; at least 1 a stage.
+TEST(SpecEngine, PpLayerPartition) {
+  EXPECT_TRUE(PpLayerPartition(MustParse(Text()).engine).empty());
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"12, 12,+11\"").engine),
+            (std::vector<int>{12, 12, 11}));
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "93").engine),
+            (std::vector<int>{93}));
+  for (const std::string bad : {"12,,11", "12;11", "0,93", "-1,94", "twelve", "", "12,"}) {
+    const std::string error = EnvError("SGLANG_PP_LAYER_PARTITION", "\"" + bad + "\"");
+    EXPECT_NE(error.find("key 'engine.env.SGLANG_PP_LAYER_PARTITION': expected each pipeline "
+                         "stage's layer count, whole numbers of at least 1 separated by commas "
+                         "(\"12,12,11\"), got \"" +
+                         bad + "\""),
+              std::string::npos)
+        << bad << ": " << error;
+  }
+}
+
+// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK as SGLang's EnvBool reads it; anything
+// else stops SGLang at startup, so the spec refuses it at the key.
+TEST(SpecEngine, MambaSkipDecodeLock) {
+  EXPECT_FALSE(MambaSkipDecodeLock(MustParse(Text()).engine));
+  for (const std::string on : {"1", "\"True\"", "\"yes\"", "\"Y\""})
+    EXPECT_TRUE(MambaSkipDecodeLock(WithEnv("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", on).engine)) << on;
+  EXPECT_FALSE(MambaSkipDecodeLock(WithEnv("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", "0").engine));
+  const std::string error = EnvError("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", "\"on\"");
+  EXPECT_NE(error.find("key 'engine.env.SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK': expected true, 1, "
+                       "yes, y, false, 0, no or n (SGLang's EnvBool), got \"on\""),
             std::string::npos)
       << error;
 }
