@@ -41,14 +41,14 @@ SlotRule ResolveSlotRule(const SlotRuleInputs& in) {
   else if (out.strategy == "no_buffer" && overlap)
     out.refusal =
         "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.";
-  else if (out.strategy == "extra_buffer_lazy" && in.pd_refuses_lazy)
-    out.refusal =
-        "extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy "
-        "extra_buffer.";
   else if (out.strategy != "no_buffer" && !in.extra_buffer_supported)
     out.refusal = out.strategy +
                   " is not supported for this model on its linear-attention backend (the extra "
                   "buffer needs linear-attn-backend triton); use no_buffer.";
+  else if (out.strategy == "extra_buffer_lazy" && in.pd_refuses_lazy)
+    out.refusal =
+        "extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy "
+        "extra_buffer.";
   // _pipeline_parallel_overlap_disable, after the strategy was chosen.
   if (in.pp > 1) overlap = false;
   int extra = 0;

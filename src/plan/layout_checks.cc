@@ -354,9 +354,11 @@ void CheckPoolHoldsAPrompt(const spec::LayoutSpec& layout, const spec::Spec& spe
 
 const std::vector<std::string>& ErrorReasons() {
   static const std::vector<std::string> kReasons = {
-      "size",          "dp_attention", "gpu_count",    "instance_nodes",  "layer_count",
-      "moe_split",     "uneven_split", "weight_block", "heads",           "a2a_backend",
-      "weight_memory", "kv_room",      "context",      "dynamic_chunking"};
+      "size",           "dp_attention", "gpu_count",
+      "instance_nodes", "layer_count",  "pp_layer_partition",
+      "moe_split",      "uneven_split", "weight_block",
+      "heads",          "a2a_backend",  "weight_memory",
+      "kv_room",        "context",      "dynamic_chunking"};
   return kReasons;
 }
 

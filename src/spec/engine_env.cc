@@ -44,11 +44,22 @@ std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text) {
   while (true) {
     const size_t comma = text.find(',', start);
     std::string field = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    const size_t first = field.find_first_not_of(" \t");
-    const size_t last = field.find_last_not_of(" \t");
+    // int() strips whitespace, takes a leading '+' and single underscores
+    // between digits ("1_2" is 12).
+    const char* space = " \t\n\r\v\f";
+    const size_t first = field.find_first_not_of(space);
+    const size_t last = field.find_last_not_of(space);
     if (first == std::string::npos) return std::nullopt;
     field = field.substr(first, last - first + 1);
     if (field.front() == '+') field.erase(0, 1);
+    for (size_t i = 0; i < field.size(); ++i) {
+      if (field[i] != '_') continue;
+      const bool between_digits = i > 0 && i + 1 < field.size() &&
+                                  std::isdigit(static_cast<unsigned char>(field[i - 1])) &&
+                                  std::isdigit(static_cast<unsigned char>(field[i + 1]));
+      if (!between_digits) return std::nullopt;
+      field.erase(i--, 1);
+    }
     int v = 0;
     const char* end = field.data() + field.size();
     const auto [ptr, ec] = std::from_chars(field.data(), end, v);

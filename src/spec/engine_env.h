@@ -26,7 +26,8 @@ std::optional<double> ParseSmoothFactor(const std::string& text);
 std::optional<int64_t> ParseTokenCount(const std::string& text);
 
 // The text as SGLang's EnvBool reads it (environ.py): true, 1, yes, y or
-// false, 0, no, n in any case; nullopt otherwise (SGLang refuses to start).
+// false, 0, no, n in any case; nullopt otherwise (SGLang then warns and
+// keeps the variable's default, so a typo would pass silently there).
 std::optional<bool> ParseEnvBool(const std::string& text);
 
 // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK from [engine.env] (checked when the spec

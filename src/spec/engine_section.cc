@@ -257,7 +257,8 @@ const EnvCheck kEnvChecks[] = {
      "each pipeline stage's layer count, whole numbers of at least 1 separated by commas "
      "(\"12,12,11\")"},
     {kMambaSkipDecodeLockEnv, [](const std::string& v) { return ParseEnvBool(v).has_value(); },
-     "true, 1, yes, y, false, 0, no or n (SGLang's EnvBool)"},
+     "true, 1, yes, y, false, 0, no or n (SGLang's EnvBool; SGLang would run with the lock "
+     "kept, warning that it ignores the value)"},
     {kChunkedPrefixThresholdEnv,
      [](const std::string& v) { return ParseTokenCount(v).has_value(); },
      "a whole number of tokens"},

@@ -345,7 +345,11 @@ TEST(SpecEngine, PpLayerPartition) {
             (std::vector<int>{12, 12, 11}));
   EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "93").engine),
             (std::vector<int>{93}));
-  for (const std::string bad : {"12,,11", "12;11", "0,93", "-1,94", "twelve", "", "12,"}) {
+  // int() strips any whitespace and reads single underscores between digits.
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"1_2,\\n81\\t\"").engine),
+            (std::vector<int>{12, 81}));
+  for (const std::string bad :
+       {"12,,11", "12;11", "0,93", "-1,94", "twelve", "", "12,", "1__2", "_12", "12_"}) {
     const std::string error = EnvError("SGLANG_PP_LAYER_PARTITION", "\"" + bad + "\"");
     EXPECT_NE(error.find("key 'engine.env.SGLANG_PP_LAYER_PARTITION': expected each pipeline "
                          "stage's layer count, whole numbers of at least 1 separated by commas "
@@ -356,8 +360,9 @@ TEST(SpecEngine, PpLayerPartition) {
   }
 }
 
-// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK as SGLang's EnvBool reads it; anything
-// else stops SGLang at startup, so the spec refuses it at the key.
+// SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK as SGLang's EnvBool reads it; SGLang
+// ignores anything else with a warning, which a typo would hide, so the
+// spec refuses it at the key.
 TEST(SpecEngine, MambaSkipDecodeLock) {
   EXPECT_FALSE(MambaSkipDecodeLock(MustParse(Text()).engine));
   for (const std::string on : {"1", "\"True\"", "\"yes\"", "\"Y\""})
@@ -365,7 +370,8 @@ TEST(SpecEngine, MambaSkipDecodeLock) {
   EXPECT_FALSE(MambaSkipDecodeLock(WithEnv("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", "0").engine));
   const std::string error = EnvError("SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK", "\"on\"");
   EXPECT_NE(error.find("key 'engine.env.SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK': expected true, 1, "
-                       "yes, y, false, 0, no or n (SGLang's EnvBool), got \"on\""),
+                       "yes, y, false, 0, no or n (SGLang's EnvBool; SGLang would run with the "
+                       "lock kept, warning that it ignores the value), got \"on\""),
             std::string::npos)
       << error;
 }
