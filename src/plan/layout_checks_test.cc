@@ -8,6 +8,7 @@
 #include "plan/plan.h"
 #include "plan/plan_internal.h"
 #include "plan/plan_testing.h"
+#include "ppsearch_source_dir.h"
 #include "util/files.h"
 
 namespace ppsearch::plan {
@@ -866,6 +867,15 @@ TEST(ValidateLayout, DynamicChunkingWithoutChunkedPrefillIsNotModelled) {
   SetArg(spec, "chunked-prefill-size",
          IntArg(8192, Loc(25, 1, "engine.args.chunked-prefill-size")));
   EXPECT_THAT(ErrorsOf(Layout(8, 4, 4, 3), model, spec), IsEmpty());
+}
+
+// `search` counts its refusals by these reasons, and docs/search.md says
+// what each one is: a reason added to the planner is added there too.
+TEST(ErrorReasons, DocsSearchNamesEachOne) {
+  Result<std::string> text = ReadFile(std::string(PPSEARCH_SOURCE_DIR) + "/docs/search.md");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  for (const std::string& reason : ErrorReasons())
+    EXPECT_NE(text->find("`" + reason + "`"), std::string::npos) << reason;
 }
 
 }  // namespace
