@@ -106,6 +106,40 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   EXPECT_EQ(names, 2 + 5);  // two processes, 4 + 1 stage threads
 }
 
+// A PP > 1 layout is simulated again with the layer split that leaves its
+// tightest stage more memory (plan/partition.h), in the text, the JSON and
+// the page; --no-partition-check leaves it out.
+TEST_F(SimulateE2e, ARoomierLayerSplitIsPredictedBesideTheEvenOne) {
+  const std::string args = std::string("simulate ") + kSpec +
+                           " --layout 8/4/4 --concurrency 8 --samples 0 --no-cap-check";
+  CommandResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# SGLANG_PP_LAYER_PARTITION that leaves the tightest stage more memory "
+                       "than SGLang's even split"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  PP8/TP4/EP4  C=8  even: headroom "), std::string::npos) << r.out;
+  CommandResult j = Run(args + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json point = json::parse(j.out)["points"][0];
+  ASSERT_TRUE(point.contains("roomier_partition")) << j.out;
+  const json& roomier = point["roomier_partition"];
+  int layers = 0;
+  for (const auto& n : roomier["sglang_pp_layer_partition"]) layers += n.get<int>();
+  EXPECT_EQ(layers, 93);
+  double even_peak = 0;  // the highest stage peak, as the split's figure
+  for (const auto& s : point["stages"])
+    even_peak = std::max(even_peak, s["peak_gpu_mib"].get<double>());
+  EXPECT_LT(roomier["peak_gpu_mib"].get<double>(), even_peak - 1000);
+  EXPECT_GT(roomier["input_tps"].get<double>(), 0);
+  const std::string page = (dir_ / "p.html").string();
+  ASSERT_EQ(Run(args + " --html " + page).exit_code, 0);
+  EXPECT_NE(ReadText(page).find("Layer split"), std::string::npos);
+  CommandResult off = Run(args + " --no-partition-check");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out.find("SGLANG_PP_LAYER_PARTITION that"), std::string::npos);
+}
+
 // Each point is judged by the one steady-state rule (decide/steady_state.h),
 // in the table's header and per point in the JSON: 40 requests are five
 // waves at C=8 and two and a half at C=16.

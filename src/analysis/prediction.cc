@@ -73,6 +73,9 @@ std::vector<PredictedPoint> PredictedPoints(const predict::SearchPrediction& pre
     pp.peak_spread_mib = p.memory.peak_spread_mib;
     pp.pp_max_micro_batch_size = p.sim.pp_max_micro_batch_size;
     pp.cap1_input_tps = prediction.points[i].cap1_input_tps;
+    pp.roomier_partition = prediction.points[i].roomier_partition;
+    pp.roomier_input_tps = prediction.points[i].roomier_input_tps;
+    pp.roomier_peak_mib = prediction.points[i].roomier_peak_mib;
     if (const uncertainty::PointUncertainty* u = prediction.IntervalOf(i);
         u != nullptr && !u->members.empty()) {
       pp.input_tps_interval = u->input_tps;

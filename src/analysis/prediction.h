@@ -32,6 +32,10 @@ struct PredictedPoint : stats::Figures {
   double peak_spread_mib = 0;       // highest minus lowest stage peak
   int pp_max_micro_batch_size = 0;  // the cap the scheduler ran with
   double cap1_input_tps = 0;        // with pp-max-micro-batch-size = 1; 0: not run
+  // With the layer split that leaves more room (predict::SearchPoint's).
+  std::vector<int> roomier_partition;
+  double roomier_input_tps = 0;
+  double roomier_peak_mib = 0;
 };
 
 struct RunPrediction {

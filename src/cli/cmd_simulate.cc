@@ -40,6 +40,7 @@ struct SimulateOptions {
   std::string html_path;
   bool json = false;
   bool skip_cap_check = false;
+  bool skip_partition_check = false;
   uncertainty::EnsembleOptions ensemble;  // members 0: no intervals
 };
 
@@ -144,6 +145,7 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   }
   predict::SearchOptions so;
   so.cap_check = !opts.skip_cap_check;
+  so.partition_check = !opts.skip_partition_check;
   so.keep_trace = !opts.trace_path.empty();
   so.ensemble = opts.ensemble;
   so.measured = MeasuredLayouts(calibration, in->plan);
@@ -203,6 +205,9 @@ Runner AddSimulateCommand(CLI::App& app) {
   sub->add_flag("--json", opts->json, "Print points[] as JSON");
   sub->add_flag("--no-cap-check", opts->skip_cap_check,
                 "Skip the extra run with pp-max-micro-batch-size = 1 for PP > 1 layouts");
+  sub->add_flag("--no-partition-check", opts->skip_partition_check,
+                "Skip the extra run of PP > 1 layouts with the SGLANG_PP_LAYER_PARTITION that "
+                "leaves their tightest stage more memory");
   sub->add_option("--samples", opts->ensemble.members,
                   "Draws of the calibration's uncertain parameters behind each interval (0: no "
                   "intervals)")

@@ -4,6 +4,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/plan/disaggregation.cc
   src/plan/engine_config.cc
   src/plan/number_format.cc
+  src/plan/partition.cc
   src/plan/memory.cc
   src/plan/plan.cc
   src/plan/rank_map.cc

@@ -1,7 +1,10 @@
 #include "predict/search_points.h"
 
+#include <map>
+
 #include "decide/rules.h"
 #include "inputs/search_inputs.h"
+#include "plan/partition.h"
 
 namespace ppsearch::predict {
 namespace {
@@ -32,6 +35,25 @@ PointOptions OptionsOf(const inputs::SearchInputs& in, const PointRequest& reque
   po.pp_max_micro_batch_size = request.pp_max_micro_batch_size;
   po.token_times = request.token_times;
   return po;
+}
+
+// A layout planned with the split that leaves it more room, and the spec
+// that sets it.
+struct RoomierLayout {
+  std::vector<int> partition;
+  spec::Spec spec;
+  plan::LayoutPlan plan;
+};
+
+std::optional<RoomierLayout> RoomierLayoutOf(const inputs::SearchInputs& in,
+                                             const plan::LayoutPlan& lp) {
+  const std::optional<plan::RoomierSplit> split =
+      plan::RoomierPartition(lp.layout, in.spec, in.model, in.hardware);
+  if (!split) return std::nullopt;
+  RoomierLayout out{split->partition, plan::WithPartition(in.spec, split->partition), {}};
+  out.plan = plan::PlanLayout(lp.layout, out.spec, in.model, in.hardware);
+  if (!out.plan.valid) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -83,17 +105,33 @@ SearchPrediction PredictSearch(const inputs::SearchInputs& in, const cost::Calib
                                const SearchOptions& options) {
   SearchPrediction out;
   out.ensemble = options.ensemble;
+  std::map<const plan::LayoutPlan*, std::optional<RoomierLayout>> roomier;  // once per layout
   for (const PlannedPoint& pp : SearchPointsOf(in)) {
     const plan::LayoutPlan& lp = *pp.plan;
     PointRequest request;
     request.concurrency = pp.concurrency;
     request.keep_trace = options.keep_trace;
     request.token_times = options.token_times;
-    SearchPoint sp{PredictSearchPoint(in, lp, calibration, request), &lp, 0};
+    SearchPoint sp;
+    sp.prediction = PredictSearchPoint(in, lp, calibration, request);
+    sp.plan = &lp;
     if (options.cap_check && lp.layout.pp > 1) {
       request.keep_trace = false;
       request.pp_max_micro_batch_size = 1;
       sp.cap1_input_tps = PredictSearchPoint(in, lp, calibration, request).metrics.input_tps;
+    }
+    if (options.partition_check && lp.layout.pp > 1) {
+      auto it = roomier.find(&lp);
+      if (it == roomier.end()) it = roomier.emplace(&lp, RoomierLayoutOf(in, lp)).first;
+      if (const std::optional<RoomierLayout>& r = it->second) {
+        PointRequest plain;
+        plain.concurrency = pp.concurrency;
+        const PointPrediction with = PredictPoint(r->plan, r->spec, in.model, in.hardware,
+                                                  calibration, OptionsOf(in, plain));
+        sp.roomier_partition = r->partition;
+        sp.roomier_input_tps = with.metrics.input_tps;
+        sp.roomier_peak_mib = with.memory.peak_mib_max;
+      }
     }
     out.points.push_back(std::move(sp));
   }

@@ -22,6 +22,9 @@ namespace ppsearch::predict {
 struct SearchOptions {
   // Also predict every PP > 1 point with pp-max-micro-batch-size = 1.
   bool cap_check = false;
+  // Also predict each PP > 1 point with the layer split that leaves its
+  // tightest stage more memory (plan/partition.h), where one does.
+  bool partition_check = false;
   bool keep_trace = false;
   // Draws behind the intervals; members 0: no intervals and no summary.
   uncertainty::EnsembleOptions ensemble;
@@ -54,6 +57,11 @@ struct SearchPoint {
   PointPrediction prediction;
   const plan::LayoutPlan* plan = nullptr;  // into the inputs' plan
   double cap1_input_tps = 0;               // with pp-max-micro-batch-size = 1; 0: not run
+  // With SGLANG_PP_LAYER_PARTITION = roomier_partition (plan::RoomierPartition);
+  // empty when not run or when no split leaves more room than the even one.
+  std::vector<int> roomier_partition;
+  double roomier_input_tps = 0;
+  double roomier_peak_mib = 0;  // the highest stage peak, as prediction.memory.peak_mib_max
 };
 
 struct SearchPrediction {

@@ -1,6 +1,7 @@
 #include "report/simulated_prediction.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -193,6 +194,10 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
     j[stats::FigureKey(m)] = f.*m;
   if (sp.point->cap1_input_tps > 0)
     j["input_tps_with_pp_max_micro_batch_size_1"] = sp.point->cap1_input_tps;
+  if (!sp.point->roomier_partition.empty())
+    j["roomier_partition"] = {{"sglang_pp_layer_partition", sp.point->roomier_partition},
+                              {"input_tps", sp.point->roomier_input_tps},
+                              {"peak_gpu_mib", sp.point->roomier_peak_mib}};
   AddIntervals(sp, j);
   if (decode) AddDecodeFigures(sp, f, j);
   return j;
@@ -347,6 +352,27 @@ void AppendCapCheck(const std::vector<predict::SearchPoint>& points, std::string
   }
 }
 
+void AppendPartitionCheck(const std::vector<predict::SearchPoint>& points, double gpu_mib,
+                          std::string& out) {
+  bool any = false;
+  for (const auto& sp : points) any = any || !sp.roomier_partition.empty();
+  if (!any) return;
+  out +=
+      "\n# SGLANG_PP_LAYER_PARTITION that leaves the tightest stage more memory than SGLang's "
+      "even split (no stage given more layers than the even split's largest), this workload\n";
+  for (const auto& sp : points) {
+    if (sp.roomier_partition.empty()) continue;
+    const auto& p = sp.prediction;
+    out += fmt::format(
+        "  {}  C={}  even: headroom {} MiB, {} tok/s   \"{}\": headroom {} MiB, {} tok/s   "
+        "change {}\n",
+        p.layout.Label(), p.concurrency, FormatNumber(gpu_mib - p.memory.peak_mib_max, 0),
+        FormatNumber(p.metrics.input_tps, 2), fmt::join(sp.roomier_partition, ","),
+        FormatNumber(gpu_mib - sp.roomier_peak_mib, 0), FormatNumber(sp.roomier_input_tps, 2),
+        FormatSignedPercent(sp.roomier_input_tps / p.metrics.input_tps - 1));
+  }
+}
+
 void AppendUncertainty(const uncertainty::UncertaintySummary& s,
                        const cost::Calibration& calibration, const decide::Objective& objective,
                        std::string& out) {
@@ -428,6 +454,7 @@ std::string RenderSimulatedPrediction(const SimulatedPage& page) {
   if (Decode(page)) AppendDecode(page.points, out);
   AppendBreakdown(page.prediction->points, out);
   AppendCapCheck(page.prediction->points, out);
+  AppendPartitionCheck(page.prediction->points, page.inputs->hardware.memory_mib, out);
   if (intervals)
     AppendUncertainty(page.prediction->summary, calibration, in.spec.decision.objective, out);
   return out;

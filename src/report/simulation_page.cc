@@ -1,6 +1,7 @@
 #include "report/simulation_page.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -80,6 +81,36 @@ std::optional<Section> CapCheck(const SimulationPage& page) {
                   Block::TableBlock(std::move(t))}};
 }
 
+std::optional<Section> PartitionCheck(const SimulationPage& page) {
+  table::Table t;
+  t.header = {"PP / TP / EP",
+              "C",
+              "Headroom (even split)",
+              "Input TPS",
+              "SGLANG_PP_LAYER_PARTITION",
+              "Headroom",
+              "Input TPS",
+              "Change"};
+  t.left = {true, false, false, false, true, false, false, false};
+  for (const auto& p : page.prediction.points) {
+    if (p.roomier_partition.empty()) continue;
+    t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency),
+                      FormatNumber(page.gpu_total_mib - p.peak_gpu_mib, 0),
+                      FormatNumber(p.input_tps, 2),
+                      fmt::format("{}", fmt::join(p.roomier_partition, ",")),
+                      FormatNumber(page.gpu_total_mib - p.roomier_peak_mib, 0),
+                      FormatNumber(p.roomier_input_tps, 2),
+                      FormatSignedPercent(p.roomier_input_tps / p.input_tps - 1)});
+  }
+  if (t.rows.empty()) return std::nullopt;
+  return Section{"Layer split",
+                 {Block::Paragraph("Every PP > 1 point simulated again with the "
+                                   "`SGLANG_PP_LAYER_PARTITION` that leaves its tightest stage "
+                                   "more memory than SGLang's even split, no stage given more "
+                                   "layers than the even split's largest, for this workload."),
+                  Block::TableBlock(std::move(t))}};
+}
+
 }  // namespace
 
 std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& page) {
@@ -99,6 +130,7 @@ std::string RenderSimulationHtml(const spec::Spec& spec, const SimulationPage& p
                                               spec.decision.objective, prediction.interval_members,
                                               page.interval_seed));
   if (std::optional<Section> s = CapCheck(page)) doc.sections.push_back(std::move(*s));
+  if (std::optional<Section> s = PartitionCheck(page)) doc.sections.push_back(std::move(*s));
 
   ChartInputs in;
   in.measured = false;

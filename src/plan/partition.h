@@ -1,0 +1,37 @@
+#pragma once
+// A layer split for SGLANG_PP_LAYER_PARTITION that leaves the pipeline's
+// tightest stage more memory than SGLang's even split does. The even split
+// gives the last stages the remainder, and the last stage also holds the LM
+// head (and, with PP, a KV pool as large as every other stage's), so it is
+// often the one that runs out first.
+
+#include <optional>
+#include <vector>
+
+#include "hardware/hardware.h"
+#include "model/model.h"
+#include "spec/spec.h"
+
+namespace ppsearch::plan {
+
+struct RoomierSplit {
+  std::vector<int> partition;          // layers per stage, stage 0 first
+  double worst_headroom_mib = 0;       // its tightest stage's headroom, as planned
+  double even_worst_headroom_mib = 0;  // the even split's, as planned
+};
+
+// From the even split, moves one layer at a time from one stage to another
+// that holds fewer than the even split's largest stage (so that no stage
+// takes longer for its layers), each time the move that raises the
+// tightest stage's headroom most, while one does (at most 4 x pp moves). nullopt when no move
+// helps, at PP1, when the spec sets SGLANG_PP_LAYER_PARTITION itself, or when the even split does
+// not plan. Headroom as `plan` gives it: a calibration's workspace adds the same to every stage, so
+// it moves no stage ahead of another.
+std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, const spec::Spec& spec,
+                                             const model::ModelDesc& model,
+                                             const hardware::HardwareProfile& hw);
+
+// `spec` with [engine.env] SGLANG_PP_LAYER_PARTITION set to `partition`.
+spec::Spec WithPartition(const spec::Spec& spec, const std::vector<int>& partition);
+
+}  // namespace ppsearch::plan
