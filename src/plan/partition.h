@@ -23,7 +23,8 @@ struct RoomierSplit {
 // From the even split, moves one layer at a time from one stage to another
 // that holds fewer than the even split's largest stage (so that no stage
 // takes longer for its layers), each time the move that raises the
-// tightest stage's headroom most, while one does (at most 4 x pp moves). nullopt when no move
+// tightest stage's headroom most, while one does (at most 4 x pp moves);
+// where the layers divide evenly no layer can move under that rule. nullopt when no move
 // helps, at PP1, when the spec sets SGLANG_PP_LAYER_PARTITION itself, or when the even split does
 // not plan. Headroom as `plan` gives it: a calibration's workspace adds the same to every stage, so
 // it moves no stage ahead of another.

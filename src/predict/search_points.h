@@ -23,7 +23,10 @@ struct SearchOptions {
   // Also predict every PP > 1 point with pp-max-micro-batch-size = 1.
   bool cap_check = false;
   // Also predict each PP > 1 point with the layer split that leaves its
-  // tightest stage more memory (plan/partition.h), where one does.
+  // tightest stage more memory (plan/partition.h), where one does. The
+  // layout is planned again from the spec alone, so this is for inputs
+  // planned without a search's EngineKnobs (simulate's), or the two would
+  // differ in more than the split.
   bool partition_check = false;
   bool keep_trace = false;
   // Draws behind the intervals; members 0: no intervals and no summary.

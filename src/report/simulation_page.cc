@@ -89,7 +89,7 @@ std::optional<Section> PartitionCheck(const SimulationPage& page) {
               "Input TPS",
               "SGLANG_PP_LAYER_PARTITION",
               "Headroom",
-              "Input TPS",
+              "Input TPS with split",
               "Change"};
   t.left = {true, false, false, false, true, false, false, false};
   for (const auto& p : page.prediction.points) {
