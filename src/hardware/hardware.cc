@@ -292,16 +292,17 @@ Status ReadBf16Rate(const std::string& path, const TableReader& root, const toml
   // A shape paced by DRAM measured its bandwidth, not the tensor rate: the
   // model would turn it into a rate no GEMM reaches.
   const auto& at = hw.bf16_measured_at;
-  const double flops = 2.0 * at.m * static_cast<double>(at.n) * at.k;
+  const double per_byte =
+      2.0 * at.m * static_cast<double>(at.n) * at.k / Bf16GemmMinBytes(at.m, at.n, at.k);
   const double ridge = hw.bf16_tflops * 1e12 / (hw.memory_bw_gbps * 1e9);
-  if (flops / Bf16GemmMinBytes(at.m, at.n, at.k) < ridge)
+  if (per_byte < ridge)
     return root.KeyError(
         "bf16_tflops",
         fmt::format("a {} x {} x {} GEMM does {:.0f} FLOPs per byte it moves, below the "
                     "{:.0f} at which {} TFLOPS outruns {} GB/s of DRAM: its time measures the "
                     "memory, not the tensor rate; give a larger shape",
-                    at.m, at.n, at.k, flops / Bf16GemmMinBytes(at.m, at.n, at.k), ridge,
-                    FormatNumber(hw.bf16_tflops), FormatNumber(hw.memory_bw_gbps)));
+                    at.m, at.n, at.k, per_byte, ridge, FormatNumber(hw.bf16_tflops),
+                    FormatNumber(hw.memory_bw_gbps)));
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "decide/rules.h"
 #include "decide/steady_state.h"
 #include "inputs/search_inputs.h"
 #include "memory/memory_interval.h"
@@ -366,9 +367,11 @@ void AppendPartitionCheck(const std::vector<predict::SearchPoint>& points, doubl
     out += fmt::format(
         "  {}  C={}  even: headroom {} MiB, {} tok/s   \"{}\": headroom {} MiB, {} tok/s   "
         "change {}\n",
-        p.layout.Label(), p.concurrency, FormatNumber(gpu_mib - p.memory.peak_mib_max, 0),
+        p.layout.Label(), p.concurrency,
+        FormatNumber(decide::HeadroomMib(gpu_mib, p.memory.peak_mib_max), 0),
         FormatNumber(p.metrics.input_tps, 2), fmt::join(sp.roomier_partition, ","),
-        FormatNumber(gpu_mib - sp.roomier_peak_mib, 0), FormatNumber(sp.roomier_input_tps, 2),
+        FormatNumber(decide::HeadroomMib(gpu_mib, sp.roomier_peak_mib), 0),
+        FormatNumber(sp.roomier_input_tps, 2),
         FormatSignedPercent(sp.roomier_input_tps / p.metrics.input_tps - 1));
   }
 }

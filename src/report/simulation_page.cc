@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "decide/rules.h"
 #include "report/breakdown.h"
 #include "report/charts.h"
 #include "report/html.h"
@@ -95,10 +96,10 @@ std::optional<Section> PartitionCheck(const SimulationPage& page) {
   for (const auto& p : page.prediction.points) {
     if (p.roomier_partition.empty()) continue;
     t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency),
-                      FormatNumber(page.gpu_total_mib - p.peak_gpu_mib, 0),
+                      FormatNumber(decide::HeadroomMib(page.gpu_total_mib, p.peak_gpu_mib), 0),
                       FormatNumber(p.input_tps, 2),
                       fmt::format("{}", fmt::join(p.roomier_partition, ",")),
-                      FormatNumber(page.gpu_total_mib - p.roomier_peak_mib, 0),
+                      FormatNumber(decide::HeadroomMib(page.gpu_total_mib, p.roomier_peak_mib), 0),
                       FormatNumber(p.roomier_input_tps, 2),
                       FormatSignedPercent(p.roomier_input_tps / p.input_tps - 1)});
   }
