@@ -239,10 +239,19 @@ TEST_F(RealRunTest, ASecondProcessOnTheSameRunDirectoryIsRefused) {
 }
 
 TEST_F(RealRunTest, DryRunPrintsEachNodesCommandAsItsLauncherRunsItAndStartsNothing) {
-  const std::string spec = WriteSpec("pp = [8]\nconcurrency = [8]\nrepeats = 1", "", "", "ssh",
-                                     "[cluster.ssh]\nuser = \"ops\"\nport = 2222\n");
+  const std::string spec =
+      WriteSpec("pp = [8]\nconcurrency = [8]\nrepeats = 1", "", "", "ssh",
+                "[cluster.ssh]\nuser = \"ops\"\nport = 2222\n"
+                "[engine.pp_layer_partition]\n8 = [12, 12, 12, 12, 12, 11, 11, 11]\n");
   CommandResult r = Run("run " + spec + " --dry-run");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The layout's layer split reaches every node's server as SGLang's variable.
+  size_t nodes = 0;
+  for (size_t at = 0; (at = r.out.find("SGLANG_PP_LAYER_PARTITION=12,12,12,12,12,11,11,11", at)) !=
+                      std::string::npos;
+       ++at)
+    ++nodes;
+  EXPECT_EQ(nodes, 4u) << r.out;
   EXPECT_NE(r.out.find("n2: ssh -n -T -o BatchMode=yes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("-p 2222 -l ops -- 127.0.0.3 'exec /bin/sh -c"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--node-rank 2"), std::string::npos);
@@ -251,6 +260,24 @@ TEST_F(RealRunTest, DryRunPrintsEachNodesCommandAsItsLauncherRunsItAndStartsNoth
             std::string::npos)
       << r.out;
   EXPECT_FALSE(fs::exists(results_));
+}
+
+// The local launcher hands the runner's environment to every server: a
+// variable SGLang reads and the model follows, set there but not by the
+// spec, would make the servers run what the predictions do not; `run` says so.
+TEST_F(RealRunTest, AnSglangVariableOnlyInTheRunnersEnvironmentIsWarnedAbout) {
+  const std::string spec = WriteSpec("pp = [8]\nconcurrency = [8]\nrepeats = 1", "");
+  CommandResult r = RunCommand("SGLANG_PP_LAYER_PARTITION=12,12,12,12,12,11,11,11 " + bin_ +
+                               " run " + spec + " --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: SGLANG_PP_LAYER_PARTITION='12,12,12,12,12,11,11,11' is set in "
+                       "ppsearch's environment and the local launcher passes it to every server, "
+                       "but the spec does not set it"),
+            std::string::npos)
+      << r.err;
+  CommandResult clean = Run("run " + spec + " --dry-run");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.err.find("SGLANG_PP_LAYER_PARTITION"), std::string::npos) << clean.err;
 }
 
 }  // namespace

@@ -218,6 +218,38 @@ TEST_F(ServeSimE2e, NeverReadyStays503AndSlowStartBecomesReadyLate) {
   EXPECT_EQ(Log("never").find("fired up"), std::string::npos);
 }
 
+// SGLANG_PP_LAYER_PARTITION in serve-sim's environment splits its stages as
+// it splits SGLang's (a run's [engine.pp_layer_partition] arrives this way):
+// the stage of 54 layers holds more than the stage of 40. A value SGLang
+// would refuse stops the start, naming the variable.
+TEST_F(ServeSimE2e, TheEnvironmentsLayerSplitSplitsTheStages) {
+  const std::string layout = std::string("--model-path ") + kModel + " --tp-size 4 --pp-size 2";
+  const int bad = FreePort();
+  const pid_t refused = Start(layout + " --host 127.0.0.1 --port " + std::to_string(bad), "bad",
+                              "SGLANG_PP_LAYER_PARTITION='40;54'");
+  const std::optional<int> code = WaitExit(refused, 20);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(ReadText(dir_ / "bad.out")
+                .find("SGLANG_PP_LAYER_PARTITION='40;54': expected each pipeline stage's layer "
+                      "count"),
+            std::string::npos)
+      << ReadText(dir_ / "bad.out");
+
+  const int port = FreePort();
+  Start(layout + " --host 127.0.0.1 --port " + std::to_string(port), "split",
+        "SGLANG_PP_LAYER_PARTITION=40,54");
+  ASSERT_TRUE(WaitHealthy(port, 20)) << Log("split");
+  nvidia_smi::ShellRunner shell;
+  auto gpus = nvidia_smi::TakeSnapshot(
+      shell, "curl -s http://127.0.0.1:" + std::to_string(port) + "/gpu_memory");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  ASSERT_EQ(gpus->size(), 8u);
+  // GPUs 0-3 hold stage 0 (40 layers), 4-7 stage 1 (54 layers and the LM head).
+  EXPECT_GT(*(*gpus)[4].used_mib, *(*gpus)[0].used_mib + 5000)
+      << *(*gpus)[4].used_mib << " vs " << *(*gpus)[0].used_mib;
+}
+
 TEST_F(ServeSimE2e, TwoNodesBecomeReadyTogetherAndNodeZeroFailsWhenNodeOneDies) {
   const int port0 = FreePort(), port1 = FreePort(), dist = FreePort();
   const std::string common = std::string("--model-path ") + kModel +

@@ -76,11 +76,14 @@ class ServeSimE2e : public CliTest {
     CliTest::TearDown();
   }
 
-  // Starts `ppsearch serve-sim <args>` with its log in dir_/<name>.log.
-  pid_t Start(const std::string& args, const std::string& name = "server") {
+  // Starts `ppsearch serve-sim <args>` with its log in dir_/<name>.log;
+  // `env`: "NAME=value ..." set in its environment.
+  pid_t Start(const std::string& args, const std::string& name = "server",
+              const std::string& env = "") {
     const std::string log = (dir_ / (name + ".log")).string();
-    const std::string cmd = "exec " + bin_ + " serve-sim " + args + " --log-file " + log + " >" +
-                            (dir_ / (name + ".out")).string() + " 2>&1";
+    const std::string cmd = (env.empty() ? "" : env + " ") + "exec " + bin_ + " serve-sim " + args +
+                            " --log-file " + log + " >" + (dir_ / (name + ".out")).string() +
+                            " 2>&1";
     pid_t pid = ::fork();
     if (pid < 0) {
       // A -1 handed to kill() would signal every process this one may

@@ -119,6 +119,16 @@ TEST_F(SimulateE2e, ARoomierLayerSplitIsPredictedBesideTheEvenOne) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  PP8/TP4/EP4  C=8  even: headroom "), std::string::npos) << r.out;
+  // What to write in the spec to run it, and, written, PP8 is planned with
+  // it and its what-if is gone.
+  const size_t table = r.out.find("    [engine.pp_layer_partition]\n    8 = [");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const size_t open = r.out.find('[', table + 35), close = r.out.find(']', open);
+  const std::string split = r.out.substr(open, close - open + 1);
+  CommandResult set = Run(args + " --set 'engine.pp_layer_partition.8=" + split + "'");
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(set.out.find("SGLANG_PP_LAYER_PARTITION that"), std::string::npos) << set.out;
+  EXPECT_NE(set.out.find("      7   [82,93)"), std::string::npos) << split << "\n" << set.out;
   CommandResult j = Run(args + " --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const json point = json::parse(j.out)["points"][0];

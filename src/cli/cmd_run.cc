@@ -36,6 +36,7 @@
 #include "sglang/commands.h"
 #include "sglang/host_check.h"
 #include "sglang/sglang_engine.h"
+#include "spec/engine_env.h"
 #include "spec/spec_parser.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -173,6 +174,22 @@ run::RunRequest RequestOf(const RunCliOptions& opts) {
   return r;
 }
 
+// The variables SGLang reads that the model follows, set in this process's
+// environment but not by the spec: the local and Slurm launchers hand this
+// environment to every server (srun exports it by default), so the servers
+// would run with what the plan and the predictions do not.
+void WarnInheritedEngineEnv(const spec::Spec& spec) {
+  if (spec.cluster.launcher == "ssh") return;
+  for (const char* name : spec::ModelledEnvNames()) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || spec::FindEnv(spec.engine, name) != nullptr) continue;
+    std::cerr << "warning: " << name << "='" << Excerpt(value)
+              << "' is set in ppsearch's environment and the " << spec.cluster.launcher
+              << " launcher passes it to every server, but the spec does not set it, so the plan "
+                 "and the predictions do not follow it; set it in [engine.env] or unset it\n";
+  }
+}
+
 Result<ExitCode> RunRun(const RunCliOptions& opts) {
   PPS_ASSIGN_OR_RETURN(run::PreparedRun prepared, run::PrepareRun(RequestOf(opts)));
   if (!prepared.resume_dir.empty())
@@ -180,6 +197,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
               << prepared.spec_path << ")\n";
   const SearchInputs& in = prepared.inputs;
   for (const auto& w : in.plan.warnings) std::cerr << "warning: " << w.message << "\n";
+  if (prepared.engine_kind == "sglang") WarnInheritedEngineEnv(in.spec);
   if (!prepared.refusals.empty()) return ErrorLines(prepared.refusals);
   const std::string& engine_kind = prepared.engine_kind;
   run::RunOptions ro;

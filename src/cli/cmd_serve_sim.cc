@@ -14,12 +14,15 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "cli/command.h"
 #include "serve_sim/deployment.h"
 #include "serve_sim/fault_plan.h"
 #include "serve_sim/sim_server.h"
+#include "spec/engine_env.h"
+#include "util/excerpt.h"
 #include "util/files.h"
 
 namespace ppsearch::cli {
@@ -106,8 +109,28 @@ Status ReadPdTimeout(const char* name, double& seconds) {
   return Status::Ok();
 }
 
+// The variables SGLang reads that the model follows, from this process's
+// environment. A layer split SGLang cannot read stops its start (int() in
+// get_pp_indices raises); the others are SGLang's EnvField values, which it
+// replaces with their defaults after a warning (environ.py), as this does.
+Status ReadModelledEnv(serve_sim::ServerArgs& a) {
+  for (const char* name : spec::ModelledEnvNames()) {
+    const char* text = std::getenv(name);
+    if (text == nullptr) continue;
+    if (const char* expected = spec::ModelledEnvExpected(name, text)) {
+      const std::string what = fmt::format("{}='{}': expected {}", name, Excerpt(text), expected);
+      if (std::string_view(name) == spec::kPpLayerPartitionEnv) return MakeError(what);
+      std::cerr << "warning: " << what << "; running with SGLang's default\n";
+      continue;
+    }
+    a.engine_env.emplace_back(name, text);
+  }
+  return Status::Ok();
+}
+
 Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& extras) {
   serve_sim::ServerArgs& a = o.args;
+  PPS_RETURN_IF_ERROR(ReadModelledEnv(a));
   PPS_RETURN_IF_ERROR(
       ReadPdTimeout("SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT", a.bootstrap_timeout_s));
   PPS_RETURN_IF_ERROR(ReadPdTimeout("SGLANG_DISAGGREGATION_WAITING_TIMEOUT", a.waiting_timeout_s));

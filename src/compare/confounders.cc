@@ -75,6 +75,11 @@ ConfounderReport FindConfounders(const RunDescription& a, const RunDescription& 
   for (const std::string& key : keys) {
     // The simulator's own knobs mean nothing for a measured side.
     if (StartsWith(key, "sim.") && !both_simulated) continue;
+    // One pipeline size's setting matters where both sides ran that size.
+    if (const std::optional<int> pp = PipelineSizeOf(key);
+        pp && !a.pp_sizes.empty() && !b.pp_sizes.empty() &&
+        (!a.pp_sizes.count(*pp) || !b.pp_sizes.count(*pp)))
+      continue;
     auto value = [&](const RunDescription& d) -> std::optional<std::string> {
       auto it = d.settings.find(key);
       if (it != d.settings.end()) return it->second;

@@ -111,6 +111,29 @@ TEST(FindConfoundersTest, PatchesEnvAndDriversAreCompared) {
   EXPECT_EQ(r.differences[2].what.severity, Severity::kRelevant);
 }
 
+// A layer split is a setting of one pipeline size's servers: written in
+// [engine.env] or in [engine.pp_layer_partition] it is the same setting,
+// another split is harmful where both sides ran that size, and a side with
+// no layout of that size (a PP1 baseline) is not compared on it.
+TEST(FindConfoundersTest, ALayerSplitIsComparedWhereBothSidesRanItsPipelineSize) {
+  const std::string split = "[12,12,12,12,12,11,11,11]";
+  const RunDescription table = Described({"sweep.pp=[8]", "engine.pp_layer_partition.8=" + split});
+  const RunDescription env = Described(
+      {"sweep.pp=[8]", "engine.env.SGLANG_PP_LAYER_PARTITION=\"12,12,12,12,12,11,11,11\""});
+  EXPECT_EQ(table.settings.at("engine.env.SGLANG_PP_LAYER_PARTITION (PP8)"),
+            "12,12,12,12,12,11,11,11");
+  EXPECT_TRUE(FindConfounders(table, env).comparable) << FindConfounders(table, env).verdict;
+  const ConfounderReport even = FindConfounders(table, Described({"sweep.pp=[8]"}));
+  ASSERT_EQ(even.harmful().size(), 1u) << even.verdict;
+  EXPECT_EQ(even.harmful()[0]->key, "engine.env.SGLANG_PP_LAYER_PARTITION (PP8)");
+  EXPECT_EQ(even.harmful()[0]->b, "unset");
+  // The split of PP8 says nothing of a run of PP1 and PP4 only.
+  const RunDescription pp1 = Described({"sweep.pp=[1,4]"});
+  EXPECT_TRUE(FindConfounders(Described({"engine.pp_layer_partition.8=" + split}), pp1).comparable);
+  EXPECT_FALSE(
+      FindConfounders(Described({"engine.pp_layer_partition.4=[23,24,23,23]"}), pp1).comparable);
+}
+
 TEST(FindConfoundersTest, ABareCsvSaysWhatCouldNotBeChecked) {
   analysis::PointSummary row;
   row.requests_total = 40;

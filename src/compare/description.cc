@@ -1,9 +1,12 @@
 #include "compare/description.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <charconv>
 #include <filesystem>
 
+#include "spec/engine_env.h"
 #include "util/sha256.h"
 
 namespace ppsearch::compare {
@@ -38,6 +41,17 @@ std::string JoinValues(const std::set<std::string>& values) {
   return out;
 }
 
+std::optional<int> PipelineSizeOf(const std::string& key) {
+  const size_t at = key.rfind(" (PP");
+  if (at == std::string::npos || key.back() != ')') return std::nullopt;
+  int pp = 0;
+  const char* first = key.data() + at + 4;
+  const char* last = key.data() + key.size() - 1;
+  const auto [end, ec] = std::from_chars(first, last, pp);
+  if (ec != std::errc() || end != last) return std::nullopt;
+  return pp;
+}
+
 RunDescription DescribeRun(const spec::Spec& spec, const evidence::RunMetadata& run,
                            const Observed& seen, const std::string& source) {
   RunDescription d;
@@ -57,7 +71,18 @@ RunDescription DescribeRun(const spec::Spec& spec, const evidence::RunMetadata& 
   if (!seen.model_config_sha256.empty()) s["model.config"] = ShortDigest(seen.model_config_sha256);
   if (!seen.model_quantization.empty()) s["model.quantization"] = seen.model_quantization;
   for (const auto& [flag, value] : e.args) s[kArgPrefix + flag] = value.text;
-  for (const auto& [name, value] : e.env) s[kEnvPrefix + name] = value;
+  for (const auto& [name, value] : e.env)
+    if (name != spec::kPpLayerPartitionEnv) s[kEnvPrefix + name] = value;
+  // The layer split is a setting of each pipeline size's servers, however
+  // the spec wrote it ([engine.env] or [engine.pp_layer_partition]).
+  for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
+    d.pp_sizes.insert(layout.pp);
+    for (const spec::LayoutSpec& pool : layout.pools) d.pp_sizes.insert(pool.pp);
+  }
+  for (const int pp : d.pp_sizes)
+    if (const std::vector<int> split = spec::PpLayerPartition(e, pp); pp > 1 && !split.empty())
+      s[fmt::format("{}{} (PP{})", kEnvPrefix, spec::kPpLayerPartitionEnv, pp)] =
+          fmt::format("{}", fmt::join(split, ","));
   // The hashes the run took at its start; the spec's list when run.json has none.
   if (run.patches) {
     for (const evidence::RunPatch& p : *run.patches) s[PatchKey(p.path)] = ShortDigest(p.sha256);

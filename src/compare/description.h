@@ -33,7 +33,15 @@ struct RunDescription {
   bool has_metadata = false;      // false: a bare CSV, nearly nothing could be recorded
   std::optional<bool> simulated;  // nullopt: the side does not say
   std::map<std::string, std::string> settings;
+  // The pipeline sizes of the run's layouts (pools included); empty when
+  // the side does not say. A setting of one pipeline size's layouts
+  // (PipelineSizeOf) is compared only where both sides ran that size.
+  std::set<int> pp_sizes;
 };
+
+// The pipeline size a per-size setting key names ("engine.env.
+// SGLANG_PP_LAYER_PARTITION (PP8)" -> 8); nullopt for any other key.
+std::optional<int> PipelineSizeOf(const std::string& key);
 
 // What a run's evidence observed beyond its spec; empty sets when nothing
 // was recorded (a simulated run has no driver or server version).

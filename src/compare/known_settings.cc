@@ -100,6 +100,8 @@ constexpr Entry kEnvVars[] = {
     {"NCCL_MIN_NCHANNELS", kH, "environment", "NCCL channel count: collective bandwidth"},
     {"NCCL_MAX_NCHANNELS", kH, "environment", "NCCL channel count: collective bandwidth"},
     {"NCCL_BUFFSIZE", kH, "environment", "NCCL buffer size: pipelining of transfers"},
+    {"SGLANG_PP_LAYER_PARTITION", kH, "environment",
+     "another split of the layers over the pipeline stages: each stage's time and memory"},
     {"CUDA_LAUNCH_BLOCKING", kH, "environment", "serializes every kernel launch"},
     {"CUDA_DEVICE_MAX_CONNECTIONS", kH, "environment",
      "limits concurrent streams: compute/communication overlap changes"},
@@ -194,7 +196,9 @@ SettingClass ClassifySetting(const std::string& key) {
   }
   if (HasPrefix(key, kEnvPrefix)) {
     const std::string name = key.substr(std::string(kEnvPrefix).size());
-    if (const Entry* e = Find(kEnvVars, name)) return FromEntry(*e, name);
+    // "SGLANG_PP_LAYER_PARTITION (PP8)": one pipeline size's value of it.
+    if (const Entry* e = Find(kEnvVars, name.substr(0, name.find(" (PP"))))
+      return FromEntry(*e, name);
     return {Severity::kRelevant, "environment", name,
             "an environment variable without a known effect here; check it"};
   }

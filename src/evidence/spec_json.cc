@@ -56,6 +56,9 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : spec.engine.env)
     env[k] = spec::IsSecretEnvName(k, spec.engine) ? std::string(spec::kRedacted) : v;
+  nlohmann::json partitions = nlohmann::json::object();
+  for (const auto& [pp, split] : spec.engine.pp_layer_partitions)
+    partitions[std::to_string(pp)] = split;
   nlohmann::json hosts = nlohmann::json::array();
   for (size_t n = 0; n < spec.cluster.hosts.size(); ++n) {
     const auto& h = spec.cluster.hosts[n];
@@ -99,6 +102,7 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
             {"patches", spec.engine.patches},
             {"args", args},
             {"env", env},
+            {"pp_layer_partition", partitions},
             {"secret_env", spec.engine.secret_env}}},
           {"sweep",
            {{"layouts", layouts},

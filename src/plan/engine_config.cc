@@ -62,7 +62,7 @@ int64_t EngineConfig::PrefillBatchTokens() const {
   return chunked_prefill_size > 0 ? chunked_prefill_size : max_prefill_tokens;
 }
 
-EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib) {
+EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib, int pp) {
   EngineConfig c;
   const std::optional<int64_t> chunk = engine.ArgInt("chunked-prefill-size");
   c.chunked_prefill_size_origin = OriginOf(engine, "chunked-prefill-size");
@@ -92,7 +92,9 @@ EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memo
     if (std::optional<std::string> v = engine.ArgString(flag)) c.mamba_radix_cache_strategy = *v;
   c.linear_attn_backend = engine.ArgString("linear-attn-backend").value_or(c.linear_attn_backend);
   c.mamba_skip_decode_lock = spec::MambaSkipDecodeLock(engine);
-  c.pp_layer_partition = spec::PpLayerPartition(engine);
+  c.pp_layer_partition = spec::PpLayerPartition(engine, pp);
+  if (!c.pp_layer_partition.empty())
+    c.pp_layer_partition_source = spec::PpLayerPartitionSource(engine, pp);
   c.version_code = VersionCode(engine.version);
 
   c.disable_cuda_graph = engine.ArgTrue("disable-cuda-graph");

@@ -50,6 +50,7 @@ struct EngineConfig {
   bool mamba_skip_decode_lock = false;         // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK
   // SGLANG_PP_LAYER_PARTITION: each stage's layers; empty: the even split.
   std::vector<int> pp_layer_partition;
+  std::string pp_layer_partition_source;  // where the spec sets it, for messages
 
   // engine.version as minor * 100 + patch ("0.5.18" -> 518); -1 when the
   // spec names none, and the model then follows v0.5.18.
@@ -118,9 +119,10 @@ struct EngineKnobs {
 int VersionCode(const std::string& version);
 
 // Resolves the spec's engine settings on a GPU of `gpu_memory_mib` (0 when
-// unknown: SGLang's smallest tier applies). Values were checked when the
-// spec was parsed.
-EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib);
+// unknown: SGLang's smallest tier applies) for a layout of `pp` pipeline
+// stages (the layer split is per PP size: spec::PpLayerPartition). Values
+// were checked when the spec was parsed.
+EngineConfig ResolveEngineConfig(const spec::EngineSpec& engine, double gpu_memory_mib, int pp = 1);
 
 // `engine` with the knobs that are set: a chunk set this way counts as set
 // (as the spec's would), and what a knob sets was set at "search".

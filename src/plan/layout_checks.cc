@@ -396,10 +396,9 @@ std::vector<Diagnostic> ValidateLayout(const spec::LayoutSpec& layout, const spe
     const std::vector<int>& partition = planned.engine.pp_layer_partition;
     const std::string refused = PartitionError(partition, model.num_layers, layout.pp);
     if (!refused.empty())
-      errors.push_back(LayoutError(
-          layout, fmt::format("does not fit [engine.env] SGLANG_PP_LAYER_PARTITION = \"{}\", and "
-                              "SGLang refuses to start it: \"{}\"",
-                              fmt::join(partition, ","), refused)));
+      errors.push_back(
+          LayoutError(layout, fmt::format("does not fit {}, and SGLang refuses to start it: \"{}\"",
+                                          planned.engine.pp_layer_partition_source, refused)));
   });
   check("moe_split", [&] { CheckMoe(layout, model, errors); });
   check("uneven_split", [&] { CheckEvenSplits(layout, planned.engine, model, errors); });

@@ -29,11 +29,12 @@ std::optional<double> WorstHeadroom(const spec::LayoutSpec& layout, const spec::
 
 spec::Spec WithPartition(const spec::Spec& spec, const std::vector<int>& partition) {
   spec::Spec out = spec;
+  // One writer of the variable, as the spec parser holds it: the table's.
   auto& env = out.engine.env;
   env.erase(std::remove_if(env.begin(), env.end(),
                            [](const auto& e) { return e.first == spec::kPpLayerPartitionEnv; }),
             env.end());
-  env.emplace_back(spec::kPpLayerPartitionEnv, fmt::format("{}", fmt::join(partition, ",")));
+  out.engine.pp_layer_partitions[static_cast<int>(partition.size())] = partition;
   return out;
 }
 
@@ -41,7 +42,7 @@ std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, con
                                              const model::ModelDesc& model,
                                              const hardware::HardwareProfile& hw) {
   const int pp = layout.pp;
-  if (pp <= 1 || model.num_layers < pp || spec::FindEnv(spec.engine, spec::kPpLayerPartitionEnv))
+  if (pp <= 1 || model.num_layers < pp || !spec::PpLayerPartition(spec.engine, pp).empty())
     return std::nullopt;
   std::vector<int> split;
   for (int s = 0; s < pp; ++s) {

@@ -25,14 +25,18 @@ struct RoomierSplit {
 // takes longer for its layers), each time the move that raises the
 // tightest stage's headroom most, while one does (at most 4 x pp moves);
 // where the layers divide evenly no layer can move under that rule. nullopt when no move
-// helps, at PP1, when the spec sets SGLANG_PP_LAYER_PARTITION itself, or when the even split does
+// helps, at PP1, when the spec sets the layout's split itself ([engine.env]
+// SGLANG_PP_LAYER_PARTITION or [engine.pp_layer_partition]), or when the even split does
 // not plan. Headroom as `plan` gives it: a calibration's workspace adds the same to every stage, so
 // it moves no stage ahead of another.
 std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                              const model::ModelDesc& model,
                                              const hardware::HardwareProfile& hw);
 
-// `spec` with [engine.env] SGLANG_PP_LAYER_PARTITION set to `partition`.
+// `spec` with `partition` as [engine.pp_layer_partition]'s entry for its
+// pipeline size (one per stage): layouts of that size run with it. An
+// [engine.env] SGLANG_PP_LAYER_PARTITION goes, as the parser allows only one
+// of the two.
 spec::Spec WithPartition(const spec::Spec& spec, const std::vector<int>& partition);
 
 }  // namespace ppsearch::plan

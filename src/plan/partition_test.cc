@@ -50,18 +50,28 @@ TEST(RoomierPartition, NoneAtPp1OrWhereTheSpecSplitsItself) {
   EXPECT_FALSE(RoomierPartition(Layout(1, 32, 4), MissionSpec(), model, Rtx6000d()));
   const spec::Spec own = WithPartition(MissionSpec(), {11, 12, 12, 12, 12, 12, 11, 11});
   EXPECT_FALSE(RoomierPartition(Layout(8, 4, 4), own, model, Rtx6000d()));
+  spec::Spec env = MissionSpec();
+  env.engine.env.emplace_back("SGLANG_PP_LAYER_PARTITION", "11,12,12,12,12,12,11,11");
+  EXPECT_FALSE(RoomierPartition(Layout(8, 4, 4), env, model, Rtx6000d()));
+  // Another pipeline size's split leaves this one's even.
+  const spec::Spec other = WithPartition(MissionSpec(), {47, 46});
+  EXPECT_TRUE(RoomierPartition(Layout(8, 4, 4), other, model, Rtx6000d()));
 }
 
-TEST(WithPartition, SetsTheVariableOnce) {
+// The split becomes its pipeline size's entry, replacing an earlier one
+// and an [engine.env] split (the parser allows one of the two), and leaves
+// the other variables and sizes alone.
+TEST(WithPartition, SetsItsPipelineSizesEntry) {
   spec::Spec spec = MissionSpec();
   spec.engine.env.emplace_back("NCCL_DEBUG", "WARN");
-  const spec::Spec once = WithPartition(WithPartition(spec, {46, 47}), {47, 46});
-  EXPECT_EQ(*spec::FindEnv(once.engine, "SGLANG_PP_LAYER_PARTITION"), "47,46");
+  spec.engine.env.emplace_back("SGLANG_PP_LAYER_PARTITION", "12,12,12,12,12,11,11,11");
+  const spec::Spec once =
+      WithPartition(WithPartition(WithPartition(spec, {46, 47}), {47, 46}), {23, 24, 23, 23});
+  EXPECT_EQ(spec::FindEnv(once.engine, "SGLANG_PP_LAYER_PARTITION"), nullptr);
   EXPECT_EQ(*spec::FindEnv(once.engine, "NCCL_DEBUG"), "WARN");
-  EXPECT_EQ(spec::PpLayerPartition(once.engine), (std::vector<int>{47, 46}));
-  size_t count = 0;
-  for (const auto& e : once.engine.env) count += e.first == "SGLANG_PP_LAYER_PARTITION";
-  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(spec::PpLayerPartition(once.engine, 2), (std::vector<int>{47, 46}));
+  EXPECT_EQ(spec::PpLayerPartition(once.engine, 4), (std::vector<int>{23, 24, 23, 23}));
+  EXPECT_EQ(once.engine.pp_layer_partitions.size(), 2u);
 }
 
 }  // namespace

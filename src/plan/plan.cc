@@ -86,7 +86,7 @@ LayoutPlan PlanLayout(const spec::LayoutSpec& layout, const spec::Spec& spec,
                       const EngineKnobs& knobs) {
   LayoutPlan plan;
   plan.layout = layout;
-  plan.engine = WithKnobs(ResolveEngineConfig(spec.engine, hw.memory_mib), knobs);
+  plan.engine = WithKnobs(ResolveEngineConfig(spec.engine, hw.memory_mib, layout.pp), knobs);
   plan.prefill_attention_backend = hw.attention_backend;
   if (layout.pp < 1 || layout.tp < 1 || layout.ep < 1 || layout.instances < 1) {
     // Nothing can be laid out; report the sizes and stop.

@@ -79,6 +79,27 @@ TEST(PlanLayout, APartitionInTheEnvironmentSplitsTheStages) {
                         "\"len(partitions)=8 does not match pp_size=4.\""));
 }
 
+// [engine.pp_layer_partition] splits the layouts of its pipeline size and
+// no other; one that does not sum to the model's layers is refused naming it.
+TEST(PlanLayout, APartitionPerPipelineSizeSplitsThatSizeOnly) {
+  spec::Spec spec = MissionSpec();
+  spec.engine.pp_layer_partitions[8] = {12, 12, 12, 12, 12, 12, 12, 9};
+  const LayoutPlan pp8 = PlanLayout(Layout(8, 4, 4), spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(LayerCounts(pp8), ElementsAre(12, 12, 12, 12, 12, 12, 12, 9));
+  EXPECT_THAT(pp8.errors, IsEmpty());
+  const LayoutPlan pp4 = PlanLayout(Layout(4, 8, 4), spec, KimiLikeModel(), Rtx6000d());
+  EXPECT_THAT(pp4.errors, IsEmpty());
+  EXPECT_EQ(LayerCounts(pp4), LayerCounts(PlanMission(4, 8, 4)));
+  spec.engine.pp_layer_partitions[4] = {24, 24, 24, 24};
+  const LayoutPlan wrong = PlanLayout(Layout(4, 8, 4), spec, KimiLikeModel(), Rtx6000d());
+  ASSERT_EQ(wrong.errors.size(), 1u);
+  EXPECT_EQ(wrong.errors[0].reason, "pp_layer_partition");
+  EXPECT_THAT(wrong.errors[0].message,
+              HasSubstr("PP4/TP8/EP4 does not fit [engine.pp_layer_partition] 4 = [24, 24, 24, "
+                        "24], and SGLang refuses to start it: \"sum(partitions)=96 does not "
+                        "match num_hidden_layers=93.\""));
+}
+
 TEST(PlanLayout, Pp1Tp32GroupSpansAllFourNodes) {
   LayoutPlan plan = PlanMission(1, 32, 4);
   EXPECT_TRUE(plan.valid);

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "decide/rules.h"
 #include "decide/steady_state.h"
@@ -373,6 +375,22 @@ void AppendPartitionCheck(const std::vector<predict::SearchPoint>& points, doubl
         FormatNumber(decide::HeadroomMib(gpu_mib, sp.roomier_peak_mib), 0),
         FormatNumber(sp.roomier_input_tps, 2),
         FormatSignedPercent(sp.roomier_input_tps / p.metrics.input_tps - 1));
+  }
+  // The spec's table takes one split per pipeline size: the first layout's,
+  // and a layout of the same size that found another, as a comment.
+  out +=
+      "  to run and predict a layout with its split, set it in the spec (one "
+      "[engine.pp_layer_partition] table):\n"
+      "    [engine.pp_layer_partition]\n";
+  std::map<int, std::vector<int>> written;
+  std::set<std::string> layouts;
+  for (const auto& sp : points) {
+    const spec::LayoutSpec& layout = sp.prediction.layout;
+    if (sp.roomier_partition.empty() || !layouts.insert(layout.Label()).second) continue;
+    const auto [at, first] = written.emplace(layout.pp, sp.roomier_partition);
+    if (!first && at->second == sp.roomier_partition) continue;
+    out += fmt::format("    {}{} = [{}]  # {}\n", first ? "" : "# ", layout.pp,
+                       fmt::join(sp.roomier_partition, ", "), layout.Label());
   }
 }
 

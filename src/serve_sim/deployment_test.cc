@@ -31,6 +31,26 @@ TEST(DeploymentTest, SpecDescribesTheLaunchArguments) {
   EXPECT_EQ(s.sweep.layouts[0].Label(), "PP2/TP4/EP1");
 }
 
+// The variables SGLang reads that the model follows reach a simulated
+// server's plan as they reach SGLang's: its environment's layer split
+// splits its stages.
+TEST(DeploymentTest, TheEnvironmentsLayerSplitSplitsTheStages) {
+  ServerArgs a = Qwen(4, 2, 2);
+  auto even = BuildDeployment(a);
+  ASSERT_TRUE(even.ok()) << even.error().message;
+  a.engine_env = {{"SGLANG_PP_LAYER_PARTITION", "40,54"}};
+  auto split = BuildDeployment(a);
+  ASSERT_TRUE(split.ok()) << split.error().message;
+  ASSERT_EQ((*split)->plan.stages.size(), 2u);
+  EXPECT_EQ((*split)->plan.stages[0].end_layer - (*split)->plan.stages[0].first_layer, 40);
+  EXPECT_EQ((*even)->plan.stages[0].end_layer - (*even)->plan.stages[0].first_layer, 47);
+  a.engine_env = {{"SGLANG_PP_LAYER_PARTITION", "40,50"}};
+  auto refused = BuildDeployment(a);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("sum(partitions)=90 does not match"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(DeploymentTest, TwoNodesHoldOneStageEach) {
   auto d = BuildDeployment(Qwen(4, 2, 2));
   ASSERT_TRUE(d.ok()) << d.error().message;

@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
@@ -67,6 +68,11 @@ struct ServerArgs {
   int decode_log_interval = 40;
   std::string gpu_state_dir;           // register this node's GPU memory here (smi-sim)
   std::vector<ExtraFlag> extra_flags;  // in the order given
+  // The environment variables SGLang reads that the model follows
+  // (spec::ModelledEnvNames()), as this process was started with them: a run's
+  // [engine.env] and [engine.pp_layer_partition] reach a simulated server
+  // as they reach SGLang.
+  std::vector<std::pair<std::string, std::string>> engine_env;
   FaultArgs fault;
 
   // Prefill-decode disaggregation (SGLang's --disaggregation-* flags): a

@@ -1,5 +1,8 @@
 #include "sglang/commands.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "launch/launchers.h"
@@ -7,6 +10,7 @@
 #include "plan/disaggregation.h"
 #include "plan/engine_config.h"
 #include "sglang/nsys_profile.h"
+#include "spec/engine_env.h"
 #include "util/files.h"
 
 namespace ppsearch::sglang {
@@ -138,6 +142,12 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
       {"{ppsearch}", SelfExecutable()}};
   NodeCommand c;
   for (const auto& [k, v] : e.env) c.env.emplace_back(k, Fill(v, vars));
+  // [engine.pp_layer_partition]: the split of this layout's pipeline size,
+  // as SGLang reads it (the spec refuses it beside [engine.env]'s).
+  if (const auto split = e.pp_layer_partitions.find(sample.layout.pp);
+      split != e.pp_layer_partitions.end())
+    c.env.emplace_back(spec::kPpLayerPartitionEnv,
+                       fmt::format("{}", fmt::join(split->second, ",")));
   std::vector<std::string> server;
   for (const auto& w : e.command) server.push_back(Fill(w, vars));
   const spec::LayoutSpec& l = sample.layout;

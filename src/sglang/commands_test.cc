@@ -73,6 +73,20 @@ TEST(ServerCommand, EachInstanceIsADeploymentOfItsOwnNodes) {
   EXPECT_TRUE(InstanceHeads(s, three.layout).empty());
 }
 
+// [engine.pp_layer_partition]: a layout's servers get its pipeline size's
+// split as SGLang's variable; another size's layouts get none.
+TEST(ServerCommand, APipelineSizesSplitIsItsServersVariable) {
+  const spec::Spec s = Parse(
+      "[engine.env]\nNCCL_DEBUG = \"WARN\"\n"
+      "[engine.pp_layer_partition]\n2 = [47, 46]\n4 = [23, 24, 23, 23]");
+  const NodeCommand c = ServerCommand(s, kSample, 0);
+  EXPECT_EQ(c.env,
+            (launch::EnvList{{"NCCL_DEBUG", "WARN"}, {"SGLANG_PP_LAYER_PARTITION", "47,46"}}));
+  evidence::SampleId pp8 = kSample;
+  pp8.layout.pp = 8;
+  EXPECT_EQ(ServerCommand(s, pp8, 0).env, (launch::EnvList{{"NCCL_DEBUG", "WARN"}}));
+}
+
 TEST(ServerCommand, DpAttentionFlagsOnlyAboveDpOne) {
   spec::Spec s = Parse("");
   evidence::SampleId dp = kSample;

@@ -1,5 +1,8 @@
 #include "spec/engine_env.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -70,10 +73,58 @@ std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text) {
   }
 }
 
-std::vector<int> PpLayerPartition(const EngineSpec& engine) {
+std::vector<int> PpLayerPartition(const EngineSpec& engine, int pp) {
+  if (const auto entry = engine.pp_layer_partitions.find(pp);
+      entry != engine.pp_layer_partitions.end())
+    return entry->second;
   const std::string* text = FindEnv(engine, kPpLayerPartitionEnv);
   if (text == nullptr) return {};
   return ParsePpLayerPartition(*text).value_or(std::vector<int>{});
+}
+
+std::string PpLayerPartitionSource(const EngineSpec& engine, int pp) {
+  if (const auto entry = engine.pp_layer_partitions.find(pp);
+      entry != engine.pp_layer_partitions.end())
+    return fmt::format("[engine.pp_layer_partition] {} = [{}]", pp, fmt::join(entry->second, ", "));
+  const std::string* text = FindEnv(engine, kPpLayerPartitionEnv);
+  return fmt::format("[engine.env] {} = \"{}\"", kPpLayerPartitionEnv, text ? *text : "");
+}
+
+namespace {
+
+// Each modelled variable with the values SGLang (or the model) takes.
+struct EnvCheck {
+  const char* name;
+  bool (*valid)(const std::string& value);
+  const char* expected;
+};
+const EnvCheck kEnvChecks[] = {
+    {kDynamicChunkSmoothEnv, [](const std::string& v) { return ParseSmoothFactor(v).has_value(); },
+     "a number from 0 (fixed chunks) to 1 (strict)"},
+    {kPpLayerPartitionEnv,
+     [](const std::string& v) { return ParsePpLayerPartition(v).has_value(); },
+     "each pipeline stage's layer count, whole numbers of at least 1 separated by commas "
+     "(\"12,12,11\")"},
+    {kMambaSkipDecodeLockEnv, [](const std::string& v) { return ParseEnvBool(v).has_value(); },
+     "true, 1, yes, y, false, 0, no or n (SGLang's EnvBool; SGLang would run with the lock "
+     "kept, warning that it ignores the value)"},
+    {kChunkedPrefixThresholdEnv,
+     [](const std::string& v) { return ParseTokenCount(v).has_value(); },
+     "a whole number of tokens"},
+};
+
+}  // namespace
+
+std::vector<const char*> ModelledEnvNames() {
+  std::vector<const char*> names;
+  for (const EnvCheck& check : kEnvChecks) names.push_back(check.name);
+  return names;
+}
+
+const char* ModelledEnvExpected(const std::string& name, const std::string& value) {
+  for (const EnvCheck& check : kEnvChecks)
+    if (name == check.name && !check.valid(value)) return check.expected;
+  return nullptr;
 }
 
 bool MambaSkipDecodeLock(const EngineSpec& engine) {

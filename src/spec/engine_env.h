@@ -18,6 +18,16 @@ inline constexpr char kPpLayerPartitionEnv[] = "SGLANG_PP_LAYER_PARTITION";
 // The value of variable `name` in [engine.env], or nullptr.
 const std::string* FindEnv(const EngineSpec& engine, const std::string& name);
 
+// The variables above, which SGLang reads from its environment and the
+// model follows (from the spec's [engine.env], or serve-sim's own
+// environment), in one table with the values each takes.
+std::vector<const char*> ModelledEnvNames();
+
+// What a modelled variable takes, when `value` is not that ("a number from
+// 0 (fixed chunks) to 1 (strict)"); nullptr when it is, or when `name` is
+// not modelled.
+const char* ModelledEnvExpected(const std::string& name, const std::string& value);
+
 // The text as a number in [0, 1]; nullopt otherwise.
 std::optional<double> ParseSmoothFactor(const std::string& text);
 
@@ -42,10 +52,17 @@ bool MambaSkipDecodeLock(const EngineSpec& engine);
 // stage of no layer, or fewer, is no split); nullopt otherwise.
 std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text);
 
-// SGLANG_PP_LAYER_PARTITION from [engine.env] (checked when the spec is
-// parsed); empty when unset: SGLang's even split. Whether it has one entry
-// per stage and sums to the model's layers is the planner's check.
-std::vector<int> PpLayerPartition(const EngineSpec& engine);
+// The SGLANG_PP_LAYER_PARTITION the servers of a PP `pp` layout run with
+// (checked when the spec is parsed): [engine.pp_layer_partition]'s entry
+// for `pp`, else [engine.env]'s; empty when neither: SGLang's even split.
+// Whether it has one entry per stage and sums to the model's layers is the
+// planner's check.
+std::vector<int> PpLayerPartition(const EngineSpec& engine, int pp);
+
+// Where PpLayerPartition(engine, pp) comes from, for messages:
+// "[engine.pp_layer_partition] 8 = [12, 12, ...]" or
+// "[engine.env] SGLANG_PP_LAYER_PARTITION = \"12,12,...\"".
+std::string PpLayerPartitionSource(const EngineSpec& engine, int pp);
 
 // SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD from [engine.env] (checked when the
 // spec is parsed), else SGLang's 8,192 (models/deepseek_v2.py): the cached

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -241,29 +242,6 @@ bool IsEnvName(const std::string& name) {
   return true;
 }
 
-// The [engine.env] variables the simulator reads (spec/engine_env.h), each
-// with the values SGLang (or the model) takes; another value is an error at
-// its key.
-struct EnvCheck {
-  const char* name;
-  bool (*valid)(const std::string& value);
-  const char* expected;
-};
-const EnvCheck kEnvChecks[] = {
-    {kDynamicChunkSmoothEnv, [](const std::string& v) { return ParseSmoothFactor(v).has_value(); },
-     "a number from 0 (fixed chunks) to 1 (strict)"},
-    {kPpLayerPartitionEnv,
-     [](const std::string& v) { return ParsePpLayerPartition(v).has_value(); },
-     "each pipeline stage's layer count, whole numbers of at least 1 separated by commas "
-     "(\"12,12,11\")"},
-    {kMambaSkipDecodeLockEnv, [](const std::string& v) { return ParseEnvBool(v).has_value(); },
-     "true, 1, yes, y, false, 0, no or n (SGLang's EnvBool; SGLang would run with the lock "
-     "kept, warning that it ignores the value)"},
-    {kChunkedPrefixThresholdEnv,
-     [](const std::string& v) { return ParseTokenCount(v).has_value(); },
-     "a whole number of tokens"},
-};
-
 Status ReadEnv(const TableReader& env, EngineSpec* out) {
   for (const auto& [key, node] : InWrittenOrder(env)) {
     const std::string name(key->str());
@@ -282,12 +260,44 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
     } else {
       PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
     }
-    for (const EnvCheck& check : kEnvChecks)
-      if (name == check.name && !check.valid(value))
-        return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
-                                      "': expected " + check.expected + ", got \"" +
-                                      Excerpt(value) + "\"");
+    if (const char* expected = ModelledEnvExpected(name, value))
+      return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
+                                    "': expected " + expected + ", got \"" + Excerpt(value) + "\"");
     out->env.emplace_back(name, std::move(value));
+  }
+  return Status::Ok();
+}
+
+// [engine.pp_layer_partition]: `8 = [12, 12, 12, 12, 12, 11, 11, 11]`, a PP
+// degree (2 or more) and one layer count (at least 1) per stage. Whether the
+// counts sum to the model's layers is the planner's check.
+Status ReadPpLayerPartitions(const TableReader& table, EngineSpec* out) {
+  for (const auto& [key, node] : InWrittenOrder(table)) {
+    const std::string name(key->str());
+    const SourceLoc loc = table.source().Locate(node->source(), JoinKey(table.key_path(), name));
+    int pp = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pp);
+    if (name.empty() || ec != std::errc() || end != name.data() + name.size() || pp < 2 ||
+        pp > kMaxParallelSize || name.front() == '0')
+      return PositionError(
+          loc, "key '" + JoinKey(table.key_path(), name) +
+                   fmt::format("': expected a pipeline size from 2 to {} as the key (8 = "
+                               "[12, 12, 12, 12, 12, 11, 11, 11])",
+                               kMaxParallelSize));
+    PPS_ASSIGN_OR_RETURN(const toml::array* array,
+                         ToArray(*node, loc, "one layer count per pipeline stage"));
+    std::vector<int> partition;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const SourceLoc at =
+          table.source().Locate(element.source(), loc.key + "[" + std::to_string(i) + "]");
+      PPS_ASSIGN_OR_RETURN(const int64_t layers, ToInt(element, at, 1, INT_MAX));
+      partition.push_back(static_cast<int>(layers));
+    }
+    if (static_cast<int>(partition.size()) != pp)
+      return KeyError(loc, fmt::format("expected {} layer counts, one per stage of PP{}, got {}",
+                                       pp, pp, partition.size()));
+    out->pp_layer_partitions[pp] = std::move(partition);
   }
   return Status::Ok();
 }
@@ -347,6 +357,21 @@ Status ReadEngine(const TableReader& section, const std::string& base_dir, Engin
   if (env != nullptr) {
     PPS_RETURN_IF_ERROR(
         ReadEnv(TableReader(section.source(), *env, JoinKey(section.key_path(), "env")), out));
+  }
+  PPS_ASSIGN_OR_RETURN(const toml::table* partitions,
+                       section.Table("pp_layer_partition", Need::kOptional));
+  if (partitions != nullptr) {
+    // One variable, one writer: a split for every layout and one per PP
+    // degree would leave a reader to guess which the servers ran with.
+    if (FindEnv(*out, kPpLayerPartitionEnv) != nullptr)
+      return KeyError(section.KeyLoc("pp_layer_partition"),
+                      std::string("set the layer split either in [engine.env] ") +
+                          kPpLayerPartitionEnv +
+                          " (every layout) or here (per pipeline size), not in both");
+    PPS_RETURN_IF_ERROR(
+        ReadPpLayerPartitions(TableReader(section.source(), *partitions,
+                                          JoinKey(section.key_path(), "pp_layer_partition")),
+                              out));
   }
   // [engine.disaggregation] is read with the pools (ReadDisaggregation).
   return Status::Ok();

@@ -18,10 +18,10 @@ const KeyList kSshHostKeys = {"address", "user", "port", "key"};
 const KeyList kSlurmKeys = {"srun_args", "sbatch_args", "partition", "account", "time_limit"};
 const KeyList kSudoKeys = {"steps", "password_file"};
 const KeyList kSudoSteps = {"container", "stop"};
-const KeyList kEngineKeys = {"kind",           "command",    "image",      "container",
-                             "container_args", "secret_env", "model_path", "model_config",
-                             "version",        "patches",    "args",       "env",
-                             "disaggregation"};
+const KeyList kEngineKeys = {"kind",           "command",           "image",      "container",
+                             "container_args", "secret_env",        "model_path", "model_config",
+                             "version",        "patches",           "args",       "env",
+                             "disaggregation", "pp_layer_partition"};
 const KeyList kEngineDisaggregationKeys = {"transfer_backend", "ib_device",   "bootstrap_port",
                                            "router_policy",    "router_port", "router_command"};
 const KeyList kSweepKeys = {"pp",          "tp",      "ep",        "dp",      "layouts",

@@ -160,6 +160,11 @@ struct EngineSpec {
   // Fixed server args (without leading dashes), in the order written.
   std::vector<std::pair<std::string, ArgValue>> args;
   std::vector<std::pair<std::string, std::string>> env;
+  // [engine.pp_layer_partition]: a PP degree's SGLANG_PP_LAYER_PARTITION
+  // (each stage's layers, stage 0 first; as many entries as the degree),
+  // set for the servers of the layouts of that degree only. The spec
+  // refuses it beside [engine.env] SGLANG_PP_LAYER_PARTITION.
+  std::map<int, std::vector<int>> pp_layer_partitions;
   SourceLoc origin;
 
   const ArgValue* FindArg(const std::string& flag) const;

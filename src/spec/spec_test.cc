@@ -340,13 +340,13 @@ TEST(SpecEngine, ChunkedPrefixCacheThreshold) {
 // SGLANG_PP_LAYER_PARTITION: each stage's layers, as SGLang's int() of
 // each comma-separated field reads them; at least 1 a stage.
 TEST(SpecEngine, PpLayerPartition) {
-  EXPECT_TRUE(PpLayerPartition(MustParse(Text()).engine).empty());
-  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"12, 12,+11\"").engine),
+  EXPECT_TRUE(PpLayerPartition(MustParse(Text()).engine, 3).empty());
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"12, 12,+11\"").engine, 3),
             (std::vector<int>{12, 12, 11}));
-  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "93").engine),
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "93").engine, 3),
             (std::vector<int>{93}));
   // int() strips any whitespace and reads single underscores between digits.
-  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"1_2,\\n81\\t\"").engine),
+  EXPECT_EQ(PpLayerPartition(WithEnv("SGLANG_PP_LAYER_PARTITION", "\"1_2,\\n81\\t\"").engine, 3),
             (std::vector<int>{12, 81}));
   for (const std::string bad :
        {"12,,11", "12;11", "0,93", "-1,94", "twelve", "", "12,", "1__2", "_12", "12_"}) {
@@ -358,6 +358,47 @@ TEST(SpecEngine, PpLayerPartition) {
               std::string::npos)
         << bad << ": " << error;
   }
+}
+
+// [engine.pp_layer_partition]: a split per pipeline size, used by the
+// layouts of that size only, ahead of nothing else: the spec refuses it
+// beside [engine.env]'s variable, and each entry names a size of 2 or more
+// and holds one count of at least 1 per stage.
+TEST(SpecEngine, PpLayerPartitionPerPipelineSize) {
+  const Spec spec = MustParse(
+      Text(kSweep, kWorkload, "[engine.pp_layer_partition]\n4 = [23, 24, 23, 23]\n2 = [47, 46]\n"));
+  EXPECT_EQ(PpLayerPartition(spec.engine, 4), (std::vector<int>{23, 24, 23, 23}));
+  EXPECT_EQ(PpLayerPartition(spec.engine, 2), (std::vector<int>{47, 46}));
+  EXPECT_TRUE(PpLayerPartition(spec.engine, 8).empty());
+  EXPECT_EQ(PpLayerPartitionSource(spec.engine, 4),
+            "[engine.pp_layer_partition] 4 = [23, 24, 23, 23]");
+  EXPECT_EQ(FindEnv(spec.engine, "SGLANG_PP_LAYER_PARTITION"), nullptr);
+  auto error = [](const std::string& table) {
+    return ErrorOf(Text(kSweep, kWorkload, "[engine.pp_layer_partition]\n" + table));
+  };
+  const std::string both = ErrorOf(Text(kSweep, kWorkload,
+                                        "[engine.env]\nSGLANG_PP_LAYER_PARTITION = \"47,46\"\n"
+                                        "[engine.pp_layer_partition]\n2 = [47, 46]\n"));
+  EXPECT_NE(both.find("key 'engine.pp_layer_partition': set the layer split either in "
+                      "[engine.env] SGLANG_PP_LAYER_PARTITION (every layout) or here (per "
+                      "pipeline size), not in both"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(error("4 = [23, 24, 23]\n")
+                .find("key 'engine.pp_layer_partition.4': expected 4 layer counts, one per stage "
+                      "of PP4, got 3"),
+            std::string::npos)
+      << error("4 = [23, 24, 23]\n");
+  for (const std::string key : {"1", "pp4", "04", "-4", "\"\"", "32769", "99999999999"}) {
+    const std::string e = error(key + " = [93]\n");
+    EXPECT_NE(e.find("expected a pipeline size from 2 to 32768 as the key"), std::string::npos)
+        << key << ": " << e;
+    EXPECT_EQ(e.rfind("/s/spec.toml:", 0), 0u) << e;
+  }
+  EXPECT_NE(error("2 = [93, 0]\n").find("engine.pp_layer_partition.2[1]"), std::string::npos)
+      << error("2 = [93, 0]\n");
+  EXPECT_NE(error("2 = \"47,46\"\n").find("engine.pp_layer_partition.2"), std::string::npos)
+      << error("2 = \"47,46\"\n");
 }
 
 // SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK as SGLang's EnvBool reads it; SGLang
