@@ -145,6 +145,7 @@ TEST_F(SimulateE2e, ARoomierLayerSplitIsPredictedBesideTheEvenOne) {
   const std::string page = (dir_ / "p.html").string();
   ASSERT_EQ(Run(args + " --html " + page).exit_code, 0);
   EXPECT_NE(ReadText(page).find("Layer split"), std::string::npos);
+  EXPECT_NE(ReadText(page).find("[engine.pp_layer_partition]"), std::string::npos);
   CommandResult off = Run(args + " --no-partition-check");
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.out.find("SGLANG_PP_LAYER_PARTITION that"), std::string::npos);

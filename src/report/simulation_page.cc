@@ -108,7 +108,10 @@ std::optional<Section> PartitionCheck(const SimulationPage& page) {
                  {Block::Paragraph("Every PP > 1 point simulated again with the "
                                    "`SGLANG_PP_LAYER_PARTITION` that leaves its tightest stage "
                                    "more memory than SGLang's even split, no stage given more "
-                                   "layers than the even split's largest, for this workload."),
+                                   "layers than the even split's largest, for this workload. "
+                                   "To run and predict a layout with its split, set it under its "
+                                   "pipeline size in the spec's `[engine.pp_layer_partition]` "
+                                   "(`8 = [12, 12, 12, 12, 12, 11, 11, 11]`)."),
                   Block::TableBlock(std::move(t))}};
 }
 
