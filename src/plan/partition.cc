@@ -17,8 +17,8 @@ namespace {
 // when the layout is refused or its memory does not fit.
 std::optional<double> WorstHeadroom(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                     const model::ModelDesc& model,
-                                    const hardware::HardwareProfile& hw) {
-  const LayoutPlan planned = PlanLayout(layout, spec, model, hw);
+                                    const hardware::HardwareProfile& hw, const EngineKnobs& knobs) {
+  const LayoutPlan planned = PlanLayout(layout, spec, model, hw, knobs);
   if (!planned.valid || !planned.memory.fits || planned.memory.stages.empty()) return std::nullopt;
   double worst = std::numeric_limits<double>::infinity();
   for (const auto& s : planned.memory.stages) worst = std::min(worst, s.headroom_mib);
@@ -40,7 +40,8 @@ spec::Spec WithPartition(const spec::Spec& spec, const std::vector<int>& partiti
 
 std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                              const model::ModelDesc& model,
-                                             const hardware::HardwareProfile& hw) {
+                                             const hardware::HardwareProfile& hw,
+                                             const EngineKnobs& knobs) {
   const int pp = layout.pp;
   if (pp <= 1 || model.num_layers < pp || !spec::PpLayerPartition(spec.engine, pp).empty())
     return std::nullopt;
@@ -49,7 +50,7 @@ std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, con
     const auto [first, end] = StageLayerRange(model.num_layers, pp, s);
     split.push_back(end - first);
   }
-  const std::optional<double> even = WorstHeadroom(layout, spec, model, hw);
+  const std::optional<double> even = WorstHeadroom(layout, spec, model, hw, knobs);
   if (!even) return std::nullopt;
   RoomierSplit best{split, *even, *even};
   // No stage takes more layers than the even split's largest: the pipeline
@@ -70,7 +71,7 @@ std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, con
         --candidate[static_cast<size_t>(from)];
         ++candidate[static_cast<size_t>(to)];
         const std::optional<double> headroom =
-            WorstHeadroom(layout, WithPartition(spec, candidate), model, hw);
+            WorstHeadroom(layout, WithPartition(spec, candidate), model, hw, knobs);
         if (headroom && *headroom > next_headroom) {
           next_headroom = *headroom;
           next = std::move(candidate);

@@ -10,6 +10,7 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/engine_config.h"
 #include "spec/spec.h"
 
 namespace ppsearch::plan {
@@ -29,9 +30,11 @@ struct RoomierSplit {
 // SGLANG_PP_LAYER_PARTITION or [engine.pp_layer_partition]), or when the even split does
 // not plan. Headroom as `plan` gives it: a calibration's workspace adds the same to every stage, so
 // it moves no stage ahead of another.
+// `knobs`: a search's engine settings, planned as the search plans them.
 std::optional<RoomierSplit> RoomierPartition(const spec::LayoutSpec& layout, const spec::Spec& spec,
                                              const model::ModelDesc& model,
-                                             const hardware::HardwareProfile& hw);
+                                             const hardware::HardwareProfile& hw,
+                                             const EngineKnobs& knobs = {});
 
 // `spec` with `partition` as [engine.pp_layer_partition]'s entry for its
 // pipeline size (one per stage): layouts of that size run with it. An

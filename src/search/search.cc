@@ -13,6 +13,7 @@
 #include "decide/steady_state.h"
 #include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
+#include "plan/partition.h"
 #include "predict/disaggregated.h"
 #include "predict/search_points.h"
 #include "search/best_load.h"
@@ -541,6 +542,24 @@ PointFigures PredictAt(const inputs::SearchInputs& in, const cost::Calibration& 
   return ProbeAt(w.groups[w.groups_of[i].front()], out.evaluated[i], load, calibration);
 }
 
+// The layer split that would let a PP > 1 candidate the headroom rule
+// leaves out keep it (Evaluated::lifting_partition). The split moves memory
+// between stages as planned; the prediction's peaks differ from the plan's
+// by what every stage holds alike (the calibration's workspace), so the
+// gain carries over to the predicted headroom.
+void FindLiftingPartition(const Group& group, double min_headroom_mib, Evaluated& e) {
+  const spec::LayoutSpec& layout = e.candidate.layout;
+  if (layout.pp <= 1) return;
+  const std::optional<plan::RoomierSplit> split = plan::RoomierPartition(
+      layout, group.inputs.spec, group.inputs.model, group.inputs.hardware, group.knobs);
+  if (!split) return;
+  const double lifted =
+      e.headroom_mib + (split->worst_headroom_mib - split->even_worst_headroom_mib);
+  if (!decide::MeetsHeadroom(lifted, min_headroom_mib)) return;
+  e.lifting_partition = split->partition;
+  e.lifted_headroom_mib = lifted;
+}
+
 // Stage 5: each candidate's headroom, its best load point under the SLA,
 // and the ranking of those that qualify by the objective there; the indices
 // of out.evaluated, best first.
@@ -552,6 +571,10 @@ std::vector<size_t> RankAtBestLoads(const inputs::SearchInputs& in,
     // Without the GPU's size there is no headroom to judge.
     e.meets_headroom =
         in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
+  for (size_t i = 0; i < out.evaluated.size(); ++i)
+    if (!out.evaluated[i].meets_headroom && !out.evaluated[i].candidate.pd)
+      FindLiftingPartition(w.groups[w.groups_of[i].front()], out.min_headroom_mib,
+                           out.evaluated[i]);
   out.probes = FindBestLoads(
       out.evaluated, out.sla, out.objective, options.screen,
       [&](size_t i, const LoadPoint& load) { return PredictAt(in, calibration, out, w, i, load); });

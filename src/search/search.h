@@ -110,6 +110,13 @@ struct Evaluated {
   std::optional<Binding> binds_next;  // with SLA limits set
   double headroom_mib = 0;            // worst over the load points
   bool meets_headroom = true;
+  // A PP > 1 candidate the headroom rule leaves out whose layer split
+  // (plan::RoomierPartition, with its knobs) would keep the rule: the split,
+  // and the headroom it would keep (its own, raised by what the split gains
+  // its tightest stage as planned). Empty when none would. Not ranked: the
+  // spec's [engine.pp_layer_partition] entry makes it a candidate.
+  std::vector<int> lifting_partition;
+  double lifted_headroom_mib = 0;
   bool meets_sla = true;  // at some load point
   // The first miss at the lowest load point: "C=1: TPOT p99 41.20 ms >
   // tpot_p99_ms 40 ms (+3.00%)"; empty when a load meets the SLA.

@@ -1,12 +1,14 @@
 #include "search/search_render.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "decide/objective.h"
 #include "decide/steady_state.h"
+#include "search/best_load.h"
 #include "search/capacity.h"
 #include "table/table.h"
 #include "util/format.h"
@@ -407,6 +409,40 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
   return out;
 }
 
+// The candidates the headroom rule leaves out that a layer split would let
+// keep it (Evaluated::lifting_partition), best objective at a listed load
+// point first; at most `shown`, then how many more.
+std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
+  std::vector<std::pair<double, const Evaluated*>> lifted;
+  for (const Evaluated& e : r.evaluated) {
+    if (e.lifting_partition.empty()) continue;
+    double best = 0;
+    bool any = false;
+    for (const PointFigures& f : e.points) {
+      const double v = ObjectiveAt(f, r.objective);
+      if (!any || (r.objective.lower_is_better() ? v < best : v > best)) best = v;
+      any = true;
+    }
+    lifted.emplace_back(r.objective.lower_is_better() ? -best : best, &e);
+  }
+  if (lifted.empty()) return {};
+  std::stable_sort(lifted.begin(), lifted.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out = {
+      "left out by the headroom rule, but a layer split (SGLANG_PP_LAYER_PARTITION) would keep "
+      "it; set the split in the spec's [engine.pp_layer_partition] and search again to rank it:"};
+  for (size_t i = 0; i < lifted.size() && i < shown; ++i) {
+    const Evaluated& e = *lifted[i].second;
+    out.push_back(fmt::format("{}: {} MiB, about {} MiB with {} = [{}]", e.candidate.Label(),
+                              FormatThousands(static_cast<int64_t>(e.headroom_mib)),
+                              FormatThousands(static_cast<int64_t>(e.lifted_headroom_mib)),
+                              e.candidate.layout.pp, fmt::join(e.lifting_partition, ", ")));
+  }
+  if (lifted.size() > shown)
+    out.push_back(fmt::format("and {} more (layer_split in --json)", lifted.size() - shown));
+  return out;
+}
+
 std::string RenderSearchText(const SearchResult& r, int top) {
   // Appended piece by piece: GCC 12 at -O3 misreads "literal" + string&&.
   const std::vector<std::string> summary = SummaryLines(r);
@@ -419,11 +455,17 @@ std::string RenderSearchText(const SearchResult& r, int top) {
     const std::vector<std::string> lines = NoneQualifiesLines(r);
     for (size_t i = 0; i < lines.size(); ++i)
       out.append(i == 0 ? "\n" : "  ").append(lines[i]).append("\n");
+    const std::vector<std::string> lift = LiftLines(r);
+    for (size_t i = 0; i < lift.size(); ++i)
+      out.append(i == 0 ? "\n" : "  ").append(lift[i]).append("\n");
     return out;
   }
   out.append("\n  ").append(TiedLine(r)).append("\n");
   if (const std::string burst = BurstLine(r); !burst.empty())
     out.append("  ").append(burst).append("\n");
+  const std::vector<std::string> lift = LiftLines(r);
+  for (size_t i = 0; i < lift.size(); ++i)
+    out.append(i == 0 ? "\n" : "  ").append(lift[i]).append("\n");
   out.append("\nPareto front (").append(FrontTitle(r)).append("):\n");
   for (const std::string& line : FrontLines(r)) out.append("  ").append(line).append("\n");
   return out;
@@ -442,6 +484,10 @@ nlohmann::json SearchToJson(const SearchResult& r) {
          {"gpus", e.gpus},
          {"qualifies", e.meets_headroom && e.meets_sla},
          {"headroom_mib", e.headroom_mib},
+         {"layer_split", e.lifting_partition.empty()
+                             ? json()
+                             : json({{"sglang_pp_layer_partition", e.lifting_partition},
+                                     {"headroom_mib", e.lifted_headroom_mib}})},
          {"meets_sla", e.meets_sla},
          {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
          {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},

@@ -889,6 +889,40 @@ TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
   EXPECT_THAT(RenderSearchText(*none, 10), Not(HasSubstr("tensor burst")));
 }
 
+// A PP > 1 candidate the headroom rule leaves out is told the layer split
+// that would keep it, and the headroom it would keep is what a search with
+// that split in the spec predicts.
+TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsToldTheLayerSplitThatWouldKeepIt) {
+  SearchOptions o = Small(0);
+  o.bounds.pp = {8};
+  o.bounds.ep = {4};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {8};
+  testkit::ExampleInputs in = testkit::Example();
+  in.spec.decision.min_headroom_mib = 5500;  // PP8/TP4/EP4's even split keeps about 4,700
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->evaluated.size(), 1u);
+  const Evaluated& e = r->evaluated[0];
+  EXPECT_FALSE(e.meets_headroom);
+  ASSERT_EQ(e.lifting_partition.size(), 8u);
+  EXPECT_GE(e.lifted_headroom_mib, 5500);
+  EXPECT_THAT(RenderSearchText(*r, 10),
+              HasSubstr("left out by the headroom rule, but a layer split (SGLANG_PP_LAYER_"
+                        "PARTITION) would keep it"));
+  EXPECT_EQ(SearchToJson(*r)["candidates"][0]["layer_split"]["sglang_pp_layer_partition"],
+            nlohmann::json(e.lifting_partition));
+
+  in.spec.engine.pp_layer_partitions[8] = e.lifting_partition;
+  const Result<SearchResult> split = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(split.ok()) << split.error().message;
+  ASSERT_EQ(split->evaluated.size(), 1u);
+  EXPECT_TRUE(split->evaluated[0].meets_headroom);
+  EXPECT_NEAR(split->evaluated[0].headroom_mib, e.lifted_headroom_mib, 1.0);
+  EXPECT_TRUE(split->evaluated[0].lifting_partition.empty());
+  EXPECT_THAT(RenderSearchText(*split, 10), Not(HasSubstr("left out by the headroom rule")));
+}
+
 // The chat example (DeepSeek-V3 on four 8-GPU H200 nodes, 2,000 tokens in
 // and 1,000 out).
 inputs::SearchInputs ChatSearchInputs() {
