@@ -1,7 +1,6 @@
 #include "compare/description.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <charconv>
 #include <filesystem>
@@ -82,7 +81,7 @@ RunDescription DescribeRun(const spec::Spec& spec, const evidence::RunMetadata& 
   for (const int pp : d.pp_sizes)
     if (const std::vector<int> split = spec::PpLayerPartition(e, pp); pp > 1 && !split.empty())
       s[fmt::format("{}{} (PP{})", kEnvPrefix, spec::kPpLayerPartitionEnv, pp)] =
-          fmt::format("{}", fmt::join(split, ","));
+          spec::PpLayerPartitionText(split);
   // The hashes the run took at its start; the spec's list when run.json has none.
   if (run.patches) {
     for (const evidence::RunPatch& p : *run.patches) s[PatchKey(p.path)] = ShortDigest(p.sha256);

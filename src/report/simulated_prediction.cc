@@ -17,6 +17,7 @@
 #include "nsys/compute_kernels.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
+#include "spec/engine_env.h"
 #include "table/table.h"
 #include "uncertainty/summary.h"
 #include "util/format.h"
@@ -371,7 +372,7 @@ void AppendPartitionCheck(const std::vector<predict::SearchPoint>& points, doubl
         "change {}\n",
         p.layout.Label(), p.concurrency,
         FormatNumber(decide::HeadroomMib(gpu_mib, p.memory.peak_mib_max), 0),
-        FormatNumber(p.metrics.input_tps, 2), fmt::join(sp.roomier_partition, ","),
+        FormatNumber(p.metrics.input_tps, 2), spec::PpLayerPartitionText(sp.roomier_partition),
         FormatNumber(decide::HeadroomMib(gpu_mib, sp.roomier_peak_mib), 0),
         FormatNumber(sp.roomier_input_tps, 2),
         FormatSignedPercent(sp.roomier_input_tps / p.metrics.input_tps - 1));

@@ -1,7 +1,6 @@
 #include "report/simulation_page.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -11,6 +10,7 @@
 #include "report/html.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
+#include "spec/engine_env.h"
 #include "util/format.h"
 
 namespace ppsearch::report {
@@ -97,8 +97,7 @@ std::optional<Section> PartitionCheck(const SimulationPage& page) {
     if (p.roomier_partition.empty()) continue;
     t.rows.push_back({LayoutCell(p.layout), std::to_string(p.concurrency),
                       FormatNumber(decide::HeadroomMib(page.gpu_total_mib, p.peak_gpu_mib), 0),
-                      FormatNumber(p.input_tps, 2),
-                      fmt::format("{}", fmt::join(p.roomier_partition, ",")),
+                      FormatNumber(p.input_tps, 2), spec::PpLayerPartitionText(p.roomier_partition),
                       FormatNumber(decide::HeadroomMib(page.gpu_total_mib, p.roomier_peak_mib), 0),
                       FormatNumber(p.roomier_input_tps, 2),
                       FormatSignedPercent(p.roomier_input_tps / p.input_tps - 1)});

@@ -415,19 +415,16 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
 std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
   std::vector<std::pair<double, const Evaluated*>> lifted;
   for (const Evaluated& e : r.evaluated) {
-    if (e.lifting_partition.empty()) continue;
-    double best = 0;
-    bool any = false;
-    for (const PointFigures& f : e.points) {
-      const double v = ObjectiveAt(f, r.objective);
-      if (!any || (r.objective.lower_is_better() ? v < best : v > best)) best = v;
-      any = true;
-    }
-    lifted.emplace_back(r.objective.lower_is_better() ? -best : best, &e);
+    if (e.lifting_partition.empty() || e.points.empty()) continue;
+    double best = ObjectiveAt(e.points.front(), r.objective);
+    for (const PointFigures& f : e.points)
+      if (r.objective.Beats(ObjectiveAt(f, r.objective), best)) best = ObjectiveAt(f, r.objective);
+    lifted.emplace_back(best, &e);
   }
   if (lifted.empty()) return {};
-  std::stable_sort(lifted.begin(), lifted.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(lifted.begin(), lifted.end(), [&r](const auto& a, const auto& b) {
+    return r.objective.Beats(a.first, b.first);
+  });
   std::vector<std::string> out = {
       "left out by the headroom rule, but a layer split (SGLANG_PP_LAYER_PARTITION) would keep "
       "it; set the split in the spec's [engine.pp_layer_partition] and search again to rank it:"};

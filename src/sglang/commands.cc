@@ -1,7 +1,6 @@
 #include "sglang/commands.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -146,8 +145,7 @@ NodeCommand ServerCommand(const spec::Spec& spec, const evidence::SampleId& samp
   // as SGLang reads it (the spec refuses it beside [engine.env]'s).
   if (const auto split = e.pp_layer_partitions.find(sample.layout.pp);
       split != e.pp_layer_partitions.end())
-    c.env.emplace_back(spec::kPpLayerPartitionEnv,
-                       fmt::format("{}", fmt::join(split->second, ",")));
+    c.env.emplace_back(spec::kPpLayerPartitionEnv, spec::PpLayerPartitionText(split->second));
   std::vector<std::string> server;
   for (const auto& w : e.command) server.push_back(Fill(w, vars));
   const spec::LayoutSpec& l = sample.layout;

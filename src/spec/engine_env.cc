@@ -82,6 +82,10 @@ std::vector<int> PpLayerPartition(const EngineSpec& engine, int pp) {
   return ParsePpLayerPartition(*text).value_or(std::vector<int>{});
 }
 
+std::string PpLayerPartitionText(const std::vector<int>& partition) {
+  return fmt::format("{}", fmt::join(partition, ","));
+}
+
 std::string PpLayerPartitionSource(const EngineSpec& engine, int pp) {
   if (const auto entry = engine.pp_layer_partitions.find(pp);
       entry != engine.pp_layer_partitions.end())

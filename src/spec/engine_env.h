@@ -52,6 +52,10 @@ bool MambaSkipDecodeLock(const EngineSpec& engine);
 // stage of no layer, or fewer, is no split); nullopt otherwise.
 std::optional<std::vector<int>> ParsePpLayerPartition(const std::string& text);
 
+// `partition` as SGLANG_PP_LAYER_PARTITION's text ("12,12,11"), which
+// ParsePpLayerPartition reads back.
+std::string PpLayerPartitionText(const std::vector<int>& partition);
+
 // The SGLANG_PP_LAYER_PARTITION the servers of a PP `pp` layout run with
 // (checked when the spec is parsed): [engine.pp_layer_partition]'s entry
 // for `pp`, else [engine.env]'s; empty when neither: SGLang's even split.
