@@ -4,9 +4,13 @@
 // exit code when nothing can keep the headroom the decision asks for; the
 // spec's [search] section as the bounds, each flag replacing its own list.
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_fixture.h"
 
@@ -55,7 +59,10 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
   EXPECT_FALSE(out["pareto"].empty());
   int rejected = 0;
   for (const auto& [reason, n] : out["rejected"].items()) rejected += n.get<int>();
-  EXPECT_EQ(rejected + static_cast<int>(out["candidates"].size()), out["space_size"].get<int>());
+  // The space and the candidates searched again with a layer split.
+  EXPECT_GT(out["split_candidates"].get<int>(), 0);
+  EXPECT_EQ(rejected + static_cast<int>(out["candidates"].size()),
+            out["space_size"].get<int>() + out["split_candidates"].get<int>());
 }
 
 TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
@@ -73,6 +80,42 @@ TEST_F(SearchE2e, EmittedSpecValidatesAndRuns) {
                           (dir_ / "results").string() + " --run-id emitted");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(std::filesystem::exists(dir_ / "results" / "emitted" / "summary.csv")) << run.err;
+
+  // The best candidate is PP8/TP4/EP4 with a layer split (its even split
+  // leaves less than the rule at chunk 4096): the spec sets it, and the
+  // servers run with it, as the search predicted.
+  CommandResult j =
+      Run(std::string("search ") + kSearchSpec + kSmall + " --set workload.requests=16 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json best = json::parse(j.out)["candidates"][0];
+  ASSERT_TRUE(best["candidate"]["pp_layer_partition"].is_array()) << best.dump();
+  std::string split;
+  for (const json& n : best["candidate"]["pp_layer_partition"])
+    split += (split.empty() ? "" : ", ") + std::to_string(n.get<int>());
+  EXPECT_NE(text.find("[engine.pp_layer_partition]\n    8 = [ " + split + " ]"), std::string::npos)
+      << text;
+  EXPECT_NE(ReadText(dir_ / "results" / "emitted" / "metadata" / "commands.txt")
+                .find("SGLANG_PP_LAYER_PARTITION="),
+            std::string::npos);
+  // The run's headroom (its worst over the layout's rows of summary.csv)
+  // is the one predicted.
+  std::istringstream summary(ReadText(dir_ / "results" / "emitted" / "summary.csv"));
+  std::string line, cell;
+  std::getline(summary, line);
+  std::vector<std::string> names;
+  for (std::istringstream header(line); std::getline(header, cell, ',');) names.push_back(cell);
+  double headroom = INFINITY;
+  while (std::getline(summary, line)) {
+    std::map<std::string, std::string> row;
+    std::istringstream cells(line);
+    for (size_t k = 0; k < names.size() && std::getline(cells, cell, ','); ++k)
+      row[names[k]] = cell;
+    if (row["pp"] == std::to_string(best["candidate"]["pp"].get<int>()) &&
+        row["tp"] == std::to_string(best["candidate"]["tp"].get<int>()) &&
+        row["ep"] == std::to_string(best["candidate"]["ep"].get<int>()))
+      headroom = std::min(headroom, std::stod(row["headroom_mib"]));
+  }
+  EXPECT_NEAR(headroom, best["headroom_mib"].get<double>(), 1.0);
 }
 
 // Request rates are open-loop load points; a run spec holds one rate, so

@@ -1,8 +1,10 @@
 #include "search/measure.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 namespace ppsearch::search {
 namespace {
@@ -67,6 +69,11 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
     if (!r.evaluated[static_cast<size_t>(k)].candidate.pd) first = k;
   if (first < 0) return m;
   m.knobs = r.evaluated[static_cast<size_t>(first)].candidate.knobs;
+  // A spec holds one layer split per pipeline size: the first measured
+  // candidate of a size sets it (empty: the source spec's), and a candidate
+  // of that size with another split needs a spec of its own.
+  std::map<int, std::vector<int>> split_of;
+  std::vector<bool> in_sweep(static_cast<size_t>(r.qualifying), false);
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.candidate.pd) {
@@ -75,9 +82,16 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
     }
     // The best aggregated one is measured even when no interval was drawn.
     if (!e.could_be_best && k > first) continue;
-    (e.candidate.knobs == m.knobs ? m.measured : m.other_knobs).push_back(e.candidate);
+    const auto [split, added] = split_of.emplace(e.candidate.layout.pp, e.candidate.layer_split);
+    const bool fits = e.candidate.knobs == m.knobs && split->second == e.candidate.layer_split;
+    if (added && !fits) split_of.erase(split);
+    (fits ? m.measured : m.other_knobs).push_back(e.candidate);
+    in_sweep[static_cast<size_t>(k)] = fits;
   }
-  for (const Candidate& c : m.measured) m.sweep.layouts.push_back(c.layout);
+  for (const Candidate& c : m.measured) {
+    m.sweep.layouts.push_back(c.layout);
+    if (!c.layer_split.empty()) m.sweep.pp_layer_partitions[c.layout.pp] = c.layer_split;
+  }
   // An open loop: the one rate a spec holds, the cap as its concurrency (a
   // cap of every request when the search had none).
   for (const LoadPoint& l : r.load_points)
@@ -88,7 +102,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   for (int k = 0; k < r.qualifying && !open; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.candidate.pd) continue;
-    if (e.at && e.at->probed && e.candidate.knobs == m.knobs && (e.could_be_best || k == first))
+    if (e.at && e.at->probed && in_sweep[static_cast<size_t>(k)])
       m.sweep.concurrency.push_back(e.at->load.concurrency);
   }
   SortLoads(r, &m.sweep);
@@ -103,9 +117,17 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
       "# given the predictions' intervals, with the best one's knobs ({}), at the search's\n"
       "# load points and their best. Measure them with `ppsearch run` on this file.\n",
       source_spec, m.measured.size(), m.knobs.Label());
+  for (const auto& [pp, split] : m.sweep.pp_layer_partitions)
+    m.header += fmt::format(
+        "# Its PP{} layouts run with the layer split the search found for them\n"
+        "# ([engine.pp_layer_partition] {} = [{}]): the even one leaves too little headroom.\n",
+        pp, pp, fmt::join(split, ", "));
   for (const Candidate& c : m.other_knobs)
     m.header +=
-        "# Also tied with the best, with other knobs (a spec of its own): " + c.Label() + "\n";
+        fmt::format("# Also tied with the best, with {} (a spec of its own): {}\n",
+                    c.knobs == m.knobs ? fmt::format("another layer split for PP{}", c.layout.pp)
+                                       : std::string("other knobs"),
+                    c.Label());
   for (const Candidate& c : m.disaggregated)
     m.header +=
         "# Also could be the best, disaggregated (`ppsearch simulate` predicts such a\n"

@@ -1,8 +1,10 @@
 #pragma once
 // What a search says to measure: the candidates that could still be the
 // best, as the sweep of a `run` spec. A spec has one set of engine flags, so
-// the sweep takes the best candidate's knobs and the candidates sharing them;
-// tied candidates with other knobs are listed for a second spec.
+// the sweep takes the best candidate's knobs and the candidates sharing them,
+// and one layer split per pipeline size (the best ranked candidate's of that
+// size); tied candidates with other knobs or another split are listed for a
+// second spec.
 
 #include <string>
 #include <vector>
@@ -14,9 +16,11 @@ namespace ppsearch::search {
 
 struct Measurement {
   spec::DerivedSweep sweep;
-  Knobs knobs;                         // the best candidate's
-  std::vector<Candidate> measured;     // in the sweep, best first
-  std::vector<Candidate> other_knobs;  // could be the best too, with other knobs
+  Knobs knobs;                      // the best candidate's
+  std::vector<Candidate> measured;  // in the sweep, best first
+  // Could be the best too, with other knobs, or with another layer split
+  // for a pipeline size than the sweep's (a spec holds one per size).
+  std::vector<Candidate> other_knobs;
   // Could be the best too; a disaggregated deployment is a spec of its own.
   std::vector<Candidate> disaggregated;
   // Comment lines for the head of the derived spec: what it holds and why.

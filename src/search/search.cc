@@ -31,6 +31,9 @@ struct Group {
   Knobs knobs;
   std::vector<LoadPoint> loads;
   inputs::SearchInputs inputs;
+  // The layer split the search set in the group's spec for its one layout
+  // (Candidate::layer_split); empty: the spec's.
+  std::vector<int> layer_split;
 };
 
 // The spec a group runs: the search's, with its layouts and load points as
@@ -48,9 +51,9 @@ spec::Spec SpecFor(const spec::Spec& base, const Group& g,
 
 // The groups of `knobs`: one per request rate, or one for every closed-loop point.
 std::vector<Group> GroupsOf(const Knobs& knobs, const std::vector<LoadPoint>& loads) {
-  if (loads.empty() || !loads.front().open()) return {{knobs, loads, {}}};
+  if (loads.empty() || !loads.front().open()) return {{knobs, loads, {}, {}}};
   std::vector<Group> out;
-  for (const LoadPoint& l : loads) out.push_back({knobs, {l}, {}});
+  for (const LoadPoint& l : loads) out.push_back({knobs, {l}, {}, {}});
   return out;
 }
 
@@ -329,17 +332,20 @@ std::vector<ParetoPoint> Front(const SearchResult& out) {
 }
 
 // What the stages of a search share besides its result. Candidate i of
-// `predicted` (the result's `evaluated` once refused ones are dropped) was
-// predicted in the groups groups_of[i] (none for a disaggregated one) and,
-// disaggregated, has the plan pd_plans[pd_of[i]] (pd_of[i] = -1 otherwise).
+// `predicted` (predicted, not yet moved to the result's `evaluated`) was
+// predicted in the groups predicted_groups[i] (none for a disaggregated
+// one) and, disaggregated, has the plan pd_plans[predicted_pd[i]] (-1
+// otherwise); groups_of and pd_of say the same of `evaluated`.
 struct Work {
   std::vector<Group> groups;
   std::vector<size_t> setting_of;             // each group's knob setting
   std::vector<size_t> candidates_of_setting;  // for progress
   std::vector<Evaluated> predicted;
+  std::vector<std::vector<size_t>> predicted_groups;
+  std::vector<int> predicted_pd;
   std::vector<std::vector<size_t>> groups_of;
-  std::vector<plan::DisaggregatedPlan> pd_plans;
   std::vector<int> pd_of;
+  std::vector<plan::DisaggregatedPlan> pd_plans;
 };
 
 using Progress = std::function<void(const char*, size_t, size_t)>;
@@ -370,7 +376,7 @@ void PlanGroups(const inputs::SearchInputs& in, const std::vector<Candidate>& ca
       g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware, g.knobs);
       if (first_of_setting) {
         for (const plan::LayoutPlan& lp : g.inputs.plan.layouts) {
-          const Candidate c{lp.layout, g.knobs, std::nullopt};
+          const Candidate c{lp.layout, g.knobs, std::nullopt, {}};
           if (!lp.valid) {
             const plan::Diagnostic& first = lp.errors.front();
             out.rejected.push_back({c, first.reason, first.message});
@@ -386,15 +392,17 @@ void PlanGroups(const inputs::SearchInputs& in, const std::vector<Candidate>& ca
   }
 }
 
-// Stage 2: the central predictions of every group, spread over the threads
-// a point each (a group holds every layout of a knob setting: a thread per
-// group left one thread alone with the last), each written to its own slot,
-// in the order PredictSearch lists them: the same result on any number of
-// threads. Each aggregated candidate's load points are gathered from its
-// groups. Only a point's figures are kept, not its per-request record.
+// Stage 2: the central predictions of every group from `first_group` on,
+// spread over the threads a point each (a group holds every layout of a
+// knob setting: a thread per group left one thread alone with the last),
+// each written to its own slot, in the order PredictSearch lists them: the
+// same result on any number of threads. Each aggregated candidate's load
+// points are gathered from its groups. Only a point's figures are kept, not
+// its per-request record. `candidates`: how many the groups hold, for
+// progress, under `phase`.
 void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& calibration,
-                       const SearchOptions& options, size_t candidates, const Progress& progress,
-                       Work& w) {
+                       const SearchOptions& options, size_t first_group, size_t candidates,
+                       const char* phase, const Progress& progress, Work& w) {
   struct CentralPoint {
     size_t group = 0;
     const plan::LayoutPlan* plan = nullptr;
@@ -403,13 +411,15 @@ void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& 
   };
   std::vector<CentralPoint> central;
   std::vector<size_t> points_left(w.candidates_of_setting.size(), 0);
-  for (size_t gi = 0; gi < w.groups.size(); ++gi)
+  for (size_t gi = first_group; gi < w.groups.size(); ++gi)
     for (const predict::PlannedPoint& pp : predict::SearchPointsOf(w.groups[gi].inputs)) {
       central.push_back({gi, pp.plan, LoadOf(w.groups[gi], pp.concurrency), {}});
       ++points_left[w.setting_of[gi]];
     }
   size_t settings_predicted = 0;  // candidates, for progress; a setting with no point at once
-  for (size_t si = 0; si < points_left.size(); ++si)
+  const size_t first_setting =
+      first_group < w.groups.size() ? w.setting_of[first_group] : points_left.size();
+  for (size_t si = first_setting; si < points_left.size(); ++si)
     if (points_left[si] == 0) settings_predicted += w.candidates_of_setting[si];
   ParallelFor(
       central.size(), options.threads,
@@ -427,14 +437,14 @@ void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& 
         const size_t si = w.setting_of[central[k].group];
         if (--points_left[si] > 0) return;
         settings_predicted += w.candidates_of_setting[si];
-        progress("predicting", settings_predicted, candidates);
+        progress(phase, settings_predicted, candidates);
       });
-  if (central.empty()) progress("predicting", settings_predicted, candidates);
+  if (central.empty()) progress(phase, settings_predicted, candidates);
 
   std::map<std::string, size_t> predicted_of;  // candidate label -> index
   for (CentralPoint& cp : central) {
     const size_t gi = cp.group;
-    const Candidate c{cp.plan->layout, w.groups[gi].knobs, std::nullopt};
+    const Candidate c{cp.plan->layout, w.groups[gi].knobs, std::nullopt, w.groups[gi].layer_split};
     auto [it, added] = predicted_of.emplace(c.Label(), w.predicted.size());
     if (added) {
       Evaluated e;
@@ -447,10 +457,10 @@ void PredictAggregated(const inputs::SearchInputs& in, const cost::Calibration& 
       e.cross_node_stage_hops = cp.plan->cross_node_stage_boundaries;
       e.headroom_mib = INFINITY;
       w.predicted.push_back(std::move(e));
-      w.groups_of.emplace_back();
-      w.pd_of.push_back(-1);
+      w.predicted_groups.emplace_back();
+      w.predicted_pd.push_back(-1);
     }
-    std::vector<size_t>& mine = w.groups_of[it->second];
+    std::vector<size_t>& mine = w.predicted_groups[it->second];
     if (mine.empty() || mine.back() != gi) mine.push_back(gi);
     Evaluated& e = w.predicted[it->second];
     e.points.push_back(std::move(cp.figures));
@@ -502,16 +512,14 @@ void PredictDisaggregatedCandidates(const inputs::SearchInputs& in,
                                                                     e.points.back().peak_gpu_mib));
     }
     w.predicted.push_back(std::move(e));
-    w.groups_of.emplace_back();
-    w.pd_of.push_back(static_cast<int>(first_plan + ci));
+    w.predicted_groups.emplace_back();
+    w.predicted_pd.push_back(static_cast<int>(first_plan + ci));
   }
 }
 
 // Stage 4: a prediction that is no result refuses its candidate, which is
-// never ranked; the others become the result's evaluated candidates.
+// never ranked; the others join the result's evaluated candidates.
 void RefuseNoPredictions(SearchResult& out, Work& w) {
-  std::vector<std::vector<size_t>> kept_groups;
-  std::vector<int> kept_pd;
   for (size_t i = 0; i < w.predicted.size(); ++i) {
     std::string why;
     for (const PointFigures& f : w.predicted[i].points)
@@ -522,13 +530,20 @@ void RefuseNoPredictions(SearchResult& out, Work& w) {
       continue;
     }
     out.evaluated.push_back(std::move(w.predicted[i]));
-    kept_groups.push_back(std::move(w.groups_of[i]));
-    kept_pd.push_back(w.pd_of[i]);
+    w.groups_of.push_back(std::move(w.predicted_groups[i]));
+    w.pd_of.push_back(w.predicted_pd[i]);
   }
   w.predicted.clear();
-  w.groups_of = std::move(kept_groups);
-  w.pd_of = std::move(kept_pd);
-  for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
+  w.predicted_groups.clear();
+  w.predicted_pd.clear();
+}
+
+// Whether each evaluated candidate keeps the decision's headroom at every
+// load point. Without the GPU's size there is no headroom to judge.
+void JudgeHeadroom(const inputs::SearchInputs& in, SearchResult& out) {
+  for (Evaluated& e : out.evaluated)
+    e.meets_headroom =
+        in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
 }
 
 // Predicts evaluated candidate i at `load`, through the predictor that
@@ -543,38 +558,88 @@ PointFigures PredictAt(const inputs::SearchInputs& in, const cost::Calibration& 
 }
 
 // The layer split that would let a PP > 1 candidate the headroom rule
-// leaves out keep it (Evaluated::lifting_partition). The split moves memory
-// between stages as planned; the prediction's peaks differ from the plan's
-// by what every stage holds alike (the calibration's workspace), so the
-// gain carries over to the predicted headroom.
-void FindLiftingPartition(const Group& group, double min_headroom_mib, Evaluated& e) {
+// leaves out keep it, with the headroom it would keep; nullopt when none
+// would. The split moves memory between stages as planned; the prediction's
+// peaks differ from the plan's by what every stage holds alike (the
+// calibration's workspace), so the gain carries over to the predicted headroom.
+std::optional<std::pair<std::vector<int>, double>> LiftingPartition(const Group& group,
+                                                                    double min_headroom_mib,
+                                                                    const Evaluated& e) {
   const spec::LayoutSpec& layout = e.candidate.layout;
-  if (layout.pp <= 1) return;
+  if (layout.pp <= 1) return std::nullopt;
   const std::optional<plan::RoomierSplit> split = plan::RoomierPartition(
       layout, group.inputs.spec, group.inputs.model, group.inputs.hardware, group.knobs);
-  if (!split) return;
+  if (!split) return std::nullopt;
   const double lifted =
       e.headroom_mib + (split->worst_headroom_mib - split->even_worst_headroom_mib);
-  if (!decide::MeetsHeadroom(lifted, min_headroom_mib)) return;
-  e.lifting_partition = split->partition;
-  e.lifted_headroom_mib = lifted;
+  if (!decide::MeetsHeadroom(lifted, min_headroom_mib)) return std::nullopt;
+  return std::pair{split->partition, lifted};
 }
 
-// Stage 5: each candidate's headroom, its best load point under the SLA,
-// and the ranking of those that qualify by the objective there; the indices
-// of out.evaluated, best first.
+// Stage 5: each PP > 1 candidate the headroom rule leaves out, where a
+// layer split would keep the rule, again with that split: planned with it
+// as the spec's [engine.pp_layer_partition] entry, predicted at every load
+// point in groups of its own (a spec holds one split per pipeline size, and
+// candidates of one size with other TP or EP want other splits), and from
+// then on judged and ranked as every other candidate. A split that does not
+// plan (the even one did) is not added.
+void AddSplitCandidates(const inputs::SearchInputs& in, const cost::Calibration& calibration,
+                        const SearchOptions& options, const Progress& progress, SearchResult& out,
+                        Work& w) {
+  const size_t first_group = w.groups.size();
+  const size_t evaluated = out.evaluated.size();
+  std::vector<std::pair<size_t, std::string>> twins;  // the even candidate, the split's label
+  for (size_t i = 0; i < evaluated; ++i) {
+    Evaluated& e = out.evaluated[i];
+    if (e.meets_headroom || e.candidate.pd) continue;
+    const auto lifting =
+        LiftingPartition(w.groups[w.groups_of[i].front()], out.min_headroom_mib, e);
+    if (!lifting) continue;
+    const std::vector<int>& split = lifting->first;
+    std::vector<Group> mine;
+    for (size_t gi : w.groups_of[i]) {
+      Group g{w.groups[gi].knobs, w.groups[gi].loads, {}, split};
+      g.inputs.spec = plan::WithPartition(SpecFor(in.spec, g, {e.candidate.layout}), split);
+      g.inputs.model = in.model;
+      g.inputs.hardware = in.hardware;
+      g.inputs.plan = plan::PlanSearch(g.inputs.spec, g.inputs.model, g.inputs.hardware, g.knobs);
+      const plan::LayoutPlan& lp = g.inputs.plan.layouts.front();
+      if (!lp.valid || predict::NotModelled(lp)) break;
+      mine.push_back(std::move(g));
+    }
+    if (mine.size() != w.groups_of[i].size()) continue;
+    // Named even if the prediction refuses it; the predicted headroom
+    // replaces the planned one below.
+    e.lifting_partition = split;
+    e.lifted_headroom_mib = lifting->second;
+    w.candidates_of_setting.push_back(1);
+    for (Group& g : mine) {
+      w.groups.push_back(std::move(g));
+      w.setting_of.push_back(w.candidates_of_setting.size() - 1);
+    }
+    Candidate twin = e.candidate;
+    twin.layer_split = split;
+    twins.emplace_back(i, twin.Label());
+  }
+  if (twins.empty()) return;
+  out.split_candidates = static_cast<int>(twins.size());
+  PredictAggregated(in, calibration, options, first_group, twins.size(),
+                    "predicting with layer splits", progress, w);
+  RefuseNoPredictions(out, w);
+  JudgeHeadroom(in, out);
+  for (const auto& [i, label] : twins)
+    for (size_t k = evaluated; k < out.evaluated.size(); ++k)
+      if (out.evaluated[k].candidate.Label() == label)
+        out.evaluated[i].lifted_headroom_mib = out.evaluated[k].headroom_mib;
+}
+
+// Stage 6: each candidate's best load point under the SLA, and the ranking
+// of those that qualify by the objective there; the indices of
+// out.evaluated, best first.
 std::vector<size_t> RankAtBestLoads(const inputs::SearchInputs& in,
                                     const cost::Calibration& calibration,
                                     const SearchOptions& options, SearchResult& out,
                                     const Work& w) {
-  for (Evaluated& e : out.evaluated)
-    // Without the GPU's size there is no headroom to judge.
-    e.meets_headroom =
-        in.hardware.memory_mib <= 0 || decide::MeetsHeadroom(e.headroom_mib, out.min_headroom_mib);
-  for (size_t i = 0; i < out.evaluated.size(); ++i)
-    if (!out.evaluated[i].meets_headroom && !out.evaluated[i].candidate.pd)
-      FindLiftingPartition(w.groups[w.groups_of[i].front()], out.min_headroom_mib,
-                           out.evaluated[i]);
   out.probes = FindBestLoads(
       out.evaluated, out.sla, out.objective, options.screen,
       [&](size_t i, const LoadPoint& load) { return PredictAt(in, calibration, out, w, i, load); });
@@ -597,7 +662,7 @@ std::vector<size_t> RankAtBestLoads(const inputs::SearchInputs& in,
   return ranked;
 }
 
-// Stage 6: which ranked candidates could be the best. With intervals: drawn
+// Stage 7: which ranked candidates could be the best. With intervals: drawn
 // best first, until no interval as wide as the widest seen (times the
 // screen factor) could reach the best's lower end. Without: ties at the
 // best score. The intervals are drawn on the threads a candidate each, in
@@ -662,7 +727,7 @@ void MarkCouldBeBest(const inputs::SearchInputs& in, const cost::Calibration& ca
   }
 }
 
-// Stage 7: how far the candidates that could be best lean on the hardware's
+// Stage 8: how far the candidates that could be best lean on the hardware's
 // tensor burst (one prediction more each).
 void AddBurstShares(const inputs::SearchInputs& in, const cost::Calibration& calibration,
                     const std::vector<size_t>& ranked, SearchResult& out, const Work& w) {
@@ -702,9 +767,12 @@ Result<SearchResult> Search(const inputs::SearchInputs& in, const cost::Calibrat
 
   Work w;
   PlanGroups(in, candidates, out, w);
-  PredictAggregated(in, calibration, options, candidates.size(), progress, w);
+  PredictAggregated(in, calibration, options, 0, candidates.size(), "predicting", progress, w);
   PredictDisaggregatedCandidates(in, calibration, options, out, w);
   RefuseNoPredictions(out, w);
+  JudgeHeadroom(in, out);
+  AddSplitCandidates(in, calibration, options, progress, out, w);
+  for (const Rejection& r : out.rejected) ++out.rejected_by_reason[r.reason];
   const std::vector<size_t> ranked = RankAtBestLoads(in, calibration, options, out, w);
   MarkCouldBeBest(in, calibration, options, ranked, progress, out, w);
   for (size_t i : ranked) out.could_be_best += out.evaluated[i].could_be_best ? 1 : 0;

@@ -9,7 +9,9 @@
 // remaining candidate is judged at its best load point: the highest load at
 // which every [decision] SLA limit holds on the predicted p99s (bisected
 // between the listed points where that could change the ranking,
-// search/best_load.h), filtered by the decision's headroom rule and ranked
+// search/best_load.h), filtered by the decision's headroom rule (a PP > 1
+// candidate it leaves out is searched again with the layer split that would
+// keep it, plan::RoomierPartition) and ranked
 // by the decision's objective there, with intervals where they could
 // change the ranking; and the Pareto front of every load point meeting the
 // SLA: throughput per GPU against TTFT (a decode workload's: output
@@ -49,8 +51,8 @@ struct SearchOptions {
   // before it starts; 0: no bound.
   double max_search_s = kDefaultMaxSearchSeconds;
   // Told the estimate once, then, as the work goes, the phase ("predicting",
-  // "intervals"), how many of its candidates are done and of how many; empty:
-  // nobody listens.
+  // "predicting with layer splits", "intervals"), how many of its candidates
+  // are done and of how many; empty: nobody listens.
   std::function<void(const SpaceEstimate&)> on_estimate;
   std::function<void(const char* phase, size_t done, size_t total)> progress;
 };
@@ -112,9 +114,10 @@ struct Evaluated {
   bool meets_headroom = true;
   // A PP > 1 candidate the headroom rule leaves out whose layer split
   // (plan::RoomierPartition, with its knobs) would keep the rule: the split,
-  // and the headroom it would keep (its own, raised by what the split gains
-  // its tightest stage as planned). Empty when none would. Not ranked: the
-  // spec's [engine.pp_layer_partition] entry makes it a candidate.
+  // which the search predicts and ranks as a candidate of its own
+  // (Candidate::layer_split), and that candidate's predicted headroom (the
+  // planned estimate when its prediction was refused). Empty when no split
+  // would keep the rule, or the split does not plan.
   std::vector<int> lifting_partition;
   double lifted_headroom_mib = 0;
   bool meets_sla = true;  // at some load point
@@ -161,8 +164,13 @@ struct ParetoPoint {
 
 struct SearchResult {
   std::vector<LoadPoint> load_points;
-  int requests = 0;  // in each simulated sample
-  int candidates = 0;
+  int requests = 0;    // in each simulated sample
+  int candidates = 0;  // in the space the bounds describe
+  // Beside those, the candidates the search added with a layer split: a PP >
+  // 1 candidate the headroom rule leaves out, again with the split that
+  // would keep it (Evaluated::lifting_partition). `rejected` and `evaluated`
+  // hold both kinds.
+  int split_candidates = 0;
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;
   // Ranked: qualifying candidates best first (by the objective at each one's

@@ -84,6 +84,14 @@ json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
           {"nodes", nodes}};
 }
 
+// The label of candidate `e` searched again with its layer split
+// (Evaluated::lifting_partition).
+std::string SplitTwinLabel(const Evaluated& e) {
+  Candidate twin = e.candidate;
+  twin.layer_split = e.lifting_partition;
+  return twin.Label();
+}
+
 // An aggregated candidate's layout, or a disaggregated one's pools under
 // "disaggregated" (its pp, tp, ep, dp and instances null).
 json LayoutJson(const Candidate& c) {
@@ -100,7 +108,8 @@ json LayoutJson(const Candidate& c) {
               {"decode", PdPoolJson(c.pd->decode, c.pd->decode_nodes)}}},
             {"chunked_prefill_size", json()},
             {"max_running_requests", json()},
-            {"moe_a2a_backend", json()}};
+            {"moe_a2a_backend", json()},
+            {"pp_layer_partition", json()}};
   return {{"label", c.Label()},
           {"pp", c.layout.pp},
           {"tp", c.layout.tp},
@@ -113,6 +122,7 @@ json LayoutJson(const Candidate& c) {
            c.knobs.max_running_requests != 0 ? json(c.knobs.max_running_requests) : json()},
           {"moe_a2a_backend",
            !c.knobs.moe_a2a_backend.empty() ? json(c.knobs.moe_a2a_backend) : json()},
+          {"pp_layer_partition", c.layer_split.empty() ? json() : json(c.layer_split)},
           {"disaggregated", json()}};
 }
 
@@ -243,17 +253,22 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
   for (const auto& [reason, count] : r.rejected_by_reason)
     reasons += (reasons.empty() ? "" : ", ") + fmt::format("{} {}", reason, count);
   int below = 0;
-  for (const Evaluated& e : r.evaluated) below += e.meets_headroom ? 0 : 1;
+  size_t split = 0;  // predicted again with a layer split
+  for (const Evaluated& e : r.evaluated) {
+    below += e.meets_headroom ? 0 : 1;
+    split += e.candidate.layer_split.empty() ? 0 : 1;
+  }
   std::vector<std::string> lines = {
       fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
                   "at least {} MiB",
                   r.candidates, r.load_points.size(), load_text, r.objective.name(),
                   FormatThousands(static_cast<int64_t>(r.min_headroom_mib))),
       fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
-      fmt::format("predicted: {} candidates ({} predictions); {} below the headroom rule; "
+      fmt::format("predicted: {} candidates{} ({} predictions); {} below the headroom rule; "
                   "intervals drawn for {}",
-                  r.evaluated.size(), r.evaluated.size() * r.load_points.size(), below,
-                  r.with_intervals)};
+                  r.evaluated.size() - split,
+                  split > 0 ? fmt::format(" and {} again with a layer split", split) : "",
+                  r.evaluated.size() * r.load_points.size(), below, r.with_intervals)};
   if (!r.sla.any()) {
     lines.push_back(
         fmt::format("each candidate at the load point where its {} is best", r.objective.label()));
@@ -409,9 +424,25 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
   return out;
 }
 
-// The candidates the headroom rule leaves out that a layer split would let
-// keep it (Evaluated::lifting_partition), best objective at a listed load
-// point first; at most `shown`, then how many more.
+// Where candidate `e` searched again with its layer split ranks: "rank 3",
+// or why it does not.
+std::string SplitTwinRank(const SearchResult& r, const Evaluated& e) {
+  const std::string label = SplitTwinLabel(e);
+  for (size_t k = 0; k < r.evaluated.size(); ++k) {
+    const Evaluated& t = r.evaluated[k];
+    if (t.candidate.Label() != label) continue;
+    if (static_cast<int>(k) < r.qualifying) return fmt::format("rank {}", k + 1);
+    return t.meets_headroom ? "not ranked: it meets the SLA at no load point"
+                            : "not ranked: below the headroom rule as predicted";
+  }
+  for (const Rejection& x : r.rejected)
+    if (x.candidate.Label() == label) return "refused: " + x.message;
+  return "not predicted";
+}
+
+// The candidates the headroom rule leaves out with SGLang's even layer
+// split that the search ranked again with a split (Evaluated::lifting_partition),
+// best objective at a listed load point first; at most `shown`, then how many more.
 std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
   std::vector<std::pair<double, const Evaluated*>> lifted;
   for (const Evaluated& e : r.evaluated) {
@@ -426,14 +457,16 @@ std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
     return r.objective.Beats(a.first, b.first);
   });
   std::vector<std::string> out = {
-      "left out by the headroom rule, but a layer split (SGLANG_PP_LAYER_PARTITION) would keep "
-      "it; set the split in the spec's [engine.pp_layer_partition] and search again to rank it:"};
+      "left out by the headroom rule with SGLang's even layer split, searched again with the split "
+      "(SGLANG_PP_LAYER_PARTITION) that keeps it; --emit-spec writes a measured one's into "
+      "[engine.pp_layer_partition]:"};
   for (size_t i = 0; i < lifted.size() && i < shown; ++i) {
     const Evaluated& e = *lifted[i].second;
-    out.push_back(fmt::format("{}: {} MiB, about {} MiB with {} = [{}]", e.candidate.Label(),
+    out.push_back(fmt::format("{}: {} MiB; with {} = [{}]: {} MiB, {}", e.candidate.Label(),
                               FormatThousands(static_cast<int64_t>(e.headroom_mib)),
+                              e.candidate.layout.pp, fmt::join(e.lifting_partition, ", "),
                               FormatThousands(static_cast<int64_t>(e.lifted_headroom_mib)),
-                              e.candidate.layout.pp, fmt::join(e.lifting_partition, ", ")));
+                              SplitTwinRank(r, e)));
   }
   if (lifted.size() > shown)
     out.push_back(fmt::format("and {} more (layer_split in --json)", lifted.size() - shown));
@@ -484,7 +517,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
          {"layer_split", e.lifting_partition.empty()
                              ? json()
                              : json({{"sglang_pp_layer_partition", e.lifting_partition},
-                                     {"headroom_mib", e.lifted_headroom_mib}})},
+                                     {"headroom_mib", e.lifted_headroom_mib},
+                                     {"candidate", SplitTwinLabel(e)}})},
          {"meets_sla", e.meets_sla},
          {"sla_miss", e.sla_miss.empty() ? json() : json(e.sla_miss)},
          {"score", static_cast<int>(i) < r.qualifying ? json(e.score) : json()},
@@ -530,6 +564,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
           {"sla_unchecked", r.sla_unchecked},
           {"load_points", LoadPointsJson(r.load_points)},
           {"space_size", r.candidates},
+          {"split_candidates", r.split_candidates},
           {"qualifying", r.qualifying},
           {"with_intervals", r.with_intervals},
           {"probes", r.probes},

@@ -5,6 +5,7 @@
 #include "search/search.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 #include "search/best_load.h"
 #include "search/measure.h"
 #include "search/search_render.h"
+#include "spec/engine_env.h"
 #include "testkit/example_search.h"
 #include "uncertainty/model_error.h"
 #include "util/format.h"
@@ -277,16 +279,25 @@ TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
   // The default bound passes the ordinary search, and reports its progress.
   SearchOptions ordinary = Small(0);
   std::vector<std::pair<std::string, size_t>> seen;
-  size_t total = 0;
+  std::map<std::string, size_t> total_of;
   ordinary.progress = [&](const char* phase, size_t done, size_t of) {
     seen.emplace_back(phase, done);
-    total = of;
+    total_of[phase] = of;
   };
-  ASSERT_TRUE(Search(testkit::Example(), cost::Calibration{}, ordinary).ok());
+  const Result<SearchResult> done = Search(testkit::Example(), cost::Calibration{}, ordinary);
+  ASSERT_TRUE(done.ok());
+  const size_t splits = static_cast<size_t>(done->split_candidates);
+  ASSERT_GT(splits, 0u);
+  // Each phase counts up to its total: the space, then the candidates
+  // predicted again with a layer split.
+  EXPECT_EQ(total_of, (std::map<std::string, size_t>{{"predicting", 14},
+                                                     {"predicting with layer splits", splits}}));
   ASSERT_FALSE(seen.empty());
-  EXPECT_EQ(total, 14u);
-  EXPECT_EQ(seen.back(), (std::pair<std::string, size_t>{"predicting", 14}));
-  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].second, seen[i - 1].second);
+  EXPECT_EQ(seen.back(), (std::pair<std::string, size_t>{"predicting with layer splits", splits}));
+  for (size_t i = 1; i < seen.size(); ++i)
+    if (seen[i].first == seen[i - 1].first) {
+      EXPECT_GT(seen[i].second, seen[i - 1].second);
+    }
 }
 
 TEST(Search, RefusalsAreCountedByTheirReason) {
@@ -298,7 +309,8 @@ TEST(Search, RefusalsAreCountedByTheirReason) {
   int counted = 0;
   for (const auto& [reason, n] : r->rejected_by_reason) counted += n;
   EXPECT_EQ(counted, static_cast<int>(r->rejected.size()));
-  EXPECT_EQ(static_cast<int>(r->rejected.size() + r->evaluated.size()), r->candidates);
+  EXPECT_EQ(static_cast<int>(r->rejected.size() + r->evaluated.size()),
+            r->candidates + r->split_candidates);
   for (const Rejection& x : r->rejected) {
     EXPECT_FALSE(x.reason.empty()) << x.message;
     EXPECT_THAT(x.message, HasSubstr(x.candidate.layout.Label()));
@@ -604,9 +616,9 @@ TEST(Search, AnSlaFiltersOnThePredictedFiguresAndCountsByKey) {
     ASSERT_TRUE(e.binds_next);
     EXPECT_EQ(e.binds_next->metric, decide::SlaMetric::kTtft);
   }
-  int missed = 0;
+  int missed = 0;  // of those within the headroom, as the summary counts them
   for (const Evaluated& e : r->evaluated)
-    if (!e.meets_sla) {
+    if (e.meets_headroom && !e.meets_sla) {
       ++missed;
       EXPECT_THAT(e.sla_miss, HasSubstr("C=8: TTFT p99"));
       EXPECT_GT(LightestTtftP99(e), limit);
@@ -889,10 +901,11 @@ TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
   EXPECT_THAT(RenderSearchText(*none, 10), Not(HasSubstr("tensor burst")));
 }
 
-// A PP > 1 candidate the headroom rule leaves out is told the layer split
-// that would keep it, and the headroom it would keep is what a search with
-// that split in the spec predicts.
-TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsToldTheLayerSplitThatWouldKeepIt) {
+// A PP > 1 candidate the headroom rule leaves out is searched again with
+// the layer split that would keep it, as a candidate of its own: predicted
+// as a search with that split in the spec predicts it, ranked, named under
+// the ranking, and measured with its split in the run spec.
+TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsSearchedAgainWithTheLayerSplitThatKeepsIt) {
   SearchOptions o = Small(0);
   o.bounds.pp = {8};
   o.bounds.ep = {4};
@@ -902,25 +915,93 @@ TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsToldTheLayerSplitThatWouldKeepIt) 
   in.spec.decision.min_headroom_mib = 5500;  // PP8/TP4/EP4's even split keeps about 4,700
   const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->evaluated.size(), 1u);
-  const Evaluated& e = r->evaluated[0];
-  EXPECT_FALSE(e.meets_headroom);
-  ASSERT_EQ(e.lifting_partition.size(), 8u);
-  EXPECT_GE(e.lifted_headroom_mib, 5500);
-  EXPECT_THAT(RenderSearchText(*r, 10),
-              HasSubstr("left out by the headroom rule, but a layer split (SGLANG_PP_LAYER_"
-                        "PARTITION) would keep it"));
-  EXPECT_EQ(SearchToJson(*r)["candidates"][0]["layer_split"]["sglang_pp_layer_partition"],
-            nlohmann::json(e.lifting_partition));
+  EXPECT_EQ(r->candidates, 1);
+  EXPECT_EQ(r->split_candidates, 1);
+  ASSERT_EQ(r->evaluated.size(), 2u);
+  ASSERT_EQ(r->qualifying, 1);
+  const Evaluated& split = r->evaluated[0];
+  const Evaluated& even = r->evaluated[1];
+  EXPECT_TRUE(even.candidate.layer_split.empty());
+  EXPECT_FALSE(even.meets_headroom);
+  ASSERT_EQ(split.candidate.layer_split.size(), 8u);
+  EXPECT_EQ(split.candidate.layout, even.candidate.layout);
+  EXPECT_EQ(even.lifting_partition, split.candidate.layer_split);
+  EXPECT_TRUE(split.meets_headroom);
+  EXPECT_GE(split.headroom_mib, 5500);
+  EXPECT_DOUBLE_EQ(even.lifted_headroom_mib, split.headroom_mib);
+  EXPECT_EQ(split.candidate.Label(), "PP8/TP4/EP4 chunk 8192 split " +
+                                         spec::PpLayerPartitionText(split.candidate.layer_split));
+  const std::string text = RenderSearchText(*r, 10);
+  EXPECT_THAT(text, HasSubstr("predicted: 1 candidates and 1 again with a layer split"));
+  EXPECT_THAT(text,
+              HasSubstr(fmt::format("PP8/TP4/EP4 chunk 8192: {} MiB; with 8 = [{}]: {} MiB, rank 1",
+                                    FormatThousands(static_cast<int64_t>(even.headroom_mib)),
+                                    fmt::join(split.candidate.layer_split, ", "),
+                                    FormatThousands(static_cast<int64_t>(split.headroom_mib)))));
+  const nlohmann::json j = SearchToJson(*r);
+  EXPECT_EQ(j["candidates"][0]["candidate"]["pp_layer_partition"],
+            nlohmann::json(split.candidate.layer_split));
+  EXPECT_EQ(j["candidates"][1]["layer_split"]["candidate"], split.candidate.Label());
 
-  in.spec.engine.pp_layer_partitions[8] = e.lifting_partition;
-  const Result<SearchResult> split = Search(in, cost::Calibration{}, o);
-  ASSERT_TRUE(split.ok()) << split.error().message;
-  ASSERT_EQ(split->evaluated.size(), 1u);
-  EXPECT_TRUE(split->evaluated[0].meets_headroom);
-  EXPECT_NEAR(split->evaluated[0].headroom_mib, e.lifted_headroom_mib, 1.0);
-  EXPECT_TRUE(split->evaluated[0].lifting_partition.empty());
-  EXPECT_THAT(RenderSearchText(*split, 10), Not(HasSubstr("left out by the headroom rule")));
+  // The same as a search with the split written into the spec predicts.
+  testkit::ExampleInputs written = in;
+  written.spec.engine.pp_layer_partitions[8] = split.candidate.layer_split;
+  const Result<SearchResult> again = Search(written, cost::Calibration{}, o);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  ASSERT_EQ(again->evaluated.size(), 1u);
+  EXPECT_EQ(again->split_candidates, 0);
+  EXPECT_DOUBLE_EQ(again->evaluated[0].headroom_mib, split.headroom_mib);
+  EXPECT_DOUBLE_EQ(again->evaluated[0].points[0].input_tps, split.points[0].input_tps);
+  EXPECT_THAT(RenderSearchText(*again, 10), Not(HasSubstr("left out by the headroom rule")));
+
+  // Its run spec sets the split for PP8.
+  const Measurement m = WorthMeasuring(*r, "spec.toml", 40);
+  ASSERT_EQ(m.measured.size(), 1u);
+  EXPECT_EQ(m.sweep.pp_layer_partitions,
+            (std::map<int, std::vector<int>>{{8, split.candidate.layer_split}}));
+  EXPECT_THAT(
+      m.header,
+      HasSubstr("8 = [" + fmt::format("{}", fmt::join(split.candidate.layer_split, ", ")) + "]"));
+}
+
+// A spec holds one layer split per pipeline size: the best ranked candidate
+// of a size sets it, and one of that size with another split is named for a
+// spec of its own, as one with other knobs is.
+TEST(WorthMeasuring, OneLayerSplitPerPipelineSize) {
+  SearchResult r;
+  auto add = [&](int pp, int ep, std::vector<int> split, int64_t chunk = 0) {
+    Evaluated e;
+    e.candidate.layout.pp = pp;
+    e.candidate.layout.tp = 32 / pp;
+    e.candidate.layout.ep = ep;
+    e.candidate.layer_split = std::move(split);
+    e.candidate.knobs.chunked_prefill_size = chunk;
+    e.could_be_best = true;
+    e.score = 1;
+    r.evaluated.push_back(e);
+  };
+  const std::vector<int> eight = {12, 12, 12, 12, 12, 11, 11, 11};
+  add(8, 4, eight);
+  add(2, 4, {47, 46}, 4096);  // other knobs: it sets no split for the sweep
+  add(4, 4, {});
+  add(8, 2, {});
+  add(8, 1, eight);
+  add(4, 8, {23, 24, 23, 23});
+  add(2, 8, {});
+  r.qualifying = static_cast<int>(r.evaluated.size());
+  r.load_points = {LoadPoint{8, 0}};
+  const Measurement m = WorthMeasuring(r, "spec.toml", 40);
+  std::vector<std::string> measured, other;
+  for (const Candidate& c : m.measured) measured.push_back(c.Label());
+  for (const Candidate& c : m.other_knobs) other.push_back(c.Label());
+  EXPECT_EQ(measured, (std::vector<std::string>{
+                          "PP8/TP4/EP4 split 12,12,12,12,12,11,11,11", "PP4/TP8/EP4",
+                          "PP8/TP4/EP1 split 12,12,12,12,12,11,11,11", "PP2/TP16/EP8"}));
+  EXPECT_EQ(other, (std::vector<std::string>{"PP2/TP16/EP4 chunk 4096 split 47,46", "PP8/TP4/EP2",
+                                             "PP4/TP8/EP8 split 23,24,23,23"}));
+  EXPECT_EQ(m.sweep.pp_layer_partitions, (std::map<int, std::vector<int>>{{8, eight}}));
+  EXPECT_THAT(m.header, HasSubstr("with another layer split for PP8 (a spec of its own): "
+                                  "PP8/TP4/EP2\n"));
 }
 
 // The chat example (DeepSeek-V3 on four 8-GPU H200 nodes, 2,000 tokens in

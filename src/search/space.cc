@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "spec/engine_env.h"
 #include "spec/limits.h"
 #include "spec/moe_backends.h"
 #include "util/format.h"
@@ -56,7 +57,9 @@ std::string Candidate::Label() const {
   const std::string what =
       pd ? fmt::format("{} {} + {}", pd->Ratio(), pd->prefill.Label(), pd->decode.Label())
          : layout.Label();
-  return what + (set == "spec's knobs" ? "" : " " + set);
+  std::string label = what + (set == "spec's knobs" ? "" : " " + set);
+  if (!layer_split.empty()) label += " split " + spec::PpLayerPartitionText(layer_split);
+  return label;
 }
 
 int64_t Candidate::gpus() const {

@@ -52,7 +52,12 @@ struct Candidate {
   spec::LayoutSpec layout;  // aggregated; a disaggregated candidate's is unused
   Knobs knobs;
   std::optional<PdPools> pd;  // set: a disaggregated deployment
-  // "PP8/TP4/EP4 chunk 8192"; "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8".
+  // Set: the layout runs with this layer split (SGLANG_PP_LAYER_PARTITION,
+  // one count per stage) as [engine.pp_layer_partition]'s entry for its
+  // pipeline size; empty: the spec's split (SGLang's even one without).
+  std::vector<int> layer_split;
+  // "PP8/TP4/EP4 chunk 8192"; "PP8/TP4/EP4 chunk 8192 split 12,12,12,12,12,11,11,11";
+  // "1P3D PP1/TP8/EP8 + 3xPP1/TP8/EP8/DP8".
   std::string Label() const;
   int64_t gpus() const;
 };

@@ -42,6 +42,23 @@ void Absolute(toml::table* table, const char* key, const std::string& base,
   }
 }
 
+toml::array IntArray(const std::vector<int>& values) {
+  toml::array a;
+  for (int v : values) a.push_back(v);
+  return a;
+}
+
+// `splits` as [engine.pp_layer_partition] entries, beside the source's own.
+void SetLayerSplits(toml::table& root, const std::map<int, std::vector<int>>& splits) {
+  if (TableAt(root, {"engine"}) == nullptr) root.insert_or_assign("engine", toml::table{});
+  toml::table* engine = TableAt(root, {"engine"});
+  toml::table table;
+  if (const toml::table* source = TableAt(root, {"engine", "pp_layer_partition"})) table = *source;
+  for (const auto& [pp, split] : splits)
+    table.insert_or_assign(std::to_string(pp), IntArray(split));
+  engine->insert_or_assign("pp_layer_partition", std::move(table));
+}
+
 }  // namespace
 
 Result<std::string> DeriveSpecText(const std::string& text, const std::string& path,
@@ -119,6 +136,7 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
         std::visit([&, f = flag](const auto& v) { args->insert_or_assign(f, v); }, value);
     }
   }
+  if (!sweep.pp_layer_partitions.empty()) SetLayerSplits(root, sweep.pp_layer_partitions);
   std::ostringstream out;
   // Floats at 15 significant digits (digits10): every value read from a
   // spec's text of up to 15 digits prints as written and reads back to the

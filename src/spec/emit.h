@@ -4,6 +4,7 @@
 // saved. Parses the TOML, changes those fields, writes the tree: every
 // other value stays what the source says (comments are not kept).
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +25,10 @@ struct DerivedSweep {
   // [engine.args] flags to set (name without leading dashes): a number
   // (chunked-prefill-size) or a word (moe-a2a-backend).
   std::vector<std::pair<std::string, std::variant<int64_t, std::string>>> engine_args;
+  // [engine.pp_layer_partition] entries to set beside the source's: a
+  // pipeline size's layer split (SGLANG_PP_LAYER_PARTITION). The source sets
+  // no [engine.env] split beside them: the parser takes one of the two only.
+  std::map<int, std::vector<int>> pp_layer_partitions;
   // Both set: a disaggregated deployment in place of `layouts`
   // ([sweep.prefill] and [sweep.decode], spec/disaggregation_section.h; [sweep]'s
   // layouts go): each pool's hosts by name and its server's layout.

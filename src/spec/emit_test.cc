@@ -117,6 +117,36 @@ TEST(DeriveSpecText, ADisaggregatedDeploymentBecomesItsTwoPools) {
   EXPECT_EQ(text->find("pp = [1, 2]"), std::string::npos) << *text;
 }
 
+// A layer split per pipeline size becomes [engine.pp_layer_partition]'s
+// entry, beside the source's own entries.
+TEST(DeriveSpecText, LayerSplitsBecomeTheTablesEntries) {
+  DerivedSweep sweep;
+  LayoutSpec a;
+  a.pp = 2;
+  a.tp = 4;
+  a.ep = 4;
+  sweep.layouts = {a};
+  sweep.pp_layer_partitions[8] = {12, 12, 12, 12, 12, 11, 11, 11};
+  const std::string source = std::string(kSource) + R"([engine.pp_layer_partition]
+2 = [47, 46]
+)";
+  Result<std::string> text = DeriveSpecText(source, "/specs/dir/s.toml", {}, sweep, "");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  Result<Spec> s = ParseSpec(*text, "/elsewhere/derived.toml");
+  ASSERT_TRUE(s.ok()) << s.error().message << "\n" << *text;
+  EXPECT_EQ(
+      s->engine.pp_layer_partitions,
+      (std::map<int, std::vector<int>>{{2, {47, 46}}, {8, {12, 12, 12, 12, 12, 11, 11, 11}}}));
+
+  // From a source without the table.
+  Result<std::string> plain = DeriveSpecText(kSource, "/specs/dir/s.toml", {}, sweep, "");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  Result<Spec> p = ParseSpec(*plain, "/elsewhere/derived.toml");
+  ASSERT_TRUE(p.ok()) << p.error().message << "\n" << *plain;
+  EXPECT_EQ(p->engine.pp_layer_partitions,
+            (std::map<int, std::vector<int>>{{8, {12, 12, 12, 12, 12, 11, 11, 11}}}));
+}
+
 TEST(DeriveSpecText, NotTomlIsAnError) {
   EXPECT_FALSE(DeriveSpecText("[sweep\n", "/s.toml", {}, {}, "").ok());
   EXPECT_FALSE(DeriveSpecText(kSource, "/s.toml", {"no-equals-sign"}, {}, "").ok());
