@@ -53,6 +53,7 @@ spec::Spec SpecFromArgs(const ServerArgs& args) {
   s.engine.model_config = args.ModelSource();
   s.engine.version = "0.5.18";
   s.engine.env = args.engine_env;
+  s.engine.env_origin = "the environment's";
   if (args.chunked_prefill_size)
     s.engine.args.emplace_back("chunked-prefill-size", IntArg(*args.chunked_prefill_size));
   if (args.max_running_requests)

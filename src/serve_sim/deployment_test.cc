@@ -49,6 +49,11 @@ TEST(DeploymentTest, TheEnvironmentsLayerSplitSplitsTheStages) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("sum(partitions)=90 does not match"), std::string::npos)
       << refused.error().message;
+  // Named where it came from: the server's environment, not a spec.
+  EXPECT_NE(refused.error().message.find(
+                "does not fit the environment's SGLANG_PP_LAYER_PARTITION = \"40,50\""),
+            std::string::npos)
+      << refused.error().message;
 }
 
 TEST(DeploymentTest, TwoNodesHoldOneStageEach) {

@@ -91,7 +91,7 @@ std::string PpLayerPartitionSource(const EngineSpec& engine, int pp) {
       entry != engine.pp_layer_partitions.end())
     return fmt::format("[engine.pp_layer_partition] {} = [{}]", pp, fmt::join(entry->second, ", "));
   const std::string* text = FindEnv(engine, kPpLayerPartitionEnv);
-  return fmt::format("[engine.env] {} = \"{}\"", kPpLayerPartitionEnv, text ? *text : "");
+  return fmt::format("{} {} = \"{}\"", engine.env_origin, kPpLayerPartitionEnv, text ? *text : "");
 }
 
 namespace {

@@ -65,7 +65,8 @@ std::vector<int> PpLayerPartition(const EngineSpec& engine, int pp);
 
 // Where PpLayerPartition(engine, pp) comes from, for messages:
 // "[engine.pp_layer_partition] 8 = [12, 12, ...]" or
-// "[engine.env] SGLANG_PP_LAYER_PARTITION = \"12,12,...\"".
+// "[engine.env] SGLANG_PP_LAYER_PARTITION = \"12,12,...\"" (the env's
+// origin: "the environment's" for a simulated server).
 std::string PpLayerPartitionSource(const EngineSpec& engine, int pp);
 
 // SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD from [engine.env] (checked when the

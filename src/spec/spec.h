@@ -160,6 +160,9 @@ struct EngineSpec {
   // Fixed server args (without leading dashes), in the order written.
   std::vector<std::pair<std::string, ArgValue>> args;
   std::vector<std::pair<std::string, std::string>> env;
+  // Where `env` comes from, for messages: the spec's table, or for a
+  // simulated server (serve-sim) the environment it was started in.
+  std::string env_origin = "[engine.env]";
   // [engine.pp_layer_partition]: a PP degree's SGLANG_PP_LAYER_PARTITION
   // (each stage's layers, stage 0 first; as many entries as the degree),
   // set for the servers of the layouts of that degree only. The spec
