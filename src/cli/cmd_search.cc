@@ -7,6 +7,7 @@
 // and the Pareto front; with --target-rate, the GPUs that serve that rate.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "cost/calibration.h"
 #include "evidence/calibration_file.h"
 #include "inputs/search_inputs.h"
+#include "launch/process.h"
 #include "plan/disaggregation.h"
 #include "plan/spec_hardware.h"
 #include "report/search_page.h"
@@ -48,6 +50,38 @@ struct SearchCliOptions {
   double target_rate = 0;  // requests/s to plan capacity for; 0: none
 };
 
+// The search's arguments as a shell takes them, for the emitted spec's
+// header: the spec, the space searched (the [search] section's lists and
+// the flags, merged), the calibration and the draws, and the overrides, so
+// that the header's command reproduces the search.
+std::string SearchArgs(const SearchCliOptions& opts) {
+  std::vector<std::string> a = {opts.spec.spec_path};
+  const search::Bounds& b = opts.search.bounds;
+  auto list = [&a](const char* flag, const auto& values) {
+    if (values.empty()) return;
+    a.push_back(flag);
+    a.push_back(fmt::format("{}", fmt::join(values, ",")));
+  };
+  list("--instances", b.instances);
+  list("--pp", b.pp);
+  list("--ep", b.ep);
+  list("--dp", b.dp);
+  list("--chunked-prefill-size", b.chunked_prefill_size);
+  list("--max-running-requests", b.max_running_requests);
+  list("--moe-a2a-backend", b.moe_a2a_backend);
+  list("--concurrency", b.concurrency);
+  list("--request-rate", b.request_rate);
+  if (!b.disaggregated.empty()) a.insert(a.end(), {"--disaggregated", b.disaggregated});
+  if (!opts.calibration_path.empty()) a.insert(a.end(), {"--calibration", opts.calibration_path});
+  const uncertainty::EnsembleOptions defaults;
+  if (opts.search.ensemble.members != defaults.members)
+    a.insert(a.end(), {"--samples", std::to_string(opts.search.ensemble.members)});
+  if (opts.search.ensemble.seed != defaults.seed)
+    a.insert(a.end(), {"--interval-seed", std::to_string(opts.search.ensemble.seed)});
+  for (const std::string& o : opts.spec.overrides) a.insert(a.end(), {"--set", o});
+  return launch::ShellJoin(a);
+}
+
 // Writes the run spec of the candidates worth measuring, after checking that
 // it parses and that every layout in it plans as valid.
 Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result, int requests,
@@ -59,8 +93,7 @@ Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result
         opts.emit_spec, result.load_points.size()));
   std::vector<std::string> hosts;
   for (const spec::HostSpec& h : cluster_hosts) hosts.push_back(h.name);
-  const search::Measurement m =
-      search::WorthMeasuring(result, opts.spec.spec_path, requests, hosts);
+  const search::Measurement m = search::WorthMeasuring(result, SearchArgs(opts), requests, hosts);
   if (m.measured.empty())
     return MakeError("--emit-spec " + opts.emit_spec +
                      (m.disaggregated.empty()

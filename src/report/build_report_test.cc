@@ -139,6 +139,31 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   EXPECT_EQ(again->markdown, md);
 }
 
+// A layout that ran with a layer split is recommended with it: deploying it
+// with SGLang's even split leaves its stages other memory than measured.
+TEST_F(BuildReportTest, ALayoutThatRanWithALayerSplitIsRecommendedWithIt) {
+  WriteHealthyRun();
+  Result<std::string> spec = ReadFile(ExampleSpecPath());
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/spec.toml",
+                              *spec + "\n[engine.pp_layer_partition]\n8 = [12, 12, 12, 12, 12, 11, "
+                                      "11, 11]\n")
+                  .ok());
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::string& md = out->markdown;
+  EXPECT_NE(md.find("It ran with the layer split `SGLANG_PP_LAYER_PARTITION=12,12,12,12,12,11,11,"
+                    "11` ([engine.pp_layer_partition] 8 = [12, 12, 12, 12, 12, 11, 11, 11]): "
+                    "deploy it with the same split"),
+            std::string::npos)
+      << md;
+  // The PP4 fallback ran with SGLang's even split: nothing to say.
+  const size_t fallback = md.find("**Fallback: PP4/TP8/EP4**");
+  ASSERT_NE(fallback, std::string::npos);
+  EXPECT_EQ(md.substr(fallback, md.find('\n', fallback) - fallback).find("layer split"),
+            std::string::npos);
+}
+
 // Whether a measured point's samples held their steady state is said by the
 // rule every prediction is judged by: 8 requests at C=8 are one wave.
 TEST_F(BuildReportTest, EachConcurrencyLevelIsJudgedByTheSteadyStateRule) {

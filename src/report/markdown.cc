@@ -15,11 +15,24 @@
 #include "report/compare_render.h"
 #include "report/pools_section.h"
 #include "report/result_table.h"
+#include "spec/engine_env.h"
 #include "util/format.h"
 #include "util/json_text.h"
 
 namespace ppsearch::report {
 namespace {
+
+// A pipeline layout's layer split where the spec sets one for its size: the
+// split it ran with, which deploying it needs too (SGLang's even split
+// leaves its stages other memory). Empty for an even split.
+std::string LayerSplitNote(const spec::EngineSpec& engine, const spec::LayoutSpec& layout) {
+  const std::vector<int> split = spec::PpLayerPartition(engine, layout.pp);
+  if (layout.pp <= 1 || static_cast<int>(split.size()) != layout.pp) return "";
+  return fmt::format(
+      " It ran with the layer split `SGLANG_PP_LAYER_PARTITION={}` ({}): deploy it with the same "
+      "split, its headroom and throughput were measured with it.",
+      spec::PpLayerPartitionText(split), spec::PpLayerPartitionSource(engine, layout.pp));
+}
 
 std::string Mib(const std::optional<double>& v) {
   return v ? FormatThousands(static_cast<int64_t>(std::llround(*v))) : std::string("-");
@@ -177,11 +190,13 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
         "a point's figure is the median over its repeats of each repeat's p99.",
         decide::LimitsText(d.sla))));
   if (d.primary) {
-    std::vector<std::string> items = {
-        fmt::format("**Primary: {}**: {}.", d.primary->Label(), d.primary_reason)};
-    items.push_back(
-        d.fallback ? fmt::format("**Fallback: {}**: {}.", d.fallback->Label(), d.fallback_reason)
-                   : std::string("**Fallback: none**: no other layout qualifies."));
+    std::vector<std::string> items = {fmt::format("**Primary: {}**: {}.{}", d.primary->Label(),
+                                                  d.primary_reason,
+                                                  LayerSplitNote(a.spec().engine, *d.primary))};
+    items.push_back(d.fallback ? fmt::format("**Fallback: {}**: {}.{}", d.fallback->Label(),
+                                             d.fallback_reason,
+                                             LayerSplitNote(a.spec().engine, *d.fallback))
+                               : std::string("**Fallback: none**: no other layout qualifies."));
     s.blocks.push_back(Block::Bullets(std::move(items)));
     // A simulated run's samples are predictions: say whether the
     // calibration's uncertainty could swap the two.

@@ -23,7 +23,7 @@ void SortLoads(const SearchResult& r, spec::DerivedSweep* sweep) {
 
 // The spec of the best candidate when it is disaggregated: its two pools on
 // the cluster's hosts, the prefill servers first, as the search predicted it.
-Measurement BestDisaggregated(const SearchResult& r, const std::string& source_spec, int requests,
+Measurement BestDisaggregated(const SearchResult& r, const std::string& search_args, int requests,
                               const std::vector<std::string>& hosts) {
   Measurement m;
   const Evaluated& best = r.evaluated.front();
@@ -44,7 +44,7 @@ Measurement BestDisaggregated(const SearchResult& r, const std::string& source_s
       "# Written by `ppsearch search {}`: its best candidate is disaggregated,\n"
       "# {}. `ppsearch plan`, `validate`, `simulate` and `run --engine sim`\n"
       "# take this file; `run` on real servers does not run one yet.\n",
-      source_spec, best.candidate.Label());
+      search_args, best.candidate.Label());
   for (int k = 1; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.could_be_best) m.header += "# Also could be the best: " + e.candidate.Label() + "\n";
@@ -52,15 +52,64 @@ Measurement BestDisaggregated(const SearchResult& r, const std::string& source_s
   return m;
 }
 
+// Whether the search predicts `e` meets the SLA at closed-loop load `c`:
+// its prediction there, listed or probed; a load it was not predicted at
+// (another candidate's best, found by bisection) as the nearest listed load
+// above it, the limits' figures growing with the load.
+bool PredictedToMeetSla(const Evaluated& e, int c) {
+  for (const std::vector<PointFigures>* list : {&e.points, &e.probed})
+    for (const PointFigures& f : *list)
+      if (!f.load.open() && f.load.concurrency == c) return f.meets_sla;
+  const PointFigures* above = nullptr;
+  for (const PointFigures& f : e.points)
+    if (f.load.concurrency > c &&
+        (above == nullptr || f.load.concurrency < above->load.concurrency))
+      above = &f;
+  return above == nullptr || above->meets_sla;
+}
+
+// A run excludes a layout that misses an SLA limit at any of its levels
+// (docs/spec.md, SLAs), where the search judged each candidate at its best
+// load: the levels at which the search predicts a measured candidate misses
+// a limit are left out of the sweep, so that the run judges them where the
+// search did. Returns the header's line saying so; empty when none is left
+// out. When no level is predicted to meet the SLA for every candidate, the
+// levels stay and the line says so.
+std::string KeepLevelsMeetingTheSla(const std::vector<const Evaluated*>& measured,
+                                    spec::DerivedSweep* sweep) {
+  std::vector<int> kept, dropped;
+  std::vector<std::string> missing;  // "PP8/TP4/EP4 at C=256"
+  for (int c : sweep->concurrency) {
+    bool all = true;
+    for (const Evaluated* e : measured)
+      if (!PredictedToMeetSla(*e, c)) {
+        all = false;
+        missing.push_back(fmt::format("{} at C={}", e->candidate.Label(), c));
+      }
+    (all ? kept : dropped).push_back(c);
+  }
+  if (dropped.empty()) return "";
+  if (kept.empty())
+    return fmt::format(
+        "# No level is predicted to meet the SLA for every layout here ({}): a run excludes\n"
+        "# a layout that misses a limit at any level.\n",
+        fmt::join(missing, ", "));
+  sweep->concurrency = kept;
+  return fmt::format(
+      "# Left out of the sweep: C={}, where the search predicts a miss of the SLA\n"
+      "# ({}); a run excludes a layout that misses a limit at any level.\n",
+      fmt::join(dropped, ", C="), fmt::join(missing, ", "));
+}
+
 }  // namespace
 
-Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec, int requests,
+Measurement WorthMeasuring(const SearchResult& r, const std::string& search_args, int requests,
                            const std::vector<std::string>& hosts) {
   Measurement m;
   if (r.qualifying == 0) return m;
   const Evaluated& best = r.evaluated.front();
   if (best.candidate.pd && !hosts.empty())
-    return BestDisaggregated(r, source_spec, requests, hosts);
+    return BestDisaggregated(r, search_args, requests, hosts);
   // `run` measures aggregated layouts: a disaggregated candidate that could
   // be the best is named in the header instead, and the best aggregated one
   // leads the sweep.
@@ -74,6 +123,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
   // of that size with another split needs a spec of its own.
   std::map<int, std::vector<int>> split_of;
   std::vector<bool> in_sweep(static_cast<size_t>(r.qualifying), false);
+  std::vector<const Evaluated*> measured;
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.candidate.pd) {
@@ -87,6 +137,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
     if (added && !fits) split_of.erase(split);
     (fits ? m.measured : m.other_knobs).push_back(e.candidate);
     in_sweep[static_cast<size_t>(k)] = fits;
+    if (fits) measured.push_back(&e);
   }
   for (const Candidate& c : m.measured) {
     m.sweep.layouts.push_back(c.layout);
@@ -106,6 +157,8 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
       m.sweep.concurrency.push_back(e.at->load.concurrency);
   }
   SortLoads(r, &m.sweep);
+  const std::string levels =
+      r.sla.any() && !open ? KeepLevelsMeetingTheSla(measured, &m.sweep) : "";
   if (m.knobs.chunked_prefill_size != 0)
     m.sweep.engine_args.push_back({"chunked-prefill-size", m.knobs.chunked_prefill_size});
   if (m.knobs.max_running_requests != 0)
@@ -116,18 +169,23 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& source_spec
       "# Written by `ppsearch search {}`: the {} candidate(s) that could still be the best\n"
       "# given the predictions' intervals, with the best one's knobs ({}), at the search's\n"
       "# load points and their best. Measure them with `ppsearch run` on this file.\n",
-      source_spec, m.measured.size(), m.knobs.Label());
+      search_args, m.measured.size(), m.knobs.Label());
+  m.header += levels;
   for (const auto& [pp, split] : m.sweep.pp_layer_partitions)
     m.header += fmt::format(
         "# Its PP{} layouts run with the layer split the search found for them\n"
-        "# ([engine.pp_layer_partition] {} = [{}]): the even one leaves too little headroom.\n",
+        "# ([engine.pp_layer_partition] {} = [{}]): as the search predicted them, SGLang's\n"
+        "# even split leaves them less than decision.min_headroom_mib.\n",
         pp, pp, fmt::join(split, ", "));
-  for (const Candidate& c : m.other_knobs)
+  for (const Candidate& c : m.other_knobs) {
+    std::string why = "other knobs";
+    if (c.knobs == m.knobs)
+      why = c.layer_split.empty()
+                ? fmt::format("SGLang's even layer split, where this spec splits PP{}", c.layout.pp)
+                : fmt::format("another layer split for PP{}", c.layout.pp);
     m.header +=
-        fmt::format("# Also tied with the best, with {} (a spec of its own): {}\n",
-                    c.knobs == m.knobs ? fmt::format("another layer split for PP{}", c.layout.pp)
-                                       : std::string("other knobs"),
-                    c.Label());
+        fmt::format("# Also tied with the best, with {} (a spec of its own): {}\n", why, c.Label());
+  }
   for (const Candidate& c : m.disaggregated)
     m.header +=
         "# Also could be the best, disaggregated (`ppsearch simulate` predicts such a\n"

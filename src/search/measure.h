@@ -37,7 +37,9 @@ struct Measurement {
 // `measured` holds it alone: `plan`, `validate`, `simulate` and `run
 // --engine sim` take such a spec. The aggregated candidates that could be the
 // best are then named in the header.
-Measurement WorthMeasuring(const SearchResult& result, const std::string& source_spec, int requests,
+// `search_args`: the search's arguments (the spec, bounds, calibration,
+// overrides), quoted for the header's `ppsearch search ...` line.
+Measurement WorthMeasuring(const SearchResult& result, const std::string& search_args, int requests,
                            const std::vector<std::string>& hosts = {});
 
 }  // namespace ppsearch::search

@@ -764,6 +764,14 @@ Result<SearchResult> Search(const inputs::SearchInputs& in, const cost::Calibrat
   out.sla_unchecked = UncheckedLimits(out.sla, out.decode);
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
   out.candidates = static_cast<int>(candidates.size());
+  // Bounds that describe no layout are a mistake in them, not a search in
+  // which nothing qualifies.
+  if (candidates.empty() && EnumerateDisaggregated(options.bounds, in.spec, in.model).empty())
+    return MakeError(fmt::format(
+        "the bounds describe no candidate on the cluster's {} GPUs ({} hosts x {}): a layout is "
+        "instances of whole nodes x PP x TP using every GPU, with EP and DP dividing TP; widen "
+        "--instances, --pp, --ep or --dp",
+        in.spec.cluster.world_size(), in.spec.cluster.hosts.size(), in.spec.cluster.gpus_per_node));
 
   Work w;
   PlanGroups(in, candidates, out, w);

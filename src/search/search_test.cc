@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -298,6 +299,22 @@ TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
     if (seen[i].first == seen[i - 1].first) {
       EXPECT_GT(seen[i].second, seen[i - 1].second);
     }
+}
+
+// Bounds that describe no layout on the cluster are an error in them (exit
+// 2), not a search in which nothing qualifies.
+TEST(Search, BoundsThatDescribeNoLayoutAreAnError) {
+  for (const auto& [pp, ep] : std::vector<std::pair<int, int>>{{3, 1}, {1000, 1}, {8, 3}}) {
+    SearchOptions o = Small(0);
+    o.bounds.pp = {pp};
+    o.bounds.ep = {ep};
+    const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
+    ASSERT_FALSE(r.ok()) << "PP" << pp << " EP" << ep;
+    EXPECT_EQ(r.error().message,
+              "the bounds describe no candidate on the cluster's 32 GPUs (4 hosts x 8): a layout "
+              "is instances of whole nodes x PP x TP using every GPU, with EP and DP dividing TP; "
+              "widen --instances, --pp, --ep or --dp");
+  }
 }
 
 TEST(Search, RefusalsAreCountedByTheirReason) {
@@ -680,9 +697,9 @@ TEST(Search, BisectionFindsTheKnownBreakOfAPredictedCandidate) {
   const std::string text = RenderSearchText(*r, 3);
   EXPECT_THAT(text, HasSubstr(fmt::format("missed at C={}", known + 1)));
   EXPECT_THAT(text, HasSubstr(fmt::format("({} more predictions)", r->probes)));
-  // A run spec of it measures the load the search judged it at.
-  EXPECT_EQ(WorthMeasuring(*r, "spec.toml", 40).sweep.concurrency,
-            (std::vector<int>{4, known, 16}));
+  // A run spec of it measures the load the search judged it at, and not
+  // C=16, where it misses the limit (a run would exclude it for that).
+  EXPECT_EQ(WorthMeasuring(*r, "spec.toml", 40).sweep.concurrency, (std::vector<int>{4, known}));
 }
 
 // The example's requests generate one token: the simulator predicts no
@@ -935,9 +952,9 @@ TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsSearchedAgainWithTheLayerSplitThat
   EXPECT_THAT(text, HasSubstr("predicted: 1 candidates and 1 again with a layer split"));
   EXPECT_THAT(text,
               HasSubstr(fmt::format("PP8/TP4/EP4 chunk 8192: {} MiB; with 8 = [{}]: {} MiB, rank 1",
-                                    FormatThousands(static_cast<int64_t>(even.headroom_mib)),
+                                    FormatThousands(std::llround(even.headroom_mib)),
                                     fmt::join(split.candidate.layer_split, ", "),
-                                    FormatThousands(static_cast<int64_t>(split.headroom_mib)))));
+                                    FormatThousands(std::llround(split.headroom_mib)))));
   const nlohmann::json j = SearchToJson(*r);
   EXPECT_EQ(j["candidates"][0]["candidate"]["pp_layer_partition"],
             nlohmann::json(split.candidate.layer_split));
@@ -962,6 +979,49 @@ TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsSearchedAgainWithTheLayerSplitThat
   EXPECT_THAT(
       m.header,
       HasSubstr("8 = [" + fmt::format("{}", fmt::join(split.candidate.layer_split, ", ")) + "]"));
+}
+
+// A run excludes a layout that misses an SLA limit at any level, where the
+// search judged each at its best load: the levels at which the search
+// predicts a measured candidate misses one are left out of the run spec.
+TEST(WorthMeasuring, LeavesOutTheLevelsWhereAMeasuredCandidateMissesTheSla) {
+  SearchResult r;
+  r.sla[decide::SlaMetric::kTtft] = 2.0;
+  r.load_points = {LoadPoint{16, 0}, LoadPoint{64, 0}, LoadPoint{256, 0}};
+  auto add = [&](int pp, const std::vector<bool>& meets) {
+    Evaluated e;
+    e.candidate.layout.pp = pp;
+    e.candidate.layout.tp = 32 / pp;
+    e.could_be_best = true;
+    e.score = 1;
+    for (size_t k = 0; k < meets.size(); ++k) {
+      PointFigures f;
+      f.load = r.load_points[k];
+      f.meets_sla = meets[k];
+      e.points.push_back(f);
+      if (meets[k]) e.at = f;
+    }
+    r.evaluated.push_back(e);
+    r.qualifying = static_cast<int>(r.evaluated.size());
+  };
+  add(4, {true, true, false});
+  add(8, {true, true, true});
+  const Measurement m = WorthMeasuring(r, "spec.toml", 40);
+  EXPECT_EQ(m.sweep.concurrency, (std::vector<int>{16, 64}));
+  EXPECT_THAT(m.header, HasSubstr("# Left out of the sweep: C=256, where the search predicts a "
+                                  "miss of the SLA\n# (PP4/TP8/EP1 at C=256);"));
+
+  // Without an SLA every level stays.
+  SearchResult free = r;
+  free.sla = {};
+  EXPECT_EQ(WorthMeasuring(free, "spec.toml", 40).sweep.concurrency,
+            (std::vector<int>{16, 64, 256}));
+
+  // With no level every candidate meets, the levels stay and the header says so.
+  add(2, {false, false, true});
+  const Measurement none = WorthMeasuring(r, "spec.toml", 40);
+  EXPECT_EQ(none.sweep.concurrency, (std::vector<int>{16, 64, 256}));
+  EXPECT_THAT(none.header, HasSubstr("# No level is predicted to meet the SLA for every layout"));
 }
 
 // A spec holds one layer split per pipeline size: the best ranked candidate
@@ -1000,8 +1060,8 @@ TEST(WorthMeasuring, OneLayerSplitPerPipelineSize) {
   EXPECT_EQ(other, (std::vector<std::string>{"PP2/TP16/EP4 chunk 4096 split 47,46", "PP8/TP4/EP2",
                                              "PP4/TP8/EP8 split 23,24,23,23"}));
   EXPECT_EQ(m.sweep.pp_layer_partitions, (std::map<int, std::vector<int>>{{8, eight}}));
-  EXPECT_THAT(m.header, HasSubstr("with another layer split for PP8 (a spec of its own): "
-                                  "PP8/TP4/EP2\n"));
+  EXPECT_THAT(m.header, HasSubstr("with SGLang's even layer split, where this spec splits PP8 (a "
+                                  "spec of its own): PP8/TP4/EP2\n"));
 }
 
 // The chat example (DeepSeek-V3 on four 8-GPU H200 nodes, 2,000 tokens in
