@@ -159,6 +159,18 @@ TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("MiB short"), std::string::npos) << r.out;
+
+  // A run spec of nothing is not written, and stderr says so.
+  const std::string emitted = (dir_ / "none.toml").string();
+  r = Run(std::string("search ") + kSearchSpec +
+          " --pp 4,8 --ep 4 --concurrency 8 --samples 0"
+          " --set decision.min_headroom_mib=500000 --emit-spec " +
+          emitted);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("--emit-spec " + emitted + ": not written: no candidate qualifies"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(emitted));
 }
 
 // An SLA no candidate meets is exit 4, naming the closest with how far over

@@ -211,7 +211,12 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
         opts.html, report::RenderSearchHtml(opts.spec.spec_path, result, opts.top)));
     std::cerr << "wrote " << opts.html << "\n";
   }
-  if (result.qualifying == 0 || (capacity && capacity->rows.empty())) return kExitNoneQualifies;
+  if (result.qualifying == 0 || (capacity && capacity->rows.empty())) {
+    if (!opts.emit_spec.empty())
+      std::cerr << "--emit-spec " << opts.emit_spec
+                << ": not written: no candidate qualifies, so there is nothing to measure\n";
+    return kExitNoneQualifies;
+  }
   if (!opts.emit_spec.empty())
     PPS_RETURN_IF_ERROR(EmitSpec(opts, result, in.spec.workload.requests, in.spec.cluster.hosts));
   return kExitOk;
