@@ -122,8 +122,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& search_args
   // candidate of a size sets it (empty: the source spec's), and a candidate
   // of that size with another split needs a spec of its own.
   std::map<int, std::vector<int>> split_of;
-  std::vector<bool> in_sweep(static_cast<size_t>(r.qualifying), false);
-  std::vector<const Evaluated*> measured;
+  std::vector<const Evaluated*> measured;  // m.measured's evaluations
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.candidate.pd) {
@@ -136,7 +135,6 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& search_args
     const bool fits = e.candidate.knobs == m.knobs && split->second == e.candidate.layer_split;
     if (added && !fits) split_of.erase(split);
     (fits ? m.measured : m.other_knobs).push_back(e.candidate);
-    in_sweep[static_cast<size_t>(k)] = fits;
     if (fits) measured.push_back(&e);
   }
   for (const Candidate& c : m.measured) {
@@ -153,7 +151,7 @@ Measurement WorthMeasuring(const SearchResult& r, const std::string& search_args
   for (int k = 0; k < r.qualifying && !open; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     if (e.candidate.pd) continue;
-    if (e.at && e.at->probed && in_sweep[static_cast<size_t>(k)])
+    if (e.at && e.at->probed && std::find(measured.begin(), measured.end(), &e) != measured.end())
       m.sweep.concurrency.push_back(e.at->load.concurrency);
   }
   SortLoads(r, &m.sweep);

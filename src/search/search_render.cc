@@ -85,6 +85,9 @@ json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
           {"nodes", nodes}};
 }
 
+// MiB as plan and simulate print them: to the nearest, with separators.
+std::string Mib(double mib) { return FormatThousands(std::llround(mib)); }
+
 // The label of candidate `e` searched again with its layer split
 // (Evaluated::lifting_partition).
 std::string SplitTwinLabel(const Evaluated& e) {
@@ -263,7 +266,7 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
       fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
                   "at least {} MiB",
                   r.candidates, r.load_points.size(), load_text, r.objective.name(),
-                  FormatThousands(std::llround(r.min_headroom_mib))),
+                  Mib(r.min_headroom_mib)),
       fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
       fmt::format("predicted: {} candidates{} ({} predictions); {} below the headroom rule; "
                   "intervals drawn for {}",
@@ -335,7 +338,7 @@ table::Table RankingTable(const SearchResult& r, int top) {
     for (decide::SlaMetric m : limits)
       row.push_back(at.sla[m] ? decide::InKeyUnit(m, *at.sla[m]) : "-");
     if (r.sla.any()) row.push_back(e.binds_next ? BindingText(*e.binds_next) : "-");
-    row.insert(row.end(), {FormatThousands(std::llround(e.headroom_mib)), Why(e)});
+    row.insert(row.end(), {Mib(e.headroom_mib), Why(e)});
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -414,13 +417,12 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
   std::stable_sort(closest.begin(), closest.end(), [](const Evaluated* a, const Evaluated* b) {
     return a->headroom_mib > b->headroom_mib;
   });
-  std::vector<std::string> out = {fmt::format("no candidate keeps {} MiB of headroom; the closest:",
-                                              FormatThousands(std::llround(r.min_headroom_mib)))};
+  std::vector<std::string> out = {
+      fmt::format("no candidate keeps {} MiB of headroom; the closest:", Mib(r.min_headroom_mib))};
   for (size_t i = 0; i < closest.size() && i < 3; ++i)
-    out.push_back(
-        fmt::format("{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
-                    FormatThousands(std::llround(closest[i]->headroom_mib)),
-                    FormatThousands(std::llround(r.min_headroom_mib - closest[i]->headroom_mib))));
+    out.push_back(fmt::format("{}: {} MiB, {} MiB short", closest[i]->candidate.Label(),
+                              Mib(closest[i]->headroom_mib),
+                              Mib(r.min_headroom_mib - closest[i]->headroom_mib)));
   return out;
 }
 
@@ -463,9 +465,8 @@ std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
   for (size_t i = 0; i < lifted.size() && i < shown; ++i) {
     const Evaluated& e = *lifted[i].second;
     out.push_back(fmt::format("{}: {} MiB; with {} = [{}]: {} MiB, {}", e.candidate.Label(),
-                              FormatThousands(std::llround(e.headroom_mib)), e.candidate.layout.pp,
-                              fmt::join(e.lifting_partition, ", "),
-                              FormatThousands(std::llround(e.lifted_headroom_mib)),
+                              Mib(e.headroom_mib), e.candidate.layout.pp,
+                              fmt::join(e.lifting_partition, ", "), Mib(e.lifted_headroom_mib),
                               SplitTwinRank(r, e)));
   }
   if (lifted.size() > shown)
