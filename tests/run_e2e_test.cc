@@ -76,6 +76,30 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
   EXPECT_TRUE(fs::exists(run / "report.md"));
 }
 
+// The report's "How to reproduce" is a command a shell runs again as it
+// stands, under a new run id, even with a quote in a value.
+TEST_F(RunE2e, TheReportsReproduceCommandRunsAgain) {
+  const std::string results = Results("the team's runs");
+  CommandResult r = Run(std::string("run ") + kRunSpec +
+                        " --engine sim --run-id first --set 'sweep.pp=[1, 2]'"
+                        " --set sweep.concurrency=[8] --set \"experiment.results_dir=" +
+                        results + "\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string report = ReadText(fs::path(results) / "first" / "report.md");
+  const size_t block = report.find("## How to reproduce\n\n```sh\n");
+  ASSERT_NE(block, std::string::npos) << report;
+  const size_t start = report.find("ppsearch run ", block);
+  ASSERT_NE(start, std::string::npos) << report;
+  const std::string command = report.substr(start, report.find('\n', start) - start);
+  EXPECT_NE(command.find("'sweep.pp=[1, 2]'"), std::string::npos) << command;
+  EXPECT_EQ(command.find("--run-id"), std::string::npos) << command;
+  CommandResult again = Run(command.substr(std::string("ppsearch ").size()));
+  ASSERT_EQ(again.exit_code, 0) << command << "\n" << again.err;
+  int runs = 0;
+  for (const auto& e : fs::directory_iterator(results)) runs += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(runs, 2);
+}
+
 // The relay a server's output passes through on its way to live/: the key
 // where it is a value, a line at a time, the last line without its newline
 // too; ppsearch's own words stay although the key reads "ppsearch".

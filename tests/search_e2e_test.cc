@@ -40,8 +40,12 @@ TEST_F(SearchE2e, RanksCountsRefusalsAndDrawsTheFront) {
   CommandResult h = Run(std::string("search ") + kSearchSpec + kSmall + " --html " + html);
   ASSERT_EQ(h.exit_code, 0) << h.err;
   const std::string page = ReadText(html);
+  // The page holds what the text does: the burst's share, and each layout
+  // the even layer split left out with the split that keeps it.
   for (const char* text :
-       {"<svg", "id=\"search-front\"", "Pareto front", "Ranking", "predicted by the simulator"})
+       {"<svg", "id=\"search-front\"", "Pareto front", "Ranking", "predicted by the simulator",
+        "the tensor burst (rtx-6000d", "Layer splits</h2>",
+        "<li>PP8/TP4/EP4 chunk 4096: 1,399 MiB; with 8 = [12, 12, 12, 12, 12, 11, 11, 11]: "})
     EXPECT_NE(page.find(text), std::string::npos) << text;
 
   CommandResult j = Run(std::string("search ") + kSearchSpec + kSmall + " --json");
@@ -254,7 +258,7 @@ TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
   // default EPs 1, 2, 4 would make 6), and --concurrency its load points.
   r = Run("search " + spec + " --samples 0 --pp 8 --concurrency 16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("search: 2 candidates x 1 load points (C = 16)"), std::string::npos)
+  EXPECT_NE(r.out.find("search: 2 candidates x 1 load point (C = 16)"), std::string::npos)
       << r.out;
   r = Run("search " + spec + " --samples 0 --set 'search.pp=[8]'");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -106,6 +106,40 @@ TEST_F(SimulateE2e, TextReportsTableBreakdownCapCheckAndTrace) {
   EXPECT_EQ(names, 2 + 5);  // two processes, 4 + 1 stage threads
 }
 
+// --layout and --concurrency take comma lists, as search's flags do, and
+// select what the repeated flags select.
+TEST_F(SimulateE2e, PointSelectionTakesCommaLists) {
+  const std::string base = std::string("simulate ") + kSpec + " --samples 0 --no-cap-check --json";
+  CommandResult commas = Run(base + " --layout 4/8/4,1/32/4 --concurrency 4,8");
+  ASSERT_EQ(commas.exit_code, 0) << commas.err;
+  CommandResult repeated =
+      Run(base + " --layout 4/8/4 --layout 1/32/4 --concurrency 4 --concurrency 8");
+  ASSERT_EQ(repeated.exit_code, 0) << repeated.err;
+  const json points = json::parse(commas.out)["points"];
+  EXPECT_EQ(points.size(), 4u) << commas.out;
+  EXPECT_EQ(points, json::parse(repeated.out)["points"]);
+}
+
+// The tensor burst's share is of input TPS in a closed loop and of TTFT p50
+// under Poisson arrivals, where the input TPS is the arrival rate's.
+TEST_F(SimulateE2e, TheTensorBurstsShareNamesItsFigure) {
+  const std::string base = std::string("simulate ") + kSpec +
+                           " --layout 1/32/4 --concurrency 8 --samples 0 --no-cap-check";
+  CommandResult closed = Run(base + " --json");
+  ASSERT_EQ(closed.exit_code, 0) << closed.err;
+  EXPECT_EQ(json::parse(closed.out)["points"][0]["tensor_burst_share_of"], "input_tps");
+  const std::string open = base + " --set workload.request_rate=0.15";
+  CommandResult poisson = Run(open + " --json");
+  ASSERT_EQ(poisson.exit_code, 0) << poisson.err;
+  const json p = json::parse(poisson.out)["points"][0];
+  EXPECT_EQ(p["tensor_burst_share_of"], "ttft_p50_s");
+  EXPECT_GT(p["tensor_burst_share"].get<double>(), 0.01) << p.dump();
+  CommandResult text = Run(open);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("off these predictions' TTFT p50 (Poisson arrivals"), std::string::npos)
+      << text.out;
+}
+
 // A PP > 1 layout is simulated again with the layer split that leaves its
 // tightest stage more memory (plan/partition.h), in the text, the JSON and
 // the page; --no-partition-check leaves it out.

@@ -26,6 +26,7 @@
 #include "evidence/calibration_file.h"
 #include "evidence/run_metadata.h"
 #include "launch/launcher.h"
+#include "launch/process.h"
 #include "report/build_report.h"
 #include "run/prepare.h"
 #include "run/profile_evidence.h"
@@ -338,12 +339,17 @@ Runner AddRunCommand(CLI::App& app) {
   sub->add_option("--pace-ms", opts->pace_ms, "Pause after each sample (demos, interruption tests)")
       ->check(CLI::NonNegativeNumber);
   return [opts] {
-    opts->command_line = "ppsearch run";
-    if (!opts->spec.spec_path.empty()) opts->command_line += " " + opts->spec.spec_path;
-    for (const auto& o : opts->spec.overrides) opts->command_line += " --set '" + o + "'";
-    if (!opts->engine.empty()) opts->command_line += " --engine " + opts->engine;
-    if (opts->adaptive) opts->command_line += " --adaptive";
-    if (!opts->calibration.empty()) opts->command_line += " --calibration " + opts->calibration;
+    // The command that measures the same thing again, as the report's "How
+    // to reproduce" gives it: without --run-id (a second run under this
+    // run's id is refused) nor --resume, quoted for a shell whatever the
+    // paths and values hold.
+    std::vector<std::string> argv = {"ppsearch", "run"};
+    if (!opts->spec.spec_path.empty()) argv.push_back(opts->spec.spec_path);
+    for (const auto& o : opts->spec.overrides) argv.insert(argv.end(), {"--set", o});
+    if (!opts->engine.empty()) argv.insert(argv.end(), {"--engine", opts->engine});
+    if (opts->adaptive) argv.push_back("--adaptive");
+    if (!opts->calibration.empty()) argv.insert(argv.end(), {"--calibration", opts->calibration});
+    opts->command_line = launch::ShellJoin(argv);
     return RunRun(*opts);
   };
 }

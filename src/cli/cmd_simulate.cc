@@ -25,6 +25,7 @@
 #include "report/simulated_prediction.h"
 #include "report/simulation_page.h"
 #include "sim/trace.h"
+#include "stats/point_figures.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -171,8 +172,9 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
     for (auto& sp : shown.points) {
       predict::PointRequest request;
       request.concurrency = sp.point->prediction.concurrency;
-      sp.burst_share = predict::TensorBurstShare(*in, *sp.point->plan, calibration, request,
-                                                 sp.point->prediction.metrics.input_tps);
+      sp.burst_share = predict::TensorBurstShare(
+          *in, *sp.point->plan, calibration, request,
+          stats::FiguresOf(sp.point->prediction.metrics, sp.point->plan->layout.gpus()));
     }
   if (opts.json)
     std::cout << report::SimulatedPredictionJson(shown).dump(2) << "\n";

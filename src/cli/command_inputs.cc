@@ -7,10 +7,15 @@
 namespace ppsearch::cli {
 
 void AddPointSelection(CLI::App* sub, PointSelection& selection) {
+  // Comma lists as `search` takes them: a user copies `--concurrency 4,8`
+  // from a search's command line into simulate's.
   sub->add_option("--layout", selection.layouts,
-                  "Only these layouts (repeatable), as PP/TP/EP, e.g. 8/4/4 or PP8/TP4/EP4");
+                  "Only these layouts (repeatable or comma-separated), as PP/TP/EP, e.g. 8/4/4 "
+                  "or PP8/TP4/EP4,PP4/TP8/EP4")
+      ->delimiter(',');
   sub->add_option("--concurrency", selection.concurrency,
-                  "Only these concurrency levels (repeatable)");
+                  "Only these concurrency levels (repeatable or comma-separated), e.g. 4,8")
+      ->delimiter(',');
 }
 
 Result<SearchInputs> LoadSearchInputs(const SpecOptions& spec_options,

@@ -73,16 +73,22 @@ PointPrediction PredictSearchPoint(const inputs::SearchInputs& in, const plan::L
 
 double TensorBurstShare(const inputs::SearchInputs& in, const plan::LayoutPlan& layout,
                         const cost::Calibration& calibration, const PointRequest& request,
-                        double input_tps) {
-  if (in.hardware.TensorBurstRatio() <= 1 || input_tps <= 0) return 0;
+                        const stats::Figures& with) {
+  const bool open = in.spec.workload.request_rate > 0;
+  if (in.hardware.TensorBurstRatio() <= 1 || (open ? with.ttft_p50_s : with.input_tps) <= 0)
+    return 0;
   hardware::HardwareProfile sustained = in.hardware;
   sustained.burst_window_ms = 0;
   sustained.burst_bf16_tflops = 0;
-  const double without =
+  const stats::Figures without = stats::FiguresOf(
       PredictPoint(layout, in.spec, in.model, sustained, calibration, OptionsOf(in, request))
-          .metrics.input_tps;
-  return 1 - without / input_tps;
+          .metrics,
+      layout.layout.gpus());
+  if (open) return without.ttft_p50_s > 0 ? 1 - with.ttft_p50_s / without.ttft_p50_s : 0;
+  return 1 - without.input_tps / with.input_tps;
 }
+
+const char* TensorBurstFigure(bool open_loop) { return open_loop ? "ttft_p50_s" : "input_tps"; }
 
 std::vector<PointPrediction> PredictSearchPointEachInstance(const inputs::SearchInputs& in,
                                                             const plan::LayoutPlan& layout,

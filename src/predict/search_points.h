@@ -122,15 +122,25 @@ std::vector<PointPrediction> PredictSearchPointEachInstance(const inputs::Search
                                                             const cost::Calibration& calibration,
                                                             const PointRequest& request);
 
-// How much of a point's predicted input throughput the hardware profile's
-// tensor burst ([tensor_burst]: a faster tensor rate for a short window
-// after idle) gives: 1 - (input TPS with the burst off) / `input_tps`, the
-// point predicted as PredictSearchPoint predicts it. 0 when the profile
-// has no burst or `input_tps` is 0. The burst is one public run's window,
-// not a measured limit, so the share says how far a prediction leans on it.
+// How much of a point's prediction `with` the hardware profile's tensor
+// burst ([tensor_burst]: a faster tensor rate for a short window after
+// idle) gives, from the point predicted again (as PredictSearchPoint
+// predicts it) with the burst taken out. In a closed loop, of its input
+// throughput: 1 - (input TPS without) / with.input_tps. In an open loop
+// (workload.request_rate > 0) the input throughput is the arrival rate's
+// while the server keeps up, burst or not, and a share of it would be the
+// two samples' noise (negative as often as not); there it is of TTFT p50,
+// what the burst takes off the first token's wait: 1 - with.ttft_p50_s /
+// (TTFT p50 without). 0 when the profile has no burst or the figure is 0.
+// The burst is one public run's window, not a measured limit, so the share
+// says how far a prediction leans on it.
 double TensorBurstShare(const inputs::SearchInputs& inputs, const plan::LayoutPlan& layout,
                         const cost::Calibration& calibration, const PointRequest& request,
-                        double input_tps);
+                        const stats::Figures& with);
+
+// The figure TensorBurstShare gives a share of, as the JSON names it:
+// "input_tps" in a closed loop, "ttft_p50_s" in an open one.
+const char* TensorBurstFigure(bool open_loop);
 
 // What the intervals carry of one prediction.
 uncertainty::MemberValues ValuesOf(const PointPrediction& p);

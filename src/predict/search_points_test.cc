@@ -114,7 +114,8 @@ TEST(TensorBurstShare, IsWhatThePointLosesWithoutTheBurstAndZeroWithoutOne) {
   const cost::Calibration none;
   auto share_of = [&](const ExampleInputs& inputs, int pp) {
     const PointPrediction p = PredictSearchPoint(inputs, *inputs.Layout(pp), none, request);
-    return TensorBurstShare(inputs, *inputs.Layout(pp), none, request, p.metrics.input_tps);
+    return TensorBurstShare(inputs, *inputs.Layout(pp), none, request,
+                            stats::FiguresOf(p.metrics, p.layout.gpus()));
   };
   const double pp1 = share_of(in, 1), pp8 = share_of(in, 8);
   EXPECT_GT(pp1, 0.01);
@@ -130,7 +131,26 @@ TEST(TensorBurstShare, IsWhatThePointLosesWithoutTheBurstAndZeroWithoutOne) {
   const double with = PredictSearchPoint(in, *in.Layout(1), none, request).metrics.input_tps;
   EXPECT_NEAR(pp1, 1 - without / with, 1e-12);
   EXPECT_EQ(share_of(sustained, 1), 0);
-  EXPECT_EQ(TensorBurstShare(in, *in.Layout(1), none, request, 0), 0) << "nothing predicted";
+  EXPECT_EQ(TensorBurstShare(in, *in.Layout(1), none, request, stats::Figures{}), 0)
+      << "nothing predicted";
+
+  // In an open loop the input TPS is the arrival rate's whether the burst is
+  // there or not (their difference is noise, either sign); the share is of
+  // TTFT p50, what the burst takes off the wait for the first token.
+  ExampleInputs open = in;
+  open.spec.workload.request_rate = 0.1;
+  ExampleInputs open_sustained = sustained;
+  open_sustained.spec.workload.request_rate = 0.1;
+  const stats::Figures open_with =
+      stats::FiguresOf(PredictSearchPoint(open, *open.Layout(1), none, request).metrics, 32);
+  const stats::Figures open_without = stats::FiguresOf(
+      PredictSearchPoint(open_sustained, *open_sustained.Layout(1), none, request).metrics, 32);
+  EXPECT_NEAR(open_with.input_tps, open_without.input_tps, 0.02 * open_with.input_tps);
+  const double open_share = share_of(open, 1);
+  EXPECT_NEAR(open_share, 1 - open_with.ttft_p50_s / open_without.ttft_p50_s, 1e-12);
+  EXPECT_GT(open_share, 0.01);
+  EXPECT_STREQ(TensorBurstFigure(false), "input_tps");
+  EXPECT_STREQ(TensorBurstFigure(true), "ttft_p50_s");
 }
 
 }  // namespace

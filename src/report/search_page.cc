@@ -77,10 +77,20 @@ std::string RenderSearchHtml(const std::string& spec_path, const search::SearchR
   ranking.blocks.push_back(Block::TableBlock(search::RankingTable(r, top)));
   if (r.qualifying > 0) {
     ranking.blocks.push_back(Block::Paragraph(search::TiedLine(r)));
+    if (const std::string burst = search::BurstLine(r); !burst.empty())
+      ranking.blocks.push_back(Block::Paragraph(burst));
   } else {
     ranking.blocks.push_back(Block::Bullets(search::NoneQualifiesLines(r)));
   }
   doc.sections.push_back(ranking);
+  // Every one the even split left out, where the text shows the first few.
+  if (std::vector<std::string> split = search::LayerSplitLines(r, r.evaluated.size());
+      !split.empty()) {
+    Section layer_splits{"Layer splits", {Block::Paragraph(split.front())}};
+    split.erase(split.begin());
+    layer_splits.blocks.push_back(Block::Bullets(split));
+    doc.sections.push_back(layer_splits);
+  }
   if (!r.pareto.empty()) {
     Section front{"Pareto front", {}};
     front.blocks.push_back(Block::Figure(kFront));

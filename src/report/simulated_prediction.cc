@@ -28,8 +28,9 @@ namespace {
 std::string Pct(double share) { return FormatPercent(share, 1); }
 
 // The profile's tensor burst and the range of its share of the points'
-// input TPS, for the text output; "" without a burst.
-std::string BurstLine(const hardware::HardwareProfile& hw,
+// input TPS (TTFT p50 in an open loop: predict::TensorBurstShare), for the
+// text output; "" without a burst.
+std::string BurstLine(const hardware::HardwareProfile& hw, const spec::Spec& spec,
                       const std::vector<SimulatedPoint>& points) {
   double low = 1, high = 0;
   for (const auto& sp : points)
@@ -38,6 +39,12 @@ std::string BurstLine(const hardware::HardwareProfile& hw,
       high = std::max(high, *sp.burst_share);
     }
   if (low > high) return "";
+  if (spec.workload.request_rate > 0)
+    return fmt::format(
+        "the tensor burst ({}; one public run's window, docs/model.md) takes {} to {} off these "
+        "predictions' TTFT p50 (Poisson arrivals: their input TPS is the arrival rate's while "
+        "the server keeps up; tensor_burst_share in --json)",
+        hw.TensorBurstText(), Pct(low), Pct(high));
   return fmt::format(
       "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of these "
       "predictions' input TPS (tensor_burst_share in --json)",
@@ -188,6 +195,9 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"tightest_reason", p.memory.tightest_reason},
       {"tensor_burst_share",
        sp.burst_share ? nlohmann::json(*sp.burst_share) : nlohmann::json(nullptr)},
+      {"tensor_burst_share_of", sp.burst_share
+                                    ? nlohmann::json(predict::TensorBurstFigure(w.request_rate > 0))
+                                    : nlohmann::json(nullptr)},
       {"pp_max_micro_batch_size", p.sim.pp_max_micro_batch_size},
       {"micro_batches", p.sim.micro_batches},
       {"stages", StagesJson(p)}};
@@ -468,7 +478,7 @@ std::string RenderSimulatedPrediction(const SimulatedPage& page) {
         calibration.infeasible.size(), calibration.source);
   if (const std::string line = decide::SteadyStateLine(Samples(page), "load point"); !line.empty())
     out += "# " + line + "\n";
-  if (const std::string line = BurstLine(in.hardware, page.points); !line.empty())
+  if (const std::string line = BurstLine(in.hardware, in.spec, page.points); !line.empty())
     out += "# " + line + "\n";
   if (intervals) out += "# " + IntervalMeaning(page.ensemble.members, page.ensemble.seed) + "\n";
   const std::vector<ResultRow> rows = Rows(page);

@@ -278,8 +278,9 @@ PointFigures ProbeAt(const Group& group, const Evaluated& e, const LoadPoint& lo
                    load, e.gpus);
 }
 
-// How much of a candidate's input TPS at its best load point the tensor
-// burst gives, predicted as ProbeAt predicts a point.
+// How much of a candidate's input TPS (TTFT p50 in an open loop) at its
+// best load point the tensor burst gives, predicted as ProbeAt predicts a
+// point.
 double BurstShareAt(const Group& group, const Evaluated& e, const cost::Calibration& calibration) {
   const LoadPoint& load = e.at->load;
   predict::PointRequest request;
@@ -287,10 +288,9 @@ double BurstShareAt(const Group& group, const Evaluated& e, const cost::Calibrat
   request.token_times = NeedsTokenTimes(group.inputs.spec);
   if (!load.open())
     return predict::TensorBurstShare(group.inputs, *PlanOf(group, e.candidate), calibration,
-                                     request, e.at->input_tps);
+                                     request, *e.at);
   const inputs::SearchInputs one = OneLayoutAt(group, e.candidate, load);
-  return predict::TensorBurstShare(one, one.plan.layouts.front(), calibration, request,
-                                   e.at->input_tps);
+  return predict::TensorBurstShare(one, one.plan.layouts.front(), calibration, request, *e.at);
 }
 
 // The front of every point meeting the SLA of every qualifying candidate,

@@ -9,6 +9,7 @@
 
 #include "decide/objective.h"
 #include "decide/steady_state.h"
+#include "predict/search_points.h"
 #include "search/best_load.h"
 #include "search/capacity.h"
 #include "table/table.h"
@@ -87,6 +88,12 @@ json PdPoolJson(const spec::LayoutSpec& l, int nodes) {
 
 // MiB as plan and simulate print them: to the nearest, with separators.
 std::string Mib(double mib) { return FormatThousands(std::llround(mib)); }
+
+// "1 candidate", "2 candidates": a narrow search (--pp 8 --ep 4 --concurrency
+// 8) counts ones.
+std::string Counted(size_t n, const char* noun) {
+  return fmt::format("{} {}{}", FormatThousands(static_cast<int64_t>(n)), noun, n == 1 ? "" : "s");
+}
 
 // The label of candidate `e` searched again with its layer split
 // (Evaluated::lifting_partition).
@@ -263,16 +270,15 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
     split += e.candidate.layer_split.empty() ? 0 : 1;
   }
   std::vector<std::string> lines = {
-      fmt::format("search: {} candidates x {} load points ({}); objective {}, headroom "
-                  "at least {} MiB",
-                  r.candidates, r.load_points.size(), load_text, r.objective.name(),
-                  Mib(r.min_headroom_mib)),
+      fmt::format("search: {} x {} ({}); objective {}, headroom at least {} MiB",
+                  Counted(r.candidates, "candidate"), Counted(r.load_points.size(), "load point"),
+                  load_text, r.objective.name(), Mib(r.min_headroom_mib)),
       fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
-      fmt::format("predicted: {} candidates{} ({} predictions); {} below the headroom rule; "
-                  "intervals drawn for {}",
-                  r.evaluated.size() - split,
+      fmt::format("predicted: {}{} ({}); {} below the headroom rule; intervals drawn for {}",
+                  Counted(r.evaluated.size() - split, "candidate"),
                   split > 0 ? fmt::format(" and {} again with a layer split", split) : "",
-                  r.evaluated.size() * r.load_points.size(), below, r.with_intervals)};
+                  Counted(r.evaluated.size() * r.load_points.size(), "prediction"), below,
+                  r.with_intervals)};
   if (!r.sla.any()) {
     lines.push_back(
         fmt::format("each candidate at the load point where its {} is best", r.objective.label()));
@@ -363,6 +369,12 @@ std::string BurstLine(const SearchResult& r) {
       high = std::max(high, *e.tensor_burst_share);
     }
   if (r.tensor_burst.empty() || low > high) return "";
+  if (!r.load_points.empty() && r.load_points.front().open())
+    return fmt::format(
+        "the tensor burst ({}; one public run's window, docs/model.md) takes {} to {} off their "
+        "TTFT p50 at their best load points (Poisson arrivals: the input TPS is the arrival "
+        "rate's while the server keeps up; tensor_burst_share in --json)",
+        r.tensor_burst, FormatPercent(low, 1), FormatPercent(high, 1));
   return fmt::format(
       "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of their "
       "input TPS at their best load points (tensor_burst_share in --json)",
@@ -445,7 +457,7 @@ std::string SplitTwinRank(const SearchResult& r, const Evaluated& e) {
 // The candidates the headroom rule leaves out with SGLang's even layer
 // split that the search ranked again with a split (Evaluated::lifting_partition),
 // best objective at a listed load point first; at most `shown`, then how many more.
-std::vector<std::string> LiftLines(const SearchResult& r, size_t shown = 5) {
+std::vector<std::string> LayerSplitLines(const SearchResult& r, size_t shown) {
   std::vector<std::pair<double, const Evaluated*>> lifted;
   for (const Evaluated& e : r.evaluated) {
     if (e.lifting_partition.empty() || e.points.empty()) continue;
@@ -486,7 +498,7 @@ std::string RenderSearchText(const SearchResult& r, int top) {
     const std::vector<std::string> lines = NoneQualifiesLines(r);
     for (size_t i = 0; i < lines.size(); ++i)
       out.append(i == 0 ? "\n" : "  ").append(lines[i]).append("\n");
-    const std::vector<std::string> lift = LiftLines(r);
+    const std::vector<std::string> lift = LayerSplitLines(r, 5);
     for (size_t i = 0; i < lift.size(); ++i)
       out.append(i == 0 ? "\n" : "  ").append(lift[i]).append("\n");
     return out;
@@ -494,7 +506,7 @@ std::string RenderSearchText(const SearchResult& r, int top) {
   out.append("\n  ").append(TiedLine(r)).append("\n");
   if (const std::string burst = BurstLine(r); !burst.empty())
     out.append("  ").append(burst).append("\n");
-  const std::vector<std::string> lift = LiftLines(r);
+  const std::vector<std::string> lift = LayerSplitLines(r, 5);
   for (size_t i = 0; i < lift.size(); ++i)
     out.append(i == 0 ? "\n" : "  ").append(lift[i]).append("\n");
   out.append("\nPareto front (").append(FrontTitle(r)).append("):\n");
@@ -527,6 +539,8 @@ nlohmann::json SearchToJson(const SearchResult& r) {
          {"score_high", e.score_interval ? json(e.score_interval->high) : json()},
          {"could_be_best", e.could_be_best},
          {"tensor_burst_share", e.tensor_burst_share ? json(*e.tensor_burst_share) : json()},
+         {"tensor_burst_share_of",
+          e.tensor_burst_share ? json(predict::TensorBurstFigure(e.at->load.open())) : json()},
          {"allreduce_per_forward", e.allreduce_per_forward},
          {"cross_node_allreduce_per_forward", e.cross_node_allreduce_per_forward},
          {"alltoall_per_forward", e.alltoall_per_forward},

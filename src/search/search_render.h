@@ -22,6 +22,13 @@ std::string TiedLine(const SearchResult& result);  // who could be the best
 std::string FrontTitle(const SearchResult& result);
 std::vector<std::string> FrontLines(const SearchResult& result);          // the Pareto front
 std::vector<std::string> NoneQualifiesLines(const SearchResult& result);  // and the closest
+// What the profile's tensor burst gives the candidates that could be the
+// best; "" without a burst.
+std::string BurstLine(const SearchResult& result);
+// The candidates the headroom rule leaves out with SGLang's even layer
+// split and the search ranked again with a split: a heading line, then one
+// line each, at most `shown` and how many more; empty when there are none.
+std::vector<std::string> LayerSplitLines(const SearchResult& result, size_t shown);
 
 std::string RenderSearchText(const SearchResult& result, int top);
 

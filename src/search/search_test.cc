@@ -908,6 +908,26 @@ TEST(Search, TheCandidatesThatCouldBeBestSayWhatTheTensorBurstGivesThem) {
   }
   EXPECT_GT(shares, 0);
   EXPECT_THAT(RenderSearchText(*r, 10), HasSubstr("the tensor burst (rtx-6000d"));
+  EXPECT_THAT(RenderSearchText(*r, 10), HasSubstr("of their input TPS at their best load points"));
+
+  // Poisson arrivals: the input TPS is the arrival rate's, burst or not, so
+  // the share is of TTFT p50, what the burst takes off the first token.
+  SearchOptions open = o;
+  open.bounds.request_rate = {0.1};
+  open.bounds.concurrency = {16};
+  const Result<SearchResult> poisson = Search(testkit::Example(), cost::Calibration{}, open);
+  ASSERT_TRUE(poisson.ok()) << poisson.error().message;
+  const nlohmann::json j = SearchToJson(*poisson);
+  int ttft_shares = 0;
+  for (const auto& c : j["candidates"]) {
+    if (c["tensor_burst_share"].is_null()) continue;
+    EXPECT_EQ(c["tensor_burst_share_of"], "ttft_p50_s");
+    if (c["candidate"]["tp"] == 1) continue;
+    ++ttft_shares;
+    EXPECT_GT(c["tensor_burst_share"].get<double>(), 0.01) << c["candidate"]["label"];
+  }
+  EXPECT_GT(ttft_shares, 0);
+  EXPECT_THAT(RenderSearchText(*poisson, 10), HasSubstr("off their TTFT p50 at their best load"));
 
   testkit::ExampleInputs sustained = testkit::Example();
   sustained.hardware.burst_window_ms = 0;
@@ -949,7 +969,7 @@ TEST(Search, ALayoutTheHeadroomRuleLeavesOutIsSearchedAgainWithTheLayerSplitThat
   EXPECT_EQ(split.candidate.Label(), "PP8/TP4/EP4 chunk 8192 split " +
                                          spec::PpLayerPartitionText(split.candidate.layer_split));
   const std::string text = RenderSearchText(*r, 10);
-  EXPECT_THAT(text, HasSubstr("predicted: 1 candidates and 1 again with a layer split"));
+  EXPECT_THAT(text, HasSubstr("predicted: 1 candidate and 1 again with a layer split"));
   EXPECT_THAT(text,
               HasSubstr(fmt::format("PP8/TP4/EP4 chunk 8192: {} MiB; with 8 = [{}]: {} MiB, rank 1",
                                     FormatThousands(std::llround(even.headroom_mib)),

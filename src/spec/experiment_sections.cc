@@ -7,6 +7,7 @@
 #include <cfloat>
 
 #include "decide/objective.h"
+#include "spec/limits.h"
 #include "spec/sections.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -144,7 +145,7 @@ Status ReadDecision(const TableReader& section, const WorkloadSpec& workload, De
   std::string objective = out->objective.name();
   PPS_RETURN_IF_ERROR(section.Enum("objective", &objective, decide::Objective::Names()));
   out->objective = *decide::Objective::FromName(objective);
-  PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, DBL_MAX));
+  PPS_RETURN_IF_ERROR(section.Number("min_headroom_mib", &out->min_headroom_mib, 0, kMaxMib));
   PPS_RETURN_IF_ERROR(section.Number("max_repeat_spread", &out->max_repeat_spread, 0, DBL_MAX));
   PPS_RETURN_IF_ERROR(section.Enum("failure_policy", &out->failure_policy, {"exclude", "warn"}));
   for (decide::SlaMetric m : decide::kSlaMetrics)

@@ -2,8 +2,7 @@
 // thresholds its checks use. Every key is optional; the defaults suit a large
 // MoE model (see docs/cluster.md, "Lifecycle of a sample").
 
-#include <cfloat>
-
+#include "spec/limits.h"
 #include "spec/sections.h"
 
 namespace ppsearch::spec {
@@ -21,8 +20,8 @@ Status ReadLifecycle(const TableReader& section, LifecycleSpec* out) {
   PPS_RETURN_IF_ERROR(section.Number("stop_grace_s", &out->stop_grace_s, 0, 3600));
   PPS_RETURN_IF_ERROR(
       section.Number("memory_release_timeout_s", &out->memory_release_timeout_s, 0, kDay));
-  PPS_RETURN_IF_ERROR(section.Number("memory_release_mib", &out->memory_release_mib, 0, DBL_MAX));
-  PPS_RETURN_IF_ERROR(section.Number("preflight_gpu_mib", &out->preflight_gpu_mib, 0, DBL_MAX));
+  PPS_RETURN_IF_ERROR(section.Number("memory_release_mib", &out->memory_release_mib, 0, kMaxMib));
+  PPS_RETURN_IF_ERROR(section.Number("preflight_gpu_mib", &out->preflight_gpu_mib, 0, kMaxMib));
   PPS_RETURN_IF_ERROR(section.Number("min_window_s", &out->min_window_s, 0, kDay));
   PPS_RETURN_IF_ERROR(section.Bool("reuse_server", &out->reuse_server));
   PPS_RETURN_IF_ERROR(section.Bool("flush_cache", &out->flush_cache));

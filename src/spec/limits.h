@@ -24,5 +24,10 @@ inline constexpr int kMaxSearchValues = 64;
 // it a sample of a few requests lasts days, and near 1e-10 the arrival
 // times overflow the simulator's integer nanoseconds.
 inline constexpr double kMinRequestRate = 1e-3;
+// The most MiB a memory threshold may name (decision.min_headroom_mib,
+// lifecycle.memory_release_mib, preflight_gpu_mib): a pebibyte, past any GPU's
+// memory. Past it a value is a typo, and near 1e19 its MiB no longer fit the
+// integers the search, the report and the launchers print and compare.
+inline constexpr double kMaxMib = 1 << 30;
 
 }  // namespace ppsearch::spec

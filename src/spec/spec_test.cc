@@ -548,6 +548,10 @@ TEST(SpecAdaptive, DefaultsValuesAndTheMistakesAUserMakes) {
        "16:20: key 'decision.stop_probability': expected a number in [0.0001, 0.5], got 1"},
       {"[decision]\nstop_probability = -0.1\n",
        "16:20: key 'decision.stop_probability': expected a number in [0.0001, 0.5], got -0.1"},
+      // Past a pebibyte a headroom is a typo, and its MiB overflow the
+      // integers the search prints (1e20 read as -0 MiB).
+      {"[decision]\nmin_headroom_mib = 1e20\n",
+       "16:20: key 'decision.min_headroom_mib': expected a number in [0, 1073741824], got 1e+20"},
       {"[decision]\nstop_probability = \"5%\"\n",
        "16:20: key 'decision.stop_probability': expected a number, got a string"},
       {"[adaptive]\nbudget_samples = -1\n",
