@@ -79,6 +79,8 @@ void ExpectWellFormed(const json& j) {
 
 class BacktestE2e : public CliTest {};
 
+constexpr const char* kSpecForBrokenCase = "examples/kimi-k3-pp-search.toml";
+
 // The shipped cases are the model's acceptance: every published figure within
 // its case's tolerance and every implied sign right, each family calibrated
 // on its PP1 point alone. A change to the model that breaks one fails here.
@@ -346,6 +348,31 @@ TEST_F(BacktestE2e, BrokenCaseIsAConfigurationErrorNamingFileLineAndKey) {
                        ":8:1: unknown key 'configurations.a.mesured' (did you mean 'measured'?)"),
             std::string::npos)
       << r.err;
+
+  // A spec that is not there is the `spec` key's error, not a configuration's.
+  std::ofstream(dir / "case.toml") << "[case]\nname = \"x\"\nspec = \"nope.toml\"\n"
+                                      "tolerance = 0.15\n[configurations.a]\n"
+                                      "layout = {pp = 1, tp = 32, ep = 4}\ncalibrate = true\n"
+                                      "measured = [{concurrency = 8, input_tps = 3000}]\n";
+  r = Run("backtest " + dir.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + (dir / "case.toml").string() +
+                       ":3:8: key 'case.spec': cannot read " + (dir / "nope.toml").string() +
+                       ": no such file (expected the case's experiment spec, relative to the "
+                       "case)\n");
+
+  // A measured CSV without the configuration's layout: its key, the file once.
+  std::ofstream(dir / "m.csv") << "pp,tp,ep,concurrency,input_tps_median\n1,8,1,8,3000\n";
+  std::ofstream(dir / "case.toml")
+      << "[case]\nname = \"x\"\nspec = \"" << std::filesystem::absolute(kSpecForBrokenCase).string()
+      << "\"\ntolerance = 0.15\n[configurations.a]\n"
+         "layout = {pp = 1, tp = 32, ep = 4}\ncalibrate = true\n"
+         "measured_csv = \"m.csv\"\n";
+  r = Run("backtest " + dir.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + (dir / "case.toml").string() +
+                       ":8:16: key 'configurations.a.measured_csv': " + (dir / "m.csv").string() +
+                       " has no row for PP1/TP32/EP4, the configuration's layout\n");
 }
 
 }  // namespace

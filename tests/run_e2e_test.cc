@@ -180,6 +180,70 @@ TEST_F(RunE2e, InjectedFailuresExcludeTheirLayoutsWithReasons) {
   EXPECT_NE(report.find("PP4/TP8/EP4"), std::string::npos);
 }
 
+// A repeat in which no request completed measured no figure: its results.csv
+// cells are empty and it is in no median; a point with no such repeat left
+// has no medians, shown as '-', and a later calibrate or compare reads the
+// summary as a row without them.
+TEST_F(RunE2e, ARepeatThatCompletedNoRequestIsInNoMedian) {
+  const std::string inject =
+      "sim.inject=[{sample=\"pp4-tp8-ep4_c8_r1\", fault=\"lose_requests\", count=40}, "
+      "{sample=\"pp8-tp4-ep4_c8_r1\", fault=\"lose_requests\", count=40}, "
+      "{sample=\"pp8-tp4-ep4_c8_r2\", fault=\"lose_requests\", count=40}]";
+  CommandResult r = Run(std::string("run ") + kRunSpec +
+                        " --engine sim --set sweep.pp=[1,4,8] --set sweep.concurrency=[8]"
+                        " --set sweep.repeats=2 --set experiment.results_dir='" +
+                        Results("z") + "' --set '" + inject + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // PP1 qualifies
+  const fs::path run = RunDir(Results("z"));
+  auto Cell = [](const CsvTable& t, size_t row, const char* column) {
+    return t.rows[row][static_cast<size_t>(t.Column(column))];
+  };
+  const CsvTable results = *ReadCsv((run / "results.csv").string());
+  for (size_t i = 0; i < results.rows.size(); ++i) {
+    if (Cell(results, i, "sample") != "pp4-tp8-ep4_c8_r1") continue;
+    EXPECT_EQ(Cell(results, i, "input_tps"), "");
+    EXPECT_EQ(Cell(results, i, "ttft_p50_s"), "");
+  }
+  const CsvTable summary = *ReadCsv((run / "summary.csv").string());
+  double pp4_tps = 0, pp4_repeat_tps = 0;
+  for (size_t i = 0; i < results.rows.size(); ++i)
+    if (Cell(results, i, "sample") == "pp4-tp8-ep4_c8_r2")
+      pp4_repeat_tps = std::stod(Cell(results, i, "input_tps"));
+  for (size_t i = 0; i < summary.rows.size(); ++i) {
+    if (Cell(summary, i, "pp") == "4") {
+      pp4_tps = std::stod(Cell(summary, i, "input_tps_median"));
+      EXPECT_EQ(Cell(summary, i, "input_tps_spread"), "");  // over one repeat: unknown
+    }
+    if (Cell(summary, i, "pp") == "8") {
+      EXPECT_EQ(Cell(summary, i, "valid_repeats"), "0");
+      for (const char* column : {"input_tps_median", "input_tps_spread", "ttft_p50_s_median",
+                                 "ttft_p95_s_median", "e2e_p99_s_median"})
+        EXPECT_EQ(Cell(summary, i, column), "") << column;
+      EXPECT_EQ(Cell(summary, i, "input_tps_vs_baseline"), "");
+    }
+  }
+  EXPECT_GT(pp4_repeat_tps, 0);
+  EXPECT_DOUBLE_EQ(pp4_tps, pp4_repeat_tps);  // the repeat that measured it, alone
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_NE(report.find("| 8 / 4 / 4             |   8 |         - |        - |        - |"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("-100.00%"), std::string::npos) << report;
+  // Nor a stability it did not measure: one repeat of PP4 has figures, none of PP8.
+  EXPECT_EQ(report.find("PP8/TP4/EP4 input TPS varies"), std::string::npos) << report;
+  EXPECT_NE(report.find("PP4/TP8/EP4: fewer than two repeats with figures at C=8, so how much it "
+                        "varies there is unknown."),
+            std::string::npos)
+      << report;
+  CommandResult cal = Run(std::string("calibrate ") + kRunSpec +
+                          " --set sweep.pp=[1,4,8] --set sweep.concurrency=[8] --measured " +
+                          run.string() + " -o " + (dir_ / "cal.json").string());
+  EXPECT_EQ(cal.exit_code, 0) << cal.err;
+  CommandResult cmp = Run("compare " + run.string() + " " + run.string());
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_EQ(cmp.out.find("PP8/TP4/EP4 C=8"), std::string::npos) << cmp.out;
+}
+
 // A decode workload (64 output tokens) on two layouts: a TPOT p99 limit
 // between their measured values qualifies the faster one and rejects the
 // other, and both reports say which limit, where, and by how much.

@@ -294,6 +294,24 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
   EXPECT_NE(r.err.find("missing column 'input_tps_median'"), std::string::npos) << r.err;
 }
 
+// A measurement the model cannot reach (1e-300 tokens/s) holds parameters
+// at their bounds and far off their priors: the file calibrate writes is
+// still one its reader takes (a value at its bound, not an ulp past it; a
+// widened variance no wider than the reader allows).
+TEST_F(SimulateE2e, ACalibrationHeldAtItsBoundsIsOneSimulateReads) {
+  std::ofstream(dir_ / "m.csv")
+      << "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n1,32,4,8,1e-300,39.19\n";
+  const std::string cal = (dir_ / "cal.json").string();
+  CommandResult fit = Run(std::string("calibrate ") + kSpec + " --measured " +
+                          (dir_ / "m.csv").string() + " -o " + cal);
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_NE(fit.out.find("at bound"), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("off prior: "), std::string::npos) << fit.out;
+  CommandResult sim = Run(std::string("simulate ") + kSpec + " --calibration " + cal +
+                          " --layout 1/32/4 --concurrency 8");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+}
+
 // With DeepEP the breakdown and the JSON count its dispatches and combines
 // per forward: DeepSeek-V3 (58 MoE layers) at PP1/TP32/EP32 on the example's
 // four nodes of H200s (DeepEP needs NVLink), its dense MLPs whole so it loads

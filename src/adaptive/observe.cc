@@ -80,7 +80,7 @@ Refit RefitOn(const inputs::SearchInputs& in, const cost::Calibration& start,
     auto it = std::find_if(fi.measurements.begin(), fi.measurements.end(),
                            [&](const calibrate::Measurement& m) { return m.layout == p.layout; });
     if (it == fi.measurements.end()) {
-      fi.measurements.push_back({p.layout, {}, std::nullopt, "this run", std::nullopt});
+      fi.measurements.push_back({p.layout, {}, std::nullopt, "this run", std::nullopt, 0});
       const plan::LayoutPlan* lp = in.Find(p.layout);
       fi.plans.push_back(*lp);
       it = fi.measurements.end() - 1;

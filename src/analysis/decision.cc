@@ -6,6 +6,7 @@
 
 #include "decide/objective.h"
 #include "decide/rules.h"
+#include "evidence/point_columns.h"
 #include "util/format.h"
 
 namespace ppsearch::analysis {
@@ -97,7 +98,8 @@ void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& poi
   const std::string label = v.layout.Label();
   for (int c : spec.sweep.concurrency) {
     const PointSummary* p = FindPoint(points, v.layout, c);
-    if (p == nullptr) continue;  // already excluded: no completed sample
+    // Already excluded: no completed sample, or none completed a request.
+    if (p == nullptr || !evidence::HasMedians(*p)) continue;
     const decide::SlaCheck check = decide::CheckSla(spec.decision.sla, SlaFigures(*p));
     for (const decide::SlaMiss& miss : check.misses) {
       v.sla_misses.push_back({c, miss});

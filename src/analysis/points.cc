@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "evidence/point_columns.h"
+
 namespace ppsearch::analysis {
 namespace {
 
@@ -26,11 +28,16 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
     if (s->headroom_mib && (!p.headroom_mib || *s->headroom_mib < *p.headroom_mib))
       p.headroom_mib = s->headroom_mib;
   }
-  // Each figure's median over the repeats (input TPS and TTFT p50 with
-  // their spreads); the derived ones from the medians.
+  // Each figure's median over the repeats that measured it (input TPS and
+  // TTFT p50 with their spreads); the derived ones from the medians. A
+  // repeat in which no request completed measured none.
   std::vector<stats::Figures> figures;
   for (const SampleAnalysis* s : samples)
-    figures.push_back(stats::FiguresOf(s->metrics, layout.gpus()));
+    if (s->measured_figures()) figures.push_back(stats::FiguresOf(s->metrics, layout.gpus()));
+  if (figures.empty()) {
+    evidence::ForgetMedians(p);
+    return p;
+  }
   for (const stats::FigureField& field : stats::FigureFields()) {
     if (field.derived) continue;
     std::vector<double> values;
@@ -42,6 +49,7 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
   p.median.decode =
       std::any_of(figures.begin(), figures.end(), [](const stats::Figures& f) { return f.decode; });
   stats::Derive(p.median, layout.gpus());
+  if (figures.size() < 2) evidence::ForgetSpreads(p);
   return p;
 }
 
@@ -84,8 +92,10 @@ void ApplyBaseline(std::vector<PointSummary>& points,
       p.is_baseline = true;
       continue;
     }
+    if (!evidence::HasMedians(p)) continue;
     for (const PointSummary& b : baseline_rows) {
-      if (!(b.layout == baseline) || b.concurrency != p.concurrency) continue;
+      if (!(b.layout == baseline) || b.concurrency != p.concurrency || !evidence::HasMedians(b))
+        continue;
       if (b.median.input_tps > 0)
         p.input_tps_vs_baseline = p.median.input_tps / b.median.input_tps - 1;
       if (b.median.ttft_p50_s > 0)

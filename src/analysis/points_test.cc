@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/analysis_testing.h"
+#include "evidence/point_columns.h"
 
 namespace ppsearch::analysis {
 namespace {
@@ -96,6 +97,41 @@ TEST(AggregatePoints, ASampleWithImpossibleEvidenceIsInNoMedian) {
   ASSERT_EQ(points.size(), 1u);
   EXPECT_EQ(points[0].repeats, 1);
   EXPECT_NEAR(points[0].median.input_tps, 16000, 1e-6);  // not the 32,000 of repeat 2
+}
+
+// Figures are over the requests that completed: a repeat with none measured
+// no throughput or TTFT (not 0 tokens/s in 0 s), so it is in no median; a
+// point none of whose repeats completed a request has no medians at all.
+TEST(AggregatePoints, ARepeatInWhichNoRequestCompletedMeasuredNoFigure) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0, 8),
+                                         MakeSample(l, 8, 3, 8.5)};
+  ASSERT_EQ(samples[1].metrics.requests_completed, 0);
+  EXPECT_FALSE(samples[1].measured_figures());
+  const PointSummary p = AggregatePoints(samples, {l}, {8})[0];
+  EXPECT_EQ(p.repeats, 3);
+  EXPECT_EQ(p.valid_repeats, 2);
+  EXPECT_EQ(p.requests_completed, 0);  // the fewest of one repeat, as measured
+  EXPECT_TRUE(evidence::HasMedians(p));
+  const double median = (16000 + 128000 / 8.5) / 2;
+  EXPECT_NEAR(p.median.input_tps, median, 1e-6);
+  EXPECT_NEAR(p.input_tps_spread, (16000 - 128000 / 8.5) / median, 1e-12);
+
+  std::vector<PointSummary> none =
+      AggregatePoints({MakeSample(l, 8, 1, 8.0, 8), MakeSample(l, 8, 2, 8.0, 8)}, {l}, {8});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].repeats, 2);
+  EXPECT_FALSE(evidence::HasMedians(none[0]));
+  EXPECT_FALSE(evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::ttft_p50_s), none[0]));
+  EXPECT_FALSE(evidence::ValueOf(*evidence::ColumnOf(&PointSummary::input_tps_spread), none[0]));
+  EXPECT_TRUE(evidence::ValueOf(*evidence::ColumnOf(&PointSummary::repeats), none[0]));
+  EXPECT_DOUBLE_EQ(*none[0].peak_gpu_mib, 80000);  // its memory was measured
+  // Against a baseline it has no delta.
+  PointSummary base = AggregatePoints({MakeSample(l, 8, 1, 8.0)}, {l}, {8})[0];
+  base.layout = Layout(1, 32, 4);
+  ApplyBaseline(none, {base}, base.layout);
+  EXPECT_FALSE(none[0].input_tps_vs_baseline.has_value());
+  EXPECT_FALSE(none[0].ttft_p50_vs_baseline.has_value());
 }
 
 TEST(ApplyBaseline, DeltasAtTheSameConcurrencyAndImportedRowsAreTheBaseline) {

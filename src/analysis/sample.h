@@ -119,6 +119,13 @@ struct SampleAnalysis {
   std::string detail;                                  // SampleVerdictDetail(*this)
 
   bool completed() const { return state == evidence::SampleState::kCompleted; }
+  // The sample ended with a verdict: it completed or failed, or the engine
+  // gave one (a failed start, a death, a timeout). One started or
+  // interrupted without one has none, whatever its records show: it is a
+  // missing sample.
+  bool has_verdict() const {
+    return completed() || state == evidence::SampleState::kFailed || engine_verdict.has_value();
+  }
   // Requests the sample should have sent: the larger of records and the spec's count.
   int requests_total() const;
   bool all_requests_ok() const;
@@ -131,6 +138,11 @@ struct SampleAnalysis {
   // No impossible evidence: its numbers mean something (they may still be
   // the numbers of a failed sample).
   bool trustworthy() const { return invalid_evidence.empty(); }
+  // Its figures (throughput, latencies) were measured: its evidence is
+  // trustworthy and some request completed. They are over the completed
+  // requests; with none, a throughput of 0 and a TTFT of 0 s would be made
+  // up, so the sample's figures are unknown and in no median.
+  bool measured_figures() const { return trustworthy() && metrics.requests_completed > 0; }
 };
 
 SampleAnalysis AnalyseSample(const SampleInputs& in);

@@ -12,6 +12,7 @@
 #include "predict/predict.h"
 #include "predict/search_points.h"
 #include "spec/spec_parser.h"
+#include "spec/toml_access.h"
 
 namespace ppsearch::backtest {
 namespace {
@@ -48,12 +49,13 @@ Result<calibrate::Measurement> MeasurementOf(const Configuration& config) {
   if (!config.measured_csv.empty()) {
     Result<std::vector<calibrate::Measurement>> csv =
         calibrate::LoadMeasurements(config.measured_csv);
-    if (!csv.ok()) return AtConfiguration(config, csv.error().message);
+    if (!csv.ok()) return spec::KeyError(config.measured_csv_loc, csv.error().message);
     for (auto& m : *csv)
       if (m.layout == config.layout) found.push_back(std::move(m));
     if (found.empty())
-      return AtConfiguration(config, "measured_csv " + config.measured_csv + " has no row for " +
-                                         config.layout.Label());
+      return spec::KeyError(config.measured_csv_loc, config.measured_csv + " has no row for " +
+                                                         config.layout.Label() +
+                                                         ", the configuration's layout");
   } else {
     calibrate::Measurement m;
     m.layout = config.layout;
@@ -63,7 +65,7 @@ Result<calibrate::Measurement> MeasurementOf(const Configuration& config) {
   }
   if (!config.profile_summary.empty())
     if (Status s = calibrate::AttachProfileSummary(config.profile_summary, found); !s.ok())
-      return AtConfiguration(config, s.error().message);
+      return spec::KeyError(config.profile_summary_loc, s.error().message);
   return std::move(found.front());
 }
 
@@ -231,7 +233,13 @@ Result<FamilyFit> FitFamily(const std::vector<Loaded>& loaded, const std::string
     in.plans.push_back(l.plan());
     fit.configurations.push_back(l.config->name);
   }
-  if (first == nullptr) return MakeError("no calibration configuration for " + model);
+  if (first == nullptr) {
+    // A family is some loaded configuration's (FamilyOf): name the first.
+    const Loaded& of = *std::find_if(loaded.begin(), loaded.end(),
+                                     [&](const Loaded& l) { return FamilyOf(loaded, l) == model; });
+    return AtConfiguration(*of.config, "no calibration configuration for " + model +
+                                           " (calibrate = true on one of its configurations)");
+  }
   in.search = &first->in;
   Result<calibrate::FitResult> result = calibrate::FitCalibration(in);
   if (!result.ok()) return AtConfiguration(*first->config, result.error().message);
@@ -376,7 +384,7 @@ Result<CaseResult> RunCase(const Case& c, const RunOptions& run_options) {
   }
   for (const std::string& model : models) {
     Result<FamilyFit> fit = FitFamily(loaded, model, c.tolerance, &out.figures);
-    if (!fit.ok()) return MakeError(c.path + ": " + fit.error().message);
+    if (!fit.ok()) return fit.error();  // each names the case file's line
     out.fits.push_back(std::move(fit).value());
   }
   std::vector<ConfigurationPrediction> predictions;

@@ -110,6 +110,8 @@ Result<Configuration> ReadConfiguration(const TableReader& parent, const std::st
   PPS_RETURN_IF_ERROR(config.String("profile_summary", &c.profile_summary, Need::kOptional));
   PPS_RETURN_IF_ERROR(config.String("calibration_from", &c.calibration_from, Need::kOptional));
   c.calibration_from_loc = config.KeyLoc("calibration_from");
+  c.measured_csv_loc = config.KeyLoc("measured_csv");
+  c.profile_summary_loc = config.KeyLoc("profile_summary");
   if (c.calibrate && !c.calibration_from.empty())
     return spec::KeyError(config.KeyLoc("calibration_from"),
                           "a calibration configuration is fitted itself; remove calibration_from "
@@ -462,6 +464,7 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
   PPS_RETURN_IF_ERROR(header.String("name", &c.name, Need::kRequired));
   PPS_RETURN_IF_ERROR(header.String("spec", &c.spec_path, Need::kRequired));
   c.spec_path = ResolvePath(base_dir, c.spec_path);
+  c.spec_loc = header.KeyLoc("spec");
   if (header.Find("tolerance") == nullptr) return header.Missing("tolerance", " (e.g. 0.15)");
   PPS_RETURN_IF_ERROR(header.Number("tolerance", &c.tolerance, 1e-6, 10));
 
@@ -489,7 +492,13 @@ Result<Case> ParseCase(const std::string& text, const std::string& path) {
 
 Result<Case> LoadCase(const std::string& path) {
   PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseCase(text, path);
+  PPS_ASSIGN_OR_RETURN(Case c, ParseCase(text, path));
+  // Checked once at its key, not as each configuration's failure to load it.
+  if (std::error_code ec; !std::filesystem::is_regular_file(c.spec_path, ec))
+    return spec::KeyError(c.spec_loc, "cannot read " + c.spec_path +
+                                          ": no such file (expected the case's experiment spec, "
+                                          "relative to the case)");
+  return c;
 }
 
 Result<std::vector<std::string>> FindCases(const std::string& dir) {

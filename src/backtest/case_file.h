@@ -37,6 +37,7 @@ struct Configuration {
   // model run on the same kernels); empty: the fit of its own model config.
   std::string calibration_from;
   SourceLoc calibration_from_loc;
+  SourceLoc measured_csv_loc, profile_summary_loc;  // where the keys are, for their files' errors
   SourceLoc origin;
 };
 
@@ -95,6 +96,7 @@ struct Case {
   std::string path;  // the case.toml as found
   std::string name;
   std::string spec_path;  // base spec, absolute
+  SourceLoc spec_loc;     // the `spec` key
   double tolerance = 0.15;
   std::vector<Configuration> configurations;  // in the order written
   std::vector<Reference> references;

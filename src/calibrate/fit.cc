@@ -425,15 +425,22 @@ void FlagOffPrior(const hardware::HardwareProfile& hw, FitResult& fit) {
     const double gap = std::abs(std::log(c.value[p] / edge));
     double& var = c.log_covariance[p * kN + p];
     const double before = std::sqrt(std::max(var, 0.0));
-    var += gap * gap;
+    // Capped where the calibration file's reader caps it (a factor of 20
+    // at one sigma spans every parameter's bounds); the diagonal still only
+    // grows, so the covariance stays positive semi-definite.
+    const bool capped = var + gap * gap > cost::kMaxLogVariance;
+    var = std::max(var, std::min(var + gap * gap, cost::kMaxLogVariance));
     fit.posterior_sigma[p] = std::sqrt(var);
     c.off_prior.push_back(fmt::format(
         "{} = {:.4g} is {:.1f} prior widths outside its prior [{:.4g}, {:.4g}] ({}): the fit "
         "buys the data with a value the prior calls unphysical, so read it as a misfit the "
         "model places here, not as a measurement; its spread is widened from +-{} to +-{} "
-        "(1 sigma) to reach the prior's edge",
+        "(1 sigma) {}",
         info.name, c.value[p], widths, prior.lo, prior.hi, info.unit, Percent(before),
-        Percent(fit.posterior_sigma[p])));
+        Percent(fit.posterior_sigma[p]),
+        capped ? "and capped there, short of the prior's edge (a calibration file holds no "
+                 "wider)"
+               : "to reach the prior's edge"));
   }
 }
 
@@ -470,7 +477,7 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Measurement& m) { return m.layout == layout; });
     if (it == out.end()) {
-      out.push_back(Measurement{layout, {}, std::nullopt, csv.path, std::nullopt});
+      out.push_back(Measurement{layout, {}, std::nullopt, csv.path, std::nullopt, row.line()});
       it = out.end() - 1;
     }
     it->points.push_back(p);
@@ -486,8 +493,13 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
 Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements) {
   PPS_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(path));
   const char* key = "exposed_nccl_share_of_prefill_window_median";
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number())
-    return MakeError(path + ": missing number '" + std::string(key) + "'");
+  if (!j.is_object())
+    return MakeError(path + ": expected a JSON object (`ppsearch nsys --json`'s summary), got " +
+                     std::string(j.type_name()));
+  if (!j.contains(key)) return MakeError(path + ": missing number '" + std::string(key) + "'");
+  if (!j[key].is_number())
+    return MakeError(path + ": key '" + std::string(key) + "': expected a number, got " +
+                     std::string(j[key].type_name()) + " " + j[key].dump());
   const double share = j[key].get<double>();
   if (share <= 0 || share >= 1)
     return MakeError(path + ": key '" + std::string(key) + "': expected a share in (0, 1), got " +
@@ -523,10 +535,16 @@ Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& m
 Result<FitResult> FitCalibration(const FitInputs& in) {
   if (in.measurements.empty()) return MakeError("no measured layouts to calibrate on");
   for (size_t m = 0; m < in.measurements.size(); ++m)
-    if (!in.plans[m].valid)
-      return MakeError("measured layout " + in.measurements[m].layout.Label() + " (from " +
-                       in.measurements[m].source + ") is not valid for this spec");
-    else if (auto why = predict::NotModelled(in.plans[m]))
+    if (!in.plans[m].valid) {
+      const Measurement& bad = in.measurements[m];
+      const std::string where =
+          bad.line > 0 ? bad.source + ":" + std::to_string(bad.line) : bad.source;
+      std::string why;
+      for (const plan::Diagnostic& d : in.plans[m].errors)
+        why += (why.empty() ? ": " : "; ") + d.message;
+      return MakeError("measured layout " + bad.layout.Label() + " (from " + where +
+                       ") is not valid for this spec" + why);
+    } else if (auto why = predict::NotModelled(in.plans[m]))
       return MakeError("cannot calibrate on " + in.measurements[m].source + ": " + *why);
   const Space space = MakeSpace(in.search->hardware);
   std::vector<int> all;
@@ -535,6 +553,13 @@ Result<FitResult> FitCalibration(const FitInputs& in) {
   Solution sol = Minimize(problem, space);
   FitResult fit;
   fit.calibration = FromLog(sol.x);
+  // exp(log(hi)) can land an ulp past hi, which the calibration file's
+  // reader refuses: a fit held at a bound is written at the bound.
+  for (const auto& p : AllParams()) {
+    const cost::Range b = cost::Bounds(p.param, in.search->hardware);
+    double& v = fit.calibration.value[cost::Index(p.param)];
+    v = std::clamp(v, b.lo, b.hi);
+  }
   Classify(sol, space, in, fit);
   fit.residuals = sol.eval.points;
   fit.shares = sol.eval.shares;

@@ -43,6 +43,7 @@ struct Measurement {
   // median share of the window), in nsys::kAllComputeClasses' order; absent
   // from summaries that state none. Compared, not fitted to.
   std::optional<std::array<double, nsys::kComputeClasses>> compute_class_shares;
+  int line = 0;  // of its first row in `source`, a CSV of medians; 0 for none
 };
 
 // A profiled layout's compute by class, measured and as the fitted model

@@ -205,7 +205,7 @@ TEST_F(MeasurementFileTest, NonPositiveThroughput) {
   const std::string csv = Write("m.csv", std::string(kHeader) + "1,32,4,8,0,39.19,41.62\n");
   EXPECT_EQ(ErrorFor(csv), csv +
                                ":2: column 'input_tps_median': expected a positive number "
-                               "(tokens/s), got 0 (a point without valid repeats has "
+                               "(tokens/s) up to 1e+12, got 0 (a point without valid repeats has "
                                "valid_repeats = 0 or an empty cell)");
 }
 
@@ -221,8 +221,9 @@ TEST_F(MeasurementFileTest, ProfileSummaryMissingTheKey) {
             profile + ": missing number 'exposed_nccl_share_of_prefill_window_median'");
   const std::string text =
       Write("q.json", R"({"exposed_nccl_share_of_prefill_window_median": "57%"})");
-  EXPECT_EQ(ErrorFor(csv, text),
-            text + ": missing number 'exposed_nccl_share_of_prefill_window_median'");
+  EXPECT_EQ(ErrorFor(csv, text), text +
+                                     ": key 'exposed_nccl_share_of_prefill_window_median': "
+                                     "expected a number, got string \"57%\"");
 }
 
 TEST_F(MeasurementFileTest, ProfileSummaryShareOutOfRange) {
@@ -410,6 +411,18 @@ TEST(FlagOffPrior, FlagsOnlyBeyondOnePriorWidthAndWidensTheSpread) {
   EXPECT_NEAR(fit.calibration.log_covariance[intra * n + intra], 0.0009 + gap * gap, 1e-12);
   EXPECT_NEAR(fit.posterior_sigma[intra], std::sqrt(0.0009 + gap * gap), 1e-12);
   EXPECT_DOUBLE_EQ(fit.calibration.log_covariance[host * n + host], 0.0009);
+  EXPECT_NE(fit.calibration.off_prior[0].find("to reach the prior's edge"), std::string::npos);
+
+  // Far off (1e5 us against 1,000-4,000: ln(25)^2 = 10.4): capped at the
+  // calibration file's bound, which its reader would refuse past.
+  fit.calibration.off_prior.clear();
+  fit.calibration.value[host] = 1e5;
+  FlagOffPrior(b.hardware, fit);
+  ASSERT_EQ(fit.calibration.off_prior.size(), 2u);
+  EXPECT_DOUBLE_EQ(fit.calibration.log_covariance[host * n + host], cost::kMaxLogVariance);
+  EXPECT_NE(fit.calibration.off_prior[1].find("capped there, short of the prior's edge"),
+            std::string::npos)
+      << fit.calibration.off_prior[1];
 }
 
 // Measurements the simulator itself produces with known parameters: the fit
@@ -513,6 +526,13 @@ TEST(FitCalibration, InvalidPlanIsAnError) {
   ASSERT_FALSE(fit.ok());
   EXPECT_EQ(fit.error().message,
             "measured layout PP1/TP32/EP4 (from m.csv) is not valid for this spec");
+  // Read from a CSV, the layout's first row and the planner's reasons.
+  in.measurements[0].line = 3;
+  in.plans[0].errors.push_back({"PP1/TP32/EP4 needs 32 GPUs; the cluster has 16", {}, "gpu_count"});
+  in.plans[0].errors.push_back({"another reason", {}, "kv_room"});
+  EXPECT_EQ(FitCalibration(in).error().message,
+            "measured layout PP1/TP32/EP4 (from m.csv:3) is not valid for this spec: PP1/TP32/EP4 "
+            "needs 32 GPUs; the cluster has 16; another reason");
 }
 
 }  // namespace

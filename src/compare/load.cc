@@ -5,6 +5,7 @@
 #include "analysis/baseline.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
+#include "evidence/point_columns.h"
 #include "inputs/search_inputs.h"
 #include "nvidia_smi/gpu_memory.h"
 #include "util/csv.h"
@@ -118,7 +119,10 @@ Result<Side> LoadSide(const std::string& path) {
   PPS_ASSIGN_OR_RETURN(analysis::RunEvidence ev, analysis::LoadRunEvidence(path));
   Side side;
   side.description = DescribeEvidence(ev, path);
-  side.points.points = ev.points;
+  // A point none of whose samples completed a request has no figure to
+  // compare, as a CSV's row without medians.
+  for (const analysis::PointSummary& p : ev.points)
+    if (evidence::HasMedians(p)) side.points.points.push_back(p);
   return side;
 }
 

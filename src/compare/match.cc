@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "evidence/point_columns.h"
 #include "stats/stats.h"
 
 namespace ppsearch::compare {
@@ -25,7 +26,7 @@ const analysis::PointSummary* FindPoint(const SidePoints& side, const spec::Layo
 
 std::optional<double> KnownSpread(const SidePoints& side, const analysis::PointSummary& p,
                                   double spread) {
-  if (!side.spreads_recorded || p.repeats < 2) return std::nullopt;
+  if (!side.spreads_recorded || !evidence::SpreadsKnown(p)) return std::nullopt;
   return spread;
 }
 

@@ -32,6 +32,16 @@ Result<std::optional<double>> CsvOptional(const CsvTable& t, size_t r, const std
   return std::optional<double>(v);
 }
 
+Result<std::optional<double>> CsvOptionalFigure(const CsvTable& t, size_t r,
+                                                const std::string& column, double min) {
+  PPS_ASSIGN_OR_RETURN(std::optional<double> v, CsvOptional(t, r, column));
+  if (v && !(*v >= min && *v <= kMaxCsvFigure))
+    return MakeError(fmt::format("{}: column '{}': expected a number in [{:g}, {:g}], got {}",
+                                 CsvAt(t, r), column, min, kMaxCsvFigure,
+                                 Excerpt(CsvCell(t, r, column))));
+  return v;
+}
+
 Result<std::optional<int>> CsvOptionalCount(const CsvTable& t, size_t r,
                                             const std::string& column) {
   PPS_ASSIGN_OR_RETURN(std::optional<double> v, CsvOptional(t, r, column));

@@ -20,6 +20,14 @@ std::string CsvCell(const CsvTable& t, size_t r, const std::string& column);
 Result<int> CsvPositiveInt(const CsvTable& t, size_t r, const std::string& column);
 // An optional number: unset when the column is absent or the cell empty.
 Result<std::optional<double>> CsvOptional(const CsvTable& t, size_t r, const std::string& column);
+// The most a measured figure's cell may hold: a trillion (tokens/s, s,
+// MiB). Past it a value is no measurement, and its rounding would overflow
+// the integers the tables print.
+inline constexpr double kMaxCsvFigure = 1e12;
+// An optional measured figure: unset as CsvOptional, else a number in
+// [`min`, kMaxCsvFigure].
+Result<std::optional<double>> CsvOptionalFigure(const CsvTable& t, size_t r,
+                                                const std::string& column, double min);
 // An optional count (an integer >= 0).
 Result<std::optional<int>> CsvOptionalCount(const CsvTable& t, size_t r, const std::string& column);
 // The row's layout: pp, tp, ep (positive integers) and dp when the column is

@@ -23,8 +23,7 @@ void AddCells(CsvPlace place, const MedianRow& r, std::vector<std::string>& out)
     if (c.count != nullptr) {
       out.push_back(std::to_string(v ? r.point.*c.count : 0));
     } else {
-      out.push_back(c.zero_when_unset ? CsvFixed(v.value_or(0), c.decimals)
-                                      : CsvFixed(v, c.decimals));
+      out.push_back(CsvFixed(v, c.decimals));
     }
   }
 }
@@ -38,7 +37,11 @@ Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) 
       PPS_ASSIGN_OR_RETURN(std::optional<int> n, CsvOptionalCount(t, r, c.name));
       if (n) v = *n;
     } else {
-      PPS_ASSIGN_OR_RETURN(v, CsvOptional(t, r, c.name));
+      // A measured figure is >= 0, except a headroom, which a file may
+      // record below 0 (a peak over the GPU's total), and at most
+      // kMaxCsvFigure.
+      const bool headroom = c.maybe == &PointSummary::headroom_mib;
+      PPS_ASSIGN_OR_RETURN(v, CsvOptionalFigure(t, r, c.name, headroom ? -kMaxCsvFigure : 0));
     }
     if (!v) continue;
     SetValue(c, *v, row.point);
@@ -64,10 +67,10 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   row.measured = !no_valid_repeat && !CsvCell(t, r, "input_tps_median").empty();
   if (!row.measured) return Status::Ok();
   PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
-  if (!(p.median.input_tps > 0))
+  if (!(p.median.input_tps > 0 && p.median.input_tps <= kMaxCsvFigure))
     return MakeError(CsvAt(t, r) +
-                     ": column 'input_tps_median': expected a positive number (tokens/s), got " +
-                     Excerpt(CsvCell(t, r, "input_tps_median")) +
+                     ": column 'input_tps_median': expected a positive number (tokens/s) up to " +
+                     "1e+12, got " + Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
   p.held[IndexOf(*ColumnOf(&stats::Figures::input_tps))] = true;
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kFirst, t, r, row));

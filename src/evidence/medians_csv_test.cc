@@ -63,15 +63,35 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
             "m.csv:2: column 'concurrency': expected a positive integer, got 0");
   EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1.5,32,4,8,3000\n").error().message,
             "m.csv:2: column 'pp': expected a positive integer, got 1.5");
-  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,-1\n").error().message,
-            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s), got -1 "
-            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
-  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,0\n").error().message,
-            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s), got 0 "
-            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
+  EXPECT_EQ(
+      Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,-1\n").error().message,
+      "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, "
+      "got -1 "
+      "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
+  EXPECT_EQ(
+      Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,0\n").error().message,
+      "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, "
+      "got 0 "
+      "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
   EXPECT_EQ(
       Parse("pp,tp,ep,concurrency,input_tps_median,repeats\n1,32,4,8,30,-2\n").error().message,
       "m.csv:2: column 'repeats': expected a count, got -2");
+  // A measured figure below 0 or past a trillion is no measurement: a
+  // negative TTFT entered the report as measured, 1e300 tokens/s printed
+  // as 9,223,372,036,854,775,807.
+  const std::string head = "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median,peak_gpu_mib\n";
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,-39.19,80000\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [0, 1e+12], got -39.19");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,39.19,-81355\n").error().message,
+            "m.csv:2: column 'peak_gpu_mib': expected a number in [0, 1e+12], got -81355");
+  EXPECT_EQ(Parse(head + "1,32,4,8,1e300,39.19,80000\n").error().message,
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to "
+            "1e+12, got 1e300 (a point without valid repeats has valid_repeats = 0 or an empty "
+            "cell)");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,1e308,80000\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [0, 1e+12], got 1e308");
+  EXPECT_TRUE(
+      Parse("pp,tp,ep,concurrency,input_tps_median,headroom_mib\n1,32,4,8,3000,-20\n").ok());
 }
 
 // Two rows for one point: which one a reader took (the first, the last)

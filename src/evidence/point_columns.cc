@@ -1,6 +1,7 @@
 #include "evidence/point_columns.h"
 
 #include <cmath>
+#include <iterator>
 
 namespace ppsearch::evidence {
 namespace {
@@ -19,23 +20,13 @@ const PointColumn kColumns[] = {
     {.name = "input_tps_spread",
      .csv = CsvPlace::kFirst,
      .figure = &P::input_tps_spread,
-     .decimals = 6,
-     .zero_when_unset = true},
-    {.name = "ttft_p50_s_median",
-     .csv = CsvPlace::kFirst,
-     .median = &F::ttft_p50_s,
-     .decimals = 4,
-     .zero_when_unset = true},
+     .decimals = 6},
+    {.name = "ttft_p50_s_median", .csv = CsvPlace::kFirst, .median = &F::ttft_p50_s, .decimals = 4},
     {.name = "ttft_p50_s_spread",
      .csv = CsvPlace::kFirst,
      .figure = &P::ttft_p50_s_spread,
-     .decimals = 6,
-     .zero_when_unset = true},
-    {.name = "ttft_p95_s_median",
-     .csv = CsvPlace::kFirst,
-     .median = &F::ttft_p95_s,
-     .decimals = 4,
-     .zero_when_unset = true},
+     .decimals = 6},
+    {.name = "ttft_p95_s_median", .csv = CsvPlace::kFirst, .median = &F::ttft_p95_s, .decimals = 4},
     {.name = "peak_gpu_mib", .csv = CsvPlace::kFirst, .maybe = &P::peak_gpu_mib},
     {.name = "gpu_total_mib", .csv = CsvPlace::kFirst, .maybe = &P::gpu_total_mib},
     {.name = "headroom_mib", .csv = CsvPlace::kFirst, .maybe = &P::headroom_mib},
@@ -101,6 +92,28 @@ bool DecodeOnly(const PointColumn& c) {
 }
 
 size_t IndexOf(const PointColumn& c) { return static_cast<size_t>(&c - kColumns); }
+
+bool HasMedians(const PointSummary& p) {
+  return ValueOf(*ColumnOf(&stats::Figures::input_tps), p).has_value();
+}
+
+void ForgetSpreads(PointSummary& p) {
+  if (p.held.empty()) p.held.assign(std::size(kColumns), true);
+  for (const PointColumn& c : kColumns)
+    if (c.figure != nullptr) p.held[IndexOf(c)] = false;
+}
+
+void ForgetMedians(PointSummary& p) {
+  ForgetSpreads(p);
+  for (const PointColumn& c : kColumns)
+    if (c.median != nullptr || c.against_baseline) p.held[IndexOf(c)] = false;
+  p.input_tps_vs_baseline.reset();
+  p.ttft_p50_vs_baseline.reset();
+}
+
+bool SpreadsKnown(const PointSummary& p) {
+  return p.repeats >= 2 && ValueOf(*ColumnOf(&PointSummary::input_tps_spread), p).has_value();
+}
 
 std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p) {
   if (DecodeOnly(c) && !p.median.decode) return std::nullopt;

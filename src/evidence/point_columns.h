@@ -29,10 +29,7 @@ struct PointColumn {
   double stats::Figures::*median = nullptr;
   double PointSummary::*figure = nullptr;
   std::optional<double> PointSummary::*maybe = nullptr;
-  int decimals = 0;  // in summary.csv
-  // An unset value in summary.csv: 0 in schema 1's first columns (which
-  // always wrote one), else an empty cell.
-  bool zero_when_unset = false;
+  int decimals = 0;  // in summary.csv; an unset value is an empty cell
   // Against the writer's own baseline: a reader derives it against its own
   // baseline (analysis' ApplyBaseline) rather than read it.
   bool against_baseline = false;
@@ -57,6 +54,19 @@ bool DecodeOnly(const PointColumn& c);
 // decode, an optional figure without a value, or a count or figure its file
 // did not hold (PointSummary::held).
 std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p);
+// Whether `p` has medians: its input TPS is known (a point measured here
+// with some completed request, or a file's row with input_tps_median).
+bool HasMedians(const PointSummary& p);
+// Marks every median, spread and figure against the baseline of `p`
+// unknown (PointSummary::held), its counts and memory kept: none of its
+// samples completed a request.
+void ForgetMedians(PointSummary& p);
+// Marks the spreads of `p` unknown: fewer than two of its repeats have
+// figures, and a spread over one would be a made-up 0.
+void ForgetSpreads(PointSummary& p);
+// Whether `p`'s spreads over repeats are known (a file's row: held, over two
+// repeats or more).
+bool SpreadsKnown(const PointSummary& p);
 // The column's index in PointColumns().
 size_t IndexOf(const PointColumn& c);
 // Sets the column's field of `p` to `v` (a count is rounded).

@@ -46,9 +46,12 @@ struct PointSummary {
   std::optional<double> ttft_p50_vs_baseline;
   bool is_baseline = false;  // a row of the baseline
   bool imported = false;     // read from an imported CSV or run, not measured here
-  // Read from a file: which of its columns (evidence::PointColumns(), by
-  // index) the file held; a figure it did not hold is unknown, not 0.
-  // Empty: every figure is known (a point this run measured).
+  // Which of its columns (evidence::PointColumns(), by index) are known:
+  // read from a file, those the file held; measured here, all but the
+  // medians of a point no repeat of which completed a request and the
+  // spreads of one with fewer than two such repeats (ForgetMedians,
+  // ForgetSpreads). A figure not held is unknown, not 0. Empty: every
+  // figure is known.
   std::vector<bool> held;
 };
 
@@ -136,7 +139,8 @@ struct SampleCheck {
   std::vector<Node> nodes;
   std::vector<std::string> problems;
   std::vector<EvidenceProblem> invalid_evidence;
-  Verdict verdict = Verdict::kOk;
+  // None for a sample that did not end (analysis::SampleAnalysis::has_verdict).
+  std::optional<Verdict> verdict;
   std::string detail;
 };
 

@@ -116,7 +116,7 @@ nlohmann::json SampleJson(const SampleCheck& s) {
           {"nodes", nodes},
           {"problems", s.problems},
           {"invalid_evidence", invalid},
-          {"verdict", VerdictName(s.verdict)},
+          {"verdict", s.verdict ? nlohmann::json(VerdictName(*s.verdict)) : nlohmann::json()},
           {"detail", s.detail}};
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "evidence/point_columns.h"
 #include "report/charts.h"
 #include "report/result_table.h"
 #include "util/format.h"
@@ -16,7 +17,10 @@ std::string Share(double fraction) { return FormatNumber(fraction * 100, 1) + "%
 const analysis::PointSummary* FindMeasured(const std::vector<analysis::PointSummary>& measured,
                                            const analysis::PredictedPoint& p) {
   for (const auto& m : measured)
-    if (!m.imported && m.layout == p.layout && m.concurrency == p.concurrency) return &m;
+    // A point none of whose samples completed a request measured nothing.
+    if (!m.imported && m.layout == p.layout && m.concurrency == p.concurrency &&
+        evidence::HasMedians(m))
+      return &m;
   return nullptr;
 }
 

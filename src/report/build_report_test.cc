@@ -278,6 +278,13 @@ TEST_F(BuildReportTest, MissingSampleMakesTheSweepIncompleteAndFindingsAreNamed)
   EXPECT_NE(md.find("1 of 4 samples of the sweep did not complete: pp4-tp8-ep4_c8_r2 (started)."),
             std::string::npos)
       << md;
+  // A sample that did not end has no verdict, however whole its records
+  // look: it is missing, not "ok".
+  EXPECT_NE(md.find("- Verdicts: 2 ok, 1 log_findings.\n"), std::string::npos) << md;
+  const nlohmann::json& started = out->summary["checks"]["samples"][1];
+  ASSERT_EQ(started["sample"], "pp4-tp8-ep4_c8_r2");
+  EXPECT_TRUE(started["verdict"].is_null()) << started.dump();
+  EXPECT_EQ(started["detail"], "did not end (manifest: started): no verdict");
   EXPECT_NE(md.find("- PP8/TP4/EP4: CUDA out of memory in service/pp8-tp4-ep4_c8_r2/603.log:2"),
             std::string::npos)
       << md;

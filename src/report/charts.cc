@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "decide/rules.h"
+#include "evidence/point_columns.h"
 #include "report/adaptive_section.h"
 #include "report/svg_chart.h"
 
@@ -274,6 +275,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
   if (a.evidence.trajectory) in.trajectory = &*a.evidence.trajectory;
   in.min_headroom_mib = a.spec().decision.min_headroom_mib;
   auto add = [&](const analysis::PointSummary& p) {
+    if (!evidence::HasMedians(p)) return;  // no sample of it completed a request
     ChartPoint cp;
     cp.layout = p.layout;
     cp.concurrency = p.concurrency;
@@ -288,7 +290,7 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     }
     if (!p.imported) {
       for (const analysis::SampleAnalysis& s : a.evidence.samples)
-        if (s.completed() && s.trustworthy() && s.id.layout == p.layout &&
+        if (s.completed() && s.measured_figures() && s.id.layout == p.layout &&
             s.id.concurrency == p.concurrency) {
           cp.input_tps_repeats.push_back(s.metrics.input_tps);
           cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);

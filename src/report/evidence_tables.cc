@@ -1,5 +1,7 @@
 #include "report/evidence_tables.h"
 
+#include <fmt/format.h>
+
 #include "decide/sla.h"
 #include "evidence/medians_csv.h"
 #include "evidence/results_csv.h"
@@ -26,7 +28,7 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   r.requests_completed = m.requests_completed;
   r.requests_total = s.requests_total();
   r.request_errors = m.request_errors;
-  r.figures = stats::FiguresOf(m, s.id.layout.gpus());
+  if (s.measured_figures()) r.figures = stats::FiguresOf(m, s.id.layout.gpus());
   r.peak_gpu_mib = s.peak_gpu_mib;
   r.gpu_total_mib = s.gpu_total_mib;
   return r;
@@ -45,13 +47,19 @@ evidence::SampleCheck SampleCheckOf(const analysis::SampleAnalysis& s) {
   for (const analysis::NodePeak& n : s.nodes) c.nodes.push_back({n.host, n.used_mib, n.total_mib});
   c.problems = s.problems;
   c.invalid_evidence = s.invalid_evidence;
-  c.verdict = s.verdict;
-  c.detail = s.detail;
+  if (s.has_verdict()) {
+    c.verdict = s.verdict;
+    c.detail = s.detail;
+  } else {
+    c.detail =
+        fmt::format("did not end (manifest: {}): no verdict", evidence::SampleStateName(s.state));
+  }
   if (!s.trustworthy()) return c;
   c.requests_completed = s.metrics.requests_completed;
   c.requests_total = s.requests_total();
   c.request_errors = s.metrics.request_errors;
   c.prompt_length_mismatches = s.prompt_length_mismatches;
+  if (!s.measured_figures()) return c;  // no request completed: no figure to give
   c.input_tps = s.metrics.input_tps;
   c.ttft_p50_s = s.metrics.ttft_s.p50;
   return c;

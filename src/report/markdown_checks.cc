@@ -1,11 +1,13 @@
 // The checks and communication-domain sections of report.md.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "evidence/evidence.h"
+#include "evidence/point_columns.h"
 #include "report/markdown.h"
 #include "util/format.h"
 
@@ -89,14 +91,15 @@ std::string FindingsLine(const analysis::RunAnalysis& a) {
   return line + ".";
 }
 
-// "Verdicts: 22 ok, 1 requests_failed, 1 log_findings." over the completed
-// and failed samples, in evidence::kVerdicts order.
+// "Verdicts: 22 ok, 1 requests_failed, 1 log_findings." over the samples
+// that ended with one (SampleAnalysis::has_verdict), in evidence::kVerdicts
+// order; one that did not end is a missing sample.
 std::string VerdictLine(const analysis::RunAnalysis& a) {
   std::string counts;
   for (const evidence::Verdict verdict : evidence::kVerdicts) {
-    const auto n =
-        std::count_if(a.evidence.samples.begin(), a.evidence.samples.end(),
-                      [&](const analysis::SampleAnalysis& s) { return s.verdict == verdict; });
+    const auto n = std::count_if(
+        a.evidence.samples.begin(), a.evidence.samples.end(),
+        [&](const analysis::SampleAnalysis& s) { return s.has_verdict() && s.verdict == verdict; });
     if (n > 0)
       counts +=
           fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, evidence::VerdictName(verdict));
@@ -111,7 +114,7 @@ std::vector<std::string> NonOkSampleLines(const analysis::RunAnalysis& a) {
   std::vector<std::string> out;
   size_t more = 0;
   for (const auto& s : a.evidence.samples) {
-    if (s.verdict == evidence::Verdict::kOk || (!s.completed() && !s.engine_verdict)) continue;
+    if (s.verdict == evidence::Verdict::kOk || !s.has_verdict()) continue;
     if (out.size() < 20)
       out.push_back(fmt::format("{}: {}: {}.", s.name, evidence::VerdictName(s.verdict), s.detail));
     else
@@ -153,16 +156,30 @@ std::vector<std::string> StabilityLines(const analysis::RunAnalysis& a) {
   for (const spec::LayoutSpec& layout : a.spec().sweep.layouts) {
     double tps = 0, ttft = 0;
     size_t n = 0;
-    std::vector<std::string> over;
+    std::vector<std::string> over, unknown;
     for (const auto& p : a.points) {
       if (!(p.layout == layout) || p.imported) continue;
+      // A spread over fewer than two repeats with figures is unknown, not 0.
+      if (!evidence::SpreadsKnown(p)) {
+        unknown.push_back(fmt::format("C={}", p.concurrency));
+        continue;
+      }
       ++n;
       tps = std::max(tps, p.input_tps_spread);
       ttft = std::max(ttft, p.ttft_p50_s_spread);
       if (p.input_tps_spread > limit)
         over.push_back(fmt::format("{:.2f}% at C={}", p.input_tps_spread * 100, p.concurrency));
     }
-    if (n == 0) continue;
+    const std::string unknown_text =
+        unknown.empty() ? ""
+                        : fmt::format(
+                              "fewer than two repeats with figures at {}, so how much it "
+                              "varies there is unknown",
+                              fmt::join(unknown, ", "));
+    if (n == 0) {
+      if (!unknown.empty()) out.push_back(layout.Label() + ": " + unknown_text + ".");
+      continue;
+    }
     std::string line =
         fmt::format("{} input TPS varies by less than {} {} (TTFT p50 by less than {})",
                     layout.Label(), LessThanPercent(tps), LevelsText(n), LessThanPercent(ttft));
@@ -171,6 +188,7 @@ std::vector<std::string> StabilityLines(const analysis::RunAnalysis& a) {
                          limit * 100);
       for (size_t i = 0; i < over.size(); ++i) line += (i ? ", " : "") + over[i];
     }
+    if (!unknown.empty()) line += "; " + unknown_text;
     out.push_back(line + ".");
   }
   return out;

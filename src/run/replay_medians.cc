@@ -138,13 +138,8 @@ class MediansReplayEngine : public SampleEngine {
   // any sample runs: what a sample made of them would be, checked as the
   // report checks evidence, and figures no GPU could reach.
   Status Check(const evidence::MedianRow& row) const {
+    // A negative figure (a spread, a TTFT) is the CSV reader's refusal.
     if (!row.measured) return Status::Ok();  // its samples fail as they did
-    const std::optional<double> spread = row.Get(&evidence::PointSummary::input_tps_spread);
-    if (spread && !(*spread >= 0))
-      return MakeError(
-          fmt::format("{}: input_tps_spread {} is negative (a spread is (max - min) "
-                      "/ median)",
-                      Where(row), *spread));
     for (int r = 1; r <= spec_.sweep.repeats; ++r) {
       const evidence::SampleId id{row.point.layout, row.point.concurrency, r};
       const auto requests = workload::PlanRequests(

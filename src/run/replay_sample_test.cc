@@ -177,9 +177,7 @@ TEST_F(ReplayTest, MedianFiguresNoSampleCouldHaveAreRefusedAtTheirLine) {
               HasSubstr(fast + ":3: PP8/TP4/EP4 at C=8: input_tps_median 1e+12 is not in (0, "));
   const std::string spread = Write("spread.csv", header + "8,4,4,8,3,3900,-0.5,3.9,82000,97871\n");
   EXPECT_EQ(Refusal(in, spread),
-            spread +
-                ":3: PP8/TP4/EP4 at C=8: input_tps_spread -0.5 is negative (a spread is (max - "
-                "min) / median)");
+            spread + ":3: column 'input_tps_spread': expected a number in [0, 1e+12], got -0.5");
   const std::string peak = Write("peak.csv", header + "8,4,4,8,3,3900,0.02,3.9,99000,97871\n");
   EXPECT_THAT(Refusal(in, peak),
               HasSubstr(peak + ":3: PP8/TP4/EP4 at C=8: its figures make evidence that cannot be "

@@ -52,7 +52,10 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& path) {
     row.clear();
     any = false;
   };
-  for (size_t i = 0; i < text.size(); ++i) {
+  // A spreadsheet saves UTF-8 with a byte order mark: not part of the
+  // first column's name.
+  const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  for (size_t i = start; i < text.size(); ++i) {
     char c = text[i];
     if (quoted) {
       if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {

@@ -70,6 +70,16 @@ TEST(ParseCsv, CrLfLineEndsAndNoFinalNewline) {
   EXPECT_EQ(t->row_lines, (std::vector<int>{2, 3}));
 }
 
+// As a spreadsheet saves "CSV UTF-8": the byte order mark is no part of
+// the first column's name.
+TEST(ParseCsv, AByteOrderMarkIsNotPartOfTheHeader) {
+  Result<CsvTable> t = ParseCsv("\xEF\xBB\xBFpp,tp\r\n1,32\r\n", "t.csv");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->header, (Row{"pp", "tp"}));
+  EXPECT_EQ(t->Column("pp"), 0);
+  EXPECT_EQ(t->row_lines, (std::vector<int>{2}));
+}
+
 TEST(ParseCsv, EmptyLastFieldIsKept) {
   Result<CsvTable> t = ParseCsv("a,b\n1,\n2,\"\"", "t.csv");
   ASSERT_TRUE(t.ok()) << t.error().message;
