@@ -12,10 +12,13 @@ Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m) {
     return MakeError(paths.root +
                      ": not a complete run directory: metadata/spec.toml is missing (" +
                      text.error().message + ")");
-  // The original path, so relative paths in the spec resolve as they did in the run.
+  // Its messages name the copy (their lines are the copy's, and the
+  // original may have changed or moved); its relative paths resolve as
+  // they did in the run, against the original's directory.
   const std::string spec_path = m.spec_path.empty() ? spec_file : m.spec_path;
-  Result<spec::Spec> spec = spec::ParseSpec(*text, spec_path, m.overrides);
-  if (!spec.ok()) return MakeError(spec_file + " (as " + spec_path + "): " + spec.error().message);
+  Result<spec::Spec> spec = spec::ParseSpecAs(*text, spec_file, spec_path, m.overrides);
+  if (!spec.ok())
+    return MakeError(spec_file + " (the run's copy of " + spec_path + "): " + spec.error().message);
   return spec;
 }
 

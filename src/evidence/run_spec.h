@@ -10,9 +10,10 @@
 
 namespace ppsearch::evidence {
 
-// The run's spec as it ran: metadata/spec.toml parsed at the recorded
-// spec_path (so its relative paths resolve as they did) with the recorded
-// --set values. Secrets stay redacted.
+// The run's spec as it ran: metadata/spec.toml with the recorded --set
+// values, its relative paths resolved against the recorded spec_path's
+// directory (as they did), its messages naming the copy. Secrets stay
+// redacted.
 Result<spec::Spec> ReadRunSpec(const RunPaths& paths, const RunMetadata& m);
 
 }  // namespace ppsearch::evidence

@@ -343,9 +343,20 @@ TEST_F(BuildReportTest, AnInvalidSpecIsReportedWithItsFile) {
   WriteMetadata({"workload.requests=\"many\""});
   Result<ReportOutcome> out = BuildReport(dir_);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.error().message.find(dir_ + "/metadata/spec.toml (as " + ExampleSpecPath() + "): "),
+  EXPECT_NE(out.error().message.find(dir_ + "/metadata/spec.toml (the run's copy of " +
+                                     ExampleSpecPath() + "): "),
             std::string::npos)
       << out.error().message;
+  // A mistake in the copy is at the copy's line, not the original's: the
+  // original may have changed or moved since the run.
+  WriteMetadata();
+  std::string copy = ReadFile(dir_ + "/metadata/spec.toml").value();
+  copy.replace(copy.find("input_tokens = 16000"), 20, "input_tokens = -1");
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/spec.toml", copy).ok());
+  Result<ReportOutcome> bad = BuildReport(dir_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("): " + dir_ + "/metadata/spec.toml:"), std::string::npos)
+      << bad.error().message;
 }
 
 // Bytes that are not UTF-8 in a server log and in a raw record: the report

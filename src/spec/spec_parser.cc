@@ -135,9 +135,14 @@ Result<toml::table> ParseWithOverrides(const std::string& toml_text, const std::
 
 Result<Spec> ParseSpec(const std::string& toml_text, const std::string& path,
                        const std::vector<std::string>& overrides) {
+  return ParseSpecAs(toml_text, path, path, overrides);
+}
+
+Result<Spec> ParseSpecAs(const std::string& toml_text, const std::string& path,
+                         const std::string& resolve_as, const std::vector<std::string>& overrides) {
   std::vector<std::string> labels;
   PPS_ASSIGN_OR_RETURN(toml::table root, ParseWithOverrides(toml_text, path, overrides, &labels));
-  return ConvertSpec(SpecSource(path, std::move(labels)), root, BaseDir(path));
+  return ConvertSpec(SpecSource(path, std::move(labels)), root, BaseDir(resolve_as));
 }
 
 Result<std::optional<Disaggregation>> LoadDisaggregation(

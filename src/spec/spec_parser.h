@@ -26,6 +26,13 @@ namespace ppsearch::spec {
 Result<Spec> ParseSpec(const std::string& toml_text, const std::string& path,
                        const std::vector<std::string>& overrides = {});
 
+// As ParseSpec, with its messages and origins naming `path` while its
+// relative paths resolve as in the file `resolve_as`: a copy of a spec (a
+// run's metadata/spec.toml) read where it is, as the original ran.
+Result<Spec> ParseSpecAs(const std::string& toml_text, const std::string& path,
+                         const std::string& resolve_as,
+                         const std::vector<std::string>& overrides = {});
+
 // Reads the file at `path` and parses it with ParseSpec.
 Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& overrides = {});
 
