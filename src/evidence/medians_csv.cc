@@ -1,5 +1,7 @@
 #include "evidence/medians_csv.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -69,8 +71,10 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
   if (!(p.median.input_tps > 0 && p.median.input_tps <= kMaxCsvFigure))
     return MakeError(CsvAt(t, r) +
-                     ": column 'input_tps_median': expected a positive number (tokens/s) up to " +
-                     "1e+12, got " + Excerpt(CsvCell(t, r, "input_tps_median")) +
+                     fmt::format(": column 'input_tps_median': expected a positive number "
+                                 "(tokens/s) up to {:g}, got ",
+                                 kMaxCsvFigure) +
+                     Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
   p.held[IndexOf(*ColumnOf(&stats::Figures::input_tps))] = true;
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kFirst, t, r, row));
