@@ -1,6 +1,7 @@
 #include "analysis/run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -407,9 +408,49 @@ void BaselineOfThisRun(RunAnalysis& a) {
     if (p.layout == *a.baseline_layout) a.baseline_rows.push_back(p);
 }
 
-// Says plainly when the baseline gives no row to compare with.
+// Says plainly at which of this run's concurrencies the baseline, which
+// has rows, gives no medians to compare with: a row where no repeat
+// completed a request (evidence::HasMedians), or no row (which an imported
+// CSV's check already says, CheckCsvComparability). Empty when it gives
+// them at every one.
+std::string BaselineGaps(const RunAnalysis& a) {
+  const bool rows_checked = !a.spec().baseline.import_csv.empty();
+  std::set<int> no_row, no_medians;
+  for (const PointSummary& p : a.points) {
+    // The baseline's own points, and points with no medians of their own,
+    // have no delta to miss.
+    if ((p.layout == *a.baseline_layout && !a.baseline_imported) || !evidence::HasMedians(p))
+      continue;
+    const auto row =
+        std::find_if(a.baseline_rows.begin(), a.baseline_rows.end(), [&](const PointSummary& b) {
+          return b.layout == *a.baseline_layout && b.concurrency == p.concurrency;
+        });
+    if (row == a.baseline_rows.end()) {
+      if (!rows_checked) no_row.insert(p.concurrency);
+    } else if (!evidence::HasMedians(*row)) {
+      no_medians.insert(p.concurrency);
+    }
+  }
+  std::vector<std::string> why;
+  if (!no_medians.empty())
+    why.push_back(
+        fmt::format("no repeat of it completed a request at C={}", fmt::join(no_medians, ", C=")));
+  if (!no_row.empty())
+    why.push_back(fmt::format("it has no row at C={}", fmt::join(no_row, ", C=")));
+  if (why.empty()) return "";
+  return fmt::format("the baseline {} gives no medians where {}; the deltas there are '-'",
+                     a.baseline_layout->Label(), fmt::join(why, ", and "));
+}
+
+// Says plainly when the baseline gives no row to compare with, or none at
+// some of this run's concurrencies.
 void NoteMissingBaseline(RunAnalysis& a) {
-  if (!a.baseline_layout || !a.baseline_rows.empty()) return;
+  if (!a.baseline_layout) return;
+  if (!a.baseline_rows.empty()) {
+    const std::string gaps = BaselineGaps(a);
+    if (!gaps.empty()) a.comparability.push_back(gaps);
+    return;
+  }
   const spec::Spec& spec = a.spec();
   const std::string label = a.baseline_layout->Label();
   std::string why;

@@ -52,6 +52,41 @@ Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) 
   return Status::Ok();
 }
 
+// Figures one measurement bounds by another: a sample completes at most
+// the requests it sent, the valid repeats are some of the repeats, and
+// each repeat's TTFT p50 <= p95 <= p99 (so are their medians). A row that
+// breaks one was not written from a measurement.
+Status CheckOrder(const CsvTable& t, size_t r, const MedianRow& row) {
+  const PointSummary& p = row.point;
+  struct Pair {
+    const char *low, *high;
+    double low_value, high_value;
+    bool held;
+  };
+  const auto held = [&](auto member) { return row.Holds(ColumnOf(member)); };
+  const Pair pairs[] = {
+      {"requests_completed", "requests_total", static_cast<double>(p.requests_completed),
+       static_cast<double>(p.requests_total),
+       held(&PointSummary::requests_completed) && held(&PointSummary::requests_total)},
+      {"valid_repeats", "repeats", static_cast<double>(p.valid_repeats),
+       static_cast<double>(p.repeats),
+       held(&PointSummary::valid_repeats) && held(&PointSummary::repeats)},
+      {"ttft_p50_s_median", "ttft_p95_s_median", p.median.ttft_p50_s, p.median.ttft_p95_s,
+       held(&stats::Figures::ttft_p50_s) && held(&stats::Figures::ttft_p95_s)},
+      {"ttft_p95_s_median", "ttft_p99_s_median", p.median.ttft_p95_s, p.median.ttft_p99_s,
+       held(&stats::Figures::ttft_p95_s) && held(&stats::Figures::ttft_p99_s)},
+      {"ttft_p50_s_median", "ttft_p99_s_median", p.median.ttft_p50_s, p.median.ttft_p99_s,
+       held(&stats::Figures::ttft_p50_s) && held(&stats::Figures::ttft_p99_s)},
+  };
+  for (const Pair& pair : pairs)
+    if (pair.held && pair.low_value > pair.high_value)
+      return MakeError(CsvAt(t, r) + fmt::format(": column '{}' ({}) is above column '{}' ({}); "
+                                                 "expected at most it",
+                                                 pair.low, CsvCell(t, r, pair.low), pair.high,
+                                                 CsvCell(t, r, pair.high)));
+  return Status::Ok();
+}
+
 Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   PointSummary& p = row.point;
   p.held.assign(PointColumns().size(), false);
@@ -67,7 +102,7 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   }
   row.simulated = CsvBool(t, r, "simulated");
   row.measured = !no_valid_repeat && !CsvCell(t, r, "input_tps_median").empty();
-  if (!row.measured) return Status::Ok();
+  if (!row.measured) return CheckOrder(t, r, row);
   PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
   if (!(p.median.input_tps > 0 && p.median.input_tps <= kMaxCsvFigure))
     return MakeError(CsvAt(t, r) +
@@ -83,7 +118,7 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
     p.headroom_mib = *p.gpu_total_mib - *p.peak_gpu_mib;
   // TPOT exists only where requests generated a second token.
   p.median.decode = p.held[IndexOf(*ColumnOf(&stats::Figures::tpot_p99_s))];
-  return Status::Ok();
+  return CheckOrder(t, r, row);
 }
 
 }  // namespace

@@ -94,6 +94,36 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
       Parse("pp,tp,ep,concurrency,input_tps_median,headroom_mib\n1,32,4,8,3000,-20\n").ok());
 }
 
+// A figure above the one that bounds it was not measured: more requests
+// completed than sent, more valid repeats than repeats, a TTFT p95 below
+// its p50.
+TEST(MediansCsv, AFigureAboveItsBoundIsRefused) {
+  const std::string head =
+      "pp,tp,ep,concurrency,input_tps_median,repeats,valid_repeats,requests_completed,"
+      "requests_total,ttft_p50_s_median,ttft_p95_s_median,ttft_p99_s_median\n";
+  EXPECT_TRUE(Parse(head + "1,32,4,8,3000,3,3,40,40,9.5,9.5,12\n").ok());
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,3,3,80,40,9.5,11,12\n").error().message,
+            "m.csv:2: column 'requests_completed' (80) is above column 'requests_total' (40); "
+            "expected at most it");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,3,4,40,40,9.5,11,12\n").error().message,
+            "m.csv:2: column 'valid_repeats' (4) is above column 'repeats' (3); expected at most "
+            "it");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,3,3,40,40,9.5,8,12\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median' (9.5) is above column 'ttft_p95_s_median' (8); "
+            "expected at most it");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,3,3,40,40,9.5,11,10\n").error().message,
+            "m.csv:2: column 'ttft_p95_s_median' (11) is above column 'ttft_p99_s_median' (10); "
+            "expected at most it");
+  // Without the p95, the p99 still bounds the p50.
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,3,3,40,40,9.5,,9\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median' (9.5) is above column 'ttft_p99_s_median' (9); "
+            "expected at most it");
+  // A point no repeat of which was valid is checked too.
+  EXPECT_EQ(Parse(head + "1,32,4,8,,3,0,50,40,,,\n").error().message,
+            "m.csv:2: column 'requests_completed' (50) is above column 'requests_total' (40); "
+            "expected at most it");
+}
+
 // Two rows for one point: which one a reader took (the first, the last)
 // would decide a comparison; neither is taken.
 TEST(MediansCsv, ADuplicatePointIsRefusedNamingBothLines) {
@@ -125,6 +155,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   p.median.ttft_p50_s = 24.5;
   p.ttft_p50_s_spread = 0.001;
   p.median.ttft_p95_s = 26.25;
+  p.median.ttft_p99_s = 27.5;
   p.peak_gpu_mib = 80000;
   p.gpu_total_mib = 85651;
   p.headroom_mib = 5651;

@@ -528,6 +528,26 @@ TEST_F(BuildReportTest, ABaselineWithNoRowsIsSaidPlainly) {
       << out->markdown;
 }
 
+// A baseline swept in this run whose repeats at a concurrency completed no
+// request gives no medians there: the deltas are '-', said plainly, not
+// silent.
+TEST_F(BuildReportTest, ABaselineWithoutMediansIsSaidPlainly) {
+  WriteMetadata({"baseline.import_csv=\"\"", "baseline.layout={pp=4,tp=8,ep=4}"});
+  WriteSample(kPp4, 1, 10.0, "[2026-01-01 00:00:00] ready\n", /*errors=*/8);
+  WriteSample(kPp4, 2, 10.2, "[2026-01-01 00:00:00] ready\n", /*errors=*/8);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 8.1);
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->summary["baseline"]["rows"].size(), 1u);
+  const std::string note =
+      "the baseline PP4/TP8/EP4 gives no medians where no repeat of it completed a request at "
+      "C=8; the deltas there are '-'";
+  EXPECT_TRUE(Has(out->warnings, note)) << ::testing::PrintToString(out->warnings);
+  EXPECT_NE(out->markdown.find("warning: " + note), std::string::npos) << out->markdown;
+  EXPECT_TRUE(out->summary["points"][1]["input_tps_vs_baseline"].is_null());
+}
+
 // The copy the runner made at run start wins over the spec's path, which may
 // have moved since.
 TEST_F(BuildReportTest, TheBaselineCopyInMetadataIsPreferred) {
