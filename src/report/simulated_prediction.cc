@@ -41,14 +41,14 @@ std::string BurstLine(const hardware::HardwareProfile& hw, const spec::Spec& spe
   if (low > high) return "";
   if (spec.workload.request_rate > 0)
     return fmt::format(
-        "the tensor burst ({}; one public run's window, docs/model.md) takes {} to {} off these "
+        "the tensor burst ({}; one public run's window, docs/model.md) takes {} off these "
         "predictions' TTFT p50 (Poisson arrivals: their input TPS is the arrival rate's while "
         "the server keeps up; tensor_burst_share in --json)",
-        hw.TensorBurstText(), Pct(low), Pct(high));
+        hw.TensorBurstText(), FormatPercentRange(low, high));
   return fmt::format(
-      "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of these "
+      "the tensor burst ({}; one public run's window, docs/model.md) gives {} of these "
       "predictions' input TPS (tensor_burst_share in --json)",
-      hw.TensorBurstText(), Pct(low), Pct(high));
+      hw.TensorBurstText(), FormatPercentRange(low, high));
 }
 
 // A decode figure of a point: which one, its unit in the JSON, and its

@@ -371,14 +371,14 @@ std::string BurstLine(const SearchResult& r) {
   if (r.tensor_burst.empty() || low > high) return "";
   if (!r.load_points.empty() && r.load_points.front().open())
     return fmt::format(
-        "the tensor burst ({}; one public run's window, docs/model.md) takes {} to {} off their "
+        "the tensor burst ({}; one public run's window, docs/model.md) takes {} off their "
         "TTFT p50 at their best load points (Poisson arrivals: the input TPS is the arrival "
         "rate's while the server keeps up; tensor_burst_share in --json)",
-        r.tensor_burst, FormatPercent(low, 1), FormatPercent(high, 1));
+        r.tensor_burst, FormatPercentRange(low, high));
   return fmt::format(
-      "the tensor burst ({}; one public run's window, docs/model.md) gives {} to {} of their "
+      "the tensor burst ({}; one public run's window, docs/model.md) gives {} of their "
       "input TPS at their best load points (tensor_burst_share in --json)",
-      r.tensor_burst, FormatPercent(low, 1), FormatPercent(high, 1));
+      r.tensor_burst, FormatPercentRange(low, high));
 }
 
 std::string FrontTitle(const SearchResult& r) {

@@ -41,4 +41,9 @@ std::string FormatPercent(double fraction, int decimals) {
   return FormatNumber(fraction * 100, decimals) + "%";
 }
 
+std::string FormatPercentRange(double low, double high, int decimals) {
+  const std::string a = FormatPercent(low, decimals), b = FormatPercent(high, decimals);
+  return a == b ? a : a + " to " + b;
+}
+
 }  // namespace ppsearch

@@ -16,5 +16,12 @@ TEST(FormatTest, GroupsThousands) {
   EXPECT_EQ(FormatSignedPercent(-0.5), "-50.00%");
 }
 
+// A range whose ends print alike is one figure: "9.1%", not "9.1% to 9.1%".
+TEST(FormatTest, APercentRangeWhoseEndsPrintAlikeIsOneFigure) {
+  EXPECT_EQ(FormatPercentRange(0.071, 0.317), "7.1% to 31.7%");
+  EXPECT_EQ(FormatPercentRange(0.0912, 0.0908), "9.1%");
+  EXPECT_EQ(FormatPercentRange(0.25, 0.25, 0), "25%");
+}
+
 }  // namespace
 }  // namespace ppsearch
