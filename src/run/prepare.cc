@@ -18,6 +18,29 @@
 namespace ppsearch::run {
 namespace {
 
+// A resumed run keeps the calibration it was started with (its copy in
+// metadata/, or none): the samples after the resume would otherwise come
+// from another model than those before, in one run recorded as the first.
+// --calibration may repeat the copy's content, not change it.
+Status CheckResumeCalibration(const RunRequest& r) {
+  if (r.calibration.empty()) return Status::Ok();
+  const std::string copy = evidence::RunPaths{r.resume_dir}.calibration_json();
+  std::error_code ec;
+  if (!std::filesystem::exists(copy, ec))
+    return MakeError("--resume continues " + r.resume_dir +
+                     ", which was started without a calibration; drop --calibration (" +
+                     r.calibration + ") or start a new run");
+  PPS_ASSIGN_OR_RETURN(const std::string given, ReadFile(r.calibration));
+  PPS_ASSIGN_OR_RETURN(const std::string recorded, ReadFile(copy));
+  if (given != recorded)
+    return MakeError("--resume continues " + r.resume_dir +
+                     " with the calibration it was started "
+                     "with (" +
+                     copy + "), and " + r.calibration +
+                     " differs from it; drop --calibration or start a new run");
+  return Status::Ok();
+}
+
 // A resumed run keeps what it was started with: its recorded spec and --set
 // values, its engine (mixing simulated and real samples would be
 // meaningless) and its way of choosing samples. The request may repeat them
@@ -40,7 +63,7 @@ Status CheckResumeKeeps(const RunRequest& r, const evidence::RunMetadata& run,
                      "), not " + r.spec_path + "; drop SPEC or start a new run");
   if (!r.run_id.empty())
     return MakeError("--run-id names a new run; --resume continues " + r.resume_dir);
-  return Status::Ok();
+  return CheckResumeCalibration(r);
 }
 
 // The spec of a run being resumed: the copy in its metadata, resolved as the

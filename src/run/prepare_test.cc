@@ -9,9 +9,11 @@
 
 #include <filesystem>
 
+#include "evidence/evidence.h"
 #include "ppsearch_source_dir.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
+#include "util/files.h"
 
 namespace ppsearch::run {
 namespace {
@@ -137,6 +139,35 @@ TEST_F(PrepareRunTest, AResumeRunsItsRecordedSpecAndEngineAndChangesNeither) {
   same.spec_path = Request().spec_path;
   same.engine = "sim";
   EXPECT_TRUE(PrepareRun(same).ok());
+}
+
+// The samples after a resume come from the calibration those before came
+// from: a run started without one is not resumed with one, and one started
+// with a calibration is resumed with its copy, or a file of the same content.
+TEST_F(PrepareRunTest, AResumeKeepsTheCalibrationItWasStartedWith) {
+  const std::string run_dir = Ran(Request());
+  ASSERT_FALSE(run_dir.empty());
+  const std::string calibration = (dir_ / "c.json").string();
+  ASSERT_TRUE(WriteFileAtomic(calibration, "{}\n").ok());
+  RunRequest resume;
+  resume.resume_dir = run_dir;
+  resume.calibration = calibration;
+  EXPECT_EQ(PrepareRun(resume).error().message,
+            "--resume continues " + run_dir +
+                ", which was started without a calibration; drop --calibration (" + calibration +
+                ") or start a new run");
+  const std::string copy = evidence::RunPaths{run_dir}.calibration_json();
+  ASSERT_TRUE(WriteFileAtomic(copy, "{ }\n").ok());
+  EXPECT_EQ(PrepareRun(resume).error().message,
+            "--resume continues " + run_dir + " with the calibration it was started with (" + copy +
+                "), and " + calibration +
+                " differs from it; drop --calibration or start a new run");
+  ASSERT_TRUE(WriteFileAtomic(calibration, "{ }\n").ok());
+  Result<PreparedRun> same = PrepareRun(resume);
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_EQ(same->calibration, copy);
+  resume.calibration.clear();
+  EXPECT_EQ(PrepareRun(resume)->calibration, copy);
 }
 
 }  // namespace
