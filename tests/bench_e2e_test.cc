@@ -250,6 +250,24 @@ TEST_F(BenchE2e, ArgumentAndConnectionErrors) {
   EXPECT_EQ(unreachable.exit_code, 1);
   EXPECT_EQ(unreachable.err.rfind("error: cannot connect to " + url + ": ", 0), 0u)
       << unreachable.err;
+  // The URL's password is in no message.
+  const std::string port = std::to_string(FreePort());
+  CommandResult with_password = Run("bench --url http://u:secretpw@127.0.0.1:" + port);
+  EXPECT_EQ(with_password.exit_code, 1);
+  EXPECT_EQ(with_password.err.rfind(
+                "error: cannot connect to http://<redacted>@127.0.0.1:" + port + ": ", 0),
+            0u)
+      << with_password.err;
+  // A URL libcurl cannot use is a bad argument (exit 2), found before any
+  // request, its password hidden too.
+  for (const char* bad :
+       {"http://127.0.0.1:99999", "http://", "'http://u:secretpw@127.0.0.1:1/ x'"}) {
+    CommandResult malformed = Run(std::string("bench --url ") + bad);
+    EXPECT_EQ(malformed.exit_code, 2) << bad;
+    EXPECT_EQ(malformed.err.rfind("error: --url '", 0), 0u) << malformed.err;
+    EXPECT_NE(malformed.err.find("' is not a URL: "), std::string::npos) << malformed.err;
+    EXPECT_EQ(malformed.err.find("secretpw"), std::string::npos) << malformed.err;
+  }
 }
 
 }  // namespace

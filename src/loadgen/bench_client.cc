@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "loadgen/load_loop.h"
+#include "loadgen/url.h"
 #include "workload/workload.h"
 
 namespace ppsearch::loadgen {
@@ -99,8 +100,9 @@ Status FlushCache(const BenchOptions& o, const std::string& server) {
     if (response.http_status != 400) break;
   }
   if (response.http_status != 200) {
-    return MakeError("POST " + url + " answered HTTP " + std::to_string(response.http_status) +
-                     ": " + response.body + " (SGLang flushes only when no request is running)");
+    return MakeError("POST " + ShownUrl(url) + " answered HTTP " +
+                     std::to_string(response.http_status) + ": " + response.body +
+                     " (SGLang flushes only when no request is running)");
   }
   return Status::Ok();
 }
@@ -128,12 +130,7 @@ workload::WorkloadParams WorkloadOf(const BenchOptions& o, int num_requests) {
 }
 
 Status ValidateBenchOptions(const BenchOptions& o) {
-  for (const std::string& url : ServerUrls(o))
-    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
-      return MakeError(
-          "--url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got '" + url +
-          "')");
-    }
+  for (const std::string& url : ServerUrls(o)) PPS_RETURN_IF_ERROR(CheckServerUrl(url));
   if (o.num_requests < 1 || o.num_requests > kMaxRequests) {
     return MakeError("--requests must be between 1 and " + std::to_string(kMaxRequests));
   }

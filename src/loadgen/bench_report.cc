@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "loadgen/url.h"
 #include "table/table.h"
 #include "util/format.h"
 
@@ -17,17 +18,6 @@ std::string Ms(double s) { return FormatNumber(s * 1e3, 2); }
 // A latency of the completed requests; "-" when none completed.
 std::string CompletedMs(const stats::SampleMetrics& m, double s) {
   return m.requests_completed > 0 ? Ms(s) : std::string("-");
-}
-
-// `url` without the user and password it may carry (http://user:pw@host):
-// what the outputs show of it.
-std::string ShownUrl(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const size_t host = scheme + 3;
-  const size_t at = url.find('@', host);
-  if (at == std::string::npos || at > url.find('/', host)) return url;
-  return url.substr(0, host) + "<redacted>@" + url.substr(at + 1);
 }
 
 std::string LoopDescription(const BenchOptions& o) {

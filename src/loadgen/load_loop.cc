@@ -15,6 +15,7 @@
 #include "loadgen/body_prefetch.h"
 #include "loadgen/sse_parser.h"
 #include "loadgen/stream_decoder.h"
+#include "loadgen/url.h"
 
 namespace ppsearch::loadgen {
 namespace {
@@ -395,7 +396,7 @@ Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool p
   curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
   const CURLcode code = curl_easy_perform(easy.get());
   if (code != CURLE_OK) {
-    return MakeError(std::string(post ? "POST " : "GET ") + url + " failed: " +
+    return MakeError(std::string(post ? "POST " : "GET ") + ShownUrl(url) + " failed: " +
                      (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code)));
   }
   long status = 0;
@@ -430,7 +431,7 @@ Status ProbeConnect(const std::string& url, int64_t timeout_ms) {
   curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errbuf);
   const CURLcode code = curl_easy_perform(easy.get());
   if (code != CURLE_OK) {
-    return MakeError("cannot connect to " + url + ": " +
+    return MakeError("cannot connect to " + ShownUrl(url) + ": " +
                      (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code)) +
                      "; is the server running there? (check --url)");
   }

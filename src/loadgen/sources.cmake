@@ -8,7 +8,8 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/loadgen/request_builder.cc
   src/loadgen/routing.cc
   src/loadgen/sse_parser.cc
-  src/loadgen/stream_decoder.cc)
+  src/loadgen/stream_decoder.cc
+  src/loadgen/url.cc)
 # The scripted HTTP server that the client tests and benchmarks talk to.
 list(APPEND PPSEARCH_TEST_SUPPORT_SOURCES
   src/loadgen/scripted_server_testing.cc)

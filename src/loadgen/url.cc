@@ -1,0 +1,34 @@
+#include "loadgen/url.h"
+
+#include <curl/curl.h>
+
+#include <memory>
+
+namespace ppsearch::loadgen {
+
+std::string ShownUrl(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t host = scheme + 3;
+  const size_t at = url.find('@', host);
+  if (at == std::string::npos || at > url.find('/', host)) return url;
+  return url.substr(0, host) + "<redacted>@" + url.substr(at + 1);
+}
+
+Status CheckServerUrl(const std::string& url) {
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
+    return MakeError(
+        "--url must start with http:// or https://, e.g. http://127.0.0.1:30000 (got '" +
+        ShownUrl(url) + "')");
+  // libcurl's own parser: what it refuses here it would refuse at the first
+  // request, after the server had been waited for.
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), &curl_url_cleanup);
+  if (!parsed) return MakeError("out of memory parsing --url");
+  const CURLUcode code = curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0);
+  if (code != CURLUE_OK)
+    return MakeError("--url '" + ShownUrl(url) + "' is not a URL: " + curl_url_strerror(code) +
+                     " (expected http://HOST[:PORT][/PATH], e.g. http://127.0.0.1:30000)");
+  return Status::Ok();
+}
+
+}  // namespace ppsearch::loadgen
