@@ -222,6 +222,45 @@ TEST_F(ServeSimE2e, NeverReadyStays503AndSlowStartBecomesReadyLate) {
 // it splits SGLang's (a run's [engine.pp_layer_partition] arrives this way):
 // the stage of 54 layers holds more than the stage of 40. A value SGLang
 // would refuse stops the start, naming the variable.
+// A number given on the command line is checked, never quietly replaced
+// by SGLang's default (a server started on 0.821 when told NaN), and one no
+// server can use is refused before the server says it is ready.
+TEST_F(ServeSimE2e, AGivenNumberIsCheckedNotDropped) {
+  const std::string model = std::string("serve-sim --model-path ") + kModel + " --tp-size 8 ";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--mem-fraction-static nan", "error: --mem-fraction-static must be in (0, 1) (got nan)\n"},
+      {"--max-running-requests 0", "error: --max-running-requests must be at least 1 (got 0)\n"},
+      {"--pp-max-micro-batch-size -3",
+       "error: --pp-max-micro-batch-size must be at least 1 (got -3)\n"},
+      {"--chunked-prefill-size 0",
+       "error: --chunked-prefill-size must be a number of tokens, or -1 to disable chunking "
+       "(got 0)\n"},
+      {"--fault-exit-after -1",
+       "error: --fault-exit-after must be 0 (never) or a number of requests (got -1)\n"},
+      {"--time-scale inf",
+       "error: --time-scale must be a positive number of simulated seconds per wall second, at "
+       "most 1e+06 (got inf)\n"},
+  };
+  for (const auto& [flag, message] : cases) {
+    CommandResult r = Run(model + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_EQ(r.err, message) << flag;
+  }
+  // smi-sim's answer holds no impossible number either.
+  const std::string smi = "smi-sim --state-dir " + (dir_ / "none").string() +
+                          " --query-gpu=index,memory.used,memory.total "
+                          "--format=csv,noheader,nounits ";
+  CommandResult nan = Run(smi + "--total-mib nan");
+  EXPECT_EQ(nan.exit_code, 2);
+  EXPECT_EQ(nan.err,
+            "error: --total-mib must be a positive number of MiB up to 1073741824 (got "
+            "nan)\n");
+  CommandResult none = Run(smi + "--gpus -1");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "error: --gpus must be between 1 and 1024 (got -1)\n");
+  EXPECT_EQ(Run(smi + "--gpus 2 --total-mib 1000").out, "0, 0, 1000\n1, 0, 1000\n");
+}
+
 TEST_F(ServeSimE2e, TheEnvironmentsLayerSplitSplitsTheStages) {
   const std::string layout = std::string("--model-path ") + kModel + " --tp-size 4 --pp-size 2";
   const int bad = FreePort();

@@ -88,10 +88,14 @@ Status ApplyFaultPlan(const std::string& file, const std::string& key, serve_sim
 
 struct ServeSimOptions {
   serve_sim::ServerArgs args;
-  int64_t chunked_prefill_size = 0;  // 0: unset
+  // Set in `args` only when given: each given value is checked
+  // (serve_sim::ValidateServerArgs), never quietly replaced by a default.
+  int64_t chunked_prefill_size = 0;
   int max_running_requests = 0;
   int pp_max_micro_batch_size = 0;
   double mem_fraction_static = 0;
+  CLI::Option *chunked_flag = nullptr, *max_running_flag = nullptr, *micro_batch_flag = nullptr,
+              *mem_fraction_flag = nullptr;
   std::string fault_plan;
   std::string fault_key;
 };
@@ -139,10 +143,10 @@ Result<ExitCode> RunServeSim(ServeSimOptions o, const std::vector<std::string>& 
   a.extra_flags = std::move(*extra_flags);
   if (!o.fault_plan.empty())
     PPS_RETURN_IF_ERROR(ApplyFaultPlan(o.fault_plan, o.fault_key, a.fault));
-  if (o.chunked_prefill_size != 0) a.chunked_prefill_size = o.chunked_prefill_size;
-  if (o.max_running_requests > 0) a.max_running_requests = o.max_running_requests;
-  if (o.pp_max_micro_batch_size > 0) a.pp_max_micro_batch_size = o.pp_max_micro_batch_size;
-  if (o.mem_fraction_static > 0) a.mem_fraction_static = o.mem_fraction_static;
+  if (o.chunked_flag->count() > 0) a.chunked_prefill_size = o.chunked_prefill_size;
+  if (o.max_running_flag->count() > 0) a.max_running_requests = o.max_running_requests;
+  if (o.micro_batch_flag->count() > 0) a.pp_max_micro_batch_size = o.pp_max_micro_batch_size;
+  if (o.mem_fraction_flag->count() > 0) a.mem_fraction_static = o.mem_fraction_static;
   PPS_RETURN_IF_ERROR(serve_sim::ValidateServerArgs(a));
   auto deployment = serve_sim::BuildDeployment(a);
   if (!deployment.ok()) return deployment.error();
@@ -205,12 +209,14 @@ Runner AddServeSimCommand(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--ep-size,--expert-parallel-size", a.ep_size, "expert parallel size")
       ->capture_default_str();
-  c->add_option("--chunked-prefill-size", o->chunked_prefill_size,
-                "chunk size in tokens (-1 disables)");
-  c->add_option("--max-running-requests", o->max_running_requests, "request pool size");
-  c->add_option("--pp-max-micro-batch-size", o->pp_max_micro_batch_size,
-                "requests per micro-batch");
-  c->add_option("--mem-fraction-static", o->mem_fraction_static, "static memory fraction");
+  o->chunked_flag = c->add_option("--chunked-prefill-size", o->chunked_prefill_size,
+                                  "chunk size in tokens (-1 disables)");
+  o->max_running_flag =
+      c->add_option("--max-running-requests", o->max_running_requests, "request pool size");
+  o->micro_batch_flag = c->add_option("--pp-max-micro-batch-size", o->pp_max_micro_batch_size,
+                                      "requests per micro-batch");
+  o->mem_fraction_flag =
+      c->add_option("--mem-fraction-static", o->mem_fraction_static, "static memory fraction");
   c->add_option("--nnodes", a.nnodes, "number of nodes")->capture_default_str();
   c->add_option("--node-rank", a.node_rank, "this node's rank")->capture_default_str();
   c->add_option("--dist-init-addr,--nccl-init-addr", a.dist_init_addr,

@@ -5,7 +5,10 @@
 //   --query-gpu=index,uuid,name,memory.used,memory.total,driver_version
 //   --format=csv,noheader,nounits
 //   --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
-// Exit codes: 0 answered; 2 a query smi-sim (or nvidia-smi) does not support.
+// Exit codes: 0 answered; 2 a query smi-sim (or nvidia-smi) does not
+// support, or a bad --gpus or --total-mib.
+
+#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
@@ -13,6 +16,7 @@
 #include "cli/command.h"
 #include "serve_sim/gpu_registry.h"
 #include "serve_sim/realtime_engine.h"
+#include "spec/limits.h"
 
 namespace ppsearch::cli {
 namespace {
@@ -37,7 +41,21 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& words) {
   return out;
 }
 
+// What the answer lists: GPUs a node can hold, each with a memory size a
+// GPU can have; a NaN or negative size would print as an impossible number.
+constexpr int kMaxGpus = 1024;
+
+Status CheckSmiGpus(const serve_sim::SmiGpus& gpus) {
+  if (gpus.count < 1 || gpus.count > kMaxGpus)
+    return MakeError(fmt::format("--gpus must be between 1 and {} (got {})", kMaxGpus, gpus.count));
+  if (!(gpus.total_mib > 0 && gpus.total_mib <= spec::kMaxMib))
+    return MakeError(fmt::format("--total-mib must be a positive number of MiB up to {} (got {})",
+                                 spec::kMaxMib, gpus.total_mib));
+  return Status::Ok();
+}
+
 Result<ExitCode> RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_args) {
+  PPS_RETURN_IF_ERROR(CheckSmiGpus(o.gpus));
   auto query = serve_sim::ParseSmiArgs(JoinValues(smi_args));
   if (!query.ok()) {
     // nvidia-smi's own answer to a query it does not support, in its words

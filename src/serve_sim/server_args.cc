@@ -11,6 +11,8 @@
 namespace ppsearch::serve_sim {
 namespace {
 
+constexpr double kMaxTimeScale = 1e6;
+
 template <typename T>
 std::string PyOptional(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : std::string("None");
@@ -48,7 +50,13 @@ Status ValidateServerArgs(const ServerArgs& a) {
   if (!a.dist_init_addr.empty()) PPS_RETURN_IF_ERROR(SplitHostPort(a.dist_init_addr));
   if (a.port < 0 || a.port > 65535)
     return MakeError(fmt::format("--port {} is not a TCP port", a.port));
-  if (!(a.time_scale > 0)) return MakeError("--time-scale must be positive");
+  // Past a million simulated seconds per wall second a step's wait rounds
+  // to nothing and infinity never answers: no rehearsal asks for that.
+  if (!(a.time_scale > 0 && a.time_scale <= kMaxTimeScale))
+    return MakeError(fmt::format(
+        "--time-scale must be a positive number of simulated seconds per wall second, at most "
+        "{:g} (got {})",
+        kMaxTimeScale, a.time_scale));
   // Served as plain TP, DP attention would be timed as another layout.
   for (const ExtraFlag& f : a.extra_flags)
     if (f.name == "enable-dp-attention")
@@ -79,7 +87,22 @@ Status ValidateServerArgs(const ServerArgs& a) {
         "SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT and SGLANG_DISAGGREGATION_WAITING_TIMEOUT must "
         "be positive seconds");
   if (a.mem_fraction_static && !(*a.mem_fraction_static > 0 && *a.mem_fraction_static < 1))
-    return MakeError("--mem-fraction-static must be in (0, 1)");
+    return MakeError(
+        fmt::format("--mem-fraction-static must be in (0, 1) (got {})", *a.mem_fraction_static));
+  if (a.max_running_requests && *a.max_running_requests < 1)
+    return MakeError(
+        fmt::format("--max-running-requests must be at least 1 (got {})", *a.max_running_requests));
+  if (a.pp_max_micro_batch_size && *a.pp_max_micro_batch_size < 1)
+    return MakeError(fmt::format("--pp-max-micro-batch-size must be at least 1 (got {})",
+                                 *a.pp_max_micro_batch_size));
+  if (a.chunked_prefill_size && *a.chunked_prefill_size == 0)
+    return MakeError(
+        "--chunked-prefill-size must be a number of tokens, or -1 to disable chunking (got 0)");
+  if (a.fault.exit_after_requests < 0)
+    return MakeError(
+        fmt::format("--fault-exit-after must be 0 (never) or a number of requests "
+                    "(got {})",
+                    a.fault.exit_after_requests));
   if (!(a.fault.http500_fraction >= 0 && a.fault.http500_fraction <= 1))  // NaN fails too
     return MakeError(fmt::format("--fault-http500 must be a fraction in [0, 1] (got {})",
                                  a.fault.http500_fraction));
