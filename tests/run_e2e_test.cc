@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_fixture.h"
+#include "launch/process.h"
 #include "util/csv.h"
 
 namespace ppsearch::testing {
@@ -98,6 +99,38 @@ TEST_F(RunE2e, TheReportsReproduceCommandRunsAgain) {
   int runs = 0;
   for (const auto& e : fs::directory_iterator(results)) runs += e.is_directory() ? 1 : 0;
   EXPECT_EQ(runs, 2);
+}
+
+// Ctrl-C stops after the current sample (exit 3), and the resume command
+// it prints runs as printed, through a shell, though the run's directory
+// holds a space and a quote.
+TEST_F(RunE2e, AnInterruptedRunsResumeCommandRunsAsPrinted) {
+  const std::string results = Results("the team's runs");
+  const std::string command =
+      bin_ + " run " + kRunSpec +
+      " --engine sim --run-id cut --pace-ms 400 --set 'sweep.pp=[1, 2]'"
+      " --set sweep.concurrency=[8] --set sweep.repeats=2 --set \"experiment.results_dir=" +
+      results + "\"";
+  // Bounded: the interrupt comes once a sample completed (the handler is
+  // set by then), polled for at most 30 s; `timeout` ends a run that would
+  // not stop.
+  const std::string manifest = launch::ShellQuote(results + "/cut/manifest.jsonl");
+  CommandResult cut = RunCommand(
+      "timeout 60 " + command + " & pid=$!; for i in $(seq 300); do grep -q completed " + manifest +
+      " 2>/dev/null && break; sleep 0.1; done; kill -INT $pid; wait $pid; " + "echo \"rc=$?\"");
+  EXPECT_NE(cut.out.find("rc=3"), std::string::npos) << cut.out << cut.err;
+  const std::string hint = "interrupted; resume with: ";
+  const size_t at = cut.err.find(hint);
+  ASSERT_NE(at, std::string::npos) << cut.err;
+  const std::string resume =
+      cut.err.substr(at + hint.size(), cut.err.find('\n', at) - at - hint.size());
+  EXPECT_NE(resume.find("'" + results.substr(0, results.find('\'')) + "'\\''"), std::string::npos)
+      << resume;
+  ASSERT_EQ(resume.rfind("ppsearch run --resume ", 0), 0u) << resume;
+  CommandResult again =
+      RunCommand("timeout 120 " + bin_ + resume.substr(std::string("ppsearch").size()));
+  EXPECT_EQ(again.exit_code, 0) << resume << "\n" << again.err;
+  EXPECT_NE(again.err.find("already complete"), std::string::npos) << again.err;
 }
 
 // The relay a server's output passes through on its way to live/: the key

@@ -152,7 +152,8 @@ Result<ExitCode> Conclude(const run::RunOutcome& out) {
       "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n", out.run_dir,
       out.completed, out.not_ok, out.skipped, out.total);
   if (out.interrupted) {
-    std::cerr << fmt::format("interrupted; resume with: ppsearch run --resume {}\n", out.run_dir);
+    std::cerr << "interrupted; resume with: "
+              << launch::ShellJoin({"ppsearch", "run", "--resume", out.run_dir}) << "\n";
     return kExitIncomplete;
   }
   PPS_ASSIGN_OR_RETURN(const report::ReportOutcome report, report::BuildReport(out.run_dir));

@@ -10,6 +10,7 @@
 #include "analysis/baseline.h"
 #include "evidence/run_metadata.h"
 #include "evidence/spec_json.h"
+#include "launch/process.h"
 #include "ppsearch_version.h"
 #include "run/profile_evidence.h"
 #include "run/redact.h"
@@ -338,8 +339,8 @@ class SampleRunner {
                            "itself: " +
                            v.detail +
                            ". The run stopped there; fix the cause, then "
-                           "resume with: ppsearch run --resume " +
-                           outcome_.run_dir,
+                           "resume with: " +
+                           launch::ShellJoin({"ppsearch", "run", "--resume", outcome_.run_dir}),
                        ErrorKind::kIncomplete);
     preflight_cause_ = v.verdict == evidence::Verdict::kPreflightFailed ? v.detail : "";
     preflight_sample_ = id.str();
