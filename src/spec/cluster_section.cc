@@ -307,14 +307,7 @@ Status ReadCluster(const TableReader& section, const std::string& base_dir, Clus
   if (out->hardware.empty()) {
     return KeyError(section.KeyLoc("hardware"), "expected a profile name or a path");
   }
-  // A bare name ("rtx-6000d") picks a shipped profile; anything with a slash
-  // or ending in .toml (what `ppsearch probe -o` writes) is a file the user
-  // wrote, found relative to the spec like other paths.
-  const std::string& h = out->hardware;
-  const bool toml = h.size() > 5 && h.compare(h.size() - 5, 5, ".toml") == 0;
-  if (toml || h.find('/') != std::string::npos) {
-    out->hardware = ResolvePath(base_dir, out->hardware);
-  }
+  if (HardwareNamesAFile(out->hardware)) out->hardware = ResolvePath(base_dir, out->hardware);
   PPS_RETURN_IF_ERROR(section.Enum("launcher", &out->launcher, {"local", "ssh", "slurm"}));
   PPS_RETURN_IF_ERROR(section.Int("server_port", &out->server_port, Need::kOptional, 1, 65535));
   PPS_RETURN_IF_ERROR(

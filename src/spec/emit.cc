@@ -22,16 +22,16 @@ toml::table* TableAt(toml::table& root, std::initializer_list<const char*> keys)
 }
 
 // The string at `table[key]` (and each string of an array there) made
-// absolute against `base`.
+// absolute against `base`; with `is_path`, only a string it calls a path.
 void Absolute(toml::table* table, const char* key, const std::string& base,
-              bool only_with_slash = false) {
+              bool (*is_path)(const std::string&) = nullptr) {
   if (table == nullptr) return;
   toml::node* n = table->get(key);
   if (n == nullptr) return;
   auto fix = [&](toml::node& v) {
     if (auto* s = v.as_string()) {
       const std::string value = s->get();
-      if (value.empty() || (only_with_slash && value.find('/') == std::string::npos)) return;
+      if (value.empty() || (is_path != nullptr && !is_path(value))) return;
       *s = ResolvePath(base, value);
     }
   };
@@ -71,7 +71,7 @@ Result<std::string> DeriveSpecText(const std::string& text, const std::string& p
   Absolute(TableAt(root, {"experiment"}), "results_dir", base);
   Absolute(TableAt(root, {"engine"}), "model_config", base);
   Absolute(TableAt(root, {"engine"}), "patches", base);
-  Absolute(TableAt(root, {"cluster"}), "hardware", base, /*only_with_slash=*/true);
+  Absolute(TableAt(root, {"cluster"}), "hardware", base, HardwareNamesAFile);
   Absolute(TableAt(root, {"cluster", "ssh"}), "config", base);
   Absolute(TableAt(root, {"cluster", "ssh"}), "key", base);
   if (toml::table* ssh = TableAt(root, {"cluster", "ssh"}))

@@ -67,6 +67,18 @@ TEST(DeriveSpecText, ReplacesTheSweepAndMakesPathsAbsolute) {
   EXPECT_EQ(s->engine.ArgInt("chunked-prefill-size"), 4096);
   EXPECT_EQ(s->engine.ArgInt("max-running-requests"), 32);
   EXPECT_EQ(s->workload.requests, 16);
+  // A profile file the spec names (as `probe -o` writes one, no slash) is
+  // found from the derived spec's directory too; a shipped name stays one.
+  Result<std::string> overlay = DeriveSpecText(kSource, "/specs/dir/s.toml",
+                                               {"cluster.hardware=\"measured.toml\""}, sweep, "");
+  ASSERT_TRUE(overlay.ok()) << overlay.error().message;
+  Result<Spec> o = ParseSpec(*overlay, "/elsewhere/derived.toml");
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->cluster.hardware, "/specs/dir/measured.toml");
+  Result<std::string> shipped =
+      DeriveSpecText(kSource, "/specs/dir/s.toml", {"cluster.hardware=\"h200\""}, sweep, "");
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_EQ(ParseSpec(*shipped, "/elsewhere/derived.toml")->cluster.hardware, "h200");
 }
 
 TEST(DeriveSpecText, WordFlagsAndRatesReadBackAsWritten) {

@@ -17,6 +17,13 @@ std::string_view StripDashes(std::string_view flag) {
 
 }  // namespace
 
+bool HardwareNamesAFile(const std::string& hardware) {
+  const std::string suffix = ".toml";
+  const bool toml = hardware.size() > suffix.size() &&
+                    hardware.compare(hardware.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return toml || hardware.find('/') != std::string::npos;
+}
+
 std::optional<std::vector<int>> ParseVersion(const std::string& text) {
   std::string_view v = text;
   if (!v.empty() && (v.front() == 'v' || v.front() == 'V')) v.remove_prefix(1);

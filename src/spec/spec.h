@@ -100,6 +100,11 @@ struct SudoSpec {
   }
 };
 
+// Whether `cluster.hardware` names a file the user wrote (a slash, or a
+// name ending in .toml, as `ppsearch probe -o` writes: found relative to
+// the spec like other paths) rather than a shipped profile ("rtx-6000d").
+bool HardwareNamesAFile(const std::string& hardware);
+
 struct ClusterSpec {
   std::vector<HostSpec> hosts;
   int gpus_per_node = 8;
