@@ -51,8 +51,8 @@ Error ConfigReader::Mismatch(std::string_view key, std::string_view expected,
   return Invalid(key, "expected " + std::string(expected) + ", got " + DescribeJsonValue(got));
 }
 
-Result<int> ConfigReader::IntInRange(std::string_view key, int min_value,
-                                     std::string_view expected) const {
+Result<int> ConfigReader::IntInRange(std::string_view key, int min_value, std::string_view expected,
+                                     int max_value) const {
   const nlohmann::json* value = Find(key);
   if (value == nullptr) return Missing(key, expected);
   if (!IsInteger(*value)) return Mismatch(key, expected, *value);
@@ -62,12 +62,16 @@ Result<int> ConfigReader::IntInRange(std::string_view key, int min_value,
     return Mismatch(key, expected, *value);
   }
   int64_t number = value->get<int64_t>();
-  if (number < min_value || number > INT_MAX) return Mismatch(key, expected, *value);
+  if (number < min_value || number > max_value) return Mismatch(key, expected, *value);
   return static_cast<int>(number);
 }
 
 Result<int> ConfigReader::PositiveInt(std::string_view key) const {
   return IntInRange(key, 1, kPositiveInt);
+}
+
+Result<int> ConfigReader::PositiveIntUpTo(std::string_view key, int max_value) const {
+  return IntInRange(key, 1, "a positive integer up to " + std::to_string(max_value), max_value);
 }
 
 Result<int> ConfigReader::PositiveIntOr(std::string_view key, int fallback) const {
@@ -103,7 +107,7 @@ Result<std::vector<int>> ConfigReader::IntListOr(std::string_view key) const {
   std::vector<int> out;
   const nlohmann::json* value = Find(key);
   if (value == nullptr) return out;
-  constexpr char kExpected[] = "a list of non-negative integers";
+  constexpr char kExpected[] = "a list of integers from 0 to 2147483647";
   if (!value->is_array()) return Mismatch(key, kExpected, *value);
   for (size_t i = 0; i < value->size(); ++i) {
     const nlohmann::json& item = (*value)[i];

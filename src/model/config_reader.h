@@ -6,6 +6,7 @@
 //   data/models/x/config.json: missing key 'text_config.hidden_size' (expected a positive integer)
 // JSON null counts as "not set", as transformers writes it for absent options.
 
+#include <climits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ class ConfigReader {
   std::string KeyPath(std::string_view key) const;
 
   Result<int> PositiveInt(std::string_view key) const;
+  // A positive integer of at most `max_value` (a count whose every unit the
+  // model builds something for: layers).
+  Result<int> PositiveIntUpTo(std::string_view key, int max_value) const;
   Result<int> PositiveIntOr(std::string_view key, int fallback) const;
   Result<int> NonNegativeIntOr(std::string_view key, int fallback) const;
   Result<bool> BoolOr(std::string_view key, bool fallback) const;
@@ -47,7 +51,8 @@ class ConfigReader {
   const nlohmann::json* Find(std::string_view key) const;
   Error Missing(std::string_view key, std::string_view expected) const;
   Error Mismatch(std::string_view key, std::string_view expected, const nlohmann::json& got) const;
-  Result<int> IntInRange(std::string_view key, int min_value, std::string_view expected) const;
+  Result<int> IntInRange(std::string_view key, int min_value, std::string_view expected,
+                         int max_value = INT_MAX) const;
 
   const nlohmann::json* object_;
   std::string file_;

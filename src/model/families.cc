@@ -26,6 +26,14 @@ Result<GqaShape> ReadGqa(const ConfigReader& config, const ModelDesc& model) {
   gqa.num_heads = model.num_attention_heads;
   PPS_ASSIGN_OR_RETURN(gqa.num_kv_heads,
                        config.PositiveIntOr("num_key_value_heads", gqa.num_heads));
+  // Each KV head serves a whole group of query heads (transformers and
+  // SGLang refuse a config where they do not divide).
+  if (gqa.num_heads % gqa.num_kv_heads != 0)
+    return config.Invalid("num_key_value_heads",
+                          "expected a divisor of num_attention_heads " +
+                              std::to_string(gqa.num_heads) +
+                              " (each KV head serves a whole group of query heads), got " +
+                              std::to_string(gqa.num_kv_heads));
   if (!config.Has("head_dim") && model.hidden % gqa.num_heads != 0) {
     return config.Invalid("head_dim", "missing, and hidden_size " + std::to_string(model.hidden) +
                                           " is not divisible by num_attention_heads " +

@@ -17,6 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The most layers a config may give: every layer is planned, placed and
+// simulated one by one, and no model has more than a few hundred.
+constexpr int kMaxLayers = 4096;
+
 constexpr char kExpectedPath[] = "expected a config.json file or a model directory containing one";
 
 // The names of the shipped models (data/models/<name>/config.json).
@@ -154,7 +158,7 @@ const ConfigReader& Holder(const ConfigReader& text, const ConfigReader& top, co
 Status ReadCommon(const ConfigReader& config, const ConfigReader& top, ModelDesc& model) {
   PPS_ASSIGN_OR_RETURN(model.hidden, config.PositiveInt("hidden_size"));
   PPS_ASSIGN_OR_RETURN(model.vocab, config.PositiveInt("vocab_size"));
-  PPS_ASSIGN_OR_RETURN(model.num_layers, config.PositiveInt("num_hidden_layers"));
+  PPS_ASSIGN_OR_RETURN(model.num_layers, config.PositiveIntUpTo("num_hidden_layers", kMaxLayers));
   PPS_ASSIGN_OR_RETURN(model.num_attention_heads, config.PositiveInt("num_attention_heads"));
   PPS_ASSIGN_OR_RETURN(model.max_context, config.NonNegativeIntOr("max_position_embeddings", 0));
   PPS_ASSIGN_OR_RETURN(

@@ -114,8 +114,30 @@ TEST(ConfigErrorTest, NotPositive) {
   nlohmann::json config = TinyDense();
   config["num_hidden_layers"] = 0;
   EXPECT_EQ(ParseError(config.dump()),
-            "data/models/x/config.json: key 'num_hidden_layers': expected a positive integer, "
-            "got 0");
+            "data/models/x/config.json: key 'num_hidden_layers': expected a positive integer up "
+            "to 4096, got 0");
+}
+
+// A billion layers was planned one by one until memory ran out (killed, or
+// bad_alloc): a count past any model is an error naming the key.
+TEST(ConfigErrorTest, LayersPastAnyModel) {
+  nlohmann::json config = TinyDense();
+  config["num_hidden_layers"] = 1000000000;
+  EXPECT_EQ(ParseError(config.dump()),
+            "data/models/x/config.json: key 'num_hidden_layers': expected a positive integer up "
+            "to 4096, got 1000000000");
+}
+
+// KV heads that do not divide the query heads describe no attention.
+TEST(ConfigErrorTest, KvHeadsMustDivideTheQueryHeads) {
+  for (int kv : {3, 8}) {
+    nlohmann::json config = TinyDense();
+    config["num_key_value_heads"] = kv;
+    EXPECT_EQ(ParseError(config.dump()),
+              "data/models/x/config.json: key 'num_key_value_heads': expected a divisor of "
+              "num_attention_heads 4 (each KV head serves a whole group of query heads), got " +
+                  std::to_string(kv));
+  }
 }
 
 TEST(ConfigErrorTest, MissingNestedKeyNamesTextConfig) {
