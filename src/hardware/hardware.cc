@@ -114,6 +114,14 @@ class TableReader {
     return value;
   }
 
+  // A positive number of at most `max`, `what` naming it in the message.
+  Result<double> PositiveNumberUpTo(std::string_view key, double max,
+                                    const std::string& what) const {
+    PPS_ASSIGN_OR_RETURN(double value, PositiveNumber(key));
+    if (value > max) return Expected(key, what, *table_.get(key));
+    return value;
+  }
+
   Result<double> NonNegativeNumber(std::string_view key) const {
     PPS_ASSIGN_OR_RETURN(const toml::node* node, Require(key));
     double value = -1;
@@ -321,7 +329,11 @@ Result<HardwareProfile> ReadProfile(const std::string& path, const toml::table& 
   }
   PPS_ASSIGN_OR_RETURN(hw.gpu_name, root.NonEmptyString("gpu_name"));
   PPS_ASSIGN_OR_RETURN(hw.sm_count, root.IntAtLeast("sm_count", 1));
-  PPS_ASSIGN_OR_RETURN(hw.memory_mib, root.PositiveNumber("memory_mib"));
+  // Past a pebibyte no GPU has it, and the plan's MiB would overflow the
+  // integers it prints (1e300 printed "-0 MiB").
+  PPS_ASSIGN_OR_RETURN(hw.memory_mib, root.PositiveNumberUpTo("memory_mib", kMaxGpuMemoryMib,
+                                                              "a positive number of MiB up to " +
+                                                                  FormatNumber(kMaxGpuMemoryMib)));
   PPS_ASSIGN_OR_RETURN(hw.memory_bw_gbps, root.PositiveNumber("memory_bw_gbps"));
   PPS_RETURN_IF_ERROR(ReadBf16Rate(path, root, root_table, hw));
   PPS_ASSIGN_OR_RETURN(hw.fp8_tflops, root.PositiveNumber("fp8_tflops"));
@@ -478,7 +490,10 @@ Result<toml::table> ReadTable(const std::string& path, int depth) {
   PPS_ASSIGN_OR_RETURN(toml::table merged, ReadTable(base_path, depth + 1));
   for (const auto& [key, node] : root) {
     if (key.str() == "base") continue;
-    merged.insert_or_assign(key, node);
+    // Erased first: insert_or_assign would keep the base's key, and with it
+    // the base's file and line in every message about the overlay's value.
+    merged.erase(key.str());
+    merged.insert(key, node);
   }
   return merged;
 }

@@ -25,6 +25,9 @@ struct IntraCollective {
   double busbw_hi_gbps = 0;
 };
 
+// The most memory a profile's GPU may have, MiB: a pebibyte, past any GPU.
+inline constexpr double kMaxGpuMemoryMib = 1 << 30;
+
 struct HardwareProfile {
   std::string name;      // profile id, e.g. "rtx-6000d"
   std::string gpu_name;  // as nvidia-smi prints it

@@ -330,6 +330,28 @@ TEST_F(HardwareFileTest, AnOverlaysRateReplacesTheBasesMeasuredShape) {
   EXPECT_EQ(hw->sm_count, 100);  // the rest from the base
 }
 
+// An overlay's own key is reported in the overlay's file and line, not at
+// the line of the base that gave it first.
+TEST_F(HardwareFileTest, AnOverlaysBadValueIsReportedWhereTheOverlayWroteIt) {
+  Write(kValidProfile);
+  Write("name = \"y\"\nbase = \"x.toml\"\nbf16_tflops = nan\n", "y.toml");
+  Result<HardwareProfile> hw = LoadHardwareProfile(dir_ + "/y.toml");
+  ASSERT_FALSE(hw.ok());
+  EXPECT_EQ(hw.error().message,
+            dir_ + "/y.toml:3:1: key 'bf16_tflops': expected a positive number, got nan");
+  Write("name = \"y\"\nbase = \"x.toml\"\nsm_count = 1.5\n", "y.toml");
+  EXPECT_EQ(LoadHardwareProfile(dir_ + "/y.toml").error().message,
+            dir_ + "/y.toml:3:1: key 'sm_count': expected a positive integer, got 1.5");
+}
+
+// Memory past any GPU's is a typo, and its MiB would overflow what prints.
+TEST_F(HardwareFileTest, MemoryPastAnyGpusIsRejected) {
+  EXPECT_EQ(ErrorFor(Replace("memory_mib = 1000", "memory_mib = 1e300")),
+            dir_ +
+                "/x.toml:4:1: key 'memory_mib': expected a positive number of MiB up to "
+                "1073741824, got 1e+300");
+}
+
 TEST_F(HardwareFileTest, UnknownKeyIsCaughtWithASuggestion) {
   EXPECT_EQ(ErrorFor(Replace("memory_mib = 1000", "memroy_mib = 1000")),
             dir_ + "/x.toml:4:1: unknown key 'memroy_mib' (did you mean 'memory_mib'?)");
