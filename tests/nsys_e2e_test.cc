@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
@@ -73,6 +74,43 @@ TEST_F(NsysCliTest, JsonGoesToStdout) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["windows"], 2);
   EXPECT_EQ(j["window"]["mode"], "forward");
+}
+
+// An export with its kernel table emptied once "succeeded" with "0 windows
+// on 0 GPUs" and an exposed share of 0.00%; a run whose [profile] file named
+// it quoted that 0% in its report. Now no figure comes from no kernel: nsys
+// fails as on any bad input (2) and writes nothing, and validate (as run,
+// before any sample) refuses the spec's file.
+TEST_F(NsysCliTest, AnExportWithNoKernelGivesNoFigure) {
+  const std::string path = (dir_ / "empty.sqlite").string();
+  {
+    auto w = nsys::TestExportWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    (*w)->AddGpu(0, "NVIDIA RTX 6000D");
+    (*w)->AddNvtxRange(0, 1'000'000, "prefill");
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  const std::string out = (dir_ / "out.json").string();
+  CommandResult r = Run("nsys " + path + " -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ": table CUPTI_ACTIVITY_KIND_KERNEL is empty: the profile "
+                                      "caught no CUDA kernel, so there is no window to measure"));
+  EXPECT_EQ(r.out.find("0.00%"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = Run("validate examples/kimi-k3-pp-search.toml --set profile.file=" + path);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("key 'profile.file': " + path +
+                               ": table CUPTI_ACTIVITY_KIND_KERNEL is empty"));
+}
+
+// The same export twice counted its GPUs twice ("6 windows on 2 GPUs").
+TEST_F(NsysCliTest, AnExportGivenTwiceIsRefused) {
+  const std::string profile = WriteExport();
+  const std::string out = (dir_ / "out.json").string();
+  CommandResult r = Run("nsys " + profile + " " + profile + " -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(profile + ": given twice"));
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST_F(NsysCliTest, ErrorsNameTheFileTableAndPattern) {

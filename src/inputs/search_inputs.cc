@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "model/hf_config.h"
+#include "nsys/analyze.h"
 #include "plan/disaggregation.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
@@ -113,6 +114,11 @@ Status CheckProfileExport(const spec::ProfileSpec& profile) {
       std::memcmp(header, kMagic, sizeof(kMagic)) != 0)
     return MakeError(where + "is not an SQLite database" + expected +
                      " (nsys export --type sqlite)");
+  // An export with no kernel would give every sample a made-up 0%: refused
+  // here, before the first sample, rather than after it.
+  if (Status kernels = nsys::CheckExportHasKernels(profile.file); !kernels.ok())
+    return MakeError(profile.file_origin.Position() +
+                     ": key 'profile.file': " + kernels.error().message);
   return Status::Ok();
 }
 

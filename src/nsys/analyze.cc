@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -157,6 +158,13 @@ class ForwardDeviceSweep : public DeviceSweep {
   GpuWindows out_;
 };
 
+Error EmptyKernelTable(const std::string& path) {
+  return MakeError(fmt::format(
+      "{}: table {} is empty: the profile caught no CUDA kernel, so there is no window to "
+      "measure (profile while the server runs requests, with `nsys profile --trace=cuda,nvtx`)",
+      path, kKernelTable));
+}
+
 }  // namespace
 
 std::string WindowChoice::Describe() const {
@@ -217,12 +225,38 @@ Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice
   finish();
   a.kernel_rows = kernels.rows;
   Note(kernels, a);
-  if (a.kernel_rows == 0) a.notes.push_back(path + ": the kernel table is empty");
+  // No kernel, no window: every share would be a 0 that nothing measured.
+  if (a.kernel_rows == 0) return EmptyKernelTable(path);
   return a;
+}
+
+Status CheckExportHasKernels(const std::string& path) {
+  PPS_ASSIGN_OR_RETURN(std::unique_ptr<ExportReader> reader, ExportReader::Open(path));
+  PPS_ASSIGN_OR_RETURN(bool any, reader->HasKernelRows());
+  if (!any) return EmptyKernelTable(path);
+  return Status::Ok();
+}
+
+Status CheckDistinctExports(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> seen;  // canonical path -> the path as given
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::path canonical = fs::canonical(path, ec);
+    if (ec) continue;  // one that cannot be resolved fails to open, naming why
+    auto [it, fresh] = seen.emplace(canonical.string(), path);
+    if (!fresh)
+      return MakeError(fmt::format(
+          "{}: given twice{}: each export is one node's GPUs, and the same file twice would count "
+          "its GPUs and windows twice",
+          path, it->second == path ? "" : " (also as " + it->second + ")"));
+  }
+  return Status::Ok();
 }
 
 Result<ProfileAnalysis> AnalyzeProfiles(const std::vector<std::string>& paths,
                                         const WindowChoice& window) {
+  PPS_RETURN_IF_ERROR(CheckDistinctExports(paths));
   ProfileAnalysis p;
   p.window = window;
   std::vector<GpuWindows> all;
@@ -232,6 +266,18 @@ Result<ProfileAnalysis> AnalyzeProfiles(const std::vector<std::string>& paths,
     p.exports.push_back(std::move(a));
   }
   p.summary = Summarize(all);
+  // Kernels that all fell outside the NVTX windows, or all ended before they
+  // started: still no window, and a median of nothing is no figure.
+  if (p.summary.windows == 0) {
+    std::string files;
+    for (const std::string& path : paths) files += (files.empty() ? "" : ", ") + path;
+    return MakeError(
+        fmt::format("{}: no window ({}) on any GPU, so there is no figure to give ({})", files,
+                    window.Describe(),
+                    window.mode == WindowChoice::Mode::kNvtx
+                        ? "the matching NVTX ranges cover no kernel of their process's GPUs"
+                        : "every kernel row was skipped or spans no time"));
+  }
   return p;
 }
 

@@ -44,8 +44,17 @@ struct ProfileAnalysis {
   ProfileSummary summary;
 };
 
+// One export; an error when its kernel table is empty (no figure from nothing).
 Result<ExportAnalysis> AnalyzeExport(const std::string& path, const WindowChoice& window);
+// Each path is one node's export: a file given twice (by any path) is
+// refused, as is a set of exports in which no window was found.
 Result<ProfileAnalysis> AnalyzeProfiles(const std::vector<std::string>& paths,
                                         const WindowChoice& window);
+// The checks of Open (a regular file, an export with plain tables) and at
+// least one kernel: what `validate` and `run` check of [profile] file before
+// any sample, without reading the rows.
+Status CheckExportHasKernels(const std::string& path);
+// Two paths that are the same file (after links and `..`), the second named.
+Status CheckDistinctExports(const std::vector<std::string>& paths);
 
 }  // namespace ppsearch::nsys

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "nsys/analysis_json.h"
 #include "nsys/export_fixture_testing.h"
@@ -174,6 +175,61 @@ TEST_F(ExportTest, AnSqliteFileWithoutTheKernelTable) {
                                ": no table CUPTI_ACTIVITY_KIND_KERNEL: the profile holds no CUDA "
                                "kernel trace (profile with `nsys profile --trace=cuda,nvtx`, then "
                                "`nsys export --type sqlite`)");
+}
+
+// An export whose kernel table is empty gave "0 windows on 0 GPUs" and an
+// exposed share of 0.00%: a figure nothing measured. It is an error.
+TEST_F(ExportTest, AnEmptyKernelTableGivesNoFigure) {
+  auto w = Writer("empty.sqlite");
+  w->AddGpu(0, "NVIDIA H200");
+  w->AddNvtxRange(0, 100, "prefill");
+  ASSERT_TRUE(w->Close().ok());
+  const std::string path = Path("empty.sqlite");
+  const std::string expected =
+      path +
+      ": table CUPTI_ACTIVITY_KIND_KERNEL is empty: the profile caught no CUDA kernel, so there "
+      "is no window to measure (profile while the server runs requests, with `nsys profile "
+      "--trace=cuda,nvtx`)";
+  EXPECT_EQ(ErrorOf(path, "forward"), expected);
+  EXPECT_EQ(ErrorOf(path, "nvtx:prefill"), expected);
+  const Status check = CheckExportHasKernels(path);
+  ASSERT_FALSE(check.ok());
+  EXPECT_EQ(check.error().message, expected);
+  EXPECT_EQ(check.error().kind, ErrorKind::kConfig);  // exit code 2, as any bad input
+}
+
+// Kernels, but every one skipped (it ends before it starts): still no window.
+TEST_F(ExportTest, KernelsThatFormNoWindowGiveNoFigure) {
+  auto w = Writer("reversed.sqlite", /*nvtx=*/false);
+  w->AddKernel(0, 7, 500, 400, kGemm);
+  ASSERT_TRUE(w->Close().ok());
+  const std::string path = Path("reversed.sqlite");
+  EXPECT_TRUE(CheckExportHasKernels(path).ok());
+  EXPECT_EQ(ErrorOf(path, "forward"),
+            path +
+                ": no window (forward (gap 1000 us)) on any GPU, so there is no figure to give "
+                "(every kernel row was skipped or spans no time)");
+}
+
+// One export is one node's GPUs: the same file twice counted them twice.
+TEST_F(ExportTest, AnExportGivenTwiceIsRefused) {
+  auto w = Writer("node.sqlite", /*nvtx=*/false);
+  w->AddKernel(0, 7, 0, 100, kGemm);
+  ASSERT_TRUE(w->Close().ok());
+  const std::string path = Path("node.sqlite");
+  const auto choice = ParseWindowChoice("forward", 1000);
+  auto a = AnalyzeProfiles({path, path}, *choice);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().message,
+            path +
+                ": given twice: each export is one node's GPUs, and the same file twice would "
+                "count its GPUs and windows twice");
+  std::filesystem::create_directory(Path("sub"));
+  const std::string other = Path("sub/../node.sqlite");
+  a = AnalyzeProfiles({path, other}, *choice);
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.error().message, HasSubstr(other + ": given twice (also as " + path + ")"));
+  EXPECT_TRUE(AnalyzeProfiles({path}, *choice).ok());
 }
 
 TEST(WindowChoiceTest, ParsesAndRejects) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include "nsys/analysis_json.h"
@@ -33,6 +34,11 @@ std::string NvtxSql(const std::string& start, const std::string& end,
                     const std::string& event_type = "59") {
   return "INSERT INTO NVTX_EVENTS (start, end, eventType, text, textId, globalTid) VALUES (" +
          start + ", " + end + ", " + event_type + ", " + text + ", " + text_id + ", 16777223)";
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 class ExportChecksTest : public ExportTest {
@@ -164,6 +170,46 @@ TEST_F(ExportChecksTest, TheFileMustBeARegularExportOfSaneSize) {
                                ": 65.0 GiB, over the 64 GiB an export may have (shorten the "
                                "profile with `nsys profile --duration` or a capture range, or "
                                "export one node at a time)");
+}
+
+// A view (or virtual table) under a table's name runs its own query on each
+// read; over an endless recursive CTE, `ppsearch nsys` never ended and
+// SQLite's sorter filled the temporary directory. Every table read must be
+// a plain table. The views here are finite, so that without the check the
+// analysis succeeds (the test fails) rather than hangs.
+TEST_F(ExportChecksTest, AViewOrVirtualTableUnderATablesNameIsRefused) {
+  auto renamed_to_view = [&](const std::string& table, const std::string& file) {
+    auto w = Writer(file);
+    w->AddGpu(0, "NVIDIA H200");
+    w->AddNvtxRange(0, 100, "prefill");
+    w->AddKernel(0, 7, 0, 100, kGemm);
+    w->AddSql("ALTER TABLE " + table + " RENAME TO real_rows");
+    // Lower case: SQLite's names are case-insensitive, so this answers for the table.
+    w->AddSql("CREATE VIEW " + Lower(table) + " AS SELECT * FROM real_rows");
+    EXPECT_TRUE(w->Close().ok());
+    return ErrorOf(Path(file), "nvtx:prefill");
+  };
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS",
+                            "TARGET_INFO_GPU", "META_DATA_EXPORT"}) {
+    const std::string file = std::string(table) + ".sqlite";
+    // ASSERT: without the check, the endless view below would never end.
+    ASSERT_THAT(renamed_to_view(table, file),
+                ::testing::StartsWith(Path(file) + ": " + table +
+                                      " is a view, not a table: an Nsight Systems export holds "
+                                      "its rows in plain tables"))
+        << table;
+  }
+  // The hostile case itself, bounded by the check: an endless recursive view.
+  auto w = Writer("endless.sqlite");
+  w->AddSql("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL");
+  w->AddSql(
+      "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(n) AS (SELECT 0 UNION ALL "
+      "SELECT n + 1 FROM r) SELECT n AS start, n + 1 AS end, 0 AS deviceId, 7 AS streamId, "
+      "16777216 AS globalPid, 1 AS shortName, 1 AS demangledName FROM r");
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_THAT(ErrorOf(Path("endless.sqlite"), "forward"),
+              ::testing::HasSubstr("CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table"));
+  EXPECT_FALSE(CheckExportHasKernels(Path("endless.sqlite")).ok());
 }
 
 }  // namespace

@@ -66,6 +66,11 @@ Result<std::unique_ptr<ExportReader>> ExportReader::Open(const std::string& path
   PPS_RETURN_IF_ERROR(reader->RequireColumns(
       kKernelTable,
       {"start", "end", "deviceId", "streamId", "globalPid", "shortName", "demangledName"}));
+  // Every kernel's name is a StringIds reference: read for every kernel.
+  PPS_ASSIGN_OR_RETURN(bool has_strings, reader->HasTable(kStringTable));
+  if (!has_strings)
+    return MakeError(path + ": no table " + kStringTable + " (the kernel and NVTX names; " +
+                     kExpected + ")");
   PPS_ASSIGN_OR_RETURN(bool has_meta, reader->HasTable("META_DATA_EXPORT"));
   if (has_meta) {
     Statement q(db,
@@ -93,13 +98,28 @@ Error ExportReader::SqlError(const std::string& what) const {
   return MakeError(path_ + ": " + what + ": " + msg);
 }
 
+// Only a plain table is read. A view (or a virtual table) under a table's
+// name runs its own query each time it is read, and that query may never end
+// (a recursive CTE), with SQLite's sorter filling the temporary directory as
+// it orders the rows; a plain table's rows are bounded by the file, which
+// CheckExportFile bounds. So no limit on temporary space is needed: a real
+// export of millions of kernels needs that space to sort them.
 Result<bool> ExportReader::HasTable(const std::string& table) const {
-  Statement q(db_, "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?");
+  // Names are case-insensitive in SQLite: a view `stringids` answers for StringIds.
+  Statement q(db_, "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE");
   if (!q.ok()) return SqlError("reading the table list");
   q.BindText(1, table);
   const int rc = q.Step();
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqlError("reading the table list");
-  return rc == SQLITE_ROW;
+  if (rc == SQLITE_DONE) return false;
+  const std::string type = q.Text(0);
+  const bool is_virtual = q.Text(1).rfind("CREATE VIRTUAL TABLE", 0) == 0;
+  if (type == "table" && !is_virtual) return true;
+  return MakeError(fmt::format(
+      "{}: {} is {}, not a table: an Nsight Systems export holds its rows in plain tables, and "
+      "a view or virtual table runs a query of its own each time it is read (one that may never "
+      "end); refusing to read it ({})",
+      path_, table, is_virtual ? "a virtual table" : "a " + type, kExpected));
 }
 
 Status ExportReader::RequireColumns(const std::string& table,
@@ -183,6 +203,15 @@ Result<RowScan> ExportReader::ForEachNvtxRange(
   }
   if (rc != SQLITE_DONE) return SqlError("reading " + table);
   return scan;
+}
+
+Result<bool> ExportReader::HasKernelRows() const {
+  Statement q(db_, std::string("SELECT 1 FROM ") + kKernelTable + " LIMIT 1");
+  if (!q.ok()) return SqlError(std::string("reading ") + kKernelTable);
+  const int rc = q.Step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return SqlError(std::string("reading ") + kKernelTable);
+  return rc == SQLITE_ROW;
 }
 
 Result<std::map<int64_t, std::vector<int>>> ExportReader::ProcessDevices() const {

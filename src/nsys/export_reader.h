@@ -40,6 +40,7 @@ namespace ppsearch::nsys {
 
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kNvtxTable = "NVTX_EVENTS";
+inline constexpr const char* kStringTable = "StringIds";
 // The largest export opened: a sanity bound, not a memory one (rows stream).
 // Minutes of tracing a busy server export to a few GiB; a file past this is
 // most likely not an export, or a profile to shorten before analysing.
@@ -66,7 +67,8 @@ struct KernelRow {
 class ExportReader {
  public:
   // Opens `path` read-only and checks it is a regular file of at most
-  // kMaxExportBytes, and an export with a kernel table.
+  // kMaxExportBytes, and an export with a kernel table and StringIds. Every
+  // table read, here or later, must be a plain table (not a view).
   static Result<std::unique_ptr<ExportReader>> Open(const std::string& path);
   ~ExportReader();
   ExportReader(const ExportReader&) = delete;
@@ -82,6 +84,8 @@ class ExportReader {
   // streamed; none when the export has no NVTX_EVENTS table. Ranges that end
   // before they start or never end are skipped and counted.
   Result<RowScan> ForEachNvtxRange(const std::function<void(NvtxRange&&)>& on_range) const;
+  // Whether the kernel table holds a row (one row read, whatever its size).
+  Result<bool> HasKernelRows() const;
   // Each process's GPUs, from the kernels it launched.
   Result<std::map<int64_t, std::vector<int>>> ProcessDevices() const;
   // Every kernel, ordered by device then start; `on_row` returning false
@@ -90,6 +94,8 @@ class ExportReader {
 
  private:
   ExportReader(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  // Whether `table` exists; an error when the name is a view, a virtual
+  // table or anything else but a plain table.
   Result<bool> HasTable(const std::string& table) const;
   Status RequireColumns(const std::string& table, const std::vector<std::string>& columns) const;
   // StringIds ids whose text names a communication kernel, with its kind.

@@ -65,6 +65,15 @@ Result<std::vector<std::string>> ProfileEvidenceLines(const std::string& run_dir
         lines.push_back(fmt::format("`{}` ({}): no analysis: {}", sample, where, m.error));
         continue;
       }
+      // An analysis of no window (written before `ppsearch nsys` refused
+      // one) holds zeros that nothing measured: no figure is quoted.
+      if (m.summary->windows == 0) {
+        lines.push_back(fmt::format(
+            "`{}` ({}): no analysis: the profile held no window (no kernel in it), so it gives "
+            "no figure",
+            sample, where));
+        continue;
+      }
       lines.push_back(
           fmt::format("`{}` ({}): {}{}", sample, where, MeasuredText(*m.summary), predicted));
     }

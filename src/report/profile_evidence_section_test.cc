@@ -97,6 +97,22 @@ TEST_F(ProfileEvidenceTest, AFileOfAnotherShapeIsNamed) {
                         "`ppsearch nsys` writes), got nothing"));
 }
 
+// An analysis of no window (a file.json an earlier version wrote for an
+// export with no kernel) quotes no 0% that nothing measured.
+TEST_F(ProfileEvidenceTest, AnAnalysisOfNoWindowQuotesNoFigure) {
+  Write("profile/pp1-tp32-ep4_c8_r1/file.json",
+        R"({"exposed_nccl_share_of_prefill_window_median": 0.0, "windows": 0, "gpus": 0,
+            "exposed_share": {"median": 0.0, "spread": 0.0},
+            "overlapped_share": {"median": 0.0}, "compute_only_share": {"median": 0.0},
+            "idle_share": {"median": 0.0}, "allreduce_calls_in_window": 0,
+            "compute_communication_overlap": "effectively none"})");
+  auto lines = ProfileEvidenceLines(dir_);
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  EXPECT_THAT(*lines, ElementsAre("`pp1-tp32-ep4_c8_r1` (the export the spec names): no "
+                                  "analysis: the profile held no window (no kernel in it), so it "
+                                  "gives no figure"));
+}
+
 // A figure missing from an analysis or a prediction is an error naming it,
 // never a 0 in the report.
 TEST_F(ProfileEvidenceTest, AMissingFigureIsNamedNeverReadAsZero) {
