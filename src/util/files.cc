@@ -127,6 +127,29 @@ Status CheckReplaceable(const std::string& label, const std::string& path) {
                    ", expected a regular file or a new path; ppsearch does not replace it");
 }
 
+// The directory `path` goes in must exist or be creatable: the nearest part
+// of it that exists is a directory this process may write in. Checked before
+// the work (a probe of many minutes), not found when writing its result.
+Status CheckParentCreatable(const std::string& label, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path).parent_path();
+  fs::path at = dir.empty() ? fs::path(".") : dir;
+  std::error_code ec;
+  fs::file_status st = fs::status(at, ec);
+  while (st.type() == fs::file_type::not_found && at.has_parent_path() && at.parent_path() != at) {
+    at = at.parent_path();
+    st = fs::status(at, ec);
+  }
+  if (st.type() == fs::file_type::not_found) return Status::Ok();  // a relative path's first part
+  if (st.type() != fs::file_type::directory)
+    return MakeError(label + ": " + at.string() + " is " +
+                     (st.type() == fs::file_type::regular ? "a file" : "not a directory") +
+                     ", so the directory " + dir.string() + " cannot be created to hold it");
+  if (::access(at.c_str(), W_OK | X_OK) != 0)
+    return MakeError(label + ": cannot write in " + at.string() + ": " + ErrnoText());
+  return Status::Ok();
+}
+
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa {};
   struct stat sb {};
@@ -145,6 +168,7 @@ Status CheckOutputPath(const std::string& flag, const std::string& path,
                        const std::vector<NamedPath>& inputs) {
   if (path.empty()) return Status::Ok();
   PPS_RETURN_IF_ERROR(CheckReplaceable(flag + " " + path, path));
+  PPS_RETURN_IF_ERROR(CheckParentCreatable(flag + " " + path, path));
   for (const NamedPath& in : inputs) {
     if (in.path.empty() || !SameFile(path, in.path)) continue;
     return MakeError(flag + " " + path + ": is " + in.what + " (" + in.path +

@@ -40,7 +40,9 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents);
 
 // A command's output file checked before any work: `flag` ("-o", "--html")
 // names it in the error. Refused: an existing path that WriteFileAtomic
-// would refuse, and a path that is the same file as one of `inputs` (pairs
+// would refuse, a path whose directory cannot be created or written in (a
+// file in the way: `-o f/x.toml` where f is a file), and a path that is the
+// same file as one of `inputs` (pairs
 // of what the input is and its path, e.g. {"the spec", "run.toml"}; another
 // output of the same command counts as one). Empty paths are skipped.
 struct NamedPath {

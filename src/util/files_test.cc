@@ -190,6 +190,28 @@ TEST_F(ReadFileTest, AnOutputMayNotBeADeviceNorOneOfTheCommandsInputs) {
   EXPECT_TRUE(CheckOutputPath("--html", "", {{"the spec", spec}}).ok());
 }
 
+// `probe -o f/x.toml` with f a file measured for minutes, then failed with
+// "cannot create directory f: Not a directory", not naming -o: the
+// directory is checked with the path, before any work.
+TEST_F(ReadFileTest, AnOutputWhoseDirectoryCannotBeCreatedIsRefusedFirst) {
+  const std::string file = Write("f", "a file, not a directory\n");
+  Status in_file = CheckOutputPath("-o", file + "/x.toml", {});
+  ASSERT_FALSE(in_file.ok());
+  EXPECT_EQ(in_file.error().message, "-o " + file + "/x.toml: " + file +
+                                         " is a file, so the directory " + file +
+                                         " cannot be created to hold it");
+  EXPECT_EQ(in_file.error().kind, ErrorKind::kConfig);
+  Status deeper = CheckOutputPath("-o", file + "/a/b/x.toml", {});
+  ASSERT_FALSE(deeper.ok());
+  EXPECT_EQ(deeper.error().message, "-o " + file + "/a/b/x.toml: " + file +
+                                        " is a file, so the directory " + file +
+                                        "/a/b cannot be created to hold it");
+  // Directories still to create, under one that exists; a bare file name.
+  EXPECT_TRUE(CheckOutputPath("-o", (dir_ / "new/deeper/x.toml").string(), {}).ok());
+  EXPECT_TRUE(CheckOutputPath("-o", "x-not-written.toml", {}).ok());
+  EXPECT_TRUE(CheckOutputPath("-o", "no-such-dir/x.toml", {}).ok());
+}
+
 TEST_F(ReadFileTest, AnAppendNeverFollowsALinkAtTheFileOrADirectoryBelowTheRoot) {
   const std::string victim = Write("victim.txt", "untouched\n");
   fs::create_directories(dir_ / "run");
