@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -30,6 +32,31 @@
 
 namespace ppsearch::cli {
 namespace {
+
+// SIGINT or SIGTERM while the nodes run: the probe stops them and exits as
+// interrupted (3), rather than die and leave their scripts running.
+std::atomic<bool> g_probe_interrupted{false};
+std::atomic<int> g_probe_signal{0};
+
+void OnProbeSignal(int sig) {
+  g_probe_signal = sig;
+  g_probe_interrupted = true;
+}
+
+// The handlers while the nodes run, the defaults again after.
+class ProbeSignals {
+ public:
+  ProbeSignals() {
+    std::signal(SIGINT, OnProbeSignal);
+    std::signal(SIGTERM, OnProbeSignal);
+  }
+  ~ProbeSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+  ProbeSignals(const ProbeSignals&) = delete;
+  ProbeSignals& operator=(const ProbeSignals&) = delete;
+};
 
 struct ProbeCliOptions {
   SpecOptions spec;
@@ -150,6 +177,24 @@ void PrintFigures(const probe::ProbeFigures& f, const std::vector<probe::NodeRes
       std::cout << fmt::format("skipped on {}: {}: {}\n", n.node, s.what, s.why);
 }
 
+// The command as given, every option with its words (long names, in the
+// order they are declared), for the overlay's header: run again, it
+// measures the same. A flag given twice is written once.
+std::vector<std::string> GivenArguments(const CLI::App& sub) {
+  std::vector<std::string> argv = {"ppsearch", "probe"};
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->count() == 0) continue;
+    if (o->get_positional()) {
+      for (const std::string& word : o->results()) argv.push_back(word);
+    } else if (o->get_expected_max() == 0) {
+      argv.push_back(o->get_name());
+    } else {
+      for (const std::string& word : o->results()) argv.insert(argv.end(), {o->get_name(), word});
+    }
+  }
+  return argv;
+}
+
 Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string& command_line) {
   PPS_ASSIGN_OR_RETURN(const spec::Spec spec, LoadSpec(opts.spec));
   PPS_ASSIGN_OR_RETURN(inputs::SearchInputs in, inputs::LoadSearchInputs(spec));
@@ -202,9 +247,19 @@ Result<ExitCode> RunProbeCommand(const ProbeCliOptions& opts, const std::string&
       "# ppsearch probe {}: {} node{} ({} launcher), {}'s GEMMs at {} tokens\n",
       opts.spec.spec_path, spec.cluster.hosts.size(), spec.cluster.hosts.size() == 1 ? "" : "s",
       spec.cluster.launcher, in.model.name, FormatThousands(tokens));
-  Result<probe::ProbeRun> run = probe::RunProbe(spec, *launcher, request, options, std::cerr);
+  options.interrupted = &g_probe_interrupted;
+  Result<probe::ProbeRun> run = [&] {
+    const ProbeSignals signals;
+    return probe::RunProbe(spec, *launcher, request, options, std::cerr);
+  }();
   launcher->Close();
   launch::RemoveSshControlDir(control_dir);
+  if (!run.ok() && g_probe_interrupted)
+    return MakeError(fmt::format("probe interrupted by {} ({}): the nodes' probes were stopped; "
+                                 "nothing was written{}",
+                                 launch::SignalName(g_probe_signal), run.error().message,
+                                 opts.output.empty() ? "" : " (-o " + opts.output + ")"),
+                     ErrorKind::kIncomplete);
   if (!run.ok()) return run.error();
   const probe::ProbeFigures figures = probe::Summarize(run->nodes, run->cross, in.hardware);
   PrintFigures(figures, run->nodes, in.hardware, *run);
@@ -272,13 +327,8 @@ Runner AddProbeCommand(CLI::App& app) {
   sub->add_flag("--cpu", opts->cpu, "Measure on the CPU even where CUDA is present (a test)");
   sub->add_flag("--quick", opts->quick,
                 "A short check that the probe runs: small buffers, short timings, one pair");
-  return [opts]() -> Result<ExitCode> {
-    std::string line = "ppsearch probe " + opts->spec.spec_path;
-    for (const std::string& s : opts->spec.overrides) line += " --set " + s;
-    if (!opts->output.empty()) line += " -o " + opts->output;
-    if (opts->quick) line += " --quick";
-    if (opts->cpu) line += " --cpu";
-    return RunProbeCommand(*opts, line);
+  return [opts, sub]() -> Result<ExitCode> {
+    return RunProbeCommand(*opts, launch::ShellJoin(GivenArguments(*sub)));
   };
 }
 

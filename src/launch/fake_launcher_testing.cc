@@ -245,11 +245,12 @@ Result<std::unique_ptr<ServerProcess>> FakeLauncher::StartServer(const ServerLau
 
 Result<Captured> FakeLauncher::RunOnHost(int node, const std::vector<std::string>& argv,
                                          double timeout_s) {
-  return RunOnHostWithInput(node, argv, timeout_s, "");
+  return RunOnHostWithInput(node, argv, timeout_s, "", {});
 }
 
 Result<Captured> FakeLauncher::RunOnHostWithInput(int node, const std::vector<std::string>& argv,
-                                                  double timeout_s, const std::string& input) {
+                                                  double timeout_s, const std::string& input,
+                                                  const CaptureStop&) {
   std::lock_guard<std::mutex> lock(state_->mu);
   FakeCall c;
   c.kind = FakeCall::Kind::kRunOnHost;

@@ -96,8 +96,10 @@ class FakeLauncher : public Launcher {
   Result<std::unique_ptr<ServerProcess>> StartServer(const ServerLaunch& launch) override;
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override;
+  // Answers at once, as scripted: `stop` is never asked.
   Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
-                                      double timeout_s, const std::string& input) override;
+                                      double timeout_s, const std::string& input,
+                                      const CaptureStop& stop) override;
   Status StopRecorded(const ServerRecord& record, double grace_s) override;
 
   struct State;  // shared with the servers it started, which may outlive it

@@ -28,10 +28,10 @@ Result<Captured> Launcher::RunStep(SudoStep step, int node, const std::vector<st
 
 Result<Captured> Launcher::RunStepWithInput(SudoStep step, int node,
                                             const std::vector<std::string>& argv, double timeout_s,
-                                            const std::string& input) {
-  if (!sudo_.Runs(step)) return RunOnHostWithInput(node, argv, timeout_s, input);
-  PPS_ASSIGN_OR_RETURN(
-      Captured c, RunOnHostWithInput(node, sudo_.Wrap(argv), timeout_s, sudo_.input() + input));
+                                            const std::string& input, const CaptureStop& stop) {
+  if (!sudo_.Runs(step)) return RunOnHostWithInput(node, argv, timeout_s, input, stop);
+  PPS_ASSIGN_OR_RETURN(Captured c, RunOnHostWithInput(node, sudo_.Wrap(argv), timeout_s,
+                                                      sudo_.input() + input, stop));
   if (!c.exit.ok())
     if (std::optional<std::string> refused = sudo_.Refusal(c.err))
       return MakeError(*refused + " for the " + SudoStepName(step) + " step on node " +
@@ -57,7 +57,7 @@ Status CheckSudo(Launcher& launcher, const spec::Spec& spec, double timeout_s) {
     // -v authenticates without running a command: any sudoers rule allows it.
     PPS_ASSIGN_OR_RETURN(Captured c,
                          launcher.RunOnHostWithInput(node, {"sudo", "-k", "-S", "-p", "", "-v"},
-                                                     timeout_s, sudo.input()));
+                                                     timeout_s, sudo.input(), {}));
     if (c.exit.ok()) continue;
     if (std::optional<std::string> refused = sudo.Refusal(c.err))
       return MakeError("[cluster.sudo] on " + host + ": " + *refused);

@@ -73,9 +73,12 @@ class Launcher {
   virtual Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                                      double timeout_s) = 0;
   // RunOnHost with `input` on the command's standard input (then closed);
-  // an empty `input` is RunOnHost.
+  // an empty `input` is RunOnHost. When `stop` says so, the command is ended
+  // early (Captured::stopped): its process group here gets SIGTERM, then
+  // SIGKILL (RunCaptured); for ssh that group is the local client's.
   virtual Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
-                                              double timeout_s, const std::string& input) = 0;
+                                              double timeout_s, const std::string& input,
+                                              const CaptureStop& stop) = 0;
   // Runs one of ppsearch's own steps on `node`: through sudo (the password on
   // its standard input) when the spec's [cluster.sudo] names `step`, else as
   // RunOnHost. A refusal by sudo is an error saying so.
@@ -84,7 +87,8 @@ class Launcher {
   // RunStep with `input` on the command's standard input, after the sudo
   // password where the step runs through sudo (sudo -S reads one line).
   Result<Captured> RunStepWithInput(SudoStep step, int node, const std::vector<std::string>& argv,
-                                    double timeout_s, const std::string& input);
+                                    double timeout_s, const std::string& input,
+                                    const CaptureStop& stop = {});
   // Stops a server recorded by an earlier process: SIGTERM to its tree, then
   // SIGKILL after `grace_s`. Ok when it is not running (any more).
   virtual Status StopRecorded(const ServerRecord& record, double grace_s) = 0;

@@ -83,9 +83,10 @@ class LocalLauncher : public Launcher {
     return RunCaptured(argv, timeout_s);
   }
 
+  // The command runs in its own session here: a stop reaches all it started.
   Result<Captured> RunOnHostWithInput(int, const std::vector<std::string>& argv, double timeout_s,
-                                      const std::string& input) override {
-    return RunCaptured(argv, timeout_s, {}, input);
+                                      const std::string& input, const CaptureStop& stop) override {
+    return RunCaptured(argv, timeout_s, {}, input, stop);
   }
 
   Status StopRecorded(const ServerRecord& r, double grace_s) override {

@@ -263,7 +263,8 @@ std::optional<ExitInfo> WaitExit(pid_t pid, double timeout_s) {
 }
 
 Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double timeout_s,
-                             const EnvList& extra_env, const std::string& input) {
+                             const EnvList& extra_env, const std::string& input,
+                             const CaptureStop& stop) {
   if (argv_in.empty()) return MakeError("no command to run");
   int in[2];
   PPS_RETURN_IF_ERROR(OpenInput(input, in));
@@ -292,15 +293,24 @@ Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double tim
   ::close(err_pipe[1]);
   FeedInput(input, in);
   Captured c;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
+    if (!c.stopped && stop && stop()) {
+      // SIGTERM first, so that the command can clean up (its temporary
+      // files); the output is read on until it ends or the grace runs out.
+      c.stopped = true;
+      ::kill(-pid, SIGTERM);
+      const auto grace_end =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(kStopGraceS);
+      if (grace_end < deadline) deadline = grace_end;
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           deadline - std::chrono::steady_clock::now())
                           .count();
     if (left <= 0) {
-      c.timed_out = true;
+      c.timed_out = !c.stopped;
       ::kill(-pid, SIGKILL);
       break;
     }
@@ -320,6 +330,9 @@ Result<Captured> RunCaptured(const std::vector<std::string>& argv_in, double tim
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
+  // A stopped command's workers may have closed their pipes and still run:
+  // none is left. The leader is not reaped yet, so its group id is still its.
+  if (c.stopped) ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   c.exit = FromStatus(status);

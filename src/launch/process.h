@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,13 +71,25 @@ struct Captured {
   std::string out;
   std::string err;
   bool timed_out = false;  // killed (SIGKILL to its group) at the deadline
+  bool stopped = false;    // ended early because `stop` said so (CaptureStop)
 };
+
+// Asked of a captured command while it runs (at least every 100 ms): true
+// ends it early. Empty: it runs to its end or its deadline.
+using CaptureStop = std::function<bool()>;
+
+// How long a stopped command's group has between SIGTERM and SIGKILL: long
+// enough for a Python script to unwind and remove its temporary files.
+inline constexpr double kStopGraceS = 5;
 
 // Runs `argv` to completion, capturing stdout and stderr, killing it and its
 // process group after `timeout_s`, with `input` on its standard input as
-// SpawnSpec::input. Errors only when it cannot be started.
+// SpawnSpec::input. When `stop` says so, its process group gets SIGTERM,
+// then SIGKILL after kStopGraceS (Captured::stopped): a command interrupted
+// leaves nothing running here. Errors only when it cannot be started.
 Result<Captured> RunCaptured(const std::vector<std::string>& argv, double timeout_s,
-                             const EnvList& env = {}, const std::string& input = "");
+                             const EnvList& env = {}, const std::string& input = "",
+                             const CaptureStop& stop = {});
 
 // The kernel's start time of `pid` (clock ticks since boot, /proc/<pid>/stat
 // field 22): with the pid it identifies a process across pid reuse.

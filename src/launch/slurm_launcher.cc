@@ -74,15 +74,17 @@ class SlurmLauncher : public Launcher {
 
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override {
-    return RunOnHostWithInput(node, argv, timeout_s, "");
+    return RunOnHostWithInput(node, argv, timeout_s, "", {});
   }
 
+  // A stopped command's srun gets SIGTERM, which it forwards to the step's tasks.
   Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
-                                      double timeout_s, const std::string& input) override {
+                                      double timeout_s, const std::string& input,
+                                      const CaptureStop& stop) override {
     std::vector<std::string> a = Srun(node, "ppsearch-query");
     a.push_back("--quiet");
     for (const auto& w : argv) a.push_back(w);
-    return RunCaptured(a, timeout_s, {}, input);
+    return RunCaptured(a, timeout_s, {}, input, stop);
   }
 
   // Step ids ("1234.5") of the job's steps named `tag`.

@@ -196,13 +196,16 @@ class SshLauncher : public Launcher {
 
   Result<Captured> RunOnHost(int node, const std::vector<std::string>& argv,
                              double timeout_s) override {
-    return RunOnHostWithInput(node, argv, timeout_s, "");
+    return RunOnHostWithInput(node, argv, timeout_s, "", {});
   }
 
+  // A stopped command ends ssh's client here; the remote command runs on
+  // until it next writes (a server's lifetime is bounded as StartServer's is).
   Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
-                                      double timeout_s, const std::string& input) override {
+                                      double timeout_s, const std::string& input,
+                                      const CaptureStop& stop) override {
     PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, ShellJoin(argv), input, timeout_s),
-                                                 timeout_s, {}, input));
+                                                 timeout_s, {}, input, stop));
     if (!c.exit.signaled && c.exit.code == 255)
       return MakeError("ssh to " + spec_.cluster.hosts[node].name + " (" +
                        spec_.cluster.Address(node) + "): " + DescribeSshFailure(c.err));

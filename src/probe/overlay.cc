@@ -1,8 +1,10 @@
 #include "probe/overlay.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <map>
+#include <sstream>
 
 #include "cost/gemm.h"
 #include "util/format.h"
@@ -11,6 +13,33 @@ namespace ppsearch::probe {
 namespace {
 
 std::string Number(double v) { return fmt::format("{:.4g}", v); }
+
+// A TOML basic string holding `text` whatever it holds (a quote, a
+// backslash, a newline in a file name or path), as toml++ writes one.
+std::string TomlString(const std::string& text) {
+  std::ostringstream out;
+  const toml::value<std::string> value(text);
+  out << toml::toml_formatter{value, toml::format_flags::allow_unicode_strings};
+  return out.str();
+}
+
+// Text from elsewhere (the command line, a path, what a node printed) on a
+// comment line: a control character is shown escaped, so that no newline
+// ends the comment and starts a line of TOML.
+std::string Comment(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 std::string Bytes(int64_t bytes) {
   if (bytes >= (int64_t{1} << 20)) return fmt::format("{} MiB", bytes >> 20);
@@ -116,27 +145,29 @@ std::string OverlayToml(const std::string& name, const std::string& base_ref,
                         const std::vector<NodeResult>& nodes, const Provenance& p) {
   const NodeResult* first = nodes.empty() ? nullptr : &nodes.front();
   const bool gpu = first != nullptr && first->on_gpu();
-  std::string out = fmt::format("# Measured by `{}`\n# ({}) at {} on {}.\n", p.command, p.version,
-                                p.date_utc, Nodes(nodes));
+  std::string out = fmt::format("# Measured by `{}`\n# ({}) at {} on {}.\n", Comment(p.command),
+                                Comment(p.version), Comment(p.date_utc), Comment(Nodes(nodes)));
   if (first != nullptr) {
-    out += fmt::format("# Device: {}{}, torch {}{}.\n", first->device_name,
-                       gpu ? fmt::format(" x {}", first->device_count) : "", first->torch,
-                       first->cuda.empty() ? "" : ", CUDA " + first->cuda);
+    out += Comment(fmt::format("# Device: {}{}, torch {}{}.", first->device_name,
+                               gpu ? fmt::format(" x {}", first->device_count) : "", first->torch,
+                               first->cuda.empty() ? "" : ", CUDA " + first->cuda)) +
+           "\n";
   }
   if (!gpu)
     out +=
         "# MEASURED ON THE CPU: these figures test the probe, they are not a GPU's. Do not\n"
         "# plan with them.\n";
-  out += fmt::format("# Each measured key says how; every other key is {}'s ({}).\n", base.name,
-                     base.source_path);
-  out += fmt::format("name = \"{}\"\nbase = \"{}\"\n", name, base_ref);
+  out += Comment(fmt::format("# Each measured key says how; every other key is {}'s ({}).",
+                             base.name, base.source_path)) +
+         "\n";
+  out += fmt::format("name = {}\nbase = {}\n", TomlString(name), TomlString(base_ref));
   if (f.bf16_tflops) {
     out += fmt::format(
         "\n# Sustained BF16 GEMM rate: the median over {}'s GEMM shapes at {} tokens of the\n"
         "# measured rate over the GEMM model's tile, wave and K-loop efficiency for the shape\n"
         "# (shapes below the roofline's ridge left out); {}. The base says {}.\n"
         "bf16_tflops = {}\n",
-        p.model_name, FormatThousands(p.tokens), Spread(f.bf16_spread, f.nodes.size()),
+        Comment(p.model_name), FormatThousands(p.tokens), Spread(f.bf16_spread, f.nodes.size()),
         Number(cost::ModelBf16Tflops(base)), Number(*f.bf16_tflops));
   }
   if (f.memory_bw_gbps) {

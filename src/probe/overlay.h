@@ -13,7 +13,7 @@
 namespace ppsearch::probe {
 
 struct Provenance {
-  std::string command;     // the probe's command line
+  std::string command;     // the probe's command line as given, quoted for a shell
   std::string date_utc;    // "2026-12-05T19:40:00Z"
   std::string version;     // ppsearch's version and git sha
   std::string model_name;  // whose GEMM shapes were timed

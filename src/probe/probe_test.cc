@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <fstream>
@@ -395,6 +396,43 @@ TEST_F(OverlayTest, TheBudgetsRefillIsWrittenAsMeasuredOrBounded) {
   hw = load(text);
   ASSERT_TRUE(hw.ok()) << hw.error().message;
   EXPECT_DOUBLE_EQ(hw->burst_refill_ratio, 1) << "the default stands";
+}
+
+// `-o 'ünï"cödé.toml'` wrote `name = "ünï"cödé"` (no TOML); a quote or a
+// backslash in the base's path broke `base =`; a newline in -o's path
+// started a line of its own in the header comment (`sm_count = 7`).
+TEST_F(OverlayTest, EveryStringIsEscapedAndNoCommentLineBreaksOut) {
+  Result<hardware::HardwareProfile> h200 = hardware::LoadHardwareProfile("h200");
+  ASSERT_TRUE(h200.ok());
+  std::string recorded = OneLine(kRecorded);
+  // JSON's escape: the name the node printed holds a newline.
+  recorded.replace(recorded.find("NVIDIA H200"), 11, "NVIDIA H200\\nsm_count = 5");
+  Result<NodeResult> r = ParseNodeOutput("601", recorded);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->device_name, "NVIDIA H200\nsm_count = 5");
+  Provenance p;
+  p.command = "ppsearch probe spec.toml -o 'nl\nsm_count = 7\n#.toml'";
+  p.model_name = "m\nsm_count = 9";
+  const std::string name = "ünï\"cödé\\x\nsm_count = 8";
+  const std::string text = OverlayToml(name, "h200", *h200, Summarize({*r}, {}, *h200), {*r}, p);
+  // The loader wants the name to be the file's stem: the file is named so.
+  std::ofstream(dir_ / (name + ".toml")) << text;
+  Result<hardware::HardwareProfile> hw =
+      hardware::LoadHardwareProfile((dir_ / (name + ".toml")).string());
+  ASSERT_TRUE(hw.ok()) << hw.error().message << "\n" << text;
+  EXPECT_EQ(hw->name, name);
+  EXPECT_EQ(hw->sm_count, h200->sm_count) << "no injected key took effect";
+  EXPECT_NE(text.find("# Measured by `ppsearch probe spec.toml -o 'nl\\nsm_count = 7\\n#.toml'`"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NVIDIA H200\\nsm_count = 5"), std::string::npos) << text;
+  // A base given by a path with a quote and a backslash reads back as that path.
+  const std::string base_ref = "/profiles/a\"b\\c.toml";
+  const toml::table parsed =
+      toml::parse(OverlayToml("x", base_ref, *h200, Summarize({*r}, {}, *h200), {*r}, p));
+  EXPECT_EQ(parsed["base"].value<std::string>(), base_ref);
+  EXPECT_EQ(parsed["name"].value<std::string>(), "x");
+  EXPECT_FALSE(parsed.contains("sm_count"));
 }
 
 TEST_F(OverlayTest, CpuFiguresSaySoInTheFile) {
