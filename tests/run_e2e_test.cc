@@ -133,6 +133,34 @@ TEST_F(RunE2e, AnInterruptedRunsResumeCommandRunsAsPrinted) {
   EXPECT_NE(again.err.find("already complete"), std::string::npos) << again.err;
 }
 
+// A report asked for while the run still goes is refused: written then,
+// it would be replaced by the run's own, or replace it with fewer samples.
+TEST_F(RunE2e, AReportOfARunStillGoingIsRefused) {
+  const std::string results = Results("live");
+  const std::string run_dir = results + "/going";
+  const std::string manifest = launch::ShellQuote(run_dir + "/manifest.jsonl");
+  // Bounded: the report is asked for once a sample completed (polled for at
+  // most 30 s) while 3 more samples of 2 s of pace each remain; `timeout`
+  // ends the run.
+  CommandResult r =
+      RunCommand("timeout 60 " + bin_ + " run " + kRunSpec +
+                 " --engine sim --run-id going --pace-ms 2000 --set 'sweep.pp=[1, 2]' "
+                 "--set sweep.concurrency=[8] --set sweep.repeats=2 --set experiment.results_dir=" +
+                 results + " >/dev/null 2>&1 & pid=$!; for i in $(seq 300); do grep -q completed " +
+                 manifest + " 2>/dev/null && break; sleep 0.1; done; " + bin_ + " report " +
+                 run_dir + " >/dev/null; echo \"report=$?\"; kill -INT $pid; wait $pid");
+  EXPECT_NE(r.out.find("report=2"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("error: run directory " + run_dir +
+                       " is in use by another ppsearch process (pid "),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(run_dir + "/report.md"));
+  // Once the run stopped, the report is built.
+  CommandResult after = Run("report " + run_dir);
+  EXPECT_EQ(after.exit_code, 3) << after.err;  // incomplete
+  EXPECT_TRUE(fs::exists(run_dir + "/report.md"));
+}
+
 // The relay a server's output passes through on its way to live/: the key
 // where it is a value, a line at a time, the last line without its newline
 // too; ppsearch's own words stay although the key reads "ppsearch".

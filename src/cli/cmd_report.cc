@@ -6,11 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.h"
+#include "evidence/evidence.h"
 #include "report/build_report.h"
+#include "util/files.h"
 #include "util/json_text.h"
 
 namespace ppsearch::cli {
@@ -26,7 +29,22 @@ struct ReportOptions {
   bool html = false;
 };
 
+// A run still going holds its directory's lock: a report written now would
+// be replaced by the run's own at its end, or, finishing after it, replace
+// that one with a report of fewer samples. A directory that cannot be
+// written is read without the lock (BuildReport says it wrote nothing).
+Result<std::unique_ptr<DirLock>> HoldRunDir(const std::string& run_dir) {
+  const evidence::RunPaths paths{run_dir};
+  std::error_code ec;
+  if (!std::filesystem::exists(paths.run_json(), ec)) return std::unique_ptr<DirLock>();
+  Result<std::unique_ptr<DirLock>> held =
+      LockDirectory(run_dir, paths.lock(), "run directory " + run_dir);
+  if (!held.ok() && held.error().kind == ErrorKind::kIo) return std::unique_ptr<DirLock>();
+  return held;
+}
+
 Result<ExitCode> RunReport(const ReportOptions& opts) {
+  PPS_ASSIGN_OR_RETURN(const std::unique_ptr<DirLock> lock, HoldRunDir(opts.run_dir));
   Result<report::ReportOutcome> outcome = report::BuildReport(opts.run_dir);
   if (!outcome.ok()) return outcome.error();
   for (const std::string& w : outcome->warnings) std::cerr << "warning: " << w << "\n";
