@@ -297,6 +297,35 @@ TEST(SpecEngine, MaxRunningRequestsAndTheAllToAllBackendMeanWhatSglangTakes) {
             "");
 }
 
+// The planner read "abc", 2.5 and 1e300 as the default chunk, and a
+// micro-batch of 0 as SGLang's default, where SGLang refuses them at launch:
+// validate passed a spec that fails on the GPUs.
+TEST(SpecEngine, TheSchedulersTokenFlagsMeanWhatSglangTakes) {
+  auto error = [](const std::string& args) {
+    return ClusterErrorOf(ClusterSpecText("hosts = [\"a\"]", "args = {" + args + "}"));
+  };
+  const std::string chunk =
+      "/s/spec.toml:8:32: key 'engine.args.chunked-prefill-size': expected a whole number of "
+      "tokens up to 16777216, or -1 to prefill each request whole (the scheduler's prefill "
+      "chunk), got ";
+  EXPECT_EQ(error("chunked-prefill-size = \"abc\""), chunk + "abc");
+  EXPECT_EQ(error("chunked-prefill-size = 2.5"), chunk + "2.5");
+  EXPECT_EQ(error("chunked-prefill-size = 1e300"), chunk + "1e+300");
+  EXPECT_EQ(error("chunked-prefill-size = -2"), chunk + "-2");
+  EXPECT_EQ(error("chunked-prefill-size = -1"), "");
+  EXPECT_EQ(error("chunked-prefill-size = \"8192\""), "");
+  const std::string micro =
+      "/s/spec.toml:8:35: key 'engine.args.pp-max-micro-batch-size': expected a whole number in "
+      "[1, 65536] (requests in one pipeline micro-batch), got ";
+  EXPECT_EQ(error("pp-max-micro-batch-size = 0"), micro + "0");
+  EXPECT_EQ(error("pp-max-micro-batch-size = \"abc\""), micro + "abc");
+  EXPECT_EQ(error("pp-max-micro-batch-size = 1"), "");
+  EXPECT_NE(error("max-prefill-tokens = 0").find("expected a whole number of tokens in [1, "),
+            std::string::npos);
+  EXPECT_NE(error("max-total-tokens = -5").find("expected a whole number of tokens of at least 1"),
+            std::string::npos);
+}
+
 TEST(SpecLifecycle, DefaultsAndBounds) {
   auto d = ClusterMustParse(ClusterSpecText("hosts = [\"a\"]"));
   EXPECT_EQ(d.lifecycle.start_timeout_s, 1800);

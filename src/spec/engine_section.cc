@@ -141,6 +141,18 @@ const std::vector<NumericFlag>& NumericFlags() {
       // default request count divide by it.
       {"context-length", 1, false, 1e9, false, true,
        "a whole number of tokens of at least 1 (the longest request SGLang admits)"},
+      // -1 (and 0, as SGLang reads it) run prefills whole.
+      {"chunked-prefill-size", -1, false, static_cast<double>(kMaxTokens), false, true,
+       "a whole number of tokens up to " + std::to_string(kMaxTokens) +
+           ", or -1 to prefill each request whole (the scheduler's prefill chunk)"},
+      {"pp-max-micro-batch-size", 1, false, kMaxConcurrency, false, true,
+       "a whole number in [1, " + std::to_string(kMaxConcurrency) +
+           "] (requests in one pipeline micro-batch)"},
+      {"max-prefill-tokens", 1, false, static_cast<double>(kMaxTokens), false, true,
+       "a whole number of tokens in [1, " + std::to_string(kMaxTokens) +
+           "] (tokens one prefill batch takes)"},
+      {"max-total-tokens", 1, false, 1e12, false, true,
+       "a whole number of tokens of at least 1 (the KV pool's size)"},
       {"mamba-full-memory-ratio", 0, true, 1e6, false, false,
        "a positive number (the linear-attention state pool's budget over the KV pool's)"},
       {"max-mamba-cache-size", 1, false, 1e9, false, true,
