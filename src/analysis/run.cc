@@ -9,6 +9,7 @@
 
 #include "analysis/baseline.h"
 #include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
 #include "evidence/run_spec.h"
 #include "evidence/spec_json.h"
 #include "inputs/search_inputs.h"
@@ -508,6 +509,13 @@ Result<RunAnalysis> AnalyseRun(const std::string& run_dir) {
     ApplyBaseline(a.baseline_rows, a.baseline_rows, *a.baseline_layout);
   }
   PlanLayouts(a);
+  // The plan, the memory tables and the predictions read the model config
+  // and hardware profile as they are now, not as the run read them.
+  if (a.evidence.metadata.inputs)
+    for (const std::string& changed : evidence::ChangedInputs(*a.evidence.metadata.inputs))
+      a.warnings.push_back(changed +
+                           ": the plan, the per-stage memory and the predictions here "
+                           "read it as it is now, not as the run did");
   for (const spec::LayoutSpec& layout : spec.sweep.layouts) {
     const plan::LayoutPlan* lp = nullptr;
     if (a.inputs) lp = a.inputs->Find(layout);

@@ -209,6 +209,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
   ro.overrides = prepared.overrides;
   ro.run_id = prepared.run_id;
   ro.resume_dir = prepared.resume_dir;
+  ro.inputs = prepared.input_records;
   if (in.deployment) ro.deployment = &*in.deployment;
   // A replay checks every sample of the sweep against its source before anything else.
   std::unique_ptr<run::SampleEngine> engine;

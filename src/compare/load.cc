@@ -49,6 +49,10 @@ Observed ObserveEvidence(const analysis::RunEvidence& ev) {
       seen.server_versions.insert(bench->ready->server_version);
   }
   ObserveModel(ev.spec, seen);
+  // What the run read, where it recorded it: the file may have changed since.
+  if (ev.metadata.inputs)
+    for (const evidence::RunInput& i : *ev.metadata.inputs)
+      if (i.key == "engine.model_config") seen.model_config_sha256 = i.sha256;
   return seen;
 }
 

@@ -4,6 +4,7 @@
 
 #include "util/files.h"
 #include "util/json_text.h"
+#include "util/sha256.h"
 
 namespace ppsearch::evidence {
 namespace {
@@ -45,6 +46,35 @@ Status ReadStrings(const nlohmann::json& j, const char* key, const std::string& 
 
 }  // namespace
 
+Result<std::vector<RunInput>> HashInputs(
+    const std::vector<std::pair<std::string, std::string>>& key_paths) {
+  std::vector<RunInput> out;
+  for (const auto& [key, path] : key_paths) {
+    Result<std::string> text = ReadFile(path);
+    if (!text.ok())
+      return MakeError(key + ": cannot hash the file it names: " + text.error().message);
+    out.push_back({key, AbsolutePath(path), Sha256Hex(*text)});
+  }
+  return out;
+}
+
+std::vector<std::string> ChangedInputs(const std::vector<RunInput>& recorded) {
+  std::vector<std::string> out;
+  for (const RunInput& i : recorded) {
+    Result<std::string> text = ReadFile(i.path);
+    const std::string what = i.path + " (" + i.key + ")";
+    if (!text.ok()) {
+      out.push_back(what + " cannot be read now (" + text.error().message + ")");
+      continue;
+    }
+    const std::string now = Sha256Hex(*text);
+    if (now != i.sha256)
+      out.push_back(what + " changed since the run started (SHA-256 " + i.sha256.substr(0, 12) +
+                    "... then, " + now.substr(0, 12) + "... now)");
+  }
+  return out;
+}
+
 nlohmann::json RunMetadataToJson(const RunMetadata& m) {
   nlohmann::json patches = nullptr;
   if (m.patches) {
@@ -68,6 +98,12 @@ nlohmann::json RunMetadataToJson(const RunMetadata& m) {
                       {"seeds", {{"workload", m.workload_seed}}},
                       {"command_line", m.command_line},
                       {"started_at", m.started_at}};
+  if (m.inputs) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const RunInput& i : *m.inputs)
+      inputs.push_back({{"key", i.key}, {"path", i.path}, {"sha256", i.sha256}});
+    j["inputs"] = std::move(inputs);
+  }
   if (m.adaptive) j["adaptive"] = true;
   if (m.noise)
     j["noise"] = {{"model", m.noise->model}, {"cv", m.noise->cv}, {"seed", m.noise->seed}};
@@ -110,6 +146,19 @@ Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::stri
                                 ? p["bytes"].get<uint64_t>()
                                 : 0,
                             p["sha256"].get<std::string>()});
+    }
+  }
+  if (const nlohmann::json* v = Find(j, "inputs")) {
+    if (!v->is_array()) return TypeError(file, "inputs", "an array", *v);
+    m.inputs.emplace();
+    for (const auto& i : *v) {
+      const bool strings = i.is_object() && i.contains("key") && i["key"].is_string() &&
+                           i.contains("path") && i["path"].is_string() && i.contains("sha256") &&
+                           i["sha256"].is_string();
+      if (!strings)
+        return TypeError(file, "inputs", "objects with a string key, path and sha256", i);
+      m.inputs->push_back({i["key"].get<std::string>(), i["path"].get<std::string>(),
+                           i["sha256"].get<std::string>()});
     }
   }
   if (const nlohmann::json* v = Find(j, "calibration")) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evidence/evidence.h"
@@ -20,6 +21,15 @@ namespace ppsearch::evidence {
 struct RunPatch {
   std::string path;
   uint64_t bytes = 0;
+  std::string sha256;
+};
+
+// A file the plan and the predictions read (the model config, the hardware
+// profile and each base it names), hashed at start: a resume refuses to go
+// on past a change, and a report says when it reads one changed since.
+struct RunInput {
+  std::string key;   // the spec key that names it: engine.model_config, cluster.hardware
+  std::string path;  // absolute
   std::string sha256;
 };
 
@@ -53,6 +63,8 @@ struct RunMetadata {
   std::string image;
   // The hashes taken at start; unset when run.json has no list (older runs).
   std::optional<std::vector<RunPatch>> patches;
+  // Unset when run.json has no list (older runs).
+  std::optional<std::vector<RunInput>> inputs;
   // The calibration file the run used, as written (cost/calibration.h owns
   // its keys); null when none.
   nlohmann::json calibration;
@@ -65,6 +77,15 @@ struct RunMetadata {
   // metadata/adaptive.jsonl (evidence/trajectory.h).
   bool adaptive = false;
 };
+
+// Each file named (spec key, path) hashed; an unreadable one is an error
+// naming its key.
+Result<std::vector<RunInput>> HashInputs(
+    const std::vector<std::pair<std::string, std::string>>& key_paths);
+// One line per recorded input that is no longer what the run read: "the
+// model config /m/config.json (engine.model_config) changed since the run
+// started (SHA-256 ab12... then, cd34... now)", or that cannot be read now.
+std::vector<std::string> ChangedInputs(const std::vector<RunInput>& recorded);
 
 nlohmann::json RunMetadataToJson(const RunMetadata& m);
 // Every key checked for its type; an absent or null key keeps its default.

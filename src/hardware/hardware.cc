@@ -471,8 +471,9 @@ Result<std::string> BasePath(const std::string& path, const toml::node& base) {
   return p.lexically_normal().string();
 }
 
-Result<toml::table> ReadTable(const std::string& path, int depth) {
+Result<toml::table> ReadTable(const std::string& path, int depth, std::vector<std::string>& files) {
   PPS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  files.push_back(path);
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -487,7 +488,7 @@ Result<toml::table> ReadTable(const std::string& path, int depth) {
     return MakeError(path + ": key 'base': more than " + std::to_string(kMaxBaseDepth) +
                      " profiles deep (a profile that is its own base?)");
   PPS_ASSIGN_OR_RETURN(std::string base_path, BasePath(path, *base));
-  PPS_ASSIGN_OR_RETURN(toml::table merged, ReadTable(base_path, depth + 1));
+  PPS_ASSIGN_OR_RETURN(toml::table merged, ReadTable(base_path, depth + 1, files));
   for (const auto& [key, node] : root) {
     if (key.str() == "base") continue;
     // Erased first: insert_or_assign would keep the base's key, and with it
@@ -499,8 +500,11 @@ Result<toml::table> ReadTable(const std::string& path, int depth) {
 }
 
 Result<HardwareProfile> LoadFile(const std::string& path) {
-  PPS_ASSIGN_OR_RETURN(toml::table root, ReadTable(path, 0));
-  return ReadProfile(path, root);
+  std::vector<std::string> files;
+  PPS_ASSIGN_OR_RETURN(toml::table root, ReadTable(path, 0, files));
+  PPS_ASSIGN_OR_RETURN(HardwareProfile hw, ReadProfile(path, root));
+  hw.files = std::move(files);
+  return hw;
 }
 
 // Exact match, else the nearest larger group, else the largest.

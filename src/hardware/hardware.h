@@ -32,6 +32,9 @@ struct HardwareProfile {
   std::string name;      // profile id, e.g. "rtx-6000d"
   std::string gpu_name;  // as nvidia-smi prints it
   std::string source_path;
+  // The files it was read from: source_path, then its base's, and so on
+  // (what a run records the hashes of).
+  std::vector<std::string> files;
   int sm_count = 0;
   double memory_mib = 0;      // total per GPU as nvidia-smi reports it
   double memory_bw_gbps = 0;  // DRAM bandwidth, GB/s

@@ -66,6 +66,28 @@ Status CheckResumeKeeps(const RunRequest& r, const evidence::RunMetadata& run,
   return CheckResumeCalibration(r);
 }
 
+// The files the plan and the predictions read: the model config, the
+// hardware profile and each base it names.
+std::vector<std::pair<std::string, std::string>> InputFiles(const inputs::SearchInputs& in) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"engine.model_config", in.model.source_path}};
+  for (const std::string& f : in.hardware.files) out.emplace_back("cluster.hardware", f);
+  return out;
+}
+
+// A resumed run reads the model config and hardware profile it started
+// with: after an edit, the samples after the resume would come from another
+// model than those before, in one run. Runs that recorded none are not
+// checked.
+Status CheckInputsUnchanged(const RunRequest& r, const evidence::RunMetadata& run) {
+  if (!run.inputs) return Status::Ok();
+  const std::vector<std::string> changed = evidence::ChangedInputs(*run.inputs);
+  if (changed.empty()) return Status::Ok();
+  return MakeError("--resume continues " + r.resume_dir + ", but " + changed.front() +
+                   ": the samples after the resume would come from other inputs than those "
+                   "before; restore it, or start a new run");
+}
+
 // The spec of a run being resumed: the copy in its metadata, resolved as the
 // original was (same path, same --set overrides), so a resumed run cannot
 // silently change what it measures. Secrets come back from the environment.
@@ -81,6 +103,7 @@ Result<PreparedRun> PrepareResume(const RunRequest& r) {
   if (std::optional<std::string> path = ReplayPath(engine); path && !path->empty())
     engine = kReplayPrefix + AbsolutePath(*path);
   PPS_RETURN_IF_ERROR(CheckResumeKeeps(r, run, engine, recorded_engine));
+  PPS_RETURN_IF_ERROR(CheckInputsUnchanged(r, run));
   PPS_ASSIGN_OR_RETURN(spec::Spec spec, evidence::ReadRunSpec(paths, run));
   PPS_RETURN_IF_ERROR(RestoreSecrets(spec));
   PreparedRun p;
@@ -112,6 +135,7 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
   p.adaptive = r.adaptive;
   p.calibration = r.calibration;
   p.engine_kind = ChooseEngine(r.engine, p.inputs.spec);
+  PPS_ASSIGN_OR_RETURN(p.input_records, evidence::HashInputs(InputFiles(p.inputs)));
   return p;
 }
 

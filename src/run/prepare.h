@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/run_metadata.h"
 #include "inputs/search_inputs.h"
 #include "util/result.h"
 
@@ -39,6 +40,10 @@ struct PreparedRun {
   std::string engine_kind;
   bool adaptive = false;
   std::string calibration;  // the file to load ("" for none): a resume's own copy wins
+  // A new run's model config and hardware profile files, hashed now (for
+  // run.json's `inputs`); empty for a resume, whose recorded ones were
+  // checked unchanged.
+  std::vector<evidence::RunInput> input_records;
   // Why the run cannot start, one line each (invalid or unmodelled layouts,
   // an adaptive run's preconditions); empty when it can.
   std::vector<std::string> refusals;

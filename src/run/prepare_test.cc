@@ -9,7 +9,9 @@
 
 #include <filesystem>
 
+#include "analysis/run.h"
 #include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
 #include "ppsearch_source_dir.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
@@ -49,6 +51,7 @@ class PrepareRunTest : public ::testing::Test {
     o.spec_path = p->spec_path;
     o.overrides = p->overrides;
     o.run_id = p->run_id;
+    o.inputs = p->input_records;
     SimSampleEngine engine(p->inputs, cost::Calibration());
     Result<RunOutcome> out =
         RunSamples(o, p->inputs.spec, p->inputs.plan, engine, [](const RunProgress&) {});
@@ -168,6 +171,48 @@ TEST_F(PrepareRunTest, AResumeKeepsTheCalibrationItWasStartedWith) {
   EXPECT_EQ(same->calibration, copy);
   resume.calibration.clear();
   EXPECT_EQ(PrepareRun(resume)->calibration, copy);
+}
+
+// A run records the model config and hardware profile files it read; a
+// resume after an edit of one is refused (its samples would come from
+// another model), and a report of the run says the file changed.
+TEST_F(PrepareRunTest, AResumeRefusesAModelConfigOrProfileEditedSince) {
+  const std::string source = std::string(PPSEARCH_SOURCE_DIR) + "/data/models/kimi-k3/config.json";
+  const std::string model = (dir_ / "config.json").string();
+  const std::string profile = (dir_ / "measured.toml").string();
+  ASSERT_TRUE(WriteFileAtomic(model, *ReadFile(source)).ok());
+  ASSERT_TRUE(WriteFileAtomic(profile, "name = \"measured\"\nbase = \"rtx-6000d\"\n").ok());
+  RunRequest request = Request();
+  request.overrides.push_back("engine.model_config=\"" + model + "\"");
+  request.overrides.push_back("cluster.hardware=\"" + profile + "\"");
+  const std::string run_dir = Ran(request);
+  ASSERT_FALSE(run_dir.empty());
+  Result<evidence::RunMetadata> run = evidence::ReadRunMetadata(evidence::RunPaths{run_dir});
+  ASSERT_TRUE(run.ok() && run->inputs);
+  ASSERT_EQ(run->inputs->size(), 3u);  // the config, the overlay and its base
+  EXPECT_EQ((*run->inputs)[0].key, "engine.model_config");
+  EXPECT_EQ((*run->inputs)[0].path, model);
+  EXPECT_EQ((*run->inputs)[1].path, profile);
+  EXPECT_EQ((*run->inputs)[2].key, "cluster.hardware");
+
+  RunRequest resume;
+  resume.resume_dir = run_dir;
+  ASSERT_TRUE(PrepareRun(resume).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(profile, "name = \"measured\"\nbase = \"rtx-6000d\"\nsm_count = 100\n").ok());
+  Result<PreparedRun> edited = PrepareRun(resume);
+  ASSERT_FALSE(edited.ok());
+  EXPECT_THAT(edited.error().message,
+              HasSubstr("--resume continues " + run_dir + ", but " + profile +
+                        " (cluster.hardware) changed since the run started (SHA-256 "));
+  EXPECT_THAT(edited.error().message, HasSubstr("; restore it, or start a new run"));
+  Result<analysis::RunAnalysis> report = analysis::AnalyseRun(run_dir);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_THAT(::testing::PrintToString(report->warnings),
+              HasSubstr(profile + " (cluster.hardware) changed since the run started"));
+  std::filesystem::remove(model);
+  EXPECT_THAT(PrepareRun(resume).error().message,
+              HasSubstr(model + " (engine.model_config) cannot be read now"));
 }
 
 }  // namespace

@@ -82,6 +82,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   run.spec_path = AbsolutePath(o.spec_path);
   run.image = spec.engine.image;
   run.patches = patches;
+  run.inputs = o.inputs;
   run.workload_seed = spec.workload.seed;
   run.noise =
       evidence::NoiseModel{"lognormal time stretch per repeat", spec.sim.noise_cv, spec.sim.seed};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "evidence/run_metadata.h"
 #include "launch/launcher.h"
 #include "plan/disaggregation.h"
 #include "plan/plan.h"
@@ -23,6 +24,7 @@ struct RunOptions {
   std::vector<std::string> overrides;       // --set values
   std::string command_line;                 // recorded for "how to reproduce"
   std::string calibration_json;             // the calibration file's text ("" for none)
+  std::vector<evidence::RunInput> inputs;   // run.json's `inputs` (a new run's)
   std::string resume_dir;                   // "" for a new run
   std::string run_id;                       // "" for <name>-<UTC time>; ignored with resume_dir
   int pace_ms = 0;                          // sleep after each sample (demos, interruption tests)
