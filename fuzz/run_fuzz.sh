@@ -71,9 +71,10 @@ case $name in
       echo "$src/src/nvidia_smi/gpu_memory.cc"; echo "$src/src/workload/request_record.cc"
       echo "$src/src/stats/stats.cc"; echo "$src/src/stats/point_figures.cc"
       echo "$src/src/decide/sla.cc"
-      echo "$src/src/util/format.cc"
+      echo "$src/src/util/format.cc"; echo "$src/src/util/sha256.cc"
       echo "$src/src/util/csv.cc"; printf '%s\n' "${util[@]}")
-    libs=(-lfmt)
+    # sha256.cc: run.json's input hashes (OpenSSL's digest).
+    libs=(-lfmt -lcrypto)
     printf '%s\n' '{"sample": "pp1-tp32-ep4_c8_r1", "state": "started"}' \
       '{"sample": "pp1-tp32-ep4_c8_r1", "state": "completed", "verdict": "ok", "detail": "fine"}' \
       '{"sample": "pp2-tp16-ep4_c8_r1", "state": "failed", "verdict": "engine_died", "detail": "x"}' \
