@@ -16,10 +16,13 @@ TEST(ProcessFixture, AnEmptyWordFindsNoProcessAndAWordOfOneFindsOnlyIt) {
   const std::string log = (std::filesystem::temp_directory_path() / (mark + ".log")).string();
   const pid_t sleeper = StartDaemon({"/bin/sh", "-c", "sleep 30; : " + mark}, log);
   ASSERT_GT(sleeper, 0);
+  // Until the shell's child has exec'd sleep: between its fork and its exec
+  // it still carries the shell's command line, mark included.
   std::vector<pid_t> found;
-  for (int i = 0; i < 100 && found.empty(); ++i) {
+  for (int i = 0; i < 100 && found != std::vector<pid_t>{sleeper}; ++i) {
     found = ProcessesMentioning({mark});
-    if (found.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (found != std::vector<pid_t>{sleeper})
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(found, std::vector<pid_t>{sleeper});
   EXPECT_TRUE(ProcessesMentioning({""}).empty());
