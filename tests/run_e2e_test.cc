@@ -108,7 +108,7 @@ TEST_F(RunE2e, AnInterruptedRunsResumeCommandRunsAsPrinted) {
   const std::string results = Results("the team's runs");
   const std::string command =
       bin_ + " run " + kRunSpec +
-      " --engine sim --run-id cut --pace-ms 400 --set 'sweep.pp=[1, 2]'"
+      " --engine sim --run-id cut --pace-ms 1500 --set 'sweep.pp=[1, 2]'"
       " --set sweep.concurrency=[8] --set sweep.repeats=2 --set \"experiment.results_dir=" +
       results + "\"";
   // Bounded: the interrupt comes once a sample completed (the handler is

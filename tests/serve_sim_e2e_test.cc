@@ -218,10 +218,6 @@ TEST_F(ServeSimE2e, NeverReadyStays503AndSlowStartBecomesReadyLate) {
   EXPECT_EQ(Log("never").find("fired up"), std::string::npos);
 }
 
-// SGLANG_PP_LAYER_PARTITION in serve-sim's environment splits its stages as
-// it splits SGLang's (a run's [engine.pp_layer_partition] arrives this way):
-// the stage of 54 layers holds more than the stage of 40. A value SGLang
-// would refuse stops the start, naming the variable.
 // A number given on the command line is checked, never quietly replaced
 // by SGLang's default (a server started on 0.821 when told NaN), and one no
 // server can use is refused before the server says it is ready.
@@ -261,6 +257,10 @@ TEST_F(ServeSimE2e, AGivenNumberIsCheckedNotDropped) {
   EXPECT_EQ(Run(smi + "--gpus 2 --total-mib 1000").out, "0, 0, 1000\n1, 0, 1000\n");
 }
 
+// SGLANG_PP_LAYER_PARTITION in serve-sim's environment splits its stages as
+// it splits SGLang's (a run's [engine.pp_layer_partition] arrives this way):
+// the stage of 54 layers holds more than the stage of 40. A value SGLang
+// would refuse stops the start, naming the variable.
 TEST_F(ServeSimE2e, TheEnvironmentsLayerSplitSplitsTheStages) {
   const std::string layout = std::string("--model-path ") + kModel + " --tp-size 4 --pp-size 2";
   const int bad = FreePort();

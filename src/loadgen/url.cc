@@ -10,8 +10,20 @@ std::string ShownUrl(const std::string& url) {
   const size_t scheme = url.find("://");
   if (scheme == std::string::npos) return url;
   const size_t host = scheme + 3;
-  const size_t at = url.find('@', host);
-  if (at == std::string::npos || at > url.find('/', host)) return url;
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), &curl_url_cleanup);
+  size_t at = std::string::npos;
+  if (parsed && curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    // A URL libcurl reads: its authority ends at the first '/', '?' or
+    // '#', and an '@' past it is the path's.
+    at = url.find('@', host);
+    if (at != std::string::npos && at > url.find_first_of("/?#", host)) at = std::string::npos;
+  } else {
+    // One it refuses, whose error quotes it: a password may hold a '/', so
+    // everything up to the last '@' before a query or fragment is hidden.
+    at = url.substr(0, url.find_first_of("?#", host)).rfind('@');
+    if (at != std::string::npos && at < host) at = std::string::npos;
+  }
+  if (at == std::string::npos) return url;
   return url.substr(0, host) + "<redacted>@" + url.substr(at + 1);
 }
 

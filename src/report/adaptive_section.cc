@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/process.h"
 #include "report/svg_chart.h"
 
 namespace ppsearch::report {
@@ -40,8 +41,8 @@ std::optional<Section> AdaptiveSection(const analysis::RunAnalysis& a) {
   else
     s.blocks.push_back(Block::Paragraph(fmt::format(
         "**Not finished**: the run stopped after {} step(s) without reaching its stop rule; "
-        "resume it with `ppsearch run --resume {}`.",
-        t.steps.size(), a.evidence.run_dir)));
+        "resume it with `{}`.",
+        t.steps.size(), launch::ShellJoin({"ppsearch", "run", "--resume", a.evidence.run_dir}))));
   if (!t.steps.empty()) s.blocks.push_back(Block::TableBlock(StepTable(t)));
   s.blocks.push_back(Block::Figure(kFigureTrajectory));
   return s;

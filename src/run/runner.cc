@@ -228,7 +228,8 @@ Result<std::string> ChooseRunDir(const RunOptions& o, const spec::Spec& spec) {
   if (o.run_id.empty()) return NewRunDir(spec.experiment.results_dir, spec.experiment.name);
   const std::string dir = spec.experiment.results_dir + "/" + o.run_id;
   if (std::filesystem::exists(dir))
-    return MakeError("run directory " + dir + " already exists; continue it with --resume " + dir +
+    return MakeError("run directory " + dir + " already exists; continue it with " +
+                     launch::ShellJoin({"ppsearch", "run", "--resume", dir}) +
                      " or choose another --run-id");
   return dir;
 }

@@ -145,6 +145,10 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   b.max_running_requests = {2147483647};
   EXPECT_EQ(CheckBounds(b).error().message,
             "--max-running-requests: expected values <= 65536, got 2147483647");
+  b = {};
+  b.chunked_prefill_size = {8192, 33554432};
+  EXPECT_EQ(CheckBounds(b).error().message,
+            "--chunked-prefill-size: expected values <= 16777216, got 33554432");
 }
 
 // Instances split the hosts: each count that divides them, TP filling an

@@ -101,6 +101,10 @@ Status CheckBounds(const Bounds& b) {
     if (c > spec::kMaxConcurrency)
       return MakeError(
           fmt::format("--concurrency: expected values <= {}, got {}", spec::kMaxConcurrency, c));
+  for (int64_t c : b.chunked_prefill_size)
+    if (c > spec::kMaxTokens)
+      return MakeError(fmt::format("--chunked-prefill-size: expected values <= {}, got {}",
+                                   spec::kMaxTokens, c));
   for (int m : b.max_running_requests)
     if (m > spec::kMaxConcurrency)
       return MakeError(fmt::format("--max-running-requests: expected values <= {}, got {}",
@@ -172,8 +176,10 @@ namespace {
 std::vector<int64_t> ChunkSizes(const Bounds& bounds, const plan::EngineConfig& engine) {
   if (!bounds.chunked_prefill_size.empty()) return bounds.chunked_prefill_size;
   const int64_t chunk = engine.chunked_prefill_size;
-  return chunk > 0 ? std::vector<int64_t>{chunk / 2, chunk, chunk * 2}
-                   : std::vector<int64_t>{chunk};
+  if (chunk <= 0) return {chunk};
+  // Twice the chunk only where a spec may hold it (--emit-spec writes it).
+  if (chunk * 2 > spec::kMaxTokens) return {chunk / 2, chunk};
+  return {chunk / 2, chunk, chunk * 2};
 }
 
 // Calls `each(instances, pp, tp)` for every layout shape Enumerate lists.

@@ -306,12 +306,13 @@ TEST(SpecEngine, TheSchedulersTokenFlagsMeanWhatSglangTakes) {
   };
   const std::string chunk =
       "/s/spec.toml:8:32: key 'engine.args.chunked-prefill-size': expected a whole number of "
-      "tokens up to 16777216, or -1 to prefill each request whole (the scheduler's prefill "
+      "tokens from 1 to 16777216, or -1 to prefill each request whole (the scheduler's prefill "
       "chunk), got ";
   EXPECT_EQ(error("chunked-prefill-size = \"abc\""), chunk + "abc");
   EXPECT_EQ(error("chunked-prefill-size = 2.5"), chunk + "2.5");
   EXPECT_EQ(error("chunked-prefill-size = 1e300"), chunk + "1e+300");
   EXPECT_EQ(error("chunked-prefill-size = -2"), chunk + "-2");
+  EXPECT_EQ(error("chunked-prefill-size = 0"), chunk + "0");
   EXPECT_EQ(error("chunked-prefill-size = -1"), "");
   EXPECT_EQ(error("chunked-prefill-size = \"8192\""), "");
   const std::string micro =

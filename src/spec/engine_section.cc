@@ -141,9 +141,10 @@ const std::vector<NumericFlag>& NumericFlags() {
       // default request count divide by it.
       {"context-length", 1, false, 1e9, false, true,
        "a whole number of tokens of at least 1 (the longest request SGLang admits)"},
-      // -1 (and 0, as SGLang reads it) run prefills whole.
+      // -1 runs prefills whole; 0 is refused below, as search and serve-sim
+      // refuse it (SGLang reads it as -1: say what is meant).
       {"chunked-prefill-size", -1, false, static_cast<double>(kMaxTokens), false, true,
-       "a whole number of tokens up to " + std::to_string(kMaxTokens) +
+       "a whole number of tokens from 1 to " + std::to_string(kMaxTokens) +
            ", or -1 to prefill each request whole (the scheduler's prefill chunk)"},
       {"pp-max-micro-batch-size", 1, false, kMaxConcurrency, false, true,
        "a whole number in [1, " + std::to_string(kMaxConcurrency) +
@@ -179,7 +180,8 @@ Status CheckNumericArgs(const EngineSpec& engine) {
     const std::optional<double> v = ArgNumber(*arg);
     const bool in_range = v && (f.low_open ? *v > f.low : *v >= f.low) &&
                           (f.high_open ? *v < f.high : *v <= f.high) &&
-                          (!f.whole || (*v == std::floor(*v) && IntegerSpelling(*arg)));
+                          (!f.whole || (*v == std::floor(*v) && IntegerSpelling(*arg))) &&
+                          !(*v == 0 && std::string_view(f.flag) == "chunked-prefill-size");
     // A whole float prints without its point ("64" for 64.0): say how it
     // was written, or the error would read as refusing a whole number.
     const bool whole_float = f.whole && arg->kind == ArgValue::Kind::kFloat &&
