@@ -43,7 +43,8 @@ TEST_F(RealRunTest, ReuseServerKeepsOneServerPerLayoutAndRunIdNamesTheRun) {
   // A named run that exists is not run again: it is resumed.
   CommandResult again = Run("run " + spec + " --run-id night-1");
   EXPECT_EQ(again.exit_code, 2);
-  EXPECT_NE(again.err.find("already exists; continue it with --resume"), std::string::npos)
+  EXPECT_NE(again.err.find("already exists; continue it with ppsearch run --resume "),
+            std::string::npos)
       << again.err;
   EXPECT_TRUE(LeftoverServers().empty());
 }
