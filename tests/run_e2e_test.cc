@@ -10,7 +10,10 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_fixture.h"
 #include "launch/process.h"
@@ -345,6 +348,37 @@ TEST_F(RunE2e, TpotSlaQualifiesOneLayoutAndTheReportSaysWhy) {
   const std::string json = ReadText(run / "summary.json");
   EXPECT_NE(json.find("\"sla_misses\""), std::string::npos);
   EXPECT_NE(json.find("\"key\": \"tpot_p99_ms\""), std::string::npos) << json;
+}
+
+// At mem-fraction-static 0.9 the pools leave PP1's full chunk no room (the
+// planned peak passes the GPU): its server runs out of memory on the first
+// chunk, as SGLang's would. Every request fails, the node's log has the
+// error, and the GPU snapshot shows the GPU full, never more.
+TEST_F(RunE2e, ALayoutWhoseBatchesOutgrowTheGpuRunsOutOfMemory) {
+  CommandResult r = Run(std::string("run ") + kRunSpec +
+                        " --engine sim --set sweep.pp=[1] --set sweep.concurrency=[8]"
+                        " --set sweep.repeats=1 --set engine.args.mem-fraction-static=0.9"
+                        " --set experiment.results_dir='" +
+                        Results("o") + "'");
+  EXPECT_EQ(r.exit_code, 4) << r.err;  // none qualifies
+  const fs::path run = RunDir(Results("o"));
+  const std::string report = ReadText(run / "report.md");
+  EXPECT_NE(report.find("completed 0/40 requests"), std::string::npos) << report;
+  EXPECT_NE(report.find("CUDA out of memory in service/pp1-tp32-ep4_c8_r1/"), std::string::npos)
+      << report;
+  int gpus = 0;
+  for (const auto& e : fs::directory_iterator(run / "gpu" / "pp1-tp32-ep4_c8_r1")) {
+    std::istringstream in(ReadText(e.path()));
+    for (std::string line; std::getline(in, line); ++gpus) {
+      // index, uuid, name, used, total
+      std::vector<std::string> cells;
+      std::istringstream fields(line);
+      for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+      ASSERT_GE(cells.size(), 5u) << line;
+      EXPECT_EQ(std::stod(cells[3]), std::stod(cells[4])) << line;
+    }
+  }
+  EXPECT_EQ(gpus, 32);
 }
 
 TEST_F(RunE2e, NoneQualifiesReturnsItsExitCode) {

@@ -13,6 +13,11 @@
 namespace ppsearch::testing {
 namespace {
 
+// Qwen3-235B TP8 on the default GPU (85,651 MiB): pools this large leave
+// about 600 MiB before any batch, room for a short prompt's activations but
+// not for a full 8,192-token chunk's (about 1,300 MiB).
+constexpr const char* kOutgrownFraction = "0.92";
+
 class ServeSimClusterE2e : public ServeSimE2e {
  protected:
   // `ppsearch smi-sim --state-dir DIR <query>`'s GPU lines, parsed as nvidia-smi's.
@@ -110,6 +115,73 @@ TEST_F(ServeSimClusterE2e, RunnersFourNodeCommandAndAFaultPlanKillingNodeTwo) {
     EXPECT_TRUE(WaitExit(pids[n], 10).has_value());
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir_ / "n1"));
+}
+
+// A GPU holds the activations of the largest batch its server has run
+// (the caching allocator keeps their blocks): before any request only the
+// pools; after a long prompt more, on node 1 too, which node 0 tells.
+TEST_F(ServeSimClusterE2e, EveryNodesGpusHoldTheLargestBatchSoFar) {
+  const int dist = FreePort();
+  std::vector<int> ports;
+  for (int n = 0; n < 2; ++n) {
+    ports.push_back(FreePort());
+    const std::string nd = "n" + std::to_string(n);
+    std::filesystem::create_directories(dir_ / nd);
+    Start(std::string("--model-path ") + kModel +
+              " --tp-size 4 --pp-size 2 --nnodes 2 --node-rank " + std::to_string(n) +
+              " --dist-init-addr 127.0.0.1:" + std::to_string(dist) + " --host 127.0.0.1 --port " +
+              std::to_string(ports[n]) + " --time-scale 100 --gpu-state-dir " +
+              (dir_ / nd).string(),
+          nd);
+  }
+  ASSERT_TRUE(WaitHealthy(ports[0], 30)) << Log("n0") << Log("n1");
+  const double idle0 = UsedMib(dir_ / "n0"), idle1 = UsedMib(dir_ / "n1");
+  ASSERT_GT(idle0, 0);
+  ASSERT_GT(idle1, 0);
+  auto answer = Post(
+      ports[0], "/generate",
+      {{"input_ids", std::vector<int>(6000, 7)}, {"sampling_params", {{"max_new_tokens", 1}}}}, 30);
+  ASSERT_TRUE(answer) << Log("n0");
+  ASSERT_EQ(answer->status, 200) << answer->body;
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline && UsedMib(dir_ / "n1") <= idle1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(UsedMib(dir_ / "n0"), idle0) << Log("n0");
+  EXPECT_GT(UsedMib(dir_ / "n1"), idle1) << Log("n1");
+  nvidia_smi::ShellRunner shell;
+  auto served = nvidia_smi::TakeSnapshot(
+      shell, "curl -s http://127.0.0.1:" + std::to_string(ports[0]) + "/gpu_memory");
+  ASSERT_TRUE(served.ok());
+  EXPECT_NEAR(*(*served)[0].used_mib, *Smi(dir_ / "n0")[0].used_mib, 1.0);
+}
+
+// A server whose pools leave a full chunk no room runs out of memory on it,
+// as SGLang's does: the error in its log, its client's connection gone,
+// exit 1, its GPUs released.
+TEST_F(ServeSimClusterE2e, AStageItsBatchesOutgrowRunsOutOfMemory) {
+  const int port = FreePort();
+  std::filesystem::create_directories(dir_ / "gpus");
+  pid_t pid = Start(Common(port) + " --mem-fraction-static " + kOutgrownFraction +
+                    " --gpu-state-dir " + (dir_ / "gpus").string());
+  ASSERT_TRUE(WaitHealthy(port, 20)) << Log();
+  for (const auto& g : Smi(dir_ / "gpus")) EXPECT_LT(*g.used_mib, *g.total_mib);
+  auto fits = Post(
+      port, "/generate",
+      {{"input_ids", std::vector<int>(100, 7)}, {"sampling_params", {{"max_new_tokens", 1}}}}, 10);
+  ASSERT_TRUE(fits) << Log();
+  EXPECT_EQ(fits->status, 200) << fits->body;
+  for (const auto& g : Smi(dir_ / "gpus")) EXPECT_LT(*g.used_mib, *g.total_mib);
+  auto answer = Post(
+      port, "/generate",
+      {{"input_ids", std::vector<int>(9000, 7)}, {"sampling_params", {{"max_new_tokens", 1}}}}, 10);
+  EXPECT_FALSE(answer && answer->status == 200);
+  std::optional<int> code = WaitExit(pid, 10);
+  ASSERT_TRUE(code.has_value()) << Log();
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(Log().find("torch.OutOfMemoryError: CUDA out of memory."), std::string::npos) << Log();
+  const std::string said = ReadText(dir_ / "server.out");
+  EXPECT_NE(said.find("ran out of GPU memory: stage 0 needs"), std::string::npos) << said;
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "gpus"));
 }
 
 TEST_F(ServeSimClusterE2e, ExitDuringStartPrintsATracebackAndNeverBecomesReady) {

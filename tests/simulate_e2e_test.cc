@@ -140,6 +140,24 @@ TEST_F(SimulateE2e, TheTensorBurstsShareNamesItsFigure) {
       << text.out;
 }
 
+// A load point whose batches outgrow the GPU (PP1 at mem-fraction-static
+// 0.9: its full chunk leaves no room) is named with its peak; with the
+// default fraction nothing is.
+TEST_F(SimulateE2e, ALoadPointWhoseBatchesOutgrowTheGpuIsNamed) {
+  const std::string base = std::string("simulate ") + kSpec +
+                           " --layout 1/32/4 --concurrency 8 --samples 0 --no-cap-check"
+                           " --no-partition-check";
+  CommandResult tight = Run(base + " --set engine.args.mem-fraction-static=0.9");
+  ASSERT_EQ(tight.exit_code, 0) << tight.err;
+  EXPECT_NE(tight.out.find("# PP1/TP32/EP4 at C=8: its batches outgrow the GPU (stage 0 peaks "
+                           "at 88,354 MiB of 85,651 MiB): SGLang runs out of memory there"),
+            std::string::npos)
+      << tight.out;
+  CommandResult roomy = Run(base);
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.err;
+  EXPECT_EQ(roomy.out.find("outgrow"), std::string::npos) << roomy.out;
+}
+
 // A PP > 1 layout is simulated again with the layer split that leaves its
 // tightest stage more memory (plan/partition.h), in the text, the JSON and
 // the page; --no-partition-check leaves it out.

@@ -2,9 +2,9 @@
 // SGLang server over real HTTP, for testing the harness without GPUs.
 // SGLang flags it does not model are accepted and shown in server_args.
 // Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a fault exit (--fault-exit-after,
-// --fault-exit-during-start, --fault-die-after-s, --fault-die-after-requests), a lost peer node or
-// a port that cannot be bound; 2 bad arguments, fault plan, model, hardware profile, calibration or
-// a layout SGLang rejects.
+// --fault-exit-during-start, --fault-die-after-s, --fault-die-after-requests), a stage whose
+// batches outgrow its GPU, a lost peer node or a port that cannot be bound; 2 bad arguments, fault
+// plan, model, hardware profile, calibration or a layout SGLang rejects.
 
 #include <fmt/format.h>
 

@@ -32,6 +32,9 @@ struct StageFootprint {
   double lm_head_mib = 0;
   int num_layers = 0;
   StageActivation activation;  // per rank, one prefill chunk at its peak
+  // The chunk `activation` was estimated for (memory/served.h re-estimates
+  // it for the batches a server has run).
+  ActivationShape activation_shape;
 };
 
 struct MemoryInputs {

@@ -4,5 +4,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/memory/activation.cc
   src/memory/memory_interval.cc
   src/memory/memory_model.cc
+  src/memory/served.cc
   src/memory/sglang_reserve.cc
   src/memory/state_pool.cc)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "memory/served.h"
 #include "memory/sglang_reserve.h"
 #include "plan/plan_internal.h"
 #include "plan/spec_hardware.h"
@@ -169,6 +170,10 @@ memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings
   } else if (pd.mode == "decode") {
     if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
     in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
+    // Nor does it run a prefill batch: the prompts' KV arrives prefilled, and
+    // its largest batch is one decode step of every running request (one
+    // token, and one logit row, each).
+    memory::EstimateActivationsFor(in, model, {in.chunked_prefill_size, in.chunked_prefill_size});
     in.request_table_extra_rows = PreAllocSlots(pd, e, layout.layout.dp);
     in.pd_decode = true;
   }

@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "memory/activation.h"
 #include "model/hf_config.h"
 #include "plan/spec_hardware.h"
 #include "spec/spec_parser.h"
@@ -167,17 +169,52 @@ TEST(Disaggregated, TheDecodeRequestTableHoldsThePreAllocationRows) {
 
 // Only a decode server raises its state pool for its pre-allocated requests
 // (memory_model_test.cc has the rule): the memory inputs say which it is.
-TEST(Disaggregated, OnlyTheDecodeServersMemoryIsPlannedAsADecodeServers) {
+// The one-prefill, three-decode deployment's memory inputs, each pool's as
+// predict builds them.
+struct PoolInputs {
+  model::ModelDesc model;
+  DisaggregatedPlan plan;
+  memory::MemoryInputs prefill, decode;
+};
+
+std::optional<PoolInputs> OnePrefillThreeDecodeInputs() {
   const Inputs in = InputsOf(kOnePrefillThreeDecode);
-  ASSERT_TRUE(in.ok);
+  if (!in.ok) return std::nullopt;
   const spec::Disaggregation& d = in.deployment;
-  const DisaggregatedPlan plan = PlanDisaggregated(in.spec, d, in.model, in.hw);
-  const memory::MemoryInputs decode = PoolMemoryInputs(
-      plan.decode.layout(), plan.decode.pd, PoolSpecOf(in.spec, d, d.decode), in.model, in.hw);
-  const memory::MemoryInputs prefill = PoolMemoryInputs(
-      plan.prefill.layout(), plan.prefill.pd, PoolSpecOf(in.spec, d, d.prefill), in.model, in.hw);
-  EXPECT_TRUE(decode.pd_decode);
-  EXPECT_FALSE(prefill.pd_decode);
+  PoolInputs out{in.model, PlanDisaggregated(in.spec, d, in.model, in.hw), {}, {}};
+  out.prefill = PoolMemoryInputs(out.plan.prefill.layout(), out.plan.prefill.pd,
+                                 PoolSpecOf(in.spec, d, d.prefill), in.model, in.hw);
+  out.decode = PoolMemoryInputs(out.plan.decode.layout(), out.plan.decode.pd,
+                                PoolSpecOf(in.spec, d, d.decode), in.model, in.hw);
+  return out;
+}
+
+TEST(Disaggregated, OnlyTheDecodeServersMemoryIsPlannedAsADecodeServers) {
+  const std::optional<PoolInputs> in = OnePrefillThreeDecodeInputs();
+  ASSERT_TRUE(in.has_value());
+  EXPECT_TRUE(in->decode.pd_decode);
+  EXPECT_FALSE(in->prefill.pd_decode);
+}
+
+// A decode server runs no prefill chunk: the prompts' KV arrives prefilled
+// (disaggregation/decode.py, the prebuilt batch runs no forward), and its
+// largest batch is one decode step of its 512 running requests. Its stages'
+// activations are that step's, not an 8,192-token chunk's; the prefill
+// server's stay its chunk's.
+TEST(Disaggregated, TheDecodeServersActivationsAreItsDecodeSteps) {
+  const std::optional<PoolInputs> in = OnePrefillThreeDecodeInputs();
+  ASSERT_TRUE(in.has_value());
+  const memory::MemoryInputs& decode = in->decode;
+  ASSERT_EQ(decode.stages.size(), 1u);
+  EXPECT_EQ(decode.stages[0].activation_shape.chunk_tokens, 512);
+  EXPECT_EQ(decode.stages[0].activation_shape.logit_rows, 512);
+  memory::ActivationShape chunk = decode.stages[0].activation_shape;
+  chunk.chunk_tokens = 8192;
+  chunk.logit_rows = 1;
+  const memory::StageActivation full = memory::EstimateStageActivation(in->model, chunk);
+  EXPECT_LT(decode.stages[0].activation.bytes, full.bytes / 4);
+  EXPECT_EQ(in->plan.decode.layout().memory.stages[0].activation_peak, "LM head logits");
+  EXPECT_EQ(in->prefill.stages[0].activation_shape.chunk_tokens, 16384);
 }
 
 // scheduler.py dispatch_event_loop runs event_loop_pp_disagg_prefill and

@@ -244,6 +244,7 @@ memory::MemoryInputs StageMemoryInputs(const LayoutPlan& plan, const spec::Spec&
     shape.chunk_tokens = in.chunked_prefill_size;
     shape.logit_rows = PrefillLogitRows(spec, in.chunked_prefill_size);
     f.activation = memory::EstimateStageActivation(model, shape);
+    f.activation_shape = shape;
     in.stages.push_back(f);
   }
   return in;

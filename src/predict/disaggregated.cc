@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "memory/served.h"
 #include "predict/point_parts.h"
 #include "workload/workload.h"
 
@@ -29,12 +30,15 @@ PdPoolModel BuildPoolModel(const plan::DisaggregatedPlan& plan, const plan::Pool
 }
 
 PoolPrediction PoolFiguresOf(const plan::PoolPlan& pool, const PointModel& m,
-                             const sim::PoolSim& sim, int64_t window_ns, double resident_ns) {
+                             const model::ModelDesc& model, const sim::PoolSim& sim,
+                             int64_t window_ns, double resident_ns) {
   PoolPrediction p;
   p.role = pool.role;
   p.servers = sim.servers;
   p.gpus = sim.servers * PoolServerGpus(pool.pool.layout);
   p.memory = m.memory;
+  p.served_memory = memory::PlanServedMemory(m.memory_inputs, model,
+                                             {sim.peak_batch_tokens, sim.peak_logit_rows});
   p.scheduler = m.scheduler;
   const double capacity_ns = static_cast<double>(std::max<int64_t>(window_ns, 1)) * sim.servers;
   double busy = 0;
@@ -130,10 +134,10 @@ DisaggregatedPrediction PredictDisaggregated(const plan::DisaggregatedPlan& plan
       *v /= completed;
     if (t.total() > 0) p.transfer_share_of_ttft = t.transfer_s / t.total();
   }
-  p.prefill =
-      PoolFiguresOf(plan.prefill, prefill.model, p.sim.prefill, p.sim.window_ns, prefill_resident);
-  p.decode =
-      PoolFiguresOf(plan.decode, decode.model, p.sim.decode, p.sim.window_ns, decode_resident);
+  p.prefill = PoolFiguresOf(plan.prefill, prefill.model, model, p.sim.prefill, p.sim.window_ns,
+                            prefill_resident);
+  p.decode = PoolFiguresOf(plan.decode, decode.model, model, p.sim.decode, p.sim.window_ns,
+                           decode_resident);
   const double prefill_load = p.prefill.busy_share;
   const double decode_load = p.decode.batch_fill;
   if (completed == 0 || std::max(prefill_load, decode_load) < 0.5)

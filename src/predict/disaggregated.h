@@ -26,8 +26,10 @@ namespace ppsearch::predict {
 struct PoolPrediction {
   std::string role;  // "prefill" | "decode"
   int servers = 0;
-  int gpus = 0;                    // all of the pool's servers
-  memory::MemoryPlan memory;       // one server's
+  int gpus = 0;               // all of the pool's servers
+  memory::MemoryPlan memory;  // one server's
+  // One server's once the point's batches have run (PointPrediction's).
+  memory::MemoryPlan served_memory;
   sim::SchedulerConfig scheduler;  // one server's (one DP rank's)
   // Busy share of the pool's GPUs over the window (mean over servers and
   // stages): how much of the pool the load keeps at work.

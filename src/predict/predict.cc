@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cost/decode_step.h"
+#include "memory/served.h"
 #include "memory/sglang_reserve.h"
 #include "plan/disaggregation.h"
 #include "predict/point_parts.h"
@@ -189,6 +190,8 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   // With a request rate the concurrency caps the requests in flight, as the
   // benchmark client's does (0: no cap).
   p.sim = sim::Simulate(m.scheduler, *m.cost, requests, w.concurrency, sim_options);
+  p.served_memory = memory::PlanServedMemory(m.memory_inputs, model,
+                                             {p.sim.peak_batch_tokens, p.sim.peak_logit_rows});
   p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
   for (const auto& s : p.sim.stages) {

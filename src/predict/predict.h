@@ -61,6 +61,10 @@ struct PointPrediction {
   stats::SampleMetrics metrics;
   sim::SimResult sim;
   memory::MemoryPlan memory;
+  // What the GPUs hold once the point's batches have run (memory/served.h):
+  // the pools as `memory` sizes them, the activations of the largest batch
+  // the simulation launched. A simulated engine's GPU snapshots show this.
+  memory::MemoryPlan served_memory;
   // Per stage: the peak's interval from the memory model's estimated terms
   // and its measured model form (memory/memory_interval.h).
   std::vector<memory::StagePeakInterval> memory_interval;

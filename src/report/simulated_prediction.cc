@@ -51,6 +51,44 @@ std::string BurstLine(const hardware::HardwareProfile& hw, const spec::Spec& spe
       hw.TensorBurstText(), FormatPercentRange(low, high));
 }
 
+// Per layout, the load points whose batches outgrow a GPU (the point's
+// served memory, memory/served.h): SGLang runs out of memory there, so
+// no run measures those figures.
+std::vector<std::string> OutOfMemoryLines(const hardware::HardwareProfile& hw,
+                                          const std::vector<SimulatedPoint>& points) {
+  std::vector<std::string> lines;
+  std::string label, loads, worst;
+  auto flush = [&] {
+    if (!label.empty())
+      lines.push_back(fmt::format(
+          "{} at {}: its batches outgrow the GPU ({}): SGLang runs out of memory there, so no "
+          "run measures these figures; `search` leaves the layout out and `run --engine sim` "
+          "fails its samples",
+          label, loads, worst));
+    label.clear();
+    loads.clear();
+  };
+  for (const auto& sp : points) {
+    const predict::PointPrediction& p = sp.point->prediction;
+    const memory::MemoryPlan& m = p.served_memory;
+    size_t stage = m.stages.size();
+    for (size_t s = 0; s < m.stages.size(); ++s)
+      if (m.stages[s].peak_mib > hw.memory_mib &&
+          (stage == m.stages.size() || m.stages[s].peak_mib > m.stages[stage].peak_mib))
+        stage = s;
+    const std::string layout = p.layout.Label();
+    if (layout != label) flush();
+    if (stage == m.stages.size()) continue;
+    label = layout;
+    loads += (loads.empty() ? "C=" : ", C=") + std::to_string(p.concurrency);
+    worst = fmt::format("stage {} peaks at {} MiB of {} MiB", stage,
+                        FormatThousands(std::llround(m.stages[stage].peak_mib)),
+                        FormatThousands(std::llround(hw.memory_mib)));
+  }
+  flush();
+  return lines;
+}
+
 // A decode figure of a point: which one, its unit in the JSON, and its
 // intervals where drawn.
 struct DecodeFigure {
@@ -479,6 +517,8 @@ std::string RenderSimulatedPrediction(const SimulatedPage& page) {
   if (const std::string line = decide::SteadyStateLine(Samples(page), "load point"); !line.empty())
     out += "# " + line + "\n";
   if (const std::string line = BurstLine(in.hardware, in.spec, page.points); !line.empty())
+    out += "# " + line + "\n";
+  for (const std::string& line : OutOfMemoryLines(in.hardware, page.points))
     out += "# " + line + "\n";
   if (intervals) out += "# " + IntervalMeaning(page.ensemble.members, page.ensemble.seed) + "\n";
   const std::vector<ResultRow> rows = Rows(page);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "predict/disaggregated.h"
 #include "run/sim_evidence.h"
@@ -103,16 +104,31 @@ Result<SampleOutput> DeploymentSample(const inputs::SearchInputs& in,
   for (size_t i = 0; i < out.records.size(); ++i) out.records[i].id = static_cast<int64_t>(i);
   StretchRecords(noise_factor, out.records);
   const std::vector<std::string> faults = InjectFaults(in.spec.sim, ctx.id, out.records);
+  // A pool whose batches outgrow a GPU dies of it, as SGLang's servers would;
+  // every request passes through both pools.
+  const std::optional<int> prefill_oom =
+      StageOutOfMemory(p.prefill.served_memory, in.hardware.memory_mib);
+  const std::optional<int> decode_oom =
+      StageOutOfMemory(p.decode.served_memory, in.hardware.memory_mib);
+  if (prefill_oom || decode_oom)
+    FailForOutOfMemory(prefill_oom ? *prefill_oom : *decode_oom, out.records);
   const std::time_t t0 = std::time(nullptr);
   evidence::BenchDisaggregation& bench = out.bench.disaggregation.emplace();
   for (const Pool pool : {Pool{d.prefill, p.prefill}, Pool{d.decode, p.decode}}) {
     const sglang_log::LogSetup setup = PoolLogSetup(in, pool);
+    const std::optional<int> oom = &pool.plan == &d.prefill ? prefill_oom : decode_oom;
     const int per_server = std::max(pool.nodes_per_server(), 1);
     for (size_t i = 0; i < pool.plan.hosts.size(); ++i) {
       const int node = static_cast<int>(i) % per_server;
       NodeEvidence ne;
       ne.host = pool.plan.hosts[i];
       ne.log = PoolNodeLog(in, pool, setup, node, t0);
+      // Each server's node of the stage that ran out of memory logs it.
+      if (oom && StageFirstNode(pool.plan.layout(), *oom) == node)
+        ne.log += sglang_log::FaultText(
+            "oom", setup, t0 + 1,
+            sglang_log::ScopePrefix(*oom, pool.plan.pool.layout.pp, 0, pool.plan.pool.layout.tp,
+                                    pool.plan.pool.layout.ep));
       // Failures surface on the first prefill server, as a crash there would.
       if (&pool.plan == &d.prefill && i == 0)
         for (const auto& fault : faults)
@@ -120,8 +136,8 @@ Result<SampleOutput> DeploymentSample(const inputs::SearchInputs& in,
               fault, setup, t0 + 1,
               sglang_log::ScopePrefix(0, pool.plan.pool.layout.pp, 0, pool.plan.pool.layout.tp,
                                       pool.plan.pool.layout.ep));
-      ne.gpu_csv = SimGpuCsv(ne.host, pool.predicted.memory, node, in.spec.cluster.gpus_per_node,
-                             pool.plan.pool.layout.tp, in.hardware);
+      ne.gpu_csv = SimGpuCsv(ne.host, pool.predicted.served_memory, node,
+                             in.spec.cluster.gpus_per_node, pool.plan.pool.layout.tp, in.hardware);
       out.nodes.push_back(std::move(ne));
     }
     bench.pools.push_back(PoolEvidence(pool, p, out.records));

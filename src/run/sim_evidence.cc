@@ -55,6 +55,33 @@ std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::
   return faults;
 }
 
+std::optional<int> StageOutOfMemory(const memory::MemoryPlan& served, double gpu_total_mib) {
+  for (size_t s = 0; s < served.stages.size(); ++s)
+    if (served.stages[s].peak_mib > gpu_total_mib) return static_cast<int>(s);
+  return std::nullopt;
+}
+
+void FailForOutOfMemory(int stage, std::vector<workload::RequestRecord>& records) {
+  for (auto& r : records) {
+    if (r.status == workload::RequestStatus::kNotSent) continue;
+    r.status = workload::RequestStatus::kStreamError;
+    r.http_status = 0;
+    r.first_token_ns = -1;
+    r.output_tokens = 0;
+    r.chunk_ns.clear();
+    r.error = fmt::format(
+        "the server closed the connection with no answer (simulated: stage {} ran out of GPU "
+        "memory)",
+        stage);
+  }
+}
+
+int StageFirstNode(const plan::LayoutPlan& plan, int stage) {
+  for (const auto& st : plan.stages)
+    if (st.pp_rank == stage && !st.nodes.empty()) return st.nodes.front();
+  return 0;
+}
+
 std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
                       int gpus_per_node, int tp, const hardware::HardwareProfile& hw) {
   std::vector<nvidia_smi::GpuMemory> gpus;
@@ -64,7 +91,8 @@ std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory,
     m.index = g;
     m.uuid = fmt::format("GPU-{:08x}-sim-{}-{}", NameHash(host) & 0xffffffff, host, g);
     m.name = hw.gpu_name;
-    m.used_mib = std::round(stage < memory.stages.size() ? memory.stages[stage].peak_mib : 0.0);
+    const double peak = stage < memory.stages.size() ? memory.stages[stage].peak_mib : 0.0;
+    m.used_mib = std::round(std::min(peak, hw.memory_mib));
     m.total_mib = hw.memory_mib;
     gpus.push_back(m);
   }

@@ -4,12 +4,14 @@
 // [sim] inject table plants, and the snapshot of a simulated node's GPUs.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "evidence/evidence.h"
 #include "hardware/hardware.h"
 #include "memory/memory_model.h"
+#include "plan/plan.h"
 #include "spec/spec.h"
 #include "workload/request_record.h"
 
@@ -31,9 +33,25 @@ void StretchRecords(double factor, std::vector<workload::RequestRecord>& records
 std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::SampleId& id,
                                       std::vector<workload::RequestRecord>& records);
 
+// The first stage whose peak, once the sample's batches have run
+// (PointPrediction::served_memory), passes the GPU's memory: SGLang's caching
+// allocator fails there with torch.OutOfMemoryError and the server dies.
+// nullopt when every stage fits.
+std::optional<int> StageOutOfMemory(const memory::MemoryPlan& served, double gpu_total_mib);
+
+// Every request of a sample whose server died of `stage`'s out-of-memory
+// fails as its client sees a dying server: the connection closes with no
+// answer. The simulation does not say when the largest batch ran, and a
+// server that dies mid-sample leaves no figure to rank either way.
+void FailForOutOfMemory(int stage, std::vector<workload::RequestRecord>& records);
+
+// The node, within its server, of `stage`'s first rank: where its error is logged.
+int StageFirstNode(const plan::LayoutPlan& plan, int stage);
+
 // nvidia-smi's CSV of a simulated node, `node` of its server (which stages'
-// ranks it holds): each GPU at its stage's planned peak (ranks stage by
-// stage, `tp` TP ranks each, as the planner numbers them).
+// ranks it holds): each GPU at its stage's peak in `memory` (ranks stage by
+// stage, `tp` TP ranks each, as the planner numbers them), never above the
+// GPU's total (a stage past it has run out of memory: StageOutOfMemory).
 std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
                       int gpus_per_node, int tp, const hardware::HardwareProfile& hw);
 

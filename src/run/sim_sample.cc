@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <optional>
 
 #include "predict/predict.h"
 #include "predict/search_points.h"
@@ -79,13 +80,19 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
   SampleOutput out;
   // A slower repeat stretches every timestamp: throughput scales by 1/f.
   const double f = NoiseFactor(spec_.sim, ctx.id);
-  // Every instance's requests, numbered across the sample.
-  for (size_t i = 0; i < each.size(); ++i)
-    for (workload::RequestRecord r : each[i].sim.records) {
+  // Every instance's requests, numbered across the sample. An instance whose
+  // batches outgrow a GPU dies of it, as SGLang's server would.
+  std::vector<std::optional<int>> out_of_memory;
+  for (size_t i = 0; i < each.size(); ++i) {
+    out_of_memory.push_back(StageOutOfMemory(each[i].served_memory, hw_.memory_mib));
+    std::vector<workload::RequestRecord> records = each[i].sim.records;
+    if (out_of_memory.back()) FailForOutOfMemory(*out_of_memory.back(), records);
+    for (workload::RequestRecord& r : records) {
       r.id = static_cast<int64_t>(out.records.size());
       r.instance = static_cast<int>(i);
       out.records.push_back(std::move(r));
     }
+  }
   StretchRecords(f, out.records);
   const std::vector<std::string> faults = InjectFaults(spec_.sim, ctx.id, out.records);
   const std::time_t t0 = std::time(nullptr);
@@ -103,6 +110,13 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
     NodeEvidence ne;
     ne.host = spec_.cluster.hosts[n].name;
     ne.log = NodeLog(spec_, *ctx.plan, each[instance], setup, node, t0);
+    // The stage that ran out of memory logs it on its first node.
+    if (const std::optional<int> stage = out_of_memory[instance];
+        stage && StageFirstNode(*ctx.plan, *stage) == node)
+      ne.log +=
+          sglang_log::FaultText("oom", setup, t0 + 1,
+                                sglang_log::ScopePrefix(*stage, ctx.plan->layout.pp, 0,
+                                                        ctx.plan->layout.tp, ctx.plan->layout.ep));
     // Failures surface on the node of the first stage, as a real crash would there.
     if (n == 0)
       for (const auto& fault : faults)
@@ -111,7 +125,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
             sglang_log::ScopePrefix(0, ctx.plan->layout.pp, 0, ctx.plan->layout.tp,
                                     ctx.plan->layout.ep));
     // `node`: within the instance (which stage's ranks it holds).
-    ne.gpu_csv = SimGpuCsv(ne.host, each[instance].memory, node, spec_.cluster.gpus_per_node,
+    ne.gpu_csv = SimGpuCsv(ne.host, each[instance].served_memory, node, spec_.cluster.gpus_per_node,
                            ctx.plan->layout.tp, hw_);
     out.nodes.push_back(std::move(ne));
   }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 
 #include "evidence/calibration_file.h"
 #include "inputs/search_inputs.h"
@@ -35,6 +38,27 @@ spec::ArgValue FloatArg(double v) {
   return a;
 }
 
+// A flag serve-sim does not parse, as a spec's [engine.args] would hold it:
+// a switch is true, a number its number, anything else its text.
+spec::ArgValue ExtraArg(const ExtraFlag& f) {
+  if (!f.value) {
+    spec::ArgValue a;
+    a.kind = spec::ArgValue::Kind::kBool;
+    a.bool_value = true;
+    a.text = "true";
+    return a;
+  }
+  const std::string& v = *f.value;
+  char* end = nullptr;
+  errno = 0;
+  const long long i = std::strtoll(v.c_str(), &end, 10);
+  if (!v.empty() && *end == '\0' && errno == 0) return IntArg(i);
+  errno = 0;
+  const double d = std::strtod(v.c_str(), &end);
+  if (!v.empty() && *end == '\0' && errno == 0 && std::isfinite(d)) return FloatArg(d);
+  return TextArg(v);
+}
+
 }  // namespace
 
 spec::Spec SpecFromArgs(const ServerArgs& args) {
@@ -62,6 +86,10 @@ spec::Spec SpecFromArgs(const ServerArgs& args) {
     s.engine.args.emplace_back("pp-max-micro-batch-size", IntArg(*args.pp_max_micro_batch_size));
   if (args.mem_fraction_static)
     s.engine.args.emplace_back("mem-fraction-static", FloatArg(*args.mem_fraction_static));
+  // The flags serve-sim does not serve itself still size SGLang's memory and
+  // scheduler (--disable-radix-cache sets the state pool's ratio, hence the
+  // request cap): the planner reads them as it reads a spec's.
+  for (const ExtraFlag& f : args.extra_flags) s.engine.args.emplace_back(f.name, ExtraArg(f));
   // A PD server's mode decides what memory it sets aside (predict's builder
   // reads it as it reads a disaggregated pool's).
   if (args.disaggregation_mode != "null") {
@@ -104,6 +132,7 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args) {
   }
   predict::PointModel point =
       predict::BuildPointModel(d->plan, d->spec, d->model, d->hw, d->calibration);
+  d->memory_inputs = point.memory_inputs;
   d->memory = point.memory;
   if (!d->memory.fits) return MakeError(d->memory.refusal);
   d->cost = std::move(point.cost);
@@ -121,7 +150,12 @@ std::vector<int> StagesOnNode(const Deployment& d, int node) {
   return stages;
 }
 
-std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d, int node) {
+memory::MemoryPlan ServedMemory(const Deployment& d, const memory::ServedBatches& served) {
+  return memory::PlanServedMemory(d.memory_inputs, d.model, served);
+}
+
+std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d,
+                                                 const memory::MemoryPlan& memory, int node) {
   std::vector<nvidia_smi::GpuMemory> gpus;
   for (const auto& r : d.plan.ranks) {
     if (r.node != node) continue;
@@ -130,7 +164,7 @@ std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d, int node) 
     // Stable, recognisably fake UUIDs: node and local index in the last group.
     g.uuid = fmt::format("GPU-5151a000-0000-4000-8000-{:06x}{:06x}", node, r.local_gpu);
     g.name = d.hw.gpu_name;
-    const auto& stages = d.memory.stages;
+    const auto& stages = memory.stages;
     if (r.pp_rank < static_cast<int>(stages.size()))
       g.used_mib = std::min(stages[r.pp_rank].peak_mib, d.hw.memory_mib);
     g.total_mib = d.hw.memory_mib;

@@ -13,6 +13,7 @@
 #include "cost/layout_cost.h"
 #include "hardware/hardware.h"
 #include "memory/memory_model.h"
+#include "memory/served.h"
 #include "model/model.h"
 #include "nvidia_smi/gpu_memory.h"
 #include "plan/plan.h"
@@ -29,6 +30,7 @@ struct Deployment {
   hardware::HardwareProfile hw;
   cost::Calibration calibration;
   plan::LayoutPlan plan;
+  memory::MemoryInputs memory_inputs;  // what `memory` was planned from
   memory::MemoryPlan memory;
   std::unique_ptr<cost::LayoutCostModel> cost;  // refers to model and hw above
   sim::SchedulerConfig scheduler;
@@ -50,8 +52,14 @@ Result<std::unique_ptr<Deployment>> BuildDeployment(const ServerArgs& args);
 // The pipeline stages with ranks on `node`, ascending.
 std::vector<int> StagesOnNode(const Deployment& d, int node);
 
-// What nvidia-smi would print for `node`'s GPUs under load: each rank's
-// predicted peak (memory model, its stage), the profile's total and name.
-std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d, int node);
+// The deployment's memory once it has run `served` (memory/served.h): the
+// pools as planned, the activations of those batches.
+memory::MemoryPlan ServedMemory(const Deployment& d, const memory::ServedBatches& served);
+
+// What nvidia-smi would print for `node`'s GPUs: each rank at its stage's
+// peak in `memory` (ServedMemory) but never above the GPU, the profile's
+// total and name.
+std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d,
+                                                 const memory::MemoryPlan& memory, int node);
 
 }  // namespace ppsearch::serve_sim

@@ -31,6 +31,34 @@ TEST(DeploymentTest, SpecDescribesTheLaunchArguments) {
   EXPECT_EQ(s.sweep.layouts[0].Label(), "PP2/TP4/EP1");
 }
 
+// The flags serve-sim does not serve itself still size SGLang's memory:
+// Kimi K3's state pool gives each request more slots with the radix cache
+// on than without (_calculate_mamba_ratio), so --disable-radix-cache, as
+// the K3 search passes it, admits more requests, and the planner reads it
+// as it reads a spec's [engine.args].
+TEST(DeploymentTest, FlagsItDoesNotServeStillSizeTheMemory) {
+  ServerArgs a;
+  a.model_path = "/models/kimi-k3";
+  a.model_config = std::string(PPSEARCH_SOURCE_DIR) + "/data/models/kimi-k3";
+  a.hardware = "rtx-6000d";
+  a.tp_size = 8;
+  a.pp_size = 4;
+  a.ep_size = 4;
+  a.nnodes = 4;
+  a.dist_init_addr = "127.0.0.1:25000";
+  a.extra_flags = {{"moe-a2a-backend", std::string("none")}, {"watchdog-timeout", "3600"}};
+  auto radix = BuildDeployment(a);
+  ASSERT_TRUE(radix.ok()) << radix.error().message;
+  a.extra_flags.push_back({"disable-radix-cache", std::nullopt});
+  const spec::Spec s = SpecFromArgs(a);
+  EXPECT_EQ(s.engine.ArgInt("watchdog-timeout"), 3600);
+  EXPECT_EQ(s.engine.ArgString("moe-a2a-backend"), "none");
+  auto chunk = BuildDeployment(a);
+  ASSERT_TRUE(chunk.ok()) << chunk.error().message;
+  EXPECT_GT((*radix)->memory.state_slots_per_request, (*chunk)->memory.state_slots_per_request);
+  EXPECT_GT((*chunk)->memory.max_running_requests, (*radix)->memory.max_running_requests);
+}
+
 // The variables SGLang reads that the model follows reach a simulated
 // server's plan as they reach SGLang's: its environment's layer split
 // splits its stages.
@@ -65,11 +93,19 @@ TEST(DeploymentTest, TwoNodesHoldOneStageEach) {
   EXPECT_GT(dep.memory.max_total_tokens, 0);
   EXPECT_EQ(dep.pp_max_micro_batch_size, std::max(dep.memory.max_running_requests / 2, 1));
 
-  auto gpus = NodeGpuMemory(dep, 1);
+  // After a full chunk whose prompts all end in it, the GPUs hold what the
+  // plan's peak holds at most; before any batch, less (no activations).
+  const int64_t chunk = dep.memory_inputs.stages[1].activation_shape.chunk_tokens;
+  const memory::MemoryPlan full = ServedMemory(dep, {chunk, chunk});
+  auto gpus = NodeGpuMemory(dep, full, 1);
   ASSERT_EQ(gpus.size(), 4u);
   EXPECT_EQ(gpus[0].name, "NVIDIA RTX 6000D");
   EXPECT_DOUBLE_EQ(*gpus[0].total_mib, 85651);
-  EXPECT_NEAR(*gpus[3].used_mib, dep.memory.stages[1].peak_mib, 1e-9);
+  EXPECT_NEAR(*gpus[3].used_mib, full.stages[1].peak_mib, 1e-9);
+  const memory::MemoryPlan idle = ServedMemory(dep, {});
+  EXPECT_EQ(idle.max_total_tokens, dep.memory.max_total_tokens);  // the pools stay
+  EXPECT_DOUBLE_EQ(idle.stages[1].activation_mib, 0);
+  EXPECT_LT(*NodeGpuMemory(dep, idle, 1)[3].used_mib, *gpus[3].used_mib);
   // What /gpu_memory serves reads back through the nvidia-smi parser.
   auto parsed = nvidia_smi::ParseGpuMemoryCsv(nvidia_smi::FormatGpuMemoryCsv(gpus));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;

@@ -159,7 +159,9 @@ void SimServer::HandleFollower(const Call& call) {
 }
 
 void SimServer::HandleGpuMemory(const Call& call) {
-  call->Reply(200, "text/csv", nvidia_smi::FormatGpuMemoryCsv(NodeGpuMemory(*d_, args_.node_rank)));
+  call->Reply(200, "text/csv",
+              nvidia_smi::FormatGpuMemoryCsv(
+                  NodeGpuMemory(*d_, ServedMemory(*d_, served()), args_.node_rank)));
 }
 
 void SimServer::HandleModels(const Call& call) {

@@ -58,10 +58,14 @@ void SendAll(int fd, const std::string& s) {
 }
 
 // Blocks until the peer closes or errors (or `closing` is set); calls
-// `on_line` at each whole line the peer sends.
+// `on_line` at each whole line the peer sends, without its newline.
 void WaitForDrop(int fd, const std::atomic<bool>& closing,
-                 const std::function<void()>& on_line = {}) {
+                 const std::function<void(const std::string&)>& on_line = {}) {
+  // Longer than any line node 0 sends; a peer that sends more is cut off
+  // rather than let the line grow.
+  constexpr size_t kMaxLine = 256;
   char buf[64];
+  std::string line;
   while (!closing) {
     pollfd p{fd, POLLIN, 0};
     int r = ::poll(&p, 1, 100);
@@ -69,8 +73,15 @@ void WaitForDrop(int fd, const std::atomic<bool>& closing,
     if (r == 0) continue;
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
     if (n <= 0) return;
-    for (ssize_t i = 0; i < n; ++i)
-      if (buf[i] == '\n' && on_line) on_line();
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') {
+        line.push_back(buf[i]);
+        if (line.size() > kMaxLine) return;
+        continue;
+      }
+      if (on_line) on_line(line);
+      line.clear();
+    }
   }
 }
 
@@ -148,6 +159,11 @@ void NodeGroupLeader::Answered(int answered) {
     if (at == answered) SendAll(fd, fmt::format("ANSWERED {}\n", answered));
 }
 
+void NodeGroupLeader::Tell(const std::string& line) {
+  std::lock_guard lock(mu_);
+  for (int fd : fds_) SendAll(fd, line + "\n");
+}
+
 void NodeGroupLeader::Close() {
   if (closing_.exchange(true)) return;
   {
@@ -164,7 +180,7 @@ NodeGroupFollower::~NodeGroupFollower() { Close(); }
 
 Status NodeGroupFollower::Join(const std::string& host, int port, int rank, int nnodes,
                                double timeout_s, std::function<void()> on_lost, int notify_at,
-                               std::function<void()> on_answered) {
+                               std::function<void(const std::string&)> on_line) {
   sockaddr_in addr{};
   if (!Resolve(host, port, &addr))
     return MakeError(fmt::format("--dist-init-addr {}:{}: cannot resolve '{}'", host, port, host));
@@ -178,11 +194,10 @@ Status NodeGroupFollower::Join(const std::string& host, int port, int rank, int 
       std::string reply;
       if (ReadLine(fd, &reply, 5000) && reply == "OK") {
         fd_ = fd;
-        monitor_ =
-            std::thread([this, on_lost = std::move(on_lost), on_answered = std::move(on_answered)] {
-              WaitForDrop(fd_, closing_, on_answered);
-              if (!closing_ && on_lost) on_lost();
-            });
+        monitor_ = std::thread([this, on_lost = std::move(on_lost), on_line = std::move(on_line)] {
+          WaitForDrop(fd_, closing_, on_line);
+          if (!closing_ && on_lost) on_lost();
+        });
         return Status::Ok();
       }
       ::close(fd);

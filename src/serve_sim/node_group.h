@@ -6,7 +6,10 @@
 // connection is how either side learns that the other died (as NCCL would
 // report a remote process exiting). A node may ask, as it joins, to be told
 // when node 0 has answered N requests ("PPSEARCH-JOIN k nnodes N"); node 0
-// then sends it one line, "ANSWERED N" (--fault-die-after-requests).
+// then sends it one line, "ANSWERED N" (--fault-die-after-requests). Node 0
+// tells every node, "SERVED tokens logit_rows", each time its largest batch
+// grows: the other stages' activations follow node 0's batches
+// (memory/served.h), as their GPU memory does in a real deployment.
 
 #include <atomic>
 #include <functional>
@@ -30,6 +33,8 @@ class NodeGroupLeader {
   bool all_joined() const { return joined() == nnodes_ - 1; }
   // Node 0 has answered `answered` requests: tells the nodes that asked for it.
   void Answered(int answered);
+  // Sends `line` (no newline) to every joined node.
+  void Tell(const std::string& line);
   void Close();
 
  private:
@@ -51,12 +56,13 @@ class NodeGroupFollower {
  public:
   ~NodeGroupFollower();
   // Connects to node 0 (retrying until `timeout_s`, as nodes start in any
-  // order) and joins as `rank`; then calls `on_lost()` if the connection
-  // drops and, with `notify_at` > 0, `on_answered()` once node 0 has
-  // answered that many requests.
+  // order) and joins as `rank`, asking with `notify_at` > 0 to be told when
+  // node 0 has answered that many requests; then calls `on_line(line)` at
+  // each line node 0 sends (without its newline) and `on_lost()` if the
+  // connection drops.
   Status Join(const std::string& host, int port, int rank, int nnodes, double timeout_s,
               std::function<void()> on_lost, int notify_at = 0,
-              std::function<void()> on_answered = {});
+              std::function<void(const std::string&)> on_line = {});
   void Close();
 
  private:

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
+#include <sstream>
 #include <thread>
 
 #include "launch/process.h"
@@ -103,14 +105,64 @@ void SimServer::StopHttp() {
 
 void SimServer::RegisterGpus() {
   if (args_.gpu_state_dir.empty()) return;
+  const memory::MemoryPlan memory = ServedMemory(*d_, served());
   GpuRegistration r;
   r.pid = static_cast<int>(::getpid());
   r.start_ticks = launch::ProcessStartTicks(::getpid()).value_or(0);
   r.process_name = "ppsearch serve-sim";
   r.node_rank = args_.node_rank;
-  r.gpus = NodeGpuMemory(*d_, args_.node_rank);
+  r.gpus = NodeGpuMemory(*d_, memory, args_.node_rank);
+  std::vector<double> mib;
+  for (const auto& g : r.gpus) mib.push_back(g.used_mib.value_or(0));
+  std::lock_guard lock(served_mu_);
+  // nvidia-smi shows whole MiB: a batch that moves no GPU by one is not written.
+  if (!registered_mib_.empty() && mib == registered_mib_) return;
+  registered_mib_ = mib;
   if (Status st = gpu_registry_.Register(r); !st.ok())
     log_->Info("Cannot register GPU memory in --gpu-state-dir: " + st.error().message);
+}
+
+memory::ServedBatches SimServer::served() const {
+  std::lock_guard lock(served_mu_);
+  return served_;
+}
+
+void SimServer::OnServed(const memory::ServedBatches& served) {
+  {
+    std::lock_guard lock(served_mu_);
+    if (served.tokens <= served_.tokens && served.logit_rows <= served_.logit_rows) return;
+    served_.tokens = std::max(served_.tokens, served.tokens);
+    served_.logit_rows = std::max(served_.logit_rows, served.logit_rows);
+  }
+  const memory::MemoryPlan memory = ServedMemory(*d_, this->served());
+  for (int stage : StagesOnNode(*d_, args_.node_rank)) {
+    if (stage >= static_cast<int>(memory.stages.size()) ||
+        memory.stages[stage].peak_mib <= d_->hw.memory_mib || shutting_down())
+      continue;
+    const sglang_log::LogSetup setup = LogSetupFor(*d_);
+    log_->Raw(
+        sglang_log::FaultText("oom", setup, std::time(nullptr),
+                              ScopePrefix(stage, setup.pp_size, 0, setup.tp_size, setup.ep_size)));
+    Shutdown(ServeOutcome::kDied,
+             fmt::format("node {} ran out of GPU memory: stage {} needs {:.0f} MiB of the GPU's "
+                         "{:.0f} MiB once it has run batches of {} tokens and {} logit row{}",
+                         args_.node_rank, stage, memory.stages[stage].peak_mib, d_->hw.memory_mib,
+                         served.tokens, served.logit_rows, served.logit_rows == 1 ? "" : "s"));
+    return;
+  }
+  RegisterGpus();
+}
+
+void SimServer::OnLeaderLine(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  in >> word;
+  if (word == "ANSWERED") {
+    DieAfterRequests();
+    return;
+  }
+  memory::ServedBatches served;
+  if (word == "SERVED" && in >> served.tokens >> served.logit_rows) OnServed(served);
 }
 
 ServeResult SimServer::Run(const std::atomic<bool>& stop_requested) {
@@ -132,7 +184,10 @@ ServeResult SimServer::Run(const std::atomic<bool>& stop_requested) {
   const double leak_s = args_.fault.leak_gpu_s;
   if (leak_s > 0 && !args_.gpu_state_dir.empty())
     log_->Info(fmt::format("GPU memory stays held {} s after exit (--fault-leak-gpu-s).", leak_s));
-  gpu_registry_.Release(leak_s > 0 ? UnixNowS() + leak_s : 0);
+  {
+    std::lock_guard lock(served_mu_);
+    gpu_registry_.Release(leak_s > 0 ? UnixNowS() + leak_s : 0);
+  }
   return r;
 }
 
@@ -215,7 +270,7 @@ ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
               "was a network error). Exiting.");
           Shutdown(ServeOutcome::kNodeLost, "node 0 left the deployment");
         },
-        args_.fault.die_after_requests, [this] { DieAfterRequests(); });
+        args_.fault.die_after_requests, [this](const std::string& line) { OnLeaderLine(line); });
     if (!st.ok()) {
       Shutdown(ServeOutcome::kStartupFailed, st.error().message);
     } else {
@@ -245,6 +300,19 @@ ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
 }
 
 void SimServer::OnBatch(const sim::BatchLaunch& launch) {
+  LogBatch(launch);
+  // SGLang logs a batch as it schedules it, then runs it: the memory it
+  // takes comes after its line.
+  const memory::ServedBatches now = served();
+  if (launch.new_tokens > now.tokens || launch.logit_rows > now.logit_rows) {
+    const memory::ServedBatches grown{std::max(now.tokens, launch.new_tokens),
+                                      std::max(now.logit_rows, launch.logit_rows)};
+    if (args_.nnodes > 1) leader_.Tell(fmt::format("SERVED {} {}", grown.tokens, grown.logit_rows));
+    OnServed(grown);
+  }
+}
+
+void SimServer::LogBatch(const sim::BatchLaunch& launch) {
   const std::string line = batch_logger_.Line(launch);
   if (line.empty()) return;
   if (!launch.is_prefill) {

@@ -135,6 +135,14 @@ class SimServer {
   bool InjectRequestFault(int seq, const Call& call);
   void OnRequestDone();
   void OnBatch(const sim::BatchLaunch& launch);
+  void LogBatch(const sim::BatchLaunch& launch);
+  // A batch larger than any before, node 0's own or told by node 0: from
+  // now on this node's GPUs hold its activations. Re-registers them; a
+  // stage of this node that no longer fits dies of it, as SGLang's would.
+  void OnServed(const memory::ServedBatches& served);
+  // A line node 0 sent a node >= 1 (node_group.h).
+  void OnLeaderLine(const std::string& line);
+  memory::ServedBatches served() const;
 
   ServerArgs args_;
   std::unique_ptr<Deployment> d_;
@@ -163,6 +171,11 @@ class SimServer {
   std::mutex mu_;
   std::condition_variable cv_;
   ServeResult result_;
+  // The largest batches the deployment has run (memory/served.h), and the
+  // peak of this node's GPUs last registered, whole MiB.
+  mutable std::mutex served_mu_;
+  memory::ServedBatches served_;
+  std::vector<double> registered_mib_;
 
   // A PD server's requests in flight between the two servers (loop thread
   // only): a prefill server's by bootstrap room, a decode server's fetches.

@@ -94,6 +94,24 @@ TEST(EngineTest, SingleRequestTtftIsSumOfChunks) {
   EXPECT_EQ(r.records[0].output_tokens, 1);
 }
 
+// What a server's activations follow (memory/served.h): the largest batch
+// in tokens and in the sequences it computes logits for. Long prompts fill
+// the chunk and end one per batch; 64 prompts of 300 tokens fill a chunk
+// too, and their decode steps, a row for each running request, have the
+// most rows; one short prompt alone is a batch of its own length.
+TEST(EngineTest, TheLargestBatchIsCountedInTokensAndLogitRows) {
+  LinearCost cost(1, 1000);
+  const SimResult longer = Simulate(Config(1, 8192), cost, Requests(4, 16000, 1), 4);
+  EXPECT_EQ(longer.peak_batch_tokens, 8192);
+  EXPECT_EQ(longer.peak_logit_rows, 1);
+  const SimResult shorter = Simulate(Config(1, 8192), cost, Requests(64, 300, 16), 64);
+  EXPECT_EQ(shorter.peak_batch_tokens, 8192);
+  EXPECT_EQ(shorter.peak_logit_rows, 64);  // a decode step of all 64
+  const SimResult one = Simulate(Config(1, 8192), cost, Requests(1, 300, 1), 1);
+  EXPECT_EQ(one.peak_batch_tokens, 300);
+  EXPECT_EQ(one.peak_logit_rows, 1);
+}
+
 TEST(EngineTest, ChunksOfOneRequestOverlapAcrossStages) {
   // PP2, each stage 0.5 us/token. Chunk 2 runs on stage 0 (4096..8000 us)
   // while chunk 1 runs on stage 1 (4096..8192 us); chunk 2 then follows on

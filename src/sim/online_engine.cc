@@ -233,6 +233,7 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
       info.new_tokens += e.extend_tokens;
       if (b.is_prefill && e.prefix_tokens == 0) ++info.new_seqs;
       if (b.is_prefill) info.cached_tokens += e.prefix_tokens;
+      if (!b.is_prefill || e.last_chunk) ++info.logit_rows;
     }
   };
   if (batch.dp_ranks.empty()) count(batch);
@@ -264,6 +265,7 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
       gpu_free_ns_[s] = arrive;
     }
   }
+  NoteBatchSize(info.new_tokens, info.logit_rows);
   last_launch_ns_ = launch_ns;
   ++counters_.micro_batches;
   (batch.is_prefill ? counters_.prefill_batches : counters_.decode_batches)++;
@@ -271,6 +273,11 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
   slots_[slot].batch = std::move(batch);
   slots_[slot].active = true;
   listener_->OnBatchLaunched(info);
+}
+
+void OnlineEngine::NoteBatchSize(int64_t tokens, int64_t logit_rows) {
+  counters_.peak_batch_tokens = std::max(counters_.peak_batch_tokens, tokens);
+  counters_.peak_logit_rows = std::max(counters_.peak_logit_rows, logit_rows);
 }
 
 void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch,

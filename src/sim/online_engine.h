@@ -29,6 +29,9 @@ struct BatchLaunch {
   int running_requests = 0;    // holding a request-pool slot after the launch
   int queued_requests = 0;     // arrived, not yet admitted
   int64_t kv_tokens_used = 0;  // after the launch
+  // Sequences the batch computes logits for: a prefill batch's prompts that
+  // end in it, a decode batch's every sequence.
+  int64_t logit_rows = 0;
 };
 
 // Receives results as simulated time reaches them. `request` is the ticket
@@ -56,6 +59,9 @@ struct EngineCounters {
   int64_t carried_prices = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
+  // The largest batch launched, in tokens and in logit rows (memory/served.h).
+  int64_t peak_batch_tokens = 0;
+  int64_t peak_logit_rows = 0;
 };
 
 class OnlineEngine {
@@ -178,6 +184,7 @@ class OnlineEngine {
   void ContinueOrSleep(int64_t t);
   void Launch(int slot, MicroBatch batch, int64_t launch_ns);
   void Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch, int slot);
+  void NoteBatchSize(int64_t tokens, int64_t logit_rows);
   void AddStageTime(int stage, const StageTime& st);
 
   const SchedulerConfig config_;
