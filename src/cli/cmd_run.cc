@@ -45,9 +45,20 @@
 namespace ppsearch::cli {
 namespace {
 
+// SIGINT or SIGTERM: the sample running ends within a fraction of a
+// second (its waits watch this flag), its servers are stopped, and the run
+// exits as interrupted (3). A batch scheduler's SIGKILL after its grace
+// period would otherwise leave the servers on their nodes.
 std::atomic<bool> g_run_stop{false};
 
-void OnRunStopSignal(int) { g_run_stop = true; }
+void OnRunStopSignal(int) {
+  // The first signal says what the wait that follows is; write(2) is safe here.
+  if (!g_run_stop.exchange(true)) {
+    static constexpr char kNote[] =
+        "\ninterrupted: stopping the current sample and any servers it started\n";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
+  }
+}
 
 struct RunCliOptions {
   SpecOptions spec;

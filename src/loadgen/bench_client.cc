@@ -95,8 +95,8 @@ Status FlushCache(const BenchOptions& o, const std::string& server) {
   for (int attempt = 0; attempt <= static_cast<int>(kFlushRetryS * 1000 / kFlushRetryMs);
        ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFlushRetryMs));
-    PPS_ASSIGN_OR_RETURN(response,
-                         PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000), o.api_key));
+    PPS_ASSIGN_OR_RETURN(response, PostEmpty(url, static_cast<int64_t>(o.timeout_s * 1000),
+                                             o.api_key, o.abort_check));
     if (response.http_status != 400) break;
   }
   if (response.http_status != 200) {

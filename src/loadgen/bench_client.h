@@ -51,9 +51,10 @@ struct BenchOptions {
   bool flush_cache = false;  // POST /flush_cache after warm-up, before the sample
   double timeout_s = 600;    // per request, from send to the end of the stream
   PromptParams prompt;       // seed and id range of the prompts
-  // Polled during the sample; a non-empty reason stops it at once (a node
-  // died, the sample's deadline passed). Requests in flight become stream
-  // errors "aborted: <reason>", the rest stay not_sent.
+  // Polled during warm-up, the cache flush and the sample (at least every
+  // 100 ms); a non-empty reason stops it at once (a node died, the sample's
+  // deadline passed, an interrupt). Requests in flight become stream errors
+  // "aborted: <reason>", the rest stay not_sent; a flush fails.
   std::function<std::string()> abort_check;
   // Record every token chunk's arrival (RequestRecord::chunk_gaps_us); off,
   // records keep TTFT and end only. On for every measurement; the client

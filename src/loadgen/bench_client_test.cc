@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -234,6 +235,47 @@ TEST(BenchClientTest, ServerThatNeverAnswersTimesOutAndTheLoopGoesOn) {
     }
   }
   EXPECT_EQ(timeouts, 3);
+}
+
+// An interrupt must not wait for a server that holds a call open: the
+// readiness probe, the version query and the cache flush end as soon as
+// their abort check answers, not at their timeout.
+TEST(BenchClientTest, ACallTheServerHoldsOpenEndsWhenItsAbortCheckAnswers) {
+  std::atomic<int> held{0};
+  auto server = StartServer([&](const ScriptedRequest& req) {
+    ScriptedResponse r = NativeAnswer(req, 0);
+    if (req.path != "/generate") {
+      ++held;
+      r.pieces.clear();
+      r.end = ScriptedResponse::End::kHang;
+    }
+    return r;
+  });
+  // Answers once the server holds a call: the call was waiting by then.
+  const auto interrupted = [&]() -> std::string { return held > 0 ? "interrupted" : ""; };
+  int64_t start = SteadyNowNs();
+  Result<SimpleResponse> got =
+      Get(server->url() + "/health_generate", 10'000, 2048, "", interrupted);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().message, "GET " + server->url() + "/health_generate aborted: interrupted");
+  EXPECT_LT((SteadyNowNs() - start) * 1e-9, 2.0) << "the 10 s timeout";
+
+  held = 0;
+  BenchOptions o = Options(*server, 2, 1);
+  o.timeout_s = 10;
+  o.flush_cache = true;
+  o.abort_check = interrupted;
+  start = SteadyNowNs();
+  Result<BenchResult> bench = RunBench(o);
+  ASSERT_FALSE(bench.ok());
+  EXPECT_EQ(bench.error().message, "POST " + server->url() + "/flush_cache aborted: interrupted");
+  EXPECT_LT((SteadyNowNs() - start) * 1e-9, 2.0) << "the 10 s timeout";
+
+  // A check that never answers changes nothing.
+  Result<SimpleResponse> plain =
+      PostEmpty(server->url() + "/flush_cache", 200, "", [] { return std::string(); });
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.error().message.find("failed: "), std::string::npos) << plain.error().message;
 }
 
 TEST(BenchClientTest, PromptLengthMismatchIsFlaggedNotFailed) {

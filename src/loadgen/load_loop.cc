@@ -364,8 +364,46 @@ Result<LoopOutput> MultiLoop::Run(const std::vector<LoopRequest>& requests) {
   return out;
 }
 
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+
+// One transfer to its end, as curl_easy_perform, but asking `abort_check`
+// at least every kMaxWaitMs: a blocking perform would not notice an
+// interrupt for the whole timeout. A non-empty answer ends the transfer
+// (CURLE_ABORTED_BY_CALLBACK) with that reason in `why`.
+CURLcode PerformAbortable(CURL* easy, const std::function<std::string()>& abort_check,
+                          std::string& why) {
+  if (!abort_check) return curl_easy_perform(easy);
+  std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
+  if (!multi || curl_multi_add_handle(multi.get(), easy) != CURLM_OK) return CURLE_FAILED_INIT;
+  CURLcode code = CURLE_OK;
+  for (;;) {
+    why = abort_check();
+    if (!why.empty()) {
+      code = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    int running = 0;
+    if (curl_multi_perform(multi.get(), &running) != CURLM_OK) {
+      code = CURLE_FAILED_INIT;
+      break;
+    }
+    if (running == 0) {
+      int queued = 0;
+      const CURLMsg* msg = curl_multi_info_read(multi.get(), &queued);
+      code = msg != nullptr && msg->msg == CURLMSG_DONE ? msg->data.result : CURLE_FAILED_INIT;
+      break;
+    }
+    curl_multi_poll(multi.get(), nullptr, 0, kMaxWaitMs, nullptr);
+  }
+  curl_multi_remove_handle(multi.get(), easy);
+  return code;
+}
+
 Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool post,
-                              size_t max_body_bytes, const std::string& api_key) {
+                              size_t max_body_bytes, const std::string& api_key,
+                              const std::function<std::string()>& abort_check) {
   InitCurlOnce();
   EasyHandle easy(curl_easy_init());
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
@@ -394,7 +432,10 @@ Result<SimpleResponse> Simple(const std::string& url, int64_t timeout_ms, bool p
   curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
-  const CURLcode code = curl_easy_perform(easy.get());
+  std::string aborted;
+  const CURLcode code = PerformAbortable(easy.get(), abort_check, aborted);
+  if (!aborted.empty())
+    return MakeError(std::string(post ? "POST " : "GET ") + ShownUrl(url) + " aborted: " + aborted);
   if (code != CURLE_OK) {
     return MakeError(std::string(post ? "POST " : "GET ") + ShownUrl(url) + " failed: " +
                      (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code)));
@@ -439,13 +480,15 @@ Status ProbeConnect(const std::string& url, int64_t timeout_ms) {
 }
 
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms,
-                                 const std::string& api_key) {
-  return Simple(url, timeout_ms, /*post=*/true, kErrorBodyBytes, api_key);
+                                 const std::string& api_key,
+                                 const std::function<std::string()>& abort_check) {
+  return Simple(url, timeout_ms, /*post=*/true, kErrorBodyBytes, api_key, abort_check);
 }
 
 Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes,
-                           const std::string& api_key) {
-  return Simple(url, timeout_ms, /*post=*/false, max_body_bytes, api_key);
+                           const std::string& api_key,
+                           const std::function<std::string()>& abort_check) {
+  return Simple(url, timeout_ms, /*post=*/false, max_body_bytes, api_key, abort_check);
 }
 
 }  // namespace ppsearch::loadgen

@@ -57,13 +57,17 @@ struct SimpleResponse {
   int http_status = 0;
   std::string body;
 };
-// A non-empty `api_key` is sent as "Authorization: Bearer <key>".
+// A non-empty `api_key` is sent as "Authorization: Bearer <key>". An
+// `abort_check` is asked at least every 100 ms while the call waits; a
+// non-empty answer ends it at once as an Error "... aborted: <answer>".
 Result<SimpleResponse> PostEmpty(const std::string& url, int64_t timeout_ms,
-                                 const std::string& api_key = "");
-// A small blocking GET; an Error when no HTTP answer came (refused, timeout).
-// The body is kept up to `max_body_bytes`.
+                                 const std::string& api_key = "",
+                                 const std::function<std::string()>& abort_check = {});
+// A small blocking GET; an Error when no HTTP answer came (refused, timeout,
+// aborted as PostEmpty). The body is kept up to `max_body_bytes`.
 Result<SimpleResponse> Get(const std::string& url, int64_t timeout_ms, size_t max_body_bytes = 2048,
-                           const std::string& api_key = "");
+                           const std::string& api_key = "",
+                           const std::function<std::string()>& abort_check = {});
 
 int64_t SteadyNowNs();
 

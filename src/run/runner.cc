@@ -194,7 +194,14 @@ Status RecoverRunDir(const evidence::RunPaths& paths, const RunOptions& o, const
                          StopLeftoverServers(paths, *o.launcher, spec.lifecycle.stop_grace_s,
                                              spec.lifecycle.host_timeout_s));
     for (const auto& line : stopped) say(line);
-    if (!stopped.empty()) engine.ServersStoppedElsewhere();
+    // An interrupted sample's process stopped its servers just before it
+    // exited, without waiting for their GPU memory: wait as for servers
+    // stopped here.
+    PPS_ASSIGN_OR_RETURN(auto states, evidence::ReadManifest(paths));
+    bool interrupted = false;
+    for (const auto& [sample, state] : states)
+      interrupted = interrupted || state == SampleState::kInterrupted;
+    if (!stopped.empty() || interrupted) engine.ServersStoppedElsewhere();
   } else {
     PPS_ASSIGN_OR_RETURN(auto left, evidence::LoadServerStates(paths));
     if (!left.empty())
@@ -281,7 +288,8 @@ class SampleRunner {
         run_id_(std::filesystem::path(run.dir).filename().string()),
         start_(std::chrono::steady_clock::now()) {}
 
-  // False when a stop was asked for before the sample began.
+  // False when the run is to stop: a stop was asked for before the sample
+  // began, or it cut the sample short.
   Result<bool> Run(const evidence::SampleId& id, bool next_same_layout) {
     PPS_RETURN_IF_ERROR(run_.lock->StillThere());
     if (o_.stop != nullptr && o_.stop->load()) return false;
@@ -297,10 +305,19 @@ class SampleRunner {
                       &paths,
                       run_id_,
                       next_same_layout,
-                      id.layout.disaggregated() ? o_.deployment : nullptr};
+                      id.layout.disaggregated() ? o_.deployment : nullptr,
+                      o_.stop};
     Result<SampleOutput> out = engine_.Run(ctx);
     // A run directory deleted during the sample: stop rather than recreate it.
     PPS_RETURN_IF_ERROR(run_.lock->StillThere());
+    if (out.ok() && out->interrupted) {
+      // Neither a measurement nor a failure of the layout: nothing of it is
+      // written but this line, and a resume runs it again (only "completed"
+      // counts as done). Its streamed logs stay in live/ for the resume to keep.
+      PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kInterrupted,
+                                                   {{"detail", redact_.Apply(out->detail)}}));
+      return false;
+    }
     if (out.ok()) out->detail = redact_.Apply(out->detail);  // quotes server logs
     if (!out.ok()) {
       // Evidence collected so far stays; the sample is marked failed and the sweep goes on.
@@ -318,7 +335,7 @@ class SampleRunner {
     ++outcome_.completed;
     ++ran_;
     PPS_RETURN_IF_ERROR(CheckRepeatedPreflight(id, v));
-    if (o_.pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o_.pace_ms));
+    Pace();
     return true;
   }
 
@@ -331,6 +348,15 @@ class SampleRunner {
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     if (ran_ > 0 && !o_.next_samples) p.eta_s = p.elapsed_s / ran_ * (outcome_.total - p.done);
     progress_(p);
+  }
+
+  // --pace-ms after a sample, in short sleeps: an interrupt during the
+  // pause ends the run at once.
+  void Pace() const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.pace_ms);
+    while (std::chrono::steady_clock::now() < until && !(o_.stop != nullptr && o_.stop->load()))
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          until - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
   }
 
   // The same failed preflight twice in a row will not go away by itself.

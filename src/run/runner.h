@@ -20,15 +20,17 @@
 namespace ppsearch::run {
 
 struct RunOptions {
-  std::string spec_path;                    // as the user gave it
-  std::vector<std::string> overrides;       // --set values
-  std::string command_line;                 // recorded for "how to reproduce"
-  std::string calibration_json;             // the calibration file's text ("" for none)
-  std::vector<evidence::RunInput> inputs;   // run.json's `inputs` (a new run's)
-  std::string resume_dir;                   // "" for a new run
-  std::string run_id;                       // "" for <name>-<UTC time>; ignored with resume_dir
-  int pace_ms = 0;                          // sleep after each sample (demos, interruption tests)
-  const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM
+  std::string spec_path;                   // as the user gave it
+  std::vector<std::string> overrides;      // --set values
+  std::string command_line;                // recorded for "how to reproduce"
+  std::string calibration_json;            // the calibration file's text ("" for none)
+  std::vector<evidence::RunInput> inputs;  // run.json's `inputs` (a new run's)
+  std::string resume_dir;                  // "" for a new run
+  std::string run_id;                      // "" for <name>-<UTC time>; ignored with resume_dir
+  int pace_ms = 0;                         // sleep after each sample (demos, interruption tests)
+  // Set by SIGINT/SIGTERM: no sample begins after it, and the sample running
+  // is cut short (SampleContext::stop) and recorded interrupted.
+  const std::atomic<bool>* stop = nullptr;
   // The real engine's launcher: a resume first stops what an earlier
   // process left running through it. nullptr for the simulated engine.
   launch::Launcher* launcher = nullptr;

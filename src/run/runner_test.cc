@@ -24,6 +24,12 @@ class FakeEngine : public SampleEngine {
     if (during_run) during_run(c);
     if (c.id.str() == fail_sample) return MakeError("server never became ready");
     SampleOutput out;
+    if (c.id.str() == interrupt_sample) {
+      // As the real engine answers when the stop flag cut a sample short.
+      out.interrupted = true;
+      out.detail = "interrupted while its servers started";
+      return out;
+    }
     if (auto p = preflight.find(c.id.str()); p != preflight.end()) {
       out.verdict = evidence::Verdict::kPreflightFailed;
       out.detail = p->second;
@@ -46,6 +52,7 @@ class FakeEngine : public SampleEngine {
   }
   std::vector<std::string> ran;
   std::string fail_sample;
+  std::string interrupt_sample;                  // comes back interrupted
   std::map<std::string, std::string> preflight;  // sample -> why its preflight failed
   std::function<void(const SampleContext&)> during_run;
 };
@@ -146,6 +153,46 @@ TEST_F(RunnerTest, ResumeRunsOnlyWhatIsNotCompleted) {
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a sample ran twice";
   EXPECT_EQ(all.size(), 8u);
+}
+
+// A sample the stop flag cut short is neither evidence nor a failure: the
+// manifest says interrupted, none of its files is written, the run stops
+// there, and a resume runs it again.
+TEST_F(RunnerTest, AnInterruptedSampleIsNotRecordedAndTheResumeRunsIt) {
+  FakeEngine first;
+  first.interrupt_sample = "pp1-tp4-ep1_c2_r1";
+  auto out = RunSamples(Options(), spec_, plan_, first, [](const RunProgress&) {});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(out->interrupted);
+  EXPECT_EQ(out->completed, 2);
+  EXPECT_EQ(first.ran.size(), 3u) << "nothing runs after the interrupted sample";
+  const evidence::RunPaths paths{out->run_dir};
+  const evidence::SampleId cut{spec_.sweep.layouts[0], 2, 1};
+  ASSERT_EQ(cut.str(), first.interrupt_sample);
+  EXPECT_FALSE(fs::exists(paths.raw(cut)));
+  EXPECT_FALSE(fs::exists(paths.bench(cut)));
+  auto manifest = evidence::ReadManifestEntries(paths);
+  ASSERT_TRUE(manifest.ok());
+  ASSERT_EQ(manifest->entries.size(), 3u);
+  EXPECT_EQ(manifest->entries[2].sample, cut.str());
+  EXPECT_EQ(manifest->entries[2].state, evidence::SampleState::kInterrupted);
+  EXPECT_FALSE(manifest->entries[2].verdict.has_value()) << "no verdict: it did not end";
+  EXPECT_TRUE(manifest->problems.empty());
+  EXPECT_NE(
+      ReadFile(paths.manifest())->find("\"detail\":\"interrupted while its servers started\""),
+      std::string::npos);
+
+  FakeEngine second;
+  RunOptions r = Options();
+  r.resume_dir = out->run_dir;
+  auto resumed = RunSamples(r, spec_, plan_, second, [](const RunProgress&) {});
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_FALSE(resumed->interrupted);
+  EXPECT_EQ(resumed->skipped, 2);
+  EXPECT_EQ(resumed->completed, 6);
+  ASSERT_FALSE(second.ran.empty());
+  EXPECT_EQ(second.ran[0], cut.str());
+  EXPECT_TRUE(fs::exists(paths.bench(cut)));
 }
 
 TEST_F(RunnerTest, FailedSampleIsRecordedAndTheSweepGoesOn) {

@@ -3,6 +3,7 @@
 // engine implement it; the runner writes whatever they return into the same
 // evidence directory, so analysis never knows which made it.
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,6 +30,13 @@ struct SampleContext {
   // A disaggregated deployment's two pools (the sample's layout is one);
   // null for an aggregated layout.
   const plan::DisaggregatedPlan* deployment = nullptr;
+  // Set by SIGINT/SIGTERM (null: never). Every wait of a sample (servers
+  // starting, readiness, the load, GPU memory being released) watches it, so
+  // an interrupt ends the sample within a fraction of a second rather than
+  // when the sample would have ended (SampleOutput::interrupted).
+  const std::atomic<bool>* stop = nullptr;
+
+  bool stop_requested() const { return stop != nullptr && stop->load(); }
 };
 
 struct NodeEvidence {
@@ -55,6 +63,11 @@ struct SampleOutput {
   // adds requests_failed and log_findings, analysis/sample.h).
   evidence::Verdict verdict = evidence::Verdict::kOk;
   std::string detail;  // a sentence: what went wrong, on which node
+  // The stop flag cut the sample short (its servers stopped, as after any
+  // sample): nothing else here is evidence. The runner records the sample
+  // as interrupted, neither measured nor failed, and a resume runs it again;
+  // `detail` says where it was.
+  bool interrupted = false;
 };
 
 class SampleEngine {
@@ -69,9 +82,10 @@ class SampleEngine {
   virtual Result<SampleOutput> Run(const SampleContext& context) = 0;
   // After the last sample (or an interruption): stop whatever is still running.
   virtual void Finish() {}
-  // A resume stopped servers an earlier process left: their GPUs free their
-  // memory some time after the processes end, so the next start waits for it
-  // as it does after a stop of its own.
+  // A resume stopped servers an earlier process left, or that process
+  // stopped its interrupted sample's servers as it exited: their GPUs free
+  // their memory some time after the processes end, so the next start waits
+  // for it as it does after a stop of its own.
   virtual void ServersStoppedElsewhere() {}
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "analysis/log_scan.h"
@@ -18,6 +19,7 @@
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "sglang/commands.h"
+#include "sglang/stoppable_wait.h"
 #include "util/files.h"
 
 namespace ppsearch::sglang {
@@ -32,10 +34,11 @@ double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
 
-void SleepUntilOr(Clock::time_point deadline, double seconds) {
+// False when `stop` was set before the time was up.
+bool SleepUntilOr(Clock::time_point deadline, double seconds, const std::atomic<bool>* stop) {
   const auto until = std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                            std::chrono::duration<double>(seconds)));
-  std::this_thread::sleep_until(until);
+  return SleepUnlessStopped(until, stop);
 }
 
 }  // namespace
@@ -168,8 +171,14 @@ std::optional<std::string> ServerGroup::ExitedElseFatal() {
   return FatalLine();
 }
 
-Status ServerGroup::WaitReady() {
+Status ServerGroup::WaitReady(const std::atomic<bool>* stop) {
   const auto& lc = spec_.lifecycle;
+  // Every call below that can wait (a probe on a server that accepts but
+  // does not answer, the 1-token request) is ended by the stop flag too.
+  const std::function<std::string()> interrupted = [stop] { return InterruptedReason(stop); };
+  const auto stopped = [] {
+    return MakeError("interrupted while waiting for the servers to become ready");
+  };
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(lc.start_timeout_s));
   size_t ready = 0;
@@ -184,6 +193,7 @@ Status ServerGroup::WaitReady() {
   };
   while (ready < probes_.size()) {
     const ReadyProbe& probe = probes_[ready];
+    if (StopRequested(stop)) return stopped();
     if (auto exited = FirstExited()) return exited_error(*exited);
     if (FatalLine()) {
       // A process that prints its failure usually exits a moment later; its
@@ -196,7 +206,8 @@ Status ServerGroup::WaitReady() {
     if (left <= 0) break;
     const int64_t probe_ms = static_cast<int64_t>(std::clamp(left, 0.1, 10.0) * 1000);
     const std::string route = probe.generate ? "/health_generate" : "/health";
-    Result<loadgen::SimpleResponse> health = loadgen::Get(probe.url + route, probe_ms);
+    Result<loadgen::SimpleResponse> health =
+        loadgen::Get(probe.url + route, probe_ms, 2048, "", interrupted);
     if (!health.ok()) {
       last = health.error().message;
     } else if (health->http_status != 200) {
@@ -215,6 +226,7 @@ Status ServerGroup::WaitReady() {
       one.timeout_s = std::clamp(left, 1.0, 600.0);
       one.prompt.seed = 7;
       one.api_key = spec_.engine.ArgString("api-key").value_or("");
+      one.abort_check = interrupted;
       Result<loadgen::BenchResult> r = loadgen::RunBench(one);
       if (r.ok() && !r->records.empty() && r->records[0].ok()) {
         ++ready;
@@ -223,8 +235,9 @@ Status ServerGroup::WaitReady() {
       }
       last = r.ok() ? "the 1-token request failed: " + r->records[0].error : r.error().message;
     }
-    SleepUntilOr(deadline, lc.poll_interval_s);
+    if (!SleepUntilOr(deadline, lc.poll_interval_s, stop)) return stopped();
   }
+  if (StopRequested(stop)) return stopped();
   if (ready == probes_.size()) return Status::Ok();
   return MakeError(fmt::format("the server did not become ready within {} s ({}: {})",
                                lc.start_timeout_s, probes_[ready].url, last));

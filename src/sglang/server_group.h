@@ -5,6 +5,7 @@
 // stopped on every node (SIGTERM to each process tree, SIGKILL after the
 // grace period, the cleanup command, state files removed).
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,7 +65,10 @@ class ServerGroup {
   // answers /health_generate with 200 and a 1-token request succeeds,
   // bounded by lifecycle.start_timeout_s. The error says
   // why: a node exited (with its status and the tail of its log) or time ran out.
-  Status WaitReady();
+  // Once `stop` is set (SIGINT/SIGTERM) it gives up within a fraction of a
+  // second, probes in flight included, with an error that says so; the
+  // servers keep running for the caller to stop.
+  Status WaitReady(const std::atomic<bool>* stop = nullptr);
 
   // The first node whose server has exited, as "node 2 (n2) exited with status 1".
   std::optional<std::string> FirstExited();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "evidence/validation.h"
@@ -14,6 +15,7 @@
 #include "sglang/host_check.h"
 #include "sglang/node_gpus.h"
 #include "sglang/nsys_profile.h"
+#include "sglang/stoppable_wait.h"
 
 namespace ppsearch::sglang {
 namespace {
@@ -46,12 +48,13 @@ void SetVerdict(run::SampleOutput& out, evidence::Verdict verdict, std::string d
 // keep as a deprecated alias). An error says what the servers answered;
 // the sample goes on without it.
 Result<std::string> ReportedVersion(const std::string& url, double timeout_s,
-                                    const std::string& api_key) {
+                                    const std::string& api_key,
+                                    const std::function<std::string()>& abort_check) {
   std::string why;
   for (const char* route : {"/server_info", "/get_server_info"}) {
     // The whole answer: server args and internal states run to several KiB.
-    Result<loadgen::SimpleResponse> r =
-        loadgen::Get(url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20, api_key);
+    Result<loadgen::SimpleResponse> r = loadgen::Get(
+        url + route, static_cast<int64_t>(timeout_s * 1000), size_t{1} << 20, api_key, abort_check);
     if (!r.ok()) {
       why = r.error().message;
       continue;
@@ -75,10 +78,12 @@ std::string SglangSampleEngine::Preflight() {
   return out;
 }
 
-std::string SglangSampleEngine::WaitMemoryReleased() {
+std::optional<std::string> SglangSampleEngine::WaitMemoryReleased() {
   const auto& lc = spec_.lifecycle;
   const auto deadline = After(lc.memory_release_timeout_s);
   std::string held;
+  // One look at least, even after an interrupt: memory already free lets
+  // a sample that measured everything complete.
   while (true) {
     held.clear();
     for (int n : sample_hosts_) {
@@ -92,7 +97,8 @@ std::string SglangSampleEngine::WaitMemoryReleased() {
       for (const auto& g : *above) held += (held.empty() ? "" : "; ") + host + " " + g;
     }
     if (held.empty() || Clock::now() >= deadline) break;
-    std::this_thread::sleep_until(std::min(deadline, After(lc.poll_interval_s)));
+    if (!SleepUnlessStopped(std::min(deadline, After(lc.poll_interval_s)), stop_))
+      return std::nullopt;
   }
   if (held.empty()) return "";
   return fmt::format("GPU memory not released within {} s after the servers stopped: {}",
@@ -132,6 +138,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   out.bench.seed = ctx.workload_seed;
   if (!paths_) paths_ = *ctx.paths;
   if (!group_) group_.emplace(spec_, launcher_, *paths_);
+  stop_ = ctx.stop;
 
   const auto started = Clock::now();
   std::vector<uintmax_t> log_from;
@@ -140,8 +147,10 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   out.bench.ready = evidence::BenchServerReady{
       std::chrono::duration<double>(Clock::now() - started).count(), server_version_};
   Benchmark(ctx, log_from, out);
+  if (out.interrupted) return out;
   Snapshot(out);
   EndSample(ctx, out);
+  if (out.interrupted) return out;
   CollectLogs(log_from, out);
   out.bench.sample_wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return out;
@@ -160,9 +169,12 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
   if (group_->running()) release_pending_ = true;
   for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
   if (release_pending_) {
-    out.bench.release_wait = WaitMemoryReleased();
+    const std::optional<std::string> held = WaitMemoryReleased();
+    if (!held) return Interrupted(out, "while waiting for the last servers' GPU memory");
+    out.bench.release_wait = *held;
     release_pending_ = false;
   }
+  if (StopRequested(stop_)) return Interrupted(out, "before its preflight");
   const std::string busy = Preflight();
   if (!busy.empty()) {
     SetVerdict(out, evidence::Verdict::kPreflightFailed, busy);
@@ -173,7 +185,9 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
   Status st =
       deployment ? group_->StartDeployment(ctx.id, ctx.run_id) : group_->Start(ctx.id, ctx.run_id);
   server_sample_ = ctx.id;
-  if (st.ok()) st = group_->WaitReady();
+  if (st.ok()) st = group_->WaitReady(stop_);
+  // Not a failure to start: the servers were given no chance to finish.
+  if (!st.ok() && StopRequested(stop_)) return Interrupted(out, "while its servers started");
   if (!st.ok()) {
     SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
     Snapshot(out);
@@ -185,7 +199,8 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
   // A deployment's servers report their version; its router is not SGLang's server.
   const std::string asked = deployment ? group_->ProbeUrl(0) : NodeUrl(spec_, 0);
   Result<std::string> version = ReportedVersion(asked, spec_.lifecycle.host_timeout_s,
-                                                spec_.engine.ArgString("api-key").value_or(""));
+                                                spec_.engine.ArgString("api-key").value_or(""),
+                                                [this] { return InterruptedReason(stop_); });
   server_version_ = version.ok() ? *version : "";
   if (!version.ok()) out.bench.server_version_error = version.error().message;
   return true;
@@ -204,7 +219,12 @@ void SglangSampleEngine::Benchmark(const run::SampleContext& ctx,
   auto next_scan = Clock::now();
   std::optional<Clock::time_point> fatal_seen;
   std::string died, late;
+  bool interrupted = false;
   options.abort_check = [&]() -> std::string {
+    if (StopRequested(stop_)) {
+      interrupted = true;
+      return InterruptedReason(stop_);
+    }
     if (auto exited = group_->FirstExited()) {
       died = *exited + " during the benchmark";
       return died;
@@ -229,6 +249,11 @@ void SglangSampleEngine::Benchmark(const run::SampleContext& ctx,
     return "";
   };
   Result<loadgen::BenchResult> result = loadgen::RunBench(options);
+  // Records cut short by an interrupt measure nothing and judge nothing.
+  if (interrupted) {
+    Interrupted(out, "during the benchmark");
+    return;
+  }
   // A node that died can end the benchmark before a poll saw it: its peers
   // fail every request at once (SGLang's do too), so look once more.
   if (died.empty() && late.empty()) {
@@ -269,13 +294,27 @@ void SglangSampleEngine::EndSample(const run::SampleContext& ctx, run::SampleOut
                     out.verdict == evidence::Verdict::kOk && !group_->FirstExited();
   if (keep) return;
   for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
-  const std::string held = WaitMemoryReleased();
-  release_pending_ = !held.empty();
-  if (!held.empty()) SetVerdict(out, evidence::Verdict::kTimeout, held);
+  const std::optional<std::string> held = WaitMemoryReleased();
+  // Whether the servers freed their GPUs is part of the sample's verdict:
+  // cut short, it is unknown, so the sample runs again on resume.
+  if (!held) {
+    Interrupted(out, "while waiting for its servers' GPU memory to be released");
+    return;
+  }
+  release_pending_ = !held->empty();
+  if (!held->empty()) SetVerdict(out, evidence::Verdict::kTimeout, *held);
   // nsys writes its report when the profiled server exits; a reused
   // server's report covers every sample it served.
   if (spec_.profile.nsys && server_sample_)
     out.profiles = CollectNsysProfiles(launcher_, spec_, *ctx.plan, *server_sample_);
+}
+
+bool SglangSampleEngine::Interrupted(run::SampleOutput& out, const std::string& where) {
+  out.interrupted = true;
+  out.detail = "interrupted " + where;
+  for (const auto& note : group_->Stop()) out.detail += "; " + note;
+  release_pending_ = true;
+  return false;
 }
 
 void SglangSampleEngine::Finish() {

@@ -20,7 +20,12 @@
 // engine_died, requests_failed, timeout or preflight_failed (the log scan adds
 // log_findings). With lifecycle.reuse_server one server runs per layout across
 // its concurrency points and repeats.
+//
+// An interrupt (SampleContext::stop) ends the waits of any stage (ready,
+// bench, release) within a fraction of a second: the servers are stopped
+// and the sample comes back interrupted, with no verdict.
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +52,9 @@ class SglangSampleEngine : public run::SampleEngine {
  private:
   // "" when every host is ready for a new server; else what is wrong.
   std::string Preflight();
-  // Polls until every GPU is released; "" or what is still held.
-  std::string WaitMemoryReleased();
+  // Polls until every GPU is released; "" or what is still held; none when
+  // the stop flag ended the wait.
+  std::optional<std::string> WaitMemoryReleased();
   void Snapshot(run::SampleOutput& out);
   void CollectLogs(const std::vector<uintmax_t>& from, run::SampleOutput& out);
   // A sample's stages. ServeLayout: the layout's servers up and ready (kept
@@ -62,12 +68,19 @@ class SglangSampleEngine : public run::SampleEngine {
   void Benchmark(const run::SampleContext& ctx, const std::vector<uintmax_t>& log_from,
                  run::SampleOutput& out);
   void EndSample(const run::SampleContext& ctx, run::SampleOutput& out);
+  // The stop flag ended the sample `where` ("while its servers started"):
+  // its servers are stopped as after any sample (SIGTERM, SIGKILL after
+  // lifecycle.stop_grace_s), without waiting for their GPU memory (the run
+  // exits; a resume waits for it), and `out` says it was interrupted.
+  // Returns false, ServeLayout's answer for a sample that does not go on.
+  bool Interrupted(run::SampleOutput& out, const std::string& where);
 
   const spec::Spec& spec_;
   launch::Launcher& launcher_;
   std::optional<ServerGroup> group_;
   std::optional<evidence::RunPaths> paths_;
   std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
+  const std::atomic<bool>* stop_ = nullptr;          // the sample's SampleContext::stop
   std::string server_version_;     // reported by the running servers; "" when unknown
   std::vector<int> sample_hosts_;  // the cluster nodes of the sample's servers (out.nodes)
   // The last stop's GPU memory was not released in time: the next sample

@@ -100,8 +100,24 @@ class SglangEngineTest : public ::testing::Test {
     node0.on_start = [this] {
       auto served = loadgen::ScriptedServer::Start(
           [this](const loadgen::ScriptedRequest& req) {
+            loadgen::ScriptedResponse hang;
+            hang.end = loadgen::ScriptedResponse::End::kHang;
+            // Ctrl-C while the server holds the readiness probe open, as a
+            // server still loading its weights can.
+            if (req.path == "/health_generate" && stop_at_health_) {
+              stop_ = true;
+              if (health_hangs_) return hang;
+              loadgen::ScriptedResponse loading;
+              loading.status = 503;
+              return loading;
+            }
             if (req.path != "/generate") return AsSglang(req);
             const int n = ++generate_requests_;
+            // Ctrl-C while the benchmark's requests are in flight, unanswered.
+            if (stop_at_generate_ > 0 && n >= stop_at_generate_) {
+              stop_ = true;
+              return hang;
+            }
             if (n == die_at_generate_) launcher_.ExitServer(1, 1);
             if (n == peer_lost_at_generate_) {
               // Node 0 notices first, as SGLang's rank 0 does when NCCL loses
@@ -114,11 +130,7 @@ class SglangEngineTest : public ::testing::Test {
                 launcher_.ExitServer(1, 1);
               });
             }
-            if (peer_lost_at_generate_ > 0 && n >= peer_lost_at_generate_) {
-              loadgen::ScriptedResponse hang;
-              hang.end = loadgen::ScriptedResponse::End::kHang;
-              return hang;
-            }
+            if (peer_lost_at_generate_ > 0 && n >= peer_lost_at_generate_) return hang;
             if (fatal_at_generate_ < 0 || n < fatal_at_generate_) return AsSglang(req);
             // Node 1 prints a fatal line and stays up; node 0 answers nothing more.
             if (n == fatal_at_generate_) {
@@ -126,8 +138,6 @@ class SglangEngineTest : public ::testing::Test {
               log << "[2026-01-01 00:00:00 PP1 TP0] Load batch\nFatal Python error: "
                      "Segmentation fault\n";
             }
-            loadgen::ScriptedResponse hang;
-            hang.end = loadgen::ScriptedResponse::End::kHang;
             return hang;
           },
           port_);
@@ -164,7 +174,9 @@ class SglangEngineTest : public ::testing::Test {
         "\n[engine]\nmodel_config = \"m.json\"\nmodel_path = \"/models/k3\"\n" + engine_extra +
         "\n[sweep]\npp = [2]\nconcurrency = [2]\n[workload]\ninput_tokens = 16\n"
         "output_tokens = 2\nrequests = 4\n[lifecycle]\nstart_timeout_s = 10\n"
-        "poll_interval_s = 0.01\nrequest_timeout_s = 10\nstop_grace_s = 0.2\n"
+        "poll_interval_s = " +
+        poll_interval_s_ +
+        "\nrequest_timeout_s = 10\nstop_grace_s = 0.2\n"
         "memory_release_timeout_s = " +
         std::to_string(release_timeout_s_) + "\n" + lifecycle_extra;
     Result<spec::Spec> s = spec::ParseSpec(text, (dir_ / "spec.toml").string(), {});
@@ -179,6 +191,7 @@ class SglangEngineTest : public ::testing::Test {
     ctx.paths = &paths_;
     ctx.run_id = "t";
     ctx.next_same_layout = next_same_layout;
+    ctx.stop = &stop_;
     Result<run::SampleOutput> out = engine_->Run(ctx);
     EXPECT_TRUE(out.ok()) << out.error().message;
     return out.ok() ? *out : run::SampleOutput{};
@@ -237,6 +250,11 @@ class SglangEngineTest : public ::testing::Test {
   int peer_lost_at_generate_ = -1;
   std::thread exit_later_;
   bool peer_logs_node0_exit_ = false;  // node 1 logs node 0's exit when it comes
+  std::atomic<bool> stop_{false};      // the run's stop flag (SIGINT/SIGTERM)
+  bool stop_at_health_ = false;        // set it when the readiness probe arrives
+  bool health_hangs_ = true;           // ... and never answer it; else answer 503 (loading)
+  std::string poll_interval_s_ = "0.01";
+  int stop_at_generate_ = -1;  // set it at this /generate request; answer none from it
   FakeLauncher launcher_{{"n0", "n1"}};
   std::unique_ptr<loadgen::ScriptedServer> http_;
   std::unique_ptr<SglangSampleEngine> engine_;
@@ -506,6 +524,72 @@ TEST_F(SglangEngineTest, AFatalLineBeforeReadyFailsTheStart) {
   EXPECT_EQ(VerdictOf(out), "engine_failed_to_start");
   EXPECT_EQ(out.detail,
             "node 1 (n1) log line 2: Fatal Python error: Aborted before the server was ready");
+}
+
+// Ctrl-C while the servers start ends the wait for them at once (not at
+// start_timeout_s, nor when the probe the server holds open times out),
+// stops every node as a finished sample does, and is no failed start.
+TEST_F(SglangEngineTest, AnInterruptWhileTheServersStartStopsThemAndIsNoFailure) {
+  stop_at_health_ = true;
+  const auto started = std::chrono::steady_clock::now();
+  const run::SampleOutput out = RunSample(MakeSpec());
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.detail, "interrupted while its servers started");
+  EXPECT_EQ(VerdictOf(out), "ok") << "no verdict of its own: the runner records none";
+  EXPECT_LT(wall_s, 3.0) << "start_timeout_s is 10 s";
+  // No snapshot and no wait for the GPUs: the run exits, a resume waits.
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "SIGTERM 0", "SIGTERM 1"));
+  EXPECT_TRUE(NoServerStateLeft());
+  EXPECT_THAT(*ReadFile(paths_.live_log(sample_, "n0")),
+              HasSubstr("[ppsearch] stopping the server"));
+}
+
+// A server still loading answers 503 and readiness is polled again after
+// poll_interval_s: the interrupt ends that sleep too.
+TEST_F(SglangEngineTest, AnInterruptBetweenReadinessPollsEndsTheWaitAtOnce) {
+  stop_at_health_ = true;
+  health_hangs_ = false;
+  poll_interval_s_ = "30";
+  const auto started = std::chrono::steady_clock::now();
+  const run::SampleOutput out = RunSample(MakeSpec());
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.detail, "interrupted while its servers started");
+  EXPECT_LT(wall_s, 3.0) << "poll_interval_s is 30 s";
+  EXPECT_TRUE(NoServerStateLeft());
+}
+
+// Ctrl-C during the load ends the benchmark at once (its requests hang for
+// request_timeout_s = 10 s otherwise) and stops every node.
+TEST_F(SglangEngineTest, AnInterruptDuringTheBenchmarkStopsItAndTheServers) {
+  stop_at_generate_ = 3;  // the readiness probe is the first /generate
+  const auto started = std::chrono::steady_clock::now();
+  const run::SampleOutput out = RunSample(MakeSpec());
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.detail, "interrupted during the benchmark");
+  EXPECT_LT(wall_s, 3.0) << "request_timeout_s is 10 s";
+  EXPECT_THAT(Steps(), ElementsAre("apps 0", "gpus 0", "apps 1", "gpus 1", "start 0", "start 1",
+                                   "SIGTERM 0", "SIGTERM 1"));
+  EXPECT_TRUE(NoServerStateLeft());
+  // The GPUs were not waited for, so the next sample waits for them before
+  // its preflight (a resume's first does too: ServersStoppedElsewhere).
+  stop_ = false;
+  stop_at_generate_ = -1;
+  sample_.repeat = 2;
+  const size_t before = Steps().size();
+  const run::SampleOutput next = RunSample(MakeSpec());
+  EXPECT_FALSE(next.interrupted);
+  EXPECT_EQ(VerdictOf(next), "ok") << next.detail;
+  const std::vector<std::string> steps = Steps();
+  ASSERT_GE(steps.size(), before + 6);
+  EXPECT_THAT(std::vector<std::string>(steps.begin() + before, steps.begin() + before + 6),
+              ElementsAre("gpus 0", "gpus 1", "apps 0", "gpus 0", "apps 1", "gpus 1"));
 }
 
 TEST_F(SglangEngineTest, ReuseServerKeepsTheServersAcrossSamplesOfALayout) {
