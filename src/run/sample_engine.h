@@ -35,8 +35,6 @@ struct SampleContext {
   // an interrupt ends the sample within a fraction of a second rather than
   // when the sample would have ended (SampleOutput::interrupted).
   const std::atomic<bool>* stop = nullptr;
-
-  bool stop_requested() const { return stop != nullptr && stop->load(); }
 };
 
 struct NodeEvidence {
