@@ -418,6 +418,12 @@ TEST(ValidateLayout, NonPositiveSizesStopPlanning) {
   EXPECT_THAT(ErrorTexts(plan.errors),
               ElementsAre(std::string(kAt) +
                           "PP0/TP32/EP4 has a size below 1; PP, TP, EP and DP must be at least 1"));
+  spec::LayoutSpec no_dp;
+  no_dp.pp = 1;
+  no_dp.tp = 8;
+  no_dp.ep = 1;
+  no_dp.dp = 0;
+  EXPECT_EQ(no_dp.Label(), "PP1/TP8/EP1/DP0");
 }
 
 std::vector<std::string> SpecWarningsOf(const spec::Spec& spec) {

@@ -47,8 +47,10 @@ std::string LayoutSpec::Label() const {
            prefill().Label() + " + " + decode().Label();
   std::string label =
       "PP" + std::to_string(pp) + "/TP" + std::to_string(tp) + "/EP" + std::to_string(ep);
-  if (dp > 1) label.append("/DP").append(std::to_string(dp));
-  if (instances > 1) return std::to_string(instances) + "x" + label;
+  // DP and the instance count are shown unless 1: a size a check refuses
+  // (0, -1) must still be named as written.
+  if (dp != 1) label.append("/DP").append(std::to_string(dp));
+  if (instances != 1) return std::to_string(instances) + "x" + label;
   return label;
 }
 

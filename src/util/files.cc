@@ -140,7 +140,12 @@ Status CheckParentCreatable(const std::string& label, const std::string& path) {
     at = at.parent_path();
     st = fs::status(at, ec);
   }
-  if (st.type() == fs::file_type::not_found) return Status::Ok();  // a relative path's first part
+  // A relative path's first part is missing too: it would be made in the
+  // working directory.
+  if (st.type() == fs::file_type::not_found && at.is_relative()) {
+    at = ".";
+    st = fs::status(at, ec);
+  }
   if (st.type() != fs::file_type::directory)
     return MakeError(label + ": " + at.string() + " is " +
                      (st.type() == fs::file_type::regular ? "a file" : "not a directory") +

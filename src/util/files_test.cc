@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -210,6 +211,31 @@ TEST_F(ReadFileTest, AnOutputWhoseDirectoryCannotBeCreatedIsRefusedFirst) {
   EXPECT_TRUE(CheckOutputPath("-o", (dir_ / "new/deeper/x.toml").string(), {}).ok());
   EXPECT_TRUE(CheckOutputPath("-o", "x-not-written.toml", {}).ok());
   EXPECT_TRUE(CheckOutputPath("-o", "no-such-dir/x.toml", {}).ok());
+}
+
+// `-o newdir/x.toml` in a working directory the user cannot write: the
+// directory to create is in ".", and "." is checked. Root writes anywhere,
+// so as root the check runs in a child that has given root up.
+TEST_F(ReadFileTest, ARelativeOutputInAnUnwritableWorkingDirectoryIsRefused) {
+  fs::create_directories(dir_ / "locked");
+  fs::permissions(dir_ / "locked", fs::perms::owner_read | fs::perms::owner_exec |
+                                       fs::perms::group_read | fs::perms::group_exec |
+                                       fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir_, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && ::setuid(65534) != 0) ::_exit(3);
+    if (::chdir((dir_ / "locked").c_str()) != 0) ::_exit(4);
+    const Status st = CheckOutputPath("-o", "newdir/x.toml", {});
+    const bool named =
+        !st.ok() && st.error().message.find("-o newdir/x.toml: cannot write in .") == 0;
+    ::_exit(named ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: accepted or another message; 3/4: set-up failed";
 }
 
 TEST_F(ReadFileTest, AnAppendNeverFollowsALinkAtTheFileOrADirectoryBelowTheRoot) {
