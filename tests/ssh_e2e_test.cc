@@ -454,6 +454,67 @@ TEST_F(SshE2e, ProbeMeasuresEachNodeAndTheLinkBetweenThem) {
   EXPECT_NE(r.out.find("NVIDIA RTX 6000D (measured)"), std::string::npos) << r.out << r.err;
 }
 
+// Ending the ssh client does not end a command sshd runs without a
+// terminal: an interrupted probe left its python (and its saved script)
+// running on the host until it next wrote. Now the script prints its pid
+// and ppsearch signals its process group there, as it stops a server.
+TEST_F(SshE2e, AnInterruptedProbeStopsItsScriptOnTheHost) {
+  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0)
+    FAIL() << "/usr/bin/python3 cannot import torch: run scripts/setup.sh --tests";
+  // The node's python saves its script in its own TMPDIR, and its
+  // environment names it: how its processes are found on the "host".
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  SpecParts p;
+  p.hosts = "[\n  {name = \"n0\", address = \"127.0.0.1\"},\n]";
+  p.pp = "[1]";
+  p.engine_env = "TMPDIR = \"" + tmp.string() + "\"";
+  const std::string spec = WriteSpec(p);
+  const auto ours = [&] { return ProcessesWhose("environ", {"TMPDIR=" + tmp.string() + " "}); };
+  const auto saved = [&] {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(tmp))
+      if (e.path().filename().string().rfind("ppsearch-probe-", 0) == 0) out.push_back(e.path());
+    return out;
+  };
+  const fs::path err_file = dir_ / "probe.err";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::freopen("/dev/null", "w", stdout);
+    ::freopen(err_file.c_str(), "w", stderr);
+    ::execl(bin_.c_str(), bin_.c_str(), "probe", spec.c_str(), "--python", "/usr/bin/python3",
+            "--tokens", "32", "--shapes", "2", "--seconds", "2", "--no-cross",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  runners_.push_back(pid);
+  const auto until = [](const auto& done, double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(seconds * LoadFactor()));
+    while (Clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  };
+  ASSERT_TRUE(until([&] { return !saved().empty(); }, 60)) << ReadText(err_file);
+  std::vector<std::pair<pid_t, unsigned long long>> started;
+  for (pid_t q : ours()) started.emplace_back(q, StartTicks(q));
+  ASSERT_FALSE(started.empty());
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_TRUE(until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30))
+      << "ppsearch did not end after SIGTERM";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << ReadText(err_file);
+  EXPECT_NE(ReadText(err_file).find("probe interrupted by SIGTERM"), std::string::npos)
+      << ReadText(err_file);
+  // Gone on the host once ppsearch has ended: nothing waits for a write.
+  for (const auto& [q, ticks] : started) EXPECT_FALSE(AliveSince(q, ticks)) << "pid " << q;
+  EXPECT_TRUE(saved().empty());
+}
+
 TEST_F(SshE2e, ShellMetacharactersArriveLiterally) {
   const std::string pwned = "/tmp/" + unique_ + "-pwned";
   const std::string value = "a b;touch " + pwned + ";$(id)'\"`x`";

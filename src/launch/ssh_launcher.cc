@@ -7,7 +7,8 @@
 // that process, so the pid it prints is the session's process group: a later
 // `kill -TERM -- -PID` on the host reaches the whole tree, even from another
 // ppsearch process after a crash. Every spec value is a single-quoted WORD;
-// the remote shell reads nothing else.
+// the remote shell reads nothing else. A captured command that may be
+// stopped (a probe) starts the same way, its marker on standard error.
 
 #include <signal.h>
 
@@ -29,6 +30,26 @@ constexpr const char* kPidMarker = "ppsearch-pid ";
 // Prints the marker, then becomes the server.
 constexpr const char* kStartScript =
     "echo ppsearch-pid $$ $(cut -d\" \" -f22 /proc/$$/stat 2>/dev/null || echo 0); exec \"$@\"";
+
+// The same for a command whose output is captured (a probe), the marker on
+// its standard error: its standard output stays the command's alone.
+constexpr const char* kStepScript =
+    "echo ppsearch-pid $$ $(cut -d\" \" -f22 /proc/$$/stat 2>/dev/null || echo 0) >&2; "
+    "exec \"$@\"";
+
+// The marker's pid and start ticks from `err`, the line taken out; false
+// when the command never printed it (ssh failed first).
+bool TakeMarker(std::string& err, int64_t* pid, uint64_t* ticks) {
+  const std::string marker(kPidMarker);
+  size_t begin = err.rfind(marker, 0) == 0 ? 0 : err.find("\n" + marker);
+  if (begin == std::string::npos) return false;
+  if (begin != 0) ++begin;
+  const size_t end = std::min(err.find('\n', begin), err.size());
+  std::istringstream fields(err.substr(begin + marker.size(), end - begin - marker.size()));
+  const bool found = static_cast<bool>(fields >> *pid >> *ticks) && *pid > 0;
+  err.erase(begin, std::min(end + 1, err.size()) - begin);
+  return found;
+}
 
 // Signals process group PID when its leader still has start time TICKS (0:
 // unchecked); through sudo when the stop step runs through it. kill's own
@@ -199,13 +220,29 @@ class SshLauncher : public Launcher {
     return RunOnHostWithInput(node, argv, timeout_s, "", {});
   }
 
-  // A stopped command ends ssh's client here; the remote command runs on
-  // until it next writes (a server's lifetime is bounded as StartServer's is).
+  // Ending ssh's client here does not end the remote command: sshd leaves a
+  // command without a terminal running until it next writes. So a command
+  // that may be stopped first prints its pid (kStepScript), and a stop or a
+  // timeout signals its process group on the host, SIGTERM and then SIGKILL
+  // after kStopGraceS, as StopRecorded stops a server.
   Result<Captured> RunOnHostWithInput(int node, const std::vector<std::string>& argv,
                                       double timeout_s, const std::string& input,
                                       const CaptureStop& stop) override {
-    PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, ShellJoin(argv), input, timeout_s),
-                                                 timeout_s, {}, input, stop));
+    const std::string remote =
+        stop ? "exec /bin/sh -c " + ShellQuote(kStepScript) + " ppsearch-step " + ShellJoin(argv)
+             : ShellJoin(argv);
+    PPS_ASSIGN_OR_RETURN(Captured c, RunCaptured(SshArgv(node, remote, input, timeout_s), timeout_s,
+                                                 {}, input, stop));
+    ServerRecord r;
+    const bool marked = stop && TakeMarker(c.err, &r.pid, &r.start_ticks);
+    if (marked && (c.stopped || c.timed_out)) {
+      r.launcher = kind();
+      r.host = spec_.cluster.hosts[node].name;
+      r.node = node;
+      if (Status st = StopRecorded(r, kStopGraceS); !st.ok())
+        c.err +=
+            "ppsearch: the command on " + r.host + " may still run: " + st.error().message + "\n";
+    }
     if (!c.exit.signaled && c.exit.code == 255)
       return MakeError("ssh to " + spec_.cluster.hosts[node].name + " (" +
                        spec_.cluster.Address(node) + "): " + DescribeSshFailure(c.err));
