@@ -156,6 +156,25 @@ TEST_F(SimulateE2e, ALoadPointWhoseBatchesOutgrowTheGpuIsNamed) {
   CommandResult roomy = Run(base);
   ASSERT_EQ(roomy.exit_code, 0) << roomy.err;
   EXPECT_EQ(roomy.out.find("outgrow"), std::string::npos) << roomy.out;
+  // A disaggregated deployment's pool: DeepSeek-V3's decode servers at
+  // 0.835 hold their decode steps in the graph's pool and still pass the GPU.
+  const std::string pd =
+      "simulate examples/deepseek-v3-1p1d.toml --samples 0 --set "
+      "sweep.decode.args.mem-fraction-static=0.835";
+  CommandResult pd_text = Run(pd);
+  ASSERT_EQ(pd_text.exit_code, 0) << pd_text.err;
+  EXPECT_NE(pd_text.out.find("# the decode servers at C=64, C=256: their batches outgrow the GPU"),
+            std::string::npos)
+      << pd_text.out;
+  EXPECT_EQ(pd_text.out.find("prefill servers at"), std::string::npos) << pd_text.out;
+  CommandResult pd_json = Run(pd + " --json");
+  ASSERT_EQ(pd_json.exit_code, 0) << pd_json.err;
+  const json pools = json::parse(pd_json.out)["points"][0]["pools"];
+  EXPECT_EQ(pools["decode"]["out_of_memory_stage"], 0);
+  EXPECT_TRUE(pools["prefill"]["out_of_memory_stage"].is_null());
+  CommandResult tight_json = Run(base + " --set engine.args.mem-fraction-static=0.9 --json");
+  ASSERT_EQ(tight_json.exit_code, 0) << tight_json.err;
+  EXPECT_EQ(json::parse(tight_json.out)["points"][0]["out_of_memory_stage"], 0);
 }
 
 // A PP > 1 layout is simulated again with the layer split that leaves its

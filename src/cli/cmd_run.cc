@@ -51,13 +51,18 @@ namespace {
 // period would otherwise leave the servers on their nodes.
 std::atomic<bool> g_run_stop{false};
 
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
 void OnRunStopSignal(int) {
-  // The first signal says what the wait that follows is; write(2) is safe here.
+  // The first signal says what the wait that follows is; write(2) is safe
+  // here, and errno is the interrupted code's.
+  const int saved_errno = errno;
   if (!g_run_stop.exchange(true)) {
     static constexpr char kNote[] =
         "\ninterrupted: stopping the current sample and any servers it started\n";
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
   }
+  errno = saved_errno;
 }
 
 struct RunCliOptions {

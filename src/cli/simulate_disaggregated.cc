@@ -28,6 +28,7 @@ Result<ExitCode> SimulateDisaggregated(const inputs::DisaggregatedInputs& in,
   page.model_name = in.model.name;
   page.gpu_name = fmt::format("{} x {} {}", in.spec.cluster.hosts.size(),
                               in.spec.cluster.gpus_per_node, in.hardware.gpu_name);
+  page.gpu_total_mib = in.hardware.memory_mib;
   page.workload_requests = w.requests;
   page.input_tokens = w.input_tokens;
   page.output_tokens = w.output_tokens;

@@ -74,6 +74,8 @@ PoolPlan PlanPool(const spec::Spec& spec, const spec::Disaggregation& deployment
   if (hw.memory_mib > 0 && !layout.stages.empty()) {
     layout.memory = memory::PlanMemory(PoolMemoryInputs(layout, out.pd, pool_spec, model, hw));
     layout.errors = ValidateLayout(pool.layout, pool_spec, model, hw, layout);
+    // The warnings quote the memory: the pool's, not an aggregated server's.
+    layout.warnings = LayoutWarnings(pool.layout, pool_spec, model, hw, layout);
   }
   std::vector<Diagnostic> errors;
   CheckRatio(pool, spec.cluster.gpus_per_node, errors);
@@ -171,9 +173,10 @@ memory::MemoryInputs PoolMemoryInputs(const LayoutPlan& layout, const PdSettings
     if (!e.cuda_graph_backend_prefill) in.prefill_graph = false;
     in.chunked_prefill_size = e.max_running_requests.value_or(memory::DecodeGraphMaxBs(in));
     // Nor does it run a prefill batch: the prompts' KV arrives prefilled, and
-    // its largest batch is one decode step of every running request (one
-    // token, and one logit row, each).
-    memory::EstimateActivationsFor(in, model, {in.chunked_prefill_size, in.chunked_prefill_size});
+    // its largest batch is one decode step of its running requests (in the
+    // decode graph's pool while the graph holds it).
+    memory::EstimateActivationsFor(in, model,
+                                   {{}, in.chunked_prefill_size / std::max(in.dp_size, 1)});
     in.request_table_extra_rows = PreAllocSlots(pd, e, layout.layout.dp);
     in.pd_decode = true;
   }

@@ -37,8 +37,8 @@ PoolPrediction PoolFiguresOf(const plan::PoolPlan& pool, const PointModel& m,
   p.servers = sim.servers;
   p.gpus = sim.servers * PoolServerGpus(pool.pool.layout);
   p.memory = m.memory;
-  p.served_memory = memory::PlanServedMemory(m.memory_inputs, model,
-                                             {sim.peak_batch_tokens, sim.peak_logit_rows});
+  p.served_memory =
+      memory::PlanServedMemory(m.memory_inputs, model, {sim.prefill_shapes, sim.peak_decode_batch});
   p.scheduler = m.scheduler;
   const double capacity_ns = static_cast<double>(std::max<int64_t>(window_ns, 1)) * sim.servers;
   double busy = 0;

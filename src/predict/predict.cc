@@ -191,7 +191,7 @@ PointPrediction PredictInstance(const plan::LayoutPlan& plan, const spec::Spec& 
   // benchmark client's does (0: no cap).
   p.sim = sim::Simulate(m.scheduler, *m.cost, requests, w.concurrency, sim_options);
   p.served_memory = memory::PlanServedMemory(m.memory_inputs, model,
-                                             {p.sim.peak_batch_tokens, p.sim.peak_logit_rows});
+                                             {p.sim.prefill_shapes, p.sim.peak_decode_batch});
   p.metrics = stats::ComputeSampleMetrics(p.sim.records, spec.decision.sla);
   const double window = static_cast<double>(std::max<int64_t>(p.sim.window_ns, 1));
   for (const auto& s : p.sim.stages) {

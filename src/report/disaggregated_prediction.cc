@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "memory/served.h"
+#include "report/out_of_memory.h"
 #include "util/format.h"
 
 namespace ppsearch::report {
@@ -25,14 +31,41 @@ std::string PoolHeader(const plan::PoolPlan& pool) {
                      l.tp, l.ep, l.dp > 1 ? fmt::format("/DP{}", l.dp) : "", hosts);
 }
 
-nlohmann::json PoolLoadJson(const predict::PoolPrediction& p) {
+nlohmann::json PoolLoadJson(const predict::PoolPrediction& p, double gpu_total_mib) {
+  const std::optional<int> oom = memory::StageOutOfMemory(p.served_memory, gpu_total_mib);
   return {{"servers", p.servers},
           {"gpus", p.gpus},
           {"busy_share", p.busy_share},
           {"batch_fill", p.batch_fill},
           {"peak_mib", p.memory.peak_mib_max},
+          {"served_peak_mib", p.served_memory.peak_mib_max},
+          {"out_of_memory_stage", oom ? nlohmann::json(*oom) : nlohmann::json(nullptr)},
           {"max_total_tokens", p.memory.max_total_tokens},
           {"max_running_requests", p.memory.max_running_requests}};
+}
+
+// Per pool, the load points whose batches outgrow a GPU of its servers
+// (PoolPrediction::served_memory): SGLang runs out of memory there.
+std::vector<std::string> OutOfMemoryLines(const DisaggregatedPage& page) {
+  std::vector<std::string> lines;
+  for (const bool prefill : {true, false}) {
+    std::string loads;
+    const predict::PoolPrediction* last = nullptr;
+    int stage = 0;
+    for (const predict::DisaggregatedPrediction& p : page.points) {
+      const predict::PoolPrediction& pool = prefill ? p.prefill : p.decode;
+      const std::optional<int> over =
+          memory::StageOutOfMemory(pool.served_memory, page.gpu_total_mib);
+      if (!over) continue;
+      loads += (loads.empty() ? "C=" : ", C=") + std::to_string(p.concurrency);
+      last = &pool;
+      stage = *over;
+    }
+    if (last != nullptr)
+      lines.push_back(OutOfMemoryLine(prefill ? "the prefill servers" : "the decode servers", loads,
+                                      true, last->served_memory, stage, page.gpu_total_mib));
+  }
+  return lines;
 }
 
 }  // namespace
@@ -53,6 +86,7 @@ std::string RenderDisaggregatedPrediction(const DisaggregatedPage& page) {
       FormatNumber(page.transfer.bytes_per_ns, 1),
       FormatNumber(static_cast<double>(page.transfer.latency_ns) / 1e3, 1),
       FormatNumber(static_cast<double>(page.transfer.handshake_ns) / 1e3, 1));
+  for (const std::string& line : OutOfMemoryLines(page)) out += "# " + line + "\n";
   out += "\n";
   out += fmt::format("{:>6} {:>6} {:>12} {:>12} {:>9} {:>10} {:>10} {:>9} {:>9}\n", "C", "done",
                      "input tok/s", "output tok/s", "out/GPU", "TTFT p50 s", "TTFT p99 s",
@@ -131,26 +165,27 @@ nlohmann::json DisaggregatedPredictionJson(const DisaggregatedPage& page) {
     const predict::DisaggregatedPrediction& p = page.points[i];
     const stats::SampleMetrics& m = p.metrics;
     const predict::TtftParts& t = p.ttft_parts;
-    j["points"].push_back(
-        {{"concurrency", p.concurrency},
-         {"requests_completed", m.requests_completed},
-         {"request_errors", m.request_errors},
-         {"input_tps", m.input_tps},
-         {"output_tps", m.output_tps},
-         {"output_tps_per_gpu", PerGpuOf(m.output_tps, DeploymentGpus(p))},
-         {"ttft_p50_s", m.ttft_s.p50},
-         {"ttft_p99_s", m.ttft_s.p99},
-         {"tpot_p50_ms", m.tpot_s.p50 * 1e3},
-         {"tpot_p99_ms", m.tpot_s.p99 * 1e3},
-         {"ttft_parts",
-          {{"prealloc_wait_s", t.prealloc_wait_s},
-           {"handshake_s", t.handshake_s},
-           {"prefill_s", t.prefill_s},
-           {"transfer_s", t.transfer_s},
-           {"decode_join_s", t.decode_join_s}}},
-         {"transfer_share_of_ttft", p.transfer_share_of_ttft},
-         {"bottleneck", p.bottleneck},
-         {"pools", {{"prefill", PoolLoadJson(p.prefill)}, {"decode", PoolLoadJson(p.decode)}}}});
+    j["points"].push_back({{"concurrency", p.concurrency},
+                           {"requests_completed", m.requests_completed},
+                           {"request_errors", m.request_errors},
+                           {"input_tps", m.input_tps},
+                           {"output_tps", m.output_tps},
+                           {"output_tps_per_gpu", PerGpuOf(m.output_tps, DeploymentGpus(p))},
+                           {"ttft_p50_s", m.ttft_s.p50},
+                           {"ttft_p99_s", m.ttft_s.p99},
+                           {"tpot_p50_ms", m.tpot_s.p50 * 1e3},
+                           {"tpot_p99_ms", m.tpot_s.p99 * 1e3},
+                           {"ttft_parts",
+                            {{"prealloc_wait_s", t.prealloc_wait_s},
+                             {"handshake_s", t.handshake_s},
+                             {"prefill_s", t.prefill_s},
+                             {"transfer_s", t.transfer_s},
+                             {"decode_join_s", t.decode_join_s}}},
+                           {"transfer_share_of_ttft", p.transfer_share_of_ttft},
+                           {"bottleneck", p.bottleneck},
+                           {"pools",
+                            {{"prefill", PoolLoadJson(p.prefill, page.gpu_total_mib)},
+                             {"decode", PoolLoadJson(p.decode, page.gpu_total_mib)}}}});
     if (i < page.intervals.size()) {
       const predict::DisaggregatedIntervals& v = page.intervals[i];
       auto pair = [](const uncertainty::Interval& x, double scale = 1) {

@@ -17,6 +17,7 @@ struct DisaggregatedPage {
   std::string calibration_source;
   std::string model_name;
   std::string gpu_name;
+  double gpu_total_mib = 0;  // one GPU's memory: what a pool's batches may outgrow
   int workload_requests = 0;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;

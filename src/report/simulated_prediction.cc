@@ -14,7 +14,9 @@
 #include "decide/steady_state.h"
 #include "inputs/search_inputs.h"
 #include "memory/memory_interval.h"
+#include "memory/served.h"
 #include "nsys/compute_kernels.h"
+#include "report/out_of_memory.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
 #include "spec/engine_env.h"
@@ -57,33 +59,24 @@ std::string BurstLine(const hardware::HardwareProfile& hw, const spec::Spec& spe
 std::vector<std::string> OutOfMemoryLines(const hardware::HardwareProfile& hw,
                                           const std::vector<SimulatedPoint>& points) {
   std::vector<std::string> lines;
-  std::string label, loads, worst;
+  std::string label, loads;
+  const predict::PointPrediction* last = nullptr;
+  int stage = 0;
   auto flush = [&] {
-    if (!label.empty())
-      lines.push_back(fmt::format(
-          "{} at {}: its batches outgrow the GPU ({}): SGLang runs out of memory there, so no "
-          "run measures these figures; `search` leaves the layout out and `run --engine sim` "
-          "fails its samples",
-          label, loads, worst));
-    label.clear();
+    if (!loads.empty())
+      lines.push_back(
+          OutOfMemoryLine(label, loads, false, last->served_memory, stage, hw.memory_mib));
     loads.clear();
   };
   for (const auto& sp : points) {
     const predict::PointPrediction& p = sp.point->prediction;
-    const memory::MemoryPlan& m = p.served_memory;
-    size_t stage = m.stages.size();
-    for (size_t s = 0; s < m.stages.size(); ++s)
-      if (m.stages[s].peak_mib > hw.memory_mib &&
-          (stage == m.stages.size() || m.stages[s].peak_mib > m.stages[stage].peak_mib))
-        stage = s;
-    const std::string layout = p.layout.Label();
-    if (layout != label) flush();
-    if (stage == m.stages.size()) continue;
-    label = layout;
+    if (p.layout.Label() != label) flush();
+    label = p.layout.Label();
+    const std::optional<int> over = memory::StageOutOfMemory(p.served_memory, hw.memory_mib);
+    if (!over) continue;
     loads += (loads.empty() ? "C=" : ", C=") + std::to_string(p.concurrency);
-    worst = fmt::format("stage {} peaks at {} MiB of {} MiB", stage,
-                        FormatThousands(std::llround(m.stages[stage].peak_mib)),
-                        FormatThousands(std::llround(hw.memory_mib)));
+    last = &p;
+    stage = *over;
   }
   flush();
   return lines;
@@ -208,7 +201,13 @@ void AddDecodeFigures(const SimulatedPoint& sp, const stats::Figures& f, nlohman
 }
 
 // `decode`: the workload asks for more than one output token per request.
-nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, bool decode) {
+nlohmann::json OutOfMemoryStageJson(const predict::PointPrediction& p, double gpu_mib) {
+  const std::optional<int> stage = memory::StageOutOfMemory(p.served_memory, gpu_mib);
+  return stage ? nlohmann::json(*stage) : nlohmann::json(nullptr);
+}
+
+nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, bool decode,
+                         double gpu_mib) {
   const auto& p = sp.point->prediction;
   const decide::LoopSample sample = SampleOf(p, w);
   const std::string not_steady = decide::NotSteady(sample.concurrency, sample.requests);
@@ -222,6 +221,10 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"steady_state", not_steady.empty()},
       {"not_steady", not_steady.empty() ? nlohmann::json() : nlohmann::json(not_steady)},
       {"peak_gpu_mib", p.memory.peak_mib_max},
+      // Once the point's batches have run (memory/served.h), and the stage
+      // they outgrow the GPU on (null: none; SGLang would run out of memory).
+      {"served_peak_gpu_mib", p.served_memory.peak_mib_max},
+      {"out_of_memory_stage", OutOfMemoryStageJson(p, gpu_mib)},
       {"peak_spread_mib", p.memory.peak_spread_mib},
       {"exposed_comm_share", p.exposed_comm_share},
       {"bubble_share", p.bubble_share},
@@ -540,7 +543,8 @@ nlohmann::json SimulatedPredictionJson(const SimulatedPage& page) {
                       {"calibration_infeasible", calibration.infeasible},
                       {"points", nlohmann::json::array()}};
   for (const auto& sp : page.points)
-    j["points"].push_back(PointJson(sp, page.inputs->spec.workload, Decode(page)));
+    j["points"].push_back(
+        PointJson(sp, page.inputs->spec.workload, Decode(page), page.inputs->hardware.memory_mib));
   j["steady_rule"] = decide::SteadyRule();
   j["memory_interval"] = MemoryIntervalJson(memory::DefaultMemoryTermRange());
   if (!prediction.intervals.empty()) {

@@ -12,6 +12,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/html.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
+  src/report/out_of_memory.cc
   src/report/pools_section.cc
   src/report/profile_evidence_section.cc
   src/report/result_table.cc

@@ -136,8 +136,9 @@ Result<SampleOutput> DeploymentSample(const inputs::SearchInputs& in,
               fault, setup, t0 + 1,
               sglang_log::ScopePrefix(0, pool.plan.pool.layout.pp, 0, pool.plan.pool.layout.tp,
                                       pool.plan.pool.layout.ep));
-      ne.gpu_csv = SimGpuCsv(ne.host, pool.predicted.served_memory, node,
-                             in.spec.cluster.gpus_per_node, pool.plan.pool.layout.tp, in.hardware);
+      ne.gpu_csv =
+          SimGpuCsv(ne.host, pool.predicted.served_memory, node, in.spec.cluster.gpus_per_node,
+                    pool.plan.pool.layout.tp, in.hardware, oom.has_value());
       out.nodes.push_back(std::move(ne));
     }
     bench.pools.push_back(PoolEvidence(pool, p, out.records));

@@ -55,12 +55,6 @@ std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::
   return faults;
 }
 
-std::optional<int> StageOutOfMemory(const memory::MemoryPlan& served, double gpu_total_mib) {
-  for (size_t s = 0; s < served.stages.size(); ++s)
-    if (served.stages[s].peak_mib > gpu_total_mib) return static_cast<int>(s);
-  return std::nullopt;
-}
-
 void FailForOutOfMemory(int stage, std::vector<workload::RequestRecord>& records) {
   for (auto& r : records) {
     if (r.status == workload::RequestStatus::kNotSent) continue;
@@ -83,7 +77,8 @@ int StageFirstNode(const plan::LayoutPlan& plan, int stage) {
 }
 
 std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
-                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw) {
+                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw,
+                      bool released) {
   std::vector<nvidia_smi::GpuMemory> gpus;
   for (int g = 0; g < gpus_per_node; ++g) {
     const size_t stage = static_cast<size_t>((node * gpus_per_node + g) / std::max(tp, 1));
@@ -92,7 +87,7 @@ std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory,
     m.uuid = fmt::format("GPU-{:08x}-sim-{}-{}", NameHash(host) & 0xffffffff, host, g);
     m.name = hw.gpu_name;
     const double peak = stage < memory.stages.size() ? memory.stages[stage].peak_mib : 0.0;
-    m.used_mib = std::round(std::min(peak, hw.memory_mib));
+    m.used_mib = released ? 0.0 : std::round(std::min(peak, hw.memory_mib));
     m.total_mib = hw.memory_mib;
     gpus.push_back(m);
   }

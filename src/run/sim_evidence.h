@@ -11,6 +11,7 @@
 #include "evidence/evidence.h"
 #include "hardware/hardware.h"
 #include "memory/memory_model.h"
+#include "memory/served.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "workload/request_record.h"
@@ -33,11 +34,7 @@ void StretchRecords(double factor, std::vector<workload::RequestRecord>& records
 std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::SampleId& id,
                                       std::vector<workload::RequestRecord>& records);
 
-// The first stage whose peak, once the sample's batches have run
-// (PointPrediction::served_memory), passes the GPU's memory: SGLang's caching
-// allocator fails there with torch.OutOfMemoryError and the server dies.
-// nullopt when every stage fits.
-std::optional<int> StageOutOfMemory(const memory::MemoryPlan& served, double gpu_total_mib);
+using memory::StageOutOfMemory;
 
 // Every request of a sample whose server died of `stage`'s out-of-memory
 // fails as its client sees a dying server: the connection closes with no
@@ -51,8 +48,10 @@ int StageFirstNode(const plan::LayoutPlan& plan, int stage);
 // nvidia-smi's CSV of a simulated node, `node` of its server (which stages'
 // ranks it holds): each GPU at its stage's peak in `memory` (ranks stage by
 // stage, `tp` TP ranks each, as the planner numbers them), never above the
-// GPU's total (a stage past it has run out of memory: StageOutOfMemory).
+// GPU's total; with `released` (its server died: StageOutOfMemory) every GPU
+// free, as nvidia-smi shows a dead server's after the load.
 std::string SimGpuCsv(const std::string& host, const memory::MemoryPlan& memory, int node,
-                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw);
+                      int gpus_per_node, int tp, const hardware::HardwareProfile& hw,
+                      bool released = false);
 
 }  // namespace ppsearch::run

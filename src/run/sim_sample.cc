@@ -126,7 +126,7 @@ Result<SampleOutput> SimSampleEngine::Run(const SampleContext& ctx) {
                                     ctx.plan->layout.ep));
     // `node`: within the instance (which stage's ranks it holds).
     ne.gpu_csv = SimGpuCsv(ne.host, each[instance].served_memory, node, spec_.cluster.gpus_per_node,
-                           ctx.plan->layout.tp, hw_);
+                           ctx.plan->layout.tp, hw_, out_of_memory[instance].has_value());
     out.nodes.push_back(std::move(ne));
   }
   out.bench.sample = ctx.id.str();

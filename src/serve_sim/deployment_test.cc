@@ -96,7 +96,7 @@ TEST(DeploymentTest, TwoNodesHoldOneStageEach) {
   // After a full chunk whose prompts all end in it, the GPUs hold what the
   // plan's peak holds at most; before any batch, less (no activations).
   const int64_t chunk = dep.memory_inputs.stages[1].activation_shape.chunk_tokens;
-  const memory::MemoryPlan full = ServedMemory(dep, {chunk, chunk});
+  const memory::MemoryPlan full = ServedMemory(dep, {{{chunk, chunk}}, 0});
   auto gpus = NodeGpuMemory(dep, full, 1);
   ASSERT_EQ(gpus.size(), 4u);
   EXPECT_EQ(gpus[0].name, "NVIDIA RTX 6000D");

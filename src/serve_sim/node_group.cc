@@ -160,8 +160,17 @@ void NodeGroupLeader::Answered(int answered) {
 }
 
 void NodeGroupLeader::Tell(const std::string& line) {
-  std::lock_guard lock(mu_);
-  for (int fd : fds_) SendAll(fd, line + "\n");
+  std::vector<int> fds;
+  {
+    std::lock_guard lock(mu_);
+    fds = fds_;
+  }
+  // From node 0's serving loop: a node that reads nothing must not stall
+  // it. A line that does not fit the socket's buffer is dropped; the next
+  // larger batch's line says more.
+  const std::string text = line + "\n";
+  for (int fd : fds)
+    static_cast<void>(::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT));
 }
 
 void NodeGroupLeader::Close() {

@@ -7,9 +7,10 @@
 // report a remote process exiting). A node may ask, as it joins, to be told
 // when node 0 has answered N requests ("PPSEARCH-JOIN k nnodes N"); node 0
 // then sends it one line, "ANSWERED N" (--fault-die-after-requests). Node 0
-// tells every node, "SERVED tokens logit_rows", each time its largest batch
-// grows: the other stages' activations follow node 0's batches
-// (memory/served.h), as their GPU memory does in a real deployment.
+// tells every node of each batch no earlier one covers, "SERVED prefill
+// TOKENS LOGIT_ROWS" or "SERVED decode SEQUENCES": the other stages'
+// activations follow node 0's batches (memory/served.h), as their GPU
+// memory does in a real deployment.
 
 #include <atomic>
 #include <functional>
@@ -33,7 +34,8 @@ class NodeGroupLeader {
   bool all_joined() const { return joined() == nnodes_ - 1; }
   // Node 0 has answered `answered` requests: tells the nodes that asked for it.
   void Answered(int answered);
-  // Sends `line` (no newline) to every joined node.
+  // Sends `line` (no newline) to every joined node without waiting: a node
+  // whose socket buffer is full misses it.
   void Tell(const std::string& line);
   void Close();
 

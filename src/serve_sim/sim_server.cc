@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <sstream>
 #include <thread>
@@ -104,22 +105,31 @@ void SimServer::StopHttp() {
 }
 
 void SimServer::RegisterGpus() {
-  if (args_.gpu_state_dir.empty()) return;
-  const memory::MemoryPlan memory = ServedMemory(*d_, served());
+  std::lock_guard lock(served_mu_);
+  RegisterGpusLocked(ServedMemory(*d_, served_));
+}
+
+void SimServer::RegisterGpusLocked(const memory::MemoryPlan& memory) {
+  if (args_.gpu_state_dir.empty() || released_) return;
   GpuRegistration r;
   r.pid = static_cast<int>(::getpid());
   r.start_ticks = launch::ProcessStartTicks(::getpid()).value_or(0);
   r.process_name = "ppsearch serve-sim";
   r.node_rank = args_.node_rank;
   r.gpus = NodeGpuMemory(*d_, memory, args_.node_rank);
-  std::vector<double> mib;
-  for (const auto& g : r.gpus) mib.push_back(g.used_mib.value_or(0));
-  std::lock_guard lock(served_mu_);
   // nvidia-smi shows whole MiB: a batch that moves no GPU by one is not written.
+  std::vector<double> mib;
+  for (const auto& g : r.gpus) mib.push_back(std::round(g.used_mib.value_or(0)));
   if (!registered_mib_.empty() && mib == registered_mib_) return;
   registered_mib_ = mib;
   if (Status st = gpu_registry_.Register(r); !st.ok())
     log_->Info("Cannot register GPU memory in --gpu-state-dir: " + st.error().message);
+}
+
+void SimServer::ReleaseGpus(double until_unix_s) {
+  std::lock_guard lock(served_mu_);
+  released_ = true;
+  gpu_registry_.Release(until_unix_s);
 }
 
 memory::ServedBatches SimServer::served() const {
@@ -127,17 +137,17 @@ memory::ServedBatches SimServer::served() const {
   return served_;
 }
 
-void SimServer::OnServed(const memory::ServedBatches& served) {
-  {
-    std::lock_guard lock(served_mu_);
-    if (served.tokens <= served_.tokens && served.logit_rows <= served_.logit_rows) return;
-    served_.tokens = std::max(served_.tokens, served.tokens);
-    served_.logit_rows = std::max(served_.logit_rows, served.logit_rows);
-  }
-  const memory::MemoryPlan memory = ServedMemory(*d_, this->served());
+void SimServer::OnServed(const sim::BatchShape* prefill, int64_t decode) {
+  if (shutting_down()) return;
+  std::lock_guard lock(served_mu_);
+  const bool grew =
+      (prefill != nullptr && sim::AddToFront(served_.prefill, *prefill)) || decode > served_.decode;
+  if (!grew) return;
+  served_.decode = std::max(served_.decode, decode);
+  const memory::MemoryPlan memory = ServedMemory(*d_, served_);
   for (int stage : StagesOnNode(*d_, args_.node_rank)) {
     if (stage >= static_cast<int>(memory.stages.size()) ||
-        memory.stages[stage].peak_mib <= d_->hw.memory_mib || shutting_down())
+        memory.stages[stage].peak_mib <= d_->hw.memory_mib)
       continue;
     const sglang_log::LogSetup setup = LogSetupFor(*d_);
     log_->Raw(
@@ -145,24 +155,27 @@ void SimServer::OnServed(const memory::ServedBatches& served) {
                               ScopePrefix(stage, setup.pp_size, 0, setup.tp_size, setup.ep_size)));
     Shutdown(ServeOutcome::kDied,
              fmt::format("node {} ran out of GPU memory: stage {} needs {:.0f} MiB of the GPU's "
-                         "{:.0f} MiB once it has run batches of {} tokens and {} logit row{}",
+                         "{:.0f} MiB with the activations of {}",
                          args_.node_rank, stage, memory.stages[stage].peak_mib, d_->hw.memory_mib,
-                         served.tokens, served.logit_rows, served.logit_rows == 1 ? "" : "s"));
+                         memory.stages[stage].activation_peak));
     return;
   }
-  RegisterGpus();
+  RegisterGpusLocked(memory);
 }
 
 void SimServer::OnLeaderLine(const std::string& line) {
   std::istringstream in(line);
-  std::string word;
+  std::string word, kind;
   in >> word;
   if (word == "ANSWERED") {
     DieAfterRequests();
     return;
   }
-  memory::ServedBatches served;
-  if (word == "SERVED" && in >> served.tokens >> served.logit_rows) OnServed(served);
+  if (word != "SERVED" || !(in >> kind)) return;
+  sim::BatchShape shape;
+  if (kind == "prefill" && in >> shape.tokens >> shape.logit_rows) OnServed(&shape, 0);
+  int64_t decode = 0;
+  if (kind == "decode" && in >> decode) OnServed(nullptr, decode);
 }
 
 ServeResult SimServer::Run(const std::atomic<bool>& stop_requested) {
@@ -184,10 +197,7 @@ ServeResult SimServer::Run(const std::atomic<bool>& stop_requested) {
   const double leak_s = args_.fault.leak_gpu_s;
   if (leak_s > 0 && !args_.gpu_state_dir.empty())
     log_->Info(fmt::format("GPU memory stays held {} s after exit (--fault-leak-gpu-s).", leak_s));
-  {
-    std::lock_guard lock(served_mu_);
-    gpu_registry_.Release(leak_s > 0 ? UnixNowS() + leak_s : 0);
-  }
+  ReleaseGpus(leak_s > 0 ? UnixNowS() + leak_s : 0);
   return r;
 }
 
@@ -302,14 +312,21 @@ ServeResult SimServer::RunFollower(const std::atomic<bool>& stop_requested) {
 void SimServer::OnBatch(const sim::BatchLaunch& launch) {
   LogBatch(launch);
   // SGLang logs a batch as it schedules it, then runs it: the memory it
-  // takes comes after its line.
-  const memory::ServedBatches now = served();
-  if (launch.new_tokens > now.tokens || launch.logit_rows > now.logit_rows) {
-    const memory::ServedBatches grown{std::max(now.tokens, launch.new_tokens),
-                                      std::max(now.logit_rows, launch.logit_rows)};
-    if (args_.nnodes > 1) leader_.Tell(fmt::format("SERVED {} {}", grown.tokens, grown.logit_rows));
-    OnServed(grown);
+  // takes comes after its line. Node 0 tells the other nodes each batch
+  // larger than those before (their stages run it too).
+  const memory::ServedBatches before = served();
+  if (launch.is_prefill) {
+    const sim::BatchShape shape{launch.new_tokens, launch.logit_rows};
+    std::vector<sim::BatchShape> front = before.prefill;
+    if (!sim::AddToFront(front, shape)) return;
+    if (args_.nnodes > 1)
+      leader_.Tell(fmt::format("SERVED prefill {} {}", shape.tokens, shape.logit_rows));
+    OnServed(&shape, 0);
+    return;
   }
+  if (launch.logit_rows <= before.decode) return;
+  if (args_.nnodes > 1) leader_.Tell(fmt::format("SERVED decode {}", launch.logit_rows));
+  OnServed(nullptr, launch.logit_rows);
 }
 
 void SimServer::LogBatch(const sim::BatchLaunch& launch) {

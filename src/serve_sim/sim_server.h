@@ -60,6 +60,10 @@ class SimServer {
   void StopHttp();
   // Puts this node's GPU memory into --gpu-state-dir (weights are loading).
   void RegisterGpus();
+  // With served_mu_ held: `memory` into the registry unless released.
+  void RegisterGpusLocked(const memory::MemoryPlan& memory);
+  // The registration removed (or held until then); never written again.
+  void ReleaseGpus(double until_unix_s);
   // Waits until shutdown or `pred()`; polls stop_requested. False on shutdown.
   template <typename Pred>
   bool WaitFor(const std::atomic<bool>& stop_requested, double max_s, Pred pred);
@@ -136,10 +140,11 @@ class SimServer {
   void OnRequestDone();
   void OnBatch(const sim::BatchLaunch& launch);
   void LogBatch(const sim::BatchLaunch& launch);
-  // A batch larger than any before, node 0's own or told by node 0: from
-  // now on this node's GPUs hold its activations. Re-registers them; a
-  // stage of this node that no longer fits dies of it, as SGLang's would.
-  void OnServed(const memory::ServedBatches& served);
+  // A prefill batch or a decode step larger than any before, node 0's own
+  // or told by node 0: from now on this node's GPUs hold its activations.
+  // Re-registers them; a stage of this node that no longer fits dies of it,
+  // as SGLang's would.
+  void OnServed(const sim::BatchShape* prefill, int64_t decode);
   // A line node 0 sent a node >= 1 (node_group.h).
   void OnLeaderLine(const std::string& line);
   memory::ServedBatches served() const;
@@ -176,6 +181,7 @@ class SimServer {
   mutable std::mutex served_mu_;
   memory::ServedBatches served_;
   std::vector<double> registered_mib_;
+  bool released_ = false;
 
   // A PD server's requests in flight between the two servers (loop thread
   // only): a prefill server's by bootstrap room, a decode server's fetches.

@@ -3,10 +3,33 @@
 // chunks) or advances by one token (decode), with their cached prefixes.
 // With DP attention, one step of every DP rank's batch together.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace ppsearch::sim {
+
+// A batch's size as its activations see it: the tokens it computes and the
+// sequences it computes logits for (memory/served.h).
+struct BatchShape {
+  int64_t tokens = 0;
+  int64_t logit_rows = 0;
+  bool operator==(const BatchShape&) const = default;
+};
+
+// Adds `shape` to `front`, the shapes none of the others covers in both
+// sizes (what bounds the activations of every batch run); false when one
+// already covers it. The front stays small: a shape with more rows than
+// another has fewer tokens.
+inline bool AddToFront(std::vector<BatchShape>& front, const BatchShape& shape) {
+  for (const BatchShape& s : front)
+    if (s.tokens >= shape.tokens && s.logit_rows >= shape.logit_rows) return false;
+  std::erase_if(front, [&](const BatchShape& s) {
+    return s.tokens <= shape.tokens && s.logit_rows <= shape.logit_rows;
+  });
+  front.push_back(shape);
+  return true;
+}
 
 struct BatchEntry {
   int request = 0;            // index into the engine's request table

@@ -447,10 +447,8 @@ void OnlineEngine::FinishStretch(std::vector<StretchSlot>& slots) {
       sum.micro_batches += z.launched;
     }
     scheduler_.AdvanceDecode(s, z.launched, z.processed, z.visited);
+    if (z.launched > 0) NoteBatchShape(z.batch);
     if (z.launched == 0 || !slots_[s].active) continue;
-    // A decode step: a token and a logit row per sequence.
-    const auto sequences = static_cast<int64_t>(z.batch.entries.size());
-    NoteBatchSize(sequences, sequences);
     // The batch in flight is the slot's last launch.
     MicroBatch batch = std::move(z.batch);
     for (BatchEntry& e : batch.entries) e.prefix_tokens += z.last_launch_k;

@@ -348,8 +348,8 @@ class PdDeployment {
       sim->stretched_batches += c.stretched_batches;
       sim->peak_kv_tokens = std::max(sim->peak_kv_tokens, c.peak_kv_tokens);
       sim->peak_running_requests = std::max(sim->peak_running_requests, c.peak_running_requests);
-      sim->peak_batch_tokens = std::max(sim->peak_batch_tokens, c.peak_batch_tokens);
-      sim->peak_logit_rows = std::max(sim->peak_logit_rows, c.peak_logit_rows);
+      for (const BatchShape& shape : c.prefill_shapes) AddToFront(sim->prefill_shapes, shape);
+      sim->peak_decode_batch = std::max(sim->peak_decode_batch, c.peak_decode_batch);
     }
   }
 

@@ -105,9 +105,9 @@ struct PoolSim {
   int64_t stretched_batches = 0;  // advanced in decode stretches (engine.h)
   int64_t peak_kv_tokens = 0;     // the fullest DP rank of any server
   int64_t peak_running_requests = 0;
-  // The largest batch any server of the pool launched (memory/served.h).
-  int64_t peak_batch_tokens = 0;
-  int64_t peak_logit_rows = 0;
+  // The pool's servers' batches (EngineCounters'), for memory/served.h.
+  std::vector<BatchShape> prefill_shapes;
+  int64_t peak_decode_batch = 0;
 };
 
 struct DisaggregatedResult {

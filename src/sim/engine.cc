@@ -112,8 +112,8 @@ SimResult Simulate(const SchedulerConfig& config, const CostModel& cost,
   result.carried_prices = counters.carried_prices;
   result.peak_kv_tokens = counters.peak_kv_tokens;
   result.peak_running_requests = counters.peak_running_requests;
-  result.peak_batch_tokens = counters.peak_batch_tokens;
-  result.peak_logit_rows = counters.peak_logit_rows;
+  result.prefill_shapes = counters.prefill_shapes;
+  result.peak_decode_batch = counters.peak_decode_batch;
   result.pp_max_micro_batch_size = engine.pp_max_micro_batch_size();
   result.dynamic_chunking = engine.dynamic_chunking();
   for (auto& s : result.stages) s.idle_ns = std::max<int64_t>(result.window_ns - s.busy_ns(), 0);

@@ -81,10 +81,11 @@ struct SimResult {
   bool dynamic_chunking = false;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
-  // The largest batch launched, in tokens and in logit rows: what the
-  // activations a server holds follow (memory/served.h).
-  int64_t peak_batch_tokens = 0;
-  int64_t peak_logit_rows = 0;
+  // The prefill batches launched, as the front of their shapes, and the
+  // largest decode step (one DP rank's): what the activations a server
+  // holds follow (memory/served.h).
+  std::vector<BatchShape> prefill_shapes;
+  int64_t peak_decode_batch = 0;
 };
 
 // Runs `planned` requests through the engine. Each is sent at its planned

@@ -94,22 +94,23 @@ TEST(EngineTest, SingleRequestTtftIsSumOfChunks) {
   EXPECT_EQ(r.records[0].output_tokens, 1);
 }
 
-// What a server's activations follow (memory/served.h): the largest batch
-// in tokens and in the sequences it computes logits for. Long prompts fill
-// the chunk and end one per batch; 64 prompts of 300 tokens fill a chunk
-// too, and their decode steps, a row for each running request, have the
-// most rows; one short prompt alone is a batch of its own length.
-TEST(EngineTest, TheLargestBatchIsCountedInTokensAndLogitRows) {
+// What a server's activations follow (memory/served.h): each prefill
+// batch's shape, its tokens and the prompts ending in it (the front of
+// them), and the largest decode step. Long prompts fill the chunk and end
+// one per batch; 64 prompts of 300 tokens end 27 in the first full chunk
+// (the 28th continues into the next), and their decode steps hold all 64;
+// one short prompt alone is a batch of its own length.
+TEST(EngineTest, TheBatchesRunAreCountedByTheirShapes) {
   LinearCost cost(1, 1000);
   const SimResult longer = Simulate(Config(1, 8192), cost, Requests(4, 16000, 1), 4);
-  EXPECT_EQ(longer.peak_batch_tokens, 8192);
-  EXPECT_EQ(longer.peak_logit_rows, 1);
+  EXPECT_EQ(longer.prefill_shapes, (std::vector<BatchShape>{{8192, 1}}));
+  EXPECT_EQ(longer.peak_decode_batch, 0);
   const SimResult shorter = Simulate(Config(1, 8192), cost, Requests(64, 300, 16), 64);
-  EXPECT_EQ(shorter.peak_batch_tokens, 8192);
-  EXPECT_EQ(shorter.peak_logit_rows, 64);  // a decode step of all 64
+  ASSERT_FALSE(shorter.prefill_shapes.empty());
+  EXPECT_EQ(shorter.prefill_shapes.front(), (BatchShape{8192, 27}));
+  EXPECT_EQ(shorter.peak_decode_batch, 64);
   const SimResult one = Simulate(Config(1, 8192), cost, Requests(1, 300, 1), 1);
-  EXPECT_EQ(one.peak_batch_tokens, 300);
-  EXPECT_EQ(one.peak_logit_rows, 1);
+  EXPECT_EQ(one.prefill_shapes, (std::vector<BatchShape>{{300, 1}}));
 }
 
 TEST(EngineTest, ChunksOfOneRequestOverlapAcrossStages) {

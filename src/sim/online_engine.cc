@@ -265,7 +265,7 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
       gpu_free_ns_[s] = arrive;
     }
   }
-  NoteBatchSize(info.new_tokens, info.logit_rows);
+  NoteBatchShape(batch);
   last_launch_ns_ = launch_ns;
   ++counters_.micro_batches;
   (batch.is_prefill ? counters_.prefill_batches : counters_.decode_batches)++;
@@ -275,9 +275,25 @@ void OnlineEngine::Launch(int slot, MicroBatch batch, int64_t launch_ns) {
   listener_->OnBatchLaunched(info);
 }
 
-void OnlineEngine::NoteBatchSize(int64_t tokens, int64_t logit_rows) {
-  counters_.peak_batch_tokens = std::max(counters_.peak_batch_tokens, tokens);
-  counters_.peak_logit_rows = std::max(counters_.peak_logit_rows, logit_rows);
+void OnlineEngine::NoteBatchShape(const MicroBatch& batch) {
+  if (!batch.is_prefill) {
+    // A decode step: a token and a logit row per sequence; with DP
+    // attention each rank's own batch (its CUDA graph's size).
+    int64_t rows = static_cast<int64_t>(batch.entries.size());
+    if (!batch.dp_ranks.empty()) {
+      rows = 0;
+      for (const MicroBatch& part : batch.dp_ranks)
+        rows = std::max<int64_t>(rows, static_cast<int64_t>(part.entries.size()));
+    }
+    counters_.peak_decode_batch = std::max(counters_.peak_decode_batch, rows);
+    return;
+  }
+  BatchShape shape;
+  for (const BatchEntry& e : batch.entries) {
+    shape.tokens += e.extend_tokens;
+    if (e.last_chunk) ++shape.logit_rows;
+  }
+  AddToFront(counters_.prefill_shapes, shape);
 }
 
 void OnlineEngine::Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch,

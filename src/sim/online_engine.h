@@ -59,9 +59,10 @@ struct EngineCounters {
   int64_t carried_prices = 0;
   int64_t peak_kv_tokens = 0;
   int64_t peak_running_requests = 0;
-  // The largest batch launched, in tokens and in logit rows (memory/served.h).
-  int64_t peak_batch_tokens = 0;
-  int64_t peak_logit_rows = 0;
+  // The prefill batches launched, as the front of their shapes, and the
+  // largest decode step (one DP rank's), for memory/served.h.
+  std::vector<BatchShape> prefill_shapes;
+  int64_t peak_decode_batch = 0;
 };
 
 class OnlineEngine {
@@ -184,7 +185,7 @@ class OnlineEngine {
   void ContinueOrSleep(int64_t t);
   void Launch(int slot, MicroBatch batch, int64_t launch_ns);
   void Account(int stage, const StageTime& st, int64_t start, const MicroBatch& batch, int slot);
-  void NoteBatchSize(int64_t tokens, int64_t logit_rows);
+  void NoteBatchShape(const MicroBatch& batch);
   void AddStageTime(int stage, const StageTime& st);
 
   const SchedulerConfig config_;

@@ -235,7 +235,11 @@ TEST_F(ReadFileTest, ARelativeOutputInAnUnwritableWorkingDirectoryIsRefused) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: accepted or another message; 3/4: set-up failed";
+  // A temporary directory nobody else may enter (under /root) leaves no
+  // test here, not a failure.
+  if (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 4)
+    GTEST_SKIP() << "could not give up root or enter " << (dir_ / "locked");
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "accepted, or refused with another message";
 }
 
 TEST_F(ReadFileTest, AnAppendNeverFollowsALinkAtTheFileOrADirectoryBelowTheRoot) {
