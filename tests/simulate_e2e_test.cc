@@ -167,6 +167,8 @@ TEST_F(SimulateE2e, ALoadPointWhoseBatchesOutgrowTheGpuIsNamed) {
             std::string::npos)
       << pd_text.out;
   EXPECT_EQ(pd_text.out.find("prefill servers at"), std::string::npos) << pd_text.out;
+  // Its peak rounded as `plan` prints it (129,328.6 MiB).
+  EXPECT_NE(pd_text.out.find("prefill  peak 129,329 MiB"), std::string::npos) << pd_text.out;
   CommandResult pd_json = Run(pd + " --json");
   ASSERT_EQ(pd_json.exit_code, 0) << pd_json.err;
   const json pools = json::parse(pd_json.out)["points"][0]["pools"];

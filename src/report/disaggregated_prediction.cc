@@ -141,10 +141,10 @@ std::string RenderDisaggregatedPrediction(const DisaggregatedPage& page) {
     out += "\nMemory per server:\n";
     for (const predict::PoolPrediction* pool :
          {&page.points.front().prefill, &page.points.front().decode})
-      out += fmt::format(
-          "  {:<8} peak {} MiB; KV pool {} tokens; max running requests {}\n", pool->role,
-          FormatThousands(static_cast<int64_t>(pool->memory.peak_mib_max)),
-          FormatThousands(pool->memory.max_total_tokens), pool->memory.max_running_requests);
+      out += fmt::format("  {:<8} peak {} MiB; KV pool {} tokens; max running requests {}\n",
+                         pool->role, FormatThousands(std::llround(pool->memory.peak_mib_max)),
+                         FormatThousands(pool->memory.max_total_tokens),
+                         pool->memory.max_running_requests);
   }
   return out;
 }
