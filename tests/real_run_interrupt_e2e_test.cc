@@ -2,7 +2,8 @@
 // sample, end to end with serve-sim as SGLang: the run stops the sample's
 // servers within seconds, whether they are still starting or serving the
 // load, exits 3 with the resume line, records the sample as interrupted
-// (neither measured nor failed), and `run --resume` runs it to the end.
+// (neither measured nor failed), and `run --resume` runs it to the end. A
+// second signal kills servers that ignore the first SIGTERM at once.
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -65,6 +66,25 @@ class RealRunInterruptTest : public RealRunTest {
       return std::nullopt;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Waits (bounded by `limit`) until the run's directory exists and node 0's
+  // live log of the cut sample holds `text`; false, with the run killed so
+  // that no test leaves it behind, when it never does.
+  bool AwaitNode0Log(pid_t pid, const std::string& text, fs::path& run, std::chrono::seconds limit,
+                     const std::function<bool()>& also = nullptr) {
+    const bool seen = WaitFor(
+        [&] {
+          run = RunDir();
+          return !run.empty() && (!also || also()) &&
+                 ReadText(run / "live" / kCut / "n0.log").find(text) != std::string::npos;
+        },
+        limit);
+    if (!seen) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    return seen;
   }
 
   size_t RecordedServers(const fs::path& run) {
@@ -138,19 +158,9 @@ TEST_F(RealRunInterruptTest, SigintWhileTheServersStartStopsThemAndTheResumeRuns
   fs::path run;
   // Bounded: all four servers started (their state files written) and
   // node 0 in its slow start, logged.
-  const bool starting = WaitFor(
-      [&] {
-        run = RunDir();
-        return !run.empty() && RecordedServers(run) == 4 &&
-               ReadText(run / "live" / kCut / "n0.log").find("Load weight end") !=
-                   std::string::npos;
-      },
-      std::chrono::seconds(60));
-  if (!starting) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  ASSERT_TRUE(starting) << ReadText(err_path_);
+  ASSERT_TRUE(AwaitNode0Log(pid, "Load weight end", run, std::chrono::seconds(60), [&] {
+    return RecordedServers(run) == 4;
+  })) << ReadText(err_path_);
   ExpectInterruptedThenResumed(pid, SIGINT, run);
 }
 
@@ -167,19 +177,33 @@ TEST_F(RealRunInterruptTest, SigtermDuringTheLoadStopsItAndTheResumeRunsTheSampl
   fs::path run;
   // Bounded: the benchmark's load reached node 0 (a prompt's first chunk;
   // the readiness probe's prompt is 16 tokens).
-  const bool loading = WaitFor(
-      [&] {
-        run = RunDir();
-        return !run.empty() && ReadText(run / "live" / kCut / "n0.log").find("#new-token: 8192") !=
-                                   std::string::npos;
-      },
-      std::chrono::seconds(60));
-  if (!loading) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  ASSERT_TRUE(loading) << ReadText(err_path_);
+  ASSERT_TRUE(AwaitNode0Log(pid, "#new-token: 8192", run, std::chrono::seconds(60)))
+      << ReadText(err_path_);
   ExpectInterruptedThenResumed(pid, SIGTERM, run);
+}
+
+TEST_F(RealRunInterruptTest, ASecondSignalKillsServersThatIgnoreSigtermAtOnce) {
+  // Node 0 ignores SIGTERM, and the grace before SIGKILL is longer than
+  // this test waits: only the second signal can end the stop in time.
+  const std::string spec =
+      Spec(std::string(kCut) + "/n0 --fault-ignore-sigterm\n", "stop_grace_s = 300");
+  const pid_t pid = StartRun(spec);
+  ASSERT_GT(pid, 0);
+  fs::path run;
+  // Bounded: the sample's servers are serving the load.
+  ASSERT_TRUE(AwaitNode0Log(pid, "#new-token: 8192", run, std::chrono::seconds(60)))
+      << ReadText(err_path_);
+  ::kill(pid, SIGINT);
+  // Bounded: node 0 logged the SIGTERM it ignores; the run waits out the grace.
+  ASSERT_TRUE(AwaitNode0Log(pid, "Received SIGTERM; ignoring it", run, std::chrono::seconds(30)))
+      << ReadText(err_path_);
+  int status = 0;
+  EXPECT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the run waits for node 0 to exit";
+  ExpectInterruptedThenResumed(pid, SIGINT, run);
+  EXPECT_NE(ReadText(err_path_).find("interrupted again: killing the servers still stopping"),
+            std::string::npos);
+  const std::string manifest = ReadText(run / "manifest.jsonl");
+  EXPECT_NE(manifest.find("was killed at a second interrupt"), std::string::npos) << manifest;
 }
 
 }  // namespace

@@ -45,6 +45,19 @@ class RunE2e : public CliTest {
       ++n;
     return n;
   }
+
+  // Runs `command` (a `ppsearch run` with --pace-ms) in the background and
+  // sends it SIGINT once `manifest` records a completed sample (the handler
+  // is set by then); stdout ends with "rc=<its exit code>". Bounded: polled
+  // for at most 30 s, and `timeout` ends a run that would not stop.
+  CommandResult InterruptOnceASampleCompleted(const std::string& command,
+                                              const std::string& manifest) {
+    return RunCommand("timeout 60 " + command +
+                      " & pid=$!; for i in $(seq 300); do grep -q completed " +
+                      launch::ShellQuote(manifest) +
+                      " 2>/dev/null && break; sleep 0.1; done; kill -INT $pid; wait $pid; "
+                      "echo \"rc=$?\"");
+  }
 };
 
 TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
@@ -114,13 +127,7 @@ TEST_F(RunE2e, AnInterruptedRunsResumeCommandRunsAsPrinted) {
       " --engine sim --run-id cut --pace-ms 1500 --set 'sweep.pp=[1, 2]'"
       " --set sweep.concurrency=[8] --set sweep.repeats=2 --set \"experiment.results_dir=" +
       results + "\"";
-  // Bounded: the interrupt comes once a sample completed (the handler is
-  // set by then), polled for at most 30 s; `timeout` ends a run that would
-  // not stop.
-  const std::string manifest = launch::ShellQuote(results + "/cut/manifest.jsonl");
-  CommandResult cut = RunCommand(
-      "timeout 60 " + command + " & pid=$!; for i in $(seq 300); do grep -q completed " + manifest +
-      " 2>/dev/null && break; sleep 0.1; done; kill -INT $pid; wait $pid; " + "echo \"rc=$?\"");
+  CommandResult cut = InterruptOnceASampleCompleted(command, results + "/cut/manifest.jsonl");
   EXPECT_NE(cut.out.find("rc=3"), std::string::npos) << cut.out << cut.err;
   const std::string hint = "interrupted; resume with: ";
   const size_t at = cut.err.find(hint);
@@ -134,6 +141,25 @@ TEST_F(RunE2e, AnInterruptedRunsResumeCommandRunsAsPrinted) {
       RunCommand("timeout 120 " + bin_ + resume.substr(std::string("ppsearch").size()));
   EXPECT_EQ(again.exit_code, 0) << resume << "\n" << again.err;
   EXPECT_NE(again.err.find("already complete"), std::string::npos) << again.err;
+}
+
+// An interrupt after the last sample (here during the pause after it) has
+// nothing left to stop: the run ends as complete, with its report and exit
+// 0, and says why after announcing the stop.
+TEST_F(RunE2e, AnInterruptAfterTheLastSampleEndsTheRunComplete) {
+  const std::string results = Results("late");
+  const std::string command = bin_ + " run " + kRunSpec +
+                              " --engine sim --run-id late --pace-ms 3000 --set 'sweep.pp=[1]'"
+                              " --set sweep.concurrency=[8] --set sweep.repeats=1"
+                              " --set \"experiment.results_dir=" +
+                              results + "\"";
+  CommandResult late = InterruptOnceASampleCompleted(command, results + "/late/manifest.jsonl");
+  EXPECT_NE(late.out.find("rc=0"), std::string::npos) << late.out << late.err;
+  EXPECT_NE(late.err.find("the interrupt came after the last sample: the run is complete"),
+            std::string::npos)
+      << late.err;
+  EXPECT_EQ(late.err.find("interrupted; resume with"), std::string::npos) << late.err;
+  EXPECT_TRUE(fs::exists(results + "/late/report.md"));
 }
 
 // A report asked for while the run still goes is refused: written then,

@@ -48,19 +48,25 @@ namespace {
 // SIGINT or SIGTERM: the sample running ends within a fraction of a
 // second (its waits watch this flag), its servers are stopped, and the run
 // exits as interrupted (3). A batch scheduler's SIGKILL after its grace
-// period would otherwise leave the servers on their nodes.
+// period would otherwise leave the servers on their nodes. A second signal
+// kills the servers still stopping rather than wait out their grace.
 std::atomic<bool> g_run_stop{false};
+std::atomic<bool> g_run_kill{false};
 
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
 void OnRunStopSignal(int) {
-  // The first signal says what the wait that follows is; write(2) is safe
-  // here, and errno is the interrupted code's.
+  // Each of the first two signals says what the wait that follows is;
+  // write(2) is safe here, and errno is the interrupted code's.
   const int saved_errno = errno;
+  static constexpr char kStop[] =
+      "\ninterrupted: stopping the current sample and any servers it started (again to kill "
+      "them now)\n";
+  static constexpr char kKill[] = "\ninterrupted again: killing the servers still stopping\n";
   if (!g_run_stop.exchange(true)) {
-    static constexpr char kNote[] =
-        "\ninterrupted: stopping the current sample and any servers it started\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kStop, sizeof(kStop) - 1);
+  } else if (!g_run_kill.exchange(true)) {
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kKill, sizeof(kKill) - 1);
   }
   errno = saved_errno;
 }
@@ -163,7 +169,8 @@ std::vector<std::string> ClusterNotReady(launch::Launcher& launcher, const spec:
 // After the samples: what ran, then the report and the decision (or how to
 // resume an interrupted run). The exit code says whether the sweep is
 // complete and a layout qualifies.
-Result<ExitCode> Conclude(const run::RunOutcome& out) {
+// `signalled`: SIGINT/SIGTERM came during the run.
+Result<ExitCode> Conclude(const run::RunOutcome& out, bool signalled) {
   std::cerr << fmt::format(
       "run directory: {} ({} samples run, {} not ok, {} already complete, {} total)\n", out.run_dir,
       out.completed, out.not_ok, out.skipped, out.total);
@@ -172,6 +179,10 @@ Result<ExitCode> Conclude(const run::RunOutcome& out) {
               << launch::ShellJoin({"ppsearch", "run", "--resume", out.run_dir}) << "\n";
     return kExitIncomplete;
   }
+  // The handler announced a stop; say why the run ends as usual instead.
+  if (signalled)
+    std::cerr << "the interrupt came after the last sample: the run is complete, so its report "
+                 "follows\n";
   PPS_ASSIGN_OR_RETURN(const report::ReportOutcome report, report::BuildReport(out.run_dir));
   for (const auto& w : report.warnings) std::cerr << "warning: " << w << "\n";
   std::cout << report.markdown;
@@ -301,6 +312,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
   std::signal(SIGTERM, OnRunStopSignal);
   std::signal(SIGPIPE, SIG_IGN);
   ro.stop = &g_run_stop;
+  ro.kill_now = &g_run_kill;
   // A wrong sudo password is one error before any sample, not a failed sample.
   const Status sudo = engine_kind == "sglang"
                           ? launch::CheckSudo(**launcher, in.spec, in.spec.lifecycle.host_timeout_s)
@@ -313,7 +325,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
   launch::RemoveSshControlDir(control_dir);
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!out.ok()) return out.error();
-  return Conclude(*out);
+  return Conclude(*out, g_run_stop.load());
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "analysis/baseline.h"
 #include "evidence/run_metadata.h"
@@ -19,6 +18,7 @@
 #include "spec/secret_text.h"
 #include "util/files.h"
 #include "util/sha256.h"
+#include "util/stoppable_wait.h"
 
 namespace ppsearch::run {
 namespace {
@@ -292,7 +292,7 @@ class SampleRunner {
   // began, or it cut the sample short.
   Result<bool> Run(const evidence::SampleId& id, bool next_same_layout) {
     PPS_RETURN_IF_ERROR(run_.lock->StillThere());
-    if (o_.stop != nullptr && o_.stop->load()) return false;
+    if (StopRequested(o_.stop)) return false;
     Report(id);
     const evidence::RunPaths& paths = run_.paths;
     PPS_RETURN_IF_ERROR(evidence::AppendManifest(paths, id, SampleState::kStarted));
@@ -306,7 +306,8 @@ class SampleRunner {
                       run_id_,
                       next_same_layout,
                       id.layout.disaggregated() ? o_.deployment : nullptr,
-                      o_.stop};
+                      o_.stop,
+                      o_.kill_now};
     Result<SampleOutput> out = engine_.Run(ctx);
     // A run directory deleted during the sample: stop rather than recreate it.
     PPS_RETURN_IF_ERROR(run_.lock->StillThere());
@@ -350,13 +351,11 @@ class SampleRunner {
     progress_(p);
   }
 
-  // --pace-ms after a sample, in short sleeps: an interrupt during the
-  // pause ends the run at once.
+  // --pace-ms after a sample; an interrupt during the pause ends the run at
+  // once.
   void Pace() const {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.pace_ms);
-    while (std::chrono::steady_clock::now() < until && !(o_.stop != nullptr && o_.stop->load()))
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          until - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+    SleepUnlessStopped(std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.pace_ms),
+                       o_.stop);
   }
 
   // The same failed preflight twice in a row will not go away by itself.
@@ -425,7 +424,7 @@ Status RunAsAsked(const RunOptions& o, const spec::Spec& spec, const OpenRun& ru
   // would loop, so that is an error, not a retry.
   std::set<std::string> attempted;
   while (!outcome.interrupted) {
-    if (o.stop != nullptr && o.stop->load()) {
+    if (StopRequested(o.stop)) {
       outcome.interrupted = true;
       break;
     }

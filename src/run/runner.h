@@ -31,6 +31,9 @@ struct RunOptions {
   // Set by SIGINT/SIGTERM: no sample begins after it, and the sample running
   // is cut short (SampleContext::stop) and recorded interrupted.
   const std::atomic<bool>* stop = nullptr;
+  // Set by a second signal: the servers being stopped are killed at once
+  // (SampleContext::kill_now).
+  const std::atomic<bool>* kill_now = nullptr;
   // The real engine's launcher: a resume first stops what an earlier
   // process left running through it. nullptr for the simulated engine.
   launch::Launcher* launcher = nullptr;

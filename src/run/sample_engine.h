@@ -35,6 +35,9 @@ struct SampleContext {
   // an interrupt ends the sample within a fraction of a second rather than
   // when the sample would have ended (SampleOutput::interrupted).
   const std::atomic<bool>* stop = nullptr;
+  // Set by a second SIGINT/SIGTERM (null: never): servers being stopped are
+  // killed now rather than after lifecycle.stop_grace_s.
+  const std::atomic<bool>* kill_now = nullptr;
 };
 
 struct NodeEvidence {

@@ -19,8 +19,8 @@
 #include "run/redact.h"
 #include "run/server_state.h"
 #include "sglang/commands.h"
-#include "sglang/stoppable_wait.h"
 #include "util/files.h"
+#include "util/stoppable_wait.h"
 
 namespace ppsearch::sglang {
 namespace {
@@ -243,7 +243,7 @@ Status ServerGroup::WaitReady(const std::atomic<bool>* stop) {
                                lc.start_timeout_s, probes_[ready].url, last));
 }
 
-std::vector<std::string> ServerGroup::Stop() {
+std::vector<std::string> ServerGroup::Stop(const std::atomic<bool>* kill_now) {
   std::vector<std::string> notes;
   if (servers_.empty()) return notes;
   const auto& lc = spec_.lifecycle;
@@ -268,12 +268,13 @@ std::vector<std::string> ServerGroup::Stop() {
     }
     return all;
   };
-  while (!all_exited() && Clock::now() < grace)
+  while (!all_exited() && Clock::now() < grace && !StopRequested(kill_now))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   for (Server& s : servers_) {
     if (s.exit) continue;
-    notes.push_back(fmt::format("{} ignored SIGTERM for {} s and was killed", SlotName(s.slot),
-                                lc.stop_grace_s));
+    notes.push_back(Clock::now() < grace ? SlotName(s.slot) + " was killed at a second interrupt"
+                                         : fmt::format("{} ignored SIGTERM for {} s and was killed",
+                                                       SlotName(s.slot), lc.stop_grace_s));
     s.process->Signal(SIGKILL);
     if (!s.record.cleanup.empty())
       launcher_.RunStep(launch::SudoStep::kContainer, slots_[s.slot].node, s.record.cleanup,

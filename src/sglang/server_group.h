@@ -91,9 +91,11 @@ class ServerGroup {
   // fault better than the peer that noticed.
   std::optional<std::string> ExitedElseFatal();
 
-  // Stops every server. Returns notes for the record (servers that needed
-  // SIGKILL); never fails: what could not be stopped keeps its state file.
-  std::vector<std::string> Stop();
+  // Stops every server: SIGTERM, then SIGKILL after lifecycle.stop_grace_s,
+  // or as soon as `kill_now` is set (a second interrupt). Returns notes for
+  // the record (servers that needed SIGKILL); never fails: what could not be
+  // stopped keeps its state file.
+  std::vector<std::string> Stop(const std::atomic<bool>* kill_now = nullptr);
 
   bool running() const { return !servers_.empty(); }
   const spec::LayoutSpec& layout() const { return layout_; }

@@ -15,7 +15,7 @@
 #include "sglang/host_check.h"
 #include "sglang/node_gpus.h"
 #include "sglang/nsys_profile.h"
-#include "sglang/stoppable_wait.h"
+#include "util/stoppable_wait.h"
 
 namespace ppsearch::sglang {
 namespace {
@@ -139,6 +139,7 @@ Result<run::SampleOutput> SglangSampleEngine::Run(const run::SampleContext& ctx)
   if (!paths_) paths_ = *ctx.paths;
   if (!group_) group_.emplace(spec_, launcher_, *paths_);
   stop_ = ctx.stop;
+  kill_now_ = ctx.kill_now;
 
   const auto started = Clock::now();
   std::vector<uintmax_t> log_from;
@@ -167,7 +168,7 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
   // A server kept up for a next sample of its layout that did not come
   // (an adaptive run chose another layout) frees its GPUs only now.
   if (group_->running()) release_pending_ = true;
-  for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+  for (const auto& note : StopServers()) out.bench.stop_notes.push_back(note);
   if (release_pending_) {
     const std::optional<std::string> held = WaitMemoryReleased();
     if (!held) return Interrupted(out, "while waiting for the last servers' GPU memory");
@@ -191,7 +192,7 @@ bool SglangSampleEngine::ServeLayout(const run::SampleContext& ctx, run::SampleO
   if (!st.ok()) {
     SetVerdict(out, evidence::Verdict::kEngineFailedToStart, st.error().message);
     Snapshot(out);
-    for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+    for (const auto& note : StopServers()) out.bench.stop_notes.push_back(note);
     CollectLogs({}, out);
     return false;
   }
@@ -293,7 +294,7 @@ void SglangSampleEngine::EndSample(const run::SampleContext& ctx, run::SampleOut
   const bool keep = spec_.lifecycle.reuse_server && ctx.next_same_layout &&
                     out.verdict == evidence::Verdict::kOk && !group_->FirstExited();
   if (keep) return;
-  for (const auto& note : group_->Stop()) out.bench.stop_notes.push_back(note);
+  for (const auto& note : StopServers()) out.bench.stop_notes.push_back(note);
   const std::optional<std::string> held = WaitMemoryReleased();
   // Whether the servers freed their GPUs is part of the sample's verdict:
   // cut short, it is unknown, so the sample runs again on resume.
@@ -312,13 +313,15 @@ void SglangSampleEngine::EndSample(const run::SampleContext& ctx, run::SampleOut
 bool SglangSampleEngine::Interrupted(run::SampleOutput& out, const std::string& where) {
   out.interrupted = true;
   out.detail = "interrupted " + where;
-  for (const auto& note : group_->Stop()) out.detail += "; " + note;
+  for (const auto& note : StopServers()) out.detail += "; " + note;
   release_pending_ = true;
   return false;
 }
 
+std::vector<std::string> SglangSampleEngine::StopServers() { return group_->Stop(kill_now_); }
+
 void SglangSampleEngine::Finish() {
-  if (group_) group_->Stop();
+  if (group_) StopServers();
 }
 
 }  // namespace ppsearch::sglang

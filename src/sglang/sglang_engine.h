@@ -74,6 +74,8 @@ class SglangSampleEngine : public run::SampleEngine {
   // exits; a resume waits for it), and `out` says it was interrupted.
   // Returns false, ServeLayout's answer for a sample that does not go on.
   bool Interrupted(run::SampleOutput& out, const std::string& where);
+  // The group's Stop, cut short by a second interrupt.
+  std::vector<std::string> StopServers();
 
   const spec::Spec& spec_;
   launch::Launcher& launcher_;
@@ -81,6 +83,7 @@ class SglangSampleEngine : public run::SampleEngine {
   std::optional<evidence::RunPaths> paths_;
   std::optional<evidence::SampleId> server_sample_;  // the sample that started the servers
   const std::atomic<bool>* stop_ = nullptr;          // the sample's SampleContext::stop
+  const std::atomic<bool>* kill_now_ = nullptr;      // the sample's SampleContext::kill_now
   std::string server_version_;     // reported by the running servers; "" when unknown
   std::vector<int> sample_hosts_;  // the cluster nodes of the sample's servers (out.nodes)
   // The last stop's GPU memory was not released in time: the next sample

@@ -1,6 +1,6 @@
 #pragma once
-// The waits of a sample (servers becoming ready, GPU memory being released)
-// run for up to lifecycle.start_timeout_s; an interrupt must end them within
+// The waits of a run (servers becoming ready, GPU memory being released, the
+// pause between samples) can last minutes; an interrupt must end them within
 // a fraction of a second, so they sleep in short slices and look at the run's
 // stop flag (SIGINT/SIGTERM) between them.
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-namespace ppsearch::sglang {
+namespace ppsearch {
 
 // How often a wait looks at the stop flag at most.
 constexpr std::chrono::milliseconds kStopCheckInterval{100};
@@ -35,4 +35,4 @@ inline std::string InterruptedReason(const std::atomic<bool>* stop) {
   return StopRequested(stop) ? "interrupted" : "";
 }
 
-}  // namespace ppsearch::sglang
+}  // namespace ppsearch
