@@ -266,6 +266,20 @@ TEST_F(SimulateE2e, BadCalibrationFileIsAConfigError) {
       << r.err;
 }
 
+// A layout that cannot run is an error after the valid ones' tables; with
+// no valid one there is nothing to print before it, in text or JSON.
+TEST_F(SimulateE2e, NoLayoutToPredictPrintsOnlyTheError) {
+  for (const char* json : {"", " --json"}) {
+    CommandResult r = Run(std::string("simulate ") + kSpec + " --layout 1/32/1/0" + json);
+    EXPECT_EQ(r.exit_code, 2) << json;
+    EXPECT_EQ(r.out, "") << json;
+    EXPECT_NE(r.err.find("PP1/TP32/EP1/DP0 has a size below 1"), std::string::npos) << r.err;
+  }
+  CommandResult mixed = Run(std::string("simulate ") + kSpec + " --layout 1/32/1/0,8/4/4");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.out.find("8 / 4 / 4"), std::string::npos) << mixed.out;
+}
+
 // The spec's attention backend selects the profile's rate for it: Triton's
 // MLA prefill is far slower on this GPU than FlashInfer's.
 TEST_F(SimulateE2e, AttentionBackendSelectsTheProfilesRate) {

@@ -133,17 +133,23 @@ Result<ExitCode> RunSimulate(const SimulateOptions& opts) {
   // the outcome an error, reported after them.
   std::vector<std::string> errors;
   bool invalid = false;
+  size_t predictable = 0;
   for (const auto& lp : in->plan.layouts) {
     if (lp.valid) {
       if (auto why = predict::NotModelled(lp)) {
         errors.push_back(*why);
         invalid = true;
+      } else {
+        ++predictable;
       }
       continue;
     }
     for (const auto& e : lp.errors) errors.push_back(e.message);
     invalid = true;
   }
+  // With none left to predict, tables (or a JSON document) without rows
+  // would only precede the errors.
+  if (predictable == 0 && !errors.empty()) return ErrorLines(errors);
   predict::SearchOptions so;
   so.cap_check = !opts.skip_cap_check;
   so.partition_check = !opts.skip_partition_check;

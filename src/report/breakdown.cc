@@ -69,8 +69,15 @@ table::Table PredictedTable(const analysis::RunPrediction& prediction,
 
 table::Table BreakdownTable(const analysis::RunPrediction& prediction) {
   table::Table t;
-  t.header = {"PP / TP / EP",      "C",           "Stage",         "Compute", "Exposed TP comm",
-              "Pipeline transfer", "Kernel gaps", "Bubble (idle)", "Peak MiB"};
+  t.header = {"PP / TP / EP",
+              "C",
+              "Stage",
+              "Compute",
+              "Exposed TP comm",
+              "Pipeline transfer",
+              "Kernel gaps",
+              "Bubble (idle)",
+              "Full-chunk peak MiB"};
   t.left = {true, false, false, false, false, false, false, false, false};
   for (const analysis::PredictedPoint& p : prediction.points)
     for (size_t s = 0; s < p.stages.size(); ++s) {
@@ -96,7 +103,10 @@ Section PredictionSection(const analysis::RunPrediction& prediction,
       "Each stage's share of the sample window (first send to last completion): compute, "
       "exposed TP collectives (communication not hidden behind compute), pipeline transfer "
       "(receiving the previous stage's activations), kernel gaps (host overhead between "
-      "kernels) and idle, the pipeline bubble (waiting for another stage or for work)."));
+      "kernels) and idle, the pipeline bubble (waiting for another stage or for work). The "
+      "full-chunk peak is the stage's GPU memory once a prefill batch of the whole chunk "
+      "(--chunked-prefill-size) has run, the figure the memory checks judge by; a load whose "
+      "batches stay smaller leaves the GPUs lower (simulate --json: served_peak_gpu_mib)."));
   s.blocks.push_back(Block::Figure(kFigureBreakdown));
   s.blocks.push_back(Block::TableBlock(breakdown));
   return s;
