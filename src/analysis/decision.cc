@@ -92,7 +92,18 @@ bool AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
   return true;
 }
 
-// Every SLA limit at every level, on the point's medians of repeat p99s.
+// Why a point measured here lacks `member`: its samples were synthesized
+// from a CSV of medians that does not hold it (analysis/points.cc), or no
+// request generated a second token (a decode figure).
+std::string WhyUnknown(const PointSummary& p, double stats::Figures::*member) {
+  const evidence::PointColumn& c = *evidence::ColumnOf(member);
+  return !p.held.empty() && !p.held[evidence::IndexOf(c)]
+             ? "the replayed file of medians does not hold it"
+             : "no request generated a second token";
+}
+
+// Every SLA limit at every level, on the point's medians of repeat p99s,
+// and the objective ranked by: a figure not measured is not passed.
 void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& points,
                     LayoutVerdict& v) {
   const std::string label = v.layout.Label();
@@ -108,9 +119,14 @@ void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& poi
     }
     for (decide::SlaMetric m : check.unchecked)
       v.exclusions.push_back(
-          fmt::format("{}: no {} was measured at C={} (no request generated a second token), so {} "
-                      "cannot be checked",
-                      label, decide::Info(m).label, c, decide::Info(m).key));
+          fmt::format("{}: no {} was measured at C={} ({}), so {} cannot be checked", label,
+                      decide::Info(m).label, c, WhyUnknown(*p, SlaMember(m)), decide::Info(m).key));
+    const decide::Objective& objective = spec.decision.objective;
+    if (!evidence::ObjectiveValue(objective, *p))
+      v.exclusions.push_back(
+          fmt::format("{}: no {} was measured at C={} ({}), so it cannot be ranked by objective {}",
+                      label, objective.label(), c,
+                      WhyUnknown(*p, evidence::ObjectiveMember(objective)), objective.name()));
   }
 }
 

@@ -113,6 +113,51 @@ TEST(Decide, AnSlaWithoutAMeasuredFigureExcludesRatherThanPasses) {
             pp8.exclusions.end());
 }
 
+// Samples synthesized from a CSV of medians hold its input TPS and TTFT
+// p50/p95 only: a p99 limit, an end-to-end limit and an output objective
+// cannot be judged on them, so each excludes (the figures their records
+// happen to show are not the file's); the input TPS objective still ranks.
+TEST(Decide, FiguresASynthesizedSampleDoesNotHoldAreNotJudged) {
+  auto synthesized = [](Inputs in) {
+    for (SampleAnalysis& s : in.samples) s.synthesized = true;
+    return in;
+  };
+  Decision limits =
+      DecideOn(synthesized(Healthy({"decision.ttft_p99_s=100", "decision.e2e_p99_s=100"})));
+  EXPECT_FALSE(limits.any_qualifies());
+  const LayoutVerdict& pp8 = Verdict(limits, kPp8);
+  for (const char* line :
+       {"PP8/TP4/EP4: no TTFT p99 was measured at C=8 (the replayed file of medians does not hold "
+        "it), so ttft_p99_s cannot be checked",
+        "PP8/TP4/EP4: no E2E latency p99 was measured at C=8 (the replayed file of medians does "
+        "not hold it), so e2e_p99_s cannot be checked"})
+    EXPECT_NE(std::find(pp8.exclusions.begin(), pp8.exclusions.end(), line), pp8.exclusions.end())
+        << line;
+  Decision output = DecideOn(synthesized(Healthy({"decision.objective=output_tps_per_gpu"})));
+  EXPECT_FALSE(output.any_qualifies());
+  EXPECT_EQ(Verdict(output, kPp4).exclusions,
+            std::vector<std::string>{"PP4/TP8/EP4: no output TPS per GPU was measured at C=8 (the "
+                                     "replayed file of medians does not hold it), so it cannot be "
+                                     "ranked by objective output_tps_per_gpu"});
+  Decision input = DecideOn(synthesized(Healthy()));
+  ASSERT_TRUE(input.any_qualifies());
+  EXPECT_EQ(*input.primary, kPp8);
+  // Measured, the same records are judged on every figure.
+  EXPECT_TRUE(
+      DecideOn(Healthy({"decision.ttft_p99_s=100", "decision.e2e_p99_s=100"})).any_qualifies());
+}
+
+// An output objective on a workload whose requests generated one token
+// each has nothing to rank by.
+TEST(Decide, AnOutputObjectiveWithoutDecodeExcludes) {
+  Decision d = DecideOn(Healthy({"decision.objective=output_tps"}));
+  EXPECT_FALSE(d.any_qualifies());
+  EXPECT_EQ(Verdict(d, kPp8).exclusions,
+            std::vector<std::string>{"PP8/TP4/EP4: no output TPS was measured at C=8 (no request "
+                                     "generated a second token), so it cannot be ranked by "
+                                     "objective output_tps"});
+}
+
 TEST(Decide, GoodputObjectiveRanksByRequestsMeetingTheSla) {
   // No limit: goodput is the request throughput, 8 / 10 s against 8 / 8 s.
   Decision d = DecideOn(Healthy({"decision.objective=goodput"}));

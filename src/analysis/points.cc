@@ -10,6 +10,25 @@
 namespace ppsearch::analysis {
 namespace {
 
+// Records synthesized from a CSV of medians (run/replay_medians.h) are timed
+// to give its row's input TPS and TTFT p50 and p95; what else their
+// timeline shows (a p99 flat above the p95, end-to-end latencies of one
+// token, no output) is not in the file. A point only such samples measured
+// holds these figures, and the derived ones of input TPS, alone.
+bool SynthesisHolds(double stats::Figures::*member) {
+  using F = stats::Figures;
+  for (double F::*held :
+       {&F::input_tps, &F::request_rps, &F::ttft_p50_s, &F::ttft_p95_s, &F::input_tps_per_gpu})
+    if (member == held) return true;
+  return false;
+}
+
+void ForgetWhatSynthesisInvents(PointSummary& p) {
+  if (p.held.empty()) p.held.assign(evidence::PointColumns().size(), true);
+  for (const evidence::PointColumn& c : evidence::PointColumns())
+    if (c.median != nullptr && !SynthesisHolds(c.median)) p.held[evidence::IndexOf(c)] = false;
+}
+
 PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
                        const std::vector<const SampleAnalysis*>& samples) {
   PointSummary p;
@@ -50,19 +69,33 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
       std::any_of(figures.begin(), figures.end(), [](const stats::Figures& f) { return f.decode; });
   stats::Derive(p.median, layout.gpus());
   if (figures.size() < 2) evidence::ForgetSpreads(p);
+  if (std::all_of(samples.begin(), samples.end(),
+                  [](const SampleAnalysis* s) { return s->synthesized; }))
+    ForgetWhatSynthesisInvents(p);
   return p;
 }
 
 }  // namespace
 
+double stats::Figures::*SlaMember(decide::SlaMetric m) {
+  using F = stats::Figures;
+  switch (m) {
+    case decide::SlaMetric::kTtft:
+      return &F::ttft_p99_s;
+    case decide::SlaMetric::kTpot:
+      return &F::tpot_p99_s;
+    case decide::SlaMetric::kItl:
+      return &F::itl_p99_s;
+    case decide::SlaMetric::kE2e:
+      break;
+  }
+  return &F::e2e_p99_s;
+}
+
 decide::SlaValues SlaFigures(const PointSummary& p) {
   decide::SlaValues v;
-  v[decide::SlaMetric::kTtft] = p.median.ttft_p99_s;
-  v[decide::SlaMetric::kE2e] = p.median.e2e_p99_s;
-  if (p.median.decode) {
-    v[decide::SlaMetric::kTpot] = p.median.tpot_p99_s;
-    v[decide::SlaMetric::kItl] = p.median.itl_p99_s;
-  }
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    v[m] = evidence::ValueOf(*evidence::ColumnOf(SlaMember(m)), p);
   return v;
 }
 

@@ -21,8 +21,11 @@ using PointSummary = evidence::PointSummary;
 
 // The point's figures for the SLA test: each metric's p99, the median over
 // repeats of each repeat's p99 (as every figure of the decision is a median
-// of repeats); TPOT and ITL only for a decode point.
+// of repeats); TPOT and ITL only for a decode point, and only the figures
+// the point holds (PointSummary::held).
 decide::SlaValues SlaFigures(const PointSummary& p);
+// The median of PointSummary the SLA test reads for `m`.
+double stats::Figures::*SlaMember(decide::SlaMetric m);
 
 // One summary per (layout, concurrency) that has at least one completed
 // sample, in the order of `layouts` then `concurrency`. A sample with

@@ -174,6 +174,7 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
   out.min_window_s = in.min_window_s;
   out.engine_verdict = in.engine_verdict;
   out.ready_s = in.ready_s;
+  out.synthesized = in.synthesized;
   out.disaggregation = in.disaggregation;
   out.engine_detail = in.engine_detail;
   out.logs_missing = in.logs_missing;

@@ -100,6 +100,7 @@ struct SampleAnalysis {
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
   std::optional<double> ready_s;                                // SampleInputs::ready_s
+  bool synthesized = false;                                     // SampleInputs::synthesized
   std::optional<evidence::BenchDisaggregation> disaggregation;  // SampleInputs::disaggregation
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one

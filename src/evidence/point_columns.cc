@@ -93,6 +93,16 @@ bool DecodeOnly(const PointColumn& c) {
 
 size_t IndexOf(const PointColumn& c) { return static_cast<size_t>(&c - kColumns); }
 
+double F::*ObjectiveMember(const decide::Objective& objective) {
+  const decide::ObjectiveFields<double F::*> members{&F::input_tps, &F::ttft_p50_s, &F::output_tps,
+                                                     &F::output_tps_per_gpu, &F::goodput_rps};
+  return objective.Of(members);
+}
+
+std::optional<double> ObjectiveValue(const decide::Objective& objective, const PointSummary& p) {
+  return ValueOf(*ColumnOf(ObjectiveMember(objective)), p);
+}
+
 bool HasMedians(const PointSummary& p) {
   return ValueOf(*ColumnOf(&stats::Figures::input_tps), p).has_value();
 }

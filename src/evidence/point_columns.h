@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "decide/objective.h"
 #include "evidence/run_summary.h"
 
 namespace ppsearch::evidence {
@@ -54,6 +55,12 @@ bool DecodeOnly(const PointColumn& c);
 // decode, an optional figure without a value, or a count or figure its file
 // did not hold (PointSummary::held).
 std::optional<double> ValueOf(const PointColumn& c, const PointSummary& p);
+// The figure the objective ranks by (ObjectiveMedians' field).
+double stats::Figures::*ObjectiveMember(const decide::Objective& objective);
+// The objective's median of `p` (ObjectiveMedians' figure), unset where `p`
+// does not hold it (ValueOf): a decode figure of a prefill-only point, a
+// figure a file or a synthesized sample left unknown.
+std::optional<double> ObjectiveValue(const decide::Objective& objective, const PointSummary& p);
 // Whether `p` has medians: its input TPS is known (a point measured here
 // with some completed request, or a file's row with input_tps_median).
 bool HasMedians(const PointSummary& p);

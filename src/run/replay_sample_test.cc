@@ -9,6 +9,7 @@
 #include "analysis/run.h"
 #include "evidence/bench_summary.h"
 #include "evidence/evidence.h"
+#include "evidence/point_columns.h"
 #include "inputs/search_inputs.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
@@ -231,6 +232,36 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
   ASSERT_TRUE(a.evidence.metadata.replay);
   EXPECT_EQ(a.evidence.metadata.replay->kind, "medians");
   EXPECT_EQ(a.evidence.metadata.replay->sha256, Sha256Hex(kMedians));
+}
+
+// The file holds no TTFT p99 and no end-to-end latency: limits on them are
+// not passed on what the synthesized records happen to show (a p99 flat at
+// the p95, one-token latencies), and summary.csv leaves them empty.
+TEST_F(ReplayTest, LimitsOnFiguresTheCsvDoesNotHoldExcludeRatherThanPass) {
+  const std::vector<std::string> limits = {"decision.ttft_p99_s=1000", "decision.e2e_p99_s=1000"};
+  const inputs::SearchInputs in = Inputs(limits);
+  const std::string csv = Write("medians.csv", kMedians);
+  Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, csv);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  const analysis::RunAnalysis a = Analyse(Run(in, **replay, "csv", limits));
+  EXPECT_FALSE(a.decision.primary);
+  ASSERT_FALSE(a.decision.verdicts.empty());
+  EXPECT_THAT(a.decision.verdicts[0].exclusions,
+              ::testing::Contains(HasSubstr(
+                  "no TTFT p99 was measured at C=8 (the replayed file of medians does not hold "
+                  "it), so ttft_p99_s cannot be checked")));
+  EXPECT_THAT(a.decision.verdicts[0].exclusions,
+              ::testing::Contains(HasSubstr("no E2E latency p99 was measured at C=8")));
+  // Unknown, as summary.csv and summary.json write them (ValueOf).
+  ASSERT_FALSE(a.points.empty());
+  for (const analysis::PointSummary& p : a.points) {
+    using F = stats::Figures;
+    auto known = [&](double F::*m) { return evidence::ValueOf(*evidence::ColumnOf(m), p); };
+    EXPECT_TRUE(known(&F::input_tps));
+    EXPECT_TRUE(known(&F::ttft_p95_s));
+    EXPECT_FALSE(known(&F::ttft_p99_s));
+    EXPECT_FALSE(known(&F::e2e_p99_s));
+  }
 }
 
 TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
