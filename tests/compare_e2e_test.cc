@@ -261,6 +261,34 @@ TEST_F(CompareE2e, PatchesAreHashedAndCompared) {
       << missing.err;
 }
 
+// A CSV without the TTFT columns holds no TTFT: its cells are "-", no
+// difference is made of a 0, and JSON says null where the text says unknown.
+TEST_F(CompareE2e, AFigureOneCsvLacksIsUnknownNotZero) {
+  const std::string a = WriteSpec("a.csv", "pp,tp,ep,concurrency,input_tps_median\n4,8,4,8,1200\n");
+  const std::string b = WriteSpec(
+      "b.csv", "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n4,8,4,8,1300,0.28\n");
+  CommandResult text = Run("compare " + a + " " + b);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t at = text.out.find("TTFT p50");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string row = text.out.substr(at, text.out.find('\n', at) - at);
+  EXPECT_EQ(row.substr(0, row.find("0.28 s")).find_first_not_of("TTFp50 -"), std::string::npos)
+      << "A's cell is '-': " << row;
+  EXPECT_EQ(text.out.find("0.00 s"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("TTFT p95"), std::string::npos) << "neither side holds it: " << text.out;
+  CommandResult json = Run("compare " + a + " " + b + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = Json(json.out);
+  const nlohmann::json& p50 = j["points"][0]["metrics"]["ttft_p50_s"];
+  EXPECT_TRUE(p50["a"].is_null()) << p50.dump();
+  EXPECT_DOUBLE_EQ(p50["b"].get<double>(), 0.28);
+  EXPECT_TRUE(p50["abs"].is_null()) << p50.dump();
+  EXPECT_TRUE(j["points"][0]["metrics"]["input_tps"]["within_noise"].is_null())
+      << "no spread on either side: unknown, not beyond noise";
+  EXPECT_EQ(j["points"][0]["layout"]["label"], "PP4/TP8/EP4");
+  EXPECT_EQ(j["points"][0]["layout"]["dp"], 1);
+}
+
 TEST_F(CompareE2e, BadInputNamesTheFileAndLine) {
   CommandResult missing =
       Run("compare " + (dir_ / "nope").string() + " " + Source("data/baseline/pp1-tp32-ep4.csv"));

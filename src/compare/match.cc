@@ -30,17 +30,22 @@ std::optional<double> KnownSpread(const SidePoints& side, const analysis::PointS
   return spread;
 }
 
-MetricDiff Diff(const std::string& name, double a, double b, std::optional<double> spread_a,
-                std::optional<double> spread_b) {
+MetricDiff Diff(const std::string& name, std::optional<double> a, std::optional<double> b,
+                std::optional<double> spread_a, std::optional<double> spread_b) {
   MetricDiff d;
   d.name = name;
   d.a = a;
   d.b = b;
-  d.abs = b - a;
-  if (a != 0) d.rel = b / a - 1;
+  if (a && b) d.abs = *b - *a;
+  if (a && b && *a != 0) d.rel = *b / *a - 1;
   if (spread_a || spread_b) d.noise = std::max(spread_a.value_or(0), spread_b.value_or(0));
-  d.within_noise = d.rel && d.noise && std::fabs(*d.rel) <= *d.noise;
+  if (d.rel && d.noise) d.within_noise = std::fabs(*d.rel) <= *d.noise;
   return d;
+}
+
+// The point's median of `member`, where its side holds it.
+std::optional<double> Known(const analysis::PointSummary& p, double stats::Figures::*member) {
+  return evidence::ValueOf(*evidence::ColumnOf(member), p);
 }
 
 std::optional<double> Error(double predicted, double measured) {
@@ -85,18 +90,19 @@ PointMatch MatchPoints(const SidePoints& a, const SidePoints& b) {
     mp.layout = pa.layout;
     mp.b_layout = pb->layout;
     mp.concurrency = pa.concurrency;
-    mp.metrics.push_back(Diff("input_tps", pa.median.input_tps, pb->median.input_tps,
-                              KnownSpread(a, pa, pa.input_tps_spread),
-                              KnownSpread(b, *pb, pb->input_tps_spread)));
-    mp.metrics.push_back(Diff("ttft_p50_s", pa.median.ttft_p50_s, pb->median.ttft_p50_s,
-                              KnownSpread(a, pa, pa.ttft_p50_s_spread),
-                              KnownSpread(b, *pb, pb->ttft_p50_s_spread)));
+    using F = stats::Figures;
+    // A figure neither side holds is no row.
+    auto add = [&](MetricDiff d) {
+      if (d.a || d.b) mp.metrics.push_back(std::move(d));
+    };
+    add(Diff("input_tps", Known(pa, &F::input_tps), Known(*pb, &F::input_tps),
+             KnownSpread(a, pa, pa.input_tps_spread), KnownSpread(b, *pb, pb->input_tps_spread)));
+    add(Diff("ttft_p50_s", Known(pa, &F::ttft_p50_s), Known(*pb, &F::ttft_p50_s),
+             KnownSpread(a, pa, pa.ttft_p50_s_spread), KnownSpread(b, *pb, pb->ttft_p50_s_spread)));
     // No repeat spread of p95 is kept: its noise is unknown.
-    mp.metrics.push_back(Diff("ttft_p95_s", pa.median.ttft_p95_s, pb->median.ttft_p95_s,
-                              std::nullopt, std::nullopt));
-    if (pa.peak_gpu_mib && pb->peak_gpu_mib)
-      mp.metrics.push_back(
-          Diff("peak_gpu_mib", *pa.peak_gpu_mib, *pb->peak_gpu_mib, std::nullopt, std::nullopt));
+    add(Diff("ttft_p95_s", Known(pa, &F::ttft_p95_s), Known(*pb, &F::ttft_p95_s), std::nullopt,
+             std::nullopt));
+    add(Diff("peak_gpu_mib", pa.peak_gpu_mib, pb->peak_gpu_mib, std::nullopt, std::nullopt));
     m.matched.push_back(std::move(mp));
   }
   for (const auto& pb : b.points)
@@ -128,9 +134,12 @@ PredictionCheck CheckPrediction(const PointMatch& match, bool a_simulated) {
   std::map<int, std::vector<std::tuple<double, double, std::string>>> by_c;
   std::vector<double> abs_errors;
   for (const MatchedPoint& mp : match.matched) {
+    // (predicted, measured); unknown where the measured or predicted side
+    // does not hold the figure.
     auto values = [&](const std::string& name) -> std::pair<double, double> {
       for (const MetricDiff& d : mp.metrics)
-        if (d.name == name) return a_simulated ? std::pair(d.a, d.b) : std::pair(d.b, d.a);
+        if (d.name == name && d.a && d.b)
+          return a_simulated ? std::pair(*d.a, *d.b) : std::pair(*d.b, *d.a);
       return {0, 0};
     };
     PredictionPoint p;

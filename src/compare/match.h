@@ -23,14 +23,18 @@ struct SidePoints {
   bool spreads_recorded = true;  // false: a CSV without the *_spread columns
 };
 
+// One figure of a matched point on both sides. A side whose file does not
+// hold the figure (a CSV without the column) has none, and nothing is
+// derived from it: no difference, and whether it is within noise unknown.
 struct MetricDiff {
   std::string name;  // "input_tps", "ttft_p50_s", "ttft_p95_s", "peak_gpu_mib"
-  double a = 0;
-  double b = 0;
-  double abs = 0;               // b - a
-  std::optional<double> rel;    // b / a - 1; nullopt when a is 0
+  std::optional<double> a;
+  std::optional<double> b;
+  std::optional<double> abs;    // b - a, both known
+  std::optional<double> rel;    // b / a - 1; nullopt when either is unknown or a is 0
   std::optional<double> noise;  // the larger known spread; nullopt: no spread known
-  bool within_noise = false;    // rel and noise known and |rel| <= noise
+  // |rel| <= noise; nullopt when either is unknown.
+  std::optional<bool> within_noise;
 };
 
 struct MatchedPoint {

@@ -12,6 +12,7 @@
 #include "analysis/analysis_testing.h"
 #include "compare/comparison.h"
 #include "compare/load.h"
+#include "evidence/point_columns.h"
 #include "ppsearch_source_dir.h"
 
 namespace ppsearch::compare {
@@ -49,18 +50,18 @@ TEST(MatchPointsTest, MatchesByLayoutAndConcurrencyAndMarksNoise) {
   EXPECT_EQ(m.only_a, std::vector<std::string>{"PP2/TP16/EP4 C=8"});
   EXPECT_EQ(m.only_b, std::vector<std::string>{"PP8/TP4/EP4 C=8"});
   const MetricDiff& tps = Metric(m.matched[0], "input_tps");
-  EXPECT_DOUBLE_EQ(tps.abs, 5);
+  EXPECT_DOUBLE_EQ(*tps.abs, 5);
   EXPECT_NEAR(*tps.rel, 0.005, 1e-12);
   EXPECT_DOUBLE_EQ(*tps.noise, 0.01);  // the larger of the two spreads
-  EXPECT_TRUE(tps.within_noise);
+  EXPECT_EQ(tps.within_noise, true);
   const MetricDiff& p50 = Metric(m.matched[0], "ttft_p50_s");
   EXPECT_NEAR(*p50.rel, 0.2, 1e-12);
-  EXPECT_FALSE(p50.within_noise);
+  EXPECT_EQ(p50.within_noise, false);
   EXPECT_FALSE(Metric(m.matched[0], "ttft_p95_s").noise.has_value());
   // One repeat on B: only A's spread is known; 10% is beyond it.
   const MetricDiff& tps16 = Metric(m.matched[1], "input_tps");
   EXPECT_DOUBLE_EQ(*tps16.noise, 0.01);
-  EXPECT_FALSE(tps16.within_noise);
+  EXPECT_EQ(tps16.within_noise, false);
 }
 
 // An older EP8 run against a new EP4 one: the same PP/TP/C are compared and
@@ -118,7 +119,30 @@ TEST(MatchPointsTest, SpreadsACsvDoesNotRecordAreUnknown) {
   SidePoints b{{Point(4, 8, 1001, 10, 1)}, true};
   const MetricDiff& tps = Metric(MatchPoints(a, b).matched[0], "input_tps");
   EXPECT_FALSE(tps.noise.has_value());
-  EXPECT_FALSE(tps.within_noise);
+  EXPECT_FALSE(tps.within_noise.has_value()) << "unknown, not beyond noise";
+}
+
+// A CSV without a TTFT column holds no TTFT: its side shows none, and no
+// difference or prediction error is made of a 0.
+TEST(MatchPointsTest, AFigureASideDoesNotHoldIsUnknownNotZero) {
+  PointSummary csv = Point(4, 8, 1000, 10);
+  csv.held.assign(evidence::PointColumns().size(), true);
+  for (double stats::Figures::*m : {&stats::Figures::ttft_p50_s, &stats::Figures::ttft_p95_s})
+    csv.held[evidence::IndexOf(*evidence::ColumnOf(m))] = false;
+  const PointMatch m =
+      MatchPoints(SidePoints{{csv}, false}, SidePoints{{Point(4, 8, 1100, 9)}, true});
+  ASSERT_EQ(m.matched.size(), 1u);
+  const MetricDiff& p50 = Metric(m.matched[0], "ttft_p50_s");
+  EXPECT_FALSE(p50.a.has_value());
+  EXPECT_DOUBLE_EQ(*p50.b, 9);
+  EXPECT_FALSE(p50.abs.has_value());
+  EXPECT_FALSE(p50.rel.has_value());
+  EXPECT_FALSE(p50.within_noise.has_value());
+  EXPECT_NEAR(*Metric(m.matched[0], "input_tps").rel, 0.1, 1e-12);
+  const PredictionCheck c = CheckPrediction(m, /*a_simulated=*/false);
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_FALSE(c.points[0].ttft_p50_error.has_value());
+  EXPECT_TRUE(c.points[0].input_tps_error.has_value());
 }
 
 TEST(CheckPredictionTest, PerPointErrorsAndRanking) {

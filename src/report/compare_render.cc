@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "evidence/summary_json.h"
+#include "report/layout_json.h"
 #include "report/result_table.h"
 #include "util/format.h"
 
@@ -26,11 +27,15 @@ MetricStyle Style(const std::string& name) {
   return {"Peak GPU", " MiB", 0};
 }
 
-std::string Value(double v, const MetricStyle& s) { return FormatNumber(v, s.decimals) + s.unit; }
+// "-" for a figure a side does not hold.
+std::string Value(const std::optional<double>& v, const MetricStyle& s) {
+  return v ? FormatNumber(*v, s.decimals) + s.unit : "-";
+}
 
-std::string Signed(double v, const MetricStyle& s) {
-  std::string out = v >= 0 ? "+" : "-";
-  out += FormatNumber(std::fabs(v), s.decimals);
+std::string Signed(const std::optional<double>& v, const MetricStyle& s) {
+  if (!v) return "-";
+  std::string out = *v >= 0 ? "+" : "-";
+  out += FormatNumber(std::fabs(*v), s.decimals);
   return out + s.unit;
 }
 
@@ -41,8 +46,8 @@ std::string NoiseCell(const MetricDiff& d) {
 }
 
 std::string WithinCell(const MetricDiff& d) {
-  if (!d.noise || !d.rel) return "unknown";
-  return d.within_noise ? "within noise" : "beyond noise";
+  if (!d.within_noise) return "unknown";
+  return *d.within_noise ? "within noise" : "beyond noise";
 }
 
 std::string SideLine(const char* name, const compare::Side& s) {
@@ -108,14 +113,6 @@ std::string PredictionText(const compare::PredictionCheck& p) {
                : fmt::format("ranking by Input TPS at C={}: differs: measured {}, predicted {}\n",
                              r.concurrency, Join(r.measured, " > "), Join(r.predicted, " > "));
   return out;
-}
-
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  if (l.disaggregated())
-    return {{"prefill", LayoutJson(l.prefill())},
-            {"decode", LayoutJson(l.decode())},
-            {"label", l.Label()}};
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}};
 }
 
 nlohmann::json Optional(const std::optional<double>& v) {
@@ -229,12 +226,13 @@ nlohmann::json ComparisonJson(const compare::Comparison& c) {
   for (const compare::MatchedPoint& p : c.match.matched) {
     nlohmann::json metrics = nlohmann::json::object();
     for (const MetricDiff& d : p.metrics)
-      metrics[d.name] = {{"a", d.a},
-                         {"b", d.b},
-                         {"abs", d.abs},
-                         {"rel", Optional(d.rel)},
-                         {"noise", Optional(d.noise)},
-                         {"within_noise", d.within_noise}};
+      metrics[d.name] = {
+          {"a", Optional(d.a)},
+          {"b", Optional(d.b)},
+          {"abs", Optional(d.abs)},
+          {"rel", Optional(d.rel)},
+          {"noise", Optional(d.noise)},
+          {"within_noise", d.within_noise ? nlohmann::json(*d.within_noise) : nlohmann::json()}};
     points.push_back({{"layout", LayoutJson(p.layout)},
                       {"b_layout", LayoutJson(p.b_layout)},
                       {"concurrency", p.concurrency},

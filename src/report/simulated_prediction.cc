@@ -16,6 +16,7 @@
 #include "memory/memory_interval.h"
 #include "memory/served.h"
 #include "nsys/compute_kernels.h"
+#include "report/layout_json.h"
 #include "report/out_of_memory.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
@@ -215,6 +216,9 @@ nlohmann::json PointJson(const SimulatedPoint& sp, const spec::WorkloadSpec& w, 
       {"pp", p.layout.pp},
       {"tp", p.layout.tp},
       {"ep", p.layout.ep},
+      {"dp", p.layout.dp},
+      {"instances", p.layout.instances},
+      {"label", p.layout.Label()},
       {"concurrency", p.concurrency},
       {"requests_completed", p.metrics.requests_completed},
       {"requests_total", p.metrics.requests_total},
@@ -271,10 +275,6 @@ nlohmann::json MemoryIntervalJson(const memory::MemoryTermRange& r) {
            "peak_gpu_mib_terms_low/_high: the stage peak at the corners of the estimated terms; "
            "peak_gpu_mib_model_form: the model-form half-width added on each side to give "
            "peak_gpu_mib_low/_high"}};
-}
-
-nlohmann::json LayoutJson(const spec::LayoutSpec& l) {
-  return {{"pp", l.pp}, {"tp", l.tp}, {"ep", l.ep}, {"label", l.Label()}};
 }
 
 nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
