@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace ppsearch::search {
 namespace {
@@ -52,40 +53,47 @@ Measurement BestDisaggregated(const SearchResult& r, const std::string& search_a
   return m;
 }
 
-// Whether the search predicts `e` meets the SLA at closed-loop load `c`:
-// its prediction there, listed or probed; a load it was not predicted at
-// (another candidate's best, found by bisection) as the nearest listed load
-// above it, the limits' figures growing with the load.
-bool PredictedToMeetSla(const Evaluated& e, int c) {
+// The load of the prediction at which the search predicts `e` misses the
+// SLA at closed-loop load `c`: its prediction there, listed or probed, or,
+// where it predicted none, its nearest prediction below `c` when that one
+// misses (the limits' figures grow with the load). Nullopt when it predicts
+// no miss at `c`: it met the SLA there or at that nearest load below, or has
+// no prediction at or below `c`. A load above `c` that misses says nothing
+// of `c`: another candidate's best found by bisection often lies between
+// two listed loads where this one meets the SLA below and misses above.
+std::optional<int> PredictedMissAt(const Evaluated& e, int c) {
+  const PointFigures* nearest = nullptr;  // at or below c
   for (const std::vector<PointFigures>* list : {&e.points, &e.probed})
     for (const PointFigures& f : *list)
-      if (!f.load.open() && f.load.concurrency == c) return f.meets_sla;
-  const PointFigures* above = nullptr;
-  for (const PointFigures& f : e.points)
-    if (f.load.concurrency > c &&
-        (above == nullptr || f.load.concurrency < above->load.concurrency))
-      above = &f;
-  return above == nullptr || above->meets_sla;
+      if (!f.load.open() && f.load.concurrency <= c &&
+          (nearest == nullptr || f.load.concurrency > nearest->load.concurrency))
+        nearest = &f;
+  if (nearest == nullptr || nearest->meets_sla) return std::nullopt;
+  return nearest->load.concurrency;
 }
 
 // A run excludes a layout that misses an SLA limit at any of its levels
 // (docs/spec.md, SLAs), where the search judged each candidate at its best
 // load: the levels at which the search predicts a measured candidate misses
-// a limit are left out of the sweep, so that the run judges them where the
-// search did. Returns the header's line saying so; empty when none is left
-// out. When no level is predicted to meet the SLA for every candidate, the
-// levels stay and the line says so.
+// a limit (PredictedMissAt) are left out of the sweep, so that the run
+// judges them where the search did. A level the search predicted no miss at
+// stays. Returns the header's line saying so, each miss cited with the
+// prediction it rests on; empty when none is left out. When every level is
+// predicted to miss for some candidate, the levels stay and the line says so.
 std::string KeepLevelsMeetingTheSla(const std::vector<const Evaluated*>& measured,
                                     spec::DerivedSweep* sweep) {
   std::vector<int> kept, dropped;
   std::vector<std::string> missing;  // "PP8/TP4/EP4 at C=256"
   for (int c : sweep->concurrency) {
     bool all = true;
-    for (const Evaluated* e : measured)
-      if (!PredictedToMeetSla(*e, c)) {
-        all = false;
-        missing.push_back(fmt::format("{} at C={}", e->candidate.Label(), c));
-      }
+    for (const Evaluated* e : measured) {
+      const std::optional<int> at = PredictedMissAt(*e, c);
+      if (!at) continue;
+      all = false;
+      missing.push_back(
+          *at == c ? fmt::format("{} at C={}", e->candidate.Label(), c)
+                   : fmt::format("{} at C={}, as it misses at C={}", e->candidate.Label(), c, *at));
+    }
     (all ? kept : dropped).push_back(c);
   }
   if (dropped.empty()) return "";
@@ -93,12 +101,12 @@ std::string KeepLevelsMeetingTheSla(const std::vector<const Evaluated*>& measure
     return fmt::format(
         "# No level is predicted to meet the SLA for every layout here ({}): a run excludes\n"
         "# a layout that misses a limit at any level.\n",
-        fmt::join(missing, ", "));
+        fmt::join(missing, "; "));
   sweep->concurrency = kept;
   return fmt::format(
       "# Left out of the sweep: C={}, where the search predicts a miss of the SLA\n"
       "# ({}); a run excludes a layout that misses a limit at any level.\n",
-      fmt::join(dropped, ", C="), fmt::join(missing, ", "));
+      fmt::join(dropped, ", C="), fmt::join(missing, "; "));
 }
 
 }  // namespace

@@ -1048,6 +1048,60 @@ TEST(WorthMeasuring, LeavesOutTheLevelsWhereAMeasuredCandidateMissesTheSla) {
   EXPECT_THAT(none.header, HasSubstr("# No level is predicted to meet the SLA for every layout"));
 }
 
+// A level the search never predicted a candidate at is not a miss of it
+// because a listed load above the level misses: DP8 meets the SLA up to its
+// bisected best, C=164, so C=148 (DP1's best) stays; C=164 is left out for
+// DP1, whose nearest prediction below it, C=160, misses; the header cites
+// that prediction.
+TEST(WorthMeasuring, LeavesOutOnlyLevelsWithAPredictedMiss) {
+  SearchResult r;
+  r.sla[decide::SlaMetric::kTtft] = 2.0;
+  r.load_points = {LoadPoint{16, 0}, LoadPoint{64, 0}, LoadPoint{256, 0}};
+  auto add = [&](int dp, const std::vector<std::pair<int, bool>>& probes, int best) {
+    Evaluated e;
+    e.candidate.layout.instances = 4;
+    e.candidate.layout.tp = 8;
+    e.candidate.layout.ep = 8;
+    e.candidate.layout.dp = dp;
+    e.could_be_best = true;
+    e.score = 1;
+    for (const LoadPoint& l : r.load_points) {
+      PointFigures f;
+      f.load = l;
+      f.meets_sla = l.concurrency < 256;
+      e.points.push_back(f);
+    }
+    for (const auto& [c, meets] : probes) {
+      PointFigures f;
+      f.load = LoadPoint{c, 0};
+      f.probed = true;
+      f.meets_sla = meets;
+      e.probed.push_back(f);
+      if (c == best) e.at = f;
+    }
+    r.evaluated.push_back(e);
+    r.qualifying = static_cast<int>(r.evaluated.size());
+  };
+  add(1, {{160, false}, {112, true}, {136, true}, {148, true}, {154, false}, {149, false}}, 148);
+  add(8,
+      {{160, true},
+       {208, false},
+       {184, false},
+       {172, false},
+       {166, false},
+       {163, true},
+       {164, true},
+       {165, false}},
+      164);
+  const Measurement m = WorthMeasuring(r, "spec.toml", 40);
+  EXPECT_EQ(m.sweep.concurrency, (std::vector<int>{16, 64, 148}));
+  EXPECT_THAT(m.header,
+              HasSubstr("# Left out of the sweep: C=164, C=256, where the search predicts a miss "
+                        "of the SLA\n# (4xPP1/TP8/EP8 at C=164, as it misses at C=160; "
+                        "4xPP1/TP8/EP8 at C=256; 4xPP1/TP8/EP8/DP8 at C=256);"));
+  EXPECT_THAT(m.header, Not(HasSubstr("DP8 at C=148")));
+}
+
 // A spec holds one layer split per pipeline size: the best ranked candidate
 // of a size sets it, and one of that size with another split is named for a
 // spec of its own, as one with other knobs is.
