@@ -18,15 +18,20 @@ CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_
     row.instance = e.candidate;
     row.instance.layout.instances = 1;
     row.gpus_per_instance = e.gpus / copies;
-    row.instance_rps = e.at->request_rps / copies;
-    // The busiest instance's share of the load: C / instances rounded up, a
-    // rate over the instances.
+    // The busiest instance's share of the load: C / instances rounded up;
+    // in an open loop the rate over the instances, and its cap on requests
+    // in flight as C is shared. An open loop's instance serves the rate it
+    // is offered (docs/search.md), not the sample's measured requests/s,
+    // which a finite sample's ramp and drain keep below the rate.
     row.instance_load = e.at->load;
-    if (row.instance_load.open()) {
-      row.instance_load.request_rate /= copies;
+    LoadPoint& load = row.instance_load;
+    if (load.open()) {
+      load.request_rate /= copies;
+      row.instance_rps = load.request_rate;
     } else {
-      row.instance_load.concurrency = (row.instance_load.concurrency + copies - 1) / copies;
+      row.instance_rps = e.at->request_rps / copies;
     }
+    load.concurrency = (load.concurrency + copies - 1) / copies;
     // A hair of floating-point slack: 10 / (10 / 3) is 3 instances, not 4.
     row.instances = std::max(1, static_cast<int>(std::ceil(target_rps / row.instance_rps - 1e-9)));
     row.gpus = row.instances * row.gpus_per_instance;

@@ -3,7 +3,8 @@
 // which layout and how many instances, serve R requests/s under the
 // decision's SLA. Each qualifying candidate's instance serves, at its best
 // load point, the predicted requests/s of the candidate over its instance
-// count; R needs ceil(R / that) instances of it. The fewest GPUs first,
+// count (an open loop's: its request rate over the instance count); R needs
+// ceil(R / that) instances of it. The fewest GPUs first,
 // then the objective. Pure: a search's result in, the plan out.
 
 #include <vector>
@@ -17,7 +18,7 @@ struct CapacityRow {
   Candidate instance;    // one instance of it (its layout with instances 1)
   int gpus_per_instance = 0;
   double instance_rps = 0;  // requests/s one instance serves at the best load point
-  LoadPoint instance_load;  // that load point, per instance
+  LoadPoint instance_load;  // that load point, per instance (C, or rate and cap)
   int instances = 0;        // needed for the target
   int gpus = 0;             // instances x gpus_per_instance
 };

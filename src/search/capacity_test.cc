@@ -70,5 +70,33 @@ TEST(Capacity, TheFewestGpusFirstThenTheRanking) {
   EXPECT_EQ(j["rows"][3]["fits_cluster"], false);
 }
 
+// An open loop's instance serves its share of the rate offered, not the
+// sample's measured requests/s, and runs at its share of the cap: 4
+// instances at 2 req/s, C<=64 are 0.5 req/s, C<=16 each, so 4 req/s takes
+// 8 of them; the "each at" column and the requests/s column agree.
+TEST(Capacity, AnOpenLoopsInstanceServesItsShareOfTheRate) {
+  SearchResult r;
+  Evaluated e = Served(4, 1, 8, 1.79, 0);
+  e.at->load = LoadPoint{64, 2.0};
+  r.evaluated = {e};
+  r.qualifying = 1;
+  const CapacityPlan plan = PlanCapacity(r, 4, 32);
+  ASSERT_EQ(plan.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(plan.rows[0].instance_rps, 0.5);
+  EXPECT_EQ(plan.rows[0].instances, 8);
+  EXPECT_EQ(plan.rows[0].gpus, 64);
+  EXPECT_EQ(plan.rows[0].instance_load, (LoadPoint{16, 0.5}));
+  const std::string text = RenderCapacityText(r, plan, 10);
+  EXPECT_NE(text.find("0.50   0.50 req/s, C<=16"), std::string::npos) << text;
+  EXPECT_NE(text.find("fewest GPUs: 8 instance(s) of PP1/TP8/EP1, 64 GPUs, each at 0.50 req/s, "
+                      "C<=16"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = CapacityToJson(plan);
+  EXPECT_EQ(j["rows"][0]["instance_rps"], 0.5);
+  EXPECT_EQ(j["rows"][0]["instance_request_rate"], 0.5);
+  EXPECT_EQ(j["rows"][0]["instance_concurrency"], 16);
+}
+
 }  // namespace
 }  // namespace ppsearch::search
