@@ -765,13 +765,21 @@ Result<SearchResult> Search(const inputs::SearchInputs& in, const cost::Calibrat
   const std::vector<Candidate> candidates = Enumerate(options.bounds, in.spec, in.model, engine);
   out.candidates = static_cast<int>(candidates.size());
   // Bounds that describe no layout are a mistake in them, not a search in
-  // which nothing qualifies.
-  if (candidates.empty() && EnumerateDisaggregated(options.bounds, in.spec, in.model).empty())
-    return MakeError(fmt::format(
-        "the bounds describe no candidate on the cluster's {} GPUs ({} hosts x {}): a layout is "
-        "instances of whole nodes x PP x TP using every GPU, with EP and DP dividing TP; widen "
-        "--instances, --pp, --ep or --dp",
-        in.spec.cluster.world_size(), in.spec.cluster.hosts.size(), in.spec.cluster.gpus_per_node));
+  // which nothing qualifies; bounds that describe no aggregated layout beside
+  // disaggregated deployments are said beside the refusals, lest the ranking
+  // read as aggregated layouts that lost.
+  const std::string shape_rule = fmt::format(
+      "on the cluster's {} GPUs ({} hosts x {}): a layout is instances of whole nodes x PP x TP "
+      "using every GPU, with EP and DP dividing TP",
+      in.spec.cluster.world_size(), in.spec.cluster.hosts.size(), in.spec.cluster.gpus_per_node);
+  if (candidates.empty()) {
+    if (EnumerateDisaggregated(options.bounds, in.spec, in.model).empty())
+      return MakeError("the bounds describe no candidate " + shape_rule +
+                       "; widen --instances, --pp, --ep or --dp");
+    out.no_aggregated = "the bounds describe no aggregated layout " + shape_rule +
+                        "; only disaggregated deployments are searched (widen --instances, --pp, "
+                        "--ep or --dp for aggregated ones)";
+  }
 
   Work w;
   PlanGroups(in, candidates, out, w);

@@ -173,6 +173,11 @@ struct SearchResult {
   int split_candidates = 0;
   std::vector<Rejection> rejected;
   std::map<std::string, int> rejected_by_reason;
+  // Why no aggregated layout was searched when the bounds describe none
+  // (a PP or instance count that does not divide the GPUs, an EP or DP
+  // that does not divide TP) but disaggregated deployments were; empty
+  // otherwise.
+  std::string no_aggregated;
   // Ranked: qualifying candidates best first (by the objective at each one's
   // best load point), then those that miss the headroom rule or meet the
   // SLA at no load point (score 0).

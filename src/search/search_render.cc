@@ -273,7 +273,9 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
       fmt::format("search: {} x {} ({}); objective {}, headroom at least {} MiB",
                   Counted(r.candidates, "candidate"), Counted(r.load_points.size(), "load point"),
                   load_text, r.objective.name(), Mib(r.min_headroom_mib)),
-      fmt::format("rejected: {}{}", r.rejected.size(), reasons.empty() ? "" : " (" + reasons + ")"),
+      fmt::format("rejected: {}{}{}", r.rejected.size(),
+                  reasons.empty() ? "" : " (" + reasons + ")",
+                  r.no_aggregated.empty() ? "" : "; " + r.no_aggregated),
       fmt::format("predicted: {}{} ({}); {} below the headroom rule; intervals drawn for {}",
                   Counted(r.evaluated.size() - split, "candidate"),
                   split > 0 ? fmt::format(" and {} again with a layer split", split) : "",
@@ -588,6 +590,7 @@ nlohmann::json SearchToJson(const SearchResult& r) {
                                    : json::array({"input_tps_per_gpu", "ttft_p50_s"})},
           {"candidates", candidates},
           {"rejected", r.rejected_by_reason},
+          {"no_aggregated", r.no_aggregated.empty() ? json() : json(r.no_aggregated)},
           {"rejections", rejected},
           {"pareto", pareto}};
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "inputs/search_inputs.h"
 #include "plan/disaggregation.h"
@@ -1151,6 +1152,48 @@ inputs::SearchInputs ChatSearchInputs() {
   Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(o);
   EXPECT_TRUE(in.ok()) << in.error().message;
   return *in;
+}
+
+// Bounds that describe no aggregated layout (PP 3 on 8-GPU instances, 3
+// instances of 32 GPUs, EP 7 of TP 8) beside disaggregated deployments
+// search those, and say beside the refusals that the aggregated bounds
+// gave none, in the text and the JSON.
+TEST(Search, BoundsWithNoAggregatedLayoutAreSaidBesideTheRefusals) {
+  const inputs::SearchInputs in = ChatSearchInputs();
+  const std::string note =
+      "the bounds describe no aggregated layout on the cluster's 32 GPUs (4 hosts x 8): a layout "
+      "is instances of whole nodes x PP x TP using every GPU, with EP and DP dividing TP; only "
+      "disaggregated deployments are searched (widen --instances, --pp, --ep or --dp for "
+      "aggregated ones)";
+  for (const auto& [instances, pp, ep] :
+       std::vector<std::tuple<int, int, int>>{{4, 3, 8}, {3, 1, 8}, {4, 1, 7}}) {
+    SearchOptions o;
+    o.bounds.instances = {instances};
+    o.bounds.pp = {pp};
+    o.bounds.ep = {ep};
+    o.bounds.dp = {1};
+    o.bounds.concurrency = {16};
+    o.ensemble.members = 0;
+    const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->no_aggregated, note) << instances << "x PP" << pp << " EP" << ep;
+    for (const Evaluated& e : r->evaluated) EXPECT_TRUE(e.candidate.pd) << e.candidate.Label();
+    EXPECT_THAT(RenderSearchText(*r, 10), HasSubstr("); " + note + "\n"));
+    EXPECT_EQ(SearchToJson(*r)["no_aggregated"], note);
+  }
+  SearchOptions o;
+  o.bounds.instances = {4};
+  o.bounds.pp = {1};
+  o.bounds.ep = {8};
+  o.bounds.dp = {1};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.concurrency = {16};
+  o.bounds.disaggregated = "off";
+  o.ensemble.members = 0;
+  const Result<SearchResult> r = Search(in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->no_aggregated, "");
+  EXPECT_TRUE(SearchToJson(*r)["no_aggregated"].is_null());
 }
 
 TEST(SearchSpace, DisaggregatedCandidatesSplitTheNodesIntoAPrefillAndADecodePool) {
