@@ -132,13 +132,22 @@ TEST_F(SearchE2e, RequestRatesAreLoadPointsAndOneRateEmitsARunnableSpec) {
   EXPECT_NE(r.out.find("(Poisson arrivals at 0.20, 0.40 requests/s, at most 32 in flight)"),
             std::string::npos)
       << r.out;
+  // Refused before any work, as other bad arguments are: nothing printed,
+  // no page written.
   const std::string emitted = (dir_ / "rate.toml").string();
+  const std::string html = (dir_ / "rate.html").string();
   r = Run(std::string("search ") + kSearchSpec + space +
-          " --samples 0 --request-rate 0.2,0.4 --emit-spec " + emitted);
+          " --samples 0 --request-rate 0.2,0.4 --json --html " + html + " --emit-spec " + emitted);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("a run spec holds one workload.request_rate, the search has 2"),
+  EXPECT_NE(r.err.find("--emit-spec " + emitted +
+                       ": a run spec holds one workload.request_rate, the search has 2 "
+                       "(--request-rate or [search] request_rate); search one rate to emit its "
+                       "spec"),
             std::string::npos)
       << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(html));
+  EXPECT_FALSE(std::filesystem::exists(emitted));
   r = Run(std::string("search ") + kSearchSpec + space +
           " --samples 0 --request-rate 0.5 --concurrency 16 --set workload.requests=8"
           " --emit-spec " +
@@ -258,8 +267,7 @@ TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {
   // default EPs 1, 2, 4 would make 6), and --concurrency its load points.
   r = Run("search " + spec + " --samples 0 --pp 8 --concurrency 16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("search: 2 candidates x 1 load point (C = 16)"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("search: 2 candidates x 1 load point (C = 16)"), std::string::npos) << r.out;
   r = Run("search " + spec + " --samples 0 --set 'search.pp=[8]'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("search: 2 candidates x 2 load points (C = 8, 16)"), std::string::npos)

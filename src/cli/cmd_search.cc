@@ -86,11 +86,6 @@ std::string SearchArgs(const SearchCliOptions& opts) {
 // it parses and that every layout in it plans as valid.
 Status EmitSpec(const SearchCliOptions& opts, const search::SearchResult& result, int requests,
                 const std::vector<spec::HostSpec>& cluster_hosts) {
-  if (result.load_points.size() > 1 && result.load_points.front().open())
-    return MakeError(fmt::format(
-        "--emit-spec {}: a run spec holds one workload.request_rate, the search has {}; search "
-        "one --request-rate to emit its spec",
-        opts.emit_spec, result.load_points.size()));
   std::vector<std::string> hosts;
   for (const spec::HostSpec& h : cluster_hosts) hosts.push_back(h.name);
   const search::Measurement m = search::WorthMeasuring(result, SearchArgs(opts), requests, hosts);
@@ -179,6 +174,13 @@ Result<ExitCode> RunSearch(SearchCliOptions opts) {
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {}));
   // The spec's [search] lists, each replaced by its flag when one is given.
   opts.search.bounds = search::WithFlags(search::SpecBounds(in.spec.search), opts.search.bounds);
+  // Refused before the search, as other bad arguments are, not after its
+  // output is printed.
+  if (!opts.emit_spec.empty() && opts.search.bounds.request_rate.size() > 1)
+    return MakeError(
+        fmt::format("--emit-spec {}: a run spec holds one workload.request_rate, the search has {} "
+                    "(--request-rate or [search] request_rate); search one rate to emit its spec",
+                    opts.emit_spec, opts.search.bounds.request_rate.size()));
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));

@@ -29,8 +29,8 @@ struct Measurement {
 
 // Empty `measured` when no aggregated candidate qualifies. `requests`: the workload's
 // request count, the cap that stands for none in an open loop. A search of
-// several request rates gives its first (a spec holds one; EmitSpec refuses
-// more).
+// several request rates gives its first (a spec holds one; `search
+// --emit-spec` refuses more before it searches).
 //
 // When the best candidate is disaggregated, the sweep is that deployment
 // (its pools on `hosts`, the cluster's host names, prefill first) and
