@@ -186,6 +186,21 @@ TEST_F(SearchE2e, NoCandidateKeepsTheHeadroomIsExit4NamingTheClosest) {
   EXPECT_FALSE(std::filesystem::exists(emitted));
 }
 
+// --max-running-requests takes what [search] max_running_requests takes:
+// 0 is refused, not read as SGLang's default.
+TEST_F(SearchE2e, MaxRunningRequestsZeroIsRefusedAsTheSectionRefusesIt) {
+  CommandResult r =
+      Run(std::string("search ") + kSearchSpec + " --samples 0 --max-running-requests 0,64");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--max-running-requests: expected an integer in [1, 65536], got 0"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  CommandResult help = Run("search --help");
+  EXPECT_NE(help.out.find("max-running-requests values, each from 1 to 65536"), std::string::npos)
+      << help.out;
+}
+
 // An SLA no candidate meets is exit 4, naming the closest with how far over
 // they are; the K3 layout whose KV pool is shorter than one prompt
 // (PP1/TP32/DP2 at chunk 8192) is refused, never ranked on zero figures.

@@ -30,6 +30,7 @@
 #include "search/search_render.h"
 #include "spec/disaggregation_section.h"
 #include "spec/emit.h"
+#include "spec/limits.h"
 #include "spec/spec_parser.h"
 #include "uncertainty/model_error_file.h"
 #include "util/files.h"
@@ -263,8 +264,10 @@ Runner AddSearchCommand(CLI::App& app) {
                   "spec's, half and twice it)")
       ->delimiter(',');
   sub->add_option("--max-running-requests", b.max_running_requests,
-                  "max-running-requests values (default: [search] max_running_requests, else the "
-                  "spec's, or SGLang's default)")
+                  fmt::format("max-running-requests values, each from {} to {} (default: "
+                              "[search] max_running_requests, else the spec's, or SGLang's "
+                              "default)",
+                              spec::kMinRunningRequests, spec::kMaxRunningRequests))
       ->delimiter(',');
   sub->add_option("--moe-a2a-backend", b.moe_a2a_backend,
                   "MoE all-to-all backends to consider, e.g. none,deepep (default: [search] "

@@ -59,7 +59,7 @@ BENCHMARK(BM_SearchDefaultSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->
 void BM_SearchTenfoldSpace(benchmark::State& state) {
   SearchOptions o = WithModelForm();
   o.bounds.chunked_prefill_size = {2048, 4096, 6144, 8192, 12288, 16384};
-  o.bounds.max_running_requests = {0, 16, 32, 64, 128};
+  o.bounds.max_running_requests = {16, 32, 64, 128, 256};
   RunSpace(state, o);
 }
 BENCHMARK(BM_SearchTenfoldSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
@@ -72,7 +72,7 @@ BENCHMARK(BM_SearchChatDefaultSpace)->Unit(benchmark::kMillisecond)->UseRealTime
 void BM_SearchChatTenfoldSpace(benchmark::State& state) {
   SearchOptions o = WithModelForm();
   o.bounds.chunked_prefill_size = {2048, 4096, 6144, 8192, 12288, 16384};
-  o.bounds.max_running_requests = {0, 16, 32, 64, 128};
+  o.bounds.max_running_requests = {16, 32, 64, 128, 256};
   RunSpace(state, o, ChatExample());
 }
 BENCHMARK(BM_SearchChatTenfoldSpace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);

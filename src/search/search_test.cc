@@ -145,7 +145,11 @@ TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   b = {};
   b.max_running_requests = {2147483647};
   EXPECT_EQ(CheckBounds(b).error().message,
-            "--max-running-requests: expected values <= 65536, got 2147483647");
+            "--max-running-requests: expected an integer in [1, 65536], got 2147483647");
+  // 0 is no cap SGLang takes, as in [search] max_running_requests.
+  b.max_running_requests = {0, 64};
+  EXPECT_EQ(CheckBounds(b).error().message,
+            "--max-running-requests: expected an integer in [1, 65536], got 0");
   b = {};
   b.chunked_prefill_size = {8192, 33554432};
   EXPECT_EQ(CheckBounds(b).error().message,

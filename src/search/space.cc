@@ -78,7 +78,15 @@ Status CheckBounds(const Bounds& b) {
   PPS_RETURN_IF_ERROR(CheckList(b.ep, "--ep", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.dp, "--dp", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.chunked_prefill_size, "--chunked-prefill-size", int64_t{-1}));
-  PPS_RETURN_IF_ERROR(CheckList(b.max_running_requests, "--max-running-requests", 0));
+  // The section's rule ([search] max_running_requests): 0 is no cap SGLang
+  // takes, not a name for its default.
+  for (int m : b.max_running_requests)
+    if (m < spec::kMinRunningRequests || m > spec::kMaxRunningRequests)
+      return MakeError(
+          fmt::format("--max-running-requests: expected an integer in [{}, {}], got {}",
+                      spec::kMinRunningRequests, spec::kMaxRunningRequests, m));
+  PPS_RETURN_IF_ERROR(
+      CheckList(b.max_running_requests, "--max-running-requests", spec::kMinRunningRequests));
   PPS_RETURN_IF_ERROR(CheckList(b.concurrency, "--concurrency", 1));
   PPS_RETURN_IF_ERROR(CheckList(b.moe_a2a_backend, "--moe-a2a-backend", std::string()));
   for (const std::string& name : b.moe_a2a_backend)
@@ -105,10 +113,6 @@ Status CheckBounds(const Bounds& b) {
     if (c > spec::kMaxTokens)
       return MakeError(fmt::format("--chunked-prefill-size: expected values <= {}, got {}",
                                    spec::kMaxTokens, c));
-  for (int m : b.max_running_requests)
-    if (m > spec::kMaxConcurrency)
-      return MakeError(fmt::format("--max-running-requests: expected values <= {}, got {}",
-                                   spec::kMaxConcurrency, m));
   PPS_RETURN_IF_ERROR(CheckList(b.request_rate, "--request-rate", 0.0));
   if (!b.request_rate.empty() && b.concurrency.size() > 1)
     return MakeError(fmt::format(

@@ -132,11 +132,10 @@ const std::vector<NumericFlag>& NumericFlags() {
        "a number in (0, 1) (the share of each GPU's memory SGLang takes for weights and the KV "
        "cache)"},
       // 0 or a negative cap admits nothing (the simulator would predict a
-      // server that never runs a request); past the largest concurrency a
-      // sweep may ask for, it is a typo.
-      {"max-running-requests", 1, false, kMaxConcurrency, false, true,
-       "a whole number in [1, " + std::to_string(kMaxConcurrency) +
-           "] (requests a scheduler runs at once)"},
+      // server that never runs a request).
+      {"max-running-requests", kMinRunningRequests, false, kMaxRunningRequests, false, true,
+       "a whole number in [" + std::to_string(kMinRunningRequests) + ", " +
+           std::to_string(kMaxRunningRequests) + "] (requests a scheduler runs at once)"},
       // A context of no token admits no request; the request table and the
       // default request count divide by it.
       {"context-length", 1, false, 1e9, false, true,

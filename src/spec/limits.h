@@ -16,6 +16,12 @@ inline constexpr int kMaxRequests = 1000000;    // workload.requests, warmup_req
 inline constexpr int64_t kMaxTokens = 1 << 24;  // workload.input_tokens, output_tokens
 inline constexpr int kMaxGpusPerNode = 256;     // cluster.gpus_per_node
 inline constexpr int kMaxParallelSize = 32768;  // each of pp, tp, ep: pp x tp fits an int
+// SGLang's max-running-requests wherever a spec or a search sets it
+// ([engine.args], [search] max_running_requests, --max-running-requests):
+// a cap below 1 admits no request, and past the largest concurrency a
+// sweep may ask for it is a typo.
+inline constexpr int kMinRunningRequests = 1;
+inline constexpr int kMaxRunningRequests = kMaxConcurrency;
 // Values in one list of [search] (and of each `ppsearch search` flag): the
 // lists multiply into the candidates every search predicts.
 inline constexpr int kMaxSearchValues = 64;

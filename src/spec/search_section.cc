@@ -89,7 +89,7 @@ Status ReadSearch(const TableReader& section, SearchSpec* out) {
   PPS_RETURN_IF_ERROR(ReadList(section, "chunked_prefill_size", static_cast<int>(kMaxTokens),
                                &out->chunked_prefill_size));
   PPS_RETURN_IF_ERROR(
-      ReadList(section, "max_running_requests", kMaxConcurrency, &out->max_running_requests));
+      ReadList(section, "max_running_requests", kMaxRunningRequests, &out->max_running_requests));
   PPS_RETURN_IF_ERROR(ReadBackends(section, "moe_a2a_backend", &out->moe_a2a_backend));
   PPS_RETURN_IF_ERROR(ReadList(section, "concurrency", kMaxConcurrency, &out->concurrency));
   PPS_RETURN_IF_ERROR(ReadRates(section, "request_rate", &out->request_rate));

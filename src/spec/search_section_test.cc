@@ -73,6 +73,10 @@ TEST(SpecSearch, BadValuesNameFileLineAndKey) {
   EXPECT_EQ(SearchErrorOf("[search]\nmax_running_requests = [32, \"64\"]\n"),
             "/s/spec.toml:7:29: key 'search.max_running_requests[1]': expected an integer, got a "
             "string");
+  // The same rule as --max-running-requests (spec::kMinRunningRequests).
+  EXPECT_EQ(SearchErrorOf("[search]\nmax_running_requests = [0]\n"),
+            "/s/spec.toml:7:25: key 'search.max_running_requests[0]': expected an integer in [1, "
+            "65536], got 0");
   EXPECT_EQ(SearchErrorOf("[search]\nchunked_prefill_size = [-1]\n"),
             "/s/spec.toml:7:25: key 'search.chunked_prefill_size[0]': expected an integer in [1, "
             "16777216], got -1");
