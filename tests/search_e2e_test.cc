@@ -262,6 +262,15 @@ TEST_F(SearchE2e, ATargetRatePlansTheFewestGpus) {
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+// The help says what DP attention defaults to, as docs/search.md does:
+// every divisor of TP.
+TEST_F(SearchE2e, HelpNamesTheDpDefault) {
+  CommandResult r = Run("search --help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(default: [search] dp, else every divisor of TP)"), std::string::npos)
+      << r.out;
+}
+
 // The example with a [search] section: PP 4 (TP 8: EP 4, 8) and PP 8 (TP 4:
 // EP 4; EP 8 does not divide TP) at two chunk sizes is 6 candidates.
 TEST_F(SearchE2e, TheSpecsSearchSectionIsTheSpaceAndAFlagReplacesOneList) {

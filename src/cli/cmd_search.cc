@@ -252,7 +252,7 @@ Runner AddSearchCommand(CLI::App& app) {
       ->delimiter(',');
   sub->add_option("--dp", b.dp,
                   "DP-attention sizes to consider, each dividing TP (default: [search] dp, else "
-                  "1)")
+                  "every divisor of TP)")
       ->delimiter(',');
   sub->add_option("--disaggregated", b.disaggregated,
                   "Disaggregated prefill/decode deployments over the hosts' whole nodes beside the "
