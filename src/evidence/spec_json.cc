@@ -139,7 +139,10 @@ nlohmann::json SpecToJson(const spec::Spec& spec) {
             {"max_running_requests", spec.search.max_running_requests},
             {"moe_a2a_backend", spec.search.moe_a2a_backend},
             {"concurrency", spec.search.concurrency},
-            {"request_rate", spec.search.request_rate}}},
+            {"request_rate", spec.search.request_rate},
+            {"disaggregated", spec.search.disaggregated.empty()
+                                  ? nlohmann::json()
+                                  : nlohmann::json(spec.search.disaggregated)}}},
           {"lifecycle",
            {{"host_timeout_s", lc.host_timeout_s},
             {"check_timeout_s", lc.check_timeout_s},

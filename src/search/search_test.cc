@@ -124,6 +124,17 @@ TEST(SearchSpace, FlagsReplaceTheSectionsListsOneDimensionAtATime) {
   EXPECT_EQ(Concurrencies(LoadPoints(WithFlags(SpecBounds({}), {}))), DefaultConcurrency());
 }
 
+// [search] disaggregated is --disaggregated's value, and the flag replaces it.
+TEST(SearchSpace, TheSectionsDisaggregatedIsTheFlagsDefault) {
+  spec::SearchSpec section;
+  section.disaggregated = "off";
+  EXPECT_EQ(WithFlags(SpecBounds(section), {}).disaggregated, "off");
+  Bounds flags;
+  flags.disaggregated = "on";
+  EXPECT_EQ(WithFlags(SpecBounds(section), flags).disaggregated, "on");
+  EXPECT_EQ(WithFlags(SpecBounds({}), {}).disaggregated, "");
+}
+
 TEST(SearchSpace, BoundsThatDescribeNoSpaceNameTheFlag) {
   Bounds b;
   b.pp = {0};

@@ -133,6 +133,7 @@ Bounds SpecBounds(const spec::SearchSpec& section) {
   b.moe_a2a_backend = section.moe_a2a_backend;
   b.concurrency = section.concurrency;
   b.request_rate = section.request_rate;
+  b.disaggregated = section.disaggregated;
   return b;
 }
 

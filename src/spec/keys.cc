@@ -48,7 +48,7 @@ const KeyList kDecisionKeys = {"objective",      "min_headroom_mib", "max_repeat
 const KeyList kAdaptiveKeys = {"budget_gpu_hours", "budget_samples", "server_start_s"};
 const KeyList kSearchKeys = {
     "pp",          "ep",           "dp",        "chunked_prefill_size", "max_running_requests",
-    "concurrency", "request_rate", "instances", "moe_a2a_backend"};
+    "concurrency", "request_rate", "instances", "moe_a2a_backend",      "disaggregated"};
 const KeyList kLifecycleKeys = {
     "host_timeout_s",     "check_timeout_s",   "start_timeout_s", "poll_interval_s",
     "request_timeout_s",  "bench_timeout_s",   "stop_grace_s",    "memory_release_timeout_s",

@@ -1,6 +1,7 @@
 // [search]: the bounds `ppsearch search` explores, kept with the spec. Each
 // key is a list of distinct positive integers (request_rate: numbers > 0;
-// moe_a2a_backend: SGLang's backend names);
+// moe_a2a_backend: SGLang's backend names), but disaggregated: "on" or
+// "off", as --disaggregated takes;
 // whether a PP or EP size suits
 // the cluster and the model is left to the planner's checks, which the search
 // runs on every candidate and counts by reason.
@@ -93,6 +94,14 @@ Status ReadSearch(const TableReader& section, SearchSpec* out) {
   PPS_RETURN_IF_ERROR(ReadBackends(section, "moe_a2a_backend", &out->moe_a2a_backend));
   PPS_RETURN_IF_ERROR(ReadList(section, "concurrency", kMaxConcurrency, &out->concurrency));
   PPS_RETURN_IF_ERROR(ReadRates(section, "request_rate", &out->request_rate));
+  // Left out, the search's default decides (Enum would read it as ""); a
+  // boolean or a number is refused with the two words the key takes.
+  if (const toml::node* d = section.Find("disaggregated"); d != nullptr) {
+    if (!d->is_string())
+      return KeyError(section.KeyLoc("disaggregated"),
+                      "expected \"on\" or \"off\", got " + DescribeType(*d));
+    PPS_RETURN_IF_ERROR(section.Enum("disaggregated", &out->disaggregated, {"on", "off"}));
+  }
   if (!out->request_rate.empty() && out->concurrency.size() > 1)
     return KeyError(section.KeyLoc("concurrency"),
                     fmt::format("with request_rate, concurrency is the one cap on requests in "

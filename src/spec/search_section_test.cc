@@ -55,6 +55,23 @@ TEST(SpecSearch, ListsAreReadAndAbsentKeysStayEmpty) {
   EXPECT_TRUE(none->search.pp.empty() && none->search.concurrency.empty());
 }
 
+// disaggregated takes what --disaggregated takes; left out, the search's
+// default decides.
+TEST(SpecSearch, DisaggregatedIsOnOrOff) {
+  Result<Spec> off = ParseSearch("[search]\ndisaggregated = \"off\"\n");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(off->search.disaggregated, "off");
+  Result<Spec> none = ParseSearch("[search]\npp = [4]\n");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->search.disaggregated, "");
+  EXPECT_EQ(SearchErrorOf("[search]\ndisaggregated = \"no\"\n"),
+            "/s/spec.toml:7:17: key 'search.disaggregated': expected one of 'on', 'off', got "
+            "'no'");
+  EXPECT_EQ(SearchErrorOf("[search]\ndisaggregated = false\n"),
+            "/s/spec.toml:7:17: key 'search.disaggregated': expected \"on\" or \"off\", got a "
+            "boolean");
+}
+
 // PP 3 on 8 GPUs is left for the planner's checks, which count it as a refusal.
 TEST(SpecSearch, SizesThePlannerRefusesAreNotCheckedHere) {
   Result<Spec> spec = ParseSearch("[search]\npp = [3, 5]\nep = [7]\n");

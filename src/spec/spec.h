@@ -266,6 +266,9 @@ struct SearchSpec {
   std::vector<int> concurrency;              // load points: requests in flight
   // Open-loop load points, requests/s; with them `concurrency` is the cap.
   std::vector<double> request_rate;
+  // Disaggregated candidates beside the aggregated layouts: "on", "off",
+  // or "" (left out: the search's default, as --disaggregated's).
+  std::string disaggregated;
   SourceLoc origin;
 };
 
