@@ -747,8 +747,8 @@ Result<SearchResult> Search(const inputs::SearchInputs& in, const cost::Calibrat
   PPS_RETURN_IF_ERROR(CheckBounds(options.bounds));
   const plan::EngineConfig engine =
       plan::ResolveEngineConfig(in.spec.engine, in.hardware.memory_mib);
-  const SpaceEstimate estimate =
-      EstimateSpace(options.bounds, in.spec, in.model, engine, options.threads);
+  const SpaceEstimate estimate = EstimateSpace(options.bounds, in.spec, in.model, engine,
+                                               options.threads, options.ensemble.members);
   PPS_RETURN_IF_ERROR(CheckSpaceEstimate(estimate, options.max_search_s));
   if (options.on_estimate) options.on_estimate(estimate);
   const Progress progress = [&](const char* phase, size_t done, size_t total) {

@@ -232,7 +232,7 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
   SearchOptions o = Small(0);
   const plan::EngineConfig engine = EngineOn80GiB(testkit::Example().spec);
   const SpaceEstimate e =
-      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, engine, 2);
+      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, engine, 2, 0);
   EXPECT_EQ(e.candidates, 14);
   EXPECT_EQ(
       e.candidates,
@@ -244,21 +244,31 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
   EXPECT_EQ(e.work_units, 40.0 * (4 + 2) * 2 * (2 * 1 + 2 * 2 + 2 * 4 + 1 * 8));
   EXPECT_DOUBLE_EQ(e.seconds,
                    (28 * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) / 2);
+  // Each draw of an interval re-simulates a kept candidate's best load
+  // point, prompts and all: 32 draws over 2 load points add kIntervalShare
+  // x 16 of the central work, the chunks' steps included.
+  const SpaceEstimate drawn =
+      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model, engine, 2, 32);
+  EXPECT_EQ(drawn.predictions, e.predictions);
+  EXPECT_EQ(drawn.work_units, e.work_units);
+  EXPECT_DOUBLE_EQ(drawn.interval_factor, 1 + kIntervalShare * 32 / 2);
+  EXPECT_DOUBLE_EQ(drawn.seconds, e.seconds * (1 + kIntervalShare * 16));
   // A request's decode counts its stretches' boundaries, not its tokens: a
   // 1,000-token answer kDecodeUnitsPerRequest units per chunk size, a
   // 5-token one its 4 steps.
   spec::Spec chat = testkit::Example().spec;
   chat.workload.output_tokens = 1000;
-  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2).work_units,
+  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2, 0).work_units,
             40.0 * (4 + 2 + 2 * kDecodeUnitsPerRequest) * 2 * 22);
   chat.workload.output_tokens = 5;
-  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2).work_units,
+  EXPECT_EQ(EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2, 0).work_units,
             40.0 * (4 + 2 + 2 * 4) * 2 * 22);
   // Disaggregated candidates count one prefill pass and one decode per
   // request each (PP 1): the example's 4 hosts give 8 of them with --dp 1.
   chat.workload.output_tokens = 1000;
   o.bounds.disaggregated = "on";
-  const SpaceEstimate with_pd = EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2);
+  const SpaceEstimate with_pd =
+      EstimateSpace(o.bounds, chat, testkit::Example().model, engine, 2, 0);
   EXPECT_EQ(with_pd.candidates, 14 + 8);
   // Predicted with the spec's engine: its chunk, not the bounds'.
   ASSERT_EQ(engine.chunked_prefill_size, 8192);
@@ -276,7 +286,7 @@ TEST(SearchSpace, TheEstimateCountsCandidatesPredictionsAndWorkBeforeAnything) {
     wide.concurrency.push_back(v);
   }
   const SpaceEstimate huge = EstimateSpace(wide, testkit::Example().spec, testkit::Example().model,
-                                           EngineOn80GiB(testkit::Example().spec), 2);
+                                           EngineOn80GiB(testkit::Example().spec), 2, 0);
   EXPECT_EQ(huge.candidates, 7.0 * 64 * 64);
   EXPECT_EQ(huge.predictions, 7.0 * 64 * 64 * 64);
 }
@@ -285,8 +295,9 @@ TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
   SearchOptions o = Small(0);
   o.bounds.chunked_prefill_size = {1};
   o.max_search_s = 0.1;
-  const SpaceEstimate e = EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model,
-                                        EngineOn80GiB(testkit::Example().spec), o.threads);
+  const SpaceEstimate e =
+      EstimateSpace(o.bounds, testkit::Example().spec, testkit::Example().model,
+                    EngineOn80GiB(testkit::Example().spec), o.threads, o.ensemble.members);
   ASSERT_GT(e.seconds, 0.1);
   const Result<SearchResult> r = Search(testkit::Example(), cost::Calibration{}, o);
   ASSERT_FALSE(r.ok());

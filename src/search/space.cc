@@ -210,7 +210,7 @@ void ForEachShape(const Bounds& bounds, const spec::Spec& spec, const model::Mod
 
 SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
                             const model::ModelDesc& model, const plan::EngineConfig& engine,
-                            int threads) {
+                            int threads, int interval_members) {
   const std::vector<int64_t> chunks = ChunkSizes(bounds, engine);
   const double knob_settings =
       static_cast<double>(std::max<size_t>(1, bounds.max_running_requests.size())) *
@@ -242,8 +242,10 @@ SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
                                                              : input)) +
                    decode);
   e.predictions = e.candidates * load_points;
-  e.seconds = (e.predictions * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) /
-              std::max(1, threads);
+  e.interval_factor =
+      1 + kIntervalShare * static_cast<double>(std::max(0, interval_members)) / load_points;
+  e.seconds = (e.predictions * kSecondsPerPrediction + e.work_units * kSecondsPerWorkUnit) *
+              e.interval_factor / std::max(1, threads);
   return e;
 }
 

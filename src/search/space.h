@@ -141,22 +141,35 @@ std::vector<LoadPoint> LoadPoints(const Bounds& bounds);
 //   requests x (ceil(input_tokens / chunk)
 //               + min(output_tokens - 1, kDecodeUnitsPerRequest)) x pp
 // summed over the predictions; a chunk of -1 (no chunking) is the prompt.
+//
+// The intervals re-simulate each kept candidate's best load point once per
+// draw, its prompts in as many chunks as a central prediction's: with a
+// tiny chunk a draw costs as much as a central point, and the candidates
+// the screen keeps draw `interval_members` each, about half the central
+// work again. They count as kIntervalShare of the central work per load
+// point per draw:
+//   interval_factor = 1 + kIntervalShare x interval_members / load points
 struct SpaceEstimate {
   double candidates = 0;
-  double predictions = 0;
-  double work_units = 0;
+  double predictions = 0;  // central: candidates x load points
+  double work_units = 0;   // of the central predictions
+  double interval_factor = 1;
   // (predictions x kSecondsPerPrediction + work_units x kSecondsPerWorkUnit)
-  // / threads
+  // x interval_factor / threads
   double seconds = 0;
 };
 // CPU seconds of one prediction as enumerated (planning it, most refused by
 // the planner's checks, pricing the rest) and of one work unit, fitted to
-// `ppsearch search` of the example (release build, 2-core machine): the
-// default space, 3,696 predictions in 0.18 s; five max-running-requests
-// values, 12,320 in 0.60 s; chunk sizes 1, 2 and 4, 4.1e9 work units in
-// 60 s (docs/search.md).
+// `ppsearch search` of the example with --samples 0 (release build, 2-core
+// machine): the default space, 3,696 predictions in 0.18 s; five
+// max-running-requests values, 12,320 in 0.60 s; chunk sizes 1, 2 and 4,
+// 4.05e9 work units in 107 s (docs/search.md).
 inline constexpr double kSecondsPerPrediction = 5e-5;
-inline constexpr double kSecondsPerWorkUnit = 1.5e-8;
+inline constexpr double kSecondsPerWorkUnit = 2.6e-8;
+// The intervals' share of the central work per load point per draw, fitted
+// to the same search of chunk sizes 1, 2 and 4 with 32 draws: 15 of its 99
+// predicted candidates kept by the screen added 49 s to its 107 s.
+inline constexpr double kIntervalShare = 0.1;
 // Decode units per request, fitted to `ppsearch search` of the chat example
 // (examples/deepseek-v3-chat-search.toml, --samples 0: 3,696 predictions of
 // 512 requests, 2,000 tokens in and 1,000 out) at 1.4 s of CPU on the 2-core
@@ -164,9 +177,10 @@ inline constexpr double kSecondsPerWorkUnit = 1.5e-8;
 inline constexpr double kDecodeUnitsPerRequest = 13;
 // The most estimated seconds a search starts without --max-search-s.
 inline constexpr double kDefaultMaxSearchSeconds = 300;
+// `interval_members`: the draws behind each interval (0: central values only).
 SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
                             const model::ModelDesc& model, const plan::EngineConfig& engine,
-                            int threads);
+                            int threads, int interval_members);
 
 // Refuses a search whose estimate passes `max_seconds` (0: no bound),
 // naming its size and the flags that narrow it or lift the bound.
