@@ -524,5 +524,20 @@ TEST_F(RunAdaptiveE2e, AdaptiveEvalPrintsEachScenarioAndTheSummary) {
   EXPECT_NE(bad.exit_code, 0);
 }
 
+// An objective no adaptive run chooses by is refused before any scenario's
+// full sweep is replayed into the work directory, with what to do here.
+TEST_F(RunAdaptiveE2e, AdaptiveEvalRefusesAnObjectiveBeforeAnyWork) {
+  const std::string work = (dir_ / "work").string();
+  CommandResult r = Run("adaptive-eval examples/kimi-k3-pp-search.toml --scenarios 1 --work-dir '" +
+                        work + "' --set decision.objective=output_tps_per_gpu");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("key 'decision.objective': an adaptive run chooses by the input_tps or "
+                       "ttft_p50 objective, not output_tps_per_gpu (set one with --set "
+                       "decision.objective=input_tps to score the adaptive run)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(!fs::exists(work) || fs::is_empty(work)) << "no scenario ran";
+}
+
 }  // namespace
 }  // namespace ppsearch::testing

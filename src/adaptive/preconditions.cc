@@ -7,12 +7,13 @@
 
 namespace ppsearch::adaptive {
 
-std::vector<std::string> AdaptiveRunProblems(const inputs::SearchInputs& in) {
+std::vector<std::string> AdaptiveRunProblems(const inputs::SearchInputs& in,
+                                             const std::string& otherwise) {
   const spec::Spec& spec = in.spec;
   if (!spec.decision.objective.adaptive())
     return {spec.Origin("decision.objective").Where() + ": an adaptive run chooses by the " +
             decide::Objective::AdaptiveChoices() + " objective, not " +
-            spec.decision.objective.name() + " (run without --adaptive to measure every sample)"};
+            spec.decision.objective.name() + " (" + otherwise + ")"};
   // A sample budget under one step's repeats would stop before the first step.
   const int budget = spec.adaptive.budget_samples;
   if (budget > 0 && budget < spec.sweep.repeats)

@@ -18,6 +18,10 @@ namespace ppsearch::adaptive {
 // - a sample budget smaller than one step (a point's repeats);
 // - layouts the simulator does not model (the run predicts what it has not
 //   measured).
-std::vector<std::string> AdaptiveRunProblems(const inputs::SearchInputs& in);
+// `otherwise` says what to do about the objective ("run without --adaptive
+// to measure every sample").
+std::vector<std::string> AdaptiveRunProblems(
+    const inputs::SearchInputs& in,
+    const std::string& otherwise = "run without --adaptive to measure every sample");
 
 }  // namespace ppsearch::adaptive

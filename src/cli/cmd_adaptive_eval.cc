@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "adaptive/preconditions.h"
 #include "adaptive_eval/scenarios.h"
 #include "cli/command.h"
 #include "cli/command_inputs.h"
@@ -92,6 +93,12 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
   PPS_ASSIGN_OR_RETURN(const SearchInputs in, LoadSearchInputs(opts.spec, {}));
   for (const auto& lp : in.plan.layouts)
     if (!lp.valid) return MakeError(lp.layout.Label() + " is not valid: " + lp.errors[0].message);
+  // What would refuse every scenario's adaptive run, before any full sweep
+  // is replayed.
+  if (const std::vector<std::string> problems = adaptive::AdaptiveRunProblems(
+          in, "set one with --set decision.objective=input_tps to score the adaptive run");
+      !problems.empty())
+    return ErrorLines(problems);
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));
