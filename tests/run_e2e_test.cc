@@ -155,6 +155,8 @@ TEST_F(RunE2e, AnInterruptAfterTheLastSampleEndsTheRunComplete) {
                               results + "\"";
   CommandResult late = InterruptOnceASampleCompleted(command, results + "/late/manifest.jsonl");
   EXPECT_NE(late.out.find("rc=0"), std::string::npos) << late.out << late.err;
+  EXPECT_NE(late.err.find("interrupted: stopping after the current sample\n"), std::string::npos)
+      << "the simulated engine starts no server: " << late.err;
   EXPECT_NE(late.err.find("the interrupt came after the last sample: the run is complete"),
             std::string::npos)
       << late.err;
@@ -536,6 +538,17 @@ TEST_F(RunAdaptiveE2e, AdaptiveEvalRefusesAnObjectiveBeforeAnyWork) {
                        "decision.objective=input_tps to score the adaptive run)"),
             std::string::npos)
       << r.err;
+  EXPECT_TRUE(!fs::exists(work) || fs::is_empty(work)) << "no scenario ran";
+  // An SLA limit the replayed truths cannot hold: every layout would be
+  // excluded in both runs, and their agreement would mean nothing.
+  CommandResult sla =
+      Run("adaptive-eval examples/kimi-k3-pp-search.toml --scenarios 1 --work-dir '" + work +
+          "' --set decision.ttft_p99_s=30");
+  EXPECT_EQ(sla.exit_code, 2);
+  EXPECT_NE(sla.err.find("key 'decision.ttft_p99_s': adaptive-eval replays truths that hold input "
+                         "TPS and TTFT p50/p95 alone, so a limit on TTFT p99 cannot be judged"),
+            std::string::npos)
+      << sla.err;
   EXPECT_TRUE(!fs::exists(work) || fs::is_empty(work)) << "no scenario ran";
 }
 

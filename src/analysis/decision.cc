@@ -93,12 +93,12 @@ bool AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
 }
 
 // Why a point measured here lacks `member`: its samples were synthesized
-// from a CSV of medians that does not hold it (analysis/points.cc), or no
-// request generated a second token (a decode figure).
+// from a file of medians and do not reproduce it (SampleAnalysis::Holds),
+// or no request generated a second token (a decode figure).
 std::string WhyUnknown(const PointSummary& p, double stats::Figures::*member) {
   const evidence::PointColumn& c = *evidence::ColumnOf(member);
   return !p.held.empty() && !p.held[evidence::IndexOf(c)]
-             ? "the replayed file of medians does not hold it"
+             ? "samples replayed from a file of medians do not reproduce it"
              : "no request generated a second token";
 }
 

@@ -119,7 +119,10 @@ TEST(Decide, AnSlaWithoutAMeasuredFigureExcludesRatherThanPasses) {
 // happen to show are not the file's); the input TPS objective still ranks.
 TEST(Decide, FiguresASynthesizedSampleDoesNotHoldAreNotJudged) {
   auto synthesized = [](Inputs in) {
-    for (SampleAnalysis& s : in.samples) s.synthesized = true;
+    for (SampleAnalysis& s : in.samples) {
+      s.synthesized = true;
+      s.figures_from_file = {"input_tps", "ttft_p50_s", "ttft_p95_s"};
+    }
     return in;
   };
   Decision limits =
@@ -127,18 +130,19 @@ TEST(Decide, FiguresASynthesizedSampleDoesNotHoldAreNotJudged) {
   EXPECT_FALSE(limits.any_qualifies());
   const LayoutVerdict& pp8 = Verdict(limits, kPp8);
   for (const char* line :
-       {"PP8/TP4/EP4: no TTFT p99 was measured at C=8 (the replayed file of medians does not hold "
-        "it), so ttft_p99_s cannot be checked",
-        "PP8/TP4/EP4: no E2E latency p99 was measured at C=8 (the replayed file of medians does "
-        "not hold it), so e2e_p99_s cannot be checked"})
+       {"PP8/TP4/EP4: no TTFT p99 was measured at C=8 (samples replayed from a file of medians "
+        "do not reproduce it), so ttft_p99_s cannot be checked",
+        "PP8/TP4/EP4: no E2E latency p99 was measured at C=8 (samples replayed from a file of "
+        "medians do not reproduce it), so e2e_p99_s cannot be checked"})
     EXPECT_NE(std::find(pp8.exclusions.begin(), pp8.exclusions.end(), line), pp8.exclusions.end())
         << line;
   Decision output = DecideOn(synthesized(Healthy({"decision.objective=output_tps_per_gpu"})));
   EXPECT_FALSE(output.any_qualifies());
-  EXPECT_EQ(Verdict(output, kPp4).exclusions,
-            std::vector<std::string>{"PP4/TP8/EP4: no output TPS per GPU was measured at C=8 (the "
-                                     "replayed file of medians does not hold it), so it cannot be "
-                                     "ranked by objective output_tps_per_gpu"});
+  EXPECT_EQ(
+      Verdict(output, kPp4).exclusions,
+      std::vector<std::string>{"PP4/TP8/EP4: no output TPS per GPU was measured at C=8 "
+                               "(samples replayed from a file of medians do not reproduce "
+                               "it), so it cannot be ranked by objective output_tps_per_gpu"});
   Decision input = DecideOn(synthesized(Healthy()));
   ASSERT_TRUE(input.any_qualifies());
   EXPECT_EQ(*input.primary, kPp8);

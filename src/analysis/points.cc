@@ -10,23 +10,19 @@
 namespace ppsearch::analysis {
 namespace {
 
-// Records synthesized from a CSV of medians (run/replay_medians.h) are timed
-// to give its row's input TPS and TTFT p50 and p95; what else their
-// timeline shows (a p99 flat above the p95, end-to-end latencies of one
-// token, no output) is not in the file. A point only such samples measured
-// holds these figures, and the derived ones of input TPS, alone.
-bool SynthesisHolds(double stats::Figures::*member) {
-  using F = stats::Figures;
-  for (double F::*held :
-       {&F::input_tps, &F::request_rps, &F::ttft_p50_s, &F::ttft_p95_s, &F::input_tps_per_gpu})
-    if (member == held) return true;
-  return false;
-}
-
-void ForgetWhatSynthesisInvents(PointSummary& p) {
-  if (p.held.empty()) p.held.assign(evidence::PointColumns().size(), true);
-  for (const evidence::PointColumn& c : evidence::PointColumns())
-    if (c.median != nullptr && !SynthesisHolds(c.median)) p.held[evidence::IndexOf(c)] = false;
+// A median over the repeats is known where every repeat holds the figure
+// (SampleAnalysis::Holds): a sample synthesized from a CSV of medians
+// reproduces only what the file holds.
+void ForgetWhatSamplesDoNotHold(const std::vector<const SampleAnalysis*>& samples,
+                                PointSummary& p) {
+  for (const evidence::PointColumn& c : evidence::PointColumns()) {
+    if (c.median == nullptr) continue;
+    const bool held = std::all_of(samples.begin(), samples.end(),
+                                  [&](const SampleAnalysis* s) { return s->Holds(c.median); });
+    if (held) continue;
+    if (p.held.empty()) p.held.assign(evidence::PointColumns().size(), true);
+    p.held[evidence::IndexOf(c)] = false;
+  }
 }
 
 PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
@@ -69,9 +65,7 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
       std::any_of(figures.begin(), figures.end(), [](const stats::Figures& f) { return f.decode; });
   stats::Derive(p.median, layout.gpus());
   if (figures.size() < 2) evidence::ForgetSpreads(p);
-  if (std::all_of(samples.begin(), samples.end(),
-                  [](const SampleAnalysis* s) { return s->synthesized; }))
-    ForgetWhatSynthesisInvents(p);
+  ForgetWhatSamplesDoNotHold(samples, p);
   return p;
 }
 

@@ -34,27 +34,38 @@ TEST(AggregatePoints, MediansAndSpreadsOverRepeats) {
   EXPECT_DOUBLE_EQ(*p.headroom_mib, 85651 - 81000);
 }
 
-// A point whose samples were all synthesized from a CSV of medians holds
-// the figures their records reproduce (input TPS, TTFT p50 and p95, what is
-// derived from input TPS); the rest are unknown, not the records' p99s.
+// A point whose samples were synthesized from a CSV of medians holds the
+// figures they reproduce from the file (input TPS, what is derived from it,
+// the TTFT percentiles the file holds); the rest are unknown, not the
+// records' p99s. A repeat that holds less makes its median unknown too.
 TEST(AggregatePoints, ASynthesizedPointHoldsOnlyTheFiguresOfItsFile) {
   const spec::LayoutSpec l = Layout(8, 4, 4);
   std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0)};
-  for (SampleAnalysis& s : samples) s.synthesized = true;
-  const PointSummary p = AggregatePoints(samples, {l}, {8})[0];
+  for (SampleAnalysis& s : samples) {
+    s.synthesized = true;
+    s.figures_from_file = {"input_tps", "ttft_p50_s", "ttft_p95_s"};
+  }
   using F = stats::Figures;
-  auto known = [&](double F::*m) { return evidence::ValueOf(*evidence::ColumnOf(m), p); };
-  EXPECT_TRUE(known(&F::input_tps).has_value());
-  EXPECT_TRUE(known(&F::ttft_p50_s).has_value());
-  EXPECT_TRUE(known(&F::ttft_p95_s).has_value());
-  EXPECT_FALSE(known(&F::ttft_p99_s).has_value());
-  EXPECT_FALSE(known(&F::e2e_p99_s).has_value());
-  EXPECT_FALSE(known(&F::goodput_rps).has_value());
+  auto known = [](const PointSummary& p, double F::*m) {
+    return evidence::ValueOf(*evidence::ColumnOf(m), p).has_value();
+  };
+  const PointSummary p = AggregatePoints(samples, {l}, {8})[0];
+  EXPECT_TRUE(known(p, &F::input_tps));
+  EXPECT_TRUE(known(p, &F::ttft_p50_s));
+  EXPECT_TRUE(known(p, &F::ttft_p95_s));
+  EXPECT_FALSE(known(p, &F::ttft_p99_s));
+  EXPECT_FALSE(known(p, &F::e2e_p99_s));
+  EXPECT_FALSE(known(p, &F::goodput_rps));
   EXPECT_FALSE(SlaFigures(p).any());
-  // One measured repeat among them: the point's figures were measured.
-  samples[1].synthesized = false;
-  const PointSummary mixed = AggregatePoints(samples, {l}, {8})[0];
-  EXPECT_TRUE(evidence::ValueOf(*evidence::ColumnOf(&F::ttft_p99_s), mixed).has_value());
+  // A file without TTFT columns: its TTFTs were Little's law's, not its own.
+  samples[1].figures_from_file = {"input_tps"};
+  const PointSummary bare = AggregatePoints(samples, {l}, {8})[0];
+  EXPECT_TRUE(known(bare, &F::input_tps));
+  EXPECT_FALSE(known(bare, &F::ttft_p50_s));
+  EXPECT_FALSE(known(bare, &F::ttft_p95_s));
+  // Measured, every figure is held.
+  for (SampleAnalysis& s : samples) s.synthesized = false;
+  EXPECT_TRUE(known(AggregatePoints(samples, {l}, {8})[0], &F::ttft_p99_s));
 }
 
 // Decode medians over repeats; output TPS per GPU divides by pp x tp = 32.

@@ -134,6 +134,11 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
     in.invalid_evidence.push_back(std::move(p));
   if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
   in.synthesized = bench.synthesis.has_value();
+  if (bench.synthesis) {
+    in.figures_from_file = bench.synthesis->figures_from_file;
+    if (in.figures_from_file.empty())
+      in.figures_from_file = {"input_tps", "ttft_p50_s", "ttft_p95_s"};
+  }
   in.disaggregation = bench.disaggregation;
 }
 

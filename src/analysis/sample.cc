@@ -10,6 +10,16 @@
 
 namespace ppsearch::analysis {
 
+bool SampleAnalysis::Holds(double stats::Figures::*member) const {
+  if (!synthesized) return true;
+  using F = stats::Figures;
+  // Derived from the input TPS the records reproduce.
+  if (member == &F::request_rps || member == &F::input_tps_per_gpu) member = &F::input_tps;
+  const std::string name = stats::FieldOf(member)->name;
+  return std::find(figures_from_file.begin(), figures_from_file.end(), name) !=
+         figures_from_file.end();
+}
+
 int SampleAnalysis::requests_total() const {
   return std::max(metrics.requests_total, requests_expected);
 }
@@ -175,6 +185,7 @@ SampleAnalysis AnalyseSample(const SampleInputs& in) {
   out.engine_verdict = in.engine_verdict;
   out.ready_s = in.ready_s;
   out.synthesized = in.synthesized;
+  out.figures_from_file = in.figures_from_file;
   out.disaggregation = in.disaggregation;
   out.engine_detail = in.engine_detail;
   out.logs_missing = in.logs_missing;

@@ -14,6 +14,7 @@
 #include "evidence/validation.h"
 #include "nvidia_smi/gpu_memory.h"
 #include "spec/spec.h"
+#include "stats/point_figures.h"
 #include "stats/stats.h"
 #include "workload/request_record.h"
 
@@ -45,6 +46,9 @@ struct SampleInputs {
   // synthesis): they hold the file's figures, not a client's timeline, so
   // their overlap is not checked against the concurrency.
   bool synthesized = false;
+  // Of a synthesized sample, the figures it reproduces from the file
+  // (BenchSynthesis::figures_from_file, defaulted as there).
+  std::vector<std::string> figures_from_file;
   decide::SlaLimits sla;  // [decision]'s limits, which goodput counts against
   // The shortest measured window (first send to last completion) a sample
   // may have to count; 0 = no minimum.
@@ -99,8 +103,16 @@ struct SampleAnalysis {
   double min_window_s = 0;
   std::optional<evidence::Verdict> engine_verdict;
   std::string engine_detail;
-  std::optional<double> ready_s;                                // SampleInputs::ready_s
-  bool synthesized = false;                                     // SampleInputs::synthesized
+  std::optional<double> ready_s;               // SampleInputs::ready_s
+  bool synthesized = false;                    // SampleInputs::synthesized
+  std::vector<std::string> figures_from_file;  // SampleInputs::figures_from_file
+  // Whether the sample's `member` is a figure it measured or reproduced
+  // from its file: every figure of a measured sample; of a synthesized one,
+  // those in figures_from_file and what is derived from its input TPS
+  // (request rate, input TPS per GPU). The rest of a synthesized sample's
+  // timeline (a p99 flat above the p95, one-token latencies, no output) is
+  // made up.
+  bool Holds(double stats::Figures::*member) const;
   std::optional<evidence::BenchDisaggregation> disaggregation;  // SampleInputs::disaggregation
   int prompt_length_mismatches = 0;  // ok requests whose server-reported prompt length differs
   int empty_outputs = 0;  // ok requests that returned no generated token although asked for one

@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/command_inputs.h"
 #include "cost/calibration.h"
+#include "decide/sla.h"
 #include "evidence/calibration_file.h"
 #include "table/table.h"
 
@@ -99,6 +100,16 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
           in, "set one with --set decision.objective=input_tps to score the adaptive run");
       !problems.empty())
     return ErrorLines(problems);
+  // Each scenario's truth is a CSV of medians, replayed: its samples hold
+  // input TPS and TTFT p50/p95 alone, so an SLA limit would exclude every
+  // layout in both runs, and their agreement would mean nothing.
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (in.spec.decision.sla[m])
+      return MakeError(in.spec.Origin(std::string("decision.") + decide::Info(m).key).Where() +
+                       ": adaptive-eval replays truths that hold input TPS and TTFT p50/p95 "
+                       "alone, so a limit on " +
+                       decide::Info(m).label +
+                       " cannot be judged in them; score the adaptive run without SLA limits");
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));

@@ -52,6 +52,9 @@ namespace {
 // kills the servers still stopping rather than wait out their grace.
 std::atomic<bool> g_run_stop{false};
 std::atomic<bool> g_run_kill{false};
+// The run starts real servers (--engine sglang); the simulated and replaying
+// engines start none, and stop after the current sample.
+std::atomic<bool> g_run_servers{false};
 
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
@@ -62,10 +65,14 @@ void OnRunStopSignal(int) {
   static constexpr char kStop[] =
       "\ninterrupted: stopping the current sample and any servers it started (again to kill "
       "them now)\n";
+  static constexpr char kStopNoServers[] = "\ninterrupted: stopping after the current sample\n";
   static constexpr char kKill[] = "\ninterrupted again: killing the servers still stopping\n";
   if (!g_run_stop.exchange(true)) {
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kStop, sizeof(kStop) - 1);
-  } else if (!g_run_kill.exchange(true)) {
+    const bool servers = g_run_servers.load();
+    [[maybe_unused]] const ssize_t n =
+        servers ? ::write(STDERR_FILENO, kStop, sizeof(kStop) - 1)
+                : ::write(STDERR_FILENO, kStopNoServers, sizeof(kStopNoServers) - 1);
+  } else if (g_run_servers.load() && !g_run_kill.exchange(true)) {
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kKill, sizeof(kKill) - 1);
   }
   errno = saved_errno;
@@ -308,6 +315,7 @@ Result<ExitCode> RunRun(const RunCliOptions& opts) {
       return run::PredictedBreakdownOf(ctx, in, calibration);
     };
   ro.notice = [](const std::string& line) { std::cerr << line << "\n"; };
+  g_run_servers = engine_kind == "sglang";
   std::signal(SIGINT, OnRunStopSignal);
   std::signal(SIGTERM, OnRunStopSignal);
   std::signal(SIGPIPE, SIG_IGN);

@@ -153,7 +153,8 @@ PredictionCheck CheckPrediction(const PointMatch& match, bool a_simulated) {
     p.ttft_p95_error = Error(p95_pred, p95_meas);
     if (p.input_tps_error) abs_errors.push_back(std::fabs(*p.input_tps_error));
     c.points.push_back(p);
-    by_c[mp.concurrency].emplace_back(tps_meas, tps_pred, mp.layout.Label());
+    // A layout ranks where both sides hold its input TPS.
+    if (p.input_tps_error) by_c[mp.concurrency].emplace_back(tps_meas, tps_pred, mp.layout.Label());
   }
   if (!abs_errors.empty()) c.median_abs_input_tps_error = stats::Median(abs_errors);
   for (auto& [concurrency, rows] : by_c) {

@@ -200,6 +200,7 @@ Status ReadGroups(const JsonFields& r, BenchSummary& s) {
     PPS_RETURN_IF_ERROR(r.String("ttft", &y.ttft));
     PPS_RETURN_IF_ERROR(r.String("decode", &y.decode));
     PPS_RETURN_IF_ERROR(r.String("gpu_memory", &y.gpu_memory));
+    PPS_RETURN_IF_ERROR(r.Strings("figures_from_file", &y.figures_from_file));
   }
   if (r.Has("ready_s")) {
     BenchServerReady& ready = s.ready.emplace();
@@ -286,6 +287,7 @@ nlohmann::json BenchSummaryToJson(const BenchSummary& s) {
     j["ttft"] = s.synthesis->ttft;
     j["decode"] = s.synthesis->decode;
     j["gpu_memory"] = s.synthesis->gpu_memory;
+    j["figures_from_file"] = s.synthesis->figures_from_file;
   }
   if (!s.stop_notes.empty()) j["stop_notes"] = s.stop_notes;
   if (!s.release_wait.empty()) j["release_wait"] = s.release_wait;

@@ -40,6 +40,10 @@ struct BenchSynthesis {
   std::string noise_source;  // where noise_cv came from, a sentence
   // Where the sample's TTFT, decode and GPU memory came from, each a phrase.
   std::string ttft, decode, gpu_memory;
+  // The figures (stats::FigureFields names) the records reproduce from the
+  // file ("figures_from_file"); what else they show is the synthesis's own.
+  // Empty in a summary written before it: input_tps, ttft_p50_s, ttft_p95_s.
+  std::vector<std::string> figures_from_file;
 };
 
 // The real engine's servers once they answered.

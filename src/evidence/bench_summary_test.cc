@@ -89,7 +89,8 @@ TEST(BenchSummary, EveryGroupSurvivesAWriteAndARead) {
   medians.noise_factor = 0.97;
   medians.replayed_from = BenchReplayedFrom{"", "", "/data/medians.csv", 4};
   medians.synthesis = BenchSynthesis{0.0115, "the file's spread, 0.02 over 3 repeats",
-                                     "from the file", "not in the file", "peak_gpu_mib"};
+                                     "from the file", "not in the file", "peak_gpu_mib",
+                                     {"input_tps", "ttft_p50_s"}};
   for (BenchReplayedFrom from :
        {*medians.replayed_from, BenchReplayedFrom{"/runs/a", medians.sample, "", 0}}) {
     medians.replayed_from = from;
@@ -98,6 +99,9 @@ TEST(BenchSummary, EveryGroupSurvivesAWriteAndARead) {
     ASSERT_TRUE(read.ok()) << read.error().message;
     EXPECT_EQ(BenchSummaryText(*read), bytes);
     EXPECT_FALSE(read->simulated) << "a synthesized sample says neither";
+    ASSERT_TRUE(read->synthesis);
+    EXPECT_EQ(read->synthesis->figures_from_file,
+              (std::vector<std::string>{"input_tps", "ttft_p50_s"}));
   }
 }
 

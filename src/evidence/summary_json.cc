@@ -10,15 +10,6 @@ nlohmann::json Opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json SummaryLayoutJson(const spec::LayoutSpec& l) {
-  if (l.disaggregated())
-    return {{"prefill", SummaryLayoutJson(l.prefill())},
-            {"decode", SummaryLayoutJson(l.decode())},
-            {"label", l.Label()}};
-  return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
-          {"label", l.Label()}};
-}
-
 nlohmann::json OptLayout(const std::optional<spec::LayoutSpec>& l) {
   return l ? SummaryLayoutJson(*l) : nlohmann::json();
 }
@@ -185,6 +176,15 @@ nlohmann::json SummaryJson(const RunSummary& s) {
           {"memory", memory},
           {"decision", DecisionJson(s.decision)},
           {"checks", ChecksJson(s.checks)}};
+}
+
+nlohmann::json SummaryLayoutJson(const spec::LayoutSpec& l) {
+  if (l.disaggregated())
+    return {{"prefill", SummaryLayoutJson(l.prefill())},
+            {"decode", SummaryLayoutJson(l.decode())},
+            {"label", l.Label()}};
+  return {{"pp", l.pp},        {"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"instances", l.instances},
+          {"label", l.Label()}};
 }
 
 }  // namespace ppsearch::evidence

@@ -15,6 +15,11 @@ inline constexpr int kSummarySchemaVersion = 1;
 
 nlohmann::json SummaryJson(const RunSummary& summary);
 
+// A layout as summary.json writes it, and as every JSON a command prints
+// does (simulate, compare): pp, tp, ep, dp, instances and the label the
+// tables show; a disaggregated deployment as its prefill and decode pools.
+nlohmann::json SummaryLayoutJson(const spec::LayoutSpec& l);
+
 // The confounder check as summary.json's checks.baseline_confounders and
 // `ppsearch compare --json`'s "confounders" carry it.
 nlohmann::json ConfounderCheckJson(const ConfounderCheck& check);

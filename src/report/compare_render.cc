@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "evidence/summary_json.h"
-#include "report/layout_json.h"
 #include "report/result_table.h"
 #include "util/format.h"
 
@@ -132,7 +131,7 @@ nlohmann::json SideJson(const compare::Side& s) {
 nlohmann::json PredictionJson(const compare::PredictionCheck& p) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& pt : p.points)
-    points.push_back({{"layout", LayoutJson(pt.layout)},
+    points.push_back({{"layout", evidence::SummaryLayoutJson(pt.layout)},
                       {"concurrency", pt.concurrency},
                       {"input_tps_error", Optional(pt.input_tps_error)},
                       {"ttft_p50_error", Optional(pt.ttft_p50_error)},
@@ -233,8 +232,8 @@ nlohmann::json ComparisonJson(const compare::Comparison& c) {
           {"rel", Optional(d.rel)},
           {"noise", Optional(d.noise)},
           {"within_noise", d.within_noise ? nlohmann::json(*d.within_noise) : nlohmann::json()}};
-    points.push_back({{"layout", LayoutJson(p.layout)},
-                      {"b_layout", LayoutJson(p.b_layout)},
+    points.push_back({{"layout", evidence::SummaryLayoutJson(p.layout)},
+                      {"b_layout", evidence::SummaryLayoutJson(p.b_layout)},
                       {"concurrency", p.concurrency},
                       {"metrics", metrics}});
   }

@@ -12,11 +12,11 @@
 
 #include "decide/rules.h"
 #include "decide/steady_state.h"
+#include "evidence/summary_json.h"
 #include "inputs/search_inputs.h"
 #include "memory/memory_interval.h"
 #include "memory/served.h"
 #include "nsys/compute_kernels.h"
-#include "report/layout_json.h"
 #include "report/out_of_memory.h"
 #include "report/result_table.h"
 #include "report/uncertainty_tables.h"
@@ -293,15 +293,15 @@ nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
                         {"share", p.share},
                         {"rank_correlation", p.correlation},
                         {"status", cost::ParamStatusName(calibration.Status(p.param))}});
-    nlohmann::json e = LayoutJson(l.layout);
+    nlohmann::json e = evidence::SummaryLayoutJson(l.layout);
     e["parameters"] = params;
     e["model_form_share"] = l.model_form_share;
     j["sensitivity"].push_back(e);
   }
   if (s.ranking.size() >= 2) {
     nlohmann::json d = {{"objective", objective.name()},
-                        {"primary", LayoutJson(s.ranking[0].layout)},
-                        {"runner_up", LayoutJson(s.ranking[1].layout)},
+                        {"primary", evidence::SummaryLayoutJson(s.ranking[0].layout)},
+                        {"runner_up", evidence::SummaryLayoutJson(s.ranking[1].layout)},
                         {"primary_score", s.ranking[0].score},
                         {"runner_up_score", s.ranking[1].score},
                         {"intervals_overlap", s.overlap},
@@ -312,7 +312,7 @@ nlohmann::json UncertaintyJson(const uncertainty::UncertaintySummary& s,
       nlohmann::json n = {{"line", uncertainty::NextMeasurementLine(*s.next)},
                           {"explained", s.next->explained}};
       if (s.next->layout) {
-        n["layout"] = LayoutJson(*s.next->layout);
+        n["layout"] = evidence::SummaryLayoutJson(*s.next->layout);
         n["concurrency"] = s.next->concurrency;
       }
       d["next_measurement"] = n;

@@ -10,7 +10,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/report/document.cc
   src/report/evidence_tables.cc
   src/report/html.cc
-  src/report/layout_json.cc
   src/report/markdown.cc
   src/report/markdown_checks.cc
   src/report/out_of_memory.cc

@@ -87,6 +87,16 @@ Result<std::vector<workload::RequestRecord>> SynthesizeRecords(
 
 namespace {
 
+// The figures SynthesizeRecords reproduces from `row`: its input TPS, and
+// the TTFT percentiles it holds (one it lacks is made up: Little's law, or
+// p95 = p50).
+std::vector<std::string> FiguresFromFile(const evidence::MedianRow& row) {
+  std::vector<std::string> out = {"input_tps"};
+  for (double stats::Figures::*m : {&stats::Figures::ttft_p50_s, &stats::Figures::ttft_p95_s})
+    if (row.Holds(m)) out.push_back(stats::FieldOf(m)->name);
+  return out;
+}
+
 // More than any GPU made computes (dense FP4 peaks are below 2e16 FLOP/s).
 constexpr double kMaxGpuFlops = 1e17;
 
@@ -240,7 +250,8 @@ class MediansReplayEngine : public SampleEngine {
                     : "not in the file: Little's law from the concurrency and input TPS",
         .decode = "not in the file: each record carries its first token only",
         .gpu_memory =
-            row->point.peak_gpu_mib ? "peak_gpu_mib on every GPU" : "not in the file: no snapshot"};
+            row->point.peak_gpu_mib ? "peak_gpu_mib on every GPU" : "not in the file: no snapshot",
+        .figures_from_file = FiguresFromFile(*row)};
     return out;
   }
 

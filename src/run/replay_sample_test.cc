@@ -248,8 +248,8 @@ TEST_F(ReplayTest, LimitsOnFiguresTheCsvDoesNotHoldExcludeRatherThanPass) {
   ASSERT_FALSE(a.decision.verdicts.empty());
   EXPECT_THAT(a.decision.verdicts[0].exclusions,
               ::testing::Contains(HasSubstr(
-                  "no TTFT p99 was measured at C=8 (the replayed file of medians does not hold "
-                  "it), so ttft_p99_s cannot be checked")));
+                  "no TTFT p99 was measured at C=8 (samples replayed from a file of medians do "
+                  "not reproduce it), so ttft_p99_s cannot be checked")));
   EXPECT_THAT(a.decision.verdicts[0].exclusions,
               ::testing::Contains(HasSubstr("no E2E latency p99 was measured at C=8")));
   // Unknown, as summary.csv and summary.json write them (ValueOf).
@@ -284,6 +284,12 @@ TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
   ASSERT_TRUE(bench->synthesis);
   EXPECT_THAT(bench->synthesis->noise_source, HasSubstr("[sim] noise_cv"));
   EXPECT_EQ(bench->synthesis->noise_cv, in.spec.sim.noise_cv);
+  // No TTFT column: the records' TTFTs are Little's law's, so the points
+  // hold no TTFT.
+  EXPECT_EQ(bench->synthesis->figures_from_file, std::vector<std::string>{"input_tps"});
+  ASSERT_FALSE(a.points.empty());
+  EXPECT_FALSE(evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::ttft_p50_s), a.points[0]));
+  EXPECT_TRUE(evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::input_tps), a.points[0]));
 }
 
 TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {

@@ -4,6 +4,25 @@
 #include <cmath>
 
 namespace ppsearch::search {
+namespace {
+
+// Whether an open loop's sample kept up with its offered rate. Its N
+// requests are sent over about N / rate seconds and the last completes
+// about a latency later, so a layout that keeps up completes
+// N / (N / rate + e2e) requests/s, below the rate by its ramp and drain
+// alone; one that falls behind queues, and completes at its own capacity,
+// further below. The sends are a Poisson process (workload/), whose span
+// over N arrivals varies by 1 / sqrt(N) of itself: three of those are the
+// margin.
+bool KeepsUp(const PointFigures& at) {
+  const double rate = at.load.request_rate;
+  if (!(rate > 0) || at.requests <= 0) return false;
+  const double n = at.requests;
+  const double margin = std::min(3 / std::sqrt(n), 0.5);
+  return at.request_rps >= (1 - margin) * n / (n / rate + at.e2e_p50_s);
+}
+
+}  // namespace
 
 CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_gpus) {
   CapacityPlan plan;
@@ -20,16 +39,16 @@ CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_
     row.gpus_per_instance = e.gpus / copies;
     // The busiest instance's share of the load: C / instances rounded up;
     // in an open loop the rate over the instances, and its cap on requests
-    // in flight as C is shared. An open loop's instance serves the rate it
-    // is offered (docs/search.md), not the sample's measured requests/s,
-    // which a finite sample's ramp and drain keep below the rate.
+    // in flight as C is shared. An open loop's instance that keeps up serves
+    // the rate it is offered (docs/search.md), not the sample's requests/s,
+    // which the sample's ramp and drain keep below the rate; one that does
+    // not serves what it completed.
     row.instance_load = e.at->load;
     LoadPoint& load = row.instance_load;
+    row.instance_rps = e.at->request_rps / copies;
     if (load.open()) {
       load.request_rate /= copies;
-      row.instance_rps = load.request_rate;
-    } else {
-      row.instance_rps = e.at->request_rps / copies;
+      if (KeepsUp(*e.at)) row.instance_rps = load.request_rate;
     }
     load.concurrency = (load.concurrency + copies - 1) / copies;
     // A hair of floating-point slack: 10 / (10 / 3) is 3 instances, not 4.

@@ -76,8 +76,12 @@ TEST(Capacity, TheFewestGpusFirstThenTheRanking) {
 // 8 of them; the "each at" column and the requests/s column agree.
 TEST(Capacity, AnOpenLoopsInstanceServesItsShareOfTheRate) {
   SearchResult r;
+  // 512 requests sent at 2/s over 256 s, the last done about 30 s later:
+  // 1.79 requests/s is keeping up.
   Evaluated e = Served(4, 1, 8, 1.79, 0);
   e.at->load = LoadPoint{64, 2.0};
+  e.at->requests = 512;
+  e.at->e2e_p50_s = 30;
   r.evaluated = {e};
   r.qualifying = 1;
   const CapacityPlan plan = PlanCapacity(r, 4, 32);
@@ -96,6 +100,17 @@ TEST(Capacity, AnOpenLoopsInstanceServesItsShareOfTheRate) {
   EXPECT_EQ(j["rows"][0]["instance_rps"], 0.5);
   EXPECT_EQ(j["rows"][0]["instance_request_rate"], 0.5);
   EXPECT_EQ(j["rows"][0]["instance_concurrency"], 16);
+  // Within the arrivals' spread (3 / sqrt(512) = 13%) of the 1.79/s that
+  // keeping up gives, it kept up.
+  r.evaluated[0].at->request_rps = 1.6;
+  EXPECT_DOUBLE_EQ(PlanCapacity(r, 4, 32).rows[0].instance_rps, 0.5);
+  // Offered 2/s, it completed 1/s: it fell behind, and serves what it
+  // completed, 0.25/s per instance, not the rate it could not keep up with.
+  r.evaluated[0].at->request_rps = 1.0;
+  const CapacityPlan behind = PlanCapacity(r, 4, 32);
+  ASSERT_EQ(behind.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(behind.rows[0].instance_rps, 0.25);
+  EXPECT_EQ(behind.rows[0].instances, 16);
 }
 
 }  // namespace

@@ -303,11 +303,12 @@ TEST(Search, ASearchEstimatedPastItsBoundIsRefusedBeforeItStarts) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message,
             fmt::format("the search would predict 7 candidates at 2 load points (14 "
-                        "predictions), an estimated {} s of simulation, past --max-search-s 0.1; "
-                        "narrow it (--pp, --ep, --dp, --chunked-prefill-size, "
-                        "--max-running-requests, --concurrency, workload.requests) or raise "
+                        "predictions, x{} with the interval draws), an estimated {} s of "
+                        "simulation, past --max-search-s 0.1; narrow it (--pp, --ep, --dp, "
+                        "--chunked-prefill-size, --max-running-requests, --concurrency, "
+                        "workload.requests, --samples 0 for no intervals) or raise "
                         "--max-search-s (0: no bound)",
-                        FormatNumber(e.seconds, 0)));
+                        FormatNumber(e.interval_factor, 2), FormatNumber(e.seconds, 0)));
   // The default bound passes the ordinary search, and reports its progress.
   SearchOptions ordinary = Small(0);
   std::vector<std::pair<std::string, size_t>> seen;

@@ -252,12 +252,13 @@ SpaceEstimate EstimateSpace(const Bounds& bounds, const spec::Spec& spec,
 Status CheckSpaceEstimate(const SpaceEstimate& e, double max_seconds) {
   if (max_seconds <= 0 || e.seconds <= max_seconds) return Status::Ok();
   return MakeError(fmt::format(
-      "the search would predict {} candidates at {} load points ({} predictions), an estimated "
-      "{} of simulation, past --max-search-s {:g}; narrow it (--pp, --ep, --dp, "
-      "--chunked-prefill-size, --max-running-requests, --concurrency, workload.requests) or "
-      "raise --max-search-s (0: no bound)",
+      "the search would predict {} candidates at {} load points ({} predictions, x{} with the "
+      "interval draws), an estimated {} of simulation, past --max-search-s {:g}; narrow it "
+      "(--pp, --ep, --dp, --chunked-prefill-size, --max-running-requests, --concurrency, "
+      "workload.requests, --samples 0 for no intervals) or raise --max-search-s (0: no bound)",
       FormatNumber(e.candidates, 0), FormatNumber(e.predictions / std::max(e.candidates, 1.0), 0),
-      FormatNumber(e.predictions, 0), FormatNumber(e.seconds, 0) + " s", max_seconds));
+      FormatNumber(e.predictions, 0), FormatNumber(e.interval_factor, 2),
+      FormatNumber(e.seconds, 0) + " s", max_seconds));
 }
 
 std::vector<Candidate> Enumerate(const Bounds& bounds, const spec::Spec& spec,

@@ -313,6 +313,10 @@ void SglangSampleEngine::EndSample(const run::SampleContext& ctx, run::SampleOut
 bool SglangSampleEngine::Interrupted(run::SampleOutput& out, const std::string& where) {
   out.interrupted = true;
   out.detail = "interrupted " + where;
+  // An interrupted sample's manifest line keeps its detail alone: the notes
+  // of a stop made before the interrupt (servers killed at a second
+  // signal) go there too.
+  for (const auto& note : out.bench.stop_notes) out.detail += "; " + note;
   for (const auto& note : StopServers()) out.detail += "; " + note;
   release_pending_ = true;
   return false;
