@@ -12,6 +12,7 @@
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "decide/sla.h"
+#include "evidence/point_columns.h"
 #include "inputs/search_inputs.h"
 #include "predict/search_points.h"
 #include "uncertainty/model_error.h"
@@ -33,9 +34,11 @@ double MedianSigma(double spread, int repeats) {
   return std::max(0.005, 1.25 * sample_sigma / std::sqrt(std::max(1, repeats)));
 }
 
-// The decision's own definition of a point's objective value.
+// The decision's own definition of a point's objective value; 0 where the
+// point does not hold it (a figure its replayed file did not have), which
+// MeasuredExclusion then names.
 double Objective(const spec::Spec& spec, const analysis::PointSummary& p) {
-  return spec.decision.objective.Of(evidence::ObjectiveMedians(p));
+  return evidence::ObjectiveValue(spec.decision.objective, p).value_or(0);
 }
 
 double ObjectiveSpread(const spec::Spec& spec, const analysis::PointSummary& p) {
@@ -55,8 +58,20 @@ std::string MeasuredExclusion(const spec::Spec& spec, const analysis::PointSumma
     return fmt::format("its worst GPU kept {:.0f} MiB at C={}, under min_headroom_mib",
                        *p.headroom_mib, p.concurrency);
   const decide::SlaCheck sla = decide::CheckSla(spec.decision.sla, analysis::SlaFigures(p));
-  if (!sla.meets())
+  if (!sla.misses.empty())
     return fmt::format("at C={}: {}", p.concurrency, decide::MissText(sla.misses.front()));
+  if (!sla.unchecked.empty()) {
+    const decide::SlaMetric m = sla.unchecked.front();
+    return fmt::format("no {} was measured at C={} ({}), so {} cannot be checked",
+                       decide::Info(m).label, p.concurrency,
+                       analysis::WhyUnknown(p, analysis::SlaMember(m)), decide::Info(m).key);
+  }
+  const decide::Objective& objective = spec.decision.objective;
+  if (!evidence::ObjectiveValue(objective, p))
+    return fmt::format("no {} was measured at C={} ({}), so it cannot be ranked by objective {}",
+                       objective.label(), p.concurrency,
+                       analysis::WhyUnknown(p, evidence::ObjectiveMember(objective)),
+                       objective.name());
   return "";
 }
 
@@ -88,8 +103,10 @@ Refit RefitOn(const inputs::SearchInputs& in, const cost::Calibration& start,
     calibrate::MeasuredPoint mp;
     mp.concurrency = p.concurrency;
     mp.input_tps = p.median.input_tps;
-    mp.ttft_p50_s = p.median.ttft_p50_s;
-    mp.ttft_p95_s = p.median.ttft_p95_s;
+    // 0 where not held: not measured (a replayed file without TTFTs).
+    using F = stats::Figures;
+    mp.ttft_p50_s = evidence::ValueOf(*evidence::ColumnOf(&F::ttft_p50_s), p).value_or(0);
+    mp.ttft_p95_s = evidence::ValueOf(*evidence::ColumnOf(&F::ttft_p95_s), p).value_or(0);
     mp.peak_gpu_mib = p.peak_gpu_mib.value_or(0);
     it->points.push_back(mp);
   }

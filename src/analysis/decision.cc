@@ -92,16 +92,6 @@ bool AuditSamples(const spec::Spec& spec, const std::vector<SampleAnalysis>& sam
   return true;
 }
 
-// Why a point measured here lacks `member`: its samples were synthesized
-// from a file of medians and do not reproduce it (SampleAnalysis::Holds),
-// or no request generated a second token (a decode figure).
-std::string WhyUnknown(const PointSummary& p, double stats::Figures::*member) {
-  const evidence::PointColumn& c = *evidence::ColumnOf(member);
-  return !p.held.empty() && !p.held[evidence::IndexOf(c)]
-             ? "samples replayed from a file of medians do not reproduce it"
-             : "no request generated a second token";
-}
-
 // Every SLA limit at every level, on the point's medians of repeat p99s,
 // and the objective ranked by: a figure not measured is not passed.
 void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& points,

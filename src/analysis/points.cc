@@ -86,6 +86,39 @@ double stats::Figures::*SlaMember(decide::SlaMetric m) {
   return &F::e2e_p99_s;
 }
 
+std::string WhyUnknown(const PointSummary& p, double stats::Figures::*member) {
+  const evidence::PointColumn& c = *evidence::ColumnOf(member);
+  return !p.held.empty() && !p.held[evidence::IndexOf(c)]
+             ? "samples replayed from a file of medians do not reproduce it"
+             : "no request generated a second token";
+}
+
+std::vector<std::string> DecisionFiguresNotHeld(const spec::Spec& spec,
+                                                const std::vector<std::string>& held,
+                                                const std::string& source) {
+  const auto holds = [&](double stats::Figures::*member) {
+    const std::string name = stats::FieldOf(member)->name;
+    return std::find(held.begin(), held.end(), name) != held.end();
+  };
+  std::string list;
+  for (const std::string& h : held) list += (list.empty() ? "" : ", ") + h;
+  std::vector<std::string> out;
+  const decide::Objective& objective = spec.decision.objective;
+  if (!holds(evidence::ObjectiveMember(objective)))
+    out.push_back(fmt::format(
+        "{}: objective {} ranks by {}, which {} does not hold (its replayed samples hold {} "
+        "alone), so no layout could be ranked",
+        spec.Origin("decision.objective").Where(), objective.name(), objective.label(), source,
+        list));
+  for (decide::SlaMetric m : decide::kSlaMetrics)
+    if (spec.decision.sla[m] && !holds(SlaMember(m)))
+      out.push_back(fmt::format(
+          "{}: a limit on {} cannot be judged on {}, whose replayed samples hold {} alone",
+          spec.Origin(std::string("decision.") + decide::Info(m).key).Where(),
+          decide::Info(m).label, source, list));
+  return out;
+}
+
 decide::SlaValues SlaFigures(const PointSummary& p) {
   decide::SlaValues v;
   for (decide::SlaMetric m : decide::kSlaMetrics)

@@ -26,6 +26,19 @@ using PointSummary = evidence::PointSummary;
 decide::SlaValues SlaFigures(const PointSummary& p);
 // The median of PointSummary the SLA test reads for `m`.
 double stats::Figures::*SlaMember(decide::SlaMetric m);
+// Why a point measured here lacks `member` (evidence::ValueOf unset): its
+// samples were synthesized from a file of medians and do not reproduce it
+// (SampleAnalysis::Holds), or no request generated a second token (a
+// decode figure).
+std::string WhyUnknown(const PointSummary& p, double stats::Figures::*member);
+// What the decision of `spec` judges that samples holding only `held`
+// (stats::FigureField names, as SampleAnalysis::Holds reads them: a replay
+// of a CSV of medians) lack: one line for the objective's figure and one
+// for each set SLA limit's, each at its spec origin, saying that `source`
+// does not hold it. Empty when every one is held.
+std::vector<std::string> DecisionFiguresNotHeld(const spec::Spec& spec,
+                                                const std::vector<std::string>& held,
+                                                const std::string& source);
 
 // One summary per (layout, concurrency) that has at least one completed
 // sample, in the order of `layouts` then `concurrency`. A sample with

@@ -13,6 +13,7 @@
 
 #include "adaptive/preconditions.h"
 #include "adaptive_eval/scenarios.h"
+#include "analysis/points.h"
 #include "cli/command.h"
 #include "cli/command_inputs.h"
 #include "cost/calibration.h"
@@ -103,13 +104,13 @@ Result<ExitCode> RunEval(EvalCliOptions opts) {
   // Each scenario's truth is a CSV of medians, replayed: its samples hold
   // input TPS and TTFT p50/p95 alone, so an SLA limit would exclude every
   // layout in both runs, and their agreement would mean nothing.
-  for (decide::SlaMetric m : decide::kSlaMetrics)
-    if (in.spec.decision.sla[m])
-      return MakeError(in.spec.Origin(std::string("decision.") + decide::Info(m).key).Where() +
-                       ": adaptive-eval replays truths that hold input TPS and TTFT p50/p95 "
-                       "alone, so a limit on " +
-                       decide::Info(m).label +
-                       " cannot be judged in them; score the adaptive run without SLA limits");
+  if (std::vector<std::string> lines =
+          analysis::DecisionFiguresNotHeld(in.spec, {"input_tps", "ttft_p50_s", "ttft_p95_s"},
+                                           "adaptive-eval's truths (CSVs of medians)");
+      !lines.empty()) {
+    lines.push_back("score the adaptive run without SLA limits");
+    return ErrorLines(lines);
+  }
   cost::Calibration calibration;
   if (!opts.calibration_path.empty()) {
     PPS_ASSIGN_OR_RETURN(calibration, evidence::LoadCalibration(opts.calibration_path));

@@ -1,5 +1,7 @@
 #include "evidence/results_csv.h"
 
+#include <algorithm>
+
 #include "evidence/csv_cells.h"
 #include "util/excerpt.h"
 
@@ -55,12 +57,20 @@ const ResultsColumn kResultsColumns[] = {
     {"goodput_rps", nullptr, nullptr, &F::goodput_rps, nullptr, 4},
     {"instances", [](const R& r) { return LayoutCells(r.layout).instances; }},
     {"pools", [](const R& r) { return LayoutCells(r.layout).pools; }},
+    {"synthesized", [](const R& r) { return std::string(r.synthesized ? "true" : "false"); }},
 };
 
-// Whether the row has the figure: a sample that measured something, and
-// for a decode figure (stats::FigureField::decode_only) a decode sample.
+bool Held(const ResultsColumn& c, const ResultRow& r) {
+  const std::string name = stats::FieldOf(c.figure)->name;
+  return std::find(r.figures_held.begin(), r.figures_held.end(), name) != r.figures_held.end();
+}
+
+// Whether the row has the figure: a sample that measured something, for a
+// decode figure (stats::FigureField::decode_only) a decode sample, and for
+// a synthesized sample a figure its file held.
 bool Has(const ResultsColumn& c, const ResultRow& r) {
-  return r.figures && (r.figures->decode || !stats::FieldOf(c.figure)->decode_only);
+  return r.figures && (r.figures->decode || !stats::FieldOf(c.figure)->decode_only) &&
+         (!r.synthesized || Held(c, r));
 }
 
 std::string Cell(const ResultsColumn& c, const ResultRow& r) {
@@ -77,12 +87,24 @@ Status ReadRow(const CsvTable& t, size_t r, ResultRow& row) {
   PPS_ASSIGN_OR_RETURN(row.repeat, CsvPositiveInt(t, r, "repeat"));
   // A sample measured something where it has an input TPS, and decoded
   // where it has a TPOT p50; it then has every figure the writer writes for
-  // it, and no other. A column the file's header lacks (a file written
-  // before it was added) is unknown, read as 0.
+  // it, and no other, except that a synthesized one has only those its file
+  // held. A column the file's header lacks (a file written before it was
+  // added) is unknown, read as 0; a file without `synthesized` has none.
+  if (t.Column("synthesized") >= 0) {
+    const std::optional<bool> synthesized = CsvBool(t, r, "synthesized");
+    if (!synthesized)
+      return MakeError(CsvAt(t, r) + ": column 'synthesized': expected true or false, got " +
+                       Excerpt(CsvCell(t, r, "synthesized")));
+    row.synthesized = *synthesized;
+  }
   if (!CsvCell(t, r, "input_tps").empty()) {
     row.figures.emplace();
     row.figures->decode = !CsvCell(t, r, "tpot_p50_s").empty();
   }
+  if (row.synthesized && row.figures)
+    for (const ResultsColumn& c : kResultsColumns)
+      if (c.figure != nullptr && t.Column(c.name) >= 0 && !CsvCell(t, r, c.name).empty())
+        row.figures_held.push_back(stats::FieldOf(c.figure)->name);
   for (const ResultsColumn& c : kResultsColumns) {
     if (c.count != nullptr) {
       PPS_ASSIGN_OR_RETURN(row.*c.count, CsvOptionalCount(t, r, c.name));

@@ -4,7 +4,8 @@
 // columns and units: docs/formats.md). The writer and the one reader of the
 // format. A sample whose evidence cannot be true measured nothing: its
 // counts and figures are empty cells, not zeros; a prefill-only sample has
-// empty decode cells.
+// empty decode cells, and a synthesized one empty cells for the figures its
+// file did not hold.
 
 #include <optional>
 #include <string>
@@ -29,6 +30,12 @@ struct ResultRow {
   // The sample's figures (stats::FiguresOf); unset where it measured
   // nothing. Its decode figures are written only where `figures->decode`.
   std::optional<stats::Figures> figures;
+  // A sample replayed from a CSV of medians: its records are synthesized,
+  // and of its figures only those named in figures_held (stats::FigureField
+  // names: the ones its file held) are written; the rest are the
+  // synthesis's own, so their cells are empty.
+  bool synthesized = false;
+  std::vector<std::string> figures_held;
   std::optional<double> peak_gpu_mib, gpu_total_mib;
   int findings = 0;  // log findings
   bool simulated = false;

@@ -91,6 +91,8 @@ TEST(ResultsCsv, WhatIsWrittenReadsBackTheSame) {
     EXPECT_EQ(b.findings, a.findings);
     EXPECT_EQ(b.simulated, a.simulated);
     EXPECT_EQ(b.verdict, a.verdict);
+    EXPECT_EQ(b.synthesized, a.synthesized);
+    EXPECT_EQ(b.figures_held, a.figures_held);
     ASSERT_EQ(b.figures.has_value(), a.figures.has_value());
     if (!a.figures) continue;
     EXPECT_EQ(b.figures->decode, a.figures->decode);
@@ -117,13 +119,13 @@ TEST(ResultsCsv, UnknownCellsAreEmptyAndFiguresHaveFixedDecimals) {
             "requests_total,request_errors,input_tps,ttft_mean_s,ttft_p50_s,ttft_p95_s,"
             "ttft_p99_s,e2e_p50_s,peak_gpu_mib,gpu_total_mib,findings,simulated,verdict,"
             "output_tps,output_tps_per_gpu,tpot_p50_s,tpot_p99_s,itl_p50_s,itl_p99_s,dp,"
-            "goodput_rps,instances,pools");
+            "goodput_rps,instances,pools,synthesized");
   EXPECT_NE(text.find("\n1,pp2-tp16-ep4_c8_r1,2,16,4,8,1,64,64,0,5123.25,12.5000,12.2500,"
-                      "20.5000,21.7500,13.5000,80123,97871,2,true,ok,,,,,,,1,0.5000,1,\n"),
+                      "20.5000,21.7500,13.5000,80123,97871,2,true,ok,,,,,,,1,0.5000,1,,false\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("\n1,pp4-tp8-ep4_c8_r3,4,8,4,8,3,,,,,,,,,,,,0,false,invalid_evidence,,,,,,,"
-                      "1,,1,\n"),
+                      "1,,1,,false\n"),
             std::string::npos)
       << text;
 }
@@ -197,6 +199,37 @@ TEST(ResultsCsv, AFileWithoutALaterFigureColumnReads) {
   ASSERT_TRUE((*r)[0].figures.has_value());
   EXPECT_EQ((*r)[0].figures->input_tps, 5123.25);
   EXPECT_EQ((*r)[0].figures->goodput_rps, 0);
+}
+
+// A sample replayed from a CSV of medians holds only the figures its file
+// held: the synthesis's TTFT p99, latency, goodput and output figures are
+// empty cells, and the row reads back with the same figures held.
+TEST(ResultsCsv, ASynthesizedRowHoldsOnlyTheFiguresItsFileHeld) {
+  ResultRow r = Measured();
+  r.synthesized = true;
+  r.figures_held = {"input_tps", "ttft_p50_s"};
+  const std::string text = ResultsCsvText({r});
+  EXPECT_NE(text.find("\n1,pp2-tp16-ep4_c8_r1,2,16,4,8,1,64,64,0,5123.25,,12.2500,,,,80123,97871,2,"
+                      "true,ok,,,,,,,1,,1,,true\n"),
+            std::string::npos)
+      << text;
+  Result<CsvTable> t = ParseCsv(text, "results.csv");
+  ASSERT_TRUE(t.ok());
+  Result<std::vector<ResultRow>> back = ParseResultsCsv(*t);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_TRUE((*back)[0].synthesized);
+  EXPECT_EQ((*back)[0].figures_held, r.figures_held);
+  EXPECT_EQ((*back)[0].figures->ttft_p50_s, 12.25);
+  EXPECT_EQ((*back)[0].figures->ttft_p99_s, 0);
+  // The same row not marked synthesized is a row with figures missing.
+  CsvTable edited = *t;
+  edited.rows[0][static_cast<size_t>(edited.Column("synthesized"))] = "false";
+  back = ParseResultsCsv(edited);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().message,
+            "results.csv:2: column 'ttft_mean_s': expected a number, as the sample's other "
+            "figures");
 }
 
 }  // namespace

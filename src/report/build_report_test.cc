@@ -62,15 +62,17 @@ TEST_F(BuildReportTest, WritesEveryFileWithTheExpectedNumbers) {
   EXPECT_EQ(results->rows[0][results->Column("simulated")], "true");
   EXPECT_EQ(results->rows[0][results->Column("verdict")], "ok");
   // One-token requests: the decode columns (after verdict) are empty.
-  EXPECT_EQ(results->header[results->header.size() - 5], "itl_p99_s");
-  EXPECT_EQ(results->header[results->header.size() - 4], "dp");  // the attention DP size
+  EXPECT_EQ(results->header[results->header.size() - 6], "itl_p99_s");
+  EXPECT_EQ(results->header[results->header.size() - 5], "dp");  // the attention DP size
   EXPECT_EQ(results->rows[0][results->Column("dp")], "1");
-  // Then goodput, the instance count and a deployment's pools, schema 1
-  // growing at the end.
-  EXPECT_EQ(results->header[results->header.size() - 3], "goodput_rps");
-  EXPECT_EQ(results->header[results->header.size() - 2], "instances");
+  // Then goodput, the instance count, a deployment's pools and whether the
+  // sample was synthesized from a CSV of medians, schema 1 growing at the end.
+  EXPECT_EQ(results->header[results->header.size() - 4], "goodput_rps");
+  EXPECT_EQ(results->header[results->header.size() - 3], "instances");
   EXPECT_EQ(results->rows[0][results->Column("instances")], "1");
-  EXPECT_EQ(results->header.back(), "pools");
+  EXPECT_EQ(results->header[results->header.size() - 2], "pools");
+  EXPECT_EQ(results->header.back(), "synthesized");
+  EXPECT_EQ(results->rows[0][results->Column("synthesized")], "false");
   EXPECT_EQ(results->rows[0][results->Column("pools")], "") << "an aggregated layout";
   EXPECT_EQ(results->rows[0][results->Column("tpot_p50_s")], "");
   EXPECT_EQ(results->rows[0][results->Column("output_tps_per_gpu")], "");

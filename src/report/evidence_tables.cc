@@ -29,6 +29,10 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   r.requests_total = s.requests_total();
   r.request_errors = m.request_errors;
   if (s.measured_figures()) r.figures = stats::FiguresOf(m, s.id.layout.gpus());
+  r.synthesized = s.synthesized;
+  if (s.synthesized)
+    for (const stats::FigureField& f : stats::FigureFields())
+      if (s.Holds(f.member)) r.figures_held.push_back(f.name);
   r.peak_gpu_mib = s.peak_gpu_mib;
   r.gpu_total_mib = s.gpu_total_mib;
   return r;
@@ -61,7 +65,7 @@ evidence::SampleCheck SampleCheckOf(const analysis::SampleAnalysis& s) {
   c.prompt_length_mismatches = s.prompt_length_mismatches;
   if (!s.measured_figures()) return c;  // no request completed: no figure to give
   c.input_tps = s.metrics.input_tps;
-  c.ttft_p50_s = s.metrics.ttft_s.p50;
+  if (s.Holds(&stats::Figures::ttft_p50_s)) c.ttft_p50_s = s.metrics.ttft_s.p50;
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "adaptive/observe.h"
 #include "adaptive/session.h"
 #include "analysis/run.h"
 #include "inputs/search_inputs.h"
@@ -470,6 +471,46 @@ TEST_F(AdaptiveRunTest, AnAdaptiveReplayOfAFullRunStopsEarlyWithItsDecision) {
   EXPECT_EQ(b->decision.fallback->Label(), a->decision.fallback->Label());
   ASSERT_TRUE(b->evidence.trajectory && b->evidence.trajectory->stop);
   EXPECT_EQ(b->evidence.trajectory->stop->reason, "settled");
+}
+
+// A CSV of medians without TTFTs replays records whose TTFTs are Little's
+// law's: an adaptive run ranking by TTFT p50 must not read them as measured
+// (nor refit on them), but exclude each measured layout saying why.
+TEST_F(AdaptiveRunTest, AReplayedFileWithoutTtftsIsNotRankedByTtft) {
+  Result<RunOutcome> full = RunFull("full");
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(full->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  std::string csv = "pp,tp,ep,concurrency,input_tps_median,peak_gpu_mib,gpu_total_mib\n";
+  for (const analysis::PointSummary& p : a->points)
+    csv +=
+        fmt::format("{},{},{},{},{},{},{}\n", p.layout.pp, p.layout.tp, p.layout.ep, p.concurrency,
+                    p.median.input_tps, p.peak_gpu_mib.value_or(0), p.gpu_total_mib.value_or(0));
+  const std::string path = (dir_ / "medians.csv").string();
+  ASSERT_TRUE(WriteFileAtomic(path, csv).ok());
+  Result<std::unique_ptr<SampleEngine>> engine = MakeReplayEngine(inputs_.spec, inputs_.plan, path);
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  RunOptions o;
+  o.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/kimi-k3-pp-search.toml";
+  o.run_id = "replayed";
+  Result<RunOutcome> replayed =
+      RunSamples(o, inputs_.spec, inputs_.plan, **engine, [](const RunProgress&) {});
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+
+  inputs::SearchInputs by_ttft = inputs_;
+  by_ttft.spec.decision.objective = *decide::Objective::FromName("ttft_p50");
+  Result<adaptive::Observation> seen =
+      adaptive::Observe(by_ttft, cost::Calibration(), replayed->run_dir, {});
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  ASSERT_FALSE(seen->problem.candidates.empty());
+  for (const adaptive::CandidateState& c : seen->problem.candidates) {
+    EXPECT_TRUE(c.excluded) << c.label;
+    EXPECT_THAT(c.why, ::testing::StartsWith("no TTFT p50 was measured at C=")) << c.label;
+    EXPECT_THAT(c.why, ::testing::EndsWith(
+                           " (samples replayed from a file of medians do not reproduce it), so "
+                           "it cannot be ranked by objective ttft_p50"))
+        << c.label;
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/points.h"
 #include "evidence/medians_csv.h"
 #include "evidence/validation.h"
 #include "nvidia_smi/gpu_memory.h"
@@ -121,6 +122,20 @@ class MediansReplayEngine : public SampleEngine {
   }
   std::optional<evidence::ReplaySource> replayed() const override {
     return evidence::ReplaySource{csv_.path, "medians", sha256_};
+  }
+
+  // The figures every measured row of the sweep's points reproduces.
+  std::vector<std::string> HeldEverywhere() const {
+    std::vector<std::string> held = {"input_tps", "ttft_p50_s", "ttft_p95_s"};
+    for (const plan::LayoutPlan& lp : plan_.layouts)
+      for (int c : spec_.sweep.concurrency)
+        if (const evidence::MedianRow* row = Find(lp.layout, c); lp.valid && row && row->measured) {
+          const std::vector<std::string> here = FiguresFromFile(*row);
+          std::erase_if(held, [&](const std::string& name) {
+            return std::find(here.begin(), here.end(), name) == here.end();
+          });
+        }
+    return held;
   }
 
   const evidence::MedianRow* Find(const spec::LayoutSpec& layout, int concurrency) const {
@@ -312,6 +327,15 @@ Result<std::unique_ptr<SampleEngine>> MakeMediansReplay(const spec::Spec& spec,
         fmt::format("{} has no row (pp, tp, ep, concurrency) for {} of this sweep's "
                     "points:{}",
                     path, missing.size(), list));
+  }
+  // A figure the decision judges that some point's row lacks would exclude
+  // its layout whatever the file says: refused once, here.
+  if (const std::vector<std::string> lines =
+          analysis::DecisionFiguresNotHeld(spec, engine->HeldEverywhere(), path);
+      !lines.empty()) {
+    std::string text = lines.front();
+    for (size_t i = 1; i < lines.size(); ++i) text += "\n" + lines[i];
+    return MakeError(text + "\nreplay a run directory, or judge by what the file holds");
   }
   return std::unique_ptr<SampleEngine>(std::move(engine));
 }

@@ -8,9 +8,12 @@
 #include "analysis/analysis_testing.h"
 #include "analysis/run.h"
 #include "evidence/bench_summary.h"
+#include "evidence/csv_cells.h"
 #include "evidence/evidence.h"
 #include "evidence/point_columns.h"
+#include "evidence/results_csv.h"
 #include "inputs/search_inputs.h"
+#include "report/evidence_tables.h"
 #include "run/replay_medians.h"
 #include "run/runner.h"
 #include "run/sim_sample.h"
@@ -237,21 +240,49 @@ TEST_F(ReplayTest, ACsvOfMediansGivesItsMediansWithinItsNoise) {
 // The file holds no TTFT p99 and no end-to-end latency: limits on them are
 // not passed on what the synthesized records happen to show (a p99 flat at
 // the p95, one-token latencies), and summary.csv leaves them empty.
-TEST_F(ReplayTest, LimitsOnFiguresTheCsvDoesNotHoldExcludeRatherThanPass) {
-  const std::vector<std::string> limits = {"decision.ttft_p99_s=1000", "decision.e2e_p99_s=1000"};
-  const inputs::SearchInputs in = Inputs(limits);
+// A CSV of medians holds no p99 of repeats and no end-to-end latency: a
+// limit on one, or an objective the file lacks, would exclude every layout
+// whatever the file says, so the replay is refused before any sample.
+TEST_F(ReplayTest, LimitsOrAnObjectiveTheCsvDoesNotHoldAreRefusedBeforeAnySample) {
+  const std::string csv = Write("medians.csv", kMedians);
+  const inputs::SearchInputs limited =
+      Inputs({"decision.ttft_p99_s=1000", "decision.e2e_p99_s=1000"});
+  Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(limited.spec, limited.plan, csv);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_THAT(
+      replay.error().message,
+      HasSubstr("key 'decision.ttft_p99_s': a limit on TTFT p99 cannot be judged on " + csv +
+                ", whose replayed samples hold input_tps, ttft_p50_s, ttft_p95_s "
+                "alone\n"));
+  EXPECT_THAT(replay.error().message,
+              HasSubstr("key 'decision.e2e_p99_s': a limit on E2E latency p99 cannot be judged"));
+  EXPECT_THAT(replay.error().message,
+              HasSubstr("\nreplay a run directory, or judge by what the file holds"));
+  // A TTFT objective on a file with TTFTs replays; on one without, it is refused.
+  EXPECT_TRUE(MakeReplayEngine(Inputs({"decision.objective='ttft_p50'"}).spec,
+                               Inputs({"decision.objective='ttft_p50'"}).plan, csv)
+                  .ok());
+  const std::string no_ttft = Write("no-ttft.csv",
+                                    "pp,tp,ep,concurrency,input_tps_median\n"
+                                    "4,8,4,8,4100\n8,4,4,8,3900\n");
+  const inputs::SearchInputs by_ttft = Inputs({"decision.objective='ttft_p50'"});
+  replay = MakeReplayEngine(by_ttft.spec, by_ttft.plan, no_ttft);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_THAT(
+      replay.error().message,
+      HasSubstr("key 'decision.objective': objective ttft_p50 ranks by TTFT p50, which " + no_ttft +
+                " does not hold (its replayed samples hold input_tps alone), "
+                "so no layout could be ranked"));
+}
+
+// What a synthesized sample does not reproduce is unknown in every file
+// the run writes: its points' medians, results.csv's cells.
+TEST_F(ReplayTest, FiguresTheCsvDoesNotHoldAreUnknownInEveryFile) {
+  const inputs::SearchInputs in = Inputs();
   const std::string csv = Write("medians.csv", kMedians);
   Result<std::unique_ptr<SampleEngine>> replay = MakeReplayEngine(in.spec, in.plan, csv);
   ASSERT_TRUE(replay.ok()) << replay.error().message;
-  const analysis::RunAnalysis a = Analyse(Run(in, **replay, "csv", limits));
-  EXPECT_FALSE(a.decision.primary);
-  ASSERT_FALSE(a.decision.verdicts.empty());
-  EXPECT_THAT(a.decision.verdicts[0].exclusions,
-              ::testing::Contains(HasSubstr(
-                  "no TTFT p99 was measured at C=8 (samples replayed from a file of medians do "
-                  "not reproduce it), so ttft_p99_s cannot be checked")));
-  EXPECT_THAT(a.decision.verdicts[0].exclusions,
-              ::testing::Contains(HasSubstr("no E2E latency p99 was measured at C=8")));
+  const analysis::RunAnalysis a = Analyse(Run(in, **replay, "csv"));
   // Unknown, as summary.csv and summary.json write them (ValueOf).
   ASSERT_FALSE(a.points.empty());
   for (const analysis::PointSummary& p : a.points) {
@@ -262,6 +293,19 @@ TEST_F(ReplayTest, LimitsOnFiguresTheCsvDoesNotHoldExcludeRatherThanPass) {
     EXPECT_FALSE(known(&F::ttft_p99_s));
     EXPECT_FALSE(known(&F::e2e_p99_s));
   }
+  // And as results.csv writes each sample: its file's figures and no other.
+  Result<CsvTable> results = ParseCsv(report::ResultsCsv(a), "results.csv");
+  ASSERT_TRUE(results.ok()) << results.error().message;
+  ASSERT_FALSE(results->rows.empty());
+  for (size_t r = 0; r < results->rows.size(); ++r) {
+    EXPECT_EQ(evidence::CsvCell(*results, r, "synthesized"), "true");
+    EXPECT_NE(evidence::CsvCell(*results, r, "input_tps"), "");
+    EXPECT_NE(evidence::CsvCell(*results, r, "ttft_p95_s"), "");
+    for (const char* unknown : {"ttft_mean_s", "ttft_p99_s", "e2e_p50_s", "goodput_rps"})
+      EXPECT_EQ(evidence::CsvCell(*results, r, unknown), "") << unknown;
+  }
+  Result<std::vector<evidence::ResultRow>> rows = evidence::ParseResultsCsv(*results);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
 }
 
 TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
@@ -290,6 +334,13 @@ TEST_F(ReplayTest, WithoutPeakMemoryNoSnapshotIsWrittenAndTheLayoutIsExcluded) {
   ASSERT_FALSE(a.points.empty());
   EXPECT_FALSE(evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::ttft_p50_s), a.points[0]));
   EXPECT_TRUE(evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::input_tps), a.points[0]));
+  // Nor does a sample's entry in summary.json's checks.
+  const nlohmann::json checks = report::SummaryJson(a)["checks"]["samples"];
+  ASSERT_FALSE(checks.empty());
+  for (const nlohmann::json& c : checks) {
+    EXPECT_TRUE(c["input_tps"].is_number()) << c.dump();
+    EXPECT_TRUE(c["ttft_p50_s"].is_null()) << c.dump();
+  }
 }
 
 TEST_F(ReplayTest, APointMissingFromTheCsvIsRefusedNamingItAndTheFile) {
