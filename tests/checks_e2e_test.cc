@@ -74,6 +74,20 @@ TEST_F(ChecksE2e, ValidateRunsThePlannerChecks) {
   CommandResult simulate =
       Run(std::string("simulate ") + kSpec + " --set workload.input_tokens=10000000");
   EXPECT_EQ(simulate.exit_code, 2) << simulate.out;
+
+  // The local files run reads before its first sample, both at once.
+  const std::string none = (dir_ / "none").string();
+  CommandResult files = Run(std::string("validate ") + kSpec + " --set 'engine.patches=[\"" + none +
+                            ".patch\"]' --set 'cluster.sudo.steps=[\"stop\"]' --set " +
+                            "cluster.sudo.password_file='" + none + "'");
+  EXPECT_EQ(files.exit_code, 2) << files.out;
+  EXPECT_NE(files.err.find("key 'engine.patches[0]': cannot hash the file it names: "),
+            std::string::npos)
+      << files.err;
+  EXPECT_NE(files.err.find("cannot read the sudo password file (cluster.sudo.password_file): "),
+            std::string::npos)
+      << files.err;
+  EXPECT_NE(files.err.find(": 2 errors"), std::string::npos) << files.err;
 }
 
 TEST_F(ChecksE2e, UnknownCommandGetsADidYouMean) {

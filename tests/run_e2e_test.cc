@@ -431,6 +431,44 @@ TEST_F(RunE2e, DryRunPrintsEverySampleAndStartsNothing) {
   EXPECT_FALSE(fs::exists(Results("d")));
 }
 
+// A replay of a CSV of medians without TTFTs: results.csv marks each
+// sample synthesized and leaves every figure the file did not hold empty,
+// as summary.json's checks leave its TTFT null.
+TEST_F(RunE2e, AReplayOfACsvWritesOnlyTheFiguresItHeld) {
+  const fs::path csv = fs::path(Results("m")).parent_path() / "medians.csv";
+  fs::create_directories(csv.parent_path());
+  {
+    std::ofstream out(csv);
+    out << "pp,tp,ep,concurrency,input_tps_median,peak_gpu_mib,gpu_total_mib\n"
+           "4,8,4,8,4100,80000,97871\n8,4,4,8,3900,82000,97871\n";
+  }
+  CommandResult r =
+      Run(std::string("run ") + kRunSpec + " --engine replay:" + csv.string() +
+          " --set 'sweep.pp=[4,8]' --set 'sweep.concurrency=[8]' --set sweep.repeats=2 --set "
+          "experiment.results_dir='" +
+          Results("m") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = RunDir(Results("m"));
+  const CsvTable results = *ReadCsv((run / "results.csv").string());
+  ASSERT_EQ(results.rows.size(), 4u);
+  for (const std::vector<std::string>& row : results.rows) {
+    auto cell = [&](const char* column) {
+      return row[static_cast<size_t>(results.Column(column))];
+    };
+    EXPECT_EQ(cell("synthesized"), "true");
+    EXPECT_NE(cell("input_tps"), "");
+    for (const char* unknown :
+         {"ttft_mean_s", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "e2e_p50_s", "goodput_rps"})
+      EXPECT_EQ(cell(unknown), "") << unknown;
+  }
+  const nlohmann::json summary = nlohmann::json::parse(ReadText(run / "summary.json"));
+  ASSERT_EQ(summary["checks"]["samples"].size(), 4u);
+  for (const nlohmann::json& s : summary["checks"]["samples"]) {
+    EXPECT_TRUE(s["input_tps"].is_number()) << s.dump();
+    EXPECT_TRUE(s["ttft_p50_s"].is_null()) << s.dump();
+  }
+}
+
 TEST_F(RunE2e, AReplayOfARunGivesItsSummaryAndResumesWithItsSource) {
   const std::string small =
       " --set 'sweep.pp=[4,8]' --set 'sweep.concurrency=[8]' --set "

@@ -8,6 +8,7 @@
 #include "evidence/evidence.h"
 #include "evidence/medians_csv.h"
 #include "util/files.h"
+#include "util/sha256.h"
 
 namespace ppsearch::analysis {
 Result<std::vector<PointSummary>> ParseBaselineCsv(const CsvTable& table) {
@@ -46,7 +47,8 @@ std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& 
   return out;
 }
 
-Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir) {
+Result<std::optional<std::string>> CopyBaselineInto(const spec::Spec& spec,
+                                                    const std::string& run_dir) {
   std::string from, to;
   if (!spec.baseline.import_csv.empty()) {
     from = spec.baseline.import_csv;
@@ -55,7 +57,7 @@ Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir) {
     from = evidence::RunPaths{spec.baseline.import_run}.summary_csv();
     to = evidence::RunPaths{run_dir}.baseline_run_summary_csv();
   } else {
-    return Status::Ok();
+    return std::optional<std::string>();
   }
   Result<std::string> text = ReadFile(from);
   if (!text.ok())
@@ -63,7 +65,8 @@ Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir) {
                      (spec.baseline.import_csv.empty()
                           ? " (run `ppsearch report " + spec.baseline.import_run + "` to write it)"
                           : ""));
-  return WriteFileAtomic(to, *text);
+  PPS_RETURN_IF_ERROR(WriteFileAtomic(to, *text));
+  return std::optional<std::string>(Sha256Hex(*text));
 }
 
 LayoutMemory ImportedMemory(const std::vector<PointSummary>& rows, const spec::LayoutSpec& layout) {

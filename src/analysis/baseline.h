@@ -6,6 +6,7 @@
 // two runs' settings are compared by compare/ (the report's confounder check).
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,14 @@ std::vector<std::string> CheckCsvComparability(const std::vector<PointSummary>& 
                                                const spec::Spec& spec, const std::string& source);
 
 // Copies what `spec` imports as its baseline into `run_dir`/metadata/
-// (atomically); nothing to do when it imports none. The runner calls it at
-// run start. Errors name the file that could not be read or written (an
-// imported run directory without a summary.csv is one: run `ppsearch report`
-// on it first); the caller decides whether that stops the run.
-Status CopyBaselineInto(const spec::Spec& spec, const std::string& run_dir);
+// (atomically) and returns the copy's SHA-256, which run.json records so
+// that a report reads the copy only as it was made; nullopt when it imports
+// none. The runner calls it at run start. Errors name the file that could
+// not be read or written (an imported run directory without a summary.csv
+// is one: run `ppsearch report` on it first); the caller decides whether
+// that stops the run.
+Result<std::optional<std::string>> CopyBaselineInto(const spec::Spec& spec,
+                                                    const std::string& run_dir);
 
 // Memory of the baseline layout as a CSV of medians states it (peak_gpu_mib,
 // gpu_total_mib); no stage split.

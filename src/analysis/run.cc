@@ -17,6 +17,7 @@
 #include "spec/spec_parser.h"
 #include "util/files.h"
 #include "util/json_text.h"
+#include "util/sha256.h"
 
 namespace ppsearch::analysis {
 namespace {
@@ -117,8 +118,12 @@ void ReadRawRecords(const evidence::RunPaths& paths, const std::string& name,
 
 // The benchmark's summary is written last: a completed sample without a
 // whole one has evidence that is not whole either.
+// A summary that says the sample was (or was not) simulated where run.json
+// says the opposite of the run was edited on one side, and the report
+// cannot tell a measurement from a prediction.
 void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
-                      const evidence::SampleId& id, SampleInputs& in) {
+                      const evidence::SampleId& id, std::optional<bool> run_simulated,
+                      SampleInputs& in) {
   const std::string rel = evidence::RunPaths{}.bench(name);
   if (!Present(paths.bench(id))) {
     in.invalid_evidence.push_back(
@@ -132,6 +137,13 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
   evidence::BenchSummary bench;
   for (auto& p : evidence::CheckBenchSummary(*text, name, rel, &bench))
     in.invalid_evidence.push_back(std::move(p));
+  if (bench.simulated && run_simulated && *bench.simulated != *run_simulated)
+    in.invalid_evidence.push_back(
+        {evidence::kSimulatedContradictsRun, rel,
+         fmt::format("the sample says it was {}simulated, but {} says the run was {}: one of "
+                     "them was changed, so the sample is neither a measurement nor a prediction",
+                     *bench.simulated ? "" : "not ", evidence::RunPaths{}.run_json(),
+                     *run_simulated ? "simulated" : "measured")});
   if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
   in.synthesized = bench.synthesis.has_value();
   if (bench.synthesis) {
@@ -197,8 +209,9 @@ void ReadSnapshots(const evidence::RunPaths& paths, const spec::Spec& spec, cons
   }
 }
 
-SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
+SampleInputs ReadSample(const evidence::RunPaths& paths, const RunEvidence& ev,
                         const evidence::ManifestEntry& entry, const evidence::SampleId& id) {
+  const spec::Spec& spec = ev.spec;
   SampleInputs in = SampleInputsFor(spec, id);
   in.state = entry.state;
   in.engine_verdict = entry.verdict;
@@ -209,7 +222,7 @@ SampleInputs ReadSample(const evidence::RunPaths& paths, const spec::Spec& spec,
   const std::string name = id.str();
   if (!OwnFolders(paths, name, in)) return in;
   ReadRawRecords(paths, name, id, completed, in);
-  if (completed) ReadBenchSummary(paths, name, id, in);
+  if (completed) ReadBenchSummary(paths, name, id, ev.metadata.simulated, in);
   ReadLogs(paths, spec, name, id, completed, in);
   ReadSnapshots(paths, spec, name, id, completed, in);
   return in;
@@ -262,7 +275,7 @@ Result<RunEvidence> LoadRunEvidence(const std::string& run_dir) {
                             " samples); it was left out of the results");
       continue;
     }
-    ev.samples.push_back(AnalyseSample(ReadSample(paths, ev.spec, entry, *id)));
+    ev.samples.push_back(AnalyseSample(ReadSample(paths, ev, entry, *id)));
   }
   for (const spec::LayoutSpec& layout : ev.spec.sweep.layouts)
     for (int c : ev.spec.sweep.concurrency)
@@ -319,19 +332,37 @@ std::vector<PointSummary> RowsOf(const std::vector<PointSummary>& rows,
   return out;
 }
 
-// metadata/<name> of the run when the runner copied the baseline there.
-std::optional<std::string> BaselineCopy(const std::string& path) {
+// metadata/<name> of the run when the runner copied the baseline there;
+// an error when the copy is no longer what run.json hashed at start (its
+// rows would change every delta of the run).
+Result<std::optional<std::string>> BaselineCopy(const RunAnalysis& a,
+                                                std::string (evidence::RunPaths::*file)() const) {
+  const std::string path = (evidence::RunPaths{a.evidence.run_dir}.*file)();
+  const std::string name = (evidence::RunPaths{}.*file)();
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return path;
-  return std::nullopt;
+  if (!fs::is_regular_file(path, ec)) return std::optional<std::string>();
+  if (const std::optional<std::string>& then = a.evidence.metadata.baseline_sha256) {
+    PPS_ASSIGN_OR_RETURN(const std::string now, Sha256File(path));
+    if (now != *then)
+      return MakeError(fmt::format(
+          "{} is not the copy the run made at start (SHA-256 {} then, {} now, {}'s "
+          "baseline_sha256): its rows were not imported",
+          name, then->substr(0, 12), now.substr(0, 12), evidence::RunPaths{}.run_json()));
+  }
+  return std::optional<std::string>(path);
 }
 
 void ImportBaselineCsv(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   a.baseline_source = spec.baseline.import_csv;
   a.baseline_file = spec.baseline.import_csv;
-  if (std::optional<std::string> copy =
-          BaselineCopy(evidence::RunPaths{a.evidence.run_dir}.baseline_csv())) {
+  const Result<std::optional<std::string>> copied =
+      BaselineCopy(a, &evidence::RunPaths::baseline_csv);
+  if (!copied.ok()) {
+    a.comparability.push_back("baseline CSV not imported: " + copied.error().message);
+    return;
+  }
+  if (const std::optional<std::string>& copy = *copied) {
     a.baseline_file = *copy;
     a.baseline_note = "baseline rows read from " + evidence::RunPaths{}.baseline_csv() +
                       ", the copy of " + spec.baseline.import_csv + " made at run start";
@@ -357,8 +388,13 @@ void ImportBaselineCsv(RunAnalysis& a) {
 void ImportBaselineRun(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   a.baseline_source = spec.baseline.import_run;
-  const std::optional<std::string> copy =
-      BaselineCopy(evidence::RunPaths{a.evidence.run_dir}.baseline_run_summary_csv());
+  const Result<std::optional<std::string>> copied =
+      BaselineCopy(a, &evidence::RunPaths::baseline_run_summary_csv);
+  if (!copied.ok()) {
+    a.comparability.push_back("baseline run not imported: " + copied.error().message);
+    return;
+  }
+  const std::optional<std::string>& copy = *copied;
   Result<RunEvidence> other = LoadRunEvidence(spec.baseline.import_run);
   if (!other.ok() && !copy) {
     a.comparability.push_back("baseline run not imported: " + other.error().message);

@@ -12,10 +12,24 @@
 #include "cli/command_inputs.h"
 #include "cli/spec_options.h"
 #include "inputs/search_inputs.h"
+#include "launch/sudo.h"
 #include "plan/disaggregation.h"
+#include "run/runner.h"
 
 namespace ppsearch::cli {
 namespace {
+
+// The local files `run` reads before its first sample: each engine patch
+// (hashed into run.json) and the sudo password file of the steps run
+// through sudo.
+std::vector<std::string> RunFileErrors(const spec::Spec& spec) {
+  std::vector<std::string> errors;
+  if (Result<std::vector<evidence::RunPatch>> patches = run::PatchRecords(spec); !patches.ok())
+    errors.push_back(patches.error().message);
+  if (Result<launch::Sudo> sudo = launch::Sudo::FromSpec(spec.cluster.sudo); !sudo.ok())
+    errors.push_back(sudo.error().message);
+  return errors;
+}
 
 // The errors `plan` and `run` would stop on, in the order they would meet them.
 std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
@@ -28,6 +42,7 @@ std::vector<std::string> PlanningErrors(const spec::Spec& spec) {
     for (const plan::Diagnostic& e : layout.errors) errors.push_back(e.message);
   if (Result<std::vector<analysis::PointSummary>> baseline = ReadImportedCsv(spec); !baseline.ok())
     errors.push_back(baseline.error().message);
+  for (const std::string& e : RunFileErrors(spec)) errors.push_back(e);
   return errors;
 }
 
@@ -49,6 +64,7 @@ Runner AddValidateCommand(CLI::App& app) {
         PPS_ASSIGN_OR_RETURN(std::optional<inputs::DisaggregatedInputs> in,
                              inputs::LoadDisaggregatedInputs(opts->spec_path, opts->overrides));
         for (const plan::Diagnostic& e : in->plan.AllErrors()) errors.push_back(e.message);
+        for (const std::string& e : RunFileErrors(spec)) errors.push_back(e);
       }
     } else {
       errors = PlanningErrors(spec);

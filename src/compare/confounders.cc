@@ -27,7 +27,8 @@ std::string NoMetadata(const RunDescription& d, const char* side) {
   return Name(d, side) + " is a " + d.what +
          " without run metadata: engine image and version, MoE and A2A backends, chunked "
          "prefill, every other server flag, environment, patches, model and quantization, "
-         "input and output lengths, hosts, GPU kind and count, driver, hardware profile" +
+         "input and output lengths, arrival process (open or closed loop), hosts, GPU kind and "
+         "count, driver, hardware profile" +
          (d.simulated ? "" : " and engine kind") + " could not be checked" +
          (known.empty() ? "" : " (it records only " + known + ")");
 }

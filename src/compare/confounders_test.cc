@@ -148,7 +148,8 @@ TEST(FindConfoundersTest, ABareCsvSaysWhatCouldNotBeChecked) {
   EXPECT_EQ(r.unchecked[0],
             "B (pp1.csv) is a CSV of medians without run metadata: engine image and version, MoE "
             "and A2A backends, chunked prefill, every other server flag, environment, patches, "
-            "model and quantization, input and output lengths, hosts, GPU kind and count, "
+            "model and quantization, input and output lengths, arrival process (open or closed "
+            "loop), hosts, GPU kind and count, "
             "driver, hardware profile and engine kind could not be checked (it records only "
             "sweep.repeats, workload.requests)");
   EXPECT_FALSE(r.comparable);

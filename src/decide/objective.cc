@@ -64,5 +64,8 @@ bool Objective::lower_is_better() const { return RowOf(kind_).lower_is_better; }
 bool Objective::has_interval() const { return RowOf(kind_).has_interval; }
 bool Objective::adaptive() const { return RowOf(kind_).adaptive; }
 bool Objective::may_be_zero() const { return RowOf(kind_).may_be_zero; }
+bool Objective::token_throughput() const {
+  return kind_ == Kind::kInputTps || kind_ == Kind::kOutputTps || kind_ == Kind::kOutputTpsPerGpu;
+}
 
 }  // namespace ppsearch::decide

@@ -63,6 +63,9 @@ class Objective {
   // uncertainty and the report's prediction check are built on those
   // draws, so only these objectives can be used there.
   bool adaptive() const;
+  // Whether it is a token throughput (input or output, whole or per GPU):
+  // in an open loop every layout that keeps up serves the offered rate.
+  bool token_throughput() const;
   // Whether 0 is a figure of this objective (goodput: no request met the
   // limits) rather than a point without one.
   bool may_be_zero() const;

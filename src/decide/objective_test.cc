@@ -49,6 +49,10 @@ TEST(Objective, KnowsWhereItHasAnIntervalAndWhetherAnAdaptiveRunCanUseIt) {
   EXPECT_EQ(Objective(K::kGoodput).Drawn(), Objective(K::kInputTps));
   EXPECT_TRUE(Objective(K::kGoodput).may_be_zero());
   EXPECT_FALSE(Objective(K::kOutputTps).may_be_zero());
+  for (K k : {K::kInputTps, K::kOutputTps, K::kOutputTpsPerGpu})
+    EXPECT_TRUE(Objective(k).token_throughput()) << Objective(k).name();
+  for (K k : {K::kTtftP50, K::kGoodput})
+    EXPECT_FALSE(Objective(k).token_throughput()) << Objective(k).name();
 }
 
 TEST(Objective, ReadsItsOwnFigure) {

@@ -85,10 +85,16 @@ nlohmann::json RecordToJson(const workload::RequestRecord& r) {
   if (!r.chunk_gaps_us.empty()) {
     j["chunk_gaps_us"] = r.chunk_gaps_us;
   } else if (r.chunk_ns.size() > 1) {
-    // A simulated record's chunk times, in the file's one form.
+    // A simulated record's chunk times, in the file's one form: offsets
+    // from the first token rounded down once, so the gaps add up to the
+    // last chunk's offset and never past the request's end.
     std::vector<int64_t> gaps;
-    for (size_t i = 1; i < r.chunk_ns.size(); ++i)
-      gaps.push_back((r.chunk_ns[i] - r.chunk_ns[i - 1] + 500) / 1000);
+    int64_t previous_us = 0;
+    for (size_t i = 1; i < r.chunk_ns.size(); ++i) {
+      const int64_t offset_us = (r.chunk_ns[i] - r.chunk_ns[0]) / 1000;
+      gaps.push_back(offset_us - previous_us);
+      previous_us = offset_us;
+    }
     j["chunk_gaps_us"] = gaps;
   }
   // Counts only where a chunk carried more than one token: the usual stream

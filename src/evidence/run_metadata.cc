@@ -110,6 +110,7 @@ nlohmann::json RunMetadataToJson(const RunMetadata& m) {
   if (m.replay)
     j["replay"] = {
         {"path", m.replay->path}, {"kind", m.replay->kind}, {"sha256", m.replay->sha256}};
+  if (m.baseline_sha256) j["baseline_sha256"] = *m.baseline_sha256;
   return j;
 }
 
@@ -190,6 +191,10 @@ Result<RunMetadata> RunMetadataFromJson(const nlohmann::json& j, const std::stri
     PPS_RETURN_IF_ERROR(ReadString(*v, "sha256", file, r.sha256));
     if (r.path.empty()) return TypeError(file, "replay", "an object with a string 'path'", *v);
     m.replay = r;
+  }
+  if (const nlohmann::json* v = Find(j, "baseline_sha256")) {
+    if (!v->is_string()) return TypeError(file, "baseline_sha256", "a string", *v);
+    m.baseline_sha256 = v->get<std::string>();
   }
   return m;
 }

@@ -71,6 +71,9 @@ struct RunMetadata {
   uint64_t workload_seed = 0;
   std::optional<NoiseModel> noise;
   std::optional<ReplaySource> replay;  // set by the replay engine only
+  // The SHA-256 of the baseline copied into metadata/ at start (baseline.csv
+  // or baseline_run_summary.csv); unset when none was (or an older run).
+  std::optional<std::string> baseline_sha256;
   std::string command_line;
   std::string started_at;  // ISO-8601 UTC
   // Chose its samples one point at a time (run --adaptive); its steps are in

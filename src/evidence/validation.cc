@@ -94,7 +94,7 @@ std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRec
   std::vector<EvidenceProblem> out;
   std::map<int64_t, size_t> first_of_id;
   Tally duplicates, end_before_send, token_outside, outside_window, id_range, length_range,
-      status_http;
+      status_http, chunks_outside;
   for (size_t i = 0; i < records.size(); ++i) {
     const workload::RequestRecord& r = records[i];
     auto [it, fresh] = first_of_id.emplace(r.id, i);
@@ -127,6 +127,20 @@ std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRec
         (r.first_token_ns < r.send_ns || (r.end_ns >= 0 && r.first_token_ns > r.end_ns)))
       token_outside.Add(i, fmt::format("id {}: first_token_ns {} outside [{}, {}]", r.id,
                                        r.first_token_ns, r.send_ns, r.end_ns));
+    // The last chunk's offset from the first token, rounded down to whole
+    // microseconds (docs/formats.md), cannot pass the stream's end.
+    if (!r.chunk_gaps_us.empty()) {
+      int64_t last_us = 0;
+      for (int64_t gap : r.chunk_gaps_us) last_us += gap;
+      const bool streamed = r.first_token_ns >= 0 && r.end_ns >= r.first_token_ns;
+      if (!streamed || last_us > (r.end_ns - r.first_token_ns) / 1000)
+        chunks_outside.Add(
+            i, streamed ? fmt::format("id {}: chunk_gaps_us add up to {} us, but the stream ended "
+                                      "{} us after its first token",
+                                      r.id, last_us, (r.end_ns - r.first_token_ns) / 1000)
+                        : fmt::format("id {}: {} chunks after a first token that did not come",
+                                      r.id, r.chunk_gaps_us.size()));
+    }
   }
   duplicates.Emit(kDuplicateRequestId, file, "records repeat an earlier request id", out);
   if (limits.requests_expected > 0 &&
@@ -151,6 +165,8 @@ std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRec
   end_before_send.Emit(kEndBeforeSend, file, "requests end before they were sent", out);
   token_outside.Emit(kFirstTokenOutsideRequest, file,
                      "requests have a first token outside [send, end]", out);
+  chunks_outside.Emit(kChunksOutsideRequest, file,
+                      "requests have streamed chunks after their end (chunk_gaps_us)", out);
   outside_window.Emit(
       kTimeOutsideWindow, file,
       limits.window_ns > 0

@@ -35,6 +35,7 @@ inline constexpr const char* kDuplicateRequestId = "duplicate_request_id";
 inline constexpr const char* kMoreRecordsThanRequests = "more_records_than_requests";
 inline constexpr const char* kEndBeforeSend = "end_before_send";
 inline constexpr const char* kFirstTokenOutsideRequest = "first_token_outside_request";
+inline constexpr const char* kChunksOutsideRequest = "chunks_outside_request";
 inline constexpr const char* kTimeOutsideWindow = "time_outside_window";
 inline constexpr const char* kRequestIdOutOfRange = "request_id_out_of_range";
 inline constexpr const char* kLengthOutOfRange = "length_out_of_range";
@@ -47,6 +48,7 @@ inline constexpr const char* kNotARegularFile = "not_a_regular_file";
 inline constexpr const char* kUnreadableFile = "unreadable_file";
 inline constexpr const char* kBenchSummaryMissing = "bench_summary_missing";
 inline constexpr const char* kBenchSummaryCorrupt = "bench_summary_corrupt";
+inline constexpr const char* kSimulatedContradictsRun = "simulated_contradicts_run";
 
 // The longest a sample's benchmark may run: lifecycle.bench_timeout_s when
 // set, else every wave of requests (requests + warm-up over the
@@ -74,6 +76,9 @@ int64_t MaxOutputTokens(const spec::WorkloadSpec& workload);
 //   more_records_than_requests   more records than the sample sent
 //   end_before_send              a sent request ends before it was sent
 //   first_token_outside_request  a first token before the send or after the end
+//   chunks_outside_request       chunk_gaps_us adding up past end_ns -
+//                                first_token_ns (in whole microseconds), or
+//                                chunks after a first token that never came
 //   time_outside_window          a time below 0 (other than -1, "did not
 //                                happen") or past limits.window_ns
 //   request_id_out_of_range      an id outside [0, requests_expected): the

@@ -143,6 +143,28 @@ TEST(CheckRecords, TwoHundredThousandCopiesAreOneProblemPerKind) {
   EXPECT_EQ(problems[1].detail.substr(0, 15), "200000 records,");
 }
 
+// A stream's chunks come between its first token and its end: gaps that
+// add up to the end exactly pass, one microsecond more (a decode timing
+// edited or stretched on another clock) does not, nor do chunks after a
+// first token that never came.
+TEST(CheckRecords, ChunksAfterTheEndAreNamed) {
+  std::vector<workload::RequestRecord> records = Sent();
+  for (auto& r : records) {
+    r.output_tokens = 3;
+    r.chunk_gaps_us = {400'000, 600'000};  // ends with the stream, 1 s after its first token
+  }
+  EXPECT_TRUE(CheckRecords(records, kLimits, kRaw).empty());
+  records[2].chunk_gaps_us = {400'000, 600'001};
+  records[9].first_token_ns = -1;
+  records[9].status = workload::RequestStatus::kStreamError;
+  const std::vector<EvidenceProblem> problems = CheckRecords(records, kLimits, kRaw);
+  ASSERT_EQ(Kinds(problems), (std::vector<std::string>{kChunksOutsideRequest}));
+  EXPECT_EQ(problems[0].detail,
+            "2 requests have streamed chunks after their end (chunk_gaps_us) (first: record 3: id "
+            "2: chunk_gaps_us add up to 1000001 us, but the stream ended 1000000 us after its "
+            "first token)");
+}
+
 TEST(CheckRecords, TimesOutOfOrderAreNamed) {
   std::vector<workload::RequestRecord> records = Sent();
   records[5].send_ns = records[5].end_ns + 1;  // negative latency and TTFT

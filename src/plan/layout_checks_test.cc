@@ -490,6 +490,22 @@ TEST(SpecWarnings, PrefixCacheWithRepeatedPromptsAndWarmup) {
   EXPECT_THAT(SpecWarningsOf(spec), IsEmpty());
 }
 
+TEST(SpecWarnings, AThroughputObjectiveInAnOpenLoop) {
+  spec::Spec spec = MissionSpec();
+  spec.workload.request_rate = 0.3;
+  EXPECT_THAT(SpecWarningsOf(spec),
+              ElementsAre("examples/x.toml:40:1: key 'workload.request_rate': request_rate = "
+                          "0.3 is an open loop: every layout that keeps up serves the offered "
+                          "rate, so objective input_tps ranks arrival noise, and "
+                          "max_repeat_spread judges it; rank by ttft_p50, or by goodput with SLA "
+                          "limits, to compare how each layout serves that traffic"));
+  spec.decision.objective = *decide::Objective::FromName("ttft_p50");
+  EXPECT_THAT(SpecWarningsOf(spec), IsEmpty());
+  spec.workload.request_rate = 0;
+  spec.decision.objective = *decide::Objective::FromName("input_tps");
+  EXPECT_THAT(SpecWarningsOf(spec), IsEmpty()) << "a closed loop";
+}
+
 TEST(LayoutWarnings, PpOnSglangVersionsWithPpBugs) {
   spec::Spec spec = MissionSpec();
   spec.engine.version = "0.5.9";

@@ -182,6 +182,14 @@ void RenderMemory(const LayoutPlan& layout, std::string& out) {
   AppendSection("memory MiB", mib, out);
   out += fmt::format("                  tightest: stage {} ({})\n", m.tightest_stage,
                      m.tightest_reason);
+  // The plan has no calibration: say which workspace its peaks carry, since
+  // a calibrated prediction's headroom differs by the fitted value.
+  if (const double workspace = m.stages.front().workspace_mib; workspace > 0)
+    out += fmt::format(
+        "                  peaks include {} MiB per GPU of runtime workspace, the prior of\n"
+        "                  runtime_workspace_mib; simulate and search with --calibration use its\n"
+        "                  fitted value, so their headroom can differ\n",
+        FormatMib(workspace));
 }
 
 void RenderBoundaries(const Plan& plan, const LayoutPlan& layout, std::string& out) {

@@ -101,6 +101,24 @@ void WarnPrefixCache(const spec::Spec& spec, const EngineConfig& engine,
   }
 }
 
+// In an open loop the offered rate sets the throughput of every layout that
+// keeps up with it: ranking by a throughput then ranks what the Poisson
+// arrivals and the last request's end leave, and the repeat-spread rule
+// (on input TPS) judges the same noise.
+void WarnOpenLoopThroughput(const spec::Spec& spec, std::vector<Diagnostic>& out) {
+  const double rate = spec.workload.request_rate;
+  const decide::Objective& objective = spec.decision.objective;
+  if (!(rate > 0) || !objective.token_throughput()) return;
+  out.push_back(At(spec.workload.origin, "workload.request_rate",
+                   "request_rate = " + ShortDouble(rate) +
+                       " is an open loop: every layout that keeps up serves the offered rate, "
+                       "so objective " +
+                       objective.name() +
+                       " ranks arrival noise, and max_repeat_spread judges it; rank by "
+                       "ttft_p50, or by goodput with SLA limits, to compare how each layout "
+                       "serves that traffic"));
+}
+
 }  // namespace
 
 std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig& engine) {
@@ -109,6 +127,7 @@ std::vector<Diagnostic> SpecWarnings(const spec::Spec& spec, const EngineConfig&
   WarnPartialWaves(spec, out);
   WarnVariableLengths(spec.workload, out);
   WarnPrefixCache(spec, engine, out);
+  WarnOpenLoopThroughput(spec, out);
   return out;
 }
 

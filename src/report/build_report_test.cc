@@ -21,6 +21,7 @@
 #include "report/run_dir_testing.h"
 #include "util/csv.h"
 #include "util/files.h"
+#include "util/sha256.h"
 
 namespace ppsearch::report {
 namespace {
@@ -573,13 +574,49 @@ TEST_F(BuildReportTest, TheBaselineCopyInMetadataIsPreferred) {
   EXPECT_NE(out->markdown.find("Baseline rows read from metadata/baseline.csv"), std::string::npos);
 }
 
+// run.json holds the copy's hash: a copy edited since is not imported (its
+// rows would change every delta), and the report says so.
+TEST_F(BuildReportTest, ABaselineCopyEditedSinceTheRunStartedIsNotImported) {
+  WriteMetadata({"baseline.import_csv=\"" + dir_ + "_moved/pp1.csv\""});
+  const std::string copy = dir_ + "/metadata/baseline.csv";
+  ASSERT_TRUE(WriteFileAtomic(copy,
+                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
+                              "1,32,4,8,4000,30\n")
+                  .ok());
+  const std::string run_json = dir_ + "/metadata/run.json";
+  nlohmann::json run = nlohmann::json::parse(*ReadFile(run_json));
+  run["baseline_sha256"] = *Sha256File(copy);
+  ASSERT_TRUE(WriteFileAtomic(run_json, run.dump(2)).ok());
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 8.1);
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->summary["baseline"]["rows"].size(), 1u) << "the copy as it was made";
+  ASSERT_TRUE(WriteFileAtomic(copy,
+                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
+                              "1,32,4,8,2000,30\n")
+                  .ok());
+  out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(out->summary["baseline"]["rows"].empty()) << out->summary["baseline"].dump();
+  EXPECT_NE(out->markdown.find("baseline CSV not imported: metadata/baseline.csv is not the copy "
+                               "the run made at start (SHA-256 "),
+            std::string::npos)
+      << out->markdown;
+  EXPECT_TRUE(out->summary["points"][0]["input_tps_vs_baseline"].is_null());
+}
+
 TEST_F(BuildReportTest, CopyBaselineIntoCopiesTheImportIntoMetadata) {
   spec::Spec spec = analysis::testing::SmallSweepSpec();
-  ASSERT_TRUE(analysis::CopyBaselineInto(spec, dir_).ok());
+  const Result<std::optional<std::string>> copied = analysis::CopyBaselineInto(spec, dir_);
+  ASSERT_TRUE(copied.ok());
   EXPECT_EQ(*ReadFile(dir_ + "/metadata/baseline.csv"), *ReadFile(spec.baseline.import_csv));
+  EXPECT_EQ(copied->value(), *Sha256File(spec.baseline.import_csv));
   spec.baseline.import_csv = dir_ + "/none.csv";
   Result<std::string> none = ReadFile(dir_ + "/none.csv");
-  Status s = analysis::CopyBaselineInto(spec, dir_);
+  const Result<std::optional<std::string>> s = analysis::CopyBaselineInto(spec, dir_);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message,
             "baseline not copied into " + dir_ + "/metadata/baseline.csv: " + none.error().message);

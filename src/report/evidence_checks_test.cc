@@ -173,6 +173,28 @@ TEST_F(EvidenceChecksTest, AFirstTokenAfterTheEndIsNamed) {
   ExpectInvalid(Report(), "raw/pp8-tp4-ep4_c8_r1.jsonl: first_token_outside_request: 1 requests");
 }
 
+TEST_F(EvidenceChecksTest, AChunkAfterTheEndIsNamed) {
+  WriteHealthyRun();
+  EditRecords([](std::vector<workload::RequestRecord>& records) {
+    const int64_t streamed_us = (records[3].end_ns - records[3].first_token_ns) / 1000;
+    records[3].chunk_gaps_us = {streamed_us / 2, streamed_us / 2 + 2};
+  });
+  ExpectInvalid(Report(), "raw/pp8-tp4-ep4_c8_r1.jsonl: chunks_outside_request: 1 requests");
+}
+
+// A sample that says it was simulated in a run whose run.json says it was
+// measured (or the reverse) was edited on one side: it is neither.
+TEST_F(EvidenceChecksTest, ASampleThatContradictsRunJsonOnSimulationIsNamed) {
+  WriteHealthyRun();
+  evidence::BenchSummary bench;
+  bench.sample = kDamaged.str();
+  bench.simulated = false;
+  ASSERT_TRUE(evidence::WriteBenchSummary(paths(), kDamaged, bench).ok());
+  ExpectInvalid(Report(),
+                "bench/pp8-tp4-ep4_c8_r1.json: simulated_contradicts_run: the sample says it was "
+                "not simulated, but metadata/run.json says the run was simulated");
+}
+
 TEST_F(EvidenceChecksTest, AnEndAtTheEndOfTimeIsOutsideTheWindow) {
   WriteHealthyRun();
   EditRecords([](std::vector<workload::RequestRecord>& records) {

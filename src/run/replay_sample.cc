@@ -7,6 +7,8 @@
 #include <map>
 
 #include "analysis/run.h"
+#include "compare/confounders.h"
+#include "compare/description.h"
 #include "evidence/evidence.h"
 #include "evidence/run_metadata.h"
 #include "run/replay_medians.h"
@@ -88,6 +90,28 @@ std::string MissingList(const std::vector<evidence::SampleId>& missing) {
   return out;
 }
 
+// A replay hands the source's evidence on under this spec, whose report
+// names the spec's image, workload and cluster: a setting that changes
+// results (compare's harmful class: another image, engine version,
+// workload, GPU count, server flag) must be the source's, or the report
+// would describe a setup its samples never ran. The decision, the sweep and
+// the names are the replay's to change.
+Status CheckSameSetup(const spec::Spec& spec, const analysis::RunEvidence& source) {
+  const compare::ConfounderReport r = compare::FindConfounders(
+      compare::DescribeRun(source.spec, source.metadata, {}, source.run_dir),
+      compare::DescribeRun(spec, source.metadata, {}, "this spec"));
+  const std::vector<const compare::Difference*> harmful = r.harmful();
+  if (harmful.empty()) return Status::Ok();
+  std::string list;
+  for (const compare::Difference* d : harmful)
+    list += fmt::format("\n  {}: {} there, {} here ({})", d->key, d->a, d->b, d->what.reason);
+  return MakeError(fmt::format(
+      "{} ran another setup than this spec in what changes results, so its samples cannot stand "
+      "for this spec's:{}\nreplay it with its own metadata/spec.toml (changing [decision] or "
+      "[sweep] only)",
+      source.run_dir, list));
+}
+
 // The source's own analysis of each sample the sweep replays, before the
 // first runs: evidence the source's report names as missing, unreadable or
 // impossible (a log that could not be audited, a link where a file belongs,
@@ -95,6 +119,7 @@ std::string MissingList(const std::vector<evidence::SampleId>& missing) {
 // that looks whole. Each problem is named.
 Status CheckSourceEvidence(const spec::Spec& spec, const plan::Plan& plan, const std::string& dir) {
   PPS_ASSIGN_OR_RETURN(analysis::RunEvidence source, analysis::LoadRunEvidence(dir));
+  PPS_RETURN_IF_ERROR(CheckSameSetup(spec, source));
   std::map<std::string, const analysis::SampleAnalysis*> analysed;
   for (const analysis::SampleAnalysis& s : source.samples) analysed[s.name] = &s;
   std::string found;

@@ -28,26 +28,11 @@ using evidence::SampleState;
 // engine.patches as run.json records them: path, size and SHA-256, so a
 // comparison can tell the same patch from an edited one. An unreadable file
 // stops the run before any sample, pointing at the spec line that names it.
-Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec) {
-  std::vector<evidence::RunPatch> out;
-  for (size_t i = 0; i < spec.engine.patches.size(); ++i) {
-    const std::string& path = spec.engine.patches[i];
-    Result<std::string> bytes = ReadFile(path);
-    if (!bytes.ok()) {
-      std::string key = "engine.patches[";
-      key += std::to_string(i);
-      key += ']';
-      return MakeError(spec.Origin(key).Where() +
-                       ": cannot hash the file it names: " + bytes.error().message);
-    }
-    out.push_back({path, bytes->size(), Sha256Hex(*bytes)});
-  }
-  return out;
-}
 
 Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
                      const std::vector<evidence::SampleId>& samples, const SampleEngine& engine,
-                     const std::vector<evidence::RunPatch>& patches, const Redactor& redact) {
+                     const std::vector<evidence::RunPatch>& patches, const Redactor& redact,
+                     const std::optional<std::string>& baseline_sha256) {
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_ASSIGN_OR_RETURN(std::string spec_copy,
                        spec::RedactSpecText(spec_text, o.spec_path, spec.engine));
@@ -89,6 +74,7 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   run.command_line = redact.Apply(o.command_line);
   run.started_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
   run.adaptive = static_cast<bool>(o.next_samples);
+  run.baseline_sha256 = baseline_sha256;
   return evidence::WriteRunMetadata(paths, run);
 }
 
@@ -262,9 +248,12 @@ Result<OpenRun> OpenRunDir(const RunOptions& o, const spec::Spec& spec,
     for (const auto& [sample, state] : states)
       if (state == SampleState::kCompleted) run.done.insert(sample);
   } else {
-    PPS_RETURN_IF_ERROR(WriteMetadata(run.paths, o, spec, samples, engine, patches, redact));
-    // What is imported travels with the run: moving the CSV later loses nothing.
-    PPS_RETURN_IF_ERROR(analysis::CopyBaselineInto(spec, run.dir));
+    // What is imported travels with the run: moving the CSV later loses
+    // nothing, and run.json holds the copy's hash.
+    PPS_ASSIGN_OR_RETURN(const std::optional<std::string> baseline_sha256,
+                         analysis::CopyBaselineInto(spec, run.dir));
+    PPS_RETURN_IF_ERROR(
+        WriteMetadata(run.paths, o, spec, samples, engine, patches, redact, baseline_sha256));
   }
   return run;
 }
@@ -504,6 +493,23 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
     std::filesystem::remove_all(run.paths.live_dir(), ec);
   }
   return outcome;
+}
+
+Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec) {
+  std::vector<evidence::RunPatch> out;
+  for (size_t i = 0; i < spec.engine.patches.size(); ++i) {
+    const std::string& path = spec.engine.patches[i];
+    Result<std::string> bytes = ReadFile(path);
+    if (!bytes.ok()) {
+      std::string key = "engine.patches[";
+      key += std::to_string(i);
+      key += ']';
+      return MakeError(spec.Origin(key).Where() +
+                       ": cannot hash the file it names: " + bytes.error().message);
+    }
+    out.push_back({path, bytes->size(), Sha256Hex(*bytes)});
+  }
+  return out;
 }
 
 }  // namespace ppsearch::run

@@ -82,6 +82,10 @@ uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample);
 // "<name>-YYYYMMDD-HHMMSS" (UTC); a suffix -2, -3, ... when taken.
 std::string NewRunDir(const std::string& results_dir, const std::string& name);
 
+// Each of the spec's engine.patches hashed, as run.json records them; an
+// unreadable one is an error naming its key (`validate` checks the same).
+Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec);
+
 Result<RunOutcome> RunSamples(const RunOptions& options, const spec::Spec& spec,
                               const plan::Plan& plan, SampleEngine& engine,
                               const std::function<void(const RunProgress&)>& progress);

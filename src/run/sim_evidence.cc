@@ -31,6 +31,9 @@ void StretchRecords(double factor, std::vector<workload::RequestRecord>& records
     r.send_ns = std::llround(r.send_ns * factor);
     if (r.first_token_ns >= 0) r.first_token_ns = std::llround(r.first_token_ns * factor);
     if (r.end_ns >= 0) r.end_ns = std::llround(r.end_ns * factor);
+    // Every chunk on the same clock, or the decode timing would not stretch
+    // with its repeat and could outlast the request's end.
+    for (int64_t& t : r.chunk_ns) t = std::llround(t * factor);
   }
 }
 
@@ -49,6 +52,7 @@ std::vector<std::string> InjectFaults(const spec::SimSpec& sim, const evidence::
       r.http_status = 500;
       r.first_token_ns = -1;
       r.output_tokens = 0;
+      r.chunk_ns.clear();
       r.error = "injected failure: request lost (HTTP 500)";
     }
   }
