@@ -1,7 +1,8 @@
 // `ppsearch smi-sim --state-dir DIR [--gpus N] [--total-mib M] [--name NAME]
 // [--driver-version V] <nvidia-smi flags>`: answers the nvidia-smi queries a harness uses from the
 // GPU memory serve-sim registers in DIR (--gpu-state-dir), so a rehearsal
-// without GPUs sees memory taken at load and freed at exit as on a cluster:
+// without GPUs sees memory taken at load and freed at exit as on a cluster;
+// --gpus, --total-mib and --name describe only GPUs no registration does:
 //   --query-gpu=index,uuid,name,memory.used,memory.total,driver_version
 //   --format=csv,noheader,nounits
 //   --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
@@ -43,9 +44,8 @@ std::vector<std::string> JoinValues(const std::vector<std::string>& words) {
 
 // What the answer lists: GPUs a node can hold, each with a memory size a
 // GPU can have; a NaN or negative size would print as an impossible number.
-constexpr int kMaxGpus = 1024;
-
 Status CheckSmiGpus(const serve_sim::SmiGpus& gpus) {
+  constexpr int kMaxGpus = serve_sim::kMaxSmiGpus;
   if (gpus.count < 1 || gpus.count > kMaxGpus)
     return MakeError(fmt::format("--gpus must be between 1 and {} (got {})", kMaxGpus, gpus.count));
   if (!(gpus.total_mib > 0 && gpus.total_mib <= spec::kMaxMib))
@@ -63,7 +63,7 @@ Result<ExitCode> RunSmiSim(SmiSimOptions o, const std::vector<std::string>& smi_
     std::cerr << query.error().message << "\n";
     return kExitConfigError;
   }
-  o.gpus.uuid_seed = o.state_dir;
+  o.gpus.uuid_seed = serve_sim::GpuUuidSeed(o.state_dir);
   const auto live = serve_sim::ReadLiveRegistrations(o.state_dir, serve_sim::UnixNowS());
   std::cout << serve_sim::AnswerSmiQuery(*query, o.gpus, live);
   return kExitOk;
@@ -77,9 +77,15 @@ Runner AddSmiSimCommand(CLI::App& app) {
       "smi-sim", "Answer nvidia-smi memory queries from serve-sim's --gpu-state-dir registrations");
   c->add_option("--state-dir", o->state_dir, "the directory serve-sim --gpu-state-dir writes")
       ->required();
-  c->add_option("--gpus", o->gpus.count, "GPUs listed")->capture_default_str();
-  c->add_option("--total-mib", o->gpus.total_mib, "memory.total per GPU")->capture_default_str();
-  c->add_option("--name", o->gpus.name, "GPU name")->capture_default_str();
+  // A GPU a live registration holds is listed as registered (serve-sim's
+  // hardware profile): these describe the others.
+  c->add_option("--gpus", o->gpus.count, "GPUs listed (more where registrations hold more)")
+      ->capture_default_str();
+  c->add_option("--total-mib", o->gpus.total_mib,
+                "memory.total of a GPU no live registration describes")
+      ->capture_default_str();
+  c->add_option("--name", o->gpus.name, "name of a GPU no live registration describes")
+      ->capture_default_str();
   c->add_option("--driver-version", o->gpus.driver_version, "driver_version")
       ->capture_default_str();
   c->allow_extras();  // nvidia-smi's own flags

@@ -11,6 +11,7 @@
 #include "inputs/search_inputs.h"
 #include "model/hf_config.h"
 #include "predict/predict.h"
+#include "serve_sim/gpu_registry.h"
 
 namespace ppsearch::serve_sim {
 namespace {
@@ -155,14 +156,18 @@ memory::MemoryPlan ServedMemory(const Deployment& d, const memory::ServedBatches
 }
 
 std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d,
-                                                 const memory::MemoryPlan& memory, int node) {
+                                                 const memory::MemoryPlan& memory, int node,
+                                                 const std::string& gpu_state_dir) {
+  // smi-sim's uuids for the state directory, so a GPU keeps its uuid whether
+  // or not a registration describes it; without one, per node.
+  const std::string seed =
+      gpu_state_dir.empty() ? fmt::format("node {}", node) : GpuUuidSeed(gpu_state_dir);
   std::vector<nvidia_smi::GpuMemory> gpus;
   for (const auto& r : d.plan.ranks) {
     if (r.node != node) continue;
     nvidia_smi::GpuMemory g;
     g.index = r.local_gpu;
-    // Stable, recognisably fake UUIDs: node and local index in the last group.
-    g.uuid = fmt::format("GPU-5151a000-0000-4000-8000-{:06x}{:06x}", node, r.local_gpu);
+    g.uuid = SimGpuUuid(seed, r.local_gpu);
     g.name = d.hw.gpu_name;
     const auto& stages = memory.stages;
     if (r.pp_rank < static_cast<int>(stages.size()))

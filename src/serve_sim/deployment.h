@@ -57,9 +57,11 @@ std::vector<int> StagesOnNode(const Deployment& d, int node);
 memory::MemoryPlan ServedMemory(const Deployment& d, const memory::ServedBatches& served);
 
 // What nvidia-smi would print for `node`'s GPUs: each rank at its stage's
-// peak in `memory` (ServedMemory) but never above the GPU, the profile's
-// total and name.
+// peak in `memory` (ServedMemory) but never above the GPU (a stage above it
+// stops the server first), the profile's total and name, and the uuids
+// smi-sim gives `gpu_state_dir`'s GPUs (gpu_registry.h; per node without one).
 std::vector<nvidia_smi::GpuMemory> NodeGpuMemory(const Deployment& d,
-                                                 const memory::MemoryPlan& memory, int node);
+                                                 const memory::MemoryPlan& memory, int node,
+                                                 const std::string& gpu_state_dir = "");
 
 }  // namespace ppsearch::serve_sim

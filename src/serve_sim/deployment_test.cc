@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ppsearch_source_dir.h"
+#include "serve_sim/gpu_registry.h"
 #include "serve_sim/server_log.h"
 
 namespace ppsearch::serve_sim {
@@ -110,6 +111,11 @@ TEST(DeploymentTest, TwoNodesHoldOneStageEach) {
   auto parsed = nvidia_smi::ParseGpuMemoryCsv(nvidia_smi::FormatGpuMemoryCsv(gpus));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ((*parsed)[2].index, 2);
+  // The uuids smi-sim gives the state directory's GPUs, so a GPU keeps its
+  // uuid whether a registration describes it or not; per node without one.
+  const auto registered = NodeGpuMemory(dep, full, 1, "/tmp/state/n1/");
+  EXPECT_EQ(registered[3].uuid, SimGpuUuid(GpuUuidSeed("/tmp/state/n1"), 3));
+  EXPECT_NE(gpus[3].uuid, NodeGpuMemory(dep, full, 0)[3].uuid);
 }
 
 TEST(DeploymentTest, StartupLinesCarryTheMemoryModelsNumbers) {

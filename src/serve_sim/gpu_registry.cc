@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "launch/process.h"
@@ -95,6 +95,8 @@ Result<GpuRegistration> ParseRegistration(const std::string& text, const std::st
       return bad("each of \"gpus\" needs an integer \"index\" and a number \"used_mib\"");
     nvidia_smi::GpuMemory m;
     m.index = g["index"].get<int>();
+    if (m.index < 0 || m.index >= kMaxSmiGpus)
+      return bad(fmt::format("GPU index {} is not between 0 and {}", m.index, kMaxSmiGpus - 1));
     m.uuid = g.value("uuid", std::string());
     m.name = g.value("name", std::string());
     m.used_mib = g["used_mib"].get<double>();
@@ -174,36 +176,80 @@ std::string SimGpuUuid(const std::string& seed, int index) {
                      h & 0xfff, (h >> 4) & 0xfff, static_cast<uint64_t>(index));
 }
 
+std::string GpuUuidSeed(const std::string& state_dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(state_dir, ec);
+  if (ec) p = state_dir;
+  std::string seed = p.lexically_normal().string();
+  while (seed.size() > 1 && seed.back() == '/') seed.pop_back();
+  return seed;
+}
+
+namespace {
+
+// One GPU as smi-sim lists it.
+struct ListedGpu {
+  std::string uuid, name;
+  double total_mib = 0, used_mib = 0;
+};
+
+// GPUs 0..count-1, and any a live registration holds beyond: described by
+// the first live registration (by pid) that says, else by smi-sim's options.
+std::vector<ListedGpu> ListGpus(const SmiGpus& gpus, const std::vector<GpuRegistration>& live) {
+  int count = gpus.count;
+  for (const auto& r : live)
+    for (const auto& g : r.gpus) count = std::max(count, g.index + 1);
+  std::vector<ListedGpu> out(static_cast<size_t>(std::max(count, 0)));
+  for (const auto& r : live) {
+    for (const auto& g : r.gpus) {
+      if (g.index < 0) continue;
+      ListedGpu& l = out[static_cast<size_t>(g.index)];
+      l.used_mib += g.used_mib.value_or(0);
+      if (l.uuid.empty()) l.uuid = g.uuid;
+      if (l.name.empty()) l.name = g.name;
+      if (l.total_mib <= 0 && g.total_mib && *g.total_mib > 0) l.total_mib = *g.total_mib;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].uuid.empty()) out[i].uuid = SimGpuUuid(gpus.uuid_seed, static_cast<int>(i));
+    if (out[i].name.empty()) out[i].name = gpus.name;
+    if (out[i].total_mib <= 0) out[i].total_mib = gpus.total_mib;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string AnswerSmiQuery(const SmiQuery& q, const SmiGpus& gpus,
                            const std::vector<GpuRegistration>& live) {
   std::string out;
   std::vector<std::string> header;
   for (const auto& f : q.fields) header.push_back(HeaderName(f, q.units));
   if (q.header) out += JoinCsv(header);
-  std::map<int, double> used;
-  for (const auto& r : live)
-    for (const auto& g : r.gpus) used[g.index] += g.used_mib.value_or(0);
+  const std::vector<ListedGpu> listed = ListGpus(gpus, live);
+  const int count = static_cast<int>(listed.size());
   auto gpu_cell = [&](const std::string& f, int i) -> std::string {
+    const ListedGpu& g = listed[static_cast<size_t>(i)];
     if (f == "index") return std::to_string(i);
-    if (f == "uuid" || f == "gpu_uuid") return SimGpuUuid(gpus.uuid_seed, i);
-    if (f == "name" || f == "gpu_name") return gpus.name;
-    if (f == "count") return std::to_string(gpus.count);
+    if (f == "uuid" || f == "gpu_uuid") return g.uuid;
+    if (f == "name" || f == "gpu_name") return g.name;
+    if (f == "count") return std::to_string(count);
     if (f == "driver_version") return gpus.driver_version;
-    const double u = std::min(used[i], gpus.total_mib);
-    if (f == "memory.used") return Mib(u, q.units);
-    if (f == "memory.total") return Mib(gpus.total_mib, q.units);
-    if (f == "memory.free") return Mib(gpus.total_mib - u, q.units);
+    if (f == "memory.used") return Mib(g.used_mib, q.units);
+    if (f == "memory.total") return Mib(g.total_mib, q.units);
+    // nvidia-smi's free memory is never negative; the used figure shows any excess.
+    if (f == "memory.free") return Mib(std::max(g.total_mib - g.used_mib, 0.0), q.units);
     return "[N/A]";
   };
   if (!q.compute_apps) {
-    for (int i = 0; i < gpus.count; ++i) {
+    for (int i = 0; i < count; ++i) {
       std::vector<std::string> cells;
       for (const auto& f : q.fields) cells.push_back(gpu_cell(f, i));
       out += JoinCsv(cells);
     }
     return out;
   }
-  for (int i = 0; i < gpus.count; ++i) {
+  for (int i = 0; i < count; ++i) {
     for (const auto& r : live) {
       for (const auto& g : r.gpus) {
         if (g.index != i || g.used_mib.value_or(0) <= 0) continue;

@@ -44,14 +44,20 @@ Result<GpuRegistration> ParseRegistration(const std::string& text, const std::st
 bool IsLive(const GpuRegistration& r, double now_unix_s,
             const std::function<bool(int, uint64_t)>& pid_alive);
 
-// The GPUs smi-sim lists: indices 0..count-1, one name, total and driver
-// version ("smi-sim" unless told: no real driver is behind it).
+// GPU indices a registration or smi-sim may name: 0 .. kMaxSmiGpus - 1.
+inline constexpr int kMaxSmiGpus = 1024;
+
+// The GPUs smi-sim lists: indices 0..count-1 (and any index a live
+// registration holds beyond them). A GPU a live registration holds is
+// described by it (uuid, name, total: serve-sim's hardware profile); these
+// describe the others, and the driver version ("smi-sim" unless told: no
+// real driver is behind it).
 struct SmiGpus {
   int count = 8;
   double total_mib = 85651;
   std::string name = "NVIDIA RTX 6000D";
   std::string driver_version = "smi-sim";
-  std::string uuid_seed;  // the state directory: GPU uuids are stable per directory
+  std::string uuid_seed;  // GpuUuidSeed(state directory): uuids are stable per directory
 };
 
 // One nvidia-smi query: --query-gpu=... or --query-compute-apps=... with
@@ -68,13 +74,18 @@ struct SmiQuery {
 Result<SmiQuery> ParseSmiArgs(const std::vector<std::string>& args);
 
 // The CSV nvidia-smi prints: one line per GPU (memory.used = the sum of the
-// live registrations on that index; no baseline), or one line per live
+// live registrations on that index, never capped: more than the total is
+// evidence to show, not to hide; no baseline), or one line per live
 // registration and GPU it holds memory on.
 std::string AnswerSmiQuery(const SmiQuery& q, const SmiGpus& gpus,
                            const std::vector<GpuRegistration>& live);
 
 // "GPU-xxxxxxxx-xxxx-4xxx-8xxx-xxxxxxxxxxxx" from a seed and index.
 std::string SimGpuUuid(const std::string& seed, int index);
+// The seed of a state directory's GPU uuids: its absolute, normal path, so
+// serve-sim (which registers them) and smi-sim (which lists the GPUs no
+// registration holds) give a GPU one uuid however each names the directory.
+std::string GpuUuidSeed(const std::string& state_dir);
 
 // I/O: the process's own registration file.
 class GpuRegistry {

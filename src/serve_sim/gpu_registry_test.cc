@@ -53,6 +53,10 @@ TEST(GpuRegistrationTest, RoundTripsThroughItsJson) {
   EXPECT_EQ(ParseRegistration("[]", "f.json").error().message, "f.json: not a JSON object");
   EXPECT_EQ(ParseRegistration(R"({"pid": 1})", "f.json").error().message,
             "f.json: \"gpus\" must be a list");
+  EXPECT_EQ(ParseRegistration(R"({"pid": 1, "gpus": [{"index": 5000, "used_mib": 1}]})", "f.json")
+                .error()
+                .message,
+            "f.json: GPU index 5000 is not between 0 and 1023");
 }
 
 TEST(GpuRegistrationTest, LiveWhileThePidLivesOrUntilHeld) {
@@ -112,16 +116,77 @@ TEST(SmiQueryTest, GpuQuerySumsLiveRegistrations) {
   const SmiQuery q = Query(
       {"--query-gpu=index,uuid,name,memory.used,memory.total", "--format=csv,noheader,nounits"});
   const std::string out = AnswerSmiQuery(q, gpus, {Reg(1, {100, 200}), Reg(2, {1000})});
-  const std::string u0 = SimGpuUuid("/tmp/x", 0), u1 = SimGpuUuid("/tmp/x", 1),
-                    u2 = SimGpuUuid("/tmp/x", 2);
-  EXPECT_EQ(out, "0, " + u0 + ", NVIDIA H20, 1100, 97871\n1, " + u1 +
-                     ", NVIDIA H20, 200, 97871\n2, " + u2 + ", NVIDIA H20, 0, 97871\n");
+  const std::string u2 = SimGpuUuid("/tmp/x", 2);
+  EXPECT_EQ(out, "0, GPU-x-0, NVIDIA H20, 1100, 97871\n1, GPU-x-1, NVIDIA H20, 200, 97871\n2, " +
+                     u2 + ", NVIDIA H20, 0, 97871\n");
   // Parsed back by the snapshot parser as nvidia-smi's output is.
   auto parsed = nvidia_smi::ParseGpuMemoryCsv(out, "smi-sim");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed->size(), 3u);
-  EXPECT_NE(u0, u1);
-  EXPECT_EQ(u0.size(), std::string("GPU-5151a000-0000-4000-8000-000000000000").size());
+  EXPECT_NE(SimGpuUuid("/tmp/x", 0), SimGpuUuid("/tmp/x", 1));
+  EXPECT_EQ(u2.size(), std::string("GPU-5151a000-0000-4000-8000-000000000000").size());
+}
+
+// serve-sim registers its hardware profile's GPUs (an H200 here): smi-sim
+// answers with the registration's name, total and uuid, not its own
+// defaults, and sums the memory used without capping it at the total, so
+// the run's evidence check sees a GPU holding more than it has.
+TEST(SmiQueryTest, ARegisteredGpuIsListedAsRegisteredAndItsUseIsNotCapped) {
+  SmiGpus gpus;  // the defaults: 8 x NVIDIA RTX 6000D, 85651 MiB
+  gpus.uuid_seed = "/tmp/x";
+  GpuRegistration h200 = Reg(4242, {135419.6, 135419.6});
+  for (auto& g : h200.gpus) {
+    g.name = "NVIDIA H200";
+    g.total_mib = 143771;
+  }
+  const SmiQuery q = Query({"--query-gpu=index,uuid,name,memory.used,memory.total,memory.free",
+                            "--format=csv,noheader,nounits"});
+  const std::string out = AnswerSmiQuery(q, gpus, {h200});
+  const std::string line_2 =
+      "2, " + SimGpuUuid("/tmp/x", 2) + ", NVIDIA RTX 6000D, 0, 85651, 85651";
+  EXPECT_EQ(out.substr(0, out.find('\n', out.find('\n', out.find('\n') + 1) + 1) + 1),
+            "0, GPU-x-0, NVIDIA H200, 135420, 143771, 8351\n"
+            "1, GPU-x-1, NVIDIA H200, 135420, 143771, 8351\n" +
+                line_2 + "\n")
+      << out;
+  const SmiQuery apps = Query(
+      {"--query-compute-apps=pid,used_memory,gpu_uuid,gpu_name", "--format=csv,noheader,nounits"});
+  EXPECT_EQ(AnswerSmiQuery(apps, gpus, {h200}),
+            "4242, 135420, GPU-x-0, NVIDIA H200\n4242, 135420, GPU-x-1, NVIDIA H200\n");
+
+  // Memory a dead server left held beside a new server's: more than the GPU has.
+  GpuRegistration leaked = h200;
+  leaked.pid = 4000;
+  const std::string both = AnswerSmiQuery(q, gpus, {leaked, h200});
+  EXPECT_EQ(both.substr(0, both.find('\n')), "0, GPU-x-0, NVIDIA H200, 270839, 143771, 0");
+  // The snapshot a run takes (nvidia_smi::kGpuQueryFields) keeps the excess.
+  const SmiQuery snapshot = Query(
+      {std::string("--query-gpu=") + nvidia_smi::kGpuQueryFields, "--format=csv,noheader,nounits"});
+  auto parsed = nvidia_smi::ParseGpuMemoryCsv(AnswerSmiQuery(snapshot, gpus, {leaked, h200}));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_GT(*(*parsed)[0].used_mib, *(*parsed)[0].total_mib);
+
+  // A registration on an index beyond --gpus is listed, not hidden.
+  GpuRegistration far = Reg(7, {});
+  nvidia_smi::GpuMemory g9;
+  g9.index = 9;
+  g9.uuid = "GPU-x-9";
+  g9.used_mib = 5;
+  far.gpus = {g9};
+  const std::string ten = AnswerSmiQuery(
+      Query({"--query-gpu=index,uuid,memory.used,count", "--format=csv,noheader,nounits"}), gpus,
+      {far});
+  EXPECT_EQ(ten.substr(ten.rfind("\n9, ") + 1), "9, GPU-x-9, 5, 10\n") << ten;
+}
+
+// A state directory's GPUs have one uuid however the directory is named, so
+// a GPU's uuid is the same with or without a registration describing it.
+TEST(SmiQueryTest, UuidsAreStablePerStateDirectory) {
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(GpuUuidSeed("state/n0/"), cwd + "/state/n0");
+  EXPECT_EQ(GpuUuidSeed(cwd + "/state/./n0"), cwd + "/state/n0");
+  EXPECT_EQ(SimGpuUuid(GpuUuidSeed("d"), 3), SimGpuUuid(GpuUuidSeed(cwd + "/d/"), 3));
+  EXPECT_NE(SimGpuUuid(GpuUuidSeed("d"), 3), SimGpuUuid(GpuUuidSeed("e"), 3));
 }
 
 TEST(SmiQueryTest, AnswersTheDriverVersion) {
@@ -146,9 +211,9 @@ TEST(SmiQueryTest, ComputeAppsOneLinePerProcessAndGpu) {
   const SmiQuery q = Query({"--query-compute-apps=gpu_uuid,pid,process_name,used_memory",
                             "--format=csv,noheader,nounits"});
   const std::string out = AnswerSmiQuery(q, gpus, {Reg(7, {100, 0}), Reg(9, {50, 60})});
-  EXPECT_EQ(out, SimGpuUuid("d", 0) + ", 7, ppsearch serve-sim, 100\n" + SimGpuUuid("d", 0) +
-                     ", 9, ppsearch serve-sim, 50\n" + SimGpuUuid("d", 1) +
-                     ", 9, ppsearch serve-sim, 60\n");
+  EXPECT_EQ(out,
+            "GPU-x-0, 7, ppsearch serve-sim, 100\nGPU-x-0, 9, ppsearch serve-sim, 50\n"
+            "GPU-x-1, 9, ppsearch serve-sim, 60\n");
   EXPECT_EQ(AnswerSmiQuery(q, gpus, {}), "");
 }
 

@@ -160,8 +160,8 @@ void SimServer::HandleFollower(const Call& call) {
 
 void SimServer::HandleGpuMemory(const Call& call) {
   call->Reply(200, "text/csv",
-              nvidia_smi::FormatGpuMemoryCsv(
-                  NodeGpuMemory(*d_, ServedMemory(*d_, served()), args_.node_rank)));
+              nvidia_smi::FormatGpuMemoryCsv(NodeGpuMemory(*d_, ServedMemory(*d_, served()),
+                                                           args_.node_rank, args_.gpu_state_dir)));
 }
 
 void SimServer::HandleModels(const Call& call) {

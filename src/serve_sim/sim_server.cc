@@ -116,7 +116,7 @@ void SimServer::RegisterGpusLocked(const memory::MemoryPlan& memory) {
   r.start_ticks = launch::ProcessStartTicks(::getpid()).value_or(0);
   r.process_name = "ppsearch serve-sim";
   r.node_rank = args_.node_rank;
-  r.gpus = NodeGpuMemory(*d_, memory, args_.node_rank);
+  r.gpus = NodeGpuMemory(*d_, memory, args_.node_rank, args_.gpu_state_dir);
   // nvidia-smi shows whole MiB: a batch that moves no GPU by one is not written.
   std::vector<double> mib;
   for (const auto& g : r.gpus) mib.push_back(std::round(g.used_mib.value_or(0)));
