@@ -125,6 +125,22 @@ TEST_F(BenchE2e, OpenAiApiOpenLoopWithVaryingLengths) {
   EXPECT_EQ(summary["total_input_tokens"], total);
 }
 
+// One output token per request: no decode was timed, so the summary's TPOT
+// and ITL figures are null, not 0 s.
+TEST_F(BenchE2e, OneTokenAnswersHaveNullDecodeLatencies) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  CommandResult r = Run("bench --url " + Url() +
+                        " --input-tokens 100 --output-tokens 1 -c 2 -n 4 --timeout-s 60 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["tpot_requests"], 0);
+  EXPECT_EQ(summary["itl_values"], 0);
+  for (const char* group : {"tpot_s", "itl_s"})
+    for (const char* q : {"mean", "p50", "p90", "p95", "p99", "max"})
+      EXPECT_TRUE(summary[group][q].is_null()) << group << "." << q << ": " << summary[group][q];
+  EXPECT_GT(summary["ttft_s"]["p50"].get<double>(), 0);
+}
+
 // numpy's default percentile (linear between closest ranks), written out
 // here so the check does not lean on the code it checks.
 double NumpyPercentile(std::vector<double> v, double q) {

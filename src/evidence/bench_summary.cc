@@ -1,5 +1,7 @@
 #include "evidence/bench_summary.h"
 
+#include <fmt/format.h>
+
 #include <initializer_list>
 
 #include "evidence/json_fields.h"
@@ -14,13 +16,22 @@ nlohmann::json LatencyJson(const stats::LatencySummary& s) {
           {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
 }
 
-// The latencies of a sample where no request completed: each figure null,
-// not a 0 that reads as an instant answer.
-nlohmann::json LatencyJsonOf(const stats::LatencySummary& s, int completed) {
-  if (completed > 0) return LatencyJson(s);
+constexpr const char* kLatencyKeys[] = {"mean", "p50", "p90", "p95", "p99", "max"};
+
+// Latencies measured over nothing: each figure null, not a 0 that reads as
+// an instant answer.
+nlohmann::json NullLatencyJson() {
   nlohmann::json j = nlohmann::json::object();
-  for (const char* key : {"mean", "p50", "p90", "p95", "p99", "max"}) j[key] = nullptr;
+  for (const char* key : kLatencyKeys) j[key] = nullptr;
   return j;
+}
+
+nlohmann::json LatencyJsonOf(const stats::LatencySummary& s, int completed) {
+  return completed > 0 ? LatencyJson(s) : NullLatencyJson();
+}
+
+nlohmann::json LatencyJsonOf(const std::optional<stats::LatencySummary>& s) {
+  return s ? LatencyJson(*s) : NullLatencyJson();
 }
 
 nlohmann::json InstancesJson(const std::vector<BenchInstance>& instances) {
@@ -78,6 +89,24 @@ Status ReadLatency(const JsonFields& r, const char* key, stats::LatencySummary* 
   return Status::Ok();
 }
 
+// A decode latency group of `count` values: none when the count is 0 (a
+// file written before null held made-up zeros there) or every figure is
+// null; else each figure must be a number.
+Status ReadDecodeLatency(const JsonFields& r, const char* key, const char* count_key, int64_t count,
+                         std::optional<stats::LatencySummary>* out) {
+  if (count <= 0) return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(JsonFields l, r.Fields(key));
+  bool any = false;
+  for (const char* name : kLatencyKeys) any = any || l.Has(name);
+  if (!any) return Status::Ok();
+  const std::string expected = fmt::format("a number where {} is {}", count_key, count);
+  for (const char* name : kLatencyKeys) PPS_RETURN_IF_ERROR(l.Require(name, expected.c_str()));
+  stats::LatencySummary s;
+  PPS_RETURN_IF_ERROR(ReadLatency(r, key, &s));
+  *out = s;
+  return Status::Ok();
+}
+
 Result<BenchClientSummary> ReadClient(const JsonFields& r) {
   BenchClientSummary c;
   PPS_RETURN_IF_ERROR(r.String("url", &c.url));
@@ -112,9 +141,9 @@ Result<BenchClientSummary> ReadClient(const JsonFields& r) {
   PPS_RETURN_IF_ERROR(ReadLatency(r, "ttft_s", &c.ttft_s));
   PPS_RETURN_IF_ERROR(ReadLatency(r, "e2e_s", &c.e2e_s));
   PPS_RETURN_IF_ERROR(r.Int("tpot_requests", &c.tpot_requests));
-  PPS_RETURN_IF_ERROR(ReadLatency(r, "tpot_s", &c.tpot_s));
+  PPS_RETURN_IF_ERROR(ReadDecodeLatency(r, "tpot_s", "tpot_requests", c.tpot_requests, &c.tpot_s));
   PPS_RETURN_IF_ERROR(r.Int64("itl_values", &c.itl_values));
-  PPS_RETURN_IF_ERROR(ReadLatency(r, "itl_s", &c.itl_s));
+  PPS_RETURN_IF_ERROR(ReadDecodeLatency(r, "itl_s", "itl_values", c.itl_values, &c.itl_s));
   PPS_RETURN_IF_ERROR(r.Number("client_cpu_s", &c.client_cpu_s));
   PPS_RETURN_IF_ERROR(r.String("routing", &c.routing));
   return c;
@@ -250,9 +279,9 @@ nlohmann::json BenchClientJson(const BenchClientSummary& c,
       {"ttft_s", LatencyJsonOf(c.ttft_s, c.requests_completed)},
       {"e2e_s", LatencyJsonOf(c.e2e_s, c.requests_completed)},
       {"tpot_requests", c.tpot_requests},
-      {"tpot_s", LatencyJson(c.tpot_s)},
+      {"tpot_s", LatencyJsonOf(c.tpot_s)},
       {"itl_values", c.itl_values},
-      {"itl_s", LatencyJson(c.itl_s)},
+      {"itl_s", LatencyJsonOf(c.itl_s)},
       {"client_cpu_s", c.client_cpu_s},
   };
   if (!c.routing.empty()) j["routing"] = c.routing;

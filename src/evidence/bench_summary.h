@@ -73,10 +73,13 @@ struct BenchClientSummary {
   int64_t total_input_tokens = 0, total_output_tokens = 0;
   double duration_s = 0, request_throughput = 0, input_tps = 0, output_tps = 0;
   stats::LatencySummary ttft_s, e2e_s;
+  // Decode latencies: none where no completed request had more than one
+  // output token (tpot_requests 0) or no ITL value was measured (itl_values
+  // 0), where a 0 s figure would be made up; the file then holds null.
   int tpot_requests = 0;
-  stats::LatencySummary tpot_s;
+  std::optional<stats::LatencySummary> tpot_s;
   int64_t itl_values = 0;
-  stats::LatencySummary itl_s;
+  std::optional<stats::LatencySummary> itl_s;
   double client_cpu_s = 0;
   std::string routing;  // several servers only; "" otherwise
 };
@@ -144,7 +147,9 @@ std::string BenchSummaryText(const BenchSummary& summary);
 Status WriteBenchSummary(const RunPaths& paths, const SampleId& id, const BenchSummary& summary);
 
 // The summary in `text`; each key checked for its type, an absent or null
-// key left unset (a group is read when any of its keys is there). Errors
+// key left unset (a group is read when any of its keys is there). tpot_s
+// and itl_s read as none when their count is 0, whether the file holds
+// null there or, as files written before held, zeros. Errors
 // say what is wrong: "not valid JSON", "expected a JSON object, got array",
 // "key 'sample' must be a string naming the sample", "key 'ttft_s.p50' must
 // be a number, got "fast"".

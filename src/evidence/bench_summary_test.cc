@@ -39,7 +39,9 @@ BenchSummary RealSample() {
   c.input_tps = 3260.1;
   c.ttft_s = {0.5, 0.4, 0.9, 1.1, 1.3, 1.5};
   c.tpot_requests = 39;
+  c.tpot_s = stats::LatencySummary{0.02, 0.02, 0.03, 0.03, 0.04, 0.05};
   c.itl_values = 2457;
+  c.itl_s = stats::LatencySummary{0.02, 0.019, 0.03, 0.035, 0.05, 0.2};
   c.client_cpu_s = 0.125;
   c.routing = "least-outstanding";
   s.instances = {{0, std::vector<std::string>{"n0", "n1"}, "http://n0:30000", 20, 20},
@@ -88,9 +90,9 @@ TEST(BenchSummary, EveryGroupSurvivesAWriteAndARead) {
   medians.seed = 3;
   medians.noise_factor = 0.97;
   medians.replayed_from = BenchReplayedFrom{"", "", "/data/medians.csv", 4};
-  medians.synthesis = BenchSynthesis{0.0115, "the file's spread, 0.02 over 3 repeats",
-                                     "from the file", "not in the file", "peak_gpu_mib",
-                                     {"input_tps", "ttft_p50_s"}};
+  medians.synthesis = BenchSynthesis{0.0115,          "the file's spread, 0.02 over 3 repeats",
+                                     "from the file", "not in the file",
+                                     "peak_gpu_mib",  {"input_tps", "ttft_p50_s"}};
   for (BenchReplayedFrom from :
        {*medians.replayed_from, BenchReplayedFrom{"/runs/a", medians.sample, "", 0}}) {
     medians.replayed_from = from;
@@ -143,6 +145,48 @@ TEST(BenchSummary, ADeploymentsPoolsSurviveAWriteAndARead) {
   EXPECT_EQ(bad.error().message,
             "bench/pp4-tp8-ep4_c8_r1.json: key 'disaggregation.pools[0].gpus' must be an "
             "integer, got \"eight\"");
+}
+
+// One-token answers have no decode time: their TPOT and ITL figures are
+// null, not a 0 s that would be made up, and read back as none; so do the
+// zeros files held before.
+TEST(BenchSummary, DecodeLatenciesOfOneTokenAnswersAreNullAndReadAsNone) {
+  BenchSummary s = RealSample();
+  s.client->tpot_requests = 0;
+  s.client->tpot_s.reset();
+  s.client->itl_values = 0;
+  s.client->itl_s.reset();
+  const nlohmann::json j = BenchSummaryToJson(s);
+  for (const char* group : {"tpot_s", "itl_s"})
+    for (const char* key : {"mean", "p50", "p90", "p95", "p99", "max"})
+      EXPECT_TRUE(j.at(group).at(key).is_null()) << group << "." << key;
+  Result<BenchSummary> back = ParseBenchSummary(BenchSummaryText(s), kFile);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->client->tpot_s);
+  EXPECT_FALSE(back->client->itl_s);
+
+  nlohmann::json old = j;
+  for (const char* group : {"tpot_s", "itl_s"})
+    for (auto& [key, value] : old[group].items()) value = 0.0;
+  Result<BenchSummary> old_back = ParseBenchSummary(old.dump(), kFile);
+  ASSERT_TRUE(old_back.ok()) << old_back.error().message;
+  EXPECT_FALSE(old_back->client->tpot_s) << "a count of 0 says the zeros were made up";
+  EXPECT_FALSE(old_back->client->itl_s);
+
+  const BenchSummary real = RealSample();
+  Result<BenchSummary> measured = ParseBenchSummary(BenchSummaryText(real), kFile);
+  ASSERT_TRUE(measured.ok()) << measured.error().message;
+  ASSERT_TRUE(measured->client->tpot_s && measured->client->itl_s);
+  EXPECT_EQ(measured->client->tpot_s->p99, 0.04);
+  EXPECT_EQ(measured->client->itl_s->max, 0.2);
+
+  nlohmann::json half = BenchSummaryToJson(real);
+  half["tpot_s"]["p99"] = nullptr;
+  Result<BenchSummary> bad = ParseBenchSummary(half.dump(), kFile);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "bench/pp4-tp8-ep4_c8_r1.json: key 'tpot_s.p99' must be a number where "
+            "tpot_requests is 39");
 }
 
 TEST(BenchSummary, TheLoadGeneratorsPartIsWhatBenchJsonPrints) {

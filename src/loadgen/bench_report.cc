@@ -174,9 +174,9 @@ evidence::BenchClientSummary BenchClientSummaryOf(const BenchOptions& o, const B
   c.ttft_s = m.ttft_s;
   c.e2e_s = m.e2e_s;
   c.tpot_requests = m.tpot_requests;
-  c.tpot_s = m.tpot_s;
+  if (m.tpot_requests > 0) c.tpot_s = m.tpot_s;
   c.itl_values = m.itl_values;
-  c.itl_s = m.itl_s;
+  if (m.itl_values > 0) c.itl_s = m.itl_s;
   c.client_cpu_s = r.client_cpu_s;
   if (!o.more_urls.empty()) c.routing = RoutingName(o.routing);
   return c;

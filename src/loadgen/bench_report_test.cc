@@ -109,6 +109,23 @@ TEST(BenchReportTest, ASampleWithoutACompletedRequestHasNoLatencies) {
   for (size_t i = 7; i < fields.size(); ++i) EXPECT_EQ(fields[i], "-") << i << ": " << line;
 }
 
+// Every answer was one token long: no TPOT or ITL was measured, and the
+// summary says none (null) rather than 0 s.
+TEST(BenchReportTest, OneTokenAnswersHaveNoDecodeLatencies) {
+  BenchOptions o;
+  o.url = "http://h:1";
+  const BenchResult r = TwoRequests();
+  ASSERT_EQ(r.metrics.tpot_requests, 0);
+  ASSERT_EQ(r.metrics.itl_values, 0);
+  const evidence::BenchClientSummary c = BenchClientSummaryOf(o, r);
+  EXPECT_FALSE(c.tpot_s);
+  EXPECT_FALSE(c.itl_s);
+  const nlohmann::json j = BenchSummaryJson(o, r);
+  for (const char* key : {"tpot_s", "itl_s"})
+    for (const char* figure : {"mean", "p50", "p90", "p95", "p99", "max"})
+      EXPECT_TRUE(j[key][figure].is_null()) << key << "." << figure << ": " << j[key][figure];
+}
+
 TEST(BenchReportTest, CredentialsInTheUrlAreNotShown) {
   BenchOptions o;
   o.url = "http://alice:s3cret@h:1/";
