@@ -214,5 +214,23 @@ TEST_F(ServeSimPdE2e, AHandshakeThatNeverComesAndAKvThatNeverComesFailInSglangsW
       << Log("decode");
 }
 
+// router-sim's --help lists the router's flags it reads, and a flag it does
+// not play is refused naming it (exit 2) before anything listens.
+TEST_F(ServeSimPdE2e, RouterSimHelpListsItsOptions) {
+  CommandResult help = Run("router-sim --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const char* option :
+       {"--pd-disaggregation", "--prefill URL [BOOTSTRAP_PORT]", "--decode URL", "--policy",
+        "--prefill-policy", "--decode-policy", "--worker-startup-timeout-secs", "--host",
+        "--port PORT=30000", "--log-file"})
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
+  CommandResult unknown =
+      Run("router-sim --pd-disaggregation --prefill http://127.0.0.1:1 --decode "
+          "http://127.0.0.1:2 --mini-lb");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err.rfind("error: router-sim: unknown argument '--mini-lb'", 0), 0u)
+      << unknown.err;
+}
+
 }  // namespace
 }  // namespace ppsearch::testing

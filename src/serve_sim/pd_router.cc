@@ -50,8 +50,6 @@ Result<int> ParsePort(const std::string& flag, const std::string& text) {
   return std::stoi(text);
 }
 
-bool IsFlag(const std::string& w) { return w.rfind("--", 0) == 0; }
-
 // A request of the router's own to `w`, with the client's key if it gave one.
 FetchRequest Forwarded(const HttpCall& call, const RouterWorker& w, const std::string& method,
                        const std::string& path) {
@@ -73,82 +71,60 @@ void SendError(HttpCall& call, int status, const std::string& message) {
 
 }  // namespace
 
-Result<RouterArgs> ParseRouterArgs(const std::vector<std::string>& words) {
+Result<RouterArgs> RouterArgsFromFlags(const RouterFlags& f) {
+  if (!f.unknown.empty())
+    return MakeError("router-sim: unknown argument '" + f.unknown.front() +
+                     "' (it plays SGLang's PD router: --pd-disaggregation, --prefill URL "
+                     "[BOOTSTRAP_PORT], --decode URL, --policy, --prefill-policy, "
+                     "--decode-policy, --worker-startup-timeout-secs, --host, --port, "
+                     "--log-file; see router-sim --help)");
   RouterArgs a;
-  bool pd = false;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    auto value = [&]() -> Result<std::string> {
-      if (i + 1 >= words.size() || IsFlag(words[i + 1])) return MakeError(w + " needs a value");
-      return words[++i];
-    };
-    if (w == "--pd-disaggregation") {
-      pd = true;
-    } else if (w == "--prefill") {
-      auto url = value();
-      if (!url.ok()) return url.error();
-      auto worker = ParseWorkerUrl(w, *url);
-      if (!worker.ok()) return worker.error();
-      // The bootstrap port is optional, as the router's; SGLang's default.
-      worker->bootstrap_port = 8998;
-      if (i + 1 < words.size() && !IsFlag(words[i + 1])) {
-        if (words[i + 1] == "none") {
-          ++i;
-        } else {
-          auto port = ParsePort(w + " " + *url, words[++i]);
-          if (!port.ok()) return port.error();
-          worker->bootstrap_port = *port;
-        }
-      }
-      a.prefill.push_back(*worker);
-    } else if (w == "--decode") {
-      auto url = value();
-      if (!url.ok()) return url.error();
-      auto worker = ParseWorkerUrl(w, *url);
-      if (!worker.ok()) return worker.error();
-      a.decode.push_back(*worker);
-    } else if (w == "--policy" || w == "--prefill-policy" || w == "--decode-policy") {
-      auto p = value();
-      if (!p.ok()) return p.error();
-      static const std::vector<std::string> kPolicies = {
-          "random", "round_robin", "cache_aware",        "power_of_two",
-          "bucket", "manual",      "consistent_hashing", "prefix_hash"};
-      if (std::find(kPolicies.begin(), kPolicies.end(), *p) == kPolicies.end())
-        return MakeError(w + " '" + *p +
-                         "': expected random, round_robin, cache_aware, power_of_two, bucket, "
-                         "manual, consistent_hashing or prefix_hash");
-      if (w == "--policy") a.policy = *p;
-      if (w == "--prefill-policy") a.prefill_policy = *p;
-      if (w == "--decode-policy") a.decode_policy = *p;
-    } else if (w == "--worker-startup-timeout-secs") {
-      auto t = value();
-      if (!t.ok()) return t.error();
-      if (t->empty() || t->size() > 9 || t->find_first_not_of("0123456789") != std::string::npos)
-        return MakeError(w + " '" + *t + "': expected whole seconds");
-      a.worker_startup_timeout_s = std::stoi(*t);
-    } else if (w == "--host") {
-      auto h = value();
-      if (!h.ok()) return h.error();
-      a.host = *h;
-    } else if (w == "--port") {
-      auto p = value();
-      if (!p.ok()) return p.error();
-      auto port = ParsePort(w, *p);
+  for (const std::vector<std::string>& words : f.prefill) {
+    if (words.empty()) return MakeError("--prefill needs a value");
+    auto worker = ParseWorkerUrl("--prefill", words[0]);
+    if (!worker.ok()) return worker.error();
+    // The bootstrap port is optional, as the router's; SGLang's default.
+    worker->bootstrap_port = 8998;
+    if (words.size() > 1 && words[1] != "none") {
+      auto port = ParsePort("--prefill " + words[0], words[1]);
       if (!port.ok()) return port.error();
-      a.port = *port;
-    } else if (w == "--log-file") {
-      auto f = value();
-      if (!f.ok()) return f.error();
-      a.log_file = *f;
-    } else {
-      return MakeError("router-sim: unknown argument '" + w +
-                       "' (it plays SGLang's PD router: --pd-disaggregation, --prefill URL "
-                       "[BOOTSTRAP_PORT], --decode URL, --policy, --prefill-policy, "
-                       "--decode-policy, --worker-startup-timeout-secs, --host, --port, "
-                       "--log-file)");
+      worker->bootstrap_port = *port;
     }
+    a.prefill.push_back(*worker);
   }
-  if (!pd)
+  for (const std::string& url : f.decode) {
+    auto worker = ParseWorkerUrl("--decode", url);
+    if (!worker.ok()) return worker.error();
+    a.decode.push_back(*worker);
+  }
+  static const std::vector<std::string> kPolicies = {
+      "random", "round_robin", "cache_aware",        "power_of_two",
+      "bucket", "manual",      "consistent_hashing", "prefix_hash"};
+  const std::pair<const char*, const std::string*> policies[] = {
+      {"--policy", &f.policy},
+      {"--prefill-policy", &f.prefill_policy},
+      {"--decode-policy", &f.decode_policy}};
+  for (const auto& [flag, p] : policies) {
+    if (p->empty() && std::string_view(flag) != "--policy") continue;
+    if (std::find(kPolicies.begin(), kPolicies.end(), *p) == kPolicies.end())
+      return MakeError(std::string(flag) + " '" + *p +
+                       "': expected random, round_robin, cache_aware, power_of_two, bucket, "
+                       "manual, consistent_hashing or prefix_hash");
+  }
+  a.policy = f.policy;
+  a.prefill_policy = f.prefill_policy;
+  a.decode_policy = f.decode_policy;
+  if (const std::string& t = f.worker_startup_timeout_secs; !t.empty()) {
+    if (t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
+      return MakeError("--worker-startup-timeout-secs '" + t + "': expected whole seconds");
+    a.worker_startup_timeout_s = std::stoi(t);
+  }
+  a.host = f.host;
+  auto port = ParsePort("--port", f.port);
+  if (!port.ok()) return port.error();
+  a.port = *port;
+  a.log_file = f.log_file;
+  if (!f.pd_disaggregation)
     return MakeError(
         "router-sim plays SGLang's router in PD mode only: give --pd-disaggregation with "
         "--prefill and --decode servers");

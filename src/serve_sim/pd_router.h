@@ -53,11 +53,26 @@ struct RouterArgs {
   double request_timeout_s = 1800;
 };
 
-// Reads the router's command line (the words after `router-sim`). Errors
-// name the word: a flag it does not know, a URL that is not http://host:port,
-// no --pd-disaggregation (it plays the PD router only), no prefill or no
-// decode server.
-Result<RouterArgs> ParseRouterArgs(const std::vector<std::string>& words);
+// The router's command line as `ppsearch router-sim` reads it (CLI11 in
+// cli/cmd_router_sim.cc, which lists these in --help), before it is checked.
+struct RouterFlags {
+  bool pd_disaggregation = false;
+  // Each --prefill: a URL, then an optional bootstrap port or "none" (SGLang's default, 8998).
+  std::vector<std::vector<std::string>> prefill;
+  std::vector<std::string> decode;
+  std::string policy = "cache_aware", prefill_policy, decode_policy;
+  std::string worker_startup_timeout_secs;  // "" when not given
+  std::string host = "127.0.0.1";
+  std::string port = "30000";
+  std::string log_file;
+  std::vector<std::string> unknown;  // words no option took, in order
+};
+
+// Checks the router's command line. Errors name the flag and value: a flag
+// it does not know, a URL that is not http://host:port, a port or policy it
+// cannot take, no --pd-disaggregation (it plays the PD router only), no
+// prefill or no decode server.
+Result<RouterArgs> RouterArgsFromFlags(const RouterFlags& flags);
 
 // SGLang's PD router's first log line: where it listens, the mode with its
 // servers, the policy.
