@@ -261,6 +261,10 @@ TEST_F(BenchE2e, ArgumentAndConnectionErrors) {
       "'grpc'\n");
   CommandResult not_a_number = Run("bench --url http://127.0.0.1:1 --input-tokens many");
   EXPECT_EQ(not_a_number.exit_code, 2);
+  // A negative token id is refused for what it is: [-5, 32000) is not empty.
+  CommandResult negative_id = Run("bench --url http://127.0.0.1:1 --min-token-id -5");
+  EXPECT_EQ(negative_id.exit_code, 2);
+  EXPECT_EQ(negative_id.err, "error: --min-token-id must be a token id, 0 or more (got -5)\n");
   const std::string url = "http://127.0.0.1:" + std::to_string(FreePort());
   CommandResult unreachable = Run("bench --url " + url);
   EXPECT_EQ(unreachable.exit_code, 1);

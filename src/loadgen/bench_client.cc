@@ -1,5 +1,6 @@
 #include "loadgen/bench_client.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
@@ -131,37 +132,52 @@ workload::WorkloadParams WorkloadOf(const BenchOptions& o, int num_requests) {
 
 Status ValidateBenchOptions(const BenchOptions& o) {
   for (const std::string& url : ServerUrls(o)) PPS_RETURN_IF_ERROR(CheckServerUrl(url));
-  if (o.num_requests < 1 || o.num_requests > kMaxRequests) {
-    return MakeError("--requests must be between 1 and " + std::to_string(kMaxRequests));
-  }
+  // Each message names the option, what it takes and what it was given.
+  if (o.num_requests < 1 || o.num_requests > kMaxRequests)
+    return MakeError(
+        fmt::format("--requests must be between 1 and {} (got {})", kMaxRequests, o.num_requests));
   if (o.request_rate == 0 ? o.concurrency < 1 : o.concurrency < 0) {
-    return MakeError(o.request_rate == 0 ? "--concurrency must be at least 1"
-                                         : "--concurrency must be 0 (no cap) or more");
+    return MakeError(fmt::format("--concurrency must be {} (got {})",
+                                 o.request_rate == 0 ? "at least 1" : "0 (no cap) or more",
+                                 o.concurrency));
   }
   if (!(o.request_rate >= 0) || std::isinf(o.request_rate) ||
       (o.request_rate > 0 && o.request_rate < kMinRequestRate)) {
     return MakeError(
-        "--request-rate must be 0 (closed loop) or a finite number of requests/s of at least "
-        "0.001 (one every 1000 s)");
+        fmt::format("--request-rate must be 0 (closed loop) or a finite number of requests/s of at "
+                    "least 0.001 (one every 1000 s) (got {})",
+                    o.request_rate));
   }
-  if (o.input_tokens < 1 || o.input_tokens > kMaxPromptTokens) {
-    return MakeError("--input-tokens must be between 1 and " + std::to_string(kMaxPromptTokens));
-  }
-  if (o.output_tokens < 1) return MakeError("--output-tokens must be at least 1");
+  if (o.input_tokens < 1 || o.input_tokens > kMaxPromptTokens)
+    return MakeError(fmt::format("--input-tokens must be between 1 and {} (got {})",
+                                 kMaxPromptTokens, o.input_tokens));
+  if (o.output_tokens < 1)
+    return MakeError(fmt::format("--output-tokens must be at least 1 (got {})", o.output_tokens));
   if (!(o.range_ratio > 0 && o.range_ratio <= 1))
-    return MakeError("--range-ratio must be in (0, 1]");
+    return MakeError(fmt::format("--range-ratio must be in (0, 1] (got {})", o.range_ratio));
   if (!(o.output_range_ratio > 0 && o.output_range_ratio <= 1))
-    return MakeError("--output-range-ratio must be in (0, 1]");
-  if (o.warmup_requests < 0 || o.warmup_requests > kMaxRequests)
-    return MakeError("--warmup must be between 0 and " + std::to_string(kMaxRequests));
-  if (!(o.timeout_s > 0) || o.timeout_s > 1e6)
-    return MakeError("--timeout-s must be in (0, 1e6] seconds");
-  if (o.prompt.min_token_id < 0 || o.prompt.vocab_size <= o.prompt.min_token_id) {
     return MakeError(
-        "token ids are drawn from [--min-token-id, --vocab-size); it must not be empty");
-  }
+        fmt::format("--output-range-ratio must be in (0, 1] (got {})", o.output_range_ratio));
+  if (o.warmup_requests < 0 || o.warmup_requests > kMaxRequests)
+    return MakeError(
+        fmt::format("--warmup must be between 0 and {} (got {})", kMaxRequests, o.warmup_requests));
+  if (!(o.timeout_s > 0) || o.timeout_s > 1e6)
+    return MakeError(fmt::format("--timeout-s must be in (0, 1e6] seconds (got {})", o.timeout_s));
+  // Token ids are drawn from [--min-token-id, --vocab-size): a negative
+  // bound is no token id, whatever the range's width.
+  if (o.prompt.min_token_id < 0)
+    return MakeError(fmt::format("--min-token-id must be a token id, 0 or more (got {})",
+                                 o.prompt.min_token_id));
+  if (o.prompt.vocab_size <= o.prompt.min_token_id)
+    return MakeError(fmt::format(
+        "--vocab-size must be above --min-token-id: token ids are drawn from [--min-token-id, "
+        "--vocab-size) = [{}, {}), which is empty",
+        o.prompt.min_token_id, o.prompt.vocab_size));
   if (o.prompt.shared_prefix_tokens < 0 || o.prompt.shared_prefix_tokens > o.input_tokens) {
-    return MakeError("--shared-prefix-tokens must be between 0 and --input-tokens");
+    return MakeError(
+        fmt::format("--shared-prefix-tokens must be between 0 and --input-tokens ({}) "
+                    "(got {})",
+                    o.input_tokens, o.prompt.shared_prefix_tokens));
   }
   return Status::Ok();
 }

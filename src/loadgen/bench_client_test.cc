@@ -465,21 +465,38 @@ TEST(BenchClientTest, ValidationMessages) {
             "'127.0.0.1:30000')");
   o.url = "http://h:1";
   o.concurrency = 0;
-  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--concurrency must be at least 1");
+  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--concurrency must be at least 1 (got 0)");
   o.request_rate = 10;
   EXPECT_TRUE(ValidateBenchOptions(o).ok());
   o.request_rate = 1e-300;  // every arrival past the clock's range
   EXPECT_EQ(ValidateBenchOptions(o).error().message,
             "--request-rate must be 0 (closed loop) or a finite number of requests/s of at least "
-            "0.001 (one every 1000 s)");
+            "0.001 (one every 1000 s) (got 1e-300)");
   o.request_rate = 0.001;
   EXPECT_TRUE(ValidateBenchOptions(o).ok());
   o.warmup_requests = 2'000'000'000;  // refused before anything is planned
-  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--warmup must be between 0 and 10000000");
+  EXPECT_EQ(ValidateBenchOptions(o).error().message,
+            "--warmup must be between 0 and 10000000 (got 2000000000)");
   o.warmup_requests = 0;
   o.prompt.vocab_size = 10;
   EXPECT_EQ(ValidateBenchOptions(o).error().message,
-            "token ids are drawn from [--min-token-id, --vocab-size); it must not be empty");
+            "--vocab-size must be above --min-token-id: token ids are drawn from [--min-token-id, "
+            "--vocab-size) = [1000, 10), which is empty");
+  // A negative bound is refused as what it is, not as an empty range.
+  o.prompt.vocab_size = 32000;
+  o.prompt.min_token_id = -5;
+  EXPECT_EQ(ValidateBenchOptions(o).error().message,
+            "--min-token-id must be a token id, 0 or more (got -5)");
+  o.prompt.min_token_id = 0;
+  o.prompt.shared_prefix_tokens = -1;
+  EXPECT_EQ(ValidateBenchOptions(o).error().message,
+            "--shared-prefix-tokens must be between 0 and --input-tokens (1024) (got -1)");
+  o.prompt.shared_prefix_tokens = 0;
+  o.output_tokens = 0;
+  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--output-tokens must be at least 1 (got 0)");
+  o.output_tokens = 1;
+  o.range_ratio = 0;
+  EXPECT_EQ(ValidateBenchOptions(o).error().message, "--range-ratio must be in (0, 1] (got 0)");
 }
 
 // Two servers, one holding its answers for 2 s: least-outstanding sends it
