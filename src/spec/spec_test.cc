@@ -778,6 +778,21 @@ TEST(SpecSim, Errors) {
             "/s/spec.toml:16:1: unknown key 'sim.noise_cb' (did you mean 'noise_cv'?)");
 }
 
+// A sample sends workload.requests requests (4 here): a count above that is
+// refused, not quietly cut to what the sample can lose.
+TEST(SpecSim, InjectCountAboveTheRequestsOfASampleIsAnError) {
+  const std::string inject =
+      "[sim]\ninject = [{sample = \"pp2-tp4-ep1_c8_r1\", fault = \"lose_requests\", count = ";
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, inject + "5}]\n")),
+            "/s/spec.toml:16:75: key 'sim.inject[0].count': count = 5 is more than the 4 requests "
+            "of a sample (workload.requests = 4); a sample can lose at most all of them");
+  EXPECT_EQ(MustParse(Text(kSweep, kWorkload, inject + "4}]\n")).sim.inject[0].count, 4);
+  EXPECT_NE(ErrorOf(Text(kSweep, kWorkload, inject + "41}]\n"), {"workload.requests=40"})
+                .find("count = 41 is more than the 40 requests of a sample"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, inject + "40}]\n"), {"workload.requests=40"}), "");
+}
+
 // A fault for a sample the sweep does not hold would never fire.
 TEST(SpecSim, InjectNamingASampleOutsideTheSweepIsAnError) {
   EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload,
