@@ -263,16 +263,15 @@ Status ReadEnv(const TableReader& env, EngineSpec* out) {
       return PositionError(loc, std::string("'").append(JoinKey(env.key_path(), name)) +
                                     "' is not an environment variable name (letters, digits "
                                     "and '_', not starting with a digit)");
-    std::string value;
-    // Numbers are common in environment variables (NCCL_IB_DISABLE = 1).
-    if (const auto* i = node->as_integer()) {
-      value = std::to_string(i->get());
-    } else if (node->is_floating_point()) {
-      PPS_ASSIGN_OR_RETURN(double f, ToFiniteFloat(*node, loc));
-      value = fmt::format("{}", f);  // shortest text that reads back the same
-    } else {
-      PPS_ASSIGN_OR_RETURN(value, ToString(*node, loc));
-    }
+    // A variable holds text, but numbers and booleans are common in them
+    // (NCCL_IB_DISABLE = 1, SGLANG_ENABLE_TORCH_COMPILE = true): a scalar is
+    // its text as in [engine.args], so `--set engine.env.X=1` and `=true` are alike.
+    // A date, an array or a table is no variable's text: the value, quoted, is.
+    if (!node->is_string() && !node->is_number() && !node->is_boolean())
+      return KeyError(
+          loc, "expected a string (quote it), a number or a boolean, got " + DescribeType(*node));
+    PPS_ASSIGN_OR_RETURN(ArgValue scalar, ToArgValue(*node, loc));
+    std::string value = std::move(scalar.text);
     if (const char* expected = ModelledEnvExpected(name, value))
       return PositionError(loc, std::string("key '").append(JoinKey(env.key_path(), name)) +
                                     "': expected " + expected + ", got \"" + Excerpt(value) + "\"");

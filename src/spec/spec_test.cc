@@ -307,6 +307,32 @@ std::string EnvError(const std::string& name, const std::string& value) {
   return ErrorOf(Text(kSweep, kWorkload, "[engine.env]\n" + name + " = " + value + "\n"));
 }
 
+// A variable holds text: a number or a boolean is its TOML text, in the
+// file and through --set alike; a date, an array or a table is refused,
+// saying to quote it.
+TEST(SpecEngine, EnvScalarsAreTheirTextAndOthersAreRefused) {
+  Spec spec =
+      MustParse(Text(kSweep, kWorkload, "[engine.env]\nN = 1\nF = 0.5\nB = true\nS = \"x\"\n"));
+  EXPECT_EQ(spec.engine.env, (std::vector<std::pair<std::string, std::string>>{
+                                 {"N", "1"}, {"F", "0.5"}, {"B", "true"}, {"S", "x"}}));
+  Result<Spec> set = ParseSpec(Text(kSweep, kWorkload), "/s/spec.toml",
+                               {"engine.env.X=1", "engine.env.Y=true", "engine.env.Z=false"});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(*FindEnv(set->engine, "X"), "1");
+  EXPECT_EQ(*FindEnv(set->engine, "Y"), "true");
+  EXPECT_EQ(*FindEnv(set->engine, "Z"), "false");
+  const std::string date = ErrorOf(Text(kSweep, kWorkload), {"engine.env.D=2024-01-01"});
+  EXPECT_NE(date.find("key 'engine.env.D': expected a string (quote it), a number or a boolean, "
+                      "got a date"),
+            std::string::npos)
+      << date;
+  EXPECT_NE(EnvError("A", "[1, 2]")
+                .find("key 'engine.env.A': expected a string (quote it), a "
+                      "number or a boolean, got an array"),
+            std::string::npos)
+      << EnvError("A", "[1, 2]");
+}
+
 // Dynamic chunking's smoothing factor is read from [engine.env] as SGLang
 // does; a float is accepted as the variable's text, anything outside [0, 1]
 // is an error at the key.
