@@ -116,6 +116,18 @@ TEST_F(PlanE2e, OverridesAndLayoutSelection) {
   EXPECT_EQ(plan["layouts"][0]["origin"]["key"], "sweep.pp[2]");  // the spec's own entry
 }
 
+// A layout given twice is refused, as a spec listing one twice is, rather
+// than planned and printed twice; so is a concurrency given twice.
+TEST_F(PlanE2e, ALayoutGivenTwiceIsRefused) {
+  CommandResult r = Run("plan examples/kimi-k3-pp-search.toml --layout 8/4/4 --layout PP8/TP4/EP4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "error: --layout PP8/TP4/EP4 is given twice; give each layout once\n");
+  r = Run("simulate examples/kimi-k3-pp-search.toml --layout 8/4/4 --concurrency 8,8 --samples 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: --concurrency 8 is given twice; give each concurrency once\n");
+}
+
 TEST_F(PlanE2e, InvalidLayoutExitsWithConfigError) {
   const fs::path spec =
       WriteSpec("[{pp = 4, tp = 8, ep = 4}, {pp = 3, tp = 8, ep = 4}]", KimiConfig());

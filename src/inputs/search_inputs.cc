@@ -1,5 +1,6 @@
 #include "inputs/search_inputs.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,11 +14,17 @@
 namespace ppsearch::inputs {
 namespace {
 
+// The selection replaces the sweep's lists, so it follows their rules: a
+// layout or a concurrency given twice is refused, as a spec listing one
+// twice is (it would be planned, simulated and printed twice).
 Status ApplySelection(const std::vector<spec::LayoutSpec>& layouts,
                       const std::vector<int>& concurrency, spec::Spec& spec) {
   if (!layouts.empty()) {
     std::vector<spec::LayoutSpec> out;
     for (spec::LayoutSpec layout : layouts) {
+      for (const spec::LayoutSpec& earlier : out)
+        if (earlier == layout)
+          return MakeError("--layout " + layout.Label() + " is given twice; give each layout once");
       for (const spec::LayoutSpec& candidate : spec.sweep.layouts)
         if (candidate == layout) layout = candidate;
       out.push_back(layout);
@@ -25,9 +32,14 @@ Status ApplySelection(const std::vector<spec::LayoutSpec>& layouts,
     spec.sweep.layouts = std::move(out);
   }
   if (!concurrency.empty()) {
-    for (int c : concurrency)
+    for (size_t i = 0; i < concurrency.size(); ++i) {
+      const int c = concurrency[i];
       if (c <= 0)
         return MakeError("--concurrency " + std::to_string(c) + ": expected a positive integer");
+      if (std::find(concurrency.begin(), concurrency.begin() + i, c) != concurrency.begin() + i)
+        return MakeError("--concurrency " + std::to_string(c) +
+                         " is given twice; give each concurrency once");
+    }
     spec.sweep.concurrency = concurrency;
   }
   return Status::Ok();
