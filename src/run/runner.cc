@@ -466,6 +466,8 @@ uint64_t SampleSeed(const spec::Spec& spec, const evidence::SampleId& sample) {
   return spec.workload.seed + 1000003ull * static_cast<uint64_t>(sample.repeat - 1);
 }
 
+// The suffix is kRunIdSuffixBytes at most (a thousand runs of one name do not
+// start in one second), which experiment.name leaves room for: the id is a run id.
 std::string NewRunDir(const std::string& results_dir, const std::string& name) {
   std::string base = results_dir + "/" + name + "-" + UtcNow("%Y%m%d-%H%M%S");
   std::string dir = base;

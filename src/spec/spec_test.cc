@@ -12,6 +12,7 @@
 #include "spec/layout_text.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
+#include "util/safe_name.h"
 
 namespace ppsearch::spec {
 namespace {
@@ -712,13 +713,24 @@ TEST(SpecLimits, CountsThatMultiplyIntoASearchAreBounded) {
 TEST(SpecErrors, ExperimentNameIsAShortNameThatIsNoOption) {
   const std::string rule =
       "/s/spec.toml:2:8: key 'experiment.name': expected letters, digits, '.', '_' or '-', "
-      "starting with a letter or digit, at most 128 characters (it names the run directory), "
+      "starting with a letter or digit, at most 108 characters (it names the run directory), "
       "got '";
   std::string text = Text();
   EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"-rf\"")), rule + "-rf'");
+  auto too_long = [](size_t n, const std::string& shown) {
+    return "/s/spec.toml:2:8: key 'experiment.name': expected at most 108 characters, got " +
+           std::to_string(n) + " ('" + shown +
+           "'): a run's default id is the name and '-YYYYMMDD-HHMMSS' (and '-N' for a second "
+           "run in the same second), and a run id is at most 128 characters";
+  };
   EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(300, 'a') + "\"")),
-            rule + std::string(80, 'a') + "... (300 bytes)'");
-  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(128, 'a') + "\"")), "");
+            too_long(300, std::string(80, 'a') + "... (300 bytes)"));
+  // A 128-character name is a run id, but its default run id, 16 more, is not.
+  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(128, 'n') + "\"")),
+            too_long(128, std::string(80, 'n') + "... (128 bytes)"));
+  const std::string longest(108, 'a');
+  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + longest + "\"")), "");
+  EXPECT_TRUE(IsSafeName(longest + "-20261207-160000-999"));
 }
 
 // A value pasted by mistake (a whole file in one key) is quoted in part.

@@ -14,9 +14,9 @@ bool IsSafeName(std::string_view name) {
   return true;
 }
 
-std::string SafeNameRule() {
+std::string SafeNameRule(size_t max_bytes) {
   return "letters, digits, '.', '_' or '-', starting with a letter or digit, at most " +
-         std::to_string(kMaxNameBytes) + " characters";
+         std::to_string(max_bytes) + " characters";
 }
 
 }  // namespace ppsearch

@@ -14,12 +14,19 @@ namespace ppsearch {
 // a name: "-YYYYMMDD-HHMMSS-N", ".sbatch.out", an atomic write's ".tmp.<pid>".
 inline constexpr size_t kMaxNameBytes = 128;
 
+// What a run appends to experiment.name for its default id (run/runner.h,
+// NewRunDir): "-YYYYMMDD-HHMMSS", and "-N" (N below 1000) when a run of the
+// same name started in the same second.
+inline constexpr size_t kRunIdSuffixBytes = 20;
+// The longest experiment.name: its default run id must itself be a run id.
+inline constexpr size_t kMaxExperimentNameBytes = kMaxNameBytes - kRunIdSuffixBytes;
+
 // Letters, digits, '.', '_' and '-', starting with a letter or digit, at most
 // kMaxNameBytes.
 bool IsSafeName(std::string_view name);
 
 // "letters, digits, '.', '_' or '-', starting with a letter or digit, at most
-// 128 characters" for errors.
-std::string SafeNameRule();
+// 128 characters" for errors (`max_bytes` in place of 128: experiment.name's).
+std::string SafeNameRule(size_t max_bytes = kMaxNameBytes);
 
 }  // namespace ppsearch
