@@ -51,6 +51,37 @@ TEST_F(OutputPathsE2e, AnOutputThatIsAFifoOrDeviceIsRefusedAndLeftAsItIs) {
   }
 }
 
+// A file that cannot be written is an I/O failure, exit 1, from every
+// command, found before any work: here a regular file stands where the
+// output's directory would be (tests run as root, which a read-only
+// directory would not stop).
+TEST_F(OutputPathsE2e, AnOutputThatCannotBeWrittenExitsOneFromEveryCommand) {
+  const std::string file = (dir_ / "a-file").string();
+  std::ofstream(file) << "not a directory\n";
+  const std::string cannot =
+      ": " + file + " is a file, so the directory " + file + " cannot be created to hold it\n";
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {std::string("simulate ") + kSpec + " --html ", "--html"},
+      {std::string("simulate ") + kSpec + " --trace ", "--trace"},
+      {std::string("calibrate ") + kSpec + " --measured x.csv -o ", "-o"},
+      {std::string("search ") + kSpec + " --pp 4 --html ", "--html"},
+      {std::string("search ") + kSpec + " --pp 4 --emit-spec ", "--emit-spec"},
+      {"nsys x.sqlite -o ", "-o"},
+      {"bench --url http://127.0.0.1:9 -n 1 --records ", "--records"},
+  };
+  for (const auto& [args, flag] : commands) {
+    const std::string out = file + "/out";
+    CommandResult r = Run(args + out);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err, "error: " + flag + " " + out + cannot) << args;
+  }
+  // A run whose results directory cannot be made: the same code.
+  CommandResult run = Run(std::string("run ") + kSpec +
+                          " --engine sim --set 'experiment.results_dir=\"" + file + "/results\"'");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find(file + "/results"), std::string::npos) << run.err;
+}
+
 TEST_F(OutputPathsE2e, AnOutputThatNamesOneOfTheCommandsInputsIsRefused) {
   // A copy of the spec: refused before it is read, so its relative paths
   // need not resolve from here.

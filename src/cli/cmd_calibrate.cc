@@ -40,12 +40,14 @@ evidence::CalibrationFitRecord FitRecord(const calibrate::FitResult& fit,
 }
 
 // The output's directory must exist: a typo in -o should not create a tree.
+// One that is there but cannot hold the file (a file in its place, no write
+// permission) is CheckOutputPath's to report, as the I/O error it is.
 Status CheckOutputDirectory(const std::string& output) {
   const std::string dir = DirName(output);
   std::error_code ec;
   if (std::filesystem::is_directory(output, ec))
     return MakeError("-o " + output + ": is a directory, expected a file name");
-  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  if (dir.empty() || std::filesystem::exists(dir, ec)) return Status::Ok();
   return MakeError("-o " + output + ": the directory " + dir + " does not exist");
 }
 

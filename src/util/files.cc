@@ -129,7 +129,9 @@ Status CheckReplaceable(const std::string& label, const std::string& path) {
 
 // The directory `path` goes in must exist or be creatable: the nearest part
 // of it that exists is a directory this process may write in. Checked before
-// the work (a probe of many minutes), not found when writing its result.
+// the work (a probe of many minutes), not found when writing its result. A
+// failure is the one writing the file would meet, an I/O error (exit 1 from
+// every command, as a run's evidence that cannot be written).
 Status CheckParentCreatable(const std::string& label, const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(path).parent_path();
@@ -147,11 +149,11 @@ Status CheckParentCreatable(const std::string& label, const std::string& path) {
     st = fs::status(at, ec);
   }
   if (st.type() != fs::file_type::directory)
-    return MakeError(label + ": " + at.string() + " is " +
-                     (st.type() == fs::file_type::regular ? "a file" : "not a directory") +
-                     ", so the directory " + dir.string() + " cannot be created to hold it");
+    return IoError(label + ": " + at.string() + " is " +
+                   (st.type() == fs::file_type::regular ? "a file" : "not a directory") +
+                   ", so the directory " + dir.string() + " cannot be created to hold it");
   if (::access(at.c_str(), W_OK | X_OK) != 0)
-    return MakeError(label + ": cannot write in " + at.string() + ": " + ErrnoText());
+    return IoError(label + ": cannot write in " + at.string() + ": " + ErrnoText());
   return Status::Ok();
 }
 

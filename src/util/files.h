@@ -44,7 +44,9 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents);
 // file in the way: `-o f/x.toml` where f is a file), and a path that is the
 // same file as one of `inputs` (pairs
 // of what the input is and its path, e.g. {"the spec", "run.toml"}; another
-// output of the same command counts as one). Empty paths are skipped.
+// output of the same command counts as one). Empty paths are skipped. A
+// directory that cannot hold the file is an I/O error, as failing to write
+// it would be; the others are the arguments' (a configuration error).
 struct NamedPath {
   std::string what;
   std::string path;
