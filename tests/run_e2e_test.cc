@@ -18,6 +18,7 @@
 #include "cli_fixture.h"
 #include "launch/process.h"
 #include "util/csv.h"
+#include "util/sha256.h"
 
 namespace ppsearch::testing {
 namespace {
@@ -80,6 +81,12 @@ TEST_F(RunE2e, ExampleSearchWritesTheWholeEvidenceDirectory) {
                 .find("The server is fired up and ready to roll!"),
             std::string::npos);
   EXPECT_EQ(CountCompleted(run), 24);
+  // The baseline copy travels with its hash, and run.json keeps its other keys.
+  const nlohmann::json meta = nlohmann::json::parse(ReadText(run / "metadata/run.json"));
+  ASSERT_TRUE(meta.contains("baseline_sha256")) << meta.dump(1);
+  EXPECT_EQ(meta["baseline_sha256"], Sha256Hex(ReadText(run / "metadata/baseline.csv")));
+  for (const char* key : {"engine", "simulated", "spec_path", "hosts", "seeds", "noise", "inputs"})
+    EXPECT_TRUE(meta.contains(key)) << key;
   EXPECT_NE(r.out.find("PP / TP / EP"), std::string::npos);
   EXPECT_NE(ReadText(run / "report.md").find("simulated"), std::string::npos);
 
@@ -585,7 +592,7 @@ TEST_F(RunAdaptiveE2e, AdaptiveEvalRefusesAnObjectiveBeforeAnyWork) {
   EXPECT_EQ(sla.exit_code, 2);
   EXPECT_NE(sla.err.find("key 'decision.ttft_p99_s': a limit on TTFT p99 cannot be judged on "
                          "adaptive-eval's truths (CSVs of medians), whose replayed samples hold "
-                         "input_tps, ttft_p50_s, ttft_p95_s alone"),
+                         "input_tps, ttft_p50_s, ttft_p95_s at most"),
             std::string::npos)
       << sla.err;
   EXPECT_TRUE(!fs::exists(work) || fs::is_empty(work)) << "no scenario ran";

@@ -106,14 +106,14 @@ std::vector<std::string> DecisionFiguresNotHeld(const spec::Spec& spec,
   const decide::Objective& objective = spec.decision.objective;
   if (!holds(evidence::ObjectiveMember(objective)))
     out.push_back(fmt::format(
-        "{}: objective {} ranks by {}, which {} does not hold (its replayed samples hold {} "
-        "alone), so no layout could be ranked",
+        "{}: objective {} ranks by {}, which no row of {} holds (its replayed samples hold {} "
+        "at most), so no layout could be ranked",
         spec.Origin("decision.objective").Where(), objective.name(), objective.label(), source,
         list));
   for (decide::SlaMetric m : decide::kSlaMetrics)
     if (spec.decision.sla[m] && !holds(SlaMember(m)))
       out.push_back(fmt::format(
-          "{}: a limit on {} cannot be judged on {}, whose replayed samples hold {} alone",
+          "{}: a limit on {} cannot be judged on {}, whose replayed samples hold {} at most",
           spec.Origin(std::string("decision.") + decide::Info(m).key).Where(),
           decide::Info(m).label, source, list));
   return out;

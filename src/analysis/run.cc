@@ -145,6 +145,7 @@ void ReadBenchSummary(const evidence::RunPaths& paths, const std::string& name,
                      *bench.simulated ? "" : "not ", evidence::RunPaths{}.run_json(),
                      *run_simulated ? "simulated" : "measured")});
   if (bench.ready && bench.ready->ready_s >= 0) in.ready_s = bench.ready->ready_s;
+  in.noise_factor = bench.noise_factor;
   in.synthesized = bench.synthesis.has_value();
   if (bench.synthesis) {
     in.figures_from_file = bench.synthesis->figures_from_file;
@@ -333,23 +334,28 @@ std::vector<PointSummary> RowsOf(const std::vector<PointSummary>& rows,
 }
 
 // metadata/<name> of the run when the runner copied the baseline there;
-// an error when the copy is no longer what run.json hashed at start (its
-// rows would change every delta of the run).
+// nullopt when it holds none, and `source` (what the spec imports) is read
+// instead. An error when what would be read is no longer what run.json
+// hashed at start: its rows would change every delta of the run.
 Result<std::optional<std::string>> BaselineCopy(const RunAnalysis& a,
-                                                std::string (evidence::RunPaths::*file)() const) {
+                                                std::string (evidence::RunPaths::*file)() const,
+                                                const std::string& source) {
   const std::string path = (evidence::RunPaths{a.evidence.run_dir}.*file)();
   const std::string name = (evidence::RunPaths{}.*file)();
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::optional<std::string>();
-  if (const std::optional<std::string>& then = a.evidence.metadata.baseline_sha256) {
-    PPS_ASSIGN_OR_RETURN(const std::string now, Sha256File(path));
-    if (now != *then)
-      return MakeError(fmt::format(
-          "{} is not the copy the run made at start (SHA-256 {} then, {} now, {}'s "
-          "baseline_sha256): its rows were not imported",
-          name, then->substr(0, 12), now.substr(0, 12), evidence::RunPaths{}.run_json()));
+  const bool copied = fs::is_regular_file(path, ec);
+  const std::optional<std::string>& then = a.evidence.metadata.baseline_sha256;
+  if (then) {
+    const Result<std::string> now = Sha256File(copied ? path : source);
+    if (!now.ok() || *now != *then)
+      return MakeError(
+          fmt::format("{} is not what the run copied at start (SHA-256 {} then, {} now, {}'s "
+                      "baseline_sha256): its rows were not imported",
+                      copied ? name : source + " (" + name + ", the run's copy, is missing)",
+                      then->substr(0, 12), now.ok() ? now->substr(0, 12) : now.error().message,
+                      evidence::RunPaths{}.run_json()));
   }
-  return std::optional<std::string>(path);
+  return copied ? std::optional<std::string>(path) : std::nullopt;
 }
 
 void ImportBaselineCsv(RunAnalysis& a) {
@@ -357,7 +363,7 @@ void ImportBaselineCsv(RunAnalysis& a) {
   a.baseline_source = spec.baseline.import_csv;
   a.baseline_file = spec.baseline.import_csv;
   const Result<std::optional<std::string>> copied =
-      BaselineCopy(a, &evidence::RunPaths::baseline_csv);
+      BaselineCopy(a, &evidence::RunPaths::baseline_csv, spec.baseline.import_csv);
   if (!copied.ok()) {
     a.comparability.push_back("baseline CSV not imported: " + copied.error().message);
     return;
@@ -389,7 +395,8 @@ void ImportBaselineRun(RunAnalysis& a) {
   const spec::Spec& spec = a.spec();
   a.baseline_source = spec.baseline.import_run;
   const Result<std::optional<std::string>> copied =
-      BaselineCopy(a, &evidence::RunPaths::baseline_run_summary_csv);
+      BaselineCopy(a, &evidence::RunPaths::baseline_run_summary_csv,
+                   evidence::RunPaths{spec.baseline.import_run}.summary_csv());
   if (!copied.ok()) {
     a.comparability.push_back("baseline run not imported: " + copied.error().message);
     return;

@@ -116,9 +116,12 @@ namespace {
 std::vector<evidence::EvidenceProblem> CheckEvidence(const SampleInputs& in) {
   std::vector<evidence::EvidenceProblem> out;
   const std::string name = in.id.str();
-  const evidence::RecordLimits limits{
-      in.requests_expected, static_cast<int64_t>(std::llround(in.deadline_s * 1e9)),
-      in.synthesized ? 0 : in.id.concurrency, in.max_input_tokens, in.max_output_tokens};
+  const evidence::RecordLimits limits{in.requests_expected,
+                                      static_cast<int64_t>(std::llround(in.deadline_s * 1e9)),
+                                      in.synthesized ? 0 : in.id.concurrency,
+                                      in.max_input_tokens,
+                                      in.max_output_tokens,
+                                      in.noise_factor};
   for (auto& p : evidence::CheckRecords(in.records, limits, evidence::RunPaths{}.raw(name)))
     out.push_back(std::move(p));
   for (const NodeGpuSnapshot& node : in.gpu)

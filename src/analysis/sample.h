@@ -42,6 +42,9 @@ struct SampleInputs {
   // MaxInputTokens, MaxOutputTokens); 0 = not checked.
   int64_t max_input_tokens = 0;
   int64_t max_output_tokens = 0;
+  // The simulated repeat's stretch of every timestamp (the bench summary's
+  // noise_factor); unset for measured records (evidence::RecordLimits).
+  std::optional<double> noise_factor;
   // Records synthesized from a CSV of medians (the bench summary's
   // synthesis): they hold the file's figures, not a client's timeline, so
   // their overlap is not checked against the concurrency.

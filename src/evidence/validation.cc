@@ -133,13 +133,22 @@ std::vector<EvidenceProblem> CheckRecords(const std::vector<workload::RequestRec
       int64_t last_us = 0;
       for (int64_t gap : r.chunk_gaps_us) last_us += gap;
       const bool streamed = r.first_token_ns >= 0 && r.end_ns >= r.first_token_ns;
-      if (!streamed || last_us > (r.end_ns - r.first_token_ns) / 1000)
+      int64_t streamed_us = streamed ? (r.end_ns - r.first_token_ns) / 1000 : 0;
+      if (streamed && limits.simulated_stretch && *limits.simulated_stretch > 0)
+        streamed_us = static_cast<int64_t>(static_cast<double>(streamed_us) /
+                                           std::min(*limits.simulated_stretch, 1.0)) +
+                      static_cast<int64_t>(r.chunk_gaps_us.size());
+      if (!streamed && !limits.simulated_stretch)
         chunks_outside.Add(
-            i, streamed ? fmt::format("id {}: chunk_gaps_us add up to {} us, but the stream ended "
-                                      "{} us after its first token",
-                                      r.id, last_us, (r.end_ns - r.first_token_ns) / 1000)
-                        : fmt::format("id {}: {} chunks after a first token that did not come",
-                                      r.id, r.chunk_gaps_us.size()));
+            i, r.first_token_ns < 0
+                   ? fmt::format("id {}: {} chunks after a first token that did not come", r.id,
+                                 r.chunk_gaps_us.size())
+                   : fmt::format("id {}: {} chunks, but the request ended before its first token",
+                                 r.id, r.chunk_gaps_us.size()));
+      else if (streamed && last_us > streamed_us)
+        chunks_outside.Add(i, fmt::format("id {}: chunk_gaps_us add up to {} us, but the stream "
+                                          "ended {} us after its first token",
+                                          r.id, last_us, (r.end_ns - r.first_token_ns) / 1000));
     }
   }
   duplicates.Emit(kDuplicateRequestId, file, "records repeat an earlier request id", out);

@@ -10,6 +10,7 @@
 // documented in docs/cluster.md ("Damaged evidence").
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,13 @@ struct RecordLimits {
   // The longest prompt and output the spec's workload draws; 0 = not checked.
   int64_t max_input_tokens = 0;
   int64_t max_output_tokens = 0;
+  // A simulated sample's stretch of every timestamp (its bench summary's
+  // noise_factor); unset for measured records. Simulated runs written
+  // before chunk times were stretched with the rest hold unstretched gaps,
+  // each rounded on its own, and kept the chunks of a request an injected
+  // failure lost: their gaps may add up to (end - first token) / stretch
+  // plus a microsecond a gap, and chunks without a first token pass.
+  std::optional<double> simulated_stretch{};
 };
 
 // The longest prompt and output `workload` draws (its lengths file's rows,
@@ -77,8 +85,9 @@ int64_t MaxOutputTokens(const spec::WorkloadSpec& workload);
 //   end_before_send              a sent request ends before it was sent
 //   first_token_outside_request  a first token before the send or after the end
 //   chunks_outside_request       chunk_gaps_us adding up past end_ns -
-//                                first_token_ns (in whole microseconds), or
-//                                chunks after a first token that never came
+//                                first_token_ns (in whole microseconds;
+//                                see RecordLimits::simulated_stretch), or
+//                                chunks without a first token before the end
 //   time_outside_window          a time below 0 (other than -1, "did not
 //                                happen") or past limits.window_ns
 //   request_id_out_of_range      an id outside [0, requests_expected): the

@@ -163,6 +163,15 @@ TEST(CheckRecords, ChunksAfterTheEndAreNamed) {
             "2 requests have streamed chunks after their end (chunk_gaps_us) (first: record 3: id "
             "2: chunk_gaps_us add up to 1000001 us, but the stream ended 1000000 us after its "
             "first token)");
+  // A simulated run written before chunk times were stretched with its
+  // repeat: gaps of the unstretched timeline, a lost request's chunks kept.
+  RecordLimits simulated = kLimits;
+  simulated.simulated_stretch = 0.99;
+  records[2].chunk_gaps_us = {404'040, 606'062};  // 1,010,102 us over a 1 s stream at 0.99
+  EXPECT_TRUE(CheckRecords(records, simulated, kRaw).empty());
+  records[2].chunk_gaps_us = {1'000'000'000};  // an edit still shows
+  ASSERT_EQ(Kinds(CheckRecords(records, simulated, kRaw)),
+            (std::vector<std::string>{kChunksOutsideRequest}));
 }
 
 TEST(CheckRecords, TimesOutOfOrderAreNamed) {

@@ -130,8 +130,12 @@ std::string RenderBenchText(const BenchOptions& o, const BenchResult& r) {
       t.header.push_back(name);
       t.units.push_back("(ms)");
     }
-    for (double v : {m.tpot_s.p50, m.tpot_s.p99, m.itl_s.p50, m.itl_s.p99})
-      t.rows.back().push_back(Ms(v));
+    t.rows.back().push_back(Ms(m.tpot_s.p50));
+    t.rows.back().push_back(Ms(m.tpot_s.p99));
+    // The rest of an answer read with its first token leaves no ITL value:
+    // its ITL is unknown, not 0 ms.
+    for (double v : {m.itl_s.p50, m.itl_s.p99})
+      t.rows.back().push_back(m.itl_values > 0 ? Ms(v) : std::string("-"));
   }
   out += table::RenderTextTable(t);
   if (m.requests_completed < m.requests_total) line("# errors: " + ErrorBreakdown(r));

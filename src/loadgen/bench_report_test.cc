@@ -126,6 +126,23 @@ TEST(BenchReportTest, OneTokenAnswersHaveNoDecodeLatencies) {
       EXPECT_TRUE(j[key][figure].is_null()) << key << "." << figure << ": " << j[key][figure];
 }
 
+// Three tokens read in one chunk with the first: a TPOT, but no ITL value,
+// which the text table shows as '-', not 0 ms.
+TEST(BenchReportTest, AnAnswerReadWithItsFirstTokenHasNoItl) {
+  BenchOptions o;
+  o.url = "http://h:1";
+  BenchResult r = TwoRequests();
+  r.records[0].output_tokens = 3;
+  r.metrics = stats::ComputeSampleMetrics(r.records);
+  ASSERT_EQ(r.metrics.tpot_requests, 1);
+  ASSERT_EQ(r.metrics.itl_values, 0);
+  const std::string text = RenderBenchText(o, r);
+  EXPECT_NE(text.find("itl_p50"), std::string::npos) << text;
+  const std::string row = text.substr(text.find("\n", text.find("(ms)")) + 1);
+  EXPECT_NE(row.find(" -"), std::string::npos) << text;
+  EXPECT_EQ(row.find(" 0.0 "), std::string::npos) << text;
+}
+
 TEST(BenchReportTest, CredentialsInTheUrlAreNotShown) {
   BenchOptions o;
   o.url = "http://alice:s3cret@h:1/";

@@ -601,11 +601,20 @@ TEST_F(BuildReportTest, ABaselineCopyEditedSinceTheRunStartedIsNotImported) {
   out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_TRUE(out->summary["baseline"]["rows"].empty()) << out->summary["baseline"].dump();
-  EXPECT_NE(out->markdown.find("baseline CSV not imported: metadata/baseline.csv is not the copy "
-                               "the run made at start (SHA-256 "),
+  EXPECT_NE(out->markdown.find("baseline CSV not imported: metadata/baseline.csv is not what the "
+                               "run copied at start (SHA-256 "),
             std::string::npos)
       << out->markdown;
   EXPECT_TRUE(out->summary["points"][0]["input_tps_vs_baseline"].is_null());
+  // Nor is the spec's source read in its place once the copy is gone.
+  ASSERT_TRUE(fs::remove(copy));
+  out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(out->summary["baseline"]["rows"].empty()) << out->summary["baseline"].dump();
+  EXPECT_NE(out->markdown.find("(metadata/baseline.csv, the run's copy, is missing) is not what "
+                               "the run copied at start"),
+            std::string::npos)
+      << out->markdown;
 }
 
 TEST_F(BuildReportTest, CopyBaselineIntoCopiesTheImportIntoMetadata) {

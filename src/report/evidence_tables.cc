@@ -24,15 +24,15 @@ evidence::ResultRow ResultRowOf(const analysis::SampleAnalysis& s, bool simulate
   r.findings = static_cast<int>(s.findings.size());
   r.simulated = simulated;
   r.verdict = s.verdict;
+  r.synthesized = s.synthesized;
+  if (s.synthesized)
+    for (const stats::FigureField& f : stats::FigureFields())
+      if (s.Holds(f.member)) r.figures_held.push_back(f.name);
   if (!s.trustworthy()) return r;
   r.requests_completed = m.requests_completed;
   r.requests_total = s.requests_total();
   r.request_errors = m.request_errors;
   if (s.measured_figures()) r.figures = stats::FiguresOf(m, s.id.layout.gpus());
-  r.synthesized = s.synthesized;
-  if (s.synthesized)
-    for (const stats::FigureField& f : stats::FigureFields())
-      if (s.Holds(f.member)) r.figures_held.push_back(f.name);
   r.peak_gpu_mib = s.peak_gpu_mib;
   r.gpu_total_mib = s.gpu_total_mib;
   return r;

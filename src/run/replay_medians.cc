@@ -124,17 +124,15 @@ class MediansReplayEngine : public SampleEngine {
     return evidence::ReplaySource{csv_.path, "medians", sha256_};
   }
 
-  // The figures every measured row of the sweep's points reproduces.
-  std::vector<std::string> HeldEverywhere() const {
-    std::vector<std::string> held = {"input_tps", "ttft_p50_s", "ttft_p95_s"};
+  // The figures some measured row of the sweep's points reproduces: one no
+  // row holds would exclude every layout (a row without it, its own).
+  std::vector<std::string> HeldAnywhere() const {
+    std::vector<std::string> held;
     for (const plan::LayoutPlan& lp : plan_.layouts)
       for (int c : spec_.sweep.concurrency)
-        if (const evidence::MedianRow* row = Find(lp.layout, c); lp.valid && row && row->measured) {
-          const std::vector<std::string> here = FiguresFromFile(*row);
-          std::erase_if(held, [&](const std::string& name) {
-            return std::find(here.begin(), here.end(), name) == here.end();
-          });
-        }
+        if (const evidence::MedianRow* row = Find(lp.layout, c); lp.valid && row && row->measured)
+          for (const std::string& name : FiguresFromFile(*row))
+            if (std::find(held.begin(), held.end(), name) == held.end()) held.push_back(name);
     return held;
   }
 
@@ -328,10 +326,10 @@ Result<std::unique_ptr<SampleEngine>> MakeMediansReplay(const spec::Spec& spec,
                     "points:{}",
                     path, missing.size(), list));
   }
-  // A figure the decision judges that some point's row lacks would exclude
-  // its layout whatever the file says: refused once, here.
+  // A figure the decision judges that no row holds would exclude every
+  // layout whatever the file says: refused once, here.
   if (const std::vector<std::string> lines =
-          analysis::DecisionFiguresNotHeld(spec, engine->HeldEverywhere(), path);
+          analysis::DecisionFiguresNotHeld(spec, engine->HeldAnywhere(), path);
       !lines.empty()) {
     std::string text = lines.front();
     for (size_t i = 1; i < lines.size(); ++i) text += "\n" + lines[i];

@@ -97,9 +97,16 @@ std::string MissingList(const std::vector<evidence::SampleId>& missing) {
 // would describe a setup its samples never ran. The decision, the sweep and
 // the names are the replay's to change.
 Status CheckSameSetup(const spec::Spec& spec, const analysis::RunEvidence& source) {
+  // This spec's side: the source's record of what a spec does not hold
+  // (engine kind, launcher, calibration), and this spec's own patches,
+  // hashed where the source's were (a run before hashes compares paths).
+  evidence::RunMetadata here = source.metadata;
+  if (here.patches) {
+    PPS_ASSIGN_OR_RETURN(here.patches, PatchRecords(spec));
+  }
   const compare::ConfounderReport r = compare::FindConfounders(
       compare::DescribeRun(source.spec, source.metadata, {}, source.run_dir),
-      compare::DescribeRun(spec, source.metadata, {}, "this spec"));
+      compare::DescribeRun(spec, here, {}, "this spec"));
   const std::vector<const compare::Difference*> harmful = r.harmful();
   if (harmful.empty()) return Status::Ok();
   std::string list;

@@ -269,7 +269,7 @@ TEST_F(ReplayTest, LimitsOrAnObjectiveTheCsvDoesNotHoldAreRefusedBeforeAnySample
       replay.error().message,
       HasSubstr("key 'decision.ttft_p99_s': a limit on TTFT p99 cannot be judged on " + csv +
                 ", whose replayed samples hold input_tps, ttft_p50_s, ttft_p95_s "
-                "alone\n"));
+                "at most\n"));
   EXPECT_THAT(replay.error().message,
               HasSubstr("key 'decision.e2e_p99_s': a limit on E2E latency p99 cannot be judged"));
   EXPECT_THAT(replay.error().message,
@@ -286,9 +286,15 @@ TEST_F(ReplayTest, LimitsOrAnObjectiveTheCsvDoesNotHoldAreRefusedBeforeAnySample
   ASSERT_FALSE(replay.ok());
   EXPECT_THAT(
       replay.error().message,
-      HasSubstr("key 'decision.objective': objective ttft_p50 ranks by TTFT p50, which " + no_ttft +
-                " does not hold (its replayed samples hold input_tps alone), "
+      HasSubstr("key 'decision.objective': objective ttft_p50 ranks by TTFT p50, which no row of " +
+                no_ttft +
+                " holds (its replayed samples hold input_tps at most), "
                 "so no layout could be ranked"));
+  // A row without it excludes its own layout only: the replay goes on.
+  const std::string one_ttft = Write("one-ttft.csv",
+                                     "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
+                                     "4,8,4,8,4100,3.5\n8,4,4,8,3900,\n");
+  EXPECT_TRUE(MakeReplayEngine(by_ttft.spec, by_ttft.plan, one_ttft).ok());
 }
 
 // What a synthesized sample does not reproduce is unknown in its points'

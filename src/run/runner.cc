@@ -25,14 +25,9 @@ namespace {
 
 using evidence::SampleState;
 
-// engine.patches as run.json records them: path, size and SHA-256, so a
-// comparison can tell the same patch from an edited one. An unreadable file
-// stops the run before any sample, pointing at the spec line that names it.
-
 Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const spec::Spec& spec,
                      const std::vector<evidence::SampleId>& samples, const SampleEngine& engine,
-                     const std::vector<evidence::RunPatch>& patches, const Redactor& redact,
-                     const std::optional<std::string>& baseline_sha256) {
+                     const std::vector<evidence::RunPatch>& patches, const Redactor& redact) {
   PPS_ASSIGN_OR_RETURN(std::string spec_text, ReadFile(o.spec_path));
   PPS_ASSIGN_OR_RETURN(std::string spec_copy,
                        spec::RedactSpecText(spec_text, o.spec_path, spec.engine));
@@ -74,7 +69,6 @@ Status WriteMetadata(const evidence::RunPaths& paths, const RunOptions& o, const
   run.command_line = redact.Apply(o.command_line);
   run.started_at = UtcNow("%Y-%m-%dT%H:%M:%SZ");
   run.adaptive = static_cast<bool>(o.next_samples);
-  run.baseline_sha256 = baseline_sha256;
   return evidence::WriteRunMetadata(paths, run);
 }
 
@@ -248,12 +242,17 @@ Result<OpenRun> OpenRunDir(const RunOptions& o, const spec::Spec& spec,
     for (const auto& [sample, state] : states)
       if (state == SampleState::kCompleted) run.done.insert(sample);
   } else {
-    // What is imported travels with the run: moving the CSV later loses
-    // nothing, and run.json holds the copy's hash.
+    // run.json first, so a run whose baseline cannot be copied still opens
+    // for report and resume. What is imported travels with the run: moving
+    // the CSV later loses nothing, and run.json then holds the copy's hash.
+    PPS_RETURN_IF_ERROR(WriteMetadata(run.paths, o, spec, samples, engine, patches, redact));
     PPS_ASSIGN_OR_RETURN(const std::optional<std::string> baseline_sha256,
                          analysis::CopyBaselineInto(spec, run.dir));
-    PPS_RETURN_IF_ERROR(
-        WriteMetadata(run.paths, o, spec, samples, engine, patches, redact, baseline_sha256));
+    if (baseline_sha256) {
+      PPS_ASSIGN_OR_RETURN(evidence::RunMetadata written, evidence::ReadRunMetadata(run.paths));
+      written.baseline_sha256 = baseline_sha256;
+      PPS_RETURN_IF_ERROR(evidence::WriteRunMetadata(run.paths, written));
+    }
   }
   return run;
 }
@@ -497,6 +496,8 @@ Result<RunOutcome> RunSamples(const RunOptions& o, const spec::Spec& spec, const
   return outcome;
 }
 
+// As run.json records them: path, size and SHA-256, so a comparison can
+// tell the same patch from an edited one.
 Result<std::vector<evidence::RunPatch>> PatchRecords(const spec::Spec& spec) {
   std::vector<evidence::RunPatch> out;
   for (size_t i = 0; i < spec.engine.patches.size(); ++i) {
