@@ -180,6 +180,23 @@ TEST_F(ChecksE2e, RunIdIsAShortNameThatIsNoOption) {
   EXPECT_EQ(long_id.err,
             "error: --run-id/RUN_ID '" + std::string(80, 'a') + "... (300 bytes)" + rule);
   EXPECT_FALSE(fs::exists(dir_ / "r"));
+  // A name whose default run id would be too long refuses a run without
+  // --run-id, and validate says so; with one, the run goes on.
+  const std::string name = " --set experiment.name=" + std::string(128, 'n');
+  CommandResult unnamed = Run(std::string("run ") + kSpec + " --engine sim" + name + results);
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_NE(unnamed.err.find("expected at most 108 characters for a run without --run-id, got "
+                             "128"),
+            std::string::npos)
+      << unnamed.err;
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+  EXPECT_EQ(Run(std::string("validate ") + kSpec + name).exit_code, 2);
+  CommandResult named = Run(std::string("run ") + kSpec + " --engine sim --run-id short" + name +
+                            " --set 'sweep.pp=[4]' --set 'sweep.concurrency=[8]' --set "
+                            "sweep.repeats=1" +
+                            results);
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_TRUE(fs::exists(dir_ / "r" / "short" / "summary.csv"));
 }
 
 TEST_F(ChecksE2e, CalibrateDoesNotCreateTheOutputDirectory) {

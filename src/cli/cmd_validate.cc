@@ -15,15 +15,17 @@
 #include "launch/sudo.h"
 #include "plan/disaggregation.h"
 #include "run/runner.h"
+#include "spec/new_run.h"
 
 namespace ppsearch::cli {
 namespace {
 
-// The local files `run` reads before its first sample: each engine patch
-// (hashed into run.json) and the sudo password file of the steps run
-// through sudo.
+// What a new run refuses beyond the parser, and the local files `run`
+// reads before its first sample: each engine patch (hashed into run.json)
+// and the sudo password file of the steps run through sudo.
 std::vector<std::string> RunFileErrors(const spec::Spec& spec) {
-  std::vector<std::string> errors;
+  // As `run` without --run-id meets them (spec/new_run.h).
+  std::vector<std::string> errors = spec::NewRunProblems(spec, true);
   if (Result<std::vector<evidence::RunPatch>> patches = run::PatchRecords(spec); !patches.ok())
     errors.push_back(patches.error().message);
   if (Result<launch::Sudo> sudo = launch::Sudo::FromSpec(spec.cluster.sudo); !sudo.ok())

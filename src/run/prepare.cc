@@ -11,6 +11,7 @@
 #include "predict/predict.h"
 #include "run/redact.h"
 #include "run/replay_sample.h"
+#include "spec/new_run.h"
 #include "util/excerpt.h"
 #include "util/files.h"
 #include "util/safe_name.h"
@@ -129,6 +130,12 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
   PPS_ASSIGN_OR_RETURN(p.inputs,
                        inputs::LoadSearchInputs(inputs::InputsOptions{
                            r.spec_path, r.overrides, {}, {}, inputs::Deployments::kPlan}));
+  if (const std::vector<std::string> problems = spec::NewRunProblems(p.inputs.spec, run_id.empty());
+      !problems.empty()) {
+    std::string text = problems.front();
+    for (size_t i = 1; i < problems.size(); ++i) text += "\n" + problems[i];
+    return MakeError(text);
+  }
   p.spec_path = r.spec_path;
   p.overrides = r.overrides;
   p.run_id = run_id;

@@ -19,18 +19,10 @@ Status ReadExperiment(const TableReader& section, const std::string& base_dir,
   PPS_RETURN_IF_ERROR(section.CheckKeys(kExperimentKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.String("name", &out->name, Need::kRequired));
-  // The name becomes part of run directory names: a safe, short path piece,
-  // short enough that the default run id (the name and a time) is a run id.
-  if (out->name.size() > kMaxExperimentNameBytes) {
-    return KeyError(
-        section.KeyLoc("name"),
-        fmt::format("expected at most {} characters, got {} ('{}'): a run's default "
-                    "id is the name and '-YYYYMMDD-HHMMSS' (and '-N' for a second run "
-                    "in the same second), and a run id is at most {} characters",
-                    kMaxExperimentNameBytes, out->name.size(), Excerpt(out->name), kMaxNameBytes));
-  }
+  // The name becomes part of run directory names: a safe, short path piece
+  // (short enough for a new run's default id: spec/new_run.h).
   if (!IsSafeName(out->name)) {
-    return KeyError(section.KeyLoc("name"), "expected " + SafeNameRule(kMaxExperimentNameBytes) +
+    return KeyError(section.KeyLoc("name"), "expected " + SafeNameRule() +
                                                 " (it names the run directory), got '" +
                                                 Excerpt(out->name) + "'");
   }

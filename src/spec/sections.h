@@ -29,10 +29,8 @@ Status ReadWorkload(const TableReader& section, const std::string& base_dir, Wor
 Status ReadBaseline(const TableReader& section, const std::string& base_dir, BaselineSpec* out);
 Status ReadDecision(const TableReader& section, const WorkloadSpec& workload, DecisionSpec* out);
 Status ReadAdaptive(const TableReader& section, AdaptiveSpec* out);
-// `sweep` holds the samples an inject entry may name; `workload` the
-// requests of each, which an inject count may not exceed.
-Status ReadSim(const TableReader& section, const SweepSpec& sweep, const WorkloadSpec& workload,
-               SimSpec* out);
+// `sweep` holds the samples an inject entry may name.
+Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out);
 Status ReadLifecycle(const TableReader& section, LifecycleSpec* out);
 // `sweep` holds the layouts `layout` may name.
 Status ReadProfile(const TableReader& section, const std::string& base_dir, const SweepSpec& sweep,

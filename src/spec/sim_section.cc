@@ -4,8 +4,6 @@
 //   inject = [{sample = "pp2-tp16-ep4_c8_r2", fault = "lose_requests", count = 3},
 //             {sample = "pp4-tp8-ep4_c8_r1", fault = "oom"}]
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -49,8 +47,7 @@ std::string SampleHint(const std::string& sample, const std::vector<std::string>
 }
 
 Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, size_t index,
-                           const std::vector<std::string>& sample_ids,
-                           const WorkloadSpec& workload) {
+                           const std::vector<std::string>& sample_ids) {
   SourceLoc loc = section.source().Locate(
       node.source(), JoinKey(section.key_path(), "inject") + "[" + std::to_string(index) + "]");
   PPS_ASSIGN_OR_RETURN(const toml::table* table,
@@ -79,20 +76,12 @@ Result<SimFault> ReadFault(const TableReader& section, const toml::node& node, s
                           Excerpt(f.sample) + "\" is an aggregated layout's");
   }
   PPS_RETURN_IF_ERROR(t.Int("count", &f.count, Need::kOptional, 1, kMaxRequests));
-  // A sample sends workload.requests requests: a larger count could not be
-  // lost, and capping it would rehearse another fault than the one written.
-  if (f.count > workload.requests)
-    return KeyError(t.KeyLoc("count"),
-                    fmt::format("count = {} is more than the {} requests of a sample "
-                                "(workload.requests = {}); a sample can lose at most all of them",
-                                f.count, workload.requests, workload.requests));
   return f;
 }
 
 }  // namespace
 
-Status ReadSim(const TableReader& section, const SweepSpec& sweep, const WorkloadSpec& workload,
-               SimSpec* out) {
+Status ReadSim(const TableReader& section, const SweepSpec& sweep, SimSpec* out) {
   PPS_RETURN_IF_ERROR(section.CheckKeys(kSimKeys));
   out->origin = section.origin();
   PPS_RETURN_IF_ERROR(section.Number("noise_cv", &out->noise_cv, 0, 1));
@@ -104,7 +93,7 @@ Status ReadSim(const TableReader& section, const SweepSpec& sweep, const Workloa
                          ToArray(*inject, section.KeyLoc("inject"), "fault tables"));
     const std::vector<std::string> sample_ids = SweepSampleIds(sweep);
     for (size_t i = 0; i < array->size(); ++i) {
-      PPS_ASSIGN_OR_RETURN(SimFault f, ReadFault(section, *array->get(i), i, sample_ids, workload));
+      PPS_ASSIGN_OR_RETURN(SimFault f, ReadFault(section, *array->get(i), i, sample_ids));
       out->inject.push_back(std::move(f));
     }
   }

@@ -13,6 +13,7 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/spec/overrides.cc
   src/spec/profile_section.cc
   src/spec/moe_backends.cc
+  src/spec/new_run.cc
   src/spec/search_section.cc
   src/spec/secret_text.cc
   src/spec/secrets.cc

@@ -111,7 +111,7 @@ Result<Spec> ConvertSpec(const SpecSource& source, const toml::table& root_table
     return ReadLifecycle(t, &spec.lifecycle);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "sim", Need::kOptional, [&](const TableReader& t) {
-    return ReadSim(t, spec.sweep, spec.workload, &spec.sim);
+    return ReadSim(t, spec.sweep, &spec.sim);
   }));
   PPS_RETURN_IF_ERROR(ReadSection(root, "profile", Need::kOptional, [&](const TableReader& t) {
     return ReadProfile(t, base_dir, spec.sweep, &spec.profile);

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "ppsearch_source_dir.h"
 #include "spec/engine_env.h"
 #include "spec/layout_text.h"
+#include "spec/new_run.h"
 #include "spec/spec_parser.h"
 #include "util/files.h"
 #include "util/safe_name.h"
@@ -713,23 +715,29 @@ TEST(SpecLimits, CountsThatMultiplyIntoASearchAreBounded) {
 TEST(SpecErrors, ExperimentNameIsAShortNameThatIsNoOption) {
   const std::string rule =
       "/s/spec.toml:2:8: key 'experiment.name': expected letters, digits, '.', '_' or '-', "
-      "starting with a letter or digit, at most 108 characters (it names the run directory), "
+      "starting with a letter or digit, at most 128 characters (it names the run directory), "
       "got '";
   std::string text = Text();
   EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"-rf\"")), rule + "-rf'");
-  auto too_long = [](size_t n, const std::string& shown) {
-    return "/s/spec.toml:2:8: key 'experiment.name': expected at most 108 characters, got " +
-           std::to_string(n) + " ('" + shown +
-           "'): a run's default id is the name and '-YYYYMMDD-HHMMSS' (and '-N' for a second "
-           "run in the same second), and a run id is at most 128 characters";
-  };
   EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(300, 'a') + "\"")),
-            too_long(300, std::string(80, 'a') + "... (300 bytes)"));
-  // A 128-character name is a run id, but its default run id, 16 more, is not.
-  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + std::string(128, 'n') + "\"")),
-            too_long(128, std::string(80, 'n') + "... (128 bytes)"));
+            rule + std::string(80, 'a') + "... (300 bytes)'");
+  // A 128-character name is a run id, and a recorded spec with one reads;
+  // a new run without --run-id is refused, its default id being 16 more.
+  const Spec named =
+      MustParse(Replace(text, "name = \"t\"", "name = \"" + std::string(128, 'n') + "\""));
+  EXPECT_THAT(NewRunProblems(named, false), ::testing::IsEmpty());
+  EXPECT_THAT(
+      NewRunProblems(named, true),
+      ::testing::ElementsAre("/s/spec.toml:2:8: key 'experiment.name': expected at most 108 "
+                             "characters for a run without --run-id, got 128 ('" +
+                             std::string(80, 'n') +
+                             "... (128 bytes)'): its default id is the name and '-YYYYMMDD-HHMMSS' "
+                             "(and '-N' for a second run in the same second), and a run id is at "
+                             "most 128 characters; shorten the name or give --run-id"));
   const std::string longest(108, 'a');
-  EXPECT_EQ(ErrorOf(Replace(text, "name = \"t\"", "name = \"" + longest + "\"")), "");
+  EXPECT_THAT(
+      NewRunProblems(MustParse(Replace(text, "name = \"t\"", "name = \"" + longest + "\"")), true),
+      ::testing::IsEmpty());
   EXPECT_TRUE(IsSafeName(longest + "-20261207-160000-999"));
 }
 
@@ -818,17 +826,20 @@ TEST(SpecSim, Errors) {
 
 // A sample sends workload.requests requests (4 here): a count above that is
 // refused, not quietly cut to what the sample can lose.
-TEST(SpecSim, InjectCountAboveTheRequestsOfASampleIsAnError) {
+// A count above the requests of a sample is a new run's refusal, not the
+// parser's: a run directory recorded before the rule still reads.
+TEST(SpecSim, InjectCountAboveTheRequestsOfASampleIsRefusedForANewRun) {
   const std::string inject =
       "[sim]\ninject = [{sample = \"pp2-tp4-ep1_c8_r1\", fault = \"lose_requests\", count = ";
-  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, inject + "5}]\n")),
-            "/s/spec.toml:16:75: key 'sim.inject[0].count': count = 5 is more than the 4 requests "
-            "of a sample (workload.requests = 4); a sample can lose at most all of them");
-  EXPECT_EQ(MustParse(Text(kSweep, kWorkload, inject + "4}]\n")).sim.inject[0].count, 4);
-  EXPECT_NE(ErrorOf(Text(kSweep, kWorkload, inject + "41}]\n"), {"workload.requests=40"})
-                .find("count = 41 is more than the 40 requests of a sample"),
-            std::string::npos);
-  EXPECT_EQ(ErrorOf(Text(kSweep, kWorkload, inject + "40}]\n"), {"workload.requests=40"}), "");
+  const Spec five = MustParse(Text(kSweep, kWorkload, inject + "5}]\n"));
+  EXPECT_EQ(five.sim.inject[0].count, 5);
+  EXPECT_THAT(NewRunProblems(five, false),
+              ::testing::ElementsAre(
+                  "/s/spec.toml:16:11: key 'sim.inject[0].count': count = 5 is more than "
+                  "the 4 requests of a sample (workload.requests = 4); a sample can lose "
+                  "at most all of them"));
+  EXPECT_THAT(NewRunProblems(MustParse(Text(kSweep, kWorkload, inject + "4}]\n")), false),
+              ::testing::IsEmpty());
 }
 
 // A fault for a sample the sweep does not hold would never fire.
