@@ -114,8 +114,8 @@ std::string TtftChart(const ChartInputs& in) {
     Slot p50, p95;
     p50.what = PointName(p) + " TTFT p50";
     p95.what = PointName(p) + " TTFT p95";
-    p50.bars.push_back({0, 0, p.ttft_p50_s, p50.what});
-    p95.bars.push_back({1, 0, p.ttft_p95_s, p95.what});
+    if (p.ttft_p50_s) p50.bars.push_back({0, 0, *p.ttft_p50_s, p50.what});
+    if (p.ttft_p95_s) p95.bars.push_back({1, 0, *p.ttft_p95_s, p95.what});
     p50.dots = p.ttft_p50_repeats;
     any_repeat |= !p50.dots.empty();
     return std::vector<Slot>{p50, p95};
@@ -134,13 +134,18 @@ std::string TradeoffChart(const ChartInputs& in, LayoutColors& colors) {
   c.y_label = "input TPS (tokens/s)";
   const std::vector<int> levels = Concurrencies(in);
   for (int level : levels) c.shapes.push_back(fmt::format("C = {}", level));
+  std::vector<const ChartPoint*> held;  // the points with a TTFT p50
   std::vector<std::pair<double, double>> tps_ttft;
-  for (const ChartPoint& p : in.points) tps_ttft.push_back({p.input_tps, p.ttft_p50_s});
+  for (const ChartPoint& p : in.points)
+    if (p.ttft_p50_s) {
+      held.push_back(&p);
+      tps_ttft.push_back({p.input_tps, *p.ttft_p50_s});
+    }
   const std::vector<bool> optimal = decide::ParetoOptimal(tps_ttft);
-  for (size_t i = 0; i < in.points.size(); ++i) {
-    const ChartPoint& p = in.points[i];
+  for (size_t i = 0; i < held.size(); ++i) {
+    const ChartPoint& p = *held[i];
     ScatterPoint s;
-    s.x = p.ttft_p50_s;
+    s.x = *p.ttft_p50_s;
     s.y = p.input_tps;
     s.series = static_cast<int>(colors.Index(p.layout));
     s.shape =
@@ -280,8 +285,9 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
     cp.layout = p.layout;
     cp.concurrency = p.concurrency;
     cp.input_tps = p.median.input_tps;
-    cp.ttft_p50_s = p.median.ttft_p50_s;
-    cp.ttft_p95_s = p.median.ttft_p95_s;
+    using F = stats::Figures;
+    cp.ttft_p50_s = evidence::ValueOf(*evidence::ColumnOf(&F::ttft_p50_s), p);
+    cp.ttft_p95_s = evidence::ValueOf(*evidence::ColumnOf(&F::ttft_p95_s), p);
     cp.baseline = p.is_baseline;
     cp.imported = p.imported;
     if (p.median.decode && p.median.output_tps_per_user > 0) {
@@ -293,7 +299,8 @@ ChartInputs ChartInputsFromRun(const analysis::RunAnalysis& a,
         if (s.completed() && s.measured_figures() && s.id.layout == p.layout &&
             s.id.concurrency == p.concurrency) {
           cp.input_tps_repeats.push_back(s.metrics.input_tps);
-          cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
+          if (s.Holds(&stats::Figures::ttft_p50_s))
+            cp.ttft_p50_repeats.push_back(s.metrics.ttft_s.p50);
         }
       if (const analysis::PredictedPoint* pp = prediction.Find(p.layout, p.concurrency)) {
         cp.predicted_input_tps = pp->input_tps;

@@ -32,8 +32,10 @@ struct ChartPoint {
   spec::LayoutSpec layout;
   int concurrency = 0;
   double input_tps = 0;  // the median of the repeats, or the prediction
-  double ttft_p50_s = 0;
-  double ttft_p95_s = 0;
+  // Unset where the point does not hold it (a replayed file of medians or an
+  // import without TTFTs): no bar and no trade-off point, rather than one
+  // drawn from a figure nobody measured.
+  std::optional<double> ttft_p50_s, ttft_p95_s;
   std::vector<double> input_tps_repeats;  // measured samples; empty for a prediction
   std::vector<double> ttft_p50_repeats;
   std::optional<double> predicted_input_tps;

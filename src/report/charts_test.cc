@@ -49,6 +49,24 @@ TEST(RenderCharts, TheDecodeTradeoffOnlyWhenADecodePointIsThere) {
   EXPECT_NE(svg.find("point pareto"), std::string::npos);
 }
 
+// A point without a TTFT (replayed from a file of medians without one)
+// gets no TTFT bar and no trade-off point, where it used to be drawn at a
+// TTFT nobody measured.
+TEST(RenderCharts, APointWithoutATtftIsNotDrawnWhereTtftIsTheAxis) {
+  ChartInputs in;
+  in.points = {Point(4, 8, 100, 1), Point(8, 8, 120, 2)};
+  in.points[1].ttft_p50_s.reset();
+  in.points[1].ttft_p95_s.reset();
+  const std::map<std::string, std::string> charts = RenderCharts(in);
+  for (const char* figure : {kFigureTtft, kFigureTradeoff}) {
+    const std::string& svg = charts.at(figure);
+    EXPECT_NE(svg.find("PP4/TP8/EP4 C=8"), std::string::npos) << figure;
+    EXPECT_EQ(svg.find("PP8/TP4/EP4 C=8 TTFT"), std::string::npos) << figure;
+  }
+  EXPECT_EQ(charts.at(kFigureTradeoff).find("PP8/TP4/EP4 C=8"), std::string::npos);
+  EXPECT_NE(charts.at(kFigureInputTps).find("PP8/TP4/EP4 C=8"), std::string::npos);
+}
+
 // A disaggregated deployment's two charts: the TTFT's parts stacked per load
 // point, and each pool's load against the half line; none without pools.
 TEST(RenderCharts, ADeploymentsTtftPartsAndPoolLoads) {
