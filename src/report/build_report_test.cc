@@ -35,7 +35,21 @@ using testing::kPp4;
 using testing::kPp8;
 using testing::Strings;
 
-class BuildReportTest : public testing::RunDirTest {};
+class BuildReportTest : public testing::RunDirTest {
+ protected:
+  // metadata/baseline.csv, a CSV of medians with `rows` under its header.
+  void WriteBaselineCopy(const std::string& rows) {
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/baseline.csv",
+                                "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n" + rows)
+                    .ok());
+  }
+  // The healthy run, its spec importing a baseline CSV moved since, and the
+  // copy of it the runner made at start.
+  void WriteRunWithBaselineCopy(const std::string& rows) {
+    WriteHealthyRun({"baseline.import_csv=\"" + dir_ + "_moved/pp1.csv\""});
+    WriteBaselineCopy(rows);
+  }
+};
 
 double Cell(const CsvTable& t, size_t row, const std::string& col) {
   Result<double> v = CsvNumber(t, row, col);
@@ -554,15 +568,7 @@ TEST_F(BuildReportTest, ABaselineWithoutMediansIsSaidPlainly) {
 // The copy the runner made at run start wins over the spec's path, which may
 // have moved since.
 TEST_F(BuildReportTest, TheBaselineCopyInMetadataIsPreferred) {
-  WriteMetadata({"baseline.import_csv=\"" + dir_ + "_moved/pp1.csv\""});
-  ASSERT_TRUE(WriteFileAtomic(dir_ + "/metadata/baseline.csv",
-                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
-                              "1,32,4,8,4000,30\n")
-                  .ok());
-  WriteSample(kPp4, 1, 10.0);
-  WriteSample(kPp4, 2, 10.2);
-  WriteSample(kPp8, 1, 8.0);
-  WriteSample(kPp8, 2, 8.1);
+  WriteRunWithBaselineCopy("1,32,4,8,4000,30\n");
   Result<ReportOutcome> out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   const nlohmann::json& baseline = out->summary["baseline"];
@@ -577,27 +583,16 @@ TEST_F(BuildReportTest, TheBaselineCopyInMetadataIsPreferred) {
 // run.json holds the copy's hash: a copy edited since is not imported (its
 // rows would change every delta), and the report says so.
 TEST_F(BuildReportTest, ABaselineCopyEditedSinceTheRunStartedIsNotImported) {
-  WriteMetadata({"baseline.import_csv=\"" + dir_ + "_moved/pp1.csv\""});
+  WriteRunWithBaselineCopy("1,32,4,8,4000,30\n");
   const std::string copy = dir_ + "/metadata/baseline.csv";
-  ASSERT_TRUE(WriteFileAtomic(copy,
-                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
-                              "1,32,4,8,4000,30\n")
-                  .ok());
   const std::string run_json = dir_ + "/metadata/run.json";
   nlohmann::json run = nlohmann::json::parse(*ReadFile(run_json));
   run["baseline_sha256"] = *Sha256File(copy);
   ASSERT_TRUE(WriteFileAtomic(run_json, run.dump(2)).ok());
-  WriteSample(kPp4, 1, 10.0);
-  WriteSample(kPp4, 2, 10.2);
-  WriteSample(kPp8, 1, 8.0);
-  WriteSample(kPp8, 2, 8.1);
   Result<ReportOutcome> out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->summary["baseline"]["rows"].size(), 1u) << "the copy as it was made";
-  ASSERT_TRUE(WriteFileAtomic(copy,
-                              "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n"
-                              "1,32,4,8,2000,30\n")
-                  .ok());
+  WriteBaselineCopy("1,32,4,8,2000,30\n");
   out = BuildReport(dir_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_TRUE(out->summary["baseline"]["rows"].empty()) << out->summary["baseline"].dump();

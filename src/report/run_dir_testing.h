@@ -102,8 +102,8 @@ class RunDirTest : public ::testing::Test {
     }
   }
 
-  void WriteHealthyRun() {
-    WriteMetadata();
+  void WriteHealthyRun(std::vector<std::string> extra_overrides = {}) {
+    WriteMetadata(std::move(extra_overrides));
     WriteSample(kPp4, 1, 10.0);
     WriteSample(kPp4, 2, 10.2);
     WriteSample(kPp8, 1, 8.0);

@@ -1,5 +1,8 @@
 #include "run/prepare.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 
 #include "adaptive/preconditions.h"
@@ -132,9 +135,7 @@ Result<PreparedRun> PrepareNew(const RunRequest& r) {
                            r.spec_path, r.overrides, {}, {}, inputs::Deployments::kPlan}));
   if (const std::vector<std::string> problems = spec::NewRunProblems(p.inputs.spec, run_id.empty());
       !problems.empty()) {
-    std::string text = problems.front();
-    for (size_t i = 1; i < problems.size(); ++i) text += "\n" + problems[i];
-    return MakeError(text);
+    return MakeError(fmt::format("{}", fmt::join(problems, "\n")));
   }
   p.spec_path = r.spec_path;
   p.overrides = r.overrides;

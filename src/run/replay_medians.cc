@@ -1,6 +1,7 @@
 #include "run/replay_medians.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -331,9 +332,8 @@ Result<std::unique_ptr<SampleEngine>> MakeMediansReplay(const spec::Spec& spec,
   if (const std::vector<std::string> lines =
           analysis::DecisionFiguresNotHeld(spec, engine->HeldAnywhere(), path);
       !lines.empty()) {
-    std::string text = lines.front();
-    for (size_t i = 1; i < lines.size(); ++i) text += "\n" + lines[i];
-    return MakeError(text + "\nreplay a run directory, or judge by what the file holds");
+    return MakeError(fmt::format("{}\nreplay a run directory, or judge by what the file holds",
+                                 fmt::join(lines, "\n")));
   }
   return std::unique_ptr<SampleEngine>(std::move(engine));
 }
