@@ -7,6 +7,7 @@
 #include <map>
 
 #include "adaptive/preconditions.h"
+#include "analysis/repeat_spread.h"
 #include "analysis/run.h"
 #include "calibrate/fit.h"
 #include "decide/objective.h"
@@ -51,9 +52,10 @@ std::string MeasuredExclusion(const spec::Spec& spec, const analysis::PointSumma
   if (p.valid_repeats < p.repeats)
     return fmt::format("{} of its {} samples at C={} did not pass", p.repeats - p.valid_repeats,
                        p.repeats, p.concurrency);
-  if (p.input_tps_spread > spec.decision.max_repeat_spread)
+  const std::optional<double> spread = analysis::JudgedRepeatSpread(spec, p);
+  if (spread && *spread > spec.decision.max_repeat_spread)
     return fmt::format("its repeats at C={} spread by {:.1f}%, more than max_repeat_spread",
-                       p.concurrency, p.input_tps_spread * 100);
+                       p.concurrency, *spread * 100);
   if (p.headroom_mib && !decide::MeetsHeadroom(*p.headroom_mib, spec.decision.min_headroom_mib))
     return fmt::format("its worst GPU kept {:.0f} MiB at C={}, under min_headroom_mib",
                        *p.headroom_mib, p.concurrency);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analysis/repeat_spread.h"
 #include "decide/objective.h"
 #include "decide/rules.h"
 #include "evidence/point_columns.h"
@@ -129,10 +130,11 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
       v.exclusions.push_back(fmt::format("{}: no completed sample at C={}", label, c));
       continue;
     }
-    if (p->input_tps_spread > spec.decision.max_repeat_spread)
+    const std::optional<double> spread = JudgedRepeatSpread(spec, *p);
+    if (spread && *spread > spec.decision.max_repeat_spread)
       v.exclusions.push_back(fmt::format(
           "{}: input TPS varies by {} across repeats at C={} (max_repeat_spread {})", label,
-          FormatPercent(p->input_tps_spread), c, FormatPercent(spec.decision.max_repeat_spread)));
+          FormatPercent(*spread), c, FormatPercent(spec.decision.max_repeat_spread)));
   }
   CheckSlaLimits(spec, points, v);
   v.headroom_mib = memory != nullptr ? memory->headroom_mib : std::nullopt;

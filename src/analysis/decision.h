@@ -7,8 +7,9 @@
 //     completed, with all of its requests ok and no missing evidence;
 //   - no server log of its samples holds a finding (failure_policy
 //     "exclude"; under "warn" findings are listed but do not exclude);
-//   - its input-TPS repeat spread ((max - min) / median) is at most
-//     max_repeat_spread at every concurrency level;
+//   - its repeat spread ((max - min) / median) is at most
+//     max_repeat_spread at every concurrency level (input TPS's, in a
+//     closed loop only: analysis/repeat_spread.h);
 //   - its worst-rank headroom (min over samples and GPUs of total - used) is
 //     at least min_headroom_mib;
 //   - it meets every SLA limit (decide::CheckSla) at every concurrency

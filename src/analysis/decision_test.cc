@@ -199,6 +199,18 @@ TEST(Decide, RepeatSpreadAboveTheLimitExcludes) {
             "the only layout that qualifies; best input TPS with worst-rank headroom 5,651 MiB");
 }
 
+// In an open loop each repeat's own arrivals set the spread, so the same
+// repeats that exclude in a closed loop are shown, not judged.
+TEST(Decide, RepeatSpreadIsNotJudgedInAnOpenLoop) {
+  Inputs in = Healthy();
+  in.samples[3] = MakeSample(kPp8, 8, 2, 9.0);  // 14,222 vs 16,000 TPS
+  in.spec.workload.request_rate = 0.5;
+  Decision d = DecideOn(in);
+  EXPECT_TRUE(Verdict(d, kPp8).exclusions.empty());
+  EXPECT_TRUE(Verdict(d, kPp8).qualifies);
+  ASSERT_TRUE(d.fallback.has_value());
+}
+
 TEST(Decide, HeadroomBelowTheMinimumExcludes) {
   Inputs in = Healthy();
   Find(in, kPp8, 2) = MakeSample(kPp8, 8, 2, 8.0, 0, /*used_mib=*/84651);

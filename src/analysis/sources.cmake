@@ -6,5 +6,6 @@ list(APPEND PPSEARCH_LIB_SOURCES
   src/analysis/log_scan.cc
   src/analysis/points.cc
   src/analysis/prediction.cc
+  src/analysis/repeat_spread.cc
   src/analysis/run.cc
   src/analysis/sample.cc)

@@ -496,9 +496,9 @@ TEST(SpecWarnings, AThroughputObjectiveInAnOpenLoop) {
   EXPECT_THAT(SpecWarningsOf(spec),
               ElementsAre("examples/x.toml:40:1: key 'workload.request_rate': request_rate = "
                           "0.3 is an open loop: every layout that keeps up serves the offered "
-                          "rate, so objective input_tps ranks arrival noise, and "
-                          "max_repeat_spread judges it; rank by ttft_p50, or by goodput with SLA "
-                          "limits, to compare how each layout serves that traffic"));
+                          "rate, so objective input_tps ranks arrival noise; rank by ttft_p50, "
+                          "or by goodput with SLA limits, to compare how each layout serves that "
+                          "traffic"));
   spec.decision.objective = *decide::Objective::FromName("ttft_p50");
   EXPECT_THAT(SpecWarningsOf(spec), IsEmpty());
   spec.workload.request_rate = 0;

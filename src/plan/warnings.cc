@@ -103,8 +103,8 @@ void WarnPrefixCache(const spec::Spec& spec, const EngineConfig& engine,
 
 // In an open loop the offered rate sets the throughput of every layout that
 // keeps up with it: ranking by a throughput then ranks what the Poisson
-// arrivals and the last request's end leave, and the repeat-spread rule
-// (on input TPS) judges the same noise.
+// arrivals and the last request's end leave (the repeat-spread rule judges
+// TTFT p50 there, analysis/repeat_spread.h).
 void WarnOpenLoopThroughput(const spec::Spec& spec, std::vector<Diagnostic>& out) {
   const double rate = spec.workload.request_rate;
   const decide::Objective& objective = spec.decision.objective;
@@ -114,7 +114,7 @@ void WarnOpenLoopThroughput(const spec::Spec& spec, std::vector<Diagnostic>& out
                        " is an open loop: every layout that keeps up serves the offered rate, "
                        "so objective " +
                        objective.name() +
-                       " ranks arrival noise, and max_repeat_spread judges it; rank by "
+                       " ranks arrival noise; rank by "
                        "ttft_p50, or by goodput with SLA limits, to compare how each layout "
                        "serves that traffic"));
 }

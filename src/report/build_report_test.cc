@@ -342,6 +342,31 @@ TEST_F(BuildReportTest, NoneQualifiesWhenEveryLayoutIsExcluded) {
       std::string::npos);
 }
 
+// PP8's repeats spread by 11.76%: over the limit in a closed loop; in an
+// open loop each repeat's arrivals set that, so it is shown, not judged.
+TEST_F(BuildReportTest, TheRepeatSpreadOfAnOpenLoopIsShownNotJudged) {
+  WriteMetadata({"workload.request_rate=0.5"});
+  WriteSample(kPp4, 1, 10.0);
+  WriteSample(kPp4, 2, 10.2);
+  WriteSample(kPp8, 1, 8.0);
+  WriteSample(kPp8, 2, 9.0);
+  Result<ReportOutcome> out = BuildReport(dir_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->exit_code, kReportOk);
+  const std::string& md = out->markdown;
+  EXPECT_NE(md.find("max_repeat_spread 5.00% (not judged in an open loop)"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- max_repeat_spread is not judged: each repeat of an open loop draws its own "
+                    "Poisson arrivals, which set how much its figures vary."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- PP8/TP4/EP4 input TPS varies by less than 11.8% at its concurrency point"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("varies by more than the"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Fallback: PP"), std::string::npos) << md;
+}
+
 TEST_F(BuildReportTest, MissingRunDirectoryOrMetadataIsAnErrorNamingThePath) {
   Result<ReportOutcome> none = BuildReport(dir_);
   ASSERT_FALSE(none.ok());

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "analysis/repeat_spread.h"
 #include "decide/sla.h"
 #include "decide/steady_state.h"
 #include "evidence/calibration_file.h"
@@ -179,11 +180,13 @@ Section Decision(const analysis::RunAnalysis& a, const analysis::RunPrediction& 
   const spec::DecisionSpec& policy = a.spec().decision;
   Section s{"Decision", {}};
   s.blocks.push_back(Block::Paragraph(fmt::format(
-      "Policy: objective `{}`, min_headroom_mib {}, max_repeat_spread {:.2f}%, failure_policy "
+      "Policy: objective `{}`, min_headroom_mib {}, max_repeat_spread {:.2f}%{}, failure_policy "
       "`{}`. Qualifying layouts are ranked by the geometric mean over concurrency levels of their "
       "objective median relative to the best qualifying layout at that level.",
       policy.objective.name(), FormatThousands(static_cast<int64_t>(policy.min_headroom_mib)),
-      policy.max_repeat_spread * 100, policy.failure_policy)));
+      policy.max_repeat_spread * 100,
+      analysis::RepeatSpreadJudged(a.spec()) ? "" : " (not judged in an open loop)",
+      policy.failure_policy)));
   if (d.sla.any())
     s.blocks.push_back(Block::Paragraph(fmt::format(
         "SLA: {}. A layout qualifies only when it meets every limit at every concurrency level; "

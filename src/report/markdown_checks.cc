@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/repeat_spread.h"
 #include "evidence/evidence.h"
 #include "evidence/point_columns.h"
 #include "report/markdown.h"
@@ -150,8 +151,17 @@ std::string LevelsText(size_t n) {
                   : fmt::format("at all {} concurrency points", n);
 }
 
+// Per layout, how much its input TPS and TTFT p50 vary over the repeats at
+// its worst level, or where the input TPS's is over max_repeat_spread; in
+// an open loop, where the rule is not judged (analysis/repeat_spread.h), a
+// first line says so and the spreads are only shown.
 std::vector<std::string> StabilityLines(const analysis::RunAnalysis& a) {
   std::vector<std::string> out;
+  const bool judged = analysis::RepeatSpreadJudged(a.spec());
+  if (!judged)
+    out.push_back(
+        fmt::format("max_repeat_spread is not judged: {}. The spreads below are shown, not judged.",
+                    analysis::kOpenLoopSpreadWhy));
   const double limit = a.spec().decision.max_repeat_spread;
   for (const spec::LayoutSpec& layout : a.spec().sweep.layouts) {
     double tps = 0, ttft = 0;
@@ -160,15 +170,16 @@ std::vector<std::string> StabilityLines(const analysis::RunAnalysis& a) {
     for (const auto& p : a.points) {
       if (!(p.layout == layout) || p.imported) continue;
       // A spread over fewer than two repeats with figures is unknown, not 0.
-      if (!evidence::SpreadsKnown(p)) {
+      const std::optional<double> tps_spread = analysis::KnownInputTpsSpread(p);
+      if (!tps_spread) {
         unknown.push_back(fmt::format("C={}", p.concurrency));
         continue;
       }
       ++n;
-      tps = std::max(tps, p.input_tps_spread);
-      ttft = std::max(ttft, p.ttft_p50_s_spread);
-      if (p.input_tps_spread > limit)
-        over.push_back(fmt::format("{:.2f}% at C={}", p.input_tps_spread * 100, p.concurrency));
+      tps = std::max(tps, *tps_spread);
+      ttft = std::max(ttft, analysis::KnownTtftP50Spread(p).value_or(0));
+      if (judged && *tps_spread > limit)
+        over.push_back(fmt::format("{:.2f}% at C={}", *tps_spread * 100, p.concurrency));
     }
     const std::string unknown_text =
         unknown.empty() ? ""
@@ -183,11 +194,9 @@ std::vector<std::string> StabilityLines(const analysis::RunAnalysis& a) {
     std::string line =
         fmt::format("{} input TPS varies by less than {} {} (TTFT p50 by less than {})",
                     layout.Label(), LessThanPercent(tps), LevelsText(n), LessThanPercent(ttft));
-    if (!over.empty()) {
-      line = fmt::format("{} input TPS varies by more than the {:.2f}% limit: ", layout.Label(),
-                         limit * 100);
-      for (size_t i = 0; i < over.size(); ++i) line += (i ? ", " : "") + over[i];
-    }
+    if (!over.empty())
+      line = fmt::format("{} input TPS varies by more than the {:.2f}% limit: {}", layout.Label(),
+                         limit * 100, fmt::join(over, ", "));
     if (!unknown.empty()) line += "; " + unknown_text;
     out.push_back(line + ".");
   }

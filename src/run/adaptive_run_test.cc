@@ -6,12 +6,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
 
 #include "adaptive/observe.h"
 #include "adaptive/session.h"
+#include "analysis/decision.h"
 #include "analysis/run.h"
 #include "inputs/search_inputs.h"
 #include "ppsearch_source_dir.h"
@@ -511,6 +513,37 @@ TEST_F(AdaptiveRunTest, AReplayedFileWithoutTtftsIsNotRankedByTtft) {
                            "it cannot be ranked by objective ttft_p50"))
         << c.label;
   }
+}
+
+// An open loop's repeats each draw their own arrivals, which spread the
+// figures beyond max_repeat_spread here; that excludes no candidate.
+TEST_F(AdaptiveRunTest, AnOpenLoopsRepeatSpreadExcludesNoCandidate) {
+  inputs_.spec.workload.request_rate = 0.15;
+  inputs_.spec.decision.objective = *decide::Objective::FromName("ttft_p50");
+  Result<RunOutcome> full = RunFull("open");
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  Result<analysis::RunAnalysis> a = analysis::AnalyseRun(full->run_dir);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  const bool spread_over = std::any_of(a->points.begin(), a->points.end(), [&](const auto& p) {
+    return p.input_tps_spread > inputs_.spec.decision.max_repeat_spread;
+  });
+  ASSERT_TRUE(spread_over) << "the case must spread beyond the limit to test anything";
+  Result<adaptive::Observation> seen =
+      adaptive::Observe(inputs_, cost::Calibration(), full->run_dir, {});
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  int qualified = 0;
+  for (const adaptive::CandidateState& c : seen->problem.candidates) {
+    EXPECT_THAT(c.why, ::testing::Not(::testing::HasSubstr("spread"))) << c.label;
+    qualified += c.excluded ? 0 : 1;
+  }
+  EXPECT_GE(qualified, 2);
+  // The run directory records the example's spec (a closed loop): the
+  // decision is taken again under this open one.
+  const analysis::Decision d =
+      analysis::Decide(inputs_.spec, a->evidence.samples, a->points, a->memory, {});
+  for (const analysis::LayoutVerdict& v : d.verdicts)
+    for (const std::string& e : v.exclusions)
+      EXPECT_THAT(e, ::testing::Not(::testing::HasSubstr("across repeats"))) << e;
 }
 
 }  // namespace
