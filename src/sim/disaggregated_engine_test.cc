@@ -182,7 +182,8 @@ TEST(Disaggregated, StretchesGiveTheFiguresOfStepByStep) {
   for (const Case& k : {Case{1, 1, 1, 8, 0, least, 1}, Case{2, 3, 1, 16, 0, least, 1},
                         Case{1, 2, 2, 12, 0, least, 1}, Case{2, 2, 1, 0, 40.0, least, 1},
                         Case{1, 3, 1, 12, 0, rr, 0.25}, Case{2, 2, 2, 10, 0, rr, 0.25},
-                        Case{1, 2, 1, 6, 30.0, rr, 0.5}}) {
+                        Case{1, 2, 1, 6, 30.0, rr, 0.5}, Case{2, 2, 8, 16, 0, least, 1},
+                        Case{2, 2, 2, 16, 0, least, 1}}) {
     DisaggregatedConfig c = PdDeployment(k.prefill, k.decode);
     c.decode.dp_size = k.dp;
     c.decode.overlap_schedule = true;
@@ -194,11 +195,21 @@ TEST(Disaggregated, StretchesGiveTheFiguresOfStepByStep) {
     const DisaggregatedResult a = SimulateDisaggregated(c, prefill, decode, planned, k.concurrency);
     const DisaggregatedResult b =
         SimulateDisaggregated(c, prefill, decode, planned, k.concurrency, stepped);
+    // Without every token's time (what `simulate` and `search` ask for) the
+    // stretches run further; the times they give are the same.
+    SimOptions untimed;
+    untimed.token_times = false;
+    const DisaggregatedResult u =
+        SimulateDisaggregated(c, prefill, decode, planned, k.concurrency, untimed);
     ASSERT_EQ(a.records.size(), b.records.size());
+    ASSERT_EQ(a.records.size(), u.records.size());
     for (size_t i = 0; i < a.records.size(); ++i) {
       EXPECT_EQ(a.records[i].first_token_ns, b.records[i].first_token_ns) << i;
       EXPECT_EQ(a.records[i].end_ns, b.records[i].end_ns) << i;
       EXPECT_EQ(a.records[i].chunk_ns, b.records[i].chunk_ns) << i;
+      EXPECT_EQ(u.records[i].first_token_ns, b.records[i].first_token_ns)
+          << i << " of case " << k.prefill << "P" << k.decode << "D";
+      EXPECT_EQ(u.records[i].end_ns, b.records[i].end_ns) << i;
     }
     EXPECT_EQ(a.window_ns, b.window_ns);
     EXPECT_EQ(a.decode.micro_batches, b.decode.micro_batches);
