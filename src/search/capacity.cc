@@ -28,6 +28,9 @@ CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_
   CapacityPlan plan;
   plan.target_rps = target_rps;
   plan.cluster_gpus = cluster_gpus;
+  int heaviest = 0;
+  for (const LoadPoint& l : r.load_points)
+    if (!l.open()) heaviest = std::max(heaviest, l.concurrency);
   for (int k = 0; k < r.qualifying; ++k) {
     const Evaluated& e = r.evaluated[static_cast<size_t>(k)];
     const int copies = std::max(e.candidate.layout.instances, 1);
@@ -44,6 +47,7 @@ CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_
     // which the sample's ramp and drain keep below the rate; one that does
     // not serves what it completed.
     row.instance_load = e.at->load;
+    row.at_heaviest_load = heaviest > 0 && !e.at->load.open() && e.at->load.concurrency >= heaviest;
     LoadPoint& load = row.instance_load;
     row.instance_rps = e.at->request_rps / copies;
     if (load.open()) {

@@ -21,6 +21,10 @@ struct CapacityRow {
   LoadPoint instance_load;  // that load point, per instance (C, or rate and cap)
   int instances = 0;        // needed for the target
   int gpus = 0;             // instances x gpus_per_instance
+  // Its best load is the heaviest closed-loop load listed: an instance that
+  // still meets the SLA there may serve more at a load the list does not
+  // reach, so its requests/s is a floor and its instance count a ceiling.
+  bool at_heaviest_load = false;
 };
 
 struct CapacityPlan {

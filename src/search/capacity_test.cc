@@ -70,6 +70,32 @@ TEST(Capacity, TheFewestGpusFirstThenTheRanking) {
   EXPECT_EQ(j["rows"][3]["fits_cluster"], false);
 }
 
+// Capacity judged at the heaviest load listed is a floor: the text says so
+// for the fewest-GPU row, and says nothing where that row's best load is
+// lighter than the list reaches.
+TEST(Capacity, ABestLoadAtTheHeaviestListedSaysMoreMayBeServed) {
+  SearchResult r;
+  r.load_points = {LoadPoint{8, 0}, LoadPoint{16, 0}, LoadPoint{32, 0}};
+  r.evaluated = {Served(1, 1, 16, 3, 32), Served(4, 1, 4, 10, 16)};
+  r.qualifying = 2;
+  CapacityPlan plan = PlanCapacity(r, 5, 16);
+  ASSERT_EQ(plan.rows.size(), 2u);
+  EXPECT_FALSE(plan.rows[0].at_heaviest_load);  // 4 x PP1/TP4 at C=16
+  EXPECT_TRUE(plan.rows[1].at_heaviest_load);   // PP1/TP16 at C=32
+  EXPECT_EQ(RenderCapacityText(r, plan, 10).find("heaviest listed"), std::string::npos);
+  EXPECT_EQ(CapacityToJson(plan)["rows"][1]["at_heaviest_load"], true);
+
+  r.evaluated = {Served(1, 1, 16, 3, 32)};
+  r.qualifying = 1;
+  plan = PlanCapacity(r, 5, 16);
+  const std::string text = RenderCapacityText(r, plan, 10);
+  EXPECT_NE(text.find("its best load is the heaviest listed (C=32 for the candidate): an instance "
+                      "that meets the SLA there may serve more at a heavier load, so fewer "
+                      "instances may do; list a heavier --concurrency to find out"),
+            std::string::npos)
+      << text;
+}
+
 // An open loop's instance serves its share of the rate offered, not the
 // sample's measured requests/s, and runs at its share of the cap: 4
 // instances at 2 req/s, C<=64 are 0.5 req/s, C<=16 each, so 4 req/s takes

@@ -618,6 +618,12 @@ std::string RenderCapacityText(const SearchResult& r, const CapacityPlan& plan, 
   const CapacityRow& best = plan.rows.front();
   out += fmt::format("\n  fewest GPUs: {} instance(s) of {}, {} GPUs, each at {}\n", best.instances,
                      best.instance.Label(), best.gpus, best.instance_load.Label());
+  if (best.at_heaviest_load)
+    out += fmt::format(
+        "  its best load is the heaviest listed (C={} for the candidate): an instance that meets "
+        "the SLA there may serve more at a heavier load, so fewer instances may do; list a "
+        "heavier --concurrency to find out\n",
+        r.evaluated[best.evaluated].at->load.concurrency);
   return out;
 }
 
@@ -633,7 +639,8 @@ nlohmann::json CapacityToJson(const CapacityPlan& plan) {
                     {"instance_concurrency", row.instance_load.concurrency},
                     {"instance_request_rate",
                      row.instance_load.open() ? json(row.instance_load.request_rate) : json()},
-                    {"fits_cluster", row.gpus <= plan.cluster_gpus}});
+                    {"fits_cluster", row.gpus <= plan.cluster_gpus},
+                    {"at_heaviest_load", row.at_heaviest_load}});
   return {{"target_rps", plan.target_rps}, {"cluster_gpus", plan.cluster_gpus}, {"rows", rows}};
 }
 
