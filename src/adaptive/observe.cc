@@ -7,6 +7,7 @@
 #include <map>
 
 #include "adaptive/preconditions.h"
+#include "analysis/decision.h"
 #include "analysis/repeat_spread.h"
 #include "analysis/run.h"
 #include "calibrate/fit.h"
@@ -56,6 +57,7 @@ std::string MeasuredExclusion(const spec::Spec& spec, const analysis::PointSumma
   if (spread && *spread > spec.decision.max_repeat_spread)
     return fmt::format("its repeats at C={} spread by {:.1f}%, more than max_repeat_spread",
                        p.concurrency, *spread * 100);
+  if (std::string why = analysis::FellBehind(spec, p); !why.empty()) return why;
   if (p.headroom_mib && !decide::MeetsHeadroom(*p.headroom_mib, spec.decision.min_headroom_mib))
     return fmt::format("its worst GPU kept {:.0f} MiB at C={}, under min_headroom_mib",
                        *p.headroom_mib, p.concurrency);

@@ -121,6 +121,14 @@ void CheckSlaLimits(const spec::Spec& spec, const std::vector<PointSummary>& poi
   }
 }
 
+void CheckKeepsUp(const spec::Spec& spec, const std::vector<PointSummary>& points,
+                  LayoutVerdict& v) {
+  for (int c : spec.sweep.concurrency)
+    if (const PointSummary* p = FindPoint(points, v.layout, c))
+      if (std::string why = FellBehind(spec, *p); !why.empty())
+        v.exclusions.push_back(v.layout.Label() + ": " + why);
+}
+
 void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSummary>& points,
                             const LayoutMemory* memory, LayoutVerdict& v) {
   const std::string label = v.layout.Label();
@@ -136,6 +144,7 @@ void CheckSpreadAndHeadroom(const spec::Spec& spec, const std::vector<PointSumma
           "{}: input TPS varies by {} across repeats at C={} (max_repeat_spread {})", label,
           FormatPercent(*spread), c, FormatPercent(spec.decision.max_repeat_spread)));
   }
+  CheckKeepsUp(spec, points, v);
   CheckSlaLimits(spec, points, v);
   v.headroom_mib = memory != nullptr ? memory->headroom_mib : std::nullopt;
   if (!v.headroom_mib) {
@@ -239,6 +248,23 @@ std::string FallbackReason(const spec::Spec& spec, const std::vector<PointSummar
 }
 
 }  // namespace
+
+std::string FellBehind(const spec::Spec& spec, const PointSummary& p) {
+  const double rate = spec.workload.request_rate;
+  if (!(rate > 0) || !evidence::HasMedians(p) || p.requests_total <= 0) return "";
+  const std::optional<double> e2e =
+      evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::e2e_p50_s), p);
+  if (!e2e) return "";
+  const double n = p.requests_total;
+  if (decide::KeepsUp(rate, n, p.median.request_rps, *e2e)) return "";
+  return fmt::format(
+      "fell behind the offered {} requests/s at C<={}: it completed {} requests/s, where keeping "
+      "up completes about {} ({} requests over their sends and an end-to-end p50 of {} s); its "
+      "requests waited for a free slot, which its latencies do not count",
+      FormatNumber(rate, 2), p.concurrency, FormatNumber(p.median.request_rps, 2),
+      FormatNumber(decide::KeepingUpRps(rate, n, *e2e), 2), p.requests_total,
+      FormatNumber(*e2e, 2));
+}
 
 Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,
                 const std::vector<PointSummary>& points, const std::vector<LayoutMemory>& memory,

@@ -12,6 +12,8 @@
 //     closed loop only: analysis/repeat_spread.h);
 //   - its worst-rank headroom (min over samples and GPUs of total - used) is
 //     at least min_headroom_mib;
+//   - in an open loop, it kept up with the offered rate at every level
+//     (FellBehind);
 //   - it meets every SLA limit (decide::CheckSla) at every concurrency
 //     level, on the point's figures (SlaFigures: the median over repeats of
 //     each repeat's p99); a limit whose figure was not measured (TPOT of a
@@ -38,6 +40,15 @@ namespace ppsearch::analysis {
 using SlaMissAt = evidence::SlaMissAt;
 using LayoutVerdict = evidence::LayoutVerdict;
 using Decision = evidence::Decision;
+
+// In an open loop (workload.request_rate > 0), why the point fell behind
+// its offered rate (decide::KeepsUp): "fell behind the offered 4.00
+// requests/s at C<=64: ..."; "" where it kept up, in a closed loop, or where
+// the point does not hold its end-to-end p50 (replayed from a file of
+// medians). A layout that fell behind at any level is excluded: it did not
+// serve that traffic, and its latencies, which do not count the wait for a
+// free slot under the cap, flatter it.
+std::string FellBehind(const spec::Spec& spec, const PointSummary& p);
 
 // `points` are this run's (not imported) summaries with baseline deltas
 // applied; `flag_warnings` are the planner's spec-level warnings.

@@ -211,6 +211,42 @@ TEST(Decide, RepeatSpreadIsNotJudgedInAnOpenLoop) {
   ASSERT_TRUE(d.fallback.has_value());
 }
 
+// A sample whose 8 requests ran one after another, each for a tenth of
+// `duration_s`: what a server that keeps one request in flight at a time
+// leaves in an open loop that sent them all at once.
+SampleAnalysis OneAtATime(const spec::LayoutSpec& layout, int repeat, double duration_s) {
+  SampleInputs in;
+  in.id = {layout, 8, repeat};
+  in.records = testing::EvenRecords(8, 16000, duration_s);
+  for (size_t i = 0; i < in.records.size(); ++i) {
+    workload::RequestRecord& r = in.records[i];
+    r.send_ns = static_cast<int64_t>(static_cast<double>(i) * duration_s / 8 * 1e9);
+  }
+  in.requests_expected = 8;
+  in.gpu = testing::FlatGpus(4, 8, 80000);
+  return AnalyseSample(in);
+}
+
+// Sent at 100 requests/s, 8 requests that each take 1.25 s complete at
+// about 6 requests/s when the server keeps up (8 / (0.08 s + 1.25 s)); PP8
+// completed 0.8: it fell behind, and its latencies do not count the wait.
+TEST(Decide, AnOpenLoopLayoutThatFellBehindItsRateExcludes) {
+  Inputs in = Healthy();
+  in.spec.workload.request_rate = 100;
+  Find(in, kPp8, 1) = OneAtATime(kPp8, 1, 10.0);
+  Find(in, kPp8, 2) = OneAtATime(kPp8, 2, 10.0);
+  Decision d = DecideOn(in);
+  ASSERT_EQ(Verdict(d, kPp8).exclusions.size(), 1u);
+  EXPECT_EQ(Verdict(d, kPp8).exclusions[0],
+            "PP8/TP4/EP4: fell behind the offered 100.00 requests/s at C<=8: it completed 0.80 "
+            "requests/s, where keeping up completes about 6.02 (8 requests over their sends and "
+            "an end-to-end p50 of 1.25 s); its requests waited for a free slot, which its "
+            "latencies do not count");
+  EXPECT_TRUE(Verdict(d, kPp4).qualifies) << "all sent at once, done in 10 s: it kept up";
+  in.spec.workload.request_rate = 0;  // a closed loop has no rate to keep up with
+  EXPECT_TRUE(DecideOn(in).verdicts.size() == 2 && Verdict(DecideOn(in), kPp8).qualifies);
+}
+
 TEST(Decide, HeadroomBelowTheMinimumExcludes) {
   Inputs in = Healthy();
   Find(in, kPp8, 2) = MakeSample(kPp8, 8, 2, 8.0, 0, /*used_mib=*/84651);

@@ -1,5 +1,6 @@
 #include "decide/rules.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ppsearch::decide {
@@ -39,6 +40,17 @@ std::vector<bool> ParetoOptimal(const std::vector<std::pair<double, double>>& po
       }
     }
   return optimal;
+}
+
+double KeepingUpRps(double rate, double requests, double e2e_p50_s) {
+  if (!(rate > 0) || !(requests > 0)) return 0;
+  return requests / (requests / rate + std::max(e2e_p50_s, 0.0));
+}
+
+bool KeepsUp(double rate, double requests, double request_rps, double e2e_p50_s) {
+  if (!(rate > 0) || !(requests > 0)) return false;
+  const double margin = std::min(3 / std::sqrt(requests), 0.5);
+  return request_rps >= (1 - margin) * KeepingUpRps(rate, requests, e2e_p50_s);
 }
 
 }  // namespace ppsearch::decide

@@ -34,4 +34,15 @@ inline bool MeetsHeadroom(double headroom_mib, double min_headroom_mib) {
   return headroom_mib >= min_headroom_mib;
 }
 
+// An open loop's rule for keeping up: N requests sent at `rate` requests/s
+// complete at N / (N / rate + their end-to-end p50) requests/s when the
+// server keeps up with them (the sends' span, then the last one's answer).
+// A sample that completed less than that by more than the spread of its
+// Poisson sends (whose span over N varies by 1 / sqrt(N) of itself: three
+// of those, at most half) fell behind: its requests waited for a free slot
+// under the cap on requests in flight, and its latencies, measured from
+// each request's send, do not count that wait.
+double KeepingUpRps(double rate, double requests, double e2e_p50_s);
+bool KeepsUp(double rate, double requests, double request_rps, double e2e_p50_s);
+
 }  // namespace ppsearch::decide

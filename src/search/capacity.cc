@@ -3,23 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decide/rules.h"
+
 namespace ppsearch::search {
 namespace {
 
-// Whether an open loop's sample kept up with its offered rate. Its N
-// requests are sent over about N / rate seconds and the last completes
-// about a latency later, so a layout that keeps up completes
-// N / (N / rate + e2e) requests/s, below the rate by its ramp and drain
-// alone; one that falls behind queues, and completes at its own capacity,
-// further below. The sends are a Poisson process (workload/), whose span
-// over N arrivals varies by 1 / sqrt(N) of itself: three of those are the
-// margin.
+// Whether an open loop's sample kept up with its offered rate (the
+// decision's rule, decide/rules.h).
 bool KeepsUp(const PointFigures& at) {
-  const double rate = at.load.request_rate;
-  if (!(rate > 0) || at.requests <= 0) return false;
-  const double n = at.requests;
-  const double margin = std::min(3 / std::sqrt(n), 0.5);
-  return at.request_rps >= (1 - margin) * n / (n / rate + at.e2e_p50_s);
+  return decide::KeepsUp(at.load.request_rate, at.requests, at.request_rps, at.e2e_p50_s);
 }
 
 }  // namespace
