@@ -39,11 +39,9 @@ Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) 
       PPS_ASSIGN_OR_RETURN(std::optional<int> n, CsvOptionalCount(t, r, c.name));
       if (n) v = *n;
     } else {
-      // A measured figure is >= 0, except a headroom, which a file may
-      // record below 0 (a peak over the GPU's total), and at most
-      // kMaxCsvFigure.
-      const bool headroom = c.maybe == &PointSummary::headroom_mib;
-      PPS_ASSIGN_OR_RETURN(v, CsvOptionalFigure(t, r, c.name, headroom ? -kMaxCsvFigure : 0));
+      // A measured figure is >= 0 and at most kMaxCsvFigure; a headroom
+      // below 0 would be a GPU using more memory than it has.
+      PPS_ASSIGN_OR_RETURN(v, CsvOptionalFigure(t, r, c.name, 0));
     }
     if (!v) continue;
     SetValue(c, *v, row.point);
@@ -52,39 +50,15 @@ Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) 
   return Status::Ok();
 }
 
-// Figures one measurement bounds by another: a sample completes at most
-// the requests it sent, the valid repeats are some of the repeats, and
-// each repeat's TTFT p50 <= p95 <= p99 (so are their medians). A row that
-// breaks one was not written from a measurement.
+// A row that breaks FigureOutOfOrder's order, named by its two columns.
 Status CheckOrder(const CsvTable& t, size_t r, const MedianRow& row) {
-  const PointSummary& p = row.point;
-  struct Pair {
-    const char *low, *high;
-    double low_value, high_value;
-    bool held;
-  };
-  const auto held = [&](auto member) { return row.Holds(ColumnOf(member)); };
-  const Pair pairs[] = {
-      {"requests_completed", "requests_total", static_cast<double>(p.requests_completed),
-       static_cast<double>(p.requests_total),
-       held(&PointSummary::requests_completed) && held(&PointSummary::requests_total)},
-      {"valid_repeats", "repeats", static_cast<double>(p.valid_repeats),
-       static_cast<double>(p.repeats),
-       held(&PointSummary::valid_repeats) && held(&PointSummary::repeats)},
-      {"ttft_p50_s_median", "ttft_p95_s_median", p.median.ttft_p50_s, p.median.ttft_p95_s,
-       held(&stats::Figures::ttft_p50_s) && held(&stats::Figures::ttft_p95_s)},
-      {"ttft_p95_s_median", "ttft_p99_s_median", p.median.ttft_p95_s, p.median.ttft_p99_s,
-       held(&stats::Figures::ttft_p95_s) && held(&stats::Figures::ttft_p99_s)},
-      {"ttft_p50_s_median", "ttft_p99_s_median", p.median.ttft_p50_s, p.median.ttft_p99_s,
-       held(&stats::Figures::ttft_p50_s) && held(&stats::Figures::ttft_p99_s)},
-  };
-  for (const Pair& pair : pairs)
-    if (pair.held && pair.low_value > pair.high_value)
-      return MakeError(CsvAt(t, r) + fmt::format(": column '{}' ({}) is above column '{}' ({}); "
-                                                 "expected at most it",
-                                                 pair.low, CsvCell(t, r, pair.low), pair.high,
-                                                 CsvCell(t, r, pair.high)));
-  return Status::Ok();
+  const std::optional<FigureOrder> broken = FigureOutOfOrder(row.point);
+  if (!broken) return Status::Ok();
+  return MakeError(CsvAt(t, r) + fmt::format(": column '{}' ({}) is above column '{}' ({}); "
+                                             "expected at most it",
+                                             broken->low->name, CsvCell(t, r, broken->low->name),
+                                             broken->high->name,
+                                             CsvCell(t, r, broken->high->name)));
 }
 
 Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
@@ -101,7 +75,16 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
     p.held[IndexOf(*ColumnOf(&PointSummary::valid_repeats))] = row.Holds(&PointSummary::repeats);
   }
   row.simulated = CsvBool(t, r, "simulated");
-  row.measured = !no_valid_repeat && !CsvCell(t, r, "input_tps_median").empty();
+  // A median is over the repeats that measured it; the runner leaves a
+  // point without repeats without medians. (requests_completed 0 beside
+  // medians is the fewest of one repeat: the others measured them.)
+  const std::string median_cell = CsvCell(t, r, "input_tps_median");
+  if (row.Holds(&PointSummary::repeats) && p.repeats == 0 && !median_cell.empty())
+    return MakeError(CsvAt(t, r) + ": column 'repeats' is 0 beside column 'input_tps_median' (" +
+                     Excerpt(median_cell) +
+                     "); expected a median over at least one repeat (a point without "
+                     "repeats has an empty input_tps_median)");
+  row.measured = !no_valid_repeat && !median_cell.empty();
   if (!row.measured) return CheckOrder(t, r, row);
   PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
   if (!(p.median.input_tps > 0 && p.median.input_tps <= kMaxCsvFigure))
@@ -114,7 +97,7 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   p.held[IndexOf(*ColumnOf(&stats::Figures::input_tps))] = true;
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kFirst, t, r, row));
   PPS_RETURN_IF_ERROR(ReadColumns(CsvPlace::kLater, t, r, row));
-  if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib)
+  if (!p.headroom_mib && p.peak_gpu_mib && p.gpu_total_mib && *p.gpu_total_mib > 0)
     p.headroom_mib = *p.gpu_total_mib - *p.peak_gpu_mib;
   // TPOT exists only where requests generated a second token.
   p.median.decode = p.held[IndexOf(*ColumnOf(&stats::Figures::tpot_p99_s))];
@@ -122,6 +105,25 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
 }
 
 }  // namespace
+
+std::optional<FigureOrder> FigureOutOfOrder(const PointSummary& p) {
+  using F = stats::Figures;
+  const PointColumn* total = ColumnOf(&PointSummary::gpu_total_mib);
+  const FigureOrder pairs[] = {
+      {ColumnOf(&PointSummary::requests_completed), ColumnOf(&PointSummary::requests_total)},
+      {ColumnOf(&PointSummary::valid_repeats), ColumnOf(&PointSummary::repeats)},
+      {ColumnOf(&F::ttft_p50_s), ColumnOf(&F::ttft_p95_s)},
+      {ColumnOf(&F::ttft_p95_s), ColumnOf(&F::ttft_p99_s)},
+      {ColumnOf(&F::ttft_p50_s), ColumnOf(&F::ttft_p99_s)},
+      {ColumnOf(&PointSummary::peak_gpu_mib), total},
+  };
+  for (const FigureOrder& pair : pairs) {
+    const std::optional<double> low = ValueOf(*pair.low, p), high = ValueOf(*pair.high, p);
+    if (!low || !high || (pair.high == total && *high == 0)) continue;
+    if (*low > *high) return pair;
+  }
+  return std::nullopt;
+}
 
 bool MedianRow::Holds(const PointColumn* column) const {
   return column != nullptr && ValueOf(*column, point).has_value();

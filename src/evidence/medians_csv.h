@@ -9,7 +9,9 @@
 //     input_tps_median: every repeat of that point failed) says nothing
 //     about speed: it is read with `measured` false and its figures unset;
 //   - a measured row's input_tps_median is a positive number; the other
-//     columns are optional, and an empty cell is "not recorded".
+//     columns are optional, and an empty cell is "not recorded";
+//   - no figure is out of the order FigureOutOfOrder states, and a median
+//     is over some repeat.
 // Column meanings: docs/formats.md.
 
 #include <optional>
@@ -56,6 +58,20 @@ struct MediansCsv {
 };
 
 Result<MediansCsv> ParseMediansCsv(const CsvTable& table);
+
+// Two figures of a point, the first at most the second.
+struct FigureOrder {
+  const PointColumn* low;
+  const PointColumn* high;
+};
+// The first pair of figures that `p` holds (ValueOf) out of their order,
+// nullopt when none is: a sample completes at most the requests it sent,
+// the valid repeats are some of the repeats, each repeat's TTFT p50 <= p95
+// <= p99 (so are their medians), and a GPU uses at most the memory it has
+// (a total of 0 is no reading: nvidia-smi gave none). A point that breaks
+// one was not measured. Every reader of measured medians applies it: this
+// one to each row, a backtest case to its inline points.
+std::optional<FigureOrder> FigureOutOfOrder(const PointSummary& p);
 
 // A point's row of summary.csv: every column whose value is set
 // (ValueOf). Read back, the row's point is the same point with `imported`

@@ -90,8 +90,11 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
             "cell)");
   EXPECT_EQ(Parse(head + "1,32,4,8,3000,1e308,80000\n").error().message,
             "m.csv:2: column 'ttft_p50_s_median': expected a number in [0, 1e+12], got 1e308");
-  EXPECT_TRUE(
-      Parse("pp,tp,ep,concurrency,input_tps_median,headroom_mib\n1,32,4,8,3000,-20\n").ok());
+  // A headroom below 0 is a GPU using more memory than it has.
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median,headroom_mib\n1,32,4,8,3000,-20\n")
+                .error()
+                .message,
+            "m.csv:2: column 'headroom_mib': expected a number in [0, 1e+12], got -20");
 }
 
 // A figure above the one that bounds it was not measured: more requests
@@ -122,6 +125,68 @@ TEST(MediansCsv, AFigureAboveItsBoundIsRefused) {
   EXPECT_EQ(Parse(head + "1,32,4,8,,3,0,50,40,,,\n").error().message,
             "m.csv:2: column 'requests_completed' (50) is above column 'requests_total' (40); "
             "expected at most it");
+}
+
+// A GPU uses at most the memory it has: a peak above the total (an edited
+// baseline) fitted a workspace that left no layout fitting.
+TEST(MediansCsv, AUsedMemoryAboveTheGpusTotalIsRefused) {
+  const std::string head = "pp,tp,ep,concurrency,input_tps_median,peak_gpu_mib,gpu_total_mib\n";
+  EXPECT_EQ(Parse(head + "1,32,4,8,3257.96,95000,85651\n").error().message,
+            "m.csv:2: column 'peak_gpu_mib' (95000) is above column 'gpu_total_mib' (85651); "
+            "expected at most it");
+  Result<MediansCsv> full = Parse(head + "1,32,4,8,3257.96,85651,85651\n");
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  EXPECT_EQ(full->rows[0].point.headroom_mib, 0);
+  // A total of 0 is a snapshot without memory.total, as the runner writes
+  // it: no reading, so neither a refusal nor a headroom of -peak.
+  Result<MediansCsv> no_total = Parse(head + "1,32,4,8,3257.96,81355,0\n");
+  ASSERT_TRUE(no_total.ok()) << no_total.error().message;
+  EXPECT_FALSE(no_total->rows[0].point.headroom_mib);
+}
+
+// A median is over some repeat: a row of no repeats with medians was not
+// written from a run. requests_completed is the fewest of one repeat, so 0
+// beside medians is a run's own point (one repeat completed none).
+TEST(MediansCsv, AMedianOverNoRepeatIsRefused) {
+  const std::string head =
+      "pp,tp,ep,concurrency,repeats,requests_completed,requests_total,input_tps_median\n";
+  EXPECT_EQ(Parse(head + "1,32,4,8,0,40,40,3257.96\n").error().message,
+            "m.csv:2: column 'repeats' is 0 beside column 'input_tps_median' (3257.96); expected "
+            "a median over at least one repeat (a point without repeats has an empty "
+            "input_tps_median)");
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,repeats,valid_repeats,input_tps_median\n"
+                  "1,32,4,8,0,0,3257.96\n")
+                .error()
+                .message,
+            "m.csv:2: column 'repeats' is 0 beside column 'input_tps_median' (3257.96); expected "
+            "a median over at least one repeat (a point without repeats has an empty "
+            "input_tps_median)");
+  Result<MediansCsv> none = Parse(head + "1,32,4,8,0,0,40,\n");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->rows[0].measured);
+  Result<MediansCsv> one_lost = Parse(head + "1,32,4,8,3,0,40,3257.96\n");
+  ASSERT_TRUE(one_lost.ok()) << one_lost.error().message;
+  EXPECT_TRUE(one_lost->rows[0].measured);
+}
+
+// summary.csv of a point none of whose repeats completed a request (its
+// medians forgotten: empty cells) reads back as a point without medians.
+TEST(MediansCsv, APointWithoutCompletedRequestsReadsBack) {
+  PointSummary p;
+  p.layout = {4, 8, 4, {}};
+  p.concurrency = 8;
+  p.repeats = 3;
+  p.requests_total = 40;
+  p.peak_gpu_mib = 80000;
+  p.gpu_total_mib = 85651;
+  p.headroom_mib = 5651;
+  ForgetMedians(p);
+  Result<CsvTable> table = ParseCsv(SummaryCsvText({MedianRowOf(p, false)}), "summary.csv");
+  ASSERT_TRUE(table.ok());
+  Result<MediansCsv> back = ParseMediansCsv(*table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->rows[0].measured);
+  EXPECT_EQ(back->rows[0].point.repeats, 3);
 }
 
 // Two rows for one point: which one a reader took (the first, the last)
