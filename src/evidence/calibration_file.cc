@@ -1,8 +1,15 @@
 #include "evidence/calibration_file.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
+#include "spec/layout_text.h"
+#include "spec/limits.h"
 #include "util/did_you_mean.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -143,6 +150,189 @@ Status CheckLogCovariance(const std::string& path, const std::vector<double>& m)
   return Status::Ok();
 }
 
+// The `fit` section is where the fit sat: the model-form term measures
+// each prediction's extrapolation distances from it, so a value off its
+// meaning moves every interval (an input length of -16000 or "abc" dropped
+// the length distance, 1e12 widened tenfold, a layout no point was measured
+// at narrowed its neighbours'). Each value is bounded as the spec bounds the
+// value calibrate copied; a key may be missing (a file written before it
+// existed, or a calibration no fit produced): not recorded.
+class FitReader {
+ public:
+  FitReader(const std::string& path, const nlohmann::json& fit) : path_(path), fit_(fit) {}
+
+  Error KeyError(const std::string& key, const std::string& expected,
+                 const nlohmann::json& got) const {
+    return MakeError(path_ + ": key 'fit." + key + "': expected " + expected + ", got " +
+                     Excerpt(got.dump()));
+  }
+
+  // An integer in [1, hi], as the spec's key `what` is.
+  Status Count(const char* key, int64_t hi, const char* what, int64_t* out) const {
+    if (!fit_.contains(key)) return Status::Ok();
+    const nlohmann::json& v = fit_[key];
+    if (!IsCount(v, hi))
+      return KeyError(key, fmt::format("an integer in [1, {}] (the fitted spec's {})", hi, what),
+                      v);
+    *out = v.get<int64_t>();
+    return Status::Ok();
+  }
+
+  // A profile's name, as `cluster.hardware` names it (or a profile file's
+  // stem): any name is one, a typo reading as other hardware.
+  Status Hardware(std::string* out) const {
+    if (!fit_.contains("hardware")) return Status::Ok();
+    const nlohmann::json& v = fit_["hardware"];
+    const std::string name = v.is_string() ? v.get<std::string>() : "";
+    const bool plain = !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+                       std::none_of(name.begin(), name.end(), [](char ch) {
+                         return ch == '/' || static_cast<unsigned char>(ch) < 0x20;
+                       });
+    if (!plain)
+      return KeyError("hardware",
+                      "a hardware profile's name (the fitted spec's cluster.hardware, e.g. "
+                      "\"rtx-6000d\")",
+                      v);
+    *out = name;
+    return Status::Ok();
+  }
+
+  // The measured concurrency levels: ascending, each once.
+  Status Concurrency(std::vector<int>* out) const {
+    if (!fit_.contains("concurrency")) return Status::Ok();
+    const nlohmann::json& v = fit_["concurrency"];
+    const std::string expected = fmt::format(
+        "the measured concurrency levels: a non-empty array of integers in [1, {}], ascending, "
+        "each once",
+        spec::kMaxConcurrency);
+    if (!v.is_array() || v.empty()) return KeyError("concurrency", expected, v);
+    for (const auto& level : v) {
+      if (!IsCount(level, spec::kMaxConcurrency) ||
+          (!out->empty() && level.get<int>() <= out->back()))
+        return KeyError("concurrency", expected, v);
+      out->push_back(level.get<int>());
+    }
+    return Status::Ok();
+  }
+
+  // Labels as LayoutSpec::Label writes them, each once.
+  Status Layouts(std::vector<std::string>* out) const {
+    if (!fit_.contains("layouts")) return Status::Ok();
+    const nlohmann::json& v = fit_["layouts"];
+    if (!v.is_array() || v.empty())
+      return KeyError("layouts", "a non-empty array of the fitted layouts' labels", v);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string label = v[i].is_string() ? v[i].get<std::string>() : "";
+      const Result<spec::LayoutSpec> layout = spec::ParseLayoutText(label);
+      if (!layout.ok() || layout->Label() != label ||
+          std::find(out->begin(), out->end(), label) != out->end())
+        return KeyError(Index("layouts", i),
+                        "a fitted layout's label, each once (e.g. \"PP1/TP32/EP4\")", v[i]);
+      out->push_back(label);
+    }
+    return Status::Ok();
+  }
+
+  // The (pp, tp, ep) and concurrency of each point of `key` (fit.points,
+  // fit.leave_one_layout_out), which the layouts and levels must be those of.
+  Status Points(const char* key, std::vector<std::tuple<int, int, int, int>>* out) const {
+    if (!fit_.contains(key)) return Status::Ok();
+    const nlohmann::json& v = fit_[key];
+    if (!v.is_array()) return KeyError(key, "an array of the fitted points", v);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const nlohmann::json& point = v[i];
+      int sizes[4] = {};
+      const char* names[4] = {"pp", "tp", "ep", "concurrency"};
+      for (int k = 0; k < 4; ++k) {
+        const int64_t hi = k == 3 ? spec::kMaxConcurrency : spec::kMaxParallelSize;
+        const nlohmann::json got = point.is_object() && point.contains(names[k])
+                                       ? point[names[k]]
+                                       : nlohmann::json(nullptr);
+        if (!IsCount(got, hi))
+          return KeyError(Index(key, i) + "." + names[k], fmt::format("an integer in [1, {}]", hi),
+                          got);
+        sizes[k] = got.get<int>();
+      }
+      out->emplace_back(sizes[0], sizes[1], sizes[2], sizes[3]);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static bool IsCount(const nlohmann::json& v, int64_t hi) {
+    return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= hi;
+  }
+  static std::string Index(const std::string& key, size_t i) {
+    return key + "[" + std::to_string(i) + "]";
+  }
+
+  const std::string& path_;
+  const nlohmann::json& fit_;
+};
+
+std::string Joined(const std::set<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The layouts and levels the file says the fit sat at are those of the
+// points it records the fit meeting (calibrate writes both from the same
+// measurements).
+Status CheckFitAgainstPoints(const FitReader& reader, const std::vector<std::string>& layouts,
+                             const std::vector<int>& levels,
+                             const std::vector<std::tuple<int, int, int, int>>& points) {
+  std::set<std::string> measured_layouts;
+  std::set<int> measured_levels;
+  for (const auto& [pp, tp, ep, concurrency] : points) {
+    measured_layouts.insert(fmt::format("PP{}/TP{}/EP{}", pp, tp, ep));
+    measured_levels.insert(concurrency);
+  }
+  std::set<std::string> listed;
+  for (const std::string& label : layouts) {
+    const spec::LayoutSpec l = *spec::ParseLayoutText(label);
+    listed.insert(fmt::format("PP{}/TP{}/EP{}", l.pp, l.tp, l.ep));
+  }
+  if (!layouts.empty() && listed != measured_layouts)
+    return reader.KeyError("layouts",
+                           "the layouts of the points in fit.points and "
+                           "fit.leave_one_layout_out (" +
+                               Joined(measured_layouts) + ")",
+                           nlohmann::json(layouts));
+  if (!levels.empty() && std::set<int>(levels.begin(), levels.end()) != measured_levels)
+    return reader.KeyError("concurrency",
+                           "the levels of the points in fit.points and "
+                           "fit.leave_one_layout_out (" +
+                               nlohmann::json(measured_levels).dump() + ")",
+                           nlohmann::json(levels));
+  return Status::Ok();
+}
+
+Status ReadFit(const std::string& path, const nlohmann::json& fit, Calibration& c) {
+  if (!fit.is_object())
+    return MakeError(path +
+                     ": key 'fit': expected an object (what 'ppsearch calibrate' fitted "
+                     "to), got " +
+                     std::string(fit.type_name()));
+  const FitReader reader(path, fit);
+  PPS_RETURN_IF_ERROR(reader.Hardware(&c.fitted_hardware));
+  int64_t gpus_per_node = 0;
+  PPS_RETURN_IF_ERROR(reader.Count("gpus_per_node", spec::kMaxGpusPerNode, "cluster.gpus_per_node",
+                                   &gpus_per_node));
+  c.fitted_gpus_per_node = static_cast<int>(gpus_per_node);
+  PPS_RETURN_IF_ERROR(reader.Count("input_tokens", spec::kMaxTokens, "workload.input_tokens",
+                                   &c.fitted_input_tokens));
+  PPS_RETURN_IF_ERROR(reader.Count("output_tokens", spec::kMaxTokens, "workload.output_tokens",
+                                   &c.fitted_output_tokens));
+  PPS_RETURN_IF_ERROR(reader.Concurrency(&c.fitted_concurrency));
+  PPS_RETURN_IF_ERROR(reader.Layouts(&c.fitted_layouts));
+  std::vector<std::tuple<int, int, int, int>> points;
+  PPS_RETURN_IF_ERROR(reader.Points("points", &points));
+  PPS_RETURN_IF_ERROR(reader.Points("leave_one_layout_out", &points));
+  if (points.empty()) return Status::Ok();  // a file that records none: nothing to hold them to
+  return CheckFitAgainstPoints(reader, c.fitted_layouts, c.fitted_concurrency, points);
+}
+
 }  // namespace
 
 Result<Calibration> LoadCalibration(const std::string& path) {
@@ -215,25 +405,7 @@ Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string&
     for (const auto& s : j["off_prior"])
       if (s.is_string()) c.off_prior.push_back(s.get<std::string>());
   // What `ppsearch calibrate` fitted to; other writers may leave it out.
-  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("layouts") &&
-      j["fit"]["layouts"].is_array())
-    for (const auto& label : j["fit"]["layouts"])
-      if (label.is_string()) c.fitted_layouts.push_back(label.get<std::string>());
-  if (j.contains("fit") && j["fit"].is_object()) {
-    const auto& fit = j["fit"];
-    if (fit.contains("hardware") && fit["hardware"].is_string())
-      c.fitted_hardware = fit["hardware"].get<std::string>();
-    if (fit.contains("gpus_per_node") && fit["gpus_per_node"].is_number_integer())
-      c.fitted_gpus_per_node = fit["gpus_per_node"].get<int>();
-    if (fit.contains("input_tokens") && fit["input_tokens"].is_number_integer())
-      c.fitted_input_tokens = fit["input_tokens"].get<int64_t>();
-    if (fit.contains("concurrency") && fit["concurrency"].is_array())
-      for (const auto& level : fit["concurrency"])
-        if (level.is_number_integer() && level.get<int>() > 0)
-          c.fitted_concurrency.push_back(level.get<int>());
-    if (fit.contains("output_tokens") && fit["output_tokens"].is_number_integer())
-      c.fitted_output_tokens = fit["output_tokens"].get<int64_t>();
-  }
+  if (j.contains("fit")) PPS_RETURN_IF_ERROR(ReadFit(path, j["fit"], c));
   if (j.contains("model_error")) {
     PPS_ASSIGN_OR_RETURN(c.model_form, ParseModelForm(path, j));
   }
@@ -262,12 +434,15 @@ nlohmann::ordered_json PointsJson(const std::vector<CalibrationFitPoint>& points
 // The `fit` section: where the fit sits (the model-form term's extrapolation
 // distances start there), what it was fitted to and how it met each point.
 nlohmann::ordered_json FitJson(const Calibration& c, const CalibrationFitRecord& fit) {
-  nlohmann::ordered_json j;
-  j["hardware"] = c.fitted_hardware;
-  j["gpus_per_node"] = c.fitted_gpus_per_node;
-  j["input_tokens"] = c.fitted_input_tokens;
-  j["concurrency"] = c.fitted_concurrency;
-  j["output_tokens"] = c.fitted_output_tokens;
+  // A value the calibration does not record (empty or 0) is left out, as a
+  // file written before its key existed leaves it: the reader takes each
+  // one present as what the fit saw.
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (!c.fitted_hardware.empty()) j["hardware"] = c.fitted_hardware;
+  if (c.fitted_gpus_per_node > 0) j["gpus_per_node"] = c.fitted_gpus_per_node;
+  if (c.fitted_input_tokens > 0) j["input_tokens"] = c.fitted_input_tokens;
+  if (!c.fitted_concurrency.empty()) j["concurrency"] = c.fitted_concurrency;
+  if (c.fitted_output_tokens > 0) j["output_tokens"] = c.fitted_output_tokens;
   if (!c.fitted_layouts.empty()) j["layouts"] = c.fitted_layouts;
   if (!fit.measured.empty()) j["measured"] = fit.measured;
   j["points"] = PointsJson(fit.points);

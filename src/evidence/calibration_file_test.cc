@@ -271,6 +271,99 @@ TEST_F(CalibrationFileTest, ModelFormAndCovarianceBeyondWhatTheyCanMeanAreRefuse
                 "[-1, 1], got 0.05");
 }
 
+// The fit section is where the model-form distances start: each key is
+// bounded by what it can mean (the spec value calibrate copied), and the
+// layouts and levels are those of the points the fit met. Edited, "abc" or
+// -16000 input tokens dropped the length distance and narrowed every
+// interval; a layout no point was measured at narrowed its neighbours'.
+TEST_F(CalibrationFileTest, AFitSectionBeyondWhatItCanMeanIsRefused) {
+  Calibration c;
+  c.fitted_hardware = "rtx-6000d";
+  c.fitted_gpus_per_node = 8;
+  c.fitted_input_tokens = 16000;
+  c.fitted_output_tokens = 1;
+  c.fitted_concurrency = {8, 16};
+  c.fitted_layouts = {"PP1/TP32/EP4"};
+  CalibrationFitRecord fit;
+  fit.measured = {"data/baseline/pp1-tp32-ep4.csv"};
+  fit.points.push_back({LayoutOf(1, 32, 4), 8, 3257.96, 3200, 39.19, 40, 81000, 81355});
+  fit.points.push_back({LayoutOf(1, 32, 4), 16, 3260.14, 3210, 78.39, 79, 81000, 81355});
+  const std::string path = dir_ + "/calibration.json";
+  ASSERT_TRUE(SaveCalibration(c, path, &fit).ok());
+  Result<Calibration> written = LoadCalibration(path);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(written->fitted_concurrency, (std::vector<int>{8, 16}));
+  const nlohmann::json saved = nlohmann::json::parse(*ReadFile(path));
+  const auto edited = [&](const std::string& key, const nlohmann::json& value) {
+    nlohmann::json j = saved;
+    if (value.is_discarded()) {
+      j["fit"].erase(key);
+    } else {
+      j["fit"][key] = value;
+    }
+    const std::string edit = Write(j.dump());
+    Result<Calibration> loaded = LoadCalibration(edit);
+    return loaded.ok() ? std::string("loaded") : loaded.error().message;
+  };
+  const std::string at = dir_ + "/calibration.json: key 'fit.";
+  EXPECT_EQ(edited("input_tokens", "abc"),
+            at + "input_tokens': expected an integer in [1, 16777216] (the fitted spec's "
+                 "workload.input_tokens), got \"abc\"");
+  EXPECT_EQ(edited("input_tokens", -16000),
+            at + "input_tokens': expected an integer in [1, 16777216] (the fitted spec's "
+                 "workload.input_tokens), got -16000");
+  EXPECT_EQ(edited("input_tokens", 1e12),
+            at + "input_tokens': expected an integer in [1, 16777216] (the fitted spec's "
+                 "workload.input_tokens), got 1000000000000.0");
+  EXPECT_EQ(edited("output_tokens", 0),
+            at + "output_tokens': expected an integer in [1, 16777216] (the fitted spec's "
+                 "workload.output_tokens), got 0");
+  EXPECT_EQ(edited("gpus_per_node", -3),
+            at + "gpus_per_node': expected an integer in [1, 256] (the fitted spec's "
+                 "cluster.gpus_per_node), got -3");
+  EXPECT_EQ(edited("hardware", ""),
+            at + "hardware': expected a hardware profile's name (the fitted spec's "
+                 "cluster.hardware, e.g. \"rtx-6000d\"), got \"\"");
+  EXPECT_EQ(edited("hardware", 3),
+            at + "hardware': expected a hardware profile's name (the fitted spec's "
+                 "cluster.hardware, e.g. \"rtx-6000d\"), got 3");
+  EXPECT_EQ(edited("concurrency", nlohmann::json({16, 8})),
+            at + "concurrency': expected the measured concurrency levels: a non-empty array of "
+                 "integers in [1, 65536], ascending, each once, got [16,8]");
+  EXPECT_EQ(edited("concurrency", nlohmann::json({8})),
+            at + "concurrency': expected the levels of the points in fit.points and "
+                 "fit.leave_one_layout_out ([8,16]), got [8]");
+  EXPECT_EQ(edited("layouts", nlohmann::json({"PP1/TP32/EP4", "PP8/TP4/EP4"})),
+            at + "layouts': expected the layouts of the points in fit.points and "
+                 "fit.leave_one_layout_out (PP1/TP32/EP4), got [\"PP1/TP32/EP4\",\"PP8/TP4/EP4\"]");
+  EXPECT_EQ(edited("layouts", nlohmann::json({"pp1/tp32/ep4"})),
+            at + "layouts[0]': expected a fitted layout's label, each once (e.g. "
+                 "\"PP1/TP32/EP4\"), got \"pp1/tp32/ep4\"");
+  EXPECT_EQ(edited("points", nlohmann::json::parse(R"([{"pp": 0}])")),
+            at + "points[0].pp': expected an integer in [1, 32768], got 0");
+  EXPECT_EQ(edited("fit", nlohmann::json()), "loaded");  // an unknown key: a newer writer's
+  // A key left out is not recorded, as in a file written before it existed.
+  for (const char* key : {"hardware", "gpus_per_node", "input_tokens", "output_tokens",
+                          "concurrency", "layouts", "points"})
+    EXPECT_EQ(edited(key, nlohmann::json(nlohmann::json::value_t::discarded)), "loaded") << key;
+  nlohmann::json not_object = saved;
+  not_object["fit"] = "PP1/TP32/EP4";
+  Result<Calibration> refused = LoadCalibration(Write(not_object.dump()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            dir_ +
+                "/calibration.json: key 'fit': expected an object (what 'ppsearch calibrate' "
+                "fitted to), got string");
+  // A calibration without what the fit saw leaves the keys out, and reads.
+  Calibration bare;
+  bare.fitted_layouts = {"PP1/TP32/EP4"};
+  ASSERT_TRUE(SaveCalibration(bare, path, &fit).ok());
+  const nlohmann::json bare_fit = nlohmann::json::parse(*ReadFile(path))["fit"];
+  EXPECT_FALSE(bare_fit.contains("input_tokens")) << bare_fit.dump();
+  EXPECT_FALSE(bare_fit.contains("hardware")) << bare_fit.dump();
+  EXPECT_TRUE(LoadCalibration(path).ok());
+}
+
 TEST_F(CalibrationFileTest, MissingParametersObject) {
   const std::string path = Write(R"({"schema": "ppsearch.calibration/2", "dense_gemm_eff": 0.5})");
   Result<Calibration> c = LoadCalibration(path);
