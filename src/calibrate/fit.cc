@@ -256,8 +256,24 @@ bool IsCompute(Param p) {
          p == Param::kAttention || p == Param::kLinearAttention || p == Param::kMemory;
 }
 
-// What has to give when parameter p sits on its bound and the data pulls it beyond.
-std::string Assumption(Param p) {
+// Whether a larger value of p makes the model faster (a rate or an
+// efficiency) rather than slower (a wait, an overhead, a floor).
+bool LargerIsFaster(Param p) {
+  return IsCompute(p) || p == Param::kIntraLink || p == Param::kInterLink;
+}
+
+// Why a measurement is slower than the model at its slowest: what the model
+// does not see, rather than a parameter it could stretch further.
+constexpr const char* kSlowerThanTheModel =
+    "a misconfigured run (another model, precision, backend or flags than the spec's), a "
+    "throughput per GPU given as a whole server's (or a time in the wrong unit), or contention "
+    "the model does not see (other jobs on the GPUs or links, throttling)";
+
+// What has to give when parameter p sits on its bound and the data pulls it
+// beyond: at the bound that makes the model fastest the measurement ran
+// faster than the model can; at the one that makes it slowest, slower.
+std::string Assumption(Param p, bool at_hi) {
+  const bool fastest = at_hi == LargerIsFaster(p);
   switch (p) {
     case Param::kDenseGemm:
     case Param::kFp8Gemm:
@@ -265,29 +281,63 @@ std::string Assumption(Param p) {
     case Param::kAttention:
     case Param::kLinearAttention:
     case Param::kMemory:
+      if (!fastest)
+        return std::string(
+                   "the measured layout ran slower than its operators take at the least "
+                   "efficiency the model allows: ") +
+               kSlowerThanTheModel;
       return "the measured layout ran faster than its operators allow at the profile's "
              "sustained rates: either the profile's rate for this operator class is low for "
              "this GPU, or the model counts work the runtime does not do (fused, sharded or "
              "skipped operators)";
     case Param::kIntraLink:
     case Param::kInterLink:
+      if (!fastest)
+        return std::string(
+                   "the collectives took longer than the least link rate the model "
+                   "allows: ") +
+               kSlowerThanTheModel;
       return "the collectives finished faster than the link's line rate allows: the profile's "
              "link figures, or the ring algorithm the model assumes, do not hold here";
     case Param::kExpertSkew:
     case Param::kRankJitter:
+      if (!fastest)
+        return std::string(
+                   "the data asks for more waiting than the most imbalanced ranks the "
+                   "model allows: ") +
+               kSlowerThanTheModel;
       return "the data asks for less waiting than perfectly balanced ranks: the measured time "
              "is below what the model's transfers alone take";
     case Param::kHostOverhead:
+      if (!fastest)
+        return std::string(
+                   "the measured time exceeds the model's GPU time plus the most "
+                   "host time per iteration the model allows: ") +
+               kSlowerThanTheModel;
       return "the host's per-iteration time cannot be negative: the model's GPU time alone "
              "exceeds the measured time";
     case Param::kDecodeKernel:
+      if (!fastest)
+        return std::string(
+                   "the measured decode steps are longer than the longest kernel floor "
+                   "the model allows: ") +
+               kSlowerThanTheModel;
       return "the measured decode steps are shorter than the kernels the model counts take at "
              "no work: the runtime fuses kernels the model counts apart, or skips them";
-    case Param::kWorkspace:
+    case Param::kWorkspace:  // memory, not speed: either bound
       return "the measured peak is below what the model's pools, weights and activations "
              "alone take, or above the GPU: the memory model's terms do not hold here";
   }
   return "";
+}
+
+// The reason for the bound p is held at. The table's bound_why names the
+// physical one: the upper, or a lower bound of 0 ("none below zero"); the
+// other end only closes the range the fit searches (an efficiency of 0.05
+// is no property of the profile).
+std::string BoundReason(const cost::ParamInfo& info, bool at_hi) {
+  if (at_hi == (info.bound_lo != 0)) return std::string(info.bound_why);
+  return at_hi ? "the most the fit searches" : "the least the fit searches";
 }
 
 std::string WorstMisfit(const Evaluation& e) {
@@ -360,10 +410,11 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
   c.log_covariance = *cov;
   double misfit = 0;
   for (double r : sol.eval.data) misfit = std::max(misfit, std::abs(r));
-  // assumption -> the parameters it holds back, how many, and whether any is a compute class
+  // assumption -> the parameters it holds back, how many, how many of them
+  // at a physical bound, and whether any is a compute class
   struct Pinned {
     std::string names;
-    int count = 0;
+    int count = 0, physical = 0;
     bool compute = false;
   };
   std::map<std::string, Pinned> pinned;
@@ -374,15 +425,17 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
     const bool at_hi = sol.x[p] >= s.hi[p] - 1e-6;
     if (pressed[p]) {
       c.status[p] = cost::ParamStatus::kAtBound;
+      const std::string reason = BoundReason(info, at_hi);
       c.note[p] = fmt::format("held at its {} bound {:.4g} ({})", at_hi ? "upper" : "lower",
-                              c.value[p], info.bound_why);
+                              c.value[p], reason);
       if (misfit > kMisfit) {
         // One message per assumption, naming every parameter it holds back.
-        const std::string assumption = Assumption(info.param);
+        const std::string assumption = Assumption(info.param, at_hi);
         Pinned& pin = pinned[assumption];
         pin.names += fmt::format("{}{} = {:.4g} ({})", pin.names.empty() ? "" : ", ", info.name,
-                                 c.value[p], info.bound_why);
+                                 c.value[p], reason);
         ++pin.count;
+        pin.physical += reason == info.bound_why;
         pin.compute |= IsCompute(info.param);
       }
     } else if (fit.posterior_sigma[p] < kDeterminedRatio * s.sigma[p]) {
@@ -399,10 +452,10 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
   // follows the count of parameters, not the text.
   for (const auto& [assumption, pin] : pinned)
     c.infeasible.push_back(fmt::format(
-        "{} {} at the physical bound and the data pulls further; the fit still misses: {}. "
+        "{} {} at the {}bound and the data pulls further; the fit still misses: {}. "
         "What has to give: {}.{}",
-        pin.names, pin.count == 1 ? "is" : "are", WorstMisfit(sol.eval), assumption,
-        pin.compute ? LargestOperators(in, c) : ""));
+        pin.names, pin.count == 1 ? "is" : "are", pin.physical == pin.count ? "physical " : "",
+        WorstMisfit(sol.eval), assumption, pin.compute ? LargestOperators(in, c) : ""));
 }
 
 }  // namespace

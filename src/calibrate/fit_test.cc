@@ -288,6 +288,22 @@ void ExpectWithinBounds(const cost::Calibration& c, const hardware::HardwareProf
   }
 }
 
+// The fit to PP1/TP32/EP4 measured at `points`, which no physical parameter
+// set reaches: it is infeasible, and no value leaves its bound.
+void FitOutOfReach(std::vector<MeasuredPoint> points, FitResult* out) {
+  const Baseline b = LoadBaseline();
+  ASSERT_FALSE(b.model.layers.empty());
+  Measurement m;
+  m.layout = Pp1Tp32Ep4();
+  m.source = "out of reach";
+  m.points = std::move(points);
+  Result<FitResult> fit = FitCalibration(InputsFor(b, {m}));
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  ExpectWithinBounds(fit->calibration, b.hardware);
+  ASSERT_FALSE(fit->calibration.infeasible.empty());
+  *out = std::move(*fit);
+}
+
 // On the shipped baseline the fit is feasible: with the profile's tensor
 // burst between collectives the compute fits in the time the profile
 // leaves for it, at the dense GEMM class's bound, and the links make up
@@ -484,17 +500,9 @@ TEST(FitCalibration, RecoversKnownParametersFromSeveralLayouts) {
 // Throughput no physical parameter set can reach is reported as infeasible,
 // naming the bound and the assumption, and no value leaves its bound.
 TEST(FitCalibration, ImpossibleThroughputIsInfeasible) {
-  const Baseline b = LoadBaseline();
-  ASSERT_FALSE(b.model.layers.empty());
-  Measurement m;
-  m.layout = Pp1Tp32Ep4();
-  m.source = "impossible";
-  m.points.push_back({8, 3 * 3257.96, 0, 0, 0});
-  Result<FitResult> fit = FitCalibration(InputsFor(b, {m}));
-  ASSERT_TRUE(fit.ok()) << fit.error().message;
-  const cost::Calibration& c = fit->calibration;
-  ExpectWithinBounds(c, b.hardware);
-  ASSERT_FALSE(c.infeasible.empty());
+  FitResult fit;
+  ASSERT_NO_FATAL_FAILURE(FitOutOfReach({{8, 3 * 3257.96, 0, 0, 0}}, &fit));
+  const cost::Calibration& c = fit.calibration;
   bool names_compute = false;
   for (const auto& s : c.infeasible)
     names_compute |= s.find("ran faster than its operators allow") != std::string::npos;
@@ -509,6 +517,34 @@ TEST(FitCalibration, ImpossibleThroughputIsInfeasible) {
   ASSERT_NE(compute, c.infeasible.end());
   EXPECT_NE(compute->find("latent_down_proj 24% (replicated on every TP rank)"), std::string::npos)
       << *compute;
+}
+
+// Throughput far below the model at its slowest (the baseline's input TPS
+// / 100, its TTFTs x 100) holds the parameters at the bounds that make the
+// model slowest: the note says the measurement is slower than the model can
+// be, not that it ran faster than the operators or links allow.
+TEST(FitCalibration, ImpossiblySlowThroughputSaysTheMeasurementIsSlower) {
+  FitResult fit;
+  ASSERT_NO_FATAL_FAILURE(
+      FitOutOfReach({{8, 32.5796, 3919, 4162, 0}, {16, 32.6014, 7839, 8088, 0}}, &fit));
+  const cost::Calibration& c = fit.calibration;
+  bool names_compute = false;
+  for (const auto& s : c.infeasible) {
+    EXPECT_EQ(s.find("faster than"), std::string::npos) << s;
+    EXPECT_EQ(s.find("less waiting"), std::string::npos) << s;
+    EXPECT_NE(s.find("a throughput per GPU given as a whole server's"), std::string::npos) << s;
+    if (s.find("ran slower than its operators take at the least efficiency the model allows") !=
+        std::string::npos) {
+      names_compute = true;
+      // 0.05 closes the range the fit searches; the profile's rate is the other end.
+      EXPECT_NE(s.find("dense_gemm_eff = 0.05 (the least the fit searches)"), std::string::npos)
+          << s;
+      EXPECT_NE(s.find("are at the bound and the data pulls further"), std::string::npos) << s;
+    }
+  }
+  EXPECT_TRUE(names_compute) << c.infeasible.front();
+  EXPECT_EQ(c.note[cost::Index(cost::Param::kDenseGemm)],
+            "held at its lower bound 0.05 (the least the fit searches)");
 }
 
 TEST(FitCalibration, InvalidPlanIsAnError) {
