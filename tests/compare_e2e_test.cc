@@ -323,13 +323,11 @@ TEST_F(CompareE2e, AmbiguousOrImpossibleCsvRowsAreRefused) {
       {header + ",input_tps_median\n1,32,4,8,3000,3600\n",
        ":1: column 'input_tps_median' appears twice (5 and 6); expected each column once\n"},
       {header + "\n1,32,4,8,0\n",
-       ":2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, got 0 (a "
-       "point "
-       "without valid repeats has valid_repeats = 0 or an empty cell)\n"},
+       ":2: column 'input_tps_median': expected a positive number (tokens/s) in [1e-09, 1e+12], "
+       "got 0 (a point without valid repeats has valid_repeats = 0 or an empty cell)\n"},
       {header + "\n1,32,4,8,-3000\n",
-       ":2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, got "
-       "-3000 (a point "
-       "without valid repeats has valid_repeats = 0 or an empty cell)\n"}};
+       ":2: column 'input_tps_median': expected a positive number (tokens/s) in [1e-09, 1e+12], "
+       "got -3000 (a point without valid repeats has valid_repeats = 0 or an empty cell)\n"}};
   for (const auto& [text, message] : cases) {
     const std::string b = WriteSpec("b.csv", text);
     CommandResult r = Run("compare " + Source("data/baseline/pp1-tp32-ep4.csv") + " " + b);

@@ -7,10 +7,14 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "backtest/memory_case.h"
+#include "evidence/csv_cells.h"
+#include "evidence/medians_csv.h"
 #include "spec/sections.h"
 #include "spec/toml_access.h"
+#include "stats/point_figures.h"
 #include "util/did_you_mean.h"
 #include "util/excerpt.h"
 #include "util/files.h"
@@ -27,6 +31,28 @@ constexpr int kMaxCaseDepth = 4;
 SourceLoc ElementLoc(const TableReader& t, std::string_view key, size_t i, const toml::node& n) {
   return t.source().Locate(n.source(),
                            spec::JoinKey(t.key_path(), key) + "[" + std::to_string(i) + "]");
+}
+
+// A point's figures out of the order a CSV of medians holds its rows to
+// (evidence::FigureOutOfOrder): a TTFT p50 above its p95 was not measured.
+Status CheckOrder(const TableReader& point, const calibrate::MeasuredPoint& p) {
+  evidence::PointSummary s;
+  s.held.assign(evidence::PointColumns().size(), false);
+  for (const auto& [member, value] : {std::pair{&stats::Figures::input_tps, p.input_tps},
+                                      std::pair{&stats::Figures::ttft_p50_s, p.ttft_p50_s},
+                                      std::pair{&stats::Figures::ttft_p95_s, p.ttft_p95_s}}) {
+    if (value <= 0) continue;  // not given
+    s.median.*member = value;
+    s.held[evidence::IndexOf(*evidence::ColumnOf(member))] = true;
+  }
+  const std::optional<evidence::FigureOrder> broken = evidence::FigureOutOfOrder(s);
+  if (!broken) return Status::Ok();
+  const std::string low = stats::FieldOf(broken->low->median)->name;
+  const std::string high = stats::FieldOf(broken->high->median)->name;
+  return spec::KeyError(point.KeyLoc(low), spec::FormatNumber(s.median.*broken->low->median) +
+                                               " is above " + high + " (" +
+                                               spec::FormatNumber(s.median.*broken->high->median) +
+                                               "); expected at most it");
 }
 
 Result<std::vector<calibrate::MeasuredPoint>> ReadMeasured(const TableReader& config) {
@@ -48,9 +74,23 @@ Result<std::vector<calibrate::MeasuredPoint>> ReadMeasured(const TableReader& co
     PPS_RETURN_IF_ERROR(
         point.Int("concurrency", &p.concurrency, Need::kRequired, 1, spec::kMaxConcurrency));
     if (point.Find("input_tps") == nullptr) return point.Missing("input_tps");
-    PPS_RETURN_IF_ERROR(point.Number("input_tps", &p.input_tps, 1e-9, 1e12));
-    PPS_RETURN_IF_ERROR(point.Number("ttft_p50_s", &p.ttft_p50_s, 1e-9, 1e9));
-    PPS_RETURN_IF_ERROR(point.Number("ttft_p95_s", &p.ttft_p95_s, 1e-9, 1e9));
+    // The bounds a CSV of medians holds its measured figures to.
+    PPS_RETURN_IF_ERROR(point.Number("input_tps", &p.input_tps, evidence::kMinMeasuredFigure,
+                                     evidence::kMaxCsvFigure));
+    PPS_RETURN_IF_ERROR(
+        point.Number("ttft_p50_s", &p.ttft_p50_s, evidence::kMinMeasuredFigure, 1e9));
+    PPS_RETURN_IF_ERROR(
+        point.Number("ttft_p95_s", &p.ttft_p95_s, evidence::kMinMeasuredFigure, 1e9));
+    PPS_RETURN_IF_ERROR(CheckOrder(point, p));
+    // One point per concurrency, as a CSV of medians has one row per point:
+    // both of two were fitted, and which one the case means is a guess.
+    for (size_t k = 0; k < points.size(); ++k)
+      if (points[k].concurrency == p.concurrency)
+        return spec::KeyError(point.KeyLoc("concurrency"),
+                              "concurrency " + std::to_string(p.concurrency) +
+                                  " appears twice (first in " +
+                                  spec::JoinKey(config.key_path(), "measured") + "[" +
+                                  std::to_string(k) + "]); expected one point per concurrency");
     points.push_back(p);
   }
   return points;

@@ -116,6 +116,33 @@ TEST(CaseFile, MistakesNameTheFileLineAndKey) {
       "");
 }
 
+// Inline measured points follow the rules of a CSV of medians (the same
+// check, evidence::FigureOutOfOrder, and the same bounds): two points at one
+// concurrency were both fitted, a TTFT p95 below its p50 was not measured.
+TEST(CaseFile, InlineMeasuredPointsFollowTheCsvOfMediansRules) {
+  const std::string line = "measured = [{concurrency = 1, input_tps = 2702.5, ttft_p50_s = 48.5}]";
+  EXPECT_EQ(ErrorOf(Replace(kCase, line,
+                            "measured = [{concurrency = 8, input_tps = 3257.96, ttft_p50_s = "
+                            "39.19}, {concurrency = 8, input_tps = 9999, ttft_p50_s = 10}]")),
+            "/c/case.toml:9:88: key 'configurations.pp1.measured[1].concurrency': concurrency 8 "
+            "appears twice (first in configurations.pp1.measured[0]); expected one point per "
+            "concurrency");
+  EXPECT_EQ(ErrorOf(Replace(kCase, line,
+                            "measured = [{concurrency = 1, input_tps = 2702.5, ttft_p50_s = "
+                            "48.5, ttft_p95_s = 30}]")),
+            "/c/case.toml:9:64: key 'configurations.pp1.measured[0].ttft_p50_s': 48.5 is above "
+            "ttft_p95_s (30); expected at most it");
+  EXPECT_EQ(ErrorOf(Replace(kCase, line,
+                            "measured = [{concurrency = 1, input_tps = 1e-300, ttft_p50_s = "
+                            "48.5}]")),
+            "/c/case.toml:9:43: key 'configurations.pp1.measured[0].input_tps': expected a number "
+            "in [1e-09, 1e+12], got 1e-300");
+  EXPECT_EQ(ErrorOf(Replace(kCase, line,
+                            "measured = [{concurrency = 1, input_tps = 2702.5, ttft_p50_s = 48.5, "
+                            "ttft_p95_s = 52}, {concurrency = 8, input_tps = 3000}]")),
+            "");
+}
+
 constexpr char kDeploymentCase[] = R"([case]
 name = "pd"
 spec = "spec.toml"

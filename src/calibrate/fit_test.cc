@@ -205,8 +205,8 @@ TEST_F(MeasurementFileTest, NonPositiveThroughput) {
   const std::string csv = Write("m.csv", std::string(kHeader) + "1,32,4,8,0,39.19,41.62\n");
   EXPECT_EQ(ErrorFor(csv), csv +
                                ":2: column 'input_tps_median': expected a positive number "
-                               "(tokens/s) up to 1e+12, got 0 (a point without valid repeats has "
-                               "valid_repeats = 0 or an empty cell)");
+                               "(tokens/s) in [1e-09, 1e+12], got 0 (a point without valid "
+                               "repeats has valid_repeats = 0 or an empty cell)");
 }
 
 TEST_F(MeasurementFileTest, NonNumberCell) {

@@ -24,6 +24,12 @@ Result<std::optional<double>> CsvOptional(const CsvTable& t, size_t r, const std
 // MiB). Past it a value is no measurement, and its rounding would overflow
 // the integers the tables print.
 inline constexpr double kMaxCsvFigure = 1e12;
+// The least a measured throughput (tokens/s) or time (s) may be: a
+// nanosecond, the simulator's tick. Below it a value is no measurement
+// (1e-300 tokens/s printed a calibration error of +9,223,372,036,854,775,807%).
+// Every reader of measured medians bounds them so: a CSV of medians and a
+// backtest case's inline points.
+inline constexpr double kMinMeasuredFigure = 1e-9;
 // An optional measured figure: unset as CsvOptional, else a number in
 // [`min`, kMaxCsvFigure].
 Result<std::optional<double>> CsvOptionalFigure(const CsvTable& t, size_t r,

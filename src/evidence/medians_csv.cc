@@ -8,6 +8,7 @@
 
 #include "evidence/csv_cells.h"
 #include "evidence/evidence.h"
+#include "stats/point_figures.h"
 #include "util/excerpt.h"
 
 namespace ppsearch::evidence {
@@ -30,6 +31,13 @@ void AddCells(CsvPlace place, const MedianRow& r, std::vector<std::string>& out)
   }
 }
 
+// A time (s): its figure's name ends in "_s", which a file in milliseconds
+// writes "_ms" (stats::FigureKey).
+bool IsTime(const PointColumn& c) {
+  return c.median != nullptr &&
+         stats::FigureKey(c.median, stats::TimeUnit::kMilliseconds) != stats::FigureKey(c.median);
+}
+
 // The columns of `place` that the row has a cell for.
 Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) {
   for (const PointColumn& c : PointColumns()) {
@@ -39,9 +47,10 @@ Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) 
       PPS_ASSIGN_OR_RETURN(std::optional<int> n, CsvOptionalCount(t, r, c.name));
       if (n) v = *n;
     } else {
-      // A measured figure is >= 0 and at most kMaxCsvFigure; a headroom
-      // below 0 would be a GPU using more memory than it has.
-      PPS_ASSIGN_OR_RETURN(v, CsvOptionalFigure(t, r, c.name, 0));
+      // A measured figure is >= 0 (a time >= kMinMeasuredFigure) and at
+      // most kMaxCsvFigure; a headroom below 0 would be a GPU using more
+      // memory than it has.
+      PPS_ASSIGN_OR_RETURN(v, CsvOptionalFigure(t, r, c.name, IsTime(c) ? kMinMeasuredFigure : 0));
     }
     if (!v) continue;
     SetValue(c, *v, row.point);
@@ -87,11 +96,11 @@ Status ReadRow(const CsvTable& t, size_t r, MedianRow& row) {
   row.measured = !no_valid_repeat && !median_cell.empty();
   if (!row.measured) return CheckOrder(t, r, row);
   PPS_ASSIGN_OR_RETURN(p.median.input_tps, CsvNumber(t, r, "input_tps_median"));
-  if (!(p.median.input_tps > 0 && p.median.input_tps <= kMaxCsvFigure))
+  if (!(p.median.input_tps >= kMinMeasuredFigure && p.median.input_tps <= kMaxCsvFigure))
     return MakeError(CsvAt(t, r) +
                      fmt::format(": column 'input_tps_median': expected a positive number "
-                                 "(tokens/s) up to {:g}, got ",
-                                 kMaxCsvFigure) +
+                                 "(tokens/s) in [{:g}, {:g}], got ",
+                                 kMinMeasuredFigure, kMaxCsvFigure) +
                      Excerpt(CsvCell(t, r, "input_tps_median")) +
                      " (a point without valid repeats has valid_repeats = 0 or an empty cell)");
   p.held[IndexOf(*ColumnOf(&stats::Figures::input_tps))] = true;

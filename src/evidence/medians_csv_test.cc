@@ -63,16 +63,16 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
             "m.csv:2: column 'concurrency': expected a positive integer, got 0");
   EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1.5,32,4,8,3000\n").error().message,
             "m.csv:2: column 'pp': expected a positive integer, got 1.5");
-  EXPECT_EQ(
-      Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,-1\n").error().message,
-      "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, "
-      "got -1 "
-      "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
-  EXPECT_EQ(
-      Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,0\n").error().message,
-      "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to 1e+12, "
-      "got 0 "
-      "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,-1\n").error().message,
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) in [1e-09, "
+            "1e+12], "
+            "got -1 "
+            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
+  EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median\n1,32,4,8,0\n").error().message,
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) in [1e-09, "
+            "1e+12], "
+            "got 0 "
+            "(a point without valid repeats has valid_repeats = 0 or an empty cell)");
   EXPECT_EQ(
       Parse("pp,tp,ep,concurrency,input_tps_median,repeats\n1,32,4,8,30,-2\n").error().message,
       "m.csv:2: column 'repeats': expected a count, got -2");
@@ -81,15 +81,29 @@ TEST(MediansCsv, BadValuesNameFileLineAndColumn) {
   // as 9,223,372,036,854,775,807.
   const std::string head = "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median,peak_gpu_mib\n";
   EXPECT_EQ(Parse(head + "1,32,4,8,3000,-39.19,80000\n").error().message,
-            "m.csv:2: column 'ttft_p50_s_median': expected a number in [0, 1e+12], got -39.19");
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [1e-09, 1e+12], got "
+            "-39.19");
   EXPECT_EQ(Parse(head + "1,32,4,8,3000,39.19,-81355\n").error().message,
             "m.csv:2: column 'peak_gpu_mib': expected a number in [0, 1e+12], got -81355");
   EXPECT_EQ(Parse(head + "1,32,4,8,1e300,39.19,80000\n").error().message,
-            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) up to "
-            "1e+12, got 1e300 (a point without valid repeats has valid_repeats = 0 or an empty "
-            "cell)");
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) in "
+            "[1e-09, 1e+12], got 1e300 (a point without valid repeats has valid_repeats = 0 or an "
+            "empty cell)");
+  // Nor is one below a nanosecond's worth: 1e-300 tokens/s printed a
+  // calibration error of +9,223,372,036,854,775,807%. The same bound as a
+  // backtest case's inline points.
+  EXPECT_EQ(Parse(head + "1,32,4,8,1e-300,39.19,80000\n").error().message,
+            "m.csv:2: column 'input_tps_median': expected a positive number (tokens/s) in "
+            "[1e-09, 1e+12], got 1e-300 (a point without valid repeats has valid_repeats = 0 or "
+            "an empty cell)");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,1e-300,80000\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [1e-09, 1e+12], got "
+            "1e-300");
+  EXPECT_EQ(Parse(head + "1,32,4,8,3000,0,80000\n").error().message,
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [1e-09, 1e+12], got 0");
   EXPECT_EQ(Parse(head + "1,32,4,8,3000,1e308,80000\n").error().message,
-            "m.csv:2: column 'ttft_p50_s_median': expected a number in [0, 1e+12], got 1e308");
+            "m.csv:2: column 'ttft_p50_s_median': expected a number in [1e-09, 1e+12], got "
+            "1e308");
   // A headroom below 0 is a GPU using more memory than it has.
   EXPECT_EQ(Parse("pp,tp,ep,concurrency,input_tps_median,headroom_mib\n1,32,4,8,3000,-20\n")
                 .error()
@@ -229,6 +243,7 @@ TEST(MediansCsv, SummaryCsvReadsBackAsWritten) {
   p.median.decode = true;
   p.median.tpot_p99_s = 0.0415;
   p.median.goodput_rps = 3.25;
+  p.median.e2e_p99_s = 41.5;  // a time is at least a nanosecond (kMinMeasuredFigure)
   p.held.assign(PointColumns().size(), true);
   p.held[IndexOf(*ColumnOf(&stats::Figures::itl_p99_s))] = false;  // unknown: empty cell
   const MedianRow a = MedianRowOf(p, /*simulated=*/true);
