@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/layout_cost.h"
+#include "evidence/evidence.h"
 #include "evidence/medians_csv.h"
+#include "evidence/run_metadata.h"
 #include "predict/predict.h"
 #include "predict/search_points.h"
 #include "util/files.h"
@@ -458,6 +460,14 @@ void Classify(const Solution& sol, const Space& s, const FitInputs& in, FitResul
         WorstMisfit(sol.eval), assumption, pin.compute ? LargestOperators(in, c) : ""));
 }
 
+// The recorded input of `key`, the first when several share it.
+const evidence::RunInput* RecordedInput(const std::vector<evidence::RunInput>& inputs,
+                                        const std::string& key) {
+  for (const evidence::RunInput& i : inputs)
+    if (i.key == key) return &i;  // the hardware profile itself comes before its bases
+  return nullptr;
+}
+
 }  // namespace
 
 // A fitted value beyond its prior range by more than the range's width is
@@ -541,6 +551,35 @@ Result<std::vector<Measurement>> LoadMeasurements(const std::string& path,
                      ": these medians come from the simulated engine, not from hardware: a fit "
                      "to them recovers the calibration that produced them");
   return out;
+}
+
+Status CheckMeasuredSetup(const std::string& path, const inputs::SearchInputs& in) {
+  const evidence::RunPaths paths{path};
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec) || !std::filesystem::exists(paths.run_json(), ec))
+    return Status::Ok();
+  PPS_ASSIGN_OR_RETURN(const evidence::RunMetadata run, evidence::ReadRunMetadata(paths));
+  if (!run.inputs) return Status::Ok();
+  std::vector<std::string> differ;
+  if (const evidence::RunInput* model = RecordedInput(*run.inputs, "engine.model_config")) {
+    PPS_ASSIGN_OR_RETURN(const std::vector<evidence::RunInput> ours,
+                         evidence::HashInputs({{model->key, in.model.source_path}}));
+    if (ours.front().sha256 != model->sha256)
+      differ.push_back("the model config " + model->path + " (SHA-256 " +
+                       model->sha256.substr(0, 12) + "), not this spec's " + in.model.source_path +
+                       " (" + ours.front().sha256.substr(0, 12) + ")");
+  }
+  if (const evidence::RunInput* hw = RecordedInput(*run.inputs, "cluster.hardware")) {
+    const std::string name = std::filesystem::path(hw->path).stem().string();
+    if (name != in.hardware.name)
+      differ.push_back("the hardware profile " + name + ", not this spec's " + in.hardware.name);
+  }
+  if (differ.empty()) return Status::Ok();
+  std::string what;
+  for (const std::string& d : differ) what += (what.empty() ? "" : "; and ") + d;
+  return MakeError(path + ": the run measured " + what +
+                   ": a fit to it would predict this spec's model and GPU at another's speed; "
+                   "calibrate on a run of this spec's model config and hardware profile");
 }
 
 Status AttachProfileSummary(const std::string& path, std::vector<Measurement>& measurements) {

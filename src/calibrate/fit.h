@@ -79,6 +79,14 @@ struct FitResult {
   int evaluations = 0;
 };
 
+// A run directory's medians are of `in`'s model and GPU: its run.json
+// records the model config it read (compared by content) and the hardware
+// profile (by name), and a run of another is an error naming both, since a
+// fit to it would carry another model's or GPU's speed into this one's
+// predictions. A CSV, or a run that recorded no inputs, says neither and is
+// not checked.
+Status CheckMeasuredSetup(const std::string& path, const inputs::SearchInputs& in);
+
 // Reads measured layouts from `path`: a CSV of medians with columns pp, tp,
 // ep, concurrency, input_tps_median (ttft_p50_s_median, ttft_p95_s_median,
 // peak_gpu_mib optional; rows of several layouts allowed), a run's

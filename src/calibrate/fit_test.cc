@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "evidence/run_metadata.h"
 #include "hardware/hardware.h"
 #include "inputs/search_inputs.h"
 #include "model/hf_config.h"
@@ -545,6 +546,42 @@ TEST(FitCalibration, ImpossiblySlowThroughputSaysTheMeasurementIsSlower) {
   EXPECT_TRUE(names_compute) << c.infeasible.front();
   EXPECT_EQ(c.note[cost::Index(cost::Param::kDenseGemm)],
             "held at its lower bound 0.05 (the least the fit searches)");
+}
+
+// A run directory is of the spec's model and GPU: a Kimi K3 run on RTX
+// 6000D calibrated a DeepSeek-V3 / H200 spec with exit 0.
+TEST_F(MeasurementFileTest, ARunOfAnotherModelOrGpuIsRefusedNamingBoth) {
+  const Baseline b = LoadBaseline();
+  ASSERT_FALSE(b.model.layers.empty());
+  const std::string run = dir_ + "/run";
+  std::filesystem::create_directories(run + "/metadata");
+  evidence::RunMetadata m;
+  m.run_id = "run";
+  const auto check = [&](const std::vector<std::pair<std::string, std::string>>& files) {
+    Result<std::vector<evidence::RunInput>> inputs = evidence::HashInputs(files);
+    EXPECT_TRUE(inputs.ok());
+    m.inputs = *inputs;
+    if (files.empty()) m.inputs.reset();  // a run older than the inputs list
+    EXPECT_TRUE(evidence::WriteRunMetadata(evidence::RunPaths{run}, m).ok());
+    const Status s = CheckMeasuredSetup(run, b);
+    return s.ok() ? std::string() : s.error().message;
+  };
+  const std::string profiles = kRoot + "/data/hardware/";
+  EXPECT_EQ(check({{"engine.model_config", b.model.source_path},
+                   {"cluster.hardware", profiles + "rtx-6000d.toml"}}),
+            "");
+  const std::string other = Write("config.json", "{}");
+  const std::string ours =
+      evidence::HashInputs({{"engine.model_config", b.model.source_path}})->front().sha256;
+  EXPECT_EQ(check({{"engine.model_config", other}, {"cluster.hardware", profiles + "h200.toml"}}),
+            run + ": the run measured the model config " + other +
+                " (SHA-256 44136fa355b3), not this spec's " + b.model.source_path + " (" +
+                ours.substr(0, 12) +
+                "); and the hardware profile h200, not this spec's rtx-6000d: a fit to it would "
+                "predict this spec's model and GPU at another's speed; calibrate on a run of "
+                "this spec's model config and hardware profile");
+  EXPECT_EQ(check({}), "");                                   // recorded nothing: not checked
+  EXPECT_EQ(CheckMeasuredSetup(kBaselineCsv, b).ok(), true);  // a CSV says neither
 }
 
 TEST(FitCalibration, InvalidPlanIsAnError) {

@@ -121,6 +121,7 @@ Result<ExitCode> RunCalibrate(const CalibrateOptions& opts) {
   if (!in.ok()) return in.error();
   calibrate::FitInputs fi;
   for (const auto& path : opts.measured) {
+    PPS_RETURN_IF_ERROR(calibrate::CheckMeasuredSetup(path, *in));
     std::vector<std::string> notes;
     auto m = calibrate::LoadMeasurements(path, &notes);
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
