@@ -347,13 +347,14 @@ TEST_F(SimulateE2e, CalibrateRejectsCsvWithMissingColumn) {
   EXPECT_NE(r.err.find("missing column 'input_tps_median'"), std::string::npos) << r.err;
 }
 
-// A measurement the model cannot reach (1e-300 tokens/s) holds parameters
+// A measurement the model cannot reach (1e-3 tokens/s; a CSV refuses a
+// throughput below 1e-9, kMinMeasuredFigure) holds parameters
 // at their bounds and far off their priors: the file calibrate writes is
 // still one its reader takes (a value at its bound, not an ulp past it; a
 // widened variance no wider than the reader allows).
 TEST_F(SimulateE2e, ACalibrationHeldAtItsBoundsIsOneSimulateReads) {
   std::ofstream(dir_ / "m.csv")
-      << "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n1,32,4,8,1e-300,39.19\n";
+      << "pp,tp,ep,concurrency,input_tps_median,ttft_p50_s_median\n1,32,4,8,1e-3,39.19\n";
   const std::string cal = (dir_ / "cal.json").string();
   CommandResult fit = Run(std::string("calibrate ") + kSpec + " --measured " +
                           (dir_ / "m.csv").string() + " -o " + cal);
