@@ -31,12 +31,8 @@ void AddCells(CsvPlace place, const MedianRow& r, std::vector<std::string>& out)
   }
 }
 
-// A time (s): its figure's name ends in "_s", which a file in milliseconds
-// writes "_ms" (stats::FigureKey).
-bool IsTime(const PointColumn& c) {
-  return c.median != nullptr &&
-         stats::FigureKey(c.median, stats::TimeUnit::kMilliseconds) != stats::FigureKey(c.median);
-}
+// A median of a time (s).
+bool IsTime(const PointColumn& c) { return c.median != nullptr && stats::IsTime(c.median); }
 
 // The columns of `place` that the row has a cell for.
 Status ReadColumns(CsvPlace place, const CsvTable& t, size_t r, MedianRow& row) {

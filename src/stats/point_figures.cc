@@ -1,5 +1,7 @@
 #include "stats/point_figures.h"
 
+#include <string_view>
+
 namespace ppsearch::stats {
 namespace {
 
@@ -35,11 +37,14 @@ const FigureField* FieldOf(double Figures::*member) {
   return nullptr;
 }
 
+bool IsTime(double Figures::*member) {
+  const std::string_view name = FieldOf(member)->name;
+  return name.size() > 2 && name.substr(name.size() - 2) == "_s";
+}
+
 std::string FigureKey(double Figures::*member, TimeUnit unit) {
   std::string key = FieldOf(member)->name;
-  if (unit == TimeUnit::kMilliseconds && key.size() > 2 &&
-      key.compare(key.size() - 2, 2, "_s") == 0)
-    key.replace(key.size() - 2, 2, "_ms");
+  if (unit == TimeUnit::kMilliseconds && IsTime(member)) key.replace(key.size() - 2, 2, "_ms");
   return key;
 }
 

@@ -59,6 +59,8 @@ std::span<const FigureField> FigureFields();
 // The field of `member`; null for none.
 const FigureField* FieldOf(double Figures::*member);
 
+// Whether `member` is a time, in seconds (its name ends in "_s").
+bool IsTime(double Figures::*member);
 // The unit a file gives a time figure in.
 enum class TimeUnit { kSeconds, kMilliseconds };
 // The key of `member` in a file: its FigureFields name, a time's "_s"
