@@ -25,11 +25,11 @@ using ppsearch::testing::CliTest;
 using ppsearch::testing::CommandResult;
 using ppsearch::testing::ReadText;
 
-constexpr char kExample[] = "examples/deepseek-v3-1p1d.toml";
+constexpr char kExample[] = "examples/deepseek-v3-1p3d.toml";
 
 // The example's [sweep.prefill] table starts on this line.
 constexpr char kRefusal[] =
-    "error: examples/deepseek-v3-1p1d.toml:47:1: [sweep.prefill] and [sweep.decode] make this a "
+    "error: examples/deepseek-v3-1p3d.toml:47:1: [sweep.prefill] and [sweep.decode] make this a "
     "disaggregated deployment; only `ppsearch plan`, `ppsearch validate`, `ppsearch simulate`, "
     "`ppsearch run` and `ppsearch backtest` understand disaggregated deployments so far "
     "(`ppsearch search` of an aggregated spec adds them itself)\n";

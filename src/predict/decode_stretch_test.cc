@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -134,6 +135,20 @@ void ExpectSame(const Case& c, const std::string& what) {
   // Without token times: the same requests, tokens and batches, the times
   // as near, no inter-token latencies.
   const sim::SimResult& l = c.lean.sim;
+  // And the very course of the stretched run with them: the same jumps, so
+  // the same times to the ns (a ns of rounding between the two can reorder
+  // equal events, and then a deployment's routing; sim/decode_stretch.cc).
+  EXPECT_EQ(b.stretched_batches, l.stretched_batches);
+  EXPECT_EQ(b.round_batches, l.round_batches);
+  for (size_t i = 0; i < b.records.size(); ++i) {
+    ASSERT_EQ(b.records[i].first_token_ns, l.records[i].first_token_ns) << "request " << i;
+    ASSERT_EQ(b.records[i].end_ns, l.records[i].end_ns) << "request " << i;
+    ASSERT_TRUE(std::is_sorted(b.records[i].chunk_ns.begin(), b.records[i].chunk_ns.end()))
+        << "request " << i;
+    if (!b.records[i].chunk_ns.empty()) {
+      ASSERT_EQ(b.records[i].chunk_ns.back(), l.records[i].end_ns) << "request " << i;
+    }
+  }
   EXPECT_EQ(a.decode_batches, l.decode_batches);
   EXPECT_EQ(a.stretched_batches, 0);
   EXPECT_GT(l.stretched_batches, l.decode_batches / 2);
@@ -202,8 +217,8 @@ TEST(DecodeStretch, HybridKdaAtPp124) {
 
 // Long answers keep every slot of a pipeline decoding for hundreds of
 // rounds (prompts prefilled in small chunks land in different slots):
-// those rounds are jumped in closed form (without token times), with the
-// same figures as step by step.
+// those rounds are jumped in closed form, each token's time read off it,
+// with the same figures as step by step.
 TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
   inputs::SearchInputs in = ChatInputs("", "engine.args.chunked-prefill-size=512");
   ChatLoad(in.spec, 16);
@@ -215,8 +230,7 @@ TEST(DecodeStretch, PipelineRoundsJumpWithTheSteppedFigures) {
       const std::string what = "DeepSeek-V3 " + layout.Label() + " C=" + std::to_string(c);
       const Case both = Both(in, layout, c);
       ExpectSame(both, what);
-      EXPECT_EQ(both.stretched.sim.round_batches, 0) << what << ": token times are all played";
-      EXPECT_GT(both.lean.sim.round_batches, both.lean.sim.decode_batches / 2) << what;
+      EXPECT_GT(both.stretched.sim.round_batches, both.stretched.sim.decode_batches / 2) << what;
     }
 }
 

@@ -81,7 +81,7 @@ BENCHMARK(BM_ChatPoint)->Arg(1)->Arg(2)->Arg(8)->Arg(64)->Unit(benchmark::kMilli
 // out) at concurrency C, as `simulate` and the search predict it.
 void BM_DisaggregatedPoint(benchmark::State& state) {
   static const inputs::DisaggregatedInputs in = **inputs::LoadDisaggregatedInputs(
-      std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-1p1d.toml", {});
+      std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-1p3d.toml", {});
   predict::PointOptions po;
   po.concurrency = static_cast<int>(state.range(0));
   po.seed = in.spec.workload.seed;

@@ -157,9 +157,13 @@ TEST(RealtimeEngineTest, DecodeStreamsAtThePredictedStepPace) {
     b.entries.push_back({0, 1, context, false});
     return std::max(cost.StageCost(0, b).total_ns() + cost.OutputReturnNs(b), cost.ScheduleNs(b));
   };
-  // The engine's own release times: the offline run's chunks less the stream-out.
+  // The engine's own release times: the offline run's chunks less the
+  // stream-out, played step by step as the real-time engine plays them (an
+  // offline run jumps a lone request's cycles in closed form, within a ns).
   workload::PlannedRequest planned{0, kInput, kOutput, 0};
-  const sim::SimResult offline = sim::Simulate(config, cost, {planned}, 1);
+  sim::SimOptions step_by_step;
+  step_by_step.step_by_step = true;
+  const sim::SimResult offline = sim::Simulate(config, cost, {planned}, 1, step_by_step);
   const std::vector<int64_t>& chunks = offline.records[0].chunk_ns;
   ASSERT_EQ(chunks.size(), static_cast<size_t>(kOutput));
 

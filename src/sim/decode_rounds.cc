@@ -139,7 +139,7 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
                                    std::vector<double>* end_state) const {
   const int num_slots = config_.num_slots;
   const int stages = cost_.num_stages();
-  if (options_.token_times || num_slots < 2) return 0;
+  if (num_slots < 2) return 0;
   if (mb_counter_ % num_slots != slot) return 0;
   int64_t most = INT64_MAX;  // rounds before a result would finish a request
   int running = 0;
@@ -247,6 +247,31 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
   return rounds;
 }
 
+// Every token's time of a jump of `rounds` rounds from `slot`'s result:
+// round r applies each running slot's result at the time the trial played
+// (before the first fitted round) or on the fitted quadratic (after it),
+// as RoundsToJump's end state does for the last.
+void OnlineEngine::HearRounds(const std::vector<StretchSlot>& slots, int slot, int64_t rounds) {
+  const int num_slots = config_.num_slots;
+  const std::vector<std::vector<double>>& state = round_trial_.state;
+  const int first_fit = round_trial_.first_fit;
+  const size_t heard = 2 + static_cast<size_t>(cost_.num_stages()) + static_cast<size_t>(num_slots);
+  const int64_t stream_out_ns = cost_.StreamOutNs();
+  for (int64_t r = 0; r < rounds; ++r)
+    for (int i = 0; i < num_slots; ++i) {
+      const int s = (slot + i) % num_slots;
+      const StretchSlot& z = slots[s];
+      if (!z.runs()) continue;
+      const size_t v = heard + static_cast<size_t>(s);
+      const int64_t after = r + 1;  // the state after round r
+      const double at = after < first_fit ? state[static_cast<size_t>(after)][v]
+                                          : Quadratic(state[first_fit][v], state[first_fit + 1][v],
+                                                      state[first_fit + 2][v],
+                                                      static_cast<double>(after - first_fit + 1));
+      HearStretchTokens(z, z.processed + r + 1, RoundToInt64(at) + stream_out_ns);
+    }
+}
+
 int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int64_t rounds,
                                  const std::vector<double>& end_state) {
   const int num_slots = config_.num_slots;
@@ -255,6 +280,7 @@ int64_t OnlineEngine::JumpRounds(std::vector<StretchSlot>& slots, int slot, int6
   const double* ready = free + stages;
   const double* heard = ready + num_slots;
   const double n = static_cast<double>(rounds);
+  if (options_.token_times) HearRounds(slots, slot, rounds);
   int64_t batches = 0;
   for (int s = 0; s < num_slots; ++s) {
     StretchSlot& z = slots[s];

@@ -343,7 +343,6 @@ struct OnlineEngine::Cycle {
 
 int64_t OnlineEngine::CyclesToJump(const std::vector<StretchSlot>& slots, int slot, int64_t t,
                                    int64_t outside_ns, int64_t limit_ns) const {
-  if (options_.token_times) return 0;  // every token's time is wanted
   const StretchSlot& z = slots[slot];
   if (!z.decodes_alone) return 0;
   for (int s = 0; s < config_.num_slots; ++s)
@@ -398,6 +397,13 @@ int64_t OnlineEngine::JumpCycles(std::vector<StretchSlot>& slots, int slot, int6
   }
   const int64_t last_launch = RoundToInt64(c.Launch(j - 1));
   const int64_t last_result = RoundToInt64(c.Result(j - 1));
+  // Every token's time, when wanted, from the same closed form: hearing
+  // them leaves the jump, and so the engine's course, as it is without
+  // them (a run's samples and a prediction of the same point then agree).
+  if (options_.token_times)
+    for (int64_t i = 0; i < cycles; ++i)
+      HearStretchTokens(z, z.processed + i + 1,
+                        RoundToInt64(c.Result(static_cast<double>(i))) + cost_.StreamOutNs());
   z.processed += cycles;
   // The last launch's stages, from free GPUs (each cycle waits for its result).
   for (int64_t& free_ns : gpu_free_ns_) free_ns = std::min(free_ns, last_launch);
@@ -420,9 +426,13 @@ int64_t OnlineEngine::JumpCycles(std::vector<StretchSlot>& slots, int slot, int6
 }
 
 void OnlineEngine::HearStretchTokens(const StretchSlot& z) {
+  HearStretchTokens(z, z.processed, z.last_client_ns);
+}
+
+void OnlineEngine::HearStretchTokens(const StretchSlot& z, int64_t processed, int64_t client_ns) {
   for (size_t i = 0; i < z.tickets.size(); ++i)
     if (z.tickets[i] >= 0)
-      listener_->OnTokens(z.tickets[i], z.output_tokens[i] + z.processed, z.last_client_ns);
+      listener_->OnTokens(z.tickets[i], z.output_tokens[i] + processed, client_ns);
 }
 
 void OnlineEngine::FinishStretch(std::vector<StretchSlot>& slots) {

@@ -51,7 +51,8 @@ struct SimOptions {
   // Each token's arrival in the records (RequestRecord::chunk_ns: the
   // inter-token latencies); false: a request's first token, count and end
   // only, and a decode stretch tells the listener of each request's last
-  // token in it alone.
+  // token in it alone. Either way the engine takes the same course: the
+  // stretches' jumps are the same, their tokens' times read off them.
   bool token_times = true;
   int64_t max_trace_slices = 200000;  // bounds memory for huge runs
 };

@@ -173,11 +173,15 @@ class OnlineEngine {
                        int64_t outside_ns, int64_t limit_ns, std::vector<double>* end_state) const;
   int64_t JumpRounds(std::vector<StretchSlot>& slots, int slot, int64_t rounds,
                      const std::vector<double>& end_state);
+  void HearRounds(const std::vector<StretchSlot>& slots, int slot, int64_t rounds);
   void PlayRound(const std::vector<StretchSlot>& slots, int first, int64_t round,
                  std::vector<double>& state, std::vector<double>* margins) const;
   void FinishStretch(std::vector<StretchSlot>& slots);
-  // The listener hears the slot's last result of the stretch so far.
+  // The listener hears the slot's last result of the stretch so far, or
+  // its result that brings it to `processed` results, heard at `client_ns`
+  // (a jump's results, one by one, when every token's time is wanted).
   void HearStretchTokens(const StretchSlot& z);
+  void HearStretchTokens(const StretchSlot& z, int64_t processed, int64_t client_ns);
   void OnSend(int ticket);
   void OnArrive(int request);
   void OnLoop();

@@ -153,7 +153,7 @@ void CollectKeys(const toml::table& table, const std::string& path, std::set<std
 TEST(SpecKeys, TheExamplesWriteOnlyAcceptedKeys) {
   const std::vector<std::string> accepted = AcceptedKeys();
   for (const char* name :
-       {"kimi-k3-pp-search.toml", "kimi-k3-rehearsal.toml", "deepseek-v3-1p1d.toml"}) {
+       {"kimi-k3-pp-search.toml", "kimi-k3-rehearsal.toml", "deepseek-v3-1p3d.toml"}) {
     const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/" + name;
     ASSERT_TRUE(LoadSpec(path, {}).ok()) << path;
     Result<toml::table> root = ParseToml(ReadText(path), path);
