@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "decide/objective.h"
+#include "decide/rules.h"
 #include "util/format.h"
 
 namespace ppsearch::search {
@@ -28,8 +29,22 @@ bool LighterThan(const LoadPoint& a, const LoadPoint& b) {
   return a.concurrency < b.concurrency;
 }
 
+bool KeepsUpAt(const PointFigures& f) {
+  // A point that sent nothing has nothing to judge.
+  return !f.load.open() || f.requests <= 0 ||
+         decide::KeepsUp(f.load.request_rate, f.requests, f.request_rps, f.e2e_p50_s);
+}
+
+std::string FellBehindText(const PointFigures& f) {
+  return fmt::format(
+      "fell behind: it completed {} of the offered {} requests/s, where keeping up completes "
+      "about {}",
+      FormatNumber(f.request_rps, 2), FormatNumber(f.load.request_rate, 2),
+      FormatNumber(decide::KeepingUpRps(f.load.request_rate, f.requests, f.e2e_p50_s), 2));
+}
+
 bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f) {
-  return decide::CheckSla(limits, f.sla).meets();
+  return decide::CheckSla(limits, f.sla).meets() && KeepsUpAt(f);
 }
 
 double ObjectiveAt(const PointFigures& f, const decide::Objective& objective) {
@@ -125,7 +140,12 @@ std::optional<Binding> BindsNext(const Evaluated& e, const PointFigures& at,
   for (const PointFigures* f : ByLoad(e)) {
     if (!LighterThan(at.load, f->load)) continue;
     const decide::SlaCheck check = decide::CheckSla(limits, f->sla);
-    if (check.meets()) continue;
+    if (check.meets()) {
+      if (KeepsUpAt(*f)) continue;
+      Binding behind{decide::SlaMetric::kTtft, 0, f->load};
+      behind.keeping_up = true;
+      return behind;
+    }
     const decide::SlaMiss* worst = &check.misses.front();
     for (const decide::SlaMiss& m : check.misses)
       if (m.over() > worst->over()) worst = &m;
@@ -140,19 +160,30 @@ std::optional<Binding> BindsNext(const Evaluated& e, const PointFigures& at,
 }
 
 // Says how a candidate that meets the limits nowhere misses them: the first
-// miss at its lightest load, and the least any of its loads is over.
+// miss at its lightest load, and the least any of its loads is over (a
+// load it fell behind at is over by what keeping up completes beyond what
+// it did).
 void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
   e.meets_sla = false;
   e.sla_shortfall = INFINITY;
   for (const PointFigures* f : ByLoad(e)) {
     const decide::SlaCheck check = decide::CheckSla(limits, f->sla);
-    if (check.meets()) continue;
-    if (e.sla_miss.empty()) {
-      e.sla_miss = fmt::format("{}: {}", f->load.Label(), decide::MissText(check.misses.front()));
-      e.sla_missed = check.misses.front().metric;
-    }
     double over = 0;
     for (const decide::SlaMiss& m : check.misses) over = std::max(over, m.over());
+    if (!KeepsUpAt(*f)) {
+      const double keeping_up =
+          decide::KeepingUpRps(f->load.request_rate, f->requests, f->e2e_p50_s);
+      over = std::max(over, f->request_rps > 0 ? keeping_up / f->request_rps - 1 : INFINITY);
+    } else if (check.meets()) {
+      continue;
+    }
+    if (e.sla_miss.empty()) {
+      e.sla_miss =
+          fmt::format("{}: {}", f->load.Label(),
+                      check.meets() ? FellBehindText(*f) : decide::MissText(check.misses.front()));
+      e.sla_missed_key =
+          check.meets() ? kKeepingUpKey : decide::Info(check.misses.front().metric).key;
+    }
     e.sla_shortfall = std::min(e.sla_shortfall, over);
   }
 }
@@ -162,7 +193,10 @@ void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
 int FindBestLoads(std::vector<Evaluated>& candidates, const decide::SlaLimits& limits,
                   const decide::Objective& objective, bool screen,
                   const std::function<PointFigures(size_t, const LoadPoint&)>& predict) {
-  const bool refine = limits.any() && !objective.lower_is_better();
+  bool open = false;
+  for (const Evaluated& e : candidates)
+    for (const PointFigures& f : e.points) open = open || f.load.open();
+  const bool refine = (limits.any() || open) && !objective.lower_is_better();
   // The best objective at the best load of any candidate within the headroom so far.
   std::optional<double> best;
   struct Gap {

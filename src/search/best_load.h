@@ -31,8 +31,21 @@ std::optional<LoadPoint> Between(const LoadPoint& meets, const LoadPoint& misses
 // the same at every rate).
 bool LighterThan(const LoadPoint& a, const LoadPoint& b);
 
-// Whether every set limit holds on the point's predicted figures (a limit
-// without a figure, one the workload cannot give, does not fail it).
+// Whether an open loop's point kept up with its offered rate
+// (decide::KeepsUp on what it completed); a closed loop's always does, and
+// so does a point that sent no request.
+bool KeepsUpAt(const PointFigures& f);
+// How an open loop's point fell behind: "fell behind: it completed 3.19
+// of the offered 8.00 requests/s, where keeping up completes about 6.12".
+std::string FellBehindText(const PointFigures& f);
+
+// Whether the point serves its load: every set limit holds on its predicted
+// figures (a limit without a figure, one the workload cannot give, does not
+// fail it) and, in an open loop, it kept up with the offered rate. One that
+// fell behind served its requests after they waited for a free slot under
+// the cap on requests in flight, a wait its latencies do not count, so no
+// limit on them says its users were served in time (a run's decision
+// excludes it too: analysis::FellBehind).
 bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f);
 
 // The objective's value at a point: a predicted point's figures as the
@@ -59,7 +72,8 @@ Bisection BisectLoad(const decide::SlaLimits& limits, const PointFigures& meets,
                      const std::function<PointFigures(const LoadPoint&)>& predict);
 
 // Sets each candidate's best load point (`at`), its probes and the limit
-// that binds next. Candidates are refined by bisection in the order of the
+// that binds next. With SLA limits, or in an open loop (where keeping up
+// is a limit of its own), candidates are refined by bisection in the order of the
 // most their objective could reach (its value at the listed point that
 // misses), and only while that could beat the best value found so far
 // (`screen`; false: every candidate with a gap). A candidate outside the

@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace ppsearch::search {
 namespace {
 
@@ -153,7 +155,7 @@ TEST(BestLoad, ACandidateMissingEverywhereSaysItsFirstMissAndHowClose) {
   EXPECT_FALSE(v[0].meets_sla);
   EXPECT_EQ(v[0].sla_miss, "C=32: TTFT p99 1.280 s > ttft_p99_s 1 s (+28.00%)");
   EXPECT_NEAR(v[0].sla_shortfall, 0.28, 1e-12);
-  EXPECT_EQ(v[0].sla_missed, decide::SlaMetric::kTtft);
+  EXPECT_EQ(v[0].sla_missed_key, "ttft_p99_s");
 }
 
 TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
@@ -166,6 +168,66 @@ TEST(BestLoad, BindsNextIsTheClosestLimitWhenNothingAboveMisses) {
   EXPECT_EQ(v[0].binds_next->metric, decide::SlaMetric::kTpot);
   EXPECT_DOUBLE_EQ(v[0].binds_next->use, 0.5);
   EXPECT_FALSE(v[0].binds_next->missed_at);
+}
+
+// An open loop of 10,000 requests on a layout that completes at most 3
+// requests/s, its end-to-end p50 2 s: at a rate it keeps up with it
+// completes them over their sends and the last one's answer, above it at
+// what it can. Its latencies stay low (the cap on requests in flight hides
+// the waits for a slot), so every SLA limit holds at every rate.
+PointFigures Open(double rate, double capacity_rps) {
+  PointFigures f;
+  f.load.request_rate = rate;
+  f.load.concurrency = 64;
+  f.requests = 10000;
+  f.e2e_p50_s = 2;
+  f.request_rps = 10000 / (10000 / std::min(rate, capacity_rps) + 2);
+  f.sla[decide::SlaMetric::kTtft] = 0.5;
+  f.output_tps = f.output_tps_per_gpu = 100 * f.request_rps;
+  return f;
+}
+
+TEST(BestLoad, AnOpenLoopsBestRateIsTheHighestItKeepsUpWith) {
+  for (const bool limits : {true, false}) {
+    SCOPED_TRACE(limits ? "with a TTFT limit" : "without limits");
+    std::vector<Evaluated> v(1);
+    for (double rate : {1.0, 2.0, 4.0, 8.0}) v[0].points.push_back(Open(rate, 3));
+    FindBestLoads(v, limits ? TtftLimit(1.0) : decide::SlaLimits{},
+                  decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
+                  [](size_t, const LoadPoint& load) { return Open(load.request_rate, 3); });
+    ASSERT_TRUE(v[0].at);
+    // 4 and 8 requests/s meet the limit and serve the most, but fell
+    // behind. Bisected from 2 and 4: 3 keeps up, 3.5, 3.25 and 3.125 fall
+    // behind (keeping up at 3.125 completes 3.12 where it completed 3.00,
+    // beyond the sends' spread of 3%), 3.0625 is within it but serves no
+    // more than 3, the lighter load.
+    EXPECT_DOUBLE_EQ(v[0].at->load.request_rate, 3);
+    std::vector<double> probed;
+    for (const PointFigures& f : v[0].probed) probed.push_back(f.load.request_rate);
+    EXPECT_THAT(probed, ElementsAre(3, 3.5, 3.25, 3.125, 3.0625));
+    EXPECT_TRUE(v[0].probed.back().meets_sla);
+    EXPECT_FALSE(KeepsUpAt(v[0].points[2]));
+    EXPECT_FALSE(v[0].points[2].meets_sla);
+    EXPECT_TRUE(v[0].meets_sla);
+    if (limits) {
+      ASSERT_TRUE(v[0].binds_next);
+      EXPECT_TRUE(v[0].binds_next->keeping_up);
+      EXPECT_DOUBLE_EQ(v[0].binds_next->missed_at->request_rate, 3.125);
+    }
+  }
+  // Falling behind at every rate: how, at the lightest, and by how much.
+  std::vector<Evaluated> v(1);
+  for (double rate : {1.0, 2.0}) v[0].points.push_back(Open(rate, 0.5));
+  FindBestLoads(v, TtftLimit(1.0), decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu),
+                true, [](size_t, const LoadPoint&) -> PointFigures { throw "no probe expected"; });
+  EXPECT_FALSE(v[0].at);
+  EXPECT_FALSE(v[0].meets_sla);
+  EXPECT_EQ(v[0].sla_missed_key, "keeping_up");
+  EXPECT_EQ(v[0].sla_miss,
+            "1.00 req/s, C<=64: fell behind: it completed 0.50 of the offered 1.00 requests/s, "
+            "where keeping up completes about 1.00");
+  // Keeping up at 1/s completes 10,000 / 10,002 s; it completed 10,000 / 20,002 s.
+  EXPECT_NEAR(v[0].sla_shortfall, 20002.0 / 10002 - 1, 1e-9);
 }
 
 }  // namespace

@@ -646,7 +646,7 @@ std::vector<size_t> RankAtBestLoads(const inputs::SearchInputs& in,
   std::vector<size_t> qualifying;
   for (size_t i = 0; i < out.evaluated.size(); ++i) {
     const Evaluated& e = out.evaluated[i];
-    if (e.meets_headroom && e.sla_missed) ++out.sla_failed_by_key[decide::Info(*e.sla_missed).key];
+    if (e.meets_headroom && !e.sla_missed_key.empty()) ++out.sla_failed_by_key[e.sla_missed_key];
     if (e.meets_headroom && e.meets_sla) qualifying.push_back(i);
   }
   std::vector<std::vector<double>> values;

@@ -77,7 +77,9 @@ struct PointFigures : stats::Figures {
   double bubble_share = 0;
   double exposed_comm_share = 0;
   decide::SlaValues sla;  // the SLA figures predicted: p99s of the simulated sample
-  bool meets_sla = true;  // every [decision] limit holds on them
+  // Every [decision] limit holds on them and, in an open loop, the layout
+  // kept up with the offered rate (MeetsSlaAt).
+  bool meets_sla = true;
   // Why the sample is short of its steady state (decide::NotSteady); empty
   // when it is steady, or an open loop.
   std::string not_steady;
@@ -97,7 +99,14 @@ struct Binding {
   decide::SlaMetric metric = decide::SlaMetric::kTtft;
   double use = 0;  // the figure over the limit at the best load point: 0.96
   std::optional<LoadPoint> missed_at;
+  // In an open loop: the lowest heavier load misses no limit but falls
+  // behind its offered rate (`metric` and `use` then say nothing).
+  bool keeping_up = false;
 };
+
+// The key an open loop's falling behind its offered rate is counted under
+// beside the SLA limits' keys (SearchResult::sla_failed_by_key).
+inline constexpr const char* kKeepingUpKey = "keeping_up";
 
 struct Evaluated {
   Candidate candidate;
@@ -124,7 +133,8 @@ struct Evaluated {
   // The first miss at the lowest load point: "C=1: TPOT p99 41.20 ms >
   // tpot_p99_ms 40 ms (+3.00%)"; empty when a load meets the SLA.
   std::string sla_miss;
-  std::optional<decide::SlaMetric> sla_missed;  // that first miss's limit
+  // That first miss's limit's key (decide::Info), or kKeepingUpKey.
+  std::string sla_missed_key;
   double sla_shortfall = 0;  // the fewest percent over a limit at any load point (0.03)
   // What the plan says of it: all-reduces per forward and how many cross nodes.
   int allreduce_per_forward = 0;

@@ -67,8 +67,15 @@ std::string Why(const Evaluated& e) {
 
 // "tpot_p99_ms 96%, missed at C=24": the limit that binds next, how much of
 // it the best load point uses, and where it breaks.
+// Whether the load points are request rates (all are, or none).
+bool OpenLoop(const SearchResult& r) {
+  return !r.load_points.empty() && r.load_points.front().open();
+}
+
 std::string BindingText(const Binding& b) {
-  std::string out = fmt::format("{} {}", decide::Info(b.metric).key, FormatPercent(b.use, 0));
+  std::string out = b.keeping_up
+                        ? std::string("keeping up")
+                        : fmt::format("{} {}", decide::Info(b.metric).key, FormatPercent(b.use, 0));
   if (b.missed_at) out += ", missed at " + b.missed_at->Label();
   return out;
 }
@@ -208,8 +215,8 @@ json PointJson(const PointFigures& p) {
 }
 
 json BindingJson(const Binding& b) {
-  return {{"limit", decide::Info(b.metric).key},
-          {"use", b.use},
+  return {{"limit", b.keeping_up ? kKeepingUpKey : decide::Info(b.metric).key},
+          {"use", b.keeping_up ? json() : json(b.use)},
           {"missed_at", b.missed_at
                             ? json{{"concurrency", b.missed_at->concurrency},
                                    {"request_rate",
@@ -249,7 +256,7 @@ std::string SteadyLine(const SearchResult& r) {
 
 std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::string levels;
-  const bool open = !r.load_points.empty() && r.load_points.front().open();
+  const bool open = OpenLoop(r);
   for (const LoadPoint& l : r.load_points)
     levels += (levels.empty() ? "" : ", ") +
               (open ? FormatNumber(l.request_rate, l.request_rate < 10 ? 2 : 1)
@@ -281,9 +288,16 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
                   split > 0 ? fmt::format(" and {} again with a layer split", split) : "",
                   Counted(r.evaluated.size() * r.load_points.size(), "prediction"), below,
                   r.with_intervals)};
-  if (!r.sla.any()) {
-    lines.push_back(
-        fmt::format("each candidate at the load point where its {} is best", r.objective.label()));
+  if (!r.sla.any() && open && !r.objective.lower_is_better()) {
+    const auto behind = r.sla_failed_by_key.find(kKeepingUpKey);
+    lines.push_back(fmt::format(
+        "each candidate at the highest offered rate it keeps up with, bisected between the listed "
+        "rates where it could rank higher ({} more predictions); {} of those within the headroom "
+        "fall behind at every rate",
+        r.probes, behind == r.sla_failed_by_key.end() ? 0 : behind->second));
+  } else if (!r.sla.any()) {
+    lines.push_back(fmt::format("each candidate at the load point {}where its {} is best",
+                                open ? "it keeps up with " : "", r.objective.label()));
   } else {
     std::string missed;
     int total = 0;
@@ -292,9 +306,10 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
       total += count;
     }
     lines.push_back(fmt::format(
-        "SLA {} on the predicted p99s: {} of those within the headroom "
+        "SLA {}{} on the predicted p99s: {} of those within the headroom "
         "miss it at every load point{}",
-        decide::LimitsText(r.sla), total, missed.empty() ? "" : " (first missed: " + missed + ")"));
+        decide::LimitsText(r.sla), open ? ", and keeping up with the offered rate," : "", total,
+        missed.empty() ? "" : " (first missed: " + missed + ")"));
     lines.push_back(BestLoadLine(r));
     if (!r.sla_unchecked.empty()) {
       std::string keys;
@@ -414,9 +429,13 @@ std::vector<std::string> NoneQualifiesLines(const SearchResult& r) {
     std::stable_sort(within.begin(), within.end(), [](const Evaluated* a, const Evaluated* b) {
       return a->sla_shortfall < b->sla_shortfall;
     });
-    std::vector<std::string> out = {fmt::format(
-        "no candidate within the headroom meets the SLA ({}) at any load point; the closest:",
-        decide::LimitsText(r.sla))};
+    std::vector<std::string> out = {
+        r.sla.any() ? fmt::format("no candidate within the headroom meets the SLA ({}{}) at any "
+                                  "load point; the closest:",
+                                  decide::LimitsText(r.sla),
+                                  OpenLoop(r) ? ", and keeping up with the offered rate" : "")
+                    : "no candidate within the headroom keeps up with any offered rate; the "
+                      "closest:"};
     for (size_t i = 0; i < within.size() && i < 3; ++i)
       out.push_back(fmt::format("{}: {} at its nearest load point; first miss {}",
                                 within[i]->candidate.Label(), OverText(within[i]->sla_shortfall),

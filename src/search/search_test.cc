@@ -581,6 +581,29 @@ TEST(Search, RequestRatesAreOpenLoopLoadPointsUnderTheCap) {
               HasSubstr("2 load points (Poisson arrivals at 0.05, 0.40 requests/s, at most 32 in "
                         "flight)"));
 
+  // 2 requests/s of 16,000-token prompts is several times what either
+  // serves: they fall behind there, and their best load is the highest rate
+  // below it they keep up with, bisected. (200 requests: the spread of 40
+  // Poisson sends, 3 / sqrt(40) = 47%, leaves the rule nothing to tell.)
+  SearchOptions beyond = o;
+  beyond.bounds.request_rate = {0.05, 0.4, 2};
+  testkit::ExampleInputs many = testkit::Example();
+  many.spec.workload.requests = 200;
+  const Result<SearchResult> b = Search(many, cost::Calibration{}, beyond);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_GT(b->probes, 0);
+  for (const Evaluated& e : b->evaluated) {
+    ASSERT_EQ(e.points.size(), 3u);
+    EXPECT_FALSE(KeepsUpAt(e.points[2])) << e.candidate.Label();
+    EXPECT_FALSE(e.points[2].meets_sla) << e.candidate.Label();
+    ASSERT_TRUE(e.at) << e.candidate.Label();
+    EXPECT_TRUE(KeepsUpAt(*e.at)) << e.candidate.Label();
+    EXPECT_GE(e.at->load.request_rate, 0.4) << e.candidate.Label();
+    EXPECT_LT(e.at->load.request_rate, 2) << e.candidate.Label();
+  }
+  EXPECT_THAT(RenderSearchText(*b, 3), HasSubstr("each candidate at the highest offered rate it "
+                                                 "keeps up with"));
+
   o.bounds.concurrency = {8, 16};
   EXPECT_EQ(Search(testkit::Example(), cost::Calibration{}, o).error().message,
             "--concurrency: with request rates it is the one cap on requests in flight; got 2 "
