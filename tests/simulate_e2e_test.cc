@@ -159,7 +159,7 @@ TEST_F(SimulateE2e, ALoadPointWhoseBatchesOutgrowTheGpuIsNamed) {
   // A disaggregated deployment's pool: DeepSeek-V3's decode servers at
   // 0.835 hold their decode steps in the graph's pool and still pass the GPU.
   const std::string pd =
-      "simulate examples/deepseek-v3-1p1d.toml --samples 0 --set "
+      "simulate examples/deepseek-v3-1p3d.toml --samples 0 --set "
       "sweep.decode.args.mem-fraction-static=0.835";
   CommandResult pd_text = Run(pd);
   ASSERT_EQ(pd_text.exit_code, 0) << pd_text.err;
@@ -169,6 +169,10 @@ TEST_F(SimulateE2e, ALoadPointWhoseBatchesOutgrowTheGpuIsNamed) {
   EXPECT_EQ(pd_text.out.find("prefill servers at"), std::string::npos) << pd_text.out;
   // Its peak rounded as `plan` prints it (129,328.6 MiB).
   EXPECT_NE(pd_text.out.find("prefill  peak 129,329 MiB"), std::string::npos) << pd_text.out;
+  // Each of a DP-attention decode server's ranks admits its own share.
+  EXPECT_NE(pd_text.out.find("max running requests 64 per DP rank (8 ranks)\n"), std::string::npos)
+      << pd_text.out;
+  EXPECT_NE(pd_text.out.find("max running requests 2048\n"), std::string::npos) << pd_text.out;
   CommandResult pd_json = Run(pd + " --json");
   ASSERT_EQ(pd_json.exit_code, 0) << pd_json.err;
   const json pools = json::parse(pd_json.out)["points"][0]["pools"];

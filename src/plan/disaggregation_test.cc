@@ -102,6 +102,11 @@ TEST(Disaggregated, EachPoolIsPlannedOnItsHostsWithItsRole) {
   EXPECT_EQ(decode.instance_nodes.size(), 3u);
   EXPECT_EQ(decode.ranks.size(), 8u);
   EXPECT_EQ(decode.attention_groups.size(), 8u);
+  // A decode server prefills nothing: DP attention's smaller chunks are no
+  // warning of its (an aggregated DP8 server's is).
+  ASSERT_EQ(decode.ranks.size(), 8u);
+  for (const Diagnostic& w : decode.warnings)
+    EXPECT_THAT(w.message, ::testing::Not(::testing::HasSubstr("prefills chunks"))) << w.message;
 }
 
 // server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb and

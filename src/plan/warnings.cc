@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "plan/disaggregation.h"
 #include "plan/plan_internal.h"
 
 namespace ppsearch::plan {
@@ -171,7 +172,10 @@ std::vector<Diagnostic> LayoutWarnings(const spec::LayoutSpec& layout, const spe
                              "--enable-dp-attention --dp-size 4 crashes on its warm-up request "
                              "(sgl-project/sglang issue #9805, open)"));
   }
-  if (layout.dp > 1 && layout.tp % layout.dp == 0) {
+  // A decode server of a disaggregated deployment prefills nothing: the
+  // KV cache comes from the prefill servers.
+  if (layout.dp > 1 && layout.tp % layout.dp == 0 &&
+      ResolvePdSettings(spec.engine).mode != "decode") {
     const int64_t chunk = planned.engine.chunked_prefill_size;
     if (chunk > 0)
       out.push_back(At(layout.origin, "",

@@ -140,11 +140,15 @@ std::string RenderDisaggregatedPrediction(const DisaggregatedPage& page) {
   if (!page.points.empty()) {
     out += "\nMemory per server:\n";
     for (const predict::PoolPrediction* pool :
-         {&page.points.front().prefill, &page.points.front().decode})
-      out += fmt::format("  {:<8} peak {} MiB; KV pool {} tokens; max running requests {}\n",
+         {&page.points.front().prefill, &page.points.front().decode}) {
+      // With DP attention each rank holds its own requests in its own pool.
+      const int ranks = pool->scheduler.dp_size;
+      out += fmt::format("  {:<8} peak {} MiB; KV pool {} tokens; max running requests {}{}\n",
                          pool->role, FormatThousands(std::llround(pool->memory.peak_mib_max)),
                          FormatThousands(pool->memory.max_total_tokens),
-                         pool->memory.max_running_requests);
+                         pool->memory.max_running_requests,
+                         ranks > 1 ? fmt::format(" per DP rank ({} ranks)", ranks) : "");
+    }
   }
   return out;
 }
