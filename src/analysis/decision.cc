@@ -256,7 +256,15 @@ std::string FellBehind(const spec::Spec& spec, const PointSummary& p) {
       evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::e2e_p50_s), p);
   if (!e2e) return "";
   const double n = p.requests_total;
-  if (decide::KeepsUp(rate, n, p.median.request_rps, *e2e)) return "";
+  if (decide::KeepsUp(rate, p.concurrency, n, p.median.request_rps, *e2e)) return "";
+  if (n > p.concurrency && rate > decide::CapRps(p.concurrency, *e2e))
+    return fmt::format(
+        "fell behind the offered {} requests/s at C<={}: {} requests in flight at an end-to-end "
+        "p50 of {} s complete at most {} requests/s (it completed {}); its requests waited for a "
+        "free slot, which its latencies do not count",
+        FormatNumber(rate, 2), p.concurrency, p.concurrency, FormatNumber(*e2e, 2),
+        FormatNumber(decide::CapRps(p.concurrency, *e2e), 2),
+        FormatNumber(p.median.request_rps, 2));
   return fmt::format(
       "fell behind the offered {} requests/s at C<={}: it completed {} requests/s, where keeping "
       "up completes about {} ({} requests over their sends and an end-to-end p50 of {} s); its "

@@ -47,10 +47,22 @@ double KeepingUpRps(double rate, double requests, double e2e_p50_s) {
   return requests / (requests / rate + std::max(e2e_p50_s, 0.0));
 }
 
-bool KeepsUp(double rate, double requests, double request_rps, double e2e_p50_s) {
-  if (!(rate > 0) || !(requests > 0)) return false;
+double KeepingUpFloorRps(double rate, double requests, double e2e_p50_s) {
+  if (!(requests > 0)) return 0;
   const double margin = std::min(3 / std::sqrt(requests), 0.5);
-  return request_rps >= (1 - margin) * KeepingUpRps(rate, requests, e2e_p50_s);
+  return (1 - margin) * KeepingUpRps(rate, requests, e2e_p50_s);
+}
+
+double CapRps(int cap, double e2e_p50_s) {
+  if (cap <= 0 || !(e2e_p50_s > 0)) return INFINITY;
+  return cap / e2e_p50_s;
+}
+
+bool KeepsUp(double rate, int cap, double requests, double request_rps, double e2e_p50_s) {
+  if (!(rate > 0) || !(requests > 0)) return false;
+  // A sample no larger than the cap never waits for a slot.
+  return request_rps >= KeepingUpFloorRps(rate, requests, e2e_p50_s) &&
+         (requests <= cap || rate <= CapRps(cap, e2e_p50_s));
 }
 
 }  // namespace ppsearch::decide

@@ -42,7 +42,22 @@ inline bool MeetsHeadroom(double headroom_mib, double min_headroom_mib) {
 // of those, at most half) fell behind: its requests waited for a free slot
 // under the cap on requests in flight, and its latencies, measured from
 // each request's send, do not count that wait.
+//
+// Under a cap of `cap` requests in flight (0: none), Little's law says
+// more: cap requests, each in flight for its end-to-end time, complete at
+// most cap / e2e requests/s (CapRps), and an offered rate above that keeps
+// the cap full and its requests waiting, however many the sample completed
+// (the rule above credits a queue's growing end-to-end time as the last
+// answers' wait). Without a cap, or with a sample no larger than it, the
+// queue forms in the server instead: it shows in TTFT, which a TTFT limit
+// judges, and neither rule tells it from a long answer.
 double KeepingUpRps(double rate, double requests, double e2e_p50_s);
-bool KeepsUp(double rate, double requests, double request_rps, double e2e_p50_s);
+// What a sample that kept up completes at least: KeepingUpRps less the
+// sends' spread.
+double KeepingUpFloorRps(double rate, double requests, double e2e_p50_s);
+// Little's law's most requests/s under the cap; infinity without one. It
+// judges a sample of more requests than the cap (KeepsUp).
+double CapRps(int cap, double e2e_p50_s);
+bool KeepsUp(double rate, int cap, double requests, double request_rps, double e2e_p50_s);
 
 }  // namespace ppsearch::decide

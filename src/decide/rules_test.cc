@@ -47,5 +47,25 @@ TEST(ParetoOptimal, KeepsThePointsNoOtherBeatsAndKeepsEqualOnes) {
   EXPECT_TRUE(ParetoOptimal({}).empty());
 }
 
+// 512 requests sent at 4.25 requests/s, each 18.2 s end to end: keeping up
+// completes 512 / (120.5 s + 18.2 s) = 3.69 requests/s, 3.20 less the
+// sends' spread (13%), and the sample completed 3.25. But 64 requests in
+// flight for 18.2 s complete at most 64 / 18.2 = 3.52 requests/s: at 4.25
+// the cap stays full and requests wait for a slot. (The chat example's
+// 4xPP1/TP8/EP1, which the rule alone let through.)
+TEST(KeepsUp, AnOfferedRateAboveWhatTheCapLetsCompleteFallsBehind) {
+  EXPECT_NEAR(KeepingUpFloorRps(4.25, 512, 18.2),
+              (1 - 3 / std::sqrt(512.0)) * 512 / (512 / 4.25 + 18.2), 1e-12);
+  EXPECT_GT(3.25, KeepingUpFloorRps(4.25, 512, 18.2));
+  EXPECT_DOUBLE_EQ(CapRps(64, 18.2), 64 / 18.2);
+  EXPECT_FALSE(KeepsUp(4.25, 64, 512, 3.25, 18.2));
+  EXPECT_TRUE(KeepsUp(4.25, 0, 512, 3.25, 18.2)) << "no cap: nothing waits for a slot";
+  EXPECT_TRUE(KeepsUp(4.25, 512, 512, 3.25, 18.2)) << "every request fits under the cap";
+  EXPECT_TRUE(KeepsUp(3.4, 64, 512, 3.1, 18.2));
+  // Completing too few fails it without the cap's help.
+  EXPECT_FALSE(KeepsUp(4.25, 0, 512, 3.0, 18.2));
+  EXPECT_TRUE(std::isinf(CapRps(0, 18.2)));
+}
+
 }  // namespace
 }  // namespace ppsearch::decide

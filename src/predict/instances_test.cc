@@ -84,5 +84,33 @@ TEST(SplitOverInstances, GroupsEqualShares) {
   EXPECT_EQ(three.shares[1].num_requests, 8);
 }
 
+// Poisson arrivals without a cap on requests in flight: the router spreads
+// the requests, each instance uncapped at its share of the rate (before,
+// nothing was split and one instance served every request, its throughput
+// then counted over every instance's GPUs).
+TEST(SplitOverInstances, WithoutACapTheRequestsAndTheRateAreSplit) {
+  workload::WorkloadParams w;
+  w.concurrency = 0;
+  w.num_requests = 42;
+  w.request_rate = 4.2;
+  const InstanceShares four = SplitOverInstances(w, 4);  // 11, 11, 10, 10 requests
+  ASSERT_EQ(four.shares.size(), 2u);
+  EXPECT_EQ(four.copies, (std::vector<int>{2, 2}));
+  EXPECT_EQ(four.shares[0].concurrency, 0);
+  EXPECT_EQ(four.shares[0].num_requests, 11);
+  EXPECT_DOUBLE_EQ(four.shares[0].request_rate, 1.1);
+  EXPECT_EQ(four.shares[1].num_requests, 10);
+
+  spec::Spec two_spec = FirstHosts(4, 32), one_spec = FirstHosts(2, 16);
+  two_spec.workload.request_rate = 0.2;
+  one_spec.workload.request_rate = 0.1;
+  const PointPrediction two = At(InstancesLayout(2, 2, 8, 8), two_spec, 0);
+  const PointPrediction one = At(InstancesLayout(1, 2, 8, 8), one_spec, 0);
+  ASSERT_GT(one.metrics.input_tps, 0);
+  EXPECT_DOUBLE_EQ(two.metrics.input_tps, 2 * one.metrics.input_tps);
+  EXPECT_EQ(two.metrics.requests_completed, 32);
+  EXPECT_DOUBLE_EQ(two.metrics.ttft_s.p50, one.metrics.ttft_s.p50);
+}
+
 }  // namespace
 }  // namespace ppsearch::predict

@@ -238,10 +238,18 @@ std::array<double, nsys::kComputeClasses> MeanClassShares(const std::vector<Stag
 
 InstanceShares SplitOverInstances(const workload::WorkloadParams& w, int instances) {
   InstanceShares out;
-  const std::vector<int> loads = workload::SplitEvenly(w.concurrency, instances);
-  const std::vector<int> requests = workload::SplitInProportion(w.num_requests, loads);
+  // Without a cap on requests in flight (concurrency 0: an open loop's
+  // arrivals, or every request at once) the router spreads the requests
+  // themselves, each instance uncapped.
+  const bool uncapped = w.concurrency <= 0;
+  const std::vector<int> loads =
+      uncapped ? std::vector<int>(static_cast<size_t>(std::max(instances, 1)), 0)
+               : workload::SplitEvenly(w.concurrency, instances);
+  const std::vector<int> requests = uncapped ? workload::SplitEvenly(w.num_requests, instances)
+                                             : workload::SplitInProportion(w.num_requests, loads);
   for (size_t i = 0; i < loads.size(); ++i) {
-    if (loads[i] == 0 || requests[i] == 0) continue;  // a router leaves it idle
+    // A router leaves it idle.
+    if ((!uncapped && loads[i] == 0) || requests[i] == 0) continue;
     workload::WorkloadParams share = w;
     share.concurrency = loads[i];
     share.num_requests = requests[i];

@@ -113,7 +113,9 @@ std::optional<std::string> NotModelled(const plan::LayoutPlan& plan);
 // shares (busiest first) and how many instances serve each. The router
 // splits the requests in flight evenly (workload::SplitEvenly: the first
 // C mod n instances carry one more), and the requests and the request rate
-// in proportion; an instance left without requests is idle and not listed.
+// in proportion; without a cap (concurrency 0) it splits the requests
+// evenly, each instance uncapped. An instance left without requests is
+// idle and not listed.
 struct InstanceShares {
   std::vector<workload::WorkloadParams> shares;
   std::vector<int> copies;

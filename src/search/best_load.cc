@@ -32,10 +32,18 @@ bool LighterThan(const LoadPoint& a, const LoadPoint& b) {
 bool KeepsUpAt(const PointFigures& f) {
   // A point that sent nothing has nothing to judge.
   return !f.load.open() || f.requests <= 0 ||
-         decide::KeepsUp(f.load.request_rate, f.requests, f.request_rps, f.e2e_p50_s);
+         decide::KeepsUp(f.load.request_rate, f.load.concurrency, f.requests, f.request_rps,
+                         f.e2e_p50_s);
 }
 
 std::string FellBehindText(const PointFigures& f) {
+  const double cap_rps = decide::CapRps(f.load.concurrency, f.e2e_p50_s);
+  if (f.requests > f.load.concurrency && f.load.request_rate > cap_rps)
+    return fmt::format(
+        "fell behind: {} requests in flight at an end-to-end p50 of {} s complete at most {} of "
+        "the offered {} requests/s",
+        f.load.concurrency, FormatNumber(f.e2e_p50_s, 2), FormatNumber(cap_rps, 2),
+        FormatNumber(f.load.request_rate, 2));
   return fmt::format(
       "fell behind: it completed {} of the offered {} requests/s, where keeping up completes "
       "about {}",
@@ -171,9 +179,16 @@ void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
     double over = 0;
     for (const decide::SlaMiss& m : check.misses) over = std::max(over, m.over());
     if (!KeepsUpAt(*f)) {
-      const double keeping_up =
-          decide::KeepingUpRps(f->load.request_rate, f->requests, f->e2e_p50_s);
-      over = std::max(over, f->request_rps > 0 ? keeping_up / f->request_rps - 1 : INFINITY);
+      // How far it is from keeping up: the rate over what the cap lets
+      // complete, or what the rule asks it to complete over what it did.
+      const double floor =
+          decide::KeepingUpFloorRps(f->load.request_rate, f->requests, f->e2e_p50_s);
+      const double behind = f->request_rps > 0 ? floor / f->request_rps - 1 : INFINITY;
+      const double capped =
+          f->requests > f->load.concurrency
+              ? f->load.request_rate / decide::CapRps(f->load.concurrency, f->e2e_p50_s) - 1
+              : -1;
+      over = std::max({over, behind, capped});
     } else if (check.meets()) {
       continue;
     }

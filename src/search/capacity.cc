@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "decide/rules.h"
+#include "search/best_load.h"
 
 namespace ppsearch::search {
-namespace {
-
-// Whether an open loop's sample kept up with its offered rate (the
-// decision's rule, decide/rules.h).
-bool KeepsUp(const PointFigures& at) {
-  return decide::KeepsUp(at.load.request_rate, at.requests, at.request_rps, at.e2e_p50_s);
-}
-
-}  // namespace
 
 CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_gpus) {
   CapacityPlan plan;
@@ -44,7 +35,7 @@ CapacityPlan PlanCapacity(const SearchResult& r, double target_rps, int cluster_
     row.instance_rps = e.at->request_rps / copies;
     if (load.open()) {
       load.request_rate /= copies;
-      if (KeepsUp(*e.at)) row.instance_rps = load.request_rate;
+      if (KeepsUpAt(*e.at)) row.instance_rps = load.request_rate;
     }
     load.concurrency = (load.concurrency + copies - 1) / copies;
     // A hair of floating-point slack: 10 / (10 / 3) is 3 instances, not 4.
