@@ -72,6 +72,16 @@ TEST(BestLoad, BisectionLandsOnTheKnownBreakBetweenListedPoints) {
   EXPECT_TRUE(v[0].meets_sla);
 }
 
+// A rate is written to two decimals (one from 10 up), and a rate below
+// 0.005 to its first significant digit: 0.001 requests/s is not "0.00".
+TEST(LoadPoint, ARateIsLabelledToWhatDistinguishesIt) {
+  EXPECT_EQ((LoadPoint{64, 0.05}).Label(), "0.05 req/s, C<=64");
+  EXPECT_EQ((LoadPoint{0, 12.5}).Label(), "12.5 req/s");
+  EXPECT_EQ((LoadPoint{0, 0.001}).Label(), "0.001 req/s");
+  EXPECT_EQ((LoadPoint{0, 0.0042}).RateText(), "0.004");
+  EXPECT_EQ((LoadPoint{8, 0}).Label(), "C=8");
+}
+
 TEST(BestLoad, ARequestRateIsBisectedToItsResolution) {
   // TTFT p99 2 s per request/s: the 0.75 s limit breaks above 0.375 req/s.
   const decide::SlaLimits limits = TtftLimit(0.75);

@@ -258,9 +258,7 @@ std::vector<std::string> SummaryLines(const SearchResult& r) {
   std::string levels;
   const bool open = OpenLoop(r);
   for (const LoadPoint& l : r.load_points)
-    levels += (levels.empty() ? "" : ", ") +
-              (open ? FormatNumber(l.request_rate, l.request_rate < 10 ? 2 : 1)
-                    : std::to_string(l.concurrency));
+    levels += (levels.empty() ? "" : ", ") + (open ? l.RateText() : std::to_string(l.concurrency));
   const std::string load_text =
       !open ? "C = " + levels
             : "Poisson arrivals at " + levels + " requests/s" +

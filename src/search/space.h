@@ -31,6 +31,9 @@ struct LoadPoint {
   bool open() const { return request_rate > 0; }
   // "C=8"; "2 req/s"; "2 req/s, C<=64" (for tables and sentences).
   std::string Label() const;
+  // The request rate as the labels write it: "2.00", "12.5", "0.001" (a
+  // rate below 0.005 to its first significant digit, not "0.00").
+  std::string RateText() const;
   bool operator==(const LoadPoint& o) const {
     return concurrency == o.concurrency && request_rate == o.request_rate;
   }
