@@ -33,10 +33,13 @@ struct ParamInfo {
   Param param;
   std::string_view name;  // the key in calibration files and reports
   std::string_view unit;
-  double nominal;              // the prior's centre
-  double prior_lo, prior_hi;   // documented prior range (docs/model.md)
-  double bound_lo, bound_hi;   // physical bounds; see Bounds() for profile-dependent ones
-  std::string_view bound_why;  // what the upper bound is
+  double nominal;             // the prior's centre
+  double prior_lo, prior_hi;  // documented prior range (docs/model.md)
+  double bound_lo, bound_hi;  // physical bounds; see Bounds() for profile-dependent ones
+  // Why the physical bound is where it is: the upper bound, or for a
+  // parameter whose lower bound is 0 that one ("none below zero"); the
+  // other end only closes the range a fit searches (calibrate's BoundReason).
+  std::string_view bound_why;
   std::string_view meaning;
 };
 
