@@ -257,7 +257,7 @@ std::string FellBehind(const spec::Spec& spec, const PointSummary& p) {
   if (!e2e) return "";
   const double n = p.requests_total;
   if (decide::KeepsUp(rate, p.concurrency, n, p.median.request_rps, *e2e)) return "";
-  if (n > p.concurrency && rate > decide::CapRps(p.concurrency, *e2e))
+  if (decide::FillsTheCap(rate, p.concurrency, n, *e2e))
     return fmt::format(
         "fell behind the offered {} requests/s at C<={}: {} requests in flight at an end-to-end "
         "p50 of {} s complete at most {} requests/s (it completed {}); its requests waited for a "

@@ -58,11 +58,14 @@ double CapRps(int cap, double e2e_p50_s) {
   return cap / e2e_p50_s;
 }
 
+bool FillsTheCap(double rate, int cap, double requests, double e2e_p50_s) {
+  return requests > cap && rate > CapRps(cap, e2e_p50_s);
+}
+
 bool KeepsUp(double rate, int cap, double requests, double request_rps, double e2e_p50_s) {
   if (!(rate > 0) || !(requests > 0)) return false;
-  // A sample no larger than the cap never waits for a slot.
   return request_rps >= KeepingUpFloorRps(rate, requests, e2e_p50_s) &&
-         (requests <= cap || rate <= CapRps(cap, e2e_p50_s));
+         !FillsTheCap(rate, cap, requests, e2e_p50_s);
 }
 
 }  // namespace ppsearch::decide

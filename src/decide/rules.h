@@ -55,9 +55,12 @@ double KeepingUpRps(double rate, double requests, double e2e_p50_s);
 // What a sample that kept up completes at least: KeepingUpRps less the
 // sends' spread.
 double KeepingUpFloorRps(double rate, double requests, double e2e_p50_s);
-// Little's law's most requests/s under the cap; infinity without one. It
-// judges a sample of more requests than the cap (KeepsUp).
+// Little's law's most requests/s under the cap; infinity without one.
 double CapRps(int cap, double e2e_p50_s);
+// Whether the offered rate keeps the cap full: a sample of more requests
+// than the cap, sent faster than CapRps. (A sample no larger than the cap
+// never waits for a slot.)
+bool FillsTheCap(double rate, int cap, double requests, double e2e_p50_s);
 bool KeepsUp(double rate, int cap, double requests, double request_rps, double e2e_p50_s);
 
 }  // namespace ppsearch::decide

@@ -38,7 +38,7 @@ bool KeepsUpAt(const PointFigures& f) {
 
 std::string FellBehindText(const PointFigures& f) {
   const double cap_rps = decide::CapRps(f.load.concurrency, f.e2e_p50_s);
-  if (f.requests > f.load.concurrency && f.load.request_rate > cap_rps)
+  if (decide::FillsTheCap(f.load.request_rate, f.load.concurrency, f.requests, f.e2e_p50_s))
     return fmt::format(
         "fell behind: {} requests in flight at an end-to-end p50 of {} s complete at most {} of "
         "the offered {} requests/s",
@@ -185,7 +185,7 @@ void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
           decide::KeepingUpFloorRps(f->load.request_rate, f->requests, f->e2e_p50_s);
       const double behind = f->request_rps > 0 ? floor / f->request_rps - 1 : INFINITY;
       const double capped =
-          f->requests > f->load.concurrency
+          decide::FillsTheCap(f->load.request_rate, f->load.concurrency, f->requests, f->e2e_p50_s)
               ? f->load.request_rate / decide::CapRps(f->load.concurrency, f->e2e_p50_s) - 1
               : -1;
       over = std::max({over, behind, capped});

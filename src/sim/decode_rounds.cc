@@ -74,6 +74,16 @@ double LeastUpTo(double v1, double v2, double v3, double r) {
   return least;
 }
 
+// A trial's state variable `v` after `n` rounds: as the trial played it
+// before the first fitted round, on the quadratic through the fitted
+// rounds after it (its argument counts from 1 at first_fit).
+double StateAfter(const std::vector<std::vector<double>>& state, int first_fit, int64_t n,
+                  size_t v) {
+  if (n < first_fit) return state[static_cast<size_t>(n)][v];
+  return Quadratic(state[first_fit][v], state[first_fit + 1][v], state[first_fit + 2][v],
+                   static_cast<double>(n - first_fit + 1));
+}
+
 // The running slot whose result a round from `first` applies last.
 template <typename Slots>
 int LastRunning(const Slots& slots, int first) {
@@ -214,13 +224,10 @@ int64_t OnlineEngine::RoundsToJump(const std::vector<StretchSlot>& slots, int sl
   while (!fit_from(first_fit))
     if (++first_fit > kLastFirstFitRound) return 0;
   trial.first_fit = first_fit;
-  // State after n rounds, on the quadratic through the fitted rounds' (the
-  // quadratics' argument counts from 1 at first_fit).
+  // The quadratics' argument counts from 1 at first_fit (StateAfter); a
+  // jump's rounds are all past the fitted ones.
   const double shift = first_fit - 1;
-  auto state_after = [&](int64_t n, size_t v) {
-    return Quadratic(state[first_fit][v], state[first_fit + 1][v], state[first_fit + 2][v],
-                     static_cast<double>(n) - shift);
-  };
+  auto state_after = [&](int64_t n, size_t v) { return StateAfter(state, first_fit, n, v); };
   const size_t last_heard = 2 + static_cast<size_t>(stages) + static_cast<size_t>(num_slots) +
                             static_cast<size_t>(LastRunning(slots, slot));
   auto fits = [&](int64_t n) {
@@ -262,12 +269,7 @@ void OnlineEngine::HearRounds(const std::vector<StretchSlot>& slots, int slot, i
       const int s = (slot + i) % num_slots;
       const StretchSlot& z = slots[s];
       if (!z.runs()) continue;
-      const size_t v = heard + static_cast<size_t>(s);
-      const int64_t after = r + 1;  // the state after round r
-      const double at = after < first_fit ? state[static_cast<size_t>(after)][v]
-                                          : Quadratic(state[first_fit][v], state[first_fit + 1][v],
-                                                      state[first_fit + 2][v],
-                                                      static_cast<double>(after - first_fit + 1));
+      const double at = StateAfter(state, first_fit, r + 1, heard + static_cast<size_t>(s));
       HearStretchTokens(z, z.processed + r + 1, RoundToInt64(at) + stream_out_ns);
     }
 }
