@@ -255,23 +255,45 @@ std::string FellBehind(const spec::Spec& spec, const PointSummary& p) {
   const std::optional<double> e2e =
       evidence::ValueOf(*evidence::ColumnOf(&stats::Figures::e2e_p50_s), p);
   if (!e2e) return "";
-  const double n = p.requests_total;
-  if (decide::KeepsUp(rate, p.concurrency, n, p.median.request_rps, *e2e)) return "";
-  if (decide::FillsTheCap(rate, p.concurrency, n, *e2e))
-    return fmt::format(
-        "fell behind the offered {} requests/s at C<={}: {} requests in flight at an end-to-end "
-        "p50 of {} s complete at most {} requests/s (it completed {}); its requests waited for a "
-        "free slot, which its latencies do not count",
-        FormatNumber(rate, 2), p.concurrency, p.concurrency, FormatNumber(*e2e, 2),
-        FormatNumber(decide::CapRps(p.concurrency, *e2e), 2),
-        FormatNumber(p.median.request_rps, 2));
+  const decide::OpenLoopSample s{.rate = rate,
+                                 .cap = p.concurrency,
+                                 .requests = static_cast<double>(p.requests_total),
+                                 .request_rps = p.median.request_rps,
+                                 .e2e_p50_s = *e2e,
+                                 .first_token_pace = p.median.first_token_pace};
+  switch (decide::HowBehind(s)) {
+    case decide::Behind::kNo:
+      return "";
+    case decide::Behind::kFillsTheCap:
+      return fmt::format(
+          "fell behind the offered {} requests/s at C<={}: {} requests in flight at an "
+          "end-to-end p50 of {} s complete at most {} requests/s (it completed {}); its requests "
+          "waited for a free slot, which its latencies do not count",
+          FormatNumber(rate, 2), p.concurrency, p.concurrency, FormatNumber(*e2e, 2),
+          FormatNumber(decide::CapRps(p.concurrency, *e2e), 2),
+          FormatNumber(p.median.request_rps, 2));
+    case decide::Behind::kCompletedTooFew:
+      return fmt::format(
+          "fell behind the offered {} requests/s at C<={}: it completed {} requests/s, where "
+          "keeping up completes about {} ({} requests over their sends and an end-to-end p50 of "
+          "{} s); {}",
+          FormatNumber(rate, 2), p.concurrency, FormatNumber(p.median.request_rps, 2),
+          FormatNumber(decide::KeepingUpRps(rate, s.requests, *e2e), 2),
+          FormatThousands(p.requests_total), FormatNumber(*e2e, 2),
+          // Only a sample larger than the cap has requests waiting for a slot.
+          p.concurrency > 0 && p.requests_total > p.concurrency
+              ? "its requests waited for a free slot, which its latencies do not count"
+              : "its requests queued in the server");
+    case decide::Behind::kQueuedInTheServer:
+      break;
+  }
   return fmt::format(
-      "fell behind the offered {} requests/s at C<={}: it completed {} requests/s, where keeping "
-      "up completes about {} ({} requests over their sends and an end-to-end p50 of {} s); its "
-      "requests waited for a free slot, which its latencies do not count",
-      FormatNumber(rate, 2), p.concurrency, FormatNumber(p.median.request_rps, 2),
-      FormatNumber(decide::KeepingUpRps(rate, n, *e2e), 2), p.requests_total,
-      FormatNumber(*e2e, 2));
+      "fell behind the offered {} requests/s{}: its requests queued in the server, the first "
+      "tokens of the middle half of the sample coming at a pace of {} of the sends' (keeping up "
+      "is at least {} with {} requests); its TTFT grew with the queue",
+      FormatNumber(rate, 2), p.concurrency > 0 ? fmt::format(" at C<={}", p.concurrency) : "",
+      FormatNumber(s.first_token_pace, 2), FormatNumber(decide::KeepingUpPace(s.requests), 2),
+      FormatThousands(p.requests_total));
 }
 
 Decision Decide(const spec::Spec& spec, const std::vector<SampleAnalysis>& samples,

@@ -42,12 +42,14 @@ using LayoutVerdict = evidence::LayoutVerdict;
 using Decision = evidence::Decision;
 
 // In an open loop (workload.request_rate > 0), why the point fell behind
-// its offered rate (decide::KeepsUp): "fell behind the offered 4.00
+// its offered rate (decide::HowBehind, with the repeats' median request
+// throughput and first-token pace): "fell behind the offered 4.00
 // requests/s at C<=64: ..."; "" where it kept up, in a closed loop, or where
 // the point does not hold its end-to-end p50 (replayed from a file of
 // medians). A layout that fell behind at any level is excluded: it did not
-// serve that traffic, and its latencies, which do not count the wait for a
-// free slot under the cap, flatter it.
+// serve that traffic, and its latencies either do not count the wait for a
+// free slot under the cap, and flatter it, or grew with a queue in the
+// server for as long as the sample lasted.
 std::string FellBehind(const spec::Spec& spec, const PointSummary& p);
 
 // `points` are this run's (not imported) summaries with baseline deltas

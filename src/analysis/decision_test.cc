@@ -229,7 +229,8 @@ SampleAnalysis OneAtATime(const spec::LayoutSpec& layout, int repeat, double dur
 
 // Sent at 100 requests/s, 8 requests that each take 1.25 s complete at
 // about 6 requests/s when the server keeps up (8 / (0.08 s + 1.25 s)); PP8
-// completed 0.8: it fell behind, and its latencies do not count the wait.
+// completed 0.8: it fell behind. No more requests than the cap of 8: none
+// waited for a slot, they queued in the server.
 TEST(Decide, AnOpenLoopLayoutThatFellBehindItsRateExcludes) {
   Inputs in = Healthy();
   in.spec.workload.request_rate = 100;
@@ -240,11 +241,42 @@ TEST(Decide, AnOpenLoopLayoutThatFellBehindItsRateExcludes) {
   EXPECT_EQ(Verdict(d, kPp8).exclusions[0],
             "PP8/TP4/EP4: fell behind the offered 100.00 requests/s at C<=8: it completed 0.80 "
             "requests/s, where keeping up completes about 6.02 (8 requests over their sends and "
-            "an end-to-end p50 of 1.25 s); its requests waited for a free slot, which its "
-            "latencies do not count");
+            "an end-to-end p50 of 1.25 s); its requests queued in the server");
   EXPECT_TRUE(Verdict(d, kPp4).qualifies) << "all sent at once, done in 10 s: it kept up";
   in.spec.workload.request_rate = 0;  // a closed loop has no rate to keep up with
   EXPECT_TRUE(DecideOn(in).verdicts.size() == 2 && Verdict(DecideOn(in), kPp8).qualifies);
+}
+
+// Sent every 0.1 s, 8 requests that a server serves one at a time, each
+// in 0.5 s: they queue in the server, and each one's TTFT counts its wait.
+// The completions rule credits the queue as long answers (it completed 2
+// requests/s, where keeping up completes about 2.96, 1.48 less the sends'
+// spread), and the cap of 8 never fills. Their first tokens came at a fifth
+// of the sends' pace.
+SampleAnalysis QueuedInTheServer(const spec::LayoutSpec& layout, int repeat) {
+  SampleInputs in;
+  in.id = {layout, 8, repeat};
+  in.records = testing::EvenRecords(8, 16000, 4.0);
+  for (size_t i = 0; i < in.records.size(); ++i)
+    in.records[i].send_ns = static_cast<int64_t>(i) * 100'000'000;
+  in.requests_expected = 8;
+  in.gpu = testing::FlatGpus(4, 8, 80000);
+  return AnalyseSample(in);
+}
+
+TEST(Decide, AnOpenLoopLayoutWhoseRequestsQueuedInTheServerExcludes) {
+  Inputs in = Healthy();
+  in.spec.workload.request_rate = 10;
+  Find(in, kPp8, 1) = QueuedInTheServer(kPp8, 1);
+  Find(in, kPp8, 2) = QueuedInTheServer(kPp8, 2);
+  Decision d = DecideOn(in);
+  ASSERT_EQ(Verdict(d, kPp8).exclusions.size(), 1u);
+  EXPECT_EQ(Verdict(d, kPp8).exclusions[0],
+            "PP8/TP4/EP4: fell behind the offered 10.00 requests/s at C<=8: its requests queued "
+            "in the server, the first tokens of the middle half of the sample coming at a pace "
+            "of 0.20 of the sends' (keeping up is at least 0.50 with 8 requests); its TTFT grew "
+            "with the queue");
+  EXPECT_TRUE(Verdict(d, kPp4).qualifies) << "all sent at once: no pace to keep";
 }
 
 TEST(Decide, HeadroomBelowTheMinimumExcludes) {

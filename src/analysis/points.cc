@@ -45,7 +45,8 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
   }
   // Each figure's median over the repeats that measured it (input TPS and
   // TTFT p50 with their spreads); the derived ones from the medians. A
-  // repeat in which no request completed measured none.
+  // repeat in which no request completed measured none, and one that could
+  // not tell a figure (FigureField::zero_unknown) is left out of its median.
   std::vector<stats::Figures> figures;
   for (const SampleAnalysis* s : samples)
     if (s->measured_figures()) figures.push_back(stats::FiguresOf(s->metrics, layout.gpus()));
@@ -56,8 +57,9 @@ PointSummary Summarize(const spec::LayoutSpec& layout, int concurrency,
   for (const stats::FigureField& field : stats::FigureFields()) {
     if (field.derived) continue;
     std::vector<double> values;
-    for (const stats::Figures& f : figures) values.push_back(f.*field.member);
-    p.median.*field.member = stats::Median(values);
+    for (const stats::Figures& f : figures)
+      if (!field.zero_unknown || f.*field.member != 0) values.push_back(f.*field.member);
+    p.median.*field.member = values.empty() ? 0 : stats::Median(values);
     if (field.member == &stats::Figures::input_tps) p.input_tps_spread = stats::Spread(values);
     if (field.member == &stats::Figures::ttft_p50_s) p.ttft_p50_s_spread = stats::Spread(values);
   }

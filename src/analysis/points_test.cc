@@ -34,6 +34,21 @@ TEST(AggregatePoints, MediansAndSpreadsOverRepeats) {
   EXPECT_DOUBLE_EQ(*p.headroom_mib, 85651 - 81000);
 }
 
+// A repeat whose first-token pace is unknown (its requests all sent at
+// once: MakeSample's) is left out of the pace's median: over [unknown,
+// 0.25, unknown] the median is 0.25, the one repeat that could tell, not
+// an unknown that no rule judges.
+TEST(AggregatePoints, ARepeatThatCouldNotTellThePaceIsLeftOutOfItsMedian) {
+  const spec::LayoutSpec l = Layout(8, 4, 4);
+  std::vector<SampleAnalysis> samples = {MakeSample(l, 8, 1, 8.0), MakeSample(l, 8, 2, 8.0),
+                                         MakeSample(l, 8, 3, 8.0)};
+  ASSERT_EQ(samples[0].metrics.first_token_pace, 0);
+  samples[1].metrics.first_token_pace = 0.25;
+  EXPECT_DOUBLE_EQ(AggregatePoints(samples, {l}, {8})[0].median.first_token_pace, 0.25);
+  samples[1].metrics.first_token_pace = 0;
+  EXPECT_EQ(AggregatePoints(samples, {l}, {8})[0].median.first_token_pace, 0);
+}
+
 // A point whose samples were synthesized from a CSV of medians holds the
 // figures they reproduce from the file (input TPS, what is derived from it,
 // the TTFT percentiles the file holds); the rest are unknown, not the

@@ -47,11 +47,20 @@ double KeepingUpRps(double rate, double requests, double e2e_p50_s) {
   return requests / (requests / rate + std::max(e2e_p50_s, 0.0));
 }
 
+namespace {
+
+// The spread of a sample's Poisson sends, as a share: 3 / sqrt(N), at most
+// half.
+double SendsSpread(double requests) { return std::min(3 / std::sqrt(requests), 0.5); }
+
+}  // namespace
+
 double KeepingUpFloorRps(double rate, double requests, double e2e_p50_s) {
   if (!(requests > 0)) return 0;
-  const double margin = std::min(3 / std::sqrt(requests), 0.5);
-  return (1 - margin) * KeepingUpRps(rate, requests, e2e_p50_s);
+  return (1 - SendsSpread(requests)) * KeepingUpRps(rate, requests, e2e_p50_s);
 }
+
+double KeepingUpPace(double requests) { return requests > 0 ? 1 - SendsSpread(requests) : 0; }
 
 double CapRps(int cap, double e2e_p50_s) {
   if (cap <= 0 || !(e2e_p50_s > 0)) return INFINITY;
@@ -62,10 +71,33 @@ bool FillsTheCap(double rate, int cap, double requests, double e2e_p50_s) {
   return requests > cap && rate > CapRps(cap, e2e_p50_s);
 }
 
-bool KeepsUp(double rate, int cap, double requests, double request_rps, double e2e_p50_s) {
-  if (!(rate > 0) || !(requests > 0)) return false;
-  return request_rps >= KeepingUpFloorRps(rate, requests, e2e_p50_s) &&
-         !FillsTheCap(rate, cap, requests, e2e_p50_s);
+Behind HowBehind(const OpenLoopSample& s) {
+  if (FillsTheCap(s.rate, s.cap, s.requests, s.e2e_p50_s)) return Behind::kFillsTheCap;
+  if (s.request_rps < KeepingUpFloorRps(s.rate, s.requests, s.e2e_p50_s))
+    return Behind::kCompletedTooFew;
+  if (s.first_token_pace > 0 && s.first_token_pace < KeepingUpPace(s.requests))
+    return Behind::kQueuedInTheServer;
+  return Behind::kNo;
+}
+
+bool KeepsUp(const OpenLoopSample& s) {
+  if (!(s.rate > 0) || !(s.requests > 0)) return false;
+  return HowBehind(s) == Behind::kNo;
+}
+
+double BehindBy(const OpenLoopSample& s) {
+  const auto over = [](double wanted, double got) { return got > 0 ? wanted / got - 1 : INFINITY; };
+  switch (HowBehind(s)) {
+    case Behind::kFillsTheCap:
+      return over(s.rate, CapRps(s.cap, s.e2e_p50_s));
+    case Behind::kCompletedTooFew:
+      return over(KeepingUpFloorRps(s.rate, s.requests, s.e2e_p50_s), s.request_rps);
+    case Behind::kQueuedInTheServer:
+      return over(KeepingUpPace(s.requests), s.first_token_pace);
+    case Behind::kNo:
+      break;
+  }
+  return 0;
 }
 
 }  // namespace ppsearch::decide

@@ -58,13 +58,50 @@ TEST(KeepsUp, AnOfferedRateAboveWhatTheCapLetsCompleteFallsBehind) {
               (1 - 3 / std::sqrt(512.0)) * 512 / (512 / 4.25 + 18.2), 1e-12);
   EXPECT_GT(3.25, KeepingUpFloorRps(4.25, 512, 18.2));
   EXPECT_DOUBLE_EQ(CapRps(64, 18.2), 64 / 18.2);
-  EXPECT_FALSE(KeepsUp(4.25, 64, 512, 3.25, 18.2));
-  EXPECT_TRUE(KeepsUp(4.25, 0, 512, 3.25, 18.2)) << "no cap: nothing waits for a slot";
-  EXPECT_TRUE(KeepsUp(4.25, 512, 512, 3.25, 18.2)) << "every request fits under the cap";
-  EXPECT_TRUE(KeepsUp(3.4, 64, 512, 3.1, 18.2));
+  const auto sample = [](double rate, int cap, double rps) {
+    return OpenLoopSample{
+        .rate = rate, .cap = cap, .requests = 512, .request_rps = rps, .e2e_p50_s = 18.2};
+  };
+  EXPECT_FALSE(KeepsUp(sample(4.25, 64, 3.25)));
+  EXPECT_EQ(HowBehind(sample(4.25, 64, 3.25)), Behind::kFillsTheCap);
+  EXPECT_NEAR(BehindBy(sample(4.25, 64, 3.25)), 4.25 / (64 / 18.2) - 1, 1e-12);
+  EXPECT_TRUE(KeepsUp(sample(4.25, 0, 3.25))) << "no cap: nothing waits for a slot";
+  EXPECT_TRUE(KeepsUp(sample(4.25, 512, 3.25))) << "every request fits under the cap";
+  EXPECT_TRUE(KeepsUp(sample(3.4, 64, 3.1)));
+  EXPECT_EQ(BehindBy(sample(3.4, 64, 3.1)), 0);
   // Completing too few fails it without the cap's help.
-  EXPECT_FALSE(KeepsUp(4.25, 0, 512, 3.0, 18.2));
+  EXPECT_FALSE(KeepsUp(sample(4.25, 0, 3.0)));
+  EXPECT_EQ(HowBehind(sample(4.25, 0, 3.0)), Behind::kCompletedTooFew);
+  // By the rule it breaks first, whatever the pace says: the shortfall a
+  // text beside it can explain.
+  OpenLoopSample few = sample(4.25, 0, 3.0);
+  few.first_token_pace = 0.2;
+  EXPECT_NEAR(BehindBy(few), KeepingUpFloorRps(4.25, 512, 18.2) / 3.0 - 1, 1e-12);
   EXPECT_TRUE(std::isinf(CapRps(0, 18.2)));
+}
+
+// 3,000 requests sent at 25 requests/s to a server that serves 14: its
+// queue adds to every end-to-end time (a p50 of 82 s), which the
+// completions rule credits as the last answers' wait (3,000 / (120 s +
+// 82 s) = 14.9 requests/s, 14.0 less the sends' spread, and it completed
+// 14.0). Its first tokens came at 14 per second against 25 sent: a pace of
+// 0.56. (The chat example's 4xPP1/TP8/EP1 without a cap, which the
+// completions rule let through.)
+TEST(KeepsUp, AQueueInsideTheServerShowsInTheFirstTokensPace) {
+  OpenLoopSample s{.rate = 25, .cap = 0, .requests = 3000, .request_rps = 14.1, .e2e_p50_s = 82};
+  EXPECT_EQ(HowBehind(s), Behind::kNo) << "the completions rule alone";
+  s.first_token_pace = 14.0 / 25;
+  EXPECT_EQ(HowBehind(s), Behind::kQueuedInTheServer);
+  EXPECT_FALSE(KeepsUp(s));
+  EXPECT_NEAR(BehindBy(s), (1 - 3 / std::sqrt(3000.0)) / (14.0 / 25) - 1, 1e-12);
+  // A pace within the sends' spread of 1 keeps up, and an unknown one
+  // (0) is not judged.
+  s.first_token_pace = 1 - 0.9 * 3 / std::sqrt(3000.0);
+  EXPECT_TRUE(KeepsUp(s));
+  s.first_token_pace = 0;
+  EXPECT_TRUE(KeepsUp(s));
+  EXPECT_DOUBLE_EQ(KeepingUpPace(3000), 1 - 3 / std::sqrt(3000.0));
+  EXPECT_DOUBLE_EQ(KeepingUpPace(16), 0.5) << "at most half";
 }
 
 }  // namespace

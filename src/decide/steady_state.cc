@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/format.h"
 
 namespace ppsearch::decide {
@@ -18,6 +20,30 @@ std::string SteadyRule() {
       "a closed loop's figures are steady-state when its sample holds at least {} waves "
       "(requests / requests in flight): the first wave's start and the last one's drain are "
       "then at most half of it",
+      kSteadyWavesMin);
+}
+
+std::string NotSteadyOpen(double rate, int cap, int requests, double e2e_p50_s) {
+  if (!(rate > 0) || !(e2e_p50_s > 0)) return "";
+  // A wave is at least one request: a rate whose requests never overlap
+  // runs them one at a time, each its own wave.
+  double in_flight = std::max(rate * e2e_p50_s, 1.0);
+  if (cap > 0) in_flight = std::min(in_flight, static_cast<double>(cap));
+  const double waves = requests / in_flight;
+  if (waves >= kSteadyWavesMin) return "";
+  return fmt::format(
+      "{} requests are {} waves of the {} in flight at {} requests/s for an end-to-end p50 of {} "
+      "s{}, fewer than {}",
+      FormatThousands(requests), FormatNumber(waves, waves < 0.1 ? 3 : 1),
+      FormatNumber(in_flight, 0), FormatRate(rate), FormatNumber(e2e_p50_s, 2),
+      cap > 0 && in_flight == cap ? fmt::format(" (the cap of {})", cap) : "", kSteadyWavesMin);
+}
+
+std::string SteadyRuleOpen() {
+  return fmt::format(
+      "an open loop's figures are steady-state when its sample holds at least {} waves "
+      "(requests / requests in flight, its rate x their end-to-end p50 at most the cap): the "
+      "build-up from an empty server and the drain are then at most half of it",
       kSteadyWavesMin);
 }
 

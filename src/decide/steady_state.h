@@ -22,6 +22,18 @@ std::string NotSteady(int concurrency, int requests);
 // The rule in one sentence, for outputs that apply it.
 std::string SteadyRule();
 
+// An open loop's wave is the requests in flight once it settles: by
+// Little's law its rate times their end-to-end p50, at most the cap (0:
+// none). Its sample is steady-state with kSteadyWavesMin such waves, for
+// the same reason as a closed loop's: the build-up from an empty server
+// and the drain each take about one. Why a sample of `requests` sent at
+// `rate` is short of it: "1,000 requests are 0.6 waves of the 1,655 in
+// flight at 32.0 requests/s for an end-to-end p50 of 51.72 s, fewer than
+// 4"; empty when it is not (or when rate or e2e is not positive).
+std::string NotSteadyOpen(double rate, int cap, int requests, double e2e_p50_s);
+// The open loop's rule in one sentence.
+std::string SteadyRuleOpen();
+
 // One sample a load point ran or predicts: `concurrency` requests in flight
 // (0: an open loop, not judged) out of `requests`.
 struct LoopSample {

@@ -291,6 +291,10 @@ stats::SampleMetrics CombineInstances(const std::vector<stats::SampleMetrics>& k
     out.goodput_rps += n * m.goodput_rps;
     out.tpot_requests += n * m.tpot_requests;
     out.itl_values += n * m.itl_values;
+    // The instance that keeps up least: a router's client sees its queue.
+    if (m.first_token_pace > 0 &&
+        (out.first_token_pace == 0 || m.first_token_pace < out.first_token_pace))
+      out.first_token_pace = m.first_token_pace;
   }
   return out;
 }

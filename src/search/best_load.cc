@@ -29,26 +29,48 @@ bool LighterThan(const LoadPoint& a, const LoadPoint& b) {
   return a.concurrency < b.concurrency;
 }
 
+namespace {
+
+decide::OpenLoopSample OpenLoopSampleOf(const PointFigures& f) {
+  return {.rate = f.load.request_rate,
+          .cap = f.load.concurrency,
+          .requests = static_cast<double>(f.requests),
+          .request_rps = f.request_rps,
+          .e2e_p50_s = f.e2e_p50_s,
+          .first_token_pace = f.first_token_pace};
+}
+
+}  // namespace
+
 bool KeepsUpAt(const PointFigures& f) {
   // A point that sent nothing has nothing to judge.
-  return !f.load.open() || f.requests <= 0 ||
-         decide::KeepsUp(f.load.request_rate, f.load.concurrency, f.requests, f.request_rps,
-                         f.e2e_p50_s);
+  return !f.load.open() || f.requests <= 0 || decide::KeepsUp(OpenLoopSampleOf(f));
 }
 
 std::string FellBehindText(const PointFigures& f) {
-  const double cap_rps = decide::CapRps(f.load.concurrency, f.e2e_p50_s);
-  if (decide::FillsTheCap(f.load.request_rate, f.load.concurrency, f.requests, f.e2e_p50_s))
-    return fmt::format(
-        "fell behind: {} requests in flight at an end-to-end p50 of {} s complete at most {} of "
-        "the offered {} requests/s",
-        f.load.concurrency, FormatNumber(f.e2e_p50_s, 2), FormatNumber(cap_rps, 2),
-        FormatNumber(f.load.request_rate, 2));
+  const decide::OpenLoopSample s = OpenLoopSampleOf(f);
+  switch (decide::HowBehind(s)) {
+    case decide::Behind::kFillsTheCap:
+      return fmt::format(
+          "fell behind: {} requests in flight at an end-to-end p50 of {} s complete at most {} of "
+          "the offered {} requests/s",
+          f.load.concurrency, FormatNumber(f.e2e_p50_s, 2),
+          FormatNumber(decide::CapRps(s.cap, s.e2e_p50_s), 2), FormatNumber(s.rate, 2));
+    case decide::Behind::kCompletedTooFew:
+      return fmt::format(
+          "fell behind: it completed {} of the offered {} requests/s, where keeping up completes "
+          "about {}",
+          FormatNumber(f.request_rps, 2), FormatNumber(s.rate, 2),
+          FormatNumber(decide::KeepingUpRps(s.rate, s.requests, s.e2e_p50_s), 2));
+    case decide::Behind::kQueuedInTheServer:
+    case decide::Behind::kNo:
+      break;
+  }
   return fmt::format(
-      "fell behind: it completed {} of the offered {} requests/s, where keeping up completes "
-      "about {}",
-      FormatNumber(f.request_rps, 2), FormatNumber(f.load.request_rate, 2),
-      FormatNumber(decide::KeepingUpRps(f.load.request_rate, f.requests, f.e2e_p50_s), 2));
+      "fell behind: requests queued in the server, its first tokens coming at about {} of the "
+      "offered {} requests/s (a first-token pace of {}, where keeping up is at least {})",
+      FormatNumber(s.first_token_pace * s.rate, 2), FormatNumber(s.rate, 2),
+      FormatNumber(s.first_token_pace, 2), FormatNumber(decide::KeepingUpPace(s.requests), 2));
 }
 
 bool MeetsSlaAt(const decide::SlaLimits& limits, const PointFigures& f) {
@@ -101,14 +123,27 @@ std::vector<const PointFigures*> ByLoad(const Evaluated& e) {
   return out;
 }
 
+// Whether `f` meets the limits and is lighter than every load of `points`
+// its layout fell behind at: keeping up is taken to fall with the rate, so
+// a heavier rate that looked kept up (a small sample answered in one
+// prefill batch) is no best load.
+bool MeetsBelowFallingBehind(const decide::SlaLimits& limits, const PointFigures& f,
+                             const std::vector<const PointFigures*>& points) {
+  if (!MeetsSlaAt(limits, f)) return false;
+  for (const PointFigures* g : points)
+    if (!KeepsUpAt(*g) && !LighterThan(f.load, g->load)) return false;
+  return true;
+}
+
 // The point meeting the limits with the best objective (on a tie the
 // lighter load: a saturated layout gives no more for the longer queue);
 // none when no point meets them.
 std::optional<PointFigures> BestMeeting(const Evaluated& e, const decide::SlaLimits& limits,
                                         const decide::Objective& objective) {
   const PointFigures* best = nullptr;
-  for (const PointFigures* f : ByLoad(e))
-    if (MeetsSlaAt(limits, *f) &&
+  const std::vector<const PointFigures*> points = ByLoad(e);
+  for (const PointFigures* f : points)
+    if (MeetsBelowFallingBehind(limits, *f, points) &&
         (best == nullptr ||
          objective.Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective))))
       best = f;
@@ -130,7 +165,7 @@ std::optional<Bracket> BracketOf(const Evaluated& e, const decide::SlaLimits& li
   });
   Bracket b;
   for (const PointFigures* f : listed)
-    if (MeetsSlaAt(limits, *f)) b.meets = f;
+    if (MeetsBelowFallingBehind(limits, *f, listed)) b.meets = f;
   if (b.meets == nullptr) return std::nullopt;
   for (const PointFigures* f : listed)
     if (LighterThan(b.meets->load, f->load)) {
@@ -169,8 +204,7 @@ std::optional<Binding> BindsNext(const Evaluated& e, const PointFigures& at,
 
 // Says how a candidate that meets the limits nowhere misses them: the first
 // miss at its lightest load, and the least any of its loads is over (a
-// load it fell behind at is over by what keeping up completes beyond what
-// it did).
+// load it fell behind at is over by decide::BehindBy).
 void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
   e.meets_sla = false;
   e.sla_shortfall = INFINITY;
@@ -179,16 +213,7 @@ void SayMiss(Evaluated& e, const decide::SlaLimits& limits) {
     double over = 0;
     for (const decide::SlaMiss& m : check.misses) over = std::max(over, m.over());
     if (!KeepsUpAt(*f)) {
-      // How far it is from keeping up: the rate over what the cap lets
-      // complete, or what the rule asks it to complete over what it did.
-      const double floor =
-          decide::KeepingUpFloorRps(f->load.request_rate, f->requests, f->e2e_p50_s);
-      const double behind = f->request_rps > 0 ? floor / f->request_rps - 1 : INFINITY;
-      const double capped =
-          decide::FillsTheCap(f->load.request_rate, f->load.concurrency, f->requests, f->e2e_p50_s)
-              ? f->load.request_rate / decide::CapRps(f->load.concurrency, f->e2e_p50_s) - 1
-              : -1;
-      over = std::max({over, behind, capped});
+      over = std::max(over, decide::BehindBy(OpenLoopSampleOf(*f)));
     } else if (check.meets()) {
       continue;
     }

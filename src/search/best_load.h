@@ -32,13 +32,16 @@ std::optional<LoadPoint> Between(const LoadPoint& meets, const LoadPoint& misses
 bool LighterThan(const LoadPoint& a, const LoadPoint& b);
 
 // Whether an open loop's point kept up with its offered rate
-// (decide::KeepsUp on what it completed); a closed loop's always does, and
-// so does a point that sent no request.
+// (decide::KeepsUp on what it completed and its first-token pace); a
+// closed loop's always does, and so does a point that sent no request.
 bool KeepsUpAt(const PointFigures& f);
 // How an open loop's point fell behind: "fell behind: 64 requests in
 // flight at an end-to-end p50 of 18.20 s complete at most 3.52 of the
-// offered 4.25 requests/s", or "fell behind: it completed 3.19 of the
-// offered 8.00 requests/s, where keeping up completes about 6.12".
+// offered 4.25 requests/s", "fell behind: it completed 3.19 of the
+// offered 8.00 requests/s, where keeping up completes about 6.12", or
+// "fell behind: requests queued in the server, its first tokens coming at
+// about 14.0 of the offered 25.0 requests/s (a first-token pace of 0.56,
+// where keeping up is at least 0.95)".
 std::string FellBehindText(const PointFigures& f);
 
 // Whether the point serves its load: every set limit holds on its predicted

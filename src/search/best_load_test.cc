@@ -248,5 +248,30 @@ TEST(BestLoad, AnOpenLoopsBestRateIsTheHighestItKeepsUpWith) {
   EXPECT_NEAR(v[0].sla_shortfall, 0.97 * 20002.0 / 10002 - 1, 1e-9);
 }
 
+// A small sample's heaviest rate can look kept up (its middle half
+// answered in one prefill batch: a pace it cannot tell) above a rate it
+// fell behind at. Keeping up falls with the rate: the heavier one is no
+// best load, and the break is bisected below the lighter miss.
+TEST(BestLoad, ARateAboveOneItFellBehindAtIsNoBestLoad) {
+  const auto at = [](double rate) {
+    PointFigures f = Open(rate, 100);
+    f.load.concurrency = 0;
+    f.requests = 16;
+    f.first_token_pace = rate == 128 ? 0 : rate >= 24 ? 0.4 : 1;
+    return f;
+  };
+  std::vector<Evaluated> v(1);
+  for (double rate : {8.0, 32.0, 128.0}) v[0].points.push_back(at(rate));
+  FindBestLoads(v, decide::SlaLimits{},
+                decide::Objective(decide::Objective::Kind::kOutputTpsPerGpu), true,
+                [&](size_t, const LoadPoint& load) { return at(load.request_rate); });
+  EXPECT_TRUE(KeepsUpAt(v[0].points[2])) << "unknown pace, completions kept up";
+  EXPECT_FALSE(KeepsUpAt(v[0].points[1]));
+  ASSERT_TRUE(v[0].at);
+  EXPECT_GE(v[0].at->load.request_rate, 8);
+  EXPECT_LT(v[0].at->load.request_rate, 24);
+  EXPECT_FALSE(v[0].probed.empty()) << "bisected between 8 and 32";
+}
+
 }  // namespace
 }  // namespace ppsearch::search

@@ -90,7 +90,9 @@ PointFigures FiguresOf(const stats::SampleMetrics& m, const LoadPoint& load, int
   f.requests = m.requests_total;
   f.requests_completed = m.requests_completed;
   f.sla = PredictedSla(m);
-  if (!load.open()) f.not_steady = decide::NotSteady(load.concurrency, f.requests);
+  f.not_steady = load.open() ? decide::NotSteadyOpen(load.request_rate, load.concurrency,
+                                                     f.requests, f.e2e_p50_s)
+                             : decide::NotSteady(load.concurrency, f.requests);
   return f;
 }
 

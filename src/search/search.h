@@ -80,8 +80,8 @@ struct PointFigures : stats::Figures {
   // Every [decision] limit holds on them and, in an open loop, the layout
   // kept up with the offered rate (MeetsSlaAt).
   bool meets_sla = true;
-  // Why the sample is short of its steady state (decide::NotSteady); empty
-  // when it is steady, or an open loop.
+  // Why the sample is short of its steady state (decide::NotSteady, or
+  // NotSteadyOpen in an open loop); empty when it is steady.
   std::string not_steady;
   std::optional<uncertainty::Interval> input_tps_interval, ttft_p50_interval;
   std::optional<uncertainty::Interval> output_tps_interval, tpot_p50_interval;

@@ -65,13 +65,13 @@ std::string Why(const Evaluated& e) {
              e.cross_node_stage_hops, FormatPercent(bubble, 0), FormatPercent(exposed, 0));
 }
 
-// "tpot_p99_ms 96%, missed at C=24": the limit that binds next, how much of
-// it the best load point uses, and where it breaks.
 // Whether the load points are request rates (all are, or none).
 bool OpenLoop(const SearchResult& r) {
   return !r.load_points.empty() && r.load_points.front().open();
 }
 
+// "tpot_p99_ms 96%, missed at C=24": the limit that binds next, how much of
+// it the best load point uses, and where it breaks.
 std::string BindingText(const Binding& b) {
   std::string out = b.keeping_up
                         ? std::string("keeping up")
@@ -195,8 +195,9 @@ json PointJson(const PointFigures& p) {
                                           {"decode_held_share", p.pd->decode_fill},
                                           {"bottleneck", p.pd->bottleneck}}
                                    : json()}};
-  for (double F::*m : {&F::input_tps, &F::input_tps_per_gpu, &F::ttft_p50_s, &F::ttft_p95_s,
-                       &F::output_tps, &F::output_tps_per_gpu, &F::request_rps, &F::goodput_rps})
+  for (double F::*m :
+       {&F::input_tps, &F::input_tps_per_gpu, &F::ttft_p50_s, &F::ttft_p95_s, &F::output_tps,
+        &F::output_tps_per_gpu, &F::request_rps, &F::goodput_rps, &F::first_token_pace})
     j[stats::FigureKey(m)] = p.*m;
   const bool decoded = p.tpot_p50_s > 0;
   j[stats::FigureKey(&F::output_tps_per_user)] = decoded ? json(p.output_tps_per_user) : json();
@@ -231,10 +232,11 @@ std::string OverText(double over) {
   return FormatNumber(over + 1, 1) + " times the limit";
 }
 
-// Which closed-loop load points are short of their steady state: listed
+// Which load points are short of their steady state: listed closed-loop
 // ones (every candidate's sample has the same requests) and ranked
-// candidates' best load points, marked "~" in the table. Empty when all are
-// steady or the loop is open.
+// candidates' best load points, marked "~" in the table (an open loop's
+// waves depend on each candidate's end-to-end time). Empty when all are
+// steady.
 std::string SteadyLine(const SearchResult& r) {
   std::vector<decide::LoopSample> samples;
   for (const LoadPoint& l : r.load_points)
@@ -244,7 +246,8 @@ std::string SteadyLine(const SearchResult& r) {
   for (int k = 0; k < r.qualifying; ++k)
     best += r.evaluated[static_cast<size_t>(k)].at->not_steady.empty() ? 0 : 1;
   if (listed.empty() && best == 0) return "";
-  std::string out = "steady state: " + decide::SteadyRule() + "; short of it";
+  const std::string rule = OpenLoop(r) ? decide::SteadyRuleOpen() : decide::SteadyRule();
+  std::string out = "steady state: " + rule + "; short of it";
   if (!listed.empty()) out += " at " + listed;
   if (best > 0)
     out += fmt::format("{}the best load point of {} ranked candidate(s), marked ~",

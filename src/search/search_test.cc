@@ -1204,6 +1204,52 @@ inputs::SearchInputs ChatSearchInputs() {
   return *in;
 }
 
+// An open loop without a cap: chat traffic at 25 requests/s is well beyond
+// what four 8-GPU PP1/TP8 instances serve (about 15/s). Nothing waits for
+// a slot; the requests queue in the servers, and the completions rule
+// credits that queue as long answers (3,000 requests over 120 s of sends
+// and an end-to-end p50 past a minute). The first tokens' pace tells it:
+// they come at about 14 per second against 25 sent, and the best load is
+// the highest rate at which they kept pace.
+TEST(Search, AnUncappedOpenLoopWhoseRequestsQueueInTheServerFallsBehind) {
+  inputs::InputsOptions io;
+  io.spec_path = std::string(PPSEARCH_SOURCE_DIR) + "/examples/deepseek-v3-chat-search.toml";
+  io.overrides = {"workload.requests=3000"};
+  const Result<inputs::SearchInputs> in = inputs::LoadSearchInputs(io);
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  SearchOptions o;
+  o.bounds.instances = {4};
+  o.bounds.pp = {1};
+  o.bounds.ep = {1};
+  o.bounds.dp = {1};
+  o.bounds.chunked_prefill_size = {8192};
+  o.bounds.disaggregated = "off";
+  o.bounds.request_rate = {8, 25};
+  o.ensemble.members = 0;
+  const Result<SearchResult> r = Search(*in, cost::Calibration{}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->evaluated.size(), 1u);
+  const Evaluated& e = r->evaluated.front();
+  const PointFigures& over = e.points[1];
+  ASSERT_EQ(over.load.request_rate, 25);
+  EXPECT_EQ(over.load.concurrency, 0) << "no cap";
+  PointFigures unpaced = over;
+  unpaced.first_token_pace = 0;
+  EXPECT_TRUE(KeepsUpAt(unpaced)) << "the completions rule alone lets it through";
+  EXPECT_LT(over.first_token_pace, 0.7);
+  EXPECT_FALSE(KeepsUpAt(over));
+  EXPECT_FALSE(over.meets_sla);
+  EXPECT_THAT(FellBehindText(over), HasSubstr("fell behind: requests queued in the server"));
+  EXPECT_NEAR(e.points[0].first_token_pace, 1, 0.02) << "8 requests/s keeps up";
+  ASSERT_TRUE(e.at);
+  EXPECT_TRUE(KeepsUpAt(*e.at));
+  EXPECT_GT(e.at->load.request_rate, 8);
+  EXPECT_LT(e.at->load.request_rate, 18);
+  EXPECT_LT(e.at->ttft_p50_s, over.ttft_p50_s / 4);
+  EXPECT_EQ(SearchToJson(*r)["candidates"][0]["points"][1]["first_token_pace"],
+            over.first_token_pace);
+}
+
 // Bounds that describe no aggregated layout (PP 3 on 8-GPU instances, 3
 // instances of 32 GPUs, EP 7 of TP 8) beside disaggregated deployments
 // search those, and say beside the refusals that the aggregated bounds

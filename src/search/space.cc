@@ -66,12 +66,7 @@ int64_t Candidate::gpus() const {
   return pd ? pd->prefill.gpus() + pd->decode.gpus() : layout.gpus();
 }
 
-std::string LoadPoint::RateText() const {
-  int decimals = request_rate < 10 ? 2 : 1;
-  if (request_rate > 0 && request_rate < 0.005)
-    decimals = static_cast<int>(std::ceil(-std::log10(request_rate) - 1e-9));
-  return FormatNumber(request_rate, decimals);
-}
+std::string LoadPoint::RateText() const { return FormatRate(request_rate); }
 
 std::string LoadPoint::Label() const {
   if (!open()) return fmt::format("C={}", concurrency);

@@ -22,6 +22,7 @@ const FigureField kFields[] = {
     {"tpot_p99_s", &F::tpot_p99_s, true},
     {"itl_p50_s", &F::itl_p50_s, true},
     {"itl_p99_s", &F::itl_p99_s, true},
+    {"first_token_pace", &F::first_token_pace, false, false, true},
     {"input_tps_per_gpu", &F::input_tps_per_gpu, false, true},
     {"output_tps_per_gpu", &F::output_tps_per_gpu, true, true},
     {"output_tps_per_user", &F::output_tps_per_user, true, true},
@@ -75,6 +76,7 @@ Figures FiguresOf(const SampleMetrics& m, int gpus) {
   f.tpot_p99_s = m.tpot_s.p99;
   f.itl_p50_s = m.itl_s.p50;
   f.itl_p99_s = m.itl_s.p99;
+  f.first_token_pace = m.first_token_pace;
   Derive(f, gpus);
   return f;
 }

@@ -36,6 +36,9 @@ struct Figures {
   double tpot_p99_s = 0;
   double itl_p50_s = 0;
   double itl_p99_s = 0;
+  // First tokens/s over requests sent/s, over the middle half of each
+  // (stats.h); 0 unknown.
+  double first_token_pace = 0;
   // Derived from the above by Derive, never measured on their own.
   double input_tps_per_gpu = 0;
   double output_tps_per_gpu = 0;  // output_tps / (pp x tp) GPUs
@@ -52,6 +55,9 @@ struct FigureField {
   double Figures::*member;
   bool decode_only = false;
   bool derived = false;  // set by Derive from the others
+  // 0 means the sample could not tell (first_token_pace): a median over
+  // repeats leaves such repeats out.
+  bool zero_unknown = false;
 };
 
 // Every figure, in Figures' order.

@@ -25,18 +25,19 @@ SampleMetrics Distinct() {
   m.tpot_s = {.mean = 0.021, .p50 = 0.025, .p90 = 0.023, .p95 = 0.024, .p99 = 0.05, .max = 0.06};
   m.itl_values = 100;
   m.itl_s = {.mean = 0.011, .p50 = 0.012, .p90 = 0.013, .p95 = 0.014, .p99 = 0.075, .max = 0.1};
+  m.first_token_pace = 0.875;
   return m;
 }
 
 TEST(Figures, EachMetricLandsInItsOneFieldAndTheDerivedOnesFollow) {
   const Figures f = FiguresOf(Distinct(), 16);
   const std::map<std::string, double> want = {
-      {"input_tps", 8000},         {"output_tps", 1600},       {"request_rps", 1.5},
-      {"goodput_rps", 1.25},       {"ttft_mean_s", 0.31},      {"ttft_p50_s", 0.32},
-      {"ttft_p95_s", 0.34},        {"ttft_p99_s", 0.35},       {"e2e_p50_s", 10.2},
-      {"e2e_p99_s", 10.5},         {"tpot_p50_s", 0.025},      {"tpot_p99_s", 0.05},
-      {"itl_p50_s", 0.012},        {"itl_p99_s", 0.075},       {"input_tps_per_gpu", 500},
-      {"output_tps_per_gpu", 100}, {"output_tps_per_user", 40}};
+      {"input_tps", 8000},         {"output_tps", 1600},        {"request_rps", 1.5},
+      {"goodput_rps", 1.25},       {"ttft_mean_s", 0.31},       {"ttft_p50_s", 0.32},
+      {"ttft_p95_s", 0.34},        {"ttft_p99_s", 0.35},        {"e2e_p50_s", 10.2},
+      {"e2e_p99_s", 10.5},         {"tpot_p50_s", 0.025},       {"tpot_p99_s", 0.05},
+      {"itl_p50_s", 0.012},        {"itl_p99_s", 0.075},        {"input_tps_per_gpu", 500},
+      {"output_tps_per_gpu", 100}, {"output_tps_per_user", 40}, {"first_token_pace", 0.875}};
   ASSERT_EQ(FigureFields().size(), want.size());
   for (const FigureField& field : FigureFields()) {
     ASSERT_TRUE(want.count(field.name)) << field.name;

@@ -164,6 +164,23 @@ decide::SlaValues RequestSlaFigures(const workload::RequestRecord& r) {
   return v;
 }
 
+double FirstTokenPace(const std::vector<workload::RequestRecord>& records) {
+  std::vector<double> sends, first_tokens;
+  for (const workload::RequestRecord& r : records) {
+    if (!r.ok() || r.first_token_ns < 0) continue;
+    sends.push_back(static_cast<double>(r.send_ns));
+    first_tokens.push_back(static_cast<double>(r.first_token_ns));
+  }
+  if (sends.size() < 4) return 0;
+  const auto middle_half = [](const std::vector<double>& v) {
+    return Percentile(v, 75) - Percentile(v, 25);
+  };
+  const double sent = middle_half(sends);
+  const double answered = middle_half(first_tokens);
+  if (!(sent > 0) || !(answered > 0)) return 0;
+  return sent / answered;
+}
+
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records,
                                    const decide::SlaLimits& sla) {
   SampleMetrics m;
@@ -201,6 +218,7 @@ SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& r
   m.itl_values = static_cast<int64_t>(itl.size());
   m.tpot_s = Summarize(tpot);
   m.itl_s = Summarize(itl);
+  m.first_token_pace = FirstTokenPace(records);
   return m;
 }
 

@@ -28,6 +28,20 @@
 //    (calculate_metrics, "request_goodput"), from which SGLang's
 //    bench_serving is adapted, and DistServe's SLO attainment. Without a
 //    limit every completed request counts: goodput = request throughput.
+//  - First-token pace: first tokens per second over requests sent per
+//    second, each over the middle half of its own times (the 25th to the
+//    75th percentile of the completed requests' sends, and of their first
+//    tokens): (send p75 - send p25) / (first token p75 - first token p25).
+//    A server that keeps up answers each request's first token a TTFT
+//    after its send, so the two spans match and the pace is about 1
+//    whatever the arrival process (the sends' own randomness cancels); one
+//    whose requests queue inside it admits them only as fast as it serves
+//    them, so the pace is its capacity over the rate sent. The middle half
+//    leaves out the start, when an empty server answers faster than it
+//    can go on doing, and the end. 0 (unknown) with fewer than 4 such
+//    requests, sends that all came at once, or first tokens that all came
+//    at once (one prefill batch answered the middle half: a sample too
+//    short to tell a pace).
 
 #include <cstdint>
 #include <optional>
@@ -85,11 +99,15 @@ struct SampleMetrics {
   int64_t itl_values = 0;
   LatencySummary tpot_s;
   LatencySummary itl_s;
+  double first_token_pace = 0;  // see the definition above
 };
 
 // `sla`: the limits goodput counts requests against (none: every completed request).
 SampleMetrics ComputeSampleMetrics(const std::vector<workload::RequestRecord>& records,
                                    const decide::SlaLimits& sla = {});
+
+// The first-token pace of these records (see the definition above).
+double FirstTokenPace(const std::vector<workload::RequestRecord>& records);
 
 // One completed request's own SLA figures: TTFT, TPOT, the p99 of its ITL
 // values, e2e; TPOT and ITL unset for a one-token answer.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ppsearch::stats {
@@ -179,6 +180,52 @@ TEST(StatsTest, GoodputCountsRequestsMeetingEveryLimitOnTheirOwnFigures) {
   const SampleMetrics m = ComputeSampleMetrics(recs);
   EXPECT_EQ(m.requests_good, 3);
   EXPECT_DOUBLE_EQ(m.goodput_rps, m.request_throughput);
+}
+
+// Requests sent at uneven (Poisson-like) times: a server that answers each
+// a fixed TTFT after its send keeps the pace at 1 whatever the gaps; one
+// that admits a request only when the last one is served, every 250 ms,
+// against sends every 100 ms on average, paces at their ratio.
+TEST(FirstTokenPace, IsOneWhenAnsweredAsSentAndCapacityOverRateWhenRequestsQueue) {
+  const std::vector<int64_t> gaps_ms = {30, 250, 10, 90, 140, 20, 60, 200, 50, 150, 80, 120};
+  std::vector<workload::RequestRecord> kept(gaps_ms.size()), queued(gaps_ms.size());
+  int64_t send_ms = 0, free_ms = 0;
+  for (size_t i = 0; i < gaps_ms.size(); ++i) {
+    send_ms += gaps_ms[i];
+    for (auto* r : {&kept[i], &queued[i]}) {
+      r->id = static_cast<int64_t>(i);
+      r->send_ns = send_ms * 1'000'000;
+      r->output_tokens = 1;
+      r->http_status = 200;
+    }
+    kept[i].first_token_ns = (send_ms + 400) * 1'000'000;
+    free_ms = std::max(free_ms, send_ms) + 250;
+    queued[i].first_token_ns = free_ms * 1'000'000;
+    kept[i].end_ns = kept[i].first_token_ns;
+    queued[i].end_ns = queued[i].first_token_ns;
+  }
+  EXPECT_DOUBLE_EQ(FirstTokenPace(kept), 1.0);
+  EXPECT_DOUBLE_EQ(ComputeSampleMetrics(kept).first_token_pace, 1.0);
+  // The middle half of the sends (the 25th to the 75th percentile of 12
+  // sends, interpolated) spans 530 ms; the queue answers them 250 ms apart.
+  const double sent_ms = (850 + 0.25 * 150) - (290 + 0.75 * 90);
+  EXPECT_NEAR(FirstTokenPace(queued), sent_ms / (5.5 * 250), 1e-12);
+  EXPECT_LT(FirstTokenPace(queued), 0.8);
+}
+
+TEST(FirstTokenPace, IsUnknownWithoutFourAnsweredRequestsOrWithEveryRequestSentAtOnce) {
+  std::vector<workload::RequestRecord> v(4);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i].send_ns = 0;
+    v[i].first_token_ns = static_cast<int64_t>(i + 1) * 1'000'000;
+    v[i].end_ns = v[i].first_token_ns;
+    v[i].output_tokens = 1;
+  }
+  EXPECT_EQ(FirstTokenPace(v), 0) << "every request sent at once: no rate to keep";
+  for (size_t i = 0; i < v.size(); ++i) v[i].send_ns = static_cast<int64_t>(i) * 1'000'000;
+  EXPECT_DOUBLE_EQ(FirstTokenPace(v), 1.0);
+  v[3].status = workload::RequestStatus::kHttpError;
+  EXPECT_EQ(FirstTokenPace(v), 0) << "three answered requests";
 }
 
 TEST(NormalQuantile, MatchesTables) {

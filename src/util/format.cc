@@ -16,6 +16,13 @@ std::string FormatThousands(int64_t value) {
   return value < 0 ? "-" + out : out;
 }
 
+std::string FormatRate(double requests_per_s) {
+  int decimals = requests_per_s < 10 ? 2 : 1;
+  if (requests_per_s > 0 && requests_per_s < 0.005)
+    decimals = static_cast<int>(std::ceil(-std::log10(requests_per_s) - 1e-9));
+  return FormatNumber(requests_per_s, decimals);
+}
+
 std::string FormatNumber(double value, int decimals) {
   if (!std::isfinite(value)) return "n/a";
   char buf[64];
