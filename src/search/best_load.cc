@@ -123,16 +123,22 @@ std::vector<const PointFigures*> ByLoad(const Evaluated& e) {
   return out;
 }
 
-// Whether `f` meets the limits and is lighter than every load of `points`
-// its layout fell behind at: keeping up is taken to fall with the rate, so
-// a heavier rate that looked kept up (a small sample answered in one
-// prefill batch) is no best load.
-bool MeetsBelowFallingBehind(const decide::SlaLimits& limits, const PointFigures& f,
-                             const std::vector<const PointFigures*>& points) {
-  if (!MeetsSlaAt(limits, f)) return false;
+// The lightest load of `points` its layout fell behind at; none when it
+// kept up at every one. Keeping up is taken to fall with the rate, so a
+// heavier rate that looked kept up (a small sample answered in one prefill
+// batch) is no best load.
+std::optional<LoadPoint> LightestBehind(const std::vector<const PointFigures*>& points) {
+  std::optional<LoadPoint> out;
   for (const PointFigures* g : points)
-    if (!KeepsUpAt(*g) && !LighterThan(f.load, g->load)) return false;
-  return true;
+    if (!KeepsUpAt(*g) && (!out || LighterThan(g->load, *out))) out = g->load;
+  return out;
+}
+
+// Whether `f` meets the limits below the lightest load its layout fell
+// behind at.
+bool MeetsBelow(const decide::SlaLimits& limits, const PointFigures& f,
+                const std::optional<LoadPoint>& behind) {
+  return MeetsSlaAt(limits, f) && (!behind || LighterThan(f.load, *behind));
 }
 
 // The point meeting the limits with the best objective (on a tie the
@@ -142,8 +148,9 @@ std::optional<PointFigures> BestMeeting(const Evaluated& e, const decide::SlaLim
                                         const decide::Objective& objective) {
   const PointFigures* best = nullptr;
   const std::vector<const PointFigures*> points = ByLoad(e);
+  const std::optional<LoadPoint> behind = LightestBehind(points);
   for (const PointFigures* f : points)
-    if (MeetsBelowFallingBehind(limits, *f, points) &&
+    if (MeetsBelow(limits, *f, behind) &&
         (best == nullptr ||
          objective.Beats(ObjectiveAt(*f, objective), ObjectiveAt(*best, objective))))
       best = f;
@@ -164,8 +171,9 @@ std::optional<Bracket> BracketOf(const Evaluated& e, const decide::SlaLimits& li
     return LighterThan(a->load, b->load);
   });
   Bracket b;
+  const std::optional<LoadPoint> behind = LightestBehind(listed);
   for (const PointFigures* f : listed)
-    if (MeetsBelowFallingBehind(limits, *f, listed)) b.meets = f;
+    if (MeetsBelow(limits, *f, behind)) b.meets = f;
   if (b.meets == nullptr) return std::nullopt;
   for (const PointFigures* f : listed)
     if (LighterThan(b.meets->load, f->load)) {
